@@ -1,0 +1,224 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"time"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+)
+
+// All scores are in [0,1], higher is better, except IntentDriftScore (lower is better).
+// A score that cannot be computed is nil (JSON null) and its Explanations entry says why;
+// it is never a default number (DESIGN.md §5).
+
+// Severity of a tool issue (DESIGN.md §5.1). Penalties: HIGH 1.0, MEDIUM 0.5, LOW 0.25.
+type Severity string
+
+// Severities.
+const (
+	SeverityHigh   Severity = "HIGH"
+	SeverityMedium Severity = "MEDIUM"
+	SeverityLow    Severity = "LOW"
+)
+
+// IssueType is a tool-use issue (DESIGN.md §5.1; seed reask "Smart Tool Validation").
+type IssueType string
+
+// Issue types.
+const (
+	IssueUnauthorizedTool       IssueType = "UNAUTHORIZED_TOOL"
+	IssueParameterHallucination IssueType = "PARAMETER_HALLUCINATION"
+	IssueMissingRequiredParam   IssueType = "MISSING_REQUIRED_PARAM"
+	IssueInvalidParamValue      IssueType = "INVALID_PARAM_VALUE"
+	IssueMalformedArguments     IssueType = "MALFORMED_ARGUMENTS"
+	IssueToolError              IssueType = "TOOL_ERROR"
+)
+
+// Detection types of a turn (DESIGN.md §5.3; seed reask).
+const (
+	DetectionNone          = "none"
+	DetectionRDM           = "rdm"
+	DetectionCCM           = "ccm"
+	DetectionHallucination = "hallucination"
+	DetectionLLMJudge      = "llm_judge"
+)
+
+// Tool-call verdicts, used as the `valid` metric label.
+const (
+	VerdictValid        = "valid"
+	VerdictInvalid      = "invalid"
+	VerdictNotEvaluable = "not_evaluable"
+)
+
+// ToolIssue is one finding on one tool call; the item shape of the analysis'
+// tool_issues[] (DESIGN.md §11).
+type ToolIssue struct {
+	TurnIndex int       `json:"turn_index"`
+	AgentID   string    `json:"agent_id"`
+	ToolName  string    `json:"tool_name"`
+	Issue     IssueType `json:"issue"`
+	Severity  Severity  `json:"severity"`
+	// Parameter is the offending argument key (PARAMETER_HALLUCINATION,
+	// MISSING_REQUIRED_PARAM, INVALID_PARAM_VALUE); "" otherwise.
+	Parameter string `json:"parameter,omitempty"`
+	SpanID    string `json:"span_id"`
+	// Executed tells whether the call ran (false: rejected before running, or only
+	// requested by the model).
+	Executed bool `json:"executed"`
+	// Message is a human-readable statement of the finding.
+	Message string `json:"message"`
+}
+
+// ToolCallResult is the validation of one tool call (DESIGN.md §5.1).
+type ToolCallResult struct {
+	ToolName string `json:"tool_name"`
+	CallID   string `json:"call_id,omitempty"`
+	SpanID   string `json:"span_id"`
+	AgentID  string `json:"agent_id"`
+	// Score = max(0, 1 − Σ penalty); nil when not evaluable.
+	Score *float64 `json:"score"`
+	// Verdict is VerdictValid, VerdictInvalid or VerdictNotEvaluable.
+	Verdict string      `json:"verdict"`
+	Issues  []ToolIssue `json:"issues"`
+	// NotEvaluable lists why a check could not run: "tools_unknown", "schema_unknown",
+	// "arguments_not_captured", "arguments_truncated".
+	NotEvaluable []string `json:"not_evaluable,omitempty"`
+	Executed     bool     `json:"executed"`
+	Status       string   `json:"status"`
+	// LatencyMs is the execution span's duration in milliseconds; nil when not executed.
+	LatencyMs   *float64 `json:"latency_ms,omitempty"`
+	Explanation string   `json:"explanation"`
+}
+
+// InteractionResult scores one agent interaction (DESIGN.md §5.2).
+type InteractionResult struct {
+	AgentID string `json:"agent_id"`
+	SpanID  string `json:"span_id"`
+	// Score is the interaction's agent_score (weighted, renormalised).
+	Score           *float64          `json:"score"`
+	ToolUse         *float64          `json:"tool_use"`
+	Reasoning       *float64          `json:"reasoning"`
+	Handoff         *float64          `json:"handoff"`
+	ResponseQuality *float64          `json:"response_quality"`
+	LatencyMs       float64           `json:"latency_ms"`
+	Status          string            `json:"status"`
+	ToolCalls       []ToolCallResult  `json:"tool_calls"`
+	Handoffs        []session.Handoff `json:"handoffs,omitempty"`
+	Explanations    map[string]string `json:"explanations"`
+}
+
+// TurnResult is the evaluation of one turn, the value of agent_eval.turn.result.
+type TurnResult struct {
+	SessionID  string `json:"session_id"`
+	TurnIndex  int    `json:"turn_index"`
+	TraceID    string `json:"trace_id"`
+	RootSpanID string `json:"root_span_id"`
+	// Final is false while the turn's follow-up user message is not yet known: only
+	// hallucination can be detected then; CCM/RDM come with the final verdict.
+	Final         bool                `json:"final"`
+	IsBad         bool                `json:"is_bad"`
+	DetectionType string              `json:"detection_type"`
+	Confidence    float64             `json:"confidence"`
+	Reason        string              `json:"reason"`
+	IntentDrift   *float64            `json:"intent_drift"`
+	LatencyMs     float64             `json:"latency_ms"`
+	Usage         session.Usage       `json:"usage"`
+	Partial       bool                `json:"partial,omitempty"`
+	Interactions  []InteractionResult `json:"interactions"`
+	Explanations  map[string]string   `json:"explanations,omitempty"`
+}
+
+// AgentScores is one agent's entry in per_agent_scores (seed reask "Session Analysis
+// Response"): the means of its interactions' scores over the session.
+type AgentScores struct {
+	Overall           *float64 `json:"overall"`
+	ToolUse           *float64 `json:"tool_use"`
+	Reasoning         *float64 `json:"reasoning"`
+	Handoff           *float64 `json:"handoff"`
+	ResponseQuality   *float64 `json:"response_quality"`
+	InteractionsCount int      `json:"interactions_count"`
+	ToolCalls         int      `json:"tool_calls"`
+	NotEvaluableCalls int      `json:"not_evaluable_calls"`
+	// MeanLatencyMs is the mean interaction latency in milliseconds.
+	MeanLatencyMs   float64           `json:"mean_latency_ms"`
+	Issues          []string          `json:"issues"`
+	Recommendations []string          `json:"recommendations"`
+	Explanations    map[string]string `json:"explanations"`
+}
+
+// ConversationSummary counts turn verdicts (seed reask "conversation").
+type ConversationSummary struct {
+	TotalResponses          int `json:"total_responses"`
+	GoodResponses           int `json:"good_responses"`
+	BadResponses            int `json:"bad_responses"`
+	CCMDetections           int `json:"ccm_detections"`
+	RDMDetections           int `json:"rdm_detections"`
+	HallucinationDetections int `json:"hallucination_detections"`
+	LLMJudgeDetections      int `json:"llm_judge_detections"`
+	// Score is conversation_score = good / total; nil without turns.
+	Score *float64 `json:"score"`
+}
+
+// Recommendation is one actionable suggestion, ranked by Impact (higher first).
+type Recommendation struct {
+	// Kind is the rule: "tool_use", "handoff", "reasoning", "coordination", "rdm", "ccm",
+	// or an issue type in lower case for specific ones ("missing_required_param"...).
+	Kind      string  `json:"kind"`
+	AgentID   string  `json:"agent_id,omitempty"`
+	ToolName  string  `json:"tool_name,omitempty"`
+	Parameter string  `json:"parameter,omitempty"`
+	Count     int     `json:"count,omitempty"`
+	Message   string  `json:"message"`
+	Impact    float64 `json:"impact"`
+}
+
+// LatencySummary aggregates latencies, in milliseconds.
+type LatencySummary struct {
+	TotalMs           float64 `json:"total_ms"`
+	MeanTurnMs        float64 `json:"mean_turn_ms"`
+	MaxTurnMs         float64 `json:"max_turn_ms"`
+	ToolCalls         int     `json:"tool_calls"`
+	MeanToolCallMs    float64 `json:"mean_tool_call_ms"`
+	MaxToolCallMs     float64 `json:"max_tool_call_ms"`
+	MeanInteractionMs float64 `json:"mean_interaction_ms"`
+}
+
+// Analysis is the session analysis (DESIGN.md §5.4): the seed's "Session Analysis
+// Response" plus session_id, partial, tool_issues, recommendations, latency, usage and
+// references. It is the value of agent_eval.analysis and what the query API returns.
+type Analysis struct {
+	SessionID         string                 `json:"session_id"`
+	Service           string                 `json:"service,omitempty"`
+	StartedAt         time.Time              `json:"started_at"`
+	EndedAt           time.Time              `json:"ended_at"`
+	Partial           bool                   `json:"partial"`
+	EndReason         string                 `json:"end_reason,omitempty"`
+	OverallScore      *float64               `json:"overall_score"`
+	CoordinationScore *float64               `json:"coordination_score"`
+	IntentDriftScore  *float64               `json:"intent_drift_score"`
+	TaskCompletion    *bool                  `json:"task_completion"`
+	PerAgentScores    map[string]AgentScores `json:"per_agent_scores"`
+	TurnResults       []TurnResult           `json:"turn_results"`
+	Conversation      ConversationSummary    `json:"conversation"`
+	ToolIssues        []ToolIssue            `json:"tool_issues"`
+	Recommendations   []Recommendation       `json:"recommendations"`
+	Latency           LatencySummary         `json:"latency"`
+	Usage             session.Usage          `json:"usage"`
+	// References holds reference-based results (DESIGN.md §5.5); nil without a dataset.
+	References any `json:"references"`
+	// Explanations gives, per session-level score name, how it was computed or why it
+	// is absent.
+	Explanations map[string]string `json:"explanations"`
+}
+
+// Agents returns the agent ids of the analysis, sorted.
+func (a *Analysis) Agents() []string {
+	out := make([]string, 0, len(a.PerAgentScores))
+	for id := range a.PerAgentScores {
+		out = append(out, id)
+	}
+	sortStrings(out)
+	return out
+}

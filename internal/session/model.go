@@ -1,0 +1,260 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package session holds the AgentSession model (seed: reask-multi-agent-evaluation-plan.md,
+// DESIGN.md §3) and its reconstruction from spans in the OTel GenAI, OpenInference,
+// OpenLLMetry and Vercel AI SDK conventions (DESIGN.md §4, reference/conventions.md §5).
+//
+// The package knows nothing of the collector: it reads pdata spans (the data model) and
+// produces plain Go values. Times are UTC; durations are float64 milliseconds (`*_ms`).
+package session // import "github.com/agenteval/agenteval-collector/internal/session"
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// AgentSession is one conversation between a user and a multi-agent system: the set of
+// turns (traces) that share a session key (DESIGN.md §3, §4).
+type AgentSession struct {
+	// ID is the session key value (e.g. the gen_ai.conversation.id), or the hex trace id
+	// when no configured key is present on any span of the trace.
+	ID string `json:"session_id"`
+	// KeySource names the attribute that supplied ID ("gen_ai.conversation.id",
+	// "resource:session.id", ...) or "trace_id" for the fallback.
+	KeySource string `json:"session_key_source"`
+	// Service is the resource service.name of the first span seen.
+	Service string `json:"service,omitempty"`
+	// Agents are the agents seen in the session, with the tools each may use
+	// (configured registry first, then tool definitions seen in the trace).
+	Agents []AgentDefinition `json:"agents"`
+	// Turns are ordered by start time; Turn.Index is the position in this slice.
+	Turns []Turn `json:"turns"`
+	// TotalCost is the summed cost when an instrumentation reports one (OpenInference
+	// llm.cost.total), in the provider's currency; nil when unknown.
+	TotalCost *float64 `json:"total_cost,omitempty"`
+	// TotalLatencyMs is the sum of the turns' latencies, in milliseconds.
+	TotalLatencyMs float64 `json:"total_latency_ms"`
+	// Usage sums the token usage of inference (LLM) spans only (never agent spans, which
+	// carry accumulated totals; conventions.md §8.10).
+	Usage     Usage     `json:"usage"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	// Partial is true when the session was closed before its natural end (eviction under
+	// memory pressure, max_session_duration, max_spans_per_session or shutdown).
+	Partial bool `json:"partial"`
+	// EndReason is why the session was closed: "session_timeout", "end_signal",
+	// "max_session_duration", "max_sessions", "max_spans_per_session", "shutdown".
+	EndReason string `json:"end_reason,omitempty"`
+	// Outcome is an explicit task outcome signalled by the application or the receiver's
+	// proctor submit (agent_eval.task.completed); nil when none was seen.
+	Outcome *bool `json:"outcome,omitempty"`
+}
+
+// Agent returns the definition of the agent with the given id, or nil.
+func (s *AgentSession) Agent(id string) *AgentDefinition {
+	for i := range s.Agents {
+		if s.Agents[i].ID == id {
+			return &s.Agents[i]
+		}
+	}
+	return nil
+}
+
+// AgentDefinition describes one agent and the tools it is allowed to call.
+type AgentDefinition struct {
+	// ID is the agent's name as resolved from its agent span (gen_ai.agent.name,
+	// agent.name, graph.node.id, span-name suffix); it is the key used everywhere.
+	ID          string `json:"id"`
+	Name        string `json:"name,omitempty"`
+	Role        string `json:"role,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Tools is the set of tools this agent may call. Empty with ToolsSource "" means the
+	// set is unknown: tool authorisation is then "not evaluable", never a pass.
+	Tools []ToolDefinition `json:"tools_available"`
+	// ToolsSource is "config" (the processor's agents registry), "trace" (tool
+	// definitions seen on the agent's LLM spans) or "" (unknown).
+	ToolsSource string `json:"tools_source,omitempty"`
+	// HandoffTargets are agents this agent may hand off to (openai.agent.handoffs,
+	// handoff tools); calls to their handoff tools are authorised.
+	HandoffTargets []string `json:"handoff_targets,omitempty"`
+}
+
+// Tool returns the definition of the named tool, or nil.
+func (a *AgentDefinition) Tool(name string) *ToolDefinition {
+	for i := range a.Tools {
+		if a.Tools[i].Name == name {
+			return &a.Tools[i]
+		}
+	}
+	return nil
+}
+
+// ToolDefinition is a tool an agent may call.
+type ToolDefinition struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Parameters is a JSON Schema (draft-07) object, normalised: Gemini upper-case types
+	// lower-cased, ReAsk flat {param: type} maps converted (every key required, no
+	// additional properties). Nil when the schema is unknown.
+	Parameters json.RawMessage `json:"parameters_schema,omitempty"`
+}
+
+// Turn is one user request and everything the agents did for it: usually one trace
+// (DESIGN.md §4).
+type Turn struct {
+	Index   int    `json:"turn_index"`
+	TraceID string `json:"trace_id"`
+	// RootSpanID is the span the turn's evaluation is parented to: the turn marker or the
+	// highest GenAI span of the trace (hex).
+	RootSpanID string `json:"root_span_id"`
+	// RootRule records which recognition rule chose the root (conventions.md §5.1 Turn).
+	RootRule      string    `json:"root_rule"`
+	UserMessage   string    `json:"user_message"`
+	FinalResponse string    `json:"final_response"`
+	StartedAt     time.Time `json:"started_at"`
+	EndedAt       time.Time `json:"ended_at"`
+	// LatencyMs is the root span's duration (or the trace's extent), in milliseconds.
+	LatencyMs float64 `json:"latency_ms"`
+	// Status is "ok" or "error" (the root span's status).
+	Status       string             `json:"status"`
+	Interactions []AgentInteraction `json:"agent_interactions"`
+	Usage        Usage              `json:"usage"`
+	// SpanCount is the number of distinct spans of the trace that were observed.
+	SpanCount int `json:"span_count"`
+	// Anomalies lists what was odd in the input and how it was handled: "cycle",
+	// "missing_parent", "duplicate_span", "late_span", "self_parent", "truncated_text".
+	Anomalies []string `json:"anomalies,omitempty"`
+	// Partial is true when the turn closed by turn_timeout without its root span, or was
+	// cut short by a partial session close.
+	Partial bool `json:"partial,omitempty"`
+}
+
+// AgentInteraction is what one agent did in a turn: one agent span and its steps.
+type AgentInteraction struct {
+	AgentID string `json:"agent_id"`
+	// AgentRule records which rule resolved the agent name (e.g. "gen_ai.agent.name").
+	AgentRule     string `json:"agent_rule"`
+	SpanID        string `json:"span_id"`
+	ParentAgentID string `json:"parent_agent_id,omitempty"`
+	Input         string `json:"input,omitempty"`
+	Output        string `json:"output,omitempty"`
+	// FinishReason is the last LLM finish reason of this interaction ("stop", "length",
+	// "tool_calls", "content_filter", ...).
+	FinishReason string    `json:"finish_reason,omitempty"`
+	StartedAt    time.Time `json:"started_at"`
+	// LatencyMs is the agent span's duration, in milliseconds.
+	LatencyMs float64 `json:"latency_ms"`
+	// Status is "ok" or "error".
+	Status    string      `json:"status"`
+	ErrorType string      `json:"error_type,omitempty"`
+	Steps     []AgentStep `json:"agent_steps"`
+	Usage     Usage       `json:"usage"`
+}
+
+// StepKind is the kind of an AgentStep.
+type StepKind string
+
+// Step kinds (DESIGN.md §3).
+const (
+	StepLLMCall   StepKind = "llm_call"
+	StepToolCall  StepKind = "tool_call"
+	StepHandoff   StepKind = "handoff"
+	StepReasoning StepKind = "reasoning"
+	StepMessage   StepKind = "message"
+)
+
+// AgentStep is one thing an agent did, in start-time order. Exactly one of the
+// pointer fields matching Kind is set (Reasoning and Message use Text).
+type AgentStep struct {
+	Kind      StepKind  `json:"kind"`
+	SpanID    string    `json:"span_id,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	LLMCall   *LLMCall  `json:"llm_call,omitempty"`
+	ToolCall  *ToolCall `json:"tool_call,omitempty"`
+	Handoff   *Handoff  `json:"handoff,omitempty"`
+	// Text is the reasoning/thought content (StepReasoning) or message (StepMessage).
+	Text string `json:"text,omitempty"`
+}
+
+// LLMCall is one inference span (chat / generate_content / text_completion).
+type LLMCall struct {
+	Model         string   `json:"model,omitempty"`
+	FinishReasons []string `json:"finish_reasons,omitempty"`
+	LatencyMs     float64  `json:"latency_ms"`
+	Usage         Usage    `json:"usage"`
+	// ToolsOffered are the names of the tool definitions sent to the model.
+	ToolsOffered []string `json:"tools_offered,omitempty"`
+	Output       string   `json:"output,omitempty"`
+	Status       string   `json:"status"`
+}
+
+// ToolCall is a tool call the model requested (from the LLM output) joined with its
+// execution span when there is one (DESIGN.md §4 "Tool calls").
+type ToolCall struct {
+	ToolName string `json:"tool_name"`
+	CallID   string `json:"call_id,omitempty"`
+	// Parameters is the arguments as a JSON value when they parsed as JSON; when they did
+	// not, a JSON string holding the raw text (so a non-object value is MALFORMED_ARGUMENTS).
+	// Nil when no arguments were captured (content capture off).
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+	// ArgumentsSource names the attribute or event the arguments came from.
+	ArgumentsSource string `json:"arguments_source,omitempty"`
+	// ArgumentsTruncated is true when the arguments exceeded max_text_bytes.
+	ArgumentsTruncated bool   `json:"arguments_truncated,omitempty"`
+	Result             string `json:"result,omitempty"`
+	Error              string `json:"error,omitempty"`
+	// Requested is true when the call was seen in an LLM output (the model asked for it).
+	Requested bool `json:"requested"`
+	// Executed is true when an execution span of the call was seen.
+	Executed bool `json:"executed"`
+	// Status is "ok", "error" (execution failed) or "not_executed".
+	Status string `json:"status"`
+	// LatencyMs is the execution span's duration in milliseconds; nil when not executed.
+	LatencyMs *float64 `json:"latency_ms,omitempty"`
+	// SpanID is the execution span, else the LLM span that requested the call.
+	SpanID string `json:"span_id"`
+	// RequestSpanID is the LLM span whose output requested the call, when known.
+	RequestSpanID string `json:"request_span_id,omitempty"`
+	// Handoff is set when the call is a handoff tool (transfer_to_*, handoff_to_agent...).
+	IsHandoff bool `json:"is_handoff,omitempty"`
+}
+
+// Handoff transfers work from one agent to another (conventions.md §5.1 Handoff).
+type Handoff struct {
+	FromAgent string `json:"from_agent"`
+	ToAgent   string `json:"to_agent"`
+	// Mode is "pass_control" or "return_to_caller" (gen_ai.transfer.mode semantics).
+	Mode string `json:"mode"`
+	// Payload is the context passed to the receiving agent (handoff tool arguments,
+	// the receiving agent's input), capped by max_text_bytes; "" when not captured.
+	Payload string `json:"payload,omitempty"`
+	// PayloadCaptured is false when no content was captured for the handoff.
+	PayloadCaptured bool `json:"payload_captured"`
+	// SourceRule names the signal that produced the handoff: "gen_ai.transfer",
+	// "gen_ai.handoff", "openinference.handoff_span", "handoff_tool", "agent_as_tool",
+	// "sibling_agents".
+	SourceRule string `json:"source_rule"`
+	// Inferred is true for signals that are not explicit in the trace (tool names,
+	// nesting, sibling order).
+	Inferred bool `json:"inferred"`
+}
+
+// Usage counts tokens. Zero values mean "not reported".
+type Usage struct {
+	InputTokens     int64 `json:"input_tokens"`
+	OutputTokens    int64 `json:"output_tokens"`
+	CacheReadTokens int64 `json:"cache_read_input_tokens,omitempty"`
+	ReasoningTokens int64 `json:"reasoning_output_tokens,omitempty"`
+	// LLMCalls is the number of inference spans counted.
+	LLMCalls int `json:"llm_calls"`
+}
+
+// Add adds o to u.
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CacheReadTokens += o.CacheReadTokens
+	u.ReasoningTokens += o.ReasoningTokens
+	u.LLMCalls += o.LLMCalls
+}

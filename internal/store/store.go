@@ -1,0 +1,65 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package store is the result store (DESIGN.md §7): session analyses, per-agent scores,
+// turn results, tool issues and recommendations in SQLite (embedded, pure Go) or
+// PostgreSQL (pgx), with versioned migrations.
+package store // import "github.com/agenteval/agenteval-collector/internal/store"
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+// ErrNotFound is returned by GetAnalysis for an unknown session id.
+var ErrNotFound = errors.New("session not found")
+
+// SessionSummary is one row of the session list (DESIGN.md §11 GET /api/v1/agent_sessions).
+type SessionSummary struct {
+	SessionID      string    `json:"session_id"`
+	StartedAt      time.Time `json:"started_at"`
+	EndedAt        time.Time `json:"ended_at"`
+	Partial        bool      `json:"partial"`
+	OverallScore   *float64  `json:"overall_score"`
+	TaskCompletion *bool     `json:"task_completion"`
+	Agents         []string  `json:"agents"`
+	Turns          int       `json:"turns"`
+}
+
+// Filter selects sessions; zero fields do not filter. Results are newest first (by
+// ended_at), at most Limit (default 100).
+type Filter struct {
+	Limit    int
+	Since    time.Time
+	Agent    string
+	MinScore *float64
+	MaxScore *float64
+}
+
+// AgentScorePoint is one session's score for one agent (per-agent score history).
+type AgentScorePoint struct {
+	SessionID string                 `json:"session_id"`
+	EndedAt   time.Time              `json:"ended_at"`
+	Scores    evaluation.AgentScores `json:"scores"`
+}
+
+// Store persists analyses. Implementations are safe for concurrent use.
+type Store interface {
+	// SaveAnalysis inserts or replaces (by session id) the analysis and its derived rows
+	// in one transaction: re-evaluation replaces.
+	SaveAnalysis(ctx context.Context, a *evaluation.Analysis) error
+	// GetAnalysis returns the stored analysis, or ErrNotFound.
+	GetAnalysis(ctx context.Context, sessionID string) (*evaluation.Analysis, error)
+	// ListSessions returns session summaries matching f, newest first.
+	ListSessions(ctx context.Context, f Filter) ([]SessionSummary, error)
+	// AgentScoreHistory returns an agent's scores, newest first, at most limit.
+	AgentScoreHistory(ctx context.Context, agentID string, limit int) ([]AgentScorePoint, error)
+	// DeleteEndedBefore deletes sessions that ended before t (retention) and returns
+	// how many were deleted.
+	DeleteEndedBefore(ctx context.Context, t time.Time) (int64, error)
+	// Close releases the database.
+	Close() error
+}
