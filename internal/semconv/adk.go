@@ -1,0 +1,43 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package semconv // import "github.com/agenteval/agenteval-collector/internal/semconv"
+
+// Google ADK native telemetry, scope "gcp.vertex.agent" (conventions.md §4.3).
+const (
+	ADKScope         = "gcp.vertex.agent"
+	ADKSessionID     = "gcp.vertex.agent.session_id"
+	ADKInvocationID  = "gcp.vertex.agent.invocation_id"
+	ADKEventID       = "gcp.vertex.agent.event_id"
+	ADKLLMRequest    = "gcp.vertex.agent.llm_request"  // JSON {model, config{system_instruction, tools[{function_declarations}]}, contents[]}
+	ADKLLMResponse   = "gcp.vertex.agent.llm_response" // JSON {content{parts[{text|function_call}]}, finish_reason}
+	ADKToolCallArgs  = "gcp.vertex.agent.tool_call_args"
+	ADKToolResponse  = "gcp.vertex.agent.tool_response"
+	ADKSpanInvoc     = "invocation" // root span per Runner.run: a turn
+	ADKSpanCallLLM   = "call_llm"   // ADK's wrapper around one model call
+	ADKTransferTool  = "transfer_to_agent"
+	ADKTransferParam = "agent_name"
+)
+
+// MCP (semantic conventions v1.39).
+const (
+	MCPToolsCallPrefix = "tools/call " // span name "tools/call {gen_ai.tool.name}"
+	MCPMethodToolsCall = "tools/call"
+)
+
+// Handoff tool names and argument keys used across frameworks (conventions.md §0.3, §5.1 (d)).
+const (
+	HandoffToolTransferToPrefix     = "transfer_to_"      // OpenAI Agents, AutoGen, LangGraph supervisor/swarm
+	HandoffToolTransferBackPrefix   = "transfer_back_to_" // LangGraph supervisor
+	HandoffToolHandoffToPrefix      = "handoff_to_"       // some LangGraph versions
+	HandoffToolStrandsSwarm         = "handoff_to_agent"  // Strands Swarm {agent_name, message, context}
+	HandoffToolCrewAIDelegate       = "Delegate work to coworker"
+	HandoffToolCrewAIAsk            = "Ask question to coworker"
+	HandoffToolClaudeAgent          = "Agent" // Claude Agent SDK sub-agent launcher {subagent_type, prompt}
+	HandoffArgAgentName             = "agent_name"
+	HandoffArgCoworker              = "coworker"
+	HandoffArgSubagentType          = "subagent_type"
+	HandoffArgMessage               = "message"
+	HandoffArgContext               = "context"
+	OpenAIAgentsResponseFunctionRep = "ResponseFunctionToolCall(" // python repr in contrib text parts
+)

@@ -1,0 +1,51 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package semconv // import "github.com/agenteval/agenteval-collector/internal/semconv"
+
+// This project's own attribute keys (DESIGN.md §4, §6). They are written on the evaluation
+// spans the processor emits, except the input signals marked "read".
+const (
+	// AgentEvalPrefix starts every agent_eval.* key; per-metric scores are
+	// AgentEvalPrefix + metric name (e.g. "agent_eval.overall_score").
+	AgentEvalPrefix = "agent_eval."
+
+	// AgentEvalKind is the evaluated entity kind: one of the EvalKind* values.
+	AgentEvalKind = "agent_eval.kind"
+	// AgentEvalSessionID is the evaluated session's id.
+	AgentEvalSessionID = "agent_eval.session.id"
+	// AgentEvalToolIssues is a string array of issue codes (UNAUTHORIZED_TOOL...).
+	AgentEvalToolIssues = "agent_eval.tool.issues"
+	// AgentEvalPartial is true when the evaluated session or turn was closed early.
+	AgentEvalPartial = "agent_eval.partial"
+	// AgentEvalTurnResult is the turn's result JSON, on the turn evaluation span.
+	AgentEvalTurnResult = "agent_eval.turn.result"
+	// AgentEvalAnalysis is the full session analysis JSON, on the session evaluation span.
+	AgentEvalAnalysis = "agent_eval.analysis"
+	// AgentEvalJudge is true on the GenAI chat spans of judge calls (never evaluated).
+	AgentEvalJudge = "agent_eval.judge"
+
+	// AgentEvalSessionEnd (read): bool true (or string "true") on any span ends the session
+	// explicitly; the processor's default end attribute.
+	AgentEvalSessionEnd = "agent_eval.session.end"
+	// AgentEvalTaskCompleted (read): bool, an explicit task outcome from the application or
+	// the receiver's proctor submit.
+	AgentEvalTaskCompleted = "agent_eval.task.completed"
+)
+
+// agent_eval.kind values and the evaluation span names: EvalSpanPrefix + kind.
+const (
+	EvalSpanPrefix          = "evaluate "
+	EvalKindToolCall        = "tool_call"
+	EvalKindAgentInteract   = "agent_interaction"
+	EvalKindTurn            = "turn"
+	EvalKindAgentSession    = "agent_session"
+	EvalSpanToolCall        = EvalSpanPrefix + EvalKindToolCall
+	EvalSpanAgentInteract   = EvalSpanPrefix + EvalKindAgentInteract
+	EvalSpanTurn            = EvalSpanPrefix + EvalKindTurn
+	EvalSpanAgentSession    = EvalSpanPrefix + EvalKindAgentSession
+	EvalLabelPass           = "pass"
+	EvalLabelFail           = "fail"
+	EvalLabelNotEvaluable   = "not_evaluable"
+	EvalErrorTypeJudgeError = "judge_error"
+)
