@@ -211,6 +211,31 @@ type Analysis struct {
 	// Explanations gives, per session-level score name, how it was computed or why it
 	// is absent.
 	Explanations map[string]string `json:"explanations"`
+	// Coordination holds the components coordination_score averages (DESIGN.md §5.4).
+	Coordination CoordinationComponents `json:"coordination"`
+	// ToolUseScore is the session tool_use term of overall_score: the mean score of all
+	// evaluable tool calls; nil without one.
+	ToolUseScore *float64 `json:"tool_use_score"`
+	// ReasoningScore is the session reasoning term of overall_score: the mean
+	// reasoning_score of the interactions that have one; nil without one.
+	ReasoningScore *float64 `json:"reasoning_score"`
+}
+
+// CoordinationComponents are the parts of coordination_score (DESIGN.md §5.4), each in
+// [0,1], higher is better; nil when absent (not applicable or not computable).
+type CoordinationComponents struct {
+	// NoDuplicateWork = 1 − duplicated calls / calls of tools shared by two or more
+	// agents within a turn.
+	NoDuplicateWork *float64 `json:"no_duplicate_work"`
+	// ContextPreserved is the mean handoff_score of the interactions that have one.
+	ContextPreserved *float64 `json:"context_preserved"`
+	// RoleAdherence is the fraction of authorised calls among the coordinating agents'
+	// calls whose authorisation could be checked.
+	RoleAdherence *float64 `json:"role_adherence"`
+	// NoPingPong = max(0, 1 − ping_pong_penalty × A→B→A→B loops).
+	NoPingPong *float64 `json:"no_ping_pong"`
+	// DependencyCompliance comes from expected interactions (DESIGN.md §5.5); nil here.
+	DependencyCompliance *float64 `json:"dependency_compliance"`
 }
 
 // Agents returns the agent ids of the analysis, sorted.

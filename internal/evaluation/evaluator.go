@@ -1,0 +1,133 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+)
+
+// Evaluator computes the deterministic scores of DESIGN.md §5.1–§5.4. It is safe for
+// concurrent use: its only mutable state is the bounded cache of compiled tool
+// schemas.
+type Evaluator struct {
+	cfg     Config
+	schemas *schemaCache
+}
+
+// New returns an Evaluator for cfg, or the error of cfg.Validate.
+func New(cfg Config) (*Evaluator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sc, err := newSchemaCache(cfg.SchemaCacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("scoring.schema_cache_size: %w", err)
+	}
+	return &Evaluator{cfg: cfg, schemas: sc}, nil
+}
+
+// Config returns the evaluator's configuration.
+func (e *Evaluator) Config() Config { return e.cfg }
+
+// evalCtx holds what several evaluators of one session share: the session's agents
+// and the names the reasoning evaluator looks for.
+type evalCtx struct {
+	e             *Evaluator
+	s             *session.AgentSession
+	sessionAgents map[string]bool
+	// names and canon: every known tool and agent name, and the entity each stands
+	// for ("tool:<name>" or "agent:<id>"); handoff tools stand for their target agent.
+	names []string
+	canon map[string]string
+	// agentNames maps an agent id to its own names (excluded from its reasoning).
+	agentNames map[string][]string
+	// sources and sourceEnds: the grounding texts of the turns, cumulative;
+	// sources[:sourceEnds[t]] are those of turns 0..t (built lazily).
+	sources    []string
+	sourceEnds []int
+}
+
+func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
+	c := &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), canon: map[string]string{}, agentNames: map[string][]string{}}
+	addName := func(name, entity string) {
+		if name == "" {
+			return
+		}
+		if _, ok := c.canon[name]; !ok {
+			c.canon[name] = entity
+			c.names = append(c.names, name)
+		}
+	}
+	agentEntity := func(id string) string { return "agent:" + normName(id) }
+	for _, a := range s.Agents {
+		addName(a.ID, agentEntity(a.ID))
+		addName(a.Name, agentEntity(a.ID))
+		c.agentNames[a.ID] = append(c.agentNames[a.ID], a.ID)
+		if a.Name != "" {
+			c.agentNames[a.ID] = append(c.agentNames[a.ID], a.Name)
+		}
+	}
+	toolEntity := func(call *session.ToolCall, name string) string {
+		if call != nil {
+			if t, ok := handoffTarget(call); ok {
+				return agentEntity(t)
+			}
+		} else if t, ok := handoffTarget(&session.ToolCall{ToolName: name}); ok {
+			return agentEntity(t)
+		}
+		return "tool:" + name
+	}
+	for _, a := range s.Agents {
+		for _, t := range a.Tools {
+			addName(t.Name, toolEntity(nil, t.Name))
+		}
+	}
+	for ti := range s.Turns {
+		for ii := range s.Turns[ti].Interactions {
+			in := &s.Turns[ti].Interactions[ii]
+			addName(in.AgentID, agentEntity(in.AgentID))
+			if len(c.agentNames[in.AgentID]) == 0 {
+				c.agentNames[in.AgentID] = []string{in.AgentID}
+			}
+			for si := range in.Steps {
+				if tc := in.Steps[si].ToolCall; tc != nil {
+					addName(tc.ToolName, toolEntity(tc, tc.ToolName))
+				}
+			}
+		}
+	}
+	sort.Strings(c.names)
+	return c
+}
+
+// EvaluateInteraction scores interaction interactionIndex of turn turnIndex (DESIGN.md
+// §5.2): its tool calls, tool_use, reasoning, handoff and response_quality and the
+// weighted interaction score. The turn's detection is computed with the information
+// at hand (final when the next turn exists) so that the final responder of a bad turn
+// gets response_quality 0. Out-of-range indexes return a result whose explanation says
+// so and whose scores are nil.
+func (e *Evaluator) EvaluateInteraction(s *session.AgentSession, turnIndex, interactionIndex int) InteractionResult {
+	if s == nil || turnIndex < 0 || turnIndex >= len(s.Turns) ||
+		interactionIndex < 0 || interactionIndex >= len(s.Turns[turnIndex].Interactions) {
+		return InteractionResult{ToolCalls: []ToolCallResult{}, Explanations: map[string]string{"score": "null: no such interaction"}}
+	}
+	c := e.newCtx(s)
+	tr := c.turn(turnIndex, turnIndex+1 < len(s.Turns))
+	return tr.Interactions[interactionIndex]
+}
+
+// EvaluateTurn evaluates turn turnIndex (DESIGN.md §5.2, §5.3). final is true when the
+// turn's follow-up is known: the next turn exists (CCM and RDM are then checked) or the
+// session has ended (the last turn is judged without follow-up: hallucination only).
+// With final=false only hallucination can be detected and TurnResult.Final is false.
+func (e *Evaluator) EvaluateTurn(s *session.AgentSession, turnIndex int, final bool) TurnResult {
+	if s == nil || turnIndex < 0 || turnIndex >= len(s.Turns) {
+		return TurnResult{TurnIndex: turnIndex, DetectionType: DetectionNone, Interactions: []InteractionResult{},
+			Explanations: map[string]string{"detection": "no such turn"}}
+	}
+	return e.newCtx(s).turn(turnIndex, final)
+}

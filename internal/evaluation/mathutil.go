@@ -1,0 +1,100 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"strconv"
+	"strings"
+)
+
+func ptr(v float64) *float64 { return &v }
+
+func clamp01(v float64) float64 {
+	if v < 0 {
+		return 0
+	}
+	if v > 1 {
+		return 1
+	}
+	return v
+}
+
+// num formats a score for explanations and messages: at most 4 decimals, trailing
+// zeros trimmed (0.5, 0.6667, 1).
+func num(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 4, 64)
+	s = strings.TrimRight(s, "0")
+	s = strings.TrimSuffix(s, ".")
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// meanOf returns the mean of the non-nil values and how many there were.
+func meanOf(vals []*float64) (*float64, int) {
+	sum, n := 0.0, 0
+	for _, v := range vals {
+		if v != nil {
+			sum += *v
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, 0
+	}
+	return ptr(sum / float64(n)), n
+}
+
+// weighted is one term of a renormalised weighted mean.
+type weighted struct {
+	name   string
+	value  *float64
+	weight float64
+}
+
+// weightedMean is Σ wᵢ·xᵢ / Σ wᵢ over the terms whose value is present and whose weight
+// is > 0 (DESIGN.md §5: renormalised over what is present). It returns nil when no such
+// term exists, never dividing by zero; the explanation states the terms used or why
+// none could be.
+func weightedMean(terms []weighted) (*float64, string) {
+	var sum, wsum float64
+	var used, zero, absent []string
+	for _, t := range terms {
+		switch {
+		case t.value == nil:
+			absent = append(absent, t.name)
+		case t.weight <= 0:
+			zero = append(zero, t.name)
+		default:
+			sum += t.weight * *t.value
+			wsum += t.weight
+			used = append(used, num(t.weight)+"×"+t.name+"("+num(*t.value)+")")
+		}
+	}
+	if wsum == 0 {
+		why := "no component score is present"
+		if len(zero) > 0 {
+			why = "the present components (" + strings.Join(zero, ", ") + ") all have weight 0"
+		}
+		return nil, "null: " + why
+	}
+	v := clamp01(sum / wsum)
+	var b strings.Builder
+	b.WriteString("(")
+	b.WriteString(strings.Join(used, " + "))
+	b.WriteString(") / ")
+	b.WriteString(num(wsum))
+	b.WriteString(" = ")
+	b.WriteString(num(v))
+	if len(absent) > 0 {
+		b.WriteString("; absent: ")
+		b.WriteString(strings.Join(absent, ", "))
+	}
+	if len(zero) > 0 {
+		b.WriteString("; weight 0: ")
+		b.WriteString(strings.Join(zero, ", "))
+	}
+	return &v, b.String()
+}

@@ -1,0 +1,387 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+)
+
+// Not-evaluable reasons of a tool call (ToolCallResult.NotEvaluable).
+const (
+	ReasonToolsUnknown         = "tools_unknown"
+	ReasonSchemaUnknown        = "schema_unknown"
+	ReasonSchemaInvalid        = "schema_invalid"
+	ReasonArgumentsNotCaptured = "arguments_not_captured"
+	ReasonArgumentsTruncated   = "arguments_truncated"
+)
+
+// maxErrorText caps a tool error quoted in an issue message.
+const maxErrorText = 160
+
+// ValidateToolCall validates one tool call of agent in turn turnIndex (DESIGN.md §5.1).
+// agent may be nil (unknown agent: tools unknown). Handoff tools are authorised when
+// their target is one of agent.HandoffTargets; use ValidateToolCallInSession to also
+// accept handoffs to any agent of the session, as EvaluateInteraction does.
+func (e *Evaluator) ValidateToolCall(agent *session.AgentDefinition, call *session.ToolCall, turnIndex int) ToolCallResult {
+	return e.validateCall(agentIDOf(agent), agent, call, turnIndex, nil)
+}
+
+// ValidateToolCallInSession is ValidateToolCall with the session's agents known: a
+// handoff tool whose target is an agent of s is authorised too.
+func (e *Evaluator) ValidateToolCallInSession(s *session.AgentSession, agent *session.AgentDefinition, call *session.ToolCall, turnIndex int) ToolCallResult {
+	return e.validateCall(agentIDOf(agent), agent, call, turnIndex, sessionAgentSet(s))
+}
+
+func agentIDOf(a *session.AgentDefinition) string {
+	if a == nil {
+		return ""
+	}
+	return a.ID
+}
+
+func sessionAgentSet(s *session.AgentSession) map[string]bool {
+	m := map[string]bool{}
+	if s == nil {
+		return m
+	}
+	for _, a := range s.Agents {
+		m[normName(a.ID)] = true
+		if a.Name != "" {
+			m[normName(a.Name)] = true
+		}
+	}
+	for _, t := range s.Turns {
+		for _, in := range t.Interactions {
+			m[normName(in.AgentID)] = true
+		}
+	}
+	return m
+}
+
+// validateCall validates call made by agentID, whose definition agent may be nil.
+func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition, call *session.ToolCall, turnIndex int, sessionAgents map[string]bool) ToolCallResult {
+	r := ToolCallResult{
+		ToolName:  call.ToolName,
+		CallID:    call.CallID,
+		SpanID:    call.SpanID,
+		AgentID:   agentID,
+		Executed:  call.Executed,
+		Status:    call.Status,
+		LatencyMs: call.LatencyMs,
+		Issues:    []ToolIssue{},
+	}
+	add := func(issue IssueType, sev Severity, param, detail string) {
+		r.Issues = append(r.Issues, ToolIssue{
+			TurnIndex: turnIndex, AgentID: agentID, ToolName: call.ToolName, Issue: issue,
+			Severity: sev, Parameter: param, SpanID: call.SpanID, Executed: call.Executed,
+			Message: agentLabel(agentID) + ": " + detail,
+		})
+	}
+	var checks []string // the checks that ran, for the explanation
+	authorised, paramsChecked := false, false
+
+	// 1. Authorisation.
+	var def *session.ToolDefinition
+	if agent != nil {
+		def = agent.Tool(call.ToolName)
+	}
+	if agent == nil || agent.ToolsSource == "" {
+		r.NotEvaluable = append(r.NotEvaluable, ReasonToolsUnknown)
+	} else {
+		authorised = true
+		checks = append(checks, "authorisation")
+		if def == nil {
+			if target, ok := handoffTarget(call); ok && handoffAllowed(agent, target, sessionAgents) {
+				checks[len(checks)-1] = "authorisation (handoff to " + target + ")"
+			} else {
+				add(IssueUnauthorizedTool, SeverityHigh, "", unauthorizedDetail(call.ToolName, agent))
+			}
+		}
+	}
+
+	// 2. Argument shape, 3. parameters against the schema.
+	args, reason, malformed := decodeArguments(call)
+	switch {
+	case reason != "":
+		r.NotEvaluable = append(r.NotEvaluable, reason)
+	case malformed != "":
+		checks = append(checks, "arguments")
+		add(IssueMalformedArguments, SeverityHigh, "", call.ToolName+" arguments are not a JSON object (got "+malformed+")")
+	default:
+		checks = append(checks, "arguments")
+		switch {
+		case agent == nil || agent.ToolsSource == "" && def == nil:
+			// tools_unknown already listed: no schema can be known either.
+		case def == nil || len(bytes.TrimSpace(def.Parameters)) == 0 || string(bytes.TrimSpace(def.Parameters)) == "null":
+			r.NotEvaluable = append(r.NotEvaluable, ReasonSchemaUnknown)
+		default:
+			si := e.schemas.get(bytes.TrimSpace(def.Parameters))
+			if si.err != nil {
+				r.NotEvaluable = append(r.NotEvaluable, ReasonSchemaInvalid)
+				break
+			}
+			paramsChecked = true
+			checks = append(checks, "parameters")
+			for _, f := range e.checkParameters(si, args) {
+				switch f.issue {
+				case IssueParameterHallucination:
+					add(f.issue, SeverityMedium, f.parameter, call.ToolName+" got unknown parameter '"+f.parameter+"'")
+				case IssueMissingRequiredParam:
+					add(f.issue, SeverityMedium, f.parameter, call.ToolName+" is missing required parameter '"+f.parameter+"'")
+				default:
+					if f.parameter == "" {
+						add(f.issue, SeverityLow, "", call.ToolName+" arguments violate the schema: "+f.detail)
+					} else {
+						add(f.issue, SeverityLow, f.parameter, call.ToolName+" got an invalid value for '"+f.parameter+"': "+f.detail)
+					}
+				}
+			}
+		}
+	}
+
+	// 4. Execution outcome.
+	if call.Status == "error" || call.Error != "" {
+		msg := call.ToolName + " failed"
+		if call.Error != "" {
+			msg += ": " + truncate(oneLine(call.Error), maxErrorText)
+		}
+		add(IssueToolError, SeverityLow, "", msg)
+	}
+
+	evaluable := authorised || paramsChecked || malformed != ""
+	penalty := 0.0
+	for _, is := range r.Issues {
+		penalty += e.cfg.Penalty(is.Severity)
+	}
+	switch {
+	case !evaluable:
+		r.Verdict = VerdictNotEvaluable
+		r.Explanation = "not evaluable (" + strings.Join(r.NotEvaluable, ", ") + "): neither the authorisation nor the parameters could be checked"
+		if len(r.Issues) > 0 {
+			r.Explanation += fmt.Sprintf("; %d issue(s) recorded without a score", len(r.Issues))
+		}
+	default:
+		r.Score = ptr(clamp01(1 - penalty))
+		if len(r.Issues) == 0 {
+			r.Verdict = VerdictValid
+		} else {
+			r.Verdict = VerdictInvalid
+		}
+		var b strings.Builder
+		b.WriteString("checked ")
+		b.WriteString(strings.Join(checks, ", "))
+		if len(r.Issues) == 0 {
+			b.WriteString("; no issue; score 1")
+		} else {
+			b.WriteString("; score = max(0, 1 − (")
+			for i, is := range r.Issues {
+				if i > 0 {
+					b.WriteString(" + ")
+				}
+				b.WriteString(num(e.cfg.Penalty(is.Severity)))
+				b.WriteString(" ")
+				b.WriteString(string(is.Issue))
+			}
+			b.WriteString(")) = ")
+			b.WriteString(num(*r.Score))
+		}
+		if len(r.NotEvaluable) > 0 {
+			b.WriteString("; not checked: ")
+			b.WriteString(strings.Join(r.NotEvaluable, ", "))
+		}
+		r.Explanation = b.String()
+	}
+	return r
+}
+
+// checkParameters runs the key checks (when the schema declares its keys) and then
+// the value validation, never reporting one parameter twice.
+func (e *Evaluator) checkParameters(si *schemaInfo, args map[string]any) []schemaFinding {
+	var out []schemaFinding
+	reported := map[string]bool{}
+	if si.keyed {
+		keys := make([]string, 0, len(args))
+		for k := range args {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if !si.known(k) {
+				reported[k] = true
+				out = append(out, schemaFinding{issue: IssueParameterHallucination, parameter: k})
+			}
+		}
+		for _, k := range si.required {
+			if _, ok := args[k]; !ok && !reported[k] {
+				reported[k] = true
+				out = append(out, schemaFinding{issue: IssueMissingRequiredParam, parameter: k})
+			}
+		}
+	}
+	return append(out, si.validateValues(args, reported)...)
+}
+
+// decodeArguments returns the call's arguments as an object, or the not-evaluable
+// reason, or the JSON kind of malformed arguments. JSON null and an empty string count
+// as no arguments ({}); a JSON string holding a JSON object (double-encoded) is decoded.
+func decodeArguments(call *session.ToolCall) (args map[string]any, reason, malformed string) {
+	raw := bytes.TrimSpace(call.Parameters)
+	if len(raw) == 0 {
+		return nil, ReasonArgumentsNotCaptured, ""
+	}
+	if call.ArgumentsTruncated {
+		return nil, ReasonArgumentsTruncated, ""
+	}
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, "", "invalid JSON"
+	}
+	if s, ok := v.(string); ok {
+		t := strings.TrimSpace(s)
+		if t == "" {
+			return map[string]any{}, "", ""
+		}
+		if inner, err := decodeJSON([]byte(t)); err == nil {
+			if m, ok := inner.(map[string]any); ok {
+				return m, "", ""
+			}
+		}
+		return nil, "", "string"
+	}
+	switch v := v.(type) {
+	case nil:
+		return map[string]any{}, "", ""
+	case map[string]any:
+		return v, "", ""
+	default:
+		return nil, "", jsonKind(v)
+	}
+}
+
+func decodeJSON(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, fmt.Errorf("trailing data")
+	}
+	return v, nil
+}
+
+// canonicalArguments renders captured object arguments with sorted keys, for duplicate
+// detection; ok=false when they are not captured, truncated or not an object.
+func canonicalArguments(call *session.ToolCall) (string, bool) {
+	args, reason, malformed := decodeArguments(call)
+	if reason != "" || malformed != "" {
+		return "", false
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+func unauthorizedDetail(tool string, agent *session.AgentDefinition) string {
+	names := make([]string, 0, len(agent.Tools))
+	for _, t := range agent.Tools {
+		names = append(names, t.Name)
+	}
+	sort.Strings(names)
+	return "called " + tool + ", which is not in its tools_available [" + strings.Join(names, ", ") + "]"
+}
+
+func agentLabel(id string) string {
+	if id == "" {
+		return "(unknown agent)"
+	}
+	return id
+}
+
+// Handoff tools (conventions.md §5.1 (d)): generic ones name the target in their
+// arguments, the others in their name.
+var (
+	genericHandoffTools = map[string]bool{
+		"transfer_to_agent": true, "handoff_to_agent": true,
+		"delegate_work_to_coworker": true, "ask_question_to_coworker": true,
+	}
+	handoffPrefixes = []string{"transfer_back_to_", "transfer_to_", "handoff_to_"}
+	handoffArgKeys  = []string{"agent_name", "agent", "coworker", "target", "to_agent"}
+)
+
+// handoffTarget returns the agent a handoff tool call transfers to, when the call is a
+// handoff tool (IsHandoff, or a name of conventions.md §5.1 (d)) and its target can be
+// read from the arguments or the name.
+func handoffTarget(call *session.ToolCall) (string, bool) {
+	name := normName(call.ToolName)
+	if genericHandoffTools[name] || call.IsHandoff {
+		if args, _, _ := decodeArguments(call); args != nil {
+			for _, k := range handoffArgKeys {
+				if v, ok := args[k].(string); ok && strings.TrimSpace(v) != "" {
+					return strings.TrimSpace(v), true
+				}
+			}
+		}
+	}
+	for _, p := range handoffPrefixes {
+		if strings.HasPrefix(name, p) && len(name) > len(p) && !genericHandoffTools[name] {
+			return name[len(p):], true
+		}
+	}
+	return "", false
+}
+
+func handoffAllowed(agent *session.AgentDefinition, target string, sessionAgents map[string]bool) bool {
+	t := normName(target)
+	for _, h := range agent.HandoffTargets {
+		if normName(h) == t {
+			return true
+		}
+	}
+	return sessionAgents[t]
+}
+
+// normName lower-cases and maps every run of non-alphanumeric characters to "_", so
+// "Refund Agent", "refund-agent" and "refund_agent" compare equal.
+func normName(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	sep := false
+	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
+			if sep && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			sep = false
+			b.WriteRune(r)
+		} else {
+			sep = true
+		}
+	}
+	return b.String()
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -1,0 +1,306 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/text"
+)
+
+// Explanation keys of a TurnResult.
+const (
+	keyDetection   = "detection"
+	keyIntentDrift = "intent_drift"
+)
+
+// turn evaluates turn ti: its interactions, the detection (DESIGN.md §5.3), the
+// bad-turn rule on the final responder and the turn's intent drift.
+func (c *evalCtx) turn(ti int, final bool) TurnResult {
+	t := &c.s.Turns[ti]
+	tr := TurnResult{
+		SessionID:    c.s.ID,
+		TurnIndex:    ti,
+		TraceID:      t.TraceID,
+		RootSpanID:   t.RootSpanID,
+		Final:        final,
+		LatencyMs:    t.LatencyMs,
+		Usage:        t.Usage,
+		Partial:      t.Partial,
+		Interactions: make([]InteractionResult, 0, len(t.Interactions)),
+		Explanations: map[string]string{},
+	}
+	for ii := range t.Interactions {
+		tr.Interactions = append(tr.Interactions, c.interaction(ti, ii))
+	}
+	d := c.detect(ti, final, tr.Interactions)
+	tr.IsBad, tr.DetectionType, tr.Confidence, tr.Reason = d.bad, d.typ, d.conf, d.reason
+	tr.Explanations[keyDetection] = d.expl
+	if d.bad {
+		if fr := finalResponder(t); fr >= 0 {
+			ir := &tr.Interactions[fr]
+			ir.ResponseQuality = ptr(0)
+			ir.Explanations[keyResponseQuality] = "0: final responder of a bad turn (" + d.typ + ")"
+			c.score(ir)
+		}
+	}
+	tr.IntentDrift, tr.Explanations[keyIntentDrift] = intentDrift(t)
+	return tr
+}
+
+type detection struct {
+	bad    bool
+	typ    string
+	conf   float64
+	reason string
+	expl   string
+}
+
+// detect applies DESIGN.md §5.3 with the priority RDM > CCM > hallucination > none.
+// RDM and CCM need the follow-up (final and a next turn); hallucination always runs.
+func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection {
+	t := &c.s.Turns[ti]
+	var expl []string
+	var rdm, ccm, hall *detection
+	followUpConf := -1.0 // max signal strength of the follow-up checks, when they ran
+
+	switch {
+	case !final:
+		expl = append(expl, "rdm/ccm: pending (follow-up not known yet)")
+	case ti+1 >= len(c.s.Turns):
+		expl = append(expl, "rdm/ccm: not applicable (last turn, no follow-up)")
+	case strings.TrimSpace(c.s.Turns[ti+1].UserMessage) == "":
+		expl = append(expl, "rdm/ccm: not checked (follow-up user message not captured)")
+	default:
+		next := c.s.Turns[ti+1].UserMessage
+		ok, conf, cue := text.Correction(next, t.FinalResponse)
+		conf = clamp01(conf)
+		followUpConf = conf
+		if ok {
+			rdm = &detection{bad: true, typ: DetectionRDM, conf: conf,
+				reason: fmt.Sprintf("the next user message corrects or complains about the response (cue %q)", cue)}
+			expl = append(expl, fmt.Sprintf("rdm: detected (cue %q, confidence %s)", cue, num(conf)))
+		} else {
+			expl = append(expl, "rdm: no correction cue in the next user message")
+		}
+		if strings.TrimSpace(t.UserMessage) == "" {
+			expl = append(expl, "ccm: not checked (user message not captured)")
+		} else {
+			sim := clamp01(text.Similarity(t.UserMessage, next))
+			if sim > followUpConf {
+				followUpConf = sim
+			}
+			th := c.e.cfg.CCMSimilarityThreshold
+			if sim >= th {
+				ccm = &detection{bad: true, typ: DetectionCCM, conf: sim,
+					reason: fmt.Sprintf("the next user message re-asks the same request (similarity %s >= %s)", num(sim), num(th))}
+				expl = append(expl, fmt.Sprintf("ccm: similarity %s >= %s", num(sim), num(th)))
+			} else {
+				expl = append(expl, fmt.Sprintf("ccm: similarity %s < %s", num(sim), num(th)))
+			}
+		}
+	}
+
+	// Hallucination: ungrounded specifics in the final response, or a hallucinated
+	// tool parameter in the turn.
+	var params []string
+	for i := range irs {
+		for j := range irs[i].ToolCalls {
+			for _, is := range irs[i].ToolCalls[j].Issues {
+				if is.Issue == IssueParameterHallucination {
+					params = append(params, is.AgentID+"→"+is.ToolName+"."+is.Parameter)
+				}
+			}
+		}
+	}
+	var ungrounded []text.Fact
+	final_ := strings.TrimSpace(t.FinalResponse)
+	if final_ != "" {
+		ungrounded = text.Ungrounded(t.FinalResponse, c.groundingSources(ti)...)
+	}
+	switch {
+	case len(params) > 0:
+		hall = &detection{bad: true, typ: DetectionHallucination, conf: 1,
+			reason: "a tool call passed hallucinated parameter(s): " + strings.Join(params, ", ")}
+		expl = append(expl, "hallucination: parameter hallucination ("+strings.Join(params, ", ")+"), confidence 1")
+		if len(ungrounded) > 0 {
+			hall.reason += "; ungrounded specifics in the final response: " + factList(ungrounded)
+		}
+	case len(ungrounded) > 0:
+		stated := len(text.SalientFacts(t.FinalResponse))
+		if stated < len(ungrounded) {
+			stated = len(ungrounded)
+		}
+		conf := 0.5 + 0.5*float64(len(ungrounded))/float64(stated)
+		hall = &detection{bad: true, typ: DetectionHallucination, conf: conf,
+			reason: "the final response states specifics found in no source: " + factList(ungrounded)}
+		expl = append(expl, fmt.Sprintf("hallucination: %d of %d stated specific(s) ungrounded (%s), confidence 0.5 + 0.5×%d/%d = %s",
+			len(ungrounded), stated, factList(ungrounded), len(ungrounded), stated, num(conf)))
+	case final_ == "":
+		expl = append(expl, "hallucination: final response empty or not captured; no parameter hallucination")
+	default:
+		expl = append(expl, "hallucination: every stated specific is grounded; no parameter hallucination")
+	}
+
+	var d detection
+	switch {
+	case rdm != nil:
+		d = *rdm
+	case ccm != nil:
+		d = *ccm
+	case hall != nil:
+		d = *hall
+	default:
+		d = detection{typ: DetectionNone}
+		if followUpConf >= 0 {
+			d.conf = clamp01(1 - followUpConf)
+			d.reason = "the follow-up neither corrects nor re-asks, and nothing is ungrounded"
+		} else {
+			d.reason = "no follow-up to judge by, and nothing is ungrounded"
+		}
+	}
+	expl = append(expl, "→ "+d.typ+", confidence "+num(d.conf))
+	d.expl = strings.Join(expl, "; ")
+	return d
+}
+
+func factList(fs []text.Fact) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.Kind + " " + f.Value
+	}
+	return strings.Join(parts, ", ")
+}
+
+// groundingSources returns the texts a final response of turn ti may draw on: the user
+// messages, the agents' inputs (instructions), the tool results and errors and the
+// handoff payloads of turns 0..ti.
+func (c *evalCtx) groundingSources(ti int) []string {
+	for len(c.sourceEnds) <= ti {
+		t := &c.s.Turns[len(c.sourceEnds)]
+		add := func(s string) {
+			if strings.TrimSpace(s) != "" {
+				c.sources = append(c.sources, s)
+			}
+		}
+		add(t.UserMessage)
+		for ii := range t.Interactions {
+			in := &t.Interactions[ii]
+			add(in.Input)
+			for si := range in.Steps {
+				st := &in.Steps[si]
+				if st.ToolCall != nil {
+					add(st.ToolCall.Result)
+					add(st.ToolCall.Error)
+				}
+				if st.Handoff != nil {
+					add(st.Handoff.Payload)
+				}
+			}
+		}
+		c.sourceEnds = append(c.sourceEnds, len(c.sources))
+	}
+	return c.sources[:c.sourceEnds[ti]:c.sourceEnds[ti]]
+}
+
+// intentDrift is 1 − the best relevance of the turn's actions and answers to the user
+// request, where relevance(item) = |tokens(request) ∩ tokens(item)| / |tokens(request)|
+// over distinct text.Tokens; items are the final response, each interaction's output,
+// each tool call (name and argument keys and values) and each handoff payload.
+func intentDrift(t *session.Turn) (*float64, string) {
+	req := tokenSet(t.UserMessage)
+	if len(req) == 0 {
+		return nil, "null: the user message has no content words (or was not captured)"
+	}
+	best, bestLabel, items := -1.0, "", 0
+	consider := func(label, s string) {
+		if strings.TrimSpace(s) == "" {
+			return
+		}
+		items++
+		toks := tokenSet(s)
+		hit := 0
+		for tok := range req {
+			if toks[tok] {
+				hit++
+			}
+		}
+		rel := float64(hit) / float64(len(req))
+		if rel > best {
+			best, bestLabel = rel, fmt.Sprintf("%s (%d/%d request words)", label, hit, len(req))
+		}
+	}
+	consider("final response", t.FinalResponse)
+	for ii := range t.Interactions {
+		in := &t.Interactions[ii]
+		consider(in.AgentID+" output", in.Output)
+		for si := range in.Steps {
+			st := &in.Steps[si]
+			if st.ToolCall != nil {
+				consider(in.AgentID+" call "+st.ToolCall.ToolName, toolCallText(st.ToolCall))
+			}
+			if st.Handoff != nil {
+				consider(in.AgentID+" handoff to "+st.Handoff.ToAgent, st.Handoff.Payload)
+			}
+		}
+	}
+	if items == 0 {
+		return nil, "null: no captured action or answer"
+	}
+	drift := clamp01(1 - best)
+	return ptr(drift), fmt.Sprintf("1 − best relevance %s of %d item(s), from %s = %s", num(best), items, bestLabel, num(drift))
+}
+
+func tokenSet(s string) map[string]bool {
+	toks := text.Tokens(s)
+	m := make(map[string]bool, len(toks))
+	for _, t := range toks {
+		m[t] = true
+	}
+	return m
+}
+
+// toolCallText renders a call for relevance: the tool name with separators as spaces,
+// then the argument keys and scalar values, keys sorted.
+func toolCallText(tc *session.ToolCall) string {
+	var b strings.Builder
+	b.WriteString(strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(tc.ToolName))
+	args, _, _ := decodeArguments(tc)
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				b.WriteString(" ")
+				b.WriteString(strings.ReplaceAll(k, "_", " "))
+				walk(v[k])
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case string:
+			b.WriteString(" ")
+			b.WriteString(v)
+		case json.Number:
+			b.WriteString(" ")
+			b.WriteString(v.String())
+		case bool:
+			fmt.Fprintf(&b, " %t", v)
+		}
+	}
+	if args != nil {
+		walk(args)
+	}
+	return b.String()
+}
