@@ -226,9 +226,9 @@ func taskCompletion(s *session.AgentSession, trs []TurnResult) (*bool, string) {
 func (c *evalCtx) perAgent(a *Analysis) {
 	type acc struct {
 		toolUse, reasoning, handoff, rq []*float64
-		n, calls, notEval             int
-		latency                       float64
-		issues                        []string
+		n, calls, notEval               int
+		latency                         float64
+		issues                          []string
 	}
 	accs := map[string]*acc{}
 	get := func(id string) *acc {

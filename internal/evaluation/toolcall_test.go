@@ -237,7 +237,7 @@ func TestSchemaCacheBoundedAndConcurrent(t *testing.T) {
 func TestHandoffTarget(t *testing.T) {
 	tests := []struct {
 		name, tool, args, want string
-		handoff, ok               bool
+		handoff, ok            bool
 	}{
 		{"openai style", "transfer_to_refund_agent", "", "refund_agent", false, true},
 		{"back to supervisor", "transfer_back_to_supervisor", "", "supervisor", false, true},
