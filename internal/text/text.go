@@ -6,13 +6,6 @@
 // ungrounded specifics, refusal/uncertainty cues and name mentions.
 package text // import "github.com/agenteval/agenteval-collector/internal/text"
 
-// Similarity is a lexical similarity of two user messages in [0,1] (CCM, DESIGN.md §5.3): 1 for the same request reworded,
-// ~0 for unrelated requests. Both empty -> 0 (nothing to compare).
-func Similarity(a, b string) float64 { return 0 }
-
-// Tokens returns the normalised content tokens of s (lower-cased, accent-folded, stemmed, stop words removed), in order.
-func Tokens(s string) []string { return nil }
-
 // Correction reports whether a follow-up user message corrects or complains about the previous answer (RDM).
 // Returns confidence in [0,1] and the matched cue. prev is the previous assistant response.
 func Correction(followUp, prev string) (ok bool, confidence float64, cue string) { return false, 0, "" }

@@ -1,0 +1,348 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package text // import "github.com/agenteval/agenteval-collector/internal/text"
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxInputBytes caps the work done per input string: every function reads at most the first
+// MaxInputBytes bytes of each argument (cut back to a rune boundary) and ignores the rest.
+const MaxInputBytes = 64 << 10
+
+// capInput returns the first MaxInputBytes bytes of s, cut back to the start of a rune.
+func capInput(s string) string {
+	if len(s) <= MaxInputBytes {
+		return s
+	}
+	i := MaxInputBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
+
+// foldLatin maps U+00C0..U+017F to lower-case ASCII (accents removed, ß -> ss, æ -> ae, œ -> oe, þ -> th).
+// Empty entries are not letters (× and ÷).
+var foldLatin [0x180 - 0xC0]string
+
+func init() {
+	set := func(from, to rune, v string) {
+		for r := from; r <= to; r++ {
+			foldLatin[r-0xC0] = v
+		}
+	}
+	const latin1 = "a a a a a a ae c e e e e i i i i d n o o o o o _ o u u u u y th ss " +
+		"a a a a a a ae c e e e e i i i i d n o o o o o _ o u u u u y th y"
+	for i, v := range strings.Fields(latin1) {
+		if v != "_" {
+			foldLatin[i] = v
+		}
+	}
+	set(0x100, 0x105, "a")
+	set(0x106, 0x10D, "c")
+	set(0x10E, 0x111, "d")
+	set(0x112, 0x11B, "e")
+	set(0x11C, 0x123, "g")
+	set(0x124, 0x127, "h")
+	set(0x128, 0x131, "i")
+	set(0x132, 0x133, "ij")
+	set(0x134, 0x135, "j")
+	set(0x136, 0x138, "k")
+	set(0x139, 0x142, "l")
+	set(0x143, 0x14B, "n")
+	set(0x14C, 0x151, "o")
+	set(0x152, 0x153, "oe")
+	set(0x154, 0x159, "r")
+	set(0x15A, 0x161, "s")
+	set(0x162, 0x167, "t")
+	set(0x168, 0x173, "u")
+	set(0x174, 0x175, "w")
+	set(0x176, 0x178, "y")
+	set(0x179, 0x17E, "z")
+	set(0x17F, 0x17F, "s")
+}
+
+// appendFold appends the lower-case, accent-folded form of the letter or digit r to b.
+func appendFold(b []byte, r rune) []byte {
+	switch {
+	case r < utf8.RuneSelf:
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		return append(b, byte(r))
+	case r >= 0xC0 && r < 0x180:
+		if f := foldLatin[r-0xC0]; f != "" {
+			return append(b, f...)
+		}
+	case r == 0x218 || r == 0x219: // Ș ș
+		return append(b, 's')
+	case r == 0x21A || r == 0x21B: // Ț ț
+		return append(b, 't')
+	}
+	return utf8.AppendRune(b, unicode.ToLower(r))
+}
+
+// isCJK reports whether r is written without spaces between words (Han, Hiragana, Katakana, Hangul);
+// such runs are tokenised as character bigrams.
+func isCJK(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// isMark reports whether r is a combining mark (dropped: "e"+U+0301 folds like "é").
+func isMark(r rune) bool { return r >= 0x300 && unicode.Is(unicode.Mn, r) }
+
+func isAlnum(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+func isDigitByte(c byte) bool { return '0' <= c && c <= '9' }
+
+// token is one normalised token of a scan: buf[start:end], num when it contains a digit.
+type token struct {
+	start, end int32
+	num        bool
+}
+
+// scanner tokenises a string into normalised content tokens (see Tokens). It is reused through a pool.
+type scanner struct {
+	buf  []byte
+	toks []token
+	keys [2][]key // Similarity's per-message key sets
+}
+
+var scannerPool = sync.Pool{New: func() any { return &scanner{buf: make([]byte, 0, 512), toks: make([]token, 0, 64)} }}
+
+// scan fills sc.buf and sc.toks with the normalised content tokens of s:
+//   - words are maximal runs of letters and digits (combining marks are skipped inside a word; '.' or ','
+//     between two digits stays inside a number); everything else separates words, apostrophes included
+//     ("don't" -> "don", "t"; "l'ordre" -> "l", "ordre");
+//   - each word is lower-cased and accent-folded;
+//   - a word with a digit is a number/id token: its number form is canonicalised (numberKey) and it is
+//     kept whatever its length;
+//   - a word without digits is dropped when it has fewer than 2 runes or is a stop word, else stemmed,
+//     and dropped when its stem is the stem of a framing word;
+//   - runs of CJK characters become overlapping character bigrams (a run of one character, a unigram).
+func (sc *scanner) scan(s string) {
+	s = capInput(s)
+	sc.buf, sc.toks = sc.buf[:0], sc.toks[:0]
+	start, hasDigit, lastDigit := -1, false, false
+	var prevCJK rune
+	cjkRun := 0
+	endCJK := func() {
+		if cjkRun == 1 {
+			st := len(sc.buf)
+			sc.buf = utf8.AppendRune(sc.buf, prevCJK)
+			sc.toks = append(sc.toks, token{start: int32(st), end: int32(len(sc.buf))})
+		}
+		cjkRun = 0
+	}
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		next := i + size
+		switch {
+		case isAlnum(r) && !isCJK(r):
+			if cjkRun > 0 {
+				endCJK()
+			}
+			if start < 0 {
+				start, hasDigit = len(sc.buf), false
+			}
+			lastDigit = '0' <= r && r <= '9' || r >= utf8.RuneSelf && unicode.IsDigit(r)
+			hasDigit = hasDigit || lastDigit
+			sc.buf = appendFold(sc.buf, r)
+		case (r == '.' || r == ',') && start >= 0 && lastDigit && next < len(s) && isDigitByte(s[next]):
+			sc.buf = append(sc.buf, byte(r))
+		case start >= 0 && isMark(r):
+			// combining mark inside a word: dropped
+		case isCJK(r):
+			if start >= 0 {
+				sc.endWord(start, hasDigit)
+				start = -1
+			}
+			if cjkRun > 0 {
+				st := len(sc.buf)
+				sc.buf = utf8.AppendRune(sc.buf, prevCJK)
+				sc.buf = utf8.AppendRune(sc.buf, r)
+				sc.toks = append(sc.toks, token{start: int32(st), end: int32(len(sc.buf))})
+			}
+			prevCJK = r
+			cjkRun++
+		default:
+			if start >= 0 {
+				sc.endWord(start, hasDigit)
+				start = -1
+			}
+			if cjkRun > 0 {
+				endCJK()
+			}
+		}
+		i = next
+	}
+	if start >= 0 {
+		sc.endWord(start, hasDigit)
+	}
+	if cjkRun > 0 {
+		endCJK()
+	}
+}
+
+// endWord finishes the word buf[start:], keeping it as a token or dropping it.
+func (sc *scanner) endWord(start int, hasDigit bool) {
+	w := sc.buf[start:]
+	if hasDigit {
+		n0 := len(sc.buf)
+		sc.buf = appendNumberKey(sc.buf, w, true) // reads w, writes after it
+		sc.buf = append(sc.buf[:start], sc.buf[n0:]...)
+		sc.toks = append(sc.toks, token{start: int32(start), end: int32(len(sc.buf)), num: true})
+		return
+	}
+	if utf8.RuneCount(w) < 2 || isStop(w) {
+		sc.buf = sc.buf[:start]
+		return
+	}
+	st := stem(w)
+	if isFramingStem(st) {
+		sc.buf = sc.buf[:start]
+		return
+	}
+	sc.buf = sc.buf[:start+len(st)]
+	sc.toks = append(sc.toks, token{start: int32(start), end: int32(len(sc.buf))})
+}
+
+// appendNumberKey appends to dst the canonical form of the word w that contains a digit. Words that are not
+// made only of ASCII digits and '.'/',' separators, and plain digit runs, are appended unchanged (ids keep
+// their leading zeros). Otherwise the separators are interpreted (numberParts) and the number is written
+// with '.' as the decimal mark, no thousands separator and no leading zeros; when key is set, trailing zeros
+// of the decimals are removed too ("1,200.50" -> "1200.5", "1200.00" -> "1200"), which makes "a number match
+// whatever formatting". Separators that do not form a valid number ("1.2.3") become '.'.
+func appendNumberKey(dst, w []byte, key bool) []byte {
+	seps := 0
+	for _, c := range w {
+		switch {
+		case isDigitByte(c):
+		case c == '.' || c == ',':
+			seps++
+		default:
+			return append(dst, w...)
+		}
+	}
+	if seps == 0 {
+		return append(dst, w...)
+	}
+	intPart, frac, ok := numberParts(w)
+	if !ok {
+		for _, c := range w {
+			if c == ',' {
+				c = '.'
+			}
+			dst = append(dst, c)
+		}
+		return dst
+	}
+	return appendCanonical(dst, intPart, frac, key)
+}
+
+// appendCanonical writes intPart (digits, possibly with leading zeros) and frac (digits) as a canonical
+// number: no leading zeros (one "0" kept), '.' decimal mark, and when key is set no trailing zeros in frac.
+func appendCanonical(dst, intPart, frac []byte, key bool) []byte {
+	for len(intPart) > 1 && intPart[0] == '0' {
+		intPart = intPart[1:]
+	}
+	if len(intPart) == 0 {
+		intPart = []byte{'0'}
+	}
+	dst = append(dst, intPart...)
+	if key {
+		for len(frac) > 0 && frac[len(frac)-1] == '0' {
+			frac = frac[:len(frac)-1]
+		}
+	}
+	if len(frac) > 0 {
+		dst = append(dst, '.')
+		dst = append(dst, frac...)
+	}
+	return dst
+}
+
+// numberParts interprets w, made of ASCII digits and at least one '.' or ',' (each between two digits),
+// as a number and returns its integer digits (thousands separators removed) and decimal digits.
+// Rules:
+//   - both '.' and ',' present: the last separator is the decimal mark and occurs once; the other one is the
+//     thousands separator and must group the integer part in threes ("1,234.5", "1.234,5");
+//   - only ',' once: thousands when the integer part has 1-3 digits not starting with 0 and exactly 3
+//     digits follow ("1,200" = 1200), else decimal ("3,5" = 3.5, "0,500" = 0.5);
+//   - only '.' once: decimal ("1.200" = 1.2);
+//   - one kind several times: thousands when the groups are 1-3 digits then exactly 3 digits each
+//     ("1,234,567", "1.234.567"), else not a number (ok=false, e.g. versions "1.2.3").
+func numberParts(w []byte) (intPart, frac []byte, ok bool) {
+	var groups [][]byte
+	var sepc []byte
+	last := 0
+	for i, c := range w {
+		if c == '.' || c == ',' {
+			groups = append(groups, w[last:i])
+			sepc = append(sepc, c)
+			last = i + 1
+		}
+	}
+	groups = append(groups, w[last:])
+	thousands := func(gs [][]byte) bool {
+		if len(gs[0]) < 1 || len(gs[0]) > 3 || gs[0][0] == '0' && len(gs) > 1 {
+			return false
+		}
+		for _, g := range gs[1:] {
+			if len(g) != 3 {
+				return false
+			}
+		}
+		return true
+	}
+	join := func(gs [][]byte) []byte {
+		var out []byte
+		for _, g := range gs {
+			out = append(out, g...)
+		}
+		return out
+	}
+	dec := sepc[len(sepc)-1]
+	mixed := false
+	for _, c := range sepc {
+		if c != dec {
+			mixed = true
+		}
+	}
+	n := len(groups)
+	switch {
+	case mixed:
+		for _, c := range sepc[:len(sepc)-1] {
+			if c == dec {
+				return nil, nil, false
+			}
+		}
+		if !thousands(groups[:n-1]) {
+			return nil, nil, false
+		}
+		return join(groups[:n-1]), groups[n-1], true
+	case len(sepc) == 1 && dec == ',' && thousands(groups):
+		return join(groups), nil, true
+	case len(sepc) == 1:
+		return groups[0], groups[1], true
+	case thousands(groups):
+		return join(groups), nil, true
+	}
+	return nil, nil, false
+}
