@@ -1,0 +1,694 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session // import "github.com/agenteval/agenteval-collector/internal/session"
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// Anomaly values recorded in Turn.Anomalies: what was odd in a trace and was handled
+// (DESIGN.md §4; docs/decisions/sessions.md).
+const (
+	// AnomalyCycle: the parent links of some spans formed a cycle; it was broken at the
+	// earliest span of the cycle (by start time, then span id), which became a root.
+	AnomalyCycle = "cycle"
+	// AnomalyMissingParent: a GenAI span (turn/agent/llm/tool/handoff) other than the turn
+	// root names a parent span that is not in the trace. Orphaned non-GenAI spans (HTTP
+	// server spans whose parent is outside the batch) and an orphaned root are normal.
+	AnomalyMissingParent = "missing_parent"
+	// AnomalyDuplicateSpan: the same span id was seen more than once; the first kept.
+	AnomalyDuplicateSpan = "duplicate_span"
+	// AnomalySelfParent: a span named itself as its parent; it was treated as a root.
+	AnomalySelfParent = "self_parent"
+	// AnomalyLateSpan: a span of the turn's trace arrived after the turn closed; it was
+	// counted, not assembled (set by the Tracker).
+	AnomalyLateSpan = "late_span"
+	// AnomalyTruncatedText: a text field or tool arguments were cut at max_text_bytes.
+	AnomalyTruncatedText = "truncated_text"
+)
+
+// Turn.RootRule values: which rule chose the turn root (conventions.md §5.1 "Turn").
+const (
+	// RootRuleTurnMarker: the highest explicit turn marker (ClassTurn: handle_conversation_turn,
+	// invoke_workflow, ADK invocation, traceloop workflow...).
+	RootRuleTurnMarker = "turn_marker"
+	// RootRuleGenAIRoot: no turn marker; the highest agent, LLM or tool span.
+	RootRuleGenAIRoot = "highest_genai_span"
+	// RootRuleSpanRoot: no GenAI span of those classes; the highest span of the trace.
+	RootRuleSpanRoot = "highest_span"
+)
+
+// AgentInteraction.AgentRule values of the synthetic interaction built for traces without
+// any agent span (single-agent frameworks such as the Vercel AI SDK).
+const (
+	// AgentRuleSyntheticRootName: the agent id was derived from the root span's name
+	// ("invoke_agent X", "invoke_workflow X", "X.agent", "X.workflow").
+	AgentRuleSyntheticRootName = "synthetic:root_span_name"
+	// AgentRuleSynthetic: no name could be derived; the agent id is SyntheticAgentID.
+	AgentRuleSynthetic = "synthetic"
+	// SyntheticAgentID is the agent id of a synthetic interaction whose root has no
+	// agent-like name.
+	SyntheticAgentID = "agent"
+)
+
+// Status values of turns, interactions, LLM calls and tool calls.
+const (
+	asmStatusOK          = "ok"
+	asmStatusError       = "error"
+	asmStatusNotExecuted = "not_executed"
+	// asmArgsSourceLLMOutput is ToolCall.ArgumentsSource for arguments taken from the
+	// LLM output that requested the call (RequestedToolCall.Arguments).
+	asmArgsSourceLLMOutput = "llm_output"
+)
+
+// TurnAssembly is one reconstructed turn plus what the trace taught about agents.
+type TurnAssembly struct {
+	// Turn is the reconstructed turn. Its Index is 0; the Tracker sets it.
+	Turn Turn
+	// Agents are the agents that have an interaction in the turn, in order of their first
+	// interaction, with the tools learned from the trace: tool definitions seen on the
+	// agent's own agent span and LLM spans (gen_ai.tool.definitions, llm.tools,
+	// ai.prompt.tools) and tool names declared on its agent span (gen_ai.agent.tools).
+	// ToolsSource is "trace" when any was seen, else "" (unknown). HandoffTargets are the
+	// declared targets (openai.agent.handoffs) and those named by offered handoff tools
+	// (transfer_to_<agent>).
+	Agents []AgentDefinition
+	// Outcome is the explicit task outcome (agent_eval.task.completed) of the span that
+	// ended last among those carrying one; nil when none did.
+	Outcome *bool
+	// Cost sums the cost reported on LLM spans (llm.cost.total), nil when none reported.
+	Cost *float64
+}
+
+// AssembleTurn reconstructs one turn from the records of one trace (DESIGN.md §4,
+// conventions.md §5.1). It is a pure function: the records are not modified and the
+// output depends only on the set of distinct records, not on their order (records are
+// ordered by start time, then span id). When a span id occurs more than once, the first
+// occurrence in records is kept (the Tracker passes records in arrival order) and the
+// turn gets the "duplicate_span" anomaly. ClassEvaluation records are ignored entirely.
+//
+// The rules (tree repair, root choice, interactions, tool-call join, the six handoff
+// signals and their de-duplication) are documented in docs/decisions/sessions.md.
+// An empty input (or one of evaluation spans only) gives a Turn with no interactions,
+// Status "ok" and SpanCount 0.
+func AssembleTurn(records []SpanRecord) TurnAssembly {
+	a := newAssembler(records)
+	return a.assemble()
+}
+
+// asmNode is one span of the trace tree.
+type asmNode struct {
+	rec *SpanRecord
+	// idx is the position in start order.
+	idx      int
+	parent   *asmNode
+	children []*asmNode
+	depth    int
+	// missingParent: the parent id names a span absent from the trace.
+	missingParent bool
+	// agentAnc is the nearest ClassAgent ancestor (strictly above).
+	agentAnc *asmNode
+	// toolAnc is the nearest ClassTool ancestor strictly above and below agentAnc.
+	toolAnc *asmNode
+	// inter is the interaction that owns this span (its agent span or a step), -1 if none.
+	inter int
+	// call is the joined tool call of an execution span.
+	call *asmCall
+}
+
+func (n *asmNode) start() int64 { return n.rec.StartUnixNano }
+
+// end returns the end time, never before the start.
+func (n *asmNode) end() int64 {
+	if n.rec.EndUnixNano < n.rec.StartUnixNano {
+		return n.rec.StartUnixNano
+	}
+	return n.rec.EndUnixNano
+}
+
+func (n *asmNode) durationMs() float64 { return float64(n.end()-n.start()) / 1e6 }
+
+func (n *asmNode) status() string {
+	if n.rec.Error {
+		return asmStatusError
+	}
+	return asmStatusOK
+}
+
+// asmInteraction is an agent interaction under construction.
+type asmInteraction struct {
+	node      *asmNode // the agent span; the root for the synthetic interaction
+	agentID   string
+	agentRule string
+	synthetic bool
+	parent    int // interaction index of the nearest agent ancestor, -1
+	llms      []*asmNode
+	tools     []*asmNode
+	handoffs  []*asmNode
+	calls     []*asmCall
+	steps     []asmStep
+	input     string
+}
+
+// asmStep is a step with its ordering keys.
+type asmStep struct {
+	step AgentStep
+	at   int64
+	rank int
+	seq  int
+}
+
+type assembler struct {
+	nodes     []*asmNode
+	byID      map[string]*asmNode
+	anomalies map[string]bool
+	root      *asmNode
+	rootRule  string
+	inters    []*asmInteraction
+	seq       int
+	// nested maps a tool span to the first agent span nested under it (agent-as-tool).
+	nested map[*asmNode]*asmNode
+}
+
+func newAssembler(records []SpanRecord) *assembler {
+	a := &assembler{anomalies: map[string]bool{}}
+	a.byID = make(map[string]*asmNode, len(records))
+	a.nodes = make([]*asmNode, 0, len(records))
+	for i := range records {
+		r := &records[i]
+		if r.Class == ClassEvaluation {
+			continue
+		}
+		if _, dup := a.byID[r.SpanID]; dup {
+			a.anomalies[AnomalyDuplicateSpan] = true
+			continue
+		}
+		n := &asmNode{rec: r, inter: -1}
+		a.byID[r.SpanID] = n
+		a.nodes = append(a.nodes, n)
+	}
+	slices.SortFunc(a.nodes, func(x, y *asmNode) int {
+		if c := compareInt64(x.start(), y.start()); c != 0 {
+			return c
+		}
+		return strings.Compare(x.rec.SpanID, y.rec.SpanID)
+	})
+	for i, n := range a.nodes {
+		n.idx = i
+	}
+	return a
+}
+
+func compareInt64(x, y int64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+func (a *assembler) assemble() TurnAssembly {
+	if len(a.nodes) == 0 {
+		return TurnAssembly{Turn: Turn{Status: asmStatusOK, Interactions: []AgentInteraction{}}}
+	}
+	a.buildTree()
+	a.chooseRoot()
+	a.buildInteractions()
+	for _, in := range a.inters {
+		a.joinToolCalls(in)
+	}
+	a.buildHandoffs()
+	for _, in := range a.inters {
+		a.buildSteps(in)
+	}
+	return a.result()
+}
+
+// buildTree resolves parents, repairs self-parents and cycles, and computes depths and
+// the agent/tool ancestors of every node.
+func (a *assembler) buildTree() {
+	for _, n := range a.nodes {
+		p := n.rec.ParentSpanID
+		switch {
+		case p == "":
+		case p == n.rec.SpanID:
+			a.anomalies[AnomalySelfParent] = true
+		default:
+			if pn, ok := a.byID[p]; ok {
+				n.parent = pn
+			} else {
+				n.missingParent = true
+			}
+		}
+	}
+	// Cycles: every node has at most one parent, so each cycle is met once; it is broken
+	// at its earliest member, which does not depend on where the walk entered it.
+	state := make([]uint8, len(a.nodes)) // 0 new, 1 on the current path, 2 done
+	var path []*asmNode
+	for _, n := range a.nodes {
+		path = path[:0]
+		cur := n
+		for cur != nil && state[cur.idx] == 0 {
+			state[cur.idx] = 1
+			path = append(path, cur)
+			cur = cur.parent
+		}
+		if cur != nil && state[cur.idx] == 1 {
+			pos := slices.Index(path, cur)
+			cut := path[pos]
+			for _, m := range path[pos:] {
+				if m.idx < cut.idx {
+					cut = m
+				}
+			}
+			cut.parent = nil
+			a.anomalies[AnomalyCycle] = true
+		}
+		for _, m := range path {
+			state[m.idx] = 2
+		}
+	}
+	var roots []*asmNode
+	for _, n := range a.nodes {
+		if n.parent == nil {
+			roots = append(roots, n)
+		} else {
+			n.parent.children = append(n.parent.children, n)
+		}
+	}
+	stack := make([]*asmNode, 0, len(a.nodes))
+	for i := len(roots) - 1; i >= 0; i-- {
+		stack = append(stack, roots[i])
+	}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if p := n.parent; p != nil {
+			n.depth = p.depth + 1
+			switch p.rec.Class {
+			case ClassAgent:
+				n.agentAnc, n.toolAnc = p, nil
+			case ClassTool:
+				n.agentAnc, n.toolAnc = p.agentAnc, p
+			default:
+				n.agentAnc, n.toolAnc = p.agentAnc, p.toolAnc
+			}
+		}
+		for i := len(n.children) - 1; i >= 0; i-- {
+			stack = append(stack, n.children[i])
+		}
+	}
+}
+
+func asmIsGenAI(c SpanClass) bool {
+	switch c {
+	case ClassTurn, ClassAgent, ClassLLM, ClassTool, ClassHandoff:
+		return true
+	}
+	return false
+}
+
+// chooseRoot picks the turn root: the highest turn marker, else the highest agent/LLM/tool
+// span, else the highest span; ties go to the earliest (start time, span id).
+func (a *assembler) chooseRoot() {
+	pick := func(ok func(*asmNode) bool) *asmNode {
+		var best *asmNode
+		for _, n := range a.nodes {
+			if ok(n) && (best == nil || n.depth < best.depth) {
+				best = n
+			}
+		}
+		return best
+	}
+	if r := pick(func(n *asmNode) bool { return n.rec.Class == ClassTurn }); r != nil {
+		a.root, a.rootRule = r, RootRuleTurnMarker
+	} else if r := pick(func(n *asmNode) bool {
+		c := n.rec.Class
+		return c == ClassAgent || c == ClassLLM || c == ClassTool
+	}); r != nil {
+		a.root, a.rootRule = r, RootRuleGenAIRoot
+	} else {
+		a.root, a.rootRule = pick(func(*asmNode) bool { return true }), RootRuleSpanRoot
+	}
+	for _, n := range a.nodes {
+		if n.missingParent && n != a.root && asmIsGenAI(n.rec.Class) {
+			a.anomalies[AnomalyMissingParent] = true
+		}
+	}
+}
+
+// buildInteractions makes one interaction per agent span and attributes every LLM, tool
+// and handoff span to the interaction of its nearest agent ancestor. When the trace has
+// no agent span, one synthetic interaction (rooted at the turn root) gets all of them.
+func (a *assembler) buildInteractions() {
+	for _, n := range a.nodes {
+		if n.rec.Class != ClassAgent {
+			continue
+		}
+		in := &asmInteraction{node: n, agentID: n.rec.AgentName, agentRule: n.rec.AgentRule, parent: -1}
+		if in.agentID == "" {
+			in.agentID, in.agentRule = asmNameDerivedAgent(n.rec.Name)
+			if in.agentID == SyntheticAgentID && n.rec.Name != "" {
+				in.agentID, in.agentRule = n.rec.Name, "span_name"
+			}
+		}
+		if n.agentAnc != nil {
+			in.parent = n.agentAnc.inter
+		}
+		n.inter = len(a.inters)
+		a.inters = append(a.inters, in)
+	}
+	synthetic := -1
+	for _, n := range a.nodes {
+		switch n.rec.Class {
+		case ClassLLM, ClassTool, ClassHandoff:
+		default:
+			continue
+		}
+		idx := -1
+		if n.agentAnc != nil {
+			idx = n.agentAnc.inter
+		} else if len(a.inters) == 0 || synthetic >= 0 {
+			if synthetic < 0 {
+				synthetic = len(a.inters)
+				id, rule := asmNameDerivedAgent(a.root.rec.Name)
+				if a.root.rec.AgentName != "" {
+					id, rule = a.root.rec.AgentName, a.root.rec.AgentRule
+				}
+				a.inters = append(a.inters, &asmInteraction{
+					node: a.root, agentID: id, agentRule: rule, synthetic: true, parent: -1,
+				})
+			}
+			idx = synthetic
+		}
+		if idx < 0 {
+			continue // an LLM/tool span outside every agent of a multi-agent trace
+		}
+		n.inter = idx
+		in := a.inters[idx]
+		switch n.rec.Class {
+		case ClassLLM:
+			in.llms = append(in.llms, n)
+		case ClassTool:
+			in.tools = append(in.tools, n)
+		case ClassHandoff:
+			in.handoffs = append(in.handoffs, n)
+		}
+	}
+	for _, in := range a.inters {
+		in.input = firstNonEmpty(in.node.rec.Input, in.node.rec.UserMessage)
+		for _, l := range in.llms {
+			if in.input != "" {
+				break
+			}
+			in.input = l.rec.UserMessage
+		}
+	}
+}
+
+// asmNameDerivedAgent derives an agent id from a span name: "invoke_agent X",
+// "invoke_workflow X", "X.agent" and "X.workflow" give X; anything else gives
+// SyntheticAgentID.
+func asmNameDerivedAgent(name string) (string, string) {
+	for _, p := range []string{"invoke_agent ", "invoke_workflow "} {
+		if rest, ok := strings.CutPrefix(name, p); ok && strings.TrimSpace(rest) != "" {
+			return strings.TrimSpace(rest), AgentRuleSyntheticRootName
+		}
+	}
+	for _, s := range []string{".agent", ".workflow"} {
+		if rest, ok := strings.CutSuffix(name, s); ok && strings.TrimSpace(rest) != "" {
+			return strings.TrimSpace(rest), AgentRuleSyntheticRootName
+		}
+	}
+	return SyntheticAgentID, AgentRuleSynthetic
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Step ranks order steps that start at the same instant.
+const (
+	asmRankReasoning = iota
+	asmRankLLM
+	asmRankTool
+	asmRankHandoff
+)
+
+func (a *assembler) addStep(in *asmInteraction, at int64, rank int, s AgentStep) {
+	s.StartedAt = asmTime(at)
+	in.steps = append(in.steps, asmStep{step: s, at: at, rank: rank, seq: a.seq})
+	a.seq++
+}
+
+// buildSteps adds the LLM and reasoning steps and the tool-call steps, then orders every
+// step by start time, rank and insertion order (handoff steps were added by
+// buildHandoffs).
+func (a *assembler) buildSteps(in *asmInteraction) {
+	for _, l := range in.llms {
+		r := l.rec
+		if r.Reasoning != "" {
+			a.addStep(in, l.start(), asmRankReasoning, AgentStep{Kind: StepReasoning, SpanID: r.SpanID, Text: r.Reasoning})
+		}
+		a.addStep(in, l.start(), asmRankLLM, AgentStep{Kind: StepLLMCall, SpanID: r.SpanID, LLMCall: asmLLMCall(l)})
+	}
+	for _, c := range in.calls {
+		tc := c.tc
+		a.addStep(in, c.at, asmRankTool, AgentStep{Kind: StepToolCall, SpanID: tc.SpanID, ToolCall: &tc})
+	}
+	slices.SortStableFunc(in.steps, func(x, y asmStep) int {
+		if c := compareInt64(x.at, y.at); c != 0 {
+			return c
+		}
+		if x.rank != y.rank {
+			return x.rank - y.rank
+		}
+		return x.seq - y.seq
+	})
+}
+
+func asmLLMCall(l *asmNode) *LLMCall {
+	r := l.rec
+	c := &LLMCall{
+		Model:         r.Model,
+		FinishReasons: slices.Clone(r.FinishReasons),
+		LatencyMs:     l.durationMs(),
+		Usage:         asmLLMUsage(r),
+		Output:        r.Output,
+		Status:        l.status(),
+	}
+	for _, d := range r.ToolDefs {
+		c.ToolsOffered = append(c.ToolsOffered, d.Name)
+	}
+	return c
+}
+
+// asmLLMUsage is the usage of one inference span, counted as one LLM call.
+func asmLLMUsage(r *SpanRecord) Usage {
+	u := r.Usage
+	u.LLMCalls = 1
+	return u
+}
+
+// asmTime converts Unix nanoseconds to a UTC time; 0 gives the zero time.
+func asmTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+func (a *assembler) result() TurnAssembly {
+	root := a.root
+	rr := root.rec
+	turn := Turn{
+		TraceID:       rr.TraceID,
+		RootSpanID:    rr.SpanID,
+		RootRule:      a.rootRule,
+		UserMessage:   rr.UserMessage,
+		FinalResponse: rr.Output,
+		StartedAt:     asmTime(root.start()),
+		EndedAt:       asmTime(root.end()),
+		LatencyMs:     root.durationMs(),
+		Status:        root.status(),
+		SpanCount:     len(a.nodes),
+		Interactions:  make([]AgentInteraction, 0, len(a.inters)),
+	}
+	if rr.EndUnixNano <= rr.StartUnixNano {
+		// No usable root duration: use the trace's extent.
+		lo, hi := a.nodes[0].start(), a.nodes[0].end()
+		for _, n := range a.nodes {
+			lo, hi = min(lo, n.start()), max(hi, n.end())
+		}
+		turn.StartedAt, turn.EndedAt, turn.LatencyMs = asmTime(lo), asmTime(hi), float64(hi-lo)/1e6
+	}
+	var outcomeNode *asmNode
+	var cost float64
+	var costSeen bool
+	for _, n := range a.nodes {
+		r := n.rec
+		if turn.UserMessage == "" && (r.Class == ClassAgent || r.Class == ClassLLM) {
+			turn.UserMessage = r.UserMessage
+		}
+		if r.Class == ClassLLM {
+			turn.Usage.Add(asmLLMUsage(r))
+			if r.Cost != nil {
+				cost += *r.Cost
+				costSeen = true
+			}
+		}
+		if r.Outcome != nil && (outcomeNode == nil || n.end() >= outcomeNode.end()) {
+			outcomeNode = n
+		}
+		if r.Truncated || r.ToolArgsTruncated {
+			a.anomalies[AnomalyTruncatedText] = true
+		}
+		for _, rc := range r.RequestedCalls {
+			if rc.ArgumentsTruncated {
+				a.anomalies[AnomalyTruncatedText] = true
+			}
+		}
+	}
+	var last *asmInteraction
+	for _, in := range a.inters {
+		ia := a.interaction(in)
+		turn.Interactions = append(turn.Interactions, ia)
+		if ia.Output != "" && (last == nil || in.node.end() > last.node.end() ||
+			(in.node.end() == last.node.end() && in.node.idx > last.node.idx)) {
+			last = in
+		}
+	}
+	if turn.FinalResponse == "" && last != nil {
+		turn.FinalResponse = turn.Interactions[slices.Index(a.inters, last)].Output
+	}
+	for k := range a.anomalies {
+		turn.Anomalies = append(turn.Anomalies, k)
+	}
+	slices.Sort(turn.Anomalies)
+	out := TurnAssembly{Turn: turn, Agents: a.agents()}
+	if outcomeNode != nil {
+		v := *outcomeNode.rec.Outcome
+		out.Outcome = &v
+	}
+	if costSeen {
+		out.Cost = &cost
+	}
+	return out
+}
+
+func (a *assembler) interaction(in *asmInteraction) AgentInteraction {
+	r := in.node.rec
+	ia := AgentInteraction{
+		AgentID:   in.agentID,
+		AgentRule: in.agentRule,
+		SpanID:    r.SpanID,
+		Input:     in.input,
+		Output:    r.Output,
+		StartedAt: asmTime(in.node.start()),
+		LatencyMs: in.node.durationMs(),
+		Status:    in.node.status(),
+		ErrorType: r.ErrorType,
+		Steps:     make([]AgentStep, 0, len(in.steps)),
+	}
+	if in.parent >= 0 {
+		ia.ParentAgentID = a.inters[in.parent].agentID
+	}
+	if len(r.FinishReasons) > 0 && !in.synthetic {
+		ia.FinishReason = r.FinishReasons[len(r.FinishReasons)-1]
+	}
+	lastText := ""
+	for _, l := range in.llms {
+		ia.Usage.Add(asmLLMUsage(l.rec))
+		if fr := l.rec.FinishReasons; len(fr) > 0 {
+			ia.FinishReason = fr[len(fr)-1]
+		}
+		if l.rec.Output != "" {
+			lastText = l.rec.Output
+		}
+	}
+	if ia.Output == "" {
+		// The agent span carries no output: its answer is its last LLM text.
+		ia.Output = lastText
+	}
+	for _, s := range in.steps {
+		ia.Steps = append(ia.Steps, s.step)
+	}
+	return ia
+}
+
+// agents lists the agents that have an interaction in the turn, with what the trace
+// shows of their tools and handoff targets (see TurnAssembly.Agents).
+func (a *assembler) agents() []AgentDefinition {
+	var out []AgentDefinition
+	pos := map[string]int{}
+	for _, in := range a.inters {
+		i, ok := pos[in.agentID]
+		if !ok {
+			i = len(out)
+			pos[in.agentID] = i
+			out = append(out, AgentDefinition{ID: in.agentID, Name: in.agentID, Tools: []ToolDefinition{}})
+		}
+		d := &out[i]
+		r := in.node.rec
+		if d.Description == "" && r.Class == ClassAgent {
+			d.Description = r.AgentDescription
+		}
+		asmAddTools(d, r.ToolDefs)
+		for _, name := range r.AllowedTools {
+			asmAddTools(d, []ToolDefinition{{Name: name}})
+		}
+		for _, t := range r.HandoffTargets {
+			if t = a.resolveAgent(t); t != "" {
+				d.HandoffTargets = append(d.HandoffTargets, t)
+			}
+		}
+		for _, l := range in.llms {
+			asmAddTools(d, l.rec.ToolDefs)
+		}
+	}
+	for i := range out {
+		d := &out[i]
+		if len(d.Tools) > 0 {
+			d.ToolsSource = "trace"
+		}
+		for _, t := range d.Tools {
+			if h := asmHandoffToolInfo(t.Name, nil); h != nil && h.target != "" {
+				d.HandoffTargets = append(d.HandoffTargets, a.resolveAgent(h.target))
+			}
+		}
+		slices.Sort(d.HandoffTargets)
+		d.HandoffTargets = slices.Compact(d.HandoffTargets)
+	}
+	return out
+}
+
+// asmAddTools merges tool definitions into d by name: the first definition of a name is
+// kept, completed by later ones (schema, description) where it lacks them.
+func asmAddTools(d *AgentDefinition, defs []ToolDefinition) {
+	for _, t := range defs {
+		if t.Name == "" {
+			continue
+		}
+		if have := d.Tool(t.Name); have != nil {
+			if have.Parameters == nil && t.Parameters != nil {
+				have.Parameters = slices.Clone(t.Parameters)
+			}
+			if have.Description == "" {
+				have.Description = t.Description
+			}
+			continue
+		}
+		t.Parameters = slices.Clone(t.Parameters)
+		d.Tools = append(d.Tools, t)
+	}
+}

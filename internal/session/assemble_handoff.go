@@ -1,0 +1,474 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session // import "github.com/agenteval/agenteval-collector/internal/session"
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// Handoff.SourceRule values: the six handoff signals of conventions.md §5.1, strongest
+// first.
+const (
+	// HandoffSourceTransfer (a): gen_ai.transfer.* on a tool execution span.
+	HandoffSourceTransfer = "gen_ai.transfer"
+	// HandoffSourceHandoffSpan (b): an explicit handoff span (agent_handoff / handoff
+	// operation, gen_ai.handoff.from_agent / to_agent).
+	HandoffSourceHandoffSpan = "gen_ai.handoff"
+	// HandoffSourceOpenInference (c): the OpenInference "handoff to X" span, or an agent
+	// span whose graph.node.parent_id names an earlier agent.
+	HandoffSourceOpenInference = "openinference.handoff_span"
+	// HandoffSourceTool (d): a handoff tool call (transfer_to_*, transfer_to_agent,
+	// handoff_to_agent, handoff_to_*, transfer_back_to_*, CrewAI coworker tools). Inferred.
+	HandoffSourceTool = "handoff_tool"
+	// HandoffSourceAgentAsTool (e): an agent span nested under a tool span (agent-as-tool,
+	// mode return_to_caller). Inferred.
+	HandoffSourceAgentAsTool = "agent_as_tool"
+	// HandoffSourceSibling (f): consecutive sibling agent spans of different agents (mode
+	// pass_control). Inferred; the weakest signal.
+	HandoffSourceSibling = "sibling_agents"
+)
+
+// asmHandoffCand is one handoff found by one signal.
+type asmHandoffCand struct {
+	strength int // index of the signal, 0 = (a) strongest
+	rule     string
+	inferred bool
+	from     int    // interaction index
+	to       string // receiving agent id
+	receiver int    // receiving interaction index, -1 when it did not run in the turn
+	at       int64
+	spanID   string
+	mode     string
+	// modeKnown is false when mode is the default rather than read from the trace or
+	// implied by the signal.
+	modeKnown bool
+	// params are the tool-call arguments carrying the payload, nil when none.
+	params json.RawMessage
+	// rawPayload: use the whole arguments as the payload when no payload key is present
+	// (agent-as-tool: the arguments are the sub-agent's input).
+	rawPayload  bool
+	calls       []*asmCall
+	handoffSpan *asmNode
+	seq         int
+}
+
+// buildHandoffs collects the candidates of the six signals, keeps one handoff per
+// transfer (strongest signal first) and adds the handoff steps to the sending
+// interactions. A transfer is identified by its receiving interaction; when the receiving
+// agent did not run in the turn, by (sending interaction, receiving agent).
+func (a *assembler) buildHandoffs() {
+	var cands []*asmHandoffCand
+	add := func(c *asmHandoffCand) {
+		if c.from < 0 || c.to == "" || c.to == a.inters[c.from].agentID {
+			return
+		}
+		c.seq = len(cands)
+		cands = append(cands, c)
+	}
+	// (a) gen_ai.transfer.* on tool spans and (d) handoff tool calls.
+	for i, in := range a.inters {
+		for _, c := range in.calls {
+			if e := c.exec; e != nil && e.rec.HandoffTo != "" {
+				r := e.rec
+				to := a.resolveAgent(r.HandoffTo)
+				cand := &asmHandoffCand{
+					strength: 0, rule: HandoffSourceTransfer, from: a.fromByName(r.HandoffFrom, e.start(), i),
+					to: to, at: e.start(), spanID: r.SpanID, params: c.tc.Parameters, mode: r.HandoffMode,
+					modeKnown: r.HandoffMode != "",
+				}
+				cand.receiver = a.receiverUnder(e, to, cand.from, cand.at)
+				if !cand.modeKnown {
+					cand.mode = a.modeUnder(e, semconv.TransferModePassControl)
+				}
+				add(cand)
+			}
+			if h := c.handoff; h != nil {
+				target := h.target
+				if target == "" && c.exec != nil {
+					if sub := a.nestedAgent(c.exec); sub != nil {
+						target = a.inters[sub.inter].agentID
+					}
+				}
+				if target == "" {
+					continue
+				}
+				to := a.resolveAgent(target)
+				cand := &asmHandoffCand{
+					strength: 3, rule: HandoffSourceTool, inferred: true, from: i, to: to, at: c.at,
+					spanID: c.tc.SpanID, params: c.tc.Parameters, mode: h.mode, modeKnown: true, calls: []*asmCall{c},
+				}
+				if c.exec != nil {
+					cand.mode = a.modeUnder(c.exec, h.mode)
+					cand.receiver = a.receiverUnder(c.exec, to, i, c.at)
+				} else {
+					cand.receiver = a.findReceiver(to, c.at, i)
+				}
+				add(cand)
+			}
+		}
+	}
+	for _, n := range a.nodes {
+		r := n.rec
+		switch r.Class {
+		case ClassHandoff:
+			// (b) explicit handoff spans, (c) OpenInference "handoff to X" spans.
+			cand := &asmHandoffCand{strength: 1, rule: HandoffSourceHandoffSpan, at: n.start(), spanID: r.SpanID,
+				mode: r.HandoffMode, modeKnown: r.HandoffMode != "", handoffSpan: n}
+			to := r.HandoffTo
+			if rest, ok := strings.CutPrefix(r.Name, semconv.OIHandoffSpanPrefix); ok || strings.Contains(strings.ToLower(r.HandoffRule), "openinference") {
+				cand.strength, cand.rule = 2, HandoffSourceOpenInference
+				if to == "" {
+					to = strings.TrimSpace(rest)
+				}
+			}
+			if to == "" {
+				continue
+			}
+			if !cand.modeKnown {
+				cand.mode = semconv.TransferModePassControl
+			}
+			cand.to = a.resolveAgent(to)
+			cand.from = a.fromByName(r.HandoffFrom, n.start(), n.inter)
+			cand.receiver = a.findReceiver(cand.to, n.start(), cand.from)
+			add(cand)
+		case ClassAgent:
+			recv := n.inter
+			to := a.inters[recv].agentID
+			// (c) graph.node.parent_id naming an earlier agent (not the enclosing one).
+			if gp := r.GraphParentID; gp != "" && gp != r.GraphNodeID && gp != to {
+				if from := a.graphParent(n, gp); from >= 0 {
+					add(&asmHandoffCand{strength: 2, rule: HandoffSourceOpenInference, from: from, to: to,
+						receiver: recv, at: n.start(), spanID: r.SpanID, mode: semconv.TransferModePassControl})
+				}
+			}
+			// (e) agent-as-tool: nested under a tool span, or running inside a tool span named
+			// after it (OpenLLMetry lifts the sub-agent span out of the tool span).
+			tool := n.toolAnc
+			if tool == nil {
+				tool = a.enclosingNamedTool(n)
+			}
+			if tool != nil && tool.inter >= 0 {
+				cand := &asmHandoffCand{strength: 4, rule: HandoffSourceAgentAsTool, inferred: true, from: tool.inter,
+					to: to, receiver: recv, at: tool.start(), spanID: tool.rec.SpanID,
+					mode: semconv.TransferModeReturn, modeKnown: true, rawPayload: true}
+				if tool.call != nil {
+					cand.params = tool.call.tc.Parameters
+				}
+				add(cand)
+			}
+		}
+	}
+	// (f) consecutive sibling agent spans of different agents that do not overlap.
+	siblings := map[*asmNode][]*asmNode{}
+	var parents []*asmNode
+	for _, n := range a.nodes {
+		if n.rec.Class != ClassAgent {
+			continue
+		}
+		if _, ok := siblings[n.parent]; !ok {
+			parents = append(parents, n.parent)
+		}
+		siblings[n.parent] = append(siblings[n.parent], n)
+	}
+	for _, p := range parents {
+		group := siblings[p]
+		for k := 1; k < len(group); k++ {
+			prev, next := group[k-1], group[k]
+			if next.start() < prev.end() {
+				continue
+			}
+			add(&asmHandoffCand{strength: 5, rule: HandoffSourceSibling, inferred: true, from: prev.inter,
+				to: a.inters[next.inter].agentID, receiver: next.inter, at: next.start(), spanID: next.rec.SpanID,
+				mode: semconv.TransferModePassControl})
+		}
+	}
+	a.recordHandoffs(cands)
+}
+
+// recordHandoffs de-duplicates the candidates and adds one handoff step per transfer.
+func (a *assembler) recordHandoffs(cands []*asmHandoffCand) {
+	slices.SortFunc(cands, func(x, y *asmHandoffCand) int {
+		if x.strength != y.strength {
+			return x.strength - y.strength
+		}
+		if c := compareInt64(x.at, y.at); c != 0 {
+			return c
+		}
+		return x.seq - y.seq
+	})
+	var groups [][]*asmHandoffCand
+	keys := map[string]int{}
+	for _, c := range cands {
+		key := "f" + strconv.Itoa(c.from) + "\x00" + c.to
+		if c.receiver >= 0 {
+			key = "r" + strconv.Itoa(c.receiver)
+		}
+		if g, ok := keys[key]; ok {
+			groups[g] = append(groups[g], c)
+			continue
+		}
+		keys[key] = len(groups)
+		groups = append(groups, []*asmHandoffCand{c})
+	}
+	for _, g := range groups {
+		best := g[0]
+		h := Handoff{
+			FromAgent:  a.inters[best.from].agentID,
+			ToAgent:    best.to,
+			Mode:       best.mode,
+			SourceRule: best.rule,
+			Inferred:   best.inferred,
+		}
+		for _, c := range g {
+			if c.modeKnown {
+				h.Mode = c.mode
+				break
+			}
+		}
+		h.Payload, h.PayloadCaptured = a.handoffPayload(g)
+		a.fixUpHandoffCalls(g)
+		a.addStep(a.inters[best.from], best.at, asmRankHandoff, AgentStep{Kind: StepHandoff, SpanID: best.spanID, Handoff: &h})
+	}
+}
+
+// handoffPayload is the context passed to the receiving agent: the payload keys of the
+// handoff tool arguments (message, task, context...), else the receiving interaction's
+// input, else (agent-as-tool) the whole tool arguments.
+func (a *assembler) handoffPayload(g []*asmHandoffCand) (string, bool) {
+	for _, c := range g {
+		if p := asmArgsPayload(c.params); p != "" {
+			return p, true
+		}
+	}
+	recv := g[0].receiver
+	if recv >= 0 && a.inters[recv].input != "" {
+		return a.inters[recv].input, true
+	}
+	captured := recv >= 0 && a.inters[recv].node.rec.ContentCaptured
+	for _, c := range g {
+		if len(c.params) == 0 {
+			continue
+		}
+		captured = true
+		if c.rawPayload {
+			var s string
+			if json.Unmarshal(c.params, &s) == nil {
+				return s, true
+			}
+			return string(c.params), true
+		}
+	}
+	return "", captured
+}
+
+// fixUpHandoffCalls marks as executed the requested handoff tool call that produced a
+// transfer seen in the trace (the receiving agent ran, or a handoff span recorded it)
+// when no execution span of the call exists: frameworks such as the OpenAI Agents SDK
+// record a handoff span, not a tool span. At most one call per transfer: the last one
+// requested before the receiving agent started.
+func (a *assembler) fixUpHandoffCalls(g []*asmHandoffCand) {
+	var span *asmNode
+	recv := g[0].receiver
+	for _, c := range g {
+		if c.handoffSpan != nil && span == nil {
+			span = c.handoffSpan
+		}
+	}
+	if span == nil && recv < 0 {
+		return
+	}
+	var pick *asmCall
+	for _, c := range g {
+		for _, call := range c.calls {
+			if call.tc.Executed || (recv >= 0 && call.at > a.inters[recv].node.start()) {
+				continue
+			}
+			if pick == nil || call.at > pick.at {
+				pick = call
+			}
+		}
+	}
+	if pick == nil {
+		return
+	}
+	pick.tc.Executed = true
+	pick.tc.Status = asmStatusOK
+	if span != nil {
+		pick.tc.SpanID = span.rec.SpanID
+		ms := span.durationMs()
+		pick.tc.LatencyMs = &ms
+		pick.tc.Status = span.status()
+	}
+}
+
+// asmAgentKey normalises an agent name for matching handoff targets: lower case, runs of
+// non-alphanumerics as one "_" ("Math Specialist" and transfer_to_math_specialist match).
+func asmAgentKey(s string) string {
+	var b strings.Builder
+	sep := false
+	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
+			if sep && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			sep = false
+			b.WriteRune(r)
+		} else {
+			sep = true
+		}
+	}
+	return b.String()
+}
+
+// resolveAgent maps a handoff target name to the id of an agent of the turn when one
+// matches exactly or after normalisation (asmAgentKey); else it returns the name trimmed.
+func (a *assembler) resolveAgent(name string) string {
+	name = strings.TrimSpace(name)
+	for _, in := range a.inters {
+		if in.agentID == name {
+			return name
+		}
+	}
+	key := asmAgentKey(name)
+	if key == "" {
+		return name
+	}
+	for _, in := range a.inters {
+		if asmAgentKey(in.agentID) == key {
+			return in.agentID
+		}
+	}
+	return name
+}
+
+// fromByName resolves the sending interaction: the owner interaction when name is empty
+// or names its agent, else the latest interaction of the named agent started at or before
+// at, else the owner interaction.
+func (a *assembler) fromByName(name string, at int64, owner int) int {
+	if name == "" {
+		return owner
+	}
+	id := a.resolveAgent(name)
+	if owner >= 0 && a.inters[owner].agentID == id {
+		return owner
+	}
+	best := -1
+	for i, in := range a.inters {
+		if in.agentID == id && in.node.start() <= at {
+			best = i
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	return owner
+}
+
+// findReceiver is the first interaction of agent to (other than from) that started at or
+// after at; -1 when there is none.
+func (a *assembler) findReceiver(to string, at int64, from int) int {
+	for i, in := range a.inters {
+		if i != from && in.agentID == to && in.node.start() >= at {
+			return i
+		}
+	}
+	return -1
+}
+
+// nestedAgent is the first agent span nested under the tool span (no other agent span
+// in between), nil when none.
+func (a *assembler) nestedAgent(tool *asmNode) *asmNode {
+	if a.nested == nil {
+		a.nested = map[*asmNode]*asmNode{}
+		for _, n := range a.nodes {
+			if n.rec.Class != ClassAgent || n.toolAnc == nil {
+				continue
+			}
+			for p := n.parent; p != nil && p != n.agentAnc; p = p.parent {
+				if _, ok := a.nested[p]; !ok && p.rec.Class == ClassTool {
+					a.nested[p] = n
+				}
+			}
+		}
+	}
+	return a.nested[tool]
+}
+
+// receiverUnder is the agent span of agent to nested under the tool span, else the first
+// later interaction of that agent.
+func (a *assembler) receiverUnder(tool *asmNode, to string, from int, at int64) int {
+	if sub := a.nestedAgent(tool); sub != nil && a.inters[sub.inter].agentID == to {
+		return sub.inter
+	}
+	return a.findReceiver(to, at, from)
+}
+
+// modeUnder is return_to_caller when an agent span runs nested under the tool span
+// (agent-as-tool), else def.
+func (a *assembler) modeUnder(tool *asmNode, def string) string {
+	if a.nestedAgent(tool) != nil {
+		return semconv.TransferModeReturn
+	}
+	return def
+}
+
+// graphParent is the latest interaction started before n whose agent id or
+// graph.node.id is gp; -1 when none, or when it is n's enclosing agent (a hierarchy,
+// not a transfer).
+func (a *assembler) graphParent(n *asmNode, gp string) int {
+	best := -1
+	for i, in := range a.inters {
+		if in.node == n || in.node.start() > n.start() {
+			continue
+		}
+		if in.agentID == gp || in.node.rec.GraphNodeID == gp {
+			best = i
+		}
+	}
+	if best >= 0 && a.inters[best].node == n.agentAnc {
+		return -1
+	}
+	return best
+}
+
+// enclosingNamedTool finds the tool span an agent span ran inside when the
+// instrumentation did not nest it (OpenLLMetry openai-agents agents-as-tools: the
+// sub-agent span is a child of the workflow, its time inside the caller's
+// "ask_<agent>" tool span). The tool must be of another agent, not an ancestor of the
+// agent span, contain its time span, and be named after it; the latest such tool wins.
+func (a *assembler) enclosingNamedTool(n *asmNode) *asmNode {
+	in := a.inters[n.inter]
+	key := asmAgentKey(in.agentID)
+	if len(key) < 3 {
+		return nil
+	}
+	var best *asmNode
+	for _, t := range a.nodes {
+		if t.rec.Class != ClassTool || t.inter < 0 || a.inters[t.inter].agentID == in.agentID {
+			continue
+		}
+		if t.start() > n.start() || n.end() > t.end() || !strings.Contains(asmAgentKey(asmExecToolName(t.rec)), key) {
+			continue
+		}
+		if a.isAncestor(t, n) {
+			continue
+		}
+		best = t
+	}
+	return best
+}
+
+func (a *assembler) isAncestor(anc, n *asmNode) bool {
+	for p := n.parent; p != nil; p = p.parent {
+		if p == anc {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,257 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session // import "github.com/agenteval/agenteval-collector/internal/session"
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// asmCall is a tool call of an interaction: a requested call (from an LLM span's output)
+// and/or its execution span.
+type asmCall struct {
+	req     *RequestedToolCall
+	reqNode *asmNode
+	exec    *asmNode
+	tc      ToolCall
+	// at is the step time: the execution span's start, else the requesting LLM span's end.
+	at int64
+	// args is the raw arguments text behind tc.Parameters.
+	args string
+	// handoff describes a handoff tool (transfer_to_*, handoff_to_agent...); nil otherwise.
+	handoff *asmHandoffTool
+}
+
+// joinToolCalls joins the calls requested by the interaction's LLM spans with its tool
+// execution spans (DESIGN.md §4 "Tool calls"):
+//  1. by call id (a request and an execution span with the same id);
+//  2. by tool name and order: an execution span takes the latest still unmatched request
+//     of the same tool whose LLM span started no later than it (the earliest one when
+//     none did), unless both carry different call ids;
+//  3. a request left alone was not executed (Status "not_executed"); an execution span
+//     left alone was not seen requested (Requested=false).
+func (a *assembler) joinToolCalls(in *asmInteraction) {
+	type reqRef struct {
+		node *asmNode
+		call *RequestedToolCall
+		exec int
+	}
+	var reqs []reqRef
+	for _, l := range in.llms {
+		for i := range l.rec.RequestedCalls {
+			reqs = append(reqs, reqRef{node: l, call: &l.rec.RequestedCalls[i], exec: -1})
+		}
+	}
+	execReq := make([]int, len(in.tools))
+	for j := range execReq {
+		execReq[j] = -1
+	}
+	for i := range reqs {
+		id := reqs[i].call.ID
+		if id == "" {
+			continue
+		}
+		for j, e := range in.tools {
+			if execReq[j] < 0 && e.rec.ToolCallID == id {
+				reqs[i].exec, execReq[j] = j, i
+				break
+			}
+		}
+	}
+	for j, e := range in.tools {
+		if execReq[j] >= 0 {
+			continue
+		}
+		name := asmExecToolName(e.rec)
+		before, first := -1, -1
+		for i := range reqs {
+			r := &reqs[i]
+			if r.exec >= 0 || r.call.Name != name || (r.call.ID != "" && e.rec.ToolCallID != "") {
+				continue
+			}
+			if first < 0 {
+				first = i
+			}
+			if r.node.start() <= e.start() && (before < 0 || r.node.start() > reqs[before].node.start()) {
+				before = i
+			}
+		}
+		if before < 0 {
+			before = first
+		}
+		if before >= 0 {
+			reqs[before].exec, execReq[j] = j, before
+		}
+	}
+	for _, r := range reqs {
+		var exec *asmNode
+		if r.exec >= 0 {
+			exec = in.tools[r.exec]
+		}
+		in.calls = append(in.calls, a.newCall(r.call, r.node, exec))
+	}
+	for j, e := range in.tools {
+		if execReq[j] < 0 {
+			in.calls = append(in.calls, a.newCall(nil, nil, e))
+		}
+	}
+}
+
+func asmExecToolName(r *SpanRecord) string {
+	if r.ToolName != "" {
+		return r.ToolName
+	}
+	return r.Name
+}
+
+func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *asmNode) *asmCall {
+	c := &asmCall{req: req, reqNode: reqNode, exec: exec}
+	tc := &c.tc
+	tc.Requested = req != nil
+	tc.Executed = exec != nil
+	if req != nil {
+		tc.ToolName, tc.CallID = req.Name, req.ID
+		tc.RequestSpanID = reqNode.rec.SpanID
+		tc.SpanID = reqNode.rec.SpanID
+		c.at = reqNode.end()
+		if req.Arguments != "" {
+			c.args = req.Arguments
+			tc.ArgumentsSource = asmArgsSourceLLMOutput
+			tc.ArgumentsTruncated = req.ArgumentsTruncated
+		}
+		tc.Status = asmStatusNotExecuted
+	}
+	if exec != nil {
+		r := exec.rec
+		if tc.ToolName == "" {
+			tc.ToolName = asmExecToolName(r)
+		}
+		if tc.CallID == "" {
+			tc.CallID = r.ToolCallID
+		}
+		if c.args == "" && r.ToolArguments != "" {
+			c.args = r.ToolArguments
+			tc.ArgumentsSource = r.ToolArgsSource
+			tc.ArgumentsTruncated = r.ToolArgsTruncated
+		}
+		tc.SpanID = r.SpanID
+		tc.Result = r.ToolResult
+		tc.Status = exec.status()
+		if r.Error {
+			tc.Error = firstNonEmpty(r.ErrorType, r.ToolResult, asmStatusError)
+		}
+		ms := exec.durationMs()
+		tc.LatencyMs = &ms
+		c.at = exec.start()
+		exec.call = c
+	}
+	tc.Parameters = asmParseArguments(c.args)
+	if h := asmHandoffToolInfo(tc.ToolName, tc.Parameters); h != nil {
+		tc.IsHandoff = true
+		c.handoff = h
+	}
+	return c
+}
+
+// asmParseArguments turns raw tool-call arguments into a JSON value: valid JSON text is
+// kept as is (trimmed of surrounding white space); anything else is stored as a JSON
+// string holding the raw text. "" gives nil (no arguments captured).
+func asmParseArguments(s string) json.RawMessage {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return nil
+	}
+	if json.Valid([]byte(t)) {
+		return json.RawMessage(t)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n"))
+}
+
+// asmArgsObject decodes arguments that are a JSON object; nil otherwise.
+func asmArgsObject(p json.RawMessage) map[string]any {
+	if len(p) == 0 || p[0] != '{' {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(p, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// asmHandoffTool is a recognised handoff tool (conventions.md §5.1 (d)).
+type asmHandoffTool struct {
+	// target is the receiving agent as named by the tool ("" when the arguments that
+	// name it were not captured).
+	target string
+	mode   string
+}
+
+// asmHandoffToolInfo recognises the handoff tools of conventions.md §0.3 and §5.1 (d):
+// transfer_to_agent{agent_name} (ADK), handoff_to_agent{agent_name,message,context}
+// (Strands Swarm), "Delegate work to coworker" / "Ask question to coworker" {coworker}
+// (CrewAI, return_to_caller), transfer_back_to_<agent>, transfer_to_<agent> and
+// handoff_to_<agent> (OpenAI Agents, AutoGen, LangGraph). It returns nil for other tools.
+func asmHandoffToolInfo(name string, params json.RawMessage) *asmHandoffTool {
+	argString := func(key string) string {
+		if m := asmArgsObject(params); m != nil {
+			if s, ok := m[key].(string); ok {
+				return strings.TrimSpace(s)
+			}
+		}
+		return ""
+	}
+	lower := strings.ToLower(name)
+	switch {
+	case lower == semconv.ADKTransferTool || lower == semconv.HandoffToolStrandsSwarm:
+		return &asmHandoffTool{target: argString(semconv.HandoffArgAgentName), mode: semconv.TransferModePassControl}
+	case strings.EqualFold(name, semconv.HandoffToolCrewAIDelegate) || strings.EqualFold(name, semconv.HandoffToolCrewAIAsk):
+		return &asmHandoffTool{target: argString(semconv.HandoffArgCoworker), mode: semconv.TransferModeReturn}
+	}
+	for _, p := range []string{semconv.HandoffToolTransferBackPrefix, semconv.HandoffToolTransferToPrefix, semconv.HandoffToolHandoffToPrefix} {
+		if len(name) > len(p) && strings.EqualFold(name[:len(p)], p) {
+			return &asmHandoffTool{target: name[len(p):], mode: semconv.TransferModePassControl}
+		}
+	}
+	return nil
+}
+
+// asmPayloadKeys are the handoff-tool argument keys whose values are the context handed to
+// the receiving agent, in the order they are joined.
+var asmPayloadKeys = []string{
+	semconv.HandoffArgMessage, "task", "question", "input", "query", "request", "prompt", semconv.HandoffArgContext,
+}
+
+// asmArgsPayload extracts the handoff payload from tool arguments: the values of the
+// payload keys, joined by new lines (non-string values as JSON text).
+func asmArgsPayload(params json.RawMessage) string {
+	m := asmArgsObject(params)
+	if m == nil {
+		return ""
+	}
+	var parts []string
+	for _, k := range asmPayloadKeys {
+		v, ok := m[k]
+		if !ok || v == nil {
+			continue
+		}
+		if s, ok := v.(string); ok {
+			if s = strings.TrimSpace(s); s != "" {
+				parts = append(parts, s)
+			}
+			continue
+		}
+		if b, err := json.Marshal(v); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
