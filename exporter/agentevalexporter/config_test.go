@@ -1,0 +1,209 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentevalexporter
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configauth"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadata"
+)
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+
+	tests := []struct {
+		id       component.ID
+		expected func() *Config
+	}{
+		{
+			id:       component.NewID(metadata.Type),
+			expected: func() *Config { return createDefaultConfig().(*Config) },
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "custom"),
+			expected: func() *Config {
+				cfg := createDefaultConfig().(*Config)
+				cfg.TimeoutConfig.Timeout = 10 * time.Second
+				q := exporterhelper.NewDefaultQueueConfig()
+				q.NumConsumers = 2
+				q.QueueSize = 500
+				storage := component.MustNewIDWithName("file_storage", "agenteval")
+				q.StorageID = &storage
+				cfg.QueueConfig = configoptional.Some(q)
+				cfg.RetryConfig.InitialInterval = time.Second
+				cfg.RetryConfig.MaxInterval = 10 * time.Second
+				cfg.RetryConfig.MaxElapsedTime = time.Hour
+				cfg.Store = StoreConfig{
+					Driver:    StoreDriverPostgres,
+					DSN:       "postgres://agenteval:secret@db.example:5432/agenteval?sslmode=disable",
+					Retention: 168 * time.Hour,
+				}
+				cfg.Prometheus.NetAddr.Endpoint = "0.0.0.0:9464"
+				cfg.Prometheus.MaxLabelValues = 20
+				cfg.API.NetAddr.Endpoint = "0.0.0.0:9080"
+				cfg.API.Auth = configoptional.Some(confighttp.AuthConfig{
+					Config: configauth.Config{AuthenticatorID: component.MustNewIDWithName("basicauth", "api")},
+				})
+				return cfg
+			},
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "no_queue"),
+			expected: func() *Config {
+				cfg := createDefaultConfig().(*Config)
+				cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
+				cfg.Store.DSN = "/var/lib/agenteval/results.db"
+				cfg.Store.Retention = 0
+				return cfg
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id.String(), func(t *testing.T) {
+			cfg := createDefaultConfig()
+			sub, err := cm.Sub(tt.id.String())
+			require.NoError(t, err)
+			require.NoError(t, sub.Unmarshal(cfg))
+			require.NoError(t, confmap.Validate(cfg))
+			assert.Equal(t, tt.expected(), cfg)
+		})
+	}
+}
+
+func TestDefaultConfig(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.Validate(cfg))
+	// DESIGN.md §11: loopback defaults, SQLite under ./data.
+	assert.Equal(t, "localhost:8889", cfg.Prometheus.NetAddr.Endpoint)
+	assert.Equal(t, "localhost:8890", cfg.API.NetAddr.Endpoint)
+	assert.Equal(t, StoreDriverSQLite, cfg.Store.Driver)
+	assert.Equal(t, "./data/agenteval.db", string(cfg.Store.DSN))
+	assert.Equal(t, 720*time.Hour, cfg.Store.Retention)
+	assert.Equal(t, 100, cfg.Prometheus.MaxLabelValues)
+	assert.True(t, cfg.QueueConfig.HasValue(), "sending_queue is on by default")
+	assert.True(t, cfg.RetryConfig.Enabled, "retry_on_failure is on by default")
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name        string
+		mutate      func(*Config)
+		expectedErr string
+	}{
+		{
+			name:   "default",
+			mutate: func(*Config) {},
+		},
+		{
+			name:        "unknown driver",
+			mutate:      func(c *Config) { c.Store.Driver = "mysql" },
+			expectedErr: `store.driver: invalid value "mysql", valid values are ["sqlite" "postgres"]`,
+		},
+		{
+			name:        "empty driver",
+			mutate:      func(c *Config) { c.Store.Driver = "" },
+			expectedErr: `store.driver: invalid value "", valid values are ["sqlite" "postgres"]`,
+		},
+		{
+			name:        "empty dsn",
+			mutate:      func(c *Config) { c.Store.DSN = "" },
+			expectedErr: "store.dsn: must not be empty",
+		},
+		{
+			name:        "postgres with the sqlite default dsn",
+			mutate:      func(c *Config) { c.Store.Driver = StoreDriverPostgres },
+			expectedErr: `store.dsn: "./data/agenteval.db" is the SQLite default; set a PostgreSQL DSN (postgres://user:pass@host:5432/db) when store.driver is "postgres"`,
+		},
+		{
+			name: "postgres with a dsn",
+			mutate: func(c *Config) {
+				c.Store.Driver = StoreDriverPostgres
+				c.Store.DSN = "postgres://localhost/agenteval"
+			},
+		},
+		{
+			name:        "negative retention",
+			mutate:      func(c *Config) { c.Store.Retention = -time.Hour },
+			expectedErr: "store.retention: must be >= 0 (0 keeps everything), got -1h0m0s",
+		},
+		{
+			name:   "zero retention keeps everything",
+			mutate: func(c *Config) { c.Store.Retention = 0 },
+		},
+		{
+			name:        "zero max_label_values",
+			mutate:      func(c *Config) { c.Prometheus.MaxLabelValues = 0 },
+			expectedErr: "prometheus.max_label_values: must be >= 1, got 0",
+		},
+		{
+			name:        "empty prometheus endpoint",
+			mutate:      func(c *Config) { c.Prometheus.NetAddr.Endpoint = "" },
+			expectedErr: "prometheus.endpoint: must not be empty",
+		},
+		{
+			name:        "empty api endpoint",
+			mutate:      func(c *Config) { c.API.NetAddr.Endpoint = "" },
+			expectedErr: "api.endpoint: must not be empty",
+		},
+		{
+			name: "same endpoint twice",
+			mutate: func(c *Config) {
+				c.Prometheus.NetAddr.Endpoint = "localhost:9000"
+				c.API.NetAddr.Endpoint = "localhost:9000"
+			},
+			expectedErr: `prometheus.endpoint and api.endpoint: both are "localhost:9000"; each server needs its own port`,
+		},
+		{
+			name: "port 0 twice is fine",
+			mutate: func(c *Config) {
+				c.Prometheus.NetAddr.Endpoint = "localhost:0"
+				c.API.NetAddr.Endpoint = "localhost:0"
+			},
+		},
+		{
+			name: "several errors are all reported",
+			mutate: func(c *Config) {
+				c.Store.Driver = "oracle"
+				c.Prometheus.MaxLabelValues = -1
+			},
+			expectedErr: "store.driver: invalid value \"oracle\", valid values are [\"sqlite\" \"postgres\"]\n" +
+				"prometheus.max_label_values: must be >= 1, got -1",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			tt.mutate(cfg)
+			err := cfg.Validate()
+			if tt.expectedErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.EqualError(t, err, tt.expectedErr)
+		})
+	}
+}
+
+func TestConfigValidateNested(t *testing.T) {
+	// sending_queue is validated by exporterhelper's own Validate, reached through
+	// confmap.Validate as the collector does.
+	cfg := createDefaultConfig().(*Config)
+	q := exporterhelper.NewDefaultQueueConfig()
+	q.QueueSize = -1
+	cfg.QueueConfig = configoptional.Some(q)
+	assert.ErrorContains(t, confmap.Validate(cfg), "sending_queue")
+}

@@ -1,0 +1,344 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentevalexporter // import "github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadata"
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/store"
+)
+
+// Attributes of the evaluation spans this exporter reads (DESIGN.md §6).
+const (
+	// attrKind marks an evaluation span; its value is one of the kinds below. Spans
+	// without it are skipped after this one lookup.
+	attrKind = "agent_eval.kind"
+	// attrTurnResult is the JSON of an evaluation.TurnResult, on `evaluate turn` spans.
+	attrTurnResult = "agent_eval.turn.result"
+	// attrAnalysis is the JSON of an evaluation.Analysis, on `evaluate agent_session` spans.
+	attrAnalysis = "agent_eval.analysis"
+
+	kindTurn    = "turn"
+	kindSession = "agent_session"
+	// The tool_call and agent_interaction kinds carry nothing the exporter needs: their
+	// data is in the turn result.
+)
+
+// defaultRetentionInterval is how often retention runs (after a first run at start).
+const defaultRetentionInterval = time.Hour
+
+// agentEvalExporter is the exporter behind exporterhelper: pushTraces is called by the
+// queue consumers (concurrently), start and shutdown by the collector.
+type agentEvalExporter struct {
+	cfg       *Config
+	set       exporter.Settings
+	logger    *zap.Logger
+	telemetry *metadata.TelemetryBuilder
+	metrics   *promMetrics
+
+	// retentionInterval and now are replaced in tests.
+	retentionInterval time.Duration
+	now               func() time.Time
+
+	// Set by start, released by shutdown.
+	store      store.Store
+	host       component.Host
+	promServer *http.Server
+	apiServer  *http.Server
+	promAddr   net.Addr
+	apiAddr    net.Addr
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+
+	// storeFailing is true after a failed save until the next successful one; it drives
+	// the component status (RecoverableError → OK).
+	storeFailing atomic.Bool
+}
+
+func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporter, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	logger := set.Logger
+	return &agentEvalExporter{
+		cfg:       cfg,
+		set:       set,
+		logger:    logger,
+		telemetry: tb,
+		metrics: newPromMetrics(cfg.Prometheus.MaxLabelValues, func(domain string) {
+			logger.Warn("agenteval: label value cap reached; further values are reported as \"other\"",
+				zap.String("label", domain), zap.Int("max_label_values", cfg.Prometheus.MaxLabelValues))
+		}),
+		retentionInterval: defaultRetentionInterval,
+		now:               time.Now,
+	}, nil
+}
+
+// start opens the result store, then the Prometheus and query API servers, then the
+// retention loop. Any failure (store unreachable, port taken) fails Start with an error
+// naming the part, after releasing what was already opened.
+func (e *agentEvalExporter) start(ctx context.Context, host component.Host) (err error) {
+	e.host = host
+	defer func() {
+		if err != nil {
+			_ = e.release(context.Background())
+		}
+	}()
+
+	st, err := store.Open(ctx, string(e.cfg.Store.Driver), string(e.cfg.Store.DSN))
+	if err != nil {
+		return fmt.Errorf("agenteval: opening the %s result store (store.dsn): %w", e.cfg.Store.Driver, err)
+	}
+	e.store = st
+
+	if e.promServer, e.promAddr, err = e.startServer(ctx, host, "prometheus", &e.cfg.Prometheus.ServerConfig, e.metrics.handler()); err != nil {
+		return err
+	}
+	if e.apiServer, e.apiAddr, err = e.startServer(ctx, host, "api", &e.cfg.API, newQueryAPI(st, e.logger)); err != nil {
+		return err
+	}
+
+	if e.cfg.Store.Retention > 0 {
+		bg, cancel := context.WithCancel(context.Background())
+		e.cancel = cancel
+		e.wg.Add(1)
+		go e.retentionLoop(bg)
+	}
+	return nil
+}
+
+// startServer listens on cfg's endpoint (so a taken port fails Start) and serves handler
+// in a goroutine that shutdown waits for.
+func (e *agentEvalExporter) startServer(ctx context.Context, host component.Host, name string, cfg *confighttp.ServerConfig, handler http.Handler) (*http.Server, net.Addr, error) {
+	ln, err := cfg.ToListener(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agenteval: %s server: cannot listen on %s.endpoint %q: %w", name, name, cfg.NetAddr.Endpoint, err)
+	}
+	srv, err := cfg.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, handler)
+	if err != nil {
+		_ = ln.Close()
+		return nil, nil, fmt.Errorf("agenteval: %s server: %w", name, err)
+	}
+	e.logger.Info("agenteval: serving", zap.String("server", name), zap.String("address", ln.Addr().String()))
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		if serr := srv.Serve(ln); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(fmt.Errorf("agenteval: %s server: %w", name, serr)))
+		}
+	}()
+	return srv, ln.Addr(), nil
+}
+
+// shutdown releases everything start opened and the internal telemetry. exporterhelper
+// calls it after draining the queue. Safe to call without (or after a failed) start.
+func (e *agentEvalExporter) shutdown(ctx context.Context) error {
+	err := e.release(ctx)
+	e.telemetry.Shutdown()
+	return err
+}
+
+// release stops the servers and the retention loop, waits for their goroutines, then
+// closes the store. Idempotent.
+func (e *agentEvalExporter) release(ctx context.Context) error {
+	var errs []error
+	if e.cancel != nil {
+		e.cancel()
+		e.cancel = nil
+	}
+	for _, srv := range []*http.Server{e.promServer, e.apiServer} {
+		if srv == nil {
+			continue
+		}
+		if err := srv.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+			_ = srv.Close()
+		}
+	}
+	e.promServer, e.apiServer = nil, nil
+	e.wg.Wait()
+	if e.store != nil {
+		if err := e.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("agenteval: closing the result store: %w", err))
+		}
+		e.store = nil
+	}
+	return errors.Join(errs...)
+}
+
+// pushTraces consumes one batch. Per span it does one attribute lookup (agent_eval.kind)
+// and skips every span without it. Turn results feed the per-turn metrics; analyses are
+// saved, then feed the per-session metrics.
+//
+// Errors: analyses that could not be saved are returned as consumererror.Traces holding
+// only their spans, so exporterhelper's retry and queue resend just those (never the
+// turns, whose metrics are already counted). Missing or undecodable JSON is a permanent
+// error (logged and dropped: a retry cannot fix it).
+func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
+	var (
+		evalSpans, stored int64
+		decodeErrs        []error
+		storeErrs         []error
+		failed            ptrace.Traces
+		failedSpans       int
+	)
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				kind, ok := span.Attributes().Get(attrKind)
+				if !ok {
+					continue
+				}
+				evalSpans++
+				switch kind.Str() {
+				case kindTurn:
+					var tr evaluation.TurnResult
+					if err := decodeJSONAttr(span, attrTurnResult, &tr); err != nil {
+						decodeErrs = append(decodeErrs, err)
+						continue
+					}
+					e.metrics.recordTurn(&tr)
+				case kindSession:
+					var a evaluation.Analysis
+					if err := decodeJSONAttr(span, attrAnalysis, &a); err != nil {
+						decodeErrs = append(decodeErrs, err)
+						continue
+					}
+					if a.SessionID == "" {
+						decodeErrs = append(decodeErrs, spanError(span, attrAnalysis, errors.New("session_id is empty")))
+						continue
+					}
+					if err := e.store.SaveAnalysis(ctx, &a); err != nil {
+						storeErrs = append(storeErrs, fmt.Errorf("session %q: %w", a.SessionID, err))
+						if failedSpans == 0 {
+							failed = ptrace.NewTraces()
+						}
+						appendSpan(failed, rs, ss, span)
+						failedSpans++
+						continue
+					}
+					stored++
+					e.metrics.recordAnalysis(&a)
+				}
+			}
+		}
+	}
+
+	if evalSpans > 0 {
+		e.telemetry.ExporterAgentevalEvaluationSpans.Add(ctx, evalSpans)
+	}
+	if stored > 0 {
+		e.telemetry.ExporterAgentevalAnalysesStored.Add(ctx, stored)
+		if e.storeFailing.CompareAndSwap(true, false) {
+			componentstatus.ReportStatus(e.host, componentstatus.NewEvent(componentstatus.StatusOK))
+		}
+	}
+	if len(decodeErrs) > 0 {
+		e.telemetry.ExporterAgentevalDecodeErrors.Add(ctx, int64(len(decodeErrs)))
+	}
+	if len(storeErrs) > 0 {
+		e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(storeErrs)))
+		err := fmt.Errorf("agenteval: saving %d analyses to the result store failed: %w", len(storeErrs), errors.Join(storeErrs...))
+		e.storeFailing.Store(true)
+		componentstatus.ReportStatus(e.host, componentstatus.NewRecoverableErrorEvent(err))
+		if len(decodeErrs) > 0 {
+			e.logger.Error("agenteval: dropping undecodable evaluation spans", zap.Error(errors.Join(decodeErrs...)))
+		}
+		return consumererror.NewTraces(err, failed)
+	}
+	if len(decodeErrs) > 0 {
+		return consumererror.NewPermanent(fmt.Errorf("agenteval: %d evaluation spans dropped: %w", len(decodeErrs), errors.Join(decodeErrs...)))
+	}
+	return nil
+}
+
+// decodeJSONAttr unmarshals the string attribute key of span into v.
+func decodeJSONAttr(span ptrace.Span, key string, v any) error {
+	val, ok := span.Attributes().Get(key)
+	if !ok {
+		return spanError(span, key, errors.New("attribute missing"))
+	}
+	if val.Type() != pcommon.ValueTypeStr {
+		return spanError(span, key, fmt.Errorf("attribute is a %s, want a JSON string", val.Type()))
+	}
+	if err := json.Unmarshal([]byte(val.Str()), v); err != nil {
+		return spanError(span, key, err)
+	}
+	return nil
+}
+
+func spanError(span ptrace.Span, key string, err error) error {
+	return fmt.Errorf("span %s (%q) %s: %w", span.SpanID(), span.Name(), key, err)
+}
+
+// appendSpan copies span, with its resource and scope, into dst.
+func appendSpan(dst ptrace.Traces, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) {
+	drs := dst.ResourceSpans().AppendEmpty()
+	rs.Resource().CopyTo(drs.Resource())
+	drs.SetSchemaUrl(rs.SchemaUrl())
+	dss := drs.ScopeSpans().AppendEmpty()
+	ss.Scope().CopyTo(dss.Scope())
+	dss.SetSchemaUrl(ss.SchemaUrl())
+	span.CopyTo(dss.Spans().AppendEmpty())
+}
+
+// retentionLoop applies the retention at start and then every retentionInterval until
+// ctx is cancelled.
+func (e *agentEvalExporter) retentionLoop(ctx context.Context) {
+	defer e.wg.Done()
+	ticker := time.NewTicker(e.retentionInterval)
+	defer ticker.Stop()
+	for {
+		e.applyRetention(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// applyRetention deletes the sessions that ended before now − store.retention.
+func (e *agentEvalExporter) applyRetention(ctx context.Context) {
+	cutoff := e.now().Add(-e.cfg.Store.Retention)
+	n, err := e.store.DeleteEndedBefore(ctx, cutoff)
+	if err != nil {
+		if ctx.Err() != nil {
+			return // shutting down
+		}
+		e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, 1)
+		e.logger.Warn("agenteval: retention failed; will retry", zap.Time("cutoff", cutoff), zap.Error(err))
+		return
+	}
+	if n > 0 {
+		e.telemetry.ExporterAgentevalRetentionDeleted.Add(ctx, n)
+		e.logger.Debug("agenteval: retention deleted sessions", zap.Int64("sessions", n), zap.Time("cutoff", cutoff))
+	}
+}

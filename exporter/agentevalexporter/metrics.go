@@ -1,0 +1,376 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentevalexporter // import "github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+// This file turns turn results and session analyses into Prometheus series (DESIGN.md §7;
+// docs/metrics.md is the reference). It knows nothing of the collector.
+
+// scoreBuckets are the histogram bucket upper bounds of every score series: 0.1 steps over
+// [0,1] (written out: LinearBuckets would give 0.30000000000000004).
+var scoreBuckets = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
+
+// durationBuckets are the bucket upper bounds, in seconds, of the duration series: tool
+// calls take milliseconds to tens of seconds, agent interactions up to minutes.
+var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+// Values of the closed labels.
+const (
+	labelOther   = "other"   // a value past the max_label_values cap
+	labelUnknown = "unknown" // an empty value (or task_completion not decided)
+
+	// checkToolValidation is the `check` label of a tool call's not_evaluable reasons.
+	checkToolValidation = "tool_validation"
+
+	// maxLabelValueBytes truncates label values (tool names come from model output).
+	maxLabelValueBytes = 128
+)
+
+// Label domains: labels holding the same kind of value share one capped value set, so an
+// agent admitted under `agent` is also admitted as `from_agent`/`to_agent`.
+const (
+	domainAgent     = "agent"
+	domainTool      = "tool"
+	domainIssue     = "issue"
+	domainSeverity  = "severity"
+	domainDetection = "detection_type"
+	domainCheck     = "check"
+	domainReason    = "reason"
+	domainKind      = "kind"
+	domainVerdict   = "valid"
+)
+
+// promMetrics holds the agent_eval_* series on their own registry. Safe for concurrent use.
+type promMetrics struct {
+	registry *prometheus.Registry
+	labels   *labelLimiter
+
+	sessionScore        *prometheus.HistogramVec
+	agentScore          *prometheus.HistogramVec
+	toolCallDuration    *prometheus.HistogramVec
+	interactionDuration *prometheus.HistogramVec
+
+	sessions        *prometheus.CounterVec
+	turns           *prometheus.CounterVec
+	toolCalls       *prometheus.CounterVec
+	toolIssues      *prometheus.CounterVec
+	handoffs        *prometheus.CounterVec
+	notEvaluable    *prometheus.CounterVec
+	recommendations *prometheus.CounterVec
+}
+
+// newPromMetrics registers the series on a new registry. maxLabelValues (>= 1) caps the
+// distinct values per label domain; onOverflow, when not nil, is called once per domain
+// the first time a value is mapped to "other".
+func newPromMetrics(maxLabelValues int, onOverflow func(domain string)) *promMetrics {
+	m := &promMetrics{
+		registry: prometheus.NewRegistry(),
+		labels:   newLabelLimiter(maxLabelValues, onOverflow),
+		sessionScore: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agent_eval_session_score",
+			Help:    "Session-level scores in [0,1] (intent_drift: lower is better), one observation per evaluated session and metric.",
+			Buckets: scoreBuckets,
+		}, []string{"metric"}),
+		agentScore: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agent_eval_agent_score",
+			Help:    "Per-agent scores in [0,1] of each evaluated session (per_agent_scores).",
+			Buckets: scoreBuckets,
+		}, []string{"agent", "metric"}),
+		toolCallDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agent_eval_tool_call_duration_seconds",
+			Help:    "Duration of executed tool calls, in seconds.",
+			Buckets: durationBuckets,
+		}, []string{"agent", "tool"}),
+		interactionDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agent_eval_agent_interaction_duration_seconds",
+			Help:    "Duration of agent interactions (agent spans), in seconds.",
+			Buckets: durationBuckets,
+		}, []string{"agent"}),
+		sessions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_eval_sessions_total",
+			Help: "Evaluated sessions stored, by task completion (true, false, unknown) and partial (true, false).",
+		}, []string{"task_completion", "partial"}),
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_eval_turns_total",
+			Help: "Turns with a final verdict, by detection type (none, rdm, ccm, hallucination, llm_judge).",
+		}, []string{"detection_type"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_eval_tool_calls_total",
+			Help: "Tool calls validated, by verdict (valid, invalid, not_evaluable).",
+		}, []string{"agent", "tool", "valid"}),
+		toolIssues: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_eval_tool_issues_total",
+			Help: "Tool-use issues found, by issue type and severity.",
+		}, []string{"agent", "tool", "issue", "severity"}),
+		handoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_eval_handoffs_total",
+			Help: "Handoffs between agents.",
+		}, []string{"from_agent", "to_agent"}),
+		notEvaluable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_eval_not_evaluable_total",
+			Help: "Checks that could not run, by check and reason.",
+		}, []string{"check", "reason"}),
+		recommendations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_eval_recommendations_total",
+			Help: "Recommendations issued in session analyses, by kind.",
+		}, []string{"kind"}),
+	}
+	m.registry.MustRegister(
+		m.sessionScore, m.agentScore, m.toolCallDuration, m.interactionDuration,
+		m.sessions, m.turns, m.toolCalls, m.toolIssues, m.handoffs, m.notEvaluable,
+		m.recommendations,
+	)
+	return m
+}
+
+// handler serves the registry in the Prometheus text (or OpenMetrics) format at /metrics.
+func (m *promMetrics) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// recordTurn feeds the per-turn series from one turn result (the value of
+// agent_eval.turn.result). The processor emits two results per turn: a non-final one at
+// turn close and a final verdict later, both carrying the same interactions. So a
+// non-final result (Final=false) feeds the tool call, issue, not-evaluable, handoff and
+// interaction series, and a final one (Final=true) only agent_eval_turns_total: nothing
+// is counted twice.
+func (m *promMetrics) recordTurn(tr *evaluation.TurnResult) {
+	if tr.Final {
+		m.turns.WithLabelValues(m.labels.value(domainDetection, detectionType(tr))).Inc()
+		return
+	}
+	for i := range tr.Interactions {
+		ia := &tr.Interactions[i]
+		agent := m.labels.value(domainAgent, ia.AgentID)
+		m.interactionDuration.WithLabelValues(agent).Observe(ia.LatencyMs / 1000)
+		for j := range ia.ToolCalls {
+			m.recordToolCall(&ia.ToolCalls[j], ia.AgentID)
+		}
+		for _, h := range ia.Handoffs {
+			m.handoffs.WithLabelValues(
+				m.labels.value(domainAgent, h.FromAgent),
+				m.labels.value(domainAgent, h.ToAgent),
+			).Inc()
+		}
+	}
+}
+
+func (m *promMetrics) recordToolCall(tc *evaluation.ToolCallResult, interactionAgent string) {
+	agentID := tc.AgentID
+	if agentID == "" {
+		agentID = interactionAgent
+	}
+	agent := m.labels.value(domainAgent, agentID)
+	tool := m.labels.value(domainTool, tc.ToolName)
+	m.toolCalls.WithLabelValues(agent, tool, m.labels.value(domainVerdict, verdict(tc))).Inc()
+	if tc.LatencyMs != nil {
+		m.toolCallDuration.WithLabelValues(agent, tool).Observe(*tc.LatencyMs / 1000)
+	}
+	for _, is := range tc.Issues {
+		m.toolIssues.WithLabelValues(agent, tool,
+			m.labels.value(domainIssue, string(is.Issue)),
+			m.labels.value(domainSeverity, string(is.Severity)),
+		).Inc()
+	}
+	for _, reason := range tc.NotEvaluable {
+		m.notEvaluable.WithLabelValues(
+			m.labels.value(domainCheck, checkToolValidation),
+			m.labels.value(domainReason, reason),
+		).Inc()
+	}
+}
+
+// recordAnalysis feeds the per-session series from one stored session analysis.
+func (m *promMetrics) recordAnalysis(a *evaluation.Analysis) {
+	m.sessions.WithLabelValues(taskCompletion(a.TaskCompletion), strconv.FormatBool(a.Partial)).Inc()
+
+	toolUse, reasoning := sessionInteractionMeans(a)
+	for _, s := range []struct {
+		metric string
+		score  *float64
+	}{
+		{"overall", a.OverallScore},
+		{"coordination", a.CoordinationScore},
+		{"intent_drift", a.IntentDriftScore},
+		{"conversation", a.Conversation.Score},
+		{"tool_use", toolUse},
+		{"reasoning", reasoning},
+	} {
+		if s.score != nil {
+			m.sessionScore.WithLabelValues(s.metric).Observe(*s.score)
+		}
+	}
+
+	for agentID, sc := range a.PerAgentScores {
+		agent := m.labels.value(domainAgent, agentID)
+		for _, s := range []struct {
+			metric string
+			score  *float64
+		}{
+			{"overall", sc.Overall},
+			{"tool_use", sc.ToolUse},
+			{"reasoning", sc.Reasoning},
+			{"handoff", sc.Handoff},
+			{"response_quality", sc.ResponseQuality},
+		} {
+			if s.score != nil {
+				m.agentScore.WithLabelValues(agent, s.metric).Observe(*s.score)
+			}
+		}
+	}
+
+	for _, r := range a.Recommendations {
+		m.recommendations.WithLabelValues(m.labels.value(domainKind, r.Kind)).Inc()
+	}
+}
+
+// sessionInteractionMeans returns the session-level tool_use and reasoning scores: the
+// means of the present interaction scores over all turn results of the analysis (the
+// analysis JSON has no session-level field for them); nil when none is present.
+func sessionInteractionMeans(a *evaluation.Analysis) (toolUse, reasoning *float64) {
+	var tuSum, rsSum float64
+	var tuN, rsN int
+	for i := range a.TurnResults {
+		for j := range a.TurnResults[i].Interactions {
+			ia := &a.TurnResults[i].Interactions[j]
+			if ia.ToolUse != nil {
+				tuSum += *ia.ToolUse
+				tuN++
+			}
+			if ia.Reasoning != nil {
+				rsSum += *ia.Reasoning
+				rsN++
+			}
+		}
+	}
+	if tuN > 0 {
+		v := tuSum / float64(tuN)
+		toolUse = &v
+	}
+	if rsN > 0 {
+		v := rsSum / float64(rsN)
+		reasoning = &v
+	}
+	return toolUse, reasoning
+}
+
+// verdict returns the `valid` label of a tool call: its Verdict when it is one of
+// valid, invalid, not_evaluable; otherwise derived from its issues and not-evaluable
+// reasons (any issue → invalid; else any reason → not_evaluable; else valid).
+func verdict(tc *evaluation.ToolCallResult) string {
+	switch tc.Verdict {
+	case evaluation.VerdictValid, evaluation.VerdictInvalid, evaluation.VerdictNotEvaluable:
+		return tc.Verdict
+	}
+	switch {
+	case len(tc.Issues) > 0:
+		return evaluation.VerdictInvalid
+	case len(tc.NotEvaluable) > 0:
+		return evaluation.VerdictNotEvaluable
+	default:
+		return evaluation.VerdictValid
+	}
+}
+
+// detectionType returns the detection_type label of a final turn verdict ("none" when
+// the result names none).
+func detectionType(tr *evaluation.TurnResult) string {
+	if tr.DetectionType == "" {
+		return evaluation.DetectionNone
+	}
+	return tr.DetectionType
+}
+
+// taskCompletion renders a *bool as "true", "false" or "unknown" (nil).
+func taskCompletion(b *bool) string {
+	if b == nil {
+		return labelUnknown
+	}
+	return strconv.FormatBool(*b)
+}
+
+// labelLimiter bounds the cardinality of label values: per domain, the first max distinct
+// values are kept and later ones become "other". Values are made valid UTF-8, truncated
+// to maxLabelValueBytes, and "" becomes "unknown".
+type labelLimiter struct {
+	max        int
+	onOverflow func(domain string)
+
+	mu       sync.RWMutex
+	seen     map[string]map[string]struct{}
+	overflow map[string]bool
+}
+
+func newLabelLimiter(maxValues int, onOverflow func(domain string)) *labelLimiter {
+	return &labelLimiter{
+		max:        maxValues,
+		onOverflow: onOverflow,
+		seen:       map[string]map[string]struct{}{},
+		overflow:   map[string]bool{},
+	}
+}
+
+// value returns the label value to use for v in domain.
+func (l *labelLimiter) value(domain, v string) string {
+	v = sanitizeLabelValue(v)
+	l.mu.RLock()
+	_, ok := l.seen[domain][v]
+	l.mu.RUnlock()
+	if ok {
+		return v
+	}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	set := l.seen[domain]
+	if set == nil {
+		set = map[string]struct{}{}
+		l.seen[domain] = set
+	}
+	if _, ok := set[v]; ok {
+		return v
+	}
+	if len(set) < l.max {
+		set[v] = struct{}{}
+		return v
+	}
+	if !l.overflow[domain] {
+		l.overflow[domain] = true
+		if l.onOverflow != nil {
+			l.onOverflow(domain)
+		}
+	}
+	return labelOther
+}
+
+func sanitizeLabelValue(v string) string {
+	if v == "" {
+		return labelUnknown
+	}
+	if !utf8.ValidString(v) {
+		v = strings.ToValidUTF8(v, "\uFFFD")
+	}
+	if len(v) > maxLabelValueBytes {
+		cut := maxLabelValueBytes
+		for cut > 0 && !utf8.RuneStart(v[cut]) {
+			cut--
+		}
+		v = v[:cut]
+	}
+	return v
+}
