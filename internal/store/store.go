@@ -29,12 +29,26 @@ type SessionSummary struct {
 	Turns          int       `json:"turns"`
 }
 
+// Limits of ListSessions and AgentScoreHistory: a limit <= 0 means DefaultLimit, one
+// above MaxLimit means MaxLimit.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 1000
+)
+
 // Filter selects sessions; zero fields do not filter. Results are newest first (by
 // ended_at), at most Limit (default 100).
 type Filter struct {
-	Limit    int
-	Since    time.Time
-	Agent    string
+	// Limit caps the result: <= 0 means DefaultLimit (100), above MaxLimit (1000) means
+	// MaxLimit.
+	Limit int
+	// Since keeps sessions with ended_at >= Since.
+	Since time.Time
+	// Agent keeps sessions in which this agent id has per_agent_scores.
+	Agent string
+	// MinScore and MaxScore keep sessions with MinScore <= overall_score <= MaxScore
+	// (bounds inclusive); sessions without an overall_score are left out when either
+	// is set.
 	MinScore *float64
 	MaxScore *float64
 }

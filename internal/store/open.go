@@ -1,0 +1,203 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package store // import "github.com/agenteval/agenteval-collector/internal/store"
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+)
+
+// Drivers accepted by Open.
+const (
+	// DriverSQLite is the embedded store (modernc.org/sqlite, pure Go); the DSN is a
+	// file path.
+	DriverSQLite = "sqlite"
+	// DriverPostgres is PostgreSQL through pgx; the DSN is a pgx connection string
+	// (URL "postgres://user:pass@host:5432/db?sslmode=disable" or "key=value ...").
+	DriverPostgres = "postgres"
+)
+
+// versionTable is goose's bookkeeping table. It is named after the project so that a
+// PostgreSQL database shared with other goose users keeps the histories apart.
+const versionTable = "agenteval_schema_migrations"
+
+// migrationLockID is the PostgreSQL advisory lock that serialises migrations when
+// several collectors share one database (DESIGN.md §10); any constant unique to us.
+const migrationLockID = 0x6167656e7465 // "agente"
+
+//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
+var migrations embed.FS
+
+// sqliteTimeLayout is how timestamps are stored in SQLite: UTC, nine fractional digits,
+// so that text order is time order and nanoseconds survive.
+const sqliteTimeLayout = "2006-01-02T15:04:05.000000000Z"
+
+// sqlitePragmas are set on every SQLite connection: WAL (readers do not block the
+// writer), a 10 s busy timeout (writers queue instead of failing with SQLITE_BUSY),
+// foreign keys (ON DELETE CASCADE for retention), synchronous=NORMAL (the usual WAL
+// setting: durable across crashes of the process, may lose the last commits on power
+// loss). _txlock=immediate takes the write lock at BEGIN, so that two writers never
+// deadlock on a lock upgrade.
+const sqlitePragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
+	"&_pragma=synchronous(NORMAL)&_txlock=immediate"
+
+// dialect is what differs between the two databases in the Go code: placeholders and
+// how a timestamp is passed. The upsert (INSERT ... ON CONFLICT ... DO UPDATE SET
+// col = excluded.col) and every other statement are the same text for both.
+type dialect struct {
+	name      string // DriverSQLite or DriverPostgres, for error messages
+	sqlDriver string // database/sql driver name
+	goose     goose.Dialect
+	// numbered is true for $1, $2... placeholders (PostgreSQL); statements are written
+	// with ? and rebound.
+	numbered bool
+	// timeArg converts a timestamp to the value bound for a timestamp column.
+	timeArg func(time.Time) any
+	// migrations is the dialect's directory in the migrations FS.
+	migrations string
+}
+
+var (
+	sqliteDialect = &dialect{
+		name:       DriverSQLite,
+		sqlDriver:  "sqlite",
+		goose:      goose.DialectSQLite3,
+		timeArg:    func(t time.Time) any { return t.UTC().Format(sqliteTimeLayout) },
+		migrations: "migrations/sqlite",
+	}
+	postgresDialect = &dialect{
+		name:       DriverPostgres,
+		sqlDriver:  "pgx",
+		goose:      goose.DialectPostgres,
+		numbered:   true,
+		timeArg:    func(t time.Time) any { return t.UTC() },
+		migrations: "migrations/postgres",
+	}
+)
+
+// rebind rewrites the ? placeholders of q for the dialect. Statements in this package
+// contain no ? other than placeholders.
+func (d *dialect) rebind(q string) string {
+	if !d.numbered || !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] != '?' {
+			b.WriteByte(q[i])
+			continue
+		}
+		n++
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(n))
+	}
+	return b.String()
+}
+
+// Open opens (creating if needed) and migrates the store (DESIGN.md §7).
+//
+// driver is "sqlite" (dsn = a file path, e.g. "./data/agenteval.db"; the parent
+// directory is created; WAL mode) or "postgres" (dsn = a pgx DSN or URL; the database
+// must exist). Pending migrations are applied before Open returns; on PostgreSQL they
+// run under an advisory lock, so several collectors may start at once against one
+// database. Errors name the driver and the step that failed; a PostgreSQL DSN is never
+// echoed (it may hold a password).
+func Open(ctx context.Context, driver, dsn string) (Store, error) {
+	var (
+		d    *dialect
+		conn string
+	)
+	switch driver {
+	case DriverSQLite:
+		d = sqliteDialect
+		var err error
+		if conn, err = sqliteConnString(dsn); err != nil {
+			return nil, fmt.Errorf("store: sqlite: %w", err)
+		}
+	case DriverPostgres:
+		d = postgresDialect
+		if strings.TrimSpace(dsn) == "" {
+			return nil, errors.New("store: postgres: empty DSN")
+		}
+		conn = dsn
+	default:
+		return nil, fmt.Errorf("store: unknown driver %q (want %q or %q)", driver, DriverSQLite, DriverPostgres)
+	}
+
+	db, err := sql.Open(d.sqlDriver, conn)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: open: %w", d.name, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: %s: connect: %w", d.name, err)
+	}
+	if err := migrate(ctx, db, d); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: %s: migrate: %w", d.name, err)
+	}
+	return &sqlStore{db: db, d: d}, nil
+}
+
+// sqliteConnString validates the path, creates its directory and appends the pragmas.
+func sqliteConnString(path string) (string, error) {
+	switch {
+	case path == "":
+		return "", errors.New("empty database path")
+	case path == ":memory:" || strings.HasPrefix(path, "file:"):
+		// An in-memory database is private to one connection of the pool, and a URI
+		// would bypass our pragmas: both would break the store's guarantees.
+		return "", fmt.Errorf("database path %q: want a file path", path)
+	case strings.ContainsAny(path, "?#"):
+		return "", fmt.Errorf("database path %q: '?' and '#' are not allowed", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return "", fmt.Errorf("create directory for %s: %w", path, err)
+	}
+	return path + "?" + sqlitePragmas, nil
+}
+
+// migrate applies the dialect's pending migrations with goose.
+func migrate(ctx context.Context, db *sql.DB, d *dialect) error {
+	fsys, err := fs.Sub(migrations, d.migrations)
+	if err != nil {
+		return err
+	}
+	opts := []goose.ProviderOption{
+		goose.WithTableName(versionTable),
+		goose.WithDisableGlobalRegistry(true), // SQL files only, no Go migrations from other packages
+	}
+	if d.numbered { // PostgreSQL: serialise concurrent migrators
+		locker, err := lock.NewPostgresSessionLocker(
+			lock.WithLockID(migrationLockID),
+			lock.WithLockTimeout(1, 300), // poll every second, give up after 5 minutes
+		)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	p, err := goose.NewProvider(d.goose, db, fsys, opts...)
+	if err != nil {
+		return err
+	}
+	_, err = p.Up(ctx)
+	return err
+}

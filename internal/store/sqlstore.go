@@ -1,0 +1,447 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package store // import "github.com/agenteval/agenteval-collector/internal/store"
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+// sqlStore implements Store over database/sql for both dialects; only placeholders and
+// timestamp binding differ (dialect). Safe for concurrent use (*sql.DB is a pool).
+type sqlStore struct {
+	db *sql.DB
+	d  *dialect
+}
+
+var _ Store = (*sqlStore)(nil)
+
+// Columns of the tables SaveAnalysis writes, in bind order (migrations/*/00001_init.sql).
+var (
+	sessionCols = []string{
+		"session_id", "service", "started_at", "ended_at", "partial", "end_reason",
+		"overall_score", "coordination_score", "intent_drift_score", "task_completion",
+		"turns", "analysis", "stored_at",
+	}
+	agentScoreCols = []string{
+		"session_id", "agent_id", "ended_at", "overall", "tool_use", "reasoning", "handoff",
+		"response_quality", "interactions_count", "tool_calls", "not_evaluable_calls",
+		"mean_latency_ms", "scores",
+	}
+	turnResultCols = []string{
+		"session_id", "turn_index", "trace_id", "root_span_id", "is_bad", "detection_type",
+		"confidence", "intent_drift", "latency_ms", "result",
+	}
+	toolIssueCols = []string{
+		"session_id", "ordinal", "turn_index", "agent_id", "tool_name", "issue", "severity",
+		"parameter", "span_id", "executed", "message",
+	}
+	recommendationCols = []string{
+		"session_id", "rank", "kind", "agent_id", "tool_name", "parameter", "count",
+		"message", "impact",
+	}
+)
+
+// childTables hold rows derived from one session; SaveAnalysis replaces them all.
+var childTables = []string{"agent_scores", "turn_results", "tool_issues", "recommendations"}
+
+// upsertSessionSQL inserts a session row or, for a known session id, overwrites every
+// column (re-evaluation replaces). The ON CONFLICT form is valid SQLite and PostgreSQL.
+var upsertSessionSQL = func() string {
+	set := make([]string, 0, len(sessionCols)-1)
+	for _, c := range sessionCols[1:] {
+		set = append(set, c+" = excluded."+c)
+	}
+	return "INSERT INTO sessions (" + strings.Join(sessionCols, ", ") + ") VALUES (" +
+		placeholders(len(sessionCols)) + ") ON CONFLICT (session_id) DO UPDATE SET " +
+		strings.Join(set, ", ")
+}()
+
+// maxParamsPerStatement bounds the bind parameters of one multi-row INSERT, well under
+// SQLite's (32766) and PostgreSQL's (65535) limits.
+const maxParamsPerStatement = 4000
+
+// rowSet is the rows of one table, flattened in column order.
+type rowSet struct {
+	table string
+	cols  []string
+	args  []any
+}
+
+func (r *rowSet) add(vals ...any) { r.args = append(r.args, vals...) }
+
+// SaveAnalysis stores a in one transaction: upsert of the sessions row, then the child
+// rows (agent_scores, turn_results, tool_issues, recommendations) deleted and inserted
+// again. Times are stored in UTC. Errors: nil analysis, empty session_id, a value JSON
+// cannot encode (NaN score), a duplicate turn_index or agent id, or the database's.
+func (s *sqlStore) SaveAnalysis(ctx context.Context, a *evaluation.Analysis) error {
+	if a == nil {
+		return fmt.Errorf("store: %s: save: nil analysis", s.d.name)
+	}
+	if a.SessionID == "" {
+		return fmt.Errorf("store: %s: save: empty session_id", s.d.name)
+	}
+	session, children, err := s.rows(a, time.Now())
+	if err != nil {
+		return fmt.Errorf("store: %s: save %q: %w", s.d.name, a.SessionID, err)
+	}
+	if err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, s.d.rebind(upsertSessionSQL), session...); err != nil {
+			return fmt.Errorf("upsert sessions: %w", err)
+		}
+		id := cleanText(a.SessionID)
+		for _, t := range childTables {
+			if _, err := tx.ExecContext(ctx, s.d.rebind("DELETE FROM "+t+" WHERE session_id = ?"), id); err != nil {
+				return fmt.Errorf("delete %s: %w", t, err)
+			}
+		}
+		for _, rs := range children {
+			if err := s.insert(ctx, tx, rs); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("store: %s: save %q: %w", s.d.name, a.SessionID, err)
+	}
+	return nil
+}
+
+// rows encodes a into the sessions row and the child row sets, before any database
+// work, so that the transaction is short.
+func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) ([]any, []*rowSet, error) {
+	c := *a
+	c.StartedAt, c.EndedAt = a.StartedAt.UTC(), a.EndedAt.UTC()
+	doc, err := json.Marshal(&c)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode analysis: %w", err)
+	}
+	id := cleanText(a.SessionID)
+	ended := s.d.timeArg(c.EndedAt)
+	session := []any{
+		id, cleanText(a.Service), s.d.timeArg(c.StartedAt), ended, a.Partial, cleanText(a.EndReason),
+		a.OverallScore, a.CoordinationScore, a.IntentDriftScore, a.TaskCompletion,
+		len(a.TurnResults), string(doc), s.d.timeArg(now),
+	}
+
+	agents := &rowSet{table: "agent_scores", cols: agentScoreCols}
+	for _, agent := range a.Agents() {
+		sc := a.PerAgentScores[agent]
+		js, err := json.Marshal(sc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("encode per_agent_scores[%q]: %w", agent, err)
+		}
+		agents.add(id, cleanText(agent), ended, sc.Overall, sc.ToolUse, sc.Reasoning, sc.Handoff,
+			sc.ResponseQuality, sc.InteractionsCount, sc.ToolCalls, sc.NotEvaluableCalls,
+			sc.MeanLatencyMs, string(js))
+	}
+	turns := &rowSet{table: "turn_results", cols: turnResultCols}
+	for i := range a.TurnResults {
+		tr := &a.TurnResults[i]
+		js, err := json.Marshal(tr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("encode turn_results[%d]: %w", i, err)
+		}
+		turns.add(id, tr.TurnIndex, cleanText(tr.TraceID), cleanText(tr.RootSpanID), tr.IsBad,
+			cleanText(tr.DetectionType), tr.Confidence, tr.IntentDrift, tr.LatencyMs, string(js))
+	}
+	issues := &rowSet{table: "tool_issues", cols: toolIssueCols}
+	for i, is := range a.ToolIssues {
+		issues.add(id, i, is.TurnIndex, cleanText(is.AgentID), cleanText(is.ToolName),
+			cleanText(string(is.Issue)), cleanText(string(is.Severity)), cleanText(is.Parameter),
+			cleanText(is.SpanID), is.Executed, cleanText(is.Message))
+	}
+	recs := &rowSet{table: "recommendations", cols: recommendationCols}
+	for i, r := range a.Recommendations {
+		recs.add(id, i+1, cleanText(r.Kind), cleanText(r.AgentID), cleanText(r.ToolName),
+			cleanText(r.Parameter), r.Count, cleanText(r.Message), r.Impact)
+	}
+	return session, []*rowSet{agents, turns, issues, recs}, nil
+}
+
+// insert writes rs with multi-row INSERTs of at most maxParamsPerStatement parameters.
+func (s *sqlStore) insert(ctx context.Context, tx *sql.Tx, rs *rowSet) error {
+	width := len(rs.cols)
+	perStmt := maxParamsPerStatement / width
+	row := "(" + placeholders(width) + ")"
+	for start := 0; start < len(rs.args); start += perStmt * width {
+		end := min(start+perStmt*width, len(rs.args))
+		n := (end - start) / width
+		var q strings.Builder
+		q.WriteString("INSERT INTO " + rs.table + " (" + strings.Join(rs.cols, ", ") + ") VALUES ")
+		for i := range n {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(row)
+		}
+		if _, err := tx.ExecContext(ctx, s.d.rebind(q.String()), rs.args[start:end]...); err != nil {
+			return fmt.Errorf("insert %s: %w", rs.table, err)
+		}
+	}
+	return nil
+}
+
+// GetAnalysis returns the stored analysis JSON decoded; times are in UTC. An unknown id
+// gives an error that wraps ErrNotFound.
+func (s *sqlStore) GetAnalysis(ctx context.Context, sessionID string) (*evaluation.Analysis, error) {
+	var doc string
+	err := s.db.QueryRowContext(ctx, s.d.rebind("SELECT analysis FROM sessions WHERE session_id = ?"),
+		cleanText(sessionID)).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, sessionID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: get %q: %w", s.d.name, sessionID, err)
+	}
+	var a evaluation.Analysis
+	if err := json.Unmarshal([]byte(doc), &a); err != nil {
+		return nil, fmt.Errorf("store: %s: get %q: decode analysis: %w", s.d.name, sessionID, err)
+	}
+	return &a, nil
+}
+
+// ListSessions returns the summaries matching f (see Filter), newest first by ended_at
+// (ties by session_id, descending). Agents are sorted; Turns is the number of turn
+// results. Timestamps are UTC, with nanoseconds on SQLite and microseconds on
+// PostgreSQL (its timestamptz resolution).
+func (s *sqlStore) ListSessions(ctx context.Context, f Filter) ([]SessionSummary, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if !f.Since.IsZero() {
+		where = append(where, "s.ended_at >= ?")
+		args = append(args, s.d.timeArg(f.Since))
+	}
+	if f.Agent != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM agent_scores a WHERE a.session_id = s.session_id AND a.agent_id = ?)")
+		args = append(args, cleanText(f.Agent))
+	}
+	if f.MinScore != nil {
+		where = append(where, "s.overall_score >= ?") // NULL compares to unknown: left out
+		args = append(args, *f.MinScore)
+	}
+	if f.MaxScore != nil {
+		where = append(where, "s.overall_score <= ?")
+		args = append(args, *f.MaxScore)
+	}
+	q := "SELECT s.session_id, s.started_at, s.ended_at, s.partial, s.overall_score, s.task_completion, s.turns FROM sessions s"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY s.ended_at DESC, s.session_id DESC LIMIT ?"
+	args = append(args, clampLimit(f.Limit))
+
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: list sessions: %w", s.d.name, err)
+	}
+	out := []SessionSummary{}
+	byID := map[string]int{}
+	for rows.Next() {
+		var (
+			sum     SessionSummary
+			overall sql.Null[float64]
+			done    sql.Null[bool]
+		)
+		if err := rows.Scan(&sum.SessionID, timeDest{&sum.StartedAt}, timeDest{&sum.EndedAt}, &sum.Partial,
+			&overall, &done, &sum.Turns); err != nil {
+			_ = rows.Close()
+			return nil, fmt.Errorf("store: %s: list sessions: %w", s.d.name, err)
+		}
+		sum.OverallScore, sum.TaskCompletion = nullPtr(overall), nullPtr(done)
+		sum.Agents = []string{}
+		byID[sum.SessionID] = len(out)
+		out = append(out, sum)
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, fmt.Errorf("store: %s: list sessions: %w", s.d.name, err)
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+
+	ids := make([]any, 0, len(out))
+	for _, sum := range out {
+		ids = append(ids, sum.SessionID)
+	}
+	rows, err = s.db.QueryContext(ctx, s.d.rebind("SELECT session_id, agent_id FROM agent_scores WHERE session_id IN ("+
+		placeholders(len(ids))+")"), ids...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: list session agents: %w", s.d.name, err)
+	}
+	for rows.Next() {
+		var id, agent string
+		if err := rows.Scan(&id, &agent); err != nil {
+			_ = rows.Close()
+			return nil, fmt.Errorf("store: %s: list session agents: %w", s.d.name, err)
+		}
+		if i, ok := byID[id]; ok {
+			out[i].Agents = append(out[i].Agents, agent)
+		}
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, fmt.Errorf("store: %s: list session agents: %w", s.d.name, err)
+	}
+	for i := range out {
+		sort.Strings(out[i].Agents) // Go order, not the database collation's
+	}
+	return out, nil
+}
+
+// AgentScoreHistory returns the agent's per_agent_scores entries, newest session first
+// (by ended_at, ties by session_id descending), at most limit (clamped like
+// Filter.Limit). An agent never seen gives an empty slice.
+func (s *sqlStore) AgentScoreHistory(ctx context.Context, agentID string, limit int) ([]AgentScorePoint, error) {
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(
+		"SELECT session_id, ended_at, scores FROM agent_scores WHERE agent_id = ? ORDER BY ended_at DESC, session_id DESC LIMIT ?"),
+		cleanText(agentID), clampLimit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: agent score history: %w", s.d.name, err)
+	}
+	out := []AgentScorePoint{}
+	for rows.Next() {
+		var (
+			p   AgentScorePoint
+			doc string
+		)
+		if err := rows.Scan(&p.SessionID, timeDest{&p.EndedAt}, &doc); err != nil {
+			_ = rows.Close()
+			return nil, fmt.Errorf("store: %s: agent score history: %w", s.d.name, err)
+		}
+		if err := json.Unmarshal([]byte(doc), &p.Scores); err != nil {
+			_ = rows.Close()
+			return nil, fmt.Errorf("store: %s: agent score history: decode scores of %q: %w", s.d.name, p.SessionID, err)
+		}
+		out = append(out, p)
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, fmt.Errorf("store: %s: agent score history: %w", s.d.name, err)
+	}
+	return out, nil
+}
+
+// DeleteEndedBefore deletes the sessions with ended_at < t and, by ON DELETE CASCADE,
+// their agent scores, turn results, tool issues and recommendations. It returns the
+// number of sessions deleted. The SafeMolt tables are not touched.
+func (s *sqlStore) DeleteEndedBefore(ctx context.Context, t time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, s.d.rebind("DELETE FROM sessions WHERE ended_at < ?"), s.d.timeArg(t))
+	if err != nil {
+		return 0, fmt.Errorf("store: %s: delete ended before %s: %w", s.d.name, t.UTC().Format(time.RFC3339), err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("store: %s: delete ended before %s: %w", s.d.name, t.UTC().Format(time.RFC3339), err)
+	}
+	return n, nil
+}
+
+// Close closes the connection pool.
+func (s *sqlStore) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("store: %s: close: %w", s.d.name, err)
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction, committed when fn returns nil.
+func (s *sqlStore) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// timeDest scans a timestamp column: time.Time (PostgreSQL) or sqliteTimeLayout text
+// (SQLite), into UTC.
+type timeDest struct{ t *time.Time }
+
+func (d timeDest) Scan(src any) error {
+	switch v := src.(type) {
+	case time.Time:
+		*d.t = v.UTC()
+		return nil
+	case string:
+		return d.parse(v)
+	case []byte:
+		return d.parse(string(v))
+	default:
+		return fmt.Errorf("timestamp: unsupported type %T", src)
+	}
+}
+
+func (d timeDest) parse(s string) error {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return fmt.Errorf("timestamp: %w", err)
+	}
+	*d.t = t.UTC()
+	return nil
+}
+
+// clampLimit applies DefaultLimit and MaxLimit.
+func clampLimit(n int) int {
+	switch {
+	case n <= 0:
+		return DefaultLimit
+	case n > MaxLimit:
+		return MaxLimit
+	default:
+		return n
+	}
+}
+
+// placeholders returns n comma-separated ? placeholders.
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?, ", n-1) + "?"
+}
+
+// nullPtr converts a nullable column value to a pointer (nil for NULL).
+func nullPtr[T any](n sql.Null[T]) *T {
+	if !n.Valid {
+		return nil
+	}
+	v := n.V
+	return &v
+}
+
+// closeRows closes rows and returns the iteration error, if any.
+func closeRows(rows *sql.Rows) error {
+	if err := rows.Err(); err != nil {
+		_ = rows.Close()
+		return err
+	}
+	return rows.Close()
+}
+
+// cleanText makes s storable in a PostgreSQL text column: NUL bytes removed and invalid
+// UTF-8 replaced by U+FFFD. Applied to the text columns of both dialects (not to the
+// JSON documents, which encoding/json escapes), so that they hold the same values.
+func cleanText(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+		return s
+	}
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+}
