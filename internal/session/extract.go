@@ -1,0 +1,398 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session // import "github.com/agenteval/agenteval-collector/internal/session"
+
+import (
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// DefaultMaxTextBytes is the text cap used when ExtractConfig.MaxTextBytes is not positive.
+const DefaultMaxTextBytes = 32 << 10
+
+// exMinParseLimit is the smallest parse budget: a JSON-encoded message list or tool
+// definition list larger than max(16 × MaxTextBytes, exMinParseLimit) is not parsed.
+const exMinParseLimit = 64 << 10
+
+// ExtractConfig configures an Extractor.
+type ExtractConfig struct {
+	// SessionKeys are attribute keys, in priority order, looked up on the span then on
+	// the resource (DESIGN.md §4). Nil or empty means DefaultSessionKeys().
+	// ai.telemetry.metadata.conversationId is always tried after them (conventions.md §5.1).
+	SessionKeys []string
+	// EndAttribute, e.g. "agent_eval.session.end": a bool true (or the string "true") on
+	// any span is an explicit session end. Empty disables the signal.
+	EndAttribute string
+	// MaxTextBytes caps every text field of a SpanRecord, in bytes; text is cut at a UTF-8
+	// rune boundary and Truncated is set. Zero or negative means DefaultMaxTextBytes.
+	MaxTextBytes int
+}
+
+// DefaultSessionKeys returns the default session key list (DESIGN.md §4, conventions.md
+// §0.4): gen_ai.conversation.id, session.id, traceloop.association.properties.session_id,
+// langfuse.session.id, ai.telemetry.metadata.sessionId, gcp.vertex.agent.session_id.
+func DefaultSessionKeys() []string {
+	return []string{
+		semconv.GenAIConversationID,
+		semconv.SessionID,
+		semconv.TraceloopSessionID,
+		semconv.LangfuseSessionID,
+		semconv.AITelemetrySessionID,
+		semconv.ADKSessionID,
+	}
+}
+
+// Extractor turns pdata spans into SpanRecords following reference/conventions.md §5.1.
+// It is safe for concurrent use; it keeps a small bounded cache of parsed tool
+// definitions.
+type Extractor struct {
+	keys        map[string]exKeyInfo
+	sessKeys    []string // configured session keys, then the implicit ones
+	resSessKeys []string // "resource:" + key, same order
+	endAttr     string
+	maxText     int
+	parseLimit  int
+	defs        *exToolDefCache
+}
+
+// exKeyInfo says what an attribute key is to the extractor.
+type exKeyInfo struct {
+	id   exKey // exNoKey when the key is only a session/end key
+	sess uint8 // 1-based session-key priority; 0 = not a session key
+	end  bool
+}
+
+// NewExtractor returns an Extractor for cfg.
+func NewExtractor(cfg ExtractConfig) *Extractor {
+	e := &Extractor{
+		keys:    make(map[string]exKeyInfo, len(exStaticKeys)+8),
+		endAttr: strings.TrimSpace(cfg.EndAttribute),
+		maxText: cfg.MaxTextBytes,
+		defs:    newExToolDefCache(),
+	}
+	if e.maxText <= 0 {
+		e.maxText = DefaultMaxTextBytes
+	}
+	e.parseLimit = max(16*e.maxText, exMinParseLimit)
+	for k, id := range exStaticKeys {
+		e.keys[k] = exKeyInfo{id: id}
+	}
+	keys := cfg.SessionKeys
+	if len(keys) == 0 {
+		keys = DefaultSessionKeys()
+	}
+	keys = append(keys[:len(keys):len(keys)], semconv.AITelemetryConvID)
+	for _, k := range keys {
+		k = strings.TrimSpace(k)
+		if k == "" || len(e.sessKeys) >= 254 {
+			continue
+		}
+		info, ok := e.keys[k]
+		if ok && info.sess != 0 {
+			continue // duplicate
+		}
+		if !ok {
+			info.id = exNoKey
+		}
+		e.sessKeys = append(e.sessKeys, k)
+		e.resSessKeys = append(e.resSessKeys, "resource:"+k)
+		info.sess = uint8(len(e.sessKeys))
+		e.keys[k] = info
+	}
+	if e.endAttr != "" {
+		info, ok := e.keys[e.endAttr]
+		if !ok {
+			info.id = exNoKey
+		}
+		info.end = true
+		e.keys[e.endAttr] = info
+	}
+	return e
+}
+
+// exScan holds the attribute values of one span that the extractor reads, collected in a
+// single pass over the span's attributes (pcommon.Map.Get is a linear scan).
+type exScan struct {
+	v        [exNumKeys]pcommon.Value
+	has      [exNumKeys]bool
+	sessPrio uint8
+	sessKey  string
+	sessVal  string
+	endVal   pcommon.Value
+	hasEnd   bool
+
+	oiIn, oiOut, oiTools []exFlatAttr // llm.input_messages., llm.output_messages., llm.tools.
+	tlIn, tlOut, tlFuncs []exFlatAttr // gen_ai.prompt.N., gen_ai.completion.N., llm.request.functions.
+}
+
+func (s *exScan) str(k exKey) string {
+	if !s.has[k] {
+		return ""
+	}
+	t, _ := exValueText(s.v[k])
+	return t
+}
+
+func (s *exScan) collect(e *Extractor, attrs pcommon.Map) {
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		if info, ok := e.keys[k]; ok {
+			if info.id != exNoKey && !s.has[info.id] {
+				s.v[info.id], s.has[info.id] = v, true
+			}
+			if info.sess != 0 && (s.sessPrio == 0 || info.sess < s.sessPrio) {
+				if t, ok := exValueText(v); ok && strings.TrimSpace(t) != "" {
+					s.sessPrio, s.sessKey, s.sessVal = info.sess, k, t
+				}
+			}
+			if info.end && !s.hasEnd {
+				s.endVal, s.hasEnd = v, true
+			}
+			return true
+		}
+		s.collectIndexed(k, v)
+		return true
+	})
+}
+
+// collectIndexed keeps attributes under the indexed prefixes.
+func (s *exScan) collectIndexed(k string, v pcommon.Value) {
+	if len(k) < 12 {
+		return
+	}
+	switch k[0] {
+	case 'l':
+		switch {
+		case strings.HasPrefix(k, semconv.PrefixLLMInputMessages):
+			s.oiIn = exAppendFlat(s.oiIn, k[len(semconv.PrefixLLMInputMessages):], v)
+		case strings.HasPrefix(k, semconv.PrefixLLMOutputMessages):
+			s.oiOut = exAppendFlat(s.oiOut, k[len(semconv.PrefixLLMOutputMessages):], v)
+		case strings.HasPrefix(k, semconv.PrefixLLMTools):
+			if strings.HasSuffix(k, "."+semconv.SuffixToolJSONSchema) {
+				s.oiTools = exAppendFlat(s.oiTools, k[len(semconv.PrefixLLMTools):], v)
+			}
+		case strings.HasPrefix(k, semconv.PrefixLLMRequestFunctions):
+			s.tlFuncs = exAppendFlat(s.tlFuncs, k[len(semconv.PrefixLLMRequestFunctions):], v)
+		}
+	case 'g':
+		switch {
+		case strings.HasPrefix(k, semconv.PrefixGenAIPrompt) && exIsDigit(k, len(semconv.PrefixGenAIPrompt)):
+			s.tlIn = exAppendFlat(s.tlIn, k[len(semconv.PrefixGenAIPrompt):], v)
+		case strings.HasPrefix(k, semconv.PrefixGenAICompletion) && exIsDigit(k, len(semconv.PrefixGenAICompletion)):
+			s.tlOut = exAppendFlat(s.tlOut, k[len(semconv.PrefixGenAICompletion):], v)
+		}
+	}
+}
+
+// exMaxFlatAttrs bounds how many indexed attributes of one family are kept.
+const exMaxFlatAttrs = 4096
+
+func exAppendFlat(dst []exFlatAttr, rest string, v pcommon.Value) []exFlatAttr {
+	if len(dst) >= exMaxFlatAttrs {
+		return dst
+	}
+	if dst == nil {
+		dst = make([]exFlatAttr, 0, 16)
+	}
+	return append(dst, exFlatAttr{rest: rest, v: v})
+}
+
+func exIsDigit(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
+
+// Extract returns the SpanRecord of one span (conventions.md §5.1). It never panics and
+// never fails: values it cannot read are noted in Problems and the rest is used. Every
+// text field is valid UTF-8 and at most MaxTextBytes long.
+func (e *Extractor) Extract(res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) (r SpanRecord) {
+	defer func() {
+		if p := recover(); p != nil {
+			exProblem(&r, "extract", "internal error")
+		}
+	}()
+	r.TraceID = span.TraceID().String()
+	r.SpanID = span.SpanID().String()
+	r.ParentSpanID = span.ParentSpanID().String()
+	r.Name = e.text(&r, span.Name())
+	r.StartUnixNano = int64(span.StartTimestamp()) //nolint:gosec // ns since epoch fit in int64 until 2262
+	r.EndUnixNano = int64(span.EndTimestamp())     //nolint:gosec
+
+	var s exScan
+	s.collect(e, span.Attributes())
+
+	// Session, service, end signal, outcome.
+	if s.sessPrio != 0 {
+		r.SessionID, r.SessionKey = e.text(&r, s.sessVal), s.sessKey
+	}
+	resAttrs := res.Attributes()
+	if r.SessionID == "" && resAttrs.Len() > 0 {
+		for i, k := range e.sessKeys {
+			if v, ok := resAttrs.Get(k); ok {
+				if t, ok := exValueText(v); ok && strings.TrimSpace(t) != "" {
+					r.SessionID, r.SessionKey = e.text(&r, t), e.resSessKeys[i]
+					break
+				}
+			}
+		}
+	}
+	if v, ok := resAttrs.Get(semconv.ServiceName); ok {
+		t, _ := exValueText(v)
+		r.Service = e.text(&r, t)
+	}
+	if s.hasEnd {
+		r.EndSignal, _ = exValueBool(s.endVal)
+	}
+	if s.has[kTaskCompleted] {
+		if b, ok := exValueBool(s.v[kTaskCompleted]); ok {
+			r.Outcome = &b
+		} else {
+			exProblem(&r, semconv.AgentEvalTaskCompleted, "not a boolean")
+		}
+	}
+
+	// Error.
+	if span.Status().Code() == ptrace.StatusCodeError {
+		r.Error = true
+	}
+	if t := s.str(kErrorType); t != "" {
+		r.Error, r.ErrorType = true, e.text(&r, t)
+	}
+	if strings.EqualFold(s.str(kToolStatus), "error") {
+		r.Error = true
+	}
+
+	// Classification and the fields of each class.
+	cls := e.classify(&s, &r, scope.Name())
+	r.GraphNodeID = e.text(&r, s.str(kGraphNodeID))
+	r.GraphParentID = e.text(&r, s.str(kGraphParentID))
+	if m := exFirstNonEmpty(s.str(kRespModel), s.str(kReqModel), s.str(kOIModel), s.str(kAIRespModel), s.str(kAIModelID)); m != "" {
+		r.Model = e.text(&r, m)
+	}
+
+	events := span.Events()
+	switch r.Class {
+	case ClassAgent:
+		e.agentFields(&s, &r)
+		e.content(&s, events, &r)
+		e.toolDefs(&s, events, &r)
+	case ClassTurn:
+		e.content(&s, events, &r)
+	case ClassLLM:
+		e.usage(&s, &r)
+		e.content(&s, events, &r)
+		e.toolDefs(&s, events, &r)
+	case ClassTool:
+		e.toolFields(&s, events, &r, cls)
+	case ClassHandoff:
+		e.handoffFields(&s, &r, cls)
+	case ClassOther:
+		if cls.adkCallLLM {
+			e.content(&s, events, &r)
+			e.toolDefs(&s, events, &r)
+		}
+	}
+	if r.Error && r.ErrorType == "" {
+		e.exceptionType(events, &r)
+	}
+	return r
+}
+
+// text caps and sanitises one text value for r.
+func (e *Extractor) text(r *SpanRecord, s string) string {
+	out, cut := exClean(s, e.maxText)
+	if cut {
+		r.Truncated = true
+	}
+	return out
+}
+
+// exceptionType takes error.type from the first "exception" event's exception.type.
+func (e *Extractor) exceptionType(events ptrace.SpanEventSlice, r *SpanRecord) {
+	for i := 0; i < events.Len(); i++ {
+		ev := events.At(i)
+		if ev.Name() != semconv.EventException {
+			continue
+		}
+		if v, ok := ev.Attributes().Get(semconv.ExceptionType); ok {
+			t, _ := exValueText(v)
+			r.ErrorType = e.text(r, t)
+			return
+		}
+	}
+}
+
+// agentFields fills the agent-span fields other than the name (set by classify).
+func (e *Extractor) agentFields(s *exScan, r *SpanRecord) {
+	r.AgentDescription = e.text(r, s.str(kAgentDesc))
+	if s.has[kAgentTools] {
+		r.AllowedTools = e.nameList(s.v[kAgentTools], semconv.GenAIAgentTools, r)
+	}
+	if s.has[kOAHandoffs] {
+		r.HandoffTargets = e.nameList(s.v[kOAHandoffs], semconv.OpenAIAgentHandoffs, r)
+	}
+	// OpenLLMetry marks the agent that received a handoff with its parent agent.
+	if p := s.str(kHandoffParent); p != "" {
+		r.HandoffFrom, r.HandoffTo = e.text(r, p), r.AgentName
+		r.HandoffMode, r.HandoffRule = semconv.TransferModePassControl, semconv.GenAIAgentHandoffParent
+	}
+}
+
+// nameList reads a list of names from a string-array attribute or a JSON list.
+func (e *Extractor) nameList(v pcommon.Value, key string, r *SpanRecord) []string {
+	if v.Type() == pcommon.ValueTypeSlice {
+		sl := v.Slice()
+		if sl.Len() > 0 && sl.At(0).Type() == pcommon.ValueTypeStr {
+			out := make([]string, 0, min(sl.Len(), exMaxList))
+			for i := 0; i < sl.Len() && len(out) < exMaxList; i++ {
+				if t := strings.TrimSpace(sl.At(i).Str()); t != "" {
+					out = append(out, e.text(r, t))
+				}
+			}
+			return out
+		}
+	}
+	data, ok := exJSONBytes(v, e.parseLimit)
+	if !ok {
+		exProblem(r, key, "value too large, not parsed")
+		return nil
+	}
+	names, ok := exNameList(data, e.maxText)
+	if !ok {
+		exProblem(r, key, "not a JSON list of names")
+	}
+	return names
+}
+
+// usage fills token usage and cost of an inference span. Agent spans are never counted:
+// they carry accumulated totals (conventions.md §8.10).
+func (e *Extractor) usage(s *exScan, r *SpanRecord) {
+	r.Usage.LLMCalls = 1
+	r.Usage.InputTokens = e.firstInt(s, r, kInTok, kPromptTok, kOIPromptTok, kAIInTok, kAIPromptTok)
+	r.Usage.OutputTokens = e.firstInt(s, r, kOutTok, kComplTok, kOIComplTok, kAIOutTok, kAIComplTok)
+	r.Usage.CacheReadTokens = e.firstInt(s, r, kCacheRead, kCacheReadAlt, kOICacheRead, kAICached)
+	r.Usage.ReasoningTokens = e.firstInt(s, r, kReasoning, kReasoningAlt, kOIReasoning, kAIReasoning)
+	for _, k := range [...]exKey{kOICost, kOpCost} {
+		if s.has[k] {
+			if f, ok := exValueFloat(s.v[k]); ok {
+				r.Cost = &f
+				break
+			}
+			exProblem(r, exKeyNames[k], "not a number")
+		}
+	}
+}
+
+func (e *Extractor) firstInt(s *exScan, r *SpanRecord, keys ...exKey) int64 {
+	for _, k := range keys {
+		if !s.has[k] {
+			continue
+		}
+		if n, ok := exValueInt(s.v[k]); ok {
+			return n
+		}
+		exProblem(r, exKeyNames[k], "not a token count")
+	}
+	return 0
+}

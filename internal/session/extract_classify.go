@@ -1,0 +1,344 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session // import "github.com/agenteval/agenteval-collector/internal/session"
+
+import (
+	"strings"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// exClassInfo carries what classification learnt from the span name for the field
+// readers.
+type exClassInfo struct {
+	// nameHint is the entity name taken from the span name ("invoke_agent X" → X,
+	// "X.tool" → X, "handoff to X" → X).
+	nameHint string
+	// adkCallLLM marks ADK's call_llm wrapper (ClassOther) whose payloads are still read.
+	adkCallLLM bool
+	// oiHandoff marks the OpenInference "handoff to X" span; tlFrom/tlTo the Traceloop
+	// "{from} → {to}.handoff" span name.
+	oiHandoff    bool
+	tlFrom, tlTo string
+}
+
+// Classification rule names recorded in SpanRecord.ClassRule.
+const (
+	exRuleOp          = "gen_ai.operation.name="
+	exRuleOI          = "openinference.span.kind="
+	exRuleTL          = "traceloop.span.kind="
+	exRuleName        = "name:"
+	exRuleUnnamed     = ";unnamed"
+	exRuleOIHandoff   = "openinference.handoff_span"
+	exRuleGenAIHandof = "gen_ai.handoff"
+	exRuleNotNested   = semconv.GenAIInvocationIsNested + "=false"
+)
+
+// exRules holds the rule strings for known values so that classifying allocates nothing.
+var exRules = func() map[string]string {
+	m := map[string]string{}
+	for _, op := range []string{
+		semconv.OpChat, semconv.OpGenerateContent, semconv.OpTextCompletion, semconv.OpEmbeddings,
+		semconv.OpRetrieval, semconv.OpCreateAgent, semconv.OpInvokeAgent, semconv.OpExecuteTool,
+		semconv.OpInvokeWorkflow, semconv.OpHandleConversationTurn, semconv.OpPlan, semconv.OpFetchResponse,
+		semconv.OpAgentHandoff, semconv.OpHandoff, semconv.OpInvokeSwarm, semconv.OpInvokeGraph,
+		semconv.OpExecuteEventLoopCycle, semconv.OpAgentStep, semconv.OpUnknown, semconv.OpGuardrailCheck,
+	} {
+		m[exRuleOp+op] = exRuleOp + op
+		m[exRuleOp+op+exRuleUnnamed] = exRuleOp + op + exRuleUnnamed
+	}
+	for _, k := range []string{
+		semconv.OIKindLLM, semconv.OIKindEmbedding, semconv.OIKindChain, semconv.OIKindRetriever,
+		semconv.OIKindReranker, semconv.OIKindTool, semconv.OIKindAgent, semconv.OIKindGuardrail,
+		semconv.OIKindEvaluator, semconv.OIKindPrompt, semconv.OIKindUnknown,
+	} {
+		m[exRuleOI+k] = exRuleOI + k
+		m[exRuleOI+k+exRuleUnnamed] = exRuleOI + k + exRuleUnnamed
+	}
+	m[exRuleOI+semconv.OIKindChain+";root"] = exRuleOI + semconv.OIKindChain + ";root"
+	for _, k := range []string{
+		semconv.TraceloopKindWorkflow, semconv.TraceloopKindTask, semconv.TraceloopKindAgent,
+		semconv.TraceloopKindTool, semconv.TraceloopKindHandoff, semconv.TraceloopKindUnknown,
+	} {
+		m[exRuleTL+k] = exRuleTL + k
+		m[exRuleTL+k+exRuleUnnamed] = exRuleTL + k + exRuleUnnamed
+	}
+	for _, n := range []string{
+		"invoke_agent", "execute_tool", "chat", "generate_content", "text_completion", "invoke_workflow",
+		"handle_conversation_turn", "create_agent", semconv.AISpanGenerateText, semconv.AISpanStreamText,
+		semconv.AISpanGenerateObject, semconv.AISpanStreamObject, "ai.*.doGenerate", semconv.AISpanToolCall,
+		"tools/call", semconv.SpanNameOpenAIResponse, semconv.ADKSpanInvoc, semconv.ADKSpanCallLLM,
+		"*.agent", "*.tool", "*.workflow", "*.handoff",
+	} {
+		m[exRuleName+n] = exRuleName + n
+		m[exRuleName+n+exRuleUnnamed] = exRuleName + n + exRuleUnnamed
+	}
+	return m
+}()
+
+// exRule returns the interned rule string prefix+value(+suffix); only unknown values
+// allocate.
+func exRule(prefix, value, suffix string) string {
+	// Build the key on the stack: a map index m[string(bytes)] does not allocate.
+	var buf [96]byte
+	key := append(append(append(buf[:0], prefix...), value...), suffix...)
+	if r, ok := exRules[string(key)]; ok {
+		return r
+	}
+	return string(key)
+}
+
+// classify decides the span class (conventions.md §0.2, §5.1): gen_ai.operation.name
+// first, then openinference.span.kind, then traceloop.span.kind, then span-name patterns.
+// It sets Class, ClassRule, Operation and, on agent spans, AgentName and AgentRule.
+func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClassInfo {
+	var info exClassInfo
+	name := r.Name
+
+	// Spans this collector emitted (DESIGN.md §6) and judge calls (§5.6).
+	if s.has[kEvalJudge] {
+		if b, _ := exValueBool(s.v[kEvalJudge]); b {
+			r.Class, r.ClassRule = ClassEvaluation, semconv.AgentEvalJudge
+			return info
+		}
+	}
+	if s.has[kEvalKind] && strings.HasPrefix(name, semconv.EvalSpanPrefix) {
+		r.Class, r.ClassRule = ClassEvaluation, semconv.AgentEvalKind
+		return info
+	}
+
+	op := strings.TrimSpace(s.str(kOp))
+	oiKind := strings.ToUpper(strings.TrimSpace(s.str(kOIKind)))
+	r.Operation = e.text(r, op)
+
+	// The OpenInference handoff span ("handoff to X", TOOL; dual-written as execute_tool).
+	if strings.HasPrefix(name, semconv.OIHandoffSpanPrefix) && (oiKind == semconv.OIKindTool || op == semconv.OpExecuteTool) {
+		info.oiHandoff, info.nameHint = true, strings.TrimSpace(name[len(semconv.OIHandoffSpanPrefix):])
+		r.Class, r.ClassRule = ClassHandoff, exRuleOIHandoff
+		return info
+	}
+
+	// 1. gen_ai.operation.name.
+	if op != "" {
+		lop := exLowerASCII(op)
+		rule := exRule(exRuleOp, lop, "")
+		switch lop {
+		case semconv.OpInvokeAgent:
+			info.nameHint = exAfterPrefix(name, "invoke_agent")
+			e.setAgent(s, r, rule, info.nameHint, false)
+		case semconv.OpExecuteTool:
+			info.nameHint = exAfterPrefix(name, "execute_tool")
+			r.Class, r.ClassRule = ClassTool, rule
+		case semconv.OpChat, semconv.OpGenerateContent, semconv.OpTextCompletion:
+			r.Class, r.ClassRule = ClassLLM, rule
+		case semconv.OpAgentHandoff, semconv.OpHandoff:
+			r.Class, r.ClassRule = ClassHandoff, rule
+		case semconv.OpHandleConversationTurn, semconv.OpInvokeWorkflow, semconv.OpInvokeSwarm, semconv.OpInvokeGraph:
+			r.Class, r.ClassRule = ClassTurn, rule
+		default: // create_agent, unknown, execute_event_loop_cycle, agent_step, plan, embeddings...
+			r.Class, r.ClassRule = ClassOther, rule
+		}
+		return info
+	}
+
+	// 2. openinference.span.kind.
+	if oiKind != "" {
+		rule := exRule(exRuleOI, oiKind, "")
+		switch oiKind {
+		case semconv.OIKindAgent:
+			e.setAgent(s, r, rule, "", true)
+		case semconv.OIKindTool:
+			r.Class, r.ClassRule = ClassTool, rule
+		case semconv.OIKindLLM:
+			r.Class, r.ClassRule = ClassLLM, rule
+		case semconv.OIKindChain:
+			if r.ParentSpanID == "" {
+				r.Class, r.ClassRule = ClassTurn, exRule(exRuleOI, oiKind, ";root")
+			} else {
+				r.Class, r.ClassRule = ClassOther, rule
+			}
+		default:
+			r.Class, r.ClassRule = ClassOther, rule
+		}
+		return info
+	}
+
+	// 3. traceloop.span.kind.
+	if tl := exLowerASCII(strings.TrimSpace(s.str(kTLKind))); tl != "" {
+		rule := exRule(exRuleTL, tl, "")
+		switch tl {
+		case semconv.TraceloopKindWorkflow:
+			r.Class, r.ClassRule = ClassTurn, rule
+		case semconv.TraceloopKindAgent:
+			info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixAgent)
+			e.setAgent(s, r, rule, info.nameHint, false)
+		case semconv.TraceloopKindTool:
+			info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixTool)
+			r.Class, r.ClassRule = ClassTool, rule
+		case semconv.TraceloopKindHandoff:
+			info.tlFrom, info.tlTo = exTraceloopHandoff(name)
+			r.Class, r.ClassRule = ClassHandoff, rule
+		default:
+			r.Class, r.ClassRule = ClassOther, rule
+		}
+		return info
+	}
+
+	// Explicit handoff attributes without an operation, and the main-branch turn marker.
+	if s.has[kHandoffFrom] || s.has[kHandoffTo] {
+		r.Class, r.ClassRule = ClassHandoff, exRuleGenAIHandof
+		return info
+	}
+	if s.has[kIsNested] {
+		if b, ok := exValueBool(s.v[kIsNested]); ok && !b {
+			r.Class, r.ClassRule = ClassTurn, exRuleNotNested
+			return info
+		}
+	}
+
+	// 4. Span-name patterns.
+	e.classifyByName(s, r, scopeName, &info)
+	return info
+}
+
+func (e *Extractor) classifyByName(s *exScan, r *SpanRecord, scopeName string, info *exClassInfo) {
+	name := r.Name
+	set := func(c SpanClass, rule string) { r.Class, r.ClassRule = c, exRule(exRuleName, rule, "") }
+	isADK := strings.HasPrefix(scopeName, semconv.ADKScope) || s.has[kADKLLMRequest] || s.has[kADKLLMResponse]
+	switch {
+	case exHasWordPrefix(name, "invoke_agent"):
+		info.nameHint = exAfterPrefix(name, "invoke_agent")
+		e.setAgent(s, r, exRule(exRuleName, "invoke_agent", ""), info.nameHint, false)
+	case exHasWordPrefix(name, "execute_tool"):
+		info.nameHint = exAfterPrefix(name, "execute_tool")
+		set(ClassTool, "execute_tool")
+	case exHasWordPrefix(name, "chat"):
+		set(ClassLLM, "chat")
+	case exHasWordPrefix(name, "generate_content"):
+		set(ClassLLM, "generate_content")
+	case exHasWordPrefix(name, "text_completion"):
+		set(ClassLLM, "text_completion")
+	case exHasWordPrefix(name, "invoke_workflow"):
+		set(ClassTurn, "invoke_workflow")
+	case exHasWordPrefix(name, "handle_conversation_turn"):
+		set(ClassTurn, "handle_conversation_turn")
+	case exHasWordPrefix(name, "create_agent"):
+		set(ClassOther, "create_agent")
+	case strings.HasPrefix(name, semconv.AISpanPrefix):
+		switch {
+		case strings.HasSuffix(name, semconv.AISpanDoGenerate) || strings.HasSuffix(name, semconv.AISpanDoStream):
+			set(ClassLLM, "ai.*.doGenerate")
+		case name == semconv.AISpanToolCall:
+			set(ClassTool, semconv.AISpanToolCall)
+		case name == semconv.AISpanGenerateText || name == semconv.AISpanStreamText ||
+			name == semconv.AISpanGenerateObject || name == semconv.AISpanStreamObject:
+			// The root of one generateText call: an agent when the app named it
+			// (telemetry.functionId), else a turn.
+			e.setAgent(s, r, exRule(exRuleName, name, ""), "", false)
+		default:
+			set(ClassOther, "")
+			r.ClassRule = ""
+		}
+	case strings.HasPrefix(name, semconv.MCPToolsCallPrefix) || s.str(kMCPMethod) == semconv.MCPMethodToolsCall:
+		info.nameHint = strings.TrimSpace(strings.TrimPrefix(name, semconv.MCPToolsCallPrefix))
+		set(ClassTool, "tools/call")
+	case name == semconv.SpanNameOpenAIResponse:
+		set(ClassLLM, semconv.SpanNameOpenAIResponse)
+	case isADK && name == semconv.ADKSpanInvoc:
+		set(ClassTurn, semconv.ADKSpanInvoc)
+	case isADK && name == semconv.ADKSpanCallLLM:
+		// ADK's wrapper around one model call. Its child generate_content span is the
+		// inference span (and carries the same usage): the wrapper stays ClassOther so
+		// usage is counted once, but its request/response payloads are read for content,
+		// requested calls and tool definitions.
+		info.adkCallLLM = true
+		set(ClassOther, semconv.ADKSpanCallLLM)
+	case strings.HasSuffix(name, semconv.TraceloopSuffixAgent) && len(name) > len(semconv.TraceloopSuffixAgent):
+		info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixAgent)
+		e.setAgent(s, r, exRule(exRuleName, "*.agent", ""), info.nameHint, false)
+	case strings.HasSuffix(name, semconv.TraceloopSuffixTool) && len(name) > len(semconv.TraceloopSuffixTool):
+		info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixTool)
+		set(ClassTool, "*.tool")
+	case strings.HasSuffix(name, semconv.TraceloopSuffixWorkflow) && len(name) > len(semconv.TraceloopSuffixWorkflow):
+		set(ClassTurn, "*.workflow")
+	case strings.HasSuffix(name, semconv.TraceloopSuffixHandoff) && strings.Contains(name, semconv.TraceloopHandoffArrow):
+		info.tlFrom, info.tlTo = exTraceloopHandoff(name)
+		set(ClassHandoff, "*.handoff")
+	default:
+		r.Class, r.ClassRule = ClassOther, ""
+	}
+}
+
+// setAgent classifies an agent-operation span: ClassAgent with its resolved name, or
+// ClassTurn when no name can be resolved (the OpenAI Agents "Agent workflow" root).
+// The name comes from gen_ai.agent.name → agent.name → graph.node.id (conventions.md §5.1
+// Agent interaction), then traceloop.entity.name, ai.telemetry.functionId, and finally
+// the span name (hint, or for OpenInference AGENT spans the whole name).
+func (e *Extractor) setAgent(s *exScan, r *SpanRecord, rule, hint string, wholeName bool) {
+	candidates := [...]struct {
+		k    exKey
+		rule string
+	}{
+		{kGenAIAgentName, semconv.GenAIAgentName},
+		{kOIAgentName, semconv.AgentName},
+		{kGraphNodeID, semconv.GraphNodeID},
+		{kTLEntityName, semconv.TraceloopEntityName},
+		{kAIFunctionID, semconv.AITelemetryFunction},
+	}
+	for _, c := range candidates {
+		if n := strings.TrimSpace(s.str(c.k)); n != "" {
+			r.Class, r.ClassRule = ClassAgent, rule
+			r.AgentName, r.AgentRule = e.text(r, n), c.rule
+			return
+		}
+	}
+	if hint == "" && wholeName && !exGenericAgentName(r.Name) {
+		hint = strings.TrimSpace(r.Name)
+	}
+	if hint != "" {
+		r.Class, r.ClassRule = ClassAgent, rule
+		r.AgentName, r.AgentRule = e.text(r, hint), "span_name"
+		return
+	}
+	r.Class, r.ClassRule = ClassTurn, exRule(rule, exRuleUnnamed, "")
+}
+
+// exGenericAgentName reports span names that name a workflow, not an agent: the OpenAI
+// Agents SDK default trace name "Agent workflow" (OpenLLMetry: "Agent Workflow").
+func exGenericAgentName(name string) bool {
+	return strings.EqualFold(strings.TrimSpace(name), semconv.SpanNameAgentWorkflow)
+}
+
+// exHasWordPrefix reports name == word or name starting with word + " ".
+func exHasWordPrefix(name, word string) bool {
+	return strings.HasPrefix(name, word) && (len(name) == len(word) || name[len(word)] == ' ')
+}
+
+// exAfterPrefix returns the trimmed remainder of "word X" (X), or "".
+func exAfterPrefix(name, word string) string {
+	if !exHasWordPrefix(name, word) {
+		return ""
+	}
+	return strings.TrimSpace(name[len(word):])
+}
+
+// exTraceloopHandoff splits "{from} → {to}.handoff".
+func exTraceloopHandoff(name string) (from, to string) {
+	n := strings.TrimSuffix(name, semconv.TraceloopSuffixHandoff)
+	i := strings.Index(n, semconv.TraceloopHandoffArrow)
+	if i < 0 {
+		return "", ""
+	}
+	return strings.TrimSpace(n[:i]), strings.TrimSpace(n[i+len(semconv.TraceloopHandoffArrow):])
+}
+
+// exLowerASCII lower-cases ASCII letters, allocating only when s has upper-case ones.
+func exLowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}

@@ -1,0 +1,273 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session // import "github.com/agenteval/agenteval-collector/internal/session"
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// Flattened, indexed message attributes: OpenInference llm.input_messages.N.message.* /
+// llm.output_messages.N.message.* (conventions.md §2.2) and the legacy Traceloop
+// gen_ai.prompt.N.* / gen_ai.completion.N.* (§3). Both reduce to the same fields once the
+// optional "message." and "tool_call."/"function." segments are stripped.
+
+// exFlatAttr is one attribute under an indexed prefix; rest is the key after the prefix.
+type exFlatAttr struct {
+	rest string
+	v    pcommon.Value
+}
+
+type exFlatField uint8
+
+const (
+	exFlatIgnore exFlatField = iota
+	exFlatRole
+	exFlatContent
+	exFlatContentPart
+	exFlatFinish
+	exFlatCallID
+	exFlatCallName
+	exFlatCallArgs
+)
+
+type exFlatItem struct {
+	idx, j int
+	field  exFlatField
+	v      pcommon.Value
+}
+
+// exMaxFlatIndex bounds message and part indexes (a hostile "llm.input_messages.
+// 999999999.message.role" must not cost anything).
+const exMaxFlatIndex = 1 << 16
+
+// exLeadingIndex splits "12.rest" into 12 and "rest".
+func exLeadingIndex(s string) (int, string, bool) {
+	n, i := 0, 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		n = n*10 + int(s[i]-'0')
+		if n > exMaxFlatIndex {
+			return 0, "", false
+		}
+		i++
+	}
+	if i == 0 || i >= len(s) || s[i] != '.' {
+		return 0, "", false
+	}
+	return n, s[i+1:], true
+}
+
+// exFlatClassify maps the key rest after the message index to a field.
+func exFlatClassify(rest string) (exFlatField, int) {
+	rest = strings.TrimPrefix(rest, "message.")
+	switch rest {
+	case semconv.SuffixRole:
+		return exFlatRole, 0
+	case semconv.SuffixContent:
+		return exFlatContent, 0
+	case semconv.SuffixFinishReason:
+		return exFlatFinish, 0
+	}
+	switch {
+	case strings.HasPrefix(rest, "content."): // Claude Agent SDK: message.content.<j>
+		if j, tail, ok := exLeadingIndex(rest[len("content."):] + "."); ok && tail == "" {
+			return exFlatContentPart, j
+		}
+	case strings.HasPrefix(rest, "contents."): // message.contents.<j>.message_content.text
+		if j, tail, ok := exLeadingIndex(rest[len("contents."):]); ok && tail == semconv.SuffixContentText {
+			return exFlatContentPart, j
+		}
+	case strings.HasPrefix(rest, "tool_calls."):
+		j, tail, ok := exLeadingIndex(rest[len("tool_calls."):])
+		if !ok {
+			return exFlatIgnore, 0
+		}
+		tail = strings.TrimPrefix(tail, "tool_call.")
+		tail = strings.TrimPrefix(tail, "function.")
+		switch tail {
+		case semconv.SuffixID:
+			return exFlatCallID, j
+		case semconv.SuffixName:
+			return exFlatCallName, j
+		case semconv.SuffixArguments:
+			return exFlatCallArgs, j
+		}
+	}
+	return exFlatIgnore, 0
+}
+
+// exFlatItems parses and sorts the attributes of one indexed family.
+func exFlatItems(attrs []exFlatAttr) []exFlatItem {
+	items := make([]exFlatItem, 0, len(attrs))
+	for _, a := range attrs {
+		idx, rest, ok := exLeadingIndex(a.rest)
+		if !ok {
+			continue
+		}
+		f, j := exFlatClassify(rest)
+		if f == exFlatIgnore {
+			continue
+		}
+		items = append(items, exFlatItem{idx: idx, j: j, field: f, v: a.v})
+	}
+	sort.SliceStable(items, func(a, b int) bool {
+		if items[a].idx != items[b].idx {
+			return items[a].idx < items[b].idx
+		}
+		if items[a].j != items[b].j {
+			return items[a].j < items[b].j
+		}
+		return items[a].field < items[b].field
+	})
+	return items
+}
+
+// exFlatMessage is one reassembled message.
+type exFlatMessage struct {
+	role   string
+	text   []string
+	finish string
+	calls  []RequestedToolCall
+}
+
+// exFlatMessages groups sorted items into messages, in index order.
+func exFlatMessages(items []exFlatItem) []exFlatMessage {
+	var msgs []exFlatMessage
+	for i := 0; i < len(items); {
+		idx := items[i].idx
+		var m exFlatMessage
+		callAt := -1 // index in m.calls of the call with tool_calls index lastJ
+		lastJ := -1
+		for ; i < len(items) && items[i].idx == idx; i++ {
+			it := &items[i]
+			s, _ := exValueText(it.v)
+			switch it.field {
+			case exFlatRole:
+				m.role = exRole(&exJMsg{Role: s})
+			case exFlatContent, exFlatContentPart:
+				if s != "" {
+					m.text = append(m.text, s)
+				}
+			case exFlatFinish:
+				m.finish = strings.ToLower(s)
+			case exFlatCallID, exFlatCallName, exFlatCallArgs:
+				if it.j != lastJ || callAt < 0 {
+					if len(m.calls) >= exMaxList {
+						continue
+					}
+					m.calls = append(m.calls, RequestedToolCall{})
+					callAt, lastJ = len(m.calls)-1, it.j
+				}
+				c := &m.calls[callAt]
+				switch it.field {
+				case exFlatCallID:
+					c.ID = s
+				case exFlatCallName:
+					c.Name = s
+				case exFlatCallArgs:
+					if it.v.Type() == pcommon.ValueTypeStr {
+						c.Arguments = s
+					} else if b, ok := exAppendJSON(nil, it.v, 0, 1<<20); ok {
+						c.Arguments = string(b)
+					}
+				}
+			}
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+// exFlatInput returns the last user message with text.
+func exFlatInput(attrs []exFlatAttr, o *exMsgOut) {
+	msgs := exFlatMessages(exFlatItems(attrs))
+	o.messages += len(msgs)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].role == semconv.RoleUser && len(msgs[i].text) > 0 {
+			o.user, o.hasUser = strings.Join(msgs[i].text, "\n"), true
+			return
+		}
+	}
+}
+
+// exFlatOutput collects assistant text, tool calls and finish reasons of every message.
+func exFlatOutput(attrs []exFlatAttr, o *exMsgOut) {
+	msgs := exFlatMessages(exFlatItems(attrs))
+	o.messages += len(msgs)
+	for i := range msgs {
+		m := &msgs[i]
+		if m.role == semconv.RoleAssistant || m.role == "" {
+			var texts []string
+			for _, t := range m.text {
+				if strings.HasPrefix(t, semconv.OpenAIAgentsResponseFunctionRep) {
+					if c, ok := exParseResponseFunctionToolCall(t); ok {
+						o.calls = append(o.calls, c)
+						continue
+					}
+				}
+				texts = append(texts, t)
+			}
+			if len(texts) > 0 { // the final answer is the last assistant message with text
+				o.setText(strings.Join(texts, "\n"))
+			}
+		}
+		for _, c := range m.calls {
+			if c.Name != "" && len(o.calls) < exMaxList {
+				o.calls = append(o.calls, c)
+			}
+		}
+		if m.finish != "" && len(o.finish) < exMaxList {
+			o.finish = append(o.finish, m.finish)
+		}
+	}
+}
+
+// exFlatFunctions reads Traceloop llm.request.functions.N.{name,description,parameters}.
+func exFlatFunctions(attrs []exFlatAttr, maxText int, dst []ToolDefinition) ([]ToolDefinition, int) {
+	type fn struct {
+		exJToolDef
+		idx int
+	}
+	var fns []fn
+	for _, a := range attrs {
+		idx, rest, ok := exLeadingIndex(a.rest)
+		if !ok {
+			continue
+		}
+		k := 0
+		for k < len(fns) && fns[k].idx != idx {
+			k++
+		}
+		if k == len(fns) {
+			if len(fns) >= exMaxList {
+				continue
+			}
+			fns = append(fns, fn{idx: idx})
+		}
+		f := &fns[k]
+		switch rest {
+		case semconv.SuffixName:
+			f.Name, _ = exValueText(a.v)
+		case semconv.SuffixDescription:
+			f.Description, _ = exValueText(a.v)
+		case semconv.SuffixParameters:
+			if a.v.Type() == pcommon.ValueTypeStr {
+				f.Parameters = json.RawMessage(a.v.Str())
+			} else if b, ok := exAppendJSON(nil, a.v, 0, maxText); ok {
+				f.Parameters = b
+			}
+		}
+	}
+	sort.Slice(fns, func(a, b int) bool { return fns[a].idx < fns[b].idx })
+	problems := 0
+	for i := range fns {
+		dst = exAppendToolDef(dst, &fns[i].exJToolDef, maxText, &problems)
+	}
+	return dst, problems
+}

@@ -1,0 +1,228 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session // import "github.com/agenteval/agenteval-collector/internal/session"
+
+import (
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// Sources of tool arguments and results carried by events (SpanRecord.ToolArgsSource).
+const (
+	exSrcEventDetails = "event:" + semconv.EventInferenceDetails
+	exSrcEventToolMsg = "event:" + semconv.EventToolMessage
+	exSrcEventChoice  = "event:" + semconv.EventChoice
+	exRuleTransfer    = "gen_ai.transfer"
+	exRuleHandoffTool = "handoff_tool"
+	exRuleTLHandoff   = "traceloop.handoff_span"
+)
+
+// exToolArgKeys is the argument priority list of conventions.md §5.1 (Tool call row);
+// the event-carried forms follow them.
+var exToolArgKeys = [...]exKey{kToolArgs, kInputValue, kOIToolParams, kAIToolArgs, kAIToolInput, kADKArgs, kTLEntityInput}
+
+// exToolResultKeys is the result priority list.
+var exToolResultKeys = [...]exKey{kToolResult, kOutputValue, kAIToolResult, kAIToolOutput, kADKResponse, kTLEntityOutput}
+
+// toolFields fills the fields of a tool execution span.
+func (e *Extractor) toolFields(s *exScan, events ptrace.SpanEventSlice, r *SpanRecord, cls exClassInfo) {
+	r.ToolName = e.text(r, strings.TrimSpace(exFirstNonEmpty(s.str(kToolName), s.str(kOIToolName), s.str(kAIToolName),
+		cls.nameHint, s.str(kTLEntityName))))
+	r.ToolCallID = e.text(r, exFirstNonEmpty(s.str(kToolCallID), s.str(kOIToolID), s.str(kAIToolID)))
+	r.ToolDescription = e.text(r, exFirstNonEmpty(s.str(kToolDesc), s.str(kOIToolDesc)))
+
+	if s.has[kOIToolSchema] {
+		e.toolSchema(s.v[kOIToolSchema], semconv.ToolSchemaOI, r)
+	}
+
+	// Arguments.
+	for _, k := range exToolArgKeys {
+		if !s.has[k] {
+			continue
+		}
+		v := s.v[k]
+		if k == kOIToolParams {
+			// tool.parameters is a schema in some instrumentations and the arguments in
+			// others (conventions.md §2.3).
+			if data, ok := exJSONBytes(v, e.parseLimit); ok && exIsSchema(data) {
+				if r.ToolSchema == nil {
+					e.toolSchema(v, semconv.ToolParamsOI, r)
+				}
+				continue
+			}
+		}
+		text, cut := e.argsText(v)
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		if k == kTLEntityInput && !cut {
+			if args, lossy, ok := exUnwrapArgsKwargs(text); ok {
+				text = args
+				if lossy {
+					exProblem(r, semconv.TraceloopEntityInput, "positional arguments dropped")
+				}
+			}
+		}
+		r.ToolArguments, r.ToolArgsSource, r.ToolArgsTruncated = text, exKeyNames[k], cut
+		break
+	}
+
+	// Result.
+	for _, k := range exToolResultKeys {
+		if !s.has[k] {
+			continue
+		}
+		t, cut := e.argsText(s.v[k])
+		if strings.TrimSpace(t) == "" {
+			continue
+		}
+		r.ToolResult = t
+		if cut {
+			r.Truncated = true
+		}
+		break
+	}
+
+	// Event-carried arguments and results (Strands keeps them in events; §4.2).
+	if (r.ToolArgsSource == "" || r.ToolResult == "") && events.Len() > 0 {
+		e.toolEvents(events, r)
+	}
+
+	if r.ToolArgsTruncated {
+		r.Truncated = true
+	}
+	r.ContentCaptured = r.ToolArgsSource != "" || r.ToolResult != ""
+
+	// Handoffs: the main-branch transfer attributes, else a handoff tool by name.
+	if target := exFirstNonEmpty(s.str(kTransferTargetName), s.str(kTransferTargetID)); target != "" {
+		r.HandoffTo = e.text(r, target)
+		r.HandoffMode = e.text(r, exFirstNonEmpty(s.str(kTransferMode), semconv.TransferModePassControl))
+		// On a transfer span gen_ai.agent.name is the source agent by definition.
+		r.HandoffFrom = e.text(r, s.str(kGenAIAgentName))
+		r.HandoffRule = exRuleTransfer
+	} else if target, mode, ok := HandoffToolTarget(r.ToolName, r.ToolArguments); ok {
+		r.HandoffTo, r.HandoffMode, r.HandoffRule = e.text(r, target), mode, exRuleHandoffTool
+	}
+}
+
+// toolEvents reads a tool span's events: the tool_call / tool_call_response parts of
+// gen_ai.client.inference.operation.details, or gen_ai.tool.message (arguments) and
+// gen_ai.choice (result).
+func (e *Extractor) toolEvents(events ptrace.SpanEventSlice, r *SpanRecord) {
+	ev := exReadEvents(events)
+	if r.ToolArgsSource == "" && ev.hasDetIn {
+		var o exMsgOut
+		if e.parse(r, semconv.EventInferenceDetails, ev.detIn, &o, exReadOutput) {
+			for _, c := range o.calls {
+				if r.ToolName == "" || c.Name == r.ToolName {
+					e.setEventArgs(r, c.Arguments, exSrcEventDetails)
+					if r.ToolCallID == "" {
+						r.ToolCallID = e.text(r, c.ID)
+					}
+					if r.ToolName == "" {
+						r.ToolName = e.text(r, c.Name)
+					}
+					break
+				}
+			}
+		}
+	}
+	if r.ToolArgsSource == "" && ev.hasToolMsg {
+		text, cut := e.argsText(ev.toolMsg)
+		if strings.TrimSpace(text) != "" {
+			r.ToolArguments, r.ToolArgsSource, r.ToolArgsTruncated = text, exSrcEventToolMsg, cut
+		}
+		if r.ToolCallID == "" {
+			r.ToolCallID = e.text(r, ev.toolMsgID)
+		}
+	}
+	if r.ToolResult == "" && ev.hasDetOut {
+		var o exMsgOut
+		if e.parse(r, semconv.EventInferenceDetails, ev.detOut, &o, exReadOutput) && o.hasResp {
+			r.ToolResult = e.text(r, o.response)
+		}
+	}
+	if r.ToolResult == "" && len(ev.choices) > 0 {
+		t, cut := e.argsText(ev.choices[0])
+		r.ToolResult = t
+		if cut {
+			r.Truncated = true
+		}
+	}
+}
+
+func (e *Extractor) setEventArgs(r *SpanRecord, args, src string) {
+	if strings.TrimSpace(args) == "" {
+		return
+	}
+	text, cut := exClean(args, e.maxText)
+	r.ToolArguments, r.ToolArgsSource, r.ToolArgsTruncated = text, src, cut
+}
+
+// argsText returns a value as arguments/result text: a string as it is, a structured
+// value as canonical JSON; capped at MaxTextBytes (cut reports truncation). The
+// serialisation of structured values stops at the cap, so a huge kvlist costs no more
+// than the cap.
+func (e *Extractor) argsText(v pcommon.Value) (string, bool) {
+	if t, ok := exValueText(v); ok {
+		return exClean(t, e.maxText)
+	}
+	b, complete := exAppendJSON(make([]byte, 0, 64), v, 0, e.maxText)
+	t, cut := exClean(string(b), e.maxText)
+	return t, cut || !complete
+}
+
+// toolSchema reads a single tool's JSON Schema into r.ToolSchema.
+func (e *Extractor) toolSchema(v pcommon.Value, key string, r *SpanRecord) {
+	data, ok := exJSONBytes(v, e.maxText)
+	if !ok {
+		exProblem(r, key, "schema larger than max_text_bytes, dropped")
+		return
+	}
+	if len(data) == 0 {
+		return
+	}
+	schema, err := exToolSchema(data)
+	if err != nil {
+		exProblem(r, key, "not a JSON Schema object")
+		return
+	}
+	r.ToolSchema = schema
+}
+
+// handoffFields fills an explicit handoff span (conventions.md §5.1 Handoff (b), (c)).
+func (e *Extractor) handoffFields(s *exScan, r *SpanRecord, cls exClassInfo) {
+	r.HandoffMode = semconv.TransferModePassControl
+	switch {
+	case s.has[kHandoffFrom] || s.has[kHandoffTo]:
+		r.HandoffFrom = e.text(r, exUnquote(s.str(kHandoffFrom)))
+		r.HandoffTo = e.text(r, exUnquote(s.str(kHandoffTo)))
+		r.HandoffRule = exRuleGenAIHandof
+	case cls.oiHandoff:
+		r.HandoffFrom = e.text(r, exUnquote(s.str(kInputValue)))
+		r.HandoffTo = e.text(r, exFirstNonEmpty(exUnquote(s.str(kOutputValue)), cls.nameHint))
+		r.HandoffRule = exRuleOIHandoff
+	case cls.tlFrom != "" || cls.tlTo != "":
+		r.HandoffFrom, r.HandoffTo = e.text(r, cls.tlFrom), e.text(r, cls.tlTo)
+		r.HandoffRule = exRuleTLHandoff
+	}
+	if r.HandoffTo == "" && cls.tlTo != "" {
+		r.HandoffTo = e.text(r, cls.tlTo)
+	}
+}
+
+// exUnquote trims s and removes one level of JSON string quoting ("\"coordinator\"").
+func exUnquote(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) >= 2 && s[0] == '"' {
+		if u, ok := exRawString(exBytes(s)); ok {
+			return strings.TrimSpace(u)
+		}
+	}
+	return s
+}

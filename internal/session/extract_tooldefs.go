@@ -1,0 +1,249 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session // import "github.com/agenteval/agenteval-collector/internal/session"
+
+import (
+	"bytes"
+	"encoding/json"
+	"hash/maphash"
+	"strings"
+	"sync"
+)
+
+// exJToolDef is one tool definition in any of the shapes seen (conventions.md §1.5, §2.2,
+// §4): OTel/Responses {type, name, description, parameters}, OpenAI chat
+// {type:"function", function:{...}}, Strands {name, description, inputSchema{json}},
+// Anthropic {input_schema}, Gemini {parameters | parameters_json_schema} and the Gemini
+// wrapper {function_declarations: [...]}, Vercel {inputSchema}.
+type exJToolDef struct {
+	Type             string          `json:"type"`
+	Name             string          `json:"name"`
+	Description      string          `json:"description"`
+	Parameters       json.RawMessage `json:"parameters"`
+	InputSchema      json.RawMessage `json:"inputSchema"`
+	InputSchemaSnake json.RawMessage `json:"input_schema"`
+	ParamsJSONSchema json.RawMessage `json:"parameters_json_schema"`
+	Function         *exJToolDef     `json:"function"`
+	Declarations     []exJToolDef    `json:"function_declarations"`
+	DeclarationsJS   []exJToolDef    `json:"functionDeclarations"`
+}
+
+// exToolDefCache remembers parsed tool-definition lists by content: the same definitions
+// are sent with every LLM call of an agent, and parsing schemas is the most expensive
+// part of extraction. Bounded; cleared when full.
+type exToolDefCache struct {
+	seed maphash.Seed
+	mu   sync.Mutex
+	m    map[exToolDefKey]exToolDefEntry
+}
+
+type exToolDefEntry struct {
+	defs     []ToolDefinition
+	problems int
+}
+
+type exToolDefKey struct {
+	h     uint64
+	n     int
+	limit int
+}
+
+const exToolDefCacheSize = 512
+
+func newExToolDefCache() *exToolDefCache {
+	return &exToolDefCache{seed: maphash.MakeSeed(), m: make(map[exToolDefKey]exToolDefEntry)}
+}
+
+// get returns a copy of the cached list for data (the ToolDefinition values are shared
+// and must be treated as read-only), or ok=false.
+func (c *exToolDefCache) get(k exToolDefKey) ([]ToolDefinition, int, bool) {
+	c.mu.Lock()
+	ent, ok := c.m[k]
+	c.mu.Unlock()
+	if !ok {
+		return nil, 0, false
+	}
+	if len(ent.defs) == 0 {
+		return nil, ent.problems, true
+	}
+	return append([]ToolDefinition(nil), ent.defs...), ent.problems, true
+}
+
+func (c *exToolDefCache) put(k exToolDefKey, defs []ToolDefinition, problems int) {
+	c.mu.Lock()
+	if len(c.m) >= exToolDefCacheSize {
+		clear(c.m)
+	}
+	c.m[k] = exToolDefEntry{defs: append([]ToolDefinition(nil), defs...), problems: problems}
+	c.mu.Unlock()
+}
+
+func (c *exToolDefCache) key(data []byte, limit int) exToolDefKey {
+	return exToolDefKey{h: maphash.Bytes(c.seed, data), n: len(data), limit: limit}
+}
+
+// exParseToolDefs parses a tool-definition list (a JSON array, or one definition object)
+// into normalised ToolDefinitions: Gemini upper-case types lower-cased and ReAsk flat
+// maps converted by NormalizeToolSchema. Descriptions are capped at maxText; a schema
+// larger than maxText is dropped (its tool is kept, schema unknown). problems reports
+// definitions that could not be read.
+func exParseToolDefs(data []byte, maxText int, dst []ToolDefinition) (defs []ToolDefinition, problems int) {
+	var list []exJToolDef
+	switch exFirstByte(data) {
+	case '[':
+		// Vercel ai.prompt.tools is a list of JSON strings; accept both.
+		var raws []json.RawMessage
+		if json.Unmarshal(data, &raws) != nil {
+			return dst, 1
+		}
+		for _, r := range raws {
+			if exFirstByte(r) == '"' {
+				s, _ := exRawString(r)
+				r = exBytes(s)
+			}
+			var d exJToolDef
+			if err := json.Unmarshal(r, &d); err != nil && !exIsTypeError(err) {
+				problems++
+				continue
+			}
+			list = append(list, d)
+		}
+	case '{':
+		var d exJToolDef
+		if err := json.Unmarshal(data, &d); err != nil && !exIsTypeError(err) {
+			return dst, 1
+		}
+		list = append(list, d)
+	default:
+		return dst, 1
+	}
+	for i := range list {
+		dst = exAppendToolDef(dst, &list[i], maxText, &problems)
+	}
+	return dst, problems
+}
+
+func exAppendToolDef(dst []ToolDefinition, d *exJToolDef, maxText int, problems *int) []ToolDefinition {
+	for _, decls := range [2][]exJToolDef{d.Declarations, d.DeclarationsJS} {
+		for i := range decls {
+			dst = exAppendToolDef(dst, &decls[i], maxText, problems)
+		}
+	}
+	if d.Function != nil {
+		f := *d.Function
+		if f.Name == "" {
+			f.Name = d.Name
+		}
+		if f.Description == "" {
+			f.Description = d.Description
+		}
+		d = &f
+	}
+	if d.Name == "" || len(dst) >= exMaxList {
+		return dst
+	}
+	name, _ := exClean(d.Name, maxText)
+	desc, _ := exClean(d.Description, maxText)
+	td := ToolDefinition{Name: name, Description: desc}
+	schema := exFirstRaw(d.Parameters, d.InputSchema, d.InputSchemaSnake, d.ParamsJSONSchema)
+	if len(schema) > 0 {
+		schema = exUnwrapJSONSchema(schema)
+		switch {
+		case len(schema) > maxText:
+			*problems++
+		case exFirstByte(schema) == '{':
+			norm, err := NormalizeToolSchema([]byte(schema))
+			if err != nil {
+				*problems++
+			} else {
+				td.Parameters = norm
+			}
+		}
+	}
+	return append(dst, td)
+}
+
+// exUnwrapJSONSchema unwraps the Bedrock/Strands {"json": {...schema}} envelope and a
+// schema that arrives as a JSON string.
+func exUnwrapJSONSchema(raw json.RawMessage) json.RawMessage {
+	if exFirstByte(raw) == '"' {
+		if s, ok := exRawString(raw); ok {
+			raw = json.RawMessage(s)
+		}
+	}
+	if exFirstByte(raw) != '{' || !bytes.Contains(raw, []byte(`"json"`)) {
+		return raw
+	}
+	var env map[string]json.RawMessage
+	if json.Unmarshal(raw, &env) == nil && len(env) == 1 {
+		if inner, ok := env["json"]; ok && exFirstByte(inner) == '{' {
+			return inner
+		}
+	}
+	return raw
+}
+
+// exToolSchema reads a single tool's schema from OpenInference tool.json_schema (OpenAI
+// function format or a bare schema) or tool.parameters (when it is a schema), normalised.
+func exToolSchema(data []byte) (json.RawMessage, error) {
+	var d exJToolDef
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, err
+	}
+	if d.Function != nil && len(exFirstRaw(d.Function.Parameters, d.Function.InputSchema)) > 0 {
+		return NormalizeToolSchema([]byte(exUnwrapJSONSchema(exFirstRaw(d.Function.Parameters, d.Function.InputSchema))))
+	}
+	if s := exFirstRaw(d.Parameters, d.InputSchema, d.InputSchemaSnake, d.ParamsJSONSchema); len(s) > 0 && d.Name != "" {
+		return NormalizeToolSchema([]byte(exUnwrapJSONSchema(s)))
+	}
+	return NormalizeToolSchema(data)
+}
+
+// exIsSchema applies the OpenInference tool.parameters rule (conventions.md §2.3): a JSON
+// object with "type":"object" and "properties" is a schema; anything else is arguments.
+func exIsSchema(data []byte) bool {
+	if exFirstByte(data) != '{' {
+		return false
+	}
+	var probe struct {
+		Type       json.RawMessage `json:"type"`
+		Properties json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(data, &probe) != nil || len(probe.Properties) == 0 || exFirstByte(probe.Properties) != '{' {
+		return false
+	}
+	t, _ := exRawString(probe.Type)
+	return strings.EqualFold(t, "object")
+}
+
+// exNameList reads a list of names: a JSON array of strings or of objects with "name"
+// (gen_ai.agent.tools, openai.agent.handoffs), or a string array attribute (already
+// split by the caller).
+func exNameList(data []byte, maxText int) ([]string, bool) {
+	var raws []json.RawMessage
+	if json.Unmarshal(data, &raws) != nil {
+		return nil, false
+	}
+	out := make([]string, 0, len(raws))
+	for _, r := range raws {
+		if len(out) >= exMaxList {
+			break
+		}
+		name, ok := exRawString(r)
+		if !ok {
+			var o struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(r, &o) != nil {
+				continue
+			}
+			name = o.Name
+		}
+		if name = strings.TrimSpace(name); name != "" {
+			name, _ = exClean(name, maxText)
+			out = append(out, name)
+		}
+	}
+	return out, true
+}
