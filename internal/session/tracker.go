@@ -1,0 +1,738 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session // import "github.com/agenteval/agenteval-collector/internal/session"
+
+import (
+	"cmp"
+	"container/list"
+	"slices"
+	"time"
+)
+
+// Defaults used for zero TrackerConfig fields (DESIGN.md §4, §11).
+const (
+	DefaultTurnSettle         = 2 * time.Second
+	DefaultTurnTimeout        = 60 * time.Second
+	DefaultSessionTimeout     = 5 * time.Minute
+	DefaultMaxSessionDuration = time.Hour
+	DefaultMaxSessions        = 10000
+	DefaultMaxSpansPerSession = 10000
+)
+
+// AgentSession.EndReason values set by the Tracker.
+const (
+	// EndReasonSessionTimeout: session_timeout of silence once every turn was closed.
+	EndReasonSessionTimeout = "session_timeout"
+	// EndReasonEndSignal: a record carried the end signal and the open turns closed.
+	EndReasonEndSignal = "end_signal"
+	// EndReasonSingleTrace: a session keyed by its trace id (no session key on any span
+	// of the trace) ends with its only turn: nothing else can join it.
+	EndReasonSingleTrace = "single_trace"
+	// EndReasonMaxDuration: max_session_duration elapsed since the first record (partial).
+	EndReasonMaxDuration = "max_session_duration"
+	// EndReasonMaxSessions: evicted as the least recently active of more than
+	// max_sessions open sessions (partial).
+	EndReasonMaxSessions = "max_sessions"
+	// EndReasonMaxSpans: the session exceeded max_spans_per_session (partial).
+	EndReasonMaxSpans = "max_spans_per_session"
+	// EndReasonShutdown is the reason the processor passes to CloseAll (partial).
+	EndReasonShutdown = "shutdown"
+)
+
+// TrackerConfig configures a Tracker. Zero (or negative) fields take the Default* values.
+type TrackerConfig struct {
+	// TurnSettle: a turn whose root record arrived closes after this much silence of its
+	// trace (turn_settle, default 2s).
+	TurnSettle time.Duration
+	// TurnTimeout: a turn closes after this much silence of its trace even without its
+	// root record, then marked Partial (turn_timeout, default 60s).
+	TurnTimeout time.Duration
+	// SessionTimeout: a session whose turns are all closed ends after this much silence
+	// (session_timeout, default 5m).
+	SessionTimeout time.Duration
+	// MaxSessionDuration: a session is closed as partial this long after its first record
+	// (max_session_duration, default 1h).
+	MaxSessionDuration time.Duration
+	// MaxSessions bounds the open sessions, counting traces still waiting for a session
+	// key; past it the least recently active is closed as partial (max_sessions, default
+	// 10000).
+	MaxSessions int
+	// MaxSpansPerSession: a session that exceeds it is closed as partial and its further
+	// records are counted, not retained, until session_timeout of silence
+	// (max_spans_per_session, default 10000).
+	MaxSpansPerSession int
+	// Registry holds the configured agents and their tools (ToolsSource "config"). For an
+	// agent it names, it wins over what the traces show.
+	Registry []AgentDefinition
+}
+
+func (c TrackerConfig) withDefaults() TrackerConfig {
+	dur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	dur(&c.TurnSettle, DefaultTurnSettle)
+	dur(&c.TurnTimeout, DefaultTurnTimeout)
+	dur(&c.SessionTimeout, DefaultSessionTimeout)
+	dur(&c.MaxSessionDuration, DefaultMaxSessionDuration)
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.MaxSpansPerSession <= 0 {
+		c.MaxSpansPerSession = DefaultMaxSpansPerSession
+	}
+	return c
+}
+
+// EventKind is the kind of an Event.
+type EventKind uint8
+
+// Event kinds.
+const (
+	// EventTurnClosed: a turn closed; Event.TurnIndex is its position in Session.Turns.
+	EventTurnClosed EventKind = iota + 1
+	// EventSessionEnded: a session ended; Session.EndReason and Session.Partial say how.
+	EventSessionEnded
+)
+
+// String returns "turn_closed" or "session_ended".
+func (k EventKind) String() string {
+	switch k {
+	case EventTurnClosed:
+		return "turn_closed"
+	case EventSessionEnded:
+		return "session_ended"
+	}
+	return "unknown"
+}
+
+// Event is something the Tracker decided: a turn closed or a session ended.
+type Event struct {
+	Kind EventKind
+	// Session is a snapshot of the session at the event. The Tracker never modifies it
+	// afterwards, but its nested slices (turns' interactions and steps, agents' tools)
+	// are shared with the Tracker and later snapshots: treat it as read-only.
+	Session *AgentSession
+	// TurnIndex is the closed turn's index in Session.Turns (EventTurnClosed). Turns are
+	// ordered by start time, so a turn closing late may shift the indices of later ones.
+	TurnIndex int
+}
+
+// TrackerStats reports the Tracker's state and counters. Every record passed to Observe
+// is counted once: SpansObserved = RetainedSpans + SpansAssembled + SpansDiscarded +
+// SpansIgnored + SpansDropped + LateSpans.
+type TrackerStats struct {
+	// OpenSessions are the open sessions with a session key.
+	OpenSessions int
+	// PendingTraces are open traces whose records carried no session key yet.
+	PendingTraces int
+	// OpenTurns are the open traces (turns), pending or attached to a session.
+	OpenTurns int
+	// RetainedSpans are the records held for open turns.
+	RetainedSpans int
+
+	// SpansObserved counts every record passed to Observe.
+	SpansObserved uint64
+	// SpansAssembled counts records assembled into closed turns.
+	SpansAssembled uint64
+	// SpansDiscarded counts records of traces without any GenAI span (no turn).
+	SpansDiscarded uint64
+	// SpansIgnored counts ClassEvaluation records (never part of a turn).
+	SpansIgnored uint64
+	// SpansDropped counts records of sessions and traces closed by max_spans_per_session,
+	// received until their timeout.
+	SpansDropped uint64
+	// LateSpans counts records of traces whose turn had already closed.
+	LateSpans uint64
+	// TurnsClosed, SessionsEnded, SessionsEvicted (max_sessions) and EmptySessions
+	// (sessions that ended without any turn and were not reported) count events.
+	TurnsClosed     uint64
+	SessionsEnded   uint64
+	SessionsEvicted uint64
+	EmptySessions   uint64
+}
+
+// Tracker groups SpanRecords into traces and sessions and decides when turns close and
+// sessions end (DESIGN.md §4 "Turn", "Session end"). It is deterministic: time is passed
+// in, it starts no goroutine, and events come out in a fixed order. It is NOT safe for
+// concurrent use: the caller (the processor) serialises calls with a mutex.
+//
+// Records wait with their trace until a record of that trace carries a session key
+// (SpanRecord.SessionID); the trace then joins that session. A trace that closes without
+// any session key forms a session of its own, keyed by its trace id (KeySource
+// "trace_id"), which ends with that turn (EndReasonSingleTrace). Records are retained
+// only while their turn is open; a closed turn keeps the assembled Turn only.
+type Tracker struct {
+	cfg      TrackerConfig
+	registry map[string]*AgentDefinition
+
+	traces   map[string]*trkTrace
+	sessions map[string]*trkSession
+	// lru orders the open sessions and the pending traces, most recently active first.
+	lru *list.List
+	// closed remembers the traces whose turn closed, for late spans.
+	closed     map[string]*trkClosed
+	closedFIFO []trkExpiry
+	// deadSessions and deadTraces are closed by max_spans_per_session: their records are
+	// counted, not retained, until session_timeout of silence.
+	deadSessions map[string]time.Time
+	deadTraces   map[string]time.Time
+
+	now   time.Time
+	stats TrackerStats
+}
+
+type trkTrace struct {
+	id   string
+	sess *trkSession
+	recs []SpanRecord
+	// classes holds the class of every distinct span id received.
+	classes map[string]SpanClass
+	// root is true once the turn's root record arrived (see hasRoot).
+	root      bool
+	genAI     bool
+	endSignal bool
+	service   string
+	firstSeen time.Time
+	lastSeen  time.Time
+	elem      *list.Element // in Tracker.lru while pending
+}
+
+// hasRoot reports whether the turn's root record has arrived: a turn marker (ClassTurn),
+// or an agent/LLM/tool record whose parent was absent from the trace when it arrived, or
+// is a non-GenAI span (an HTTP server span around the agent). Spans arrive as they end,
+// children first, so in practice the first GenAI record starts the turn_settle window,
+// which every later record of the trace restarts.
+func (tr *trkTrace) hasRoot() bool { return tr.root }
+
+type trkSession struct {
+	id         string
+	keySource  string
+	service    string
+	byTrace    bool
+	created    time.Time
+	lastActive time.Time
+	open       map[string]*trkTrace
+	turns      []trkTurn
+	spans      int
+	endSignal  bool
+	elem       *list.Element
+}
+
+type trkTurn struct {
+	turn    Turn
+	agents  []AgentDefinition
+	outcome *bool
+	cost    *float64
+}
+
+type trkClosed struct {
+	sess *trkSession // nil once the session ended
+}
+
+type trkExpiry struct {
+	trace string
+	at    time.Time
+}
+
+// NewTracker returns a Tracker with cfg (zero fields take the defaults). The registry is
+// copied.
+func NewTracker(cfg TrackerConfig) *Tracker {
+	t := &Tracker{
+		cfg:          cfg.withDefaults(),
+		registry:     map[string]*AgentDefinition{},
+		traces:       map[string]*trkTrace{},
+		sessions:     map[string]*trkSession{},
+		lru:          list.New(),
+		closed:       map[string]*trkClosed{},
+		deadSessions: map[string]time.Time{},
+		deadTraces:   map[string]time.Time{},
+	}
+	for _, d := range cfg.Registry {
+		c := trkCloneAgent(d)
+		if c.ToolsSource == "" {
+			c.ToolsSource = "config"
+		}
+		for _, k := range []string{c.ID, c.Name} {
+			if _, dup := t.registry[k]; k != "" && !dup {
+				t.registry[k] = &c
+			}
+		}
+	}
+	return t
+}
+
+// Observe takes a batch of records at time now. It returns the events that the batch
+// caused at once: sessions closed by max_sessions or max_spans_per_session (with their
+// open turns).
+func (t *Tracker) Observe(recs []SpanRecord, now time.Time) []Event {
+	t.tick(now)
+	var ev []Event
+	for i := range recs {
+		ev = t.observe(&recs[i], now, ev)
+	}
+	return ev
+}
+
+func (t *Tracker) tick(now time.Time) {
+	if now.After(t.now) {
+		t.now = now
+	}
+}
+
+func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Event) []Event {
+	t.stats.SpansObserved++
+	if r.Class == ClassEvaluation {
+		t.stats.SpansIgnored++
+		return ev
+	}
+	if _, dead := t.deadTraces[r.TraceID]; dead {
+		t.deadTraces[r.TraceID] = now
+		t.stats.SpansDropped++
+		return ev
+	}
+	if c, ok := t.closed[r.TraceID]; ok {
+		t.late(c, r.TraceID, now)
+		return ev
+	}
+	tr := t.traces[r.TraceID]
+	if r.SessionID != "" && (tr == nil || tr.sess == nil) {
+		if _, dead := t.deadSessions[r.SessionID]; dead {
+			t.deadSessions[r.SessionID] = now
+			if tr != nil {
+				t.dropTrace(tr)
+			}
+			t.deadTraces[r.TraceID] = now
+			t.stats.SpansDropped++
+			return ev
+		}
+	}
+	if tr == nil {
+		tr = &trkTrace{id: r.TraceID, classes: map[string]SpanClass{}, firstSeen: now}
+		t.traces[r.TraceID] = tr
+		tr.elem = t.lru.PushFront(tr)
+	}
+	if tr.sess == nil && r.SessionID != "" {
+		t.attach(tr, r, now)
+	}
+	t.retain(tr, r, now)
+	if s := tr.sess; s != nil {
+		if s.spans > t.cfg.MaxSpansPerSession {
+			ev = t.killSession(s, now, ev)
+		}
+	} else if len(tr.recs) > t.cfg.MaxSpansPerSession {
+		t.deadTraces[tr.id] = now
+		ev = t.closeTrace(tr, EndReasonMaxSpans, now, ev)
+	}
+	return t.evict(now, ev)
+}
+
+// retain adds r to its open trace and updates the root tracking and activity.
+func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
+	tr.recs = append(tr.recs, *r)
+	t.stats.RetainedSpans++
+	tr.lastSeen = now
+	if tr.service == "" {
+		tr.service = r.Service
+	}
+	if r.EndSignal {
+		tr.endSignal = true
+	}
+	if asmIsGenAI(r.Class) {
+		tr.genAI = true
+	}
+	if _, dup := tr.classes[r.SpanID]; !dup {
+		tr.classes[r.SpanID] = r.Class
+		switch r.Class {
+		case ClassTurn:
+			tr.root = true
+		case ClassAgent, ClassLLM, ClassTool:
+			pc, present := tr.classes[r.ParentSpanID]
+			if r.ParentSpanID == "" || r.ParentSpanID == r.SpanID || !present || !asmIsGenAI(pc) {
+				tr.root = true
+			}
+		}
+	}
+	if s := tr.sess; s != nil {
+		s.spans++
+		s.lastActive = now
+		s.endSignal = s.endSignal || r.EndSignal
+		t.lru.MoveToFront(s.elem)
+	} else {
+		t.lru.MoveToFront(tr.elem)
+	}
+}
+
+// attach makes the pending trace join the session named by r (creating it).
+func (t *Tracker) attach(tr *trkTrace, r *SpanRecord, now time.Time) {
+	s := t.sessions[r.SessionID]
+	if s == nil {
+		s = &trkSession{id: r.SessionID, keySource: r.SessionKey, created: now, lastActive: now, open: map[string]*trkTrace{}}
+		t.sessions[s.id] = s
+		s.elem = t.lru.PushFront(s)
+	}
+	t.lru.Remove(tr.elem)
+	tr.elem = nil
+	tr.sess = s
+	s.open[tr.id] = tr
+	s.spans += len(tr.recs)
+	s.endSignal = s.endSignal || tr.endSignal
+	if s.service == "" {
+		s.service = firstNonEmpty(tr.service, r.Service)
+	}
+}
+
+// late counts a record of an already closed turn and notes it on the turn.
+func (t *Tracker) late(c *trkClosed, traceID string, now time.Time) {
+	t.stats.LateSpans++
+	s := c.sess
+	if s == nil {
+		return
+	}
+	s.lastActive = now
+	t.lru.MoveToFront(s.elem)
+	for i := range s.turns {
+		tu := &s.turns[i].turn
+		if tu.TraceID != traceID || slices.Contains(tu.Anomalies, AnomalyLateSpan) {
+			continue
+		}
+		// Copy on write: earlier snapshots share the old slice.
+		an := append(slices.Clone(tu.Anomalies), AnomalyLateSpan)
+		slices.Sort(an)
+		tu.Anomalies = an
+	}
+}
+
+// dropTrace forgets an open trace whose records are not to be retained.
+func (t *Tracker) dropTrace(tr *trkTrace) {
+	n := len(tr.recs)
+	t.stats.RetainedSpans -= n
+	t.stats.SpansDropped += uint64(n)
+	t.forget(tr)
+}
+
+// forget removes an open trace from the tracker's indexes.
+func (t *Tracker) forget(tr *trkTrace) {
+	delete(t.traces, tr.id)
+	if tr.elem != nil {
+		t.lru.Remove(tr.elem)
+		tr.elem = nil
+	}
+	if tr.sess != nil {
+		delete(tr.sess.open, tr.id)
+	}
+	tr.recs = nil
+}
+
+// killSession closes a session that exceeded max_spans_per_session and refuses its
+// further records until session_timeout of silence.
+func (t *Tracker) killSession(s *trkSession, now time.Time, ev []Event) []Event {
+	t.deadSessions[s.id] = now
+	for id := range s.open {
+		t.deadTraces[id] = now
+	}
+	for _, tu := range s.turns {
+		t.deadTraces[tu.turn.TraceID] = now
+	}
+	return t.endSession(s, EndReasonMaxSpans, true, now, ev)
+}
+
+// evict closes the least recently active sessions (or pending traces) while more than
+// max_sessions are open.
+func (t *Tracker) evict(now time.Time, ev []Event) []Event {
+	for t.lru.Len() > t.cfg.MaxSessions {
+		t.stats.SessionsEvicted++
+		switch v := t.lru.Back().Value.(type) {
+		case *trkSession:
+			ev = t.endSession(v, EndReasonMaxSessions, true, now, ev)
+		case *trkTrace:
+			ev = t.closeTrace(v, EndReasonMaxSessions, now, ev)
+		}
+	}
+	return ev
+}
+
+// closeTrace closes an open trace's turn. force is "" for a natural close (settle or
+// timeout; Partial when the root never arrived), else the reason of an early close (the
+// turn is Partial, and a trace without session key ends its own session with that
+// reason).
+func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Event) []Event {
+	recs := tr.recs
+	hasRoot, genAI := tr.hasRoot(), tr.genAI
+	t.stats.RetainedSpans -= len(recs)
+	s := tr.sess
+	t.forget(tr)
+	if !genAI {
+		t.stats.SpansDiscarded += uint64(len(recs))
+		return ev
+	}
+	asm := AssembleTurn(recs)
+	t.stats.SpansAssembled += uint64(len(recs))
+	t.stats.TurnsClosed++
+	if s == nil {
+		s = &trkSession{id: tr.id, keySource: "trace_id", service: tr.service, byTrace: true,
+			created: tr.firstSeen, lastActive: now, open: map[string]*trkTrace{}}
+	}
+	turn := asm.Turn
+	turn.Partial = turn.Partial || force != "" || !hasRoot
+	idx := s.insertTurn(trkTurn{turn: turn, agents: asm.Agents, outcome: asm.Outcome, cost: asm.Cost})
+	t.closed[tr.id] = &trkClosed{sess: s}
+	ev = append(ev, Event{Kind: EventTurnClosed, Session: t.snapshot(s, false, ""), TurnIndex: idx})
+	if s.byTrace {
+		if force != "" {
+			return t.endSession(s, force, true, now, ev)
+		}
+		return t.endSession(s, EndReasonSingleTrace, false, now, ev)
+	}
+	return ev
+}
+
+// insertTurn inserts a closed turn in start order (then trace id) and re-indexes.
+func (s *trkSession) insertTurn(tu trkTurn) int {
+	pos, _ := slices.BinarySearchFunc(s.turns, tu, func(x, y trkTurn) int {
+		if c := x.turn.StartedAt.Compare(y.turn.StartedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.turn.TraceID, y.turn.TraceID)
+	})
+	s.turns = slices.Insert(s.turns, pos, tu)
+	for i := pos; i < len(s.turns); i++ {
+		s.turns[i].turn.Index = i
+	}
+	return pos
+}
+
+// endSession closes the session's open turns (as partial) and ends it. A session that
+// has no turn is not reported.
+func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now time.Time, ev []Event) []Event {
+	for _, id := range trkSortedKeys(s.open) {
+		ev = t.closeTrace(s.open[id], reason, now, ev)
+	}
+	if !s.byTrace {
+		delete(t.sessions, s.id)
+	}
+	if s.elem != nil {
+		t.lru.Remove(s.elem)
+		s.elem = nil
+	}
+	for _, tu := range s.turns {
+		id := tu.turn.TraceID
+		if c, ok := t.closed[id]; ok && c.sess == s {
+			c.sess = nil
+			t.closedFIFO = append(t.closedFIFO, trkExpiry{trace: id, at: now.Add(t.cfg.TurnTimeout)})
+		}
+	}
+	t.stats.SessionsEnded++
+	if len(s.turns) == 0 {
+		t.stats.EmptySessions++
+		return ev
+	}
+	return append(ev, Event{Kind: EventSessionEnded, Session: t.snapshot(s, partial, reason)})
+}
+
+// Advance applies the timers at time now: turns whose settle or timeout passed close,
+// then sessions end (max_session_duration, end signal, session_timeout). Events are
+// ordered: turns by first arrival then trace id, sessions by id.
+func (t *Tracker) Advance(now time.Time) []Event {
+	t.tick(now)
+	t.expire(now)
+	var ev []Event
+	var due []*trkTrace
+	for _, tr := range t.traces {
+		silent := now.Sub(tr.lastSeen)
+		if silent >= t.cfg.TurnTimeout || (tr.hasRoot() && silent >= t.cfg.TurnSettle) {
+			due = append(due, tr)
+		}
+	}
+	slices.SortFunc(due, func(x, y *trkTrace) int {
+		if c := x.firstSeen.Compare(y.firstSeen); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.id, y.id)
+	})
+	for _, tr := range due {
+		ev = t.closeTrace(tr, "", now, ev)
+	}
+	var ending []*trkSession
+	for _, s := range t.sessions {
+		switch {
+		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
+		case len(s.open) == 0 && s.endSignal:
+		case len(s.open) == 0 && now.Sub(s.lastActive) >= t.cfg.SessionTimeout:
+		default:
+			continue
+		}
+		ending = append(ending, s)
+	}
+	slices.SortFunc(ending, func(x, y *trkSession) int { return cmp.Compare(x.id, y.id) })
+	for _, s := range ending {
+		switch {
+		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
+			ev = t.endSession(s, EndReasonMaxDuration, true, now, ev)
+		case s.endSignal:
+			ev = t.endSession(s, EndReasonEndSignal, false, now, ev)
+		default:
+			ev = t.endSession(s, EndReasonSessionTimeout, false, now, ev)
+		}
+	}
+	return ev
+}
+
+// expire forgets closed traces and max_spans tombstones whose time has passed.
+func (t *Tracker) expire(now time.Time) {
+	n := 0
+	for _, e := range t.closedFIFO {
+		if e.at.After(now) {
+			break
+		}
+		if c, ok := t.closed[e.trace]; ok && c.sess == nil {
+			delete(t.closed, e.trace)
+		}
+		n++
+	}
+	t.closedFIFO = slices.Delete(t.closedFIFO, 0, n)
+	for k, at := range t.deadSessions {
+		if now.Sub(at) >= t.cfg.SessionTimeout {
+			delete(t.deadSessions, k)
+		}
+	}
+	for k, at := range t.deadTraces {
+		if now.Sub(at) >= t.cfg.SessionTimeout {
+			delete(t.deadTraces, k)
+		}
+	}
+}
+
+// CloseAll closes every open turn and session as partial with the given end reason
+// (EndReasonShutdown at shutdown): sessions by id, then traces without a session key by
+// trace id.
+func (t *Tracker) CloseAll(reason string) []Event {
+	var ev []Event
+	for _, id := range trkSortedKeys(t.sessions) {
+		ev = t.endSession(t.sessions[id], reason, true, t.now, ev)
+	}
+	for _, id := range trkSortedKeys(t.traces) {
+		ev = t.closeTrace(t.traces[id], reason, t.now, ev)
+	}
+	return ev
+}
+
+// Stats returns the current state and counters.
+func (t *Tracker) Stats() TrackerStats {
+	s := t.stats
+	s.OpenSessions = len(t.sessions)
+	s.OpenTurns = len(t.traces)
+	s.PendingTraces = 0
+	for _, tr := range t.traces {
+		if tr.sess == nil {
+			s.PendingTraces++
+		}
+	}
+	return s
+}
+
+func trkSortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// snapshot builds the AgentSession view of s.
+func (t *Tracker) snapshot(s *trkSession, partial bool, reason string) *AgentSession {
+	as := &AgentSession{
+		ID:        s.id,
+		KeySource: s.keySource,
+		Service:   s.service,
+		Turns:     make([]Turn, len(s.turns)),
+		Partial:   partial,
+		EndReason: reason,
+	}
+	var cost float64
+	var costSeen bool
+	for i, tu := range s.turns {
+		as.Turns[i] = tu.turn
+		as.TotalLatencyMs += tu.turn.LatencyMs
+		as.Usage.Add(tu.turn.Usage)
+		if tu.cost != nil {
+			cost += *tu.cost
+			costSeen = true
+		}
+		if tu.outcome != nil {
+			v := *tu.outcome
+			as.Outcome = &v
+		}
+		if st := tu.turn.StartedAt; !st.IsZero() && (as.StartedAt.IsZero() || st.Before(as.StartedAt)) {
+			as.StartedAt = st
+		}
+		if en := tu.turn.EndedAt; en.After(as.EndedAt) {
+			as.EndedAt = en
+		}
+	}
+	if costSeen {
+		as.TotalCost = &cost
+	}
+	as.Agents = t.mergeAgents(s)
+	return as
+}
+
+// mergeAgents lists the session's agents in order of first appearance: the registry
+// definition for a configured agent (its tools win; its handoff targets when it declares
+// any), else the union of what the turns learned.
+func (t *Tracker) mergeAgents(s *trkSession) []AgentDefinition {
+	out := []AgentDefinition{}
+	pos := map[string]int{}
+	fromRegistry := map[string]bool{}
+	for _, tu := range s.turns {
+		for _, d := range tu.agents {
+			i, ok := pos[d.ID]
+			if !ok {
+				pos[d.ID] = len(out)
+				if reg := t.registry[d.ID]; reg != nil {
+					c := trkCloneAgent(*reg)
+					c.ID = d.ID
+					if c.Name == "" {
+						c.Name = d.Name
+					}
+					if c.Description == "" {
+						c.Description = d.Description
+					}
+					if len(c.HandoffTargets) == 0 {
+						c.HandoffTargets = slices.Clone(d.HandoffTargets)
+					}
+					fromRegistry[d.ID] = true
+					out = append(out, c)
+				} else {
+					out = append(out, trkCloneAgent(d))
+				}
+				continue
+			}
+			if fromRegistry[d.ID] {
+				continue
+			}
+			m := &out[i]
+			if m.Description == "" {
+				m.Description = d.Description
+			}
+			asmAddTools(m, d.Tools)
+			if d.ToolsSource != "" {
+				m.ToolsSource = d.ToolsSource
+			}
+			m.HandoffTargets = append(m.HandoffTargets, d.HandoffTargets...)
+			slices.Sort(m.HandoffTargets)
+			m.HandoffTargets = slices.Compact(m.HandoffTargets)
+		}
+	}
+	return out
+}
+
+// trkCloneAgent copies d so that merging never writes into a shared slice.
+func trkCloneAgent(d AgentDefinition) AgentDefinition {
+	d.Tools = append([]ToolDefinition{}, d.Tools...)
+	d.HandoffTargets = slices.Clone(d.HandoffTargets)
+	return d
+}

@@ -1,0 +1,367 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var trkT0 = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+
+// trkAt is the tracker clock: seconds after trkT0.
+func trkAt(sec float64) time.Time { return trkT0.Add(time.Duration(sec * float64(time.Second))) }
+
+// trkTurnRecs is a small complete turn of trace tid in session sid ("" for none),
+// starting at startMs: an agent root with one LLM call and one tool call.
+func trkTurnRecs(tid, sid string, startMs int64, user string) []SpanRecord {
+	recs := []SpanRecord{
+		asSpan(tid+"-l", tid+"-a", ClassLLM, startMs+1, startMs+10, asUsage(10, 2), asRequests(asReq("c", "lookup", `{}`))),
+		asSpan(tid+"-x", tid+"-a", ClassTool, startMs+11, startMs+12, asTool("lookup", "c", "")),
+		asSpan(tid+"-a", "", ClassAgent, startMs, startMs+20, asAgent("helper"), asUserMsg(user), asOutput("done")),
+	}
+	for i := range recs {
+		recs[i].TraceID = tid
+		if sid != "" {
+			recs[i].SessionID, recs[i].SessionKey = sid, "session.id"
+		}
+		recs[i].Service = "shop"
+	}
+	return recs
+}
+
+func kinds(ev []Event) []string {
+	var out []string
+	for _, e := range ev {
+		s := e.Kind.String() + ":" + e.Session.ID
+		if e.Kind == EventSessionEnded {
+			s += ":" + e.Session.EndReason
+			if e.Session.Partial {
+				s += ":partial"
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// checkAccounting asserts that every observed record is retained or counted once.
+func checkAccounting(t *testing.T, tk *Tracker) {
+	t.Helper()
+	s := tk.Stats()
+	assert.Equal(t, s.SpansObserved,
+		uint64(s.RetainedSpans)+s.SpansAssembled+s.SpansDiscarded+s.SpansIgnored+s.SpansDropped+s.LateSpans,
+		"every record is retained or counted: %+v", s)
+}
+
+func TestTrackerSettleAndSessionTimeout(t *testing.T) {
+	tk := NewTracker(TrackerConfig{})
+	recs := trkTurnRecs("t1", "s1", 0, "hello")
+	// The root arrives last; the first batch holds the children only.
+	assert.Empty(t, tk.Observe(recs[:2], trkAt(0)))
+	assert.Empty(t, tk.Advance(trkAt(1.4)))
+	assert.Empty(t, tk.Observe(recs[2:], trkAt(1.5)), "a new span restarts the settle window")
+	assert.Empty(t, tk.Advance(trkAt(3.4)))
+	st := tk.Stats()
+	assert.Equal(t, 1, st.OpenSessions)
+	assert.Equal(t, 1, st.OpenTurns)
+	assert.Equal(t, 3, st.RetainedSpans)
+
+	ev := tk.Advance(trkAt(3.5))
+	require.Equal(t, []string{"turn_closed:s1"}, kinds(ev))
+	s := ev[0].Session
+	assert.Equal(t, 0, ev[0].TurnIndex)
+	require.Len(t, s.Turns, 1)
+	assert.False(t, s.Turns[0].Partial)
+	assert.Equal(t, "hello", s.Turns[0].UserMessage)
+	assert.Equal(t, "session.id", s.KeySource)
+	assert.Equal(t, "shop", s.Service)
+	assert.Equal(t, 0, tk.Stats().RetainedSpans, "closed turns keep no records")
+
+	assert.Empty(t, tk.Advance(trkAt(1.5+299.9)), "session_timeout runs from the last record")
+	ev = tk.Advance(trkAt(1.5 + 300))
+	require.Equal(t, []string{"session_ended:s1:session_timeout"}, kinds(ev))
+	s = ev[0].Session
+	assert.False(t, s.Partial)
+	assert.Equal(t, Usage{InputTokens: 10, OutputTokens: 2, LLMCalls: 1}, s.Usage)
+	assert.InDelta(t, 20.0, s.TotalLatencyMs, 1e-9)
+	assert.Equal(t, s.Turns[0].StartedAt, s.StartedAt)
+	assert.Equal(t, s.Turns[0].EndedAt, s.EndedAt)
+	require.Len(t, s.Agents, 1)
+	assert.Equal(t, "helper", s.Agents[0].ID)
+	assert.Equal(t, 0, tk.Stats().OpenSessions)
+	checkAccounting(t, tk)
+}
+
+func TestTrackerTurnTimeoutWithoutRoot(t *testing.T) {
+	tk := NewTracker(TrackerConfig{TurnTimeout: 10 * time.Second})
+	// A handoff span (not a root class) arrives, then an LLM span under it: the LLM's
+	// parent is a GenAI span that is present, so no root record arrived.
+	tk.Observe([]SpanRecord{asSpan("h", "gone", ClassHandoff, 0, 1, asSession("s1"))}, trkAt(0))
+	tk.Observe([]SpanRecord{asSpan("l", "h", ClassLLM, 1, 9, asSession("s1"))}, trkAt(1))
+	assert.Empty(t, tk.Advance(trkAt(10.9)), "no root: settle does not apply")
+	ev := tk.Advance(trkAt(11))
+	require.Equal(t, []string{"turn_closed:s1"}, kinds(ev))
+	turn := ev[0].Session.Turns[0]
+	assert.True(t, turn.Partial, "closed by turn_timeout without root")
+	assert.Equal(t, 2, turn.SpanCount)
+	checkAccounting(t, tk)
+}
+
+func TestTrackerTraceWithoutSessionKey(t *testing.T) {
+	tk := NewTracker(TrackerConfig{})
+	tk.Observe(trkTurnRecs("tA", "", 0, "hi"), trkAt(0))
+	st := tk.Stats()
+	assert.Equal(t, 1, st.PendingTraces)
+	assert.Equal(t, 0, st.OpenSessions)
+	ev := tk.Advance(trkAt(2))
+	require.Equal(t, []string{"turn_closed:tA", "session_ended:tA:single_trace"}, kinds(ev))
+	assert.Equal(t, "trace_id", ev[1].Session.KeySource)
+	assert.False(t, ev[1].Session.Partial)
+	// A late span of that trace is counted, not turned into a new session.
+	assert.Empty(t, tk.Observe([]SpanRecord{asSpan("late", "tA-a", ClassLLM, 3, 4, asTrace("tA"))}, trkAt(3)))
+	assert.Empty(t, tk.Advance(trkAt(100)))
+	assert.Equal(t, uint64(1), tk.Stats().LateSpans)
+	checkAccounting(t, tk)
+}
+
+func TestTrackerSessionKeyOnALaterRecord(t *testing.T) {
+	tk := NewTracker(TrackerConfig{})
+	recs := trkTurnRecs("t1", "", 0, "hi")
+	recs[2].SessionID, recs[2].SessionKey = "conv-9", "gen_ai.conversation.id"
+	recs2 := trkTurnRecs("t2", "conv-9", 1000, "more")
+	recs2[0].SessionID = "other" // a trace joins the session of its first keyed record
+	tk.Observe(recs[:2], trkAt(0))
+	assert.Equal(t, 1, tk.Stats().PendingTraces)
+	tk.Observe(recs[2:], trkAt(0.1))
+	tk.Observe(recs2, trkAt(1))
+	assert.Equal(t, TrackerStats{OpenSessions: 2, OpenTurns: 2, RetainedSpans: 6, SpansObserved: 6},
+		tk.Stats(), "t2 joined 'other' (its first keyed record)")
+	ev := tk.Advance(trkAt(3))
+	require.Equal(t, []string{"turn_closed:conv-9", "turn_closed:other"}, kinds(ev))
+	require.Len(t, ev[0].Session.Turns, 1)
+	assert.Equal(t, "gen_ai.conversation.id", ev[0].Session.KeySource)
+}
+
+func TestTrackerTurnOrderAndLateSpan(t *testing.T) {
+	tk := NewTracker(TrackerConfig{})
+	// Turn 2 (later start) closes before turn 1.
+	tk.Observe(trkTurnRecs("t2", "s", 5000, "second"), trkAt(0))
+	ev := tk.Advance(trkAt(2))
+	require.Len(t, ev, 1)
+	assert.Equal(t, 0, ev[0].TurnIndex)
+	first := ev[0].Session
+	tk.Observe(trkTurnRecs("t1", "s", 0, "first"), trkAt(3))
+	ev = tk.Advance(trkAt(5))
+	require.Len(t, ev, 1)
+	assert.Equal(t, 0, ev[0].TurnIndex, "ordered by start time")
+	s := ev[0].Session
+	require.Len(t, s.Turns, 2)
+	assert.Equal(t, []string{"first", "second"}, []string{s.Turns[0].UserMessage, s.Turns[1].UserMessage})
+	assert.Equal(t, []int{0, 1}, []int{s.Turns[0].Index, s.Turns[1].Index})
+	assert.Equal(t, 0, first.Turns[0].Index, "an earlier snapshot is not modified")
+
+	// A late span of t2: counted on the session as an anomaly of that turn, not assembled.
+	assert.Empty(t, tk.Observe([]SpanRecord{asSpan("t2-late", "t2-a", ClassTool, 5001, 5002, asTrace("t2"))}, trkAt(6)))
+	ev = tk.Advance(trkAt(6 + 300))
+	require.Equal(t, []string{"session_ended:s:session_timeout"}, kinds(ev))
+	s = ev[0].Session
+	assert.Equal(t, []string{AnomalyLateSpan}, s.Turns[1].Anomalies)
+	assert.Equal(t, 3, s.Turns[1].SpanCount, "the late span was not re-assembled")
+	assert.Empty(t, first.Turns[0].Anomalies, "copy on write")
+	assert.Equal(t, uint64(1), tk.Stats().LateSpans)
+	checkAccounting(t, tk)
+}
+
+func TestTrackerEndSignal(t *testing.T) {
+	tk := NewTracker(TrackerConfig{})
+	yes := true
+	recs := trkTurnRecs("t1", "s", 0, "submit")
+	recs[2].EndSignal = true
+	recs[2].Outcome = &yes
+	tk.Observe(recs, trkAt(0))
+	assert.Empty(t, tk.Advance(trkAt(1)), "the open turn closes first")
+	ev := tk.Advance(trkAt(2))
+	require.Equal(t, []string{"turn_closed:s", "session_ended:s:end_signal"}, kinds(ev))
+	s := ev[1].Session
+	assert.False(t, s.Partial)
+	require.NotNil(t, s.Outcome)
+	assert.True(t, *s.Outcome)
+}
+
+func TestTrackerMaxSessionDuration(t *testing.T) {
+	tk := NewTracker(TrackerConfig{MaxSessionDuration: time.Minute})
+	tk.Observe(trkTurnRecs("t1", "s", 0, "a"), trkAt(0))
+	tk.Advance(trkAt(2))
+	tk.Observe(trkTurnRecs("t2", "s", 50_000, "b")[:2], trkAt(59))
+	ev := tk.Advance(trkAt(60))
+	require.Equal(t, []string{"turn_closed:s", "session_ended:s:max_session_duration:partial"}, kinds(ev))
+	s := ev[1].Session
+	require.Len(t, s.Turns, 2)
+	assert.False(t, s.Turns[0].Partial)
+	assert.True(t, s.Turns[1].Partial, "cut short by the partial close")
+	checkAccounting(t, tk)
+}
+
+func TestTrackerMaxSessionsEviction(t *testing.T) {
+	tk := NewTracker(TrackerConfig{MaxSessions: 2})
+	tk.Observe(trkTurnRecs("t1", "s1", 0, "a"), trkAt(0))
+	tk.Observe(trkTurnRecs("t2", "s2", 0, "b"), trkAt(1))
+	tk.Observe(trkTurnRecs("t3", "s1", 10, "c")[:1], trkAt(1.5)) // s1 becomes the most recent
+	ev := tk.Observe(trkTurnRecs("t4", "s3", 0, "d"), trkAt(1.6))
+	require.Equal(t, []string{"turn_closed:s2", "session_ended:s2:max_sessions:partial"}, kinds(ev),
+		"the least recently active session is evicted")
+	s := ev[1].Session
+	require.Len(t, s.Turns, 1)
+	assert.True(t, s.Turns[0].Partial)
+	assert.Equal(t, 3, s.Turns[0].SpanCount, "nothing lost")
+	// A pending trace (no key) counts as a session too.
+	ev = tk.Observe(trkTurnRecs("t5", "", 0, "e"), trkAt(1.7))
+	require.Equal(t, []string{"turn_closed:s1", "turn_closed:s1", "session_ended:s1:max_sessions:partial"}, kinds(ev),
+		"both open turns of s1 (t1, t3) are closed")
+	assert.Len(t, ev[2].Session.Turns, 2)
+	st := tk.Stats()
+	assert.Equal(t, uint64(2), st.SessionsEvicted)
+	assert.Equal(t, 1, st.OpenSessions)
+	assert.Equal(t, 1, st.PendingTraces)
+	checkAccounting(t, tk)
+	ev = tk.CloseAll(EndReasonShutdown)
+	require.Equal(t, []string{"turn_closed:s3", "session_ended:s3:shutdown:partial",
+		"turn_closed:t5", "session_ended:t5:shutdown:partial"}, kinds(ev))
+	assert.Equal(t, uint64(13), tk.Stats().SpansAssembled, "every record of the 5 traces")
+	checkAccounting(t, tk)
+}
+
+func TestTrackerMaxSpansPerSession(t *testing.T) {
+	tk := NewTracker(TrackerConfig{MaxSpansPerSession: 4})
+	tk.Observe(trkTurnRecs("t1", "s", 0, "a"), trkAt(0))
+	tk.Advance(trkAt(2))
+	ev := tk.Observe(trkTurnRecs("t2", "s", 100, "b"), trkAt(3))
+	require.Equal(t, []string{"turn_closed:s", "session_ended:s:max_spans_per_session:partial"}, kinds(ev))
+	s := ev[1].Session
+	require.Len(t, s.Turns, 2)
+	assert.Equal(t, 2, s.Turns[1].SpanCount, "closed with the record that exceeded the limit")
+	assert.Equal(t, uint64(1), tk.Stats().SpansDropped, "the rest of the batch is counted, not retained")
+	// Further records of that session (new trace) and trace are dropped until the timeout.
+	assert.Empty(t, tk.Observe(trkTurnRecs("t3", "s", 200, "c"), trkAt(10)))
+	assert.Empty(t, tk.Advance(trkAt(11)))
+	assert.Equal(t, uint64(4), tk.Stats().SpansDropped)
+	assert.Equal(t, 0, tk.Stats().OpenSessions)
+	// A pending trace that later names the dead session is dropped with its records.
+	tk.Observe(trkTurnRecs("t4", "", 300, "d")[:2], trkAt(12))
+	tk.Observe(trkTurnRecs("t4", "s", 300, "d")[2:], trkAt(12))
+	assert.Equal(t, uint64(7), tk.Stats().SpansDropped)
+	assert.Equal(t, 0, tk.Stats().OpenTurns)
+	checkAccounting(t, tk)
+	// After session_timeout of silence the id is accepted again.
+	tk.Advance(trkAt(12 + 300))
+	tk.Observe(trkTurnRecs("t5", "s", 400, "e"), trkAt(313))
+	assert.Equal(t, 1, tk.Stats().OpenSessions)
+	checkAccounting(t, tk)
+}
+
+func TestTrackerMaxSpansPendingTrace(t *testing.T) {
+	tk := NewTracker(TrackerConfig{MaxSpansPerSession: 2})
+	ev := tk.Observe(trkTurnRecs("t1", "", 0, "a"), trkAt(0))
+	require.Equal(t, []string{"turn_closed:t1", "session_ended:t1:max_spans_per_session:partial"}, kinds(ev))
+	assert.Empty(t, tk.Observe(trkTurnRecs("t1", "", 0, "a")[:1], trkAt(1)))
+	assert.Equal(t, uint64(1), tk.Stats().SpansDropped)
+	checkAccounting(t, tk)
+}
+
+func TestTrackerIgnoresEvaluationAndNonGenAITraces(t *testing.T) {
+	tk := NewTracker(TrackerConfig{})
+	tk.Observe([]SpanRecord{
+		asSpan("e", "x", ClassEvaluation, 0, 1, asSession("s")),
+		asSpan("h", "", ClassOther, 0, 1, asTrace("http-only"), asSession("s2")),
+	}, trkAt(0))
+	st := tk.Stats()
+	assert.Equal(t, uint64(1), st.SpansIgnored)
+	assert.Equal(t, 1, st.OpenTurns)
+	assert.Empty(t, tk.Advance(trkAt(60)), "no GenAI span: no turn")
+	assert.Empty(t, tk.Advance(trkAt(60+300)), "a session without turns is not reported")
+	st = tk.Stats()
+	assert.Equal(t, uint64(1), st.SpansDiscarded)
+	assert.Equal(t, uint64(1), st.EmptySessions)
+	assert.Equal(t, 0, st.OpenSessions)
+	checkAccounting(t, tk)
+}
+
+func TestTrackerRegistryWins(t *testing.T) {
+	tk := NewTracker(TrackerConfig{Registry: []AgentDefinition{{
+		ID: "helper", Name: "helper", Tools: []ToolDefinition{{Name: "lookup", Parameters: []byte(`{"type":"object"}`)}},
+	}}})
+	recs := trkTurnRecs("t1", "s", 0, "a")
+	recs[0].ToolDefs = []ToolDefinition{{Name: "shell"}}
+	recs2 := trkTurnRecs("t2", "s", 100, "b")
+	recs2[2].AgentName = "other"
+	recs2[0].ToolDefs = []ToolDefinition{{Name: "search"}}
+	recs3 := trkTurnRecs("t3", "s", 200, "c")
+	recs3[2].AgentName = "other"
+	recs3[0].ToolDefs = []ToolDefinition{{Name: "fetch"}}
+	tk.Observe(append(append(recs, recs2...), recs3...), trkAt(0))
+	tk.Advance(trkAt(2))
+	ev := tk.CloseAll(EndReasonShutdown)
+	require.Len(t, ev, 1)
+	agents := ev[0].Session.Agents
+	require.Len(t, agents, 2)
+	assert.Equal(t, "config", agents[0].ToolsSource)
+	assert.Equal(t, []ToolDefinition{{Name: "lookup", Parameters: []byte(`{"type":"object"}`)}}, agents[0].Tools)
+	assert.Equal(t, "other", agents[1].ID)
+	assert.Equal(t, "trace", agents[1].ToolsSource)
+	assert.Equal(t, []ToolDefinition{{Name: "search"}, {Name: "fetch"}}, agents[1].Tools, "merged across turns")
+}
+
+func TestTrackerShutdown(t *testing.T) {
+	tk := NewTracker(TrackerConfig{})
+	tk.Observe(trkTurnRecs("t1", "s1", 0, "a"), trkAt(0))
+	tk.Advance(trkAt(2)) // t1 closed, s1 open without open turns
+	tk.Observe(trkTurnRecs("t2", "s2", 0, "b")[:1], trkAt(3))
+	ev := tk.CloseAll(EndReasonShutdown)
+	require.Equal(t, []string{"session_ended:s1:shutdown:partial", "turn_closed:s2", "session_ended:s2:shutdown:partial"}, kinds(ev))
+	assert.True(t, ev[1].Session.Turns[0].Partial)
+	assert.Equal(t, TrackerStats{SpansObserved: 4, SpansAssembled: 4, TurnsClosed: 2, SessionsEnded: 2}, tk.Stats())
+	assert.Empty(t, tk.CloseAll(EndReasonShutdown))
+}
+
+// TestTrackerManySessions drives many interleaved sessions and checks the accounting and
+// that every turn is reported exactly once.
+func TestTrackerManySessions(t *testing.T) {
+	tk := NewTracker(TrackerConfig{MaxSessions: 7, MaxSpansPerSession: 40})
+	turns := map[string]int{}
+	seen := func(ev []Event) {
+		for _, e := range ev {
+			if e.Kind == EventSessionEnded {
+				for _, tu := range e.Session.Turns {
+					turns[tu.TraceID]++
+				}
+			}
+		}
+	}
+	clock := 0.0
+	for i := range 200 {
+		sid := fmt.Sprintf("s%d", i%13)
+		if i%5 == 0 {
+			sid = ""
+		}
+		recs := trkTurnRecs(fmt.Sprintf("t%03d", i), sid, int64(i*100), "msg")
+		seen(tk.Observe(recs[:2], trkAt(clock)))
+		clock += 0.7
+		seen(tk.Observe(recs[2:], trkAt(clock)))
+		seen(tk.Advance(trkAt(clock)))
+		checkAccounting(t, tk)
+	}
+	seen(tk.CloseAll(EndReasonShutdown))
+	st := tk.Stats()
+	assert.Equal(t, 0, st.RetainedSpans)
+	assert.Equal(t, uint64(600), st.SpansAssembled+st.SpansDropped)
+	for id, n := range turns {
+		assert.Equal(t, 1, n, "turn %s reported in more than one ended session", id)
+	}
+	checkAccounting(t, tk)
+}
