@@ -1,0 +1,255 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package text // import "github.com/agenteval/agenteval-collector/internal/text"
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// cueNorm normalises s for phrase matching: capped (MaxInputBytes), lower-cased and accent-folded;
+// apostrophes (' ’ ‘ ʼ `) removed so "that's" = "thats", "c'est" = "cest"; every other character that is
+// not a letter or digit is a word break; words are joined by single spaces and the result is padded with one
+// space at each end (" no i meant order 123 "), so a phrase p matches on word boundaries iff the padded
+// text contains " "+p+" ".
+func cueNorm(s string) string {
+	s = capInput(s)
+	b := make([]byte, 1, len(s)+2)
+	b[0] = ' '
+	for _, r := range s {
+		switch {
+		case r == '\'' || r == '’' || r == '‘' || r == 'ʼ' || r == '`':
+		case isAlnum(r):
+			b = appendFold(b, r)
+		case isMark(r):
+		default:
+			if b[len(b)-1] != ' ' {
+				b = append(b, ' ')
+			}
+		}
+	}
+	if b[len(b)-1] != ' ' {
+		b = append(b, ' ')
+	}
+	return string(b)
+}
+
+// cue is a phrase (written naturally, matched through cueNorm) and the confidence it carries.
+type cue struct {
+	phrase string
+	conf   float64
+	norm   string // cueNorm(phrase), padded with one space at each end
+}
+
+func cues(conf float64, phrases ...string) []cue {
+	out := make([]cue, len(phrases))
+	for i, p := range phrases {
+		out[i] = cue{phrase: p, conf: conf, norm: cueNorm(p)}
+	}
+	return out
+}
+
+func concat(lists ...[]cue) []cue {
+	var out []cue
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// correctionCues are the RDM phrases matched anywhere in the follow-up (docs/decisions/text.md §Correction).
+var correctionCues = concat(
+	cues(0.95, "no, I meant", "that's wrong", "that is wrong", "that's incorrect", "that is incorrect",
+		"that's not right", "that is not right", "that's not correct", "that is not correct",
+		"not what I asked", "not what I meant", "not what I wanted", "you misunderstood", "you misunderstand",
+		"wrong answer", "you're wrong", "you are wrong",
+		"c'est faux", "c'est incorrect", "ce n'est pas correct", "pas ce que j'ai demandé", "tu as mal compris",
+		"vous avez mal compris", "mauvaise réponse",
+		"eso está mal", "es incorrecto", "no es lo que pedí", "no es lo que quería", "no entendiste",
+		"te equivocas", "respuesta incorrecta",
+		"das ist falsch", "das ist nicht richtig", "nicht das, was ich", "du hast mich missverstanden",
+		"falsche Antwort"),
+	cues(0.9, "I meant", "that's not what", "that's not it", "this is wrong", "this is incorrect", "it's wrong",
+		"it is wrong", "still wrong", "wrong again", "completely wrong", "totally wrong", "all wrong",
+		"got it wrong", "is incorrect", "not correct", "incorrect answer", "answer is wrong", "you made a mistake",
+		"you didn't understand", "you did not understand", "you didn't answer", "didn't answer my question",
+		"doesn't answer my question", "does not answer my question", "you ignored",
+		"je voulais dire", "ce n'est pas ce que", "quise decir", "me refería", "no es correcto", "ich meinte",
+		"missverstanden"),
+	cues(0.85, "try again", "do it again", "redo", "I said", "I already said", "I already told you", "I told you",
+		"I asked for", "I asked you", "still doesn't work", "still does not work", "still not working",
+		"still broken", "it doesn't work", "it didn't work", "that didn't work", "that doesn't work",
+		"this doesn't work", "didn't work", "did not work", "falsch", "nicht richtig", "está mal",
+		"réessaie", "réessayez", "recommence", "inténtalo de nuevo", "intenta de nuevo", "versuch es nochmal",
+		"versuche es erneut", "nochmal versuchen"),
+	cues(0.75, "that didn't help", "that doesn't help", "not helpful", "unhelpful", "useless",
+		"makes no sense", "doesn't make sense", "that's not", "ça ne marche pas", "ça ne fonctionne pas",
+		"no funciona", "funktioniert nicht"),
+)
+
+// correctionStarts are cues that count only as the first word of the follow-up. negative marks plain
+// negations, which are ignored when the previous assistant response asked a question.
+var correctionStarts = []struct {
+	word     string
+	conf     float64
+	negative bool
+}{
+	{"wrong", 0.85, false}, {"incorrect", 0.85, false}, {"faux", 0.85, false}, {"incorrecto", 0.85, false},
+	{"nope", 0.7, true}, {"no", 0.6, true}, {"nah", 0.6, true}, {"non", 0.6, true}, {"nein", 0.6, true},
+}
+
+// notCorrectionAfterNo are second words that make a leading "no" polite ("no thanks", "no problem").
+var notCorrectionAfterNo = map[string]bool{
+	"thanks": true, "thank": true, "problem": true, "problemo": true, "worries": true, "worry": true,
+	"need": true, "rush": true, "hurry": true, "idea": true, "merci": true, "gracias": true, "danke": true,
+}
+
+// restatement leads and negations for "I asked for X, not Y" (same language pairs only).
+var restatements = []struct{ leads, negs []string }{
+	{leads: []string{"i asked", "i wanted", "i want", "i said", "i meant", "i need", "i needed", "i requested"},
+		negs: []string{"not"}},
+	{leads: []string{"jai demande", "je voulais", "je veux"}, negs: []string{"pas"}},
+	{leads: []string{"pedi", "queria", "quiero", "dije"}, negs: []string{"no"}},
+	{leads: []string{"ich wollte", "ich will", "ich meinte", "ich habe nach"}, negs: []string{"nicht", "kein", "keine"}},
+}
+
+// Correction reports whether a follow-up user message corrects or complains about the previous answer (RDM):
+// "no, I meant…", "that's wrong", "try again", "not what I asked", "I asked for X, not Y", "incorrect", "you misunderstood", etc.,
+// in en (+ a few fr/es/de phrases). Returns confidence in [0,1] and the matched cue. A plain "no" answering a yes/no question
+// asked by the assistant must not be a correction: the caller passes the previous assistant response as prev.
+//
+// Rules (docs/decisions/text.md §Correction), on cueNorm'ed text: the result is the matching cue of highest
+// confidence (first listed on ties) among (1) correctionCues anywhere, (2) a restatement "I asked for X, not
+// Y": a lead ("i asked", "i wanted", "i said", "i meant"...) followed later by its language's negation,
+// confidence 0.95, cue "I asked for X, not Y", (3) correctionStarts as the first word; the plain negations
+// (no, nope, nah, non, nein) are skipped when prev asks a question (askedQuestion) or when followed by a polite
+// word ("no thanks", "no problem"). ok is false, confidence 0 and cue "" when nothing matches.
+func Correction(followUp, prev string) (ok bool, confidence float64, cue string) {
+	n := cueNorm(followUp)
+	if len(n) <= 2 {
+		return false, 0, ""
+	}
+	for _, c := range correctionCues {
+		if c.conf > confidence && strings.Contains(n, c.norm) {
+			confidence, cue = c.conf, c.phrase
+		}
+	}
+	if confidence < 0.95 {
+	restate:
+		for _, r := range restatements {
+			for _, l := range r.leads {
+				i := strings.Index(n, " "+l+" ")
+				if i < 0 {
+					continue
+				}
+				rest := n[i+len(l)+1:]
+				for _, neg := range r.negs {
+					if strings.Contains(rest, " "+neg+" ") {
+						confidence, cue = 0.95, "I asked for X, not Y"
+						break restate
+					}
+				}
+			}
+		}
+	}
+	words := strings.Fields(n)
+	for _, s := range correctionStarts {
+		if s.conf <= confidence || words[0] != s.word {
+			continue
+		}
+		if s.negative && (askedQuestion(prev) || len(words) > 1 && notCorrectionAfterNo[words[1]]) {
+			continue
+		}
+		confidence, cue = s.conf, s.word
+	}
+	return confidence > 0, confidence, cue
+}
+
+// askedQuestion reports whether the assistant response prev asks the user something: its last 300 bytes
+// (after trimming trailing white space) contain '?', '？' or '¿'.
+func askedQuestion(prev string) bool {
+	prev = strings.TrimRight(prev, " \t\r\n")
+	if len(prev) > 300 {
+		i := len(prev) - 300
+		for i < len(prev) && !utf8.RuneStart(prev[i]) {
+			i++
+		}
+		prev = prev[i:]
+	}
+	return strings.ContainsAny(prev, "?？¿")
+}
+
+// refusalCues are matched anywhere in the text (docs/decisions/text.md §Refusal).
+var refusalCues = cues(1,
+	"I can't help with", "I cannot help with", "I can not help with", "I can't help you with",
+	"I cannot help you with", "I can't assist", "I cannot assist", "I'm unable to", "I am unable to",
+	"I'm not able to", "I am not able to", "as an AI", "as a language model", "I can't provide", "I cannot provide",
+	"I can't do that", "I cannot do that", "I won't be able to", "I will not be able to", "I must decline",
+	"I have to decline", "I'm not allowed to", "I am not allowed to", "I'm not permitted to", "I can't comply",
+	"I cannot comply", "I can't fulfill", "I cannot fulfill", "I can't answer", "I cannot answer",
+	"I'm afraid I can't", "unable to help with", "not able to help with", "I can't share", "I cannot share",
+	"I won't help", "I will not help",
+	"je ne peux pas vous aider", "je ne peux pas t'aider", "je ne peux pas répondre", "je ne suis pas en mesure",
+	"en tant qu'IA", "en tant qu'intelligence artificielle",
+	"no puedo ayudarte", "no puedo ayudarle", "no puedo ayudar", "no puedo responder", "no puedo proporcionar",
+	"como IA", "como inteligencia artificial", "no estoy en condiciones de",
+	"ich kann Ihnen nicht helfen", "ich kann dir nicht helfen", "ich kann dabei nicht helfen",
+	"ich kann nicht helfen", "als KI", "ich bin nicht in der Lage",
+)
+
+// Refusal reports whether s is a refusal ("I can't help with that", "I'm unable to", "as an AI"...): whether the
+// cueNorm'ed text contains one of refusalCues on word boundaries.
+func Refusal(s string) bool {
+	n := cueNorm(s)
+	for _, c := range refusalCues {
+		if strings.Contains(n, c.norm) {
+			return true
+		}
+	}
+	return false
+}
+
+// uncertaintyCues and resolutionCues (docs/decisions/text.md §Uncertainty).
+var (
+	uncertaintyCues = cues(1,
+		"not sure", "unsure", "not certain", "uncertain", "maybe", "might be", "may be", "perhaps", "possibly",
+		"I don't know", "don't know", "do not know", "no idea", "unclear", "not clear", "I guess", "hard to say",
+		"can't tell", "cannot tell", "can't determine", "cannot determine", "unable to determine", "could be",
+		"not confident",
+		"pas sûr", "pas certain", "peut-être", "je ne sais pas", "incertain", "pas clair",
+		"no estoy seguro", "no estoy segura", "quizás", "quizá", "tal vez", "no lo sé", "no está claro",
+		"nicht sicher", "vielleicht", "weiß nicht", "unklar", "keine Ahnung", "möglicherweise")
+	resolutionCues = cues(1,
+		"let me check", "let me verify", "let me look", "let me find", "let me confirm", "I'll check",
+		"I will check", "I'll verify", "I will verify", "I'll look", "I will look", "I'll confirm", "I will confirm",
+		"to confirm", "to verify", "to check", "to find out", "confirmed", "verified", "I found", "turns out",
+		"after checking", "ask the user", "ask for clarification", "to clarify",
+		"je vais vérifier", "vérifions", "pour vérifier", "confirmé",
+		"voy a verificar", "voy a comprobar", "déjame verificar", "para verificar", "confirmado",
+		"ich prüfe", "ich überprüfe", "lass mich prüfen", "bestätigt")
+)
+
+// Uncertainty reports unresolved uncertainty cues ("not sure", "maybe", "I don't know", "might be", "unclear").
+//
+// An uncertainty cue is unresolved when no resolution cue ("let me check", "I'll verify", "to confirm",
+// "confirmed", "ask the user"...) starts after the start of the last uncertainty cue in s: "Not sure which
+// tool fits; let me check the docs" is resolved, "Let me check. Maybe it is X" is not.
+func Uncertainty(s string) bool {
+	n := cueNorm(s)
+	lastU := -1
+	for _, c := range uncertaintyCues {
+		if i := strings.LastIndex(n, c.norm); i > lastU {
+			lastU = i
+		}
+	}
+	if lastU < 0 {
+		return false
+	}
+	for _, c := range resolutionCues {
+		if i := strings.LastIndex(n, c.norm); i > lastU {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,831 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package text // import "github.com/agenteval/agenteval-collector/internal/text"
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Fact kinds (Fact.Kind).
+const (
+	KindID     = "id"
+	KindNumber = "number"
+	KindAmount = "amount"
+	KindDate   = "date"
+	KindEmail  = "email"
+	KindURL    = "url"
+	KindQuoted = "quoted"
+	KindName   = "name"
+)
+
+// Fact is a salient fact: Kind is one of "id", "number", "amount", "date", "email", "url", "quoted", "name"; Value is normalised
+// (e.g. "#12345" and "12345" -> "12345"; "$1,200.50" -> "1200.50"; dates to YYYY-MM-DD when unambiguous; emails/urls lower-cased).
+//
+// Value forms (docs/decisions/text.md §Facts): id: lower-case, leading '#' removed, other characters kept
+// ("ord-12345"); number and amount: canonical number, '.' decimal mark, no thousands separator, no leading
+// zeros, decimals as written ("1200.50"; times "10:30" as written); date: "YYYY-MM-DD", "YYYY-MM" (month and
+// year), "--MM-DD" (day and month, no year) or, for an ambiguous numeric date such as "03/04/2024", the text as
+// written; email: lower-case; url: lower-case without a trailing '/'; quoted and name: lower-case, accent-folded,
+// single spaces.
+type Fact struct{ Kind, Value string }
+
+// chunk is a run of text between hard separators (see lexChunks), with its trimmed core.
+type chunk struct {
+	core      string // raw text without leading non-(letter|digit|'#'|currency) and trailing non-(letter|digit|'%'|currency)
+	pos       int    // byte offset of core in the text
+	lineStart bool   // first chunk of its line
+	sentStart bool   // first chunk of the text, of a line, or after . ! ? … (in the gap before it)
+	heading   bool   // on a markdown heading line ("## Title")
+	code      bool   // inside a backtick code span or fence
+	afterByte byte   // byte right after the core (0 at the end of the text)
+	afterNext byte   // byte after that
+	gapBreak  bool   // the gap before the chunk has a sentence/line break (for merging names)
+	gapPunct  bool   // the gap before the chunk contains something other than spaces
+}
+
+// isSoft reports whether r stays inside a chunk: letters, digits, combining marks, currency symbols and
+// . , : / - _ @ # % + & ' ’.
+func isSoft(r rune) bool {
+	if isAlnum(r) {
+		return true
+	}
+	switch r {
+	case '.', ',', ':', '/', '-', '_', '@', '#', '%', '+', '&', '\'', '’':
+		return true
+	}
+	return r >= 0x80 && (isMark(r) || unicode.Is(unicode.Sc, r)) || r == '$'
+}
+
+func isCurrencySym(r rune) bool { return r == '$' || r >= 0x80 && unicode.Is(unicode.Sc, r) }
+
+// span is a byte range [start, end).
+type span struct{ start, end int }
+
+func inSpans(sp []span, pos int) bool {
+	for _, s := range sp {
+		if pos >= s.start && pos < s.end {
+			return true
+		}
+	}
+	return false
+}
+
+// extractor holds the intermediate results of one SalientFacts run.
+type extractor struct {
+	s      string
+	facts  []posFact
+	urls   []span
+	code   []span
+	chunks []chunk
+	used   []bool
+}
+
+type posFact struct {
+	pos int
+	f   Fact
+}
+
+func (e *extractor) add(pos int, kind, value string) {
+	if value != "" {
+		e.facts = append(e.facts, posFact{pos, Fact{kind, value}})
+	}
+}
+
+// SalientFacts extracts the salient facts of s (DESIGN.md §5.2 handoff_score): ids, numbers, amounts, dates, emails, URLs,
+// quoted strings, proper names (capitalised words not at sentence start, not stop words). Deduplicated, in order of appearance.
+//
+// s is capped at MaxInputBytes. The exact recognition rules are in docs/decisions/text.md §Facts; in short:
+// URLs start with http://, https:// or www.; quoted strings are 1-120 runes between "…", “…”, «…», „…“, ‘…’,
+// `…` or '…' on one line; the rest of the text is cut into chunks at white space and punctuation other than
+// . , : / - _ @ # % + & ' (so JSON is split into its values), and each chunk is an email, a numeric or
+// month-name date, an amount (currency symbol, ISO code or word next to a number), a number, an id (a '#'
+// number, a run of 5+ digits, or digits mixed with letters or - _ . / :) or part of a proper name. List markers
+// ("1." or "2)" starting a line) are not facts. Nil when there is none.
+func SalientFacts(s string) []Fact {
+	e := extract(s)
+	return e.result()
+}
+
+func extract(s string) *extractor {
+	e := &extractor{s: capInput(s)}
+	e.scanQuotes()
+	e.scanURLs()
+	e.lexChunks()
+	e.used = make([]bool, len(e.chunks))
+	e.monthDates()
+	e.classify()
+	return e
+}
+
+func (e *extractor) result() []Fact {
+	if len(e.facts) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(e.facts, func(a, b posFact) int { return a.pos - b.pos })
+	seen := make(map[Fact]bool, len(e.facts))
+	out := make([]Fact, 0, len(e.facts))
+	for _, pf := range e.facts {
+		if !seen[pf.f] {
+			seen[pf.f] = true
+			out = append(out, pf.f)
+		}
+	}
+	return out
+}
+
+// quotePairs maps opening quotes to closing quotes.
+var quotePairs = map[rune]rune{'"': '"', '“': '”', '«': '»', '„': '“', '‘': '’', '`': '`', '\'': '\''}
+
+const maxQuotedRunes = 120
+
+// scanQuotes records quoted strings (KindQuoted) and backtick code spans. A straight single quote opens only
+// at the start of the text or after white space or ( [ {, and closes only before the end, white space or
+// punctuation, so apostrophes ("don't") are not quotes. Triple-backtick fences are code, not quoted. A quoted
+// string followed by ':' is a key ("order_id": 1) and not a fact.
+func (e *extractor) scanQuotes() {
+	s := e.s
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if strings.HasPrefix(s[i:], "```") {
+			end := strings.Index(s[i+3:], "```")
+			if end < 0 {
+				e.code = append(e.code, span{i, len(s)})
+				return
+			}
+			e.code = append(e.code, span{i, i + 3 + end + 3})
+			i += 3 + end + 3
+			continue
+		}
+		closeR, ok := quotePairs[r]
+		if !ok || r == '\'' && i > 0 && !strings.ContainsRune(" \t\r\n([{", lastRune(s[:i])) {
+			i += size
+			continue
+		}
+		start := i + size
+		j := start
+		found := -1
+		for j < len(s) {
+			r2, sz2 := utf8.DecodeRuneInString(s[j:])
+			if r2 == '\n' {
+				break
+			}
+			if r2 == closeR && j > start {
+				if r == '\'' && j+sz2 < len(s) {
+					nr, _ := utf8.DecodeRuneInString(s[j+sz2:])
+					if isAlnum(nr) {
+						j += sz2
+						continue
+					}
+				}
+				found = j
+				break
+			}
+			j += sz2
+		}
+		if found < 0 || utf8.RuneCountInString(s[start:found]) > maxQuotedRunes {
+			i += size
+			continue
+		}
+		if r == '`' {
+			e.code = append(e.code, span{start, found})
+		}
+		if isKey := strings.HasPrefix(strings.TrimLeft(s[found+utf8.RuneLen(closeR):], " \t"), ":"); isKey {
+			// a JSON/YAML key ("order_id": ...), not a quoted fact
+		} else if v := normPhrase(s[start:found]); v != "" {
+			e.add(i, KindQuoted, v)
+		}
+		i = found + utf8.RuneLen(closeR)
+	}
+}
+
+func lastRune(s string) rune {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r
+}
+
+// normPhrase lower-cases and accent-folds s and collapses white space (quoted and name values).
+func normPhrase(s string) string {
+	var b []byte
+	space := false
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			space = len(b) > 0
+		case isMark(r):
+		default:
+			if space {
+				b = append(b, ' ')
+				space = false
+			}
+			if isAlnum(r) {
+				b = appendFold(b, r)
+			} else {
+				b = utf8.AppendRune(b, r)
+			}
+		}
+	}
+	return string(b)
+}
+
+// scanURLs records URLs: "http://", "https://" or "www." (any case) not preceded by a letter or digit, up to
+// white space or one of " ' < > ` | \ { } [ ] ( ), then trailing . , ; : ! ? * removed. Value: lower-case,
+// trailing '/' removed.
+func (e *extractor) scanURLs() {
+	s := e.s
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20
+		if c != 'h' && c != 'w' {
+			continue
+		}
+		rest := s[i:]
+		if !(hasPrefixFold(rest, "http://") || hasPrefixFold(rest, "https://") || hasPrefixFold(rest, "www.")) {
+			continue
+		}
+		if i > 0 && isAlnum(lastRune(s[:i])) {
+			continue
+		}
+		j := i
+		for j < len(s) {
+			r, sz := utf8.DecodeRuneInString(s[j:])
+			if unicode.IsSpace(r) || strings.ContainsRune("\"'<>`|\\{}[]()", r) {
+				break
+			}
+			j += sz
+		}
+		u := strings.TrimRight(s[i:j], ".,;:!?*")
+		if len(u) <= len("www.") {
+			continue
+		}
+		e.urls = append(e.urls, span{i, i + len(u)})
+		e.add(i, KindURL, strings.TrimRight(strings.ToLower(u), "/"))
+		i = j - 1
+	}
+}
+
+func hasPrefixFold(s, p string) bool { return len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) }
+
+// lexChunks cuts the text (outside URLs) into chunks at hard separators (every rune that is not isSoft).
+func (e *extractor) lexChunks() {
+	s := e.s
+	gapStart := 0
+	heading, first, afterMarker := false, true, false
+	flush := func(start, end int) {
+		raw := s[start:end]
+		cs := strings.IndexFunc(raw, func(r rune) bool { return isAlnum(r) || r == '#' || isCurrencySym(r) })
+		if cs < 0 {
+			return
+		}
+		ce := strings.LastIndexFunc(raw, func(r rune) bool { return isAlnum(r) || r == '%' || isCurrencySym(r) })
+		if ce < cs {
+			return
+		}
+		_, sz := utf8.DecodeRuneInString(raw[ce:])
+		core := raw[cs : ce+sz]
+		gap := s[gapStart : start+cs]
+		nl := first || strings.ContainsAny(gap, "\n\r")
+		if nl {
+			line := gap[strings.LastIndexAny(gap, "\n\r")+1:]
+			line = strings.TrimSpace(line)
+			heading = line != "" && strings.Trim(line, "#") == ""
+		}
+		c := chunk{
+			core: core, pos: start + cs, lineStart: nl, heading: heading,
+			sentStart: nl || strings.ContainsAny(gap, ".!?…。！？") || afterMarker,
+			code:      inSpans(e.code, start+cs),
+			gapPunct:  strings.TrimSpace(gap) != "",
+		}
+		c.gapBreak = c.sentStart
+		if p := start + cs + len(core); p < len(s) {
+			c.afterByte = s[p]
+			if p+1 < len(s) {
+				c.afterNext = s[p+1]
+			}
+		}
+		e.chunks = append(e.chunks, c)
+		gapStart = start + cs + len(core)
+		first = false
+		afterMarker = isListMarker(c)
+	}
+	start := -1
+	for i := 0; i < len(s); {
+		if len(e.urls) > 0 && inSpans(e.urls, i) {
+			if start >= 0 {
+				flush(start, i)
+				start = -1
+			}
+			for _, u := range e.urls {
+				if i >= u.start && i < u.end {
+					i = u.end
+				}
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if isSoft(r) {
+			if start < 0 {
+				start = i
+			}
+		} else {
+			if start >= 0 {
+				flush(start, i)
+				start = -1
+			}
+		}
+		i += size
+	}
+	if start >= 0 {
+		flush(start, len(s))
+	}
+}
+
+// Month names (folded; en/fr/es/de, full and common abbreviations) and weekday names.
+var months = func() map[string]int {
+	m := map[string]int{}
+	lists := []string{
+		"january february march april may june july august september october november december",
+		"janvier fevrier mars avril mai juin juillet aout septembre octobre novembre decembre",
+		"enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+		"januar februar marz april mai juni juli august september oktober november dezember",
+		"jan feb mar apr may jun jul aug sep oct nov dec",
+	}
+	for _, l := range lists {
+		for i, w := range strings.Fields(l) {
+			m[w] = i + 1
+		}
+	}
+	for w, n := range map[string]int{"sept": 9, "janv": 1, "fevr": 2, "avr": 4, "juil": 7, "setiembre": 9, "jänner": 1} {
+		m[w] = n
+	}
+	return m
+}()
+
+var weekdays = wordSet(`monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri
+sat sun lundi mardi mercredi jeudi vendredi samedi dimanche lunes martes miercoles jueves viernes sabado domingo
+montag dienstag mittwoch donnerstag freitag samstag sonntag`)
+
+// currencyWords are the ISO codes and words that make an adjacent number an amount.
+var currencyWords = wordSet(`usd eur gbp jpy chf cad aud nzd inr cny rmb rub brl mxn sek nok dkk pln czk huf try
+zar krw sgd hkd dollar dollars euro euros pound pounds yen bucks`)
+
+func fold(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		if !isMark(r) {
+			b = appendFold(b, r)
+		}
+	}
+	return string(b)
+}
+
+// dayNum parses a day of month: 1-31 digits with an optional ordinal suffix (st nd rd th er e o º °).
+func dayNum(core string) (int, bool) {
+	d := 0
+	i := 0
+	for i < len(core) && isDigitByte(core[i]) {
+		d = d*10 + int(core[i]-'0')
+		i++
+	}
+	if i == 0 || i > 2 || d < 1 || d > 31 {
+		return 0, false
+	}
+	switch strings.ToLower(core[i:]) {
+	case "", "st", "nd", "rd", "th", "er", "e", "o", "º", "°":
+		return d, true
+	}
+	return 0, false
+}
+
+// yearNum parses a 4-digit year 1000-2999.
+func yearNum(core string) (int, bool) {
+	if len(core) != 4 || !allDigits(core) || core[0] != '1' && core[0] != '2' {
+		return 0, false
+	}
+	y, _ := strconv.Atoi(core)
+	return y, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigitByte(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+var daysIn = [13]int{0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+
+func isoDate(y, m, d int) string {
+	if m < 1 || m > 12 || d < 1 || d > daysIn[m] || m == 2 && d == 29 && y > 0 && !(y%4 == 0 && (y%100 != 0 || y%400 == 0)) {
+		return ""
+	}
+	if y == 0 {
+		return "--" + pad2(m) + "-" + pad2(d)
+	}
+	return strconv.Itoa(y) + "-" + pad2(m) + "-" + pad2(d)
+}
+
+func pad2(n int) string {
+	if n < 10 {
+		return "0" + strconv.Itoa(n)
+	}
+	return strconv.Itoa(n)
+}
+
+// monthDates finds dates written with a month name: "15 January 2024", "15. Januar 2024", "le 1er janvier
+// 2024", "15 de enero de 2024", "January 15, 2024", "Jan 15", "January 2024". The day, month, year and the
+// Spanish "de" chunks are consumed.
+func (e *extractor) monthDates() {
+	cs := e.chunks
+	word := func(i int) string {
+		if i < 0 || i >= len(cs) || e.used[i] {
+			return ""
+		}
+		return fold(strings.TrimSuffix(cs[i].core, "."))
+	}
+	for i := range cs {
+		m, ok := months[word(i)]
+		if !ok {
+			continue
+		}
+		var day, year int
+		use := []int{i}
+		j := i - 1
+		if word(j) == "de" {
+			j--
+		}
+		if d, ok := dayNum(word(j)); ok && j >= 0 {
+			day = d
+			for k := j; k < i; k++ {
+				use = append(use, k)
+			}
+		}
+		k := i + 1
+		if day == 0 {
+			if d, ok := dayNum(word(k)); ok {
+				day = d
+				use = append(use, k)
+				k++
+			}
+		}
+		yk := k
+		if w := word(yk); w == "de" || w == "del" {
+			yk++
+		}
+		if y, ok := yearNum(word(yk)); ok {
+			year = y
+			for x := k; x <= yk; x++ {
+				use = append(use, x)
+			}
+		}
+		var v string
+		switch {
+		case day > 0:
+			v = isoDate(year, m, day)
+		case year > 0:
+			v = strconv.Itoa(year) + "-" + pad2(m)
+		}
+		if v == "" {
+			continue
+		}
+		pos := cs[i].pos
+		for _, u := range use {
+			e.used[u] = true
+			pos = min(pos, cs[u].pos)
+		}
+		e.add(pos, KindDate, v)
+	}
+}
+
+// numericDate recognises "2024-01-15", "2024/1/15", "2024.01.15" (and an ISO date-time "2024-01-15T10:30Z")
+// and day/month/year with the same separator: "15/01/2024", "15.01.2024", "01-15-2024". d/m vs m/d is decided
+// when one part is > 12 or both are equal; otherwise the date is ambiguous and its value is the text as written.
+func numericDate(core string) (value string, ok bool) {
+	if len(core) > 10 && len(core) >= 11 && (core[10] == 'T' || core[10] == 't') {
+		if v, ok := numericDate(core[:10]); ok {
+			return v, true
+		}
+	}
+	var sep byte
+	var parts []string
+	last := 0
+	for i := 0; i < len(core); i++ {
+		c := core[i]
+		if isDigitByte(c) {
+			continue
+		}
+		if c != '-' && c != '/' && c != '.' || sep != 0 && c != sep {
+			return "", false
+		}
+		sep = c
+		parts = append(parts, core[last:i])
+		last = i + 1
+	}
+	parts = append(parts, core[last:])
+	if len(parts) != 3 {
+		return "", false
+	}
+	n := [3]int{}
+	for i, p := range parts {
+		if p == "" || len(p) > 4 {
+			return "", false
+		}
+		n[i], _ = strconv.Atoi(p)
+	}
+	switch {
+	case len(parts[0]) == 4 && len(parts[1]) <= 2 && len(parts[2]) <= 2:
+		v := isoDate(n[0], n[1], n[2])
+		return v, v != "" && n[0] >= 1000
+	case len(parts[2]) == 4 && len(parts[0]) <= 2 && len(parts[1]) <= 2 && n[2] >= 1000:
+		a, b, y := n[0], n[1], n[2]
+		switch {
+		case a > 12 && b <= 12:
+			v := isoDate(y, b, a)
+			return v, v != ""
+		case b > 12 && a <= 12:
+			v := isoDate(y, a, b)
+			return v, v != ""
+		case a == b:
+			v := isoDate(y, a, a)
+			return v, v != ""
+		case a >= 1 && b >= 1:
+			return core, true
+		}
+	}
+	return "", false
+}
+
+// ambiguousDates returns the two ISO readings (d/m/y, m/d/y) of an ambiguous date value, else nil.
+func ambiguousDates(v string) []string {
+	if len(v) < 8 || v[len(v)-5] != v[1] && v[len(v)-5] != v[2] {
+		return nil
+	}
+	sep := v[len(v)-5]
+	parts := strings.Split(v, string(sep))
+	if len(parts) != 3 || len(parts[2]) != 4 {
+		return nil
+	}
+	a, _ := strconv.Atoi(parts[0])
+	b, _ := strconv.Atoi(parts[1])
+	y, _ := strconv.Atoi(parts[2])
+	var out []string
+	for _, d := range []string{isoDate(y, b, a), isoDate(y, a, b)} {
+		if d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// numberValue canonicalises a core made of digits and . , separators (see appendNumberKey) keeping the
+// decimals as written; plain digit runs lose their leading zeros. ok is false for other cores.
+func numberValue(core string) (string, bool) {
+	if core == "" || !isDigitByte(core[0]) || !isDigitByte(core[len(core)-1]) {
+		return "", false
+	}
+	for i := 0; i < len(core); i++ {
+		if c := core[i]; !isDigitByte(c) && c != '.' && c != ',' {
+			return "", false
+		}
+	}
+	if allDigits(core) {
+		return string(appendCanonical(nil, []byte(core), nil, false)), true
+	}
+	return string(appendNumberKey(nil, []byte(core), false)), true
+}
+
+// numKey is the matching key of a number value: trailing decimal zeros (and a bare '.') removed.
+func numKey(v string) string {
+	if i := strings.IndexByte(v, '.'); i >= 0 && strings.IndexByte(v[i+1:], '.') < 0 && allDigits(v[:i]) {
+		v = strings.TrimRight(v, "0")
+		v = strings.TrimSuffix(v, ".")
+	}
+	return v
+}
+
+// isTime recognises "10:30" and "10:30:15".
+func isTime(core string) bool {
+	p := strings.Split(core, ":")
+	if len(p) < 2 || len(p) > 3 || len(p[0]) < 1 || len(p[0]) > 2 {
+		return false
+	}
+	for i, x := range p {
+		if !allDigits(x) || i > 0 && len(x) != 2 {
+			return false
+		}
+	}
+	return true
+}
+
+// splitCurrency splits leading or trailing currency symbols off core: "$1,200.50" -> "1,200.50", true.
+func splitCurrency(core string) (string, bool) {
+	trimmed := strings.TrimLeftFunc(core, isCurrencySym)
+	if trimmed != core {
+		return trimmed, true
+	}
+	trimmed = strings.TrimRightFunc(core, isCurrencySym)
+	return trimmed, trimmed != core
+}
+
+func isCurrencyChunk(c chunk) bool {
+	if strings.TrimFunc(c.core, isCurrencySym) == "" {
+		return true
+	}
+	_, ok := currencyWords[fold(c.core)]
+	return ok
+}
+
+// classify turns the chunks not consumed by monthDates into facts.
+func (e *extractor) classify() {
+	cs := e.chunks
+	var name []string
+	namePos, nameEnd := -1, -1
+	flushName := func() {
+		if len(name) > 0 {
+			e.add(namePos, KindName, strings.Join(name, " "))
+		}
+		name, namePos, nameEnd = name[:0], -1, -1
+	}
+	for i := range cs {
+		if e.used[i] {
+			flushName()
+			continue
+		}
+		c := cs[i]
+		core := c.core
+		if w, ok := nameWord(c); ok {
+			if namePos >= 0 && (c.gapPunct || i != nameEnd+1) {
+				flushName()
+			}
+			if namePos < 0 {
+				namePos = c.pos
+			}
+			name = append(name, w)
+			nameEnd = i
+			continue
+		}
+		flushName()
+		switch {
+		case strings.IndexByte(core, '@') > 0:
+			if v, ok := email(core); ok {
+				e.add(c.pos, KindEmail, v)
+			}
+			continue
+		case !strings.ContainsFunc(core, unicode.IsDigit):
+			// currency word followed by a number: "USD 50", "€ 20"
+			if isCurrencyChunk(c) && i+1 < len(cs) && !e.used[i+1] && !cs[i+1].gapBreak {
+				if v, ok := numberValue(strings.TrimSuffix(cs[i+1].core, "%")); ok {
+					e.used[i+1] = true
+					e.add(c.pos, KindAmount, v)
+				}
+			}
+			continue
+		}
+		if v, ok := numericDate(core); ok {
+			e.add(c.pos, KindDate, v)
+			continue
+		}
+		if isTime(core) {
+			e.add(c.pos, KindNumber, core)
+			continue
+		}
+		if num, ok := splitCurrency(core); ok {
+			if v, ok := numberValue(num); ok {
+				e.add(c.pos, KindAmount, v)
+				continue
+			}
+		}
+		hash := strings.HasPrefix(core, "#")
+		bare := strings.TrimLeft(core, "#")
+		if v, ok := numberValue(strings.TrimSuffix(bare, "%")); ok {
+			switch {
+			case hash || allDigits(bare) && len(bare) >= 5:
+				e.add(c.pos, KindID, strings.ToLower(bare))
+			case isListMarker(c):
+			case i+1 < len(cs) && !e.used[i+1] && !cs[i+1].gapBreak && isCurrencyChunk(cs[i+1]):
+				e.used[i+1] = true
+				e.add(c.pos, KindAmount, v)
+			default:
+				e.add(c.pos, KindNumber, v)
+			}
+			continue
+		}
+		e.otherNumeric(c.pos, bare, hash)
+	}
+	flushName()
+}
+
+// isListMarker reports whether c is a list marker: 1 or 2 digits starting a line, followed by '.' or ')'
+// and white space or the end ("1. ", "2) ").
+func isListMarker(c chunk) bool {
+	return c.lineStart && allDigits(c.core) && len(c.core) <= 2 && (c.afterByte == '.' || c.afterByte == ')') &&
+		(c.afterNext == 0 || c.afterNext == ' ' || c.afterNext == '\t' || c.afterNext == '\n' || c.afterNext == '\r')
+}
+
+// otherNumeric classifies a core with a digit that is not a plain number, date or time.
+func (e *extractor) otherNumeric(pos int, core string, hash bool) {
+	// digits followed by a short unit: "15th", "10ms", "5kg", "4GB", "50usd" (amount).
+	i := strings.IndexFunc(core, func(r rune) bool { return !isDigitByte(byte(r)) && r != '.' && r != ',' || r > 0x7f })
+	if !hash && i > 0 {
+		unit := core[i:]
+		if len(unit) <= 3 && strings.IndexFunc(unit, func(r rune) bool { return r > 0x7f || !unicode.IsLetter(r) }) < 0 {
+			if v, ok := numberValue(core[:i]); ok {
+				if _, cur := currencyWords[strings.ToLower(unit)]; cur {
+					e.add(pos, KindAmount, v)
+				} else {
+					e.add(pos, KindNumber, v)
+				}
+				return
+			}
+		}
+	}
+	// two short digit groups with '-' or '/': a range or fraction ("1-2", "24/7", "2020-2024").
+	if !hash {
+		for _, sep := range []string{"-", "/"} {
+			if p := strings.Split(core, sep); len(p) == 2 && allDigits(p[0]) && allDigits(p[1]) && len(p[0]) <= 4 && len(p[1]) <= 4 {
+				for k, x := range p {
+					v, _ := numberValue(x)
+					e.add(pos+k*(len(p[0])+1), KindNumber, v)
+				}
+				return
+			}
+		}
+	}
+	e.add(pos, KindID, strings.ToLower(core))
+}
+
+// email validates local@domain.tld (an optional "mailto:" removed) and returns it lower-cased.
+func email(core string) (string, bool) {
+	core = strings.TrimPrefix(strings.TrimPrefix(core, "mailto:"), "MAILTO:")
+	at := strings.IndexByte(core, '@')
+	if at <= 0 || strings.Count(core, "@") != 1 {
+		return "", false
+	}
+	local, domain := core[:at], core[at+1:]
+	for _, r := range local {
+		if !(r < 0x80 && (isAlnum(r) || strings.ContainsRune("._%+-", r))) {
+			return "", false
+		}
+	}
+	labels := strings.Split(domain, ".")
+	if len(labels) < 2 {
+		return "", false
+	}
+	for _, l := range labels {
+		if l == "" {
+			return "", false
+		}
+		for _, r := range l {
+			if !(r < 0x80 && (isAlnum(r) || r == '-')) {
+				return "", false
+			}
+		}
+	}
+	tld := labels[len(labels)-1]
+	if len(tld) < 2 || strings.ContainsFunc(tld, unicode.IsDigit) {
+		return "", false
+	}
+	return strings.ToLower(core), true
+}
+
+// nameWord reports whether chunk c is a word of a proper name and returns its value: letters only (with
+// inner - ' ’ allowed, a possessive 's removed), at least 2 runes, an upper-case first letter, not at a
+// sentence start, not on a heading line or in code, and, folded, not a stop word, framing word, month,
+// weekday or currency word.
+func nameWord(c chunk) (string, bool) {
+	if c.sentStart || c.heading || c.code {
+		return "", false
+	}
+	w := strings.TrimSuffix(strings.TrimSuffix(c.core, "'s"), "’s")
+	first, _ := utf8.DecodeRuneInString(w)
+	if !unicode.IsUpper(first) || utf8.RuneCountInString(w) < 2 {
+		return "", false
+	}
+	for _, r := range w {
+		if !unicode.IsLetter(r) && !isMark(r) && r != '-' && r != '\'' && r != '’' {
+			return "", false
+		}
+	}
+	f := fold(w)
+	if _, ok := stopSet[f]; ok {
+		return "", false
+	}
+	if _, ok := framingSet[f]; ok {
+		return "", false
+	}
+	if _, ok := months[f]; ok {
+		return "", false
+	}
+	if _, ok := weekdays[f]; ok {
+		return "", false
+	}
+	if _, ok := currencyWords[f]; ok {
+		return "", false
+	}
+	return f, true
+}
