@@ -5,5 +5,3 @@
 // (DESIGN.md §5): CCM similarity, RDM correction detection, salient-fact coverage,
 // ungrounded specifics, refusal/uncertainty cues and name mentions.
 package text // import "github.com/agenteval/agenteval-collector/internal/text"
-
-
