@@ -56,7 +56,7 @@ func (f *fakeStore) AgentScoreHistory(_ context.Context, agentID string, limit i
 }
 
 func (f *fakeStore) DeleteEndedBefore(context.Context, time.Time) (int64, error) { return 0, nil }
-func (f *fakeStore) Close() error                                               { return nil }
+func (f *fakeStore) Close() error                                                { return nil }
 
 func serve(t *testing.T, h http.Handler, method, target string) (int, map[string]any) {
 	t.Helper()
