@@ -49,10 +49,12 @@ type evalCtx struct {
 	// sources[:sourceEnds[t]] are those of turns 0..t (built lazily).
 	sources    []string
 	sourceEnds []int
+	// args memoises decoded tool arguments.
+	args *argCache
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
-	c := &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), canon: map[string]string{}, agentNames: map[string][]string{}}
+	c := &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), canon: map[string]string{}, agentNames: map[string][]string{}, args: newArgCache()}
 	addName := func(name, entity string) {
 		if name == "" {
 			return
@@ -73,7 +75,7 @@ func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
 	}
 	toolEntity := func(call *session.ToolCall, name string) string {
 		if call != nil {
-			if t, ok := handoffTarget(call); ok {
+			if t, ok := c.args.handoffTarget(call); ok {
 				return agentEntity(t)
 			}
 		} else if t, ok := handoffTarget(&session.ToolCall{ToolName: name}); ok {

@@ -38,7 +38,7 @@ func (c *evalCtx) interaction(ti, ii int) InteractionResult {
 		st := &in.Steps[si]
 		switch {
 		case st.ToolCall != nil:
-			r.ToolCalls = append(r.ToolCalls, c.e.validateCall(in.AgentID, agent, st.ToolCall, ti, c.sessionAgents))
+			r.ToolCalls = append(r.ToolCalls, c.e.validateCall(in.AgentID, agent, st.ToolCall, ti, c.sessionAgents, c.args))
 		case st.Handoff != nil:
 			r.Handoffs = append(r.Handoffs, *st.Handoff)
 		}
@@ -129,7 +129,7 @@ func (c *evalCtx) reasoningScore(in *session.AgentInteraction) (*float64, string
 		st := &in.Steps[si]
 		switch {
 		case st.ToolCall != nil:
-			if t, ok := handoffTarget(st.ToolCall); ok {
+			if t, ok := c.args.handoffTarget(st.ToolCall); ok {
 				acted["agent:"+normName(t)] = true
 			} else {
 				acted["tool:"+st.ToolCall.ToolName] = true
@@ -280,7 +280,7 @@ func (c *evalCtx) responseQuality(in *session.AgentInteraction, content bool) (*
 		if !content {
 			return nil, "null: the turn has no captured content"
 		}
-		if delegates(in) {
+		if c.delegates(in) {
 			return nil, "null: no own output; the interaction delegated (handoff)"
 		}
 		return ptr(0), "0: empty output"
@@ -302,13 +302,13 @@ func (c *evalCtx) responseQuality(in *session.AgentInteraction, content bool) (*
 	return ptr(score), "1 " + strings.Join(why, ", ") + " = " + num(score)
 }
 
-func delegates(in *session.AgentInteraction) bool {
+func (c *evalCtx) delegates(in *session.AgentInteraction) bool {
 	for si := range in.Steps {
 		if in.Steps[si].Handoff != nil {
 			return true
 		}
 		if tc := in.Steps[si].ToolCall; tc != nil {
-			if _, ok := handoffTarget(tc); ok {
+			if _, ok := c.args.handoffTarget(tc); ok {
 				return true
 			}
 		}

@@ -370,38 +370,37 @@ func (c *evalCtx) coordination(a *Analysis) {
 	shared, dups := 0, 0
 	for ti := range c.s.Turns {
 		t := &c.s.Turns[ti]
-		type call struct{ agent, key string }
-		var calls []call
 		agentsPerTool := map[string]map[string]bool{}
 		for ii := range t.Interactions {
 			in := &t.Interactions[ii]
 			for si := range in.Steps {
+				if tc := in.Steps[si].ToolCall; tc != nil && c.args.get(tc).args != nil {
+					if agentsPerTool[tc.ToolName] == nil {
+						agentsPerTool[tc.ToolName] = map[string]bool{}
+					}
+					agentsPerTool[tc.ToolName][in.AgentID] = true
+				}
+			}
+		}
+		first := map[string]string{} // tool + canonical arguments → first caller
+		for ii := range t.Interactions {
+			in := &t.Interactions[ii]
+			for si := range in.Steps {
 				tc := in.Steps[si].ToolCall
-				if tc == nil {
+				if tc == nil || len(agentsPerTool[tc.ToolName]) < 2 {
 					continue
 				}
-				args, ok := canonicalArguments(tc)
+				args, ok := c.args.canonical(tc)
 				if !ok {
 					continue
 				}
-				calls = append(calls, call{in.AgentID, tc.ToolName + "\x00" + args})
-				if agentsPerTool[tc.ToolName] == nil {
-					agentsPerTool[tc.ToolName] = map[string]bool{}
+				shared++
+				key := tc.ToolName + "\x00" + args
+				if f, ok := first[key]; !ok {
+					first[key] = in.AgentID
+				} else if f != in.AgentID {
+					dups++
 				}
-				agentsPerTool[tc.ToolName][in.AgentID] = true
-			}
-		}
-		first := map[string]string{} // key → first caller
-		for _, cl := range calls {
-			tool := cl.key[:strings.IndexByte(cl.key, 0)]
-			if len(agentsPerTool[tool]) < 2 {
-				continue
-			}
-			shared++
-			if f, ok := first[cl.key]; !ok {
-				first[cl.key] = cl.agent
-			} else if f != cl.agent {
-				dups++
 			}
 		}
 	}

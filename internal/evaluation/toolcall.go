@@ -30,13 +30,13 @@ const maxErrorText = 160
 // their target is one of agent.HandoffTargets; use ValidateToolCallInSession to also
 // accept handoffs to any agent of the session, as EvaluateInteraction does.
 func (e *Evaluator) ValidateToolCall(agent *session.AgentDefinition, call *session.ToolCall, turnIndex int) ToolCallResult {
-	return e.validateCall(agentIDOf(agent), agent, call, turnIndex, nil)
+	return e.validateCall(agentIDOf(agent), agent, call, turnIndex, nil, nil)
 }
 
 // ValidateToolCallInSession is ValidateToolCall with the session's agents known: a
 // handoff tool whose target is an agent of s is authorised too.
 func (e *Evaluator) ValidateToolCallInSession(s *session.AgentSession, agent *session.AgentDefinition, call *session.ToolCall, turnIndex int) ToolCallResult {
-	return e.validateCall(agentIDOf(agent), agent, call, turnIndex, sessionAgentSet(s))
+	return e.validateCall(agentIDOf(agent), agent, call, turnIndex, sessionAgentSet(s), nil)
 }
 
 func agentIDOf(a *session.AgentDefinition) string {
@@ -66,7 +66,7 @@ func sessionAgentSet(s *session.AgentSession) map[string]bool {
 }
 
 // validateCall validates call made by agentID, whose definition agent may be nil.
-func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition, call *session.ToolCall, turnIndex int, sessionAgents map[string]bool) ToolCallResult {
+func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition, call *session.ToolCall, turnIndex int, sessionAgents map[string]bool, ac *argCache) ToolCallResult {
 	r := ToolCallResult{
 		ToolName:  call.ToolName,
 		CallID:    call.CallID,
@@ -98,7 +98,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 		authorised = true
 		checks = append(checks, "authorisation")
 		if def == nil {
-			if target, ok := handoffTarget(call); ok && handoffAllowed(agent, target, sessionAgents) {
+			if target, ok := ac.handoffTarget(call); ok && handoffAllowed(agent, target, sessionAgents) {
 				checks[len(checks)-1] = "authorisation (handoff to " + target + ")"
 			} else {
 				add(IssueUnauthorizedTool, SeverityHigh, "", unauthorizedDetail(call.ToolName, agent))
@@ -107,7 +107,8 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 	}
 
 	// 2. Argument shape, 3. parameters against the schema.
-	args, reason, malformed := decodeArguments(call)
+	d := ac.get(call)
+	args, reason, malformed := d.args, d.reason, d.malformed
 	switch {
 	case reason != "":
 		r.NotEvaluable = append(r.NotEvaluable, reason)
@@ -122,7 +123,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 		case def == nil || len(bytes.TrimSpace(def.Parameters)) == 0 || string(bytes.TrimSpace(def.Parameters)) == "null":
 			r.NotEvaluable = append(r.NotEvaluable, ReasonSchemaUnknown)
 		default:
-			si := e.schemas.get(bytes.TrimSpace(def.Parameters))
+			si := ac.schema(e.schemas, bytes.TrimSpace(def.Parameters))
 			if si.err != nil {
 				r.NotEvaluable = append(r.NotEvaluable, ReasonSchemaInvalid)
 				break
@@ -265,31 +266,73 @@ func decodeArguments(call *session.ToolCall) (args map[string]any, reason, malfo
 	}
 }
 
+// decodeJSON decodes one JSON value; numbers become float64.
 func decodeJSON(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
 	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, fmt.Errorf("trailing data")
-	}
-	return v, nil
+	err := json.Unmarshal(b, &v)
+	return v, err
 }
 
-// canonicalArguments renders captured object arguments with sorted keys, for duplicate
+// argCache memoises, for one session evaluation, the decoded arguments of the calls
+// and the schemas looked up. A nil *argCache decodes and looks up every time.
+type argCache struct {
+	args    map[*session.ToolCall]*decodedArgs
+	schemas map[string]*schemaInfo
+}
+
+func newArgCache() *argCache {
+	return &argCache{args: map[*session.ToolCall]*decodedArgs{}, schemas: map[string]*schemaInfo{}}
+}
+
+type decodedArgs struct {
+	args              map[string]any
+	reason, malformed string
+	canonical         *string
+}
+
+// schema returns the compiled schema, from the memo or the Evaluator's LRU.
+func (ac *argCache) schema(sc *schemaCache, raw json.RawMessage) *schemaInfo {
+	if ac == nil {
+		return sc.get(raw)
+	}
+	if si, ok := ac.schemas[string(raw)]; ok {
+		return si
+	}
+	si := sc.get(raw)
+	ac.schemas[string(raw)] = si
+	return si
+}
+
+func (ac *argCache) get(call *session.ToolCall) *decodedArgs {
+	if ac != nil {
+		if d, ok := ac.args[call]; ok {
+			return d
+		}
+	}
+	d := &decodedArgs{}
+	d.args, d.reason, d.malformed = decodeArguments(call)
+	if ac != nil {
+		ac.args[call] = d
+	}
+	return d
+}
+
+// canonical renders captured object arguments with sorted keys, for duplicate
 // detection; ok=false when they are not captured, truncated or not an object.
-func canonicalArguments(call *session.ToolCall) (string, bool) {
-	args, reason, malformed := decodeArguments(call)
-	if reason != "" || malformed != "" {
+func (ac *argCache) canonical(call *session.ToolCall) (string, bool) {
+	d := ac.get(call)
+	if d.args == nil {
 		return "", false
 	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return "", false
+	if d.canonical == nil {
+		b, err := json.Marshal(d.args)
+		if err != nil {
+			return "", false
+		}
+		c := string(b)
+		d.canonical = &c
 	}
-	return string(b), true
+	return *d.canonical, true
 }
 
 func unauthorizedDetail(tool string, agent *session.AgentDefinition) string {
@@ -319,13 +362,18 @@ var (
 	handoffArgKeys  = []string{"agent_name", "agent", "coworker", "target", "to_agent"}
 )
 
+// handoffTarget is argCache.handoffTarget without a cache.
+func handoffTarget(call *session.ToolCall) (string, bool) {
+	return (*argCache)(nil).handoffTarget(call)
+}
+
 // handoffTarget returns the agent a handoff tool call transfers to, when the call is a
 // handoff tool (IsHandoff, or a name of conventions.md §5.1 (d)) and its target can be
 // read from the arguments or the name.
-func handoffTarget(call *session.ToolCall) (string, bool) {
+func (ac *argCache) handoffTarget(call *session.ToolCall) (string, bool) {
 	name := normName(call.ToolName)
 	if genericHandoffTools[name] || call.IsHandoff {
-		if args, _, _ := decodeArguments(call); args != nil {
+		if args := ac.get(call).args; args != nil {
 			for _, k := range handoffArgKeys {
 				if v, ok := args[k].(string); ok && strings.TrimSpace(v) != "" {
 					return strings.TrimSpace(v), true

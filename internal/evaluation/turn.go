@@ -4,9 +4,9 @@
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -49,7 +49,7 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 			c.score(ir)
 		}
 	}
-	tr.IntentDrift, tr.Explanations[keyIntentDrift] = intentDrift(t)
+	tr.IntentDrift, tr.Explanations[keyIntentDrift] = c.intentDrift(t)
 	return tr
 }
 
@@ -212,7 +212,7 @@ func (c *evalCtx) groundingSources(ti int) []string {
 // request, where relevance(item) = |tokens(request) ∩ tokens(item)| / |tokens(request)|
 // over distinct text.Tokens; items are the final response, each interaction's output,
 // each tool call (name and argument keys and values) and each handoff payload.
-func intentDrift(t *session.Turn) (*float64, string) {
+func (c *evalCtx) intentDrift(t *session.Turn) (*float64, string) {
 	req := tokenSet(t.UserMessage)
 	if len(req) == 0 {
 		return nil, "null: the user message has no content words (or was not captured)"
@@ -242,7 +242,7 @@ func intentDrift(t *session.Turn) (*float64, string) {
 		for si := range in.Steps {
 			st := &in.Steps[si]
 			if st.ToolCall != nil {
-				consider(in.AgentID+" call "+st.ToolCall.ToolName, toolCallText(st.ToolCall))
+				consider(in.AgentID+" call "+st.ToolCall.ToolName, toolCallText(st.ToolCall, c.args.get(st.ToolCall).args))
 			}
 			if st.Handoff != nil {
 				consider(in.AgentID+" handoff to "+st.Handoff.ToAgent, st.Handoff.Payload)
@@ -267,10 +267,9 @@ func tokenSet(s string) map[string]bool {
 
 // toolCallText renders a call for relevance: the tool name with separators as spaces,
 // then the argument keys and scalar values, keys sorted.
-func toolCallText(tc *session.ToolCall) string {
+func toolCallText(tc *session.ToolCall, args map[string]any) string {
 	var b strings.Builder
 	b.WriteString(strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(tc.ToolName))
-	args, _, _ := decodeArguments(tc)
 	var walk func(v any)
 	walk = func(v any) {
 		switch v := v.(type) {
@@ -292,9 +291,9 @@ func toolCallText(tc *session.ToolCall) string {
 		case string:
 			b.WriteString(" ")
 			b.WriteString(v)
-		case json.Number:
+		case float64:
 			b.WriteString(" ")
-			b.WriteString(v.String())
+			b.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
 		case bool:
 			fmt.Fprintf(&b, " %t", v)
 		}

@@ -1,0 +1,646 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+)
+
+// score asserts a nullable score: want < 0 means nil.
+func score(t *testing.T, name string, want float64, got *float64) {
+	t.Helper()
+	if want < 0 {
+		assert.Nil(t, got, "%s should be null", name)
+		return
+	}
+	if assert.NotNil(t, got, "%s should be present", name) {
+		assert.InDelta(t, want, *got, 1e-4, name)
+	}
+}
+
+const null = -1.0
+
+func detections(a Analysis) []string {
+	out := []string{}
+	for _, tr := range a.TurnResults {
+		out = append(out, tr.DetectionType)
+	}
+	return out
+}
+
+// TestRefundExample is the seed's refund example (planner → executor → reviewer,
+// order #12345), every number computed by hand in the comments (docs/scoring.md
+// "Worked example" walks through the same session).
+func TestRefundExample(t *testing.T) {
+	a := newEval(t).AnalyzeSession(refundSession())
+
+	require.Len(t, a.TurnResults, 3)
+	assert.Equal(t, []string{DetectionNone, DetectionNone, DetectionHallucination}, detections(a))
+	assert.Equal(t, 1.0, a.TurnResults[2].Confidence) // a schema-verified hallucinated parameter
+
+	// Turn 0: everything right.
+	t0 := a.TurnResults[0]
+	require.Len(t, t0.Interactions, 3)
+	planner, executor, reviewer := t0.Interactions[0], t0.Interactions[1], t0.Interactions[2]
+	score(t, "planner.tool_use", null, planner.ToolUse)
+	score(t, "planner.reasoning", 1, planner.Reasoning) // names executor, hands off to executor: P=R=1
+	score(t, "planner.handoff", 1, planner.Handoff)     // payload has #12345 and $49.99
+	score(t, "planner.response_quality", null, planner.ResponseQuality)
+	score(t, "planner.score", 1, planner.Score)
+	score(t, "executor.tool_use", 1, executor.ToolUse)
+	score(t, "executor.reasoning", 1, executor.Reasoning) // lookup_order, issue_refund, reviewer
+	score(t, "executor.handoff", 1, executor.Handoff)     // 12345, 49.99, R-778
+	score(t, "executor.response_quality", 1, executor.ResponseQuality)
+	score(t, "reviewer.score", 1, reviewer.Score)
+
+	// Turn 2: send_email got 'priority' → call 1 − 0.5 = 0.5; the executor is the
+	// final responder of a bad turn → response_quality 0; score = (0.35·0.5 + 0.2·0)/0.55.
+	ex2 := a.TurnResults[2].Interactions[1]
+	require.Len(t, ex2.ToolCalls, 1)
+	assert.Equal(t, []string{"PARAMETER_HALLUCINATION/priority"}, issueKeys(ex2.ToolCalls[0].Issues))
+	score(t, "t2.executor.tool_use", 0.5, ex2.ToolUse)
+	score(t, "t2.executor.response_quality", 0, ex2.ResponseQuality)
+	score(t, "t2.executor.score", 0.175/0.55, ex2.Score)
+	assert.Contains(t, ex2.Explanations[keyResponseQuality], "final responder of a bad turn")
+
+	// Per agent.
+	ex := a.PerAgentScores["executor"]
+	assert.Equal(t, 3, ex.InteractionsCount)
+	assert.Equal(t, 4, ex.ToolCalls)
+	score(t, "executor.tool_use", 2.5/3, ex.ToolUse)                 // mean(1, 1, 0.5)
+	score(t, "executor.reasoning", 1, ex.Reasoning)                  // turn 0 only
+	score(t, "executor.handoff", 1, ex.Handoff)                      // turn 0 only
+	score(t, "executor.response_quality", 2.0/3, ex.ResponseQuality) // mean(1, 1, 0)
+	score(t, "executor.overall", 0.35*2.5/3+0.25+0.2+0.2*2.0/3, ex.Overall)
+	assert.Equal(t, []string{"PARAMETER_HALLUCINATION: send_email got unknown parameter 'priority' (turn 2)"}, ex.Issues)
+	assert.InDelta(t, 1700.0/3, ex.MeanLatencyMs, 1e-9) // (600+450+650)/3
+	pl := a.PerAgentScores["planner"]
+	score(t, "planner.overall", 1, pl.Overall)
+	score(t, "planner.handoff", 1, pl.Handoff)
+	score(t, "planner.response_quality", null, pl.ResponseQuality)
+	score(t, "reviewer.overall", 1, a.PerAgentScores["reviewer"].Overall)
+
+	// Session.
+	assert.Equal(t, ConversationSummary{TotalResponses: 3, GoodResponses: 2, BadResponses: 1, HallucinationDetections: 1, Score: ptr(2.0 / 3)}, a.Conversation)
+	score(t, "tool_use_score", 3.5/4, a.ToolUseScore)
+	score(t, "reasoning_score", 1, a.ReasoningScore)
+	score(t, "no_duplicate_work", null, a.Coordination.NoDuplicateWork)
+	score(t, "context_preserved", 1, a.Coordination.ContextPreserved)
+	score(t, "role_adherence", 1, a.Coordination.RoleAdherence)
+	score(t, "no_ping_pong", 1, a.Coordination.NoPingPong)
+	score(t, "coordination", 1, a.CoordinationScore)
+	require.NotNil(t, a.TaskCompletion)
+	assert.False(t, *a.TaskCompletion)
+	require.NotNil(t, a.IntentDriftScore)
+	drift := *a.IntentDriftScore
+	score(t, "overall", 0.3*2.0/3+0.25*0.875+0.2*1+0.15*1+0.1*(1-drift), a.OverallScore)
+
+	require.Len(t, a.ToolIssues, 1)
+	assert.Equal(t, ToolIssue{TurnIndex: 2, AgentID: "executor", ToolName: "send_email", Issue: IssueParameterHallucination,
+		Severity: SeverityMedium, Parameter: "priority", SpanID: "tool-send_email", Executed: true,
+		Message: "executor: send_email got unknown parameter 'priority'"}, a.ToolIssues[0])
+	require.GreaterOrEqual(t, len(a.Recommendations), 2)
+	assert.Equal(t, Recommendation{Kind: "parameter_hallucination", AgentID: "executor", ToolName: "send_email", Parameter: "priority",
+		Count: 1, Impact: 0.5, Message: "executor: 1 of 1 calls to send_email passed unknown parameter 'priority'"}, a.Recommendations[0])
+	assert.Equal(t, Recommendation{Kind: RecResponseQuality, AgentID: "executor", Impact: 0.0333,
+		Message: "Agent executor's responses are often empty, failed, truncated, refusals or judged bad (response_quality 0.6667 < 0.7)"}, a.Recommendations[1])
+	assert.Equal(t, []string{a.Recommendations[0].Message, a.Recommendations[1].Message}, ex.Recommendations)
+
+	assert.Equal(t, LatencySummary{TotalMs: 2800, MeanTurnMs: 2800.0 / 3, MaxTurnMs: 1200, ToolCalls: 4,
+		MeanToolCallMs: 350.0 / 4, MaxToolCallMs: 120, MeanInteractionMs: 2650.0 / 7}, a.Latency)
+}
+
+// TestDetectionOnTheRightTurns: multi-turn sessions where the user corrects, re-asks,
+// or is satisfied; the verdicts must land exactly on the turn concerned.
+func TestDetectionOnTheRightTurns(t *testing.T) {
+	tests := []struct {
+		name    string
+		s       *session.AgentSession
+		want    []string
+		conf    []float64 // -1: not checked here
+		good    int
+		summary ConversationSummary
+	}{
+		{"turn 1 corrects turn 0", correctionSession(), []string{DetectionRDM, DetectionNone}, []float64{-1, 0}, 1,
+			ConversationSummary{TotalResponses: 2, GoodResponses: 1, BadResponses: 1, RDMDetections: 1, Score: ptr(0.5)}},
+		{"turn 1 re-asks turn 0", reaskSession(), []string{DetectionCCM, DetectionNone, DetectionNone}, []float64{1, -1, 0}, 2,
+			ConversationSummary{TotalResponses: 3, GoodResponses: 2, BadResponses: 1, CCMDetections: 1, Score: ptr(2.0 / 3)}},
+		{"nothing wrong", cleanSession(), []string{DetectionNone, DetectionNone, DetectionNone}, []float64{-1, -1, 0}, 3,
+			ConversationSummary{TotalResponses: 3, GoodResponses: 3, Score: ptr(1)}},
+	}
+	e := newEval(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := e.AnalyzeSession(tt.s)
+			assert.Equal(t, tt.want, detections(a))
+			for i, c := range tt.conf {
+				if c >= 0 {
+					assert.InDelta(t, c, a.TurnResults[i].Confidence, 1e-9, "turn %d confidence", i)
+				}
+			}
+			for _, tr := range a.TurnResults {
+				assert.Equal(t, tr.DetectionType != DetectionNone, tr.IsBad)
+				assert.True(t, tr.Final)
+				assert.NotEmpty(t, tr.Reason)
+				assert.NotEmpty(t, tr.Explanations[keyDetection])
+			}
+			assert.Equal(t, tt.summary, a.Conversation)
+		})
+	}
+}
+
+func TestCorrectionSession(t *testing.T) {
+	a := newEval(t).AnalyzeSession(correctionSession())
+	assert.Contains(t, a.TurnResults[0].Reason, "corrects")
+	// The support agent answered turn 0, which is bad: response_quality 0 there, 1 in turn 1.
+	score(t, "t0 response_quality", 0, a.TurnResults[0].Interactions[0].ResponseQuality)
+	score(t, "t1 response_quality", 1, a.TurnResults[1].Interactions[0].ResponseQuality)
+	sup := a.PerAgentScores["support"]
+	score(t, "support.response_quality", 0.5, sup.ResponseQuality)
+	score(t, "support.tool_use", 1, sup.ToolUse)
+	score(t, "support.overall", (0.35*1+0.2*0.5)/0.55, sup.Overall)
+	// One agent and no handoff: coordination is null, and so is each component.
+	assert.Nil(t, a.CoordinationScore)
+	assert.Equal(t, CoordinationComponents{}, a.Coordination)
+	assert.Contains(t, a.Explanations[keyCoordinationScore], "fewer than two agents")
+	// The last turn is good and answered: task completed.
+	require.NotNil(t, a.TaskCompletion)
+	assert.True(t, *a.TaskCompletion)
+	// 1 RDM of 1 follow-up ≥ 0.2 → the seed's "High RDM" recommendation, impact 1.
+	require.NotEmpty(t, a.Recommendations)
+	assert.Equal(t, Recommendation{Kind: RecRDM, Count: 1, Impact: 1,
+		Message: "Users are frequently correcting responses - improve accuracy (1 of 1 follow-ups are corrections)"}, a.Recommendations[0])
+}
+
+func TestReaskSession(t *testing.T) {
+	a := newEval(t).AnalyzeSession(reaskSession())
+	assert.Contains(t, a.TurnResults[0].Reason, "re-asks")
+	// helpdesk's tools are unknown, but it calls none: tool_use is null, not a pass.
+	h := a.PerAgentScores["helpdesk"]
+	score(t, "helpdesk.tool_use", null, h.ToolUse)
+	score(t, "helpdesk.response_quality", 2.0/3, h.ResponseQuality)
+	score(t, "helpdesk.overall", 2.0/3, h.Overall)
+	var kinds []string
+	for _, r := range a.Recommendations {
+		kinds = append(kinds, r.Kind)
+	}
+	require.Equal(t, []string{RecCCM, RecResponseQuality}, kinds)
+	assert.Equal(t, "Users are re-asking questions - improve response completeness (1 of 2 follow-ups re-ask)", a.Recommendations[0].Message)
+	assert.Equal(t, 0.5, a.Recommendations[0].Impact)
+}
+
+func TestCleanSession(t *testing.T) {
+	a := newEval(t).AnalyzeSession(cleanSession())
+	for name, v := range map[string]*float64{
+		"conversation": a.Conversation.Score, "tool_use": a.ToolUseScore, "coordination": a.CoordinationScore,
+		"context_preserved": a.Coordination.ContextPreserved, "role_adherence": a.Coordination.RoleAdherence,
+		"no_ping_pong": a.Coordination.NoPingPong,
+	} {
+		score(t, name, 1, v)
+	}
+	score(t, "reasoning", null, a.ReasoningScore)
+	require.NotNil(t, a.TaskCompletion)
+	assert.True(t, *a.TaskCompletion)
+	assert.Empty(t, a.ToolIssues)
+	assert.Empty(t, a.Recommendations)
+	for id, as := range a.PerAgentScores {
+		score(t, id+".overall", 1, as.Overall)
+		assert.Empty(t, as.Issues)
+	}
+}
+
+func TestNoContentCaptured(t *testing.T) {
+	a := newEval(t).AnalyzeSession(noContentSession())
+	tr := a.TurnResults[0]
+	assert.Equal(t, DetectionNone, tr.DetectionType)
+	assert.Equal(t, 0.0, tr.Confidence)
+	assert.Nil(t, tr.IntentDrift)
+	planner, executor := tr.Interactions[0], tr.Interactions[1]
+	// Payload not captured → handoff null; no output because nothing was captured →
+	// response_quality null, not 0.
+	score(t, "planner.handoff", null, planner.Handoff)
+	assert.Equal(t, "null: handoff payload not captured", planner.Explanations[keyHandoff])
+	score(t, "planner.response_quality", null, planner.ResponseQuality)
+	score(t, "planner.score", null, planner.Score)
+	assert.Equal(t, "null: no component score is present", planner.Explanations[keyScore])
+	// The call's authorisation is still checked; its arguments are not.
+	require.Len(t, executor.ToolCalls, 1)
+	assert.Equal(t, []string{ReasonArgumentsNotCaptured}, executor.ToolCalls[0].NotEvaluable)
+	score(t, "executor.tool_use", 1, executor.ToolUse)
+	score(t, "executor.response_quality", null, executor.ResponseQuality)
+	score(t, "executor.score", 1, executor.Score)
+	assert.Nil(t, a.TaskCompletion)
+	assert.Nil(t, a.IntentDriftScore)
+	score(t, "conversation", 1, a.Conversation.Score)
+	// Coordination: one handoff (planner → executor), no loop; context null.
+	score(t, "context_preserved", null, a.Coordination.ContextPreserved)
+	score(t, "role_adherence", 1, a.Coordination.RoleAdherence)
+	score(t, "no_ping_pong", 1, a.Coordination.NoPingPong)
+	score(t, "coordination", 1, a.CoordinationScore)
+}
+
+func TestEmptyAndNilSessions(t *testing.T) {
+	e := newEval(t)
+	for name, s := range map[string]*session.AgentSession{"nil": nil, "no turns": {ID: "empty"}} {
+		t.Run(name, func(t *testing.T) {
+			a := e.AnalyzeSession(s)
+			assert.Nil(t, a.OverallScore)
+			assert.Nil(t, a.CoordinationScore)
+			assert.Nil(t, a.IntentDriftScore)
+			assert.Nil(t, a.TaskCompletion)
+			assert.Nil(t, a.Conversation.Score)
+			assert.Empty(t, a.TurnResults)
+			assert.NotNil(t, a.TurnResults)
+			assert.NotNil(t, a.ToolIssues)
+			assert.NotNil(t, a.Recommendations)
+			assert.Equal(t, "null: no component score is present", a.Explanations[keyOverallScore])
+			for _, k := range []string{keyOverallScore, keyCoordinationScore, keyIntentDriftScore, keyTaskCompletion,
+				keyConversationScore, keyToolUseScore, keyReasoningScore} {
+				assert.NotEmpty(t, a.Explanations[k], k)
+			}
+		})
+	}
+	// Out-of-range indexes never panic.
+	s := refundSession()
+	assert.Nil(t, e.EvaluateInteraction(s, 5, 0).Score)
+	assert.Nil(t, e.EvaluateInteraction(s, 0, 9).Score)
+	assert.Equal(t, DetectionNone, e.EvaluateTurn(s, -1, true).DetectionType)
+}
+
+func TestErrorSession(t *testing.T) {
+	a := newEval(t).AnalyzeSession(errorSession())
+	tr := a.TurnResults[0]
+	planner, executor, ghost := tr.Interactions[0], tr.Interactions[1], tr.Interactions[2]
+	// An empty captured payload scores 0.
+	score(t, "planner.handoff", 0, planner.Handoff)
+	// issue_refund: amount "all" (LOW) + tool error (LOW) → 1 − 0.5.
+	require.Len(t, executor.ToolCalls, 1)
+	assert.Equal(t, []string{"INVALID_PARAM_VALUE/amount", "TOOL_ERROR"}, issueKeys(executor.ToolCalls[0].Issues))
+	score(t, "executor.tool_use", 0.5, executor.ToolUse)
+	score(t, "executor.response_quality", 0, executor.ResponseQuality)
+	assert.Equal(t, "0: error status (RateLimitError)", executor.Explanations[keyResponseQuality])
+	// The ghost agent is not in the registry: its call is not evaluable.
+	require.Len(t, ghost.ToolCalls, 1)
+	assert.Equal(t, VerdictNotEvaluable, ghost.ToolCalls[0].Verdict)
+	score(t, "ghost.tool_use", null, ghost.ToolUse)
+	assert.Equal(t, 1, a.PerAgentScores["ghost"].NotEvaluableCalls)
+	// Task: empty final response and error status → false.
+	require.NotNil(t, a.TaskCompletion)
+	assert.False(t, *a.TaskCompletion)
+	assert.Contains(t, a.Explanations[keyTaskCompletion], "the final response is empty")
+	assert.Contains(t, a.Explanations[keyTaskCompletion], "error status")
+	assert.Contains(t, a.PerAgentScores["executor"].Issues, "AGENT_ERROR: agent span ended with error status (RateLimitError) (turn 0)")
+	assert.Contains(t, a.PerAgentScores["executor"].Issues, "TOOL_ERROR: issue_refund failed: 429 Too Many Requests (turn 0)")
+}
+
+func TestExplicitOutcomeWins(t *testing.T) {
+	s := refundSession()
+	yes := true
+	s.Outcome = &yes
+	a := newEval(t).AnalyzeSession(s)
+	require.NotNil(t, a.TaskCompletion)
+	assert.True(t, *a.TaskCompletion) // even though the last turn is bad
+	assert.Equal(t, "true: explicit outcome signal", a.Explanations[keyTaskCompletion])
+
+	s = correctionSession()
+	s.Turns[1].Partial = true
+	a = newEval(t).AnalyzeSession(s)
+	assert.Nil(t, a.TaskCompletion)
+}
+
+// TestStreamingTurn: before the follow-up arrives only hallucination is checked; the
+// final verdict comes with the next user message.
+func TestStreamingTurn(t *testing.T) {
+	e := newEval(t)
+	s := correctionSession()
+	first := &session.AgentSession{ID: s.ID, Agents: s.Agents, Turns: s.Turns[:1]}
+	pending := e.EvaluateTurn(first, 0, false)
+	assert.False(t, pending.Final)
+	assert.Equal(t, DetectionNone, pending.DetectionType)
+	assert.Contains(t, pending.Explanations[keyDetection], "pending")
+	final := e.EvaluateTurn(s, 0, true)
+	assert.True(t, final.Final)
+	assert.Equal(t, DetectionRDM, final.DetectionType)
+	// EvaluateInteraction sees the follow-up when the next turn exists.
+	in := e.EvaluateInteraction(s, 0, 0)
+	score(t, "response_quality", 0, in.ResponseQuality)
+	in = e.EvaluateInteraction(first, 0, 0)
+	score(t, "response_quality", 1, in.ResponseQuality)
+	// AnalyzeSession agrees with EvaluateTurn(final=true) turn by turn.
+	a := e.AnalyzeSession(s)
+	for i := range s.Turns {
+		assert.Equal(t, e.EvaluateTurn(s, i, true), a.TurnResults[i])
+	}
+}
+
+// TestReasoningScore checks the plan–action formula on hand-made interactions.
+func TestReasoningScore(t *testing.T) {
+	agents := refundAgents()
+	tests := []struct {
+		name  string
+		steps []session.AgentStep
+		want  float64
+	}{
+		{"no reasoning → null", []session.AgentStep{toolStep("lookup_order", `{"order_id":"1"}`, "ok", 1)}, null},
+		{"names and calls the same tool", []session.AgentStep{reasoningStep("I will call lookup_order."), toolStep("lookup_order", `{"order_id":"1"}`, "ok", 1)}, 1},
+		// N={lookup_order, issue_refund}, A={lookup_order}: P=1/2, R=1 → 0.75
+		{"names two, calls one", []session.AgentStep{reasoningStep("Call lookup_order and then issue_refund."), toolStep("lookup_order", `{"order_id":"1"}`, "ok", 1)}, 0.75},
+		// N={lookup_order}, A={issue_refund}: P=0, R=0 → 0
+		{"names one, calls another", []session.AgentStep{reasoningStep("Use lookup_order."), toolStep("issue_refund", `{"order_id":"1","amount":1}`, "ok", 1)}, 0},
+		// N=∅, A={lookup_order}: R=0 → 0
+		{"calls without naming", []session.AgentStep{reasoningStep("Let me check that."), toolStep("lookup_order", `{"order_id":"1"}`, "ok", 1)}, 0},
+		// N={reviewer}, A=∅: P=0 → 0
+		{"names an agent, does nothing", []session.AgentStep{reasoningStep("The reviewer should look at this.")}, 0},
+		{"names nothing, does nothing → 1", []session.AgentStep{reasoningStep("The answer is straightforward.")}, 1},
+		// handoff tool stands for its target: N={reviewer}, A={reviewer}
+		{"handoff tool counts as its target agent", []session.AgentStep{reasoningStep("Hand this to the reviewer."), toolStep("transfer_to_reviewer", `{}`, "", 1)}, 1},
+		// uncertainty with no later action: 1 − 0.25
+		{"unresolved uncertainty", []session.AgentStep{reasoningStep("I'm not sure which order this is."), toolStep("lookup_order", `{"order_id":"1"}`, "ok", 1),
+			reasoningStep("I am not sure the lookup_order result is right.")}, 0.75},
+		// uncertainty followed by a tool call: resolved
+		{"uncertainty resolved by a tool call", []session.AgentStep{reasoningStep("I'm not sure which order this is, so lookup_order."), toolStep("lookup_order", `{"order_id":"1"}`, "ok", 1)}, 1},
+	}
+	e := newEval(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSession("r", agents, turn(0, "Check order 1", "done", 10, interaction("executor", "Check order 1", "done", 10, tt.steps...)))
+			r := e.EvaluateInteraction(s, 0, 0)
+			score(t, "reasoning", tt.want, r.Reasoning)
+			assert.NotEmpty(t, r.Explanations[keyReasoning])
+		})
+	}
+}
+
+func TestResponseQuality(t *testing.T) {
+	tests := []struct {
+		name   string
+		mod    func(*session.AgentInteraction)
+		want   float64
+		reason string
+	}{
+		{"good", func(*session.AgentInteraction) {}, 1, "1: non-empty output, not truncated, no refusal"},
+		{"empty output", func(in *session.AgentInteraction) { in.Output = "" }, 0, "0: empty output"},
+		{"error status", func(in *session.AgentInteraction) { in.Status = "error" }, 0, "0: error status"},
+		{"truncated", func(in *session.AgentInteraction) { in.FinishReason = "length" }, 0.5, "1 truncated (finish_reason=length) −0.5 = 0.5"},
+		{"refusal", func(in *session.AgentInteraction) { in.Output = "I'm sorry, but I can't help with that." }, 0.5, "1 refusal −0.5 = 0.5"},
+		{"truncated refusal", func(in *session.AgentInteraction) {
+			in.Output = "I'm sorry, but I can't help with that."
+			in.FinishReason = "length"
+		}, 0, "1 truncated (finish_reason=length) −0.5, refusal −0.5 = 0"},
+	}
+	e := newEval(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := interaction("helper", "Tell me about order 9", "Order 9 shipped.", 10)
+			tt.mod(&in)
+			// A second, final interaction so that helper is not the final responder.
+			s := newSession("q", nil, turn(0, "Tell me about order 9", "Order 9 shipped on time.", 10, in,
+				interaction("main", "", "Order 9 shipped on time.", 10)))
+			r := e.EvaluateInteraction(s, 0, 0)
+			score(t, "response_quality", tt.want, r.ResponseQuality)
+			assert.Equal(t, tt.reason, r.Explanations[keyResponseQuality])
+		})
+	}
+}
+
+func TestHandoffScore(t *testing.T) {
+	tests := []struct {
+		name    string
+		user    string
+		steps   []session.AgentStep
+		payload string
+		want    float64
+	}{
+		{"all facts passed", "Refund order #12345 for $49.99", nil, "order #12345, $49.99", 1},
+		{"half the facts", "Refund order #12345 for $49.99", nil, "order #12345", 0.5},
+		{"empty payload", "Refund order #12345 for $49.99", nil, "", 0},
+		// The tool result obtained before the handoff adds R-778: 2 of 3.
+		{"earlier tool results count", "Refund order #12345 for $49.99",
+			[]session.AgentStep{toolStep("issue_refund", `{"order_id":"12345","amount":49.99}`, "refund R-778 created", 1)},
+			"order #12345, refund R-778", 2.0 / 3},
+	}
+	e := newEval(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			steps := append(append([]session.AgentStep{}, tt.steps...), handoffStep("executor", "reviewer", tt.payload))
+			s := newSession("h", refundAgents(), turn(0, tt.user, "ok", 10, interaction("executor", tt.user, "ok", 10, steps...)))
+			r := e.EvaluateInteraction(s, 0, 0)
+			score(t, "handoff", tt.want, r.Handoff)
+		})
+	}
+	// A later tool result is not context for an earlier handoff.
+	s := newSession("h", refundAgents(), turn(0, "Refund order #12345", "ok", 10, interaction("executor", "", "ok", 10,
+		handoffStep("executor", "reviewer", "order #12345"), toolStep("lookup_order", `{"order_id":"12345"}`, "refund R-1 pending", 1))))
+	score(t, "handoff", 1, e.EvaluateInteraction(s, 0, 0).Handoff)
+	// No handoff → null.
+	s = newSession("h", refundAgents(), turn(0, "Refund order #12345", "ok", 10, interaction("executor", "", "ok", 10)))
+	r := e.EvaluateInteraction(s, 0, 0)
+	score(t, "handoff", null, r.Handoff)
+	assert.Equal(t, "null: no handoff", r.Explanations[keyHandoff])
+}
+
+func TestIntentDrift(t *testing.T) {
+	tests := []struct {
+		name        string
+		user, final string
+		steps       []session.AgentStep
+		want        float64
+	}{
+		// request tokens {compar, 111, 222}: the answer has 111 only → 1 − 1/3.
+		{"answer covers a third", "Compare 111 and 222", "111 is larger", nil, 2.0 / 3},
+		{"answer covers all", "Compare 111 and 222", "Comparing 111 with 222: 222 is larger", nil, 0},
+		{"nothing relevant", "Compare 111 and 222", "The weather is sunny", nil, 1},
+		// the best item wins: the tool call names both numbers.
+		{"best item is a tool call", "Compare 111 and 222", "done",
+			[]session.AgentStep{toolStep("compare", `{"a":111,"b":222}`, "", 1)}, 0},
+		{"no user content → null", "", "anything", nil, null},
+		{"no action or answer → null", "Compare 111 and 222", "", nil, null},
+	}
+	e := newEval(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSession("d", nil, turn(0, tt.user, tt.final, 10, interaction("a", "", tt.final, 10, tt.steps...)))
+			tr := e.EvaluateTurn(s, 0, true)
+			score(t, "intent_drift", tt.want, tr.IntentDrift)
+			assert.NotEmpty(t, tr.Explanations[keyIntentDrift])
+		})
+	}
+	// Session drift is the max over turns.
+	s := newSession("d", nil,
+		turn(0, "Compare 111 and 222", "Comparing 111 with 222", 10, interaction("a", "", "Comparing 111 with 222", 10)),
+		turn(1, "Compare 333 and 444", "333", 10, interaction("a", "", "333", 10)))
+	a := e.AnalyzeSession(s)
+	score(t, "intent_drift_score", 2.0/3, a.IntentDriftScore)
+	assert.Contains(t, a.Explanations[keyIntentDriftScore], "(turn 1)")
+}
+
+func TestHallucinationDetection(t *testing.T) {
+	e := newEval(t)
+	// The final response invents order #99999 and an amount: ungrounded.
+	s := newSession("h", supportAgents(), turn(0, "Status of order #12345?", "Order #99999 was refunded $12.50.", 100,
+		interaction("support", "Status of order #12345?", "Order #99999 was refunded $12.50.", 90,
+			toolStep("lookup_order", `{"order_id":"12345"}`, "order 12345: shipped", 10))))
+	tr := e.EvaluateTurn(s, 0, true)
+	assert.Equal(t, DetectionHallucination, tr.DetectionType)
+	assert.True(t, tr.IsBad)
+	assert.Contains(t, tr.Reason, "99999")
+	assert.GreaterOrEqual(t, tr.Confidence, 0.5)
+	assert.LessOrEqual(t, tr.Confidence, 1.0)
+	// Grounded by the tool result: none.
+	s.Turns[0].FinalResponse = "Order #12345 has shipped."
+	s.Turns[0].Interactions[0].Output = s.Turns[0].FinalResponse
+	assert.Equal(t, DetectionNone, e.EvaluateTurn(s, 0, true).DetectionType)
+}
+
+// TestDetectionPriority: RDM > CCM > hallucination.
+func TestDetectionPriority(t *testing.T) {
+	e := newEval(t)
+	halluc := "Order #99999 was refunded."
+	// Turn 0 also hallucinates, turn 1 re-asks with a correction: RDM wins.
+	s := newSession("p", supportAgents(),
+		turn(0, "What is the status of order #12345?", halluc, 10, interaction("support", "", halluc, 10)),
+		turn(1, "That's wrong. What is the status of order #12345?", "Order #12345 shipped.", 10,
+			interaction("support", "", "Order #12345 shipped.", 10, toolStep("lookup_order", `{"order_id":"12345"}`, "order 12345: shipped", 1))))
+	assert.Equal(t, DetectionRDM, e.EvaluateTurn(s, 0, true).DetectionType)
+	// Without the complaint, the re-ask (similarity 1) wins over hallucination.
+	s.Turns[1].UserMessage = "What is the status of order #12345?"
+	tr := e.EvaluateTurn(s, 0, true)
+	assert.Equal(t, DetectionCCM, tr.DetectionType)
+	assert.Equal(t, 1.0, tr.Confidence)
+	// Not final: hallucination only.
+	assert.Equal(t, DetectionHallucination, e.EvaluateTurn(s, 0, false).DetectionType)
+}
+
+// TestCoordinationComponents builds duplicate work and ping-pong by hand.
+func TestCoordinationComponents(t *testing.T) {
+	e := newEval(t)
+	agents := []session.AgentDefinition{
+		{ID: "a", ToolsSource: "config", Tools: []session.ToolDefinition{{Name: "lookup_order", Parameters: []byte(lookupOrderSchema)}}},
+		{ID: "b", ToolsSource: "config", Tools: []session.ToolDefinition{{Name: "lookup_order", Parameters: []byte(lookupOrderSchema)}}},
+	}
+	u := "Where is order 1?"
+	// a and b both look up order 1 with the same arguments (key order differs), and b
+	// looks up order 2: 3 calls of a shared tool, 1 duplicated → 1 − 1/3.
+	s := newSession("dup", agents, turn(0, u, "Order 1 is here.", 10,
+		interaction("a", u, "", 5, toolStep("lookup_order", `{"order_id":"1"}`, "order 1 here", 1)),
+		interaction("b", u, "Order 1 is here.", 5, toolStep("lookup_order", ` { "order_id" : "1" } `, "order 1 here", 1),
+			toolStep("lookup_order", `{"order_id":"2"}`, "order 2 there", 1))))
+	a := e.AnalyzeSession(s)
+	score(t, "no_duplicate_work", 2.0/3, a.Coordination.NoDuplicateWork)
+	score(t, "role_adherence", 1, a.Coordination.RoleAdherence)
+	score(t, "no_ping_pong", null, a.Coordination.NoPingPong)
+	score(t, "context_preserved", null, a.Coordination.ContextPreserved)
+	score(t, "coordination", (2.0/3+1)/2, a.CoordinationScore)
+
+	// a→b, b→a, a→b, b→a: two overlapping A→B→A→B windows → 1 − 0.5·2 = 0.
+	pp := newSession("pp", agents, turn(0, u, "Order 1 is here.", 10,
+		interaction("a", u, "", 1, handoffStep("a", "b", "order 1")),
+		interaction("b", "", "", 1, handoffStep("b", "a", "order 1")),
+		interaction("a", "", "", 1, handoffStep("a", "b", "order 1")),
+		interaction("b", "", "Order 1 is here.", 1, handoffStep("b", "a", "order 1"))))
+	a = e.AnalyzeSession(pp)
+	score(t, "no_ping_pong", 0, a.Coordination.NoPingPong)
+	assert.Contains(t, a.Explanations[keyNoPingPong], "2 loop(s)")
+	score(t, "context_preserved", 1, a.Coordination.ContextPreserved)
+	score(t, "coordination", 0.5, a.CoordinationScore)
+
+	// An unauthorised call by a coordinating agent lowers role adherence.
+	ra := newSession("ra", agents, turn(0, u, "ok", 10,
+		interaction("a", u, "", 1, toolStep("delete_order", `{}`, "", 1), handoffStep("a", "b", "order 1")),
+		interaction("b", "", "ok", 1, toolStep("lookup_order", `{"order_id":"1"}`, "", 1))))
+	a = e.AnalyzeSession(ra)
+	score(t, "role_adherence", 0.5, a.Coordination.RoleAdherence)
+}
+
+func TestIssueRecommendationsAggregate(t *testing.T) {
+	agents := []session.AgentDefinition{{ID: "order-agent", ToolsSource: "config", Tools: []session.ToolDefinition{
+		{Name: "issue_refund", Parameters: []byte(issueRefundSchema)}}}}
+	u := "Refund order 1"
+	in := interaction("order-agent", u, "Refunded.", 10,
+		toolStep("issue_refund", `{"order_id":"1"}`, "", 1),
+		toolStep("issue_refund", `{"order_id":"1","amount":5}`, "", 1))
+	s := newSession("agg", agents,
+		turn(0, u, "Refunded.", 10, in),
+		turn(1, "Refund order 2", "Refunded.", 10, interaction("order-agent", "Refund order 2", "Refunded.", 10,
+			toolStep("issue_refund", `{"order_id":"2"}`, "", 1))))
+	a := newEval(t).AnalyzeSession(s)
+	require.NotEmpty(t, a.Recommendations)
+	// 2 of 3 calls omitted 'amount': impact 0.5 × 2/3.
+	assert.Equal(t, Recommendation{Kind: "missing_required_param", AgentID: "order-agent", ToolName: "issue_refund", Parameter: "amount",
+		Count: 2, Impact: 0.3333, Message: "order-agent: 2 of 3 calls to issue_refund omitted required 'amount'"}, a.Recommendations[0])
+	// Deterministic: the same analysis twice gives the same recommendations.
+	assert.Equal(t, a.Recommendations, newEval(t).AnalyzeSession(s).Recommendations)
+	msgs := map[string]bool{}
+	for _, r := range a.Recommendations {
+		assert.False(t, msgs[r.Message], "duplicate %q", r.Message)
+		msgs[r.Message] = true
+	}
+}
+
+func TestWeightedMean(t *testing.T) {
+	v, expl := weightedMean([]weighted{{"a", ptr(1), 0.35}, {"b", nil, 0.25}, {"c", ptr(0.5), 0.2}})
+	score(t, "mean", (0.35+0.1)/0.55, v)
+	assert.Equal(t, "(0.35×a(1) + 0.2×c(0.5)) / 0.55 = 0.8182; absent: b", expl)
+	v, expl = weightedMean([]weighted{{"a", nil, 1}, {"b", nil, 1}})
+	assert.Nil(t, v)
+	assert.Equal(t, "null: no component score is present", expl)
+	v, expl = weightedMean([]weighted{{"a", ptr(1), 0}, {"b", nil, 1}})
+	assert.Nil(t, v)
+	assert.Equal(t, "null: the present components (a) all have weight 0", expl)
+}
+
+func TestConfigValidate(t *testing.T) {
+	require.NoError(t, DefaultConfig().Validate())
+	tests := []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"negative weight", func(c *Config) { c.AgentWeights.ToolUse = -0.1 }, "scoring.agent_weights.tool_use: must be >= 0"},
+		{"all agent weights zero", func(c *Config) { c.AgentWeights = AgentWeights{} }, "scoring.agent_weights: at least one weight must be > 0"},
+		{"all session weights zero", func(c *Config) { c.SessionWeights = SessionWeights{} }, "scoring.session_weights: at least one weight must be > 0"},
+		{"threshold above 1", func(c *Config) { c.CCMSimilarityThreshold = 1.5 }, "scoring.ccm_similarity_threshold: must be in [0,1]"},
+		{"negative threshold", func(c *Config) { c.RecommendationThreshold = -1 }, "scoring.recommendation_threshold: must be in [0,1]"},
+		{"penalty above 1", func(c *Config) { c.SeverityPenalties.High = 2 }, "scoring.severity_penalties.high: must be in [0,1]"},
+		{"rate threshold", func(c *Config) { c.RDMRateThreshold = 7 }, "scoring.rdm_rate_threshold: must be in [0,1]"},
+		{"cache size", func(c *Config) { c.SchemaCacheSize = 0 }, "scoring.schema_cache_size: must be > 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tt.mod(&c)
+			err := c.Validate()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			_, err = New(c)
+			assert.Error(t, err)
+		})
+	}
+	// Several errors are all reported.
+	c := DefaultConfig()
+	c.AgentWeights.Handoff = -1
+	c.PingPongPenalty = 3
+	err := c.Validate()
+	require.Error(t, err)
+	assert.Equal(t, 2, strings.Count(err.Error(), "scoring."))
+}
+
+func TestRenormalisedWeightsFollowConfig(t *testing.T) {
+	// With only response_quality weighted, the executor's overall is its response_quality.
+	cfg := DefaultConfig()
+	cfg.AgentWeights = AgentWeights{ResponseQuality: 1}
+	e, err := New(cfg)
+	require.NoError(t, err)
+	a := e.AnalyzeSession(refundSession())
+	score(t, "executor.overall", 2.0/3, a.PerAgentScores["executor"].Overall)
+	// planner has no response_quality: the remaining present scores have weight 0.
+	assert.Nil(t, a.PerAgentScores["planner"].Overall)
+	assert.Contains(t, a.PerAgentScores["planner"].Explanations["overall"], "weight 0")
+}
