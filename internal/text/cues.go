@@ -195,6 +195,7 @@ var refusalCues = cues(1,
 	"no puedo ayudarte", "no puedo ayudarle", "no puedo ayudar", "no puedo responder", "no puedo proporcionar",
 	"como IA", "como inteligencia artificial", "no estoy en condiciones de",
 	"ich kann Ihnen nicht helfen", "ich kann dir nicht helfen", "ich kann dabei nicht helfen",
+	"ich kann Ihnen dabei nicht helfen", "ich kann dir dabei nicht helfen",
 	"ich kann nicht helfen", "als KI", "ich bin nicht in der Lage",
 )
 

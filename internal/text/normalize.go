@@ -27,10 +27,11 @@ func capInput(s string) string {
 }
 
 // foldLatin maps U+00C0..U+017F to lower-case ASCII (accents removed, ß -> ss, æ -> ae, œ -> oe, þ -> th).
-// Empty entries are not letters (× and ÷).
-var foldLatin [0x180 - 0xC0]string
+// Empty entries are not letters (× and ÷). It is a variable initialiser, not an init function, so that the
+// package-level cue lists normalised with appendFold are initialised after it.
+var foldLatin = buildFoldLatin()
 
-func init() {
+func buildFoldLatin() (foldLatin [0x180 - 0xC0]string) {
 	set := func(from, to rune, v string) {
 		for r := from; r <= to; r++ {
 			foldLatin[r-0xC0] = v
@@ -65,6 +66,7 @@ func init() {
 	set(0x176, 0x178, "y")
 	set(0x179, 0x17E, "z")
 	set(0x17F, 0x17F, "s")
+	return foldLatin
 }
 
 // appendFold appends the lower-case, accent-folded form of the letter or digit r to b.

@@ -1,0 +1,142 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package text
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestCueNorm(t *testing.T) {
+	assert.Equal(t, " no i meant order 123 ", cueNorm("No, I meant order #123!"))
+	assert.Equal(t, " thats wrong ", cueNorm("That’s   WRONG."))
+	assert.Equal(t, " cest faux ", cueNorm("C'est faux"))
+	assert.Equal(t, " ", cueNorm("🙂"))
+	// Package-level cue lists are normalised at initialisation: the fold table must be ready by then.
+	for _, list := range [][]cue{correctionCues, refusalCues, uncertaintyCues, resolutionCues} {
+		for _, c := range list {
+			assert.Equal(t, cueNorm(c.phrase), c.norm, "cue %q", c.phrase)
+		}
+	}
+}
+
+func TestCorrection(t *testing.T) {
+	tests := []struct {
+		followUp, prev string
+		ok             bool
+		conf           float64
+		cue            string
+	}{
+		// seed examples (ReAsk README, RDM)
+		{"No, I meant order #123", "", true, 0.95, "no, I meant"},
+		{"That's wrong", "", true, 0.95, "that's wrong"},
+		{"I asked for Python, not JavaScript!", "", true, 0.95, "I asked for X, not Y"},
+		{"Try again", "", true, 0.85, "try again"},
+		// other English cues
+		{"thats wrong", "", true, 0.95, "that's wrong"},
+		{"Incorrect.", "", true, 0.85, "incorrect"},
+		{"This is incorrect, the total is 40", "", true, 0.9, "this is incorrect"},
+		{"You misunderstood me", "", true, 0.95, "you misunderstood"},
+		{"That's not what I asked", "", true, 0.95, "not what I asked"},
+		{"I wanted the CSV, not a chart", "", true, 0.95, "I asked for X, not Y"},
+		{"I meant the other account", "", true, 0.9, "I meant"},
+		{"It still doesn't work", "", true, 0.85, "still doesn't work"},
+		{"Wrong, it's 42", "", true, 0.85, "wrong"},
+		{"That didn't help at all", "", true, 0.75, "that didn't help"},
+		{"Nope", "Here is the sorted list.", true, 0.7, "nope"},
+		{"No.", "Here is the sorted list.", true, 0.6, "no"},
+		// fr / es / de
+		{"C'est faux, je voulais dire la commande 12", "", true, 0.95, "c'est faux"},
+		{"Je voulais dire la commande 12", "", true, 0.9, "je voulais dire"},
+		{"Eso está mal", "", true, 0.95, "eso está mal"},
+		{"No, quise decir el pedido 7", "", true, 0.9, "quise decir"},
+		{"Das ist falsch", "", true, 0.95, "das ist falsch"},
+		{"Ich meinte die andere Bestellung", "", true, 0.9, "ich meinte"},
+		// not corrections
+		{"no", "Do you want me to proceed?", false, 0, ""},
+		{"No, go ahead", "Shall I cancel it? Let me know.", false, 0, ""},
+		{"Nein", "Soll ich fortfahren?", false, 0, ""},
+		{"No thanks", "Anything else I can do?", false, 0, ""},
+		{"No thanks", "Done.", false, 0, ""},
+		{"What's wrong with my code?", "", false, 0, ""},
+		{"Thanks, that works!", "Here you go.", false, 0, ""},
+		{"Now do the same for order 555", "", false, 0, ""},
+		{"Can you also sort descending?", "", false, 0, ""},
+		{"", "", false, 0, ""},
+		{"🙂", "", false, 0, ""},
+		// a correction cue still counts after a question
+		{"No, I meant order #123", "Is it order #12?", true, 0.95, "no, I meant"},
+	}
+	for _, tt := range tests {
+		ok, conf, cue := Correction(tt.followUp, tt.prev)
+		assert.Equal(t, tt.ok, ok, "Correction(%q, %q) ok", tt.followUp, tt.prev)
+		assert.InDelta(t, tt.conf, conf, 1e-9, "Correction(%q, %q) confidence", tt.followUp, tt.prev)
+		assert.Equal(t, tt.cue, cue, "Correction(%q, %q) cue", tt.followUp, tt.prev)
+	}
+}
+
+func TestAskedQuestion(t *testing.T) {
+	assert.True(t, askedQuestion("Do you want me to proceed?"))
+	assert.True(t, askedQuestion("Shall I cancel it? Let me know.  \n"))
+	assert.True(t, askedQuestion("¿Quieres continuar"))
+	assert.False(t, askedQuestion("Here is the list."))
+	assert.False(t, askedQuestion(""))
+	// only the last 300 bytes count
+	long := "Is it this? " + string(make([]byte, 400))
+	assert.False(t, askedQuestion(long+"done."))
+}
+
+func TestRefusal(t *testing.T) {
+	yes := []string{
+		"I'm sorry, but I can't help with that.",
+		"As an AI, I don't have personal opinions.",
+		"I am unable to process refunds.",
+		"I cannot assist with this request",
+		"Je ne peux pas vous aider avec cela.",
+		"Lo siento, no puedo ayudarte con eso.",
+		"Ich kann Ihnen dabei nicht helfen.",
+	}
+	no := []string{
+		"I can help with that!",
+		"Here is your refund: 40 EUR.",
+		"The API is unable to return more than 100 rows, so I paged through them.",
+		"I can't wait to help you with the next step.",
+		"",
+	}
+	for _, s := range yes {
+		assert.True(t, Refusal(s), "Refusal(%q)", s)
+	}
+	for _, s := range no {
+		assert.False(t, Refusal(s), "Refusal(%q)", s)
+	}
+}
+
+func TestUncertainty(t *testing.T) {
+	yes := []string{
+		"I'm not sure which order you mean.",
+		"Maybe the refund failed.",
+		"It might be order 123.",
+		"I don't know the answer.",
+		"The status is unclear.",
+		"Let me check. Maybe it is the billing agent.",
+		"Je ne sais pas.",
+		"Vielleicht ist es die Rechnung.",
+		"No estoy seguro del pedido.",
+	}
+	no := []string{
+		"The refund was processed.",
+		"Not sure which tool fits; let me check the docs.",
+		"Unclear request, so I will ask the user to clarify.",
+		"I'm sure it is order 123.",
+		"Maybelline is a brand.",
+		"",
+	}
+	for _, s := range yes {
+		assert.True(t, Uncertainty(s), "Uncertainty(%q)", s)
+	}
+	for _, s := range no {
+		assert.False(t, Uncertainty(s), "Uncertainty(%q)", s)
+	}
+}
