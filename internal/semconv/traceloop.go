@@ -26,6 +26,9 @@ const (
 	// PrefixLLMRequestFunctions + "<i>.name" / ".description" / ".parameters".
 	PrefixLLMRequestFunctions = "llm.request.functions."
 	LLMUsageTotalTokens       = "llm.usage.total_tokens"
+	// LLMRequestType is the legacy OpenLLMetry inference marker: chat | completion |
+	// embedding | rerank (span names "openai.chat", "anthropic.completion"...).
+	LLMRequestType = "llm.request.type"
 
 	SuffixRole         = "role"
 	SuffixContent      = "content"

@@ -56,6 +56,8 @@ var exRules = func() map[string]string {
 		m[exRuleOI+k] = exRuleOI + k
 		m[exRuleOI+k+exRuleUnnamed] = exRuleOI + k + exRuleUnnamed
 	}
+	m[semconv.LLMRequestType+"=chat"] = semconv.LLMRequestType + "=chat"
+	m[semconv.LLMRequestType+"=completion"] = semconv.LLMRequestType + "=completion"
 	m[exRuleOI+semconv.OIKindChain+";root"] = exRuleOI + semconv.OIKindChain + ";root"
 	for _, k := range []string{
 		semconv.TraceloopKindWorkflow, semconv.TraceloopKindTask, semconv.TraceloopKindAgent,
@@ -133,6 +135,7 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 		case semconv.OpChat, semconv.OpGenerateContent, semconv.OpTextCompletion:
 			r.Class, r.ClassRule = ClassLLM, rule
 		case semconv.OpAgentHandoff, semconv.OpHandoff:
+			info.tlFrom, info.tlTo = exTraceloopHandoff(name)
 			r.Class, r.ClassRule = ClassHandoff, rule
 		case semconv.OpHandleConversationTurn, semconv.OpInvokeWorkflow, semconv.OpInvokeSwarm, semconv.OpInvokeGraph:
 			r.Class, r.ClassRule = ClassTurn, rule
@@ -195,6 +198,12 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 			r.Class, r.ClassRule = ClassTurn, exRuleNotNested
 			return info
 		}
+	}
+
+	// Legacy OpenLLMetry inference spans ("openai.chat") carry only llm.request.type.
+	if rt := exLowerASCII(strings.TrimSpace(s.str(kLLMRequestType))); rt == "chat" || rt == "completion" {
+		r.Class, r.ClassRule = ClassLLM, exRule(semconv.LLMRequestType+"=", rt, "")
+		return info
 	}
 
 	// 4. Span-name patterns.

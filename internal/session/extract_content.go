@@ -230,8 +230,10 @@ func (e *Extractor) choiceEvents(r *SpanRecord, ev *exEvents, out *exMsgOut) boo
 
 // vercelResponse reads ai.response.text and ai.response.toolCalls.
 func (e *Extractor) vercelResponse(s *exScan, r *SpanRecord, out *exMsgOut) bool {
-	if t, _ := exValueText(s.v[kAIResponseText]); s.has[kAIResponseText] && t != "" {
-		out.text = append(out.text, t)
+	if s.has[kAIResponseText] {
+		if t, _ := exValueText(s.v[kAIResponseText]); t != "" {
+			out.text = append(out.text, t)
+		}
 	}
 	if s.has[kAIResponseToolCalls] {
 		e.parse(r, semconv.AIResponseToolCalls, s.v[kAIResponseToolCalls], out, func(data []byte, o *exMsgOut) error {

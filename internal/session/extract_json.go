@@ -226,7 +226,7 @@ type exMsgOut struct {
 	messages  int
 }
 
-func (o *exMsgOut) outputText() string   { return strings.Join(o.text, "\n") }
+func (o *exMsgOut) outputText() string    { return strings.Join(o.text, "\n") }
 func (o *exMsgOut) setText(t string)      { o.text = append(o.text[:0], t) }
 func (o *exMsgOut) reasoningText() string { return strings.Join(o.reasoning, "\n") }
 
@@ -239,7 +239,7 @@ func exRole(m *exJMsg) string {
 			return r
 		}
 	}
-	if r == "" {
+	if r == "" && !strings.EqualFold(m.Type, "constructor") {
 		r = m.Type
 	}
 	if r == "" && len(m.ID) > 0 && m.ID[0] == '[' {

@@ -20,6 +20,7 @@ const (
 	kAIOperationID
 	kMCPMethod
 	kHandoffParent
+	kLLMRequestType
 
 	kGenAIAgentName
 	kOIAgentName
@@ -114,16 +115,17 @@ const (
 
 // exKeyNames maps each exKey to its attribute key.
 var exKeyNames = [exNumKeys]string{
-	kOp:            semconv.GenAIOperationName,
-	kOIKind:        semconv.OpenInferenceSpanKind,
-	kTLKind:        semconv.TraceloopSpanKind,
-	kEvalKind:      semconv.AgentEvalKind,
-	kEvalJudge:     semconv.AgentEvalJudge,
-	kIsNested:      semconv.GenAIInvocationIsNested,
-	kAIFunctionID:  semconv.AITelemetryFunction,
-	kAIOperationID: semconv.AIOperationID,
-	kMCPMethod:     semconv.MCPMethodName,
-	kHandoffParent: semconv.GenAIAgentHandoffParent,
+	kOp:             semconv.GenAIOperationName,
+	kOIKind:         semconv.OpenInferenceSpanKind,
+	kTLKind:         semconv.TraceloopSpanKind,
+	kEvalKind:       semconv.AgentEvalKind,
+	kEvalJudge:      semconv.AgentEvalJudge,
+	kIsNested:       semconv.GenAIInvocationIsNested,
+	kAIFunctionID:   semconv.AITelemetryFunction,
+	kAIOperationID:  semconv.AIOperationID,
+	kMCPMethod:      semconv.MCPMethodName,
+	kHandoffParent:  semconv.GenAIAgentHandoffParent,
+	kLLMRequestType: semconv.LLMRequestType,
 
 	kGenAIAgentName: semconv.GenAIAgentName,
 	kOIAgentName:    semconv.AgentName,

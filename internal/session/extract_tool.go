@@ -39,24 +39,27 @@ func (e *Extractor) toolFields(s *exScan, events ptrace.SpanEventSlice, r *SpanR
 	if s.has[kOIToolSchema] {
 		e.toolSchema(s.v[kOIToolSchema], semconv.ToolSchemaOI, r)
 	}
+	// tool.parameters is a schema in some instrumentations and the arguments in others
+	// (conventions.md §2.3): a schema is never taken as arguments.
+	paramsIsSchema := false
+	if s.has[kOIToolParams] {
+		if data, ok := exJSONBytes(s.v[kOIToolParams], e.parseLimit); ok && exIsSchema(data) {
+			paramsIsSchema = true
+			if r.ToolSchema == nil {
+				e.toolSchema(s.v[kOIToolParams], semconv.ToolParamsOI, r)
+			}
+		}
+	}
 
 	// Arguments.
 	for _, k := range exToolArgKeys {
 		if !s.has[k] {
 			continue
 		}
-		v := s.v[k]
-		if k == kOIToolParams {
-			// tool.parameters is a schema in some instrumentations and the arguments in
-			// others (conventions.md §2.3).
-			if data, ok := exJSONBytes(v, e.parseLimit); ok && exIsSchema(data) {
-				if r.ToolSchema == nil {
-					e.toolSchema(v, semconv.ToolParamsOI, r)
-				}
-				continue
-			}
+		if k == kOIToolParams && paramsIsSchema {
+			continue
 		}
-		text, cut := e.argsText(v)
+		text, cut := e.argsText(s.v[k])
 		if strings.TrimSpace(text) == "" {
 			continue
 		}

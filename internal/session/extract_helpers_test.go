@@ -1,0 +1,126 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// extFixtureDir holds the real-run OTLP/JSON fixtures (see its README.md).
+const extFixtureDir = "../../testdata/fixtures"
+
+// extRecords extracts every span of an OTLP/JSON file, keyed by hex span id, plus the
+// records in file order.
+func extRecords(t testing.TB, ex *Extractor, path string) (map[string]SpanRecord, []SpanRecord) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
+	require.NoError(t, err)
+	byID := map[string]SpanRecord{}
+	var all []SpanRecord
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		rs := td.ResourceSpans().At(i)
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			ss := rs.ScopeSpans().At(j)
+			for k := 0; k < ss.Spans().Len(); k++ {
+				r := ex.Extract(rs.Resource(), ss.Scope(), ss.Spans().At(k))
+				byID[r.SpanID] = r
+				all = append(all, r)
+			}
+		}
+	}
+	return byID, all
+}
+
+// extSpan builds a span with the given name and attributes (pcommon.Map.FromRaw values:
+// string, int, float64, bool, []any, map[string]any).
+func extSpan(t testing.TB, name string, attrs map[string]any) ptrace.Span {
+	t.Helper()
+	s := ptrace.NewSpan()
+	s.SetName(name)
+	s.SetTraceID(pcommon.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+	s.SetSpanID(pcommon.SpanID{1, 2, 3, 4, 5, 6, 7, 8})
+	s.SetParentSpanID(pcommon.SpanID{8, 7, 6, 5, 4, 3, 2, 1})
+	require.NoError(t, s.Attributes().FromRaw(attrs))
+	return s
+}
+
+// extEvent appends an event with the given attributes to s.
+func extEvent(t testing.TB, s ptrace.Span, name string, attrs map[string]any) {
+	t.Helper()
+	ev := s.Events().AppendEmpty()
+	ev.SetName(name)
+	require.NoError(t, ev.Attributes().FromRaw(attrs))
+}
+
+// extExtract runs a default extractor over one span with an empty resource and scope.
+func extExtract(t testing.TB, s ptrace.Span) SpanRecord {
+	t.Helper()
+	r := NewExtractor(ExtractConfig{}).Extract(pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
+	extCheckInvariants(t, r, DefaultMaxTextBytes)
+	return r
+}
+
+// extJSONEq asserts that got is JSON equal to want.
+func extJSONEq(t testing.TB, want, got string, msgAndArgs ...any) {
+	t.Helper()
+	require.JSONEq(t, want, got, msgAndArgs...)
+}
+
+// extCheckInvariants asserts the SpanRecord contract: valid UTF-8 and capped text.
+func extCheckInvariants(t testing.TB, r SpanRecord, maxText int) {
+	t.Helper()
+	texts := []string{r.Name, r.ErrorType, r.ClassRule, r.Operation, r.SessionID, r.SessionKey, r.Service,
+		r.AgentName, r.AgentRule, r.AgentDescription, r.GraphNodeID, r.GraphParentID, r.ToolName, r.ToolCallID,
+		r.ToolArguments, r.ToolArgsSource, r.ToolResult, r.ToolDescription, r.UserMessage, r.Input, r.Output,
+		r.Reasoning, r.Model, r.HandoffFrom, r.HandoffTo, r.HandoffMode, r.HandoffRule}
+	texts = append(texts, r.FinishReasons...)
+	texts = append(texts, r.AllowedTools...)
+	texts = append(texts, r.HandoffTargets...)
+	texts = append(texts, r.Problems...)
+	for _, c := range r.RequestedCalls {
+		texts = append(texts, c.ID, c.Name, c.Arguments)
+	}
+	for _, d := range r.ToolDefs {
+		texts = append(texts, d.Name, d.Description)
+		if d.Parameters != nil && !json.Valid(d.Parameters) {
+			t.Errorf("tool %q has an invalid schema %q", d.Name, d.Parameters)
+		}
+	}
+	if r.ToolSchema != nil && !json.Valid(r.ToolSchema) {
+		t.Errorf("invalid tool schema %q", r.ToolSchema)
+	}
+	for _, s := range texts {
+		if !utf8.ValidString(s) {
+			t.Errorf("invalid UTF-8 in %q", s)
+		}
+		if len(s) > maxText {
+			t.Errorf("text of %d bytes exceeds the cap %d", len(s), maxText)
+		}
+	}
+	for _, p := range r.Problems {
+		if p == "extract: internal error" {
+			t.Errorf("extractor recovered from a panic")
+		}
+	}
+}
+
+func extFixturePath(name string) string { return filepath.Join(extFixtureDir, name+".otlp.json") }
+
+// extRun extracts with ex and checks the record invariants.
+func extRun(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcommon.InstrumentationScope, s ptrace.Span) SpanRecord {
+	t.Helper()
+	r := ex.Extract(res, scope, s)
+	extCheckInvariants(t, r, ex.maxText)
+	return r
+}
