@@ -339,8 +339,8 @@ func TestExtractStrands(t *testing.T) {
 	t.Run("agent span", func(t *testing.T) {
 		s := extSpan(t, "invoke_agent planner", map[string]any{
 			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner",
-			"gen_ai.agent.tools": `["get_weather", "handoff_to_agent"]`,
-			"gen_ai.tool.definitions": `[{"name":"get_weather","description":"Weather","inputSchema":{"json":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},"outputSchema":null}]`,
+			"gen_ai.agent.tools":        `["get_weather", "handoff_to_agent"]`,
+			"gen_ai.tool.definitions":   `[{"name":"get_weather","description":"Weather","inputSchema":{"json":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},"outputSchema":null}]`,
 			"gen_ai.usage.input_tokens": int64(999),
 			"session.id":                "strands-1",
 		})
