@@ -11,15 +11,20 @@ import (
 )
 
 // MaxInputBytes caps the work done per input string: every function reads at most the first
-// MaxInputBytes bytes of each argument (cut back to a rune boundary) and ignores the rest.
+// MaxInputBytes bytes of each argument and ignores the rest (see capInput).
 const MaxInputBytes = 64 << 10
 
-// capInput returns the first MaxInputBytes bytes of s, cut back to the start of a rune.
+// capInput returns s when it fits in MaxInputBytes, else its first MaxInputBytes bytes cut back to the last
+// ASCII white space among the last 256 of them, so that no word or number is split ("#12345" must not become
+// "#1234"), or, when there is none, to the start of a rune.
 func capInput(s string) string {
 	if len(s) <= MaxInputBytes {
 		return s
 	}
 	i := MaxInputBytes
+	if sp := strings.LastIndexAny(s[MaxInputBytes-256:MaxInputBytes+1], " \t\r\n"); sp >= 0 {
+		return s[:MaxInputBytes-256+sp]
+	}
 	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}

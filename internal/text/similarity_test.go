@@ -132,6 +132,15 @@ func TestSimilarityCapsInput(t *testing.T) {
 	// A multi-byte rune straddling the cap is cut before it, not split.
 	s := strings.Repeat("a", MaxInputBytes-1) + "é"
 	assert.Equal(t, MaxInputBytes-1, len(capInput(s)))
+	// A word straddling the cap is dropped whole when white space precedes it within 256 bytes.
+	s = strings.Repeat("a", MaxInputBytes-10) + " #1234567890"
+	assert.Equal(t, MaxInputBytes-10, len(capInput(s)))
+	// A word ending exactly at the cap is kept.
+	s = strings.Repeat("a", MaxInputBytes-10) + " #12345678 x"
+	assert.Equal(t, MaxInputBytes, len(capInput(s)))
+	// A string that fits is returned whole.
+	s = strings.Repeat("a", MaxInputBytes)
+	assert.Equal(t, s, capInput(s))
 }
 
 // corpus of fragments for the property tests: words in several languages, ids, numbers, punctuation, emoji,

@@ -1,0 +1,195 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package text
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func id(v string) Fact     { return Fact{KindID, v} }
+func num(v string) Fact    { return Fact{KindNumber, v} }
+func amount(v string) Fact { return Fact{KindAmount, v} }
+func date(v string) Fact   { return Fact{KindDate, v} }
+func name(v string) Fact   { return Fact{KindName, v} }
+func quoted(v string) Fact { return Fact{KindQuoted, v} }
+
+func TestSalientFacts(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []Fact
+	}{
+		{"Process refund for order #12345", []Fact{id("12345")}},
+		{"#12345 and 12345", []Fact{id("12345")}},
+		{"Charged $1,200.50 on the card", []Fact{amount("1200.50")}},
+		{"Pay 1.200,50 € or EUR 20 or 50 USD or 30usd", []Fact{amount("1200.50"), amount("20"), amount("50"), amount("30")}},
+		{"Delivered on 2024-01-15, 15/01/2024, 01/15/2024, 2024-01-15T10:00Z, 03/04/2024 and 2024-02-30",
+			[]Fact{date("2024-01-15"), date("03/04/2024"), id("2024-02-30")}},
+		{"Shipped March 3rd, 2024; due 15 de enero de 2024, le 1er janvier 2025, am 15. Januar 2024, by Jan 15 or in May 2024",
+			[]Fact{date("2024-03-03"), date("2024-01-15"), date("2025-01-01"), date("--01-15"), date("2024-05")}},
+		{"Mail Jane.Doe@Example.COM or see <https://Shop.example.com/Orders/12345/>.",
+			[]Fact{{KindEmail, "jane.doe@example.com"}, {KindURL, "https://shop.example.com/orders/12345"}}},
+		{"Search for \"Blue Widget\" and 'red   gadget', use “smart quotes”, «guillemets», and `refund_order` but don't split apostrophes",
+			[]Fact{quoted("blue widget"), name("blue widget"), quoted("red gadget"), quoted("smart quotes"), quoted("guillemets"), quoted("refund_order")}},
+		{"I asked for Python, not JavaScript!", []Fact{name("python"), name("javascript")}},
+		{"Please send it to Jane Doe in New York.", []Fact{name("jane doe"), name("new york")}},
+		{"The API returned OK on Monday in March", []Fact{name("api")}},
+		{"## Order Summary\nTotal for Jane", []Fact{name("jane")}},
+		{"This is Jane's order", []Fact{name("jane")}},
+		{"Steps:\n1. Open Settings\n2) Click Save\n10. Done", []Fact{name("settings"), name("save")}},
+		{"It costs 3.50 and takes 10:30 to 45 minutes, 15% of 0042 and 1,234,567 items, 2nd try, 5kg, range 1-2, 24/7",
+			[]Fact{num("3.50"), num("10:30"), num("45"), num("15"), num("42"), num("1234567"), num("2"), num("5"), num("1"), num("24"), num("7")}},
+		{"Ticket ORD-98765, user_42, A1B2, v1.2.3, gpt-4o and 123-456-7890",
+			[]Fact{id("ord-98765"), id("user_42"), id("a1b2"), id("v1.2.3"), id("gpt-4o"), id("123-456-7890")}},
+		{`{"order_id":"ORD-12345","amount":1200.5,"customer":"Jane Doe"}`,
+			[]Fact{quoted("ord-12345"), id("ord-12345"), num("1200.5"), quoted("jane doe"), name("jane doe")}},
+		{"订单12345号已退款", []Fact{id("订单12345号已退款")}},
+		{"hello there", nil},
+		{"", nil},
+		{"\xff\xfe 🙂", nil},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, SalientFacts(tt.in), "SalientFacts(%q)", tt.in)
+	}
+}
+
+func TestNumberParts(t *testing.T) {
+	tests := map[string]string{ // input -> canonical value (decimals kept)
+		"1,200.50": "1200.50", "1.200,50": "1200.50", "1,200": "1200", "3,5": "3.5", "0,500": "0.500",
+		"1.200": "1.200", "1,234,567": "1234567", "1.234.567": "1234567", "007.50": "7.50",
+		"1.2.3": "1.2.3", "1,2,3": "1.2.3", "1,23": "1.23", "12,34.5": "12.34.5",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, string(appendNumberKey(nil, []byte(in), false)), "number %q", in)
+	}
+	assert.Equal(t, "1200.5", numKey("1200.50"))
+	assert.Equal(t, "1200", numKey("1200.00"))
+	assert.Equal(t, "1.2.3", numKey("1.2.3"))
+	assert.Equal(t, "10:30", numKey("10:30"))
+}
+
+func TestCoverage(t *testing.T) {
+	facts := []Fact{id("12345"), amount("1200.50"), name("jane doe")}
+	tests := []struct {
+		name    string
+		facts   []Fact
+		context string
+		payload string
+		want    float64
+		ok      bool
+	}{
+		{"two of three", facts, "", `{"order":"12345","amount":"1200.5"}`, 2.0 / 3, true},
+		{"all, other formatting", facts, "", "Refund ORD-12345 for JANE DOE: 1,200.50 USD", 1, true},
+		{"empty payload", facts, "", "", 0, true},
+		{"content words", nil, "Process refund for order", "refund the order", 2.0 / 3, true},
+		{"distinct content words", nil, "sort sort list", "list", 0.5, true},
+		{"nothing to cover", nil, "the of", "anything", 0, false},
+		{"nothing at all", nil, "", "", 0, false},
+		{"date by month name", []Fact{date("2024-01-15")}, "", "on 15 January 2024", 1, true},
+		{"date by d/m/y", []Fact{date("2024-01-15")}, "", "on 15/01/2024", 1, true},
+		{"date by year-less", []Fact{date("2024-01-15")}, "", "on Jan 15", 1, true},
+		{"other date", []Fact{date("2024-01-15")}, "", "on 2024-01-16", 0, true},
+		{"year-less by full", []Fact{date("--01-15")}, "", "2024-01-15", 1, true},
+		{"ambiguous d/m", []Fact{date("03/04/2024")}, "", "2024-04-03", 1, true},
+		{"ambiguous m/d", []Fact{date("03/04/2024")}, "", "2024-03-04", 1, true},
+		{"ambiguous neither", []Fact{date("03/04/2024")}, "", "2024-05-05", 0, true},
+		{"email", []Fact{{KindEmail, "jane.doe@example.com"}}, "", "Contact: Jane.Doe@example.com", 1, true},
+		{"url", []Fact{{KindURL, "https://shop.example.com/orders/12345"}}, "", "see shop.example.com/orders/12345?x=1", 1, true},
+		{"quoted", []Fact{quoted("blue widget")}, "", "the Blue-Widget item", 1, true},
+		{"number formats", []Fact{num("1200.50")}, "", "total 1.200,50", 1, true},
+		{"id by digits", []Fact{id("ord-12345")}, "", "order 12345", 1, true},
+		{"id compact", []Fact{id("ord-12345")}, "", "ORD12345", 1, true},
+		{"id other digits", []Fact{id("ord-12345")}, "", "order 1234", 0, true},
+		{"cjk id", SalientFacts("订单12345号已退款"), "", "order 12345", 1, true},
+	}
+	for _, tt := range tests {
+		got, ok := Coverage(tt.facts, tt.context, tt.payload)
+		assert.Equal(t, tt.ok, ok, tt.name)
+		assert.InDelta(t, tt.want, got, 1e-9, tt.name)
+	}
+}
+
+func TestCoverageRange(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		ctx, payload := randomText(r), randomText(r)
+		got, ok := Coverage(SalientFacts(ctx), ctx, payload)
+		if got < 0 || got > 1 || !ok && got != 0 {
+			t.Fatalf("Coverage(%q, %q) = %v, %v", ctx, payload, got, ok)
+		}
+		// Everything is covered by itself.
+		if self, ok := Coverage(SalientFacts(ctx), ctx, ctx); ok && self != 1 {
+			t.Fatalf("Coverage of %q by itself = %v (facts %v)", ctx, self, SalientFacts(ctx))
+		}
+	}
+}
+
+func TestUngrounded(t *testing.T) {
+	tests := []struct {
+		name     string
+		response string
+		sources  []string
+		want     []Fact
+	}{
+		{"mixed", "Your refund of $1,200.50 for order ORD-12345 was sent to Jane Doe on 2024-01-15. It takes 3 days. Reference R-99812.",
+			[]string{"refund order 12345 amount 1200.5", `{"customer":"jane doe","date":"15/01/2024"}`}, []Fact{id("r-99812")}},
+		{"list markers and small counts", "Here are 3 options:\n1. Sort\n2. Filter\n12 results found", nil, []Fact{num("12")}},
+		{"name", "The capital is Paris.", []string{"what is the capital of france"}, []Fact{name("paris")}},
+		{"name grounded case-insensitively", "The capital is Paris.", []string{"weather in paris"}, nil},
+		{"amounts are always specifics", "That costs $5.", nil, []Fact{amount("5")}},
+		{"quoted strings are not specifics", `Use "foo bar" as the name`, nil, nil},
+		{"email", "Write to help@acme.io", nil, []Fact{{KindEmail, "help@acme.io"}}},
+		{"date grounded by a year-less date", "Delivered 2024-01-15", []string{"delivered Jan 15"}, nil},
+		{"url grounded", "See https://docs.acme.io/a", []string{"docs at https://docs.acme.io/a/"}, nil},
+		{"second source", "Order 55555 shipped", []string{"nothing", "id=55555"}, nil},
+		{"no sources", "Order 55555 shipped", nil, []Fact{id("55555")}},
+		{"nothing specific", "Sure, done.", []string{"x"}, nil},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, Ungrounded(tt.response, tt.sources...), tt.name)
+	}
+}
+
+func TestMentions(t *testing.T) {
+	tests := []struct {
+		s     string
+		names []string
+		want  []string
+	}{
+		{"I will call refundOrder then hand off to the Billing-Agent", []string{"refund_order", "billing_agent", "lookup", "refund_order"},
+			[]string{"refund_order", "billing_agent"}},
+		{"use refund order now", []string{"refund_order"}, []string{"refund_order"}},
+		{"REFUND_ORDER", []string{"refundOrder"}, []string{"refundOrder"}},
+		{"call refundorder", []string{"refund_order"}, []string{"refund_order"}},
+		{"refund orders", []string{"refund_order"}, nil},
+		{"reorder", []string{"order"}, nil},
+		{"HTTPServer started", []string{"http_server"}, []string{"http_server"}},
+		{"call gpt4", []string{"gpt-4"}, []string{"gpt-4"}},
+		{"Réservation faite", []string{"reservation"}, []string{"reservation"}},
+		{"x marks the spot", []string{"", "__", "x"}, []string{"x"}},
+		{"b then a", []string{"a", "b"}, []string{"a", "b"}},
+		{"anything", nil, nil},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, Mentions(tt.s, tt.names), "Mentions(%q, %q)", tt.s, tt.names)
+	}
+	assert.Equal(t, " http server started ", identWords("HTTPServer started"))
+	assert.Equal(t, " refund order v 2 ", identWords("refundOrder_v2"))
+}
+
+func TestLongInputs(t *testing.T) {
+	long := strings.Repeat("Refund order #12345 for Jane Doe. ", 100_000) // ~3.4 MB
+	assert.Equal(t, []Fact{id("12345"), name("jane doe")}, SalientFacts(long))
+	score, ok := Coverage(SalientFacts(long), long, long)
+	assert.True(t, ok)
+	assert.Equal(t, 1.0, score)
+	assert.Nil(t, Ungrounded(long, long))
+	ok2, _, _ := Correction(long, long)
+	assert.False(t, ok2)
+	assert.False(t, Refusal(long))
+	assert.Equal(t, []string{"refund_order"}, Mentions(long, []string{"refund_order"}))
+}
