@@ -217,6 +217,7 @@ func (a *assembler) assemble() TurnAssembly {
 		return TurnAssembly{Turn: Turn{Status: asmStatusOK, Interactions: []AgentInteraction{}}}
 	}
 	a.buildTree()
+	a.inheritWrapperContent()
 	a.chooseRoot()
 	a.buildInteractions()
 	for _, in := range a.inters {
@@ -305,6 +306,53 @@ func (a *assembler) buildTree() {
 	}
 }
 
+// inheritWrapperContent lets an LLM span use the content recorded on a non-GenAI wrapper
+// span whose only LLM child it is (Google ADK records the request and response on
+// call_llm, the wrapper of the google-genai generate_content span): each content field
+// (user message, input, output, reasoning, finish reasons, requested calls, tool
+// definitions) that the LLM span lacks is taken from the wrapper. The records themselves
+// are not modified.
+func (a *assembler) inheritWrapperContent() {
+	for _, n := range a.nodes {
+		p := n.parent
+		if n.rec.Class != ClassLLM || p == nil || p.rec.Class != ClassOther {
+			continue
+		}
+		llmChildren := 0
+		for _, c := range p.children {
+			if c.rec.Class == ClassLLM {
+				llmChildren++
+			}
+		}
+		w := p.rec
+		if llmChildren != 1 || (w.UserMessage == "" && w.Input == "" && w.Output == "" && w.Reasoning == "" &&
+			len(w.RequestedCalls) == 0 && len(w.ToolDefs) == 0 && len(w.FinishReasons) == 0) {
+			continue
+		}
+		r := *n.rec
+		fill := func(dst *string, src string) {
+			if *dst == "" {
+				*dst = src
+			}
+		}
+		fill(&r.UserMessage, w.UserMessage)
+		fill(&r.Input, w.Input)
+		fill(&r.Output, w.Output)
+		fill(&r.Reasoning, w.Reasoning)
+		if len(r.FinishReasons) == 0 {
+			r.FinishReasons = w.FinishReasons
+		}
+		if len(r.RequestedCalls) == 0 {
+			r.RequestedCalls = w.RequestedCalls
+		}
+		if len(r.ToolDefs) == 0 {
+			r.ToolDefs = w.ToolDefs
+		}
+		r.ContentCaptured = r.ContentCaptured || w.ContentCaptured
+		n.rec = &r
+	}
+}
+
 func asmIsGenAI(c SpanClass) bool {
 	switch c {
 	case ClassTurn, ClassAgent, ClassLLM, ClassTool, ClassHandoff:
@@ -364,6 +412,7 @@ func (a *assembler) buildInteractions() {
 		a.inters = append(a.inters, in)
 	}
 	synthetic := -1
+	var orphans []*asmNode
 	for _, n := range a.nodes {
 		switch n.rec.Class {
 		case ClassLLM, ClassTool, ClassHandoff:
@@ -387,6 +436,9 @@ func (a *assembler) buildInteractions() {
 			idx = synthetic
 		}
 		if idx < 0 {
+			if n.rec.Class == ClassTool {
+				orphans = append(orphans, n)
+			}
 			continue // an LLM/tool span outside every agent of a multi-agent trace
 		}
 		n.inter = idx
@@ -400,6 +452,7 @@ func (a *assembler) buildInteractions() {
 			in.handoffs = append(in.handoffs, n)
 		}
 	}
+	a.adoptOrphanTools(orphans)
 	for _, in := range a.inters {
 		in.input = firstNonEmpty(in.node.rec.Input, in.node.rec.UserMessage)
 		for _, l := range in.llms {
@@ -408,6 +461,42 @@ func (a *assembler) buildInteractions() {
 			}
 			in.input = l.rec.UserMessage
 		}
+	}
+}
+
+// adoptOrphanTools attributes tool execution spans that have no agent ancestor, in a
+// trace with agent spans, to the interaction whose LLM requested them: by call id, else
+// the latest interaction with an LLM span started no later than the tool span that
+// requested a call of that tool. LangGraph runs the "tools" node beside the "agent" node,
+// not inside it. Orphans requested by no interaction stay unattributed.
+func (a *assembler) adoptOrphanTools(orphans []*asmNode) {
+	for _, n := range orphans {
+		id, name := n.rec.ToolCallID, asmExecToolName(n.rec)
+		byID, byName := -1, -1
+		var byNameAt int64
+		for i, in := range a.inters {
+			for _, l := range in.llms {
+				for _, rc := range l.rec.RequestedCalls {
+					if id != "" && rc.ID == id && byID < 0 {
+						byID = i
+					}
+					if rc.Name == name && (rc.ID == "" || id == "") && l.start() <= n.start() && (byName < 0 || l.start() > byNameAt) {
+						byName, byNameAt = i, l.start()
+					}
+				}
+			}
+		}
+		idx := byID
+		if idx < 0 {
+			idx = byName
+		}
+		if idx < 0 {
+			continue
+		}
+		n.inter = idx
+		in := a.inters[idx]
+		in.tools = append(in.tools, n)
+		slices.SortFunc(in.tools, func(x, y *asmNode) int { return x.idx - y.idx })
 	}
 }
 

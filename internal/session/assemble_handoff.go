@@ -71,43 +71,39 @@ func (a *assembler) buildHandoffs() {
 		c.seq = len(cands)
 		cands = append(cands, c)
 	}
-	// (a) gen_ai.transfer.* on tool spans and (d) handoff tool calls.
+	// (a) gen_ai.transfer.* on tool spans (or the rule the extractor recorded there) and
+	// (d) handoff tool calls. A requested handoff call that was neither executed nor
+	// followed by its target agent is a rejected call, not a transfer.
 	for i, in := range a.inters {
 		for _, c := range in.calls {
 			if e := c.exec; e != nil && e.rec.HandoffTo != "" {
 				r := e.rec
-				to := a.resolveAgent(r.HandoffTo)
+				strength, rule, inferred := asmHandoffRule(r.HandoffRule)
 				cand := &asmHandoffCand{
-					strength: 0, rule: HandoffSourceTransfer, from: a.fromByName(r.HandoffFrom, e.start(), i),
-					to: to, at: e.start(), spanID: r.SpanID, params: c.tc.Parameters, mode: r.HandoffMode,
-					modeKnown: r.HandoffMode != "",
+					strength: strength, rule: rule, inferred: inferred, from: a.fromByName(r.HandoffFrom, e.start(), i),
+					at: e.start(), spanID: r.SpanID, params: c.tc.Parameters, mode: r.HandoffMode,
+					modeKnown: r.HandoffMode != "", calls: []*asmCall{c},
 				}
-				cand.receiver = a.receiverUnder(e, to, cand.from, cand.at)
+				cand.to, cand.receiver = a.receiverUnder(e, a.resolveAgent(r.HandoffTo), cand.from, cand.at)
 				if !cand.modeKnown {
 					cand.mode = a.modeUnder(e, semconv.TransferModePassControl)
 				}
 				add(cand)
 			}
 			if h := c.handoff; h != nil {
-				target := h.target
-				if target == "" && c.exec != nil {
-					if sub := a.nestedAgent(c.exec); sub != nil {
-						target = a.inters[sub.inter].agentID
-					}
-				}
-				if target == "" {
-					continue
-				}
-				to := a.resolveAgent(target)
 				cand := &asmHandoffCand{
-					strength: 3, rule: HandoffSourceTool, inferred: true, from: i, to: to, at: c.at,
+					strength: 3, rule: HandoffSourceTool, inferred: true, from: i, at: c.at,
 					spanID: c.tc.SpanID, params: c.tc.Parameters, mode: h.mode, modeKnown: true, calls: []*asmCall{c},
 				}
+				to := a.resolveAgent(h.target)
 				if c.exec != nil {
 					cand.mode = a.modeUnder(c.exec, h.mode)
-					cand.receiver = a.receiverUnder(c.exec, to, i, c.at)
-				} else {
-					cand.receiver = a.findReceiver(to, c.at, i)
+					cand.to, cand.receiver = a.receiverUnder(c.exec, to, i, c.at)
+				} else if to != "" {
+					cand.to, cand.receiver = to, a.findReceiver(to, c.at, i)
+				}
+				if cand.to == "" || (c.exec == nil && cand.receiver < 0) {
+					continue
 				}
 				add(cand)
 			}
@@ -202,19 +198,43 @@ func (a *assembler) recordHandoffs(cands []*asmHandoffCand) {
 		}
 		return x.seq - y.seq
 	})
+	// A transfer is identified by its receiving interaction, by the tool call that made
+	// it, or (when the receiver did not run) by sender and receiving agent.
 	var groups [][]*asmHandoffCand
-	keys := map[string]int{}
+	byRecv := map[int]int{}
+	byCall := map[*asmCall]int{}
+	byPair := map[string]int{}
 	for _, c := range cands {
-		key := "f" + strconv.Itoa(c.from) + "\x00" + c.to
+		pair := strconv.Itoa(c.from) + "\x00" + c.to
+		g, ok := byRecv[c.receiver]
+		if c.receiver < 0 {
+			ok = false
+		}
+		for _, call := range c.calls {
+			if !ok {
+				g, ok = byCall[call]
+			}
+		}
+		if !ok && c.receiver < 0 {
+			g, ok = byPair[pair]
+		}
+		if !ok {
+			g = len(groups)
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], c)
 		if c.receiver >= 0 {
-			key = "r" + strconv.Itoa(c.receiver)
+			if _, taken := byRecv[c.receiver]; !taken {
+				byRecv[c.receiver] = g
+			}
+		} else if _, taken := byPair[pair]; !taken {
+			byPair[pair] = g
 		}
-		if g, ok := keys[key]; ok {
-			groups[g] = append(groups[g], c)
-			continue
+		for _, call := range c.calls {
+			if _, taken := byCall[call]; !taken {
+				byCall[call] = g
+			}
 		}
-		keys[key] = len(groups)
-		groups = append(groups, []*asmHandoffCand{c})
 	}
 	for _, g := range groups {
 		best := g[0]
@@ -303,7 +323,12 @@ func (a *assembler) fixUpHandoffCalls(g []*asmHandoffCand) {
 		pick.tc.SpanID = span.rec.SpanID
 		ms := span.durationMs()
 		pick.tc.LatencyMs = &ms
-		pick.tc.Status = span.status()
+		if recv < 0 {
+			// The receiving agent did not run: the handoff span's status tells how it
+			// ended. (When it ran, the transfer happened whatever the span says: the
+			// OpenAI Agents SDK marks it ERROR when it ignored another requested handoff.)
+			pick.tc.Status = span.status()
+		}
 	}
 }
 
@@ -400,13 +425,36 @@ func (a *assembler) nestedAgent(tool *asmNode) *asmNode {
 	return a.nested[tool]
 }
 
-// receiverUnder is the agent span of agent to nested under the tool span, else the first
-// later interaction of that agent.
-func (a *assembler) receiverUnder(tool *asmNode, to string, from int, at int64) int {
-	if sub := a.nestedAgent(tool); sub != nil && a.inters[sub.inter].agentID == to {
-		return sub.inter
+// receiverUnder resolves the receiving agent and interaction of a handoff made by a tool
+// execution span: the agent span nested under the tool span when there is one (the
+// agent-as-tool that ran; its agent id wins over the name the tool gave), else the first
+// later interaction of agent to (-1 when it did not run in the turn).
+func (a *assembler) receiverUnder(tool *asmNode, to string, from int, at int64) (string, int) {
+	if sub := a.nestedAgent(tool); sub != nil {
+		return a.inters[sub.inter].agentID, sub.inter
 	}
-	return a.findReceiver(to, at, from)
+	if to == "" {
+		return "", -1
+	}
+	return to, a.findReceiver(to, at, from)
+}
+
+// asmHandoffRule maps the rule the extractor recorded for a tool span's handoff target
+// (SpanRecord.HandoffRule) to the signal's strength, source rule and inferred flag. An
+// empty or unknown rule is gen_ai.transfer (a), the only attribute-based signal on tool
+// spans.
+func asmHandoffRule(rule string) (int, string, bool) {
+	switch r := strings.ToLower(rule); {
+	case strings.Contains(r, "handoff_tool"):
+		return 3, HandoffSourceTool, true
+	case strings.Contains(r, "agent_as_tool"):
+		return 4, HandoffSourceAgentAsTool, true
+	case strings.Contains(r, "openinference"):
+		return 2, HandoffSourceOpenInference, false
+	case strings.Contains(r, "gen_ai.handoff"):
+		return 1, HandoffSourceHandoffSpan, false
+	}
+	return 0, HandoffSourceTransfer, false
 }
 
 // modeUnder is return_to_caller when an agent span runs nested under the tool span

@@ -313,6 +313,51 @@ func TestAssembleTurnSyntheticInteraction(t *testing.T) {
 	})
 }
 
+func TestAssembleTurnOrphanToolsAndWrappers(t *testing.T) {
+	t.Run("LangGraph tools node beside the agent node joins the requesting interaction", func(t *testing.T) {
+		recs := []SpanRecord{
+			asSpan("g", "", ClassTurn, 0, 1000, asNamed("LangGraph")),
+			asSpan("a", "g", ClassAgent, 10, 100, asAgent("agent")),
+			asSpan("l", "a", ClassLLM, 20, 90, asRequests(asReq("", "search", `{"q":"otel"}`), asReq("c7", "fetch", `{}`))),
+			asSpan("tools", "g", ClassOther, 110, 200, asNamed("tools")),
+			asSpan("x1", "tools", ClassTool, 120, 130, asTool("search", "", "")),
+			asSpan("x2", "tools", ClassTool, 121, 131, asTool("fetch", "c7", "")),
+			asSpan("x3", "tools", ClassTool, 122, 132, asTool("unrelated", "", "")),
+			asSpan("a2", "g", ClassAgent, 210, 300, asAgent("agent")),
+		}
+		turn := AssembleTurn(recs).Turn
+		require.Len(t, turn.Interactions, 2)
+		calls := asToolCalls(turn)
+		require.Len(t, calls, 2, "the unrequested orphan stays unattributed")
+		for _, c := range calls {
+			assert.True(t, c.Requested && c.Executed, "%s joined its execution span", c.ToolName)
+		}
+		assert.Equal(t, []string{"x1", "x2"}, []string{calls[0].SpanID, calls[1].SpanID})
+	})
+	t.Run("ADK call_llm wrapper content is used by its generate_content span", func(t *testing.T) {
+		recs := []SpanRecord{
+			asSpan("inv", "", ClassTurn, 0, 1000, asNamed("invocation")),
+			asSpan("a", "inv", ClassAgent, 1, 999, asAgent("math_agent")),
+			asSpan("w1", "a", ClassOther, 10, 100, asNamed("call_llm"), asUserMsg("15*37?"), asToolDefs("calculator"),
+				asRequests(asReq("u1", "calculator", `{"expression":"15 * 37"}`))),
+			asSpan("g1", "w1", ClassLLM, 11, 99, asNamed("generate_content gemini")),
+			asSpan("x", "a", ClassTool, 101, 110, asTool("calculator", "u1", `{"expression":"15 * 37"}`)),
+			asSpan("w2", "a", ClassOther, 120, 200, asNamed("call_llm"), asOutput("555")),
+			asSpan("g2", "w2", ClassLLM, 121, 199, asNamed("generate_content gemini"), asOutput("own text")),
+		}
+		got := AssembleTurn(recs)
+		turn := got.Turn
+		assert.Equal(t, "15*37?", turn.UserMessage)
+		calls := asToolCalls(turn)
+		require.Len(t, calls, 1)
+		assert.True(t, calls[0].Requested && calls[0].Executed)
+		require.Len(t, turn.Interactions, 1)
+		assert.Equal(t, "own text", turn.Interactions[0].Output, "the LLM span's own content wins")
+		assert.Equal(t, "calculator", got.Agents[0].Tools[0].Name)
+		assert.Equal(t, "", recs[3].UserMessage, "records are not modified")
+	})
+}
+
 func TestAssembleTurnToolCallJoin(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	agentSpan := asSpan("a", "", ClassAgent, 0, 1000, asAgent("A"))
@@ -525,13 +570,12 @@ func TestAssembleTurnHandoffs(t *testing.T) {
 				asSpan("sup2", "g", ClassAgent, 210, 300, asAgent("supervisor")),
 			},
 			want: []hw{
-				{"supervisor", "nobody", "pass_control", HandoffSourceTool, "", true, true},
 				{"supervisor", "math", "pass_control", HandoffSourceTool, "2+2", true, true},
 				{"math", "supervisor", "pass_control", HandoffSourceTool, "", true, true},
 			},
 			calls: func(t *testing.T, calls []ToolCall) {
 				require.Len(t, calls, 3)
-				assert.False(t, calls[0].Executed, "nobody never ran")
+				assert.False(t, calls[0].Executed, "nobody never ran: a rejected call, no handoff")
 				assert.True(t, calls[1].Executed, "math ran after the transfer")
 				assert.True(t, calls[2].Executed)
 			},
@@ -570,6 +614,40 @@ func TestAssembleTurnHandoffs(t *testing.T) {
 				asSpan("c", "s", ClassAgent, 250, 400, asAgent("C")),
 			},
 			want: []hw{{"A", "B", "pass_control", HandoffSourceSibling, "ctx for B", true, true}},
+		},
+		{
+			name: "parallel transfer requests: the SDK ignores the second and marks the handoff span ERROR",
+			recs: []SpanRecord{
+				asSpan("w", "", ClassTurn, 0, 1000),
+				asSpan("a", "w", ClassAgent, 10, 100, asAgent("coordinator")),
+				asSpan("l", "a", ClassLLM, 20, 40, asRequests(asReq("c1", "transfer_to_math_specialist", `{}`),
+					asReq("c2", "transfer_to_research_specialist", `{}`))),
+				asSpan("h", "a", ClassHandoff, 41, 42, asHandoff("coordinator", "math_specialist"), asFailed("")),
+				asSpan("b", "w", ClassAgent, 110, 200, asAgent("math_specialist")),
+			},
+			want: []hw{{"coordinator", "math_specialist", "pass_control", HandoffSourceHandoffSpan, "", true, false}},
+			calls: func(t *testing.T, calls []ToolCall) {
+				require.Len(t, calls, 2)
+				assert.Equal(t, []string{"ok", "not_executed"}, []string{calls[0].Status, calls[1].Status})
+				assert.Equal(t, "h", calls[0].SpanID)
+			},
+		},
+		{
+			name: "handoff target recorded by the extractor on an agent-launching tool (Claude Agent tool)",
+			recs: []SpanRecord{
+				asSpan("q", "", ClassAgent, 0, 1000, asAgent("ClaudeAgentSDK.query"),
+					asRequests(asReq("t1", "Agent", `{"subagent_type":"research-specialist","prompt":"NY weather"}`))),
+				asSpan("x", "q", ClassTool, 10, 500, asTool("Agent", "t1", ""), asWith(func(r *SpanRecord) {
+					r.HandoffTo, r.HandoffMode, r.HandoffRule = "research-specialist", "return_to_caller", "handoff_tool"
+				})),
+				asSpan("s", "x", ClassAgent, 20, 400, asAgent("Agent")),
+			},
+			want: []hw{{"ClaudeAgentSDK.query", "Agent", "return_to_caller", HandoffSourceTool, "NY weather", true, true}},
+			calls: func(t *testing.T, calls []ToolCall) {
+				require.Len(t, calls, 1)
+				assert.True(t, calls[0].Requested, "requested on the agent span: the interaction has no LLM span")
+				assert.Equal(t, "q", calls[0].RequestSpanID)
+			},
 		},
 		{
 			name: "no self handoff",

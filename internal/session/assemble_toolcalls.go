@@ -34,6 +34,9 @@ type asmCall struct {
 //     none did), unless both carry different call ids;
 //  3. a request left alone was not executed (Status "not_executed"); an execution span
 //     left alone was not seen requested (Requested=false).
+//
+// The requests are those of the interaction's LLM spans; an interaction without LLM span
+// uses those recorded on its own agent (or synthetic root) span.
 func (a *assembler) joinToolCalls(in *asmInteraction) {
 	type reqRef struct {
 		node *asmNode
@@ -41,7 +44,13 @@ func (a *assembler) joinToolCalls(in *asmInteraction) {
 		exec int
 	}
 	var reqs []reqRef
-	for _, l := range in.llms {
+	sources := in.llms
+	if len(sources) == 0 {
+		// No LLM span (Claude Agent SDK through OpenInference): the agent span's output
+		// messages are the model's.
+		sources = []*asmNode{in.node}
+	}
+	for _, l := range sources {
 		for i := range l.rec.RequestedCalls {
 			reqs = append(reqs, reqRef{node: l, call: &l.rec.RequestedCalls[i], exec: -1})
 		}
