@@ -192,8 +192,9 @@ func (s *sqlStore) insert(ctx context.Context, tx *sql.Tx, rs *rowSet) error {
 	return nil
 }
 
-// GetAnalysis returns the stored analysis JSON decoded; times are in UTC. An unknown id
-// gives an error that wraps ErrNotFound.
+// GetAnalysis returns the stored analysis JSON decoded; times are in UTC (with the
+// nanoseconds that were saved), References is the generic JSON value (map[string]any...).
+// An unknown id gives an error that wraps ErrNotFound.
 func (s *sqlStore) GetAnalysis(ctx context.Context, sessionID string) (*evaluation.Analysis, error) {
 	var doc string
 	err := s.db.QueryRowContext(ctx, s.d.rebind("SELECT analysis FROM sessions WHERE session_id = ?"),
