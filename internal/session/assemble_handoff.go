@@ -87,6 +87,7 @@ func (a *assembler) buildHandoffs() {
 				cand.to, cand.receiver = a.receiverUnder(e, a.resolveAgent(r.HandoffTo), cand.from, cand.at)
 				if !cand.modeKnown {
 					cand.mode = a.modeUnder(e, semconv.TransferModePassControl)
+					cand.modeKnown = cand.mode == semconv.TransferModeReturn // implied by the nesting
 				}
 				add(cand)
 			}
