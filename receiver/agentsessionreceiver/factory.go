@@ -1,0 +1,47 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionreceiver // import "github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver"
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/receiver"
+
+	"github.com/agenteval/agenteval-collector/internal/sessionjson"
+	"github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver/internal/metadata"
+)
+
+const (
+	// defaultEndpoint is loopback only, next to the exporter's 8889 (metrics) and 8890 (API).
+	defaultEndpoint = "localhost:8891"
+	// defaultMaxRequestBodySize bounds one posted body: 10 MiB.
+	defaultMaxRequestBodySize = 10 << 20
+)
+
+// NewFactory returns the factory of the agentsession receiver.
+func NewFactory() receiver.Factory {
+	return receiver.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		receiver.WithTraces(createTracesReceiver, metadata.TracesStability),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	server := confighttp.NewDefaultServerConfig()
+	server.NetAddr.Endpoint = defaultEndpoint
+	server.MaxRequestBodySize = defaultMaxRequestBodySize
+	return &Config{
+		ServerConfig: server,
+		EndSession:   true,
+		ServiceName:  sessionjson.DefaultServiceName,
+	}
+}
+
+func createTracesReceiver(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {
+	return newReceiver(cfg.(*Config), set, next)
+}

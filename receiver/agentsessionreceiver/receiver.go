@@ -1,0 +1,205 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionreceiver // import "github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver"
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.uber.org/zap"
+
+	"github.com/agenteval/agenteval-collector/internal/sessionjson"
+	"github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver/internal/metadata"
+)
+
+const (
+	// SessionsPath is the URL path of the AgentSession JSON endpoint (DESIGN.md §8).
+	SessionsPath = "/v1/agent_sessions"
+	// transport and format label the receiver's obsreport telemetry.
+	transport = "http"
+	format    = "agentsession_json"
+	// retryAfterSeconds is sent with 503 when the next consumer refused the spans
+	// with a retryable error (e.g. a memory limiter).
+	retryAfterSeconds = 5
+)
+
+type agentSessionReceiver struct {
+	cfg       *Config
+	settings  receiver.Settings
+	next      consumer.Traces
+	obsrecv   *receiverhelper.ObsReport
+	telemetry *metadata.TelemetryBuilder
+	convert   sessionjson.Options
+
+	server     *http.Server
+	addr       net.Addr // the bound address, known after Start (endpoint may use port 0)
+	shutdownWG sync.WaitGroup
+}
+
+func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*agentSessionReceiver, error) {
+	obsrecv, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+		ReceiverID:             set.ID,
+		Transport:              transport,
+		ReceiverCreateSettings: set,
+	})
+	if err != nil {
+		return nil, err
+	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	return &agentSessionReceiver{
+		cfg:       cfg,
+		settings:  set,
+		next:      next,
+		obsrecv:   obsrecv,
+		telemetry: tb,
+		convert: sessionjson.Options{
+			ServiceName: cfg.ServiceName,
+			EndSession:  cfg.EndSession,
+		},
+	}, nil
+}
+
+// Start listens on the configured endpoint and serves SessionsPath.
+func (r *agentSessionReceiver) Start(ctx context.Context, host component.Host) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc(SessionsPath, r.handleSessions)
+	var err error
+	if r.server, err = r.cfg.ServerConfig.ToServer(ctx, host.GetExtensions(), r.settings.TelemetrySettings, mux); err != nil {
+		return err
+	}
+	var ln net.Listener
+	if ln, err = r.cfg.ServerConfig.ToListener(ctx); err != nil {
+		return err
+	}
+	r.addr = ln.Addr()
+	r.settings.Logger.Info("Starting AgentSession JSON server",
+		zap.String("endpoint", ln.Addr().String()), zap.String("path", SessionsPath))
+	r.shutdownWG.Go(func() {
+		if err := r.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
+		}
+	})
+	return nil
+}
+
+// Shutdown stops the server (letting in-flight requests finish within ctx).
+func (r *agentSessionReceiver) Shutdown(ctx context.Context) error {
+	var err error
+	if r.server != nil {
+		err = r.server.Shutdown(ctx)
+	}
+	r.shutdownWG.Wait()
+	r.telemetry.Shutdown()
+	return err
+}
+
+// sessionAccepted describes one posted session in the 202 response.
+type sessionAccepted struct {
+	SessionID string   `json:"session_id"`
+	TraceIDs  []string `json:"trace_ids"`
+	Turns     int      `json:"turns"`
+	Spans     int      `json:"spans"`
+}
+
+// acceptedResponse is the 202 body. SessionID repeats the single session's id (absent
+// for a dataset of several).
+type acceptedResponse struct {
+	SessionID string            `json:"session_id,omitempty"`
+	Sessions  []sessionAccepted `json:"sessions"`
+}
+
+// errorResponse is every error body: Field names the offending JSON value
+// ("turns[0].agent_interactions[1].agent_id") when there is one.
+type errorResponse struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+}
+
+func (r *agentSessionReceiver) handleSessions(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		r.reject(req.Context(), w, http.StatusMethodNotAllowed, errorResponse{Error: "method " + req.Method + " not allowed: use POST"})
+		return
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			r.reject(req.Context(), w, http.StatusRequestEntityTooLarge, errorResponse{
+				Error: fmt.Sprintf("request body exceeds max_request_body_size (%d bytes)", tooLarge.Limit),
+			})
+			return
+		}
+		r.reject(req.Context(), w, http.StatusBadRequest, errorResponse{Error: "reading request body: " + err.Error()})
+		return
+	}
+	sessions, _, err := sessionjson.Parse(body)
+	if err != nil {
+		var ve *sessionjson.ValidationError
+		if errors.As(err, &ve) {
+			r.reject(req.Context(), w, http.StatusBadRequest, errorResponse{Error: ve.Message, Field: ve.Field})
+			return
+		}
+		r.settings.Logger.Error("AgentSession JSON could not be decoded", zap.Error(err))
+		writeJSON(w, http.StatusInternalServerError, errorResponse{Error: "internal error decoding the body"})
+		return
+	}
+
+	td := ptrace.NewTraces()
+	resp := acceptedResponse{Sessions: make([]sessionAccepted, 0, len(sessions))}
+	spans := 0
+	for _, s := range sessions {
+		c := sessionjson.Convert(s, r.convert)
+		c.Traces.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+		spans += c.SpanCount
+		resp.Sessions = append(resp.Sessions, sessionAccepted{SessionID: c.SessionID, TraceIDs: c.TraceIDs, Turns: len(c.TraceIDs), Spans: c.SpanCount})
+	}
+	if len(resp.Sessions) == 1 {
+		resp.SessionID = resp.Sessions[0].SessionID
+	}
+
+	ctx := r.obsrecv.StartTracesOp(req.Context())
+	err = r.next.ConsumeTraces(ctx, td)
+	r.obsrecv.EndTracesOp(ctx, format, spans, err)
+	if err != nil {
+		if consumererror.IsPermanent(err) {
+			writeJSON(w, http.StatusInternalServerError, errorResponse{Error: "the pipeline rejected the spans: " + err.Error()})
+			return
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
+		writeJSON(w, http.StatusServiceUnavailable, errorResponse{Error: "the pipeline is busy, retry later: " + err.Error()})
+		return
+	}
+	r.telemetry.ReceiverAgentsessionSessionsReceived.Add(req.Context(), int64(len(sessions)))
+	writeJSON(w, http.StatusAccepted, resp)
+}
+
+// reject answers a client error and counts it.
+func (r *agentSessionReceiver) reject(ctx context.Context, w http.ResponseWriter, status int, body errorResponse) {
+	r.telemetry.ReceiverAgentsessionRequestsRejected.Add(ctx, 1)
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v) // the client may be gone; nothing to do then
+}
