@@ -56,7 +56,8 @@ type agentEvalExporter struct {
 	telemetry *metadata.TelemetryBuilder
 	metrics   *promMetrics
 
-	// retentionInterval and now are replaced in tests.
+	// openStore, retentionInterval and now are replaced in tests.
+	openStore         func(ctx context.Context, driver, dsn string) (store.Store, error)
 	retentionInterval time.Duration
 	now               func() time.Time
 
@@ -90,6 +91,7 @@ func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporte
 			logger.Warn("agenteval: label value cap reached; further values are reported as \"other\"",
 				zap.String("label", domain), zap.Int("max_label_values", cfg.Prometheus.MaxLabelValues))
 		}),
+		openStore:         store.Open,
 		retentionInterval: defaultRetentionInterval,
 		now:               time.Now,
 	}, nil
@@ -106,7 +108,7 @@ func (e *agentEvalExporter) start(ctx context.Context, host component.Host) (err
 		}
 	}()
 
-	st, err := store.Open(ctx, string(e.cfg.Store.Driver), string(e.cfg.Store.DSN))
+	st, err := e.openStore(ctx, string(e.cfg.Store.Driver), string(e.cfg.Store.DSN))
 	if err != nil {
 		return fmt.Errorf("agenteval: opening the %s result store (store.dsn): %w", e.cfg.Store.Driver, err)
 	}
