@@ -85,7 +85,7 @@ func (h *statusHost) statuses() []componentstatus.Status {
 
 // testConfig is the default config on ephemeral ports with a fresh SQLite file and no
 // sending queue (ConsumeTraces returns once the batch is exported).
-func testConfig(t *testing.T) *Config {
+func testConfig() *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Prometheus.NetAddr.Endpoint = "localhost:0"
 	cfg.API.NetAddr.Endpoint = "localhost:0"
@@ -178,7 +178,7 @@ func (x *testExporter) sessionIDs(query string) []string {
 }
 
 func TestExporterEndToEnd(t *testing.T) {
-	x := newTestExporter(t, testConfig(t), nil)
+	x := newTestExporter(t, testConfig(), nil)
 
 	// Batches in the order the processor emits them: turn 0 closes (non-final result, a
 	// tool_call span for the faulty call) among application spans; turn 1's user
@@ -337,7 +337,7 @@ func assertSameJSON(t *testing.T, want, got any) {
 }
 
 func TestExporterReplacesReevaluatedSession(t *testing.T) {
-	x := newTestExporter(t, testConfig(t), nil)
+	x := newTestExporter(t, testConfig(), nil)
 	first := analysisCheckout()
 	require.NoError(t, x.consume(newSpanBuilder(t).session(first).traces()))
 	second := analysisCheckout()
@@ -351,7 +351,7 @@ func TestExporterReplacesReevaluatedSession(t *testing.T) {
 }
 
 func TestExporterIgnoresNonEvaluationSpans(t *testing.T) {
-	x := newTestExporter(t, testConfig(t), nil)
+	x := newTestExporter(t, testConfig(), nil)
 	require.NoError(t, x.consume(newSpanBuilder(t).appSpan().appSpan().traces()))
 	require.NoError(t, x.consume(ptrace.NewTraces()))
 
@@ -368,7 +368,7 @@ func TestExporterIgnoresNonEvaluationSpans(t *testing.T) {
 }
 
 func TestExporterUndecodableSpansArePermanentErrors(t *testing.T) {
-	x := newTestExporter(t, testConfig(t), nil)
+	x := newTestExporter(t, testConfig(), nil)
 	b := newSpanBuilder(t).turn(turn0(false))
 	bad := b.span(traceTurn0, "evaluate turn")
 	bad.Attributes().PutStr("agent_eval.kind", "turn")
@@ -427,7 +427,7 @@ func withFlakyStore(fs *flakyStore) func(*agentEvalExporter) {
 
 func TestPushReturnsOnlyFailedAnalysesForRetry(t *testing.T) {
 	fs := &flakyStore{}
-	x := newTestExporter(t, testConfig(t), withFlakyStore(fs))
+	x := newTestExporter(t, testConfig(), withFlakyStore(fs))
 	fs.failures.Store(1)
 
 	td := newSpanBuilder(t).turn(turn0(false)).session(analysisCheckout()).appSpan().traces()
@@ -463,7 +463,7 @@ agent_eval_sessions_total{partial="false",task_completion="true"} 1
 }
 
 func TestExporterRetriesThroughExporterhelper(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := testConfig()
 	cfg.RetryConfig.Enabled = true
 	cfg.RetryConfig.InitialInterval = 5 * time.Millisecond
 	cfg.RetryConfig.MaxInterval = 10 * time.Millisecond
@@ -501,7 +501,7 @@ func counterValue(t *testing.T, g prometheus.Gatherer, name string, labels map[s
 func TestExporterDefaultQueueDrainsOnShutdown(t *testing.T) {
 	// The default sending_queue (in memory, batching) is on: ConsumeTraces returns
 	// before the export; Shutdown drains the queue before closing the store.
-	cfg := testConfig(t)
+	cfg := testConfig()
 	cfg.QueueConfig = configoptional.Some(exporterhelper.NewDefaultQueueConfig())
 	dsn := filepath.Join(t.TempDir(), "x.db")
 	cfg.Store.DSN = configopaque.String(dsn)
@@ -524,7 +524,7 @@ func TestExporterDefaultQueueDrainsOnShutdown(t *testing.T) {
 }
 
 func TestRetention(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := testConfig()
 	cfg.Store.Retention = 90 * time.Minute
 	x := newTestExporter(t, cfg, func(e *agentEvalExporter) { e.retentionInterval = time.Hour })
 	// support ended at t0−1h, checkout at t0+5m; now is t0+1h: the cutoff t0−30m
@@ -536,7 +536,7 @@ func TestRetention(t *testing.T) {
 }
 
 func TestRetentionLoopRunsPeriodically(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := testConfig()
 	cfg.Store.Retention = time.Minute
 	var now atomic.Int64
 	now.Store(t0.Add(-time.Hour).UnixNano()) // before every fixture: nothing to delete yet
@@ -565,7 +565,7 @@ func TestStartFailsWhenAPortIsTaken(t *testing.T) {
 			fmt.Sprintf("agenteval: api server: cannot listen on api.endpoint %q", taken.Addr().String())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := testConfig(t)
+			cfg := testConfig()
 			cfg.Store.DSN = configopaque.String(filepath.Join(t.TempDir(), "x.db"))
 			tc.mutate(cfg)
 			te, err := NewFactory().CreateTraces(context.Background(), metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
@@ -580,7 +580,7 @@ func TestStartFailsWhenAPortIsTaken(t *testing.T) {
 }
 
 func TestStartFailsOnABadStore(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := testConfig()
 	cfg.Store.DSN = ":memory:"
 	te, err := NewFactory().CreateTraces(context.Background(), metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
 	require.NoError(t, err)
@@ -608,7 +608,7 @@ func (headerAuth) Authenticate(ctx context.Context, sources map[string][]string)
 
 func TestAPIAuthThroughAuthenticatorExtension(t *testing.T) {
 	authID := component.MustNewIDWithName("bearertokenauth", "api")
-	cfg := testConfig(t)
+	cfg := testConfig()
 	cfg.API.Auth = configoptional.Some(confighttp.AuthConfig{Config: configauth.Config{AuthenticatorID: authID}})
 	x := newTestExporterWithExtensions(t, cfg, nil, map[component.ID]component.Component{authID: headerAuth{}})
 

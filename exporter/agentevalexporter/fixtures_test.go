@@ -190,13 +190,13 @@ func analysisSupport() evaluation.Analysis {
 // evalSpans builds one ResourceSpans of evaluation spans the way the processor emits
 // them, plus one application span that the exporter must ignore.
 type spanBuilder struct {
-	t   *testing.T
+	t   testing.TB
 	td  ptrace.Traces
 	ss  ptrace.ScopeSpans
 	seq byte
 }
 
-func newSpanBuilder(t *testing.T) *spanBuilder {
+func newSpanBuilder(t testing.TB) *spanBuilder {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", "shop-agents")
