@@ -9,7 +9,7 @@ import (
 )
 
 // cueNorm normalises s for phrase matching: capped (MaxInputBytes), lower-cased and accent-folded;
-// apostrophes (' ’ ‘ ʼ `) removed so "that's" = "thats", "c'est" = "cest"; every other character that is
+// apostrophes (' ’ ‘ ʼ) removed so "that's" = "thats", "c'est" = "cest"; every other character that is
 // not a letter or digit is a word break; words are joined by single spaces and the result is padded with one
 // space at each end (" no i meant order 123 "), so a phrase p matches on word boundaries iff the padded
 // text contains " "+p+" ".
@@ -19,7 +19,7 @@ func cueNorm(s string) string {
 	b[0] = ' '
 	for _, r := range s {
 		switch {
-		case r == '\'' || r == '’' || r == '‘' || r == 'ʼ' || r == '`':
+		case r == '\'' || r == '’' || r == '‘' || r == 'ʼ':
 		case isAlnum(r):
 			b = appendFold(b, r)
 		case isMark(r):

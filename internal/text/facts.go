@@ -66,13 +66,21 @@ func isCurrencySym(r rune) bool { return r == '$' || r >= 0x80 && unicode.Is(uni
 // span is a byte range [start, end).
 type span struct{ start, end int }
 
-func inSpans(sp []span, pos int) bool {
-	for _, s := range sp {
-		if pos >= s.start && pos < s.end {
-			return true
+// spanAt returns the index of the span of sp (sorted, non-overlapping) that contains pos, or -1.
+func spanAt(sp []span, pos int) int {
+	i, _ := slices.BinarySearchFunc(sp, pos, func(s span, p int) int {
+		if s.end <= p {
+			return -1
 		}
+		if s.start > p {
+			return 1
+		}
+		return 0
+	})
+	if i < len(sp) && sp[i].start <= pos && pos < sp[i].end {
+		return i
 	}
-	return false
+	return -1
 }
 
 // extractor holds the intermediate results of one SalientFacts run.
@@ -146,7 +154,7 @@ const maxQuotedRunes = 120
 // scanQuotes records quoted strings (KindQuoted) and backtick code spans. A straight single quote opens only
 // at the start of the text or after white space or ( [ {, and closes only before the end, white space or
 // punctuation, so apostrophes ("don't") are not quotes. Triple-backtick fences are code, not quoted. A quoted
-// string followed by ':' is a key ("order_id": 1) and not a fact.
+// string followed by ':' is a key ("order_id": 1) and not a fact, nor is one without a letter or digit ("!").
 func (e *extractor) scanQuotes() {
 	s := e.s
 	for i := 0; i < len(s); {
@@ -169,7 +177,7 @@ func (e *extractor) scanQuotes() {
 		start := i + size
 		j := start
 		found := -1
-		for j < len(s) {
+		for n := 0; j < len(s) && n <= maxQuotedRunes; n++ { // bounded: longer quotes are not facts
 			r2, sz2 := utf8.DecodeRuneInString(s[j:])
 			if r2 == '\n' {
 				break
@@ -187,7 +195,7 @@ func (e *extractor) scanQuotes() {
 			}
 			j += sz2
 		}
-		if found < 0 || utf8.RuneCountInString(s[start:found]) > maxQuotedRunes {
+		if found < 0 {
 			i += size
 			continue
 		}
@@ -196,7 +204,7 @@ func (e *extractor) scanQuotes() {
 		}
 		if isKey := strings.HasPrefix(strings.TrimLeft(s[found+utf8.RuneLen(closeR):], " \t"), ":"); isKey {
 			// a JSON/YAML key ("order_id": ...), not a quoted fact
-		} else if v := normPhrase(s[start:found]); v != "" {
+		} else if v := normPhrase(s[start:found]); strings.ContainsFunc(v, isAlnum) {
 			e.add(i, KindQuoted, v)
 		}
 		i = found + utf8.RuneLen(closeR)
@@ -296,7 +304,7 @@ func (e *extractor) lexChunks() {
 		c := chunk{
 			core: core, pos: start + cs, lineStart: nl, heading: heading,
 			sentStart: nl || strings.ContainsAny(gap, ".!?…。！？") || afterMarker,
-			code:      inSpans(e.code, start+cs),
+			code:      spanAt(e.code, start+cs) >= 0,
 			gapPunct:  strings.TrimSpace(gap) != "",
 		}
 		c.gapBreak = c.sentStart
@@ -313,16 +321,12 @@ func (e *extractor) lexChunks() {
 	}
 	start := -1
 	for i := 0; i < len(s); {
-		if len(e.urls) > 0 && inSpans(e.urls, i) {
+		if k := spanAt(e.urls, i); k >= 0 {
 			if start >= 0 {
 				flush(start, i)
 				start = -1
 			}
-			for _, u := range e.urls {
-				if i >= u.start && i < u.end {
-					i = u.end
-				}
-			}
+			i = e.urls[k].end
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])

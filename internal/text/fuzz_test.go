@@ -1,0 +1,77 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package text
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzText runs every primitive on arbitrary input: no panic, scores in range, coverage of a text by itself
+// complete, every ungrounded fact one of the response's facts.
+func FuzzText(f *testing.F) {
+	f.Add("Refund $1,200.50 for order #12345 to Jane Doe on 15 de enero de 2024", "No, I meant order 123?")
+	f.Add("1. a\n2) b\n## H\n`x` \"q\" 'r' «s» https://a.io/b jane@x.io 03/04/2024 10:30 5kg 1-2", "")
+	f.Add("\xff\xfe\"\"``'' www.", "de de 15 de")
+	f.Add("2024-01-15T", "Jan 15 2024 May")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		facts := SalientFacts(a)
+		for _, fa := range facts {
+			if fa.Value == "" {
+				t.Fatalf("empty value in %v for %q", facts, a)
+			}
+		}
+		if s, ok := Coverage(facts, a, b); s < 0 || s > 1 || math.IsNaN(s) || !ok && s != 0 {
+			t.Fatalf("Coverage = %v, %v", s, ok)
+		}
+		if s, ok := Coverage(facts, a, a); ok && s != 1 {
+			t.Fatalf("Coverage of %q by itself = %v (facts %v)", a, s, facts)
+		}
+		known := map[Fact]bool{}
+		for _, fa := range facts {
+			known[fa] = true
+		}
+		for _, u := range Ungrounded(a, b) {
+			if !known[u] {
+				t.Fatalf("Ungrounded returned %v, not a fact of %q", u, a)
+			}
+		}
+		if u := Ungrounded(a, a); u != nil {
+			t.Fatalf("Ungrounded(x, x) = %v for %q", u, a)
+		}
+		if ok, c, cue := Correction(a, b); c < 0 || c > 1 || ok != (c > 0) || ok != (cue != "") {
+			t.Fatalf("Correction = %v %v %q", ok, c, cue)
+		}
+		Refusal(a)
+		Uncertainty(a)
+		Mentions(a, []string{b, "refund_order"})
+	})
+}
+
+// TestAdversarialInputs guards against super-linear work on pathological 64 KiB inputs (unmatched quotes
+// used to rescan to the end of the line: 7 s here). The bound is generous for a loaded machine.
+func TestAdversarialInputs(t *testing.T) {
+	inputs := map[string]string{
+		"unmatched guillemets": strings.Repeat("«", 30000),
+		"apostrophes":          strings.Repeat("'a ", 30000),
+		"urls":                 strings.Repeat("www.a ", 12000),
+		"code spans":           strings.Repeat("`a` ", 16000),
+		"numbers":              strings.Repeat("1 ", 32000),
+		"names":                strings.Repeat("x Jane ", 10000),
+		"month dates":          strings.Repeat("15 de enero de ", 5000),
+		"emails":               strings.Repeat("a@b.co ", 9000),
+	}
+	for name, s := range inputs {
+		start := time.Now()
+		SalientFacts(s)
+		Ungrounded(s, s)
+		Similarity(s, s)
+		Correction(s, s)
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%s: %v", name, d)
+		}
+	}
+}
