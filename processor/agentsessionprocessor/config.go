@@ -1,0 +1,150 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor // import "github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+// EmitToolCalls selects which tool calls get their own `evaluate tool_call` span
+// (DESIGN.md §6). A call without its own span is counted in its interaction's span.
+type EmitToolCalls string
+
+// Values of emit.tool_calls.
+const (
+	// EmitToolCallsIssues emits a span for calls with an issue or not evaluable (default).
+	EmitToolCallsIssues EmitToolCalls = "issues"
+	// EmitToolCallsAll emits a span for every tool call.
+	EmitToolCallsAll EmitToolCalls = "all"
+	// EmitToolCallsNone emits no tool_call span.
+	EmitToolCallsNone EmitToolCalls = "none"
+)
+
+// Config is the configuration of the agentsession processor (DESIGN.md §11).
+type Config struct {
+	// SessionKeys are the attribute keys, in priority order, whose value names the
+	// session; each is looked up on the span, then on its resource. When none is present
+	// on any span of a trace, the trace id is the session id.
+	// Default: gen_ai.conversation.id, session.id,
+	// traceloop.association.properties.session_id, langfuse.session.id,
+	// ai.telemetry.metadata.sessionId, gcp.vertex.agent.session_id.
+	SessionKeys []string `mapstructure:"session_keys"`
+	// TurnSettle is how long a turn stays open after its root span arrived with no new
+	// span of the trace. Default 2s.
+	TurnSettle time.Duration `mapstructure:"turn_settle"`
+	// TurnTimeout closes a turn after this much silence even without its root span (the
+	// turn is then partial). Default 60s.
+	TurnTimeout time.Duration `mapstructure:"turn_timeout"`
+	// SessionTimeout ends a session after this much silence once its turns are closed.
+	// Default 5m.
+	SessionTimeout time.Duration `mapstructure:"session_timeout"`
+	// MaxSessionDuration ends (as partial) a session open longer than this. Default 1h.
+	MaxSessionDuration time.Duration `mapstructure:"max_session_duration"`
+	// MaxSessions bounds the open sessions; past it the least recently active session is
+	// closed early and evaluated as partial. Default 10000.
+	MaxSessions int `mapstructure:"max_sessions"`
+	// MaxSpansPerSession bounds the spans retained per session; past it the session is
+	// closed early and evaluated as partial. Default 10000.
+	MaxSpansPerSession int `mapstructure:"max_spans_per_session"`
+	// MaxTextBytes caps every text kept per span (messages, arguments, results), in
+	// bytes. Default 4096.
+	MaxTextBytes int `mapstructure:"max_text_bytes"`
+	// EndAttribute names a boolean span attribute that, when true, ends the session once
+	// its open turns close. Default agent_eval.session.end.
+	EndAttribute string `mapstructure:"end_attribute"`
+	// Agents is the tool registry: per agent, the tools it may call with their JSON
+	// Schemas. It wins over tool definitions seen in traces.
+	Agents []AgentConfig `mapstructure:"agents"`
+	// AgentsFile is a YAML or JSON file holding the same list as Agents; its agents are
+	// added to Agents (an agent in both is an error).
+	AgentsFile string `mapstructure:"agents_file"`
+	// Scoring holds the weights and thresholds of the evaluators (docs/scoring.md).
+	Scoring evaluation.Config `mapstructure:"scoring"`
+	// Emit selects the evaluation spans emitted.
+	Emit EmitConfig `mapstructure:"emit"`
+
+	_ struct{}
+}
+
+// EmitConfig selects the evaluation spans emitted (DESIGN.md §6).
+type EmitConfig struct {
+	// ToolCalls is issues (default), all or none.
+	ToolCalls EmitToolCalls `mapstructure:"tool_calls"`
+}
+
+// AgentConfig declares one agent and its tools.
+type AgentConfig struct {
+	// Name is the agent name as its agent spans carry it (gen_ai.agent.name...).
+	Name string `mapstructure:"name"`
+	// Role and Description are informative.
+	Role        string `mapstructure:"role"`
+	Description string `mapstructure:"description"`
+	// Tools are the tools the agent may call.
+	Tools []ToolConfig `mapstructure:"tools"`
+	// HandoffTargets are the agents it may hand off to.
+	HandoffTargets []string `mapstructure:"handoff_targets"`
+}
+
+// ToolConfig declares one tool.
+type ToolConfig struct {
+	Name        string `mapstructure:"name"`
+	Description string `mapstructure:"description"`
+	// Parameters is the tool's JSON Schema (draft-07), or a ReAsk flat {param: type} map
+	// (converted: every key required, no additional properties).
+	Parameters map[string]any `mapstructure:"parameters"`
+}
+
+var _ component.Config = (*Config)(nil)
+
+// Validate checks the configuration; errors name the offending key.
+func (cfg *Config) Validate() error {
+	var errs []error
+	positive := func(key string, d time.Duration) {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", key, d))
+		}
+	}
+	positive("turn_settle", cfg.TurnSettle)
+	positive("turn_timeout", cfg.TurnTimeout)
+	positive("session_timeout", cfg.SessionTimeout)
+	positive("max_session_duration", cfg.MaxSessionDuration)
+	if cfg.TurnTimeout > 0 && cfg.TurnSettle > cfg.TurnTimeout {
+		errs = append(errs, fmt.Errorf("turn_settle (%s) must not exceed turn_timeout (%s)", cfg.TurnSettle, cfg.TurnTimeout))
+	}
+	if cfg.MaxSessions <= 0 {
+		errs = append(errs, fmt.Errorf("max_sessions: must be positive, got %d", cfg.MaxSessions))
+	}
+	if cfg.MaxSpansPerSession <= 0 {
+		errs = append(errs, fmt.Errorf("max_spans_per_session: must be positive, got %d", cfg.MaxSpansPerSession))
+	}
+	if cfg.MaxTextBytes < 64 {
+		errs = append(errs, fmt.Errorf("max_text_bytes: must be at least 64, got %d", cfg.MaxTextBytes))
+	}
+	if len(cfg.SessionKeys) == 0 {
+		errs = append(errs, errors.New("session_keys: must list at least one attribute key"))
+	}
+	for i, k := range cfg.SessionKeys {
+		if k == "" {
+			errs = append(errs, fmt.Errorf("session_keys[%d]: must not be empty", i))
+		}
+	}
+	switch cfg.Emit.ToolCalls {
+	case EmitToolCallsIssues, EmitToolCallsAll, EmitToolCallsNone:
+	default:
+		errs = append(errs, fmt.Errorf("emit.tool_calls: invalid value %q, valid values are issues, all, none", cfg.Emit.ToolCalls))
+	}
+	if _, err := registryFromConfig(cfg.Agents, "agents"); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.Scoring.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

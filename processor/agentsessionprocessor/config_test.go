@@ -1,0 +1,160 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
+)
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+
+	scoring := evaluation.DefaultConfig()
+	scoring.RecommendationThreshold = 0.6
+
+	tests := []struct {
+		id       component.ID
+		expected component.Config
+	}{
+		{id: component.NewID(metadata.Type), expected: createDefaultConfig()},
+		{
+			id: component.NewIDWithName(metadata.Type, "custom"),
+			expected: &Config{
+				SessionKeys:        []string{"gen_ai.conversation.id", "app.thread_id"},
+				TurnSettle:         500 * time.Millisecond,
+				TurnTimeout:        30 * time.Second,
+				SessionTimeout:     10 * time.Minute,
+				MaxSessionDuration: 2 * time.Hour,
+				MaxSessions:        500,
+				MaxSpansPerSession: 2000,
+				MaxTextBytes:       8192,
+				EndAttribute:       "app.session.done",
+				Emit:               EmitConfig{ToolCalls: EmitToolCallsAll},
+				Scoring:            scoring,
+				Agents: []AgentConfig{
+					{
+						Name: "triage", Role: "router", HandoffTargets: []string{"refund_agent"},
+						Tools: []ToolConfig{{
+							Name: "lookup_order", Description: "Look up an order by id",
+							Parameters: map[string]any{
+								"type":       "object",
+								"properties": map[string]any{"order_id": map[string]any{"type": "string"}},
+								"required":   []any{"order_id"},
+							},
+						}},
+					},
+					{
+						Name: "refund_agent",
+						Tools: []ToolConfig{{
+							Name:       "issue_refund",
+							Parameters: map[string]any{"order_id": "string", "amount": "number"},
+						}},
+					},
+				},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id.String(), func(t *testing.T) {
+			cfg := NewFactory().CreateDefaultConfig()
+			sub, err := cm.Sub(tt.id.String())
+			require.NoError(t, err)
+			require.NoError(t, sub.Unmarshal(cfg))
+			assert.NoError(t, confmap.Validate(cfg))
+			assert.Equal(t, tt.expected, cfg)
+		})
+	}
+}
+
+func TestDefaultConfigIsValid(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, cfg.Validate())
+	assert.Equal(t, session.DefaultSessionKeys(), cfg.SessionKeys)
+	assert.Equal(t, 2*time.Second, cfg.TurnSettle)
+	assert.Equal(t, 5*time.Minute, cfg.SessionTimeout)
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name        string
+		mutate      func(*Config)
+		expectedErr string
+	}{
+		{"turn_settle zero", func(c *Config) { c.TurnSettle = 0 }, "turn_settle: must be positive"},
+		{"turn_timeout negative", func(c *Config) { c.TurnTimeout = -time.Second }, "turn_timeout: must be positive"},
+		{"session_timeout zero", func(c *Config) { c.SessionTimeout = 0 }, "session_timeout: must be positive"},
+		{"max_session_duration zero", func(c *Config) { c.MaxSessionDuration = 0 }, "max_session_duration: must be positive"},
+		{"settle above timeout", func(c *Config) { c.TurnSettle = 2 * time.Minute }, "turn_settle (2m0s) must not exceed turn_timeout (1m0s)"},
+		{"max_sessions zero", func(c *Config) { c.MaxSessions = 0 }, "max_sessions: must be positive"},
+		{"max_spans_per_session negative", func(c *Config) { c.MaxSpansPerSession = -1 }, "max_spans_per_session: must be positive"},
+		{"max_text_bytes tiny", func(c *Config) { c.MaxTextBytes = 10 }, "max_text_bytes: must be at least 64"},
+		{"no session keys", func(c *Config) { c.SessionKeys = nil }, "session_keys: must list at least one attribute key"},
+		{"empty session key", func(c *Config) { c.SessionKeys = []string{"a", ""} }, "session_keys[1]: must not be empty"},
+		{"emit policy", func(c *Config) { c.Emit.ToolCalls = "some" }, `emit.tool_calls: invalid value "some", valid values are issues, all, none`},
+		{"agent without name", func(c *Config) { c.Agents = []AgentConfig{{}} }, "agents[0].name: must not be empty"},
+		{"agent twice", func(c *Config) { c.Agents = []AgentConfig{{Name: "a"}, {Name: "a"}} }, `agents[1].name: agent "a" is declared twice`},
+		{"tool without name", func(c *Config) { c.Agents = []AgentConfig{{Name: "a", Tools: []ToolConfig{{}}}} }, "agents[0].tools[0].name: must not be empty"},
+		{"tool twice", func(c *Config) {
+			c.Agents = []AgentConfig{{Name: "a", Tools: []ToolConfig{{Name: "t"}, {Name: "t"}}}}
+		}, `agents[0].tools[1].name: tool "t" is declared twice for agent "a"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			tt.mutate(cfg)
+			err := cfg.Validate()
+			if tt.expectedErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tt.expectedErr)
+		})
+	}
+}
+
+func TestAgentsFile(t *testing.T) {
+	dir := t.TempDir()
+	yml := filepath.Join(dir, "agents.yaml")
+	require.NoError(t, os.WriteFile(yml, []byte(`
+- name: executor
+  tools:
+    - name: refund_order
+      parameters: {order_id: string, amount: number}
+`), 0o600))
+	cfg := createDefaultConfig().(*Config)
+	cfg.Agents = []AgentConfig{{Name: "planner"}}
+	cfg.AgentsFile = yml
+	reg, err := buildRegistry(cfg)
+	require.NoError(t, err)
+	require.Len(t, reg, 2)
+	assert.Equal(t, "planner", reg[0].ID)
+	assert.Equal(t, "config", reg[1].ToolsSource)
+	require.Len(t, reg[1].Tools, 1)
+	assert.JSONEq(t, `{"type":"object","properties":{"amount":{"type":"number"},"order_id":{"type":"string"}},"required":["amount","order_id"],"additionalProperties":false}`,
+		string(reg[1].Tools[0].Parameters))
+
+	cfg.AgentsFile = filepath.Join(dir, "missing.yaml")
+	_, err = buildRegistry(cfg)
+	assert.ErrorContains(t, err, "agents_file:")
+
+	js := filepath.Join(dir, "agents.json")
+	require.NoError(t, os.WriteFile(js, []byte(`[{"name":"planner"}]`), 0o600))
+	cfg.AgentsFile = js
+	_, err = buildRegistry(cfg)
+	assert.ErrorContains(t, err, `agent "planner" is declared twice`)
+}

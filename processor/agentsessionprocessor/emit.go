@@ -1,0 +1,315 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor // import "github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
+)
+
+const (
+	scopeName = "github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
+	// evaluatorService is the service.name of the evaluation spans' resource.
+	evaluatorService = "agenteval-collector"
+)
+
+// Names of the gen_ai.evaluation.result events (gen_ai.evaluation.name), one per metric.
+const (
+	evalNameToolCall        = "tool_call"
+	evalNameAgentScore      = "agent_score"
+	evalNameToolUse         = "tool_use"
+	evalNameReasoning       = "reasoning"
+	evalNameHandoff         = "handoff"
+	evalNameResponseQuality = "response_quality"
+	evalNameTurn            = "turn"
+	evalNameIntentDrift     = "intent_drift"
+	evalNameOverall         = "overall_score"
+	evalNameCoordination    = "coordination_score"
+	evalNameIntentDriftS    = "intent_drift_score"
+	evalNameConversation    = "conversation_score"
+	evalNameTaskCompletion  = "task_completion"
+)
+
+// emitter builds evaluation spans (DESIGN.md §6): one span per evaluated entity, named
+// "evaluate {kind}", in the evaluated span's trace and parented to it, carrying one
+// gen_ai.evaluation.result event per metric and agent_eval.* attributes for filtering.
+type emitter struct {
+	toolCalls EmitToolCalls
+}
+
+func newEmitter(toolCalls EmitToolCalls) *emitter { return &emitter{toolCalls: toolCalls} }
+
+// evalBatch accumulates the evaluation spans of one event.
+type evalBatch struct {
+	e     *emitter
+	td    ptrace.Traces
+	spans ptrace.SpanSlice
+	ts    pcommon.Timestamp
+	sid   string
+}
+
+func (e *emitter) newBatch(s *session.AgentSession, now time.Time) *evalBatch {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr(semconv.ServiceName, evaluatorService)
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName(scopeName)
+	return &evalBatch{e: e, td: td, spans: ss.Spans(), ts: pcommon.NewTimestampFromTime(now), sid: s.ID}
+}
+
+func (b *evalBatch) traces() ptrace.Traces { return b.td }
+
+// newSpan appends an evaluation span of the given kind in traceID, parented to
+// parentSpanID (both hex). It returns an error when the ids are not valid hex ids.
+func (b *evalBatch) newSpan(kind, traceID, parentSpanID string) (ptrace.Span, error) {
+	tid, err := decodeTraceID(traceID)
+	if err != nil {
+		return ptrace.Span{}, err
+	}
+	pid, err := decodeSpanID(parentSpanID)
+	if err != nil {
+		return ptrace.Span{}, err
+	}
+	sp := b.spans.AppendEmpty()
+	sp.SetName(semconv.EvalSpanPrefix + kind)
+	sp.SetKind(ptrace.SpanKindInternal)
+	sp.SetTraceID(tid)
+	sp.SetParentSpanID(pid)
+	sp.SetSpanID(newSpanID())
+	sp.SetStartTimestamp(b.ts)
+	sp.SetEndTimestamp(b.ts)
+	attrs := sp.Attributes()
+	attrs.PutStr(semconv.AgentEvalKind, kind)
+	attrs.PutStr(semconv.AgentEvalSessionID, b.sid)
+	return sp, nil
+}
+
+// addTurn emits the spans of a turn that just closed: its tool calls (per emit policy),
+// its agent interactions and the turn itself (non-final result).
+func (b *evalBatch) addTurn(s *session.AgentSession, tr evaluation.TurnResult) {
+	for _, ir := range tr.Interactions {
+		parent := ir.SpanID
+		if parent == "" {
+			parent = tr.RootSpanID
+		}
+		if sp, err := b.newSpan(semconv.EvalKindAgentInteract, tr.TraceID, parent); err == nil {
+			a := sp.Attributes()
+			a.PutStr(semconv.GenAIAgentName, ir.AgentID)
+			a.PutBool(semconv.AgentEvalPartial, s.Partial || tr.Partial)
+			putScore(sp, evalNameAgentScore, ir.Score, ir.Explanations["score"])
+			putScore(sp, evalNameToolUse, ir.ToolUse, ir.Explanations["tool_use"])
+			putScore(sp, evalNameReasoning, ir.Reasoning, ir.Explanations["reasoning"])
+			putScore(sp, evalNameHandoff, ir.Handoff, ir.Explanations["handoff"])
+			putScore(sp, evalNameResponseQuality, ir.ResponseQuality, ir.Explanations["response_quality"])
+			a.PutDouble(semconv.AgentEvalPrefix+"latency_ms", ir.LatencyMs)
+			putIssues(a, ir.ToolCalls)
+		}
+		for _, tc := range ir.ToolCalls {
+			if !b.e.wantToolCall(tc) {
+				continue
+			}
+			parent := tc.SpanID
+			if parent == "" {
+				parent = tr.RootSpanID
+			}
+			sp, err := b.newSpan(semconv.EvalKindToolCall, tr.TraceID, parent)
+			if err != nil {
+				continue
+			}
+			a := sp.Attributes()
+			a.PutStr(semconv.GenAIAgentName, tc.AgentID)
+			a.PutStr(semconv.GenAIToolName, tc.ToolName)
+			if tc.CallID != "" {
+				a.PutStr(semconv.GenAIToolCallID, tc.CallID)
+			}
+			a.PutStr(semconv.AgentEvalPrefix+"tool.verdict", tc.Verdict)
+			putIssues(a, []evaluation.ToolCallResult{tc})
+			ev := putScore(sp, evalNameToolCall, tc.Score, tc.Explanation)
+			ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, verdictLabel(tc.Verdict))
+		}
+	}
+	b.addTurnSpan(s, tr)
+}
+
+// addTurnVerdict emits the final verdict of a turn (CCM/RDM known from the follow-up
+// user message, or the last turn at session end).
+func (b *evalBatch) addTurnVerdict(s *session.AgentSession, tr evaluation.TurnResult) {
+	b.addTurnSpan(s, tr)
+}
+
+func (b *evalBatch) addTurnSpan(s *session.AgentSession, tr evaluation.TurnResult) {
+	sp, err := b.newSpan(semconv.EvalKindTurn, tr.TraceID, tr.RootSpanID)
+	if err != nil {
+		return
+	}
+	a := sp.Attributes()
+	a.PutInt(semconv.AgentEvalPrefix+"turn.index", int64(tr.TurnIndex))
+	a.PutBool(semconv.AgentEvalPrefix+"turn.final", tr.Final)
+	a.PutBool(semconv.AgentEvalPrefix+"turn.is_bad", tr.IsBad)
+	a.PutStr(semconv.AgentEvalPrefix+"turn.detection_type", tr.DetectionType)
+	a.PutDouble(semconv.AgentEvalPrefix+"turn.confidence", tr.Confidence)
+	a.PutBool(semconv.AgentEvalPartial, s.Partial || tr.Partial)
+	var issues []evaluation.ToolCallResult
+	for _, ir := range tr.Interactions {
+		issues = append(issues, ir.ToolCalls...)
+	}
+	putIssues(a, issues)
+	score := 1.0
+	if tr.IsBad {
+		score = 0
+	}
+	ev := putScore(sp, evalNameTurn, &score, tr.Reason)
+	ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, tr.DetectionType)
+	putScore(sp, evalNameIntentDrift, tr.IntentDrift, tr.Explanations["intent_drift"])
+	if js, err := json.Marshal(tr); err == nil {
+		a.PutStr(semconv.AgentEvalTurnResult, string(js))
+	}
+}
+
+// addSession emits the session span: a child of the last turn's root, linked to every
+// turn root, carrying the full analysis JSON.
+func (b *evalBatch) addSession(s *session.AgentSession, an *evaluation.Analysis) error {
+	last := s.Turns[len(s.Turns)-1]
+	sp, err := b.newSpan(semconv.EvalKindAgentSession, last.TraceID, last.RootSpanID)
+	if err != nil {
+		return fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	for _, t := range s.Turns {
+		tid, err1 := decodeTraceID(t.TraceID)
+		sid, err2 := decodeSpanID(t.RootSpanID)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		l := sp.Links().AppendEmpty()
+		l.SetTraceID(tid)
+		l.SetSpanID(sid)
+	}
+	a := sp.Attributes()
+	a.PutStr(semconv.GenAIConversationID, s.ID)
+	a.PutBool(semconv.AgentEvalPartial, an.Partial)
+	putScore(sp, evalNameOverall, an.OverallScore, an.Explanations["overall_score"])
+	putScore(sp, evalNameCoordination, an.CoordinationScore, an.Explanations["coordination_score"])
+	putScore(sp, evalNameIntentDriftS, an.IntentDriftScore, an.Explanations["intent_drift_score"])
+	putScore(sp, evalNameConversation, an.Conversation.Score, an.Explanations["conversation_score"])
+	if an.TaskCompletion != nil {
+		v := 0.0
+		label := semconv.EvalLabelFail
+		if *an.TaskCompletion {
+			v, label = 1, semconv.EvalLabelPass
+		}
+		a.PutBool(semconv.AgentEvalPrefix+evalNameTaskCompletion, *an.TaskCompletion)
+		ev := putScore(sp, evalNameTaskCompletion, &v, an.Explanations["task_completion"])
+		ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, label)
+	}
+	js, err := json.Marshal(an)
+	if err != nil {
+		return fmt.Errorf("session %s: encoding the analysis: %w", s.ID, err)
+	}
+	a.PutStr(semconv.AgentEvalAnalysis, string(js))
+	return nil
+}
+
+func (e *emitter) wantToolCall(tc evaluation.ToolCallResult) bool {
+	switch e.toolCalls {
+	case EmitToolCallsAll:
+		return true
+	case EmitToolCallsNone:
+		return false
+	default:
+		return tc.Verdict != evaluation.VerdictValid
+	}
+}
+
+// putScore adds a gen_ai.evaluation.result event for a present score and mirrors it as
+// the agent_eval.<name> attribute. For an absent score it adds the event with no value
+// and the not_evaluable label, so the reason is visible. It returns the event.
+func putScore(sp ptrace.Span, name string, v *float64, explanation string) ptrace.SpanEvent {
+	ev := sp.Events().AppendEmpty()
+	ev.SetName(semconv.EventEvaluationResult)
+	ev.SetTimestamp(sp.EndTimestamp())
+	ea := ev.Attributes()
+	ea.PutStr(semconv.GenAIEvaluationName, name)
+	if v != nil {
+		ea.PutDouble(semconv.GenAIEvaluationScoreValue, *v)
+		sp.Attributes().PutDouble(semconv.AgentEvalPrefix+name, *v)
+	} else {
+		ea.PutStr(semconv.GenAIEvaluationScoreLabel, semconv.EvalLabelNotEvaluable)
+	}
+	if explanation != "" {
+		ea.PutStr(semconv.GenAIEvaluationExplanation, explanation)
+	}
+	return ev
+}
+
+// putIssues sets agent_eval.tool.issues to the issue codes of the calls, in order.
+func putIssues(a pcommon.Map, calls []evaluation.ToolCallResult) {
+	var n int
+	for _, tc := range calls {
+		n += len(tc.Issues)
+	}
+	if n == 0 {
+		return
+	}
+	s := a.PutEmptySlice(semconv.AgentEvalToolIssues)
+	s.EnsureCapacity(n)
+	for _, tc := range calls {
+		for _, is := range tc.Issues {
+			s.AppendEmpty().SetStr(string(is.Issue))
+		}
+	}
+}
+
+func verdictLabel(verdict string) string {
+	switch verdict {
+	case evaluation.VerdictValid:
+		return semconv.EvalLabelPass
+	case evaluation.VerdictInvalid:
+		return semconv.EvalLabelFail
+	default:
+		return semconv.EvalLabelNotEvaluable
+	}
+}
+
+func decodeTraceID(s string) (pcommon.TraceID, error) {
+	var id pcommon.TraceID
+	if len(s) != 2*len(id) {
+		return id, fmt.Errorf("invalid trace id %q", s)
+	}
+	if _, err := hex.Decode(id[:], []byte(s)); err != nil {
+		return id, fmt.Errorf("invalid trace id %q: %w", s, err)
+	}
+	return id, nil
+}
+
+func decodeSpanID(s string) (pcommon.SpanID, error) {
+	var id pcommon.SpanID
+	if len(s) != 2*len(id) {
+		return id, fmt.Errorf("invalid span id %q", s)
+	}
+	if _, err := hex.Decode(id[:], []byte(s)); err != nil {
+		return id, fmt.Errorf("invalid span id %q: %w", s, err)
+	}
+	return id, nil
+}
+
+func newSpanID() pcommon.SpanID {
+	var id pcommon.SpanID
+	for {
+		binary.BigEndian.PutUint64(id[:], rand.Uint64())
+		if !id.IsEmpty() {
+			return id
+		}
+	}
+}

@@ -1,0 +1,346 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
+)
+
+// fixturesDir holds recorded traces of real agent runs (see its README for attribution).
+const fixturesDir = "../../testdata/fixtures"
+
+func loadTraces(t testing.TB, path string) ptrace.Traces {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+	require.NoError(t, err, path)
+	return td
+}
+
+// testClock is a controllable clock for the processor.
+type testClock struct{ t time.Time }
+
+func (c *testClock) now() time.Time            { return c.t }
+func (c *testClock) advance(d time.Duration)   { c.t = c.t.Add(d) }
+func newTestClock() *testClock                 { return &testClock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)} }
+func testConfig() *Config                      { return createDefaultConfig().(*Config) }
+func evaluationSpansOnly(td ptrace.Traces) int { return countSpans(td, true) }
+
+func countSpans(td ptrace.Traces, evaluation bool) int {
+	n := 0
+	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+		_, isEval := sp.Attributes().Get(semconv.AgentEvalKind)
+		if isEval == evaluation {
+			n++
+		}
+	})
+	return n
+}
+
+func forEachSpan(td ptrace.Traces, fn func(pcommon.Resource, ptrace.Span)) {
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		rs := td.ResourceSpans().At(i)
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			spans := rs.ScopeSpans().At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				fn(rs.Resource(), spans.At(k))
+			}
+		}
+	}
+}
+
+// newTestProcessor builds the processor core with a controlled clock and a sink, without
+// starting the worker: tests drive it with step().
+func newTestProcessor(t testing.TB, cfg *Config, tel *componenttest.Telemetry) (*agentSessionProcessor, *consumertest.TracesSink, *testClock) {
+	t.Helper()
+	sink := new(consumertest.TracesSink)
+	set := processortest.NewNopSettings(metadata.Type).TelemetrySettings
+	if tel != nil {
+		set = metadatatest.NewSettings(tel).TelemetrySettings
+	}
+	p, err := newProcessorCore(set, sink, cfg)
+	require.NoError(t, err)
+	clk := newTestClock()
+	p.now = clk.now
+	return p, sink, clk
+}
+
+// evalSpans returns the evaluation spans the sink received, keyed by kind.
+func evalSpans(sink *consumertest.TracesSink) map[string][]ptrace.Span {
+	out := map[string][]ptrace.Span{}
+	for _, td := range sink.AllTraces() {
+		forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+			if k, ok := sp.Attributes().Get(semconv.AgentEvalKind); ok {
+				out[k.Str()] = append(out[k.Str()], sp)
+			}
+		})
+	}
+	return out
+}
+
+func TestPassesEverySpanOnUnchanged(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(fixturesDir, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			factory := NewFactory()
+			sink := new(consumertest.TracesSink)
+			proc, err := factory.CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), testConfig(), sink)
+			require.NoError(t, err)
+			require.NoError(t, proc.Start(context.Background(), componenttest.NewNopHost()))
+			in := loadTraces(t, f)
+			want := loadTraces(t, f)
+			in.MarkReadOnly() // the processor declares MutatesData=false: it must not write.
+			require.NoError(t, proc.ConsumeTraces(context.Background(), in))
+			// The batch is passed on at once, before any evaluation.
+			require.GreaterOrEqual(t, len(sink.AllTraces()), 1)
+			require.NoError(t, ptracetest.CompareTraces(want, sink.AllTraces()[0]))
+			require.NoError(t, proc.Shutdown(context.Background()))
+			// Shutdown evaluates what was open: only evaluation spans were added.
+			var passed int
+			for _, td := range sink.AllTraces() {
+				passed += countSpans(td, false)
+			}
+			assert.Equal(t, want.SpanCount(), passed, "spans in == spans out")
+			assert.NotEmpty(t, evalSpans(sink)[semconv.EvalKindAgentSession], "the session is evaluated at shutdown")
+		})
+	}
+}
+
+func TestEvaluationSpansForHandoffFixture(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	p, sink, clk := newTestProcessor(t, testConfig(), tel)
+	in := loadTraces(t, filepath.Join(fixturesDir, "openai_agents_genai_adot_spans.otlp.json"))
+	_, err := p.processTraces(context.Background(), in)
+	require.NoError(t, err)
+
+	// Nothing is due before turn_settle.
+	p.step(context.Background())
+	assert.Empty(t, evalSpans(sink))
+
+	clk.advance(3 * time.Second) // > turn_settle: the turn closes.
+	p.step(context.Background())
+	spans := evalSpans(sink)
+	require.Len(t, spans[semconv.EvalKindTurn], 1)
+	assert.Empty(t, spans[semconv.EvalKindAgentSession])
+
+	agents := map[string]bool{}
+	for _, sp := range spans[semconv.EvalKindAgentInteract] {
+		name, _ := sp.Attributes().Get(semconv.GenAIAgentName)
+		agents[name.Str()] = true
+		assert.Equal(t, "evaluate agent_interaction", sp.Name())
+		assert.False(t, sp.ParentSpanID().IsEmpty())
+	}
+	assert.Equal(t, map[string]bool{"coordinator": true, "math_specialist": true}, agents)
+
+	turn := spans[semconv.EvalKindTurn][0]
+	var tr evaluation.TurnResult
+	res, ok := turn.Attributes().Get(semconv.AgentEvalTurnResult)
+	require.True(t, ok)
+	require.NoError(t, json.Unmarshal([]byte(res.Str()), &tr))
+	assert.False(t, tr.Final)
+	assert.Equal(t, tr.RootSpanID, turn.ParentSpanID().String(), "the turn span is parented to the turn root")
+	assert.Equal(t, tr.TraceID, turn.TraceID().String())
+
+	clk.advance(6 * time.Minute) // > session_timeout: the session ends.
+	p.step(context.Background())
+	spans = evalSpans(sink)
+	require.Len(t, spans[semconv.EvalKindAgentSession], 1)
+	sess := spans[semconv.EvalKindAgentSession][0]
+	conv, _ := sess.Attributes().Get(semconv.GenAIConversationID)
+	assert.Equal(t, "7cdeb989-856d-4e70-9b40-02b70cb12287", conv.Str())
+	assert.Equal(t, 1, sess.Links().Len())
+	var an evaluation.Analysis
+	js, ok := sess.Attributes().Get(semconv.AgentEvalAnalysis)
+	require.True(t, ok)
+	require.NoError(t, json.Unmarshal([]byte(js.Str()), &an))
+	assert.Equal(t, conv.Str(), an.SessionID)
+	assert.False(t, an.Partial)
+	assert.Contains(t, an.PerAgentScores, "coordinator")
+	assert.Contains(t, an.PerAgentScores, "math_specialist")
+	// The final verdict of the last turn is emitted with the session.
+	require.Len(t, spans[semconv.EvalKindTurn], 2)
+
+	var events int
+	forEachSpanEvent(sess, func(ev ptrace.SpanEvent) {
+		assert.Equal(t, semconv.EventEvaluationResult, ev.Name())
+		_, ok := ev.Attributes().Get(semconv.GenAIEvaluationName)
+		assert.True(t, ok)
+		events++
+	})
+	assert.Positive(t, events)
+
+	metadatatest.AssertEqualProcessorAgentsessionSpansObserved(t, tel,
+		[]metricdata.DataPoint[int64]{{Value: int64(in.SpanCount())}}, metricdatatest.IgnoreTimestamp())
+}
+
+func forEachSpanEvent(sp ptrace.Span, fn func(ptrace.SpanEvent)) {
+	for i := 0; i < sp.Events().Len(); i++ {
+		fn(sp.Events().At(i))
+	}
+}
+
+func TestMaxSessionsEvictsOldestAsPartial(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	cfg := testConfig()
+	cfg.MaxSessions = 2
+	p, sink, clk := newTestProcessor(t, cfg, tel)
+	for i, id := range []string{"s-1", "s-2", "s-3"} {
+		td := agentTrace(id, byte(i+1), `{"city":"Paris"}`)
+		_, err := p.processTraces(context.Background(), td)
+		require.NoError(t, err)
+		clk.advance(time.Second)
+	}
+	p.step(context.Background())
+	sessions := evalSpans(sink)[semconv.EvalKindAgentSession]
+	require.Len(t, sessions, 1, "the oldest session is closed early")
+	id, _ := sessions[0].Attributes().Get(semconv.AgentEvalSessionID)
+	assert.Equal(t, "s-1", id.Str())
+	partial, _ := sessions[0].Attributes().Get(semconv.AgentEvalPartial)
+	assert.True(t, partial.Bool())
+	metadatatest.AssertEqualProcessorAgentsessionSessionsEvicted(t, tel,
+		[]metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+}
+
+// agentTrace builds a small GenAI trace: an invoke_agent root with one execute_tool child.
+func agentTrace(sessionID string, seed byte, args string) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "test-agents")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	tid := pcommon.TraceID{seed, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	start := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+
+	tool := spans.AppendEmpty()
+	tool.SetTraceID(tid)
+	tool.SetSpanID(pcommon.SpanID{seed, 0, 0, 0, 0, 0, 0, 2})
+	tool.SetParentSpanID(pcommon.SpanID{seed, 0, 0, 0, 0, 0, 0, 1})
+	tool.SetName("execute_tool get_weather")
+	tool.SetStartTimestamp(pcommon.NewTimestampFromTime(start.Add(10 * time.Millisecond)))
+	tool.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(95 * time.Millisecond)))
+	tool.Attributes().PutStr("gen_ai.operation.name", "execute_tool")
+	tool.Attributes().PutStr("gen_ai.tool.name", "get_weather")
+	tool.Attributes().PutStr("gen_ai.tool.call.arguments", args)
+	tool.Attributes().PutStr("gen_ai.conversation.id", sessionID)
+
+	root := spans.AppendEmpty()
+	root.SetTraceID(tid)
+	root.SetSpanID(pcommon.SpanID{seed, 0, 0, 0, 0, 0, 0, 1})
+	root.SetName("invoke_agent weather")
+	root.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	root.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(200 * time.Millisecond)))
+	root.Attributes().PutStr("gen_ai.operation.name", "invoke_agent")
+	root.Attributes().PutStr("gen_ai.agent.name", "weather")
+	root.Attributes().PutStr("gen_ai.conversation.id", sessionID)
+	root.Attributes().PutStr("gen_ai.input.messages", `[{"role":"user","parts":[{"type":"text","content":"Weather in Paris?"}]}]`)
+	root.Attributes().PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"It is rainy in Paris."}],"finish_reason":"stop"}]`)
+	return td
+}
+
+// TestBadInputNeverLosesSpans feeds hostile input; every span must come out unchanged and
+// the processor must neither panic nor block.
+func TestBadInputNeverLosesSpans(t *testing.T) {
+	huge := strings.Repeat("x", 5<<20)
+	tests := []struct {
+		name   string
+		mutate func(td ptrace.Traces)
+	}{
+		{"malformed attribute values", func(td ptrace.Traces) {
+			sp := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
+			sp.Attributes().PutInt("gen_ai.agent.name", 42)
+			sp.Attributes().PutStr("gen_ai.input.messages", `[{"role":"user","parts":`)
+			sp.Attributes().PutEmptyMap("gen_ai.output.messages").PutStr("oops", "map")
+			sp.Attributes().PutStr("gen_ai.usage.input_tokens", "many")
+		}},
+		{"tool arguments not JSON", func(td ptrace.Traces) {
+			td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("gen_ai.tool.call.arguments", "city=Paris")
+		}},
+		{"span is its own parent", func(td ptrace.Traces) {
+			sp := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
+			sp.SetParentSpanID(sp.SpanID())
+		}},
+		{"cycle", func(td ptrace.Traces) {
+			spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+			spans.At(1).SetParentSpanID(spans.At(0).SpanID())
+		}},
+		{"missing parents", func(td ptrace.Traces) {
+			spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+			spans.At(0).SetParentSpanID(pcommon.SpanID{9, 9, 9, 9, 9, 9, 9, 9})
+			spans.At(1).SetParentSpanID(pcommon.SpanID{8, 8, 8, 8, 8, 8, 8, 8})
+		}},
+		{"duplicate spans", func(td ptrace.Traces) {
+			spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+			spans.At(0).CopyTo(spans.AppendEmpty())
+			spans.At(1).CopyTo(spans.AppendEmpty())
+		}},
+		{"5 MB attribute", func(td ptrace.Traces) {
+			td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("gen_ai.tool.call.result", huge)
+			td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1).Attributes().PutStr("gen_ai.output.messages",
+				`[{"role":"assistant","parts":[{"type":"text","content":"`+huge+`"}]}]`)
+		}},
+		{"invalid UTF-8", func(td ptrace.Traces) {
+			spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+			spans.At(0).Attributes().PutStr("gen_ai.tool.call.arguments", "{\"city\":\"Par\xffis\"}")
+			spans.At(1).Attributes().PutStr("gen_ai.agent.name", "wea\xc3\x28ther")
+			spans.At(1).Attributes().PutStr("gen_ai.conversation.id", "s\xff")
+		}},
+		{"no ids at all", func(td ptrace.Traces) {
+			spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+			spans.At(0).SetTraceID(pcommon.TraceID{})
+			spans.At(0).SetSpanID(pcommon.SpanID{})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tel := componenttest.NewTelemetry()
+			t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+			set := metadatatest.NewSettings(tel)
+			sink := new(consumertest.TracesSink)
+			proc, err := NewFactory().CreateTraces(context.Background(), set, testConfig(), sink)
+			require.NoError(t, err)
+			require.NoError(t, proc.Start(context.Background(), componenttest.NewNopHost()))
+			in := agentTrace("bad-"+tt.name, 7, `{"city":"Paris"}`)
+			tt.mutate(in)
+			want := ptrace.NewTraces()
+			in.CopyTo(want)
+			require.NotPanics(t, func() { require.NoError(t, proc.ConsumeTraces(context.Background(), in)) })
+			require.NoError(t, ptracetest.CompareTraces(want, sink.AllTraces()[0]))
+			require.NoError(t, proc.Shutdown(context.Background()))
+			var passed int
+			for _, td := range sink.AllTraces() {
+				passed += countSpans(td, false)
+			}
+			assert.Equal(t, want.SpanCount(), passed, "spans in == spans out")
+			_, err = tel.GetMetric("otelcol_processor_agentsession_evaluation_errors")
+			assert.Error(t, err, "no evaluation error was recorded")
+		})
+	}
+}
