@@ -25,24 +25,16 @@ import (
 
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadata"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
-// Attributes of the evaluation spans this exporter reads (DESIGN.md §6).
-const (
-	// attrKind marks an evaluation span; its value is one of the kinds below. Spans
-	// without it are skipped after this one lookup.
-	attrKind = "agent_eval.kind"
-	// attrTurnResult is the JSON of an evaluation.TurnResult, on `evaluate turn` spans.
-	attrTurnResult = "agent_eval.turn.result"
-	// attrAnalysis is the JSON of an evaluation.Analysis, on `evaluate agent_session` spans.
-	attrAnalysis = "agent_eval.analysis"
-
-	kindTurn    = "turn"
-	kindSession = "agent_session"
-	// The tool_call and agent_interaction kinds carry nothing the exporter needs: their
-	// data is in the turn result.
-)
+// The evaluation spans this exporter reads (DESIGN.md §6; keys in internal/semconv):
+// agent_eval.kind marks them (one lookup per span; spans without it are skipped), a
+// `turn` span carries agent_eval.turn.result (evaluation.TurnResult JSON) and an
+// `agent_session` span carries agent_eval.analysis (evaluation.Analysis JSON). The
+// tool_call and agent_interaction kinds carry nothing the exporter needs: their data is
+// in the turn result.
 
 // defaultRetentionInterval is how often retention runs (after a first run at start).
 const defaultRetentionInterval = time.Hour
@@ -214,27 +206,27 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				kind, ok := span.Attributes().Get(attrKind)
+				kind, ok := span.Attributes().Get(semconv.AgentEvalKind)
 				if !ok {
 					continue
 				}
 				evalSpans++
 				switch kind.Str() {
-				case kindTurn:
+				case semconv.EvalKindTurn:
 					var tr evaluation.TurnResult
-					if err := decodeJSONAttr(span, attrTurnResult, &tr); err != nil {
+					if err := decodeJSONAttr(span, semconv.AgentEvalTurnResult, &tr); err != nil {
 						decodeErrs = append(decodeErrs, err)
 						continue
 					}
 					e.metrics.recordTurn(&tr)
-				case kindSession:
+				case semconv.EvalKindAgentSession:
 					var a evaluation.Analysis
-					if err := decodeJSONAttr(span, attrAnalysis, &a); err != nil {
+					if err := decodeJSONAttr(span, semconv.AgentEvalAnalysis, &a); err != nil {
 						decodeErrs = append(decodeErrs, err)
 						continue
 					}
 					if a.SessionID == "" {
-						decodeErrs = append(decodeErrs, spanError(span, attrAnalysis, errors.New("session_id is empty")))
+						decodeErrs = append(decodeErrs, spanError(span, semconv.AgentEvalAnalysis, errors.New("session_id is empty")))
 						continue
 					}
 					if err := e.store.SaveAnalysis(ctx, &a); err != nil {
