@@ -5,6 +5,7 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
@@ -34,6 +35,9 @@ const (
 	exRuleGenAIHandof = "gen_ai.handoff"
 	exRuleNotNested   = semconv.GenAIInvocationIsNested + "=false"
 )
+
+// exMaxRuleValue bounds the attribute value quoted in a rule name.
+const exMaxRuleValue = 64
 
 // exRules holds the rule strings for known values so that classifying allocates nothing.
 var exRules = func() map[string]string {
@@ -82,6 +86,12 @@ var exRules = func() map[string]string {
 // exRule returns the interned rule string prefix+value(+suffix); only unknown values
 // allocate.
 func exRule(prefix, value, suffix string) string {
+	if len(value) > exMaxRuleValue {
+		value, _ = exCut(value, exMaxRuleValue)
+	}
+	if !utf8.ValidString(value) {
+		value = strings.ToValidUTF8(value, "\uFFFD")
+	}
 	// Build the key on the stack: a map index m[string(bytes)] does not allocate.
 	var buf [96]byte
 	key := append(append(append(buf[:0], prefix...), value...), suffix...)

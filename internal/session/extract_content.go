@@ -143,6 +143,7 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 		}
 	}
 	if !captured {
+		e.finish(s, r, nil)
 		return
 	}
 	r.ContentCaptured = true
@@ -191,12 +192,17 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 		r.RequestedCalls = e.requested(r, out.calls)
 	}
 
-	// Finish reasons: the attribute, else the output messages, else Vercel's.
+	e.finish(s, r, out.finish)
+}
+
+// finish fills FinishReasons: the gen_ai.response.finish_reasons attribute, else the
+// output messages' finish reasons, else Vercel's ai.response.finishReason.
+func (e *Extractor) finish(s *exScan, r *SpanRecord, fromOutput []string) {
 	switch {
 	case s.has[kFinishReasons]:
 		r.FinishReasons = e.finishReasons(r, s.v[kFinishReasons])
-	case len(out.finish) > 0:
-		r.FinishReasons = e.cleanList(r, out.finish)
+	case len(fromOutput) > 0:
+		r.FinishReasons = e.cleanList(r, fromOutput)
 	case s.has[kAIResponseFinish]:
 		if t, _ := exValueText(s.v[kAIResponseFinish]); t != "" {
 			r.FinishReasons = []string{e.text(r, exLowerASCII(t))}

@@ -18,26 +18,39 @@ import (
 // extFixtureDir holds the real-run OTLP/JSON fixtures (see its README.md).
 const extFixtureDir = "../../testdata/fixtures"
 
-// extRecords extracts every span of an OTLP/JSON file, keyed by hex span id, plus the
-// records in file order.
-func extRecords(t testing.TB, ex *Extractor, path string) (map[string]SpanRecord, []SpanRecord) {
+// extLoad reads an OTLP/JSON file.
+func extLoad(t testing.TB, path string) ptrace.Traces {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
 	require.NoError(t, err)
-	byID := map[string]SpanRecord{}
+	return td
+}
+
+// extAll extracts every span of td, in order.
+func extAll(ex *Extractor, td ptrace.Traces) []SpanRecord {
 	var all []SpanRecord
 	for i := 0; i < td.ResourceSpans().Len(); i++ {
 		rs := td.ResourceSpans().At(i)
 		for j := 0; j < rs.ScopeSpans().Len(); j++ {
 			ss := rs.ScopeSpans().At(j)
 			for k := 0; k < ss.Spans().Len(); k++ {
-				r := ex.Extract(rs.Resource(), ss.Scope(), ss.Spans().At(k))
-				byID[r.SpanID] = r
-				all = append(all, r)
+				all = append(all, ex.Extract(rs.Resource(), ss.Scope(), ss.Spans().At(k)))
 			}
 		}
+	}
+	return all
+}
+
+// extRecords extracts every span of an OTLP/JSON file, keyed by hex span id, plus the
+// records in file order.
+func extRecords(t testing.TB, ex *Extractor, path string) (map[string]SpanRecord, []SpanRecord) {
+	t.Helper()
+	all := extAll(ex, extLoad(t, path))
+	byID := make(map[string]SpanRecord, len(all))
+	for _, r := range all {
+		byID[r.SpanID] = r
 	}
 	return byID, all
 }
@@ -80,14 +93,20 @@ func extJSONEq(t testing.TB, want, got string, msgAndArgs ...any) {
 // extCheckInvariants asserts the SpanRecord contract: valid UTF-8 and capped text.
 func extCheckInvariants(t testing.TB, r SpanRecord, maxText int) {
 	t.Helper()
-	texts := []string{r.Name, r.ErrorType, r.ClassRule, r.Operation, r.SessionID, r.SessionKey, r.Service,
-		r.AgentName, r.AgentRule, r.AgentDescription, r.GraphNodeID, r.GraphParentID, r.ToolName, r.ToolCallID,
-		r.ToolArguments, r.ToolArgsSource, r.ToolResult, r.ToolDescription, r.UserMessage, r.Input, r.Output,
-		r.Reasoning, r.Model, r.HandoffFrom, r.HandoffTo, r.HandoffMode, r.HandoffRule}
+	texts := []string{r.Name, r.ErrorType, r.Operation, r.SessionID, r.Service,
+		r.AgentName, r.AgentDescription, r.GraphNodeID, r.GraphParentID, r.ToolName, r.ToolCallID,
+		r.ToolArguments, r.ToolResult, r.ToolDescription, r.UserMessage, r.Input, r.Output,
+		r.Reasoning, r.Model, r.HandoffFrom, r.HandoffTo}
 	texts = append(texts, r.FinishReasons...)
 	texts = append(texts, r.AllowedTools...)
 	texts = append(texts, r.HandoffTargets...)
-	texts = append(texts, r.Problems...)
+	// Rule and source names come from a fixed vocabulary (plus at most exMaxRuleValue
+	// bytes of an attribute value); problems have their own bound.
+	for _, s := range append([]string{r.ClassRule, r.AgentRule, r.ToolArgsSource, r.HandoffRule, r.HandoffMode, r.SessionKey}, r.Problems...) {
+		if !utf8.ValidString(s) || len(s) > max(exMaxProblemLen, 128) {
+			t.Errorf("bad rule/problem string %q", s)
+		}
+	}
 	for _, c := range r.RequestedCalls {
 		texts = append(texts, c.ID, c.Name, c.Arguments)
 	}

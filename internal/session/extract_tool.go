@@ -104,7 +104,7 @@ func (e *Extractor) toolFields(s *exScan, events ptrace.SpanEventSlice, r *SpanR
 	// Handoffs: the main-branch transfer attributes, else a handoff tool by name.
 	if target := exFirstNonEmpty(s.str(kTransferTargetName), s.str(kTransferTargetID)); target != "" {
 		r.HandoffTo = e.text(r, target)
-		r.HandoffMode = e.text(r, exFirstNonEmpty(s.str(kTransferMode), semconv.TransferModePassControl))
+		r.HandoffMode = exTransferMode(s.str(kTransferMode))
 		// On a transfer span gen_ai.agent.name is the source agent by definition.
 		r.HandoffFrom = e.text(r, s.str(kGenAIAgentName))
 		r.HandoffRule = exRuleTransfer
@@ -228,4 +228,18 @@ func exUnquote(s string) string {
 		}
 	}
 	return s
+}
+
+// exTransferMode normalises gen_ai.transfer.mode: the two defined values, "pass_control"
+// when absent, any other value kept as an identifier (at most exMaxRuleValue bytes).
+func exTransferMode(m string) string {
+	m = exLowerASCII(strings.TrimSpace(m))
+	switch m {
+	case "":
+		return semconv.TransferModePassControl
+	case semconv.TransferModePassControl, semconv.TransferModeReturn:
+		return m
+	}
+	m, _ = exClean(m, exMaxRuleValue)
+	return m
 }
