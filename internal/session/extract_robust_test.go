@@ -68,9 +68,9 @@ func TestExtractBadInput(t *testing.T) {
 			ClassLLM, nil,
 			func(t *testing.T, r SpanRecord) { assert.Equal(t, "caf\uFFFD", r.UserMessage) }},
 		{"hostile indexes", "x", map[string]any{"openinference.span.kind": "LLM",
-			"llm.input_messages.99999999999.message.role":    "user",
-			"llm.input_messages.99999999999.message.content": "x",
-			"llm.input_messages.-1.message.role":             "user",
+			"llm.input_messages.99999999999.message.role":                        "user",
+			"llm.input_messages.99999999999.message.content":                     "x",
+			"llm.input_messages.-1.message.role":                                 "user",
 			"llm.output_messages.0.message.tool_calls.x.tool_call.function.name": "f"},
 			ClassLLM, nil,
 			func(t *testing.T, r SpanRecord) {
