@@ -140,6 +140,9 @@ func analysisCheckout() evaluation.Analysis {
 		CoordinationScore: ptr(0.9),
 		IntentDriftScore:  ptr(0.15),
 		TaskCompletion:    ptr(true),
+		// Mean of the evaluable call scores (1, 0.5, 1) and of the reasoning scores.
+		ToolUseScore:   ptr(2.5 / 3),
+		ReasoningScore: ptr(0.7),
 		PerAgentScores: map[string]evaluation.AgentScores{
 			"planner": {
 				Overall: ptr(0.9), Handoff: ptr(0.8), ResponseQuality: ptr(1.0),

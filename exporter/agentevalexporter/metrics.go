@@ -199,7 +199,6 @@ func (m *promMetrics) recordToolCall(tc *evaluation.ToolCallResult, interactionA
 func (m *promMetrics) recordAnalysis(a *evaluation.Analysis) {
 	m.sessions.WithLabelValues(taskCompletion(a.TaskCompletion), strconv.FormatBool(a.Partial)).Inc()
 
-	toolUse, reasoning := sessionInteractionMeans(a)
 	for _, s := range []struct {
 		metric string
 		score  *float64
@@ -208,8 +207,8 @@ func (m *promMetrics) recordAnalysis(a *evaluation.Analysis) {
 		{"coordination", a.CoordinationScore},
 		{"intent_drift", a.IntentDriftScore},
 		{"conversation", a.Conversation.Score},
-		{"tool_use", toolUse},
-		{"reasoning", reasoning},
+		{"tool_use", a.ToolUseScore},
+		{"reasoning", a.ReasoningScore},
 	} {
 		if s.score != nil {
 			m.sessionScore.WithLabelValues(s.metric).Observe(*s.score)
@@ -237,36 +236,6 @@ func (m *promMetrics) recordAnalysis(a *evaluation.Analysis) {
 	for _, r := range a.Recommendations {
 		m.recommendations.WithLabelValues(m.labels.value(domainKind, r.Kind)).Inc()
 	}
-}
-
-// sessionInteractionMeans returns the session-level tool_use and reasoning scores: the
-// means of the present interaction scores over all turn results of the analysis (the
-// analysis JSON has no session-level field for them); nil when none is present.
-func sessionInteractionMeans(a *evaluation.Analysis) (toolUse, reasoning *float64) {
-	var tuSum, rsSum float64
-	var tuN, rsN int
-	for i := range a.TurnResults {
-		for j := range a.TurnResults[i].Interactions {
-			ia := &a.TurnResults[i].Interactions[j]
-			if ia.ToolUse != nil {
-				tuSum += *ia.ToolUse
-				tuN++
-			}
-			if ia.Reasoning != nil {
-				rsSum += *ia.Reasoning
-				rsN++
-			}
-		}
-	}
-	if tuN > 0 {
-		v := tuSum / float64(tuN)
-		toolUse = &v
-	}
-	if rsN > 0 {
-		v := rsSum / float64(rsN)
-		reasoning = &v
-	}
-	return toolUse, reasoning
 }
 
 // verdict returns the `valid` label of a tool call: its Verdict when it is one of

@@ -172,8 +172,8 @@ agent_eval_recommendations_total{kind="tool_use"} 1
 		{"coordination", 1, 0.9, 0.9},
 		{"intent_drift", 1, 0.15, 0.2},
 		{"conversation", 2, 0.5 + 1.0, 1},
-		// Mean of the interactions' tool_use (0.5 in turn 0, 1.0 in turn 1).
-		{"tool_use", 1, 0.75, 0.8},
+		// tool_use_score: 0.8333…
+		{"tool_use", 1, 2.5 / 3, 0.9},
 		{"reasoning", 1, 0.7, 0.7},
 	} {
 		t.Run(tc.metric, func(t *testing.T) {
