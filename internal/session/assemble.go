@@ -171,6 +171,8 @@ type assembler struct {
 	seq       int
 	// nested maps a tool span to the first agent span nested under it (agent-as-tool).
 	nested map[*asmNode]*asmNode
+	// agentKeys maps normalised agent ids (asmAgentKey) to the first agent id with that key.
+	agentKeys map[string]string
 }
 
 func newAssembler(records []SpanRecord) *assembler {

@@ -6,7 +6,6 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 import (
 	"encoding/json"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
@@ -204,9 +203,13 @@ func (a *assembler) recordHandoffs(cands []*asmHandoffCand) {
 	var groups [][]*asmHandoffCand
 	byRecv := map[int]int{}
 	byCall := map[*asmCall]int{}
-	byPair := map[string]int{}
+	type pairKey struct {
+		from int
+		to   string
+	}
+	byPair := map[pairKey]int{}
 	for _, c := range cands {
-		pair := strconv.Itoa(c.from) + "\x00" + c.to
+		pair := pairKey{c.from, c.to}
 		g, ok := byRecv[c.receiver]
 		if c.receiver < 0 {
 			ok = false
@@ -365,10 +368,18 @@ func (a *assembler) resolveAgent(name string) string {
 	if key == "" {
 		return name
 	}
-	for _, in := range a.inters {
-		if asmAgentKey(in.agentID) == key {
-			return in.agentID
+	if a.agentKeys == nil {
+		a.agentKeys = map[string]string{}
+		for _, in := range a.inters {
+			if k := asmAgentKey(in.agentID); k != "" {
+				if _, dup := a.agentKeys[k]; !dup {
+					a.agentKeys[k] = in.agentID
+				}
+			}
 		}
+	}
+	if id, ok := a.agentKeys[key]; ok {
+		return id
 	}
 	return name
 }
