@@ -4,6 +4,7 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -193,7 +194,7 @@ func newAssembler(records []SpanRecord) *assembler {
 		a.nodes = append(a.nodes, n)
 	}
 	slices.SortFunc(a.nodes, func(x, y *asmNode) int {
-		if c := compareInt64(x.start(), y.start()); c != 0 {
+		if c := cmp.Compare(x.start(), y.start()); c != 0 {
 			return c
 		}
 		return strings.Compare(x.rec.SpanID, y.rec.SpanID)
@@ -202,16 +203,6 @@ func newAssembler(records []SpanRecord) *assembler {
 		n.idx = i
 	}
 	return a
-}
-
-func compareInt64(x, y int64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 func (a *assembler) assemble() TurnAssembly {
@@ -558,7 +549,7 @@ func (a *assembler) buildSteps(in *asmInteraction) {
 		a.addStep(in, c.at, asmRankTool, AgentStep{Kind: StepToolCall, SpanID: tc.SpanID, ToolCall: &tc})
 	}
 	slices.SortStableFunc(in.steps, func(x, y asmStep) int {
-		if c := compareInt64(x.at, y.at); c != 0 {
+		if c := cmp.Compare(x.at, y.at); c != 0 {
 			return c
 		}
 		if x.rank != y.rank {

@@ -4,6 +4,7 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -60,7 +61,8 @@ type asmHandoffCand struct {
 // buildHandoffs collects the candidates of the six signals, keeps one handoff per
 // transfer (strongest signal first) and adds the handoff steps to the sending
 // interactions. A transfer is identified by its receiving interaction; when the receiving
-// agent did not run in the turn, by (sending interaction, receiving agent).
+// agent did not run in the turn, by the tool call that made it, else by (sending
+// interaction, receiving agent).
 func (a *assembler) buildHandoffs() {
 	var cands []*asmHandoffCand
 	add := func(c *asmHandoffCand) {
@@ -193,7 +195,7 @@ func (a *assembler) recordHandoffs(cands []*asmHandoffCand) {
 		if x.strength != y.strength {
 			return x.strength - y.strength
 		}
-		if c := compareInt64(x.at, y.at); c != 0 {
+		if c := cmp.Compare(x.at, y.at); c != 0 {
 			return c
 		}
 		return x.seq - y.seq
