@@ -44,7 +44,6 @@ type chunk struct {
 	code      bool   // inside a backtick code span or fence
 	afterByte byte   // byte right after the core (0 at the end of the text)
 	afterNext byte   // byte after that
-	gapBreak  bool   // the gap before the chunk has a sentence/line break (for merging names)
 	gapPunct  bool   // the gap before the chunk contains something other than spaces
 }
 
@@ -307,7 +306,6 @@ func (e *extractor) lexChunks() {
 			code:      spanAt(e.code, start+cs) >= 0,
 			gapPunct:  strings.TrimSpace(gap) != "",
 		}
-		c.gapBreak = c.sentStart
 		if p := start + cs + len(core); p < len(s) {
 			c.afterByte = s[p]
 			if p+1 < len(s) {
@@ -510,7 +508,7 @@ func (e *extractor) monthDates() {
 // and day/month/year with the same separator: "15/01/2024", "15.01.2024", "01-15-2024". d/m vs m/d is decided
 // when one part is > 12 or both are equal; otherwise the date is ambiguous and its value is the text as written.
 func numericDate(core string) (value string, ok bool) {
-	if len(core) > 10 && len(core) >= 11 && (core[10] == 'T' || core[10] == 't') {
+	if len(core) > 10 && (core[10] == 'T' || core[10] == 't') {
 		if v, ok := numericDate(core[:10]); ok {
 			return v, true
 		}
@@ -682,7 +680,7 @@ func (e *extractor) classify() {
 			continue
 		case !strings.ContainsFunc(core, unicode.IsDigit):
 			// currency word followed by a number: "USD 50", "€ 20"
-			if isCurrencyChunk(c) && i+1 < len(cs) && !e.used[i+1] && !cs[i+1].gapBreak {
+			if isCurrencyChunk(c) && i+1 < len(cs) && !e.used[i+1] && !cs[i+1].sentStart {
 				if v, ok := numberValue(strings.TrimSuffix(cs[i+1].core, "%")); ok {
 					e.used[i+1] = true
 					e.add(c.pos, KindAmount, v)
@@ -711,7 +709,7 @@ func (e *extractor) classify() {
 			case hash || allDigits(bare) && len(bare) >= 5:
 				e.add(c.pos, KindID, strings.ToLower(bare))
 			case isListMarker(c):
-			case i+1 < len(cs) && !e.used[i+1] && !cs[i+1].gapBreak && isCurrencyChunk(cs[i+1]):
+			case i+1 < len(cs) && !e.used[i+1] && !cs[i+1].sentStart && isCurrencyChunk(cs[i+1]):
 				e.used[i+1] = true
 				e.add(c.pos, KindAmount, v)
 			default:

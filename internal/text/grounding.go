@@ -116,7 +116,7 @@ func (h *haystack) containsWords(v string) bool {
 	return false
 }
 
-func (h *haystack) has(m map[string]struct{}, k string) bool {
+func has(m map[string]struct{}, k string) bool {
 	_, ok := m[k]
 	return ok
 }
@@ -152,31 +152,31 @@ func (h *haystack) found(f Fact) bool {
 		if isTime(v) {
 			return h.containsLower(v)
 		}
-		return h.has(h.numbers, numKey(v))
+		return has(h.numbers, numKey(v))
 	case KindID:
 		k := idKey(v)
-		if h.has(h.ids, k) || allDigits(k) && h.has(h.numbers, k) {
+		if has(h.ids, k) || allDigits(k) && has(h.numbers, k) {
 			return true
 		}
 		runs := digitRuns(v)
 		for _, r := range runs {
-			if !h.has(h.numbers, r) {
+			if !has(h.numbers, r) {
 				return false
 			}
 		}
 		return len(runs) > 0
 	case KindDate:
-		if h.has(h.dates, v) {
+		if has(h.dates, v) {
 			return true
 		}
 		if len(v) == 10 && v[4] == '-' {
-			return h.has(h.dates, "--"+v[5:])
+			return has(h.dates, "--"+v[5:])
 		}
 		if strings.HasPrefix(v, "--") || len(v) == 7 {
-			return h.has(h.derived, v)
+			return has(h.derived, v)
 		}
 		for _, d := range ambiguousDates(v) {
-			if h.has(h.dates, d) {
+			if has(h.dates, d) {
 				return true
 			}
 		}
