@@ -539,8 +539,12 @@ func exReadInput(data []byte, o *exMsgOut) error {
 	}
 	o.messages += len(spans)
 	for i := len(spans) - 1; i >= 0; i-- {
+		elem := doc[spans[i].a:spans[i].b]
+		if !exMayBeUser(elem) {
+			continue // cannot carry a user role: skip decoding it
+		}
 		var m exJMsg
-		if err := json.Unmarshal(doc[spans[i].a:spans[i].b], &m); err != nil && !exIsTypeError(err) {
+		if err := json.Unmarshal(elem, &m); err != nil && !exIsTypeError(err) {
 			return errExSyntax
 		}
 		if exRole(&m) != semconv.RoleUser {
@@ -552,6 +556,13 @@ func exReadInput(data []byte, o *exMsgOut) error {
 		}
 	}
 	return nil
+}
+
+// exMayBeUser is a cheap pre-filter: a message whose text contains none of the user-role
+// spellings ("user", "human", "Human") cannot be a user message.
+func exMayBeUser(elem []byte) bool {
+	return bytes.Contains(elem, []byte("user")) || bytes.Contains(elem, []byte("uman")) ||
+		bytes.Contains(elem, []byte("USER")) || bytes.Contains(elem, []byte("User"))
 }
 
 // exReadOutput reads every message of an output list: assistant text, reasoning, tool
