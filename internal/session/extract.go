@@ -325,7 +325,9 @@ func (e *Extractor) exceptionType(events ptrace.SpanEventSlice, r *SpanRecord) {
 
 // agentFields fills the agent-span fields other than the name (set by classify).
 func (e *Extractor) agentFields(s *exScan, r *SpanRecord) {
-	r.AgentDescription = e.text(r, s.str(kAgentDesc))
+	if d := s.str(kAgentDesc); !exDefaultAgentDescription(d) {
+		r.AgentDescription = e.text(r, d)
+	}
 	if s.has[kAgentTools] {
 		r.AllowedTools = e.nameList(s.v[kAgentTools], semconv.GenAIAgentTools, r)
 	}
@@ -337,6 +339,12 @@ func (e *Extractor) agentFields(s *exScan, r *SpanRecord) {
 		r.HandoffFrom, r.HandoffTo = e.text(r, p), r.AgentName
 		r.HandoffMode, r.HandoffRule = semconv.TransferModePassControl, semconv.GenAIAgentHandoffParent
 	}
+}
+
+// exDefaultAgentDescription reports placeholder descriptions that instrumentations write
+// on every span: the python-contrib openai-agents-v2 "OpenAI Agents instrumentation".
+func exDefaultAgentDescription(d string) bool {
+	return d == "OpenAI Agents instrumentation"
 }
 
 // nameList reads a list of names from a string-array attribute or a JSON list.

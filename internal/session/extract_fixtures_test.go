@@ -327,6 +327,7 @@ func TestExtractFixtures(t *testing.T) {
 					assert.Equal(t, tt.allSession, r.SessionID, "session of %s %q", r.SpanID, r.Name)
 					assert.Equal(t, tt.allSessionKey, r.SessionKey)
 				}
+				assert.NotEqual(t, "OpenAI Agents instrumentation", r.AgentDescription, "instrumentation placeholder")
 				if !listed[r.SpanID] {
 					assert.Equal(t, ClassOther, r.Class, "unlisted span %s %q must be ClassOther", r.SpanID, r.Name)
 				}

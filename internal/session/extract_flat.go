@@ -63,6 +63,21 @@ func exLeadingIndex(s string) (int, string, bool) {
 	return n, s[i+1:], true
 }
 
+// exWholeIndex parses s as a bounded decimal index.
+func exWholeIndex(s string) (int, bool) {
+	if s == "" || len(s) > 6 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, n <= exMaxFlatIndex
+}
+
 // exFlatClassify maps the key rest after the message index to a field.
 func exFlatClassify(rest string) (exFlatField, int) {
 	rest = strings.TrimPrefix(rest, "message.")
@@ -76,7 +91,7 @@ func exFlatClassify(rest string) (exFlatField, int) {
 	}
 	switch {
 	case strings.HasPrefix(rest, "content."): // Claude Agent SDK: message.content.<j>
-		if j, tail, ok := exLeadingIndex(rest[len("content."):] + "."); ok && tail == "" {
+		if j, ok := exWholeIndex(rest[len("content."):]); ok {
 			return exFlatContentPart, j
 		}
 	case strings.HasPrefix(rest, "contents."): // message.contents.<j>.message_content.text
