@@ -201,10 +201,12 @@ type trkTrace struct {
 }
 
 // hasRoot reports whether the turn's root record has arrived: a turn marker (ClassTurn),
-// or an agent/LLM/tool record whose parent was absent from the trace when it arrived, or
-// is a non-GenAI span (an HTTP server span around the agent). Spans arrive as they end,
-// children first, so in practice the first GenAI record starts the turn_settle window,
-// which every later record of the trace restarts.
+// a record without a parent (the trace root, of any class), or an agent/LLM/tool record
+// whose parent already arrived and is not a GenAI span. A GenAI span whose parent has
+// not arrived does not count: spans arrive as they end, children first, and the missing
+// parent is usually an agent still running (a coordinator between two LLM calls, an
+// agent-as-tool); closing on turn_settle then would cut the turn in two. Such a trace
+// closes when its root arrives, or after turn_timeout of silence.
 func (tr *trkTrace) hasRoot() bool { return tr.root }
 
 type trkSession struct {
@@ -345,12 +347,19 @@ func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
 	}
 	if _, dup := tr.classes[r.SpanID]; !dup {
 		tr.classes[r.SpanID] = r.Class
-		switch r.Class {
-		case ClassTurn:
+		switch {
+		case r.Class == ClassTurn:
 			tr.root = true
-		case ClassAgent, ClassLLM, ClassTool:
-			pc, present := tr.classes[r.ParentSpanID]
-			if r.ParentSpanID == "" || r.ParentSpanID == r.SpanID || !present || !asmIsGenAI(pc) {
+		case r.ParentSpanID == "" || r.ParentSpanID == r.SpanID:
+			// The trace's own root (of any class, e.g. the HTTP server span around
+			// the agents) ends last: the trace is complete.
+			tr.root = true
+		case r.Class == ClassAgent || r.Class == ClassLLM || r.Class == ClassTool:
+			// A GenAI span under a span that already arrived and is not GenAI (an
+			// HTTP or framework span that ended first). A GenAI span whose parent has
+			// not arrived is NOT a root: the parent may be an agent still running
+			// (agents-as-tools, a coordinator between two LLM calls).
+			if pc, present := tr.classes[r.ParentSpanID]; present && !asmIsGenAI(pc) {
 				tr.root = true
 			}
 		}

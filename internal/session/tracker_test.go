@@ -365,3 +365,41 @@ func TestTrackerManySessions(t *testing.T) {
 	}
 	checkAccounting(t, tk)
 }
+
+// An agent-as-tool sub-run ends long before its coordinator: its parent has not arrived,
+// so it is not a root, and the silence while the coordinator thinks must not close the
+// turn (seen in the openai_agents_genai_live fixture).
+func TestTrackerOrphanSubtreeIsNotARoot(t *testing.T) {
+	tk := NewTracker(TrackerConfig{})
+	sub := []SpanRecord{
+		asSpan("sub-l", "sub-a", ClassLLM, 0, 5, asSession("s1")),
+		asSpan("sub-a", "coord", ClassAgent, 0, 10, asAgent("research"), asSession("s1")),
+	}
+	assert.Empty(t, tk.Observe(sub, trkAt(0)))
+	assert.Empty(t, tk.Advance(trkAt(30)), "a GenAI span whose parent is still running is no root")
+	rest := []SpanRecord{
+		asSpan("coord", "wf", ClassAgent, 0, 40_000, asAgent("coordinator"), asSession("s1")),
+		asSpan("wf", "http-parent-not-exported", ClassTurn, 0, 40_001, asSession("s1")),
+	}
+	assert.Empty(t, tk.Observe(rest, trkAt(40)))
+	ev := tk.Advance(trkAt(42))
+	require.Equal(t, []string{"turn_closed:s1"}, kinds(ev), "the turn marker arrived: settle applies")
+	turn := ev[0].Session.Turns[0]
+	assert.False(t, turn.Partial)
+	agents := []string{}
+	for _, in := range turn.Interactions {
+		agents = append(agents, in.AgentID)
+	}
+	assert.ElementsMatch(t, []string{"coordinator", "research"}, agents, "one turn, both agents")
+	checkAccounting(t, tk)
+}
+
+// The trace root of any class (here an HTTP server span) ends the wait.
+func TestTrackerTraceRootOfAnyClassClosesTheTurn(t *testing.T) {
+	tk := NewTracker(TrackerConfig{})
+	tk.Observe([]SpanRecord{asSpan("a", "http", ClassAgent, 0, 10, asAgent("helper"), asSession("s1"))}, trkAt(0))
+	assert.Empty(t, tk.Advance(trkAt(5)))
+	tk.Observe([]SpanRecord{asSpan("http", "", ClassOther, 0, 11, asSession("s1"))}, trkAt(5))
+	require.Equal(t, []string{"turn_closed:s1"}, kinds(tk.Advance(trkAt(7.1))))
+	checkAccounting(t, tk)
+}
