@@ -1,0 +1,68 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session // import "github.com/agenteval/agenteval-collector/internal/session"
+
+import (
+	"sort"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Replay reconstructs the sessions of recorded traces deterministically: every span is
+// extracted, traces are fed to a Tracker in order of their first span's end time with the
+// clock set to that time, and the clock is then moved past every timeout so that each
+// session ends as it would have live (not as partial). The sessions are returned in the
+// order they ended. Replay is what the golden tests and benchmarks use; the processor
+// does the same thing on the wall clock.
+func Replay(td ptrace.Traces, ex *Extractor, cfg TrackerConfig) []*AgentSession {
+	type rec struct {
+		r   SpanRecord
+		end int64
+	}
+	var recs []rec
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			ss := rs.ScopeSpans().At(j)
+			for k := 0; k < ss.Spans().Len(); k++ {
+				sp := ss.Spans().At(k)
+				if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
+					continue
+				}
+				recs = append(recs, rec{r: ex.Extract(rs.Resource(), ss.Scope(), sp), end: int64(sp.EndTimestamp())})
+			}
+		}
+	}
+	// Spans arrive when they end.
+	sort.SliceStable(recs, func(a, b int) bool { return recs[a].end < recs[b].end })
+
+	tr := NewTracker(cfg)
+	cfg = cfg.withDefaults()
+	var out []*AgentSession
+	collect := func(evs []Event) {
+		for _, e := range evs {
+			if e.Kind == EventSessionEnded {
+				out = append(out, e.Session)
+			}
+		}
+	}
+	var last time.Time
+	for _, r := range recs {
+		now := time.Unix(0, r.end).UTC()
+		if now.Before(last) {
+			now = last
+		}
+		last = now
+		collect(tr.Advance(now))
+		collect(tr.Observe([]SpanRecord{r.r}, now))
+	}
+	// Past every timeout: turns settle or time out, then sessions time out.
+	far := last.Add(cfg.TurnTimeout + cfg.SessionTimeout + cfg.TurnSettle + time.Second)
+	collect(tr.Advance(last.Add(cfg.TurnTimeout + cfg.TurnSettle + time.Second)))
+	collect(tr.Advance(far))
+	collect(tr.Advance(far.Add(cfg.SessionTimeout)))
+	return out
+}
