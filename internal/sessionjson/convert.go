@@ -93,7 +93,7 @@ type Converted struct {
 //	└─ ...
 //
 // Timestamps are synthetic: spans follow each other in body order, separated by 1µs; an
-// agent span lasts max(latency_ms, its children). The last turn's root carries
+// agent span lasts max(latency_ms, its children); one latency_ms counts at most 7 days. The last turn's root carries
 // agent_eval.session.end=true when opts.EndSession, and agent_eval.task.completed when the
 // body has "success". Consecutive interactions of different agents are left to the
 // processor's sibling-agent handoff rule (pass_control); the receiving agent's input is the
@@ -168,7 +168,7 @@ func (c *converter) run() Converted {
 	for i := range c.s.Turns {
 		out.TraceIDs = append(out.TraceIDs, c.turn(i, &c.s.Turns[i]))
 	}
-	if n := c.spans.Len(); n > 0 {
+	if c.spans.Len() > 0 {
 		root := c.spans.At(c.lastRootAt)
 		if c.opts.EndSession {
 			root.Attributes().PutBool(semconv.AgentEvalSessionEnd, true)
@@ -188,7 +188,8 @@ func (c *converter) run() Converted {
 func (c *converter) shift() {
 	var base time.Time
 	if md := c.s.SessionMetadata; md != nil && md.Timestamp != nil {
-		if t, err := time.Parse(time.RFC3339Nano, *md.Timestamp); err == nil {
+		// Only times that pdata's uint64 nanoseconds can hold, with room for the layout.
+		if t, err := time.Parse(time.RFC3339Nano, *md.Timestamp); err == nil && t.Year() >= 1970 && t.Year() < 2200 {
 			base = t
 		}
 	}
@@ -573,10 +574,17 @@ func resultText(raw json.RawMessage) string {
 	return s
 }
 
-// ms converts float milliseconds to a duration (negative values count as zero).
+// maxLatency caps one latency_ms: larger values (or +Inf) are clamped to it so the layout
+// cannot overflow.
+const maxLatency = 7 * 24 * time.Hour
+
+// ms converts float milliseconds to a duration, clamped to [0, maxLatency].
 func ms(v float64) time.Duration {
-	if v <= 0 {
+	if !(v > 0) { // also NaN
 		return 0
+	}
+	if v >= float64(maxLatency/time.Millisecond) {
+		return maxLatency
 	}
 	return time.Duration(v * float64(time.Millisecond))
 }

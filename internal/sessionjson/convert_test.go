@@ -418,6 +418,18 @@ func TestConvertOptionsAndEdgeCases(t *testing.T) {
 		root := spansOf(Convert(parseOne(t, body), testOptions()).Traces)[0]
 		assert.JSONEq(t, `[{"role":"assistant","parts":[{"type":"text","content":"F"}],"finish_reason":"stop"}]`, str(t, root, semconv.GenAIOutputMessages))
 	})
+	t.Run("huge latencies and out-of-range timestamps stay in range", func(t *testing.T) {
+		body := `{"session_metadata": {"timestamp": "1900-01-01T00:00:00Z"}, "turns": [{"agent_interactions": [{"agent_id": "x", "latency_ms": 1e300,
+			"agent_steps": [{"tool_call": {"tool_name": "q", "latency_ms": 1e20}}]}]}]}`
+		spans := spansOf(Convert(parseOne(t, body), testOptions()).Traces)
+		require.Len(t, spans, 4)
+		assert.Equal(t, maxLatency, dur(spans[3]), "tool latency clamped")
+		assert.Equal(t, fixedNow, spans[0].EndTimestamp().AsTime(), "a pre-1970 timestamp is ignored: the session ends at Now")
+		for _, sp := range spans {
+			assert.GreaterOrEqual(t, sp.EndTimestamp(), sp.StartTimestamp())
+			assert.Less(t, sp.EndTimestamp().AsTime(), fixedNow.Add(time.Second))
+		}
+	})
 	t.Run("empty interactions list gives a bare turn", func(t *testing.T) {
 		got := Convert(parseOne(t, `{"turns": [{"user_message": "u", "agent_interactions": []}]}`), testOptions())
 		assert.Equal(t, 1, got.SpanCount)
