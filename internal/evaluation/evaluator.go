@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // Evaluator computes the deterministic scores of DESIGN.md §5.1–§5.4. It is safe for
@@ -45,16 +46,18 @@ type evalCtx struct {
 	canon map[string]string
 	// agentNames maps an agent id to its own names (excluded from its reasoning).
 	agentNames map[string][]string
-	// sources and sourceEnds: the grounding texts of the turns, cumulative;
-	// sources[:sourceEnds[t]] are those of turns 0..t (built lazily).
-	sources    []string
-	sourceEnds []int
+	// sources are the grounding texts of each turn (built lazily).
+	sources [][]string
 	// args memoises decoded tool arguments.
 	args *argCache
+	// factMemo memoises text.SalientFacts per text.
+	factMemo map[string][]text.Fact
+	// candidateMemo memoises candidates per agent.
+	candidateMemo map[string][]string
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
-	c := &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), canon: map[string]string{}, agentNames: map[string][]string{}, args: newArgCache()}
+	c := &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), canon: map[string]string{}, agentNames: map[string][]string{}, args: newArgCache(), factMemo: map[string][]text.Fact{}, candidateMemo: map[string][]string{}}
 	addName := func(name, entity string) {
 		if name == "" {
 			return

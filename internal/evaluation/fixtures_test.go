@@ -136,8 +136,8 @@ func correctionSession() *session.AgentSession {
 // reaskSession: the user re-asks turn 0 in turn 1, then moves on.
 func reaskSession() *session.AgentSession {
 	u0, f0 := "How do I reset my password?", "You can manage your account in the settings."
-	u1, f1 := "How can I reset my password?", "Open Settings > Security > Reset password, then follow the emailed link to reset your password."
-	u2, f2 := "Thanks! And how do I change my username?", "Open Settings > Profile and edit the username field."
+	u1, f1 := "How can I reset my password?", "Open the security page in your settings, choose reset password, then follow the emailed link."
+	u2, f2 := "Thanks! And how do I change my username?", "Open the profile page in your settings and edit the username field."
 	return newSession("reask", []session.AgentDefinition{{ID: "helpdesk"}},
 		turn(0, u0, f0, 300, interaction("helpdesk", u0, f0, 290)),
 		turn(1, u1, f1, 320, interaction("helpdesk", u1, f1, 300)),

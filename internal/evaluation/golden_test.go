@@ -4,6 +4,7 @@
 package evaluation
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -34,11 +35,7 @@ func TestGoldenAnalyses(t *testing.T) {
 	for name, build := range goldenSessions {
 		t.Run(name, func(t *testing.T) {
 			s := build()
-			in, err := json.MarshalIndent(s, "", "  ")
-			require.NoError(t, err)
-			out, err := json.MarshalIndent(e.AnalyzeSession(s), "", "  ")
-			require.NoError(t, err)
-			in, out = append(in, '\n'), append(out, '\n')
+			in, out := indentJSON(t, s), indentJSON(t, e.AnalyzeSession(s))
 			inPath := filepath.Join("testdata", name+".session.json")
 			outPath := filepath.Join("testdata", name+".analysis.json")
 			if *update {
@@ -55,9 +52,18 @@ func TestGoldenAnalyses(t *testing.T) {
 			// The golden session JSON decodes back to a session with the same analysis.
 			var back session.AgentSession
 			require.NoError(t, json.Unmarshal(wantIn, &back))
-			again, err := json.MarshalIndent(e.AnalyzeSession(&back), "", "  ")
-			require.NoError(t, err)
-			assert.Equal(t, string(out), string(append(again, '\n')))
+			assert.Equal(t, string(out), string(indentJSON(t, e.AnalyzeSession(&back))))
 		})
 	}
+}
+
+// indentJSON renders v as the goldens store it: indented, "<" and ">" unescaped.
+func indentJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	require.NoError(t, enc.Encode(v))
+	return b.Bytes()
 }

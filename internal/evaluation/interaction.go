@@ -110,18 +110,8 @@ func (c *evalCtx) reasoningScore(in *session.AgentInteraction) (*float64, string
 		return nil, "null: no reasoning content"
 	}
 	reasoning := strings.Join(texts, "\n")
-	own := map[string]bool{}
-	for _, n := range c.agentNames[in.AgentID] {
-		own[n] = true
-	}
-	candidates := make([]string, 0, len(c.names))
-	for _, n := range c.names {
-		if !own[n] {
-			candidates = append(candidates, n)
-		}
-	}
 	named := map[string]bool{}
-	for _, m := range text.Mentions(reasoning, candidates) {
+	for _, m := range text.Mentions(reasoning, c.candidates(in.AgentID)) {
 		named[c.canon[m]] = true
 	}
 	acted := map[string]bool{}
@@ -185,6 +175,26 @@ func (c *evalCtx) reasoningScore(in *session.AgentInteraction) (*float64, string
 	return ptr(score), expl
 }
 
+// candidates are the names the reasoning of agentID is searched for: every known tool
+// and agent name except the agent's own.
+func (c *evalCtx) candidates(agentID string) []string {
+	if cs, ok := c.candidateMemo[agentID]; ok {
+		return cs
+	}
+	own := map[string]bool{}
+	for _, n := range c.agentNames[agentID] {
+		own[n] = true
+	}
+	cs := make([]string, 0, len(c.names))
+	for _, n := range c.names {
+		if !own[n] {
+			cs = append(cs, n)
+		}
+	}
+	c.candidateMemo[agentID] = cs
+	return cs
+}
+
 // handoffScore is the mean coverage, over the interaction's handoffs whose payload was
 // captured, of the turn's salient facts known before the handoff (user message and the
 // results of the tool calls made earlier in the turn) by the payload; 0 for an empty
@@ -213,8 +223,12 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 			nothing++
 			continue
 		}
-		ctxText := handoffContext(t, ii, si)
-		facts := text.SalientFacts(ctxText)
+		pieces := handoffContext(t, ii, si)
+		facts := c.facts(pieces)
+		ctxText := ""
+		if len(facts) == 0 {
+			ctxText = strings.Join(pieces, "\n")
+		}
 		cov, ok := text.Coverage(facts, ctxText, h.Payload)
 		if !ok {
 			nothing++
@@ -222,7 +236,11 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 		}
 		cov = clamp01(cov)
 		vals = append(vals, ptr(cov))
-		parts = append(parts, fmt.Sprintf("→%s coverage %s of %d fact(s)", h.ToAgent, num(cov), len(facts)))
+		if len(facts) > 0 {
+			parts = append(parts, fmt.Sprintf("→%s coverage %s of %d salient fact(s)", h.ToAgent, num(cov), len(facts)))
+		} else {
+			parts = append(parts, fmt.Sprintf("→%s coverage %s of the context's content words (no salient fact)", h.ToAgent, num(cov)))
+		}
 	}
 	if total == 0 {
 		return nil, "null: no handoff"
@@ -247,10 +265,9 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 
 // handoffContext is what the receiving agent may need at the handoff in step si of
 // interaction ii: the user message and the results of the tool calls made before it
-// in the turn.
-func handoffContext(t *session.Turn, ii, si int) string {
-	var b strings.Builder
-	b.WriteString(t.UserMessage)
+// in the turn, as separate texts.
+func handoffContext(t *session.Turn, ii, si int) []string {
+	out := []string{t.UserMessage}
 	for j := 0; j <= ii; j++ {
 		steps := t.Interactions[j].Steps
 		end := len(steps)
@@ -259,12 +276,32 @@ func handoffContext(t *session.Turn, ii, si int) string {
 		}
 		for k := 0; k < end; k++ {
 			if tc := steps[k].ToolCall; tc != nil && tc.Result != "" {
-				b.WriteString("\n")
-				b.WriteString(tc.Result)
+				out = append(out, tc.Result)
 			}
 		}
 	}
-	return b.String()
+	return out
+}
+
+// facts is text.SalientFacts of the texts joined by newlines, computed per text once
+// per session evaluation: the union of each text's facts, deduplicated, in order.
+func (c *evalCtx) facts(texts []string) []text.Fact {
+	var out []text.Fact
+	seen := map[text.Fact]bool{}
+	for _, s := range texts {
+		fs, ok := c.factMemo[s]
+		if !ok {
+			fs = text.SalientFacts(s)
+			c.factMemo[s] = fs
+		}
+		for _, f := range fs {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // responseQuality is DESIGN.md §5.2 response_quality without the bad-turn rule.

@@ -23,13 +23,19 @@ func clamp01(v float64) float64 {
 // num formats a score for explanations and messages: at most 4 decimals, trailing
 // zeros trimmed (0.5, 0.6667, 1).
 func num(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 4, 64)
-	s = strings.TrimRight(s, "0")
-	s = strings.TrimSuffix(s, ".")
-	if s == "-0" {
-		s = "0"
+	var buf [32]byte
+	b := strconv.AppendFloat(buf[:0], v, 'f', 4, 64)
+	n := len(b)
+	for n > 0 && b[n-1] == '0' {
+		n--
 	}
-	return s
+	if n > 0 && b[n-1] == '.' {
+		n--
+	}
+	if n == 2 && b[0] == '-' && b[1] == '0' {
+		return "0"
+	}
+	return string(b[:n])
 }
 
 // meanOf returns the mean of the non-nil values and how many there were.
@@ -60,7 +66,8 @@ type weighted struct {
 // none could be.
 func weightedMean(terms []weighted) (*float64, string) {
 	var sum, wsum float64
-	var used, zero, absent []string
+	var absent, zero []string
+	var used strings.Builder
 	for _, t := range terms {
 		switch {
 		case t.value == nil:
@@ -70,7 +77,15 @@ func weightedMean(terms []weighted) (*float64, string) {
 		default:
 			sum += t.weight * *t.value
 			wsum += t.weight
-			used = append(used, num(t.weight)+"×"+t.name+"("+num(*t.value)+")")
+			if used.Len() > 0 {
+				used.WriteString(" + ")
+			}
+			used.WriteString(num(t.weight))
+			used.WriteString("×")
+			used.WriteString(t.name)
+			used.WriteString("(")
+			used.WriteString(num(*t.value))
+			used.WriteString(")")
 		}
 	}
 	if wsum == 0 {
@@ -82,8 +97,9 @@ func weightedMean(terms []weighted) (*float64, string) {
 	}
 	v := clamp01(sum / wsum)
 	var b strings.Builder
+	b.Grow(used.Len() + 64)
 	b.WriteString("(")
-	b.WriteString(strings.Join(used, " + "))
+	b.WriteString(used.String())
 	b.WriteString(") / ")
 	b.WriteString(num(wsum))
 	b.WriteString(" = ")

@@ -121,7 +121,7 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 	var ungrounded []text.Fact
 	final_ := strings.TrimSpace(t.FinalResponse)
 	if final_ != "" {
-		ungrounded = text.Ungrounded(t.FinalResponse, c.groundingSources(ti)...)
+		ungrounded = c.ungrounded(ti, t.FinalResponse)
 	}
 	switch {
 	case len(params) > 0:
@@ -177,35 +177,73 @@ func factList(fs []text.Fact) string {
 	return strings.Join(parts, ", ")
 }
 
-// groundingSources returns the texts a final response of turn ti may draw on: the user
-// messages, the agents' inputs (instructions), the tool results and errors and the
-// handoff payloads of turns 0..ti.
-func (c *evalCtx) groundingSources(ti int) []string {
-	for len(c.sourceEnds) <= ti {
-		t := &c.s.Turns[len(c.sourceEnds)]
-		add := func(s string) {
-			if strings.TrimSpace(s) != "" {
-				c.sources = append(c.sources, s)
+// ungrounded returns text.Ungrounded(final, sources of turns 0..ti). Grounding in more
+// sources can only find more facts, so it widens the sources in three stages and stops
+// as soon as nothing is left ungrounded: the user message with the final responder's
+// input and tool results, then all of the turn's sources, then those of turns 0..ti.
+// The result is the same as the last stage's; the common case costs a few texts.
+func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
+	t := &c.s.Turns[ti]
+	if fr := finalResponder(t); fr >= 0 {
+		in := &t.Interactions[fr]
+		first := []string{t.UserMessage, in.Input}
+		for si := range in.Steps {
+			if tc := in.Steps[si].ToolCall; tc != nil {
+				first = append(first, tc.Result)
 			}
 		}
-		add(t.UserMessage)
-		for ii := range t.Interactions {
-			in := &t.Interactions[ii]
-			add(in.Input)
-			for si := range in.Steps {
-				st := &in.Steps[si]
-				if st.ToolCall != nil {
-					add(st.ToolCall.Result)
-					add(st.ToolCall.Error)
-				}
-				if st.Handoff != nil {
-					add(st.Handoff.Payload)
-				}
-			}
+		if len(text.Ungrounded(final, first...)) == 0 {
+			return nil
 		}
-		c.sourceEnds = append(c.sourceEnds, len(c.sources))
 	}
-	return c.sources[:c.sourceEnds[ti]:c.sourceEnds[ti]]
+	out := text.Ungrounded(final, c.turnSources(ti)...)
+	if len(out) == 0 || ti == 0 {
+		return out
+	}
+	all := make([]string, 0, 8*(ti+1))
+	for k := 0; k <= ti; k++ {
+		all = append(all, c.turnSources(k)...)
+	}
+	return text.Ungrounded(final, all...)
+}
+
+// turnSources returns the texts a final response may draw on from turn ti: the user
+// message, the agents' inputs (instructions), the tool results and errors and the
+// handoff payloads.
+func (c *evalCtx) turnSources(ti int) []string {
+	if c.sources == nil {
+		c.sources = make([][]string, len(c.s.Turns))
+	}
+	if c.sources[ti] != nil {
+		return c.sources[ti]
+	}
+	t := &c.s.Turns[ti]
+	src := []string{}
+	seen := map[string]bool{}
+	add := func(s string) {
+		// An agent's input is often the previous handoff payload: index each text once.
+		if strings.TrimSpace(s) != "" && !seen[s] {
+			seen[s] = true
+			src = append(src, s)
+		}
+	}
+	add(t.UserMessage)
+	for ii := range t.Interactions {
+		in := &t.Interactions[ii]
+		add(in.Input)
+		for si := range in.Steps {
+			st := &in.Steps[si]
+			if st.ToolCall != nil {
+				add(st.ToolCall.Result)
+				add(st.ToolCall.Error)
+			}
+			if st.Handoff != nil {
+				add(st.Handoff.Payload)
+			}
+		}
+	}
+	c.sources[ti] = src
+	return src
 }
 
 // intentDrift is 1 − the best relevance of the turn's actions and answers to the user
@@ -213,63 +251,65 @@ func (c *evalCtx) groundingSources(ti int) []string {
 // over distinct text.Tokens; items are the final response, each interaction's output,
 // each tool call (name and argument keys and values) and each handoff payload.
 func (c *evalCtx) intentDrift(t *session.Turn) (*float64, string) {
-	req := tokenSet(t.UserMessage)
+	req := map[string]int{} // distinct request token → index
+	for _, tok := range text.Tokens(t.UserMessage) {
+		if _, ok := req[tok]; !ok {
+			req[tok] = len(req)
+		}
+	}
 	if len(req) == 0 {
 		return nil, "null: the user message has no content words (or was not captured)"
 	}
-	best, bestLabel, items := -1.0, "", 0
-	consider := func(label, s string) {
-		if strings.TrimSpace(s) == "" {
+	bestHit, bestLabel, items := -1, "", 0
+	seen := map[string]bool{}
+	hit := make([]bool, len(req))
+	consider := func(label func() string, s string) {
+		if bestHit == len(req) || strings.TrimSpace(s) == "" || seen[s] {
 			return
 		}
+		seen[s] = true
 		items++
-		toks := tokenSet(s)
-		hit := 0
-		for tok := range req {
-			if toks[tok] {
-				hit++
+		clear(hit)
+		n := 0
+		for _, tok := range text.Tokens(s) {
+			if i, ok := req[tok]; ok && !hit[i] {
+				hit[i] = true
+				n++
 			}
 		}
-		rel := float64(hit) / float64(len(req))
-		if rel > best {
-			best, bestLabel = rel, fmt.Sprintf("%s (%d/%d request words)", label, hit, len(req))
+		if n > bestHit {
+			bestHit, bestLabel = n, fmt.Sprintf("%s (%d/%d request words)", label(), n, len(req))
 		}
 	}
-	consider("final response", t.FinalResponse)
+	consider(func() string { return "final response" }, t.FinalResponse)
 	for ii := range t.Interactions {
 		in := &t.Interactions[ii]
-		consider(in.AgentID+" output", in.Output)
+		consider(func() string { return in.AgentID + " output" }, in.Output)
 		for si := range in.Steps {
 			st := &in.Steps[si]
-			if st.ToolCall != nil {
-				consider(in.AgentID+" call "+st.ToolCall.ToolName, toolCallText(st.ToolCall, c.args.get(st.ToolCall).args))
+			if st.ToolCall != nil && bestHit < len(req) {
+				consider(func() string { return in.AgentID + " call " + st.ToolCall.ToolName }, toolCallText(st.ToolCall, c.args.get(st.ToolCall).args))
 			}
 			if st.Handoff != nil {
-				consider(in.AgentID+" handoff to "+st.Handoff.ToAgent, st.Handoff.Payload)
+				consider(func() string { return in.AgentID + " handoff to " + st.Handoff.ToAgent }, st.Handoff.Payload)
 			}
 		}
 	}
 	if items == 0 {
 		return nil, "null: no captured action or answer"
 	}
-	drift := clamp01(1 - best)
-	return ptr(drift), fmt.Sprintf("1 − best relevance %s of %d item(s), from %s = %s", num(best), items, bestLabel, num(drift))
+	best := float64(bestHit) / float64(len(req))
+	drift := float64(len(req)-bestHit) / float64(len(req))
+	return ptr(drift), fmt.Sprintf("1 − best relevance %s, from %s = %s", num(best), bestLabel, num(drift))
 }
 
-func tokenSet(s string) map[string]bool {
-	toks := text.Tokens(s)
-	m := make(map[string]bool, len(toks))
-	for _, t := range toks {
-		m[t] = true
-	}
-	return m
-}
+var nameSeparators = strings.NewReplacer("_", " ", "-", " ", ".", " ")
 
 // toolCallText renders a call for relevance: the tool name with separators as spaces,
 // then the argument keys and scalar values, keys sorted.
 func toolCallText(tc *session.ToolCall, args map[string]any) string {
 	var b strings.Builder
-	b.WriteString(strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(tc.ToolName))
+	b.WriteString(nameSeparators.Replace(tc.ToolName))
 	var walk func(v any)
 	walk = func(v any) {
 		switch v := v.(type) {
