@@ -377,7 +377,7 @@ func TestAssembleTurnToolCallJoin(t *testing.T) {
 			want: []ToolCall{
 				{ToolName: "lookup", CallID: "c2", Parameters: json.RawMessage(`{"id":8}`), ArgumentsSource: "llm_output",
 					Result: "eight", Requested: true, Executed: true, Status: "ok", LatencyMs: f(4), SpanID: "x2", RequestSpanID: "l1"},
-				{ToolName: "lookup", CallID: "c1", Parameters: json.RawMessage(`{"id": 7}`), ArgumentsSource: "llm_output",
+				{ToolName: "lookup", CallID: "c1", Parameters: json.RawMessage(`{"id":7}`), ArgumentsSource: "llm_output",
 					Result: "seven", Requested: true, Executed: true, Status: "ok", LatencyMs: f(8), SpanID: "x1", RequestSpanID: "l1"},
 			},
 		},
@@ -581,13 +581,13 @@ func TestAssembleTurnHandoffs(t *testing.T) {
 			},
 		},
 		{
-			name: "(e) agent nested under a tool span",
+			name: "(d) wins over (e): the Claude Agent tool names its sub-agent type, and the nested agent span agrees",
 			recs: []SpanRecord{
 				asSpan("q", "", ClassAgent, 0, 1000, asAgent("ClaudeAgentSDK.query")),
 				asSpan("x", "q", ClassTool, 10, 500, asTool("Agent", "", `{"subagent_type":"explorer","prompt":"list files"}`)),
 				asSpan("s", "x", ClassAgent, 20, 400, asAgent("Agent")),
 			},
-			want: []hw{{"ClaudeAgentSDK.query", "Agent", "return_to_caller", HandoffSourceAgentAsTool, "list files", true, true}},
+			want: []hw{{"ClaudeAgentSDK.query", "Agent", "return_to_caller", HandoffSourceTool, "list files", true, true}},
 		},
 		{
 			name: "(e) sub-agent lifted out of the tool span named after it (OpenLLMetry)",

@@ -4,7 +4,6 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -158,30 +157,12 @@ func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *asmNode) *asm
 		c.at = exec.start()
 		exec.call = c
 	}
-	tc.Parameters = asmParseArguments(c.args)
+	tc.Parameters, _ = ParseArguments(c.args)
 	if h := asmHandoffToolInfo(tc.ToolName, tc.Parameters); h != nil {
 		tc.IsHandoff = true
 		c.handoff = h
 	}
 	return c
-}
-
-// asmParseArguments turns raw tool-call arguments into a JSON value: valid JSON text is
-// kept as is (trimmed of surrounding white space); anything else is stored as a JSON
-// string holding the raw text. "" gives nil (no arguments captured).
-func asmParseArguments(s string) json.RawMessage {
-	t := strings.TrimSpace(s)
-	if t == "" {
-		return nil
-	}
-	if json.Valid([]byte(t)) {
-		return json.RawMessage(t)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n"))
 }
 
 // asmArgsObject decodes arguments that are a JSON object; nil otherwise.
@@ -204,33 +185,14 @@ type asmHandoffTool struct {
 	mode   string
 }
 
-// asmHandoffToolInfo recognises the handoff tools of conventions.md §0.3 and §5.1 (d):
-// transfer_to_agent{agent_name} (ADK), handoff_to_agent{agent_name,message,context}
-// (Strands Swarm), "Delegate work to coworker" / "Ask question to coworker" {coworker}
-// (CrewAI, return_to_caller), transfer_back_to_<agent>, transfer_to_<agent> and
-// handoff_to_<agent> (OpenAI Agents, AutoGen, LangGraph). It returns nil for other tools.
+// asmHandoffToolInfo recognises a handoff tool call (conventions.md §5.1 (d)) with
+// HandoffToolTarget; it returns nil for other tools.
 func asmHandoffToolInfo(name string, params json.RawMessage) *asmHandoffTool {
-	argString := func(key string) string {
-		if m := asmArgsObject(params); m != nil {
-			if s, ok := m[key].(string); ok {
-				return strings.TrimSpace(s)
-			}
-		}
-		return ""
+	target, mode, ok := HandoffToolTarget(name, string(params))
+	if !ok {
+		return nil
 	}
-	lower := strings.ToLower(name)
-	switch {
-	case lower == semconv.ADKTransferTool || lower == semconv.HandoffToolStrandsSwarm:
-		return &asmHandoffTool{target: argString(semconv.HandoffArgAgentName), mode: semconv.TransferModePassControl}
-	case strings.EqualFold(name, semconv.HandoffToolCrewAIDelegate) || strings.EqualFold(name, semconv.HandoffToolCrewAIAsk):
-		return &asmHandoffTool{target: argString(semconv.HandoffArgCoworker), mode: semconv.TransferModeReturn}
-	}
-	for _, p := range []string{semconv.HandoffToolTransferBackPrefix, semconv.HandoffToolTransferToPrefix, semconv.HandoffToolHandoffToPrefix} {
-		if len(name) > len(p) && strings.EqualFold(name[:len(p)], p) {
-			return &asmHandoffTool{target: name[len(p):], mode: semconv.TransferModePassControl}
-		}
-	}
-	return nil
+	return &asmHandoffTool{target: target, mode: mode}
 }
 
 // asmPayloadKeys are the handoff-tool argument keys whose values are the context handed to

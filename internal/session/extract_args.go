@@ -113,13 +113,16 @@ func exUnwrapArgsKwargs(text string) (args string, lossy, ok bool) {
 // (conventions.md §0.3 and §5.1 Handoff (d)), and returns the target agent, taken from
 // the arguments (agent_name, coworker, subagent_type) or from the name suffix
 // (transfer_to_<agent>), and the transfer mode ("pass_control" or "return_to_caller").
+// Names match case-insensitively, except Claude's "Agent" tool, which needs its
+// subagent_type argument to count.
 // The result is inferred, never explicit. target is "" when the tool is a handoff tool
 // but the target is not captured (arguments off).
 func HandoffToolTarget(toolName, arguments string) (target, mode string, ok bool) {
+	name := strings.ToLower(toolName)
 	switch {
-	case toolName == semconv.ADKTransferTool || toolName == semconv.HandoffToolStrandsSwarm:
+	case name == semconv.ADKTransferTool || name == semconv.HandoffToolStrandsSwarm:
 		return exArgString(arguments, semconv.HandoffArgAgentName), semconv.TransferModePassControl, true
-	case toolName == semconv.HandoffToolCrewAIDelegate || toolName == semconv.HandoffToolCrewAIAsk:
+	case strings.EqualFold(toolName, semconv.HandoffToolCrewAIDelegate) || strings.EqualFold(toolName, semconv.HandoffToolCrewAIAsk):
 		return exArgString(arguments, semconv.HandoffArgCoworker), semconv.TransferModeReturn, true
 	case toolName == semconv.HandoffToolClaudeAgent:
 		t := exArgString(arguments, semconv.HandoffArgSubagentType)
@@ -127,12 +130,11 @@ func HandoffToolTarget(toolName, arguments string) (target, mode string, ok bool
 			return "", "", false // a tool merely named "Agent": not evidence enough
 		}
 		return t, semconv.TransferModeReturn, true
-	case strings.HasPrefix(toolName, semconv.HandoffToolTransferBackPrefix):
-		return toolName[len(semconv.HandoffToolTransferBackPrefix):], semconv.TransferModePassControl, true
-	case strings.HasPrefix(toolName, semconv.HandoffToolTransferToPrefix):
-		return toolName[len(semconv.HandoffToolTransferToPrefix):], semconv.TransferModePassControl, true
-	case strings.HasPrefix(toolName, semconv.HandoffToolHandoffToPrefix):
-		return toolName[len(semconv.HandoffToolHandoffToPrefix):], semconv.TransferModePassControl, true
+	}
+	for _, p := range []string{semconv.HandoffToolTransferBackPrefix, semconv.HandoffToolTransferToPrefix, semconv.HandoffToolHandoffToPrefix} {
+		if len(toolName) > len(p) && strings.EqualFold(toolName[:len(p)], p) {
+			return toolName[len(p):], semconv.TransferModePassControl, true
+		}
 	}
 	return "", "", false
 }
