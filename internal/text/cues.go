@@ -17,8 +17,18 @@ func cueNorm(s string) string {
 	s = capInput(s)
 	b := make([]byte, 1, len(s)+2)
 	b[0] = ' '
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		i += size
 		switch {
+		case r < utf8.RuneSelf && asciiClass[r]&clAlnum != 0:
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			b = append(b, byte(r))
 		case r == '\'' || r == '’' || r == '‘' || r == 'ʼ':
 		case isAlnum(r):
 			b = appendFold(b, r)
@@ -50,6 +60,38 @@ func cues(conf float64, phrases ...string) []cue {
 	return out
 }
 
+// cueIndex finds cues in cueNorm'ed text by their first word.
+type cueIndex struct {
+	cues    []cue
+	byFirst map[string][]int // first word -> indexes into cues, in list order
+}
+
+func newCueIndex(cs []cue) *cueIndex {
+	x := &cueIndex{cues: cs, byFirst: map[string][]int{}}
+	for i, c := range cs {
+		first, _, _ := strings.Cut(strings.TrimSpace(c.norm), " ")
+		x.byFirst[first] = append(x.byFirst[first], i)
+	}
+	return x
+}
+
+// each calls fn(i, pos) for every occurrence of cue i at byte offset pos of the padded text n (pos is the
+// offset of the space before the cue), in text order; fn returns false to stop.
+func (x *cueIndex) each(n string, fn func(i, pos int) bool) {
+	for pos := 0; pos < len(n)-1; {
+		end := strings.IndexByte(n[pos+1:], ' ')
+		if end < 0 {
+			return
+		}
+		for _, i := range x.byFirst[n[pos+1:pos+1+end]] {
+			if strings.HasPrefix(n[pos:], x.cues[i].norm) && !fn(i, pos) {
+				return
+			}
+		}
+		pos += 1 + end
+	}
+}
+
 func concat(lists ...[]cue) []cue {
 	var out []cue
 	for _, l := range lists {
@@ -59,6 +101,8 @@ func concat(lists ...[]cue) []cue {
 }
 
 // correctionCues are the RDM phrases matched anywhere in the follow-up (docs/decisions/text.md §Correction).
+var correctionIndex = newCueIndex(correctionCues)
+
 var correctionCues = concat(
 	cues(0.95, "no, I meant", "that's wrong", "that is wrong", "that's incorrect", "that is incorrect",
 		"that's not right", "that is not right", "that's not correct", "that is not correct",
@@ -130,11 +174,14 @@ func Correction(followUp, prev string) (ok bool, confidence float64, cue string)
 	if len(n) <= 2 {
 		return false, 0, ""
 	}
-	for _, c := range correctionCues {
-		if c.conf > confidence && strings.Contains(n, c.norm) {
-			confidence, cue = c.conf, c.phrase
+	best := -1
+	correctionIndex.each(n, func(i, _ int) bool {
+		// highest confidence; on ties the first listed
+		if c := correctionCues[i]; c.conf > confidence || c.conf == confidence && i < best {
+			confidence, cue, best = c.conf, c.phrase, i
 		}
-	}
+		return true
+	})
 	if confidence < 0.95 {
 	restate:
 		for _, r := range restatements {
@@ -202,14 +249,15 @@ var refusalCues = cues(1,
 // Refusal reports whether s is a refusal ("I can't help with that", "I'm unable to", "as an AI"...): whether the
 // cueNorm'ed text contains one of refusalCues on word boundaries.
 func Refusal(s string) bool {
-	n := cueNorm(s)
-	for _, c := range refusalCues {
-		if strings.Contains(n, c.norm) {
-			return true
-		}
-	}
-	return false
+	found := false
+	refusalIndex.each(cueNorm(s), func(int, int) bool {
+		found = true
+		return false
+	})
+	return found
 }
+
+var refusalIndex = newCueIndex(refusalCues)
 
 // uncertaintyCues and resolutionCues (docs/decisions/text.md §Uncertainty).
 var (
@@ -238,19 +286,22 @@ var (
 // tool fits; let me check the docs" is resolved, "Let me check. Maybe it is X" is not.
 func Uncertainty(s string) bool {
 	n := cueNorm(s)
-	lastU := -1
-	for _, c := range uncertaintyCues {
-		if i := strings.LastIndex(n, c.norm); i > lastU {
-			lastU = i
-		}
-	}
+	lastU, lastR := -1, -1
+	uncertaintyIndex.each(n, func(_, pos int) bool {
+		lastU = pos
+		return true
+	})
 	if lastU < 0 {
 		return false
 	}
-	for _, c := range resolutionCues {
-		if i := strings.LastIndex(n, c.norm); i > lastU {
-			return false
-		}
-	}
-	return true
+	resolutionIndex.each(n[lastU+1:], func(_, pos int) bool {
+		lastR = pos
+		return false
+	})
+	return lastR < 0
 }
+
+var (
+	uncertaintyIndex = newCueIndex(uncertaintyCues)
+	resolutionIndex  = newCueIndex(resolutionCues)
+)

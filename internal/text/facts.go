@@ -4,6 +4,7 @@
 package text // import "github.com/agenteval/agenteval-collector/internal/text"
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,22 +43,22 @@ type chunk struct {
 	sentStart bool   // first chunk of the text, of a line, or after . ! ? … (in the gap before it)
 	heading   bool   // on a markdown heading line ("## Title")
 	code      bool   // inside a backtick code span or fence
+	fa, fb    int32  // the folded core (lower-case, accents removed) is extractor.fbuf[fa:fb]
 	afterByte byte   // byte right after the core (0 at the end of the text)
 	afterNext byte   // byte after that
 	gapPunct  bool   // the gap before the chunk contains something other than spaces
 }
 
+// folded returns the folded core of chunk i.
+func (e *extractor) folded(i int) []byte { return e.fbuf[e.chunks[i].fa:e.chunks[i].fb] }
+
 // isSoft reports whether r stays inside a chunk: letters, digits, combining marks, currency symbols and
 // . , : / - _ @ # % + & ' ’.
 func isSoft(r rune) bool {
-	if isAlnum(r) {
-		return true
+	if r < utf8.RuneSelf {
+		return asciiClass[r]&clSoft != 0
 	}
-	switch r {
-	case '.', ',', ':', '/', '-', '_', '@', '#', '%', '+', '&', '\'', '’':
-		return true
-	}
-	return r >= 0x80 && (isMark(r) || unicode.Is(unicode.Sc, r)) || r == '$'
+	return r == '’' || isAlnum(r) || isMark(r) || unicode.Is(unicode.Sc, r)
 }
 
 func isCurrencySym(r rune) bool { return r == '$' || r >= 0x80 && unicode.Is(unicode.Sc, r) }
@@ -67,6 +68,9 @@ type span struct{ start, end int }
 
 // spanAt returns the index of the span of sp (sorted, non-overlapping) that contains pos, or -1.
 func spanAt(sp []span, pos int) int {
+	if len(sp) == 0 {
+		return -1
+	}
 	i, _ := slices.BinarySearchFunc(sp, pos, func(s span, p int) int {
 		if s.end <= p {
 			return -1
@@ -85,6 +89,7 @@ func spanAt(sp []span, pos int) int {
 // extractor holds the intermediate results of one SalientFacts run.
 type extractor struct {
 	s      string
+	fbuf   []byte // folded cores of all chunks
 	facts  []posFact
 	urls   []span
 	code   []span
@@ -119,13 +124,24 @@ func SalientFacts(s string) []Fact {
 }
 
 func extract(s string) *extractor {
-	e := &extractor{s: capInput(s)}
+	e := &extractor{s: capInput(s), facts: make([]posFact, 0, 8)}
 	e.scanQuotes()
 	e.scanURLs()
 	e.lexChunks()
 	e.used = make([]bool, len(e.chunks))
 	e.monthDates()
 	e.classify()
+	return e
+}
+
+// extractForIndex does the part of extract that a haystack needs: URLs, chunks and month-name dates (no
+// quoted strings, names or classification); s is already capped.
+func extractForIndex(s string) *extractor {
+	e := &extractor{s: s}
+	e.scanURLs()
+	e.lexChunks()
+	e.used = make([]bool, len(e.chunks))
+	e.monthDates()
 	return e
 }
 
@@ -145,8 +161,22 @@ func (e *extractor) result() []Fact {
 	return out
 }
 
-// quotePairs maps opening quotes to closing quotes.
-var quotePairs = map[rune]rune{'"': '"', '“': '”', '«': '»', '„': '“', '‘': '’', '`': '`', '\'': '\''}
+// closingQuote returns the closing quote of the opening quote r: "…", “…”, «…», „…“, ‘…’, `…`, '…'.
+func closingQuote(r rune) (rune, bool) {
+	switch r {
+	case '"', '`', '\'':
+		return r, true
+	case '“':
+		return '”', true
+	case '«':
+		return '»', true
+	case '„':
+		return '“', true
+	case '‘':
+		return '’', true
+	}
+	return 0, false
+}
 
 const maxQuotedRunes = 120
 
@@ -157,6 +187,10 @@ const maxQuotedRunes = 120
 func (e *extractor) scanQuotes() {
 	s := e.s
 	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf && b != '"' && b != '\'' && b != '`' {
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if strings.HasPrefix(s[i:], "```") {
 			end := strings.Index(s[i+3:], "```")
@@ -168,7 +202,7 @@ func (e *extractor) scanQuotes() {
 			i += 3 + end + 3
 			continue
 		}
-		closeR, ok := quotePairs[r]
+		closeR, ok := closingQuote(r)
 		if !ok || r == '\'' && i > 0 && !strings.ContainsRune(" \t\r\n([{", lastRune(s[:i])) {
 			i += size
 			continue
@@ -246,7 +280,7 @@ func (e *extractor) scanURLs() {
 	s := e.s
 	for i := 0; i < len(s); i++ {
 		c := s[i] | 0x20
-		if c != 'h' && c != 'w' {
+		if c != 'h' && c != 'w' || i+1 >= len(s) || s[i+1]|0x20 != 't' && s[i+1]|0x20 != 'w' {
 			continue
 		}
 		rest := s[i:]
@@ -279,6 +313,8 @@ func hasPrefixFold(s, p string) bool { return len(s) >= len(p) && strings.EqualF
 // lexChunks cuts the text (outside URLs) into chunks at hard separators (every rune that is not isSoft).
 func (e *extractor) lexChunks() {
 	s := e.s
+	e.chunks = make([]chunk, 0, len(s)/6+1)
+	e.fbuf = make([]byte, 0, len(s))
 	gapStart := 0
 	heading, first, afterMarker := false, true, false
 	flush := func(start, end int) {
@@ -293,18 +329,48 @@ func (e *extractor) lexChunks() {
 		}
 		_, sz := utf8.DecodeRuneInString(raw[ce:])
 		core := raw[cs : ce+sz]
+		fa := len(e.fbuf)
+		for k := 0; k < len(core); {
+			if b := core[k]; b < utf8.RuneSelf {
+				if 'A' <= b && b <= 'Z' {
+					b += 'a' - 'A'
+				}
+				e.fbuf = append(e.fbuf, b)
+				k++
+				continue
+			}
+			r, sz := utf8.DecodeRuneInString(core[k:])
+			if !isMark(r) {
+				e.fbuf = appendFold(e.fbuf, r)
+			}
+			k += sz
+		}
 		gap := s[gapStart : start+cs]
-		nl := first || strings.ContainsAny(gap, "\n\r")
+		nl, term, punct := first, false, false
+		lastNL := -1
+		for k := 0; k < len(gap); k++ {
+			switch b := gap[k]; b {
+			case '\n', '\r':
+				nl, lastNL = true, k
+			case ' ', '\t', '\f', '\v':
+			case '.', '!', '?':
+				term, punct = true, true
+			default:
+				punct = true
+				if b >= utf8.RuneSelf && !term {
+					term = strings.ContainsAny(gap[k:], "…。！？")
+				}
+			}
+		}
 		if nl {
-			line := gap[strings.LastIndexAny(gap, "\n\r")+1:]
-			line = strings.TrimSpace(line)
+			line := strings.TrimSpace(gap[lastNL+1:])
 			heading = line != "" && strings.Trim(line, "#") == ""
 		}
 		c := chunk{
-			core: core, pos: start + cs, lineStart: nl, heading: heading,
-			sentStart: nl || strings.ContainsAny(gap, ".!?…。！？") || afterMarker,
+			core: core, pos: start + cs, lineStart: nl, heading: heading, fa: int32(fa), fb: int32(len(e.fbuf)),
+			sentStart: nl || term || afterMarker,
 			code:      spanAt(e.code, start+cs) >= 0,
-			gapPunct:  strings.TrimSpace(gap) != "",
+			gapPunct:  punct,
 		}
 		if p := start + cs + len(core); p < len(s) {
 			c.afterByte = s[p]
@@ -317,17 +383,21 @@ func (e *extractor) lexChunks() {
 		first = false
 		afterMarker = isListMarker(c)
 	}
-	start := -1
+	start, nextURL := -1, 0
 	for i := 0; i < len(s); {
-		if k := spanAt(e.urls, i); k >= 0 {
+		if nextURL < len(e.urls) && i >= e.urls[nextURL].start { // URLs are sorted and do not overlap
 			if start >= 0 {
 				flush(start, i)
 				start = -1
 			}
-			i = e.urls[k].end
+			i = e.urls[nextURL].end
+			nextURL++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
 		if isSoft(r) {
 			if start < 0 {
 				start = i
@@ -360,7 +430,7 @@ var months = func() map[string]int {
 			m[w] = i + 1
 		}
 	}
-	for w, n := range map[string]int{"sept": 9, "janv": 1, "fevr": 2, "avr": 4, "juil": 7, "setiembre": 9, "jänner": 1} {
+	for w, n := range map[string]int{"sept": 9, "janv": 1, "fevr": 2, "avr": 4, "juil": 7, "setiembre": 9, "janner": 1} {
 		m[w] = n
 	}
 	return m
@@ -374,16 +444,6 @@ montag dienstag mittwoch donnerstag freitag samstag sonntag`)
 var currencyWords = wordSet(`usd eur gbp jpy chf cad aud nzd inr cny rmb rub brl mxn sek nok dkk pln czk huf try
 zar krw sgd hkd dollar dollars euro euros pound pounds yen bucks`)
 
-func fold(s string) string {
-	b := make([]byte, 0, len(s))
-	for _, r := range s {
-		if !isMark(r) {
-			b = appendFold(b, r)
-		}
-	}
-	return string(b)
-}
-
 // dayNum parses a day of month: 1-31 digits with an optional ordinal suffix (st nd rd th er e o º °).
 func dayNum(core string) (int, bool) {
 	d := 0
@@ -395,9 +455,10 @@ func dayNum(core string) (int, bool) {
 	if i == 0 || i > 2 || d < 1 || d > 31 {
 		return 0, false
 	}
-	switch strings.ToLower(core[i:]) {
-	case "", "st", "nd", "rd", "th", "er", "e", "o", "º", "°":
-		return d, true
+	for _, suf := range []string{"", "st", "nd", "rd", "th", "er", "e", "o", "º", "°"} {
+		if strings.EqualFold(core[i:], suf) {
+			return d, true
+		}
 	}
 	return 0, false
 }
@@ -444,24 +505,34 @@ func pad2(n int) string {
 // Spanish "de" chunks are consumed.
 func (e *extractor) monthDates() {
 	cs := e.chunks
-	word := func(i int) string {
+	word := func(i int) []byte {
+		if i < 0 || i >= len(cs) || e.used[i] {
+			return nil
+		}
+		return e.folded(i)
+	}
+	core := func(i int) string {
 		if i < 0 || i >= len(cs) || e.used[i] {
 			return ""
 		}
-		return fold(strings.TrimSuffix(cs[i].core, "."))
+		return cs[i].core
 	}
+	isDe := func(i int) bool { w := word(i); return string(w) == "de" || string(w) == "del" }
 	for i := range cs {
-		m, ok := months[word(i)]
+		if w := word(i); len(w) < 3 || len(w) > 10 || w[0] < 'a' || w[0] > 'z' {
+			continue
+		}
+		m, ok := months[string(word(i))]
 		if !ok {
 			continue
 		}
 		var day, year int
 		use := []int{i}
 		j := i - 1
-		if word(j) == "de" {
+		if string(word(j)) == "de" {
 			j--
 		}
-		if d, ok := dayNum(word(j)); ok && j >= 0 {
+		if d, ok := dayNum(core(j)); ok && j >= 0 {
 			day = d
 			for k := j; k < i; k++ {
 				use = append(use, k)
@@ -469,17 +540,17 @@ func (e *extractor) monthDates() {
 		}
 		k := i + 1
 		if day == 0 {
-			if d, ok := dayNum(word(k)); ok {
+			if d, ok := dayNum(core(k)); ok {
 				day = d
 				use = append(use, k)
 				k++
 			}
 		}
 		yk := k
-		if w := word(yk); w == "de" || w == "del" {
+		if isDe(yk) {
 			yk++
 		}
-		if y, ok := yearNum(word(yk)); ok {
+		if y, ok := yearNum(core(yk)); ok {
 			year = y
 			for x := k; x <= yk; x++ {
 				use = append(use, x)
@@ -596,9 +667,10 @@ func numberValue(core string) (string, bool) {
 		}
 	}
 	if allDigits(core) {
-		return string(appendCanonical(nil, []byte(core), nil, false)), true
+		return strings.TrimLeft(core[:len(core)-1], "0") + core[len(core)-1:], true
 	}
-	return string(appendNumberKey(nil, []byte(core), false)), true
+	var buf [64]byte
+	return string(appendNumberKey(buf[:0], []byte(core), false)), true
 }
 
 // numKey is the matching key of a number value: trailing decimal zeros (and a bare '.') removed.
@@ -612,16 +684,12 @@ func numKey(v string) string {
 
 // isTime recognises "10:30" and "10:30:15".
 func isTime(core string) bool {
-	p := strings.Split(core, ":")
-	if len(p) < 2 || len(p) > 3 || len(p[0]) < 1 || len(p[0]) > 2 {
+	h, rest, ok := strings.Cut(core, ":")
+	if !ok || len(h) < 1 || len(h) > 2 || !allDigits(h) {
 		return false
 	}
-	for i, x := range p {
-		if !allDigits(x) || i > 0 && len(x) != 2 {
-			return false
-		}
-	}
-	return true
+	m, sec, hasSec := strings.Cut(rest, ":")
+	return len(m) == 2 && allDigits(m) && (!hasSec || len(sec) == 2 && allDigits(sec))
 }
 
 // splitCurrency splits leading or trailing currency symbols off core: "$1,200.50" -> "1,200.50", true.
@@ -634,22 +702,27 @@ func splitCurrency(core string) (string, bool) {
 	return trimmed, trimmed != core
 }
 
-func isCurrencyChunk(c chunk) bool {
-	if strings.TrimFunc(c.core, isCurrencySym) == "" {
+func (e *extractor) isCurrencyChunk(i int) bool {
+	c := e.chunks[i]
+	if b := c.core[0]; (b == '$' || b >= utf8.RuneSelf) && strings.TrimFunc(c.core, isCurrencySym) == "" {
 		return true
 	}
-	_, ok := currencyWords[fold(c.core)]
+	f := e.folded(i)
+	if len(f) < 3 || len(f) > 7 {
+		return false
+	}
+	_, ok := currencyWords[string(f)]
 	return ok
 }
 
 // classify turns the chunks not consumed by monthDates into facts.
 func (e *extractor) classify() {
 	cs := e.chunks
-	var name []string
+	var name []byte
 	namePos, nameEnd := -1, -1
 	flushName := func() {
 		if len(name) > 0 {
-			e.add(namePos, KindName, strings.Join(name, " "))
+			e.add(namePos, KindName, string(name))
 		}
 		name, namePos, nameEnd = name[:0], -1, -1
 	}
@@ -660,14 +733,16 @@ func (e *extractor) classify() {
 		}
 		c := cs[i]
 		core := c.core
-		if w, ok := nameWord(c); ok {
+		if w, ok := e.nameWord(i); ok {
 			if namePos >= 0 && (c.gapPunct || i != nameEnd+1) {
 				flushName()
 			}
 			if namePos < 0 {
 				namePos = c.pos
+			} else {
+				name = append(name, ' ')
 			}
-			name = append(name, w)
+			name = append(name, w...)
 			nameEnd = i
 			continue
 		}
@@ -680,7 +755,7 @@ func (e *extractor) classify() {
 			continue
 		case !strings.ContainsFunc(core, unicode.IsDigit):
 			// currency word followed by a number: "USD 50", "€ 20"
-			if isCurrencyChunk(c) && i+1 < len(cs) && !e.used[i+1] && !cs[i+1].sentStart {
+			if e.isCurrencyChunk(i) && i+1 < len(cs) && !e.used[i+1] && !cs[i+1].sentStart {
 				if v, ok := numberValue(strings.TrimSuffix(cs[i+1].core, "%")); ok {
 					e.used[i+1] = true
 					e.add(c.pos, KindAmount, v)
@@ -709,7 +784,7 @@ func (e *extractor) classify() {
 			case hash || allDigits(bare) && len(bare) >= 5:
 				e.add(c.pos, KindID, strings.ToLower(bare))
 			case isListMarker(c):
-			case i+1 < len(cs) && !e.used[i+1] && !cs[i+1].sentStart && isCurrencyChunk(cs[i+1]):
+			case i+1 < len(cs) && !e.used[i+1] && !cs[i+1].sentStart && e.isCurrencyChunk(i+1):
 				e.used[i+1] = true
 				e.add(c.pos, KindAmount, v)
 			default:
@@ -749,11 +824,11 @@ func (e *extractor) otherNumeric(pos int, core string, hash bool) {
 	// two short digit groups with '-' or '/': a range or fraction ("1-2", "24/7", "2020-2024").
 	if !hash {
 		for _, sep := range []string{"-", "/"} {
-			if p := strings.Split(core, sep); len(p) == 2 && allDigits(p[0]) && allDigits(p[1]) && len(p[0]) <= 4 && len(p[1]) <= 4 {
-				for k, x := range p {
-					v, _ := numberValue(x)
-					e.add(pos+k*(len(p[0])+1), KindNumber, v)
-				}
+			if a, b, ok := strings.Cut(core, sep); ok && allDigits(a) && allDigits(b) && len(a) <= 4 && len(b) <= 4 {
+				va, _ := numberValue(a)
+				vb, _ := numberValue(b)
+				e.add(pos, KindNumber, va)
+				e.add(pos+len(a)+1, KindNumber, vb)
 				return
 			}
 		}
@@ -795,39 +870,37 @@ func email(core string) (string, bool) {
 	return strings.ToLower(core), true
 }
 
-// nameWord reports whether chunk c is a word of a proper name and returns its value: letters only (with
+// nameWord reports whether chunk i is a word of a proper name and returns its value: letters only (with
 // inner - ' ’ allowed, a possessive 's removed), at least 2 runes, an upper-case first letter, not at a
 // sentence start, not on a heading line or in code, and, folded, not a stop word, framing word, month,
 // weekday or currency word.
-func nameWord(c chunk) (string, bool) {
+func (e *extractor) nameWord(i int) ([]byte, bool) {
+	c := e.chunks[i]
 	if c.sentStart || c.heading || c.code {
-		return "", false
+		return nil, false
+	}
+	first, _ := utf8.DecodeRuneInString(c.core)
+	if !unicode.IsUpper(first) {
+		return nil, false
 	}
 	w := strings.TrimSuffix(strings.TrimSuffix(c.core, "'s"), "’s")
-	first, _ := utf8.DecodeRuneInString(w)
-	if !unicode.IsUpper(first) || utf8.RuneCountInString(w) < 2 {
-		return "", false
+	if utf8.RuneCountInString(w) < 2 {
+		return nil, false
 	}
 	for _, r := range w {
 		if !unicode.IsLetter(r) && !isMark(r) && r != '-' && r != '\'' && r != '’' {
-			return "", false
+			return nil, false
 		}
 	}
-	f := fold(w)
-	if _, ok := stopSet[f]; ok {
-		return "", false
+	f := e.folded(i)
+	f = bytes.TrimSuffix(bytes.TrimSuffix(f, []byte("'s")), []byte("’s"))
+	for _, set := range []map[string]struct{}{stopSet, framingSet, weekdays, currencyWords} {
+		if _, ok := set[string(f)]; ok {
+			return nil, false
+		}
 	}
-	if _, ok := framingSet[f]; ok {
-		return "", false
-	}
-	if _, ok := months[f]; ok {
-		return "", false
-	}
-	if _, ok := weekdays[f]; ok {
-		return "", false
-	}
-	if _, ok := currencyWords[f]; ok {
-		return "", false
+	if _, ok := months[string(f)]; ok {
+		return nil, false
 	}
 	return f, true
 }

@@ -15,8 +15,9 @@ type haystack struct {
 	ids     map[string]struct{} // idKey of every chunk that contains a digit
 	dates   map[string]struct{} // date values (and both readings of ambiguous ones)
 	derived map[string]struct{} // "--MM-DD" and "YYYY-MM" of full dates
-	lower   []string            // lower-cased texts
-	words   []string            // cueNorm'ed texts
+	texts   []string            // the capped texts
+	lower   []string            // lower-cased texts, made on first use
+	words   []string            // cueNorm'ed texts, made on first use
 }
 
 func newHaystack(texts ...string) *haystack {
@@ -34,8 +35,7 @@ func (h *haystack) add(s string) {
 	if s == "" {
 		return
 	}
-	h.lower = append(h.lower, strings.ToLower(s))
-	h.words = append(h.words, cueNorm(s))
+	h.texts = append(h.texts, s)
 	// number-like runs: digits with . , separators
 	for i := 0; i < len(s); {
 		if !isDigitByte(s[i]) {
@@ -47,33 +47,47 @@ func (h *haystack) add(s string) {
 			j++
 		}
 		run := s[i:j]
-		h.numbers[numKey(string(appendNumberKey(nil, []byte(run), true)))] = struct{}{}
-		for _, d := range strings.FieldsFunc(run, func(r rune) bool { return r == '.' || r == ',' }) {
+		if !allDigits(run) {
+			var buf [64]byte
+			h.numbers[string(appendNumberKey(buf[:0], []byte(run), true))] = struct{}{}
+		}
+		// every digit run, as written and without leading zeros
+		for k := i; k < j; {
+			l := k
+			for l < j && isDigitByte(s[l]) {
+				l++
+			}
+			d := s[k:l]
 			h.numbers[d] = struct{}{}
-			h.numbers[string(appendCanonical(nil, []byte(d), nil, true))] = struct{}{}
+			if t := strings.TrimLeft(d[:len(d)-1], "0") + d[len(d)-1:]; t != d {
+				h.numbers[t] = struct{}{}
+			}
+			k = l + 1
 		}
 		i = j
 	}
-	e := extract(s)
-	for _, c := range e.chunks {
-		if strings.ContainsFunc(c.core, unicode.IsDigit) {
-			h.ids[idKey(c.core)] = struct{}{}
+	e := extractForIndex(s)
+	for _, pf := range e.facts { // month-name dates
+		h.addDate(pf.f.Value)
+	}
+	for i, c := range e.chunks {
+		if e.used[i] || !strings.ContainsFunc(c.core, unicode.IsDigit) {
+			continue
+		}
+		h.ids[idKey(c.core)] = struct{}{}
+		if v, ok := numericDate(c.core); ok {
+			h.addDate(v)
 		}
 	}
-	for _, pf := range e.facts {
-		switch pf.f.Kind {
-		case KindID:
-			h.ids[idKey(pf.f.Value)] = struct{}{}
-		case KindDate:
-			v := pf.f.Value
-			h.dates[v] = struct{}{}
-			for _, d := range ambiguousDates(v) {
-				h.dates[d] = struct{}{}
-				h.derive(d)
-			}
-			h.derive(v)
-		}
+}
+
+func (h *haystack) addDate(v string) {
+	h.dates[v] = struct{}{}
+	for _, d := range ambiguousDates(v) {
+		h.dates[d] = struct{}{}
+		h.derive(d)
 	}
+	h.derive(v)
 }
 
 func (h *haystack) derive(v string) {
@@ -85,6 +99,16 @@ func (h *haystack) derive(v string) {
 
 // idKey is the matching key of an id: lower-case letters and digits only ("ORD-12345" -> "ord12345").
 func idKey(v string) string {
+	simple := true
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !isDigitByte(c) && (c < 'a' || c > 'z') {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		return v
+	}
 	var b []byte
 	for _, r := range v {
 		if isAlnum(r) {
@@ -95,6 +119,12 @@ func idKey(v string) string {
 }
 
 func (h *haystack) containsLower(v string) bool {
+	if h.lower == nil {
+		h.lower = make([]string, len(h.texts))
+		for i, t := range h.texts {
+			h.lower[i] = strings.ToLower(t)
+		}
+	}
 	for _, l := range h.lower {
 		if strings.Contains(l, v) {
 			return true
@@ -107,6 +137,12 @@ func (h *haystack) containsWords(v string) bool {
 	n := cueNorm(v)
 	if len(n) <= 2 {
 		return false
+	}
+	if h.words == nil {
+		h.words = make([]string, len(h.texts))
+		for i, t := range h.texts {
+			h.words[i] = cueNorm(t)
+		}
 	}
 	for _, w := range h.words {
 		if strings.Contains(w, n) {

@@ -106,9 +106,27 @@ func isCJK(r rune) bool {
 // isMark reports whether r is a combining mark (dropped: "e"+U+0301 folds like "é").
 func isMark(r rune) bool { return r >= 0x300 && unicode.Is(unicode.Mn, r) }
 
+// ASCII character classes for the fast paths.
+const (
+	clAlnum = 1 << iota
+	clSoft  // stays inside a facts chunk (isSoft)
+)
+
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for c := range utf8.RuneSelf {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			t[c] |= clAlnum | clSoft
+		}
+	}
+	for _, c := range ".,:/-_@#%+&'$" {
+		t[c] |= clSoft
+	}
+	return t
+}()
+
 func isAlnum(r rune) bool {
 	if r < utf8.RuneSelf {
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+		return asciiClass[r]&clAlnum != 0
 	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
@@ -250,7 +268,8 @@ func appendNumberKey(dst, w []byte, key bool) []byte {
 	if seps == 0 {
 		return append(dst, w...)
 	}
-	intPart, frac, ok := numberParts(w)
+	var scratch [32]byte
+	intPart, frac, ok := numberParts(scratch[:0], w)
 	if !ok {
 		for _, c := range w {
 			if c == ',' {
@@ -270,7 +289,7 @@ func appendCanonical(dst, intPart, frac []byte, key bool) []byte {
 		intPart = intPart[1:]
 	}
 	if len(intPart) == 0 {
-		intPart = []byte{'0'}
+		dst = append(dst, '0')
 	}
 	dst = append(dst, intPart...)
 	if key {
@@ -286,8 +305,8 @@ func appendCanonical(dst, intPart, frac []byte, key bool) []byte {
 }
 
 // numberParts interprets w, made of ASCII digits and at least one '.' or ',' (each between two digits),
-// as a number and returns its integer digits (thousands separators removed) and decimal digits.
-// Rules:
+// as a number and returns its integer digits (thousands separators removed; appended to buf) and decimal
+// digits (a sub-slice of w). Rules:
 //   - both '.' and ',' present: the last separator is the decimal mark and occurs once; the other one is the
 //     thousands separator and must group the integer part in threes ("1,234.5", "1.234,5");
 //   - only ',' once: thousands when the integer part has 1-3 digits not starting with 0 and exactly 3
@@ -295,61 +314,74 @@ func appendCanonical(dst, intPart, frac []byte, key bool) []byte {
 //   - only '.' once: decimal ("1.200" = 1.2);
 //   - one kind several times: thousands when the groups are 1-3 digits then exactly 3 digits each
 //     ("1,234,567", "1.234.567"), else not a number (ok=false, e.g. versions "1.2.3").
-func numberParts(w []byte) (intPart, frac []byte, ok bool) {
-	var groups [][]byte
-	var sepc []byte
-	last := 0
+func numberParts(buf, w []byte) (intPart, frac []byte, ok bool) {
+	// separator positions and kinds
+	nsep, lastSep, firstSep := 0, -1, -1
+	var dec byte
+	mixed := false
 	for i, c := range w {
 		if c == '.' || c == ',' {
-			groups = append(groups, w[last:i])
-			sepc = append(sepc, c)
-			last = i + 1
+			if firstSep < 0 {
+				firstSep = i
+			} else if c != w[lastSep] {
+				mixed = true
+			}
+			nsep++
+			lastSep = i
+			dec = c
 		}
 	}
-	groups = append(groups, w[last:])
-	thousands := func(gs [][]byte) bool {
-		if len(gs[0]) < 1 || len(gs[0]) > 3 || gs[0][0] == '0' && len(gs) > 1 {
+	// thousands reports whether w[:end] is grouped as 1-3 digits (no leading 0) then groups of exactly 3
+	// digits separated by sep.
+	thousands := func(end int, sep byte) bool {
+		if firstSep < 1 || firstSep > 3 || w[0] == '0' {
 			return false
 		}
-		for _, g := range gs[1:] {
-			if len(g) != 3 {
+		run := 0
+		for i := firstSep + 1; i < end; i++ {
+			switch c := w[i]; {
+			case c == sep:
+				if run != 3 {
+					return false
+				}
+				run = 0
+			case isDigitByte(c):
+				run++
+			default:
 				return false
 			}
 		}
-		return true
+		return run == 3
 	}
-	join := func(gs [][]byte) []byte {
-		var out []byte
-		for _, g := range gs {
-			out = append(out, g...)
+	digits := func(end int) []byte {
+		for _, c := range w[:end] {
+			if isDigitByte(c) {
+				buf = append(buf, c)
+			}
 		}
-		return out
+		return buf
 	}
-	dec := sepc[len(sepc)-1]
-	mixed := false
-	for _, c := range sepc {
-		if c != dec {
-			mixed = true
-		}
-	}
-	n := len(groups)
 	switch {
 	case mixed:
-		for _, c := range sepc[:len(sepc)-1] {
+		th := byte('.')
+		if dec == '.' {
+			th = ','
+		}
+		for _, c := range w[:lastSep] {
 			if c == dec {
 				return nil, nil, false
 			}
 		}
-		if !thousands(groups[:n-1]) {
+		if !thousands(lastSep, th) {
 			return nil, nil, false
 		}
-		return join(groups[:n-1]), groups[n-1], true
-	case len(sepc) == 1 && dec == ',' && thousands(groups):
-		return join(groups), nil, true
-	case len(sepc) == 1:
-		return groups[0], groups[1], true
-	case thousands(groups):
-		return join(groups), nil, true
+		return digits(lastSep), w[lastSep+1:], true
+	case nsep == 1 && dec == ',' && thousands(len(w), ','):
+		return digits(len(w)), nil, true
+	case nsep == 1:
+		return w[:lastSep], w[lastSep+1:], true
+	case thousands(len(w), dec):
+		return digits(len(w)), nil, true
 	}
 	return nil, nil, false
 }
