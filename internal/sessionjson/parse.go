@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,15 +79,16 @@ var schemas = sync.OnceValues(func() (*compiled, error) {
 
 // Parse validates body against the embedded schema and decodes the sessions it holds, in
 // body order (one for the session and trace forms, one per conversation for a dataset).
-// It returns a *ValidationError for invalid input; any other error is internal.
+// It returns a *ValidationError for invalid input (not JSON, a number outside float64, a
+// schema violation); any other error is internal.
 func Parse(body []byte) ([]Session, Form, error) {
 	sch, err := schemas()
 	if err != nil {
 		return nil, "", err
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	inst, err := decodeInstance(body)
 	if err != nil {
-		return nil, "", &ValidationError{Message: "body is not valid JSON: " + err.Error()}
+		return nil, "", err
 	}
 	obj, ok := inst.(map[string]any)
 	if !ok {
@@ -100,12 +102,12 @@ func Parse(body []byte) ([]Session, Form, error) {
 	case has(obj, "trace") || has(obj, "session") || has(obj, "dataset"):
 		form, schema = FormRequest, sch.request
 	}
-	if err := schema.Validate(inst); err != nil {
+	if err := validate(schema, inst); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
 			return nil, form, toValidationError(ve)
 		}
-		return nil, form, &ValidationError{Message: err.Error()}
+		return nil, form, err
 	}
 
 	var sessions []Session
@@ -131,10 +133,73 @@ func Parse(body []byte) ([]Session, Form, error) {
 		}
 	}
 	if err != nil {
-		// The schema accepted the body, so this is a mismatch between schema and types.
-		return nil, form, fmt.Errorf("decode %s body: %w", form, err)
+		// The schema accepted the body but the Go types did not: still the client's data.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, form, &ValidationError{Field: te.Field, Message: te.Error()}
+		}
+		return nil, form, &ValidationError{Message: err.Error()}
 	}
 	return sessions, form, nil
+}
+
+// decodeInstance parses body for the validator. Numbers are checked here: every one must
+// fit a float64 (the validator's own arbitrary-precision path is slow on huge exponents and
+// panics on some), and the instance carries float64 values.
+func decodeInstance(body []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var inst any
+	if err := dec.Decode(&inst); err != nil {
+		return nil, &ValidationError{Message: "body is not valid JSON: " + err.Error()}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &ValidationError{Message: "body is not valid JSON: data after the top-level value"}
+	}
+	v, err := toFloats(inst, nil)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// toFloats replaces json.Number values by float64, in place; loc is the path so far.
+func toFloats(v any, loc []string) (any, error) {
+	switch t := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil {
+			return nil, &ValidationError{Field: fieldPath(loc), Message: "number " + string(t) + " is out of range"}
+		}
+		return f, nil
+	case map[string]any:
+		for k, e := range t {
+			nv, err := toFloats(e, append(loc, k))
+			if err != nil {
+				return nil, err
+			}
+			t[k] = nv
+		}
+	case []any:
+		for i, e := range t {
+			nv, err := toFloats(e, append(loc, strconv.Itoa(i)))
+			if err != nil {
+				return nil, err
+			}
+			t[i] = nv
+		}
+	}
+	return v, nil
+}
+
+// validate runs the schema validator, turning a panic inside it into an error.
+func validate(schema *jsonschema.Schema, inst any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("schema validation failed: %v", r)
+		}
+	}()
+	return schema.Validate(inst)
 }
 
 func has(m map[string]any, k string) bool {

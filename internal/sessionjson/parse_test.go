@@ -99,6 +99,17 @@ func TestParseForms(t *testing.T) {
 			},
 		},
 		{
+			name:      "integral numbers in any notation",
+			body:      `{"turns": [{"turn_index": 1e2, "agent_response": "x", "latency_ms": 2.5e3}, {"turn_index": 3.0, "agent_response": "y"}]}`,
+			wantForm:  FormSession,
+			wantIDs:   []string{""},
+			wantTurns: []int{2},
+			checkFirst: func(t *testing.T, s Session) {
+				assert.InDelta(t, 100, *s.Turns[0].TurnIndex, 0)
+				assert.InDelta(t, 2500, *s.Turns[0].LatencyMs, 0)
+			},
+		},
+		{
 			name:      "non-object tool arguments pass validation (reported later as MALFORMED_ARGUMENTS)",
 			body:      `{"turns": [{"agent_interactions": [{"agent_id": "a", "agent_steps": [{"tool_call": {"tool_name": "t", "parameters": "{not json"}}]}]}]}`,
 			wantForm:  FormSession,
@@ -187,6 +198,11 @@ func TestParseInvalid(t *testing.T) {
 			body:      `{"trace": {"turns": [{"agent_response": "x"}]}, "session": {"turns": [{"agent_response": "y"}]}}`,
 			wantField: "", wantMsg: "oneOf",
 		},
+		{name: "number out of float64 range", body: `{"turns": [{"agent_response": "x", "latency_ms": 1e9999999}]}`,
+			wantField: "turns[0].latency_ms", wantMsg: "number 1e9999999 is out of range"},
+		{name: "trailing data", body: `{"turns": [{"agent_response": "x"}]} {}`, wantField: "", wantMsg: "data after the top-level value"},
+		{name: "fractional turn_index", body: `{"turns": [{"turn_index": 1.5, "agent_response": "x"}]}`,
+			wantField: "turns[0].turn_index", wantMsg: "got number, want"},
 		{
 			name:      "request payload invalid",
 			body:      `{"session": {"turns": [{"agent_interactions": [{}]}]}}`,

@@ -62,7 +62,9 @@ type Tool struct {
 // single-agent form AgentSteps/AgentResponse are (used only when AgentInteractions is
 // empty, as ReAsk does).
 type Turn struct {
-	TurnIndex *int `json:"turn_index,omitempty"`
+	// TurnIndex is informational (turns are taken in body order). A JSON number, so that
+	// any integral value the schema accepts (3, 3.0, 1e20) decodes.
+	TurnIndex *float64 `json:"turn_index,omitempty"`
 	// UserMessage is nil for an agent-to-agent turn.
 	UserMessage *string `json:"user_message,omitempty"`
 	// FinalResponse overrides the turn's answer; by default it is the last non-empty
