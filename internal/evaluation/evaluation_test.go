@@ -539,6 +539,21 @@ func TestCoordinationComponents(t *testing.T) {
 	score(t, "context_preserved", null, a.Coordination.ContextPreserved)
 	score(t, "coordination", (2.0/3+1)/2, a.CoordinationScore)
 
+	// a, b, a make the same call: b repeats a's call, and a's second call repeats b's
+	// → 2 duplicated of 3 shared.
+	aba := newSession("aba", agents, turn(0, u, "ok", 10,
+		interaction("a", u, "", 1, toolStep("lookup_order", `{"order_id":"1"}`, "x", 1)),
+		interaction("b", u, "", 1, toolStep("lookup_order", `{"order_id":"1"}`, "x", 1)),
+		interaction("a", u, "ok", 1, toolStep("lookup_order", `{"order_id":"1"}`, "x", 1))))
+	score(t, "no_duplicate_work", 1.0/3, e.AnalyzeSession(aba).Coordination.NoDuplicateWork)
+	// The same agent repeating its own call is not duplicated work between agents, and
+	// a tool only one agent calls is not shared.
+	self := newSession("self", agents, turn(0, u, "ok", 10,
+		interaction("a", u, "", 1, toolStep("lookup_order", `{"order_id":"1"}`, "x", 1), toolStep("lookup_order", `{"order_id":"1"}`, "x", 1),
+			handoffStep("a", "b", "order 1")),
+		interaction("b", u, "ok", 1)))
+	score(t, "no_duplicate_work", null, e.AnalyzeSession(self).Coordination.NoDuplicateWork)
+
 	// a→b, b→a, a→b, b→a: two overlapping A→B→A→B windows → 1 − 0.5·2 = 0.
 	pp := newSession("pp", agents, turn(0, u, "Order 1 is here.", 10,
 		interaction("a", u, "", 1, handoffStep("a", "b", "order 1")),

@@ -382,7 +382,7 @@ func (c *evalCtx) coordination(a *Analysis) {
 				}
 			}
 		}
-		first := map[string]string{} // tool + canonical arguments → first caller
+		callers := map[string]map[string]bool{} // tool + canonical arguments → agents so far
 		for ii := range t.Interactions {
 			in := &t.Interactions[ii]
 			for si := range in.Steps {
@@ -396,11 +396,15 @@ func (c *evalCtx) coordination(a *Analysis) {
 				}
 				shared++
 				key := tc.ToolName + "\x00" + args
-				if f, ok := first[key]; !ok {
-					first[key] = in.AgentID
-				} else if f != in.AgentID {
-					dups++
+				prev := callers[key]
+				if len(prev) > 1 || len(prev) == 1 && !prev[in.AgentID] {
+					dups++ // another agent already made this exact call in the turn
 				}
+				if prev == nil {
+					prev = map[string]bool{}
+					callers[key] = prev
+				}
+				prev[in.AgentID] = true
 			}
 		}
 	}
