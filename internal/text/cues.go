@@ -100,7 +100,7 @@ func concat(lists ...[]cue) []cue {
 	return out
 }
 
-// correctionCues are the RDM phrases matched anywhere in the follow-up (docs/decisions/text.md §Correction).
+// correctionCues are the RDM phrases matched anywhere in the follow-up (docs/decisions/text.md §3).
 var correctionIndex = newCueIndex(correctionCues)
 
 var correctionCues = concat(
@@ -163,7 +163,7 @@ var restatements = []struct{ leads, negs []string }{
 // in en (+ a few fr/es/de phrases). Returns confidence in [0,1] and the matched cue. A plain "no" answering a yes/no question
 // asked by the assistant must not be a correction: the caller passes the previous assistant response as prev.
 //
-// Rules (docs/decisions/text.md §Correction), on cueNorm'ed text: the result is the matching cue of highest
+// Rules (docs/decisions/text.md §3), on cueNorm'ed text: the result is the matching cue of highest
 // confidence (first listed on ties) among (1) correctionCues anywhere, (2) a restatement "I asked for X, not
 // Y": a lead ("i asked", "i wanted", "i said", "i meant"...) followed later by its language's negation,
 // confidence 0.95, cue "I asked for X, not Y", (3) correctionStarts as the first word; the plain negations
@@ -227,7 +227,7 @@ func askedQuestion(prev string) bool {
 	return strings.ContainsAny(prev, "?？¿")
 }
 
-// refusalCues are matched anywhere in the text (docs/decisions/text.md §Refusal).
+// refusalCues are matched anywhere in the text (docs/decisions/text.md §4).
 var refusalCues = cues(1,
 	"I can't help with", "I cannot help with", "I can not help with", "I can't help you with",
 	"I cannot help you with", "I can't assist", "I cannot assist", "I'm unable to", "I am unable to",
@@ -259,7 +259,7 @@ func Refusal(s string) bool {
 
 var refusalIndex = newCueIndex(refusalCues)
 
-// uncertaintyCues and resolutionCues (docs/decisions/text.md §Uncertainty).
+// uncertaintyCues and resolutionCues (docs/decisions/text.md §4).
 var (
 	uncertaintyCues = cues(1,
 		"not sure", "unsure", "not certain", "uncertain", "maybe", "might be", "may be", "perhaps", "possibly",

@@ -27,7 +27,7 @@ const (
 // Fact is a salient fact: Kind is one of "id", "number", "amount", "date", "email", "url", "quoted", "name"; Value is normalised
 // (e.g. "#12345" and "12345" -> "12345"; "$1,200.50" -> "1200.50"; dates to YYYY-MM-DD when unambiguous; emails/urls lower-cased).
 //
-// Value forms (docs/decisions/text.md §Facts): id: lower-case, leading '#' removed, other characters kept
+// Value forms (docs/decisions/text.md §5): id: lower-case, leading '#' removed, other characters kept
 // ("ord-12345"); number and amount: canonical number, '.' decimal mark, no thousands separator, no leading
 // zeros, decimals as written ("1200.50"; times "10:30" as written); date: "YYYY-MM-DD", "YYYY-MM" (month and
 // year), "--MM-DD" (day and month, no year) or, for an ambiguous numeric date such as "03/04/2024", the text as
@@ -111,7 +111,7 @@ func (e *extractor) add(pos int, kind, value string) {
 // SalientFacts extracts the salient facts of s (DESIGN.md §5.2 handoff_score): ids, numbers, amounts, dates, emails, URLs,
 // quoted strings, proper names (capitalised words not at sentence start, not stop words). Deduplicated, in order of appearance.
 //
-// s is capped at MaxInputBytes. The exact recognition rules are in docs/decisions/text.md §Facts; in short:
+// s is capped at MaxInputBytes. The exact recognition rules are in docs/decisions/text.md §5; in short:
 // URLs start with http://, https:// or www.; quoted strings are 1-120 runes between "…", “…”, «…», „…“, ‘…’,
 // `…` or '…' on one line; the rest of the text is cut into chunks at white space and punctuation other than
 // . , : / - _ @ # % + & ' (so JSON is split into its values), and each chunk is an email, a numeric or

@@ -173,7 +173,7 @@ func digitRuns(v string) []string {
 	return out
 }
 
-// found reports whether fact f occurs in the haystack (docs/decisions/text.md §Matching):
+// found reports whether fact f occurs in the haystack (docs/decisions/text.md §6):
 //   - number, amount: same numKey as a number-like run ("1200.50" = "1,200.5"); times as text;
 //   - id: same idKey as an id or digit-bearing chunk, or (all digits) the same digit run, or every run of 3+
 //     digits of the id is a digit run of the haystack ("ORD-12345" is found in "order 12345");
@@ -274,7 +274,7 @@ const smallCount = 10
 // sources (user messages, tool results, handoff payloads, instructions). Small numbers that are list markers or
 // counts <= 10 written in words are not specifics; document the exact rule.
 //
-// Rule (docs/decisions/text.md §Ungrounded): the response's SalientFacts minus quoted strings, minus list
+// Rule (docs/decisions/text.md §6): the response's SalientFacts minus quoted strings, minus list
 // markers (never facts: "1." or "2)" starting a line), minus numbers (kind number, not amounts) that are plain
 // integers 0..10 ("3 options", "step 2"); numbers written in words ("three", "twelve") are never extracted.
 // Each remaining fact is looked up in all sources (each capped at MaxInputBytes) with the matching rules of

@@ -8,7 +8,7 @@ import (
 	"slices"
 )
 
-// Weights of Similarity (docs/decisions/text.md §Similarity).
+// Weights of Similarity (docs/decisions/text.md §2).
 const (
 	// wordWeight is the weight of a word or CJK bigram token.
 	wordWeight = 1.0
