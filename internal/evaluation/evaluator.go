@@ -76,19 +76,17 @@ func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
 			c.agentNames[a.ID] = append(c.agentNames[a.ID], a.Name)
 		}
 	}
-	toolEntity := func(call *session.ToolCall, name string) string {
-		if call != nil {
-			if t, ok := c.args.handoffTarget(call); ok {
-				return agentEntity(t)
-			}
-		} else if t, ok := handoffTarget(&session.ToolCall{ToolName: name}); ok {
+	toolEntity := func(call *session.ToolCall) string {
+		if t, ok := c.args.handoffTarget(call); ok {
 			return agentEntity(t)
 		}
-		return "tool:" + name
+		return "tool:" + call.ToolName
 	}
 	for _, a := range s.Agents {
 		for _, t := range a.Tools {
-			addName(t.Name, toolEntity(nil, t.Name))
+			if _, ok := c.canon[t.Name]; !ok {
+				addName(t.Name, toolEntity(&session.ToolCall{ToolName: t.Name}))
+			}
 		}
 	}
 	for ti := range s.Turns {
@@ -100,7 +98,9 @@ func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
 			}
 			for si := range in.Steps {
 				if tc := in.Steps[si].ToolCall; tc != nil {
-					addName(tc.ToolName, toolEntity(tc, tc.ToolName))
+					if _, ok := c.canon[tc.ToolName]; !ok {
+						addName(tc.ToolName, toolEntity(tc))
+					}
 				}
 			}
 		}

@@ -402,6 +402,9 @@ func handoffAllowed(agent *session.AgentDefinition, target string, sessionAgents
 // normName lower-cases and maps every run of non-alphanumeric characters to "_", so
 // "Refund Agent", "refund-agent" and "refund_agent" compare equal.
 func normName(s string) string {
+	if isNormName(s) {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	sep := false
@@ -417,6 +420,24 @@ func normName(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// isNormName reports whether normName(s) == s: lower-case ASCII letters and digits in
+// runs joined by single underscores.
+func isNormName(s string) bool {
+	if s == "" || s[0] == '_' || s[len(s)-1] == '_' {
+		return s == ""
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+		case c == '_' && s[i-1] != '_':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func oneLine(s string) string {
