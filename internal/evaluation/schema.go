@@ -78,6 +78,9 @@ func compileSchema(raw json.RawMessage) *schemaInfo {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft7)
 	c.AssertFormat()
+	// Schemas come from traces: never follow a $ref to a file or URL (the standard
+	// metaschemas are embedded in the library and still resolve).
+	c.UseLoader(refuseLoader{})
 	if err := c.AddResource(schemaURL, doc); err != nil {
 		return &schemaInfo{err: err}
 	}
@@ -121,6 +124,13 @@ func compileSchema(raw json.RawMessage) *schemaInfo {
 		}
 	}
 	return si
+}
+
+// refuseLoader refuses every external $ref.
+type refuseLoader struct{}
+
+func (refuseLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external $ref %q is not followed", url)
 }
 
 // known reports whether key is a declared parameter.

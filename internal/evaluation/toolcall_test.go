@@ -37,6 +37,8 @@ func executorDef() *session.AgentDefinition {
 			{Name: "update_address", Parameters: schema(`{"type":"object","properties":{"address":{"type":"object","properties":{"zip":{"type":"string"}},"required":["zip"]}},"required":["address"]}`)},
 			{Name: "by_ref", Parameters: schema(`{"$ref":"#/definitions/A","definitions":{"A":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}}}`)},
 			{Name: "broken", Parameters: schema(`{"type": 12}`)},
+			{Name: "external_ref", Parameters: schema(`{"$ref":"file:///etc/hostname"}`)},
+			{Name: "draft2020", Parameters: schema(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)},
 			{Name: "no_schema"},
 		},
 	}
@@ -121,6 +123,8 @@ func TestValidateToolCall(t *testing.T) {
 			[]string{}, []string{ReasonArgumentsTruncated}},
 		{"schema unknown", executorDef(), call("no_schema", `{"x":1}`), ptr(1), VerdictValid, []string{}, []string{ReasonSchemaUnknown}},
 		{"schema invalid", executorDef(), call("broken", `{"x":1}`), ptr(1), VerdictValid, []string{}, []string{ReasonSchemaInvalid}},
+		{"external $ref is not followed", executorDef(), call("external_ref", `{"x":1}`), ptr(1), VerdictValid, []string{}, []string{ReasonSchemaInvalid}},
+		{"$schema 2020-12 honoured", executorDef(), call("draft2020", `{"n":1.5}`), ptr(0.75), VerdictInvalid, []string{"INVALID_PARAM_VALUE/n"}, nil},
 		{"tools unknown: not evaluable", unknownTools, call("issue_refund", `{"order_id":"1"}`), nil, VerdictNotEvaluable,
 			[]string{}, []string{ReasonToolsUnknown}},
 		{"unknown agent: not evaluable", nil, call("issue_refund", `{"order_id":"1"}`), nil, VerdictNotEvaluable,
@@ -184,7 +188,7 @@ func TestValidateToolCallMessages(t *testing.T) {
 
 	r = e.ValidateToolCall(executorDef(), call("delete_database", `{}`), 0)
 	require.Len(t, r.Issues, 1)
-	assert.Equal(t, "executor: called delete_database, which is not in its tools_available [broken, by_ref, issue_refund, lookup_order, no_schema, search, send_email, update_address]", r.Issues[0].Message)
+	assert.Equal(t, "executor: called delete_database, which is not in its tools_available [broken, by_ref, draft2020, external_ref, issue_refund, lookup_order, no_schema, search, send_email, update_address]", r.Issues[0].Message)
 	assert.Equal(t, SeverityHigh, r.Issues[0].Severity)
 }
 
@@ -264,4 +268,48 @@ func TestNormName(t *testing.T) {
 		assert.Equal(t, want, normName(in), in)
 	}
 	assert.False(t, strings.Contains(normName("--a--"), "-"))
+}
+
+// FuzzValidateToolCall: any schema and any arguments give a score in [0,1] or a
+// not-evaluable verdict, never a panic, and the verdict agrees with the issues.
+func FuzzValidateToolCall(f *testing.F) {
+	f.Add(issueRefundSchema, `{"order_id":"1","amount":2}`, false)
+	f.Add(`{"type":"object","properties":{"a":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"required":["a"]}`, `{"a":[1]}`, false)
+	f.Add(`{"$ref":"#/definitions/x","definitions":{"x":{"required":["q"]}}}`, `{}`, false)
+	f.Add(`{"patternProperties":{"^x-":{"type":"string"}}}`, `{"x-a":1,"b":2}`, false)
+	f.Add(`not json`, `"{\"a\":1}"`, false)
+	f.Add(`{"type":"object"}`, `{"a":`, true)
+	e := newEval(f)
+	f.Fuzz(func(t *testing.T, sch, params string, truncated bool) {
+		def := &session.AgentDefinition{ID: "a", ToolsSource: "config", Tools: []session.ToolDefinition{{Name: "t", Parameters: json.RawMessage(sch)}}}
+		c := call("t", params)
+		c.ArgumentsTruncated = truncated
+		r := e.ValidateToolCall(def, c, 0)
+		if r.Score != nil && (*r.Score < 0 || *r.Score > 1) {
+			t.Fatalf("score %v", *r.Score)
+		}
+		switch r.Verdict {
+		case VerdictValid:
+			if r.Score == nil || len(r.Issues) > 0 {
+				t.Fatalf("valid with score %v and issues %v", r.Score, issueKeys(r.Issues))
+			}
+		case VerdictInvalid:
+			if r.Score == nil || len(r.Issues) == 0 {
+				t.Fatalf("invalid without score or issues")
+			}
+		case VerdictNotEvaluable:
+			if r.Score != nil {
+				t.Fatalf("not evaluable with a score")
+			}
+		default:
+			t.Fatalf("verdict %q", r.Verdict)
+		}
+		seen := map[string]bool{}
+		for _, k := range issueKeys(r.Issues) {
+			if seen[k] && k != string(IssueInvalidParamValue) {
+				t.Fatalf("issue %s reported twice", k)
+			}
+			seen[k] = true
+		}
+	})
 }
