@@ -362,11 +362,6 @@ var (
 	handoffArgKeys  = []string{"agent_name", "agent", "coworker", "target", "to_agent"}
 )
 
-// handoffTarget is argCache.handoffTarget without a cache.
-func handoffTarget(call *session.ToolCall) (string, bool) {
-	return (*argCache)(nil).handoffTarget(call)
-}
-
 // handoffTarget returns the agent a handoff tool call transfers to, when the call is a
 // handoff tool (IsHandoff, or a name of conventions.md §5.1 (d)) and its target can be
 // read from the arguments or the name.

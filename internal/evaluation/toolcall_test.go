@@ -256,7 +256,7 @@ func TestHandoffTarget(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := call(tt.tool, tt.args)
 			c.IsHandoff = tt.handoff
-			got, ok := handoffTarget(c)
+			got, ok := (*argCache)(nil).handoffTarget(c)
 			assert.Equal(t, tt.ok, ok)
 			assert.Equal(t, tt.want, got)
 		})
