@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Usage: node src/main.mjs <framework> <scenario> <out-dir>
+//        node src/main.mjs <framework> --list      (prints the scenario names)
 // Runs one scenario of one framework in this process (instrumentations patch
 // global state, so every scenario gets a fresh process) and writes
 // <out-dir>/<framework>_<scenario>.json.
@@ -16,6 +17,11 @@ const FRAMEWORKS = {
 };
 
 const [fw, scenario, outDir] = process.argv.slice(2);
+if (FRAMEWORKS[fw] && scenario === "--list") {
+  const { SCENARIOS } = await FRAMEWORKS[fw]();
+  console.log(Object.keys(SCENARIOS).join("\n"));
+  process.exit(0);
+}
 if (!FRAMEWORKS[fw] || !scenario || !outDir) {
   console.error(`usage: node src/main.mjs <${Object.keys(FRAMEWORKS).join("|")}> <scenario> <out-dir>`);
   process.exit(2);
