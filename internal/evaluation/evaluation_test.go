@@ -4,6 +4,7 @@
 package evaluation
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -497,6 +498,15 @@ func TestHallucinationDetection(t *testing.T) {
 	s.Turns[0].FinalResponse = "Order #12345 has shipped."
 	s.Turns[0].Interactions[0].Output = s.Turns[0].FinalResponse
 	assert.Equal(t, DetectionNone, e.EvaluateTurn(s, 0, true).DetectionType)
+
+	// One ungrounded proper name alone ("Amazon" for AMZN) is not evidence enough...
+	s.Turns[0].FinalResponse = "Order #12345 has shipped with Amazon."
+	tr = e.EvaluateTurn(s, 0, true)
+	assert.Equal(t, DetectionNone, tr.DetectionType)
+	assert.Contains(t, tr.Explanations["detection"]+tr.Reason+fmt.Sprint(tr.Explanations), "not evidence enough")
+	// ...two are.
+	s.Turns[0].FinalResponse = "Order #12345 has shipped with Amazon from Rotterdam."
+	assert.Equal(t, DetectionHallucination, e.EvaluateTurn(s, 0, true).DetectionType)
 }
 
 // TestDetectionPriority: RDM > CCM > hallucination.

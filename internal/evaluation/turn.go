@@ -131,7 +131,7 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 		if len(ungrounded) > 0 {
 			hall.reason += "; ungrounded specifics in the final response: " + factList(ungrounded)
 		}
-	case len(ungrounded) > 0:
+	case len(ungrounded) > 0 && !weakEvidence(ungrounded):
 		stated := len(text.SalientFacts(t.FinalResponse))
 		if stated < len(ungrounded) {
 			stated = len(ungrounded)
@@ -141,6 +141,8 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 			reason: "the final response states specifics found in no source: " + factList(ungrounded)}
 		expl = append(expl, fmt.Sprintf("hallucination: %d of %d stated specific(s) ungrounded (%s), confidence 0.5 + 0.5×%d/%d = %s",
 			len(ungrounded), stated, factList(ungrounded), len(ungrounded), stated, num(conf)))
+	case len(ungrounded) > 0:
+		expl = append(expl, "hallucination: only one ungrounded proper name ("+factList(ungrounded)+"), not evidence enough; no parameter hallucination")
 	case final_ == "":
 		expl = append(expl, "hallucination: final response empty or not captured; no parameter hallucination")
 	default:
@@ -167,6 +169,14 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 	expl = append(expl, "→ "+d.typ+", confidence "+num(d.conf))
 	d.expl = strings.Join(expl, "; ")
 	return d
+}
+
+// weakEvidence reports whether the ungrounded facts are a single proper name and nothing
+// else. A capitalised word absent from the sources is often a paraphrase ("Amazon" for
+// AMZN, "Python" from the model's knowledge); ids, numbers, amounts, dates, emails and
+// URLs are not, so one of those, or two names, is needed to call a hallucination.
+func weakEvidence(fs []text.Fact) bool {
+	return len(fs) == 1 && fs[0].Kind == text.KindName
 }
 
 func factList(fs []text.Fact) string {
