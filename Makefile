@@ -8,7 +8,7 @@ BUILD_DIR     := _build
 DIST_NAME     := otelcol-agenteval
 BIN           := bin/$(DIST_NAME)
 CONFIG        ?= config.yaml
-TEST_TIMEOUT  ?= 20m
+TEST_TIMEOUT  ?= 10m
 TEST_FLAGS    ?=
 # Benchmarks: the hot paths (span ingest, assembly, evaluation). The processor's benchmark
 # also runs contrib's groupbytrace processor on the same input for comparison.
