@@ -387,7 +387,6 @@ func TestResponseQuality(t *testing.T) {
 		reason string
 	}{
 		{"good", func(*session.AgentInteraction) {}, 1, "1: non-empty output, not truncated, no refusal"},
-		{"empty output", func(in *session.AgentInteraction) { in.Output = "" }, 0, "0: empty output"},
 		{"error status", func(in *session.AgentInteraction) { in.Status = "error" }, 0, "0: error status"},
 		{"truncated", func(in *session.AgentInteraction) { in.FinishReason = "length" }, 0.5, "1 truncated (finish_reason=length) −0.5 = 0.5"},
 		{"refusal", func(in *session.AgentInteraction) { in.Output = "I'm sorry, but I can't help with that." }, 0.5, "1 refusal −0.5 = 0.5"},
@@ -409,6 +408,24 @@ func TestResponseQuality(t *testing.T) {
 			assert.Equal(t, tt.reason, r.Explanations[keyResponseQuality])
 		})
 	}
+}
+
+// An empty output is 0 only for the turn's final responder: an agent that worked through
+// tools for another has no reply of its own to judge.
+func TestResponseQualityEmptyOutput(t *testing.T) {
+	e := newEval(t)
+	worker := interaction("helper", "Tell me about order 9", "", 10, toolStep("lookup_order", `{"order_id":"9"}`, "shipped", 5))
+	final := interaction("main", "", "Order 9 shipped on time.", 10)
+	s := newSession("q", nil, turn(0, "Tell me about order 9", "Order 9 shipped on time.", 10, worker, final))
+	r := e.EvaluateInteraction(s, 0, 0)
+	assert.Nil(t, r.ResponseQuality)
+	assert.Equal(t, "null: no own output and not the turn's final responder", r.Explanations[keyResponseQuality])
+
+	s.Turns[0].Interactions[1].Output = ""
+	s.Turns[0].FinalResponse = ""
+	r = e.EvaluateInteraction(s, 0, 1)
+	score(t, "response_quality", 0, r.ResponseQuality)
+	assert.Equal(t, "0: empty output from the turn's final responder", r.Explanations[keyResponseQuality])
 }
 
 func TestHandoffScore(t *testing.T) {

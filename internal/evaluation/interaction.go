@@ -47,7 +47,7 @@ func (c *evalCtx) interaction(ti, ii int) InteractionResult {
 	r.ToolUse, r.Explanations[keyToolUse] = toolUseScore(r.ToolCalls)
 	r.Reasoning, r.Explanations[keyReasoning] = c.reasoningScore(in)
 	r.Handoff, r.Explanations[keyHandoff] = c.handoffScore(t, ii, content)
-	r.ResponseQuality, r.Explanations[keyResponseQuality] = c.responseQuality(in, content)
+	r.ResponseQuality, r.Explanations[keyResponseQuality] = c.responseQuality(in, content, ii == finalResponder(t))
 	c.score(&r)
 	return r
 }
@@ -305,7 +305,10 @@ func (c *evalCtx) facts(texts []string) []text.Fact {
 }
 
 // responseQuality is DESIGN.md §5.2 response_quality without the bad-turn rule.
-func (c *evalCtx) responseQuality(in *session.AgentInteraction, content bool) (*float64, string) {
+// Only the turn's final responder owes the user an answer: another interaction with no
+// output of its own (it worked through tools or handed off, or its content was not
+// captured) has nothing to judge and gets null.
+func (c *evalCtx) responseQuality(in *session.AgentInteraction, content, final bool) (*float64, string) {
 	if in.Status == "error" {
 		why := "error status"
 		if in.ErrorType != "" {
@@ -320,7 +323,10 @@ func (c *evalCtx) responseQuality(in *session.AgentInteraction, content bool) (*
 		if c.delegates(in) {
 			return nil, "null: no own output; the interaction delegated (handoff)"
 		}
-		return ptr(0), "0: empty output"
+		if !final {
+			return nil, "null: no own output and not the turn's final responder"
+		}
+		return ptr(0), "0: empty output from the turn's final responder"
 	}
 	score := 1.0
 	var why []string
