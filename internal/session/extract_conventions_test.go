@@ -596,6 +596,41 @@ func TestExtractHandoffs(t *testing.T) {
 	assert.Equal(t, []string{"refunds", "triage"}, r.HandoffTargets)
 }
 
+// TestExtractOpenInferenceHandoffValues: the "handoff to X" span's input/output values are
+// plain names (Python) or {"from_agent"}/{"to_agent"} objects (JS).
+func TestExtractOpenInferenceHandoffValues(t *testing.T) {
+	tests := []struct {
+		name     string
+		in, out  any
+		from, to string
+	}{
+		{"JS objects", `{"from_agent":"triage_agent"}`, `{"to_agent":"refund_agent"}`, "triage_agent", "refund_agent"},
+		{"JS objects with spaces", ` { "from_agent" : " triage_agent " } `, `{"to_agent": "refund_agent"}`, "triage_agent", "refund_agent"},
+		{"one object with both keys", `{"from_agent":"a","to_agent":"b"}`, nil, "a", "b"},
+		{"plain names", "triage", "billing", "triage", "billing"},
+		{"quoted names", `"triage"`, `"billing"`, "triage", "billing"},
+		{"object without the keys falls back to the span name", `{"x":1}`, `{"agent":"zzz"}`, "", "refund_agent"},
+		{"malformed JSON is a name", `{"from_agent":`, nil, `{"from_agent":`, "refund_agent"},
+		{"structured values", map[string]any{"from_agent": "triage_agent"}, map[string]any{"to_agent": "refund_agent"}, "triage_agent", "refund_agent"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			attrs := map[string]any{"openinference.span.kind": "TOOL", "tool.name": "handoff_to_refund_agent"}
+			if tt.in != nil {
+				attrs["input.value"] = tt.in
+			}
+			if tt.out != nil {
+				attrs["output.value"] = tt.out
+			}
+			r := extExtract(t, extSpan(t, "handoff to refund_agent", attrs))
+			assert.Equal(t, ClassHandoff, r.Class)
+			assert.Equal(t, tt.from, r.HandoffFrom)
+			assert.Equal(t, tt.to, r.HandoffTo)
+			assert.Equal(t, "openinference.handoff_span", r.HandoffRule)
+		})
+	}
+}
+
 // TestExtractSessionAndSignals covers session keys (span, resource, priority), the end
 // signal and the explicit outcome.
 func TestExtractSessionAndSignals(t *testing.T) {

@@ -4,6 +4,7 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"encoding/json"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -20,6 +21,11 @@ const (
 	exRuleTransfer    = "gen_ai.transfer"
 	exRuleHandoffTool = "handoff_tool"
 	exRuleTLHandoff   = "traceloop.handoff_span"
+	// exOIHandoffFrom / exOIHandoffTo are the keys of the JSON objects that the JS
+	// OpenInference openai-agents instrumentation writes as input.value / output.value of
+	// its "handoff to X" span (the SDK's HandoffSpanData fields).
+	exOIHandoffFrom = "from_agent"
+	exOIHandoffTo   = "to_agent"
 )
 
 // exToolArgKeys is the argument priority list of conventions.md §5.1 (Tool call row);
@@ -89,6 +95,19 @@ func (e *Extractor) toolFields(s *exScan, events ptrace.SpanEventSlice, r *SpanR
 			r.Truncated = true
 		}
 		break
+	}
+
+	// A LangChain-serialised ToolMessage (OpenInference LangChain tracer): the result is
+	// its content, and it carries the call id.
+	if r.ToolResult != "" && s.has[kOutputValue] {
+		if data, ok := exJSONBytes(s.v[kOutputValue], e.parseLimit); ok {
+			if content, id, ok := exLCToolMessage(data); ok {
+				r.ToolResult = e.text(r, content)
+				if r.ToolCallID == "" {
+					r.ToolCallID = e.text(r, id)
+				}
+			}
+		}
 	}
 
 	// Event-carried arguments and results (Strands keeps them in events; §4.2).
@@ -207,8 +226,12 @@ func (e *Extractor) handoffFields(s *exScan, r *SpanRecord, cls exClassInfo) {
 		r.HandoffTo = e.text(r, exUnquote(s.str(kHandoffTo)))
 		r.HandoffRule = exRuleGenAIHandof
 	case cls.oiHandoff:
-		r.HandoffFrom = e.text(r, exUnquote(s.str(kInputValue)))
-		r.HandoffTo = e.text(r, exFirstNonEmpty(exUnquote(s.str(kOutputValue)), cls.nameHint))
+		// input.value is the sender and output.value the receiver: plain names (Python) or
+		// JSON objects {"from_agent": ...} / {"to_agent": ...} (JS).
+		in, inFrom, inTo := exHandoffEnd(e.anyText(s, kInputValue))
+		out, outFrom, outTo := exHandoffEnd(e.anyText(s, kOutputValue))
+		r.HandoffFrom = e.text(r, exFirstNonEmpty(inFrom, outFrom, in))
+		r.HandoffTo = e.text(r, exFirstNonEmpty(outTo, inTo, out, cls.nameHint))
 		r.HandoffRule = exRuleOIHandoff
 	case cls.tlFrom != "" || cls.tlTo != "":
 		r.HandoffFrom, r.HandoffTo = e.text(r, cls.tlFrom), e.text(r, cls.tlTo)
@@ -217,6 +240,33 @@ func (e *Extractor) handoffFields(s *exScan, r *SpanRecord, cls exClassInfo) {
 	if r.HandoffTo == "" && cls.tlTo != "" {
 		r.HandoffTo = e.text(r, cls.tlTo)
 	}
+}
+
+// anyText is an attribute's text: a string as it is, a structured value as canonical
+// JSON (argsText); "" when absent.
+func (e *Extractor) anyText(s *exScan, k exKey) string {
+	if !s.has[k] {
+		return ""
+	}
+	t, _ := e.argsText(s.v[k])
+	return t
+}
+
+// exHandoffEnd reads one side of an OpenInference handoff span (input.value or
+// output.value): a JSON object gives its from_agent and to_agent strings (name ""), any
+// other value is the agent name itself (one level of JSON string quoting removed).
+func exHandoffEnd(v string) (name, from, to string) {
+	t := strings.TrimSpace(v)
+	if !strings.HasPrefix(t, "{") {
+		return exUnquote(t), "", ""
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(exBytes(t), &m) != nil {
+		return exUnquote(t), "", ""
+	}
+	from, _ = exRawString(m[exOIHandoffFrom])
+	to, _ = exRawString(m[exOIHandoffTo])
+	return "", strings.TrimSpace(from), strings.TrimSpace(to)
 }
 
 // exUnquote trims s and removes one level of JSON string quoting ("\"coordinator\"").
