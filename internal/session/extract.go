@@ -296,6 +296,11 @@ func (e *Extractor) Extract(res pcommon.Resource, scope pcommon.InstrumentationS
 	if r.Error && r.ErrorType == "" {
 		e.exceptionType(events, &r)
 	}
+	// LangGraph steers the graph with exceptions (a handoff ends its node spans with
+	// ParentCommand): such a span did not fail.
+	if r.Error && controlFlowError(&r, span.Status().Message(), events) {
+		r.Error, r.ErrorType = false, ""
+	}
 	return r
 }
 

@@ -63,6 +63,8 @@ var exRules = func() map[string]string {
 	m[semconv.LLMRequestType+"=chat"] = semconv.LLMRequestType + "=chat"
 	m[semconv.LLMRequestType+"=completion"] = semconv.LLMRequestType + "=completion"
 	m[exRuleOI+semconv.OIKindChain+";root"] = exRuleOI + semconv.OIKindChain + ";root"
+	m[exRuleOI+semconv.OIKindChain+exRuleLGSuffix] = exRuleOI + semconv.OIKindChain + exRuleLGSuffix
+	m[exRuleOI+semconv.OIKindAgent+exRuleLGSuffix] = exRuleOI + semconv.OIKindAgent + exRuleLGSuffix
 	for _, k := range []string{
 		semconv.TraceloopKindWorkflow, semconv.TraceloopKindTask, semconv.TraceloopKindAgent,
 		semconv.TraceloopKindTool, semconv.TraceloopKindHandoff, semconv.TraceloopKindUnknown,
@@ -160,15 +162,21 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 		rule := exRule(exRuleOI, oiKind, "")
 		switch oiKind {
 		case semconv.OIKindAgent:
-			e.setAgent(s, r, rule, "", true)
+			// LangGraph node spans first: the ReAct model node "agent" is its subgraph's agent.
+			if !e.langGraphAgent(s, r, oiKind) {
+				e.setAgent(s, r, rule, "", true)
+			}
 		case semconv.OIKindTool:
 			r.Class, r.ClassRule = ClassTool, rule
 		case semconv.OIKindLLM:
 			r.Class, r.ClassRule = ClassLLM, rule
 		case semconv.OIKindChain:
-			if r.ParentSpanID == "" {
+			switch {
+			case r.ParentSpanID == "":
 				r.Class, r.ClassRule = ClassTurn, exRule(exRuleOI, oiKind, ";root")
-			} else {
+			case e.langGraphAgent(s, r, oiKind):
+				// A LangGraph agent node (the JS tracer never writes AGENT).
+			default:
 				r.Class, r.ClassRule = ClassOther, rule
 			}
 		default:

@@ -188,11 +188,28 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 	}
 	r.Output = e.text(r, out.outputText())
 	r.Reasoning = e.text(r, out.reasoningText())
+	if exMissingCallID(out.calls) && s.has[kOutputValue] {
+		// OpenInference JS leaves the ids out of llm.output_messages.*; the LangChain
+		// LLMResult in output.value has them.
+		if data, ok := exJSONBytes(s.v[kOutputValue], e.parseLimit); ok {
+			exFillCallIDs(out.calls, exLCGenerationCalls(data))
+		}
+	}
 	if len(out.calls) > 0 {
 		r.RequestedCalls = e.requested(r, out.calls)
 	}
 
 	e.finish(s, r, out.finish)
+}
+
+// exMissingCallID reports whether any call lacks an id.
+func exMissingCallID(calls []RequestedToolCall) bool {
+	for _, c := range calls {
+		if c.ID == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // finish fills FinishReasons: the gen_ai.response.finish_reasons attribute, else the

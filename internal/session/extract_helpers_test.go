@@ -94,7 +94,7 @@ func extJSONEq(t testing.TB, want, got string, msgAndArgs ...any) {
 func extCheckInvariants(t testing.TB, r SpanRecord, maxText int) {
 	t.Helper()
 	texts := []string{r.Name, r.ErrorType, r.Operation, r.SessionID, r.Service,
-		r.AgentName, r.AgentDescription, r.GraphNodeID, r.GraphParentID, r.ToolName, r.ToolCallID,
+		r.AgentName, r.AgentDescription, r.GraphNodeID, r.GraphParentID, r.LangGraphNode, r.ToolName, r.ToolCallID,
 		r.ToolArguments, r.ToolResult, r.ToolDescription, r.UserMessage, r.Input, r.Output,
 		r.Reasoning, r.Model, r.HandoffFrom, r.HandoffTo}
 	texts = append(texts, r.FinishReasons...)

@@ -215,15 +215,17 @@ type exJFuncCall struct {
 
 // exMsgOut accumulates what the message readers find.
 type exMsgOut struct {
-	user      string // text of the last user message with text
-	hasUser   bool
-	text      []string // the last assistant message with text (its parts joined)
-	reasoning []string
-	calls     []RequestedToolCall
-	finish    []string
-	response  string // first tool_call_response / tool result
-	hasResp   bool
-	messages  int
+	user    string // text of the last user message with text
+	hasUser bool
+	text    []string // the last assistant message with text (its parts joined)
+	// handoffText: text holds a message that requested a handoff tool (see exReadOutput).
+	handoffText bool
+	reasoning   []string
+	calls       []RequestedToolCall
+	finish      []string
+	response    string // first tool_call_response / tool result
+	hasResp     bool
+	messages    int
 }
 
 func (o *exMsgOut) outputText() string    { return strings.Join(o.text, "\n") }
@@ -480,9 +482,14 @@ func exMsgText(m *exJMsg, o *exMsgOut) string {
 	if o != nil {
 		for i := range m.ToolCalls {
 			tc := &m.ToolCalls[i]
-			if tc.Function != nil {
+			switch {
+			case tc.Function != nil:
 				o.addCall(tc.ID, tc.Function.Name, exFirstRaw(tc.Function.Arguments, tc.Function.Args))
-			} else {
+			case tc.Type == "" && tc.Name != "":
+				// An entry of tool_calls is a call even untyped: LangChain's {name, args, id}
+				// (langgraph-supervisor's synthesised transfer_back_to_* call has no type).
+				o.addCall(exFirstNonEmpty(tc.ID, tc.CallID), tc.Name, exFirstRaw(tc.Args, tc.Arguments, tc.Input))
+			default:
 				_ = exPart(tc, o)
 			}
 		}
@@ -558,6 +565,16 @@ func exReadInput(data []byte, o *exMsgOut) error {
 	return nil
 }
 
+// exHandsOff reports whether any of calls is a handoff tool call (HandoffToolTarget).
+func exHandsOff(calls []RequestedToolCall) bool {
+	for _, c := range calls {
+		if _, _, ok := HandoffToolTarget(c.Name, c.Arguments); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // exMayBeUser is a cheap pre-filter: a message whose text contains none of the user-role
 // spellings ("user", "human", "Human") cannot be a user message.
 func exMayBeUser(elem []byte) bool {
@@ -580,9 +597,20 @@ func exReadOutput(data []byte, o *exMsgOut) error {
 			return errExSyntax
 		}
 		role := exRole(&m)
+		nCalls := len(o.calls)
 		t := exMsgText(&m, o)
 		if t != "" && (role == semconv.RoleAssistant || role == "") {
-			o.setText(t) // the final answer is the last assistant message with text
+			// The final answer is the last assistant message with text. A message that
+			// hands off ("Transferring back to triage_agent" + transfer_back_to_triage_agent,
+			// which langgraph-supervisor appends to a worker's output) only announces the
+			// handoff: it is the answer only when no other message has text.
+			if !exHandsOff(o.calls[nCalls:]) {
+				o.setText(t)
+				o.handoffText = false
+			} else if len(o.text) == 0 || o.handoffText {
+				o.setText(t)
+				o.handoffText = true
+			}
 		}
 		if m.FinishReason != "" && len(o.finish) < exMaxList {
 			o.finish = append(o.finish, strings.ToLower(m.FinishReason))

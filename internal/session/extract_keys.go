@@ -26,6 +26,7 @@ const (
 	kOIAgentName
 	kGraphNodeID
 	kGraphParentID
+	kOIMetadata
 	kTLEntityName
 	kAgentDesc
 	kAgentTools
@@ -131,6 +132,7 @@ var exKeyNames = [exNumKeys]string{
 	kOIAgentName:    semconv.AgentName,
 	kGraphNodeID:    semconv.GraphNodeID,
 	kGraphParentID:  semconv.GraphNodeParentID,
+	kOIMetadata:     semconv.Metadata,
 	kTLEntityName:   semconv.TraceloopEntityName,
 	kAgentDesc:      semconv.GenAIAgentDescription,
 	kAgentTools:     semconv.GenAIAgentTools,

@@ -92,6 +92,11 @@ type SpanRecord struct {
 	// GraphNodeID / GraphParentID are OpenInference graph.node.id / graph.node.parent_id.
 	GraphNodeID   string `json:"graph_node_id,omitempty"`
 	GraphParentID string `json:"graph_parent_id,omitempty"`
+	// LangGraphNode is the LangGraph node this span runs: the `metadata` JSON key
+	// langgraph_node when it equals the span name (the node's own span, not a runnable
+	// inside it); "" otherwise. Turn assembly uses it to recognise agent nodes that only
+	// the trace as a whole identifies (handoff targets; docs/decisions/sessions.md §1.7).
+	LangGraphNode string `json:"langgraph_node,omitempty"`
 
 	// Tool execution (ClassTool).
 	ToolName          string          `json:"tool_name,omitempty"`
