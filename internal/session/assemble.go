@@ -40,6 +40,10 @@ const (
 	RootRuleGenAIRoot = "highest_genai_span"
 	// RootRuleSpanRoot: no GenAI span of those classes; the highest span of the trace.
 	RootRuleSpanRoot = "highest_span"
+	// RootRuleWorkflowAgent: the highest turn marker is a top-level agent span that only
+	// wraps other agents (named by nothing but its span name, no LLM, tool or handoff
+	// span of its own): the OpenAI Agents trace span through OpenInference.
+	RootRuleWorkflowAgent = "workflow_agent"
 )
 
 // AgentInteraction.AgentRule values of the synthetic interaction built for traces without
@@ -118,6 +122,9 @@ type asmNode struct {
 	inter int
 	// call is the joined tool call of an execution span.
 	call *asmCall
+	// reclassed: rec is a copy of another class than the extractor gave (see
+	// assemble_agents.go).
+	reclassed bool
 }
 
 func (n *asmNode) start() int64 { return n.rec.StartUnixNano }
@@ -174,6 +181,8 @@ type assembler struct {
 	nested map[*asmNode]*asmNode
 	// agentKeys maps normalised agent ids (asmAgentKey) to the first agent id with that key.
 	agentKeys map[string]string
+	// wrappers are the agent spans demoted to turn markers (demoteWrappers).
+	wrappers map[*asmNode]bool
 }
 
 func newAssembler(records []SpanRecord) *assembler {
@@ -275,6 +284,16 @@ func (a *assembler) buildTree() {
 			n.parent.children = append(n.parent.children, n)
 		}
 	}
+	a.promoteLangGraphNodes()
+	a.annotate(roots, false)
+	a.demoteWrappers()
+	a.annotate(roots, true)
+}
+
+// annotate computes, top-down, the depth and the agent/tool ancestors of every node. With
+// fold, an agent span that is part of its nearest agent ancestor (asmFolds) is
+// reclassified as other on the way, so that its descendants belong to that ancestor.
+func (a *assembler) annotate(roots []*asmNode, fold bool) {
 	stack := make([]*asmNode, 0, len(a.nodes))
 	for i := len(roots) - 1; i >= 0; i-- {
 		stack = append(stack, roots[i])
@@ -282,6 +301,7 @@ func (a *assembler) buildTree() {
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		n.depth, n.agentAnc, n.toolAnc = 0, nil, nil
 		if p := n.parent; p != nil {
 			n.depth = p.depth + 1
 			switch p.rec.Class {
@@ -293,6 +313,9 @@ func (a *assembler) buildTree() {
 				n.agentAnc, n.toolAnc = p.agentAnc, p.toolAnc
 			}
 		}
+		if fold && asmFolds(n) {
+			n.reclass(ClassOther, "", "")
+		}
 		for i := len(n.children) - 1; i >= 0; i-- {
 			stack = append(stack, n.children[i])
 		}
@@ -303,12 +326,13 @@ func (a *assembler) buildTree() {
 // span whose only LLM child it is (Google ADK records the request and response on
 // call_llm, the wrapper of the google-genai generate_content span): each content field
 // (user message, input, output, reasoning, finish reasons, requested calls, tool
-// definitions) that the LLM span lacks is taken from the wrapper. The records themselves
-// are not modified.
+// definitions) that the LLM span lacks is taken from the wrapper. An agent span folded
+// into its ancestor (a LangGraph node, whose content is the graph state) is no wrapper.
+// The records themselves are not modified.
 func (a *assembler) inheritWrapperContent() {
 	for _, n := range a.nodes {
 		p := n.parent
-		if n.rec.Class != ClassLLM || p == nil || p.rec.Class != ClassOther {
+		if n.rec.Class != ClassLLM || p == nil || p.rec.Class != ClassOther || p.reclassed {
 			continue
 		}
 		llmChildren := 0
@@ -368,6 +392,9 @@ func (a *assembler) chooseRoot() {
 	}
 	if r := pick(func(n *asmNode) bool { return n.rec.Class == ClassTurn }); r != nil {
 		a.root, a.rootRule = r, RootRuleTurnMarker
+		if a.wrappers[r] {
+			a.rootRule = RootRuleWorkflowAgent
+		}
 	} else if r := pick(func(n *asmNode) bool {
 		c := n.rec.Class
 		return c == ClassAgent || c == ClassLLM || c == ClassTool

@@ -28,7 +28,8 @@ func (r *asFuzzReader) pick(options ...string) string { return options[r.next()%
 
 // asFuzzRecords builds up to 48 records with random parents (absent, self, missing, any
 // span including later ones, so cycles), random classes, duplicate span ids, inverted
-// times, handoff tools, requested calls, handoff spans and graph parents.
+// times, handoff tools, requested calls, handoff spans, graph parents, LangGraph nodes and
+// agents named only by their span name.
 func asFuzzRecords(data []byte) []SpanRecord {
 	r := &asFuzzReader{data: data}
 	n := r.next()%48 + 1
@@ -100,6 +101,12 @@ func asFuzzRecords(data []byte) []SpanRecord {
 		case ClassHandoff:
 			rec.HandoffFrom = r.pick(agents...)
 			rec.HandoffTo = r.pick(agents...)
+		case ClassOther:
+			// LangGraph node spans, promoted when the trace names them as agents.
+			rec.LangGraphNode = r.pick("", "", "B", "math_agent", "tools")
+		case ClassAgent:
+			// Agents named only by their span name may be workflow wrappers.
+			rec.AgentRule = r.pick("gen_ai.agent.name", asmAgentRuleSpanName)
 		}
 		recs[i] = rec
 	}
@@ -197,10 +204,45 @@ func asCheckTurn(t *testing.T, recs []SpanRecord, got TurnAssembly) {
 			}
 		}
 	}
+	// An agent span without an interaction of its own is part of an enclosing interaction
+	// of the same agent (folded), or a workflow wrapper (no agent name but its span name)
+	// around other interactions.
+	byID := map[string]SpanRecord{}
+	for _, r := range kept {
+		byID[r.SpanID] = r
+	}
+	interOf := map[string]string{}
+	wraps := map[string]bool{}
+	for _, in := range turn.Interactions {
+		interOf[in.SpanID] = in.AgentID
+		seen := map[string]bool{in.SpanID: true}
+		for p := byID[in.SpanID].ParentSpanID; p != "" && !seen[p]; p = byID[p].ParentSpanID {
+			seen[p], wraps[p] = true, true
+		}
+	}
 	for id, c := range known {
-		if c == ClassAgent && !agentSpans[id] {
+		if c != ClassAgent || agentSpans[id] {
+			continue
+		}
+		r := byID[id]
+		if wraps[id] && (r.AgentName == "" || r.AgentRule == asmAgentRuleSpanName) {
+			continue
+		}
+		folded := false
+		seen := map[string]bool{id: true}
+		for p := r.ParentSpanID; p != "" && !seen[p]; p = byID[p].ParentSpanID {
+			seen[p] = true
+			if agent, ok := interOf[p]; ok {
+				folded = r.AgentName != "" && agent == r.AgentName
+				break
+			}
+		}
+		if !folded {
 			t.Fatalf("agent span %s has no interaction", id)
 		}
+	}
+	if turn.RootRule == RootRuleWorkflowAgent && known[turn.RootSpanID] != ClassAgent {
+		t.Fatalf("workflow_agent root %s is not an agent span", turn.RootSpanID)
 	}
 }
 

@@ -83,7 +83,11 @@ func (a *assembler) buildHandoffs() {
 				cand := &asmHandoffCand{
 					strength: strength, rule: rule, inferred: inferred, from: a.fromByName(r.HandoffFrom, e.start(), i),
 					at: e.start(), spanID: r.SpanID, params: c.tc.Parameters, mode: r.HandoffMode,
-					modeKnown: r.HandoffMode != "", calls: []*asmCall{c},
+					// A handoff tool's pass_control is the extractor's default for the tool
+					// name, not read from the trace: nesting may still imply return_to_caller.
+					modeKnown: r.HandoffMode != "" &&
+						(rule != HandoffSourceTool || r.HandoffMode != semconv.TransferModePassControl),
+					calls: []*asmCall{c},
 				}
 				cand.to, cand.receiver = a.receiverUnder(e, a.resolveAgent(r.HandoffTo), cand.from, cand.at)
 				if !cand.modeKnown {
