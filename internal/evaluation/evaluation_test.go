@@ -479,6 +479,8 @@ func TestIntentDrift(t *testing.T) {
 		{"best item is a tool call", "Compare 111 and 222", "done",
 			[]session.AgentStep{toolStep("compare", `{"a":111,"b":222}`, "", 1)}, 0},
 		{"no user content → null", "", "anything", nil, null},
+		{"a closing thanks states no intent → null", "Thanks!", "You're welcome, have a nice day.", nil, null},
+		{"two content words are an intent", "Where is order 555?", "The weather is sunny", nil, 1},
 		{"no action or answer → null", "Compare 111 and 222", "", nil, null},
 	}
 	e := newEval(t)

@@ -260,6 +260,10 @@ func (c *evalCtx) turnSources(ti int) []string {
 // request, where relevance(item) = |tokens(request) ∩ tokens(item)| / |tokens(request)|
 // over distinct text.Tokens; items are the final response, each interaction's output,
 // each tool call (name and argument keys and values) and each handoff payload.
+// minIntentWords is the fewest distinct content words a user message needs for its
+// intent to be measured: "Thanks!" or "ok" states no task to drift from.
+const minIntentWords = 2
+
 func (c *evalCtx) intentDrift(t *session.Turn) (*float64, string) {
 	req := map[string]int{} // distinct request token → index
 	for _, tok := range text.Tokens(t.UserMessage) {
@@ -267,8 +271,8 @@ func (c *evalCtx) intentDrift(t *session.Turn) (*float64, string) {
 			req[tok] = len(req)
 		}
 	}
-	if len(req) == 0 {
-		return nil, "null: the user message has no content words (or was not captured)"
+	if len(req) < minIntentWords {
+		return nil, fmt.Sprintf("null: the user message has %d content word(s), fewer than %d to define an intent (or it was not captured)", len(req), minIntentWords)
 	}
 	bestHit, bestLabel, items := -1, "", 0
 	seen := map[string]bool{}
