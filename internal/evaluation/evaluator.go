@@ -67,7 +67,7 @@ func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
 			c.names = append(c.names, name)
 		}
 	}
-	agentEntity := func(id string) string { return "agent:" + normName(id) }
+	agentEntity := func(id string) string { return "agent:" + session.AgentKey(id) }
 	for _, a := range s.Agents {
 		addName(a.ID, agentEntity(a.ID))
 		addName(a.Name, agentEntity(a.ID))

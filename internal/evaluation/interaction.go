@@ -120,12 +120,12 @@ func (c *evalCtx) reasoningScore(in *session.AgentInteraction) (*float64, string
 		switch {
 		case st.ToolCall != nil:
 			if t, ok := c.args.handoffTarget(st.ToolCall); ok {
-				acted["agent:"+normName(t)] = true
+				acted["agent:"+session.AgentKey(t)] = true
 			} else {
 				acted["tool:"+st.ToolCall.ToolName] = true
 			}
 		case st.Handoff != nil && st.Handoff.ToAgent != "":
-			acted["agent:"+normName(st.Handoff.ToAgent)] = true
+			acted["agent:"+session.AgentKey(st.Handoff.ToAgent)] = true
 		}
 	}
 	both := 0

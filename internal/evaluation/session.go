@@ -513,7 +513,7 @@ func pingPongLoops(t *session.Turn) int {
 				if from == "" {
 					from = in.AgentID
 				}
-				hops = append(hops, hop{normName(from), normName(h.ToAgent)})
+				hops = append(hops, hop{session.AgentKey(from), session.AgentKey(h.ToAgent)})
 			}
 		}
 	}

@@ -52,14 +52,14 @@ func sessionAgentSet(s *session.AgentSession) map[string]bool {
 		return m
 	}
 	for _, a := range s.Agents {
-		m[normName(a.ID)] = true
+		m[session.AgentKey(a.ID)] = true
 		if a.Name != "" {
-			m[normName(a.Name)] = true
+			m[session.AgentKey(a.Name)] = true
 		}
 	}
 	for _, t := range s.Turns {
 		for _, in := range t.Interactions {
-			m[normName(in.AgentID)] = true
+			m[session.AgentKey(in.AgentID)] = true
 		}
 	}
 	return m
@@ -366,7 +366,7 @@ var (
 // handoff tool (IsHandoff, or a name of conventions.md §5.1 (d)) and its target can be
 // read from the arguments or the name.
 func (ac *argCache) handoffTarget(call *session.ToolCall) (string, bool) {
-	name := normName(call.ToolName)
+	name := session.AgentKey(call.ToolName)
 	if genericHandoffTools[name] || call.IsHandoff {
 		if args := ac.get(call).args; args != nil {
 			for _, k := range handoffArgKeys {
@@ -385,54 +385,13 @@ func (ac *argCache) handoffTarget(call *session.ToolCall) (string, bool) {
 }
 
 func handoffAllowed(agent *session.AgentDefinition, target string, sessionAgents map[string]bool) bool {
-	t := normName(target)
+	t := session.AgentKey(target)
 	for _, h := range agent.HandoffTargets {
-		if normName(h) == t {
+		if session.AgentKey(h) == t {
 			return true
 		}
 	}
 	return sessionAgents[t]
-}
-
-// normName lower-cases and maps every run of non-alphanumeric characters to "_", so
-// "Refund Agent", "refund-agent" and "refund_agent" compare equal.
-func normName(s string) string {
-	if isNormName(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	sep := false
-	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
-			if sep && b.Len() > 0 {
-				b.WriteByte('_')
-			}
-			sep = false
-			b.WriteRune(r)
-		} else {
-			sep = true
-		}
-	}
-	return b.String()
-}
-
-// isNormName reports whether normName(s) == s: lower-case ASCII letters and digits in
-// runs joined by single underscores.
-func isNormName(s string) bool {
-	if s == "" || s[0] == '_' || s[len(s)-1] == '_' {
-		return s == ""
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
-		case c == '_' && s[i-1] != '_':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 func oneLine(s string) string {

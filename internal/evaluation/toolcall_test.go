@@ -265,9 +265,9 @@ func TestHandoffTarget(t *testing.T) {
 
 func TestNormName(t *testing.T) {
 	for in, want := range map[string]string{"Refund Agent": "refund_agent", "refund-agent": "refund_agent", " A__B ": "a_b", "x.y/z": "x_y_z"} {
-		assert.Equal(t, want, normName(in), in)
+		assert.Equal(t, want, session.AgentKey(in), in)
 	}
-	assert.False(t, strings.Contains(normName("--a--"), "-"))
+	assert.False(t, strings.Contains(session.AgentKey("--a--"), "-"))
 }
 
 // FuzzValidateToolCall: any schema and any arguments give a score in [0,1] or a

@@ -179,7 +179,7 @@ type assembler struct {
 	seq       int
 	// nested maps a tool span to the first agent span nested under it (agent-as-tool).
 	nested map[*asmNode]*asmNode
-	// agentKeys maps normalised agent ids (asmAgentKey) to the first agent id with that key.
+	// agentKeys maps normalised agent ids (AgentKey) to the first agent id with that key.
 	agentKeys map[string]string
 	// wrappers are the agent spans demoted to turn markers (demoteWrappers).
 	wrappers map[*asmNode]bool

@@ -37,7 +37,7 @@ func (n *asmNode) reclass(c SpanClass, agent, rule string) {
 // not already agents) that the trace identifies as agents:
 //   - the node is the target of a handoff tool offered, requested or executed anywhere in
 //     the trace (langgraph-supervisor and swarm: transfer_to_<agent>), matched after
-//     normalisation (asmAgentKey), so "math_expert" is an agent although its name does
+//     normalisation (AgentKey), so "math_expert" is an agent although its name does
 //     not contain "agent";
 //   - the node's subgraph holds an agent span named after it (the extractor names the
 //     ReAct model node "agent" after its enclosing node).
@@ -56,7 +56,7 @@ func (a *assembler) promoteLangGraphNodes() {
 	targets := map[string]bool{}
 	addTarget := func(name, args string) {
 		if t, _, ok := HandoffToolTarget(name, args); ok {
-			if k := asmAgentKey(t); k != "" {
+			if k := AgentKey(t); k != "" {
 				targets[k] = true
 			}
 		}
@@ -66,7 +66,7 @@ func (a *assembler) promoteLangGraphNodes() {
 		if r.Class == ClassTool {
 			addTarget(asmExecToolName(r), r.ToolArguments)
 		}
-		if k := asmAgentKey(r.HandoffTo); k != "" {
+		if k := AgentKey(r.HandoffTo); k != "" {
 			targets[k] = true
 		}
 		for _, c := range r.RequestedCalls {
@@ -77,7 +77,7 @@ func (a *assembler) promoteLangGraphNodes() {
 		}
 	}
 	for _, n := range nodes {
-		if targets[asmAgentKey(n.rec.LangGraphNode)] {
+		if targets[AgentKey(n.rec.LangGraphNode)] {
 			n.reclass(ClassAgent, n.rec.LangGraphNode, AgentRuleLangGraphHandoffTarget)
 		}
 	}

@@ -342,10 +342,16 @@ func (a *assembler) fixUpHandoffCalls(g []*asmHandoffCand) {
 	}
 }
 
-// asmAgentKey normalises an agent name for matching handoff targets: lower case, runs of
-// non-alphanumerics as one "_" ("Math Specialist" and transfer_to_math_specialist match).
-func asmAgentKey(s string) string {
+// AgentKey normalises an agent or tool name for matching: lower case, every run of
+// non-alphanumeric characters as one "_", trimmed ("Math Specialist", "math-specialist"
+// and the suffix of transfer_to_math_specialist all give "math_specialist"). Non-ASCII
+// letters are kept as they are.
+func AgentKey(s string) string {
+	if isAgentKey(s) {
+		return s
+	}
 	var b strings.Builder
+	b.Grow(len(s))
 	sep := false
 	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
@@ -361,8 +367,26 @@ func asmAgentKey(s string) string {
 	return b.String()
 }
 
+// isAgentKey reports whether AgentKey(s) == s without allocating: lower-case ASCII letters
+// and digits in runs joined by single underscores.
+func isAgentKey(s string) bool {
+	if s == "" || s[0] == '_' || s[len(s)-1] == '_' {
+		return s == ""
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+		case c == '_' && s[i-1] != '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // resolveAgent maps a handoff target name to the id of an agent of the turn when one
-// matches exactly or after normalisation (asmAgentKey); else it returns the name trimmed.
+// matches exactly or after normalisation (AgentKey); else it returns the name trimmed.
 func (a *assembler) resolveAgent(name string) string {
 	name = strings.TrimSpace(name)
 	for _, in := range a.inters {
@@ -370,14 +394,14 @@ func (a *assembler) resolveAgent(name string) string {
 			return name
 		}
 	}
-	key := asmAgentKey(name)
+	key := AgentKey(name)
 	if key == "" {
 		return name
 	}
 	if a.agentKeys == nil {
 		a.agentKeys = map[string]string{}
 		for _, in := range a.inters {
-			if k := asmAgentKey(in.agentID); k != "" {
+			if k := AgentKey(in.agentID); k != "" {
 				if _, dup := a.agentKeys[k]; !dup {
 					a.agentKeys[k] = in.agentID
 				}
@@ -510,7 +534,7 @@ func (a *assembler) graphParent(n *asmNode, gp string) int {
 // agent span, contain its time span, and be named after it; the latest such tool wins.
 func (a *assembler) enclosingNamedTool(n *asmNode) *asmNode {
 	in := a.inters[n.inter]
-	key := asmAgentKey(in.agentID)
+	key := AgentKey(in.agentID)
 	if len(key) < 3 {
 		return nil
 	}
@@ -519,7 +543,7 @@ func (a *assembler) enclosingNamedTool(n *asmNode) *asmNode {
 		if t.rec.Class != ClassTool || t.inter < 0 || a.inters[t.inter].agentID == in.agentID {
 			continue
 		}
-		if t.start() > n.start() || n.end() > t.end() || !strings.Contains(asmAgentKey(asmExecToolName(t.rec)), key) {
+		if t.start() > n.start() || n.end() > t.end() || !strings.Contains(AgentKey(asmExecToolName(t.rec)), key) {
 			continue
 		}
 		if a.isAncestor(t, n) {
