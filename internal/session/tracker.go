@@ -187,9 +187,9 @@ type Tracker struct {
 type trkTrace struct {
 	id   string
 	sess *trkSession
-	recs []SpanRecord
-	// classes holds the class of every distinct span id received.
-	classes map[string]SpanClass
+	// recs holds the records received, in the compact form of tracker_recs.go; it also
+	// knows the class of every distinct span id received.
+	recs trkRecs
 	// root is true once the turn's root record arrived (see hasRoot).
 	root      bool
 	genAI     bool
@@ -312,7 +312,7 @@ func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Event) []Event {
 		}
 	}
 	if tr == nil {
-		tr = &trkTrace{id: r.TraceID, classes: map[string]SpanClass{}, firstSeen: now}
+		tr = &trkTrace{id: r.TraceID, firstSeen: now}
 		t.traces[r.TraceID] = tr
 		tr.elem = t.lru.PushFront(tr)
 	}
@@ -324,7 +324,7 @@ func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Event) []Event {
 		if s.spans > t.cfg.MaxSpansPerSession {
 			ev = t.killSession(s, now, ev)
 		}
-	} else if len(tr.recs) > t.cfg.MaxSpansPerSession {
+	} else if tr.recs.n > t.cfg.MaxSpansPerSession {
 		t.deadTraces[tr.id] = now
 		ev = t.closeTrace(tr, EndReasonMaxSpans, now, ev)
 	}
@@ -333,7 +333,7 @@ func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Event) []Event {
 
 // retain adds r to its open trace and updates the root tracking and activity.
 func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
-	tr.recs = append(tr.recs, *r)
+	parentClass, parentArrived, dup := tr.recs.add(r)
 	t.stats.RetainedSpans++
 	tr.lastSeen = now
 	if tr.service == "" {
@@ -345,8 +345,7 @@ func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
 	if asmIsGenAI(r.Class) {
 		tr.genAI = true
 	}
-	if _, dup := tr.classes[r.SpanID]; !dup {
-		tr.classes[r.SpanID] = r.Class
+	if !dup {
 		switch {
 		case r.Class == ClassTurn:
 			tr.root = true
@@ -359,7 +358,7 @@ func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
 			// HTTP or framework span that ended first). A GenAI span whose parent has
 			// not arrived is NOT a root: the parent may be an agent still running
 			// (agents-as-tools, a coordinator between two LLM calls).
-			if pc, present := tr.classes[r.ParentSpanID]; present && !asmIsGenAI(pc) {
+			if parentArrived && !asmIsGenAI(parentClass) {
 				tr.root = true
 			}
 		}
@@ -386,7 +385,7 @@ func (t *Tracker) attach(tr *trkTrace, r *SpanRecord, now time.Time) {
 	tr.elem = nil
 	tr.sess = s
 	s.open[tr.id] = tr
-	s.spans += len(tr.recs)
+	s.spans += tr.recs.n
 	s.endSignal = s.endSignal || tr.endSignal
 	if s.service == "" {
 		s.service = firstNonEmpty(tr.service, r.Service)
@@ -416,7 +415,7 @@ func (t *Tracker) late(c *trkClosed, traceID string, now time.Time) {
 
 // dropTrace forgets an open trace whose records are not to be retained.
 func (t *Tracker) dropTrace(tr *trkTrace) {
-	n := len(tr.recs)
+	n := tr.recs.n
 	t.stats.RetainedSpans -= n
 	t.stats.SpansDropped += uint64(n)
 	t.forget(tr)
@@ -432,7 +431,7 @@ func (t *Tracker) forget(tr *trkTrace) {
 	if tr.sess != nil {
 		delete(tr.sess.open, tr.id)
 	}
-	tr.recs = nil
+	tr.recs = trkRecs{}
 }
 
 // killSession closes a session that exceeded max_spans_per_session and refuses its
@@ -468,13 +467,17 @@ func (t *Tracker) evict(now time.Time, ev []Event) []Event {
 // turn is Partial, and a trace without session key ends its own session with that
 // reason).
 func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Event) []Event {
-	recs := tr.recs
+	n := tr.recs.n
 	hasRoot, genAI := tr.hasRoot(), tr.genAI
-	t.stats.RetainedSpans -= len(recs)
+	t.stats.RetainedSpans -= n
 	s := tr.sess
+	var recs []SpanRecord
+	if genAI {
+		recs = tr.recs.records(tr.id)
+	}
 	t.forget(tr)
 	if !genAI {
-		t.stats.SpansDiscarded += uint64(len(recs))
+		t.stats.SpansDiscarded += uint64(n)
 		return ev
 	}
 	asm := AssembleTurn(recs)

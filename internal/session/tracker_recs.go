@@ -1,0 +1,606 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session // import "github.com/agenteval/agenteval-collector/internal/session"
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"hash/maphash"
+	"math"
+	"unsafe"
+)
+
+// trkRecs holds the records of one open trace in the compact form the Tracker retains
+// them in until the turn closes (docs/decisions/performance.md §2). A SpanRecord is a
+// 784-byte struct of mostly empty fields whose strings repeat across the spans of a turn
+// (the same user message, system prompt, model, session id and rules on every LLM span);
+// here each record is a few dozen bytes:
+//
+//   - strings are interned per trace: each distinct value is copied once into text (so an
+//     open trace pins nothing of the batches it came from) and a record refers to it by
+//     its index;
+//   - span ids are interned too, as 8-byte binary ids when they are 16 lower-case hex
+//     digits (as pcommon.SpanID.String writes them); a record refers to its own id and
+//     to its parent's by index. The id table also answers "has this span arrived, and
+//     of which class" for the Tracker's root detection and duplicate check;
+//   - a record is encoded as varints: its class, a bit mask of the fields it sets (in
+//     trkField order), its span id index, start (from the trace's first start) and
+//     duration, then the set fields in mask order.
+//
+// records() decodes the exact []SpanRecord that was retained, in arrival order: every
+// field, nil and empty slices told apart (tracker_recs_test.go checks the round trip of
+// every SpanRecord field, so a new field cannot be forgotten here).
+type trkRecs struct {
+	n    int    // records retained
+	base int64  // StartUnixNano of the first record
+	buf  []byte // the encoded records, in arrival order
+
+	// Distinct strings: string i is text[ends[i-1]:ends[i]] (with ends[-1] = 0).
+	text     []byte
+	ends     []int
+	strSlots []uint32 // open-addressing index of the strings: entry+1, 0 when free
+
+	// Distinct span ids, own and parents'. ids[i] is the binary id, or the string index
+	// of an id that is not 16 lower-case hex digits (idMeta bit trkIDStr); idClass[i] is
+	// the class of the span once it arrived (idMeta bit trkIDArrived).
+	ids     []uint64
+	idMeta  []uint8
+	idClass []SpanClass
+	idSlots []uint32
+
+	// Distinct ToolDefs slices: the extractor's cache shares them between spans.
+	defs [][]ToolDefinition
+}
+
+// idMeta bits.
+const (
+	trkIDStr uint8 = 1 << iota
+	trkIDArrived
+)
+
+// trkField numbers the SpanRecord fields that a record's mask marks as set: frequent
+// fields first, so that the mask of a common record fits in two varint bytes. Strings
+// are set when not empty, slices and ToolSchema when not nil, pointers when not nil.
+type trkField uint8
+
+const (
+	tfParent trkField = iota
+	tfClassRule
+	tfOperation
+	tfSessionID
+	tfSessionKey
+	tfService
+	tfContentCaptured // flag
+	tfModel
+	tfUsage // set when any count is not zero
+	tfUserMessage
+	tfOutput
+	tfFinishReasons
+	tfRequestedCalls
+	tfToolName
+	tfToolCallID
+	tfToolArguments
+	tfToolResult
+	tfAgentName
+	tfAgentRule
+	tfError // flag
+	tfErrorType
+	tfInput
+	tfReasoning
+	tfToolDefs
+	tfToolArgsSource
+	tfToolArgsTruncated // flag
+	tfTruncated         // flag
+	tfEndSignal         // flag
+	tfOutcome
+	tfOutcomeTrue // flag
+	tfAgentDescription
+	tfGraphNodeID
+	tfGraphParentID
+	tfLangGraphNode
+	tfToolSchema
+	tfToolDescription
+	tfAllowedTools
+	tfHandoffTargets
+	tfCost
+	tfHandoffFrom
+	tfHandoffTo
+	tfHandoffMode
+	tfHandoffRule
+	tfProblems
+)
+
+// RequestedToolCall flags.
+const (
+	trkCallID = 1 << iota
+	trkCallName
+	trkCallArgs
+	trkCallArgsTruncated
+)
+
+var trkSeed = maphash.MakeSeed()
+
+// add appends r (which belongs to this trace) and reports the class of its parent span
+// if that span already arrived (parentArrived), and whether r repeats the id of a span
+// that already arrived (dup).
+func (c *trkRecs) add(r *SpanRecord) (parentClass SpanClass, parentArrived, dup bool) {
+	if c.n == 0 {
+		c.base = r.StartUnixNano
+	}
+	c.n++
+	var mask uint64
+	set := func(f trkField, on bool) {
+		if on {
+			mask |= 1 << f
+		}
+	}
+	set(tfParent, r.ParentSpanID != "")
+	set(tfClassRule, r.ClassRule != "")
+	set(tfOperation, r.Operation != "")
+	set(tfSessionID, r.SessionID != "")
+	set(tfSessionKey, r.SessionKey != "")
+	set(tfService, r.Service != "")
+	set(tfContentCaptured, r.ContentCaptured)
+	set(tfModel, r.Model != "")
+	set(tfUsage, r.Usage != Usage{})
+	set(tfUserMessage, r.UserMessage != "")
+	set(tfOutput, r.Output != "")
+	set(tfFinishReasons, r.FinishReasons != nil)
+	set(tfRequestedCalls, r.RequestedCalls != nil)
+	set(tfToolName, r.ToolName != "")
+	set(tfToolCallID, r.ToolCallID != "")
+	set(tfToolArguments, r.ToolArguments != "")
+	set(tfToolResult, r.ToolResult != "")
+	set(tfAgentName, r.AgentName != "")
+	set(tfAgentRule, r.AgentRule != "")
+	set(tfError, r.Error)
+	set(tfErrorType, r.ErrorType != "")
+	set(tfInput, r.Input != "")
+	set(tfReasoning, r.Reasoning != "")
+	set(tfToolDefs, r.ToolDefs != nil)
+	set(tfToolArgsSource, r.ToolArgsSource != "")
+	set(tfToolArgsTruncated, r.ToolArgsTruncated)
+	set(tfTruncated, r.Truncated)
+	set(tfEndSignal, r.EndSignal)
+	set(tfOutcome, r.Outcome != nil)
+	set(tfOutcomeTrue, r.Outcome != nil && *r.Outcome)
+	set(tfAgentDescription, r.AgentDescription != "")
+	set(tfGraphNodeID, r.GraphNodeID != "")
+	set(tfGraphParentID, r.GraphParentID != "")
+	set(tfLangGraphNode, r.LangGraphNode != "")
+	set(tfToolSchema, r.ToolSchema != nil)
+	set(tfToolDescription, r.ToolDescription != "")
+	set(tfAllowedTools, r.AllowedTools != nil)
+	set(tfHandoffTargets, r.HandoffTargets != nil)
+	set(tfCost, r.Cost != nil)
+	set(tfHandoffFrom, r.HandoffFrom != "")
+	set(tfHandoffTo, r.HandoffTo != "")
+	set(tfHandoffMode, r.HandoffMode != "")
+	set(tfHandoffRule, r.HandoffRule != "")
+	set(tfProblems, r.Problems != nil)
+
+	self := c.id(r.SpanID)
+	if c.idMeta[self]&trkIDArrived != 0 {
+		dup = true
+	} else {
+		c.idMeta[self] |= trkIDArrived
+		c.idClass[self] = r.Class
+	}
+	b := append(c.buf, byte(r.Class))
+	b = binary.AppendUvarint(b, mask)
+	b = binary.AppendUvarint(b, uint64(self))
+	b = binary.AppendVarint(b, r.StartUnixNano-c.base)
+	b = binary.AppendVarint(b, r.EndUnixNano-r.StartUnixNano)
+	if r.ParentSpanID != "" {
+		p := c.id(r.ParentSpanID)
+		if c.idMeta[p]&trkIDArrived != 0 && p != self {
+			parentClass, parentArrived = c.idClass[p], true
+		}
+		b = binary.AppendUvarint(b, uint64(p))
+	}
+	str := func(on bool, s string) {
+		if on {
+			b = binary.AppendUvarint(b, uint64(c.str(s)))
+		}
+	}
+	list := func(l []string) {
+		if l != nil {
+			b = binary.AppendUvarint(b, uint64(len(l)))
+			for _, s := range l {
+				b = binary.AppendUvarint(b, uint64(c.str(s)))
+			}
+		}
+	}
+	str(true, r.Name)
+	str(r.ClassRule != "", r.ClassRule)
+	str(r.Operation != "", r.Operation)
+	str(r.SessionID != "", r.SessionID)
+	str(r.SessionKey != "", r.SessionKey)
+	str(r.Service != "", r.Service)
+	str(r.Model != "", r.Model)
+	if r.Usage != (Usage{}) {
+		u := &r.Usage
+		b = binary.AppendVarint(b, u.InputTokens)
+		b = binary.AppendVarint(b, u.OutputTokens)
+		b = binary.AppendVarint(b, u.CacheReadTokens)
+		b = binary.AppendVarint(b, u.ReasoningTokens)
+		b = binary.AppendVarint(b, int64(u.LLMCalls))
+	}
+	str(r.UserMessage != "", r.UserMessage)
+	str(r.Output != "", r.Output)
+	list(r.FinishReasons)
+	if r.RequestedCalls != nil {
+		b = binary.AppendUvarint(b, uint64(len(r.RequestedCalls)))
+		for i := range r.RequestedCalls {
+			rc := &r.RequestedCalls[i]
+			var f byte
+			if rc.ID != "" {
+				f |= trkCallID
+			}
+			if rc.Name != "" {
+				f |= trkCallName
+			}
+			if rc.Arguments != "" {
+				f |= trkCallArgs
+			}
+			if rc.ArgumentsTruncated {
+				f |= trkCallArgsTruncated
+			}
+			b = append(b, f)
+			str(rc.ID != "", rc.ID)
+			str(rc.Name != "", rc.Name)
+			str(rc.Arguments != "", rc.Arguments)
+		}
+	}
+	str(r.ToolName != "", r.ToolName)
+	str(r.ToolCallID != "", r.ToolCallID)
+	str(r.ToolArguments != "", r.ToolArguments)
+	str(r.ToolResult != "", r.ToolResult)
+	str(r.AgentName != "", r.AgentName)
+	str(r.AgentRule != "", r.AgentRule)
+	str(r.ErrorType != "", r.ErrorType)
+	str(r.Input != "", r.Input)
+	str(r.Reasoning != "", r.Reasoning)
+	if r.ToolDefs != nil {
+		b = binary.AppendUvarint(b, uint64(c.toolDefs(r.ToolDefs)))
+	}
+	str(r.ToolArgsSource != "", r.ToolArgsSource)
+	str(r.AgentDescription != "", r.AgentDescription)
+	str(r.GraphNodeID != "", r.GraphNodeID)
+	str(r.GraphParentID != "", r.GraphParentID)
+	str(r.LangGraphNode != "", r.LangGraphNode)
+	if r.ToolSchema != nil {
+		b = binary.AppendUvarint(b, uint64(c.str(unsafe.String(unsafe.SliceData(r.ToolSchema), len(r.ToolSchema)))))
+	}
+	str(r.ToolDescription != "", r.ToolDescription)
+	list(r.AllowedTools)
+	list(r.HandoffTargets)
+	if r.Cost != nil {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(*r.Cost))
+	}
+	str(r.HandoffFrom != "", r.HandoffFrom)
+	str(r.HandoffTo != "", r.HandoffTo)
+	str(r.HandoffMode != "", r.HandoffMode)
+	str(r.HandoffRule != "", r.HandoffRule)
+	list(r.Problems)
+	c.buf = b
+	return parentClass, parentArrived, dup
+}
+
+// str interns s and returns its index.
+func (c *trkRecs) str(s string) int {
+	if 4*(len(c.ends)+1) > 3*len(c.strSlots) {
+		c.growStrSlots()
+	}
+	mask := uint64(len(c.strSlots) - 1)
+	for i := maphash.String(trkSeed, s) & mask; ; i = (i + 1) & mask {
+		e := c.strSlots[i]
+		if e == 0 {
+			c.text = append(c.text, s...)
+			c.ends = append(c.ends, len(c.text))
+			c.strSlots[i] = uint32(len(c.ends)) //nolint:gosec // fewer than 2^32 strings: each costs a record field
+			return len(c.ends) - 1
+		}
+		if string(c.strBytes(int(e-1))) == s {
+			return int(e - 1)
+		}
+	}
+}
+
+func (c *trkRecs) strBytes(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = c.ends[i-1]
+	}
+	return c.text[start:c.ends[i]]
+}
+
+func (c *trkRecs) growStrSlots() {
+	c.strSlots = make([]uint32, max(16, 2*len(c.strSlots)))
+	mask := uint64(len(c.strSlots) - 1)
+	for e := range c.ends {
+		i := maphash.Bytes(trkSeed, c.strBytes(e)) & mask
+		for c.strSlots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		c.strSlots[i] = uint32(e + 1) //nolint:gosec // see str
+	}
+}
+
+// trkHexID returns the binary value of a 16-digit lower-case hex span id.
+func trkHexID(s string) (uint64, bool) {
+	if len(s) != 16 {
+		return 0, false
+	}
+	var v uint64
+	for i := 0; i < 16; i++ {
+		ch := s[i]
+		switch {
+		case ch >= '0' && ch <= '9':
+			v = v<<4 | uint64(ch-'0')
+		case ch >= 'a' && ch <= 'f':
+			v = v<<4 | uint64(ch-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// trkMix is a 64-bit finaliser (murmur3 fmix64): span ids are random, string indices
+// are not.
+func trkMix(v uint64) uint64 {
+	v ^= v >> 33
+	v *= 0xff51afd7ed558ccd
+	v ^= v >> 33
+	v *= 0xc4ceb9fe1a85ec53
+	v ^= v >> 33
+	return v
+}
+
+// id interns a span id and returns its index.
+func (c *trkRecs) id(s string) int {
+	v, bin := trkHexID(s)
+	var meta uint8
+	if !bin {
+		v, meta = uint64(c.str(s)), trkIDStr
+	}
+	if 4*(len(c.ids)+1) > 3*len(c.idSlots) {
+		c.growIDSlots()
+	}
+	mask := uint64(len(c.idSlots) - 1)
+	for i := trkMix(v^uint64(meta)) & mask; ; i = (i + 1) & mask {
+		e := c.idSlots[i]
+		if e == 0 {
+			c.ids = append(c.ids, v)
+			c.idMeta = append(c.idMeta, meta)
+			c.idClass = append(c.idClass, 0)
+			c.idSlots[i] = uint32(len(c.ids)) //nolint:gosec // fewer than 2^32 ids: each costs a record
+			return len(c.ids) - 1
+		}
+		if j := int(e - 1); c.ids[j] == v && c.idMeta[j]&trkIDStr == meta {
+			return j
+		}
+	}
+}
+
+func (c *trkRecs) growIDSlots() {
+	c.idSlots = make([]uint32, max(16, 2*len(c.idSlots)))
+	mask := uint64(len(c.idSlots) - 1)
+	for e, v := range c.ids {
+		i := trkMix(v^uint64(c.idMeta[e]&trkIDStr)) & mask
+		for c.idSlots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		c.idSlots[i] = uint32(e + 1) //nolint:gosec // see id
+	}
+}
+
+// toolDefs interns a ToolDefs slice by identity (the extractor's cache hands out the
+// same slice for the same definitions).
+func (c *trkRecs) toolDefs(d []ToolDefinition) int {
+	for i, x := range c.defs {
+		if len(x) == len(d) && unsafe.SliceData(x) == unsafe.SliceData(d) {
+			return i
+		}
+	}
+	c.defs = append(c.defs, d)
+	return len(c.defs) - 1
+}
+
+// trkReader decodes the records of a trkRecs.
+type trkReader struct {
+	c    *trkRecs
+	b    []byte
+	text string   // the trace's strings, one allocation
+	ids  []string // decoded span ids
+}
+
+func (d *trkReader) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *trkReader) varint() int64 {
+	v, n := binary.Varint(d.b)
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *trkReader) str() string {
+	i := int(d.uvarint())
+	start := 0
+	if i > 0 {
+		start = d.c.ends[i-1]
+	}
+	return d.text[start:d.c.ends[i]]
+}
+
+// records decodes the retained records, in arrival order, with traceID as their TraceID.
+// Their strings share one allocation per trace, their slices a few backing arrays.
+func (c *trkRecs) records(traceID string) []SpanRecord {
+	if c.n == 0 {
+		return nil
+	}
+	d := &trkReader{c: c, b: c.buf, text: string(c.text)}
+	// Span ids: the hex ones are formatted into one buffer.
+	d.ids = make([]string, len(c.ids))
+	nbin := 0
+	for _, m := range c.idMeta {
+		if m&trkIDStr == 0 {
+			nbin++
+		}
+	}
+	hexBuf := make([]byte, 0, 16*nbin)
+	for i, v := range c.ids {
+		if c.idMeta[i]&trkIDStr == 0 {
+			var raw [8]byte
+			binary.BigEndian.PutUint64(raw[:], v)
+			hexBuf = hex.AppendEncode(hexBuf, raw[:])
+		}
+	}
+	hexStr := unsafe.String(unsafe.SliceData(hexBuf), len(hexBuf)) // hexBuf is not written again
+	k := 0
+	for i, v := range c.ids {
+		if c.idMeta[i]&trkIDStr == 0 {
+			d.ids[i] = hexStr[16*k : 16*k+16]
+			k++
+		} else {
+			start := 0
+			if v > 0 {
+				start = c.ends[v-1]
+			}
+			d.ids[i] = d.text[start:c.ends[v]]
+		}
+	}
+
+	recs := make([]SpanRecord, c.n)
+	var strs []string
+	var calls []RequestedToolCall
+	list := func() []string {
+		n := int(d.uvarint())
+		if n == 0 {
+			return []string{}
+		}
+		at := len(strs)
+		for j := 0; j < n; j++ {
+			strs = append(strs, d.str())
+		}
+		return strs[at : at+n : at+n]
+	}
+	for i := range recs {
+		r := &recs[i]
+		r.TraceID = traceID
+		r.Class = SpanClass(d.b[0])
+		d.b = d.b[1:]
+		mask := d.uvarint()
+		has := func(f trkField) bool { return mask&(1<<f) != 0 }
+		r.SpanID = d.ids[d.uvarint()]
+		r.StartUnixNano = c.base + d.varint()
+		r.EndUnixNano = r.StartUnixNano + d.varint()
+		if has(tfParent) {
+			r.ParentSpanID = d.ids[d.uvarint()]
+		}
+		str := func(f trkField) string {
+			if has(f) {
+				return d.str()
+			}
+			return ""
+		}
+		r.Name = d.str()
+		r.ClassRule = str(tfClassRule)
+		r.Operation = str(tfOperation)
+		r.SessionID = str(tfSessionID)
+		r.SessionKey = str(tfSessionKey)
+		r.Service = str(tfService)
+		r.Model = str(tfModel)
+		if has(tfUsage) {
+			r.Usage.InputTokens = d.varint()
+			r.Usage.OutputTokens = d.varint()
+			r.Usage.CacheReadTokens = d.varint()
+			r.Usage.ReasoningTokens = d.varint()
+			r.Usage.LLMCalls = int(d.varint())
+		}
+		r.UserMessage = str(tfUserMessage)
+		r.Output = str(tfOutput)
+		if has(tfFinishReasons) {
+			r.FinishReasons = list()
+		}
+		if has(tfRequestedCalls) {
+			n := int(d.uvarint())
+			at := len(calls)
+			for j := 0; j < n; j++ {
+				f := d.b[0]
+				d.b = d.b[1:]
+				var rc RequestedToolCall
+				if f&trkCallID != 0 {
+					rc.ID = d.str()
+				}
+				if f&trkCallName != 0 {
+					rc.Name = d.str()
+				}
+				if f&trkCallArgs != 0 {
+					rc.Arguments = d.str()
+				}
+				rc.ArgumentsTruncated = f&trkCallArgsTruncated != 0
+				calls = append(calls, rc)
+			}
+			if n == 0 {
+				r.RequestedCalls = []RequestedToolCall{}
+			} else {
+				r.RequestedCalls = calls[at : at+n : at+n]
+			}
+		}
+		r.ToolName = str(tfToolName)
+		r.ToolCallID = str(tfToolCallID)
+		r.ToolArguments = str(tfToolArguments)
+		r.ToolResult = str(tfToolResult)
+		r.AgentName = str(tfAgentName)
+		r.AgentRule = str(tfAgentRule)
+		r.Error = has(tfError)
+		r.ErrorType = str(tfErrorType)
+		r.Input = str(tfInput)
+		r.Reasoning = str(tfReasoning)
+		if has(tfToolDefs) {
+			r.ToolDefs = c.defs[d.uvarint()]
+		}
+		r.ToolArgsSource = str(tfToolArgsSource)
+		r.ToolArgsTruncated = has(tfToolArgsTruncated)
+		r.Truncated = has(tfTruncated)
+		r.EndSignal = has(tfEndSignal)
+		if has(tfOutcome) {
+			v := has(tfOutcomeTrue)
+			r.Outcome = &v
+		}
+		r.ContentCaptured = has(tfContentCaptured)
+		r.AgentDescription = str(tfAgentDescription)
+		r.GraphNodeID = str(tfGraphNodeID)
+		r.GraphParentID = str(tfGraphParentID)
+		r.LangGraphNode = str(tfLangGraphNode)
+		if has(tfToolSchema) {
+			r.ToolSchema = []byte(d.str())
+		}
+		r.ToolDescription = str(tfToolDescription)
+		if has(tfAllowedTools) {
+			r.AllowedTools = list()
+		}
+		if has(tfHandoffTargets) {
+			r.HandoffTargets = list()
+		}
+		if has(tfCost) {
+			v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+			d.b = d.b[8:]
+			r.Cost = &v
+		}
+		r.HandoffFrom = str(tfHandoffFrom)
+		r.HandoffTo = str(tfHandoffTo)
+		r.HandoffMode = str(tfHandoffMode)
+		r.HandoffRule = str(tfHandoffRule)
+		if has(tfProblems) {
+			r.Problems = list()
+		}
+	}
+	return recs
+}

@@ -1,0 +1,159 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// trkRandomValue fills v (settable) with a random value: every exported field of every
+// struct, strings drawn from a small pool (so that interning is exercised), slices nil,
+// empty or filled, pointers nil or set. The pool's ids are hex span ids or not.
+func trkRandomValue(rng *rand.Rand, v reflect.Value, pool []string) {
+	switch v.Kind() {
+	case reflect.String:
+		if rng.IntN(4) > 0 {
+			v.SetString(pool[rng.IntN(len(pool))])
+		}
+	case reflect.Bool:
+		v.SetBool(rng.IntN(2) == 0)
+	case reflect.Int, reflect.Int64:
+		switch rng.IntN(4) {
+		case 0:
+		case 1:
+			v.SetInt(-rng.Int64())
+		default:
+			v.SetInt(rng.Int64())
+		}
+	case reflect.Uint8:
+		v.SetUint(uint64(rng.IntN(256)))
+	case reflect.Float64:
+		v.SetFloat(rng.NormFloat64() * 1e3)
+	case reflect.Pointer:
+		if rng.IntN(2) == 0 {
+			p := reflect.New(v.Type().Elem())
+			trkRandomValue(rng, p.Elem(), pool)
+			v.Set(p)
+		}
+	case reflect.Slice:
+		switch rng.IntN(3) {
+		case 0: // nil
+		case 1:
+			v.Set(reflect.MakeSlice(v.Type(), 0, rng.IntN(3)))
+		default:
+			n := 1 + rng.IntN(4)
+			s := reflect.MakeSlice(v.Type(), n, n)
+			for i := 0; i < n; i++ {
+				trkRandomValue(rng, s.Index(i), pool)
+			}
+			v.Set(s)
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				trkRandomValue(rng, v.Field(i), pool)
+			}
+		}
+	default:
+		panic(fmt.Sprintf("trkRandomValue: add kind %s (%s)", v.Kind(), v.Type()))
+	}
+}
+
+// TestTrkRecsRoundTrip retains random records (every SpanRecord field set at random) and
+// checks that the decoded records are exactly the ones retained: a field added to
+// SpanRecord but not to the compact form fails here.
+func TestTrkRecsRoundTrip(t *testing.T) {
+	pool := []string{"", "a", "chat gpt-4o", "0123456789abcdef", "fedcba9876543210", "00000000000000ff",
+		"0123456789ABCDEF", "s1", "root", "héllo wörld", `{"order_id":"12345","amount":120.5}`,
+		"\x00\xff", "0123456789abcde", "0123456789abcdef0"}
+	for seed := uint64(0); seed < 300; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		n := 1 + rng.IntN(40)
+		want := make([]SpanRecord, n)
+		var c trkRecs
+		for i := range want {
+			trkRandomValue(rng, reflect.ValueOf(&want[i]).Elem(), pool)
+			want[i].TraceID = "trace"
+			c.add(&want[i])
+		}
+		got := c.records("trace")
+		for i := range want {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				gj, _ := json.Marshal(got[i])
+				wj, _ := json.Marshal(want[i])
+				t.Fatalf("seed %d record %d differs:\n got %s\nwant %s\n(%#v)\n(%#v)", seed, i, gj, wj, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestTrkRecsFixtures round-trips the records of every recorded fixture span.
+func TestTrkRecsFixtures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(extFixtureDir, "*.otlp.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	ex := NewExtractor(ExtractConfig{EndAttribute: "agent_eval.session.end"})
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
+		require.NoError(t, err)
+		byTrace := map[string]*trkRecs{}
+		want := map[string][]SpanRecord{}
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			rs := td.ResourceSpans().At(i)
+			for j := 0; j < rs.ScopeSpans().Len(); j++ {
+				ss := rs.ScopeSpans().At(j)
+				for k := 0; k < ss.Spans().Len(); k++ {
+					r := ex.Extract(rs.Resource(), ss.Scope(), ss.Spans().At(k))
+					c := byTrace[r.TraceID]
+					if c == nil {
+						c = &trkRecs{}
+						byTrace[r.TraceID] = c
+					}
+					c.add(&r)
+					want[r.TraceID] = append(want[r.TraceID], r)
+				}
+			}
+		}
+		for id, c := range byTrace {
+			require.Equal(t, want[id], c.records(id), "%s trace %s", filepath.Base(f), id)
+		}
+	}
+}
+
+// TestTrkRecsArrival checks the id table against a plain map: duplicates and the class
+// of an arrived parent, with hex and non-hex ids, self-parents and missing parents.
+func TestTrkRecsArrival(t *testing.T) {
+	ids := []string{"", "0123456789abcdef", "00000000000000ff", "p", "q", "0000000000000001", "1"}
+	for seed := uint64(0); seed < 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		var c trkRecs
+		classes := map[string]SpanClass{}
+		for i := 0; i < 60; i++ {
+			r := SpanRecord{SpanID: ids[rng.IntN(len(ids))], ParentSpanID: ids[rng.IntN(len(ids))], Class: SpanClass(rng.IntN(8))}
+			pc, parentArrived, dup := c.add(&r)
+			_, wantDup := classes[r.SpanID]
+			require.Equal(t, wantDup, dup, "seed %d step %d", seed, i)
+			if !wantDup {
+				classes[r.SpanID] = r.Class
+			}
+			wantPC, wantArrived := classes[r.ParentSpanID]
+			wantArrived = wantArrived && r.ParentSpanID != "" && r.ParentSpanID != r.SpanID
+			require.Equal(t, wantArrived, parentArrived, "seed %d step %d", seed, i)
+			if wantArrived {
+				require.Equal(t, wantPC, pc)
+			}
+		}
+	}
+}
