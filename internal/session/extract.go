@@ -207,15 +207,23 @@ func exIsDigit(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] 
 // never fails: values it cannot read are noted in Problems and the rest is used. Every
 // text field is valid UTF-8 and at most MaxTextBytes long.
 func (e *Extractor) Extract(res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) (r SpanRecord) {
+	e.ExtractInto(&r, res, scope, span)
+	return r
+}
+
+// ExtractInto is Extract writing the record into *r (which it overwrites entirely), so that
+// a caller can extract into a reused buffer without copying the record.
+func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) {
+	*r = SpanRecord{}
 	defer func() {
 		if p := recover(); p != nil {
-			exProblem(&r, "extract", "internal error")
+			exProblem(r, "extract", "internal error")
 		}
 	}()
 	r.TraceID = span.TraceID().String()
 	r.SpanID = span.SpanID().String()
 	r.ParentSpanID = span.ParentSpanID().String()
-	r.Name = e.text(&r, span.Name())
+	r.Name = e.text(r, span.Name())
 	r.StartUnixNano = int64(span.StartTimestamp()) //nolint:gosec // ns since epoch fit in int64 until 2262
 	r.EndUnixNano = int64(span.EndTimestamp())     //nolint:gosec
 
@@ -224,14 +232,14 @@ func (e *Extractor) Extract(res pcommon.Resource, scope pcommon.InstrumentationS
 
 	// Session, service, end signal, outcome.
 	if s.sessPrio != 0 {
-		r.SessionID, r.SessionKey = e.text(&r, s.sessVal), s.sessKey
+		r.SessionID, r.SessionKey = e.text(r, s.sessVal), s.sessKey
 	}
 	resAttrs := res.Attributes()
 	if r.SessionID == "" && resAttrs.Len() > 0 {
 		for i, k := range e.sessKeys {
 			if v, ok := resAttrs.Get(k); ok {
 				if t, ok := exValueText(v); ok && strings.TrimSpace(t) != "" {
-					r.SessionID, r.SessionKey = e.text(&r, t), e.resSessKeys[i]
+					r.SessionID, r.SessionKey = e.text(r, t), e.resSessKeys[i]
 					break
 				}
 			}
@@ -239,7 +247,7 @@ func (e *Extractor) Extract(res pcommon.Resource, scope pcommon.InstrumentationS
 	}
 	if v, ok := resAttrs.Get(semconv.ServiceName); ok {
 		t, _ := exValueText(v)
-		r.Service = e.text(&r, t)
+		r.Service = e.text(r, t)
 	}
 	if s.hasEnd {
 		r.EndSignal, _ = exValueBool(s.endVal)
@@ -248,7 +256,7 @@ func (e *Extractor) Extract(res pcommon.Resource, scope pcommon.InstrumentationS
 		if b, ok := exValueBool(s.v[kTaskCompleted]); ok {
 			r.Outcome = &b
 		} else {
-			exProblem(&r, semconv.AgentEvalTaskCompleted, "not a boolean")
+			exProblem(r, semconv.AgentEvalTaskCompleted, "not a boolean")
 		}
 	}
 
@@ -257,51 +265,50 @@ func (e *Extractor) Extract(res pcommon.Resource, scope pcommon.InstrumentationS
 		r.Error = true
 	}
 	if t := s.str(kErrorType); t != "" {
-		r.Error, r.ErrorType = true, e.text(&r, t)
+		r.Error, r.ErrorType = true, e.text(r, t)
 	}
 	if strings.EqualFold(s.str(kToolStatus), "error") {
 		r.Error = true
 	}
 
 	// Classification and the fields of each class.
-	cls := e.classify(&s, &r, scope.Name())
-	r.GraphNodeID = e.text(&r, s.str(kGraphNodeID))
-	r.GraphParentID = e.text(&r, s.str(kGraphParentID))
+	cls := e.classify(&s, r, scope.Name())
+	r.GraphNodeID = e.text(r, s.str(kGraphNodeID))
+	r.GraphParentID = e.text(r, s.str(kGraphParentID))
 	if m := exFirstNonEmpty(s.str(kRespModel), s.str(kReqModel), s.str(kOIModel), s.str(kAIRespModel), s.str(kAIModelID)); m != "" {
-		r.Model = e.text(&r, m)
+		r.Model = e.text(r, m)
 	}
 
 	events := span.Events()
 	switch r.Class {
 	case ClassAgent:
-		e.agentFields(&s, &r)
-		e.content(&s, events, &r)
-		e.toolDefs(&s, events, &r)
+		e.agentFields(&s, r)
+		e.content(&s, events, r)
+		e.toolDefs(&s, events, r)
 	case ClassTurn:
-		e.content(&s, events, &r)
+		e.content(&s, events, r)
 	case ClassLLM:
-		e.usage(&s, &r)
-		e.content(&s, events, &r)
-		e.toolDefs(&s, events, &r)
+		e.usage(&s, r)
+		e.content(&s, events, r)
+		e.toolDefs(&s, events, r)
 	case ClassTool:
-		e.toolFields(&s, events, &r, cls)
+		e.toolFields(&s, events, r, cls)
 	case ClassHandoff:
-		e.handoffFields(&s, &r, cls)
+		e.handoffFields(&s, r, cls)
 	case ClassOther:
 		if cls.adkCallLLM {
-			e.content(&s, events, &r)
-			e.toolDefs(&s, events, &r)
+			e.content(&s, events, r)
+			e.toolDefs(&s, events, r)
 		}
 	}
 	if r.Error && r.ErrorType == "" {
-		e.exceptionType(events, &r)
+		e.exceptionType(events, r)
 	}
 	// LangGraph steers the graph with exceptions (a handoff ends its node spans with
 	// ParentCommand): such a span did not fail.
-	if r.Error && controlFlowError(&r, span.Status().Message(), events) {
+	if r.Error && controlFlowError(r, span.Status().Message(), events) {
 		r.Error, r.ErrorType = false, ""
 	}
-	return r
 }
 
 // text caps and sanitises one text value for r.

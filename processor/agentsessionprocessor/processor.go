@@ -108,37 +108,53 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 // what the model needs and returns the batch unchanged so processorhelper passes it on
 // at once. It never fails: evaluation problems must not touch the trace pipeline.
 func (p *agentSessionProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
-	recs := p.extract(td)
-	if len(recs) == 0 {
-		return td, nil
-	}
-	p.telemetry.ProcessorAgentsessionSpansObserved.Add(ctx, int64(len(recs)))
-	p.mu.Lock()
-	events := p.tracker.Observe(recs, p.now())
-	if len(events) > 0 {
-		p.queued = append(p.queued, events...)
-	}
-	p.mu.Unlock()
-	if len(events) > 0 {
-		select {
-		case p.wake <- struct{}{}:
-		default:
+	buf := recBufPool.Get().(*[]session.SpanRecord)
+	recs := p.extract(td, (*buf)[:0])
+	if len(recs) > 0 {
+		p.telemetry.ProcessorAgentsessionSpansObserved.Add(ctx, int64(len(recs)))
+		p.mu.Lock()
+		events := p.tracker.Observe(recs, p.now())
+		if len(events) > 0 {
+			p.queued = append(p.queued, events...)
 		}
+		p.mu.Unlock()
+		if len(events) > 0 {
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+	// The tracker keeps its own compact copy: the buffer goes back to the pool, cleared
+	// so that it pins nothing of this batch.
+	if recs = recs[:cap(recs)]; len(recs) <= maxPooledRecs {
+		clear(recs)
+		*buf = recs[:0]
+		recBufPool.Put(buf)
 	}
 	return td, nil
 }
 
-// extract turns every span of the batch into a compact record. A panic in a convention
-// adapter (a bug) costs the batch its evaluation, never its delivery.
-func (p *agentSessionProcessor) extract(td ptrace.Traces) (recs []session.SpanRecord) {
+// maxPooledRecs bounds the record buffers kept for reuse (784 bytes a record): a rare
+// huge batch does not keep its buffer alive.
+const maxPooledRecs = 4096
+
+// recBufPool holds record buffers for processTraces, which may run concurrently.
+var recBufPool = sync.Pool{New: func() any { return new([]session.SpanRecord) }}
+
+// extract turns every span of the batch into a compact record, appended to recs. A panic
+// in a convention adapter (a bug) costs the batch its evaluation, never its delivery.
+func (p *agentSessionProcessor) extract(td ptrace.Traces, recs []session.SpanRecord) (out []session.SpanRecord) {
 	defer func() {
 		if r := recover(); r != nil {
 			p.telemetry.ProcessorAgentsessionEvaluationErrors.Add(context.Background(), 1)
 			p.logger.Error("span extraction failed; the batch was passed on but not evaluated", zap.Any("panic", r))
-			recs = nil
+			out = recs[:0]
 		}
 	}()
-	recs = make([]session.SpanRecord, 0, td.SpanCount())
+	if n := td.SpanCount(); cap(recs) < n {
+		recs = make([]session.SpanRecord, 0, n)
+	}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -153,7 +169,8 @@ func (p *agentSessionProcessor) extract(td ptrace.Traces) (recs []session.SpanRe
 					p.logger.Debug("span without trace or span id is passed on but not evaluated", zap.String("name", sp.Name()))
 					continue
 				}
-				recs = append(recs, p.extractor.Extract(rs.Resource(), ss.Scope(), sp))
+				recs = recs[:len(recs)+1]
+				p.extractor.ExtractInto(&recs[len(recs)-1], rs.Resource(), ss.Scope(), sp)
 			}
 		}
 	}
