@@ -205,7 +205,10 @@ func exIsDigit(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] 
 
 // Extract returns the SpanRecord of one span (conventions.md §5.1). It never panics and
 // never fails: values it cannot read are noted in Problems and the rest is used. Every
-// text field is valid UTF-8 and at most MaxTextBytes long.
+// text field is valid UTF-8 and at most MaxTextBytes long. Text fields may share memory
+// with the span's attribute values (a name, a cut argument string, the user message
+// inside a JSON message list): whoever keeps records after the batch is released copies
+// them, as the Tracker does (it retains its own compact copy, tracker_recs.go).
 func (e *Extractor) Extract(res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) (r SpanRecord) {
 	e.ExtractInto(&r, res, scope, span)
 	return r

@@ -232,6 +232,34 @@ func (o *exMsgOut) outputText() string    { return strings.Join(o.text, "\n") }
 func (o *exMsgOut) setText(t string)      { o.text = append(o.text[:0], t) }
 func (o *exMsgOut) reasoningText() string { return strings.Join(o.reasoning, "\n") }
 
+// exUnmarshalMsg decodes one message as json.Unmarshal does, through the reflection-free
+// reader of extract_fastjson.go when it can. Strings and raw values may alias data.
+func exUnmarshalMsg(data []byte, m *exJMsg) error {
+	if exFastMsg(data, m) {
+		return nil
+	}
+	*m = exJMsg{}
+	return json.Unmarshal(data, m)
+}
+
+// exUnmarshalPart is exUnmarshalMsg for one part.
+func exUnmarshalPart(data []byte, p *exJPart) error {
+	if exFastPart(data, p) {
+		return nil
+	}
+	*p = exJPart{}
+	return json.Unmarshal(data, p)
+}
+
+// exUnmarshalParts is exUnmarshalMsg for a list of parts.
+func exUnmarshalParts(data []byte, ps *[]exJPart) error {
+	if exFastParts(data, ps) {
+		return nil
+	}
+	*ps = nil
+	return json.Unmarshal(data, ps)
+}
+
 // exRole normalises a message role: user, assistant, system, tool or "".
 func exRole(m *exJMsg) string {
 	r := m.Role
@@ -264,11 +292,21 @@ func exRole(m *exJMsg) string {
 	return ""
 }
 
-// exRawString decodes a JSON string literal; ok is false for any other JSON value.
+// exRawString decodes a JSON string literal; ok is false for any other JSON value. A
+// string without escapes aliases raw (exView).
 func exRawString(raw json.RawMessage) (string, bool) {
 	i := exSkipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '"' {
 		return "", false
+	}
+	x := exDec{d: raw, i: i}
+	if a, b, plain, ok := x.str(); ok && x.done() {
+		if plain {
+			return exView(raw[a:b]), true
+		}
+		if s, ok := exUnescape(raw[a:b]); ok {
+			return s, true
+		}
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -287,7 +325,7 @@ func exRawText(raw json.RawMessage) string {
 	if s, ok := exRawString(raw); ok {
 		return s
 	}
-	return string(raw)
+	return exView(raw)
 }
 
 // exContentText returns the text of a "content" value: a string, one part, or a list of
@@ -300,7 +338,7 @@ func exContentText(raw json.RawMessage, o *exMsgOut) string {
 		return s
 	case '[':
 		var parts []exJPart
-		_ = json.Unmarshal(raw, &parts) // best effort: a type error leaves the rest decoded
+		_ = exUnmarshalParts(raw, &parts) // best effort: a type error leaves the rest decoded
 		var texts []string
 		for i := range parts {
 			if t := exPart(&parts[i], o); t != "" {
@@ -310,7 +348,7 @@ func exContentText(raw json.RawMessage, o *exMsgOut) string {
 		return strings.Join(texts, "\n")
 	case '{':
 		var p exJPart
-		_ = json.Unmarshal(raw, &p)
+		_ = exUnmarshalPart(raw, &p)
 		return exPart(&p, o)
 	}
 	return ""
@@ -551,7 +589,7 @@ func exReadInput(data []byte, o *exMsgOut) error {
 			continue // cannot carry a user role: skip decoding it
 		}
 		var m exJMsg
-		if err := json.Unmarshal(elem, &m); err != nil && !exIsTypeError(err) {
+		if err := exUnmarshalMsg(elem, &m); err != nil && !exIsTypeError(err) {
 			return errExSyntax
 		}
 		if exRole(&m) != semconv.RoleUser {
@@ -593,7 +631,7 @@ func exReadOutput(data []byte, o *exMsgOut) error {
 	o.messages += len(spans)
 	for _, sp := range spans {
 		var m exJMsg
-		if err := json.Unmarshal(doc[sp.a:sp.b], &m); err != nil && !exIsTypeError(err) {
+		if err := exUnmarshalMsg(doc[sp.a:sp.b], &m); err != nil && !exIsTypeError(err) {
 			return errExSyntax
 		}
 		role := exRole(&m)
