@@ -71,9 +71,40 @@ func exReadEvents(events ptrace.SpanEventSlice) (ev exEvents) {
 	return ev
 }
 
+// exReader names a message reader for Extractor.parse (a kind rather than a function
+// value, so that the caller's exMsgOut can stay on its stack).
+type exReader uint8
+
+const (
+	exRdInput           exReader = iota // exReadInput
+	exRdOutput                          // exReadOutput
+	exRdVercelPrompt                    // exReadVercelPrompt
+	exRdADKRequest                      // exReadADKRequest
+	exRdADKResponse                     // exReadADKResponse
+	exRdVercelToolCalls                 // exReadVercelToolCalls
+)
+
+func (rd exReader) read(data []byte, o *exMsgOut) error {
+	switch rd {
+	case exRdInput:
+		return exReadInput(data, o)
+	case exRdOutput:
+		return exReadOutput(data, o)
+	case exRdVercelPrompt:
+		return exReadVercelPrompt(data, o)
+	case exRdADKRequest:
+		return exReadADKRequest(data, o)
+	case exRdADKResponse:
+		return exReadADKResponse(data, o)
+	case exRdVercelToolCalls:
+		return exReadVercelToolCalls(data, o)
+	}
+	return nil
+}
+
 // parse reads one JSON-bearing value with reader, recording size and syntax problems.
 // It reports whether the value was read.
-func (e *Extractor) parse(r *SpanRecord, key string, v pcommon.Value, o *exMsgOut, reader func([]byte, *exMsgOut) error) bool {
+func (e *Extractor) parse(r *SpanRecord, key string, v pcommon.Value, o *exMsgOut, reader exReader) bool {
 	data, ok := exJSONBytes(v, e.parseLimit)
 	if !ok {
 		r.Truncated = true
@@ -83,7 +114,7 @@ func (e *Extractor) parse(r *SpanRecord, key string, v pcommon.Value, o *exMsgOu
 	if len(data) == 0 {
 		return false
 	}
-	if err := reader(data, o); err != nil {
+	if err := reader.read(data, o); err != nil {
 		exProblem(r, key, err.Error())
 		return false
 	}
@@ -151,15 +182,15 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 	// Input: the last user message (the current request of a multi-turn history).
 	var in exMsgOut
 	switch {
-	case s.has[kInMsgs] && e.parse(r, semconv.GenAIInputMessages, s.v[kInMsgs], &in, exReadInput) && in.hasUser:
-	case ev.hasDetIn && e.parse(r, semconv.EventInferenceDetails, ev.detIn, &in, exReadInput) && in.hasUser:
+	case s.has[kInMsgs] && e.parse(r, semconv.GenAIInputMessages, s.v[kInMsgs], &in, exRdInput) && in.hasUser:
+	case ev.hasDetIn && e.parse(r, semconv.EventInferenceDetails, ev.detIn, &in, exRdInput) && in.hasUser:
 	case ev.hasUser && e.userEvent(r, ev.user, &in):
 	case len(s.oiIn) > 0 && exFlatRead(s.oiIn, &in, exFlatInput) && in.hasUser:
 	case len(s.tlIn) > 0 && exFlatRead(s.tlIn, &in, exFlatInput) && in.hasUser:
-	case s.has[kAIPromptMessages] && e.parse(r, semconv.AIPromptMessages, s.v[kAIPromptMessages], &in, exReadInput) && in.hasUser:
-	case s.has[kAIPrompt] && e.parse(r, semconv.AIPrompt, s.v[kAIPrompt], &in, exReadVercelPrompt) && in.hasUser:
-	case s.has[kPydAllMessages] && e.parse(r, semconv.PydanticAIAllMessages, s.v[kPydAllMessages], &in, exReadInput) && in.hasUser:
-	case s.has[kADKLLMRequest] && e.parse(r, semconv.ADKLLMRequest, s.v[kADKLLMRequest], &in, exReadADKRequest) && in.hasUser:
+	case s.has[kAIPromptMessages] && e.parse(r, semconv.AIPromptMessages, s.v[kAIPromptMessages], &in, exRdInput) && in.hasUser:
+	case s.has[kAIPrompt] && e.parse(r, semconv.AIPrompt, s.v[kAIPrompt], &in, exRdVercelPrompt) && in.hasUser:
+	case s.has[kPydAllMessages] && e.parse(r, semconv.PydanticAIAllMessages, s.v[kPydAllMessages], &in, exRdInput) && in.hasUser:
+	case s.has[kADKLLMRequest] && e.parse(r, semconv.ADKLLMRequest, s.v[kADKLLMRequest], &in, exRdADKRequest) && in.hasUser:
 	}
 	if s.has[kInputValue] {
 		e.genericInput(s, r, &in)
@@ -175,13 +206,13 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 	var out exMsgOut
 	yielded := func() bool { return len(out.text) > 0 || len(out.calls) > 0 || len(out.reasoning) > 0 }
 	switch {
-	case s.has[kOutMsgs] && e.parse(r, semconv.GenAIOutputMessages, s.v[kOutMsgs], &out, exReadOutput) && yielded():
-	case ev.hasDetOut && e.parse(r, semconv.EventInferenceDetails, ev.detOut, &out, exReadOutput) && yielded():
+	case s.has[kOutMsgs] && e.parse(r, semconv.GenAIOutputMessages, s.v[kOutMsgs], &out, exRdOutput) && yielded():
+	case ev.hasDetOut && e.parse(r, semconv.EventInferenceDetails, ev.detOut, &out, exRdOutput) && yielded():
 	case len(ev.choices) > 0 && e.choiceEvents(r, &ev, &out) && yielded():
 	case len(s.oiOut) > 0 && exFlatRead(s.oiOut, &out, exFlatOutput) && yielded():
 	case len(s.tlOut) > 0 && exFlatRead(s.tlOut, &out, exFlatOutput) && yielded():
 	case (s.has[kAIResponseText] || s.has[kAIResponseToolCalls]) && e.vercelResponse(s, r, &out) && yielded():
-	case s.has[kADKLLMResponse] && e.parse(r, semconv.ADKLLMResponse, s.v[kADKLLMResponse], &out, exReadADKResponse) && yielded():
+	case s.has[kADKLLMResponse] && e.parse(r, semconv.ADKLLMResponse, s.v[kADKLLMResponse], &out, exRdADKResponse) && yielded():
 	case s.has[kPydFinalResult] && e.plainOutput(s.v[kPydFinalResult], &out) && yielded():
 	case s.has[kOutputValue] && e.genericOutput(s, r, &out) && yielded():
 	case s.has[kTLEntityOutput] && (r.Class == ClassAgent || r.Class == ClassTurn) && e.plainOutput(s.v[kTLEntityOutput], &out) && yielded():
@@ -259,21 +290,24 @@ func (e *Extractor) vercelResponse(s *exScan, r *SpanRecord, out *exMsgOut) bool
 		}
 	}
 	if s.has[kAIResponseToolCalls] {
-		e.parse(r, semconv.AIResponseToolCalls, s.v[kAIResponseToolCalls], out, func(data []byte, o *exMsgOut) error {
-			if exFirstByte(data) != '[' {
-				return errExNotArray
-			}
-			var parts []exJPart
-			if err := json.Unmarshal(data, &parts); err != nil && !exIsTypeError(err) {
-				return errExSyntax
-			}
-			for i := range parts {
-				_ = exPart(&parts[i], o)
-			}
-			return nil
-		})
+		e.parse(r, semconv.AIResponseToolCalls, s.v[kAIResponseToolCalls], out, exRdVercelToolCalls)
 	}
 	return true
+}
+
+// exReadVercelToolCalls reads Vercel ai.response.toolCalls: a JSON list of call parts.
+func exReadVercelToolCalls(data []byte, o *exMsgOut) error {
+	if exFirstByte(data) != '[' {
+		return errExNotArray
+	}
+	var parts []exJPart
+	if err := json.Unmarshal(data, &parts); err != nil && !exIsTypeError(err) {
+		return errExSyntax
+	}
+	for i := range parts {
+		_ = exPart(&parts[i], o)
+	}
+	return nil
 }
 
 // plainOutput takes a value as the output text.

@@ -238,8 +238,11 @@ func exUnmarshalMsg(data []byte, m *exJMsg) error {
 	if exFastMsg(data, m) {
 		return nil
 	}
-	*m = exJMsg{}
-	return json.Unmarshal(data, m)
+	// A separate value: only this rare path pays json's escape to the heap.
+	var h exJMsg
+	err := json.Unmarshal(data, &h)
+	*m = h
+	return err
 }
 
 // exUnmarshalPart is exUnmarshalMsg for one part.
@@ -247,8 +250,10 @@ func exUnmarshalPart(data []byte, p *exJPart) error {
 	if exFastPart(data, p) {
 		return nil
 	}
-	*p = exJPart{}
-	return json.Unmarshal(data, p)
+	var h exJPart
+	err := json.Unmarshal(data, &h)
+	*p = h
+	return err
 }
 
 // exUnmarshalParts is exUnmarshalMsg for a list of parts.
@@ -256,8 +261,10 @@ func exUnmarshalParts(data []byte, ps *[]exJPart) error {
 	if exFastParts(data, ps) {
 		return nil
 	}
-	*ps = nil
-	return json.Unmarshal(data, ps)
+	var h []exJPart
+	err := json.Unmarshal(data, &h)
+	*ps = h
+	return err
 }
 
 // exRole normalises a message role: user, assistant, system, tool or "".
@@ -546,13 +553,13 @@ func exMsgText(m *exJMsg, o *exMsgOut) string {
 	return strings.Join(texts, "\n")
 }
 
-// exMsgList returns the element ranges of a message list: a JSON array, or the
-// "messages" array of an object ({"messages": [...]}, LangGraph state), or a single
-// message object (one range).
-func exMsgList(data []byte) ([]exSpan, []byte, error) {
+// exMsgList returns the element ranges of a message list, appended to dst: a JSON array,
+// or the "messages" array of an object ({"messages": [...]}, LangGraph state), or a
+// single message object (one range).
+func exMsgList(data []byte, dst []exSpan) ([]exSpan, []byte, error) {
 	switch exFirstByte(data) {
 	case '[':
-		spans, err := exArrayElems(data, make([]exSpan, 0, 8))
+		spans, err := exArrayElems(data, dst)
 		return spans, data, err
 	case '{':
 		var wrapper struct {
@@ -564,11 +571,11 @@ func exMsgList(data []byte) ([]exSpan, []byte, error) {
 			return nil, data, errExSyntax
 		}
 		if len(wrapper.Messages) > 0 && exFirstByte(wrapper.Messages) == '[' {
-			spans, err := exArrayElems(wrapper.Messages, make([]exSpan, 0, 8))
+			spans, err := exArrayElems(wrapper.Messages, dst)
 			return spans, wrapper.Messages, err
 		}
 		if len(wrapper.Role) > 0 || len(wrapper.Parts) > 0 {
-			return []exSpan{{0, len(data)}}, data, nil
+			return append(dst, exSpan{0, len(data)}), data, nil
 		}
 	}
 	return nil, data, errExNotArray
@@ -578,7 +585,8 @@ func exMsgList(data []byte) ([]exSpan, []byte, error) {
 // request in a multi-turn history). It decodes elements from the end and stops at the
 // first user message with text.
 func exReadInput(data []byte, o *exMsgOut) error {
-	spans, doc, err := exMsgList(data)
+	var buf [16]exSpan
+	spans, doc, err := exMsgList(data, buf[:0])
 	if err != nil {
 		return err
 	}
@@ -624,7 +632,8 @@ func exMayBeUser(elem []byte) bool {
 // calls (from any role: Strands puts a tool span's call in a "tool" message), tool
 // responses and finish reasons.
 func exReadOutput(data []byte, o *exMsgOut) error {
-	spans, doc, err := exMsgList(data)
+	var buf [16]exSpan
+	spans, doc, err := exMsgList(data, buf[:0])
 	if err != nil {
 		return err
 	}

@@ -139,7 +139,7 @@ func (e *Extractor) toolEvents(events ptrace.SpanEventSlice, r *SpanRecord) {
 	ev := exReadEvents(events)
 	if r.ToolArgsSource == "" && ev.hasDetIn {
 		var o exMsgOut
-		if e.parse(r, semconv.EventInferenceDetails, ev.detIn, &o, exReadOutput) {
+		if e.parse(r, semconv.EventInferenceDetails, ev.detIn, &o, exRdOutput) {
 			for _, c := range o.calls {
 				if r.ToolName == "" || c.Name == r.ToolName {
 					e.setEventArgs(r, c.Arguments, exSrcEventDetails)
@@ -165,7 +165,7 @@ func (e *Extractor) toolEvents(events ptrace.SpanEventSlice, r *SpanRecord) {
 	}
 	if r.ToolResult == "" && ev.hasDetOut {
 		var o exMsgOut
-		if e.parse(r, semconv.EventInferenceDetails, ev.detOut, &o, exReadOutput) && o.hasResp {
+		if e.parse(r, semconv.EventInferenceDetails, ev.detOut, &o, exRdOutput) && o.hasResp {
 			r.ToolResult = e.text(r, o.response)
 		}
 	}
