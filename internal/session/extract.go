@@ -4,7 +4,9 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"encoding/hex"
 	"strings"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -223,9 +225,7 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 			exProblem(r, "extract", "internal error")
 		}
 	}()
-	r.TraceID = span.TraceID().String()
-	r.SpanID = span.SpanID().String()
-	r.ParentSpanID = span.ParentSpanID().String()
+	r.TraceID, r.SpanID, r.ParentSpanID = exHexIDs(span.TraceID(), span.SpanID(), span.ParentSpanID())
 	r.Name = e.text(r, span.Name())
 	r.StartUnixNano = int64(span.StartTimestamp()) //nolint:gosec // ns since epoch fit in int64 until 2262
 	r.EndUnixNano = int64(span.EndTimestamp())     //nolint:gosec
@@ -312,6 +312,34 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 	if r.Error && controlFlowError(r, span.Status().Message(), events) {
 		r.Error, r.ErrorType = false, ""
 	}
+}
+
+// exHexIDs returns the ids as pcommon's String methods do (lower-case hex, "" for an
+// empty id), sharing one allocation.
+func exHexIDs(tid pcommon.TraceID, sid, pid pcommon.SpanID) (traceID, spanID, parentID string) {
+	n := 0
+	for _, empty := range [3]bool{tid.IsEmpty(), sid.IsEmpty(), pid.IsEmpty()} {
+		if !empty {
+			n++
+		}
+	}
+	if n == 0 {
+		return "", "", ""
+	}
+	buf := make([]byte, 0, 2*(len(tid)+len(sid)+len(pid)))
+	if !tid.IsEmpty() {
+		buf = hex.AppendEncode(buf, tid[:])
+	}
+	t := len(buf)
+	if !sid.IsEmpty() {
+		buf = hex.AppendEncode(buf, sid[:])
+	}
+	sp := len(buf)
+	if !pid.IsEmpty() {
+		buf = hex.AppendEncode(buf, pid[:])
+	}
+	all := unsafe.String(unsafe.SliceData(buf), len(buf)) // buf is not written again
+	return all[:t], all[t:sp], all[sp:]
 }
 
 // text caps and sanitises one text value for r.
