@@ -333,7 +333,7 @@ func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Event) []Event {
 
 // retain adds r to its open trace and updates the root tracking and activity.
 func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
-	parentClass, parentArrived, dup := tr.recs.add(r)
+	parentArrived, parentGenAI, dup := tr.recs.add(r)
 	t.stats.RetainedSpans++
 	tr.lastSeen = now
 	if tr.service == "" {
@@ -358,7 +358,7 @@ func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
 			// HTTP or framework span that ended first). A GenAI span whose parent has
 			// not arrived is NOT a root: the parent may be an agent still running
 			// (agents-as-tools, a coordinator between two LLM calls).
-			if parentArrived && !asmIsGenAI(parentClass) {
+			if parentArrived && !parentGenAI {
 				tr.root = true
 			}
 		}

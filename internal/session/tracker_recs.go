@@ -36,17 +36,18 @@ type trkRecs struct {
 	base int64  // StartUnixNano of the first record
 	buf  []byte // the encoded records, in arrival order
 
-	// Distinct strings: string i is text[ends[i-1]:ends[i]] (with ends[-1] = 0).
+	// Distinct strings: string i is text[end(i-1):end(i)] (with end(-1) = 0). The ends
+	// are 32-bit; ends64 replaces them in the unlikely trace whose text passes 4 GiB.
 	text     []byte
-	ends     []int
+	ends     []uint32
+	ends64   []int
 	strSlots []uint32 // open-addressing index of the strings: entry+1, 0 when free
 
 	// Distinct span ids, own and parents'. ids[i] is the binary id, or the string index
-	// of an id that is not 16 lower-case hex digits (idMeta bit trkIDStr); idClass[i] is
-	// the class of the span once it arrived (idMeta bit trkIDArrived).
+	// of an id that is not 16 lower-case hex digits (idMeta bit trkIDStr). Once the span
+	// arrived, idMeta has trkIDArrived, and trkIDGenAI when its class is a GenAI one.
 	ids     []uint64
 	idMeta  []uint8
-	idClass []SpanClass
 	idSlots []uint32
 
 	// Distinct ToolDefs slices: the extractor's cache shares them between spans.
@@ -57,6 +58,7 @@ type trkRecs struct {
 const (
 	trkIDStr uint8 = 1 << iota
 	trkIDArrived
+	trkIDGenAI
 )
 
 // trkField numbers the SpanRecord fields that a record's mask marks as set: frequent
@@ -121,10 +123,14 @@ const (
 
 var trkSeed = maphash.MakeSeed()
 
-// add appends r (which belongs to this trace) and reports the class of its parent span
-// if that span already arrived (parentArrived), and whether r repeats the id of a span
-// that already arrived (dup).
-func (c *trkRecs) add(r *SpanRecord) (parentClass SpanClass, parentArrived, dup bool) {
+// trkMaxEnd32 is the text size past which a trace's string ends move to ends64 (a
+// variable so that tests can lower it).
+var trkMaxEnd32 = math.MaxUint32
+
+// add appends r (which belongs to this trace) and reports whether its parent span already
+// arrived (parentArrived) with a GenAI class (parentGenAI, asmIsGenAI), and whether r
+// repeats the id of a span that already arrived (dup).
+func (c *trkRecs) add(r *SpanRecord) (parentArrived, parentGenAI, dup bool) {
 	if c.n == 0 {
 		c.base = r.StartUnixNano
 	}
@@ -185,7 +191,9 @@ func (c *trkRecs) add(r *SpanRecord) (parentClass SpanClass, parentArrived, dup 
 		dup = true
 	} else {
 		c.idMeta[self] |= trkIDArrived
-		c.idClass[self] = r.Class
+		if asmIsGenAI(r.Class) {
+			c.idMeta[self] |= trkIDGenAI
+		}
 	}
 	b := append(c.buf, byte(r.Class))
 	b = binary.AppendUvarint(b, mask)
@@ -194,8 +202,8 @@ func (c *trkRecs) add(r *SpanRecord) (parentClass SpanClass, parentArrived, dup 
 	b = binary.AppendVarint(b, r.EndUnixNano-r.StartUnixNano)
 	if r.ParentSpanID != "" {
 		p := c.id(r.ParentSpanID)
-		if c.idMeta[p]&trkIDArrived != 0 && p != self {
-			parentClass, parentArrived = c.idClass[p], true
+		if m := c.idMeta[p]; m&trkIDArrived != 0 && p != self {
+			parentArrived, parentGenAI = true, m&trkIDGenAI != 0
 		}
 		b = binary.AppendUvarint(b, uint64(p))
 	}
@@ -285,22 +293,21 @@ func (c *trkRecs) add(r *SpanRecord) (parentClass SpanClass, parentArrived, dup 
 	str(r.HandoffRule != "", r.HandoffRule)
 	list(r.Problems)
 	c.buf = b
-	return parentClass, parentArrived, dup
+	return parentArrived, parentGenAI, dup
 }
 
 // str interns s and returns its index.
 func (c *trkRecs) str(s string) int {
-	if 4*(len(c.ends)+1) > 3*len(c.strSlots) {
+	if 4*(c.strCount()+1) > 3*len(c.strSlots) {
 		c.growStrSlots()
 	}
 	mask := uint64(len(c.strSlots) - 1)
 	for i := maphash.String(trkSeed, s) & mask; ; i = (i + 1) & mask {
 		e := c.strSlots[i]
 		if e == 0 {
-			c.text = append(c.text, s...)
-			c.ends = append(c.ends, len(c.text))
-			c.strSlots[i] = uint32(len(c.ends)) //nolint:gosec // fewer than 2^32 strings: each costs a record field
-			return len(c.ends) - 1
+			n := c.appendStr(s)
+			c.strSlots[i] = uint32(n) //nolint:gosec // fewer than 2^32 strings: each costs a record field
+			return n - 1
 		}
 		if string(c.strBytes(int(e-1))) == s {
 			return int(e - 1)
@@ -308,18 +315,51 @@ func (c *trkRecs) str(s string) int {
 	}
 }
 
-func (c *trkRecs) strBytes(i int) []byte {
-	start := 0
-	if i > 0 {
-		start = c.ends[i-1]
+// appendStr adds s to the strings and returns their new count.
+func (c *trkRecs) appendStr(s string) int {
+	c.text = append(c.text, s...)
+	if c.ends64 == nil && len(c.text) > trkMaxEnd32 {
+		c.ends64 = make([]int, len(c.ends), len(c.ends)+1)
+		for i, e := range c.ends {
+			c.ends64[i] = int(e)
+		}
+		c.ends = nil
 	}
-	return c.text[start:c.ends[i]]
+	if c.ends64 != nil {
+		c.ends64 = append(c.ends64, len(c.text))
+		return len(c.ends64)
+	}
+	c.ends = append(c.ends, uint32(len(c.text))) //nolint:gosec // checked above
+	return len(c.ends)
+}
+
+// strCount returns the number of distinct strings.
+func (c *trkRecs) strCount() int {
+	if c.ends64 != nil {
+		return len(c.ends64)
+	}
+	return len(c.ends)
+}
+
+// strEnd returns the end offset of string i in text (0 for i = -1).
+func (c *trkRecs) strEnd(i int) int {
+	switch {
+	case i < 0:
+		return 0
+	case c.ends64 != nil:
+		return c.ends64[i]
+	}
+	return int(c.ends[i])
+}
+
+func (c *trkRecs) strBytes(i int) []byte {
+	return c.text[c.strEnd(i-1):c.strEnd(i)]
 }
 
 func (c *trkRecs) growStrSlots() {
 	c.strSlots = make([]uint32, max(16, 2*len(c.strSlots)))
 	mask := uint64(len(c.strSlots) - 1)
-	for e := range c.ends {
+	for e := range c.strCount() {
 		i := maphash.Bytes(trkSeed, c.strBytes(e)) & mask
 		for c.strSlots[i] != 0 {
 			i = (i + 1) & mask
@@ -375,7 +415,6 @@ func (c *trkRecs) id(s string) int {
 		if e == 0 {
 			c.ids = append(c.ids, v)
 			c.idMeta = append(c.idMeta, meta)
-			c.idClass = append(c.idClass, 0)
 			c.idSlots[i] = uint32(len(c.ids)) //nolint:gosec // fewer than 2^32 ids: each costs a record
 			return len(c.ids) - 1
 		}
@@ -431,11 +470,7 @@ func (d *trkReader) varint() int64 {
 
 func (d *trkReader) str() string {
 	i := int(d.uvarint())
-	start := 0
-	if i > 0 {
-		start = d.c.ends[i-1]
-	}
-	return d.text[start:d.c.ends[i]]
+	return d.text[d.c.strEnd(i-1):d.c.strEnd(i)]
 }
 
 // records decodes the retained records, in arrival order, with traceID as their TraceID.
@@ -468,11 +503,7 @@ func (c *trkRecs) records(traceID string) []SpanRecord {
 			d.ids[i] = hexStr[16*k : 16*k+16]
 			k++
 		} else {
-			start := 0
-			if v > 0 {
-				start = c.ends[v-1]
-			}
-			d.ids[i] = d.text[start:c.ends[v]]
+			d.ids[i] = d.text[c.strEnd(int(v)-1):c.strEnd(int(v))]
 		}
 	}
 

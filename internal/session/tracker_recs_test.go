@@ -97,6 +97,25 @@ func TestTrkRecsRoundTrip(t *testing.T) {
 	}
 }
 
+// TestTrkRecsWideEnds round-trips random records across the switch to 64-bit string
+// ends (at 4 GiB of text in production, lowered here).
+func TestTrkRecsWideEnds(t *testing.T) {
+	defer func(v int) { trkMaxEnd32 = v }(trkMaxEnd32)
+	trkMaxEnd32 = 40 // the pool holds more
+	pool := []string{"", "a", "chat gpt-4o", "0123456789abcdef", "s1", "root", `{"order_id":"12345"}`, "hé"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	want := make([]SpanRecord, 50)
+	var c trkRecs
+	for i := range want {
+		trkRandomValue(rng, reflect.ValueOf(&want[i]).Elem(), pool)
+		want[i].TraceID = "trace"
+		c.add(&want[i])
+	}
+	require.NotNil(t, c.ends64)
+	require.Nil(t, c.ends)
+	require.True(t, reflect.DeepEqual(want, c.records("trace")))
+}
+
 // TestTrkRecsFixtures round-trips the records of every recorded fixture span.
 func TestTrkRecsFixtures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(extFixtureDir, "*.otlp.json"))
@@ -142,7 +161,7 @@ func TestTrkRecsArrival(t *testing.T) {
 		classes := map[string]SpanClass{}
 		for i := 0; i < 60; i++ {
 			r := SpanRecord{SpanID: ids[rng.IntN(len(ids))], ParentSpanID: ids[rng.IntN(len(ids))], Class: SpanClass(rng.IntN(8))}
-			pc, parentArrived, dup := c.add(&r)
+			parentArrived, parentGenAI, dup := c.add(&r)
 			_, wantDup := classes[r.SpanID]
 			require.Equal(t, wantDup, dup, "seed %d step %d", seed, i)
 			if !wantDup {
@@ -152,7 +171,7 @@ func TestTrkRecsArrival(t *testing.T) {
 			wantArrived = wantArrived && r.ParentSpanID != "" && r.ParentSpanID != r.SpanID
 			require.Equal(t, wantArrived, parentArrived, "seed %d step %d", seed, i)
 			if wantArrived {
-				require.Equal(t, wantPC, pc)
+				require.Equal(t, asmIsGenAI(wantPC), parentGenAI)
 			}
 		}
 	}
