@@ -41,14 +41,14 @@ type trkRecs struct {
 	text     []byte
 	ends     []uint32
 	ends64   []int
-	strSlots []uint32 // open-addressing index of the strings: entry+1, 0 when free
+	strIndex trkIndex
 
 	// Distinct span ids, own and parents'. ids[i] is the binary id, or the string index
 	// of an id that is not 16 lower-case hex digits (idMeta bit trkIDStr). Once the span
 	// arrived, idMeta has trkIDArrived, and trkIDGenAI when its class is a GenAI one.
 	ids     []uint64
 	idMeta  []uint8
-	idSlots []uint32
+	idIndex trkIndex
 
 	// Distinct ToolDefs slices: the extractor's cache shares them between spans.
 	defs [][]ToolDefinition
@@ -298,19 +298,19 @@ func (c *trkRecs) add(r *SpanRecord) (parentArrived, parentGenAI, dup bool) {
 
 // str interns s and returns its index.
 func (c *trkRecs) str(s string) int {
-	if 4*(c.strCount()+1) > 3*len(c.strSlots) {
-		c.growStrSlots()
+	if n := c.strCount(); c.strIndex.full(n) {
+		c.strIndex.grow(n, func(e int) uint64 { return maphash.Bytes(trkSeed, c.strBytes(e)) })
 	}
-	mask := uint64(len(c.strSlots) - 1)
+	mask := uint64(c.strIndex.len() - 1)
 	for i := maphash.String(trkSeed, s) & mask; ; i = (i + 1) & mask {
-		e := c.strSlots[i]
+		e := c.strIndex.at(i)
 		if e == 0 {
 			n := c.appendStr(s)
-			c.strSlots[i] = uint32(n) //nolint:gosec // fewer than 2^32 strings: each costs a record field
+			c.strIndex.put(i, n)
 			return n - 1
 		}
-		if string(c.strBytes(int(e-1))) == s {
-			return int(e - 1)
+		if string(c.strBytes(e-1)) == s {
+			return e - 1
 		}
 	}
 }
@@ -356,15 +356,61 @@ func (c *trkRecs) strBytes(i int) []byte {
 	return c.text[c.strEnd(i-1):c.strEnd(i)]
 }
 
-func (c *trkRecs) growStrSlots() {
-	c.strSlots = make([]uint32, max(16, 2*len(c.strSlots)))
-	mask := uint64(len(c.strSlots) - 1)
-	for e := range c.strCount() {
-		i := maphash.Bytes(trkSeed, c.strBytes(e)) & mask
-		for c.strSlots[i] != 0 {
+// trkIndex is an open-addressing hash index (linear probing) of the entries of a table
+// held elsewhere: a slot holds entry+1, 0 when free. Its length is a power of two, kept
+// at least 4/3 of the entries. Slots are 16-bit while the table has fewer than
+// trkMaxIndex16 entries, 32-bit past it.
+type trkIndex struct {
+	s16 []uint16
+	s32 []uint32
+}
+
+// trkMaxIndex16 is the number of entries up to which 16-bit slots are used (a variable so
+// that tests can lower it).
+var trkMaxIndex16 = math.MaxUint16 - 1
+
+func (x *trkIndex) len() int {
+	if x.s32 != nil {
+		return len(x.s32)
+	}
+	return len(x.s16)
+}
+
+func (x *trkIndex) at(i uint64) int {
+	if x.s32 != nil {
+		return int(x.s32[i])
+	}
+	return int(x.s16[i])
+}
+
+func (x *trkIndex) put(i uint64, v int) {
+	if x.s32 != nil {
+		x.s32[i] = uint32(v) //nolint:gosec // entries are fewer than 2^32: each costs a record field
+	} else {
+		x.s16[i] = uint16(v) //nolint:gosec // at most trkMaxIndex16 (full)
+	}
+}
+
+// full reports whether adding an entry to the n already indexed needs grow.
+func (x *trkIndex) full(n int) bool {
+	return 4*(n+1) > 3*x.len() || (x.s32 == nil && n+1 > trkMaxIndex16)
+}
+
+// grow rebuilds the index twice as large for the n entries, hash giving an entry's hash.
+func (x *trkIndex) grow(n int, hash func(e int) uint64) {
+	size := max(16, 2*x.len())
+	if n+1 > trkMaxIndex16 {
+		x.s16, x.s32 = nil, make([]uint32, size)
+	} else {
+		x.s16, x.s32 = make([]uint16, size), nil
+	}
+	mask := uint64(size - 1)
+	for e := range n {
+		i := hash(e) & mask
+		for x.at(i) != 0 {
 			i = (i + 1) & mask
 		}
-		c.strSlots[i] = uint32(e + 1) //nolint:gosec // see str
+		x.put(i, e+1)
 	}
 }
 
@@ -406,33 +452,21 @@ func (c *trkRecs) id(s string) int {
 	if !bin {
 		v, meta = uint64(c.str(s)), trkIDStr
 	}
-	if 4*(len(c.ids)+1) > 3*len(c.idSlots) {
-		c.growIDSlots()
+	if c.idIndex.full(len(c.ids)) {
+		c.idIndex.grow(len(c.ids), func(e int) uint64 { return trkMix(c.ids[e] ^ uint64(c.idMeta[e]&trkIDStr)) })
 	}
-	mask := uint64(len(c.idSlots) - 1)
+	mask := uint64(c.idIndex.len() - 1)
 	for i := trkMix(v^uint64(meta)) & mask; ; i = (i + 1) & mask {
-		e := c.idSlots[i]
+		e := c.idIndex.at(i)
 		if e == 0 {
 			c.ids = append(c.ids, v)
 			c.idMeta = append(c.idMeta, meta)
-			c.idSlots[i] = uint32(len(c.ids)) //nolint:gosec // fewer than 2^32 ids: each costs a record
+			c.idIndex.put(i, len(c.ids))
 			return len(c.ids) - 1
 		}
-		if j := int(e - 1); c.ids[j] == v && c.idMeta[j]&trkIDStr == meta {
+		if j := e - 1; c.ids[j] == v && c.idMeta[j]&trkIDStr == meta {
 			return j
 		}
-	}
-}
-
-func (c *trkRecs) growIDSlots() {
-	c.idSlots = make([]uint32, max(16, 2*len(c.idSlots)))
-	mask := uint64(len(c.idSlots) - 1)
-	for e, v := range c.ids {
-		i := trkMix(v^uint64(c.idMeta[e]&trkIDStr)) & mask
-		for c.idSlots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		c.idSlots[i] = uint32(e + 1) //nolint:gosec // see id
 	}
 }
 

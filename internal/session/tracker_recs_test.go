@@ -6,6 +6,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -97,11 +98,13 @@ func TestTrkRecsRoundTrip(t *testing.T) {
 	}
 }
 
-// TestTrkRecsWideEnds round-trips random records across the switch to 64-bit string
-// ends (at 4 GiB of text in production, lowered here).
+// TestTrkRecsWideEnds round-trips random records across the switches to 64-bit string
+// ends and 32-bit index slots (at 4 GiB of text and 65534 entries in production, lowered
+// here).
 func TestTrkRecsWideEnds(t *testing.T) {
-	defer func(v int) { trkMaxEnd32 = v }(trkMaxEnd32)
-	trkMaxEnd32 = 40 // the pool holds more
+	defer func(v, w int) { trkMaxEnd32, trkMaxIndex16 = v, w }(trkMaxEnd32, trkMaxIndex16)
+	trkMaxEnd32 = 40   // the pool holds more
+	trkMaxIndex16 = 20 // 50 records have more span ids
 	pool := []string{"", "a", "chat gpt-4o", "0123456789abcdef", "s1", "root", `{"order_id":"12345"}`, "hé"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	want := make([]SpanRecord, 50)
@@ -109,10 +112,13 @@ func TestTrkRecsWideEnds(t *testing.T) {
 	for i := range want {
 		trkRandomValue(rng, reflect.ValueOf(&want[i]).Elem(), pool)
 		want[i].TraceID = "trace"
+		want[i].SpanID = fmt.Sprintf("%016x", i+1)
 		c.add(&want[i])
 	}
 	require.NotNil(t, c.ends64)
 	require.Nil(t, c.ends)
+	require.NotNil(t, c.idIndex.s32)
+	require.Nil(t, c.idIndex.s16)
 	require.True(t, reflect.DeepEqual(want, c.records("trace")))
 }
 
@@ -155,7 +161,9 @@ func TestTrkRecsFixtures(t *testing.T) {
 // of an arrived parent, with hex and non-hex ids, self-parents and missing parents.
 func TestTrkRecsArrival(t *testing.T) {
 	ids := []string{"", "0123456789abcdef", "00000000000000ff", "p", "q", "0000000000000001", "1"}
+	defer func(v int) { trkMaxIndex16 = v }(trkMaxIndex16)
 	for seed := uint64(0); seed < 200; seed++ {
+		trkMaxIndex16 = []int{3, math.MaxUint16 - 1}[seed%2] // half of the runs switch to 32-bit slots
 		rng := rand.New(rand.NewPCG(seed, 11))
 		var c trkRecs
 		classes := map[string]SpanClass{}
