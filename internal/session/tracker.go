@@ -179,6 +179,8 @@ type Tracker struct {
 	// counted, not retained, until session_timeout of silence.
 	deadSessions map[string]time.Time
 	deadTraces   map[string]time.Time
+	// vocab holds the strings that records of all traces share (tracker_recs.go).
+	vocab trkVocab
 
 	now   time.Time
 	stats TrackerStats
@@ -333,7 +335,7 @@ func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Event) []Event {
 
 // retain adds r to its open trace and updates the root tracking and activity.
 func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
-	parentArrived, parentGenAI, dup := tr.recs.add(r)
+	parentArrived, parentGenAI, dup := tr.recs.add(r, &t.vocab)
 	t.stats.RetainedSpans++
 	tr.lastSeen = now
 	if tr.service == "" {
@@ -473,7 +475,7 @@ func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Eve
 	s := tr.sess
 	var recs []SpanRecord
 	if genAI {
-		recs = tr.recs.records(tr.id)
+		recs = tr.recs.records(tr.id, &t.vocab)
 	}
 	t.forget(tr)
 	if !genAI {

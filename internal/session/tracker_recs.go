@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"hash/maphash"
 	"math"
+	"strings"
 	"unsafe"
 )
 
@@ -84,6 +85,7 @@ const (
 	tfToolCallID
 	tfToolArguments
 	tfToolResult
+	tfToolArgsSource
 	tfAgentName
 	tfAgentRule
 	tfError // flag
@@ -91,7 +93,6 @@ const (
 	tfInput
 	tfReasoning
 	tfToolDefs
-	tfToolArgsSource
 	tfToolArgsTruncated // flag
 	tfTruncated         // flag
 	tfEndSignal         // flag
@@ -130,7 +131,7 @@ var trkMaxEnd32 = math.MaxUint32
 // add appends r (which belongs to this trace) and reports whether its parent span already
 // arrived (parentArrived) with a GenAI class (parentGenAI, asmIsGenAI), and whether r
 // repeats the id of a span that already arrived (dup).
-func (c *trkRecs) add(r *SpanRecord) (parentArrived, parentGenAI, dup bool) {
+func (c *trkRecs) add(r *SpanRecord, vocab *trkVocab) (parentArrived, parentGenAI, dup bool) {
 	if c.n == 0 {
 		c.base = r.StartUnixNano
 	}
@@ -212,21 +213,37 @@ func (c *trkRecs) add(r *SpanRecord) (parentArrived, parentGenAI, dup bool) {
 			b = binary.AppendUvarint(b, uint64(c.str(s)))
 		}
 	}
-	list := func(l []string) {
+	// voc writes a field of the vocabulary: 1 + its index there, else 0 and a string ref.
+	voc := func(on bool, s string) {
+		if !on {
+			return
+		}
+		if i, ok := vocab.ref(s); ok {
+			b = binary.AppendUvarint(b, uint64(i)+1)
+			return
+		}
+		b = append(b, 0)
+		b = binary.AppendUvarint(b, uint64(c.str(s)))
+	}
+	list := func(l []string, vocabulary bool) {
 		if l != nil {
 			b = binary.AppendUvarint(b, uint64(len(l)))
 			for _, s := range l {
-				b = binary.AppendUvarint(b, uint64(c.str(s)))
+				if vocabulary {
+					voc(true, s)
+				} else {
+					b = binary.AppendUvarint(b, uint64(c.str(s)))
+				}
 			}
 		}
 	}
 	str(true, r.Name)
-	str(r.ClassRule != "", r.ClassRule)
-	str(r.Operation != "", r.Operation)
+	voc(r.ClassRule != "", r.ClassRule)
+	voc(r.Operation != "", r.Operation)
 	str(r.SessionID != "", r.SessionID)
-	str(r.SessionKey != "", r.SessionKey)
-	str(r.Service != "", r.Service)
-	str(r.Model != "", r.Model)
+	voc(r.SessionKey != "", r.SessionKey)
+	voc(r.Service != "", r.Service)
+	voc(r.Model != "", r.Model)
 	if r.Usage != (Usage{}) {
 		u := &r.Usage
 		b = binary.AppendVarint(b, u.InputTokens)
@@ -237,7 +254,7 @@ func (c *trkRecs) add(r *SpanRecord) (parentArrived, parentGenAI, dup bool) {
 	}
 	str(r.UserMessage != "", r.UserMessage)
 	str(r.Output != "", r.Output)
-	list(r.FinishReasons)
+	list(r.FinishReasons, true)
 	if r.RequestedCalls != nil {
 		b = binary.AppendUvarint(b, uint64(len(r.RequestedCalls)))
 		for i := range r.RequestedCalls {
@@ -257,23 +274,23 @@ func (c *trkRecs) add(r *SpanRecord) (parentArrived, parentGenAI, dup bool) {
 			}
 			b = append(b, f)
 			str(rc.ID != "", rc.ID)
-			str(rc.Name != "", rc.Name)
+			voc(rc.Name != "", rc.Name)
 			str(rc.Arguments != "", rc.Arguments)
 		}
 	}
-	str(r.ToolName != "", r.ToolName)
+	voc(r.ToolName != "", r.ToolName)
 	str(r.ToolCallID != "", r.ToolCallID)
 	str(r.ToolArguments != "", r.ToolArguments)
 	str(r.ToolResult != "", r.ToolResult)
-	str(r.AgentName != "", r.AgentName)
-	str(r.AgentRule != "", r.AgentRule)
+	voc(r.ToolArgsSource != "", r.ToolArgsSource)
+	voc(r.AgentName != "", r.AgentName)
+	voc(r.AgentRule != "", r.AgentRule)
 	str(r.ErrorType != "", r.ErrorType)
 	str(r.Input != "", r.Input)
 	str(r.Reasoning != "", r.Reasoning)
 	if r.ToolDefs != nil {
 		b = binary.AppendUvarint(b, uint64(c.toolDefs(r.ToolDefs)))
 	}
-	str(r.ToolArgsSource != "", r.ToolArgsSource)
 	str(r.AgentDescription != "", r.AgentDescription)
 	str(r.GraphNodeID != "", r.GraphNodeID)
 	str(r.GraphParentID != "", r.GraphParentID)
@@ -282,16 +299,16 @@ func (c *trkRecs) add(r *SpanRecord) (parentArrived, parentGenAI, dup bool) {
 		b = binary.AppendUvarint(b, uint64(c.str(unsafe.String(unsafe.SliceData(r.ToolSchema), len(r.ToolSchema)))))
 	}
 	str(r.ToolDescription != "", r.ToolDescription)
-	list(r.AllowedTools)
-	list(r.HandoffTargets)
+	list(r.AllowedTools, false)
+	list(r.HandoffTargets, false)
 	if r.Cost != nil {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(*r.Cost))
 	}
 	str(r.HandoffFrom != "", r.HandoffFrom)
 	str(r.HandoffTo != "", r.HandoffTo)
-	str(r.HandoffMode != "", r.HandoffMode)
-	str(r.HandoffRule != "", r.HandoffRule)
-	list(r.Problems)
+	voc(r.HandoffMode != "", r.HandoffMode)
+	voc(r.HandoffRule != "", r.HandoffRule)
+	list(r.Problems, false)
 	c.buf = b
 	return parentArrived, parentGenAI, dup
 }
@@ -354,6 +371,50 @@ func (c *trkRecs) strEnd(i int) int {
 
 func (c *trkRecs) strBytes(i int) []byte {
 	return c.text[c.strEnd(i-1):c.strEnd(i)]
+}
+
+// trkVocab holds the short strings of low-cardinality fields that the records of every
+// trace repeat (rules, session keys, operations, services, models, agent and tool names,
+// finish reasons): a Tracker keeps one copy of each for all its traces. It is bounded:
+// values longer than trkVocabMaxLen bytes, and new values once it holds trkVocabMax,
+// stay in the trace's own strings. A nil *trkVocab admits nothing.
+type trkVocab struct {
+	strs  []string
+	index trkIndex
+}
+
+// trkVocabMaxLen bounds the length of a vocabulary string, trkVocabMax their number (a
+// variable so that tests can lower it).
+const trkVocabMaxLen = 64
+
+var trkVocabMax = 4096
+
+// ref returns the index of s in the vocabulary, adding it when there is room.
+func (v *trkVocab) ref(s string) (int, bool) {
+	if v == nil || len(s) > trkVocabMaxLen {
+		return 0, false
+	}
+	if n := len(v.strs); v.index.full(n) && n < trkVocabMax {
+		v.index.grow(n, func(e int) uint64 { return maphash.String(trkSeed, v.strs[e]) })
+	}
+	if v.index.len() == 0 {
+		return 0, false
+	}
+	mask := uint64(v.index.len() - 1)
+	for i := maphash.String(trkSeed, s) & mask; ; i = (i + 1) & mask {
+		e := v.index.at(i)
+		if e == 0 {
+			if len(v.strs) >= trkVocabMax {
+				return 0, false
+			}
+			v.strs = append(v.strs, strings.Clone(s))
+			v.index.put(i, len(v.strs))
+			return len(v.strs) - 1, true
+		}
+		if v.strs[e-1] == s {
+			return e - 1, true
+		}
+	}
 }
 
 // trkIndex is an open-addressing hash index (linear probing) of the entries of a table
@@ -484,8 +545,9 @@ func (c *trkRecs) toolDefs(d []ToolDefinition) int {
 
 // trkReader decodes the records of a trkRecs.
 type trkReader struct {
-	c    *trkRecs
-	b    []byte
+	c     *trkRecs
+	vocab *trkVocab
+	b     []byte
 	text string   // the trace's strings, one allocation
 	ids  []string // decoded span ids
 }
@@ -507,13 +569,22 @@ func (d *trkReader) str() string {
 	return d.text[d.c.strEnd(i-1):d.c.strEnd(i)]
 }
 
-// records decodes the retained records, in arrival order, with traceID as their TraceID.
-// Their strings share one allocation per trace, their slices a few backing arrays.
-func (c *trkRecs) records(traceID string) []SpanRecord {
+// voc reads a field written by voc.
+func (d *trkReader) voc() string {
+	if i := d.uvarint(); i > 0 {
+		return d.vocab.strs[i-1]
+	}
+	return d.str()
+}
+
+// records decodes the retained records, in arrival order, with traceID as their TraceID;
+// vocab is the one they were added with. Their strings share one allocation per trace
+// (besides the vocabulary's), their slices a few backing arrays.
+func (c *trkRecs) records(traceID string, vocab *trkVocab) []SpanRecord {
 	if c.n == 0 {
 		return nil
 	}
-	d := &trkReader{c: c, b: c.buf, text: string(c.text)}
+	d := &trkReader{c: c, vocab: vocab, b: c.buf, text: string(c.text)}
 	// Span ids: the hex ones are formatted into one buffer.
 	d.ids = make([]string, len(c.ids))
 	nbin := 0
@@ -544,14 +615,18 @@ func (c *trkRecs) records(traceID string) []SpanRecord {
 	recs := make([]SpanRecord, c.n)
 	var strs []string
 	var calls []RequestedToolCall
-	list := func() []string {
+	list := func(vocabulary bool) []string {
 		n := int(d.uvarint())
 		if n == 0 {
 			return []string{}
 		}
 		at := len(strs)
 		for j := 0; j < n; j++ {
-			strs = append(strs, d.str())
+			if vocabulary {
+				strs = append(strs, d.voc())
+			} else {
+				strs = append(strs, d.str())
+			}
 		}
 		return strs[at : at+n : at+n]
 	}
@@ -574,13 +649,19 @@ func (c *trkRecs) records(traceID string) []SpanRecord {
 			}
 			return ""
 		}
+		voc := func(f trkField) string {
+			if has(f) {
+				return d.voc()
+			}
+			return ""
+		}
 		r.Name = d.str()
-		r.ClassRule = str(tfClassRule)
-		r.Operation = str(tfOperation)
+		r.ClassRule = voc(tfClassRule)
+		r.Operation = voc(tfOperation)
 		r.SessionID = str(tfSessionID)
-		r.SessionKey = str(tfSessionKey)
-		r.Service = str(tfService)
-		r.Model = str(tfModel)
+		r.SessionKey = voc(tfSessionKey)
+		r.Service = voc(tfService)
+		r.Model = voc(tfModel)
 		if has(tfUsage) {
 			r.Usage.InputTokens = d.varint()
 			r.Usage.OutputTokens = d.varint()
@@ -591,7 +672,7 @@ func (c *trkRecs) records(traceID string) []SpanRecord {
 		r.UserMessage = str(tfUserMessage)
 		r.Output = str(tfOutput)
 		if has(tfFinishReasons) {
-			r.FinishReasons = list()
+			r.FinishReasons = list(true)
 		}
 		if has(tfRequestedCalls) {
 			n := int(d.uvarint())
@@ -604,7 +685,7 @@ func (c *trkRecs) records(traceID string) []SpanRecord {
 					rc.ID = d.str()
 				}
 				if f&trkCallName != 0 {
-					rc.Name = d.str()
+					rc.Name = d.voc()
 				}
 				if f&trkCallArgs != 0 {
 					rc.Arguments = d.str()
@@ -618,12 +699,13 @@ func (c *trkRecs) records(traceID string) []SpanRecord {
 				r.RequestedCalls = calls[at : at+n : at+n]
 			}
 		}
-		r.ToolName = str(tfToolName)
+		r.ToolName = voc(tfToolName)
 		r.ToolCallID = str(tfToolCallID)
 		r.ToolArguments = str(tfToolArguments)
 		r.ToolResult = str(tfToolResult)
-		r.AgentName = str(tfAgentName)
-		r.AgentRule = str(tfAgentRule)
+		r.ToolArgsSource = voc(tfToolArgsSource)
+		r.AgentName = voc(tfAgentName)
+		r.AgentRule = voc(tfAgentRule)
 		r.Error = has(tfError)
 		r.ErrorType = str(tfErrorType)
 		r.Input = str(tfInput)
@@ -631,7 +713,6 @@ func (c *trkRecs) records(traceID string) []SpanRecord {
 		if has(tfToolDefs) {
 			r.ToolDefs = c.defs[d.uvarint()]
 		}
-		r.ToolArgsSource = str(tfToolArgsSource)
 		r.ToolArgsTruncated = has(tfToolArgsTruncated)
 		r.Truncated = has(tfTruncated)
 		r.EndSignal = has(tfEndSignal)
@@ -649,10 +730,10 @@ func (c *trkRecs) records(traceID string) []SpanRecord {
 		}
 		r.ToolDescription = str(tfToolDescription)
 		if has(tfAllowedTools) {
-			r.AllowedTools = list()
+			r.AllowedTools = list(false)
 		}
 		if has(tfHandoffTargets) {
-			r.HandoffTargets = list()
+			r.HandoffTargets = list(false)
 		}
 		if has(tfCost) {
 			v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
@@ -661,10 +742,10 @@ func (c *trkRecs) records(traceID string) []SpanRecord {
 		}
 		r.HandoffFrom = str(tfHandoffFrom)
 		r.HandoffTo = str(tfHandoffTo)
-		r.HandoffMode = str(tfHandoffMode)
-		r.HandoffRule = str(tfHandoffRule)
+		r.HandoffMode = voc(tfHandoffMode)
+		r.HandoffRule = voc(tfHandoffRule)
 		if has(tfProblems) {
-			r.Problems = list()
+			r.Problems = list(false)
 		}
 	}
 	return recs

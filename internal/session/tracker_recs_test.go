@@ -77,17 +77,21 @@ func TestTrkRecsRoundTrip(t *testing.T) {
 	pool := []string{"", "a", "chat gpt-4o", "0123456789abcdef", "fedcba9876543210", "00000000000000ff",
 		"0123456789ABCDEF", "s1", "root", "héllo wörld", `{"order_id":"12345","amount":120.5}`,
 		"\x00\xff", "0123456789abcde", "0123456789abcdef0"}
+	defer func(v int) { trkVocabMax = v }(trkVocabMax)
+	trkVocabMax = 6 // the pool holds more: later values stay in the traces' strings
+	shared := &trkVocab{}
 	for seed := uint64(0); seed < 300; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		n := 1 + rng.IntN(40)
 		want := make([]SpanRecord, n)
 		var c trkRecs
+		vocab := []*trkVocab{nil, shared, {}}[seed%3]
 		for i := range want {
 			trkRandomValue(rng, reflect.ValueOf(&want[i]).Elem(), pool)
 			want[i].TraceID = "trace"
-			c.add(&want[i])
+			c.add(&want[i], vocab)
 		}
-		got := c.records("trace")
+		got := c.records("trace", vocab)
 		for i := range want {
 			if !reflect.DeepEqual(got[i], want[i]) {
 				gj, _ := json.Marshal(got[i])
@@ -96,6 +100,7 @@ func TestTrkRecsRoundTrip(t *testing.T) {
 			}
 		}
 	}
+	require.Len(t, shared.strs, trkVocabMax)
 }
 
 // TestTrkRecsWideEnds round-trips random records across the switches to 64-bit string
@@ -113,13 +118,13 @@ func TestTrkRecsWideEnds(t *testing.T) {
 		trkRandomValue(rng, reflect.ValueOf(&want[i]).Elem(), pool)
 		want[i].TraceID = "trace"
 		want[i].SpanID = fmt.Sprintf("%016x", i+1)
-		c.add(&want[i])
+		c.add(&want[i], nil)
 	}
 	require.NotNil(t, c.ends64)
 	require.Nil(t, c.ends)
 	require.NotNil(t, c.idIndex.s32)
 	require.Nil(t, c.idIndex.s16)
-	require.True(t, reflect.DeepEqual(want, c.records("trace")))
+	require.True(t, reflect.DeepEqual(want, c.records("trace", nil)))
 }
 
 // TestTrkRecsFixtures round-trips the records of every recorded fixture span.
@@ -133,6 +138,7 @@ func TestTrkRecsFixtures(t *testing.T) {
 		require.NoError(t, err)
 		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
 		require.NoError(t, err)
+		vocab := &trkVocab{}
 		byTrace := map[string]*trkRecs{}
 		want := map[string][]SpanRecord{}
 		for i := 0; i < td.ResourceSpans().Len(); i++ {
@@ -146,13 +152,13 @@ func TestTrkRecsFixtures(t *testing.T) {
 						c = &trkRecs{}
 						byTrace[r.TraceID] = c
 					}
-					c.add(&r)
+					c.add(&r, vocab)
 					want[r.TraceID] = append(want[r.TraceID], r)
 				}
 			}
 		}
 		for id, c := range byTrace {
-			require.Equal(t, want[id], c.records(id), "%s trace %s", filepath.Base(f), id)
+			require.Equal(t, want[id], c.records(id, vocab), "%s trace %s", filepath.Base(f), id)
 		}
 	}
 }
@@ -169,7 +175,7 @@ func TestTrkRecsArrival(t *testing.T) {
 		classes := map[string]SpanClass{}
 		for i := 0; i < 60; i++ {
 			r := SpanRecord{SpanID: ids[rng.IntN(len(ids))], ParentSpanID: ids[rng.IntN(len(ids))], Class: SpanClass(rng.IntN(8))}
-			parentArrived, parentGenAI, dup := c.add(&r)
+			parentArrived, parentGenAI, dup := c.add(&r, nil)
 			_, wantDup := classes[r.SpanID]
 			require.Equal(t, wantDup, dup, "seed %d step %d", seed, i)
 			if !wantDup {
