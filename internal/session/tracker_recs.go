@@ -548,8 +548,8 @@ type trkReader struct {
 	c     *trkRecs
 	vocab *trkVocab
 	b     []byte
-	text string   // the trace's strings, one allocation
-	ids  []string // decoded span ids
+	text  string   // the trace's strings, one allocation
+	ids   []string // decoded span ids
 }
 
 func (d *trkReader) uvarint() uint64 {
