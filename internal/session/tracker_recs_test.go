@@ -11,9 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -189,4 +192,56 @@ func TestTrkRecsArrival(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestTrackerPinsNothingOfTheBatch extracts spans with 5 MB tool arguments and result
+// (cut at max_text_bytes) and a 60 KB message list whose user message is short into a
+// Tracker, drops the spans and checks that the open trace holds a few kilobytes, not what
+// sub-strings of the attributes would pin.
+func TestTrackerPinsNothingOfTheBatch(t *testing.T) {
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	ex := NewExtractor(ExtractConfig{MaxTextBytes: 4096})
+	tk := NewTracker(TrackerConfig{})
+	before := heap()
+	func() {
+		big := strings.Repeat("x", 5<<20)
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		ss := rs.ScopeSpans().AppendEmpty()
+		tool := ss.Spans().AppendEmpty()
+		tool.SetTraceID(pcommon.TraceID{1})
+		tool.SetSpanID(pcommon.SpanID{1})
+		tool.SetParentSpanID(pcommon.SpanID{2})
+		tool.SetName("execute_tool lookup")
+		tool.Attributes().PutStr("gen_ai.operation.name", "execute_tool")
+		tool.Attributes().PutStr("gen_ai.tool.name", "lookup")
+		tool.Attributes().PutStr("gen_ai.tool.call.arguments", `{"q":"`+big+`"}`)
+		tool.Attributes().PutStr("gen_ai.tool.call.result", big+"!")
+		llm := ss.Spans().AppendEmpty()
+		llm.SetTraceID(pcommon.TraceID{1})
+		llm.SetSpanID(pcommon.SpanID{3})
+		llm.SetParentSpanID(pcommon.SpanID{2})
+		llm.SetName("chat m")
+		llm.Attributes().PutStr("gen_ai.operation.name", "chat")
+		llm.Attributes().PutStr("gen_ai.conversation.id", "s1")
+		llm.Attributes().PutStr("gen_ai.input.messages",
+			`[{"role":"system","parts":[{"type":"text","content":"`+big[:60<<10]+`"}]},{"role":"user","parts":[{"type":"text","content":"short question"}]}]`)
+		var recs []SpanRecord
+		for i := 0; i < ss.Spans().Len(); i++ {
+			recs = append(recs, ex.Extract(rs.Resource(), ss.Scope(), ss.Spans().At(i)))
+		}
+		require.Len(t, recs[0].ToolResult, 4096)
+		require.Equal(t, "short question", recs[1].UserMessage)
+		tk.Observe(recs, trkT0)
+	}()
+	retained := int64(heap()) - int64(before)
+	require.Equal(t, 2, tk.Stats().RetainedSpans)
+	require.Less(t, retained, int64(32<<10), "the open trace retains %d bytes", retained)
+	runtime.KeepAlive(tk)
 }
