@@ -134,6 +134,11 @@ var trkMaxEnd32 = math.MaxUint32
 func (c *trkRecs) add(r *SpanRecord, vocab *trkVocab) (parentArrived, parentGenAI, dup bool) {
 	if c.n == 0 {
 		c.base = r.StartUnixNano
+		// A turn has tens of records: skip the first doublings of the buffers (a one-span
+		// trace then holds about 250 bytes).
+		c.buf = make([]byte, 0, 128)
+		c.text = make([]byte, 0, 64)
+		c.ids, c.idMeta = make([]uint64, 0, 8), make([]uint8, 0, 8)
 	}
 	c.n++
 	var mask uint64
