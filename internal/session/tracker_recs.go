@@ -20,11 +20,12 @@ import (
 //
 //   - strings are interned per trace: each distinct value is copied once into text (so an
 //     open trace pins nothing of the batches it came from) and a record refers to it by
-//     its index;
+//     its index; short values of low-cardinality fields go to the Tracker's shared
+//     vocabulary (trkVocab) instead;
 //   - span ids are interned too, as 8-byte binary ids when they are 16 lower-case hex
 //     digits (as pcommon.SpanID.String writes them); a record refers to its own id and
-//     to its parent's by index. The id table also answers "has this span arrived, and
-//     of which class" for the Tracker's root detection and duplicate check;
+//     to its parent's by index. The id table also answers "has this span arrived, and is
+//     it a GenAI span" for the Tracker's root detection and duplicate check;
 //   - a record is encoded as varints: its class, a bit mask of the fields it sets (in
 //     trkField order), its span id index, start (from the trace's first start) and
 //     duration, then the set fields in mask order.
