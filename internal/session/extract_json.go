@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	gojson "github.com/goccy/go-json"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
@@ -232,38 +233,20 @@ func (o *exMsgOut) outputText() string    { return strings.Join(o.text, "\n") }
 func (o *exMsgOut) setText(t string)      { o.text = append(o.text[:0], t) }
 func (o *exMsgOut) reasoningText() string { return strings.Join(o.reasoning, "\n") }
 
-// exUnmarshalMsg decodes one message as json.Unmarshal does, through the reflection-free
-// reader of extract_fastjson.go when it can. Strings and raw values may alias data.
-func exUnmarshalMsg(data []byte, m *exJMsg) error {
-	if exFastMsg(data, m) {
+// exUnmarshal decodes one message, part or list of parts with goccy/go-json, a drop-in
+// replacement of encoding/json that decodes the same values at a fraction of the cost on
+// this hot path (docs/decisions/performance.md). On an error it decodes again with
+// encoding/json, which keeps every well-typed field around a type error (go-json stops at
+// the first): one malformed part must not lose the tool calls beside it.
+func exUnmarshal[T any](data []byte, v *T) error {
+	var h T
+	if err := gojson.Unmarshal(data, &h); err == nil {
+		*v = h
 		return nil
 	}
-	// A separate value: only this rare path pays json's escape to the heap.
-	var h exJMsg
-	err := json.Unmarshal(data, &h)
-	*m = h
-	return err
-}
-
-// exUnmarshalPart is exUnmarshalMsg for one part.
-func exUnmarshalPart(data []byte, p *exJPart) error {
-	if exFastPart(data, p) {
-		return nil
-	}
-	var h exJPart
-	err := json.Unmarshal(data, &h)
-	*p = h
-	return err
-}
-
-// exUnmarshalParts is exUnmarshalMsg for a list of parts.
-func exUnmarshalParts(data []byte, ps *[]exJPart) error {
-	if exFastParts(data, ps) {
-		return nil
-	}
-	var h []exJPart
-	err := json.Unmarshal(data, &h)
-	*ps = h
+	var std T
+	err := json.Unmarshal(data, &std)
+	*v = std
 	return err
 }
 
@@ -299,24 +282,14 @@ func exRole(m *exJMsg) string {
 	return ""
 }
 
-// exRawString decodes a JSON string literal; ok is false for any other JSON value. A
-// string without escapes aliases raw (exView).
+// exRawString decodes a JSON string literal; ok is false for any other JSON value.
 func exRawString(raw json.RawMessage) (string, bool) {
 	i := exSkipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '"' {
 		return "", false
 	}
-	x := exDec{d: raw, i: i}
-	if a, b, plain, ok := x.str(); ok && x.done() {
-		if plain {
-			return exView(raw[a:b]), true
-		}
-		if s, ok := exUnescape(raw[a:b]); ok {
-			return s, true
-		}
-	}
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if err := gojson.Unmarshal(raw, &s); err != nil {
 		return "", false
 	}
 	return s, true
@@ -332,7 +305,7 @@ func exRawText(raw json.RawMessage) string {
 	if s, ok := exRawString(raw); ok {
 		return s
 	}
-	return exView(raw)
+	return string(raw)
 }
 
 // exContentText returns the text of a "content" value: a string, one part, or a list of
@@ -345,7 +318,7 @@ func exContentText(raw json.RawMessage, o *exMsgOut) string {
 		return s
 	case '[':
 		var parts []exJPart
-		_ = exUnmarshalParts(raw, &parts) // best effort: a type error leaves the rest decoded
+		_ = exUnmarshal(raw, &parts) // best effort: a type error leaves the rest decoded
 		var texts []string
 		for i := range parts {
 			if t := exPart(&parts[i], o); t != "" {
@@ -355,7 +328,7 @@ func exContentText(raw json.RawMessage, o *exMsgOut) string {
 		return strings.Join(texts, "\n")
 	case '{':
 		var p exJPart
-		_ = exUnmarshalPart(raw, &p)
+		_ = exUnmarshal(raw, &p)
 		return exPart(&p, o)
 	}
 	return ""
@@ -597,7 +570,7 @@ func exReadInput(data []byte, o *exMsgOut) error {
 			continue // cannot carry a user role: skip decoding it
 		}
 		var m exJMsg
-		if err := exUnmarshalMsg(elem, &m); err != nil && !exIsTypeError(err) {
+		if err := exUnmarshal(elem, &m); err != nil && !exIsTypeError(err) {
 			return errExSyntax
 		}
 		if exRole(&m) != semconv.RoleUser {
@@ -640,7 +613,7 @@ func exReadOutput(data []byte, o *exMsgOut) error {
 	o.messages += len(spans)
 	for _, sp := range spans {
 		var m exJMsg
-		if err := exUnmarshalMsg(doc[sp.a:sp.b], &m); err != nil && !exIsTypeError(err) {
+		if err := exUnmarshal(doc[sp.a:sp.b], &m); err != nil && !exIsTypeError(err) {
 			return errExSyntax
 		}
 		role := exRole(&m)
