@@ -61,6 +61,14 @@ func (c *schemaCache) get(raw json.RawMessage) *schemaInfo {
 
 const schemaURL = "mem:///agenteval/tool-parameters.json"
 
+// CheckToolSchema compiles a tool's parameters schema (JSON Schema draft-07) as the
+// evaluators will, and returns why it cannot be used: not JSON, not an object, or not a
+// valid schema (e.g. `"type": 5`, an external $ref). Configured registries call it so a bad
+// schema is a configuration error rather than a run of schema_invalid results.
+func CheckToolSchema(raw json.RawMessage) error {
+	return compileSchema(raw).err
+}
+
 func compileSchema(raw json.RawMessage) *schemaInfo {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {

@@ -112,6 +112,12 @@ func TestConfigValidate(t *testing.T) {
 		{"tool twice", func(c *Config) {
 			c.Agents = []AgentConfig{{Name: "a", Tools: []ToolConfig{{Name: "t"}, {Name: "t"}}}}
 		}, `agents[0].tools[1].name: tool "t" is declared twice for agent "a"`},
+		{"invalid JSON Schema", func(c *Config) {
+			c.Agents = []AgentConfig{{Name: "a", Tools: []ToolConfig{{Name: "t", Parameters: map[string]any{"type": 5}}}}}
+		}, "agents[0].tools[0].parameters:"},
+		{"external $ref refused", func(c *Config) {
+			c.Agents = []AgentConfig{{Name: "a", Tools: []ToolConfig{{Name: "t", Parameters: map[string]any{"$ref": "file:///etc/passwd"}}}}}
+		}, "agents[0].tools[0].parameters:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

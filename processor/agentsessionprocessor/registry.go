@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
@@ -48,6 +49,9 @@ func registryFromConfig(agents []AgentConfig, key string) ([]session.AgentDefini
 				params = t.Parameters
 			}
 			schema, err := session.NormalizeToolSchema(params)
+			if err == nil && schema != nil {
+				err = evaluation.CheckToolSchema(schema)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s[%d].tools[%d].parameters: %w", key, i, j, err)
 			}
