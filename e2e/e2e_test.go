@@ -284,12 +284,21 @@ func TestEndToEnd(t *testing.T) {
 	toolSpans := evalSpansOf(sink, semconv.EvalKindToolCall)
 	require.NotEmpty(t, toolSpans, "the faulty issue_refund call gets its own evaluation span")
 
-	// The query API returns the analysis (the exporter stores it asynchronously).
-	var an evaluation.Analysis
+	// The exporter stores analyses through its sending queue, asynchronously: wait until
+	// the query API lists both sessions (the metrics are updated with each save).
+	var list struct {
+		Sessions []store.SessionSummary `json:"sessions"`
+	}
 	require.Eventually(t, func() bool {
-		code, body := get(t, "http://"+ep.api+"/api/v1/agent_sessions/conv-http-1")
-		return code == http.StatusOK && json.Unmarshal(body, &an) == nil
-	}, 10*time.Second, 50*time.Millisecond)
+		code, body := get(t, "http://"+ep.api+"/api/v1/agent_sessions")
+		return code == http.StatusOK && json.Unmarshal(body, &list) == nil && len(list.Sessions) == 2
+	}, 10*time.Second, 50*time.Millisecond, "both sessions are stored")
+
+	// The query API returns the analysis.
+	var an evaluation.Analysis
+	code, body := get(t, "http://"+ep.api+"/api/v1/agent_sessions/conv-http-1")
+	require.Equal(t, http.StatusOK, code)
+	require.NoError(t, json.Unmarshal(body, &an))
 	assert.Equal(t, "conv-http-1", an.SessionID)
 	require.Len(t, an.TurnResults, 2)
 	assert.Equal(t, evaluation.DetectionRDM, an.TurnResults[0].DetectionType, "turn 2 corrects turn 1")
@@ -305,26 +314,29 @@ func TestEndToEnd(t *testing.T) {
 	assert.Contains(t, an.PerAgentScores, "triage")
 	assert.Contains(t, an.PerAgentScores, "refund_agent")
 
-	code, body := get(t, "http://"+ep.api+"/api/v1/agent_sessions")
-	require.Equal(t, http.StatusOK, code)
-	var list struct {
-		Sessions []store.SessionSummary `json:"sessions"`
-	}
-	require.NoError(t, json.Unmarshal(body, &list))
-	assert.Len(t, list.Sessions, 2)
 	code, _ = get(t, "http://"+ep.api+"/api/v1/agent_sessions/unknown")
 	assert.Equal(t, http.StatusNotFound, code)
 
-	// The Prometheus endpoint exposes the series.
-	_, metrics := get(t, "http://"+ep.prom+"/metrics")
-	for _, series := range []string{
+	// The Prometheus endpoint exposes the series (updated right after each save).
+	wantSeries := []string{
 		`agent_eval_sessions_total{partial="false",task_completion=`,
 		`agent_eval_tool_issues_total{agent="refund_agent",issue="PARAMETER_HALLUCINATION",severity="MEDIUM",tool="issue_refund"} 2`,
 		`agent_eval_turns_total{detection_type="rdm"} 2`,
 		`agent_eval_handoffs_total{from_agent="triage",to_agent="refund_agent"}`,
 		`agent_eval_session_score_bucket{metric="overall"`,
 		`agent_eval_tool_call_duration_seconds_bucket{agent="triage",tool="lookup_order"`,
-	} {
+	}
+	var metrics []byte
+	assert.Eventually(t, func() bool {
+		_, metrics = get(t, "http://"+ep.prom+"/metrics")
+		for _, series := range wantSeries {
+			if !strings.Contains(string(metrics), series) {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, 50*time.Millisecond)
+	for _, series := range wantSeries {
 		assert.Contains(t, string(metrics), series)
 	}
 
