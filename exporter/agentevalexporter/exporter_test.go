@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -134,9 +135,14 @@ func (x *testExporter) metricsURL() string { return "http://" + x.exp.promAddr.S
 
 func (x *testExporter) apiURL(path string) string { return "http://" + x.exp.apiAddr.String() + path }
 
-// scrape GETs /metrics over HTTP and parses the text exposition.
+// scrape GETs /metrics over HTTP twice, as Prometheus does over time: the first scrape
+// serves new series at zero and releases what was held back for them (firstScrape), the
+// second is parsed; its zero-valued series are left out (firstscrape_test.go checks them).
 func (x *testExporter) scrape() prometheus.Gatherer {
 	x.t.Helper()
+	first, err := http.Get(x.metricsURL())
+	require.NoError(x.t, err)
+	require.NoError(x.t, first.Body.Close())
 	resp, err := http.Get(x.metricsURL())
 	require.NoError(x.t, err)
 	defer resp.Body.Close()
@@ -149,7 +155,8 @@ func (x *testExporter) scrape() prometheus.Gatherer {
 		for _, f := range fams {
 			out = append(out, f)
 		}
-		return out, nil
+		slices.SortFunc(out, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
+		return nonZero(out), nil
 	})
 }
 
@@ -222,7 +229,7 @@ agent_eval_not_evaluable_total{check="tool_validation",reason="schema_unknown"} 
 agent_eval_recommendations_total{kind="parameter_hallucination"} 1
 agent_eval_recommendations_total{kind="tool_use"} 1
 `
-	require.NoError(t, testutil.ScrapeAndCompare(x.metricsURL(), strings.NewReader(expected),
+	require.NoError(t, testutil.GatherAndCompare(x.scrape(), strings.NewReader(expected),
 		"agent_eval_sessions_total", "agent_eval_turns_total", "agent_eval_tool_calls_total",
 		"agent_eval_tool_issues_total", "agent_eval_handoffs_total", "agent_eval_not_evaluable_total",
 		"agent_eval_recommendations_total"))
@@ -449,7 +456,7 @@ func TestPushReturnsOnlyFailedAnalysesForRetry(t *testing.T) {
 	require.NoError(t, x.exp.pushTraces(context.Background(), retry))
 	assert.Equal(t, []string{"sess-checkout"}, x.sessionIDs(""))
 	assert.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusOK}, x.host.statuses())
-	require.NoError(t, testutil.ScrapeAndCompare(x.metricsURL(), strings.NewReader(`
+	require.NoError(t, testutil.GatherAndCompare(x.scrape(), strings.NewReader(`
 # HELP agent_eval_tool_calls_total Tool calls validated, by verdict (valid, invalid, not_evaluable).
 # TYPE agent_eval_tool_calls_total counter
 agent_eval_tool_calls_total{agent="executor",tool="lookup_order",valid="not_evaluable"} 1

@@ -54,92 +54,146 @@ const (
 )
 
 // promMetrics holds the agent_eval_* series on their own registry. Safe for concurrent use.
+// Every series is served at zero before its first observation shows (firstScrape).
 type promMetrics struct {
 	registry *prometheus.Registry
 	labels   *labelLimiter
+	first    *firstScrape
 
-	sessionScore        *prometheus.HistogramVec
-	agentScore          *prometheus.HistogramVec
-	toolCallDuration    *prometheus.HistogramVec
-	interactionDuration *prometheus.HistogramVec
+	sessionScore        histogramVec
+	agentScore          histogramVec
+	toolCallDuration    histogramVec
+	interactionDuration histogramVec
 
-	sessions        *prometheus.CounterVec
-	turns           *prometheus.CounterVec
-	toolCalls       *prometheus.CounterVec
-	toolIssues      *prometheus.CounterVec
-	handoffs        *prometheus.CounterVec
-	notEvaluable    *prometheus.CounterVec
-	recommendations *prometheus.CounterVec
+	sessions        counterVec
+	turns           counterVec
+	toolCalls       counterVec
+	toolIssues      counterVec
+	handoffs        counterVec
+	notEvaluable    counterVec
+	recommendations counterVec
 }
 
-// newPromMetrics registers the series on a new registry. maxLabelValues (>= 1) caps the
-// distinct values per label domain; onOverflow, when not nil, is called once per domain
-// the first time a value is mapped to "other".
+// newPromMetrics registers the series on a new registry and creates, at zero, the series
+// whose label values are known in advance (sessions by outcome, turns by detection type,
+// session scores by metric, not-evaluable reasons of tool validation, recommendation
+// kinds). maxLabelValues (>= 1) caps the distinct values per label domain; onOverflow,
+// when not nil, is called once per domain the first time a value is mapped to "other".
 func newPromMetrics(maxLabelValues int, onOverflow func(domain string)) *promMetrics {
+	first := newFirstScrape()
+	registry := prometheus.NewRegistry()
+	histogram := func(opts prometheus.HistogramOpts, labels ...string) histogramVec {
+		vec := prometheus.NewHistogramVec(opts, labels)
+		registry.MustRegister(vec)
+		return histogramVec{name: opts.Name, vec: vec, first: first}
+	}
+	counter := func(opts prometheus.CounterOpts, labels ...string) counterVec {
+		vec := prometheus.NewCounterVec(opts, labels)
+		registry.MustRegister(vec)
+		return counterVec{name: opts.Name, vec: vec, first: first}
+	}
 	m := &promMetrics{
-		registry: prometheus.NewRegistry(),
+		registry: registry,
 		labels:   newLabelLimiter(maxLabelValues, onOverflow),
-		sessionScore: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		first:    first,
+		sessionScore: histogram(prometheus.HistogramOpts{
 			Name:    "agent_eval_session_score",
 			Help:    "Session-level scores in [0,1] (intent_drift: lower is better), one observation per evaluated session and metric.",
 			Buckets: scoreBuckets,
-		}, []string{"metric"}),
-		agentScore: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		}, "metric"),
+		agentScore: histogram(prometheus.HistogramOpts{
 			Name:    "agent_eval_agent_score",
 			Help:    "Per-agent scores in [0,1] of each evaluated session (per_agent_scores).",
 			Buckets: scoreBuckets,
-		}, []string{"agent", "metric"}),
-		toolCallDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		}, "agent", "metric"),
+		toolCallDuration: histogram(prometheus.HistogramOpts{
 			Name:    "agent_eval_tool_call_duration_seconds",
 			Help:    "Duration of executed tool calls, in seconds.",
 			Buckets: durationBuckets,
-		}, []string{"agent", "tool"}),
-		interactionDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		}, "agent", "tool"),
+		interactionDuration: histogram(prometheus.HistogramOpts{
 			Name:    "agent_eval_agent_interaction_duration_seconds",
 			Help:    "Duration of agent interactions (agent spans), in seconds.",
 			Buckets: durationBuckets,
-		}, []string{"agent"}),
-		sessions: prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, "agent"),
+		sessions: counter(prometheus.CounterOpts{
 			Name: "agent_eval_sessions_total",
 			Help: "Evaluated sessions stored, by task completion (true, false, unknown) and partial (true, false).",
-		}, []string{"task_completion", "partial"}),
-		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, "task_completion", "partial"),
+		turns: counter(prometheus.CounterOpts{
 			Name: "agent_eval_turns_total",
 			Help: "Turns with a final verdict, by detection type (none, rdm, ccm, hallucination, llm_judge).",
-		}, []string{"detection_type"}),
-		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, "detection_type"),
+		toolCalls: counter(prometheus.CounterOpts{
 			Name: "agent_eval_tool_calls_total",
 			Help: "Tool calls validated, by verdict (valid, invalid, not_evaluable).",
-		}, []string{"agent", "tool", "valid"}),
-		toolIssues: prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, "agent", "tool", "valid"),
+		toolIssues: counter(prometheus.CounterOpts{
 			Name: "agent_eval_tool_issues_total",
 			Help: "Tool-use issues found, by issue type and severity.",
-		}, []string{"agent", "tool", "issue", "severity"}),
-		handoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, "agent", "tool", "issue", "severity"),
+		handoffs: counter(prometheus.CounterOpts{
 			Name: "agent_eval_handoffs_total",
 			Help: "Handoffs between agents.",
-		}, []string{"from_agent", "to_agent"}),
-		notEvaluable: prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, "from_agent", "to_agent"),
+		notEvaluable: counter(prometheus.CounterOpts{
 			Name: "agent_eval_not_evaluable_total",
 			Help: "Checks that could not run, by check and reason.",
-		}, []string{"check", "reason"}),
-		recommendations: prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, "check", "reason"),
+		recommendations: counter(prometheus.CounterOpts{
 			Name: "agent_eval_recommendations_total",
 			Help: "Recommendations issued in session analyses, by kind.",
-		}, []string{"kind"}),
+		}, "kind"),
 	}
-	m.registry.MustRegister(
-		m.sessionScore, m.agentScore, m.toolCallDuration, m.interactionDuration,
-		m.sessions, m.turns, m.toolCalls, m.toolIssues, m.handoffs, m.notEvaluable,
-		m.recommendations,
-	)
+	m.createKnownSeries()
 	return m
 }
 
-// handler serves the registry in the Prometheus text (or OpenMetrics) format at /metrics.
+// sessionScoreMetrics are the `metric` values of agent_eval_session_score.
+var sessionScoreMetrics = []string{"overall", "coordination", "intent_drift", "conversation", "tool_use", "reasoning"}
+
+// createKnownSeries creates at zero the series whose label values are a closed set, so
+// that dashboards read 0 (not "no data") and the first event is counted.
+func (m *promMetrics) createKnownSeries() {
+	for _, tc := range []string{"true", "false", labelUnknown} {
+		for _, partial := range []string{"true", "false"} {
+			m.sessions.create(tc, partial)
+		}
+	}
+	for _, d := range []string{evaluation.DetectionNone, evaluation.DetectionRDM, evaluation.DetectionCCM,
+		evaluation.DetectionHallucination, evaluation.DetectionLLMJudge} {
+		m.turns.create(m.labels.reserve(domainDetection, d))
+	}
+	for _, metric := range sessionScoreMetrics {
+		m.sessionScore.create(metric)
+	}
+	check := m.labels.reserve(domainCheck, checkToolValidation)
+	for _, reason := range []string{evaluation.ReasonToolsUnknown, evaluation.ReasonSchemaUnknown,
+		evaluation.ReasonSchemaInvalid, evaluation.ReasonArgumentsNotCaptured, evaluation.ReasonArgumentsTruncated} {
+		m.notEvaluable.create(check, m.labels.reserve(domainReason, reason))
+	}
+	kinds := []string{evaluation.RecToolUse, evaluation.RecHandoff, evaluation.RecReasoning,
+		evaluation.RecResponseQuality, evaluation.RecCoordination, evaluation.RecRDM, evaluation.RecCCM}
+	for _, issue := range []evaluation.IssueType{evaluation.IssueUnauthorizedTool, evaluation.IssueParameterHallucination,
+		evaluation.IssueMissingRequiredParam, evaluation.IssueInvalidParamValue, evaluation.IssueMalformedArguments,
+		evaluation.IssueToolError} {
+		kinds = append(kinds, strings.ToLower(string(issue)))
+	}
+	for _, kind := range kinds {
+		m.recommendations.create(m.labels.reserve(domainKind, kind))
+	}
+}
+
+// handler serves the registry in the Prometheus text (or OpenMetrics) format at /metrics;
+// each scrape served releases the observations held back for series it showed at zero.
 func (m *promMetrics) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
+	serve := promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		n := m.first.scrapeStarted()
+		serve.ServeHTTP(w, r)
+		m.first.scrapeServed(n)
+	})
 	return mux
 }
 
@@ -151,21 +205,21 @@ func (m *promMetrics) handler() http.Handler {
 // is counted twice.
 func (m *promMetrics) recordTurn(tr *evaluation.TurnResult) {
 	if tr.Final {
-		m.turns.WithLabelValues(m.labels.value(domainDetection, detectionType(tr))).Inc()
+		m.turns.inc(m.labels.value(domainDetection, detectionType(tr)))
 		return
 	}
 	for i := range tr.Interactions {
 		ia := &tr.Interactions[i]
 		agent := m.labels.value(domainAgent, ia.AgentID)
-		m.interactionDuration.WithLabelValues(agent).Observe(ia.LatencyMs / 1000)
+		m.interactionDuration.observe(ia.LatencyMs/1000, agent)
 		for j := range ia.ToolCalls {
 			m.recordToolCall(&ia.ToolCalls[j], ia.AgentID)
 		}
 		for _, h := range ia.Handoffs {
-			m.handoffs.WithLabelValues(
+			m.handoffs.inc(
 				m.labels.value(domainAgent, h.FromAgent),
 				m.labels.value(domainAgent, h.ToAgent),
-			).Inc()
+			)
 		}
 	}
 }
@@ -177,27 +231,27 @@ func (m *promMetrics) recordToolCall(tc *evaluation.ToolCallResult, interactionA
 	}
 	agent := m.labels.value(domainAgent, agentID)
 	tool := m.labels.value(domainTool, tc.ToolName)
-	m.toolCalls.WithLabelValues(agent, tool, m.labels.value(domainVerdict, verdict(tc))).Inc()
+	m.toolCalls.inc(agent, tool, m.labels.value(domainVerdict, verdict(tc)))
 	if tc.LatencyMs != nil {
-		m.toolCallDuration.WithLabelValues(agent, tool).Observe(*tc.LatencyMs / 1000)
+		m.toolCallDuration.observe(*tc.LatencyMs/1000, agent, tool)
 	}
 	for _, is := range tc.Issues {
-		m.toolIssues.WithLabelValues(agent, tool,
+		m.toolIssues.inc(agent, tool,
 			m.labels.value(domainIssue, string(is.Issue)),
 			m.labels.value(domainSeverity, string(is.Severity)),
-		).Inc()
+		)
 	}
 	for _, reason := range tc.NotEvaluable {
-		m.notEvaluable.WithLabelValues(
+		m.notEvaluable.inc(
 			m.labels.value(domainCheck, checkToolValidation),
 			m.labels.value(domainReason, reason),
-		).Inc()
+		)
 	}
 }
 
 // recordAnalysis feeds the per-session series from one stored session analysis.
 func (m *promMetrics) recordAnalysis(a *evaluation.Analysis) {
-	m.sessions.WithLabelValues(taskCompletion(a.TaskCompletion), strconv.FormatBool(a.Partial)).Inc()
+	m.sessions.inc(taskCompletion(a.TaskCompletion), strconv.FormatBool(a.Partial))
 
 	for _, s := range []struct {
 		metric string
@@ -211,7 +265,7 @@ func (m *promMetrics) recordAnalysis(a *evaluation.Analysis) {
 		{"reasoning", a.ReasoningScore},
 	} {
 		if s.score != nil {
-			m.sessionScore.WithLabelValues(s.metric).Observe(*s.score)
+			m.sessionScore.observe(*s.score, s.metric)
 		}
 	}
 
@@ -228,13 +282,13 @@ func (m *promMetrics) recordAnalysis(a *evaluation.Analysis) {
 			{"response_quality", sc.ResponseQuality},
 		} {
 			if s.score != nil {
-				m.agentScore.WithLabelValues(agent, s.metric).Observe(*s.score)
+				m.agentScore.observe(*s.score, agent, s.metric)
 			}
 		}
 	}
 
 	for _, r := range a.Recommendations {
-		m.recommendations.WithLabelValues(m.labels.value(domainKind, r.Kind)).Inc()
+		m.recommendations.inc(m.labels.value(domainKind, r.Kind))
 	}
 }
 
@@ -282,6 +336,7 @@ type labelLimiter struct {
 
 	mu       sync.RWMutex
 	seen     map[string]map[string]struct{}
+	reserved map[string]map[string]struct{} // closed value sets: always kept, not counted
 	overflow map[string]bool
 }
 
@@ -290,8 +345,24 @@ func newLabelLimiter(maxValues int, onOverflow func(domain string)) *labelLimite
 		max:        maxValues,
 		onOverflow: onOverflow,
 		seen:       map[string]map[string]struct{}{},
+		reserved:   map[string]map[string]struct{}{},
 		overflow:   map[string]bool{},
 	}
+}
+
+// reserve admits v in domain for good, outside the cap: for the closed value sets the
+// exporter creates at start. It returns the value to use.
+func (l *labelLimiter) reserve(domain, v string) string {
+	v = sanitizeLabelValue(v)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	set := l.reserved[domain]
+	if set == nil {
+		set = map[string]struct{}{}
+		l.reserved[domain] = set
+	}
+	set[v] = struct{}{}
+	return v
 }
 
 // value returns the label value to use for v in domain.
@@ -299,6 +370,9 @@ func (l *labelLimiter) value(domain, v string) string {
 	v = sanitizeLabelValue(v)
 	l.mu.RLock()
 	_, ok := l.seen[domain][v]
+	if !ok {
+		_, ok = l.reserved[domain][v]
+	}
 	l.mu.RUnlock()
 	if ok {
 		return v

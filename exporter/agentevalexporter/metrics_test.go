@@ -118,25 +118,25 @@ agent_eval_not_evaluable_total{check="tool_validation",reason="schema_unknown"} 
 agent_eval_turns_total{detection_type="none"} 1
 agent_eval_turns_total{detection_type="rdm"} 1
 `
-	require.NoError(t, testutil.GatherAndCompare(m.registry, strings.NewReader(expected),
+	require.NoError(t, testutil.GatherAndCompare(scraped(m), strings.NewReader(expected),
 		"agent_eval_tool_calls_total", "agent_eval_tool_issues_total", "agent_eval_handoffs_total",
 		"agent_eval_not_evaluable_total", "agent_eval_turns_total"))
 
 	// Durations in seconds (JSON carries ms): refund_order 250 ms, 50 ms, 2000 ms;
 	// lookup_order never executed, so no duration.
-	tool := findHistogram(t, m.registry, "agent_eval_tool_call_duration_seconds", map[string]string{"agent": "executor", "tool": "refund_order"})
+	tool := findHistogram(t, scraped(m), "agent_eval_tool_call_duration_seconds", map[string]string{"agent": "executor", "tool": "refund_order"})
 	assert.Equal(t, uint64(3), tool.count)
 	assert.InDelta(t, 2.3, tool.sum, 1e-9)
 	assert.Equal(t, uint64(1), tool.buckets[0.05])
 	assert.Equal(t, uint64(2), tool.buckets[0.25])
 	assert.Equal(t, uint64(2), tool.buckets[1])
 	assert.Equal(t, uint64(3), tool.buckets[2.5])
-	assert.Equal(t, 1, countSeries(t, m.registry, "agent_eval_tool_call_duration_seconds", nil), "no lookup_order series")
+	assert.Equal(t, 1, countSeries(t, scraped(m), "agent_eval_tool_call_duration_seconds", nil), "no lookup_order series")
 
-	planner := findHistogram(t, m.registry, "agent_eval_agent_interaction_duration_seconds", map[string]string{"agent": "planner"})
+	planner := findHistogram(t, scraped(m), "agent_eval_agent_interaction_duration_seconds", map[string]string{"agent": "planner"})
 	assert.Equal(t, uint64(1), planner.count)
 	assert.InDelta(t, 1.2, planner.sum, 1e-9)
-	executor := findHistogram(t, m.registry, "agent_eval_agent_interaction_duration_seconds", map[string]string{"agent": "executor"})
+	executor := findHistogram(t, scraped(m), "agent_eval_agent_interaction_duration_seconds", map[string]string{"agent": "executor"})
 	assert.Equal(t, uint64(2), executor.count)
 	assert.InDelta(t, 3.3, executor.sum, 1e-9)
 }
@@ -158,7 +158,7 @@ agent_eval_sessions_total{partial="true",task_completion="false"} 1
 agent_eval_recommendations_total{kind="parameter_hallucination"} 1
 agent_eval_recommendations_total{kind="tool_use"} 1
 `
-	require.NoError(t, testutil.GatherAndCompare(m.registry, strings.NewReader(expected),
+	require.NoError(t, testutil.GatherAndCompare(scraped(m), strings.NewReader(expected),
 		"agent_eval_sessions_total", "agent_eval_recommendations_total"))
 
 	for _, tc := range []struct {
@@ -177,20 +177,20 @@ agent_eval_recommendations_total{kind="tool_use"} 1
 		{"reasoning", 1, 0.7, 0.7},
 	} {
 		t.Run(tc.metric, func(t *testing.T) {
-			p := findHistogram(t, m.registry, "agent_eval_session_score", map[string]string{"metric": tc.metric})
+			p := findHistogram(t, scraped(m), "agent_eval_session_score", map[string]string{"metric": tc.metric})
 			assert.Equal(t, tc.count, p.count)
 			assert.InDelta(t, tc.sum, p.sum, 1e-9)
 			assert.Equal(t, tc.count, p.buckets[tc.le])
 		})
 	}
-	overall := findHistogram(t, m.registry, "agent_eval_session_score", map[string]string{"metric": "overall"})
+	overall := findHistogram(t, scraped(m), "agent_eval_session_score", map[string]string{"metric": "overall"})
 	assert.Equal(t, uint64(0), overall.buckets[0.3], "0.4 is not <= 0.3")
 	assert.Equal(t, uint64(1), overall.buckets[0.4], "bucket bounds are inclusive: 0.4 <= 0.4")
 	assert.Equal(t, uint64(1), overall.buckets[0.8])
 	assert.Equal(t, 10, len(overall.buckets), "0.1 steps")
 
 	// Per-agent scores: only present ones are observed (planner has no tool_use).
-	assert.Equal(t, 7, countSeries(t, m.registry, "agent_eval_agent_score", nil))
+	assert.Equal(t, 7, countSeries(t, scraped(m), "agent_eval_agent_score", nil))
 	for _, tc := range []struct {
 		agent, metric string
 		count         uint64
@@ -204,7 +204,7 @@ agent_eval_recommendations_total{kind="tool_use"} 1
 		{"executor", "reasoning", 1, 0.7},
 		{"executor", "response_quality", 1, 1},
 	} {
-		p := findHistogram(t, m.registry, "agent_eval_agent_score", map[string]string{"agent": tc.agent, "metric": tc.metric})
+		p := findHistogram(t, scraped(m), "agent_eval_agent_score", map[string]string{"agent": tc.agent, "metric": tc.metric})
 		assert.Equal(t, tc.count, p.count, "%s/%s", tc.agent, tc.metric)
 		assert.InDelta(t, tc.sum, p.sum, 1e-9, "%s/%s", tc.agent, tc.metric)
 	}
@@ -231,7 +231,7 @@ agent_eval_tool_calls_total{agent="executor",tool="other",valid="valid"} 2
 agent_eval_tool_calls_total{agent="executor",tool="search_1",valid="valid"} 2
 agent_eval_tool_calls_total{agent="executor",tool="search_2",valid="valid"} 1
 `
-	require.NoError(t, testutil.GatherAndCompare(m.registry, strings.NewReader(expected), "agent_eval_tool_calls_total"))
+	require.NoError(t, testutil.GatherAndCompare(scraped(m), strings.NewReader(expected), "agent_eval_tool_calls_total"))
 	assert.Equal(t, []string{"tool"}, overflowed, "reported once, for the tool label only")
 }
 
@@ -287,4 +287,34 @@ func TestVerdict(t *testing.T) {
 			assert.Equal(t, tt.want, verdict(&tt.tc))
 		})
 	}
+}
+
+// scraped gathers m as a second scrape does: the observations held back for series not
+// yet served (firstScrape) are released by a served scrape first. Zero series are left
+// out.
+func scraped(m *promMetrics) prometheus.Gatherer {
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		m.first.scrapeServed(m.first.scrapeStarted())
+		fams, err := m.registry.Gather()
+		return nonZero(fams), err
+	})
+}
+
+// nonZero drops the series that are still at zero (counters at 0, histograms without
+// observations) and the families left empty: the tests about values compare these.
+func nonZero(fams []*dto.MetricFamily) []*dto.MetricFamily {
+	out := fams[:0]
+	for _, f := range fams {
+		kept := f.Metric[:0]
+		for _, m := range f.GetMetric() {
+			if m.GetCounter().GetValue() != 0 || m.GetHistogram().GetSampleCount() != 0 || m.GetGauge() != nil {
+				kept = append(kept, m)
+			}
+		}
+		f.Metric = kept
+		if len(kept) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
 }
