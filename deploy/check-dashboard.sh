@@ -2,7 +2,8 @@
 # Checks deploy/grafana/agenteval-dashboard.json against docs/metrics.md.
 #
 #   deploy/check-dashboard.sh                       # static checks (needs node)
-#   deploy/check-dashboard.sh --live http://localhost:9090
+#   deploy/check-dashboard.sh --live                # also the live value check (below)
+#   deploy/check-dashboard.sh --query http://localhost:9090
 #                                                   # also runs every query on that Prometheus
 #   deploy/check-dashboard.sh --self-test           # shows that broken dashboards are rejected
 #   DASHBOARD=other.json METRICS_MD=docs/metrics.md deploy/check-dashboard.sh
@@ -21,6 +22,12 @@
 #   - when promtool is on PATH (Debian package `prometheus`), every expression, with the
 #     Grafana variables replaced, must pass `promtool check rules` (the real PromQL parser).
 #     Without promtool the script says so and skips that step.
+# Live value check (--live; needs Go and the Debian package `prometheus`): runs
+#   go test -count=1 -run TestDashboardMatchesStore ./e2e
+# which replays the bundled sample sessions through an in-process collector, lets a real
+# Prometheus scrape it every second, runs every panel query and compares each value with
+# the same figure computed from the result store (e2e/dashboard_test.go states the
+# tolerances). CI runs it as part of `make test`.
 # Exit status: 0 when every check passed, 1 when one failed, 2 on a usage or setup error.
 set -euo pipefail
 
@@ -29,13 +36,15 @@ repo="$(dirname "$here")"
 dashboard="${DASHBOARD:-$here/grafana/agenteval-dashboard.json}"
 metrics_md="${METRICS_MD:-$repo/docs/metrics.md}"
 live=""
+live_check=0
 self_test=0
 
 while [ $# -gt 0 ]; do
   case "$1" in
-    --live) live="${2:?--live needs a Prometheus URL}"; shift 2 ;;
+    --query) live="${2:?--query needs a Prometheus URL}"; shift 2 ;;
+    --live) live_check=1; shift ;;
     --self-test) self_test=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "check-dashboard: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -352,4 +361,9 @@ if command -v promtool >/dev/null 2>&1; then
   echo "check-dashboard: promtool parsed every expression"
 else
   echo "check-dashboard: promtool not found, PromQL syntax not checked (Debian: apt-get install prometheus)"
+fi
+
+if [ "$live_check" = 1 ]; then
+  echo "check-dashboard: live value check (go test -run TestDashboardMatchesStore ./e2e)"
+  (cd "$repo" && go test -count=1 -run '^TestDashboardMatchesStore$' ./e2e)
 fi
