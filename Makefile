@@ -42,8 +42,15 @@ run: build
 	@echo "  query API          http://localhost:8890/api/v1/agent_sessions"
 	@echo "                     http://localhost:8890/api/v1/agent_sessions/{session_id}"
 	@echo "  result store       $(AGENTEVAL_DATA_DIR)/agenteval.db"
-	@echo "  the bundled samples in testdata/samples/ are replayed now; their sessions are scored"
-	@echo "  after $${AGENTEVAL_SESSION_TIMEOUT:-30s} of silence (AGENTEVAL_SESSION_TIMEOUT)"
+	@echo "  the bundled samples (testdata/samples/: one support conversation per file, run with the"
+	@echo "  Vercel AI SDK, LangGraph and OpenAI Agents) are replayed now. What each shows:"
+	@echo "    *_handoff.json          triage_agent hands a refund to refund_agent: a clean run"
+	@echo "    *_bad_tool_args.json    a refund call with a made-up argument, rejected, then retried right"
+	@echo "    *_unknown_tool.json     triage_agent calls refund_agent's tool: UNAUTHORIZED_TOOL"
+	@echo "    *_multi_turn.json       the user corrects the order number in turn 2: RDM on turn 1"
+	@echo "    openai_agents_unknown_tool_raise.json  the run crashes with no answer"
+	@echo "  each is scored $${AGENTEVAL_SESSION_TIMEOUT:-30s} after its last span (AGENTEVAL_SESSION_TIMEOUT);"
+	@echo "  the crashed run, whose root span never ended, up to turn_timeout (60s)"
 	./$(BIN) --config $(CONFIG)
 
 ## test: the test suite over the whole module (set AGENTEVAL_TEST_POSTGRES_DSN for the PostgreSQL store tests)
