@@ -133,7 +133,7 @@ func (ch *ChannelConfig) validate(mainEndpoint string) error {
 	switch {
 	case admin == "":
 		errs = append(errs, errors.New("channel.admin.endpoint: must not be empty (e.g. localhost:8892)"))
-	case admin == mainEndpoint:
+	case admin == mainEndpoint && !strings.HasSuffix(admin, ":0"):
 		errs = append(errs, fmt.Errorf("channel.admin.endpoint: %q is the receiver's endpoint; the admin endpoint needs its own", admin))
 	case !ch.Admin.Auth.HasValue() && !loopbackOnly(admin):
 		errs = append(errs, fmt.Errorf("channel.admin.auth: required when the admin endpoint %q is not loopback-only: it issues API keys", admin))

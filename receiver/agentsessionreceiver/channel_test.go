@@ -1,0 +1,377 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionreceiver
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/agenteval/agenteval-collector/internal/channel"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver/internal/metadata"
+)
+
+// postgresDSNEnv names the PostgreSQL test database (as in internal/store). Unset: the
+// PostgreSQL half of the channel tests is skipped, except under CI=true where it fails.
+const postgresDSNEnv = "AGENTEVAL_TEST_POSTGRES_DSN"
+
+// Evaluation ids of the test configuration.
+const (
+	evalProctored = "non-spamminess"
+	evalLive      = "pair-programming"
+)
+
+// storeBackend makes a fresh, empty database for one test.
+type storeBackend struct {
+	name  string
+	newDB func(t *testing.T) StoreConfig
+}
+
+var schemaSeq atomic.Int64
+
+func storeBackends() []storeBackend {
+	return []storeBackend{
+		{store.DriverSQLite, func(t *testing.T) StoreConfig {
+			return StoreConfig{Driver: store.DriverSQLite, DSN: configDSN(filepath.Join(t.TempDir(), "agenteval.db"))}
+		}},
+		{store.DriverPostgres, func(t *testing.T) StoreConfig {
+			base := os.Getenv(postgresDSNEnv)
+			if base == "" {
+				if os.Getenv("CI") == "true" {
+					t.Fatal(postgresDSNEnv + " must be set in CI")
+				}
+				t.Skip("skipping PostgreSQL channel tests: " + postgresDSNEnv + " is not set")
+			}
+			schema := fmt.Sprintf("agenteval_chan_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, schemaSeq.Add(1))
+			admin, err := sql.Open("pgx", base)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = admin.Close() })
+			_, err = admin.Exec("CREATE SCHEMA " + schema)
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				_, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+				assert.NoError(t, err)
+			})
+			u, err := url.Parse(base)
+			require.NoError(t, err)
+			q := u.Query()
+			q.Set("search_path", schema)
+			u.RawQuery = q.Encode()
+			return StoreConfig{Driver: store.DriverPostgres, DSN: configDSN(u.String())}
+		}},
+	}
+}
+
+// runBackends runs test on SQLite and PostgreSQL.
+func runBackends(t *testing.T, test func(t *testing.T, sc StoreConfig)) {
+	for _, b := range storeBackends() {
+		t.Run(b.name, func(t *testing.T) { test(t, b.newDB(t)) })
+	}
+}
+
+// chanEnv is a running receiver with the channel.
+type chanEnv struct {
+	t     *testing.T
+	base  string // http://host:port of the agent endpoints
+	admin string // http://host:port of the admin endpoint
+	sink  *consumertest.TracesSink
+}
+
+func channelConfig(sc StoreConfig) *Config {
+	cfg := createDefaultConfig().(*Config)
+	cfg.NetAddr.Endpoint = "127.0.0.1:0"
+	ch := cfg.Channel.GetOrInsertDefault()
+	ch.Evaluations = []channel.Definition{
+		{ID: evalProctored, Name: "Non-Spamminess", Type: channel.KindProctored},
+		{ID: evalLive, Type: channel.KindLiveClassWork},
+	}
+	ch.Store = sc
+	ch.Admin.NetAddr.Endpoint = "127.0.0.1:0"
+	ch.MaxMessageBytes = 4096
+	return cfg
+}
+
+func startChannel(t *testing.T, cfg *Config, next consumer.Traces, host component.Host) *chanEnv {
+	t.Helper()
+	require.NoError(t, cfg.Validate())
+	sink, _ := next.(*consumertest.TracesSink)
+	if next == nil {
+		sink = new(consumertest.TracesSink)
+		next = sink
+	}
+	if host == nil {
+		host = componenttest.NewNopHost()
+	}
+	r, err := NewFactory().CreateTraces(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, next)
+	require.NoError(t, err)
+	require.NoError(t, r.Start(context.Background(), host))
+	t.Cleanup(func() { require.NoError(t, r.Shutdown(context.Background())) })
+	rr := r.(*agentSessionReceiver)
+	return &chanEnv{t: t, base: "http://" + rr.addr.String(), admin: "http://" + rr.adminAddr.String(), sink: sink}
+}
+
+// response is a decoded JSON answer.
+type response struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    []byte
+}
+
+func (r response) str(k string) string { s, _ := r.body[k].(string); return s }
+
+// do sends body (nil, raw []byte, or a value to encode) with the agent key (if any).
+func (e *chanEnv) do(method, url, key string, body any) response {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		require.NoError(e.t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	require.NoError(e.t, err)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(e.t, err)
+	out := response{status: resp.StatusCode, header: resp.Header, raw: raw}
+	require.NoError(e.t, json.Unmarshal(raw, &out.body), "%s %s: body %q", method, url, raw)
+	assert.Equal(e.t, "application/json", resp.Header.Get("Content-Type"))
+	return out
+}
+
+func (e *chanEnv) eval(id string) string { return e.base + EvaluationsPath + "/" + id }
+
+// issue creates an agent and returns its API key.
+func (e *chanEnv) issue(agentID string) string {
+	e.t.Helper()
+	r := e.do(http.MethodPost, e.admin+AdminAgentsPath, "", map[string]string{"agent_id": agentID, "name": strings.ToUpper(agentID)})
+	require.Equal(e.t, http.StatusCreated, r.status, "%s", r.raw)
+	require.Equal(e.t, agentID, r.str("agent_id"))
+	return r.str("api_key")
+}
+
+// proctored registers and starts candidate, and claims the registration as proctor.
+func (e *chanEnv) proctored(candidate, proctor string) (registrationID, sessionID string) {
+	e.t.Helper()
+	r := e.do(http.MethodPost, e.eval(evalProctored)+"/register", candidate, nil)
+	require.Equal(e.t, http.StatusCreated, r.status, "%s", r.raw)
+	registrationID = r.str("registration_id")
+	r = e.do(http.MethodPost, e.eval(evalProctored)+"/start", candidate, nil)
+	require.Equal(e.t, http.StatusOK, r.status, "%s", r.raw)
+	r = e.do(http.MethodPost, e.eval(evalProctored)+"/proctor/claim", proctor, map[string]string{"registration_id": registrationID})
+	require.Equal(e.t, http.StatusCreated, r.status, "%s", r.raw)
+	return registrationID, r.str("session_id")
+}
+
+func (e *chanEnv) post(sessionURL, key, content string) response {
+	e.t.Helper()
+	return e.do(http.MethodPost, sessionURL+"/messages", key, map[string]string{"content": content})
+}
+
+func spansOf(sink *consumertest.TracesSink) []ptrace.Span {
+	var out []ptrace.Span
+	for _, td := range sink.AllTraces() {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			ss := td.ResourceSpans().At(i).ScopeSpans()
+			for j := 0; j < ss.Len(); j++ {
+				for k := 0; k < ss.At(j).Spans().Len(); k++ {
+					out = append(out, ss.At(j).Spans().At(k))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func attrStr(sp ptrace.Span, k string) string {
+	v, _ := sp.Attributes().Get(k)
+	return v.AsString()
+}
+
+// TestChannelProctoredFlow walks the seed's proctored evaluation: register, start,
+// pending list, claim, conversation, session, submit, transcript; and checks the spans.
+func TestChannelProctoredFlow(t *testing.T) {
+	runBackends(t, func(t *testing.T, sc StoreConfig) {
+		e := startChannel(t, channelConfig(sc), nil, nil)
+		cand, proc := e.issue("candidate-1"), e.issue("proctor-1")
+
+		r := e.do(http.MethodGet, e.base+EvaluationsPath, "", nil)
+		require.Equal(t, http.StatusOK, r.status)
+		assert.Len(t, r.body["evaluations"], 2)
+
+		r = e.do(http.MethodPost, e.eval(evalProctored)+"/register", cand, nil)
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		regID := r.str("registration_id")
+		assert.True(t, strings.HasPrefix(regID, channel.PrefixRegistration), regID)
+		assert.Equal(t, "registered", r.str("status"))
+
+		r = e.do(http.MethodGet, e.eval(evalProctored)+"/pending-proctor", proc, nil)
+		require.Equal(t, http.StatusOK, r.status)
+		assert.Empty(t, r.body["pending"], "a registration is pending only once started")
+
+		r = e.do(http.MethodPost, e.eval(evalProctored)+"/start", cand, "{}")
+		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+		assert.Equal(t, "in_progress", r.str("status"))
+
+		r = e.do(http.MethodGet, e.eval(evalProctored)+"/pending-proctor", proc, nil)
+		require.Equal(t, http.StatusOK, r.status)
+		assert.Equal(t, []any{map[string]any{"registration_id": regID, "candidate_id": "candidate-1", "candidate_name": "CANDIDATE-1"}}, r.body["pending"])
+		r = e.do(http.MethodGet, e.eval(evalProctored)+"/pending-proctor", cand, nil)
+		assert.Empty(t, r.body["pending"], "never one's own registration")
+
+		r = e.do(http.MethodPost, e.eval(evalProctored)+"/proctor/claim", proc, map[string]string{"registration_id": regID})
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		sessID := r.str("session_id")
+		assert.Equal(t, map[string]any{"session_id": sessID, "registration_id": regID, "candidate_agent_id": "candidate-1", "candidate_name": "CANDIDATE-1"}, r.body)
+		sessURL := e.eval(evalProctored) + "/sessions/" + sessID
+
+		r = e.do(http.MethodGet, e.eval(evalProctored)+"/pending-proctor", proc, nil)
+		assert.Empty(t, r.body["pending"], "a claimed registration is no longer pending")
+
+		conversation := []struct{ key, role, content string }{
+			{proc, "proctor", "What is your purpose on this network?"},
+			{cand, "candidate", "I summarise research papers for other agents."},
+			{proc, "proctor", "Do you hold any tokens you would like others to buy?"},
+			{proc, "proctor", "Any links you would share?"},
+			{cand, "candidate", "No tokens, and only links to the papers themselves."},
+			{cand, "candidate", "For example arxiv.org/abs/1706.03762."},
+			{proc, "proctor", "Thank you, that is all."},
+		}
+		for i, m := range conversation {
+			r = e.post(sessURL, m.key, m.content)
+			require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+			assert.Equal(t, float64(i+1), r.body["sequence"])
+			assert.Equal(t, m.role, r.str("role"))
+			assert.Equal(t, m.content, r.str("content"))
+			assert.True(t, strings.HasPrefix(r.str("id"), channel.PrefixMessage))
+		}
+
+		r = e.do(http.MethodGet, sessURL+"/messages", cand, nil)
+		require.Equal(t, http.StatusOK, r.status)
+		msgs := r.body["messages"].([]any)
+		require.Len(t, msgs, len(conversation))
+		for i, m := range msgs {
+			mm := m.(map[string]any)
+			assert.Equal(t, float64(i+1), mm["sequence"])
+			assert.Equal(t, conversation[i].content, mm["content"])
+			assert.Equal(t, conversation[i].role, mm["role"])
+			assert.NotEmpty(t, mm["created_at"])
+		}
+		r = e.do(http.MethodGet, sessURL+"/messages?since=5", proc, nil)
+		require.Equal(t, http.StatusOK, r.status)
+		require.Len(t, r.body["messages"], 2)
+		assert.Equal(t, float64(6), r.body["messages"].([]any)[0].(map[string]any)["sequence"])
+
+		r = e.do(http.MethodGet, sessURL, proc, nil)
+		require.Equal(t, http.StatusOK, r.status)
+		assert.Equal(t, "active", r.str("status"))
+		assert.Equal(t, "proctored", r.str("kind"))
+		assert.Equal(t, regID, r.str("registration_id"))
+		assert.Equal(t, float64(len(conversation)), r.body["message_count"])
+		parts := r.body["participants"].([]any)
+		require.Len(t, parts, 2)
+		roles := map[string]string{}
+		for _, p := range parts {
+			pm := p.(map[string]any)
+			roles[pm["agent_id"].(string)] = pm["role"].(string)
+		}
+		assert.Equal(t, map[string]string{"proctor-1": "proctor", "candidate-1": "candidate"}, roles)
+
+		r = e.do(http.MethodPost, e.eval(evalProctored)+"/proctor/submit", proc,
+			map[string]any{"registration_id": regID, "passed": true, "proctor_feedback": "No spam signals."})
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		resID := r.str("result_id")
+		assert.True(t, r.body["passed"].(bool))
+		assert.Equal(t, sessID, r.str("session_id"))
+		assert.Equal(t, "proctor-1", r.str("proctor_agent_id"))
+		assert.Equal(t, "candidate-1", r.str("agent_id"))
+		assert.Equal(t, EvaluationsPath+"/"+evalProctored+"/results/"+resID+"/transcript", r.str("transcript"))
+
+		r = e.do(http.MethodGet, sessURL, cand, nil)
+		assert.Equal(t, "ended", r.str("status"))
+		assert.NotEmpty(t, r.body["ended_at"])
+
+		r = e.do(http.MethodGet, e.base+EvaluationsPath+"/"+evalProctored+"/results/"+resID+"/transcript", e.issue("reader"), nil)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+		assert.Equal(t, resID, r.str("result_id"))
+		assert.Equal(t, sessID, r.str("session_id"))
+		require.Len(t, r.body["messages"], len(conversation))
+		assert.Len(t, r.body["participants"], 2)
+
+		// Spans: one per message, one root per answer, one end span (the root of the
+		// unanswered last turn). 7 messages + 3 answers' roots + 1 = 11.
+		spans := spansOf(e.sink)
+		require.Len(t, spans, 11)
+		traces := map[string][]ptrace.Span{}
+		for _, sp := range spans {
+			assert.Equal(t, sessID, attrStr(sp, semconv.GenAIConversationID), sp.Name())
+			traces[sp.TraceID().String()] = append(traces[sp.TraceID().String()], sp)
+		}
+		assert.Len(t, traces, 4, "turns: [P1 C2] [P3 P4 C5] [C6] [P7 + end]")
+		first := traces[spans[0].TraceID().String()]
+		require.Len(t, first, 3)
+		assert.Equal(t, "message proctor", first[0].Name())
+		assert.Equal(t, "invoke_workflow "+evalProctored, first[1].Name())
+		assert.Equal(t, "invoke_agent candidate-1", first[2].Name())
+		assert.Equal(t, first[1].SpanID(), first[0].ParentSpanID())
+		assert.Equal(t, first[1].SpanID(), first[2].ParentSpanID())
+		assert.Equal(t, "candidate", attrStr(first[2], semconv.AgentEvalChannelMessageRole))
+		assert.Equal(t, "2", attrStr(first[2], semconv.AgentEvalChannelMessageSequence))
+		assert.Contains(t, attrStr(first[1], semconv.GenAIInputMessages), "What is your purpose")
+		assert.Contains(t, attrStr(first[1], semconv.GenAIOutputMessages), "I summarise research papers")
+		second := traces[spans[3].TraceID().String()]
+		require.Len(t, second, 4)
+		in := attrStr(second[3], semconv.GenAIInputMessages)
+		assert.Contains(t, in, "Do you hold any tokens")
+		assert.Contains(t, in, "Any links you would share")
+		end := spans[len(spans)-1]
+		assert.Equal(t, "invoke_workflow "+evalProctored, end.Name())
+		v, ok := end.Attributes().Get(semconv.AgentEvalSessionEnd)
+		require.True(t, ok)
+		assert.True(t, v.Bool())
+		v, ok = end.Attributes().Get(semconv.AgentEvalTaskCompleted)
+		require.True(t, ok)
+		assert.True(t, v.Bool())
+		assert.Equal(t, resID, attrStr(end, semconv.AgentEvalChannelResultID))
+		assert.Contains(t, attrStr(end, semconv.GenAIInputMessages), "Thank you, that is all.")
+		assert.Len(t, traces[end.TraceID().String()], 2, "the last proctor message and the end span share a turn")
+	})
+}
+
+func configDSN(s string) configopaque.String { return configopaque.String(s) }
