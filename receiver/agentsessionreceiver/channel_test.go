@@ -375,3 +375,123 @@ func TestChannelProctoredFlow(t *testing.T) {
 }
 
 func configDSN(s string) configopaque.String { return configopaque.String(s) }
+
+// TestChannelRejections sends every request the channel must refuse, with its status
+// and the message naming the problem.
+func TestChannelRejections(t *testing.T) {
+	runBackends(t, func(t *testing.T, sc StoreConfig) {
+		e := startChannel(t, channelConfig(sc), nil, nil)
+		cand, proc, other := e.issue("candidate-1"), e.issue("proctor-1"), e.issue("outsider")
+		lateCand := e.issue("candidate-2")
+		regID, sessID := e.proctored(cand, proc)
+		sessURL := e.eval(evalProctored) + "/sessions/" + sessID
+		r := e.do(http.MethodPost, e.eval(evalProctored)+"/register", lateCand, nil)
+		require.Equal(t, http.StatusCreated, r.status)
+		lateReg := r.str("registration_id")
+		r = e.do(http.MethodPost, e.eval(evalLive)+"/sessions", other, nil)
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		liveURL := e.eval(evalLive) + "/sessions/" + r.str("session_id")
+
+		keyID := strings.Split(strings.TrimPrefix(cand, channel.KeyPrefix), "_")[0]
+		wrongSecret := channel.KeyPrefix + keyID + "_" + strings.Repeat("A", 43)
+		unknownKey := channel.KeyPrefix + "0123456789abcdef_" + strings.Repeat("B", 43)
+		big := bytes.Repeat([]byte("x"), 10<<20+1)
+		bigJSON := append(append([]byte(`{"content":"`), big...), '"', '}')
+
+		tests := []struct {
+			name          string
+			method, url   string
+			key           string
+			body          any
+			status        int
+			errorContains string
+		}{
+			{"missing key", http.MethodPost, sessURL + "/messages", "", `{"content":"hi"}`, 401, "missing API key"},
+			{"malformed key", http.MethodPost, sessURL + "/messages", "not-a-key", `{"content":"hi"}`, 401, "invalid API key"},
+			{"wrong secret", http.MethodPost, sessURL + "/messages", wrongSecret, `{"content":"hi"}`, 401, "invalid API key"},
+			{"unknown key", http.MethodGet, sessURL, unknownKey, nil, 401, "invalid API key"},
+
+			{"unknown evaluation", http.MethodPost, e.eval("nope") + "/register", cand, nil, 404, `evaluation "nope" not found`},
+			{"unknown session", http.MethodPost, e.eval(evalProctored) + "/sessions/eval_sess_nope/messages", proc, `{"content":"hi"}`, 404, "session not found"},
+			{"unknown session get", http.MethodGet, e.eval(evalProctored) + "/sessions/eval_sess_nope", proc, nil, 404, "session not found"},
+			{"session of another evaluation", http.MethodGet, e.eval(evalLive) + "/sessions/" + sessID, proc, nil, 404, "not found in evaluation"},
+			{"unknown registration", http.MethodPost, e.eval(evalProctored) + "/proctor/claim", proc, `{"registration_id":"eval_reg_nope"}`, 404, "registration \"eval_reg_nope\" not found"},
+			{"unknown result", http.MethodGet, e.eval(evalProctored) + "/results/eval_res_nope/transcript", proc, nil, 404, "result \"eval_res_nope\" not found"},
+			{"unknown path", http.MethodGet, e.eval(evalProctored) + "/nothing/here", proc, nil, 404, "no such endpoint"},
+
+			{"malformed JSON", http.MethodPost, sessURL + "/messages", proc, `{"content": "hi"`, 400, "malformed JSON"},
+			{"not an object", http.MethodPost, sessURL + "/messages", proc, `["hi"]`, 400, "must be a JSON"},
+			{"wrong type", http.MethodPost, sessURL + "/messages", proc, `{"content": 42}`, 400, "content: must be a JSON string, got number"},
+			{"wrong type passed", http.MethodPost, e.eval(evalProctored) + "/proctor/submit", proc, `{"registration_id":"` + regID + `","passed":"yes"}`, 400, "passed: must be a JSON bool"},
+			{"unknown field", http.MethodPost, sessURL + "/messages", proc, `{"content":"hi","sender":"x"}`, 400, `unknown field "sender"`},
+			{"trailing data", http.MethodPost, sessURL + "/messages", proc, `{"content":"hi"} {}`, 400, "data after the object"},
+			{"empty body", http.MethodPost, e.eval(evalProctored) + "/proctor/claim", proc, nil, 400, "empty body"},
+			{"missing content", http.MethodPost, sessURL + "/messages", proc, `{}`, 400, "content: required"},
+			{"blank content", http.MethodPost, sessURL + "/messages", proc, `{"content":"  "}`, 400, "content: must be non-empty"},
+			{"missing registration_id", http.MethodPost, e.eval(evalProctored) + "/proctor/claim", proc, `{}`, 400, "registration_id: required"},
+			{"missing passed", http.MethodPost, e.eval(evalProctored) + "/proctor/submit", proc, `{"registration_id":"` + regID + `"}`, 400, "passed: required"},
+			{"bad since", http.MethodGet, sessURL + "/messages?since=-1", proc, nil, 400, "since"},
+			{"non-numeric since", http.MethodGet, sessURL + "/messages?since=abc", proc, nil, 400, "since"},
+			{"claim on live evaluation", http.MethodPost, e.eval(evalLive) + "/proctor/claim", proc, `{"registration_id":"` + regID + `"}`, 400, "is live_class_work, not proctored"},
+			{"register for live evaluation", http.MethodPost, e.eval(evalLive) + "/register", cand, nil, 400, "not proctored"},
+			{"candidate submit", http.MethodPost, e.eval(evalProctored) + "/submit", cand, `{}`, 400, "This evaluation is proctored; a proctor must submit your result."},
+			{"join a proctored session", http.MethodPost, sessURL + "/join", other, nil, 400, "only live_class_work sessions can be joined"},
+
+			{"proctor claims own registration", http.MethodPost, e.eval(evalProctored) + "/proctor/claim", lateCand, `{"registration_id":"` + lateReg + `"}`, 403, "cannot claim its own registration"},
+			{"outsider posts", http.MethodPost, sessURL + "/messages", other, `{"content":"buy $MOON"}`, 403, "not a participant"},
+			{"outsider reads", http.MethodGet, sessURL + "/messages", other, nil, 403, "not a participant"},
+			{"candidate grades itself", http.MethodPost, e.eval(evalProctored) + "/proctor/submit", cand, `{"registration_id":"` + regID + `","passed":true}`, 403, "a candidate cannot submit"},
+			{"non-proctor submits", http.MethodPost, e.eval(evalProctored) + "/proctor/submit", other, `{"registration_id":"` + regID + `","passed":false}`, 403, "only the proctor"},
+			{"participant ends live session", http.MethodPost, liveURL + "/end", proc, nil, 403, "only the session's host"},
+
+			{"register twice", http.MethodPost, e.eval(evalProctored) + "/register", cand, nil, 409, "already has registration"},
+			{"start twice", http.MethodPost, e.eval(evalProctored) + "/start", cand, nil, 409, "already in_progress"},
+			{"claim before start", http.MethodPost, e.eval(evalProctored) + "/proctor/claim", proc, `{"registration_id":"` + lateReg + `"}`, 409, "not in_progress"},
+			{"second claim", http.MethodPost, e.eval(evalProctored) + "/proctor/claim", other, `{"registration_id":"` + regID + `"}`, 409, "already been claimed"},
+			{"submit before claim", http.MethodPost, e.eval(evalProctored) + "/proctor/submit", proc, `{"registration_id":"` + lateReg + `","passed":true}`, 409, "has not been claimed"},
+			{"join twice", http.MethodPost, liveURL + "/join", other, nil, 409, "already a participant"},
+
+			{"10 MB body", http.MethodPost, sessURL + "/messages", proc, bigJSON, 413, "exceeds max_request_body_size (10485760 bytes)"},
+			{"content over max_message_bytes", http.MethodPost, sessURL + "/messages", proc, `{"content":"` + strings.Repeat("y", 4097) + `"}`, 413, "exceeds the limit of 4096"},
+
+			{"wrong method", http.MethodGet, e.eval(evalProctored) + "/proctor/claim", proc, nil, 405, "use POST"},
+			{"wrong method on messages", http.MethodDelete, sessURL + "/messages", proc, nil, 405, "use GET, POST"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				r := e.do(tt.method, tt.url, tt.key, tt.body)
+				assert.Equal(t, tt.status, r.status, "%s", r.raw)
+				assert.Contains(t, r.str("error"), tt.errorContains)
+				if tt.status == http.StatusUnauthorized {
+					assert.Equal(t, `Bearer realm="agentsession"`, r.header.Get("WWW-Authenticate"))
+				}
+			})
+		}
+
+		// Nothing refused was stored or sent on.
+		r = e.do(http.MethodGet, sessURL+"/messages", proc, nil)
+		assert.Empty(t, r.body["messages"])
+		assert.Empty(t, spansOf(e.sink))
+
+		// After the submit: a replayed submit is 409, and the channel is closed.
+		r = e.do(http.MethodPost, e.eval(evalProctored)+"/proctor/submit", proc, map[string]any{"registration_id": regID, "passed": false, "proctor_feedback": "Pumped $MOON."})
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		assert.False(t, r.body["passed"].(bool))
+		r = e.do(http.MethodPost, e.eval(evalProctored)+"/proctor/submit", proc, map[string]any{"registration_id": regID, "passed": true})
+		assert.Equal(t, http.StatusConflict, r.status)
+		assert.Contains(t, r.str("error"), "already has a result")
+		r = e.post(sessURL, cand, "one more thing")
+		assert.Equal(t, http.StatusConflict, r.status)
+		assert.Contains(t, r.str("error"), "has ended")
+		r = e.do(http.MethodPost, e.eval(evalProctored)+"/proctor/claim", other, map[string]string{"registration_id": regID})
+		assert.Equal(t, http.StatusConflict, r.status, "a completed registration cannot be claimed")
+
+		// A result without conversation still has a transcript (empty); the end span
+		// carries the failed outcome.
+		spans := spansOf(e.sink)
+		require.Len(t, spans, 1)
+		assert.Equal(t, "submit "+evalProctored, spans[0].Name())
+		v, _ := spans[0].Attributes().Get(semconv.AgentEvalTaskCompleted)
+		assert.False(t, v.Bool())
+	})
+}
