@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -493,5 +494,198 @@ func TestChannelRejections(t *testing.T) {
 		assert.Equal(t, "submit "+evalProctored, spans[0].Name())
 		v, _ := spans[0].Attributes().Get(semconv.AgentEvalTaskCompleted)
 		assert.False(t, v.Bool())
+	})
+}
+
+// TestChannelConcurrentMessages has 50 agents post to 10 live sessions at once (5 per
+// session, 8 messages each): every session ends with gapless sequences 1..40, each
+// agent's messages in the order it sent them, and nothing lost (stored and sent on).
+func TestChannelConcurrentMessages(t *testing.T) {
+	const (
+		sessions   = 10
+		perSession = 5
+		perAgent   = 8
+	)
+	runBackends(t, func(t *testing.T, sc StoreConfig) {
+		e := startChannel(t, channelConfig(sc), nil, nil)
+		type agent struct{ id, key, session string }
+		var agents []agent
+		hosts := make([]string, sessions)
+		urls := make([]string, sessions)
+		for s := range sessions {
+			hosts[s] = e.issue(fmt.Sprintf("host-%d", s))
+			r := e.do(http.MethodPost, e.eval(evalLive)+"/sessions", hosts[s], nil)
+			require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+			urls[s] = e.eval(evalLive) + "/sessions/" + r.str("session_id")
+			for a := range perSession {
+				id := fmt.Sprintf("agent-%d-%d", s, a)
+				ag := agent{id: id, key: e.issue(id), session: urls[s]}
+				r := e.do(http.MethodPost, urls[s]+"/join", ag.key, nil)
+				require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+				agents = append(agents, ag)
+			}
+		}
+		require.Len(t, agents, 50)
+
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		var failures atomic.Int64
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+		for _, ag := range agents {
+			wg.Go(func() {
+				<-start
+				for i := range perAgent {
+					body := fmt.Sprintf(`{"content":"%s says %d"}`, ag.id, i)
+					req, _ := http.NewRequest(http.MethodPost, ag.session+"/messages", strings.NewReader(body))
+					req.Header.Set("Authorization", "Bearer "+ag.key)
+					resp, err := client.Do(req)
+					if err != nil {
+						failures.Add(1)
+						continue
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					_ = resp.Body.Close()
+					if resp.StatusCode != http.StatusCreated {
+						failures.Add(1)
+					}
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		client.CloseIdleConnections()
+		require.Zero(t, failures.Load())
+
+		for s := range sessions {
+			r := e.do(http.MethodGet, urls[s]+"/messages", hosts[s], nil)
+			require.Equal(t, http.StatusOK, r.status)
+			msgs := r.body["messages"].([]any)
+			require.Len(t, msgs, perSession*perAgent, "nothing lost in session %d", s)
+			next := map[string]int{}
+			for i, m := range msgs {
+				mm := m.(map[string]any)
+				assert.Equal(t, float64(i+1), mm["sequence"], "gapless, ordered")
+				sender := mm["sender_agent_id"].(string)
+				assert.Equal(t, fmt.Sprintf("%s says %d", sender, next[sender]), mm["content"], "each agent's messages in its order")
+				next[sender]++
+			}
+			assert.Len(t, next, perSession)
+		}
+		// Every message went on as spans: its agent span and its turn's root.
+		assert.Len(t, spansOf(e.sink), 2*sessions*perSession*perAgent)
+	})
+}
+
+// TestChannelConcurrentClaims has two proctors claim each of 10 registrations at the
+// same moment: exactly one wins each (201), the other gets 409.
+func TestChannelConcurrentClaims(t *testing.T) {
+	runBackends(t, func(t *testing.T, sc StoreConfig) {
+		e := startChannel(t, channelConfig(sc), nil, nil)
+		proctors := []string{e.issue("proctor-a"), e.issue("proctor-b")}
+		for i := range 10 {
+			cand := e.issue(fmt.Sprintf("candidate-%d", i))
+			r := e.do(http.MethodPost, e.eval(evalProctored)+"/register", cand, nil)
+			require.Equal(t, http.StatusCreated, r.status)
+			regID := r.str("registration_id")
+			require.Equal(t, http.StatusOK, e.do(http.MethodPost, e.eval(evalProctored)+"/start", cand, nil).status)
+
+			statuses := make([]int, len(proctors))
+			sessions := make([]string, len(proctors))
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for p, key := range proctors {
+				wg.Go(func() {
+					<-start
+					body := `{"registration_id":"` + regID + `"}`
+					req, _ := http.NewRequest(http.MethodPost, e.eval(evalProctored)+"/proctor/claim", strings.NewReader(body))
+					req.Header.Set("Authorization", "Bearer "+key)
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						return
+					}
+					defer resp.Body.Close()
+					var out map[string]any
+					_ = json.NewDecoder(resp.Body).Decode(&out)
+					statuses[p] = resp.StatusCode
+					sessions[p], _ = out["session_id"].(string)
+				})
+			}
+			close(start)
+			wg.Wait()
+			assert.ElementsMatch(t, []int{http.StatusCreated, http.StatusConflict}, statuses, "registration %d", i)
+			winner := sessions[0] + sessions[1]
+			r = e.do(http.MethodGet, e.eval(evalProctored)+"/sessions/"+winner, proctors[0], nil)
+			require.Equal(t, http.StatusOK, r.status)
+			assert.Len(t, r.body["participants"], 2)
+		}
+	})
+}
+
+// TestChannelLiveClassWork runs a live class work session on the same base: create,
+// join, post, end, with its checks and spans.
+func TestChannelLiveClassWork(t *testing.T) {
+	runBackends(t, func(t *testing.T, sc StoreConfig) {
+		e := startChannel(t, channelConfig(sc), nil, nil)
+		host, alice, bob, late := e.issue("teacher"), e.issue("alice"), e.issue("bob"), e.issue("late")
+
+		r := e.do(http.MethodPost, e.eval(evalLive)+"/sessions", host, nil)
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		assert.Equal(t, "live_class_work", r.str("kind"))
+		assert.Empty(t, r.body["registration_id"])
+		sessURL := e.eval(evalLive) + "/sessions/" + r.str("session_id")
+		r = e.do(http.MethodPost, e.eval(evalProctored)+"/sessions", host, nil)
+		assert.Equal(t, http.StatusBadRequest, r.status, "proctored sessions are created by a claim")
+
+		for _, k := range []string{alice, bob} {
+			r = e.do(http.MethodPost, sessURL+"/join", k, nil)
+			require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+		}
+		r = e.do(http.MethodGet, sessURL, late, nil)
+		require.Equal(t, http.StatusOK, r.status, "any agent may look a session up before joining")
+		assert.Len(t, r.body["participants"], 3)
+
+		for _, m := range []struct{ key, content, role string }{
+			{host, "Write a function that reverses a list.", "host"},
+			{alice, "def rev(xs): return xs[::-1]", "participant"},
+			{bob, "Add a docstring and a test.", "participant"},
+			{host, "Good. Now make it work for iterators.", "host"},
+			{alice, "def rev(it): return list(it)[::-1]", "participant"},
+		} {
+			r = e.post(sessURL, m.key, m.content)
+			require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+			assert.Equal(t, m.role, r.str("role"))
+		}
+		r = e.post(sessURL, late, "can I help?")
+		assert.Equal(t, http.StatusForbidden, r.status, "only participants post")
+
+		r = e.do(http.MethodPost, sessURL+"/end", alice, nil)
+		assert.Equal(t, http.StatusForbidden, r.status)
+		r = e.do(http.MethodPost, sessURL+"/end", host, nil)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+		assert.Equal(t, "ended", r.str("status"))
+		assert.Equal(t, float64(5), r.body["message_count"])
+		r = e.do(http.MethodPost, sessURL+"/end", host, nil)
+		assert.Equal(t, http.StatusConflict, r.status)
+		r = e.do(http.MethodPost, sessURL+"/join", late, nil)
+		assert.Equal(t, http.StatusConflict, r.status)
+		r = e.post(sessURL, bob, "late reply")
+		assert.Equal(t, http.StatusConflict, r.status)
+		r = e.do(http.MethodGet, sessURL+"/messages", bob, nil)
+		require.Equal(t, http.StatusOK, r.status)
+		assert.Len(t, r.body["messages"], 5, "the transcript outlives the session")
+
+		// 5 messages, 3 answers with their roots, one end span of its own (the last
+		// message is an answer).
+		spans := spansOf(e.sink)
+		require.Len(t, spans, 9)
+		end := spans[8]
+		assert.Equal(t, "end_session "+evalLive, end.Name())
+		v, _ := end.Attributes().Get(semconv.AgentEvalSessionEnd)
+		assert.True(t, v.Bool())
+		_, hasOutcome := end.Attributes().Get(semconv.AgentEvalTaskCompleted)
+		assert.False(t, hasOutcome, "a live session has no pass/fail")
+		bobSpan := spans[4]
+		assert.Equal(t, "invoke_agent bob", bobSpan.Name())
+		assert.Contains(t, attrStr(bobSpan, semconv.GenAIInputMessages), "xs[::-1]", "an answer without a new user message answers the previous message")
 	})
 }
