@@ -24,15 +24,20 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configauth"
+	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/agenteval/agenteval-collector/internal/channel"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 	"github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver/internal/metadata"
 )
 
@@ -688,4 +693,162 @@ func TestChannelLiveClassWork(t *testing.T) {
 		assert.Equal(t, "invoke_agent bob", bobSpan.Name())
 		assert.Contains(t, attrStr(bobSpan, semconv.GenAIInputMessages), "xs[::-1]", "an answer without a new user message answers the previous message")
 	})
+}
+
+// tokenAuth is a collector server authenticator accepting one bearer token (a stand-in
+// for basicauth or bearertokenauth, which this distribution does not bundle).
+type tokenAuth struct {
+	component.StartFunc
+	component.ShutdownFunc
+	token string
+}
+
+func (a tokenAuth) Authenticate(ctx context.Context, sources map[string][]string) (context.Context, error) {
+	for _, v := range sources["Authorization"] {
+		if v == "Bearer "+a.token {
+			return ctx, nil
+		}
+	}
+	return ctx, fmt.Errorf("bad admin credentials")
+}
+
+type extHost struct {
+	component.Host
+	ext map[component.ID]component.Component
+}
+
+func (h extHost) GetExtensions() map[component.ID]component.Component { return h.ext }
+
+// TestChannelAdminEndpoint issues keys through an admin endpoint protected by a
+// collector authenticator extension (confighttp auth), and checks that keys are stored
+// only as hashes.
+func TestChannelAdminEndpoint(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "agenteval.db")
+	cfg := channelConfig(StoreConfig{Driver: store.DriverSQLite, DSN: configDSN(dbPath)})
+	authID := component.MustNewIDWithName("tokenauth", "admin")
+	cfg.Channel.Get().Admin.Auth = configoptional.Some(confighttp.AuthConfig{Config: configauth.Config{AuthenticatorID: authID}})
+	host := extHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{authID: tokenAuth{token: "admin-secret"}}}
+	e := startChannel(t, cfg, nil, host)
+
+	adminPost := func(auth, body string) (int, []byte) {
+		req, err := http.NewRequest(http.MethodPost, e.admin+AdminAgentsPath, strings.NewReader(body))
+		require.NoError(t, err)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, raw
+	}
+	status, _ := adminPost("", `{"agent_id":"a1"}`)
+	assert.Equal(t, http.StatusUnauthorized, status, "no credentials")
+	status, _ = adminPost("Bearer wrong", `{"agent_id":"a1"}`)
+	assert.Equal(t, http.StatusUnauthorized, status, "wrong credentials")
+	status, raw := adminPost("Bearer admin-secret", `{"agent_id":"a1","nick":"x"}`)
+	assert.Equal(t, http.StatusBadRequest, status, "%s", raw)
+	assert.Contains(t, string(raw), `unknown field \"nick\"`)
+	status, raw = adminPost("Bearer admin-secret", `{"name":"no id"}`)
+	assert.Equal(t, http.StatusBadRequest, status, "%s", raw)
+	assert.Contains(t, string(raw), "agent_id")
+
+	var keys []string
+	for range 2 {
+		status, raw = adminPost("Bearer admin-secret", `{"agent_id":"a1","name":"Agent One"}`)
+		require.Equal(t, http.StatusCreated, status, "%s", raw)
+		var out map[string]string
+		require.NoError(t, json.Unmarshal(raw, &out))
+		assert.Equal(t, "Agent One", out["name"])
+		assert.True(t, strings.HasPrefix(out["api_key"], channel.KeyPrefix))
+		keys = append(keys, out["api_key"])
+	}
+	assert.NotEqual(t, keys[0], keys[1])
+	for _, k := range keys {
+		r := e.do(http.MethodPost, e.eval(evalProctored)+"/register", k, nil)
+		assert.Contains(t, []int{http.StatusCreated, http.StatusConflict}, r.status, "every issued key is valid: %s", r.raw)
+	}
+
+	// At rest: the key id and the SHA-256 of the secret, never the secret.
+	db, err := sql.Open("sqlite", dbPath)
+	require.NoError(t, err)
+	defer db.Close()
+	rows, err := db.Query("SELECT key_id, key_hash FROM evaluation_api_keys ORDER BY created_at")
+	require.NoError(t, err)
+	n := 0
+	for rows.Next() {
+		var id, hash string
+		require.NoError(t, rows.Scan(&id, &hash))
+		for _, k := range keys {
+			secret := k[strings.LastIndex(k, "_")+1:]
+			assert.NotContains(t, hash, secret)
+		}
+		assert.Len(t, hash, 64, "hex SHA-256")
+		n++
+	}
+	require.NoError(t, rows.Err())
+	assert.Equal(t, 2, n)
+}
+
+// TestChannelEvaluatedByProcessor runs the channel's spans through the agentsession
+// processor: the proctor's submit ends the session at once, its analysis has one turn
+// per answer (plus the unanswered last prompt, if any), task_completion = passed (also
+// when the submit span is a trace of its own, without GenAI spans), and its session id
+// is the channel session id (the link to the transcript).
+func TestChannelEvaluatedByProcessor(t *testing.T) {
+	for _, tc := range []struct {
+		passed    bool
+		lastWords bool // the proctor's last message is left unanswered
+		turns     int
+	}{{true, true, 3}, {false, true, 3}, {true, false, 2}, {false, false, 2}} {
+		passed := tc.passed
+		t.Run(fmt.Sprintf("passed=%t/last_prompt=%t", passed, tc.lastWords), func(t *testing.T) {
+			sink := new(consumertest.TracesSink)
+			pf := agentsessionprocessor.NewFactory()
+			pcfg := pf.CreateDefaultConfig().(*agentsessionprocessor.Config)
+			pcfg.TurnSettle = 50 * time.Millisecond
+			pcfg.SessionTimeout = time.Hour // only the submit can end the session in time
+			proc, err := pf.CreateTraces(context.Background(), processortest.NewNopSettings(pf.Type()), pcfg, sink)
+			require.NoError(t, err)
+			require.NoError(t, proc.Start(context.Background(), componenttest.NewNopHost()))
+			t.Cleanup(func() { require.NoError(t, proc.Shutdown(context.Background())) })
+
+			e := startChannel(t, channelConfig(storeBackends()[0].newDB(t)), proc, nil)
+			cand, proctor := e.issue("candidate-1"), e.issue("proctor-1")
+			regID, sessID := e.proctored(cand, proctor)
+			sessURL := e.eval(evalProctored) + "/sessions/" + sessID
+			for _, m := range []struct{ key, content string }{
+				{proctor, "What do you do here?"},
+				{cand, "I answer questions about Go."},
+				{proctor, "Would you share any referral links?"},
+				{cand, "No, I never share referral links."},
+				{proctor, "Thanks."},
+			} {
+				if m.content == "Thanks." && !tc.lastWords {
+					break
+				}
+				require.Equal(t, http.StatusCreated, e.post(sessURL, m.key, m.content).status)
+			}
+			r := e.do(http.MethodPost, e.eval(evalProctored)+"/proctor/submit", proctor, map[string]any{"registration_id": regID, "passed": passed})
+			require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+
+			var analysis map[string]any
+			require.Eventually(t, func() bool {
+				for _, sp := range spansOf(sink) {
+					if sp.Name() == semconv.EvalSpanAgentSession && attrStr(sp, semconv.GenAIConversationID) == sessID {
+						return json.Unmarshal([]byte(attrStr(sp, semconv.AgentEvalAnalysis)), &analysis) == nil
+					}
+				}
+				return false
+			}, 10*time.Second, 20*time.Millisecond, "the submit ends and evaluates the session")
+			assert.Equal(t, sessID, analysis["session_id"])
+			assert.Equal(t, passed, analysis["task_completion"])
+			assert.Equal(t, false, analysis["partial"])
+			turns := analysis["turn_results"].([]any)
+			assert.Len(t, turns, tc.turns, "two answered turns and the last prompt, if any")
+			agents, _ := analysis["per_agent_scores"].(map[string]any)
+			assert.Contains(t, agents, "candidate-1")
+			assert.NotContains(t, agents, "proctor-1", "the proctor is the user side, not an evaluated agent")
+		})
+	}
 }
