@@ -249,6 +249,8 @@ func (c *ChannelStore) SessionByRegistration(ctx context.Context, registrationID
 	return c.session(ctx, "registration_id", registrationID)
 }
 
+// session reads a session by col; participants in joining order (a proctor before its
+// candidate, who join at the same instant: role DESC).
 func (c *ChannelStore) session(ctx context.Context, col, v string) (channel.Session, error) {
 	var (
 		s   channel.Session
@@ -264,7 +266,7 @@ func (c *ChannelStore) session(ctx context.Context, col, v string) (channel.Sess
 	}
 	s.RegistrationID = reg.String
 	rows, err := c.s.db.QueryContext(ctx, c.q("SELECT id, agent_id, role, joined_at FROM evaluation_session_participants "+
-		"WHERE session_id = ? ORDER BY joined_at, id"), s.ID)
+		"WHERE session_id = ? ORDER BY joined_at, role DESC, agent_id"), s.ID)
 	if err != nil {
 		return s, c.wrap("session", err)
 	}

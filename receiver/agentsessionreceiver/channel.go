@@ -70,9 +70,10 @@ func (a *channelAPI) routes() []route {
 // mount adds the agent endpoints to mux.
 func (a *channelAPI) mount(mux *http.ServeMux) {
 	for _, rt := range a.routes() {
-		mux.Handle(rt.pattern, methodRouter(rt.methods))
+		mux.Handle(rt.pattern, a.methodRouter(rt.methods))
 	}
 	mux.HandleFunc(EvaluationsPath+"/", func(w http.ResponseWriter, req *http.Request) {
+		a.rejected(req)
 		writeJSON(w, http.StatusNotFound, errorResponse{Error: "no such endpoint: " + req.URL.Path})
 	})
 }
@@ -80,11 +81,11 @@ func (a *channelAPI) mount(mux *http.ServeMux) {
 // adminHandler serves AdminAgentsPath.
 func (a *channelAPI) adminHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(AdminAgentsPath, methodRouter(map[string]http.HandlerFunc{http.MethodPost: a.issueKey}))
+	mux.Handle(AdminAgentsPath, a.methodRouter(map[string]http.HandlerFunc{http.MethodPost: a.issueKey}))
 	return mux
 }
 
-func methodRouter(methods map[string]http.HandlerFunc) http.Handler {
+func (a *channelAPI) methodRouter(methods map[string]http.HandlerFunc) http.Handler {
 	allowed := make([]string, 0, len(methods))
 	for m := range methods {
 		allowed = append(allowed, m)
@@ -95,6 +96,7 @@ func methodRouter(methods map[string]http.HandlerFunc) http.Handler {
 		h, ok := methods[req.Method]
 		if !ok {
 			w.Header().Set("Allow", allow)
+			a.rejected(req)
 			writeJSON(w, http.StatusMethodNotAllowed, errorResponse{Error: "method " + req.Method + " not allowed: use " + allow})
 			return
 		}
@@ -111,7 +113,7 @@ func (a *channelAPI) authed(h agentHandler) http.HandlerFunc {
 		caller, err := a.svc.Authenticate(req.Context(), strings.TrimSpace(key))
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentsession"`)
-			a.fail(w, err)
+			a.fail(w, req, err)
 			return
 		}
 		h(w, req, caller)
@@ -119,7 +121,7 @@ func (a *channelAPI) authed(h agentHandler) http.HandlerFunc {
 }
 
 // fail answers err with the status of its class (500 for a storage failure, logged).
-func (a *channelAPI) fail(w http.ResponseWriter, err error) {
+func (a *channelAPI) fail(w http.ResponseWriter, req *http.Request, err error) {
 	status := http.StatusInternalServerError
 	for _, c := range []struct {
 		class  error
@@ -142,7 +144,13 @@ func (a *channelAPI) fail(w http.ResponseWriter, err error) {
 		writeJSON(w, status, errorResponse{Error: "internal error"})
 		return
 	}
+	a.rejected(req)
 	writeJSON(w, status, errorResponse{Error: err.Error()})
+}
+
+// rejected counts a 4xx answer.
+func (a *channelAPI) rejected(req *http.Request) {
+	a.r.telemetry.ReceiverAgentsessionChannelRequestsRejected.Add(req.Context(), 1)
 }
 
 // decode reads a JSON object body into v strictly: unknown fields, wrong types, trailing
@@ -213,12 +221,12 @@ type issuedKey struct {
 func (a *channelAPI) issueKey(w http.ResponseWriter, req *http.Request) {
 	var body adminAgentRequest
 	if err := decode(req, &body, false); err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	agent, key, err := a.svc.IssueKey(req.Context(), body.AgentID, body.Name)
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -232,7 +240,7 @@ func (a *channelAPI) listEvaluations(w http.ResponseWriter, _ *http.Request) {
 func (a *channelAPI) getEvaluation(w http.ResponseWriter, req *http.Request) {
 	d, err := a.svc.Definition(req.PathValue("id"))
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, d)
@@ -245,16 +253,17 @@ type conflictResponse struct {
 
 func (a *channelAPI) register(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
 	if err := decode(req, &emptyRequest{}, true); err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	reg, err := a.svc.Register(req.Context(), caller, req.PathValue("id"))
 	if errors.Is(err, channel.ErrConflict) {
+		a.rejected(req)
 		writeJSON(w, http.StatusConflict, conflictResponse{Error: err.Error(), RegistrationID: reg.ID})
 		return
 	}
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, reg)
@@ -262,30 +271,30 @@ func (a *channelAPI) register(w http.ResponseWriter, req *http.Request, caller c
 
 func (a *channelAPI) start(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
 	if err := decode(req, &emptyRequest{}, true); err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	reg, err := a.svc.Start(req.Context(), caller, req.PathValue("id"))
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, reg)
 }
 
 func (a *channelAPI) candidateSubmit(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
-	a.fail(w, a.svc.CandidateSubmit(req.Context(), caller, req.PathValue("id")))
+	a.fail(w, req, a.svc.CandidateSubmit(req.Context(), caller, req.PathValue("id")))
 }
 
 func (a *channelAPI) pending(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
 	limit, err := queryInt(req, "limit", 0)
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	p, err := a.svc.Pending(req.Context(), caller, req.PathValue("id"), int(limit))
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string][]channel.Pending{"pending": p})
@@ -298,12 +307,12 @@ type claimRequest struct {
 func (a *channelAPI) claim(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
 	var body claimRequest
 	if err := decode(req, &body, false); err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	c, err := a.svc.Claim(req.Context(), caller, req.PathValue("id"), body.RegistrationID)
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, c)
@@ -311,12 +320,12 @@ func (a *channelAPI) claim(w http.ResponseWriter, req *http.Request, caller chan
 
 func (a *channelAPI) createSession(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
 	if err := decode(req, &emptyRequest{}, true); err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	sess, err := a.svc.CreateLiveSession(req.Context(), caller, req.PathValue("id"))
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, sess)
@@ -325,7 +334,7 @@ func (a *channelAPI) createSession(w http.ResponseWriter, req *http.Request, cal
 func (a *channelAPI) getSession(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
 	sess, err := a.svc.Session(req.Context(), caller, req.PathValue("id"), req.PathValue("session_id"))
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, sess)
@@ -333,12 +342,12 @@ func (a *channelAPI) getSession(w http.ResponseWriter, req *http.Request, caller
 
 func (a *channelAPI) join(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
 	if err := decode(req, &emptyRequest{}, true); err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	sess, err := a.svc.Join(req.Context(), caller, req.PathValue("id"), req.PathValue("session_id"))
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, sess)
@@ -346,14 +355,15 @@ func (a *channelAPI) join(w http.ResponseWriter, req *http.Request, caller chann
 
 func (a *channelAPI) end(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
 	if err := decode(req, &emptyRequest{}, true); err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	ended, err := a.svc.EndLiveSession(req.Context(), caller, req.PathValue("id"), req.PathValue("session_id"))
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
+	a.r.telemetry.ReceiverAgentsessionChannelSessionsEnded.Add(req.Context(), 1)
 	a.send(req, channeltrace.End(channeltrace.Ending{Session: ended.Session, Open: ended.Open, At: endedAt(ended.Session)}, a.r.cfg.ServiceName))
 	writeJSON(w, http.StatusOK, ended.Session)
 }
@@ -382,18 +392,19 @@ type messageResponse struct {
 func (a *channelAPI) postMessage(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
 	var body messageRequest
 	if err := decode(req, &body, false); err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	if body.Content == nil {
-		a.fail(w, channel.Errorf(channel.ErrInvalid, "content: required"))
+		a.fail(w, req, channel.Errorf(channel.ErrInvalid, "content: required"))
 		return
 	}
 	p, err := a.svc.Post(req.Context(), caller, req.PathValue("id"), req.PathValue("session_id"), *body.Content)
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
+	a.r.telemetry.ReceiverAgentsessionChannelMessages.Add(req.Context(), 1)
 	a.send(req, channeltrace.Message(p, a.r.cfg.ServiceName))
 	m := p.Message
 	writeJSON(w, http.StatusCreated, messageResponse{ID: m.ID, SenderAgentID: m.SenderAgentID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt, Sequence: m.Sequence})
@@ -402,17 +413,17 @@ func (a *channelAPI) postMessage(w http.ResponseWriter, req *http.Request, calle
 func (a *channelAPI) getMessages(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
 	since, err := queryInt(req, "since", 0)
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	limit, err := queryInt(req, "limit", 0)
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	msgs, err := a.svc.Messages(req.Context(), caller, req.PathValue("id"), req.PathValue("session_id"), since, int(limit))
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string][]channel.Message{"messages": msgs})
@@ -432,11 +443,11 @@ type submitResponse struct {
 func (a *channelAPI) submit(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
 	var body submitRequest
 	if err := decode(req, &body, false); err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	if body.Passed == nil {
-		a.fail(w, channel.Errorf(channel.ErrInvalid, "passed: required (true or false)"))
+		a.fail(w, req, channel.Errorf(channel.ErrInvalid, "passed: required (true or false)"))
 		return
 	}
 	sr := channel.SubmitRequest{RegistrationID: body.RegistrationID, Passed: *body.Passed}
@@ -446,9 +457,10 @@ func (a *channelAPI) submit(w http.ResponseWriter, req *http.Request, caller cha
 	evalID := req.PathValue("id")
 	sub, err := a.svc.Submit(req.Context(), caller, evalID, sr)
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
+	a.r.telemetry.ReceiverAgentsessionChannelSessionsEnded.Add(req.Context(), 1)
 	a.send(req, channeltrace.End(channeltrace.Ending{Session: sub.Session, Open: sub.Open, Result: &sub.Result, At: sub.Result.CompletedAt}, a.r.cfg.ServiceName))
 	writeJSON(w, http.StatusCreated, submitResponse{Result: sub.Result, Transcript: channeltrace.TranscriptPath(evalID, sub.Result.ID)})
 }
@@ -456,7 +468,7 @@ func (a *channelAPI) submit(w http.ResponseWriter, req *http.Request, caller cha
 func (a *channelAPI) transcript(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
 	t, err := a.svc.Transcript(req.Context(), caller, req.PathValue("id"), req.PathValue("result_id"))
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, req, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, t)

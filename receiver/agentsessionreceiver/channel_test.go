@@ -32,13 +32,17 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/agenteval/agenteval-collector/internal/channel"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 	"github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver/internal/metadata"
+	"github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver/internal/metadatatest"
 )
 
 // postgresDSNEnv names the PostgreSQL test database (as in internal/store). Unset: the
@@ -123,6 +127,11 @@ func channelConfig(sc StoreConfig) *Config {
 
 func startChannel(t *testing.T, cfg *Config, next consumer.Traces, host component.Host) *chanEnv {
 	t.Helper()
+	return startChannelWith(t, cfg, next, host, receivertest.NewNopSettings(metadata.Type))
+}
+
+func startChannelWith(t *testing.T, cfg *Config, next consumer.Traces, host component.Host, set receiver.Settings) *chanEnv {
+	t.Helper()
 	require.NoError(t, cfg.Validate())
 	sink, _ := next.(*consumertest.TracesSink)
 	if next == nil {
@@ -132,7 +141,7 @@ func startChannel(t *testing.T, cfg *Config, next consumer.Traces, host componen
 	if host == nil {
 		host = componenttest.NewNopHost()
 	}
-	r, err := NewFactory().CreateTraces(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, next)
+	r, err := NewFactory().CreateTraces(context.Background(), set, cfg, next)
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), host))
 	t.Cleanup(func() { require.NoError(t, r.Shutdown(context.Background())) })
@@ -851,4 +860,24 @@ func TestChannelEvaluatedByProcessor(t *testing.T) {
 			assert.NotContains(t, agents, "proctor-1", "the proctor is the user side, not an evaluated agent")
 		})
 	}
+}
+
+// TestChannelTelemetry counts stored messages, ended sessions and rejected requests.
+func TestChannelTelemetry(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	e := startChannelWith(t, channelConfig(storeBackends()[0].newDB(t)), nil, nil, metadatatest.NewSettings(tel))
+	cand, proc := e.issue("c"), e.issue("p")
+	regID, sessID := e.proctored(cand, proc)
+	sessURL := e.eval(evalProctored) + "/sessions/" + sessID
+	require.Equal(t, http.StatusCreated, e.post(sessURL, proc, "Why are you here?").status)
+	require.Equal(t, http.StatusCreated, e.post(sessURL, cand, "To learn.").status)
+	require.Equal(t, http.StatusUnauthorized, e.post(sessURL, "", "anonymous").status)
+	require.Equal(t, http.StatusBadRequest, e.do(http.MethodPost, sessURL+"/messages", proc, `{"content":1}`).status)
+	require.Equal(t, http.StatusMethodNotAllowed, e.do(http.MethodPut, sessURL+"/messages", proc, nil).status)
+	require.Equal(t, http.StatusCreated, e.do(http.MethodPost, e.eval(evalProctored)+"/proctor/submit", proc, map[string]any{"registration_id": regID, "passed": true}).status)
+	opts := []metricdatatest.Option{metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars()}
+	metadatatest.AssertEqualReceiverAgentsessionChannelMessages(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, opts...)
+	metadatatest.AssertEqualReceiverAgentsessionChannelSessionsEnded(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, opts...)
+	metadatatest.AssertEqualReceiverAgentsessionChannelRequestsRejected(t, tel, []metricdata.DataPoint[int64]{{Value: 3}}, opts...)
 }
