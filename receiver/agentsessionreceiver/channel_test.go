@@ -881,3 +881,58 @@ func TestChannelTelemetry(t *testing.T) {
 	metadatatest.AssertEqualReceiverAgentsessionChannelSessionsEnded(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, opts...)
 	metadatatest.AssertEqualReceiverAgentsessionChannelRequestsRejected(t, tel, []metricdata.DataPoint[int64]{{Value: 3}}, opts...)
 }
+
+// BenchmarkChannelPost posts b.N messages to one session over HTTP in parallel (SQLite
+// store, spans to a no-op consumer) and reports messages per second.
+func BenchmarkChannelPost(b *testing.B) {
+	cfg := channelConfig(StoreConfig{Driver: store.DriverSQLite, DSN: configDSN(filepath.Join(b.TempDir(), "bench.db"))})
+	r, err := NewFactory().CreateTraces(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+	require.NoError(b, err)
+	require.NoError(b, r.Start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(b, r.Shutdown(context.Background())) }()
+	rr := r.(*agentSessionReceiver)
+	base, admin := "http://"+rr.addr.String(), "http://"+rr.adminAddr.String()
+	issue := func(id string) string {
+		resp, err := http.Post(admin+AdminAgentsPath, "application/json", strings.NewReader(`{"agent_id":"`+id+`"}`))
+		require.NoError(b, err)
+		defer resp.Body.Close()
+		var out map[string]string
+		require.NoError(b, json.NewDecoder(resp.Body).Decode(&out))
+		return out["api_key"]
+	}
+	call := func(method, url, key, body string) map[string]any {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(b, err)
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return out
+	}
+	host := issue("host")
+	sess := call(http.MethodPost, base+EvaluationsPath+"/"+evalLive+"/sessions", host, "")["session_id"].(string)
+	url := base + EvaluationsPath + "/" + evalLive + "/sessions/" + sess + "/messages"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"content":"a question about the task"}`))
+			req.Header.Set("Authorization", "Bearer "+host)
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "messages/s")
+	client.CloseIdleConnections()
+}
