@@ -53,6 +53,9 @@ func parseKey(key string) (keyID string, hash []byte, ok bool) {
 	return keyID, sum[:], true
 }
 
+// dummyHash is compared against when the key id is unknown.
+var dummyHash = sha256.Sum256([]byte("agenteval-channel-unknown-key"))
+
 // keyMatches compares two secret hashes in constant time.
 func keyMatches(stored, presented []byte) bool {
 	return subtle.ConstantTimeCompare(stored, presented) == 1

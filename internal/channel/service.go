@@ -116,7 +116,11 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Agent, error) {
 		return Agent{}, errorf(ErrUnauthorized, "invalid API key")
 	}
 	stored, agent, err := s.store.AgentKey(ctx, keyID)
-	if errors.Is(err, ErrNotFound) || (err == nil && !keyMatches(stored.Hash, hash)) {
+	if errors.Is(err, ErrNotFound) {
+		keyMatches(dummyHash[:], hash) // the same work as for a known key id
+		return Agent{}, errorf(ErrUnauthorized, "invalid API key")
+	}
+	if err == nil && !keyMatches(stored.Hash, hash) {
 		return Agent{}, errorf(ErrUnauthorized, "invalid API key")
 	}
 	if err != nil {
