@@ -37,6 +37,18 @@ func OpenChannel(ctx context.Context, driver, dsn string) (*ChannelStore, error)
 	return &ChannelStore{s: st.(*sqlStore)}, nil
 }
 
+// ChannelOf returns the channel side of a store opened with Open, sharing its
+// connection pool (for the query API and the web UI: an analysis' session id is its channel
+// session id, so ChannelOf(st).Session and .Messages give its transcript). Closing the
+// result closes st.
+func ChannelOf(st Store) (*ChannelStore, bool) {
+	s, ok := st.(*sqlStore)
+	if !ok {
+		return nil, false
+	}
+	return &ChannelStore{s: s}, true
+}
+
 // Close releases the database.
 func (c *ChannelStore) Close() error { return c.s.Close() }
 
