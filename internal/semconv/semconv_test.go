@@ -72,7 +72,11 @@ func TestGenAIKeysMatchOTelSemconv(t *testing.T) {
 // TestOwnKeysAreNamespaced keeps our own keys under agent_eval.* (DESIGN.md §6).
 func TestOwnKeysAreNamespaced(t *testing.T) {
 	for _, k := range []string{AgentEvalKind, AgentEvalSessionID, AgentEvalToolIssues, AgentEvalPartial,
-		AgentEvalTurnResult, AgentEvalAnalysis, AgentEvalJudge, AgentEvalSessionEnd, AgentEvalTaskCompleted} {
+		AgentEvalTurnResult, AgentEvalAnalysis, AgentEvalJudge, AgentEvalSessionEnd, AgentEvalTaskCompleted,
+		AgentEvalChannelEvaluationID, AgentEvalChannelSessionKind, AgentEvalChannelMessageID, AgentEvalChannelMessageRole,
+		AgentEvalChannelMessageSequence, AgentEvalChannelMessageContent, AgentEvalChannelSenderID,
+		AgentEvalChannelRegistrationID, AgentEvalChannelResultID, AgentEvalChannelProctorID, AgentEvalChannelFeedback,
+		AgentEvalChannelTranscript} {
 		if !strings.HasPrefix(k, AgentEvalPrefix) {
 			t.Errorf("%q is not under %q", k, AgentEvalPrefix)
 		}

@@ -196,6 +196,8 @@ type trkTrace struct {
 	root      bool
 	genAI     bool
 	endSignal bool
+	// outcome is the last explicit task outcome (agent_eval.task.completed) received.
+	outcome   *bool
 	service   string
 	firstSeen time.Time
 	lastSeen  time.Time
@@ -222,7 +224,10 @@ type trkSession struct {
 	turns      []trkTurn
 	spans      int
 	endSignal  bool
-	elem       *list.Element
+	// outcome is the explicit task outcome of a trace without GenAI spans (e.g. the
+	// receiver's proctor submit): such a trace makes no turn, so its outcome is kept here.
+	outcome *bool
+	elem    *list.Element
 }
 
 type trkTurn struct {
@@ -343,6 +348,10 @@ func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
 	}
 	if r.EndSignal {
 		tr.endSignal = true
+	}
+	if r.Outcome != nil {
+		v := *r.Outcome
+		tr.outcome = &v
 	}
 	if asmIsGenAI(r.Class) {
 		tr.genAI = true
@@ -480,6 +489,9 @@ func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Eve
 	t.forget(tr)
 	if !genAI {
 		t.stats.SpansDiscarded += uint64(n)
+		if s != nil && tr.outcome != nil {
+			s.outcome = tr.outcome
+		}
 		return ev
 	}
 	asm := AssembleTurn(recs)
@@ -686,6 +698,10 @@ func (t *Tracker) snapshot(s *trkSession, partial bool, reason string) *AgentSes
 		if en := tu.turn.EndedAt; en.After(as.EndedAt) {
 			as.EndedAt = en
 		}
+	}
+	if s.outcome != nil {
+		v := *s.outcome
+		as.Outcome = &v
 	}
 	if costSeen {
 		as.TotalCost = &cost

@@ -194,6 +194,27 @@ func TestTrackerEndSignal(t *testing.T) {
 	assert.True(t, *s.Outcome)
 }
 
+// TestTrackerOutcomeOnATraceWithoutGenAI ends a session with the end signal and the
+// outcome on a span of its own trace, outside any turn (the receiver's proctor submit
+// after the candidate's last answer): the trace makes no turn, but its outcome is the
+// session's.
+func TestTrackerOutcomeOnATraceWithoutGenAI(t *testing.T) {
+	for _, outcome := range []bool{true, false} {
+		tk := NewTracker(TrackerConfig{})
+		tk.Observe(trkTurnRecs("t1", "s", 0, "question"), trkAt(0))
+		submit := asSpan("sub", "", ClassOther, 30, 31, asTrace("t-submit"), asSession("s"))
+		submit.EndSignal, submit.Outcome = true, &outcome
+		tk.Observe([]SpanRecord{submit}, trkAt(0.5))
+		ev := tk.Advance(trkAt(3))
+		require.Equal(t, []string{"turn_closed:s", "session_ended:s:end_signal"}, kinds(ev))
+		s := ev[1].Session
+		require.Len(t, s.Turns, 1, "the submit trace is no turn")
+		require.NotNil(t, s.Outcome)
+		assert.Equal(t, outcome, *s.Outcome)
+		checkAccounting(t, tk)
+	}
+}
+
 func TestTrackerMaxSessionDuration(t *testing.T) {
 	tk := NewTracker(TrackerConfig{MaxSessionDuration: time.Minute})
 	tk.Observe(trkTurnRecs("t1", "s", 0, "a"), trkAt(0))

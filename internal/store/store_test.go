@@ -544,11 +544,13 @@ func TestSchemaTables(t *testing.T) {
 		"tool_issues":                     sortedCopy(toolIssueCols),
 		"recommendations":                 sortedCopy(recommendationCols),
 		"evaluation_registrations":        {"agent_id", "completed_at", "evaluation_id", "id", "registered_at", "started_at", "status"},
-		"evaluation_sessions":             {"ended_at", "evaluation_id", "id", "kind", "registration_id", "started_at", "status"},
+		"evaluation_sessions":             {"ended_at", "evaluation_id", "id", "kind", "message_count", "registration_id", "started_at", "status"},
 		"evaluation_session_participants": {"agent_id", "id", "joined_at", "role", "session_id"},
 		"evaluation_messages":             {"content", "created_at", "id", "role", "sender_agent_id", "sequence", "session_id"},
 		"evaluation_results": {"agent_id", "completed_at", "evaluation_id", "id", "passed", "proctor_agent_id",
 			"proctor_feedback", "registration_id", "session_id"},
+		"evaluation_agents":   {"created_at", "id", "name"},
+		"evaluation_api_keys": {"agent_id", "created_at", "key_hash", "key_id"},
 	}
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)

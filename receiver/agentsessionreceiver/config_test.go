@@ -10,10 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configauth"
 	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/agenteval/agenteval-collector/internal/channel"
 	"github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver/internal/metadata"
 )
 
@@ -36,11 +39,61 @@ func TestLoadConfig(t *testing.T) {
 		},
 		{
 			id: component.NewIDWithName(metadata.Type, "custom"),
-			expected: &Config{
-				ServerConfig: custom,
-				EndSession:   false,
-				ServiceName:  "replay",
+			expected: func() *Config {
+				c := createDefaultConfig().(*Config)
+				c.ServerConfig, c.EndSession, c.ServiceName = custom, false, "replay"
+				return c
+			}(),
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "channel"),
+			expected: func() *Config {
+				c := createDefaultConfig().(*Config)
+				admin := confighttp.NewDefaultServerConfig()
+				admin.NetAddr.Endpoint = "0.0.0.0:9912"
+				admin.MaxRequestBodySize = 1 << 20
+				admin.Auth = configoptional.Some(confighttp.AuthConfig{Config: configauth.Config{AuthenticatorID: component.MustNewIDWithName("basicauth", "admin")}})
+				c.Channel = configoptional.Some(ChannelConfig{
+					Evaluations: []channel.Definition{{ID: "pair-programming", Name: "Pair programming class",
+						Type: channel.KindLiveClassWork, Description: "Several agents solve one task together."}},
+					EvaluationFiles: []string{"testdata/evaluations/*.md"},
+					Store:           StoreConfig{Driver: "postgres", DSN: "postgres://agenteval:secret@db.internal:5432/agenteval"},
+					Admin:           admin,
+					MaxMessageBytes: 1024,
+				})
+				return c
+			}(),
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "channel_defaults"),
+			expected: func() *Config {
+				c := createDefaultConfig().(*Config)
+				ch := c.Channel.GetOrInsertDefault()
+				ch.EvaluationFiles = []string{"testdata/evaluations/SIP-5.md"}
+				c.Channel = configoptional.Some(*ch)
+				return c
+			}(),
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "channel_bad"),
+			expectedErr: []string{
+				`channel.evaluations[0]: id: "bad id!" must be 1-128 letters`,
+				`channel.store.driver: invalid value "mysql"`,
+				"channel.store.dsn: must not be empty",
+				`channel.admin.auth: required when the admin endpoint "0.0.0.0:9914" is not loopback-only`,
+				"channel.max_message_bytes: must be >= 0",
 			},
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "channel_bad_files"),
+			expectedErr: []string{
+				`channel.evaluation_files: testdata/evaluations/bad-type.md.txt: type: "simple_pass_fail" is not served by the channel`,
+				`channel.admin.endpoint: "localhost:8891" is the receiver's endpoint`,
+			},
+		},
+		{
+			id:          component.NewIDWithName(metadata.Type, "channel_empty"),
+			expectedErr: []string{"channel.evaluations: define at least one evaluation"},
 		},
 		{
 			id: component.NewIDWithName(metadata.Type, "bad"),

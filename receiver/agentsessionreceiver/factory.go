@@ -8,10 +8,13 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/agenteval/agenteval-collector/internal/channel"
 	"github.com/agenteval/agenteval-collector/internal/sessionjson"
+	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver/internal/metadata"
 )
 
@@ -20,6 +23,10 @@ const (
 	defaultEndpoint = "localhost:8891"
 	// defaultMaxRequestBodySize bounds one posted body: 10 MiB.
 	defaultMaxRequestBodySize = 10 << 20
+	// defaultAdminEndpoint is the channel's admin server (issues API keys), loopback.
+	defaultAdminEndpoint = "localhost:8892"
+	// defaultStoreDSN is the exporter's default SQLite store, shared by default.
+	defaultStoreDSN = "./data/agenteval.db"
 )
 
 // NewFactory returns the factory of the agentsession receiver.
@@ -35,10 +42,18 @@ func createDefaultConfig() component.Config {
 	server := confighttp.NewDefaultServerConfig()
 	server.NetAddr.Endpoint = defaultEndpoint
 	server.MaxRequestBodySize = defaultMaxRequestBodySize
+	admin := confighttp.NewDefaultServerConfig()
+	admin.NetAddr.Endpoint = defaultAdminEndpoint
+	admin.MaxRequestBodySize = 1 << 20
 	return &Config{
 		ServerConfig: server,
 		EndSession:   true,
 		ServiceName:  sessionjson.DefaultServiceName,
+		Channel: configoptional.Default(ChannelConfig{
+			Store:           StoreConfig{Driver: store.DriverSQLite, DSN: defaultStoreDSN},
+			Admin:           admin,
+			MaxMessageBytes: channel.DefaultMaxContentBytes,
+		}),
 	}
 }
 

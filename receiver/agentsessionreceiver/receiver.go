@@ -23,7 +23,9 @@ import (
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/agenteval/agenteval-collector/internal/channel"
 	"github.com/agenteval/agenteval-collector/internal/sessionjson"
+	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver/internal/metadata"
 )
 
@@ -49,6 +51,11 @@ type agentSessionReceiver struct {
 	server     *http.Server
 	addr       net.Addr // the bound address, known after Start (endpoint may use port 0)
 	shutdownWG sync.WaitGroup
+
+	// The evaluation channel, when configured (channel.go).
+	channelStore *store.ChannelStore
+	adminServer  *http.Server
+	adminAddr    net.Addr
 }
 
 func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*agentSessionReceiver, error) {
@@ -77,11 +84,18 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*age
 	}, nil
 }
 
-// Start listens on the configured endpoint and serves SessionsPath.
+// Start listens on the configured endpoint and serves SessionsPath, and, when the
+// channel is configured, opens its store and serves EvaluationsPath there and
+// AdminAgentsPath on the admin endpoint.
 func (r *agentSessionReceiver) Start(ctx context.Context, host component.Host) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc(SessionsPath, r.handleSessions)
 	var err error
+	if ch := r.cfg.Channel.Get(); ch != nil {
+		if err = r.startChannel(ctx, host, ch, mux); err != nil {
+			return err
+		}
+	}
 	if r.server, err = r.cfg.ServerConfig.ToServer(ctx, host.GetExtensions(), r.settings.TelemetrySettings, mux); err != nil {
 		return err
 	}
@@ -100,15 +114,57 @@ func (r *agentSessionReceiver) Start(ctx context.Context, host component.Host) e
 	return nil
 }
 
-// Shutdown stops the server (letting in-flight requests finish within ctx).
+// startChannel opens the channel's store, builds the service, mounts its endpoints on
+// mux and starts the admin server.
+func (r *agentSessionReceiver) startChannel(ctx context.Context, host component.Host, ch *ChannelConfig, mux *http.ServeMux) error {
+	defs, err := channel.LoadDefinitions(ch.Evaluations, ch.EvaluationFiles)
+	if err != nil {
+		return fmt.Errorf("channel: %w", err)
+	}
+	if r.channelStore, err = store.OpenChannel(ctx, ch.Store.Driver, string(ch.Store.DSN)); err != nil {
+		return fmt.Errorf("channel: %w", err)
+	}
+	svc, err := channel.New(channel.Options{Store: r.channelStore, Definitions: defs, MaxContentBytes: ch.MaxMessageBytes})
+	if err != nil {
+		return err
+	}
+	api := &channelAPI{r: r, svc: svc}
+	api.mount(mux)
+	if r.adminServer, err = ch.Admin.ToServer(ctx, host.GetExtensions(), r.settings.TelemetrySettings, api.adminHandler()); err != nil {
+		return fmt.Errorf("channel.admin: %w", err)
+	}
+	ln, err := ch.Admin.ToListener(ctx)
+	if err != nil {
+		return fmt.Errorf("channel.admin: %w", err)
+	}
+	r.adminAddr = ln.Addr()
+	r.settings.Logger.Info("Starting the evaluation channel",
+		zap.Int("evaluations", len(defs)), zap.String("path", EvaluationsPath),
+		zap.String("admin_endpoint", ln.Addr().String()), zap.String("store", ch.Store.Driver))
+	srv := r.adminServer
+	r.shutdownWG.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
+		}
+	})
+	return nil
+}
+
+// Shutdown stops the servers (letting in-flight requests finish within ctx) and closes
+// the channel's store.
 func (r *agentSessionReceiver) Shutdown(ctx context.Context) error {
-	var err error
-	if r.server != nil {
-		err = r.server.Shutdown(ctx)
+	var errs []error
+	for _, srv := range []*http.Server{r.server, r.adminServer} {
+		if srv != nil {
+			errs = append(errs, srv.Shutdown(ctx))
+		}
 	}
 	r.shutdownWG.Wait()
+	if r.channelStore != nil {
+		errs = append(errs, r.channelStore.Close())
+	}
 	r.telemetry.Shutdown()
-	return err
+	return errors.Join(errs...)
 }
 
 // sessionAccepted describes one posted session in the 202 response.

@@ -23,11 +23,14 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                                metric.Meter
-	mu                                   sync.Mutex
-	registrations                        []metric.Registration
-	ReceiverAgentsessionRequestsRejected metric.Int64Counter
-	ReceiverAgentsessionSessionsReceived metric.Int64Counter
+	meter                                       metric.Meter
+	mu                                          sync.Mutex
+	registrations                               []metric.Registration
+	ReceiverAgentsessionChannelMessages         metric.Int64Counter
+	ReceiverAgentsessionChannelRequestsRejected metric.Int64Counter
+	ReceiverAgentsessionChannelSessionsEnded    metric.Int64Counter
+	ReceiverAgentsessionRequestsRejected        metric.Int64Counter
+	ReceiverAgentsessionSessionsReceived        metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -59,6 +62,24 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ReceiverAgentsessionChannelMessages, err = builder.meter.Int64Counter(
+		"otelcol_receiver_agentsession_channel_messages",
+		metric.WithDescription("Number of messages stored by the evaluation channel (each is passed on as spans). [Development]"),
+		metric.WithUnit("{message}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverAgentsessionChannelRequestsRejected, err = builder.meter.Int64Counter(
+		"otelcol_receiver_agentsession_channel_requests_rejected",
+		metric.WithDescription("Number of evaluation channel requests answered with a 4xx status (bad input, missing or wrong API key, forbidden, unknown id, conflict, too large). [Development]"),
+		metric.WithUnit("{request}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverAgentsessionChannelSessionsEnded, err = builder.meter.Int64Counter(
+		"otelcol_receiver_agentsession_channel_sessions_ended",
+		metric.WithDescription("Number of evaluation channel sessions ended (a proctor's submit or a host's end). [Development]"),
+		metric.WithUnit("{session}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverAgentsessionRequestsRejected, err = builder.meter.Int64Counter(
 		"otelcol_receiver_agentsession_requests_rejected",
 		metric.WithDescription("Number of POST /v1/agent_sessions requests answered with a 4xx status (invalid JSON or schema violation, body over max_request_body_size, wrong method). [Development]"),

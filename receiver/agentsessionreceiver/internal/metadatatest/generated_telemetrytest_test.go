@@ -19,8 +19,20 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.ReceiverAgentsessionChannelMessages.Add(context.Background(), 1)
+	tb.ReceiverAgentsessionChannelRequestsRejected.Add(context.Background(), 1)
+	tb.ReceiverAgentsessionChannelSessionsEnded.Add(context.Background(), 1)
 	tb.ReceiverAgentsessionRequestsRejected.Add(context.Background(), 1)
 	tb.ReceiverAgentsessionSessionsReceived.Add(context.Background(), 1)
+	AssertEqualReceiverAgentsessionChannelMessages(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualReceiverAgentsessionChannelRequestsRejected(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualReceiverAgentsessionChannelSessionsEnded(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverAgentsessionRequestsRejected(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())

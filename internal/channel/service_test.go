@@ -1,0 +1,110 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package channel_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/channel"
+	"github.com/agenteval/agenteval-collector/internal/store"
+)
+
+// newService runs the channel over a real SQLite store (the receiver's tests run the
+// same flows over HTTP on SQLite and PostgreSQL).
+func newService(t *testing.T) *channel.Service {
+	t.Helper()
+	st, err := store.OpenChannel(context.Background(), store.DriverSQLite, filepath.Join(t.TempDir(), "channel.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, st.Close()) })
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	svc, err := channel.New(channel.Options{Store: st, Definitions: []channel.Definition{{ID: "sip-5", Type: channel.KindProctored}},
+		Now: func() time.Time { mu.Lock(); defer mu.Unlock(); at = at.Add(time.Second); return at }})
+	require.NoError(t, err)
+	return svc
+}
+
+func agent(t *testing.T, svc *channel.Service, id string) channel.Agent {
+	t.Helper()
+	_, key, err := svc.IssueKey(context.Background(), id, "")
+	require.NoError(t, err)
+	a, err := svc.Authenticate(context.Background(), key)
+	require.NoError(t, err)
+	assert.Equal(t, id, a.ID)
+	return a
+}
+
+// TestConcurrentSubmits: two submits of one registration at once, exactly one stored.
+func TestConcurrentSubmits(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t)
+	cand, proc := agent(t, svc, "cand"), agent(t, svc, "proc")
+	reg, err := svc.Register(ctx, cand, "sip-5")
+	require.NoError(t, err)
+	_, err = svc.Start(ctx, cand, "sip-5")
+	require.NoError(t, err)
+	_, err = svc.Claim(ctx, proc, "sip-5", reg.ID)
+	require.NoError(t, err)
+
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = svc.Submit(ctx, proc, "sip-5", channel.SubmitRequest{RegistrationID: reg.ID, Passed: i%2 == 0})
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+			continue
+		}
+		assert.ErrorIs(t, err, channel.ErrConflict)
+	}
+	assert.Equal(t, 1, ok)
+}
+
+func TestAuthenticate(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t)
+	_, key, err := svc.IssueKey(ctx, "a1", "First")
+	require.NoError(t, err)
+	a, err := svc.Authenticate(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, "First", a.Name)
+
+	// A new key without a name keeps the name; both keys stay valid.
+	renamed, key2, err := svc.IssueKey(ctx, "a1", "")
+	require.NoError(t, err)
+	assert.Equal(t, "First", renamed.Name)
+	for _, k := range []string{key, key2} {
+		_, err = svc.Authenticate(ctx, k)
+		assert.NoError(t, err)
+	}
+	for _, k := range []string{"", "nope", key[:len(key)-1] + "x"} {
+		_, err = svc.Authenticate(ctx, k)
+		assert.True(t, errors.Is(err, channel.ErrUnauthorized), "%q: %v", k, err)
+	}
+	_, _, err = svc.IssueKey(ctx, " ", "")
+	assert.ErrorIs(t, err, channel.ErrInvalid)
+}
+
+func TestNewRejectsBadDefinitions(t *testing.T) {
+	st, err := store.OpenChannel(context.Background(), store.DriverSQLite, filepath.Join(t.TempDir(), "c.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = channel.New(channel.Options{Store: st, Definitions: []channel.Definition{{ID: "a", Type: channel.KindProctored}, {ID: "a", Type: channel.KindProctored}}})
+	assert.ErrorContains(t, err, `duplicate evaluation id "a"`)
+	_, err = channel.New(channel.Options{})
+	assert.ErrorContains(t, err, "nil store")
+}
