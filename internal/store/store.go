@@ -51,6 +51,11 @@ type Filter struct {
 	// is set.
 	MinScore *float64
 	MaxScore *float64
+	// Partial, when set, keeps sessions whose partial flag equals it.
+	Partial *bool
+	// TaskCompletion, when set, keeps sessions whose task_completion equals it (sessions
+	// without a task_completion verdict are left out).
+	TaskCompletion *bool
 }
 
 // AgentScorePoint is one session's score for one agent (per-agent score history).
