@@ -138,8 +138,12 @@ func (b *Broadcaster) removeLocked(s *Subscription) {
 // Subscribers returns the number of open streams.
 func (b *Broadcaster) Subscribers() int { return int(b.n.Load()) }
 
-// Close ends every stream; later Subscribe calls fail and Publish does nothing.
+// Close ends every stream; later Subscribe calls fail and Publish does nothing. A nil
+// broadcaster does nothing.
 func (b *Broadcaster) Close() {
+	if b == nil {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {
