@@ -373,13 +373,15 @@ func (u *UI) session(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, tr := range a.TurnResults {
 		tv := turnView{TurnResult: tr, TraceURL: u.opts.TraceURL.URL(tr.TraceID, tr.RootSpanID, a.SessionID)}
+		// Per interaction (in the turn's order), its tool calls, then the handoffs it
+		// made: an agent usually works, then passes on.
 		for _, in := range tr.Interactions {
+			for _, tc := range in.ToolCalls {
+				tv.Steps = append(tv.Steps, stepView{AgentID: tc.AgentID, Tool: tc.ToolName, Verdict: tc.Verdict, Issues: tc.Issues})
+			}
 			for _, h := range in.Handoffs {
 				tv.Steps = append(tv.Steps, stepView{AgentID: h.FromAgent, Handoff: true, ToAgent: h.ToAgent, Mode: h.Mode,
 					Payload: h.Payload, PayloadCaptured: h.PayloadCaptured})
-			}
-			for _, tc := range in.ToolCalls {
-				tv.Steps = append(tv.Steps, stepView{AgentID: tc.AgentID, Tool: tc.ToolName, Verdict: tc.Verdict, Issues: tc.Issues})
 			}
 		}
 		page.Turns = append(page.Turns, tv)
