@@ -41,12 +41,11 @@ func Chromium() string {
 func New(t testing.TB, timeout time.Duration) context.Context {
 	t.Helper()
 	bin := Chromium()
-	if bin == "" {
-		const how = "no Chromium found (install Debian's package: apt-get install chromium, or set " + ChromiumEnv + ")"
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the web UI browser tests must run in CI: " + how)
-		}
-		t.Skip("skipping the browser test: " + how)
+	switch verdict, msg := missing(bin, os.Getenv("CI")); verdict {
+	case verdictFail:
+		t.Fatal(msg)
+	case verdictSkip:
+		t.Skip(msg)
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
@@ -77,4 +76,27 @@ func New(t testing.TB, timeout time.Duration) context.Context {
 	ctx, cancelTimeout := context.WithTimeout(browserCtx, timeout)
 	t.Cleanup(cancelTimeout)
 	return ctx
+}
+
+type verdict int
+
+const (
+	verdictRun verdict = iota
+	verdictSkip
+	verdictFail
+)
+
+// missing decides what a browser test does with the binary bin ("" when none was
+// found) and the CI environment variable: run; fail when CI is "true" (the CI installs
+// Debian's chromium, so a missing browser is a broken CI, never a silent skip); skip
+// otherwise, saying how to install one.
+func missing(bin, ci string) (verdict, string) {
+	if bin != "" {
+		return verdictRun, ""
+	}
+	const how = "no Chromium found (install Debian's package: apt-get install chromium, or set " + ChromiumEnv + ")"
+	if ci == "true" {
+		return verdictFail, "the web UI browser tests must run in CI: " + how
+	}
+	return verdictSkip, "skipping the browser test: " + how
 }
