@@ -63,6 +63,10 @@ func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, error) {
 		return nil, fmt.Errorf("agenteval: ui.trace_url_template: %w", err)
 	}
 	events := webui.NewBroadcaster(e.cfg.UI.MaxEventClients)
+	// Extension point: the proctored evaluation channel's messages (agentsession
+	// receiver, stored in the same result store) appear under a session's transcript once
+	// webui.Options.Channel is set to a reader of them (an adapter from the store's
+	// message rows to webui.ChannelMessage).
 	ui, err := webui.New(webui.Options{Store: st, TraceURL: tmpl, Events: events, Logger: e.logger})
 	if err != nil {
 		return nil, fmt.Errorf("agenteval: web UI: %w", err)

@@ -20,6 +20,7 @@
   function sessionLink(id, suffix) {
     var a = document.createElement("a");
     a.href = "/sessions/" + encodeURIComponent(id) + (suffix || "");
+    a.className = "session-link";
     a.textContent = id;
     return a;
   }
@@ -44,7 +45,7 @@
     while (body.childNodes.length > maxRows) body.removeChild(body.lastChild);
   }
   function now() {
-    return new Date().toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+    return new Date().toISOString().slice(11, 19) + " UTC";
   }
 
   var es = new EventSource("/api/v1/events");
@@ -55,7 +56,7 @@
     var row = document.createElement("tr");
     row.dataset.kind = "turn";
     row.dataset.session = t.session_id;
-    cell(row, now());
+    cell(row, now(), "when");
     cell(row, "turn " + t.turn_index + (t.final ? " (final verdict)" : " (closed)"));
     cell(row, sessionLink(t.session_id, "#turn-" + t.turn_index));
     cell(row, (t.is_bad ? "✗ bad: " + t.detection_type : "✓ good") + ", confidence " + t.confidence.toFixed(2), "verdict");
@@ -67,12 +68,12 @@
     var row = document.createElement("tr");
     row.dataset.kind = "session";
     row.dataset.session = s.session_id;
-    cell(row, now());
+    cell(row, now(), "when");
     cell(row, "session stored");
     cell(row, sessionLink(s.session_id));
     cell(row, badge(s.overall_score));
     var task = s.task_completion === null ? "task unknown" : s.task_completion ? "✓ task completed" : "✗ task not completed";
-    cell(row, s.turns + " turns · " + (s.agents || []).join(", ") + " · " + task + (s.partial ? " · ◐ partial" : ""));
+    cell(row, s.turns + (s.turns === 1 ? " turn · " : " turns · ") + (s.agents || []).join(", ") + " · " + task + (s.partial ? " · ◐ partial" : ""));
     add(row);
   });
 })();
