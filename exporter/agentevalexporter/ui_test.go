@@ -161,12 +161,11 @@ func TestEventStream(t *testing.T) {
 	assert.Equal(t, a.Agents(), sess.Agents)
 	assert.Equal(t, len(a.TurnResults), sess.Turns)
 
-	// Shutdown ends the open stream instead of waiting for it.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Shutdown ends the open stream instead of waiting for it: a stream still open at
+	// the deadline would make the server's Shutdown, hence this one, fail.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	start := time.Now()
 	require.NoError(t, x.te.Shutdown(ctx))
-	assert.Less(t, time.Since(start), 2*time.Second)
 	for range events { //nolint:revive // drain until the stream ends
 	}
 }
