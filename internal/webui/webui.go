@@ -192,7 +192,18 @@ type sessionsPage struct {
 	Error    string
 	Sessions []store.SessionSummary
 	Full     bool
+	// Paged is true on a page after the first; OlderURL links to the next page when
+	// this one is full, NewestURL back to the first.
+	Paged     bool
+	OlderURL  string
+	NewestURL string
 }
+
+// Query parameters of the list's keyset pagination (store.Filter.After).
+const (
+	paramAfter   = "after"
+	paramAfterID = "after_id"
+)
 
 // parseListForm reads the sessions list's query: agent, min_score and max_score (0..1),
 // since (RFC 3339, or "2006-01-02T15:04" / "2006-01-02" read as UTC), partial and task
@@ -250,7 +261,28 @@ func parseListForm(q url.Values) (listForm, store.Filter, error) {
 		return nil
 	}
 	f.Partial, f.TaskCompletion = yesNo("partial", form.Partial), yesNo("task", form.Task)
+	if q.Has(paramAfter) || q.Has(paramAfterID) {
+		t, err := time.Parse(time.RFC3339Nano, q.Get(paramAfter))
+		if err != nil || q.Get(paramAfterID) == "" {
+			errs = append(errs, errors.New("after, after_id: a page link is an RFC 3339 time and a session id; start again from the newest sessions"))
+		} else {
+			f.After = &store.Cursor{EndedAt: t, SessionID: q.Get(paramAfterID)}
+		}
+	}
 	return form, f, errors.Join(errs...)
+}
+
+// listURL is the sessions list with query q (empty values dropped).
+func listURL(q url.Values) string {
+	for k, v := range q {
+		if len(v) == 0 || v[0] == "" {
+			q.Del(k)
+		}
+	}
+	if len(q) == 0 {
+		return PathSessions
+	}
+	return PathSessions + "?" + q.Encode()
 }
 
 func parseSince(s string) (time.Time, error) {
@@ -279,6 +311,17 @@ func (u *UI) sessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page.Full = len(page.Sessions) >= f.Limit
+	q := r.URL.Query()
+	q.Del(paramAfter)
+	q.Del(paramAfterID)
+	page.NewestURL = listURL(q)
+	page.Paged = f.After != nil
+	if page.Full {
+		last := page.Sessions[len(page.Sessions)-1]
+		q.Set(paramAfter, last.EndedAt.UTC().Format(time.RFC3339Nano))
+		q.Set(paramAfterID, last.SessionID)
+		page.OlderURL = listURL(q)
+	}
 	u.render(w, http.StatusOK, "sessions", page)
 }
 

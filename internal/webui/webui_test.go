@@ -176,6 +176,75 @@ func TestSessionsListBadFilters(t *testing.T) {
 	}
 }
 
+// olderLink returns the href of the page's "Older sessions" link, "" without one.
+func olderLink(t testing.TB, page string) string {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(page))
+	require.NoError(t, err)
+	var href string
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.Data == "a" {
+			var id, h string
+			for _, a := range n.Attr {
+				switch a.Key {
+				case "id":
+					id = a.Val
+				case "href":
+					h = a.Val
+				}
+			}
+			if id == "older" {
+				href = h
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return href
+}
+
+// TestSessionsListPages follows the "Older sessions" links two sessions at a time, with
+// a filter: every matching session is listed once, in order, and the filter is kept.
+func TestSessionsListPages(t *testing.T) {
+	st, _ := goldenStore(t)
+	srv := newServer(t, Options{Store: st})
+	for query, want := range map[string][]string{
+		"/?limit=2":                {"refund-12345", "clean", "reask", "correction", "no-content", "errors"},
+		"/?limit=2&min_score=0.75": {"refund-12345", "clean", "no-content", "errors"},
+		"/?limit=3&agent=executor": {"refund-12345", "no-content", "errors"},
+	} {
+		t.Run(query, func(t *testing.T) {
+			var got []string
+			path := query
+			for pages := 0; path != ""; pages++ {
+				require.Less(t, pages, 10, "pagination does not end")
+				code, page, _ := get(t, srv, path)
+				require.Equal(t, http.StatusOK, code, path)
+				got = append(got, sessionIDsOf(t, page)...)
+				if pages > 0 {
+					want, err := url.Parse(query)
+					require.NoError(t, err)
+					found := false
+					for _, h := range hrefs(t, page) {
+						u, err := url.Parse(h)
+						require.NoError(t, err)
+						found = found || (u.Path == "/" && u.RawQuery != "" && u.Query().Encode() == want.Query().Encode())
+					}
+					assert.True(t, found, "the newest-sessions link keeps the filters of %s", query)
+				}
+				path = olderLink(t, page)
+			}
+			assert.Equal(t, want, got)
+		})
+	}
+	code, page, _ := get(t, srv, "/?after=yesterday&after_id=x")
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Contains(t, textOf(t, page), "after, after_id: a page link is an RFC 3339 time and a session id")
+}
+
 func TestSessionPage(t *testing.T) {
 	st, _ := goldenStore(t)
 	tmpl, err := ParseTraceURLTemplate("http://localhost:16686/trace/{trace_id}?uiFind={span_id}")
