@@ -100,7 +100,7 @@ func yesNo(v *bool, yes, no string) string {
 	}
 }
 
-func funcs(trace *TraceURLTemplate) template.FuncMap {
+func funcs() template.FuncMap {
 	return template.FuncMap{
 		"band":          band,
 		"driftBand":     driftBand,
@@ -112,14 +112,11 @@ func funcs(trace *TraceURLTemplate) template.FuncMap {
 		"agentURL":      agentURL,
 		"apiSessionURL": apiSessionURL,
 		"yesNo":         yesNo,
-		"add":           func(a, b int) int { return a + b },
-		"pct":           func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
 		"duration": func(a, b time.Time) string {
 			if a.IsZero() || b.IsZero() {
 				return "–"
 			}
 			return ms(float64(b.Sub(a)) / float64(time.Millisecond))
 		},
-		"traceURL": trace.URL,
 	}
 }

@@ -37,13 +37,12 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// Paths of the UI (Go 1.22 ServeMux patterns in Register).
+// Paths of the UI (the other routes are in Register).
 const (
+	// PathSessions is the sessions list, the UI's home.
 	PathSessions = "/"
-	PathSession  = "/sessions/"
-	PathAgent    = "/agents/"
-	PathLive     = "/live"
-	PathStatic   = "/static/"
+	// PathLive is the live view.
+	PathLive = "/live"
 	// PathEvents is the live stream (server-sent events), under the API prefix.
 	PathEvents = "/api/v1/events"
 )
@@ -108,7 +107,7 @@ func New(opts Options) (*UI, error) {
 	}
 	u := &UI{opts: opts, pages: map[string]*template.Template{}}
 	for _, page := range []string{"sessions", "session", "agent", "live", "error"} {
-		t, err := template.New(page).Funcs(funcs(&u.opts.TraceURL)).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
+		t, err := template.New(page).Funcs(funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return nil, fmt.Errorf("webui: template %s: %w", page, err)
 		}
@@ -119,20 +118,20 @@ func New(opts Options) (*UI, error) {
 
 // Register adds the UI's routes to mux:
 //
-//	GET /                        sessions list  ?agent ?min_score ?max_score ?since ?partial ?task ?limit
+//	GET /                        sessions list  ?agent ?min_score ?max_score ?since ?partial ?task ?limit ?after ?after_id
 //	GET /sessions/{session_id}   one session: scores, turns, tool issues, recommendations, transcript
 //	GET /agents/{agent_id}       an agent's score history
 //	GET /live                    live view (when Events is set)
 //	GET /api/v1/events           server-sent events (when Events is set)
 //	GET /static/...              embedded CSS and JavaScript
 func (u *UI) Register(mux *http.ServeMux) {
-	mux.HandleFunc("GET /{$}", u.sessions)
+	mux.HandleFunc("GET "+PathSessions+"{$}", u.sessions)
 	mux.HandleFunc("GET /sessions/{session_id}", u.session)
 	mux.HandleFunc("GET /agents/{agent_id}", u.agent)
 	static, _ := fs.Sub(staticFS, "static") // the embedded directory exists
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	if u.opts.Events != nil {
-		mux.HandleFunc("GET /live", u.live)
+		mux.HandleFunc("GET "+PathLive, u.live)
 		mux.Handle("GET "+PathEvents, u.opts.Events)
 	}
 }
