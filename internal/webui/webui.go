@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -336,6 +337,9 @@ type sessionPage struct {
 	// ChannelError is set when the channel transcript could not be read.
 	ChannelError string
 	TraceLinks   bool
+	// References is the reference-based results (dataset evaluation) as indented JSON;
+	// "" without them.
+	References string
 }
 
 // scoreRow is one session-level score with its explanation. Drift marks
@@ -412,6 +416,11 @@ func (u *UI) session(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, agent := range a.Agents() {
 		page.Agents = append(page.Agents, agentRow{ID: agent, Scores: a.PerAgentScores[agent]})
+	}
+	if a.References != nil {
+		if js, err := json.MarshalIndent(a.References, "", "  "); err == nil {
+			page.References = string(js)
+		}
 	}
 	for _, tr := range a.TurnResults {
 		tv := turnView{TurnResult: tr, TraceURL: u.opts.TraceURL.URL(tr.TraceID, tr.RootSpanID, a.SessionID)}

@@ -287,6 +287,21 @@ func TestSessionPage(t *testing.T) {
 	assert.Contains(t, hrefs(t, page), "http://localhost:16686/trace/trace-0?uiFind=root-0")
 }
 
+// TestSessionPageShowsReferences: reference-based results (a dataset run) are shown as
+// JSON; without them the section is absent.
+func TestSessionPageShowsReferences(t *testing.T) {
+	st, _ := goldenStore(t)
+	a := goldenAnalyses(t)[0]
+	a.SessionID = "with-references"
+	a.References = map[string]any{"tool_selection": map[string]any{"score": 0.5, "expected": []any{"lookup_order"}}}
+	require.NoError(t, st.SaveAnalysis(context.Background(), a))
+	srv := newServer(t, Options{Store: st})
+	_, page, _ := get(t, srv, "/sessions/with-references")
+	assert.Contains(t, textOf(t, page), `Reference-based results { "tool_selection": { "expected": [ "lookup_order" ], "score": 0.5 } }`)
+	_, page, _ = get(t, srv, "/sessions/clean")
+	assert.NotContains(t, textOf(t, page), "Reference-based results")
+}
+
 func TestSessionPageWithoutTraceTemplateHasNoTraceLink(t *testing.T) {
 	st, _ := goldenStore(t)
 	srv := newServer(t, Options{Store: st})
