@@ -273,6 +273,7 @@ func TestSessionPage(t *testing.T) {
 		"Refund R-778 of $49.99 for order #12345 has been issued.",
 		"Turn 2", "✗ bad: hallucination",
 		"planner → executor",
+		"Agents in this turn: planner 1.00 good · executor",
 		"called send_email : invalid; PARAMETER_HALLUCINATION priority",
 		// Latency and usage.
 		"Latency and usage", "2.8 s",
