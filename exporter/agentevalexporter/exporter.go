@@ -111,11 +111,11 @@ func (e *agentEvalExporter) start(ctx context.Context, host component.Host) (err
 	if e.promServer, e.promAddr, err = e.startServer(ctx, host, "prometheus", &e.cfg.Prometheus.ServerConfig, e.metrics.handler()); err != nil {
 		return err
 	}
-	api, err := e.apiHandler(st)
+	api, apiOpts, err := e.apiHandler(st)
 	if err != nil {
 		return err
 	}
-	if e.apiServer, e.apiAddr, err = e.startServer(ctx, host, "api", &e.cfg.API, api); err != nil {
+	if e.apiServer, e.apiAddr, err = e.startServer(ctx, host, "api", &e.cfg.API, api, apiOpts...); err != nil {
 		return err
 	}
 
@@ -130,12 +130,12 @@ func (e *agentEvalExporter) start(ctx context.Context, host component.Host) (err
 
 // startServer listens on cfg's endpoint (so a taken port fails Start) and serves handler
 // in a goroutine that shutdown waits for.
-func (e *agentEvalExporter) startServer(ctx context.Context, host component.Host, name string, cfg *confighttp.ServerConfig, handler http.Handler) (*http.Server, net.Addr, error) {
+func (e *agentEvalExporter) startServer(ctx context.Context, host component.Host, name string, cfg *confighttp.ServerConfig, handler http.Handler, opts ...confighttp.ToServerOption) (*http.Server, net.Addr, error) {
 	ln, err := cfg.ToListener(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("agenteval: %s server: cannot listen on %s.endpoint %q: %w", name, name, cfg.NetAddr.Endpoint, err)
 	}
-	srv, err := cfg.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, handler)
+	srv, err := cfg.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, handler, opts...)
 	if err != nil {
 		_ = ln.Close()
 		return nil, nil, fmt.Errorf("agenteval: %s server: %w", name, err)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"go.opentelemetry.io/collector/config/confighttp"
+
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/internal/webui"
 )
@@ -50,17 +52,17 @@ func (c *UIConfig) validate() []error {
 	return errs
 }
 
-// apiHandler is the query API server's handler: the JSON API and, when ui.enabled, the
-// web UI and its live event stream, which it creates (e.events) for pushTraces to
-// publish to.
-func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, error) {
+// apiHandler is the query API server's handler and server options: the JSON API and,
+// when ui.enabled, the web UI and its live event stream, which it creates (e.events) for
+// pushTraces to publish to.
+func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, []confighttp.ToServerOption, error) {
 	mux := newQueryAPI(st, e.logger)
 	if !e.cfg.UI.Enabled {
-		return mux, nil
+		return mux, nil, nil
 	}
 	tmpl, err := webui.ParseTraceURLTemplate(e.cfg.UI.TraceURLTemplate)
 	if err != nil { // Validate has already checked it
-		return nil, fmt.Errorf("agenteval: ui.trace_url_template: %w", err)
+		return nil, nil, fmt.Errorf("agenteval: ui.trace_url_template: %w", err)
 	}
 	events := webui.NewBroadcaster(e.cfg.UI.MaxEventClients)
 	// Extension point: the proctored evaluation channel's messages (agentsession
@@ -69,9 +71,23 @@ func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, error) {
 	// message rows to webui.ChannelMessage).
 	ui, err := webui.New(webui.Options{Store: st, TraceURL: tmpl, Events: events, Logger: e.logger})
 	if err != nil {
-		return nil, fmt.Errorf("agenteval: web UI: %w", err)
+		return nil, nil, fmt.Errorf("agenteval: web UI: %w", err)
 	}
 	ui.Register(mux)
 	e.events = events
-	return mux, nil
+	return mux, []confighttp.ToServerOption{confighttp.WithErrorHandler(challengeBrowsers)}, nil
+}
+
+// basicChallenge is the WWW-Authenticate header of the API server's 401 responses.
+const basicChallenge = `Basic realm="agenteval", charset="UTF-8"`
+
+// challengeBrowsers is the API server's error handler with the UI on: it writes the
+// error as confighttp does, and adds a Basic challenge to a 401 from the authenticator,
+// so that a browser asks for the user and password of an authenticator such as
+// contrib's basicauth instead of showing a bare error.
+func challengeBrowsers(w http.ResponseWriter, _ *http.Request, msg string, status int) {
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", basicChallenge)
+	}
+	http.Error(w, msg, status)
 }

@@ -89,6 +89,13 @@ func TestUIBehindTheAuthenticator(t *testing.T) {
 	}
 	code, _ := httpGet(t, x.apiURL("/"), "s3cret")
 	assert.Equal(t, http.StatusOK, code)
+
+	// A 401 challenges the browser to ask for credentials.
+	resp, err := http.Get(x.apiURL("/"))
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Equal(t, `Basic realm="agenteval", charset="UTF-8"`, resp.Header.Get("WWW-Authenticate"))
 }
 
 // sseEvent is one parsed server-sent event.
