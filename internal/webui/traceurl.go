@@ -57,6 +57,12 @@ func ParseTraceURLTemplate(tmpl string) (TraceURLTemplate, error) {
 	if u.Host == "" {
 		return TraceURLTemplate{}, fmt.Errorf("%q: must be an absolute URL with a host", tmpl)
 	}
+	// Placeholders go in the path, query or fragment: an id in the host would make
+	// links to other hosts (or invalid ones).
+	rest := strings.TrimPrefix(tmpl[:strings.IndexByte(tmpl, '{')], u.Scheme+"://")
+	if !strings.ContainsAny(rest, "/?#") {
+		return TraceURLTemplate{}, fmt.Errorf("%q: placeholders must come after the host (in the path, query or fragment)", tmpl)
+	}
 	return t, nil
 }
 

@@ -33,12 +33,15 @@ func TestTraceURLTemplate(t *testing.T) {
 
 func TestParseTraceURLTemplateErrors(t *testing.T) {
 	for tmpl, want := range map[string]string{
-		"http://jaeger/search":                "has no {trace_id} placeholder",
-		"http://jaeger/{trace_id}/{spanid}":   "unknown placeholder {spanid}",
-		"ftp://jaeger/{trace_id}":             "scheme must be http or https",
-		"jaeger:16686/trace/{trace_id}":       "scheme must be http or https",
-		"http:///trace/{trace_id}":            "must be an absolute URL with a host",
-		"http://jae ger:bad/trace/{trace_id}": "is not a valid URL",
+		"http://jaeger/search":                  "has no {trace_id} placeholder",
+		"http://jaeger/{trace_id}/{spanid}":     "unknown placeholder {spanid}",
+		"ftp://jaeger/{trace_id}":               "scheme must be http or https",
+		"jaeger:16686/trace/{trace_id}":         "scheme must be http or https",
+		"http:///trace/{trace_id}":              "must be an absolute URL with a host",
+		"http://jae ger:bad/trace/{trace_id}":   "is not a valid URL",
+		"http://{trace_id}/":                    "placeholders must come after the host",
+		"http://jaeger.{session_id}/{trace_id}": "placeholders must come after the host",
+		"http://jaeger:{span_id}/t/{trace_id}":  "is not a valid URL",
 	} {
 		_, err := ParseTraceURLTemplate(tmpl)
 		assert.ErrorContains(t, err, want, tmpl)
