@@ -39,6 +39,7 @@ run: build
 	@echo "  OTLP in            grpc localhost:4317, http http://localhost:4318"
 	@echo "  AgentSession JSON  POST http://localhost:8891/v1/agent_sessions"
 	@echo "  Prometheus         http://localhost:8889/metrics"
+	@echo "  web UI             http://localhost:8890/ (sessions, transcripts, live view)"
 	@echo "  query API          http://localhost:8890/api/v1/agent_sessions"
 	@echo "                     http://localhost:8890/api/v1/agent_sessions/{session_id}"
 	@echo "  result store       $(AGENTEVAL_DATA_DIR)/agenteval.db"

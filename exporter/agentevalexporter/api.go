@@ -50,7 +50,7 @@ type AgentScoreHistory struct {
 //	GET /api/v1/agent_sessions                  ?limit ?since ?agent ?min_score ?max_score
 //	GET /api/v1/agent_sessions/{session_id}     the analysis JSON (evaluation.Analysis)
 //	GET /api/v1/agents/{agent_id}/scores        ?limit
-func newQueryAPI(st store.Store, logger *zap.Logger) http.Handler {
+func newQueryAPI(st store.Store, logger *zap.Logger) *http.ServeMux {
 	a := &queryAPI{store: st, logger: logger}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/agent_sessions", a.listSessions)

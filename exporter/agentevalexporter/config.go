@@ -52,6 +52,8 @@ type Config struct {
 	// API is the query API server (confighttp: TLS, CORS and the collector's authenticator
 	// extensions via `auth`). Default endpoint: localhost:8890.
 	API confighttp.ServerConfig `mapstructure:"api"`
+	// UI is the web UI at / on the API server. Default: enabled, no trace links.
+	UI UIConfig `mapstructure:"ui"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -114,6 +116,7 @@ func (cfg *Config) Validate() error {
 	if sameFixedEndpoint(cfg.Prometheus.NetAddr.Endpoint, cfg.API.NetAddr.Endpoint) {
 		errs = append(errs, fmt.Errorf("prometheus.endpoint and api.endpoint: both are %q; each server needs its own port", cfg.API.NetAddr.Endpoint))
 	}
+	errs = append(errs, cfg.UI.validate()...)
 	return errors.Join(errs...)
 }
 

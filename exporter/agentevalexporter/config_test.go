@@ -58,6 +58,8 @@ func TestLoadConfig(t *testing.T) {
 				cfg.API.Auth = configoptional.Some(confighttp.AuthConfig{
 					Config: configauth.Config{AuthenticatorID: component.MustNewIDWithName("basicauth", "api")},
 				})
+				cfg.UI.TraceURLTemplate = "http://jaeger.example:16686/trace/{trace_id}?uiFind={span_id}"
+				cfg.UI.MaxEventClients = 4
 				return cfg
 			},
 		},
@@ -68,6 +70,14 @@ func TestLoadConfig(t *testing.T) {
 				cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 				cfg.Store.DSN = "/var/lib/agenteval/results.db"
 				cfg.Store.Retention = 0
+				return cfg
+			},
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "no_ui"),
+			expected: func() *Config {
+				cfg := createDefaultConfig().(*Config)
+				cfg.UI.Enabled = false
 				return cfg
 			},
 		},
@@ -96,6 +106,9 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, 100, cfg.Prometheus.MaxLabelValues)
 	assert.True(t, cfg.QueueConfig.HasValue(), "sending_queue is on by default")
 	assert.True(t, cfg.RetryConfig.Enabled, "retry_on_failure is on by default")
+	assert.True(t, cfg.UI.Enabled, "the web UI is on by default")
+	assert.Empty(t, cfg.UI.TraceURLTemplate, "no trace links by default")
+	assert.Equal(t, 32, cfg.UI.MaxEventClients)
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -173,6 +186,45 @@ func TestConfigValidate(t *testing.T) {
 				c.Prometheus.NetAddr.Endpoint = "localhost:0"
 				c.API.NetAddr.Endpoint = "localhost:0"
 			},
+		},
+		{
+			name: "trace url template (Tempo in Grafana Explore)",
+			mutate: func(c *Config) {
+				c.UI.TraceURLTemplate = "https://grafana.example/explore?left=%7B%22queries%22:%5B%7B%22query%22:%22{trace_id}%22%7D%5D%7D"
+			},
+		},
+		{
+			name:        "trace url template without trace_id",
+			mutate:      func(c *Config) { c.UI.TraceURLTemplate = "http://jaeger:16686/search?service={session_id}" },
+			expectedErr: `ui.trace_url_template: "http://jaeger:16686/search?service={session_id}" has no {trace_id} placeholder`,
+		},
+		{
+			name:        "trace url template with an unknown placeholder",
+			mutate:      func(c *Config) { c.UI.TraceURLTemplate = "http://jaeger:16686/trace/{trace_id}?x={traceid}" },
+			expectedErr: `ui.trace_url_template: "http://jaeger:16686/trace/{trace_id}?x={traceid}": unknown placeholder {traceid}; valid placeholders are {trace_id}, {span_id} and {session_id}`,
+		},
+		{
+			name:        "trace url template not http",
+			mutate:      func(c *Config) { c.UI.TraceURLTemplate = "javascript:alert('{trace_id}')" },
+			expectedErr: `ui.trace_url_template: "javascript:alert('{trace_id}')": scheme must be http or https`,
+		},
+		{
+			name:        "trace url template relative",
+			mutate:      func(c *Config) { c.UI.TraceURLTemplate = "/trace/{trace_id}" },
+			expectedErr: `ui.trace_url_template: "/trace/{trace_id}": scheme must be http or https`,
+		},
+		{
+			name:        "zero max_event_clients",
+			mutate:      func(c *Config) { c.UI.MaxEventClients = 0 },
+			expectedErr: "ui.max_event_clients: must be >= 1, got 0",
+		},
+		{
+			name: "ui disabled still validates its keys",
+			mutate: func(c *Config) {
+				c.UI.Enabled = false
+				c.UI.MaxEventClients = -1
+			},
+			expectedErr: "ui.max_event_clients: must be >= 1, got -1",
 		},
 		{
 			name: "several errors are all reported",

@@ -27,6 +27,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/internal/webui"
 )
 
 // The evaluation spans this exporter reads (DESIGN.md §6; keys in internal/semconv):
@@ -60,6 +61,7 @@ type agentEvalExporter struct {
 	apiServer  *http.Server
 	promAddr   net.Addr
 	apiAddr    net.Addr
+	events     *webui.Broadcaster // nil when ui.enabled is false
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 
@@ -109,7 +111,11 @@ func (e *agentEvalExporter) start(ctx context.Context, host component.Host) (err
 	if e.promServer, e.promAddr, err = e.startServer(ctx, host, "prometheus", &e.cfg.Prometheus.ServerConfig, e.metrics.handler()); err != nil {
 		return err
 	}
-	if e.apiServer, e.apiAddr, err = e.startServer(ctx, host, "api", &e.cfg.API, newQueryAPI(st, e.logger)); err != nil {
+	api, apiOpts, err := e.apiHandler(st)
+	if err != nil {
+		return err
+	}
+	if e.apiServer, e.apiAddr, err = e.startServer(ctx, host, "api", &e.cfg.API, api, apiOpts...); err != nil {
 		return err
 	}
 
@@ -124,12 +130,12 @@ func (e *agentEvalExporter) start(ctx context.Context, host component.Host) (err
 
 // startServer listens on cfg's endpoint (so a taken port fails Start) and serves handler
 // in a goroutine that shutdown waits for.
-func (e *agentEvalExporter) startServer(ctx context.Context, host component.Host, name string, cfg *confighttp.ServerConfig, handler http.Handler) (*http.Server, net.Addr, error) {
+func (e *agentEvalExporter) startServer(ctx context.Context, host component.Host, name string, cfg *confighttp.ServerConfig, handler http.Handler, opts ...confighttp.ToServerOption) (*http.Server, net.Addr, error) {
 	ln, err := cfg.ToListener(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("agenteval: %s server: cannot listen on %s.endpoint %q: %w", name, name, cfg.NetAddr.Endpoint, err)
 	}
-	srv, err := cfg.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, handler)
+	srv, err := cfg.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, handler, opts...)
 	if err != nil {
 		_ = ln.Close()
 		return nil, nil, fmt.Errorf("agenteval: %s server: %w", name, err)
@@ -161,6 +167,8 @@ func (e *agentEvalExporter) release(ctx context.Context) error {
 		e.cancel()
 		e.cancel = nil
 	}
+	// End the live event streams first: srv.Shutdown waits for active handlers.
+	e.events.Close()
 	for _, srv := range []*http.Server{e.promServer, e.apiServer} {
 		if srv == nil {
 			continue
@@ -219,6 +227,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 						continue
 					}
 					e.metrics.recordTurn(&tr)
+					e.events.PublishTurn(&tr)
 				case semconv.EvalKindAgentSession:
 					var a evaluation.Analysis
 					if err := decodeJSONAttr(span, semconv.AgentEvalAnalysis, &a); err != nil {
@@ -240,6 +249,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 					}
 					stored++
 					e.metrics.recordAnalysis(&a)
+					e.events.PublishSession(&a)
 				}
 			}
 		}

@@ -55,6 +55,7 @@ func createDefaultConfig() component.Config {
 			MaxLabelValues: defaultMaxLabelValues,
 		},
 		API: api,
+		UI:  defaultUIConfig(),
 	}
 }
 

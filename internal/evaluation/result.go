@@ -128,6 +128,12 @@ type TurnResult struct {
 	Partial       bool                `json:"partial,omitempty"`
 	Interactions  []InteractionResult `json:"interactions"`
 	Explanations  map[string]string   `json:"explanations,omitempty"`
+
+	// UserMessage and FinalResponse are the turn's text as the session model holds it
+	// (capped by the processor's max_text_bytes; "" when not captured), carried so that
+	// the stored analysis holds the transcript the web UI shows next to the verdicts.
+	UserMessage   string `json:"user_message,omitempty"`
+	FinalResponse string `json:"final_response,omitempty"`
 }
 
 // AgentScores is one agent's entry in per_agent_scores (seed reask "Session Analysis

@@ -35,6 +35,7 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 		Interactions: make([]InteractionResult, 0, len(t.Interactions)),
 		Explanations: map[string]string{},
 	}
+	tr.UserMessage, tr.FinalResponse = t.UserMessage, t.FinalResponse
 	for ii := range t.Interactions {
 		tr.Interactions = append(tr.Interactions, c.interaction(ti, ii))
 	}

@@ -237,6 +237,19 @@ func (s *sqlStore) ListSessions(ctx context.Context, f Filter) ([]SessionSummary
 		where = append(where, "s.overall_score <= ?")
 		args = append(args, *f.MaxScore)
 	}
+	if f.Partial != nil {
+		where = append(where, "s.partial = ?")
+		args = append(args, *f.Partial)
+	}
+	if f.TaskCompletion != nil {
+		where = append(where, "s.task_completion = ?") // NULL: left out
+		args = append(args, *f.TaskCompletion)
+	}
+	if f.After != nil {
+		ended := s.d.timeArg(f.After.EndedAt)
+		where = append(where, "(s.ended_at < ? OR (s.ended_at = ? AND s.session_id < ?))")
+		args = append(args, ended, ended, cleanText(f.After.SessionID))
+	}
 	q := "SELECT s.session_id, s.started_at, s.ended_at, s.partial, s.overall_score, s.task_completion, s.turns FROM sessions s"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")

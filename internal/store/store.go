@@ -51,6 +51,21 @@ type Filter struct {
 	// is set.
 	MinScore *float64
 	MaxScore *float64
+	// Partial, when set, keeps sessions whose partial flag equals it.
+	Partial *bool
+	// TaskCompletion, when set, keeps sessions whose task_completion equals it (sessions
+	// without a task_completion verdict are left out).
+	TaskCompletion *bool
+	// After, when set, keeps the sessions that come after it in the list order (older,
+	// or as old with a smaller session id): pass the last summary of a page to get the
+	// next page (keyset pagination, stable while sessions are added).
+	After *Cursor
+}
+
+// Cursor is a position in the session list: a session's ended_at and id.
+type Cursor struct {
+	EndedAt   time.Time
+	SessionID string
 }
 
 // AgentScorePoint is one session's score for one agent (per-agent score history).

@@ -1,0 +1,93 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentevalexporter // import "github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
+
+import (
+	"fmt"
+	"net/http"
+
+	"go.opentelemetry.io/collector/config/confighttp"
+
+	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/internal/webui"
+)
+
+// defaultMaxEventClients is the default of ui.max_event_clients.
+const defaultMaxEventClients = webui.DefaultMaxSubscribers
+
+// UIConfig is the web UI served at / on the query API server (same endpoint, same
+// authenticator as the API; docs in README.md "Web UI").
+type UIConfig struct {
+	// Enabled serves the pages and the live event stream (GET /api/v1/events). Default
+	// true.
+	Enabled bool `mapstructure:"enabled"`
+	// TraceURLTemplate links each turn to its trace in your trace backend: an absolute
+	// http(s) URL with {trace_id} and optionally {span_id} (the turn's root span) and
+	// {session_id}, e.g. "http://localhost:16686/trace/{trace_id}" (Jaeger). Empty: no
+	// links. Default empty.
+	TraceURLTemplate string `mapstructure:"trace_url_template"`
+	// MaxEventClients bounds the open live event streams; more get 503. Each stream
+	// queues at most 64 events; a client that falls behind is disconnected (it
+	// reconnects), so the export path never waits for a browser. Default 32.
+	MaxEventClients int `mapstructure:"max_event_clients"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+func defaultUIConfig() UIConfig {
+	return UIConfig{Enabled: true, MaxEventClients: defaultMaxEventClients}
+}
+
+// validate returns the errors of the ui section, each naming its key.
+func (c *UIConfig) validate() []error {
+	var errs []error
+	if _, err := webui.ParseTraceURLTemplate(c.TraceURLTemplate); err != nil {
+		errs = append(errs, fmt.Errorf("ui.trace_url_template: %w", err))
+	}
+	if c.MaxEventClients < 1 {
+		errs = append(errs, fmt.Errorf("ui.max_event_clients: must be >= 1, got %d", c.MaxEventClients))
+	}
+	return errs
+}
+
+// apiHandler is the query API server's handler and server options: the JSON API and,
+// when ui.enabled, the web UI and its live event stream, which it creates (e.events) for
+// pushTraces to publish to.
+func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, []confighttp.ToServerOption, error) {
+	mux := newQueryAPI(st, e.logger)
+	if !e.cfg.UI.Enabled {
+		return mux, nil, nil
+	}
+	tmpl, err := webui.ParseTraceURLTemplate(e.cfg.UI.TraceURLTemplate)
+	if err != nil { // Validate has already checked it
+		return nil, nil, fmt.Errorf("agenteval: ui.trace_url_template: %w", err)
+	}
+	events := webui.NewBroadcaster(e.cfg.UI.MaxEventClients)
+	// Extension point: the proctored evaluation channel's messages (agentsession
+	// receiver, stored in the same result store) appear under a session's transcript once
+	// webui.Options.Channel is set to a reader of them (an adapter from the store's
+	// message rows to webui.ChannelMessage).
+	ui, err := webui.New(webui.Options{Store: st, TraceURL: tmpl, Events: events, Logger: e.logger})
+	if err != nil {
+		return nil, nil, fmt.Errorf("agenteval: web UI: %w", err)
+	}
+	ui.Register(mux)
+	e.events = events
+	return mux, []confighttp.ToServerOption{confighttp.WithErrorHandler(challengeBrowsers)}, nil
+}
+
+// basicChallenge is the WWW-Authenticate header of the API server's 401 responses.
+const basicChallenge = `Basic realm="agenteval", charset="UTF-8"`
+
+// challengeBrowsers is the API server's error handler with the UI on: it writes the
+// error as confighttp does, and adds a Basic challenge to a 401 from the authenticator,
+// so that a browser asks for the user and password of an authenticator such as
+// contrib's basicauth instead of showing a bare error.
+func challengeBrowsers(w http.ResponseWriter, _ *http.Request, msg string, status int) {
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", basicChallenge)
+	}
+	http.Error(w, msg, status)
+}

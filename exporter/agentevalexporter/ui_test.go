@@ -1,0 +1,193 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentevalexporter
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configauth"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
+
+	"github.com/agenteval/agenteval-collector/internal/webui"
+)
+
+// httpGet GETs url with an optional bearer token and returns the status and body.
+func httpGet(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, http.NoBody)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+// TestUIServedOnTheAPIServer: the pages of the stored analyses are on the API endpoint,
+// next to the JSON API, and link to it.
+func TestUIServedOnTheAPIServer(t *testing.T) {
+	cfg := testConfig()
+	cfg.UI.TraceURLTemplate = "http://tempo.example/trace/{trace_id}"
+	x := newTestExporter(t, cfg, nil)
+	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(true)).turn(turn1(true)).session(analysisCheckout()).traces()))
+
+	code, page := httpGet(t, x.apiURL("/"), "")
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, page, `href="/sessions/sess-checkout"`)
+	code, page = httpGet(t, x.apiURL("/sessions/sess-checkout"), "")
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, page, `href="/api/v1/agent_sessions/sess-checkout"`)
+	assert.Contains(t, page, `href="http://tempo.example/trace/`+traceTurn0.String()+`"`)
+	code, _ = httpGet(t, x.apiURL("/api/v1/agent_sessions/sess-checkout"), "")
+	assert.Equal(t, http.StatusOK, code, "the JSON link resolves")
+	code, _ = httpGet(t, x.apiURL("/agents/executor"), "")
+	assert.Equal(t, http.StatusOK, code)
+	code, _ = httpGet(t, x.apiURL("/static/live.js"), "")
+	assert.Equal(t, http.StatusOK, code)
+}
+
+func TestUIDisabled(t *testing.T) {
+	cfg := testConfig()
+	cfg.UI.Enabled = false
+	x := newTestExporter(t, cfg, nil)
+	for _, path := range []string{"/", "/sessions/x", "/live", "/api/v1/events", "/static/style.css"} {
+		code, _ := httpGet(t, x.apiURL(path), "")
+		assert.Equal(t, http.StatusNotFound, code, path)
+	}
+	code, _ := httpGet(t, x.apiURL("/api/v1/agent_sessions"), "")
+	assert.Equal(t, http.StatusOK, code, "the JSON API stays")
+	// Publishing without a broadcaster is a no-op.
+	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(false)).session(analysisCheckout()).traces()))
+}
+
+// TestUIBehindTheAuthenticator: the pages and the event stream take the API's
+// authenticator.
+func TestUIBehindTheAuthenticator(t *testing.T) {
+	authID := component.MustNewIDWithName("bearertokenauth", "api")
+	cfg := testConfig()
+	cfg.API.Auth = configoptional.Some(confighttp.AuthConfig{Config: configauth.Config{AuthenticatorID: authID}})
+	x := newTestExporterWithExtensions(t, cfg, nil, map[component.ID]component.Component{authID: headerAuth{}})
+	for _, path := range []string{"/", "/live", "/agents/a", "/static/style.css", "/api/v1/events"} {
+		code, _ := httpGet(t, x.apiURL(path), "")
+		assert.Equal(t, http.StatusUnauthorized, code, path)
+	}
+	code, _ := httpGet(t, x.apiURL("/"), "s3cret")
+	assert.Equal(t, http.StatusOK, code)
+
+	// A 401 challenges the browser to ask for credentials.
+	resp, err := http.Get(x.apiURL("/"))
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Equal(t, `Basic realm="agenteval", charset="UTF-8"`, resp.Header.Get("WWW-Authenticate"))
+}
+
+// sseEvent is one parsed server-sent event.
+type sseEvent struct {
+	typ  string
+	data string
+}
+
+// readEvents parses the stream into ch until it ends.
+func readEvents(body io.Reader, ch chan<- sseEvent) {
+	defer close(ch)
+	sc := bufio.NewScanner(body)
+	var ev sseEvent
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			ev.typ = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			ev.data = strings.TrimPrefix(line, "data: ")
+		case line == "" && ev.typ != "":
+			ch <- ev
+			ev = sseEvent{}
+		}
+	}
+}
+
+func nextEvent(t *testing.T, ch <-chan sseEvent) sseEvent {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		require.True(t, ok, "stream ended")
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event within 5s")
+		return sseEvent{}
+	}
+}
+
+// TestEventStream: a client of GET /api/v1/events receives each turn as the exporter
+// reads it and each session once it is stored; shutting the exporter down ends the
+// stream (the goleak check of TestMain covers the handler).
+func TestEventStream(t *testing.T) {
+	x := newTestExporter(t, testConfig(), nil)
+	resp, err := http.Get(x.apiURL(webui.PathEvents))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	events := make(chan sseEvent, 16)
+	go readEvents(resp.Body, events)
+	require.Eventually(t, func() bool { return x.exp.events.Subscribers() == 1 }, 5*time.Second, 10*time.Millisecond)
+
+	require.NoError(t, x.consume(newSpanBuilder(t).appSpan().turn(turn0(false)).traces()))
+	ev := nextEvent(t, events)
+	require.Equal(t, webui.EventTurn, ev.typ)
+	var turn webui.TurnEvent
+	require.NoError(t, json.Unmarshal([]byte(ev.data), &turn))
+	assert.Equal(t, webui.TurnEvent{SessionID: "sess-checkout", TurnIndex: 0, DetectionType: turn0(false).DetectionType,
+		Confidence: turn0(false).Confidence, Reason: turn0(false).Reason, LatencyMs: 2400}, turn)
+
+	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisCheckout()).traces()))
+	ev = nextEvent(t, events)
+	require.Equal(t, webui.EventSession, ev.typ)
+	var sess webui.SessionEvent
+	require.NoError(t, json.Unmarshal([]byte(ev.data), &sess))
+	a := analysisCheckout()
+	assert.Equal(t, "sess-checkout", sess.SessionID)
+	assert.Equal(t, a.OverallScore, sess.OverallScore)
+	assert.Equal(t, a.Agents(), sess.Agents)
+	assert.Equal(t, len(a.TurnResults), sess.Turns)
+
+	// Shutdown ends the open stream instead of waiting for it: a stream still open at
+	// the deadline would make the server's Shutdown, hence this one, fail.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, x.te.Shutdown(ctx))
+	for range events { //nolint:revive // drain until the stream ends
+	}
+}
+
+// TestEventStreamClientLimit: past ui.max_event_clients, a stream gets 503.
+func TestEventStreamClientLimit(t *testing.T) {
+	cfg := testConfig()
+	cfg.UI.MaxEventClients = 1
+	x := newTestExporter(t, cfg, nil)
+	resp, err := http.Get(x.apiURL(webui.PathEvents))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Eventually(t, func() bool { return x.exp.events.Subscribers() == 1 }, 5*time.Second, 10*time.Millisecond)
+	code, body := httpGet(t, x.apiURL(webui.PathEvents), "")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "too many live event streams")
+}

@@ -1,0 +1,176 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package webui
+
+import (
+	"context"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/webui/browsertest"
+)
+
+// updateScreenshot rewrites docs/ui-session.png (the README's screenshot) from the
+// browser test: go test ./internal/webui -run TestBrowser -update-screenshot.
+var updateScreenshot = flag.Bool("update-screenshot", false, "write the session page screenshot to docs/ui-session.png")
+
+const browserTimeout = 60 * time.Second
+
+// bodyText returns document.body.innerText (what a reader sees, as laid out).
+func bodyText(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+	require.NoError(t, err)
+	return text
+}
+
+// links returns the absolute href of every link of the page.
+func links(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("a[href]"), a => a.href)`))
+	require.NoError(t, err)
+	return out
+}
+
+// TestBrowserSessionsAndSessionPage drives headless Chromium over the UI of a real
+// SQLite store holding the golden analyses: the list shows them with their badges, a
+// click opens the session page with its scores, recommendations and transcript, every
+// link of these pages resolves, the filter form filters, and the agent page shows the
+// history. It writes a screenshot of the session page.
+func TestBrowserSessionsAndSessionPage(t *testing.T) {
+	st, as := goldenStore(t)
+	tmpl, err := ParseTraceURLTemplate("http://localhost:16686/trace/{trace_id}")
+	require.NoError(t, err)
+	srv := newServer(t, Options{Store: st, TraceURL: tmpl, Events: NewBroadcaster(2)})
+	ctx := browsertest.New(t, browserTimeout)
+
+	// The list.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible("table.sessions")))
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("table.sessions tbody tr").length`))
+	require.NoError(t, err)
+	assert.Equal(t, len(as), rows)
+	text := bodyText(t, ctx)
+	for _, want := range []string{"6 sessions, newest first", "refund-12345", "0.85 fair", "reask", "0.50 poor", "✓ completed", "✗ not completed"} {
+		assert.Contains(t, text, want)
+	}
+	checkLinks(t, srv.URL, links(t, ctx))
+
+	// A click opens the session page.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`a.session-link[href="/sessions/refund-12345"]`),
+		chromedp.WaitVisible("#transcript"),
+	))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	assert.Equal(t, srv.URL+"/sessions/refund-12345", loc)
+	text = bodyText(t, ctx)
+	for _, want := range []string{
+		"Session refund-12345", "Session scores", "overall_score", "0.85 fair",
+		"executor", "planner", "reviewer",
+		"Recommendations", "executor: 1 of 1 calls to send_email passed unknown parameter 'priority'",
+		"Tool issues", "PARAMETER_HALLUCINATION", "priority",
+		"Turns and transcript", "Please process a refund for order #12345, amount $49.99.",
+		"Refund R-778 of $49.99 for order #12345 has been issued.", "✗ bad: hallucination",
+		"Latency and usage",
+	} {
+		assert.Contains(t, text, want)
+	}
+	pageLinks := links(t, ctx)
+	assert.Contains(t, pageLinks, "http://localhost:16686/trace/trace-0", "trace link from the template")
+	checkLinks(t, srv.URL, pageLinks)
+
+	// The screenshot of the session page (the README's), at a reading width.
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.Greater(t, len(png), 10_000)
+	shot := filepath.Join(t.TempDir(), "ui-session.png")
+	require.NoError(t, os.WriteFile(shot, png, 0o600))
+	t.Logf("session page screenshot: %s", shot)
+	if *updateScreenshot {
+		require.NoError(t, os.WriteFile(filepath.Join("..", "..", "docs", "ui-session.png"), png, 0o644))
+	}
+
+	// An agent link opens its score history.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`#agents a[href="/agents/planner"]`), chromedp.WaitVisible("table.history")))
+	text = bodyText(t, ctx)
+	assert.Contains(t, text, "Agent planner")
+	assert.Contains(t, text, "3 sessions")
+	checkLinks(t, srv.URL, links(t, ctx))
+
+	// The filter form (plain GET, no script).
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible("form.filters"),
+		chromedp.SetValue(`input[name="agent"]`, "planner"),
+		chromedp.SetValue(`select[name="task"]`, "no"),
+		chromedp.Click(`form.filters button[type="submit"]`),
+	))
+	require.Eventually(t, func() bool {
+		loc, err := chromedp.Run(ctx, chromedp.Location())
+		return err == nil && strings.Contains(loc, "agent=planner")
+	}, 10*time.Second, 20*time.Millisecond, "the form navigates to the filtered list")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible("#count")))
+	ids, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("a.session-link"), a => a.textContent)`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"refund-12345", "errors"}, ids)
+}
+
+// TestBrowserLiveView opens the live view, then publishes a turn and a session: both
+// appear without a reload.
+func TestBrowserLiveView(t *testing.T) {
+	st, as := goldenStore(t)
+	events := NewBroadcaster(2)
+	srv := newServer(t, Options{Store: st, Events: events})
+	t.Cleanup(events.Close) // ends the stream before srv.Close waits for it
+	ctx := browsertest.New(t, browserTimeout)
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/live"), chromedp.WaitVisible("#live-table")))
+	require.Eventually(t, func() bool { return events.Subscribers() == 1 }, 10*time.Second, 20*time.Millisecond, "the page opened the stream")
+
+	tr := as[len(as)-1].TurnResults[2] // refund-12345, turn 2: hallucination
+	events.PublishTurn(&tr)
+	events.PublishSession(as[len(as)-1])
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`#live-events tr[data-kind="turn"]`),
+		chromedp.WaitVisible(`#live-events tr[data-kind="session"]`),
+	))
+	turnRow, err := chromedp.Run(ctx, chromedp.Text(`#live-events tr[data-kind="turn"]`))
+	require.NoError(t, err)
+	assert.Contains(t, turnRow, "turn 2 (final verdict)")
+	assert.Contains(t, turnRow, "refund-12345")
+	assert.Contains(t, turnRow, "✗ bad: hallucination")
+	sessionRow, err := chromedp.Run(ctx, chromedp.Text(`#live-events tr[data-kind="session"]`))
+	require.NoError(t, err)
+	assert.Contains(t, sessionRow, "0.85 fair")
+	assert.Contains(t, sessionRow, "✗ task not completed")
+	// Newest on top: the session row precedes the turn row.
+	first, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#live-events tr").dataset.kind`))
+	require.NoError(t, err)
+	assert.Equal(t, "session", first)
+}
+
+// checkLinks GETs every link of origin (fragments removed) and expects 200; the JSON API
+// is not mounted on this test server (the exporter's tests follow those links).
+func checkLinks(t *testing.T, origin string, hrefs []string) {
+	t.Helper()
+	for _, h := range hrefs {
+		if !strings.HasPrefix(h, origin+"/") || strings.HasPrefix(h, origin+"/api/") {
+			continue
+		}
+		h, _, _ = strings.Cut(h, "#")
+		resp, err := http.Get(h)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, http.StatusOK, resp.StatusCode, h)
+	}
+}

@@ -1,0 +1,261 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package webui // import "github.com/agenteval/agenteval-collector/internal/webui"
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+// Event types of the live stream (the SSE "event:" field).
+const (
+	EventTurn    = "turn"
+	EventSession = "session"
+)
+
+// Defaults of the live stream.
+const (
+	// DefaultMaxSubscribers bounds the open GET /api/v1/events streams.
+	DefaultMaxSubscribers = 32
+	// subscriberBuffer is the events queued per stream; a stream that falls this far
+	// behind is dropped (its client reconnects, as EventSource does).
+	subscriberBuffer = 64
+	// keepAliveInterval sends an SSE comment so that idle proxies keep the stream open.
+	keepAliveInterval = 15 * time.Second
+	// maxEventText caps the user message carried in a turn event, in bytes.
+	maxEventText = 280
+)
+
+// ErrTooManySubscribers is returned by Subscribe when MaxSubscribers streams are open.
+var ErrTooManySubscribers = errors.New("too many live event streams")
+
+// ErrBroadcasterClosed is returned by Subscribe after Close.
+var ErrBroadcasterClosed = errors.New("live event stream closed")
+
+// Event is one message of the live stream: Type is EventTurn or EventSession, Data the
+// JSON body (TurnEvent or SessionEvent).
+type Event struct {
+	Type string
+	Data []byte
+}
+
+// TurnEvent is the data of a "turn" event: a turn evaluated (Final false when the turn
+// closed, true with its final CCM/RDM verdict). Confidence is in [0,1]; LatencyMs in
+// milliseconds; UserMessage is cut to 280 bytes.
+type TurnEvent struct {
+	SessionID     string  `json:"session_id"`
+	TurnIndex     int     `json:"turn_index"`
+	Final         bool    `json:"final"`
+	IsBad         bool    `json:"is_bad"`
+	DetectionType string  `json:"detection_type"`
+	Confidence    float64 `json:"confidence"`
+	Reason        string  `json:"reason"`
+	LatencyMs     float64 `json:"latency_ms"`
+	UserMessage   string  `json:"user_message,omitempty"`
+}
+
+// SessionEvent is the data of a "session" event: a session analysis stored. Scores are
+// in [0,1] or null.
+type SessionEvent struct {
+	SessionID      string    `json:"session_id"`
+	EndedAt        time.Time `json:"ended_at"`
+	Partial        bool      `json:"partial"`
+	OverallScore   *float64  `json:"overall_score"`
+	TaskCompletion *bool     `json:"task_completion"`
+	Turns          int       `json:"turns"`
+	Agents         []string  `json:"agents"`
+}
+
+// Broadcaster fans evaluation events out to the live streams. Publishing never blocks:
+// with no stream open it costs one atomic load; a stream whose buffer (64 events) is
+// full is dropped. Safe for concurrent use.
+type Broadcaster struct {
+	max  int
+	n    atomic.Int32
+	mu   sync.Mutex
+	subs map[*Subscription]struct{}
+	done bool
+}
+
+// Subscription is one stream's queue. C is closed when the subscription ends (Close of
+// the broadcaster, a drop for slowness, or Unsubscribe).
+type Subscription struct {
+	C  <-chan Event
+	ch chan Event
+}
+
+// NewBroadcaster returns a broadcaster allowing maxSubscribers streams at once
+// (DefaultMaxSubscribers when <= 0).
+func NewBroadcaster(maxSubscribers int) *Broadcaster {
+	if maxSubscribers <= 0 {
+		maxSubscribers = DefaultMaxSubscribers
+	}
+	return &Broadcaster{max: maxSubscribers, subs: map[*Subscription]struct{}{}}
+}
+
+// Subscribe opens a stream. Errors: ErrTooManySubscribers, ErrBroadcasterClosed.
+func (b *Broadcaster) Subscribe() (*Subscription, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return nil, ErrBroadcasterClosed
+	}
+	if len(b.subs) >= b.max {
+		return nil, ErrTooManySubscribers
+	}
+	ch := make(chan Event, subscriberBuffer)
+	s := &Subscription{C: ch, ch: ch}
+	b.subs[s] = struct{}{}
+	b.n.Store(int32(len(b.subs)))
+	return s, nil
+}
+
+// Unsubscribe ends s (idempotent).
+func (b *Broadcaster) Unsubscribe(s *Subscription) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.removeLocked(s)
+}
+
+func (b *Broadcaster) removeLocked(s *Subscription) {
+	if _, ok := b.subs[s]; !ok {
+		return
+	}
+	delete(b.subs, s)
+	close(s.ch)
+	b.n.Store(int32(len(b.subs)))
+}
+
+// Subscribers returns the number of open streams.
+func (b *Broadcaster) Subscribers() int { return int(b.n.Load()) }
+
+// Close ends every stream; later Subscribe calls fail and Publish does nothing. A nil
+// broadcaster does nothing.
+func (b *Broadcaster) Close() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		b.removeLocked(s)
+	}
+	b.done = true
+}
+
+// Publish queues ev on every stream; a stream whose queue is full is dropped.
+func (b *Broadcaster) Publish(ev Event) {
+	if b == nil || b.n.Load() == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		select {
+		case s.ch <- ev:
+		default: // slow client: drop it rather than block the export path
+			b.removeLocked(s)
+		}
+	}
+}
+
+// PublishTurn publishes a "turn" event for tr. The JSON is built only when a stream is
+// open. A nil broadcaster does nothing.
+func (b *Broadcaster) PublishTurn(tr *evaluation.TurnResult) {
+	if b == nil || b.n.Load() == 0 || tr == nil {
+		return
+	}
+	b.publishJSON(EventTurn, TurnEvent{
+		SessionID: tr.SessionID, TurnIndex: tr.TurnIndex, Final: tr.Final, IsBad: tr.IsBad,
+		DetectionType: tr.DetectionType, Confidence: tr.Confidence, Reason: tr.Reason,
+		LatencyMs: tr.LatencyMs, UserMessage: truncate(tr.UserMessage, maxEventText),
+	})
+}
+
+// PublishSession publishes a "session" event for a stored analysis. A nil broadcaster
+// does nothing.
+func (b *Broadcaster) PublishSession(a *evaluation.Analysis) {
+	if b == nil || b.n.Load() == 0 || a == nil {
+		return
+	}
+	b.publishJSON(EventSession, SessionEvent{
+		SessionID: a.SessionID, EndedAt: a.EndedAt.UTC(), Partial: a.Partial, OverallScore: a.OverallScore,
+		TaskCompletion: a.TaskCompletion, Turns: len(a.TurnResults), Agents: a.Agents(),
+	})
+}
+
+func (b *Broadcaster) publishJSON(typ string, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return // only a NaN score can fail; the stored analysis is unaffected
+	}
+	b.Publish(Event{Type: typ, Data: data})
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut with "…".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// ServeHTTP streams events as server-sent events (text/event-stream): "event: turn" or
+// "event: session" and one "data:" line of JSON per event, a ": keep-alive" comment every
+// 15s. 503 when MaxSubscribers streams are open or the broadcaster is closed. The stream
+// ends when the client goes away, when it is dropped for being slow, or at Close.
+func (b *Broadcaster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	sub, err := b.Subscribe()
+	if err != nil {
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	defer b.Unsubscribe(sub)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	// Tell EventSource to reconnect after 3s when the stream ends.
+	if _, err := fmt.Fprint(w, "retry: 3000\n\n"); err != nil || rc.Flush() != nil {
+		return
+	}
+	keepAlive := time.NewTicker(keepAliveInterval)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-keepAlive.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+		case ev, ok := <-sub.C:
+			if !ok {
+				return
+			}
+			// The JSON has no newline (encoding/json escapes them in strings).
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, ev.Data); err != nil {
+				return
+			}
+		}
+		if rc.Flush() != nil {
+			return
+		}
+	}
+}

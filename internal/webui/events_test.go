@@ -1,0 +1,175 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package webui
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+func TestBroadcasterFansOut(t *testing.T) {
+	b := NewBroadcaster(2)
+	s1, err := b.Subscribe()
+	require.NoError(t, err)
+	s2, err := b.Subscribe()
+	require.NoError(t, err)
+	_, err = b.Subscribe()
+	require.ErrorIs(t, err, ErrTooManySubscribers)
+
+	b.Publish(Event{Type: EventTurn, Data: []byte(`{}`)})
+	assert.Equal(t, EventTurn, (<-s1.C).Type)
+	assert.Equal(t, EventTurn, (<-s2.C).Type)
+
+	b.Unsubscribe(s1)
+	b.Unsubscribe(s1) // idempotent
+	_, ok := <-s1.C
+	assert.False(t, ok, "unsubscribed stream is closed")
+	assert.Equal(t, 1, b.Subscribers())
+
+	b.Close()
+	_, ok = <-s2.C
+	assert.False(t, ok, "Close ends every stream")
+	_, err = b.Subscribe()
+	require.ErrorIs(t, err, ErrBroadcasterClosed)
+	b.Publish(Event{Type: EventTurn}) // no-op after Close
+}
+
+// TestBroadcasterDropsSlowSubscriber: a stream that does not read is dropped once its
+// buffer is full; Publish never blocks and the other streams keep every event.
+func TestBroadcasterDropsSlowSubscriber(t *testing.T) {
+	b := NewBroadcaster(0)
+	slow, err := b.Subscribe()
+	require.NoError(t, err)
+	fast, err := b.Subscribe()
+	require.NoError(t, err)
+
+	var got []Event
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ev := range fast.C {
+			got = append(got, ev)
+		}
+	}()
+	const n = 10 * subscriberBuffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			b.Publish(Event{Type: EventTurn, Data: []byte{byte(i)}})
+			// Let the fast reader keep up, as a healthy client does.
+			for len(fast.ch) > 0 {
+				runtime.Gosched()
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Publish blocked")
+	}
+	assert.Equal(t, 1, b.Subscribers(), "the slow stream was dropped")
+	buffered := 0
+	for range slow.C {
+		buffered++
+	}
+	assert.Equal(t, subscriberBuffer, buffered, "the slow stream kept what it had queued, then ended")
+	b.Close()
+	wg.Wait()
+	assert.Len(t, got, n, "the fast stream lost nothing")
+}
+
+func TestNilBroadcasterIsANoOp(t *testing.T) {
+	var b *Broadcaster
+	b.Publish(Event{})
+	b.PublishTurn(&evaluation.TurnResult{})
+	b.PublishSession(&evaluation.Analysis{})
+	b.Close()
+}
+
+func TestPublishWithoutSubscribersBuildsNothing(t *testing.T) {
+	b := NewBroadcaster(1)
+	tr := &evaluation.TurnResult{SessionID: "s", UserMessage: strings.Repeat("x", 1000)}
+	a := &evaluation.Analysis{SessionID: "s"}
+	allocs := testing.AllocsPerRun(100, func() {
+		b.PublishTurn(tr)
+		b.PublishSession(a)
+	})
+	assert.Zero(t, allocs)
+}
+
+func TestTurnEventTruncatesText(t *testing.T) {
+	b := NewBroadcaster(1)
+	s, err := b.Subscribe()
+	require.NoError(t, err)
+	b.PublishTurn(&evaluation.TurnResult{SessionID: "s", TurnIndex: 3, Final: true, IsBad: true,
+		DetectionType: evaluation.DetectionRDM, Confidence: 0.9, Reason: "user corrected", UserMessage: strings.Repeat("é", 300)})
+	ev := <-s.C
+	assert.Equal(t, EventTurn, ev.Type)
+	assert.Contains(t, string(ev.Data), `"turn_index":3,"final":true,"is_bad":true,"detection_type":"rdm","confidence":0.9,"reason":"user corrected"`)
+	assert.Contains(t, string(ev.Data), strings.Repeat("é", 140)+"…\"")
+	assert.NotContains(t, string(ev.Data), strings.Repeat("é", 141))
+}
+
+func TestTruncate(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"abcdefghijk", 10, "abcdefghij…"},
+		{"ééééé", 3, "é…"}, // never cuts inside a rune
+	} {
+		assert.Equal(t, tt.want, truncate(tt.in, tt.n), tt.in)
+	}
+}
+
+// TestServeHTTPStreamsAndEnds: the SSE handler writes the retry hint and each event,
+// and returns when the client goes away.
+func TestServeHTTPStreamsAndEnds(t *testing.T) {
+	b := NewBroadcaster(1)
+	srv := newServer(t, Options{Store: failingStore{}, Events: b})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+PathEvents, http.NoBody)
+	require.NoError(t, err)
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, "no-cache", resp.Header.Get("Cache-Control"))
+	r := bufio.NewReader(resp.Body)
+	line, err := r.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "retry: 3000\n", line)
+	require.Eventually(t, func() bool { return b.Subscribers() == 1 }, 5*time.Second, time.Millisecond)
+	b.PublishSession(&evaluation.Analysis{SessionID: "s1", EndedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+	var lines []string
+	for len(lines) < 3 {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		if line != "\n" || len(lines) > 0 {
+			lines = append(lines, line)
+		}
+	}
+	assert.Equal(t, []string{
+		"event: session\n",
+		`data: {"session_id":"s1","ended_at":"2026-01-02T03:04:05Z","partial":false,"overall_score":null,"task_completion":null,"turns":0,"agents":[]}` + "\n",
+		"\n",
+	}, lines)
+	cancel()
+	require.Eventually(t, func() bool { return b.Subscribers() == 0 }, 5*time.Second, time.Millisecond, "handler unsubscribed")
+}

@@ -1,0 +1,122 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package webui // import "github.com/agenteval/agenteval-collector/internal/webui"
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"net/url"
+	"time"
+)
+
+// Score bands of the badges. Scores are in [0,1], higher is better; the bands follow
+// the recommendation threshold (0.7, docs/scoring.md): below it is "poor".
+const (
+	bandGoodMin = 0.9
+	bandFairMin = 0.7
+)
+
+// Band names: the badge's CSS class and the word printed next to the number, so the
+// badge reads the same without colour.
+const (
+	bandGood = "good"
+	bandFair = "fair"
+	bandPoor = "poor"
+	bandNone = "n/a"
+)
+
+// band classifies a score (higher is better); nil is bandNone.
+func band(v *float64) string {
+	switch {
+	case v == nil || math.IsNaN(*v):
+		return bandNone
+	case *v >= bandGoodMin:
+		return bandGood
+	case *v >= bandFairMin:
+		return bandFair
+	default:
+		return bandPoor
+	}
+}
+
+// driftBand classifies intent_drift_score, where lower is better.
+func driftBand(v *float64) string {
+	if v == nil {
+		return bandNone
+	}
+	inv := 1 - *v
+	return band(&inv)
+}
+
+// score formats a score with two decimals; nil is "n/a".
+func score(v *float64) string {
+	if v == nil {
+		return bandNone
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+// ms formats a duration given in milliseconds: "850 ms", "2.4 s", "3m 05s".
+func ms(v float64) string {
+	switch {
+	case v < 1000:
+		return fmt.Sprintf("%.0f ms", v)
+	case v < 60_000:
+		return fmt.Sprintf("%.1f s", v/1000)
+	default:
+		d := time.Duration(v) * time.Millisecond
+		return fmt.Sprintf("%dm %02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+}
+
+// when formats a time in UTC to the second.
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// isoTime is the machine-readable form for <time datetime>.
+func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func sessionURL(id string) string { return "/sessions/" + url.PathEscape(id) }
+
+func agentURL(id string) string { return "/agents/" + url.PathEscape(id) }
+
+func apiSessionURL(id string) string { return "/api/v1/agent_sessions/" + url.PathEscape(id) }
+
+// yesNo prints a tri-state flag.
+func yesNo(v *bool, yes, no string) string {
+	switch {
+	case v == nil:
+		return "unknown"
+	case *v:
+		return yes
+	default:
+		return no
+	}
+}
+
+func funcs() template.FuncMap {
+	return template.FuncMap{
+		"band":          band,
+		"driftBand":     driftBand,
+		"score":         score,
+		"ms":            ms,
+		"when":          when,
+		"isoTime":       isoTime,
+		"sessionURL":    sessionURL,
+		"agentURL":      agentURL,
+		"apiSessionURL": apiSessionURL,
+		"yesNo":         yesNo,
+		"duration": func(a, b time.Time) string {
+			if a.IsZero() || b.IsZero() {
+				return "–"
+			}
+			return ms(float64(b.Sub(a)) / float64(time.Millisecond))
+		},
+	}
+}

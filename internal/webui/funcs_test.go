@@ -1,0 +1,52 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package webui
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func fp(v float64) *float64 { return &v }
+
+func TestBands(t *testing.T) {
+	tests := []struct {
+		v          *float64
+		band, text string
+		drift      string
+	}{
+		{nil, "n/a", "n/a", "n/a"},
+		{fp(math.NaN()), "n/a", "NaN", "n/a"},
+		{fp(1), "good", "1.00", "poor"},
+		{fp(0.9), "good", "0.90", "poor"},
+		{fp(0.8999), "fair", "0.90", "poor"}, // the band uses the value, not its rounding
+		{fp(0.7), "fair", "0.70", "poor"},
+		{fp(0.6999), "poor", "0.70", "poor"},
+		{fp(0.25), "poor", "0.25", "fair"},
+		{fp(0.1), "poor", "0.10", "good"},
+		{fp(0), "poor", "0.00", "good"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.band, band(tt.v), "band(%v)", tt.text)
+		assert.Equal(t, tt.text, score(tt.v))
+		assert.Equal(t, tt.drift, driftBand(tt.v), "driftBand(%v)", tt.text)
+	}
+}
+
+func TestFormats(t *testing.T) {
+	for in, want := range map[float64]string{0: "0 ms", 850.4: "850 ms", 999: "999 ms", 1000: "1.0 s", 2400: "2.4 s", 59_999: "60.0 s", 60_000: "1m 00s", 185_000: "3m 05s"} {
+		assert.Equal(t, want, ms(in), "%v ms", in)
+	}
+	assert.Equal(t, "2026-01-02 03:04:05 UTC", when(time.Date(2026, 1, 2, 4, 4, 5, 9, time.FixedZone("CET", 3600))))
+	assert.Equal(t, "–", when(time.Time{}))
+	yes, no := true, false
+	assert.Equal(t, "Y", yesNo(&yes, "Y", "N"))
+	assert.Equal(t, "N", yesNo(&no, "Y", "N"))
+	assert.Equal(t, "unknown", yesNo(nil, "Y", "N"))
+	assert.Equal(t, "/sessions/a%2Fb%20c", sessionURL("a/b c"))
+	assert.Equal(t, "/agents/x%3Fy", agentURL("x?y"))
+}

@@ -1,0 +1,50 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package webui
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/store"
+)
+
+// goldenAnalyses reads the analyses internal/evaluation computes for its golden
+// sessions (internal/evaluation/testdata/*.analysis.json), sorted by file name.
+func goldenAnalyses(t testing.TB) []*evaluation.Analysis {
+	t.Helper()
+	files, err := filepath.Glob("../evaluation/testdata/*.analysis.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	sort.Strings(files)
+	out := make([]*evaluation.Analysis, 0, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var a evaluation.Analysis
+		require.NoError(t, json.Unmarshal(data, &a), f)
+		out = append(out, &a)
+	}
+	return out
+}
+
+// goldenStore opens a SQLite store in a temp dir holding the golden analyses.
+func goldenStore(t testing.TB) (store.Store, []*evaluation.Analysis) {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.DriverSQLite, filepath.Join(t.TempDir(), "ui.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	as := goldenAnalyses(t)
+	for _, a := range as {
+		require.NoError(t, st.SaveAnalysis(context.Background(), a))
+	}
+	return st, as
+}

@@ -1,0 +1,79 @@
+// agenteval live view: reads GET /api/v1/events (server-sent events) and prepends one
+// row per evaluated turn or stored session. No framework, no build step.
+(function () {
+  "use strict";
+  var body = document.getElementById("live-events");
+  var status = document.getElementById("live-status");
+  if (!body || !window.EventSource) {
+    if (status) status.textContent = "This browser cannot open the event stream.";
+    return;
+  }
+  var maxRows = 500;
+
+  function cell(row, text, className) {
+    var td = document.createElement("td");
+    if (className) td.className = className;
+    if (text instanceof Node) td.appendChild(text); else td.textContent = text;
+    row.appendChild(td);
+    return td;
+  }
+  function sessionLink(id, suffix) {
+    var a = document.createElement("a");
+    a.href = "/sessions/" + encodeURIComponent(id) + (suffix || "");
+    a.className = "session-link";
+    a.textContent = id;
+    return a;
+  }
+  function band(v) {
+    if (v === null || v === undefined) return "n/a";
+    return v >= 0.9 ? "good" : v >= 0.7 ? "fair" : "poor";
+  }
+  function badge(v) {
+    var b = band(v);
+    var span = document.createElement("span");
+    span.className = "badge " + b;
+    span.textContent = (v === null || v === undefined ? "n/a" : v.toFixed(2)) + " ";
+    var word = document.createElement("span");
+    word.className = "word";
+    word.textContent = b;
+    span.appendChild(word);
+    return span;
+  }
+  function add(row) {
+    row.className = "new";
+    body.insertBefore(row, body.firstChild);
+    while (body.childNodes.length > maxRows) body.removeChild(body.lastChild);
+  }
+  function now() {
+    return new Date().toISOString().slice(11, 19) + " UTC";
+  }
+
+  var es = new EventSource("/api/v1/events");
+  es.onopen = function () { status.textContent = "Connected; waiting for evaluations."; };
+  es.onerror = function () { status.textContent = "Disconnected; reconnecting…"; };
+  es.addEventListener("turn", function (e) {
+    var t = JSON.parse(e.data);
+    var row = document.createElement("tr");
+    row.dataset.kind = "turn";
+    row.dataset.session = t.session_id;
+    cell(row, now(), "when");
+    cell(row, "turn " + t.turn_index + (t.final ? " (final verdict)" : " (closed)"));
+    cell(row, sessionLink(t.session_id, "#turn-" + t.turn_index));
+    cell(row, (t.is_bad ? "✗ bad: " + t.detection_type : "✓ good") + ", confidence " + t.confidence.toFixed(2), "verdict");
+    cell(row, (t.user_message ? "“" + t.user_message + "” · " : "") + (t.reason || ""));
+    add(row);
+  });
+  es.addEventListener("session", function (e) {
+    var s = JSON.parse(e.data);
+    var row = document.createElement("tr");
+    row.dataset.kind = "session";
+    row.dataset.session = s.session_id;
+    cell(row, now(), "when");
+    cell(row, "session stored");
+    cell(row, sessionLink(s.session_id));
+    cell(row, badge(s.overall_score));
+    var task = s.task_completion === null ? "task unknown" : s.task_completion ? "✓ task completed" : "✗ task not completed";
+    cell(row, s.turns + (s.turns === 1 ? " turn · " : " turns · ") + (s.agents || []).join(", ") + " · " + task + (s.partial ? " · ◐ partial" : ""));
+    add(row);
+  });
+})();
