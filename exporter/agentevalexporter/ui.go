@@ -4,6 +4,7 @@
 package agentevalexporter // import "github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -65,11 +66,13 @@ func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, []confight
 		return nil, nil, fmt.Errorf("agenteval: ui.trace_url_template: %w", err)
 	}
 	events := webui.NewBroadcaster(e.cfg.UI.MaxEventClients)
-	// Extension point: the proctored evaluation channel's messages (agentsession
-	// receiver, stored in the same result store) appear under a session's transcript once
-	// webui.Options.Channel is set to a reader of them (an adapter from the store's
-	// message rows to webui.ChannelMessage).
-	ui, err := webui.New(webui.Options{Store: st, TraceURL: tmpl, Events: events, Logger: e.logger})
+	opts := webui.Options{Store: st, TraceURL: tmpl, Events: events, Logger: e.logger}
+	// The proctored evaluation channel's messages (written by the agentsession receiver
+	// when its channel.store is this database) appear under a session's transcript.
+	if cs, ok := store.ChannelOf(st); ok {
+		opts.Channel = channelTranscripts{cs: cs}
+	}
+	ui, err := webui.New(opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("agenteval: web UI: %w", err)
 	}
@@ -90,4 +93,26 @@ func challengeBrowsers(w http.ResponseWriter, _ *http.Request, msg string, statu
 		w.Header().Set("WWW-Authenticate", basicChallenge)
 	}
 	http.Error(w, msg, status)
+}
+
+// maxTranscriptMessages bounds the channel messages one session page shows.
+const maxTranscriptMessages = 1000
+
+// channelTranscripts reads a session's channel messages from the result store. A session
+// that is not a channel session has none.
+type channelTranscripts struct{ cs *store.ChannelStore }
+
+func (c channelTranscripts) ChannelMessages(ctx context.Context, sessionID string) ([]webui.ChannelMessage, error) {
+	msgs, err := c.cs.Messages(ctx, sessionID, 0, maxTranscriptMessages)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]webui.ChannelMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = webui.ChannelMessage{
+			Sequence: m.Sequence, SenderAgentID: m.SenderAgentID, Role: string(m.Role),
+			Content: m.Content, CreatedAt: m.CreatedAt,
+		}
+	}
+	return out, nil
 }

@@ -20,6 +20,8 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configoptional"
 
+	"github.com/agenteval/agenteval-collector/internal/channel"
+	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/internal/webui"
 )
 
@@ -190,4 +192,35 @@ func TestEventStreamClientLimit(t *testing.T) {
 	code, body := httpGet(t, x.apiURL(webui.PathEvents), "")
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Contains(t, body, "too many live event streams")
+}
+
+// TestUIShowsChannelMessages: a channel session's messages (here live class work, which
+// needs no registration), written to the same result store by the agentsession receiver,
+// appear on its session page.
+func TestUIShowsChannelMessages(t *testing.T) {
+	x := newTestExporter(t, testConfig(), nil)
+	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(true)).session(analysisCheckout()).traces()))
+	cs, ok := store.ChannelOf(x.exp.store)
+	require.True(t, ok)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	require.NoError(t, cs.CreateSession(ctx, channel.Session{ID: "sess-checkout", EvaluationID: "class-1",
+		Kind: channel.KindLiveClassWork, Status: channel.SessionActive, StartedAt: at,
+		Participants: []channel.Participant{
+			{ID: "p1", AgentID: "teacher", Role: channel.RoleHost, JoinedAt: at},
+			{ID: "p2", AgentID: "research-bot", Role: channel.RoleParticipant, JoinedAt: at},
+		}}))
+	for i, m := range []channel.Message{
+		{ID: "m1", SenderAgentID: "teacher", Role: channel.RoleHost, Content: "Summarise the refund policy."},
+		{ID: "m2", SenderAgentID: "research-bot", Role: channel.RoleParticipant, Content: "Refunds within 30 days of delivery."},
+	} {
+		m.SessionID, m.CreatedAt = "sess-checkout", at.Add(time.Duration(i)*time.Second)
+		_, err := cs.AddMessage(ctx, m)
+		require.NoError(t, err)
+	}
+	code, page := httpGet(t, x.apiURL("/sessions/sess-checkout"), "")
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, page, "Summarise the refund policy.")
+	assert.Contains(t, page, "Refunds within 30 days of delivery.")
+	assert.Contains(t, page, "research-bot")
 }
