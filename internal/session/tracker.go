@@ -91,7 +91,8 @@ type EventKind uint8
 
 // Event kinds.
 const (
-	// EventTurnClosed: a turn closed; Event.TurnIndex is its position in Session.Turns.
+	// EventTurnClosed: a turn closed. Event.Session is a window of the session: the
+	// previous closed turn (when there is one) and the closed turn, last.
 	EventTurnClosed EventKind = iota + 1
 	// EventSessionEnded: a session ended; Session.EndReason and Session.Partial say how.
 	EventSessionEnded
@@ -111,13 +112,20 @@ func (k EventKind) String() string {
 // Event is something the Tracker decided: a turn closed or a session ended.
 type Event struct {
 	Kind EventKind
-	// Session is a snapshot of the session at the event. The Tracker never modifies it
-	// afterwards, but its nested slices (turns' interactions and steps, agents' tools)
-	// are shared with the Tracker and later snapshots: treat it as read-only.
+	// Session is a snapshot of the session at the event: for EventSessionEnded every
+	// turn, for EventTurnClosed a window of at most two turns (the previous closed turn
+	// and the closed one), so that a turn's close costs the same in a long session as
+	// in a short one. Agents are the session's so far in both. The Tracker never
+	// modifies it afterwards, but its nested slices (turns' interactions and steps,
+	// agents' tools) are shared with the Tracker and later snapshots: treat it as
+	// read-only.
 	Session *AgentSession
-	// TurnIndex is the closed turn's index in Session.Turns (EventTurnClosed). Turns are
-	// ordered by start time, so a turn closing late may shift the indices of later ones.
+	// TurnIndex is the closed turn's position in Session.Turns (EventTurnClosed): the
+	// last one of the window.
 	TurnIndex int
+	// TurnOutcome is the closed turn's explicit task outcome (agent_eval.task.completed),
+	// nil without one (EventTurnClosed).
+	TurnOutcome *bool
 }
 
 // TrackerStats reports the Tracker's state and counters. Every record passed to Observe
@@ -219,10 +227,18 @@ type trkSession struct {
 	created    time.Time
 	lastActive time.Time
 	open       map[string]*trkTrace
-	turns      []trkTurn
-	spans      int
-	endSignal  bool
-	elem       *list.Element
+	// turns are the closed turns in close order: Turn.Index is the position, which
+	// never changes once given.
+	turns []trkTurn
+	// agents merges the agents of the closed turns (mergeAgents); agentPos indexes it
+	// and fromRegistry marks the configured ones.
+	agents       []AgentDefinition
+	agentPos     map[string]int
+	fromRegistry map[string]bool
+	// spans counts the records retained for the session's open turns.
+	spans     int
+	endSignal bool
+	elem      *list.Element
 }
 
 type trkTurn struct {
@@ -432,6 +448,7 @@ func (t *Tracker) forget(tr *trkTrace) {
 	}
 	if tr.sess != nil {
 		delete(tr.sess.open, tr.id)
+		tr.sess.spans -= tr.recs.n
 	}
 	tr.recs = trkRecs{}
 }
@@ -491,9 +508,11 @@ func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Eve
 	}
 	turn := asm.Turn
 	turn.Partial = turn.Partial || force != "" || !hasRoot
-	idx := s.insertTurn(trkTurn{turn: turn, agents: asm.Agents, outcome: asm.Outcome, cost: asm.Cost})
+	turn.Index = len(s.turns)
+	s.turns = append(s.turns, trkTurn{turn: turn, agents: asm.Agents, outcome: asm.Outcome, cost: asm.Cost})
+	t.mergeAgents(s, asm.Agents)
 	t.closed[tr.id] = &trkClosed{sess: s}
-	ev = append(ev, Event{Kind: EventTurnClosed, Session: t.snapshot(s, false, ""), TurnIndex: idx})
+	ev = append(ev, t.turnEvent(s))
 	if s.byTrace {
 		if force != "" {
 			return t.endSession(s, force, true, now, ev)
@@ -503,19 +522,32 @@ func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Eve
 	return ev
 }
 
-// insertTurn inserts a closed turn in start order (then trace id) and re-indexes.
-func (s *trkSession) insertTurn(tu trkTurn) int {
-	pos, _ := slices.BinarySearchFunc(s.turns, tu, func(x, y trkTurn) int {
-		if c := x.turn.StartedAt.Compare(y.turn.StartedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.turn.TraceID, y.turn.TraceID)
-	})
-	s.turns = slices.Insert(s.turns, pos, tu)
-	for i := pos; i < len(s.turns); i++ {
-		s.turns[i].turn.Index = i
+// turnEvent is the EventTurnClosed of s's last closed turn: a window snapshot holding
+// the previous turn (when there is one) and that turn, with the session's agents so
+// far. Its cost does not depend on the number of turns.
+func (t *Tracker) turnEvent(s *trkSession) Event {
+	n := len(s.turns)
+	window := s.turns[max(0, n-2):]
+	as := &AgentSession{
+		ID:        s.id,
+		KeySource: s.keySource,
+		Service:   s.service,
+		Turns:     make([]Turn, len(window)),
+		Agents:    t.agentsOf(s),
 	}
-	return pos
+	for i, tu := range window {
+		as.Turns[i] = tu.turn
+		as.TotalLatencyMs += tu.turn.LatencyMs
+		as.Usage.Add(tu.turn.Usage)
+	}
+	last := window[len(window)-1]
+	as.StartedAt, as.EndedAt = last.turn.StartedAt, last.turn.EndedAt
+	var outcome *bool
+	if last.outcome != nil {
+		v := *last.outcome
+		outcome = &v
+	}
+	return Event{Kind: EventTurnClosed, Session: as, TurnIndex: len(window) - 1, TurnOutcome: outcome}
 }
 
 // endSession closes the session's open turns (as partial) and ends it. A session that
@@ -574,7 +606,9 @@ func (t *Tracker) Advance(now time.Time) []Event {
 		switch {
 		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
 		case len(s.open) == 0 && s.endSignal:
-		case len(s.open) == 0 && now.Sub(s.lastActive) >= t.cfg.SessionTimeout:
+		case now.Sub(s.lastActive) >= t.cfg.SessionTimeout:
+			// Idle: the open turns of a silent session (a run that crashed before its
+			// root span ended) close as partial with it, not at turn_timeout.
 		default:
 			continue
 		}
@@ -585,7 +619,7 @@ func (t *Tracker) Advance(now time.Time) []Event {
 		switch {
 		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
 			ev = t.endSession(s, EndReasonMaxDuration, true, now, ev)
-		case s.endSignal:
+		case s.endSignal && len(s.open) == 0:
 			ev = t.endSession(s, EndReasonEndSignal, false, now, ev)
 		default:
 			ev = t.endSession(s, EndReasonSessionTimeout, false, now, ev)
@@ -690,58 +724,59 @@ func (t *Tracker) snapshot(s *trkSession, partial bool, reason string) *AgentSes
 	if costSeen {
 		as.TotalCost = &cost
 	}
-	as.Agents = t.mergeAgents(s)
+	as.Agents = t.agentsOf(s)
 	return as
 }
 
-// mergeAgents lists the session's agents in order of first appearance: the registry
-// definition for a configured agent (its tools win; its handoff targets when it declares
-// any), else the union of what the turns learned.
-func (t *Tracker) mergeAgents(s *trkSession) []AgentDefinition {
-	out := []AgentDefinition{}
-	pos := map[string]int{}
-	fromRegistry := map[string]bool{}
-	for _, tu := range s.turns {
-		for _, d := range tu.agents {
-			i, ok := pos[d.ID]
-			if !ok {
-				pos[d.ID] = len(out)
-				if reg := t.registry[d.ID]; reg != nil {
-					c := trkCloneAgent(*reg)
-					c.ID = d.ID
-					if c.Name == "" {
-						c.Name = d.Name
-					}
-					if c.Description == "" {
-						c.Description = d.Description
-					}
-					if len(c.HandoffTargets) == 0 {
-						c.HandoffTargets = slices.Clone(d.HandoffTargets)
-					}
-					fromRegistry[d.ID] = true
-					out = append(out, c)
-				} else {
-					out = append(out, trkCloneAgent(d))
-				}
-				continue
-			}
-			if fromRegistry[d.ID] {
-				continue
-			}
-			m := &out[i]
-			if m.Description == "" {
-				m.Description = d.Description
-			}
-			asmAddTools(m, d.Tools)
-			if d.ToolsSource != "" {
-				m.ToolsSource = d.ToolsSource
-			}
-			m.HandoffTargets = append(m.HandoffTargets, d.HandoffTargets...)
-			slices.Sort(m.HandoffTargets)
-			m.HandoffTargets = slices.Compact(m.HandoffTargets)
-		}
+// agentsOf returns a copy of the session's merged agents.
+func (t *Tracker) agentsOf(s *trkSession) []AgentDefinition {
+	out := make([]AgentDefinition, len(s.agents))
+	for i, d := range s.agents {
+		out[i] = trkCloneAgent(d)
 	}
 	return out
+}
+
+// mergeAgents merges the agents a closed turn learned into the session's, which lists
+// them in order of first appearance: the registry definition for a configured agent
+// (its tools win; its handoff targets when it declares any), else the union of what
+// the turns learned. Its cost depends on the turn's agents only.
+func (t *Tracker) mergeAgents(s *trkSession, agents []AgentDefinition) {
+	if s.agentPos == nil {
+		s.agentPos, s.fromRegistry = map[string]int{}, map[string]bool{}
+	}
+	for _, d := range agents {
+		i, ok := s.agentPos[d.ID]
+		if !ok {
+			s.agentPos[d.ID] = len(s.agents)
+			if reg := t.registry[d.ID]; reg != nil {
+				c := trkCloneAgent(*reg)
+				c.ID = d.ID
+				c.Name = cmp.Or(c.Name, d.Name)
+				c.Description = cmp.Or(c.Description, d.Description)
+				if len(c.HandoffTargets) == 0 {
+					c.HandoffTargets = slices.Clone(d.HandoffTargets)
+				}
+				s.fromRegistry[d.ID] = true
+				s.agents = append(s.agents, c)
+			} else {
+				s.agents = append(s.agents, trkCloneAgent(d))
+			}
+			continue
+		}
+		if s.fromRegistry[d.ID] {
+			continue
+		}
+		m := &s.agents[i]
+		m.Description = cmp.Or(m.Description, d.Description)
+		asmAddTools(m, d.Tools)
+		if d.ToolsSource != "" {
+			m.ToolsSource = d.ToolsSource
+		}
+		m.HandoffTargets = append(m.HandoffTargets, d.HandoffTargets...)
+		slices.Sort(m.HandoffTargets)
+		m.HandoffTargets = slices.Compact(m.HandoffTargets)
+	}
 }
 
 // trkCloneAgent copies d so that merging never writes into a shared slice.
