@@ -189,7 +189,11 @@ type LatencySummary struct {
 // Response" plus session_id, partial, tool_issues, recommendations, latency, usage and
 // references. It is the value of agent_eval.analysis and what the query API returns.
 type Analysis struct {
-	SessionID         string                 `json:"session_id"`
+	SessionID string `json:"session_id"`
+	// AnalysisRevision numbers the analyses of one session from 1: a session that
+	// continues after it went idle is analysed again over all its turns as the next
+	// revision (docs/decisions/sessions.md). 0 (absent) before it is emitted.
+	AnalysisRevision  int                    `json:"analysis_revision,omitempty"`
 	Service           string                 `json:"service,omitempty"`
 	StartedAt         time.Time              `json:"started_at"`
 	EndedAt           time.Time              `json:"ended_at"`

@@ -549,6 +549,9 @@ func TestSchemaTables(t *testing.T) {
 		"evaluation_messages":             {"content", "created_at", "id", "role", "sender_agent_id", "sequence", "session_id"},
 		"evaluation_results": {"agent_id", "completed_at", "evaluation_id", "id", "passed", "proctor_agent_id",
 			"proctor_feedback", "registration_id", "session_id"},
+		"session_analyses":  {"analysis", "revision", "session_id", "stored_at"},
+		"session_revisions": {"revision", "session_id", "updated_at"},
+		"turns":             {"final", "record", "session_id", "trace_id", "turn_index", "updated_at"},
 	}
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
