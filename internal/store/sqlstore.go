@@ -24,7 +24,10 @@ type sqlStore struct {
 	d  *dialect
 }
 
-var _ Store = (*sqlStore)(nil)
+var (
+	_ Store      = (*sqlStore)(nil)
+	_ BatchSaver = (*sqlStore)(nil)
+)
 
 // Columns of the tables SaveAnalysis writes, in bind order (migrations/*/00001_init.sql).
 var (

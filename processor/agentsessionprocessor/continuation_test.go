@@ -1,0 +1,240 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/internal/store/storetest"
+)
+
+// chatTurn is one turn of a conversation: an agent root span with the user's message and
+// the answer (withRoot false: only a child LLM span, as when the run crashed before its
+// root span ended).
+func chatTurn(sessionID string, seed byte, start time.Time, user, answer string, withRoot bool) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "weather-bot")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	tid := pcommon.TraceID{seed, 9, 9, 9, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	msg := func(role, text string) string {
+		js, _ := json.Marshal([]map[string]any{{"role": role, "parts": []map[string]any{{"type": "text", "content": text}}}})
+		return string(js)
+	}
+	llm := spans.AppendEmpty()
+	llm.SetTraceID(tid)
+	llm.SetSpanID(pcommon.SpanID{seed, 0, 0, 0, 0, 0, 0, 2})
+	llm.SetParentSpanID(pcommon.SpanID{seed, 0, 0, 0, 0, 0, 0, 1})
+	llm.SetName("chat gpt")
+	llm.SetStartTimestamp(pcommon.NewTimestampFromTime(start.Add(10 * time.Millisecond)))
+	llm.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(90 * time.Millisecond)))
+	llm.Attributes().PutStr("gen_ai.operation.name", "chat")
+	llm.Attributes().PutStr("gen_ai.conversation.id", sessionID)
+	llm.Attributes().PutStr("gen_ai.input.messages", msg("user", user))
+	llm.Attributes().PutStr("gen_ai.output.messages", msg("assistant", answer))
+	if !withRoot {
+		return td
+	}
+	root := spans.AppendEmpty()
+	root.SetTraceID(tid)
+	root.SetSpanID(pcommon.SpanID{seed, 0, 0, 0, 0, 0, 0, 1})
+	root.SetName("invoke_agent weather")
+	root.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	root.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(100 * time.Millisecond)))
+	root.Attributes().PutStr("gen_ai.operation.name", "invoke_agent")
+	root.Attributes().PutStr("gen_ai.agent.name", "weather")
+	root.Attributes().PutStr("gen_ai.conversation.id", sessionID)
+	root.Attributes().PutStr("gen_ai.input.messages", msg("user", user))
+	root.Attributes().PutStr("gen_ai.output.messages", msg("assistant", answer))
+	return td
+}
+
+// conversation is a three-turn conversation whose second user message corrects the
+// first answer (RDM on turn 0).
+var conversation = []struct{ user, answer string }{
+	{"What is the weather in Paris tomorrow?", "Tomorrow in Paris: sunny."},
+	{"No, that's wrong, I meant Paris in Texas.", "Tomorrow in Paris, Texas: rainy."},
+	{"Thanks, and on Sunday?", "On Sunday it will be cloudy."},
+}
+
+// turnVerdicts returns, per turn index, the final verdicts emitted (turn spans with
+// agent_eval.turn.final) and the provisional ones.
+func turnVerdicts(t *testing.T, spans []ptrace.Span) (final, provisional map[int][]evaluation.TurnResult) {
+	final, provisional = map[int][]evaluation.TurnResult{}, map[int][]evaluation.TurnResult{}
+	for _, sp := range spans {
+		v, ok := sp.Attributes().Get(semconv.AgentEvalTurnResult)
+		require.True(t, ok)
+		var tr evaluation.TurnResult
+		require.NoError(t, json.Unmarshal([]byte(v.Str()), &tr))
+		if tr.Final {
+			final[tr.TurnIndex] = append(final[tr.TurnIndex], tr)
+		} else {
+			provisional[tr.TurnIndex] = append(provisional[tr.TurnIndex], tr)
+		}
+	}
+	return final, provisional
+}
+
+func analyses(t *testing.T, spans []ptrace.Span) []evaluation.Analysis {
+	var out []evaluation.Analysis
+	for _, sp := range spans {
+		v, ok := sp.Attributes().Get(semconv.AgentEvalAnalysis)
+		require.True(t, ok)
+		var a evaluation.Analysis
+		require.NoError(t, json.Unmarshal([]byte(v.Str()), &a))
+		out = append(out, a)
+	}
+	return out
+}
+
+// TestContinuationAcrossPauses: turns arriving more than session_timeout apart continue
+// the session: indexes go on, the correction in turn 1 is RDM on turn 0, and each idle
+// period emits a new analysis revision over all the turns so far.
+func TestContinuationAcrossPauses(t *testing.T) {
+	cfg := testConfig()
+	cfg.SessionTimeout = 30 * time.Second
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	ctx := context.Background()
+	for i, c := range conversation {
+		_, err := p.processTraces(ctx, chatTurn("conv-1", byte(i+1), clk.now(), c.user, c.answer, true))
+		require.NoError(t, err)
+		clk.advance(3 * time.Second)
+		p.step(ctx)
+		clk.advance(2 * time.Minute) // the user thinks longer than session_timeout
+		p.step(ctx)
+	}
+	spans := evalSpans(sink)
+	as := analyses(t, spans[semconv.EvalKindAgentSession])
+	require.Len(t, as, 3, "one analysis per idle period")
+	for i, a := range as {
+		assert.Equal(t, i+1, a.AnalysisRevision)
+		require.Len(t, a.TurnResults, i+1, "revision %d covers every turn so far", i+1)
+		for j, tr := range a.TurnResults {
+			assert.Equal(t, j, tr.TurnIndex)
+			assert.True(t, tr.Final)
+		}
+	}
+	last := as[2]
+	assert.Equal(t, evaluation.DetectionRDM, last.TurnResults[0].DetectionType, "the correction lands on turn 0")
+	assert.Equal(t, 1, last.Conversation.RDMDetections)
+	assert.Equal(t, evaluation.DetectionRDM, as[1].TurnResults[0].DetectionType)
+
+	final, provisional := turnVerdicts(t, spans[semconv.EvalKindTurn])
+	for i := range conversation {
+		assert.Len(t, provisional[i], 1, "turn %d is evaluated once", i)
+	}
+	// The last turn of an idle period gets a verdict without follow-up, then the one
+	// with the next user message when the session continues.
+	assert.Len(t, final[0], 2)
+	assert.Equal(t, evaluation.DetectionRDM, final[0][1].DetectionType)
+	assert.Len(t, final[2], 1)
+}
+
+// TestOutOfOrderTurnClose: a turn whose root never arrives (it closes at turn_timeout)
+// and a later turn that closes first (settle) each get one provisional and one final
+// verdict, with indexes that never change.
+func TestOutOfOrderTurnClose(t *testing.T) {
+	cfg := testConfig()
+	cfg.TurnTimeout = 10 * time.Second
+	cfg.SessionTimeout = time.Minute
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	ctx := context.Background()
+	t0 := clk.now()
+	_, _ = p.processTraces(ctx, chatTurn("ooo", 1, t0, "first question about Paris", "first answer", false))
+	clk.advance(time.Second)
+	_, _ = p.processTraces(ctx, chatTurn("ooo", 2, t0.Add(time.Second), "second question about Lyon", "second answer", true))
+	for range 20 {
+		clk.advance(time.Second)
+		p.step(ctx)
+	}
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+	spans := evalSpans(sink)
+	final, provisional := turnVerdicts(t, spans[semconv.EvalKindTurn])
+	require.Len(t, final, 2)
+	for i := range 2 {
+		assert.Len(t, provisional[i], 1, "turn %d", i)
+		assert.Len(t, final[i], 1, "turn %d: exactly one final verdict", i)
+	}
+	assert.Equal(t, "second question about Lyon", userOf(t, final[0][0]), "index 0 is the turn that closed first")
+	assert.True(t, final[1][0].Partial, "the crashed run is partial")
+	as := analyses(t, spans[semconv.EvalKindAgentSession])
+	require.Len(t, as, 1)
+	require.Len(t, as[0].TurnResults, 2)
+}
+
+func userOf(t *testing.T, tr evaluation.TurnResult) string {
+	t.Helper()
+	require.NotEmpty(t, tr.TraceID)
+	switch tr.TraceID[:2] {
+	case "01":
+		return "first question about Paris"
+	case "02":
+		return "second question about Lyon"
+	}
+	return ""
+}
+
+// runRestart runs turn 0 on one processor, shuts it down after the session went idle,
+// then turn 1 (a correction) on a new processor with the same continuation store.
+func runRestart(t *testing.T, driver, dsn string) {
+	ctx := context.Background()
+	cfg := testConfig()
+	cfg.SessionTimeout = 30 * time.Second
+	cfg.Continuation = ContinuationConfig{Driver: driver, DSN: configopaque.String(dsn)}
+	var all []ptrace.Span
+	for i := range 2 {
+		p, sink, clk := newTestProcessor(t, cfg, nil)
+		require.NoError(t, p.start(ctx, componenttest.NewNopHost()))
+		clk.advance(time.Duration(i) * time.Hour)
+		c := conversation[i]
+		_, err := p.processTraces(ctx, chatTurn("restart-1", byte(i+1), clk.now(), c.user, c.answer, true))
+		require.NoError(t, err)
+		clk.advance(3 * time.Second)
+		p.step(ctx)
+		clk.advance(time.Minute)
+		p.step(ctx)
+		require.NoError(t, p.shutdown(ctx))
+		all = append(all, evalSpans(sink)[semconv.EvalKindAgentSession]...)
+	}
+	as := analyses(t, all)
+	require.Len(t, as, 2)
+	assert.Equal(t, []int{1, 2}, []int{as[0].AnalysisRevision, as[1].AnalysisRevision})
+	require.Len(t, as[1].TurnResults, 2, "the second collector continues the session")
+	assert.Equal(t, []int{0, 1}, []int{as[1].TurnResults[0].TurnIndex, as[1].TurnResults[1].TurnIndex})
+	assert.Equal(t, evaluation.DetectionRDM, as[1].TurnResults[0].DetectionType, "RDM lands on the corrected turn")
+
+	cs, err := store.OpenContinuation(ctx, driver, dsn)
+	require.NoError(t, err)
+	defer cs.Close()
+	c, err := cs.LoadContinuation(ctx, "restart-1")
+	require.NoError(t, err)
+	assert.Equal(t, 2, c.Revision)
+	require.Len(t, c.Turns, 2, "every turn stored once")
+}
+
+// TestContinuationAfterRestart: the continuation state survives a restart in a real
+// SQLite file, and in PostgreSQL when AGENTEVAL_TEST_POSTGRES_DSN is set.
+func TestContinuationAfterRestart(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		runRestart(t, "sqlite", filepath.Join(t.TempDir(), "agenteval.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		runRestart(t, "postgres", storetest.PostgresDSN(t))
+	})
+}
