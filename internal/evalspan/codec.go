@@ -94,8 +94,8 @@ func fieldsOf(t reflect.Type) []field {
 }
 
 var (
-	timeType      = reflect.TypeFor[time.Time]()
-	rawType       = reflect.TypeFor[json.RawMessage]()
+	timeType = reflect.TypeFor[time.Time]()
+	rawType  = reflect.TypeFor[json.RawMessage]()
 )
 
 // encodeFields puts each field of struct v into m under prefix + JSON name. Absent
@@ -279,4 +279,3 @@ func decodeValue(src pcommon.Value, dst reflect.Value) error {
 func typeError(src pcommon.Value, want string) error {
 	return fmt.Errorf("is a %s, want %s", src.Type(), want)
 }
-
