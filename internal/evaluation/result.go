@@ -109,7 +109,8 @@ type InteractionResult struct {
 	Explanations    map[string]string `json:"explanations"`
 }
 
-// TurnResult is the evaluation of one turn, the value of agent_eval.turn.result.
+// TurnResult is the evaluation of one turn, carried by the turn evaluation span as
+// agent_eval.turn.* attributes (internal/evalspan).
 type TurnResult struct {
 	SessionID  string `json:"session_id"`
 	TurnIndex  int    `json:"turn_index"`
@@ -187,7 +188,8 @@ type LatencySummary struct {
 
 // Analysis is the session analysis (DESIGN.md §5.4): the seed's "Session Analysis
 // Response" plus session_id, partial, tool_issues, recommendations, latency, usage and
-// references. It is the value of agent_eval.analysis and what the query API returns.
+// references. It is carried by the session evaluation span as agent_eval.session.* attributes
+// (internal/evalspan) and is what the query API returns.
 type Analysis struct {
 	SessionID string `json:"session_id"`
 	// AnalysisRevision numbers the analyses of one session from 1: a session that

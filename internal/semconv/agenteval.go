@@ -18,8 +18,6 @@ const (
 	AgentEvalToolIssues = "agent_eval.tool.issues"
 	// AgentEvalPartial is true when the evaluated session or turn was closed early.
 	AgentEvalPartial = "agent_eval.partial"
-	// AgentEvalTurnResult is the turn's result JSON, on the turn evaluation span.
-	AgentEvalTurnResult = "agent_eval.turn.result"
 	// AgentEvalAnalysis is the full session analysis JSON, on the session evaluation span
 	// when the processor's emit.analysis is on (off by default).
 	AgentEvalAnalysis = "agent_eval.analysis"

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
@@ -77,10 +78,8 @@ var conversation = []struct{ user, answer string }{
 func turnVerdicts(t *testing.T, spans []ptrace.Span) (final, provisional map[int][]evaluation.TurnResult) {
 	final, provisional = map[int][]evaluation.TurnResult{}, map[int][]evaluation.TurnResult{}
 	for _, sp := range spans {
-		v, ok := sp.Attributes().Get(semconv.AgentEvalTurnResult)
-		require.True(t, ok)
-		var tr evaluation.TurnResult
-		require.NoError(t, json.Unmarshal([]byte(v.Str()), &tr))
+		tr, err := evalspan.DecodeTurn(sp.Attributes())
+		require.NoError(t, err)
 		if tr.Final {
 			final[tr.TurnIndex] = append(final[tr.TurnIndex], tr)
 		} else {
@@ -93,10 +92,8 @@ func turnVerdicts(t *testing.T, spans []ptrace.Span) (final, provisional map[int
 func analyses(t *testing.T, spans []ptrace.Span) []evaluation.Analysis {
 	var out []evaluation.Analysis
 	for _, sp := range spans {
-		v, ok := sp.Attributes().Get(semconv.AgentEvalAnalysis)
-		require.True(t, ok)
-		var a evaluation.Analysis
-		require.NoError(t, json.Unmarshal([]byte(v.Str()), &a))
+		a, err := evalspan.DecodeAnalysis(sp.Attributes())
+		require.NoError(t, err)
 		out = append(out, a)
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
@@ -152,11 +153,7 @@ func (b *evalBatch) addTurnSpan(sessionID string, tr *evaluation.TurnResult) {
 		return
 	}
 	a := sp.Attributes()
-	a.PutInt(semconv.AgentEvalPrefix+"turn.index", int64(tr.TurnIndex))
-	a.PutBool(semconv.AgentEvalPrefix+"turn.final", tr.Final)
-	a.PutBool(semconv.AgentEvalPrefix+"turn.is_bad", tr.IsBad)
-	a.PutStr(semconv.AgentEvalPrefix+"turn.detection_type", tr.DetectionType)
-	a.PutDouble(semconv.AgentEvalPrefix+"turn.confidence", tr.Confidence)
+	evalspan.EncodeTurn(a, tr)
 	a.PutBool(semconv.AgentEvalPartial, tr.Partial)
 	var issues []evaluation.ToolCallResult
 	for _, ir := range tr.Interactions {
@@ -170,13 +167,10 @@ func (b *evalBatch) addTurnSpan(sessionID string, tr *evaluation.TurnResult) {
 	ev := putScore(sp, evalNameTurn, &score, tr.Reason)
 	ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, tr.DetectionType)
 	putScore(sp, evalNameIntentDrift, tr.IntentDrift, tr.Explanations["intent_drift"])
-	if js, err := json.Marshal(tr); err == nil {
-		a.PutStr(semconv.AgentEvalTurnResult, string(js))
-	}
 }
 
 // addSession emits the session span: a child of the last turn's root, linked to every
-// turn root, carrying the full analysis JSON.
+// turn root, carrying the analysis as typed attributes (and as JSON with emit.analysis).
 func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 	if len(an.TurnResults) == 0 {
 		return nil
@@ -213,11 +207,14 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 		ev := putScore(sp, evalNameTaskCompletion, &v, an.Explanations["task_completion"])
 		ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, label)
 	}
-	js, err := json.Marshal(an)
-	if err != nil {
-		return fmt.Errorf("session %s: encoding the analysis: %w", an.SessionID, err)
+	evalspan.EncodeAnalysis(a, an)
+	if b.e.analysis {
+		js, err := json.Marshal(an)
+		if err != nil {
+			return fmt.Errorf("session %s: encoding the analysis: %w", an.SessionID, err)
+		}
+		a.PutStr(semconv.AgentEvalAnalysis, string(js))
 	}
-	a.PutStr(semconv.AgentEvalAnalysis, string(js))
 	return nil
 }
 
