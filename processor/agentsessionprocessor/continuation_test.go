@@ -27,20 +27,21 @@ import (
 // chatTurn is one turn of a conversation: an agent root span with the user's message and
 // the answer (withRoot false: only a child LLM span, as when the run crashed before its
 // root span ended).
-func chatTurn(sessionID string, seed byte, start time.Time, user, answer string, withRoot bool) ptrace.Traces {
+func chatTurn(sessionID string, seed int, start time.Time, user, answer string, withRoot bool) ptrace.Traces {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", "weather-bot")
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
-	tid := pcommon.TraceID{seed, 9, 9, 9, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	hi, lo := byte(seed>>8), byte(seed)
+	tid := pcommon.TraceID{hi, lo, 9, 9, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
 	msg := func(role, text string) string {
 		js, _ := json.Marshal([]map[string]any{{"role": role, "parts": []map[string]any{{"type": "text", "content": text}}}})
 		return string(js)
 	}
 	llm := spans.AppendEmpty()
 	llm.SetTraceID(tid)
-	llm.SetSpanID(pcommon.SpanID{seed, 0, 0, 0, 0, 0, 0, 2})
-	llm.SetParentSpanID(pcommon.SpanID{seed, 0, 0, 0, 0, 0, 0, 1})
+	llm.SetSpanID(pcommon.SpanID{hi, lo, 0, 0, 0, 0, 0, 2})
+	llm.SetParentSpanID(pcommon.SpanID{hi, lo, 0, 0, 0, 0, 0, 1})
 	llm.SetName("chat gpt")
 	llm.SetStartTimestamp(pcommon.NewTimestampFromTime(start.Add(10 * time.Millisecond)))
 	llm.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(90 * time.Millisecond)))
@@ -53,7 +54,7 @@ func chatTurn(sessionID string, seed byte, start time.Time, user, answer string,
 	}
 	root := spans.AppendEmpty()
 	root.SetTraceID(tid)
-	root.SetSpanID(pcommon.SpanID{seed, 0, 0, 0, 0, 0, 0, 1})
+	root.SetSpanID(pcommon.SpanID{hi, lo, 0, 0, 0, 0, 0, 1})
 	root.SetName("invoke_agent weather")
 	root.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 	root.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(100 * time.Millisecond)))
@@ -108,7 +109,7 @@ func TestContinuationAcrossPauses(t *testing.T) {
 	p, sink, clk := newTestProcessor(t, cfg, nil)
 	ctx := context.Background()
 	for i, c := range conversation {
-		_, err := p.processTraces(ctx, chatTurn("conv-1", byte(i+1), clk.now(), c.user, c.answer, true))
+		_, err := p.processTraces(ctx, chatTurn("conv-1", i+1, clk.now(), c.user, c.answer, true))
 		require.NoError(t, err)
 		clk.advance(3 * time.Second)
 		p.step(ctx)
@@ -178,10 +179,10 @@ func TestOutOfOrderTurnClose(t *testing.T) {
 func userOf(t *testing.T, tr evaluation.TurnResult) string {
 	t.Helper()
 	require.NotEmpty(t, tr.TraceID)
-	switch tr.TraceID[:2] {
-	case "01":
+	switch tr.TraceID[:4] {
+	case "0001":
 		return "first question about Paris"
-	case "02":
+	case "0002":
 		return "second question about Lyon"
 	}
 	return ""
@@ -200,7 +201,7 @@ func runRestart(t *testing.T, driver, dsn string) {
 		require.NoError(t, p.start(ctx, componenttest.NewNopHost()))
 		clk.advance(time.Duration(i) * time.Hour)
 		c := conversation[i]
-		_, err := p.processTraces(ctx, chatTurn("restart-1", byte(i+1), clk.now(), c.user, c.answer, true))
+		_, err := p.processTraces(ctx, chatTurn("restart-1", i+1, clk.now(), c.user, c.answer, true))
 		require.NoError(t, err)
 		clk.advance(3 * time.Second)
 		p.step(ctx)
