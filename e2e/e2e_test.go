@@ -108,6 +108,7 @@ processors:
     turn_timeout: 5s
     session_timeout: 2s
     emit: {tool_calls: issues}
+    continuation: {driver: sqlite, dsn: %q}
     agents:
       - name: triage
         handoff_targets: [refund_agent]
@@ -133,7 +134,7 @@ service:
       receivers: [otlp]
       processors: [agentsession]
       exporters: [capture, agenteval]
-`, ep.grpc, ep.http, dbPath, ep.prom, ep.api)
+`, ep.grpc, ep.http, dbPath, dbPath, ep.prom, ep.api)
 
 	factories := func() (otelcol.Factories, error) {
 		var f otelcol.Factories
