@@ -151,7 +151,9 @@ func (m *promMetrics) handler() http.Handler {
 // is counted twice.
 func (m *promMetrics) recordTurn(tr *evaluation.TurnResult) {
 	if tr.Final {
-		m.turns.WithLabelValues(m.labels.value(domainDetection, detectionType(tr))).Inc()
+		if !tr.Revised { // a revised verdict's turn was counted at its first final one
+			m.turns.WithLabelValues(m.labels.value(domainDetection, detectionType(tr))).Inc()
+		}
 		return
 	}
 	for i := range tr.Interactions {

@@ -28,7 +28,7 @@ func (e *Evaluator) AnalyzeSession(s *session.AgentSession) Analysis {
 	}
 	for ti := range recs {
 		if ti+1 < len(recs) {
-			recs[ti] = e.FollowUp(recs[ti], recs[ti+1].UserMessage)
+			recs[ti] = e.FollowUp(recs[ti], recs[ti+1].Result.UserMessage)
 		} else {
 			recs[ti] = e.FinishLast(recs[ti])
 		}
@@ -145,7 +145,7 @@ func taskCompletion(outcome *bool, recs []TurnRecord) (*bool, string) {
 	if tr.IsBad {
 		fails = append(fails, "the last turn is bad ("+tr.DetectionType+")")
 	}
-	if strings.TrimSpace(last.FinalResponse) == "" {
+	if strings.TrimSpace(tr.FinalResponse) == "" {
 		fails = append(fails, "the final response is empty")
 	}
 	for _, ir := range tr.Interactions {

@@ -134,5 +134,7 @@ func (e *Evaluator) EvaluateTurn(s *session.AgentSession, turnIndex int, final b
 		return TurnResult{TurnIndex: turnIndex, DetectionType: DetectionNone, Interactions: []InteractionResult{},
 			Explanations: map[string]string{"detection": "no such turn"}}
 	}
-	return e.newCtx(s).turn(turnIndex, final)
+	tr := e.newCtx(s).turn(turnIndex, final)
+	tr.UserMessage, tr.FinalResponse = s.Turns[turnIndex].UserMessage, s.Turns[turnIndex].FinalResponse
+	return tr
 }

@@ -29,12 +29,9 @@ const maxGrounding = 64
 // it. It is self-contained (no pointer into the session model) and JSON-encodable.
 type TurnRecord struct {
 	// Result is the turn's verdict: provisional (Result.Final false) until FollowUp or
-	// FinishLast.
+	// FinishLast. Its UserMessage and FinalResponse are what the follow-up checks (RDM,
+	// CCM) of this turn read.
 	Result TurnResult `json:"result"`
-	// UserMessage and FinalResponse are the turn's texts (capped by the processor's
-	// max_text_bytes): the follow-up checks (RDM, CCM) of this turn read them.
-	UserMessage   string `json:"user_message"`
-	FinalResponse string `json:"final_response"`
 	// FinalResponder is the index in Result.Interactions of the interaction that gave the
 	// final response (its response_quality is 0 when the turn is bad); -1 without one.
 	FinalResponder int `json:"final_responder"`
@@ -120,10 +117,9 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 	c := e.newCtx(view)
 	tr := c.turn(ti, false)
 	setTurnIndex(&tr, index)
+	tr.UserMessage, tr.FinalResponse = t.UserMessage, t.FinalResponse
 	rec := TurnRecord{
 		Result:         tr,
-		UserMessage:    t.UserMessage,
-		FinalResponse:  t.FinalResponse,
 		FinalResponder: finalResponder(t),
 		Summary:        c.summarize(ti),
 	}
@@ -191,7 +187,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	case strings.TrimSpace(*next) == "":
 		expl = append(expl, "rdm/ccm: not checked (follow-up user message not captured)")
 	default:
-		ok, conf, cue := text.Correction(*next, rec.FinalResponse)
+		ok, conf, cue := text.Correction(*next, tr.FinalResponse)
 		conf = clamp01(conf)
 		followUpConf = conf
 		if ok {
@@ -201,10 +197,10 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 		} else {
 			expl = append(expl, "rdm: no correction cue in the next user message")
 		}
-		if strings.TrimSpace(rec.UserMessage) == "" {
+		if strings.TrimSpace(tr.UserMessage) == "" {
 			expl = append(expl, "ccm: not checked (user message not captured)")
 		} else {
-			sim := clamp01(text.Similarity(rec.UserMessage, *next))
+			sim := clamp01(text.Similarity(tr.UserMessage, *next))
 			followUpConf = max(followUpConf, sim)
 			th := e.cfg.CCMSimilarityThreshold
 			if sim >= th {
@@ -241,6 +237,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	}
 	expl = append(expl, "→ "+d.typ+", confidence "+num(d.conf))
 
+	tr.Revised = tr.Final
 	tr.Final = true
 	tr.IsBad, tr.DetectionType, tr.Confidence, tr.Reason = d.bad, d.typ, d.conf, d.reason
 	tr.Explanations = cloneMap(tr.Explanations)

@@ -64,7 +64,7 @@ func TestRecordsSurviveJSON(t *testing.T) {
 			}
 			for ti := range recs {
 				if ti+1 < len(recs) {
-					recs[ti] = e.FollowUp(recs[ti], recs[ti+1].UserMessage)
+					recs[ti] = e.FollowUp(recs[ti], recs[ti+1].Result.UserMessage)
 				} else {
 					recs[ti] = e.FinishLast(recs[ti])
 				}

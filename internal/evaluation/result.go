@@ -118,15 +118,23 @@ type TurnResult struct {
 	RootSpanID string `json:"root_span_id"`
 	// Final is false while the turn's follow-up user message is not yet known: only
 	// hallucination can be detected then; CCM/RDM come with the final verdict.
-	Final         bool                `json:"final"`
-	IsBad         bool                `json:"is_bad"`
-	DetectionType string              `json:"detection_type"`
-	Confidence    float64             `json:"confidence"`
-	Reason        string              `json:"reason"`
-	IntentDrift   *float64            `json:"intent_drift"`
-	LatencyMs     float64             `json:"latency_ms"`
-	Usage         session.Usage       `json:"usage"`
-	Partial       bool                `json:"partial,omitempty"`
+	Final bool `json:"final"`
+	// Revised is true on a final verdict that replaces an earlier final one: the last
+	// turn of an idle session judged again when the session continued (its follow-up
+	// arrived). Counters of final verdicts skip it, so each turn is counted once.
+	Revised       bool          `json:"revised,omitempty"`
+	IsBad         bool          `json:"is_bad"`
+	DetectionType string        `json:"detection_type"`
+	Confidence    float64       `json:"confidence"`
+	Reason        string        `json:"reason"`
+	IntentDrift   *float64      `json:"intent_drift"`
+	LatencyMs     float64       `json:"latency_ms"`
+	Usage         session.Usage `json:"usage"`
+	Partial       bool          `json:"partial,omitempty"`
+	// UserMessage and FinalResponse are the turn's texts (capped at the processor's
+	// max_text_bytes): with every turn's, the analysis holds the whole conversation.
+	UserMessage   string              `json:"user_message,omitempty"`
+	FinalResponse string              `json:"final_response,omitempty"`
 	Interactions  []InteractionResult `json:"interactions"`
 	Explanations  map[string]string   `json:"explanations,omitempty"`
 }

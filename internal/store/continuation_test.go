@@ -17,8 +17,9 @@ import (
 func turnState(sessionID string, index int, final bool, detection string) TurnState {
 	return TurnState{SessionID: sessionID, Record: evaluation.TurnRecord{
 		Result: evaluation.TurnResult{SessionID: sessionID, TurnIndex: index, TraceID: fmt.Sprintf("%032x", index+1),
-			Final: final, DetectionType: detection, Interactions: []evaluation.InteractionResult{}},
-		UserMessage: fmt.Sprintf("question %d", index), FinalResponder: -1,
+			Final: final, DetectionType: detection, Interactions: []evaluation.InteractionResult{},
+			UserMessage: fmt.Sprintf("question %d", index)},
+		FinalResponder: -1,
 	}}
 }
 
@@ -46,7 +47,7 @@ func TestContinuationStores(t *testing.T) {
 		assert.Equal(t, []int{0, 1}, []int{c.Turns[0].Result.TurnIndex, c.Turns[1].Result.TurnIndex})
 		assert.True(t, c.Turns[0].Result.Final)
 		assert.Equal(t, "rdm", c.Turns[0].Result.DetectionType, "the final verdict stays")
-		assert.Equal(t, "question 1", c.Turns[1].UserMessage)
+		assert.Equal(t, "question 1", c.Turns[1].Result.UserMessage)
 	}
 	t.Run("memory", func(t *testing.T) { check(t, NewMemoryContinuation(10)) })
 	runAll(t, func(t *testing.T, b backend) {

@@ -139,7 +139,11 @@ func TestContinuationAcrossPauses(t *testing.T) {
 	// The last turn of an idle period gets a verdict without follow-up, then the one
 	// with the next user message when the session continues.
 	assert.Len(t, final[0], 2)
+	assert.False(t, final[0][0].Revised)
+	assert.True(t, final[0][1].Revised, "the verdict with the follow-up revises the one given at idle")
 	assert.Equal(t, evaluation.DetectionRDM, final[0][1].DetectionType)
+	assert.Equal(t, conversation[0].user, last.TurnResults[0].UserMessage, "the analysis holds the whole conversation")
+	assert.Equal(t, conversation[2].answer, last.TurnResults[2].FinalResponse)
 	assert.Len(t, final[2], 1)
 }
 
