@@ -235,6 +235,9 @@ type trkSession struct {
 	agents       []AgentDefinition
 	agentPos     map[string]int
 	fromRegistry map[string]bool
+	// closedTraces are the traces whose turn closed, in close order (their turns join
+	// turns when Finish completes them).
+	closedTraces []string
 	// spans counts the records retained for the session's open turns.
 	spans     int
 	endSignal bool
@@ -286,10 +289,17 @@ func NewTracker(cfg TrackerConfig) *Tracker {
 
 // Observe takes a batch of records at time now. It returns the events that the batch
 // caused at once: sessions closed by max_sessions or max_spans_per_session (with their
-// open turns).
+// open turns). It is Finish(ObserveClosing(recs, now)).
 func (t *Tracker) Observe(recs []SpanRecord, now time.Time) []Event {
+	return t.Finish(t.ObserveClosing(recs, now))
+}
+
+// ObserveClosing is Observe without the assembly of the turns it closes: it returns
+// what closed, to be assembled (Closed.Assemble, safe outside the caller's lock) and
+// completed by Finish, in order.
+func (t *Tracker) ObserveClosing(recs []SpanRecord, now time.Time) []Closed {
 	t.tick(now)
-	var ev []Event
+	var ev []Closed
 	for i := range recs {
 		ev = t.observe(&recs[i], now, ev)
 	}
@@ -302,7 +312,7 @@ func (t *Tracker) tick(now time.Time) {
 	}
 }
 
-func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Event) []Event {
+func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Closed) []Closed {
 	t.stats.SpansObserved++
 	if r.Class == ClassEvaluation {
 		t.stats.SpansIgnored++
@@ -418,7 +428,9 @@ func (t *Tracker) late(c *trkClosed, traceID string, now time.Time) {
 		return
 	}
 	s.lastActive = now
-	t.lru.MoveToFront(s.elem)
+	if s.elem != nil {
+		t.lru.MoveToFront(s.elem)
+	}
 	for i := range s.turns {
 		tu := &s.turns[i].turn
 		if tu.TraceID != traceID || slices.Contains(tu.Anomalies, AnomalyLateSpan) {
@@ -455,20 +467,20 @@ func (t *Tracker) forget(tr *trkTrace) {
 
 // killSession closes a session that exceeded max_spans_per_session and refuses its
 // further records until session_timeout of silence.
-func (t *Tracker) killSession(s *trkSession, now time.Time, ev []Event) []Event {
+func (t *Tracker) killSession(s *trkSession, now time.Time, ev []Closed) []Closed {
 	t.deadSessions[s.id] = now
 	for id := range s.open {
 		t.deadTraces[id] = now
 	}
-	for _, tu := range s.turns {
-		t.deadTraces[tu.turn.TraceID] = now
+	for _, id := range s.closedTraces {
+		t.deadTraces[id] = now
 	}
 	return t.endSession(s, EndReasonMaxSpans, true, now, ev)
 }
 
 // evict closes the least recently active sessions (or pending traces) while more than
 // max_sessions are open.
-func (t *Tracker) evict(now time.Time, ev []Event) []Event {
+func (t *Tracker) evict(now time.Time, ev []Closed) []Closed {
 	for t.lru.Len() > t.cfg.MaxSessions {
 		t.stats.SessionsEvicted++
 		switch v := t.lru.Back().Value.(type) {
@@ -485,7 +497,7 @@ func (t *Tracker) evict(now time.Time, ev []Event) []Event {
 // timeout; Partial when the root never arrived), else the reason of an early close (the
 // turn is Partial, and a trace without session key ends its own session with that
 // reason).
-func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Event) []Event {
+func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Closed) []Closed {
 	n := tr.recs.n
 	hasRoot, genAI := tr.hasRoot(), tr.genAI
 	t.stats.RetainedSpans -= n
@@ -499,20 +511,15 @@ func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Eve
 		t.stats.SpansDiscarded += uint64(n)
 		return ev
 	}
-	asm := AssembleTurn(recs)
 	t.stats.SpansAssembled += uint64(len(recs))
 	t.stats.TurnsClosed++
 	if s == nil {
 		s = &trkSession{id: tr.id, keySource: "trace_id", service: tr.service, byTrace: true,
 			created: tr.firstSeen, lastActive: now, open: map[string]*trkTrace{}}
 	}
-	turn := asm.Turn
-	turn.Partial = turn.Partial || force != "" || !hasRoot
-	turn.Index = len(s.turns)
-	s.turns = append(s.turns, trkTurn{turn: turn, agents: asm.Agents, outcome: asm.Outcome, cost: asm.Cost})
-	t.mergeAgents(s, asm.Agents)
+	s.closedTraces = append(s.closedTraces, tr.id)
 	t.closed[tr.id] = &trkClosed{sess: s}
-	ev = append(ev, t.turnEvent(s))
+	ev = append(ev, Closed{kind: EventTurnClosed, sess: s, Records: recs, partial: force != "" || !hasRoot})
 	if s.byTrace {
 		if force != "" {
 			return t.endSession(s, force, true, now, ev)
@@ -550,9 +557,60 @@ func (t *Tracker) turnEvent(s *trkSession) Event {
 	return Event{Kind: EventTurnClosed, Session: as, TurnIndex: len(window) - 1, TurnOutcome: outcome}
 }
 
+// Closed is something the Tracker decided that Finish completes: a turn closed (its
+// trace's records are handed out, to be assembled outside the caller's lock) or a
+// session ended. Complete them with Finish, in the order they were returned.
+type Closed struct {
+	kind EventKind
+	sess *trkSession
+	// Records are the closed trace's records (a closed turn), in arrival order.
+	Records []SpanRecord
+	partial bool // the turn closed early or without its root
+	asm     *TurnAssembly
+	// session end
+	reason         string
+	sessionPartial bool
+}
+
+// Assemble assembles a closed turn's records (AssembleTurn). It reads and writes no
+// Tracker state, so the caller may run it outside its lock and concurrently for
+// different values. Finish assembles what was not.
+func (c *Closed) Assemble() {
+	if c.kind == EventTurnClosed && c.asm == nil {
+		a := AssembleTurn(c.Records)
+		c.asm = &a
+		c.Records = nil
+	}
+}
+
+// Finish completes closed turns and ended sessions, in order, into events: a turn gets
+// its stable index and joins its session's turns (agents merged), a session's end
+// event snapshots all its turns. The cost of a turn does not depend on how many turns
+// its session has.
+func (t *Tracker) Finish(cs []Closed) []Event {
+	var ev []Event
+	for i := range cs {
+		c := &cs[i]
+		s := c.sess
+		switch c.kind {
+		case EventTurnClosed:
+			c.Assemble()
+			turn := c.asm.Turn
+			turn.Partial = turn.Partial || c.partial
+			turn.Index = len(s.turns)
+			s.turns = append(s.turns, trkTurn{turn: turn, agents: c.asm.Agents, outcome: c.asm.Outcome, cost: c.asm.Cost})
+			t.mergeAgents(s, c.asm.Agents)
+			ev = append(ev, t.turnEvent(s))
+		case EventSessionEnded:
+			ev = append(ev, Event{Kind: EventSessionEnded, Session: t.snapshot(s, c.sessionPartial, c.reason)})
+		}
+	}
+	return ev
+}
+
 // endSession closes the session's open turns (as partial) and ends it. A session that
 // has no turn is not reported.
-func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now time.Time, ev []Event) []Event {
+func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now time.Time, ev []Closed) []Closed {
 	for _, id := range trkSortedKeys(s.open) {
 		ev = t.closeTrace(s.open[id], reason, now, ev)
 	}
@@ -563,28 +621,34 @@ func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now tim
 		t.lru.Remove(s.elem)
 		s.elem = nil
 	}
-	for _, tu := range s.turns {
-		id := tu.turn.TraceID
+	for _, id := range s.closedTraces {
 		if c, ok := t.closed[id]; ok && c.sess == s {
 			c.sess = nil
 			t.closedFIFO = append(t.closedFIFO, trkExpiry{trace: id, at: now.Add(t.cfg.TurnTimeout)})
 		}
 	}
 	t.stats.SessionsEnded++
-	if len(s.turns) == 0 {
+	if len(s.closedTraces) == 0 {
 		t.stats.EmptySessions++
 		return ev
 	}
-	return append(ev, Event{Kind: EventSessionEnded, Session: t.snapshot(s, partial, reason)})
+	return append(ev, Closed{kind: EventSessionEnded, sess: s, reason: reason, sessionPartial: partial})
 }
 
 // Advance applies the timers at time now: turns whose settle or timeout passed close,
 // then sessions end (max_session_duration, end signal, session_timeout). Events are
-// ordered: turns by first arrival then trace id, sessions by id.
+// ordered: turns by first arrival then trace id, sessions by id. It is
+// Finish(AdvanceClosing(now)).
 func (t *Tracker) Advance(now time.Time) []Event {
+	return t.Finish(t.AdvanceClosing(now))
+}
+
+// AdvanceClosing is Advance without the assembly of the turns it closes (see
+// ObserveClosing).
+func (t *Tracker) AdvanceClosing(now time.Time) []Closed {
 	t.tick(now)
 	t.expire(now)
-	var ev []Event
+	var ev []Closed
 	var due []*trkTrace
 	for _, tr := range t.traces {
 		silent := now.Sub(tr.lastSeen)
@@ -657,7 +721,13 @@ func (t *Tracker) expire(now time.Time) {
 // (EndReasonShutdown at shutdown): sessions by id, then traces without a session key by
 // trace id.
 func (t *Tracker) CloseAll(reason string) []Event {
-	var ev []Event
+	return t.Finish(t.CloseAllClosing(reason))
+}
+
+// CloseAllClosing is CloseAll without the assembly of the turns it closes (see
+// ObserveClosing).
+func (t *Tracker) CloseAllClosing(reason string) []Closed {
+	var ev []Closed
 	for _, id := range trkSortedKeys(t.sessions) {
 		ev = t.endSession(t.sessions[id], reason, true, t.now, ev)
 	}

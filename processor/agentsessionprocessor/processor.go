@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -46,7 +47,7 @@ type agentSessionProcessor struct {
 
 	mu      sync.Mutex // guards tracker and queued
 	tracker *session.Tracker
-	queued  []session.Event // events raised on the ingest path (evictions), for the worker
+	queued  []session.Closed // closed on the ingest path (limits), for the worker
 
 	// shards hold the open sessions' evaluation state; cont keeps what a continued
 	// session needs (memory, or the result store's database).
@@ -134,13 +135,13 @@ func (p *agentSessionProcessor) processTraces(ctx context.Context, td ptrace.Tra
 	if len(recs) > 0 {
 		p.telemetry.ProcessorAgentsessionSpansObserved.Add(ctx, int64(len(recs)))
 		p.mu.Lock()
-		events := p.tracker.Observe(recs, p.now())
-		if len(events) > 0 {
-			// Evaluated by the worker, never on the ingest path.
-			p.queued = append(p.queued, events...)
+		closed := p.tracker.ObserveClosing(recs, p.now())
+		if len(closed) > 0 {
+			// Assembled and evaluated by the worker, never on the ingest path.
+			p.queued = append(p.queued, closed...)
 		}
 		p.mu.Unlock()
-		if len(events) > 0 {
+		if len(closed) > 0 {
 			select {
 			case p.wake <- struct{}{}:
 			default:
@@ -222,10 +223,10 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 		p.stop = nil
 	}
 	p.mu.Lock()
-	events := append(p.queued, p.tracker.CloseAll("shutdown")...)
+	closed := append(p.queued, p.tracker.CloseAllClosing(session.EndReasonShutdown)...)
 	p.queued = nil
 	p.mu.Unlock()
-	p.handle(ctx, events)
+	p.handle(ctx, p.finish(closed))
 	var err error
 	if p.cont != nil {
 		err = p.cont.Close()
@@ -254,12 +255,52 @@ func (p *agentSessionProcessor) run() {
 // directly with a controlled clock instead of running the worker.
 func (p *agentSessionProcessor) step(ctx context.Context) {
 	p.mu.Lock()
-	events := append(p.queued, p.tracker.Advance(p.now())...)
+	closed := append(p.queued, p.tracker.AdvanceClosing(p.now())...)
 	p.queued = nil
+	p.mu.Unlock()
+	events := p.finish(closed)
+	p.mu.Lock()
 	st := p.tracker.Stats()
 	p.mu.Unlock()
 	p.recordTrackerStats(ctx, st)
 	p.handle(ctx, events)
+}
+
+// finish assembles the closed turns outside the ingest lock, on up to len(p.shards)
+// goroutines, then completes them under the lock (Tracker.Finish, whose cost per turn
+// does not depend on the session's length). A panic in assembly (a bug) costs the turn
+// its evaluation, never the trace pipeline.
+func (p *agentSessionProcessor) finish(closed []session.Closed) []session.Event {
+	if len(closed) == 0 {
+		return nil
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(p.shards), len(closed)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(closed); i = int(next.Add(1)) - 1 {
+				p.assemble(&closed[i])
+			}
+		}()
+	}
+	wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tracker.Finish(closed)
+}
+
+func (p *agentSessionProcessor) assemble(c *session.Closed) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.telemetry.ProcessorAgentsessionEvaluationErrors.Add(context.Background(), 1)
+			p.logger.Error("turn assembly failed; the turn is assembled from no spans", zap.Any("panic", r))
+			c.Records = nil
+			c.Assemble()
+		}
+	}()
+	c.Assemble()
 }
 
 // handle evaluates closed turns and ended sessions on the worker pool and emits the
