@@ -16,12 +16,15 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/internal/store/storetest"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
 )
 
 // chatTurn is one turn of a conversation: an agent root span with the user's message and
@@ -239,4 +242,48 @@ func TestContinuationAfterRestart(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		runRestart(t, "postgres", storetest.PostgresDSN(t))
 	})
+}
+
+// TestTrackerCountersExported: the tracker's counters reach the processor's telemetry:
+// turns closed, late spans, spans of traces without GenAI spans, spans dropped by
+// max_spans_per_session, retained spans, sessions continued.
+func TestTrackerCountersExported(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	cfg := testConfig()
+	cfg.SessionTimeout = 30 * time.Second
+	cfg.MaxSpansPerSession = 3
+	p, _, clk := newTestProcessor(t, cfg, tel)
+	ctx := context.Background()
+
+	first := chatTurn("counted", 1, clk.now(), "Weather in Paris?", "Sunny.", true)
+	_, _ = p.processTraces(ctx, first)
+	clk.advance(3 * time.Second)
+	p.step(ctx)
+	_, _ = p.processTraces(ctx, first) // both spans again: late
+	plain := ptrace.NewTraces()        // a trace without GenAI spans
+	sp := plain.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetTraceID(pcommon.TraceID{0xee, 1})
+	sp.SetSpanID(pcommon.SpanID{0xee, 1})
+	sp.SetName("GET /health")
+	_, _ = p.processTraces(ctx, plain)
+	// Two open turns of 2 spans each exceed max_spans_per_session (3): the session
+	// closes as partial, and the 2 spans of its next turn are dropped.
+	_, _ = p.processTraces(ctx, chatTurn("big", 2, clk.now(), "a", "b", true))
+	_, _ = p.processTraces(ctx, chatTurn("big", 3, clk.now(), "c", "d", true))
+	_, _ = p.processTraces(ctx, chatTurn("big", 5, clk.now(), "e", "f", true))
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+	_, _ = p.processTraces(ctx, chatTurn("counted", 4, clk.now(), "And Lyon?", "Rainy.", true))
+	clk.advance(3 * time.Second)
+	p.step(ctx)
+
+	opts := []metricdatatest.Option{metricdatatest.IgnoreTimestamp()}
+	one := []metricdata.DataPoint[int64]{{Value: 1}}
+	metadatatest.AssertEqualProcessorAgentsessionLateSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, opts...)
+	metadatatest.AssertEqualProcessorAgentsessionSpansDiscarded(t, tel, one, opts...)
+	metadatatest.AssertEqualProcessorAgentsessionSpansDropped(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, opts...)
+	metadatatest.AssertEqualProcessorAgentsessionTurnsClosed(t, tel, []metricdata.DataPoint[int64]{{Value: 4}}, opts...)
+	metadatatest.AssertEqualProcessorAgentsessionSessionsContinued(t, tel, one, opts...)
+	metadatatest.AssertEqualProcessorAgentsessionRetainedSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 0}}, opts...)
 }
