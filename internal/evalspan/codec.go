@@ -65,13 +65,21 @@ type field struct {
 	omitEmpty bool
 }
 
-var fieldCache sync.Map // reflect.Type → []field
+// typeFields are a struct type's fields in order, and by JSON name.
+type typeFields struct {
+	list   []field
+	byName map[string]int // JSON name → position in list
+}
+
+var fieldCache sync.Map // reflect.Type → *typeFields
 
 // fieldsOf lists t's fields by their JSON names (encoding/json's rules for the tags
 // this project uses: name, omitempty, "-").
-func fieldsOf(t reflect.Type) []field {
-	if fs, ok := fieldCache.Load(t); ok {
-		return fs.([]field)
+func fieldsOf(t reflect.Type) []field { return typeFieldsOf(t).list }
+
+func typeFieldsOf(t reflect.Type) *typeFields {
+	if tf, ok := fieldCache.Load(t); ok {
+		return tf.(*typeFields)
 	}
 	var fs []field
 	for i := range t.NumField() {
@@ -89,8 +97,12 @@ func fieldsOf(t reflect.Type) []field {
 		}
 		fs = append(fs, field{name: name, index: i, omitEmpty: strings.Contains(opts, "omitempty")})
 	}
-	fieldCache.Store(t, fs)
-	return fs
+	tf := &typeFields{list: fs, byName: make(map[string]int, len(fs))}
+	for i, f := range fs {
+		tf.byName[f.name] = i
+	}
+	fieldCache.Store(t, tf)
+	return tf
 }
 
 var (
@@ -165,18 +177,27 @@ func encodeValue(dst pcommon.Value, v reflect.Value) {
 	}
 }
 
-// decodeFields sets the fields of struct v from m's prefix + JSON name entries.
+// decodeFields sets the fields of struct v from m's prefix + JSON name entries, in one
+// pass over m; other entries are ignored.
 func decodeFields(m pcommon.Map, prefix string, v reflect.Value) error {
-	for _, f := range fieldsOf(v.Type()) {
-		src, ok := m.Get(prefix + f.name)
+	tf := typeFieldsOf(v.Type())
+	var err error
+	m.Range(func(k string, src pcommon.Value) bool {
+		name, ok := strings.CutPrefix(k, prefix)
 		if !ok {
-			continue
+			return true
 		}
-		if err := decodeValue(src, v.Field(f.index)); err != nil {
-			return fmt.Errorf("%s%s: %w", prefix, f.name, err)
+		i, ok := tf.byName[name]
+		if !ok {
+			return true
 		}
-	}
-	return nil
+		if err = decodeValue(src, v.Field(tf.list[i].index)); err != nil {
+			err = fmt.Errorf("%s: %w", k, err)
+			return false
+		}
+		return true
+	})
+	return err
 }
 
 func decodeValue(src pcommon.Value, dst reflect.Value) error {
