@@ -760,3 +760,41 @@ func BenchmarkSaveAnalysis(b *testing.B) {
 		b.ReportMetric(float64(len(doc)), "json_bytes") // after the loop: b.Loop resets metrics
 	})
 }
+
+// BenchmarkSaveAnalysesBatch compares storing 64 analyses in one transaction
+// (SaveAnalyses, the exporter's path per export batch) with 64 transactions.
+func BenchmarkSaveAnalysesBatch(b *testing.B) {
+	s, err := Open(context.Background(), DriverSQLite, filepath.Join(b.TempDir(), "bench.db"))
+	require.NoError(b, err)
+	defer s.Close()
+	ctx := context.Background()
+	const n = 64
+	batch := func(run int) []*evaluation.Analysis {
+		as := make([]*evaluation.Analysis, n)
+		for i := range as {
+			as[i] = sampleAnalysis(fmt.Sprintf("bench-%d-%d", run, i), t0, f64(0.5), "triage", "executor", "critic")
+			as[i].AnalysisRevision = 1
+		}
+		return as
+	}
+	b.Run("one_transaction", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if err := s.(BatchSaver).SaveAnalyses(ctx, batch(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/analysis")
+	})
+	b.Run("transaction_per_analysis", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			for _, a := range batch(-i - 1) {
+				if err := s.SaveAnalysis(ctx, a); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/analysis")
+	})
+}
