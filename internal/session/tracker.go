@@ -65,6 +65,12 @@ type TrackerConfig struct {
 	// Registry holds the configured agents and their tools (ToolsSource "config"). For an
 	// agent it names, it wins over what the traces show.
 	Registry []AgentDefinition
+	// RetainTurns bounds the closed turns a session keeps for its session-end snapshot
+	// (the most recent; at least 2, for the turn events' window). 0 keeps them all. The
+	// snapshot's totals (usage, latency, cost, outcome, time span) cover every turn
+	// either way. A consumer that keeps its own per-turn results (the processor) sets it
+	// to 2, so that a long session's memory does not grow with its turns.
+	RetainTurns int
 }
 
 func (c TrackerConfig) withDefaults() TrackerConfig {
@@ -227,9 +233,18 @@ type trkSession struct {
 	created    time.Time
 	lastActive time.Time
 	open       map[string]*trkTrace
-	// turns are the closed turns in close order: Turn.Index is the position, which
-	// never changes once given.
-	turns []trkTurn
+	// turns are the closed turns in close order (the last RetainTurns when set); a
+	// turn's Index is its position among all the session's closed turns (closedTurns
+	// before it), given once.
+	turns       []trkTurn
+	closedTurns int
+	// Totals over every closed turn, for the session-end snapshot.
+	latencyMs          float64
+	usage              Usage
+	cost               float64
+	costSeen           bool
+	outcome            *bool
+	startedAt, endedAt time.Time
 	// agents merges the agents of the closed turns (mergeAgents); agentPos indexes it
 	// and fromRegistry marks the configured ones.
 	agents       []AgentDefinition
@@ -597,8 +612,16 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 			c.Assemble()
 			turn := c.asm.Turn
 			turn.Partial = turn.Partial || c.partial
-			turn.Index = len(s.turns)
-			s.turns = append(s.turns, trkTurn{turn: turn, agents: c.asm.Agents, outcome: c.asm.Outcome, cost: c.asm.Cost})
+			turn.Index = s.closedTurns
+			s.closedTurns++
+			tu := trkTurn{turn: turn, agents: c.asm.Agents, outcome: c.asm.Outcome, cost: c.asm.Cost}
+			s.addTotals(&tu)
+			if k := t.cfg.RetainTurns; k > 0 && len(s.turns) >= max(k, 2) {
+				// Drop the oldest in place: the window of later events stays valid,
+				// earlier snapshots hold copies.
+				s.turns = append(s.turns[:0], s.turns[len(s.turns)-max(k, 2)+1:]...)
+			}
+			s.turns = append(s.turns, tu)
 			t.mergeAgents(s, c.asm.Agents)
 			ev = append(ev, t.turnEvent(s))
 		case EventSessionEnded:
@@ -763,39 +786,50 @@ func trkSortedKeys[V any](m map[string]V) []string {
 // snapshot builds the AgentSession view of s.
 func (t *Tracker) snapshot(s *trkSession, partial bool, reason string) *AgentSession {
 	as := &AgentSession{
-		ID:        s.id,
-		KeySource: s.keySource,
-		Service:   s.service,
-		Turns:     make([]Turn, len(s.turns)),
-		Partial:   partial,
-		EndReason: reason,
+		ID:             s.id,
+		KeySource:      s.keySource,
+		Service:        s.service,
+		Turns:          make([]Turn, len(s.turns)),
+		Partial:        partial,
+		EndReason:      reason,
+		TotalLatencyMs: s.latencyMs,
+		Usage:          s.usage,
+		StartedAt:      s.startedAt,
+		EndedAt:        s.endedAt,
 	}
-	var cost float64
-	var costSeen bool
 	for i, tu := range s.turns {
 		as.Turns[i] = tu.turn
-		as.TotalLatencyMs += tu.turn.LatencyMs
-		as.Usage.Add(tu.turn.Usage)
-		if tu.cost != nil {
-			cost += *tu.cost
-			costSeen = true
-		}
-		if tu.outcome != nil {
-			v := *tu.outcome
-			as.Outcome = &v
-		}
-		if st := tu.turn.StartedAt; !st.IsZero() && (as.StartedAt.IsZero() || st.Before(as.StartedAt)) {
-			as.StartedAt = st
-		}
-		if en := tu.turn.EndedAt; en.After(as.EndedAt) {
-			as.EndedAt = en
-		}
 	}
-	if costSeen {
+	if s.costSeen {
+		cost := s.cost
 		as.TotalCost = &cost
+	}
+	if s.outcome != nil {
+		v := *s.outcome
+		as.Outcome = &v
 	}
 	as.Agents = t.agentsOf(s)
 	return as
+}
+
+// addTotals adds a closed turn to the session's totals: latency and usage sums, cost,
+// the last explicit outcome, the earliest start and the latest end.
+func (s *trkSession) addTotals(tu *trkTurn) {
+	s.latencyMs += tu.turn.LatencyMs
+	s.usage.Add(tu.turn.Usage)
+	if tu.cost != nil {
+		s.cost += *tu.cost
+		s.costSeen = true
+	}
+	if tu.outcome != nil {
+		s.outcome = tu.outcome
+	}
+	if st := tu.turn.StartedAt; !st.IsZero() && (s.startedAt.IsZero() || st.Before(s.startedAt)) {
+		s.startedAt = st
+	}
+	if en := tu.turn.EndedAt; en.After(s.endedAt) {
+		s.endedAt = en
+	}
 }
 
 // agentsOf returns a copy of the session's merged agents.

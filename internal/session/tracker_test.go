@@ -451,3 +451,31 @@ func TestTrackerIdleClosesCrashedTurn(t *testing.T) {
 	assert.Equal(t, 1, s.Turns[1].Index)
 	checkAccounting(t, tk)
 }
+
+// TestTrackerRetainTurns: with RetainTurns the session keeps only its last turns for
+// the session-end snapshot, while indexes and totals cover every turn.
+func TestTrackerRetainTurns(t *testing.T) {
+	all := NewTracker(TrackerConfig{})
+	few := NewTracker(TrackerConfig{RetainTurns: 2})
+	var ends [2]*AgentSession
+	for k, tk := range []*Tracker{all, few} {
+		for i := range 5 {
+			tk.Observe(trkTurnRecs(fmt.Sprintf("t%d", i), "s", int64(i)*3000, fmt.Sprintf("q%d", i)), trkAt(float64(i)*3))
+			ev := tk.Advance(trkAt(float64(i)*3 + 2.5))
+			require.Len(t, ev, 1)
+			assert.Equal(t, i, ev[0].Session.Turns[ev[0].TurnIndex].Index)
+		}
+		ev := tk.Advance(trkAt(1000))
+		require.Equal(t, []string{"session_ended:s:session_timeout"}, kinds(ev))
+		ends[k] = ev[0].Session
+		checkAccounting(t, tk)
+	}
+	require.Len(t, ends[0].Turns, 5)
+	require.Len(t, ends[1].Turns, 2)
+	assert.Equal(t, []int{3, 4}, []int{ends[1].Turns[0].Index, ends[1].Turns[1].Index})
+	assert.Equal(t, ends[0].Usage, ends[1].Usage)
+	assert.Equal(t, ends[0].TotalLatencyMs, ends[1].TotalLatencyMs)
+	assert.Equal(t, ends[0].StartedAt, ends[1].StartedAt)
+	assert.Equal(t, ends[0].EndedAt, ends[1].EndedAt)
+	assert.Equal(t, ends[0].Agents, ends[1].Agents)
+}

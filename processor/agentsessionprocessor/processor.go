@@ -110,6 +110,8 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 			MaxSessions:        cfg.MaxSessions,
 			MaxSpansPerSession: cfg.MaxSpansPerSession,
 			Registry:           registry,
+			// The shards keep every turn's record; the tracker keeps only the window.
+			RetainTurns: 2,
 		}),
 		now:  time.Now,
 		tick: tick,
