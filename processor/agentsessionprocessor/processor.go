@@ -35,7 +35,8 @@ const (
 
 // agentSessionProcessor is the collector adapter over internal/session (reconstruction)
 // and internal/evaluation (scores). The per-span path only extracts a compact record and
-// updates the tracker; evaluation and emission run on the worker goroutine.
+// updates the tracker; assembly, evaluation and emission run on the worker: a ticker
+// goroutine that closes what is due and spreads it over len(shards) goroutines.
 type agentSessionProcessor struct {
 	logger    *zap.Logger
 	cfg       *Config
