@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -71,4 +72,40 @@ func TestDecodeErrors(t *testing.T) {
 	m.PutEmptySlice("agent_eval.turn.interactions").AppendEmpty().SetStr("x")
 	_, err = DecodeTurn(m)
 	require.ErrorContains(t, err, "agent_eval.turn.interactions: [0]: is a Str, want a map")
+}
+
+// FuzzDecode feeds arbitrary OTLP spans to the decoders: they return a value or an
+// error, never panic.
+func FuzzDecode(f *testing.F) {
+	seed := func(fill func(pcommon.Map)) {
+		td := ptrace.NewTraces()
+		fill(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty().Attributes())
+		b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	seed(func(m pcommon.Map) {
+		EncodeAnalysis(m, &evaluation.Analysis{SessionID: "s", OverallScore: f64(0.5),
+			TurnResults: []evaluation.TurnResult{{TraceID: "01", Interactions: []evaluation.InteractionResult{{AgentID: "a"}}}}})
+	})
+	seed(func(m pcommon.Map) {
+		EncodeTurn(m, &evaluation.TurnResult{TraceID: "01", Explanations: map[string]string{"x": "y"}})
+	})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(b)
+		if err != nil {
+			return
+		}
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				spans := sss.At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					_, _ = DecodeTurn(spans.At(k).Attributes())
+					_, _ = DecodeAnalysis(spans.At(k).Attributes())
+				}
+			}
+		}
+	})
 }
