@@ -6,7 +6,9 @@ package agentsessionprocessor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -286,4 +288,48 @@ func TestTrackerCountersExported(t *testing.T) {
 	metadatatest.AssertEqualProcessorAgentsessionTurnsClosed(t, tel, []metricdata.DataPoint[int64]{{Value: 4}}, opts...)
 	metadatatest.AssertEqualProcessorAgentsessionSessionsContinued(t, tel, one, opts...)
 	metadatatest.AssertEqualProcessorAgentsessionRetainedSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 0}}, opts...)
+}
+
+// TestConcurrentIngestWithWorkerPool: four goroutines send turns of their own sessions
+// while the worker closes, assembles and evaluates on two shards; at shutdown every span
+// was passed on and every session has an analysis covering all its turns.
+func TestConcurrentIngestWithWorkerPool(t *testing.T) {
+	cfg := testConfig()
+	cfg.TurnSettle = 20 * time.Millisecond
+	cfg.TurnTimeout = time.Second
+	cfg.SessionTimeout = time.Minute
+	cfg.Workers = 2
+	p, sink, _ := newTestProcessor(t, cfg, nil)
+	p.now = time.Now
+	p.tick = 10 * time.Millisecond
+	ctx := context.Background()
+	require.NoError(t, p.start(ctx, componenttest.NewNopHost()))
+	const senders, turns = 4, 5
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range turns {
+				td := chatTurn(fmt.Sprintf("concurrent-%d", g), g*100+i+1, time.Now(), fmt.Sprintf("question %d", i), "answer", true)
+				out, err := p.processTraces(ctx, td)
+				assert.NoError(t, err)
+				assert.Equal(t, td.SpanCount(), out.SpanCount(), "passed on whole, at once")
+				time.Sleep(40 * time.Millisecond) // the turn settles before the next
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, p.shutdown(ctx))
+	spans := evalSpans(sink)
+	as := analyses(t, spans[semconv.EvalKindAgentSession])
+	require.Len(t, as, senders)
+	for _, a := range as {
+		assert.Len(t, a.TurnResults, turns, a.SessionID)
+		for i, tr := range a.TurnResults {
+			assert.Equal(t, i, tr.TurnIndex)
+		}
+	}
+	_, provisional := turnVerdicts(t, spans[semconv.EvalKindTurn])
+	assert.Len(t, provisional, turns, "indexes 0..4 in every session")
 }
