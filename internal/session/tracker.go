@@ -40,6 +40,10 @@ const (
 	EndReasonShutdown = "shutdown"
 )
 
+// KeySourceTraceID is the AgentSession.KeySource of a session keyed by its trace id (no
+// session key on any span of the trace): it has one turn and never continues.
+const KeySourceTraceID = "trace_id"
+
 // TrackerConfig configures a Tracker. Zero (or negative) fields take the Default* values.
 type TrackerConfig struct {
 	// TurnSettle: a turn whose root record arrived closes after this much silence of its
@@ -529,7 +533,7 @@ func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Clo
 	t.stats.SpansAssembled += uint64(len(recs))
 	t.stats.TurnsClosed++
 	if s == nil {
-		s = &trkSession{id: tr.id, keySource: "trace_id", service: tr.service, byTrace: true,
+		s = &trkSession{id: tr.id, keySource: KeySourceTraceID, service: tr.service, byTrace: true,
 			created: tr.firstSeen, lastActive: now, open: map[string]*trkTrace{}}
 	}
 	s.closedTraces = append(s.closedTraces, tr.id)

@@ -333,3 +333,22 @@ func TestConcurrentIngestWithWorkerPool(t *testing.T) {
 	_, provisional := turnVerdicts(t, spans[semconv.EvalKindTurn])
 	assert.Len(t, provisional, turns, "indexes 0..4 in every session")
 }
+
+// TestSingleTraceSessionsAreNotKept: a trace without a session key is a one-turn session
+// keyed by its trace id; it is evaluated but never written to the continuation store.
+func TestSingleTraceSessionsAreNotKept(t *testing.T) {
+	p, sink, clk := newTestProcessor(t, testConfig(), nil)
+	ctx := context.Background()
+	td := chatTurn("", 7, clk.now(), "Weather in Rome?", "Warm.", true)
+	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) { sp.Attributes().Remove("gen_ai.conversation.id") })
+	_, _ = p.processTraces(ctx, td)
+	clk.advance(3 * time.Second)
+	p.step(ctx)
+	as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+	require.Len(t, as, 1)
+	traceID := as[0].SessionID
+	assert.Equal(t, as[0].TurnResults[0].TraceID, traceID, "keyed by its trace id")
+	c, err := p.cont.LoadContinuation(ctx, traceID)
+	require.NoError(t, err)
+	assert.Equal(t, store.Continuation{}, c)
+}

@@ -355,6 +355,9 @@ type shard struct {
 type sessionState struct {
 	records  []evaluation.TurnRecord
 	revision int
+	// continuable is false for a session keyed by its trace id (one turn, never
+	// continued): it is not kept in the continuation store.
+	continuable bool
 }
 
 // handle evaluates a shard's events in order, emits their spans as one batch and saves
@@ -390,24 +393,28 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 }
 
 // state returns the session's state, loading a continued session's from the
-// continuation store.
-func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, id string) *sessionState {
-	if st := sh.sessions[id]; st != nil {
+// continuation store. A session keyed by its trace id has one turn and never continues:
+// it is neither loaded nor saved.
+func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session.AgentSession) *sessionState {
+	if st := sh.sessions[s.ID]; st != nil {
 		return st
 	}
-	st := &sessionState{}
-	c, err := p.cont.LoadContinuation(ctx, id)
+	st := &sessionState{continuable: s.KeySource != session.KeySourceTraceID}
+	sh.sessions[s.ID] = st
+	if !st.continuable {
+		return st
+	}
+	c, err := p.cont.LoadContinuation(ctx, s.ID)
 	if err != nil {
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 		p.logger.Warn("loading a session from the continuation store failed; it is evaluated as a new session",
-			zap.String("session_id", id), zap.Error(err))
-	} else {
-		st.records, st.revision = c.Turns, c.Revision
-		if len(c.Turns) > 0 {
-			p.telemetry.ProcessorAgentsessionSessionsContinued.Add(ctx, 1)
-		}
+			zap.String("session_id", s.ID), zap.Error(err))
+		return st
 	}
-	sh.sessions[id] = st
+	st.records, st.revision = c.Turns, c.Revision
+	if len(c.Turns) > 0 {
+		p.telemetry.ProcessorAgentsessionSessionsContinued.Add(ctx, 1)
+	}
 	return st
 }
 
@@ -420,9 +427,14 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		}
 	}()
 	id := ev.Session.ID
+	st := sh.state(ctx, p, ev.Session)
+	save := func(rec *evaluation.TurnRecord) {
+		if st.continuable {
+			*saves = append(*saves, store.TurnState{SessionID: id, Record: *rec})
+		}
+	}
 	switch ev.Kind {
 	case session.EventTurnClosed:
-		st := sh.state(ctx, p, id)
 		t := &ev.Session.Turns[ev.TurnIndex]
 		idx := len(st.records)
 		var prev *evaluation.TurnRecord
@@ -435,13 +447,12 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 			// Turn N-1's follow-up is turn N's user message: its final verdict.
 			*prev = p.evaluator.FollowUp(*prev, t.UserMessage)
 			b.addTurnSpan(id, &prev.Result)
-			*saves = append(*saves, store.TurnState{SessionID: id, Record: *prev})
+			save(prev)
 		}
 		st.records = append(st.records, rec)
 		b.addTurn(id, &rec.Result)
-		*saves = append(*saves, store.TurnState{SessionID: id, Record: rec})
+		save(&rec)
 	case session.EventSessionEnded:
-		st := sh.state(ctx, p, id)
 		delete(sh.sessions, id) // a later turn continues from the continuation store
 		n := len(st.records)
 		if n == 0 {
@@ -449,7 +460,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		}
 		st.records[n-1] = p.evaluator.FinishLast(st.records[n-1])
 		b.addTurnSpan(id, &st.records[n-1].Result)
-		*saves = append(*saves, store.TurnState{SessionID: id, Record: st.records[n-1]})
+		save(&st.records[n-1])
 		meta := evaluation.SessionMeta{ID: id, Service: ev.Session.Service, Partial: ev.Session.Partial, EndReason: ev.Session.EndReason}
 		for _, a := range ev.Session.Agents {
 			meta.Agents = append(meta.Agents, a.ID)
@@ -458,6 +469,9 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		a.AnalysisRevision = st.revision + 1
 		if err := b.addSession(&a); err != nil {
 			return err
+		}
+		if !st.continuable {
+			return nil
 		}
 		if err := p.cont.SaveRevision(ctx, id, a.AnalysisRevision); err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
