@@ -278,16 +278,20 @@ func (p *agentSessionProcessor) finish(closed []session.Closed) []session.Event 
 		return nil
 	}
 	var next atomic.Int64
+	work := func() {
+		for i := int(next.Add(1)) - 1; i < len(closed); i = int(next.Add(1)) - 1 {
+			p.assemble(&closed[i])
+		}
+	}
 	var wg sync.WaitGroup
-	for range min(len(p.shards), len(closed)) {
+	for range min(len(p.shards), len(closed)) - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < len(closed); i = int(next.Add(1)) - 1 {
-				p.assemble(&closed[i])
-			}
+			work()
 		}()
 	}
+	work() // this goroutine takes its share: one turn needs no handoff
 	wg.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -323,16 +327,21 @@ func (p *agentSessionProcessor) handle(ctx context.Context, events []session.Eve
 		groups[i] = append(groups[i], ev)
 	}
 	var wg sync.WaitGroup
+	last := -1 // handled on this goroutine: a step with one busy shard needs no handoff
 	for i, g := range groups {
 		if len(g) == 0 {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.shards[i].handle(ctx, p, g)
-		}()
+		if j := last; j >= 0 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.shards[j].handle(ctx, p, groups[j])
+			}()
+		}
+		last = i
 	}
+	p.shards[last].handle(ctx, p, groups[last])
 	wg.Wait()
 }
 
