@@ -144,13 +144,15 @@ func (s *sqlStore) SaveRevision(ctx context.Context, sessionID string, revision 
 
 // MemoryContinuation is a ContinuationStore in memory for a collector without a
 // continuation database: sessions continue while the collector runs, not across a
-// restart or another collector. It keeps at most maxSessions sessions, dropping the
-// least recently used.
+// restart or another collector. It keeps at most maxTurns turn records, dropping the
+// least recently used sessions whole (a dropped session that comes back is evaluated as
+// a new one).
 type MemoryContinuation struct {
-	mu          sync.Mutex
-	maxSessions int
-	lru         *list.List // of *memSession, most recent first
-	byID        map[string]*list.Element
+	mu       sync.Mutex
+	maxTurns int
+	turns    int
+	lru      *list.List // of *memSession, most recent first
+	byID     map[string]*list.Element
 }
 
 type memSession struct {
@@ -159,10 +161,10 @@ type memSession struct {
 	turns    map[string]evaluation.TurnRecord // by trace id
 }
 
-// NewMemoryContinuation returns an empty MemoryContinuation bounded to maxSessions
-// (at least 1).
-func NewMemoryContinuation(maxSessions int) *MemoryContinuation {
-	return &MemoryContinuation{maxSessions: max(1, maxSessions), lru: list.New(), byID: map[string]*list.Element{}}
+// NewMemoryContinuation returns an empty MemoryContinuation bounded to maxTurns turn
+// records (at least 1).
+func NewMemoryContinuation(maxTurns int) *MemoryContinuation {
+	return &MemoryContinuation{maxTurns: max(1, maxTurns), lru: list.New(), byID: map[string]*list.Element{}}
 }
 
 var _ ContinuationStore = (*MemoryContinuation)(nil)
@@ -174,11 +176,17 @@ func (m *MemoryContinuation) get(id string) *memSession {
 	}
 	s := &memSession{id: id, turns: map[string]evaluation.TurnRecord{}}
 	m.byID[id] = m.lru.PushFront(s)
-	for m.lru.Len() > m.maxSessions {
+	return s
+}
+
+// evict drops the least recently used sessions while more than maxTurns records are
+// kept.
+func (m *MemoryContinuation) evict() {
+	for m.turns > m.maxTurns && m.lru.Len() > 0 {
 		old := m.lru.Remove(m.lru.Back()).(*memSession)
 		delete(m.byID, old.id)
+		m.turns -= len(old.turns)
 	}
-	return s
 }
 
 // LoadContinuation implements ContinuationStore.
@@ -204,11 +212,16 @@ func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) err
 	defer m.mu.Unlock()
 	for _, t := range turns {
 		s := m.get(t.SessionID)
-		if old, ok := s.turns[t.Record.Result.TraceID]; ok && old.Result.Final && !t.Record.Result.Final {
+		old, ok := s.turns[t.Record.Result.TraceID]
+		if ok && old.Result.Final && !t.Record.Result.Final {
 			continue
+		}
+		if !ok {
+			m.turns++
 		}
 		s.turns[t.Record.Result.TraceID] = t.Record
 	}
+	m.evict()
 	return nil
 }
 

@@ -97,3 +97,23 @@ func TestSaveAnalysesRevisions(t *testing.T) {
 		assert.ErrorIs(t, err, ErrNotFound)
 	})
 }
+
+// TestMemoryContinuationBound: the memory store keeps at most maxTurns records,
+// dropping the least recently used sessions whole.
+func TestMemoryContinuationBound(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemoryContinuation(4)
+	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("a", 0, false, "none"), turnState("a", 1, false, "none")}))
+	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("b", 0, false, "none"), turnState("b", 1, false, "none")}))
+	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("a", 1, true, "rdm")}), "an update adds no record")
+	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("c", 0, false, "none")}))
+	b, err := m.LoadContinuation(ctx, "b")
+	require.NoError(t, err)
+	assert.Empty(t, b.Turns, "b was the least recently used")
+	a, err := m.LoadContinuation(ctx, "a")
+	require.NoError(t, err)
+	assert.Len(t, a.Turns, 2)
+	c, err := m.LoadContinuation(ctx, "c")
+	require.NoError(t, err)
+	assert.Len(t, c.Turns, 1)
+}

@@ -84,7 +84,8 @@ type Config struct {
 
 // ContinuationConfig selects the continuation store.
 type ContinuationConfig struct {
-	// Driver is "" (in memory, bounded by max_sessions), "sqlite" or "postgres": the
+	// Driver is "" (in memory: at most max_sessions turn records, the least recently
+	// used sessions dropped first), "sqlite" or "postgres": the
 	// result store's database (the agenteval exporter's store.driver), whose turns and
 	// session_revisions tables then survive a restart and are shared by the collectors
 	// that use the same PostgreSQL database.
