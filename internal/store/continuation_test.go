@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -116,4 +117,25 @@ func TestMemoryContinuationBound(t *testing.T) {
 	c, err := m.LoadContinuation(ctx, "c")
 	require.NoError(t, err)
 	assert.Len(t, c.Turns, 1)
+}
+
+// TestRetentionDeletesContinuationState: retention removes the continuation state last
+// written before the cutoff too.
+func TestRetentionDeletesContinuationState(t *testing.T) {
+	ctx := context.Background()
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		require.NoError(t, s.SaveTurns(ctx, []TurnState{turnState("old", 0, true, "none")}))
+		require.NoError(t, s.SaveRevision(ctx, "old", 1))
+		_, err := s.DeleteEndedBefore(ctx, time.Now().Add(-time.Hour))
+		require.NoError(t, err)
+		c, err := s.LoadContinuation(ctx, "old")
+		require.NoError(t, err)
+		assert.Len(t, c.Turns, 1, "written after the cutoff: kept")
+		_, err = s.DeleteEndedBefore(ctx, time.Now().Add(time.Hour))
+		require.NoError(t, err)
+		c, err = s.LoadContinuation(ctx, "old")
+		require.NoError(t, err)
+		assert.Equal(t, Continuation{}, c)
+	})
 }

@@ -391,14 +391,27 @@ func (s *sqlStore) AgentScoreHistory(ctx context.Context, agentID string, limit 
 }
 
 // DeleteEndedBefore deletes the sessions with ended_at < t and, by ON DELETE CASCADE,
-// their agent scores, turn results, tool issues and recommendations. It returns the
-// number of sessions deleted. The SafeMolt tables are not touched.
+// their agent scores, turn results, tool issues, recommendations and revisions, and the
+// continuation state (turns, session_revisions) last written before t: such a session
+// that comes back is evaluated as a new one. It returns the number of sessions deleted.
+// The SafeMolt tables are not touched.
 func (s *sqlStore) DeleteEndedBefore(ctx context.Context, t time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.d.rebind("DELETE FROM sessions WHERE ended_at < ?"), s.d.timeArg(t))
-	if err != nil {
-		return 0, fmt.Errorf("store: %s: delete ended before %s: %w", s.d.name, t.UTC().Format(time.RFC3339), err)
-	}
-	n, err := res.RowsAffected()
+	var n int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.d.rebind("DELETE FROM sessions WHERE ended_at < ?"), s.d.timeArg(t))
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		for _, table := range []string{"turns", "session_revisions"} {
+			if _, err := tx.ExecContext(ctx, s.d.rebind("DELETE FROM "+table+" WHERE updated_at < ?"), s.d.timeArg(t)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, fmt.Errorf("store: %s: delete ended before %s: %w", s.d.name, t.UTC().Format(time.RFC3339), err)
 	}
