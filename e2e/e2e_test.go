@@ -108,6 +108,7 @@ processors:
     turn_timeout: 5s
     session_timeout: 2s
     emit: {tool_calls: issues}
+    continuation: {driver: sqlite, dsn: %q}
     agents:
       - name: triage
         handoff_targets: [refund_agent]
@@ -133,7 +134,7 @@ service:
       receivers: [otlp]
       processors: [agentsession]
       exporters: [capture, agenteval]
-`, ep.grpc, ep.http, dbPath, ep.prom, ep.api)
+`, ep.grpc, ep.http, dbPath, dbPath, ep.prom, ep.api)
 
 	factories := func() (otelcol.Factories, error) {
 		var f otelcol.Factories
@@ -300,7 +301,12 @@ func TestEndToEnd(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.NoError(t, json.Unmarshal(body, &an))
 	assert.Equal(t, "conv-http-1", an.SessionID)
+	assert.Equal(t, 1, an.AnalysisRevision)
 	require.Len(t, an.TurnResults, 2)
+	assert.Equal(t, "No, I meant order #123.", an.TurnResults[1].UserMessage, "the whole conversation")
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(body, &raw))
+	assert.Contains(t, raw, "analysis_revision")
 	assert.Equal(t, evaluation.DetectionRDM, an.TurnResults[0].DetectionType, "turn 2 corrects turn 1")
 	issues := map[string]string{}
 	for _, is := range an.ToolIssues {

@@ -7,7 +7,8 @@
 // evaluation spans emitted by the agentsession processor (DESIGN.md §6: spans carrying
 // `agent_eval.kind`), and
 //   - feeds Prometheus series (client_golang, own registry and HTTP endpoint) from the turn
-//     results (`agent_eval.turn.result`) and session analyses (`agent_eval.analysis`);
+//     results (`agent_eval.turn.*`) and session analyses (`agent_eval.session.*`), typed
+//     attributes read with internal/evalspan;
 //   - saves each session analysis in the result store (internal/store: SQLite or PostgreSQL),
 //     with exporterhelper's queue and retry so a store outage loses nothing;
 //   - serves the query API (DESIGN.md §11) on a confighttp server.

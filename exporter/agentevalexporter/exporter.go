@@ -5,7 +5,6 @@ package agentevalexporter // import "github.com/agenteval/agenteval-collector/ex
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -19,11 +18,11 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadata"
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
@@ -32,10 +31,10 @@ import (
 
 // The evaluation spans this exporter reads (DESIGN.md §6; keys in internal/semconv):
 // agent_eval.kind marks them (one lookup per span; spans without it are skipped), a
-// `turn` span carries agent_eval.turn.result (evaluation.TurnResult JSON) and an
-// `agent_session` span carries agent_eval.analysis (evaluation.Analysis JSON). The
-// tool_call and agent_interaction kinds carry nothing the exporter needs: their data is
-// in the turn result.
+// `turn` span carries the turn result as typed agent_eval.turn.* attributes and an
+// `agent_session` span the analysis as typed agent_eval.session.* attributes, both
+// read with internal/evalspan (no JSON). The tool_call and agent_interaction kinds carry
+// nothing the exporter needs: their data is in the turn result.
 
 // defaultRetentionInterval is how often retention runs (after a first run at start).
 const defaultRetentionInterval = time.Hour
@@ -190,20 +189,21 @@ func (e *agentEvalExporter) release(ctx context.Context) error {
 }
 
 // pushTraces consumes one batch. Per span it does one attribute lookup (agent_eval.kind)
-// and skips every span without it. Turn results feed the per-turn metrics; analyses are
-// saved, then feed the per-session metrics.
+// and skips every span without it. Turn results feed the per-turn metrics; the batch's
+// analyses are saved together (one transaction), then feed the per-session metrics.
 //
-// Errors: analyses that could not be saved are returned as consumererror.Traces holding
-// only their spans, so exporterhelper's retry and queue resend just those (never the
-// turns, whose metrics are already counted). Missing or undecodable JSON is a permanent
-// error (logged and dropped: a retry cannot fix it).
+// Errors: when the analyses could not be saved they are returned as
+// consumererror.Traces holding only their spans, so exporterhelper's retry and queue
+// resend just those (never the turns, whose metrics are already counted); saving them
+// again is idempotent (store revisions). Attributes of the wrong type are a permanent
+// error (logged and dropped: a retry cannot fix them).
 func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	var (
-		evalSpans, stored int64
-		decodeErrs        []error
-		storeErrs         []error
-		failed            ptrace.Traces
-		failedSpans       int
+		evalSpans   int64
+		decodeErrs  []error
+		analyses    []*evaluation.Analysis
+		failed      ptrace.Traces
+		failedSpans int
 	)
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -221,35 +221,28 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 				evalSpans++
 				switch kind.Str() {
 				case semconv.EvalKindTurn:
-					var tr evaluation.TurnResult
-					if err := decodeJSONAttr(span, semconv.AgentEvalTurnResult, &tr); err != nil {
-						decodeErrs = append(decodeErrs, err)
+					tr, err := evalspan.DecodeTurn(span.Attributes())
+					if err != nil {
+						decodeErrs = append(decodeErrs, spanError(span, err))
 						continue
 					}
 					e.metrics.recordTurn(&tr)
 					e.events.PublishTurn(&tr)
 				case semconv.EvalKindAgentSession:
-					var a evaluation.Analysis
-					if err := decodeJSONAttr(span, semconv.AgentEvalAnalysis, &a); err != nil {
-						decodeErrs = append(decodeErrs, err)
+					a, err := evalspan.DecodeAnalysis(span.Attributes())
+					if err == nil && a.SessionID == "" {
+						err = errors.New("session_id is empty")
+					}
+					if err != nil {
+						decodeErrs = append(decodeErrs, spanError(span, err))
 						continue
 					}
-					if a.SessionID == "" {
-						decodeErrs = append(decodeErrs, spanError(span, semconv.AgentEvalAnalysis, errors.New("session_id is empty")))
-						continue
+					analyses = append(analyses, &a)
+					if failedSpans == 0 {
+						failed = ptrace.NewTraces()
 					}
-					if err := e.store.SaveAnalysis(ctx, &a); err != nil {
-						storeErrs = append(storeErrs, fmt.Errorf("session %q: %w", a.SessionID, err))
-						if failedSpans == 0 {
-							failed = ptrace.NewTraces()
-						}
-						appendSpan(failed, rs, ss, span)
-						failedSpans++
-						continue
-					}
-					stored++
-					e.metrics.recordAnalysis(&a)
-					e.events.PublishSession(&a)
+					appendSpan(failed, rs, ss, span)
+					failedSpans++
 				}
 			}
 		}
@@ -258,24 +251,28 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 	if evalSpans > 0 {
 		e.telemetry.ExporterAgentevalEvaluationSpans.Add(ctx, evalSpans)
 	}
-	if stored > 0 {
-		e.telemetry.ExporterAgentevalAnalysesStored.Add(ctx, stored)
-		if e.storeFailing.CompareAndSwap(true, false) {
-			componentstatus.ReportStatus(e.host, componentstatus.NewEvent(componentstatus.StatusOK))
-		}
-	}
 	if len(decodeErrs) > 0 {
 		e.telemetry.ExporterAgentevalDecodeErrors.Add(ctx, int64(len(decodeErrs)))
 	}
-	if len(storeErrs) > 0 {
-		e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(storeErrs)))
-		err := fmt.Errorf("agenteval: saving %d analyses to the result store failed: %w", len(storeErrs), errors.Join(storeErrs...))
-		e.storeFailing.Store(true)
-		componentstatus.ReportStatus(e.host, componentstatus.NewRecoverableErrorEvent(err))
-		if len(decodeErrs) > 0 {
-			e.logger.Error("agenteval: dropping undecodable evaluation spans", zap.Error(errors.Join(decodeErrs...)))
+	if len(analyses) > 0 {
+		if err := e.save(ctx, analyses); err != nil {
+			e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(analyses)))
+			err = fmt.Errorf("agenteval: saving %d analyses to the result store failed: %w", len(analyses), err)
+			e.storeFailing.Store(true)
+			componentstatus.ReportStatus(e.host, componentstatus.NewRecoverableErrorEvent(err))
+			if len(decodeErrs) > 0 {
+				e.logger.Error("agenteval: dropping undecodable evaluation spans", zap.Error(errors.Join(decodeErrs...)))
+			}
+			return consumererror.NewTraces(err, failed)
 		}
-		return consumererror.NewTraces(err, failed)
+		for _, a := range analyses {
+			e.metrics.recordAnalysis(a)
+			e.events.PublishSession(a)
+		}
+		e.telemetry.ExporterAgentevalAnalysesStored.Add(ctx, int64(len(analyses)))
+		if e.storeFailing.CompareAndSwap(true, false) {
+			componentstatus.ReportStatus(e.host, componentstatus.NewEvent(componentstatus.StatusOK))
+		}
 	}
 	if len(decodeErrs) > 0 {
 		return consumererror.NewPermanent(fmt.Errorf("agenteval: %d evaluation spans dropped: %w", len(decodeErrs), errors.Join(decodeErrs...)))
@@ -283,23 +280,23 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 	return nil
 }
 
-// decodeJSONAttr unmarshals the string attribute key of span into v.
-func decodeJSONAttr(span ptrace.Span, key string, v any) error {
-	val, ok := span.Attributes().Get(key)
-	if !ok {
-		return spanError(span, key, errors.New("attribute missing"))
+// save stores the analyses in one transaction when the store can (store.BatchSaver),
+// else one by one.
+func (e *agentEvalExporter) save(ctx context.Context, as []*evaluation.Analysis) error {
+	if bs, ok := e.store.(store.BatchSaver); ok {
+		return bs.SaveAnalyses(ctx, as)
 	}
-	if val.Type() != pcommon.ValueTypeStr {
-		return spanError(span, key, fmt.Errorf("attribute is a %s, want a JSON string", val.Type()))
+	var errs []error
+	for _, a := range as {
+		if err := e.store.SaveAnalysis(ctx, a); err != nil {
+			errs = append(errs, fmt.Errorf("session %q: %w", a.SessionID, err))
+		}
 	}
-	if err := json.Unmarshal([]byte(val.Str()), v); err != nil {
-		return spanError(span, key, err)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
-func spanError(span ptrace.Span, key string, err error) error {
-	return fmt.Errorf("span %s (%q) %s: %w", span.SpanID(), span.Name(), key, err)
+func spanError(span ptrace.Span, err error) error {
+	return fmt.Errorf("span %s (%q): %w", span.SpanID(), span.Name(), err)
 }
 
 // appendSpan copies span, with its resource and scope, into dst.

@@ -379,24 +379,26 @@ func TestExporterUndecodableSpansArePermanentErrors(t *testing.T) {
 	b := newSpanBuilder(t).turn(turn0(false))
 	bad := b.span(traceTurn0, "evaluate turn")
 	bad.Attributes().PutStr("agent_eval.kind", "turn")
-	bad.Attributes().PutStr("agent_eval.turn.result", `{"interactions": [`)
-	noJSON := b.span(traceTurn1, "evaluate agent_session")
-	noJSON.Attributes().PutStr("agent_eval.kind", "agent_session")
+	bad.Attributes().PutStr("agent_eval.turn.trace_id", "0102")
+	bad.Attributes().PutStr("agent_eval.turn.interactions", `[`)
+	missing := b.span(traceTurn1, "evaluate agent_session")
+	missing.Attributes().PutStr("agent_eval.kind", "agent_session")
 	wrongType := b.span(traceTurn1, "evaluate agent_session")
 	wrongType.Attributes().PutStr("agent_eval.kind", "agent_session")
-	wrongType.Attributes().PutInt("agent_eval.analysis", 42)
+	wrongType.Attributes().PutStr("agent_eval.session.session_id", "s")
+	wrongType.Attributes().PutStr("agent_eval.session.overall_score", "high")
 	noID := b.span(traceTurn1, "evaluate agent_session")
 	noID.Attributes().PutStr("agent_eval.kind", "agent_session")
-	noID.Attributes().PutStr("agent_eval.analysis", `{"overall_score": 0.5}`)
+	noID.Attributes().PutStr("agent_eval.session.session_id", "")
 
 	err := x.consume(b.traces())
 	require.Error(t, err)
 	assert.True(t, consumererror.IsPermanent(err), err)
 	for _, part := range []string{
-		`agent_eval.turn.result: unexpected end of JSON input`,
-		`agent_eval.analysis: attribute missing`,
-		`agent_eval.analysis: attribute is a Int, want a JSON string`,
-		`agent_eval.analysis: session_id is empty`,
+		`agent_eval.turn.interactions: is a Str, want an array`,
+		`agent_eval.session.session_id: attribute missing`,
+		`agent_eval.session.overall_score: is a Str, want a double`,
+		`session_id is empty`,
 	} {
 		assert.ErrorContains(t, err, part)
 	}

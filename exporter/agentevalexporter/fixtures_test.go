@@ -4,14 +4,13 @@
 package agentevalexporter
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
@@ -220,12 +219,6 @@ func (b *spanBuilder) span(traceID pcommon.TraceID, name string) ptrace.Span {
 	return sp
 }
 
-func (b *spanBuilder) mustJSON(v any) string {
-	data, err := json.Marshal(v)
-	require.NoError(b.t, err)
-	return string(data)
-}
-
 // turn adds an `evaluate turn` span carrying tr.
 func (b *spanBuilder) turn(tr evaluation.TurnResult) *spanBuilder {
 	traceID := traceTurn0
@@ -237,7 +230,7 @@ func (b *spanBuilder) turn(tr evaluation.TurnResult) *spanBuilder {
 	attrs.PutStr("agent_eval.kind", "turn")
 	attrs.PutStr("agent_eval.session.id", tr.SessionID)
 	attrs.PutBool("agent_eval.partial", tr.Partial)
-	attrs.PutStr("agent_eval.turn.result", b.mustJSON(tr))
+	evalspan.EncodeTurn(attrs, &tr)
 	return b
 }
 
@@ -251,7 +244,7 @@ func (b *spanBuilder) session(a evaluation.Analysis) *spanBuilder {
 	if a.OverallScore != nil {
 		attrs.PutDouble("agent_eval.overall_score", *a.OverallScore)
 	}
-	attrs.PutStr("agent_eval.analysis", b.mustJSON(a))
+	evalspan.EncodeAnalysis(attrs, &a)
 	return b
 }
 
@@ -271,7 +264,7 @@ func (b *spanBuilder) appSpan() *spanBuilder {
 	sp := b.span(traceTurn0, "chat gpt-4o")
 	sp.Attributes().PutStr("gen_ai.operation.name", "chat")
 	sp.Attributes().PutStr("gen_ai.agent.name", "executor")
-	sp.Attributes().PutStr("agent_eval.turn.result", `not json: never read without agent_eval.kind`)
+	sp.Attributes().PutStr("agent_eval.turn.trace_id", `never read without agent_eval.kind`)
 	return b
 }
 

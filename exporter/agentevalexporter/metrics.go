@@ -198,14 +198,16 @@ func (m *promMetrics) handler() http.Handler {
 }
 
 // recordTurn feeds the per-turn series from one turn result (the value of
-// agent_eval.turn.result). The processor emits two results per turn: a non-final one at
+// agent_eval.turn.* attributes). The processor emits two results per turn: a non-final one at
 // turn close and a final verdict later, both carrying the same interactions. So a
 // non-final result (Final=false) feeds the tool call, issue, not-evaluable, handoff and
 // interaction series, and a final one (Final=true) only agent_eval_turns_total: nothing
 // is counted twice.
 func (m *promMetrics) recordTurn(tr *evaluation.TurnResult) {
 	if tr.Final {
-		m.turns.inc(m.labels.value(domainDetection, detectionType(tr)))
+		if !tr.Revised { // a revised verdict's turn was counted at its first final one
+			m.turns.inc(m.labels.value(domainDetection, detectionType(tr)))
+		}
 		return
 	}
 	for i := range tr.Interactions {

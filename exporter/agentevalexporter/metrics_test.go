@@ -96,6 +96,10 @@ func TestRecordTurnNonFinalAndFinal(t *testing.T) {
 	m.recordTurn(ptr(turn0(true)))
 	m.recordTurn(ptr(turn1(false)))
 	m.recordTurn(ptr(turn1(true)))
+	// The last turn judged again when its session continued: counted once.
+	revised := turn1(true)
+	revised.Revised, revised.DetectionType, revised.IsBad = true, "ccm", true
+	m.recordTurn(&revised)
 
 	// Tool calls come from the non-final results only: 4, not 8.
 	expected := `

@@ -109,7 +109,8 @@ type InteractionResult struct {
 	Explanations    map[string]string `json:"explanations"`
 }
 
-// TurnResult is the evaluation of one turn, the value of agent_eval.turn.result.
+// TurnResult is the evaluation of one turn, carried by the turn evaluation span as
+// agent_eval.turn.* attributes (internal/evalspan).
 type TurnResult struct {
 	SessionID  string `json:"session_id"`
 	TurnIndex  int    `json:"turn_index"`
@@ -117,23 +118,26 @@ type TurnResult struct {
 	RootSpanID string `json:"root_span_id"`
 	// Final is false while the turn's follow-up user message is not yet known: only
 	// hallucination can be detected then; CCM/RDM come with the final verdict.
-	Final         bool                `json:"final"`
-	IsBad         bool                `json:"is_bad"`
-	DetectionType string              `json:"detection_type"`
-	Confidence    float64             `json:"confidence"`
-	Reason        string              `json:"reason"`
-	IntentDrift   *float64            `json:"intent_drift"`
-	LatencyMs     float64             `json:"latency_ms"`
-	Usage         session.Usage       `json:"usage"`
-	Partial       bool                `json:"partial,omitempty"`
+	Final bool `json:"final"`
+	// Revised is true on a final verdict that replaces an earlier final one: the last
+	// turn of an idle session judged again when the session continued (its follow-up
+	// arrived). Counters of final verdicts skip it, so each turn is counted once.
+	Revised       bool          `json:"revised,omitempty"`
+	IsBad         bool          `json:"is_bad"`
+	DetectionType string        `json:"detection_type"`
+	Confidence    float64       `json:"confidence"`
+	Reason        string        `json:"reason"`
+	IntentDrift   *float64      `json:"intent_drift"`
+	LatencyMs     float64       `json:"latency_ms"`
+	Usage         session.Usage `json:"usage"`
+	Partial       bool          `json:"partial,omitempty"`
+	// UserMessage and FinalResponse are the turn's texts (capped at the processor's
+	// max_text_bytes; "" when not captured): with every turn's, the analysis holds the
+	// whole conversation, the transcript the web UI shows next to the verdicts.
+	UserMessage   string              `json:"user_message,omitempty"`
+	FinalResponse string              `json:"final_response,omitempty"`
 	Interactions  []InteractionResult `json:"interactions"`
 	Explanations  map[string]string   `json:"explanations,omitempty"`
-
-	// UserMessage and FinalResponse are the turn's text as the session model holds it
-	// (capped by the processor's max_text_bytes; "" when not captured), carried so that
-	// the stored analysis holds the transcript the web UI shows next to the verdicts.
-	UserMessage   string `json:"user_message,omitempty"`
-	FinalResponse string `json:"final_response,omitempty"`
 }
 
 // AgentScores is one agent's entry in per_agent_scores (seed reask "Session Analysis
@@ -193,9 +197,14 @@ type LatencySummary struct {
 
 // Analysis is the session analysis (DESIGN.md §5.4): the seed's "Session Analysis
 // Response" plus session_id, partial, tool_issues, recommendations, latency, usage and
-// references. It is the value of agent_eval.analysis and what the query API returns.
+// references. It is carried by the session evaluation span as agent_eval.session.* attributes
+// (internal/evalspan) and is what the query API returns.
 type Analysis struct {
-	SessionID         string                 `json:"session_id"`
+	SessionID string `json:"session_id"`
+	// AnalysisRevision numbers the analyses of one session from 1: a session that
+	// continues after it went idle is analysed again over all its turns as the next
+	// revision (docs/decisions/sessions.md). 0 (absent) before it is emitted.
+	AnalysisRevision  int                    `json:"analysis_revision,omitempty"`
 	Service           string                 `json:"service,omitempty"`
 	StartedAt         time.Time              `json:"started_at"`
 	EndedAt           time.Time              `json:"ended_at"`

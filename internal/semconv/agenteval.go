@@ -18,10 +18,17 @@ const (
 	AgentEvalToolIssues = "agent_eval.tool.issues"
 	// AgentEvalPartial is true when the evaluated session or turn was closed early.
 	AgentEvalPartial = "agent_eval.partial"
-	// AgentEvalTurnResult is the turn's result JSON, on the turn evaluation span.
-	AgentEvalTurnResult = "agent_eval.turn.result"
-	// AgentEvalAnalysis is the full session analysis JSON, on the session evaluation span.
+	// AgentEvalAnalysis is the full session analysis JSON, on the session evaluation span
+	// when the processor's emit.analysis is on (off by default).
 	AgentEvalAnalysis = "agent_eval.analysis"
+	// AgentEvalTurnPrefix starts the typed attributes of a turn result on the turn
+	// evaluation span: agent_eval.turn.<field> for each field of evaluation.TurnResult by
+	// its JSON name (internal/evalspan).
+	AgentEvalTurnPrefix = "agent_eval.turn."
+	// AgentEvalSessionPrefix starts the typed attributes of a session analysis on the
+	// session evaluation span: agent_eval.session.<field> for each field of
+	// evaluation.Analysis by its JSON name (internal/evalspan).
+	AgentEvalSessionPrefix = "agent_eval.session."
 	// AgentEvalJudge is true on the GenAI chat spans of judge calls (never evaluated).
 	AgentEvalJudge = "agent_eval.judge"
 

@@ -72,7 +72,7 @@ func TestGenAIKeysMatchOTelSemconv(t *testing.T) {
 // TestOwnKeysAreNamespaced keeps our own keys under agent_eval.* (DESIGN.md §6).
 func TestOwnKeysAreNamespaced(t *testing.T) {
 	for _, k := range []string{AgentEvalKind, AgentEvalSessionID, AgentEvalToolIssues, AgentEvalPartial,
-		AgentEvalTurnResult, AgentEvalAnalysis, AgentEvalJudge, AgentEvalSessionEnd, AgentEvalTaskCompleted,
+		AgentEvalTurnPrefix, AgentEvalSessionPrefix, AgentEvalAnalysis, AgentEvalJudge, AgentEvalSessionEnd, AgentEvalTaskCompleted,
 		AgentEvalChannelEvaluationID, AgentEvalChannelSessionKind, AgentEvalChannelMessageID, AgentEvalChannelMessageRole,
 		AgentEvalChannelMessageSequence, AgentEvalChannelMessageContent, AgentEvalChannelSenderID,
 		AgentEvalChannelRegistrationID, AgentEvalChannelResultID, AgentEvalChannelProctorID, AgentEvalChannelFeedback,

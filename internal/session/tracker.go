@@ -40,6 +40,10 @@ const (
 	EndReasonShutdown = "shutdown"
 )
 
+// KeySourceTraceID is the AgentSession.KeySource of a session keyed by its trace id (no
+// session key on any span of the trace): it has one turn and never continues.
+const KeySourceTraceID = "trace_id"
+
 // TrackerConfig configures a Tracker. Zero (or negative) fields take the Default* values.
 type TrackerConfig struct {
 	// TurnSettle: a turn whose root record arrived closes after this much silence of its
@@ -65,6 +69,12 @@ type TrackerConfig struct {
 	// Registry holds the configured agents and their tools (ToolsSource "config"). For an
 	// agent it names, it wins over what the traces show.
 	Registry []AgentDefinition
+	// RetainTurns bounds the closed turns a session keeps for its session-end snapshot
+	// (the most recent; at least 2, for the turn events' window). 0 keeps them all. The
+	// snapshot's totals (usage, latency, cost, outcome, time span) cover every turn
+	// either way. A consumer that keeps its own per-turn results (the processor) sets it
+	// to 2, so that a long session's memory does not grow with its turns.
+	RetainTurns int
 }
 
 func (c TrackerConfig) withDefaults() TrackerConfig {
@@ -91,7 +101,8 @@ type EventKind uint8
 
 // Event kinds.
 const (
-	// EventTurnClosed: a turn closed; Event.TurnIndex is its position in Session.Turns.
+	// EventTurnClosed: a turn closed. Event.Session is a window of the session: the
+	// previous closed turn (when there is one) and the closed turn, last.
 	EventTurnClosed EventKind = iota + 1
 	// EventSessionEnded: a session ended; Session.EndReason and Session.Partial say how.
 	EventSessionEnded
@@ -111,13 +122,20 @@ func (k EventKind) String() string {
 // Event is something the Tracker decided: a turn closed or a session ended.
 type Event struct {
 	Kind EventKind
-	// Session is a snapshot of the session at the event. The Tracker never modifies it
-	// afterwards, but its nested slices (turns' interactions and steps, agents' tools)
-	// are shared with the Tracker and later snapshots: treat it as read-only.
+	// Session is a snapshot of the session at the event: for EventSessionEnded every
+	// turn, for EventTurnClosed a window of at most two turns (the previous closed turn
+	// and the closed one), so that a turn's close costs the same in a long session as
+	// in a short one. Agents are the session's so far in both. The Tracker never
+	// modifies it afterwards, but its nested slices (turns' interactions and steps,
+	// agents' tools) are shared with the Tracker and later snapshots: treat it as
+	// read-only.
 	Session *AgentSession
-	// TurnIndex is the closed turn's index in Session.Turns (EventTurnClosed). Turns are
-	// ordered by start time, so a turn closing late may shift the indices of later ones.
+	// TurnIndex is the closed turn's position in Session.Turns (EventTurnClosed): the
+	// last one of the window.
 	TurnIndex int
+	// TurnOutcome is the closed turn's explicit task outcome (agent_eval.task.completed),
+	// nil without one (EventTurnClosed).
+	TurnOutcome *bool
 }
 
 // TrackerStats reports the Tracker's state and counters. Every record passed to Observe
@@ -221,13 +239,30 @@ type trkSession struct {
 	created    time.Time
 	lastActive time.Time
 	open       map[string]*trkTrace
-	turns      []trkTurn
-	spans      int
-	endSignal  bool
-	// outcome is the explicit task outcome of a trace without GenAI spans (e.g. the
-	// receiver's proctor submit): such a trace makes no turn, so its outcome is kept here.
-	outcome *bool
-	elem    *list.Element
+	// turns are the closed turns in close order (the last RetainTurns when set); a
+	// turn's Index is its position among all the session's closed turns (closedTurns
+	// before it), given once.
+	turns       []trkTurn
+	closedTurns int
+	// Totals over every closed turn, for the session-end snapshot.
+	latencyMs          float64
+	usage              Usage
+	cost               float64
+	costSeen           bool
+	outcome            *bool
+	startedAt, endedAt time.Time
+	// agents merges the agents of the closed turns (mergeAgents); agentPos indexes it
+	// and fromRegistry marks the configured ones.
+	agents       []AgentDefinition
+	agentPos     map[string]int
+	fromRegistry map[string]bool
+	// closedTraces are the traces whose turn closed, in close order (their turns join
+	// turns when Finish completes them).
+	closedTraces []string
+	// spans counts the records retained for the session's open turns.
+	spans     int
+	endSignal bool
+	elem      *list.Element
 }
 
 type trkTurn struct {
@@ -275,10 +310,17 @@ func NewTracker(cfg TrackerConfig) *Tracker {
 
 // Observe takes a batch of records at time now. It returns the events that the batch
 // caused at once: sessions closed by max_sessions or max_spans_per_session (with their
-// open turns).
+// open turns). It is Finish(ObserveClosing(recs, now)).
 func (t *Tracker) Observe(recs []SpanRecord, now time.Time) []Event {
+	return t.Finish(t.ObserveClosing(recs, now))
+}
+
+// ObserveClosing is Observe without the assembly of the turns it closes: it returns
+// what closed, to be assembled (Closed.Assemble, safe outside the caller's lock) and
+// completed by Finish, in order.
+func (t *Tracker) ObserveClosing(recs []SpanRecord, now time.Time) []Closed {
 	t.tick(now)
-	var ev []Event
+	var ev []Closed
 	for i := range recs {
 		ev = t.observe(&recs[i], now, ev)
 	}
@@ -291,7 +333,7 @@ func (t *Tracker) tick(now time.Time) {
 	}
 }
 
-func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Event) []Event {
+func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Closed) []Closed {
 	t.stats.SpansObserved++
 	if r.Class == ClassEvaluation {
 		t.stats.SpansIgnored++
@@ -411,7 +453,9 @@ func (t *Tracker) late(c *trkClosed, traceID string, now time.Time) {
 		return
 	}
 	s.lastActive = now
-	t.lru.MoveToFront(s.elem)
+	if s.elem != nil {
+		t.lru.MoveToFront(s.elem)
+	}
 	for i := range s.turns {
 		tu := &s.turns[i].turn
 		if tu.TraceID != traceID || slices.Contains(tu.Anomalies, AnomalyLateSpan) {
@@ -441,26 +485,27 @@ func (t *Tracker) forget(tr *trkTrace) {
 	}
 	if tr.sess != nil {
 		delete(tr.sess.open, tr.id)
+		tr.sess.spans -= tr.recs.n
 	}
 	tr.recs = trkRecs{}
 }
 
 // killSession closes a session that exceeded max_spans_per_session and refuses its
 // further records until session_timeout of silence.
-func (t *Tracker) killSession(s *trkSession, now time.Time, ev []Event) []Event {
+func (t *Tracker) killSession(s *trkSession, now time.Time, ev []Closed) []Closed {
 	t.deadSessions[s.id] = now
 	for id := range s.open {
 		t.deadTraces[id] = now
 	}
-	for _, tu := range s.turns {
-		t.deadTraces[tu.turn.TraceID] = now
+	for _, id := range s.closedTraces {
+		t.deadTraces[id] = now
 	}
 	return t.endSession(s, EndReasonMaxSpans, true, now, ev)
 }
 
 // evict closes the least recently active sessions (or pending traces) while more than
 // max_sessions are open.
-func (t *Tracker) evict(now time.Time, ev []Event) []Event {
+func (t *Tracker) evict(now time.Time, ev []Closed) []Closed {
 	for t.lru.Len() > t.cfg.MaxSessions {
 		t.stats.SessionsEvicted++
 		switch v := t.lru.Back().Value.(type) {
@@ -477,7 +522,7 @@ func (t *Tracker) evict(now time.Time, ev []Event) []Event {
 // timeout; Partial when the root never arrived), else the reason of an early close (the
 // turn is Partial, and a trace without session key ends its own session with that
 // reason).
-func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Event) []Event {
+func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Closed) []Closed {
 	n := tr.recs.n
 	hasRoot, genAI := tr.hasRoot(), tr.genAI
 	t.stats.RetainedSpans -= n
@@ -494,18 +539,15 @@ func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Eve
 		}
 		return ev
 	}
-	asm := AssembleTurn(recs)
 	t.stats.SpansAssembled += uint64(len(recs))
 	t.stats.TurnsClosed++
 	if s == nil {
-		s = &trkSession{id: tr.id, keySource: "trace_id", service: tr.service, byTrace: true,
+		s = &trkSession{id: tr.id, keySource: KeySourceTraceID, service: tr.service, byTrace: true,
 			created: tr.firstSeen, lastActive: now, open: map[string]*trkTrace{}}
 	}
-	turn := asm.Turn
-	turn.Partial = turn.Partial || force != "" || !hasRoot
-	idx := s.insertTurn(trkTurn{turn: turn, agents: asm.Agents, outcome: asm.Outcome, cost: asm.Cost})
+	s.closedTraces = append(s.closedTraces, tr.id)
 	t.closed[tr.id] = &trkClosed{sess: s}
-	ev = append(ev, Event{Kind: EventTurnClosed, Session: t.snapshot(s, false, ""), TurnIndex: idx})
+	ev = append(ev, Closed{kind: EventTurnClosed, sess: s, Records: recs, partial: force != "" || !hasRoot})
 	if s.byTrace {
 		if force != "" {
 			return t.endSession(s, force, true, now, ev)
@@ -515,24 +557,96 @@ func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Eve
 	return ev
 }
 
-// insertTurn inserts a closed turn in start order (then trace id) and re-indexes.
-func (s *trkSession) insertTurn(tu trkTurn) int {
-	pos, _ := slices.BinarySearchFunc(s.turns, tu, func(x, y trkTurn) int {
-		if c := x.turn.StartedAt.Compare(y.turn.StartedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.turn.TraceID, y.turn.TraceID)
-	})
-	s.turns = slices.Insert(s.turns, pos, tu)
-	for i := pos; i < len(s.turns); i++ {
-		s.turns[i].turn.Index = i
+// turnEvent is the EventTurnClosed of s's last closed turn: a window snapshot holding
+// the previous turn (when there is one) and that turn, with the session's agents so
+// far. Its cost does not depend on the number of turns.
+func (t *Tracker) turnEvent(s *trkSession) Event {
+	n := len(s.turns)
+	window := s.turns[max(0, n-2):]
+	as := &AgentSession{
+		ID:        s.id,
+		KeySource: s.keySource,
+		Service:   s.service,
+		Turns:     make([]Turn, len(window)),
+		Agents:    t.agentsOf(s),
 	}
-	return pos
+	for i, tu := range window {
+		as.Turns[i] = tu.turn
+		as.TotalLatencyMs += tu.turn.LatencyMs
+		as.Usage.Add(tu.turn.Usage)
+	}
+	last := window[len(window)-1]
+	as.StartedAt, as.EndedAt = last.turn.StartedAt, last.turn.EndedAt
+	var outcome *bool
+	if last.outcome != nil {
+		v := *last.outcome
+		outcome = &v
+	}
+	return Event{Kind: EventTurnClosed, Session: as, TurnIndex: len(window) - 1, TurnOutcome: outcome}
+}
+
+// Closed is something the Tracker decided that Finish completes: a turn closed (its
+// trace's records are handed out, to be assembled outside the caller's lock) or a
+// session ended. Complete them with Finish, in the order they were returned.
+type Closed struct {
+	kind EventKind
+	sess *trkSession
+	// Records are the closed trace's records (a closed turn), in arrival order.
+	Records []SpanRecord
+	partial bool // the turn closed early or without its root
+	asm     *TurnAssembly
+	// session end
+	reason         string
+	sessionPartial bool
+}
+
+// Assemble assembles a closed turn's records (AssembleTurn). It reads and writes no
+// Tracker state, so the caller may run it outside its lock and concurrently for
+// different values. Finish assembles what was not.
+func (c *Closed) Assemble() {
+	if c.kind == EventTurnClosed && c.asm == nil {
+		a := AssembleTurn(c.Records)
+		c.asm = &a
+		c.Records = nil
+	}
+}
+
+// Finish completes closed turns and ended sessions, in order, into events: a turn gets
+// its stable index and joins its session's turns (agents merged), a session's end
+// event snapshots all its turns. The cost of a turn does not depend on how many turns
+// its session has.
+func (t *Tracker) Finish(cs []Closed) []Event {
+	var ev []Event
+	for i := range cs {
+		c := &cs[i]
+		s := c.sess
+		switch c.kind {
+		case EventTurnClosed:
+			c.Assemble()
+			turn := c.asm.Turn
+			turn.Partial = turn.Partial || c.partial
+			turn.Index = s.closedTurns
+			s.closedTurns++
+			tu := trkTurn{turn: turn, agents: c.asm.Agents, outcome: c.asm.Outcome, cost: c.asm.Cost}
+			s.addTotals(&tu)
+			if k := t.cfg.RetainTurns; k > 0 && len(s.turns) >= max(k, 2) {
+				// Drop the oldest in place: the window of later events stays valid,
+				// earlier snapshots hold copies.
+				s.turns = append(s.turns[:0], s.turns[len(s.turns)-max(k, 2)+1:]...)
+			}
+			s.turns = append(s.turns, tu)
+			t.mergeAgents(s, c.asm.Agents)
+			ev = append(ev, t.turnEvent(s))
+		case EventSessionEnded:
+			ev = append(ev, Event{Kind: EventSessionEnded, Session: t.snapshot(s, c.sessionPartial, c.reason)})
+		}
+	}
+	return ev
 }
 
 // endSession closes the session's open turns (as partial) and ends it. A session that
 // has no turn is not reported.
-func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now time.Time, ev []Event) []Event {
+func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now time.Time, ev []Closed) []Closed {
 	for _, id := range trkSortedKeys(s.open) {
 		ev = t.closeTrace(s.open[id], reason, now, ev)
 	}
@@ -543,28 +657,34 @@ func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now tim
 		t.lru.Remove(s.elem)
 		s.elem = nil
 	}
-	for _, tu := range s.turns {
-		id := tu.turn.TraceID
+	for _, id := range s.closedTraces {
 		if c, ok := t.closed[id]; ok && c.sess == s {
 			c.sess = nil
 			t.closedFIFO = append(t.closedFIFO, trkExpiry{trace: id, at: now.Add(t.cfg.TurnTimeout)})
 		}
 	}
 	t.stats.SessionsEnded++
-	if len(s.turns) == 0 {
+	if len(s.closedTraces) == 0 {
 		t.stats.EmptySessions++
 		return ev
 	}
-	return append(ev, Event{Kind: EventSessionEnded, Session: t.snapshot(s, partial, reason)})
+	return append(ev, Closed{kind: EventSessionEnded, sess: s, reason: reason, sessionPartial: partial})
 }
 
 // Advance applies the timers at time now: turns whose settle or timeout passed close,
 // then sessions end (max_session_duration, end signal, session_timeout). Events are
-// ordered: turns by first arrival then trace id, sessions by id.
+// ordered: turns by first arrival then trace id, sessions by id. It is
+// Finish(AdvanceClosing(now)).
 func (t *Tracker) Advance(now time.Time) []Event {
+	return t.Finish(t.AdvanceClosing(now))
+}
+
+// AdvanceClosing is Advance without the assembly of the turns it closes (see
+// ObserveClosing).
+func (t *Tracker) AdvanceClosing(now time.Time) []Closed {
 	t.tick(now)
 	t.expire(now)
-	var ev []Event
+	var ev []Closed
 	var due []*trkTrace
 	for _, tr := range t.traces {
 		silent := now.Sub(tr.lastSeen)
@@ -586,7 +706,9 @@ func (t *Tracker) Advance(now time.Time) []Event {
 		switch {
 		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
 		case len(s.open) == 0 && s.endSignal:
-		case len(s.open) == 0 && now.Sub(s.lastActive) >= t.cfg.SessionTimeout:
+		case now.Sub(s.lastActive) >= t.cfg.SessionTimeout:
+			// Idle: the open turns of a silent session (a run that crashed before its
+			// root span ended) close as partial with it, not at turn_timeout.
 		default:
 			continue
 		}
@@ -597,7 +719,7 @@ func (t *Tracker) Advance(now time.Time) []Event {
 		switch {
 		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
 			ev = t.endSession(s, EndReasonMaxDuration, true, now, ev)
-		case s.endSignal:
+		case s.endSignal && len(s.open) == 0:
 			ev = t.endSession(s, EndReasonEndSignal, false, now, ev)
 		default:
 			ev = t.endSession(s, EndReasonSessionTimeout, false, now, ev)
@@ -635,7 +757,13 @@ func (t *Tracker) expire(now time.Time) {
 // (EndReasonShutdown at shutdown): sessions by id, then traces without a session key by
 // trace id.
 func (t *Tracker) CloseAll(reason string) []Event {
-	var ev []Event
+	return t.Finish(t.CloseAllClosing(reason))
+}
+
+// CloseAllClosing is CloseAll without the assembly of the turns it closes (see
+// ObserveClosing).
+func (t *Tracker) CloseAllClosing(reason string) []Closed {
+	var ev []Closed
 	for _, id := range trkSortedKeys(t.sessions) {
 		ev = t.endSession(t.sessions[id], reason, true, t.now, ev)
 	}
@@ -671,93 +799,101 @@ func trkSortedKeys[V any](m map[string]V) []string {
 // snapshot builds the AgentSession view of s.
 func (t *Tracker) snapshot(s *trkSession, partial bool, reason string) *AgentSession {
 	as := &AgentSession{
-		ID:        s.id,
-		KeySource: s.keySource,
-		Service:   s.service,
-		Turns:     make([]Turn, len(s.turns)),
-		Partial:   partial,
-		EndReason: reason,
+		ID:             s.id,
+		KeySource:      s.keySource,
+		Service:        s.service,
+		Turns:          make([]Turn, len(s.turns)),
+		Partial:        partial,
+		EndReason:      reason,
+		TotalLatencyMs: s.latencyMs,
+		Usage:          s.usage,
+		StartedAt:      s.startedAt,
+		EndedAt:        s.endedAt,
 	}
-	var cost float64
-	var costSeen bool
 	for i, tu := range s.turns {
 		as.Turns[i] = tu.turn
-		as.TotalLatencyMs += tu.turn.LatencyMs
-		as.Usage.Add(tu.turn.Usage)
-		if tu.cost != nil {
-			cost += *tu.cost
-			costSeen = true
-		}
-		if tu.outcome != nil {
-			v := *tu.outcome
-			as.Outcome = &v
-		}
-		if st := tu.turn.StartedAt; !st.IsZero() && (as.StartedAt.IsZero() || st.Before(as.StartedAt)) {
-			as.StartedAt = st
-		}
-		if en := tu.turn.EndedAt; en.After(as.EndedAt) {
-			as.EndedAt = en
-		}
+	}
+	if s.costSeen {
+		cost := s.cost
+		as.TotalCost = &cost
 	}
 	if s.outcome != nil {
 		v := *s.outcome
 		as.Outcome = &v
 	}
-	if costSeen {
-		as.TotalCost = &cost
-	}
-	as.Agents = t.mergeAgents(s)
+	as.Agents = t.agentsOf(s)
 	return as
 }
 
-// mergeAgents lists the session's agents in order of first appearance: the registry
-// definition for a configured agent (its tools win; its handoff targets when it declares
-// any), else the union of what the turns learned.
-func (t *Tracker) mergeAgents(s *trkSession) []AgentDefinition {
-	out := []AgentDefinition{}
-	pos := map[string]int{}
-	fromRegistry := map[string]bool{}
-	for _, tu := range s.turns {
-		for _, d := range tu.agents {
-			i, ok := pos[d.ID]
-			if !ok {
-				pos[d.ID] = len(out)
-				if reg := t.registry[d.ID]; reg != nil {
-					c := trkCloneAgent(*reg)
-					c.ID = d.ID
-					if c.Name == "" {
-						c.Name = d.Name
-					}
-					if c.Description == "" {
-						c.Description = d.Description
-					}
-					if len(c.HandoffTargets) == 0 {
-						c.HandoffTargets = slices.Clone(d.HandoffTargets)
-					}
-					fromRegistry[d.ID] = true
-					out = append(out, c)
-				} else {
-					out = append(out, trkCloneAgent(d))
-				}
-				continue
-			}
-			if fromRegistry[d.ID] {
-				continue
-			}
-			m := &out[i]
-			if m.Description == "" {
-				m.Description = d.Description
-			}
-			asmAddTools(m, d.Tools)
-			if d.ToolsSource != "" {
-				m.ToolsSource = d.ToolsSource
-			}
-			m.HandoffTargets = append(m.HandoffTargets, d.HandoffTargets...)
-			slices.Sort(m.HandoffTargets)
-			m.HandoffTargets = slices.Compact(m.HandoffTargets)
-		}
+// addTotals adds a closed turn to the session's totals: latency and usage sums, cost,
+// the last explicit outcome, the earliest start and the latest end.
+func (s *trkSession) addTotals(tu *trkTurn) {
+	s.latencyMs += tu.turn.LatencyMs
+	s.usage.Add(tu.turn.Usage)
+	if tu.cost != nil {
+		s.cost += *tu.cost
+		s.costSeen = true
+	}
+	if tu.outcome != nil {
+		s.outcome = tu.outcome
+	}
+	if st := tu.turn.StartedAt; !st.IsZero() && (s.startedAt.IsZero() || st.Before(s.startedAt)) {
+		s.startedAt = st
+	}
+	if en := tu.turn.EndedAt; en.After(s.endedAt) {
+		s.endedAt = en
+	}
+}
+
+// agentsOf returns a copy of the session's merged agents.
+func (t *Tracker) agentsOf(s *trkSession) []AgentDefinition {
+	out := make([]AgentDefinition, len(s.agents))
+	for i, d := range s.agents {
+		out[i] = trkCloneAgent(d)
 	}
 	return out
+}
+
+// mergeAgents merges the agents a closed turn learned into the session's, which lists
+// them in order of first appearance: the registry definition for a configured agent
+// (its tools win; its handoff targets when it declares any), else the union of what
+// the turns learned. Its cost depends on the turn's agents only.
+func (t *Tracker) mergeAgents(s *trkSession, agents []AgentDefinition) {
+	if s.agentPos == nil {
+		s.agentPos, s.fromRegistry = map[string]int{}, map[string]bool{}
+	}
+	for _, d := range agents {
+		i, ok := s.agentPos[d.ID]
+		if !ok {
+			s.agentPos[d.ID] = len(s.agents)
+			if reg := t.registry[d.ID]; reg != nil {
+				c := trkCloneAgent(*reg)
+				c.ID = d.ID
+				c.Name = cmp.Or(c.Name, d.Name)
+				c.Description = cmp.Or(c.Description, d.Description)
+				if len(c.HandoffTargets) == 0 {
+					c.HandoffTargets = slices.Clone(d.HandoffTargets)
+				}
+				s.fromRegistry[d.ID] = true
+				s.agents = append(s.agents, c)
+			} else {
+				s.agents = append(s.agents, trkCloneAgent(d))
+			}
+			continue
+		}
+		if s.fromRegistry[d.ID] {
+			continue
+		}
+		m := &s.agents[i]
+		m.Description = cmp.Or(m.Description, d.Description)
+		asmAddTools(m, d.Tools)
+		if d.ToolsSource != "" {
+			m.ToolsSource = d.ToolsSource
+		}
+		m.HandoffTargets = append(m.HandoffTargets, d.HandoffTargets...)
+		slices.Sort(m.HandoffTargets)
+		m.HandoffTargets = slices.Compact(m.HandoffTargets)
+	}
 }
 
 // trkCloneAgent copies d so that merging never writes into a shared slice.

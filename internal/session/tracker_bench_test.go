@@ -38,3 +38,50 @@ func BenchmarkTracker(b *testing.B) {
 		n++
 	}
 }
+
+// BenchmarkTrackerLockedTimePerTurn measures, for one session of N turns, the time a
+// turn's close spends in the calls the processor makes under its ingest mutex
+// (ObserveClosing, AdvanceClosing, Finish) apart from the assembly, which it runs
+// outside (Closed.Assemble): locked_ns/turn must not grow with N.
+func BenchmarkTrackerLockedTimePerTurn(b *testing.B) {
+	template := benchTurnRecords(20)
+	for _, n := range []int{100, 400, 1600} {
+		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
+			tk := NewTracker(TrackerConfig{SessionTimeout: time.Hour, MaxSessionDuration: 1000 * time.Hour, RetainTurns: 2})
+			clock := trkT0
+			batch := make([]SpanRecord, len(template))
+			k := 0
+			var locked, unlocked time.Duration
+			turn := func() {
+				copy(batch, template)
+				tid := fmt.Sprintf("t%d", k)
+				for i := range batch {
+					batch[i].TraceID, batch[i].SessionID = tid, "long"
+				}
+				k++
+				start := time.Now()
+				cs := tk.ObserveClosing(batch, clock)
+				clock = clock.Add(3 * time.Second)
+				cs = append(cs, tk.AdvanceClosing(clock)...)
+				mid := time.Now()
+				for i := range cs {
+					cs[i].Assemble()
+				}
+				end := time.Now()
+				tk.Finish(cs)
+				locked += mid.Sub(start) + time.Since(end)
+				unlocked += end.Sub(mid)
+			}
+			for range n {
+				turn()
+			}
+			locked, unlocked = 0, 0
+			b.ReportAllocs()
+			for b.Loop() {
+				turn()
+			}
+			b.ReportMetric(float64(locked.Nanoseconds())/float64(b.N), "locked_ns/turn")
+			b.ReportMetric(float64(unlocked.Nanoseconds())/float64(b.N), "assembly_ns/turn")
+		})
+	}
+}

@@ -159,11 +159,11 @@ func TestTrackerTurnOrderAndLateSpan(t *testing.T) {
 	tk.Observe(trkTurnRecs("t1", "s", 0, "first"), trkAt(3))
 	ev = tk.Advance(trkAt(5))
 	require.Len(t, ev, 1)
-	assert.Equal(t, 0, ev[0].TurnIndex, "ordered by start time")
+	assert.Equal(t, 1, ev[0].TurnIndex, "the closed turn is the last of the window")
 	s := ev[0].Session
-	require.Len(t, s.Turns, 2)
-	assert.Equal(t, []string{"first", "second"}, []string{s.Turns[0].UserMessage, s.Turns[1].UserMessage})
-	assert.Equal(t, []int{0, 1}, []int{s.Turns[0].Index, s.Turns[1].Index})
+	require.Len(t, s.Turns, 2, "the window: the previous closed turn and this one")
+	assert.Equal(t, []string{"second", "first"}, []string{s.Turns[0].UserMessage, s.Turns[1].UserMessage})
+	assert.Equal(t, []int{0, 1}, []int{s.Turns[0].Index, s.Turns[1].Index}, "indexes follow close order and never shift")
 	assert.Equal(t, 0, first.Turns[0].Index, "an earlier snapshot is not modified")
 
 	// A late span of t2: counted on the session as an anomaly of that turn, not assembled.
@@ -171,8 +171,8 @@ func TestTrackerTurnOrderAndLateSpan(t *testing.T) {
 	ev = tk.Advance(trkAt(6 + 300))
 	require.Equal(t, []string{"session_ended:s:session_timeout"}, kinds(ev))
 	s = ev[0].Session
-	assert.Equal(t, []string{AnomalyLateSpan}, s.Turns[1].Anomalies)
-	assert.Equal(t, 3, s.Turns[1].SpanCount, "the late span was not re-assembled")
+	assert.Equal(t, []string{AnomalyLateSpan}, s.Turns[0].Anomalies)
+	assert.Equal(t, 3, s.Turns[0].SpanCount, "the late span was not re-assembled")
 	assert.Empty(t, first.Turns[0].Anomalies, "copy on write")
 	assert.Equal(t, uint64(1), tk.Stats().LateSpans)
 	checkAccounting(t, tk)
@@ -262,11 +262,13 @@ func TestTrackerMaxSpansPerSession(t *testing.T) {
 	tk := NewTracker(TrackerConfig{MaxSpansPerSession: 4})
 	tk.Observe(trkTurnRecs("t1", "s", 0, "a"), trkAt(0))
 	tk.Advance(trkAt(2))
-	ev := tk.Observe(trkTurnRecs("t2", "s", 100, "b"), trkAt(3))
-	require.Equal(t, []string{"turn_closed:s", "session_ended:s:max_spans_per_session:partial"}, kinds(ev))
-	s := ev[1].Session
-	require.Len(t, s.Turns, 2)
-	assert.Equal(t, 2, s.Turns[1].SpanCount, "closed with the record that exceeded the limit")
+	assert.Empty(t, tk.Observe(trkTurnRecs("t2", "s", 100, "b"), trkAt(3)),
+		"the limit bounds retained spans: t1's were released when it closed")
+	ev := tk.Observe(trkTurnRecs("t2b", "s", 150, "b2"), trkAt(3))
+	require.Equal(t, []string{"turn_closed:s", "turn_closed:s", "session_ended:s:max_spans_per_session:partial"}, kinds(ev))
+	s := ev[2].Session
+	require.Len(t, s.Turns, 3)
+	assert.Equal(t, 2, s.Turns[2].SpanCount, "closed with the record that exceeded the limit")
 	assert.Equal(t, uint64(1), tk.Stats().SpansDropped, "the rest of the batch is counted, not retained")
 	// Further records of that session (new trace) and trace are dropped until the timeout.
 	assert.Empty(t, tk.Observe(trkTurnRecs("t3", "s", 200, "c"), trkAt(10)))
@@ -423,4 +425,78 @@ func TestTrackerTraceRootOfAnyClassClosesTheTurn(t *testing.T) {
 	tk.Observe([]SpanRecord{asSpan("http", "", ClassOther, 0, 11, asSession("s1"))}, trkAt(5))
 	require.Equal(t, []string{"turn_closed:s1"}, kinds(tk.Advance(trkAt(7.1))))
 	checkAccounting(t, tk)
+}
+
+// TestTrackerLongSessionStaysWhole: max_spans_per_session bounds the spans retained for
+// open turns, not the session's lifetime spans: 2,000 short turns (6,000 spans) under
+// a limit of 100 all close, with stable indexes 0..1999, and the session ends whole.
+func TestTrackerLongSessionStaysWhole(t *testing.T) {
+	tk := NewTracker(TrackerConfig{MaxSpansPerSession: 100, SessionTimeout: time.Minute, MaxSessionDuration: 10 * time.Hour})
+	const n = 2000
+	var closed []int
+	for i := range n {
+		at := float64(i) * 3
+		require.Empty(t, tk.Observe(trkTurnRecs(fmt.Sprintf("t%04d", i), "long", int64(i)*3000, fmt.Sprintf("question %d", i)), trkAt(at)))
+		for _, ev := range tk.Advance(trkAt(at + 2.5)) {
+			require.Equal(t, EventTurnClosed, ev.Kind)
+			require.LessOrEqual(t, len(ev.Session.Turns), 2, "a turn's event is a window, not the session")
+			closed = append(closed, ev.Session.Turns[ev.TurnIndex].Index)
+		}
+	}
+	ev := tk.Advance(trkAt(n*3 + 120))
+	require.Equal(t, []string{"session_ended:long:session_timeout"}, kinds(ev))
+	require.Len(t, ev[0].Session.Turns, n)
+	require.Len(t, closed, n)
+	for i, idx := range closed {
+		require.Equal(t, i, idx)
+		require.Equal(t, i, ev[0].Session.Turns[i].Index)
+	}
+	assert.Zero(t, tk.Stats().SpansDropped)
+	checkAccounting(t, tk)
+}
+
+// TestTrackerIdleClosesCrashedTurn: a turn whose root never arrives closes as partial
+// when its session goes idle (session_timeout), not at turn_timeout.
+func TestTrackerIdleClosesCrashedTurn(t *testing.T) {
+	tk := NewTracker(TrackerConfig{SessionTimeout: 30 * time.Second, TurnTimeout: time.Hour})
+	tk.Observe(trkTurnRecs("t1", "s", 0, "a"), trkAt(0))
+	require.Equal(t, []string{"turn_closed:s"}, kinds(tk.Advance(trkAt(2))))
+	tk.Observe(trkTurnRecs("t2", "s", 5000, "b")[:2], trkAt(5)) // the root never comes
+	assert.Empty(t, tk.Advance(trkAt(34)))
+	ev := tk.Advance(trkAt(35))
+	require.Equal(t, []string{"turn_closed:s", "session_ended:s:session_timeout"}, kinds(ev))
+	s := ev[1].Session
+	require.Len(t, s.Turns, 2)
+	assert.False(t, s.Partial, "the session ended normally")
+	assert.True(t, s.Turns[1].Partial, "its unfinished turn is partial")
+	assert.Equal(t, 1, s.Turns[1].Index)
+	checkAccounting(t, tk)
+}
+
+// TestTrackerRetainTurns: with RetainTurns the session keeps only its last turns for
+// the session-end snapshot, while indexes and totals cover every turn.
+func TestTrackerRetainTurns(t *testing.T) {
+	all := NewTracker(TrackerConfig{})
+	few := NewTracker(TrackerConfig{RetainTurns: 2})
+	var ends [2]*AgentSession
+	for k, tk := range []*Tracker{all, few} {
+		for i := range 5 {
+			tk.Observe(trkTurnRecs(fmt.Sprintf("t%d", i), "s", int64(i)*3000, fmt.Sprintf("q%d", i)), trkAt(float64(i)*3))
+			ev := tk.Advance(trkAt(float64(i)*3 + 2.5))
+			require.Len(t, ev, 1)
+			assert.Equal(t, i, ev[0].Session.Turns[ev[0].TurnIndex].Index)
+		}
+		ev := tk.Advance(trkAt(1000))
+		require.Equal(t, []string{"session_ended:s:session_timeout"}, kinds(ev))
+		ends[k] = ev[0].Session
+		checkAccounting(t, tk)
+	}
+	require.Len(t, ends[0].Turns, 5)
+	require.Len(t, ends[1].Turns, 2)
+	assert.Equal(t, []int{3, 4}, []int{ends[1].Turns[0].Index, ends[1].Turns[1].Index})
+	assert.Equal(t, ends[0].Usage, ends[1].Usage)
+	assert.Equal(t, ends[0].TotalLatencyMs, ends[1].TotalLatencyMs)
+	assert.Equal(t, ends[0].StartedAt, ends[1].StartedAt)
+	assert.Equal(t, ends[0].EndedAt, ends[1].EndedAt)
+	assert.Equal(t, ends[0].Agents, ends[1].Agents)
 }

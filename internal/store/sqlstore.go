@@ -24,14 +24,17 @@ type sqlStore struct {
 	d  *dialect
 }
 
-var _ Store = (*sqlStore)(nil)
+var (
+	_ Store      = (*sqlStore)(nil)
+	_ BatchSaver = (*sqlStore)(nil)
+)
 
 // Columns of the tables SaveAnalysis writes, in bind order (migrations/*/00001_init.sql).
 var (
 	sessionCols = []string{
 		"session_id", "service", "started_at", "ended_at", "partial", "end_reason",
 		"overall_score", "coordination_score", "intent_drift_score", "task_completion",
-		"turns", "analysis", "stored_at",
+		"turns", "analysis", "stored_at", "analysis_revision",
 	}
 	agentScoreCols = []string{
 		"session_id", "agent_id", "ended_at", "overall", "tool_use", "reasoning", "handoff",
@@ -56,7 +59,10 @@ var (
 var childTables = []string{"agent_scores", "turn_results", "tool_issues", "recommendations"}
 
 // upsertSessionSQL inserts a session row or, for a known session id, overwrites every
-// column (re-evaluation replaces). The ON CONFLICT form is valid SQLite and PostgreSQL.
+// column when the analysis revision is not older than the stored one (a continued
+// session's new revision replaces the whole; a retried or stale export changes
+// nothing). It returns the session id when the row was written. The ON CONFLICT ...
+// WHERE ... RETURNING form is valid SQLite (3.35+) and PostgreSQL.
 var upsertSessionSQL = func() string {
 	set := make([]string, 0, len(sessionCols)-1)
 	for _, c := range sessionCols[1:] {
@@ -64,8 +70,12 @@ var upsertSessionSQL = func() string {
 	}
 	return "INSERT INTO sessions (" + strings.Join(sessionCols, ", ") + ") VALUES (" +
 		placeholders(len(sessionCols)) + ") ON CONFLICT (session_id) DO UPDATE SET " +
-		strings.Join(set, ", ")
+		strings.Join(set, ", ") + " WHERE excluded.analysis_revision >= sessions.analysis_revision RETURNING session_id"
 }()
+
+// insertRevisionSQL keeps every revision once.
+const insertRevisionSQL = "INSERT INTO session_analyses (session_id, revision, analysis, stored_at) VALUES (?, ?, ?, ?) " +
+	"ON CONFLICT (session_id, revision) DO NOTHING"
 
 // maxParamsPerStatement bounds the bind parameters of one multi-row INSERT, well under
 // SQLite's (32766) and PostgreSQL's (65535) limits.
@@ -80,39 +90,86 @@ type rowSet struct {
 
 func (r *rowSet) add(vals ...any) { r.args = append(r.args, vals...) }
 
-// SaveAnalysis stores a in one transaction: upsert of the sessions row, then the child
-// rows (agent_scores, turn_results, tool_issues, recommendations) deleted and inserted
-// again. Times are stored in UTC. Errors: nil analysis, empty session_id, a value JSON
-// cannot encode (NaN score), a duplicate turn_index or agent id, or the database's.
+// SaveAnalysis is SaveAnalyses of one analysis.
 func (s *sqlStore) SaveAnalysis(ctx context.Context, a *evaluation.Analysis) error {
-	if a == nil {
-		return fmt.Errorf("store: %s: save: nil analysis", s.d.name)
+	return s.SaveAnalyses(ctx, []*evaluation.Analysis{a})
+}
+
+// SaveAnalyses stores the analyses in one transaction with prepared statements. Per
+// analysis: the revision is kept in session_analyses (once); the sessions row is
+// upserted unless a newer revision is stored, and then its child rows (agent_scores,
+// turn_results, tool_issues, recommendations) are deleted and inserted again. So a
+// retried batch writes nothing twice and an older revision never replaces a newer one.
+// Times are stored in UTC. Errors: a nil analysis, an empty session_id, a value JSON
+// cannot encode (NaN score), a duplicate turn_index or agent id, or the database's;
+// on error nothing of the batch is stored.
+func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) error {
+	type prepared struct {
+		a        *evaluation.Analysis
+		session  []any
+		doc      string
+		children []*rowSet
 	}
-	if a.SessionID == "" {
-		return fmt.Errorf("store: %s: save: empty session_id", s.d.name)
-	}
-	session, children, err := s.rows(a, time.Now())
-	if err != nil {
-		return fmt.Errorf("store: %s: save %q: %w", s.d.name, a.SessionID, err)
-	}
-	if err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.d.rebind(upsertSessionSQL), session...); err != nil {
-			return fmt.Errorf("upsert sessions: %w", err)
+	now := time.Now()
+	batch := make([]prepared, 0, len(as))
+	for _, a := range as {
+		if a == nil {
+			return fmt.Errorf("store: %s: save: nil analysis", s.d.name)
 		}
-		id := cleanText(a.SessionID)
-		for _, t := range childTables {
-			if _, err := tx.ExecContext(ctx, s.d.rebind("DELETE FROM "+t+" WHERE session_id = ?"), id); err != nil {
-				return fmt.Errorf("delete %s: %w", t, err)
+		if a.SessionID == "" {
+			return fmt.Errorf("store: %s: save: empty session_id", s.d.name)
+		}
+		session, children, err := s.rows(a, now)
+		if err != nil {
+			return fmt.Errorf("store: %s: save %q: %w", s.d.name, a.SessionID, err)
+		}
+		batch = append(batch, prepared{a: a, session: session, doc: session[11].(string), children: children})
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		upsert, err := tx.PrepareContext(ctx, s.d.rebind(upsertSessionSQL))
+		if err != nil {
+			return fmt.Errorf("prepare upsert sessions: %w", err)
+		}
+		defer upsert.Close()
+		revision, err := tx.PrepareContext(ctx, s.d.rebind(insertRevisionSQL))
+		if err != nil {
+			return fmt.Errorf("prepare insert session_analyses: %w", err)
+		}
+		defer revision.Close()
+		deletes := make([]*sql.Stmt, len(childTables))
+		for i, t := range childTables {
+			if deletes[i], err = tx.PrepareContext(ctx, s.d.rebind("DELETE FROM "+t+" WHERE session_id = ?")); err != nil {
+				return fmt.Errorf("prepare delete %s: %w", t, err)
 			}
+			defer deletes[i].Close()
 		}
-		for _, rs := range children {
-			if err := s.insert(ctx, tx, rs); err != nil {
-				return err
+		for _, p := range batch {
+			id := cleanText(p.a.SessionID)
+			var got string
+			switch err := upsert.QueryRowContext(ctx, p.session...).Scan(&got); {
+			case errors.Is(err, sql.ErrNoRows):
+				continue // a newer revision is stored
+			case err != nil:
+				return fmt.Errorf("upsert sessions %q: %w", p.a.SessionID, err)
+			}
+			if _, err := revision.ExecContext(ctx, id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
+				return fmt.Errorf("insert session_analyses %q: %w", p.a.SessionID, err)
+			}
+			for i, st := range deletes {
+				if _, err := st.ExecContext(ctx, id); err != nil {
+					return fmt.Errorf("delete %s %q: %w", childTables[i], p.a.SessionID, err)
+				}
+			}
+			for _, rs := range p.children {
+				if err := s.insert(ctx, tx, rs); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
-	}); err != nil {
-		return fmt.Errorf("store: %s: save %q: %w", s.d.name, a.SessionID, err)
+	})
+	if err != nil {
+		return fmt.Errorf("store: %s: save %d analyses: %w", s.d.name, len(as), err)
 	}
 	return nil
 }
@@ -131,7 +188,7 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) ([]any, []*rowSet
 	session := []any{
 		id, cleanText(a.Service), s.d.timeArg(c.StartedAt), ended, a.Partial, cleanText(a.EndReason),
 		a.OverallScore, a.CoordinationScore, a.IntentDriftScore, a.TaskCompletion,
-		len(a.TurnResults), string(doc), s.d.timeArg(now),
+		len(a.TurnResults), string(doc), s.d.timeArg(now), a.AnalysisRevision,
 	}
 
 	agents := &rowSet{table: "agent_scores", cols: agentScoreCols}
@@ -347,14 +404,27 @@ func (s *sqlStore) AgentScoreHistory(ctx context.Context, agentID string, limit 
 }
 
 // DeleteEndedBefore deletes the sessions with ended_at < t and, by ON DELETE CASCADE,
-// their agent scores, turn results, tool issues and recommendations. It returns the
-// number of sessions deleted. The SafeMolt tables are not touched.
+// their agent scores, turn results, tool issues, recommendations and revisions, and the
+// continuation state (turns, session_revisions) last written before t: such a session
+// that comes back is evaluated as a new one. It returns the number of sessions deleted.
+// The SafeMolt tables are not touched.
 func (s *sqlStore) DeleteEndedBefore(ctx context.Context, t time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.d.rebind("DELETE FROM sessions WHERE ended_at < ?"), s.d.timeArg(t))
-	if err != nil {
-		return 0, fmt.Errorf("store: %s: delete ended before %s: %w", s.d.name, t.UTC().Format(time.RFC3339), err)
-	}
-	n, err := res.RowsAffected()
+	var n int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.d.rebind("DELETE FROM sessions WHERE ended_at < ?"), s.d.timeArg(t))
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		for _, table := range []string{"turns", "session_revisions"} {
+			if _, err := tx.ExecContext(ctx, s.d.rebind("DELETE FROM "+table+" WHERE updated_at < ?"), s.d.timeArg(t)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, fmt.Errorf("store: %s: delete ended before %s: %w", s.d.name, t.UTC().Format(time.RFC3339), err)
 	}

@@ -75,10 +75,17 @@ type AgentScorePoint struct {
 	Scores    evaluation.AgentScores `json:"scores"`
 }
 
+// BatchSaver is implemented by the stores of Open: SaveAnalyses saves a batch of
+// analyses like SaveAnalysis, all in one transaction (all or nothing). Saving the same
+// revision again changes nothing.
+type BatchSaver interface {
+	SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) error
+}
+
 // Store persists analyses. Implementations are safe for concurrent use.
 type Store interface {
 	// SaveAnalysis inserts or replaces (by session id) the analysis and its derived rows
-	// in one transaction: re-evaluation replaces.
+	// in one transaction, unless a newer analysis_revision of the session is stored.
 	SaveAnalysis(ctx context.Context, a *evaluation.Analysis) error
 	// GetAnalysis returns the stored analysis, or ErrNotFound.
 	GetAnalysis(ctx context.Context, sessionID string) (*evaluation.Analysis, error)

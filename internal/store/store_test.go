@@ -8,13 +8,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,11 +21,8 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/store/storetest"
 )
-
-// postgresDSNEnv names the PostgreSQL test database. Unset: the PostgreSQL half of the
-// suite is skipped, except under CI=true where it fails.
-const postgresDSNEnv = "AGENTEVAL_TEST_POSTGRES_DSN"
 
 // backend is one database the shared suite runs against.
 type backend struct {
@@ -52,54 +47,11 @@ func sqliteBackend() backend {
 // postgresBackend gives every test its own schema (search_path) in the database named
 // by AGENTEVAL_TEST_POSTGRES_DSN, dropped when the test ends.
 func postgresBackend() backend {
-	var n atomic.Int64
 	return backend{
-		name: DriverPostgres,
-		newDB: func(t *testing.T) (string, string) {
-			base := postgresDSN(t)
-			schema := fmt.Sprintf("agenteval_test_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, n.Add(1))
-			admin, err := sql.Open("pgx", base)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = admin.Close() })
-			_, err = admin.Exec("CREATE SCHEMA " + schema)
-			require.NoError(t, err, "create test schema")
-			t.Cleanup(func() {
-				_, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE")
-				assert.NoError(t, err, "drop test schema")
-			})
-			return DriverPostgres, withSearchPath(t, base, schema)
-		},
+		name:      DriverPostgres,
+		newDB:     func(t *testing.T) (string, string) { return DriverPostgres, storetest.PostgresDSN(t) },
 		precision: time.Microsecond,
 	}
-}
-
-// postgresDSN returns the test DSN, skipping (or failing under CI=true) without it.
-func postgresDSN(t testing.TB) string {
-	t.Helper()
-	dsn := os.Getenv(postgresDSNEnv)
-	if dsn != "" {
-		return dsn
-	}
-	const how = postgresDSNEnv + ` is not set; start a local server and set it with: ` +
-		`export ` + postgresDSNEnv + `="$(internal/store/testdata/start-postgres.sh)" (as root)`
-	if os.Getenv("CI") == "true" {
-		t.Fatal("PostgreSQL store tests must run in CI: " + how)
-	}
-	t.Skip("skipping PostgreSQL store tests: " + how)
-	return ""
-}
-
-// withSearchPath adds search_path=schema to a URL or key=value DSN.
-func withSearchPath(t *testing.T, dsn, schema string) string {
-	if strings.Contains(dsn, "://") {
-		u, err := url.Parse(dsn)
-		require.NoError(t, err)
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return dsn + " search_path=" + schema
 }
 
 func backends() []backend { return []backend{sqliteBackend(), postgresBackend()} }
@@ -551,6 +503,9 @@ func TestSchemaTables(t *testing.T) {
 			"proctor_feedback", "registration_id", "session_id"},
 		"evaluation_agents":   {"created_at", "id", "name"},
 		"evaluation_api_keys": {"agent_id", "created_at", "key_hash", "key_id"},
+		"session_analyses":    {"analysis", "revision", "session_id", "stored_at"},
+		"session_revisions":   {"revision", "session_id", "updated_at"},
+		"turns":               {"final", "record", "session_id", "trace_id", "turn_index", "updated_at"},
 	}
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
@@ -805,5 +760,43 @@ func BenchmarkSaveAnalysis(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(len(doc)), "json_bytes") // after the loop: b.Loop resets metrics
+	})
+}
+
+// BenchmarkSaveAnalysesBatch compares storing 64 analyses in one transaction
+// (SaveAnalyses, the exporter's path per export batch) with 64 transactions.
+func BenchmarkSaveAnalysesBatch(b *testing.B) {
+	s, err := Open(context.Background(), DriverSQLite, filepath.Join(b.TempDir(), "bench.db"))
+	require.NoError(b, err)
+	defer s.Close()
+	ctx := context.Background()
+	const n = 64
+	batch := func(run int) []*evaluation.Analysis {
+		as := make([]*evaluation.Analysis, n)
+		for i := range as {
+			as[i] = sampleAnalysis(fmt.Sprintf("bench-%d-%d", run, i), t0, f64(0.5), "triage", "executor", "critic")
+			as[i].AnalysisRevision = 1
+		}
+		return as
+	}
+	b.Run("one_transaction", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if err := s.(BatchSaver).SaveAnalyses(ctx, batch(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/analysis")
+	})
+	b.Run("transaction_per_analysis", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			for _, a := range batch(-i - 1) {
+				if err := s.SaveAnalysis(ctx, a); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/analysis")
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configopaque"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 )
@@ -69,14 +70,39 @@ type Config struct {
 	Scoring evaluation.Config `mapstructure:"scoring"`
 	// Emit selects the evaluation spans emitted.
 	Emit EmitConfig `mapstructure:"emit"`
+	// Continuation says where the processor keeps what a session that continues after
+	// it went idle needs (its evaluated turns and analysis revision;
+	// docs/decisions/sessions.md). Default: in memory (lost at restart).
+	Continuation ContinuationConfig `mapstructure:"continuation"`
+	// Workers is the number of goroutines that evaluate closed turns and ended sessions
+	// (sessions are spread over them; one session's events stay in order). Default: the
+	// number of CPUs the process may use.
+	Workers int `mapstructure:"workers"`
 
 	_ struct{}
+}
+
+// ContinuationConfig selects the continuation store.
+type ContinuationConfig struct {
+	// Driver is "" (in memory: at most max_sessions turn records, the least recently
+	// used sessions dropped first), "sqlite" or "postgres": the
+	// result store's database (the agenteval exporter's store.driver), whose turns and
+	// session_revisions tables then survive a restart and are shared by the collectors
+	// that use the same PostgreSQL database.
+	Driver string `mapstructure:"driver"`
+	// DSN is the SQLite file path or PostgreSQL connection string, as the exporter's
+	// store.dsn. Required with a driver.
+	DSN configopaque.String `mapstructure:"dsn"`
 }
 
 // EmitConfig selects the evaluation spans emitted (DESIGN.md §6).
 type EmitConfig struct {
 	// ToolCalls is issues (default), all or none.
 	ToolCalls EmitToolCalls `mapstructure:"tool_calls"`
+	// Analysis adds the full session analysis as JSON (agent_eval.analysis) to the
+	// session's evaluation span. Off by default: the typed attributes carry what the
+	// agenteval exporter stores.
+	Analysis bool `mapstructure:"analysis"`
 }
 
 // AgentConfig declares one agent and its tools.
@@ -139,6 +165,21 @@ func (cfg *Config) Validate() error {
 	case EmitToolCallsIssues, EmitToolCallsAll, EmitToolCallsNone:
 	default:
 		errs = append(errs, fmt.Errorf("emit.tool_calls: invalid value %q, valid values are issues, all, none", cfg.Emit.ToolCalls))
+	}
+	switch cfg.Continuation.Driver {
+	case "":
+		if cfg.Continuation.DSN != "" {
+			errs = append(errs, errors.New("continuation.dsn: set without continuation.driver (sqlite or postgres)"))
+		}
+	case "sqlite", "postgres":
+		if cfg.Continuation.DSN == "" {
+			errs = append(errs, fmt.Errorf("continuation.dsn: required with continuation.driver %q", cfg.Continuation.Driver))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("continuation.driver: invalid value %q, valid values are sqlite, postgres (or empty for memory)", cfg.Continuation.Driver))
+	}
+	if cfg.Workers < 0 {
+		errs = append(errs, fmt.Errorf("workers: must not be negative, got %d", cfg.Workers))
 	}
 	if _, err := registryFromConfig(cfg.Agents, "agents"); err != nil {
 		errs = append(errs, err)

@@ -44,7 +44,9 @@ func TestLoadConfig(t *testing.T) {
 				MaxSpansPerSession: 2000,
 				MaxTextBytes:       8192,
 				EndAttribute:       "app.session.done",
-				Emit:               EmitConfig{ToolCalls: EmitToolCallsAll},
+				Emit:               EmitConfig{ToolCalls: EmitToolCallsAll, Analysis: true},
+				Continuation:       ContinuationConfig{Driver: "postgres", DSN: "postgres://agenteval@db:5432/agenteval"},
+				Workers:            4,
 				Scoring:            scoring,
 				Agents: []AgentConfig{
 					{
@@ -106,6 +108,10 @@ func TestConfigValidate(t *testing.T) {
 		{"no session keys", func(c *Config) { c.SessionKeys = nil }, "session_keys: must list at least one attribute key"},
 		{"empty session key", func(c *Config) { c.SessionKeys = []string{"a", ""} }, "session_keys[1]: must not be empty"},
 		{"emit policy", func(c *Config) { c.Emit.ToolCalls = "some" }, `emit.tool_calls: invalid value "some", valid values are issues, all, none`},
+		{"continuation driver", func(c *Config) { c.Continuation.Driver = "mysql" }, `continuation.driver: invalid value "mysql"`},
+		{"continuation dsn", func(c *Config) { c.Continuation.Driver = "sqlite" }, `continuation.dsn: required with continuation.driver "sqlite"`},
+		{"continuation dsn alone", func(c *Config) { c.Continuation.DSN = "x.db" }, `continuation.dsn: set without continuation.driver`},
+		{"workers", func(c *Config) { c.Workers = -1 }, `workers: must not be negative, got -1`},
 		{"agent without name", func(c *Config) { c.Agents = []AgentConfig{{}} }, "agents[0].name: must not be empty"},
 		{"agent twice", func(c *Config) { c.Agents = []AgentConfig{{Name: "a"}, {Name: "a"}} }, `agents[1].name: agent "a" is declared twice`},
 		{"tool without name", func(c *Config) { c.Agents = []AgentConfig{{Name: "a", Tools: []ToolConfig{{}}}} }, "agents[0].tools[0].name: must not be empty"},

@@ -14,9 +14,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
-	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 const (
@@ -47,33 +47,35 @@ const (
 // gen_ai.evaluation.result event per metric and agent_eval.* attributes for filtering.
 type emitter struct {
 	toolCalls EmitToolCalls
+	analysis  bool
 }
 
-func newEmitter(toolCalls EmitToolCalls) *emitter { return &emitter{toolCalls: toolCalls} }
+func newEmitter(cfg EmitConfig) *emitter {
+	return &emitter{toolCalls: cfg.ToolCalls, analysis: cfg.Analysis}
+}
 
-// evalBatch accumulates the evaluation spans of one event.
+// evalBatch accumulates evaluation spans (of any sessions) into one ptrace.Traces.
 type evalBatch struct {
 	e     *emitter
 	td    ptrace.Traces
 	spans ptrace.SpanSlice
 	ts    pcommon.Timestamp
-	sid   string
 }
 
-func (e *emitter) newBatch(s *session.AgentSession, now time.Time) *evalBatch {
+func (e *emitter) newBatch(now time.Time) *evalBatch {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr(semconv.ServiceName, evaluatorService)
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(scopeName)
-	return &evalBatch{e: e, td: td, spans: ss.Spans(), ts: pcommon.NewTimestampFromTime(now), sid: s.ID}
+	return &evalBatch{e: e, td: td, spans: ss.Spans(), ts: pcommon.NewTimestampFromTime(now)}
 }
 
 func (b *evalBatch) traces() ptrace.Traces { return b.td }
 
 // newSpan appends an evaluation span of the given kind in traceID, parented to
 // parentSpanID (both hex). It returns an error when the ids are not valid hex ids.
-func (b *evalBatch) newSpan(kind, traceID, parentSpanID string) (ptrace.Span, error) {
+func (b *evalBatch) newSpan(sessionID, kind, traceID, parentSpanID string) (ptrace.Span, error) {
 	tid, err := decodeTraceID(traceID)
 	if err != nil {
 		return ptrace.Span{}, err
@@ -92,22 +94,22 @@ func (b *evalBatch) newSpan(kind, traceID, parentSpanID string) (ptrace.Span, er
 	sp.SetEndTimestamp(b.ts)
 	attrs := sp.Attributes()
 	attrs.PutStr(semconv.AgentEvalKind, kind)
-	attrs.PutStr(semconv.AgentEvalSessionID, b.sid)
+	attrs.PutStr(semconv.AgentEvalSessionID, sessionID)
 	return sp, nil
 }
 
 // addTurn emits the spans of a turn that just closed: its tool calls (per emit policy),
 // its agent interactions and the turn itself (non-final result).
-func (b *evalBatch) addTurn(s *session.AgentSession, tr evaluation.TurnResult) {
+func (b *evalBatch) addTurn(sessionID string, tr *evaluation.TurnResult) {
 	for _, ir := range tr.Interactions {
 		parent := ir.SpanID
 		if parent == "" {
 			parent = tr.RootSpanID
 		}
-		if sp, err := b.newSpan(semconv.EvalKindAgentInteract, tr.TraceID, parent); err == nil {
+		if sp, err := b.newSpan(sessionID, semconv.EvalKindAgentInteract, tr.TraceID, parent); err == nil {
 			a := sp.Attributes()
 			a.PutStr(semconv.GenAIAgentName, ir.AgentID)
-			a.PutBool(semconv.AgentEvalPartial, s.Partial || tr.Partial)
+			a.PutBool(semconv.AgentEvalPartial, tr.Partial)
 			putScore(sp, evalNameAgentScore, ir.Score, ir.Explanations["score"])
 			putScore(sp, evalNameToolUse, ir.ToolUse, ir.Explanations["tool_use"])
 			putScore(sp, evalNameReasoning, ir.Reasoning, ir.Explanations["reasoning"])
@@ -124,7 +126,7 @@ func (b *evalBatch) addTurn(s *session.AgentSession, tr evaluation.TurnResult) {
 			if parent == "" {
 				parent = tr.RootSpanID
 			}
-			sp, err := b.newSpan(semconv.EvalKindToolCall, tr.TraceID, parent)
+			sp, err := b.newSpan(sessionID, semconv.EvalKindToolCall, tr.TraceID, parent)
 			if err != nil {
 				continue
 			}
@@ -140,27 +142,19 @@ func (b *evalBatch) addTurn(s *session.AgentSession, tr evaluation.TurnResult) {
 			ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, verdictLabel(tc.Verdict))
 		}
 	}
-	b.addTurnSpan(s, tr)
+	b.addTurnSpan(sessionID, tr)
 }
 
-// addTurnVerdict emits the final verdict of a turn (CCM/RDM known from the follow-up
-// user message, or the last turn at session end).
-func (b *evalBatch) addTurnVerdict(s *session.AgentSession, tr evaluation.TurnResult) {
-	b.addTurnSpan(s, tr)
-}
-
-func (b *evalBatch) addTurnSpan(s *session.AgentSession, tr evaluation.TurnResult) {
-	sp, err := b.newSpan(semconv.EvalKindTurn, tr.TraceID, tr.RootSpanID)
+// addTurnSpan emits a turn's verdict: provisional when the turn closes, final when the
+// follow-up user message is known or the session went idle (tr.Final).
+func (b *evalBatch) addTurnSpan(sessionID string, tr *evaluation.TurnResult) {
+	sp, err := b.newSpan(sessionID, semconv.EvalKindTurn, tr.TraceID, tr.RootSpanID)
 	if err != nil {
 		return
 	}
 	a := sp.Attributes()
-	a.PutInt(semconv.AgentEvalPrefix+"turn.index", int64(tr.TurnIndex))
-	a.PutBool(semconv.AgentEvalPrefix+"turn.final", tr.Final)
-	a.PutBool(semconv.AgentEvalPrefix+"turn.is_bad", tr.IsBad)
-	a.PutStr(semconv.AgentEvalPrefix+"turn.detection_type", tr.DetectionType)
-	a.PutDouble(semconv.AgentEvalPrefix+"turn.confidence", tr.Confidence)
-	a.PutBool(semconv.AgentEvalPartial, s.Partial || tr.Partial)
+	evalspan.EncodeTurn(a, tr)
+	a.PutBool(semconv.AgentEvalPartial, tr.Partial)
 	var issues []evaluation.ToolCallResult
 	for _, ir := range tr.Interactions {
 		issues = append(issues, ir.ToolCalls...)
@@ -173,20 +167,20 @@ func (b *evalBatch) addTurnSpan(s *session.AgentSession, tr evaluation.TurnResul
 	ev := putScore(sp, evalNameTurn, &score, tr.Reason)
 	ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, tr.DetectionType)
 	putScore(sp, evalNameIntentDrift, tr.IntentDrift, tr.Explanations["intent_drift"])
-	if js, err := json.Marshal(tr); err == nil {
-		a.PutStr(semconv.AgentEvalTurnResult, string(js))
-	}
 }
 
 // addSession emits the session span: a child of the last turn's root, linked to every
-// turn root, carrying the full analysis JSON.
-func (b *evalBatch) addSession(s *session.AgentSession, an *evaluation.Analysis) error {
-	last := s.Turns[len(s.Turns)-1]
-	sp, err := b.newSpan(semconv.EvalKindAgentSession, last.TraceID, last.RootSpanID)
-	if err != nil {
-		return fmt.Errorf("session %s: %w", s.ID, err)
+// turn root, carrying the analysis as typed attributes (and as JSON with emit.analysis).
+func (b *evalBatch) addSession(an *evaluation.Analysis) error {
+	if len(an.TurnResults) == 0 {
+		return nil
 	}
-	for _, t := range s.Turns {
+	last := an.TurnResults[len(an.TurnResults)-1]
+	sp, err := b.newSpan(an.SessionID, semconv.EvalKindAgentSession, last.TraceID, last.RootSpanID)
+	if err != nil {
+		return fmt.Errorf("session %s: %w", an.SessionID, err)
+	}
+	for _, t := range an.TurnResults {
 		tid, err1 := decodeTraceID(t.TraceID)
 		sid, err2 := decodeSpanID(t.RootSpanID)
 		if err1 != nil || err2 != nil {
@@ -197,7 +191,7 @@ func (b *evalBatch) addSession(s *session.AgentSession, an *evaluation.Analysis)
 		l.SetSpanID(sid)
 	}
 	a := sp.Attributes()
-	a.PutStr(semconv.GenAIConversationID, s.ID)
+	a.PutStr(semconv.GenAIConversationID, an.SessionID)
 	a.PutBool(semconv.AgentEvalPartial, an.Partial)
 	putScore(sp, evalNameOverall, an.OverallScore, an.Explanations["overall_score"])
 	putScore(sp, evalNameCoordination, an.CoordinationScore, an.Explanations["coordination_score"])
@@ -213,11 +207,14 @@ func (b *evalBatch) addSession(s *session.AgentSession, an *evaluation.Analysis)
 		ev := putScore(sp, evalNameTaskCompletion, &v, an.Explanations["task_completion"])
 		ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, label)
 	}
-	js, err := json.Marshal(an)
-	if err != nil {
-		return fmt.Errorf("session %s: encoding the analysis: %w", s.ID, err)
+	evalspan.EncodeAnalysis(a, an)
+	if b.e.analysis {
+		js, err := json.Marshal(an)
+		if err != nil {
+			return fmt.Errorf("session %s: encoding the analysis: %w", an.SessionID, err)
+		}
+		a.PutStr(semconv.AgentEvalAnalysis, string(js))
 	}
-	a.PutStr(semconv.AgentEvalAnalysis, string(js))
 	return nil
 }
 

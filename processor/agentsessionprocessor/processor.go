@@ -6,7 +6,10 @@ package agentsessionprocessor // import "github.com/agenteval/agenteval-collecto
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -14,10 +17,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
 
@@ -30,7 +35,8 @@ const (
 
 // agentSessionProcessor is the collector adapter over internal/session (reconstruction)
 // and internal/evaluation (scores). The per-span path only extracts a compact record and
-// updates the tracker; evaluation and emission run on the worker goroutine.
+// updates the tracker; assembly, evaluation and emission run on the worker: a ticker
+// goroutine that closes what is due and spreads it over len(shards) goroutines.
 type agentSessionProcessor struct {
 	logger    *zap.Logger
 	cfg       *Config
@@ -42,7 +48,16 @@ type agentSessionProcessor struct {
 
 	mu      sync.Mutex // guards tracker and queued
 	tracker *session.Tracker
-	queued  []session.Event // events raised on the ingest path (evictions), for the worker
+	queued  []session.Closed // closed on the ingest path (limits), for the worker
+
+	// shards hold the open sessions' evaluation state; cont keeps what a continued
+	// session needs (memory, or the result store's database).
+	shards []*shard
+	cont   store.ContinuationStore
+
+	// statsMu guards lastStats, the tracker counters already exported.
+	statsMu   sync.Mutex
+	lastStats session.TrackerStats
 
 	now  func() time.Time
 	tick time.Duration
@@ -87,7 +102,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 			MaxTextBytes: cfg.MaxTextBytes,
 		}),
 		evaluator: ev,
-		emitter:   newEmitter(cfg.Emit.ToolCalls),
+		emitter:   newEmitter(cfg.Emit),
 		tracker: session.NewTracker(session.TrackerConfig{
 			TurnSettle:         cfg.TurnSettle,
 			TurnTimeout:        cfg.TurnTimeout,
@@ -96,10 +111,20 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 			MaxSessions:        cfg.MaxSessions,
 			MaxSpansPerSession: cfg.MaxSpansPerSession,
 			Registry:           registry,
+			// The shards keep every turn's record; the tracker keeps only the window.
+			RetainTurns: 2,
 		}),
 		now:  time.Now,
 		tick: tick,
 		wake: make(chan struct{}, 1),
+		cont: store.NewMemoryContinuation(cfg.MaxSessions),
+	}
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	for range workers {
+		p.shards = append(p.shards, &shard{sessions: map[string]*sessionState{}})
 	}
 	return p, nil
 }
@@ -113,12 +138,13 @@ func (p *agentSessionProcessor) processTraces(ctx context.Context, td ptrace.Tra
 	if len(recs) > 0 {
 		p.telemetry.ProcessorAgentsessionSpansObserved.Add(ctx, int64(len(recs)))
 		p.mu.Lock()
-		events := p.tracker.Observe(recs, p.now())
-		if len(events) > 0 {
-			p.queued = append(p.queued, events...)
+		closed := p.tracker.ObserveClosing(recs, p.now())
+		if len(closed) > 0 {
+			// Assembled and evaluated by the worker, never on the ingest path.
+			p.queued = append(p.queued, closed...)
 		}
 		p.mu.Unlock()
-		if len(events) > 0 {
+		if len(closed) > 0 {
 			select {
 			case p.wake <- struct{}{}:
 			default:
@@ -177,7 +203,14 @@ func (p *agentSessionProcessor) extract(td ptrace.Traces, recs []session.SpanRec
 	return recs
 }
 
-func (p *agentSessionProcessor) start(context.Context, component.Host) error {
+func (p *agentSessionProcessor) start(ctx context.Context, _ component.Host) error {
+	if c := p.cfg.Continuation; c.Driver != "" {
+		cs, err := store.OpenContinuation(ctx, c.Driver, string(c.DSN))
+		if err != nil {
+			return fmt.Errorf("agentsession: opening the continuation store (continuation.dsn): %w", err)
+		}
+		p.cont = cs
+	}
 	p.stop = make(chan struct{})
 	p.done = make(chan struct{})
 	go p.run()
@@ -193,12 +226,16 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 		p.stop = nil
 	}
 	p.mu.Lock()
-	events := append(p.queued, p.tracker.CloseAll("shutdown")...)
+	closed := append(p.queued, p.tracker.CloseAllClosing(session.EndReasonShutdown)...)
 	p.queued = nil
 	p.mu.Unlock()
-	p.handle(ctx, events)
+	p.handle(ctx, p.finish(closed))
+	var err error
+	if p.cont != nil {
+		err = p.cont.Close()
+	}
 	p.telemetry.Shutdown()
-	return nil
+	return err
 }
 
 func (p *agentSessionProcessor) run() {
@@ -221,77 +258,262 @@ func (p *agentSessionProcessor) run() {
 // directly with a controlled clock instead of running the worker.
 func (p *agentSessionProcessor) step(ctx context.Context) {
 	p.mu.Lock()
-	events := append(p.queued, p.tracker.Advance(p.now())...)
+	closed := append(p.queued, p.tracker.AdvanceClosing(p.now())...)
 	p.queued = nil
-	open := p.tracker.Stats().OpenSessions
 	p.mu.Unlock()
-	p.telemetry.ProcessorAgentsessionOpenSessions.Record(ctx, int64(open))
+	events := p.finish(closed)
+	p.mu.Lock()
+	st := p.tracker.Stats()
+	p.mu.Unlock()
+	p.recordTrackerStats(ctx, st)
 	p.handle(ctx, events)
 }
 
-// handle evaluates closed turns and ended sessions and emits the evaluation spans. Each
-// event is isolated: a failure is counted and logged, and the next event goes on.
+// finish assembles the closed turns outside the ingest lock, on up to len(p.shards)
+// goroutines, then completes them under the lock (Tracker.Finish, whose cost per turn
+// does not depend on the session's length). A panic in assembly (a bug) costs the turn
+// its evaluation, never the trace pipeline.
+func (p *agentSessionProcessor) finish(closed []session.Closed) []session.Event {
+	if len(closed) == 0 {
+		return nil
+	}
+	var next atomic.Int64
+	work := func() {
+		for i := int(next.Add(1)) - 1; i < len(closed); i = int(next.Add(1)) - 1 {
+			p.assemble(&closed[i])
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(len(p.shards), len(closed)) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work() // this goroutine takes its share: one turn needs no handoff
+	wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tracker.Finish(closed)
+}
+
+func (p *agentSessionProcessor) assemble(c *session.Closed) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.telemetry.ProcessorAgentsessionEvaluationErrors.Add(context.Background(), 1)
+			p.logger.Error("turn assembly failed; the turn is assembled from no spans", zap.Any("panic", r))
+			c.Records = nil
+			c.Assemble()
+		}
+	}()
+	c.Assemble()
+}
+
+// handle evaluates closed turns and ended sessions on the worker pool and emits the
+// evaluation spans. Events are spread over the shards by session id, so one session's
+// events are handled in order by one goroutine, and sessions in parallel. It returns
+// when every event is handled; the ingest path (processTraces) never waits for it.
 func (p *agentSessionProcessor) handle(ctx context.Context, events []session.Event) {
-	for i := range events {
-		ev := events[i]
+	if len(events) == 0 {
+		return
+	}
+	groups := make([][]session.Event, len(p.shards))
+	for _, ev := range events {
 		if ev.Kind == session.EventSessionEnded && ev.Session.Partial && isLimitReason(ev.Session.EndReason) {
 			p.telemetry.ProcessorAgentsessionSessionsEvicted.Add(ctx, 1)
 		}
-		td, err := p.evaluate(ev)
-		if err != nil {
+		i := shardOf(ev.Session.ID, len(p.shards))
+		groups[i] = append(groups[i], ev)
+	}
+	var wg sync.WaitGroup
+	last := -1 // handled on this goroutine: a step with one busy shard needs no handoff
+	for i, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		if j := last; j >= 0 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.shards[j].handle(ctx, p, groups[j])
+			}()
+		}
+		last = i
+	}
+	p.shards[last].handle(ctx, p, groups[last])
+	wg.Wait()
+}
+
+func shardOf(id string, n int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return int(h.Sum32() % uint32(n))
+}
+
+// shard owns the evaluation state of the sessions that hash to it; only one goroutine
+// uses it at a time (handle waits for every shard before the next step).
+type shard struct {
+	sessions map[string]*sessionState
+}
+
+// sessionState is what the processor keeps of an open session: its turn records in
+// index order (the last one provisional until the next turn's user message or the end
+// of the session) and its last analysis revision. A session continued after it went
+// idle starts from the continuation store's state.
+type sessionState struct {
+	records  []evaluation.TurnRecord
+	revision int
+	// continuable is false for a session keyed by its trace id (one turn, never
+	// continued): it is not kept in the continuation store.
+	continuable bool
+}
+
+// handle evaluates a shard's events in order, emits their spans as one batch and saves
+// the turn records and revisions to the continuation store.
+func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []session.Event) {
+	b := p.emitter.newBatch(p.now())
+	var saves []store.TurnState
+	for i := range events {
+		ev := &events[i]
+		if err := sh.evaluate(ctx, p, ev, b, &saves); err != nil {
 			p.telemetry.ProcessorAgentsessionEvaluationErrors.Add(ctx, 1)
 			p.logger.Error("evaluation failed; no result emitted for this entity",
 				zap.String("session_id", ev.Session.ID), zap.Error(err))
-			continue
 		}
-		n := td.SpanCount()
-		if n == 0 {
-			continue
-		}
-		if err := p.next.ConsumeTraces(ctx, td); err != nil {
-			p.telemetry.ProcessorAgentsessionEmitFailures.Add(ctx, 1)
-			p.logger.Warn("the next consumer refused evaluation spans", zap.String("session_id", ev.Session.ID), zap.Error(err))
-			continue
-		}
-		p.telemetry.ProcessorAgentsessionEvaluationsEmitted.Add(ctx, int64(n))
 	}
+	if len(saves) > 0 {
+		if err := p.cont.SaveTurns(ctx, saves); err != nil {
+			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
+			p.logger.Warn("saving turn records to the continuation store failed; a later continuation of these sessions may miss them", zap.Error(err))
+		}
+	}
+	td := b.traces()
+	n := td.SpanCount()
+	if n == 0 {
+		return
+	}
+	if err := p.next.ConsumeTraces(ctx, td); err != nil {
+		p.telemetry.ProcessorAgentsessionEmitFailures.Add(ctx, 1)
+		p.logger.Warn("the next consumer refused evaluation spans", zap.Int("spans", n), zap.Error(err))
+		return
+	}
+	p.telemetry.ProcessorAgentsessionEvaluationsEmitted.Add(ctx, int64(n))
 }
 
-// evaluate scores one event into a batch of evaluation spans, recovering from panics.
-func (p *agentSessionProcessor) evaluate(ev session.Event) (td ptrace.Traces, err error) {
+// state returns the session's state, loading a continued session's from the
+// continuation store. A session keyed by its trace id has one turn and never continues:
+// it is neither loaded nor saved.
+func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session.AgentSession) *sessionState {
+	if st := sh.sessions[s.ID]; st != nil {
+		return st
+	}
+	st := &sessionState{continuable: s.KeySource != session.KeySourceTraceID}
+	sh.sessions[s.ID] = st
+	if !st.continuable {
+		return st
+	}
+	c, err := p.cont.LoadContinuation(ctx, s.ID)
+	if err != nil {
+		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
+		p.logger.Warn("loading a session from the continuation store failed; it is evaluated as a new session",
+			zap.String("session_id", s.ID), zap.Error(err))
+		return st
+	}
+	st.records, st.revision = c.Turns, c.Revision
+	if len(c.Turns) > 0 {
+		p.telemetry.ProcessorAgentsessionSessionsContinued.Add(ctx, 1)
+	}
+	return st
+}
+
+// evaluate handles one event, recovering from panics (the event is then lost to
+// evaluation, never the trace pipeline).
+func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *session.Event, b *evalBatch, saves *[]store.TurnState) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic during evaluation: %v", r)
 		}
 	}()
-	b := p.emitter.newBatch(ev.Session, p.now())
-	switch ev.Kind {
-	case session.EventTurnClosed:
-		tr := p.evaluator.EvaluateTurn(ev.Session, ev.TurnIndex, false)
-		b.addTurn(ev.Session, tr)
-		// Turn N's follow-up is turn N+1's user message: the final CCM/RDM verdict of
-		// the previous turn is known now.
-		if ev.TurnIndex > 0 {
-			b.addTurnVerdict(ev.Session, p.evaluator.EvaluateTurn(ev.Session, ev.TurnIndex-1, true))
-		}
-	case session.EventSessionEnded:
-		if len(ev.Session.Turns) == 0 {
-			return ptrace.NewTraces(), nil
-		}
-		a := p.evaluator.AnalyzeSession(ev.Session)
-		if n := len(a.TurnResults); n > 0 {
-			b.addTurnVerdict(ev.Session, a.TurnResults[n-1])
-		}
-		if err := b.addSession(ev.Session, &a); err != nil {
-			return ptrace.NewTraces(), err
+	id := ev.Session.ID
+	st := sh.state(ctx, p, ev.Session)
+	save := func(rec *evaluation.TurnRecord) {
+		if st.continuable {
+			*saves = append(*saves, store.TurnState{SessionID: id, Record: *rec})
 		}
 	}
-	return b.traces(), nil
+	switch ev.Kind {
+	case session.EventTurnClosed:
+		t := &ev.Session.Turns[ev.TurnIndex]
+		idx := len(st.records)
+		var prev *evaluation.TurnRecord
+		if idx > 0 {
+			prev = &st.records[idx-1]
+		}
+		rec := p.evaluator.EvaluateClosedTurn(id, ev.Session.Agents, t, idx, prev)
+		rec.Summary.Outcome = ev.TurnOutcome
+		if prev != nil {
+			// Turn N-1's follow-up is turn N's user message: its final verdict.
+			*prev = p.evaluator.FollowUp(*prev, t.UserMessage)
+			b.addTurnSpan(id, &prev.Result)
+			save(prev)
+		}
+		st.records = append(st.records, rec)
+		b.addTurn(id, &rec.Result)
+		save(&rec)
+	case session.EventSessionEnded:
+		delete(sh.sessions, id) // a later turn continues from the continuation store
+		n := len(st.records)
+		if n == 0 {
+			return nil
+		}
+		st.records[n-1] = p.evaluator.FinishLast(st.records[n-1])
+		b.addTurnSpan(id, &st.records[n-1].Result)
+		save(&st.records[n-1])
+		meta := evaluation.SessionMeta{ID: id, Service: ev.Session.Service, Partial: ev.Session.Partial, EndReason: ev.Session.EndReason}
+		for _, a := range ev.Session.Agents {
+			meta.Agents = append(meta.Agents, a.ID)
+		}
+		a := p.evaluator.Aggregate(meta, st.records)
+		a.AnalysisRevision = st.revision + 1
+		if err := b.addSession(&a); err != nil {
+			return err
+		}
+		if !st.continuable {
+			return nil
+		}
+		if err := p.cont.SaveRevision(ctx, id, a.AnalysisRevision); err != nil {
+			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
+			p.logger.Warn("saving the analysis revision to the continuation store failed", zap.String("session_id", id), zap.Error(err))
+		}
+	}
+	return nil
+}
+
+// recordTrackerStats exports the tracker's state and counters.
+func (p *agentSessionProcessor) recordTrackerStats(ctx context.Context, st session.TrackerStats) {
+	p.telemetry.ProcessorAgentsessionOpenSessions.Record(ctx, int64(st.OpenSessions))
+	p.telemetry.ProcessorAgentsessionRetainedSpans.Record(ctx, int64(st.RetainedSpans))
+	p.statsMu.Lock()
+	defer p.statsMu.Unlock()
+	add := func(c interface {
+		Add(context.Context, int64, ...metric.AddOption)
+	}, now uint64, last *uint64,
+	) {
+		if now > *last {
+			c.Add(ctx, int64(now-*last))
+			*last = now
+		}
+	}
+	add(p.telemetry.ProcessorAgentsessionLateSpans, st.LateSpans, &p.lastStats.LateSpans)
+	add(p.telemetry.ProcessorAgentsessionSpansDropped, st.SpansDropped, &p.lastStats.SpansDropped)
+	add(p.telemetry.ProcessorAgentsessionSpansDiscarded, st.SpansDiscarded, &p.lastStats.SpansDiscarded)
+	add(p.telemetry.ProcessorAgentsessionTurnsClosed, st.TurnsClosed, &p.lastStats.TurnsClosed)
 }
 
 func isLimitReason(reason string) bool {
 	switch reason {
-	case "max_sessions", "max_spans_per_session", "max_session_duration":
+	case session.EndReasonMaxSessions, session.EndReasonMaxSpans, session.EndReasonMaxDuration:
 		return true
 	}
 	return false

@@ -248,3 +248,40 @@ func heapInUse() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
 }
+
+// BenchmarkCloseTurnOfLongSession measures closing one turn of an N-turn session: the
+// turn's spans observed, the turn closed on settle, evaluated once, the previous turn's
+// verdict made final and the evaluation spans emitted. The cost must not grow with N
+// (docs/decisions/sessions.md §4.1).
+func BenchmarkCloseTurnOfLongSession(b *testing.B) {
+	for _, n := range []int{100, 400, 1600} {
+		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
+			cfg := testConfig()
+			cfg.SessionTimeout = 24 * time.Hour
+			cfg.MaxSessionDuration = 24 * time.Hour
+			cfg.Workers = 1
+			p, err := newProcessorCore(processortest.NewNopSettings(processortest.NopType).TelemetrySettings, consumertest.NewNop(), cfg)
+			require.NoError(b, err)
+			clk := newTestClock()
+			p.now = clk.now
+			ctx := context.Background()
+			k := 0
+			turn := func() {
+				k++
+				td := chatTurn("long", k, clk.now(), fmt.Sprintf("What is the weather in city %d on day %d?", k%50, k), fmt.Sprintf("In city %d it is sunny, %d degrees.", k%50, k%30), true)
+				_, _ = p.processTraces(ctx, td)
+				clk.advance(3 * time.Second)
+				p.step(ctx)
+			}
+			for range n {
+				turn()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				turn()
+			}
+			b.ReportMetric(float64(k), "turns_at_end")
+		})
+	}
+}

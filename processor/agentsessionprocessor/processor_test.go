@@ -5,7 +5,6 @@ package agentsessionprocessor
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +23,7 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
 
-	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
@@ -161,10 +160,8 @@ func TestEvaluationSpansForHandoffFixture(t *testing.T) {
 	assert.Equal(t, map[string]bool{"coordinator": true, "math_specialist": true}, agents)
 
 	turn := spans[semconv.EvalKindTurn][0]
-	var tr evaluation.TurnResult
-	res, ok := turn.Attributes().Get(semconv.AgentEvalTurnResult)
-	require.True(t, ok)
-	require.NoError(t, json.Unmarshal([]byte(res.Str()), &tr))
+	tr, err := evalspan.DecodeTurn(turn.Attributes())
+	require.NoError(t, err)
 	assert.False(t, tr.Final)
 	assert.Equal(t, tr.RootSpanID, turn.ParentSpanID().String(), "the turn span is parented to the turn root")
 	assert.Equal(t, tr.TraceID, turn.TraceID().String())
@@ -177,10 +174,11 @@ func TestEvaluationSpansForHandoffFixture(t *testing.T) {
 	conv, _ := sess.Attributes().Get(semconv.GenAIConversationID)
 	assert.Equal(t, "7cdeb989-856d-4e70-9b40-02b70cb12287", conv.Str())
 	assert.Equal(t, 1, sess.Links().Len())
-	var an evaluation.Analysis
-	js, ok := sess.Attributes().Get(semconv.AgentEvalAnalysis)
-	require.True(t, ok)
-	require.NoError(t, json.Unmarshal([]byte(js.Str()), &an))
+	an, err := evalspan.DecodeAnalysis(sess.Attributes())
+	require.NoError(t, err)
+	_, hasJSON := sess.Attributes().Get(semconv.AgentEvalAnalysis)
+	assert.False(t, hasJSON, "the analysis JSON is off by default (emit.analysis)")
+	assert.Equal(t, 1, an.AnalysisRevision)
 	assert.Equal(t, conv.Str(), an.SessionID)
 	assert.False(t, an.Partial)
 	assert.Contains(t, an.PerAgentScores, "coordinator")

@@ -70,7 +70,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterAgentevalDecodeErrors, err = builder.meter.Int64Counter(
 		"otelcol_exporter_agenteval_decode_errors",
-		metric.WithDescription("Number of evaluation spans whose result JSON (agent_eval.turn.result or agent_eval.analysis) was missing or could not be decoded; they are dropped. [Development]"),
+		metric.WithDescription("Number of evaluation spans whose typed result attributes (agent_eval.turn.* or agent_eval.session.*) were missing or of the wrong type; they are dropped. [Development]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)

@@ -40,7 +40,7 @@ func AssertEqualExporterAgentevalAnalysesStored(t *testing.T, tt *componenttest.
 func AssertEqualExporterAgentevalDecodeErrors(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agenteval_decode_errors",
-		Description: "Number of evaluation spans whose result JSON (agent_eval.turn.result or agent_eval.analysis) was missing or could not be decoded; they are dropped. [Development]",
+		Description: "Number of evaluation spans whose typed result attributes (agent_eval.turn.* or agent_eval.session.*) were missing or of the wrong type; they are dropped. [Development]",
 		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

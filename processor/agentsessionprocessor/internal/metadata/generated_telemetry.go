@@ -26,12 +26,19 @@ type TelemetryBuilder struct {
 	meter                                   metric.Meter
 	mu                                      sync.Mutex
 	registrations                           []metric.Registration
+	ProcessorAgentsessionContinuationErrors metric.Int64Counter
 	ProcessorAgentsessionEmitFailures       metric.Int64Counter
 	ProcessorAgentsessionEvaluationErrors   metric.Int64Counter
 	ProcessorAgentsessionEvaluationsEmitted metric.Int64Counter
+	ProcessorAgentsessionLateSpans          metric.Int64Counter
 	ProcessorAgentsessionOpenSessions       metric.Int64Gauge
+	ProcessorAgentsessionRetainedSpans      metric.Int64Gauge
+	ProcessorAgentsessionSessionsContinued  metric.Int64Counter
 	ProcessorAgentsessionSessionsEvicted    metric.Int64Counter
+	ProcessorAgentsessionSpansDiscarded     metric.Int64Counter
+	ProcessorAgentsessionSpansDropped       metric.Int64Counter
 	ProcessorAgentsessionSpansObserved      metric.Int64Counter
+	ProcessorAgentsessionTurnsClosed        metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -63,6 +70,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ProcessorAgentsessionContinuationErrors, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_continuation_errors",
+		metric.WithDescription("Failed reads or writes of the continuation store (evaluation goes on without the state) [Development]"),
+		metric.WithUnit("{errors}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionEmitFailures, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_emit_failures",
 		metric.WithDescription("Batches of evaluation spans the next consumer refused (the evaluated spans themselves were already passed on) [Development]"),
@@ -81,9 +94,27 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionLateSpans, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_late_spans",
+		metric.WithDescription("Spans of turns that had already closed (counted and passed on, not evaluated again) [Development]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionOpenSessions, err = builder.meter.Int64Gauge(
 		"otelcol_processor_agentsession_open_sessions",
 		metric.WithDescription("AgentSessions currently open in memory [Development]"),
+		metric.WithUnit("{sessions}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionRetainedSpans, err = builder.meter.Int64Gauge(
+		"otelcol_processor_agentsession_retained_spans",
+		metric.WithDescription("Spans retained for open turns (what max_spans_per_session bounds per session) [Development]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionSessionsContinued, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_sessions_continued",
+		metric.WithDescription("Sessions that continued after they went idle, from the continuation store's state [Development]"),
 		metric.WithUnit("{sessions}"),
 	)
 	errs = errors.Join(errs, err)
@@ -93,10 +124,28 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{sessions}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionSpansDiscarded, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_spans_discarded",
+		metric.WithDescription("Spans of traces without any GenAI span (no turn; passed on, not evaluated) [Development]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionSpansDropped, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_spans_dropped",
+		metric.WithDescription("Spans not modelled because their session or trace had exceeded max_spans_per_session (passed on, not evaluated) [Development]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionSpansObserved, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_spans_observed",
 		metric.WithDescription("Spans observed by the processor (every one is passed on unchanged) [Development]"),
 		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionTurnsClosed, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_turns_closed",
+		metric.WithDescription("Turns closed and evaluated [Development]"),
+		metric.WithUnit("{turns}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

@@ -19,12 +19,22 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.ProcessorAgentsessionContinuationErrors.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionEmitFailures.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionEvaluationErrors.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionEvaluationsEmitted.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionLateSpans.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionOpenSessions.Record(context.Background(), 1)
+	tb.ProcessorAgentsessionRetainedSpans.Record(context.Background(), 1)
+	tb.ProcessorAgentsessionSessionsContinued.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionSessionsEvicted.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionSpansDiscarded.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionSpansDropped.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionSpansObserved.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionTurnsClosed.Add(context.Background(), 1)
+	AssertEqualProcessorAgentsessionContinuationErrors(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionEmitFailures(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -34,13 +44,31 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualProcessorAgentsessionEvaluationsEmitted(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionLateSpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionOpenSessions(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionRetainedSpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionSessionsContinued(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionSessionsEvicted(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionSpansDiscarded(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionSpansDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionSpansObserved(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionTurnsClosed(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 

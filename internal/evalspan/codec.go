@@ -1,0 +1,302 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package evalspan is the typed schema of the evaluation spans (docs/decisions/sessions.md
+// §5): the one encoder/decoder pair that the agentsession processor's emitter writes
+// with and the agenteval exporter reads with. A turn result is carried as attributes
+// agent_eval.turn.<field>, a session analysis as agent_eval.session.<field>, where
+// <field> is the field's JSON name in internal/evaluation (the declared schema) and
+// every value is a typed OTLP value: scores are doubles, counts ints, flags bools,
+// lists arrays and nested objects maps. Nothing is serialised to JSON text and parsed
+// back. The attributes round-trip exactly: Decode(Encode(v)) equals v as encoding/json
+// would give it back (nil and empty lists and maps kept apart, absent pointers nil).
+package evalspan // import "github.com/agenteval/agenteval-collector/internal/evalspan"
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// EncodeTurn writes tr as agent_eval.turn.* attributes into m.
+func EncodeTurn(m pcommon.Map, tr *evaluation.TurnResult) {
+	encodeFields(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(tr).Elem())
+}
+
+// DecodeTurn reads the agent_eval.turn.* attributes of m. It fails when one has the
+// wrong type or when agent_eval.turn.trace_id is missing (not a turn span).
+func DecodeTurn(m pcommon.Map) (evaluation.TurnResult, error) {
+	var tr evaluation.TurnResult
+	if _, ok := m.Get(semconv.AgentEvalTurnPrefix + "trace_id"); !ok {
+		return tr, fmt.Errorf("%strace_id: attribute missing", semconv.AgentEvalTurnPrefix)
+	}
+	err := decodeFields(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(&tr).Elem())
+	return tr, err
+}
+
+// EncodeAnalysis writes a as agent_eval.session.* attributes into m.
+func EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) {
+	encodeFields(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem())
+}
+
+// DecodeAnalysis reads the agent_eval.session.* attributes of m. It fails when one has
+// the wrong type or when agent_eval.session.session_id is missing.
+func DecodeAnalysis(m pcommon.Map) (evaluation.Analysis, error) {
+	var a evaluation.Analysis
+	if _, ok := m.Get(semconv.AgentEvalSessionPrefix + "session_id"); !ok {
+		return a, fmt.Errorf("%ssession_id: attribute missing", semconv.AgentEvalSessionPrefix)
+	}
+	err := decodeFields(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(&a).Elem())
+	return a, err
+}
+
+// field is one encoded struct field.
+type field struct {
+	name      string
+	index     int
+	omitEmpty bool
+}
+
+// typeFields are a struct type's fields in order, and by JSON name.
+type typeFields struct {
+	list   []field
+	byName map[string]int // JSON name → position in list
+}
+
+var fieldCache sync.Map // reflect.Type → *typeFields
+
+// fieldsOf lists t's fields by their JSON names (encoding/json's rules for the tags
+// this project uses: name, omitempty, "-").
+func fieldsOf(t reflect.Type) []field { return typeFieldsOf(t).list }
+
+func typeFieldsOf(t reflect.Type) *typeFields {
+	if tf, ok := fieldCache.Load(t); ok {
+		return tf.(*typeFields)
+	}
+	var fs []field
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = sf.Name
+		}
+		fs = append(fs, field{name: name, index: i, omitEmpty: strings.Contains(opts, "omitempty")})
+	}
+	tf := &typeFields{list: fs, byName: make(map[string]int, len(fs))}
+	for i, f := range fs {
+		tf.byName[f.name] = i
+	}
+	fieldCache.Store(t, tf)
+	return tf
+}
+
+var (
+	timeType = reflect.TypeFor[time.Time]()
+	rawType  = reflect.TypeFor[json.RawMessage]()
+)
+
+// encodeFields puts each field of struct v into m under prefix + JSON name. Absent
+// values (nil pointers, slices, maps and interfaces; empty omitempty values) are left
+// out.
+func encodeFields(m pcommon.Map, prefix string, v reflect.Value) {
+	for _, f := range fieldsOf(v.Type()) {
+		fv := v.Field(f.index)
+		if absent(fv, f.omitEmpty) {
+			continue
+		}
+		encodeValue(m.PutEmpty(prefix+f.name), fv)
+	}
+}
+
+func absent(v reflect.Value, omitEmpty bool) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	case reflect.Slice, reflect.Map:
+		return v.IsNil() || omitEmpty && v.Len() == 0
+	}
+	return omitEmpty && v.IsZero()
+}
+
+func encodeValue(dst pcommon.Value, v reflect.Value) {
+	switch {
+	case v.Type() == timeType:
+		dst.SetStr(v.Interface().(time.Time).Format(time.RFC3339Nano))
+		return
+	case v.Type() == rawType:
+		dst.SetEmptyBytes().FromRaw(v.Bytes())
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		encodeValue(dst, v.Elem())
+	case reflect.Interface:
+		if err := dst.FromRaw(v.Interface()); err != nil {
+			dst.SetStr(fmt.Sprint(v.Interface()))
+		}
+	case reflect.Bool:
+		dst.SetBool(v.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		dst.SetInt(v.Int())
+	case reflect.Float32, reflect.Float64:
+		dst.SetDouble(v.Float())
+	case reflect.String:
+		dst.SetStr(v.String())
+	case reflect.Struct:
+		encodeFields(dst.SetEmptyMap(), "", v)
+	case reflect.Slice:
+		s := dst.SetEmptySlice()
+		s.EnsureCapacity(v.Len())
+		for i := range v.Len() {
+			encodeValue(s.AppendEmpty(), v.Index(i))
+		}
+	case reflect.Map:
+		mm := dst.SetEmptyMap()
+		mm.EnsureCapacity(v.Len())
+		iter := v.MapRange()
+		for iter.Next() {
+			encodeValue(mm.PutEmpty(iter.Key().String()), iter.Value())
+		}
+	default:
+		dst.SetStr(fmt.Sprint(v.Interface()))
+	}
+}
+
+// decodeFields sets the fields of struct v from m's prefix + JSON name entries, in one
+// pass over m; other entries are ignored.
+func decodeFields(m pcommon.Map, prefix string, v reflect.Value) error {
+	tf := typeFieldsOf(v.Type())
+	var err error
+	m.Range(func(k string, src pcommon.Value) bool {
+		name, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			return true
+		}
+		i, ok := tf.byName[name]
+		if !ok {
+			return true
+		}
+		if err = decodeValue(src, v.Field(tf.list[i].index)); err != nil {
+			err = fmt.Errorf("%s: %w", k, err)
+			return false
+		}
+		return true
+	})
+	return err
+}
+
+func decodeValue(src pcommon.Value, dst reflect.Value) error {
+	t := dst.Type()
+	switch {
+	case t == timeType:
+		if src.Type() != pcommon.ValueTypeStr {
+			return typeError(src, "a time string")
+		}
+		ts, err := time.Parse(time.RFC3339Nano, src.Str())
+		if err != nil {
+			return err
+		}
+		dst.Set(reflect.ValueOf(ts))
+		return nil
+	case t == rawType:
+		if src.Type() != pcommon.ValueTypeBytes {
+			return typeError(src, "bytes")
+		}
+		dst.SetBytes(append([]byte(nil), src.Bytes().AsRaw()...))
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		p := reflect.New(t.Elem())
+		if err := decodeValue(src, p.Elem()); err != nil {
+			return err
+		}
+		dst.Set(p)
+	case reflect.Interface:
+		if raw := src.AsRaw(); raw != nil {
+			dst.Set(reflect.ValueOf(raw))
+		}
+	case reflect.Bool:
+		if src.Type() != pcommon.ValueTypeBool {
+			return typeError(src, "a bool")
+		}
+		dst.SetBool(src.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if src.Type() != pcommon.ValueTypeInt {
+			return typeError(src, "an int")
+		}
+		dst.SetInt(src.Int())
+	case reflect.Float32, reflect.Float64:
+		switch src.Type() {
+		case pcommon.ValueTypeDouble:
+			dst.SetFloat(src.Double())
+		case pcommon.ValueTypeInt:
+			dst.SetFloat(float64(src.Int()))
+		default:
+			return typeError(src, "a double")
+		}
+	case reflect.String:
+		if src.Type() != pcommon.ValueTypeStr {
+			return typeError(src, "a string")
+		}
+		dst.SetString(src.Str())
+	case reflect.Struct:
+		if src.Type() != pcommon.ValueTypeMap {
+			return typeError(src, "a map")
+		}
+		return decodeFields(src.Map(), "", dst)
+	case reflect.Slice:
+		if src.Type() != pcommon.ValueTypeSlice {
+			return typeError(src, "an array")
+		}
+		s := src.Slice()
+		out := reflect.MakeSlice(t, s.Len(), s.Len())
+		for i := range s.Len() {
+			if err := decodeValue(s.At(i), out.Index(i)); err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
+			}
+		}
+		dst.Set(out)
+	case reflect.Map:
+		if src.Type() != pcommon.ValueTypeMap {
+			return typeError(src, "a map")
+		}
+		out := reflect.MakeMapWithSize(t, src.Map().Len())
+		var err error
+		src.Map().Range(func(k string, v pcommon.Value) bool {
+			ev := reflect.New(t.Elem()).Elem()
+			if err = decodeValue(v, ev); err != nil {
+				err = fmt.Errorf("[%q]: %w", k, err)
+				return false
+			}
+			out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), ev)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		dst.Set(out)
+	default:
+		return fmt.Errorf("unsupported field type %s", t)
+	}
+	return nil
+}
+
+func typeError(src pcommon.Value, want string) error {
+	return fmt.Errorf("is a %s, want %s", src.Type(), want)
+}

@@ -1,0 +1,350 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/text"
+)
+
+// A session is evaluated turn by turn (docs/decisions/sessions.md §4): each turn is
+// evaluated once, when it closes, into a TurnRecord (EvaluateClosedTurn); its verdict
+// becomes final when the next user message is known (FollowUp) or when the session goes
+// idle (FinishLast); the session analysis aggregates the records (Aggregate). None of
+// these steps reads another turn's model, so their cost does not grow with the session,
+// and a record is all a continued session needs of a turn (it survives a restart in the
+// continuation store).
+
+// maxGrounding bounds the salient facts a record carries forward for the grounding of
+// later turns (the most recent are kept).
+const maxGrounding = 64
+
+// TurnRecord is one evaluated turn as the session analysis and a continued session need
+// it. It is self-contained (no pointer into the session model) and JSON-encodable.
+type TurnRecord struct {
+	// Result is the turn's verdict: provisional (Result.Final false) until FollowUp or
+	// FinishLast. Its UserMessage and FinalResponse are what the follow-up checks (RDM,
+	// CCM) of this turn read.
+	Result TurnResult `json:"result"`
+	// FinalResponder is the index in Result.Interactions of the interaction that gave the
+	// final response (its response_quality is 0 when the turn is bad); -1 without one.
+	FinalResponder int `json:"final_responder"`
+	// Grounding holds salient facts (values) of this and earlier turns' sources (user
+	// messages, agent inputs, tool results, handoff payloads), at most 64, most recent
+	// last: a later final response stating one of them is grounded.
+	Grounding []string `json:"grounding,omitempty"`
+	// Summary is what the session-level scores need of the turn's model.
+	Summary TurnSummary `json:"summary"`
+	// Hallucination is the hallucination part of the provisional detection explanation,
+	// kept for the final one.
+	Hallucination string `json:"hallucination_explanation"`
+}
+
+// TurnSummary holds the per-turn facts the session-level scores (coordination, task
+// completion, per-agent issues) read from the model, computed once when the turn closes.
+type TurnSummary struct {
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	// Status is the turn root's status ("error" fails task completion).
+	Status string `json:"status"`
+	// HasContent: some text of the turn was captured.
+	HasContent bool `json:"has_content"`
+	// Outcome is the turn's explicit task outcome (agent_eval.task.completed), if any.
+	Outcome *bool `json:"outcome,omitempty"`
+	// AgentErrors are the interactions that ended with error status.
+	AgentErrors []AgentError `json:"agent_errors,omitempty"`
+	// Participants are the agents that coordinate in this turn: parties to a handoff,
+	// or calling a tool another agent calls in the turn. Sorted.
+	Participants []string `json:"participants,omitempty"`
+	// Handoffs counts the turn's handoffs; PingPongLoops its A→B→A→B windows.
+	Handoffs      int `json:"handoffs"`
+	PingPongLoops int `json:"ping_pong_loops"`
+	// SharedCalls counts calls (with captured arguments) of tools that two or more
+	// agents call in the turn; DuplicateCalls those of them another agent already made
+	// with the same arguments.
+	SharedCalls    int `json:"shared_calls"`
+	DuplicateCalls int `json:"duplicate_calls"`
+}
+
+// AgentError is one interaction that ended with error status.
+type AgentError struct {
+	Interaction int    `json:"interaction"`
+	ErrorType   string `json:"error_type,omitempty"`
+}
+
+// SessionMeta is what the session analysis needs besides its turn records.
+type SessionMeta struct {
+	ID        string
+	Service   string
+	Partial   bool
+	EndReason string
+	// Agents are the session's agent ids (each gets a per_agent_scores entry, even
+	// without interactions).
+	Agents []string
+	// Outcome, when set, overrides the turns' explicit outcomes.
+	Outcome *bool
+	// StartedAt, EndedAt, Usage and TotalLatencyMs, when zero, are derived from the
+	// records (extremes and sums).
+	StartedAt, EndedAt time.Time
+	Usage              *session.Usage
+	TotalLatencyMs     float64
+}
+
+// pendingExplanation opens a provisional detection explanation (turn.go detect).
+const pendingExplanation = "rdm/ccm: pending (follow-up not known yet); "
+
+// EvaluateClosedTurn evaluates turn t, whose stable session index is index, once: its
+// interactions and tool calls, and the detection that needs no follow-up
+// (hallucination). agents are the session's agents so far; prev is the record of the
+// previous turn (nil for the first), whose grounding facts count as sources. The result
+// is provisional (Final false) until FollowUp or FinishLast.
+func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentDefinition, t *session.Turn, index int, prev *TurnRecord) TurnRecord {
+	view := &session.AgentSession{ID: sessionID, Agents: agents}
+	ti := 0
+	if prev != nil && len(prev.Grounding) > 0 {
+		// The earlier turns' salient facts stand as a turn of their own, so that the
+		// grounding of this turn's final response finds them (turn.go ungrounded).
+		view.Turns = append(view.Turns, session.Turn{UserMessage: strings.Join(prev.Grounding, "\n")})
+		ti = 1
+	}
+	view.Turns = append(view.Turns, *t)
+	c := e.newCtx(view)
+	tr := c.turn(ti, false)
+	setTurnIndex(&tr, index)
+	rec := TurnRecord{
+		Result:         tr,
+		FinalResponder: finalResponder(t),
+		Summary:        c.summarize(ti),
+	}
+	if d := tr.Explanations[keyDetection]; strings.HasPrefix(d, pendingExplanation) {
+		if i := strings.LastIndex(d, "; → "); i >= len(pendingExplanation) {
+			rec.Hallucination = d[len(pendingExplanation):i]
+		}
+	}
+	if prev != nil {
+		rec.Grounding = slices.Clone(prev.Grounding)
+	}
+	seen := map[string]bool{}
+	for _, g := range rec.Grounding {
+		seen[g] = true
+	}
+	for _, src := range c.turnSources(ti) {
+		for _, f := range text.SalientFacts(src) {
+			if !seen[f.Value] {
+				seen[f.Value] = true
+				rec.Grounding = append(rec.Grounding, f.Value)
+			}
+		}
+	}
+	if n := len(rec.Grounding); n > maxGrounding {
+		rec.Grounding = slices.Clone(rec.Grounding[n-maxGrounding:])
+	}
+	return rec
+}
+
+// setTurnIndex gives the result and its tool issues the turn's stable session index.
+func setTurnIndex(tr *TurnResult, index int) {
+	tr.TurnIndex = index
+	for i := range tr.Interactions {
+		for j := range tr.Interactions[i].ToolCalls {
+			tc := &tr.Interactions[i].ToolCalls[j]
+			for k := range tc.Issues {
+				tc.Issues[k].TurnIndex = index
+			}
+		}
+	}
+}
+
+// FollowUp makes rec's verdict final with the next turn's user message (DESIGN.md §5.3):
+// RDM (a correction or complaint) has priority over CCM (a re-ask), then the
+// provisional hallucination verdict. A bad turn's final responder gets
+// response_quality 0. rec is not modified; the final record is returned.
+func (e *Evaluator) FollowUp(rec TurnRecord, nextUserMessage string) TurnRecord {
+	return e.finalize(rec, &nextUserMessage)
+}
+
+// FinishLast makes the verdict of a session's last turn final without follow-up (the
+// session went idle): only the provisional hallucination verdict applies.
+func (e *Evaluator) FinishLast(rec TurnRecord) TurnRecord {
+	return e.finalize(rec, nil)
+}
+
+func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
+	tr := rec.Result
+	var expl []string
+	var rdm, ccm, hall *detection
+	followUpConf := -1.0
+	switch {
+	case next == nil:
+		expl = append(expl, "rdm/ccm: not applicable (last turn, no follow-up)")
+	case strings.TrimSpace(*next) == "":
+		expl = append(expl, "rdm/ccm: not checked (follow-up user message not captured)")
+	default:
+		ok, conf, cue := text.Correction(*next, tr.FinalResponse)
+		conf = clamp01(conf)
+		followUpConf = conf
+		if ok {
+			rdm = &detection{bad: true, typ: DetectionRDM, conf: conf,
+				reason: fmt.Sprintf("the next user message corrects or complains about the response (cue %q)", cue)}
+			expl = append(expl, fmt.Sprintf("rdm: detected (cue %q, confidence %s)", cue, num(conf)))
+		} else {
+			expl = append(expl, "rdm: no correction cue in the next user message")
+		}
+		if strings.TrimSpace(tr.UserMessage) == "" {
+			expl = append(expl, "ccm: not checked (user message not captured)")
+		} else {
+			sim := clamp01(text.Similarity(tr.UserMessage, *next))
+			followUpConf = max(followUpConf, sim)
+			th := e.cfg.CCMSimilarityThreshold
+			if sim >= th {
+				ccm = &detection{bad: true, typ: DetectionCCM, conf: sim,
+					reason: fmt.Sprintf("the next user message re-asks the same request (similarity %s >= %s)", num(sim), num(th))}
+				expl = append(expl, fmt.Sprintf("ccm: similarity %s >= %s", num(sim), num(th)))
+			} else {
+				expl = append(expl, fmt.Sprintf("ccm: similarity %s < %s", num(sim), num(th)))
+			}
+		}
+	}
+	if rec.Hallucination != "" {
+		expl = append(expl, rec.Hallucination)
+	}
+	if tr.DetectionType == DetectionHallucination {
+		hall = &detection{bad: true, typ: DetectionHallucination, conf: tr.Confidence, reason: tr.Reason}
+	}
+	var d detection
+	switch {
+	case rdm != nil:
+		d = *rdm
+	case ccm != nil:
+		d = *ccm
+	case hall != nil:
+		d = *hall
+	default:
+		d = detection{typ: DetectionNone}
+		if followUpConf >= 0 {
+			d.conf = clamp01(1 - followUpConf)
+			d.reason = "the follow-up neither corrects nor re-asks, and nothing is ungrounded"
+		} else {
+			d.reason = "no follow-up to judge by, and nothing is ungrounded"
+		}
+	}
+	expl = append(expl, "→ "+d.typ+", confidence "+num(d.conf))
+
+	tr.Revised = tr.Final
+	tr.Final = true
+	tr.IsBad, tr.DetectionType, tr.Confidence, tr.Reason = d.bad, d.typ, d.conf, d.reason
+	tr.Explanations = cloneMap(tr.Explanations)
+	tr.Explanations[keyDetection] = strings.Join(expl, "; ")
+	if fr := rec.FinalResponder; d.bad && fr >= 0 && fr < len(tr.Interactions) {
+		tr.Interactions = slices.Clone(tr.Interactions)
+		ir := &tr.Interactions[fr]
+		ir.Explanations = cloneMap(ir.Explanations)
+		ir.ResponseQuality = ptr(0)
+		ir.Explanations[keyResponseQuality] = "0: final responder of a bad turn (" + d.typ + ")"
+		(&evalCtx{e: e}).score(ir)
+	}
+	rec.Result = tr
+	return rec
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// summarize computes the TurnSummary of turn ti of c's session.
+func (c *evalCtx) summarize(ti int) TurnSummary {
+	t := &c.s.Turns[ti]
+	sum := TurnSummary{StartedAt: t.StartedAt, EndedAt: t.EndedAt, Status: t.Status, HasContent: turnHasContent(t)}
+	for ii := range t.Interactions {
+		if in := &t.Interactions[ii]; in.Status == "error" {
+			sum.AgentErrors = append(sum.AgentErrors, AgentError{Interaction: ii, ErrorType: in.ErrorType})
+		}
+	}
+	participants := map[string]bool{}
+	callers := map[string]map[string]bool{} // tool → agents
+	for ii := range t.Interactions {
+		in := &t.Interactions[ii]
+		for si := range in.Steps {
+			st := &in.Steps[si]
+			if st.Handoff != nil {
+				sum.Handoffs++
+				participants[cmpOr(st.Handoff.FromAgent, in.AgentID)] = true
+				if st.Handoff.ToAgent != "" {
+					participants[st.Handoff.ToAgent] = true
+				}
+			}
+			if st.ToolCall != nil {
+				if callers[st.ToolCall.ToolName] == nil {
+					callers[st.ToolCall.ToolName] = map[string]bool{}
+				}
+				callers[st.ToolCall.ToolName][in.AgentID] = true
+			}
+		}
+	}
+	for _, ags := range callers {
+		if len(ags) >= 2 {
+			for ag := range ags {
+				participants[ag] = true
+			}
+		}
+	}
+	sum.Participants = sortedKeys(participants)
+	sum.PingPongLoops = pingPongLoops(t)
+
+	// Duplicate work: calls with captured arguments of tools two agents call.
+	agentsPerTool := map[string]map[string]bool{}
+	for ii := range t.Interactions {
+		in := &t.Interactions[ii]
+		for si := range in.Steps {
+			if tc := in.Steps[si].ToolCall; tc != nil && c.args.get(tc).args != nil {
+				if agentsPerTool[tc.ToolName] == nil {
+					agentsPerTool[tc.ToolName] = map[string]bool{}
+				}
+				agentsPerTool[tc.ToolName][in.AgentID] = true
+			}
+		}
+	}
+	seen := map[string]map[string]bool{} // tool + canonical arguments → agents so far
+	for ii := range t.Interactions {
+		in := &t.Interactions[ii]
+		for si := range in.Steps {
+			tc := in.Steps[si].ToolCall
+			if tc == nil || len(agentsPerTool[tc.ToolName]) < 2 {
+				continue
+			}
+			args, ok := c.args.canonical(tc)
+			if !ok {
+				continue
+			}
+			sum.SharedCalls++
+			key := tc.ToolName + "\x00" + args
+			prev := seen[key]
+			if len(prev) > 1 || len(prev) == 1 && !prev[in.AgentID] {
+				sum.DuplicateCalls++
+			}
+			if prev == nil {
+				prev = map[string]bool{}
+				seen[key] = prev
+			}
+			prev[in.AgentID] = true
+		}
+	}
+	return sum
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

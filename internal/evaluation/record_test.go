@@ -1,0 +1,83 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFollowUpEqualsFinalEvaluation pins that the verdict made final by FollowUp (or
+// FinishLast) from a turn evaluated once equals the verdict of evaluating the turn
+// again with its follow-up (EvaluateTurn with final=true), on every golden session.
+func TestFollowUpEqualsFinalEvaluation(t *testing.T) {
+	e := newEval(t)
+	for name, build := range goldenSessions {
+		t.Run(name, func(t *testing.T) {
+			s := build()
+			var prev *TurnRecord
+			for ti := range s.Turns {
+				rec := e.EvaluateClosedTurn(s.ID, s.Agents, &s.Turns[ti], ti, prev)
+				assert.False(t, rec.Result.Final)
+				var got TurnRecord
+				if ti+1 < len(s.Turns) {
+					got = e.FollowUp(rec, s.Turns[ti+1].UserMessage)
+				} else {
+					got = e.FinishLast(rec)
+				}
+				want := e.EvaluateTurn(s, ti, true)
+				wantJS, err := json.Marshal(want)
+				require.NoError(t, err)
+				gotJS, err := json.Marshal(got.Result)
+				require.NoError(t, err)
+				assert.JSONEq(t, string(wantJS), string(gotJS), "turn %d", ti)
+				// FollowUp does not modify the provisional record.
+				assert.False(t, rec.Result.Final)
+				prev = &rec
+			}
+		})
+	}
+}
+
+// TestRecordsSurviveJSON pins that a record decoded from its JSON (the continuation
+// store's form) finalizes and aggregates to the same analysis.
+func TestRecordsSurviveJSON(t *testing.T) {
+	e := newEval(t)
+	for name, build := range goldenSessions {
+		t.Run(name, func(t *testing.T) {
+			s := build()
+			want := e.AnalyzeSession(s)
+			recs := make([]TurnRecord, len(s.Turns))
+			for ti := range s.Turns {
+				var prev *TurnRecord
+				if ti > 0 {
+					prev = &recs[ti-1]
+				}
+				rec := e.EvaluateClosedTurn(s.ID, s.Agents, &s.Turns[ti], ti, prev)
+				js, err := json.Marshal(rec)
+				require.NoError(t, err)
+				require.NoError(t, json.Unmarshal(js, &recs[ti]))
+			}
+			for ti := range recs {
+				if ti+1 < len(recs) {
+					recs[ti] = e.FollowUp(recs[ti], recs[ti+1].Result.UserMessage)
+				} else {
+					recs[ti] = e.FinishLast(recs[ti])
+				}
+			}
+			meta := SessionMeta{ID: s.ID, Service: s.Service, Partial: s.Partial, EndReason: s.EndReason,
+				Outcome: s.Outcome, StartedAt: s.StartedAt, EndedAt: s.EndedAt, Usage: &s.Usage, TotalLatencyMs: s.TotalLatencyMs}
+			for _, a := range s.Agents {
+				meta.Agents = append(meta.Agents, a.ID)
+			}
+			got := e.Aggregate(meta, recs)
+			wantJS, _ := json.Marshal(want)
+			gotJS, _ := json.Marshal(got)
+			assert.JSONEq(t, string(wantJS), string(gotJS))
+		})
+	}
+}

@@ -1,0 +1,238 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package store // import "github.com/agenteval/agenteval-collector/internal/store"
+
+import (
+	"container/list"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+// Continuation is what a session that continues after it went idle needs of its past
+// (docs/decisions/sessions.md §4): its evaluated turns and its last analysis revision.
+type Continuation struct {
+	// Revision is the last analysis revision emitted for the session (0: none).
+	Revision int
+	// Turns are the session's turn records in turn index order.
+	Turns []evaluation.TurnRecord
+}
+
+// TurnState is one closed turn's record, keyed by session id and trace id.
+type TurnState struct {
+	SessionID string
+	Record    evaluation.TurnRecord
+}
+
+// ContinuationStore keeps the continuation state of sessions. Implementations are safe
+// for concurrent use.
+type ContinuationStore interface {
+	// LoadContinuation returns the session's state; an unknown session gives the zero
+	// Continuation.
+	LoadContinuation(ctx context.Context, sessionID string) (Continuation, error)
+	// SaveTurns upserts turn records by (session id, trace id) in one transaction. A
+	// final record is never replaced by a provisional one, so saving twice, or late,
+	// loses no verdict.
+	SaveTurns(ctx context.Context, turns []TurnState) error
+	// SaveRevision records the session's last emitted analysis revision (the highest
+	// wins).
+	SaveRevision(ctx context.Context, sessionID string, revision int) error
+	// Close releases the store.
+	Close() error
+}
+
+// OpenContinuation opens the continuation state in the result store at dsn (Open):
+// the same database, shared by collectors that share it.
+func OpenContinuation(ctx context.Context, driver, dsn string) (ContinuationStore, error) {
+	st, err := Open(ctx, driver, dsn)
+	if err != nil {
+		return nil, err
+	}
+	return st.(*sqlStore), nil
+}
+
+var _ ContinuationStore = (*sqlStore)(nil)
+
+const upsertTurnSQL = "INSERT INTO turns (session_id, trace_id, turn_index, final, record, updated_at) VALUES (?, ?, ?, ?, ?, ?) " +
+	"ON CONFLICT (session_id, trace_id) DO UPDATE SET turn_index = excluded.turn_index, final = excluded.final, " +
+	"record = excluded.record, updated_at = excluded.updated_at WHERE excluded.final OR NOT turns.final"
+
+const upsertRevisionSQL = "INSERT INTO session_revisions (session_id, revision, updated_at) VALUES (?, ?, ?) " +
+	"ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, updated_at = excluded.updated_at " +
+	"WHERE excluded.revision > session_revisions.revision"
+
+// LoadContinuation reads the session's turn records (by turn index) and revision.
+func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string) (Continuation, error) {
+	var c Continuation
+	id := cleanText(sessionID)
+	err := s.db.QueryRowContext(ctx, s.d.rebind("SELECT revision FROM session_revisions WHERE session_id = ?"), id).Scan(&c.Revision)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
+	}
+	rows, err := s.db.QueryContext(ctx, s.d.rebind("SELECT record FROM turns WHERE session_id = ? ORDER BY turn_index, trace_id"), id)
+	if err != nil {
+		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
+	}
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			_ = rows.Close()
+			return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
+		}
+		var rec evaluation.TurnRecord
+		if err := json.Unmarshal([]byte(doc), &rec); err != nil {
+			_ = rows.Close()
+			return c, fmt.Errorf("store: %s: load continuation %q: decode turn: %w", s.d.name, sessionID, err)
+		}
+		c.Turns = append(c.Turns, rec)
+	}
+	if err := closeRows(rows); err != nil {
+		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
+	}
+	return c, nil
+}
+
+// SaveTurns upserts the records in one transaction with one prepared statement.
+func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	docs := make([]string, len(turns))
+	for i := range turns {
+		js, err := json.Marshal(&turns[i].Record)
+		if err != nil {
+			return fmt.Errorf("store: %s: save turn %q/%s: %w", s.d.name, turns[i].SessionID, turns[i].Record.Result.TraceID, err)
+		}
+		docs[i] = string(js)
+	}
+	now := s.d.timeArg(time.Now())
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, s.d.rebind(upsertTurnSQL))
+		if err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		defer st.Close()
+		for i := range turns {
+			r := &turns[i].Record.Result
+			if _, err := st.ExecContext(ctx, cleanText(turns[i].SessionID), cleanText(r.TraceID), r.TurnIndex, r.Final, docs[i], now); err != nil {
+				return fmt.Errorf("upsert turn %q/%s: %w", turns[i].SessionID, r.TraceID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: %s: save %d turns: %w", s.d.name, len(turns), err)
+	}
+	return nil
+}
+
+// SaveRevision keeps the highest revision.
+func (s *sqlStore) SaveRevision(ctx context.Context, sessionID string, revision int) error {
+	if _, err := s.db.ExecContext(ctx, s.d.rebind(upsertRevisionSQL), cleanText(sessionID), revision, s.d.timeArg(time.Now())); err != nil {
+		return fmt.Errorf("store: %s: save revision %q: %w", s.d.name, sessionID, err)
+	}
+	return nil
+}
+
+// MemoryContinuation is a ContinuationStore in memory for a collector without a
+// continuation database: sessions continue while the collector runs, not across a
+// restart or another collector. It keeps at most maxTurns turn records, dropping the
+// least recently used sessions whole (a dropped session that comes back is evaluated as
+// a new one).
+type MemoryContinuation struct {
+	mu       sync.Mutex
+	maxTurns int
+	turns    int
+	lru      *list.List // of *memSession, most recent first
+	byID     map[string]*list.Element
+}
+
+type memSession struct {
+	id       string
+	revision int
+	turns    map[string]evaluation.TurnRecord // by trace id
+}
+
+// NewMemoryContinuation returns an empty MemoryContinuation bounded to maxTurns turn
+// records (at least 1).
+func NewMemoryContinuation(maxTurns int) *MemoryContinuation {
+	return &MemoryContinuation{maxTurns: max(1, maxTurns), lru: list.New(), byID: map[string]*list.Element{}}
+}
+
+var _ ContinuationStore = (*MemoryContinuation)(nil)
+
+func (m *MemoryContinuation) get(id string) *memSession {
+	if e, ok := m.byID[id]; ok {
+		m.lru.MoveToFront(e)
+		return e.Value.(*memSession)
+	}
+	s := &memSession{id: id, turns: map[string]evaluation.TurnRecord{}}
+	m.byID[id] = m.lru.PushFront(s)
+	return s
+}
+
+// evict drops the least recently used sessions while more than maxTurns records are
+// kept.
+func (m *MemoryContinuation) evict() {
+	for m.turns > m.maxTurns && m.lru.Len() > 0 {
+		old := m.lru.Remove(m.lru.Back()).(*memSession)
+		delete(m.byID, old.id)
+		m.turns -= len(old.turns)
+	}
+}
+
+// LoadContinuation implements ContinuationStore.
+func (m *MemoryContinuation) LoadContinuation(_ context.Context, sessionID string) (Continuation, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.byID[sessionID]
+	if !ok {
+		return Continuation{}, nil
+	}
+	s := e.Value.(*memSession)
+	c := Continuation{Revision: s.revision}
+	for _, r := range s.turns {
+		c.Turns = append(c.Turns, r)
+	}
+	slices.SortFunc(c.Turns, func(a, b evaluation.TurnRecord) int { return a.Result.TurnIndex - b.Result.TurnIndex })
+	return c, nil
+}
+
+// SaveTurns implements ContinuationStore.
+func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range turns {
+		s := m.get(t.SessionID)
+		old, ok := s.turns[t.Record.Result.TraceID]
+		if ok && old.Result.Final && !t.Record.Result.Final {
+			continue
+		}
+		if !ok {
+			m.turns++
+		}
+		s.turns[t.Record.Result.TraceID] = t.Record
+	}
+	m.evict()
+	return nil
+}
+
+// SaveRevision implements ContinuationStore.
+func (m *MemoryContinuation) SaveRevision(_ context.Context, sessionID string, revision int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.get(sessionID)
+	s.revision = max(s.revision, revision)
+	return nil
+}
+
+// Close implements ContinuationStore.
+func (m *MemoryContinuation) Close() error { return nil }

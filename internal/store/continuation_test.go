@@ -1,0 +1,141 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+func turnState(sessionID string, index int, final bool, detection string) TurnState {
+	return TurnState{SessionID: sessionID, Record: evaluation.TurnRecord{
+		Result: evaluation.TurnResult{SessionID: sessionID, TurnIndex: index, TraceID: fmt.Sprintf("%032x", index+1),
+			Final: final, DetectionType: detection, Interactions: []evaluation.InteractionResult{},
+			UserMessage: fmt.Sprintf("question %d", index)},
+		FinalResponder: -1,
+	}}
+}
+
+// TestContinuationStores: both implementations keep turns by (session, trace), never
+// replace a final verdict by a provisional one, keep the highest revision, and give the
+// turns back in index order.
+func TestContinuationStores(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, cs ContinuationStore) {
+		c, err := cs.LoadContinuation(ctx, "s")
+		require.NoError(t, err)
+		assert.Equal(t, Continuation{}, c, "unknown session")
+
+		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("s", 1, false, "none"), turnState("s", 0, false, "none")}))
+		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("s", 0, true, "rdm")}))
+		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("s", 0, false, "none")}), "a late provisional copy")
+		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("other", 0, false, "none")}))
+		require.NoError(t, cs.SaveRevision(ctx, "s", 2))
+		require.NoError(t, cs.SaveRevision(ctx, "s", 1))
+
+		c, err = cs.LoadContinuation(ctx, "s")
+		require.NoError(t, err)
+		assert.Equal(t, 2, c.Revision)
+		require.Len(t, c.Turns, 2)
+		assert.Equal(t, []int{0, 1}, []int{c.Turns[0].Result.TurnIndex, c.Turns[1].Result.TurnIndex})
+		assert.True(t, c.Turns[0].Result.Final)
+		assert.Equal(t, "rdm", c.Turns[0].Result.DetectionType, "the final verdict stays")
+		assert.Equal(t, "question 1", c.Turns[1].Result.UserMessage)
+	}
+	t.Run("memory", func(t *testing.T) { check(t, NewMemoryContinuation(10)) })
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		check(t, s)
+	})
+}
+
+// TestSaveAnalysesRevisions: a batch is one transaction; saving the same batch again
+// (a retried export) stores each revision once and the same rows; an older revision
+// never replaces a newer one; a newer one replaces the whole.
+func TestSaveAnalysesRevisions(t *testing.T) {
+	ctx := context.Background()
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		r1 := sampleAnalysis("s1", t0, f64(0.5))
+		r1.AnalysisRevision = 1
+		r1.TurnResults = r1.TurnResults[:1]
+		other := sampleAnalysis("s2", t0, f64(0.9))
+		other.AnalysisRevision = 1
+		require.NoError(t, s.SaveAnalyses(ctx, []*evaluation.Analysis{r1, other}))
+		require.NoError(t, s.SaveAnalyses(ctx, []*evaluation.Analysis{r1, other}), "retried")
+		count := func(q string, args ...any) int {
+			var n int
+			require.NoError(t, s.db.QueryRowContext(ctx, s.d.rebind(q), args...).Scan(&n))
+			return n
+		}
+		assert.Equal(t, 2, count("SELECT COUNT(*) FROM session_analyses"))
+		assert.Equal(t, 1, count("SELECT COUNT(*) FROM turn_results WHERE session_id = ?", "s1"))
+
+		r2 := sampleAnalysis("s1", t0.Add(1e9), f64(0.7))
+		r2.AnalysisRevision = 2
+		require.NoError(t, s.SaveAnalyses(ctx, []*evaluation.Analysis{r2}))
+		require.NoError(t, s.SaveAnalyses(ctx, []*evaluation.Analysis{r1}), "a stale revision")
+		got, err := s.GetAnalysis(ctx, "s1")
+		require.NoError(t, err)
+		assert.Equal(t, 2, got.AnalysisRevision)
+		assert.Len(t, got.TurnResults, 2, "the newer revision's whole conversation")
+		assert.Equal(t, 2, count("SELECT COUNT(*) FROM turn_results WHERE session_id = ?", "s1"))
+		assert.Equal(t, 3, count("SELECT COUNT(*) FROM session_analyses"))
+
+		// All or nothing: a bad analysis fails the whole batch.
+		bad := sampleAnalysis("s3", t0, f64(0.1))
+		bad.TurnResults = append(bad.TurnResults, bad.TurnResults[0]) // duplicate turn_index
+		require.Error(t, s.SaveAnalyses(ctx, []*evaluation.Analysis{sampleAnalysis("s4", t0, nil), bad}))
+		_, err = s.GetAnalysis(ctx, "s4")
+		assert.ErrorIs(t, err, ErrNotFound)
+	})
+}
+
+// TestMemoryContinuationBound: the memory store keeps at most maxTurns records,
+// dropping the least recently used sessions whole.
+func TestMemoryContinuationBound(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemoryContinuation(4)
+	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("a", 0, false, "none"), turnState("a", 1, false, "none")}))
+	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("b", 0, false, "none"), turnState("b", 1, false, "none")}))
+	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("a", 1, true, "rdm")}), "an update adds no record")
+	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("c", 0, false, "none")}))
+	b, err := m.LoadContinuation(ctx, "b")
+	require.NoError(t, err)
+	assert.Empty(t, b.Turns, "b was the least recently used")
+	a, err := m.LoadContinuation(ctx, "a")
+	require.NoError(t, err)
+	assert.Len(t, a.Turns, 2)
+	c, err := m.LoadContinuation(ctx, "c")
+	require.NoError(t, err)
+	assert.Len(t, c.Turns, 1)
+}
+
+// TestRetentionDeletesContinuationState: retention removes the continuation state last
+// written before the cutoff too.
+func TestRetentionDeletesContinuationState(t *testing.T) {
+	ctx := context.Background()
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		require.NoError(t, s.SaveTurns(ctx, []TurnState{turnState("old", 0, true, "none")}))
+		require.NoError(t, s.SaveRevision(ctx, "old", 1))
+		_, err := s.DeleteEndedBefore(ctx, time.Now().Add(-time.Hour))
+		require.NoError(t, err)
+		c, err := s.LoadContinuation(ctx, "old")
+		require.NoError(t, err)
+		assert.Len(t, c.Turns, 1, "written after the cutoff: kept")
+		_, err = s.DeleteEndedBefore(ctx, time.Now().Add(time.Hour))
+		require.NoError(t, err)
+		c, err = s.LoadContinuation(ctx, "old")
+		require.NoError(t, err)
+		assert.Equal(t, Continuation{}, c)
+	})
+}

@@ -1,0 +1,354 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/internal/store/storetest"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
+)
+
+// chatTurn is one turn of a conversation: an agent root span with the user's message and
+// the answer (withRoot false: only a child LLM span, as when the run crashed before its
+// root span ended).
+func chatTurn(sessionID string, seed int, start time.Time, user, answer string, withRoot bool) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "weather-bot")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	hi, lo := byte(seed>>8), byte(seed)
+	tid := pcommon.TraceID{hi, lo, 9, 9, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	msg := func(role, text string) string {
+		js, _ := json.Marshal([]map[string]any{{"role": role, "parts": []map[string]any{{"type": "text", "content": text}}}})
+		return string(js)
+	}
+	llm := spans.AppendEmpty()
+	llm.SetTraceID(tid)
+	llm.SetSpanID(pcommon.SpanID{hi, lo, 0, 0, 0, 0, 0, 2})
+	llm.SetParentSpanID(pcommon.SpanID{hi, lo, 0, 0, 0, 0, 0, 1})
+	llm.SetName("chat gpt")
+	llm.SetStartTimestamp(pcommon.NewTimestampFromTime(start.Add(10 * time.Millisecond)))
+	llm.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(90 * time.Millisecond)))
+	llm.Attributes().PutStr("gen_ai.operation.name", "chat")
+	llm.Attributes().PutStr("gen_ai.conversation.id", sessionID)
+	llm.Attributes().PutStr("gen_ai.input.messages", msg("user", user))
+	llm.Attributes().PutStr("gen_ai.output.messages", msg("assistant", answer))
+	if !withRoot {
+		return td
+	}
+	root := spans.AppendEmpty()
+	root.SetTraceID(tid)
+	root.SetSpanID(pcommon.SpanID{hi, lo, 0, 0, 0, 0, 0, 1})
+	root.SetName("invoke_agent weather")
+	root.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	root.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(100 * time.Millisecond)))
+	root.Attributes().PutStr("gen_ai.operation.name", "invoke_agent")
+	root.Attributes().PutStr("gen_ai.agent.name", "weather")
+	root.Attributes().PutStr("gen_ai.conversation.id", sessionID)
+	root.Attributes().PutStr("gen_ai.input.messages", msg("user", user))
+	root.Attributes().PutStr("gen_ai.output.messages", msg("assistant", answer))
+	return td
+}
+
+// conversation is a three-turn conversation whose second user message corrects the
+// first answer (RDM on turn 0).
+var conversation = []struct{ user, answer string }{
+	{"What is the weather in Paris tomorrow?", "Tomorrow in Paris: sunny."},
+	{"No, that's wrong, I meant Paris in Texas.", "Tomorrow in Paris, Texas: rainy."},
+	{"Thanks, and on Sunday?", "On Sunday it will be cloudy."},
+}
+
+// turnVerdicts returns, per turn index, the final verdicts emitted (turn spans with
+// agent_eval.turn.final) and the provisional ones.
+func turnVerdicts(t *testing.T, spans []ptrace.Span) (final, provisional map[int][]evaluation.TurnResult) {
+	final, provisional = map[int][]evaluation.TurnResult{}, map[int][]evaluation.TurnResult{}
+	for _, sp := range spans {
+		tr, err := evalspan.DecodeTurn(sp.Attributes())
+		require.NoError(t, err)
+		if tr.Final {
+			final[tr.TurnIndex] = append(final[tr.TurnIndex], tr)
+		} else {
+			provisional[tr.TurnIndex] = append(provisional[tr.TurnIndex], tr)
+		}
+	}
+	return final, provisional
+}
+
+func analyses(t *testing.T, spans []ptrace.Span) []evaluation.Analysis {
+	var out []evaluation.Analysis
+	for _, sp := range spans {
+		a, err := evalspan.DecodeAnalysis(sp.Attributes())
+		require.NoError(t, err)
+		out = append(out, a)
+	}
+	return out
+}
+
+// TestContinuationAcrossPauses: turns arriving more than session_timeout apart continue
+// the session: indexes go on, the correction in turn 1 is RDM on turn 0, and each idle
+// period emits a new analysis revision over all the turns so far.
+func TestContinuationAcrossPauses(t *testing.T) {
+	cfg := testConfig()
+	cfg.SessionTimeout = 30 * time.Second
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	ctx := context.Background()
+	for i, c := range conversation {
+		_, err := p.processTraces(ctx, chatTurn("conv-1", i+1, clk.now(), c.user, c.answer, true))
+		require.NoError(t, err)
+		clk.advance(3 * time.Second)
+		p.step(ctx)
+		clk.advance(2 * time.Minute) // the user thinks longer than session_timeout
+		p.step(ctx)
+	}
+	spans := evalSpans(sink)
+	as := analyses(t, spans[semconv.EvalKindAgentSession])
+	require.Len(t, as, 3, "one analysis per idle period")
+	for i, a := range as {
+		assert.Equal(t, i+1, a.AnalysisRevision)
+		require.Len(t, a.TurnResults, i+1, "revision %d covers every turn so far", i+1)
+		for j, tr := range a.TurnResults {
+			assert.Equal(t, j, tr.TurnIndex)
+			assert.True(t, tr.Final)
+		}
+	}
+	last := as[2]
+	assert.Equal(t, evaluation.DetectionRDM, last.TurnResults[0].DetectionType, "the correction lands on turn 0")
+	assert.Equal(t, 1, last.Conversation.RDMDetections)
+	assert.Equal(t, evaluation.DetectionRDM, as[1].TurnResults[0].DetectionType)
+
+	final, provisional := turnVerdicts(t, spans[semconv.EvalKindTurn])
+	for i := range conversation {
+		assert.Len(t, provisional[i], 1, "turn %d is evaluated once", i)
+	}
+	// The last turn of an idle period gets a verdict without follow-up, then the one
+	// with the next user message when the session continues.
+	assert.Len(t, final[0], 2)
+	assert.False(t, final[0][0].Revised)
+	assert.True(t, final[0][1].Revised, "the verdict with the follow-up revises the one given at idle")
+	assert.Equal(t, evaluation.DetectionRDM, final[0][1].DetectionType)
+	assert.Equal(t, conversation[0].user, last.TurnResults[0].UserMessage, "the analysis holds the whole conversation")
+	assert.Equal(t, conversation[2].answer, last.TurnResults[2].FinalResponse)
+	assert.Len(t, final[2], 1)
+}
+
+// TestOutOfOrderTurnClose: a turn whose root never arrives (it closes at turn_timeout)
+// and a later turn that closes first (settle) each get one provisional and one final
+// verdict, with indexes that never change.
+func TestOutOfOrderTurnClose(t *testing.T) {
+	cfg := testConfig()
+	cfg.TurnTimeout = 10 * time.Second
+	cfg.SessionTimeout = time.Minute
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	ctx := context.Background()
+	t0 := clk.now()
+	_, _ = p.processTraces(ctx, chatTurn("ooo", 1, t0, "first question about Paris", "first answer", false))
+	clk.advance(time.Second)
+	_, _ = p.processTraces(ctx, chatTurn("ooo", 2, t0.Add(time.Second), "second question about Lyon", "second answer", true))
+	for range 20 {
+		clk.advance(time.Second)
+		p.step(ctx)
+	}
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+	spans := evalSpans(sink)
+	final, provisional := turnVerdicts(t, spans[semconv.EvalKindTurn])
+	require.Len(t, final, 2)
+	for i := range 2 {
+		assert.Len(t, provisional[i], 1, "turn %d", i)
+		assert.Len(t, final[i], 1, "turn %d: exactly one final verdict", i)
+	}
+	assert.Equal(t, "second question about Lyon", userOf(t, final[0][0]), "index 0 is the turn that closed first")
+	assert.True(t, final[1][0].Partial, "the crashed run is partial")
+	as := analyses(t, spans[semconv.EvalKindAgentSession])
+	require.Len(t, as, 1)
+	require.Len(t, as[0].TurnResults, 2)
+}
+
+func userOf(t *testing.T, tr evaluation.TurnResult) string {
+	t.Helper()
+	require.NotEmpty(t, tr.TraceID)
+	switch tr.TraceID[:4] {
+	case "0001":
+		return "first question about Paris"
+	case "0002":
+		return "second question about Lyon"
+	}
+	return ""
+}
+
+// runRestart runs turn 0 on one processor, shuts it down after the session went idle,
+// then turn 1 (a correction) on a new processor with the same continuation store.
+func runRestart(t *testing.T, driver, dsn string) {
+	ctx := context.Background()
+	cfg := testConfig()
+	cfg.SessionTimeout = 30 * time.Second
+	cfg.Continuation = ContinuationConfig{Driver: driver, DSN: configopaque.String(dsn)}
+	var all []ptrace.Span
+	for i := range 2 {
+		p, sink, clk := newTestProcessor(t, cfg, nil)
+		require.NoError(t, p.start(ctx, componenttest.NewNopHost()))
+		clk.advance(time.Duration(i) * time.Hour)
+		c := conversation[i]
+		_, err := p.processTraces(ctx, chatTurn("restart-1", i+1, clk.now(), c.user, c.answer, true))
+		require.NoError(t, err)
+		clk.advance(3 * time.Second)
+		p.step(ctx)
+		clk.advance(time.Minute)
+		p.step(ctx)
+		require.NoError(t, p.shutdown(ctx))
+		all = append(all, evalSpans(sink)[semconv.EvalKindAgentSession]...)
+	}
+	as := analyses(t, all)
+	require.Len(t, as, 2)
+	assert.Equal(t, []int{1, 2}, []int{as[0].AnalysisRevision, as[1].AnalysisRevision})
+	require.Len(t, as[1].TurnResults, 2, "the second collector continues the session")
+	assert.Equal(t, []int{0, 1}, []int{as[1].TurnResults[0].TurnIndex, as[1].TurnResults[1].TurnIndex})
+	assert.Equal(t, evaluation.DetectionRDM, as[1].TurnResults[0].DetectionType, "RDM lands on the corrected turn")
+
+	cs, err := store.OpenContinuation(ctx, driver, dsn)
+	require.NoError(t, err)
+	defer cs.Close()
+	c, err := cs.LoadContinuation(ctx, "restart-1")
+	require.NoError(t, err)
+	assert.Equal(t, 2, c.Revision)
+	require.Len(t, c.Turns, 2, "every turn stored once")
+}
+
+// TestContinuationAfterRestart: the continuation state survives a restart in a real
+// SQLite file, and in PostgreSQL when AGENTEVAL_TEST_POSTGRES_DSN is set.
+func TestContinuationAfterRestart(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		runRestart(t, "sqlite", filepath.Join(t.TempDir(), "agenteval.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		runRestart(t, "postgres", storetest.PostgresDSN(t))
+	})
+}
+
+// TestTrackerCountersExported: the tracker's counters reach the processor's telemetry:
+// turns closed, late spans, spans of traces without GenAI spans, spans dropped by
+// max_spans_per_session, retained spans, sessions continued.
+func TestTrackerCountersExported(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	cfg := testConfig()
+	cfg.SessionTimeout = 30 * time.Second
+	cfg.MaxSpansPerSession = 3
+	p, _, clk := newTestProcessor(t, cfg, tel)
+	ctx := context.Background()
+
+	first := chatTurn("counted", 1, clk.now(), "Weather in Paris?", "Sunny.", true)
+	_, _ = p.processTraces(ctx, first)
+	clk.advance(3 * time.Second)
+	p.step(ctx)
+	_, _ = p.processTraces(ctx, first) // both spans again: late
+	plain := ptrace.NewTraces()        // a trace without GenAI spans
+	sp := plain.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetTraceID(pcommon.TraceID{0xee, 1})
+	sp.SetSpanID(pcommon.SpanID{0xee, 1})
+	sp.SetName("GET /health")
+	_, _ = p.processTraces(ctx, plain)
+	// Two open turns of 2 spans each exceed max_spans_per_session (3): the session
+	// closes as partial, and the 2 spans of its next turn are dropped.
+	_, _ = p.processTraces(ctx, chatTurn("big", 2, clk.now(), "a", "b", true))
+	_, _ = p.processTraces(ctx, chatTurn("big", 3, clk.now(), "c", "d", true))
+	_, _ = p.processTraces(ctx, chatTurn("big", 5, clk.now(), "e", "f", true))
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+	_, _ = p.processTraces(ctx, chatTurn("counted", 4, clk.now(), "And Lyon?", "Rainy.", true))
+	clk.advance(3 * time.Second)
+	p.step(ctx)
+
+	opts := []metricdatatest.Option{metricdatatest.IgnoreTimestamp()}
+	one := []metricdata.DataPoint[int64]{{Value: 1}}
+	metadatatest.AssertEqualProcessorAgentsessionLateSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, opts...)
+	metadatatest.AssertEqualProcessorAgentsessionSpansDiscarded(t, tel, one, opts...)
+	metadatatest.AssertEqualProcessorAgentsessionSpansDropped(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, opts...)
+	metadatatest.AssertEqualProcessorAgentsessionTurnsClosed(t, tel, []metricdata.DataPoint[int64]{{Value: 4}}, opts...)
+	metadatatest.AssertEqualProcessorAgentsessionSessionsContinued(t, tel, one, opts...)
+	metadatatest.AssertEqualProcessorAgentsessionRetainedSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 0}}, opts...)
+}
+
+// TestConcurrentIngestWithWorkerPool: four goroutines send turns of their own sessions
+// while the worker closes, assembles and evaluates on two shards; at shutdown every span
+// was passed on and every session has an analysis covering all its turns.
+func TestConcurrentIngestWithWorkerPool(t *testing.T) {
+	cfg := testConfig()
+	cfg.TurnSettle = 20 * time.Millisecond
+	cfg.TurnTimeout = time.Second
+	cfg.SessionTimeout = time.Minute
+	cfg.Workers = 2
+	p, sink, _ := newTestProcessor(t, cfg, nil)
+	p.now = time.Now
+	p.tick = 10 * time.Millisecond
+	ctx := context.Background()
+	require.NoError(t, p.start(ctx, componenttest.NewNopHost()))
+	const senders, turns = 4, 5
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range turns {
+				td := chatTurn(fmt.Sprintf("concurrent-%d", g), g*100+i+1, time.Now(), fmt.Sprintf("question %d", i), "answer", true)
+				out, err := p.processTraces(ctx, td)
+				assert.NoError(t, err)
+				assert.Equal(t, td.SpanCount(), out.SpanCount(), "passed on whole, at once")
+				time.Sleep(40 * time.Millisecond) // the turn settles before the next
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, p.shutdown(ctx))
+	spans := evalSpans(sink)
+	as := analyses(t, spans[semconv.EvalKindAgentSession])
+	require.Len(t, as, senders)
+	for _, a := range as {
+		assert.Len(t, a.TurnResults, turns, a.SessionID)
+		for i, tr := range a.TurnResults {
+			assert.Equal(t, i, tr.TurnIndex)
+		}
+	}
+	_, provisional := turnVerdicts(t, spans[semconv.EvalKindTurn])
+	assert.Len(t, provisional, turns, "indexes 0..4 in every session")
+}
+
+// TestSingleTraceSessionsAreNotKept: a trace without a session key is a one-turn session
+// keyed by its trace id; it is evaluated but never written to the continuation store.
+func TestSingleTraceSessionsAreNotKept(t *testing.T) {
+	p, sink, clk := newTestProcessor(t, testConfig(), nil)
+	ctx := context.Background()
+	td := chatTurn("", 7, clk.now(), "Weather in Rome?", "Warm.", true)
+	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) { sp.Attributes().Remove("gen_ai.conversation.id") })
+	_, _ = p.processTraces(ctx, td)
+	clk.advance(3 * time.Second)
+	p.step(ctx)
+	as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+	require.Len(t, as, 1)
+	traceID := as[0].SessionID
+	assert.Equal(t, as[0].TurnResults[0].TraceID, traceID, "keyed by its trace id")
+	c, err := p.cont.LoadContinuation(ctx, traceID)
+	require.NoError(t, err)
+	assert.Equal(t, store.Continuation{}, c)
+}
