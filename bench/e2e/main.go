@@ -114,7 +114,7 @@ type runResult struct {
 	// HarnessCPUSeconds is this program's (load generator and sink) over the same time:
 	// it shares the machine's cores with the collector.
 	HarnessCPUSeconds float64
-	PeakRSS    uint64
+	PeakRSS           uint64
 	// Complete says whether every span and every expected evaluation came out before
 	// the drain timeout.
 	Complete bool

@@ -179,10 +179,10 @@ func (s *sink) Counts() sinkCounts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := sinkCounts{
-		Requests:       s.requests.Load(),
-		Spans:          s.spans.Load(),
-		Eval:           make(map[string]int64, len(s.eval)),
-		TurnLatencies:  append([]time.Duration(nil), s.latencies...),
+		Requests:        s.requests.Load(),
+		Spans:           s.spans.Load(),
+		Eval:            make(map[string]int64, len(s.eval)),
+		TurnLatencies:   append([]time.Duration(nil), s.latencies...),
 		UnmatchedTurns:  s.unmatched,
 		TurnsEvaluated:  int64(len(s.turnsSeen)),
 		RepeatTurnSpans: s.repeats,
