@@ -60,6 +60,9 @@ func runLoad(ctx context.Context, cfg loadConfig, w *workload, clock *rootClock)
 	defer conn.Close()
 	client := ptraceotlp.NewGRPCClient(conn)
 
+	// The first failure stops the run.
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var res loadResult
 	var requests, retries atomic.Int64
 	queue := make(chan batch, cfg.Workers)
@@ -70,13 +73,14 @@ func runLoad(ctx context.Context, cfg loadConfig, w *workload, clock *rootClock)
 		go func() {
 			defer wg.Done()
 			for b := range queue {
+				if runCtx.Err() != nil {
+					continue // drain the queue: the producer stops
+				}
 				clock.Sent(time.Now(), b.roots)
-				if err := sendBatch(ctx, client, b, &retries); err != nil {
+				if err := sendBatch(runCtx, client, b, &retries); err != nil {
 					errc <- err
-					// Keep draining the queue so that the producer is not blocked.
-					for range queue {
-					}
-					return
+					cancel()
+					continue
 				}
 				requests.Add(1)
 			}
@@ -106,7 +110,7 @@ func runLoad(ctx context.Context, cfg loadConfig, w *workload, clock *rootClock)
 		select {
 		case queue <- b:
 			return true
-		case <-ctx.Done():
+		case <-runCtx.Done():
 			return false
 		}
 	}
