@@ -74,7 +74,7 @@ bench-e2e: build bench-build
 
 ## lint: gofmt must report nothing, go vet must pass
 lint:
-	@out="$$(find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './.git/*' -not -path '*/node_modules/*' -exec gofmt -l {} +)"; if [ -n "$$out" ]; then echo "gofmt -l reports:"; echo "$$out"; exit 1; fi
+	@out="$$(find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './$(BENCH_BUILD_DIR)/*' -not -path './.git/*' -not -path '*/node_modules/*' -exec gofmt -l {} +)"; if [ -n "$$out" ]; then echo "gofmt -l reports:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
 ## generate: regenerate the mdatagen code (metadata.yaml -> internal/metadata, tests, documentation.md)
