@@ -55,9 +55,13 @@ func portsFrom(base int) ports {
 
 // collectorParams are the settings shared by every pipeline.
 type collectorParams struct {
-	// TurnSettle is the agentsession processor's turn_settle and groupbytrace's
-	// wait_duration (both hold a trace this long after its last span).
+	// TurnSettle is the agentsession processor's turn_settle: a turn closes this long
+	// after its root span arrived with no new span.
 	TurnSettle time.Duration
+	// GroupWait is groupbytrace's wait_duration, counted from a trace's first span: it
+	// must cover the time a turn's spans take to arrive, or the trace is released in
+	// pieces.
+	GroupWait time.Duration
 	// SessionTimeout is the agentsession processor's session_timeout.
 	SessionTimeout time.Duration
 	// DataDir holds the SQLite store of the agenteval exporter.
@@ -82,7 +86,7 @@ processors:
 		case "batch":
 			b.WriteString("  batch:\n")
 		case "groupbytrace":
-			fmt.Fprintf(&b, "  groupbytrace:\n    wait_duration: %s\n", cp.TurnSettle)
+			fmt.Fprintf(&b, "  groupbytrace:\n    wait_duration: %s\n", cp.GroupWait)
 		case "agentsession":
 			fmt.Fprintf(&b, "  agentsession:\n    turn_settle: %s\n    session_timeout: %s\n    max_sessions: 1000000\n", cp.TurnSettle, cp.SessionTimeout)
 		}

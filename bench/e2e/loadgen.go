@@ -50,6 +50,10 @@ func (r loadResult) SpansPerSecond() float64 {
 	return float64(r.Stats.Spans) / r.Elapsed.Seconds()
 }
 
+// maxLag is how far behind schedule the rate-mode sender may fall and still catch up (a
+// scheduling hiccup); beyond it, the schedule restarts from now.
+const maxLag = 100 * time.Millisecond
+
 // runLoad sends w's stream to cfg.Endpoint over OTLP/gRPC for cfg.Duration, then the rest
 // of the turns in flight, and records when each turn's root span was sent in clock.
 func runLoad(ctx context.Context, cfg loadConfig, w *workload, clock *rootClock) (loadResult, error) {
@@ -99,8 +103,8 @@ func runLoad(ctx context.Context, cfg loadConfig, w *workload, clock *rootClock)
 		}
 		if d := time.Until(next); d > 0 {
 			time.Sleep(d)
-		} else if -d > interval {
-			// Behind schedule (the collector pushes back): do not burst to catch up.
+		} else if -d > maxLag {
+			// Far behind schedule (the collector pushes back): do not burst to catch up.
 			next = time.Now()
 		}
 		next = next.Add(interval)

@@ -46,6 +46,7 @@ type options struct {
 	BatchSpans     int
 	Workers        int
 	TurnSettle     time.Duration
+	GroupWait      time.Duration
 	SessionTimeout time.Duration
 	ActiveTurns    int
 	TurnsPerSess   int
@@ -66,7 +67,8 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.Repeat, "repeat", 1, "runs of each pipeline per mode")
 	fs.IntVar(&o.BatchSpans, "batch", 512, "spans per OTLP request")
 	fs.IntVar(&o.Workers, "workers", 4, "OTLP requests in flight at once")
-	fs.DurationVar(&o.TurnSettle, "turn-settle", 500*time.Millisecond, "agentsession turn_settle and groupbytrace wait_duration")
+	fs.DurationVar(&o.TurnSettle, "turn-settle", 500*time.Millisecond, "agentsession turn_settle (from the root span's arrival)")
+	fs.DurationVar(&o.GroupWait, "group-wait", 2*time.Second, "groupbytrace wait_duration (from a trace's first span: covers a turn's arrival plus -turn-settle)")
 	fs.DurationVar(&o.SessionTimeout, "session-timeout", 5*time.Second, "agentsession session_timeout (sessions cut by the end of a run end after it)")
 	fs.IntVar(&o.ActiveTurns, "active-turns", 500, "turns in flight at once, interleaved in every batch")
 	fs.IntVar(&o.TurnsPerSess, "turns-per-session", 3, "turns per session; the last one ends the session (agent_eval.session.end)")
@@ -196,7 +198,7 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 		return res, err
 	}
 	defer snk.Stop()
-	cfg := renderConfig(p, pt, collectorParams{TurnSettle: o.TurnSettle, SessionTimeout: o.SessionTimeout, DataDir: dir})
+	cfg := renderConfig(p, pt, collectorParams{TurnSettle: o.TurnSettle, GroupWait: o.GroupWait, SessionTimeout: o.SessionTimeout, DataDir: dir})
 	col, err := startCollector(ctx, o.Collector, dir, cfg, pt)
 	if err != nil {
 		return res, err
@@ -340,8 +342,8 @@ func resultsTable(o options, rs []runResult) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Load: %s; OTLP/gRPC requests of %d spans, %d in flight; rate mode %d spans/s; %s of new turns per run; turn_settle / wait_duration %s, session_timeout %s.\n\n",
-		workloadConfig{ActiveTurns: o.ActiveTurns, TurnsPerSession: o.TurnsPerSess}.withDefaults(), o.BatchSpans, o.Workers, o.Rate, o.Duration, o.TurnSettle, o.SessionTimeout)
+	fmt.Fprintf(&b, "Load: %s; OTLP/gRPC requests of %d spans, %d in flight; rate mode %d spans/s; %s of new turns per run; agentsession turn_settle %s, session_timeout %s; groupbytrace wait_duration %s.\n\n",
+		workloadConfig{ActiveTurns: o.ActiveTurns, TurnsPerSession: o.TurnsPerSess}.withDefaults(), o.BatchSpans, o.Workers, o.Rate, o.Duration, o.TurnSettle, o.SessionTimeout, o.GroupWait)
 	b.WriteString("| pipeline | load | run | spans sent | sender spans/s | collector CPU s | CPU µs/span | × pass-through | spans out = in | turns evaluated (turn spans) / interaction / tool_call / session spans | turn eval p50 / p99 | peak RSS MiB |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---|---|---|---:|\n")
 	for _, r := range rs {

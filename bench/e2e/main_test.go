@@ -69,7 +69,7 @@ func TestRenderConfigValidates(t *testing.T) {
 	for i, p := range pipelines {
 		t.Run(p.Name, func(t *testing.T) {
 			dir := t.TempDir()
-			text := renderConfig(p, portsFrom(21000+10*i), collectorParams{TurnSettle: 500 * time.Millisecond, SessionTimeout: 5 * time.Second, DataDir: dir})
+			text := renderConfig(p, portsFrom(21000+10*i), collectorParams{TurnSettle: 500 * time.Millisecond, GroupWait: 2 * time.Second, SessionTimeout: 5 * time.Second, DataDir: dir})
 			path := filepath.Join(dir, "config.yaml")
 			require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
 			cfg, err := otelcoltest.LoadConfigAndValidate(path, factories)
@@ -84,6 +84,9 @@ func TestRenderConfigValidates(t *testing.T) {
 			assert.Equal(t, p.Processors, pl)
 			assert.Contains(t, text, "127.0.0.1:21")
 			assert.NotContains(t, text, "localhost", "loopback by address only")
+			if p.Name == "groupbytrace" {
+				assert.Contains(t, text, "wait_duration: 2s")
+			}
 			if p.Name == "agentsession+agenteval" {
 				assert.Contains(t, text, filepath.Join(dir, "agenteval.db"))
 			}
