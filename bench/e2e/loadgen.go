@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -38,6 +39,8 @@ type loadResult struct {
 	// Requests and Retries count OTLP requests; a request failing with a retryable error
 	// is sent again until it succeeds.
 	Requests, Retries int64
+	// Bytes is the size of the requests sent as uncompressed OTLP protobuf.
+	Bytes int64
 	// Elapsed runs from the first request to the last one's response.
 	Elapsed time.Duration
 }
@@ -68,7 +71,7 @@ func runLoad(ctx context.Context, cfg loadConfig, w *workload, clock *rootClock)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var res loadResult
-	var requests, retries atomic.Int64
+	var requests, retries, bytes atomic.Int64
 	queue := make(chan batch, cfg.Workers)
 	errc := make(chan error, cfg.Workers)
 	var wg sync.WaitGroup
@@ -87,6 +90,7 @@ func runLoad(ctx context.Context, cfg loadConfig, w *workload, clock *rootClock)
 					continue
 				}
 				requests.Add(1)
+				bytes.Add(int64((&ptrace.ProtoMarshaler{}).TracesSize(b.traces)))
 			}
 		}()
 	}
@@ -136,6 +140,7 @@ func runLoad(ctx context.Context, cfg loadConfig, w *workload, clock *rootClock)
 	res.Stats = w.Stats()
 	res.Requests = requests.Load()
 	res.Retries = retries.Load()
+	res.Bytes = bytes.Load()
 	close(errc)
 	if err := <-errc; err != nil {
 		return res, err

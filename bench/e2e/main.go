@@ -327,9 +327,9 @@ func fetchProfile(ctx context.Context, url, path string) error {
 }
 
 func (r runResult) summaryLine() string {
-	return fmt.Sprintf("sent %d spans in %s (%.0f/s), out %d (+%d evaluation spans), CPU %.2fs (%.2f µs/span; harness %.2fs), turn eval p50/p99 %s, peak RSS %d MiB, complete=%v",
+	return fmt.Sprintf("sent %d spans in %s (%.0f/s), out %d (+%d evaluation spans), CPU %.2fs (%.2f µs/span; harness %.2fs), turn eval p50/p99 %s, peak RSS %d MiB, OTLP bytes out/in %.2f, complete=%v",
 		r.Load.Stats.Spans, r.Load.Elapsed.Round(time.Millisecond), r.Load.SpansPerSecond(), r.Out.Spans, r.Out.EvalTotal(),
-		r.CPUSeconds, r.CPUPerSpan()*1e6, r.HarnessCPUSeconds, r.Latency, r.PeakRSS>>20, r.Complete)
+		r.CPUSeconds, r.CPUPerSpan()*1e6, r.HarnessCPUSeconds, r.Latency, r.PeakRSS>>20, ratio(r.Out.Bytes, r.Load.Bytes), r.Complete)
 }
 
 // resultsTable is the Markdown report: one row per run, the CPU ratio against the mean
@@ -344,12 +344,12 @@ func resultsTable(o options, rs []runResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Load: %s; OTLP/gRPC requests of %d spans, %d in flight; rate mode %d spans/s; %s of new turns per run; agentsession turn_settle %s, session_timeout %s; groupbytrace wait_duration %s.\n\n",
 		workloadConfig{ActiveTurns: o.ActiveTurns, TurnsPerSession: o.TurnsPerSess}.withDefaults(), o.BatchSpans, o.Workers, o.Rate, o.Duration, o.TurnSettle, o.SessionTimeout, o.GroupWait)
-	b.WriteString("| pipeline | load | run | spans sent | sender spans/s | collector CPU s | CPU µs/span | × pass-through | spans out = in | turns evaluated (turn spans) / interaction / tool_call / session spans | turn eval p50 / p99 | peak RSS MiB |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---|---|---|---:|\n")
+	b.WriteString("| pipeline | load | run | spans sent | sender spans/s | collector CPU s | CPU µs/span | × pass-through | spans out = in | OTLP bytes out / in | turns evaluated (turn spans) / interaction / tool_call / session spans | turn eval p50 / p99 | peak RSS MiB |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---|---:|---|---|---:|\n")
 	for _, r := range rs {
-		ratio := "–"
+		rel := "–"
 		if m := mean(ref[r.Mode]); m > 0 {
-			ratio = fmt.Sprintf("%.2f", r.CPUPerSpan()/m)
+			rel = fmt.Sprintf("%.2f", r.CPUPerSpan()/m)
 		}
 		inOut := fmt.Sprintf("%d ✓", r.Out.Spans)
 		if r.Out.Spans != r.Load.Stats.Spans {
@@ -367,11 +367,18 @@ func resultsTable(o options, rs []runResult) string {
 		if r.Mode == modeMax {
 			load = "max"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.0f | %.2f | %.2f | %s | %s | %s | %s | %d |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.0f | %.2f | %.2f | %s | %s | %.2f | %s | %s | %d |\n",
 			r.Pipeline, load, r.Repeat, r.Load.Stats.Spans, r.Load.SpansPerSecond(), r.CPUSeconds, r.CPUPerSpan()*1e6,
-			ratio, inOut, evals, r.Latency, r.PeakRSS>>20)
+			rel, inOut, ratio(r.Out.Bytes, r.Load.Bytes), evals, r.Latency, r.PeakRSS>>20)
 	}
 	return b.String()
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 func pipelineEvaluates(name string) bool {

@@ -147,8 +147,8 @@ func TestResultsTable(t *testing.T) {
 	require.NoError(t, err)
 	run := func(p, mode string, rep int, spans, out int64, cpu float64) runResult {
 		return runResult{Pipeline: p, Mode: mode, Repeat: rep, CPUSeconds: cpu, PeakRSS: 100 << 20,
-			Load: loadResult{Stats: turnStats{Spans: spans, Turns: 10, Interactions: 30, Sessions: 4}, Elapsed: 10 * time.Second},
-			Out:  sinkCounts{Spans: out, TurnsEvaluated: 10, Eval: map[string]int64{semconv.EvalKindTurn: 16, semconv.EvalKindAgentInteract: 30, semconv.EvalKindAgentSession: 3, semconv.EvalKindToolCall: 2}},
+			Load: loadResult{Stats: turnStats{Spans: spans, Turns: 10, Interactions: 30, Sessions: 4}, Elapsed: 10 * time.Second, Bytes: 1000 * spans},
+			Out:  sinkCounts{Spans: out, Bytes: 1500 * out, TurnsEvaluated: 10, Eval: map[string]int64{semconv.EvalKindTurn: 16, semconv.EvalKindAgentInteract: 30, semconv.EvalKindAgentSession: 3, semconv.EvalKindToolCall: 2}},
 		}
 	}
 	rs := []runResult{
@@ -174,12 +174,12 @@ func TestResultsTable(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, []string{"passthrough", "30k/s", "1", "100000", "10000", "1.00", "10.00", "0.91", "100000 ✓", "–", "–", "100"}, cells(0))
+	assert.Equal(t, []string{"passthrough", "30k/s", "1", "100000", "10000", "1.00", "10.00", "0.91", "100000 ✓", "1.50", "–", "–", "100"}, cells(0))
 	assert.Equal(t, "1.09", cells(1)[7])
 	r := cells(2)
 	assert.Equal(t, "5.00", r[7], "against the mean pass-through of the same mode")
 	assert.Equal(t, "99990 ✗ (-10)", r[8], "spans lost are flagged")
-	assert.Equal(t, "10 (16 spans) / 30 / 2 / 3 (of 4)", r[9], "evaluations against what was sent")
+	assert.Equal(t, "10 (16 spans) / 30 / 2 / 3 (of 4)", r[10], "evaluations against what was sent")
 	assert.Equal(t, "max", cells(3)[1])
 	assert.Equal(t, "1.50", cells(4)[7])
 	assert.Equal(t, "2.50", cells(5)[7])

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/encoding/gzip" // the collector's OTLP exporter compresses with gzip by default
@@ -51,6 +52,8 @@ func (c *rootClock) Since(trace pcommon.TraceID, now time.Time) (time.Duration, 
 // sinkCounts is what the sink received.
 type sinkCounts struct {
 	Requests int64
+	// Bytes is the size of the requests as uncompressed OTLP protobuf.
+	Bytes int64
 	// Spans are the pipeline's input coming out: every span not named "evaluate ...".
 	Spans int64
 	// Eval counts evaluation spans by agent_eval.kind (tool_call, agent_interaction,
@@ -88,6 +91,7 @@ type sink struct {
 
 	spans    atomic.Int64
 	requests atomic.Int64
+	bytes    atomic.Int64
 
 	mu        sync.Mutex
 	eval      map[string]int64
@@ -131,6 +135,7 @@ func (s *sink) Stop() {
 func (s *sink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
 	now := s.now()
 	s.requests.Add(1)
+	s.bytes.Add(int64((&ptrace.ProtoMarshaler{}).TracesSize(req.Traces())))
 	var plain int64
 	rss := req.Traces().ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -180,6 +185,7 @@ func (s *sink) Counts() sinkCounts {
 	defer s.mu.Unlock()
 	c := sinkCounts{
 		Requests:        s.requests.Load(),
+		Bytes:           s.bytes.Load(),
 		Spans:           s.spans.Load(),
 		Eval:            make(map[string]int64, len(s.eval)),
 		TurnLatencies:   append([]time.Duration(nil), s.latencies...),

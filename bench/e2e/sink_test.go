@@ -82,6 +82,7 @@ func TestSinkCounts(t *testing.T) {
 
 	c := s.Counts()
 	assert.EqualValues(t, 2, c.Requests)
+	assert.Positive(t, c.Bytes)
 	assert.EqualValues(t, 3, c.Spans, "spans that are not evaluation spans")
 	assert.Equal(t, map[string]int64{
 		semconv.EvalKindTurn:          5,
@@ -140,6 +141,7 @@ func TestRunLoad(t *testing.T) {
 	assert.Equal(t, st.Spans, c.Spans, "spans in == spans out")
 	assert.EqualValues(t, 2, res.Retries)
 	assert.Equal(t, c.Requests, res.Requests)
+	assert.Equal(t, c.Bytes, res.Bytes, "the same requests, sized alike")
 	clock.mu.Lock()
 	roots := len(clock.sent)
 	clock.mu.Unlock()
