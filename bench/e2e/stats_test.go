@@ -60,13 +60,18 @@ func TestLatencySummaryString(t *testing.T) {
 func TestSampleProc(t *testing.T) {
 	before, err := sampleProc(os.Getpid())
 	require.NoError(t, err)
-	// Burn about 50ms of CPU (5 clock ticks).
-	x := 0
-	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
-		x++
+	// Burn CPU until the clock-tick counter moves (on a busy machine wall time is not
+	// CPU time), at most 10 s.
+	var after procSample
+	for start := time.Now(); time.Since(start) < 10*time.Second; {
+		for x, t0 := 0, time.Now(); time.Since(t0) < 20*time.Millisecond; x++ {
+		}
+		after, err = sampleProc(os.Getpid())
+		require.NoError(t, err)
+		if after.CPU > before.CPU {
+			break
+		}
 	}
-	after, err := sampleProc(os.Getpid())
-	require.NoError(t, err)
 	assert.Greater(t, after.CPU, before.CPU)
 	assert.Greater(t, after.PeakRSS, uint64(1<<20), "VmHWM in bytes")
 	assert.GreaterOrEqual(t, after.PeakRSS, before.PeakRSS, "a high-water mark never falls")
