@@ -17,8 +17,14 @@ BENCH_PKGS    ?= ./processor/agentsessionprocessor/... ./internal/session/... ./
 BENCH_FLAGS   ?= -benchtime=1s
 AGENTEVAL_DATA_DIR ?= ./data
 export AGENTEVAL_DATA_DIR
+# End-to-end benchmark (bench/e2e): a bench-only collector (bench/e2e/builder-bench.yaml) run
+# as a real process per pipeline under OTLP load. BENCH_E2E_FLAGS go to the harness
+# (`go run ./bench/e2e -h`), e.g. BENCH_E2E_FLAGS='-duration 10s -pipelines passthrough,agentsession'.
+BENCH_BUILD_DIR := _build-bench
+BENCH_BIN     := bin/otelcol-agenteval-bench
+BENCH_E2E_FLAGS ?=
 
-.PHONY: all build run test bench lint generate clean
+.PHONY: all build run test bench bench-build bench-e2e lint generate clean
 
 all: lint test build
 
@@ -62,9 +68,21 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(BENCH_FLAGS) -timeout 30m $(BENCH_PKGS)
 
+## bench-build: the bench-only collector (distribution components + groupbytrace + pprof), not built by CI
+bench-build:
+	@mkdir -p $(BENCH_BUILD_DIR) bin
+	@if [ -f $(BENCH_BUILD_DIR)/go.sum ]; then sort -u go.sum $(BENCH_BUILD_DIR)/go.sum -o $(BENCH_BUILD_DIR)/go.sum; else cp go.sum $(BENCH_BUILD_DIR)/go.sum; fi
+	$(GO) tool builder --config bench/e2e/builder-bench.yaml
+	@cp $(BENCH_BUILD_DIR)/otelcol-agenteval-bench $(BENCH_BIN)
+	@echo "built $(BENCH_BIN)"
+
+## bench-e2e: each pipeline (pass-through, groupbytrace, agentsession, agentsession+agenteval) as a real collector under the same OTLP load; prints the results table
+bench-e2e: build bench-build
+	$(GO) run ./bench/e2e -collector $(BENCH_BIN) $(BENCH_E2E_FLAGS)
+
 ## lint: gofmt must report nothing, go vet must pass
 lint:
-	@out="$$(find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './.git/*' -not -path '*/node_modules/*' -exec gofmt -l {} +)"; if [ -n "$$out" ]; then echo "gofmt -l reports:"; echo "$$out"; exit 1; fi
+	@out="$$(find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './$(BENCH_BUILD_DIR)/*' -not -path './.git/*' -not -path '*/node_modules/*' -exec gofmt -l {} +)"; if [ -n "$$out" ]; then echo "gofmt -l reports:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
 ## generate: regenerate the mdatagen code (metadata.yaml -> internal/metadata, tests, documentation.md)
@@ -73,4 +91,4 @@ generate:
 
 ## clean: remove the build output (not the result store in ./data)
 clean:
-	rm -rf $(BUILD_DIR) bin
+	rm -rf $(BUILD_DIR) $(BENCH_BUILD_DIR) bin

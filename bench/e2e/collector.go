@@ -1,0 +1,217 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// pipeline is one collector configuration under test.
+type pipeline struct {
+	Name string
+	// Processors and Exporters are the traces pipeline's, besides the OTLP exporter to the
+	// sink that every pipeline ends with.
+	Processors []string
+	Exporters  []string
+	// Evaluates marks the pipelines that emit evaluation spans.
+	Evaluates bool
+}
+
+// pipelines are the four configurations compared, the first being the reference.
+var pipelines = []pipeline{
+	{Name: "passthrough", Processors: []string{"batch"}},
+	{Name: "groupbytrace", Processors: []string{"groupbytrace", "batch"}},
+	{Name: "agentsession", Processors: []string{"agentsession", "batch"}, Evaluates: true},
+	{Name: "agentsession+agenteval", Processors: []string{"agentsession", "batch"}, Exporters: []string{"agenteval"}, Evaluates: true},
+}
+
+func pipelineByName(name string) (pipeline, bool) {
+	for _, p := range pipelines {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return pipeline{}, false
+}
+
+// ports are the loopback ports one collector run uses.
+type ports struct {
+	OTLP, Sink, Health, Pprof, Prometheus, API int
+}
+
+func portsFrom(base int) ports {
+	return ports{OTLP: base, Sink: base + 1, Health: base + 2, Pprof: base + 3, Prometheus: base + 4, API: base + 5}
+}
+
+// collectorParams are the settings shared by every pipeline.
+type collectorParams struct {
+	// TurnSettle is the agentsession processor's turn_settle: a turn closes this long
+	// after its root span arrived with no new span.
+	TurnSettle time.Duration
+	// GroupWait is groupbytrace's wait_duration, counted from a trace's first span: it
+	// must cover the time a turn's spans take to arrive, or the trace is released in
+	// pieces.
+	GroupWait time.Duration
+	// SessionTimeout is the agentsession processor's session_timeout.
+	SessionTimeout time.Duration
+	// DataDir holds the SQLite store of the agenteval exporter.
+	DataDir string
+}
+
+// renderConfig returns the collector configuration of p: OTLP/gRPC in, p's processors,
+// OTLP/gRPC out to the sink (and p's other exporters), health_check and pprof extensions,
+// the collector's own metrics off.
+func renderConfig(p pipeline, pt ports, cp collectorParams) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:%d
+        max_recv_msg_size_mib: 64
+processors:
+`, pt.OTLP)
+	for _, proc := range p.Processors {
+		switch proc {
+		case "batch":
+			b.WriteString("  batch:\n")
+		case "groupbytrace":
+			fmt.Fprintf(&b, "  groupbytrace:\n    wait_duration: %s\n", cp.GroupWait)
+		case "agentsession":
+			fmt.Fprintf(&b, "  agentsession:\n    turn_settle: %s\n    session_timeout: %s\n    max_sessions: 1000000\n", cp.TurnSettle, cp.SessionTimeout)
+		}
+	}
+	fmt.Fprintf(&b, `exporters:
+  otlp_grpc:
+    endpoint: 127.0.0.1:%d
+    tls:
+      insecure: true
+`, pt.Sink)
+	exporters := []string{"otlp_grpc"}
+	for _, exp := range p.Exporters {
+		if exp == "agenteval" {
+			fmt.Fprintf(&b, `  agenteval:
+    prometheus:
+      endpoint: 127.0.0.1:%d
+    api:
+      endpoint: 127.0.0.1:%d
+    store:
+      driver: sqlite
+      dsn: %s
+`, pt.Prometheus, pt.API, filepath.Join(cp.DataDir, "agenteval.db"))
+		}
+		exporters = append(exporters, exp)
+	}
+	fmt.Fprintf(&b, `extensions:
+  health_check:
+    endpoint: 127.0.0.1:%d
+  pprof:
+    endpoint: 127.0.0.1:%d
+service:
+  extensions: [health_check, pprof]
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [%s]
+      exporters: [%s]
+`, pt.Health, pt.Pprof, strings.Join(p.Processors, ", "), strings.Join(exporters, ", "))
+	return b.String()
+}
+
+// collectorProcess is a collector run as a child process (the testbed's child process
+// collector).
+type collectorProcess struct {
+	cmd    *exec.Cmd
+	log    *os.File
+	health string
+	done   chan error
+}
+
+// startCollector runs bin with config (a file in dir) and waits until its health check
+// answers.
+func startCollector(ctx context.Context, bin, dir, config string, pt ports) (*collectorProcess, error) {
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(dir, "collector.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--config", cfgPath)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	c := &collectorProcess{cmd: cmd, log: logf, health: fmt.Sprintf("http://127.0.0.1:%d/", pt.Health), done: make(chan error, 1)}
+	go func() { c.done <- cmd.Wait() }()
+	if err := c.waitHealthy(ctx, 60*time.Second); err != nil {
+		_ = c.Stop(5 * time.Second)
+		return nil, fmt.Errorf("%w (log: %s)", err, logf.Name())
+	}
+	return c, nil
+}
+
+func (c *collectorProcess) Pid() int { return c.cmd.Process.Pid }
+
+func (c *collectorProcess) waitHealthy(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-c.done:
+			c.done <- err
+			return fmt.Errorf("collector exited before it was ready: %v", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		resp, err := http.Get(c.health)
+		if err != nil {
+			continue
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return nil
+		}
+	}
+	return fmt.Errorf("collector not healthy at %s after %s", c.health, timeout)
+}
+
+// Exited reports whether the process has ended.
+func (c *collectorProcess) Exited() bool {
+	select {
+	case err := <-c.done:
+		c.done <- err
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop sends SIGTERM and waits for the collector to shut down, killing it after timeout.
+func (c *collectorProcess) Stop(timeout time.Duration) error {
+	defer c.log.Close()
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-c.done:
+		return err
+	case <-time.After(timeout):
+		_ = c.cmd.Process.Kill()
+		return fmt.Errorf("collector did not stop within %s: killed", timeout)
+	}
+}

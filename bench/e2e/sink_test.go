@@ -1,0 +1,169 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding/gzip"
+	"google.golang.org/grpc/status"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+func traceID(b byte) pcommon.TraceID { return pcommon.TraceID{b, 1, 2, 3} }
+
+func addSpan(spans ptrace.SpanSlice, name string, trace pcommon.TraceID, kind string) {
+	sp := spans.AppendEmpty()
+	sp.SetName(name)
+	sp.SetTraceID(trace)
+	if kind != "" {
+		sp.Attributes().PutStr(semconv.AgentEvalKind, kind)
+	}
+}
+
+// TestSinkCounts sends gzip-compressed OTLP/gRPC, as the collector's exporter does, and
+// checks what the sink counts apart and the turn-evaluation latencies it measures.
+func TestSinkCounts(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	clock := newRootClock()
+	clock.Sent(t0, []pcommon.TraceID{traceID(1), traceID(2)})
+	clock.Sent(t0.Add(time.Second), []pcommon.TraceID{traceID(3)})
+	s := newSink(clock)
+	now := t0.Add(700 * time.Millisecond)
+	s.now = func() time.Time { return now }
+	require.NoError(t, s.Start("127.0.0.1:0"))
+	defer s.Stop()
+
+	conn, err := grpc.NewClient(s.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.UseCompressor(gzip.Name)))
+	require.NoError(t, err)
+	defer conn.Close()
+	client := ptraceotlp.NewGRPCClient(conn)
+
+	td := ptrace.NewTraces()
+	// Two resources and scopes: the sink walks them all.
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	addSpan(spans, "invoke_workflow support", traceID(1), "")
+	addSpan(spans, "chat gpt-4o", traceID(1), "")
+	addSpan(spans, semconv.EvalSpanTurn, traceID(1), semconv.EvalKindTurn)
+	addSpan(spans, semconv.EvalSpanAgentInteract, traceID(1), semconv.EvalKindAgentInteract)
+	spans2 := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	addSpan(spans2, "execute_tool lookup_order", traceID(2), "")
+	addSpan(spans2, semconv.EvalSpanTurn, traceID(9), semconv.EvalKindTurn) // a root never sent
+	// No agent_eval.kind: the kind comes from the name.
+	addSpan(spans2, semconv.EvalSpanAgentSession, traceID(2), "")
+	_, err = client.Export(context.Background(), ptraceotlp.NewExportRequestFromTraces(td))
+	require.NoError(t, err)
+
+	// Later: the final verdict of turn 1 (a second span for the same turn) and turn 2's
+	// and turn 3's first evaluation.
+	now = t0.Add(2500 * time.Millisecond)
+	td = ptrace.NewTraces()
+	spans = td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	addSpan(spans, semconv.EvalSpanTurn, traceID(1), semconv.EvalKindTurn)
+	addSpan(spans, semconv.EvalSpanTurn, traceID(2), semconv.EvalKindTurn)
+	addSpan(spans, semconv.EvalSpanTurn, traceID(3), semconv.EvalKindTurn)
+	_, err = client.Export(context.Background(), ptraceotlp.NewExportRequestFromTraces(td))
+	require.NoError(t, err)
+
+	c := s.Counts()
+	assert.EqualValues(t, 2, c.Requests)
+	assert.Positive(t, c.Bytes)
+	assert.EqualValues(t, 3, c.Spans, "spans that are not evaluation spans")
+	assert.Equal(t, map[string]int64{
+		semconv.EvalKindTurn:          5,
+		semconv.EvalKindAgentInteract: 1,
+		semconv.EvalKindAgentSession:  1,
+	}, c.Eval)
+	assert.EqualValues(t, 7, c.EvalTotal())
+	assert.EqualValues(t, 4, c.TurnsEvaluated, "distinct traces with an evaluate turn span")
+	assert.EqualValues(t, 1, c.RepeatTurnSpans)
+	assert.EqualValues(t, 1, c.UnmatchedTurns)
+	assert.ElementsMatch(t, []time.Duration{700 * time.Millisecond, 2500 * time.Millisecond, 1500 * time.Millisecond}, c.TurnLatencies,
+		"from the root's send to the turn's first evaluation")
+}
+
+// failFirst answers Unavailable to its first n requests, as a collector pushing back does.
+type failFirst struct {
+	*sink
+	n atomic.Int32
+}
+
+func (f *failFirst) Export(ctx context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+	if f.n.Add(-1) >= 0 {
+		return ptraceotlp.NewExportResponse(), status.Error(codes.Unavailable, "queue is full")
+	}
+	return f.sink.Export(ctx, req)
+}
+
+func serve(t *testing.T, srv ptraceotlp.GRPCServer) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	g := grpc.NewServer()
+	ptraceotlp.RegisterGRPCServer(g, srv)
+	go func() { _ = g.Serve(lis) }()
+	t.Cleanup(g.GracefulStop)
+	return lis.Addr().String()
+}
+
+// TestRunLoad sends a short fixed-rate load straight to a sink: every span arrives once
+// (retried after pushback), every root's send time is recorded, the rate is kept.
+func TestRunLoad(t *testing.T) {
+	clock := newRootClock()
+	s := newSink(clock)
+	f := &failFirst{sink: s}
+	f.n.Store(2)
+	addr := serve(t, f)
+
+	w := newWorkload(workloadConfig{Seed: 5, ActiveTurns: 50})
+	cfg := loadConfig{Endpoint: addr, Rate: 20000, BatchSpans: 200, Workers: 2, Duration: 300 * time.Millisecond}
+	res, err := runLoad(context.Background(), cfg, w, clock)
+	require.NoError(t, err)
+
+	st := res.Stats
+	assert.Equal(t, w.Stats(), st)
+	c := s.Counts()
+	assert.Equal(t, st.Spans, c.Spans, "spans in == spans out")
+	assert.EqualValues(t, 2, res.Retries)
+	assert.Equal(t, c.Requests, res.Requests)
+	assert.Equal(t, c.Bytes, res.Bytes, "the same requests, sized alike")
+	clock.mu.Lock()
+	roots := len(clock.sent)
+	clock.mu.Unlock()
+	assert.EqualValues(t, st.Turns, roots, "every root's send time is known")
+	// 300ms at 20k spans/s is about 6,000 spans, then the turns in flight (50 turns of
+	// about 26 spans at most) are finished; generous bounds for a loaded machine.
+	assert.Less(t, st.Spans, int64(6000+50*60+2*200))
+	assert.Positive(t, res.SpansPerSecond())
+}
+
+func TestRunLoadPermanentError(t *testing.T) {
+	addr := serve(t, &rejecting{})
+	w := newWorkload(workloadConfig{Seed: 5, ActiveTurns: 10})
+	_, err := runLoad(context.Background(), loadConfig{Endpoint: addr, BatchSpans: 100, Workers: 2, Duration: time.Second}, w, newRootClock())
+	require.Error(t, err)
+	assert.Equal(t, codes.InvalidArgument, status.Code(err))
+}
+
+type rejecting struct {
+	ptraceotlp.UnimplementedGRPCServer
+}
+
+func (*rejecting) Export(context.Context, ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+	return ptraceotlp.NewExportResponse(), status.Error(codes.InvalidArgument, "bad data")
+}
