@@ -77,32 +77,14 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 	case strings.TrimSpace(c.s.Turns[ti+1].UserMessage) == "":
 		expl = append(expl, "rdm/ccm: not checked (follow-up user message not captured)")
 	default:
-		next := c.s.Turns[ti+1].UserMessage
-		ok, conf, cue := text.Correction(next, t.FinalResponse)
-		conf = clamp01(conf)
-		followUpConf = conf
-		if ok {
-			rdm = &detection{bad: true, typ: DetectionRDM, conf: conf,
-				reason: fmt.Sprintf("the next user message corrects or complains about the response (cue %q)", cue)}
-			expl = append(expl, fmt.Sprintf("rdm: detected (cue %q, confidence %s)", cue, num(conf)))
-		} else {
-			expl = append(expl, "rdm: no correction cue in the next user message")
-		}
-		if strings.TrimSpace(t.UserMessage) == "" {
-			expl = append(expl, "ccm: not checked (user message not captured)")
-		} else {
-			sim := clamp01(text.Similarity(t.UserMessage, next))
-			if sim > followUpConf {
-				followUpConf = sim
-			}
-			th := c.e.cfg.CCMSimilarityThreshold
-			if sim >= th {
-				ccm = &detection{bad: true, typ: DetectionCCM, conf: sim,
-					reason: fmt.Sprintf("the next user message re-asks the same request (similarity %s >= %s)", num(sim), num(th))}
-				expl = append(expl, fmt.Sprintf("ccm: similarity %s >= %s", num(sim), num(th)))
-			} else {
-				expl = append(expl, fmt.Sprintf("ccm: similarity %s < %s", num(sim), num(th)))
-			}
+		fd := c.e.DetectFollowUp(t.UserMessage, t.FinalResponse, c.s.Turns[ti+1].UserMessage)
+		expl = append(expl, fd.Checks...)
+		followUpConf = fd.Signal
+		switch fd.Type {
+		case DetectionRDM:
+			rdm = &detection{bad: true, typ: DetectionRDM, conf: fd.Confidence, reason: fd.Reason}
+		case DetectionCCM:
+			ccm = &detection{bad: true, typ: DetectionCCM, conf: fd.Confidence, reason: fd.Reason}
 		}
 	}
 

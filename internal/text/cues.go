@@ -130,7 +130,72 @@ var correctionCues = concat(
 	cues(0.75, "that didn't help", "that doesn't help", "not helpful", "unhelpful", "useless",
 		"makes no sense", "doesn't make sense", "that's not", "ça ne marche pas", "ça ne fonctionne pas",
 		"no funciona", "funktioniert nicht"),
+	// Implausible values: "that can't be right" (docs/decisions/text.md §3).
+	cues(0.85, "can't be right", "cannot be right", "can't be true", "cannot be true", "can't be correct",
+		"that's impossible", "that is impossible", "not possible",
+		"ça ne peut pas être", "ce n'est pas possible", "c'est impossible", "no puede ser", "eso es imposible", "no es posible",
+		"das kann nicht stimmen", "kann nicht stimmen", "das ist unmöglich", "nicht möglich"),
+	// Swapped fields.
+	cues(0.85, "you swapped", "swapped the", "you mixed up", "mixed up the", "the other way round",
+		"the other way around", "you switched", "inversé", "tu as mélangé", "vous avez mélangé", "tu as confondu",
+		"vous avez confondu", "à l'envers", "has invertido", "invertiste", "has confundido", "confundiste", "al revés",
+		"vertauscht", "verwechselt", "umgekehrt", "durcheinandergebracht"),
+	// Complaints.
+	cues(0.8, "stop telling me", "I've done that", "I have done that", "I already did that", "I already tried",
+		"already tried that", "you didn't fix", "you did not fix", "didn't fix anything", "ridiculous", "unacceptable", "waste of time", "are you even listening",
+		"you don't even", "what a joke", "is the wrong", "that's the wrong", "the wrong one", "not one of them",
+		"ne m'aide pas", "inadmissible", "inacceptable", "arrête de me dire", "arrêtez de me dire", "je l'ai déjà fait", "j'ai déjà essayé", "tu n'as rien",
+		"vous n'avez rien", "n'en fait pas partie", "c'est nul", "ça ne sert à rien",
+		"vergüenza", "inaceptable", "deja de decirme", "ya lo revisé", "ya lo he hecho", "ya lo hice",
+		"no has arreglado", "no sirve",
+		"no es uno de ellos", "una tomadura de pelo",
+		"Frechheit", "hör auf", "hören Sie auf", "habe ich schon", "hab ich schon", "nichts behoben",
+		"gar nichts", "gehört nicht dazu",
+		"inakzeptabel", "unverschämt", "bringt nichts"),
+	// Complaints, second round (added after the first held-out measurement, docs/scoring.md §5.4).
+	cues(0.8, "not helping", "you're not helping", "you are not helping", "no help at all", "pointless",
+		"nonsense", "rubbish", "terrible answer", "how many times", "for the third time", "got it backwards",
+		"tu ne m'aides pas", "vous ne m'aidez pas", "ne m'aides pas", "ne m'aidez pas", "n'importe quoi",
+		"c'est ridicule", "inutile", "inutiles", "combien de fois", "lamentable", "paraît impossible",
+		"semble impossible",
+		"no me ayuda", "no me ayudas", "no me estás ayudando", "no me está ayudando", "qué desastre",
+		"es un desastre", "ridículo", "inútil", "no sirve para nada", "no sirven para nada", "cuántas veces",
+		"absurdo", "no puede ser cierto",
+		"hilft mir nicht", "hilft mir überhaupt nicht", "hilft überhaupt nicht", "lächerlich", "nutzlos",
+		"unbrauchbar", "Unsinn", "Quatsch", "wie oft noch", "Zumutung", "das stimmt nicht", "stimmt so nicht",
+		"kann unmöglich"),
+	languageCues(),
 )
+
+// languageNames are the language names a "that's French" correction names, per language of the
+// follow-up (docs/decisions/text.md §3).
+var languageNames = struct{ en, fr, es, de []string }{
+	en: []string{"English", "French", "Spanish", "German", "Italian", "Portuguese", "Dutch", "Japanese", "Chinese", "Korean", "Russian"},
+	fr: []string{"anglais", "français", "espagnol", "allemand", "italien", "portugais", "néerlandais", "japonais", "chinois", "coréen", "russe"},
+	es: []string{"inglés", "francés", "español", "alemán", "italiano", "portugués", "holandés", "japonés", "chino", "coreano", "ruso"},
+	de: []string{"Englisch", "Französisch", "Spanisch", "Deutsch", "Italienisch", "Portugiesisch", "Niederländisch", "Japanisch", "Chinesisch", "Koreanisch", "Russisch"},
+}
+
+// languageCues are "that's <language>" statements about the answer: "That's French.", "This is in
+// Spanish", "C'est de l'espagnol", "Eso es italiano", "Das ist Englisch" (confidence 0.85).
+func languageCues() []cue {
+	var ps []string
+	for _, l := range languageNames.en {
+		for _, d := range []string{"that's", "this is", "that is", "it's", "it is"} {
+			ps = append(ps, d+" "+l, d+" in "+l)
+		}
+	}
+	for _, l := range languageNames.fr {
+		ps = append(ps, "c'est du "+l, "c'est de l'"+l, "c'est en "+l, "c'est de l "+l)
+	}
+	for _, l := range languageNames.es {
+		ps = append(ps, "eso es "+l, "esto es "+l, "eso está en "+l, "esto está en "+l, "está en "+l)
+	}
+	for _, l := range languageNames.de {
+		ps = append(ps, "das ist "+l, "das ist auf "+l, "das war "+l)
+	}
+	return cues(0.85, ps...)
+}
 
 // correctionStarts are cues that count only as the first word of the follow-up. negative marks plain
 // negations, which are ignored when the previous assistant response asked a question.
@@ -140,7 +205,7 @@ var correctionStarts = []struct {
 	negative bool
 }{
 	{"wrong", 0.85, false}, {"incorrect", 0.85, false}, {"faux", 0.85, false}, {"incorrecto", 0.85, false},
-	{"nope", 0.7, true}, {"no", 0.6, true}, {"nah", 0.6, true}, {"non", 0.6, true}, {"nein", 0.6, true},
+	{"seriously", 0.75, false}, {"impossible", 0.85, false}, {"imposible", 0.85, false}, {"unmoglich", 0.85, false}, {"nope", 0.7, true}, {"no", 0.6, true}, {"nah", 0.6, true}, {"non", 0.6, true}, {"nein", 0.6, true},
 }
 
 // notCorrectionAfterNo are second words that make a leading "no" polite ("no thanks", "no problem").

@@ -1,0 +1,330 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package text // import "github.com/agenteval/agenteval-collector/internal/text"
+
+import (
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file holds the follow-up primitives that use the agent's answer as evidence
+// (docs/decisions/text.md §3.1–§3.3): Contradiction (an RDM without a cue word),
+// Acceptance (a follow-up that accepts the answer) and CompareFollowUp (the CCM
+// evidence: similarity, what the answer served, what the follow-up swapped).
+
+// contrastNegations are the words that open the negated part of "X, not Y" per
+// language (cueNorm'ed). French "pas" also closes "ne … pas"; Spanish "no" and
+// German "nicht"/"kein" likewise serve both uses.
+var contrastNegations = map[string]bool{
+	"not": true, "pas": true, "no": true, "nicht": true, "kein": true, "keine": true, "keinen": true,
+	"instead": true, "rather": true, "plutot": true, "statt": true, "anstatt": true,
+}
+
+// maxContrastTokens bounds the negated part Y of "X, not Y": a correction names one
+// thing ("not Madrid", "pas à Claire", "nicht 30"), not a sentence.
+const maxContrastTokens = 3
+
+// Contradiction reports whether followUp contradicts answer without a cue word
+// (DESIGN.md §5.3 RDM): a contrast "X, not Y" / "X, pas Y" / "X, no Y" / "X, nicht Y"
+// where the negated part Y is something the answer said ("Lisbon, not Madrid!" after
+// "The capital is Madrid"), or where X restates the user's request and the answer
+// lacks it ("Au bureau, pas à la maison !" after a request for the office and an
+// answer naming the home address). There must be content before the negation (a
+// leading "No, at the end of the period" answers a question; it is not a contrast),
+// Y has 1 to 3 content tokens, and an answer that ends with a question is never
+// contradicted this way (the user is choosing among the options it offered).
+//
+// evidence names what was contradicted, e.g. `"not Madrid": the answer said "madrid"`.
+// Inputs are capped like every primitive (MaxInputBytes); invalid UTF-8 is read as
+// U+FFFD. Confidence is 0.9 when ok.
+func Contradiction(followUp, answer, request string) (ok bool, confidence float64, evidence string) {
+	followUp = capInput(followUp)
+	if strings.TrimSpace(answer) == "" || askedQuestion(answer) {
+		return false, 0, ""
+	}
+	var ans, req map[string]bool
+	seenContent := false
+	for _, clause := range splitClauses(followUp) {
+		words := strings.Fields(cueNorm(clause))
+		for i, w := range words {
+			if !contrastNegations[w] {
+				continue
+			}
+			before := strings.Join(words[:i], " ")
+			if !seenContent && len(Tokens(before)) == 0 {
+				continue
+			}
+			rest := strings.Join(words[i+1:], " ")
+			y := Tokens(rest)
+			if len(y) == 0 || len(y) > maxContrastTokens {
+				continue
+			}
+			if ans == nil {
+				ans, req = tokenSet(answer), tokenSet(request)
+			}
+			if allIn(y, ans) {
+				return true, 0.9, `"` + w + " " + rest + `": the answer said ` + quoteJoin(y)
+			}
+			// X restates the request and the answer lacks it.
+			x := Tokens(strings.Join(prevWords(followUp, clause, words[:i]), " "))
+			for _, t := range x {
+				if req[t] && !ans[t] && !contains(y, t) {
+					return true, 0.9, `"` + w + " " + rest + `" restates the request's "` + t + `", which the answer lacks`
+				}
+			}
+		}
+		if len(Tokens(clause)) > 0 {
+			seenContent = true
+		}
+	}
+	return false, 0, ""
+}
+
+// prevWords returns the words of followUp before the clause, plus the clause's words before the
+// negation: the affirmed part X of "X, not Y".
+func prevWords(followUp, clause string, head []string) []string {
+	i := strings.Index(followUp, clause)
+	var out []string
+	if i > 0 {
+		out = strings.Fields(cueNorm(followUp[:i]))
+	}
+	return append(out, head...)
+}
+
+// splitClauses cuts s at sentence and clause punctuation (, . ; : ! ? ¡ ¿ … and line breaks).
+func splitClauses(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool {
+		switch r {
+		case ',', '.', ';', ':', '!', '?', '¡', '¿', '…', '\n', '\r', '(', ')':
+			return true
+		}
+		return false
+	})
+}
+
+func tokenSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, t := range Tokens(s) {
+		m[t] = true
+	}
+	return m
+}
+
+func allIn(ts []string, set map[string]bool) bool {
+	for _, t := range ts {
+		if !set[t] {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(ts []string, t string) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteJoin(ts []string) string {
+	return `"` + strings.Join(ts, " ") + `"`
+}
+
+// acceptanceLeads open a follow-up that accepts the answer ("OK, then cancel #123",
+// "Great, can you send…", "D'accord, alors…", "Vale, entonces…", "Gut, dann…"),
+// cueNorm'ed. Words that also open a re-ask ("so", "then", "alors", "entonces",
+// "dann", "yes", "oui", "sí", "ja") are deliberately absent.
+var acceptanceLeads = []string{
+	"ok", "okay", "great", "fine", "perfect", "good", "cool", "nice", "awesome", "excellent", "alright",
+	"all right", "got it", "sounds good", "thanks", "thank you",
+	"daccord", "parfait", "super", "genial", "tres bien", "bien", "bon", "merci", "entendu", "nickel",
+	"vale", "perfecto", "de acuerdo", "estupendo", "gracias", "bueno",
+	"gut", "prima", "perfekt", "klasse", "danke", "alles klar", "schon", "toll",
+}
+
+// butWords cancel an acceptance when they follow it closely ("OK but…", "D'accord, mais…").
+var butWords = map[string]bool{"but": true, "mais": true, "pero": true, "aber": true, "though": true,
+	"however": true, "still": true, "toujours": true, "doch": true, "trotzdem": true, "sin": true}
+
+// Acceptance reports whether followUp opens by accepting the answer: its first words are
+// one of acceptanceLeads and none of the next three words is a "but" ("OK but…").
+// cue is the lead that matched.
+func Acceptance(followUp string) (cue string, ok bool) {
+	n := cueNorm(followUp)
+	for _, l := range acceptanceLeads {
+		if strings.HasPrefix(n, " "+l+" ") {
+			rest := strings.Fields(n[len(l)+2:])
+			for i := 0; i < len(rest) && i < 3; i++ {
+				if butWords[rest[i]] {
+					return "", false
+				}
+			}
+			return l, true
+		}
+	}
+	return "", false
+}
+
+// Reask is the CCM evidence CompareFollowUp gathers on a (request, answer, follow-up)
+// triple, over distinct Tokens.
+type Reask struct {
+	// Similarity is the cosine of Similarity over the request's and the follow-up's
+	// tokens after removing Served, with the same conflict factor; in [0,1].
+	Similarity float64
+	// Verbatim is true when both messages have the same non-empty token set.
+	Verbatim bool
+	// Served are the id and number tokens of the request that the follow-up repeats and
+	// the answer already contains: the entity the answer served, which says nothing
+	// about a re-ask ("OK, then cancel #123" after an answer about #123).
+	Served []string
+	// Answered is the share of the request's tokens (ids and numbers weigh 2) that the
+	// answer contains; in [0,1]. A request the answer echoes was answered.
+	Answered float64
+	// SwappedOut and SwappedIn are set when the follow-up is the request with one
+	// stretch of tokens replaced, every replaced token served by the answer and none of
+	// the new ones in the request or the answer: the same question about another thing ("…in Lyon?"
+	// after "…in Paris?" answered for Paris).
+	SwappedOut, SwappedIn []string
+	// Empty is true when the request or the follow-up has no content token.
+	Empty bool
+}
+
+// CompareFollowUp gathers the CCM evidence of docs/decisions/text.md §3.3 for the
+// follow-up of a turn whose user request and final answer are given.
+func CompareFollowUp(request, answer, followUp string) Reask {
+	p, n := uniq(Tokens(request)), uniq(Tokens(followUp))
+	var r Reask
+	if len(p) == 0 || len(n) == 0 {
+		r.Empty = true
+		return r
+	}
+	a := tokenSet(answer)
+	ps, ns := setOf(p), setOf(n)
+	if len(ps) == len(ns) && allIn(n, ps) {
+		r.Verbatim, r.Similarity = true, 1
+	}
+	var tot, got float64
+	for _, t := range p {
+		w := tokWeight(t)
+		tot += w
+		if a[t] {
+			got += w
+		}
+		if isNumeric(t) && ns[t] && a[t] {
+			r.Served = append(r.Served, t)
+		}
+	}
+	r.Answered = got / tot
+	if !r.Verbatim {
+		r.Similarity = cosineSets(p, n, r.Served)
+	}
+	// Swap: strip the common prefix and suffix of the two token sequences.
+	i := 0
+	for i < len(p) && i < len(n) && p[i] == n[i] {
+		i++
+	}
+	j := 0
+	for j < len(p)-i && j < len(n)-i && p[len(p)-1-j] == n[len(n)-1-j] {
+		j++
+	}
+	out, in := p[i:len(p)-j], n[i:len(n)-j]
+	if len(out) > 0 && len(in) > 0 && allIn(out, a) {
+		swap := true
+		for _, t := range in {
+			if ps[t] || a[t] {
+				swap = false
+				break
+			}
+		}
+		if swap {
+			r.SwappedOut, r.SwappedIn = out, in
+		}
+	}
+	return r
+}
+
+func uniq(ts []string) []string {
+	seen := map[string]bool{}
+	out := ts[:0:0]
+	for _, t := range ts {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func setOf(ts []string) map[string]bool {
+	m := make(map[string]bool, len(ts))
+	for _, t := range ts {
+		m[t] = true
+	}
+	return m
+}
+
+func isNumeric(t string) bool {
+	for i := 0; i < len(t); {
+		r, size := utf8.DecodeRuneInString(t[i:])
+		if unicode.IsDigit(r) {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+func tokWeight(t string) float64 {
+	if isNumeric(t) {
+		return numWeight
+	}
+	return 1
+}
+
+// cosineSets is Similarity's weighted cosine with the conflict factor over two distinct
+// token lists, leaving out the tokens of skip.
+func cosineSets(a, b, skip []string) float64 {
+	sk := setOf(skip)
+	bs := map[string]bool{}
+	for _, t := range b {
+		if !sk[t] {
+			bs[t] = true
+		}
+	}
+	var inter, na, nb float64
+	onlyA, onlyB := false, false
+	as := map[string]bool{}
+	for _, t := range a {
+		if sk[t] {
+			continue
+		}
+		as[t] = true
+		w := tokWeight(t)
+		na += w * w
+		if bs[t] {
+			inter += w * w
+		} else if isNumeric(t) {
+			onlyA = true
+		}
+	}
+	for t := range bs {
+		w := tokWeight(t)
+		nb += w * w
+		if !as[t] && isNumeric(t) {
+			onlyB = true
+		}
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	s := inter / math.Sqrt(na*nb)
+	if onlyA && onlyB {
+		s *= conflictFactor
+	}
+	return min(max(s, 0), 1)
+}
