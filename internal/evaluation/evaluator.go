@@ -52,6 +52,8 @@ type evalCtx struct {
 	args *argCache
 	// factMemo memoises text.SalientFacts per text.
 	factMemo map[string][]text.Fact
+	// convTokens[k] holds the distinct tokens of turns 0..k−1 (intent drift context).
+	convTokens []map[string]bool
 	// candidateMemo memoises candidates per agent.
 	candidateMemo map[string][]string
 }

@@ -308,6 +308,7 @@ func TestIntentDriftQuality(t *testing.T) {
 			res[k] = &tally{}
 		}
 		res[k].all++
+		t.Logf("%s (%s/%s): intent_drift_score %.4g", it.ID, it.Split, it.Label, d)
 		if ok {
 			res[k].ok++
 		} else {

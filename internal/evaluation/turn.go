@@ -5,6 +5,8 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,7 +51,7 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 			c.score(ir)
 		}
 	}
-	tr.IntentDrift, tr.Explanations[keyIntentDrift] = c.intentDrift(t)
+	tr.IntentDrift, tr.Explanations[keyIntentDrift] = c.intentDrift(ti)
 	return tr
 }
 
@@ -238,43 +240,61 @@ func (c *evalCtx) turnSources(ti int) []string {
 	return src
 }
 
-// intentDrift is 1 − the best relevance of the turn's actions and answers to the user
-// request, where relevance(item) = |tokens(request) ∩ tokens(item)| / |tokens(request)|
-// over distinct text.Tokens; items are the final response, each interaction's output,
-// each tool call (name and argument keys and values) and each handoff payload.
-// minIntentWords is the fewest distinct content words a user message needs for its
-// intent to be measured: "Thanks!" or "ok" states no task to drift from.
-const minIntentWords = 2
+// intentDrift measures how far turn ti's actions and answers wander from the user's
+// task (DESIGN.md §5.4, docs/scoring.md §5.3). The task is the request R (the distinct
+// text.Tokens of the user message) and the conversation so far T (R plus the tokens of
+// the earlier turns' user messages, final responses, tool calls and tool results). The
+// items are the final response, each interaction's output, each tool call (name,
+// argument keys and values) and each handoff payload.
+//
+//   - An item that shares at least anchorTokens distinct tokens with T is anchored in the
+//     task: drift 0 (the agents answer about the task even when they do not repeat the
+//     user's words, "Is it valid?" → "Yes, R-778 is approved").
+//   - Otherwise drift = 1 − coverage, where coverage is the share of R found in the
+//     union of the items' tokens.
+//
+// Null when the first turn's message has fewer than minIntentWords content words
+// ("Thanks!" states no task) or when no item has text.
+const (
+	minIntentWords = 2
+	anchorTokens   = 2
+)
 
-func (c *evalCtx) intentDrift(t *session.Turn) (*float64, string) {
-	req := map[string]int{} // distinct request token → index
+func (c *evalCtx) intentDrift(ti int) (*float64, string) {
+	t := &c.s.Turns[ti]
+	req := map[string]bool{}
+	var reqList []string
 	for _, tok := range text.Tokens(t.UserMessage) {
-		if _, ok := req[tok]; !ok {
-			req[tok] = len(req)
+		if !req[tok] {
+			req[tok] = true
+			reqList = append(reqList, tok)
 		}
 	}
-	if len(req) < minIntentWords {
-		return nil, fmt.Sprintf("null: the user message has %d content word(s), fewer than %d to define an intent (or it was not captured)", len(req), minIntentWords)
+	ctx := c.conversationTokens(ti)
+	if len(req) == 0 || len(req) < minIntentWords && len(ctx) == 0 {
+		return nil, fmt.Sprintf("null: the user message has %d content word(s), fewer than %d to define an intent, and no earlier turn gives context (or it was not captured)", len(req), minIntentWords)
 	}
-	bestHit, bestLabel, items := -1, "", 0
+	inTask := func(tok string) bool { return req[tok] || ctx[tok] }
+	union := map[string]bool{}
+	items := 0
 	seen := map[string]bool{}
-	hit := make([]bool, len(req))
+	var anchoredBy string
+	var anchoredTokens []string
 	consider := func(label func() string, s string) {
-		if bestHit == len(req) || strings.TrimSpace(s) == "" || seen[s] {
+		if anchoredBy != "" || strings.TrimSpace(s) == "" || seen[s] {
 			return
 		}
 		seen[s] = true
 		items++
-		clear(hit)
-		n := 0
+		var shared []string
 		for _, tok := range text.Tokens(s) {
-			if i, ok := req[tok]; ok && !hit[i] {
-				hit[i] = true
-				n++
+			union[tok] = true
+			if inTask(tok) && !slices.Contains(shared, tok) {
+				shared = append(shared, tok)
 			}
 		}
-		if n > bestHit {
-			bestHit, bestLabel = n, fmt.Sprintf("%s (%d/%d request words)", label(), n, len(req))
+		if len(shared) >= anchorTokens {
+			anchoredBy, anchoredTokens = label(), shared
 		}
 	}
 	consider(func() string { return "final response" }, t.FinalResponse)
@@ -283,7 +303,7 @@ func (c *evalCtx) intentDrift(t *session.Turn) (*float64, string) {
 		consider(func() string { return in.AgentID + " output" }, in.Output)
 		for si := range in.Steps {
 			st := &in.Steps[si]
-			if st.ToolCall != nil && bestHit < len(req) {
+			if st.ToolCall != nil {
 				consider(func() string { return in.AgentID + " call " + st.ToolCall.ToolName }, toolCallText(st.ToolCall, c.args.get(st.ToolCall).args))
 			}
 			if st.Handoff != nil {
@@ -294,9 +314,61 @@ func (c *evalCtx) intentDrift(t *session.Turn) (*float64, string) {
 	if items == 0 {
 		return nil, "null: no captured action or answer"
 	}
-	best := float64(bestHit) / float64(len(req))
-	drift := float64(len(req)-bestHit) / float64(len(req))
-	return ptr(drift), fmt.Sprintf("1 − best relevance %s, from %s = %s", num(best), bestLabel, num(drift))
+	if anchoredBy != "" {
+		return ptr(0.0), fmt.Sprintf("0: %s shares %s with the task (>= %d words of the request or the conversation)",
+			anchoredBy, strings.Join(anchoredTokens, ", "), anchorTokens)
+	}
+	if len(req) == 0 {
+		return ptr(1.0), "1: no action or answer shares " + strconv.Itoa(anchorTokens) + " words with the conversation"
+	}
+	var hit []string
+	for _, tok := range reqList {
+		if union[tok] {
+			hit = append(hit, tok)
+		}
+	}
+	cov := float64(len(hit)) / float64(len(req))
+	drift := float64(len(req)-len(hit)) / float64(len(req))
+	return ptr(drift), fmt.Sprintf("1 − coverage %s (%d/%d request words%s in the actions and answers; none shares %d words with the task) = %s",
+		num(cov), len(hit), len(req), listSuffix(hit), anchorTokens, num(drift))
+}
+
+func listSuffix(ts []string) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(ts, ", ")
+}
+
+// conversationTokens returns the distinct tokens of turns 0..ti−1: user messages, final
+// responses, tool calls (rendered as for intentDrift) and tool results. Memoised per
+// session, built incrementally.
+func (c *evalCtx) conversationTokens(ti int) map[string]bool {
+	if c.convTokens == nil {
+		c.convTokens = []map[string]bool{{}}
+	}
+	for len(c.convTokens) <= ti {
+		k := len(c.convTokens) - 1 // turn whose tokens extend convTokens[k]
+		m := maps.Clone(c.convTokens[k])
+		t := &c.s.Turns[k]
+		add := func(s string) {
+			for _, tok := range text.Tokens(s) {
+				m[tok] = true
+			}
+		}
+		add(t.UserMessage)
+		add(t.FinalResponse)
+		for ii := range t.Interactions {
+			for si := range t.Interactions[ii].Steps {
+				if tc := t.Interactions[ii].Steps[si].ToolCall; tc != nil {
+					add(toolCallText(tc, c.args.get(tc).args))
+					add(tc.Result)
+				}
+			}
+		}
+		c.convTokens = append(c.convTokens, m)
+	}
+	return c.convTokens[ti]
 }
 
 var nameSeparators = strings.NewReplacer("_", " ", "-", " ", ".", " ")
