@@ -69,10 +69,11 @@ func Contradiction(followUp, answer, request string) (ok bool, confidence float6
 				return true, 0.9, `"` + w + " " + rest + `": the answer said ` + quoteJoin(y)
 			}
 			// X restates the request and the answer lacks it.
-			x := Tokens(strings.Join(prevWords(followUp, clause, words[:i]), " "))
-			for _, t := range x {
+			xw := prevWords(followUp, clause, words[:i])
+			for _, t := range Tokens(strings.Join(xw, " ")) {
 				if req[t] && !ans[t] && !contains(y, t) {
-					return true, 0.9, `"` + w + " " + rest + `" restates the request's "` + t + `", which the answer lacks`
+					x := strings.Join(xw[max(0, len(xw)-4):], " ")
+					return true, 0.9, `"` + x + ", " + w + " " + rest + `": the request's "` + t + `" is missing from the answer`
 				}
 			}
 		}
