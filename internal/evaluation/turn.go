@@ -253,8 +253,8 @@ func (c *evalCtx) turnSources(ti int) []string {
 //   - Otherwise drift = 1 − coverage, where coverage is the share of R found in the
 //     union of the items' tokens.
 //
-// Null when the first turn's message has fewer than minIntentWords content words
-// ("Thanks!" states no task) or when no item has text.
+// Null when the message has fewer than minIntentWords content words ("Great, thanks"
+// states no task) or when no item has text.
 const (
 	minIntentWords = 2
 	anchorTokens   = 2
@@ -270,10 +270,10 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 			reqList = append(reqList, tok)
 		}
 	}
-	ctx := c.conversationTokens(ti)
-	if len(req) == 0 || len(req) < minIntentWords && len(ctx) == 0 {
-		return nil, fmt.Sprintf("null: the user message has %d content word(s), fewer than %d to define an intent, and no earlier turn gives context (or it was not captured)", len(req), minIntentWords)
+	if len(req) < minIntentWords {
+		return nil, fmt.Sprintf("null: the user message has %d content word(s), fewer than %d to define an intent (or it was not captured)", len(req), minIntentWords)
 	}
+	ctx := c.conversationTokens(ti)
 	inTask := func(tok string) bool { return req[tok] || ctx[tok] }
 	union := map[string]bool{}
 	items := 0
@@ -317,9 +317,6 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	if anchoredBy != "" {
 		return ptr(0.0), fmt.Sprintf("0: %s shares %s with the task (>= %d words of the request or the conversation)",
 			anchoredBy, strings.Join(anchoredTokens, ", "), anchorTokens)
-	}
-	if len(req) == 0 {
-		return ptr(1.0), "1: no action or answer shares " + strconv.Itoa(anchorTokens) + " words with the conversation"
 	}
 	var hit []string
 	for _, tok := range reqList {
