@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // Explanation keys of an Analysis.
@@ -44,6 +45,10 @@ func (e *Evaluator) AnalyzeSession(s *session.AgentSession) Analysis {
 	}
 	a.SessionID, a.Service, a.StartedAt, a.EndedAt = s.ID, s.Service, s.StartedAt, s.EndedAt
 	a.Partial, a.EndReason, a.Usage = s.Partial, s.EndReason, s.Usage
+	for ti := range s.Turns {
+		// A session with a turn cut short is partial (docs/scoring.md §6).
+		a.Partial = a.Partial || s.Turns[ti].Partial
+	}
 
 	c := e.newCtx(s)
 	for ti := range s.Turns {
@@ -56,7 +61,7 @@ func (e *Evaluator) AnalyzeSession(s *session.AgentSession) Analysis {
 			}
 		}
 	}
-	a.Conversation, a.Explanations[keyConversationScore] = conversation(a.TurnResults)
+	a.Conversation, a.Explanations[keyConversationScore] = conversation(s, a.TurnResults)
 	a.ToolUseScore, a.Explanations[keyToolUseScore] = sessionToolUse(a.TurnResults)
 	a.ReasoningScore, a.Explanations[keyReasoningScore] = sessionReasoning(a.TurnResults)
 	c.coordination(&a)
@@ -90,13 +95,21 @@ func (e *Evaluator) AnalyzeSession(s *session.AgentSession) Analysis {
 	return a
 }
 
-// conversation counts the turn verdicts; score = good / total (DESIGN.md §5.3).
-func conversation(trs []TurnResult) (ConversationSummary, string) {
+// conversation counts the turn verdicts (DESIGN.md §5.3). score = good / total over the
+// turns that carry a request: a good turn whose user message states no task (fewer than
+// minIntentWords content words, e.g. "Thanks!", "ok") and whose agents took no action
+// is a closing remark, not a response to score, and is left out of the score (it stays
+// in the counters). A bad closing turn still counts.
+func conversation(s *session.AgentSession, trs []TurnResult) (ConversationSummary, string) {
 	var cs ConversationSummary
-	for _, tr := range trs {
+	closing := 0
+	for i, tr := range trs {
 		cs.TotalResponses++
 		if !tr.IsBad {
 			cs.GoodResponses++
+			if i < len(s.Turns) && closingTurn(&s.Turns[i]) {
+				closing++
+			}
 			continue
 		}
 		cs.BadResponses++
@@ -109,13 +122,43 @@ func conversation(trs []TurnResult) (ConversationSummary, string) {
 			cs.HallucinationDetections++
 		case DetectionLLMJudge:
 			cs.LLMJudgeDetections++
+		case DetectionNoAnswer:
+			cs.NoAnswerDetections++
 		}
 	}
 	if cs.TotalResponses == 0 {
 		return cs, "null: no turns"
 	}
-	cs.Score = ptr(float64(cs.GoodResponses) / float64(cs.TotalResponses))
-	return cs, fmt.Sprintf("%d good / %d turns = %s", cs.GoodResponses, cs.TotalResponses, num(*cs.Score))
+	if closing == cs.TotalResponses {
+		cs.Score = ptr(1.0)
+		return cs, fmt.Sprintf("1: all %d turn(s) are good closing remarks", closing)
+	}
+	good, total := cs.GoodResponses-closing, cs.TotalResponses-closing
+	cs.Score = ptr(float64(good) / float64(total))
+	if closing > 0 {
+		return cs, fmt.Sprintf("%d good / %d turns with a request = %s (%d good closing remark(s) left out)", good, total, num(*cs.Score), closing)
+	}
+	return cs, fmt.Sprintf("%d good / %d turns = %s", good, total, num(*cs.Score))
+}
+
+// closingTurn: the user message has fewer than minIntentWords distinct content words and
+// no interaction called a tool or handed off.
+func closingTurn(t *session.Turn) bool {
+	toks := map[string]bool{}
+	for _, tok := range text.Tokens(t.UserMessage) {
+		toks[tok] = true
+	}
+	if len(toks) >= minIntentWords {
+		return false
+	}
+	for ii := range t.Interactions {
+		for si := range t.Interactions[ii].Steps {
+			if st := &t.Interactions[ii].Steps[si]; st.ToolCall != nil || st.Handoff != nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func sessionToolUse(trs []TurnResult) (*float64, string) {
@@ -173,8 +216,8 @@ func sessionIntentDrift(trs []TurnResult) (*float64, string) {
 }
 
 // taskCompletion: the explicit outcome first; else the last turn is not bad, has a
-// non-empty final response, no HIGH tool issue and no error status (turn root or
-// final responder). Nil without turns, when the last turn is partial, or when it has
+// non-empty final response, no HIGH tool issue that a later call did not recover, and
+// no error status (turn root or final responder). A turn without answer is false. Nil without turns, when the last turn is partial, or when it has
 // no captured content (DESIGN.md §5.4).
 func taskCompletion(s *session.AgentSession, trs []TurnResult) (*bool, string) {
 	if s.Outcome != nil {
@@ -186,6 +229,10 @@ func taskCompletion(s *session.AgentSession, trs []TurnResult) (*bool, string) {
 	}
 	last := &s.Turns[len(s.Turns)-1]
 	tr := trs[len(trs)-1]
+	if tr.DetectionType == DetectionNoAnswer {
+		f := false
+		return &f, "false: the last turn gave no answer (" + tr.Reason + ")"
+	}
 	if last.Partial {
 		return nil, "null: the last turn is partial (cut short) and no explicit outcome was seen"
 	}
@@ -202,7 +249,7 @@ func taskCompletion(s *session.AgentSession, trs []TurnResult) (*bool, string) {
 	for _, ir := range tr.Interactions {
 		for _, tc := range ir.ToolCalls {
 			for _, is := range tc.Issues {
-				if is.Severity == SeverityHigh {
+				if is.Severity == SeverityHigh && tc.RecoveredBy == "" {
 					fails = append(fails, "HIGH issue "+string(is.Issue)+" ("+is.AgentID+" → "+is.ToolName+")")
 				}
 			}

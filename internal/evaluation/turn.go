@@ -4,6 +4,7 @@
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -40,10 +41,13 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 	for ii := range t.Interactions {
 		tr.Interactions = append(tr.Interactions, c.interaction(ti, ii))
 	}
+	markRecovered(tr.Interactions)
 	d := c.detect(ti, final, tr.Interactions)
 	tr.IsBad, tr.DetectionType, tr.Confidence, tr.Reason = d.bad, d.typ, d.conf, d.reason
 	tr.Explanations[keyDetection] = d.expl
-	if d.bad {
+	// The bad-turn rule judges the final response: a verdict on a tool call's
+	// parameters is counted in tool_use and the conversation score, not again here.
+	if d.bad && !d.fromParams {
 		if fr := finalResponder(t); fr >= 0 {
 			ir := &tr.Interactions[fr]
 			ir.ResponseQuality = ptr(0)
@@ -61,6 +65,42 @@ type detection struct {
 	conf   float64
 	reason string
 	expl   string
+	// fromParams: the verdict is a parameter hallucination of a tool call.
+	fromParams bool
+}
+
+// markRecovered sets RecoveredBy on each call of the turn with a MEDIUM or HIGH issue
+// when a later call of the turn (any agent) to the same tool ended ok without any MEDIUM
+// or HIGH issue: the fault was rejected and retried correctly (docs/scoring.md §5.2).
+func markRecovered(irs []InteractionResult) {
+	type ref struct{ i, j int }
+	var calls []ref
+	for i := range irs {
+		for j := range irs[i].ToolCalls {
+			calls = append(calls, ref{i, j})
+		}
+	}
+	serious := func(tc *ToolCallResult) bool {
+		for _, is := range tc.Issues {
+			if is.Severity == SeverityHigh || is.Severity == SeverityMedium {
+				return true
+			}
+		}
+		return false
+	}
+	for k, r := range calls {
+		tc := &irs[r.i].ToolCalls[r.j]
+		if !serious(tc) {
+			continue
+		}
+		for _, r2 := range calls[k+1:] {
+			later := &irs[r2.i].ToolCalls[r2.j]
+			if later.ToolName == tc.ToolName && later.Status == "ok" && !serious(later) {
+				tc.RecoveredBy = cmp.Or(later.SpanID, later.CallID, later.ToolName)
+				break
+			}
+		}
+	}
 }
 
 // detect applies DESIGN.md §5.3 with the priority RDM > CCM > hallucination > none.
@@ -92,14 +132,43 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 
 	// Hallucination: ungrounded specifics in the final response, or a hallucinated
 	// tool parameter in the turn.
-	var params []string
+	var params, recovered []string
 	for i := range irs {
 		for j := range irs[i].ToolCalls {
 			for _, is := range irs[i].ToolCalls[j].Issues {
-				if is.Issue == IssueParameterHallucination {
+				if is.Issue != IssueParameterHallucination {
+					continue
+				}
+				if irs[i].ToolCalls[j].RecoveredBy != "" {
+					recovered = append(recovered, is.AgentID+"→"+is.ToolName+"."+is.Parameter)
+				} else {
 					params = append(params, is.AgentID+"→"+is.ToolName+"."+is.Parameter)
 				}
 			}
+		}
+	}
+	if len(recovered) > 0 {
+		expl = append(expl, "hallucination: parameter hallucination ("+strings.Join(recovered, ", ")+") recovered by a later valid call; counted in tool_use only")
+	}
+	var noAnswer *detection
+	if strings.TrimSpace(t.FinalResponse) == "" && turnHasContent(t) {
+		var why []string
+		if t.Status == "error" {
+			why = append(why, "the turn ended with error status")
+		}
+		for ii := range t.Interactions {
+			if t.Interactions[ii].Status == "error" {
+				why = append(why, t.Interactions[ii].AgentID+" ended with error status")
+				break
+			}
+		}
+		if t.Partial {
+			why = append(why, "the turn was cut short")
+		}
+		if len(why) > 0 {
+			noAnswer = &detection{bad: true, typ: DetectionNoAnswer, conf: 1,
+				reason: "no final response: " + strings.Join(why, ", ")}
+			expl = append(expl, "no_answer: empty final response after an error ("+strings.Join(why, ", ")+")")
 		}
 	}
 	var ungrounded []text.Fact
@@ -109,7 +178,7 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 	}
 	switch {
 	case len(params) > 0:
-		hall = &detection{bad: true, typ: DetectionHallucination, conf: 1,
+		hall = &detection{bad: true, typ: DetectionHallucination, conf: 1, fromParams: true,
 			reason: "a tool call passed hallucinated parameter(s): " + strings.Join(params, ", ")}
 		expl = append(expl, "hallucination: parameter hallucination ("+strings.Join(params, ", ")+"), confidence 1")
 		if len(ungrounded) > 0 {
@@ -139,6 +208,8 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 		d = *rdm
 	case ccm != nil:
 		d = *ccm
+	case noAnswer != nil:
+		d = *noAnswer
 	case hall != nil:
 		d = *hall
 	default:
