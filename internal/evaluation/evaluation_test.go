@@ -77,9 +77,9 @@ func TestRefundExample(t *testing.T) {
 	ex := a.PerAgentScores["executor"]
 	assert.Equal(t, 3, ex.InteractionsCount)
 	assert.Equal(t, 4, ex.ToolCalls)
-	score(t, "executor.tool_use", 2.5/3, ex.ToolUse)                 // mean(1, 1, 0.5)
-	score(t, "executor.reasoning", 1, ex.Reasoning)                  // turn 0 only
-	score(t, "executor.handoff", 1, ex.Handoff)                      // turn 0 only
+	score(t, "executor.tool_use", 2.5/3, ex.ToolUse)             // mean(1, 1, 0.5)
+	score(t, "executor.reasoning", 1, ex.Reasoning)              // turn 0 only
+	score(t, "executor.handoff", 1, ex.Handoff)                  // turn 0 only
 	score(t, "executor.response_quality", 1, ex.ResponseQuality) // mean(1, 1, 1)
 	score(t, "executor.overall", 0.35*2.5/3+0.25+0.2+0.2*1, ex.Overall)
 	assert.Equal(t, []string{"PARAMETER_HALLUCINATION: send_email got unknown parameter 'priority' (turn 2)"}, ex.Issues)
