@@ -292,3 +292,33 @@ func TestFaultCostsOnce(t *testing.T) {
 	assert.Equal(t, plain.Conversation.Score, thanks.Conversation.Score)
 	assert.Equal(t, 3, thanks.Conversation.TotalResponses)
 }
+
+// TestRecommendationsFollowEvidence: the tool_use advice names selection or arguments
+// after the agent's issues, and handoff coverage is measured against what the receiving
+// agent needed, so a payload carrying the whole request is not "too little context".
+func TestRecommendationsFollowEvidence(t *testing.T) {
+	sel := []ToolIssue{{AgentID: "a", Issue: IssueUnauthorizedTool}}
+	par := []ToolIssue{{AgentID: "a", Issue: IssueMissingRequiredParam}, {AgentID: "b", Issue: IssueUnauthorizedTool}}
+	assert.Equal(t, "Consider improving tool selection logic for a", toolUseAdvice("a", sel))
+	assert.Equal(t, "Consider validating a's tool arguments against the tool schemas", toolUseAdvice("a", par))
+	assert.Equal(t, "Consider improving tool selection logic and validating tool arguments against the tool schemas for a",
+		toolUseAdvice("a", append(sel, par...)))
+	assert.Equal(t, "Tool calls by a often fail - check the tools and handle their errors", toolUseAdvice("a", []ToolIssue{{AgentID: "a", Issue: IssueToolError}}))
+
+	e := newEval(t)
+	user := "Refund order #12345, it arrived broken."
+	handoffTurn := func(payload, receiverArgs, receiverOutput string) *session.AgentSession {
+		return newSession("h", refundAgents(), turn(0, user, receiverOutput, 10,
+			interaction("planner", user, "", 10,
+				toolStep("lookup_order", `{"order_id":"12345"}`, `{"order_id":"12345","total":49.99}`, 1),
+				handoffStep("planner", "executor", payload)),
+			interaction("executor", payload, receiverOutput, 10, toolStep("issue_refund", receiverArgs, "refund R-1 created", 1))))
+	}
+	// The payload is the whole request; the receiver used the looked-up amount, so it had it.
+	r := e.EvaluateInteraction(handoffTurn(user, `{"order_id":"12345","amount":49.99}`, "Refund R-1 of $49.99 issued."), 0, 0)
+	score(t, "whole request passed", 1, r.Handoff)
+	assert.Contains(t, r.Explanations[keyHandoff], "1 used by the receiving agent) = 1")
+	// The payload lacks the order id and the receiver never used it: too little context.
+	r = e.EvaluateInteraction(handoffTurn("Handle the refund please", `{}`, "Which order should I refund?"), 0, 0)
+	score(t, "order id missing", 0, r.Handoff)
+}
