@@ -94,6 +94,10 @@ func (e *Evaluator) DetectFollowUp(request, answer, followUp string) FollowUpDet
 		served = " (without " + strings.Join(r.Served, ", ") + ", which the answer served)"
 	}
 	sim := d.Signal
+	if sim < th {
+		d.Checks = append(d.Checks, fmt.Sprintf("ccm: similarity %s < %s%s", num(sim), num(th), served))
+		return d.none()
+	}
 	if cue, ok := text.Acceptance(followUp); ok {
 		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the follow-up accepts the answer (%q); similarity %s%s", cue, num(sim), served))
 		return d.none()
@@ -108,14 +112,10 @@ func (e *Evaluator) DetectFollowUp(request, answer, followUp string) FollowUpDet
 			num(r.Answered), num(at), num(sim), served))
 		return d.none()
 	}
-	if sim >= th {
-		d.Checks = append(d.Checks, fmt.Sprintf("ccm: similarity %s >= %s%s; the answer contains %s of the request", num(sim), num(th), served, num(r.Answered)))
-		d.Type, d.Confidence = DetectionCCM, sim
-		d.Reason = fmt.Sprintf("the next user message re-asks the same request (similarity %s >= %s)", num(sim), num(th))
-		return d
-	}
-	d.Checks = append(d.Checks, fmt.Sprintf("ccm: similarity %s < %s%s", num(sim), num(th), served))
-	return d.none()
+	d.Checks = append(d.Checks, fmt.Sprintf("ccm: similarity %s >= %s%s; the answer contains %s of the request", num(sim), num(th), served, num(r.Answered)))
+	d.Type, d.Confidence = DetectionCCM, sim
+	d.Reason = fmt.Sprintf("the next user message re-asks the same request (similarity %s >= %s)", num(sim), num(th))
+	return d
 }
 
 func (d FollowUpDetection) none() FollowUpDetection {

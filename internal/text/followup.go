@@ -187,7 +187,7 @@ type Reask struct {
 	// answer contains; in [0,1]. A request the answer echoes was answered.
 	Answered float64
 	// SwappedOut and SwappedIn are set when the follow-up is the request with one
-	// stretch of tokens replaced, every replaced token served by the answer and none of
+	// stretch of tokens replaced (they share a first or last token), every replaced token served by the answer and none of
 	// the new ones in the request or the answer: the same question about another thing ("…in Lyon?"
 	// after "…in Paris?" answered for Paris).
 	SwappedOut, SwappedIn []string
@@ -234,7 +234,7 @@ func CompareFollowUp(request, answer, followUp string) Reask {
 		j++
 	}
 	out, in := p[i:len(p)-j], n[i:len(n)-j]
-	if len(out) > 0 && len(in) > 0 && allIn(out, a) {
+	if i+j > 0 && len(out) > 0 && len(in) > 0 && allIn(out, a) {
 		swap := true
 		for _, t := range in {
 			if ps[t] || a[t] {
