@@ -52,8 +52,10 @@ type evalCtx struct {
 	args *argCache
 	// factMemo memoises text.SalientFacts per text.
 	factMemo map[string][]text.Fact
-	// convTokens[k] holds the distinct tokens of turns 0..k−1 (intent drift context).
-	convTokens []map[string]bool
+	// convFirst maps each token of turns 0..convTurns−1 to the first turn it occurs in
+	// (intent drift context), built lazily.
+	convFirst map[string]int
+	convTurns int
 	// candidateMemo memoises candidates per agent.
 	candidateMemo map[string][]string
 }

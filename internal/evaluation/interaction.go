@@ -232,10 +232,10 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 				continue
 			}
 			inPayload, usedOnly := 0, 0
-			for _, f := range needed {
-				if cov, ok := text.Coverage([]text.Fact{f}, "", h.Payload); ok && cov == 1 {
+			for i, in := range text.Found(needed, h.Payload) {
+				if in {
 					inPayload++
-				} else if used[f] {
+				} else if used[needed[i]] {
 					usedOnly++
 				}
 			}
@@ -319,8 +319,9 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts
 	for _, f := range c.facts([]string{t.UserMessage}) {
 		req[f] = true
 	}
-	for _, f := range facts {
-		if cov, ok := text.Coverage([]text.Fact{f}, "", hay); ok && cov == 1 {
+	found := text.Found(facts, hay)
+	for i, f := range facts {
+		if found[i] {
 			used[f] = true
 			needed = append(needed, f)
 		} else if req[f] {

@@ -6,7 +6,6 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -344,8 +343,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	if len(req) < minIntentWords {
 		return nil, fmt.Sprintf("null: the user message has %d content word(s), fewer than %d to define an intent (or it was not captured)", len(req), minIntentWords)
 	}
-	ctx := c.conversationTokens(ti)
-	inTask := func(tok string) bool { return req[tok] || ctx[tok] }
+	inTask := func(tok string) bool { return req[tok] || c.inConversation(tok, ti) }
 	union := map[string]bool{}
 	items := 0
 	seen := map[string]bool{}
@@ -408,20 +406,21 @@ func listSuffix(ts []string) string {
 	return ": " + strings.Join(ts, ", ")
 }
 
-// conversationTokens returns the distinct tokens of turns 0..ti−1: user messages, final
-// responses, tool calls (rendered as for intentDrift) and tool results. Memoised per
-// session, built incrementally.
-func (c *evalCtx) conversationTokens(ti int) map[string]bool {
-	if c.convTokens == nil {
-		c.convTokens = []map[string]bool{{}}
+// inConversation reports whether tok occurs in turns 0..ti−1: their user messages,
+// final responses, tool calls (rendered as for intentDrift) and tool results. The
+// first turn of each token is memoised per session and extended turn by turn.
+func (c *evalCtx) inConversation(tok string, ti int) bool {
+	if c.convFirst == nil {
+		c.convFirst = map[string]int{}
 	}
-	for len(c.convTokens) <= ti {
-		k := len(c.convTokens) - 1 // turn whose tokens extend convTokens[k]
-		m := maps.Clone(c.convTokens[k])
+	for ; c.convTurns < ti; c.convTurns++ {
+		k := c.convTurns
 		t := &c.s.Turns[k]
 		add := func(s string) {
 			for _, tok := range text.Tokens(s) {
-				m[tok] = true
+				if _, ok := c.convFirst[tok]; !ok {
+					c.convFirst[tok] = k
+				}
 			}
 		}
 		add(t.UserMessage)
@@ -434,9 +433,9 @@ func (c *evalCtx) conversationTokens(ti int) map[string]bool {
 				}
 			}
 		}
-		c.convTokens = append(c.convTokens, m)
 	}
-	return c.convTokens[ti]
+	k, ok := c.convFirst[tok]
+	return ok && k < ti
 }
 
 var nameSeparators = strings.NewReplacer("_", " ", "-", " ", ".", " ")

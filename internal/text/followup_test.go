@@ -77,3 +77,9 @@ func TestCompareFollowUp(t *testing.T) {
 
 	assert.True(t, CompareFollowUp("👍", "", "ok").Empty)
 }
+
+func TestFound(t *testing.T) {
+	facts := SalientFacts("Refund order #12345 for $1,200.50 to jane@example.com")
+	assert.Equal(t, []bool{true, true, false}, Found(facts, "order 12345, EUR 1200.5"))
+	assert.Nil(t, Found(nil, "x"))
+}
