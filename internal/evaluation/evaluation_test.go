@@ -652,6 +652,7 @@ func TestConfigValidate(t *testing.T) {
 		{"all agent weights zero", func(c *Config) { c.AgentWeights = AgentWeights{} }, "scoring.agent_weights: at least one weight must be > 0"},
 		{"all session weights zero", func(c *Config) { c.SessionWeights = SessionWeights{} }, "scoring.session_weights: at least one weight must be > 0"},
 		{"threshold above 1", func(c *Config) { c.CCMSimilarityThreshold = 1.5 }, "scoring.ccm_similarity_threshold: must be in [0,1]"},
+		{"answered threshold below 0", func(c *Config) { c.CCMAnsweredThreshold = -0.1 }, "scoring.ccm_answered_threshold: must be in [0,1]"},
 		{"negative threshold", func(c *Config) { c.RecommendationThreshold = -1 }, "scoring.recommendation_threshold: must be in [0,1]"},
 		{"penalty above 1", func(c *Config) { c.SeverityPenalties.High = 2 }, "scoring.severity_penalties.high: must be in [0,1]"},
 		{"rate threshold", func(c *Config) { c.RDMRateThreshold = 7 }, "scoring.rdm_rate_threshold: must be in [0,1]"},
