@@ -28,7 +28,7 @@ type Config struct {
 	// CCMAnsweredThreshold: when the answer contains at least this share of the request's
 	// content words (ids and numbers weigh 2), the request was answered and a similar
 	// follow-up builds on the answer instead of re-asking (docs/scoring.md §5.2). In
-	// [0,1]; default 0.6.
+	// [0,1]; default 0.7.
 	CCMAnsweredThreshold float64 `mapstructure:"ccm_answered_threshold"`
 	// RDMRateThreshold: RDM detections / turns with a follow-up at or above it is
 	// "high RDM" (seed recommendations table). In [0,1]; default 0.2.
@@ -86,7 +86,7 @@ func DefaultConfig() Config {
 		SeverityPenalties:       SeverityPenalties{High: 1.0, Medium: 0.5, Low: 0.25},
 		RecommendationThreshold: 0.7,
 		CCMSimilarityThreshold:  0.5,
-		CCMAnsweredThreshold:    0.6,
+		CCMAnsweredThreshold:    0.7,
 		RDMRateThreshold:        0.2,
 		CCMRateThreshold:        0.2,
 		TruncationPenalty:       0.5,
