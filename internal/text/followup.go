@@ -47,13 +47,17 @@ func Contradiction(followUp, answer, request string) (ok bool, confidence float6
 	}
 	var ans, req map[string]bool
 	seenContent := false
+	checked := 0
 	for _, clause := range splitClauses(followUp) {
 		words := strings.Fields(cueNorm(clause))
 		for i, w := range words {
 			if !contrastNegations[w] {
 				continue
 			}
-			before := strings.Join(words[:i], " ")
+			if checked++; checked > maxContrasts {
+				return false, 0, ""
+			}
+			before := strings.Join(words[max(0, i-maxContextWords):i], " ")
 			if !seenContent && len(Tokens(before)) == 0 {
 				continue
 			}
@@ -84,13 +88,23 @@ func Contradiction(followUp, answer, request string) (ok bool, confidence float6
 	return false, 0, ""
 }
 
-// prevWords returns the words of followUp before the clause, plus the clause's words before the
-// negation: the affirmed part X of "X, not Y".
+// maxContrasts bounds the negations examined per follow-up, and maxContextWords the words
+// read on each side of one, so that the work stays linear in the (capped) input.
+const (
+	maxContrasts    = 16
+	maxContextWords = 8
+)
+
+// prevWords returns the last maxContextWords words of followUp before the negation (the
+// clause's head and the clauses before it): the affirmed part X of "X, not Y".
 func prevWords(followUp, clause string, head []string) []string {
-	i := strings.Index(followUp, clause)
+	if len(head) >= maxContextWords {
+		return head[len(head)-maxContextWords:]
+	}
 	var out []string
-	if i > 0 {
-		out = strings.Fields(cueNorm(followUp[:i]))
+	if i := strings.Index(followUp, clause); i > 0 {
+		out = strings.Fields(cueNorm(followUp[max(0, i-256):i]))
+		out = out[max(0, len(out)-(maxContextWords-len(head))):]
 	}
 	return append(out, head...)
 }

@@ -71,6 +71,8 @@ func TestAdversarialInputs(t *testing.T) {
 		"names":                strings.Repeat("x Jane ", 10000),
 		"month dates":          strings.Repeat("15 de enero de ", 5000),
 		"emails":               strings.Repeat("a@b.co ", 9000),
+		"negations":            strings.Repeat("madrid not madrid ", 3600),
+		"negated clauses":      strings.Repeat("x, not madrid. ", 4300),
 	}
 	for name, s := range inputs {
 		start := time.Now()
