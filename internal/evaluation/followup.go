@@ -63,11 +63,12 @@ func (e *Evaluator) DetectFollowUp(request, answer, followUp string) FollowUpDet
 		d.Reason = fmt.Sprintf("the next user message corrects or complains about the response (cue %q)", cue)
 		return d
 	}
-	if ok, conf, ev := text.Contradiction(followUp, answer, request); ok {
-		conf = clamp01(conf)
-		d.Checks = append(d.Checks, fmt.Sprintf("rdm: contradiction (%s, confidence %s)", ev, num(conf)))
+	ev := text.FollowUpEvidence(request, answer, followUp, e.cfg.CCMSimilarityThreshold)
+	if ev.Contradicts {
+		conf := clamp01(ev.ContradictionConf)
+		d.Checks = append(d.Checks, fmt.Sprintf("rdm: contradiction (%s, confidence %s)", ev.ContradictionEvidence, num(conf)))
 		d.Type, d.Confidence, d.Signal = DetectionRDM, conf, conf
-		d.Reason = "the next user message contradicts the response (" + ev + ")"
+		d.Reason = "the next user message contradicts the response (" + ev.ContradictionEvidence + ")"
 		return d
 	}
 	d.Checks = append(d.Checks, "rdm: no correction cue and no contradiction of the response")
@@ -77,7 +78,7 @@ func (e *Evaluator) DetectFollowUp(request, answer, followUp string) FollowUpDet
 		d.Checks = append(d.Checks, "ccm: not checked (user message not captured)")
 		return d.none()
 	}
-	r := text.CompareFollowUp(request, answer, followUp)
+	r := ev.Reask
 	d.Signal = clamp01(r.Similarity)
 	switch {
 	case r.Empty:

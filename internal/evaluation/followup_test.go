@@ -106,20 +106,50 @@ func FuzzDetectFollowUp(f *testing.F) {
 }
 
 // BenchmarkDetectFollowUp runs the follow-up detection over the labelled corpus of
-// testdata/turns (messages under 1 KB) and reports µs per turn.
+// testdata/turns (corpus: its messages as written, 20–120 bytes; 1KB: each message made
+// about 1 KB long by appending the next `none` items' messages, so that every check runs)
+// and reports µs per turn.
 func BenchmarkDetectFollowUp(b *testing.B) {
 	e, err := New(DefaultConfig())
 	if err != nil {
 		b.Fatal(err)
 	}
 	items := loadFollowUps(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	n := 0
-	for b.Loop() {
-		it := items[n%len(items)]
-		e.DetectFollowUp(it.Prev, it.Answer, it.Next)
-		n++
+	var plain []followUpItem // `none` items: no cue ends the checks early
+	for _, it := range items {
+		if it.Label == DetectionNone {
+			plain = append(plain, it)
+		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(n), "µs/turn")
+	grow := func(i int, field func(followUpItem) string) string {
+		var sb strings.Builder
+		for k := i; sb.Len() < 1000-120; k++ {
+			sb.WriteString(field(plain[k%len(plain)]))
+			sb.WriteString(" ")
+		}
+		return sb.String()
+	}
+	long := make([]followUpItem, len(items))
+	for i := range items {
+		long[i] = followUpItem{
+			Prev:   grow(i, func(it followUpItem) string { return it.Prev }),
+			Answer: grow(i, func(it followUpItem) string { return it.Answer }),
+			Next:   grow(i, func(it followUpItem) string { return it.Next }),
+		}
+	}
+	for _, bc := range []struct {
+		name  string
+		items []followUpItem
+	}{{"corpus", items}, {"1KB", long}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				it := bc.items[n%len(bc.items)]
+				e.DetectFollowUp(it.Prev, it.Answer, it.Next)
+				n++
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(n), "µs/turn")
+		})
+	}
 }

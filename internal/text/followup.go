@@ -5,6 +5,7 @@ package text // import "github.com/agenteval/agenteval-collector/internal/text"
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -41,11 +42,77 @@ const maxContrastTokens = 3
 // Inputs are capped like every primitive (MaxInputBytes); invalid UTF-8 is read as
 // U+FFFD. Confidence is 0.9 when ok.
 func Contradiction(followUp, answer, request string) (ok bool, confidence float64, evidence string) {
+	var ts tokenSets
+	return contradiction(followUp, answer, request, &ts)
+}
+
+// tokenSets holds the distinct tokens of the answer and the request, computed once
+// and shared by the follow-up primitives.
+type tokenSets struct {
+	done    bool
+	ans     hashSet
+	req     map[string]bool
+	reqList []string
+}
+
+// hashSet is a set of distinct tokens held as sorted FNV-1a 64 hashes (the hashing of
+// Similarity's keys): building it allocates one slice, where a map of strings costs an
+// entry per token.
+type hashSet []uint64
+
+func newHashSet(s string) hashSet {
+	sc := scannerPool.Get().(*scanner)
+	defer scannerPool.Put(sc)
+	sc.scan(s)
+	out := make(hashSet, 0, len(sc.toks))
+	for _, t := range sc.toks {
+		out = append(out, fnv(sc.buf[t.start:t.end]))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func fnv[T string | []byte](b T) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(b); i++ {
+		h ^= uint64(b[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+func (h hashSet) has(tok string) bool {
+	_, ok := slices.BinarySearch(h, fnv(tok))
+	return ok
+}
+
+func (h hashSet) hasAll(ts []string) bool {
+	for _, t := range ts {
+		if !h.has(t) {
+			return false
+		}
+	}
+	return true
+}
+
+func (ts *tokenSets) get(answer, request string) (ans hashSet, req map[string]bool) {
+	if ts.req == nil {
+		ts.reqList, ts.req = uniqSet(Tokens(request))
+	}
+	if !ts.done {
+		ts.done = true
+		ts.ans = newHashSet(answer)
+	}
+	return ts.ans, ts.req
+}
+
+func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, confidence float64, evidence string) {
 	followUp = capInput(followUp)
 	if strings.TrimSpace(answer) == "" || askedQuestion(answer) {
 		return false, 0, ""
 	}
-	var ans, req map[string]bool
+	var ans hashSet
+	var req map[string]bool
 	seenContent := false
 	checked := 0
 	for _, clause := range splitClauses(followUp) {
@@ -67,15 +134,15 @@ func Contradiction(followUp, answer, request string) (ok bool, confidence float6
 				continue
 			}
 			if ans == nil {
-				ans, req = tokenSet(answer), tokenSet(request)
+				ans, req = ts.get(answer, request)
 			}
-			if allIn(y, ans) {
+			if ans.hasAll(y) {
 				return true, 0.9, `"` + w + " " + rest + `": the answer said ` + quoteJoin(y)
 			}
 			// X restates the request and the answer lacks it.
 			xw := prevWords(followUp, clause, words[:i])
 			for _, t := range Tokens(strings.Join(xw, " ")) {
-				if req[t] && !ans[t] && !contains(y, t) {
+				if req[t] && !ans.has(t) && !contains(y, t) {
 					x := strings.Join(xw[max(0, len(xw)-4):], " ")
 					return true, 0.9, `"` + x + ", " + w + " " + rest + `": the request's "` + t + `" is missing from the answer`
 				}
@@ -118,14 +185,6 @@ func splitClauses(s string) []string {
 		}
 		return false
 	})
-}
-
-func tokenSet(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, t := range Tokens(s) {
-		m[t] = true
-	}
-	return m
 }
 
 func allIn(ts []string, set map[string]bool) bool {
@@ -212,31 +271,66 @@ type Reask struct {
 // CompareFollowUp gathers the CCM evidence of docs/decisions/text.md §3.3 for the
 // follow-up of a turn whose user request and final answer are given.
 func CompareFollowUp(request, answer, followUp string) Reask {
-	p, n := uniq(Tokens(request)), uniq(Tokens(followUp))
+	var ts tokenSets
+	return compareFollowUp(request, answer, followUp, &ts, 0)
+}
+
+// Evidence is the answer-aware evidence on a follow-up: Contradiction's result and
+// CompareFollowUp's, computed with one tokenisation of the request and the answer.
+type Evidence struct {
+	Contradicts           bool
+	ContradictionConf     float64
+	ContradictionEvidence string
+	Reask                 Reask
+}
+
+// FollowUpEvidence returns Contradiction(followUp, answer, request) and
+// CompareFollowUp(request, answer, followUp) together, tokenising each text once. When
+// the follow-up is not verbatim and its similarity to the request, served ids included,
+// is below minSimilarity, the answer is not tokenised for the re-ask evidence and
+// Reask.Served, Answered and Swapped* stay empty: leaving served ids out can only lower
+// the similarity (docs/decisions/text.md §3.3), so it stays below minSimilarity.
+func FollowUpEvidence(request, answer, followUp string, minSimilarity float64) Evidence {
+	var ts tokenSets
+	var ev Evidence
+	ev.Contradicts, ev.ContradictionConf, ev.ContradictionEvidence = contradiction(followUp, answer, request, &ts)
+	ev.Reask = compareFollowUp(request, answer, followUp, &ts, minSimilarity)
+	return ev
+}
+
+func compareFollowUp(request, answer, followUp string, ts *tokenSets, minSimilarity float64) Reask {
+	if ts.req == nil {
+		ts.reqList, ts.req = uniqSet(Tokens(request))
+	}
+	p, ps := ts.reqList, ts.req
+	n, ns := uniqSet(Tokens(followUp))
 	var r Reask
 	if len(p) == 0 || len(n) == 0 {
 		r.Empty = true
 		return r
 	}
-	a := tokenSet(answer)
-	ps, ns := setOf(p), setOf(n)
 	if len(ps) == len(ns) && allIn(n, ps) {
 		r.Verbatim, r.Similarity = true, 1
+	} else if sim := cosineSets(p, n, ps, ns, nil); sim < minSimilarity {
+		r.Similarity = sim
+		return r
 	}
+	a, _ := ts.get(answer, request)
 	var tot, got float64
 	for _, t := range p {
 		w := tokWeight(t)
 		tot += w
-		if a[t] {
+		inA := a.has(t)
+		if inA {
 			got += w
 		}
-		if isNumeric(t) && ns[t] && a[t] {
+		if inA && ns[t] && isNumeric(t) {
 			r.Served = append(r.Served, t)
 		}
 	}
 	r.Answered = got / tot
 	if !r.Verbatim {
-		r.Similarity = cosineSets(p, n, r.Served)
+		r.Similarity = cosineSets(p, n, ps, ns, r.Served)
 	}
 	// Swap: strip the common prefix and suffix of the two token sequences.
 	i := 0
@@ -248,10 +342,10 @@ func CompareFollowUp(request, answer, followUp string) Reask {
 		j++
 	}
 	out, in := p[i:len(p)-j], n[i:len(n)-j]
-	if i+j > 0 && len(out) > 0 && len(in) > 0 && allIn(out, a) {
+	if i+j > 0 && len(out) > 0 && len(in) > 0 && a.hasAll(out) {
 		swap := true
 		for _, t := range in {
-			if ps[t] || a[t] {
+			if ps[t] || a.has(t) {
 				swap = false
 				break
 			}
@@ -263,8 +357,9 @@ func CompareFollowUp(request, answer, followUp string) Reask {
 	return r
 }
 
-func uniq(ts []string) []string {
-	seen := map[string]bool{}
+// uniqSet returns the distinct tokens of ts in order, and their set.
+func uniqSet(ts []string) ([]string, map[string]bool) {
+	seen := make(map[string]bool, len(ts))
 	out := ts[:0:0]
 	for _, t := range ts {
 		if !seen[t] {
@@ -272,15 +367,7 @@ func uniq(ts []string) []string {
 			out = append(out, t)
 		}
 	}
-	return out
-}
-
-func setOf(ts []string) map[string]bool {
-	m := make(map[string]bool, len(ts))
-	for _, t := range ts {
-		m[t] = true
-	}
-	return m
+	return out, seen
 }
 
 func isNumeric(t string) bool {
@@ -302,23 +389,14 @@ func tokWeight(t string) float64 {
 }
 
 // cosineSets is Similarity's weighted cosine with the conflict factor over two distinct
-// token lists, leaving out the tokens of skip.
-func cosineSets(a, b, skip []string) float64 {
-	sk := setOf(skip)
-	bs := map[string]bool{}
-	for _, t := range b {
-		if !sk[t] {
-			bs[t] = true
-		}
-	}
+// token lists a and b (with their sets), leaving out the tokens of skip.
+func cosineSets(a, b []string, as, bs map[string]bool, skip []string) float64 {
 	var inter, na, nb float64
 	onlyA, onlyB := false, false
-	as := map[string]bool{}
 	for _, t := range a {
-		if sk[t] {
+		if contains(skip, t) {
 			continue
 		}
-		as[t] = true
 		w := tokWeight(t)
 		na += w * w
 		if bs[t] {
@@ -327,7 +405,10 @@ func cosineSets(a, b, skip []string) float64 {
 			onlyA = true
 		}
 	}
-	for t := range bs {
+	for _, t := range b {
+		if contains(skip, t) {
+			continue
+		}
 		w := tokWeight(t)
 		nb += w * w
 		if !as[t] && isNumeric(t) {
