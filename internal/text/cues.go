@@ -265,12 +265,13 @@ func Correction(followUp, prev string) (ok bool, confidence float64, cue string)
 			}
 		}
 	}
-	words := strings.Fields(n)
+	first, rest, _ := strings.Cut(n[1:], " ")
+	second, _, _ := strings.Cut(rest, " ")
 	for _, s := range correctionStarts {
-		if s.conf <= confidence || words[0] != s.word {
+		if s.conf <= confidence || first != s.word {
 			continue
 		}
-		if s.negative && (askedQuestion(prev) || len(words) > 1 && notCorrectionAfterNo[words[1]]) {
+		if s.negative && (askedQuestion(prev) || notCorrectionAfterNo[second]) {
 			continue
 		}
 		confidence, cue = s.conf, s.word

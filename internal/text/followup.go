@@ -4,6 +4,7 @@
 package text // import "github.com/agenteval/agenteval-collector/internal/text"
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ func Contradiction(followUp, answer, request string) (ok bool, confidence float6
 type tokenSets struct {
 	done    bool
 	ans     hashSet
-	req     map[string]bool
+	req     hashSet
 	reqList []string
 }
 
@@ -95,7 +96,7 @@ func (h hashSet) hasAll(ts []string) bool {
 	return true
 }
 
-func (ts *tokenSets) get(answer, request string) (ans hashSet, req map[string]bool) {
+func (ts *tokenSets) get(answer, request string) (ans, req hashSet) {
 	if ts.req == nil {
 		ts.reqList, ts.req = uniqSet(Tokens(request))
 	}
@@ -111,8 +112,7 @@ func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, co
 	if strings.TrimSpace(answer) == "" || askedQuestion(answer) {
 		return false, 0, ""
 	}
-	var ans hashSet
-	var req map[string]bool
+	var ans, req hashSet
 	seenContent := false
 	checked := 0
 	for _, clause := range splitClauses(followUp) {
@@ -142,7 +142,7 @@ func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, co
 			// X restates the request and the answer lacks it.
 			xw := prevWords(followUp, clause, words[:i])
 			for _, t := range Tokens(strings.Join(xw, " ")) {
-				if req[t] && !ans.has(t) && !contains(y, t) {
+				if req.has(t) && !ans.has(t) && !contains(y, t) {
 					x := strings.Join(xw[max(0, len(xw)-4):], " ")
 					return true, 0.9, `"` + x + ", " + w + " " + rest + `": the request's "` + t + `" is missing from the answer`
 				}
@@ -185,15 +185,6 @@ func splitClauses(s string) []string {
 		}
 		return false
 	})
-}
-
-func allIn(ts []string, set map[string]bool) bool {
-	for _, t := range ts {
-		if !set[t] {
-			return false
-		}
-	}
-	return true
 }
 
 func contains(ts []string, t string) bool {
@@ -309,7 +300,7 @@ func compareFollowUp(request, answer, followUp string, ts *tokenSets, minSimilar
 		r.Empty = true
 		return r
 	}
-	if len(ps) == len(ns) && allIn(n, ps) {
+	if len(ps) == len(ns) && ps.hasAll(n) {
 		r.Verbatim, r.Similarity = true, 1
 	} else if sim := cosineSets(p, n, ps, ns, nil); sim < minSimilarity {
 		r.Similarity = sim
@@ -324,7 +315,7 @@ func compareFollowUp(request, answer, followUp string, ts *tokenSets, minSimilar
 		if inA {
 			got += w
 		}
-		if inA && ns[t] && isNumeric(t) {
+		if inA && isNumeric(t) && ns.has(t) {
 			r.Served = append(r.Served, t)
 		}
 	}
@@ -345,7 +336,7 @@ func compareFollowUp(request, answer, followUp string, ts *tokenSets, minSimilar
 	if i+j > 0 && len(out) > 0 && len(in) > 0 && a.hasAll(out) {
 		swap := true
 		for _, t := range in {
-			if ps[t] || a.has(t) {
+			if ps.has(t) || a.has(t) {
 				swap = false
 				break
 			}
@@ -357,17 +348,37 @@ func compareFollowUp(request, answer, followUp string, ts *tokenSets, minSimilar
 	return r
 }
 
-// uniqSet returns the distinct tokens of ts in order, and their set.
-func uniqSet(ts []string) ([]string, map[string]bool) {
-	seen := make(map[string]bool, len(ts))
-	out := ts[:0:0]
-	for _, t := range ts {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
+// uniqSet returns the distinct tokens of ts in order, and their set, without maps:
+// the (hash, position) pairs are sorted, the first position of each hash kept.
+func uniqSet(ts []string) ([]string, hashSet) {
+	type hp struct {
+		h uint64
+		i int
+	}
+	pairs := make([]hp, len(ts))
+	for i, t := range ts {
+		pairs[i] = hp{fnv(t), i}
+	}
+	slices.SortFunc(pairs, func(a, b hp) int {
+		if a.h != b.h {
+			return cmp.Compare(a.h, b.h)
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	set := make(hashSet, 0, len(ts))
+	first := make([]int, 0, len(ts))
+	for k, p := range pairs {
+		if k == 0 || p.h != pairs[k-1].h {
+			set = append(set, p.h)
+			first = append(first, p.i)
 		}
 	}
-	return out, seen
+	slices.Sort(first)
+	out := make([]string, len(first))
+	for k, i := range first {
+		out[k] = ts[i]
+	}
+	return out, set
 }
 
 func isNumeric(t string) bool {
@@ -390,7 +401,7 @@ func tokWeight(t string) float64 {
 
 // cosineSets is Similarity's weighted cosine with the conflict factor over two distinct
 // token lists a and b (with their sets), leaving out the tokens of skip.
-func cosineSets(a, b []string, as, bs map[string]bool, skip []string) float64 {
+func cosineSets(a, b []string, as, bs hashSet, skip []string) float64 {
 	var inter, na, nb float64
 	onlyA, onlyB := false, false
 	for _, t := range a {
@@ -399,7 +410,7 @@ func cosineSets(a, b []string, as, bs map[string]bool, skip []string) float64 {
 		}
 		w := tokWeight(t)
 		na += w * w
-		if bs[t] {
+		if bs.has(t) {
 			inter += w * w
 		} else if isNumeric(t) {
 			onlyA = true
@@ -411,7 +422,7 @@ func cosineSets(a, b []string, as, bs map[string]bool, skip []string) float64 {
 		}
 		w := tokWeight(t)
 		nb += w * w
-		if !as[t] && isNumeric(t) {
+		if isNumeric(t) && !as.has(t) {
 			onlyB = true
 		}
 	}
