@@ -83,3 +83,24 @@ func TestFound(t *testing.T) {
 	assert.Equal(t, []bool{true, true, false}, Found(facts, "order 12345, EUR 1200.5"))
 	assert.Nil(t, Found(nil, "x"))
 }
+
+// TestCorrectionNotOnProblemStatements: the second-edition cues do not fire on a user's own
+// problem or on a plain question (decisions/text.md §3.1).
+func TestCorrectionNotOnProblemStatements(t *testing.T) {
+	const answer = "Your order 5521 shipped yesterday."
+	for _, s := range []string{
+		"Impossible to log in, help", "Impossible de me connecter depuis hier.", "Imposible conectarme a la app",
+		"How many times a day should I take it?", "Combien de fois par jour ?", "Vous n'avez rien en rouge ?",
+		"Inutile de m'appeler, je passe demain.", "I swapped the battery, now it won't start.",
+		"I ordered the wrong size, can I exchange it?", "Is it not possible to pay later?",
+		"Ist es nicht möglich, später zu zahlen?", "¿No puede ser más barato?", "Compute the inverse of this matrix.",
+		"Von Köln nach Berlin und umgekehrt, bitte.", "Habe ich schon eine Bestellung?",
+	} {
+		ok, _, cue := Correction(s, answer)
+		assert.False(t, ok, "%q matched %q", s, cue)
+	}
+	for _, s := range []string{"Impossible, I had $3,000 yesterday.", "Imposible, ayer tenía 3.000 €.", "Unmöglich!"} {
+		ok, _, _ := Correction(s, answer)
+		assert.True(t, ok, s)
+	}
+}
