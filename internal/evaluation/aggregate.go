@@ -63,6 +63,8 @@ func (e *Evaluator) Aggregate(meta SessionMeta, recs []TurnRecord) Analysis {
 	for i := range recs {
 		tr := recs[i].Result
 		a.TurnResults = append(a.TurnResults, tr)
+		// A session with a turn cut short is partial (docs/scoring.md §6).
+		a.Partial = a.Partial || tr.Partial
 		usage.Add(tr.Usage)
 		if st := recs[i].Summary.StartedAt; meta.StartedAt.IsZero() && !st.IsZero() && (a.StartedAt.IsZero() || st.Before(a.StartedAt)) {
 			a.StartedAt = st
@@ -116,8 +118,9 @@ func (e *Evaluator) Aggregate(meta SessionMeta, recs []TurnRecord) Analysis {
 
 // taskCompletion: the explicit outcome first (the session's, else the last turn's that
 // has one); else the last turn is not bad, has a non-empty final response, no HIGH
-// tool issue and no error status (turn root or final responder). Nil without turns,
-// when the last turn is partial, or when it has no captured content (DESIGN.md §5.4).
+// tool issue that a later call did not recover and no error status (turn root or final
+// responder). A last turn without answer (no_answer) is false. Nil without turns, when
+// the last turn is partial, or when it has no captured content (DESIGN.md §5.4).
 func taskCompletion(outcome *bool, recs []TurnRecord) (*bool, string) {
 	if outcome == nil {
 		for i := range recs {
@@ -135,6 +138,10 @@ func taskCompletion(outcome *bool, recs []TurnRecord) (*bool, string) {
 	}
 	last := &recs[len(recs)-1]
 	tr := last.Result
+	if tr.DetectionType == DetectionNoAnswer {
+		f := false
+		return &f, "false: the last turn gave no answer (" + tr.Reason + ")"
+	}
 	if tr.Partial {
 		return nil, "null: the last turn is partial (cut short) and no explicit outcome was seen"
 	}
@@ -151,7 +158,7 @@ func taskCompletion(outcome *bool, recs []TurnRecord) (*bool, string) {
 	for _, ir := range tr.Interactions {
 		for _, tc := range ir.ToolCalls {
 			for _, is := range tc.Issues {
-				if is.Severity == SeverityHigh {
+				if is.Severity == SeverityHigh && tc.RecoveredBy == "" {
 					fails = append(fails, "HIGH issue "+string(is.Issue)+" ("+is.AgentID+" → "+is.ToolName+")")
 				}
 			}

@@ -25,6 +25,11 @@ type Config struct {
 	// CCMSimilarityThreshold: similarity(user_N, user_N+1) at or above it is a re-ask
 	// (DESIGN.md §5.3). In [0,1]; default 0.5.
 	CCMSimilarityThreshold float64 `mapstructure:"ccm_similarity_threshold"`
+	// CCMAnsweredThreshold: when the answer contains at least this share of the request's
+	// content words (ids and numbers weigh 2), the request was answered and a similar
+	// follow-up builds on the answer instead of re-asking (docs/scoring.md §5.2). In
+	// [0,1]; default 0.7.
+	CCMAnsweredThreshold float64 `mapstructure:"ccm_answered_threshold"`
 	// RDMRateThreshold: RDM detections / turns with a follow-up at or above it is
 	// "high RDM" (seed recommendations table). In [0,1]; default 0.2.
 	RDMRateThreshold float64 `mapstructure:"rdm_rate_threshold"`
@@ -81,6 +86,7 @@ func DefaultConfig() Config {
 		SeverityPenalties:       SeverityPenalties{High: 1.0, Medium: 0.5, Low: 0.25},
 		RecommendationThreshold: 0.7,
 		CCMSimilarityThreshold:  0.5,
+		CCMAnsweredThreshold:    0.7,
 		RDMRateThreshold:        0.2,
 		CCMRateThreshold:        0.2,
 		TruncationPenalty:       0.5,
@@ -139,6 +145,7 @@ func (c Config) Validate() error {
 	unit("severity_penalties.low", c.SeverityPenalties.Low)
 	unit("recommendation_threshold", c.RecommendationThreshold)
 	unit("ccm_similarity_threshold", c.CCMSimilarityThreshold)
+	unit("ccm_answered_threshold", c.CCMAnsweredThreshold)
 	unit("rdm_rate_threshold", c.RDMRateThreshold)
 	unit("ccm_rate_threshold", c.CCMRateThreshold)
 	unit("truncation_penalty", c.TruncationPenalty)

@@ -52,6 +52,13 @@ type evalCtx struct {
 	args *argCache
 	// factMemo memoises text.SalientFacts per text.
 	factMemo map[string][]text.Fact
+	// convFirst maps each token of turns 0..convTurns−1 to the first turn it occurs in
+	// (intent drift context), built lazily.
+	convFirst map[string]int
+	convTurns int
+	// priorConversation holds the conversation tokens of the turns before this view
+	// (TurnRecord.Conversation of the previous turn, when a turn is evaluated alone).
+	priorConversation map[string]bool
 	// candidateMemo memoises candidates per agent.
 	candidateMemo map[string][]string
 }

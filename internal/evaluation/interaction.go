@@ -223,8 +223,28 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 			nothing++
 			continue
 		}
-		pieces := handoffContext(t, ii, si)
+		pieces := c.handoffContext(t, ii, si)
 		facts := c.facts(pieces)
+		needed, used := c.neededFacts(t, ii, h, facts)
+		if len(facts) > 0 && used != nil {
+			if len(needed) == 0 {
+				nothing++
+				continue
+			}
+			inPayload, usedOnly := 0, 0
+			for i, in := range text.Found(needed, h.Payload) {
+				if in {
+					inPayload++
+				} else if used[needed[i]] {
+					usedOnly++
+				}
+			}
+			cov := float64(inPayload+usedOnly) / float64(len(needed))
+			vals = append(vals, ptr(cov))
+			parts = append(parts, fmt.Sprintf("→%s %d of %d needed fact(s) received (%d in the payload, %d used by the receiving agent) = %s",
+				h.ToAgent, inPayload+usedOnly, len(needed), inPayload, usedOnly, num(cov)))
+			continue
+		}
 		ctxText := ""
 		if len(facts) == 0 {
 			ctxText = strings.Join(pieces, "\n")
@@ -263,10 +283,59 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 	return m, expl
 }
 
+// neededFacts returns the facts the receiving agent of h needed (docs/scoring.md §4.3)
+// and, among them, those it evidently had because it used them afterwards in the turn
+// (in its tool arguments, handoff payloads or output; frameworks such as LangGraph
+// share the whole conversation, which the captured payload does not show). Needed are
+// the context facts it used plus the facts of the user request. When its work was not
+// captured, every context fact is needed and none counts as used.
+func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts []text.Fact) (needed []text.Fact, used map[text.Fact]bool) {
+	if len(facts) == 0 {
+		return nil, nil
+	}
+	to := session.AgentKey(h.ToAgent)
+	var work []string
+	for j := ii + 1; j < len(t.Interactions); j++ {
+		in := &t.Interactions[j]
+		if session.AgentKey(in.AgentID) != to {
+			continue
+		}
+		work = append(work, in.Output)
+		for si := range in.Steps {
+			if tc := in.Steps[si].ToolCall; tc != nil {
+				work = append(work, string(tc.Parameters))
+			}
+			if hh := in.Steps[si].Handoff; hh != nil {
+				work = append(work, hh.Payload)
+			}
+		}
+	}
+	hay := strings.TrimSpace(strings.Join(work, "\n"))
+	if hay == "" {
+		return facts, nil
+	}
+	used = map[text.Fact]bool{}
+	req := map[text.Fact]bool{}
+	for _, f := range c.facts([]string{t.UserMessage}) {
+		req[f] = true
+	}
+	found := text.Found(facts, hay)
+	for i, f := range facts {
+		if found[i] {
+			used[f] = true
+			needed = append(needed, f)
+		} else if req[f] {
+			needed = append(needed, f)
+		}
+	}
+	return needed, used
+}
+
 // handoffContext is what the receiving agent may need at the handoff in step si of
 // interaction ii: the user message and the results of the tool calls made before it
-// in the turn, as separate texts.
-func handoffContext(t *session.Turn, ii, si int) []string {
+// in the turn (handoff tools' own results, framework plumbing, excepted), as separate
+// texts.
+func (c *evalCtx) handoffContext(t *session.Turn, ii, si int) []string {
 	out := []string{t.UserMessage}
 	for j := 0; j <= ii; j++ {
 		steps := t.Interactions[j].Steps
@@ -276,7 +345,9 @@ func handoffContext(t *session.Turn, ii, si int) []string {
 		}
 		for k := 0; k < end; k++ {
 			if tc := steps[k].ToolCall; tc != nil && tc.Result != "" {
-				out = append(out, tc.Result)
+				if _, isHandoff := c.args.handoffTarget(tc); !isHandoff {
+					out = append(out, tc.Result)
+				}
 			}
 		}
 	}

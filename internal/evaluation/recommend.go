@@ -36,7 +36,7 @@ func (e *Evaluator) recommendations(a *Analysis) []Recommendation {
 		as := a.PerAgentScores[id]
 		if below(as.ToolUse) {
 			out = append(out, Recommendation{Kind: RecToolUse, AgentID: id, Impact: gap(*as.ToolUse),
-				Message: "Consider improving tool selection logic for " + id + suffix("tool_use", *as.ToolUse)})
+				Message: toolUseAdvice(id, a.ToolIssues) + suffix("tool_use", *as.ToolUse)})
 		}
 		if below(as.Handoff) {
 			out = append(out, Recommendation{Kind: RecHandoff, AgentID: id, Impact: gap(*as.Handoff),
@@ -166,3 +166,34 @@ func (e *Evaluator) issueRecommendations(a *Analysis) []Recommendation {
 }
 
 func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// toolUseAdvice words the tool_use recommendation after the evidence, the agent's tool
+// issues (docs/scoring.md §7): tool selection for UNAUTHORIZED_TOOL (the seed's
+// message), the arguments for parameter issues (PARAMETER_HALLUCINATION,
+// MISSING_REQUIRED_PARAM, INVALID_PARAM_VALUE, MALFORMED_ARGUMENTS), both when both
+// occur, and failing calls when only TOOL_ERROR does.
+func toolUseAdvice(agent string, issues []ToolIssue) string {
+	var selection, params, failed bool
+	for _, is := range issues {
+		if is.AgentID != agent {
+			continue
+		}
+		switch is.Issue {
+		case IssueUnauthorizedTool:
+			selection = true
+		case IssueToolError:
+			failed = true
+		default:
+			params = true
+		}
+	}
+	switch {
+	case selection && params:
+		return "Consider improving tool selection logic and validating tool arguments against the tool schemas for " + agent
+	case params:
+		return "Consider validating " + agent + "'s tool arguments against the tool schemas"
+	case !selection && failed:
+		return "Tool calls by " + agent + " often fail - check the tools and handle their errors"
+	}
+	return "Consider improving tool selection logic for " + agent
+}

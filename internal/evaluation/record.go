@@ -4,7 +4,6 @@
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +24,10 @@ import (
 // later turns (the most recent are kept).
 const maxGrounding = 64
 
+// maxConversation bounds the conversation tokens a record carries forward for the intent
+// drift of later turns.
+const maxConversation = 1024
+
 // TurnRecord is one evaluated turn as the session analysis and a continued session need
 // it. It is self-contained (no pointer into the session model) and JSON-encodable.
 type TurnRecord struct {
@@ -39,6 +42,11 @@ type TurnRecord struct {
 	// messages, agent inputs, tool results, handoff payloads), at most 64, most recent
 	// last: a later final response stating one of them is grounded.
 	Grounding []string `json:"grounding,omitempty"`
+	// Conversation holds the distinct text tokens (text.Tokens) of this and earlier
+	// turns' user messages, final responses, tool calls and results, at most
+	// maxConversation, most recent last: a later turn's intent drift is judged against
+	// them (turn.go intentDrift).
+	Conversation []string `json:"conversation,omitempty"`
 	// Summary is what the session-level scores need of the turn's model.
 	Summary TurnSummary `json:"summary"`
 	// Hallucination is the hallucination part of the provisional detection explanation,
@@ -115,6 +123,12 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 	}
 	view.Turns = append(view.Turns, *t)
 	c := e.newCtx(view)
+	if prev != nil {
+		c.priorConversation = make(map[string]bool, len(prev.Conversation))
+		for _, tok := range prev.Conversation {
+			c.priorConversation[tok] = true
+		}
+	}
 	tr := c.turn(ti, false)
 	setTurnIndex(&tr, index)
 	rec := TurnRecord{
@@ -145,7 +159,33 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 	if n := len(rec.Grounding); n > maxGrounding {
 		rec.Grounding = slices.Clone(rec.Grounding[n-maxGrounding:])
 	}
+	rec.Conversation = carryConversation(prev, c, ti)
 	return rec
+}
+
+// carryConversation returns prev's conversation tokens followed by the new ones of turn
+// ti of c's view, at most maxConversation (the oldest dropped).
+func carryConversation(prev *TurnRecord, c *evalCtx, ti int) []string {
+	var out []string
+	if prev != nil {
+		out = slices.Clone(prev.Conversation)
+	}
+	seen := make(map[string]bool, len(out))
+	for _, tok := range out {
+		seen[tok] = true
+	}
+	c.conversationTexts(ti, func(s string) {
+		for _, tok := range text.Tokens(s) {
+			if !seen[tok] {
+				seen[tok] = true
+				out = append(out, tok)
+			}
+		}
+	})
+	if n := len(out); n > maxConversation {
+		out = slices.Clone(out[n-maxConversation:])
+	}
+	return out
 }
 
 // setTurnIndex gives the result and its tool issues the turn's stable session index.
@@ -186,36 +226,28 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	case strings.TrimSpace(*next) == "":
 		expl = append(expl, "rdm/ccm: not checked (follow-up user message not captured)")
 	default:
-		ok, conf, cue := text.Correction(*next, tr.FinalResponse)
-		conf = clamp01(conf)
-		followUpConf = conf
-		if ok {
-			rdm = &detection{bad: true, typ: DetectionRDM, conf: conf,
-				reason: fmt.Sprintf("the next user message corrects or complains about the response (cue %q)", cue)}
-			expl = append(expl, fmt.Sprintf("rdm: detected (cue %q, confidence %s)", cue, num(conf)))
-		} else {
-			expl = append(expl, "rdm: no correction cue in the next user message")
-		}
-		if strings.TrimSpace(tr.UserMessage) == "" {
-			expl = append(expl, "ccm: not checked (user message not captured)")
-		} else {
-			sim := clamp01(text.Similarity(tr.UserMessage, *next))
-			followUpConf = max(followUpConf, sim)
-			th := e.cfg.CCMSimilarityThreshold
-			if sim >= th {
-				ccm = &detection{bad: true, typ: DetectionCCM, conf: sim,
-					reason: fmt.Sprintf("the next user message re-asks the same request (similarity %s >= %s)", num(sim), num(th))}
-				expl = append(expl, fmt.Sprintf("ccm: similarity %s >= %s", num(sim), num(th)))
-			} else {
-				expl = append(expl, fmt.Sprintf("ccm: similarity %s < %s", num(sim), num(th)))
-			}
+		fd := e.DetectFollowUp(tr.UserMessage, tr.FinalResponse, *next)
+		expl = append(expl, fd.Checks...)
+		followUpConf = fd.Signal
+		switch fd.Type {
+		case DetectionRDM:
+			rdm = &detection{bad: true, typ: DetectionRDM, conf: fd.Confidence, reason: fd.Reason}
+		case DetectionCCM:
+			ccm = &detection{bad: true, typ: DetectionCCM, conf: fd.Confidence, reason: fd.Reason}
 		}
 	}
 	if rec.Hallucination != "" {
 		expl = append(expl, rec.Hallucination)
 	}
-	if tr.DetectionType == DetectionHallucination {
-		hall = &detection{bad: true, typ: DetectionHallucination, conf: tr.Confidence, reason: tr.Reason}
+	// The provisional verdict without follow-up (turn.go detect) stands unless the
+	// follow-up finds worse: RDM > CCM > no_answer > hallucination.
+	var noAnswer *detection
+	switch tr.DetectionType {
+	case DetectionHallucination:
+		hall = &detection{bad: true, typ: DetectionHallucination, conf: tr.Confidence, reason: tr.Reason,
+			fromParams: unrecoveredParameterHallucination(tr.Interactions)}
+	case DetectionNoAnswer:
+		noAnswer = &detection{bad: true, typ: DetectionNoAnswer, conf: tr.Confidence, reason: tr.Reason}
 	}
 	var d detection
 	switch {
@@ -223,6 +255,8 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 		d = *rdm
 	case ccm != nil:
 		d = *ccm
+	case noAnswer != nil:
+		d = *noAnswer
 	case hall != nil:
 		d = *hall
 	default:
@@ -241,7 +275,9 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	tr.IsBad, tr.DetectionType, tr.Confidence, tr.Reason = d.bad, d.typ, d.conf, d.reason
 	tr.Explanations = cloneMap(tr.Explanations)
 	tr.Explanations[keyDetection] = strings.Join(expl, "; ")
-	if fr := rec.FinalResponder; d.bad && fr >= 0 && fr < len(tr.Interactions) {
+	// The bad-turn rule judges the final response: a parameter hallucination of a tool
+	// call is counted in tool_use and the conversation score, not again here.
+	if fr := rec.FinalResponder; d.bad && !d.fromParams && fr >= 0 && fr < len(tr.Interactions) {
 		tr.Interactions = slices.Clone(tr.Interactions)
 		ir := &tr.Interactions[fr]
 		ir.Explanations = cloneMap(ir.Explanations)
@@ -251,6 +287,23 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	}
 	rec.Result = tr
 	return rec
+}
+
+// unrecoveredParameterHallucination reports whether a tool call of the turn passed a
+// hallucinated parameter and no later call recovered it: then a hallucination verdict of
+// the turn comes from the parameters (turn.go detect), not from the final response.
+func unrecoveredParameterHallucination(irs []InteractionResult) bool {
+	for i := range irs {
+		for j := range irs[i].ToolCalls {
+			tc := &irs[i].ToolCalls[j]
+			for _, is := range tc.Issues {
+				if is.Issue == IssueParameterHallucination && tc.RecoveredBy == "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func cloneMap(m map[string]string) map[string]string {

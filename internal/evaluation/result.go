@@ -43,6 +43,9 @@ const (
 	DetectionCCM           = "ccm"
 	DetectionHallucination = "hallucination"
 	DetectionLLMJudge      = "llm_judge"
+	// DetectionNoAnswer: the turn ended in an error (error status, or cut short) without
+	// a final response; the user got nothing (docs/scoring.md §5.2).
+	DetectionNoAnswer = "no_answer"
 )
 
 // Tool-call verdicts, used as the `valid` metric label.
@@ -88,8 +91,13 @@ type ToolCallResult struct {
 	Executed     bool     `json:"executed"`
 	Status       string   `json:"status"`
 	// LatencyMs is the execution span's duration in milliseconds; nil when not executed.
-	LatencyMs   *float64 `json:"latency_ms,omitempty"`
-	Explanation string   `json:"explanation"`
+	LatencyMs *float64 `json:"latency_ms,omitempty"`
+	// RecoveredBy is set on a call with a MEDIUM or HIGH issue when a later call of the
+	// same turn to the same tool ended ok with no such issue (the framework rejected the
+	// call and the agents retried it correctly): the span id (else the call id) of that
+	// call. A recovered fault lowers tool_use only (docs/scoring.md §5.2).
+	RecoveredBy string `json:"recovered_by,omitempty"`
+	Explanation string `json:"explanation"`
 }
 
 // InteractionResult scores one agent interaction (DESIGN.md §5.2).
@@ -167,6 +175,7 @@ type ConversationSummary struct {
 	RDMDetections           int `json:"rdm_detections"`
 	HallucinationDetections int `json:"hallucination_detections"`
 	LLMJudgeDetections      int `json:"llm_judge_detections"`
+	NoAnswerDetections      int `json:"no_answer_detections"`
 	// Score is conversation_score = good / total; nil without turns.
 	Score *float64 `json:"score"`
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // Explanation keys of an Analysis.
@@ -27,13 +28,21 @@ const (
 	keyDependencyCompl   = "coordination.dependency_compliance"
 )
 
-// conversation counts the turn verdicts; score = good / total (DESIGN.md §5.3).
+// conversation counts the turn verdicts (DESIGN.md §5.3). score = good / total over the
+// turns that carry a request: a good turn whose user message states no task (fewer than
+// minIntentWords content words, e.g. "Thanks!", "ok") and whose agents took no action
+// is a closing remark, not a response to score, and is left out of the score (it stays
+// in the counters). A bad closing turn still counts.
 func conversation(trs []TurnResult) (ConversationSummary, string) {
 	var cs ConversationSummary
-	for _, tr := range trs {
+	closing := 0
+	for i, tr := range trs {
 		cs.TotalResponses++
 		if !tr.IsBad {
 			cs.GoodResponses++
+			if closingTurn(&trs[i]) {
+				closing++
+			}
 			continue
 		}
 		cs.BadResponses++
@@ -46,13 +55,41 @@ func conversation(trs []TurnResult) (ConversationSummary, string) {
 			cs.HallucinationDetections++
 		case DetectionLLMJudge:
 			cs.LLMJudgeDetections++
+		case DetectionNoAnswer:
+			cs.NoAnswerDetections++
 		}
 	}
 	if cs.TotalResponses == 0 {
 		return cs, "null: no turns"
 	}
-	cs.Score = ptr(float64(cs.GoodResponses) / float64(cs.TotalResponses))
-	return cs, fmt.Sprintf("%d good / %d turns = %s", cs.GoodResponses, cs.TotalResponses, num(*cs.Score))
+	if closing == cs.TotalResponses {
+		cs.Score = ptr(1.0)
+		return cs, fmt.Sprintf("1: all %d turn(s) are good closing remarks", closing)
+	}
+	good, total := cs.GoodResponses-closing, cs.TotalResponses-closing
+	cs.Score = ptr(float64(good) / float64(total))
+	if closing > 0 {
+		return cs, fmt.Sprintf("%d good / %d turns with a request = %s (%d good closing remark(s) left out)", good, total, num(*cs.Score), closing)
+	}
+	return cs, fmt.Sprintf("%d good / %d turns = %s", good, total, num(*cs.Score))
+}
+
+// closingTurn: the user message has fewer than minIntentWords distinct content words and
+// no interaction called a tool or handed off.
+func closingTurn(tr *TurnResult) bool {
+	toks := map[string]bool{}
+	for _, tok := range text.Tokens(tr.UserMessage) {
+		toks[tok] = true
+	}
+	if len(toks) >= minIntentWords {
+		return false
+	}
+	for ii := range tr.Interactions {
+		if len(tr.Interactions[ii].ToolCalls) > 0 || len(tr.Interactions[ii].Handoffs) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func sessionToolUse(trs []TurnResult) (*float64, string) {

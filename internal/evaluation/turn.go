@@ -4,7 +4,9 @@
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,10 +41,13 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 	for ii := range t.Interactions {
 		tr.Interactions = append(tr.Interactions, c.interaction(ti, ii))
 	}
+	markRecovered(tr.Interactions)
 	d := c.detect(ti, final, tr.Interactions)
 	tr.IsBad, tr.DetectionType, tr.Confidence, tr.Reason = d.bad, d.typ, d.conf, d.reason
 	tr.Explanations[keyDetection] = d.expl
-	if d.bad {
+	// The bad-turn rule judges the final response: a verdict on a tool call's
+	// parameters is counted in tool_use and the conversation score, not again here.
+	if d.bad && !d.fromParams {
 		if fr := finalResponder(t); fr >= 0 {
 			ir := &tr.Interactions[fr]
 			ir.ResponseQuality = ptr(0)
@@ -50,7 +55,7 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 			c.score(ir)
 		}
 	}
-	tr.IntentDrift, tr.Explanations[keyIntentDrift] = c.intentDrift(t)
+	tr.IntentDrift, tr.Explanations[keyIntentDrift] = c.intentDrift(ti)
 	return tr
 }
 
@@ -60,6 +65,42 @@ type detection struct {
 	conf   float64
 	reason string
 	expl   string
+	// fromParams: the verdict is a parameter hallucination of a tool call.
+	fromParams bool
+}
+
+// markRecovered sets RecoveredBy on each call of the turn with a MEDIUM or HIGH issue
+// when a later call of the turn (any agent) to the same tool ended ok without any MEDIUM
+// or HIGH issue: the fault was rejected and retried correctly (docs/scoring.md §5.2).
+func markRecovered(irs []InteractionResult) {
+	type ref struct{ i, j int }
+	var calls []ref
+	for i := range irs {
+		for j := range irs[i].ToolCalls {
+			calls = append(calls, ref{i, j})
+		}
+	}
+	serious := func(tc *ToolCallResult) bool {
+		for _, is := range tc.Issues {
+			if is.Severity == SeverityHigh || is.Severity == SeverityMedium {
+				return true
+			}
+		}
+		return false
+	}
+	for k, r := range calls {
+		tc := &irs[r.i].ToolCalls[r.j]
+		if !serious(tc) {
+			continue
+		}
+		for _, r2 := range calls[k+1:] {
+			later := &irs[r2.i].ToolCalls[r2.j]
+			if later.ToolName == tc.ToolName && later.Status == "ok" && !serious(later) {
+				tc.RecoveredBy = cmp.Or(later.SpanID, later.CallID, later.ToolName)
+				break
+			}
+		}
+	}
 }
 
 // detect applies DESIGN.md §5.3 with the priority RDM > CCM > hallucination > none.
@@ -78,45 +119,56 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 	case strings.TrimSpace(c.s.Turns[ti+1].UserMessage) == "":
 		expl = append(expl, "rdm/ccm: not checked (follow-up user message not captured)")
 	default:
-		next := c.s.Turns[ti+1].UserMessage
-		ok, conf, cue := text.Correction(next, t.FinalResponse)
-		conf = clamp01(conf)
-		followUpConf = conf
-		if ok {
-			rdm = &detection{bad: true, typ: DetectionRDM, conf: conf,
-				reason: fmt.Sprintf("the next user message corrects or complains about the response (cue %q)", cue)}
-			expl = append(expl, fmt.Sprintf("rdm: detected (cue %q, confidence %s)", cue, num(conf)))
-		} else {
-			expl = append(expl, "rdm: no correction cue in the next user message")
-		}
-		if strings.TrimSpace(t.UserMessage) == "" {
-			expl = append(expl, "ccm: not checked (user message not captured)")
-		} else {
-			sim := clamp01(text.Similarity(t.UserMessage, next))
-			if sim > followUpConf {
-				followUpConf = sim
-			}
-			th := c.e.cfg.CCMSimilarityThreshold
-			if sim >= th {
-				ccm = &detection{bad: true, typ: DetectionCCM, conf: sim,
-					reason: fmt.Sprintf("the next user message re-asks the same request (similarity %s >= %s)", num(sim), num(th))}
-				expl = append(expl, fmt.Sprintf("ccm: similarity %s >= %s", num(sim), num(th)))
-			} else {
-				expl = append(expl, fmt.Sprintf("ccm: similarity %s < %s", num(sim), num(th)))
-			}
+		fd := c.e.DetectFollowUp(t.UserMessage, t.FinalResponse, c.s.Turns[ti+1].UserMessage)
+		expl = append(expl, fd.Checks...)
+		followUpConf = fd.Signal
+		switch fd.Type {
+		case DetectionRDM:
+			rdm = &detection{bad: true, typ: DetectionRDM, conf: fd.Confidence, reason: fd.Reason}
+		case DetectionCCM:
+			ccm = &detection{bad: true, typ: DetectionCCM, conf: fd.Confidence, reason: fd.Reason}
 		}
 	}
 
 	// Hallucination: ungrounded specifics in the final response, or a hallucinated
 	// tool parameter in the turn.
-	var params []string
+	var params, recovered []string
 	for i := range irs {
 		for j := range irs[i].ToolCalls {
 			for _, is := range irs[i].ToolCalls[j].Issues {
-				if is.Issue == IssueParameterHallucination {
+				if is.Issue != IssueParameterHallucination {
+					continue
+				}
+				if irs[i].ToolCalls[j].RecoveredBy != "" {
+					recovered = append(recovered, is.AgentID+"→"+is.ToolName+"."+is.Parameter)
+				} else {
 					params = append(params, is.AgentID+"→"+is.ToolName+"."+is.Parameter)
 				}
 			}
+		}
+	}
+	if len(recovered) > 0 {
+		expl = append(expl, "hallucination: parameter hallucination ("+strings.Join(recovered, ", ")+") recovered by a later valid call; counted in tool_use only")
+	}
+	var noAnswer *detection
+	if strings.TrimSpace(t.FinalResponse) == "" && turnHasContent(t) {
+		var why []string
+		if t.Status == "error" {
+			why = append(why, "the turn ended with error status")
+		}
+		for ii := range t.Interactions {
+			if t.Interactions[ii].Status == "error" {
+				why = append(why, t.Interactions[ii].AgentID+" ended with error status")
+				break
+			}
+		}
+		if t.Partial {
+			why = append(why, "the turn was cut short")
+		}
+		if len(why) > 0 {
+			noAnswer = &detection{bad: true, typ: DetectionNoAnswer, conf: 1,
+				reason: "no final response: " + strings.Join(why, ", ")}
+			expl = append(expl, "no_answer: empty final response after an error ("+strings.Join(why, ", ")+")")
 		}
 	}
 	var ungrounded []text.Fact
@@ -126,7 +178,7 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 	}
 	switch {
 	case len(params) > 0:
-		hall = &detection{bad: true, typ: DetectionHallucination, conf: 1,
+		hall = &detection{bad: true, typ: DetectionHallucination, conf: 1, fromParams: true,
 			reason: "a tool call passed hallucinated parameter(s): " + strings.Join(params, ", ")}
 		expl = append(expl, "hallucination: parameter hallucination ("+strings.Join(params, ", ")+"), confidence 1")
 		if len(ungrounded) > 0 {
@@ -156,6 +208,8 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 		d = *rdm
 	case ccm != nil:
 		d = *ccm
+	case noAnswer != nil:
+		d = *noAnswer
 	case hall != nil:
 		d = *hall
 	default:
@@ -257,43 +311,60 @@ func (c *evalCtx) turnSources(ti int) []string {
 	return src
 }
 
-// intentDrift is 1 − the best relevance of the turn's actions and answers to the user
-// request, where relevance(item) = |tokens(request) ∩ tokens(item)| / |tokens(request)|
-// over distinct text.Tokens; items are the final response, each interaction's output,
-// each tool call (name and argument keys and values) and each handoff payload.
-// minIntentWords is the fewest distinct content words a user message needs for its
-// intent to be measured: "Thanks!" or "ok" states no task to drift from.
-const minIntentWords = 2
+// intentDrift measures how far turn ti's actions and answers wander from the user's
+// task (DESIGN.md §5.4, docs/scoring.md §5.3). The task is the request R (the distinct
+// text.Tokens of the user message) and the conversation so far T (R plus the tokens of
+// the earlier turns' user messages, final responses, tool calls and tool results). The
+// items are the final response, each interaction's output, each tool call (name,
+// argument keys and values) and each handoff payload.
+//
+//   - An item that shares at least anchorTokens distinct tokens with T is anchored in the
+//     task: drift 0 (the agents answer about the task even when they do not repeat the
+//     user's words, "Is it valid?" → "Yes, R-778 is approved").
+//   - Otherwise drift = 1 − coverage, where coverage is the share of R found in the
+//     union of the items' tokens.
+//
+// Null when the message has fewer than minIntentWords content words ("Great, thanks"
+// states no task) or when no item has text.
+const (
+	minIntentWords = 2
+	anchorTokens   = 2
+)
 
-func (c *evalCtx) intentDrift(t *session.Turn) (*float64, string) {
-	req := map[string]int{} // distinct request token → index
+func (c *evalCtx) intentDrift(ti int) (*float64, string) {
+	t := &c.s.Turns[ti]
+	req := map[string]bool{}
+	var reqList []string
 	for _, tok := range text.Tokens(t.UserMessage) {
-		if _, ok := req[tok]; !ok {
-			req[tok] = len(req)
+		if !req[tok] {
+			req[tok] = true
+			reqList = append(reqList, tok)
 		}
 	}
 	if len(req) < minIntentWords {
 		return nil, fmt.Sprintf("null: the user message has %d content word(s), fewer than %d to define an intent (or it was not captured)", len(req), minIntentWords)
 	}
-	bestHit, bestLabel, items := -1, "", 0
+	inTask := func(tok string) bool { return req[tok] || c.inConversation(tok, ti) }
+	union := map[string]bool{}
+	items := 0
 	seen := map[string]bool{}
-	hit := make([]bool, len(req))
+	var anchoredBy string
+	var anchoredTokens []string
 	consider := func(label func() string, s string) {
-		if bestHit == len(req) || strings.TrimSpace(s) == "" || seen[s] {
+		if anchoredBy != "" || strings.TrimSpace(s) == "" || seen[s] {
 			return
 		}
 		seen[s] = true
 		items++
-		clear(hit)
-		n := 0
+		var shared []string
 		for _, tok := range text.Tokens(s) {
-			if i, ok := req[tok]; ok && !hit[i] {
-				hit[i] = true
-				n++
+			union[tok] = true
+			if inTask(tok) && !slices.Contains(shared, tok) {
+				shared = append(shared, tok)
 			}
 		}
-		if n > bestHit {
-			bestHit, bestLabel = n, fmt.Sprintf("%s (%d/%d request words)", label(), n, len(req))
+		if len(shared) >= anchorTokens {
+			anchoredBy, anchoredTokens = label(), shared
 		}
 	}
 	consider(func() string { return "final response" }, t.FinalResponse)
@@ -302,7 +373,7 @@ func (c *evalCtx) intentDrift(t *session.Turn) (*float64, string) {
 		consider(func() string { return in.AgentID + " output" }, in.Output)
 		for si := range in.Steps {
 			st := &in.Steps[si]
-			if st.ToolCall != nil && bestHit < len(req) {
+			if st.ToolCall != nil {
 				consider(func() string { return in.AgentID + " call " + st.ToolCall.ToolName }, toolCallText(st.ToolCall, c.args.get(st.ToolCall).args))
 			}
 			if st.Handoff != nil {
@@ -313,9 +384,68 @@ func (c *evalCtx) intentDrift(t *session.Turn) (*float64, string) {
 	if items == 0 {
 		return nil, "null: no captured action or answer"
 	}
-	best := float64(bestHit) / float64(len(req))
-	drift := float64(len(req)-bestHit) / float64(len(req))
-	return ptr(drift), fmt.Sprintf("1 − best relevance %s, from %s = %s", num(best), bestLabel, num(drift))
+	if anchoredBy != "" {
+		return ptr(0.0), fmt.Sprintf("0: %s shares %s with the task (>= %d words of the request or the conversation)",
+			anchoredBy, strings.Join(anchoredTokens, ", "), anchorTokens)
+	}
+	var hit []string
+	for _, tok := range reqList {
+		if union[tok] {
+			hit = append(hit, tok)
+		}
+	}
+	cov := float64(len(hit)) / float64(len(req))
+	drift := float64(len(req)-len(hit)) / float64(len(req))
+	return ptr(drift), fmt.Sprintf("1 − coverage %s (%d/%d request words%s in the actions and answers; none shares %d words with the task) = %s",
+		num(cov), len(hit), len(req), listSuffix(hit), anchorTokens, num(drift))
+}
+
+func listSuffix(ts []string) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(ts, ", ")
+}
+
+// inConversation reports whether tok occurs in turns 0..ti−1 (conversationTexts), or
+// in the conversation before this view (priorConversation). The first turn of each token
+// is memoised per session and extended turn by turn.
+func (c *evalCtx) inConversation(tok string, ti int) bool {
+	if c.priorConversation[tok] {
+		return true
+	}
+	if c.convFirst == nil {
+		c.convFirst = map[string]int{}
+	}
+	for ; c.convTurns < ti; c.convTurns++ {
+		k := c.convTurns
+		c.conversationTexts(k, func(s string) {
+			for _, tok := range text.Tokens(s) {
+				if _, ok := c.convFirst[tok]; !ok {
+					c.convFirst[tok] = k
+				}
+			}
+		})
+	}
+	k, ok := c.convFirst[tok]
+	return ok && k < ti
+}
+
+// conversationTexts calls add with the texts of turn k that later turns' intent is
+// judged against: the user message, the final response, each tool call (rendered as for
+// intentDrift) and its result.
+func (c *evalCtx) conversationTexts(k int, add func(string)) {
+	t := &c.s.Turns[k]
+	add(t.UserMessage)
+	add(t.FinalResponse)
+	for ii := range t.Interactions {
+		for si := range t.Interactions[ii].Steps {
+			if tc := t.Interactions[ii].Steps[si].ToolCall; tc != nil {
+				add(toolCallText(tc, c.args.get(tc).args))
+				add(tc.Result)
+			}
+		}
+	}
 }
 
 var nameSeparators = strings.NewReplacer("_", " ", "-", " ", ".", " ")

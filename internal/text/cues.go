@@ -130,7 +130,81 @@ var correctionCues = concat(
 	cues(0.75, "that didn't help", "that doesn't help", "not helpful", "unhelpful", "useless",
 		"makes no sense", "doesn't make sense", "that's not", "ça ne marche pas", "ça ne fonctionne pas",
 		"no funciona", "funktioniert nicht"),
+	// Implausible values: "that can't be right" (docs/decisions/text.md §3.1). Bare forms
+	// that also state the user's own problem ("Is it not possible to…", "impossible de me
+	// connecter", "¿No puede ser más barato?") are left out.
+	cues(0.85, "can't be right", "cannot be right", "can't be true", "cannot be true", "can't be correct",
+		"that's impossible", "that is impossible", "that's not possible", "that is not possible",
+		"ça ne peut pas être", "ce n'est pas possible", "c'est impossible", "ça me paraît impossible",
+		"ça me semble impossible", "eso no puede ser", "no puede ser cierto", "no puede ser verdad",
+		"eso es imposible", "eso no es posible", "das kann nicht stimmen", "kann nicht stimmen",
+		"das kann nicht sein", "das ist unmöglich", "das ist nicht möglich", "kann unmöglich"),
+	// Swapped fields: only the agent's doing ("I swapped the battery" is the user's).
+	cues(0.85, "you swapped", "you've swapped", "you mixed up", "you've mixed up", "you got mixed up",
+		"it's the other way round", "it's the other way around", "it is the other way round",
+		"it is the other way around", "you switched", "got it backwards", "tu as inversé", "vous avez inversé",
+		"as inversé", "tu as mélangé", "vous avez mélangé", "tu as confondu", "vous avez confondu",
+		"c'est à l'envers", "has invertido", "invertiste", "has confundido", "confundiste", "está al revés",
+		"lo has puesto al revés", "vertauscht", "verwechselt", "genau umgekehrt", "falsch herum",
+		"durcheinandergebracht"),
+	// Complaints (the second-round entries were added after the first held-out measurement,
+	// docs/scoring.md §5.4). Forms that also ask a plain question ("How many times a day…",
+	// "Combien de fois par jour…", "Vous n'avez rien en rouge ?", "Inutile de m'appeler") are
+	// left out.
+	cues(0.8, "stop telling me", "I've already done that", "I already did that", "I already tried",
+		"already tried that", "you didn't fix", "you did not fix", "didn't fix anything", "ridiculous",
+		"unacceptable", "waste of time", "are you even listening", "you don't even", "what a joke",
+		"is the wrong", "that's the wrong", "you picked the wrong", "you sent the wrong", "not one of them",
+		"not helping", "no help at all", "pointless", "nonsense", "rubbish", "terrible answer",
+		"how many times do I have to", "how many times have I", "for the third time",
+		"ne m'aide pas", "ne m'aides pas", "ne m'aidez pas", "inadmissible", "inacceptable",
+		"arrête de me dire", "arrêtez de me dire", "je l'ai déjà fait", "j'ai déjà essayé",
+		"tu n'as rien corrigé", "tu n'as rien fait", "vous n'avez rien corrigé", "vous n'avez rien fait",
+		"n'en fait pas partie", "c'est nul", "ça ne sert à rien", "n'importe quoi", "c'est ridicule",
+		"c'est inutile", "sont inutiles", "est inutile", "combien de fois faut-il", "combien de fois je dois",
+		"lamentable",
+		"vergüenza", "inaceptable", "deja de decirme", "ya lo revisé", "ya lo he hecho", "ya lo hice",
+		"no has arreglado", "no sirve de nada", "no sirve para nada", "no sirven para nada", "esto no sirve",
+		"no es uno de ellos", "una tomadura de pelo", "no me ayuda", "no me ayudas", "no me estás ayudando",
+		"no me está ayudando", "qué desastre", "es un desastre", "ridículo", "es inútil", "son inútiles",
+		"cuántas veces tengo que", "cuántas veces te lo", "absurdo",
+		"Frechheit", "hör auf", "hören Sie auf", "das habe ich schon", "hab ich schon",
+		"habe ich schon versucht", "habe ich schon gemacht", "nichts behoben", "gehört nicht dazu",
+		"inakzeptabel", "unverschämt", "bringt nichts", "hilft mir nicht", "hilft mir überhaupt nicht",
+		"hilft überhaupt nicht", "lächerlich", "nutzlos", "unbrauchbar", "Unsinn", "Quatsch", "wie oft noch",
+		"Zumutung", "das stimmt nicht", "stimmt so nicht"),
+	languageCues(),
 )
+
+// languageNames are the language names a "that's French" correction names, per language of the
+// follow-up (docs/decisions/text.md §3).
+var languageNames = struct{ en, fr, es, de []string }{
+	en: []string{"English", "French", "Spanish", "German", "Italian", "Portuguese", "Dutch", "Japanese", "Chinese", "Korean", "Russian"},
+	fr: []string{"anglais", "français", "espagnol", "allemand", "italien", "portugais", "néerlandais", "japonais", "chinois", "coréen", "russe"},
+	es: []string{"inglés", "francés", "español", "alemán", "italiano", "portugués", "holandés", "japonés", "chino", "coreano", "ruso"},
+	de: []string{"Englisch", "Französisch", "Spanisch", "Deutsch", "Italienisch", "Portugiesisch", "Niederländisch", "Japanisch", "Chinesisch", "Koreanisch", "Russisch"},
+}
+
+// languageCues are "that's <language>" statements about the answer: "That's French.", "This is in
+// Spanish", "C'est de l'espagnol", "Eso es italiano", "Das ist Englisch" (confidence 0.85).
+func languageCues() []cue {
+	var ps []string
+	for _, l := range languageNames.en {
+		for _, d := range []string{"that's", "this is", "that is", "it's", "it is"} {
+			ps = append(ps, d+" "+l, d+" in "+l)
+		}
+	}
+	for _, l := range languageNames.fr {
+		ps = append(ps, "c'est du "+l, "c'est de l'"+l, "c'est en "+l, "c'est de l "+l)
+	}
+	for _, l := range languageNames.es {
+		ps = append(ps, "eso es "+l, "esto es "+l, "eso está en "+l, "esto está en "+l, "está en "+l)
+	}
+	for _, l := range languageNames.de {
+		ps = append(ps, "das ist "+l, "das ist auf "+l, "das war "+l)
+	}
+	return cues(0.85, ps...)
+}
 
 // correctionStarts are cues that count only as the first word of the follow-up. negative marks plain
 // negations, which are ignored when the previous assistant response asked a question.
@@ -138,9 +212,16 @@ var correctionStarts = []struct {
 	word     string
 	conf     float64
 	negative bool
+	// alone: the word counts only when punctuation or the end follows it in the raw text
+	// ("Impossible, I had $3,000", not "Impossible to log in", "Impossible de me connecter";
+	// "No, Lisbon.", not "¿No puede ser más barato?").
+	alone bool
 }{
-	{"wrong", 0.85, false}, {"incorrect", 0.85, false}, {"faux", 0.85, false}, {"incorrecto", 0.85, false},
-	{"nope", 0.7, true}, {"no", 0.6, true}, {"nah", 0.6, true}, {"non", 0.6, true}, {"nein", 0.6, true},
+	{"wrong", 0.85, false, false}, {"incorrect", 0.85, false, false}, {"faux", 0.85, false, false},
+	{"incorrecto", 0.85, false, false}, {"seriously", 0.75, false, false},
+	{"impossible", 0.85, false, true}, {"imposible", 0.85, false, true}, {"unmoglich", 0.85, false, true},
+	{"nope", 0.7, true, true}, {"no", 0.6, true, true}, {"nah", 0.6, true, true}, {"non", 0.6, true, true},
+	{"nein", 0.6, true, true},
 }
 
 // notCorrectionAfterNo are second words that make a leading "no" polite ("no thanks", "no problem").
@@ -200,17 +281,33 @@ func Correction(followUp, prev string) (ok bool, confidence float64, cue string)
 			}
 		}
 	}
-	words := strings.Fields(n)
+	first, rest, _ := strings.Cut(n[1:], " ")
+	second, _, _ := strings.Cut(rest, " ")
 	for _, s := range correctionStarts {
-		if s.conf <= confidence || words[0] != s.word {
+		if s.conf <= confidence || first != s.word {
 			continue
 		}
-		if s.negative && (askedQuestion(prev) || len(words) > 1 && notCorrectionAfterNo[words[1]]) {
+		if s.negative && (askedQuestion(prev) || notCorrectionAfterNo[second]) {
+			continue
+		}
+		if s.alone && !firstWordAlone(followUp) {
 			continue
 		}
 		confidence, cue = s.conf, s.word
 	}
 	return confidence > 0, confidence, cue
+}
+
+// firstWordAlone reports whether the first word of s (after leading blanks and opening
+// punctuation) is followed by punctuation or by the end of s.
+func firstWordAlone(s string) bool {
+	s = strings.TrimLeft(capInput(s), " \t\r\n¡¿\"'«“(")
+	i := strings.IndexFunc(s, func(r rune) bool { return !isAlnum(r) && !isMark(r) })
+	if i < 0 {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return strings.ContainsRune(",.!;:…?", r)
 }
 
 // askedQuestion reports whether the assistant response prev asks the user something: its last 300 bytes

@@ -45,6 +45,14 @@ func FuzzText(f *testing.F) {
 		if ok, c, cue := Correction(a, b); c < 0 || c > 1 || ok != (c > 0) || ok != (cue != "") {
 			t.Fatalf("Correction = %v %v %q", ok, c, cue)
 		}
+		if ok, c, ev := Contradiction(a, b, a); ok != (c > 0) || c > 1 || ok != (ev != "") {
+			t.Fatalf("Contradiction = %v %v %q", ok, c, ev)
+		}
+		if r := CompareFollowUp(a, b, b); r.Similarity < 0 || r.Similarity > 1 || r.Answered < 0 || r.Answered > 1 ||
+			math.IsNaN(r.Similarity) || math.IsNaN(r.Answered) {
+			t.Fatalf("CompareFollowUp = %+v", r)
+		}
+		Acceptance(a)
 		Refusal(a)
 		Uncertainty(a)
 		Mentions(a, []string{b, "refund_order"})
@@ -63,6 +71,8 @@ func TestAdversarialInputs(t *testing.T) {
 		"names":                strings.Repeat("x Jane ", 10000),
 		"month dates":          strings.Repeat("15 de enero de ", 5000),
 		"emails":               strings.Repeat("a@b.co ", 9000),
+		"negations":            strings.Repeat("madrid not madrid ", 3600),
+		"negated clauses":      strings.Repeat("x, not madrid. ", 4300),
 	}
 	for name, s := range inputs {
 		start := time.Now()
@@ -70,6 +80,8 @@ func TestAdversarialInputs(t *testing.T) {
 		Ungrounded(s, s)
 		Similarity(s, s)
 		Correction(s, s)
+		Contradiction(s, s, s)
+		CompareFollowUp(s, s, s)
 		if d := time.Since(start); d > 3*time.Second {
 			t.Errorf("%s: %v", name, d)
 		}

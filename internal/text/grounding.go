@@ -227,6 +227,20 @@ func (h *haystack) found(f Fact) bool {
 	}
 }
 
+// Found reports, for each fact, whether it is found in haystack by the matching rules of
+// Coverage (docs/decisions/text.md §6); the haystack is indexed once. Nil for no facts.
+func Found(facts []Fact, haystack string) []bool {
+	if len(facts) == 0 {
+		return nil
+	}
+	h := newHaystack(haystack)
+	out := make([]bool, len(facts))
+	for i, f := range facts {
+		out[i] = h.found(f)
+	}
+	return out
+}
+
 // Coverage is the fraction of facts found in payload (matching on normalised values; a number matches whatever formatting),
 // in [0,1]; when facts is empty it falls back to content-word coverage of contextText's Tokens in payload; ok=false when there
 // is nothing to cover (no facts and no content words).

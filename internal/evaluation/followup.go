@@ -1,0 +1,140 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agenteval/agenteval-collector/internal/text"
+)
+
+// FollowUpDetection is the verdict on turn N from turn N+1's user message (DESIGN.md
+// §5.3 RDM and CCM; docs/scoring.md §5.2).
+type FollowUpDetection struct {
+	// Type is DetectionRDM, DetectionCCM or DetectionNone.
+	Type string
+	// Confidence of Type, in [0,1]: the cue's or the evidence's confidence for RDM, the
+	// similarity for CCM, 1 − Signal for none.
+	Confidence float64
+	// Signal is the strongest correction or re-ask signal seen, in [0,1] (0 for none
+	// without any).
+	Signal float64
+	// Reason names the cue or the evidence, in one sentence.
+	Reason string
+	// Checks lists every check and its outcome, for the turn's explanation.
+	Checks []string
+}
+
+// DetectFollowUp judges a turn by its follow-up: request and answer are turn N's user
+// message and final response, followUp turn N+1's user message. The rules, in order
+// (docs/scoring.md §5.2):
+//
+//   - no words (empty, blank, emoji or punctuation only) → none;
+//   - RDM: a correction or complaint cue (text.Correction, which ignores a plain "no"
+//     answering the answer's question), else a contradiction of the answer
+//     (text.Contradiction: "Lisbon, not Madrid!" after an answer that said Madrid);
+//   - CCM: the follow-up repeats the request's words (verbatim), or it is similar
+//     (text.CompareFollowUp similarity ≥ ccm_similarity_threshold, ids the answer served
+//     left out) while it does not accept the answer ("OK, then…"), does not ask the
+//     same about another thing the answer served ("…in Lyon?" after Paris), and the
+//     answer did not already contain the request (answered share <
+//     ccm_answered_threshold);
+//   - none otherwise.
+//
+// It never panics: inputs are capped by the text primitives and invalid UTF-8 reads as
+// U+FFFD.
+func (e *Evaluator) DetectFollowUp(request, answer, followUp string) FollowUpDetection {
+	var d FollowUpDetection
+	if !hasWord(followUp) {
+		d.Type = DetectionNone
+		d.Confidence = 0
+		d.Reason = "the follow-up has no words to judge by (empty, emoji or punctuation only)"
+		d.Checks = []string{"rdm/ccm: not checked (follow-up has no words)"}
+		return d
+	}
+	if ok, conf, cue := text.Correction(followUp, answer); ok {
+		conf = clamp01(conf)
+		d.Checks = append(d.Checks, fmt.Sprintf("rdm: detected (cue %q, confidence %s)", cue, num(conf)))
+		d.Type, d.Confidence, d.Signal = DetectionRDM, conf, conf
+		d.Reason = fmt.Sprintf("the next user message corrects or complains about the response (cue %q)", cue)
+		return d
+	}
+	ev := text.FollowUpEvidence(request, answer, followUp, e.cfg.CCMSimilarityThreshold)
+	if ev.Contradicts {
+		conf := clamp01(ev.ContradictionConf)
+		d.Checks = append(d.Checks, fmt.Sprintf("rdm: contradiction (%s, confidence %s)", ev.ContradictionEvidence, num(conf)))
+		d.Type, d.Confidence, d.Signal = DetectionRDM, conf, conf
+		d.Reason = "the next user message contradicts the response (" + ev.ContradictionEvidence + ")"
+		return d
+	}
+	d.Checks = append(d.Checks, "rdm: no correction cue and no contradiction of the response")
+
+	th := e.cfg.CCMSimilarityThreshold
+	if strings.TrimSpace(request) == "" {
+		d.Checks = append(d.Checks, "ccm: not checked (user message not captured)")
+		return d.none()
+	}
+	r := ev.Reask
+	d.Signal = clamp01(r.Similarity)
+	switch {
+	case r.Empty:
+		d.Checks = append(d.Checks, "ccm: no content words to compare")
+		return d.none()
+	case r.Verbatim:
+		d.Checks = append(d.Checks, "ccm: the follow-up repeats the request's words")
+		d.Type, d.Confidence = DetectionCCM, 1
+		d.Reason = "the next user message re-asks the same request word for word"
+		return d
+	}
+	served := ""
+	if len(r.Served) > 0 {
+		served = " (without " + strings.Join(r.Served, ", ") + ", which the answer served)"
+	}
+	sim := d.Signal
+	if sim < th {
+		d.Checks = append(d.Checks, fmt.Sprintf("ccm: similarity %s < %s%s", num(sim), num(th), served))
+		return d.none()
+	}
+	if cue, ok := text.Acceptance(followUp); ok {
+		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the follow-up accepts the answer (%q); similarity %s%s", cue, num(sim), served))
+		return d.none()
+	}
+	if len(r.SwappedOut) > 0 {
+		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the follow-up asks about %q instead of %q, which the answer served; similarity %s",
+			strings.Join(r.SwappedIn, " "), strings.Join(r.SwappedOut, " "), num(sim)))
+		return d.none()
+	}
+	if at := e.cfg.CCMAnsweredThreshold; r.Answered >= at {
+		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the answer contains %s of the request (>= %s), so it was answered; similarity %s%s",
+			num(r.Answered), num(at), num(sim), served))
+		return d.none()
+	}
+	d.Checks = append(d.Checks, fmt.Sprintf("ccm: similarity %s >= %s%s; the answer contains %s of the request", num(sim), num(th), served, num(r.Answered)))
+	d.Type, d.Confidence = DetectionCCM, sim
+	d.Reason = fmt.Sprintf("the next user message re-asks the same request (similarity %s >= %s)", num(sim), num(th))
+	return d
+}
+
+func (d FollowUpDetection) none() FollowUpDetection {
+	d.Type = DetectionNone
+	d.Confidence = clamp01(1 - d.Signal)
+	d.Reason = "the follow-up neither corrects nor re-asks"
+	return d
+}
+
+// hasWord reports whether s holds a letter or a digit (in its first MaxInputBytes).
+func hasWord(s string) bool {
+	if len(s) > text.MaxInputBytes {
+		s = s[:text.MaxInputBytes]
+	}
+	for _, r := range s {
+		if r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return true
+		}
+	}
+	return false
+}

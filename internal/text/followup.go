@@ -1,0 +1,437 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package text // import "github.com/agenteval/agenteval-collector/internal/text"
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file holds the follow-up primitives that use the agent's answer as evidence
+// (docs/decisions/text.md §3.1–§3.3): Contradiction (an RDM without a cue word),
+// Acceptance (a follow-up that accepts the answer) and CompareFollowUp (the CCM
+// evidence: similarity, what the answer served, what the follow-up swapped).
+
+// contrastNegations are the words that open the negated part of "X, not Y" per
+// language (cueNorm'ed). French "pas" also closes "ne … pas"; Spanish "no" and
+// German "nicht"/"kein" likewise serve both uses.
+var contrastNegations = map[string]bool{
+	"not": true, "pas": true, "no": true, "nicht": true, "kein": true, "keine": true, "keinen": true,
+	"instead": true, "rather": true, "plutot": true, "statt": true, "anstatt": true,
+}
+
+// maxContrastTokens bounds the negated part Y of "X, not Y": a correction names one
+// thing ("not Madrid", "pas à Claire", "nicht 30"), not a sentence.
+const maxContrastTokens = 3
+
+// Contradiction reports whether followUp contradicts answer without a cue word
+// (DESIGN.md §5.3 RDM): a contrast "X, not Y" / "X, pas Y" / "X, no Y" / "X, nicht Y"
+// where the negated part Y is something the answer said ("Lisbon, not Madrid!" after
+// "The capital is Madrid"), or where X restates the user's request and the answer
+// lacks it ("Au bureau, pas à la maison !" after a request for the office and an
+// answer naming the home address). There must be content before the negation (a
+// leading "No, at the end of the period" answers a question; it is not a contrast),
+// Y has 1 to 3 content tokens, and an answer that ends with a question is never
+// contradicted this way (the user is choosing among the options it offered).
+//
+// evidence names what was contradicted, e.g. `"not Madrid": the answer said "madrid"`.
+// Inputs are capped like every primitive (MaxInputBytes); invalid UTF-8 is read as
+// U+FFFD. Confidence is 0.9 when ok.
+func Contradiction(followUp, answer, request string) (ok bool, confidence float64, evidence string) {
+	var ts tokenSets
+	return contradiction(followUp, answer, request, &ts)
+}
+
+// tokenSets holds the distinct tokens of the answer and the request, computed once
+// and shared by the follow-up primitives.
+type tokenSets struct {
+	done    bool
+	ans     hashSet
+	req     hashSet
+	reqList []string
+}
+
+// hashSet is a set of distinct tokens held as sorted FNV-1a 64 hashes (the hashing of
+// Similarity's keys): building it allocates one slice, where a map of strings costs an
+// entry per token.
+type hashSet []uint64
+
+func newHashSet(s string) hashSet {
+	sc := scannerPool.Get().(*scanner)
+	defer scannerPool.Put(sc)
+	sc.scan(s)
+	out := make(hashSet, 0, len(sc.toks))
+	for _, t := range sc.toks {
+		out = append(out, fnv(sc.buf[t.start:t.end]))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func fnv[T string | []byte](b T) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(b); i++ {
+		h ^= uint64(b[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+func (h hashSet) has(tok string) bool {
+	_, ok := slices.BinarySearch(h, fnv(tok))
+	return ok
+}
+
+func (h hashSet) hasAll(ts []string) bool {
+	for _, t := range ts {
+		if !h.has(t) {
+			return false
+		}
+	}
+	return true
+}
+
+func (ts *tokenSets) get(answer, request string) (ans, req hashSet) {
+	if ts.req == nil {
+		ts.reqList, ts.req = uniqSet(Tokens(request))
+	}
+	if !ts.done {
+		ts.done = true
+		ts.ans = newHashSet(answer)
+	}
+	return ts.ans, ts.req
+}
+
+func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, confidence float64, evidence string) {
+	followUp = capInput(followUp)
+	if strings.TrimSpace(answer) == "" || askedQuestion(answer) {
+		return false, 0, ""
+	}
+	var ans, req hashSet
+	seenContent := false
+	checked := 0
+	for _, clause := range splitClauses(followUp) {
+		words := strings.Fields(cueNorm(clause))
+		for i, w := range words {
+			if !contrastNegations[w] {
+				continue
+			}
+			if checked++; checked > maxContrasts {
+				return false, 0, ""
+			}
+			before := strings.Join(words[max(0, i-maxContextWords):i], " ")
+			if !seenContent && len(Tokens(before)) == 0 {
+				continue
+			}
+			rest := strings.Join(words[i+1:], " ")
+			y := Tokens(rest)
+			if len(y) == 0 || len(y) > maxContrastTokens {
+				continue
+			}
+			if ans == nil {
+				ans, req = ts.get(answer, request)
+			}
+			if ans.hasAll(y) {
+				return true, 0.9, `"` + w + " " + rest + `": the answer said ` + quoteJoin(y)
+			}
+			// X restates the request and the answer lacks it.
+			xw := prevWords(followUp, clause, words[:i])
+			for _, t := range Tokens(strings.Join(xw, " ")) {
+				if req.has(t) && !ans.has(t) && !contains(y, t) {
+					x := strings.Join(xw[max(0, len(xw)-4):], " ")
+					return true, 0.9, `"` + x + ", " + w + " " + rest + `": the request's "` + t + `" is missing from the answer`
+				}
+			}
+		}
+		if len(Tokens(clause)) > 0 {
+			seenContent = true
+		}
+	}
+	return false, 0, ""
+}
+
+// maxContrasts bounds the negations examined per follow-up, and maxContextWords the words
+// read on each side of one, so that the work stays linear in the (capped) input.
+const (
+	maxContrasts    = 16
+	maxContextWords = 8
+)
+
+// prevWords returns the last maxContextWords words of followUp before the negation (the
+// clause's head and the clauses before it): the affirmed part X of "X, not Y".
+func prevWords(followUp, clause string, head []string) []string {
+	if len(head) >= maxContextWords {
+		return head[len(head)-maxContextWords:]
+	}
+	var out []string
+	if i := strings.Index(followUp, clause); i > 0 {
+		out = strings.Fields(cueNorm(followUp[max(0, i-256):i]))
+		out = out[max(0, len(out)-(maxContextWords-len(head))):]
+	}
+	return append(out, head...)
+}
+
+// splitClauses cuts s at sentence and clause punctuation (, . ; : ! ? ¡ ¿ … and line breaks).
+func splitClauses(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool {
+		switch r {
+		case ',', '.', ';', ':', '!', '?', '¡', '¿', '…', '\n', '\r', '(', ')':
+			return true
+		}
+		return false
+	})
+}
+
+func contains(ts []string, t string) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteJoin(ts []string) string {
+	return `"` + strings.Join(ts, " ") + `"`
+}
+
+// acceptanceLeads open a follow-up that accepts the answer ("OK, then cancel #123",
+// "Great, can you send…", "D'accord, alors…", "Vale, entonces…", "Gut, dann…"),
+// cueNorm'ed. Words that also open a re-ask ("so", "then", "alors", "entonces",
+// "dann", "yes", "oui", "sí", "ja") are deliberately absent.
+var acceptanceLeads = []string{
+	"ok", "okay", "great", "fine", "perfect", "good", "cool", "nice", "awesome", "excellent", "alright",
+	"all right", "got it", "sounds good", "thanks", "thank you",
+	"daccord", "parfait", "super", "genial", "tres bien", "bien", "bon", "merci", "entendu", "nickel",
+	"vale", "perfecto", "de acuerdo", "estupendo", "gracias", "bueno",
+	"gut", "prima", "perfekt", "klasse", "danke", "alles klar", "schon", "toll",
+}
+
+// butWords cancel an acceptance when they follow it closely ("OK but…", "D'accord, mais…").
+var butWords = map[string]bool{"but": true, "mais": true, "pero": true, "aber": true, "though": true,
+	"however": true, "still": true, "toujours": true, "doch": true, "trotzdem": true, "sin": true}
+
+// Acceptance reports whether followUp opens by accepting the answer: its first words are
+// one of acceptanceLeads and none of the next three words is a "but" ("OK but…").
+// cue is the lead that matched.
+func Acceptance(followUp string) (cue string, ok bool) {
+	n := cueNorm(followUp)
+	for _, l := range acceptanceLeads {
+		if strings.HasPrefix(n, " "+l+" ") {
+			rest := strings.Fields(n[len(l)+2:])
+			for i := 0; i < len(rest) && i < 3; i++ {
+				if butWords[rest[i]] {
+					return "", false
+				}
+			}
+			return l, true
+		}
+	}
+	return "", false
+}
+
+// Reask is the CCM evidence CompareFollowUp gathers on a (request, answer, follow-up)
+// triple, over distinct Tokens.
+type Reask struct {
+	// Similarity is the cosine of Similarity over the request's and the follow-up's
+	// tokens after removing Served, with the same conflict factor; in [0,1].
+	Similarity float64
+	// Verbatim is true when both messages have the same non-empty token set.
+	Verbatim bool
+	// Served are the id and number tokens of the request that the follow-up repeats and
+	// the answer already contains: the entity the answer served, which says nothing
+	// about a re-ask ("OK, then cancel #123" after an answer about #123).
+	Served []string
+	// Answered is the share of the request's tokens (ids and numbers weigh 2) that the
+	// answer contains; in [0,1]. A request the answer echoes was answered.
+	Answered float64
+	// SwappedOut and SwappedIn are set when the follow-up is the request with one
+	// stretch of tokens replaced (they share a first or last token), every replaced token served by the answer and none of
+	// the new ones in the request or the answer: the same question about another thing ("…in Lyon?"
+	// after "…in Paris?" answered for Paris).
+	SwappedOut, SwappedIn []string
+	// Empty is true when the request or the follow-up has no content token.
+	Empty bool
+}
+
+// CompareFollowUp gathers the CCM evidence of docs/decisions/text.md §3.3 for the
+// follow-up of a turn whose user request and final answer are given.
+func CompareFollowUp(request, answer, followUp string) Reask {
+	var ts tokenSets
+	return compareFollowUp(request, answer, followUp, &ts, 0)
+}
+
+// Evidence is the answer-aware evidence on a follow-up: Contradiction's result and
+// CompareFollowUp's, computed with one tokenisation of the request and the answer.
+type Evidence struct {
+	Contradicts           bool
+	ContradictionConf     float64
+	ContradictionEvidence string
+	Reask                 Reask
+}
+
+// FollowUpEvidence returns Contradiction(followUp, answer, request) and
+// CompareFollowUp(request, answer, followUp) together, tokenising each text once. When
+// the follow-up is not verbatim and its similarity to the request, served ids included,
+// is below minSimilarity, the answer is not tokenised for the re-ask evidence and
+// Reask.Served, Answered and Swapped* stay empty: leaving served ids out can only lower
+// the similarity (docs/decisions/text.md §3.3), so it stays below minSimilarity.
+func FollowUpEvidence(request, answer, followUp string, minSimilarity float64) Evidence {
+	var ts tokenSets
+	var ev Evidence
+	ev.Contradicts, ev.ContradictionConf, ev.ContradictionEvidence = contradiction(followUp, answer, request, &ts)
+	ev.Reask = compareFollowUp(request, answer, followUp, &ts, minSimilarity)
+	return ev
+}
+
+func compareFollowUp(request, answer, followUp string, ts *tokenSets, minSimilarity float64) Reask {
+	if ts.req == nil {
+		ts.reqList, ts.req = uniqSet(Tokens(request))
+	}
+	p, ps := ts.reqList, ts.req
+	n, ns := uniqSet(Tokens(followUp))
+	var r Reask
+	if len(p) == 0 || len(n) == 0 {
+		r.Empty = true
+		return r
+	}
+	if len(ps) == len(ns) && ps.hasAll(n) {
+		r.Verbatim, r.Similarity = true, 1
+	} else if sim := cosineSets(p, n, ps, ns, nil); sim < minSimilarity {
+		r.Similarity = sim
+		return r
+	}
+	a, _ := ts.get(answer, request)
+	var tot, got float64
+	for _, t := range p {
+		w := tokWeight(t)
+		tot += w
+		inA := a.has(t)
+		if inA {
+			got += w
+		}
+		if inA && isNumeric(t) && ns.has(t) {
+			r.Served = append(r.Served, t)
+		}
+	}
+	r.Answered = got / tot
+	if !r.Verbatim {
+		r.Similarity = cosineSets(p, n, ps, ns, r.Served)
+	}
+	// Swap: strip the common prefix and suffix of the two token sequences.
+	i := 0
+	for i < len(p) && i < len(n) && p[i] == n[i] {
+		i++
+	}
+	j := 0
+	for j < len(p)-i && j < len(n)-i && p[len(p)-1-j] == n[len(n)-1-j] {
+		j++
+	}
+	out, in := p[i:len(p)-j], n[i:len(n)-j]
+	if i+j > 0 && len(out) > 0 && len(in) > 0 && a.hasAll(out) {
+		swap := true
+		for _, t := range in {
+			if ps.has(t) || a.has(t) {
+				swap = false
+				break
+			}
+		}
+		if swap {
+			r.SwappedOut, r.SwappedIn = out, in
+		}
+	}
+	return r
+}
+
+// uniqSet returns the distinct tokens of ts in order, and their set, without maps:
+// the (hash, position) pairs are sorted, the first position of each hash kept.
+func uniqSet(ts []string) ([]string, hashSet) {
+	type hp struct {
+		h uint64
+		i int
+	}
+	pairs := make([]hp, len(ts))
+	for i, t := range ts {
+		pairs[i] = hp{fnv(t), i}
+	}
+	slices.SortFunc(pairs, func(a, b hp) int {
+		if a.h != b.h {
+			return cmp.Compare(a.h, b.h)
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	set := make(hashSet, 0, len(ts))
+	first := make([]int, 0, len(ts))
+	for k, p := range pairs {
+		if k == 0 || p.h != pairs[k-1].h {
+			set = append(set, p.h)
+			first = append(first, p.i)
+		}
+	}
+	slices.Sort(first)
+	out := make([]string, len(first))
+	for k, i := range first {
+		out[k] = ts[i]
+	}
+	return out, set
+}
+
+func isNumeric(t string) bool {
+	for i := 0; i < len(t); {
+		r, size := utf8.DecodeRuneInString(t[i:])
+		if unicode.IsDigit(r) {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+func tokWeight(t string) float64 {
+	if isNumeric(t) {
+		return numWeight
+	}
+	return 1
+}
+
+// cosineSets is Similarity's weighted cosine with the conflict factor over two distinct
+// token lists a and b (with their sets), leaving out the tokens of skip.
+func cosineSets(a, b []string, as, bs hashSet, skip []string) float64 {
+	var inter, na, nb float64
+	onlyA, onlyB := false, false
+	for _, t := range a {
+		if contains(skip, t) {
+			continue
+		}
+		w := tokWeight(t)
+		na += w * w
+		if bs.has(t) {
+			inter += w * w
+		} else if isNumeric(t) {
+			onlyA = true
+		}
+	}
+	for _, t := range b {
+		if contains(skip, t) {
+			continue
+		}
+		w := tokWeight(t)
+		nb += w * w
+		if isNumeric(t) && !as.has(t) {
+			onlyB = true
+		}
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	s := inter / math.Sqrt(na*nb)
+	if onlyA && onlyB {
+		s *= conflictFactor
+	}
+	return min(max(s, 0), 1)
+}
