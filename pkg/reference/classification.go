@@ -4,6 +4,7 @@
 package reference // import "github.com/agenteval/agenteval-collector/pkg/reference"
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -26,7 +27,7 @@ type classificationEval struct {
 // label outside it cannot equal a reference inside it). Details: expected, actual,
 // valid_classes, in_classes (when classes is set).
 func NewClassificationEvaluator(name string, classes []string) Evaluator {
-	return classificationEval{name: nameOr(name, DefaultClassificationName), classes: slices.Clone(classes)}
+	return classificationEval{name: cmp.Or(name, DefaultClassificationName), classes: slices.Clone(classes)}
 }
 
 func (e classificationEval) Name() string { return e.name }
@@ -78,7 +79,7 @@ func NewConfidenceEvaluator(name string, threshold float64) Evaluator {
 	if threshold == 0 {
 		threshold = DefaultConfidenceThreshold
 	}
-	return confidenceEval{name: nameOr(name, DefaultConfidenceName), threshold: threshold}
+	return confidenceEval{name: cmp.Or(name, DefaultConfidenceName), threshold: threshold}
 }
 
 func (e confidenceEval) Name() string { return e.name }

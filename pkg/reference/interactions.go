@@ -4,6 +4,7 @@
 package reference // import "github.com/agenteval/agenteval-collector/pkg/reference"
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -213,7 +214,7 @@ type interactionsEval struct {
 // Details: order_compliance, dependency_compliance, exact_order, interactions
 // ([]InteractionResult), judge_error.
 func NewInteractionsEvaluator(name string, opts InteractionsOptions) Evaluator {
-	return interactionsEval{name: nameOr(name, DefaultInteractionsName), opts: opts}
+	return interactionsEval{name: cmp.Or(name, DefaultInteractionsName), opts: opts}
 }
 
 func (e interactionsEval) Name() string { return e.name }
@@ -292,7 +293,7 @@ func deterministicReason(c InteractionsComparison) string {
 
 // judge makes one call per actual interaction, in order, and stops at the first error.
 func (e interactionsEval) judge(ctx context.Context, ex Example, output any, want, got []Interaction) ([]JudgeVerdict, error) {
-	system := cmpOr(e.opts.SystemPrompt, DefaultInteractionsSystemPrompt)
+	system := cmp.Or(e.opts.SystemPrompt, DefaultInteractionsSystemPrompt)
 	var finalOut, expectedOut any
 	if m, ok := normalize(output).(map[string]any); ok {
 		finalOut = m["output"]
@@ -408,13 +409,6 @@ func list(s []string) string {
 		s = []string{}
 	}
 	return text(s)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // interactions reads a list of interactions, or an object with `interactions`.

@@ -4,6 +4,7 @@
 package reference // import "github.com/agenteval/agenteval-collector/pkg/reference"
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -36,7 +37,7 @@ type toolSelection struct{ name string }
 // multisets. Both empty: score 1, pass. Expected empty, actual not: score 0, fail.
 // Details: expected_tools, actual_tools, overlap, exact_match.
 func NewToolSelectionEvaluator(name string) Evaluator {
-	return toolSelection{name: nameOr(name, DefaultToolSelectionName)}
+	return toolSelection{name: cmp.Or(name, DefaultToolSelectionName)}
 }
 
 func (e toolSelection) Name() string { return e.name }
@@ -85,7 +86,7 @@ type toolSequence struct{ name string }
 // Both empty: score 1, pass. Expected empty, actual not: score 0, fail.
 // Details: expected_sequence, actual_sequence, lcs, exact_match.
 func NewToolCallSequenceEvaluator(name string) Evaluator {
-	return toolSequence{name: nameOr(name, DefaultToolSequenceName)}
+	return toolSequence{name: cmp.Or(name, DefaultToolSequenceName)}
 }
 
 func (e toolSequence) Name() string { return e.name }
@@ -205,11 +206,4 @@ func lcsPairs[T comparable](a, b []T) [][2]int {
 		}
 	}
 	return out
-}
-
-func nameOr(name, def string) string {
-	if name == "" {
-		return def
-	}
-	return name
 }

@@ -4,6 +4,7 @@
 package reference // import "github.com/agenteval/agenteval-collector/pkg/reference"
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -125,7 +126,7 @@ func NewTrajectoryMatchEvaluator(name string, opts TrajectoryOptions) Evaluator 
 	if opts.ArgsMode == "" {
 		opts.ArgsMode = ArgsExact
 	}
-	return trajectoryEval{name: nameOr(name, DefaultTrajectoryName), opts: opts, err: opts.Validate()}
+	return trajectoryEval{name: cmp.Or(name, DefaultTrajectoryName), opts: opts, err: opts.Validate()}
 }
 
 func (e trajectoryEval) Name() string { return e.name }
