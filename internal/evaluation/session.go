@@ -32,6 +32,10 @@ const (
 // summary, coordination, intent drift, task completion, overall score, tool issues,
 // recommendations and the latency summary. A nil session gives an empty analysis.
 func (e *Evaluator) AnalyzeSession(s *session.AgentSession) Analysis {
+	return e.analyze(s, nil)
+}
+
+func (e *Evaluator) analyze(s *session.AgentSession, refs *ReferenceScores) Analysis {
 	a := Analysis{
 		PerAgentScores:  map[string]AgentScores{},
 		TurnResults:     []TurnResult{},
@@ -59,6 +63,7 @@ func (e *Evaluator) AnalyzeSession(s *session.AgentSession) Analysis {
 	a.Conversation, a.Explanations[keyConversationScore] = conversation(a.TurnResults)
 	a.ToolUseScore, a.Explanations[keyToolUseScore] = sessionToolUse(a.TurnResults)
 	a.ReasoningScore, a.Explanations[keyReasoningScore] = sessionReasoning(a.TurnResults)
+	refs.apply(&a)
 	c.coordination(&a)
 	a.IntentDriftScore, a.Explanations[keyIntentDriftScore] = sessionIntentDrift(a.TurnResults)
 	a.TaskCompletion, a.Explanations[keyTaskCompletion] = taskCompletion(s, a.TurnResults)
@@ -479,7 +484,9 @@ func (c *evalCtx) coordination(a *Analysis) {
 		}
 		a.Explanations[keyNoPingPong] = expl
 	}
-	a.Explanations[keyDependencyCompl] = "null: no expected interactions (reference-based evaluation, DESIGN.md §5.5)"
+	if cc.DependencyCompliance == nil {
+		a.Explanations[keyDependencyCompl] = "null: no expected interactions (reference-based evaluation, DESIGN.md §5.5)"
+	}
 
 	m, n := meanOf([]*float64{cc.NoDuplicateWork, cc.ContextPreserved, cc.RoleAdherence, cc.NoPingPong, cc.DependencyCompliance})
 	if m == nil {
