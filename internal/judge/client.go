@@ -73,7 +73,7 @@ type Client struct {
 	budget  *budget
 	cache   *lru.Cache[[32]byte, reference.JudgeVerdict]
 	vectors *lru.Cache[[32]byte, []float64]
-	onCall  func(Call)
+	onCall  func(context.Context, Call)
 	pool    *Pool
 
 	calls, errors, hits, denied, inTok, outTok atomic.Int64
@@ -82,8 +82,9 @@ type Client struct {
 // Option customises a Client.
 type Option func(*Client)
 
-// WithCallHook calls f after every request that reached the API (not cache hits).
-func WithCallHook(f func(Call)) Option { return func(c *Client) { c.onCall = f } }
+// WithCallHook calls f, with the caller's context, after every request that reached the
+// API (not cache hits).
+func WithCallHook(f func(context.Context, Call)) Option { return func(c *Client) { c.onCall = f } }
 
 // WithClock replaces time.Now for the budget (tests).
 func WithClock(now func() time.Time) Option { return func(c *Client) { c.budget.now = now } }
@@ -173,6 +174,7 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 		},
 	}
 	call := Call{Operation: "chat", Model: c.cfg.Model, Evaluator: req.Evaluator, Node: req.Node, Start: time.Now()}
+	callerCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	c.calls.Add(1)
@@ -190,7 +192,7 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 	}
 	call.End, call.Err = time.Now(), err
 	if c.onCall != nil {
-		c.onCall(call)
+		c.onCall(callerCtx, call)
 	}
 	if err != nil {
 		c.errors.Add(1)
@@ -266,6 +268,7 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float64, error)
 		c.denied.Add(1)
 		return nil, ErrBudgetExhausted
 	}
+	callerCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	call := Call{Operation: "embeddings", Model: c.cfg.Embeddings.Model, Start: time.Now()}
@@ -283,7 +286,7 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float64, error)
 	}
 	call.End, call.Err = time.Now(), err
 	if c.onCall != nil {
-		c.onCall(call)
+		c.onCall(callerCtx, call)
 	}
 	if err != nil {
 		c.errors.Add(1)

@@ -13,6 +13,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
 // Metric is what the judge may be asked to judge.
@@ -193,13 +195,6 @@ func (c *Config) RubricFor(agent string) string {
 	return c.Rubric
 }
 
-// Evaluator types of a result's provenance (agent_eval.evaluator.type).
-const (
-	TypeDeterministic = "deterministic"
-	TypeLLMJudge      = "llm_judge"
-	TypeReference     = "reference"
-)
-
 // Provenance identifies the evaluator that produced a result: id (its name), type
 // (deterministic | llm_judge | reference) and version, a hash of its configuration, so
 // that results of differently configured evaluators are never mixed.
@@ -225,7 +220,7 @@ func ConfigVersion(cfg any) string {
 // pass threshold), never the API key.
 func (c *Config) Provenance(id string) Provenance {
 	d := c.withDefaults()
-	return Provenance{ID: id, Type: TypeLLMJudge, Version: ConfigVersion(struct {
+	return Provenance{ID: id, Type: semconv.EvaluatorTypeLLMJudge, Version: ConfigVersion(struct {
 		Endpoint, Model, Rubric, SystemPrompt string
 		Rubrics                               map[string]string
 		Temperature, PassThreshold            float64

@@ -21,6 +21,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"go.uber.org/goleak"
 
+	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/pkg/reference"
 )
 
@@ -345,7 +346,7 @@ func TestBudgetAndCache(t *testing.T) {
 func TestEmbeddings(t *testing.T) {
 	api := newFakeAPI(t)
 	var calls []Call
-	c := api.client(t, api.config(), WithCallHook(func(c Call) { calls = append(calls, c) }))
+	c := api.client(t, api.config(), WithCallHook(func(_ context.Context, c Call) { calls = append(calls, c) }))
 	ctx := context.Background()
 	sim, err := c.Similarity(ctx, "aab", "aab")
 	if err != nil || math.Abs(sim-1) > 1e-9 {
@@ -473,7 +474,7 @@ func TestProvenance(t *testing.T) {
 	c := a
 	c.Rubrics = map[string]string{"planner": "p"}
 	pa, pb, pc := a.Provenance("interactions"), b.Provenance("interactions"), c.Provenance("interactions")
-	if pa.Type != TypeLLMJudge || pa.ID != "interactions" || len(pa.Version) != 12 {
+	if pa.Type != semconv.EvaluatorTypeLLMJudge || pa.ID != "interactions" || len(pa.Version) != 12 {
 		t.Fatalf("%+v", pa)
 	}
 	if pa.Version != pb.Version {

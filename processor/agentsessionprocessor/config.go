@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/judge"
 )
 
 // EmitToolCalls selects which tool calls get their own `evaluate tool_call` span
@@ -69,6 +70,11 @@ type Config struct {
 	Scoring evaluation.Config `mapstructure:"scoring"`
 	// Emit selects the evaluation spans emitted.
 	Emit EmitConfig `mapstructure:"emit"`
+	// References are evalaf dataset files and how sessions are matched to their cases
+	// (reference-based evaluation, docs/scoring.md §11). Off without datasets.
+	References ReferencesConfig `mapstructure:"references"`
+	// Judge is the optional LLM judge (docs/judge.md). Off by default.
+	Judge judge.Config `mapstructure:"judge"`
 
 	_ struct{}
 }
@@ -144,6 +150,12 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := cfg.Scoring.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.References.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.Judge.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

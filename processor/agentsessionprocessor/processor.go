@@ -18,6 +18,7 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/pkg/reference"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
 
@@ -39,6 +40,7 @@ type agentSessionProcessor struct {
 	extractor *session.Extractor
 	evaluator *evaluation.Evaluator
 	emitter   *emitter
+	refs      *refRunner // nil without datasets
 
 	mu      sync.Mutex // guards tracker and queued
 	tracker *session.Tracker
@@ -75,6 +77,10 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 	if err != nil {
 		return nil, err
 	}
+	refs, err := newRefRunner(cfg.References, cfg.Judge, set.Logger)
+	if err != nil {
+		return nil, err
+	}
 	tick := max(minTick, min(maxTick, cfg.TurnSettle/4))
 	p := &agentSessionProcessor{
 		logger:    set.Logger,
@@ -88,6 +94,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		}),
 		evaluator: ev,
 		emitter:   newEmitter(cfg.Emit.ToolCalls),
+		refs:      refs,
 		tracker: session.NewTracker(session.TrackerConfig{
 			TurnSettle:         cfg.TurnSettle,
 			TurnTimeout:        cfg.TurnTimeout,
@@ -171,6 +178,9 @@ func (p *agentSessionProcessor) extract(td ptrace.Traces, recs []session.SpanRec
 				}
 				recs = recs[:len(recs)+1]
 				p.extractor.ExtractInto(&recs[len(recs)-1], rs.Resource(), ss.Scope(), sp)
+				if p.refs != nil {
+					p.refs.observe(rs.Resource(), sp)
+				}
 			}
 		}
 	}
@@ -197,8 +207,9 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 	p.queued = nil
 	p.mu.Unlock()
 	p.handle(ctx, events)
+	err := p.refs.shutdown(ctx)
 	p.telemetry.Shutdown()
-	return nil
+	return err
 }
 
 func (p *agentSessionProcessor) run() {
@@ -278,12 +289,24 @@ func (p *agentSessionProcessor) evaluate(ev session.Event) (td ptrace.Traces, er
 		if len(ev.Session.Turns) == 0 {
 			return ptrace.NewTraces(), nil
 		}
-		a := p.evaluator.AnalyzeSession(ev.Session)
+		var refs *evaluation.ReferenceScores
+		var cr reference.CaseResult
+		m, matched := p.refs.matchSession(ev.Session)
+		if matched {
+			cr, refs = p.refs.evaluate(context.Background(), ev.Session, m)
+		}
+		a := p.evaluator.AnalyzeSessionWithReferences(ev.Session, refs)
 		if n := len(a.TurnResults); n > 0 {
 			b.addTurnVerdict(ev.Session, a.TurnResults[n-1])
 		}
 		if err := b.addSession(ev.Session, &a); err != nil {
 			return ptrace.NewTraces(), err
+		}
+		if matched {
+			p.refs.putReferences(b.spans.At(b.spans.Len()-1), &cr)
+			if p.refs.wantsJudge(ev.Session, m) {
+				p.submitJudge(ev.Session, m, cr.CaseID)
+			}
 		}
 	}
 	return b.traces(), nil
