@@ -96,17 +96,7 @@ type endpoints struct{ grpc, http, prom, api string }
 func startCollector(t *testing.T, dbPath string, sink *consumertest.TracesSink) (ep endpoints, stop func()) {
 	t.Helper()
 	ep = endpoints{grpc: freePort(t), http: freePort(t), prom: freePort(t), api: freePort(t)}
-	cfg := fmt.Sprintf(`
-receivers:
-  otlp:
-    protocols:
-      grpc: {endpoint: %q}
-      http: {endpoint: %q}
-processors:
-  agentsession:
-    turn_settle: 200ms
-    turn_timeout: 5s
-    session_timeout: 2s
+	return ep, runCollector(t, collectorConfig(ep, dbPath, `
     emit: {tool_calls: issues}
     agents:
       - name: triage
@@ -117,7 +107,24 @@ processors:
       - name: refund_agent
         tools:
           - name: issue_refund
-            parameters: {order_id: string, amount: number}
+            parameters: {order_id: string, amount: number}`), sink)
+}
+
+// collectorConfig is the test pipeline otlp -> agentsession -> [capture, agenteval] on
+// ep, with the SQLite store at dbPath; processorKeys (indented by 4) are added to the
+// processor's test timings.
+func collectorConfig(ep endpoints, dbPath, processorKeys string) string {
+	return fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      grpc: {endpoint: %q}
+      http: {endpoint: %q}
+processors:
+  agentsession:
+    turn_settle: 200ms
+    turn_timeout: 5s
+    session_timeout: 2s%s
 exporters:
   capture:
   agenteval:
@@ -133,8 +140,13 @@ service:
       receivers: [otlp]
       processors: [agentsession]
       exporters: [capture, agenteval]
-`, ep.grpc, ep.http, dbPath, ep.prom, ep.api)
+`, ep.grpc, ep.http, processorKeys, dbPath, ep.prom, ep.api)
+}
 
+// runCollector runs a collector with our components, OTLP and the capture exporter, from
+// a YAML configuration, until the returned stop is called.
+func runCollector(t *testing.T, cfg string, sink *consumertest.TracesSink) (stop func()) {
+	t.Helper()
 	factories := func() (otelcol.Factories, error) {
 		var f otelcol.Factories
 		var err error
@@ -167,7 +179,7 @@ service:
 		assert.NoError(t, col.Run(context.Background()))
 	}()
 	require.Eventually(t, func() bool { return col.GetState() == otelcol.StateRunning }, 30*time.Second, 20*time.Millisecond)
-	return ep, func() {
+	return func() {
 		col.Shutdown()
 		wg.Wait()
 	}
@@ -367,36 +379,22 @@ func get(t *testing.T, url string) (int, []byte) {
 
 func countAppSpans(td ptrace.Traces) int {
 	n := 0
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				if _, ok := spans.At(k).Attributes().Get(semconv.AgentEvalKind); !ok {
-					n++
-				}
-			}
+	forEach(td, func(sp ptrace.Span) {
+		if _, ok := sp.Attributes().Get(semconv.AgentEvalKind); !ok {
+			n++
 		}
-	}
+	})
 	return n
 }
 
 func evalSpansOf(sink *consumertest.TracesSink, kind string) []ptrace.Span {
 	var out []ptrace.Span
 	for _, td := range sink.AllTraces() {
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			sss := rss.At(i).ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				spans := sss.At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					if v, ok := spans.At(k).Attributes().Get(semconv.AgentEvalKind); ok && v.Str() == kind {
-						out = append(out, spans.At(k))
-					}
-				}
+		forEach(td, func(sp ptrace.Span) {
+			if v, ok := sp.Attributes().Get(semconv.AgentEvalKind); ok && v.Str() == kind {
+				out = append(out, sp)
 			}
-		}
+		})
 	}
 	return out
 }

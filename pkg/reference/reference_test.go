@@ -55,6 +55,8 @@ func TestErrors(t *testing.T) {
 		"classification of a list":         {NewClassificationEvaluator("", nil), ref("q"), []any{"q"}, ErrBadShape},
 		"arguments not JSON":               {NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), ref("a"), []any{map[string]any{"name": "a", "arguments": "{"}}, ErrBadShape},
 		"interaction not an object":        {NewInteractionsEvaluator("", InteractionsOptions{}), Example{Reference: []any{}}, []any{"x"}, ErrBadShape},
+		"tool reference, no interactions":  {NewInteractionsEvaluator("", InteractionsOptions{}), ref("get_weather"), []any{}, ErrNoReference},
+		"bad expected_interactions":        {NewInteractionsEvaluator("", InteractionsOptions{}), Example{Metadata: map[string]any{"expected_interactions": "x"}}, []any{}, ErrBadShape},
 		"bad trajectory mode":              {NewTrajectoryMatchEvaluator("", TrajectoryOptions{Mode: "loose"}), ref("a"), "a", ErrInvalidOption},
 		"bad args override":                {NewTrajectoryMatchEvaluator("", TrajectoryOptions{ArgsOverrides: map[string]ArgsMatcher{"a": {Mode: "fuzzy"}}}), ref("a"), "a", ErrInvalidOption},
 	} {
