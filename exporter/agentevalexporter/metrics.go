@@ -70,6 +70,7 @@ type promMetrics struct {
 	handoffs        *prometheus.CounterVec
 	notEvaluable    *prometheus.CounterVec
 	recommendations *prometheus.CounterVec
+	references      *referenceSeries
 }
 
 // newPromMetrics registers the series on a new registry. maxLabelValues (>= 1) caps the
@@ -133,6 +134,7 @@ func newPromMetrics(maxLabelValues int, onOverflow func(domain string)) *promMet
 		m.sessions, m.turns, m.toolCalls, m.toolIssues, m.handoffs, m.notEvaluable,
 		m.recommendations,
 	)
+	m.references = newReferenceSeries(m.registry)
 	return m
 }
 
@@ -236,6 +238,7 @@ func (m *promMetrics) recordAnalysis(a *evaluation.Analysis) {
 	for _, r := range a.Recommendations {
 		m.recommendations.WithLabelValues(m.labels.value(domainKind, r.Kind)).Inc()
 	}
+	m.references.record(a, m.labels)
 }
 
 // verdict returns the `valid` label of a tool call: its Verdict when it is one of
