@@ -208,6 +208,7 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 	p.mu.Unlock()
 	p.handle(ctx, events)
 	err := p.refs.shutdown(ctx)
+	p.refs.recordJudge(ctx, p.telemetry)
 	p.telemetry.Shutdown()
 	return err
 }
@@ -238,6 +239,7 @@ func (p *agentSessionProcessor) step(ctx context.Context) {
 	p.mu.Unlock()
 	p.telemetry.ProcessorAgentsessionOpenSessions.Record(ctx, int64(open))
 	p.handle(ctx, events)
+	p.refs.recordJudge(ctx, p.telemetry)
 }
 
 // handle evaluates closed turns and ended sessions and emits the evaluation spans. Each

@@ -15,6 +15,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
@@ -22,6 +23,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/pkg/reference"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
 
 // Reference evaluator names of references.evaluators.
@@ -159,6 +161,8 @@ type refRunner struct {
 	judgeEval  reference.Evaluator
 	judgeProv  judge.Provenance
 	sampleRate float64
+
+	lastStats judge.Stats // judge counters already recorded (recordJudge)
 
 	mu     sync.Mutex
 	traces map[pcommon.TraceID]traceRef
@@ -516,4 +520,26 @@ func (r *refRunner) shutdown(ctx context.Context) error {
 		return nil
 	}
 	return r.judge.Shutdown(ctx)
+}
+
+// recordJudge adds the judge's counters since the last call to the processor's telemetry
+// and records its queue depth. Called from the worker only.
+func (r *refRunner) recordJudge(ctx context.Context, tb *metadata.TelemetryBuilder) {
+	if r == nil || r.judge == nil {
+		return
+	}
+	st := r.judge.Stats()
+	prev := r.lastStats
+	r.lastStats = st
+	add := func(f func(context.Context, int64, ...metric.AddOption), now, before int64) {
+		if d := now - before; d > 0 {
+			f(ctx, d)
+		}
+	}
+	add(tb.ProcessorAgentsessionJudgeCalls.Add, st.Calls, prev.Calls)
+	add(tb.ProcessorAgentsessionJudgeErrors.Add, st.Errors, prev.Errors)
+	add(tb.ProcessorAgentsessionJudgeCacheHits.Add, st.CacheHits, prev.CacheHits)
+	add(tb.ProcessorAgentsessionJudgeDropped.Add, st.Drops+st.BudgetDenied, prev.Drops+prev.BudgetDenied)
+	add(tb.ProcessorAgentsessionJudgeTokens.Add, st.InputTokens+st.OutputTokens, prev.InputTokens+prev.OutputTokens)
+	tb.ProcessorAgentsessionJudgeQueueDepth.Record(ctx, int64(st.QueueDepth))
 }

@@ -14,15 +14,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/judge"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/pkg/reference"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
 )
 
 // datasetRun builds one turn of a planner → researcher run in the GenAI conventions: the
@@ -245,7 +249,9 @@ func TestJudgeVerdictSpan(t *testing.T) {
 	defer srv.Close()
 	cfg := referencesTestConfig()
 	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "judge-m", Rubric: "r", Timeout: 5 * time.Second}
-	p, sink, clk := newTestProcessor(t, cfg, nil)
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	p, sink, clk := newTestProcessor(t, cfg, tel)
 	runSession(t, p, clk, datasetRun(40, "conv-j", "papers", "run-j", "x", "search_papers", "summarize"))
 	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindReference]) == 1 }, 5*time.Second, 10*time.Millisecond)
 	require.NoError(t, p.shutdown(context.Background()))
@@ -272,4 +278,8 @@ func TestJudgeVerdictSpan(t *testing.T) {
 	}
 	assert.Equal(t, 2, chats)
 	assert.Equal(t, int64(2), prompts.Load())
+	metadatatest.AssertEqualProcessorAgentsessionJudgeCalls(t, tel,
+		[]metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualProcessorAgentsessionJudgeTokens(t, tel,
+		[]metricdata.DataPoint[int64]{{Value: 120}}, metricdatatest.IgnoreTimestamp())
 }
