@@ -28,7 +28,8 @@ type CaseResult struct {
 	// evaluate (ErrNoReference is not recorded: the case does not apply).
 	Results map[string]Result `json:"results"`
 	Errors  map[string]string `json:"errors,omitempty"`
-	// Pass: every result passes and no evaluator failed with an error (evalaf's rule).
+	// Pass: at least one evaluator applied, every result passes and no evaluator failed
+	// with an error (evalaf's rule).
 	Pass bool `json:"pass"`
 	// Score is the mean of the results' scores; errors count 0 (evalaf's average_score).
 	Score float64 `json:"score"`

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -445,7 +446,8 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 		if ctx.Err() != nil {
 			return // shutting down
 		}
-		b := p.emitter.newBatch(s, p.now())
+		// The session may continue meanwhile: the job keeps only what it captured.
+		b := p.emitter.newBatch(&session.AgentSession{ID: sid}, time.Now())
 		sp, serr := b.newSpan(semconv.EvalKindReference, traceID, parentID)
 		if serr != nil {
 			return
