@@ -46,14 +46,15 @@ func (e classificationEval) Evaluate(_ context.Context, ex Example, output any) 
 		return Result{}, fmt.Errorf("%s: output: %w", e.name, err)
 	}
 	w, g := normClass(want), normClass(got)
-	details := map[string]any{"expected": want, "actual": got, "valid_classes": e.classes}
+	details := map[string]any{"expected": w, "actual": g, "valid_classes": e.classes}
 	if len(e.classes) > 0 {
 		details["in_classes"] = slices.ContainsFunc(e.classes, func(c string) bool { return normClass(c) == g })
 	}
+	reason := fmt.Sprintf("Expected: %q, Got: %q", w, g)
 	if w == g {
-		return Result{Score: 1, Pass: true, Reason: fmt.Sprintf("Correct classification: %s", got), Details: details}, nil
+		return Result{Score: 1, Pass: true, Reason: reason + " ✓", Details: details}, nil
 	}
-	return Result{Score: 0, Pass: false, Reason: fmt.Sprintf("Expected: %s, Got: %s", want, got), Details: details}, nil
+	return Result{Score: 0, Pass: false, Reason: reason + " ✗", Details: details}, nil
 }
 
 func normClass(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
@@ -94,12 +95,17 @@ func (e confidenceEval) Evaluate(_ context.Context, _ Example, output any) (Resu
 	}
 	details := map[string]any{"confidence": c, "min_confidence": e.threshold}
 	if math.IsNaN(c) || c < 0 || c > 1 {
-		return Result{Score: 0, Pass: false, Reason: fmt.Sprintf("Confidence %v out of range [0,1]", c), Details: details}, nil
+		return Result{Score: 0, Pass: false, Reason: fmt.Sprintf("Confidence %.2f out of range [0, 1]", c), Details: details}, nil
+	}
+	pass := c >= e.threshold
+	mark := " ✗"
+	if pass {
+		mark = " ✓"
 	}
 	return Result{
 		Score:   c,
-		Pass:    c >= e.threshold,
-		Reason:  fmt.Sprintf("Confidence: %.2f (threshold: %.2f)", c, e.threshold),
+		Pass:    pass,
+		Reason:  fmt.Sprintf("Confidence: %.2f (threshold: %.2f)", c, e.threshold) + mark,
 		Details: details,
 	}, nil
 }

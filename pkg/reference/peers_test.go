@@ -81,6 +81,24 @@ func TestEvalafToolSelection(t *testing.T) {
 	})
 }
 
+func TestEvalafReasons(t *testing.T) {
+	sel := NewToolSelectionEvaluator("")
+	for _, tc := range []struct {
+		want, got any
+		reason    string
+	}{
+		{[]string{"a", "b"}, []string{"b", "a"}, "Expected: [a b], Got: [b a] ✓"},
+		{[]string{"a", "b"}, []string{"a"}, "Expected: [a b], Got: [a] (partial match: [a])"},
+		{[]string{"a"}, []string{"c"}, "Expected: [a], Got: [c] ✗"},
+		{[]string{"a"}, []string{}, "No tools selected"},
+	} {
+		res, err := sel.Evaluate(context.Background(), ref(tc.want), tc.got)
+		if err != nil || res.Reason != tc.reason {
+			t.Errorf("reason %q (err %v), want %q", res.Reason, err, tc.reason)
+		}
+	}
+}
+
 func TestEvalafToolSequence(t *testing.T) {
 	seq := NewToolCallSequenceEvaluator("")
 	want := []string{"search_papers", "summarize", "format_output"}
@@ -104,7 +122,7 @@ func TestEvalafToolSequence(t *testing.T) {
 	if got, _ := json.Marshal(res.Details["lcs"]); string(got) != `["a","c"]` {
 		t.Fatalf("lcs = %s, want [\"a\",\"c\"]", got)
 	}
-	if res.Reason != "Expected: [a b c], Got: [a c b] ✗ (similarity: 0.67)" {
+	if res.Reason != "Expected sequence: [a b c], Got: [a c b] (similarity: 0.67)" {
 		t.Fatalf("reason %q", res.Reason)
 	}
 }
@@ -123,6 +141,24 @@ func TestEvalafClassificationAndConfidence(t *testing.T) {
 		{name: "above 1", ev: conf, output: map[string]any{"confidence": 1.2}, score: 0},
 		{name: "negative", ev: conf, output: map[string]any{"confidence": -0.1}, score: 0},
 	})
+	// evalaf's reason strings (classification.go).
+	for _, tc := range []struct {
+		ev     Evaluator
+		ex     Example
+		output any
+		reason string
+	}{
+		{cls, ref("Question"), map[string]any{"route_type": " question "}, `Expected: "question", Got: "question" ✓`},
+		{cls, ref("question"), "search", `Expected: "question", Got: "search" ✗`},
+		{conf, Example{}, map[string]any{"confidence": 0.95}, "Confidence: 0.95 (threshold: 0.70) ✓"},
+		{conf, Example{}, map[string]any{"confidence": 0.5}, "Confidence: 0.50 (threshold: 0.70) ✗"},
+		{conf, Example{}, map[string]any{"confidence": 1.5}, "Confidence 1.50 out of range [0, 1]"},
+	} {
+		res, err := tc.ev.Evaluate(context.Background(), tc.ex, tc.output)
+		if err != nil || res.Reason != tc.reason {
+			t.Errorf("reason %q (err %v), want %q", res.Reason, err, tc.reason)
+		}
+	}
 	// Where evalaf scores a missing confidence 0 (fail), it is an error here.
 	if _, err := conf.Evaluate(context.Background(), Example{}, map[string]any{"classification": "q"}); !errors.Is(err, ErrNoConfidence) {
 		t.Fatalf("missing confidence: err = %v, want ErrNoConfidence", err)

@@ -99,14 +99,16 @@ func (e toolSequence) Evaluate(_ context.Context, ex Example, output any) (Resul
 	lcs := LCS(want, got)
 	exact := slices.Equal(want, got)
 	score := ratio(len(lcs), len(want), len(got))
-	mark := "✗"
+	reason := fmt.Sprintf("Expected sequence: %v, Got: %v", want, got)
 	if exact {
-		mark = "✓"
+		reason += " ✓"
+	} else {
+		reason += fmt.Sprintf(" (similarity: %.2f)", score)
 	}
 	return Result{
 		Score:  score,
 		Pass:   exact,
-		Reason: fmt.Sprintf("Expected: %v, Got: %v %s (similarity: %.2f)", want, got, mark, score),
+		Reason: reason,
 		Details: map[string]any{
 			"expected_sequence": want,
 			"actual_sequence":   got,
