@@ -32,3 +32,11 @@ const (
 	// EvalErrorTypeReferenceError marks a reference evaluator that could not evaluate.
 	EvalErrorTypeReferenceError = "reference_error"
 )
+
+// EvalKindJudge is the kind of the span carrying the judge's session-level verdicts
+// (reasoning, response_quality, handoff, hallucination, intent_drift, task_completion):
+// "evaluate judge", a child of the last turn's root.
+const (
+	EvalKindJudge = "judge"
+	EvalSpanJudge = EvalSpanPrefix + EvalKindJudge
+)

@@ -40,7 +40,8 @@ type agentSessionProcessor struct {
 	extractor *session.Extractor
 	evaluator *evaluation.Evaluator
 	emitter   *emitter
-	refs      *refRunner // nil without datasets
+	refs      *refRunner    // nil without datasets
+	judge     *sessionJudge // nil without a judge
 
 	mu      sync.Mutex // guards tracker and queued
 	tracker *session.Tracker
@@ -77,8 +78,13 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 	if err != nil {
 		return nil, err
 	}
-	refs, err := newRefRunner(cfg.References, cfg.Judge, set.Logger)
+	sj, err := newSessionJudge(cfg.Judge)
 	if err != nil {
+		return nil, err
+	}
+	refs, err := newRefRunner(cfg.References, sj, set.Logger)
+	if err != nil {
+		_ = sj.shutdown(context.Background())
 		return nil, err
 	}
 	tick := max(minTick, min(maxTick, cfg.TurnSettle/4))
@@ -95,6 +101,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		evaluator: ev,
 		emitter:   newEmitter(cfg.Emit.ToolCalls),
 		refs:      refs,
+		judge:     sj,
 		tracker: session.NewTracker(session.TrackerConfig{
 			TurnSettle:         cfg.TurnSettle,
 			TurnTimeout:        cfg.TurnTimeout,
@@ -207,8 +214,8 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 	p.queued = nil
 	p.mu.Unlock()
 	p.handle(ctx, events)
-	err := p.refs.shutdown(ctx)
-	p.refs.recordJudge(ctx, p.telemetry)
+	err := p.judge.shutdown(ctx)
+	p.judge.recordJudge(ctx, p.telemetry)
 	p.telemetry.Shutdown()
 	return err
 }
@@ -239,7 +246,7 @@ func (p *agentSessionProcessor) step(ctx context.Context) {
 	p.mu.Unlock()
 	p.telemetry.ProcessorAgentsessionOpenSessions.Record(ctx, int64(open))
 	p.handle(ctx, events)
-	p.refs.recordJudge(ctx, p.telemetry)
+	p.judge.recordJudge(ctx, p.telemetry)
 }
 
 // handle evaluates closed turns and ended sessions and emits the evaluation spans. Each
@@ -309,6 +316,9 @@ func (p *agentSessionProcessor) evaluate(ev session.Event) (td ptrace.Traces, er
 			if p.refs.wantsJudge(ev.Session, m) {
 				p.submitJudge(ev.Session, m, cr.CaseID)
 			}
+		}
+		if p.judge != nil {
+			p.submitSessionJudge(ev.Session)
 		}
 	}
 	return b.traces(), nil

@@ -16,7 +16,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
@@ -24,7 +23,6 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/pkg/reference"
-	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
 
 // Reference evaluator names of references.evaluators.
@@ -158,12 +156,9 @@ type refRunner struct {
 	evaluators []reference.Evaluator
 	versions   map[string]string
 
-	judge      *judge.Client
-	judgeEval  reference.Evaluator
-	judgeProv  judge.Provenance
-	sampleRate float64
-
-	lastStats judge.Stats // judge counters already recorded (recordJudge)
+	judge     *sessionJudge // nil without a judge of interactions
+	judgeEval reference.Evaluator
+	judgeProv judge.Provenance
 
 	mu     sync.Mutex
 	traces map[pcommon.TraceID]traceRef
@@ -174,7 +169,7 @@ type traceRef struct{ caseID, runID string }
 
 // newRefRunner loads the datasets and builds the evaluators; nil when no dataset is
 // configured.
-func newRefRunner(cfg ReferencesConfig, jcfg judge.Config, logger *zap.Logger) (*refRunner, error) {
+func newRefRunner(cfg ReferencesConfig, sj *sessionJudge, logger *zap.Logger) (*refRunner, error) {
 	if len(cfg.Datasets) == 0 {
 		return nil, nil
 	}
@@ -218,20 +213,12 @@ func newRefRunner(cfg ReferencesConfig, jcfg judge.Config, logger *zap.Logger) (
 		r.evaluators = append(r.evaluators, ev)
 		r.versions[name] = judge.ConfigVersion(conf)
 	}
-	if jcfg.Enabled && jcfg.Judges(judge.MetricInteractions) && slices.Contains(cfg.Evaluators, refInteractions) {
-		c, err := judge.New(jcfg, []judge.Option{judge.WithCallHook(recordCall)})
-		if err != nil {
-			return nil, err
-		}
-		r.judge = c
+	if sj != nil && sj.cfg.Judges(judge.MetricInteractions) && slices.Contains(cfg.Evaluators, refInteractions) {
+		r.judge = sj
 		r.judgeEval = reference.NewInteractionsEvaluator(refInteractions, reference.InteractionsOptions{
-			Rubric: jcfg.Rubric, Rubrics: jcfg.Rubrics, SystemPrompt: jcfg.SystemPrompt, Judge: c,
+			Rubric: sj.cfg.Rubric, Rubrics: sj.cfg.Rubrics, SystemPrompt: sj.cfg.SystemPrompt, Judge: sj.client,
 		})
-		r.judgeProv = jcfg.Provenance(refInteractions)
-		r.sampleRate = 1
-		if jcfg.SampleRate != nil {
-			r.sampleRate = *jcfg.SampleRate
-		}
+		r.judgeProv = sj.cfg.Provenance(refInteractions)
 	}
 	return r, nil
 }
@@ -410,23 +397,7 @@ func (r *refRunner) wantsJudge(s *session.AgentSession, m refMatch) bool {
 	if _, ok := r.examples[m.index].Metadata[reference.MetaExpectedInteractions]; !ok {
 		return false
 	}
-	return judge.Sampled(s.ID, r.sampleRate, "")
-}
-
-// callSink collects the judge calls of one job (through the call hook's context).
-type callSinkKey struct{}
-
-type callSink struct {
-	mu    sync.Mutex
-	calls []judge.Call
-}
-
-func recordCall(ctx context.Context, c judge.Call) {
-	if s, ok := ctx.Value(callSinkKey{}).(*callSink); ok {
-		s.mu.Lock()
-		s.calls = append(s.calls, c)
-		s.mu.Unlock()
-	}
+	return r.judge.sampled(s.ID)
 }
 
 // submitJudge queues the judge's evaluation of the session's interactions on the judge
@@ -440,7 +411,7 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 	output := sessionOutput(s)
 	last := s.Turns[len(s.Turns)-1]
 	sid, traceID, parentID := s.ID, last.TraceID, last.RootSpanID
-	ok := r.judge.Pool().Submit(func(ctx context.Context) {
+	ok := r.judge.client.Pool().Submit(func(ctx context.Context) {
 		sink := &callSink{}
 		res, err := r.judgeEval.Evaluate(context.WithValue(ctx, callSinkKey{}, sink), ex, output)
 		if ctx.Err() != nil {
@@ -458,27 +429,12 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 		if m.runID != "" {
 			a.PutStr(semconv.AgentEvalDatasetRunID, m.runID)
 		}
-		var ev ptrace.SpanEvent
-		if err != nil {
-			ev = putScore(sp, refInteractions, nil, err.Error())
+		ev := putVerdict(sp, refInteractions, reference.JudgeVerdict{Score: res.Score, Pass: res.Pass, Reason: res.Reason}, err, r.judgeProv)
+		if je, ok := res.Details["judge_error"].(string); err == nil && ok {
 			ev.Attributes().PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
-		} else {
-			ev = putScore(sp, refInteractions, &res.Score, res.Reason)
-			label := semconv.EvalLabelFail
-			if res.Pass {
-				label = semconv.EvalLabelPass
-			}
-			ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, label)
-			if je, ok := res.Details["judge_error"].(string); ok {
-				ev.Attributes().PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
-				ev.Attributes().PutStr(semconv.EvalErrorTypeJudgeError, je)
-			}
+			ev.Attributes().PutStr(semconv.EvalErrorTypeJudgeError, je)
 		}
-		putProvenance(ev.Attributes(), r.judgeProv.ID, r.judgeProv.Type, r.judgeProv.Version)
-		sink.mu.Lock()
-		calls := slices.Clone(sink.calls)
-		sink.mu.Unlock()
-		for _, c := range calls {
+		for _, c := range sink.drain() {
 			addJudgeCallSpan(b, sp, c)
 		}
 		if err := p.next.ConsumeTraces(ctx, b.traces()); err != nil {
@@ -488,60 +444,4 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 	if !ok {
 		p.logger.Debug("judge queue full; the session keeps its deterministic reference results", zap.String("session_id", sid))
 	}
-}
-
-// addJudgeCallSpan appends a GenAI span for one judge call under parent.
-func addJudgeCallSpan(b *evalBatch, parent ptrace.Span, c judge.Call) {
-	sp := b.spans.AppendEmpty()
-	sp.SetName(c.Operation + " " + c.Model)
-	sp.SetKind(ptrace.SpanKindClient)
-	sp.SetTraceID(parent.TraceID())
-	sp.SetParentSpanID(parent.SpanID())
-	sp.SetSpanID(newSpanID())
-	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(c.Start))
-	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(c.End))
-	a := sp.Attributes()
-	a.PutStr(semconv.GenAIOperationName, c.Operation)
-	a.PutStr(semconv.GenAIRequestModel, c.Model)
-	a.PutBool(semconv.AgentEvalJudge, true)
-	if c.InputTokens > 0 {
-		a.PutInt(semconv.GenAIUsageInputTokens, c.InputTokens)
-	}
-	if c.OutputTokens > 0 {
-		a.PutInt(semconv.GenAIUsageOutputTokens, c.OutputTokens)
-	}
-	if c.Err != nil {
-		sp.Status().SetCode(ptrace.StatusCodeError)
-		sp.Status().SetMessage(c.Err.Error())
-		a.PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
-	}
-}
-
-func (r *refRunner) shutdown(ctx context.Context) error {
-	if r == nil || r.judge == nil {
-		return nil
-	}
-	return r.judge.Shutdown(ctx)
-}
-
-// recordJudge adds the judge's counters since the last call to the processor's telemetry
-// and records its queue depth. Called from the worker only.
-func (r *refRunner) recordJudge(ctx context.Context, tb *metadata.TelemetryBuilder) {
-	if r == nil || r.judge == nil {
-		return
-	}
-	st := r.judge.Stats()
-	prev := r.lastStats
-	r.lastStats = st
-	add := func(f func(context.Context, int64, ...metric.AddOption), now, before int64) {
-		if d := now - before; d > 0 {
-			f(ctx, d)
-		}
-	}
-	add(tb.ProcessorAgentsessionJudgeCalls.Add, st.Calls, prev.Calls)
-	add(tb.ProcessorAgentsessionJudgeErrors.Add, st.Errors, prev.Errors)
-	add(tb.ProcessorAgentsessionJudgeCacheHits.Add, st.CacheHits, prev.CacheHits)
-	add(tb.ProcessorAgentsessionJudgeDropped.Add, st.Drops+st.BudgetDenied, prev.Drops+prev.BudgetDenied)
-	add(tb.ProcessorAgentsessionJudgeTokens.Add, st.InputTokens+st.OutputTokens, prev.InputTokens+prev.OutputTokens)
-	tb.ProcessorAgentsessionJudgeQueueDepth.Record(ctx, int64(st.QueueDepth))
 }

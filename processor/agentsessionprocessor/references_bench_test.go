@@ -54,7 +54,7 @@ func BenchmarkIngestReferences(b *testing.B) {
 func BenchmarkObserve(b *testing.B) {
 	cfg := testConfig()
 	cfg.References.Datasets = []string{"testdata/dataset.json"}
-	r, err := newRefRunner(cfg.References, cfg.Judge, zap.NewNop())
+	r, err := newRefRunner(cfg.References, nil, zap.NewNop())
 	require.NoError(b, err)
 	w := newBenchWorkload(20, 3, 9)
 	td := w.batches[0]

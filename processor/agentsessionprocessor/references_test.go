@@ -228,7 +228,7 @@ func TestHangingJudgeNeverHoldsSpans(t *testing.T) {
 	assert.Equal(t, in, appSpans, "spans in == spans out")
 	assert.Equal(t, sessions, sessionsEmitted, "every session is evaluated deterministically")
 	require.Eventually(t, func() bool { return requests.Load() >= 1 }, 5*time.Second, 10*time.Millisecond)
-	st := p.refs.judge.Stats()
+	st := p.judge.client.Stats()
 	assert.Positive(t, st.Drops, "a full judge queue drops jobs instead of blocking")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
