@@ -77,6 +77,15 @@ type Config struct {
 	// SampleRate is the fraction of sessions judged, chosen by a hash of the conversation
 	// id so that every evaluator sees the same sessions (default 1 when enabled).
 	SampleRate *float64 `mapstructure:"sample_rate"`
+	// SamplePerMetric decorrelates the samples of the metrics: each metric hashes the
+	// conversation id with its own name (default false: every metric judges the same
+	// sessions).
+	SamplePerMetric bool `mapstructure:"sample_per_metric"`
+	// NearThresholdMargin, when > 0, judges reasoning and response_quality of an
+	// agent only where the deterministic score is within this margin of
+	// scoring.recommendation_threshold (a judge's second opinion where it matters); a
+	// metric without a deterministic score is always judged. Default 0 (always).
+	NearThresholdMargin float64 `mapstructure:"near_threshold_margin"`
 	// PassThreshold decides pass when the judge omits it (default 0.5).
 	PassThreshold float64 `mapstructure:"pass_threshold"`
 	// Rubric applies to every agent without an entry in Rubrics (keyed by agent name).
@@ -127,6 +136,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SampleRate != nil && !(*c.SampleRate >= 0 && *c.SampleRate <= 1) {
 		errs = append(errs, fmt.Errorf("judge.sample_rate: must be in [0,1] (got %v)", *c.SampleRate))
+	}
+	if c.NearThresholdMargin < 0 || c.NearThresholdMargin > 1 {
+		errs = append(errs, fmt.Errorf("judge.near_threshold_margin: must be in [0,1] (got %v)", c.NearThresholdMargin))
 	}
 	if c.PassThreshold < 0 || c.PassThreshold > 1 {
 		errs = append(errs, fmt.Errorf("judge.pass_threshold: must be in [0,1] (got %v)", c.PassThreshold))

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/judge"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -167,10 +168,20 @@ func putVerdict(sp ptrace.Span, name string, v reference.JudgeVerdict, err error
 // returns at once. The job emits an "evaluate judge" span, a child of the last turn's
 // root, with one gen_ai.evaluation.result event per verdict and one chat span per call.
 // The session analysis already emitted keeps its deterministic scores.
-func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession) {
+func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *evaluation.Analysis) {
 	j := p.judge
 	metrics := j.sessionMetrics()
-	if len(metrics) == 0 || len(s.Turns) == 0 || !j.sampled(s.ID) {
+	if len(s.Turns) == 0 {
+		return
+	}
+	metrics = slices.DeleteFunc(metrics, func(m judge.Metric) bool {
+		salt := ""
+		if j.cfg.SamplePerMetric {
+			salt = string(m)
+		}
+		return !judge.Sampled(s.ID, j.sampleRate, salt)
+	})
+	if len(metrics) == 0 {
 		return
 	}
 	transcript := judge.Transcript(s, transcriptBytes)
@@ -200,6 +211,9 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession) {
 				targets = agents
 			}
 			for _, agent := range targets {
+				if !j.nearThreshold(m, a, agent, p.cfg.Scoring.RecommendationThreshold) {
+					continue
+				}
 				rubric := j.cfg.Rubric
 				if agent != "" {
 					rubric = j.cfg.RubricFor(agent)
@@ -227,4 +241,25 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession) {
 	if !ok {
 		p.logger.Debug("judge queue full; the session keeps its deterministic scores", zap.String("session_id", sid))
 	}
+}
+
+// nearThreshold reports whether metric m for agent deserves a judge call under
+// near_threshold_margin: its deterministic score (per-agent reasoning, response_quality)
+// is within the margin of threshold, or it has none. Always true without a margin.
+func (j *sessionJudge) nearThreshold(m judge.Metric, a *evaluation.Analysis, agent string, threshold float64) bool {
+	if j.cfg.NearThresholdMargin <= 0 || a == nil {
+		return true
+	}
+	sc, ok := a.PerAgentScores[agent]
+	if !ok {
+		return true
+	}
+	var v *float64
+	switch m {
+	case judge.MetricReasoning:
+		v = sc.Reasoning
+	case judge.MetricResponseQuality:
+		v = sc.ResponseQuality
+	}
+	return v == nil || judge.NearThreshold(*v, threshold, j.cfg.NearThresholdMargin)
 }

@@ -318,7 +318,7 @@ func (p *agentSessionProcessor) evaluate(ev session.Event) (td ptrace.Traces, er
 			}
 		}
 		if p.judge != nil {
-			p.submitSessionJudge(ev.Session)
+			p.submitSessionJudge(ev.Session, &a)
 		}
 	}
 	return b.traces(), nil
