@@ -142,6 +142,12 @@ func TestConfigValidate(t *testing.T) {
 		{"judge without model", func(c *Config) {
 			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Rubric: "r"}
 		}, "judge.model: required when judge.enabled is true"},
+		{"judge margin", func(c *Config) {
+			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r", NearThresholdMargin: 2}
+		}, "judge.near_threshold_margin: must be in [0,1]"},
+		{"judge metric", func(c *Config) {
+			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r", Metrics: []judge.Metric{"vibes"}}
+		}, `judge.metrics[0]: unknown metric "vibes"`},
 		{"judge sample rate", func(c *Config) {
 			rate := 1.5
 			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r", SampleRate: &rate}
@@ -212,9 +218,10 @@ func referencesConfig() *Config {
 	cfg.Judge = judge.Config{
 		Enabled: true, Endpoint: "http://localhost:11434/v1", Model: "llama3.1", APIKeyEnv: "JUDGE_KEY",
 		Timeout: 10 * time.Second, Concurrency: 1, CallsPerMinute: 30, SampleRate: &rate,
+		SamplePerMetric: true, NearThresholdMargin: 0.1,
 		Rubric:     "Is the interaction correct and complete?",
 		Rubrics:    map[string]string{"planner": "Is the plan thorough and logical?"},
-		Metrics:    []judge.Metric{judge.MetricInteractions},
+		Metrics:    []judge.Metric{judge.MetricInteractions, judge.MetricTaskCompletion},
 		Embeddings: judge.EmbeddingsConfig{Model: "nomic-embed-text"},
 	}
 	return cfg
