@@ -51,9 +51,14 @@ func newSessionJudge(cfg judge.Config) (*sessionJudge, error) {
 	return sj, nil
 }
 
-// sampled: the session is in the judge's sample (sha256 of its conversation id).
-func (j *sessionJudge) sampled(sessionID string) bool {
-	return judge.Sampled(sessionID, j.sampleRate, "")
+// sampled: the session is in metric m's sample (sha256 of its conversation id, salted
+// with the metric's name under sample_per_metric).
+func (j *sessionJudge) sampled(sessionID string, m judge.Metric) bool {
+	salt := ""
+	if j.cfg.SamplePerMetric {
+		salt = string(m)
+	}
+	return judge.Sampled(sessionID, j.sampleRate, salt)
 }
 
 // sessionMetrics are the configured metrics judged on every sampled session (all but
@@ -174,13 +179,7 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 	if len(s.Turns) == 0 {
 		return
 	}
-	metrics = slices.DeleteFunc(metrics, func(m judge.Metric) bool {
-		salt := ""
-		if j.cfg.SamplePerMetric {
-			salt = string(m)
-		}
-		return !judge.Sampled(s.ID, j.sampleRate, salt)
-	})
+	metrics = slices.DeleteFunc(metrics, func(m judge.Metric) bool { return !j.sampled(s.ID, m) })
 	if len(metrics) == 0 {
 		return
 	}

@@ -397,7 +397,7 @@ func (r *refRunner) wantsJudge(s *session.AgentSession, m refMatch) bool {
 	if _, ok := r.examples[m.index].Metadata[reference.MetaExpectedInteractions]; !ok {
 		return false
 	}
-	return r.judge.sampled(s.ID)
+	return r.judge.sampled(s.ID, judge.MetricInteractions)
 }
 
 // submitJudge queues the judge's evaluation of the session's interactions on the judge
@@ -432,7 +432,7 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 		ev := putVerdict(sp, refInteractions, reference.JudgeVerdict{Score: res.Score, Pass: res.Pass, Reason: res.Reason}, err, r.judgeProv)
 		if je, ok := res.Details["judge_error"].(string); err == nil && ok {
 			ev.Attributes().PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
-			ev.Attributes().PutStr(semconv.EvalErrorTypeJudgeError, je)
+			ev.Attributes().PutStr(semconv.AgentEvalJudgeError, je)
 		}
 		for _, c := range sink.drain() {
 			addJudgeCallSpan(b, sp, c)
