@@ -6,6 +6,7 @@ package agentsessionprocessor // import "github.com/agenteval/agenteval-collecto
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -157,6 +158,11 @@ func (cfg *Config) Validate() error {
 	}
 	if err := cfg.Judge.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if cfg.Judge.Enabled && len(cfg.References.Datasets) == 0 &&
+		(len(cfg.Judge.Metrics) == 0 || slices.Equal(cfg.Judge.Metrics, []judge.Metric{judge.MetricInteractions})) {
+		errs = append(errs, errors.New("judge.metrics: only interactions is judged, which needs references.datasets; "+
+			"add session metrics (reasoning, response_quality, handoff, hallucination, intent_drift, task_completion) or datasets"))
 	}
 	return errors.Join(errs...)
 }

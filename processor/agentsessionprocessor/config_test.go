@@ -142,6 +142,9 @@ func TestConfigValidate(t *testing.T) {
 		{"judge without model", func(c *Config) {
 			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Rubric: "r"}
 		}, "judge.model: required when judge.enabled is true"},
+		{"judge with nothing to judge", func(c *Config) {
+			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r"}
+		}, "judge.metrics: only interactions is judged, which needs references.datasets"},
 		{"judge margin", func(c *Config) {
 			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r", NearThresholdMargin: 2}
 		}, "judge.near_threshold_margin: must be in [0,1]"},
