@@ -70,6 +70,10 @@ type Config struct {
 	// CallsPerMinute caps the calls sent (0 = unlimited). A call over budget fails with
 	// ErrBudgetExhausted, which keeps the deterministic score.
 	CallsPerMinute int `mapstructure:"calls_per_minute"`
+	// MaxCallsPerSession caps the judge calls spent on one session (0 = unlimited): past
+	// it, session metrics are left unjudged and a dataset case's interactions are not
+	// judged when they would need more calls.
+	MaxCallsPerSession int `mapstructure:"max_calls_per_session"`
 	// MaxTokens caps the completion tokens of one call (default 512).
 	MaxTokens int `mapstructure:"max_tokens"`
 	// CacheSize is the number of verdicts kept by content hash (default 1024).
@@ -123,7 +127,7 @@ func (c *Config) Validate() error {
 		name string
 		v    int
 	}{{"max_retries", c.MaxRetries}, {"concurrency", c.Concurrency}, {"queue_size", c.QueueSize},
-		{"calls_per_minute", c.CallsPerMinute}, {"max_tokens", c.MaxTokens}, {"cache_size", c.CacheSize}} {
+		{"calls_per_minute", c.CallsPerMinute}, {"max_calls_per_session", c.MaxCallsPerSession}, {"max_tokens", c.MaxTokens}, {"cache_size", c.CacheSize}} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("judge.%s: must be >= 0 (got %d)", f.name, f.v))
 		}

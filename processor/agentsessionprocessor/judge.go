@@ -6,6 +6,7 @@ package agentsessionprocessor // import "github.com/agenteval/agenteval-collecto
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -22,6 +23,9 @@ import (
 	"github.com/agenteval/agenteval-collector/pkg/reference"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
+
+// errMaxCallsPerSession is the judge error of the verdicts left out by max_calls_per_session.
+var errMaxCallsPerSession = errors.New("judge: max_calls_per_session reached")
 
 // transcriptBytes caps the transcript a session-level judge call carries.
 const transcriptBytes = 32 << 10
@@ -204,6 +208,7 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 			return
 		}
 		sp.Attributes().PutStr(semconv.GenAIConversationID, sid)
+		calls := 0
 		for _, m := range metrics {
 			targets := []string{""}
 			if m.PerAgent() {
@@ -213,6 +218,14 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 				if !j.nearThreshold(m, a, agent, p.cfg.Scoring.RecommendationThreshold) {
 					continue
 				}
+				if j.cfg.MaxCallsPerSession > 0 && calls >= j.cfg.MaxCallsPerSession {
+					ev := putVerdict(sp, string(m), reference.JudgeVerdict{}, errMaxCallsPerSession, j.cfg.Provenance(string(m)))
+					if agent != "" {
+						ev.Attributes().PutStr(semconv.GenAIAgentName, agent)
+					}
+					continue
+				}
+				calls++
 				rubric := j.cfg.Rubric
 				if agent != "" {
 					rubric = j.cfg.RubricFor(agent)

@@ -114,3 +114,24 @@ func TestSessionJudgeNearThreshold(t *testing.T) {
 	require.Len(t, prompts(), 1)
 	assert.Contains(t, prompts()[0], "<Metric>task_completion</Metric>")
 }
+
+// TestSessionJudgeMaxCalls: past max_calls_per_session the remaining verdicts are judge
+// errors, not calls.
+func TestSessionJudgeMaxCalls(t *testing.T) {
+	srv, prompts := verdictServer(t)
+	cfg := testConfig()
+	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second,
+		MaxCallsPerSession: 2, Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	runSession(t, p, clk, datasetRun(62, "conv-m", "", "", "Find papers", "search_papers"))
+	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindJudge]) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, p.shutdown(context.Background()))
+	assert.Len(t, prompts(), 2)
+	var capped int
+	forEachSpanEvent(evalSpans(sink)[semconv.EvalKindJudge][0], func(ev ptrace.SpanEvent) {
+		if e, ok := ev.Attributes().Get(semconv.GenAIEvaluationExplanation); ok && strings.Contains(e.Str(), "max_calls_per_session") {
+			capped++
+		}
+	})
+	assert.Equal(t, 1, capped)
+}

@@ -397,6 +397,9 @@ func (r *refRunner) wantsJudge(s *session.AgentSession, m refMatch) bool {
 	if _, ok := r.examples[m.index].Metadata[reference.MetaExpectedInteractions]; !ok {
 		return false
 	}
+	if limit := r.judge.cfg.MaxCallsPerSession; limit > 0 && countInteractions(s) > limit {
+		return false // one call per interaction would exceed max_calls_per_session
+	}
 	return r.judge.sampled(s.ID, judge.MetricInteractions)
 }
 
@@ -444,4 +447,12 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 	if !ok {
 		p.logger.Debug("judge queue full; the session keeps its deterministic reference results", zap.String("session_id", sid))
 	}
+}
+
+func countInteractions(s *session.AgentSession) int {
+	n := 0
+	for ti := range s.Turns {
+		n += len(s.Turns[ti].Interactions)
+	}
+	return n
 }
