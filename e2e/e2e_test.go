@@ -16,15 +16,12 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/exporter"
@@ -96,17 +93,7 @@ type endpoints struct{ grpc, http, prom, api string }
 func startCollector(t *testing.T, dbPath string, sink *consumertest.TracesSink) (ep endpoints, stop func()) {
 	t.Helper()
 	ep = endpoints{grpc: freePort(t), http: freePort(t), prom: freePort(t), api: freePort(t)}
-	cfg := fmt.Sprintf(`
-receivers:
-  otlp:
-    protocols:
-      grpc: {endpoint: %q}
-      http: {endpoint: %q}
-processors:
-  agentsession:
-    turn_settle: 200ms
-    turn_timeout: 5s
-    session_timeout: 2s
+	return ep, runCollector(t, collectorConfig(ep, dbPath, fmt.Sprintf(`
     emit: {tool_calls: issues}
     continuation: {driver: sqlite, dsn: %q}
     agents:
@@ -118,7 +105,24 @@ processors:
       - name: refund_agent
         tools:
           - name: issue_refund
-            parameters: {order_id: string, amount: number}
+            parameters: {order_id: string, amount: number}`, dbPath)), sink)
+}
+
+// collectorConfig is the test pipeline otlp -> agentsession -> [capture, agenteval] on
+// ep, with the SQLite store at dbPath; processorKeys (indented by 4) are added to the
+// processor's test timings.
+func collectorConfig(ep endpoints, dbPath, processorKeys string) string {
+	return fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      grpc: {endpoint: %q}
+      http: {endpoint: %q}
+processors:
+  agentsession:
+    turn_settle: 200ms
+    turn_timeout: 5s
+    session_timeout: 2s%s
 exporters:
   capture:
   agenteval:
@@ -134,44 +138,30 @@ service:
       receivers: [otlp]
       processors: [agentsession]
       exporters: [capture, agenteval]
-`, ep.grpc, ep.http, dbPath, dbPath, ep.prom, ep.api)
+`, ep.grpc, ep.http, processorKeys, dbPath, ep.prom, ep.api)
+}
 
-	factories := func() (otelcol.Factories, error) {
-		var f otelcol.Factories
-		var err error
-		if f.Receivers, err = otelcol.MakeFactoryMap(otlpreceiver.NewFactory()); err != nil {
-			return f, err
-		}
-		if f.Processors, err = otelcol.MakeFactoryMap(agentsessionprocessor.NewFactory()); err != nil {
-			return f, err
-		}
-		if f.Exporters, err = otelcol.MakeFactoryMap(agentevalexporter.NewFactory(), captureFactory(sink)); err != nil {
-			return f, err
-		}
-		f.Telemetry = otelconftelemetry.NewFactory()
-		return f, nil
-	}
-	col, err := otelcol.NewCollector(otelcol.CollectorSettings{
-		BuildInfo:               component.NewDefaultBuildInfo(),
-		Factories:               factories,
-		DisableGracefulShutdown: true,
-		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
-			URIs:              []string{"yaml:" + cfg},
-			ProviderFactories: []confmap.ProviderFactory{yamlprovider.NewFactory()},
-		}},
-	})
+// runCollector runs a collector with our components, OTLP and the capture exporter, from
+// a YAML configuration, until the returned stop is called.
+func runCollector(t *testing.T, cfg string, sink *consumertest.TracesSink) (stop func()) {
+	t.Helper()
+	return runCollectorWith(t, cfg, testFactories(t, sink))
+}
+
+// testFactories are the OTLP receiver, our processor and exporter, and the capture
+// exporter feeding sink.
+func testFactories(t *testing.T, sink *consumertest.TracesSink) otelcol.Factories {
+	t.Helper()
+	var f otelcol.Factories
+	var err error
+	f.Receivers, err = otelcol.MakeFactoryMap(otlpreceiver.NewFactory())
 	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		assert.NoError(t, col.Run(context.Background()))
-	}()
-	require.Eventually(t, func() bool { return col.GetState() == otelcol.StateRunning }, 30*time.Second, 20*time.Millisecond)
-	return ep, func() {
-		col.Shutdown()
-		wg.Wait()
-	}
+	f.Processors, err = otelcol.MakeFactoryMap(agentsessionprocessor.NewFactory())
+	require.NoError(t, err)
+	f.Exporters, err = otelcol.MakeFactoryMap(agentevalexporter.NewFactory(), captureFactory(sink))
+	require.NoError(t, err)
+	f.Telemetry = otelconftelemetry.NewFactory()
+	return f
 }
 
 // runAgents emits two turns of one conversation through the OTel Go SDK: turn 1 is a
@@ -373,36 +363,22 @@ func get(t *testing.T, url string) (int, []byte) {
 
 func countAppSpans(td ptrace.Traces) int {
 	n := 0
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				if _, ok := spans.At(k).Attributes().Get(semconv.AgentEvalKind); !ok {
-					n++
-				}
-			}
+	forEach(td, func(sp ptrace.Span) {
+		if _, ok := sp.Attributes().Get(semconv.AgentEvalKind); !ok {
+			n++
 		}
-	}
+	})
 	return n
 }
 
 func evalSpansOf(sink *consumertest.TracesSink, kind string) []ptrace.Span {
 	var out []ptrace.Span
 	for _, td := range sink.AllTraces() {
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			sss := rss.At(i).ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				spans := sss.At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					if v, ok := spans.At(k).Attributes().Get(semconv.AgentEvalKind); ok && v.Str() == kind {
-						out = append(out, spans.At(k))
-					}
-				}
+		forEach(td, func(sp ptrace.Span) {
+			if v, ok := sp.Attributes().Get(semconv.AgentEvalKind); ok && v.Str() == kind {
+				out = append(out, sp)
 			}
-		}
+		})
 	}
 	return out
 }

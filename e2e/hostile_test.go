@@ -10,27 +10,18 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/otelcol"
-	"go.opentelemetry.io/collector/receiver/otlpreceiver"
-	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/status"
-
-	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 )
 
 // The deep-nesting crash (docs/decisions/hostile-input.md): pdata v1.64.0 unmarshals
@@ -96,42 +87,7 @@ func startOTLPCollector(t *testing.T, sink *consumertest.TracesSink) (grpcEP, ht
 		},
 	})
 	require.NoError(t, err)
-	factories := func() (otelcol.Factories, error) {
-		var f otelcol.Factories
-		var err error
-		if f.Receivers, err = otelcol.MakeFactoryMap(otlpreceiver.NewFactory()); err != nil {
-			return f, err
-		}
-		if f.Processors, err = otelcol.MakeFactoryMap(agentsessionprocessor.NewFactory()); err != nil {
-			return f, err
-		}
-		if f.Exporters, err = otelcol.MakeFactoryMap(captureFactory(sink)); err != nil {
-			return f, err
-		}
-		f.Telemetry = otelconftelemetry.NewFactory()
-		return f, nil
-	}
-	col, err := otelcol.NewCollector(otelcol.CollectorSettings{
-		BuildInfo:               component.NewDefaultBuildInfo(),
-		Factories:               factories,
-		DisableGracefulShutdown: true,
-		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
-			URIs:              []string{"yaml:" + string(cfg)},
-			ProviderFactories: []confmap.ProviderFactory{yamlprovider.NewFactory()},
-		}},
-	})
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		assert.NoError(t, col.Run(context.Background()))
-	}()
-	require.Eventually(t, func() bool { return col.GetState() == otelcol.StateRunning }, 30*time.Second, 20*time.Millisecond)
-	return grpcEP, httpEP, func() {
-		col.Shutdown()
-		wg.Wait()
-	}
+	return grpcEP, httpEP, runCollectorWith(t, string(cfg), testFactories(t, sink))
 }
 
 // nestedRequest encodes, by hand, an ExportTraceServiceRequest with one span named name

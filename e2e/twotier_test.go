@@ -74,8 +74,8 @@ func tracesplitFactory() processor.Factory {
 		}, component.StabilityLevelDevelopment))
 }
 
-// runCollector runs a collector of yaml config with the given factories until stop.
-func runCollector(t *testing.T, cfg string, factories otelcol.Factories) (stop func()) {
+// runCollectorWith runs a collector of yaml config with the given factories until stop.
+func runCollectorWith(t *testing.T, cfg string, factories otelcol.Factories) (stop func()) {
 	t.Helper()
 	col, err := otelcol.NewCollector(otelcol.CollectorSettings{
 		BuildInfo:               component.NewDefaultBuildInfo(),
@@ -175,7 +175,7 @@ service:
 		f.Exporters, err = otelcol.MakeFactoryMap(agentevalexporter.NewFactory())
 		require.NoError(t, err)
 		f.Telemetry = otelconftelemetry.NewFactory()
-		return grpc, runCollector(t, cfg, f)
+		return grpc, runCollectorWith(t, cfg, f)
 	}
 	a, stopA := tier2()
 	defer stopA()
@@ -221,7 +221,7 @@ service:
 	f.Exporters, err = otelcol.MakeFactoryMap(otlpexporter.NewFactory())
 	require.NoError(t, err)
 	f.Telemetry = otelconftelemetry.NewFactory()
-	stop1 := runCollector(t, cfg, f)
+	stop1 := runCollectorWith(t, cfg, f)
 	defer stop1()
 
 	ctx := context.Background()

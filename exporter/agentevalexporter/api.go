@@ -50,12 +50,14 @@ type AgentScoreHistory struct {
 //	GET /api/v1/agent_sessions                  ?limit ?since ?agent ?min_score ?max_score
 //	GET /api/v1/agent_sessions/{session_id}     the analysis JSON (evaluation.Analysis)
 //	GET /api/v1/agents/{agent_id}/scores        ?limit
+//	GET /api/v1/reports/{run_id}                ?format=json|markdown (api_reports.go)
 func newQueryAPI(st store.Store, logger *zap.Logger) *http.ServeMux {
 	a := &queryAPI{store: st, logger: logger}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/agent_sessions", a.listSessions)
 	mux.HandleFunc("GET /api/v1/agent_sessions/{session_id}", a.getSession)
 	mux.HandleFunc("GET /api/v1/agents/{agent_id}/scores", a.agentScores)
+	mux.HandleFunc("GET /api/v1/reports/{run_id}", a.getReport)
 	return mux
 }
 

@@ -72,6 +72,7 @@ type promMetrics struct {
 	handoffs        counterVec
 	notEvaluable    counterVec
 	recommendations counterVec
+	references      *referenceSeries
 }
 
 // newPromMetrics registers the series on a new registry and creates, at zero, the series
@@ -144,6 +145,10 @@ func newPromMetrics(maxLabelValues int, onOverflow func(domain string)) *promMet
 			Name: "agent_eval_recommendations_total",
 			Help: "Recommendations issued in session analyses, by kind.",
 		}, "kind"),
+		references: &referenceSeries{
+			score:   histogram(referenceScoreOpts, "evaluator"),
+			results: counter(referenceResultsOpts, "evaluator", "result"),
+		},
 	}
 	m.createKnownSeries()
 	return m
@@ -292,6 +297,7 @@ func (m *promMetrics) recordAnalysis(a *evaluation.Analysis) {
 	for _, r := range a.Recommendations {
 		m.recommendations.inc(m.labels.value(domainKind, r.Kind))
 	}
+	m.references.record(a, m.labels)
 }
 
 // verdict returns the `valid` label of a tool call: its Verdict when it is one of

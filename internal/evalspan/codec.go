@@ -146,9 +146,7 @@ func encodeValue(dst pcommon.Value, v reflect.Value) {
 	case reflect.Pointer:
 		encodeValue(dst, v.Elem())
 	case reflect.Interface:
-		if err := dst.FromRaw(v.Interface()); err != nil {
-			dst.SetStr(fmt.Sprint(v.Interface()))
-		}
+		encodeAny(dst, v.Interface())
 	case reflect.Bool:
 		dst.SetBool(v.Bool())
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -299,4 +297,22 @@ func decodeValue(src pcommon.Value, dst reflect.Value) error {
 
 func typeError(src pcommon.Value, want string) error {
 	return fmt.Errorf("is a %s, want %s", src.Type(), want)
+}
+
+// encodeAny writes an untyped value (Analysis.References: a reference.CaseResult or its
+// decoded JSON) as the OTLP value of its JSON form: objects as maps, arrays as slices,
+// numbers as doubles. A value that has no JSON form is written as its JSON error text.
+func encodeAny(dst pcommon.Value, v any) {
+	if dst.FromRaw(v) == nil {
+		return
+	}
+	js, err := json.Marshal(v)
+	if err != nil {
+		dst.SetStr("unencodable: " + err.Error())
+		return
+	}
+	var raw any
+	if err := json.Unmarshal(js, &raw); err != nil || dst.FromRaw(raw) != nil {
+		dst.SetStr(string(js))
+	}
 }

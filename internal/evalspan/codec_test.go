@@ -60,6 +60,29 @@ func TestRoundTrip(t *testing.T) {
 	assert.Equal(t, int64(4), idx.Int(), "counts are ints")
 }
 
+// TestRoundTripTypedReferences: the processor stores a reference.CaseResult (a struct)
+// under References; it travels as its JSON form, as encoding/json would give it back.
+func TestRoundTripTypedReferences(t *testing.T) {
+	type result struct {
+		Score float64  `json:"score"`
+		Pass  bool     `json:"pass"`
+		Tools []string `json:"tools"`
+	}
+	a := evaluation.Analysis{SessionID: "s-2", References: struct {
+		CaseID  string            `json:"case_id"`
+		Results map[string]result `json:"results"`
+	}{CaseID: "papers", Results: map[string]result{"tool_selection": {Score: 0.5, Tools: []string{"search"}}}}}
+	m := pcommon.NewMap()
+	EncodeAnalysis(m, &a)
+	got, err := DecodeAnalysis(m)
+	require.NoError(t, err)
+	want, _ := json.Marshal(a.References)
+	back, _ := json.Marshal(got.References)
+	assert.JSONEq(t, string(want), string(back))
+	v, _ := m.Get("agent_eval.session.references")
+	assert.Equal(t, pcommon.ValueTypeMap, v.Type(), "a struct travels as a map, not as its Go text")
+}
+
 func TestDecodeErrors(t *testing.T) {
 	m := pcommon.NewMap()
 	_, err := DecodeTurn(m)

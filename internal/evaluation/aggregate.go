@@ -15,6 +15,12 @@ import (
 // final by the next user message (FollowUp; the last turn by FinishLast), then the
 // records aggregated (Aggregate). A nil session gives an empty analysis.
 func (e *Evaluator) AnalyzeSession(s *session.AgentSession) Analysis {
+	return e.AnalyzeSessionWithReferences(s, nil)
+}
+
+// AnalyzeSessionWithReferences is AnalyzeSession with reference-based results folded in
+// (SessionMeta.References); refs nil is AnalyzeSession.
+func (e *Evaluator) AnalyzeSessionWithReferences(s *session.AgentSession, refs *ReferenceScores) Analysis {
 	if s == nil {
 		s = &session.AgentSession{}
 	}
@@ -36,7 +42,7 @@ func (e *Evaluator) AnalyzeSession(s *session.AgentSession) Analysis {
 	meta := SessionMeta{
 		ID: s.ID, Service: s.Service, Partial: s.Partial, EndReason: s.EndReason,
 		Outcome: s.Outcome, StartedAt: s.StartedAt, EndedAt: s.EndedAt, Usage: &s.Usage,
-		TotalLatencyMs: s.TotalLatencyMs,
+		TotalLatencyMs: s.TotalLatencyMs, References: refs,
 	}
 	for _, a := range s.Agents {
 		meta.Agents = append(meta.Agents, a.ID)
@@ -85,6 +91,7 @@ func (e *Evaluator) Aggregate(meta SessionMeta, recs []TurnRecord) Analysis {
 	a.Conversation, a.Explanations[keyConversationScore] = conversation(a.TurnResults)
 	a.ToolUseScore, a.Explanations[keyToolUseScore] = sessionToolUse(a.TurnResults)
 	a.ReasoningScore, a.Explanations[keyReasoningScore] = sessionReasoning(a.TurnResults)
+	meta.References.apply(&a)
 	e.coordination(&a, recs)
 	a.IntentDriftScore, a.Explanations[keyIntentDriftScore] = sessionIntentDrift(a.TurnResults)
 	a.TaskCompletion, a.Explanations[keyTaskCompletion] = taskCompletion(meta.Outcome, recs)
@@ -365,7 +372,9 @@ func (e *Evaluator) coordination(a *Analysis, recs []TurnRecord) {
 		}
 		a.Explanations[keyNoPingPong] = expl
 	}
-	a.Explanations[keyDependencyCompl] = "null: no expected interactions (reference-based evaluation, DESIGN.md §5.5)"
+	if cc.DependencyCompliance == nil {
+		a.Explanations[keyDependencyCompl] = "null: no expected interactions (reference-based evaluation, DESIGN.md §5.5)"
+	}
 
 	m, n := meanOf([]*float64{cc.NoDuplicateWork, cc.ContextPreserved, cc.RoleAdherence, cc.NoPingPong, cc.DependencyCompliance})
 	if m == nil {

@@ -102,6 +102,9 @@ type SessionMeta struct {
 	StartedAt, EndedAt time.Time
 	Usage              *session.Usage
 	TotalLatencyMs     float64
+	// References are the session's reference-based results (a dataset case matched), or
+	// nil: folded into tool_use_score, coordination and Analysis.References.
+	References *ReferenceScores
 }
 
 // pendingExplanation opens a provisional detection explanation (turn.go detect).

@@ -56,7 +56,7 @@ var (
 )
 
 // childTables hold rows derived from one session; SaveAnalysis replaces them all.
-var childTables = []string{"agent_scores", "turn_results", "tool_issues", "recommendations"}
+var childTables = []string{"agent_scores", "turn_results", "tool_issues", "recommendations", "reference_results"}
 
 // upsertSessionSQL inserts a session row or, for a known session id, overwrites every
 // column when the analysis revision is not older than the stored one (a continued
@@ -223,7 +223,11 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) ([]any, []*rowSet
 		recs.add(id, i+1, cleanText(r.Kind), cleanText(r.AgentID), cleanText(r.ToolName),
 			cleanText(r.Parameter), r.Count, cleanText(r.Message), r.Impact)
 	}
-	return session, []*rowSet{agents, turns, issues, recs}, nil
+	refs, err := referenceRows(a, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return session, []*rowSet{agents, turns, issues, recs, refs}, nil
 }
 
 // insert writes rs with multi-row INSERTs of at most maxParamsPerStatement parameters.

@@ -495,6 +495,7 @@ func TestSchemaTables(t *testing.T) {
 		"turn_results":                    sortedCopy(turnResultCols),
 		"tool_issues":                     sortedCopy(toolIssueCols),
 		"recommendations":                 sortedCopy(recommendationCols),
+		"reference_results":               sortedCopy(referenceResultCols),
 		"evaluation_registrations":        {"agent_id", "completed_at", "evaluation_id", "id", "registered_at", "started_at", "status"},
 		"evaluation_sessions":             {"ended_at", "evaluation_id", "id", "kind", "message_count", "registration_id", "started_at", "status"},
 		"evaluation_session_participants": {"agent_id", "id", "joined_at", "role", "session_id"},

@@ -60,7 +60,7 @@ func TestBrowserSessionsAndSessionPage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, len(as), rows)
 	text := bodyText(t, ctx)
-	for _, want := range []string{"6 sessions, newest first", "refund-12345", "0.85 fair", "reask", "0.50 poor", "✓ completed", "✗ not completed"} {
+	for _, want := range []string{"6 sessions, newest first", "refund-12345", "0.87 fair", "reask", "0.50 poor", "✓ completed", "✗ not completed"} {
 		assert.Contains(t, text, want)
 	}
 	checkLinks(t, srv.URL, links(t, ctx))
@@ -75,7 +75,7 @@ func TestBrowserSessionsAndSessionPage(t *testing.T) {
 	assert.Equal(t, srv.URL+"/sessions/refund-12345", loc)
 	text = bodyText(t, ctx)
 	for _, want := range []string{
-		"Session refund-12345", "Session scores", "overall_score", "0.85 fair",
+		"Session refund-12345", "Session scores", "overall_score", "0.87 fair",
 		"executor", "planner", "reviewer",
 		"Recommendations", "executor: 1 of 1 calls to send_email passed unknown parameter 'priority'",
 		"Tool issues", "PARAMETER_HALLUCINATION", "priority",
@@ -151,7 +151,7 @@ func TestBrowserLiveView(t *testing.T) {
 	assert.Contains(t, turnRow, "✗ bad: hallucination")
 	sessionRow, err := chromedp.Run(ctx, chromedp.Text(`#live-events tr[data-kind="session"]`))
 	require.NoError(t, err)
-	assert.Contains(t, sessionRow, "0.85 fair")
+	assert.Contains(t, sessionRow, "0.87 fair")
 	assert.Contains(t, sessionRow, "✗ task not completed")
 	// Newest on top: the session row precedes the turn row.
 	first, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#live-events tr").dataset.kind`))

@@ -6,12 +6,14 @@ package agentsessionprocessor // import "github.com/agenteval/agenteval-collecto
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configopaque"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/judge"
 )
 
 // EmitToolCalls selects which tool calls get their own `evaluate tool_call` span
@@ -78,6 +80,11 @@ type Config struct {
 	// (sessions are spread over them; one session's events stay in order). Default: the
 	// number of CPUs the process may use.
 	Workers int `mapstructure:"workers"`
+	// References are evalaf dataset files and how sessions are matched to their cases
+	// (reference-based evaluation, docs/scoring.md §11). Off without datasets.
+	References ReferencesConfig `mapstructure:"references"`
+	// Judge is the optional LLM judge (docs/judge.md). Off by default.
+	Judge judge.Config `mapstructure:"judge"`
 
 	_ struct{}
 }
@@ -186,6 +193,17 @@ func (cfg *Config) Validate() error {
 	}
 	if err := cfg.Scoring.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := cfg.References.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.Judge.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.Judge.Enabled && len(cfg.References.Datasets) == 0 &&
+		(len(cfg.Judge.Metrics) == 0 || slices.Equal(cfg.Judge.Metrics, []judge.Metric{judge.MetricInteractions})) {
+		errs = append(errs, errors.New("judge.metrics: only interactions is judged, which needs references.datasets; "+
+			"add session metrics (reasoning, response_quality, handoff, hallucination, intent_drift, task_completion) or datasets"))
 	}
 	return errors.Join(errs...)
 }

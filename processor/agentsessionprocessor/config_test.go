@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/judge"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
@@ -48,6 +49,7 @@ func TestLoadConfig(t *testing.T) {
 				Continuation:       ContinuationConfig{Driver: "postgres", DSN: "postgres://agenteval@db:5432/agenteval"},
 				Workers:            4,
 				Scoring:            scoring,
+				References:         defaultReferencesConfig(),
 				Agents: []AgentConfig{
 					{
 						Name: "triage", Role: "router", HandoffTargets: []string{"refund_agent"},
@@ -70,6 +72,7 @@ func TestLoadConfig(t *testing.T) {
 				},
 			},
 		},
+		{id: component.NewIDWithName(metadata.Type, "references"), expected: referencesConfig()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id.String(), func(t *testing.T) {
@@ -121,6 +124,43 @@ func TestConfigValidate(t *testing.T) {
 		{"invalid JSON Schema", func(c *Config) {
 			c.Agents = []AgentConfig{{Name: "a", Tools: []ToolConfig{{Name: "t", Parameters: map[string]any{"type": 5}}}}}
 		}, "agents[0].tools[0].parameters:"},
+		{"empty dataset path", func(c *Config) { c.References.Datasets = []string{" "} }, "references.datasets[0]: must not be empty"},
+		{"unknown reference evaluator", func(c *Config) {
+			c.References.Datasets = []string{"d.json"}
+			c.References.Evaluators = []string{"tool_selection", "vibes"}
+		}, `references.evaluators[1]: unknown evaluator "vibes"`},
+		{"no case id attribute", func(c *Config) {
+			c.References.Datasets = []string{"d.json"}
+			c.References.CaseIDAttribute = ""
+		}, "references.case_id_attribute: must not be empty"},
+		{"trajectory mode", func(c *Config) {
+			c.References.Datasets = []string{"d.json"}
+			c.References.Trajectory.Mode = "loose"
+		}, `references.trajectory.invalid evaluator option: mode "loose"`},
+		{"trajectory args override", func(c *Config) {
+			c.References.Datasets = []string{"d.json"}
+			c.References.Trajectory.ArgsOverrides = map[string]string{"search": "fuzzy"}
+		}, "references.trajectory.args_overrides[search]"},
+		{"max tracked traces", func(c *Config) {
+			c.References.Datasets = []string{"d.json"}
+			c.References.MaxTrackedTraces = 0
+		}, "references.max_tracked_traces: must be positive"},
+		{"judge without model", func(c *Config) {
+			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Rubric: "r"}
+		}, "judge.model: required when judge.enabled is true"},
+		{"judge with nothing to judge", func(c *Config) {
+			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r"}
+		}, "judge.metrics: only interactions is judged, which needs references.datasets"},
+		{"judge margin", func(c *Config) {
+			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r", NearThresholdMargin: 2}
+		}, "judge.near_threshold_margin: must be in [0,1]"},
+		{"judge metric", func(c *Config) {
+			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r", Metrics: []judge.Metric{"vibes"}}
+		}, `judge.metrics[0]: unknown metric "vibes"`},
+		{"judge sample rate", func(c *Config) {
+			rate := 1.5
+			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r", SampleRate: &rate}
+		}, "judge.sample_rate: must be in [0,1]"},
 		{"external $ref refused", func(c *Config) {
 			c.Agents = []AgentConfig{{Name: "a", Tools: []ToolConfig{{Name: "t", Parameters: map[string]any{"$ref": "file:///etc/passwd"}}}}}
 		}, "agents[0].tools[0].parameters:"},
@@ -169,4 +209,29 @@ func TestAgentsFile(t *testing.T) {
 	cfg.AgentsFile = js
 	_, err = buildRegistry(cfg)
 	assert.ErrorContains(t, err, `agent "planner" is declared twice`)
+}
+
+func referencesConfig() *Config {
+	cfg := createDefaultConfig().(*Config)
+	rate := 0.25
+	cfg.References = ReferencesConfig{
+		Datasets:              []string{"testdata/dataset.json"},
+		CaseIDAttribute:       "app.case",
+		RunIDAttribute:        "app.run",
+		MatchFirstUserMessage: false,
+		Evaluators:            []string{"tool_selection", "trajectory", "interactions"},
+		Trajectory: TrajectoryConfig{Mode: "unordered", ArgsMode: "subset", ArgsOverrides: map[string]string{"search": "ignore"},
+			PartialCredit: true},
+		MaxTrackedTraces: 1000,
+	}
+	cfg.Judge = judge.Config{
+		Enabled: true, Endpoint: "http://localhost:11434/v1", Model: "llama3.1", APIKeyEnv: "JUDGE_KEY",
+		Timeout: 10 * time.Second, Concurrency: 1, CallsPerMinute: 30, SampleRate: &rate,
+		SamplePerMetric: true, NearThresholdMargin: 0.1,
+		Rubric:     "Is the interaction correct and complete?",
+		Rubrics:    map[string]string{"planner": "Is the plan thorough and logical?"},
+		Metrics:    []judge.Metric{judge.MetricInteractions, judge.MetricTaskCompletion},
+		Embeddings: judge.EmbeddingsConfig{Model: "nomic-embed-text"},
+	}
+	return cfg
 }

@@ -48,6 +48,7 @@ func createDefaultConfig() component.Config {
 		EndAttribute:       defaultEndAttribute,
 		Scoring:            evaluation.DefaultConfig(),
 		Emit:               EmitConfig{ToolCalls: EmitToolCallsIssues},
+		References:         defaultReferencesConfig(),
 	}
 }
 

@@ -5,6 +5,7 @@ package agentsessionprocessor // import "github.com/agenteval/agenteval-collecto
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"runtime"
@@ -23,6 +24,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/pkg/reference"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
 
@@ -45,6 +47,8 @@ type agentSessionProcessor struct {
 	extractor *session.Extractor
 	evaluator *evaluation.Evaluator
 	emitter   *emitter
+	refs      *refRunner    // nil without datasets
+	judge     *sessionJudge // nil without a judge
 
 	mu      sync.Mutex // guards tracker and queued
 	tracker *session.Tracker
@@ -90,6 +94,15 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 	if err != nil {
 		return nil, err
 	}
+	sj, err := newSessionJudge(cfg.Judge)
+	if err != nil {
+		return nil, err
+	}
+	refs, err := newRefRunner(cfg.References, sj, set.Logger)
+	if err != nil {
+		_ = sj.shutdown(context.Background())
+		return nil, err
+	}
 	tick := max(minTick, min(maxTick, cfg.TurnSettle/4))
 	p := &agentSessionProcessor{
 		logger:    set.Logger,
@@ -103,6 +116,8 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		}),
 		evaluator: ev,
 		emitter:   newEmitter(cfg.Emit),
+		refs:      refs,
+		judge:     sj,
 		tracker: session.NewTracker(session.TrackerConfig{
 			TurnSettle:         cfg.TurnSettle,
 			TurnTimeout:        cfg.TurnTimeout,
@@ -111,8 +126,9 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 			MaxSessions:        cfg.MaxSessions,
 			MaxSpansPerSession: cfg.MaxSpansPerSession,
 			Registry:           registry,
-			// The shards keep every turn's record; the tracker keeps only the window.
-			RetainTurns: 2,
+			// The shards keep every turn's record; the tracker keeps only the window,
+			// unless dataset cases are evaluated on the whole session at its end.
+			RetainTurns: retainTurns(cfg),
 		}),
 		now:  time.Now,
 		tick: tick,
@@ -197,6 +213,9 @@ func (p *agentSessionProcessor) extract(td ptrace.Traces, recs []session.SpanRec
 				}
 				recs = recs[:len(recs)+1]
 				p.extractor.ExtractInto(&recs[len(recs)-1], rs.Resource(), ss.Scope(), sp)
+				if p.refs != nil {
+					p.refs.observe(rs.Resource(), sp)
+				}
 			}
 		}
 	}
@@ -230,9 +249,10 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 	p.queued = nil
 	p.mu.Unlock()
 	p.handle(ctx, p.finish(closed))
-	var err error
+	err := p.judge.shutdown(ctx)
+	p.judge.recordJudge(ctx, p.telemetry)
 	if p.cont != nil {
-		err = p.cont.Close()
+		err = errors.Join(err, p.cont.Close())
 	}
 	p.telemetry.Shutdown()
 	return err
@@ -267,6 +287,7 @@ func (p *agentSessionProcessor) step(ctx context.Context) {
 	p.mu.Unlock()
 	p.recordTrackerStats(ctx, st)
 	p.handle(ctx, events)
+	p.judge.recordJudge(ctx, p.telemetry)
 }
 
 // finish assembles the closed turns outside the ingest lock, on up to len(p.shards)
@@ -470,14 +491,33 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		st.records[n-1] = p.evaluator.FinishLast(st.records[n-1])
 		b.addTurnSpan(id, &st.records[n-1].Result)
 		save(&st.records[n-1])
-		meta := evaluation.SessionMeta{ID: id, Service: ev.Session.Service, Partial: ev.Session.Partial, EndReason: ev.Session.EndReason}
+		// The session's explicit outcome (agent_eval.task.completed) includes one that came
+		// in a trace without GenAI spans, such as the evaluation channel's submit.
+		meta := evaluation.SessionMeta{ID: id, Service: ev.Session.Service, Partial: ev.Session.Partial,
+			EndReason: ev.Session.EndReason, Outcome: ev.Session.Outcome}
 		for _, a := range ev.Session.Agents {
 			meta.Agents = append(meta.Agents, a.ID)
+		}
+		// A dataset case matched by the session (references) is evaluated against the
+		// turns the tracker kept: every turn when datasets are configured (RetainTurns).
+		var cr reference.CaseResult
+		m, matched := p.refs.matchSession(ev.Session)
+		if matched {
+			cr, meta.References = p.refs.evaluate(ctx, ev.Session, m)
 		}
 		a := p.evaluator.Aggregate(meta, st.records)
 		a.AnalysisRevision = st.revision + 1
 		if err := b.addSession(&a); err != nil {
 			return err
+		}
+		if matched {
+			p.refs.putReferences(b.spans.At(b.spans.Len()-1), &cr)
+			if p.refs.wantsJudge(ev.Session, m) {
+				p.submitJudge(ev.Session, m, cr.CaseID)
+			}
+		}
+		if p.judge != nil {
+			p.submitSessionJudge(ev.Session, &a)
 		}
 		if !st.continuable {
 			return nil
@@ -509,6 +549,16 @@ func (p *agentSessionProcessor) recordTrackerStats(ctx context.Context, st sessi
 	add(p.telemetry.ProcessorAgentsessionSpansDropped, st.SpansDropped, &p.lastStats.SpansDropped)
 	add(p.telemetry.ProcessorAgentsessionSpansDiscarded, st.SpansDiscarded, &p.lastStats.SpansDiscarded)
 	add(p.telemetry.ProcessorAgentsessionTurnsClosed, st.TurnsClosed, &p.lastStats.TurnsClosed)
+}
+
+// retainTurns is the tracker's RetainTurns: the two turns of a turn event's window, or
+// every turn (0) when reference datasets are configured, whose evaluators read the whole
+// session (its tool calls in order, its interactions) when it ends.
+func retainTurns(cfg *Config) int {
+	if len(cfg.References.Datasets) > 0 {
+		return 0
+	}
+	return 2
 }
 
 func isLimitReason(reason string) bool {

@@ -38,6 +38,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/agenteval/agenteval-collector/internal/channel"
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
@@ -235,7 +236,10 @@ func spansOf(sink *consumertest.TracesSink) []ptrace.Span {
 }
 
 func attrStr(sp ptrace.Span, k string) string {
-	v, _ := sp.Attributes().Get(k)
+	v, ok := sp.Attributes().Get(k)
+	if !ok {
+		return ""
+	}
 	return v.AsString()
 }
 
@@ -845,7 +849,12 @@ func TestChannelEvaluatedByProcessor(t *testing.T) {
 			require.Eventually(t, func() bool {
 				for _, sp := range spansOf(sink) {
 					if sp.Name() == semconv.EvalSpanAgentSession && attrStr(sp, semconv.GenAIConversationID) == sessID {
-						return json.Unmarshal([]byte(attrStr(sp, semconv.AgentEvalAnalysis)), &analysis) == nil
+						a, err := evalspan.DecodeAnalysis(sp.Attributes())
+						if err != nil {
+							return false
+						}
+						js, _ := json.Marshal(a)
+						return json.Unmarshal(js, &analysis) == nil
 					}
 				}
 				return false

@@ -30,6 +30,12 @@ type TelemetryBuilder struct {
 	ProcessorAgentsessionEmitFailures       metric.Int64Counter
 	ProcessorAgentsessionEvaluationErrors   metric.Int64Counter
 	ProcessorAgentsessionEvaluationsEmitted metric.Int64Counter
+	ProcessorAgentsessionJudgeCacheHits     metric.Int64Counter
+	ProcessorAgentsessionJudgeCalls         metric.Int64Counter
+	ProcessorAgentsessionJudgeDropped       metric.Int64Counter
+	ProcessorAgentsessionJudgeErrors        metric.Int64Counter
+	ProcessorAgentsessionJudgeQueueDepth    metric.Int64Gauge
+	ProcessorAgentsessionJudgeTokens        metric.Int64Counter
 	ProcessorAgentsessionLateSpans          metric.Int64Counter
 	ProcessorAgentsessionOpenSessions       metric.Int64Gauge
 	ProcessorAgentsessionRetainedSpans      metric.Int64Gauge
@@ -92,6 +98,42 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_agentsession_evaluations_emitted",
 		metric.WithDescription("Evaluation spans emitted (evaluate tool_call, agent_interaction, turn and agent_session) [Development]"),
 		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionJudgeCacheHits, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_judge_cache_hits",
+		metric.WithDescription("Judge verdicts and embeddings served from the content-hash cache [Development]"),
+		metric.WithUnit("{calls}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionJudgeCalls, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_judge_calls",
+		metric.WithDescription("LLM judge and embeddings requests sent (cache hits excluded), when a judge is configured [Development]"),
+		metric.WithUnit("{calls}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionJudgeDropped, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_judge_dropped",
+		metric.WithDescription("Judge jobs dropped because the judge queue was full, and calls refused by the calls-per-minute budget [Development]"),
+		metric.WithUnit("{calls}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionJudgeErrors, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_judge_errors",
+		metric.WithDescription("Judge requests that failed (timeout, retries exhausted, malformed verdict); the deterministic score is kept [Development]"),
+		metric.WithUnit("{calls}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionJudgeQueueDepth, err = builder.meter.Int64Gauge(
+		"otelcol_processor_agentsession_judge_queue_depth",
+		metric.WithDescription("Judge jobs waiting for a worker [Development]"),
+		metric.WithUnit("{jobs}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionJudgeTokens, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_judge_tokens",
+		metric.WithDescription("Tokens used by judge requests (prompt and completion) [Development]"),
+		metric.WithUnit("{tokens}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionLateSpans, err = builder.meter.Int64Counter(

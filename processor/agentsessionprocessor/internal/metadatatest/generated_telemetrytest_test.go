@@ -23,6 +23,12 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorAgentsessionEmitFailures.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionEvaluationErrors.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionEvaluationsEmitted.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionJudgeCacheHits.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionJudgeCalls.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionJudgeDropped.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionJudgeErrors.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionJudgeQueueDepth.Record(context.Background(), 1)
+	tb.ProcessorAgentsessionJudgeTokens.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionLateSpans.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionOpenSessions.Record(context.Background(), 1)
 	tb.ProcessorAgentsessionRetainedSpans.Record(context.Background(), 1)
@@ -42,6 +48,24 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionEvaluationsEmitted(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionJudgeCacheHits(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionJudgeCalls(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionJudgeDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionJudgeErrors(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionJudgeQueueDepth(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionJudgeTokens(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionLateSpans(t, testTel,

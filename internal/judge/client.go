@@ -1,0 +1,349 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package judge // import "github.com/agenteval/agenteval-collector/internal/judge"
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/agenteval/agenteval-collector/pkg/reference"
+)
+
+// Errors of a judge call; each leaves the deterministic score in place (judge_error).
+var (
+	ErrDisabled        = errors.New("judge: disabled")
+	ErrBudgetExhausted = errors.New("judge: calls-per-minute budget exhausted")
+	ErrMalformed       = errors.New("judge: malformed verdict")
+	ErrNoEmbeddings    = errors.New("judge: no embeddings model configured")
+)
+
+// verdictSchema is the structured output asked of the model.
+var verdictSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"score":  map[string]any{"type": "number", "description": "a decimal between 0.0 and 1.0"},
+		"pass":   map[string]any{"type": "boolean"},
+		"reason": map[string]any{"type": "string"},
+	},
+	"required":             []string{"score", "pass", "reason"},
+	"additionalProperties": false,
+}
+
+// Call describes one finished judge or embeddings request, for the caller's telemetry
+// (the processor emits it as a GenAI `chat` / `embeddings` span marked never to be
+// evaluated).
+type Call struct {
+	Operation    string // "chat" or "embeddings"
+	Model        string
+	Evaluator    string
+	Node         string
+	Start, End   time.Time
+	InputTokens  int64
+	OutputTokens int64
+	Err          error
+}
+
+// Stats are the judge's counters since New.
+type Stats struct {
+	Calls, Errors, CacheHits, BudgetDenied, Drops int64
+	InputTokens, OutputTokens                     int64
+	QueueDepth                                    int
+}
+
+// Client judges prompts and embeds texts over an OpenAI-compatible API. It is safe for
+// concurrent use. Calls are synchronous: run them off the ingest path (Pool).
+type Client struct {
+	cfg     Config
+	chat    openai.Client
+	embed   openai.Client
+	budget  *budget
+	cache   *lru.Cache[[32]byte, reference.JudgeVerdict]
+	vectors *lru.Cache[[32]byte, []float64]
+	onCall  func(context.Context, Call)
+	pool    *Pool
+
+	calls, errors, hits, denied, inTok, outTok atomic.Int64
+}
+
+// Option customises a Client.
+type Option func(*Client)
+
+// WithCallHook calls f, with the caller's context, after every request that reached the
+// API (not cache hits).
+func WithCallHook(f func(context.Context, Call)) Option { return func(c *Client) { c.onCall = f } }
+
+// WithClock replaces time.Now for the budget (tests).
+func WithClock(now func() time.Time) Option { return func(c *Client) { c.budget.now = now } }
+
+// New builds a Client from a validated Config. extra options go to every openai-go request
+// (tests pass option.WithHTTPClient).
+func New(cfg Config, opts []Option, extra ...option.RequestOption) (*Client, error) {
+	if !cfg.Enabled {
+		return nil, ErrDisabled
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	c := &Client{cfg: cfg, budget: newBudget(cfg.CallsPerMinute, time.Now)}
+	var err error
+	if c.cache, err = lru.New[[32]byte, reference.JudgeVerdict](cfg.CacheSize); err != nil {
+		return nil, err
+	}
+	if c.vectors, err = lru.New[[32]byte, []float64](cfg.CacheSize); err != nil {
+		return nil, err
+	}
+	c.chat = openai.NewClient(clientOptions(cfg.Endpoint, cfg.APIKeyEnv, cfg, extra)...)
+	c.embed = openai.NewClient(clientOptions(cfg.Embeddings.Endpoint, cfg.Embeddings.APIKeyEnv, cfg, extra)...)
+	for _, o := range opts {
+		o(c)
+	}
+	c.pool = NewPool(cfg.Concurrency, cfg.QueueSize)
+	return c, nil
+}
+
+func clientOptions(endpoint, keyEnv string, cfg Config, extra []option.RequestOption) []option.RequestOption {
+	opts := []option.RequestOption{
+		option.WithBaseURL(endpoint),
+		option.WithMaxRetries(cfg.MaxRetries),
+		option.WithRequestTimeout(cfg.Timeout),
+		option.WithAPIKey(os.Getenv(keyEnv)),
+	}
+	return append(opts, extra...)
+}
+
+// Config returns the configuration in force (defaults applied).
+func (c *Client) Config() Config { return c.cfg }
+
+// Pool returns the client's worker pool.
+func (c *Client) Pool() *Pool { return c.pool }
+
+// Shutdown stops the pool: queued jobs are dropped, running ones finish or see ctx end.
+func (c *Client) Shutdown(ctx context.Context) error { return c.pool.Shutdown(ctx) }
+
+// Stats returns the counters.
+func (c *Client) Stats() Stats {
+	return Stats{
+		Calls: c.calls.Load(), Errors: c.errors.Load(), CacheHits: c.hits.Load(), BudgetDenied: c.denied.Load(),
+		Drops: c.pool.Drops(), InputTokens: c.inTok.Load(), OutputTokens: c.outTok.Load(), QueueDepth: c.pool.Depth(),
+	}
+}
+
+// Judge implements reference.Judge: the cache by content hash (model, system, prompt),
+// then the budget, then one chat completion with structured output {score, pass, reason}
+// (retried by the client on 429/5xx, bounded by the timeout). The verdict's score must be
+// in [0,1]; pass defaults to score ≥ pass_threshold when the model omits it.
+func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (reference.JudgeVerdict, error) {
+	key := hashParts(c.cfg.Model, req.System, req.Prompt)
+	if v, ok := c.cache.Get(key); ok {
+		c.hits.Add(1)
+		return v, nil
+	}
+	if !c.budget.allow() {
+		c.denied.Add(1)
+		return reference.JudgeVerdict{}, ErrBudgetExhausted
+	}
+	params := openai.ChatCompletionNewParams{
+		Model: c.cfg.Model,
+		Messages: []openai.ChatCompletionMessageParamUnion{
+			openai.SystemMessage(req.System),
+			openai.UserMessage(req.Prompt),
+		},
+		Temperature:         openai.Float(c.cfg.Temperature),
+		MaxCompletionTokens: openai.Int(int64(c.cfg.MaxTokens)),
+		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+				Name:   "verdict",
+				Schema: verdictSchema,
+				Strict: openai.Bool(true),
+			}},
+		},
+	}
+	call := Call{Operation: "chat", Model: c.cfg.Model, Evaluator: req.Evaluator, Node: req.Node, Start: time.Now()}
+	callerCtx := ctx
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	c.calls.Add(1)
+	resp, err := c.chat.Chat.Completions.New(ctx, params)
+	var v reference.JudgeVerdict
+	if err == nil {
+		call.InputTokens, call.OutputTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
+		c.inTok.Add(resp.Usage.PromptTokens)
+		c.outTok.Add(resp.Usage.CompletionTokens)
+		if len(resp.Choices) == 0 {
+			err = fmt.Errorf("%w: no choices", ErrMalformed)
+		} else {
+			v, err = ParseVerdict(resp.Choices[0].Message.Content, c.cfg.PassThreshold)
+		}
+	}
+	call.End, call.Err = time.Now(), err
+	if c.onCall != nil {
+		c.onCall(callerCtx, call)
+	}
+	if err != nil {
+		c.errors.Add(1)
+		return reference.JudgeVerdict{}, err
+	}
+	c.cache.Add(key, v)
+	return v, nil
+}
+
+// ParseVerdict reads {score, pass, reason} from a model's answer: the JSON object alone,
+// or the first {...} in surrounding text or a code fence. score must be a number (or a
+// numeric string) in [0,1]; a missing pass is score ≥ passThreshold.
+func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict, error) {
+	s := strings.TrimSpace(content)
+	if i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}'); i >= 0 && j > i {
+		s = s[i : j+1]
+	} else {
+		return reference.JudgeVerdict{}, fmt.Errorf("%w: no JSON object in %q", ErrMalformed, truncate(content))
+	}
+	var raw struct {
+		Score  json.RawMessage `json:"score"`
+		Pass   *bool           `json:"pass"`
+		Reason string          `json:"reason"`
+	}
+	if err := json.Unmarshal([]byte(s), &raw); err != nil {
+		return reference.JudgeVerdict{}, fmt.Errorf("%w: %v in %q", ErrMalformed, err, truncate(content))
+	}
+	if len(raw.Score) == 0 {
+		return reference.JudgeVerdict{}, fmt.Errorf("%w: no score in %q", ErrMalformed, truncate(content))
+	}
+	var score float64
+	if err := json.Unmarshal(raw.Score, &score); err != nil {
+		var str string
+		if json.Unmarshal(raw.Score, &str) != nil {
+			return reference.JudgeVerdict{}, fmt.Errorf("%w: score %s is not a number", ErrMalformed, raw.Score)
+		}
+		if _, err := fmt.Sscanf(strings.TrimSpace(str), "%g", &score); err != nil {
+			return reference.JudgeVerdict{}, fmt.Errorf("%w: score %s is not a number", ErrMalformed, raw.Score)
+		}
+	}
+	if math.IsNaN(score) || score < 0 || score > 1 {
+		return reference.JudgeVerdict{}, fmt.Errorf("%w: score %v not in [0,1]", ErrMalformed, score)
+	}
+	v := reference.JudgeVerdict{Score: score, Reason: raw.Reason, Pass: score >= passThreshold}
+	if raw.Pass != nil {
+		v.Pass = *raw.Pass
+	}
+	return v, nil
+}
+
+// Embed returns one vector per text, from the cache or one embeddings request for the
+// texts not cached (the budget counts one call).
+func (c *Client) Embed(ctx context.Context, texts []string) ([][]float64, error) {
+	if c.cfg.Embeddings.Model == "" {
+		return nil, ErrNoEmbeddings
+	}
+	out := make([][]float64, len(texts))
+	var missing []string
+	var missingIdx []int
+	for i, t := range texts {
+		if v, ok := c.vectors.Get(hashParts(c.cfg.Embeddings.Model, t)); ok {
+			c.hits.Add(1)
+			out[i] = v
+			continue
+		}
+		missing = append(missing, t)
+		missingIdx = append(missingIdx, i)
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	if !c.budget.allow() {
+		c.denied.Add(1)
+		return nil, ErrBudgetExhausted
+	}
+	callerCtx := ctx
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	call := Call{Operation: "embeddings", Model: c.cfg.Embeddings.Model, Start: time.Now()}
+	c.calls.Add(1)
+	resp, err := c.embed.Embeddings.New(ctx, openai.EmbeddingNewParams{
+		Model: c.cfg.Embeddings.Model,
+		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: missing},
+	})
+	if err == nil && len(resp.Data) != len(missing) {
+		err = fmt.Errorf("%w: %d embeddings for %d inputs", ErrMalformed, len(resp.Data), len(missing))
+	}
+	if err == nil {
+		call.InputTokens = resp.Usage.PromptTokens
+		c.inTok.Add(resp.Usage.PromptTokens)
+	}
+	call.End, call.Err = time.Now(), err
+	if c.onCall != nil {
+		c.onCall(callerCtx, call)
+	}
+	if err != nil {
+		c.errors.Add(1)
+		return nil, err
+	}
+	for _, d := range resp.Data {
+		if d.Index < 0 || int(d.Index) >= len(missing) {
+			c.errors.Add(1)
+			return nil, fmt.Errorf("%w: embedding index %d out of range", ErrMalformed, d.Index)
+		}
+		i := missingIdx[d.Index]
+		out[i] = d.Embedding
+		c.vectors.Add(hashParts(c.cfg.Embeddings.Model, missing[d.Index]), d.Embedding)
+	}
+	return out, nil
+}
+
+// Similarity is the cosine similarity of the embeddings of a and b, clamped to [0,1].
+func (c *Client) Similarity(ctx context.Context, a, b string) (float64, error) {
+	v, err := c.Embed(ctx, []string{a, b})
+	if err != nil {
+		return 0, err
+	}
+	return max(0, Cosine(v[0], v[1])), nil
+}
+
+// Cosine is the cosine of two vectors (0 for a zero vector or different lengths).
+func Cosine(a, b []float64) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += a[i] * b[i]
+		na += a[i] * a[i]
+		nb += b[i] * b[i]
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return min(1, dot/math.Sqrt(na*nb))
+}
+
+func hashParts(parts ...string) [32]byte {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:", len(p))
+		h.Write([]byte(p))
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+func truncate(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}

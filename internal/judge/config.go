@@ -1,0 +1,245 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package judge // import "github.com/agenteval/agenteval-collector/internal/judge"
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// Metric is what the judge may be asked to judge.
+type Metric string
+
+// Judged metrics (the `judge.metrics` config list).
+const (
+	MetricInteractions    Metric = "interactions"
+	MetricReasoning       Metric = "reasoning"
+	MetricResponseQuality Metric = "response_quality"
+	MetricHandoff         Metric = "handoff"
+	MetricHallucination   Metric = "hallucination"
+	MetricIntentDrift     Metric = "intent_drift"
+	MetricTaskCompletion  Metric = "task_completion"
+)
+
+var knownMetrics = []Metric{MetricInteractions, MetricReasoning, MetricResponseQuality, MetricHandoff,
+	MetricHallucination, MetricIntentDrift, MetricTaskCompletion}
+
+// Defaults.
+const (
+	DefaultAPIKeyEnv     = "OPENAI_API_KEY"
+	DefaultTimeout       = 30 * time.Second
+	DefaultMaxRetries    = 2
+	DefaultConcurrency   = 2
+	DefaultQueueSize     = 128
+	DefaultMaxTokens     = 512
+	DefaultCacheSize     = 1024
+	DefaultPassThreshold = 0.5
+)
+
+// Config configures the judge and the embeddings client: the processor's `judge:` block.
+// The judge is off unless Enabled is true. Durations are Go durations ("30s").
+type Config struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Endpoint is the base URL of an OpenAI-compatible API, e.g. https://api.openai.com/v1,
+	// http://localhost:11434/v1 (Ollama), a vLLM or LiteLLM server.
+	Endpoint string `mapstructure:"endpoint"`
+	Model    string `mapstructure:"model"`
+	// APIKeyEnv names the environment variable holding the API key (default
+	// OPENAI_API_KEY); an unset variable sends no key (local servers).
+	APIKeyEnv   string  `mapstructure:"api_key_env"`
+	Temperature float64 `mapstructure:"temperature"`
+	// Timeout bounds one call, retries included (default 30s).
+	Timeout time.Duration `mapstructure:"timeout"`
+	// MaxRetries on 408, 409, 429, 5xx and connection errors, with exponential backoff
+	// from 0.5s (Retry-After honoured); default 2.
+	MaxRetries int `mapstructure:"max_retries"`
+	// Concurrency is the number of workers (default 2); QueueSize the jobs waiting for one
+	// (default 128). A job that finds the queue full is dropped and counted.
+	Concurrency int `mapstructure:"concurrency"`
+	QueueSize   int `mapstructure:"queue_size"`
+	// CallsPerMinute caps the calls sent (0 = unlimited). A call over budget fails with
+	// ErrBudgetExhausted, which keeps the deterministic score.
+	CallsPerMinute int `mapstructure:"calls_per_minute"`
+	// MaxCallsPerSession caps the judge calls spent on one session (0 = unlimited): past
+	// it, session metrics are left unjudged and a dataset case's interactions are not
+	// judged when they would need more calls.
+	MaxCallsPerSession int `mapstructure:"max_calls_per_session"`
+	// MaxTokens caps the completion tokens of one call (default 512).
+	MaxTokens int `mapstructure:"max_tokens"`
+	// CacheSize is the number of verdicts kept by content hash (default 1024).
+	CacheSize int `mapstructure:"cache_size"`
+	// SampleRate is the fraction of sessions judged, chosen by a hash of the conversation
+	// id so that every evaluator sees the same sessions (default 1 when enabled).
+	SampleRate *float64 `mapstructure:"sample_rate"`
+	// SamplePerMetric decorrelates the samples of the metrics: each metric hashes the
+	// conversation id with its own name (default false: every metric judges the same
+	// sessions).
+	SamplePerMetric bool `mapstructure:"sample_per_metric"`
+	// NearThresholdMargin, when > 0, judges reasoning and response_quality of an
+	// agent only where the deterministic score is within this margin of
+	// scoring.recommendation_threshold (a judge's second opinion where it matters); a
+	// metric without a deterministic score is always judged. Default 0 (always).
+	NearThresholdMargin float64 `mapstructure:"near_threshold_margin"`
+	// PassThreshold decides pass when the judge omits it (default 0.5).
+	PassThreshold float64 `mapstructure:"pass_threshold"`
+	// Rubric applies to every agent without an entry in Rubrics (keyed by agent name).
+	Rubric  string            `mapstructure:"rubric"`
+	Rubrics map[string]string `mapstructure:"rubrics"`
+	// Metrics lists what the judge judges (default: interactions).
+	Metrics []Metric `mapstructure:"metrics"`
+	// SystemPrompt replaces the evaluator's default system prompt.
+	SystemPrompt string `mapstructure:"system_prompt"`
+	// Embeddings, when its model is set, feeds similarity (CCM, intent drift).
+	Embeddings EmbeddingsConfig `mapstructure:"embeddings"`
+}
+
+// EmbeddingsConfig is the embeddings endpoint; Endpoint and APIKeyEnv default to the
+// judge's.
+type EmbeddingsConfig struct {
+	Endpoint  string `mapstructure:"endpoint"`
+	Model     string `mapstructure:"model"`
+	APIKeyEnv string `mapstructure:"api_key_env"`
+}
+
+// Validate reports the first invalid field, named as in the configuration.
+func (c *Config) Validate() error {
+	if !c.Enabled {
+		return nil
+	}
+	var errs []error
+	if c.Endpoint == "" {
+		errs = append(errs, errors.New("judge.endpoint: required when judge.enabled is true"))
+	}
+	if c.Model == "" {
+		errs = append(errs, errors.New("judge.model: required when judge.enabled is true"))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max_retries", c.MaxRetries}, {"concurrency", c.Concurrency}, {"queue_size", c.QueueSize},
+		{"calls_per_minute", c.CallsPerMinute}, {"max_calls_per_session", c.MaxCallsPerSession}, {"max_tokens", c.MaxTokens}, {"cache_size", c.CacheSize}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("judge.%s: must be >= 0 (got %d)", f.name, f.v))
+		}
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("judge.timeout: must be >= 0 (got %s)", c.Timeout))
+	}
+	if c.Temperature < 0 || c.Temperature > 2 || math.IsNaN(c.Temperature) {
+		errs = append(errs, fmt.Errorf("judge.temperature: must be in [0,2] (got %v)", c.Temperature))
+	}
+	if c.SampleRate != nil && !(*c.SampleRate >= 0 && *c.SampleRate <= 1) {
+		errs = append(errs, fmt.Errorf("judge.sample_rate: must be in [0,1] (got %v)", *c.SampleRate))
+	}
+	if c.NearThresholdMargin < 0 || c.NearThresholdMargin > 1 {
+		errs = append(errs, fmt.Errorf("judge.near_threshold_margin: must be in [0,1] (got %v)", c.NearThresholdMargin))
+	}
+	if c.PassThreshold < 0 || c.PassThreshold > 1 {
+		errs = append(errs, fmt.Errorf("judge.pass_threshold: must be in [0,1] (got %v)", c.PassThreshold))
+	}
+	for i, m := range c.Metrics {
+		if !slices.Contains(knownMetrics, m) {
+			errs = append(errs, fmt.Errorf("judge.metrics[%d]: unknown metric %q (want one of %v)", i, m, knownMetrics))
+		}
+	}
+	if slices.Contains(c.Metrics, MetricInteractions) || len(c.Metrics) == 0 {
+		if c.Rubric == "" && len(c.Rubrics) == 0 {
+			errs = append(errs, errors.New("judge.rubric: a rubric (or judge.rubrics per agent) is required to judge interactions"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	c.APIKeyEnv = cmp.Or(c.APIKeyEnv, DefaultAPIKeyEnv)
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = DefaultMaxRetries
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.QueueSize == 0 {
+		c.QueueSize = DefaultQueueSize
+	}
+	if c.MaxTokens == 0 {
+		c.MaxTokens = DefaultMaxTokens
+	}
+	if c.CacheSize == 0 {
+		c.CacheSize = DefaultCacheSize
+	}
+	if c.PassThreshold == 0 {
+		c.PassThreshold = DefaultPassThreshold
+	}
+	if len(c.Metrics) == 0 {
+		c.Metrics = []Metric{MetricInteractions}
+	}
+	c.Embeddings.Endpoint = cmp.Or(c.Embeddings.Endpoint, c.Endpoint)
+	c.Embeddings.APIKeyEnv = cmp.Or(c.Embeddings.APIKeyEnv, c.APIKeyEnv)
+	return c
+}
+
+// Judges reports whether metric m is configured to be judged.
+func (c *Config) Judges(m Metric) bool {
+	if !c.Enabled {
+		return false
+	}
+	if len(c.Metrics) == 0 {
+		return m == MetricInteractions
+	}
+	return slices.Contains(c.Metrics, m)
+}
+
+// RubricFor returns the rubric for an agent: Rubrics[agent], else Rubric.
+func (c *Config) RubricFor(agent string) string {
+	if r, ok := c.Rubrics[agent]; ok {
+		return r
+	}
+	return c.Rubric
+}
+
+// Provenance identifies the evaluator that produced a result: id (its name), type
+// (deterministic | llm_judge | reference) and version, a hash of its configuration, so
+// that results of differently configured evaluators are never mixed.
+type Provenance struct {
+	ID      string `json:"id"`
+	Type    string `json:"type"`
+	Version string `json:"version"`
+}
+
+// ConfigVersion hashes any JSON-encodable configuration into a short version string (the
+// first 12 hex digits of its SHA-256).
+func ConfigVersion(cfg any) string {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		b = fmt.Appendf(nil, "%#v", cfg)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:6])
+}
+
+// Provenance returns the provenance of judge results of evaluator id: the version hashes
+// what changes a verdict (endpoint, model, temperature, max tokens, rubrics, system prompt,
+// pass threshold), never the API key.
+func (c *Config) Provenance(id string) Provenance {
+	d := c.withDefaults()
+	return Provenance{ID: id, Type: semconv.EvaluatorTypeLLMJudge, Version: ConfigVersion(struct {
+		Endpoint, Model, Rubric, SystemPrompt string
+		Rubrics                               map[string]string
+		Temperature, PassThreshold            float64
+		MaxTokens                             int
+	}{d.Endpoint, d.Model, d.Rubric, d.SystemPrompt, d.Rubrics, d.Temperature, d.PassThreshold, d.MaxTokens})}
+}

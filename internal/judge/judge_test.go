@@ -1,0 +1,486 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package judge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3/option"
+	"go.uber.org/goleak"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/pkg/reference"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeAPI is an httptest server speaking OpenAI chat completions and embeddings.
+type fakeAPI struct {
+	t        *testing.T
+	srv      *httptest.Server
+	mu       sync.Mutex
+	requests []map[string]any
+	// reply returns status, headers and body for the n-th chat request (0-based).
+	reply func(n int, req map[string]any) (int, http.Header, string)
+	hang  chan struct{}
+	chatN atomic.Int64
+}
+
+func newFakeAPI(t *testing.T) *fakeAPI {
+	f := &fakeAPI{t: t}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(func() {
+		if f.hang != nil {
+			close(f.hang)
+		}
+		f.srv.Close()
+	})
+	return f
+}
+
+func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req map[string]any
+	_ = json.Unmarshal(body, &req)
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	f.mu.Unlock()
+	if f.hang != nil {
+		select {
+		case <-f.hang:
+		case <-r.Context().Done():
+		}
+		return
+	}
+	switch r.URL.Path {
+	case "/v1/chat/completions":
+		n := int(f.chatN.Add(1) - 1)
+		status, hdr, content := http.StatusOK, http.Header{}, `{"score":0.8,"pass":true,"reason":"ok"}`
+		if f.reply != nil {
+			status, hdr, content = f.reply(n, req)
+		}
+		for k, v := range hdr {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if status != http.StatusOK {
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"error":{"message":%q}}`, content)
+			return
+		}
+		b, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req["model"],
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": content}}},
+			"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+		})
+		_, _ = w.Write(b)
+	case "/v1/embeddings":
+		inputs, _ := req["input"].([]any)
+		data := make([]any, len(inputs))
+		for i, in := range inputs {
+			data[i] = map[string]any{"object": "embedding", "index": i, "embedding": vectorFor(in.(string))}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": req["model"],
+			"usage": map[string]any{"prompt_tokens": 5, "total_tokens": 5}})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// vectorFor embeds a text as letter counts of a, b, c (enough for cosine checks).
+func vectorFor(s string) []float64 {
+	return []float64{float64(strings.Count(s, "a")), float64(strings.Count(s, "b")), float64(strings.Count(s, "c"))}
+}
+
+func (f *fakeAPI) chatRequests() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []map[string]any
+	for _, r := range f.requests {
+		if _, ok := r["messages"]; ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (f *fakeAPI) config() Config {
+	return Config{Enabled: true, Endpoint: f.srv.URL + "/v1/", Model: "judge-model", Rubric: "shared rubric",
+		Timeout: 5 * time.Second, Embeddings: EmbeddingsConfig{Model: "embed-model"}}
+}
+
+func (f *fakeAPI) client(t *testing.T, cfg Config, opts ...Option) *Client {
+	t.Helper()
+	c, err := New(cfg, opts, option.WithHTTPClient(f.srv.Client()), option.WithMaxRetryDelay(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Shutdown(context.Background()) })
+	return c
+}
+
+func userPrompt(req map[string]any) (system, user string) {
+	msgs := req["messages"].([]any)
+	return msgs[0].(map[string]any)["content"].(string), msgs[1].(map[string]any)["content"].(string)
+}
+
+func TestJudgeInteractionsPrompts(t *testing.T) {
+	api := newFakeAPI(t)
+	cfg := api.config()
+	cfg.Rubrics = map[string]string{"planner": "planner rubric", "executor": "executor rubric"}
+	c := api.client(t, cfg)
+	ev := reference.NewInteractionsEvaluator("interactions", reference.InteractionsOptions{
+		Rubric: cfg.Rubric, Rubrics: cfg.Rubrics, Judge: c,
+	})
+	ex := reference.Example{Input: "Process data pipeline", Metadata: map[string]any{"expected_interactions": []any{
+		map[string]any{"node_name": "planner"},
+		map[string]any{"node_name": "executor", "dependencies": []any{"planner"}},
+		map[string]any{"node_name": "validator", "dependencies": []any{"executor"}},
+	}}}
+	out := []reference.Interaction{{NodeName: "planner", Messages: "plan"}, {NodeName: "executor", Dependencies: []string{"planner"}, Messages: "run"}, {NodeName: "validator", Dependencies: []string{"executor"}, Messages: "check"}}
+	res, err := ev.Evaluate(context.Background(), ex, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.Score-0.8) > 1e-9 || !res.Pass || res.Details["judge_error"] != nil {
+		t.Fatalf("result %+v", res)
+	}
+	reqs := api.chatRequests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d chat requests, want 3", len(reqs))
+	}
+	for i, want := range []string{"<Rubric>planner rubric</Rubric>", "<Rubric>executor rubric</Rubric>", "<Rubric>shared rubric</Rubric>"} {
+		system, user := userPrompt(reqs[i])
+		if !strings.Contains(user, want) {
+			t.Errorf("request %d: rubric %q not in %s", i, want, user)
+		}
+		if system != reference.DefaultInteractionsSystemPrompt {
+			t.Errorf("request %d: system prompt %q", i, system)
+		}
+		if reqs[i]["model"] != "judge-model" {
+			t.Errorf("model %v", reqs[i]["model"])
+		}
+		rf, _ := reqs[i]["response_format"].(map[string]any)
+		if rf["type"] != "json_schema" {
+			t.Errorf("response_format %v", rf)
+		}
+	}
+	// The ±1 window of the middle interaction holds all three expected interactions.
+	_, mid := userPrompt(reqs[1])
+	if strings.Count(mid, "<RelevantExpectedInteraction>") != 3 {
+		t.Errorf("window of interaction 1: %s", mid)
+	}
+	_, first := userPrompt(reqs[0])
+	if strings.Count(first, "<RelevantExpectedInteraction>") != 2 || !strings.Contains(first, "<Input>Process data pipeline</Input>") {
+		t.Errorf("first prompt: %s", first)
+	}
+	st := c.Stats()
+	if st.Calls != 3 || st.InputTokens != 300 || st.OutputTokens != 60 || st.Errors != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestParseVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		score float64
+		pass  bool
+		err   bool
+	}{
+		{`{"score":0.9,"pass":true,"reason":"good"}`, 0.9, true, false},
+		{"```json\n{\"score\": 0.4, \"pass\": false, \"reason\": \"weak\"}\n```", 0.4, false, false},
+		{`Here is my verdict: {"score": 0.7, "reason": "fine"} Thanks.`, 0.7, true, false},
+		{`{"score":"0.25","reason":"string score"}`, 0.25, false, false},
+		{`{"score":0.6,"pass":false}`, 0.6, false, false},
+		{`{"score":7,"pass":true}`, 0, false, true},
+		{`{"score":-0.1}`, 0, false, true},
+		{`{"pass":true,"reason":"no score"}`, 0, false, true},
+		{`{"score":"high"}`, 0, false, true},
+		{`score: 0.9`, 0, false, true},
+		{`{"score":0.9,`, 0, false, true},
+		{``, 0, false, true},
+	} {
+		v, err := ParseVerdict(tc.in, 0.5)
+		if tc.err {
+			if !errors.Is(err, ErrMalformed) {
+				t.Errorf("%q: err %v, want ErrMalformed", tc.in, err)
+			}
+			continue
+		}
+		if err != nil || v.Score != tc.score || v.Pass != tc.pass {
+			t.Errorf("%q: %+v %v, want %v %t", tc.in, v, err, tc.score, tc.pass)
+		}
+	}
+}
+
+func FuzzParseVerdict(f *testing.F) {
+	for _, s := range []string{`{"score":0.5,"pass":true,"reason":"x"}`, "```{\"score\":1}```", `{"score":"0.3"}`, `{}`, `{{}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseVerdict(s, 0.5)
+		if err == nil && !(v.Score >= 0 && v.Score <= 1) {
+			t.Fatalf("accepted score %v from %q", v.Score, s)
+		}
+		if err != nil && !errors.Is(err, ErrMalformed) {
+			t.Fatalf("error not ErrMalformed: %v", err)
+		}
+	})
+}
+
+func TestMalformedOutputKeepsDeterministic(t *testing.T) {
+	api := newFakeAPI(t)
+	api.reply = func(int, map[string]any) (int, http.Header, string) { return http.StatusOK, nil, "I think it is fine." }
+	c := api.client(t, api.config())
+	ev := reference.NewInteractionsEvaluator("", reference.InteractionsOptions{Rubric: "r", Judge: c})
+	res, err := ev.Evaluate(context.Background(), reference.Example{Reference: []reference.Interaction{{NodeName: "a"}}},
+		[]reference.Interaction{{NodeName: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	je, _ := res.Details["judge_error"].(string)
+	if res.Score != 1 || !res.Pass || !strings.Contains(je, "malformed verdict") {
+		t.Fatalf("%+v", res)
+	}
+	if c.Stats().Errors != 1 {
+		t.Fatalf("stats %+v", c.Stats())
+	}
+}
+
+func TestRetries(t *testing.T) {
+	for _, status := range []int{http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusServiceUnavailable} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			api := newFakeAPI(t)
+			api.reply = func(n int, _ map[string]any) (int, http.Header, string) {
+				if n < 2 {
+					return status, http.Header{"Retry-After-Ms": {"5"}}, "slow down"
+				}
+				return http.StatusOK, nil, `{"score":1,"pass":true,"reason":"third time"}`
+			}
+			c := api.client(t, api.config())
+			v, err := c.Judge(context.Background(), reference.JudgeRequest{System: "s", Prompt: "p"})
+			if err != nil || v.Reason != "third time" || api.chatN.Load() != 3 {
+				t.Fatalf("verdict %+v err %v after %d requests", v, err, api.chatN.Load())
+			}
+		})
+	}
+	// Retries are bounded: max_retries 1 = 2 attempts, then the error.
+	api := newFakeAPI(t)
+	api.reply = func(int, map[string]any) (int, http.Header, string) { return http.StatusTooManyRequests, nil, "quota" }
+	cfg := api.config()
+	cfg.MaxRetries = 1
+	c := api.client(t, cfg)
+	if _, err := c.Judge(context.Background(), reference.JudgeRequest{Prompt: "p"}); err == nil || api.chatN.Load() != 2 {
+		t.Fatalf("err %v after %d requests, want an error after 2", err, api.chatN.Load())
+	}
+	// A 400 is not retried.
+	api2 := newFakeAPI(t)
+	api2.reply = func(int, map[string]any) (int, http.Header, string) { return http.StatusBadRequest, nil, "bad" }
+	c2 := api2.client(t, api2.config())
+	if _, err := c2.Judge(context.Background(), reference.JudgeRequest{Prompt: "p"}); err == nil || api2.chatN.Load() != 1 {
+		t.Fatalf("400: err %v after %d requests", err, api2.chatN.Load())
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	api := newFakeAPI(t)
+	api.hang = make(chan struct{})
+	cfg := api.config()
+	cfg.Timeout = 200 * time.Millisecond
+	c := api.client(t, cfg)
+	start := time.Now()
+	_, err := c.Judge(context.Background(), reference.JudgeRequest{Prompt: "p"})
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want a deadline error", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("a 200ms timeout took %s", d)
+	}
+}
+
+func TestBudgetAndCache(t *testing.T) {
+	api := newFakeAPI(t)
+	cfg := api.config()
+	cfg.CallsPerMinute = 2
+	now := time.Unix(0, 0)
+	c := api.client(t, cfg, WithClock(func() time.Time { return now }))
+	ctx := context.Background()
+	for i, want := range []error{nil, nil, ErrBudgetExhausted} {
+		_, err := c.Judge(ctx, reference.JudgeRequest{Prompt: fmt.Sprint("p", i)})
+		if !errors.Is(err, want) {
+			t.Fatalf("call %d: err %v, want %v", i, err, want)
+		}
+	}
+	// A cached prompt costs no budget.
+	if _, err := c.Judge(ctx, reference.JudgeRequest{Prompt: "p0"}); err != nil {
+		t.Fatalf("cached call: %v", err)
+	}
+	now = now.Add(30 * time.Second) // refills one call
+	if _, err := c.Judge(ctx, reference.JudgeRequest{Prompt: "p3"}); err != nil {
+		t.Fatalf("after refill: %v", err)
+	}
+	if _, err := c.Judge(ctx, reference.JudgeRequest{Prompt: "p4"}); !errors.Is(err, ErrBudgetExhausted) {
+		t.Fatalf("after one refill: %v", err)
+	}
+	st := c.Stats()
+	if st.Calls != 3 || st.CacheHits != 1 || st.BudgetDenied != 2 || api.chatN.Load() != 3 {
+		t.Fatalf("stats %+v, server saw %d", st, api.chatN.Load())
+	}
+}
+
+func TestEmbeddings(t *testing.T) {
+	api := newFakeAPI(t)
+	var calls []Call
+	c := api.client(t, api.config(), WithCallHook(func(_ context.Context, c Call) { calls = append(calls, c) }))
+	ctx := context.Background()
+	sim, err := c.Similarity(ctx, "aab", "aab")
+	if err != nil || math.Abs(sim-1) > 1e-9 {
+		t.Fatalf("identical texts: %v %v", sim, err)
+	}
+	sim, err = c.Similarity(ctx, "aa", "bb")
+	if err != nil || sim != 0 {
+		t.Fatalf("orthogonal texts: %v %v", sim, err)
+	}
+	// "aab" is cached: the next call sends only "ab".
+	vs, err := c.Embed(ctx, []string{"aab", "ab"})
+	if err != nil || len(vs) != 2 || vs[1][0] != 1 {
+		t.Fatalf("embed %v %v", vs, err)
+	}
+	last := api.requests[len(api.requests)-1]
+	if in := last["input"].([]any); len(in) != 1 || in[0] != "ab" || last["model"] != "embed-model" {
+		t.Fatalf("last embeddings request %v", last)
+	}
+	if len(calls) != 3 || calls[0].Operation != "embeddings" || calls[0].Model != "embed-model" {
+		t.Fatalf("call hook %+v", calls)
+	}
+	cfg := api.config()
+	cfg.Embeddings.Model = ""
+	if _, err := api.client(t, cfg).Embed(ctx, []string{"x"}); !errors.Is(err, ErrNoEmbeddings) {
+		t.Fatalf("no model: %v", err)
+	}
+}
+
+func TestPoolNeverBlocks(t *testing.T) {
+	p := NewPool(2, 3)
+	release := make(chan struct{})
+	var ran atomic.Int64
+	hang := func(ctx context.Context) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		ran.Add(1)
+	}
+	start := time.Now()
+	accepted := 0
+	for range 100 {
+		if p.Submit(hang) {
+			accepted++
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("100 submits to a hanging pool took %s", d)
+	}
+	// 2 running + 3 queued at most (a worker may not have picked its job yet).
+	if accepted > 5 || accepted < 3 || p.Drops() != int64(100-accepted) {
+		t.Fatalf("accepted %d drops %d", accepted, p.Drops())
+	}
+	close(release)
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p.Submit(hang) {
+		t.Fatal("submit after shutdown accepted")
+	}
+}
+
+func TestSampled(t *testing.T) {
+	in := 0
+	for i := range 20000 {
+		if Sampled(fmt.Sprint("conv-", i), 0.25, "") {
+			in++
+		}
+	}
+	if frac := float64(in) / 20000; math.Abs(frac-0.25) > 0.02 {
+		t.Fatalf("rate 0.25 sampled %.3f", frac)
+	}
+	// Same id, same answer; a salt decorrelates.
+	same, differ := 0, 0
+	for i := range 1000 {
+		id := fmt.Sprint("c", i)
+		if Sampled(id, 0.5, "") == Sampled(id, 0.5, "") {
+			same++
+		}
+		if Sampled(id, 0.5, "") != Sampled(id, 0.5, "rule-x") {
+			differ++
+		}
+	}
+	if same != 1000 || differ < 400 || differ > 600 {
+		t.Fatalf("same %d differ %d", same, differ)
+	}
+	if !Sampled("x", 1, "") || Sampled("x", 0, "") {
+		t.Fatal("rate bounds")
+	}
+	if !NearThreshold(0.72, 0.7, 0.05) || NearThreshold(0.9, 0.7, 0.05) || !NearThreshold(0.9, 0.7, 0) {
+		t.Fatal("NearThreshold")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	neg := -0.1
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{}, ""},
+		{Config{Enabled: true, Model: "m", Rubric: "r"}, "judge.endpoint"},
+		{Config{Enabled: true, Endpoint: "http://x", Rubric: "r"}, "judge.model"},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m"}, "judge.rubric"},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", Concurrency: -1}, "judge.concurrency"},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", SampleRate: &neg}, "judge.sample_rate"},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", Metrics: []Metric{"vibes"}}, "judge.metrics[0]"},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Metrics: []Metric{MetricReasoning}}, ""},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubrics: map[string]string{"a": "r"}}, ""},
+	} {
+		err := tc.cfg.Validate()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: err %v, want %q", tc.cfg, err, tc.want)
+		}
+	}
+	if _, err := New(Config{}, nil); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("New of a disabled config: %v", err)
+	}
+}
+
+func TestProvenance(t *testing.T) {
+	a := Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r"}
+	b := a
+	b.APIKeyEnv = "OTHER_KEY"
+	c := a
+	c.Rubrics = map[string]string{"planner": "p"}
+	pa, pb, pc := a.Provenance("interactions"), b.Provenance("interactions"), c.Provenance("interactions")
+	if pa.Type != semconv.EvaluatorTypeLLMJudge || pa.ID != "interactions" || len(pa.Version) != 12 {
+		t.Fatalf("%+v", pa)
+	}
+	if pa.Version != pb.Version {
+		t.Fatal("the API key env must not change the version")
+	}
+	if pa.Version == pc.Version {
+		t.Fatal("a rubric change must change the version")
+	}
+}

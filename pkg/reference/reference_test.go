@@ -1,0 +1,251 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package reference
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestOutputShapes(t *testing.T) {
+	type agentOut struct {
+		Tools []string `json:"tools"`
+	}
+	want := []string{"search", "filter"}
+	for name, out := range map[string]any{
+		"[]string":           []string{"search", "filter"},
+		"[]any":              []any{"search", "filter"},
+		"tools key":          map[string]any{"tools": want},
+		"tool_sequence key":  map[string]any{"tool_sequence": want},
+		"struct":             agentOut{Tools: want},
+		"json.RawMessage":    json.RawMessage(`{"selected_tools":["search","filter"]}`),
+		"tool-call objects":  []any{map[string]any{"tool_name": "search"}, map[string]any{"name": "filter", "arguments": `{"k":1}`}},
+		"OpenAI messages":    messages("user", []ToolCall{{Name: "search"}}, "tool", []ToolCall{{Name: "filter"}}, "assistant"),
+		"messages key":       map[string]any{"messages": messages([]ToolCall{{Name: "search"}, {Name: "filter"}})},
+		"function tool call": []any{map[string]any{"type": "function", "function": map[string]any{"name": "search", "arguments": "{}"}}, "filter"},
+	} {
+		res, err := NewToolCallSequenceEvaluator("").Evaluate(context.Background(), ref(want), out)
+		if err != nil || !res.Pass {
+			t.Errorf("%s: pass %t err %v reason %q", name, res.Pass, err, res.Reason)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		ev     Evaluator
+		ex     Example
+		output any
+		want   error
+	}{
+		"selection without reference":      {NewToolSelectionEvaluator(""), Example{Input: "x"}, "a", ErrNoReference},
+		"sequence without reference":       {NewToolCallSequenceEvaluator(""), Example{}, []string{"a"}, ErrNoReference},
+		"classification without reference": {NewClassificationEvaluator("", nil), Example{}, "a", ErrNoReference},
+		"trajectory without reference":     {NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), Example{}, "a", ErrNoReference},
+		"interactions without reference":   {NewInteractionsEvaluator("", InteractionsOptions{}), Example{}, []any{}, ErrNoReference},
+		"number as tools":                  {NewToolSelectionEvaluator(""), ref("a"), 42.0, ErrBadShape},
+		"non-string in sequence":           {NewToolCallSequenceEvaluator(""), ref([]any{"a", 1.0}), []string{"a"}, ErrBadShape},
+		"classification of a list":         {NewClassificationEvaluator("", nil), ref("q"), []any{"q"}, ErrBadShape},
+		"arguments not JSON":               {NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), ref("a"), []any{map[string]any{"name": "a", "arguments": "{"}}, ErrBadShape},
+		"interaction not an object":        {NewInteractionsEvaluator("", InteractionsOptions{}), Example{Reference: []any{}}, []any{"x"}, ErrBadShape},
+		"tool reference, no interactions":  {NewInteractionsEvaluator("", InteractionsOptions{}), ref("get_weather"), []any{}, ErrNoReference},
+		"bad expected_interactions":        {NewInteractionsEvaluator("", InteractionsOptions{}), Example{Metadata: map[string]any{"expected_interactions": "x"}}, []any{}, ErrBadShape},
+		"bad trajectory mode":              {NewTrajectoryMatchEvaluator("", TrajectoryOptions{Mode: "loose"}), ref("a"), "a", ErrInvalidOption},
+		"bad args override":                {NewTrajectoryMatchEvaluator("", TrajectoryOptions{ArgsOverrides: map[string]ArgsMatcher{"a": {Mode: "fuzzy"}}}), ref("a"), "a", ErrInvalidOption},
+	} {
+		_, err := tc.ev.Evaluate(ctx, tc.ex, tc.output)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: err = %v, want %v", name, err, tc.want)
+		}
+	}
+	err := TrajectoryOptions{ArgsOverrides: map[string]ArgsMatcher{"book": {Mode: "x"}}}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "args_overrides[book]") {
+		t.Errorf("Validate must name the field: %v", err)
+	}
+}
+
+func TestDataset(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ds.json")
+	data := `[{"input":"Get the weather in Paris","reference":"get_weather","metadata":{"category":"single_tool"}},
+	 {"input":"Search and summarize papers","reference":["search_papers","summarize"],
+	  "metadata":{"category":"multi_tool","expected_sequence":["search_papers","summarize","format"]}}]`
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := LoadDataset(path)
+	if err != nil || len(ds) != 2 || ds[1].Metadata["category"] != "multi_tool" {
+		t.Fatalf("LoadDataset: %v %+v", err, ds)
+	}
+	res, err := NewToolSelectionEvaluator("").Evaluate(context.Background(), ds[1], []string{"summarize", "search_papers"})
+	if err != nil || !res.Pass {
+		t.Fatalf("selection on dataset case: %+v %v", res, err)
+	}
+	if _, err := ParseDataset([]byte(`{"input":1}`)); err == nil {
+		t.Fatal("an object is not a dataset")
+	}
+}
+
+func TestInteractionPrompt(t *testing.T) {
+	expected := []any{
+		map[string]any{"node_name": "planner", "dependencies": []any{}, "messages": "Plan created"},
+		map[string]any{"node_name": "executor", "dependencies": []any{"planner"}, "messages": "Executed"},
+		map[string]any{"node_name": "validator", "dependencies": []any{"executor"}, "messages": "Validated"},
+		map[string]any{"node_name": "reporter", "dependencies": []any{"validator"}, "messages": "Reported"},
+	}
+	actual := []Interaction{
+		{NodeName: "planner", Messages: "Created execution plan"},
+		{NodeName: "executor", Dependencies: []string{"planner"}, Messages: "Executed plan steps"},
+		{NodeName: "validator", Dependencies: []string{"executor"}, Messages: "Validated results"},
+		{NodeName: "reporter", Dependencies: []string{"validator"}, Messages: "Report sent"},
+	}
+	ex := Example{Input: "Process data pipeline", Metadata: map[string]any{"expected_interactions": expected, "expected_output": "Task completed"}}
+	j := &fakeJudge{verdict: JudgeVerdict{Score: 1, Pass: true, Reason: "fine"}}
+	ev := NewInteractionsEvaluator("", InteractionsOptions{
+		Rubric:                 "generic rubric",
+		Rubrics:                map[string]string{"planner": "planning rubric", "executor": "execution rubric"},
+		InteractionDescription: map[string]any{"planner": "plans"},
+		Judge:                  j,
+	})
+	if _, err := ev.Evaluate(context.Background(), ex, map[string]any{"output": "Task done", "interactions": actual}); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.reqs) != 4 {
+		t.Fatalf("%d judge calls, want one per interaction (4)", len(j.reqs))
+	}
+	p := func(i int) string { return j.reqs[i].Prompt }
+	checks := []struct {
+		i        int
+		contains string
+		want     bool
+	}{
+		{0, "<Input>Process data pipeline</Input>", true},
+		{1, "<Input>", false},
+		{0, "<Rubric>planning rubric</Rubric>", true},
+		{1, "<Rubric>execution rubric</Rubric>", true},
+		{2, "<Rubric>generic rubric</Rubric>", true},
+		{0, "<Output>", false},
+		{3, "<Output>Task done</Output>", true},
+		{3, "<ExpectedOutput>Task completed</ExpectedOutput>", true},
+		{3, "<PreviousEvaluation> Interaction 2 (validator): score 1.00", true},
+		{0, `<ExpectedSequence>["planner","executor","validator","reporter"]</ExpectedSequence>`, true},
+		{0, `<Interaction> Node Name: planner, Depends on [] `, true},
+		{1, `<Interaction> Node Name: executor, Depends on ["planner"] `, true},
+		{0, `<InteractionDescription>{"planner":"plans"}</InteractionDescription>`, true},
+		{3, headerFinal, true},
+		{0, headerInteraction, true},
+	}
+	for _, c := range checks {
+		if got := strings.Contains(p(c.i), c.contains); got != c.want {
+			t.Errorf("prompt %d contains %q = %t, want %t\n%s", c.i, c.contains, got, c.want, p(c.i))
+		}
+	}
+	// The ±1 window: expected[max(0,i-1):min(n,i+2)].
+	windows := [][]string{{"planner", "executor"}, {"planner", "executor", "validator"}, {"executor", "validator", "reporter"}, {"validator", "reporter"}}
+	for i, w := range windows {
+		got := strings.Count(p(i), "<RelevantExpectedInteraction>")
+		if got != len(w) {
+			t.Errorf("prompt %d: %d expected interactions in the window, want %d", i, got, len(w))
+		}
+		for _, n := range w {
+			if !strings.Contains(p(i), "<RelevantExpectedInteraction> Node Name: "+n+",") {
+				t.Errorf("prompt %d: window lacks %s", i, n)
+			}
+		}
+	}
+	if j.reqs[1].Node != "executor" || j.reqs[1].Rubric != "execution rubric" || !j.reqs[3].Last || j.reqs[0].Last {
+		t.Errorf("request routing: %+v", j.reqs[1])
+	}
+	// A list input as long as the interactions: input[i] per call.
+	j2 := &fakeJudge{verdict: JudgeVerdict{Score: 1, Pass: true}}
+	ex2 := Example{Input: []any{"in0", "in1", "in2", "in3"}, Reference: expected}
+	_, _ = NewInteractionsEvaluator("", InteractionsOptions{Rubric: "r", Judge: j2}).Evaluate(context.Background(), ex2, actual)
+	if !strings.Contains(j2.reqs[2].Prompt, "<Input>in2</Input>") {
+		t.Errorf("list input: prompt 2 = %s", j2.reqs[2].Prompt)
+	}
+	// Actual longer than expected: the window runs empty (strands indexes it by the actual
+	// position).
+	long := append(append([]Interaction{}, actual...), Interaction{NodeName: "extra1"}, Interaction{NodeName: "extra2"})
+	j3 := &fakeJudge{verdict: JudgeVerdict{Score: 1, Pass: true}}
+	_, _ = NewInteractionsEvaluator("", InteractionsOptions{Rubric: "r", Judge: j3}).Evaluate(context.Background(), Example{Reference: expected}, long)
+	if strings.Contains(j3.reqs[5].Prompt, "<RelevantExpectedInteraction>") {
+		t.Errorf("window of interaction 5 of 4 expected must be empty: %s", j3.reqs[5].Prompt)
+	}
+}
+
+func TestInteractionsJudgeFailureKeepsDeterministic(t *testing.T) {
+	ex := Example{Reference: []Interaction{{NodeName: "a"}, {NodeName: "b", Dependencies: []string{"a"}}}}
+	out := []Interaction{{NodeName: "b"}, {NodeName: "a"}}
+	for name, opts := range map[string]InteractionsOptions{
+		"judge error":    {Rubric: "r", Judge: &fakeJudge{err: errors.New("429 too many requests")}},
+		"no rubric":      {Rubrics: map[string]string{"a": "r"}, Judge: &fakeJudge{verdict: JudgeVerdict{Score: 1, Pass: true}}},
+		"score out of 1": {Rubric: "r", Judge: &fakeJudge{verdict: JudgeVerdict{Score: 7, Pass: true}}},
+	} {
+		res, err := NewInteractionsEvaluator("", opts).Evaluate(context.Background(), ex, out)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		// Deterministic: LCS 1 of 2 → 0.5; b requires a, not yet seen → 0; mean 0.25.
+		if res.Score != 0.25 || res.Pass || res.Details["judge_error"] == nil {
+			t.Errorf("%s: %+v", name, res)
+		}
+	}
+	// Without a reference, a failing judge leaves nothing to report: an error.
+	_, err := NewInteractionsEvaluator("", InteractionsOptions{Rubric: "r", Judge: &fakeJudge{err: errors.New("down")}}).
+		Evaluate(context.Background(), Example{}, out)
+	if err == nil {
+		t.Fatal("judge-only evaluation with a failing judge must return an error")
+	}
+}
+
+func TestCompareInteractionsDuplicates(t *testing.T) {
+	// A worker that runs twice where two runs are expected is aligned one-to-one.
+	want := []Interaction{{NodeName: "coordinator"}, {NodeName: "worker", Dependencies: []string{"coordinator"}}, {NodeName: "worker", Dependencies: []string{"coordinator"}}, {NodeName: "aggregator", Dependencies: []string{"worker"}}}
+	got := []Interaction{{NodeName: "coordinator"}, {NodeName: "worker"}, {NodeName: "worker"}, {NodeName: "aggregator"}}
+	c := CompareInteractions(want, got)
+	if c.OrderCompliance != 1 || !c.ExactOrder || c.DependencyCompliance == nil || *c.DependencyCompliance != 1 {
+		t.Fatalf("%+v", c)
+	}
+	// Only one worker ran: order 3/4, the aggregator's dependency is still met.
+	c = CompareInteractions(want, []Interaction{{NodeName: "coordinator"}, {NodeName: "worker"}, {NodeName: "aggregator"}})
+	if c.OrderCompliance != 0.75 || c.ExactOrder || *c.DependencyCompliance != 1 {
+		t.Fatalf("%+v", c)
+	}
+	// No dependencies anywhere: dependency compliance is null, not 1.
+	if c := CompareInteractions([]Interaction{{NodeName: "a"}}, []Interaction{{NodeName: "a"}}); c.DependencyCompliance != nil {
+		t.Fatalf("dependency compliance without dependencies = %v", *c.DependencyCompliance)
+	}
+}
+
+func FuzzTrajectory(f *testing.F) {
+	for _, s := range []string{
+		`["a","b"]`, `{"tools":["a"]}`, `[{"role":"assistant","tool_calls":[{"function":{"name":"x","arguments":"{\"a\":1}"}}]}]`,
+		`{"tool":"a"}`, `[{"name":"a","args":{"k":[1,2]}}]`, `[1]`, `{"messages":{"role":"user"}}`, `null`,
+	} {
+		f.Add(s)
+	}
+	ev := NewTrajectoryMatchEvaluator("", TrajectoryOptions{Mode: TrajectoryUnordered, ArgsMode: ArgsSuperset, PartialCredit: true})
+	f.Fuzz(func(t *testing.T, s string) {
+		var v any
+		if json.Unmarshal([]byte(s), &v) != nil {
+			return
+		}
+		res, err := ev.Evaluate(context.Background(), ref(v), v)
+		if err != nil {
+			if !errors.Is(err, ErrBadShape) && !(v == nil && errors.Is(err, ErrNoReference)) {
+				t.Fatalf("error not ErrBadShape: %v", err)
+			}
+			return
+		}
+		// Any readable trajectory matches itself.
+		if !res.Pass || res.Score != 1 {
+			t.Fatalf("%s does not match itself: %+v", s, res)
+		}
+	})
+}

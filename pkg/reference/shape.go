@@ -1,0 +1,320 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package reference // import "github.com/agenteval/agenteval-collector/pkg/reference"
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Keys of structured outputs, in the order they are tried (evalaf agent package, Antfly's
+// answer agent, OpenAI / agentevals messages).
+var (
+	toolListKeys       = []string{"tools", "selected_tools", "tool_sequence", "sequence", "tool_calls", "trajectory", "messages"}
+	classificationKeys = []string{"classification", "route_type"}
+	callArgKeys        = []string{"args", "arguments", "parameters", "input"}
+	callNameKeys       = []string{"name", "tool_name", "tool"}
+)
+
+// normalize turns any Go value into the JSON model (nil, bool, float64, string, []any,
+// map[string]any) so that every reader works on the same shapes: typed Go slices and maps,
+// structs with JSON tags, json.RawMessage and []byte holding JSON are all accepted.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case nil, bool, float64, string, []any, map[string]any:
+		return v
+	case []string:
+		out := make([]any, len(t))
+		for i, s := range t {
+			out[i] = s
+		}
+		return out
+	case int:
+		return float64(t)
+	case int64:
+		return float64(t)
+	case float32:
+		return float64(t)
+	case json.Number:
+		f, err := t.Float64()
+		if err != nil {
+			return string(t)
+		}
+		return f
+	case json.RawMessage:
+		return decodeJSON(t)
+	case []byte:
+		return decodeJSON(t)
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return v
+		}
+		return decodeJSON(b)
+	}
+}
+
+func decodeJSON(b []byte) any {
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return string(b)
+	}
+	return out
+}
+
+func shapeError(what string, v any) error {
+	return fmt.Errorf("%w: %s: %T %s", ErrBadShape, what, v, truncate(fmt.Sprint(v), 120))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// toolNames reads a list of tool names from a string (one tool), a list of names or of
+// tool-call objects, OpenAI/agentevals messages (the tool calls of every message, in
+// order), or an object with one of the keys `tool` (string), `tools`, `selected_tools`,
+// `tool_sequence`, `sequence`, `tool_calls`, `trajectory`, `messages`. Names are trimmed;
+// empty names are dropped. Any other shape is an ErrBadShape error.
+func toolNames(v any) ([]string, error) {
+	calls, err := toolCalls(v)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(calls))
+	for _, c := range calls {
+		names = append(names, c.Name)
+	}
+	return names, nil
+}
+
+// ToolCall is one tool call of a trajectory: the tool's name and its arguments (nil when
+// the shape carried none; an empty map and nil compare equal).
+type ToolCall struct {
+	Name string         `json:"name"`
+	Args map[string]any `json:"args,omitempty"`
+}
+
+// message is one step of a trajectory: an OpenAI-style message (role + tool calls), or one
+// tool call of a flat list (role "assistant").
+type message struct {
+	Role  string
+	Calls []ToolCall
+}
+
+const roleAssistant = "assistant"
+
+// toolCalls flattens a trajectory into its tool calls, in order.
+func toolCalls(v any) ([]ToolCall, error) {
+	msgs, err := trajectory(v)
+	if err != nil {
+		return nil, err
+	}
+	var out []ToolCall
+	for _, m := range msgs {
+		out = append(out, m.Calls...)
+	}
+	return out, nil
+}
+
+// trajectory reads a trajectory in every accepted shape (see toolNames).
+func trajectory(v any) ([]message, error) {
+	switch t := normalize(v).(type) {
+	case nil:
+		return nil, nil
+	case string:
+		name := strings.TrimSpace(t)
+		if name == "" {
+			return nil, nil
+		}
+		return []message{{Role: roleAssistant, Calls: []ToolCall{{Name: name}}}}, nil
+	case []any:
+		out := make([]message, 0, len(t))
+		for _, item := range t {
+			item = normalize(item)
+			if m, ok := item.(map[string]any); ok {
+				if _, isMsg := m["role"]; isMsg {
+					msg, err := readMessage(m)
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, msg)
+					continue
+				}
+			}
+			c, ok, err := readCall(item)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out = append(out, message{Role: roleAssistant, Calls: []ToolCall{c}})
+			}
+		}
+		return out, nil
+	case map[string]any:
+		if _, isMsg := t["role"]; isMsg {
+			msg, err := readMessage(t)
+			if err != nil {
+				return nil, err
+			}
+			return []message{msg}, nil
+		}
+		if s, ok := t["tool"].(string); ok {
+			return trajectory(s)
+		}
+		for _, k := range toolListKeys {
+			if inner, ok := t[k]; ok {
+				return trajectory(inner)
+			}
+		}
+		if c, ok, err := readCall(t); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return []message{{Role: roleAssistant, Calls: []ToolCall{c}}}, nil
+		}
+		return nil, shapeError("tools", v)
+	default:
+		return nil, shapeError("tools", v)
+	}
+}
+
+func readMessage(m map[string]any) (message, error) {
+	role, _ := m["role"].(string)
+	if role == "ai" {
+		role = roleAssistant
+	}
+	msg := message{Role: role}
+	raw, ok := m["tool_calls"]
+	if !ok || raw == nil {
+		return msg, nil
+	}
+	list, ok := normalize(raw).([]any)
+	if !ok {
+		return msg, shapeError("tool_calls", raw)
+	}
+	msg.Calls = make([]ToolCall, 0, len(list))
+	for _, item := range list {
+		c, ok, err := readCall(item)
+		if err != nil {
+			return msg, err
+		}
+		if ok {
+			msg.Calls = append(msg.Calls, c)
+		}
+	}
+	return msg, nil
+}
+
+// readCall reads one tool call: a name string, or an object with a name (`name`,
+// `tool_name`, `tool`, or `function.name`) and arguments (`args`, `arguments`,
+// `parameters`, `input`, or `function.arguments`; an object or a JSON string). ok is false
+// for an empty name.
+func readCall(v any) (ToolCall, bool, error) {
+	switch t := normalize(v).(type) {
+	case string:
+		name := strings.TrimSpace(t)
+		return ToolCall{Name: name}, name != "", nil
+	case map[string]any:
+		if fn, ok := normalize(t["function"]).(map[string]any); ok {
+			t = fn
+		}
+		var name string
+		for _, k := range callNameKeys {
+			if s, ok := t[k].(string); ok {
+				name = strings.TrimSpace(s)
+				break
+			}
+		}
+		if name == "" {
+			return ToolCall{}, false, shapeError("tool call without a name", v)
+		}
+		c := ToolCall{Name: name}
+		for _, k := range callArgKeys {
+			raw, ok := t[k]
+			if !ok || raw == nil {
+				continue
+			}
+			args, err := readArgs(raw)
+			if err != nil {
+				return ToolCall{}, false, fmt.Errorf("tool call %q: %w", name, err)
+			}
+			c.Args = args
+			break
+		}
+		return c, true, nil
+	default:
+		return ToolCall{}, false, shapeError("tool call", v)
+	}
+}
+
+func readArgs(raw any) (map[string]any, error) {
+	if s, ok := raw.(string); ok {
+		if strings.TrimSpace(s) == "" {
+			return nil, nil
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			return nil, shapeError("arguments are not a JSON object", s)
+		}
+		return m, nil
+	}
+	m, ok := normalize(raw).(map[string]any)
+	if !ok {
+		return nil, shapeError("arguments are not an object", raw)
+	}
+	return m, nil
+}
+
+// classification reads a class label: a string, or an object's `classification` then
+// `route_type`.
+func classification(v any) (string, error) {
+	switch t := normalize(v).(type) {
+	case string:
+		return t, nil
+	case map[string]any:
+		for _, k := range classificationKeys {
+			if s, ok := t[k].(string); ok {
+				return s, nil
+			}
+		}
+	}
+	return "", shapeError("classification", v)
+}
+
+// confidence reads a confidence: a number, a numeric string, or an object's `confidence`.
+func confidence(v any) (float64, bool) {
+	switch t := normalize(v).(type) {
+	case float64:
+		return t, true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+		return f, err == nil
+	case map[string]any:
+		if c, ok := t["confidence"]; ok && c != nil {
+			if _, isMap := normalize(c).(map[string]any); isMap {
+				return 0, false
+			}
+			return confidence(c)
+		}
+	}
+	return 0, false
+}
+
+// expected returns the first present metadata key, else the reference.
+func expected(ex Example, keys ...string) (any, string, bool) {
+	for _, k := range keys {
+		if v, ok := ex.Metadata[k]; ok && v != nil {
+			return v, "metadata." + k, true
+		}
+	}
+	if ex.Reference != nil {
+		return ex.Reference, "reference", true
+	}
+	return nil, "", false
+}

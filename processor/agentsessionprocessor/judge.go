@@ -1,0 +1,277 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor // import "github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/judge"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/pkg/reference"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
+)
+
+// errMaxCallsPerSession is the judge error of the verdicts left out by max_calls_per_session.
+var errMaxCallsPerSession = errors.New("judge: max_calls_per_session reached")
+
+// transcriptBytes caps the transcript a session-level judge call carries.
+const transcriptBytes = 32 << 10
+
+// sessionJudge is the optional LLM judge (docs/judge.md): its client and worker pool, the
+// sample, and the counters already turned into telemetry. Judge work never runs on the
+// ingest path nor on the evaluation worker: it is queued on the judge's own pool.
+type sessionJudge struct {
+	client     *judge.Client
+	cfg        judge.Config
+	sampleRate float64
+	lastStats  judge.Stats // recorded by recordJudge (worker only)
+}
+
+func newSessionJudge(cfg judge.Config) (*sessionJudge, error) {
+	if !cfg.Enabled {
+		return nil, nil
+	}
+	c, err := judge.New(cfg, []judge.Option{judge.WithCallHook(recordCall)})
+	if err != nil {
+		return nil, err
+	}
+	sj := &sessionJudge{client: c, cfg: cfg, sampleRate: 1}
+	if cfg.SampleRate != nil {
+		sj.sampleRate = *cfg.SampleRate
+	}
+	return sj, nil
+}
+
+// sampled: the session is in metric m's sample (sha256 of its conversation id, salted
+// with the metric's name under sample_per_metric).
+func (j *sessionJudge) sampled(sessionID string, m judge.Metric) bool {
+	salt := ""
+	if j.cfg.SamplePerMetric {
+		salt = string(m)
+	}
+	return judge.Sampled(sessionID, j.sampleRate, salt)
+}
+
+// sessionMetrics are the configured metrics judged on every sampled session (all but
+// interactions, which need a dataset case).
+func (j *sessionJudge) sessionMetrics() []judge.Metric {
+	if j == nil {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(j.cfg.Metrics), func(m judge.Metric) bool { return m == judge.MetricInteractions })
+}
+
+func (j *sessionJudge) shutdown(ctx context.Context) error {
+	if j == nil {
+		return nil
+	}
+	return j.client.Shutdown(ctx)
+}
+
+// recordJudge adds the judge's counters since the last call to the processor's telemetry
+// and records its queue depth. Called from the worker (and at shutdown) only.
+func (j *sessionJudge) recordJudge(ctx context.Context, tb *metadata.TelemetryBuilder) {
+	if j == nil {
+		return
+	}
+	st := j.client.Stats()
+	prev := j.lastStats
+	j.lastStats = st
+	add := func(f func(context.Context, int64, ...metric.AddOption), now, before int64) {
+		if d := now - before; d > 0 {
+			f(ctx, d)
+		}
+	}
+	add(tb.ProcessorAgentsessionJudgeCalls.Add, st.Calls, prev.Calls)
+	add(tb.ProcessorAgentsessionJudgeErrors.Add, st.Errors, prev.Errors)
+	add(tb.ProcessorAgentsessionJudgeCacheHits.Add, st.CacheHits, prev.CacheHits)
+	add(tb.ProcessorAgentsessionJudgeDropped.Add, st.Drops+st.BudgetDenied, prev.Drops+prev.BudgetDenied)
+	add(tb.ProcessorAgentsessionJudgeTokens.Add, st.InputTokens+st.OutputTokens, prev.InputTokens+prev.OutputTokens)
+	tb.ProcessorAgentsessionJudgeQueueDepth.Record(ctx, int64(st.QueueDepth))
+}
+
+// callSinkKey carries a job's callSink in its context, for the call hook.
+type callSinkKey struct{}
+
+// callSink collects the judge calls of one job.
+type callSink struct {
+	mu    sync.Mutex
+	calls []judge.Call
+}
+
+func recordCall(ctx context.Context, c judge.Call) {
+	if s, ok := ctx.Value(callSinkKey{}).(*callSink); ok {
+		s.mu.Lock()
+		s.calls = append(s.calls, c)
+		s.mu.Unlock()
+	}
+}
+
+func (s *callSink) drain() []judge.Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// addJudgeCallSpan appends a GenAI span for one judge call under parent, marked
+// agent_eval.judge so that it is never evaluated.
+func addJudgeCallSpan(b *evalBatch, parent ptrace.Span, c judge.Call) {
+	sp := b.spans.AppendEmpty()
+	sp.SetName(c.Operation + " " + c.Model)
+	sp.SetKind(ptrace.SpanKindClient)
+	sp.SetTraceID(parent.TraceID())
+	sp.SetParentSpanID(parent.SpanID())
+	sp.SetSpanID(newSpanID())
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(c.Start))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(c.End))
+	a := sp.Attributes()
+	a.PutStr(semconv.GenAIOperationName, c.Operation)
+	a.PutStr(semconv.GenAIRequestModel, c.Model)
+	a.PutBool(semconv.AgentEvalJudge, true)
+	if c.InputTokens > 0 {
+		a.PutInt(semconv.GenAIUsageInputTokens, c.InputTokens)
+	}
+	if c.OutputTokens > 0 {
+		a.PutInt(semconv.GenAIUsageOutputTokens, c.OutputTokens)
+	}
+	if c.Err != nil {
+		sp.Status().SetCode(ptrace.StatusCodeError)
+		sp.Status().SetMessage(c.Err.Error())
+		a.PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
+	}
+}
+
+// putVerdict adds a judge verdict (or its error) as a gen_ai.evaluation.result event.
+func putVerdict(sp ptrace.Span, name string, v reference.JudgeVerdict, err error, prov judge.Provenance) ptrace.SpanEvent {
+	var ev ptrace.SpanEvent
+	if err != nil {
+		ev = putScore(sp, name, nil, err.Error())
+		ev.Attributes().PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
+	} else {
+		ev = putScore(sp, name, &v.Score, v.Reason)
+		label := semconv.EvalLabelFail
+		if v.Pass {
+			label = semconv.EvalLabelPass
+		}
+		ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, label)
+	}
+	putProvenance(ev.Attributes(), prov.ID, prov.Type, prov.Version)
+	return ev
+}
+
+// submitSessionJudge queues the judgement of the configured session metrics (one call
+// per metric, per agent for reasoning and response_quality, with that agent's rubric) and
+// returns at once. The job emits an "evaluate judge" span, a child of the last turn's
+// root, with one gen_ai.evaluation.result event per verdict and one chat span per call.
+// The session analysis already emitted keeps its deterministic scores.
+func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *evaluation.Analysis) {
+	j := p.judge
+	metrics := j.sessionMetrics()
+	if len(s.Turns) == 0 {
+		return
+	}
+	metrics = slices.DeleteFunc(metrics, func(m judge.Metric) bool { return !j.sampled(s.ID, m) })
+	if len(metrics) == 0 {
+		return
+	}
+	transcript := judge.Transcript(s, transcriptBytes)
+	var agents []string
+	for ti := range s.Turns {
+		for ii := range s.Turns[ti].Interactions {
+			if id := s.Turns[ti].Interactions[ii].AgentID; id != "" && !slices.Contains(agents, id) {
+				agents = append(agents, id)
+			}
+		}
+	}
+	last := s.Turns[len(s.Turns)-1]
+	sid, traceID, parentID := s.ID, last.TraceID, last.RootSpanID
+	system := cmp.Or(j.cfg.SystemPrompt, judge.SessionMetricSystemPrompt)
+	ok := j.client.Pool().Submit(func(ctx context.Context) {
+		sink := &callSink{}
+		jctx := context.WithValue(ctx, callSinkKey{}, sink)
+		b := p.emitter.newBatch(time.Now())
+		sp, err := b.newSpan(sid, semconv.EvalKindJudge, traceID, parentID)
+		if err != nil {
+			return
+		}
+		sp.Attributes().PutStr(semconv.GenAIConversationID, sid)
+		calls := 0
+		for _, m := range metrics {
+			targets := []string{""}
+			if m.PerAgent() {
+				targets = agents
+			}
+			for _, agent := range targets {
+				if !j.nearThreshold(m, a, agent, p.cfg.Scoring.RecommendationThreshold) {
+					continue
+				}
+				if j.cfg.MaxCallsPerSession > 0 && calls >= j.cfg.MaxCallsPerSession {
+					ev := putVerdict(sp, string(m), reference.JudgeVerdict{}, errMaxCallsPerSession, j.cfg.Provenance(string(m)))
+					if agent != "" {
+						ev.Attributes().PutStr(semconv.GenAIAgentName, agent)
+					}
+					continue
+				}
+				calls++
+				rubric := j.cfg.Rubric
+				if agent != "" {
+					rubric = j.cfg.RubricFor(agent)
+				}
+				v, err := j.client.Judge(jctx, reference.JudgeRequest{
+					Evaluator: string(m), Node: agent, Rubric: rubric, System: system,
+					Prompt: judge.MetricPrompt(m, transcript, agent, rubric),
+				})
+				if ctx.Err() != nil {
+					return // shutting down
+				}
+				ev := putVerdict(sp, string(m), v, err, j.cfg.Provenance(string(m)))
+				if agent != "" {
+					ev.Attributes().PutStr(semconv.GenAIAgentName, agent)
+				}
+			}
+		}
+		for _, c := range sink.drain() {
+			addJudgeCallSpan(b, sp, c)
+		}
+		if err := p.next.ConsumeTraces(ctx, b.traces()); err != nil {
+			p.logger.Warn("the next consumer refused judge verdicts", zap.String("session_id", sid), zap.Error(err))
+		}
+	})
+	if !ok {
+		p.logger.Debug("judge queue full; the session keeps its deterministic scores", zap.String("session_id", sid))
+	}
+}
+
+// nearThreshold reports whether metric m for agent deserves a judge call under
+// near_threshold_margin: its deterministic score (per-agent reasoning, response_quality)
+// is within the margin of threshold, or it has none. Always true without a margin.
+func (j *sessionJudge) nearThreshold(m judge.Metric, a *evaluation.Analysis, agent string, threshold float64) bool {
+	if j.cfg.NearThresholdMargin <= 0 || a == nil {
+		return true
+	}
+	sc, ok := a.PerAgentScores[agent]
+	if !ok {
+		return true
+	}
+	var v *float64
+	switch m {
+	case judge.MetricReasoning:
+		v = sc.Reasoning
+	case judge.MetricResponseQuality:
+		v = sc.ResponseQuality
+	}
+	return v == nil || judge.NearThreshold(*v, threshold, j.cfg.NearThresholdMargin)
+}

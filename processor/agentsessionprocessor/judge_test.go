@@ -1,0 +1,137 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/judge"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// verdictServer is a chat-completions endpoint approving everything with score 0.7; it
+// returns the user prompts it received.
+func verdictServer(t *testing.T) (*httptest.Server, func() []string) {
+	var mu sync.Mutex
+	var prompts []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.Unmarshal(body, &req)
+		mu.Lock()
+		prompts = append(prompts, req.Messages[1].Content)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop",
+			"message":{"role":"assistant","content":"{\"score\":0.7,\"pass\":true,\"reason\":\"ok\"}"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), prompts...)
+	}
+}
+
+// TestSessionJudge: without any dataset, a judge configured for session metrics judges
+// every sampled session off the ingest path: once per session for task_completion, once
+// per agent (with that agent's rubric) for response_quality.
+func TestSessionJudge(t *testing.T) {
+	srv, prompts := verdictServer(t)
+	cfg := testConfig()
+	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second,
+		Rubric:  "shared rubric",
+		Rubrics: map[string]string{"researcher": "researcher rubric"},
+		Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	runSession(t, p, clk, datasetRun(60, "conv-s", "", "", "Find papers", "search_papers"))
+	require.Len(t, evalSpans(sink)[semconv.EvalKindAgentSession], 1, "the deterministic analysis is emitted first")
+	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindJudge]) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, p.shutdown(context.Background()))
+
+	sp := evalSpans(sink)[semconv.EvalKindJudge][0]
+	assert.Equal(t, semconv.EvalSpanJudge, sp.Name())
+	got := map[string]string{}
+	forEachSpanEvent(sp, func(ev ptrace.SpanEvent) {
+		name, _ := ev.Attributes().Get(semconv.GenAIEvaluationName)
+		agent, _ := ev.Attributes().Get(semconv.GenAIAgentName)
+		typ, _ := ev.Attributes().Get(semconv.AgentEvalEvaluatorType)
+		assert.Equal(t, semconv.EvaluatorTypeLLMJudge, typ.Str())
+		got[name.Str()+"/"+agent.Str()] = "ok"
+	})
+	assert.Equal(t, map[string]string{"task_completion/": "ok", "response_quality/planner": "ok", "response_quality/researcher": "ok"}, got)
+	require.Len(t, prompts(), 3)
+	var routed int
+	for _, pr := range prompts() {
+		assert.Contains(t, pr, "<Transcript>")
+		assert.Contains(t, pr, "[researcher] Tool 'search_papers'")
+		if strings.Contains(pr, "<Agent>researcher</Agent>") {
+			assert.Contains(t, pr, "<Rubric>researcher rubric</Rubric>")
+			routed++
+		}
+		if strings.Contains(pr, "<Agent>planner</Agent>") {
+			assert.Contains(t, pr, "<Rubric>shared rubric</Rubric>")
+			routed++
+		}
+	}
+	assert.Equal(t, 2, routed)
+}
+
+// TestSessionJudgeNearThreshold: with a margin, an agent whose deterministic
+// response_quality is far from the recommendation threshold is not judged; a metric
+// without a deterministic score (task_completion) still is.
+func TestSessionJudgeNearThreshold(t *testing.T) {
+	srv, prompts := verdictServer(t)
+	cfg := testConfig()
+	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second,
+		NearThresholdMargin: 0.05, Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	runSession(t, p, clk, datasetRun(61, "conv-n", "", "", "Find papers", "search_papers"))
+	_, an := sessionSpanOf(t, evalSpans(sink))
+	for agent, sc := range an.PerAgentScores {
+		require.NotNil(t, sc.ResponseQuality, agent)
+		require.Greater(t, *sc.ResponseQuality, 0.75, "the fixture's agents answer well: %s", agent)
+	}
+	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindJudge]) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, p.shutdown(context.Background()))
+	require.Len(t, prompts(), 1)
+	assert.Contains(t, prompts()[0], "<Metric>task_completion</Metric>")
+}
+
+// TestSessionJudgeMaxCalls: past max_calls_per_session the remaining verdicts are judge
+// errors, not calls.
+func TestSessionJudgeMaxCalls(t *testing.T) {
+	srv, prompts := verdictServer(t)
+	cfg := testConfig()
+	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second,
+		MaxCallsPerSession: 2, Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	runSession(t, p, clk, datasetRun(62, "conv-m", "", "", "Find papers", "search_papers"))
+	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindJudge]) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, p.shutdown(context.Background()))
+	assert.Len(t, prompts(), 2)
+	var capped int
+	forEachSpanEvent(evalSpans(sink)[semconv.EvalKindJudge][0], func(ev ptrace.SpanEvent) {
+		if e, ok := ev.Attributes().Get(semconv.GenAIEvaluationExplanation); ok && strings.Contains(e.Str(), "max_calls_per_session") {
+			capped++
+		}
+	})
+	assert.Equal(t, 1, capped)
+}

@@ -1,0 +1,458 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor // import "github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/judge"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/pkg/reference"
+)
+
+// Reference evaluator names of references.evaluators.
+const (
+	refToolSelection  = "tool_selection"
+	refToolSequence   = "tool_sequence"
+	refClassification = "classification"
+	refTrajectory     = "trajectory"
+	refInteractions   = "interactions"
+)
+
+var knownRefEvaluators = []string{refToolSelection, refToolSequence, refClassification, refTrajectory, refInteractions}
+
+// refToolUse are the evaluators whose scores join tool_use_score (docs/scoring.md §11.4).
+var refToolUse = []string{refToolSelection, refToolSequence, refTrajectory}
+
+const (
+	defaultRunIDAttribute   = semconv.AgentEvalDatasetRunID
+	defaultCaseIDAttribute  = semconv.GenAIEvaluationCaseName
+	defaultMaxTrackedTraces = 100_000
+	matchedByFirstUserMsg   = "first_user_message"
+)
+
+// ReferencesConfig is the `references` block: evalaf dataset files and how a session is
+// matched to one of their cases (docs/scoring.md §11.4).
+type ReferencesConfig struct {
+	// Datasets are evalaf dataset files (JSON arrays of {input, reference, metadata}).
+	// Empty disables reference-based evaluation.
+	Datasets []string `mapstructure:"datasets"`
+	// CaseIDAttribute names the span (or resource) attribute carrying the case id of the
+	// run, matched against each case's metadata.case_name / id / name, else
+	// "case_<index>". Default gen_ai.evaluation.case.name (what strands-evals emits).
+	CaseIDAttribute string `mapstructure:"case_id_attribute"`
+	// RunIDAttribute names the attribute grouping the sessions of one dataset run, whose
+	// report is GET /api/v1/reports/{run_id}. Default agent_eval.dataset.run.id.
+	RunIDAttribute string `mapstructure:"run_id_attribute"`
+	// MatchFirstUserMessage matches a session without a case id to the case whose input
+	// equals its first user message (trimmed, case and spaces folded). Default true.
+	MatchFirstUserMessage bool `mapstructure:"match_first_user_message"`
+	// Evaluators run on every matched session: tool_selection, tool_sequence,
+	// classification (on the final response), trajectory, interactions. An evaluator
+	// whose expectation the case lacks is skipped. Default: tool_selection,
+	// tool_sequence, interactions.
+	Evaluators []string `mapstructure:"evaluators"`
+	// Classes are the valid classes of the classification evaluator (reported).
+	Classes []string `mapstructure:"classes"`
+	// Trajectory configures the trajectory evaluator.
+	Trajectory TrajectoryConfig `mapstructure:"trajectory"`
+	// MaxTrackedTraces bounds the traces whose case and run ids are remembered until
+	// their session ends (oldest forgotten first). Default 100000.
+	MaxTrackedTraces int `mapstructure:"max_tracked_traces"`
+}
+
+// TrajectoryConfig configures the trajectory evaluator (agentevals / ADK modes).
+type TrajectoryConfig struct {
+	// Mode: strict (default), unordered, subset, superset, in_order, any_order.
+	Mode string `mapstructure:"mode"`
+	// ArgsMode: exact (default), ignore, subset, superset.
+	ArgsMode string `mapstructure:"args_mode"`
+	// ArgsOverrides: per tool name, an argument mode.
+	ArgsOverrides map[string]string `mapstructure:"args_overrides"`
+	// PartialCredit scores the matched fraction instead of 0/1.
+	PartialCredit bool `mapstructure:"partial_credit"`
+}
+
+func (t TrajectoryConfig) options() reference.TrajectoryOptions {
+	o := reference.TrajectoryOptions{
+		Mode: reference.TrajectoryMode(t.Mode), ArgsMode: reference.ArgsMode(t.ArgsMode), PartialCredit: t.PartialCredit,
+	}
+	if len(t.ArgsOverrides) > 0 {
+		o.ArgsOverrides = map[string]reference.ArgsMatcher{}
+		for tool, m := range t.ArgsOverrides {
+			o.ArgsOverrides[tool] = reference.ArgsMatcher{Mode: reference.ArgsMode(m)}
+		}
+	}
+	return o
+}
+
+func defaultReferencesConfig() ReferencesConfig {
+	return ReferencesConfig{
+		CaseIDAttribute:       defaultCaseIDAttribute,
+		RunIDAttribute:        defaultRunIDAttribute,
+		MatchFirstUserMessage: true,
+		Evaluators:            []string{refToolSelection, refToolSequence, refInteractions},
+		MaxTrackedTraces:      defaultMaxTrackedTraces,
+	}
+}
+
+func (c *ReferencesConfig) validate() error {
+	var errs []error
+	for i, d := range c.Datasets {
+		if strings.TrimSpace(d) == "" {
+			errs = append(errs, fmt.Errorf("references.datasets[%d]: must not be empty", i))
+		}
+	}
+	if len(c.Datasets) == 0 {
+		return errors.Join(errs...)
+	}
+	if c.CaseIDAttribute == "" {
+		errs = append(errs, errors.New("references.case_id_attribute: must not be empty"))
+	}
+	if c.RunIDAttribute == "" {
+		errs = append(errs, errors.New("references.run_id_attribute: must not be empty"))
+	}
+	if len(c.Evaluators) == 0 {
+		errs = append(errs, errors.New("references.evaluators: must list at least one evaluator"))
+	}
+	for i, e := range c.Evaluators {
+		if !slices.Contains(knownRefEvaluators, e) {
+			errs = append(errs, fmt.Errorf("references.evaluators[%d]: unknown evaluator %q (want one of %s)", i, e, strings.Join(knownRefEvaluators, ", ")))
+		}
+	}
+	if err := c.Trajectory.options().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("references.trajectory.%w", err))
+	}
+	if c.MaxTrackedTraces <= 0 {
+		errs = append(errs, fmt.Errorf("references.max_tracked_traces: must be positive, got %d", c.MaxTrackedTraces))
+	}
+	return errors.Join(errs...)
+}
+
+// refRunner matches ended sessions to dataset cases and runs the reference evaluators. The
+// ingest path only remembers, per trace, the case and run ids its spans carry.
+type refRunner struct {
+	cfg        ReferencesConfig
+	logger     *zap.Logger
+	examples   []reference.Example
+	caseIDs    []string
+	byCase     map[string]int
+	byInput    map[string]int
+	evaluators []reference.Evaluator
+	versions   map[string]string
+
+	judge     *sessionJudge // nil without a judge of interactions
+	judgeEval reference.Evaluator
+	judgeProv judge.Provenance
+
+	mu     sync.Mutex
+	traces map[pcommon.TraceID]traceRef
+	order  []pcommon.TraceID // insertion order, for the bound
+}
+
+type traceRef struct{ caseID, runID string }
+
+// newRefRunner loads the datasets and builds the evaluators; nil when no dataset is
+// configured.
+func newRefRunner(cfg ReferencesConfig, sj *sessionJudge, logger *zap.Logger) (*refRunner, error) {
+	if len(cfg.Datasets) == 0 {
+		return nil, nil
+	}
+	r := &refRunner{cfg: cfg, logger: logger, byCase: map[string]int{}, byInput: map[string]int{},
+		versions: map[string]string{}, traces: map[pcommon.TraceID]traceRef{}}
+	for i, path := range cfg.Datasets {
+		exs, err := reference.LoadDataset(path)
+		if err != nil {
+			return nil, fmt.Errorf("references.datasets[%d]: %w", i, err)
+		}
+		for j, ex := range exs {
+			id := reference.CaseID(ex, j)
+			if _, dup := r.byCase[id]; dup {
+				return nil, fmt.Errorf("references.datasets[%d]: case id %q appears twice", i, id)
+			}
+			r.byCase[id] = len(r.examples)
+			if s, ok := ex.Input.(string); ok {
+				if _, dup := r.byInput[foldText(s)]; !dup {
+					r.byInput[foldText(s)] = len(r.examples)
+				}
+			}
+			r.examples = append(r.examples, ex)
+			r.caseIDs = append(r.caseIDs, id)
+		}
+	}
+	for _, name := range cfg.Evaluators {
+		var ev reference.Evaluator
+		var conf any = name
+		switch name {
+		case refToolSelection:
+			ev = reference.NewToolSelectionEvaluator(name)
+		case refToolSequence:
+			ev = reference.NewToolCallSequenceEvaluator(name)
+		case refClassification:
+			ev, conf = reference.NewClassificationEvaluator(name, cfg.Classes), cfg.Classes
+		case refTrajectory:
+			ev, conf = reference.NewTrajectoryMatchEvaluator(name, cfg.Trajectory.options()), cfg.Trajectory
+		case refInteractions:
+			ev = reference.NewInteractionsEvaluator(name, reference.InteractionsOptions{})
+		}
+		r.evaluators = append(r.evaluators, ev)
+		r.versions[name] = judge.ConfigVersion(conf)
+	}
+	if sj != nil && sj.cfg.Judges(judge.MetricInteractions) && slices.Contains(cfg.Evaluators, refInteractions) {
+		r.judge = sj
+		r.judgeEval = reference.NewInteractionsEvaluator(refInteractions, reference.InteractionsOptions{
+			Rubric: sj.cfg.Rubric, Rubrics: sj.cfg.Rubrics, SystemPrompt: sj.cfg.SystemPrompt, Judge: sj.client,
+		})
+		r.judgeProv = sj.cfg.Provenance(refInteractions)
+	}
+	return r, nil
+}
+
+// observe remembers the case and run ids of a span's trace (span attribute first, then
+// resource). It runs on the ingest path: two attribute lookups, a lock only on a hit.
+func (r *refRunner) observe(res pcommon.Resource, sp ptrace.Span) {
+	caseID := attrStr(sp.Attributes(), res.Attributes(), r.cfg.CaseIDAttribute)
+	runID := attrStr(sp.Attributes(), res.Attributes(), r.cfg.RunIDAttribute)
+	if caseID == "" && runID == "" {
+		return
+	}
+	tid := sp.TraceID()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cur, known := r.traces[tid]
+	cur.caseID = cmp.Or(cur.caseID, caseID)
+	cur.runID = cmp.Or(cur.runID, runID)
+	r.traces[tid] = cur
+	if known {
+		return
+	}
+	r.order = append(r.order, tid)
+	for len(r.traces) > r.cfg.MaxTrackedTraces && len(r.order) > 0 {
+		delete(r.traces, r.order[0])
+		r.order = r.order[1:]
+	}
+	if len(r.order) > 2*r.cfg.MaxTrackedTraces { // compact ids of traces already forgotten
+		r.order = slices.DeleteFunc(r.order, func(id pcommon.TraceID) bool { _, ok := r.traces[id]; return !ok })
+	}
+}
+
+func attrStr(span, res pcommon.Map, key string) string {
+	if v, ok := span.Get(key); ok {
+		return v.AsString()
+	}
+	if v, ok := res.Get(key); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
+// refMatch is a session matched to a dataset case.
+type refMatch struct {
+	index     int
+	runID     string
+	matchedBy string
+}
+
+// matchSession finds the session's case: the case id seen on its traces, else its first
+// user message. It forgets the session's traces. A nil runner matches nothing.
+func (r *refRunner) matchSession(s *session.AgentSession) (refMatch, bool) {
+	if r == nil {
+		return refMatch{}, false
+	}
+	var ref traceRef
+	r.mu.Lock()
+	for _, t := range s.Turns {
+		tid, err := decodeTraceID(t.TraceID)
+		if err != nil {
+			continue
+		}
+		if tr, ok := r.traces[tid]; ok {
+			ref.caseID = cmp.Or(ref.caseID, tr.caseID)
+			ref.runID = cmp.Or(ref.runID, tr.runID)
+			delete(r.traces, tid)
+		}
+	}
+	r.mu.Unlock()
+	if ref.caseID != "" {
+		if i, ok := r.byCase[ref.caseID]; ok {
+			return refMatch{index: i, runID: ref.runID, matchedBy: r.cfg.CaseIDAttribute}, true
+		}
+		r.logger.Debug("session names a case that no dataset holds", zap.String("session_id", s.ID), zap.String("case", ref.caseID))
+	}
+	if r.cfg.MatchFirstUserMessage && len(s.Turns) > 0 {
+		if i, ok := r.byInput[foldText(s.Turns[0].UserMessage)]; ok {
+			return refMatch{index: i, runID: ref.runID, matchedBy: matchedByFirstUserMsg}, true
+		}
+	}
+	return refMatch{}, false
+}
+
+func foldText(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+// sessionOutput is what the evaluators read from a session: its tool calls in order
+// (name and arguments), its agent interactions (node_name = agent, messages = output),
+// and the last final response as output and classification.
+func sessionOutput(s *session.AgentSession) map[string]any {
+	calls := []any{}
+	inters := []any{}
+	final := ""
+	for ti := range s.Turns {
+		t := &s.Turns[ti]
+		if t.FinalResponse != "" {
+			final = t.FinalResponse
+		}
+		for ii := range t.Interactions {
+			in := &t.Interactions[ii]
+			inters = append(inters, map[string]any{"node_name": in.AgentID, "messages": in.Output})
+			for _, st := range in.Steps {
+				if st.Kind != session.StepToolCall || st.ToolCall == nil {
+					continue
+				}
+				c := map[string]any{"name": st.ToolCall.ToolName}
+				var args map[string]any
+				if json.Unmarshal(st.ToolCall.Parameters, &args) == nil {
+					c["args"] = args
+				}
+				calls = append(calls, c)
+			}
+		}
+	}
+	return map[string]any{"tool_calls": calls, "interactions": inters, "output": final, "classification": final}
+}
+
+// evaluate runs the deterministic reference evaluators on a matched session.
+func (r *refRunner) evaluate(ctx context.Context, s *session.AgentSession, m refMatch) (reference.CaseResult, *evaluation.ReferenceScores) {
+	ex := r.examples[m.index]
+	cr := reference.Run(ctx, r.evaluators, ex, sessionOutput(s))
+	cr.RunID, cr.CaseID, cr.SessionID, cr.MatchedBy = m.runID, r.caseIDs[m.index], s.ID, m.matchedBy
+	rs := &evaluation.ReferenceScores{Results: cr}
+	for _, name := range refToolUse {
+		if res, ok := cr.Results[name]; ok {
+			rs.ToolUse = append(rs.ToolUse, evaluation.NamedScore{Name: name, Score: res.Score})
+		}
+	}
+	if res, ok := cr.Results[refInteractions]; ok {
+		if v, ok := res.Details["dependency_compliance"].(float64); ok {
+			rs.DependencyCompliance = &v
+		}
+	}
+	return cr, rs
+}
+
+// putReferences adds the case result to the session span: case and run ids, pass and
+// mean score, and one gen_ai.evaluation.result event per evaluator with its provenance.
+func (r *refRunner) putReferences(sp ptrace.Span, cr *reference.CaseResult) {
+	a := sp.Attributes()
+	a.PutStr(semconv.GenAIEvaluationCaseName, cr.CaseID)
+	if cr.RunID != "" {
+		a.PutStr(semconv.AgentEvalDatasetRunID, cr.RunID)
+	}
+	a.PutBool(semconv.AgentEvalReferencePass, cr.Pass)
+	a.PutDouble(semconv.AgentEvalReferenceScore, cr.Score)
+	for _, ev := range r.evaluators {
+		name := ev.Name()
+		if res, ok := cr.Results[name]; ok {
+			e := putScore(sp, name, &res.Score, res.Reason)
+			label := semconv.EvalLabelFail
+			if res.Pass {
+				label = semconv.EvalLabelPass
+			}
+			e.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, label)
+			putProvenance(e.Attributes(), name, semconv.EvaluatorTypeReference, r.versions[name])
+		} else if msg, ok := cr.Errors[name]; ok {
+			e := putScore(sp, name, nil, msg)
+			e.Attributes().PutStr(semconv.ErrorType, semconv.EvalErrorTypeReferenceError)
+			putProvenance(e.Attributes(), name, semconv.EvaluatorTypeReference, r.versions[name])
+		}
+	}
+}
+
+func putProvenance(m pcommon.Map, id, typ, version string) {
+	m.PutStr(semconv.AgentEvalEvaluatorID, id)
+	m.PutStr(semconv.AgentEvalEvaluatorType, typ)
+	m.PutStr(semconv.AgentEvalEvaluatorVersion, version)
+}
+
+// wantsJudge reports whether the session's case gets a judge verdict: a judge is
+// configured, the case expects interactions and the session is in the sample.
+func (r *refRunner) wantsJudge(s *session.AgentSession, m refMatch) bool {
+	if r.judge == nil {
+		return false
+	}
+	if _, ok := r.examples[m.index].Metadata[reference.MetaExpectedInteractions]; !ok {
+		return false
+	}
+	if limit := r.judge.cfg.MaxCallsPerSession; limit > 0 && countInteractions(s) > limit {
+		return false // one call per interaction would exceed max_calls_per_session
+	}
+	return r.judge.sampled(s.ID, judge.MetricInteractions)
+}
+
+// submitJudge queues the judge's evaluation of the session's interactions on the judge
+// pool and returns at once; the job emits an "evaluate reference" span (a child of the
+// last turn's root) with the verdict, and one GenAI chat span per judge call marked
+// agent_eval.judge so that it is never evaluated. A full queue drops the job: the
+// deterministic result already emitted stays.
+func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch, caseID string) {
+	r := p.refs
+	ex := r.examples[m.index]
+	output := sessionOutput(s)
+	last := s.Turns[len(s.Turns)-1]
+	sid, traceID, parentID := s.ID, last.TraceID, last.RootSpanID
+	ok := r.judge.client.Pool().Submit(func(ctx context.Context) {
+		sink := &callSink{}
+		res, err := r.judgeEval.Evaluate(context.WithValue(ctx, callSinkKey{}, sink), ex, output)
+		if ctx.Err() != nil {
+			return // shutting down
+		}
+		// The session may continue meanwhile: the job keeps only what it captured.
+		b := p.emitter.newBatch(time.Now())
+		sp, serr := b.newSpan(sid, semconv.EvalKindReference, traceID, parentID)
+		if serr != nil {
+			return
+		}
+		a := sp.Attributes()
+		a.PutStr(semconv.GenAIConversationID, sid)
+		a.PutStr(semconv.GenAIEvaluationCaseName, caseID)
+		if m.runID != "" {
+			a.PutStr(semconv.AgentEvalDatasetRunID, m.runID)
+		}
+		ev := putVerdict(sp, refInteractions, reference.JudgeVerdict{Score: res.Score, Pass: res.Pass, Reason: res.Reason}, err, r.judgeProv)
+		if je, ok := res.Details["judge_error"].(string); err == nil && ok {
+			ev.Attributes().PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
+			ev.Attributes().PutStr(semconv.AgentEvalJudgeError, je)
+		}
+		for _, c := range sink.drain() {
+			addJudgeCallSpan(b, sp, c)
+		}
+		if err := p.next.ConsumeTraces(ctx, b.traces()); err != nil {
+			p.logger.Warn("the next consumer refused a judge verdict", zap.String("session_id", sid), zap.Error(err))
+		}
+	})
+	if !ok {
+		p.logger.Debug("judge queue full; the session keeps its deterministic reference results", zap.String("session_id", sid))
+	}
+}
+
+func countInteractions(s *session.AgentSession) int {
+	n := 0
+	for ti := range s.Turns {
+		n += len(s.Turns[ti].Interactions)
+	}
+	return n
+}
