@@ -18,7 +18,7 @@ BENCH_FLAGS   ?= -benchtime=1s
 AGENTEVAL_DATA_DIR ?= ./data
 export AGENTEVAL_DATA_DIR
 
-.PHONY: all build run test bench lint generate clean
+.PHONY: all build run test bench lint generate frameworks clean
 
 all: lint test build
 
@@ -53,6 +53,11 @@ test:
 ## bench: benchmarks of the processor, session assembly and evaluation, with allocations
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(BENCH_FLAGS) -timeout 30m $(BENCH_PKGS)
+
+## frameworks: regenerate the framework traces (testdata/samples, testdata/conformance) with npm; not run by CI
+frameworks:
+	testdata/frameworks/generate.sh
+	testdata/frameworks/conformance/generate.sh
 
 ## lint: gofmt must report nothing, go vet must pass
 lint:
