@@ -15,9 +15,11 @@ import { writeFileSync } from "node:fs";
  * @param {object} otel  the generator's modules: {api, asyncHooks, resources, sdk, transformer}
  * @param {string} name  <framework>_<scenario>; gives service.instance.id
  * @param {string} framework  gives service.name acme-support-<framework>
+ * @param {object[]} [before]  span processors of the framework that must see every span
+ *   before ours (e.g. one that copies context values onto spans)
  * @returns {{provider, exporter, processor, write(outPath): Promise<object>}}
  */
-export function capture(otel, name, framework) {
+export function capture(otel, name, framework, before = []) {
   const { api, asyncHooks, resources, sdk, transformer } = otel;
   const exporter = new sdk.InMemorySpanExporter();
   const processor = new sdk.SimpleSpanProcessor(exporter);
@@ -30,7 +32,7 @@ export function capture(otel, name, framework) {
       "telemetry.sdk.language": "nodejs",
       "telemetry.sdk.name": "opentelemetry",
     }),
-    spanProcessors: [processor],
+    spanProcessors: [...before, processor],
   });
   const cm = new asyncHooks.AsyncLocalStorageContextManager();
   cm.enable();
