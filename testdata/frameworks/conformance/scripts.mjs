@@ -117,3 +117,13 @@ export async function main({ framework, prefix, setup, play }) {
   const st = await cap.write(out);
   console.log(`${out}: ${st.spans} spans, ${st.traces} traces, ${st.bytes} bytes`);
 }
+
+/**
+ * The triage script of a framework whose handoff passes control: the sub-agent answers
+ * the user, so the triage agent's answer after each transfer is never asked for.
+ */
+export function passControl(steps) {
+  return steps.filter(
+    (s, i) => !(s.text && steps[i - 1]?.toolCalls?.some((c) => c.name === "transfer_to_refund_agent")),
+  );
+}
