@@ -12,6 +12,7 @@ import {
   AMOUNT_DESCRIPTION,
   ISSUE_REFUND_DESCRIPTION,
   LOOKUP_ORDER_DESCRIPTION,
+  MODEL_ID,
   ORDER_ID_DESCRIPTION,
   REFUND_INSTRUCTIONS,
   TRIAGE_INSTRUCTIONS,
@@ -19,6 +20,7 @@ import {
   issueRefund,
   lookupOrder,
   sleep,
+  tokens,
 } from "./scripts.mjs";
 
 /**
@@ -92,4 +94,43 @@ export function stepContent(step) {
         toolName: c.name,
         input: JSON.stringify(c.args),
       }));
+}
+
+/**
+ * A scripted LanguageModelV3 (ai 6's MockLanguageModelV3) that answers generate and stream
+ * calls with the next step; toContent(step) gives the provider content (default
+ * stepContent). Frameworks built on the AI SDK (VoltAgent, Mastra) take it as their model.
+ */
+export function scriptedV3({ MockLanguageModelV3, simulateReadableStream }, agent, steps, toContent = stepContent) {
+  const generate = async (options) => {
+    const step = steps.next();
+    await sleep(80 + 15 * steps.index);
+    const content = toContent(step);
+    const inTok = tokens(JSON.stringify(options.prompt)) + tokens(JSON.stringify(options.tools ?? []));
+    const outTok = tokens(JSON.stringify(content));
+    return {
+      content,
+      finishReason: step.text ? { unified: "stop", raw: "stop" } : { unified: "tool-calls", raw: "tool_calls" },
+      usage: {
+        inputTokens: { total: inTok, noCache: inTok, cacheRead: undefined, cacheWrite: undefined },
+        outputTokens: { total: outTok, text: outTok, reasoning: undefined },
+      },
+      response: { id: `resp_${agent}_${String(steps.index).padStart(2, "0")}`, modelId: MODEL_ID, timestamp: new Date() },
+      warnings: [],
+    };
+  };
+  const stream = async (options) => {
+    const r = await generate(options);
+    const parts = [{ type: "stream-start", warnings: [] }, { type: "response-metadata", ...r.response }];
+    for (const c of r.content) {
+      if (c.type === "text") {
+        parts.push({ type: "text-start", id: "t0" }, { type: "text-delta", id: "t0", delta: c.text }, { type: "text-end", id: "t0" });
+      } else {
+        parts.push(c);
+      }
+    }
+    parts.push({ type: "finish", finishReason: r.finishReason, usage: r.usage });
+    return { stream: simulateReadableStream({ chunks: parts }) };
+  };
+  return new MockLanguageModelV3({ modelId: MODEL_ID, doGenerate: generate, doStream: stream });
 }

@@ -19,11 +19,11 @@ import { simulateReadableStream } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { capture } from "../capture.mjs";
+import { scriptedV3 } from "../ai_sdk_common.mjs";
 import {
   AMOUNT_DESCRIPTION,
   ISSUE_REFUND_DESCRIPTION,
   LOOKUP_ORDER_DESCRIPTION,
-  MODEL_ID,
   ORDER_ID_DESCRIPTION,
   REFUND_INSTRUCTIONS,
   TRIAGE_INSTRUCTIONS,
@@ -32,7 +32,6 @@ import {
   lookupOrder,
   main,
   sleep,
-  tokens,
 } from "../scripts.mjs";
 
 // In development VoltAgent refreshes its model-provider list from models.dev at import
@@ -52,40 +51,7 @@ function content(step) {
   });
 }
 
-function model(agent, steps) {
-  const generate = async (options) => {
-    const step = steps.next();
-    await sleep(80 + 15 * steps.index);
-    const c = content(step);
-    const inTok = tokens(JSON.stringify(options.prompt)) + tokens(JSON.stringify(options.tools ?? []));
-    const outTok = tokens(JSON.stringify(c));
-    return {
-      content: c,
-      finishReason: step.text ? { unified: "stop", raw: "stop" } : { unified: "tool-calls", raw: "tool_calls" },
-      usage: {
-        inputTokens: { total: inTok, noCache: inTok, cacheRead: undefined, cacheWrite: undefined },
-        outputTokens: { total: outTok, text: outTok, reasoning: undefined },
-      },
-      response: { id: `resp_${agent}_${String(steps.index).padStart(2, "0")}`, modelId: MODEL_ID, timestamp: new Date() },
-      warnings: [],
-    };
-  };
-  // Sub-agents stream (streamText): the same step as stream parts.
-  const stream = async (options) => {
-    const r = await generate(options);
-    const parts = [{ type: "stream-start", warnings: [] }, { type: "response-metadata", ...r.response }];
-    for (const c of r.content) {
-      if (c.type === "text") {
-        parts.push({ type: "text-start", id: "t0" }, { type: "text-delta", id: "t0", delta: c.text }, { type: "text-end", id: "t0" });
-      } else {
-        parts.push(c);
-      }
-    }
-    parts.push({ type: "finish", finishReason: r.finishReason, usage: r.usage });
-    return { stream: simulateReadableStream({ chunks: parts }) };
-  };
-  return new MockLanguageModelV3({ modelId: MODEL_ID, doGenerate: generate, doStream: stream });
-}
+const model = (agent, steps) => scriptedV3({ MockLanguageModelV3, simulateReadableStream }, agent, steps, content);
 
 const lookupOrderTool = createTool({
   name: "lookup_order",
