@@ -4,6 +4,8 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+
 	"cmp"
 	"slices"
 	"strings"
@@ -284,6 +286,7 @@ func (a *assembler) buildTree() {
 			n.parent.children = append(n.parent.children, n)
 		}
 	}
+	a.promoteLoneCallLLM()
 	a.promoteLangGraphNodes()
 	a.annotate(roots, false)
 	a.demoteWrappers()
@@ -318,6 +321,24 @@ func (a *assembler) annotate(roots []*asmNode, fold bool) {
 		}
 		for i := len(n.children) - 1; i >= 0; i-- {
 			stack = append(stack, n.children[i])
+		}
+	}
+}
+
+// promoteLoneCallLLM makes an LLM span of ADK's call_llm wrapper when no inference span
+// is under it. Python ADK runs the model through google-genai, whose instrumentation adds
+// the generate_content child; ADK for TypeScript has none, so call_llm (with
+// gen_ai.request.model, usage and the gcp.vertex.agent.llm_request/llm_response payloads)
+// is the only record of the model call.
+func (a *assembler) promoteLoneCallLLM() {
+	for _, n := range a.nodes {
+		if n.rec.Class != ClassOther || n.rec.ClassRule != exRuleName+semconv.ADKSpanCallLLM {
+			continue
+		}
+		if !slices.ContainsFunc(n.children, func(c *asmNode) bool { return c.rec.Class == ClassLLM }) {
+			r := *n.rec
+			r.Class = ClassLLM
+			n.rec = &r
 		}
 	}
 }

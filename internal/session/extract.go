@@ -35,9 +35,11 @@ type ExtractConfig struct {
 	MaxTextBytes int
 }
 
-// DefaultSessionKeys returns the default session key list (DESIGN.md §4, conventions.md
-// §0.4): gen_ai.conversation.id, session.id, traceloop.association.properties.session_id,
-// langfuse.session.id, ai.telemetry.metadata.sessionId, gcp.vertex.agent.session_id.
+// DefaultSessionKeys returns the default session key list (docs/conventions.md):
+// gen_ai.conversation.id, session.id, traceloop.association.properties.session_id,
+// langfuse.session.id, ai.telemetry.metadata.sessionId, gcp.vertex.agent.session_id,
+// ai.settings.context.sessionId (AI SDK 7 runtime context), mastra.metadata.sessionId
+// (Mastra tracingOptions.metadata), conversation.id (VoltAgent).
 func DefaultSessionKeys() []string {
 	return []string{
 		semconv.GenAIConversationID,
@@ -46,6 +48,9 @@ func DefaultSessionKeys() []string {
 		semconv.LangfuseSessionID,
 		semconv.AITelemetrySessionID,
 		semconv.ADKSessionID,
+		semconv.AISettingsContextSessionID,
+		semconv.MastraMetadataSessionID,
+		semconv.VoltConversationID,
 	}
 }
 
