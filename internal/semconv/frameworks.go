@@ -9,9 +9,16 @@ package semconv // import "github.com/agenteval/agenteval-collector/internal/sem
 const (
 	MastraMetadataPref      = "mastra.metadata."
 	MastraMetadataSessionID = "mastra.metadata.sessionId"
+	// MastraMetadataArgs holds the arguments on a client_tool_call span.
+	MastraMetadataArgs = "mastra.metadata.args"
+	// MastraAgentRunInput is the agent run's input messages ([{role, content}]).
+	MastraAgentRunInput = "mastra.agent_run.input"
 	// Mastra's operations besides the GenAI ones.
 	MastraOpModelGeneration = "model_generation"
 	MastraOpModelChunk      = "model_chunk"
+	// MastraOpClientToolCall: a call of a tool the agent does not run itself (a client
+	// tool, or one the agent does not have), handed back to the caller, not executed.
+	MastraOpClientToolCall = "client_tool_call"
 )
 
 // VoltAgent (@voltagent/core observability): its own vocabulary, no gen_ai.* at all.

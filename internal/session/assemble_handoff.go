@@ -316,7 +316,7 @@ func (a *assembler) fixUpHandoffCalls(g []*asmHandoffCand) {
 	var pick *asmCall
 	for _, c := range g {
 		for _, call := range c.calls {
-			if call.tc.Executed || (recv >= 0 && call.at > a.inters[recv].node.start()) {
+			if call.tc.Executed || (call.exec != nil && call.exec.rec.ClientSide()) || (recv >= 0 && call.at > a.inters[recv].node.start()) {
 				continue
 			}
 			if pick == nil || call.at > pick.at {

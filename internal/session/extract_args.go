@@ -4,8 +4,8 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"

@@ -144,6 +144,9 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 		case semconv.OpExecuteTool:
 			info.nameHint = exAfterPrefix(name, "execute_tool")
 			r.Class, r.ClassRule = ClassTool, rule
+		case semconv.MastraOpClientToolCall:
+			info.nameHint = exAfterPrefix(name, semconv.MastraOpClientToolCall)
+			r.Class, r.ClassRule = ClassTool, rule
 		case semconv.OpChat, semconv.OpGenerateContent, semconv.OpTextCompletion:
 			r.Class, r.ClassRule = ClassLLM, rule
 		case semconv.OpAgentHandoff, semconv.OpHandoff:

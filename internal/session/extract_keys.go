@@ -81,6 +81,8 @@ const (
 	kPydFinalResult
 	kADKLLMRequest
 	kADKLLMResponse
+	kMastraArgs
+	kMastraRunInput
 
 	kReqModel
 	kRespModel
@@ -187,6 +189,8 @@ var exKeyNames = [exNumKeys]string{
 	kPydFinalResult:      semconv.PydanticAIFinalResult,
 	kADKLLMRequest:       semconv.ADKLLMRequest,
 	kADKLLMResponse:      semconv.ADKLLMResponse,
+	kMastraArgs:          semconv.MastraMetadataArgs,
+	kMastraRunInput:      semconv.MastraAgentRunInput,
 
 	kReqModel:      semconv.GenAIRequestModel,
 	kRespModel:     semconv.GenAIResponseModel,
