@@ -283,7 +283,7 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 	cls := e.classify(&s, r, scope.Name())
 	r.GraphNodeID = e.text(r, s.str(kGraphNodeID))
 	r.GraphParentID = e.text(r, s.str(kGraphParentID))
-	if m := exFirstNonEmpty(s.str(kRespModel), s.str(kReqModel), s.str(kOIModel), s.str(kAIRespModel), s.str(kAIModelID)); m != "" {
+	if m := exFirstNonEmpty(s.str(kRespModel), s.str(kReqModel), s.str(kOIModel), s.str(kAIRespModel), s.str(kAIModelID), s.str(kVoltLLMModel)); m != "" {
 		r.Model = e.text(r, m)
 	}
 
@@ -301,6 +301,9 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 		e.toolDefs(&s, events, r)
 	case ClassTool:
 		e.toolFields(&s, events, r, cls)
+		if cls.volt {
+			e.voltToolFields(&s, r)
+		}
 	case ClassHandoff:
 		e.handoffFields(&s, r, cls)
 	case ClassOther:
@@ -308,6 +311,9 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 			e.content(&s, events, r)
 			e.toolDefs(&s, events, r)
 		}
+	}
+	if cls.volt && (r.Class == ClassAgent || r.Class == ClassLLM) {
+		e.voltContent(&s, r)
 	}
 	if r.Error && r.ErrorType == "" {
 		e.exceptionType(events, r)
@@ -425,8 +431,8 @@ func (e *Extractor) nameList(v pcommon.Value, key string, r *SpanRecord) []strin
 // they carry accumulated totals (conventions.md §8.10).
 func (e *Extractor) usage(s *exScan, r *SpanRecord) {
 	r.Usage.LLMCalls = 1
-	r.Usage.InputTokens = e.firstInt(s, r, kInTok, kPromptTok, kOIPromptTok, kAIInTok, kAIPromptTok)
-	r.Usage.OutputTokens = e.firstInt(s, r, kOutTok, kComplTok, kOIComplTok, kAIOutTok, kAIComplTok)
+	r.Usage.InputTokens = e.firstInt(s, r, kInTok, kPromptTok, kOIPromptTok, kAIInTok, kAIPromptTok, kVoltPromptTok)
+	r.Usage.OutputTokens = e.firstInt(s, r, kOutTok, kComplTok, kOIComplTok, kAIOutTok, kAIComplTok, kVoltComplTok)
 	r.Usage.CacheReadTokens = e.firstInt(s, r, kCacheRead, kCacheReadAlt, kOICacheRead, kAICached)
 	r.Usage.ReasoningTokens = e.firstInt(s, r, kReasoning, kReasoningAlt, kOIReasoning, kAIReasoning)
 	for _, k := range [...]exKey{kOICost, kOpCost} {

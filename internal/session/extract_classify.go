@@ -22,6 +22,8 @@ type exClassInfo struct {
 	// "{from} → {to}.handoff" span name.
 	oiHandoff    bool
 	tlFrom, tlTo string
+	// volt marks a VoltAgent span (its own vocabulary, extract_voltagent.go).
+	volt bool
 }
 
 // Classification rule names recorded in SpanRecord.ClassRule.
@@ -237,6 +239,7 @@ func (e *Extractor) classifyByName(s *exScan, r *SpanRecord, scopeName string, i
 	set := func(c SpanClass, rule string) { r.Class, r.ClassRule = c, exRule(exRuleName, rule, "") }
 	isADK := strings.HasPrefix(scopeName, semconv.ADKScope) || s.has[kADKLLMRequest] || s.has[kADKLLMResponse]
 	switch {
+	case (s.has[kVoltEntityType] || s.has[kVoltSpanType]) && e.classifyVolt(s, r, info):
 	case exHasWordPrefix(name, "invoke_agent"):
 		info.nameHint = exAfterPrefix(name, "invoke_agent")
 		e.setAgent(s, r, exRule(exRuleName, "invoke_agent", ""), info.nameHint, false)

@@ -84,6 +84,19 @@ const (
 	kMastraArgs
 	kMastraRunInput
 
+	kVoltEntityType
+	kVoltEntityName
+	kVoltSubagentName
+	kVoltSpanType
+	kVoltInput
+	kVoltOutput
+	kVoltToolCallID
+	kVoltLLMMessages
+	kVoltLLMTools
+	kVoltLLMModel
+	kVoltPromptTok
+	kVoltComplTok
+
 	kReqModel
 	kRespModel
 	kOIModel
@@ -191,6 +204,19 @@ var exKeyNames = [exNumKeys]string{
 	kADKLLMResponse:      semconv.ADKLLMResponse,
 	kMastraArgs:          semconv.MastraMetadataArgs,
 	kMastraRunInput:      semconv.MastraAgentRunInput,
+
+	kVoltEntityType:   semconv.VoltEntityType,
+	kVoltEntityName:   semconv.VoltEntityName,
+	kVoltSubagentName: semconv.VoltSubagentName,
+	kVoltSpanType:     semconv.VoltSpanType,
+	kVoltInput:        semconv.VoltInput,
+	kVoltOutput:       semconv.VoltOutput,
+	kVoltToolCallID:   semconv.VoltToolCallID,
+	kVoltLLMMessages:  semconv.VoltLLMMessages,
+	kVoltLLMTools:     semconv.VoltLLMTools,
+	kVoltLLMModel:     semconv.VoltLLMModel,
+	kVoltPromptTok:    semconv.VoltLLMPromptTok,
+	kVoltComplTok:     semconv.VoltLLMComplTok,
 
 	kReqModel:      semconv.GenAIRequestModel,
 	kRespModel:     semconv.GenAIResponseModel,
