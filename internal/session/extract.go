@@ -5,6 +5,7 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 
 import (
 	"encoding/hex"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -312,6 +313,9 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 			e.toolDefs(&s, events, r)
 		}
 	}
+	if (r.Class == ClassLLM || r.Class == ClassAgent) && events.Len() > 0 {
+		e.decisionEvents(events, r)
+	}
 	if cls.volt && (r.Class == ClassAgent || r.Class == ClassLLM) {
 		e.voltContent(&s, r)
 	}
@@ -393,6 +397,14 @@ func (e *Extractor) agentFields(s *exScan, r *SpanRecord) {
 		r.HandoffFrom, r.HandoffTo = e.text(r, p), r.AgentName
 		r.HandoffMode, r.HandoffRule = semconv.TransferModePassControl, semconv.GenAIAgentHandoffParent
 	}
+	// A remote agent's invoke_agent CLIENT span names the agent that called it
+	// (semantic-conventions-genai main): the caller gets the answer back.
+	if c := strings.TrimSpace(s.str(kCallerName)); c != "" && r.HandoffFrom == "" && c != r.AgentName {
+		if t := s.str(kCallerType); t == "" || strings.EqualFold(t, semconv.CallerTypeAgent) {
+			r.HandoffFrom, r.HandoffTo = e.text(r, c), r.AgentName
+			r.HandoffMode, r.HandoffRule = semconv.TransferModeReturn, semconv.GenAICallerName
+		}
+	}
 }
 
 // exDefaultAgentDescription reports placeholder descriptions that instrumentations write
@@ -457,4 +469,33 @@ func (e *Extractor) firstInt(s *exScan, r *SpanRecord, keys ...exKey) int64 {
 		exProblem(r, exKeyNames[k], "not a token count")
 	}
 	return 0
+}
+
+// decisionEvents reads the pre-execution gen_ai.tool.call.decision events of a model or
+// agent span: a call whose outcome is deny was requested and never ran, so it is added to
+// the span's requested calls when the output messages did not already list it (matched
+// by call id, else by name). Its arguments are unknown.
+func (e *Extractor) decisionEvents(events ptrace.SpanEventSlice, r *SpanRecord) {
+	for i := 0; i < events.Len(); i++ {
+		ev := events.At(i)
+		if ev.Name() != semconv.EventToolCallDecision {
+			continue
+		}
+		attrs := ev.Attributes()
+		outcome, _ := attrs.Get(semconv.GenAIToolCallDecisionOutcome)
+		if !strings.EqualFold(outcome.Str(), semconv.ToolCallDecisionDeny) {
+			continue
+		}
+		name, _ := attrs.Get(semconv.GenAIToolName)
+		id, _ := attrs.Get(semconv.GenAIToolCallID)
+		call := RequestedToolCall{ID: e.text(r, strings.TrimSpace(id.Str())), Name: e.text(r, strings.TrimSpace(name.Str()))}
+		if call.Name == "" || len(r.RequestedCalls) >= exMaxList {
+			continue
+		}
+		if !slices.ContainsFunc(r.RequestedCalls, func(c RequestedToolCall) bool {
+			return (call.ID != "" && c.ID == call.ID) || (call.ID == "" && c.Name == call.Name)
+		}) {
+			r.RequestedCalls = append(r.RequestedCalls, call)
+		}
+	}
 }

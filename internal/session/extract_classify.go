@@ -28,10 +28,13 @@ type exClassInfo struct {
 
 // Classification rule names recorded in SpanRecord.ClassRule.
 const (
-	exRuleOp          = "gen_ai.operation.name="
-	exRuleOI          = "openinference.span.kind="
-	exRuleTL          = "traceloop.span.kind="
-	exRuleName        = "name:"
+	exRuleOp   = "gen_ai.operation.name="
+	exRuleOI   = "openinference.span.kind="
+	exRuleTL   = "traceloop.span.kind="
+	exRuleName = "name:"
+	// exRuleNormalized: an invoke_agent that contrib's gen_ai_normalizer made of a chain,
+	// workflow or task span (its source kind is kept beside it).
+	exRuleNormalized  = "gen_ai_normalizer:source_kind"
 	exRuleUnnamed     = ";unnamed"
 	exRuleOIHandoff   = "openinference.handoff_span"
 	exRuleGenAIHandof = "gen_ai.handoff"
@@ -141,8 +144,23 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 		rule := exRule(exRuleOp, lop, "")
 		switch lop {
 		case semconv.OpInvokeAgent:
-			info.nameHint = exAfterPrefix(name, "invoke_agent")
-			e.setAgent(s, r, rule, info.nameHint, false)
+			tlKind := exLowerASCII(strings.TrimSpace(s.str(kTLKind)))
+			switch {
+			case oiKind == semconv.OIKindChain || tlKind == semconv.TraceloopKindWorkflow:
+				// contrib's gen_ai_normalizer maps OpenInference CHAIN and OpenLLMetry
+				// workflow/task spans to invoke_agent and keeps the source kind: a chain
+				// is no agent (the trace root is the turn).
+				if r.ParentSpanID == "" {
+					r.Class, r.ClassRule = ClassTurn, exRuleNormalized
+				} else {
+					r.Class, r.ClassRule = ClassOther, exRuleNormalized
+				}
+			case tlKind == semconv.TraceloopKindTask:
+				r.Class, r.ClassRule = ClassOther, exRuleNormalized
+			default:
+				info.nameHint = exAfterPrefix(name, "invoke_agent")
+				e.setAgent(s, r, rule, info.nameHint, false)
+			}
 		case semconv.OpExecuteTool:
 			info.nameHint = exAfterPrefix(name, "execute_tool")
 			r.Class, r.ClassRule = ClassTool, rule

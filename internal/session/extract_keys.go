@@ -84,6 +84,9 @@ const (
 	kMastraArgs
 	kMastraRunInput
 
+	kCallerType
+	kCallerName
+
 	kVoltEntityType
 	kVoltEntityName
 	kVoltSubagentName
@@ -204,6 +207,9 @@ var exKeyNames = [exNumKeys]string{
 	kADKLLMResponse:      semconv.ADKLLMResponse,
 	kMastraArgs:          semconv.MastraMetadataArgs,
 	kMastraRunInput:      semconv.MastraAgentRunInput,
+
+	kCallerType: semconv.GenAICallerType,
+	kCallerName: semconv.GenAICallerName,
 
 	kVoltEntityType:   semconv.VoltEntityType,
 	kVoltEntityName:   semconv.VoltEntityName,
