@@ -97,15 +97,17 @@ export function cursor(agent, steps) {
 /**
  * The command line every generator shares: `node run.mjs <scenario> <out-dir>` or
  * `node run.mjs --list`. Calls play(scenarioName, script, sessionId) between capture
- * start and file write.
+ * start and file write. variants maps extra scenario names to the script they replay.
  */
-export async function main({ framework, prefix, setup, play }) {
+export async function main({ framework, prefix, setup, play, variants = {} }) {
   const [scenario, outDir] = process.argv.slice(2);
   if (scenario === "--list") {
-    console.log(Object.keys(SCRIPTS).join("\n"));
+    console.log([...Object.keys(SCRIPTS), ...Object.keys(variants)].join("\n"));
     return;
   }
-  const script = SCRIPTS[scenario];
+  // A variant replays one of the scripts with another shape of the framework (its
+  // name is passed on to play; the session id gets the variant's name).
+  const script = SCRIPTS[scenario] ?? (variants[scenario] && { ...SCRIPTS[variants[scenario]], session: `${scenario.replaceAll("_", "")}-0001` });
   if (!script || !outDir) {
     console.error(`usage: node run.mjs <${Object.keys(SCRIPTS).join("|")}> <out-dir> | --list`);
     process.exit(2);

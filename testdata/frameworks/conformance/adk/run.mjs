@@ -38,13 +38,14 @@ import {
 // ADK pins its own @opentelemetry/api (1.9.0) and takes its tracer at import time; that
 // copy's proxy only follows a global provider registered before the import.
 const cap = capture({ api, asyncHooks, resources, sdk, transformer }, `adk_${process.argv[2]}`, "adk");
-const { BaseLlm, FunctionTool, InMemoryRunner, LlmAgent } = await import("@google/adk");
+const { AgentTool, BaseLlm, FunctionTool, InMemoryRunner, LlmAgent } = await import("@google/adk");
 
 /** Yields the next scripted step; transfer_to_refund_agent becomes ADK's transfer_to_agent. */
 class ScriptedLlm extends BaseLlm {
-  constructor(steps) {
+  constructor(steps, asTool = false) {
     super({ model: MODEL_ID });
     this.steps = steps;
+    this.asTool = asTool;
   }
   async *generateContentAsync(req) {
     const step = this.steps.next();
@@ -53,9 +54,11 @@ class ScriptedLlm extends BaseLlm {
       ? [{ text: step.text }]
       : step.toolCalls.map((c) => ({
           functionCall:
-            c.name === "transfer_to_refund_agent"
-              ? { id: c.id, name: "transfer_to_agent", args: { agentName: "refund_agent" } }
-              : { id: c.id, name: c.name, args: c.args },
+            c.name !== "transfer_to_refund_agent"
+              ? { id: c.id, name: c.name, args: c.args }
+              : this.asTool
+                ? { id: c.id, name: "refund_agent", args: { request: `Order ${c.args.order_id}: ${c.args.request}` } }
+                : { id: c.id, name: "transfer_to_agent", args: { agentName: "refund_agent" } },
         }));
     const inTok = tokens(JSON.stringify(req.contents)) + tokens(JSON.stringify(req.config?.tools ?? []));
     const outTok = tokens(JSON.stringify(parts));
@@ -93,7 +96,10 @@ const issueRefundTool = new FunctionTool({
   },
 });
 
-async function play(_, script, sessionId) {
+async function play(scenario, script, sessionId) {
+  // agent_tool: the refund agent is an AgentTool of the triage agent (agent as tool,
+  // refund_agent {request}); the triage agent gets its answer back and answers itself.
+  const asTool = scenario === "agent_tool";
   const refundAgent = new LlmAgent({
     name: "refund_agent",
     description: "Issues refunds for orders.",
@@ -103,13 +109,14 @@ async function play(_, script, sessionId) {
     disallowTransferToParent: true,
     disallowTransferToPeers: true,
   });
+  const refundTool = new AgentTool({ agent: refundAgent });
   const triageAgent = new LlmAgent({
     name: "triage_agent",
     description: "Acme Shop customer support triage.",
-    model: new ScriptedLlm(cursor("triage_agent", passControl(script.triage))),
+    model: new ScriptedLlm(cursor("triage_agent", asTool ? script.triage : passControl(script.triage)), asTool),
     instruction: TRIAGE_INSTRUCTIONS,
-    tools: [lookupOrderTool],
-    subAgents: [refundAgent],
+    tools: asTool ? [lookupOrderTool, refundTool] : [lookupOrderTool],
+    subAgents: asTool ? [] : [refundAgent],
   });
   const runner = new InMemoryRunner({ agent: triageAgent, appName: "acme_support" });
   await runner.sessionService.createSession({ appName: "acme_support", userId: "customer-042", sessionId });
@@ -130,4 +137,5 @@ await main({
   prefix: "sess-adk",
   setup: () => cap,
   play,
+  variants: { agent_tool: "handoff" },
 });
