@@ -291,6 +291,24 @@ func (a *assembler) buildTree() {
 	a.annotate(roots, false)
 	a.demoteWrappers()
 	a.annotate(roots, true)
+	a.nameGenericSubagents()
+}
+
+// nameGenericSubagents names an agent span that carries only the name of the generic tool
+// that launched it after the sub-agent the tool's arguments name: the Claude Agent SDK
+// runs every sub-agent as a tool "Agent" {subagent_type: "research-specialist", ...} whose
+// child agent span is named "Agent" too. The tool span's handoff target (HandoffToolTarget)
+// is the real name; an agent span with a name of its own keeps it.
+func (a *assembler) nameGenericSubagents() {
+	for _, n := range a.nodes {
+		t := n.toolAnc
+		if n.rec.Class != ClassAgent || t == nil || t.rec.HandoffTo == "" || t.rec.HandoffRule != exRuleHandoffTool {
+			continue
+		}
+		if AgentKey(n.rec.AgentName) == AgentKey(asmExecToolName(t.rec)) && AgentKey(t.rec.HandoffTo) != AgentKey(n.rec.AgentName) {
+			n.reclass(ClassAgent, t.rec.HandoffTo, exRuleSubagentFromTool)
+		}
+	}
 }
 
 // annotate computes, top-down, the depth and the agent/tool ancestors of every node. With

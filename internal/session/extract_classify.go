@@ -34,11 +34,14 @@ const (
 	exRuleName = "name:"
 	// exRuleNormalized: an invoke_agent that contrib's gen_ai_normalizer made of a chain,
 	// workflow or task span (its source kind is kept beside it).
-	exRuleNormalized  = "gen_ai_normalizer:source_kind"
-	exRuleUnnamed     = ";unnamed"
-	exRuleOIHandoff   = "openinference.handoff_span"
-	exRuleGenAIHandof = "gen_ai.handoff"
-	exRuleNotNested   = semconv.GenAIInvocationIsNested + "=false"
+	exRuleNormalized = "gen_ai_normalizer:source_kind"
+	// exRuleSubagentFromTool: an agent named after the sub-agent its launching tool's
+	// arguments name (assemble.go nameGenericSubagents).
+	exRuleSubagentFromTool = "launching_tool_arguments"
+	exRuleUnnamed          = ";unnamed"
+	exRuleOIHandoff        = "openinference.handoff_span"
+	exRuleGenAIHandof      = "gen_ai.handoff"
+	exRuleNotNested        = semconv.GenAIInvocationIsNested + "=false"
 )
 
 // exMaxRuleValue bounds the attribute value quoted in a rule name.
