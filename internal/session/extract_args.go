@@ -167,11 +167,12 @@ func exArgFirstString(arguments, key string) string {
 	if !isObj {
 		return ""
 	}
-	var m map[string][]json.RawMessage
-	if json.Unmarshal(params, &m) != nil {
+	var m map[string]json.RawMessage
+	var list []json.RawMessage
+	if json.Unmarshal(params, &m) != nil || json.Unmarshal(m[key], &list) != nil {
 		return ""
 	}
-	for _, v := range m[key] {
+	for _, v := range list {
 		if s, ok := exRawString(v); ok && strings.TrimSpace(s) != "" {
 			return strings.TrimSpace(s)
 		}

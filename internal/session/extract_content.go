@@ -168,7 +168,7 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 		len(s.oiIn) > 0 || len(s.oiOut) > 0 || len(s.tlIn) > 0 || len(s.tlOut) > 0
 	for _, k := range [...]exKey{kInMsgs, kOutMsgs, kSysInstr, kAIPrompt, kAIPromptMessages, kAIResponseText,
 		kAIResponseToolCalls, kPydAllMessages, kPydFinalResult, kADKLLMRequest, kADKLLMResponse, kInputValue,
-		kOutputValue, kTLEntityInput, kTLEntityOutput} {
+		kOutputValue, kTLEntityInput, kTLEntityOutput, kMastraRunInput} {
 		if s.has[k] {
 			captured = true
 			break

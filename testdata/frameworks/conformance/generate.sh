@@ -5,9 +5,10 @@
 # the runs themselves use no network. Not run by CI: the Go tests read the committed
 # files and compare them with the hand-written *.expect.json beside them.
 # Usage: generate.sh [framework ...]   (default: every directory with a run.mjs)
+#        CONFORMANCE_OUT=<dir> writes elsewhere (default testdata/conformance).
 set -euo pipefail
 cd "$(dirname "$0")"
-out="$(cd ../../conformance && pwd)"
+out="$(cd "${CONFORMANCE_OUT:-../../conformance}" && pwd)"
 fws=("$@")
 if [ ${#fws[@]} -eq 0 ]; then
   for d in */run.mjs; do fws+=("$(dirname "$d")"); done
