@@ -118,6 +118,9 @@ export async function main({ framework, prefix, setup, play, variants = {} }) {
   const out = `${outDir}/${name}.json`;
   const st = await cap.write(out);
   console.log(`${out}: ${st.spans} spans, ${st.traces} traces, ${st.bytes} bytes`);
+  // Some frameworks keep timers alive (VoltAgent's observability, the model registry):
+  // the file is written, the run is over.
+  process.exit(0);
 }
 
 /**
