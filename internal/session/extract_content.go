@@ -200,6 +200,14 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 		t, _ := exValueText(s.v[kTLEntityInput])
 		r.Input = e.text(r, t)
 	}
+	if !in.hasUser && s.has[kMastraRunInput] {
+		// Mastra records a string input as it is, not as a message list.
+		if t, ok := exValueText(s.v[kMastraRunInput]); ok {
+			if c := exFirstByte(exBytes(t)); c != '[' && c != '{' && strings.TrimSpace(t) != "" {
+				in.user, in.hasUser = t, true
+			}
+		}
+	}
 	if in.hasUser {
 		r.UserMessage = e.text(r, in.user)
 	}

@@ -16,7 +16,9 @@ import * as sdk from "@opentelemetry/sdk-trace-base";
 import * as transformer from "@opentelemetry/otlp-transformer";
 import { Agent } from "@mastra/core/agent";
 import { Mastra } from "@mastra/core/mastra";
+import { InMemoryStore } from "@mastra/core/storage";
 import { createTool } from "@mastra/core/tools";
+import { Memory } from "@mastra/memory";
 import { Observability } from "@mastra/observability";
 import { OtelExporter } from "@mastra/otel-exporter";
 import { simulateReadableStream } from "ai";
@@ -76,7 +78,12 @@ const issueRefundTool = createTool({
 
 let exporter;
 
-async function play(_, script, sessionId) {
+async function play(scenario, script, sessionId) {
+  // memory: both agents have Mastra memory; the conversation is the memory thread
+  // (threadId = the session id) and Mastra runs the sub-agent in a thread of its own,
+  // "<threadId>-<uuid>".
+  const withMemory = scenario === "memory";
+  const memory = withMemory ? new Memory({ storage: new InMemoryStore() }) : undefined;
   const refundAgent = new Agent({
     id: "refund_agent",
     name: "refund_agent",
@@ -84,6 +91,7 @@ async function play(_, script, sessionId) {
     instructions: REFUND_INSTRUCTIONS,
     model: model("refund_agent", cursor("refund_agent", script.refund)),
     tools: { issue_refund: issueRefundTool },
+    ...(memory ? { memory } : {}),
   });
   const triageAgent = new Agent({
     id: "triage_agent",
@@ -92,6 +100,7 @@ async function play(_, script, sessionId) {
     model: model("triage_agent", cursor("triage_agent", script.triage)),
     tools: { lookup_order: lookupOrderTool },
     agents: { refund_agent: refundAgent },
+    ...(memory ? { memory } : {}),
   });
   // The provider block only satisfies the exporter's set-up; our span exporter replaces
   // the OTLP one it would load, so nothing is sent anywhere.
@@ -108,10 +117,12 @@ async function play(_, script, sessionId) {
   const history = [];
   for (const text of script.users) {
     history.push({ role: "user", content: text });
-    const r = await agent.generate(history, {
-      maxSteps: 6,
-      tracingOptions: { metadata: { sessionId, userId: "customer-042" } },
-    });
+    const r = withMemory
+      ? await agent.generate(text, { maxSteps: 6, memory: { thread: sessionId, resource: "customer-042" } })
+      : await agent.generate(history, {
+          maxSteps: 6,
+          tracingOptions: { metadata: { sessionId, userId: "customer-042" } },
+        });
     history.push(...r.response.messages);
     await sleep(300);
   }
@@ -122,6 +133,7 @@ async function play(_, script, sessionId) {
 await main({
   framework: "mastra",
   prefix: "sess-mastra",
+  variants: { memory: "multi_turn" },
   setup: (name) => {
     const cap = capture({ api, asyncHooks, resources, sdk, transformer }, name, "mastra");
     exporter = cap.exporter;
