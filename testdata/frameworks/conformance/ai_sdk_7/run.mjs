@@ -13,7 +13,7 @@ import * as asyncHooks from "@opentelemetry/context-async-hooks";
 import * as resources from "@opentelemetry/resources";
 import * as sdk from "@opentelemetry/sdk-trace-base";
 import * as transformer from "@opentelemetry/otlp-transformer";
-import { OpenTelemetry } from "@ai-sdk/otel";
+import { LegacyOpenTelemetry, OpenTelemetry } from "@ai-sdk/otel";
 import * as ai from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { z } from "zod";
@@ -55,12 +55,21 @@ const options = (agent, sessionId) => ({
   },
 });
 
+// legacy_bad_tool_args: the same run through @ai-sdk/otel's LegacyOpenTelemetry, the
+// ai.* span shape of AI SDK <= 6 for users who keep their dashboards.
+const scenario = process.argv[2];
+
 await main({
   framework: "ai_sdk_7",
   prefix: "sess-ai-sdk-7",
+  variants: { legacy_bad_tool_args: "bad_tool_args" },
   setup: (name) => {
     const cap = capture({ api, asyncHooks, resources, sdk, transformer }, name, "ai_sdk_7");
-    ai.registerTelemetry(new OpenTelemetry({ agentSpanName: "functionId", runtimeContext: true }));
+    ai.registerTelemetry(
+      scenario?.startsWith("legacy_")
+        ? new LegacyOpenTelemetry()
+        : new OpenTelemetry({ agentSpanName: "functionId", runtimeContext: true }),
+    );
     return cap;
   },
   play: (_, script, sessionId) => playAISDK({ ai, z, model, options }, script, sessionId),
