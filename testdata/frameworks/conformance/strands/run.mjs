@@ -15,17 +15,6 @@ import * as asyncHooks from "@opentelemetry/context-async-hooks";
 import * as resources from "@opentelemetry/resources";
 import * as sdk from "@opentelemetry/sdk-trace-base";
 import * as transformer from "@opentelemetry/otlp-transformer";
-import {
-  Agent,
-  Model,
-  ModelContentBlockDeltaEvent,
-  ModelContentBlockStartEvent,
-  ModelContentBlockStopEvent,
-  ModelMessageStartEvent,
-  ModelMessageStopEvent,
-  ModelMetadataEvent,
-  tool,
-} from "@strands-agents/sdk";
 import { z } from "zod";
 import { capture } from "../capture.mjs";
 import {
@@ -43,6 +32,24 @@ import {
   sleep,
   tokens,
 } from "../scripts.mjs";
+
+if (process.argv[2]?.startsWith("latest_")) {
+  // The opt-in a user sets for evaluation: the latest GenAI conventions (content in
+  // gen_ai.client.inference.operation.details events) and the tool definitions with their
+  // schemas (inputSchema). Strands reads it once, when the SDK loads.
+  process.env.OTEL_SEMCONV_STABILITY_OPT_IN = "gen_ai_latest_experimental,gen_ai_tool_definitions";
+}
+const {
+  Agent,
+  Model,
+  ModelContentBlockDeltaEvent,
+  ModelContentBlockStartEvent,
+  ModelContentBlockStopEvent,
+  ModelMessageStartEvent,
+  ModelMessageStopEvent,
+  ModelMetadataEvent,
+  tool,
+} = await import("@strands-agents/sdk");
 
 /** Streams the next scripted step; transfer_to_refund_agent becomes a call of the refund_agent tool. */
 class ScriptedModel extends Model {
@@ -142,6 +149,7 @@ async function play(_, script, sessionId) {
 await main({
   framework: "strands",
   prefix: "sess-strands",
+  variants: { latest_bad_tool_args: "bad_tool_args" },
   setup: (name) => capture({ api, asyncHooks, resources, sdk, transformer }, name, "strands"),
   play,
 });
