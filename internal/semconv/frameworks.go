@@ -44,6 +44,8 @@ const (
 	VoltLLMFinish       = "llm.finish_reason"
 	VoltAgentMessages   = "agent.messages"
 
+	VoltSpanMemoryWrite    = "memory.write" // input: {message: the saved UI message}
+	VoltUIToolPartPrefix   = "tool-"        // UI message part type "tool-<name>"
 	VoltSpanPrefixLLM      = "llm:"
 	VoltSpanPrefixTool     = "tool.execution:"
 	VoltSpanPrefixSubagent = "subagent:"

@@ -222,6 +222,7 @@ func (a *assembler) assemble() TurnAssembly {
 	}
 	a.buildTree()
 	a.inheritWrapperContent()
+	a.inheritSavedCalls()
 	a.chooseRoot()
 	a.buildInteractions()
 	for _, in := range a.inters {
@@ -356,6 +357,38 @@ func (a *assembler) promoteLoneCallLLM() {
 		if !slices.ContainsFunc(n.children, func(c *asmNode) bool { return c.rec.Class == ClassLLM }) {
 			r := *n.rec
 			r.Class = ClassLLM
+			n.rec = &r
+		}
+	}
+}
+
+// inheritSavedCalls gives a VoltAgent model span (llm:*, which records no requested call)
+// the tool calls its agent saved to memory (memory.write spans beside it, SpanRecord.
+// RequestedCalls of ClassOther sibling spans): every call of the run, once, by call id,
+// in the order first saved. The saved messages are cumulative, so later ones repeat
+// earlier calls.
+func (a *assembler) inheritSavedCalls() {
+	for _, n := range a.nodes {
+		if n.rec.Class != ClassLLM || len(n.rec.RequestedCalls) > 0 || n.parent == nil || n.rec.ClassRule != exRuleVoltLLM {
+			continue
+		}
+		var calls []RequestedToolCall
+		seen := map[string]bool{}
+		for _, c := range n.parent.children {
+			if c.rec.Class != ClassOther || c.rec.ClassRule != exRuleVoltOther {
+				continue
+			}
+			for _, rc := range c.rec.RequestedCalls {
+				key := cmp.Or(rc.ID, rc.Name+"\x00"+rc.Arguments)
+				if !seen[key] && len(calls) < exMaxList {
+					seen[key] = true
+					calls = append(calls, rc)
+				}
+			}
+		}
+		if len(calls) > 0 {
+			r := *n.rec
+			r.RequestedCalls = calls
 			n.rec = &r
 		}
 	}

@@ -319,6 +319,9 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 	if cls.volt && (r.Class == ClassAgent || r.Class == ClassLLM) {
 		e.voltContent(&s, r)
 	}
+	if cls.volt && r.Class == ClassOther && r.Name == semconv.VoltSpanMemoryWrite {
+		e.voltSavedCalls(&s, r)
+	}
 	if r.Error && r.ErrorType == "" {
 		e.exceptionType(events, r)
 	}

@@ -799,6 +799,23 @@ func TestExtractFrameworkAdapters(t *testing.T) {
 		assert.Equal(t, int64(12), r.Usage.InputTokens)
 		assert.Equal(t, "gpt-4o-mini", r.Model)
 	})
+	t.Run("voltagent memory.write: the saved assistant message's tool calls", func(t *testing.T) {
+		r := extExtract(t, extSpan(t, "memory.write", map[string]any{
+			"entity.type": "agent", "entity.name": "triage_agent", "span.type": "memory",
+			"input": `{"conversationId":"c","message":{"role":"assistant","parts":[` +
+				`{"type":"tool-issue_refund","toolCallId":"call_x","input":{"order_id":"1"},"output":{"type":"error-text","value":"unavailable"}},` +
+				`{"type":"step-start"},{"type":"text","text":"done"}]}}`,
+		}))
+		require.Len(t, r.RequestedCalls, 1)
+		assert.Equal(t, "issue_refund", r.RequestedCalls[0].Name)
+		assert.Equal(t, "call_x", r.RequestedCalls[0].ID)
+		extJSONEq(t, `{"order_id":"1"}`, r.RequestedCalls[0].Arguments)
+		u := extExtract(t, extSpan(t, "memory.write", map[string]any{
+			"entity.type": "agent", "span.type": "memory",
+			"input": `{"message":{"role":"user","parts":[{"type":"tool-x","toolCallId":"c"}]}}`,
+		}))
+		assert.Empty(t, u.RequestedCalls, "only the assistant's message holds its calls")
+	})
 	t.Run("mastra: bare tool names, error results, client tool calls", func(t *testing.T) {
 		a := extExtract(t, extSpan(t, "invoke_agent triage_agent", map[string]any{
 			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage_agent",

@@ -4,6 +4,7 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
@@ -116,5 +117,47 @@ func (e *Extractor) voltContent(s *exScan, r *SpanRecord) {
 				r.ToolDefs = append(r.ToolDefs, ToolDefinition{Name: e.text(r, n)})
 			}
 		}
+	}
+}
+
+// exVoltSaved is the input of a VoltAgent memory.write span: the message saved, in the
+// AI SDK UI-message form; an assistant message lists the tool calls of the run as parts
+// {"type": "tool-<name>", "toolCallId", "input", "output"}.
+type exVoltSaved struct {
+	Message struct {
+		Role  string `json:"role"`
+		Parts []struct {
+			Type       string          `json:"type"`
+			ToolCallID string          `json:"toolCallId"`
+			Input      json.RawMessage `json:"input"`
+		} `json:"parts"`
+	} `json:"message"`
+}
+
+// voltSavedCalls reads the tool calls of the assistant message a memory.write span saves.
+// VoltAgent records no requested call on its llm:* span, and a call the AI SDK rejects
+// before running it (bad arguments, a tool the agent does not have) has no tool span: the
+// saved message is the only record of it. The calls are the span's RequestedCalls; the
+// assembler gives them to the agent's model span (assemble.go inheritSavedCalls).
+func (e *Extractor) voltSavedCalls(s *exScan, r *SpanRecord) {
+	data, ok := exJSONBytes(s.v[kVoltInput], e.parseLimit)
+	if !ok || !s.has[kVoltInput] {
+		return
+	}
+	var saved exVoltSaved
+	if json.Unmarshal(data, &saved) != nil || saved.Message.Role != "assistant" {
+		return
+	}
+	var calls []RequestedToolCall
+	for _, p := range saved.Message.Parts {
+		name, ok := strings.CutPrefix(p.Type, semconv.VoltUIToolPartPrefix)
+		if !ok || name == "" || len(calls) >= exMaxList {
+			continue
+		}
+		calls = append(calls, RequestedToolCall{ID: p.ToolCallID, Name: name, Arguments: string(p.Input)})
+	}
+	if len(calls) > 0 {
+		r.RequestedCalls = e.requested(r, calls)
+		r.ContentCaptured = true
 	}
 }
