@@ -24,7 +24,7 @@ BENCH_BUILD_DIR := _build-bench
 BENCH_BIN     := bin/otelcol-agenteval-bench
 BENCH_E2E_FLAGS ?=
 
-.PHONY: all build run test bench bench-build bench-e2e lint generate clean
+.PHONY: all build run test bench bench-build bench-e2e lint generate frameworks clean
 
 all: lint test build
 
@@ -79,6 +79,11 @@ bench-build:
 ## bench-e2e: each pipeline (pass-through, groupbytrace, agentsession, agentsession+agenteval) as a real collector under the same OTLP load; prints the results table
 bench-e2e: build bench-build
 	$(GO) run ./bench/e2e -collector $(BENCH_BIN) $(BENCH_E2E_FLAGS)
+
+## frameworks: regenerate the framework traces (testdata/samples, testdata/conformance) with npm; not run by CI
+frameworks:
+	testdata/frameworks/generate.sh
+	testdata/frameworks/conformance/generate.sh
 
 ## lint: gofmt must report nothing, go vet must pass
 lint:

@@ -35,6 +35,7 @@ const (
 	HandoffToolCrewAIAsk            = "Ask question to coworker"
 	HandoffToolClaudeAgent          = "Agent" // Claude Agent SDK sub-agent launcher {subagent_type, prompt}
 	HandoffArgAgentName             = "agent_name"
+	HandoffArgAgentNameCamel        = "agentName" // ADK for TypeScript's transfer_to_agent
 	HandoffArgCoworker              = "coworker"
 	HandoffArgSubagentType          = "subagent_type"
 	HandoffArgMessage               = "message"

@@ -62,21 +62,31 @@ const (
 // Unreleased keys of the semantic-conventions-genai main branch (conventions.md §1.8).
 // Supported when present, never required.
 const (
-	GenAIInvocationIsNested    = "gen_ai.invocation.is_nested" // bool; false for exactly one invocation per turn
-	GenAITransferMode          = "gen_ai.transfer.mode"        // on execute_tool; TransferMode* values
-	GenAITransferTargetName    = "gen_ai.transfer.target.name"
-	GenAITransferTargetID      = "gen_ai.transfer.target.id"
-	GenAITransferTargetType    = "gen_ai.transfer.target.type" // agent | human | workflow
-	GenAICallerType            = "gen_ai.caller.type"
-	GenAICallerName            = "gen_ai.caller.name"
-	GenAIEvaluationCaseName    = "gen_ai.evaluation.case.name" // strands-evals, non-standard
-	GenAIEvaluationTestPass    = "gen_ai.evaluation.test_pass"
-	GenAIEvaluationTaskType    = "gen_ai.evaluation.task.type"
-	TransferModeReturn         = "return_to_caller"
-	TransferModePassControl    = "pass_control"
-	TransferTargetTypeAgent    = "agent"
-	TransferTargetTypeHuman    = "human"
-	TransferTargetTypeWorkflow = "workflow"
+	GenAIInvocationIsNested = "gen_ai.invocation.is_nested" // bool; false for exactly one invocation per turn
+	GenAITransferMode       = "gen_ai.transfer.mode"        // on execute_tool; TransferMode* values
+	GenAITransferTargetName = "gen_ai.transfer.target.name"
+	GenAITransferTargetID   = "gen_ai.transfer.target.id"
+	GenAITransferTargetType = "gen_ai.transfer.target.type" // agent | human | workflow
+	GenAICallerType         = "gen_ai.caller.type"          // on a remote invoke_agent CLIENT span: agent | workflow
+	GenAICallerName         = "gen_ai.caller.name"          // the immediate logical caller of that agent
+	GenAIAgentTurnCount     = "gen_ai.agent.turn.count"
+	CallerTypeAgent         = "agent"
+	// EventToolCallDecision is the pre-execution decision about a tool call
+	// (semantic-conventions-genai PR #535): gen_ai.tool.call.decision.outcome, with
+	// gen_ai.tool.name and gen_ai.tool.call.id.
+	EventToolCallDecision          = "gen_ai.tool.call.decision"
+	GenAIToolCallDecisionOutcome   = "gen_ai.tool.call.decision.outcome"
+	ToolCallDecisionAllow          = "allow"
+	ToolCallDecisionDeny           = "deny"
+	ToolCallDecisionRequireApprove = "require_approval"
+	GenAIEvaluationCaseName        = "gen_ai.evaluation.case.name" // strands-evals, non-standard
+	GenAIEvaluationTestPass        = "gen_ai.evaluation.test_pass"
+	GenAIEvaluationTaskType        = "gen_ai.evaluation.task.type"
+	TransferModeReturn             = "return_to_caller"
+	TransferModePassControl        = "pass_control"
+	TransferTargetTypeAgent        = "agent"
+	TransferTargetTypeHuman        = "human"
+	TransferTargetTypeWorkflow     = "workflow"
 )
 
 // Non-standard but common gen_ai.* and framework keys (conventions.md §3, §4, §9).

@@ -14,6 +14,10 @@ const (
 	AITelemetrySessionID = "ai.telemetry.metadata.sessionId"
 	AITelemetryConvID    = "ai.telemetry.metadata.conversationId"
 	AITelemetryUserID    = "ai.telemetry.metadata.userId"
+	// AI SDK 7 has no telemetry metadata: @ai-sdk/otel writes the runtime context values
+	// the call includes (telemetry.includeRuntimeContext) as ai.settings.context.<key>.
+	AISettingsContextPref      = "ai.settings.context."
+	AISettingsContextSessionID = "ai.settings.context.sessionId"
 
 	AIModelID        = "ai.model.id"
 	AIModelProvider  = "ai.model.provider"

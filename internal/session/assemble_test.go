@@ -642,7 +642,9 @@ func TestAssembleTurnHandoffs(t *testing.T) {
 				})),
 				asSpan("s", "x", ClassAgent, 20, 400, asAgent("Agent")),
 			},
-			want: []hw{{"ClaudeAgentSDK.query", "Agent", "return_to_caller", HandoffSourceTool, "NY weather", true, true}},
+			// The sub-agent span carries only the launching tool's name: it is named after
+			// the sub-agent the tool's arguments name.
+			want: []hw{{"ClaudeAgentSDK.query", "research-specialist", "return_to_caller", HandoffSourceTool, "NY weather", true, true}},
 			calls: func(t *testing.T, calls []ToolCall) {
 				require.Len(t, calls, 1)
 				assert.True(t, calls[0].Requested, "requested on the agent span: the interaction has no LLM span")

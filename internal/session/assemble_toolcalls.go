@@ -152,8 +152,14 @@ func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *asmNode) *asm
 		if r.Error {
 			tc.Error = firstNonEmpty(r.ErrorType, r.ToolResult, asmStatusError)
 		}
-		ms := exec.durationMs()
-		tc.LatencyMs = &ms
+		if r.ClientSide() {
+			// Handed back to the caller (Mastra client_tool_call): the span records the
+			// request, nothing ran.
+			tc.Requested, tc.Executed, tc.Status = true, false, asmStatusNotExecuted
+		} else {
+			ms := exec.durationMs()
+			tc.LatencyMs = &ms
+		}
 		c.at = exec.start()
 		exec.call = c
 	}

@@ -5,6 +5,7 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 
 import (
 	"encoding/hex"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -35,9 +36,11 @@ type ExtractConfig struct {
 	MaxTextBytes int
 }
 
-// DefaultSessionKeys returns the default session key list (DESIGN.md §4, conventions.md
-// §0.4): gen_ai.conversation.id, session.id, traceloop.association.properties.session_id,
-// langfuse.session.id, ai.telemetry.metadata.sessionId, gcp.vertex.agent.session_id.
+// DefaultSessionKeys returns the default session key list (docs/conventions.md):
+// gen_ai.conversation.id, session.id, traceloop.association.properties.session_id,
+// langfuse.session.id, ai.telemetry.metadata.sessionId, gcp.vertex.agent.session_id,
+// ai.settings.context.sessionId (AI SDK 7 runtime context), mastra.metadata.sessionId
+// (Mastra tracingOptions.metadata), conversation.id (VoltAgent).
 func DefaultSessionKeys() []string {
 	return []string{
 		semconv.GenAIConversationID,
@@ -46,6 +49,9 @@ func DefaultSessionKeys() []string {
 		semconv.LangfuseSessionID,
 		semconv.AITelemetrySessionID,
 		semconv.ADKSessionID,
+		semconv.AISettingsContextSessionID,
+		semconv.MastraMetadataSessionID,
+		semconv.VoltConversationID,
 	}
 }
 
@@ -278,7 +284,7 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 	cls := e.classify(&s, r, scope.Name())
 	r.GraphNodeID = e.text(r, s.str(kGraphNodeID))
 	r.GraphParentID = e.text(r, s.str(kGraphParentID))
-	if m := exFirstNonEmpty(s.str(kRespModel), s.str(kReqModel), s.str(kOIModel), s.str(kAIRespModel), s.str(kAIModelID)); m != "" {
+	if m := exFirstNonEmpty(s.str(kRespModel), s.str(kReqModel), s.str(kOIModel), s.str(kAIRespModel), s.str(kAIModelID), s.str(kVoltLLMModel)); m != "" {
 		r.Model = e.text(r, m)
 	}
 
@@ -296,6 +302,9 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 		e.toolDefs(&s, events, r)
 	case ClassTool:
 		e.toolFields(&s, events, r, cls)
+		if cls.volt {
+			e.voltToolFields(&s, r)
+		}
 	case ClassHandoff:
 		e.handoffFields(&s, r, cls)
 	case ClassOther:
@@ -303,6 +312,15 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 			e.content(&s, events, r)
 			e.toolDefs(&s, events, r)
 		}
+	}
+	if (r.Class == ClassLLM || r.Class == ClassAgent) && events.Len() > 0 {
+		e.decisionEvents(events, r)
+	}
+	if cls.volt && (r.Class == ClassAgent || r.Class == ClassLLM) {
+		e.voltContent(&s, r)
+	}
+	if cls.volt && r.Class == ClassOther && r.Name == semconv.VoltSpanMemoryWrite {
+		e.voltSavedCalls(&s, r)
 	}
 	if r.Error && r.ErrorType == "" {
 		e.exceptionType(events, r)
@@ -382,6 +400,14 @@ func (e *Extractor) agentFields(s *exScan, r *SpanRecord) {
 		r.HandoffFrom, r.HandoffTo = e.text(r, p), r.AgentName
 		r.HandoffMode, r.HandoffRule = semconv.TransferModePassControl, semconv.GenAIAgentHandoffParent
 	}
+	// A remote agent's invoke_agent CLIENT span names the agent that called it
+	// (semantic-conventions-genai main): the caller gets the answer back.
+	if c := strings.TrimSpace(s.str(kCallerName)); c != "" && r.HandoffFrom == "" && c != r.AgentName {
+		if t := s.str(kCallerType); t == "" || strings.EqualFold(t, semconv.CallerTypeAgent) {
+			r.HandoffFrom, r.HandoffTo = e.text(r, c), r.AgentName
+			r.HandoffMode, r.HandoffRule = semconv.TransferModeReturn, semconv.GenAICallerName
+		}
+	}
 }
 
 // exDefaultAgentDescription reports placeholder descriptions that instrumentations write
@@ -420,8 +446,8 @@ func (e *Extractor) nameList(v pcommon.Value, key string, r *SpanRecord) []strin
 // they carry accumulated totals (conventions.md §8.10).
 func (e *Extractor) usage(s *exScan, r *SpanRecord) {
 	r.Usage.LLMCalls = 1
-	r.Usage.InputTokens = e.firstInt(s, r, kInTok, kPromptTok, kOIPromptTok, kAIInTok, kAIPromptTok)
-	r.Usage.OutputTokens = e.firstInt(s, r, kOutTok, kComplTok, kOIComplTok, kAIOutTok, kAIComplTok)
+	r.Usage.InputTokens = e.firstInt(s, r, kInTok, kPromptTok, kOIPromptTok, kAIInTok, kAIPromptTok, kVoltPromptTok)
+	r.Usage.OutputTokens = e.firstInt(s, r, kOutTok, kComplTok, kOIComplTok, kAIOutTok, kAIComplTok, kVoltComplTok)
 	r.Usage.CacheReadTokens = e.firstInt(s, r, kCacheRead, kCacheReadAlt, kOICacheRead, kAICached)
 	r.Usage.ReasoningTokens = e.firstInt(s, r, kReasoning, kReasoningAlt, kOIReasoning, kAIReasoning)
 	for _, k := range [...]exKey{kOICost, kOpCost} {
@@ -446,4 +472,33 @@ func (e *Extractor) firstInt(s *exScan, r *SpanRecord, keys ...exKey) int64 {
 		exProblem(r, exKeyNames[k], "not a token count")
 	}
 	return 0
+}
+
+// decisionEvents reads the pre-execution gen_ai.tool.call.decision events of a model or
+// agent span: a call whose outcome is deny was requested and never ran, so it is added to
+// the span's requested calls when the output messages did not already list it (matched
+// by call id, else by name). Its arguments are unknown.
+func (e *Extractor) decisionEvents(events ptrace.SpanEventSlice, r *SpanRecord) {
+	for i := 0; i < events.Len(); i++ {
+		ev := events.At(i)
+		if ev.Name() != semconv.EventToolCallDecision {
+			continue
+		}
+		attrs := ev.Attributes()
+		outcome, _ := attrs.Get(semconv.GenAIToolCallDecisionOutcome)
+		if !strings.EqualFold(outcome.Str(), semconv.ToolCallDecisionDeny) {
+			continue
+		}
+		name, _ := attrs.Get(semconv.GenAIToolName)
+		id, _ := attrs.Get(semconv.GenAIToolCallID)
+		call := RequestedToolCall{ID: e.text(r, strings.TrimSpace(id.Str())), Name: e.text(r, strings.TrimSpace(name.Str()))}
+		if call.Name == "" || len(r.RequestedCalls) >= exMaxList {
+			continue
+		}
+		if !slices.ContainsFunc(r.RequestedCalls, func(c RequestedToolCall) bool {
+			return (call.ID != "" && c.ID == call.ID) || (call.ID == "" && c.Name == call.Name)
+		}) {
+			r.RequestedCalls = append(r.RequestedCalls, call)
+		}
+	}
 }

@@ -5,6 +5,7 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -121,7 +122,12 @@ func HandoffToolTarget(toolName, arguments string) (target, mode string, ok bool
 	name := strings.ToLower(toolName)
 	switch {
 	case name == semconv.ADKTransferTool || name == semconv.HandoffToolStrandsSwarm:
-		return exArgString(arguments, semconv.HandoffArgAgentName), semconv.TransferModePassControl, true
+		t := cmp.Or(exArgString(arguments, semconv.HandoffArgAgentName), exArgString(arguments, semconv.HandoffArgAgentNameCamel))
+		return t, semconv.TransferModePassControl, true
+	case toolName == semconv.VoltDelegateTool:
+		// VoltAgent's supervisor tool: the sub-agents are named in targetAgents; the
+		// supervisor gets their answers back.
+		return exArgFirstString(arguments, semconv.VoltDelegateTargets), semconv.TransferModeReturn, true
 	case strings.EqualFold(toolName, semconv.HandoffToolCrewAIDelegate) || strings.EqualFold(toolName, semconv.HandoffToolCrewAIAsk):
 		return exArgString(arguments, semconv.HandoffArgCoworker), semconv.TransferModeReturn, true
 	case toolName == semconv.HandoffToolClaudeAgent:
@@ -152,6 +158,26 @@ func exArgString(arguments, key string) string {
 	}
 	s, _ := exRawString(m[key])
 	return strings.TrimSpace(s)
+}
+
+// exArgFirstString returns the first string of the array value of key in a JSON
+// arguments object, or "".
+func exArgFirstString(arguments, key string) string {
+	params, isObj := ParseArguments(arguments)
+	if !isObj {
+		return ""
+	}
+	var m map[string]json.RawMessage
+	var list []json.RawMessage
+	if json.Unmarshal(params, &m) != nil || json.Unmarshal(m[key], &list) != nil {
+		return ""
+	}
+	for _, v := range list {
+		if s, ok := exRawString(v); ok && strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+	}
+	return ""
 }
 
 // exParseResponseFunctionToolCall reads the python repr that the python-contrib

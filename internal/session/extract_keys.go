@@ -81,6 +81,24 @@ const (
 	kPydFinalResult
 	kADKLLMRequest
 	kADKLLMResponse
+	kMastraArgs
+	kMastraRunInput
+
+	kCallerType
+	kCallerName
+
+	kVoltEntityType
+	kVoltEntityName
+	kVoltSubagentName
+	kVoltSpanType
+	kVoltInput
+	kVoltOutput
+	kVoltToolCallID
+	kVoltLLMMessages
+	kVoltLLMTools
+	kVoltLLMModel
+	kVoltPromptTok
+	kVoltComplTok
 
 	kReqModel
 	kRespModel
@@ -187,6 +205,24 @@ var exKeyNames = [exNumKeys]string{
 	kPydFinalResult:      semconv.PydanticAIFinalResult,
 	kADKLLMRequest:       semconv.ADKLLMRequest,
 	kADKLLMResponse:      semconv.ADKLLMResponse,
+	kMastraArgs:          semconv.MastraMetadataArgs,
+	kMastraRunInput:      semconv.MastraAgentRunInput,
+
+	kCallerType: semconv.GenAICallerType,
+	kCallerName: semconv.GenAICallerName,
+
+	kVoltEntityType:   semconv.VoltEntityType,
+	kVoltEntityName:   semconv.VoltEntityName,
+	kVoltSubagentName: semconv.VoltSubagentName,
+	kVoltSpanType:     semconv.VoltSpanType,
+	kVoltInput:        semconv.VoltInput,
+	kVoltOutput:       semconv.VoltOutput,
+	kVoltToolCallID:   semconv.VoltToolCallID,
+	kVoltLLMMessages:  semconv.VoltLLMMessages,
+	kVoltLLMTools:     semconv.VoltLLMTools,
+	kVoltLLMModel:     semconv.VoltLLMModel,
+	kVoltPromptTok:    semconv.VoltLLMPromptTok,
+	kVoltComplTok:     semconv.VoltLLMComplTok,
 
 	kReqModel:      semconv.GenAIRequestModel,
 	kRespModel:     semconv.GenAIResponseModel,

@@ -4,6 +4,7 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -30,7 +31,7 @@ const (
 
 // exToolArgKeys is the argument priority list of conventions.md §5.1 (Tool call row);
 // the event-carried forms follow them.
-var exToolArgKeys = [...]exKey{kToolArgs, kInputValue, kOIToolParams, kAIToolArgs, kAIToolInput, kADKArgs, kTLEntityInput}
+var exToolArgKeys = [...]exKey{kToolArgs, kInputValue, kOIToolParams, kAIToolArgs, kAIToolInput, kADKArgs, kTLEntityInput, kMastraArgs}
 
 // exToolResultKeys is the result priority list.
 var exToolResultKeys = [...]exKey{kToolResult, kOutputValue, kAIToolResult, kAIToolOutput, kADKResponse, kTLEntityOutput}
@@ -95,6 +96,12 @@ func (e *Extractor) toolFields(s *exScan, events ptrace.SpanEventSlice, r *SpanR
 			r.Truncated = true
 		}
 		break
+	}
+
+	// A result that is an error object ({"error": true, "message": ...}): Mastra answers
+	// arguments that fail the tool's schema this way, and the span ends OK.
+	if !r.Error && exIsErrorResult(r.ToolResult) {
+		r.Error = true
 	}
 
 	// A LangChain-serialised ToolMessage (OpenInference LangChain tracer): the result is
@@ -292,4 +299,21 @@ func exTransferMode(m string) string {
 	}
 	m, _ = exClean(m, exMaxRuleValue)
 	return m
+}
+
+// exIsErrorResult reports whether a tool result is a JSON object whose "error" member is
+// true (Mastra's rejected input: {"error":true,"message":"Tool input validation
+// failed ..."}).
+func exIsErrorResult(result string) bool {
+	b := exBytes(result)
+	if exFirstByte(b) != '{' || !bytes.Contains(b, []byte(`"error"`)) {
+		return false
+	}
+	var v struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return false
+	}
+	return string(bytes.TrimSpace(v.Error)) == "true"
 }

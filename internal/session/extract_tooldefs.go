@@ -92,7 +92,7 @@ func exParseToolDefs(data []byte, maxText int, dst []ToolDefinition) (defs []Too
 	var list []exJToolDef
 	switch exFirstByte(data) {
 	case '[':
-		// Vercel ai.prompt.tools is a list of JSON strings; accept both.
+		// Vercel ai.prompt.tools is a list of JSON strings; accept both, and bare names.
 		var raws []json.RawMessage
 		if json.Unmarshal(data, &raws) != nil {
 			return dst, 1
@@ -100,6 +100,14 @@ func exParseToolDefs(data []byte, maxText int, dst []ToolDefinition) (defs []Too
 		for _, r := range raws {
 			if exFirstByte(r) == '"' {
 				s, _ := exRawString(r)
+				if exFirstByte(exBytes(s)) != '{' {
+					// A bare name (Mastra lists its tools as ["lookup_order", ...]):
+					// the tool is available, its schema unknown.
+					if name := strings.TrimSpace(s); name != "" {
+						list = append(list, exJToolDef{Name: name})
+					}
+					continue
+				}
 				r = exBytes(s)
 			}
 			var d exJToolDef

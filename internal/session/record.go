@@ -3,7 +3,12 @@
 
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
 
 // SpanClass is what a span is to the AgentSession model.
 type SpanClass uint8
@@ -144,4 +149,10 @@ type SpanRecord struct {
 	// Problems lists attribute values that could not be read (malformed JSON messages,
 	// wrong types), as "key: reason". The span is still used.
 	Problems []string `json:"problems,omitempty"`
+}
+
+// ClientSide reports whether a tool span records a call handed back to the caller
+// instead of run (Mastra's client_tool_call operation): requested, not executed here.
+func (r *SpanRecord) ClientSide() bool {
+	return r.Class == ClassTool && strings.EqualFold(r.Operation, semconv.MastraOpClientToolCall)
 }

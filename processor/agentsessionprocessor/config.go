@@ -37,7 +37,9 @@ type Config struct {
 	// on any span of a trace, the trace id is the session id.
 	// Default: gen_ai.conversation.id, session.id,
 	// traceloop.association.properties.session_id, langfuse.session.id,
-	// ai.telemetry.metadata.sessionId, gcp.vertex.agent.session_id.
+	// ai.telemetry.metadata.sessionId, gcp.vertex.agent.session_id,
+	// ai.settings.context.sessionId, mastra.metadata.sessionId, conversation.id
+	// (docs/conventions.md says which framework writes which).
 	SessionKeys []string `mapstructure:"session_keys"`
 	// TurnSettle is how long a turn stays open after its root span arrived with no new
 	// span of the trace. Default 2s.
