@@ -56,8 +56,8 @@ run: build
 	@echo "    *_unknown_tool.json     triage_agent calls refund_agent's tool: UNAUTHORIZED_TOOL"
 	@echo "    *_multi_turn.json       the user corrects the order number in turn 2: RDM on turn 1"
 	@echo "    openai_agents_unknown_tool_raise.json  the run crashes with no answer"
-	@echo "  each is scored $${AGENTEVAL_SESSION_TIMEOUT:-30s} after its last span (AGENTEVAL_SESSION_TIMEOUT);"
-	@echo "  the crashed run, whose root span never ended, up to turn_timeout (60s)"
+	@echo "  each is scored $${AGENTEVAL_SESSION_TIMEOUT:-30s} after its last span (AGENTEVAL_SESSION_TIMEOUT),"
+	@echo "  the crashed run too (its unfinished turn closes as partial): the web UI lists them then"
 	./$(BIN) --config $(CONFIG)
 
 ## test: the test suite over the whole module (set AGENTEVAL_TEST_POSTGRES_DSN for the PostgreSQL store tests)
