@@ -6,6 +6,7 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 import (
 	"cmp"
 	"container/list"
+	"regexp"
 	"slices"
 	"time"
 )
@@ -365,8 +366,12 @@ func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Closed) []Closed {
 		t.traces[r.TraceID] = tr
 		tr.elem = t.lru.PushFront(tr)
 	}
-	if tr.sess == nil && r.SessionID != "" {
-		t.attach(tr, r, now)
+	switch {
+	case tr.sess == nil && r.SessionID != "":
+		t.attach(tr, t.foldSubAgent(r.SessionID), r.SessionKey, r.Service, now)
+	case tr.sess != nil && r.SessionID != "" && r.SessionID != tr.sess.id && ParentSessionID(tr.sess.id) == r.SessionID:
+		// The trace joined a sub-agent's id first; the parent's id folds it back.
+		t.rekey(tr, r.SessionID, r.SessionKey, r.Service, now)
 	}
 	t.retain(tr, r, now)
 	if s := tr.sess; s != nil {
@@ -426,11 +431,12 @@ func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
 	}
 }
 
-// attach makes the pending trace join the session named by r (creating it).
-func (t *Tracker) attach(tr *trkTrace, r *SpanRecord, now time.Time) {
-	s := t.sessions[r.SessionID]
+// attach makes the pending trace join the session id (creating it); keySource names the
+// key the id came from and service the record's service.
+func (t *Tracker) attach(tr *trkTrace, id, keySource, service string, now time.Time) {
+	s := t.sessions[id]
 	if s == nil {
-		s = &trkSession{id: r.SessionID, keySource: r.SessionKey, created: now, lastActive: now, open: map[string]*trkTrace{}}
+		s = &trkSession{id: id, keySource: keySource, created: now, lastActive: now, open: map[string]*trkTrace{}}
 		t.sessions[s.id] = s
 		s.elem = t.lru.PushFront(s)
 	}
@@ -441,8 +447,52 @@ func (t *Tracker) attach(tr *trkTrace, r *SpanRecord, now time.Time) {
 	s.spans += tr.recs.n
 	s.endSignal = s.endSignal || tr.endSignal
 	if s.service == "" {
-		s.service = firstNonEmpty(tr.service, r.Service)
+		s.service = firstNonEmpty(tr.service, service)
 	}
+}
+
+// subAgentSuffix is the "-<uuid>" some frameworks append to the conversation id for a
+// sub-agent's run (Mastra: <thread>-<uuid> for the sub-agent's memory thread).
+var subAgentSuffix = regexp.MustCompile(`-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// ParentSessionID returns the conversation id that a sub-agent's id of the form
+// <parent>-<uuid> belongs to, or "" when id has no such suffix.
+func ParentSessionID(id string) string {
+	loc := subAgentSuffix.FindStringIndex(id)
+	if loc == nil || loc[0] == 0 {
+		return ""
+	}
+	return id[:loc[0]]
+}
+
+// foldSubAgent returns the open session a sub-agent's id (<parent>-<uuid>) folds into,
+// else id: a sub-agent run under its own conversation id stays in its parent's session
+// (docs/decisions/sessions.md §2.1).
+func (t *Tracker) foldSubAgent(id string) string {
+	if p := ParentSessionID(id); p != "" {
+		if _, open := t.sessions[p]; open {
+			return p
+		}
+	}
+	return id
+}
+
+// rekey moves the open trace tr from the session it joined under a sub-agent's id to its
+// parent's session id. The session it leaves is dropped when nothing else is in it.
+func (t *Tracker) rekey(tr *trkTrace, id, keySource, service string, now time.Time) {
+	old := tr.sess
+	delete(old.open, tr.id)
+	old.spans -= tr.recs.n
+	tr.sess = nil
+	tr.elem = t.lru.PushFront(tr)
+	if len(old.open) == 0 && len(old.turns) == 0 && old.closedTurns == 0 && len(old.closedTraces) == 0 {
+		delete(t.sessions, old.id)
+		if old.elem != nil {
+			t.lru.Remove(old.elem)
+			old.elem = nil
+		}
+	}
+	t.attach(tr, id, keySource, service, now)
 }
 
 // late counts a record of an already closed turn and notes it on the turn.
