@@ -223,6 +223,10 @@ func TestNoContentCaptured(t *testing.T) {
 	assert.Equal(t, DetectionNone, tr.DetectionType)
 	assert.Equal(t, 0.0, tr.Confidence)
 	assert.Nil(t, tr.IntentDrift)
+	assert.Equal(t, []string{ReasonContentNotCaptured}, tr.NotEvaluable, "the verdict says why it could not be judged")
+	for _, other := range newEval(t).AnalyzeSession(refundSession()).TurnResults {
+		assert.Empty(t, other.NotEvaluable, "a turn with content is evaluable")
+	}
 	planner, executor := tr.Interactions[0], tr.Interactions[1]
 	// Payload not captured → handoff null; no output because nothing was captured →
 	// response_quality null, not 0.

@@ -139,6 +139,9 @@ type TurnResult struct {
 	LatencyMs     float64       `json:"latency_ms"`
 	Usage         session.Usage `json:"usage"`
 	Partial       bool          `json:"partial,omitempty"`
+	// NotEvaluable lists why the turn's detection could not run (ReasonContentNotCaptured);
+	// empty when it ran.
+	NotEvaluable []string `json:"not_evaluable,omitempty"`
 	// UserMessage and FinalResponse are the turn's texts (capped at the processor's
 	// max_text_bytes; "" when not captured): with every turn's, the analysis holds the
 	// whole conversation, the transcript the web UI shows next to the verdicts.

@@ -22,6 +22,13 @@ const (
 	ReasonArgumentsTruncated   = "arguments_truncated"
 )
 
+// ReasonContentNotCaptured is the not-evaluable reason of a turn (TurnResult.NotEvaluable)
+// whose text was not captured at all (no user message, response, agent input or output,
+// tool result): its verdict (RDM, CCM, hallucination) and intent drift cannot be judged.
+// Instrumentations leave content out unless told to capture it (README, "Point your app
+// at it").
+const ReasonContentNotCaptured = "content_not_captured"
+
 // maxErrorText caps a tool error quoted in an issue message.
 const maxErrorText = 160
 

@@ -56,6 +56,9 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 		}
 	}
 	tr.IntentDrift, tr.Explanations[keyIntentDrift] = c.intentDrift(ti)
+	if !turnHasContent(t) {
+		tr.NotEvaluable = []string{ReasonContentNotCaptured}
+	}
 	return tr
 }
 
