@@ -4,6 +4,7 @@
 package evaluation
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -64,4 +65,18 @@ func TestToolIssueJSONParameterNull(t *testing.T) {
 	b, err = json.Marshal(is)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"parameter":"amount"`)
+}
+
+// TestJSONEscapingFollowsTheEncoder: a "<" in a message is escaped by json.Marshal and
+// kept by an Encoder with SetEscapeHTML(false), as for any other field.
+func TestJSONEscapingFollowsTheEncoder(t *testing.T) {
+	r := Recommendation{Kind: RecHandoff, Message: "handoff 0 < 0.7"}
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `handoff 0 \u003c 0.7`)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode([]Recommendation{r}))
+	assert.Contains(t, buf.String(), `handoff 0 < 0.7`)
 }

@@ -3,7 +3,10 @@
 
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // Scores, confidences, impacts and latencies leave the evaluators rounded to 4 decimals
 // (docs/scoring.md "Rounding"): 0.8333 rather than 0.8333333333333334 in the JSON, the
@@ -13,8 +16,20 @@ import "math"
 // computed from the rounded turn results, so a session score is the mean of the values
 // shown. The explanations already print numbers with 4 decimals (num).
 
-// round4 rounds v to 4 decimals.
-func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+// round4 rounds v to 4 decimals: the decimal rounding of v's exact binary value, the
+// number num prints (0.8687499999999999 is 0.8687 in both; math.Round(v*1e4) would
+// give 0.8688, because v*1e4 rounds to 8687.5).
+func round4(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	var buf [32]byte
+	r, err := strconv.ParseFloat(string(strconv.AppendFloat(buf[:0], v, 'f', 4, 64)), 64)
+	if err != nil {
+		return v
+	}
+	return r
+}
 
 // round4In rounds *v in place, writing only when the value changes: results already
 // rounded (a turn result shared by a record and an analysis) are never written again.

@@ -62,7 +62,7 @@ func walkNumbers(v any, path string, f func(string, json.Number)) {
 func TestRound4(t *testing.T) {
 	for _, tt := range []struct{ in, want float64 }{
 		{2.0 / 3, 0.6667},
-		{0.8687499999999999, 0.8688}, // 0.86875 computed in floating point
+		{0.8687499999999999, 0.8687}, // as num prints it in the explanations
 		{1700.0 / 3, 566.6667},
 		{0.00005, 0.0001},
 		{1, 1},
