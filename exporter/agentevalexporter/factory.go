@@ -54,8 +54,9 @@ func createDefaultConfig() component.Config {
 			ServerConfig:   prom,
 			MaxLabelValues: defaultMaxLabelValues,
 		},
-		API: api,
-		UI:  defaultUIConfig(),
+		API:     api,
+		UI:      defaultUIConfig(),
+		Console: ConsoleNone,
 	}
 }
 

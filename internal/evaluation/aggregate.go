@@ -114,12 +114,13 @@ func (e *Evaluator) Aggregate(meta SessionMeta, recs []TurnRecord) Analysis {
 	for id, as := range a.PerAgentScores {
 		for _, r := range a.Recommendations {
 			if r.AgentID == id {
-				as.Recommendations = append(as.Recommendations, r.Message)
+				as.Recommendations = append(as.Recommendations, r)
 			}
 		}
 		a.PerAgentScores[id] = as
 	}
 	a.Latency = latency(meta.TotalLatencyMs, a.TurnResults)
+	a.roundScores()
 	return a
 }
 
@@ -224,7 +225,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 					x.notEval++
 				}
 				for _, is := range tc.Issues {
-					x.issues = append(x.issues, fmt.Sprintf("%s: %s (turn %d)", is.Issue, issueDetail(is), is.TurnIndex))
+					x.issues = append(x.issues, fmt.Sprintf("%s: %s (turn %d)", is.Issue, issueDetail(is), turnNumber(is.TurnIndex)))
 				}
 			}
 			if ae, ok := errs[ii]; ok {
@@ -232,7 +233,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 				if ae.ErrorType != "" {
 					what += " (" + ae.ErrorType + ")"
 				}
-				x.issues = append(x.issues, fmt.Sprintf("AGENT_ERROR: %s (turn %d)", what, tr.TurnIndex))
+				x.issues = append(x.issues, fmt.Sprintf("AGENT_ERROR: %s (turn %d)", what, turnNumber(tr.TurnIndex)))
 			}
 		}
 	}
@@ -240,7 +241,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 	for id, x := range accs {
 		as := AgentScores{
 			InteractionsCount: x.n, ToolCalls: x.calls, NotEvaluableCalls: x.notEval,
-			Issues: x.issues, Recommendations: []string{}, Explanations: map[string]string{},
+			Issues: x.issues, Recommendations: []Recommendation{}, Explanations: map[string]string{},
 		}
 		if as.Issues == nil {
 			as.Issues = []string{}
@@ -362,7 +363,7 @@ func (e *Evaluator) coordination(a *Analysis, recs []TurnRecord) {
 		for i := range recs {
 			if n := recs[i].Summary.PingPongLoops; n > 0 {
 				loops += n
-				where = append(where, fmt.Sprintf("turn %d: %d", recs[i].Result.TurnIndex, n))
+				where = append(where, fmt.Sprintf("turn %d: %d", turnNumber(recs[i].Result.TurnIndex), n))
 			}
 		}
 		cc.NoPingPong = ptr(clamp01(1 - cfg.PingPongPenalty*float64(loops)))

@@ -129,6 +129,7 @@ func (e *Evaluator) EvaluateInteraction(s *session.AgentSession, turnIndex, inte
 	}
 	c := e.newCtx(s)
 	tr := c.turn(turnIndex, turnIndex+1 < len(s.Turns))
+	tr.roundScores()
 	return tr.Interactions[interactionIndex]
 }
 
@@ -141,5 +142,7 @@ func (e *Evaluator) EvaluateTurn(s *session.AgentSession, turnIndex int, final b
 		return TurnResult{TurnIndex: turnIndex, DetectionType: DetectionNone, Interactions: []InteractionResult{},
 			Explanations: map[string]string{"detection": "no such turn"}}
 	}
-	return e.newCtx(s).turn(turnIndex, final)
+	tr := e.newCtx(s).turn(turnIndex, final)
+	tr.roundScores()
+	return tr
 }

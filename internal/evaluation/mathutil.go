@@ -10,6 +10,10 @@ import (
 
 func ptr(v float64) *float64 { return &v }
 
+// turnNumber is how texts for people (messages, explanations, reasons) name the turn of
+// 0-based index i: "turn 1" is turn_index 0.
+func turnNumber(i int) int { return i + 1 }
+
 func clamp01(v float64) float64 {
 	if v < 0 {
 		return 0

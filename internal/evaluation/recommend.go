@@ -5,7 +5,6 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 )
@@ -164,8 +163,6 @@ func (e *Evaluator) issueRecommendations(a *Analysis) []Recommendation {
 	}
 	return out
 }
-
-func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
 // toolUseAdvice words the tool_use recommendation after the evidence, the agent's tool
 // issues (docs/scoring.md §7): tool selection for UNAUTHORIZED_TOOL (the seed's

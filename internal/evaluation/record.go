@@ -134,6 +134,7 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 	}
 	tr := c.turn(ti, false)
 	setTurnIndex(&tr, index)
+	tr.roundScores()
 	rec := TurnRecord{
 		Result:         tr,
 		FinalResponder: finalResponder(t),
@@ -288,6 +289,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 		ir.Explanations[keyResponseQuality] = "0: final responder of a bad turn (" + d.typ + ")"
 		(&evalCtx{e: e}).score(ir)
 	}
+	tr.roundScores()
 	rec.Result = tr
 	return rec
 }

@@ -64,7 +64,7 @@ type ToolIssue struct {
 	Issue     IssueType `json:"issue"`
 	Severity  Severity  `json:"severity"`
 	// Parameter is the offending argument key (PARAMETER_HALLUCINATION,
-	// MISSING_REQUIRED_PARAM, INVALID_PARAM_VALUE); "" otherwise.
+	// MISSING_REQUIRED_PARAM, INVALID_PARAM_VALUE); "" otherwise, JSON null (MarshalJSON).
 	Parameter string `json:"parameter,omitempty"`
 	SpanID    string `json:"span_id"`
 	// Executed tells whether the call ran (false: rejected before running, or only
@@ -163,9 +163,11 @@ type AgentScores struct {
 	ToolCalls         int      `json:"tool_calls"`
 	NotEvaluableCalls int      `json:"not_evaluable_calls"`
 	// MeanLatencyMs is the mean interaction latency in milliseconds.
-	MeanLatencyMs   float64           `json:"mean_latency_ms"`
-	Issues          []string          `json:"issues"`
-	Recommendations []string          `json:"recommendations"`
+	MeanLatencyMs float64  `json:"mean_latency_ms"`
+	Issues        []string `json:"issues"`
+	// Recommendations are the analysis' recommendations about this agent (AgentID is
+	// the agent), in the same order and shape as Analysis.Recommendations.
+	Recommendations []Recommendation  `json:"recommendations"`
 	Explanations    map[string]string `json:"explanations"`
 }
 
@@ -183,17 +185,22 @@ type ConversationSummary struct {
 	Score *float64 `json:"score"`
 }
 
-// Recommendation is one actionable suggestion, ranked by Impact (higher first).
+// Recommendation is one actionable suggestion, ranked by Impact (higher first). In JSON
+// every key is present (MarshalJSON): agent_id, tool_name and parameter are null when
+// the rule is not about one agent, tool or parameter, count is null when the rule does
+// not count occurrences.
 type Recommendation struct {
 	// Kind is the rule: "tool_use", "handoff", "reasoning", "coordination", "rdm", "ccm",
 	// or an issue type in lower case for specific ones ("missing_required_param"...).
-	Kind      string  `json:"kind"`
-	AgentID   string  `json:"agent_id,omitempty"`
-	ToolName  string  `json:"tool_name,omitempty"`
-	Parameter string  `json:"parameter,omitempty"`
-	Count     int     `json:"count,omitempty"`
-	Message   string  `json:"message"`
-	Impact    float64 `json:"impact"`
+	Kind      string `json:"kind"`
+	AgentID   string `json:"agent_id,omitempty"`
+	ToolName  string `json:"tool_name,omitempty"`
+	Parameter string `json:"parameter,omitempty"`
+	// Count is how many occurrences the rule counted (tool issues, corrections,
+	// re-asks); 0 for the score-threshold rules.
+	Count   int     `json:"count,omitempty"`
+	Message string  `json:"message"`
+	Impact  float64 `json:"impact"`
 }
 
 // LatencySummary aggregates latencies, in milliseconds.

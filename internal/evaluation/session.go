@@ -143,7 +143,7 @@ func sessionIntentDrift(trs []TurnResult) (*float64, string) {
 	if best == nil {
 		return nil, "null: no turn has an intent drift (user messages or actions not captured)"
 	}
-	return best, fmt.Sprintf("max over %d turn(s) = %s (turn %d)", n, num(*best), at)
+	return best, fmt.Sprintf("max over %d turn(s) = %s (turn %d)", n, num(*best), turnNumber(at))
 }
 
 // issueDetail is the issue message without its "agent: " prefix.

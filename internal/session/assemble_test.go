@@ -437,6 +437,17 @@ func TestAssembleTurnToolCallJoin(t *testing.T) {
 			},
 		},
 		{
+			name: "tool error: the status description, not the error class",
+			recs: []SpanRecord{
+				agentSpan,
+				asSpan("x1", "a", ClassTool, 21, 31, asTool("refund_order", "c1", `{}`), asFailedWith("tool_error", "payment gateway timeout")),
+			},
+			want: []ToolCall{
+				{ToolName: "refund_order", CallID: "c1", Parameters: json.RawMessage(`{}`), ArgumentsSource: "gen_ai.tool.call.arguments",
+					Error: "payment gateway timeout", Executed: true, Status: "error", LatencyMs: f(10), SpanID: "x1"},
+			},
+		},
+		{
 			name: "no arguments captured; execution span name as tool name",
 			recs: []SpanRecord{
 				agentSpan,

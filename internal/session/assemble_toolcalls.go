@@ -150,7 +150,9 @@ func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *asmNode) *asm
 		tc.Result = r.ToolResult
 		tc.Status = exec.status()
 		if r.Error {
-			tc.Error = firstNonEmpty(r.ErrorType, r.ToolResult, asmStatusError)
+			// The error as the application reported it (status description), else its
+			// class (error.type), else the result the tool returned.
+			tc.Error = firstNonEmpty(r.ErrorMessage, r.ErrorType, r.ToolResult, asmStatusError)
 		}
 		if r.ClientSide() {
 			// Handed back to the caller (Mastra client_tool_call): the span records the

@@ -271,7 +271,7 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 
 	// Error.
 	if span.Status().Code() == ptrace.StatusCodeError {
-		r.Error = true
+		r.Error, r.ErrorMessage = true, e.text(r, span.Status().Message())
 	}
 	if t := s.str(kErrorType); t != "" {
 		r.Error, r.ErrorType = true, e.text(r, t)
@@ -328,7 +328,7 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 	// LangGraph steers the graph with exceptions (a handoff ends its node spans with
 	// ParentCommand): such a span did not fail.
 	if r.Error && controlFlowError(r, span.Status().Message(), events) {
-		r.Error, r.ErrorType = false, ""
+		r.Error, r.ErrorType, r.ErrorMessage = false, "", ""
 	}
 }
 

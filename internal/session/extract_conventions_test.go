@@ -699,10 +699,12 @@ func TestExtractSessionAndSignals(t *testing.T) {
 func TestExtractErrors(t *testing.T) {
 	s := extSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool"})
 	s.Status().SetCode(ptrace.StatusCodeError)
+	s.Status().SetMessage("payment gateway timeout")
 	extEvent(t, s, "exception", map[string]any{"exception.type": "ValueError", "exception.message": "bad"})
 	r := extExtract(t, s)
 	assert.True(t, r.Error)
 	assert.Equal(t, "ValueError", r.ErrorType)
+	assert.Equal(t, "payment gateway timeout", r.ErrorMessage, "the status description is kept")
 
 	r = extExtract(t, extSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool", "error.type": "timeout"}))
 	assert.True(t, r.Error)

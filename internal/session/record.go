@@ -72,6 +72,9 @@ type SpanRecord struct {
 	// Error is true for status ERROR, an error.type attribute or gen_ai.tool.status=error.
 	Error     bool   `json:"error,omitempty"`
 	ErrorType string `json:"error_type,omitempty"`
+	// ErrorMessage is the status description of a span with status ERROR, the error as
+	// the application reported it ("payment gateway timeout").
+	ErrorMessage string `json:"error_message,omitempty"`
 
 	Class SpanClass `json:"class"`
 	// ClassRule names the rule that classified the span, e.g.

@@ -6,6 +6,7 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 import (
 	"cmp"
 	"container/list"
+	"maps"
 	"regexp"
 	"slices"
 	"time"
@@ -220,7 +221,23 @@ type trkTrace struct {
 	service   string
 	firstSeen time.Time
 	lastSeen  time.Time
-	elem      *list.Element // in Tracker.lru while pending
+	// start is the earliest span start of the trace (ns since the Unix epoch; 0 when
+	// none is known): turns that arrive together are numbered in start order.
+	start int64
+	elem  *list.Element // in Tracker.lru while pending
+}
+
+// trkTurnOrder orders the traces that close together, so that a session's turn indexes
+// follow the conversation: by arrival, then by the earliest span start (the turns of a
+// recorded session or a replay arrive in one request), then by trace id.
+func trkTurnOrder(x, y *trkTrace) int {
+	if c := x.firstSeen.Compare(y.firstSeen); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.start, y.start); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.id, y.id)
 }
 
 // hasRoot reports whether the turn's root record has arrived: a turn marker (ClassTurn),
@@ -390,6 +407,9 @@ func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
 	parentArrived, parentGenAI, dup := tr.recs.add(r, &t.vocab)
 	t.stats.RetainedSpans++
 	tr.lastSeen = now
+	if st := r.StartUnixNano; st != 0 && (tr.start == 0 || st < tr.start) {
+		tr.start = st
+	}
 	if tr.service == "" {
 		tr.service = r.Service
 	}
@@ -697,8 +717,9 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 // endSession closes the session's open turns (as partial) and ends it. A session that
 // has no turn is not reported.
 func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now time.Time, ev []Closed) []Closed {
-	for _, id := range trkSortedKeys(s.open) {
-		ev = t.closeTrace(s.open[id], reason, now, ev)
+	open := slices.SortedFunc(maps.Values(s.open), trkTurnOrder)
+	for _, tr := range open {
+		ev = t.closeTrace(tr, reason, now, ev)
 	}
 	if !s.byTrace {
 		delete(t.sessions, s.id)
@@ -742,12 +763,7 @@ func (t *Tracker) AdvanceClosing(now time.Time) []Closed {
 			due = append(due, tr)
 		}
 	}
-	slices.SortFunc(due, func(x, y *trkTrace) int {
-		if c := x.firstSeen.Compare(y.firstSeen); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.id, y.id)
-	})
+	slices.SortFunc(due, trkTurnOrder)
 	for _, tr := range due {
 		ev = t.closeTrace(tr, "", now, ev)
 	}

@@ -178,6 +178,37 @@ func TestTrackerTurnOrderAndLateSpan(t *testing.T) {
 	checkAccounting(t, tk)
 }
 
+// TestTrackerTurnsArrivingTogetherFollowTheirStart: the turns of a recorded session (the
+// agentsession receiver, a replay) arrive in one request and close in one sweep; they are
+// numbered in start order whatever their trace ids, on settle and on session end.
+func TestTrackerTurnsArrivingTogetherFollowTheirStart(t *testing.T) {
+	for _, ids := range [][2]string{{"t-a", "t-b"}, {"t-b", "t-a"}} {
+		first, second := ids[0], ids[1]
+		recs := append(trkTurnRecs(second, "s", 5000, "second"), trkTurnRecs(first, "s", 0, "first")...)
+
+		tk := NewTracker(TrackerConfig{})
+		tk.Observe(recs, trkAt(0))
+		ev := tk.Advance(trkAt(2))
+		require.Len(t, ev, 2)
+		s := ev[1].Session
+		assert.Equal(t, []string{"first", "second"}, []string{s.Turns[0].UserMessage, s.Turns[1].UserMessage}, "trace ids %v", ids)
+
+		// Without their roots the turns stay open until the session ends.
+		var children []SpanRecord
+		for _, r := range recs {
+			if r.ParentSpanID != "" {
+				children = append(children, r)
+			}
+		}
+		tk = NewTracker(TrackerConfig{})
+		tk.Observe(children, trkAt(0))
+		ev = tk.CloseAll(EndReasonShutdown)
+		require.Equal(t, []string{"turn_closed:s", "turn_closed:s", "session_ended:s:shutdown:partial"}, kinds(ev))
+		s = ev[2].Session
+		assert.Equal(t, []string{first, second}, []string{s.Turns[0].TraceID, s.Turns[1].TraceID}, "trace ids %v", ids)
+	}
+}
+
 func TestTrackerEndSignal(t *testing.T) {
 	tk := NewTracker(TrackerConfig{})
 	yes := true

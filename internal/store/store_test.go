@@ -118,7 +118,7 @@ func sampleAnalysis(id string, ended time.Time, overall *float64, agents ...stri
 			ToolCalls:         3,
 			MeanLatencyMs:     412.5,
 			Issues:            []string{"PARAMETER_HALLUCINATION"},
-			Recommendations:   []string{},
+			Recommendations:   []evaluation.Recommendation{},
 			Explanations:      map[string]string{"reasoning": "no reasoning content"},
 		}
 	}
