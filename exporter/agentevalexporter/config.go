@@ -33,7 +33,7 @@ const (
 
 var validStoreDrivers = []StoreDriver{StoreDriverSQLite, StoreDriverPostgres}
 
-// Config is the configuration of the agenteval exporter (DESIGN.md §7, §11).
+// Config is the configuration of the agenteval exporter (docs/architecture.md §7, §11).
 type Config struct {
 	// TimeoutConfig bounds one export (decode, metrics and store writes of one batch).
 	// Default 5s (exporterhelper's default).

@@ -98,7 +98,7 @@ func TestLoadConfig(t *testing.T) {
 func TestDefaultConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	require.NoError(t, confmap.Validate(cfg))
-	// DESIGN.md §11: loopback defaults, SQLite under ./data.
+	// docs/architecture.md §11: loopback defaults, SQLite under ./data.
 	assert.Equal(t, "localhost:8889", cfg.Prometheus.NetAddr.Endpoint)
 	assert.Equal(t, "localhost:8890", cfg.API.NetAddr.Endpoint)
 	assert.Equal(t, StoreDriverSQLite, cfg.Store.Driver)

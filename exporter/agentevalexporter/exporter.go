@@ -29,7 +29,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/webui"
 )
 
-// The evaluation spans this exporter reads (DESIGN.md §6; keys in internal/semconv):
+// The evaluation spans this exporter reads (docs/architecture.md §6; keys in internal/semconv):
 // agent_eval.kind marks them (one lookup per span; spans without it are skipped), a
 // `turn` span carries the turn result as typed agent_eval.turn.* attributes and an
 // `agent_session` span the analysis as typed agent_eval.session.* attributes, both

@@ -18,7 +18,7 @@ import (
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadata"
 )
 
-// Defaults (DESIGN.md §7, §11).
+// Defaults (docs/architecture.md §7, §11).
 const (
 	defaultSQLiteDSN          = "./data/agenteval.db"
 	defaultRetention          = 720 * time.Hour

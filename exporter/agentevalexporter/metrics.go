@@ -16,7 +16,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 )
 
-// This file turns turn results and session analyses into Prometheus series (DESIGN.md §7;
+// This file turns turn results and session analyses into Prometheus series (docs/architecture.md §7;
 // docs/metrics.md is the reference). It knows nothing of the collector.
 
 // scoreBuckets are the histogram bucket upper bounds of every score series: 0.1 steps over

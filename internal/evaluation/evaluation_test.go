@@ -36,7 +36,7 @@ func detections(a Analysis) []string {
 	return out
 }
 
-// TestRefundExample is the seed's refund example (planner → executor → reviewer,
+// TestRefundExample is the ReAsk plan's refund example (planner → executor → reviewer,
 // order #12345), every number computed by hand in the comments (docs/scoring.md
 // "Worked example" walks through the same session).
 func TestRefundExample(t *testing.T) {
@@ -175,7 +175,7 @@ func TestCorrectionSession(t *testing.T) {
 	// The last turn is good and answered: task completed.
 	require.NotNil(t, a.TaskCompletion)
 	assert.True(t, *a.TaskCompletion)
-	// 1 RDM of 1 follow-up ≥ 0.2 → the seed's "High RDM" recommendation, impact 1.
+	// 1 RDM of 1 follow-up ≥ 0.2 → the ReAsk plan's "High RDM" recommendation, impact 1.
 	require.NotEmpty(t, a.Recommendations)
 	assert.Equal(t, Recommendation{Kind: RecRDM, Count: 1, Impact: 1,
 		Message: "Users are frequently correcting responses - improve accuracy (1 of 1 follow-ups are corrections)"}, a.Recommendations[0])

@@ -11,7 +11,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
-// Evaluator computes the deterministic scores of DESIGN.md §5.1–§5.4. It is safe for
+// Evaluator computes the deterministic scores of docs/scoring.md §3–§6. It is safe for
 // concurrent use: its only mutable state is the bounded cache of compiled tool
 // schemas.
 type Evaluator struct {
@@ -116,7 +116,7 @@ func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
 	return c
 }
 
-// EvaluateInteraction scores interaction interactionIndex of turn turnIndex (DESIGN.md
+// EvaluateInteraction scores interaction interactionIndex of turn turnIndex (docs/architecture.md
 // §5.2): its tool calls, tool_use, reasoning, handoff and response_quality and the
 // weighted interaction score. The turn's detection is computed with the information
 // at hand (final when the next turn exists) so that the final responder of a bad turn
@@ -133,7 +133,7 @@ func (e *Evaluator) EvaluateInteraction(s *session.AgentSession, turnIndex, inte
 	return tr.Interactions[interactionIndex]
 }
 
-// EvaluateTurn evaluates turn turnIndex (DESIGN.md §5.2, §5.3). final is true when the
+// EvaluateTurn evaluates turn turnIndex (docs/scoring.md §4, §5.3). final is true when the
 // turn's follow-up is known: the next turn exists (CCM and RDM are then checked) or the
 // session has ended (the last turn is judged without follow-up: hallucination only).
 // With final=false only hallucination can be detected and TurnResult.Final is false.

@@ -65,7 +65,7 @@ type weighted struct {
 }
 
 // weightedMean is Σ wᵢ·xᵢ / Σ wᵢ over the terms whose value is present and whose weight
-// is > 0 (DESIGN.md §5: renormalised over what is present). It returns nil when no such
+// is > 0 (docs/scoring.md: renormalised over what is present). It returns nil when no such
 // term exists, never dividing by zero; the explanation states the terms used or why
 // none could be.
 func weightedMean(terms []weighted) (*float64, string) {

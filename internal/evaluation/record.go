@@ -205,7 +205,7 @@ func setTurnIndex(tr *TurnResult, index int) {
 	}
 }
 
-// FollowUp makes rec's verdict final with the next turn's user message (DESIGN.md §5.3):
+// FollowUp makes rec's verdict final with the next turn's user message (docs/scoring.md §5):
 // RDM (a correction or complaint) has priority over CCM (a re-ask), then the
 // provisional hallucination verdict. A bad turn's final responder gets
 // response_quality 0. rec is not modified; the final record is returned.

@@ -32,7 +32,7 @@ const ReasonContentNotCaptured = "content_not_captured"
 // maxErrorText caps a tool error quoted in an issue message.
 const maxErrorText = 160
 
-// ValidateToolCall validates one tool call of agent in turn turnIndex (DESIGN.md §5.1).
+// ValidateToolCall validates one tool call of agent in turn turnIndex (docs/scoring.md §3).
 // agent may be nil (unknown agent: tools unknown). Handoff tools are authorised when
 // their target is one of agent.HandoffTargets; use ValidateToolCallInSession to also
 // accept handoffs to any agent of the session, as EvaluateInteraction does.
@@ -358,7 +358,7 @@ func agentLabel(id string) string {
 	return id
 }
 
-// Handoff tools (conventions.md §5.1 (d)): generic ones name the target in their
+// Handoff tools (docs/decisions/sessions.md §1.5 (d)): generic ones name the target in their
 // arguments, the others in their name.
 var (
 	genericHandoffTools = map[string]bool{
@@ -370,7 +370,7 @@ var (
 )
 
 // handoffTarget returns the agent a handoff tool call transfers to, when the call is a
-// handoff tool (IsHandoff, or a name of conventions.md §5.1 (d)) and its target can be
+// handoff tool (IsHandoff, or a name of docs/decisions/sessions.md §1.5 (d)) and its target can be
 // read from the arguments or the name.
 func (ac *argCache) handoffTarget(call *session.ToolCall) (string, bool) {
 	name := session.AgentKey(call.ToolName)

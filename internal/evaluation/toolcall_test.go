@@ -25,7 +25,7 @@ func newEval(t testing.TB) *Evaluator {
 
 func schema(s string) json.RawMessage { return json.RawMessage(s) }
 
-// executorDef is the executor of the seed's refund example with JSON Schemas.
+// executorDef is the executor of the ReAsk plan's refund example with JSON Schemas.
 func executorDef() *session.AgentDefinition {
 	return &session.AgentDefinition{
 		ID: "executor", ToolsSource: "config", HandoffTargets: []string{"reviewer"},

@@ -3,7 +3,7 @@
 
 package semconv // import "github.com/agenteval/agenteval-collector/internal/semconv"
 
-// OpenTelemetry GenAI attribute keys, v1.41.1 (conventions.md §1.3). All of them have
+// OpenTelemetry GenAI attribute keys, v1.41.1 (docs/decisions/conventions.md). All of them have
 // "Development" stability.
 const (
 	GenAIOperationName      = "gen_ai.operation.name"
@@ -48,7 +48,7 @@ const (
 	ErrorType = "error.type"
 )
 
-// Older or alternative spellings of the GenAI usage keys, still emitted (conventions.md
+// Older or alternative spellings of the GenAI usage keys, still emitted (docs/decisions/conventions.md
 // §1.3: Strands, OpenLLMetry, python-contrib).
 const (
 	GenAIUsagePromptTokens          = "gen_ai.usage.prompt_tokens"     // pre-1.27 name of input_tokens
@@ -59,7 +59,7 @@ const (
 	GenAIUsageReasoningTokensAlt    = "gen_ai.usage.reasoning_tokens"         // OpenLLMetry
 )
 
-// Unreleased keys of the semantic-conventions-genai main branch (conventions.md §1.8).
+// Unreleased keys of the semantic-conventions-genai main branch (docs/decisions/conventions.md).
 // Supported when present, never required.
 const (
 	GenAIInvocationIsNested = "gen_ai.invocation.is_nested" // bool; false for exactly one invocation per turn
@@ -89,7 +89,7 @@ const (
 	TransferTargetTypeWorkflow     = "workflow"
 )
 
-// Non-standard but common gen_ai.* and framework keys (conventions.md §3, §4, §9).
+// Non-standard but common gen_ai.* and framework keys (docs/decisions/conventions.md, §4, §9).
 const (
 	GenAIHandoffFromAgent   = "gen_ai.handoff.from_agent"   // python-contrib openai-agents-v2, OpenLLMetry
 	GenAIHandoffToAgent     = "gen_ai.handoff.to_agent"     // idem
@@ -119,7 +119,7 @@ const (
 	ExceptionMessage        = "exception.message"
 )
 
-// gen_ai.operation.name values (conventions.md §1.2, §1.3, §1.8). The enum is open:
+// gen_ai.operation.name values (docs/decisions/conventions.md, §1.3, §1.8). The enum is open:
 // unknown values must not break classification.
 const (
 	OpChat                   = "chat"
@@ -144,7 +144,7 @@ const (
 	OpGuardrailCheck         = "guardrail_check"
 )
 
-// GenAI event names (conventions.md §1.3, §1.6, §6.1).
+// GenAI event names (docs/decisions/conventions.md, §1.6, §6.1).
 const (
 	EventInferenceDetails  = "gen_ai.client.inference.operation.details" // v1.37+
 	EventEvaluationResult  = "gen_ai.evaluation.result"                  // v1.38+
@@ -167,7 +167,7 @@ const (
 	EventAttrStrandsResult = "tool.result"   // Strands cycle-span gen_ai.choice
 )
 
-// Message and part vocabulary of gen_ai.input.messages / output.messages (conventions.md §1.4).
+// Message and part vocabulary of gen_ai.input.messages / output.messages (docs/decisions/conventions.md).
 const (
 	RoleSystem    = "system"
 	RoleUser      = "user"

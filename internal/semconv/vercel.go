@@ -4,7 +4,7 @@
 package semconv // import "github.com/agenteval/agenteval-collector/internal/semconv"
 
 // Vercel AI SDK legacy telemetry (ai ≤ 6 and the legacy mode of @ai-sdk/otel;
-// conventions.md §4.8). v4 names and their v5 renames are both listed.
+// docs/decisions/conventions.md). v4 names and their v5 renames are both listed.
 const (
 	AIOperationID        = "ai.operationId"
 	AIOperationName      = "operation.name" // "ai.generateText <functionId>"

@@ -13,7 +13,7 @@ import (
 )
 
 // Anomaly values recorded in Turn.Anomalies: what was odd in a trace and was handled
-// (DESIGN.md §4; docs/decisions/sessions.md).
+// (docs/architecture.md §4; docs/decisions/sessions.md).
 const (
 	// AnomalyCycle: the parent links of some spans formed a cycle; it was broken at the
 	// earliest span of the cycle (by start time, then span id), which became a root.
@@ -33,7 +33,7 @@ const (
 	AnomalyTruncatedText = "truncated_text"
 )
 
-// Turn.RootRule values: which rule chose the turn root (conventions.md §5.1 "Turn").
+// Turn.RootRule values: which rule chose the turn root (docs/decisions/sessions.md §1.5 "Turn").
 const (
 	// RootRuleTurnMarker: the highest explicit turn marker (ClassTurn: handle_conversation_turn,
 	// invoke_workflow, ADK invocation, traceloop workflow...).
@@ -90,8 +90,8 @@ type TurnAssembly struct {
 	Cost *float64
 }
 
-// AssembleTurn reconstructs one turn from the records of one trace (DESIGN.md §4,
-// conventions.md §5.1). It is a pure function: the records are not modified and the
+// AssembleTurn reconstructs one turn from the records of one trace (docs/architecture.md §4,
+// docs/decisions/sessions.md §1.5). It is a pure function: the records are not modified and the
 // output depends only on the set of distinct records, not on their order (records are
 // ordered by start time, then span id). When a span id occurs more than once, the first
 // occurrence in records is kept (the Tracker passes records in arrival order) and the

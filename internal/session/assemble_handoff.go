@@ -12,7 +12,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// Handoff.SourceRule values: the six handoff signals of conventions.md §5.1, strongest
+// Handoff.SourceRule values: the six handoff signals of docs/decisions/sessions.md §1.5, strongest
 // first.
 const (
 	// HandoffSourceTransfer (a): gen_ai.transfer.* on a tool execution span.

@@ -25,8 +25,8 @@ const exMinParseLimit = 64 << 10
 // ExtractConfig configures an Extractor.
 type ExtractConfig struct {
 	// SessionKeys are attribute keys, in priority order, looked up on the span then on
-	// the resource (DESIGN.md §4). Nil or empty means DefaultSessionKeys().
-	// ai.telemetry.metadata.conversationId is always tried after them (conventions.md §5.1).
+	// the resource (docs/architecture.md §4). Nil or empty means DefaultSessionKeys().
+	// ai.telemetry.metadata.conversationId is always tried after them (docs/decisions/sessions.md §1.5).
 	SessionKeys []string
 	// EndAttribute, e.g. "agent_eval.session.end": a bool true (or the string "true") on
 	// any span is an explicit session end. Empty disables the signal.
@@ -55,7 +55,7 @@ func DefaultSessionKeys() []string {
 	}
 }
 
-// Extractor turns pdata spans into SpanRecords following reference/conventions.md §5.1.
+// Extractor turns pdata spans into SpanRecords following docs/decisions/sessions.md §1.5.
 // It is safe for concurrent use; it keeps a small bounded cache of parsed tool
 // definitions.
 type Extractor struct {
@@ -211,7 +211,7 @@ func exAppendFlat(dst []exFlatAttr, rest string, v pcommon.Value) []exFlatAttr {
 
 func exIsDigit(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
 
-// Extract returns the SpanRecord of one span (conventions.md §5.1). It never panics and
+// Extract returns the SpanRecord of one span (docs/decisions/sessions.md §1.5). It never panics and
 // never fails: values it cannot read are noted in Problems and the rest is used. Every
 // text field is valid UTF-8 and at most MaxTextBytes long. Text fields may share memory
 // with the span's attribute values (a name, a cut argument string, the user message
@@ -443,7 +443,7 @@ func (e *Extractor) nameList(v pcommon.Value, key string, r *SpanRecord) []strin
 }
 
 // usage fills token usage and cost of an inference span. Agent spans are never counted:
-// they carry accumulated totals (conventions.md §8.10).
+// they carry accumulated totals (docs/decisions/conventions.md).
 func (e *Extractor) usage(s *exScan, r *SpanRecord) {
 	r.Usage.LLMCalls = 1
 	r.Usage.InputTokens = e.firstInt(s, r, kInTok, kPromptTok, kOIPromptTok, kAIInTok, kAIPromptTok, kVoltPromptTok)

@@ -16,7 +16,7 @@ import (
 
 // ParseArguments turns tool-call arguments text (SpanRecord.ToolArguments,
 // RequestedToolCall.Arguments) into the JSON value kept in ToolCall.Parameters
-// (DESIGN.md §3, §5.1):
+// (docs/architecture.md §3, §5.1):
 //   - empty or blank text returns nil (no arguments captured);
 //   - valid JSON is returned compacted; a JSON string whose content is itself a JSON
 //     object (double-encoded arguments) is unwrapped once;
@@ -69,7 +69,7 @@ func exCompact(s string) json.RawMessage {
 }
 
 // exUnwrapArgsKwargs reads the Traceloop entity input form {"args": [...], "kwargs": {...}}
-// (conventions.md §3) and returns the named arguments as JSON text:
+// (docs/decisions/conventions.md) and returns the named arguments as JSON text:
 //   - kwargs when there are no positional args;
 //   - the single positional argument when it is an object and kwargs is empty;
 //   - kwargs otherwise (positional arguments cannot be named; lossy is then true).
@@ -111,7 +111,7 @@ func exUnwrapArgsKwargs(text string) (args string, lossy, ok bool) {
 }
 
 // HandoffToolTarget reports whether a tool is a handoff or delegation tool by its name
-// (conventions.md §0.3 and §5.1 Handoff (d)), and returns the target agent, taken from
+// (docs/decisions/conventions.md and §5.1 Handoff (d)), and returns the target agent, taken from
 // the arguments (agent_name, coworker, subagent_type) or from the name suffix
 // (transfer_to_<agent>), and the transfer mode ("pass_control" or "return_to_caller").
 // Names match case-insensitively, except Claude's "Agent" tool, which needs its

@@ -111,14 +111,14 @@ func exRule(prefix, value, suffix string) string {
 	return string(key)
 }
 
-// classify decides the span class (conventions.md §0.2, §5.1): gen_ai.operation.name
+// classify decides the span class (docs/decisions/conventions.md, §5.1): gen_ai.operation.name
 // first, then openinference.span.kind, then traceloop.span.kind, then span-name patterns.
 // It sets Class, ClassRule, Operation and, on agent spans, AgentName and AgentRule.
 func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClassInfo {
 	var info exClassInfo
 	name := r.Name
 
-	// Spans this collector emitted (DESIGN.md §6) and judge calls (§5.6).
+	// Spans this collector emitted (docs/architecture.md §6) and judge calls (§5.6).
 	if s.has[kEvalJudge] {
 		if b, _ := exValueBool(s.v[kEvalJudge]); b {
 			r.Class, r.ClassRule = ClassEvaluation, semconv.AgentEvalJudge
@@ -326,7 +326,7 @@ func (e *Extractor) classifyByName(s *exScan, r *SpanRecord, scopeName string, i
 
 // setAgent classifies an agent-operation span: ClassAgent with its resolved name, or
 // ClassTurn when no name can be resolved (the OpenAI Agents "Agent workflow" root).
-// The name comes from gen_ai.agent.name → agent.name → graph.node.id (conventions.md §5.1
+// The name comes from gen_ai.agent.name → agent.name → graph.node.id (docs/decisions/sessions.md §1.5
 // Agent interaction), then traceloop.entity.name, ai.telemetry.functionId, and finally
 // the span name (hint, or for OpenInference AGENT spans the whole name).
 func (e *Extractor) setAgent(s *exScan, r *SpanRecord, rule, hint string, wholeName bool) {

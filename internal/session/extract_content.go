@@ -14,7 +14,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// exEvents holds the content-carrying span events of one span (conventions.md §1.3, §1.6):
+// exEvents holds the content-carrying span events of one span (docs/decisions/conventions.md, §1.6):
 // gen_ai.client.inference.operation.details and the deprecated per-message events.
 type exEvents struct {
 	detIn, detOut, detDefs          pcommon.Value
@@ -158,7 +158,7 @@ func (e *Extractor) eventMessage(r *SpanRecord, key string, v pcommon.Value, o *
 }
 
 // content fills UserMessage, Input, Output, Reasoning, RequestedCalls, FinishReasons and
-// ContentCaptured from the first source that has them, in the order of conventions.md
+// ContentCaptured from the first source that has them, in the order of docs/decisions/conventions.md
 // §5.1 (Message row): GenAI span attributes, GenAI events, OpenInference flattened
 // messages, Traceloop indexed messages, Vercel ai.*, Pydantic AI, ADK payloads, then
 // the generic input.value / output.value.

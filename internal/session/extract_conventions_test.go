@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// TestExtractClassification covers the classification order of conventions.md §5.1 on
+// TestExtractClassification covers the classification order of docs/decisions/sessions.md §1.5 on
 // hand-built spans: operation name, OpenInference kind, Traceloop kind, span names.
 func TestExtractClassification(t *testing.T) {
 	tests := []struct {
@@ -186,7 +186,7 @@ func TestExtractOpenLLMetryLegacy(t *testing.T) {
 	assert.Empty(t, r.Problems)
 }
 
-// TestExtractVercel covers the Vercel AI SDK legacy telemetry (conventions.md §4.8).
+// TestExtractVercel covers the Vercel AI SDK legacy telemetry (docs/decisions/conventions.md).
 func TestExtractVercel(t *testing.T) {
 	ex := NewExtractor(ExtractConfig{})
 	res, scope := pcommon.NewResource(), pcommon.NewInstrumentationScope()
@@ -283,7 +283,7 @@ func TestExtractVercel(t *testing.T) {
 	})
 }
 
-// TestExtractStrands covers Strands' event-carried content (conventions.md §4.2) in both
+// TestExtractStrands covers Strands' event-carried content (docs/decisions/conventions.md) in both
 // its default (deprecated events) and latest (operation.details) modes.
 func TestExtractStrands(t *testing.T) {
 	ex := NewExtractor(ExtractConfig{})
@@ -384,7 +384,7 @@ func TestExtractStrands(t *testing.T) {
 }
 
 // TestExtractStructuredValues: messages, arguments and definitions as kvlist/array values
-// (conventions.md §8.1) are read like their JSON-string forms; arguments are serialised
+// (docs/decisions/conventions.md) are read like their JSON-string forms; arguments are serialised
 // to canonical JSON (sorted keys).
 func TestExtractStructuredValues(t *testing.T) {
 	s := extSpan(t, "chat m", map[string]any{
@@ -501,7 +501,7 @@ func TestExtractMessageShapes(t *testing.T) {
 	}
 }
 
-// TestExtractToolArguments covers the argument priority list of conventions.md §5.1 and
+// TestExtractToolArguments covers the argument priority list of docs/decisions/sessions.md §1.5 and
 // the OpenInference tool.parameters schema-vs-arguments rule (§2.3).
 func TestExtractToolArguments(t *testing.T) {
 	schema := `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`
@@ -557,7 +557,7 @@ func TestExtractToolArguments(t *testing.T) {
 	assert.Contains(t, r.Problems, "traceloop.entity.input: positional arguments dropped")
 }
 
-// TestExtractHandoffs covers the explicit handoff signals (conventions.md §5.1 (a)-(c)).
+// TestExtractHandoffs covers the explicit handoff signals (docs/decisions/sessions.md §1.5 (a)-(c)).
 func TestExtractHandoffs(t *testing.T) {
 	tests := []struct {
 		name           string

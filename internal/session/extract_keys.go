@@ -8,7 +8,7 @@ import "github.com/agenteval/agenteval-collector/internal/semconv"
 // exKey identifies one attribute the extractor reads; the scan stores values by exKey.
 type exKey uint8
 
-// The attributes read from spans (conventions.md §5.1, §9).
+// The attributes read from spans (docs/decisions/sessions.md §1.5, §9).
 const (
 	kOp exKey = iota
 	kOIKind

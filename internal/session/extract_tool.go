@@ -29,7 +29,7 @@ const (
 	exOIHandoffTo   = "to_agent"
 )
 
-// exToolArgKeys is the argument priority list of conventions.md §5.1 (Tool call row);
+// exToolArgKeys is the argument priority list of docs/decisions/sessions.md §1.5 (Tool call row);
 // the event-carried forms follow them.
 var exToolArgKeys = [...]exKey{kToolArgs, kInputValue, kOIToolParams, kAIToolArgs, kAIToolInput, kADKArgs, kTLEntityInput, kMastraArgs}
 
@@ -47,7 +47,7 @@ func (e *Extractor) toolFields(s *exScan, events ptrace.SpanEventSlice, r *SpanR
 		e.toolSchema(s.v[kOIToolSchema], semconv.ToolSchemaOI, r)
 	}
 	// tool.parameters is a schema in some instrumentations and the arguments in others
-	// (conventions.md §2.3): a schema is never taken as arguments.
+	// (docs/decisions/conventions.md): a schema is never taken as arguments.
 	paramsIsSchema := false
 	if s.has[kOIToolParams] {
 		if data, ok := exJSONBytes(s.v[kOIToolParams], e.parseLimit); ok && exIsSchema(data) {
@@ -224,7 +224,7 @@ func (e *Extractor) toolSchema(v pcommon.Value, key string, r *SpanRecord) {
 	r.ToolSchema = schema
 }
 
-// handoffFields fills an explicit handoff span (conventions.md §5.1 Handoff (b), (c)).
+// handoffFields fills an explicit handoff span (docs/decisions/sessions.md §1.5 Handoff (b), (c)).
 func (e *Extractor) handoffFields(s *exScan, r *SpanRecord, cls exClassInfo) {
 	r.HandoffMode = semconv.TransferModePassControl
 	switch {

@@ -11,7 +11,7 @@ import (
 	"sync"
 )
 
-// exJToolDef is one tool definition in any of the shapes seen (conventions.md §1.5, §2.2,
+// exJToolDef is one tool definition in any of the shapes seen (docs/decisions/conventions.md, §2.2,
 // §4): OTel/Responses {type, name, description, parameters}, OpenAI chat
 // {type:"function", function:{...}}, Strands {name, description, inputSchema{json}},
 // Anthropic {input_schema}, Gemini {parameters | parameters_json_schema} and the Gemini
@@ -208,7 +208,7 @@ func exToolSchema(data []byte) (json.RawMessage, error) {
 	return NormalizeToolSchema(data)
 }
 
-// exIsSchema applies the OpenInference tool.parameters rule (conventions.md §2.3): a JSON
+// exIsSchema applies the OpenInference tool.parameters rule (docs/decisions/conventions.md): a JSON
 // object with "type":"object" and "properties" is a schema; anything else is arguments.
 func exIsSchema(data []byte) bool {
 	if exFirstByte(data) != '{' {

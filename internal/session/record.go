@@ -13,7 +13,7 @@ import (
 // SpanClass is what a span is to the AgentSession model.
 type SpanClass uint8
 
-// Span classes, decided by Extractor.Extract (conventions.md §0.2 and §5.1).
+// Span classes, decided by Extractor.Extract (docs/decisions/conventions.md and §5.1).
 const (
 	// ClassOther is any span the model does not use except as a tree node (HTTP, DB,
 	// framework-internal spans such as OpenAI Agents "unknown" task/turn spans).

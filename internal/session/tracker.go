@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Defaults used for zero TrackerConfig fields (DESIGN.md §4, §11).
+// Defaults used for zero TrackerConfig fields (docs/architecture.md §4, §11).
 const (
 	DefaultTurnSettle         = 2 * time.Second
 	DefaultTurnTimeout        = 60 * time.Second
@@ -175,7 +175,7 @@ type TrackerStats struct {
 }
 
 // Tracker groups SpanRecords into traces and sessions and decides when turns close and
-// sessions end (DESIGN.md §4 "Turn", "Session end"). It is deterministic: time is passed
+// sessions end (docs/architecture.md §4 "Turn", "Session end"). It is deterministic: time is passed
 // in, it starts no goroutine, and events come out in a fixed order. It is NOT safe for
 // concurrent use: the caller (the processor) serialises calls with a mutex.
 //

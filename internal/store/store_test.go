@@ -538,7 +538,7 @@ func sortedCopy(s []string) []string {
 	return out
 }
 
-// TestSafeMoltConstraints exercises the seed's rules that the schema enforces: one
+// TestSafeMoltConstraints exercises SafeMolt's rules that the schema enforces: one
 // session per registration, only participants post, ordered unique sequence, one
 // result per registration, cascade from session to transcript.
 func TestSafeMoltConstraints(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 )
 
 // EmitToolCalls selects which tool calls get their own `evaluate tool_call` span
-// (DESIGN.md §6). A call without its own span is counted in its interaction's span.
+// (docs/architecture.md §6). A call without its own span is counted in its interaction's span.
 type EmitToolCalls string
 
 // Values of emit.tool_calls.
@@ -30,7 +30,7 @@ const (
 	EmitToolCallsNone EmitToolCalls = "none"
 )
 
-// Config is the configuration of the agentsession processor (DESIGN.md §11).
+// Config is the configuration of the agentsession processor (docs/architecture.md §11).
 type Config struct {
 	// SessionKeys are the attribute keys, in priority order, whose value names the
 	// session; each is looked up on the span, then on its resource. When none is present
@@ -104,7 +104,7 @@ type ContinuationConfig struct {
 	DSN configopaque.String `mapstructure:"dsn"`
 }
 
-// EmitConfig selects the evaluation spans emitted (DESIGN.md §6).
+// EmitConfig selects the evaluation spans emitted (docs/architecture.md §6).
 type EmitConfig struct {
 	// ToolCalls is issues (default), all or none.
 	ToolCalls EmitToolCalls `mapstructure:"tool_calls"`
