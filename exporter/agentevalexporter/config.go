@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 )
 
 // StoreDriver names a result store backend (internal/store.Open's driver argument).
@@ -54,6 +56,13 @@ type Config struct {
 	API confighttp.ServerConfig `mapstructure:"api"`
 	// UI is the web UI at / on the API server. Default: enabled, no trace links.
 	UI UIConfig `mapstructure:"ui"`
+	// SigningKey verifies the agent_eval.signature of each turn and session evaluation
+	// span; spans without a valid one are ignored and counted
+	// (otelcol_exporter_agenteval_unauthenticated_spans), so an OTLP client cannot
+	// create or overwrite stored analyses (docs/decisions/evaluation-authenticity.md).
+	// It must equal the agentsession processor's signing_key. Empty (default): the
+	// random key of this process, which the processor of the same collector also uses.
+	SigningKey configopaque.String `mapstructure:"signing_key"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -115,6 +124,9 @@ func (cfg *Config) Validate() error {
 	}
 	if sameFixedEndpoint(cfg.Prometheus.NetAddr.Endpoint, cfg.API.NetAddr.Endpoint) {
 		errs = append(errs, fmt.Errorf("prometheus.endpoint and api.endpoint: both are %q; each server needs its own port", cfg.API.NetAddr.Endpoint))
+	}
+	if n := len(cfg.SigningKey); n > 0 && n < evalspan.MinSigningKeyBytes {
+		errs = append(errs, fmt.Errorf("signing_key: must be at least %d bytes (or empty for a random key per process), got %d", evalspan.MinSigningKeyBytes, n))
 	}
 	errs = append(errs, cfg.UI.validate()...)
 	return errors.Join(errs...)

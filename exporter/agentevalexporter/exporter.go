@@ -30,7 +30,9 @@ import (
 )
 
 // The evaluation spans this exporter reads (DESIGN.md §6; keys in internal/semconv):
-// agent_eval.kind marks them (one lookup per span; spans without it are skipped), a
+// agent_eval.kind marks them (one lookup per span; spans without it are skipped); turn
+// and agent_session spans reach pushTraces only when their agent_eval.signature
+// verified with signing_key before the queue (authenticate.go), others are dropped; a
 // `turn` span carries the turn result as typed agent_eval.turn.* attributes and an
 // `agent_session` span the analysis as typed agent_eval.session.* attributes, both
 // read with internal/evalspan (no JSON). The tool_call and agent_interaction kinds carry
@@ -47,6 +49,7 @@ type agentEvalExporter struct {
 	logger    *zap.Logger
 	telemetry *metadata.TelemetryBuilder
 	metrics   *promMetrics
+	signer    *evalspan.Signer // verifies agent_eval.signature
 
 	// openStore, retentionInterval and now are replaced in tests.
 	openStore         func(ctx context.Context, driver, dsn string) (store.Store, error)
@@ -84,6 +87,7 @@ func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporte
 			logger.Warn("agenteval: label value cap reached; further values are reported as \"other\"",
 				zap.String("label", domain), zap.Int("max_label_values", cfg.Prometheus.MaxLabelValues))
 		}),
+		signer:            evalspan.NewSigner(string(cfg.SigningKey)),
 		openStore:         store.Open,
 		retentionInterval: defaultRetentionInterval,
 		now:               time.Now,

@@ -390,6 +390,10 @@ func TestExporterUndecodableSpansArePermanentErrors(t *testing.T) {
 	noID := b.span(traceTurn1, "evaluate agent_session")
 	noID.Attributes().PutStr("agent_eval.kind", "agent_session")
 	noID.Attributes().PutStr("agent_eval.session.session_id", "")
+	// Signed with the right key but undecodable (a processor of another version).
+	for _, sp := range []ptrace.Span{bad, missing, wrongType, noID} {
+		fixtureSigner.Sign(sp.Attributes())
+	}
 
 	err := x.consume(b.traces())
 	require.Error(t, err)

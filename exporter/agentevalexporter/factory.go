@@ -69,9 +69,10 @@ func createTraces(ctx context.Context, set exporter.Settings, cfg component.Conf
 }
 
 // newTracesExporter wraps exp in exporterhelper with the configured timeout, queue and
-// retry (tests use it to keep a handle on exp).
+// retry, behind the signature check (authenticate.go); tests use it to keep a handle
+// on exp.
 func newTracesExporter(ctx context.Context, set exporter.Settings, c *Config, exp *agentEvalExporter) (exporter.Traces, error) {
-	return exporterhelper.NewTraces(ctx, set, c,
+	te, err := exporterhelper.NewTraces(ctx, set, c,
 		exp.pushTraces,
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
 		exporterhelper.WithTimeout(c.TimeoutConfig),
@@ -80,4 +81,8 @@ func newTracesExporter(ctx context.Context, set exporter.Settings, c *Config, ex
 		exporterhelper.WithStart(exp.start),
 		exporterhelper.WithShutdown(exp.shutdown),
 	)
+	if err != nil {
+		return nil, err
+	}
+	return authenticatingExporter{Traces: te, e: exp}, nil
 }
