@@ -13,78 +13,75 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// authenticatingExporter verifies the evaluation spans of each batch before it enters
-// exporterhelper's sending queue (docs/decisions/evaluation-authenticity.md): turn and
-// agent_session spans whose agent_eval.signature does not verify with signing_key are
-// left out and counted (otelcol_exporter_agenteval_unauthenticated_spans). What the
-// queue holds is therefore already authenticated: a persistent queue replayed after a
-// restart is stored even though a random per-process key has changed since.
+// authenticatingExporter sits in front of exporterhelper's sending queue and passes
+// on only what pushTraces reads: the evaluation spans (agent_eval.kind), of which the
+// turn and agent_session spans must carry an agent_eval.signature that verifies with
+// signing_key (docs/decisions/evaluation-authenticity.md). Forged ones are left out
+// and counted (otelcol_exporter_agenteval_unauthenticated_spans); the application's
+// spans are left out too, so the queue, in memory or on disk, holds only the small
+// evaluation spans (docs/decisions/result-durability.md). A batch without evaluation
+// spans never enters the queue.
 //
-// A batch without forged spans (the normal case) is passed on as is; otherwise a copy
-// without them is (the exporter does not mutate its input).
+// Because the queue holds authenticated spans only, a persistent queue replayed after
+// a restart is stored even though a random per-process key has changed since.
 type authenticatingExporter struct {
 	exporter.Traces
 	e *agentEvalExporter
 }
 
 func (a authenticatingExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	if forged := a.e.unauthenticated(td); len(forged) > 0 {
-		a.e.telemetry.ExporterAgentevalUnauthenticatedSpans.Add(ctx, int64(len(forged)))
-		td = withoutSpans(td, forged)
+	out, forged := a.e.evaluationSpans(td)
+	if forged > 0 {
+		a.e.telemetry.ExporterAgentevalUnauthenticatedSpans.Add(ctx, forged)
 	}
-	return a.Traces.ConsumeTraces(ctx, td)
+	if out.SpanCount() == 0 {
+		return nil
+	}
+	return a.Traces.ConsumeTraces(ctx, out)
 }
 
-// unauthenticated returns the turn and agent_session spans of td whose signature does
-// not verify, by position.
-func (e *agentEvalExporter) unauthenticated(td ptrace.Traces) map[spanPos]struct{} {
-	var forged map[spanPos]struct{}
+// evaluationSpans copies td's evaluation spans whose signature verifies (turn and
+// agent_session) or that need none (tool_call, agent_interaction), with their resource
+// and scope, and returns how many turn and agent_session spans failed verification.
+func (e *agentEvalExporter) evaluationSpans(td ptrace.Traces) (ptrace.Traces, int64) {
+	out := ptrace.NewTraces()
+	var forged int64
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
+		rs := rss.At(i)
+		var ors ptrace.ResourceSpans
+		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
+			ss := sss.At(j)
+			var oss ptrace.ScopeSpans
+			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				kind, ok := span.Attributes().Get(semconv.AgentEvalKind)
 				if !ok {
 					continue
 				}
-				if s := kind.Str(); s != semconv.EvalKindTurn && s != semconv.EvalKindAgentSession {
-					continue
-				}
-				if err := e.signer.Verify(span.Attributes()); err != nil {
-					if forged == nil {
-						forged = make(map[spanPos]struct{})
+				if s := kind.Str(); s == semconv.EvalKindTurn || s == semconv.EvalKindAgentSession {
+					if err := e.signer.Verify(span.Attributes()); err != nil {
+						forged++
+						e.logger.Debug("agenteval: ignoring an evaluation span not signed with signing_key",
+							zap.String("kind", s), zap.Stringer("span_id", span.SpanID()), zap.Error(err))
+						continue
 					}
-					forged[spanPos{i, j, k}] = struct{}{}
-					e.logger.Debug("agenteval: ignoring an evaluation span not signed with signing_key",
-						zap.String("kind", kind.Str()), zap.Stringer("span_id", span.SpanID()), zap.Error(err))
 				}
+				if oss == (ptrace.ScopeSpans{}) {
+					if ors == (ptrace.ResourceSpans{}) {
+						ors = out.ResourceSpans().AppendEmpty()
+						rs.Resource().CopyTo(ors.Resource())
+						ors.SetSchemaUrl(rs.SchemaUrl())
+					}
+					oss = ors.ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(oss.Scope())
+					oss.SetSchemaUrl(ss.SchemaUrl())
+				}
+				span.CopyTo(oss.Spans().AppendEmpty())
 			}
 		}
 	}
-	return forged
-}
-
-// spanPos locates a span in a ptrace.Traces.
-type spanPos struct{ rs, ss, span int }
-
-// withoutSpans copies td without the spans at the given positions.
-func withoutSpans(td ptrace.Traces, drop map[spanPos]struct{}) ptrace.Traces {
-	out := ptrace.NewTraces()
-	td.CopyTo(out)
-	rss := out.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			k := 0
-			sss.At(j).Spans().RemoveIf(func(ptrace.Span) bool {
-				_, gone := drop[spanPos{i, j, k}]
-				k++
-				return gone
-			})
-		}
-	}
-	return out
+	return out, forged
 }

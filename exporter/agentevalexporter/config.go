@@ -39,12 +39,15 @@ type Config struct {
 	// TimeoutConfig bounds one export (decode, metrics and store writes of one batch).
 	// Default 5s (exporterhelper's default).
 	TimeoutConfig exporterhelper.TimeoutConfig `mapstructure:",squash"`
-	// QueueConfig is exporterhelper's sending queue. Default: enabled, in memory, 1000
-	// requests. Set `sending_queue.storage` to a storage extension id (e.g. file_storage)
-	// for a persistent queue that survives restarts.
+	// QueueConfig is exporterhelper's sending queue. It holds only the authenticated
+	// evaluation spans of each batch (authenticate.go), not the application's spans.
+	// Default: enabled, in memory, 1000 requests. Set `sending_queue.storage` to a
+	// storage extension id (e.g. file_storage) for a persistent queue that survives
+	// restarts, crashes and outages (config.yaml does; docs/decisions/result-durability.md).
 	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
 	// RetryConfig retries batches whose analyses could not be stored. Default: enabled,
-	// exporterhelper's default backoff (5s initial, 30s max interval, 5m max elapsed).
+	// 5s initial, 30s max interval and no give-up (max_elapsed_time 0): the queue's
+	// size bounds what waits for the store.
 	RetryConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
 
 	// Store is the result store. Default: SQLite at ./data/agenteval.db, 720h retention.

@@ -105,6 +105,14 @@ func newTestExporter(t *testing.T, cfg *Config, prepare func(*agentEvalExporter)
 
 func newTestExporterWithExtensions(t *testing.T, cfg *Config, prepare func(*agentEvalExporter), extensions map[component.ID]component.Component) *testExporter {
 	t.Helper()
+	x := startTestExporter(t, cfg, prepare, extensions)
+	t.Cleanup(func() { require.NoError(t, x.te.Shutdown(context.Background())) })
+	return x
+}
+
+// startTestExporter is newTestExporterWithExtensions without the Shutdown at cleanup.
+func startTestExporter(t *testing.T, cfg *Config, prepare func(*agentEvalExporter), extensions map[component.ID]component.Component) *testExporter {
+	t.Helper()
 	if cfg.Store.DSN == "" {
 		cfg.Store.DSN = configopaque.String(filepath.Join(t.TempDir(), "x.db"))
 	}
@@ -122,7 +130,6 @@ func newTestExporterWithExtensions(t *testing.T, cfg *Config, prepare func(*agen
 	require.NoError(t, err)
 	host := &statusHost{extensions: extensions}
 	require.NoError(t, te.Start(context.Background(), host))
-	t.Cleanup(func() { require.NoError(t, te.Shutdown(context.Background())) })
 	return &testExporter{t: t, exp: exp, te: te, tel: tel, host: host, dsn: string(cfg.Store.DSN)}
 }
 
@@ -590,16 +597,6 @@ func TestStartFailsWhenAPortIsTaken(t *testing.T) {
 			require.NoError(t, te.Shutdown(context.Background()))
 		})
 	}
-}
-
-func TestStartFailsOnABadStore(t *testing.T) {
-	cfg := testConfig()
-	cfg.Store.DSN = ":memory:"
-	te, err := NewFactory().CreateTraces(context.Background(), metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
-	require.NoError(t, err)
-	err = te.Start(context.Background(), componenttest.NewNopHost())
-	require.ErrorContains(t, err, "agenteval: opening the sqlite result store (store.dsn)")
-	require.NoError(t, te.Shutdown(context.Background()))
 }
 
 // headerAuth is a server authenticator extension accepting one bearer token.

@@ -41,10 +41,16 @@ func createDefaultConfig() component.Config {
 	prom.NetAddr.Endpoint = defaultPrometheusEndpoint
 	api := confighttp.NewDefaultServerConfig()
 	api.NetAddr.Endpoint = defaultAPIEndpoint
+	// Retries never give up (max_elapsed_time 0): an analysis waits in the sending queue
+	// for the store as long as the queue has room (queue_size bounds it; past it new
+	// batches are refused and counted in otelcol_exporter_enqueue_failed_spans).
+	// docs/decisions/result-durability.md
+	retry := configretry.NewDefaultBackOffConfig()
+	retry.MaxElapsedTime = 0
 	return &Config{
 		TimeoutConfig: exporterhelper.NewDefaultTimeoutConfig(),
 		QueueConfig:   configoptional.Some(exporterhelper.NewDefaultQueueConfig()),
-		RetryConfig:   configretry.NewDefaultBackOffConfig(),
+		RetryConfig:   retry,
 		Store: StoreConfig{
 			Driver:    StoreDriverSQLite,
 			DSN:       defaultSQLiteDSN,
