@@ -78,8 +78,8 @@ type StoreConfig struct {
 	// DSN is the SQLite database file path or the PostgreSQL connection string (kept
 	// opaque: it may hold a password). Default "./data/agenteval.db".
 	DSN configopaque.String `mapstructure:"dsn"`
-	// Retention deletes sessions that ended longer ago than this, checked at start and
-	// then every hour. 0 keeps everything. Default 720h (30 days).
+	// Retention deletes sessions stored longer ago than this (by this collector's clock,
+	// not the span times), checked at start and then every hour. 0 keeps everything. Default 720h (30 days).
 	Retention time.Duration `mapstructure:"retention"`
 
 	// prevent unkeyed literal initialization

@@ -196,12 +196,13 @@ func TestExporterEndToEnd(t *testing.T) {
 
 	// Batches in the order the processor emits them: turn 0 closes (non-final result, a
 	// tool_call span for the faulty call) among application spans; turn 1's user
-	// message yields turn 0's final verdict; the session ends; an older session ends.
+	// message yields turn 0's final verdict; an older session ends; the session ends
+	// (stored last: first in the list, which is newest stored first).
 	batches := []ptrace.Traces{
 		newSpanBuilder(t).appSpan().turn(turn0(false)).toolCall().appSpan().traces(),
 		newSpanBuilder(t).turn(turn0(true)).turn(turn1(false)).traces(),
-		newSpanBuilder(t).turn(turn1(true)).session(analysisCheckout()).traces(),
 		newSpanBuilder(t).session(analysisSupport()).traces(),
+		newSpanBuilder(t).turn(turn1(true)).session(analysisCheckout()).traces(),
 	}
 	for i, td := range batches {
 		require.NoError(t, x.consume(td), "batch %d", i)
@@ -547,9 +548,14 @@ func TestRetention(t *testing.T) {
 	cfg := testConfig()
 	cfg.Store.Retention = 90 * time.Minute
 	x := newTestExporter(t, cfg, func(e *agentEvalExporter) { e.retentionInterval = time.Hour })
-	// support ended at t0−1h, checkout at t0+5m; now is t0+1h: the cutoff t0−30m
-	// removes support only.
-	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisSupport()).session(analysisCheckout()).traces()))
+	// Retention goes by the time stored, not by the span times: support is stored
+	// before the cutoff, checkout after it (whatever their ended_at says).
+	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisSupport()).traces()))
+	time.Sleep(2 * time.Millisecond)
+	cutoff := time.Now()
+	time.Sleep(2 * time.Millisecond)
+	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisCheckout()).traces()))
+	x.exp.now = func() time.Time { return cutoff.Add(cfg.Store.Retention) }
 	x.exp.applyRetention(context.Background())
 	assert.Equal(t, []string{"sess-checkout"}, x.sessionIDs(""))
 	metadatatest.AssertEqualExporterAgentevalRetentionDeleted(t, x.tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
@@ -559,13 +565,13 @@ func TestRetentionLoopRunsPeriodically(t *testing.T) {
 	cfg := testConfig()
 	cfg.Store.Retention = time.Minute
 	var now atomic.Int64
-	now.Store(t0.Add(-time.Hour).UnixNano()) // before every fixture: nothing to delete yet
+	now.Store(time.Now().Add(-time.Hour).UnixNano()) // before every save: nothing to delete yet
 	x := newTestExporter(t, cfg, func(e *agentEvalExporter) {
 		e.retentionInterval = 10 * time.Millisecond
 		e.now = func() time.Time { return time.Unix(0, now.Load()) }
 	})
 	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisSupport()).session(analysisCheckout()).traces()))
-	now.Store(t0.Add(time.Hour).UnixNano())
+	now.Store(time.Now().Add(time.Hour).UnixNano())
 	require.Eventually(t, func() bool { return len(x.sessionIDs("")) == 0 }, 5*time.Second, 10*time.Millisecond)
 }
 
