@@ -357,7 +357,10 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 		if err := e.saveIfReady(ctx, analyses); err != nil {
 			e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(analyses)))
 			err = fmt.Errorf("agenteval: saving %d analyses to the result store failed: %w", len(analyses), err)
-			e.storeFailing.Store(true)
+			if e.storeFailing.CompareAndSwap(false, true) && !errors.Is(err, errStoreNotConnected) {
+				// Once per failure streak (a full disk, a lost connection); retries follow.
+				e.logger.Error("agenteval: the result store rejects writes; analyses are retried from the sending queue", zap.Error(err))
+			}
 			componentstatus.ReportStatus(e.host, componentstatus.NewRecoverableErrorEvent(err))
 			if len(decodeErrs) > 0 {
 				e.logger.Error("agenteval: dropping undecodable evaluation spans", zap.Error(errors.Join(decodeErrs...)))
@@ -370,6 +373,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 		}
 		e.telemetry.ExporterAgentevalAnalysesStored.Add(ctx, int64(len(analyses)))
 		if e.storeFailing.CompareAndSwap(true, false) {
+			e.logger.Info("agenteval: the result store accepts writes again")
 			componentstatus.ReportStatus(e.host, componentstatus.NewEvent(componentstatus.StatusOK))
 		}
 	}
@@ -432,10 +436,11 @@ func (e *agentEvalExporter) retentionLoop(ctx context.Context) {
 	}
 }
 
-// applyRetention deletes the sessions that ended before now − store.retention.
+// applyRetention deletes the sessions stored before now − store.retention (the
+// collector's clock, not the span times: docs/decisions/ids-and-times.md).
 func (e *agentEvalExporter) applyRetention(ctx context.Context) {
 	cutoff := e.now().Add(-e.cfg.Store.Retention)
-	n, err := e.store.DeleteEndedBefore(ctx, cutoff)
+	n, err := e.store.DeleteStoredBefore(ctx, cutoff)
 	if err != nil {
 		if ctx.Err() != nil {
 			return // shutting down
