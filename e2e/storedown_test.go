@@ -66,4 +66,5 @@ func TestCollectorStartsWithTheStoreDown(t *testing.T) {
 		code, _ := get(t, "http://"+ep.api+"/api/v1/agent_sessions/sess-store-down")
 		return code == http.StatusOK
 	}, 30*time.Second, 100*time.Millisecond, "stored once the store is reachable")
+	t.Logf("store down at start: application spans in %d, out %d; analyses sent 1, stored 1", sent, appSpans())
 }

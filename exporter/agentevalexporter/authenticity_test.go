@@ -78,6 +78,7 @@ func TestForgedEvaluationSpansChangeNothing(t *testing.T) {
 		require.NoError(t, x.consume(td), name)
 	}
 	assert.Equal(t, before, x.snapshot(), "store, API and metrics unchanged")
+	t.Logf("forged evaluation spans sent %d, stored 0, counted as unauthenticated %d", spans, spans)
 	metadatatest.AssertEqualExporterAgentevalUnauthenticatedSpans(t, x.tel,
 		[]metricdata.DataPoint[int64]{{Value: spans}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 	metadatatest.AssertEqualExporterAgentevalAnalysesStored(t, x.tel,

@@ -112,6 +112,7 @@ func TestShutdownWithTheStoreDownLosesNothing(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return len(x2.sessionIDs("?limit=1000")) == sessions
 	}, 20*time.Second, 20*time.Millisecond, "every analysis queued before the shutdown is stored")
+	t.Logf("SQLite down, Shutdown, restart: analyses sent %d, stored %d", sessions, len(x2.sessionIDs("?limit=1000")))
 }
 
 // TestStartsWhileTheStoreIsDown: an unwritable SQLite path at start no longer stops the
