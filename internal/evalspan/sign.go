@@ -150,6 +150,11 @@ func (w *canonicalWriter) uvarint(n uint64) {
 	w.h.Write(w.buf[:binary.PutUvarint(w.buf[:], n)])
 }
 
+func (w *canonicalWriter) byte1(c byte) {
+	w.buf[0] = c
+	w.h.Write(w.buf[:1])
+}
+
 func (w *canonicalWriter) u64(n uint64) {
 	binary.BigEndian.PutUint64(w.buf[:8], n)
 	w.h.Write(w.buf[:8])
@@ -161,7 +166,7 @@ func (w *canonicalWriter) str(s string) {
 }
 
 func (w *canonicalWriter) value(v pcommon.Value) {
-	w.h.Write([]byte{byte(v.Type())})
+	w.byte1(byte(v.Type()))
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
 		w.str(v.Str())
@@ -171,9 +176,9 @@ func (w *canonicalWriter) value(v pcommon.Value) {
 		w.u64(math.Float64bits(v.Double()))
 	case pcommon.ValueTypeBool:
 		if v.Bool() {
-			w.h.Write([]byte{1})
+			w.byte1(1)
 		} else {
-			w.h.Write([]byte{0})
+			w.byte1(0)
 		}
 	case pcommon.ValueTypeBytes:
 		b := v.Bytes().AsRaw()
