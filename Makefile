@@ -84,10 +84,10 @@ bench-e2e: build bench-build
 ## across SIGTERM and restart on SQLite and PostgreSQL, a 2,000-turn request, hostile OTLP
 ## input) with in-process collectors; prints spans in/out and analyses sent/stored.
 ## Not part of `make test`. docs/decisions/result-durability.md
-FAULT_TESTS := TestForgedEvaluationSpansChangeNothing|TestShutdownWithTheStoreDownLosesNothing|TestStartsWhileTheStoreIsDown|TestPostgresOutageAcrossRestart|TestCollectorStartsWithTheStoreDown|TestConfigKeepsAnalysesThroughOutages|TestDeepNestingRefused|TestOneRequestOfManyTurnsIsBounded
+FAULT_TESTS := TestForgedEvaluationSpansChangeNothing|TestShutdownWithTheStoreDownLosesNothing|TestStartsWhileTheStoreIsDown|TestPostgresOutageAcrossRestart|TestCollectorStartsWithTheStoreDown|TestConfigKeepsAnalysesThroughOutages|TestDeepNestingRefused|TestOneRequestOfManyTurnsIsBounded|TestKill9WithTheStoreDownLosesNothing
 fault:
 	@out=$$(mktemp); $(GO) test -count=1 -v -run '^($(FAULT_TESTS))$$' ./exporter/agentevalexporter/ ./e2e/ ./processor/agentsessionprocessor/ >$$out 2>&1; rc=$$?; \
-		grep -E '^(--- |ok|FAIL|panic)|_test.go:[0-9]+: (forged|SQLite|PostgreSQL|store down|shutdown|slowest)' $$out; \
+		grep -E '^(--- |ok|FAIL|panic)|_test.go:[0-9]+: (forged|SQLite|PostgreSQL|store down|shutdown|slowest|kill)' $$out; \
 		if [ $$rc -ne 0 ]; then cat $$out; fi; rm -f $$out; exit $$rc
 	$(GO) test -run '^$$' -bench BenchmarkOneRequestOfManyTurns -benchtime=1x ./processor/agentsessionprocessor/ | grep Benchmark
 
