@@ -92,15 +92,13 @@ service:
 		runAgents(t, tp, fmt.Sprintf("crash-%02d", i))
 	}
 	require.NoError(t, tp.Shutdown(ctx))
-	// The first turns are evaluated (their interactions counted); the sessions end after
-	// session_timeout and their analyses are written to the persistent queue. (While
-	// every queue consumer is retrying a batch for the store, later batches wait on
-	// disk, their turn metrics with them: docs/decisions/result-durability.md.)
+	// Every turn is evaluated (its interactions counted, before the queue); the sessions
+	// end after session_timeout and their analyses are written to the persistent queue.
 	var metrics string
 	ok := assert.Eventually(t, func() bool {
 		_, body := get(t, "http://"+ep.prom+"/metrics")
 		metrics = string(body)
-		return triageInteractions(metrics) >= sessions
+		return triageInteractions(metrics) >= 2*sessions
 	}, 20*time.Second, 100*time.Millisecond, "the sessions are evaluated")
 	require.True(t, ok, metrics)
 	time.Sleep(4 * time.Second) // session_timeout 2s: the sessions end

@@ -40,7 +40,8 @@ type Config struct {
 	// Default 5s (exporterhelper's default).
 	TimeoutConfig exporterhelper.TimeoutConfig `mapstructure:",squash"`
 	// QueueConfig is exporterhelper's sending queue. It holds only the authenticated
-	// evaluation spans of each batch (authenticate.go), not the application's spans.
+	// session evaluation spans of each batch (authenticate.go): turn results are
+	// recorded before it, the application's spans never enter it.
 	// Default: enabled, in memory, 1000 requests. Set `sending_queue.storage` to a
 	// storage extension id (e.g. file_storage) for a persistent queue that survives
 	// restarts, crashes and outages (config.yaml does; docs/decisions/result-durability.md).

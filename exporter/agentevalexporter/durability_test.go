@@ -158,3 +158,23 @@ func TestStartsWhileTheStoreIsDown(t *testing.T) {
 	st := x.host.statuses()
 	assert.Equal(t, componentstatus.StatusOK, st[len(st)-1], "recovered: %v", st)
 }
+
+// TestTurnMetricsDoNotWaitForTheStore: with the store down and the queue's only
+// consumer retrying a batch of analyses, later turn results still reach the metrics at
+// once (they are handled before the queue).
+func TestTurnMetricsDoNotWaitForTheStore(t *testing.T) {
+	cfg := persistentConfig("")
+	q := exporterhelper.NewDefaultQueueConfig()
+	q.NumConsumers = 1
+	cfg.QueueConfig = configoptional.Some(q)
+	x := newTestExporter(t, cfg, func(e *agentEvalExporter) {
+		e.openStore = func(context.Context, string, string) (store.Store, error) {
+			return nil, errors.New("connection refused")
+		}
+		e.connectBackoff = time.Hour
+	})
+	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisCheckout()).traces()))
+	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisSupport()).traces()))
+	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(false)).traces()))
+	assert.Equal(t, 3, countSeries(t, x.scrape(), "agent_eval_tool_calls_total", nil))
+}

@@ -317,15 +317,9 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 				}
 				evalSpans++
 				switch kind.Str() {
-				case semconv.EvalKindTurn:
-					tr, err := evalspan.DecodeTurn(span.Attributes())
-					if err != nil {
-						decodeErrs = append(decodeErrs, spanError(span, err))
-						continue
-					}
-					e.metrics.recordTurn(&tr)
-					if e.isReady() {
-						e.events.PublishTurn(&tr)
+				case semconv.EvalKindTurn: // handled before the queue; kept for queued data
+					if err := e.recordTurn(span); err != nil {
+						decodeErrs = append(decodeErrs, err)
 					}
 				case semconv.EvalKindAgentSession:
 					a, err := evalspan.DecodeAnalysis(span.Attributes())
@@ -388,6 +382,20 @@ func (e *agentEvalExporter) saveIfReady(ctx context.Context, as []*evaluation.An
 		return errStoreNotConnected
 	}
 	return e.save(ctx, as)
+}
+
+// recordTurn decodes a turn evaluation span and feeds its result to the per-turn
+// metrics and, once the store is open, to the live UI events.
+func (e *agentEvalExporter) recordTurn(span ptrace.Span) error {
+	tr, err := evalspan.DecodeTurn(span.Attributes())
+	if err != nil {
+		return spanError(span, err)
+	}
+	e.metrics.recordTurn(&tr)
+	if e.isReady() {
+		e.events.PublishTurn(&tr)
+	}
+	return nil
 }
 
 // save stores the analyses in one transaction when the store can (store.BatchSaver),
