@@ -24,7 +24,7 @@ BENCH_BUILD_DIR := _build-bench
 BENCH_BIN     := bin/otelcol-agenteval-bench
 BENCH_E2E_FLAGS ?=
 
-.PHONY: all build run test bench bench-build bench-e2e lint generate frameworks clean
+.PHONY: all build run test bench bench-build bench-e2e fault lint generate frameworks clean
 
 all: lint test build
 
@@ -84,6 +84,17 @@ bench-e2e: build bench-build
 frameworks:
 	testdata/frameworks/generate.sh
 	testdata/frameworks/conformance/generate.sh
+
+## fault: issue 13's fault scenarios (forged evaluation spans, store down at start, store down
+## across SIGTERM and restart on SQLite and PostgreSQL, a 2,000-turn request, hostile OTLP
+## input) with in-process collectors; prints spans in/out and analyses sent/stored.
+## Not part of `make test`. docs/decisions/result-durability.md
+FAULT_TESTS := TestForgedEvaluationSpansChangeNothing|TestShutdownWithTheStoreDownLosesNothing|TestStartsWhileTheStoreIsDown|TestPostgresOutageAcrossRestart|TestCollectorStartsWithTheStoreDown|TestConfigKeepsAnalysesThroughOutages|TestDeepNestingRefused|TestOneRequestOfManyTurnsIsBounded|TestKill9WithTheStoreDownLosesNothing
+fault:
+	@out=$$(mktemp); $(GO) test -count=1 -v -run '^($(FAULT_TESTS))$$' ./exporter/agentevalexporter/ ./e2e/ ./processor/agentsessionprocessor/ >$$out 2>&1; rc=$$?; \
+		grep -E '^(--- |ok|FAIL|panic)|_test.go:[0-9]+: (forged|SQLite|PostgreSQL|store down|shutdown|slowest|kill)' $$out; \
+		if [ $$rc -ne 0 ]; then cat $$out; fi; rm -f $$out; exit $$rc
+	$(GO) test -run '^$$' -bench BenchmarkOneRequestOfManyTurns -benchtime=1x ./processor/agentsessionprocessor/ | grep Benchmark
 
 ## lint: gofmt must report nothing, go vet must pass
 lint:

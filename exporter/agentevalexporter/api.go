@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -33,7 +34,7 @@ type queryAPI struct {
 
 // SessionList is the body of GET /api/v1/agent_sessions.
 type SessionList struct {
-	// Sessions are newest first (by ended_at); never null.
+	// Sessions are newest first (by stored_at, the time this collector stored them); never null.
 	Sessions []store.SessionSummary `json:"sessions"`
 }
 
@@ -94,14 +95,30 @@ func (a *queryAPI) getSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("session_id")
 	an, err := a.store.GetAnalysis(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("session %q not found", id))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("session %q not found", echoID(id)))
 		return
 	}
 	if err != nil {
-		a.storeFailure(w, "reading session "+strconv.Quote(id), err)
+		a.storeFailure(w, "reading session "+strconv.Quote(echoID(id)), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, an)
+}
+
+// maxEchoedIDBytes bounds the part of a requested id that error bodies quote.
+const maxEchoedIDBytes = 128
+
+// echoID is id as error bodies quote it: at most maxEchoedIDBytes (cut on a rune
+// boundary), then "…". A client sending a 1 MB id does not get it back.
+func echoID(id string) string {
+	if len(id) <= maxEchoedIDBytes {
+		return id
+	}
+	cut := maxEchoedIDBytes
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return id[:cut] + "…"
 }
 
 // agentScores handles GET /api/v1/agents/{agent_id}/scores.

@@ -55,8 +55,8 @@ func (f *fakeStore) AgentScoreHistory(_ context.Context, agentID string, limit i
 	return f.points, f.failQuery
 }
 
-func (f *fakeStore) DeleteEndedBefore(context.Context, time.Time) (int64, error) { return 0, nil }
-func (f *fakeStore) Close() error                                                { return nil }
+func (f *fakeStore) DeleteStoredBefore(context.Context, time.Time) (int64, error) { return 0, nil }
+func (f *fakeStore) Close() error                                                 { return nil }
 
 func serve(t *testing.T, h http.Handler, method, target string) (int, map[string]any) {
 	t.Helper()

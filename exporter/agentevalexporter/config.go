@@ -17,6 +17,8 @@ import (
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 )
 
 // StoreDriver names a result store backend (internal/store.Open's driver argument).
@@ -38,12 +40,16 @@ type Config struct {
 	// TimeoutConfig bounds one export (decode, metrics and store writes of one batch).
 	// Default 5s (exporterhelper's default).
 	TimeoutConfig exporterhelper.TimeoutConfig `mapstructure:",squash"`
-	// QueueConfig is exporterhelper's sending queue. Default: enabled, in memory, 1000
-	// requests. Set `sending_queue.storage` to a storage extension id (e.g. file_storage)
-	// for a persistent queue that survives restarts.
+	// QueueConfig is exporterhelper's sending queue. It holds only the authenticated
+	// session evaluation spans of each batch (authenticate.go): turn results are
+	// recorded before it, the application's spans never enter it.
+	// Default: enabled, in memory, 1000 requests. Set `sending_queue.storage` to a
+	// storage extension id (e.g. file_storage) for a persistent queue that survives
+	// restarts, crashes and outages (config.yaml does; docs/decisions/result-durability.md).
 	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
 	// RetryConfig retries batches whose analyses could not be stored. Default: enabled,
-	// exporterhelper's default backoff (5s initial, 30s max interval, 5m max elapsed).
+	// 5s initial, 30s max interval and no give-up (max_elapsed_time 0): the queue's
+	// size bounds what waits for the store.
 	RetryConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
 
 	// Store is the result store. Default: SQLite at ./data/agenteval.db, 720h retention.
@@ -59,6 +65,13 @@ type Config struct {
 	// evaluation: "none" (default) or "summary", one line per turn result and per stored
 	// session analysis, without the analysis payload (console.go).
 	Console ConsoleMode `mapstructure:"console"`
+	// SigningKey verifies the agent_eval.signature of each turn and session evaluation
+	// span; spans without a valid one are ignored and counted
+	// (otelcol_exporter_agenteval_unauthenticated_spans), so an OTLP client cannot
+	// create or overwrite stored analyses (docs/decisions/evaluation-authenticity.md).
+	// It must equal the agentsession processor's signing_key. Empty (default): the
+	// random key of this process, which the processor of the same collector also uses.
+	SigningKey configopaque.String `mapstructure:"signing_key"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -71,8 +84,8 @@ type StoreConfig struct {
 	// DSN is the SQLite database file path or the PostgreSQL connection string (kept
 	// opaque: it may hold a password). Default "./data/agenteval.db".
 	DSN configopaque.String `mapstructure:"dsn"`
-	// Retention deletes sessions that ended longer ago than this, checked at start and
-	// then every hour. 0 keeps everything. Default 720h (30 days).
+	// Retention deletes sessions stored longer ago than this (by this collector's clock,
+	// not the span times), checked at start and then every hour. 0 keeps everything. Default 720h (30 days).
 	Retention time.Duration `mapstructure:"retention"`
 
 	// prevent unkeyed literal initialization
@@ -123,6 +136,9 @@ func (cfg *Config) Validate() error {
 	}
 	if !slices.Contains(validConsoleModes, cfg.Console) {
 		errs = append(errs, fmt.Errorf("console: invalid value %q, valid values are %q", cfg.Console, validConsoleModes))
+	}
+	if n := len(cfg.SigningKey); n > 0 && n < evalspan.MinSigningKeyBytes {
+		errs = append(errs, fmt.Errorf("signing_key: must be at least %d bytes (or empty for a random key per process), got %d", evalspan.MinSigningKeyBytes, n))
 	}
 	errs = append(errs, cfg.UI.validate()...)
 	return errors.Join(errs...)

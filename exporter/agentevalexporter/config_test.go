@@ -160,6 +160,15 @@ func TestConfigValidate(t *testing.T) {
 			mutate: func(c *Config) { c.Store.Retention = 0 },
 		},
 		{
+			name:        "short signing_key",
+			mutate:      func(c *Config) { c.SigningKey = "short" },
+			expectedErr: "signing_key: must be at least 16 bytes (or empty for a random key per process), got 5",
+		},
+		{
+			name:   "signing_key of 16 bytes",
+			mutate: func(c *Config) { c.SigningKey = "0123456789abcdef" },
+		},
+		{
 			name:        "zero max_label_values",
 			mutate:      func(c *Config) { c.Prometheus.MaxLabelValues = 0 },
 			expectedErr: "prometheus.max_label_values: must be >= 1, got 0",

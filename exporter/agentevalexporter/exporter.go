@@ -30,7 +30,9 @@ import (
 )
 
 // The evaluation spans this exporter reads (docs/architecture.md §6; keys in internal/semconv):
-// agent_eval.kind marks them (one lookup per span; spans without it are skipped), a
+// agent_eval.kind marks them (one lookup per span; spans without it are skipped); turn
+// and agent_session spans reach pushTraces only when their agent_eval.signature
+// verified with signing_key before the queue (authenticate.go), others are dropped; a
 // `turn` span carries the turn result as typed agent_eval.turn.* attributes and an
 // `agent_session` span the analysis as typed agent_eval.session.* attributes, both
 // read with internal/evalspan (no JSON). The tool_call and agent_interaction kinds carry
@@ -38,6 +40,13 @@ import (
 
 // defaultRetentionInterval is how often retention runs (after a first run at start).
 const defaultRetentionInterval = time.Hour
+
+// maxConnectBackoff caps the wait between two attempts to open an unreachable store.
+const maxConnectBackoff = 30 * time.Second
+
+// errStoreNotConnected fails the saves made before the store could be opened; the
+// batch is retried by exporterhelper.
+var errStoreNotConnected = errors.New("the result store is not connected yet")
 
 // agentEvalExporter is the exporter behind exporterhelper: pushTraces is called by the
 // queue consumers (concurrently), start and shutdown by the collector.
@@ -47,14 +56,19 @@ type agentEvalExporter struct {
 	logger    *zap.Logger
 	telemetry *metadata.TelemetryBuilder
 	metrics   *promMetrics
+	signer    *evalspan.Signer // verifies agent_eval.signature
 
-	// openStore, retentionInterval and now are replaced in tests.
+	// openStore, connectBackoff, retentionInterval and now are replaced in tests.
 	openStore         func(ctx context.Context, driver, dsn string) (store.Store, error)
+	connectBackoff    time.Duration
 	retentionInterval time.Duration
 	now               func() time.Time
 
-	// Set by start, released by shutdown.
+	// Set by start, released by shutdown. store, api and events are set by connect
+	// (in start or later in connectLoop) before ready is closed: read them only after.
+	ready      chan struct{}
 	store      store.Store
+	api        http.Handler
 	host       component.Host
 	promServer *http.Server
 	apiServer  *http.Server
@@ -62,7 +76,8 @@ type agentEvalExporter struct {
 	apiAddr    net.Addr
 	events     *webui.Broadcaster // nil when ui.enabled is false
 	cancel     context.CancelFunc
-	wg         sync.WaitGroup
+	wg         sync.WaitGroup // servers and retention
+	connectWG  sync.WaitGroup // connectLoop
 
 	// storeFailing is true after a failed save until the next successful one; it drives
 	// the component status (RecoverableError → OK).
@@ -84,47 +99,126 @@ func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporte
 			logger.Warn("agenteval: label value cap reached; further values are reported as \"other\"",
 				zap.String("label", domain), zap.Int("max_label_values", cfg.Prometheus.MaxLabelValues))
 		}),
+		signer:            evalspan.NewSigner(string(cfg.SigningKey)),
 		openStore:         store.Open,
+		connectBackoff:    time.Second,
 		retentionInterval: defaultRetentionInterval,
 		now:               time.Now,
 	}, nil
 }
 
-// start opens the result store, then the Prometheus and query API servers, then the
-// retention loop. Any failure (store unreachable, port taken) fails Start with an error
-// naming the part, after releasing what was already opened.
+// start serves Prometheus and the query API, then opens the result store. When the
+// store cannot be opened (database down, disk not mounted) start still succeeds, so the
+// trace pipeline keeps flowing: it reports a RecoverableError status and keeps trying
+// in the background (connectLoop); until the store is open, analyses wait in the
+// sending queue (pushTraces returns a retryable error), the per-turn metrics are
+// served and the query API answers 503. A port already taken fails start, naming the
+// server.
 func (e *agentEvalExporter) start(ctx context.Context, host component.Host) (err error) {
 	e.host = host
+	e.ready = make(chan struct{})
+	bg, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
 	defer func() {
 		if err != nil {
 			_ = e.release(context.Background())
 		}
 	}()
 
-	st, err := e.openStore(ctx, string(e.cfg.Store.Driver), string(e.cfg.Store.DSN))
-	if err != nil {
-		return fmt.Errorf("agenteval: opening the %s result store (store.dsn): %w", e.cfg.Store.Driver, err)
-	}
-	e.store = st
-
 	if e.promServer, e.promAddr, err = e.startServer(ctx, host, "prometheus", &e.cfg.Prometheus.ServerConfig, e.metrics.handler()); err != nil {
 		return err
 	}
-	api, apiOpts, err := e.apiHandler(st)
-	if err != nil {
-		return err
+	var apiOpts []confighttp.ToServerOption
+	if e.cfg.UI.Enabled {
+		apiOpts = append(apiOpts, confighttp.WithErrorHandler(challengeBrowsers))
 	}
-	if e.apiServer, e.apiAddr, err = e.startServer(ctx, host, "api", &e.cfg.API, api, apiOpts...); err != nil {
+	if e.apiServer, e.apiAddr, err = e.startServer(ctx, host, "api", &e.cfg.API, http.HandlerFunc(e.serveAPI), apiOpts...); err != nil {
 		return err
 	}
 
+	st, err := e.openStore(ctx, string(e.cfg.Store.Driver), string(e.cfg.Store.DSN))
+	if err != nil {
+		e.storeDown(err)
+		e.connectWG.Add(1)
+		go e.connectLoop(bg)
+		return nil
+	}
+	return e.connect(bg, st)
+}
+
+// storeDown reports that the store could not be opened.
+func (e *agentEvalExporter) storeDown(err error) {
+	err = fmt.Errorf("agenteval: opening the %s result store (store.dsn): %w", e.cfg.Store.Driver, err)
+	e.logger.Error("agenteval: result store unreachable; retrying in the background, analyses wait in the sending queue", zap.Error(err))
+	componentstatus.ReportStatus(e.host, componentstatus.NewRecoverableErrorEvent(err))
+}
+
+// connectLoop opens the store with exponential backoff (connectBackoff doubling up to
+// maxConnectBackoff) until it succeeds or ctx is cancelled (shutdown).
+func (e *agentEvalExporter) connectLoop(ctx context.Context) {
+	defer e.connectWG.Done()
+	wait := e.connectBackoff
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxConnectBackoff)
+		st, err := e.openStore(ctx, string(e.cfg.Store.Driver), string(e.cfg.Store.DSN))
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			e.logger.Warn("agenteval: result store still unreachable; will retry", zap.Duration("retry_in", wait), zap.Error(err))
+			continue
+		}
+		if err := e.connect(ctx, st); err != nil {
+			componentstatus.ReportStatus(e.host, componentstatus.NewFatalErrorEvent(err))
+			return
+		}
+		e.logger.Info("agenteval: result store connected")
+		componentstatus.ReportStatus(e.host, componentstatus.NewEvent(componentstatus.StatusOK))
+		return
+	}
+}
+
+// connect makes st the exporter's store: builds the query API and web UI over it,
+// marks the exporter ready (pushTraces saves, the API serves) and starts retention.
+func (e *agentEvalExporter) connect(ctx context.Context, st store.Store) error {
+	api, err := e.apiHandler(st)
+	if err != nil {
+		_ = st.Close()
+		return err
+	}
+	e.store, e.api = st, api
+	close(e.ready) // publishes e.store, e.api and e.events to the readers of e.ready
 	if e.cfg.Store.Retention > 0 {
-		bg, cancel := context.WithCancel(context.Background())
-		e.cancel = cancel
 		e.wg.Add(1)
-		go e.retentionLoop(bg)
+		go e.retentionLoop(ctx)
 	}
 	return nil
+}
+
+// isReady reports whether the store is open (and e.store, e.api, e.events are set).
+func (e *agentEvalExporter) isReady() bool {
+	select {
+	case <-e.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// serveAPI is the API server's handler: the query API and web UI once the store is
+// open, 503 before.
+func (e *agentEvalExporter) serveAPI(w http.ResponseWriter, r *http.Request) {
+	if !e.isReady() {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, "the result store is not reachable yet; analyses are queued")
+		return
+	}
+	e.api.ServeHTTP(w, r)
 }
 
 // startServer listens on cfg's endpoint (so a taken port fails Start) and serves handler
@@ -166,8 +260,11 @@ func (e *agentEvalExporter) release(ctx context.Context) error {
 		e.cancel()
 		e.cancel = nil
 	}
+	e.connectWG.Wait()
 	// End the live event streams first: srv.Shutdown waits for active handlers.
-	e.events.Close()
+	if e.ready != nil && e.isReady() {
+		e.events.Close()
+	}
 	for _, srv := range []*http.Server{e.promServer, e.apiServer} {
 		if srv == nil {
 			continue
@@ -179,7 +276,7 @@ func (e *agentEvalExporter) release(ctx context.Context) error {
 	}
 	e.promServer, e.apiServer = nil, nil
 	e.wg.Wait()
-	if e.store != nil {
+	if e.store != nil { // set only by connect, which has returned (connectWG)
 		if err := e.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("agenteval: closing the result store: %w", err))
 		}
@@ -220,17 +317,10 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 				}
 				evalSpans++
 				switch kind.Str() {
-				case semconv.EvalKindTurn:
-					tr, err := evalspan.DecodeTurn(span.Attributes())
-					if err != nil {
-						decodeErrs = append(decodeErrs, spanError(span, err))
-						continue
+				case semconv.EvalKindTurn: // handled before the queue; kept for queued data
+					if err := e.recordTurn(span); err != nil {
+						decodeErrs = append(decodeErrs, err)
 					}
-					e.metrics.recordTurn(&tr)
-					if e.cfg.Console == ConsoleSummary {
-						e.logger.Info(turnConsoleLine(&tr))
-					}
-					e.events.PublishTurn(&tr)
 				case semconv.EvalKindAgentSession:
 					a, err := evalspan.DecodeAnalysis(span.Attributes())
 					if err == nil && a.SessionID == "" {
@@ -258,10 +348,13 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 		e.telemetry.ExporterAgentevalDecodeErrors.Add(ctx, int64(len(decodeErrs)))
 	}
 	if len(analyses) > 0 {
-		if err := e.save(ctx, analyses); err != nil {
+		if err := e.saveIfReady(ctx, analyses); err != nil {
 			e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(analyses)))
 			err = fmt.Errorf("agenteval: saving %d analyses to the result store failed: %w", len(analyses), err)
-			e.storeFailing.Store(true)
+			if e.storeFailing.CompareAndSwap(false, true) && !errors.Is(err, errStoreNotConnected) {
+				// Once per failure streak (a full disk, a lost connection); retries follow.
+				e.logger.Error("agenteval: the result store rejects writes; analyses are retried from the sending queue", zap.Error(err))
+			}
 			componentstatus.ReportStatus(e.host, componentstatus.NewRecoverableErrorEvent(err))
 			if len(decodeErrs) > 0 {
 				e.logger.Error("agenteval: dropping undecodable evaluation spans", zap.Error(errors.Join(decodeErrs...)))
@@ -270,18 +363,43 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 		}
 		for _, a := range analyses {
 			e.metrics.recordAnalysis(a)
-			e.events.PublishSession(a)
+			e.events.PublishSession(a) // ready: saveIfReady succeeded
 			if e.cfg.Console == ConsoleSummary {
 				e.logger.Info(sessionConsoleLine(a))
 			}
 		}
 		e.telemetry.ExporterAgentevalAnalysesStored.Add(ctx, int64(len(analyses)))
 		if e.storeFailing.CompareAndSwap(true, false) {
+			e.logger.Info("agenteval: the result store accepts writes again")
 			componentstatus.ReportStatus(e.host, componentstatus.NewEvent(componentstatus.StatusOK))
 		}
 	}
 	if len(decodeErrs) > 0 {
 		return consumererror.NewPermanent(fmt.Errorf("agenteval: %d evaluation spans dropped: %w", len(decodeErrs), errors.Join(decodeErrs...)))
+	}
+	return nil
+}
+
+func (e *agentEvalExporter) saveIfReady(ctx context.Context, as []*evaluation.Analysis) error {
+	if !e.isReady() {
+		return errStoreNotConnected
+	}
+	return e.save(ctx, as)
+}
+
+// recordTurn decodes a turn evaluation span and feeds its result to the per-turn
+// metrics and, once the store is open, to the live UI events.
+func (e *agentEvalExporter) recordTurn(span ptrace.Span) error {
+	tr, err := evalspan.DecodeTurn(span.Attributes())
+	if err != nil {
+		return spanError(span, err)
+	}
+	e.metrics.recordTurn(&tr)
+	if e.cfg.Console == ConsoleSummary {
+		e.logger.Info(turnConsoleLine(&tr))
+	}
+	if e.isReady() {
+		e.events.PublishTurn(&tr)
 	}
 	return nil
 }
@@ -332,10 +450,11 @@ func (e *agentEvalExporter) retentionLoop(ctx context.Context) {
 	}
 }
 
-// applyRetention deletes the sessions that ended before now − store.retention.
+// applyRetention deletes the sessions stored before now − store.retention (the
+// collector's clock, not the span times: docs/decisions/ids-and-times.md).
 func (e *agentEvalExporter) applyRetention(ctx context.Context) {
 	cutoff := e.now().Add(-e.cfg.Store.Retention)
-	n, err := e.store.DeleteEndedBefore(ctx, cutoff)
+	n, err := e.store.DeleteStoredBefore(ctx, cutoff)
 	if err != nil {
 		if ctx.Err() != nil {
 			return // shutting down

@@ -105,6 +105,14 @@ func newTestExporter(t *testing.T, cfg *Config, prepare func(*agentEvalExporter)
 
 func newTestExporterWithExtensions(t *testing.T, cfg *Config, prepare func(*agentEvalExporter), extensions map[component.ID]component.Component) *testExporter {
 	t.Helper()
+	x := startTestExporter(t, cfg, prepare, extensions)
+	t.Cleanup(func() { require.NoError(t, x.te.Shutdown(context.Background())) })
+	return x
+}
+
+// startTestExporter is newTestExporterWithExtensions without the Shutdown at cleanup.
+func startTestExporter(t *testing.T, cfg *Config, prepare func(*agentEvalExporter), extensions map[component.ID]component.Component) *testExporter {
+	t.Helper()
 	if cfg.Store.DSN == "" {
 		cfg.Store.DSN = configopaque.String(filepath.Join(t.TempDir(), "x.db"))
 	}
@@ -122,7 +130,6 @@ func newTestExporterWithExtensions(t *testing.T, cfg *Config, prepare func(*agen
 	require.NoError(t, err)
 	host := &statusHost{extensions: extensions}
 	require.NoError(t, te.Start(context.Background(), host))
-	t.Cleanup(func() { require.NoError(t, te.Shutdown(context.Background())) })
 	return &testExporter{t: t, exp: exp, te: te, tel: tel, host: host, dsn: string(cfg.Store.DSN)}
 }
 
@@ -189,12 +196,13 @@ func TestExporterEndToEnd(t *testing.T) {
 
 	// Batches in the order the processor emits them: turn 0 closes (non-final result, a
 	// tool_call span for the faulty call) among application spans; turn 1's user
-	// message yields turn 0's final verdict; the session ends; an older session ends.
+	// message yields turn 0's final verdict; an older session ends; the session ends
+	// (stored last: first in the list, which is newest stored first).
 	batches := []ptrace.Traces{
 		newSpanBuilder(t).appSpan().turn(turn0(false)).toolCall().appSpan().traces(),
 		newSpanBuilder(t).turn(turn0(true)).turn(turn1(false)).traces(),
-		newSpanBuilder(t).turn(turn1(true)).session(analysisCheckout()).traces(),
 		newSpanBuilder(t).session(analysisSupport()).traces(),
+		newSpanBuilder(t).turn(turn1(true)).session(analysisCheckout()).traces(),
 	}
 	for i, td := range batches {
 		require.NoError(t, x.consume(td), "batch %d", i)
@@ -390,12 +398,16 @@ func TestExporterUndecodableSpansArePermanentErrors(t *testing.T) {
 	noID := b.span(traceTurn1, "evaluate agent_session")
 	noID.Attributes().PutStr("agent_eval.kind", "agent_session")
 	noID.Attributes().PutStr("agent_eval.session.session_id", "")
+	// Signed with the right key but undecodable (a processor of another version).
+	for _, sp := range []ptrace.Span{bad, missing, wrongType, noID} {
+		fixtureSigner.Sign(sp.Attributes())
+	}
 
 	err := x.consume(b.traces())
 	require.Error(t, err)
 	assert.True(t, consumererror.IsPermanent(err), err)
+	// The turn is decoded before the queue: logged and counted, not returned.
 	for _, part := range []string{
-		`agent_eval.turn.interactions: is a Str, want an array`,
 		`agent_eval.session.session_id: attribute missing`,
 		`agent_eval.session.overall_score: is a Str, want a double`,
 		`session_id is empty`,
@@ -536,9 +548,14 @@ func TestRetention(t *testing.T) {
 	cfg := testConfig()
 	cfg.Store.Retention = 90 * time.Minute
 	x := newTestExporter(t, cfg, func(e *agentEvalExporter) { e.retentionInterval = time.Hour })
-	// support ended at t0−1h, checkout at t0+5m; now is t0+1h: the cutoff t0−30m
-	// removes support only.
-	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisSupport()).session(analysisCheckout()).traces()))
+	// Retention goes by the time stored, not by the span times: support is stored
+	// before the cutoff, checkout after it (whatever their ended_at says).
+	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisSupport()).traces()))
+	time.Sleep(2 * time.Millisecond)
+	cutoff := time.Now()
+	time.Sleep(2 * time.Millisecond)
+	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisCheckout()).traces()))
+	x.exp.now = func() time.Time { return cutoff.Add(cfg.Store.Retention) }
 	x.exp.applyRetention(context.Background())
 	assert.Equal(t, []string{"sess-checkout"}, x.sessionIDs(""))
 	metadatatest.AssertEqualExporterAgentevalRetentionDeleted(t, x.tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
@@ -548,13 +565,13 @@ func TestRetentionLoopRunsPeriodically(t *testing.T) {
 	cfg := testConfig()
 	cfg.Store.Retention = time.Minute
 	var now atomic.Int64
-	now.Store(t0.Add(-time.Hour).UnixNano()) // before every fixture: nothing to delete yet
+	now.Store(time.Now().Add(-time.Hour).UnixNano()) // before every save: nothing to delete yet
 	x := newTestExporter(t, cfg, func(e *agentEvalExporter) {
 		e.retentionInterval = 10 * time.Millisecond
 		e.now = func() time.Time { return time.Unix(0, now.Load()) }
 	})
 	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisSupport()).session(analysisCheckout()).traces()))
-	now.Store(t0.Add(time.Hour).UnixNano())
+	now.Store(time.Now().Add(time.Hour).UnixNano())
 	require.Eventually(t, func() bool { return len(x.sessionIDs("")) == 0 }, 5*time.Second, 10*time.Millisecond)
 }
 
@@ -586,16 +603,6 @@ func TestStartFailsWhenAPortIsTaken(t *testing.T) {
 			require.NoError(t, te.Shutdown(context.Background()))
 		})
 	}
-}
-
-func TestStartFailsOnABadStore(t *testing.T) {
-	cfg := testConfig()
-	cfg.Store.DSN = ":memory:"
-	te, err := NewFactory().CreateTraces(context.Background(), metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
-	require.NoError(t, err)
-	err = te.Start(context.Background(), componenttest.NewNopHost())
-	require.ErrorContains(t, err, "agenteval: opening the sqlite result store (store.dsn)")
-	require.NoError(t, te.Shutdown(context.Background()))
 }
 
 // headerAuth is a server authenticator extension accepting one bearer token.

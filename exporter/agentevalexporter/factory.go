@@ -41,10 +41,16 @@ func createDefaultConfig() component.Config {
 	prom.NetAddr.Endpoint = defaultPrometheusEndpoint
 	api := confighttp.NewDefaultServerConfig()
 	api.NetAddr.Endpoint = defaultAPIEndpoint
+	// Retries never give up (max_elapsed_time 0): an analysis waits in the sending queue
+	// for the store as long as the queue has room (queue_size bounds it; past it new
+	// batches are refused and counted in otelcol_exporter_enqueue_failed_spans).
+	// docs/decisions/result-durability.md
+	retry := configretry.NewDefaultBackOffConfig()
+	retry.MaxElapsedTime = 0
 	return &Config{
 		TimeoutConfig: exporterhelper.NewDefaultTimeoutConfig(),
 		QueueConfig:   configoptional.Some(exporterhelper.NewDefaultQueueConfig()),
-		RetryConfig:   configretry.NewDefaultBackOffConfig(),
+		RetryConfig:   retry,
 		Store: StoreConfig{
 			Driver:    StoreDriverSQLite,
 			DSN:       defaultSQLiteDSN,
@@ -70,9 +76,10 @@ func createTraces(ctx context.Context, set exporter.Settings, cfg component.Conf
 }
 
 // newTracesExporter wraps exp in exporterhelper with the configured timeout, queue and
-// retry (tests use it to keep a handle on exp).
+// retry, behind the signature check (authenticate.go); tests use it to keep a handle
+// on exp.
 func newTracesExporter(ctx context.Context, set exporter.Settings, c *Config, exp *agentEvalExporter) (exporter.Traces, error) {
-	return exporterhelper.NewTraces(ctx, set, c,
+	te, err := exporterhelper.NewTraces(ctx, set, c,
 		exp.pushTraces,
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
 		exporterhelper.WithTimeout(c.TimeoutConfig),
@@ -81,4 +88,8 @@ func newTracesExporter(ctx context.Context, set exporter.Settings, c *Config, ex
 		exporterhelper.WithStart(exp.start),
 		exporterhelper.WithShutdown(exp.shutdown),
 	)
+	if err != nil {
+		return nil, err
+	}
+	return authenticatingExporter{Traces: te, e: exp}, nil
 }

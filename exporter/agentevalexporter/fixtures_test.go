@@ -189,6 +189,10 @@ func analysisSupport() evaluation.Analysis {
 	}
 }
 
+// fixtureSigner signs as the processor of this process does (no signing_key: the
+// process key, which the exporter under test also uses).
+var fixtureSigner = evalspan.NewSigner("")
+
 // evalSpans builds one ResourceSpans of evaluation spans the way the processor emits
 // them, plus one application span that the exporter must ignore.
 type spanBuilder struct {
@@ -231,6 +235,7 @@ func (b *spanBuilder) turn(tr evaluation.TurnResult) *spanBuilder {
 	attrs.PutStr("agent_eval.session.id", tr.SessionID)
 	attrs.PutBool("agent_eval.partial", tr.Partial)
 	evalspan.EncodeTurn(attrs, &tr)
+	fixtureSigner.Sign(attrs)
 	return b
 }
 
@@ -245,6 +250,7 @@ func (b *spanBuilder) session(a evaluation.Analysis) *spanBuilder {
 		attrs.PutDouble("agent_eval.overall_score", *a.OverallScore)
 	}
 	evalspan.EncodeAnalysis(attrs, &a)
+	fixtureSigner.Sign(attrs)
 	return b
 }
 

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"go.opentelemetry.io/collector/config/confighttp"
-
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/internal/webui"
 )
@@ -53,17 +51,18 @@ func (c *UIConfig) validate() []error {
 	return errs
 }
 
-// apiHandler is the query API server's handler and server options: the JSON API and,
-// when ui.enabled, the web UI and its live event stream, which it creates (e.events) for
-// pushTraces to publish to.
-func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, []confighttp.ToServerOption, error) {
+// apiHandler is the query API server's handler over st: the JSON API and, when
+// ui.enabled, the web UI and its live event stream, which it creates (e.events) for
+// pushTraces to publish to. The server's error handler is challengeBrowsers when
+// ui.enabled (set by start).
+func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, error) {
 	mux := newQueryAPI(st, e.logger)
 	if !e.cfg.UI.Enabled {
-		return mux, nil, nil
+		return mux, nil
 	}
 	tmpl, err := webui.ParseTraceURLTemplate(e.cfg.UI.TraceURLTemplate)
 	if err != nil { // Validate has already checked it
-		return nil, nil, fmt.Errorf("agenteval: ui.trace_url_template: %w", err)
+		return nil, fmt.Errorf("agenteval: ui.trace_url_template: %w", err)
 	}
 	events := webui.NewBroadcaster(e.cfg.UI.MaxEventClients)
 	opts := webui.Options{Store: st, TraceURL: tmpl, Events: events, Logger: e.logger}
@@ -74,11 +73,11 @@ func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, []confight
 	}
 	ui, err := webui.New(opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("agenteval: web UI: %w", err)
+		return nil, fmt.Errorf("agenteval: web UI: %w", err)
 	}
 	ui.Register(mux)
 	e.events = events
-	return mux, []confighttp.ToServerOption{confighttp.WithErrorHandler(challengeBrowsers)}, nil
+	return mux, nil
 }
 
 // basicChallenge is the WWW-Authenticate header of the API server's 401 responses.

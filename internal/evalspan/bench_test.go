@@ -75,3 +75,30 @@ func BenchmarkAnalysisRoundTrip(b *testing.B) {
 		b.ReportMetric(float64(size), "otlp_bytes")
 	})
 }
+
+// BenchmarkSignVerify measures what authentication adds per session span: Sign in the
+// processor, Verify in the exporter, on the largest golden analysis.
+func BenchmarkSignVerify(b *testing.B) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "langgraph_multi_turn.analyses.json"))
+	require.NoError(b, err)
+	var as []evaluation.Analysis
+	require.NoError(b, json.Unmarshal(raw, &as))
+	m := pcommon.NewMap()
+	m.PutStr(semconv.AgentEvalKind, semconv.EvalKindAgentSession)
+	EncodeAnalysis(m, &as[0])
+	s := NewSigner("")
+	b.Run("sign", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.Sign(m)
+		}
+	})
+	b.Run("verify", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := s.Verify(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

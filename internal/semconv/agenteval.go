@@ -56,3 +56,7 @@ const (
 	EvalLabelNotEvaluable   = "not_evaluable"
 	EvalErrorTypeJudgeError = "judge_error"
 )
+
+// AgentEvalSignature authenticates an evaluation span's typed result (internal/evalspan
+// Signer, docs/decisions/evaluation-authenticity.md): "v1:" + hex HMAC-SHA256.
+const AgentEvalSignature = "agent_eval.signature"

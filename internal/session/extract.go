@@ -241,14 +241,22 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 
 	// Session, service, end signal, outcome.
 	if s.sessPrio != 0 {
-		r.SessionID, r.SessionKey = e.text(r, s.sessVal), s.sessKey
+		if p := sessionIDProblem(s.sessVal, min(MaxSessionIDBytes, e.maxText)); p != "" {
+			exProblem(r, s.sessKey, p)
+		} else {
+			r.SessionID, r.SessionKey = s.sessVal, s.sessKey
+		}
 	}
 	resAttrs := res.Attributes()
 	if r.SessionID == "" && resAttrs.Len() > 0 {
 		for i, k := range e.sessKeys {
 			if v, ok := resAttrs.Get(k); ok {
 				if t, ok := exValueText(v); ok && strings.TrimSpace(t) != "" {
-					r.SessionID, r.SessionKey = e.text(r, t), e.resSessKeys[i]
+					if p := sessionIDProblem(t, min(MaxSessionIDBytes, e.maxText)); p != "" {
+						exProblem(r, e.resSessKeys[i], p)
+						continue
+					}
+					r.SessionID, r.SessionKey = t, e.resSessKeys[i]
 					break
 				}
 			}

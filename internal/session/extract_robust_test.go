@@ -61,7 +61,8 @@ func TestExtractBadInput(t *testing.T) {
 				assert.Equal(t, "execute_tool bad\uFFFDname", r.Name)
 				assert.Equal(t, "bad\uFFFDname", r.ToolName)
 				assert.Equal(t, "{\"a\":\"\uFFFD\"}", r.ToolArguments, "a run of invalid bytes becomes one U+FFFD")
-				assert.Equal(t, "s\uFFFD", r.SessionID)
+				assert.Empty(t, r.SessionID, "an invalid session id is rejected, not repaired (two could merge)")
+				assert.Contains(t, r.Problems, "session.id: session id is not valid UTF-8; ignored")
 			}},
 		{"invalid UTF-8 inside JSON content", "chat x", map[string]any{"gen_ai.operation.name": "chat",
 			"gen_ai.input.messages": "[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"content\":\"caf\xe9\"}]}]"},

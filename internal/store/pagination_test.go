@@ -43,7 +43,7 @@ func TestListSessionsPages(t *testing.T) {
 				}
 				pages = append(pages, ids)
 				last := got[len(got)-1]
-				f.After = &Cursor{EndedAt: last.EndedAt, SessionID: last.SessionID}
+				f.After = &Cursor{StoredAt: last.StoredAt, SessionID: last.SessionID}
 			}
 			t.Fatal("pagination does not end")
 			return nil

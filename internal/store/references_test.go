@@ -43,7 +43,7 @@ func TestReferenceRun(t *testing.T) {
 		// A session without references has no row; retention cascades.
 		require.NoError(t, s.SaveAnalysis(ctx, sampleAnalysis("plain", t0, f64(1))))
 		assert.Equal(t, 0, count(t, s, "reference_results", "plain"))
-		n, err := s.DeleteEndedBefore(ctx, t0.Add(time.Hour))
+		n, err := s.DeleteStoredBefore(ctx, time.Now().Add(time.Hour))
 		require.NoError(t, err)
 		assert.Positive(t, n)
 		assert.Equal(t, 0, count(t, s, "reference_results", ""))

@@ -112,14 +112,16 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 	}
 	now := time.Now()
 	batch := make([]prepared, 0, len(as))
-	for _, a := range as {
+	for i, a := range as {
 		if a == nil {
 			return fmt.Errorf("store: %s: save: nil analysis", s.d.name)
 		}
 		if a.SessionID == "" {
 			return fmt.Errorf("store: %s: save: empty session_id", s.d.name)
 		}
-		session, children, err := s.rows(a, now)
+		// stored_at orders the list: the analyses of one batch one microsecond apart
+		// (PostgreSQL's resolution), in the order saved.
+		session, children, err := s.rows(a, now.Add(time.Duration(i)*time.Microsecond))
 		if err != nil {
 			return fmt.Errorf("store: %s: save %q: %w", s.d.name, a.SessionID, err)
 		}
@@ -273,7 +275,7 @@ func (s *sqlStore) GetAnalysis(ctx context.Context, sessionID string) (*evaluati
 	return &a, nil
 }
 
-// ListSessions returns the summaries matching f (see Filter), newest first by ended_at
+// ListSessions returns the summaries matching f (see Filter), newest first by stored_at
 // (ties by session_id, descending). Agents are sorted; Turns is the number of turn
 // results. Timestamps are UTC, with nanoseconds on SQLite and microseconds on
 // PostgreSQL (its timestamptz resolution).
@@ -307,15 +309,15 @@ func (s *sqlStore) ListSessions(ctx context.Context, f Filter) ([]SessionSummary
 		args = append(args, *f.TaskCompletion)
 	}
 	if f.After != nil {
-		ended := s.d.timeArg(f.After.EndedAt)
-		where = append(where, "(s.ended_at < ? OR (s.ended_at = ? AND s.session_id < ?))")
-		args = append(args, ended, ended, cleanText(f.After.SessionID))
+		stored := s.d.timeArg(f.After.StoredAt)
+		where = append(where, "(s.stored_at < ? OR (s.stored_at = ? AND s.session_id < ?))")
+		args = append(args, stored, stored, cleanText(f.After.SessionID))
 	}
-	q := "SELECT s.session_id, s.started_at, s.ended_at, s.partial, s.overall_score, s.task_completion, s.turns FROM sessions s"
+	q := "SELECT s.session_id, s.started_at, s.ended_at, s.partial, s.overall_score, s.task_completion, s.turns, s.stored_at FROM sessions s"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY s.ended_at DESC, s.session_id DESC LIMIT ?"
+	q += " ORDER BY s.stored_at DESC, s.session_id DESC LIMIT ?"
 	args = append(args, clampLimit(f.Limit))
 
 	rows, err := s.db.QueryContext(ctx, s.d.rebind(q), args...)
@@ -331,7 +333,7 @@ func (s *sqlStore) ListSessions(ctx context.Context, f Filter) ([]SessionSummary
 			done    sql.Null[bool]
 		)
 		if err := rows.Scan(&sum.SessionID, timeDest{&sum.StartedAt}, timeDest{&sum.EndedAt}, &sum.Partial,
-			&overall, &done, &sum.Turns); err != nil {
+			&overall, &done, &sum.Turns, timeDest{&sum.StoredAt}); err != nil {
 			_ = rows.Close()
 			return nil, fmt.Errorf("store: %s: list sessions: %w", s.d.name, err)
 		}
@@ -407,15 +409,16 @@ func (s *sqlStore) AgentScoreHistory(ctx context.Context, agentID string, limit 
 	return out, nil
 }
 
-// DeleteEndedBefore deletes the sessions with ended_at < t and, by ON DELETE CASCADE,
+// DeleteStoredBefore deletes the sessions stored before t (stored_at < t: the
+// collector's clock, not the span times, which a client controls) and, by ON DELETE CASCADE,
 // their agent scores, turn results, tool issues, recommendations and revisions, and the
 // continuation state (turns, session_revisions) last written before t: such a session
 // that comes back is evaluated as a new one. It returns the number of sessions deleted.
 // The SafeMolt tables are not touched.
-func (s *sqlStore) DeleteEndedBefore(ctx context.Context, t time.Time) (int64, error) {
+func (s *sqlStore) DeleteStoredBefore(ctx context.Context, t time.Time) (int64, error) {
 	var n int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, s.d.rebind("DELETE FROM sessions WHERE ended_at < ?"), s.d.timeArg(t))
+		res, err := tx.ExecContext(ctx, s.d.rebind("DELETE FROM sessions WHERE stored_at < ?"), s.d.timeArg(t))
 		if err != nil {
 			return err
 		}

@@ -27,6 +27,10 @@ type SessionSummary struct {
 	TaskCompletion *bool     `json:"task_completion"`
 	Agents         []string  `json:"agents"`
 	Turns          int       `json:"turns"`
+	// StoredAt is when this collector stored the session's current analysis (UTC): the
+	// list order and retention use it, not the span times in EndedAt, which a client
+	// controls (docs/decisions/ids-and-times.md).
+	StoredAt time.Time `json:"stored_at"`
 }
 
 // Limits of ListSessions and AgentScoreHistory: a limit <= 0 means DefaultLimit, one
@@ -37,7 +41,7 @@ const (
 )
 
 // Filter selects sessions; zero fields do not filter. Results are newest first (by
-// ended_at), at most Limit (default 100).
+// stored_at: when the collector stored the analysis), at most Limit (default 100).
 type Filter struct {
 	// Limit caps the result: <= 0 means DefaultLimit (100), above MaxLimit (1000) means
 	// MaxLimit.
@@ -62,9 +66,9 @@ type Filter struct {
 	After *Cursor
 }
 
-// Cursor is a position in the session list: a session's ended_at and id.
+// Cursor is a position in the session list: a session's stored_at and id.
 type Cursor struct {
-	EndedAt   time.Time
+	StoredAt  time.Time
 	SessionID string
 }
 
@@ -93,9 +97,10 @@ type Store interface {
 	ListSessions(ctx context.Context, f Filter) ([]SessionSummary, error)
 	// AgentScoreHistory returns an agent's scores, newest first, at most limit.
 	AgentScoreHistory(ctx context.Context, agentID string, limit int) ([]AgentScorePoint, error)
-	// DeleteEndedBefore deletes sessions that ended before t (retention) and returns
+	// DeleteStoredBefore deletes sessions stored before t (retention; stored_at, the
+	// collector's clock, not the span times) and returns
 	// how many were deleted.
-	DeleteEndedBefore(ctx context.Context, t time.Time) (int64, error)
+	DeleteStoredBefore(ctx context.Context, t time.Time) (int64, error)
 	// Close releases the database.
 	Close() error
 }

@@ -214,6 +214,7 @@ func TestSaveGetRoundTrip(t *testing.T) {
 		list, err := s.ListSessions(ctx, Filter{})
 		require.NoError(t, err)
 		require.Len(t, list, 1)
+		assert.WithinDuration(t, time.Now(), list[0].StoredAt, time.Minute, "stored_at is the store's clock")
 		assert.Equal(t, SessionSummary{
 			SessionID:      "sess-1",
 			StartedAt:      in.StartedAt.Truncate(b.precision),
@@ -222,6 +223,7 @@ func TestSaveGetRoundTrip(t *testing.T) {
 			TaskCompletion: boolp(true),
 			Agents:         []string{"executor", "triage"},
 			Turns:          2,
+			StoredAt:       list[0].StoredAt,
 		}, list[0])
 	})
 }
@@ -421,14 +423,22 @@ func TestAgentScoreHistory(t *testing.T) {
 	})
 }
 
-func TestDeleteEndedBeforeCascades(t *testing.T) {
+func TestDeleteStoredBeforeCascades(t *testing.T) {
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
 		ctx := context.Background()
+		// r0 and r1 are stored first although their spans claim later end times.
 		for i := range 4 {
-			require.NoError(t, s.SaveAnalysis(ctx, sampleAnalysis(fmt.Sprintf("r%d", i), t0.Add(time.Duration(i)*24*time.Hour), f64(0.5))))
+			ended := t0.Add(time.Duration(4-i) * 24 * time.Hour)
+			require.NoError(t, s.SaveAnalysis(ctx, sampleAnalysis(fmt.Sprintf("r%d", i), ended, f64(0.5))))
+			if i == 1 {
+				time.Sleep(5 * time.Millisecond)
+			}
 		}
-		n, err := s.DeleteEndedBefore(ctx, t0.Add(2*24*time.Hour)) // r0, r1; r2 ends exactly at the cutoff and stays
+		list, err := s.ListSessions(ctx, Filter{})
+		require.NoError(t, err)
+		cutoff := list[1].StoredAt // r2's: r0, r1 stored before it; r2 stored exactly at the cutoff stays
+		n, err := s.DeleteStoredBefore(ctx, cutoff)
 		require.NoError(t, err)
 		assert.Equal(t, int64(2), n)
 
@@ -448,9 +458,46 @@ func TestDeleteEndedBeforeCascades(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, hist, 2)
 
-		n, err = s.DeleteEndedBefore(ctx, t0.Add(-time.Hour))
+		n, err = s.DeleteStoredBefore(ctx, cutoff.Add(-time.Hour))
 		require.NoError(t, err)
 		assert.Zero(t, n)
+	})
+}
+
+// TestClientTimesDoNotDecideOrderOrRetention: span times are the client's; a session
+// whose spans say it ended at the Unix epoch (or at 0001-01-01, a zero timestamp) is not
+// deleted by a 30-day retention at once, and one that ended in 2200 does not pin the
+// top of the list: both use the time the collector stored the analysis.
+func TestClientTimesDoNotDecideOrderOrRetention(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		for _, c := range []struct {
+			id    string
+			ended time.Time
+		}{
+			{"future", time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)},
+			{"epoch", time.Unix(0, 0)},
+			{"zero", time.Time{}},
+			{"now", time.Now()},
+		} {
+			require.NoError(t, s.SaveAnalysis(ctx, sampleAnalysis(c.id, c.ended, f64(0.5))))
+		}
+		list, err := s.ListSessions(ctx, Filter{})
+		require.NoError(t, err)
+		ids := make([]string, 0, len(list))
+		for _, sum := range list {
+			ids = append(ids, sum.SessionID)
+		}
+		assert.Equal(t, []string{"now", "zero", "epoch", "future"}, ids, "newest stored first")
+		assert.True(t, list[3].EndedAt.Equal(time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)), "span times kept as data")
+
+		n, err := s.DeleteStoredBefore(ctx, time.Now().Add(-720*time.Hour))
+		require.NoError(t, err)
+		assert.Zero(t, n, "nothing was stored 30 days ago")
+		n, err = s.DeleteStoredBefore(ctx, time.Now().Add(time.Second))
+		require.NoError(t, err)
+		assert.Equal(t, int64(4), n)
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
@@ -43,7 +44,11 @@ func goldenStore(t testing.TB) (store.Store, []*evaluation.Analysis) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	as := goldenAnalyses(t)
-	for _, a := range as {
+	// Saved oldest end first, so that the list order (by the time stored) is also the
+	// order of the sessions' ends.
+	byEnd := slices.Clone(as)
+	slices.SortStableFunc(byEnd, func(a, b *evaluation.Analysis) int { return a.EndedAt.Compare(b.EndedAt) })
+	for _, a := range byEnd {
 		require.NoError(t, st.SaveAnalysis(context.Background(), a))
 	}
 	return st, as

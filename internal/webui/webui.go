@@ -266,7 +266,7 @@ func parseListForm(q url.Values) (listForm, store.Filter, error) {
 		if err != nil || q.Get(paramAfterID) == "" {
 			errs = append(errs, errors.New("after, after_id: a page link is an RFC 3339 time and a session id; start again from the newest sessions"))
 		} else {
-			f.After = &store.Cursor{EndedAt: t, SessionID: q.Get(paramAfterID)}
+			f.After = &store.Cursor{StoredAt: t, SessionID: q.Get(paramAfterID)}
 		}
 	}
 	return form, f, errors.Join(errs...)
@@ -318,7 +318,7 @@ func (u *UI) sessions(w http.ResponseWriter, r *http.Request) {
 	page.Paged = f.After != nil
 	if page.Full {
 		last := page.Sessions[len(page.Sessions)-1]
-		q.Set(paramAfter, last.EndedAt.UTC().Format(time.RFC3339Nano))
+		q.Set(paramAfter, last.StoredAt.UTC().Format(time.RFC3339Nano))
 		q.Set(paramAfterID, last.SessionID)
 		page.OlderURL = listURL(q)
 	}

@@ -105,6 +105,8 @@ func sessionIDsOf(t testing.TB, page string) []string {
 
 func TestSessionsListFilters(t *testing.T) {
 	st, _ := goldenStore(t)
+	// Stored last, so listed first (the list is newest stored first), although its
+	// spans ended before every other session's.
 	partial := goldenAnalyses(t)[0]
 	partial.SessionID, partial.Partial = "clean-partial", true
 	partial.EndedAt = partial.EndedAt.Add(-time1h)
@@ -115,10 +117,10 @@ func TestSessionsListFilters(t *testing.T) {
 		query string
 		want  []string
 	}{
-		{"", []string{"refund-12345", "clean", "reask", "correction", "no-content", "errors", "clean-partial"}},
+		{"", []string{"clean-partial", "refund-12345", "clean", "reask", "correction", "no-content", "errors"}},
 		{"?agent=planner", []string{"refund-12345", "no-content", "errors"}},
-		{"?agent=&min_score=&max_score=&since=&partial=&task=&limit=100", []string{"refund-12345", "clean", "reask", "correction", "no-content", "errors", "clean-partial"}},
-		{"?min_score=0.8", []string{"refund-12345", "clean", "no-content", "clean-partial"}},
+		{"?agent=&min_score=&max_score=&since=&partial=&task=&limit=100", []string{"clean-partial", "refund-12345", "clean", "reask", "correction", "no-content", "errors"}},
+		{"?min_score=0.8", []string{"clean-partial", "refund-12345", "clean", "no-content"}},
 		{"?max_score=0.75", []string{"reask", "errors"}},
 		{"?min_score=0.7&max_score=0.8", []string{"correction"}},
 		{"?task=no", []string{"refund-12345", "errors"}},

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configopaque"
 
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/judge"
 )
@@ -87,6 +88,13 @@ type Config struct {
 	References ReferencesConfig `mapstructure:"references"`
 	// Judge is the optional LLM judge (docs/judge.md). Off by default.
 	Judge judge.Config `mapstructure:"judge"`
+	// SigningKey signs the typed result of every turn and session evaluation span
+	// (HMAC-SHA256, attribute agent_eval.signature); the agenteval exporter stores only
+	// results signed with its own signing_key (docs/decisions/evaluation-authenticity.md).
+	// Empty (default): a random key per process, which the agenteval exporter of the
+	// same collector also uses. In a two-tier deployment set the same key (at least 16
+	// bytes) on both tiers, e.g. ${env:AGENTEVAL_SIGNING_KEY}.
+	SigningKey configopaque.String `mapstructure:"signing_key"`
 
 	_ struct{}
 }
@@ -186,6 +194,9 @@ func (cfg *Config) Validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("continuation.driver: invalid value %q, valid values are sqlite, postgres (or empty for memory)", cfg.Continuation.Driver))
+	}
+	if n := len(cfg.SigningKey); n > 0 && n < evalspan.MinSigningKeyBytes {
+		errs = append(errs, fmt.Errorf("signing_key: must be at least %d bytes (or empty for a random key per process), got %d", evalspan.MinSigningKeyBytes, n))
 	}
 	if cfg.Workers < 0 {
 		errs = append(errs, fmt.Errorf("workers: must not be negative, got %d", cfg.Workers))

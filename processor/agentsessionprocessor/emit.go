@@ -48,10 +48,11 @@ const (
 type emitter struct {
 	toolCalls EmitToolCalls
 	analysis  bool
+	signer    *evalspan.Signer // signs the turn and session spans' typed results
 }
 
-func newEmitter(cfg EmitConfig) *emitter {
-	return &emitter{toolCalls: cfg.ToolCalls, analysis: cfg.Analysis}
+func newEmitter(cfg EmitConfig, signingKey string) *emitter {
+	return &emitter{toolCalls: cfg.ToolCalls, analysis: cfg.Analysis, signer: evalspan.NewSigner(signingKey)}
 }
 
 // evalBatch accumulates evaluation spans (of any sessions) into one ptrace.Traces.
@@ -167,6 +168,7 @@ func (b *evalBatch) addTurnSpan(sessionID string, tr *evaluation.TurnResult) {
 	ev := putScore(sp, evalNameTurn, &score, tr.Reason)
 	ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, tr.DetectionType)
 	putScore(sp, evalNameIntentDrift, tr.IntentDrift, tr.Explanations["intent_drift"])
+	b.e.signer.Sign(a)
 }
 
 // addSession emits the session span: a child of the last turn's root, linked to every
@@ -215,6 +217,7 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 		}
 		a.PutStr(semconv.AgentEvalAnalysis, string(js))
 	}
+	b.e.signer.Sign(a)
 	return nil
 }
 

@@ -115,7 +115,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 			MaxTextBytes: cfg.MaxTextBytes,
 		}),
 		evaluator: ev,
-		emitter:   newEmitter(cfg.Emit),
+		emitter:   newEmitter(cfg.Emit, string(cfg.SigningKey)),
 		refs:      refs,
 		judge:     sj,
 		tracker: session.NewTracker(session.TrackerConfig{

@@ -23,14 +23,15 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                             metric.Meter
-	mu                                sync.Mutex
-	registrations                     []metric.Registration
-	ExporterAgentevalAnalysesStored   metric.Int64Counter
-	ExporterAgentevalDecodeErrors     metric.Int64Counter
-	ExporterAgentevalEvaluationSpans  metric.Int64Counter
-	ExporterAgentevalRetentionDeleted metric.Int64Counter
-	ExporterAgentevalStoreErrors      metric.Int64Counter
+	meter                                 metric.Meter
+	mu                                    sync.Mutex
+	registrations                         []metric.Registration
+	ExporterAgentevalAnalysesStored       metric.Int64Counter
+	ExporterAgentevalDecodeErrors         metric.Int64Counter
+	ExporterAgentevalEvaluationSpans      metric.Int64Counter
+	ExporterAgentevalRetentionDeleted     metric.Int64Counter
+	ExporterAgentevalStoreErrors          metric.Int64Counter
+	ExporterAgentevalUnauthenticatedSpans metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -76,7 +77,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterAgentevalEvaluationSpans, err = builder.meter.Int64Counter(
 		"otelcol_exporter_agenteval_evaluation_spans",
-		metric.WithDescription("Number of evaluation spans (spans with agent_eval.kind) received; other spans are not counted. [Development]"),
+		metric.WithDescription("Number of evaluation spans (spans with agent_eval.kind) received; other spans and unauthenticated turn and session spans are not counted. [Development]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
@@ -90,6 +91,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_agenteval_store_errors",
 		metric.WithDescription("Number of failed result store operations (save, retention); failed saves are retried by the exporter's retry and queue settings. [Development]"),
 		metric.WithUnit("{error}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentevalUnauthenticatedSpans, err = builder.meter.Int64Counter(
+		"otelcol_exporter_agenteval_unauthenticated_spans",
+		metric.WithDescription("Number of turn and session evaluation spans ignored because their agent_eval.signature is missing or does not verify with signing_key (not emitted by an agentsession processor sharing the key). [Development]"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

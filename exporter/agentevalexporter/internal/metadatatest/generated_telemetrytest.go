@@ -56,7 +56,7 @@ func AssertEqualExporterAgentevalDecodeErrors(t *testing.T, tt *componenttest.Te
 func AssertEqualExporterAgentevalEvaluationSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agenteval_evaluation_spans",
-		Description: "Number of evaluation spans (spans with agent_eval.kind) received; other spans are not counted. [Development]",
+		Description: "Number of evaluation spans (spans with agent_eval.kind) received; other spans and unauthenticated turn and session spans are not counted. [Development]",
 		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -97,6 +97,22 @@ func AssertEqualExporterAgentevalStoreErrors(t *testing.T, tt *componenttest.Tel
 		},
 	}
 	got, err := tt.GetMetric("otelcol_exporter_agenteval_store_errors")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualExporterAgentevalUnauthenticatedSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agenteval_unauthenticated_spans",
+		Description: "Number of turn and session evaluation spans ignored because their agent_eval.signature is missing or does not verify with signing_key (not emitted by an agentsession processor sharing the key). [Development]",
+		Unit:        "{span}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agenteval_unauthenticated_spans")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

@@ -24,6 +24,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterAgentevalEvaluationSpans.Add(context.Background(), 1)
 	tb.ExporterAgentevalRetentionDeleted.Add(context.Background(), 1)
 	tb.ExporterAgentevalStoreErrors.Add(context.Background(), 1)
+	tb.ExporterAgentevalUnauthenticatedSpans.Add(context.Background(), 1)
 	AssertEqualExporterAgentevalAnalysesStored(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -37,6 +38,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAgentevalStoreErrors(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAgentevalUnauthenticatedSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 

@@ -1,0 +1,107 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentevalexporter // import "github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// authenticatingExporter sits in front of exporterhelper's sending queue. Of each batch
+// it keeps only the evaluation spans (agent_eval.kind); turn and agent_session spans
+// must carry an agent_eval.signature that verifies with signing_key
+// (docs/decisions/evaluation-authenticity.md), forged ones are dropped and counted
+// (otelcol_exporter_agenteval_unauthenticated_spans). Turn results need no store: they
+// feed the per-turn metrics and the live UI events here, before the queue, so a store
+// outage that keeps the queue's consumers retrying never delays them. Only the
+// agent_session spans, whose analyses go to the store, enter the queue (in memory or on
+// disk; docs/decisions/result-durability.md); a batch without one never does.
+//
+// Because the queue holds authenticated spans only, a persistent queue replayed after
+// a restart is stored even though a random per-process key has changed since.
+type authenticatingExporter struct {
+	exporter.Traces
+	e *agentEvalExporter
+}
+
+func (a authenticatingExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	out := a.e.evaluationSpans(ctx, td)
+	if out.SpanCount() == 0 {
+		return nil
+	}
+	return a.Traces.ConsumeTraces(ctx, out)
+}
+
+// evaluationSpans handles td's evaluation spans other than agent_session (turn results
+// recorded, the rest counted) and returns a copy of its authenticated agent_session
+// spans, with their resource and scope, for the queue.
+func (e *agentEvalExporter) evaluationSpans(ctx context.Context, td ptrace.Traces) ptrace.Traces {
+	out := ptrace.NewTraces()
+	var forged, handled int64
+	var decodeErrs []error
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		var ors ptrace.ResourceSpans
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			var oss ptrace.ScopeSpans
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				kind, ok := span.Attributes().Get(semconv.AgentEvalKind)
+				if !ok {
+					continue
+				}
+				s := kind.Str()
+				if s == semconv.EvalKindTurn || s == semconv.EvalKindAgentSession {
+					if err := e.signer.Verify(span.Attributes()); err != nil {
+						forged++
+						e.logger.Debug("agenteval: ignoring an evaluation span not signed with signing_key",
+							zap.String("kind", s), zap.Stringer("span_id", span.SpanID()), zap.Error(err))
+						continue
+					}
+				}
+				if s != semconv.EvalKindAgentSession {
+					handled++
+					if s == semconv.EvalKindTurn {
+						if err := e.recordTurn(span); err != nil {
+							decodeErrs = append(decodeErrs, err)
+						}
+					}
+					continue
+				}
+				if oss == (ptrace.ScopeSpans{}) {
+					if ors == (ptrace.ResourceSpans{}) {
+						ors = out.ResourceSpans().AppendEmpty()
+						rs.Resource().CopyTo(ors.Resource())
+						ors.SetSchemaUrl(rs.SchemaUrl())
+					}
+					oss = ors.ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(oss.Scope())
+					oss.SetSchemaUrl(ss.SchemaUrl())
+				}
+				span.CopyTo(oss.Spans().AppendEmpty())
+			}
+		}
+	}
+	if forged > 0 {
+		e.telemetry.ExporterAgentevalUnauthenticatedSpans.Add(ctx, forged)
+	}
+	if handled > 0 {
+		e.telemetry.ExporterAgentevalEvaluationSpans.Add(ctx, handled)
+	}
+	if len(decodeErrs) > 0 {
+		e.telemetry.ExporterAgentevalDecodeErrors.Add(ctx, int64(len(decodeErrs)))
+		e.logger.Error("agenteval: dropping undecodable turn evaluation spans", zap.Error(errors.Join(decodeErrs...)))
+	}
+	return out
+}

@@ -1,0 +1,180 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentevalexporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/extension/extensiontest"
+
+	"github.com/agenteval/agenteval-collector/internal/store"
+)
+
+// TestDefaultsRetryWithoutGivingUp: an outage longer than exporterhelper's default 5m
+// max_elapsed_time must not drop analyses; the queue's size bounds the backlog.
+func TestDefaultsRetryWithoutGivingUp(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	assert.True(t, cfg.RetryConfig.Enabled)
+	assert.Zero(t, cfg.RetryConfig.MaxElapsedTime, "no give-up")
+	q := cfg.QueueConfig.Get()
+	require.NotNil(t, q)
+	assert.Positive(t, q.QueueSize, "the queue is bounded")
+}
+
+var fileStorageID = component.MustNewIDWithName("file_storage", "agenteval")
+
+// startFileStorage starts contrib's file_storage extension on dir (the queue of
+// config.yaml); it is shut down at cleanup or by the returned func.
+func startFileStorage(t *testing.T, dir string) (component.Component, func()) {
+	t.Helper()
+	f := filestorage.NewFactory()
+	fcfg := f.CreateDefaultConfig().(*filestorage.Config)
+	fcfg.Directory = dir
+	fcfg.Compaction.Directory = dir
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), fcfg)
+	require.NoError(t, err)
+	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
+	var done bool
+	stop := func() {
+		if !done {
+			done = true
+			require.NoError(t, ext.Shutdown(context.Background()))
+		}
+	}
+	t.Cleanup(stop)
+	return ext, stop
+}
+
+// persistentConfig is the exporter of config.yaml: a sending queue on file_storage,
+// retries without give-up (fast here), the store at dsn.
+func persistentConfig(dsn string) *Config {
+	cfg := testConfig()
+	q := exporterhelper.NewDefaultQueueConfig()
+	q.StorageID = &fileStorageID
+	cfg.QueueConfig = configoptional.Some(q)
+	cfg.RetryConfig.Enabled = true
+	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
+	cfg.RetryConfig.MaxInterval = 50 * time.Millisecond
+	cfg.RetryConfig.MaxElapsedTime = 0
+	cfg.Store.DSN = configopaque.String(dsn)
+	return cfg
+}
+
+// TestShutdownWithTheStoreDownLosesNothing: analyses that could not be stored when the
+// collector stops (SIGTERM: Shutdown) wait in the persistent queue and are all stored
+// after a restart with the store back. The restarted process has another signing key
+// (a random per-process key changes at every start): what is queued was verified on
+// the way in.
+func TestShutdownWithTheStoreDownLosesNothing(t *testing.T) {
+	const sessions = 100
+	queueDir, dsn := t.TempDir(), filepath.Join(t.TempDir(), "agenteval.db")
+
+	// First run: the store is down the whole time.
+	ext, stopExt := startFileStorage(t, queueDir)
+	cfg := persistentConfig(dsn)
+	down := errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+	x := startTestExporter(t, cfg, func(e *agentEvalExporter) {
+		e.openStore = func(context.Context, string, string) (store.Store, error) { return nil, down }
+		e.connectBackoff = time.Hour
+	}, map[component.ID]component.Component{fileStorageID: ext})
+	for i := range sessions {
+		a := analysisCheckout()
+		a.SessionID = fmt.Sprintf("sess-%03d", i)
+		require.NoError(t, x.consume(newSpanBuilder(t).session(a).traces()))
+	}
+	start := time.Now()
+	require.NoError(t, x.te.Shutdown(context.Background()))
+	t.Logf("shutdown with %d analyses queued and the store down took %s", sessions, time.Since(start))
+	stopExt()
+
+	// Restart with the store up, another signing key, the same queue directory.
+	ext2, _ := startFileStorage(t, queueDir)
+	cfg2 := persistentConfig(dsn)
+	cfg2.SigningKey = "a-new-process-has-a-new-key"
+	x2 := newTestExporterWithExtensions(t, cfg2, nil, map[component.ID]component.Component{fileStorageID: ext2})
+	require.Eventually(t, func() bool {
+		return len(x2.sessionIDs("?limit=1000")) == sessions
+	}, 20*time.Second, 20*time.Millisecond, "every analysis queued before the shutdown is stored")
+	t.Logf("SQLite down, Shutdown, restart: analyses sent %d, stored %d", sessions, len(x2.sessionIDs("?limit=1000")))
+}
+
+// TestStartsWhileTheStoreIsDown: an unwritable SQLite path at start no longer stops the
+// collector: Start succeeds with a RecoverableError status, metrics are served, the
+// API answers 503, analyses wait in the queue, and once the path is writable the
+// store opens and every analysis is stored.
+func TestStartsWhileTheStoreIsDown(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "volume")
+	require.NoError(t, os.WriteFile(blocker, []byte("not a directory"), 0o600))
+	cfg := testConfig()
+	cfg.QueueConfig = configoptional.Some(exporterhelper.NewDefaultQueueConfig())
+	cfg.RetryConfig.Enabled = true
+	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
+	cfg.RetryConfig.MaxInterval = 50 * time.Millisecond
+	cfg.RetryConfig.MaxElapsedTime = 0
+	cfg.Store.DSN = configopaque.String(filepath.Join(blocker, "agenteval.db"))
+	x := newTestExporter(t, cfg, func(e *agentEvalExporter) { e.connectBackoff = 20 * time.Millisecond })
+
+	assert.Contains(t, x.host.statuses(), componentstatus.StatusRecoverableError)
+	resp, err := http.Get(x.apiURL("/api/v1/agent_sessions"))
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+
+	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(false)).traces()))
+	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn1(true)).session(analysisCheckout()).traces()))
+	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisSupport()).traces()))
+	// Per-turn metrics do not wait for the store.
+	assert.Equal(t, 3, countSeries(t, x.scrape(), "agent_eval_tool_calls_total", nil))
+
+	// The volume is mounted.
+	require.NoError(t, os.Remove(blocker))
+	require.NoError(t, os.Mkdir(blocker, 0o700))
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(x.apiURL("/api/v1/agent_sessions"))
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && len(x.sessionIDs("")) == 2
+	}, 20*time.Second, 20*time.Millisecond)
+	st := x.host.statuses()
+	assert.Equal(t, componentstatus.StatusOK, st[len(st)-1], "recovered: %v", st)
+}
+
+// TestTurnMetricsDoNotWaitForTheStore: with the store down and the queue's only
+// consumer retrying a batch of analyses, later turn results still reach the metrics at
+// once (they are handled before the queue).
+func TestTurnMetricsDoNotWaitForTheStore(t *testing.T) {
+	cfg := persistentConfig("")
+	q := exporterhelper.NewDefaultQueueConfig()
+	q.NumConsumers = 1
+	cfg.QueueConfig = configoptional.Some(q)
+	x := newTestExporter(t, cfg, func(e *agentEvalExporter) {
+		e.openStore = func(context.Context, string, string) (store.Store, error) {
+			return nil, errors.New("connection refused")
+		}
+		e.connectBackoff = time.Hour
+	})
+	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisCheckout()).traces()))
+	require.NoError(t, x.consume(newSpanBuilder(t).session(analysisSupport()).traces()))
+	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(false)).traces()))
+	assert.Equal(t, 3, countSeries(t, x.scrape(), "agent_eval_tool_calls_total", nil))
+}
