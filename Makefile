@@ -23,6 +23,10 @@ export AGENTEVAL_DATA_DIR
 BENCH_BUILD_DIR := _build-bench
 BENCH_BIN     := bin/otelcol-agenteval-bench
 BENCH_E2E_FLAGS ?=
+MODULE        := github.com/agenteval/agenteval-collector
+# Linters (goimports, staticcheck) from their own module: `go tool` builds them from internal/tools/go.mod.
+TOOLS         := $(GO) tool -modfile=internal/tools/go.mod
+LINT_FILES    := find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './$(BENCH_BUILD_DIR)/*' -not -path './.git/*' -not -path '*/node_modules/*'
 
 .PHONY: all build run test bench bench-build bench-e2e lint generate clean
 
@@ -80,10 +84,14 @@ bench-build:
 bench-e2e: build bench-build
 	$(GO) run ./bench/e2e -collector $(BENCH_BIN) $(BENCH_E2E_FLAGS)
 
-## lint: gofmt must report nothing, go vet must pass
+## lint: what reviewers check: gofmt, import grouping (stdlib / third party / this module,
+## goimports -local), go vet, staticcheck. The linters are pinned in internal/tools/go.mod, a
+## separate module, so they stay out of the distribution's dependency graph.
 lint:
-	@out="$$(find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './$(BENCH_BUILD_DIR)/*' -not -path './.git/*' -not -path '*/node_modules/*' -exec gofmt -l {} +)"; if [ -n "$$out" ]; then echo "gofmt -l reports:"; echo "$$out"; exit 1; fi
+	@out="$$($(LINT_FILES) | xargs gofmt -l)"; if [ -n "$$out" ]; then echo "gofmt -l reports (run gofmt -w):"; echo "$$out"; exit 1; fi
+	@out="$$($(LINT_FILES) -not -name 'generated_*' | xargs $(TOOLS) goimports -local $(MODULE) -l)"; if [ -n "$$out" ]; then echo "imports not grouped stdlib / third party / $(MODULE) (run $(TOOLS) goimports -local $(MODULE) -w FILE):"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(TOOLS) staticcheck ./...
 
 ## generate: regenerate the mdatagen code (metadata.yaml -> internal/metadata, tests, documentation.md)
 generate:
