@@ -5,6 +5,7 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -331,7 +332,7 @@ func (e *Evaluator) coordination(a *Analysis, recs []TurnRecord) {
 				continue
 			}
 			for _, tc := range ir.ToolCalls {
-				if contains(tc.NotEvaluable, ReasonToolsUnknown) {
+				if slices.Contains(tc.NotEvaluable, ReasonToolsUnknown) {
 					continue
 				}
 				checked++

@@ -4,6 +4,7 @@
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -354,7 +355,7 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 			}
 		}
 	}
-	sum.Participants = sortedKeys(participants)
+	sum.Participants = slices.Sorted(maps.Keys(participants))
 	sum.PingPongLoops = pingPongLoops(t)
 
 	// Duplicate work: calls with captured arguments of tools two agents call.
