@@ -10,12 +10,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// Replay reconstructs the sessions of recorded traces deterministically: every span is
-// extracted, traces are fed to a Tracker in order of their first span's end time with the
-// clock set to that time, and the clock is then moved past every timeout so that each
-// session ends as it would have live (not as partial). The sessions are returned in the
-// order they ended. Replay is what the golden tests and benchmarks use; the processor
-// does the same thing on the wall clock.
+// Replay reconstructs the sessions of recorded traces deterministically: every span with
+// a trace and span id is extracted and fed to a Tracker one at a time in order of its end
+// time (spans arrive when they end), with the clock set to that time; the clock is then
+// moved past every timeout so that each session ends as it would have live (not as
+// partial). The sessions are returned in the order they ended. The golden and end-to-end
+// tests use it; the processor does the same thing on the wall clock.
 func Replay(td ptrace.Traces, ex *Extractor, cfg TrackerConfig) []*AgentSession {
 	type rec struct {
 		r   SpanRecord
