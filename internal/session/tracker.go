@@ -6,6 +6,7 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 import (
 	"cmp"
 	"container/list"
+	"maps"
 	"slices"
 	"time"
 )
@@ -164,10 +165,9 @@ type TrackerStats struct {
 	SpansDropped uint64
 	// LateSpans counts records of traces whose turn had already closed.
 	LateSpans uint64
-	// TurnsClosed, SessionsEnded, SessionsEvicted (max_sessions) and EmptySessions
-	// (sessions that ended without any turn and were not reported) count events.
+	// TurnsClosed, SessionsEvicted (max_sessions) and EmptySessions (sessions that ended
+	// without any turn and were not reported) count events.
 	TurnsClosed     uint64
-	SessionsEnded   uint64
 	SessionsEvicted uint64
 	EmptySessions   uint64
 }
@@ -441,7 +441,7 @@ func (t *Tracker) attach(tr *trkTrace, r *SpanRecord, now time.Time) {
 	s.spans += tr.recs.n
 	s.endSignal = s.endSignal || tr.endSignal
 	if s.service == "" {
-		s.service = firstNonEmpty(tr.service, r.Service)
+		s.service = cmp.Or(tr.service, r.Service)
 	}
 }
 
@@ -647,7 +647,7 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 // endSession closes the session's open turns (as partial) and ends it. A session that
 // has no turn is not reported.
 func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now time.Time, ev []Closed) []Closed {
-	for _, id := range trkSortedKeys(s.open) {
+	for _, id := range slices.Sorted(maps.Keys(s.open)) {
 		ev = t.closeTrace(s.open[id], reason, now, ev)
 	}
 	if !s.byTrace {
@@ -663,7 +663,6 @@ func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now tim
 			t.closedFIFO = append(t.closedFIFO, trkExpiry{trace: id, at: now.Add(t.cfg.TurnTimeout)})
 		}
 	}
-	t.stats.SessionsEnded++
 	if len(s.closedTraces) == 0 {
 		t.stats.EmptySessions++
 		return ev
@@ -764,10 +763,10 @@ func (t *Tracker) CloseAll(reason string) []Event {
 // ObserveClosing).
 func (t *Tracker) CloseAllClosing(reason string) []Closed {
 	var ev []Closed
-	for _, id := range trkSortedKeys(t.sessions) {
+	for _, id := range slices.Sorted(maps.Keys(t.sessions)) {
 		ev = t.endSession(t.sessions[id], reason, true, t.now, ev)
 	}
-	for _, id := range trkSortedKeys(t.traces) {
+	for _, id := range slices.Sorted(maps.Keys(t.traces)) {
 		ev = t.closeTrace(t.traces[id], reason, t.now, ev)
 	}
 	return ev
@@ -785,15 +784,6 @@ func (t *Tracker) Stats() TrackerStats {
 		}
 	}
 	return s
-}
-
-func trkSortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // snapshot builds the AgentSession view of s.
