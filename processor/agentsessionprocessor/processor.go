@@ -409,6 +409,7 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 			p.logger.Warn("saving turn records to the continuation store failed; a later continuation of these sessions may miss them", zap.Error(err))
 		}
 	}
+	p.reportSkipped(ctx, b)
 	td := b.traces()
 	n := td.SpanCount()
 	if n == 0 {
@@ -420,6 +421,17 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 		return
 	}
 	p.telemetry.ProcessorAgentsessionEvaluationsEmitted.Add(ctx, int64(n))
+}
+
+// reportSkipped counts and logs the evaluation spans b left out because an id did not
+// decode (the evaluated spans themselves were passed on).
+func (p *agentSessionProcessor) reportSkipped(ctx context.Context, b *evalBatch) {
+	if b.skipped == 0 {
+		return
+	}
+	p.telemetry.ProcessorAgentsessionEvaluationSpansSkipped.Add(ctx, int64(b.skipped))
+	p.logger.Warn("evaluation spans left out: an evaluated id is not a valid hex id",
+		zap.Int("skipped", b.skipped), zap.Error(b.skipErr))
 }
 
 // state returns the session's state, loading a continued session's from the
