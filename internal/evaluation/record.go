@@ -323,7 +323,7 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 	t := &c.s.Turns[ti]
 	sum := TurnSummary{StartedAt: t.StartedAt, EndedAt: t.EndedAt, Status: t.Status, HasContent: turnHasContent(t)}
 	for ii := range t.Interactions {
-		if in := &t.Interactions[ii]; in.Status == "error" {
+		if in := &t.Interactions[ii]; in.Status == session.StatusError {
 			sum.AgentErrors = append(sum.AgentErrors, AgentError{Interaction: ii, ErrorType: in.ErrorType})
 		}
 	}

@@ -134,7 +134,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 	}
 
 	// 4. Execution outcome.
-	if call.Status == "error" || call.Error != "" {
+	if call.Status == session.StatusError || call.Error != "" {
 		msg := call.ToolName + " failed"
 		if call.Error != "" {
 			msg += ": " + truncate(oneLine(call.Error), maxErrorText)

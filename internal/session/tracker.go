@@ -21,24 +21,27 @@ const (
 	DefaultMaxSpansPerSession = 10000
 )
 
+// EndReason is why a session was closed (AgentSession.EndReason).
+type EndReason string
+
 // AgentSession.EndReason values set by the Tracker.
 const (
 	// EndReasonSessionTimeout: session_timeout of silence once every turn was closed.
-	EndReasonSessionTimeout = "session_timeout"
+	EndReasonSessionTimeout EndReason = "session_timeout"
 	// EndReasonEndSignal: a record carried the end signal and the open turns closed.
-	EndReasonEndSignal = "end_signal"
+	EndReasonEndSignal EndReason = "end_signal"
 	// EndReasonSingleTrace: a session keyed by its trace id (no session key on any span
 	// of the trace) ends with its only turn: nothing else can join it.
-	EndReasonSingleTrace = "single_trace"
+	EndReasonSingleTrace EndReason = "single_trace"
 	// EndReasonMaxDuration: max_session_duration elapsed since the first record (partial).
-	EndReasonMaxDuration = "max_session_duration"
+	EndReasonMaxDuration EndReason = "max_session_duration"
 	// EndReasonMaxSessions: evicted as the least recently active of more than
 	// max_sessions open sessions (partial).
-	EndReasonMaxSessions = "max_sessions"
+	EndReasonMaxSessions EndReason = "max_sessions"
 	// EndReasonMaxSpans: the session exceeded max_spans_per_session (partial).
-	EndReasonMaxSpans = "max_spans_per_session"
+	EndReasonMaxSpans EndReason = "max_spans_per_session"
 	// EndReasonShutdown is the reason the processor passes to CloseAll (partial).
-	EndReasonShutdown = "shutdown"
+	EndReasonShutdown EndReason = "shutdown"
 )
 
 // KeySourceTraceID is the AgentSession.KeySource of a session keyed by its trace id (no
@@ -297,7 +300,7 @@ func NewTracker(cfg TrackerConfig) *Tracker {
 	for _, d := range cfg.Registry {
 		c := trkCloneAgent(d)
 		if c.ToolsSource == "" {
-			c.ToolsSource = "config"
+			c.ToolsSource = ToolsSourceConfig
 		}
 		for _, k := range []string{c.ID, c.Name} {
 			if _, dup := t.registry[k]; k != "" && !dup {
@@ -522,7 +525,7 @@ func (t *Tracker) evict(now time.Time, ev []Closed) []Closed {
 // timeout; Partial when the root never arrived), else the reason of an early close (the
 // turn is Partial, and a trace without session key ends its own session with that
 // reason).
-func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Closed) []Closed {
+func (t *Tracker) closeTrace(tr *trkTrace, force EndReason, now time.Time, ev []Closed) []Closed {
 	n := tr.recs.n
 	hasRoot, genAI := tr.hasRoot(), tr.genAI
 	t.stats.RetainedSpans -= n
@@ -596,7 +599,7 @@ type Closed struct {
 	partial bool // the turn closed early or without its root
 	asm     *TurnAssembly
 	// session end
-	reason         string
+	reason         EndReason
 	sessionPartial bool
 }
 
@@ -646,7 +649,7 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 
 // endSession closes the session's open turns (as partial) and ends it. A session that
 // has no turn is not reported.
-func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now time.Time, ev []Closed) []Closed {
+func (t *Tracker) endSession(s *trkSession, reason EndReason, partial bool, now time.Time, ev []Closed) []Closed {
 	for _, id := range slices.Sorted(maps.Keys(s.open)) {
 		ev = t.closeTrace(s.open[id], reason, now, ev)
 	}
@@ -755,13 +758,13 @@ func (t *Tracker) expire(now time.Time) {
 // CloseAll closes every open turn and session as partial with the given end reason
 // (EndReasonShutdown at shutdown): sessions by id, then traces without a session key by
 // trace id.
-func (t *Tracker) CloseAll(reason string) []Event {
+func (t *Tracker) CloseAll(reason EndReason) []Event {
 	return t.Finish(t.CloseAllClosing(reason))
 }
 
 // CloseAllClosing is CloseAll without the assembly of the turns it closes (see
 // ObserveClosing).
-func (t *Tracker) CloseAllClosing(reason string) []Closed {
+func (t *Tracker) CloseAllClosing(reason EndReason) []Closed {
 	var ev []Closed
 	for _, id := range slices.Sorted(maps.Keys(t.sessions)) {
 		ev = t.endSession(t.sessions[id], reason, true, t.now, ev)
@@ -787,7 +790,7 @@ func (t *Tracker) Stats() TrackerStats {
 }
 
 // snapshot builds the AgentSession view of s.
-func (t *Tracker) snapshot(s *trkSession, partial bool, reason string) *AgentSession {
+func (t *Tracker) snapshot(s *trkSession, partial bool, reason EndReason) *AgentSession {
 	as := &AgentSession{
 		ID:             s.id,
 		KeySource:      s.keySource,

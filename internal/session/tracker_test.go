@@ -40,7 +40,7 @@ func kinds(ev []Event) []string {
 	for _, e := range ev {
 		s := e.Kind.String() + ":" + e.Session.ID
 		if e.Kind == EventSessionEnded {
-			s += ":" + e.Session.EndReason
+			s += ":" + string(e.Session.EndReason)
 			if e.Session.Partial {
 				s += ":partial"
 			}

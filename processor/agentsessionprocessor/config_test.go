@@ -195,7 +195,7 @@ func TestAgentsFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, reg, 2)
 	assert.Equal(t, "planner", reg[0].ID)
-	assert.Equal(t, "config", reg[1].ToolsSource)
+	assert.Equal(t, session.ToolsSourceConfig, reg[1].ToolsSource)
 	require.Len(t, reg[1].Tools, 1)
 	assert.JSONEq(t, `{"type":"object","properties":{"amount":{"type":"number"},"order_id":{"type":"string"}},"required":["amount","order_id"],"additionalProperties":false}`,
 		string(reg[1].Tools[0].Parameters))

@@ -506,7 +506,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		// The session's explicit outcome (agent_eval.task.completed) includes one that came
 		// in a trace without GenAI spans, such as the evaluation channel's submit.
 		meta := evaluation.SessionMeta{ID: id, Service: ev.Session.Service, Partial: ev.Session.Partial,
-			EndReason: ev.Session.EndReason, Outcome: ev.Session.Outcome}
+			EndReason: string(ev.Session.EndReason), Outcome: ev.Session.Outcome}
 		for _, a := range ev.Session.Agents {
 			meta.Agents = append(meta.Agents, a.ID)
 		}
@@ -573,7 +573,7 @@ func retainTurns(cfg *Config) int {
 	return 2
 }
 
-func isLimitReason(reason string) bool {
+func isLimitReason(reason session.EndReason) bool {
 	switch reason {
 	case session.EndReasonMaxSessions, session.EndReasonMaxSpans, session.EndReasonMaxDuration:
 		return true
