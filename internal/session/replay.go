@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 )
 
 // Replay reconstructs the sessions of recorded traces deterministically: every span with
@@ -22,19 +24,12 @@ func Replay(td ptrace.Traces, ex *Extractor, cfg TrackerConfig) []*AgentSession 
 		end int64
 	}
 	var recs []rec
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		for j := 0; j < rs.ScopeSpans().Len(); j++ {
-			ss := rs.ScopeSpans().At(j)
-			for k := 0; k < ss.Spans().Len(); k++ {
-				sp := ss.Spans().At(k)
-				if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
-					continue
-				}
-				recs = append(recs, rec{r: ex.Extract(rs.Resource(), ss.Scope(), sp), end: int64(sp.EndTimestamp())})
-			}
+	for ref := range pdatautil.Spans(td) {
+		sp := ref.Span
+		if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
+			continue
 		}
+		recs = append(recs, rec{r: ex.Extract(ref.Resource, ref.Scope, sp), end: int64(sp.EndTimestamp())})
 	}
 	// Spans arrive when they end.
 	sort.SliceStable(recs, func(a, b int) bool { return recs[a].end < recs[b].end })

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/pkg/reference"
@@ -197,26 +198,17 @@ func (p *agentSessionProcessor) extract(td ptrace.Traces, recs []session.SpanRec
 	if n := td.SpanCount(); cap(recs) < n {
 		recs = make([]session.SpanRecord, 0, n)
 	}
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			ss := sss.At(j)
-			spans := ss.Spans()
-			for k := 0; k < spans.Len(); k++ {
-				sp := spans.At(k)
-				if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
-					// Invalid OTLP: nothing could be parented to it. Passed on, not modelled.
-					p.logger.Debug("span without trace or span id is passed on but not evaluated", zap.String("name", sp.Name()))
-					continue
-				}
-				recs = recs[:len(recs)+1]
-				p.extractor.ExtractInto(&recs[len(recs)-1], rs.Resource(), ss.Scope(), sp)
-				if p.refs != nil {
-					p.refs.observe(rs.Resource(), sp)
-				}
-			}
+	for ref := range pdatautil.Spans(td) {
+		sp := ref.Span
+		if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
+			// Invalid OTLP: nothing could be parented to it. Passed on, not modelled.
+			p.logger.Debug("span without trace or span id is passed on but not evaluated", zap.String("name", sp.Name()))
+			continue
+		}
+		recs = recs[:len(recs)+1]
+		p.extractor.ExtractInto(&recs[len(recs)-1], ref.Resource, ref.Scope, sp)
+		if p.refs != nil {
+			p.refs.observe(ref.Resource, sp)
 		}
 	}
 	return recs
