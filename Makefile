@@ -86,12 +86,17 @@ bench-e2e: build bench-build
 
 ## lint: what reviewers check: gofmt, import grouping (stdlib / third party / this module,
 ## goimports -local), go vet, staticcheck. The linters are pinned in internal/tools/go.mod, a
-## separate module, so they stay out of the distribution's dependency graph.
+## separate module, so they stay out of the distribution's dependency graph. Every check runs;
+## the target fails if any failed.
 lint:
-	@out="$$($(LINT_FILES) | xargs gofmt -l)"; if [ -n "$$out" ]; then echo "gofmt -l reports (run gofmt -w):"; echo "$$out"; exit 1; fi
-	@out="$$($(LINT_FILES) -not -name 'generated_*' | xargs $(TOOLS) goimports -local $(MODULE) -l)"; if [ -n "$$out" ]; then echo "imports not grouped stdlib / third party / $(MODULE) (run $(TOOLS) goimports -local $(MODULE) -w FILE):"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(TOOLS) staticcheck ./...
+	@fail=0; \
+	out="$$($(LINT_FILES) | xargs gofmt -l)"; \
+	if [ -n "$$out" ]; then echo "gofmt -l reports (run gofmt -w FILE):"; echo "$$out"; fail=1; fi; \
+	out="$$($(LINT_FILES) -not -name 'generated_*' | xargs $(TOOLS) goimports -local $(MODULE) -l)"; \
+	if [ -n "$$out" ]; then echo "imports not grouped stdlib / third party / $(MODULE) (run $(TOOLS) goimports -local $(MODULE) -w FILE):"; echo "$$out"; fail=1; fi; \
+	echo "$(GO) vet ./..."; $(GO) vet ./... || fail=1; \
+	echo "staticcheck ./..."; $(TOOLS) staticcheck ./... || fail=1; \
+	exit $$fail
 
 ## generate: regenerate the mdatagen code (metadata.yaml -> internal/metadata, tests, documentation.md)
 generate:
