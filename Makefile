@@ -28,7 +28,7 @@ MODULE        := github.com/agenteval/agenteval-collector
 TOOLS         := $(GO) tool -modfile=internal/tools/go.mod
 LINT_FILES    := find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './$(BENCH_BUILD_DIR)/*' -not -path './.git/*' -not -path '*/node_modules/*'
 
-.PHONY: all build run test bench bench-build bench-e2e lint generate clean
+.PHONY: all build run test bench bench-build bench-e2e lint generate frameworks clean
 
 all: lint test build
 
@@ -60,8 +60,8 @@ run: build
 	@echo "    *_unknown_tool.json     triage_agent calls refund_agent's tool: UNAUTHORIZED_TOOL"
 	@echo "    *_multi_turn.json       the user corrects the order number in turn 2: RDM on turn 1"
 	@echo "    openai_agents_unknown_tool_raise.json  the run crashes with no answer"
-	@echo "  each is scored $${AGENTEVAL_SESSION_TIMEOUT:-30s} after its last span (AGENTEVAL_SESSION_TIMEOUT);"
-	@echo "  the crashed run, whose root span never ended, up to turn_timeout (60s)"
+	@echo "  each is scored $${AGENTEVAL_SESSION_TIMEOUT:-30s} after its last span (AGENTEVAL_SESSION_TIMEOUT),"
+	@echo "  the crashed run too (its unfinished turn closes as partial): the web UI lists them then"
 	./$(BIN) --config $(CONFIG)
 
 ## test: the test suite over the whole module (set AGENTEVAL_TEST_POSTGRES_DSN for the PostgreSQL store tests)
@@ -83,6 +83,11 @@ bench-build:
 ## bench-e2e: each pipeline (pass-through, groupbytrace, agentsession, agentsession+agenteval) as a real collector under the same OTLP load; prints the results table
 bench-e2e: build bench-build
 	$(GO) run ./bench/e2e -collector $(BENCH_BIN) $(BENCH_E2E_FLAGS)
+
+## frameworks: regenerate the framework traces (testdata/samples, testdata/conformance) with npm; not run by CI
+frameworks:
+	testdata/frameworks/generate.sh
+	testdata/frameworks/conformance/generate.sh
 
 ## lint: what reviewers check: gofmt, import grouping (stdlib / third party / this module,
 ## goimports -local), go vet, staticcheck. The linters are pinned in internal/tools/go.mod, a

@@ -226,6 +226,9 @@ func dashboardFromStore(analyses []evaluation.Analysis) storeFigures {
 		}
 		for _, tr := range a.TurnResults {
 			f.turns++
+			for _, reason := range tr.NotEvaluable {
+				f.notEvaluable["turn_detection|"+reason]++
+			}
 			f.detections[cmpOr(tr.DetectionType, evaluation.DetectionNone)]++
 			for _, ia := range tr.Interactions {
 				f.interactionSeries[orUnknown(ia.AgentID)] = true

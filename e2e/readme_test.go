@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -108,7 +109,7 @@ func TestREADMEBlocks(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin, "--config", "config.yaml")
 	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), "AGENTEVAL_DATA_DIR="+t.TempDir())
-	var logs bytes.Buffer
+	var logs lockedBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
@@ -149,6 +150,40 @@ func TestREADMEBlocks(t *testing.T) {
 			}
 		})
 	}
+
+	// "What you see": the console shows each evaluation as one short line (the README's
+	// receiver example stored sess-refund-001 above) and no analysis payload.
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "evaluate agent_session session=sess-refund-001 revision=1 ")
+	}, 10*time.Second, 100*time.Millisecond, "the console shows the stored session")
+	console := logs.String()
+	evaluateLines := 0
+	for line := range strings.Lines(console) {
+		if strings.Contains(line, "\tevaluate ") {
+			evaluateLines++
+			assert.LessOrEqual(t, len(line), 400, "console line: %s", line)
+		}
+	}
+	assert.Greater(t, evaluateLines, 2)
+	assert.NotContains(t, console, "agent_eval.session.", "no analysis payload on the console")
+}
+
+// lockedBuffer is a bytes.Buffer the collector process writes to while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func tail(s string, n int) string {

@@ -39,7 +39,7 @@ import (
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 )
 
-// The first tier of DESIGN.md §10 is contrib's load-balancing exporter. It is not a
+// The first tier of docs/architecture.md §10 is contrib's load-balancing exporter. It is not a
 // dependency of this module at v0.158.0, so the test's first tier routes with two OTLP
 // exporters behind a deterministic split by trace id: the `tracesplit` processor below
 // keeps, in each of two pipelines fed by one OTLP receiver, the traces whose trace id's

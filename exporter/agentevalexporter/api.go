@@ -17,7 +17,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
-// queryAPI serves the result store over HTTP (DESIGN.md §7, §11). Every response body is
+// queryAPI serves the result store over HTTP (docs/architecture.md §7, §11). Every response body is
 // JSON; errors are {"error": "..."} with status 400 (bad parameter, named in the message),
 // 404 (unknown session) or 500 (store failure, details logged, not returned).
 type queryAPI struct {

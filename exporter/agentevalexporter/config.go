@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -32,7 +33,7 @@ const (
 	StoreDriverPostgres StoreDriver = store.DriverPostgres
 )
 
-// Config is the configuration of the agenteval exporter (DESIGN.md §7, §11).
+// Config is the configuration of the agenteval exporter (docs/architecture.md §7, §11).
 type Config struct {
 	// TimeoutConfig bounds one export (decode, metrics and store writes of one batch).
 	// Default 5s (exporterhelper's default).
@@ -54,6 +55,10 @@ type Config struct {
 	API confighttp.ServerConfig `mapstructure:"api"`
 	// UI is the web UI at / on the API server. Default: enabled, no trace links.
 	UI UIConfig `mapstructure:"ui"`
+	// Console is what the exporter logs (info level, the collector's logger) per
+	// evaluation: "none" (default) or "summary", one line per turn result and per stored
+	// session analysis, without the analysis payload (console.go).
+	Console ConsoleMode `mapstructure:"console"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -115,6 +120,9 @@ func (cfg *Config) Validate() error {
 	}
 	if sameFixedEndpoint(cfg.Prometheus.NetAddr.Endpoint, cfg.API.NetAddr.Endpoint) {
 		errs = append(errs, fmt.Errorf("prometheus.endpoint and api.endpoint: both are %q; each server needs its own port", cfg.API.NetAddr.Endpoint))
+	}
+	if !slices.Contains(validConsoleModes, cfg.Console) {
+		errs = append(errs, fmt.Errorf("console: invalid value %q, valid values are %q", cfg.Console, validConsoleModes))
 	}
 	errs = append(errs, cfg.UI.validate()...)
 	return errors.Join(errs...)

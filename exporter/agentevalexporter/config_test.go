@@ -60,6 +60,7 @@ func TestLoadConfig(t *testing.T) {
 				})
 				cfg.UI.TraceURLTemplate = "http://jaeger.example:16686/trace/{trace_id}?uiFind={span_id}"
 				cfg.UI.MaxEventClients = 4
+				cfg.Console = ConsoleSummary
 				return cfg
 			},
 		},
@@ -97,7 +98,7 @@ func TestLoadConfig(t *testing.T) {
 func TestDefaultConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	require.NoError(t, confmap.Validate(cfg))
-	// DESIGN.md §11: loopback defaults, SQLite under ./data.
+	// docs/architecture.md §11: loopback defaults, SQLite under ./data.
 	assert.Equal(t, "localhost:8889", cfg.Prometheus.NetAddr.Endpoint)
 	assert.Equal(t, "localhost:8890", cfg.API.NetAddr.Endpoint)
 	assert.Equal(t, StoreDriverSQLite, cfg.Store.Driver)
@@ -109,6 +110,7 @@ func TestDefaultConfig(t *testing.T) {
 	assert.True(t, cfg.UI.Enabled, "the web UI is on by default")
 	assert.Empty(t, cfg.UI.TraceURLTemplate, "no trace links by default")
 	assert.Equal(t, 32, cfg.UI.MaxEventClients)
+	assert.Equal(t, ConsoleNone, cfg.Console, "no per-evaluation log lines by default")
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -225,6 +227,16 @@ func TestConfigValidate(t *testing.T) {
 				c.UI.MaxEventClients = -1
 			},
 			expectedErr: "ui.max_event_clients: must be >= 1, got -1",
+		},
+		{
+			name:        "unknown console mode",
+			mutate:      func(c *Config) { c.Console = "verbose" },
+			expectedErr: "console: invalid value \"verbose\", valid values are [\"none\" \"summary\"]",
+		},
+		{
+			name:        "empty console mode",
+			mutate:      func(c *Config) { c.Console = "" },
+			expectedErr: "console: invalid value \"\", valid values are [\"none\" \"summary\"]",
 		},
 		{
 			name: "several errors are all reported",

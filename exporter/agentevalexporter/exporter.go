@@ -29,7 +29,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/webui"
 )
 
-// The evaluation spans this exporter reads (DESIGN.md §6; keys in internal/semconv):
+// The evaluation spans this exporter reads (docs/architecture.md §6; keys in internal/semconv):
 // agent_eval.kind marks them (one lookup per span; spans without it are skipped), a
 // `turn` span carries the turn result as typed agent_eval.turn.* attributes and an
 // `agent_session` span the analysis as typed agent_eval.session.* attributes, both
@@ -227,6 +227,9 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 						continue
 					}
 					e.metrics.recordTurn(&tr)
+					if e.cfg.Console == ConsoleSummary {
+						e.logger.Info(turnConsoleLine(&tr))
+					}
 					e.events.PublishTurn(&tr)
 				case semconv.EvalKindAgentSession:
 					a, err := evalspan.DecodeAnalysis(span.Attributes())
@@ -268,6 +271,9 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 		for _, a := range analyses {
 			e.metrics.recordAnalysis(a)
 			e.events.PublishSession(a)
+			if e.cfg.Console == ConsoleSummary {
+				e.logger.Info(sessionConsoleLine(a))
+			}
 		}
 		e.telemetry.ExporterAgentevalAnalysesStored.Add(ctx, int64(len(analyses)))
 		if e.storeFailing.CompareAndSwap(true, false) {

@@ -265,7 +265,7 @@ agent_eval_recommendations_total{kind="tool_use"} 1
 		}
 	}
 
-	// Query API: list, newest first, with the summary fields of DESIGN.md §11.
+	// Query API: list, newest first, with the summary fields of docs/architecture.md §11.
 	var list SessionList
 	require.Equal(t, http.StatusOK, x.getJSON("/api/v1/agent_sessions", &list))
 	require.Len(t, list.Sessions, 2)

@@ -18,7 +18,7 @@ import (
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadata"
 )
 
-// Defaults (DESIGN.md §7, §11).
+// Defaults (docs/architecture.md §7, §11).
 const (
 	defaultSQLiteDSN          = "./data/agenteval.db"
 	defaultRetention          = 720 * time.Hour
@@ -54,8 +54,9 @@ func createDefaultConfig() component.Config {
 			ServerConfig:   prom,
 			MaxLabelValues: defaultMaxLabelValues,
 		},
-		API: api,
-		UI:  defaultUIConfig(),
+		API:     api,
+		UI:      defaultUIConfig(),
+		Console: ConsoleNone,
 	}
 }
 

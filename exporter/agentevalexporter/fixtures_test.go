@@ -16,7 +16,7 @@ import (
 )
 
 // Test fixtures: evaluation results as internal/evaluation builds them, and evaluation
-// spans as the agentsession processor emits them (DESIGN.md §6).
+// spans as the agentsession processor emits them (docs/architecture.md §6).
 
 func ptr[T any](v T) *T { return &v }
 

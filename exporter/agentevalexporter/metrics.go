@@ -16,7 +16,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 )
 
-// This file turns turn results and session analyses into Prometheus series (DESIGN.md §7;
+// This file turns turn results and session analyses into Prometheus series (docs/architecture.md §7;
 // docs/metrics.md is the reference). It knows nothing of the collector.
 
 // scoreBuckets are the histogram bucket upper bounds of every score series: 0.1 steps over
@@ -34,6 +34,8 @@ const (
 
 	// checkToolValidation is the `check` label of a tool call's not_evaluable reasons.
 	checkToolValidation = "tool_validation"
+	// checkTurnDetection is the `check` label of a turn's not_evaluable reasons.
+	checkTurnDetection = "turn_detection"
 
 	// maxLabelValueBytes truncates label values (tool names come from model output).
 	maxLabelValueBytes = 128
@@ -177,6 +179,8 @@ func (m *promMetrics) createKnownSeries() {
 		evaluation.ReasonSchemaInvalid, evaluation.ReasonArgumentsNotCaptured, evaluation.ReasonArgumentsTruncated} {
 		m.notEvaluable.create(check, m.labels.reserve(domainReason, reason))
 	}
+	m.notEvaluable.create(m.labels.reserve(domainCheck, checkTurnDetection),
+		m.labels.reserve(domainReason, evaluation.ReasonContentNotCaptured))
 	kinds := []string{evaluation.RecToolUse, evaluation.RecHandoff, evaluation.RecReasoning,
 		evaluation.RecResponseQuality, evaluation.RecCoordination, evaluation.RecRDM, evaluation.RecCCM}
 	for _, issue := range []evaluation.IssueType{evaluation.IssueUnauthorizedTool, evaluation.IssueParameterHallucination,
@@ -214,6 +218,12 @@ func (m *promMetrics) recordTurn(tr *evaluation.TurnResult) {
 			m.turns.inc(m.labels.value(domainDetection, detectionType(tr)))
 		}
 		return
+	}
+	for _, reason := range tr.NotEvaluable {
+		m.notEvaluable.inc(
+			m.labels.value(domainCheck, checkTurnDetection),
+			m.labels.value(domainReason, reason),
+		)
 	}
 	for i := range tr.Interactions {
 		ia := &tr.Interactions[i]

@@ -322,3 +322,20 @@ func nonZero(fams []*dto.MetricFamily) []*dto.MetricFamily {
 	}
 	return out
 }
+
+// A turn whose content was not captured counts under check turn_detection.
+func TestRecordTurnNotEvaluable(t *testing.T) {
+	m := newPromMetrics(100, nil)
+	tr := turn0(false)
+	tr.NotEvaluable = []string{evaluation.ReasonContentNotCaptured}
+	m.recordTurn(&tr)
+	final := turn0(true)
+	final.NotEvaluable = tr.NotEvaluable
+	m.recordTurn(&final)
+	require.NoError(t, testutil.GatherAndCompare(scraped(m), strings.NewReader(`
+# HELP agent_eval_not_evaluable_total Checks that could not run, by check and reason.
+# TYPE agent_eval_not_evaluable_total counter
+agent_eval_not_evaluable_total{check="tool_validation",reason="schema_unknown"} 1
+agent_eval_not_evaluable_total{check="turn_detection",reason="content_not_captured"} 1
+`), "agent_eval_not_evaluable_total"), "counted once, from the non-final result")
+}

@@ -36,7 +36,7 @@ func TestBrowserLiveViewThroughTheExporter(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#live-events tr[data-kind="turn"]`)))
 	row, err := chromedp.Run(ctx, chromedp.Text(`#live-events tr[data-kind="turn"]`))
 	require.NoError(t, err)
-	for _, want := range []string{"turn 0 (final verdict)", "sess-checkout", "✗ bad: rdm, confidence 0.90", "Refund order 1234 please", "no, I meant"} {
+	for _, want := range []string{"turn 1 (final verdict)", "sess-checkout", "✗ bad: rdm, confidence 0.90", "Refund order 1234 please", "no, I meant"} {
 		assert.Contains(t, row, want)
 	}
 

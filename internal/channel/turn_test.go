@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestTurnOf follows the seed's SIP-5 conversation: the proctor asks (user side), the
+// TestTurnOf follows SafeMolt's SIP-5 conversation: the proctor asks (user side), the
 // candidate answers (agent side).
 func TestTurnOf(t *testing.T) {
 	p := func(seq int64) Message { return Message{Sequence: seq, Role: RoleProctor} }

@@ -11,7 +11,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
-// AnalyzeSession evaluates the whole session (DESIGN.md §5.1–§5.4) the way the
+// AnalyzeSession evaluates the whole session (docs/scoring.md §3–§6) the way the
 // processor does turn by turn: each turn once (EvaluateClosedTurn), its verdict made
 // final by the next user message (FollowUp; the last turn by FinishLast), then the
 // records aggregated (Aggregate). A nil session gives an empty analysis.
@@ -51,7 +51,7 @@ func (e *Evaluator) AnalyzeSessionWithReferences(s *session.AgentSession, refs *
 	return e.Aggregate(meta, recs)
 }
 
-// Aggregate computes the session analysis (DESIGN.md §5.4) from the final turn records,
+// Aggregate computes the session analysis (docs/scoring.md §6) from the final turn records,
 // in turn order: conversation summary, tool use, reasoning, coordination, intent drift,
 // task completion, overall score, per-agent scores, tool issues, recommendations and
 // latency. It reads no turn model: its cost is linear in the records, and it gives the
@@ -115,12 +115,13 @@ func (e *Evaluator) Aggregate(meta SessionMeta, recs []TurnRecord) Analysis {
 	for id, as := range a.PerAgentScores {
 		for _, r := range a.Recommendations {
 			if r.AgentID == id {
-				as.Recommendations = append(as.Recommendations, r.Message)
+				as.Recommendations = append(as.Recommendations, r)
 			}
 		}
 		a.PerAgentScores[id] = as
 	}
 	a.Latency = latency(meta.TotalLatencyMs, a.TurnResults)
+	a.roundScores()
 	return a
 }
 
@@ -128,7 +129,7 @@ func (e *Evaluator) Aggregate(meta SessionMeta, recs []TurnRecord) Analysis {
 // has one); else the last turn is not bad, has a non-empty final response, no HIGH
 // tool issue that a later call did not recover and no error status (turn root or final
 // responder). A last turn without answer (no_answer) is false. Nil without turns, when
-// the last turn is partial, or when it has no captured content (DESIGN.md §5.4).
+// the last turn is partial, or when it has no captured content (docs/scoring.md §6).
 func taskCompletion(outcome *bool, recs []TurnRecord) (*bool, string) {
 	if outcome == nil {
 		for i := range recs {
@@ -186,7 +187,7 @@ func taskCompletion(outcome *bool, recs []TurnRecord) (*bool, string) {
 	return &t, "true: no explicit outcome; the last turn is not bad, has a final response, no HIGH issue and no error"
 }
 
-// perAgent aggregates each agent's interactions (seed reask per_agent_scores); agents
+// perAgent aggregates each agent's interactions (the ReAsk evaluation plan's per_agent_scores); agents
 // lists the session's agents, which get an entry even without interactions.
 func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 	type acc struct {
@@ -225,7 +226,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 					x.notEval++
 				}
 				for _, is := range tc.Issues {
-					x.issues = append(x.issues, fmt.Sprintf("%s: %s (turn %d)", is.Issue, issueDetail(is), is.TurnIndex))
+					x.issues = append(x.issues, fmt.Sprintf("%s: %s (turn %d)", is.Issue, issueDetail(is), turnNumber(is.TurnIndex)))
 				}
 			}
 			if ae, ok := errs[ii]; ok {
@@ -233,7 +234,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 				if ae.ErrorType != "" {
 					what += " (" + ae.ErrorType + ")"
 				}
-				x.issues = append(x.issues, fmt.Sprintf("AGENT_ERROR: %s (turn %d)", what, tr.TurnIndex))
+				x.issues = append(x.issues, fmt.Sprintf("AGENT_ERROR: %s (turn %d)", what, turnNumber(tr.TurnIndex)))
 			}
 		}
 	}
@@ -241,7 +242,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 	for id, x := range accs {
 		as := AgentScores{
 			InteractionsCount: x.n, ToolCalls: x.calls, NotEvaluableCalls: x.notEval,
-			Issues: x.issues, Recommendations: []string{}, Explanations: map[string]string{},
+			Issues: x.issues, Recommendations: []Recommendation{}, Explanations: map[string]string{},
 		}
 		if as.Issues == nil {
 			as.Issues = []string{}
@@ -280,7 +281,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 	}
 }
 
-// coordination computes coordination_score and its components (DESIGN.md §5.4) from
+// coordination computes coordination_score and its components (docs/scoring.md §6) from
 // the turns' summaries and results.
 func (e *Evaluator) coordination(a *Analysis, recs []TurnRecord) {
 	cfg := e.cfg
@@ -363,7 +364,7 @@ func (e *Evaluator) coordination(a *Analysis, recs []TurnRecord) {
 		for i := range recs {
 			if n := recs[i].Summary.PingPongLoops; n > 0 {
 				loops += n
-				where = append(where, fmt.Sprintf("turn %d: %d", recs[i].Result.TurnIndex, n))
+				where = append(where, fmt.Sprintf("turn %d: %d", turnNumber(recs[i].Result.TurnIndex), n))
 			}
 		}
 		cc.NoPingPong = ptr(clamp01(1 - cfg.PingPongPenalty*float64(loops)))
@@ -374,7 +375,7 @@ func (e *Evaluator) coordination(a *Analysis, recs []TurnRecord) {
 		a.Explanations[keyNoPingPong] = expl
 	}
 	if cc.DependencyCompliance == nil {
-		a.Explanations[keyDependencyCompl] = "null: no expected interactions (reference-based evaluation, DESIGN.md §5.5)"
+		a.Explanations[keyDependencyCompl] = "null: no expected interactions (reference-based evaluation, docs/scoring.md §11)"
 	}
 
 	m, n := meanOf([]*float64{cc.NoDuplicateWork, cc.ContextPreserved, cc.RoleAdherence, cc.NoPingPong, cc.DependencyCompliance})

@@ -9,21 +9,21 @@ import (
 	"math"
 )
 
-// Config holds the scoring weights, penalties and thresholds (DESIGN.md §5; the
+// Config holds the scoring weights, penalties and thresholds (docs/scoring.md; the
 // processor's `scoring` config block, snake_case keys). DefaultConfig gives the
 // documented defaults; docs/scoring.md states how each value is used.
 type Config struct {
-	// AgentWeights weigh the per-interaction and per-agent score (DESIGN.md §5.2).
+	// AgentWeights weigh the per-interaction and per-agent score (docs/scoring.md §4).
 	AgentWeights AgentWeights `mapstructure:"agent_weights"`
-	// SessionWeights weigh the session overall_score (DESIGN.md §5.4).
+	// SessionWeights weigh the session overall_score (docs/scoring.md §6).
 	SessionWeights SessionWeights `mapstructure:"session_weights"`
-	// SeverityPenalties are subtracted from a tool call's score per issue (DESIGN.md §5.1).
+	// SeverityPenalties are subtracted from a tool call's score per issue (docs/scoring.md §3).
 	SeverityPenalties SeverityPenalties `mapstructure:"severity_penalties"`
-	// RecommendationThreshold: a score below it triggers the seed's recommendation
+	// RecommendationThreshold: a score below it triggers the ReAsk plan's recommendation
 	// (tool_use, reasoning, handoff, response_quality, coordination). In [0,1]; default 0.7.
 	RecommendationThreshold float64 `mapstructure:"recommendation_threshold"`
 	// CCMSimilarityThreshold: similarity(user_N, user_N+1) at or above it is a re-ask
-	// (DESIGN.md §5.3). In [0,1]; default 0.5.
+	// (docs/scoring.md §5). In [0,1]; default 0.5.
 	CCMSimilarityThreshold float64 `mapstructure:"ccm_similarity_threshold"`
 	// CCMAnsweredThreshold: when the answer contains at least this share of the request's
 	// content words (ids and numbers weigh 2), the request was answered and a similar
@@ -31,7 +31,7 @@ type Config struct {
 	// [0,1]; default 0.7.
 	CCMAnsweredThreshold float64 `mapstructure:"ccm_answered_threshold"`
 	// RDMRateThreshold: RDM detections / turns with a follow-up at or above it is
-	// "high RDM" (seed recommendations table). In [0,1]; default 0.2.
+	// "high RDM" (the ReAsk plan's recommendations table). In [0,1]; default 0.2.
 	RDMRateThreshold float64 `mapstructure:"rdm_rate_threshold"`
 	// CCMRateThreshold: CCM detections / turns with a follow-up at or above it is
 	// "high CCM". In [0,1]; default 0.2.
@@ -51,7 +51,7 @@ type Config struct {
 	SchemaCacheSize int `mapstructure:"schema_cache_size"`
 }
 
-// AgentWeights weigh the four interaction scores (seed reask "Per-Agent Score Formula").
+// AgentWeights weigh the four interaction scores (the ReAsk evaluation plan, "Per-Agent Score Formula").
 // Each >= 0, not all zero; they are renormalised over the scores present.
 type AgentWeights struct {
 	ToolUse         float64 `mapstructure:"tool_use"`
@@ -60,7 +60,7 @@ type AgentWeights struct {
 	ResponseQuality float64 `mapstructure:"response_quality"`
 }
 
-// SessionWeights weigh the session overall_score (seed reask "Overall Score Formula");
+// SessionWeights weigh the session overall_score (the ReAsk evaluation plan, "Overall Score Formula");
 // IntentDrift weighs 1 − intent_drift_score. Each >= 0, not all zero.
 type SessionWeights struct {
 	Conversation float64 `mapstructure:"conversation"`
@@ -71,14 +71,14 @@ type SessionWeights struct {
 }
 
 // SeverityPenalties map a tool-issue severity to the penalty subtracted from the call
-// score (DESIGN.md §5.1). Each in [0,1].
+// score (docs/scoring.md §3). Each in [0,1].
 type SeverityPenalties struct {
 	High   float64 `mapstructure:"high"`
 	Medium float64 `mapstructure:"medium"`
 	Low    float64 `mapstructure:"low"`
 }
 
-// DefaultConfig returns the defaults of DESIGN.md §5 and docs/scoring.md.
+// DefaultConfig returns the defaults of docs/scoring.md and docs/scoring.md.
 func DefaultConfig() Config {
 	return Config{
 		AgentWeights:            AgentWeights{ToolUse: 0.35, Reasoning: 0.25, Handoff: 0.20, ResponseQuality: 0.20},

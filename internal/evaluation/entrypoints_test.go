@@ -9,7 +9,7 @@ import "github.com/agenteval/agenteval-collector/internal/session"
 // closed turns (EvaluateClosedTurn) and sessions (Aggregate); these reach the same code
 // (validateCall, evalCtx.turn) with one call or one interaction in view.
 
-// ValidateToolCall validates one tool call of agent in turn turnIndex (DESIGN.md §5.1).
+// ValidateToolCall validates one tool call of agent in turn turnIndex (docs/scoring.md §3).
 // agent may be nil (unknown agent: tools unknown). Handoff tools are authorised when
 // their target is one of agent.HandoffTargets; use ValidateToolCallInSession to also
 // accept handoffs to any agent of the session, as EvaluateInteraction does.
@@ -23,7 +23,7 @@ func (e *Evaluator) ValidateToolCallInSession(s *session.AgentSession, agent *se
 	return e.validateCall(agentIDOf(agent), agent, call, turnIndex, sessionAgentSet(s), nil)
 }
 
-// EvaluateInteraction scores interaction interactionIndex of turn turnIndex (DESIGN.md
+// EvaluateInteraction scores interaction interactionIndex of turn turnIndex (docs/architecture.md
 // §5.2): its tool calls, tool_use, reasoning, handoff and response_quality and the
 // weighted interaction score. The turn's detection is computed with the information
 // at hand (final when the next turn exists) so that the final responder of a bad turn
@@ -36,5 +36,6 @@ func (e *Evaluator) EvaluateInteraction(s *session.AgentSession, turnIndex, inte
 	}
 	c := e.newCtx(s)
 	tr := c.turn(turnIndex, turnIndex+1 < len(s.Turns))
+	tr.roundScores()
 	return tr.Interactions[interactionIndex]
 }

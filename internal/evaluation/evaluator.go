@@ -11,7 +11,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
-// Evaluator computes the deterministic scores of DESIGN.md §5.1–§5.4. It is safe for
+// Evaluator computes the deterministic scores of docs/scoring.md §3–§6. It is safe for
 // concurrent use: its only mutable state is the bounded cache of compiled tool
 // schemas.
 type Evaluator struct {
@@ -116,7 +116,7 @@ func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
 	return c
 }
 
-// EvaluateTurn evaluates turn turnIndex (DESIGN.md §5.2, §5.3). final is true when the
+// EvaluateTurn evaluates turn turnIndex (docs/scoring.md §4, §5.3). final is true when the
 // turn's follow-up is known: the next turn exists (CCM and RDM are then checked) or the
 // session has ended (the last turn is judged without follow-up: hallucination only).
 // With final=false only hallucination can be detected and TurnResult.Final is false.
@@ -125,5 +125,7 @@ func (e *Evaluator) EvaluateTurn(s *session.AgentSession, turnIndex int, final b
 		return TurnResult{TurnIndex: turnIndex, DetectionType: DetectionNone, Interactions: []InteractionResult{},
 			Explanations: map[string]string{"detection": "no such turn"}}
 	}
-	return e.newCtx(s).turn(turnIndex, final)
+	tr := e.newCtx(s).turn(turnIndex, final)
+	tr.roundScores()
+	return tr
 }

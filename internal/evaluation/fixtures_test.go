@@ -81,7 +81,7 @@ func refundAgents() []session.AgentDefinition {
 	}
 }
 
-// refundSession is the seed's example ("Process refund for order #12345": planner →
+// refundSession is the ReAsk plan's example ("Process refund for order #12345": planner →
 // executor → reviewer) over three turns; turn 2's send_email passes a hallucinated
 // 'priority' parameter.
 func refundSession() *session.AgentSession {

@@ -12,7 +12,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
-// FollowUpDetection is the verdict on turn N from turn N+1's user message (DESIGN.md
+// FollowUpDetection is the verdict on turn N from turn N+1's user message (docs/architecture.md
 // §5.3 RDM and CCM; docs/scoring.md §5.2).
 type FollowUpDetection struct {
 	// Type is DetectionRDM, DetectionCCM or DetectionNone.

@@ -63,7 +63,7 @@ func (c *evalCtx) score(r *InteractionResult) {
 	})
 }
 
-// toolUseScore is the mean score of the evaluable calls (DESIGN.md §5.2).
+// toolUseScore is the mean score of the evaluable calls (docs/scoring.md §4).
 func toolUseScore(calls []ToolCallResult) (*float64, string) {
 	if len(calls) == 0 {
 		return nil, "null: no tool calls"
@@ -88,7 +88,7 @@ func toolUseScore(calls []ToolCallResult) (*float64, string) {
 }
 
 // reasoningScore is the plan–action consistency of the interaction's reasoning
-// (DESIGN.md §5.2; docs/scoring.md "reasoning_score"):
+// (docs/scoring.md §4; docs/scoring.md "reasoning_score"):
 //
 //	N = entities (tools, agents) the reasoning names, A = entities the interaction acts on
 //	P = |N∩A|/|N| (when N ≠ ∅), R = |N∩A|/|A| (when A ≠ ∅)
@@ -198,7 +198,7 @@ func (c *evalCtx) candidates(agentID string) []string {
 // handoffScore is the mean coverage, over the interaction's handoffs whose payload was
 // captured, of the turn's salient facts known before the handoff (user message and the
 // results of the tool calls made earlier in the turn) by the payload; 0 for an empty
-// payload (DESIGN.md §5.2).
+// payload (docs/scoring.md §4).
 func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64, string) {
 	in := &t.Interactions[ii]
 	var vals []*float64
@@ -375,7 +375,7 @@ func (c *evalCtx) facts(texts []string) []text.Fact {
 	return out
 }
 
-// responseQuality is DESIGN.md §5.2 response_quality without the bad-turn rule.
+// responseQuality is docs/scoring.md §4 response_quality without the bad-turn rule.
 // Only the turn's final responder owes the user an answer: another interaction with no
 // output of its own (it worked through tools or handed off, or its content was not
 // captured) has nothing to judge and gets null.

@@ -10,6 +10,10 @@ import (
 
 func ptr(v float64) *float64 { return &v }
 
+// turnNumber is how texts for people (messages, explanations, reasons) name the turn of
+// 0-based index i: "turn 1" is turn_index 0.
+func turnNumber(i int) int { return i + 1 }
+
 func clamp01(v float64) float64 {
 	if v < 0 {
 		return 0
@@ -61,7 +65,7 @@ type weighted struct {
 }
 
 // weightedMean is Σ wᵢ·xᵢ / Σ wᵢ over the terms whose value is present and whose weight
-// is > 0 (DESIGN.md §5: renormalised over what is present). It returns nil when no such
+// is > 0 (docs/scoring.md: renormalised over what is present). It returns nil when no such
 // term exists, never dividing by zero; the explanation states the terms used or why
 // none could be.
 func weightedMean(terms []weighted) (*float64, string) {

@@ -173,7 +173,7 @@ func (c confusion) summary() string {
 	return fmt.Sprintf("RDM P %.2f R %.2f | CCM P %.2f R %.2f | false alarms on none %.3f (%d/%d)", rp, rr, cp, cr, fa, bad, all)
 }
 
-// TestDetectionQuality measures the RDM/CCM detection of DESIGN.md §5.3 on the
+// TestDetectionQuality measures the RDM/CCM detection of docs/scoring.md §5 on the
 // hand-labelled follow-ups of testdata/turns and fails under the targets of
 // docs/scoring.md §5.4, on the tuning and on the held-out part alike. Run with -v for
 // the confusion matrices, the per-language figures and every miss.
@@ -274,7 +274,7 @@ func driftSession(t testing.TB, it driftItem) *session.AgentSession {
 	return s
 }
 
-// TestIntentDriftQuality checks intent_drift_score (DESIGN.md §5.4) on the sessions of
+// TestIntentDriftQuality checks intent_drift_score (docs/scoring.md §6) on the sessions of
 // testdata/turns/drift.jsonl: at most 0.2 on every on-task session and at least 0.5 on
 // every drifting one, in both splits.
 func TestIntentDriftQuality(t *testing.T) {

@@ -5,12 +5,11 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 )
 
-// Recommendation kinds of the seed's table (seed reask "Recommendations Engine");
+// Recommendation kinds of the ReAsk plan's table (the ReAsk evaluation plan, "Recommendations Engine");
 // specific ones use the issue type in lower case.
 const (
 	RecToolUse         = "tool_use"
@@ -22,7 +21,7 @@ const (
 	RecCCM             = "ccm"
 )
 
-// recommendations builds the seed's threshold rules and the specific tool-issue ones,
+// recommendations builds the ReAsk plan's threshold rules and the specific tool-issue ones,
 // deduplicated by message and ordered by impact (docs/scoring.md "Recommendations").
 func (e *Evaluator) recommendations(a *Analysis) []Recommendation {
 	th := e.cfg.RecommendationThreshold
@@ -165,10 +164,8 @@ func (e *Evaluator) issueRecommendations(a *Analysis) []Recommendation {
 	return out
 }
 
-func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
-
 // toolUseAdvice words the tool_use recommendation after the evidence, the agent's tool
-// issues (docs/scoring.md §7): tool selection for UNAUTHORIZED_TOOL (the seed's
+// issues (docs/scoring.md §7): tool selection for UNAUTHORIZED_TOOL (the ReAsk plan's
 // message), the arguments for parameter issues (PARAMETER_HALLUCINATION,
 // MISSING_REQUIRED_PARAM, INVALID_PARAM_VALUE, MALFORMED_ARGUMENTS), both when both
 // occur, and failing calls when only TOOL_ERROR does.

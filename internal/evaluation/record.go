@@ -135,6 +135,7 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 	}
 	tr := c.turn(ti, false)
 	setTurnIndex(&tr, index)
+	tr.roundScores()
 	rec := TurnRecord{
 		Result:         tr,
 		FinalResponder: finalResponder(t),
@@ -205,7 +206,7 @@ func setTurnIndex(tr *TurnResult, index int) {
 	}
 }
 
-// FollowUp makes rec's verdict final with the next turn's user message (DESIGN.md §5.3):
+// FollowUp makes rec's verdict final with the next turn's user message (docs/scoring.md §5):
 // RDM (a correction or complaint) has priority over CCM (a re-ask), then the
 // provisional hallucination verdict. A bad turn's final responder gets
 // response_quality 0. rec is not modified; the final record is returned.
@@ -289,6 +290,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 		ir.Explanations[keyResponseQuality] = "0: final responder of a bad turn (" + d.typ + ")"
 		(&evalCtx{e: e}).score(ir)
 	}
+	tr.roundScores()
 	rec.Result = tr
 	return rec
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// ReferenceScores are the reference-based results of a session (DESIGN.md §5.5, computed
+// ReferenceScores are the reference-based results of a session (docs/scoring.md §11, computed
 // by pkg/reference against a dataset case) that the session analysis folds in
 // (docs/scoring.md §11.4).
 type ReferenceScores struct {

@@ -4,7 +4,6 @@
 package evaluation
 
 import (
-	"math"
 	"strings"
 	"testing"
 )
@@ -26,8 +25,8 @@ func TestAnalyzeSessionWithReferences(t *testing.T) {
 		Results:              map[string]any{"case": "refund-1"},
 	}
 	a := e.AnalyzeSessionWithReferences(s, refs)
-	wantTool := (*base.ToolUseScore + 1 + 0.25) / 3
-	if math.Abs(*a.ToolUseScore-wantTool) > 1e-12 {
+	wantTool := round4((*base.ToolUseScore + 1 + 0.25) / 3)
+	if *a.ToolUseScore != wantTool {
 		t.Fatalf("tool_use_score %v, want %v", *a.ToolUseScore, wantTool)
 	}
 	if !strings.Contains(a.Explanations["tool_use_score"], "tool_sequence(0.25)") {

@@ -11,9 +11,9 @@ import (
 
 // All scores are in [0,1], higher is better, except IntentDriftScore (lower is better).
 // A score that cannot be computed is nil (JSON null) and its Explanations entry says why;
-// it is never a default number (DESIGN.md §5).
+// it is never a default number (docs/scoring.md).
 
-// Severity of a tool issue (DESIGN.md §5.1). Penalties: HIGH 1.0, MEDIUM 0.5, LOW 0.25.
+// Severity of a tool issue (docs/scoring.md §3). Penalties: HIGH 1.0, MEDIUM 0.5, LOW 0.25.
 type Severity string
 
 // Severities.
@@ -23,7 +23,7 @@ const (
 	SeverityLow    Severity = "LOW"
 )
 
-// IssueType is a tool-use issue (DESIGN.md §5.1; seed reask "Smart Tool Validation").
+// IssueType is a tool-use issue (docs/scoring.md §3; the ReAsk evaluation plan's "Smart Tool Validation").
 type IssueType string
 
 // Issue types.
@@ -36,7 +36,7 @@ const (
 	IssueToolError              IssueType = "TOOL_ERROR"
 )
 
-// Detection types of a turn (DESIGN.md §5.3; seed reask).
+// Detection types of a turn (docs/scoring.md §5; seed reask).
 const (
 	DetectionNone          = "none"
 	DetectionRDM           = "rdm"
@@ -56,7 +56,7 @@ const (
 )
 
 // ToolIssue is one finding on one tool call; the item shape of the analysis'
-// tool_issues[] (DESIGN.md §11).
+// tool_issues[] (docs/architecture.md §11).
 type ToolIssue struct {
 	TurnIndex int       `json:"turn_index"`
 	AgentID   string    `json:"agent_id"`
@@ -64,7 +64,7 @@ type ToolIssue struct {
 	Issue     IssueType `json:"issue"`
 	Severity  Severity  `json:"severity"`
 	// Parameter is the offending argument key (PARAMETER_HALLUCINATION,
-	// MISSING_REQUIRED_PARAM, INVALID_PARAM_VALUE); "" otherwise.
+	// MISSING_REQUIRED_PARAM, INVALID_PARAM_VALUE); "" otherwise, JSON null (MarshalJSON).
 	Parameter string `json:"parameter,omitempty"`
 	SpanID    string `json:"span_id"`
 	// Executed tells whether the call ran (false: rejected before running, or only
@@ -74,7 +74,7 @@ type ToolIssue struct {
 	Message string `json:"message"`
 }
 
-// ToolCallResult is the validation of one tool call (DESIGN.md §5.1).
+// ToolCallResult is the validation of one tool call (docs/scoring.md §3).
 type ToolCallResult struct {
 	ToolName string `json:"tool_name"`
 	CallID   string `json:"call_id,omitempty"`
@@ -100,7 +100,7 @@ type ToolCallResult struct {
 	Explanation string `json:"explanation"`
 }
 
-// InteractionResult scores one agent interaction (DESIGN.md §5.2).
+// InteractionResult scores one agent interaction (docs/scoring.md §4).
 type InteractionResult struct {
 	AgentID string `json:"agent_id"`
 	SpanID  string `json:"span_id"`
@@ -139,6 +139,9 @@ type TurnResult struct {
 	LatencyMs     float64       `json:"latency_ms"`
 	Usage         session.Usage `json:"usage"`
 	Partial       bool          `json:"partial,omitempty"`
+	// NotEvaluable lists why the turn's detection could not run (ReasonContentNotCaptured);
+	// empty when it ran.
+	NotEvaluable []string `json:"not_evaluable,omitempty"`
 	// UserMessage and FinalResponse are the turn's texts (capped at the processor's
 	// max_text_bytes; "" when not captured): with every turn's, the analysis holds the
 	// whole conversation, the transcript the web UI shows next to the verdicts.
@@ -148,7 +151,7 @@ type TurnResult struct {
 	Explanations  map[string]string   `json:"explanations,omitempty"`
 }
 
-// AgentScores is one agent's entry in per_agent_scores (seed reask "Session Analysis
+// AgentScores is one agent's entry in per_agent_scores (the ReAsk evaluation plan, "Session Analysis
 // Response"): the means of its interactions' scores over the session.
 type AgentScores struct {
 	Overall           *float64 `json:"overall"`
@@ -160,13 +163,15 @@ type AgentScores struct {
 	ToolCalls         int      `json:"tool_calls"`
 	NotEvaluableCalls int      `json:"not_evaluable_calls"`
 	// MeanLatencyMs is the mean interaction latency in milliseconds.
-	MeanLatencyMs   float64           `json:"mean_latency_ms"`
-	Issues          []string          `json:"issues"`
-	Recommendations []string          `json:"recommendations"`
+	MeanLatencyMs float64  `json:"mean_latency_ms"`
+	Issues        []string `json:"issues"`
+	// Recommendations are the analysis' recommendations about this agent (AgentID is
+	// the agent), in the same order and shape as Analysis.Recommendations.
+	Recommendations []Recommendation  `json:"recommendations"`
 	Explanations    map[string]string `json:"explanations"`
 }
 
-// ConversationSummary counts turn verdicts (seed reask "conversation").
+// ConversationSummary counts turn verdicts (the ReAsk evaluation plan, "conversation").
 type ConversationSummary struct {
 	TotalResponses          int `json:"total_responses"`
 	GoodResponses           int `json:"good_responses"`
@@ -180,17 +185,22 @@ type ConversationSummary struct {
 	Score *float64 `json:"score"`
 }
 
-// Recommendation is one actionable suggestion, ranked by Impact (higher first).
+// Recommendation is one actionable suggestion, ranked by Impact (higher first). In JSON
+// every key is present (MarshalJSON): agent_id, tool_name and parameter are null when
+// the rule is not about one agent, tool or parameter, count is null when the rule does
+// not count occurrences.
 type Recommendation struct {
 	// Kind is the rule: "tool_use", "handoff", "reasoning", "coordination", "rdm", "ccm",
 	// or an issue type in lower case for specific ones ("missing_required_param"...).
-	Kind      string  `json:"kind"`
-	AgentID   string  `json:"agent_id,omitempty"`
-	ToolName  string  `json:"tool_name,omitempty"`
-	Parameter string  `json:"parameter,omitempty"`
-	Count     int     `json:"count,omitempty"`
-	Message   string  `json:"message"`
-	Impact    float64 `json:"impact"`
+	Kind      string `json:"kind"`
+	AgentID   string `json:"agent_id,omitempty"`
+	ToolName  string `json:"tool_name,omitempty"`
+	Parameter string `json:"parameter,omitempty"`
+	// Count is how many occurrences the rule counted (tool issues, corrections,
+	// re-asks); 0 for the score-threshold rules.
+	Count   int     `json:"count,omitempty"`
+	Message string  `json:"message"`
+	Impact  float64 `json:"impact"`
 }
 
 // LatencySummary aggregates latencies, in milliseconds.
@@ -204,7 +214,7 @@ type LatencySummary struct {
 	MeanInteractionMs float64 `json:"mean_interaction_ms"`
 }
 
-// Analysis is the session analysis (DESIGN.md §5.4): the seed's "Session Analysis
+// Analysis is the session analysis (docs/scoring.md §6): the ReAsk plan's "Session Analysis
 // Response" plus session_id, partial, tool_issues, recommendations, latency, usage and
 // references. It is carried by the session evaluation span as agent_eval.session.* attributes
 // (internal/evalspan) and is what the query API returns.
@@ -230,12 +240,12 @@ type Analysis struct {
 	Recommendations   []Recommendation       `json:"recommendations"`
 	Latency           LatencySummary         `json:"latency"`
 	Usage             session.Usage          `json:"usage"`
-	// References holds reference-based results (DESIGN.md §5.5); nil without a dataset.
+	// References holds reference-based results (docs/scoring.md §11); nil without a dataset.
 	References any `json:"references"`
 	// Explanations gives, per session-level score name, how it was computed or why it
 	// is absent.
 	Explanations map[string]string `json:"explanations"`
-	// Coordination holds the components coordination_score averages (DESIGN.md §5.4).
+	// Coordination holds the components coordination_score averages (docs/scoring.md §6).
 	Coordination CoordinationComponents `json:"coordination"`
 	// ToolUseScore is the session tool_use term of overall_score: the mean score of all
 	// evaluable tool calls; nil without one.
@@ -245,7 +255,7 @@ type Analysis struct {
 	ReasoningScore *float64 `json:"reasoning_score"`
 }
 
-// CoordinationComponents are the parts of coordination_score (DESIGN.md §5.4), each in
+// CoordinationComponents are the parts of coordination_score (docs/scoring.md §6), each in
 // [0,1], higher is better; nil when absent (not applicable or not computable).
 type CoordinationComponents struct {
 	// NoDuplicateWork = 1 − duplicated calls / calls of tools shared by two or more
@@ -258,7 +268,7 @@ type CoordinationComponents struct {
 	RoleAdherence *float64 `json:"role_adherence"`
 	// NoPingPong = max(0, 1 − ping_pong_penalty × A→B→A→B loops).
 	NoPingPong *float64 `json:"no_ping_pong"`
-	// DependencyCompliance comes from expected interactions (DESIGN.md §5.5); nil here.
+	// DependencyCompliance comes from expected interactions (docs/scoring.md §11); nil here.
 	DependencyCompliance *float64 `json:"dependency_compliance"`
 }
 

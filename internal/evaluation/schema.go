@@ -124,6 +124,14 @@ func compileSchema(raw json.RawMessage) *schemaInfo {
 	if t, ok := obj["type"].(string); ok && t == "object" {
 		si.keyed = true
 	}
+	_, hasProps := obj["properties"]
+	_, hasPatterns := obj["patternProperties"]
+	_, hasAP := obj["additionalProperties"]
+	if !hasProps && !hasPatterns && !hasAP {
+		// {"type": "object"} alone declares no key: JSON Schema allows any (an agent-as-tool
+		// or a framework's catch-all tool), so no argument is a hallucination.
+		si.allowsExtra = true
+	}
 	if r, ok := obj["required"].([]any); ok {
 		for _, k := range r {
 			if ks, ok := k.(string); ok {

@@ -29,7 +29,7 @@ const (
 	keyDependencyCompl   = "coordination.dependency_compliance"
 )
 
-// conversation counts the turn verdicts (DESIGN.md §5.3). score = good / total over the
+// conversation counts the turn verdicts (docs/scoring.md §5). score = good / total over the
 // turns that carry a request: a good turn whose user message states no task (fewer than
 // minIntentWords content words, e.g. "Thanks!", "ok") and whose agents took no action
 // is a closing remark, not a response to score, and is left out of the score (it stays
@@ -144,7 +144,7 @@ func sessionIntentDrift(trs []TurnResult) (*float64, string) {
 	if best == nil {
 		return nil, "null: no turn has an intent drift (user messages or actions not captured)"
 	}
-	return best, fmt.Sprintf("max over %d turn(s) = %s (turn %d)", n, num(*best), at)
+	return best, fmt.Sprintf("max over %d turn(s) = %s (turn %d)", n, num(*best), turnNumber(at))
 }
 
 // issueDetail is the issue message without its "agent: " prefix.

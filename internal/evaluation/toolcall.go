@@ -22,6 +22,13 @@ const (
 	ReasonArgumentsTruncated   = "arguments_truncated"
 )
 
+// ReasonContentNotCaptured is the not-evaluable reason of a turn (TurnResult.NotEvaluable)
+// whose text was not captured at all (no user message, response, agent input or output,
+// tool result): its verdict (RDM, CCM, hallucination) and intent drift cannot be judged.
+// Instrumentations leave content out unless told to capture it (README, "Point your app
+// at it").
+const ReasonContentNotCaptured = "content_not_captured"
+
 // maxErrorText caps a tool error quoted in an issue message.
 const maxErrorText = 160
 
@@ -337,7 +344,7 @@ func agentLabel(id string) string {
 	return id
 }
 
-// Handoff tools (conventions.md §5.1 (d)): generic ones name the target in their
+// Handoff tools (docs/decisions/sessions.md §1.5 (d)): generic ones name the target in their
 // arguments, the others in their name.
 var (
 	genericHandoffTools = map[string]bool{
@@ -349,7 +356,7 @@ var (
 )
 
 // handoffTarget returns the agent a handoff tool call transfers to, when the call is a
-// handoff tool (IsHandoff, or a name of conventions.md §5.1 (d)) and its target can be
+// handoff tool (IsHandoff, or a name of docs/decisions/sessions.md §1.5 (d)) and its target can be
 // read from the arguments or the name.
 func (ac *argCache) handoffTarget(call *session.ToolCall) (string, bool) {
 	name := session.AgentKey(call.ToolName)

@@ -25,7 +25,7 @@ func newEval(t testing.TB) *Evaluator {
 
 func schema(s string) json.RawMessage { return json.RawMessage(s) }
 
-// executorDef is the executor of the seed's refund example with JSON Schemas.
+// executorDef is the executor of the ReAsk plan's refund example with JSON Schemas.
 func executorDef() *session.AgentDefinition {
 	return &session.AgentDefinition{
 		ID: "executor", ToolsSource: "config", HandoffTargets: []string{"reviewer"},
@@ -40,6 +40,7 @@ func executorDef() *session.AgentDefinition {
 			{Name: "external_ref", Parameters: schema(`{"$ref":"file:///etc/hostname"}`)},
 			{Name: "draft2020", Parameters: schema(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)},
 			{Name: "no_schema"},
+			{Name: "any_object", Parameters: schema(`{"type":"object"}`)},
 		},
 	}
 }
@@ -105,6 +106,7 @@ func TestValidateToolCall(t *testing.T) {
 		{"missing key not also reported by the validator", executorDef(), call("lookup_order", `{}`), ptr(0.5), VerdictInvalid,
 			[]string{"MISSING_REQUIRED_PARAM/order_id"}, nil},
 		{"additionalProperties true allows extra keys", executorDef(), call("search", `{"q":"x","page":2}`), ptr(1), VerdictValid, []string{}, nil},
+		{"type object without properties allows any key", executorDef(), call("any_object", `{"input":"refund 12345","n":2}`), ptr(1), VerdictValid, []string{}, nil},
 		{"nested violation names the top-level parameter", executorDef(), call("update_address", `{"address":{"street":"Main"}}`), ptr(0.75), VerdictInvalid,
 			[]string{"INVALID_PARAM_VALUE/address"}, nil},
 		{"$ref schema: validator's required/additionalProperties mapped", executorDef(), call("by_ref", `{"b":1}`), ptr(0), VerdictInvalid,
@@ -188,7 +190,7 @@ func TestValidateToolCallMessages(t *testing.T) {
 
 	r = e.ValidateToolCall(executorDef(), call("delete_database", `{}`), 0)
 	require.Len(t, r.Issues, 1)
-	assert.Equal(t, "executor: called delete_database, which is not in its tools_available [broken, by_ref, draft2020, external_ref, issue_refund, lookup_order, no_schema, search, send_email, update_address]", r.Issues[0].Message)
+	assert.Equal(t, "executor: called delete_database, which is not in its tools_available [any_object, broken, by_ref, draft2020, external_ref, issue_refund, lookup_order, no_schema, search, send_email, update_address]", r.Issues[0].Message)
 	assert.Equal(t, SeverityHigh, r.Issues[0].Severity)
 }
 

@@ -21,7 +21,7 @@ const (
 	keyIntentDrift = "intent_drift"
 )
 
-// turn evaluates turn ti: its interactions, the detection (DESIGN.md §5.3), the
+// turn evaluates turn ti: its interactions, the detection (docs/scoring.md §5), the
 // bad-turn rule on the final responder and the turn's intent drift.
 func (c *evalCtx) turn(ti int, final bool) TurnResult {
 	t := &c.s.Turns[ti]
@@ -56,6 +56,9 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 		}
 	}
 	tr.IntentDrift, tr.Explanations[keyIntentDrift] = c.intentDrift(ti)
+	if !turnHasContent(t) {
+		tr.NotEvaluable = []string{ReasonContentNotCaptured}
+	}
 	return tr
 }
 
@@ -103,7 +106,7 @@ func markRecovered(irs []InteractionResult) {
 	}
 }
 
-// detect applies DESIGN.md §5.3 with the priority RDM > CCM > hallucination > none.
+// detect applies docs/scoring.md §5 with the priority RDM > CCM > hallucination > none.
 // RDM and CCM need the follow-up (final and a next turn); hallucination always runs.
 func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection {
 	t := &c.s.Turns[ti]
@@ -312,7 +315,7 @@ func (c *evalCtx) turnSources(ti int) []string {
 }
 
 // intentDrift measures how far turn ti's actions and answers wander from the user's
-// task (DESIGN.md §5.4, docs/scoring.md §5.3). The task is the request R (the distinct
+// task (docs/scoring.md §6, docs/scoring.md §5.3). The task is the request R (the distinct
 // text.Tokens of the user message) and the conversation so far T (R plus the tokens of
 // the earlier turns' user messages, final responses, tool calls and tool results). The
 // items are the final response, each interaction's output, each tool call (name,

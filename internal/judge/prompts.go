@@ -69,7 +69,7 @@ func Transcript(s *session.AgentSession, maxBytes int) string {
 	}
 	for ti := range s.Turns {
 		t := &s.Turns[ti]
-		if !line("Turn %d", t.Index) || (t.UserMessage != "" && !line("User: %s", t.UserMessage)) {
+		if !line("Turn %d", t.Index+1) || (t.UserMessage != "" && !line("User: %s", t.UserMessage)) {
 			return b.String()
 		}
 		for ii := range t.Interactions {

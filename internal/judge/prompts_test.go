@@ -25,7 +25,7 @@ func TestTranscriptAndMetricPrompt(t *testing.T) {
 			}},
 		},
 	}}}
-	want := "Turn 0\nUser: Refund order 12345\n[triage] Thought: The user wants a refund\n" +
+	want := "Turn 1\nUser: Refund order 12345\n[triage] Thought: The user wants a refund\n" +
 		"[triage] Handoff to refund_agent: order 12345\n[triage]: Handing over\n" +
 		"[refund_agent] Tool 'issue_refund'({\"order_id\":\"12345\"}): error: timeout\n[refund_agent]: Done\nAssistant: Refund issued.\n"
 	if got := Transcript(s, 0); got != want {

@@ -3,7 +3,7 @@
 
 package semconv // import "github.com/agenteval/agenteval-collector/internal/semconv"
 
-// Google ADK native telemetry, scope "gcp.vertex.agent" (conventions.md §4.3).
+// Google ADK native telemetry, scope "gcp.vertex.agent" (docs/decisions/conventions.md).
 const (
 	ADKScope         = "gcp.vertex.agent"
 	ADKSessionID     = "gcp.vertex.agent.session_id"
@@ -25,7 +25,7 @@ const (
 	MCPMethodToolsCall = "tools/call"
 )
 
-// Handoff tool names and argument keys used across frameworks (conventions.md §0.3, §5.1 (d)).
+// Handoff tool names and argument keys used across frameworks (docs/decisions/conventions.md, §5.1 (d)).
 const (
 	HandoffToolTransferToPrefix     = "transfer_to_"      // OpenAI Agents, AutoGen, LangGraph supervisor/swarm
 	HandoffToolTransferBackPrefix   = "transfer_back_to_" // LangGraph supervisor
@@ -35,6 +35,7 @@ const (
 	HandoffToolCrewAIAsk            = "Ask question to coworker"
 	HandoffToolClaudeAgent          = "Agent" // Claude Agent SDK sub-agent launcher {subagent_type, prompt}
 	HandoffArgAgentName             = "agent_name"
+	HandoffArgAgentNameCamel        = "agentName" // ADK for TypeScript's transfer_to_agent
 	HandoffArgCoworker              = "coworker"
 	HandoffArgSubagentType          = "subagent_type"
 	HandoffArgMessage               = "message"

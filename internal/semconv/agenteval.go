@@ -3,7 +3,7 @@
 
 package semconv // import "github.com/agenteval/agenteval-collector/internal/semconv"
 
-// This project's own attribute keys (DESIGN.md §4, §6). They are written on the evaluation
+// This project's own attribute keys (docs/architecture.md §4, §6). They are written on the evaluation
 // spans the processor emits, except the input signals marked "read".
 const (
 	// AgentEvalPrefix starts every agent_eval.* key; per-metric scores are

@@ -3,7 +3,7 @@
 
 // Package semconv declares, as string constants, every attribute key, event name, span-name
 // pattern and enumerated value that agenteval-collector reads from agent traces or writes
-// into its evaluation spans (DESIGN.md §4 and §6; reference/conventions.md §9).
+// into its evaluation spans (docs/architecture.md §4 and §6; docs/decisions/conventions.md).
 //
 // The constants are grouped by the convention that defines them:
 //   - genai.go: OpenTelemetry GenAI semantic conventions v1.41.1 plus the keys of the
@@ -17,7 +17,7 @@
 //   - agenteval.go: this project's own keys (agent_eval.*).
 //
 // The Go semconv packages of opentelemetry-go stop carrying GenAI keys after v1.41.0 and
-// never carried the other conventions, so the project declares its own (conventions.md §0.9,
+// never carried the other conventions, so the project declares its own (docs/decisions/conventions.md,
 // §1.9). The GenAI keys are cross-checked against go.opentelemetry.io/otel/semconv/v1.41.0
 // in this package's tests.
 package semconv // import "github.com/agenteval/agenteval-collector/internal/semconv"

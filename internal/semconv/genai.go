@@ -3,7 +3,7 @@
 
 package semconv // import "github.com/agenteval/agenteval-collector/internal/semconv"
 
-// OpenTelemetry GenAI attribute keys, v1.41.1 (conventions.md §1.3). All of them have
+// OpenTelemetry GenAI attribute keys, v1.41.1 (docs/decisions/conventions.md). All of them have
 // "Development" stability.
 const (
 	GenAIOperationName      = "gen_ai.operation.name"
@@ -48,7 +48,7 @@ const (
 	ErrorType = "error.type"
 )
 
-// Older or alternative spellings of the GenAI usage keys, still emitted (conventions.md
+// Older or alternative spellings of the GenAI usage keys, still emitted (docs/decisions/conventions.md
 // §1.3: Strands, OpenLLMetry, python-contrib).
 const (
 	GenAIUsagePromptTokens          = "gen_ai.usage.prompt_tokens"     // pre-1.27 name of input_tokens
@@ -59,27 +59,37 @@ const (
 	GenAIUsageReasoningTokensAlt    = "gen_ai.usage.reasoning_tokens"         // OpenLLMetry
 )
 
-// Unreleased keys of the semantic-conventions-genai main branch (conventions.md §1.8).
+// Unreleased keys of the semantic-conventions-genai main branch (docs/decisions/conventions.md).
 // Supported when present, never required.
 const (
-	GenAIInvocationIsNested    = "gen_ai.invocation.is_nested" // bool; false for exactly one invocation per turn
-	GenAITransferMode          = "gen_ai.transfer.mode"        // on execute_tool; TransferMode* values
-	GenAITransferTargetName    = "gen_ai.transfer.target.name"
-	GenAITransferTargetID      = "gen_ai.transfer.target.id"
-	GenAITransferTargetType    = "gen_ai.transfer.target.type" // agent | human | workflow
-	GenAICallerType            = "gen_ai.caller.type"
-	GenAICallerName            = "gen_ai.caller.name"
-	GenAIEvaluationCaseName    = "gen_ai.evaluation.case.name" // strands-evals, non-standard
-	GenAIEvaluationTestPass    = "gen_ai.evaluation.test_pass"
-	GenAIEvaluationTaskType    = "gen_ai.evaluation.task.type"
-	TransferModeReturn         = "return_to_caller"
-	TransferModePassControl    = "pass_control"
-	TransferTargetTypeAgent    = "agent"
-	TransferTargetTypeHuman    = "human"
-	TransferTargetTypeWorkflow = "workflow"
+	GenAIInvocationIsNested = "gen_ai.invocation.is_nested" // bool; false for exactly one invocation per turn
+	GenAITransferMode       = "gen_ai.transfer.mode"        // on execute_tool; TransferMode* values
+	GenAITransferTargetName = "gen_ai.transfer.target.name"
+	GenAITransferTargetID   = "gen_ai.transfer.target.id"
+	GenAITransferTargetType = "gen_ai.transfer.target.type" // agent | human | workflow
+	GenAICallerType         = "gen_ai.caller.type"          // on a remote invoke_agent CLIENT span: agent | workflow
+	GenAICallerName         = "gen_ai.caller.name"          // the immediate logical caller of that agent
+	GenAIAgentTurnCount     = "gen_ai.agent.turn.count"
+	CallerTypeAgent         = "agent"
+	// EventToolCallDecision is the pre-execution decision about a tool call
+	// (semantic-conventions-genai PR #535): gen_ai.tool.call.decision.outcome, with
+	// gen_ai.tool.name and gen_ai.tool.call.id.
+	EventToolCallDecision          = "gen_ai.tool.call.decision"
+	GenAIToolCallDecisionOutcome   = "gen_ai.tool.call.decision.outcome"
+	ToolCallDecisionAllow          = "allow"
+	ToolCallDecisionDeny           = "deny"
+	ToolCallDecisionRequireApprove = "require_approval"
+	GenAIEvaluationCaseName        = "gen_ai.evaluation.case.name" // strands-evals, non-standard
+	GenAIEvaluationTestPass        = "gen_ai.evaluation.test_pass"
+	GenAIEvaluationTaskType        = "gen_ai.evaluation.task.type"
+	TransferModeReturn             = "return_to_caller"
+	TransferModePassControl        = "pass_control"
+	TransferTargetTypeAgent        = "agent"
+	TransferTargetTypeHuman        = "human"
+	TransferTargetTypeWorkflow     = "workflow"
 )
 
-// Non-standard but common gen_ai.* and framework keys (conventions.md §3, §4, §9).
+// Non-standard but common gen_ai.* and framework keys (docs/decisions/conventions.md, §4, §9).
 const (
 	GenAIHandoffFromAgent   = "gen_ai.handoff.from_agent"   // python-contrib openai-agents-v2, OpenLLMetry
 	GenAIHandoffToAgent     = "gen_ai.handoff.to_agent"     // idem
@@ -109,7 +119,7 @@ const (
 	ExceptionMessage        = "exception.message"
 )
 
-// gen_ai.operation.name values (conventions.md §1.2, §1.3, §1.8). The enum is open:
+// gen_ai.operation.name values (docs/decisions/conventions.md, §1.3, §1.8). The enum is open:
 // unknown values must not break classification.
 const (
 	OpChat                   = "chat"
@@ -134,7 +144,7 @@ const (
 	OpGuardrailCheck         = "guardrail_check"
 )
 
-// GenAI event names (conventions.md §1.3, §1.6, §6.1).
+// GenAI event names (docs/decisions/conventions.md, §1.6, §6.1).
 const (
 	EventInferenceDetails  = "gen_ai.client.inference.operation.details" // v1.37+
 	EventEvaluationResult  = "gen_ai.evaluation.result"                  // v1.38+
@@ -157,7 +167,7 @@ const (
 	EventAttrStrandsResult = "tool.result"   // Strands cycle-span gen_ai.choice
 )
 
-// Message and part vocabulary of gen_ai.input.messages / output.messages (conventions.md §1.4).
+// Message and part vocabulary of gen_ai.input.messages / output.messages (docs/decisions/conventions.md).
 const (
 	RoleSystem    = "system"
 	RoleUser      = "user"

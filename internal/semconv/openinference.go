@@ -4,7 +4,7 @@
 package semconv // import "github.com/agenteval/agenteval-collector/internal/semconv"
 
 // OpenInference (Arize) attribute keys, spec 2026-08 / python semconv 0.1.32
-// (conventions.md §2). Indexed keys are written as prefixes and suffixes:
+// (docs/decisions/conventions.md). Indexed keys are written as prefixes and suffixes:
 // "llm.input_messages." + N + ".message.role".
 const (
 	OpenInferenceSpanKind = "openinference.span.kind"
@@ -28,7 +28,7 @@ const (
 
 	ToolNameOI    = "tool.name"
 	ToolDescOI    = "tool.description"
-	ToolParamsOI  = "tool.parameters" // a JSON Schema OR the arguments (conventions.md §2.3)
+	ToolParamsOI  = "tool.parameters" // a JSON Schema OR the arguments (docs/decisions/conventions.md)
 	ToolSchemaOI  = "tool.json_schema"
 	ToolIDOI      = "tool.id" // the tool-call id
 	ToolCallIDOI  = "tool_call.id"
@@ -63,13 +63,13 @@ const (
 	SuffixToolCallFuncArgs  = "tool_call.function.arguments"
 	SuffixToolJSONSchema    = "tool.json_schema"
 
-	// Evaluations written by OpenInference-aware tools (conventions.md §2.4).
+	// Evaluations written by OpenInference-aware tools (docs/decisions/conventions.md).
 	PrefixOIEvaluations        = "evaluations."
 	PrefixOITraceEvaluations   = "trace.evaluations."
 	PrefixOISessionEvaluations = "session.evaluations."
 )
 
-// openinference.span.kind values (conventions.md §2.1).
+// openinference.span.kind values (docs/decisions/conventions.md).
 const (
 	OIKindLLM       = "LLM"
 	OIKindEmbedding = "EMBEDDING"

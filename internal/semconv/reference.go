@@ -3,7 +3,7 @@
 
 package semconv // import "github.com/agenteval/agenteval-collector/internal/semconv"
 
-// Reference-based evaluation and evaluator provenance (DESIGN.md §5.5, §5.6;
+// Reference-based evaluation and evaluator provenance (docs/scoring.md §11, §5.6;
 // docs/scoring.md §11).
 const (
 	// AgentEvalDatasetRunID (read): groups the sessions of one dataset run; the

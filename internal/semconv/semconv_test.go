@@ -11,7 +11,7 @@ import (
 )
 
 // TestGenAIKeysMatchOTelSemconv cross-checks our GenAI constants against the last Go
-// semconv package that carries them (conventions.md §1.9).
+// semconv package that carries them (docs/decisions/conventions.md).
 func TestGenAIKeysMatchOTelSemconv(t *testing.T) {
 	cases := []struct{ ours, theirs string }{
 		{GenAIOperationName, string(otelsemconv.GenAIOperationNameKey)},
@@ -69,7 +69,7 @@ func TestGenAIKeysMatchOTelSemconv(t *testing.T) {
 	}
 }
 
-// TestOwnKeysAreNamespaced keeps our own keys under agent_eval.* (DESIGN.md §6).
+// TestOwnKeysAreNamespaced keeps our own keys under agent_eval.* (docs/architecture.md §6).
 func TestOwnKeysAreNamespaced(t *testing.T) {
 	for _, k := range []string{AgentEvalKind, AgentEvalSessionID, AgentEvalToolIssues, AgentEvalPartial,
 		AgentEvalTurnPrefix, AgentEvalSessionPrefix, AgentEvalAnalysis, AgentEvalJudge, AgentEvalSessionEnd, AgentEvalTaskCompleted,
@@ -82,6 +82,6 @@ func TestOwnKeysAreNamespaced(t *testing.T) {
 		}
 	}
 	if EvalSpanTurn != "evaluate turn" || EvalSpanAgentSession != "evaluate agent_session" {
-		t.Errorf("evaluation span names drifted from DESIGN.md §6: %q %q", EvalSpanTurn, EvalSpanAgentSession)
+		t.Errorf("evaluation span names drifted from docs/architecture.md §6: %q %q", EvalSpanTurn, EvalSpanAgentSession)
 	}
 }

@@ -4,7 +4,7 @@
 package semconv // import "github.com/agenteval/agenteval-collector/internal/semconv"
 
 // OpenLLMetry / Traceloop keys, opentelemetry-semantic-conventions-ai 0.5.2
-// (conventions.md §3).
+// (docs/decisions/conventions.md).
 const (
 	TraceloopSpanKind      = "traceloop.span.kind"
 	TraceloopEntityName    = "traceloop.entity.name"

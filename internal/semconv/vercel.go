@@ -4,7 +4,7 @@
 package semconv // import "github.com/agenteval/agenteval-collector/internal/semconv"
 
 // Vercel AI SDK legacy telemetry (ai ≤ 6 and the legacy mode of @ai-sdk/otel;
-// conventions.md §4.8). v4 names and their v5 renames are both listed.
+// docs/decisions/conventions.md). v4 names and their v5 renames are both listed.
 const (
 	AIOperationID        = "ai.operationId"
 	AIOperationName      = "operation.name" // "ai.generateText <functionId>"
@@ -14,6 +14,10 @@ const (
 	AITelemetrySessionID = "ai.telemetry.metadata.sessionId"
 	AITelemetryConvID    = "ai.telemetry.metadata.conversationId"
 	AITelemetryUserID    = "ai.telemetry.metadata.userId"
+	// AI SDK 7 has no telemetry metadata: @ai-sdk/otel writes the runtime context values
+	// the call includes (telemetry.includeRuntimeContext) as ai.settings.context.<key>.
+	AISettingsContextPref      = "ai.settings.context."
+	AISettingsContextSessionID = "ai.settings.context.sessionId"
 
 	AIModelID        = "ai.model.id"
 	AIModelProvider  = "ai.model.provider"

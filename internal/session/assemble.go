@@ -4,6 +4,8 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+
 	"cmp"
 	"slices"
 	"strings"
@@ -11,7 +13,7 @@ import (
 )
 
 // Anomaly values recorded in Turn.Anomalies: what was odd in a trace and was handled
-// (DESIGN.md §4; docs/decisions/sessions.md).
+// (docs/architecture.md §4; docs/decisions/sessions.md).
 const (
 	// AnomalyCycle: the parent links of some spans formed a cycle; it was broken at the
 	// earliest span of the cycle (by start time, then span id), which became a root.
@@ -31,7 +33,7 @@ const (
 	AnomalyTruncatedText = "truncated_text"
 )
 
-// Turn.RootRule values: which rule chose the turn root (conventions.md §5.1 "Turn").
+// Turn.RootRule values: which rule chose the turn root (docs/decisions/sessions.md §1.5 "Turn").
 const (
 	// RootRuleTurnMarker: the highest explicit turn marker (ClassTurn: handle_conversation_turn,
 	// invoke_workflow, ADK invocation, traceloop workflow...).
@@ -88,8 +90,8 @@ type TurnAssembly struct {
 	Cost *float64
 }
 
-// AssembleTurn reconstructs one turn from the records of one trace (DESIGN.md §4,
-// conventions.md §5.1). It is a pure function: the records are not modified and the
+// AssembleTurn reconstructs one turn from the records of one trace (docs/architecture.md §4,
+// docs/decisions/sessions.md §1.5). It is a pure function: the records are not modified and the
 // output depends only on the set of distinct records, not on their order (records are
 // ordered by start time, then span id). When a span id occurs more than once, the first
 // occurrence in records is kept (the Tracker passes records in arrival order) and the
@@ -220,6 +222,7 @@ func (a *assembler) assemble() TurnAssembly {
 	}
 	a.buildTree()
 	a.inheritWrapperContent()
+	a.inheritSavedCalls()
 	a.chooseRoot()
 	a.buildInteractions()
 	for _, in := range a.inters {
@@ -284,10 +287,29 @@ func (a *assembler) buildTree() {
 			n.parent.children = append(n.parent.children, n)
 		}
 	}
+	a.promoteLoneCallLLM()
 	a.promoteLangGraphNodes()
 	a.annotate(roots, false)
 	a.demoteWrappers()
 	a.annotate(roots, true)
+	a.nameGenericSubagents()
+}
+
+// nameGenericSubagents names an agent span that carries only the name of the generic tool
+// that launched it after the sub-agent the tool's arguments name: the Claude Agent SDK
+// runs every sub-agent as a tool "Agent" {subagent_type: "research-specialist", ...} whose
+// child agent span is named "Agent" too. The tool span's handoff target (HandoffToolTarget)
+// is the real name; an agent span with a name of its own keeps it.
+func (a *assembler) nameGenericSubagents() {
+	for _, n := range a.nodes {
+		t := n.toolAnc
+		if n.rec.Class != ClassAgent || t == nil || t.rec.HandoffTo == "" || t.rec.HandoffRule != exRuleHandoffTool {
+			continue
+		}
+		if AgentKey(n.rec.AgentName) == AgentKey(asmExecToolName(t.rec)) && AgentKey(t.rec.HandoffTo) != AgentKey(n.rec.AgentName) {
+			n.reclass(ClassAgent, t.rec.HandoffTo, exRuleSubagentFromTool)
+		}
+	}
 }
 
 // annotate computes, top-down, the depth and the agent/tool ancestors of every node. With
@@ -318,6 +340,56 @@ func (a *assembler) annotate(roots []*asmNode, fold bool) {
 		}
 		for i := len(n.children) - 1; i >= 0; i-- {
 			stack = append(stack, n.children[i])
+		}
+	}
+}
+
+// promoteLoneCallLLM makes an LLM span of ADK's call_llm wrapper when no inference span
+// is under it. Python ADK runs the model through google-genai, whose instrumentation adds
+// the generate_content child; ADK for TypeScript has none, so call_llm (with
+// gen_ai.request.model, usage and the gcp.vertex.agent.llm_request/llm_response payloads)
+// is the only record of the model call.
+func (a *assembler) promoteLoneCallLLM() {
+	for _, n := range a.nodes {
+		if n.rec.Class != ClassOther || n.rec.ClassRule != exRuleName+semconv.ADKSpanCallLLM {
+			continue
+		}
+		if !slices.ContainsFunc(n.children, func(c *asmNode) bool { return c.rec.Class == ClassLLM }) {
+			r := *n.rec
+			r.Class = ClassLLM
+			n.rec = &r
+		}
+	}
+}
+
+// inheritSavedCalls gives a VoltAgent model span (llm:*, which records no requested call)
+// the tool calls its agent saved to memory (memory.write spans beside it, SpanRecord.
+// RequestedCalls of ClassOther sibling spans): every call of the run, once, by call id,
+// in the order first saved. The saved messages are cumulative, so later ones repeat
+// earlier calls.
+func (a *assembler) inheritSavedCalls() {
+	for _, n := range a.nodes {
+		if n.rec.Class != ClassLLM || len(n.rec.RequestedCalls) > 0 || n.parent == nil || n.rec.ClassRule != exRuleVoltLLM {
+			continue
+		}
+		var calls []RequestedToolCall
+		seen := map[string]bool{}
+		for _, c := range n.parent.children {
+			if c.rec.Class != ClassOther || c.rec.ClassRule != exRuleVoltOther {
+				continue
+			}
+			for _, rc := range c.rec.RequestedCalls {
+				key := cmp.Or(rc.ID, rc.Name+"\x00"+rc.Arguments)
+				if !seen[key] && len(calls) < exMaxList {
+					seen[key] = true
+					calls = append(calls, rc)
+				}
+			}
+		}
+		if len(calls) > 0 {
+			r := *n.rec
+			r.RequestedCalls = calls
+			n.rec = &r
 		}
 	}
 }

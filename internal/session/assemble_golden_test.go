@@ -40,10 +40,13 @@ var asGoldenExpect = map[string]struct {
 		tools: []string{"math_assistant/calculate:ok"},
 	},
 	"claude_live_spans": {
-		agents: []string{"ClaudeAgentSDK.query", "Agent", "Agent", "Agent"}, root: RootRuleGenAIRoot,
-		handoffs: []string{"ClaudeAgentSDK.query>Agent:handoff_tool", "ClaudeAgentSDK.query>Agent:handoff_tool", "ClaudeAgentSDK.query>Agent:handoff_tool"},
+		// The sub-agent spans are named "Agent" like their launching tool: they take the
+		// subagent_type the tool was called with.
+		agents: []string{"ClaudeAgentSDK.query", "research-specialist", "research-specialist", "math-specialist"}, root: RootRuleGenAIRoot,
+		handoffs: []string{"ClaudeAgentSDK.query>research-specialist:handoff_tool", "ClaudeAgentSDK.query>research-specialist:handoff_tool",
+			"ClaudeAgentSDK.query>math-specialist:handoff_tool"},
 		tools: []string{"ClaudeAgentSDK.query/Agent:ok", "ClaudeAgentSDK.query/Agent:ok", "ClaudeAgentSDK.query/Agent:ok",
-			"Agent/Bash:ok", "Agent/Bash:ok", "Agent/Bash:ok"},
+			"research-specialist/Bash:ok", "research-specialist/Bash:ok", "math-specialist/Bash:ok"},
 	},
 	"openai_agents_genai_adot_spans": {
 		agents: []string{"coordinator", "math_specialist"}, root: RootRuleTurnMarker,

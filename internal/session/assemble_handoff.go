@@ -12,7 +12,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// Handoff.SourceRule values: the six handoff signals of conventions.md §5.1, strongest
+// Handoff.SourceRule values: the six handoff signals of docs/decisions/sessions.md §1.5, strongest
 // first.
 const (
 	// HandoffSourceTransfer (a): gen_ai.transfer.* on a tool execution span.
@@ -32,6 +32,10 @@ const (
 	// HandoffSourceSibling (f): consecutive sibling agent spans of different agents (mode
 	// pass_control). Inferred; the weakest signal.
 	HandoffSourceSibling = "sibling_agents"
+	// HandoffSourceCaller: an agent span names the agent that called it
+	// (gen_ai.caller.name on a remote invoke_agent CLIENT span, semantic-conventions-genai
+	// main; OpenLLMetry's gen_ai.agent.handoff_parent).
+	HandoffSourceCaller = "gen_ai.caller"
 )
 
 // asmHandoffCand is one handoff found by one signal.
@@ -142,6 +146,13 @@ func (a *assembler) buildHandoffs() {
 		case ClassAgent:
 			recv := n.inter
 			to := a.inters[recv].agentID
+			// (b) the agent span names its caller.
+			if r.HandoffRule == semconv.GenAICallerName && r.HandoffFrom != "" {
+				if from := a.fromByName(r.HandoffFrom, n.start(), -1); from >= 0 {
+					add(&asmHandoffCand{strength: 1, rule: HandoffSourceCaller, from: from, to: to,
+						receiver: recv, at: n.start(), spanID: r.SpanID, mode: r.HandoffMode, modeKnown: r.HandoffMode != ""})
+				}
+			}
 			// (c) graph.node.parent_id naming an earlier agent (not the enclosing one).
 			if gp := r.GraphParentID; gp != "" && gp != r.GraphNodeID && gp != to {
 				if from := a.graphParent(n, gp); from >= 0 {
@@ -316,7 +327,7 @@ func (a *assembler) fixUpHandoffCalls(g []*asmHandoffCand) {
 	var pick *asmCall
 	for _, c := range g {
 		for _, call := range c.calls {
-			if call.tc.Executed || (recv >= 0 && call.at > a.inters[recv].node.start()) {
+			if call.tc.Executed || (call.exec != nil && call.exec.rec.ClientSide()) || (recv >= 0 && call.at > a.inters[recv].node.start()) {
 				continue
 			}
 			if pick == nil || call.at > pick.at {

@@ -50,6 +50,10 @@ func asFailed(errType string) asOpt {
 	return func(r *SpanRecord) { r.Error, r.ErrorType = true, errType }
 }
 
+func asFailedWith(errType, message string) asOpt {
+	return func(r *SpanRecord) { r.Error, r.ErrorType, r.ErrorMessage = true, errType, message }
+}
+
 func asRequests(calls ...RequestedToolCall) asOpt {
 	return func(r *SpanRecord) { r.RequestedCalls = append(r.RequestedCalls, calls...) }
 }

@@ -437,6 +437,17 @@ func TestAssembleTurnToolCallJoin(t *testing.T) {
 			},
 		},
 		{
+			name: "tool error: the status description, not the error class",
+			recs: []SpanRecord{
+				agentSpan,
+				asSpan("x1", "a", ClassTool, 21, 31, asTool("refund_order", "c1", `{}`), asFailedWith("tool_error", "payment gateway timeout")),
+			},
+			want: []ToolCall{
+				{ToolName: "refund_order", CallID: "c1", Parameters: json.RawMessage(`{}`), ArgumentsSource: "gen_ai.tool.call.arguments",
+					Error: "payment gateway timeout", Executed: true, Status: "error", LatencyMs: f(10), SpanID: "x1"},
+			},
+		},
+		{
 			name: "no arguments captured; execution span name as tool name",
 			recs: []SpanRecord{
 				agentSpan,
@@ -642,7 +653,9 @@ func TestAssembleTurnHandoffs(t *testing.T) {
 				})),
 				asSpan("s", "x", ClassAgent, 20, 400, asAgent("Agent")),
 			},
-			want: []hw{{"ClaudeAgentSDK.query", "Agent", "return_to_caller", HandoffSourceTool, "NY weather", true, true}},
+			// The sub-agent span carries only the launching tool's name: it is named after
+			// the sub-agent the tool's arguments name.
+			want: []hw{{"ClaudeAgentSDK.query", "research-specialist", "return_to_caller", HandoffSourceTool, "NY weather", true, true}},
 			calls: func(t *testing.T, calls []ToolCall) {
 				require.Len(t, calls, 1)
 				assert.True(t, calls[0].Requested, "requested on the agent span: the interaction has no LLM span")

@@ -26,7 +26,7 @@ type asmCall struct {
 }
 
 // joinToolCalls joins the calls requested by the interaction's LLM spans with its tool
-// execution spans (DESIGN.md §4 "Tool calls"):
+// execution spans (docs/architecture.md §4 "Tool calls"):
 //  1. by call id (a request and an execution span with the same id);
 //  2. by tool name and order: an execution span takes the latest still unmatched request
 //     of the same tool whose LLM span started no later than it (the earliest one when
@@ -150,10 +150,18 @@ func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *asmNode) *asm
 		tc.Result = r.ToolResult
 		tc.Status = exec.status()
 		if r.Error {
-			tc.Error = firstNonEmpty(r.ErrorType, r.ToolResult, asmStatusError)
+			// The error as the application reported it (status description), else its
+			// class (error.type), else the result the tool returned.
+			tc.Error = firstNonEmpty(r.ErrorMessage, r.ErrorType, r.ToolResult, asmStatusError)
 		}
-		ms := exec.durationMs()
-		tc.LatencyMs = &ms
+		if r.ClientSide() {
+			// Handed back to the caller (Mastra client_tool_call): the span records the
+			// request, nothing ran.
+			tc.Requested, tc.Executed, tc.Status = true, false, asmStatusNotExecuted
+		} else {
+			ms := exec.durationMs()
+			tc.LatencyMs = &ms
+		}
 		c.at = exec.start()
 		exec.call = c
 	}
@@ -177,7 +185,7 @@ func asmArgsObject(p json.RawMessage) map[string]any {
 	return m
 }
 
-// asmHandoffTool is a recognised handoff tool (conventions.md §5.1 (d)).
+// asmHandoffTool is a recognised handoff tool (docs/decisions/sessions.md §1.5 (d)).
 type asmHandoffTool struct {
 	// target is the receiving agent as named by the tool ("" when the arguments that
 	// name it were not captured).
@@ -185,7 +193,7 @@ type asmHandoffTool struct {
 	mode   string
 }
 
-// asmHandoffToolInfo recognises a handoff tool call (conventions.md §5.1 (d)) with
+// asmHandoffToolInfo recognises a handoff tool call (docs/decisions/sessions.md §1.5 (d)) with
 // HandoffToolTarget; it returns nil for other tools.
 func asmHandoffToolInfo(name string, params json.RawMessage) *asmHandoffTool {
 	target, mode, ok := HandoffToolTarget(name, string(params))

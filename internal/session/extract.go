@@ -5,6 +5,7 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 
 import (
 	"encoding/hex"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -24,8 +25,8 @@ const exMinParseLimit = 64 << 10
 // ExtractConfig configures an Extractor.
 type ExtractConfig struct {
 	// SessionKeys are attribute keys, in priority order, looked up on the span then on
-	// the resource (DESIGN.md §4). Nil or empty means DefaultSessionKeys().
-	// ai.telemetry.metadata.conversationId is always tried after them (conventions.md §5.1).
+	// the resource (docs/architecture.md §4). Nil or empty means DefaultSessionKeys().
+	// ai.telemetry.metadata.conversationId is always tried after them (docs/decisions/sessions.md §1.5).
 	SessionKeys []string
 	// EndAttribute, e.g. "agent_eval.session.end": a bool true (or the string "true") on
 	// any span is an explicit session end. Empty disables the signal.
@@ -35,9 +36,11 @@ type ExtractConfig struct {
 	MaxTextBytes int
 }
 
-// DefaultSessionKeys returns the default session key list (DESIGN.md §4, conventions.md
-// §0.4): gen_ai.conversation.id, session.id, traceloop.association.properties.session_id,
-// langfuse.session.id, ai.telemetry.metadata.sessionId, gcp.vertex.agent.session_id.
+// DefaultSessionKeys returns the default session key list (docs/conventions.md):
+// gen_ai.conversation.id, session.id, traceloop.association.properties.session_id,
+// langfuse.session.id, ai.telemetry.metadata.sessionId, gcp.vertex.agent.session_id,
+// ai.settings.context.sessionId (AI SDK 7 runtime context), mastra.metadata.sessionId
+// (Mastra tracingOptions.metadata), conversation.id (VoltAgent).
 func DefaultSessionKeys() []string {
 	return []string{
 		semconv.GenAIConversationID,
@@ -46,10 +49,13 @@ func DefaultSessionKeys() []string {
 		semconv.LangfuseSessionID,
 		semconv.AITelemetrySessionID,
 		semconv.ADKSessionID,
+		semconv.AISettingsContextSessionID,
+		semconv.MastraMetadataSessionID,
+		semconv.VoltConversationID,
 	}
 }
 
-// Extractor turns pdata spans into SpanRecords following reference/conventions.md §5.1.
+// Extractor turns pdata spans into SpanRecords following docs/decisions/sessions.md §1.5.
 // It is safe for concurrent use; it keeps a small bounded cache of parsed tool
 // definitions.
 type Extractor struct {
@@ -205,7 +211,7 @@ func exAppendFlat(dst []exFlatAttr, rest string, v pcommon.Value) []exFlatAttr {
 
 func exIsDigit(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
 
-// Extract returns the SpanRecord of one span (conventions.md §5.1). It never panics and
+// Extract returns the SpanRecord of one span (docs/decisions/sessions.md §1.5). It never panics and
 // never fails: values it cannot read are noted in Problems and the rest is used. Every
 // text field is valid UTF-8 and at most MaxTextBytes long. Text fields may share memory
 // with the span's attribute values (a name, a cut argument string, the user message
@@ -265,7 +271,7 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 
 	// Error.
 	if span.Status().Code() == ptrace.StatusCodeError {
-		r.Error = true
+		r.Error, r.ErrorMessage = true, e.text(r, span.Status().Message())
 	}
 	if t := s.str(kErrorType); t != "" {
 		r.Error, r.ErrorType = true, e.text(r, t)
@@ -278,7 +284,7 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 	cls := e.classify(&s, r, scope.Name())
 	r.GraphNodeID = e.text(r, s.str(kGraphNodeID))
 	r.GraphParentID = e.text(r, s.str(kGraphParentID))
-	if m := exFirstNonEmpty(s.str(kRespModel), s.str(kReqModel), s.str(kOIModel), s.str(kAIRespModel), s.str(kAIModelID)); m != "" {
+	if m := exFirstNonEmpty(s.str(kRespModel), s.str(kReqModel), s.str(kOIModel), s.str(kAIRespModel), s.str(kAIModelID), s.str(kVoltLLMModel)); m != "" {
 		r.Model = e.text(r, m)
 	}
 
@@ -296,6 +302,9 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 		e.toolDefs(&s, events, r)
 	case ClassTool:
 		e.toolFields(&s, events, r, cls)
+		if cls.volt {
+			e.voltToolFields(&s, r)
+		}
 	case ClassHandoff:
 		e.handoffFields(&s, r, cls)
 	case ClassOther:
@@ -304,13 +313,22 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 			e.toolDefs(&s, events, r)
 		}
 	}
+	if (r.Class == ClassLLM || r.Class == ClassAgent) && events.Len() > 0 {
+		e.decisionEvents(events, r)
+	}
+	if cls.volt && (r.Class == ClassAgent || r.Class == ClassLLM) {
+		e.voltContent(&s, r)
+	}
+	if cls.volt && r.Class == ClassOther && r.Name == semconv.VoltSpanMemoryWrite {
+		e.voltSavedCalls(&s, r)
+	}
 	if r.Error && r.ErrorType == "" {
 		e.exceptionType(events, r)
 	}
 	// LangGraph steers the graph with exceptions (a handoff ends its node spans with
 	// ParentCommand): such a span did not fail.
 	if r.Error && controlFlowError(r, span.Status().Message(), events) {
-		r.Error, r.ErrorType = false, ""
+		r.Error, r.ErrorType, r.ErrorMessage = false, "", ""
 	}
 }
 
@@ -382,6 +400,14 @@ func (e *Extractor) agentFields(s *exScan, r *SpanRecord) {
 		r.HandoffFrom, r.HandoffTo = e.text(r, p), r.AgentName
 		r.HandoffMode, r.HandoffRule = semconv.TransferModePassControl, semconv.GenAIAgentHandoffParent
 	}
+	// A remote agent's invoke_agent CLIENT span names the agent that called it
+	// (semantic-conventions-genai main): the caller gets the answer back.
+	if c := strings.TrimSpace(s.str(kCallerName)); c != "" && r.HandoffFrom == "" && c != r.AgentName {
+		if t := s.str(kCallerType); t == "" || strings.EqualFold(t, semconv.CallerTypeAgent) {
+			r.HandoffFrom, r.HandoffTo = e.text(r, c), r.AgentName
+			r.HandoffMode, r.HandoffRule = semconv.TransferModeReturn, semconv.GenAICallerName
+		}
+	}
 }
 
 // exDefaultAgentDescription reports placeholder descriptions that instrumentations write
@@ -417,11 +443,11 @@ func (e *Extractor) nameList(v pcommon.Value, key string, r *SpanRecord) []strin
 }
 
 // usage fills token usage and cost of an inference span. Agent spans are never counted:
-// they carry accumulated totals (conventions.md §8.10).
+// they carry accumulated totals (docs/decisions/conventions.md).
 func (e *Extractor) usage(s *exScan, r *SpanRecord) {
 	r.Usage.LLMCalls = 1
-	r.Usage.InputTokens = e.firstInt(s, r, kInTok, kPromptTok, kOIPromptTok, kAIInTok, kAIPromptTok)
-	r.Usage.OutputTokens = e.firstInt(s, r, kOutTok, kComplTok, kOIComplTok, kAIOutTok, kAIComplTok)
+	r.Usage.InputTokens = e.firstInt(s, r, kInTok, kPromptTok, kOIPromptTok, kAIInTok, kAIPromptTok, kVoltPromptTok)
+	r.Usage.OutputTokens = e.firstInt(s, r, kOutTok, kComplTok, kOIComplTok, kAIOutTok, kAIComplTok, kVoltComplTok)
 	r.Usage.CacheReadTokens = e.firstInt(s, r, kCacheRead, kCacheReadAlt, kOICacheRead, kAICached)
 	r.Usage.ReasoningTokens = e.firstInt(s, r, kReasoning, kReasoningAlt, kOIReasoning, kAIReasoning)
 	for _, k := range [...]exKey{kOICost, kOpCost} {
@@ -446,4 +472,33 @@ func (e *Extractor) firstInt(s *exScan, r *SpanRecord, keys ...exKey) int64 {
 		exProblem(r, exKeyNames[k], "not a token count")
 	}
 	return 0
+}
+
+// decisionEvents reads the pre-execution gen_ai.tool.call.decision events of a model or
+// agent span: a call whose outcome is deny was requested and never ran, so it is added to
+// the span's requested calls when the output messages did not already list it (matched
+// by call id, else by name). Its arguments are unknown.
+func (e *Extractor) decisionEvents(events ptrace.SpanEventSlice, r *SpanRecord) {
+	for i := 0; i < events.Len(); i++ {
+		ev := events.At(i)
+		if ev.Name() != semconv.EventToolCallDecision {
+			continue
+		}
+		attrs := ev.Attributes()
+		outcome, _ := attrs.Get(semconv.GenAIToolCallDecisionOutcome)
+		if !strings.EqualFold(outcome.Str(), semconv.ToolCallDecisionDeny) {
+			continue
+		}
+		name, _ := attrs.Get(semconv.GenAIToolName)
+		id, _ := attrs.Get(semconv.GenAIToolCallID)
+		call := RequestedToolCall{ID: e.text(r, strings.TrimSpace(id.Str())), Name: e.text(r, strings.TrimSpace(name.Str()))}
+		if call.Name == "" || len(r.RequestedCalls) >= exMaxList {
+			continue
+		}
+		if !slices.ContainsFunc(r.RequestedCalls, func(c RequestedToolCall) bool {
+			return (call.ID != "" && c.ID == call.ID) || (call.ID == "" && c.Name == call.Name)
+		}) {
+			r.RequestedCalls = append(r.RequestedCalls, call)
+		}
+	}
 }

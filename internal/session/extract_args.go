@@ -5,6 +5,7 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 // ParseArguments turns tool-call arguments text (SpanRecord.ToolArguments,
 // RequestedToolCall.Arguments) into the JSON value kept in ToolCall.Parameters
-// (DESIGN.md §3, §5.1):
+// (docs/architecture.md §3, §5.1):
 //   - empty or blank text returns nil (no arguments captured);
 //   - valid JSON is returned compacted; a JSON string whose content is itself a JSON
 //     object (double-encoded arguments) is unwrapped once;
@@ -68,7 +69,7 @@ func exCompact(s string) json.RawMessage {
 }
 
 // exUnwrapArgsKwargs reads the Traceloop entity input form {"args": [...], "kwargs": {...}}
-// (conventions.md §3) and returns the named arguments as JSON text:
+// (docs/decisions/conventions.md) and returns the named arguments as JSON text:
 //   - kwargs when there are no positional args;
 //   - the single positional argument when it is an object and kwargs is empty;
 //   - kwargs otherwise (positional arguments cannot be named; lossy is then true).
@@ -110,7 +111,7 @@ func exUnwrapArgsKwargs(text string) (args string, lossy, ok bool) {
 }
 
 // HandoffToolTarget reports whether a tool is a handoff or delegation tool by its name
-// (conventions.md §0.3 and §5.1 Handoff (d)), and returns the target agent, taken from
+// (docs/decisions/conventions.md and §5.1 Handoff (d)), and returns the target agent, taken from
 // the arguments (agent_name, coworker, subagent_type) or from the name suffix
 // (transfer_to_<agent>), and the transfer mode ("pass_control" or "return_to_caller").
 // Names match case-insensitively, except Claude's "Agent" tool, which needs its
@@ -121,7 +122,12 @@ func HandoffToolTarget(toolName, arguments string) (target, mode string, ok bool
 	name := strings.ToLower(toolName)
 	switch {
 	case name == semconv.ADKTransferTool || name == semconv.HandoffToolStrandsSwarm:
-		return exArgString(arguments, semconv.HandoffArgAgentName), semconv.TransferModePassControl, true
+		t := cmp.Or(exArgString(arguments, semconv.HandoffArgAgentName), exArgString(arguments, semconv.HandoffArgAgentNameCamel))
+		return t, semconv.TransferModePassControl, true
+	case toolName == semconv.VoltDelegateTool:
+		// VoltAgent's supervisor tool: the sub-agents are named in targetAgents; the
+		// supervisor gets their answers back.
+		return exArgFirstString(arguments, semconv.VoltDelegateTargets), semconv.TransferModeReturn, true
 	case strings.EqualFold(toolName, semconv.HandoffToolCrewAIDelegate) || strings.EqualFold(toolName, semconv.HandoffToolCrewAIAsk):
 		return exArgString(arguments, semconv.HandoffArgCoworker), semconv.TransferModeReturn, true
 	case toolName == semconv.HandoffToolClaudeAgent:
@@ -152,6 +158,26 @@ func exArgString(arguments, key string) string {
 	}
 	s, _ := exRawString(m[key])
 	return strings.TrimSpace(s)
+}
+
+// exArgFirstString returns the first string of the array value of key in a JSON
+// arguments object, or "".
+func exArgFirstString(arguments, key string) string {
+	params, isObj := ParseArguments(arguments)
+	if !isObj {
+		return ""
+	}
+	var m map[string]json.RawMessage
+	var list []json.RawMessage
+	if json.Unmarshal(params, &m) != nil || json.Unmarshal(m[key], &list) != nil {
+		return ""
+	}
+	for _, v := range list {
+		if s, ok := exRawString(v); ok && strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+	}
+	return ""
 }
 
 // exParseResponseFunctionToolCall reads the python repr that the python-contrib

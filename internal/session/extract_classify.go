@@ -22,18 +22,26 @@ type exClassInfo struct {
 	// "{from} → {to}.handoff" span name.
 	oiHandoff    bool
 	tlFrom, tlTo string
+	// volt marks a VoltAgent span (its own vocabulary, extract_voltagent.go).
+	volt bool
 }
 
 // Classification rule names recorded in SpanRecord.ClassRule.
 const (
-	exRuleOp          = "gen_ai.operation.name="
-	exRuleOI          = "openinference.span.kind="
-	exRuleTL          = "traceloop.span.kind="
-	exRuleName        = "name:"
-	exRuleUnnamed     = ";unnamed"
-	exRuleOIHandoff   = "openinference.handoff_span"
-	exRuleGenAIHandof = "gen_ai.handoff"
-	exRuleNotNested   = semconv.GenAIInvocationIsNested + "=false"
+	exRuleOp   = "gen_ai.operation.name="
+	exRuleOI   = "openinference.span.kind="
+	exRuleTL   = "traceloop.span.kind="
+	exRuleName = "name:"
+	// exRuleNormalized: an invoke_agent that contrib's gen_ai_normalizer made of a chain,
+	// workflow or task span (its source kind is kept beside it).
+	exRuleNormalized = "gen_ai_normalizer:source_kind"
+	// exRuleSubagentFromTool: an agent named after the sub-agent its launching tool's
+	// arguments name (assemble.go nameGenericSubagents).
+	exRuleSubagentFromTool = "launching_tool_arguments"
+	exRuleUnnamed          = ";unnamed"
+	exRuleOIHandoff        = "openinference.handoff_span"
+	exRuleGenAIHandof      = "gen_ai.handoff"
+	exRuleNotNested        = semconv.GenAIInvocationIsNested + "=false"
 )
 
 // exMaxRuleValue bounds the attribute value quoted in a rule name.
@@ -103,14 +111,14 @@ func exRule(prefix, value, suffix string) string {
 	return string(key)
 }
 
-// classify decides the span class (conventions.md §0.2, §5.1): gen_ai.operation.name
+// classify decides the span class (docs/decisions/conventions.md, §5.1): gen_ai.operation.name
 // first, then openinference.span.kind, then traceloop.span.kind, then span-name patterns.
 // It sets Class, ClassRule, Operation and, on agent spans, AgentName and AgentRule.
 func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClassInfo {
 	var info exClassInfo
 	name := r.Name
 
-	// Spans this collector emitted (DESIGN.md §6) and judge calls (§5.6).
+	// Spans this collector emitted (docs/architecture.md §6) and judge calls (§5.6).
 	if s.has[kEvalJudge] {
 		if b, _ := exValueBool(s.v[kEvalJudge]); b {
 			r.Class, r.ClassRule = ClassEvaluation, semconv.AgentEvalJudge
@@ -139,10 +147,28 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 		rule := exRule(exRuleOp, lop, "")
 		switch lop {
 		case semconv.OpInvokeAgent:
-			info.nameHint = exAfterPrefix(name, "invoke_agent")
-			e.setAgent(s, r, rule, info.nameHint, false)
+			tlKind := exLowerASCII(strings.TrimSpace(s.str(kTLKind)))
+			switch {
+			case oiKind == semconv.OIKindChain || tlKind == semconv.TraceloopKindWorkflow:
+				// contrib's gen_ai_normalizer maps OpenInference CHAIN and OpenLLMetry
+				// workflow/task spans to invoke_agent and keeps the source kind: a chain
+				// is no agent (the trace root is the turn).
+				if r.ParentSpanID == "" {
+					r.Class, r.ClassRule = ClassTurn, exRuleNormalized
+				} else {
+					r.Class, r.ClassRule = ClassOther, exRuleNormalized
+				}
+			case tlKind == semconv.TraceloopKindTask:
+				r.Class, r.ClassRule = ClassOther, exRuleNormalized
+			default:
+				info.nameHint = exAfterPrefix(name, "invoke_agent")
+				e.setAgent(s, r, rule, info.nameHint, false)
+			}
 		case semconv.OpExecuteTool:
 			info.nameHint = exAfterPrefix(name, "execute_tool")
+			r.Class, r.ClassRule = ClassTool, rule
+		case semconv.MastraOpClientToolCall:
+			info.nameHint = exAfterPrefix(name, semconv.MastraOpClientToolCall)
 			r.Class, r.ClassRule = ClassTool, rule
 		case semconv.OpChat, semconv.OpGenerateContent, semconv.OpTextCompletion:
 			r.Class, r.ClassRule = ClassLLM, rule
@@ -234,6 +260,7 @@ func (e *Extractor) classifyByName(s *exScan, r *SpanRecord, scopeName string, i
 	set := func(c SpanClass, rule string) { r.Class, r.ClassRule = c, exRule(exRuleName, rule, "") }
 	isADK := strings.HasPrefix(scopeName, semconv.ADKScope) || s.has[kADKLLMRequest] || s.has[kADKLLMResponse]
 	switch {
+	case (s.has[kVoltEntityType] || s.has[kVoltSpanType]) && e.classifyVolt(s, r, info):
 	case exHasWordPrefix(name, "invoke_agent"):
 		info.nameHint = exAfterPrefix(name, "invoke_agent")
 		e.setAgent(s, r, exRule(exRuleName, "invoke_agent", ""), info.nameHint, false)
@@ -299,7 +326,7 @@ func (e *Extractor) classifyByName(s *exScan, r *SpanRecord, scopeName string, i
 
 // setAgent classifies an agent-operation span: ClassAgent with its resolved name, or
 // ClassTurn when no name can be resolved (the OpenAI Agents "Agent workflow" root).
-// The name comes from gen_ai.agent.name → agent.name → graph.node.id (conventions.md §5.1
+// The name comes from gen_ai.agent.name → agent.name → graph.node.id (docs/decisions/sessions.md §1.5
 // Agent interaction), then traceloop.entity.name, ai.telemetry.functionId, and finally
 // the span name (hint, or for OpenInference AGENT spans the whole name).
 func (e *Extractor) setAgent(s *exScan, r *SpanRecord, rule, hint string, wholeName bool) {

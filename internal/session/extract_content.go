@@ -4,6 +4,7 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -13,7 +14,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// exEvents holds the content-carrying span events of one span (conventions.md §1.3, §1.6):
+// exEvents holds the content-carrying span events of one span (docs/decisions/conventions.md, §1.6):
 // gen_ai.client.inference.operation.details and the deprecated per-message events.
 type exEvents struct {
 	detIn, detOut, detDefs          pcommon.Value
@@ -157,7 +158,7 @@ func (e *Extractor) eventMessage(r *SpanRecord, key string, v pcommon.Value, o *
 }
 
 // content fills UserMessage, Input, Output, Reasoning, RequestedCalls, FinishReasons and
-// ContentCaptured from the first source that has them, in the order of conventions.md
+// ContentCaptured from the first source that has them, in the order of docs/decisions/conventions.md
 // §5.1 (Message row): GenAI span attributes, GenAI events, OpenInference flattened
 // messages, Traceloop indexed messages, Vercel ai.*, Pydantic AI, ADK payloads, then
 // the generic input.value / output.value.
@@ -167,7 +168,7 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 		len(s.oiIn) > 0 || len(s.oiOut) > 0 || len(s.tlIn) > 0 || len(s.tlOut) > 0
 	for _, k := range [...]exKey{kInMsgs, kOutMsgs, kSysInstr, kAIPrompt, kAIPromptMessages, kAIResponseText,
 		kAIResponseToolCalls, kPydAllMessages, kPydFinalResult, kADKLLMRequest, kADKLLMResponse, kInputValue,
-		kOutputValue, kTLEntityInput, kTLEntityOutput} {
+		kOutputValue, kTLEntityInput, kTLEntityOutput, kMastraRunInput} {
 		if s.has[k] {
 			captured = true
 			break
@@ -191,12 +192,21 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 	case s.has[kAIPrompt] && e.parse(r, semconv.AIPrompt, s.v[kAIPrompt], &in, exRdVercelPrompt) && in.hasUser:
 	case s.has[kPydAllMessages] && e.parse(r, semconv.PydanticAIAllMessages, s.v[kPydAllMessages], &in, exRdInput) && in.hasUser:
 	case s.has[kADKLLMRequest] && e.parse(r, semconv.ADKLLMRequest, s.v[kADKLLMRequest], &in, exRdADKRequest) && in.hasUser:
+	case s.has[kMastraRunInput] && e.parse(r, semconv.MastraAgentRunInput, s.v[kMastraRunInput], &in, exRdInput) && in.hasUser:
 	}
 	if s.has[kInputValue] {
 		e.genericInput(s, r, &in)
 	} else if s.has[kTLEntityInput] && (r.Class == ClassAgent || r.Class == ClassTurn) {
 		t, _ := exValueText(s.v[kTLEntityInput])
 		r.Input = e.text(r, t)
+	}
+	if !in.hasUser && s.has[kMastraRunInput] {
+		// Mastra records a string input as it is, not as a message list.
+		if t, ok := exValueText(s.v[kMastraRunInput]); ok {
+			if c := exFirstByte(exBytes(t)); c != '[' && c != '{' && strings.TrimSpace(t) != "" {
+				in.user, in.hasUser = t, true
+			}
+		}
 	}
 	if in.hasUser {
 		r.UserMessage = e.text(r, in.user)
@@ -216,6 +226,11 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 	case s.has[kPydFinalResult] && e.plainOutput(s.v[kPydFinalResult], &out) && yielded():
 	case s.has[kOutputValue] && e.genericOutput(s, r, &out) && yielded():
 	case s.has[kTLEntityOutput] && (r.Class == ClassAgent || r.Class == ClassTurn) && e.plainOutput(s.v[kTLEntityOutput], &out) && yielded():
+		// The Traceloop SDKs JSON-encode what the function returned: a string answer
+		// arrives quoted.
+		for i, t := range out.text {
+			out.text[i] = exUnquoteJSONString(t)
+		}
 	}
 	r.Output = e.text(r, out.outputText())
 	r.Reasoning = e.text(r, out.reasoningText())
@@ -323,6 +338,20 @@ func (e *Extractor) plainOutput(v pcommon.Value, out *exMsgOut) bool {
 		out.text = append(out.text, t)
 	}
 	return true
+}
+
+// exUnquoteJSONString returns the string a JSON string literal encodes, or t itself when
+// t is not exactly one JSON string.
+func exUnquoteJSONString(t string) string {
+	b := bytes.TrimSpace(exBytes(t))
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return t
+	}
+	var u string
+	if json.Unmarshal(b, &u) != nil {
+		return t
+	}
+	return u
 }
 
 // genericInput reads OpenInference input.value: a message list (JSON array, LangGraph

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// TestExtractClassification covers the classification order of conventions.md §5.1 on
+// TestExtractClassification covers the classification order of docs/decisions/sessions.md §1.5 on
 // hand-built spans: operation name, OpenInference kind, Traceloop kind, span names.
 func TestExtractClassification(t *testing.T) {
 	tests := []struct {
@@ -86,6 +86,19 @@ func TestExtractClassification(t *testing.T) {
 		{"evaluation span", "evaluate turn", map[string]any{"agent_eval.kind": "turn", "gen_ai.operation.name": "invoke_agent"}, "", false, ClassEvaluation, "agent_eval.kind", ""},
 		{"judge call", "chat gpt-4o-mini", map[string]any{"gen_ai.operation.name": "chat", "agent_eval.judge": true}, "", false, ClassEvaluation, "agent_eval.judge", ""},
 		{"evaluate without kind", "evaluate stuff", nil, "", false, ClassOther, "", ""},
+		// contrib's gen_ai_normalizer: invoke_agent beside the source kind it was mapped from.
+		{"normalized CHAIN root is the turn", "LangGraph", map[string]any{"gen_ai.operation.name": "invoke_agent", "openinference.span.kind": "CHAIN"}, "", true, ClassTurn, "gen_ai_normalizer:source_kind", ""},
+		{"normalized CHAIN is no agent", "RunnableSequence", map[string]any{"gen_ai.operation.name": "invoke_agent", "openinference.span.kind": "CHAIN"}, "", false, ClassOther, "gen_ai_normalizer:source_kind", ""},
+		{"normalized task is no agent", "format.task", map[string]any{"gen_ai.operation.name": "invoke_agent", "traceloop.span.kind": "task"}, "", false, ClassOther, "gen_ai_normalizer:source_kind", ""},
+		{"normalized AGENT stays an agent", "triage", map[string]any{"gen_ai.operation.name": "invoke_agent", "openinference.span.kind": "AGENT", "agent.name": "triage"}, "", false, ClassAgent, "gen_ai.operation.name=invoke_agent", "triage"},
+		{"mastra client_tool_call", "client_tool_call issue_refund", map[string]any{"gen_ai.operation.name": "client_tool_call"}, "", false, ClassTool, "gen_ai.operation.name=client_tool_call", ""},
+		{"adk ts call_llm stays other in extraction", "call_llm", map[string]any{"gen_ai.request.model": "gemini"}, "gcp.vertex.agent", false, ClassOther, "name:call_llm", ""},
+		// VoltAgent's own vocabulary.
+		{"voltagent agent", "triage_agent", map[string]any{"entity.type": "agent", "entity.name": "triage_agent"}, "", true, ClassAgent, "voltagent.agent", "triage_agent"},
+		{"voltagent sub-agent", "subagent:refund_agent", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "subagent.name": "refund_agent"}, "", false, ClassAgent, "voltagent.subagent", "refund_agent"},
+		{"voltagent llm", "llm:streamText", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "span.type": "llm"}, "", false, ClassLLM, "voltagent.llm", ""},
+		{"voltagent tool", "tool.execution:lookup_order", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "span.type": "tool", "tool.name": "lookup_order"}, "", false, ClassTool, "voltagent.tool", ""},
+		{"voltagent memory", "memory.read", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "span.type": "memory"}, "", false, ClassOther, "voltagent", ""},
 	}
 	ex := NewExtractor(ExtractConfig{})
 	for _, tt := range tests {
@@ -173,7 +186,7 @@ func TestExtractOpenLLMetryLegacy(t *testing.T) {
 	assert.Empty(t, r.Problems)
 }
 
-// TestExtractVercel covers the Vercel AI SDK legacy telemetry (conventions.md §4.8).
+// TestExtractVercel covers the Vercel AI SDK legacy telemetry (docs/decisions/conventions.md).
 func TestExtractVercel(t *testing.T) {
 	ex := NewExtractor(ExtractConfig{})
 	res, scope := pcommon.NewResource(), pcommon.NewInstrumentationScope()
@@ -270,7 +283,7 @@ func TestExtractVercel(t *testing.T) {
 	})
 }
 
-// TestExtractStrands covers Strands' event-carried content (conventions.md §4.2) in both
+// TestExtractStrands covers Strands' event-carried content (docs/decisions/conventions.md) in both
 // its default (deprecated events) and latest (operation.details) modes.
 func TestExtractStrands(t *testing.T) {
 	ex := NewExtractor(ExtractConfig{})
@@ -371,7 +384,7 @@ func TestExtractStrands(t *testing.T) {
 }
 
 // TestExtractStructuredValues: messages, arguments and definitions as kvlist/array values
-// (conventions.md §8.1) are read like their JSON-string forms; arguments are serialised
+// (docs/decisions/conventions.md) are read like their JSON-string forms; arguments are serialised
 // to canonical JSON (sorted keys).
 func TestExtractStructuredValues(t *testing.T) {
 	s := extSpan(t, "chat m", map[string]any{
@@ -488,7 +501,7 @@ func TestExtractMessageShapes(t *testing.T) {
 	}
 }
 
-// TestExtractToolArguments covers the argument priority list of conventions.md §5.1 and
+// TestExtractToolArguments covers the argument priority list of docs/decisions/sessions.md §1.5 and
 // the OpenInference tool.parameters schema-vs-arguments rule (§2.3).
 func TestExtractToolArguments(t *testing.T) {
 	schema := `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`
@@ -544,7 +557,7 @@ func TestExtractToolArguments(t *testing.T) {
 	assert.Contains(t, r.Problems, "traceloop.entity.input: positional arguments dropped")
 }
 
-// TestExtractHandoffs covers the explicit handoff signals (conventions.md §5.1 (a)-(c)).
+// TestExtractHandoffs covers the explicit handoff signals (docs/decisions/sessions.md §1.5 (a)-(c)).
 func TestExtractHandoffs(t *testing.T) {
 	tests := []struct {
 		name           string
@@ -686,10 +699,12 @@ func TestExtractSessionAndSignals(t *testing.T) {
 func TestExtractErrors(t *testing.T) {
 	s := extSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool"})
 	s.Status().SetCode(ptrace.StatusCodeError)
+	s.Status().SetMessage("payment gateway timeout")
 	extEvent(t, s, "exception", map[string]any{"exception.type": "ValueError", "exception.message": "bad"})
 	r := extExtract(t, s)
 	assert.True(t, r.Error)
 	assert.Equal(t, "ValueError", r.ErrorType)
+	assert.Equal(t, "payment gateway timeout", r.ErrorMessage, "the status description is kept")
 
 	r = extExtract(t, extSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool", "error.type": "timeout"}))
 	assert.True(t, r.Error)
@@ -757,4 +772,120 @@ func TestExtractResponseFunctionToolCallRepr(t *testing.T) {
 			assert.Equal(t, tt.want, got, tt.in)
 		}
 	}
+}
+
+// TestExtractFrameworkAdapters covers the framework-specific readings of
+// docs/conventions.md on hand-built spans.
+func TestExtractFrameworkAdapters(t *testing.T) {
+	t.Run("voltagent tool: input/output, not the zod tool.parameters", func(t *testing.T) {
+		r := extExtract(t, extSpan(t, "tool.execution:delegate_task", map[string]any{
+			"entity.type": "agent", "entity.name": "triage_agent", "span.type": "tool", "tool.name": "delegate_task",
+			"tool.call.id": "call_1", "tool.parameters": `{"def":{"type":"object","shape":{}},"type":"object"}`,
+			"input": `{"task":"refund","targetAgents":["refund_agent"]}`, "output": `[{"agentName":"refund_agent"}]`,
+		}))
+		assert.Equal(t, "call_1", r.ToolCallID)
+		extJSONEq(t, `{"task":"refund","targetAgents":["refund_agent"]}`, r.ToolArguments)
+		assert.Equal(t, "refund_agent", r.HandoffTo)
+		assert.Equal(t, "return_to_caller", r.HandoffMode)
+	})
+	t.Run("voltagent llm: tool names and request messages", func(t *testing.T) {
+		r := extExtract(t, extSpan(t, "llm:generateText", map[string]any{
+			"entity.type": "agent", "entity.name": "triage_agent", "span.type": "llm", "llm.tools": "lookup_order, delegate_task",
+			"llm.messages":            `[{"role":"system","content":"be nice"},{"role":"user","content":"refund 12345"}]`,
+			"llm.usage.prompt_tokens": 12, "llm.usage.completion_tokens": 3, "llm.model": "gpt-4o-mini",
+		}))
+		require.Len(t, r.ToolDefs, 2)
+		assert.Equal(t, "lookup_order", r.ToolDefs[0].Name)
+		assert.Nil(t, r.ToolDefs[0].Parameters, "names only: schema unknown")
+		assert.Equal(t, "refund 12345", r.UserMessage)
+		assert.Equal(t, int64(12), r.Usage.InputTokens)
+		assert.Equal(t, "gpt-4o-mini", r.Model)
+	})
+	t.Run("voltagent memory.write: the saved assistant message's tool calls", func(t *testing.T) {
+		r := extExtract(t, extSpan(t, "memory.write", map[string]any{
+			"entity.type": "agent", "entity.name": "triage_agent", "span.type": "memory",
+			"input": `{"conversationId":"c","message":{"role":"assistant","parts":[` +
+				`{"type":"tool-issue_refund","toolCallId":"call_x","input":{"order_id":"1"},"output":{"type":"error-text","value":"unavailable"}},` +
+				`{"type":"step-start"},{"type":"text","text":"done"}]}}`,
+		}))
+		require.Len(t, r.RequestedCalls, 1)
+		assert.Equal(t, "issue_refund", r.RequestedCalls[0].Name)
+		assert.Equal(t, "call_x", r.RequestedCalls[0].ID)
+		extJSONEq(t, `{"order_id":"1"}`, r.RequestedCalls[0].Arguments)
+		u := extExtract(t, extSpan(t, "memory.write", map[string]any{
+			"entity.type": "agent", "span.type": "memory",
+			"input": `{"message":{"role":"user","parts":[{"type":"tool-x","toolCallId":"c"}]}}`,
+		}))
+		assert.Empty(t, u.RequestedCalls, "only the assistant's message holds its calls")
+	})
+	t.Run("mastra: bare tool names, error results, client tool calls", func(t *testing.T) {
+		a := extExtract(t, extSpan(t, "invoke_agent triage_agent", map[string]any{
+			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage_agent",
+			"gen_ai.tool.definitions": `["lookup_order","agent-refund_agent"]`,
+			"mastra.agent_run.input":  `[{"role":"user","content":"refund 12345"}]`,
+		}))
+		require.Len(t, a.ToolDefs, 2)
+		assert.Equal(t, "agent-refund_agent", a.ToolDefs[1].Name)
+		assert.Equal(t, "refund 12345", a.UserMessage)
+		rej := extExtract(t, extSpan(t, "execute_tool issue_refund", map[string]any{
+			"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "issue_refund",
+			"gen_ai.tool.call.result": `{"error":true,"message":"Tool input validation failed"}`,
+		}))
+		assert.True(t, rej.Error, "an error object is a failed call although the span ended OK")
+		ok := extExtract(t, extSpan(t, "execute_tool x", map[string]any{
+			"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x", "gen_ai.tool.call.result": `{"error":false}`,
+		}))
+		assert.False(t, ok.Error)
+		c := extExtract(t, extSpan(t, "client_tool_call issue_refund", map[string]any{
+			"gen_ai.operation.name": "client_tool_call", "mastra.metadata.args": `{"order_id":"12345"}`,
+		}))
+		assert.Equal(t, "issue_refund", c.ToolName)
+		extJSONEq(t, `{"order_id":"12345"}`, c.ToolArguments)
+		assert.True(t, c.ClientSide())
+	})
+	t.Run("traceloop entity output is JSON-encoded", func(t *testing.T) {
+		r := extExtract(t, extSpan(t, "acme.workflow", map[string]any{
+			"traceloop.span.kind": "workflow", "traceloop.entity.output": `"Refund approved."`,
+		}))
+		assert.Equal(t, "Refund approved.", r.Output)
+	})
+	t.Run("remote agent names its caller", func(t *testing.T) {
+		r := extExtract(t, extSpan(t, "invoke_agent refund_agent", map[string]any{
+			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "refund_agent",
+			"gen_ai.caller.type": "agent", "gen_ai.caller.name": "triage_agent",
+		}))
+		assert.Equal(t, "triage_agent", r.HandoffFrom)
+		assert.Equal(t, "refund_agent", r.HandoffTo)
+		assert.Equal(t, "return_to_caller", r.HandoffMode)
+		w := extExtract(t, extSpan(t, "invoke_agent refund_agent", map[string]any{
+			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "refund_agent",
+			"gen_ai.caller.type": "workflow", "gen_ai.caller.name": "nightly",
+		}))
+		assert.Empty(t, w.HandoffFrom, "a workflow caller is no agent handoff")
+	})
+	t.Run("decision deny adds the denied call", func(t *testing.T) {
+		s := extSpan(t, "chat gpt-4o", map[string]any{"gen_ai.operation.name": "chat"})
+		extEvent(t, s, "gen_ai.tool.call.decision", map[string]any{
+			"gen_ai.tool.call.decision.outcome": "deny", "gen_ai.tool.name": "issue_refund", "gen_ai.tool.call.id": "c1",
+		})
+		extEvent(t, s, "gen_ai.tool.call.decision", map[string]any{
+			"gen_ai.tool.call.decision.outcome": "allow", "gen_ai.tool.name": "lookup_order", "gen_ai.tool.call.id": "c2",
+		})
+		r := extExtract(t, s)
+		require.Len(t, r.RequestedCalls, 1)
+		assert.Equal(t, RequestedToolCall{ID: "c1", Name: "issue_refund"}, r.RequestedCalls[0])
+	})
+	t.Run("handoff tool targets", func(t *testing.T) {
+		for _, tt := range []struct{ tool, args, target, mode string }{
+			{"transfer_to_agent", `{"agentName":"refund_agent"}`, "refund_agent", "pass_control"},
+			{"transfer_to_agent", `{"agent_name":"refund_agent"}`, "refund_agent", "pass_control"},
+			{"delegate_task", `{"task":"x","targetAgents":["refund_agent","other"]}`, "refund_agent", "return_to_caller"},
+			{"delegate_task", `{"task":"x"}`, "", "return_to_caller"},
+		} {
+			target, mode, ok := HandoffToolTarget(tt.tool, tt.args)
+			assert.True(t, ok, tt.args)
+			assert.Equal(t, tt.target, target, tt.args)
+			assert.Equal(t, tt.mode, mode, tt.args)
+		}
+	})
 }

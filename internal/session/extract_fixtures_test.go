@@ -12,7 +12,7 @@ import (
 )
 
 // extWant is what a fixture span must extract to. Zero fields are not checked, except
-// AgentName, which must always match (empty on non-agent spans: conventions.md §8.4).
+// AgentName, which must always match (empty on non-agent spans: docs/decisions/conventions.md).
 type extWant struct {
 	id          string
 	class       SpanClass

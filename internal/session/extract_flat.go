@@ -14,7 +14,7 @@ import (
 )
 
 // Flattened, indexed message attributes: OpenInference llm.input_messages.N.message.* /
-// llm.output_messages.N.message.* (conventions.md §2.2) and the legacy Traceloop
+// llm.output_messages.N.message.* (docs/decisions/conventions.md) and the legacy Traceloop
 // gen_ai.prompt.N.* / gen_ai.completion.N.* (§3). Both reduce to the same fields once the
 // optional "message." and "tool_call."/"function." segments are stripped.
 

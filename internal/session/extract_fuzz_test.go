@@ -30,10 +30,11 @@ var extFuzzKeys = func() []string {
 }()
 
 var extFuzzEvents = []string{"gen_ai.client.inference.operation.details", "gen_ai.user.message", "gen_ai.choice",
-	"gen_ai.tool.message", "exception", "other"}
+	"gen_ai.tool.message", "gen_ai.tool.call.decision", "exception", "other"}
 
 var extFuzzEventKeys = []string{"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.definitions",
-	"content", "message", "finish_reason", "id", "exception.type"}
+	"content", "message", "finish_reason", "id", "exception.type",
+	"gen_ai.tool.call.decision.outcome", "gen_ai.tool.name", "gen_ai.tool.call.id"}
 
 // extFuzzValue puts raw into v as a structured value when it is JSON (object, array,
 // number...), else as bytes.

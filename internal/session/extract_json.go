@@ -13,7 +13,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// This file reads message lists in every shape the conventions use (conventions.md §1.4,
+// This file reads message lists in every shape the conventions use (docs/decisions/conventions.md,
 // §2.2, §4): OTel GenAI {role, parts[]}, OpenAI chat {role, content, tool_calls[]},
 // OpenAI Responses items {type: message|function_call, ...}, Anthropic and Vercel content
 // blocks, Bedrock/Strands {text}|{toolUse}|{reasoningContent}, Gemini/ADK {text}|

@@ -8,7 +8,7 @@ import "github.com/agenteval/agenteval-collector/internal/semconv"
 // exKey identifies one attribute the extractor reads; the scan stores values by exKey.
 type exKey uint8
 
-// The attributes read from spans (conventions.md §5.1, §9).
+// The attributes read from spans (docs/decisions/sessions.md §1.5, §9).
 const (
 	kOp exKey = iota
 	kOIKind
@@ -81,6 +81,24 @@ const (
 	kPydFinalResult
 	kADKLLMRequest
 	kADKLLMResponse
+	kMastraArgs
+	kMastraRunInput
+
+	kCallerType
+	kCallerName
+
+	kVoltEntityType
+	kVoltEntityName
+	kVoltSubagentName
+	kVoltSpanType
+	kVoltInput
+	kVoltOutput
+	kVoltToolCallID
+	kVoltLLMMessages
+	kVoltLLMTools
+	kVoltLLMModel
+	kVoltPromptTok
+	kVoltComplTok
 
 	kReqModel
 	kRespModel
@@ -187,6 +205,24 @@ var exKeyNames = [exNumKeys]string{
 	kPydFinalResult:      semconv.PydanticAIFinalResult,
 	kADKLLMRequest:       semconv.ADKLLMRequest,
 	kADKLLMResponse:      semconv.ADKLLMResponse,
+	kMastraArgs:          semconv.MastraMetadataArgs,
+	kMastraRunInput:      semconv.MastraAgentRunInput,
+
+	kCallerType: semconv.GenAICallerType,
+	kCallerName: semconv.GenAICallerName,
+
+	kVoltEntityType:   semconv.VoltEntityType,
+	kVoltEntityName:   semconv.VoltEntityName,
+	kVoltSubagentName: semconv.VoltSubagentName,
+	kVoltSpanType:     semconv.VoltSpanType,
+	kVoltInput:        semconv.VoltInput,
+	kVoltOutput:       semconv.VoltOutput,
+	kVoltToolCallID:   semconv.VoltToolCallID,
+	kVoltLLMMessages:  semconv.VoltLLMMessages,
+	kVoltLLMTools:     semconv.VoltLLMTools,
+	kVoltLLMModel:     semconv.VoltLLMModel,
+	kVoltPromptTok:    semconv.VoltLLMPromptTok,
+	kVoltComplTok:     semconv.VoltLLMComplTok,
 
 	kReqModel:      semconv.GenAIRequestModel,
 	kRespModel:     semconv.GenAIResponseModel,

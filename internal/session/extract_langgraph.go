@@ -13,7 +13,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// LangGraph through OpenInference (reference/conventions.md §4.6;
+// LangGraph through OpenInference (docs/decisions/conventions.md;
 // docs/decisions/conventions.md §3.1). The JS tracer never writes kind AGENT and the
 // Python one writes it for any run whose name contains "agent"; the reliable signal is
 // the run metadata LangGraph copies into the OpenInference `metadata` JSON attribute.

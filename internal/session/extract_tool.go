@@ -4,6 +4,7 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -28,9 +29,9 @@ const (
 	exOIHandoffTo   = "to_agent"
 )
 
-// exToolArgKeys is the argument priority list of conventions.md §5.1 (Tool call row);
+// exToolArgKeys is the argument priority list of docs/decisions/sessions.md §1.5 (Tool call row);
 // the event-carried forms follow them.
-var exToolArgKeys = [...]exKey{kToolArgs, kInputValue, kOIToolParams, kAIToolArgs, kAIToolInput, kADKArgs, kTLEntityInput}
+var exToolArgKeys = [...]exKey{kToolArgs, kInputValue, kOIToolParams, kAIToolArgs, kAIToolInput, kADKArgs, kTLEntityInput, kMastraArgs}
 
 // exToolResultKeys is the result priority list.
 var exToolResultKeys = [...]exKey{kToolResult, kOutputValue, kAIToolResult, kAIToolOutput, kADKResponse, kTLEntityOutput}
@@ -46,7 +47,7 @@ func (e *Extractor) toolFields(s *exScan, events ptrace.SpanEventSlice, r *SpanR
 		e.toolSchema(s.v[kOIToolSchema], semconv.ToolSchemaOI, r)
 	}
 	// tool.parameters is a schema in some instrumentations and the arguments in others
-	// (conventions.md §2.3): a schema is never taken as arguments.
+	// (docs/decisions/conventions.md): a schema is never taken as arguments.
 	paramsIsSchema := false
 	if s.has[kOIToolParams] {
 		if data, ok := exJSONBytes(s.v[kOIToolParams], e.parseLimit); ok && exIsSchema(data) {
@@ -95,6 +96,12 @@ func (e *Extractor) toolFields(s *exScan, events ptrace.SpanEventSlice, r *SpanR
 			r.Truncated = true
 		}
 		break
+	}
+
+	// A result that is an error object ({"error": true, "message": ...}): Mastra answers
+	// arguments that fail the tool's schema this way, and the span ends OK.
+	if !r.Error && exIsErrorResult(r.ToolResult) {
+		r.Error = true
 	}
 
 	// A LangChain-serialised ToolMessage (OpenInference LangChain tracer): the result is
@@ -217,7 +224,7 @@ func (e *Extractor) toolSchema(v pcommon.Value, key string, r *SpanRecord) {
 	r.ToolSchema = schema
 }
 
-// handoffFields fills an explicit handoff span (conventions.md §5.1 Handoff (b), (c)).
+// handoffFields fills an explicit handoff span (docs/decisions/sessions.md §1.5 Handoff (b), (c)).
 func (e *Extractor) handoffFields(s *exScan, r *SpanRecord, cls exClassInfo) {
 	r.HandoffMode = semconv.TransferModePassControl
 	switch {
@@ -292,4 +299,21 @@ func exTransferMode(m string) string {
 	}
 	m, _ = exClean(m, exMaxRuleValue)
 	return m
+}
+
+// exIsErrorResult reports whether a tool result is a JSON object whose "error" member is
+// true (Mastra's rejected input: {"error":true,"message":"Tool input validation
+// failed ..."}).
+func exIsErrorResult(result string) bool {
+	b := exBytes(result)
+	if exFirstByte(b) != '{' || !bytes.Contains(b, []byte(`"error"`)) {
+		return false
+	}
+	var v struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return false
+	}
+	return string(bytes.TrimSpace(v.Error)) == "true"
 }

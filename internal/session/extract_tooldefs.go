@@ -11,7 +11,7 @@ import (
 	"sync"
 )
 
-// exJToolDef is one tool definition in any of the shapes seen (conventions.md §1.5, §2.2,
+// exJToolDef is one tool definition in any of the shapes seen (docs/decisions/conventions.md, §2.2,
 // §4): OTel/Responses {type, name, description, parameters}, OpenAI chat
 // {type:"function", function:{...}}, Strands {name, description, inputSchema{json}},
 // Anthropic {input_schema}, Gemini {parameters | parameters_json_schema} and the Gemini
@@ -92,7 +92,7 @@ func exParseToolDefs(data []byte, maxText int, dst []ToolDefinition) (defs []Too
 	var list []exJToolDef
 	switch exFirstByte(data) {
 	case '[':
-		// Vercel ai.prompt.tools is a list of JSON strings; accept both.
+		// Vercel ai.prompt.tools is a list of JSON strings; accept both, and bare names.
 		var raws []json.RawMessage
 		if json.Unmarshal(data, &raws) != nil {
 			return dst, 1
@@ -100,6 +100,14 @@ func exParseToolDefs(data []byte, maxText int, dst []ToolDefinition) (defs []Too
 		for _, r := range raws {
 			if exFirstByte(r) == '"' {
 				s, _ := exRawString(r)
+				if exFirstByte(exBytes(s)) != '{' {
+					// A bare name (Mastra lists its tools as ["lookup_order", ...]):
+					// the tool is available, its schema unknown.
+					if name := strings.TrimSpace(s); name != "" {
+						list = append(list, exJToolDef{Name: name})
+					}
+					continue
+				}
 				r = exBytes(s)
 			}
 			var d exJToolDef
@@ -200,7 +208,7 @@ func exToolSchema(data []byte) (json.RawMessage, error) {
 	return NormalizeToolSchema(data)
 }
 
-// exIsSchema applies the OpenInference tool.parameters rule (conventions.md §2.3): a JSON
+// exIsSchema applies the OpenInference tool.parameters rule (docs/decisions/conventions.md): a JSON
 // object with "type":"object" and "properties" is a schema; anything else is arguments.
 func exIsSchema(data []byte) bool {
 	if exFirstByte(data) != '{' {

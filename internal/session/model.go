@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package session holds the AgentSession model (seed: reask-multi-agent-evaluation-plan.md,
-// DESIGN.md §3) and its reconstruction from spans in the OTel GenAI, OpenInference,
-// OpenLLMetry and Vercel AI SDK conventions (DESIGN.md §4, reference/conventions.md §5).
+// docs/architecture.md §3) and its reconstruction from spans in the OTel GenAI, OpenInference,
+// OpenLLMetry and Vercel AI SDK conventions (docs/architecture.md §4, docs/decisions/conventions.md).
 //
 // The package knows nothing of the collector: it reads pdata spans (the data model) and
 // produces plain Go values. Times are UTC; durations are float64 milliseconds (`*_ms`).
@@ -15,7 +15,7 @@ import (
 )
 
 // AgentSession is one conversation between a user and a multi-agent system: the set of
-// turns (traces) that share a session key (DESIGN.md §3, §4).
+// turns (traces) that share a session key (docs/architecture.md §3, §4).
 type AgentSession struct {
 	// ID is the session key value (e.g. the gen_ai.conversation.id), or the hex trace id
 	// when no configured key is present on any span of the trace.
@@ -36,7 +36,7 @@ type AgentSession struct {
 	// TotalLatencyMs is the sum of the turns' latencies, in milliseconds.
 	TotalLatencyMs float64 `json:"total_latency_ms"`
 	// Usage sums the token usage of inference (LLM) spans only (never agent spans, which
-	// carry accumulated totals; conventions.md §8.10).
+	// carry accumulated totals; docs/decisions/conventions.md).
 	Usage     Usage     `json:"usage"`
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
@@ -100,14 +100,14 @@ type ToolDefinition struct {
 }
 
 // Turn is one user request and everything the agents did for it: usually one trace
-// (DESIGN.md §4).
+// (docs/architecture.md §4).
 type Turn struct {
 	Index   int    `json:"turn_index"`
 	TraceID string `json:"trace_id"`
 	// RootSpanID is the span the turn's evaluation is parented to: the turn marker or the
 	// highest GenAI span of the trace (hex).
 	RootSpanID string `json:"root_span_id"`
-	// RootRule records which recognition rule chose the root (conventions.md §5.1 Turn).
+	// RootRule records which recognition rule chose the root (docs/decisions/sessions.md §1.5 Turn).
 	RootRule      string    `json:"root_rule"`
 	UserMessage   string    `json:"user_message"`
 	FinalResponse string    `json:"final_response"`
@@ -154,7 +154,7 @@ type AgentInteraction struct {
 // StepKind is the kind of an AgentStep.
 type StepKind string
 
-// Step kinds (DESIGN.md §3).
+// Step kinds (docs/architecture.md §3).
 const (
 	StepLLMCall   StepKind = "llm_call"
 	StepToolCall  StepKind = "tool_call"
@@ -189,7 +189,7 @@ type LLMCall struct {
 }
 
 // ToolCall is a tool call the model requested (from the LLM output) joined with its
-// execution span when there is one (DESIGN.md §4 "Tool calls").
+// execution span when there is one (docs/architecture.md §4 "Tool calls").
 type ToolCall struct {
 	ToolName string `json:"tool_name"`
 	CallID   string `json:"call_id,omitempty"`
@@ -219,7 +219,7 @@ type ToolCall struct {
 	IsHandoff bool `json:"is_handoff,omitempty"`
 }
 
-// Handoff transfers work from one agent to another (conventions.md §5.1 Handoff).
+// Handoff transfers work from one agent to another (docs/decisions/sessions.md §1.5 Handoff).
 type Handoff struct {
 	FromAgent string `json:"from_agent"`
 	ToAgent   string `json:"to_agent"`

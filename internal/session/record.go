@@ -3,12 +3,17 @@
 
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
 
 // SpanClass is what a span is to the AgentSession model.
 type SpanClass uint8
 
-// Span classes, decided by Extractor.Extract (conventions.md §0.2 and §5.1).
+// Span classes, decided by Extractor.Extract (docs/decisions/conventions.md and §5.1).
 const (
 	// ClassOther is any span the model does not use except as a tree node (HTTP, DB,
 	// framework-internal spans such as OpenAI Agents "unknown" task/turn spans).
@@ -67,6 +72,9 @@ type SpanRecord struct {
 	// Error is true for status ERROR, an error.type attribute or gen_ai.tool.status=error.
 	Error     bool   `json:"error,omitempty"`
 	ErrorType string `json:"error_type,omitempty"`
+	// ErrorMessage is the status description of a span with status ERROR, the error as
+	// the application reported it ("payment gateway timeout").
+	ErrorMessage string `json:"error_message,omitempty"`
 
 	Class SpanClass `json:"class"`
 	// ClassRule names the rule that classified the span, e.g.
@@ -144,4 +152,10 @@ type SpanRecord struct {
 	// Problems lists attribute values that could not be read (malformed JSON messages,
 	// wrong types), as "key: reason". The span is still used.
 	Problems []string `json:"problems,omitempty"`
+}
+
+// ClientSide reports whether a tool span records a call handed back to the caller
+// instead of run (Mastra's client_tool_call operation): requested, not executed here.
+func (r *SpanRecord) ClientSide() bool {
+	return r.Class == ClassTool && strings.EqualFold(r.Operation, semconv.MastraOpClientToolCall)
 }

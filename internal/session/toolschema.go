@@ -14,10 +14,10 @@ import (
 // a trace, into a JSON Schema (draft-07) object:
 //   - a JSON Schema (an object with "type", "properties", "$schema", "anyOf"... at the top)
 //     is kept, with Gemini-style upper-case type names ("OBJECT", "STRING") lower-cased
-//     at every level (conventions.md §1.5, §8.8);
+//     at every level (docs/decisions/conventions.md, §8.8);
 //   - a ReAsk flat map {param: "type"} (every value a string) becomes
 //     {"type":"object","properties":{param:{"type":type}},"required":[all keys],
-//     "additionalProperties":false} (DESIGN.md §3); unknown type names become
+//     "additionalProperties":false} (docs/architecture.md §3); unknown type names become
 //     unconstrained properties ({}).
 //
 // v is a decoded JSON value (map[string]any) or raw JSON ([]byte, json.RawMessage,

@@ -7,11 +7,12 @@ import (
 	"cmp"
 	"container/list"
 	"maps"
+	"regexp"
 	"slices"
 	"time"
 )
 
-// Defaults used for zero TrackerConfig fields (DESIGN.md §4, §11).
+// Defaults used for zero TrackerConfig fields (docs/architecture.md §4, §11).
 const (
 	DefaultTurnSettle         = 2 * time.Second
 	DefaultTurnTimeout        = 60 * time.Second
@@ -176,7 +177,7 @@ type TrackerStats struct {
 }
 
 // Tracker groups SpanRecords into traces and sessions and decides when turns close and
-// sessions end (DESIGN.md §4 "Turn", "Session end"). It is deterministic: time is passed
+// sessions end (docs/architecture.md §4 "Turn", "Session end"). It is deterministic: time is passed
 // in, it starts no goroutine, and events come out in a fixed order. It is NOT safe for
 // concurrent use: the caller (the processor) serialises calls with a mutex.
 //
@@ -222,7 +223,23 @@ type trkTrace struct {
 	service   string
 	firstSeen time.Time
 	lastSeen  time.Time
-	elem      *list.Element // in Tracker.lru while pending
+	// start is the earliest span start of the trace (ns since the Unix epoch; 0 when
+	// none is known): turns that arrive together are numbered in start order.
+	start int64
+	elem  *list.Element // in Tracker.lru while pending
+}
+
+// trkTurnOrder orders the traces that close together, so that a session's turn indexes
+// follow the conversation: by arrival, then by the earliest span start (the turns of a
+// recorded session or a replay arrive in one request), then by trace id.
+func trkTurnOrder(x, y *trkTrace) int {
+	if c := x.firstSeen.Compare(y.firstSeen); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.start, y.start); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.id, y.id)
 }
 
 // hasRoot reports whether the turn's root record has arrived: a turn marker (ClassTurn),
@@ -368,8 +385,12 @@ func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Closed) []Closed {
 		t.traces[r.TraceID] = tr
 		tr.elem = t.lru.PushFront(tr)
 	}
-	if tr.sess == nil && r.SessionID != "" {
-		t.attach(tr, r, now)
+	switch {
+	case tr.sess == nil && r.SessionID != "":
+		t.attach(tr, t.foldSubAgent(r.SessionID), r.SessionKey, r.Service, now)
+	case tr.sess != nil && r.SessionID != "" && r.SessionID != tr.sess.id && ParentSessionID(tr.sess.id) == r.SessionID:
+		// The trace joined a sub-agent's id first; the parent's id folds it back.
+		t.rekey(tr, r.SessionID, r.SessionKey, r.Service, now)
 	}
 	t.retain(tr, r, now)
 	if s := tr.sess; s != nil {
@@ -388,6 +409,9 @@ func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
 	parentArrived, parentGenAI, dup := tr.recs.add(r, &t.vocab)
 	t.stats.RetainedSpans++
 	tr.lastSeen = now
+	if st := r.StartUnixNano; st != 0 && (tr.start == 0 || st < tr.start) {
+		tr.start = st
+	}
 	if tr.service == "" {
 		tr.service = r.Service
 	}
@@ -429,11 +453,12 @@ func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
 	}
 }
 
-// attach makes the pending trace join the session named by r (creating it).
-func (t *Tracker) attach(tr *trkTrace, r *SpanRecord, now time.Time) {
-	s := t.sessions[r.SessionID]
+// attach makes the pending trace join the session id (creating it); keySource names the
+// key the id came from and service the record's service.
+func (t *Tracker) attach(tr *trkTrace, id, keySource, service string, now time.Time) {
+	s := t.sessions[id]
 	if s == nil {
-		s = &trkSession{id: r.SessionID, keySource: r.SessionKey, created: now, lastActive: now, open: map[string]*trkTrace{}}
+		s = &trkSession{id: id, keySource: keySource, created: now, lastActive: now, open: map[string]*trkTrace{}}
 		t.sessions[s.id] = s
 		s.elem = t.lru.PushFront(s)
 	}
@@ -444,8 +469,52 @@ func (t *Tracker) attach(tr *trkTrace, r *SpanRecord, now time.Time) {
 	s.spans += tr.recs.n
 	s.endSignal = s.endSignal || tr.endSignal
 	if s.service == "" {
-		s.service = cmp.Or(tr.service, r.Service)
+		s.service = cmp.Or(tr.service, service)
 	}
+}
+
+// subAgentSuffix is the "-<uuid>" some frameworks append to the conversation id for a
+// sub-agent's run (Mastra: <thread>-<uuid> for the sub-agent's memory thread).
+var subAgentSuffix = regexp.MustCompile(`-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// ParentSessionID returns the conversation id that a sub-agent's id of the form
+// <parent>-<uuid> belongs to, or "" when id has no such suffix.
+func ParentSessionID(id string) string {
+	loc := subAgentSuffix.FindStringIndex(id)
+	if loc == nil || loc[0] == 0 {
+		return ""
+	}
+	return id[:loc[0]]
+}
+
+// foldSubAgent returns the open session a sub-agent's id (<parent>-<uuid>) folds into,
+// else id: a sub-agent run under its own conversation id stays in its parent's session
+// (docs/decisions/sessions.md §2.1).
+func (t *Tracker) foldSubAgent(id string) string {
+	if p := ParentSessionID(id); p != "" {
+		if _, open := t.sessions[p]; open {
+			return p
+		}
+	}
+	return id
+}
+
+// rekey moves the open trace tr from the session it joined under a sub-agent's id to its
+// parent's session id. The session it leaves is dropped when nothing else is in it.
+func (t *Tracker) rekey(tr *trkTrace, id, keySource, service string, now time.Time) {
+	old := tr.sess
+	delete(old.open, tr.id)
+	old.spans -= tr.recs.n
+	tr.sess = nil
+	tr.elem = t.lru.PushFront(tr)
+	if len(old.open) == 0 && len(old.turns) == 0 && old.closedTurns == 0 && len(old.closedTraces) == 0 {
+		delete(t.sessions, old.id)
+		if old.elem != nil {
+			t.lru.Remove(old.elem)
+			old.elem = nil
+		}
+	}
+	t.attach(tr, id, keySource, service, now)
 }
 
 // late counts a record of an already closed turn and notes it on the turn.
@@ -650,8 +719,9 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 // endSession closes the session's open turns (as partial) and ends it. A session that
 // has no turn is not reported.
 func (t *Tracker) endSession(s *trkSession, reason EndReason, partial bool, now time.Time, ev []Closed) []Closed {
-	for _, id := range slices.Sorted(maps.Keys(s.open)) {
-		ev = t.closeTrace(s.open[id], reason, now, ev)
+	open := slices.SortedFunc(maps.Values(s.open), trkTurnOrder)
+	for _, tr := range open {
+		ev = t.closeTrace(tr, reason, now, ev)
 	}
 	if !s.byTrace {
 		delete(t.sessions, s.id)
@@ -694,12 +764,7 @@ func (t *Tracker) AdvanceClosing(now time.Time) []Closed {
 			due = append(due, tr)
 		}
 	}
-	slices.SortFunc(due, func(x, y *trkTrace) int {
-		if c := x.firstSeen.Compare(y.firstSeen); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.id, y.id)
-	})
+	slices.SortFunc(due, trkTurnOrder)
 	for _, tr := range due {
 		ev = t.closeTrace(tr, "", now, ev)
 	}

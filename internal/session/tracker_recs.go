@@ -114,6 +114,7 @@ const (
 	tfHandoffMode
 	tfHandoffRule
 	tfProblems
+	tfErrorMessage
 )
 
 // RequestedToolCall flags.
@@ -170,6 +171,7 @@ func (c *trkRecs) add(r *SpanRecord, vocab *trkVocab) (parentArrived, parentGenA
 	set(tfAgentRule, r.AgentRule != "")
 	set(tfError, r.Error)
 	set(tfErrorType, r.ErrorType != "")
+	set(tfErrorMessage, r.ErrorMessage != "")
 	set(tfInput, r.Input != "")
 	set(tfReasoning, r.Reasoning != "")
 	set(tfToolDefs, r.ToolDefs != nil)
@@ -293,6 +295,7 @@ func (c *trkRecs) add(r *SpanRecord, vocab *trkVocab) (parentArrived, parentGenA
 	voc(r.AgentName != "", r.AgentName)
 	voc(r.AgentRule != "", r.AgentRule)
 	str(r.ErrorType != "", r.ErrorType)
+	str(r.ErrorMessage != "", r.ErrorMessage)
 	str(r.Input != "", r.Input)
 	str(r.Reasoning != "", r.Reasoning)
 	if r.ToolDefs != nil {
@@ -722,6 +725,7 @@ func (c *trkRecs) records(traceID string, vocab *trkVocab) []SpanRecord {
 		r.AgentRule = voc(tfAgentRule)
 		r.Error = has(tfError)
 		r.ErrorType = str(tfErrorType)
+		r.ErrorMessage = str(tfErrorMessage)
 		r.Input = str(tfInput)
 		r.Reasoning = str(tfReasoning)
 		if has(tfToolDefs) {

@@ -178,6 +178,37 @@ func TestTrackerTurnOrderAndLateSpan(t *testing.T) {
 	checkAccounting(t, tk)
 }
 
+// TestTrackerTurnsArrivingTogetherFollowTheirStart: the turns of a recorded session (the
+// agentsession receiver, a replay) arrive in one request and close in one sweep; they are
+// numbered in start order whatever their trace ids, on settle and on session end.
+func TestTrackerTurnsArrivingTogetherFollowTheirStart(t *testing.T) {
+	for _, ids := range [][2]string{{"t-a", "t-b"}, {"t-b", "t-a"}} {
+		first, second := ids[0], ids[1]
+		recs := append(trkTurnRecs(second, "s", 5000, "second"), trkTurnRecs(first, "s", 0, "first")...)
+
+		tk := NewTracker(TrackerConfig{})
+		tk.Observe(recs, trkAt(0))
+		ev := tk.Advance(trkAt(2))
+		require.Len(t, ev, 2)
+		s := ev[1].Session
+		assert.Equal(t, []string{"first", "second"}, []string{s.Turns[0].UserMessage, s.Turns[1].UserMessage}, "trace ids %v", ids)
+
+		// Without their roots the turns stay open until the session ends.
+		var children []SpanRecord
+		for _, r := range recs {
+			if r.ParentSpanID != "" {
+				children = append(children, r)
+			}
+		}
+		tk = NewTracker(TrackerConfig{})
+		tk.Observe(children, trkAt(0))
+		ev = tk.CloseAll(EndReasonShutdown)
+		require.Equal(t, []string{"turn_closed:s", "turn_closed:s", "session_ended:s:shutdown:partial"}, kinds(ev))
+		s = ev[2].Session
+		assert.Equal(t, []string{first, second}, []string{s.Turns[0].TraceID, s.Turns[1].TraceID}, "trace ids %v", ids)
+	}
+}
+
 func TestTrackerEndSignal(t *testing.T) {
 	tk := NewTracker(TrackerConfig{})
 	yes := true
@@ -499,4 +530,43 @@ func TestTrackerRetainTurns(t *testing.T) {
 	assert.Equal(t, ends[0].StartedAt, ends[1].StartedAt)
 	assert.Equal(t, ends[0].EndedAt, ends[1].EndedAt)
 	assert.Equal(t, ends[0].Agents, ends[1].Agents)
+}
+
+// A sub-agent run under its own conversation id (<session>-<uuid>, Mastra's sub-agent
+// memory thread) stays in its parent's session, whichever id the trace shows first.
+func TestTrackerFoldsSubAgentSessionIDs(t *testing.T) {
+	const sub = "thread-7-0f8fad5b-d9cb-469f-a165-70867728950e"
+	assert.Equal(t, "thread-7", ParentSessionID(sub))
+	assert.Empty(t, ParentSessionID("thread-7"))
+	assert.Empty(t, ParentSessionID("-0f8fad5b-d9cb-469f-a165-70867728950e"), "no parent before the suffix")
+	assert.Empty(t, ParentSessionID("thread-7-not-a-uuid"))
+
+	t.Run("sub-agent spans first in the trace", func(t *testing.T) {
+		tk := NewTracker(TrackerConfig{})
+		recs := trkTurnRecs("t1", "thread-7", 0, "refund order 123")
+		recs[0].SessionID = sub // the LLM call of the sub-agent, ended first
+		assert.Empty(t, tk.Observe(recs[:1], trkAt(0)))
+		assert.Equal(t, 1, tk.Stats().OpenSessions)
+		assert.Empty(t, tk.Observe(recs[1:], trkAt(0.1)))
+		assert.Equal(t, 1, tk.Stats().OpenSessions, "the sub-agent's session is folded, not kept")
+		ev := tk.Advance(trkAt(3))
+		require.Equal(t, []string{"turn_closed:thread-7"}, kinds(ev))
+		require.Len(t, ev[0].Session.Turns, 1)
+		checkAccounting(t, tk)
+	})
+	t.Run("a sub-agent's own trace joins the open parent session", func(t *testing.T) {
+		tk := NewTracker(TrackerConfig{})
+		assert.Empty(t, tk.Observe(trkTurnRecs("t1", "thread-7", 0, "refund order 123"), trkAt(0)))
+		assert.Empty(t, tk.Observe(trkTurnRecs("t2", sub, 100, "look up order 123"), trkAt(0.1)))
+		assert.Equal(t, 1, tk.Stats().OpenSessions)
+		ev := tk.Advance(trkAt(3))
+		assert.Equal(t, []string{"turn_closed:thread-7", "turn_closed:thread-7"}, kinds(ev))
+		checkAccounting(t, tk)
+	})
+	t.Run("an unrelated session is never folded", func(t *testing.T) {
+		tk := NewTracker(TrackerConfig{})
+		assert.Empty(t, tk.Observe(trkTurnRecs("t1", sub, 0, "hello"), trkAt(0)))
+		ev := tk.Advance(trkAt(3))
+		assert.Equal(t, []string{"turn_closed:" + sub}, kinds(ev), "no parent session is open")
+	})
 }

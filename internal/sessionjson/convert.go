@@ -57,7 +57,7 @@ type Options struct {
 	// WorkflowName is gen_ai.workflow.name on the turn roots; DefaultWorkflowName when empty.
 	WorkflowName string
 	// EndSession writes agent_eval.session.end=true on the last turn's root span, so the
-	// processor closes and evaluates the session at once (DESIGN.md §4 "Session end").
+	// processor closes and evaluates the session at once (docs/architecture.md §4 "Session end").
 	EndSession bool
 	// Now is the clock (time.Now when nil): a session without a usable
 	// session_metadata.timestamp is laid out to end at Now().
@@ -432,7 +432,7 @@ func (c *converter) toolSpan(traceID pcommon.TraceID, parent pcommon.SpanID, age
 var transferTargetKeys = []string{"agent_id", "agent_name", "agent", "to_agent", "target_agent", "coworker"}
 
 // transferTargetPrefixes are handoff tool-name prefixes followed by the target agent
-// (conventions.md §5.1 Handoff (d)).
+// (docs/decisions/sessions.md §1.5 Handoff (d)).
 var transferTargetPrefixes = []string{"transfer_to_", "handoff_to_", "transfer_back_to_"}
 
 // transferTarget returns the session agent a tool call hands over to, or "": an argument

@@ -2,9 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package sessionjson reads recorded agent sessions in ReAsk's AgentSession JSON
-// (reference/peers.md §1.3; seed reask-multi-agent-evaluation-plan.md) and turns them into
+// (the ReAsk evaluation plan's format) and turns them into
 // spans in the OpenTelemetry GenAI conventions, so that a recorded session is evaluated
-// exactly like a live one (DESIGN.md §8).
+// exactly like a live one (docs/architecture.md §8).
 //
 // Accepted bodies, validated against the embedded JSON Schema (schema.json, draft 2020-12):
 //   - a multi-agent session: {session_id?, agents[], session_metadata?, initial_task?,

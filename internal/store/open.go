@@ -44,7 +44,7 @@ func ValidDriver(driver string) bool { return slices.Contains(Drivers(), driver)
 const versionTable = "agenteval_schema_migrations"
 
 // migrationLockID is the PostgreSQL advisory lock that serialises migrations when
-// several collectors share one database (DESIGN.md §10); any constant unique to us.
+// several collectors share one database (docs/architecture.md §10); any constant unique to us.
 const migrationLockID = 0x6167656e7465 // "agente"
 
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
@@ -118,7 +118,7 @@ func (d *dialect) rebind(q string) string {
 	return b.String()
 }
 
-// Open opens (creating if needed) and migrates the store (DESIGN.md §7).
+// Open opens (creating if needed) and migrates the store (docs/architecture.md §7).
 //
 // driver is "sqlite" (dsn = a file path, e.g. "./data/agenteval.db"; the parent
 // directory is created; WAL mode) or "postgres" (dsn = a pgx DSN or URL; the database

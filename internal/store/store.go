@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package store is the result store (DESIGN.md §7): session analyses, per-agent scores,
+// Package store is the result store (docs/architecture.md §7): session analyses, per-agent scores,
 // turn results, tool issues and recommendations in SQLite (embedded, pure Go) or
 // PostgreSQL (pgx), with versioned migrations.
 package store // import "github.com/agenteval/agenteval-collector/internal/store"
@@ -17,7 +17,7 @@ import (
 // ErrNotFound is returned by GetAnalysis for an unknown session id.
 var ErrNotFound = errors.New("session not found")
 
-// SessionSummary is one row of the session list (DESIGN.md §11 GET /api/v1/agent_sessions).
+// SessionSummary is one row of the session list (docs/architecture.md §11 GET /api/v1/agent_sessions).
 type SessionSummary struct {
 	SessionID      string    `json:"session_id"`
 	StartedAt      time.Time `json:"started_at"`

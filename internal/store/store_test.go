@@ -118,7 +118,7 @@ func sampleAnalysis(id string, ended time.Time, overall *float64, agents ...stri
 			ToolCalls:         3,
 			MeanLatencyMs:     412.5,
 			Issues:            []string{"PARAMETER_HALLUCINATION"},
-			Recommendations:   []string{},
+			Recommendations:   []evaluation.Recommendation{},
 			Explanations:      map[string]string{"reasoning": "no reasoning content"},
 		}
 	}
@@ -538,7 +538,7 @@ func sortedCopy(s []string) []string {
 	return out
 }
 
-// TestSafeMoltConstraints exercises the seed's rules that the schema enforces: one
+// TestSafeMoltConstraints exercises SafeMolt's rules that the schema enforces: one
 // session per registration, only participants post, ordered unique sequence, one
 // result per registration, cascade from session to transcript.
 func TestSafeMoltConstraints(t *testing.T) {

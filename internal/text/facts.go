@@ -108,7 +108,7 @@ func (e *extractor) add(pos int, kind, value string) {
 	}
 }
 
-// SalientFacts extracts the salient facts of s (DESIGN.md §5.2 handoff_score): ids, numbers, amounts, dates, emails, URLs,
+// SalientFacts extracts the salient facts of s (docs/scoring.md §4 handoff_score): ids, numbers, amounts, dates, emails, URLs,
 // quoted strings, proper names (capitalised words not at sentence start, not stop words). Deduplicated, in order of appearance.
 //
 // s is capped at MaxInputBytes. The exact recognition rules are in docs/decisions/text.md §5; in short:

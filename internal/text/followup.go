@@ -30,7 +30,7 @@ var contrastNegations = map[string]bool{
 const maxContrastTokens = 3
 
 // Contradiction reports whether followUp contradicts answer without a cue word
-// (DESIGN.md §5.3 RDM): a contrast "X, not Y" / "X, pas Y" / "X, no Y" / "X, nicht Y"
+// (docs/scoring.md §5 RDM): a contrast "X, not Y" / "X, pas Y" / "X, no Y" / "X, nicht Y"
 // where the negated part Y is something the answer said ("Lisbon, not Madrid!" after
 // "The capital is Madrid"), or where X restates the user's request and the answer
 // lacks it ("Au bureau, pas à la maison !" after a request for the office and an

@@ -50,7 +50,7 @@ func (sc *scanner) keysInto(dst []key) []key {
 	return slices.CompactFunc(dst, func(a, b key) bool { return a.h == b.h })
 }
 
-// Similarity is a lexical similarity of two user messages in [0,1] (CCM, DESIGN.md §5.3): 1 for the same request reworded,
+// Similarity is a lexical similarity of two user messages in [0,1] (CCM, docs/scoring.md §5): 1 for the same request reworded,
 // ~0 for unrelated requests. Handles stop words (several languages at least en/fr/es/de), inflections (stemming), numbers and ids
 // (an id/number present in both weighs more; different ids in otherwise identical messages lower the score markedly),
 // case, punctuation and Unicode (accents folded). Both empty -> 0 (nothing to compare).

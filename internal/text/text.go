@@ -2,6 +2,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package text holds the deterministic text-analysis primitives the evaluators use
-// (DESIGN.md §5): CCM similarity, RDM correction detection, salient-fact coverage,
+// (docs/scoring.md): CCM similarity, RDM correction detection, salient-fact coverage,
 // ungrounded specifics, refusal/uncertainty cues and name mentions.
 package text // import "github.com/agenteval/agenteval-collector/internal/text"

@@ -146,7 +146,7 @@ func TestBrowserLiveView(t *testing.T) {
 	))
 	turnRow, err := chromedp.Run(ctx, chromedp.Text(`#live-events tr[data-kind="turn"]`))
 	require.NoError(t, err)
-	assert.Contains(t, turnRow, "turn 2 (final verdict)")
+	assert.Contains(t, turnRow, "turn 3 (final verdict)", "turn_index 2 is shown as turn 3")
 	assert.Contains(t, turnRow, "refund-12345")
 	assert.Contains(t, turnRow, "✗ bad: hallucination")
 	sessionRow, err := chromedp.Run(ctx, chromedp.Text(`#live-events tr[data-kind="session"]`))

@@ -112,6 +112,8 @@ func funcs() template.FuncMap {
 		"agentURL":      agentURL,
 		"apiSessionURL": apiSessionURL,
 		"yesNo":         yesNo,
+		// turnNo is the turn number shown to people: turn_index 0 is "Turn 1".
+		"turnNo": func(i int) int { return i + 1 },
 		"duration": func(a, b time.Time) string {
 			if a.IsZero() || b.IsZero() {
 				return "–"

@@ -267,11 +267,11 @@ func TestSessionPage(t *testing.T) {
 		// Tool issue with its parameter.
 		"PARAMETER_HALLUCINATION MEDIUM priority yes",
 		// Turn verdicts and the transcript.
-		"Turn 0", "✓ good", "confidence 0.80",
+		"Turn 1", "✓ good", "confidence 0.80",
 		"the follow-up neither corrects nor re-asks, and nothing is ungrounded",
 		"Please process a refund for order #12345, amount $49.99.",
 		"Refund R-778 of $49.99 for order #12345 has been issued.",
-		"Turn 2", "✗ bad: hallucination",
+		"Turn 3", "✗ bad: hallucination",
 		"planner → executor",
 		"Agents in this turn: planner 1.00 good · executor",
 		"called send_email : invalid; PARAMETER_HALLUCINATION priority",

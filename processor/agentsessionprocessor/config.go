@@ -17,7 +17,7 @@ import (
 )
 
 // EmitToolCalls selects which tool calls get their own `evaluate tool_call` span
-// (DESIGN.md §6). A call without its own span is counted in its interaction's span.
+// (docs/architecture.md §6). A call without its own span is counted in its interaction's span.
 type EmitToolCalls string
 
 // Values of emit.tool_calls.
@@ -35,14 +35,16 @@ const (
 // the configured ones, so a longer list would lose its tail silently.
 const maxSessionKeys = 253
 
-// Config is the configuration of the agentsession processor (DESIGN.md §11).
+// Config is the configuration of the agentsession processor (docs/architecture.md §11).
 type Config struct {
 	// SessionKeys are the attribute keys, in priority order, whose value names the
 	// session; each is looked up on the span, then on its resource. When none is present
 	// on any span of a trace, the trace id is the session id.
 	// Default: gen_ai.conversation.id, session.id,
 	// traceloop.association.properties.session_id, langfuse.session.id,
-	// ai.telemetry.metadata.sessionId, gcp.vertex.agent.session_id.
+	// ai.telemetry.metadata.sessionId, gcp.vertex.agent.session_id,
+	// ai.settings.context.sessionId, mastra.metadata.sessionId, conversation.id
+	// (docs/conventions.md says which framework writes which).
 	SessionKeys []string `mapstructure:"session_keys"`
 	// TurnSettle is how long a turn stays open after its root span arrived with no new
 	// span of the trace. Default 2s.
@@ -107,7 +109,7 @@ type ContinuationConfig struct {
 	DSN configopaque.String `mapstructure:"dsn"`
 }
 
-// EmitConfig selects the evaluation spans emitted (DESIGN.md §6).
+// EmitConfig selects the evaluation spans emitted (docs/architecture.md §6).
 type EmitConfig struct {
 	// ToolCalls is issues (default), all or none.
 	ToolCalls EmitToolCalls `mapstructure:"tool_calls"`

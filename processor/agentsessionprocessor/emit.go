@@ -43,7 +43,7 @@ const (
 	evalNameTaskCompletion  = "task_completion"
 )
 
-// emitter builds evaluation spans (DESIGN.md §6): one span per evaluated entity, named
+// emitter builds evaluation spans (docs/architecture.md §6): one span per evaluated entity, named
 // "evaluate {kind}", in the evaluated span's trace and parented to it, carrying one
 // gen_ai.evaluation.result event per metric and agent_eval.* attributes for filtering.
 type emitter struct {

@@ -379,7 +379,7 @@ type messageRequest struct {
 	Content *string `json:"content"`
 }
 
-// messageResponse is the seed's answer to a posted message.
+// messageResponse is SafeMolt's answer to a posted message.
 type messageResponse struct {
 	ID            string       `json:"id"`
 	SenderAgentID string       `json:"sender_agent_id"`

@@ -243,7 +243,7 @@ func attrStr(sp ptrace.Span, k string) string {
 	return v.AsString()
 }
 
-// TestChannelProctoredFlow walks the seed's proctored evaluation: register, start,
+// TestChannelProctoredFlow walks SafeMolt's proctored evaluation: register, start,
 // pending list, claim, conversation, session, submit, transcript; and checks the spans.
 func TestChannelProctoredFlow(t *testing.T) {
 	runBackends(t, func(t *testing.T, sc StoreConfig) {

@@ -127,7 +127,7 @@ func TestLoadConfig(t *testing.T) {
 func TestDefaultConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	require.NoError(t, confmap.Validate(cfg))
-	assert.Equal(t, "localhost:8891", cfg.NetAddr.Endpoint, "loopback only by default (DESIGN.md §11)")
+	assert.Equal(t, "localhost:8891", cfg.NetAddr.Endpoint, "loopback only by default (docs/architecture.md §11)")
 	assert.Equal(t, int64(10<<20), cfg.MaxRequestBodySize)
 	assert.True(t, cfg.EndSession)
 	assert.Equal(t, "agentsession", cfg.ServiceName)

@@ -7,6 +7,6 @@
 // sessions as ReAsk AgentSession JSON (the multi-agent session, single-agent trace, dataset
 // and analysis-request forms), validates them against a JSON Schema and passes them on as
 // OTel GenAI spans, one trace per turn, so that recorded sessions are evaluated like live
-// ones (DESIGN.md §8). The conversion lives in internal/sessionjson; this package is the
+// ones (docs/architecture.md §8). The conversion lives in internal/sessionjson; this package is the
 // collector adapter (HTTP server via confighttp, obsreport, status codes).
 package agentsessionreceiver // import "github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver"

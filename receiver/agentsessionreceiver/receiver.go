@@ -30,7 +30,7 @@ import (
 )
 
 const (
-	// SessionsPath is the URL path of the AgentSession JSON endpoint (DESIGN.md §8).
+	// SessionsPath is the URL path of the AgentSession JSON endpoint (docs/architecture.md §8).
 	SessionsPath = "/v1/agent_sessions"
 	// transport and format label the receiver's obsreport telemetry.
 	transport = "http"

@@ -57,7 +57,7 @@
     row.dataset.kind = "turn";
     row.dataset.session = t.session_id;
     cell(row, now(), "when");
-    cell(row, "turn " + t.turn_index + (t.final ? " (final verdict)" : " (closed)"));
+    cell(row, "turn " + (t.turn_index + 1) + (t.final ? " (final verdict)" : " (closed)"));
     cell(row, sessionLink(t.session_id, "#turn-" + t.turn_index));
     cell(row, (t.is_bad ? "✗ bad: " + t.detection_type : "✓ good") + ", confidence " + t.confidence.toFixed(2), "verdict");
     cell(row, (t.user_message ? "“" + t.user_message + "” · " : "") + (t.reason || ""));

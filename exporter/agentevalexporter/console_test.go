@@ -1,0 +1,174 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentevalexporter
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+func TestTurnConsoleLine(t *testing.T) {
+	manyIssues := turn1(true)
+	tc := &manyIssues.Interactions[0].ToolCalls[0]
+	for _, p := range []string{"a", "b", "c", "d", "e"} {
+		tc.Issues = append(tc.Issues, evaluation.ToolIssue{
+			ToolName: "refund_order", Issue: evaluation.IssueParameterHallucination, Parameter: p,
+		})
+	}
+	hostile := turn1(true)
+	hostile.SessionID = "evil\nsession id=1 " + strings.Repeat("x", 200)
+	hostile.IsBad, hostile.DetectionType, hostile.Confidence = true, "hallucination", 0.456
+	hostile.Interactions[0].ToolCalls[0].Issues = []evaluation.ToolIssue{{
+		ToolName: "tool(with),parens\x00" + strings.Repeat("é", 100), Issue: evaluation.IssueInvalidParamValue,
+		Parameter: strings.Repeat("p", 100),
+	}}
+	revised := turn0(true)
+	revised.Revised = true
+	revised.Partial = true
+
+	tests := []struct {
+		name string
+		tr   evaluation.TurnResult
+		want string
+	}{
+		{
+			name: "bad turn with a tool issue and a call not evaluable (final verdict)",
+			tr:   turn0(true),
+			want: "evaluate turn session=sess-checkout turn=1 verdict=rdm confidence=0.90 issues=PARAMETER_HALLUCINATION(refund_order.reason) not_evaluable=1",
+		},
+		{
+			name: "provisional result when the turn closes",
+			tr:   turn0(false),
+			want: "evaluate turn session=sess-checkout turn=1 verdict=ok confidence=0.00 final=false issues=PARAMETER_HALLUCINATION(refund_order.reason) not_evaluable=1",
+		},
+		{
+			name: "good turn",
+			tr:   turn1(true),
+			want: "evaluate turn session=sess-checkout turn=2 verdict=ok confidence=0.00",
+		},
+		{
+			name: "revised verdict of a partial session",
+			tr:   revised,
+			want: "evaluate turn session=sess-checkout turn=1 verdict=rdm confidence=0.90 revised=true partial=true issues=PARAMETER_HALLUCINATION(refund_order.reason) not_evaluable=1",
+		},
+		{
+			name: "three issues named, the rest counted",
+			tr:   manyIssues,
+			want: "evaluate turn session=sess-checkout turn=2 verdict=ok confidence=0.00 issues=PARAMETER_HALLUCINATION(refund_order.a),PARAMETER_HALLUCINATION(refund_order.b),PARAMETER_HALLUCINATION(refund_order.c),+2",
+		},
+		{
+			name: "hostile ids are cut and cannot break the line",
+			tr:   hostile,
+			want: "evaluate turn session=evil_session_id_1_" + strings.Repeat("x", 64-18) + "… turn=2 verdict=hallucination confidence=0.46 " +
+				"issues=INVALID_PARAM_VALUE(tool_with__parens_" + strings.Repeat("é", 14) + "….pppppppppppppppppppppppppppppppp…)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := turnConsoleLine(&tt.tr)
+			assert.Equal(t, tt.want, got)
+			assertConsoleLine(t, got)
+		})
+	}
+}
+
+func TestSessionConsoleLine(t *testing.T) {
+	unknown := analysisSupport()
+	unknown.OverallScore, unknown.TaskCompletion = nil, nil
+	checkout := analysisCheckout()
+	checkout.AnalysisRevision = 2
+
+	tests := []struct {
+		name string
+		a    evaluation.Analysis
+		want string
+	}{
+		{
+			name: "scored session, second revision",
+			a:    checkout,
+			want: "evaluate agent_session session=sess-checkout revision=2 overall=0.82 task_completion=true partial=false turns=2 bad_turns=1 tool_issues=1",
+		},
+		{
+			name: "partial failed session",
+			a:    analysisSupport(),
+			want: "evaluate agent_session session=sess-support revision=0 overall=0.40 task_completion=false partial=true turns=1 bad_turns=0 tool_issues=0",
+		},
+		{
+			name: "scores not computable",
+			a:    unknown,
+			want: "evaluate agent_session session=sess-support revision=0 overall=n/a task_completion=unknown partial=true turns=1 bad_turns=0 tool_issues=0",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := sessionConsoleLine(&tt.a)
+			assert.Equal(t, tt.want, got)
+			assertConsoleLine(t, got)
+		})
+	}
+}
+
+func TestConsoleLineCap(t *testing.T) {
+	long := "evaluate " + strings.Repeat("é", 400)
+	got := capLine(long)
+	assert.LessOrEqual(t, len(got), consoleMaxLineBytes)
+	assert.True(t, utf8.ValidString(got))
+	assert.True(t, strings.HasSuffix(got, "…"))
+	assert.Equal(t, "short", capLine("short"))
+	assert.Equal(t, "-", consoleToken("", 8))
+	assert.Equal(t, "\uFFFD", consoleToken("\xff", 8))
+}
+
+func assertConsoleLine(t *testing.T, line string) {
+	t.Helper()
+	assert.LessOrEqual(t, len(line), consoleMaxLineBytes)
+	assert.True(t, utf8.ValidString(line))
+	assert.NotContains(t, line, "\n")
+}
+
+// TestConsoleSummaryLogs checks that console: summary logs exactly one info line per
+// turn result and per stored analysis, and console: none nothing.
+func TestConsoleSummaryLogs(t *testing.T) {
+	for _, mode := range []ConsoleMode{ConsoleSummary, ConsoleNone} {
+		t.Run(string(mode), func(t *testing.T) {
+			core, logs := observer.New(zapcore.InfoLevel)
+			cfg := testConfig()
+			cfg.Console = mode
+			x := newTestExporter(t, cfg, func(e *agentEvalExporter) { e.logger = zap.New(core) })
+			logs.TakeAll() // start-up lines
+
+			require.NoError(t, x.consume(newSpanBuilder(t).appSpan().turn(turn0(false)).toolCall().appSpan().traces()))
+			require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(true)).turn(turn1(false)).traces()))
+			require.NoError(t, x.consume(newSpanBuilder(t).turn(turn1(true)).session(analysisCheckout()).session(analysisSupport()).traces()))
+
+			evaluateLines := logs.FilterMessageSnippet("evaluate ").All()
+			if mode == ConsoleNone {
+				assert.Empty(t, evaluateLines)
+				return
+			}
+			var msgs []string
+			for _, e := range evaluateLines {
+				assert.Equal(t, zapcore.InfoLevel, e.Level)
+				msgs = append(msgs, e.Message)
+			}
+			assert.Equal(t, []string{
+				"evaluate turn session=sess-checkout turn=1 verdict=ok confidence=0.00 final=false issues=PARAMETER_HALLUCINATION(refund_order.reason) not_evaluable=1",
+				"evaluate turn session=sess-checkout turn=1 verdict=rdm confidence=0.90 issues=PARAMETER_HALLUCINATION(refund_order.reason) not_evaluable=1",
+				"evaluate turn session=sess-checkout turn=2 verdict=ok confidence=0.00 final=false",
+				"evaluate turn session=sess-checkout turn=2 verdict=ok confidence=0.00",
+				"evaluate agent_session session=sess-checkout revision=0 overall=0.82 task_completion=true partial=false turns=2 bad_turns=1 tool_issues=1",
+				"evaluate agent_session session=sess-support revision=0 overall=0.40 task_completion=false partial=true turns=1 bad_turns=0 tool_issues=0",
+			}, msgs)
+		})
+	}
+}

@@ -1,0 +1,101 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"math"
+	"strconv"
+)
+
+// Scores, confidences, impacts and latencies leave the evaluators rounded to 4 decimals
+// (docs/scoring.md "Rounding"): 0.8333 rather than 0.8333333333333334 in the JSON, the
+// evaluation spans and the metrics. The results are rounded once, where they are
+// finalised: a turn result when its record is made (EvaluateClosedTurn, FollowUp,
+// FinishLast, EvaluateTurn), the analysis when it is aggregated. Session scores are
+// computed from the rounded turn results, so a session score is the mean of the values
+// shown. The explanations already print numbers with 4 decimals (num).
+
+// round4 rounds v to 4 decimals: the decimal rounding of v's exact binary value, the
+// number num prints (0.8687499999999999 is 0.8687 in both; math.Round(v*1e4) would
+// give 0.8688, because v*1e4 rounds to 8687.5).
+func round4(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	var buf [32]byte
+	r, err := strconv.ParseFloat(string(strconv.AppendFloat(buf[:0], v, 'f', 4, 64)), 64)
+	if err != nil {
+		return v
+	}
+	return r
+}
+
+// round4In rounds *v in place, writing only when the value changes: results already
+// rounded (a turn result shared by a record and an analysis) are never written again.
+func round4In(v *float64) {
+	if r := round4(*v); r != *v {
+		*v = r
+	}
+}
+
+// round4Ptr rounds the score *p points to, replacing the pointer (a score pointer may be
+// shared) only when the value changes. nil stays nil.
+func round4Ptr(p **float64) {
+	if *p == nil {
+		return
+	}
+	if r := round4(**p); r != **p {
+		*p = &r
+	}
+}
+
+// roundScores rounds the turn result's confidence, intent drift, latency and, in each
+// interaction, its scores, latency and tool-call scores and latencies.
+func (tr *TurnResult) roundScores() {
+	round4In(&tr.Confidence)
+	round4Ptr(&tr.IntentDrift)
+	round4In(&tr.LatencyMs)
+	for i := range tr.Interactions {
+		ir := &tr.Interactions[i]
+		for _, p := range []**float64{&ir.Score, &ir.ToolUse, &ir.Reasoning, &ir.Handoff, &ir.ResponseQuality} {
+			round4Ptr(p)
+		}
+		round4In(&ir.LatencyMs)
+		for j := range ir.ToolCalls {
+			tc := &ir.ToolCalls[j]
+			round4Ptr(&tc.Score)
+			round4Ptr(&tc.LatencyMs)
+		}
+	}
+}
+
+// roundScores rounds every number of the analysis but counts: session scores and their
+// components, per-agent scores, recommendation impacts, latencies and the turn results.
+func (a *Analysis) roundScores() {
+	for _, p := range []**float64{
+		&a.OverallScore, &a.CoordinationScore, &a.IntentDriftScore, &a.ToolUseScore, &a.ReasoningScore,
+		&a.Conversation.Score,
+		&a.Coordination.NoDuplicateWork, &a.Coordination.ContextPreserved, &a.Coordination.RoleAdherence,
+		&a.Coordination.NoPingPong, &a.Coordination.DependencyCompliance,
+	} {
+		round4Ptr(p)
+	}
+	for id, as := range a.PerAgentScores {
+		for _, p := range []**float64{&as.Overall, &as.ToolUse, &as.Reasoning, &as.Handoff, &as.ResponseQuality} {
+			round4Ptr(p)
+		}
+		round4In(&as.MeanLatencyMs)
+		a.PerAgentScores[id] = as
+	}
+	for i := range a.Recommendations {
+		round4In(&a.Recommendations[i].Impact)
+	}
+	l := &a.Latency
+	for _, v := range []*float64{&l.TotalMs, &l.MeanTurnMs, &l.MaxTurnMs, &l.MeanToolCallMs, &l.MaxToolCallMs, &l.MeanInteractionMs} {
+		round4In(v)
+	}
+	for i := range a.TurnResults {
+		a.TurnResults[i].roundScores()
+	}
+}

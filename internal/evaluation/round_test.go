@@ -1,0 +1,82 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAnalysisNumbersHaveFourDecimals walks the JSON of every golden analysis: each
+// number has at most 4 decimals, except token usage and cost (counts and currency,
+// not scores).
+func TestAnalysisNumbersHaveFourDecimals(t *testing.T) {
+	e := newEval(t)
+	for name, build := range goldenSessions {
+		t.Run(name, func(t *testing.T) {
+			b, err := json.Marshal(e.AnalyzeSession(build()))
+			require.NoError(t, err)
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.UseNumber()
+			var v any
+			require.NoError(t, dec.Decode(&v))
+			checked := 0
+			walkNumbers(v, "", func(path string, n json.Number) {
+				if strings.Contains(path, ".usage.") {
+					return
+				}
+				checked++
+				s := n.String()
+				if i := strings.IndexByte(s, '.'); i >= 0 {
+					assert.LessOrEqual(t, len(s)-i-1, 4, "%s = %s", path, s)
+				}
+				assert.NotContains(t, s, "e", "%s = %s", path, s)
+			})
+			assert.Positive(t, checked)
+		})
+	}
+}
+
+func walkNumbers(v any, path string, f func(string, json.Number)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			walkNumbers(c, path+"."+k, f)
+		}
+	case []any:
+		for i, c := range x {
+			walkNumbers(c, path+"["+strconv.Itoa(i)+"]", f)
+		}
+	case json.Number:
+		f(path, x)
+	}
+}
+
+func TestRound4(t *testing.T) {
+	for _, tt := range []struct{ in, want float64 }{
+		{2.0 / 3, 0.6667},
+		{0.8687499999999999, 0.8687}, // as num prints it in the explanations
+		{1700.0 / 3, 566.6667},
+		{0.00005, 0.0001},
+		{1, 1},
+		{0, 0},
+	} {
+		assert.Equal(t, tt.want, round4(tt.in), "round4(%v)", tt.in)
+	}
+	// A shared, already rounded score is not written again (no data race on results
+	// shared by a turn record and an analysis).
+	s := 0.5
+	p := &s
+	round4Ptr(&p)
+	assert.Same(t, &s, p)
+	q := ptr(2.0 / 3)
+	round4Ptr(&q)
+	assert.Equal(t, 0.6667, *q)
+}
