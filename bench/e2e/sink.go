@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/encoding/gzip" // the collector's OTLP exporter compresses with gzip by default
 
+	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
@@ -137,24 +138,17 @@ func (s *sink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceot
 	s.requests.Add(1)
 	s.bytes.Add(int64((&ptrace.ProtoMarshaler{}).TracesSize(req.Traces())))
 	var plain int64
-	rss := req.Traces().ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				sp := spans.At(k)
-				if !strings.HasPrefix(sp.Name(), semconv.EvalSpanPrefix) {
-					plain++
-					continue
-				}
-				kind := strings.TrimPrefix(sp.Name(), semconv.EvalSpanPrefix)
-				if v, ok := sp.Attributes().Get(semconv.AgentEvalKind); ok {
-					kind = v.AsString()
-				}
-				s.observeEval(kind, sp.TraceID(), now)
-			}
+	for ref := range pdatautil.Spans(req.Traces()) {
+		sp := ref.Span
+		if !strings.HasPrefix(sp.Name(), semconv.EvalSpanPrefix) {
+			plain++
+			continue
 		}
+		kind := strings.TrimPrefix(sp.Name(), semconv.EvalSpanPrefix)
+		if v, ok := sp.Attributes().Get(semconv.AgentEvalKind); ok {
+			kind = v.AsString()
+		}
+		s.observeEval(kind, sp.TraceID(), now)
 	}
 	s.spans.Add(plain)
 	return ptraceotlp.NewExportResponse(), nil

@@ -74,7 +74,10 @@ func TestSampleProc(t *testing.T) {
 	}
 	assert.Greater(t, after.CPU, before.CPU)
 	assert.Greater(t, after.PeakRSS, uint64(1<<20), "VmHWM in bytes")
-	assert.GreaterOrEqual(t, after.PeakRSS, before.PeakRSS, "a high-water mark never falls")
+	// VmHWM is the larger of the recorded high-water mark and the current RSS, which the
+	// kernel reads from approximate per-CPU counters: two reads may differ by a few hundred
+	// kilobytes downwards. Allow 1 MiB.
+	assert.GreaterOrEqual(t, after.PeakRSS+1<<20, before.PeakRSS, "a high-water mark never falls (beyond counter slack)")
 
 	_, err = sampleProc(1 << 30) // no such process
 	assert.Error(t, err)

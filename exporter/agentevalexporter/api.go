@@ -18,12 +18,6 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
-// Query API limits (docs/architecture.md §11).
-const (
-	defaultAPILimit = 100
-	maxAPILimit     = 1000
-)
-
 // queryAPI serves the result store over HTTP (docs/architecture.md §7, §11). Every response body is
 // JSON; errors are {"error": "..."} with status 400 (bad parameter, named in the message),
 // 404 (unknown session) or 500 (store failure, details logged, not returned).
@@ -203,11 +197,11 @@ func checkParams(q url.Values, allowed ...string) error {
 
 func parseLimit(q url.Values) (int, error) {
 	if !q.Has("limit") {
-		return defaultAPILimit, nil
+		return store.DefaultLimit, nil
 	}
 	n, err := strconv.Atoi(q.Get("limit"))
-	if err != nil || n < 1 || n > maxAPILimit {
-		return 0, &paramError{"limit", fmt.Sprintf("must be an integer between 1 and %d", maxAPILimit)}
+	if err != nil || n < 1 || n > store.MaxLimit {
+		return 0, &paramError{"limit", fmt.Sprintf("must be an integer between 1 and %d", store.MaxLimit)}
 	}
 	return n, nil
 }

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
+	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
 // StoreDriver names a result store backend (internal/store.Open's driver argument).
@@ -27,13 +28,11 @@ type StoreDriver string
 // Store drivers.
 const (
 	// StoreDriverSQLite is the embedded pure-Go SQLite store; the DSN is a database file path.
-	StoreDriverSQLite StoreDriver = "sqlite"
+	StoreDriverSQLite StoreDriver = store.DriverSQLite
 	// StoreDriverPostgres is PostgreSQL through pgx; the DSN is a postgres:// URL or a
 	// key=value connection string.
-	StoreDriverPostgres StoreDriver = "postgres"
+	StoreDriverPostgres StoreDriver = store.DriverPostgres
 )
-
-var validStoreDrivers = []StoreDriver{StoreDriverSQLite, StoreDriverPostgres}
 
 // Config is the configuration of the agenteval exporter (docs/architecture.md §7, §11).
 type Config struct {
@@ -111,8 +110,8 @@ var _ confmap.Validator = (*Config)(nil)
 // validated by the collector through their own Validate methods.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if !isValidDriver(cfg.Store.Driver) {
-		errs = append(errs, fmt.Errorf("store.driver: invalid value %q, valid values are %q", cfg.Store.Driver, validStoreDrivers))
+	if !store.ValidDriver(string(cfg.Store.Driver)) {
+		errs = append(errs, fmt.Errorf("store.driver: invalid value %q, valid values are %q", cfg.Store.Driver, store.Drivers()))
 	}
 	if cfg.Store.DSN == "" {
 		errs = append(errs, errors.New("store.dsn: must not be empty"))
@@ -142,15 +141,6 @@ func (cfg *Config) Validate() error {
 	}
 	errs = append(errs, cfg.UI.validate()...)
 	return errors.Join(errs...)
-}
-
-func isValidDriver(d StoreDriver) bool {
-	for _, v := range validStoreDrivers {
-		if d == v {
-			return true
-		}
-	}
-	return false
 }
 
 // sameFixedEndpoint reports whether a and b are the same host:port with a fixed port

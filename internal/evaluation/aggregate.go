@@ -5,6 +5,7 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -40,7 +41,7 @@ func (e *Evaluator) AnalyzeSessionWithReferences(s *session.AgentSession, refs *
 		}
 	}
 	meta := SessionMeta{
-		ID: s.ID, Service: s.Service, Partial: s.Partial, EndReason: s.EndReason,
+		ID: s.ID, Service: s.Service, Partial: s.Partial, EndReason: string(s.EndReason),
 		Outcome: s.Outcome, StartedAt: s.StartedAt, EndedAt: s.EndedAt, Usage: &s.Usage,
 		TotalLatencyMs: s.TotalLatencyMs, References: refs,
 	}
@@ -172,10 +173,10 @@ func taskCompletion(outcome *bool, recs []TurnRecord) (*bool, string) {
 			}
 		}
 	}
-	if last.Summary.Status == "error" {
+	if last.Summary.Status == session.StatusError {
 		fails = append(fails, "the turn ended with error status")
 	}
-	if fr := last.FinalResponder; fr >= 0 && fr < len(tr.Interactions) && tr.Interactions[fr].Status == "error" {
+	if fr := last.FinalResponder; fr >= 0 && fr < len(tr.Interactions) && tr.Interactions[fr].Status == session.StatusError {
 		fails = append(fails, "the final responder "+tr.Interactions[fr].AgentID+" ended with error status")
 	}
 	if len(fails) > 0 {
@@ -332,7 +333,7 @@ func (e *Evaluator) coordination(a *Analysis, recs []TurnRecord) {
 				continue
 			}
 			for _, tc := range ir.ToolCalls {
-				if contains(tc.NotEvaluable, ReasonToolsUnknown) {
+				if slices.Contains(tc.NotEvaluable, ReasonToolsUnknown) {
 					continue
 				}
 				checked++

@@ -7,13 +7,9 @@
 // recommendations. Every function is a pure function of the session model and Config;
 // docs/scoring.md states each formula and docs/decisions/evaluation.md the choices.
 //
-// The processor builds one Evaluator with New(Config) and calls, as spans arrive,
-// ValidateToolCall (or ValidateToolCallInSession) per tool call, EvaluateInteraction per
-// agent span, EvaluateTurn per closed turn (final once the next user message is known or
-// the session ended) and AnalyzeSession when the session ends. The results are the types
-// of result.go (the shared contract).
+// The processor builds one Evaluator with New(Config), calls EvaluateClosedTurn as each turn
+// closes, FollowUp once the next user message is known (or FinishLast when the session
+// ends without one) and Aggregate over the turn records when the session ends.
+// AnalyzeSession does the same for a whole assembled session at once (the golden and
+// end-to-end tests compare both paths). The results are the types of result.go (the shared contract).
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
-
-import "sort"
-
-func sortStrings(s []string) { sort.Strings(s) }

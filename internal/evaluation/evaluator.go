@@ -116,23 +116,6 @@ func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
 	return c
 }
 
-// EvaluateInteraction scores interaction interactionIndex of turn turnIndex (docs/architecture.md
-// §5.2): its tool calls, tool_use, reasoning, handoff and response_quality and the
-// weighted interaction score. The turn's detection is computed with the information
-// at hand (final when the next turn exists) so that the final responder of a bad turn
-// gets response_quality 0. Out-of-range indexes return a result whose explanation says
-// so and whose scores are nil.
-func (e *Evaluator) EvaluateInteraction(s *session.AgentSession, turnIndex, interactionIndex int) InteractionResult {
-	if s == nil || turnIndex < 0 || turnIndex >= len(s.Turns) ||
-		interactionIndex < 0 || interactionIndex >= len(s.Turns[turnIndex].Interactions) {
-		return InteractionResult{ToolCalls: []ToolCallResult{}, Explanations: map[string]string{"score": "null: no such interaction"}}
-	}
-	c := e.newCtx(s)
-	tr := c.turn(turnIndex, turnIndex+1 < len(s.Turns))
-	tr.roundScores()
-	return tr.Interactions[interactionIndex]
-}
-
 // EvaluateTurn evaluates turn turnIndex (docs/scoring.md §4, §5.3). final is true when the
 // turn's follow-up is known: the next turn exists (CCM and RDM are then checked) or the
 // session has ended (the last turn is judged without follow-up: hallucination only).

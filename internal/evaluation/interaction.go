@@ -380,7 +380,7 @@ func (c *evalCtx) facts(texts []string) []text.Fact {
 // output of its own (it worked through tools or handed off, or its content was not
 // captured) has nothing to judge and gets null.
 func (c *evalCtx) responseQuality(in *session.AgentInteraction, content, final bool) (*float64, string) {
-	if in.Status == "error" {
+	if in.Status == session.StatusError {
 		why := "error status"
 		if in.ErrorType != "" {
 			why += " (" + in.ErrorType + ")"

@@ -4,6 +4,7 @@
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -324,7 +325,7 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 	t := &c.s.Turns[ti]
 	sum := TurnSummary{StartedAt: t.StartedAt, EndedAt: t.EndedAt, Status: t.Status, HasContent: turnHasContent(t)}
 	for ii := range t.Interactions {
-		if in := &t.Interactions[ii]; in.Status == "error" {
+		if in := &t.Interactions[ii]; in.Status == session.StatusError {
 			sum.AgentErrors = append(sum.AgentErrors, AgentError{Interaction: ii, ErrorType: in.ErrorType})
 		}
 	}
@@ -356,7 +357,7 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 			}
 		}
 	}
-	sum.Participants = sortedKeys(participants)
+	sum.Participants = slices.Sorted(maps.Keys(participants))
 	sum.PingPongLoops = pingPongLoops(t)
 
 	// Duplicate work: calls with captured arguments of tools two agents call.

@@ -69,7 +69,7 @@ func TestRecordsSurviveJSON(t *testing.T) {
 					recs[ti] = e.FinishLast(recs[ti])
 				}
 			}
-			meta := SessionMeta{ID: s.ID, Service: s.Service, Partial: s.Partial, EndReason: s.EndReason,
+			meta := SessionMeta{ID: s.ID, Service: s.Service, Partial: s.Partial, EndReason: string(s.EndReason),
 				Outcome: s.Outcome, StartedAt: s.StartedAt, EndedAt: s.EndedAt, Usage: &s.Usage, TotalLatencyMs: s.TotalLatencyMs}
 			for _, a := range s.Agents {
 				meta.Agents = append(meta.Agents, a.ID)

@@ -32,20 +32,6 @@ const ReasonContentNotCaptured = "content_not_captured"
 // maxErrorText caps a tool error quoted in an issue message.
 const maxErrorText = 160
 
-// ValidateToolCall validates one tool call of agent in turn turnIndex (docs/scoring.md §3).
-// agent may be nil (unknown agent: tools unknown). Handoff tools are authorised when
-// their target is one of agent.HandoffTargets; use ValidateToolCallInSession to also
-// accept handoffs to any agent of the session, as EvaluateInteraction does.
-func (e *Evaluator) ValidateToolCall(agent *session.AgentDefinition, call *session.ToolCall, turnIndex int) ToolCallResult {
-	return e.validateCall(agentIDOf(agent), agent, call, turnIndex, nil, nil)
-}
-
-// ValidateToolCallInSession is ValidateToolCall with the session's agents known: a
-// handoff tool whose target is an agent of s is authorised too.
-func (e *Evaluator) ValidateToolCallInSession(s *session.AgentSession, agent *session.AgentDefinition, call *session.ToolCall, turnIndex int) ToolCallResult {
-	return e.validateCall(agentIDOf(agent), agent, call, turnIndex, sessionAgentSet(s), nil)
-}
-
 func agentIDOf(a *session.AgentDefinition) string {
 	if a == nil {
 		return ""
@@ -155,7 +141,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 	}
 
 	// 4. Execution outcome.
-	if call.Status == "error" || call.Error != "" {
+	if call.Status == session.StatusError || call.Error != "" {
 		msg := call.ToolName + " failed"
 		if call.Error != "" {
 			msg += ": " + truncate(oneLine(call.Error), maxErrorText)

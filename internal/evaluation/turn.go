@@ -98,7 +98,7 @@ func markRecovered(irs []InteractionResult) {
 		}
 		for _, r2 := range calls[k+1:] {
 			later := &irs[r2.i].ToolCalls[r2.j]
-			if later.ToolName == tc.ToolName && later.Status == "ok" && !serious(later) {
+			if later.ToolName == tc.ToolName && later.Status == session.StatusOK && !serious(later) {
 				tc.RecoveredBy = cmp.Or(later.SpanID, later.CallID, later.ToolName)
 				break
 			}
@@ -156,11 +156,11 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 	var noAnswer *detection
 	if strings.TrimSpace(t.FinalResponse) == "" && turnHasContent(t) {
 		var why []string
-		if t.Status == "error" {
+		if t.Status == session.StatusError {
 			why = append(why, "the turn ended with error status")
 		}
 		for ii := range t.Interactions {
-			if t.Interactions[ii].Status == "error" {
+			if t.Interactions[ii].Status == session.StatusError {
 				why = append(why, t.Interactions[ii].AgentID+" ended with error status")
 				break
 			}

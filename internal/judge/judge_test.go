@@ -423,7 +423,8 @@ func TestSampled(t *testing.T) {
 	same, differ := 0, 0
 	for i := range 1000 {
 		id := fmt.Sprint("c", i)
-		if Sampled(id, 0.5, "") == Sampled(id, 0.5, "") {
+		first, again := Sampled(id, 0.5, ""), Sampled(id, 0.5, "")
+		if first == again {
 			same++
 		}
 		if Sampled(id, 0.5, "") != Sampled(id, 0.5, "rule-x") {

@@ -16,12 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var updateExtractGolden = flag.Bool("update-extract-golden", false,
+// update is the golden update flag every package uses (-update). The assembly goldens
+// still have their own, -update-assemble-golden (assemble_golden_test.go).
+var update = flag.Bool("update", false,
 	"rewrite testdata/extract/*.records.json from Extract's output")
 
 // TestExtractGolden pins the complete SpanRecords of every fixture, so that any change in
 // what the adapter reads shows up as a reviewable diff (TestExtractFixtures states the
-// expectations that matter by hand; regenerate with -update-extract-golden after checking
+// expectations that matter by hand; regenerate with -update after checking
 // them).
 func TestExtractGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(extFixtureDir, "*.otlp.json"))
@@ -38,12 +40,12 @@ func TestExtractGolden(t *testing.T) {
 			enc.SetEscapeHTML(false)
 			require.NoError(t, enc.Encode(all))
 			golden := filepath.Join("testdata", "extract", name+".records.json")
-			if *updateExtractGolden {
+			if *update {
 				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
 				require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o644))
 			}
 			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test -run TestExtractGolden -update-extract-golden")
+			require.NoError(t, err, "run go test -run TestExtractGolden -update")
 			assert.Equal(t, string(want), buf.String())
 		})
 	}

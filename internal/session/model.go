@@ -21,7 +21,7 @@ type AgentSession struct {
 	// when no configured key is present on any span of the trace.
 	ID string `json:"session_id"`
 	// KeySource names the attribute that supplied ID ("gen_ai.conversation.id",
-	// "resource:session.id", ...) or "trace_id" for the fallback.
+	// "resource:session.id", ...) or KeySourceTraceID for the fallback.
 	KeySource string `json:"session_key_source"`
 	// Service is the resource service.name of the first span seen.
 	Service string `json:"service,omitempty"`
@@ -43,9 +43,8 @@ type AgentSession struct {
 	// Partial is true when the session was closed before its natural end (eviction under
 	// memory pressure, max_session_duration, max_spans_per_session or shutdown).
 	Partial bool `json:"partial"`
-	// EndReason is why the session was closed: "session_timeout", "end_signal",
-	// "max_session_duration", "max_sessions", "max_spans_per_session", "shutdown".
-	EndReason string `json:"end_reason,omitempty"`
+	// EndReason is why the session was closed: one of the EndReason* values.
+	EndReason EndReason `json:"end_reason,omitempty"`
 	// Outcome is an explicit task outcome signalled by the application or the receiver's
 	// proctor submit (agent_eval.task.completed); nil when none was seen.
 	Outcome *bool `json:"outcome,omitempty"`
@@ -72,8 +71,8 @@ type AgentDefinition struct {
 	// Tools is the set of tools this agent may call. Empty with ToolsSource "" means the
 	// set is unknown: tool authorisation is then "not evaluable", never a pass.
 	Tools []ToolDefinition `json:"tools_available"`
-	// ToolsSource is "config" (the processor's agents registry), "trace" (tool
-	// definitions seen on the agent's LLM spans) or "" (unknown).
+	// ToolsSource is ToolsSourceConfig (the processor's agents registry),
+	// ToolsSourceTrace (tool definitions seen on the agent's LLM spans) or "" (unknown).
 	ToolsSource string `json:"tools_source,omitempty"`
 	// HandoffTargets are agents this agent may hand off to (openai.agent.handoffs,
 	// handoff tools); calls to their handoff tools are authorised.
@@ -116,7 +115,7 @@ type Turn struct {
 	EndedAt       time.Time `json:"ended_at"`
 	// LatencyMs is the root span's duration (or the trace's extent), in milliseconds.
 	LatencyMs float64 `json:"latency_ms"`
-	// Status is "ok" or "error" (the root span's status).
+	// Status is StatusOK or StatusError (the root span's status).
 	Status       string             `json:"status"`
 	Interactions []AgentInteraction `json:"agent_interactions"`
 	Usage        Usage              `json:"usage"`
@@ -145,7 +144,7 @@ type AgentInteraction struct {
 	StartedAt    time.Time `json:"started_at"`
 	// LatencyMs is the agent span's duration, in milliseconds.
 	LatencyMs float64 `json:"latency_ms"`
-	// Status is "ok" or "error".
+	// Status is StatusOK or StatusError.
 	Status    string      `json:"status"`
 	ErrorType string      `json:"error_type,omitempty"`
 	Steps     []AgentStep `json:"agent_steps"`
@@ -208,7 +207,7 @@ type ToolCall struct {
 	Requested bool `json:"requested"`
 	// Executed is true when an execution span of the call was seen.
 	Executed bool `json:"executed"`
-	// Status is "ok", "error" (execution failed) or "not_executed".
+	// Status is StatusOK, StatusError (execution failed) or StatusNotExecuted.
 	Status string `json:"status"`
 	// LatencyMs is the execution span's duration in milliseconds; nil when not executed.
 	LatencyMs *float64 `json:"latency_ms,omitempty"`
@@ -258,3 +257,21 @@ func (u *Usage) Add(o Usage) {
 	u.ReasoningTokens += o.ReasoningTokens
 	u.LLMCalls += o.LLMCalls
 }
+
+// Status values of Turn, AgentInteraction, LLMCall and ToolCall. (The Status fields stay
+// strings until assembly returns these constants: docs/decisions/maintenance.md.)
+const (
+	StatusOK    = "ok"
+	StatusError = "error"
+	// StatusNotExecuted: a tool call the model requested that never ran.
+	StatusNotExecuted = "not_executed"
+)
+
+// AgentDefinition.ToolsSource values; "" means unknown (tool authorisation is then not
+// evaluable).
+const (
+	// ToolsSourceConfig: the processor's agents registry.
+	ToolsSourceConfig = "config"
+	// ToolsSourceTrace: tool definitions seen on the agent's LLM spans.
+	ToolsSourceTrace = "trace"
+)

@@ -8,33 +8,28 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 )
 
-// Replay reconstructs the sessions of recorded traces deterministically: every span is
-// extracted, traces are fed to a Tracker in order of their first span's end time with the
-// clock set to that time, and the clock is then moved past every timeout so that each
-// session ends as it would have live (not as partial). The sessions are returned in the
-// order they ended. Replay is what the golden tests and benchmarks use; the processor
-// does the same thing on the wall clock.
+// Replay reconstructs the sessions of recorded traces deterministically: every span with
+// a trace and span id is extracted and fed to a Tracker one at a time in order of its end
+// time (spans arrive when they end), with the clock set to that time; the clock is then
+// moved past every timeout so that each session ends as it would have live (not as
+// partial). The sessions are returned in the order they ended. The golden and end-to-end
+// tests use it; the processor does the same thing on the wall clock.
 func Replay(td ptrace.Traces, ex *Extractor, cfg TrackerConfig) []*AgentSession {
 	type rec struct {
 		r   SpanRecord
 		end int64
 	}
 	var recs []rec
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		for j := 0; j < rs.ScopeSpans().Len(); j++ {
-			ss := rs.ScopeSpans().At(j)
-			for k := 0; k < ss.Spans().Len(); k++ {
-				sp := ss.Spans().At(k)
-				if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
-					continue
-				}
-				recs = append(recs, rec{r: ex.Extract(rs.Resource(), ss.Scope(), sp), end: int64(sp.EndTimestamp())})
-			}
+	for ref := range pdatautil.Spans(td) {
+		sp := ref.Span
+		if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
+			continue
 		}
+		recs = append(recs, rec{r: ex.Extract(ref.Resource, ref.Scope, sp), end: int64(sp.EndTimestamp())})
 	}
 	// Spans arrive when they end.
 	sort.SliceStable(recs, func(a, b int) bool { return recs[a].end < recs[b].end })

@@ -22,24 +22,27 @@ const (
 	DefaultMaxSpansPerSession = 10000
 )
 
+// EndReason is why a session was closed (AgentSession.EndReason).
+type EndReason string
+
 // AgentSession.EndReason values set by the Tracker.
 const (
 	// EndReasonSessionTimeout: session_timeout of silence once every turn was closed.
-	EndReasonSessionTimeout = "session_timeout"
+	EndReasonSessionTimeout EndReason = "session_timeout"
 	// EndReasonEndSignal: a record carried the end signal and the open turns closed.
-	EndReasonEndSignal = "end_signal"
+	EndReasonEndSignal EndReason = "end_signal"
 	// EndReasonSingleTrace: a session keyed by its trace id (no session key on any span
 	// of the trace) ends with its only turn: nothing else can join it.
-	EndReasonSingleTrace = "single_trace"
+	EndReasonSingleTrace EndReason = "single_trace"
 	// EndReasonMaxDuration: max_session_duration elapsed since the first record (partial).
-	EndReasonMaxDuration = "max_session_duration"
+	EndReasonMaxDuration EndReason = "max_session_duration"
 	// EndReasonMaxSessions: evicted as the least recently active of more than
 	// max_sessions open sessions (partial).
-	EndReasonMaxSessions = "max_sessions"
+	EndReasonMaxSessions EndReason = "max_sessions"
 	// EndReasonMaxSpans: the session exceeded max_spans_per_session (partial).
-	EndReasonMaxSpans = "max_spans_per_session"
+	EndReasonMaxSpans EndReason = "max_spans_per_session"
 	// EndReasonShutdown is the reason the processor passes to CloseAll (partial).
-	EndReasonShutdown = "shutdown"
+	EndReasonShutdown EndReason = "shutdown"
 )
 
 // KeySourceTraceID is the AgentSession.KeySource of a session keyed by its trace id (no
@@ -166,10 +169,9 @@ type TrackerStats struct {
 	SpansDropped uint64
 	// LateSpans counts records of traces whose turn had already closed.
 	LateSpans uint64
-	// TurnsClosed, SessionsEnded, SessionsEvicted (max_sessions) and EmptySessions
-	// (sessions that ended without any turn and were not reported) count events.
+	// TurnsClosed, SessionsEvicted (max_sessions) and EmptySessions (sessions that ended
+	// without any turn and were not reported) count events.
 	TurnsClosed     uint64
-	SessionsEnded   uint64
 	SessionsEvicted uint64
 	EmptySessions   uint64
 }
@@ -315,7 +317,7 @@ func NewTracker(cfg TrackerConfig) *Tracker {
 	for _, d := range cfg.Registry {
 		c := trkCloneAgent(d)
 		if c.ToolsSource == "" {
-			c.ToolsSource = "config"
+			c.ToolsSource = ToolsSourceConfig
 		}
 		for _, k := range []string{c.ID, c.Name} {
 			if _, dup := t.registry[k]; k != "" && !dup {
@@ -467,7 +469,7 @@ func (t *Tracker) attach(tr *trkTrace, id, keySource, service string, now time.T
 	s.spans += tr.recs.n
 	s.endSignal = s.endSignal || tr.endSignal
 	if s.service == "" {
-		s.service = firstNonEmpty(tr.service, service)
+		s.service = cmp.Or(tr.service, service)
 	}
 }
 
@@ -592,7 +594,7 @@ func (t *Tracker) evict(now time.Time, ev []Closed) []Closed {
 // timeout; Partial when the root never arrived), else the reason of an early close (the
 // turn is Partial, and a trace without session key ends its own session with that
 // reason).
-func (t *Tracker) closeTrace(tr *trkTrace, force string, now time.Time, ev []Closed) []Closed {
+func (t *Tracker) closeTrace(tr *trkTrace, force EndReason, now time.Time, ev []Closed) []Closed {
 	n := tr.recs.n
 	hasRoot, genAI := tr.hasRoot(), tr.genAI
 	t.stats.RetainedSpans -= n
@@ -666,7 +668,7 @@ type Closed struct {
 	partial bool // the turn closed early or without its root
 	asm     *TurnAssembly
 	// session end
-	reason         string
+	reason         EndReason
 	sessionPartial bool
 }
 
@@ -716,7 +718,7 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 
 // endSession closes the session's open turns (as partial) and ends it. A session that
 // has no turn is not reported.
-func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now time.Time, ev []Closed) []Closed {
+func (t *Tracker) endSession(s *trkSession, reason EndReason, partial bool, now time.Time, ev []Closed) []Closed {
 	open := slices.SortedFunc(maps.Values(s.open), trkTurnOrder)
 	for _, tr := range open {
 		ev = t.closeTrace(tr, reason, now, ev)
@@ -734,7 +736,6 @@ func (t *Tracker) endSession(s *trkSession, reason string, partial bool, now tim
 			t.closedFIFO = append(t.closedFIFO, trkExpiry{trace: id, at: now.Add(t.cfg.TurnTimeout)})
 		}
 	}
-	t.stats.SessionsEnded++
 	if len(s.closedTraces) == 0 {
 		t.stats.EmptySessions++
 		return ev
@@ -822,18 +823,18 @@ func (t *Tracker) expire(now time.Time) {
 // CloseAll closes every open turn and session as partial with the given end reason
 // (EndReasonShutdown at shutdown): sessions by id, then traces without a session key by
 // trace id.
-func (t *Tracker) CloseAll(reason string) []Event {
+func (t *Tracker) CloseAll(reason EndReason) []Event {
 	return t.Finish(t.CloseAllClosing(reason))
 }
 
 // CloseAllClosing is CloseAll without the assembly of the turns it closes (see
 // ObserveClosing).
-func (t *Tracker) CloseAllClosing(reason string) []Closed {
+func (t *Tracker) CloseAllClosing(reason EndReason) []Closed {
 	var ev []Closed
-	for _, id := range trkSortedKeys(t.sessions) {
+	for _, id := range slices.Sorted(maps.Keys(t.sessions)) {
 		ev = t.endSession(t.sessions[id], reason, true, t.now, ev)
 	}
-	for _, id := range trkSortedKeys(t.traces) {
+	for _, id := range slices.Sorted(maps.Keys(t.traces)) {
 		ev = t.closeTrace(t.traces[id], reason, t.now, ev)
 	}
 	return ev
@@ -853,17 +854,8 @@ func (t *Tracker) Stats() TrackerStats {
 	return s
 }
 
-func trkSortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // snapshot builds the AgentSession view of s.
-func (t *Tracker) snapshot(s *trkSession, partial bool, reason string) *AgentSession {
+func (t *Tracker) snapshot(s *trkSession, partial bool, reason EndReason) *AgentSession {
 	as := &AgentSession{
 		ID:             s.id,
 		KeySource:      s.keySource,

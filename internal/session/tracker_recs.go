@@ -4,12 +4,13 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"hash/maphash"
 	"math"
+	"slices"
 	"strings"
-	"unsafe"
 )
 
 // trkRecs holds the records of one open trace in the compact form the Tracker retains
@@ -305,7 +306,7 @@ func (c *trkRecs) add(r *SpanRecord, vocab *trkVocab) (parentArrived, parentGenA
 	str(r.GraphParentID != "", r.GraphParentID)
 	str(r.LangGraphNode != "", r.LangGraphNode)
 	if r.ToolSchema != nil {
-		b = binary.AppendUvarint(b, uint64(c.str(unsafe.String(unsafe.SliceData(r.ToolSchema), len(r.ToolSchema)))))
+		b = binary.AppendUvarint(b, uint64(c.str(string(r.ToolSchema))))
 	}
 	str(r.ToolDescription != "", r.ToolDescription)
 	list(r.AllowedTools, false)
@@ -540,16 +541,23 @@ func (c *trkRecs) id(s string) int {
 	}
 }
 
-// toolDefs interns a ToolDefs slice by identity (the extractor's cache hands out the
-// same slice for the same definitions).
+// toolDefs interns a ToolDefs list by content: the spans of one agent repeat the same
+// definitions, which are then kept once per trace however each span's copy was decoded.
 func (c *trkRecs) toolDefs(d []ToolDefinition) int {
 	for i, x := range c.defs {
-		if len(x) == len(d) && unsafe.SliceData(x) == unsafe.SliceData(d) {
+		if slices.EqualFunc(x, d, equalToolDefinition) {
 			return i
 		}
 	}
 	c.defs = append(c.defs, d)
 	return len(c.defs) - 1
+}
+
+// equalToolDefinition compares two definitions; a nil schema (unknown) differs from an
+// empty one.
+func equalToolDefinition(a, b ToolDefinition) bool {
+	return a.Name == b.Name && a.Description == b.Description &&
+		(a.Parameters == nil) == (b.Parameters == nil) && bytes.Equal(a.Parameters, b.Parameters)
 }
 
 // trkReader decodes the records of a trkRecs.
@@ -610,7 +618,7 @@ func (c *trkRecs) records(traceID string, vocab *trkVocab) []SpanRecord {
 			hexBuf = hex.AppendEncode(hexBuf, raw[:])
 		}
 	}
-	hexStr := unsafe.String(unsafe.SliceData(hexBuf), len(hexBuf)) // hexBuf is not written again
+	hexStr := string(hexBuf)
 	k := 0
 	for i, v := range c.ids {
 		if c.idMeta[i]&trkIDStr == 0 {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -248,4 +249,29 @@ func TestTrackerPinsNothingOfTheBatch(t *testing.T) {
 	require.Equal(t, 2, tk.Stats().RetainedSpans)
 	require.Less(t, retained, int64(32<<10), "the open trace retains %d bytes", retained)
 	runtime.KeepAlive(tk)
+}
+
+// TestTrkRecsToolDefsByContent: the spans of one agent carry the same tool definitions,
+// each span its own decoded copy; the trace keeps one list. A nil schema (unknown) and an
+// empty one stay apart.
+func TestTrkRecsToolDefsByContent(t *testing.T) {
+	defs := func(params json.RawMessage) []ToolDefinition {
+		return []ToolDefinition{{Name: "issue_refund", Description: "Refund an order", Parameters: params}}
+	}
+	var c trkRecs
+	for i, d := range [][]ToolDefinition{
+		defs(json.RawMessage(`{"type":"object"}`)),
+		defs(json.RawMessage(`{"type":"object"}`)),
+		defs(nil),
+		defs(json.RawMessage{}),
+		defs(nil),
+	} {
+		c.add(&SpanRecord{TraceID: "trace", SpanID: fmt.Sprintf("%016x", i+1), ToolDefs: d}, nil)
+	}
+	require.Len(t, c.defs, 3)
+	got := c.records("trace", nil)
+	require.Len(t, got, 5)
+	assert.Equal(t, got[0].ToolDefs, got[1].ToolDefs)
+	assert.Nil(t, got[2].ToolDefs[0].Parameters)
+	assert.NotNil(t, got[3].ToolDefs[0].Parameters)
 }

@@ -40,7 +40,7 @@ func kinds(ev []Event) []string {
 	for _, e := range ev {
 		s := e.Kind.String() + ":" + e.Session.ID
 		if e.Kind == EventSessionEnded {
-			s += ":" + e.Session.EndReason
+			s += ":" + string(e.Session.EndReason)
 			if e.Session.Partial {
 				s += ":partial"
 			}
@@ -379,7 +379,7 @@ func TestTrackerShutdown(t *testing.T) {
 	ev := tk.CloseAll(EndReasonShutdown)
 	require.Equal(t, []string{"session_ended:s1:shutdown:partial", "turn_closed:s2", "session_ended:s2:shutdown:partial"}, kinds(ev))
 	assert.True(t, ev[1].Session.Turns[0].Partial)
-	assert.Equal(t, TrackerStats{SpansObserved: 4, SpansAssembled: 4, TurnsClosed: 2, SessionsEnded: 2}, tk.Stats())
+	assert.Equal(t, TrackerStats{SpansObserved: 4, SpansAssembled: 4, TurnsClosed: 2}, tk.Stats())
 	assert.Empty(t, tk.CloseAll(EndReasonShutdown))
 }
 

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,12 @@ const (
 	// (URL "postgres://user:pass@host:5432/db?sslmode=disable" or "key=value ...").
 	DriverPostgres = "postgres"
 )
+
+// Drivers returns the drivers Open accepts, for configuration errors.
+func Drivers() []string { return []string{DriverSQLite, DriverPostgres} }
+
+// ValidDriver reports whether Open accepts driver.
+func ValidDriver(driver string) bool { return slices.Contains(Drivers(), driver) }
 
 // versionTable is goose's bookkeeping table. It is named after the project so that a
 // PostgreSQL database shared with other goose users keeps the histories apart.

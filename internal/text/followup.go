@@ -142,7 +142,7 @@ func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, co
 			// X restates the request and the answer lacks it.
 			xw := prevWords(followUp, clause, words[:i])
 			for _, t := range Tokens(strings.Join(xw, " ")) {
-				if req.has(t) && !ans.has(t) && !contains(y, t) {
+				if req.has(t) && !ans.has(t) && !slices.Contains(y, t) {
 					x := strings.Join(xw[max(0, len(xw)-4):], " ")
 					return true, 0.9, `"` + x + ", " + w + " " + rest + `": the request's "` + t + `" is missing from the answer`
 				}
@@ -185,15 +185,6 @@ func splitClauses(s string) []string {
 		}
 		return false
 	})
-}
-
-func contains(ts []string, t string) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 func quoteJoin(ts []string) string {
@@ -405,7 +396,7 @@ func cosineSets(a, b []string, as, bs hashSet, skip []string) float64 {
 	var inter, na, nb float64
 	onlyA, onlyB := false, false
 	for _, t := range a {
-		if contains(skip, t) {
+		if slices.Contains(skip, t) {
 			continue
 		}
 		w := tokWeight(t)
@@ -417,7 +408,7 @@ func cosineSets(a, b []string, as, bs hashSet, skip []string) float64 {
 		}
 	}
 	for _, t := range b {
-		if contains(skip, t) {
+		if slices.Contains(skip, t) {
 			continue
 		}
 		w := tokWeight(t)

@@ -284,9 +284,9 @@ func Coverage(facts []Fact, contextText, payload string) (score float64, ok bool
 // smallCount is the largest plain integer that Ungrounded does not treat as a specific.
 const smallCount = 10
 
-// Ungrounded returns the facts stated in response (kinds id, number, amount, date, email, url, name) that appear in none of the
-// sources (user messages, tool results, handoff payloads, instructions). Small numbers that are list markers or
-// counts <= 10 written in words are not specifics; document the exact rule.
+// Ungrounded returns the facts stated in response (kinds id, number, amount, date, email, url,
+// name) that appear in none of the sources (user messages, tool results, handoff payloads,
+// instructions).
 //
 // Rule (docs/decisions/text.md §6): the response's SalientFacts minus quoted strings, minus list
 // markers (never facts: "1." or "2)" starting a line), minus numbers (kind number, not amounts) that are plain

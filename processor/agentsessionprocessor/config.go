@@ -31,6 +31,11 @@ const (
 	EmitToolCallsNone EmitToolCalls = "none"
 )
 
+// maxSessionKeys bounds session_keys: the extractor numbers session keys in one byte
+// (254 slots, internal/session) and always adds ai.telemetry.metadata.conversationId after
+// the configured ones, so a longer list would lose its tail silently.
+const maxSessionKeys = 253
+
 // Config is the configuration of the agentsession processor (docs/architecture.md §11).
 type Config struct {
 	// SessionKeys are the attribute keys, in priority order, whose value names the
@@ -172,6 +177,9 @@ func (cfg *Config) Validate() error {
 	}
 	if len(cfg.SessionKeys) == 0 {
 		errs = append(errs, errors.New("session_keys: must list at least one attribute key"))
+	}
+	if len(cfg.SessionKeys) > maxSessionKeys {
+		errs = append(errs, fmt.Errorf("session_keys: at most %d keys, got %d", maxSessionKeys, len(cfg.SessionKeys)))
 	}
 	for i, k := range cfg.SessionKeys {
 		if k == "" {

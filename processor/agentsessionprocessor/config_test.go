@@ -4,6 +4,7 @@
 package agentsessionprocessor
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/judge"
@@ -108,6 +110,7 @@ func TestConfigValidate(t *testing.T) {
 		{"max_sessions zero", func(c *Config) { c.MaxSessions = 0 }, "max_sessions: must be positive"},
 		{"max_spans_per_session negative", func(c *Config) { c.MaxSpansPerSession = -1 }, "max_spans_per_session: must be positive"},
 		{"max_text_bytes tiny", func(c *Config) { c.MaxTextBytes = 10 }, "max_text_bytes: must be at least 64"},
+		{"too many session_keys", func(c *Config) { c.SessionKeys = manyKeys(maxSessionKeys + 1) }, "session_keys: at most 253 keys, got 254"},
 		{"no session keys", func(c *Config) { c.SessionKeys = nil }, "session_keys: must list at least one attribute key"},
 		{"empty session key", func(c *Config) { c.SessionKeys = []string{"a", ""} }, "session_keys[1]: must not be empty"},
 		{"emit policy", func(c *Config) { c.Emit.ToolCalls = "some" }, `emit.tool_calls: invalid value "some", valid values are issues, all, none`},
@@ -196,7 +199,7 @@ func TestAgentsFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, reg, 2)
 	assert.Equal(t, "planner", reg[0].ID)
-	assert.Equal(t, "config", reg[1].ToolsSource)
+	assert.Equal(t, session.ToolsSourceConfig, reg[1].ToolsSource)
 	require.Len(t, reg[1].Tools, 1)
 	assert.JSONEq(t, `{"type":"object","properties":{"amount":{"type":"number"},"order_id":{"type":"string"}},"required":["amount","order_id"],"additionalProperties":false}`,
 		string(reg[1].Tools[0].Parameters))
@@ -235,4 +238,29 @@ func referencesConfig() *Config {
 		Embeddings: judge.EmbeddingsConfig{Model: "nomic-embed-text"},
 	}
 	return cfg
+}
+
+func manyKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("app.session_key_%d", i)
+	}
+	return keys
+}
+
+// TestMaxSessionKeysAllExtracted: with the most session_keys Validate accepts, the last
+// one still names the session (the extractor drops keys past its limit).
+func TestMaxSessionKeysAllExtracted(t *testing.T) {
+	keys := manyKeys(maxSessionKeys)
+	ex := session.NewExtractor(session.ExtractConfig{SessionKeys: keys})
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	ss := rs.ScopeSpans().AppendEmpty()
+	sp := ss.Spans().AppendEmpty()
+	sp.SetTraceID([16]byte{1})
+	sp.SetSpanID([8]byte{1})
+	sp.Attributes().PutStr(keys[len(keys)-1], "conv-253")
+	r := ex.Extract(rs.Resource(), ss.Scope(), sp)
+	assert.Equal(t, "conv-253", r.SessionID)
+	assert.Equal(t, keys[len(keys)-1], r.SessionKey)
 }

@@ -4,6 +4,7 @@
 package agentsessionprocessor // import "github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -61,6 +62,19 @@ type evalBatch struct {
 	td    ptrace.Traces
 	spans ptrace.SpanSlice
 	ts    pcommon.Timestamp
+	// skipped counts the evaluation spans and session links left out because an id did
+	// not decode; skipErr is the first such error. The processor counts and logs them
+	// (reportSkipped).
+	skipped int
+	skipErr error
+}
+
+// skip records an evaluation span or link left out because of err.
+func (b *evalBatch) skip(sessionID, kind string, err error) {
+	b.skipped++
+	if b.skipErr == nil {
+		b.skipErr = fmt.Errorf("session %s: evaluate %s: %w", sessionID, kind, err)
+	}
 }
 
 func (e *emitter) newBatch(now time.Time) *evalBatch {
@@ -75,16 +89,21 @@ func (e *emitter) newBatch(now time.Time) *evalBatch {
 func (b *evalBatch) traces() ptrace.Traces { return b.td }
 
 // newSpan appends an evaluation span of the given kind in traceID, parented to
-// parentSpanID (both hex). It returns an error when the ids are not valid hex ids.
+// parentSpanID (both hex). It returns an error, and records the skip, when the ids are
+// not valid hex ids.
 func (b *evalBatch) newSpan(sessionID, kind, traceID, parentSpanID string) (ptrace.Span, error) {
 	tid, err := decodeTraceID(traceID)
-	if err != nil {
-		return ptrace.Span{}, err
+	if err == nil {
+		var pid pcommon.SpanID
+		if pid, err = decodeSpanID(parentSpanID); err == nil {
+			return b.appendSpan(sessionID, kind, tid, pid), nil
+		}
 	}
-	pid, err := decodeSpanID(parentSpanID)
-	if err != nil {
-		return ptrace.Span{}, err
-	}
+	b.skip(sessionID, kind, err)
+	return ptrace.Span{}, err
+}
+
+func (b *evalBatch) appendSpan(sessionID, kind string, tid pcommon.TraceID, pid pcommon.SpanID) ptrace.Span {
 	sp := b.spans.AppendEmpty()
 	sp.SetName(semconv.EvalSpanPrefix + kind)
 	sp.SetKind(ptrace.SpanKindInternal)
@@ -96,7 +115,7 @@ func (b *evalBatch) newSpan(sessionID, kind, traceID, parentSpanID string) (ptra
 	attrs := sp.Attributes()
 	attrs.PutStr(semconv.AgentEvalKind, kind)
 	attrs.PutStr(semconv.AgentEvalSessionID, sessionID)
-	return sp, nil
+	return sp
 }
 
 // addTurn emits the spans of a turn that just closed: its tool calls (per emit policy),
@@ -185,7 +204,8 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 	for _, t := range an.TurnResults {
 		tid, err1 := decodeTraceID(t.TraceID)
 		sid, err2 := decodeSpanID(t.RootSpanID)
-		if err1 != nil || err2 != nil {
+		if err := cmp.Or(err1, err2); err != nil {
+			b.skip(an.SessionID, "agent_session link", err)
 			continue
 		}
 		l := sp.Links().AppendEmpty()

@@ -5,27 +5,21 @@ package agentsessionprocessor // import "github.com/agenteval/agenteval-collecto
 
 import (
 	"context"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
 
-const (
-	defaultTurnSettle         = 2 * time.Second
-	defaultTurnTimeout        = 60 * time.Second
-	defaultSessionTimeout     = 5 * time.Minute
-	defaultMaxSessionDuration = time.Hour
-	defaultMaxSessions        = 10_000
-	defaultMaxSpansPerSession = 10_000
-	defaultMaxTextBytes       = 4096
-	defaultEndAttribute       = "agent_eval.session.end"
-)
+// defaultMaxTextBytes is max_text_bytes's default (README). The extractor's fallback for
+// callers that set no cap, session.DefaultMaxTextBytes, is still 32 KiB: see
+// docs/decisions/maintenance.md.
+const defaultMaxTextBytes = 4096
 
 // NewFactory returns the factory of the agentsession processor.
 func NewFactory() processor.Factory {
@@ -38,14 +32,14 @@ func NewFactory() processor.Factory {
 func createDefaultConfig() component.Config {
 	return &Config{
 		SessionKeys:        session.DefaultSessionKeys(),
-		TurnSettle:         defaultTurnSettle,
-		TurnTimeout:        defaultTurnTimeout,
-		SessionTimeout:     defaultSessionTimeout,
-		MaxSessionDuration: defaultMaxSessionDuration,
-		MaxSessions:        defaultMaxSessions,
-		MaxSpansPerSession: defaultMaxSpansPerSession,
+		TurnSettle:         session.DefaultTurnSettle,
+		TurnTimeout:        session.DefaultTurnTimeout,
+		SessionTimeout:     session.DefaultSessionTimeout,
+		MaxSessionDuration: session.DefaultMaxSessionDuration,
+		MaxSessions:        session.DefaultMaxSessions,
+		MaxSpansPerSession: session.DefaultMaxSpansPerSession,
 		MaxTextBytes:       defaultMaxTextBytes,
-		EndAttribute:       defaultEndAttribute,
+		EndAttribute:       semconv.AgentEvalSessionEnd,
 		Scoring:            evaluation.DefaultConfig(),
 		Emit:               EmitConfig{ToolCalls: EmitToolCallsIssues},
 		References:         defaultReferencesConfig(),

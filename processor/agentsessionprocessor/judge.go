@@ -205,6 +205,7 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 		b := p.emitter.newBatch(time.Now())
 		sp, err := b.newSpan(sid, semconv.EvalKindJudge, traceID, parentID)
 		if err != nil {
+			p.reportSkipped(ctx, b)
 			return
 		}
 		sp.Attributes().PutStr(semconv.GenAIConversationID, sid)

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/pkg/reference"
@@ -197,26 +198,17 @@ func (p *agentSessionProcessor) extract(td ptrace.Traces, recs []session.SpanRec
 	if n := td.SpanCount(); cap(recs) < n {
 		recs = make([]session.SpanRecord, 0, n)
 	}
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			ss := sss.At(j)
-			spans := ss.Spans()
-			for k := 0; k < spans.Len(); k++ {
-				sp := spans.At(k)
-				if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
-					// Invalid OTLP: nothing could be parented to it. Passed on, not modelled.
-					p.logger.Debug("span without trace or span id is passed on but not evaluated", zap.String("name", sp.Name()))
-					continue
-				}
-				recs = recs[:len(recs)+1]
-				p.extractor.ExtractInto(&recs[len(recs)-1], rs.Resource(), ss.Scope(), sp)
-				if p.refs != nil {
-					p.refs.observe(rs.Resource(), sp)
-				}
-			}
+	for ref := range pdatautil.Spans(td) {
+		sp := ref.Span
+		if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
+			// Invalid OTLP: nothing could be parented to it. Passed on, not modelled.
+			p.logger.Debug("span without trace or span id is passed on but not evaluated", zap.String("name", sp.Name()))
+			continue
+		}
+		recs = recs[:len(recs)+1]
+		p.extractor.ExtractInto(&recs[len(recs)-1], ref.Resource, ref.Scope, sp)
+		if p.refs != nil {
+			p.refs.observe(ref.Resource, sp)
 		}
 	}
 	return recs
@@ -409,6 +401,7 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 			p.logger.Warn("saving turn records to the continuation store failed; a later continuation of these sessions may miss them", zap.Error(err))
 		}
 	}
+	p.reportSkipped(ctx, b)
 	td := b.traces()
 	n := td.SpanCount()
 	if n == 0 {
@@ -420,6 +413,17 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 		return
 	}
 	p.telemetry.ProcessorAgentsessionEvaluationsEmitted.Add(ctx, int64(n))
+}
+
+// reportSkipped counts and logs the evaluation spans b left out because an id did not
+// decode (the evaluated spans themselves were passed on).
+func (p *agentSessionProcessor) reportSkipped(ctx context.Context, b *evalBatch) {
+	if b.skipped == 0 {
+		return
+	}
+	p.telemetry.ProcessorAgentsessionEvaluationSpansSkipped.Add(ctx, int64(b.skipped))
+	p.logger.Warn("evaluation spans left out: an evaluated id is not a valid hex id",
+		zap.Int("skipped", b.skipped), zap.Error(b.skipErr))
 }
 
 // state returns the session's state, loading a continued session's from the
@@ -494,7 +498,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		// The session's explicit outcome (agent_eval.task.completed) includes one that came
 		// in a trace without GenAI spans, such as the evaluation channel's submit.
 		meta := evaluation.SessionMeta{ID: id, Service: ev.Session.Service, Partial: ev.Session.Partial,
-			EndReason: ev.Session.EndReason, Outcome: ev.Session.Outcome}
+			EndReason: string(ev.Session.EndReason), Outcome: ev.Session.Outcome}
 		for _, a := range ev.Session.Agents {
 			meta.Agents = append(meta.Agents, a.ID)
 		}
@@ -561,7 +565,7 @@ func retainTurns(cfg *Config) int {
 	return 2
 }
 
-func isLimitReason(reason string) bool {
+func isLimitReason(reason session.EndReason) bool {
 	switch reason {
 	case session.EndReasonMaxSessions, session.EndReasonMaxSpans, session.EndReasonMaxDuration:
 		return true

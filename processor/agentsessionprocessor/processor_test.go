@@ -44,11 +44,10 @@ func loadTraces(t testing.TB, path string) ptrace.Traces {
 // testClock is a controllable clock for the processor.
 type testClock struct{ t time.Time }
 
-func (c *testClock) now() time.Time            { return c.t }
-func (c *testClock) advance(d time.Duration)   { c.t = c.t.Add(d) }
-func newTestClock() *testClock                 { return &testClock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)} }
-func testConfig() *Config                      { return createDefaultConfig().(*Config) }
-func evaluationSpansOnly(td ptrace.Traces) int { return countSpans(td, true) }
+func (c *testClock) now() time.Time          { return c.t }
+func (c *testClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+func newTestClock() *testClock               { return &testClock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)} }
+func testConfig() *Config                    { return createDefaultConfig().(*Config) }
 
 func countSpans(td ptrace.Traces, evaluation bool) int {
 	n := 0

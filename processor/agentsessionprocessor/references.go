@@ -424,6 +424,7 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 		b := p.emitter.newBatch(time.Now())
 		sp, serr := b.newSpan(sid, semconv.EvalKindReference, traceID, parentID)
 		if serr != nil {
+			p.reportSkipped(ctx, b)
 			return
 		}
 		a := sp.Attributes()

@@ -32,7 +32,7 @@ func registryFromConfig(agents []AgentConfig, key string) ([]session.AgentDefini
 		seen[a.Name] = true
 		def := session.AgentDefinition{
 			ID: a.Name, Name: a.Name, Role: a.Role, Description: a.Description,
-			ToolsSource: "config", HandoffTargets: a.HandoffTargets,
+			ToolsSource: session.ToolsSourceConfig, HandoffTargets: a.HandoffTargets,
 			Tools: make([]session.ToolDefinition, 0, len(a.Tools)),
 		}
 		tools := make(map[string]bool, len(a.Tools))

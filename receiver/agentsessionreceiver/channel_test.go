@@ -793,7 +793,9 @@ func TestChannelAdminEndpoint(t *testing.T) {
 		var id, hash string
 		require.NoError(t, rows.Scan(&id, &hash))
 		for _, k := range keys {
-			secret := k[strings.LastIndex(k, "_")+1:]
+			// "aek_<16 hex digits>_<secret>": the base64url secret may itself contain '_'.
+			secret := k[len(channel.KeyPrefix)+16+1:]
+			require.Len(t, secret, 43)
 			assert.NotContains(t, hash, secret)
 		}
 		assert.Len(t, hash, 64, "hex SHA-256")

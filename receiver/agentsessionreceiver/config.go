@@ -123,8 +123,8 @@ func (ch *ChannelConfig) validate(mainEndpoint string) error {
 	case len(defs) == 0:
 		errs = append(errs, errors.New("channel.evaluations: define at least one evaluation (or channel.evaluation_files)"))
 	}
-	if ch.Store.Driver != store.DriverSQLite && ch.Store.Driver != store.DriverPostgres {
-		errs = append(errs, fmt.Errorf("channel.store.driver: invalid value %q, valid values are %q and %q", ch.Store.Driver, store.DriverSQLite, store.DriverPostgres))
+	if !store.ValidDriver(ch.Store.Driver) {
+		errs = append(errs, fmt.Errorf("channel.store.driver: invalid value %q, valid values are %q", ch.Store.Driver, store.Drivers()))
 	}
 	if ch.Store.DSN == "" {
 		errs = append(errs, errors.New("channel.store.dsn: must not be empty"))

@@ -23,28 +23,29 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                                   metric.Meter
-	mu                                      sync.Mutex
-	registrations                           []metric.Registration
-	ProcessorAgentsessionContinuationErrors metric.Int64Counter
-	ProcessorAgentsessionEmitFailures       metric.Int64Counter
-	ProcessorAgentsessionEvaluationErrors   metric.Int64Counter
-	ProcessorAgentsessionEvaluationsEmitted metric.Int64Counter
-	ProcessorAgentsessionJudgeCacheHits     metric.Int64Counter
-	ProcessorAgentsessionJudgeCalls         metric.Int64Counter
-	ProcessorAgentsessionJudgeDropped       metric.Int64Counter
-	ProcessorAgentsessionJudgeErrors        metric.Int64Counter
-	ProcessorAgentsessionJudgeQueueDepth    metric.Int64Gauge
-	ProcessorAgentsessionJudgeTokens        metric.Int64Counter
-	ProcessorAgentsessionLateSpans          metric.Int64Counter
-	ProcessorAgentsessionOpenSessions       metric.Int64Gauge
-	ProcessorAgentsessionRetainedSpans      metric.Int64Gauge
-	ProcessorAgentsessionSessionsContinued  metric.Int64Counter
-	ProcessorAgentsessionSessionsEvicted    metric.Int64Counter
-	ProcessorAgentsessionSpansDiscarded     metric.Int64Counter
-	ProcessorAgentsessionSpansDropped       metric.Int64Counter
-	ProcessorAgentsessionSpansObserved      metric.Int64Counter
-	ProcessorAgentsessionTurnsClosed        metric.Int64Counter
+	meter                                       metric.Meter
+	mu                                          sync.Mutex
+	registrations                               []metric.Registration
+	ProcessorAgentsessionContinuationErrors     metric.Int64Counter
+	ProcessorAgentsessionEmitFailures           metric.Int64Counter
+	ProcessorAgentsessionEvaluationErrors       metric.Int64Counter
+	ProcessorAgentsessionEvaluationSpansSkipped metric.Int64Counter
+	ProcessorAgentsessionEvaluationsEmitted     metric.Int64Counter
+	ProcessorAgentsessionJudgeCacheHits         metric.Int64Counter
+	ProcessorAgentsessionJudgeCalls             metric.Int64Counter
+	ProcessorAgentsessionJudgeDropped           metric.Int64Counter
+	ProcessorAgentsessionJudgeErrors            metric.Int64Counter
+	ProcessorAgentsessionJudgeQueueDepth        metric.Int64Gauge
+	ProcessorAgentsessionJudgeTokens            metric.Int64Counter
+	ProcessorAgentsessionLateSpans              metric.Int64Counter
+	ProcessorAgentsessionOpenSessions           metric.Int64Gauge
+	ProcessorAgentsessionRetainedSpans          metric.Int64Gauge
+	ProcessorAgentsessionSessionsContinued      metric.Int64Counter
+	ProcessorAgentsessionSessionsEvicted        metric.Int64Counter
+	ProcessorAgentsessionSpansDiscarded         metric.Int64Counter
+	ProcessorAgentsessionSpansDropped           metric.Int64Counter
+	ProcessorAgentsessionSpansObserved          metric.Int64Counter
+	ProcessorAgentsessionTurnsClosed            metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -79,115 +80,121 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ProcessorAgentsessionContinuationErrors, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_continuation_errors",
 		metric.WithDescription("Failed reads or writes of the continuation store (evaluation goes on without the state) [Development]"),
-		metric.WithUnit("{errors}"),
+		metric.WithUnit("{error}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionEmitFailures, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_emit_failures",
 		metric.WithDescription("Batches of evaluation spans the next consumer refused (the evaluated spans themselves were already passed on) [Development]"),
-		metric.WithUnit("{batches}"),
+		metric.WithUnit("{batch}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionEvaluationErrors, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_evaluation_errors",
 		metric.WithDescription("Evaluations that failed (error or recovered panic) and emitted no result; the trace pipeline is unaffected [Development]"),
-		metric.WithUnit("{evaluations}"),
+		metric.WithUnit("{evaluation}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionEvaluationSpansSkipped, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_evaluation_spans_skipped",
+		metric.WithDescription("Evaluation spans (and session span links) left out because the evaluated trace or span id is not a valid hex id; logged [Development]"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionEvaluationsEmitted, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_evaluations_emitted",
 		metric.WithDescription("Evaluation spans emitted (evaluate tool_call, agent_interaction, turn and agent_session) [Development]"),
-		metric.WithUnit("{spans}"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionJudgeCacheHits, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_judge_cache_hits",
 		metric.WithDescription("Judge verdicts and embeddings served from the content-hash cache [Development]"),
-		metric.WithUnit("{calls}"),
+		metric.WithUnit("{call}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionJudgeCalls, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_judge_calls",
 		metric.WithDescription("LLM judge and embeddings requests sent (cache hits excluded), when a judge is configured [Development]"),
-		metric.WithUnit("{calls}"),
+		metric.WithUnit("{call}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionJudgeDropped, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_judge_dropped",
 		metric.WithDescription("Judge jobs dropped because the judge queue was full, and calls refused by the calls-per-minute budget [Development]"),
-		metric.WithUnit("{calls}"),
+		metric.WithUnit("{call}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionJudgeErrors, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_judge_errors",
 		metric.WithDescription("Judge requests that failed (timeout, retries exhausted, malformed verdict); the deterministic score is kept [Development]"),
-		metric.WithUnit("{calls}"),
+		metric.WithUnit("{call}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionJudgeQueueDepth, err = builder.meter.Int64Gauge(
 		"otelcol_processor_agentsession_judge_queue_depth",
 		metric.WithDescription("Judge jobs waiting for a worker [Development]"),
-		metric.WithUnit("{jobs}"),
+		metric.WithUnit("{job}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionJudgeTokens, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_judge_tokens",
 		metric.WithDescription("Tokens used by judge requests (prompt and completion) [Development]"),
-		metric.WithUnit("{tokens}"),
+		metric.WithUnit("{token}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionLateSpans, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_late_spans",
 		metric.WithDescription("Spans of turns that had already closed (counted and passed on, not evaluated again) [Development]"),
-		metric.WithUnit("{spans}"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionOpenSessions, err = builder.meter.Int64Gauge(
 		"otelcol_processor_agentsession_open_sessions",
 		metric.WithDescription("AgentSessions currently open in memory [Development]"),
-		metric.WithUnit("{sessions}"),
+		metric.WithUnit("{session}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionRetainedSpans, err = builder.meter.Int64Gauge(
 		"otelcol_processor_agentsession_retained_spans",
 		metric.WithDescription("Spans retained for open turns (what max_spans_per_session bounds per session) [Development]"),
-		metric.WithUnit("{spans}"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionSessionsContinued, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_sessions_continued",
 		metric.WithDescription("Sessions that continued after they went idle, from the continuation store's state [Development]"),
-		metric.WithUnit("{sessions}"),
+		metric.WithUnit("{session}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionSessionsEvicted, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_sessions_evicted",
 		metric.WithDescription("Sessions closed early and evaluated as partial because max_sessions, max_spans_per_session or max_session_duration was reached [Development]"),
-		metric.WithUnit("{sessions}"),
+		metric.WithUnit("{session}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionSpansDiscarded, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_spans_discarded",
 		metric.WithDescription("Spans of traces without any GenAI span (no turn; passed on, not evaluated) [Development]"),
-		metric.WithUnit("{spans}"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionSpansDropped, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_spans_dropped",
 		metric.WithDescription("Spans not modelled because their session or trace had exceeded max_spans_per_session (passed on, not evaluated) [Development]"),
-		metric.WithUnit("{spans}"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionSpansObserved, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_spans_observed",
 		metric.WithDescription("Spans observed by the processor (every one is passed on unchanged) [Development]"),
-		metric.WithUnit("{spans}"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionTurnsClosed, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_turns_closed",
 		metric.WithDescription("Turns closed and evaluated [Development]"),
-		metric.WithUnit("{turns}"),
+		metric.WithUnit("{turn}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

@@ -25,7 +25,7 @@ func AssertEqualProcessorAgentsessionContinuationErrors(t *testing.T, tt *compon
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_continuation_errors",
 		Description: "Failed reads or writes of the continuation store (evaluation goes on without the state) [Development]",
-		Unit:        "{errors}",
+		Unit:        "{error}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -41,7 +41,7 @@ func AssertEqualProcessorAgentsessionEmitFailures(t *testing.T, tt *componenttes
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_emit_failures",
 		Description: "Batches of evaluation spans the next consumer refused (the evaluated spans themselves were already passed on) [Development]",
-		Unit:        "{batches}",
+		Unit:        "{batch}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -57,7 +57,7 @@ func AssertEqualProcessorAgentsessionEvaluationErrors(t *testing.T, tt *componen
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_evaluation_errors",
 		Description: "Evaluations that failed (error or recovered panic) and emitted no result; the trace pipeline is unaffected [Development]",
-		Unit:        "{evaluations}",
+		Unit:        "{evaluation}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -69,11 +69,27 @@ func AssertEqualProcessorAgentsessionEvaluationErrors(t *testing.T, tt *componen
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorAgentsessionEvaluationSpansSkipped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_agentsession_evaluation_spans_skipped",
+		Description: "Evaluation spans (and session span links) left out because the evaluated trace or span id is not a valid hex id; logged [Development]",
+		Unit:        "{span}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_agentsession_evaluation_spans_skipped")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorAgentsessionEvaluationsEmitted(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_evaluations_emitted",
 		Description: "Evaluation spans emitted (evaluate tool_call, agent_interaction, turn and agent_session) [Development]",
-		Unit:        "{spans}",
+		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -89,7 +105,7 @@ func AssertEqualProcessorAgentsessionJudgeCacheHits(t *testing.T, tt *componentt
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_judge_cache_hits",
 		Description: "Judge verdicts and embeddings served from the content-hash cache [Development]",
-		Unit:        "{calls}",
+		Unit:        "{call}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -105,7 +121,7 @@ func AssertEqualProcessorAgentsessionJudgeCalls(t *testing.T, tt *componenttest.
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_judge_calls",
 		Description: "LLM judge and embeddings requests sent (cache hits excluded), when a judge is configured [Development]",
-		Unit:        "{calls}",
+		Unit:        "{call}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -121,7 +137,7 @@ func AssertEqualProcessorAgentsessionJudgeDropped(t *testing.T, tt *componenttes
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_judge_dropped",
 		Description: "Judge jobs dropped because the judge queue was full, and calls refused by the calls-per-minute budget [Development]",
-		Unit:        "{calls}",
+		Unit:        "{call}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -137,7 +153,7 @@ func AssertEqualProcessorAgentsessionJudgeErrors(t *testing.T, tt *componenttest
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_judge_errors",
 		Description: "Judge requests that failed (timeout, retries exhausted, malformed verdict); the deterministic score is kept [Development]",
-		Unit:        "{calls}",
+		Unit:        "{call}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -153,7 +169,7 @@ func AssertEqualProcessorAgentsessionJudgeQueueDepth(t *testing.T, tt *component
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_judge_queue_depth",
 		Description: "Judge jobs waiting for a worker [Development]",
-		Unit:        "{jobs}",
+		Unit:        "{job}",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,
 		},
@@ -167,7 +183,7 @@ func AssertEqualProcessorAgentsessionJudgeTokens(t *testing.T, tt *componenttest
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_judge_tokens",
 		Description: "Tokens used by judge requests (prompt and completion) [Development]",
-		Unit:        "{tokens}",
+		Unit:        "{token}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -183,7 +199,7 @@ func AssertEqualProcessorAgentsessionLateSpans(t *testing.T, tt *componenttest.T
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_late_spans",
 		Description: "Spans of turns that had already closed (counted and passed on, not evaluated again) [Development]",
-		Unit:        "{spans}",
+		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -199,7 +215,7 @@ func AssertEqualProcessorAgentsessionOpenSessions(t *testing.T, tt *componenttes
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_open_sessions",
 		Description: "AgentSessions currently open in memory [Development]",
-		Unit:        "{sessions}",
+		Unit:        "{session}",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,
 		},
@@ -213,7 +229,7 @@ func AssertEqualProcessorAgentsessionRetainedSpans(t *testing.T, tt *componentte
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_retained_spans",
 		Description: "Spans retained for open turns (what max_spans_per_session bounds per session) [Development]",
-		Unit:        "{spans}",
+		Unit:        "{span}",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,
 		},
@@ -227,7 +243,7 @@ func AssertEqualProcessorAgentsessionSessionsContinued(t *testing.T, tt *compone
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_sessions_continued",
 		Description: "Sessions that continued after they went idle, from the continuation store's state [Development]",
-		Unit:        "{sessions}",
+		Unit:        "{session}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -243,7 +259,7 @@ func AssertEqualProcessorAgentsessionSessionsEvicted(t *testing.T, tt *component
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_sessions_evicted",
 		Description: "Sessions closed early and evaluated as partial because max_sessions, max_spans_per_session or max_session_duration was reached [Development]",
-		Unit:        "{sessions}",
+		Unit:        "{session}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -259,7 +275,7 @@ func AssertEqualProcessorAgentsessionSpansDiscarded(t *testing.T, tt *componentt
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_spans_discarded",
 		Description: "Spans of traces without any GenAI span (no turn; passed on, not evaluated) [Development]",
-		Unit:        "{spans}",
+		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -275,7 +291,7 @@ func AssertEqualProcessorAgentsessionSpansDropped(t *testing.T, tt *componenttes
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_spans_dropped",
 		Description: "Spans not modelled because their session or trace had exceeded max_spans_per_session (passed on, not evaluated) [Development]",
-		Unit:        "{spans}",
+		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -291,7 +307,7 @@ func AssertEqualProcessorAgentsessionSpansObserved(t *testing.T, tt *componentte
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_spans_observed",
 		Description: "Spans observed by the processor (every one is passed on unchanged) [Development]",
-		Unit:        "{spans}",
+		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,
@@ -307,7 +323,7 @@ func AssertEqualProcessorAgentsessionTurnsClosed(t *testing.T, tt *componenttest
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_turns_closed",
 		Description: "Turns closed and evaluated [Development]",
-		Unit:        "{turns}",
+		Unit:        "{turn}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
 			IsMonotonic: true,

@@ -22,6 +22,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorAgentsessionContinuationErrors.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionEmitFailures.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionEvaluationErrors.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionEvaluationSpansSkipped.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionEvaluationsEmitted.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionJudgeCacheHits.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionJudgeCalls.Add(context.Background(), 1)
@@ -45,6 +46,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionEvaluationErrors(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionEvaluationSpansSkipped(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionEvaluationsEmitted(t, testTel,
