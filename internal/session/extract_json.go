@@ -7,8 +7,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	gojson "github.com/goccy/go-json"
 	"strings"
+
+	gojson "github.com/goccy/go-json"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
