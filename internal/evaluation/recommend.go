@@ -5,6 +5,8 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -31,7 +33,7 @@ func (e *Evaluator) recommendations(a *Analysis) []Recommendation {
 	suffix := func(metric string, v float64) string {
 		return fmt.Sprintf(" (%s %s < %s)", metric, num(v), num(th))
 	}
-	for _, id := range sortedKeys(a.PerAgentScores) {
+	for _, id := range slices.Sorted(maps.Keys(a.PerAgentScores)) {
 		as := a.PerAgentScores[id]
 		if below(as.ToolUse) {
 			out = append(out, Recommendation{Kind: RecToolUse, AgentID: id, Impact: gap(*as.ToolUse),

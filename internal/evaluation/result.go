@@ -4,6 +4,7 @@
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
 import (
+	"slices"
 	"time"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -278,6 +279,6 @@ func (a *Analysis) Agents() []string {
 	for id := range a.PerAgentScores {
 		out = append(out, id)
 	}
-	sortStrings(out)
+	slices.Sort(out)
 	return out
 }

@@ -5,8 +5,6 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -178,9 +176,3 @@ func pingPongLoops(t *session.Turn) int {
 	}
 	return n
 }
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
-// sortStrings sorts s in place.
-func sortStrings(s []string) { slices.Sort(s) }

@@ -61,11 +61,8 @@ const (
 	SyntheticAgentID = "agent"
 )
 
-// Status values of turns, interactions, LLM calls and tool calls.
+// Status values are StatusOK, StatusError and StatusNotExecuted (model.go).
 const (
-	asmStatusOK          = "ok"
-	asmStatusError       = "error"
-	asmStatusNotExecuted = "not_executed"
 	// asmArgsSourceLLMOutput is ToolCall.ArgumentsSource for arguments taken from the
 	// LLM output that requested the call (RequestedToolCall.Arguments).
 	asmArgsSourceLLMOutput = "llm_output"
@@ -143,9 +140,9 @@ func (n *asmNode) durationMs() float64 { return float64(n.end()-n.start()) / 1e6
 
 func (n *asmNode) status() string {
 	if n.rec.Error {
-		return asmStatusError
+		return StatusError
 	}
-	return asmStatusOK
+	return StatusOK
 }
 
 // asmInteraction is an agent interaction under construction.
@@ -218,7 +215,7 @@ func newAssembler(records []SpanRecord) *assembler {
 
 func (a *assembler) assemble() TurnAssembly {
 	if len(a.nodes) == 0 {
-		return TurnAssembly{Turn: Turn{Status: asmStatusOK, Interactions: []AgentInteraction{}}}
+		return TurnAssembly{Turn: Turn{Status: StatusOK, Interactions: []AgentInteraction{}}}
 	}
 	a.buildTree()
 	a.inheritWrapperContent()
@@ -546,7 +543,7 @@ func (a *assembler) buildInteractions() {
 	}
 	a.adoptOrphanTools(orphans)
 	for _, in := range a.inters {
-		in.input = firstNonEmpty(in.node.rec.Input, in.node.rec.UserMessage)
+		in.input = cmp.Or(in.node.rec.Input, in.node.rec.UserMessage)
 		for _, l := range in.llms {
 			if in.input != "" {
 				break
@@ -607,15 +604,6 @@ func asmNameDerivedAgent(name string) (string, string) {
 		}
 	}
 	return SyntheticAgentID, AgentRuleSynthetic
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // Step ranks order steps that start at the same instant.

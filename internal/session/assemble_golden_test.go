@@ -6,7 +6,6 @@ package session
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,9 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var updateAssembleGolden = flag.Bool("update-assemble-golden", false,
-	"rewrite testdata/assemble/*.turn.golden.json from AssembleTurn's output")
 
 // asGoldenExpect states, per recorded trace, what the golden file must show: the
 // interactions' agents, the handoffs (from>to:rule) and the tool calls
@@ -122,11 +118,11 @@ func TestAssembleTurnGolden(t *testing.T) {
 			enc.SetEscapeHTML(false)
 			require.NoError(t, enc.Encode(got))
 			golden := filepath.Join("testdata", "assemble", name+".turn.golden.json")
-			if *updateAssembleGolden {
+			if *update {
 				require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o600))
 			}
 			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test -run TestAssembleTurnGolden -update-assemble-golden")
+			require.NoError(t, err, "run go test -run TestAssembleTurnGolden -update")
 			assert.JSONEq(t, string(want), buf.String())
 		})
 	}

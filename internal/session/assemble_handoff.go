@@ -339,7 +339,7 @@ func (a *assembler) fixUpHandoffCalls(g []*asmHandoffCand) {
 		return
 	}
 	pick.tc.Executed = true
-	pick.tc.Status = asmStatusOK
+	pick.tc.Status = StatusOK
 	if span != nil {
 		pick.tc.SpanID = span.rec.SpanID
 		ms := span.durationMs()

@@ -4,6 +4,7 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -131,7 +132,7 @@ func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *asmNode) *asm
 			tc.ArgumentsSource = asmArgsSourceLLMOutput
 			tc.ArgumentsTruncated = req.ArgumentsTruncated
 		}
-		tc.Status = asmStatusNotExecuted
+		tc.Status = StatusNotExecuted
 	}
 	if exec != nil {
 		r := exec.rec
@@ -152,12 +153,12 @@ func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *asmNode) *asm
 		if r.Error {
 			// The error as the application reported it (status description), else its
 			// class (error.type), else the result the tool returned.
-			tc.Error = firstNonEmpty(r.ErrorMessage, r.ErrorType, r.ToolResult, asmStatusError)
+			tc.Error = cmp.Or(r.ErrorMessage, r.ErrorType, r.ToolResult, StatusError)
 		}
 		if r.ClientSide() {
 			// Handed back to the caller (Mastra client_tool_call): the span records the
 			// request, nothing ran.
-			tc.Requested, tc.Executed, tc.Status = true, false, asmStatusNotExecuted
+			tc.Requested, tc.Executed, tc.Status = true, false, StatusNotExecuted
 		} else {
 			ms := exec.durationMs()
 			tc.LatencyMs = &ms

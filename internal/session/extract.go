@@ -4,6 +4,7 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"cmp"
 	"encoding/hex"
 	"slices"
 	"strings"
@@ -14,6 +15,11 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
+
+// MaxSessionKeys is how many session keys an Extractor reads: keys are numbered in one byte
+// (254 slots), and ai.telemetry.metadata.conversationId is always added after the
+// configured ones, so ExtractConfig.SessionKeys may hold MaxSessionKeys-1 keys.
+const MaxSessionKeys = 254
 
 // DefaultMaxTextBytes is the text cap used when ExtractConfig.MaxTextBytes is not positive.
 const DefaultMaxTextBytes = 32 << 10
@@ -97,7 +103,7 @@ func NewExtractor(cfg ExtractConfig) *Extractor {
 	keys = append(keys[:len(keys):len(keys)], semconv.AITelemetryConvID)
 	for _, k := range keys {
 		k = strings.TrimSpace(k)
-		if k == "" || len(e.sessKeys) >= 254 {
+		if k == "" || len(e.sessKeys) >= MaxSessionKeys {
 			continue
 		}
 		info, ok := e.keys[k]
@@ -292,7 +298,7 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 	cls := e.classify(&s, r, scope.Name())
 	r.GraphNodeID = e.text(r, s.str(kGraphNodeID))
 	r.GraphParentID = e.text(r, s.str(kGraphParentID))
-	if m := exFirstNonEmpty(s.str(kRespModel), s.str(kReqModel), s.str(kOIModel), s.str(kAIRespModel), s.str(kAIModelID), s.str(kVoltLLMModel)); m != "" {
+	if m := cmp.Or(s.str(kRespModel), s.str(kReqModel), s.str(kOIModel), s.str(kAIRespModel), s.str(kAIModelID), s.str(kVoltLLMModel)); m != "" {
 		r.Model = e.text(r, m)
 	}
 

@@ -40,7 +40,7 @@ const (
 	exRuleSubagentFromTool = "launching_tool_arguments"
 	exRuleUnnamed          = ";unnamed"
 	exRuleOIHandoff        = "openinference.handoff_span"
-	exRuleGenAIHandof      = "gen_ai.handoff"
+	exRuleGenAIHandoff     = "gen_ai.handoff"
 	exRuleNotNested        = semconv.GenAIInvocationIsNested + "=false"
 )
 
@@ -234,7 +234,7 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 
 	// Explicit handoff attributes without an operation, and the main-branch turn marker.
 	if s.has[kHandoffFrom] || s.has[kHandoffTo] {
-		r.Class, r.ClassRule = ClassHandoff, exRuleGenAIHandof
+		r.Class, r.ClassRule = ClassHandoff, exRuleGenAIHandoff
 		return info
 	}
 	if s.has[kIsNested] {

@@ -623,10 +623,10 @@ func (e *Extractor) defsFromBytes(r *SpanRecord, key string, data []byte) []Tool
 		return nil
 	}
 	k := e.defs.key(data, e.maxText)
-	defs, problems, ok := e.defs.get(k)
+	defs, problems, ok := e.defs.get(k, data)
 	if !ok {
 		defs, problems = exParseToolDefs(data, e.maxText, nil)
-		e.defs.put(k, defs, problems)
+		e.defs.put(k, data, defs, problems)
 	}
 	if problems > 0 {
 		exProblem(r, key, "unreadable tool definition")

@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// update is the golden update flag every package uses (-update). The assembly goldens
-// still have their own, -update-assemble-golden (assemble_golden_test.go).
+// update is the golden update flag every package uses (-update): here it rewrites
+// testdata/extract/*.records.json and testdata/assemble/*.turn.golden.json.
 var update = flag.Bool("update", false,
-	"rewrite testdata/extract/*.records.json from Extract's output")
+	"rewrite testdata/extract/*.records.json and testdata/assemble/*.turn.golden.json")
 
 // TestExtractGolden pins the complete SpanRecords of every fixture, so that any change in
 // what the adapter reads shows up as a reviewable diff (TestExtractFixtures states the

@@ -5,6 +5,7 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -351,7 +352,7 @@ func exPart(p *exJPart, o *exMsgOut) string {
 		return ""
 	case "tool_call", "function_call", "tool-call", "tool_use":
 		if o != nil {
-			o.addCall(exFirstNonEmpty(p.CallID, p.ID, p.ToolCallID), exFirstNonEmpty(p.Name, p.ToolName),
+			o.addCall(cmp.Or(p.CallID, p.ID, p.ToolCallID), cmp.Or(p.Name, p.ToolName),
 				exFirstRaw(p.Arguments, p.Args, p.Input))
 		}
 		return ""
@@ -371,7 +372,7 @@ func exPart(p *exJPart, o *exMsgOut) string {
 		switch {
 		case p.ToolUse != nil:
 			if o != nil {
-				o.addCall(exFirstNonEmpty(p.ToolUse.ToolUseID, p.ToolUse.ID), p.ToolUse.Name,
+				o.addCall(cmp.Or(p.ToolUse.ToolUseID, p.ToolUse.ID), p.ToolUse.Name,
 					exFirstRaw(p.ToolUse.Input, p.ToolUse.Arguments, p.ToolUse.Args))
 			}
 			return ""
@@ -472,15 +473,6 @@ func exFirstRaw(rs ...json.RawMessage) json.RawMessage {
 	return nil
 }
 
-func exFirstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 // exMsgText returns a message's plain text and reports its calls, reasoning and tool
 // responses to o (when not nil).
 func exMsgText(m *exJMsg, o *exMsgOut) string {
@@ -507,7 +499,7 @@ func exMsgText(m *exJMsg, o *exMsgOut) string {
 			case tc.Type == "" && tc.Name != "":
 				// An entry of tool_calls is a call even untyped: LangChain's {name, args, id}
 				// (langgraph-supervisor's synthesised transfer_back_to_* call has no type).
-				o.addCall(exFirstNonEmpty(tc.ID, tc.CallID), tc.Name, exFirstRaw(tc.Args, tc.Arguments, tc.Input))
+				o.addCall(cmp.Or(tc.ID, tc.CallID), tc.Name, exFirstRaw(tc.Args, tc.Arguments, tc.Input))
 			default:
 				_ = exPart(tc, o)
 			}
@@ -515,7 +507,7 @@ func exMsgText(m *exJMsg, o *exMsgOut) string {
 		// OpenAI Responses input item {type:function_call, name, arguments, call_id}.
 		if strings.EqualFold(m.Type, "function_call") && m.Name != "" {
 			id, _ := exRawString(m.ID)
-			o.addCall(exFirstNonEmpty(m.CallID, id), m.Name, m.Arguments)
+			o.addCall(cmp.Or(m.CallID, id), m.Name, m.Arguments)
 		}
 	}
 	switch len(texts) {

@@ -5,6 +5,7 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -38,10 +39,10 @@ var exToolResultKeys = [...]exKey{kToolResult, kOutputValue, kAIToolResult, kAIT
 
 // toolFields fills the fields of a tool execution span.
 func (e *Extractor) toolFields(s *exScan, events ptrace.SpanEventSlice, r *SpanRecord, cls exClassInfo) {
-	r.ToolName = e.text(r, strings.TrimSpace(exFirstNonEmpty(s.str(kToolName), s.str(kOIToolName), s.str(kAIToolName),
+	r.ToolName = e.text(r, strings.TrimSpace(cmp.Or(s.str(kToolName), s.str(kOIToolName), s.str(kAIToolName),
 		cls.nameHint, s.str(kTLEntityName))))
-	r.ToolCallID = e.text(r, exFirstNonEmpty(s.str(kToolCallID), s.str(kOIToolID), s.str(kAIToolID)))
-	r.ToolDescription = e.text(r, exFirstNonEmpty(s.str(kToolDesc), s.str(kOIToolDesc)))
+	r.ToolCallID = e.text(r, cmp.Or(s.str(kToolCallID), s.str(kOIToolID), s.str(kAIToolID)))
+	r.ToolDescription = e.text(r, cmp.Or(s.str(kToolDesc), s.str(kOIToolDesc)))
 
 	if s.has[kOIToolSchema] {
 		e.toolSchema(s.v[kOIToolSchema], semconv.ToolSchemaOI, r)
@@ -128,7 +129,7 @@ func (e *Extractor) toolFields(s *exScan, events ptrace.SpanEventSlice, r *SpanR
 	r.ContentCaptured = r.ToolArgsSource != "" || r.ToolResult != ""
 
 	// Handoffs: the main-branch transfer attributes, else a handoff tool by name.
-	if target := exFirstNonEmpty(s.str(kTransferTargetName), s.str(kTransferTargetID)); target != "" {
+	if target := cmp.Or(s.str(kTransferTargetName), s.str(kTransferTargetID)); target != "" {
 		r.HandoffTo = e.text(r, target)
 		r.HandoffMode = exTransferMode(s.str(kTransferMode))
 		// On a transfer span gen_ai.agent.name is the source agent by definition.
@@ -231,14 +232,14 @@ func (e *Extractor) handoffFields(s *exScan, r *SpanRecord, cls exClassInfo) {
 	case s.has[kHandoffFrom] || s.has[kHandoffTo]:
 		r.HandoffFrom = e.text(r, exUnquote(s.str(kHandoffFrom)))
 		r.HandoffTo = e.text(r, exUnquote(s.str(kHandoffTo)))
-		r.HandoffRule = exRuleGenAIHandof
+		r.HandoffRule = exRuleGenAIHandoff
 	case cls.oiHandoff:
 		// input.value is the sender and output.value the receiver: plain names (Python) or
 		// JSON objects {"from_agent": ...} / {"to_agent": ...} (JS).
 		in, inFrom, inTo := exHandoffEnd(e.anyText(s, kInputValue))
 		out, outFrom, outTo := exHandoffEnd(e.anyText(s, kOutputValue))
-		r.HandoffFrom = e.text(r, exFirstNonEmpty(inFrom, outFrom, in))
-		r.HandoffTo = e.text(r, exFirstNonEmpty(outTo, inTo, out, cls.nameHint))
+		r.HandoffFrom = e.text(r, cmp.Or(inFrom, outFrom, in))
+		r.HandoffTo = e.text(r, cmp.Or(outTo, inTo, out, cls.nameHint))
 		r.HandoffRule = exRuleOIHandoff
 	case cls.tlFrom != "" || cls.tlTo != "":
 		r.HandoffFrom, r.HandoffTo = e.text(r, cls.tlFrom), e.text(r, cls.tlTo)

@@ -39,6 +39,8 @@ type exToolDefCache struct {
 }
 
 type exToolDefEntry struct {
+	// data is the definitions' raw bytes: a hit must match them, not only the hash.
+	data     string
 	defs     []ToolDefinition
 	problems int
 }
@@ -56,12 +58,13 @@ func newExToolDefCache() *exToolDefCache {
 }
 
 // get returns a copy of the cached list for data (the ToolDefinition values are shared
-// and must be treated as read-only), or ok=false.
-func (c *exToolDefCache) get(k exToolDefKey) ([]ToolDefinition, int, bool) {
+// and must be treated as read-only), or ok=false. A hash collision is a miss: the entry's
+// bytes must equal data.
+func (c *exToolDefCache) get(k exToolDefKey, data []byte) ([]ToolDefinition, int, bool) {
 	c.mu.Lock()
 	ent, ok := c.m[k]
 	c.mu.Unlock()
-	if !ok {
+	if !ok || ent.data != string(data) {
 		return nil, 0, false
 	}
 	if len(ent.defs) == 0 {
@@ -70,12 +73,12 @@ func (c *exToolDefCache) get(k exToolDefKey) ([]ToolDefinition, int, bool) {
 	return append([]ToolDefinition(nil), ent.defs...), ent.problems, true
 }
 
-func (c *exToolDefCache) put(k exToolDefKey, defs []ToolDefinition, problems int) {
+func (c *exToolDefCache) put(k exToolDefKey, data []byte, defs []ToolDefinition, problems int) {
 	c.mu.Lock()
 	if len(c.m) >= exToolDefCacheSize {
 		clear(c.m)
 	}
-	c.m[k] = exToolDefEntry{defs: append([]ToolDefinition(nil), defs...), problems: problems}
+	c.m[k] = exToolDefEntry{data: string(data), defs: append([]ToolDefinition(nil), defs...), problems: problems}
 	c.mu.Unlock()
 }
 

@@ -4,6 +4,7 @@
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -38,7 +39,7 @@ func (e *Extractor) classifyVolt(s *exScan, r *SpanRecord, info *exClassInfo) bo
 	info.volt = true
 	switch {
 	case strings.HasPrefix(name, semconv.VoltSpanPrefixSubagent):
-		agent := strings.TrimSpace(exFirstNonEmpty(s.str(kVoltSubagentName), name[len(semconv.VoltSpanPrefixSubagent):]))
+		agent := strings.TrimSpace(cmp.Or(s.str(kVoltSubagentName), name[len(semconv.VoltSpanPrefixSubagent):]))
 		if agent == "" {
 			break
 		}

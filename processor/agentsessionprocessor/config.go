@@ -15,6 +15,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/judge"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // EmitToolCalls selects which tool calls get their own `evaluate tool_call` span
@@ -31,10 +32,10 @@ const (
 	EmitToolCallsNone EmitToolCalls = "none"
 )
 
-// maxSessionKeys bounds session_keys: the extractor numbers session keys in one byte
-// (254 slots, internal/session) and always adds ai.telemetry.metadata.conversationId after
-// the configured ones, so a longer list would lose its tail silently.
-const maxSessionKeys = 253
+// maxSessionKeys bounds session_keys: the extractor reads session.MaxSessionKeys keys and
+// always adds ai.telemetry.metadata.conversationId after the configured ones, so a longer
+// list would lose its tail silently.
+const maxSessionKeys = session.MaxSessionKeys - 1
 
 // Config is the configuration of the agentsession processor (docs/architecture.md §11).
 type Config struct {
