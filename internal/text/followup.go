@@ -339,35 +339,37 @@ func compareFollowUp(request, answer, followUp string, ts *tokenSets, minSimilar
 	return r
 }
 
-// uniqSet returns the distinct tokens of ts in order, and their set, without maps:
-// the (hash, position) pairs are sorted, the first position of each hash kept.
+// uniqSet returns the distinct tokens of ts in order of first occurrence, and their set
+// (sorted hashes). The (hash, position) pairs are sorted once; the first position of each
+// hash is marked, and the marked tokens are taken in their original order.
 func uniqSet(ts []string) ([]string, hashSet) {
 	type hp struct {
 		h uint64
-		i int
+		i int32
 	}
 	pairs := make([]hp, len(ts))
 	for i, t := range ts {
-		pairs[i] = hp{fnv(t), i}
+		pairs[i] = hp{fnv(t), int32(i)}
 	}
 	slices.SortFunc(pairs, func(a, b hp) int {
-		if a.h != b.h {
-			return cmp.Compare(a.h, b.h)
+		if c := cmp.Compare(a.h, b.h); c != 0 {
+			return c
 		}
 		return cmp.Compare(a.i, b.i)
 	})
 	set := make(hashSet, 0, len(ts))
-	first := make([]int, 0, len(ts))
+	first := make([]bool, len(ts))
 	for k, p := range pairs {
 		if k == 0 || p.h != pairs[k-1].h {
 			set = append(set, p.h)
-			first = append(first, p.i)
+			first[p.i] = true
 		}
 	}
-	slices.Sort(first)
-	out := make([]string, len(first))
-	for k, i := range first {
-		out[k] = ts[i]
+	out := make([]string, 0, len(set))
+	for i, t := range ts {
+		if first[i] {
+			out = append(out, t)
+		}
 	}
 	return out, set
 }
