@@ -254,25 +254,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	case DetectionNoAnswer:
 		noAnswer = &detection{bad: true, typ: DetectionNoAnswer, conf: tr.Confidence, reason: tr.Reason}
 	}
-	var d detection
-	switch {
-	case rdm != nil:
-		d = *rdm
-	case ccm != nil:
-		d = *ccm
-	case noAnswer != nil:
-		d = *noAnswer
-	case hall != nil:
-		d = *hall
-	default:
-		d = detection{typ: DetectionNone}
-		if followUpConf >= 0 {
-			d.conf = clamp01(1 - followUpConf)
-			d.reason = "the follow-up neither corrects nor re-asks, and nothing is ungrounded"
-		} else {
-			d.reason = "no follow-up to judge by, and nothing is ungrounded"
-		}
-	}
+	d := chooseDetection(rdm, ccm, noAnswer, hall, followUpConf)
 	expl = append(expl, "→ "+d.typ+", confidence "+num(d.conf))
 
 	tr.Revised = tr.Final

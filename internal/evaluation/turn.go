@@ -205,27 +205,29 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 		expl = append(expl, "hallucination: every stated specific is grounded; no parameter hallucination")
 	}
 
-	var d detection
-	switch {
-	case rdm != nil:
-		d = *rdm
-	case ccm != nil:
-		d = *ccm
-	case noAnswer != nil:
-		d = *noAnswer
-	case hall != nil:
-		d = *hall
-	default:
-		d = detection{typ: DetectionNone}
-		if followUpConf >= 0 {
-			d.conf = clamp01(1 - followUpConf)
-			d.reason = "the follow-up neither corrects nor re-asks, and nothing is ungrounded"
-		} else {
-			d.reason = "no follow-up to judge by, and nothing is ungrounded"
-		}
-	}
+	d := chooseDetection(rdm, ccm, noAnswer, hall, followUpConf)
 	expl = append(expl, "→ "+d.typ+", confidence "+num(d.conf))
 	d.expl = strings.Join(expl, "; ")
+	return d
+}
+
+// chooseDetection applies the verdict priority RDM > CCM > no_answer > hallucination >
+// none (docs/scoring.md §5.2). followUpConf is the strongest follow-up signal when the
+// follow-up checks ran (the confidence of none is 1 − it), negative when they did not.
+// Both the whole-session path (detect) and the turn-by-turn path (finalize) use it.
+func chooseDetection(rdm, ccm, noAnswer, hall *detection, followUpConf float64) detection {
+	for _, d := range []*detection{rdm, ccm, noAnswer, hall} {
+		if d != nil {
+			return *d
+		}
+	}
+	d := detection{typ: DetectionNone}
+	if followUpConf >= 0 {
+		d.conf = clamp01(1 - followUpConf)
+		d.reason = "the follow-up neither corrects nor re-asks, and nothing is ungrounded"
+	} else {
+		d.reason = "no follow-up to judge by, and nothing is ungrounded"
+	}
 	return d
 }
 
