@@ -48,6 +48,7 @@ run: build
 	@echo "agenteval-collector is starting with $(CONFIG); where to look:"
 	@echo "  OTLP in            grpc localhost:4317, http http://localhost:4318"
 	@echo "  AgentSession JSON  POST http://localhost:8891/v1/agent_sessions"
+	@echo "  evaluation channel http://localhost:8891/api/v1/evaluations/non-spamminess/... (keys: POST http://localhost:8892/api/v1/admin/agents)"
 	@echo "  Prometheus         http://localhost:8889/metrics"
 	@echo "  web UI             http://localhost:8890/ (sessions, transcripts, live view)"
 	@echo "  query API          http://localhost:8890/api/v1/agent_sessions"

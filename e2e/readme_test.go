@@ -81,7 +81,7 @@ func collectorBinary(t *testing.T) string {
 }
 
 // The ports config.yaml listens on (README.md, "What you see").
-var configPorts = []string{"4317", "4318", "8889", "8890", "8891", "13133"}
+var configPorts = []string{"4317", "4318", "8889", "8890", "8891", "8892", "13133"}
 
 // TestREADMEBlocks runs the built collector as `make run` does (config.yaml, a fresh data
 // directory) and every README.md shell block marked readme-test against it: each must exit 0
