@@ -28,7 +28,7 @@ import (
 // With the in-memory queue, a fault run lost 100/100 here.
 func TestKill9WithTheStoreDownLosesNothing(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs a collector process")
+		t.Skip("-short: builds and runs a collector process (CI runs it)")
 	}
 	const sessions = 20
 	dir := t.TempDir()

@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,14 +40,14 @@ import (
 // duration quantiles) must return exactly the label sets the store has.
 func TestDashboardMatchesStore(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: runs a Prometheus server for about 20s")
+		t.Skip("-short: runs a Prometheus server for about 20s (CI runs it)")
 	}
 	promBin, err := exec.LookPath("prometheus")
 	if err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("prometheus is not installed (Debian package prometheus; .ci/run installs it)")
 		}
-		t.Skip("prometheus not on PATH (apt-get install prometheus): the live dashboard check needs it")
+		t.Skip("prometheus not on PATH (apt-get install prometheus): the live dashboard check needs it; with CI set this fails instead (.ci/run installs it)")
 	}
 
 	sink := new(consumertest.TracesSink)
@@ -191,7 +192,7 @@ func dashboardFromStore(analyses []evaluation.Analysis) storeFigures {
 			m[k] = append(m[k], *v)
 		}
 	}
-	orUnknown := func(s string) string { return cmpOr(s, "unknown") }
+	orUnknown := func(s string) string { return cmp.Or(s, "unknown") }
 	for i := range analyses {
 		a := &analyses[i]
 		f.sessions++
@@ -229,14 +230,14 @@ func dashboardFromStore(analyses []evaluation.Analysis) storeFigures {
 			for _, reason := range tr.NotEvaluable {
 				f.notEvaluable["turn_detection|"+reason]++
 			}
-			f.detections[cmpOr(tr.DetectionType, evaluation.DetectionNone)]++
+			f.detections[cmp.Or(tr.DetectionType, evaluation.DetectionNone)]++
 			for _, ia := range tr.Interactions {
 				f.interactionSeries[orUnknown(ia.AgentID)] = true
 				for _, h := range ia.Handoffs {
 					f.handoffs[orUnknown(h.FromAgent)+"|"+orUnknown(h.ToAgent)]++
 				}
 				for _, tc := range ia.ToolCalls {
-					agent := orUnknown(cmpOr(tc.AgentID, ia.AgentID))
+					agent := orUnknown(cmp.Or(tc.AgentID, ia.AgentID))
 					tool := orUnknown(tc.ToolName)
 					v := tc.Verdict
 					if v == "" {
@@ -268,13 +269,6 @@ func dashboardFromStore(analyses []evaluation.Analysis) storeFigures {
 		}
 	}
 	return f
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 type dashboardQuery struct{ panel, expr string }

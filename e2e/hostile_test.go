@@ -202,7 +202,7 @@ func exportGRPC(t *testing.T, endpoint string, body []byte) error {
 // and passes through the processor whole.
 func TestDeepNestingRefused(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: builds requests of 15 MB")
+		t.Skip("-short: builds requests of 15 MB (CI runs it)")
 	}
 	sink := new(consumertest.TracesSink)
 	grpcEP, httpEP, stop := startOTLPCollector(t, sink)

@@ -75,7 +75,7 @@ func collectorBinary(t *testing.T) string {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("%s: %v (CI runs make build before make test)", abs, err)
 		}
-		t.Skipf("no built collector at %s: run make build first (or set AGENTEVAL_COLLECTOR_BIN)", abs)
+		t.Skipf("no built collector at %s: run make build first (or set AGENTEVAL_COLLECTOR_BIN); with CI set this fails instead (.ci/run builds before make test)", abs)
 	}
 	return abs
 }

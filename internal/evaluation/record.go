@@ -4,6 +4,7 @@
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"strings"
@@ -319,7 +320,7 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 			st := &in.Steps[si]
 			if st.Handoff != nil {
 				sum.Handoffs++
-				participants[cmpOr(st.Handoff.FromAgent, in.AgentID)] = true
+				participants[cmp.Or(st.Handoff.FromAgent, in.AgentID)] = true
 				if st.Handoff.ToAgent != "" {
 					participants[st.Handoff.ToAgent] = true
 				}
@@ -381,11 +382,4 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 		}
 	}
 	return sum
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // Not-evaluable reasons of a tool call (ToolCallResult.NotEvaluable).
@@ -144,7 +145,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 	if call.Status == session.StatusError || call.Error != "" {
 		msg := call.ToolName + " failed"
 		if call.Error != "" {
-			msg += ": " + truncate(oneLine(call.Error), maxErrorText)
+			msg += ": " + text.Truncate(oneLine(call.Error), maxErrorText)
 		}
 		add(IssueToolError, SeverityLow, "", msg)
 	}
@@ -389,15 +390,4 @@ func handoffAllowed(agent *session.AgentDefinition, target string, sessionAgents
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }

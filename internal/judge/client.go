@@ -20,6 +20,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/agenteval/agenteval-collector/internal/text"
 	"github.com/agenteval/agenteval-collector/pkg/reference"
 )
 
@@ -127,6 +128,9 @@ func clientOptions(endpoint, keyEnv string, cfg Config, extra []option.RequestOp
 }
 
 // Config returns the configuration in force (defaults applied).
+// maxQuotedOutput bounds the model output quoted in an ErrMalformed error, in bytes.
+const maxQuotedOutput = 200
+
 func (c *Client) Config() Config { return c.cfg }
 
 // Pool returns the client's worker pool.
@@ -210,7 +214,7 @@ func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict
 	if i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}'); i >= 0 && j > i {
 		s = s[i : j+1]
 	} else {
-		return reference.JudgeVerdict{}, fmt.Errorf("%w: no JSON object in %q", ErrMalformed, truncate(content))
+		return reference.JudgeVerdict{}, fmt.Errorf("%w: no JSON object in %q", ErrMalformed, text.Truncate(content, maxQuotedOutput))
 	}
 	var raw struct {
 		Score  json.RawMessage `json:"score"`
@@ -218,10 +222,10 @@ func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict
 		Reason string          `json:"reason"`
 	}
 	if err := json.Unmarshal([]byte(s), &raw); err != nil {
-		return reference.JudgeVerdict{}, fmt.Errorf("%w: %v in %q", ErrMalformed, err, truncate(content))
+		return reference.JudgeVerdict{}, fmt.Errorf("%w: %v in %q", ErrMalformed, err, text.Truncate(content, maxQuotedOutput))
 	}
 	if len(raw.Score) == 0 {
-		return reference.JudgeVerdict{}, fmt.Errorf("%w: no score in %q", ErrMalformed, truncate(content))
+		return reference.JudgeVerdict{}, fmt.Errorf("%w: no score in %q", ErrMalformed, text.Truncate(content, maxQuotedOutput))
 	}
 	var score float64
 	if err := json.Unmarshal(raw.Score, &score); err != nil {
@@ -339,11 +343,4 @@ func hashParts(parts ...string) [32]byte {
 	var out [32]byte
 	h.Sum(out[:0])
 	return out
-}
-
-func truncate(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
-	}
-	return s
 }

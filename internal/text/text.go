@@ -5,3 +5,20 @@
 // (docs/scoring.md): CCM similarity, RDM correction detection, salient-fact coverage,
 // ungrounded specifics, refusal/uncertainty cues and name mentions.
 package text // import "github.com/agenteval/agenteval-collector/internal/text"
+
+import "unicode/utf8"
+
+// Truncate returns s cut to at most n bytes on a rune boundary, with "…" appended when it
+// was cut (so the result may exceed n by the 3 bytes of "…"). s is returned as is when it
+// fits; n <= 0 gives "…" for any non-empty s. It never splits a UTF-8 sequence, so valid
+// input stays valid.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := max(n, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // Event types of the live stream (the SSE "event:" field).
@@ -177,7 +177,7 @@ func (b *Broadcaster) PublishTurn(tr *evaluation.TurnResult) {
 	b.publishJSON(EventTurn, TurnEvent{
 		SessionID: tr.SessionID, TurnIndex: tr.TurnIndex, Final: tr.Final, IsBad: tr.IsBad,
 		DetectionType: tr.DetectionType, Confidence: tr.Confidence, Reason: tr.Reason,
-		LatencyMs: tr.LatencyMs, UserMessage: truncate(tr.UserMessage, maxEventText),
+		LatencyMs: tr.LatencyMs, UserMessage: text.Truncate(tr.UserMessage, maxEventText),
 	})
 }
 
@@ -199,18 +199,6 @@ func (b *Broadcaster) publishJSON(typ string, v any) {
 		return // only a NaN score can fail; the stored analysis is unaffected
 	}
 	b.Publish(Event{Type: typ, Data: data})
-}
-
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut with "…".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // ServeHTTP streams events as server-sent events (text/event-stream): "event: turn" or

@@ -124,21 +124,6 @@ func TestTurnEventTruncatesText(t *testing.T) {
 	assert.NotContains(t, string(ev.Data), strings.Repeat("é", 141))
 }
 
-func TestTruncate(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"exactly10!", 10, "exactly10!"},
-		{"abcdefghijk", 10, "abcdefghij…"},
-		{"ééééé", 3, "é…"}, // never cuts inside a rune
-	} {
-		assert.Equal(t, tt.want, truncate(tt.in, tt.n), tt.in)
-	}
-}
-
 // TestServeHTTPStreamsAndEnds: the SSE handler writes the retry hint and each event,
 // and returns when the client goes away.
 func TestServeHTTPStreamsAndEnds(t *testing.T) {

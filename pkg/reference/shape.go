@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Keys of structured outputs, in the order they are tried (evalaf agent package, Antfly's
@@ -69,9 +70,15 @@ func shapeError(what string, v any) error {
 	return fmt.Errorf("%w: %s: %T %s", ErrBadShape, what, v, truncate(fmt.Sprint(v), 120))
 }
 
+// truncate cuts s to at most n bytes on a rune boundary, with "…" when it was cut. The
+// collector's internal/text.Truncate does the same; this package stays free of internal
+// imports.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
