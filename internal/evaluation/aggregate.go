@@ -191,15 +191,15 @@ func taskCompletion(outcome *bool, recs []TurnRecord) (*bool, string) {
 // lists the session's agents, which get an entry even without interactions.
 func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 	type acc struct {
-		toolUse, reasoning, handoff, rq []*float64
-		n, calls, notEval               int
-		latency                         float64
-		issues                          []string
+		comps             [][]*float64 // per interactionEvaluators entry
+		n, calls, notEval int
+		latency           float64
+		issues            []string
 	}
 	accs := map[string]*acc{}
 	get := func(id string) *acc {
 		if accs[id] == nil {
-			accs[id] = &acc{}
+			accs[id] = &acc{comps: make([][]*float64, len(interactionEvaluators))}
 		}
 		return accs[id]
 	}
@@ -216,10 +216,9 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 			x := get(ir.AgentID)
 			x.n++
 			x.latency += ir.LatencyMs
-			x.toolUse = append(x.toolUse, ir.ToolUse)
-			x.reasoning = append(x.reasoning, ir.Reasoning)
-			x.handoff = append(x.handoff, ir.Handoff)
-			x.rq = append(x.rq, ir.ResponseQuality)
+			for k, ev := range interactionEvaluators {
+				x.comps[k] = append(x.comps[k], *ev.field(&ir))
+			}
 			for _, tc := range ir.ToolCalls {
 				x.calls++
 				if tc.Score == nil {
@@ -262,17 +261,14 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 			}
 			return m
 		}
-		as.ToolUse = agg(keyToolUse, x.toolUse)
-		as.Reasoning = agg(keyReasoning, x.reasoning)
-		as.Handoff = agg(keyHandoff, x.handoff)
-		as.ResponseQuality = agg(keyResponseQuality, x.rq)
+		terms := make([]weighted, 0, len(interactionEvaluators))
+		for k, ev := range interactionEvaluators {
+			v := agg(ev.name(), x.comps[k])
+			*ev.agentField(&as) = v
+			terms = append(terms, weighted{ev.name(), v, ev.weight(w)})
+		}
 		var expl string
-		as.Overall, expl = weightedMean([]weighted{
-			{keyToolUse, as.ToolUse, w.ToolUse},
-			{keyReasoning, as.Reasoning, w.Reasoning},
-			{keyHandoff, as.Handoff, w.Handoff},
-			{keyResponseQuality, as.ResponseQuality, w.ResponseQuality},
-		})
+		as.Overall, expl = weightedMean(terms)
 		if x.n == 0 {
 			expl = "null: no interactions"
 		}

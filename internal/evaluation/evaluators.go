@@ -1,0 +1,36 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+// The scores are computed by small evaluators, one per file, each behind the interface
+// of its level; the Evaluator runs the lists below in order. Adding a score is adding a
+// file with its evaluator (and its test) and an entry here (docs/architecture.md,
+// "Evaluation"; docs/decisions/maintenance.md).
+
+// An interactionEvaluator scores one component of an agent interaction (docs/scoring.md
+// §4). The component is a field of InteractionResult and of AgentScores and a term of
+// the weighted interaction and agent scores, with the weight of AgentWeights it names.
+type interactionEvaluator interface {
+	// name is the component's name: its explanation key and its term in the weighted
+	// scores.
+	name() string
+	// weight is the component's weight in w.
+	weight(w AgentWeights) float64
+	// field and agentField locate the component in an interaction's and an agent's
+	// scores.
+	field(r *InteractionResult) **float64
+	agentField(as *AgentScores) **float64
+	// evaluate scores the interaction x: the score in [0,1], nil when it cannot be
+	// judged, and the explanation.
+	evaluate(c *evalCtx, x *interactionInput) (*float64, string)
+}
+
+// interactionEvaluators are the components of an interaction's score, in the order of
+// the weighted mean's explanation.
+var interactionEvaluators = []interactionEvaluator{
+	toolUse{},
+	reasoning{},
+	handoff{},
+	responseQuality{},
+}

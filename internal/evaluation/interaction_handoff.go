@@ -1,0 +1,182 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/text"
+) // handoffScore is the mean coverage, over the interaction's handoffs whose payload was
+// captured, of the turn's salient facts known before the handoff (user message and the
+// results of the tool calls made earlier in the turn) by the payload; 0 for an empty
+// payload (docs/scoring.md §4).
+func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64, string) {
+	in := &t.Interactions[ii]
+	var vals []*float64
+	var parts []string
+	total, uncaptured, nothing := 0, 0, 0
+	for si := range in.Steps {
+		h := in.Steps[si].Handoff
+		if h == nil {
+			continue
+		}
+		total++
+		if !h.PayloadCaptured {
+			uncaptured++
+			continue
+		}
+		if strings.TrimSpace(h.Payload) == "" {
+			vals = append(vals, ptr(0))
+			parts = append(parts, "→"+h.ToAgent+" empty payload 0")
+			continue
+		}
+		if !content {
+			nothing++
+			continue
+		}
+		pieces := c.handoffContext(t, ii, si)
+		facts := c.facts(pieces)
+		needed, used := c.neededFacts(t, ii, h, facts)
+		if len(facts) > 0 && used != nil {
+			if len(needed) == 0 {
+				nothing++
+				continue
+			}
+			inPayload, usedOnly := 0, 0
+			for i, in := range text.Found(needed, h.Payload) {
+				if in {
+					inPayload++
+				} else if used[needed[i]] {
+					usedOnly++
+				}
+			}
+			cov := float64(inPayload+usedOnly) / float64(len(needed))
+			vals = append(vals, ptr(cov))
+			parts = append(parts, fmt.Sprintf("→%s %d of %d needed fact(s) received (%d in the payload, %d used by the receiving agent) = %s",
+				h.ToAgent, inPayload+usedOnly, len(needed), inPayload, usedOnly, num(cov)))
+			continue
+		}
+		ctxText := ""
+		if len(facts) == 0 {
+			ctxText = strings.Join(pieces, "\n")
+		}
+		cov, ok := text.Coverage(facts, ctxText, h.Payload)
+		if !ok {
+			nothing++
+			continue
+		}
+		cov = clamp01(cov)
+		vals = append(vals, ptr(cov))
+		if len(facts) > 0 {
+			parts = append(parts, fmt.Sprintf("→%s coverage %s of %d salient fact(s)", h.ToAgent, num(cov), len(facts)))
+		} else {
+			parts = append(parts, fmt.Sprintf("→%s coverage %s of the context's content words (no salient fact)", h.ToAgent, num(cov)))
+		}
+	}
+	if total == 0 {
+		return nil, "null: no handoff"
+	}
+	m, _ := meanOf(vals)
+	if m == nil {
+		switch {
+		case uncaptured == total:
+			return nil, "null: handoff payload not captured"
+		case !content:
+			return nil, "null: the turn has no captured content"
+		default:
+			return nil, "null: nothing to cover (no salient fact or content word before the handoff)"
+		}
+	}
+	expl := "mean(" + strings.Join(parts, "; ") + ") = " + num(*m)
+	if uncaptured > 0 || nothing > 0 {
+		expl += fmt.Sprintf("; %d handoff(s) not scored", uncaptured+nothing)
+	}
+	return m, expl
+}
+
+// neededFacts returns the facts the receiving agent of h needed (docs/scoring.md §4.3)
+// and, among them, those it evidently had because it used them afterwards in the turn
+// (in its tool arguments, handoff payloads or output; frameworks such as LangGraph
+// share the whole conversation, which the captured payload does not show). Needed are
+// the context facts it used plus the facts of the user request. When its work was not
+// captured, every context fact is needed and none counts as used.
+func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts []text.Fact) (needed []text.Fact, used map[text.Fact]bool) {
+	if len(facts) == 0 {
+		return nil, nil
+	}
+	to := session.AgentKey(h.ToAgent)
+	var work []string
+	for j := ii + 1; j < len(t.Interactions); j++ {
+		in := &t.Interactions[j]
+		if session.AgentKey(in.AgentID) != to {
+			continue
+		}
+		work = append(work, in.Output)
+		for si := range in.Steps {
+			if tc := in.Steps[si].ToolCall; tc != nil {
+				work = append(work, string(tc.Parameters))
+			}
+			if hh := in.Steps[si].Handoff; hh != nil {
+				work = append(work, hh.Payload)
+			}
+		}
+	}
+	hay := strings.TrimSpace(strings.Join(work, "\n"))
+	if hay == "" {
+		return facts, nil
+	}
+	used = map[text.Fact]bool{}
+	req := map[text.Fact]bool{}
+	for _, f := range c.facts([]string{t.UserMessage}) {
+		req[f] = true
+	}
+	found := text.Found(facts, hay)
+	for i, f := range facts {
+		if found[i] {
+			used[f] = true
+			needed = append(needed, f)
+		} else if req[f] {
+			needed = append(needed, f)
+		}
+	}
+	return needed, used
+}
+
+// handoffContext is what the receiving agent may need at the handoff in step si of
+// interaction ii: the user message and the results of the tool calls made before it
+// in the turn (handoff tools' own results, framework plumbing, excepted), as separate
+// texts.
+func (c *evalCtx) handoffContext(t *session.Turn, ii, si int) []string {
+	out := []string{t.UserMessage}
+	for j := 0; j <= ii; j++ {
+		steps := t.Interactions[j].Steps
+		end := len(steps)
+		if j == ii {
+			end = si
+		}
+		for k := 0; k < end; k++ {
+			if tc := steps[k].ToolCall; tc != nil && tc.Result != "" {
+				if _, isHandoff := c.args.handoffTarget(tc); !isHandoff {
+					out = append(out, tc.Result)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// handoff is the interaction's handoff: the context its handoffs pass on.
+type handoff struct{}
+
+var _ interactionEvaluator = handoff{}
+
+func (handoff) name() string                         { return keyHandoff }
+func (handoff) weight(w AgentWeights) float64        { return w.Handoff }
+func (handoff) field(r *InteractionResult) **float64 { return &r.Handoff }
+func (handoff) agentField(as *AgentScores) **float64 { return &as.Handoff }
+func (handoff) evaluate(c *evalCtx, x *interactionInput) (*float64, string) {
+	return c.handoffScore(x.t, x.ii, x.content)
+}

@@ -1,0 +1,48 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+)
+
+func TestHandoffScore(t *testing.T) {
+	tests := []struct {
+		name    string
+		user    string
+		steps   []session.AgentStep
+		payload string
+		want    float64
+	}{
+		{"all facts passed", "Refund order #12345 for $49.99", nil, "order #12345, $49.99", 1},
+		{"half the facts", "Refund order #12345 for $49.99", nil, "order #12345", 0.5},
+		{"empty payload", "Refund order #12345 for $49.99", nil, "", 0},
+		// The tool result obtained before the handoff adds R-778: 2 of 3.
+		{"earlier tool results count", "Refund order #12345 for $49.99",
+			[]session.AgentStep{toolStep("issue_refund", `{"order_id":"12345","amount":49.99}`, "refund R-778 created", 1)},
+			"order #12345, refund R-778", 2.0 / 3},
+	}
+	e := newEval(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			steps := append(append([]session.AgentStep{}, tt.steps...), handoffStep("executor", "reviewer", tt.payload))
+			s := newSession("h", refundAgents(), turn(0, tt.user, "ok", 10, interaction("executor", tt.user, "ok", 10, steps...)))
+			r := e.EvaluateInteraction(s, 0, 0)
+			score(t, "handoff", tt.want, r.Handoff)
+		})
+	}
+	// A later tool result is not context for an earlier handoff.
+	s := newSession("h", refundAgents(), turn(0, "Refund order #12345", "ok", 10, interaction("executor", "", "ok", 10,
+		handoffStep("executor", "reviewer", "order #12345"), toolStep("lookup_order", `{"order_id":"12345"}`, "refund R-1 pending", 1))))
+	score(t, "handoff", 1, e.EvaluateInteraction(s, 0, 0).Handoff)
+	// No handoff → null.
+	s = newSession("h", refundAgents(), turn(0, "Refund order #12345", "ok", 10, interaction("executor", "", "ok", 10)))
+	r := e.EvaluateInteraction(s, 0, 0)
+	score(t, "handoff", null, r.Handoff)
+	assert.Equal(t, "null: no handoff", r.Explanations[keyHandoff])
+}
