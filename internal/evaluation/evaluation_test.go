@@ -307,21 +307,6 @@ func TestErrorSession(t *testing.T) {
 	assert.Contains(t, a.PerAgentScores["executor"].Issues, "TOOL_ERROR: issue_refund failed: 429 Too Many Requests (turn 1)")
 }
 
-func TestExplicitOutcomeWins(t *testing.T) {
-	s := refundSession()
-	yes := true
-	s.Outcome = &yes
-	a := newEval(t).AnalyzeSession(s)
-	require.NotNil(t, a.TaskCompletion)
-	assert.True(t, *a.TaskCompletion) // even though the last turn is bad
-	assert.Equal(t, "true: explicit outcome signal", a.Explanations[keyTaskCompletion])
-
-	s = correctionSession()
-	s.Turns[1].Partial = true
-	a = newEval(t).AnalyzeSession(s)
-	assert.Nil(t, a.TaskCompletion)
-}
-
 // TestStreamingTurn: before the follow-up arrives only hallucination is checked; the
 // final verdict comes with the next user message.
 func TestStreamingTurn(t *testing.T) {
@@ -430,62 +415,6 @@ func TestDetectionPriority(t *testing.T) {
 	assert.Equal(t, DetectionHallucination, e.EvaluateTurn(s, 0, false).DetectionType)
 }
 
-// TestCoordinationComponents builds duplicate work and ping-pong by hand.
-func TestCoordinationComponents(t *testing.T) {
-	e := newEval(t)
-	agents := []session.AgentDefinition{
-		{ID: "a", ToolsSource: "config", Tools: []session.ToolDefinition{{Name: "lookup_order", Parameters: []byte(lookupOrderSchema)}}},
-		{ID: "b", ToolsSource: "config", Tools: []session.ToolDefinition{{Name: "lookup_order", Parameters: []byte(lookupOrderSchema)}}},
-	}
-	u := "Where is order 1?"
-	// a and b both look up order 1 with the same arguments (key order differs), and b
-	// looks up order 2: 3 calls of a shared tool, 1 duplicated → 1 − 1/3.
-	s := newSession("dup", agents, turn(0, u, "Order 1 is here.", 10,
-		interaction("a", u, "", 5, toolStep("lookup_order", `{"order_id":"1"}`, "order 1 here", 1)),
-		interaction("b", u, "Order 1 is here.", 5, toolStep("lookup_order", ` { "order_id" : "1" } `, "order 1 here", 1),
-			toolStep("lookup_order", `{"order_id":"2"}`, "order 2 there", 1))))
-	a := e.AnalyzeSession(s)
-	score(t, "no_duplicate_work", 2.0/3, a.Coordination.NoDuplicateWork)
-	score(t, "role_adherence", 1, a.Coordination.RoleAdherence)
-	score(t, "no_ping_pong", null, a.Coordination.NoPingPong)
-	score(t, "context_preserved", null, a.Coordination.ContextPreserved)
-	score(t, "coordination", (2.0/3+1)/2, a.CoordinationScore)
-
-	// a, b, a make the same call: b repeats a's call, and a's second call repeats b's
-	// → 2 duplicated of 3 shared.
-	aba := newSession("aba", agents, turn(0, u, "ok", 10,
-		interaction("a", u, "", 1, toolStep("lookup_order", `{"order_id":"1"}`, "x", 1)),
-		interaction("b", u, "", 1, toolStep("lookup_order", `{"order_id":"1"}`, "x", 1)),
-		interaction("a", u, "ok", 1, toolStep("lookup_order", `{"order_id":"1"}`, "x", 1))))
-	score(t, "no_duplicate_work", 1.0/3, e.AnalyzeSession(aba).Coordination.NoDuplicateWork)
-	// The same agent repeating its own call is not duplicated work between agents, and
-	// a tool only one agent calls is not shared.
-	self := newSession("self", agents, turn(0, u, "ok", 10,
-		interaction("a", u, "", 1, toolStep("lookup_order", `{"order_id":"1"}`, "x", 1), toolStep("lookup_order", `{"order_id":"1"}`, "x", 1),
-			handoffStep("a", "b", "order 1")),
-		interaction("b", u, "ok", 1)))
-	score(t, "no_duplicate_work", null, e.AnalyzeSession(self).Coordination.NoDuplicateWork)
-
-	// a→b, b→a, a→b, b→a: two overlapping A→B→A→B windows → 1 − 0.5·2 = 0.
-	pp := newSession("pp", agents, turn(0, u, "Order 1 is here.", 10,
-		interaction("a", u, "", 1, handoffStep("a", "b", "order 1")),
-		interaction("b", "", "", 1, handoffStep("b", "a", "order 1")),
-		interaction("a", "", "", 1, handoffStep("a", "b", "order 1")),
-		interaction("b", "", "Order 1 is here.", 1, handoffStep("b", "a", "order 1"))))
-	a = e.AnalyzeSession(pp)
-	score(t, "no_ping_pong", 0, a.Coordination.NoPingPong)
-	assert.Contains(t, a.Explanations[keyNoPingPong], "2 loop(s)")
-	score(t, "context_preserved", 1, a.Coordination.ContextPreserved)
-	score(t, "coordination", 0.5, a.CoordinationScore)
-
-	// An unauthorised call by a coordinating agent lowers role adherence.
-	ra := newSession("ra", agents, turn(0, u, "ok", 10,
-		interaction("a", u, "", 1, toolStep("delete_order", `{}`, "", 1), handoffStep("a", "b", "order 1")),
-		interaction("b", "", "ok", 1, toolStep("lookup_order", `{"order_id":"1"}`, "", 1))))
-	a = e.AnalyzeSession(ra)
-	score(t, "role_adherence", 0.5, a.Coordination.RoleAdherence)
-}
-
 func TestIssueRecommendationsAggregate(t *testing.T) {
 	agents := []session.AgentDefinition{{ID: "order-agent", ToolsSource: "config", Tools: []session.ToolDefinition{
 		{Name: "issue_refund", Parameters: []byte(issueRefundSchema)}}}}
@@ -558,18 +487,4 @@ func TestConfigValidate(t *testing.T) {
 	err := c.Validate()
 	require.Error(t, err)
 	assert.Equal(t, 2, strings.Count(err.Error(), "scoring."))
-}
-
-func TestRenormalisedWeightsFollowConfig(t *testing.T) {
-	// With only response_quality weighted, an agent's overall is its response_quality.
-	cfg := DefaultConfig()
-	cfg.AgentWeights = AgentWeights{ResponseQuality: 1}
-	e, err := New(cfg)
-	require.NoError(t, err)
-	// The support agent's answer was corrected in turn 0 (response_quality 0) and good in turn 1.
-	score(t, "support.overall", 0.5, e.AnalyzeSession(correctionSession()).PerAgentScores["support"].Overall)
-	a := e.AnalyzeSession(refundSession())
-	// planner has no response_quality: the remaining present scores have weight 0.
-	assert.Nil(t, a.PerAgentScores["planner"].Overall)
-	assert.Contains(t, a.PerAgentScores["planner"].Explanations["overall"], "weight 0")
 }

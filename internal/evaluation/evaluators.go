@@ -34,3 +34,27 @@ var interactionEvaluators = []interactionEvaluator{
 	handoff{},
 	responseQuality{},
 }
+
+// A sessionEvaluator computes one part of the session analysis (docs/scoring.md §6) from
+// the final turn records. It reads what the entries before it in sessionEvaluators set
+// on a, and sets its own fields and explanations.
+type sessionEvaluator interface {
+	evaluate(e *Evaluator, x *sessionInput, a *Analysis)
+}
+
+// sessionEvaluators compute the analysis, in order: the references fold into
+// tool_use_score (before coordination, whose dependency_compliance they set), the
+// overall score weighs what precedes it, and the recommendations read the agent scores.
+var sessionEvaluators = []sessionEvaluator{
+	sessionConversation{},
+	sessionToolUseScore{},
+	sessionReasoningScore{},
+	sessionReferences{},
+	sessionCoordination{},
+	sessionIntentDriftScore{},
+	sessionTaskCompletion{},
+	sessionOverall{},
+	sessionAgentScores{},
+	sessionRecommendations{},
+	sessionLatency{},
+}

@@ -60,3 +60,12 @@ func (r *ReferenceScores) apply(a *Analysis) {
 	a.Explanations[keyToolUseScore] = fmt.Sprintf("mean of %d term(s) %s = %s (reference-based terms from the dataset case)",
 		n, strings.Join(terms, ", "), num(*m))
 }
+
+// sessionReferences folds the session's reference-based results in (apply).
+type sessionReferences struct{}
+
+var _ sessionEvaluator = sessionReferences{}
+
+func (sessionReferences) evaluate(_ *Evaluator, x *sessionInput, a *Analysis) {
+	x.meta.References.apply(a)
+}

@@ -1,0 +1,50 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"fmt"
+	"slices"
+)
+
+// roleAdherence is the share of authorised calls among the coordinating agents' calls
+// whose authorisation could be checked (their tools are known).
+type roleAdherence struct{}
+
+var _ coordinationComponent = roleAdherence{}
+
+func (roleAdherence) name() string                               { return "role_adherence" }
+func (roleAdherence) key() string                                { return keyRoleAdherence }
+func (roleAdherence) field(cc *CoordinationComponents) **float64 { return &cc.RoleAdherence }
+
+func (roleAdherence) evaluate(_ *Evaluator, x *coordinationInput, a *Analysis) (*float64, string) {
+	checked, authorised := 0, 0
+	for _, tr := range a.TurnResults {
+		for _, ir := range tr.Interactions {
+			if !x.participants[ir.AgentID] {
+				continue
+			}
+			for _, tc := range ir.ToolCalls {
+				if slices.Contains(tc.NotEvaluable, ReasonToolsUnknown) {
+					continue
+				}
+				checked++
+				ok := true
+				for _, is := range tc.Issues {
+					if is.Issue == IssueUnauthorizedTool {
+						ok = false
+					}
+				}
+				if ok {
+					authorised++
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		return nil, "null: no call of a coordinating agent could be checked for authorisation"
+	}
+	v := ptr(float64(authorised) / float64(checked))
+	return v, fmt.Sprintf("%d authorised / %d checked calls = %s", authorised, checked, num(*v))
+}

@@ -1,0 +1,111 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"fmt"
+	"strings"
+) // issueDetail is the issue message without its "agent: " prefix.
+func issueDetail(is ToolIssue) string {
+	return strings.TrimPrefix(is.Message, agentLabel(is.AgentID)+": ")
+}
+
+// perAgent aggregates each agent's interactions (the ReAsk evaluation plan's per_agent_scores); agents
+// lists the session's agents, which get an entry even without interactions.
+func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
+	type acc struct {
+		comps             [][]*float64 // per interactionEvaluators entry
+		n, calls, notEval int
+		latency           float64
+		issues            []string
+	}
+	accs := map[string]*acc{}
+	get := func(id string) *acc {
+		if accs[id] == nil {
+			accs[id] = &acc{comps: make([][]*float64, len(interactionEvaluators))}
+		}
+		return accs[id]
+	}
+	for _, id := range agents {
+		get(id)
+	}
+	for ri := range recs {
+		tr := &recs[ri].Result
+		errs := map[int]AgentError{}
+		for _, ae := range recs[ri].Summary.AgentErrors {
+			errs[ae.Interaction] = ae
+		}
+		for ii, ir := range tr.Interactions {
+			x := get(ir.AgentID)
+			x.n++
+			x.latency += ir.LatencyMs
+			for k, ev := range interactionEvaluators {
+				x.comps[k] = append(x.comps[k], *ev.field(&ir))
+			}
+			for _, tc := range ir.ToolCalls {
+				x.calls++
+				if tc.Score == nil {
+					x.notEval++
+				}
+				for _, is := range tc.Issues {
+					x.issues = append(x.issues, fmt.Sprintf("%s: %s (turn %d)", is.Issue, issueDetail(is), turnNumber(is.TurnIndex)))
+				}
+			}
+			if ae, ok := errs[ii]; ok {
+				what := "agent span ended with error status"
+				if ae.ErrorType != "" {
+					what += " (" + ae.ErrorType + ")"
+				}
+				x.issues = append(x.issues, fmt.Sprintf("AGENT_ERROR: %s (turn %d)", what, turnNumber(tr.TurnIndex)))
+			}
+		}
+	}
+	w := e.cfg.AgentWeights
+	for id, x := range accs {
+		as := AgentScores{
+			InteractionsCount: x.n, ToolCalls: x.calls, NotEvaluableCalls: x.notEval,
+			Issues: x.issues, Recommendations: []Recommendation{}, Explanations: map[string]string{},
+		}
+		if as.Issues == nil {
+			as.Issues = []string{}
+		}
+		if x.n > 0 {
+			as.MeanLatencyMs = x.latency / float64(x.n)
+		}
+		agg := func(key string, vals []*float64) *float64 {
+			m, k := meanOf(vals)
+			switch {
+			case x.n == 0:
+				as.Explanations[key] = "null: no interactions"
+			case m == nil:
+				as.Explanations[key] = fmt.Sprintf("null: absent in all %d interaction(s)", x.n)
+			default:
+				as.Explanations[key] = fmt.Sprintf("mean over %d of %d interaction(s) = %s", k, x.n, num(*m))
+			}
+			return m
+		}
+		terms := make([]weighted, 0, len(interactionEvaluators))
+		for k, ev := range interactionEvaluators {
+			v := agg(ev.name(), x.comps[k])
+			*ev.agentField(&as) = v
+			terms = append(terms, weighted{ev.name(), v, ev.weight(w)})
+		}
+		var expl string
+		as.Overall, expl = weightedMean(terms)
+		if x.n == 0 {
+			expl = "null: no interactions"
+		}
+		as.Explanations["overall"] = expl
+		a.PerAgentScores[id] = as
+	}
+}
+
+// sessionAgentScores sets per_agent_scores (without their recommendations).
+type sessionAgentScores struct{}
+
+var _ sessionEvaluator = sessionAgentScores{}
+
+func (sessionAgentScores) evaluate(e *Evaluator, x *sessionInput, a *Analysis) {
+	e.perAgent(a, x.meta.Agents, x.recs)
+}

@@ -1,0 +1,81 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"fmt"
+
+	"github.com/agenteval/agenteval-collector/internal/text"
+) // conversation counts the turn verdicts (docs/scoring.md §5). score = good / total over the
+// turns that carry a request: a good turn whose user message states no task (fewer than
+// minIntentWords content words, e.g. "Thanks!", "ok") and whose agents took no action
+// is a closing remark, not a response to score, and is left out of the score (it stays
+// in the counters). A bad closing turn still counts.
+func conversation(trs []TurnResult) (ConversationSummary, string) {
+	var cs ConversationSummary
+	closing := 0
+	for i, tr := range trs {
+		cs.TotalResponses++
+		if !tr.IsBad {
+			cs.GoodResponses++
+			if closingTurn(&trs[i]) {
+				closing++
+			}
+			continue
+		}
+		cs.BadResponses++
+		switch tr.DetectionType {
+		case DetectionCCM:
+			cs.CCMDetections++
+		case DetectionRDM:
+			cs.RDMDetections++
+		case DetectionHallucination:
+			cs.HallucinationDetections++
+		case DetectionLLMJudge:
+			cs.LLMJudgeDetections++
+		case DetectionNoAnswer:
+			cs.NoAnswerDetections++
+		}
+	}
+	if cs.TotalResponses == 0 {
+		return cs, "null: no turns"
+	}
+	if closing == cs.TotalResponses {
+		cs.Score = ptr(1.0)
+		return cs, fmt.Sprintf("1: all %d turn(s) are good closing remarks", closing)
+	}
+	good, total := cs.GoodResponses-closing, cs.TotalResponses-closing
+	cs.Score = ptr(float64(good) / float64(total))
+	if closing > 0 {
+		return cs, fmt.Sprintf("%d good / %d turns with a request = %s (%d good closing remark(s) left out)", good, total, num(*cs.Score), closing)
+	}
+	return cs, fmt.Sprintf("%d good / %d turns = %s", good, total, num(*cs.Score))
+}
+
+// closingTurn: the user message has fewer than minIntentWords distinct content words and
+// no interaction called a tool or handed off.
+func closingTurn(tr *TurnResult) bool {
+	toks := map[string]bool{}
+	for _, tok := range text.Tokens(tr.UserMessage) {
+		toks[tok] = true
+	}
+	if len(toks) >= minIntentWords {
+		return false
+	}
+	for ii := range tr.Interactions {
+		if len(tr.Interactions[ii].ToolCalls) > 0 || len(tr.Interactions[ii].Handoffs) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sessionConversation sets the conversation summary and conversation_score.
+type sessionConversation struct{}
+
+var _ sessionEvaluator = sessionConversation{}
+
+func (sessionConversation) evaluate(_ *Evaluator, _ *sessionInput, a *Analysis) {
+	a.Conversation, a.Explanations[keyConversationScore] = conversation(a.TurnResults)
+}
