@@ -4,7 +4,6 @@
 package evaluation
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -330,89 +329,6 @@ func TestStreamingTurn(t *testing.T) {
 	for i := range s.Turns {
 		assert.Equal(t, e.EvaluateTurn(s, i, true), a.TurnResults[i])
 	}
-}
-
-func TestIntentDrift(t *testing.T) {
-	tests := []struct {
-		name        string
-		user, final string
-		steps       []session.AgentStep
-		want        float64
-	}{
-		// request tokens {compar, 111, 222}: the answer has 111 only → 1 − 1/3.
-		{"answer covers a third", "Compare 111 and 222", "111 is larger", nil, 2.0 / 3},
-		{"answer covers all", "Compare 111 and 222", "Comparing 111 with 222: 222 is larger", nil, 0},
-		{"nothing relevant", "Compare 111 and 222", "The weather is sunny", nil, 1},
-		// the best item wins: the tool call names both numbers.
-		{"best item is a tool call", "Compare 111 and 222", "done",
-			[]session.AgentStep{toolStep("compare", `{"a":111,"b":222}`, "", 1)}, 0},
-		{"no user content → null", "", "anything", nil, null},
-		{"a closing thanks states no intent → null", "Thanks!", "You're welcome, have a nice day.", nil, null},
-		{"two content words are an intent", "Where is order 555?", "The weather is sunny", nil, 1},
-		{"no action or answer → null", "Compare 111 and 222", "", nil, null},
-	}
-	e := newEval(t)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newSession("d", nil, turn(0, tt.user, tt.final, 10, interaction("a", "", tt.final, 10, tt.steps...)))
-			tr := e.EvaluateTurn(s, 0, true)
-			score(t, "intent_drift", tt.want, tr.IntentDrift)
-			assert.NotEmpty(t, tr.Explanations[keyIntentDrift])
-		})
-	}
-	// Session drift is the max over turns.
-	s := newSession("d", nil,
-		turn(0, "Compare 111 and 222", "Comparing 111 with 222", 10, interaction("a", "", "Comparing 111 with 222", 10)),
-		turn(1, "Compare 333 and 444", "333", 10, interaction("a", "", "333", 10)))
-	a := e.AnalyzeSession(s)
-	score(t, "intent_drift_score", 2.0/3, a.IntentDriftScore)
-	assert.Contains(t, a.Explanations[keyIntentDriftScore], "(turn 2)", "turn_index 1 is the second turn")
-}
-
-func TestHallucinationDetection(t *testing.T) {
-	e := newEval(t)
-	// The final response invents order #99999 and an amount: ungrounded.
-	s := newSession("h", supportAgents(), turn(0, "Status of order #12345?", "Order #99999 was refunded $12.50.", 100,
-		interaction("support", "Status of order #12345?", "Order #99999 was refunded $12.50.", 90,
-			toolStep("lookup_order", `{"order_id":"12345"}`, "order 12345: shipped", 10))))
-	tr := e.EvaluateTurn(s, 0, true)
-	assert.Equal(t, DetectionHallucination, tr.DetectionType)
-	assert.True(t, tr.IsBad)
-	assert.Contains(t, tr.Reason, "99999")
-	assert.GreaterOrEqual(t, tr.Confidence, 0.5)
-	assert.LessOrEqual(t, tr.Confidence, 1.0)
-	// Grounded by the tool result: none.
-	s.Turns[0].FinalResponse = "Order #12345 has shipped."
-	s.Turns[0].Interactions[0].Output = s.Turns[0].FinalResponse
-	assert.Equal(t, DetectionNone, e.EvaluateTurn(s, 0, true).DetectionType)
-
-	// One ungrounded proper name alone ("Amazon" for AMZN) is not evidence enough...
-	s.Turns[0].FinalResponse = "Order #12345 has shipped with Amazon."
-	tr = e.EvaluateTurn(s, 0, true)
-	assert.Equal(t, DetectionNone, tr.DetectionType)
-	assert.Contains(t, tr.Explanations["detection"]+tr.Reason+fmt.Sprint(tr.Explanations), "not evidence enough")
-	// ...two are.
-	s.Turns[0].FinalResponse = "Order #12345 has shipped with Amazon from Rotterdam."
-	assert.Equal(t, DetectionHallucination, e.EvaluateTurn(s, 0, true).DetectionType)
-}
-
-// TestDetectionPriority: RDM > CCM > hallucination.
-func TestDetectionPriority(t *testing.T) {
-	e := newEval(t)
-	halluc := "Order #99999 was refunded."
-	// Turn 0 also hallucinates, turn 1 re-asks with a correction: RDM wins.
-	s := newSession("p", supportAgents(),
-		turn(0, "What is the status of order #12345?", halluc, 10, interaction("support", "", halluc, 10)),
-		turn(1, "That's wrong. What is the status of order #12345?", "Order #12345 shipped.", 10,
-			interaction("support", "", "Order #12345 shipped.", 10, toolStep("lookup_order", `{"order_id":"12345"}`, "order 12345: shipped", 1))))
-	assert.Equal(t, DetectionRDM, e.EvaluateTurn(s, 0, true).DetectionType)
-	// Without the complaint, the re-ask (similarity 1) wins over hallucination.
-	s.Turns[1].UserMessage = "What is the status of order #12345?"
-	tr := e.EvaluateTurn(s, 0, true)
-	assert.Equal(t, DetectionCCM, tr.DetectionType)
-	assert.Equal(t, 1.0, tr.Confidence)
-	// Not final: hallucination only.
-	assert.Equal(t, DetectionHallucination, e.EvaluateTurn(s, 0, false).DetectionType)
 }
 
 func TestIssueRecommendationsAggregate(t *testing.T) {

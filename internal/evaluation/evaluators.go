@@ -35,6 +35,36 @@ var interactionEvaluators = []interactionEvaluator{
 	responseQuality{},
 }
 
+// A turnEvaluator sets part of a turn's result once its interactions are scored
+// (docs/scoring.md §5, §6). It reads what the entries before it in turnEvaluators set.
+type turnEvaluator interface {
+	evaluate(c *evalCtx, x *turnInput, tr *TurnResult)
+}
+
+// turnEvaluators complete a turn's result, in order: the recovered calls are marked
+// before the detection reads them.
+var turnEvaluators = []turnEvaluator{
+	toolRecovery{},
+	turnDetection{},
+	turnIntentDrift{},
+}
+
+// A turnDetector looks for one kind of bad turn (docs/scoring.md §5.2). It returns its
+// verdict, nil when it finds none, and appends the explanation of its checks to x.expl.
+type turnDetector interface {
+	detect(c *evalCtx, x *detectInput) *detection
+}
+
+// turnDetectors run in this order, which is the order of the detection's explanation
+// and the verdicts' priority: the first verdict wins (RDM or CCM > no_answer >
+// hallucination > none).
+var turnDetectors = []turnDetector{
+	followUpDetector{},
+	recoveredParameters{},
+	noAnswerDetector{},
+	hallucinationDetector{},
+}
+
 // A sessionEvaluator computes one part of the session analysis (docs/scoring.md §6) from
 // the final turn records. It reads what the entries before it in sessionEvaluators set
 // on a, and sets its own fields and explanations.

@@ -4,6 +4,7 @@
 package evaluation
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,6 +151,50 @@ func BenchmarkDetectFollowUp(b *testing.B) {
 				n++
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(n), "µs/turn")
+		})
+	}
+}
+
+// TestFollowUpDetector: the detector's states before and without a follow-up, and its
+// verdict once the next user message is known.
+func TestFollowUpDetector(t *testing.T) {
+	two := newSession("f", supportAgents(),
+		turn(0, "What is the status of order #12345?", "Order #12345 shipped.", 10, interaction("support", "", "Order #12345 shipped.", 10)),
+		turn(1, "That's wrong, it was cancelled.", "Sorry.", 10, interaction("support", "", "Sorry.", 10)))
+	tests := []struct {
+		name  string
+		ti    int
+		final bool
+		blank bool
+		typ   string // "" when no verdict
+		expl  string
+		conf  float64 // followUpConf; <0 when the checks did not run
+	}{
+		{"pending", 0, false, false, "", "rdm/ccm: pending (follow-up not known yet)", -1},
+		{"last turn", 1, true, false, "", "rdm/ccm: not applicable (last turn, no follow-up)", -1},
+		{"follow-up not captured", 0, true, true, "", "rdm/ccm: not checked (follow-up user message not captured)", -1},
+		{"correction", 0, true, false, DetectionRDM, "rdm: detected", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := *two
+			s.Turns = slices.Clone(two.Turns)
+			if tt.blank {
+				s.Turns[1].UserMessage = " "
+			}
+			x := detectInput{ti: tt.ti, final: tt.final, followUpConf: -1}
+			d := followUpDetector{}.detect(newEval(t).newCtx(&s), &x)
+			require.NotEmpty(t, x.expl)
+			assert.True(t, strings.HasPrefix(x.expl[0], tt.expl), x.expl[0])
+			if tt.typ == "" {
+				assert.Nil(t, d)
+				assert.InDelta(t, tt.conf, x.followUpConf, 0)
+				return
+			}
+			require.NotNil(t, d)
+			assert.Equal(t, tt.typ, d.typ)
+			assert.True(t, d.bad)
+			assert.Greater(t, x.followUpConf, 0.0)
 		})
 	}
 }

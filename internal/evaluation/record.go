@@ -223,25 +223,8 @@ func (e *Evaluator) FinishLast(rec TurnRecord) TurnRecord {
 
 func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	tr := rec.Result
-	var expl []string
-	var rdm, ccm, hall *detection
-	followUpConf := -1.0
-	switch {
-	case next == nil:
-		expl = append(expl, "rdm/ccm: not applicable (last turn, no follow-up)")
-	case strings.TrimSpace(*next) == "":
-		expl = append(expl, "rdm/ccm: not checked (follow-up user message not captured)")
-	default:
-		fd := e.DetectFollowUp(tr.UserMessage, tr.FinalResponse, *next)
-		expl = append(expl, fd.Checks...)
-		followUpConf = fd.Signal
-		switch fd.Type {
-		case DetectionRDM:
-			rdm = &detection{bad: true, typ: DetectionRDM, conf: fd.Confidence, reason: fd.Reason}
-		case DetectionCCM:
-			ccm = &detection{bad: true, typ: DetectionCCM, conf: fd.Confidence, reason: fd.Reason}
-		}
-	}
+	followUp, followUpConf, expl := e.followUpVerdict(tr.UserMessage, tr.FinalResponse, next, nil)
+	var hall *detection
 	if rec.Hallucination != "" {
 		expl = append(expl, rec.Hallucination)
 	}
@@ -255,7 +238,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	case DetectionNoAnswer:
 		noAnswer = &detection{bad: true, typ: DetectionNoAnswer, conf: tr.Confidence, reason: tr.Reason}
 	}
-	d := chooseDetection(rdm, ccm, noAnswer, hall, followUpConf)
+	d := chooseDetection(followUpConf, followUp, noAnswer, hall)
 	expl = append(expl, "→ "+d.typ+", confidence "+num(d.conf))
 
 	tr.Revised = tr.Final
