@@ -12,4 +12,8 @@
 // ends without one) and Aggregate over the turn records when the session ends.
 // AnalyzeSession does the same for a whole assembled session at once (the golden and
 // end-to-end tests compare both paths). The results are the types of result.go (the shared contract).
+//
+// Each score is computed by an evaluator in a file of its own, behind the interface of its
+// level (interaction, turn, turn detector, session, coordination component); the lists in
+// evaluators.go say which run and in which order.
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"

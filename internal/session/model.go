@@ -1,9 +1,9 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package session holds the AgentSession model (seed: reask-multi-agent-evaluation-plan.md,
-// docs/architecture.md §3) and its reconstruction from spans in the OTel GenAI, OpenInference,
-// OpenLLMetry and Vercel AI SDK conventions (docs/architecture.md §4, docs/decisions/conventions.md).
+// Package session holds the AgentSession model (docs/architecture.md §3) and its
+// reconstruction from spans in the OTel GenAI, OpenInference, OpenLLMetry and Vercel AI
+// SDK conventions (docs/architecture.md §4, docs/decisions/conventions.md).
 //
 // The package knows nothing of the collector: it reads pdata spans (the data model) and
 // produces plain Go values. Times are UTC; durations are float64 milliseconds (`*_ms`).

@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package webui is the result store's web UI (docs/ui.md): server-rendered HTML pages
+// Package webui is the result store's web UI (docs/decisions/webui.md): server-rendered HTML pages
 // for the sessions list, one session's analysis and transcript, an agent's score
 // history, and a live view fed by server-sent events. Templates and assets are embedded
 // (no build step, no CDN); pages work without JavaScript except the live view, and
