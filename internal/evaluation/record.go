@@ -47,7 +47,7 @@ type TurnRecord struct {
 	// Conversation holds the distinct text tokens (text.Tokens) of this and earlier
 	// turns' user messages, final responses, tool calls and results, at most
 	// maxConversation, most recent last: a later turn's intent drift is judged against
-	// them (turn.go intentDrift).
+	// them (turn_intentdrift.go).
 	Conversation []string `json:"conversation,omitempty"`
 	// Summary is what the session-level scores need of the turn's model.
 	Summary TurnSummary `json:"summary"`
@@ -109,7 +109,7 @@ type SessionMeta struct {
 	References *ReferenceScores
 }
 
-// pendingExplanation opens a provisional detection explanation (turn.go detect).
+// pendingExplanation opens a provisional detection explanation (turn_detection.go detect).
 const pendingExplanation = "rdm/ccm: pending (follow-up not known yet); "
 
 // EvaluateClosedTurn evaluates turn t, whose stable session index is index, once: its
@@ -122,7 +122,7 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 	ti := 0
 	if prev != nil && len(prev.Grounding) > 0 {
 		// The earlier turns' salient facts stand as a turn of their own, so that the
-		// grounding of this turn's final response finds them (turn.go ungrounded).
+		// grounding of this turn's final response finds them (detect_hallucination.go ungrounded).
 		view.Turns = append(view.Turns, session.Turn{UserMessage: strings.Join(prev.Grounding, "\n")})
 		ti = 1
 	}
@@ -228,7 +228,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	if rec.Hallucination != "" {
 		expl = append(expl, rec.Hallucination)
 	}
-	// The provisional verdict without follow-up (turn.go detect) stands unless the
+	// The provisional verdict without follow-up (turn_detection.go detect) stands unless the
 	// follow-up finds worse: RDM > CCM > no_answer > hallucination.
 	var noAnswer *detection
 	switch tr.DetectionType {
@@ -263,7 +263,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 
 // unrecoveredParameterHallucination reports whether a tool call of the turn passed a
 // hallucinated parameter and no later call recovered it: then a hallucination verdict of
-// the turn comes from the parameters (turn.go detect), not from the final response.
+// the turn comes from the parameters (detect_hallucination.go), not from the final response.
 func unrecoveredParameterHallucination(irs []InteractionResult) bool {
 	for i := range irs {
 		for j := range irs[i].ToolCalls {
