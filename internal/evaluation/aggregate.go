@@ -103,7 +103,7 @@ func (e *Evaluator) Aggregate(meta SessionMeta, recs []TurnRecord) Analysis {
 	}
 	x := sessionInput{meta: meta, recs: recs}
 	for _, ev := range sessionEvaluators {
-		ev.evaluate(e, &x, &a)
+		ev.evaluate(e, x, &a)
 	}
 	a.roundScores()
 	return a

@@ -16,7 +16,7 @@ type coordinationComponent interface {
 	key() string
 	field(cc *CoordinationComponents) **float64
 	// evaluate scores the component over the session's coordinating agents.
-	evaluate(e *Evaluator, x *coordinationInput, a *Analysis) (*float64, string)
+	evaluate(e *Evaluator, x coordinationInput, a *Analysis) (*float64, string)
 }
 
 // coordinationComponents are the components of coordination_score, in the order of its
@@ -43,7 +43,7 @@ type sessionCoordination struct{}
 
 var _ sessionEvaluator = sessionCoordination{}
 
-func (sessionCoordination) evaluate(e *Evaluator, x *sessionInput, a *Analysis) {
+func (sessionCoordination) evaluate(e *Evaluator, x sessionInput, a *Analysis) {
 	participants := map[string]bool{}
 	for i := range x.recs {
 		for _, p := range x.recs[i].Summary.Participants {
@@ -62,7 +62,7 @@ func (sessionCoordination) evaluate(e *Evaluator, x *sessionInput, a *Analysis) 
 	cx := coordinationInput{recs: x.recs, participants: participants}
 	vals := make([]*float64, 0, len(coordinationComponents))
 	for _, comp := range coordinationComponents {
-		v, expl := comp.evaluate(e, &cx, a)
+		v, expl := comp.evaluate(e, cx, a)
 		*comp.field(cc), a.Explanations[comp.key()] = v, expl
 		vals = append(vals, v)
 	}

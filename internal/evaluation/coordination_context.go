@@ -14,7 +14,7 @@ func (contextPreserved) name() string                               { return "co
 func (contextPreserved) key() string                                { return keyContextPreserved }
 func (contextPreserved) field(cc *CoordinationComponents) **float64 { return &cc.ContextPreserved }
 
-func (contextPreserved) evaluate(_ *Evaluator, _ *coordinationInput, a *Analysis) (*float64, string) {
+func (contextPreserved) evaluate(_ *Evaluator, _ coordinationInput, a *Analysis) (*float64, string) {
 	var hs []*float64
 	for _, tr := range a.TurnResults {
 		for _, ir := range tr.Interactions {

@@ -16,7 +16,7 @@ func (dependencyCompliance) field(cc *CoordinationComponents) **float64 {
 	return &cc.DependencyCompliance
 }
 
-func (dependencyCompliance) evaluate(_ *Evaluator, _ *coordinationInput, a *Analysis) (*float64, string) {
+func (dependencyCompliance) evaluate(_ *Evaluator, _ coordinationInput, a *Analysis) (*float64, string) {
 	if v := a.Coordination.DependencyCompliance; v != nil {
 		return v, a.Explanations[keyDependencyCompl]
 	}

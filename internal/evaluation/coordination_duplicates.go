@@ -15,7 +15,7 @@ func (noDuplicateWork) name() string                               { return "no_
 func (noDuplicateWork) key() string                                { return keyNoDuplicateWork }
 func (noDuplicateWork) field(cc *CoordinationComponents) **float64 { return &cc.NoDuplicateWork }
 
-func (noDuplicateWork) evaluate(_ *Evaluator, x *coordinationInput, _ *Analysis) (*float64, string) {
+func (noDuplicateWork) evaluate(_ *Evaluator, x coordinationInput, _ *Analysis) (*float64, string) {
 	shared, dups := 0, 0
 	for i := range x.recs {
 		shared += x.recs[i].Summary.SharedCalls

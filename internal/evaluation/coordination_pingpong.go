@@ -20,7 +20,7 @@ func (noPingPong) name() string                               { return "no_ping_
 func (noPingPong) key() string                                { return keyNoPingPong }
 func (noPingPong) field(cc *CoordinationComponents) **float64 { return &cc.NoPingPong }
 
-func (noPingPong) evaluate(e *Evaluator, x *coordinationInput, _ *Analysis) (*float64, string) {
+func (noPingPong) evaluate(e *Evaluator, x coordinationInput, _ *Analysis) (*float64, string) {
 	handoffs := 0
 	for i := range x.recs {
 		handoffs += x.recs[i].Summary.Handoffs

@@ -18,7 +18,7 @@ func (roleAdherence) name() string                               { return "role_
 func (roleAdherence) key() string                                { return keyRoleAdherence }
 func (roleAdherence) field(cc *CoordinationComponents) **float64 { return &cc.RoleAdherence }
 
-func (roleAdherence) evaluate(_ *Evaluator, x *coordinationInput, a *Analysis) (*float64, string) {
+func (roleAdherence) evaluate(_ *Evaluator, x coordinationInput, a *Analysis) (*float64, string) {
 	checked, authorised := 0, 0
 	for _, tr := range a.TurnResults {
 		for _, ir := range tr.Interactions {

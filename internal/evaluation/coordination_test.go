@@ -73,7 +73,7 @@ func TestCoordinationComponents(t *testing.T) {
 func TestCoordinationAbsent(t *testing.T) {
 	recs := []TurnRecord{{Summary: TurnSummary{Participants: []string{"a"}, SharedCalls: 2, Handoffs: 1}}}
 	a := Analysis{Explanations: map[string]string{}}
-	sessionCoordination{}.evaluate(newEval(t), &sessionInput{recs: recs}, &a)
+	sessionCoordination{}.evaluate(newEval(t), sessionInput{recs: recs}, &a)
 	assert.Nil(t, a.CoordinationScore)
 	assert.Equal(t, CoordinationComponents{}, a.Coordination)
 	for _, k := range []string{keyCoordinationScore, keyNoDuplicateWork, keyContextPreserved, keyRoleAdherence, keyNoPingPong, keyDependencyCompl} {
@@ -88,5 +88,5 @@ func runComponent(t *testing.T, comp coordinationComponent, recs []TurnRecord, t
 	for _, p := range participants {
 		x.participants[p] = true
 	}
-	return comp.evaluate(newEval(t), &x, &Analysis{TurnResults: trs, Explanations: map[string]string{}})
+	return comp.evaluate(newEval(t), x, &Analysis{TurnResults: trs, Explanations: map[string]string{}})
 }

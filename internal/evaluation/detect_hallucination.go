@@ -34,11 +34,11 @@ type recoveredParameters struct{}
 
 var _ turnDetector = recoveredParameters{}
 
-func (recoveredParameters) detect(_ *evalCtx, x *detectInput) *detection {
-	if _, recovered := parameterHallucinations(x.irs); len(recovered) > 0 {
+func (recoveredParameters) detect(_ *evalCtx, x *detectInput) detection {
+	if _, recovered := x.parameterHallucinations(); len(recovered) > 0 {
 		x.expl = append(x.expl, "hallucination: parameter hallucination ("+strings.Join(recovered, ", ")+") recovered by a later valid call; counted in tool_use only")
 	}
-	return nil
+	return detection{}
 }
 
 // hallucinationDetector finds ungrounded specifics in the final response, or a
@@ -47,10 +47,10 @@ type hallucinationDetector struct{}
 
 var _ turnDetector = hallucinationDetector{}
 
-func (hallucinationDetector) detect(c *evalCtx, x *detectInput) *detection {
+func (hallucinationDetector) detect(c *evalCtx, x *detectInput) detection {
 	t := &c.s.Turns[x.ti]
-	var hall *detection
-	params, _ := parameterHallucinations(x.irs)
+	var hall detection
+	params, _ := x.parameterHallucinations()
 	var ungrounded []text.Fact
 	final_ := strings.TrimSpace(t.FinalResponse)
 	if final_ != "" {
@@ -59,7 +59,7 @@ func (hallucinationDetector) detect(c *evalCtx, x *detectInput) *detection {
 	expl := x.expl
 	switch {
 	case len(params) > 0:
-		hall = &detection{bad: true, typ: DetectionHallucination, conf: 1, fromParams: true,
+		hall = detection{bad: true, typ: DetectionHallucination, conf: 1, fromParams: true,
 			reason: "a tool call passed hallucinated parameter(s): " + strings.Join(params, ", ")}
 		expl = append(expl, "hallucination: parameter hallucination ("+strings.Join(params, ", ")+"), confidence 1")
 		if len(ungrounded) > 0 {
@@ -71,7 +71,7 @@ func (hallucinationDetector) detect(c *evalCtx, x *detectInput) *detection {
 			stated = len(ungrounded)
 		}
 		conf := 0.5 + 0.5*float64(len(ungrounded))/float64(stated)
-		hall = &detection{bad: true, typ: DetectionHallucination, conf: conf,
+		hall = detection{bad: true, typ: DetectionHallucination, conf: conf,
 			reason: "the final response states specifics found in no source: " + factList(ungrounded)}
 		expl = append(expl, fmt.Sprintf("hallucination: %d of %d stated specific(s) ungrounded (%s), confidence 0.5 + 0.5×%d/%d = %s",
 			len(ungrounded), stated, factList(ungrounded), len(ungrounded), stated, num(conf)))

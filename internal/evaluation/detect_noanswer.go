@@ -14,9 +14,9 @@ type noAnswerDetector struct{}
 
 var _ turnDetector = noAnswerDetector{}
 
-func (noAnswerDetector) detect(c *evalCtx, x *detectInput) *detection {
+func (noAnswerDetector) detect(c *evalCtx, x *detectInput) detection {
 	t := &c.s.Turns[x.ti]
-	var noAnswer *detection
+	var noAnswer detection
 	if strings.TrimSpace(t.FinalResponse) == "" && turnHasContent(t) {
 		var why []string
 		if t.Status == session.StatusError {
@@ -32,7 +32,7 @@ func (noAnswerDetector) detect(c *evalCtx, x *detectInput) *detection {
 			why = append(why, "the turn was cut short")
 		}
 		if len(why) > 0 {
-			noAnswer = &detection{bad: true, typ: DetectionNoAnswer, conf: 1,
+			noAnswer = detection{bad: true, typ: DetectionNoAnswer, conf: 1,
 				reason: "no final response: " + strings.Join(why, ", ")}
 			x.expl = append(x.expl, "no_answer: empty final response after an error ("+strings.Join(why, ", ")+")")
 		}

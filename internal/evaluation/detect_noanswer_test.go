@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
@@ -36,11 +35,11 @@ func TestNoAnswerDetector(t *testing.T) {
 			x := detectInput{followUpConf: -1}
 			d := noAnswerDetector{}.detect(c, &x)
 			if tt.reason == "" {
-				assert.Nil(t, d)
+				assert.False(t, d.bad)
 				assert.Empty(t, x.expl)
 				return
 			}
-			require.NotNil(t, d)
+			assert.True(t, d.bad)
 			assert.Equal(t, DetectionNoAnswer, d.typ)
 			assert.Equal(t, tt.reason, d.reason)
 			assert.InDelta(t, 1, d.conf, 0)

@@ -61,6 +61,11 @@ type evalCtx struct {
 	priorConversation map[string]bool
 	// candidateMemo memoises candidates per agent.
 	candidateMemo map[string][]string
+	// result and detecting are the turn being evaluated and its detection's state: the
+	// turn evaluators and detectors get pointers into them, which then cost no
+	// allocation (a pointer to a local passed through an interface escapes).
+	result    TurnResult
+	detecting detectInput
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {

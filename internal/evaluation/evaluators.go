@@ -23,7 +23,7 @@ type interactionEvaluator interface {
 	agentField(as *AgentScores) **float64
 	// evaluate scores the interaction x: the score in [0,1], nil when it cannot be
 	// judged, and the explanation.
-	evaluate(c *evalCtx, x *interactionInput) (*float64, string)
+	evaluate(c *evalCtx, x interactionInput) (*float64, string)
 }
 
 // interactionEvaluators are the components of an interaction's score, in the order of
@@ -38,7 +38,7 @@ var interactionEvaluators = []interactionEvaluator{
 // A turnEvaluator sets part of a turn's result once its interactions are scored
 // (docs/scoring.md §5, §6). It reads what the entries before it in turnEvaluators set.
 type turnEvaluator interface {
-	evaluate(c *evalCtx, x *turnInput, tr *TurnResult)
+	evaluate(c *evalCtx, x turnInput, tr *TurnResult)
 }
 
 // turnEvaluators complete a turn's result, in order: the recovered calls are marked
@@ -50,9 +50,10 @@ var turnEvaluators = []turnEvaluator{
 }
 
 // A turnDetector looks for one kind of bad turn (docs/scoring.md §5.2). It returns its
-// verdict, nil when it finds none, and appends the explanation of its checks to x.expl.
+// verdict (bad true), or the zero detection when it finds none, and appends the
+// explanation of its checks to x.expl.
 type turnDetector interface {
-	detect(c *evalCtx, x *detectInput) *detection
+	detect(c *evalCtx, x *detectInput) detection
 }
 
 // turnDetectors run in this order, which is the order of the detection's explanation
@@ -69,7 +70,7 @@ var turnDetectors = []turnDetector{
 // the final turn records. It reads what the entries before it in sessionEvaluators set
 // on a, and sets its own fields and explanations.
 type sessionEvaluator interface {
-	evaluate(e *Evaluator, x *sessionInput, a *Analysis)
+	evaluate(e *Evaluator, x sessionInput, a *Analysis)
 }
 
 // sessionEvaluators compute the analysis, in order: the references fold into

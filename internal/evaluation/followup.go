@@ -145,37 +145,37 @@ type followUpDetector struct{}
 
 var _ turnDetector = followUpDetector{}
 
-func (followUpDetector) detect(c *evalCtx, x *detectInput) *detection {
+func (followUpDetector) detect(c *evalCtx, x *detectInput) detection {
 	if !x.final {
 		x.expl = append(x.expl, "rdm/ccm: pending (follow-up not known yet)")
-		return nil
+		return detection{}
 	}
 	t := &c.s.Turns[x.ti]
 	var next *string
 	if x.ti+1 < len(c.s.Turns) {
 		next = &c.s.Turns[x.ti+1].UserMessage
 	}
-	var d *detection
+	var d detection
 	d, x.followUpConf, x.expl = c.e.followUpVerdict(t.UserMessage, t.FinalResponse, next, x.expl)
 	return d
 }
 
 // followUpVerdict judges the turn (request, answer) by its follow-up next, nil when the
-// session ended without one: the RDM or CCM verdict (nil for none), the strongest
+// session ended without one: the RDM or CCM verdict (the zero detection for none), the strongest
 // follow-up signal (−1 when the checks did not run), and expl with the checks appended.
 // The whole-session path (followUpDetector) and the turn-by-turn path (finalize) share it.
-func (e *Evaluator) followUpVerdict(request, answer string, next *string, expl []string) (*detection, float64, []string) {
+func (e *Evaluator) followUpVerdict(request, answer string, next *string, expl []string) (detection, float64, []string) {
 	switch {
 	case next == nil:
-		return nil, -1, append(expl, "rdm/ccm: not applicable (last turn, no follow-up)")
+		return detection{}, -1, append(expl, "rdm/ccm: not applicable (last turn, no follow-up)")
 	case strings.TrimSpace(*next) == "":
-		return nil, -1, append(expl, "rdm/ccm: not checked (follow-up user message not captured)")
+		return detection{}, -1, append(expl, "rdm/ccm: not checked (follow-up user message not captured)")
 	}
 	fd := e.DetectFollowUp(request, answer, *next)
 	expl = append(expl, fd.Checks...)
 	switch fd.Type {
 	case DetectionRDM, DetectionCCM:
-		return &detection{bad: true, typ: fd.Type, conf: fd.Confidence, reason: fd.Reason}, fd.Signal, expl
+		return detection{bad: true, typ: fd.Type, conf: fd.Confidence, reason: fd.Reason}, fd.Signal, expl
 	}
-	return nil, fd.Signal, expl
+	return detection{}, fd.Signal, expl
 }

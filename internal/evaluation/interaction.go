@@ -19,12 +19,12 @@ const (
 	keyResponseQuality = "response_quality"
 )
 
-// interaction scores interaction ii of turn ti, without the bad-turn rule (applied by
+// interaction scores interaction ii of turn ti into r, without the bad-turn rule (applied by
 // turn once the detection is known).
-func (c *evalCtx) interaction(ti, ii int) InteractionResult {
+func (c *evalCtx) interaction(ti, ii int, r *InteractionResult) {
 	t := &c.s.Turns[ti]
 	in := &t.Interactions[ii]
-	r := InteractionResult{
+	*r = InteractionResult{
 		AgentID:      in.AgentID,
 		SpanID:       in.SpanID,
 		LatencyMs:    in.LatencyMs,
@@ -44,10 +44,9 @@ func (c *evalCtx) interaction(ti, ii int) InteractionResult {
 	}
 	x := interactionInput{t: t, ii: ii, in: in, content: turnHasContent(t), final: ii == finalResponder(t), calls: r.ToolCalls}
 	for _, ev := range interactionEvaluators {
-		*ev.field(&r), r.Explanations[ev.name()] = ev.evaluate(c, &x)
+		*ev.field(r), r.Explanations[ev.name()] = ev.evaluate(c, x)
 	}
-	c.score(&r)
-	return r
+	c.score(r)
 }
 
 // interactionInput is what an interactionEvaluator reads of interaction ii of turn t.

@@ -24,7 +24,7 @@ func runInteractionEvaluator(t *testing.T, ev interactionEvaluator, s *session.A
 			x.calls = append(x.calls, c.e.validateCall(in.AgentID, agent, tc, ti, c.sessionAgents, c.args))
 		}
 	}
-	return ev.evaluate(c, &x)
+	return ev.evaluate(c, x)
 }
 
 // TestToolUse: tool_use is the mean of the evaluable call scores (docs/scoring.md §4);

@@ -223,8 +223,11 @@ func (e *Evaluator) FinishLast(rec TurnRecord) TurnRecord {
 
 func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	tr := rec.Result
-	followUp, followUpConf, expl := e.followUpVerdict(tr.UserMessage, tr.FinalResponse, next, nil)
-	var hall *detection
+	v, followUpConf, expl := e.followUpVerdict(tr.UserMessage, tr.FinalResponse, next, make([]string, 0, 8))
+	var followUp, hall *detection
+	if v.bad {
+		followUp = &v
+	}
 	if rec.Hallucination != "" {
 		expl = append(expl, rec.Hallucination)
 	}

@@ -66,6 +66,6 @@ type sessionReferences struct{}
 
 var _ sessionEvaluator = sessionReferences{}
 
-func (sessionReferences) evaluate(_ *Evaluator, x *sessionInput, a *Analysis) {
+func (sessionReferences) evaluate(_ *Evaluator, x sessionInput, a *Analysis) {
 	x.meta.References.apply(a)
 }

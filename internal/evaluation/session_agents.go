@@ -19,6 +19,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 		n, calls, notEval int
 		latency           float64
 		issues            []string
+		scores            AgentScores // built here: the evaluators get a pointer into it
 	}
 	accs := map[string]*acc{}
 	get := func(id string) *acc {
@@ -36,12 +37,13 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 		for _, ae := range recs[ri].Summary.AgentErrors {
 			errs[ae.Interaction] = ae
 		}
-		for ii, ir := range tr.Interactions {
+		for ii := range tr.Interactions {
+			ir := &tr.Interactions[ii]
 			x := get(ir.AgentID)
 			x.n++
 			x.latency += ir.LatencyMs
 			for k, ev := range interactionEvaluators {
-				x.comps[k] = append(x.comps[k], *ev.field(&ir))
+				x.comps[k] = append(x.comps[k], *ev.field(ir))
 			}
 			for _, tc := range ir.ToolCalls {
 				x.calls++
@@ -63,7 +65,8 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 	}
 	w := e.cfg.AgentWeights
 	for id, x := range accs {
-		as := AgentScores{
+		as := &x.scores
+		*as = AgentScores{
 			InteractionsCount: x.n, ToolCalls: x.calls, NotEvaluableCalls: x.notEval,
 			Issues: x.issues, Recommendations: []Recommendation{}, Explanations: map[string]string{},
 		}
@@ -85,10 +88,11 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 			}
 			return m
 		}
-		terms := make([]weighted, 0, len(interactionEvaluators))
+		var buf [8]weighted
+		terms := buf[:0]
 		for k, ev := range interactionEvaluators {
 			v := agg(ev.name(), x.comps[k])
-			*ev.agentField(&as) = v
+			*ev.agentField(as) = v
 			terms = append(terms, weighted{ev.name(), v, ev.weight(w)})
 		}
 		var expl string
@@ -97,7 +101,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 			expl = "null: no interactions"
 		}
 		as.Explanations["overall"] = expl
-		a.PerAgentScores[id] = as
+		a.PerAgentScores[id] = *as
 	}
 }
 
@@ -106,6 +110,6 @@ type sessionAgentScores struct{}
 
 var _ sessionEvaluator = sessionAgentScores{}
 
-func (sessionAgentScores) evaluate(e *Evaluator, x *sessionInput, a *Analysis) {
+func (sessionAgentScores) evaluate(e *Evaluator, x sessionInput, a *Analysis) {
 	e.perAgent(a, x.meta.Agents, x.recs)
 }

@@ -76,6 +76,6 @@ type sessionConversation struct{}
 
 var _ sessionEvaluator = sessionConversation{}
 
-func (sessionConversation) evaluate(_ *Evaluator, _ *sessionInput, a *Analysis) {
+func (sessionConversation) evaluate(_ *Evaluator, _ sessionInput, a *Analysis) {
 	a.Conversation, a.Explanations[keyConversationScore] = conversation(a.TurnResults)
 }

@@ -29,6 +29,6 @@ type sessionIntentDriftScore struct{}
 
 var _ sessionEvaluator = sessionIntentDriftScore{}
 
-func (sessionIntentDriftScore) evaluate(_ *Evaluator, _ *sessionInput, a *Analysis) {
+func (sessionIntentDriftScore) evaluate(_ *Evaluator, _ sessionInput, a *Analysis) {
 	a.IntentDriftScore, a.Explanations[keyIntentDriftScore] = sessionIntentDrift(a.TurnResults)
 }

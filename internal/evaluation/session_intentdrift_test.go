@@ -32,7 +32,7 @@ func TestSessionIntentDrift(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := Analysis{TurnResults: tt.turns, Explanations: map[string]string{}}
-			sessionIntentDriftScore{}.evaluate(newEval(t), &sessionInput{}, &a)
+			sessionIntentDriftScore{}.evaluate(newEval(t), sessionInput{}, &a)
 			score(t, keyIntentDriftScore, tt.want, a.IntentDriftScore)
 			assert.Equal(t, tt.expl, a.Explanations[keyIntentDriftScore])
 		})

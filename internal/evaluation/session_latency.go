@@ -46,6 +46,6 @@ type sessionLatency struct{}
 
 var _ sessionEvaluator = sessionLatency{}
 
-func (sessionLatency) evaluate(_ *Evaluator, x *sessionInput, a *Analysis) {
+func (sessionLatency) evaluate(_ *Evaluator, x sessionInput, a *Analysis) {
 	a.Latency = latency(x.meta.TotalLatencyMs, a.TurnResults)
 }

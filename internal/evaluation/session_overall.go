@@ -9,7 +9,7 @@ type sessionOverall struct{}
 
 var _ sessionEvaluator = sessionOverall{}
 
-func (sessionOverall) evaluate(e *Evaluator, _ *sessionInput, a *Analysis) {
+func (sessionOverall) evaluate(e *Evaluator, _ sessionInput, a *Analysis) {
 	var drift *float64
 	if a.IntentDriftScore != nil {
 		drift = ptr(1 - *a.IntentDriftScore)

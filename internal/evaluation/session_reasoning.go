@@ -24,6 +24,6 @@ type sessionReasoningScore struct{}
 
 var _ sessionEvaluator = sessionReasoningScore{}
 
-func (sessionReasoningScore) evaluate(_ *Evaluator, _ *sessionInput, a *Analysis) {
+func (sessionReasoningScore) evaluate(_ *Evaluator, _ sessionInput, a *Analysis) {
 	a.ReasoningScore, a.Explanations[keyReasoningScore] = sessionReasoning(a.TurnResults)
 }

@@ -29,7 +29,7 @@ func TestSessionReasoning(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := Analysis{TurnResults: tt.turns, Explanations: map[string]string{}}
-			sessionReasoningScore{}.evaluate(newEval(t), &sessionInput{}, &a)
+			sessionReasoningScore{}.evaluate(newEval(t), sessionInput{}, &a)
 			score(t, keyReasoningScore, tt.want, a.ReasoningScore)
 			assert.Equal(t, tt.expl, a.Explanations[keyReasoningScore])
 		})

@@ -9,7 +9,7 @@ type sessionRecommendations struct{}
 
 var _ sessionEvaluator = sessionRecommendations{}
 
-func (sessionRecommendations) evaluate(e *Evaluator, _ *sessionInput, a *Analysis) {
+func (sessionRecommendations) evaluate(e *Evaluator, _ sessionInput, a *Analysis) {
 	a.Recommendations = e.recommendations(a)
 	for id, as := range a.PerAgentScores {
 		for _, r := range a.Recommendations {

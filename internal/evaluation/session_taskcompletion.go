@@ -75,6 +75,6 @@ type sessionTaskCompletion struct{}
 
 var _ sessionEvaluator = sessionTaskCompletion{}
 
-func (sessionTaskCompletion) evaluate(_ *Evaluator, x *sessionInput, a *Analysis) {
+func (sessionTaskCompletion) evaluate(_ *Evaluator, x sessionInput, a *Analysis) {
 	a.TaskCompletion, a.Explanations[keyTaskCompletion] = taskCompletion(x.meta.Outcome, x.recs)
 }

@@ -73,7 +73,7 @@ func TestTaskCompletion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := Analysis{Explanations: map[string]string{}}
-			sessionTaskCompletion{}.evaluate(newEval(t), &sessionInput{meta: SessionMeta{Outcome: tt.outcome}, recs: tt.recs}, &a)
+			sessionTaskCompletion{}.evaluate(newEval(t), sessionInput{meta: SessionMeta{Outcome: tt.outcome}, recs: tt.recs}, &a)
 			assert.Equal(t, tt.want, a.TaskCompletion)
 			assert.Equal(t, tt.expl, a.Explanations[keyTaskCompletion])
 		})

@@ -31,6 +31,6 @@ type sessionToolUseScore struct{}
 
 var _ sessionEvaluator = sessionToolUseScore{}
 
-func (sessionToolUseScore) evaluate(_ *Evaluator, _ *sessionInput, a *Analysis) {
+func (sessionToolUseScore) evaluate(_ *Evaluator, _ sessionInput, a *Analysis) {
 	a.ToolUseScore, a.Explanations[keyToolUseScore] = sessionToolUse(a.TurnResults)
 }

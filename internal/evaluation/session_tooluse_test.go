@@ -34,7 +34,7 @@ func TestSessionToolUse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := Analysis{TurnResults: tt.turns, Explanations: map[string]string{}}
-			sessionToolUseScore{}.evaluate(newEval(t), &sessionInput{}, &a)
+			sessionToolUseScore{}.evaluate(newEval(t), sessionInput{}, &a)
 			score(t, keyToolUseScore, tt.want, a.ToolUseScore)
 			assert.Equal(t, tt.expl, a.Explanations[keyToolUseScore])
 		})

@@ -14,7 +14,8 @@ const (
 // bad-turn rule on the final responder, the turn's intent drift).
 func (c *evalCtx) turn(ti int, final bool) TurnResult {
 	t := &c.s.Turns[ti]
-	tr := TurnResult{
+	tr := &c.result
+	*tr = TurnResult{
 		SessionID:    c.s.ID,
 		TurnIndex:    ti,
 		TraceID:      t.TraceID,
@@ -23,21 +24,21 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 		LatencyMs:    t.LatencyMs,
 		Usage:        t.Usage,
 		Partial:      t.Partial,
-		Interactions: make([]InteractionResult, 0, len(t.Interactions)),
+		Interactions: make([]InteractionResult, len(t.Interactions)),
 		Explanations: map[string]string{},
 	}
 	tr.UserMessage, tr.FinalResponse = t.UserMessage, t.FinalResponse
 	for ii := range t.Interactions {
-		tr.Interactions = append(tr.Interactions, c.interaction(ti, ii))
+		c.interaction(ti, ii, &tr.Interactions[ii])
 	}
 	x := turnInput{ti: ti, final: final}
 	for _, ev := range turnEvaluators {
-		ev.evaluate(c, &x, &tr)
+		ev.evaluate(c, x, tr)
 	}
 	if !turnHasContent(t) {
 		tr.NotEvaluable = []string{ReasonContentNotCaptured}
 	}
-	return tr
+	return *tr
 }
 
 // turnInput is what a turnEvaluator reads besides the turn's model and its result.

@@ -20,7 +20,7 @@ type turnDetection struct{}
 
 var _ turnEvaluator = turnDetection{}
 
-func (turnDetection) evaluate(c *evalCtx, x *turnInput, tr *TurnResult) {
+func (turnDetection) evaluate(c *evalCtx, x turnInput, tr *TurnResult) {
 	t := &c.s.Turns[x.ti]
 	d := c.detect(x.ti, x.final, tr.Interactions)
 	tr.IsBad, tr.DetectionType, tr.Confidence, tr.Reason = d.bad, d.typ, d.conf, d.reason
@@ -47,6 +47,18 @@ type detectInput struct {
 	followUpConf float64
 	// expl are the explanation lines so far; each detector appends its own.
 	expl []string
+	// params and recovered memoise parameterHallucinations(irs) (paramsDone).
+	params, recovered []string
+	paramsDone        bool
+}
+
+// parameterHallucinations is parameterHallucinations(x.irs), computed once per turn.
+func (x *detectInput) parameterHallucinations() (params, recovered []string) {
+	if !x.paramsDone {
+		x.params, x.recovered = parameterHallucinations(x.irs)
+		x.paramsDone = true
+	}
+	return x.params, x.recovered
 }
 
 // detect applies docs/scoring.md §5: every detector of turnDetectors runs and explains
@@ -54,14 +66,21 @@ type detectInput struct {
 // hallucination > none). RDM and CCM need the follow-up (final and a next turn);
 // hallucination always runs.
 func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection {
-	x := detectInput{ti: ti, final: final, irs: irs, followUpConf: -1}
-	var found *detection
+	x := &c.detecting
+	// The explanation has 3 to 6 lines: one allocation instead of one per growth.
+	*x = detectInput{ti: ti, final: final, irs: irs, followUpConf: -1, expl: make([]string, 0, 8)}
+	var found detection
 	for _, det := range turnDetectors {
-		if v := det.detect(c, &x); v != nil && found == nil {
+		if v := det.detect(c, x); v.bad && !found.bad {
 			found = v
 		}
 	}
-	d := chooseDetection(x.followUpConf, found)
+	var d detection
+	if found.bad {
+		d = chooseDetection(x.followUpConf, &found)
+	} else {
+		d = chooseDetection(x.followUpConf)
+	}
 	x.expl = append(x.expl, "→ "+d.typ+", confidence "+num(d.conf))
 	d.expl = strings.Join(x.expl, "; ")
 	return d

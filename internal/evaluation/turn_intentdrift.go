@@ -195,6 +195,6 @@ type turnIntentDrift struct{}
 
 var _ turnEvaluator = turnIntentDrift{}
 
-func (turnIntentDrift) evaluate(c *evalCtx, x *turnInput, tr *TurnResult) {
+func (turnIntentDrift) evaluate(c *evalCtx, x turnInput, tr *TurnResult) {
 	tr.IntentDrift, tr.Explanations[keyIntentDrift] = c.intentDrift(x.ti)
 }

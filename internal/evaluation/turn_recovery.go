@@ -47,6 +47,6 @@ type toolRecovery struct{}
 
 var _ turnEvaluator = toolRecovery{}
 
-func (toolRecovery) evaluate(_ *evalCtx, _ *turnInput, tr *TurnResult) {
+func (toolRecovery) evaluate(_ *evalCtx, _ turnInput, tr *TurnResult) {
 	markRecovered(tr.Interactions)
 }

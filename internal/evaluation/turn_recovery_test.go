@@ -39,7 +39,7 @@ func TestMarkRecovered(t *testing.T) {
 			for i, cs := range tt.calls {
 				irs[i].ToolCalls = cs
 			}
-			toolRecovery{}.evaluate(nil, nil, &TurnResult{Interactions: irs})
+			toolRecovery{}.evaluate(nil, turnInput{}, &TurnResult{Interactions: irs})
 			var got []string
 			for _, ir := range irs {
 				for _, tc := range ir.ToolCalls {
