@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/text"
-) // parameterHallucinations lists the turn's calls that passed a hallucinated parameter
+)
+
+// parameterHallucinations lists the turn's calls that passed a hallucinated parameter
 // ("agent→tool.parameter"), split by whether a later valid call recovered them.
 func parameterHallucinations(irs []InteractionResult) (params, recovered []string) {
 	for i := range irs {

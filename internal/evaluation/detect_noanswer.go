@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
-) // noAnswerDetector finds a turn without answer: its final response is empty while some
+)
+
+// noAnswerDetector finds a turn without answer: its final response is empty while some
 // of its text was captured, after an error (the turn or an interaction ended with
 // error status) or because the turn was cut short (docs/scoring.md §5.2).
 type noAnswerDetector struct{}

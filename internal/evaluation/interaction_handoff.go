@@ -9,7 +9,9 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/text"
-) // handoffScore is the mean coverage, over the interaction's handoffs whose payload was
+)
+
+// handoffScore is the mean coverage, over the interaction's handoffs whose payload was
 // captured, of the turn's salient facts known before the handoff (user message and the
 // results of the tool calls made earlier in the turn) by the payload; 0 for an empty
 // payload (docs/scoring.md §4).

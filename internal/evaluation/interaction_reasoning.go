@@ -9,7 +9,9 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/text"
-) // reasoningScore is the plan–action consistency of the interaction's reasoning
+)
+
+// reasoningScore is the plan–action consistency of the interaction's reasoning
 // (docs/scoring.md §4; docs/scoring.md "reasoning_score"):
 //
 //	N = entities (tools, agents) the reasoning names, A = entities the interaction acts on

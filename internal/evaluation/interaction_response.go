@@ -8,7 +8,9 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/text"
-) // responseQuality is docs/scoring.md §4 response_quality without the bad-turn rule.
+)
+
+// responseQuality is docs/scoring.md §4 response_quality without the bad-turn rule.
 // Only the turn's final responder owes the user an answer: another interaction with no
 // output of its own (it worked through tools or handed off, or its content was not
 // captured) has nothing to judge and gets null.

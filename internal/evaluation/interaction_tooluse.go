@@ -6,7 +6,9 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 import (
 	"fmt"
 	"strings"
-) // toolUseScore is the mean score of the evaluable calls (docs/scoring.md §4).
+)
+
+// toolUseScore is the mean score of the evaluable calls (docs/scoring.md §4).
 func toolUseScore(calls []ToolCallResult) (*float64, string) {
 	if len(calls) == 0 {
 		return nil, "null: no tool calls"

@@ -6,7 +6,9 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 import (
 	"fmt"
 	"strings"
-) // issueDetail is the issue message without its "agent: " prefix.
+)
+
+// issueDetail is the issue message without its "agent: " prefix.
 func issueDetail(is ToolIssue) string {
 	return strings.TrimPrefix(is.Message, agentLabel(is.AgentID)+": ")
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 
 	"github.com/agenteval/agenteval-collector/internal/text"
-) // conversation counts the turn verdicts (docs/scoring.md §5). score = good / total over the
+)
+
+// conversation counts the turn verdicts (docs/scoring.md §5). score = good / total over the
 // turns that carry a request: a good turn whose user message states no task (fewer than
 // minIntentWords content words, e.g. "Thanks!", "ok") and whose agents took no action
 // is a closing remark, not a response to score, and is left out of the score (it stays

@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
-) // taskCompletion: the explicit outcome first (the session's, else the last turn's that
+)
+
+// taskCompletion: the explicit outcome first (the session's, else the last turn's that
 // has one); else the last turn is not bad, has a non-empty final response, no HIGH
 // tool issue that a later call did not recover and no error status (turn root or final
 // responder). A last turn without answer (no_answer) is false. Nil without turns, when

@@ -12,7 +12,9 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/text"
-) // intentDrift measures how far turn ti's actions and answers wander from the user's
+)
+
+// intentDrift measures how far turn ti's actions and answers wander from the user's
 // task (docs/scoring.md §6, docs/scoring.md §5.3). The task is the request R (the distinct
 // text.Tokens of the user message) and the conversation so far T (R plus the tokens of
 // the earlier turns' user messages, final responses, tool calls and tool results). The

@@ -7,7 +7,9 @@ import (
 	"cmp"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
-) // markRecovered sets RecoveredBy on each call of the turn with a MEDIUM or HIGH issue
+)
+
+// markRecovered sets RecoveredBy on each call of the turn with a MEDIUM or HIGH issue
 // when a later call of the turn (any agent) to the same tool ended ok without any MEDIUM
 // or HIGH issue: the fault was rejected and retried correctly (docs/scoring.md §5.2).
 func markRecovered(irs []InteractionResult) {
