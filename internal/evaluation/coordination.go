@@ -8,25 +8,33 @@ import (
 	"strings"
 )
 
-// A coordinationComponent is one component of coordination_score (docs/scoring.md §6):
-// a field of CoordinationComponents, in [0,1], higher is better, nil when absent.
+// A coordinationComponent scores one component of coordination_score (docs/scoring.md
+// §6) over the session's coordinating agents: evaluate returns the score in [0,1],
+// higher is better, nil when absent, and the explanation.
 type coordinationComponent interface {
-	// name is the component's JSON name, key its explanation key ("coordination." + name).
-	name() string
-	key() string
-	field(cc *CoordinationComponents) **float64
-	// evaluate scores the component over the session's coordinating agents.
 	evaluate(e *Evaluator, x coordinationInput, a *Analysis) (*float64, string)
 }
 
+// A coordinationEntry is a coordinationComponent and where its component goes: its
+// explanation key ("coordination." + its JSON name) and its field of
+// CoordinationComponents.
+type coordinationEntry struct {
+	coordinationComponent
+	key   string
+	field func(cc *CoordinationComponents) **float64
+}
+
+// name is the component's JSON name, its term in coordination_score's explanation.
+func (ce *coordinationEntry) name() string { return strings.TrimPrefix(ce.key, "coordination.") }
+
 // coordinationComponents are the components of coordination_score, in the order of its
 // explanation.
-var coordinationComponents = []coordinationComponent{
-	noDuplicateWork{},
-	contextPreserved{},
-	roleAdherence{},
-	noPingPong{},
-	dependencyCompliance{},
+var coordinationComponents = []coordinationEntry{
+	{noDuplicateWork{}, keyNoDuplicateWork, func(cc *CoordinationComponents) **float64 { return &cc.NoDuplicateWork }},
+	{contextPreserved{}, keyContextPreserved, func(cc *CoordinationComponents) **float64 { return &cc.ContextPreserved }},
+	{roleAdherence{}, keyRoleAdherence, func(cc *CoordinationComponents) **float64 { return &cc.RoleAdherence }},
+	{noPingPong{}, keyNoPingPong, func(cc *CoordinationComponents) **float64 { return &cc.NoPingPong }},
+	{dependencyCompliance{}, keyDependencyCompl, func(cc *CoordinationComponents) **float64 { return &cc.DependencyCompliance }},
 }
 
 // coordinationInput is what a coordinationComponent reads besides the analysis.
@@ -55,7 +63,7 @@ func (sessionCoordination) evaluate(e *Evaluator, x sessionInput, a *Analysis) {
 	if len(participants) < 2 {
 		a.Explanations[keyCoordinationScore] = absent
 		for _, comp := range coordinationComponents {
-			a.Explanations[comp.key()] = absent
+			a.Explanations[comp.key] = absent
 		}
 		return
 	}
@@ -63,7 +71,7 @@ func (sessionCoordination) evaluate(e *Evaluator, x sessionInput, a *Analysis) {
 	vals := make([]*float64, 0, len(coordinationComponents))
 	for _, comp := range coordinationComponents {
 		v, expl := comp.evaluate(e, cx, a)
-		*comp.field(cc), a.Explanations[comp.key()] = v, expl
+		*comp.field(cc), a.Explanations[comp.key] = v, expl
 		vals = append(vals, v)
 	}
 

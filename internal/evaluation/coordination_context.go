@@ -10,10 +10,6 @@ type contextPreserved struct{}
 
 var _ coordinationComponent = contextPreserved{}
 
-func (contextPreserved) name() string                               { return "context_preserved" }
-func (contextPreserved) key() string                                { return keyContextPreserved }
-func (contextPreserved) field(cc *CoordinationComponents) **float64 { return &cc.ContextPreserved }
-
 func (contextPreserved) evaluate(_ *Evaluator, _ coordinationInput, a *Analysis) (*float64, string) {
 	var hs []*float64
 	for _, tr := range a.TurnResults {

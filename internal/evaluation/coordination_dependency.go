@@ -10,12 +10,6 @@ type dependencyCompliance struct{}
 
 var _ coordinationComponent = dependencyCompliance{}
 
-func (dependencyCompliance) name() string { return "dependency_compliance" }
-func (dependencyCompliance) key() string  { return keyDependencyCompl }
-func (dependencyCompliance) field(cc *CoordinationComponents) **float64 {
-	return &cc.DependencyCompliance
-}
-
 func (dependencyCompliance) evaluate(_ *Evaluator, _ coordinationInput, a *Analysis) (*float64, string) {
 	if v := a.Coordination.DependencyCompliance; v != nil {
 		return v, a.Explanations[keyDependencyCompl]

@@ -11,10 +11,6 @@ type noDuplicateWork struct{}
 
 var _ coordinationComponent = noDuplicateWork{}
 
-func (noDuplicateWork) name() string                               { return "no_duplicate_work" }
-func (noDuplicateWork) key() string                                { return keyNoDuplicateWork }
-func (noDuplicateWork) field(cc *CoordinationComponents) **float64 { return &cc.NoDuplicateWork }
-
 func (noDuplicateWork) evaluate(_ *Evaluator, x coordinationInput, _ *Analysis) (*float64, string) {
 	shared, dups := 0, 0
 	for i := range x.recs {

@@ -16,10 +16,6 @@ type noPingPong struct{}
 
 var _ coordinationComponent = noPingPong{}
 
-func (noPingPong) name() string                               { return "no_ping_pong" }
-func (noPingPong) key() string                                { return keyNoPingPong }
-func (noPingPong) field(cc *CoordinationComponents) **float64 { return &cc.NoPingPong }
-
 func (noPingPong) evaluate(e *Evaluator, x coordinationInput, _ *Analysis) (*float64, string) {
 	handoffs := 0
 	for i := range x.recs {

@@ -14,10 +14,6 @@ type roleAdherence struct{}
 
 var _ coordinationComponent = roleAdherence{}
 
-func (roleAdherence) name() string                               { return "role_adherence" }
-func (roleAdherence) key() string                                { return keyRoleAdherence }
-func (roleAdherence) field(cc *CoordinationComponents) **float64 { return &cc.RoleAdherence }
-
 func (roleAdherence) evaluate(_ *Evaluator, x coordinationInput, a *Analysis) (*float64, string) {
 	checked, authorised := 0, 0
 	for _, tr := range a.TurnResults {

@@ -9,30 +9,34 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 // "Evaluation"; docs/decisions/maintenance.md).
 
 // An interactionEvaluator scores one component of an agent interaction (docs/scoring.md
-// §4). The component is a field of InteractionResult and of AgentScores and a term of
-// the weighted interaction and agent scores, with the weight of AgentWeights it names.
+// §4): evaluate returns the score of the interaction x in [0,1], nil when it cannot be
+// judged, and the explanation.
 type interactionEvaluator interface {
-	// name is the component's name: its explanation key and its term in the weighted
-	// scores.
-	name() string
+	evaluate(c *evalCtx, x interactionInput) (*float64, string)
+}
+
+// An interactionComponent is an interactionEvaluator and where its component goes: the
+// component is a field of InteractionResult and of AgentScores and a term of the weighted
+// interaction and agent scores, with a weight of AgentWeights.
+type interactionComponent struct {
+	interactionEvaluator
+	// name is the component's explanation key and its term in the weighted scores.
+	name string
 	// weight is the component's weight in w.
-	weight(w AgentWeights) float64
+	weight func(w AgentWeights) float64
 	// field and agentField locate the component in an interaction's and an agent's
 	// scores.
-	field(r *InteractionResult) **float64
-	agentField(as *AgentScores) **float64
-	// evaluate scores the interaction x: the score in [0,1], nil when it cannot be
-	// judged, and the explanation.
-	evaluate(c *evalCtx, x interactionInput) (*float64, string)
+	field      func(r *InteractionResult) **float64
+	agentField func(as *AgentScores) **float64
 }
 
 // interactionEvaluators are the components of an interaction's score, in the order of
 // the weighted mean's explanation.
-var interactionEvaluators = []interactionEvaluator{
-	toolUse{},
-	reasoning{},
-	handoff{},
-	responseQuality{},
+var interactionEvaluators = []interactionComponent{
+	{toolUse{}, keyToolUse, func(w AgentWeights) float64 { return w.ToolUse }, func(r *InteractionResult) **float64 { return &r.ToolUse }, func(as *AgentScores) **float64 { return &as.ToolUse }},
+	{reasoning{}, keyReasoning, func(w AgentWeights) float64 { return w.Reasoning }, func(r *InteractionResult) **float64 { return &r.Reasoning }, func(as *AgentScores) **float64 { return &as.Reasoning }},
+	{handoff{}, keyHandoff, func(w AgentWeights) float64 { return w.Handoff }, func(r *InteractionResult) **float64 { return &r.Handoff }, func(as *AgentScores) **float64 { return &as.Handoff }},
+	{responseQuality{}, keyResponseQuality, func(w AgentWeights) float64 { return w.ResponseQuality }, func(r *InteractionResult) **float64 { return &r.ResponseQuality }, func(as *AgentScores) **float64 { return &as.ResponseQuality }},
 }
 
 // A turnEvaluator sets part of a turn's result once its interactions are scored
@@ -43,11 +47,7 @@ type turnEvaluator interface {
 
 // turnEvaluators complete a turn's result, in order: the recovered calls are marked
 // before the detection reads them.
-var turnEvaluators = []turnEvaluator{
-	toolRecovery{},
-	turnDetection{},
-	turnIntentDrift{},
-}
+var turnEvaluators = []turnEvaluator{toolRecovery{}, turnDetection{}, turnIntentDrift{}}
 
 // A turnDetector looks for one kind of bad turn (docs/scoring.md §5.2). It returns its
 // verdict (bad true), or the zero detection when it finds none, and appends the

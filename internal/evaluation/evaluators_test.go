@@ -4,55 +4,58 @@
 package evaluation
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
-// TestEvaluatorListsAreConsistent: the lists name each component once, an interaction
-// component's field and weight are its own, and a coordination component's explanation
-// key is "coordination." + its name.
+// TestEvaluatorListsAreConsistent: the lists name each component once, and an entry's
+// name, weight and fields agree: the fields it locates are the ones whose JSON name is its
+// name, its weight the AgentWeights field of that name, and a coordination component's
+// explanation key is "coordination." + its name.
 func TestEvaluatorListsAreConsistent(t *testing.T) {
 	seen := map[string]bool{}
-	w := AgentWeights{ToolUse: 1, Reasoning: 2, Handoff: 3, ResponseQuality: 4}
-	weights := map[float64]bool{}
-	for i, ev := range interactionEvaluators {
-		assert.False(t, seen[ev.name()], "%s listed twice", ev.name())
-		seen[ev.name()] = true
-		weights[ev.weight(w)] = true
+	for _, ev := range interactionEvaluators {
+		assert.False(t, seen[ev.name], "%s listed twice", ev.name)
+		seen[ev.name] = true
 		var r InteractionResult
 		var as AgentScores
-		v := ptr(float64(i))
-		*ev.field(&r), *ev.agentField(&as) = v, v
-		// The component sets one field of each, and the same one.
-		assert.Equal(t, 1, countSet(r.ToolUse, r.Reasoning, r.Handoff, r.ResponseQuality), ev.name())
-		assert.Equal(t, 1, countSet(as.ToolUse, as.Reasoning, as.Handoff, as.ResponseQuality), ev.name())
-		assert.Equal(t, r.ToolUse == v, as.ToolUse == v, ev.name())
-		assert.Equal(t, r.Reasoning == v, as.Reasoning == v, ev.name())
-		assert.Equal(t, r.Handoff == v, as.Handoff == v, ev.name())
-		assert.Equal(t, r.ResponseQuality == v, as.ResponseQuality == v, ev.name())
+		assert.Equal(t, ev.name, fieldTag(t, &r, ev.field(&r), "json"))
+		assert.Equal(t, ev.name, fieldTag(t, &as, ev.agentField(&as), "json"))
+		wv := reflect.ValueOf(&AgentWeights{}).Elem()
+		for i := range wv.NumField() {
+			var w AgentWeights
+			reflect.ValueOf(&w).Elem().Field(i).SetFloat(1)
+			own := wv.Type().Field(i).Tag.Get("mapstructure") == ev.name
+			assert.Equal(t, own, ev.weight(w) == 1, "%s: weight %s", ev.name, wv.Type().Field(i).Name)
+		}
 	}
-	assert.Len(t, weights, len(interactionEvaluators), "each component has its own weight")
 
 	seen = map[string]bool{}
 	for _, comp := range coordinationComponents {
 		assert.False(t, seen[comp.name()], "%s listed twice", comp.name())
 		seen[comp.name()] = true
-		assert.Equal(t, "coordination."+comp.name(), comp.key())
+		assert.Equal(t, "coordination."+comp.name(), comp.key)
 		var cc CoordinationComponents
-		*comp.field(&cc) = ptr(1)
-		assert.NotEqual(t, CoordinationComponents{}, cc, comp.name())
+		assert.Equal(t, comp.name(), fieldTag(t, &cc, comp.field(&cc), "json"))
 	}
 	assert.Len(t, turnDetectors, 4)
 	assert.IsType(t, followUpDetector{}, turnDetectors[0], "RDM and CCM have the highest priority")
 }
 
-func countSet(vs ...*float64) int {
-	n := 0
-	for _, v := range vs {
-		if v != nil {
-			n++
+// fieldTag is the name in the tag key of the field of the struct *s at address f.
+func fieldTag(t *testing.T, s any, f **float64, key string) string {
+	t.Helper()
+	v := reflect.ValueOf(s).Elem()
+	for i := range v.NumField() {
+		if v.Field(i).Addr().Interface() == any(f) {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get(key), ",")
+			return name
 		}
 	}
-	return n
+	require.Failf(t, "not a field", "%p is no field of %T", f, s)
+	return ""
 }

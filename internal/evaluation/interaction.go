@@ -44,7 +44,7 @@ func (c *evalCtx) interaction(ti, ii int, r *InteractionResult) {
 	}
 	x := interactionInput{t: t, ii: ii, in: in, content: turnHasContent(t), final: ii == finalResponder(t), calls: r.ToolCalls}
 	for _, ev := range interactionEvaluators {
-		*ev.field(r), r.Explanations[ev.name()] = ev.evaluate(c, x)
+		*ev.field(r), r.Explanations[ev.name] = ev.evaluate(c, x)
 	}
 	c.score(r)
 }
@@ -68,7 +68,7 @@ func (c *evalCtx) score(r *InteractionResult) {
 	var buf [8]weighted
 	terms := buf[:0]
 	for _, ev := range interactionEvaluators {
-		terms = append(terms, weighted{ev.name(), *ev.field(r), ev.weight(w)})
+		terms = append(terms, weighted{ev.name, *ev.field(r), ev.weight(w)})
 	}
 	r.Score, r.Explanations[keyScore] = weightedMean(terms)
 }

@@ -175,10 +175,6 @@ type handoff struct{}
 
 var _ interactionEvaluator = handoff{}
 
-func (handoff) name() string                         { return keyHandoff }
-func (handoff) weight(w AgentWeights) float64        { return w.Handoff }
-func (handoff) field(r *InteractionResult) **float64 { return &r.Handoff }
-func (handoff) agentField(as *AgentScores) **float64 { return &as.Handoff }
 func (handoff) evaluate(c *evalCtx, x interactionInput) (*float64, string) {
 	return c.handoffScore(x.t, x.ii, x.content)
 }

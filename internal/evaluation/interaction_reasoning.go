@@ -124,10 +124,6 @@ type reasoning struct{}
 
 var _ interactionEvaluator = reasoning{}
 
-func (reasoning) name() string                         { return keyReasoning }
-func (reasoning) weight(w AgentWeights) float64        { return w.Reasoning }
-func (reasoning) field(r *InteractionResult) **float64 { return &r.Reasoning }
-func (reasoning) agentField(as *AgentScores) **float64 { return &as.Reasoning }
 func (reasoning) evaluate(c *evalCtx, x interactionInput) (*float64, string) {
 	return c.reasoningScore(x.in)
 }

@@ -71,10 +71,6 @@ type responseQuality struct{}
 
 var _ interactionEvaluator = responseQuality{}
 
-func (responseQuality) name() string                         { return keyResponseQuality }
-func (responseQuality) weight(w AgentWeights) float64        { return w.ResponseQuality }
-func (responseQuality) field(r *InteractionResult) **float64 { return &r.ResponseQuality }
-func (responseQuality) agentField(as *AgentScores) **float64 { return &as.ResponseQuality }
 func (responseQuality) evaluate(c *evalCtx, x interactionInput) (*float64, string) {
 	return c.responseQuality(x.in, x.content, x.final)
 }

@@ -37,10 +37,6 @@ type toolUse struct{}
 
 var _ interactionEvaluator = toolUse{}
 
-func (toolUse) name() string                         { return keyToolUse }
-func (toolUse) weight(w AgentWeights) float64        { return w.ToolUse }
-func (toolUse) field(r *InteractionResult) **float64 { return &r.ToolUse }
-func (toolUse) agentField(as *AgentScores) **float64 { return &as.ToolUse }
 func (toolUse) evaluate(_ *evalCtx, x interactionInput) (*float64, string) {
 	return toolUseScore(x.calls)
 }

@@ -93,9 +93,9 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 		var buf [8]weighted
 		terms := buf[:0]
 		for k, ev := range interactionEvaluators {
-			v := agg(ev.name(), x.comps[k])
+			v := agg(ev.name, x.comps[k])
 			*ev.agentField(as) = v
-			terms = append(terms, weighted{ev.name(), v, ev.weight(w)})
+			terms = append(terms, weighted{ev.name, v, ev.weight(w)})
 		}
 		var expl string
 		as.Overall, expl = weightedMean(terms)
