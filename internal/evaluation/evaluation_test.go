@@ -27,6 +27,29 @@ func score(t *testing.T, name string, want float64, got *float64) {
 
 const null = -1.0
 
+// A turnsCase is a case of a session score computed from the turn results: the score
+// wanted (null: absent) and its explanation.
+type turnsCase struct {
+	name  string
+	turns []TurnResult
+	want  float64
+	expl  string
+}
+
+// testTurnsScore runs ev on an analysis holding each case's turn results and checks the
+// score got reads and the explanation under key.
+func testTurnsScore(t *testing.T, ev sessionEvaluator, key string, got func(*Analysis) *float64, cases []turnsCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			a := Analysis{TurnResults: tt.turns, Explanations: map[string]string{}}
+			ev.evaluate(newEval(t), sessionInput{}, &a)
+			score(t, key, tt.want, got(&a))
+			assert.Equal(t, tt.expl, a.Explanations[key])
+		})
+	}
+}
+
 func detections(a Analysis) []string {
 	out := []string{}
 	for _, tr := range a.TurnResults {

@@ -3,11 +3,7 @@
 
 package evaluation
 
-import (
-	"testing"
-
-	"github.com/stretchr/testify/assert"
-)
+import "testing"
 
 // TestSessionIntentDrift: intent_drift_score is the largest turn drift, and names the
 // first turn that reached it.
@@ -19,22 +15,9 @@ func TestSessionIntentDrift(t *testing.T) {
 		}
 		return out
 	}
-	tests := []struct {
-		name  string
-		turns []TurnResult
-		want  float64
-		expl  string
-	}{
+	testTurnsScore(t, sessionIntentDriftScore{}, keyIntentDriftScore, func(a *Analysis) *float64 { return a.IntentDriftScore }, []turnsCase{
 		{"no drift known", turns(nil, nil), null, "null: no turn has an intent drift (user messages or actions not captured)"},
 		{"max over the turns", turns(nil, ptr(0.2), ptr(0.6), ptr(0.6)), 0.6, "max over 3 turn(s) = 0.6 (turn 3)"},
 		{"on task", turns(ptr(0)), 0, "max over 1 turn(s) = 0 (turn 1)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a := Analysis{TurnResults: tt.turns, Explanations: map[string]string{}}
-			sessionIntentDriftScore{}.evaluate(newEval(t), sessionInput{}, &a)
-			score(t, keyIntentDriftScore, tt.want, a.IntentDriftScore)
-			assert.Equal(t, tt.expl, a.Explanations[keyIntentDriftScore])
-		})
-	}
+	})
 }

@@ -3,11 +3,7 @@
 
 package evaluation
 
-import (
-	"testing"
-
-	"github.com/stretchr/testify/assert"
-)
+import "testing"
 
 func TestSessionReasoning(t *testing.T) {
 	turn := func(vals ...*float64) TurnResult {
@@ -17,21 +13,8 @@ func TestSessionReasoning(t *testing.T) {
 		}
 		return tr
 	}
-	tests := []struct {
-		name  string
-		turns []TurnResult
-		want  float64
-		expl  string
-	}{
+	testTurnsScore(t, sessionReasoningScore{}, keyReasoningScore, func(a *Analysis) *float64 { return a.ReasoningScore }, []turnsCase{
 		{"no reasoning", []TurnResult{turn(nil, nil)}, null, "null: no interaction has reasoning content"},
 		{"mean of the present", []TurnResult{turn(ptr(0.5), nil), turn(ptr(1))}, 0.75, "mean reasoning_score of 2 interaction(s) = 0.75"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a := Analysis{TurnResults: tt.turns, Explanations: map[string]string{}}
-			sessionReasoningScore{}.evaluate(newEval(t), sessionInput{}, &a)
-			score(t, keyReasoningScore, tt.want, a.ReasoningScore)
-			assert.Equal(t, tt.expl, a.Explanations[keyReasoningScore])
-		})
-	}
+	})
 }

@@ -3,11 +3,7 @@
 
 package evaluation
 
-import (
-	"testing"
-
-	"github.com/stretchr/testify/assert"
-)
+import "testing"
 
 // calls returns a turn whose one interaction made calls with these scores (nil: not
 // evaluable).
@@ -20,23 +16,10 @@ func callsTurn(scores ...*float64) TurnResult {
 }
 
 func TestSessionToolUse(t *testing.T) {
-	tests := []struct {
-		name  string
-		turns []TurnResult
-		want  float64
-		expl  string
-	}{
+	testTurnsScore(t, sessionToolUseScore{}, keyToolUseScore, func(a *Analysis) *float64 { return a.ToolUseScore }, []turnsCase{
 		{"no calls", []TurnResult{callsTurn()}, null, "null: no tool calls"},
 		{"none evaluable", []TurnResult{callsTurn(nil)}, null, "null: none of the 1 tool call(s) is evaluable"},
 		{"mean over the turns", []TurnResult{callsTurn(ptr(1), nil), callsTurn(ptr(0.5))}, 0.75,
 			"mean of 2 evaluable call score(s) = 0.75; 1 not evaluable"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a := Analysis{TurnResults: tt.turns, Explanations: map[string]string{}}
-			sessionToolUseScore{}.evaluate(newEval(t), sessionInput{}, &a)
-			score(t, keyToolUseScore, tt.want, a.ToolUseScore)
-			assert.Equal(t, tt.expl, a.Explanations[keyToolUseScore])
-		})
-	}
+	})
 }
