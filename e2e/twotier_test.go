@@ -8,8 +8,14 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,61 +24,21 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
-	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/exporter/otlpexporter"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/collector/processor/processorhelper"
-	"go.opentelemetry.io/collector/receiver/otlpreceiver"
-	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	sdkresource "go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/internal/store/storetest"
-	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 )
-
-// The first tier of docs/architecture.md §10 is contrib's load-balancing exporter. It is not a
-// dependency of this module at v0.158.0, so the test's first tier routes with two OTLP
-// exporters behind a deterministic split by trace id: the `tracesplit` processor below
-// keeps, in each of two pipelines fed by one OTLP receiver, the traces whose trace id's
-// first byte is even (pipeline a) or odd (pipeline b). That is what the load-balancing
-// exporter does with routing_key: traceID and two backends: every span of a trace goes to
-// one backend, and the turns (traces) of one session may go to different ones.
-var tracesplitType = component.MustNewType("tracesplit")
-
-type tracesplitConfig struct {
-	// Odd keeps the traces whose trace id's first byte is odd; else the even ones.
-	Odd bool `mapstructure:"odd"`
-}
-
-func tracesplitFactory() processor.Factory {
-	return processor.NewFactory(tracesplitType,
-		func() component.Config { return &tracesplitConfig{} },
-		processor.WithTraces(func(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
-			odd := cfg.(*tracesplitConfig).Odd
-			return processorhelper.NewTraces(ctx, set, cfg, next, func(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) {
-				td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
-					rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
-						ss.Spans().RemoveIf(func(sp ptrace.Span) bool { return (sp.TraceID()[0]%2 == 1) != odd })
-						return ss.Spans().Len() == 0
-					})
-					return rs.ScopeSpans().Len() == 0
-				})
-				if td.ResourceSpans().Len() == 0 {
-					return td, processorhelper.ErrSkipProcessingData
-				}
-				return td, nil
-			}, processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}))
-		}, component.StabilityLevelDevelopment))
-}
 
 // runCollectorWith runs a collector of yaml config with the given factories until stop.
 func runCollectorWith(t *testing.T, cfg string, factories otelcol.Factories) (stop func()) {
@@ -100,46 +66,132 @@ func runCollectorWith(t *testing.T, cfg string, factories otelcol.Factories) (st
 	}
 }
 
-// parityIDs gives each root span a trace id whose first byte has the parity set with
-// next, so the test decides which tier-2 collector gets each turn.
-type parityIDs struct {
-	odd atomic.Bool
-	n   atomic.Uint64
+// chosenIDs hands out the trace id the test sets with use for each root span, so the test
+// decides which trace id, and so which tier-2 collector, each turn gets.
+type chosenIDs struct {
+	mu   sync.Mutex
+	next trace.TraceID
+	n    atomic.Uint64
 }
 
-func (g *parityIDs) NewIDs(context.Context) (trace.TraceID, trace.SpanID) {
-	var tid trace.TraceID
-	binary.BigEndian.PutUint64(tid[8:], g.n.Add(1))
-	tid[1] = 0xa7
-	if g.odd.Load() {
-		tid[0] = 1
-	} else {
-		tid[0] = 2
-	}
-	return tid, g.NewSpanID(context.Background(), tid)
+func (g *chosenIDs) use(tid trace.TraceID) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.next = tid
 }
 
-func (g *parityIDs) NewSpanID(context.Context, trace.TraceID) trace.SpanID {
+func (g *chosenIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
+	g.mu.Lock()
+	tid := g.next
+	g.mu.Unlock()
+	return tid, g.NewSpanID(ctx, tid)
+}
+
+func (g *chosenIDs) NewSpanID(context.Context, trace.TraceID) trace.SpanID {
 	var sid trace.SpanID
 	binary.BigEndian.PutUint64(sid[:], g.n.Add(1)<<8|0x5)
 	return sid
 }
 
-// TestTwoTiersSharingPostgres runs a first tier splitting traces by trace id over two
-// agenteval collectors that share one PostgreSQL database (result store and continuation
-// state), and sends two interleaved three-turn conversations whose turns alternate
-// between the collectors, each turn after the previous one's session went idle (the
-// think time of a user). Every session must be stored once and whole: one row, revision
-// 3, turns 0, 1 and 2, with the correction in turn 1 judged RDM on turn 0 by the
-// collector that did not see turn 0.
+// candidateTraceID is the i-th trace id the test may give a turn.
+func candidateTraceID(i int) trace.TraceID {
+	var tid trace.TraceID
+	tid[0], tid[1] = 0x2e, 0x71
+	binary.BigEndian.PutUint64(tid[8:], uint64(i)*0x9e3779b97f4a7c15+1)
+	return tid
+}
+
+// tracesIn maps each trace id in sink to the names of its spans (evaluation spans left
+// out).
+func tracesIn(sink *consumertest.TracesSink) map[pcommon.TraceID][]string {
+	out := map[pcommon.TraceID][]string{}
+	for _, td := range sink.AllTraces() {
+		forEach(td, func(sp ptrace.Span) {
+			if _, ok := sp.Attributes().Get(semconv.AgentEvalKind); !ok {
+				out[sp.TraceID()] = append(out[sp.TraceID()], sp.Name())
+			}
+		})
+	}
+	return out
+}
+
+// startTier1 runs the built distribution (make build) with deploy/scale-out/tier1.yaml:
+// OTLP in, contrib's load_balancing exporter (routing_key: traceID, static resolver) out
+// to the tier-2 OTLP gRPC endpoints. It returns tier 1's OTLP gRPC endpoint.
+func startTier1(t *testing.T, tier2 ...string) string {
+	t.Helper()
+	bin := collectorBinary(t)
+	grpcEP, health := freePort(t), freePort(t)
+	_, telemetryPort, err := net.SplitHostPort(freePort(t))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "--config", "deploy/scale-out/tier1.yaml")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(),
+		"AGENTEVAL_TIER1_OTLP_GRPC="+grpcEP,
+		"AGENTEVAL_TIER1_OTLP_HTTP="+freePort(t),
+		"AGENTEVAL_TIER1_HEALTH="+health,
+		"AGENTEVAL_TIER1_TELEMETRY="+telemetryPort,
+		"AGENTEVAL_TIER2_HOSTS=["+strings.Join(tier2, ", ")+"]")
+	var logs lockedBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			cancel()
+			<-exited
+		}
+		cancel()
+		if t.Failed() {
+			t.Logf("tier 1 log:\n%s", tail(logs.String(), 40))
+		}
+	})
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-exited:
+			exited <- err
+			return true
+		default:
+		}
+		resp, err := http.Get("http://" + health + "/")
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 50*time.Millisecond)
+	select {
+	case err := <-exited:
+		t.Fatalf("tier 1 exited: %v\n%s", err, tail(logs.String(), 40))
+	default:
+	}
+	return grpcEP
+}
+
+// TestTwoTiersSharingPostgres runs the scale-out setup of docs/architecture.md §10 on
+// loopback: tier 1 is the built distribution with deploy/scale-out/tier1.yaml (contrib's
+// load_balancing exporter, routing by trace id), tier 2 two agenteval collectors sharing
+// one PostgreSQL database (result store and continuation state). Four three-turn
+// conversations are sent, each turn its own trace, each after the previous one's session
+// went idle (a user's think time); the trace ids are picked so that every conversation's
+// turns alternate between the tier-2 collectors. Every session must be stored once and
+// whole: one row, revision 3, turns 0, 1 and 2 once each, the correction in turn 1 judged
+// RDM on turn 0 by the collector that did not see turn 0; and every span sent to tier 1
+// reaches exactly one tier-2 collector.
 func TestTwoTiersSharingPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two-tier end-to-end test: skipped with -short")
 	}
 	dsn := storetest.PostgresDSN(t)
+	collectorBinary(t) // fail or skip before starting anything
 
-	tier2 := func() (grpc string, stop func()) {
-		grpc = freePort(t)
+	tier2 := func(sink *consumertest.TracesSink) string {
+		grpc := freePort(t)
 		cfg := fmt.Sprintf(`
 receivers:
   otlp:
@@ -152,6 +204,7 @@ processors:
     session_timeout: 1s
     continuation: {driver: postgres, dsn: %q}
 exporters:
+  capture:
   agenteval:
     store: {driver: postgres, dsn: %q}
     prometheus: {endpoint: %q}
@@ -164,74 +217,69 @@ service:
     traces:
       receivers: [otlp]
       processors: [agentsession]
-      exporters: [agenteval]
+      exporters: [capture, agenteval]
 `, grpc, dsn, dsn, freePort(t), freePort(t))
-		var f otelcol.Factories
-		var err error
-		f.Receivers, err = otelcol.MakeFactoryMap(otlpreceiver.NewFactory())
-		require.NoError(t, err)
-		f.Processors, err = otelcol.MakeFactoryMap(agentsessionprocessor.NewFactory())
-		require.NoError(t, err)
-		f.Exporters, err = otelcol.MakeFactoryMap(agentevalexporter.NewFactory())
-		require.NoError(t, err)
-		f.Telemetry = otelconftelemetry.NewFactory()
-		return grpc, runCollectorWith(t, cfg, f)
+		t.Cleanup(runCollectorWith(t, cfg, testFactories(t, sink)))
+		return grpc
 	}
-	a, stopA := tier2()
-	defer stopA()
-	b, stopB := tier2()
-	defer stopB()
-
-	tier1 := freePort(t)
-	cfg := fmt.Sprintf(`
-receivers:
-  otlp:
-    protocols:
-      grpc: {endpoint: %q}
-processors:
-  tracesplit/a: {odd: false}
-  tracesplit/b: {odd: true}
-exporters:
-  otlp_grpc/a:
-    endpoint: %q
-    tls: {insecure: true}
-  otlp_grpc/b:
-    endpoint: %q
-    tls: {insecure: true}
-service:
-  telemetry:
-    metrics: {level: none}
-    logs: {level: warn}
-  pipelines:
-    traces/a:
-      receivers: [otlp]
-      processors: [tracesplit/a]
-      exporters: [otlp_grpc/a]
-    traces/b:
-      receivers: [otlp]
-      processors: [tracesplit/b]
-      exporters: [otlp_grpc/b]
-`, tier1, a, b)
-	var f otelcol.Factories
-	var err error
-	f.Receivers, err = otelcol.MakeFactoryMap(otlpreceiver.NewFactory())
-	require.NoError(t, err)
-	f.Processors, err = otelcol.MakeFactoryMap(tracesplitFactory())
-	require.NoError(t, err)
-	f.Exporters, err = otelcol.MakeFactoryMap(otlpexporter.NewFactory())
-	require.NoError(t, err)
-	f.Telemetry = otelconftelemetry.NewFactory()
-	stop1 := runCollectorWith(t, cfg, f)
-	defer stop1()
+	sinks := []*consumertest.TracesSink{{}, {}}
+	a, b := tier2(sinks[0]), tier2(sinks[1])
+	tier1 := startTier1(t, a, b)
 
 	ctx := context.Background()
 	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(tier1), otlptracegrpc.WithInsecure())
 	require.NoError(t, err)
-	ids := &parityIDs{}
+	ids := &chosenIDs{}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(ids),
 		sdktrace.WithResource(sdkresource.NewSchemaless(attribute.String("service.name", "weather-bot"))))
 	defer func() { _ = tp.Shutdown(ctx) }()
 	tr := tp.Tracer("e2e-two-tiers")
+	sent := 0
+
+	sessions := []string{"two-tier-alpha", "two-tier-beta", "two-tier-gamma", "two-tier-delta"}
+	convo := []struct{ user, answer string }{
+		{"What is the weather in Paris tomorrow?", "Tomorrow in Paris: sunny, 21 degrees."},
+		{"No, that's wrong, I meant Paris in Texas.", "Tomorrow in Paris, Texas: rain, 17 degrees."},
+		{"Thanks. And on Sunday?", "On Sunday in Paris, Texas: cloudy, 19 degrees."},
+	}
+	// Where does tier 1 send a trace id? Ask it: one span without GenAI attributes per
+	// candidate id (tier 2 passes such traces through), then look in the sinks.
+	need := len(sessions) * len(convo) / 2 // trace ids per collector: half the turns
+	pools := [2][]trace.TraceID{}
+	for probed := 0; len(pools[0]) < need || len(pools[1]) < need; {
+		require.Less(t, probed, 256, "tier 1 sent 256 trace ids to one collector only: %d on a, %d on b",
+			len(pools[0]), len(pools[1]))
+		batch := make([]trace.TraceID, 16)
+		for i := range batch {
+			batch[i] = candidateTraceID(probed + i)
+			ids.use(batch[i])
+			_, sp := tr.Start(ctx, "route-probe")
+			sp.End()
+			sent++
+		}
+		probed += len(batch)
+		var seen [2]map[pcommon.TraceID][]string
+		require.Eventually(t, func() bool {
+			seen = [2]map[pcommon.TraceID][]string{tracesIn(sinks[0]), tracesIn(sinks[1])}
+			return len(seen[0])+len(seen[1]) == probed
+		}, 10*time.Second, 20*time.Millisecond, "every probe reaches one tier-2 collector")
+		for _, tid := range batch {
+			_, onA := seen[0][pcommon.TraceID(tid)]
+			_, onB := seen[1][pcommon.TraceID(tid)]
+			require.NotEqual(t, onA, onB, "trace %s on exactly one collector", tid)
+			if onA {
+				pools[0] = append(pools[0], tid)
+			} else {
+				pools[1] = append(pools[1], tid)
+			}
+		}
+	}
+	take := func(instance int) trace.TraceID {
+		tid := pools[instance][0]
+		pools[instance] = pools[instance][1:]
+		return tid
+	}
+
 	msg := func(role, text string) string {
 		js, _ := json.Marshal([]map[string]any{{"role": role, "parts": []map[string]any{{"type": "text", "content": text}}}})
 		return string(js)
@@ -249,19 +297,18 @@ service:
 			attribute.String("gen_ai.output.messages", msg("assistant", answer)))...))
 		chat.End()
 		root.End()
-	}
-	sessions := []string{"two-tier-alpha", "two-tier-beta"}
-	convo := []struct{ user, answer string }{
-		{"What is the weather in Paris tomorrow?", "Tomorrow in Paris: sunny, 21 degrees."},
-		{"No, that's wrong, I meant Paris in Texas.", "Tomorrow in Paris, Texas: rain, 17 degrees."},
-		{"Thanks. And on Sunday?", "On Sunday in Paris, Texas: cloudy, 19 degrees."},
+		sent += 2
 	}
 	st, err := store.Open(ctx, store.DriverPostgres, dsn)
 	require.NoError(t, err)
 	defer st.Close()
+	turnTrace := map[string][]trace.TraceID{} // session -> trace id of each turn
 	for i, c := range convo {
-		ids.odd.Store(i%2 == 1) // turns 0 and 2 on collector a, turn 1 on b
-		for _, id := range sessions {
+		for k, id := range sessions {
+			// Sessions 0 and 2 go a, b, a; sessions 1 and 3 go b, a, b.
+			tid := take((i + k) % 2)
+			turnTrace[id] = append(turnTrace[id], tid)
+			ids.use(tid)
 			turn(id, c.user, c.answer)
 		}
 		// Wait until each session's revision i+1 is stored: the turn settled, the session
@@ -274,9 +321,41 @@ service:
 		}
 	}
 
+	// Spans in == spans out: each span sent to tier 1 reached one tier-2 collector, once.
+	var out [2]map[pcommon.TraceID][]string
+	spansOut := func() int {
+		out = [2]map[pcommon.TraceID][]string{tracesIn(sinks[0]), tracesIn(sinks[1])}
+		n := 0
+		for _, m := range out {
+			for _, names := range m {
+				n += len(names)
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return spansOut() >= sent }, 10*time.Second, 20*time.Millisecond)
+	assert.Equal(t, sent, spansOut(), "spans in at tier 1 == spans out of tier 2")
+	// The turns of each session landed on both collectors, each turn whole on one.
+	for _, id := range sessions {
+		var onInstance [2]int
+		for j, tid := range turnTrace[id] {
+			for inst, m := range out {
+				if names := m[pcommon.TraceID(tid)]; len(names) > 0 {
+					// The trace id's probe span is part of the trace.
+					assert.ElementsMatch(t, []string{"route-probe", "invoke_agent weather", "chat gpt-4o"}, names,
+						"session %s turn %d: the whole trace on one collector", id, j)
+					onInstance[inst]++
+				}
+			}
+		}
+		assert.Positive(t, onInstance[0], "session %s: turns on collector a", id)
+		assert.Positive(t, onInstance[1], "session %s: turns on collector b", id)
+		assert.Equal(t, 3, onInstance[0]+onInstance[1], "session %s: each turn on one collector", id)
+	}
+
 	list, err := st.ListSessions(ctx, store.Filter{})
 	require.NoError(t, err)
-	require.Len(t, list, 2, "every session stored once")
+	require.Len(t, list, len(sessions), "every session stored once")
 	for _, id := range sessions {
 		an, err := st.GetAnalysis(ctx, id)
 		require.NoError(t, err)

@@ -7,9 +7,9 @@
 #     deploy/scale-out/run-local.sh
 #
 # Binaries (override with the variables):
-#   TIER1_BIN      otelcol-contrib on PATH, else ./_build/tier1/otelcol-agenteval-tier1
-#                  (go tool builder --config deploy/scale-out/builder-tier1.yaml)
-#   AGENTEVAL_BIN  ./bin/otelcol-agenteval (make build)
+#   AGENTEVAL_BIN  ./bin/otelcol-agenteval (make build), tier 2
+#   TIER1_BIN      $AGENTEVAL_BIN: our distribution includes the load_balancing exporter;
+#                  any other with it works too, e.g. otelcol-contrib
 #   TIER1_CONFIG   deploy/scale-out/tier1.yaml (e.g. a copy with the routing_key: attributes
 #                  variant enabled)
 #
@@ -29,12 +29,8 @@ export AGENTEVAL_POSTGRES_DSN
 out="${AGENTEVAL_DATA_DIR:-./data}/scale-out"
 mkdir -p "$out"
 
-tier1="${TIER1_BIN:-}"
-if [ -z "$tier1" ]; then
-  if command -v otelcol-contrib >/dev/null 2>&1; then tier1="$(command -v otelcol-contrib)"
-  else tier1=./_build/tier1/otelcol-agenteval-tier1; fi
-fi
 agenteval="${AGENTEVAL_BIN:-./bin/otelcol-agenteval}"
+tier1="${TIER1_BIN:-$agenteval}"
 for b in "$tier1" "$agenteval"; do
   if [ ! -x "$b" ]; then
     echo "run-local: $b not found or not executable (see the header of this script)" >&2
