@@ -48,6 +48,13 @@ type FollowUpDetection struct {
 // It never panics: inputs are capped by the text primitives and invalid UTF-8 reads as
 // U+FFFD.
 func (e *Evaluator) DetectFollowUp(request, answer, followUp string) FollowUpDetection {
+	return e.detectFollowUp("", request, answer, followUp)
+}
+
+// detectFollowUp is DetectFollowUp for session sessionID: with a Similarity configured,
+// a follow-up below the lexical threshold is similar when its embedding similarity
+// reaches embeddings.ccm_threshold (semantic.go).
+func (e *Evaluator) detectFollowUp(sessionID, request, answer, followUp string) FollowUpDetection {
 	var d FollowUpDetection
 	if !hasWord(followUp) {
 		d.Type = DetectionNone
@@ -97,7 +104,14 @@ func (e *Evaluator) DetectFollowUp(request, answer, followUp string) FollowUpDet
 	sim := d.Signal
 	if sim < th {
 		d.Checks = append(d.Checks, fmt.Sprintf("ccm: similarity %s < %s%s", num(sim), num(th), served))
-		return d.none()
+		es, similar, check := e.semanticReask(sessionID, request, followUp)
+		if check != "" {
+			d.Checks = append(d.Checks, check)
+		}
+		if !similar {
+			return d.none()
+		}
+		sim, th, d.Signal = es, e.cfg.Embeddings.CCMThreshold, es
 	}
 	if cue, ok := text.Acceptance(followUp); ok {
 		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the follow-up accepts the answer (%q); similarity %s%s", cue, num(sim), served))

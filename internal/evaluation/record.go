@@ -232,7 +232,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	case strings.TrimSpace(*next) == "":
 		expl = append(expl, "rdm/ccm: not checked (follow-up user message not captured)")
 	default:
-		fd := e.DetectFollowUp(tr.UserMessage, tr.FinalResponse, *next)
+		fd := e.detectFollowUp(tr.SessionID, tr.UserMessage, tr.FinalResponse, *next)
 		expl = append(expl, fd.Checks...)
 		followUpConf = fd.Signal
 		switch fd.Type {

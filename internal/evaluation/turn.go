@@ -122,7 +122,7 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 	case strings.TrimSpace(c.s.Turns[ti+1].UserMessage) == "":
 		expl = append(expl, "rdm/ccm: not checked (follow-up user message not captured)")
 	default:
-		fd := c.e.DetectFollowUp(t.UserMessage, t.FinalResponse, c.s.Turns[ti+1].UserMessage)
+		fd := c.e.detectFollowUp(c.s.ID, t.UserMessage, t.FinalResponse, c.s.Turns[ti+1].UserMessage)
 		expl = append(expl, fd.Checks...)
 		followUpConf = fd.Signal
 		switch fd.Type {
@@ -355,12 +355,15 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	seen := map[string]bool{}
 	var anchoredBy string
 	var anchoredTokens []string
+	var itemTexts []string         // for the embedding route (semantic.go)
+	var itemLabels []func() string // their labels
 	consider := func(label func() string, s string) {
 		if anchoredBy != "" || strings.TrimSpace(s) == "" || seen[s] {
 			return
 		}
 		seen[s] = true
 		items++
+		itemTexts, itemLabels = append(itemTexts, s), append(itemLabels, label)
 		var shared []string
 		for _, tok := range text.Tokens(s) {
 			union[tok] = true
@@ -393,6 +396,12 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		return ptr(0.0), fmt.Sprintf("0: %s shares %s with the task (>= %d words of the request or the conversation)",
 			anchoredBy, strings.Join(anchoredTokens, ", "), anchorTokens)
 	}
+	semantic := ""
+	if i, _, why := c.e.semanticAnchor(c.s.ID, t.UserMessage, itemTexts); i >= 0 {
+		return ptr(0.0), fmt.Sprintf("0: %s is on task (%s)", itemLabels[i](), why)
+	} else if why != "" {
+		semantic = "; " + why
+	}
 	var hit []string
 	for _, tok := range reqList {
 		if union[tok] {
@@ -401,8 +410,8 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	}
 	cov := float64(len(hit)) / float64(len(req))
 	drift := float64(len(req)-len(hit)) / float64(len(req))
-	return ptr(drift), fmt.Sprintf("1 − coverage %s (%d/%d request words%s in the actions and answers; none shares %d words with the task) = %s",
-		num(cov), len(hit), len(req), listSuffix(hit), anchorTokens, num(drift))
+	return ptr(drift), fmt.Sprintf("1 − coverage %s (%d/%d request words%s in the actions and answers; none shares %d words with the task%s) = %s",
+		num(cov), len(hit), len(req), listSuffix(hit), anchorTokens, semantic, num(drift))
 }
 
 func listSuffix(ts []string) string {

@@ -128,7 +128,7 @@ func TestEmbedderRetries(t *testing.T) {
 func TestEmbedderTimeoutAndShutdown(t *testing.T) {
 	api := newFakeAPI(t)
 	api.hang = make(chan struct{})
-	e := api.embedder(t, EmbeddingsConfig{Timeout: 150 * time.Millisecond, }, nil)
+	e := api.embedder(t, EmbeddingsConfig{Timeout: 150 * time.Millisecond}, nil)
 	start := time.Now()
 	if _, err := e.Similarities("s", "a", []string{"b"}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err %v, want a deadline error", err)
