@@ -22,6 +22,14 @@ const (
 	DefaultEmbeddingsCacheSize = 4096
 )
 
+// EmbeddingsCooldown is how long the embeddings endpoint is left alone after a request
+// failed for want of a server (timeout, connection error, 429 or 5xx after the retries).
+const EmbeddingsCooldown = 30 * time.Second
+
+// ErrEmbeddingsUnavailable is the error of a call made during the cooldown that follows
+// a failed request.
+var ErrEmbeddingsUnavailable = errors.New("judge: embeddings endpoint unavailable (cooling down after a failed request)")
+
 // Embedder embeds texts over an OpenAI-compatible /embeddings endpoint and scores
 // their cosine similarity (evaluation.Similarity: CCM and intent drift). It is safe for
 // concurrent use. Every request is bounded by the timeout and by a context cancelled
@@ -37,6 +45,11 @@ type Embedder struct {
 	onCall  func(context.Context, Call)
 	ctx     context.Context
 	cancel  context.CancelFunc
+	now     func() time.Time
+	// downUntil (unix nanoseconds) is when an endpoint that timed out or kept failing is
+	// tried again: until then calls fail at once (ErrEmbeddingsUnavailable), so a hanging
+	// server costs the evaluation worker one timeout per cooldown, not one per turn.
+	downUntil atomic.Int64
 
 	calls, errors, hits, denied, limited, inTok atomic.Int64
 }
@@ -70,7 +83,7 @@ func NewEmbedder(cfg Config, onCall func(context.Context, Call), extra ...option
 	return &Embedder{
 		cfg: ec, api: openai.NewClient(opts...), budget: newBudget(ec.CallsPerMinute, time.Now),
 		ledger: newLedger(ec.MaxCallsPerSession, ec.MaxTokensPerSession), vectors: vectors,
-		onCall: onCall, ctx: ctx, cancel: cancel,
+		onCall: onCall, ctx: ctx, cancel: cancel, now: time.Now,
 	}, nil
 }
 
@@ -130,6 +143,10 @@ func (e *Embedder) embed(ctx context.Context, sessionID string, texts []string) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if e.now().UnixNano() < e.downUntil.Load() {
+		e.errors.Add(1)
+		return nil, ErrEmbeddingsUnavailable
+	}
 	if err := e.ledger.spend(sessionID, estimateTokens(missing...)); err != nil {
 		e.limited.Add(1)
 		return nil, err
@@ -167,10 +184,27 @@ func (e *Embedder) embed(ctx context.Context, sessionID string, texts []string) 
 	}
 	if err != nil {
 		e.errors.Add(1)
+		if serverDown(err) {
+			e.downUntil.Store(e.now().Add(EmbeddingsCooldown).UnixNano())
+		}
 		return nil, err
 	}
 	for j, t := range missing {
 		e.vectors.Add(hashParts(e.cfg.Model, t), out[missingIdx[j]])
 	}
 	return out, nil
+}
+
+// serverDown reports whether err says the server is unreachable or overloaded (a
+// timeout, a connection error, 408, 429 or 5xx after the retries) rather than that this
+// request was wrong (another 4xx, a malformed answer, the caller's cancellation).
+func serverDown(err error) bool {
+	var apiErr *openai.Error
+	switch {
+	case errors.Is(err, ErrMalformed), errors.Is(err, context.Canceled):
+		return false
+	case errors.As(err, &apiErr):
+		return apiErr.StatusCode == 408 || apiErr.StatusCode == 429 || apiErr.StatusCode >= 500
+	}
+	return true
 }

@@ -136,6 +136,22 @@ func TestEmbedderTimeoutAndShutdown(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("a 150ms timeout took %s", d)
 	}
+	// The endpoint cools down: the next calls fail at once without a request.
+	sent := api.embedN.Load()
+	start = time.Now()
+	for range 3 {
+		if _, err := e.Similarities("s", "e", []string{"f"}); !errors.Is(err, ErrEmbeddingsUnavailable) {
+			t.Fatalf("during the cooldown: %v", err)
+		}
+	}
+	if d := time.Since(start); d > 100*time.Millisecond || api.embedN.Load() != sent {
+		t.Fatalf("cooldown calls took %s and sent %d requests", d, api.embedN.Load()-sent)
+	}
+	later := time.Now().Add(EmbeddingsCooldown + time.Second)
+	e.now = func() time.Time { return later }
+	if _, err := e.Similarities("s", "e", []string{"f"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("after the cooldown the endpoint is tried again: %v", err)
+	}
 	e.Shutdown()
 	start = time.Now()
 	if _, err := e.Similarities("s", "c", []string{"d"}); !errors.Is(err, context.Canceled) || time.Since(start) > time.Second {

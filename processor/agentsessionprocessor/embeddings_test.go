@@ -1,0 +1,155 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/agenteval/agenteval-collector/internal/judge"
+	"github.com/agenteval/agenteval-collector/internal/judge/judgetest"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
+)
+
+// driftingRun is a session whose user message shares no two words with what the agents
+// do, so that intent drift asks the embeddings (docs/scoring.md §5.5).
+func driftingRun(i int) ptrace.Traces {
+	return datasetRun(byte(100+i), "conv-e"+string(rune('a'+i)), "", "", "Please summarise quantum chemistry lectures", "search_papers", "summarize")
+}
+
+// TestEmbeddingsServerHangs: with an embeddings endpoint that never answers, every span
+// is passed on at once (spans in == spans out), every session is still evaluated (with
+// the lexical similarity and an embeddings_error), and the evaluation worker pays one
+// timeout, not one per turn: the endpoint then cools down.
+func TestEmbeddingsServerHangs(t *testing.T) {
+	srv := judgetest.New(t, true)
+	cfg := testConfig()
+	cfg.Judge.Embeddings = judge.EmbeddingsConfig{Endpoint: srv.BaseURL(), Model: "e", Timeout: 300 * time.Millisecond}
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	p, sink, clk := newTestProcessor(t, cfg, tel)
+
+	const sessions = 20
+	in := 0
+	ingest := time.Duration(0)
+	for i := range sessions {
+		td := driftingRun(i)
+		in += td.SpanCount()
+		start := time.Now()
+		out, err := p.processTraces(context.Background(), td)
+		ingest += time.Since(start)
+		require.NoError(t, err)
+		require.NoError(t, sink.ConsumeTraces(context.Background(), out)) // processorhelper passes the batch on
+	}
+	assert.Less(t, ingest, time.Second, "the ingest path never asks the embeddings")
+	start := time.Now()
+	for range 2 {
+		clk.advance(3 * time.Second)
+		p.step(context.Background())
+	}
+	assert.Less(t, time.Since(start), 5*time.Second, "one timeout, then the cooldown")
+	require.NoError(t, p.shutdown(context.Background()))
+
+	appSpans := 0
+	for _, td := range sink.AllTraces() {
+		appSpans += countSpans(td, false)
+	}
+	assert.Equal(t, in, appSpans, "spans in == spans out")
+	assert.Len(t, evalSpans(sink)[semconv.EvalKindAgentSession], sessions, "every session is evaluated")
+	assert.LessOrEqual(t, srv.Requests.Load(), int64(3), "the endpoint is left alone after it timed out")
+
+	var fellBack int
+	for _, sp := range evalSpans(sink)[semconv.EvalKindTurn] {
+		forEachSpanEvent(sp, func(ev ptrace.SpanEvent) {
+			if e, ok := ev.Attributes().Get(semconv.GenAIEvaluationExplanation); ok && strings.Contains(e.Str(), "embeddings_error") {
+				fellBack++
+			}
+		})
+	}
+	assert.Positive(t, fellBack, "the fallback is recorded in the turn's explanation")
+	st := p.emb.e.Stats()
+	assert.Positive(t, st.Errors)
+}
+
+// TestEmbeddingsCostLimit: past judge.embeddings.max_calls_per_session the lexical
+// similarity is used, the skip is recorded in the explanation and counted in
+// processor_agentsession_judge_cost_limited.
+func TestEmbeddingsCostLimit(t *testing.T) {
+	srv := judgetest.New(t, false)
+	cfg := testConfig()
+	cfg.Judge.Embeddings = judge.EmbeddingsConfig{Endpoint: srv.BaseURL(), Model: "e", MaxTokensPerSession: 1}
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	p, sink, clk := newTestProcessor(t, cfg, tel)
+	runSession(t, p, clk, driftingRun(0))
+	require.NoError(t, p.shutdown(context.Background()))
+	assert.Zero(t, srv.Requests.Load())
+	var limited int
+	for _, sp := range evalSpans(sink)[semconv.EvalKindTurn] {
+		forEachSpanEvent(sp, func(ev ptrace.SpanEvent) {
+			if e, ok := ev.Attributes().Get(semconv.GenAIEvaluationExplanation); ok && strings.Contains(e.Str(), "embeddings_error: judge: cost limit per session reached: max_tokens_per_session 1") {
+				limited++
+			}
+		})
+	}
+	assert.Positive(t, limited, "the provisional and the final turn span both carry it")
+	// One turn: one intent-drift similarity asked (no follow-up, no CCM), refused once.
+	metadatatest.AssertEqualProcessorAgentsessionJudgeCostLimited(t, tel, []metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+}
+
+// TestEmbeddingsServed: with a working endpoint the evaluator's similarities go through
+// it (requests, cache hits) and are counted in the judge's series.
+func TestEmbeddingsServed(t *testing.T) {
+	srv := judgetest.New(t, false)
+	cfg := testConfig()
+	cfg.Judge.Embeddings = judge.EmbeddingsConfig{Endpoint: srv.BaseURL(), Model: "e"}
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	p, _, clk := newTestProcessor(t, cfg, tel)
+	runSession(t, p, clk, driftingRun(1))
+	require.NoError(t, p.shutdown(context.Background()))
+	st := p.emb.e.Stats()
+	require.Positive(t, st.Calls)
+	assert.Zero(t, st.Errors)
+	metadatatest.AssertEqualProcessorAgentsessionJudgeCalls(t, tel, []metricdata.DataPoint[int64]{{Value: st.Calls}},
+		metricdatatest.IgnoreTimestamp())
+}
+
+// TestSessionJudgeMaxTokens: past judge.max_tokens_per_session the remaining verdicts
+// are judge errors naming the limit, not calls, and are counted as cost-limited.
+func TestSessionJudgeMaxTokens(t *testing.T) {
+	srv, prompts := verdictServer(t)
+	cfg := testConfig()
+	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second,
+		MaxTokensPerSession: 1, Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	p, sink, clk := newTestProcessor(t, cfg, tel)
+	runSession(t, p, clk, datasetRun(63, "conv-t", "", "", "Find papers", "search_papers"))
+	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindJudge]) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, p.shutdown(context.Background()))
+	assert.Empty(t, prompts())
+	var capped int
+	forEachSpanEvent(evalSpans(sink)[semconv.EvalKindJudge][0], func(ev ptrace.SpanEvent) {
+		e, _ := ev.Attributes().Get(semconv.GenAIEvaluationExplanation)
+		typ, _ := ev.Attributes().Get(semconv.ErrorType)
+		if strings.Contains(e.Str(), "max_tokens_per_session 1") && typ.Str() == semconv.EvalErrorTypeJudgeError {
+			capped++
+		}
+	})
+	assert.Equal(t, 3, capped)
+	metadatatest.AssertEqualProcessorAgentsessionJudgeCostLimited(t, tel, []metricdata.DataPoint[int64]{{Value: 3}},
+		metricdatatest.IgnoreTimestamp())
+}
