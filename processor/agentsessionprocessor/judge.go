@@ -183,7 +183,7 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 		}
 	}
 	last := s.Turns[len(s.Turns)-1]
-	sid, traceID, parentID := s.ID, last.TraceID, last.RootSpanID
+	sid, traceID, parentID, revision := s.ID, last.TraceID, last.RootSpanID, a.AnalysisRevision
 	system := cmp.Or(j.cfg.SystemPrompt, judge.SessionMetricSystemPrompt)
 	ok := j.client.Pool().Submit(func(ctx context.Context) {
 		sink := &callSink{}
@@ -232,6 +232,7 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 				verdict(v, err)
 			}
 		}
+		p.emitter.sealVerdicts(sp, revision)
 		for _, c := range sink.drain() {
 			addJudgeCallSpan(b, sp, c)
 		}

@@ -529,7 +529,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		if matched {
 			p.refs.putReferences(b.spans.At(b.spans.Len()-1), &cr)
 			if p.refs.wantsJudge(ev.Session, m) {
-				p.submitJudge(ev.Session, m, cr.CaseID)
+				p.submitJudge(ev.Session, m, cr.CaseID, a.AnalysisRevision)
 			}
 		}
 		if p.judge != nil {

@@ -408,7 +408,7 @@ func (r *refRunner) wantsJudge(s *session.AgentSession, m refMatch) bool {
 // last turn's root) with the verdict, and one GenAI chat span per judge call marked
 // agent_eval.judge so that it is never evaluated. A full queue drops the job: the
 // deterministic result already emitted stays.
-func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch, caseID string) {
+func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch, caseID string, revision int) {
 	r := p.refs
 	ex := r.examples[m.index]
 	output := sessionOutput(s)
@@ -438,6 +438,7 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 			ev.Attributes().PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
 			ev.Attributes().PutStr(semconv.AgentEvalJudgeError, je)
 		}
+		p.emitter.sealVerdicts(sp, revision)
 		for _, c := range sink.drain() {
 			addJudgeCallSpan(b, sp, c)
 		}
