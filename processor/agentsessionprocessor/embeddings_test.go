@@ -5,6 +5,7 @@ package agentsessionprocessor
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -152,4 +153,42 @@ func TestSessionJudgeMaxTokens(t *testing.T) {
 	assert.Equal(t, 3, capped)
 	metadatatest.AssertEqualProcessorAgentsessionJudgeCostLimited(t, tel, []metricdata.DataPoint[int64]{{Value: 3}},
 		metricdatatest.IgnoreTimestamp())
+}
+
+// TestJudgeSpanCarriesSignedVerdicts: the judge's span carries its verdicts as the typed
+// arrays the exporter stores, with the judged analysis revision, under the processor's
+// signature (docs/decisions/reference-and-judge.md, late verdicts).
+func TestJudgeSpanCarriesSignedVerdicts(t *testing.T) {
+	srv, _ := verdictServer(t)
+	cfg := testConfig()
+	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second,
+		MaxCallsPerSession: 2, Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	runSession(t, p, clk, datasetRun(64, "conv-v", "", "", "Find papers", "search_papers"))
+	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindJudge]) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, p.shutdown(context.Background()))
+	a := evalSpans(sink)[semconv.EvalKindJudge][0].Attributes()
+	require.NoError(t, p.emitter.signer.Verify(a))
+	rev, ok := a.Get(semconv.AgentEvalVerdictRevision)
+	require.True(t, ok)
+	assert.Equal(t, int64(1), rev.Int())
+	names, _ := a.Get(semconv.AgentEvalVerdictNames)
+	scores, _ := a.Get(semconv.AgentEvalVerdictScores)
+	errs, _ := a.Get(semconv.AgentEvalVerdictErrors)
+	require.Equal(t, 3, names.Slice().Len())
+	require.Equal(t, 3, scores.Slice().Len())
+	judged, capped := 0, 0
+	for i := range 3 {
+		if e := errs.Slice().At(i).Str(); e != "" {
+			assert.Contains(t, e, "max_calls_per_session 2")
+			assert.True(t, math.IsNaN(scores.Slice().At(i).Double()))
+			capped++
+		} else {
+			assert.Equal(t, 0.7, scores.Slice().At(i).Double())
+			judged++
+		}
+	}
+	assert.Equal(t, [2]int{2, 1}, [2]int{judged, capped})
+	a.PutStr(semconv.AgentEvalVerdictReasons, "edited")
+	assert.Error(t, p.emitter.signer.Verify(a), "the verdicts are covered by the signature")
 }
