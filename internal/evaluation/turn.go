@@ -363,7 +363,9 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		}
 		seen[s] = true
 		items++
-		itemTexts, itemLabels = append(itemTexts, s), append(itemLabels, label)
+		if c.e.cfg.Similarity != nil {
+			itemTexts, itemLabels = append(itemTexts, s), append(itemLabels, label)
+		}
 		var shared []string
 		for _, tok := range text.Tokens(s) {
 			union[tok] = true
