@@ -355,8 +355,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	seen := map[string]bool{}
 	var anchoredBy string
 	var anchoredTokens []string
-	var itemTexts []string         // for the embedding route (semantic.go)
-	var itemLabels []func() string // their labels
+	var itemTexts, itemLabels []string // for the embedding route (semantic.go)
 	consider := func(label func() string, s string) {
 		if anchoredBy != "" || strings.TrimSpace(s) == "" || seen[s] {
 			return
@@ -364,7 +363,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		seen[s] = true
 		items++
 		if c.e.cfg.Similarity != nil {
-			itemTexts, itemLabels = append(itemTexts, s), append(itemLabels, label)
+			itemTexts, itemLabels = append(itemTexts, s), append(itemLabels, label())
 		}
 		var shared []string
 		for _, tok := range text.Tokens(s) {
@@ -400,7 +399,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	}
 	semantic := ""
 	if i, _, why := c.e.semanticAnchor(c.s.ID, t.UserMessage, itemTexts); i >= 0 {
-		return ptr(0.0), fmt.Sprintf("0: %s is on task (%s)", itemLabels[i](), why)
+		return ptr(0.0), fmt.Sprintf("0: %s is on task (%s)", itemLabels[i], why)
 	} else if why != "" {
 		semantic = "; " + why
 	}
