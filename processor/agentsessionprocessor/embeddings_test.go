@@ -192,3 +192,31 @@ func TestJudgeSpanCarriesSignedVerdicts(t *testing.T) {
 	a.PutStr(semconv.AgentEvalVerdictReasons, "edited")
 	assert.Error(t, p.emitter.signer.Verify(a), "the verdicts are covered by the signature")
 }
+
+// TestReferenceJudgeCostLimit: a dataset case whose interactions would need more judge
+// calls than max_calls_per_session gets no call; its reference span records the cost
+// limit as a judge error, counted in processor_agentsession_judge_cost_limited.
+func TestReferenceJudgeCostLimit(t *testing.T) {
+	srv, prompts := verdictServer(t)
+	cfg := referencesTestConfig()
+	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "judge-m", Rubric: "r", Timeout: 5 * time.Second,
+		MaxCallsPerSession: 1}
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	p, sink, clk := newTestProcessor(t, cfg, tel)
+	runSession(t, p, clk, datasetRun(41, "conv-jc", "papers", "run-j", "x", "search_papers", "summarize"))
+	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindReference]) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, p.shutdown(context.Background()))
+	assert.Empty(t, prompts())
+	var errs []string
+	forEachSpanEvent(evalSpans(sink)[semconv.EvalKindReference][0], func(ev ptrace.SpanEvent) {
+		if typ, _ := ev.Attributes().Get(semconv.ErrorType); typ.Str() == semconv.EvalErrorTypeJudgeError {
+			e, _ := ev.Attributes().Get(semconv.GenAIEvaluationExplanation)
+			errs = append(errs, e.Str())
+		}
+	})
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0], "max_calls_per_session 1 (the case needs 2 calls)")
+	metadatatest.AssertEqualProcessorAgentsessionJudgeCostLimited(t, tel, []metricdata.DataPoint[int64]{{Value: 2}},
+		metricdatatest.IgnoreTimestamp())
+}
