@@ -6,6 +6,7 @@ package agentsessionprocessor
 import (
 	"context"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,13 +14,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/agenteval/agenteval-collector/internal/judge"
 	"github.com/agenteval/agenteval-collector/internal/judge/judgetest"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
 )
 
@@ -219,4 +223,44 @@ func TestReferenceJudgeCostLimit(t *testing.T) {
 	assert.Contains(t, errs[0], "max_calls_per_session 1 (the case needs 2 calls)")
 	metadatatest.AssertEqualProcessorAgentsessionJudgeCostLimited(t, tel, []metricdata.DataPoint[int64]{{Value: 2}},
 		metricdatatest.IgnoreTimestamp())
+}
+
+// TestEmbeddingsHangingServerThroughFactory: the component as the collector runs it
+// (worker started), with a hanging embeddings endpoint and a long timeout: every batch
+// is passed on unchanged at once, and Shutdown, which evaluates what is open, does not
+// wait for the endpoint (its requests are cancelled first).
+func TestEmbeddingsHangingServerThroughFactory(t *testing.T) {
+	srv := judgetest.New(t, true)
+	files, err := filepath.Glob(filepath.Join(fixturesDir, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	cfg := testConfig()
+	cfg.Judge.Embeddings = judge.EmbeddingsConfig{Endpoint: srv.BaseURL(), Model: "e", Timeout: time.Hour}
+	cfg.TurnSettle = 100 * time.Millisecond // the worker evaluates (and waits) before shutdown
+	sink := new(consumertest.TracesSink)
+	proc, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, proc.Start(context.Background(), componenttest.NewNopHost()))
+	in := 0
+	start := time.Now()
+	batches := []ptrace.Traces{driftingRun(20), driftingRun(21)} // these ask the embeddings
+	for _, f := range files {
+		batches = append(batches, loadTraces(t, f))
+	}
+	for _, td := range batches {
+		in += td.SpanCount()
+		require.NoError(t, proc.ConsumeTraces(context.Background(), td))
+	}
+	assert.Less(t, time.Since(start), 2*time.Second, "ingest never waits for the embeddings")
+	require.Eventually(t, func() bool { return srv.Requests.Load() > 0 }, 10*time.Second, 10*time.Millisecond,
+		"the worker is waiting for the endpoint")
+	start = time.Now()
+	require.NoError(t, proc.Shutdown(context.Background()))
+	assert.Less(t, time.Since(start), 10*time.Second, "shutdown cancels the hanging requests")
+	passed := 0
+	for _, td := range sink.AllTraces() {
+		passed += countSpans(td, false)
+	}
+	assert.Equal(t, in, passed, "spans in == spans out")
+	assert.NotEmpty(t, evalSpans(sink)[semconv.EvalKindAgentSession], "sessions are still evaluated")
 }

@@ -240,12 +240,13 @@ func (p *agentSessionProcessor) start(ctx context.Context, _ component.Host) err
 // shutdown stops the worker, then closes every open turn and session as partial and
 // emits their evaluations, so nothing observed goes unevaluated.
 func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
+	// First, so that a worker waiting for the embeddings endpoint returns at once.
+	p.emb.shutdown()
 	if p.stop != nil {
 		close(p.stop)
 		<-p.done
 		p.stop = nil
 	}
-	p.emb.shutdown()
 	p.mu.Lock()
 	closed := append(p.queued, p.tracker.CloseAllClosing(session.EndReasonShutdown)...)
 	p.queued = nil
