@@ -156,6 +156,9 @@ func (c *EmbeddingsConfig) validate() error {
 // Validate reports the first invalid field, named as in the configuration.
 func (c *Config) Validate() error {
 	embErr := c.Embeddings.validate()
+	if c.Embeddings.Model != "" && c.Embeddings.Endpoint == "" && c.Endpoint == "" {
+		embErr = errors.Join(embErr, errors.New("judge.embeddings.endpoint: required when judge.embeddings.model is set (or set judge.endpoint)"))
+	}
 	if !c.Enabled {
 		return embErr
 	}

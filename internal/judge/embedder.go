@@ -62,13 +62,10 @@ func NewEmbedder(cfg Config, onCall func(context.Context, Call), extra ...option
 	if cfg.Embeddings.Model == "" {
 		return nil, nil
 	}
-	if err := cfg.Embeddings.validate(); err != nil {
+	if err := (&Config{Endpoint: cfg.Endpoint, Embeddings: cfg.Embeddings}).Validate(); err != nil {
 		return nil, err
 	}
 	ec := cfg.withDefaults().Embeddings
-	if ec.Endpoint == "" {
-		return nil, errors.New("judge.embeddings.endpoint: required when judge.embeddings.model is set (or set judge.endpoint)")
-	}
 	vectors, err := lru.New[[32]byte, []float64](ec.CacheSize)
 	if err != nil {
 		return nil, err

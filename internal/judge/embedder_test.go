@@ -198,6 +198,7 @@ func TestEmbeddingsConfigValidate(t *testing.T) {
 		{Config{Embeddings: EmbeddingsConfig{Model: "m", Timeout: -1}}, "judge.embeddings.timeout"},
 		{Config{Embeddings: EmbeddingsConfig{Model: "m", MaxTokensPerSession: -1}}, "judge.embeddings.max_tokens_per_session"},
 		{Config{Embeddings: EmbeddingsConfig{MaxCallsPerSession: 3}}, "judge.embeddings.model"},
+		{Config{Embeddings: EmbeddingsConfig{Model: "m"}}, "judge.embeddings.endpoint: required"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", MaxTokensPerSession: -5}, "judge.max_tokens_per_session"},
 	} {
 		err := tt.cfg.Validate()

@@ -165,6 +165,18 @@ func TestConfigValidate(t *testing.T) {
 			rate := 1.5
 			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r", SampleRate: &rate}
 		}, "judge.sample_rate: must be in [0,1]"},
+		{"embeddings without an endpoint", func(c *Config) {
+			c.Judge.Embeddings = judge.EmbeddingsConfig{Model: "e"}
+		}, "judge.embeddings.endpoint: required when judge.embeddings.model is set"},
+		{"embeddings timeout", func(c *Config) {
+			c.Judge.Embeddings = judge.EmbeddingsConfig{Model: "e", Endpoint: "http://localhost:1/v1", Timeout: -time.Second}
+		}, "judge.embeddings.timeout: must be >= 0"},
+		{"embeddings ccm threshold", func(c *Config) { c.Scoring.Embeddings.CCMThreshold = 1.2 },
+			"scoring.embeddings.ccm_threshold: must be in [0,1] (got 1.2)"},
+		{"judge tokens per session", func(c *Config) {
+			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r",
+				Metrics: []judge.Metric{judge.MetricTaskCompletion}, MaxTokensPerSession: -1}
+		}, "judge.max_tokens_per_session: must be >= 0 (got -1)"},
 		{"external $ref refused", func(c *Config) {
 			c.Agents = []AgentConfig{{Name: "a", Tools: []ToolConfig{{Name: "t", Parameters: map[string]any{"$ref": "file:///etc/passwd"}}}}}
 		}, "agents[0].tools[0].parameters:"},
