@@ -29,6 +29,7 @@ func TestLoadConfig(t *testing.T) {
 
 	scoring := evaluation.DefaultConfig()
 	scoring.RecommendationThreshold = 0.6
+	scoring.Embeddings.CCMThreshold = 0.9
 
 	tests := []struct {
 		id       component.ID
@@ -244,10 +245,11 @@ func referencesConfig() *Config {
 		Enabled: true, Endpoint: "http://localhost:11434/v1", Model: "llama3.1", APIKeyEnv: "JUDGE_KEY",
 		Timeout: 10 * time.Second, Concurrency: 1, CallsPerMinute: 30, SampleRate: &rate,
 		SamplePerMetric: true, NearThresholdMargin: 0.1,
-		Rubric:     "Is the interaction correct and complete?",
-		Rubrics:    map[string]string{"planner": "Is the plan thorough and logical?"},
-		Metrics:    []judge.Metric{judge.MetricInteractions, judge.MetricTaskCompletion},
-		Embeddings: judge.EmbeddingsConfig{Model: "nomic-embed-text"},
+		Rubric:              "Is the interaction correct and complete?",
+		Rubrics:             map[string]string{"planner": "Is the plan thorough and logical?"},
+		Metrics:             []judge.Metric{judge.MetricInteractions, judge.MetricTaskCompletion},
+		MaxTokensPerSession: 20000,
+		Embeddings:          judge.EmbeddingsConfig{Model: "nomic-embed-text", Timeout: 2 * time.Second, MaxCallsPerSession: 40},
 	}
 	return cfg
 }
