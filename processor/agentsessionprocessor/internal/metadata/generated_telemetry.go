@@ -116,7 +116,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionJudgeCalls, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_judge_calls",
-		metric.WithDescription("LLM judge and embeddings requests sent (cache hits excluded), when a judge is configured [Development]"),
+		metric.WithDescription("LLM judge and embeddings requests sent (cache hits excluded), when a judge or embeddings are configured [Development]"),
 		metric.WithUnit("{call}"),
 	)
 	errs = errors.Join(errs, err)

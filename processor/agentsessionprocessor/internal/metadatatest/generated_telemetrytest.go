@@ -120,7 +120,7 @@ func AssertEqualProcessorAgentsessionJudgeCacheHits(t *testing.T, tt *componentt
 func AssertEqualProcessorAgentsessionJudgeCalls(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_judge_calls",
-		Description: "LLM judge and embeddings requests sent (cache hits excluded), when a judge is configured [Development]",
+		Description: "LLM judge and embeddings requests sent (cache hits excluded), when a judge or embeddings are configured [Development]",
 		Unit:        "{call}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
