@@ -219,6 +219,28 @@ func TestDatasetRunReport(t *testing.T) {
 		}
 		assert.True(t, found, "the verdict carries its llm_judge provenance")
 	}
+	// The verdicts, emitted after the analyses, reach the store as late verdict rows of
+	// their sessions, once each.
+	for _, sid := range []string{"sess-papers", "sess-papers-again"} {
+		var got struct {
+			Verdicts []struct {
+				Kind             string   `json:"kind"`
+				Name             string   `json:"name"`
+				Score            *float64 `json:"score"`
+				AnalysisRevision int      `json:"analysis_revision"`
+			} `json:"verdicts"`
+		}
+		require.Eventually(t, func() bool {
+			code, body := get(t, "http://"+ep.api+"/api/v1/agent_sessions/"+sid+"/judge_verdicts")
+			return code == http.StatusOK && json.Unmarshal(body, &got) == nil && len(got.Verdicts) > 0
+		}, 10*time.Second, 50*time.Millisecond, "the judge verdict of %s is stored", sid)
+		require.Len(t, got.Verdicts, 1, sid)
+		assert.Equal(t, semconv.EvalKindReference, got.Verdicts[0].Kind)
+		assert.Equal(t, "interactions", got.Verdicts[0].Name)
+		require.NotNil(t, got.Verdicts[0].Score)
+		assert.InDelta(t, 0.9, *got.Verdicts[0].Score, 1e-9)
+		assert.Equal(t, 1, got.Verdicts[0].AnalysisRevision)
+	}
 	stop()
 	stopped = true
 }

@@ -44,6 +44,7 @@ type AgentScoreHistory struct {
 //
 //	GET /api/v1/agent_sessions                  ?limit ?since ?agent ?min_score ?max_score
 //	GET /api/v1/agent_sessions/{session_id}     the analysis JSON (evaluation.Analysis)
+//	GET /api/v1/agent_sessions/{session_id}/judge_verdicts  late judge verdicts (verdicts.go)
 //	GET /api/v1/agents/{agent_id}/scores        ?limit
 //	GET /api/v1/reports/{run_id}                ?format=json|markdown (api_reports.go)
 func newQueryAPI(st store.Store, logger *zap.Logger) *http.ServeMux {
@@ -51,6 +52,7 @@ func newQueryAPI(st store.Store, logger *zap.Logger) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/agent_sessions", a.listSessions)
 	mux.HandleFunc("GET /api/v1/agent_sessions/{session_id}", a.getSession)
+	mux.HandleFunc("GET /api/v1/agent_sessions/{session_id}/judge_verdicts", a.getVerdicts)
 	mux.HandleFunc("GET /api/v1/agents/{agent_id}/scores", a.agentScores)
 	mux.HandleFunc("GET /api/v1/reports/{run_id}", a.getReport)
 	return mux

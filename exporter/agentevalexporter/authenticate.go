@@ -62,7 +62,8 @@ func (e *agentEvalExporter) evaluationSpans(ctx context.Context, td ptrace.Trace
 					continue
 				}
 				s := kind.Str()
-				if s == semconv.EvalKindTurn || s == semconv.EvalKindAgentSession {
+				verdicts := semconv.IsVerdictKind(s) // late judge verdicts, stored like analyses
+				if s == semconv.EvalKindTurn || s == semconv.EvalKindAgentSession || verdicts {
 					if err := e.signer.Verify(span.Attributes()); err != nil {
 						forged++
 						e.logger.Debug("agenteval: ignoring an evaluation span not signed with signing_key",
@@ -70,7 +71,7 @@ func (e *agentEvalExporter) evaluationSpans(ctx context.Context, td ptrace.Trace
 						continue
 					}
 				}
-				if s != semconv.EvalKindAgentSession {
+				if s != semconv.EvalKindAgentSession && !verdicts {
 					handled++
 					if s == semconv.EvalKindTurn {
 						if err := e.recordTurn(span); err != nil {

@@ -299,9 +299,18 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 		evalSpans   int64
 		decodeErrs  []error
 		analyses    []*evaluation.Analysis
+		verdicts    []store.JudgeVerdict
 		failed      ptrace.Traces
 		failedSpans int
 	)
+	// keep adds a span whose rows are saved below to failed, what a failed save resends.
+	keep := func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) {
+		if failedSpans == 0 {
+			failed = ptrace.NewTraces()
+		}
+		appendSpan(failed, rs, ss, span)
+		failedSpans++
+	}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -331,11 +340,15 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 						continue
 					}
 					analyses = append(analyses, &a)
-					if failedSpans == 0 {
-						failed = ptrace.NewTraces()
+					keep(rs, ss, span)
+				case semconv.EvalKindJudge, semconv.EvalKindReference:
+					vs, err := decodeVerdicts(span)
+					if err != nil {
+						decodeErrs = append(decodeErrs, spanError(span, err))
+						continue
 					}
-					appendSpan(failed, rs, ss, span)
-					failedSpans++
+					verdicts = append(verdicts, vs...)
+					keep(rs, ss, span)
 				}
 			}
 		}
@@ -346,6 +359,14 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 	}
 	if len(decodeErrs) > 0 {
 		e.telemetry.ExporterAgentevalDecodeErrors.Add(ctx, int64(len(decodeErrs)))
+	}
+	if len(verdicts) > 0 {
+		// Before the analyses: if they fail, the retry saves the verdicts again, which
+		// replaces their rows (store.VerdictStore).
+		if err := e.saveVerdicts(ctx, verdicts); err != nil {
+			e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(verdicts)))
+			return consumererror.NewTraces(fmt.Errorf("agenteval: saving %d judge verdicts to the result store failed: %w", len(verdicts), err), failed)
+		}
 	}
 	if len(analyses) > 0 {
 		if err := e.saveIfReady(ctx, analyses); err != nil {

@@ -49,6 +49,12 @@ type Config struct {
 	PingPongPenalty float64 `mapstructure:"ping_pong_penalty"`
 	// SchemaCacheSize bounds the number of compiled tool JSON Schemas kept. > 0; default 256.
 	SchemaCacheSize int `mapstructure:"schema_cache_size"`
+	// Embeddings sets how an embedding similarity enters CCM and intent drift
+	// (semantic.go, docs/scoring.md §5.5); used only with Similarity.
+	Embeddings EmbeddingScoring `mapstructure:"embeddings"`
+	// Similarity, when not nil, is the embedding similarity (the processor sets it when
+	// judge.embeddings is configured); nil keeps the deterministic lexical measures.
+	Similarity Similarity `mapstructure:"-" json:"-"`
 }
 
 // AgentWeights weigh the four interaction scores (the ReAsk evaluation plan, "Per-Agent Score Formula").
@@ -94,6 +100,7 @@ func DefaultConfig() Config {
 		UncertaintyPenalty:      0.25,
 		PingPongPenalty:         0.5,
 		SchemaCacheSize:         256,
+		Embeddings:              EmbeddingScoring{CCMThreshold: DefaultEmbeddingCCMThreshold, OnTaskThreshold: DefaultEmbeddingOnTaskThreshold},
 	}
 }
 
@@ -152,6 +159,7 @@ func (c Config) Validate() error {
 	unit("refusal_penalty", c.RefusalPenalty)
 	unit("uncertainty_penalty", c.UncertaintyPenalty)
 	unit("ping_pong_penalty", c.PingPongPenalty)
+	errs = append(errs, c.Embeddings.validate()...)
 	if c.SchemaCacheSize <= 0 {
 		errs = append(errs, fmt.Errorf("scoring.schema_cache_size: must be > 0 (got %d)", c.SchemaCacheSize))
 	}

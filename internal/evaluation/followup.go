@@ -48,6 +48,13 @@ type FollowUpDetection struct {
 // It never panics: inputs are capped by the text primitives and invalid UTF-8 reads as
 // U+FFFD.
 func (e *Evaluator) DetectFollowUp(request, answer, followUp string) FollowUpDetection {
+	return e.detectFollowUp("", request, answer, followUp)
+}
+
+// detectFollowUp is DetectFollowUp for session sessionID: with a Similarity configured,
+// a follow-up below the lexical threshold is similar when its embedding similarity
+// reaches embeddings.ccm_threshold (semantic.go).
+func (e *Evaluator) detectFollowUp(sessionID, request, answer, followUp string) FollowUpDetection {
 	var d FollowUpDetection
 	if !hasWord(followUp) {
 		d.Type = DetectionNone
@@ -97,7 +104,14 @@ func (e *Evaluator) DetectFollowUp(request, answer, followUp string) FollowUpDet
 	sim := d.Signal
 	if sim < th {
 		d.Checks = append(d.Checks, fmt.Sprintf("ccm: similarity %s < %s%s", num(sim), num(th), served))
-		return d.none()
+		es, similar, check := e.semanticReask(sessionID, request, followUp)
+		if check != "" {
+			d.Checks = append(d.Checks, check)
+		}
+		if !similar {
+			return d.none()
+		}
+		sim, th, d.Signal = es, e.cfg.Embeddings.CCMThreshold, es
 	}
 	if cue, ok := text.Acceptance(followUp); ok {
 		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the follow-up accepts the answer (%q); similarity %s%s", cue, num(sim), served))
@@ -156,22 +170,23 @@ func (followUpDetector) detect(c *evalCtx, x *detectInput) detection {
 		next = &c.s.Turns[x.ti+1].UserMessage
 	}
 	var d detection
-	d, x.followUpConf, x.expl = c.e.followUpVerdict(t.UserMessage, t.FinalResponse, next, x.expl)
+	d, x.followUpConf, x.expl = c.e.followUpVerdict(c.s.ID, t.UserMessage, t.FinalResponse, next, x.expl)
 	return d
 }
 
 // followUpVerdict judges the turn (request, answer) by its follow-up next, nil when the
 // session ended without one: the RDM or CCM verdict (the zero detection for none), the strongest
 // follow-up signal (−1 when the checks did not run), and expl with the checks appended.
+// sessionID keys the embeddings' per-session cost limit (semantic.go).
 // The whole-session path (followUpDetector) and the turn-by-turn path (finalize) share it.
-func (e *Evaluator) followUpVerdict(request, answer string, next *string, expl []string) (detection, float64, []string) {
+func (e *Evaluator) followUpVerdict(sessionID, request, answer string, next *string, expl []string) (detection, float64, []string) {
 	switch {
 	case next == nil:
 		return detection{}, -1, append(expl, "rdm/ccm: not applicable (last turn, no follow-up)")
 	case strings.TrimSpace(*next) == "":
 		return detection{}, -1, append(expl, "rdm/ccm: not checked (follow-up user message not captured)")
 	}
-	fd := e.DetectFollowUp(request, answer, *next)
+	fd := e.detectFollowUp(sessionID, request, answer, *next)
 	expl = append(expl, fd.Checks...)
 	switch fd.Type {
 	case DetectionRDM, DetectionCCM:

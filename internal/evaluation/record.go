@@ -223,7 +223,7 @@ func (e *Evaluator) FinishLast(rec TurnRecord) TurnRecord {
 
 func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	tr := rec.Result
-	v, followUpConf, expl := e.followUpVerdict(tr.UserMessage, tr.FinalResponse, next, make([]string, 0, 8))
+	v, followUpConf, expl := e.followUpVerdict(tr.SessionID, tr.UserMessage, tr.FinalResponse, next, make([]string, 0, 8))
 	var followUp, hall *detection
 	if v.bad {
 		followUp = &v

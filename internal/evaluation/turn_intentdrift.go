@@ -53,12 +53,16 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	seen := map[string]bool{}
 	var anchoredBy string
 	var anchoredTokens []string
+	var itemTexts, itemLabels []string // for the embedding route (semantic.go)
 	consider := func(label func() string, s string) {
 		if anchoredBy != "" || strings.TrimSpace(s) == "" || seen[s] {
 			return
 		}
 		seen[s] = true
 		items++
+		if c.e.cfg.Similarity != nil {
+			itemTexts, itemLabels = append(itemTexts, s), append(itemLabels, label())
+		}
 		var shared []string
 		for _, tok := range text.Tokens(s) {
 			union[tok] = true
@@ -91,6 +95,12 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		return ptr(0.0), fmt.Sprintf("0: %s shares %s with the task (>= %d words of the request or the conversation)",
 			anchoredBy, strings.Join(anchoredTokens, ", "), anchorTokens)
 	}
+	semantic := ""
+	if i, _, why := c.e.semanticAnchor(c.s.ID, t.UserMessage, itemTexts); i >= 0 {
+		return ptr(0.0), fmt.Sprintf("0: %s is on task (%s)", itemLabels[i], why)
+	} else if why != "" {
+		semantic = "; " + why
+	}
 	var hit []string
 	for _, tok := range reqList {
 		if union[tok] {
@@ -99,8 +109,8 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	}
 	cov := float64(len(hit)) / float64(len(req))
 	drift := float64(len(req)-len(hit)) / float64(len(req))
-	return ptr(drift), fmt.Sprintf("1 − coverage %s (%d/%d request words%s in the actions and answers; none shares %d words with the task) = %s",
-		num(cov), len(hit), len(req), listSuffix(hit), anchorTokens, num(drift))
+	return ptr(drift), fmt.Sprintf("1 − coverage %s (%d/%d request words%s in the actions and answers; none shares %d words with the task%s) = %s",
+		num(cov), len(hit), len(req), listSuffix(hit), anchorTokens, semantic, num(drift))
 }
 
 func listSuffix(ts []string) string {

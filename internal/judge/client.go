@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -29,7 +28,6 @@ var (
 	ErrDisabled        = errors.New("judge: disabled")
 	ErrBudgetExhausted = errors.New("judge: calls-per-minute budget exhausted")
 	ErrMalformed       = errors.New("judge: malformed verdict")
-	ErrNoEmbeddings    = errors.New("judge: no embeddings model configured")
 )
 
 // verdictSchema is the structured output asked of the model.
@@ -61,21 +59,21 @@ type Call struct {
 // Stats are the judge's counters since New.
 type Stats struct {
 	Calls, Errors, CacheHits, BudgetDenied, Drops int64
-	InputTokens, OutputTokens                     int64
-	QueueDepth                                    int
+	// CostLimited counts calls skipped by a per-session cost limit.
+	CostLimited               int64
+	InputTokens, OutputTokens int64
+	QueueDepth                int
 }
 
 // Client judges prompts and embeds texts over an OpenAI-compatible API. It is safe for
 // concurrent use. Calls are synchronous: run them off the ingest path (Pool).
 type Client struct {
-	cfg     Config
-	chat    openai.Client
-	embed   openai.Client
-	budget  *budget
-	cache   *lru.Cache[[32]byte, reference.JudgeVerdict]
-	vectors *lru.Cache[[32]byte, []float64]
-	onCall  func(context.Context, Call)
-	pool    *Pool
+	cfg    Config
+	chat   openai.Client
+	budget *budget
+	cache  *lru.Cache[[32]byte, reference.JudgeVerdict]
+	onCall func(context.Context, Call)
+	pool   *Pool
 
 	calls, errors, hits, denied, inTok, outTok atomic.Int64
 }
@@ -105,11 +103,7 @@ func New(cfg Config, opts []Option, extra ...option.RequestOption) (*Client, err
 	if c.cache, err = lru.New[[32]byte, reference.JudgeVerdict](cfg.CacheSize); err != nil {
 		return nil, err
 	}
-	if c.vectors, err = lru.New[[32]byte, []float64](cfg.CacheSize); err != nil {
-		return nil, err
-	}
 	c.chat = openai.NewClient(clientOptions(cfg.Endpoint, cfg.APIKeyEnv, cfg, extra)...)
-	c.embed = openai.NewClient(clientOptions(cfg.Embeddings.Endpoint, cfg.Embeddings.APIKeyEnv, cfg, extra)...)
 	for _, o := range opts {
 		o(c)
 	}
@@ -122,7 +116,7 @@ func clientOptions(endpoint, keyEnv string, cfg Config, extra []option.RequestOp
 		option.WithBaseURL(endpoint),
 		option.WithMaxRetries(cfg.MaxRetries),
 		option.WithRequestTimeout(cfg.Timeout),
-		option.WithAPIKey(os.Getenv(keyEnv)),
+		option.WithAPIKey(lookupKey(keyEnv)),
 	}
 	return append(opts, extra...)
 }
@@ -245,76 +239,6 @@ func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict
 		v.Pass = *raw.Pass
 	}
 	return v, nil
-}
-
-// Embed returns one vector per text, from the cache or one embeddings request for the
-// texts not cached (the budget counts one call).
-func (c *Client) Embed(ctx context.Context, texts []string) ([][]float64, error) {
-	if c.cfg.Embeddings.Model == "" {
-		return nil, ErrNoEmbeddings
-	}
-	out := make([][]float64, len(texts))
-	var missing []string
-	var missingIdx []int
-	for i, t := range texts {
-		if v, ok := c.vectors.Get(hashParts(c.cfg.Embeddings.Model, t)); ok {
-			c.hits.Add(1)
-			out[i] = v
-			continue
-		}
-		missing = append(missing, t)
-		missingIdx = append(missingIdx, i)
-	}
-	if len(missing) == 0 {
-		return out, nil
-	}
-	if !c.budget.allow() {
-		c.denied.Add(1)
-		return nil, ErrBudgetExhausted
-	}
-	callerCtx := ctx
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
-	call := Call{Operation: "embeddings", Model: c.cfg.Embeddings.Model, Start: time.Now()}
-	c.calls.Add(1)
-	resp, err := c.embed.Embeddings.New(ctx, openai.EmbeddingNewParams{
-		Model: c.cfg.Embeddings.Model,
-		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: missing},
-	})
-	if err == nil && len(resp.Data) != len(missing) {
-		err = fmt.Errorf("%w: %d embeddings for %d inputs", ErrMalformed, len(resp.Data), len(missing))
-	}
-	if err == nil {
-		call.InputTokens = resp.Usage.PromptTokens
-		c.inTok.Add(resp.Usage.PromptTokens)
-	}
-	call.End, call.Err = time.Now(), err
-	if c.onCall != nil {
-		c.onCall(callerCtx, call)
-	}
-	if err != nil {
-		c.errors.Add(1)
-		return nil, err
-	}
-	for _, d := range resp.Data {
-		if d.Index < 0 || int(d.Index) >= len(missing) {
-			c.errors.Add(1)
-			return nil, fmt.Errorf("%w: embedding index %d out of range", ErrMalformed, d.Index)
-		}
-		i := missingIdx[d.Index]
-		out[i] = d.Embedding
-		c.vectors.Add(hashParts(c.cfg.Embeddings.Model, missing[d.Index]), d.Embedding)
-	}
-	return out, nil
-}
-
-// Similarity is the cosine similarity of the embeddings of a and b, clamped to [0,1].
-func (c *Client) Similarity(ctx context.Context, a, b string) (float64, error) {
-	v, err := c.Embed(ctx, []string{a, b})
-	if err != nil {
-		return 0, err
-	}
-	return max(0, Cosine(v[0], v[1])), nil
 }
 
 // Cosine is the cosine of two vectors (0 for a zero vector or different lengths).

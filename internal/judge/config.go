@@ -74,6 +74,10 @@ type Config struct {
 	// it, session metrics are left unjudged and a dataset case's interactions are not
 	// judged when they would need more calls.
 	MaxCallsPerSession int `mapstructure:"max_calls_per_session"`
+	// MaxTokensPerSession caps the estimated tokens (prompt bytes / 4 + max_tokens per
+	// call) of the judge calls spent on one session (0 = unlimited): a call that would
+	// pass it is skipped with judge_error "cost limit per session reached".
+	MaxTokensPerSession int `mapstructure:"max_tokens_per_session"`
 	// MaxTokens caps the completion tokens of one call (default 512).
 	MaxTokens int `mapstructure:"max_tokens"`
 	// CacheSize is the number of verdicts kept by content hash (default 1024).
@@ -99,24 +103,66 @@ type Config struct {
 	Metrics []Metric `mapstructure:"metrics"`
 	// SystemPrompt replaces the evaluator's default system prompt.
 	SystemPrompt string `mapstructure:"system_prompt"`
-	// Embeddings, when its model is set, feeds similarity (CCM, intent drift).
+	// Embeddings, when its model is set, feeds similarity (CCM, intent drift), with or
+	// without the judge (Enabled).
 	Embeddings EmbeddingsConfig `mapstructure:"embeddings"`
 }
 
-// EmbeddingsConfig is the embeddings endpoint; Endpoint and APIKeyEnv default to the
-// judge's.
+// EmbeddingsConfig is the embeddings endpoint (judge.embeddings): on when Model is set,
+// whether or not the judge is enabled. Endpoint and APIKeyEnv default to the judge's;
+// how the similarity is used (thresholds) is scoring.embeddings (docs/scoring.md).
 type EmbeddingsConfig struct {
 	Endpoint  string `mapstructure:"endpoint"`
 	Model     string `mapstructure:"model"`
 	APIKeyEnv string `mapstructure:"api_key_env"`
+	// Timeout bounds one request, retries included (default 5s): the evaluation worker
+	// waits for it, the trace pipeline never does.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// MaxRetries on 408, 409, 429, 5xx and connection errors (default 2).
+	MaxRetries int `mapstructure:"max_retries"`
+	// CallsPerMinute caps the requests sent (0 = unlimited); a request over budget
+	// fails at once and the lexical similarity is used.
+	CallsPerMinute int `mapstructure:"calls_per_minute"`
+	// CacheSize is the number of vectors kept by SHA-256 of model + text (default 4096).
+	CacheSize int `mapstructure:"cache_size"`
+	// MaxCallsPerSession and MaxTokensPerSession cap the requests and estimated input
+	// tokens (text bytes / 4) spent on one session's evaluation (0 = unlimited); past
+	// them the lexical similarity is used and the cost limit is recorded.
+	MaxCallsPerSession  int `mapstructure:"max_calls_per_session"`
+	MaxTokensPerSession int `mapstructure:"max_tokens_per_session"`
+}
+
+// validate checks the embeddings block (whether or not the judge is enabled).
+func (c *EmbeddingsConfig) validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max_retries", c.MaxRetries}, {"calls_per_minute", c.CallsPerMinute}, {"cache_size", c.CacheSize},
+		{"max_calls_per_session", c.MaxCallsPerSession}, {"max_tokens_per_session", c.MaxTokensPerSession}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("judge.embeddings.%s: must be >= 0 (got %d)", f.name, f.v))
+		}
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("judge.embeddings.timeout: must be >= 0 (got %s)", c.Timeout))
+	}
+	if c.Model == "" && (c.Endpoint != "" || c.MaxCallsPerSession != 0 || c.MaxTokensPerSession != 0 || c.CallsPerMinute != 0) {
+		errs = append(errs, errors.New("judge.embeddings.model: required when other judge.embeddings settings are set"))
+	}
+	return errors.Join(errs...)
 }
 
 // Validate reports the first invalid field, named as in the configuration.
 func (c *Config) Validate() error {
-	if !c.Enabled {
-		return nil
+	embErr := c.Embeddings.validate()
+	if c.Embeddings.Model != "" && c.Embeddings.Endpoint == "" && c.Endpoint == "" {
+		embErr = errors.Join(embErr, errors.New("judge.embeddings.endpoint: required when judge.embeddings.model is set (or set judge.endpoint)"))
 	}
-	var errs []error
+	if !c.Enabled {
+		return embErr
+	}
+	errs := []error{embErr}
 	if c.Endpoint == "" {
 		errs = append(errs, errors.New("judge.endpoint: required when judge.enabled is true"))
 	}
@@ -127,7 +173,8 @@ func (c *Config) Validate() error {
 		name string
 		v    int
 	}{{"max_retries", c.MaxRetries}, {"concurrency", c.Concurrency}, {"queue_size", c.QueueSize},
-		{"calls_per_minute", c.CallsPerMinute}, {"max_calls_per_session", c.MaxCallsPerSession}, {"max_tokens", c.MaxTokens}, {"cache_size", c.CacheSize}} {
+		{"calls_per_minute", c.CallsPerMinute}, {"max_calls_per_session", c.MaxCallsPerSession},
+		{"max_tokens_per_session", c.MaxTokensPerSession}, {"max_tokens", c.MaxTokens}, {"cache_size", c.CacheSize}} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("judge.%s: must be >= 0 (got %d)", f.name, f.v))
 		}
@@ -189,6 +236,13 @@ func (c Config) withDefaults() Config {
 	}
 	c.Embeddings.Endpoint = cmp.Or(c.Embeddings.Endpoint, c.Endpoint)
 	c.Embeddings.APIKeyEnv = cmp.Or(c.Embeddings.APIKeyEnv, c.APIKeyEnv)
+	if c.Embeddings.Timeout == 0 {
+		c.Embeddings.Timeout = DefaultEmbeddingsTimeout
+	}
+	if c.Embeddings.MaxRetries == 0 {
+		c.Embeddings.MaxRetries = DefaultMaxRetries
+	}
+	c.Embeddings.CacheSize = cmp.Or(c.Embeddings.CacheSize, DefaultEmbeddingsCacheSize)
 	return c
 }
 

@@ -37,6 +37,10 @@ type fakeAPI struct {
 	reply func(n int, req map[string]any) (int, http.Header, string)
 	hang  chan struct{}
 	chatN atomic.Int64
+	// embedReply, when set, returns the status and headers of the n-th embeddings
+	// request (0-based); 200 serves the vectors.
+	embedReply func(n int) (int, http.Header)
+	embedN     atomic.Int64
 }
 
 func newFakeAPI(t *testing.T) *fakeAPI {
@@ -89,6 +93,18 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		})
 		_, _ = w.Write(b)
 	case "/v1/embeddings":
+		n := int(f.embedN.Add(1) - 1)
+		if f.embedReply != nil {
+			if status, hdr := f.embedReply(n); status != http.StatusOK {
+				for k, v := range hdr {
+					w.Header()[k] = v
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(status)
+				fmt.Fprintf(w, `{"error":{"message":"status %d"}}`, status)
+				return
+			}
+		}
 		inputs, _ := req["input"].([]any)
 		data := make([]any, len(inputs))
 		for i, in := range inputs {
@@ -340,38 +356,6 @@ func TestBudgetAndCache(t *testing.T) {
 	st := c.Stats()
 	if st.Calls != 3 || st.CacheHits != 1 || st.BudgetDenied != 2 || api.chatN.Load() != 3 {
 		t.Fatalf("stats %+v, server saw %d", st, api.chatN.Load())
-	}
-}
-
-func TestEmbeddings(t *testing.T) {
-	api := newFakeAPI(t)
-	var calls []Call
-	c := api.client(t, api.config(), WithCallHook(func(_ context.Context, c Call) { calls = append(calls, c) }))
-	ctx := context.Background()
-	sim, err := c.Similarity(ctx, "aab", "aab")
-	if err != nil || math.Abs(sim-1) > 1e-9 {
-		t.Fatalf("identical texts: %v %v", sim, err)
-	}
-	sim, err = c.Similarity(ctx, "aa", "bb")
-	if err != nil || sim != 0 {
-		t.Fatalf("orthogonal texts: %v %v", sim, err)
-	}
-	// "aab" is cached: the next call sends only "ab".
-	vs, err := c.Embed(ctx, []string{"aab", "ab"})
-	if err != nil || len(vs) != 2 || vs[1][0] != 1 {
-		t.Fatalf("embed %v %v", vs, err)
-	}
-	last := api.requests[len(api.requests)-1]
-	if in := last["input"].([]any); len(in) != 1 || in[0] != "ab" || last["model"] != "embed-model" {
-		t.Fatalf("last embeddings request %v", last)
-	}
-	if len(calls) != 3 || calls[0].Operation != "embeddings" || calls[0].Model != "embed-model" {
-		t.Fatalf("call hook %+v", calls)
-	}
-	cfg := api.config()
-	cfg.Embeddings.Model = ""
-	if _, err := api.client(t, cfg).Embed(ctx, []string{"x"}); !errors.Is(err, ErrNoEmbeddings) {
-		t.Fatalf("no model: %v", err)
 	}
 }
 

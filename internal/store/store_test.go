@@ -554,6 +554,8 @@ func TestSchemaTables(t *testing.T) {
 		"session_analyses":    {"analysis", "revision", "session_id", "stored_at"},
 		"session_revisions":   {"revision", "session_id", "updated_at"},
 		"turns":               {"final", "record", "session_id", "trace_id", "turn_index", "updated_at"},
+		"judge_verdicts": {"agent", "analysis_revision", "evaluator_version", "judge_error", "kind", "name", "pass",
+			"reason", "score", "session_id", "updated_at"},
 	}
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)

@@ -29,6 +29,7 @@ func TestLoadConfig(t *testing.T) {
 
 	scoring := evaluation.DefaultConfig()
 	scoring.RecommendationThreshold = 0.6
+	scoring.Embeddings.CCMThreshold = 0.9
 
 	tests := []struct {
 		id       component.ID
@@ -165,6 +166,18 @@ func TestConfigValidate(t *testing.T) {
 			rate := 1.5
 			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r", SampleRate: &rate}
 		}, "judge.sample_rate: must be in [0,1]"},
+		{"embeddings without an endpoint", func(c *Config) {
+			c.Judge.Embeddings = judge.EmbeddingsConfig{Model: "e"}
+		}, "judge.embeddings.endpoint: required when judge.embeddings.model is set"},
+		{"embeddings timeout", func(c *Config) {
+			c.Judge.Embeddings = judge.EmbeddingsConfig{Model: "e", Endpoint: "http://localhost:1/v1", Timeout: -time.Second}
+		}, "judge.embeddings.timeout: must be >= 0"},
+		{"embeddings ccm threshold", func(c *Config) { c.Scoring.Embeddings.CCMThreshold = 1.2 },
+			"scoring.embeddings.ccm_threshold: must be in [0,1] (got 1.2)"},
+		{"judge tokens per session", func(c *Config) {
+			c.Judge = judge.Config{Enabled: true, Endpoint: "http://localhost:1/v1", Model: "m", Rubric: "r",
+				Metrics: []judge.Metric{judge.MetricTaskCompletion}, MaxTokensPerSession: -1}
+		}, "judge.max_tokens_per_session: must be >= 0 (got -1)"},
 		{"external $ref refused", func(c *Config) {
 			c.Agents = []AgentConfig{{Name: "a", Tools: []ToolConfig{{Name: "t", Parameters: map[string]any{"$ref": "file:///etc/passwd"}}}}}
 		}, "agents[0].tools[0].parameters:"},
@@ -232,10 +245,11 @@ func referencesConfig() *Config {
 		Enabled: true, Endpoint: "http://localhost:11434/v1", Model: "llama3.1", APIKeyEnv: "JUDGE_KEY",
 		Timeout: 10 * time.Second, Concurrency: 1, CallsPerMinute: 30, SampleRate: &rate,
 		SamplePerMetric: true, NearThresholdMargin: 0.1,
-		Rubric:     "Is the interaction correct and complete?",
-		Rubrics:    map[string]string{"planner": "Is the plan thorough and logical?"},
-		Metrics:    []judge.Metric{judge.MetricInteractions, judge.MetricTaskCompletion},
-		Embeddings: judge.EmbeddingsConfig{Model: "nomic-embed-text"},
+		Rubric:              "Is the interaction correct and complete?",
+		Rubrics:             map[string]string{"planner": "Is the plan thorough and logical?"},
+		Metrics:             []judge.Metric{judge.MetricInteractions, judge.MetricTaskCompletion},
+		MaxTokensPerSession: 20000,
+		Embeddings:          judge.EmbeddingsConfig{Model: "nomic-embed-text", Timeout: 2 * time.Second, MaxCallsPerSession: 40},
 	}
 	return cfg
 }

@@ -6,14 +6,13 @@ package agentsessionprocessor // import "github.com/agenteval/agenteval-collecto
 import (
 	"cmp"
 	"context"
-	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
@@ -23,9 +22,6 @@ import (
 	"github.com/agenteval/agenteval-collector/pkg/reference"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
-
-// errMaxCallsPerSession is the judge error of the verdicts left out by max_calls_per_session.
-var errMaxCallsPerSession = errors.New("judge: max_calls_per_session reached")
 
 // transcriptBytes caps the transcript a session-level judge call carries.
 const transcriptBytes = 32 << 10
@@ -88,18 +84,8 @@ func (j *sessionJudge) recordJudge(ctx context.Context, tb *metadata.TelemetryBu
 		return
 	}
 	st := j.client.Stats()
-	prev := j.lastStats
+	recordJudgeStats(ctx, tb, st, j.lastStats)
 	j.lastStats = st
-	add := func(f func(context.Context, int64, ...metric.AddOption), now, before int64) {
-		if d := now - before; d > 0 {
-			f(ctx, d)
-		}
-	}
-	add(tb.ProcessorAgentsessionJudgeCalls.Add, st.Calls, prev.Calls)
-	add(tb.ProcessorAgentsessionJudgeErrors.Add, st.Errors, prev.Errors)
-	add(tb.ProcessorAgentsessionJudgeCacheHits.Add, st.CacheHits, prev.CacheHits)
-	add(tb.ProcessorAgentsessionJudgeDropped.Add, st.Drops+st.BudgetDenied, prev.Drops+prev.BudgetDenied)
-	add(tb.ProcessorAgentsessionJudgeTokens.Add, st.InputTokens+st.OutputTokens, prev.InputTokens+prev.OutputTokens)
 	tb.ProcessorAgentsessionJudgeQueueDepth.Record(ctx, int64(st.QueueDepth))
 }
 
@@ -197,7 +183,7 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 		}
 	}
 	last := s.Turns[len(s.Turns)-1]
-	sid, traceID, parentID := s.ID, last.TraceID, last.RootSpanID
+	sid, traceID, parentID, revision := s.ID, last.TraceID, last.RootSpanID, a.AnalysisRevision
 	system := cmp.Or(j.cfg.SystemPrompt, judge.SessionMetricSystemPrompt)
 	ok := j.client.Pool().Submit(func(ctx context.Context) {
 		sink := &callSink{}
@@ -209,7 +195,7 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 			return
 		}
 		sp.Attributes().PutStr(semconv.GenAIConversationID, sid)
-		calls := 0
+		calls, tokens := 0, 0
 		for _, m := range metrics {
 			targets := []string{""}
 			if m.PerAgent() {
@@ -219,31 +205,34 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 				if !j.nearThreshold(m, a, agent, p.cfg.Scoring.RecommendationThreshold) {
 					continue
 				}
-				if j.cfg.MaxCallsPerSession > 0 && calls >= j.cfg.MaxCallsPerSession {
-					ev := putVerdict(sp, string(m), reference.JudgeVerdict{}, errMaxCallsPerSession, j.cfg.Provenance(string(m)))
-					if agent != "" {
-						ev.Attributes().PutStr(semconv.GenAIAgentName, agent)
-					}
-					continue
-				}
-				calls++
 				rubric := j.cfg.Rubric
 				if agent != "" {
 					rubric = j.cfg.RubricFor(agent)
 				}
+				verdict := func(v reference.JudgeVerdict, err error) {
+					ev := putVerdict(sp, string(m), v, err, j.cfg.Provenance(string(m)))
+					if agent != "" {
+						ev.Attributes().PutStr(semconv.GenAIAgentName, agent)
+					}
+				}
+				prompt := judge.MetricPrompt(m, transcript, agent, rubric)
+				est := judge.EstimateTokens(system, prompt) + j.client.Config().MaxTokens
+				if err := j.costLimit(calls, tokens, est); err != nil {
+					verdict(reference.JudgeVerdict{}, err)
+					p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, 1)
+					continue
+				}
+				calls, tokens = calls+1, tokens+est
 				v, err := j.client.Judge(jctx, reference.JudgeRequest{
-					Evaluator: string(m), Node: agent, Rubric: rubric, System: system,
-					Prompt: judge.MetricPrompt(m, transcript, agent, rubric),
+					Evaluator: string(m), Node: agent, Rubric: rubric, System: system, Prompt: prompt,
 				})
 				if ctx.Err() != nil {
 					return // shutting down
 				}
-				ev := putVerdict(sp, string(m), v, err, j.cfg.Provenance(string(m)))
-				if agent != "" {
-					ev.Attributes().PutStr(semconv.GenAIAgentName, agent)
-				}
+				verdict(v, err)
 			}
 		}
+		p.emitter.sealVerdicts(sp, revision)
 		for _, c := range sink.drain() {
 			addJudgeCallSpan(b, sp, c)
 		}
@@ -254,6 +243,19 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 	if !ok {
 		p.logger.Debug("judge queue full; the session keeps its deterministic scores", zap.String("session_id", sid))
 	}
+}
+
+// costLimit returns the error (wrapping judge.ErrCostLimit) that skips the next judge
+// call of a session's evaluation, estimated at est tokens, after calls calls and tokens
+// estimated tokens; nil within max_calls_per_session and max_tokens_per_session.
+func (j *sessionJudge) costLimit(calls, tokens, est int) error {
+	if n := j.cfg.MaxCallsPerSession; n > 0 && calls >= n {
+		return fmt.Errorf("%w: max_calls_per_session %d", judge.ErrCostLimit, n)
+	}
+	if n := j.cfg.MaxTokensPerSession; n > 0 && tokens+est > n {
+		return fmt.Errorf("%w: max_tokens_per_session %d (spent ~%d, this call ~%d)", judge.ErrCostLimit, n, tokens, est)
+	}
+	return nil
 }
 
 // nearThreshold reports whether metric m for agent deserves a judge call under

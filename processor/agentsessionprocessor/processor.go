@@ -48,8 +48,9 @@ type agentSessionProcessor struct {
 	extractor *session.Extractor
 	evaluator *evaluation.Evaluator
 	emitter   *emitter
-	refs      *refRunner    // nil without datasets
-	judge     *sessionJudge // nil without a judge
+	refs      *refRunner         // nil without datasets
+	judge     *sessionJudge      // nil without a judge
+	emb       *sessionEmbeddings // nil without judge.embeddings.model
 
 	mu      sync.Mutex // guards tracker and queued
 	tracker *session.Tracker
@@ -87,8 +88,13 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 	if err != nil {
 		return nil, err
 	}
-	ev, err := evaluation.New(cfg.Scoring)
+	emb, err := newSessionEmbeddings(cfg.Judge)
 	if err != nil {
+		return nil, err
+	}
+	ev, err := evaluation.New(emb.scoring(cfg.Scoring))
+	if err != nil {
+		emb.shutdown()
 		return nil, fmt.Errorf("scoring: %w", err)
 	}
 	tb, err := metadata.NewTelemetryBuilder(set)
@@ -97,11 +103,13 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 	}
 	sj, err := newSessionJudge(cfg.Judge)
 	if err != nil {
+		emb.shutdown()
 		return nil, err
 	}
 	refs, err := newRefRunner(cfg.References, sj, set.Logger)
 	if err != nil {
 		_ = sj.shutdown(context.Background())
+		emb.shutdown()
 		return nil, err
 	}
 	tick := max(minTick, min(maxTick, cfg.TurnSettle/4))
@@ -119,6 +127,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		emitter:   newEmitter(cfg.Emit, string(cfg.SigningKey)),
 		refs:      refs,
 		judge:     sj,
+		emb:       emb,
 		tracker: session.NewTracker(session.TrackerConfig{
 			TurnSettle:         cfg.TurnSettle,
 			TurnTimeout:        cfg.TurnTimeout,
@@ -231,6 +240,8 @@ func (p *agentSessionProcessor) start(ctx context.Context, _ component.Host) err
 // shutdown stops the worker, then closes every open turn and session as partial and
 // emits their evaluations, so nothing observed goes unevaluated.
 func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
+	// First, so that a worker waiting for the embeddings endpoint returns at once.
+	p.emb.shutdown()
 	if p.stop != nil {
 		close(p.stop)
 		<-p.done
@@ -243,6 +254,7 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 	p.handle(ctx, p.finish(closed))
 	err := p.judge.shutdown(ctx)
 	p.judge.recordJudge(ctx, p.telemetry)
+	p.emb.record(ctx, p.telemetry)
 	if p.cont != nil {
 		err = errors.Join(err, p.cont.Close())
 	}
@@ -280,6 +292,7 @@ func (p *agentSessionProcessor) step(ctx context.Context) {
 	p.recordTrackerStats(ctx, st)
 	p.handle(ctx, events)
 	p.judge.recordJudge(ctx, p.telemetry)
+	p.emb.record(ctx, p.telemetry)
 }
 
 // finish assembles the closed turns outside the ingest lock, on up to len(p.shards)
@@ -517,7 +530,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		if matched {
 			p.refs.putReferences(b.spans.At(b.spans.Len()-1), &cr)
 			if p.refs.wantsJudge(ev.Session, m) {
-				p.submitJudge(ev.Session, m, cr.CaseID)
+				p.submitJudge(ev.Session, m, cr.CaseID, a.AnalysisRevision)
 			}
 		}
 		if p.judge != nil {

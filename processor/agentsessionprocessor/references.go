@@ -397,9 +397,8 @@ func (r *refRunner) wantsJudge(s *session.AgentSession, m refMatch) bool {
 	if _, ok := r.examples[m.index].Metadata[reference.MetaExpectedInteractions]; !ok {
 		return false
 	}
-	if limit := r.judge.cfg.MaxCallsPerSession; limit > 0 && countInteractions(s) > limit {
-		return false // one call per interaction would exceed max_calls_per_session
-	}
+	// A case that would need more than max_calls_per_session calls (one per interaction)
+	// is still submitted: its job records the cost limit instead of calling.
 	return r.judge.sampled(s.ID, judge.MetricInteractions)
 }
 
@@ -408,15 +407,24 @@ func (r *refRunner) wantsJudge(s *session.AgentSession, m refMatch) bool {
 // last turn's root) with the verdict, and one GenAI chat span per judge call marked
 // agent_eval.judge so that it is never evaluated. A full queue drops the job: the
 // deterministic result already emitted stays.
-func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch, caseID string) {
+func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch, caseID string, revision int) {
 	r := p.refs
 	ex := r.examples[m.index]
 	output := sessionOutput(s)
 	last := s.Turns[len(s.Turns)-1]
 	sid, traceID, parentID := s.ID, last.TraceID, last.RootSpanID
+	calls := countInteractions(s)
 	ok := r.judge.client.Pool().Submit(func(ctx context.Context) {
 		sink := &callSink{}
-		res, err := r.judgeEval.Evaluate(context.WithValue(ctx, callSinkKey{}, sink), ex, output)
+		var res reference.Result
+		var err error
+		if limit := r.judge.cfg.MaxCallsPerSession; limit > 0 && calls > limit {
+			// One call per interaction would pass the limit: none is made.
+			err = fmt.Errorf("%w: max_calls_per_session %d (the case needs %d calls)", judge.ErrCostLimit, limit, calls)
+			p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, int64(calls))
+		} else {
+			res, err = r.judgeEval.Evaluate(context.WithValue(ctx, callSinkKey{}, sink), ex, output)
+		}
 		if ctx.Err() != nil {
 			return // shutting down
 		}
@@ -438,6 +446,7 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 			ev.Attributes().PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
 			ev.Attributes().PutStr(semconv.AgentEvalJudgeError, je)
 		}
+		p.emitter.sealVerdicts(sp, revision)
 		for _, c := range sink.drain() {
 			addJudgeCallSpan(b, sp, c)
 		}

@@ -33,6 +33,7 @@ type TelemetryBuilder struct {
 	ProcessorAgentsessionEvaluationsEmitted     metric.Int64Counter
 	ProcessorAgentsessionJudgeCacheHits         metric.Int64Counter
 	ProcessorAgentsessionJudgeCalls             metric.Int64Counter
+	ProcessorAgentsessionJudgeCostLimited       metric.Int64Counter
 	ProcessorAgentsessionJudgeDropped           metric.Int64Counter
 	ProcessorAgentsessionJudgeErrors            metric.Int64Counter
 	ProcessorAgentsessionJudgeQueueDepth        metric.Int64Gauge
@@ -115,7 +116,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionJudgeCalls, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_judge_calls",
-		metric.WithDescription("LLM judge and embeddings requests sent (cache hits excluded), when a judge is configured [Development]"),
+		metric.WithDescription("LLM judge and embeddings requests sent (cache hits excluded), when a judge or embeddings are configured [Development]"),
+		metric.WithUnit("{call}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionJudgeCostLimited, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_judge_cost_limited",
+		metric.WithDescription("Judge and embeddings calls skipped because their session's evaluation reached a cost limit (max_calls_per_session, max_tokens_per_session); the deterministic score is kept [Development]"),
 		metric.WithUnit("{call}"),
 	)
 	errs = errors.Join(errs, err)

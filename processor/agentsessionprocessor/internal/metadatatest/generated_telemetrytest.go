@@ -120,7 +120,7 @@ func AssertEqualProcessorAgentsessionJudgeCacheHits(t *testing.T, tt *componentt
 func AssertEqualProcessorAgentsessionJudgeCalls(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_judge_calls",
-		Description: "LLM judge and embeddings requests sent (cache hits excluded), when a judge is configured [Development]",
+		Description: "LLM judge and embeddings requests sent (cache hits excluded), when a judge or embeddings are configured [Development]",
 		Unit:        "{call}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -129,6 +129,22 @@ func AssertEqualProcessorAgentsessionJudgeCalls(t *testing.T, tt *componenttest.
 		},
 	}
 	got, err := tt.GetMetric("otelcol_processor_agentsession_judge_calls")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorAgentsessionJudgeCostLimited(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_agentsession_judge_cost_limited",
+		Description: "Judge and embeddings calls skipped because their session's evaluation reached a cost limit (max_calls_per_session, max_tokens_per_session); the deterministic score is kept [Development]",
+		Unit:        "{call}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_agentsession_judge_cost_limited")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

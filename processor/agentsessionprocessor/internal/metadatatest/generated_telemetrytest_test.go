@@ -26,6 +26,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorAgentsessionEvaluationsEmitted.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionJudgeCacheHits.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionJudgeCalls.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionJudgeCostLimited.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionJudgeDropped.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionJudgeErrors.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionJudgeQueueDepth.Record(context.Background(), 1)
@@ -58,6 +59,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionJudgeCalls(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionJudgeCostLimited(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionJudgeDropped(t, testTel,

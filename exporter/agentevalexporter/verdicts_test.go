@@ -1,0 +1,86 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentevalexporter
+
+import (
+	"math"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// judge adds an `evaluate judge` span with the processor's verdict arrays (one verdict
+// scored 0.7 for planner's response_quality, one judge error for task_completion) for
+// revision rev, signed unless forged.
+func (b *spanBuilder) judge(sessionID string, rev int, forged bool) *spanBuilder {
+	sp := b.span(traceTurn1, semconv.EvalSpanJudge)
+	a := sp.Attributes()
+	a.PutStr(semconv.AgentEvalKind, semconv.EvalKindJudge)
+	a.PutStr(semconv.AgentEvalSessionID, sessionID)
+	a.PutInt(semconv.AgentEvalVerdictRevision, int64(rev))
+	put := func(k string, vals ...any) {
+		s := a.PutEmptySlice(k)
+		for _, v := range vals {
+			switch v := v.(type) {
+			case string:
+				s.AppendEmpty().SetStr(v)
+			case float64:
+				s.AppendEmpty().SetDouble(v)
+			case bool:
+				s.AppendEmpty().SetBool(v)
+			}
+		}
+	}
+	put(semconv.AgentEvalVerdictNames, "response_quality", "task_completion")
+	put(semconv.AgentEvalVerdictAgents, "planner", "")
+	put(semconv.AgentEvalVerdictScores, 0.7, math.NaN())
+	put(semconv.AgentEvalVerdictPasses, true, false)
+	put(semconv.AgentEvalVerdictReasons, "clear answer", "")
+	put(semconv.AgentEvalVerdictErrors, "", "judge: calls-per-minute budget exhausted")
+	put(semconv.AgentEvalVerdictVersions, "v1", "v1")
+	if !forged {
+		fixtureSigner.Sign(a)
+	}
+	return b
+}
+
+// TestLateJudgeVerdicts: verdicts that arrive after the analysis was stored reach the
+// store and GET /api/v1/agent_sessions/{id}/judge_verdicts; a redelivery stores nothing
+// twice, the analysis is untouched, and an unsigned judge span stores nothing.
+func TestLateJudgeVerdicts(t *testing.T) {
+	x := newTestExporter(t, testConfig(), nil)
+	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(true)).turn(turn1(true)).session(analysisCheckout()).traces()))
+	var before map[string]any
+	require.Equal(t, http.StatusOK, x.getJSON("/api/v1/agent_sessions/sess-checkout", &before))
+
+	require.NoError(t, x.consume(newSpanBuilder(t).judge("sess-checkout", 1, false).traces()))
+	require.NoError(t, x.consume(newSpanBuilder(t).judge("sess-checkout", 1, false).traces()), "redelivered")
+	require.NoError(t, x.consume(newSpanBuilder(t).judge("forged", 1, true).traces()))
+
+	var got JudgeVerdicts
+	require.Equal(t, http.StatusOK, x.getJSON("/api/v1/agent_sessions/sess-checkout/judge_verdicts", &got))
+	require.Len(t, got.Verdicts, 2)
+	v := got.Verdicts[0]
+	assert.Equal(t, "response_quality", v.Name)
+	assert.Equal(t, "planner", v.Agent)
+	assert.Equal(t, semconv.EvalKindJudge, v.Kind)
+	assert.Equal(t, 1, v.AnalysisRevision)
+	require.NotNil(t, v.Score)
+	assert.Equal(t, 0.7, *v.Score)
+	assert.Nil(t, got.Verdicts[1].Score)
+	assert.Equal(t, "judge: calls-per-minute budget exhausted", got.Verdicts[1].JudgeError)
+
+	var after map[string]any
+	require.Equal(t, http.StatusOK, x.getJSON("/api/v1/agent_sessions/sess-checkout", &after))
+	assert.Equal(t, before, after, "the analysis keeps its deterministic scores")
+
+	var forged JudgeVerdicts
+	require.Equal(t, http.StatusOK, x.getJSON("/api/v1/agent_sessions/forged/judge_verdicts", &forged))
+	assert.Empty(t, forged.Verdicts)
+	assert.NotNil(t, forged.Verdicts)
+}

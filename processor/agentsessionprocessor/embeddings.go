@@ -1,0 +1,75 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor // import "github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/judge"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
+)
+
+// sessionEmbeddings is the optional embeddings client (judge.embeddings.model set, with
+// or without the judge). The evaluator asks it for similarities on the evaluation
+// worker (CCM, intent drift; docs/scoring.md §5.5), never on the ingest path; each
+// request is bounded by judge.embeddings.timeout and a failing endpoint is left alone
+// for judge.EmbeddingsCooldown, so a hanging server slows evaluations, never spans.
+type sessionEmbeddings struct {
+	e         *judge.Embedder
+	lastStats judge.Stats // recorded by record (worker only)
+}
+
+func newSessionEmbeddings(cfg judge.Config) (*sessionEmbeddings, error) {
+	e, err := judge.NewEmbedder(cfg, nil)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	return &sessionEmbeddings{e: e}, nil
+}
+
+// scoring returns the scoring configuration with the embeddings as its Similarity.
+func (s *sessionEmbeddings) scoring(c evaluation.Config) evaluation.Config {
+	if s != nil {
+		c.Similarity = s.e
+	}
+	return c
+}
+
+// shutdown cancels the requests in flight: the evaluations that follow (the sessions
+// closed at shutdown) use the lexical similarity, so shutdown never waits for a server.
+func (s *sessionEmbeddings) shutdown() {
+	if s != nil {
+		s.e.Shutdown()
+	}
+}
+
+// record adds the embeddings' counters since the last call to the judge's series
+// (calls, errors, cache hits, budget denials as dropped, cost-limited, tokens).
+func (s *sessionEmbeddings) record(ctx context.Context, tb *metadata.TelemetryBuilder) {
+	if s == nil {
+		return
+	}
+	st := s.e.Stats()
+	recordJudgeStats(ctx, tb, st, s.lastStats)
+	s.lastStats = st
+}
+
+// recordJudgeStats adds the increase from prev to st of judge or embeddings counters to
+// the processor's judge series.
+func recordJudgeStats(ctx context.Context, tb *metadata.TelemetryBuilder, st, prev judge.Stats) {
+	add := func(f func(context.Context, int64, ...metric.AddOption), now, before int64) {
+		if d := now - before; d > 0 {
+			f(ctx, d)
+		}
+	}
+	add(tb.ProcessorAgentsessionJudgeCalls.Add, st.Calls, prev.Calls)
+	add(tb.ProcessorAgentsessionJudgeErrors.Add, st.Errors, prev.Errors)
+	add(tb.ProcessorAgentsessionJudgeCacheHits.Add, st.CacheHits, prev.CacheHits)
+	add(tb.ProcessorAgentsessionJudgeDropped.Add, st.Drops+st.BudgetDenied, prev.Drops+prev.BudgetDenied)
+	add(tb.ProcessorAgentsessionJudgeCostLimited.Add, st.CostLimited, prev.CostLimited)
+	add(tb.ProcessorAgentsessionJudgeTokens.Add, st.InputTokens+st.OutputTokens, prev.InputTokens+prev.OutputTokens)
+}
