@@ -50,7 +50,7 @@ type emitter struct {
 	toolCalls    EmitPolicy
 	interactions EmitPolicy
 	analysis     bool
-	signer    *evalspan.Signer // signs the turn and session spans' typed results
+	signer       *evalspan.Signer // signs the turn and session spans' typed results
 }
 
 func newEmitter(cfg EmitConfig, signingKey string) *emitter {
