@@ -194,8 +194,12 @@ func TestWorkloadIsEvaluated(t *testing.T) {
 	st := w.Stats()
 
 	f := agentsessionprocessor.NewFactory()
+	cfg := f.CreateDefaultConfig().(*agentsessionprocessor.Config)
+	// Every interaction gets its own span, so that each one recognised is counted (by
+	// default only those with a tool issue do).
+	cfg.Emit.Interactions = agentsessionprocessor.EmitToolCallsAll
 	next := new(consumertest.TracesSink)
-	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), next)
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), cfg, next)
 	require.NoError(t, err)
 	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
 	for _, b := range bs {

@@ -33,9 +33,10 @@ import (
 // agent_eval.kind marks them (one lookup per span; spans without it are skipped); turn
 // and agent_session spans reach pushTraces only when their agent_eval.signature
 // verified with signing_key before the queue (authenticate.go), others are dropped; a
-// `turn` span carries the turn result as typed agent_eval.turn.* attributes and an
-// `agent_session` span the analysis as typed agent_eval.session.* attributes, both
-// read with internal/evalspan (no JSON). The tool_call and agent_interaction kinds carry
+// `turn` span carries the turn's summary (evalspan.TurnSummary: what the per-turn
+// metrics and live events read) as typed agent_eval.turn.* attributes and an
+// `agent_session` span the complete analysis (what the store keeps) as typed
+// agent_eval.session.* attributes, both read with internal/evalspan (no JSON). The tool_call and agent_interaction kinds carry
 // nothing the exporter needs: their data is in the turn result.
 
 // defaultRetentionInterval is how often retention runs (after a first run at start).

@@ -111,8 +111,8 @@ var (
 )
 
 // encodeFields puts each field of struct v into m under prefix + JSON name. Absent
-// values (nil pointers, slices, maps and interfaces; empty omitempty values) are left
-// out.
+// values (nil pointers, slices, maps and interfaces; empty omitempty values) and zero
+// scalars (false, 0, "", the zero time), which decode to the same zero, are left out.
 func encodeFields(m pcommon.Map, prefix string, v reflect.Value) {
 	for _, f := range fieldsOf(v.Type()) {
 		fv := v.Field(f.index)
@@ -129,6 +129,11 @@ func absent(v reflect.Value, omitEmpty bool) bool {
 		return v.IsNil()
 	case reflect.Slice, reflect.Map:
 		return v.IsNil() || omitEmpty && v.Len() == 0
+	case reflect.Bool, reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32,
+		reflect.Int64, reflect.Float32, reflect.Float64:
+		return v.IsZero()
+	case reflect.Struct:
+		return v.Type() == timeType && v.IsZero() || omitEmpty && v.IsZero()
 	}
 	return omitEmpty && v.IsZero()
 }

@@ -18,19 +18,34 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
-// EmitToolCalls selects which tool calls get their own `evaluate tool_call` span
-// (docs/architecture.md §6). A call without its own span is counted in its interaction's span.
-type EmitToolCalls string
+// EmitPolicy selects which tool calls (emit.tool_calls) or agent interactions
+// (emit.interactions) get their own evaluation span (docs/architecture.md §6): issues,
+// all or none. Without its own span, a tool call or an interaction is still carried,
+// scores included, by its turn span's agent_eval.turn.interactions.
+type EmitPolicy string
 
-// Values of emit.tool_calls.
+// EmitToolCalls is the type of emit.tool_calls (the policy's former name).
+type EmitToolCalls = EmitPolicy
+
+// Values of emit.tool_calls and emit.interactions.
 const (
-	// EmitToolCallsIssues emits a span for calls with an issue or not evaluable (default).
-	EmitToolCallsIssues EmitToolCalls = "issues"
-	// EmitToolCallsAll emits a span for every tool call.
-	EmitToolCallsAll EmitToolCalls = "all"
-	// EmitToolCallsNone emits no tool_call span.
-	EmitToolCallsNone EmitToolCalls = "none"
+	// EmitToolCallsIssues emits a span for a call with an issue or not evaluable, or for
+	// an interaction with such a call (default).
+	EmitToolCallsIssues EmitPolicy = "issues"
+	// EmitToolCallsAll emits a span for every tool call or interaction.
+	EmitToolCallsAll EmitPolicy = "all"
+	// EmitToolCallsNone emits no such span.
+	EmitToolCallsNone EmitPolicy = "none"
 )
+
+// validate returns an error naming field when p is not a policy.
+func (p EmitPolicy) validate(field string) error {
+	switch p {
+	case EmitToolCallsIssues, EmitToolCallsAll, EmitToolCallsNone:
+		return nil
+	}
+	return fmt.Errorf("%s: invalid value %q, valid values are issues, all, none", field, p)
+}
 
 // maxSessionKeys bounds session_keys: the extractor reads session.MaxSessionKeys keys and
 // always adds ai.telemetry.metadata.conversationId after the configured ones, so a longer
@@ -120,8 +135,13 @@ type ContinuationConfig struct {
 
 // EmitConfig selects the evaluation spans emitted (docs/architecture.md §6).
 type EmitConfig struct {
-	// ToolCalls is issues (default), all or none.
-	ToolCalls EmitToolCalls `mapstructure:"tool_calls"`
+	// ToolCalls is issues (default), all or none: which tool calls get an
+	// `evaluate tool_call` span.
+	ToolCalls EmitPolicy `mapstructure:"tool_calls"`
+	// Interactions is issues (default), all or none: which agent interactions get an
+	// `evaluate agent_interaction` span. issues: those with a tool call that has an
+	// issue or is not evaluable. Every interaction's scores ride on its turn span.
+	Interactions EmitPolicy `mapstructure:"interactions"`
 	// Analysis adds the full session analysis as JSON (agent_eval.analysis) to the
 	// session's evaluation span. Off by default: the typed attributes carry what the
 	// agenteval exporter stores.
@@ -187,10 +207,11 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("session_keys[%d]: must not be empty", i))
 		}
 	}
-	switch cfg.Emit.ToolCalls {
-	case EmitToolCallsIssues, EmitToolCallsAll, EmitToolCallsNone:
-	default:
-		errs = append(errs, fmt.Errorf("emit.tool_calls: invalid value %q, valid values are issues, all, none", cfg.Emit.ToolCalls))
+	if err := cfg.Emit.ToolCalls.validate("emit.tool_calls"); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.Emit.Interactions.validate("emit.interactions"); err != nil {
+		errs = append(errs, err)
 	}
 	switch cfg.Continuation.Driver {
 	case "":

@@ -47,13 +47,14 @@ const (
 // "evaluate {kind}", in the evaluated span's trace and parented to it, carrying one
 // gen_ai.evaluation.result event per metric and agent_eval.* attributes for filtering.
 type emitter struct {
-	toolCalls EmitToolCalls
-	analysis  bool
-	signer    *evalspan.Signer // signs the turn and session spans' typed results
+	toolCalls    EmitPolicy
+	interactions EmitPolicy
+	analysis     bool
+	signer       *evalspan.Signer // signs the turn and session spans' typed results
 }
 
 func newEmitter(cfg EmitConfig, signingKey string) *emitter {
-	return &emitter{toolCalls: cfg.ToolCalls, analysis: cfg.Analysis, signer: evalspan.NewSigner(signingKey)}
+	return &emitter{toolCalls: cfg.ToolCalls, interactions: cfg.Interactions, analysis: cfg.Analysis, signer: evalspan.NewSigner(signingKey)}
 }
 
 // evalBatch accumulates evaluation spans (of any sessions) into one ptrace.Traces.
@@ -118,25 +119,12 @@ func (b *evalBatch) appendSpan(sessionID, kind string, tid pcommon.TraceID, pid 
 	return sp
 }
 
-// addTurn emits the spans of a turn that just closed: its tool calls (per emit policy),
-// its agent interactions and the turn itself (non-final result).
+// addTurn emits the spans of a turn that just closed: its tool calls and agent
+// interactions (per emit policy) and the turn itself (non-final result).
 func (b *evalBatch) addTurn(sessionID string, tr *evaluation.TurnResult) {
 	for _, ir := range tr.Interactions {
-		parent := ir.SpanID
-		if parent == "" {
-			parent = tr.RootSpanID
-		}
-		if sp, err := b.newSpan(sessionID, semconv.EvalKindAgentInteract, tr.TraceID, parent); err == nil {
-			a := sp.Attributes()
-			a.PutStr(semconv.GenAIAgentName, ir.AgentID)
-			a.PutBool(semconv.AgentEvalPartial, tr.Partial)
-			putScore(sp, evalNameAgentScore, ir.Score, ir.Explanations["score"])
-			putScore(sp, evalNameToolUse, ir.ToolUse, ir.Explanations["tool_use"])
-			putScore(sp, evalNameReasoning, ir.Reasoning, ir.Explanations["reasoning"])
-			putScore(sp, evalNameHandoff, ir.Handoff, ir.Explanations["handoff"])
-			putScore(sp, evalNameResponseQuality, ir.ResponseQuality, ir.Explanations["response_quality"])
-			a.PutDouble(semconv.AgentEvalPrefix+"latency_ms", ir.LatencyMs)
-			putIssues(a, ir.ToolCalls)
+		if b.e.wantInteraction(&ir) { // else its scores ride on the turn span only
+			b.addInteraction(sessionID, tr, &ir)
 		}
 		for _, tc := range ir.ToolCalls {
 			if !b.e.wantToolCall(tc) {
@@ -165,15 +153,40 @@ func (b *evalBatch) addTurn(sessionID string, tr *evaluation.TurnResult) {
 	b.addTurnSpan(sessionID, tr)
 }
 
+// addInteraction emits the agent_interaction span of ir, a part of turn tr.
+func (b *evalBatch) addInteraction(sessionID string, tr *evaluation.TurnResult, ir *evaluation.InteractionResult) {
+	parent := ir.SpanID
+	if parent == "" {
+		parent = tr.RootSpanID
+	}
+	sp, err := b.newSpan(sessionID, semconv.EvalKindAgentInteract, tr.TraceID, parent)
+	if err != nil {
+		return
+	}
+	a := sp.Attributes()
+	a.PutStr(semconv.GenAIAgentName, ir.AgentID)
+	a.PutBool(semconv.AgentEvalPartial, tr.Partial)
+	putScore(sp, evalNameAgentScore, ir.Score, ir.Explanations["score"])
+	putScore(sp, evalNameToolUse, ir.ToolUse, ir.Explanations["tool_use"])
+	putScore(sp, evalNameReasoning, ir.Reasoning, ir.Explanations["reasoning"])
+	putScore(sp, evalNameHandoff, ir.Handoff, ir.Explanations["handoff"])
+	putScore(sp, evalNameResponseQuality, ir.ResponseQuality, ir.Explanations["response_quality"])
+	a.PutDouble(semconv.AgentEvalPrefix+"latency_ms", ir.LatencyMs)
+	putIssues(a, ir.ToolCalls)
+}
+
 // addTurnSpan emits a turn's verdict: provisional when the turn closes, final when the
-// follow-up user message is known or the session went idle (tr.Final).
+// follow-up user message is known or the session went idle (tr.Final). It carries the
+// turn's summary (evalspan.TurnSummary: ids, scores, labels; the texts and
+// explanations travel once, in the session span's analysis).
 func (b *evalBatch) addTurnSpan(sessionID string, tr *evaluation.TurnResult) {
 	sp, err := b.newSpan(sessionID, semconv.EvalKindTurn, tr.TraceID, tr.RootSpanID)
 	if err != nil {
 		return
 	}
 	a := sp.Attributes()
-	evalspan.EncodeTurn(a, tr)
+	sum := evalspan.TurnSummary(tr)
+	evalspan.EncodeTurn(a, &sum)
 	a.PutBool(semconv.AgentEvalPartial, tr.Partial)
 	var issues []evaluation.ToolCallResult
 	for _, ir := range tr.Interactions {
@@ -239,6 +252,25 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 	}
 	b.e.signer.Sign(a)
 	return nil
+}
+
+// wantInteraction reports whether ir gets its own agent_interaction span: with
+// emit.interactions issues, when one of its tool calls would get a tool_call span under
+// emit.tool_calls issues (an issue, or not evaluable).
+func (e *emitter) wantInteraction(ir *evaluation.InteractionResult) bool {
+	switch e.interactions {
+	case EmitToolCallsAll:
+		return true
+	case EmitToolCallsNone:
+		return false
+	default:
+		for i := range ir.ToolCalls {
+			if ir.ToolCalls[i].Verdict != evaluation.VerdictValid {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 func (e *emitter) wantToolCall(tc evaluation.ToolCallResult) bool {

@@ -17,7 +17,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
 )
 
@@ -27,7 +29,9 @@ import (
 func TestEmitSkipsUndecodableIDsCounted(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	p, _, _ := newTestProcessor(t, testConfig(), tel)
+	cfg := testConfig()
+	cfg.Emit.Interactions = EmitToolCallsAll
+	p, _, _ := newTestProcessor(t, cfg, tel)
 	core, logs := observer.New(zapcore.WarnLevel)
 	p.logger = zap.New(core)
 
@@ -57,4 +61,62 @@ func TestEmitSkipsUndecodableIDsCounted(t *testing.T) {
 	require.Len(t, entries, 1)
 	assert.Equal(t, int64(3), entries[0].ContextMap()["skipped"])
 	assert.Contains(t, entries[0].ContextMap()["error"], "session conv-1: evaluate agent_interaction")
+}
+
+// TestEmitInteractionsPolicy: with emit.interactions issues (the default) only an
+// interaction with a tool call that has an issue or is not evaluable gets its own span;
+// every interaction's scores ride on the turn span, whose summary leaves the texts and
+// explanations to the session span.
+func TestEmitInteractionsPolicy(t *testing.T) {
+	const trace, root = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	score := 0.5
+	tr := &evaluation.TurnResult{
+		TraceID: trace, RootSpanID: root, UserMessage: "refund order 42", FinalResponse: "done",
+		Explanations: map[string]string{"intent_drift": "same intent"},
+		Interactions: []evaluation.InteractionResult{
+			{AgentID: "triage", SpanID: "b7ad6b7169203332", Score: &score, Explanations: map[string]string{"score": "why"},
+				ToolCalls: []evaluation.ToolCallResult{{ToolName: "lookup", Verdict: evaluation.VerdictValid, Explanation: "ok"}}},
+			{AgentID: "refund", SpanID: "b7ad6b7169203333", Score: &score,
+				ToolCalls: []evaluation.ToolCallResult{{ToolName: "refund", Verdict: evaluation.VerdictInvalid,
+					Issues: []evaluation.ToolIssue{{Issue: evaluation.IssueMissingRequiredParam, Severity: evaluation.SeverityHigh, Message: "order_id missing"}}}}},
+		},
+	}
+	for policy, want := range map[EmitPolicy][]string{
+		EmitToolCallsIssues: {"refund"},
+		EmitToolCallsAll:    {"triage", "refund"},
+		EmitToolCallsNone:   nil,
+	} {
+		t.Run(string(policy), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Emit.Interactions = policy
+			e := newEmitter(cfg.Emit, "")
+			b := e.newBatch(time.Unix(0, 0))
+			b.addTurn("conv-1", tr)
+			var agents []string
+			var turn evaluation.TurnResult
+			for i := range b.spans.Len() {
+				sp := b.spans.At(i)
+				kind, _ := sp.Attributes().Get(semconv.AgentEvalKind)
+				switch kind.Str() {
+				case semconv.EvalKindAgentInteract:
+					name, _ := sp.Attributes().Get(semconv.GenAIAgentName)
+					agents = append(agents, name.Str())
+				case semconv.EvalKindTurn:
+					var err error
+					turn, err = evalspan.DecodeTurn(sp.Attributes())
+					require.NoError(t, err)
+					require.NoError(t, e.signer.Verify(sp.Attributes()))
+				}
+			}
+			assert.Equal(t, want, agents)
+			require.Len(t, turn.Interactions, 2, "every interaction's scores are on the turn span")
+			assert.Equal(t, &score, turn.Interactions[0].Score)
+			assert.Empty(t, turn.Interactions[0].Explanations)
+			assert.Equal(t, evaluation.IssueMissingRequiredParam, turn.Interactions[1].ToolCalls[0].Issues[0].Issue)
+			assert.Empty(t, turn.Interactions[1].ToolCalls[0].Issues[0].Message)
+			assert.Empty(t, turn.FinalResponse)
+			assert.Equal(t, "refund order 42", turn.UserMessage)
+		})
+	}
+	assert.Equal(t, "order_id missing", tr.Interactions[1].ToolCalls[0].Issues[0].Message, "the result itself is not modified")
 }

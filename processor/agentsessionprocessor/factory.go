@@ -41,7 +41,7 @@ func createDefaultConfig() component.Config {
 		MaxTextBytes:       defaultMaxTextBytes,
 		EndAttribute:       semconv.AgentEvalSessionEnd,
 		Scoring:            evaluation.DefaultConfig(),
-		Emit:               EmitConfig{ToolCalls: EmitToolCallsIssues},
+		Emit:               EmitConfig{ToolCalls: EmitToolCallsIssues, Interactions: EmitToolCallsIssues},
 		References:         defaultReferencesConfig(),
 	}
 }

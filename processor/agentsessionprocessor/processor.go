@@ -30,10 +30,13 @@ import (
 )
 
 // minTick and maxTick bound how often the worker checks for turns and sessions due to
-// close: a quarter of turn_settle, within [50ms, 1s].
+// close: a tenth of turn_settle, within [20ms, 1s]. A turn is evaluated up to one tick
+// after its turn_settle (50ms at the default 500ms); a check scans the open traces and
+// sessions (tens of microseconds for a thousand), so a shorter tick costs little.
 const (
-	minTick = 50 * time.Millisecond
-	maxTick = time.Second
+	tickPerSettle = 10
+	minTick       = 20 * time.Millisecond
+	maxTick       = time.Second
 )
 
 // agentSessionProcessor is the collector adapter over internal/session (reconstruction)
@@ -112,7 +115,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		emb.shutdown()
 		return nil, err
 	}
-	tick := max(minTick, min(maxTick, cfg.TurnSettle/4))
+	tick := max(minTick, min(maxTick, cfg.TurnSettle/tickPerSettle))
 	p := &agentSessionProcessor{
 		logger:    set.Logger,
 		cfg:       cfg,

@@ -134,7 +134,9 @@ func TestPassesEverySpanOnUnchanged(t *testing.T) {
 func TestEvaluationSpansForHandoffFixture(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	p, sink, clk := newTestProcessor(t, testConfig(), tel)
+	cfg := testConfig()
+	cfg.Emit.Interactions = EmitToolCallsAll
+	p, sink, clk := newTestProcessor(t, cfg, tel)
 	in := loadTraces(t, filepath.Join(fixturesDir, "openai_agents_genai_adot_spans.otlp.json"))
 	_, err := p.processTraces(context.Background(), in)
 	require.NoError(t, err)
