@@ -425,7 +425,7 @@ func (s *sqlStore) DeleteStoredBefore(ctx context.Context, t time.Time) (int64, 
 		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		for _, table := range []string{"turns", "session_revisions"} {
+		for _, table := range []string{"turns", "session_revisions", "open_sessions"} {
 			if _, err := tx.ExecContext(ctx, s.d.rebind("DELETE FROM "+table+" WHERE updated_at < ?"), s.d.timeArg(t)); err != nil {
 				return err
 			}
