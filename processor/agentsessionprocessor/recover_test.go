@@ -145,11 +145,17 @@ func turnIndexes(a evaluation.Analysis) []int {
 // TestCrashedSessionsRecoveredAsPartial: SQLite, and PostgreSQL when
 // AGENTEVAL_TEST_POSTGRES_DSN is set.
 func TestCrashedSessionsRecoveredAsPartial(t *testing.T) {
+	onStores(t, runCrashRecovery)
+}
+
+// onStores runs test on a fresh SQLite file and on a PostgreSQL schema of its own (when
+// AGENTEVAL_TEST_POSTGRES_DSN is set).
+func onStores(t *testing.T, test func(t *testing.T, driver, dsn string)) {
 	t.Run("sqlite", func(t *testing.T) {
-		runCrashRecovery(t, "sqlite", filepath.Join(t.TempDir(), "agenteval.db"))
+		test(t, "sqlite", filepath.Join(t.TempDir(), "agenteval.db"))
 	})
 	t.Run("postgres", func(t *testing.T) {
-		runCrashRecovery(t, "postgres", storetest.PostgresDSN(t))
+		test(t, "postgres", storetest.PostgresDSN(t))
 	})
 }
 
