@@ -346,7 +346,7 @@ func (h *harness) sigtermUnderLoad(load time.Duration) {
 				before++
 			}
 		}
-		fmt.Printf("  stored at exit %d; the rest waits in the persistent queue\n", before)
+		fmt.Printf("  analyses stored at exit %d of %d (the rest stays in the persistent queue)\n", before, len(ids))
 	}
 
 	t1 := time.Now()
