@@ -554,6 +554,8 @@ func TestSchemaTables(t *testing.T) {
 		"session_analyses":    {"analysis", "revision", "session_id", "stored_at"},
 		"session_revisions":   {"revision", "session_id", "updated_at"},
 		"turns":               {"final", "record", "session_id", "trace_id", "turn_index", "updated_at"},
+		"open_sessions":       {"meta", "owner", "session_id", "updated_at"},
+		"collector_leases":    {"lease_until", "owner"},
 	}
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
