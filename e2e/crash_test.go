@@ -157,7 +157,7 @@ func triageInteractions(body string) int {
 
 // TestKill9SessionsRecoveredAsPartial: a real collector process with `continuation` on
 // its SQLite store closes three turns of each of 5 sessions and is killed with SIGKILL
-// before the sessions end (session_timeout 5s). After a restart no span of them arrives:
+// before the sessions end (session_timeout 8s). After a restart no span of them arrives:
 // the recovery sweep analyses each once, and the store holds it with partial=true, end
 // reason restart and every turn once (docs/decisions/result-durability.md).
 func TestKill9SessionsRecoveredAsPartial(t *testing.T) {
@@ -179,7 +179,7 @@ processors:
   agentsession:
     turn_settle: 200ms
     turn_timeout: 5s
-    session_timeout: 5s
+    session_timeout: 8s
     continuation: {driver: sqlite, dsn: %[2]q}
 exporters:
   agenteval:
@@ -215,7 +215,7 @@ service:
 		_, body := get(t, "http://"+ep.prom+"/metrics")
 		metrics = string(body)
 		return triageInteractions(metrics) >= sessions*turns
-	}, 4*time.Second, 50*time.Millisecond, "every turn is evaluated (its record saved) before session_timeout")
+	}, 6*time.Second, 50*time.Millisecond, "every turn is evaluated (its record saved) before session_timeout")
 	require.True(t, ok, metrics)
 	killed := time.Now()
 	require.NoError(t, col.Process.Signal(syscall.SIGKILL))

@@ -20,8 +20,10 @@ const MinRecoveryLease = 10 * time.Second
 //     (one that arrives continues the session as usual: the sweep skips sessions open in
 //     the Tracker).
 //
-// The sweep runs first session_timeout after the start, then every session_timeout (at
-// least every second). Time is passed in; Recovery is not safe for concurrent use.
+// The sweep runs first session_timeout after the start, then every
+// min(session_timeout, Lease/4) (at least a second apart), so that a dead instance's
+// sessions are taken soon after its lease ended. Time is passed in; Recovery is not safe
+// for concurrent use.
 type Recovery struct {
 	// Lease is how long a renewal keeps this instance's sessions from other instances.
 	Lease time.Duration
@@ -37,10 +39,10 @@ func NewRecovery(sessionTimeout time.Duration, started time.Time) *Recovery {
 	if sessionTimeout <= 0 {
 		sessionTimeout = DefaultSessionTimeout
 	}
-	every := max(sessionTimeout, time.Second)
+	lease := max(sessionTimeout, MinRecoveryLease)
 	return &Recovery{
-		Lease:     max(sessionTimeout, MinRecoveryLease),
-		Every:     every,
+		Lease:     lease,
+		Every:     max(min(sessionTimeout, lease/4), time.Second),
 		nextBeat:  started,
 		nextSweep: started.Add(sessionTimeout),
 	}

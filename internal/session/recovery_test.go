@@ -12,7 +12,7 @@ import (
 
 // TestRecoverySchedule: the lease is session_timeout (at least MinRecoveryLease),
 // renewed every quarter of it; the first sweep comes session_timeout after the start,
-// then one every session_timeout.
+// then one every min(session_timeout, lease/4).
 func TestRecoverySchedule(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	r := NewRecovery(2*time.Second, t0)
@@ -32,5 +32,6 @@ func TestRecoverySchedule(t *testing.T) {
 
 	r = NewRecovery(0, t0)
 	assert.Equal(t, DefaultSessionTimeout, r.Lease, "0 is the default session_timeout")
+	assert.Equal(t, DefaultSessionTimeout/4, r.Every)
 	assert.False(t, r.SweepDue(t0.Add(DefaultSessionTimeout-time.Second)))
 }
