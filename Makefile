@@ -90,16 +90,24 @@ frameworks:
 	testdata/frameworks/generate.sh
 	testdata/frameworks/conformance/generate.sh
 
-## fault: issue 13's fault scenarios (forged evaluation spans, store down at start, store down
-## across SIGTERM and restart on SQLite and PostgreSQL, a 2,000-turn request, hostile OTLP
-## input) with in-process collectors; prints spans in/out and analyses sent/stored.
-## Not part of `make test`. docs/decisions/result-durability.md
-FAULT_TESTS := TestForgedEvaluationSpansChangeNothing|TestShutdownWithTheStoreDownLosesNothing|TestStartsWhileTheStoreIsDown|TestPostgresOutageAcrossRestart|TestCollectorStartsWithTheStoreDown|TestConfigKeepsAnalysesThroughOutages|TestDeepNestingRefused|TestOneRequestOfManyTurnsIsBounded|TestKill9WithTheStoreDownLosesNothing
+## fault: issue 13's fault scenarios. First the tests (forged evaluation spans, store down at
+## start, store down across SIGTERM and restart on SQLite and PostgreSQL, kill -9 with the
+## persistent queue, sessions cut by kill -9 recovered as partial, a 2,000-turn request, deep
+## nesting) with in-process collectors and faultcol processes; then e2e/internal/faultrun
+## against the built collector ($(BIN), built when missing): the hostile OTLP corpus over
+## OTLP/HTTP JSON, OTLP/HTTP protobuf and gRPC, and a SIGTERM under load with a restart,
+## printing spans in/out and analyses sent/stored per scenario. FAULT_FLAGS=-short is CI's
+## short form (200 instead of 2,000 turns, 1s of load). Not part of `make test`.
+## docs/decisions/result-durability.md
+FAULT_TESTS := TestForgedEvaluationSpansChangeNothing|TestShutdownWithTheStoreDownLosesNothing|TestStartsWhileTheStoreIsDown|TestPostgresOutageAcrossRestart|TestCollectorStartsWithTheStoreDown|TestConfigKeepsAnalysesThroughOutages|TestDeepNestingRefused|TestOneRequestOfManyTurnsIsBounded|TestKill9WithTheStoreDownLosesNothing|TestKill9SessionsRecoveredAsPartial|TestCrashedSessionsRecoveredAsPartial|TestRecoverySweepersRace
+FAULT_FLAGS ?=
 fault:
 	@out=$$(mktemp); $(GO) test -count=1 -v -run '^($(FAULT_TESTS))$$' ./exporter/agentevalexporter/ ./e2e/ ./processor/agentsessionprocessor/ >$$out 2>&1; rc=$$?; \
-		grep -E '^(--- |ok|FAIL|panic)|_test.go:[0-9]+: (forged|SQLite|PostgreSQL|store down|shutdown|slowest|kill)' $$out; \
+		grep -E '^(--- |ok|FAIL|panic)|_test.go:[0-9]+: (forged|SQLite|PostgreSQL|store down|shutdown|slowest|kill|recovered)' $$out; \
 		if [ $$rc -ne 0 ]; then cat $$out; fi; rm -f $$out; exit $$rc
 	$(GO) test -run '^$$' -bench BenchmarkOneRequestOfManyTurns -benchtime=1x ./processor/agentsessionprocessor/ | grep Benchmark
+	@test -x $(BIN) || $(MAKE) build
+	$(GO) run ./e2e/internal/faultrun -collector $(BIN) $(FAULT_FLAGS)
 
 ## lint: what reviewers check: gofmt, import grouping (stdlib / third party / this module,
 ## goimports -local), go vet, staticcheck. The linters are pinned in internal/tools/go.mod, a

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"testing"
@@ -20,8 +19,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/status"
+
+	"github.com/agenteval/agenteval-collector/e2e/internal/hostile"
 )
 
 // The deep-nesting crash (docs/decisions/hostile-input.md): pdata v1.64.0 unmarshals
@@ -90,52 +90,6 @@ func startOTLPCollector(t *testing.T, sink *consumertest.TracesSink) (grpcEP, ht
 	return grpcEP, httpEP, runCollectorWith(t, string(cfg), testFactories(t, sink))
 }
 
-// nestedRequest encodes, by hand, an ExportTraceServiceRequest with one span named name
-// whose attribute "k" is an array nested depth levels deep (the densest nesting: about
-// 8 to 10 bytes a level). Encoding it through pdata would recurse as deep as decoding.
-func nestedRequest(name string, depth int) []byte {
-	varint := func(b []byte, v uint64) []byte {
-		for v >= 0x80 {
-			b = append(b, byte(v)|0x80)
-			v >>= 7
-		}
-		return append(b, byte(v))
-	}
-	vlen := func(v int) int {
-		n := 1
-		for ; v >= 0x80; v >>= 7 {
-			n++
-		}
-		return n
-	}
-	field := func(tag byte, payload []byte) []byte {
-		return append(varint([]byte{tag}, uint64(len(payload))), payload...)
-	}
-	// sizes[i]: encoded size of the AnyValue at nesting level i (0 is the string "x").
-	sizes, arrays := make([]int, depth+1), make([]int, depth+1)
-	sizes[0] = 3
-	for i := 1; i <= depth; i++ {
-		arrays[i] = 1 + vlen(sizes[i-1]) + sizes[i-1]
-		sizes[i] = 1 + vlen(arrays[i]) + arrays[i]
-	}
-	value := make([]byte, 0, sizes[depth])
-	for i := depth; i >= 1; i-- {
-		value = append(value, 0x2a) // AnyValue.array_value
-		value = varint(value, uint64(arrays[i]))
-		value = append(value, 0x0a) // ArrayValue.values
-		value = varint(value, uint64(sizes[i-1]))
-	}
-	value = append(value, 0x0a, 1, 'x') // AnyValue.string_value
-	traceID := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
-	spanID := []byte{1, 2, 3, 4, 5, 6, 7, 8}
-	span := field(0x0a, traceID)                      // Span.trace_id
-	span = append(span, field(0x12, spanID)...)       // Span.span_id
-	span = append(span, field(0x2a, []byte(name))...) // Span.name
-	kv := append(field(0x0a, []byte("k")), field(0x12, value)...)
-	span = append(span, field(0x4a, kv)...) // Span.attributes
-	return field(0x0a, field(0x12, field(0x12, span)))
-}
-
 func postOTLP(t *testing.T, endpoint string, body []byte, gzipped bool) int {
 	t.Helper()
 	if gzipped {
@@ -158,36 +112,11 @@ func postOTLP(t *testing.T, endpoint string, body []byte, gzipped bool) int {
 	return resp.StatusCode
 }
 
-// rawCodec sends a request's bytes as they are, so the test can send protobuf that no
-// generated client would marshal.
-type rawCodec struct{}
-
-func (rawCodec) Marshal(v any) ([]byte, error) {
-	b, ok := v.([]byte)
-	if !ok {
-		return nil, fmt.Errorf("rawCodec: %T", v)
-	}
-	return b, nil
-}
-
-func (rawCodec) Unmarshal(data []byte, v any) error {
-	p, ok := v.(*[]byte)
-	if !ok {
-		return fmt.Errorf("rawCodec: %T", v)
-	}
-	*p = append((*p)[:0], data...)
-	return nil
-}
-
-func (rawCodec) Name() string { return "proto" }
-
-var _ encoding.Codec = rawCodec{}
-
 func exportGRPC(t *testing.T, endpoint string, body []byte) error {
 	t.Helper()
 	conn, err := grpc.NewClient(endpoint,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{}), grpc.MaxCallSendMsgSize(64<<20)))
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(hostile.RawCodec{}), grpc.MaxCallSendMsgSize(64<<20)))
 	require.NoError(t, err)
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -208,7 +137,7 @@ func TestDeepNestingRefused(t *testing.T) {
 	grpcEP, httpEP, stop := startOTLPCollector(t, sink)
 	defer stop()
 
-	crash := nestedRequest("too-deep", 1_500_000)
+	crash := hostile.NestedRequest("too-deep", hostile.CrashDepth, 1)
 	require.Greater(t, len(crash), 14_000_000)
 	// otlpreceiver v0.158.0 answers 400 when the body reader hits the limit (413 would be
 	// the better answer; either refuses without decoding).
@@ -221,8 +150,7 @@ func TestDeepNestingRefused(t *testing.T) {
 
 	// Still alive: a request just under the limit, nested as deep as it can be, is
 	// accepted and passes through the agentsession processor unchanged in number.
-	depth := 800_000
-	under := nestedRequest("deep-but-allowed", depth)
+	under := hostile.NestedRequest("deep-but-allowed", hostile.AllowedDepth, 1)
 	require.Less(t, len(under), 8<<20)
 	assert.Equal(t, http.StatusOK, postOTLP(t, httpEP, under, true))
 	require.NoError(t, exportGRPC(t, grpcEP, under))

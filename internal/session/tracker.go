@@ -43,6 +43,11 @@ const (
 	EndReasonMaxSpans EndReason = "max_spans_per_session"
 	// EndReasonShutdown is the reason the processor passes to CloseAll (partial).
 	EndReasonShutdown EndReason = "shutdown"
+	// EndReasonRestart: the collector holding the session open died (kill -9, a crash)
+	// and no span of it arrived within session_timeout after a restart; the session is
+	// analysed from its stored turn records by the recovery sweep (partial; not set by
+	// the Tracker, see Recovery).
+	EndReasonRestart EndReason = "restart"
 )
 
 // KeySourceTraceID is the AgentSession.KeySource of a session keyed by its trace id (no
@@ -838,6 +843,13 @@ func (t *Tracker) CloseAllClosing(reason EndReason) []Closed {
 		ev = t.closeTrace(t.traces[id], reason, t.now, ev)
 	}
 	return ev
+}
+
+// IsOpen reports whether a session with this id is open (it received a record and has not
+// ended).
+func (t *Tracker) IsOpen(id string) bool {
+	_, ok := t.sessions[id]
+	return ok
 }
 
 // Stats returns the current state and counters.

@@ -556,6 +556,8 @@ func TestSchemaTables(t *testing.T) {
 		"turns":               {"final", "record", "session_id", "trace_id", "turn_index", "updated_at"},
 		"judge_verdicts": {"agent", "analysis_revision", "evaluator_version", "judge_error", "kind", "name", "pass",
 			"reason", "score", "session_id", "updated_at"},
+		"open_sessions":    {"meta", "owner", "session_id", "updated_at"},
+		"collector_leases": {"lease_until", "owner"},
 	}
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)

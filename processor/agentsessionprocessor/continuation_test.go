@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +24,6 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
-	"github.com/agenteval/agenteval-collector/internal/store/storetest"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
 )
 
@@ -238,12 +236,7 @@ func runRestart(t *testing.T, driver, dsn string) {
 // TestContinuationAfterRestart: the continuation state survives a restart in a real
 // SQLite file, and in PostgreSQL when AGENTEVAL_TEST_POSTGRES_DSN is set.
 func TestContinuationAfterRestart(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) {
-		runRestart(t, "sqlite", filepath.Join(t.TempDir(), "agenteval.db"))
-	})
-	t.Run("postgres", func(t *testing.T) {
-		runRestart(t, "postgres", storetest.PostgresDSN(t))
-	})
+	onStores(t, runRestart)
 }
 
 // TestTrackerCountersExported: the tracker's counters reach the processor's telemetry:

@@ -63,6 +63,12 @@ type agentSessionProcessor struct {
 	// session needs (memory, or the result store's database).
 	shards []*shard
 	cont   store.ContinuationStore
+	// recovery is set when cont survives a restart (store.Recovery): instance is this
+	// processor's id in the store's leases, schedule when to renew and sweep
+	// (recover.go). Both are used on the worker goroutine only.
+	recovery store.Recovery
+	instance string
+	schedule *session.Recovery
 
 	// statsMu guards lastStats, the tracker counters already exported.
 	statsMu   sync.Mutex
@@ -233,6 +239,7 @@ func (p *agentSessionProcessor) start(ctx context.Context, _ component.Host) err
 			return fmt.Errorf("agentsession: opening the continuation store (continuation.dsn): %w", err)
 		}
 		p.cont = cs
+		p.startRecovery(ctx)
 	}
 	p.stop = make(chan struct{})
 	p.done = make(chan struct{})
@@ -255,6 +262,7 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 	p.queued = nil
 	p.mu.Unlock()
 	p.handle(ctx, p.finish(closed))
+	p.leave(ctx)
 	err := p.judge.shutdown(ctx)
 	p.judge.recordJudge(ctx, p.telemetry)
 	p.emb.record(ctx, p.telemetry)
@@ -294,6 +302,7 @@ func (p *agentSessionProcessor) step(ctx context.Context) {
 	p.mu.Unlock()
 	p.recordTrackerStats(ctx, st)
 	p.handle(ctx, events)
+	p.recover(ctx)
 	p.judge.recordJudge(ctx, p.telemetry)
 	p.emb.record(ctx, p.telemetry)
 }
@@ -396,23 +405,42 @@ type sessionState struct {
 	// continuable is false for a session keyed by its trace id (one turn, never
 	// continued): it is not kept in the continuation store.
 	continuable bool
+	// held: this instance recorded that it holds the session open (store.Recovery.Hold).
+	held bool
+}
+
+// shardWrites is what a shard's batch of events writes to the continuation store: the
+// sessions it starts to hold (before their turn records), the turn records, and the
+// revisions of the analyses emitted (after the emission: a crash before it leaves the
+// session held, so that it is recovered).
+type shardWrites struct {
+	holds []store.OpenSession
+	saves []store.TurnState
+	ended []endedSession
+}
+
+type endedSession struct {
+	id       string
+	revision int
 }
 
 // handle evaluates a shard's events in order, emits their spans as one batch and saves
 // the turn records and revisions to the continuation store.
 func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []session.Event) {
 	b := p.emitter.newBatch(p.now())
-	var saves []store.TurnState
+	var w shardWrites
+	defer func() { p.saveRevisions(ctx, w.ended) }() // after the emission below
 	for i := range events {
 		ev := &events[i]
-		if err := sh.evaluate(ctx, p, ev, b, &saves); err != nil {
+		if err := sh.evaluate(ctx, p, ev, b, &w); err != nil {
 			p.telemetry.ProcessorAgentsessionEvaluationErrors.Add(ctx, 1)
 			p.logger.Error("evaluation failed; no result emitted for this entity",
 				zap.String("session_id", ev.Session.ID), zap.Error(err))
 		}
 	}
-	if len(saves) > 0 {
-		if err := p.cont.SaveTurns(ctx, saves); err != nil {
+	p.hold(ctx, w.holds)
+	if len(w.saves) > 0 {
+		if err := p.cont.SaveTurns(ctx, w.saves); err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 			p.logger.Warn("saving turn records to the continuation store failed; a later continuation of these sessions may miss them", zap.Error(err))
 		}
@@ -470,7 +498,7 @@ func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session
 
 // evaluate handles one event, recovering from panics (the event is then lost to
 // evaluation, never the trace pipeline).
-func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *session.Event, b *evalBatch, saves *[]store.TurnState) (err error) {
+func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *session.Event, b *evalBatch, w *shardWrites) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic during evaluation: %v", r)
@@ -479,9 +507,14 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 	id := ev.Session.ID
 	st := sh.state(ctx, p, ev.Session)
 	save := func(rec *evaluation.TurnRecord) {
-		if st.continuable {
-			*saves = append(*saves, store.TurnState{SessionID: id, Record: *rec})
+		if !st.continuable {
+			return
 		}
+		if !st.held && p.recovery != nil {
+			st.held = true
+			w.holds = append(w.holds, openSession(p.instance, ev.Session))
+		}
+		w.saves = append(w.saves, store.TurnState{SessionID: id, Record: *rec})
 	}
 	switch ev.Kind {
 	case session.EventTurnClosed:
@@ -506,6 +539,9 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		delete(sh.sessions, id) // a later turn continues from the continuation store
 		n := len(st.records)
 		if n == 0 {
+			if st.continuable && ev.Session.EndReason == session.EndReasonRestart {
+				w.ended = append(w.ended, endedSession{id: id}) // released, nothing to analyse
+			}
 			return nil
 		}
 		st.records[n-1] = p.evaluator.FinishLast(st.records[n-1])
@@ -539,12 +575,8 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		if p.judge != nil {
 			p.submitSessionJudge(ev.Session, &a)
 		}
-		if !st.continuable {
-			return nil
-		}
-		if err := p.cont.SaveRevision(ctx, id, a.AnalysisRevision); err != nil {
-			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
-			p.logger.Warn("saving the analysis revision to the continuation store failed", zap.String("session_id", id), zap.Error(err))
+		if st.continuable {
+			w.ended = append(w.ended, endedSession{id: id, revision: a.AnalysisRevision})
 		}
 	}
 	return nil

@@ -43,6 +43,7 @@ type TelemetryBuilder struct {
 	ProcessorAgentsessionRetainedSpans          metric.Int64Gauge
 	ProcessorAgentsessionSessionsContinued      metric.Int64Counter
 	ProcessorAgentsessionSessionsEvicted        metric.Int64Counter
+	ProcessorAgentsessionSessionsRecovered      metric.Int64Counter
 	ProcessorAgentsessionSpansDiscarded         metric.Int64Counter
 	ProcessorAgentsessionSpansDropped           metric.Int64Counter
 	ProcessorAgentsessionSpansObserved          metric.Int64Counter
@@ -177,6 +178,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ProcessorAgentsessionSessionsEvicted, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_sessions_evicted",
 		metric.WithDescription("Sessions closed early and evaluated as partial because max_sessions, max_spans_per_session or max_session_duration was reached [Development]"),
+		metric.WithUnit("{session}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionSessionsRecovered, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_sessions_recovered",
+		metric.WithDescription("Sessions cut by a crash of the collector that held them, analysed by this collector's recovery sweep as partial (end reason restart) [Development]"),
 		metric.WithUnit("{session}"),
 	)
 	errs = errors.Join(errs, err)

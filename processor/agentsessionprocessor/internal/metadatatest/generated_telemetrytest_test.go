@@ -36,6 +36,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorAgentsessionRetainedSpans.Record(context.Background(), 1)
 	tb.ProcessorAgentsessionSessionsContinued.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionSessionsEvicted.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionSessionsRecovered.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionSpansDiscarded.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionSpansDropped.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionSpansObserved.Add(context.Background(), 1)
@@ -89,6 +90,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionSessionsEvicted(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionSessionsRecovered(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionSpansDiscarded(t, testTel,

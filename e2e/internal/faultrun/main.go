@@ -1,0 +1,601 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+// Command faultrun is `make fault`'s run against the built collector
+// (bin/otelcol-agenteval, docs/decisions/result-durability.md): it replays the hostile
+// OTLP corpus (e2e/internal/hostile) over OTLP/HTTP JSON, OTLP/HTTP protobuf and gRPC,
+// then sends a SIGTERM under load and restarts the collector, and prints per scenario the
+// spans in (accepted) and out (counted by an OTLP sink behind the collector) and the
+// analyses sent (seen by the sink) and stored (in the SQLite result store). It exits 1
+// when a span accepted did not come out, the collector exited on an input, or an
+// analysis sent before the SIGTERM is not stored after the restart.
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	_ "modernc.org/sqlite" // the result store's SQLite driver
+
+	"github.com/agenteval/agenteval-collector/e2e/internal/hostile"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+func main() {
+	bin := flag.String("collector", "bin/otelcol-agenteval", "the collector binary (make build)")
+	short := flag.Bool("short", false, "the short form (CI): 200 turns in the many-turns input, 1s of load before the SIGTERM")
+	flag.Parse()
+	if err := run(*bin, *short); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		os.Exit(1)
+	}
+}
+
+// settings of the collector under test: sessions end 1s after their last span.
+const (
+	sessionTimeout = time.Second
+	configTemplate = `
+receivers:
+  otlp:
+    protocols:
+      grpc: {endpoint: %q, max_recv_msg_size_mib: 8}
+      http: {endpoint: %q, max_request_body_size: 8388608}
+processors:
+  agentsession:
+    turn_settle: 200ms
+    turn_timeout: 5s
+    session_timeout: 1s
+exporters:
+  otlp_grpc/sink:
+    endpoint: %q
+    tls: {insecure: true}
+    compression: none
+  agenteval:
+    store: {driver: sqlite, dsn: %q}
+    prometheus: {endpoint: %q}
+    api: {endpoint: %q}
+    sending_queue: {storage: file_storage/agenteval}
+    retry_on_failure: {max_elapsed_time: 0}
+extensions:
+  file_storage/agenteval: {directory: %q, create_directory: true}
+service:
+  extensions: [file_storage/agenteval]
+  telemetry:
+    metrics: {level: none}
+    logs: {level: warn}
+  pipelines:
+    traces: {receivers: [otlp], processors: [agentsession], exporters: [otlp_grpc/sink, agenteval]}
+`
+)
+
+type harness struct {
+	bin, dir, cfg, db string
+	grpcEP, httpEP    string
+	sink              *sink
+	col               *collector
+	failures          []string
+}
+
+func (h *harness) fail(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	h.failures = append(h.failures, msg)
+	fmt.Println("  FAIL:", msg)
+}
+
+func run(bin string, short bool) error {
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("%s: %w (run make build)", bin, err)
+	}
+	dir, err := os.MkdirTemp("", "agenteval-fault-")
+	if err != nil {
+		return err
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	snk := newSink()
+	if err := snk.start(); err != nil {
+		return err
+	}
+	defer snk.srv.Stop()
+	h := &harness{bin: bin, dir: dir, db: filepath.Join(dir, "agenteval.db"), sink: snk,
+		grpcEP: freePort(), httpEP: freePort(), cfg: filepath.Join(dir, "config.yaml")}
+	cfg := fmt.Sprintf(configTemplate, h.grpcEP, h.httpEP, snk.addr, h.db, freePort(), freePort(), filepath.Join(dir, "queue"))
+	if err := os.WriteFile(h.cfg, []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	if h.col, err = h.start(); err != nil {
+		return err
+	}
+	turns := 2000
+	if short {
+		turns = 200
+	}
+	t0 := time.Now()
+	h.corpus(turns)
+	fmt.Printf("corpus replayed in %.1fs\n\n", time.Since(t0).Seconds())
+	load := 5 * time.Second
+	if short {
+		load = time.Second
+	}
+	h.sigtermUnderLoad(load)
+	if len(h.failures) > 0 {
+		keep = true
+		fmt.Println("collector log and store kept in", dir)
+		return fmt.Errorf("%d failure(s): %s", len(h.failures), strings.Join(h.failures, "; "))
+	}
+	fmt.Println("PASS")
+	return nil
+}
+
+// row is one input sent over one protocol.
+type row struct {
+	proto, name string
+	status      string
+	in, out     int64
+	sessions    []string
+}
+
+// corpus sends every hostile input over each protocol, one at a time, waiting for its
+// accepted spans to reach the sink; then waits for the sessions to end and prints the
+// table.
+func (h *harness) corpus(turns int) {
+	var rows []row
+	fmt.Printf("hostile OTLP corpus against %s (pid %d)\n", h.bin, h.col.cmd.Process.Pid)
+	for _, proto := range []string{"http-json", "http-proto", "grpc"} {
+		for _, in := range hostile.Corpus(proto, turns) {
+			before := h.sink.app.Load()
+			r, sent := h.send(proto, in)
+			if !sent {
+				continue
+			}
+			r.out = h.sink.waitApp(before, r.in, 10*time.Second) - before
+			if r.out != r.in {
+				h.fail("%s %s: spans in %d, out %d", proto, in.Name, r.in, r.out)
+				if len(h.failures) > 3 {
+					return
+				}
+			}
+			if in.Refused && r.in != 0 {
+				h.fail("%s %s: accepted (%s), should be refused", proto, in.Name, r.status)
+			}
+			if h.col.exited() {
+				h.fail("%s %s: the collector exited", proto, in.Name)
+				return
+			}
+			rows = append(rows, r)
+		}
+	}
+	time.Sleep(sessionTimeout + 3*time.Second) // the sessions end; their analyses are stored
+	stored, err := storedSessions(h.db)
+	if err != nil {
+		h.fail("reading the store: %v", err)
+	}
+	fmt.Printf("%-11s %-36s %-26s %9s %9s %9s %9s\n", "protocol", "input", "answer", "spans in", "spans out", "analyses", "stored")
+	var in, out, sent, kept int64
+	for _, r := range rows {
+		var a, s int64
+		for _, id := range r.sessions {
+			a += h.sink.analysesOf(id)
+			if stored[id] {
+				s++
+			}
+		}
+		if a != int64(len(r.sessions)) || s != a {
+			h.fail("%s %s: analyses expected %d, sent %d, stored %d", r.proto, r.name, len(r.sessions), a, s)
+		}
+		in, out, sent, kept = in+r.in, out+r.out, sent+a, kept+s
+		fmt.Printf("%-11s %-36s %-26s %9d %9d %9d %9d\n", r.proto, r.name, r.status, r.in, r.out, a, s)
+	}
+	fmt.Printf("%-11s %-36s %-26s %9d %9d %9d %9d\n", "total", fmt.Sprintf("%d requests", len(rows)), "", in, out, sent, kept)
+	if h.col.exited() {
+		h.fail("the collector exited during the corpus")
+	}
+}
+
+// send sends one input over proto; sent is false when the input does not apply to it.
+func (h *harness) send(proto string, in hostile.Input) (r row, sent bool) {
+	r = row{proto: proto, name: in.Name, sessions: in.Sessions}
+	var err error
+	var ok bool
+	spans := int64(1) // a raw input the collector accepts is the one-span nested request
+	if in.Raw == nil {
+		spans = int64(in.Traces.SpanCount())
+	}
+	switch {
+	case in.Raw == nil && proto == "grpc":
+		ok, r.status, err = exportGRPC(h.grpcEP, ptraceotlp.NewExportRequestFromTraces(in.Traces))
+	case in.Raw == nil:
+		var body []byte
+		ct := "application/json"
+		if proto == "http-json" {
+			body, err = (&ptrace.JSONMarshaler{}).MarshalTraces(in.Traces)
+		} else {
+			ct = "application/x-protobuf"
+			body, err = (&ptrace.ProtoMarshaler{}).MarshalTraces(in.Traces)
+		}
+		if err == nil {
+			ok, r.status, err = postOTLP(h.httpEP, body, ct, false)
+		}
+	case proto == "http-json":
+		if in.ContentType == "" {
+			return r, false
+		}
+		ok, r.status, err = postOTLP(h.httpEP, in.Raw, in.ContentType, in.Gzipped)
+	case proto == "http-proto":
+		if in.ContentType != "" {
+			return r, false
+		}
+		ok, r.status, err = postOTLP(h.httpEP, in.Raw, "application/x-protobuf", in.Gzipped)
+	default: // grpc
+		if in.Gzipped || in.ContentType != "" {
+			return r, false
+		}
+		ok, r.status, err = exportRawGRPC(h.grpcEP, in.Raw)
+	}
+	if err != nil {
+		r.status = "error: " + err.Error()
+		if len(r.status) > 26 {
+			r.status = r.status[:26]
+		}
+	}
+	if ok {
+		r.in = spans
+	} else {
+		r.sessions = nil // refused: no analysis expected
+	}
+	return r, true
+}
+
+// sigtermUnderLoad sends one-turn sessions over gRPC from 4 goroutines, sends SIGTERM to
+// the collector after load, keeps sending until the collector refuses, then restarts it
+// and waits until every session accepted is stored.
+func (h *harness) sigtermUnderLoad(load time.Duration) {
+	fmt.Printf("SIGTERM under load (after %s of gRPC load, 4 senders)\n", load)
+	appBefore := h.sink.app.Load()
+	var accepted, spans atomic.Int64
+	var n atomic.Uint32
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	var ids []string
+	conn, err := grpc.NewClient(h.grpcEP, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		h.fail("grpc client: %v", err)
+		return
+	}
+	defer conn.Close()
+	client := ptraceotlp.NewGRPCClient(conn)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				i := n.Add(1)
+				id := fmt.Sprintf("load-%06d", i)
+				td := hostile.LoadTurn(i, id)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := client.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
+				cancel()
+				if err != nil {
+					if h.col.exited() {
+						return
+					}
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				accepted.Add(1)
+				spans.Add(int64(td.SpanCount()))
+				mu.Lock()
+				ids = append(ids, id)
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(load)
+	t0 := time.Now()
+	_ = h.col.cmd.Process.Signal(syscall.SIGTERM)
+	exitErr := h.col.wait(60 * time.Second)
+	took := time.Since(t0)
+	close(stop)
+	wg.Wait()
+	if exitErr != nil {
+		h.fail("after SIGTERM: %v", exitErr)
+	}
+	out := h.sink.app.Load() - appBefore
+	var sent int64
+	for _, id := range ids {
+		sent += h.sink.analysesOf(id)
+	}
+	fmt.Printf("  sessions accepted %d (spans in %d), spans out %d, analyses sent before exit %d; exit %.2fs after SIGTERM\n",
+		accepted.Load(), spans.Load(), out, sent, took.Seconds())
+	if out != spans.Load() {
+		h.fail("SIGTERM under load: spans in %d, out %d", spans.Load(), out)
+	}
+	if stored, err := storedSessions(h.db); err == nil {
+		before := 0
+		for _, id := range ids {
+			if stored[id] {
+				before++
+			}
+		}
+		fmt.Printf("  analyses stored at exit %d of %d (the rest stays in the persistent queue)\n", before, len(ids))
+	}
+
+	t1 := time.Now()
+	col, err := h.start()
+	if err != nil {
+		h.fail("restart: %v", err)
+		return
+	}
+	h.col = col
+	defer func() {
+		_ = col.cmd.Process.Signal(syscall.SIGTERM)
+		_ = col.wait(30 * time.Second)
+	}()
+	var kept int
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		stored, err := storedSessions(h.db)
+		if err == nil {
+			kept = 0
+			for _, id := range ids {
+				if stored[id] {
+					kept++
+				}
+			}
+			if kept == len(ids) {
+				break
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	fmt.Printf("  after restart: analyses stored %d of %d sessions accepted (%.1fs after the restart)\n", kept, len(ids), time.Since(t1).Seconds())
+	if kept != len(ids) {
+		h.fail("SIGTERM under load: %d sessions accepted, %d analyses stored after restart", len(ids), kept)
+	}
+}
+
+// collector is a running collector process.
+type collector struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+func (c *collector) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *collector) wait(timeout time.Duration) error {
+	select {
+	case <-c.done:
+		var ee *exec.ExitError
+		if errors.As(c.err, &ee) {
+			return fmt.Errorf("exit: %w", c.err)
+		}
+		return c.err
+	case <-time.After(timeout):
+		_ = c.cmd.Process.Kill()
+		return fmt.Errorf("did not exit within %s", timeout)
+	}
+}
+
+func (h *harness) start() (*collector, error) {
+	logf, err := os.OpenFile(filepath.Join(h.dir, "collector.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(h.bin, "--config", h.cfg)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &collector{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		c.err = cmd.Wait()
+		_ = logf.Close()
+		close(c.done)
+	}()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if c.exited() {
+			log, _ := os.ReadFile(filepath.Join(h.dir, "collector.log"))
+			return nil, fmt.Errorf("the collector exited at start: %v\n%s", c.err, log)
+		}
+		if conn, err := net.Dial("tcp", h.httpEP); err == nil {
+			_ = conn.Close()
+			return c, nil
+		}
+	}
+	return nil, errors.New("the collector does not listen after 60s")
+}
+
+func postOTLP(ep string, body []byte, contentType string, gzipped bool) (bool, string, error) {
+	req, err := http.NewRequest(http.MethodPost, "http://"+ep+"/v1/traces", bytes.NewReader(body))
+	if err != nil {
+		return false, "", err
+	}
+	req.Header.Set("Content-Type", contentType)
+	if gzipped {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, "", err
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK, fmt.Sprintf("HTTP %d", resp.StatusCode), nil
+}
+
+func exportGRPC(ep string, req ptraceotlp.ExportRequest) (bool, string, error) {
+	conn, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64<<20)))
+	if err != nil {
+		return false, "", err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = ptraceotlp.NewGRPCClient(conn).Export(ctx, req)
+	return grpcAnswer(err)
+}
+
+func exportRawGRPC(ep string, body []byte) (bool, string, error) {
+	conn, err := grpc.NewClient(ep, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(hostile.RawCodec{}), grpc.MaxCallSendMsgSize(64<<20)))
+	if err != nil {
+		return false, "", err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var reply []byte
+	return grpcAnswer(conn.Invoke(ctx, "/opentelemetry.proto.collector.trace.v1.TraceService/Export", body, &reply))
+}
+
+func grpcAnswer(err error) (bool, string, error) {
+	if err == nil {
+		return true, "gRPC OK", nil
+	}
+	if s, ok := status.FromError(err); ok {
+		return false, "gRPC " + s.Code().String(), nil
+	}
+	return false, "", err
+}
+
+// storedSessions reads the session ids in the result store.
+func storedSessions(path string) (map[string]bool, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.Query("SELECT session_id FROM sessions")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+func freePort() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// sink is the OTLP/gRPC backend behind the collector: it counts the application spans
+// (everything but the collector's own evaluation spans; a forged evaluation span sent by
+// a client counts as an application span) and the analyses by session id.
+type sink struct {
+	ptraceotlp.UnimplementedGRPCServer
+	srv  *grpc.Server
+	addr string
+	app  atomic.Int64
+
+	mu       sync.Mutex
+	analyses map[string]int64
+}
+
+func newSink() *sink { return &sink{analyses: map[string]int64{}} }
+
+func (s *sink) start() error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	s.addr = l.Addr().String()
+	s.srv = grpc.NewServer(grpc.MaxRecvMsgSize(256 << 20))
+	ptraceotlp.RegisterGRPCServer(s.srv, s)
+	go func() { _ = s.srv.Serve(l) }()
+	return nil
+}
+
+// Export implements the OTLP trace service.
+func (s *sink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+	td := req.Traces()
+	var app int64
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		ss := td.ResourceSpans().At(i).ScopeSpans()
+		for j := 0; j < ss.Len(); j++ {
+			spans := ss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sp := spans.At(k)
+				kind, ok := sp.Attributes().Get(semconv.AgentEvalKind)
+				if !ok || strings.HasPrefix(sp.Name(), "forged") {
+					app++
+					continue
+				}
+				if kind.Str() == semconv.EvalKindAgentSession {
+					if id, ok := sp.Attributes().Get(semconv.AgentEvalSessionID); ok {
+						s.analyses[id.Str()]++
+					}
+				}
+			}
+		}
+	}
+	s.app.Add(app)
+	return ptraceotlp.NewExportResponse(), nil
+}
+
+// waitApp waits until want application spans arrived after before (or timeout) and
+// returns the count then, after a short grace period that would show extra spans.
+func (s *sink) waitApp(before, want int64, timeout time.Duration) int64 {
+	deadline := time.Now().Add(timeout)
+	for s.app.Load()-before < want && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	return s.app.Load()
+}
+
+func (s *sink) analysesOf(id string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.analyses[id]
+}

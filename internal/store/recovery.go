@@ -1,0 +1,181 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package store // import "github.com/agenteval/agenteval-collector/internal/store"
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// OpenSession is a session a collector instance holds open: it has turn records in the
+// continuation store newer than its last analysis revision.
+type OpenSession struct {
+	ID string
+	// Owner is the collector instance holding it (Recovery.Hold).
+	Owner string
+	// Service and Agents are what the session analysis needs besides the turn records.
+	Service string
+	Agents  []string
+}
+
+// openMeta is the JSON of open_sessions.meta.
+type openMeta struct {
+	Service string   `json:"service,omitempty"`
+	Agents  []string `json:"agents,omitempty"`
+}
+
+// Recovery finds the sessions of a collector that died (kill -9) before analysing them,
+// so that another instance (or the restarted one) analyses them once
+// (docs/decisions/result-durability.md). A running instance renews its lease
+// (Heartbeat); the sessions it holds open (Hold) are orphans once its lease ended
+// (Orphans), and Claim moves an orphan to the claiming instance only if it is still
+// held by the dead one: of several instances claiming it at once, exactly one succeeds.
+// Implementations are safe for concurrent use. The SQL store implements it; the memory
+// continuation does not (it does not survive a restart).
+type Recovery interface {
+	// Heartbeat creates or renews owner's lease until until.
+	Heartbeat(ctx context.Context, owner string, until time.Time) error
+	// Leave deletes owner's lease (a clean shutdown, once it holds nothing).
+	Leave(ctx context.Context, owner string) error
+	// Hold records that sessions are held open by their Owner (an upsert: the last
+	// holder wins). Call it before saving the sessions' first turn records.
+	Hold(ctx context.Context, sessions []OpenSession) error
+	// Release ends owner's hold of the sessions (their analysis was emitted). A session
+	// held by another instance meanwhile stays held.
+	Release(ctx context.Context, owner string, ids []string) error
+	// Orphans returns at most limit sessions held by an instance whose lease ended
+	// before now, or that has none, least recently held first.
+	Orphans(ctx context.Context, now time.Time, limit int) ([]OpenSession, error)
+	// Claim moves o to owner if it is still held by o.Owner; false when another
+	// instance claimed or continued it first.
+	Claim(ctx context.Context, o OpenSession, owner string) (bool, error)
+}
+
+var _ Recovery = (*sqlStore)(nil)
+
+const (
+	upsertLeaseSQL = "INSERT INTO collector_leases (owner, lease_until) VALUES (?, ?) " +
+		"ON CONFLICT (owner) DO UPDATE SET lease_until = excluded.lease_until"
+	upsertOpenSQL = "INSERT INTO open_sessions (session_id, owner, meta, updated_at) VALUES (?, ?, ?, ?) " +
+		"ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, meta = excluded.meta, updated_at = excluded.updated_at"
+	orphansSQL = "SELECT o.session_id, o.owner, o.meta FROM open_sessions o " +
+		"LEFT JOIN collector_leases l ON l.owner = o.owner " +
+		"WHERE l.owner IS NULL OR l.lease_until < ? ORDER BY o.updated_at, o.session_id LIMIT ?"
+	claimSQL = "UPDATE open_sessions SET owner = ?, updated_at = ? WHERE session_id = ? AND owner = ?"
+)
+
+// Heartbeat implements Recovery.
+func (s *sqlStore) Heartbeat(ctx context.Context, owner string, until time.Time) error {
+	if _, err := s.db.ExecContext(ctx, s.d.rebind(upsertLeaseSQL), owner, s.d.timeArg(until)); err != nil {
+		return fmt.Errorf("store: %s: renew lease of %s: %w", s.d.name, owner, err)
+	}
+	return nil
+}
+
+// Leave implements Recovery.
+func (s *sqlStore) Leave(ctx context.Context, owner string) error {
+	if _, err := s.db.ExecContext(ctx, s.d.rebind("DELETE FROM collector_leases WHERE owner = ?"), owner); err != nil {
+		return fmt.Errorf("store: %s: delete lease of %s: %w", s.d.name, owner, err)
+	}
+	return nil
+}
+
+// Hold implements Recovery, in one transaction.
+func (s *sqlStore) Hold(ctx context.Context, sessions []OpenSession) error {
+	if len(sessions) == 0 {
+		return nil
+	}
+	now := s.d.timeArg(time.Now())
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, s.d.rebind(upsertOpenSQL))
+		if err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		defer st.Close()
+		for _, o := range sessions {
+			meta, err := json.Marshal(openMeta{Service: cleanText(o.Service), Agents: o.Agents})
+			if err != nil {
+				return err
+			}
+			if _, err := st.ExecContext(ctx, cleanText(o.ID), o.Owner, string(meta), now); err != nil {
+				return fmt.Errorf("hold %q: %w", o.ID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: %s: hold %d sessions: %w", s.d.name, len(sessions), err)
+	}
+	return nil
+}
+
+// Release implements Recovery, in one transaction.
+func (s *sqlStore) Release(ctx context.Context, owner string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, s.d.rebind("DELETE FROM open_sessions WHERE session_id = ? AND owner = ?"))
+		if err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		defer st.Close()
+		for _, id := range ids {
+			if _, err := st.ExecContext(ctx, cleanText(id), owner); err != nil {
+				return fmt.Errorf("release %q: %w", id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: %s: release %d sessions: %w", s.d.name, len(ids), err)
+	}
+	return nil
+}
+
+// Orphans implements Recovery.
+func (s *sqlStore) Orphans(ctx context.Context, now time.Time, limit int) ([]OpenSession, error) {
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(orphansSQL), s.d.timeArg(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: orphaned sessions: %w", s.d.name, err)
+	}
+	var out []OpenSession
+	for rows.Next() {
+		var o OpenSession
+		var doc string
+		if err := rows.Scan(&o.ID, &o.Owner, &doc); err != nil {
+			_ = rows.Close()
+			return nil, fmt.Errorf("store: %s: orphaned sessions: %w", s.d.name, err)
+		}
+		var m openMeta
+		if err := json.Unmarshal([]byte(doc), &m); err != nil {
+			_ = rows.Close()
+			return nil, fmt.Errorf("store: %s: orphaned session %q: decode meta: %w", s.d.name, o.ID, err)
+		}
+		o.Service, o.Agents = m.Service, m.Agents
+		out = append(out, o)
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, fmt.Errorf("store: %s: orphaned sessions: %w", s.d.name, err)
+	}
+	return out, nil
+}
+
+// Claim implements Recovery: an UPDATE conditioned on the dead owner, so that of
+// concurrent claims exactly one changes the row (PostgreSQL re-checks the condition
+// after the first claim's row lock is released; SQLite serialises writers).
+func (s *sqlStore) Claim(ctx context.Context, o OpenSession, owner string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.d.rebind(claimSQL), owner, s.d.timeArg(time.Now()), cleanText(o.ID), o.Owner)
+	if err != nil {
+		return false, fmt.Errorf("store: %s: claim %q: %w", s.d.name, o.ID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: %s: claim %q: %w", s.d.name, o.ID, err)
+	}
+	return n == 1, nil
+}

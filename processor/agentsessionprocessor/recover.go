@@ -1,0 +1,154 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor // import "github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+
+	"go.uber.org/zap"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/store"
+)
+
+// maxRecoveredPerSweep bounds the orphaned sessions one sweep claims; the next sweep
+// takes the rest.
+const maxRecoveredPerSweep = 256
+
+// startRecovery enables the recovery of sessions cut by a crash when the continuation
+// store survives a restart (session.Recovery, store.Recovery): this instance gets a
+// random id and its first lease.
+func (p *agentSessionProcessor) startRecovery(ctx context.Context) {
+	rec, ok := p.cont.(store.Recovery)
+	if !ok {
+		return
+	}
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	p.recovery, p.instance = rec, hex.EncodeToString(id[:])
+	p.schedule = session.NewRecovery(p.cfg.SessionTimeout, p.now())
+	p.heartbeat(ctx)
+}
+
+// heartbeat renews this instance's lease when due.
+func (p *agentSessionProcessor) heartbeat(ctx context.Context) {
+	until, due := p.schedule.Heartbeat(p.now())
+	if !due {
+		return
+	}
+	if err := p.recovery.Heartbeat(ctx, p.instance, until); err != nil {
+		p.continuationError(ctx, "renewing this collector's lease in the continuation store failed; its open sessions may be recovered by another collector", err)
+	}
+}
+
+// recover renews the lease, and when a sweep is due ends the sessions that a dead
+// instance held open and that received no span here since the start: each is claimed in
+// the store (exactly one instance wins) and handled as a session-ended event with
+// EndReasonRestart, partial, analysed from its stored turn records.
+func (p *agentSessionProcessor) recover(ctx context.Context) {
+	if p.recovery == nil {
+		return
+	}
+	p.heartbeat(ctx)
+	if !p.schedule.SweepDue(p.now()) {
+		return
+	}
+	orphans, err := p.recovery.Orphans(ctx, p.now(), maxRecoveredPerSweep)
+	if err != nil {
+		p.continuationError(ctx, "looking for sessions cut by a crash failed", err)
+		return
+	}
+	var events []session.Event
+	for _, o := range orphans {
+		if o.Owner == p.instance {
+			continue // our own lease lapsed (the store was unreachable): not dead
+		}
+		p.mu.Lock()
+		open := p.tracker.IsOpen(o.ID)
+		p.mu.Unlock()
+		if open {
+			continue // it continues here; its next turn takes it over
+		}
+		won, err := p.recovery.Claim(ctx, o, p.instance)
+		if err != nil {
+			p.continuationError(ctx, "claiming a session cut by a crash failed", err)
+			continue
+		}
+		if !won {
+			continue // another instance recovered or continued it
+		}
+		s := &session.AgentSession{ID: o.ID, Service: o.Service, Partial: true, EndReason: session.EndReasonRestart}
+		for _, a := range o.Agents {
+			s.Agents = append(s.Agents, session.AgentDefinition{ID: a})
+		}
+		events = append(events, session.Event{Kind: session.EventSessionEnded, Session: s})
+	}
+	if len(events) == 0 {
+		return
+	}
+	p.logger.Info("analysing sessions cut by a crash of the collector that held them", zap.Int("sessions", len(events)))
+	p.telemetry.ProcessorAgentsessionSessionsRecovered.Add(ctx, int64(len(events)))
+	p.handle(ctx, events)
+}
+
+// openSession is the store's record that instance holds s open.
+func openSession(instance string, s *session.AgentSession) store.OpenSession {
+	o := store.OpenSession{ID: s.ID, Owner: instance, Service: s.Service}
+	for _, a := range s.Agents {
+		o.Agents = append(o.Agents, a.ID)
+	}
+	return o
+}
+
+// hold records the sessions this instance starts to hold open, before their turn records
+// are saved.
+func (p *agentSessionProcessor) hold(ctx context.Context, holds []store.OpenSession) {
+	if len(holds) == 0 || p.recovery == nil {
+		return
+	}
+	if err := p.recovery.Hold(ctx, holds); err != nil {
+		p.continuationError(ctx, "recording open sessions in the continuation store failed; a crash before they end leaves them unanalysed", err)
+	}
+}
+
+// saveRevisions records the revisions of the analyses emitted, then releases the
+// sessions (they are no longer open).
+func (p *agentSessionProcessor) saveRevisions(ctx context.Context, ended []endedSession) {
+	if len(ended) == 0 {
+		return
+	}
+	ids := make([]string, 0, len(ended))
+	for _, e := range ended {
+		ids = append(ids, e.id)
+		if e.revision == 0 {
+			continue
+		}
+		if err := p.cont.SaveRevision(ctx, e.id, e.revision); err != nil {
+			p.continuationError(ctx, "saving the analysis revision to the continuation store failed", err, zap.String("session_id", e.id))
+		}
+	}
+	if p.recovery == nil {
+		return
+	}
+	if err := p.recovery.Release(ctx, p.instance, ids); err != nil {
+		p.continuationError(ctx, "releasing ended sessions in the continuation store failed; they may be analysed again after a crash", err)
+	}
+}
+
+// leave deletes this instance's lease on shutdown (every session it held has ended).
+func (p *agentSessionProcessor) leave(ctx context.Context) {
+	if p.recovery == nil {
+		return
+	}
+	if err := p.recovery.Leave(ctx, p.instance); err != nil {
+		p.continuationError(ctx, "deleting this collector's lease failed", err)
+	}
+}
+
+func (p *agentSessionProcessor) continuationError(ctx context.Context, msg string, err error, fields ...zap.Field) {
+	p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
+	p.logger.Warn(msg, append(fields, zap.Error(err))...)
+}
