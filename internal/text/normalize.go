@@ -173,10 +173,38 @@ func (sc *scanner) scan(s string) {
 		cjkRun = 0
 	}
 	for i := 0; i < len(s); {
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[i:])
+		if c := s[i]; c < utf8.RuneSelf {
+			// ASCII fast path: the same cases as below for a one-byte rune, which is never a
+			// combining mark or CJK.
+			i++
+			switch {
+			case asciiClass[c]&clAlnum != 0:
+				if cjkRun > 0 {
+					endCJK()
+				}
+				if start < 0 {
+					start, hasDigit = len(sc.buf), false
+				}
+				lastDigit = c <= '9'
+				hasDigit = hasDigit || lastDigit
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				sc.buf = append(sc.buf, c)
+			case (c == '.' || c == ',') && start >= 0 && lastDigit && i < len(s) && isDigitByte(s[i]):
+				sc.buf = append(sc.buf, c)
+			default:
+				if start >= 0 {
+					sc.endWord(start, hasDigit)
+					start = -1
+				}
+				if cjkRun > 0 {
+					endCJK()
+				}
+			}
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
 		next := i + size
 		switch {
 		case isAlnum(r) && !isCJK(r):
