@@ -6,6 +6,7 @@ package text // import "github.com/agenteval/agenteval-collector/internal/text"
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 )
@@ -185,12 +186,22 @@ func (sc *scanner) scan(s string) {
 				if start < 0 {
 					start, hasDigit = len(sc.buf), false
 				}
-				lastDigit = c <= '9'
-				hasDigit = hasDigit || lastDigit
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
+				// the whole run of ASCII letters and digits at once
+				j := i
+				for j < len(s) && s[j] < utf8.RuneSelf && asciiClass[s[j]]&clAlnum != 0 {
+					j++
 				}
-				sc.buf = append(sc.buf, c)
+				n0 := len(sc.buf)
+				sc.buf = append(sc.buf, s[i-1:j]...)
+				for k, c := range sc.buf[n0:] {
+					if c <= '9' {
+						hasDigit = true
+					} else if c <= 'Z' {
+						sc.buf[n0+k] = c + 'a' - 'A'
+					}
+				}
+				lastDigit = s[j-1] <= '9'
+				i = j
 			case (c == '.' || c == ',') && start >= 0 && lastDigit && i < len(s) && isDigitByte(s[i]):
 				sc.buf = append(sc.buf, c)
 			default:
@@ -263,17 +274,56 @@ func (sc *scanner) endWord(start int, hasDigit bool) {
 		sc.toks = append(sc.toks, token{start: int32(start), end: int32(len(sc.buf)), num: true})
 		return
 	}
-	if utf8.RuneCount(w) < 2 || isStop(w) {
+	h := fnv(w)
+	slot := &wordMemo[h&(wordMemoSize-1)]
+	e := slot.Load()
+	if e == nil || e.h != h || e.word != string(w) {
+		e = &wordEntry{h: h, word: string(w)}
+		if st := wordStem(w); st != nil {
+			if e.word[:len(st)] == string(st) {
+				e.stem = e.word[:len(st)]
+			} else {
+				e.stem = string(st)
+			}
+		}
+		slot.Store(e)
+	}
+	if e.stem == "" {
 		sc.buf = sc.buf[:start]
 		return
+	}
+	sc.buf = append(sc.buf[:start], e.stem...)
+	sc.toks = append(sc.toks, token{start: int32(start), end: int32(len(sc.buf))})
+}
+
+// wordStem returns the token of the folded word w without a digit, stemmed in place (a
+// prefix of w's storage), or nil when the word is dropped: fewer than 2 runes, a stop
+// word, or the stem of a framing word.
+func wordStem(w []byte) []byte {
+	if utf8.RuneCount(w) < 2 || isStop(w) {
+		return nil
 	}
 	st := stem(w)
 	if isFramingStem(st) {
-		sc.buf = sc.buf[:start]
-		return
+		return nil
 	}
-	sc.buf = sc.buf[:start+len(st)]
-	sc.toks = append(sc.toks, token{start: int32(start), end: int32(len(sc.buf))})
+	return st
+}
+
+// wordMemoSize is the number of entries of wordMemo (a power of 2).
+const wordMemoSize = 4096
+
+// wordMemo is a process-wide direct-mapped memo of wordStem, keyed by the folded word
+// (its FNV-1a 64 hash picks the entry; a hit compares the word). Natural text repeats
+// its words, so most words skip the stop list, the stemmer and the framing list. Entries
+// are immutable and replaced whole (atomic pointers: safe for concurrent scans); the memo
+// only caches a pure function, so results never depend on what it holds.
+var wordMemo [wordMemoSize]atomic.Pointer[wordEntry]
+
+type wordEntry struct {
+	h    uint64
+	word string
+	stem string // "" when the word is dropped
 }
 
 // appendNumberKey appends to dst the canonical form of the word w that contains a digit. Words that are not
