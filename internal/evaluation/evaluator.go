@@ -61,6 +61,10 @@ type evalCtx struct {
 	priorConversation map[string]bool
 	// candidateMemo memoises candidates per agent.
 	candidateMemo map[string][]string
+	// tokenMemo and callTextMemo memoise text.Tokens per text and toolCallText per
+	// call (memo.go), made on first use.
+	tokenMemo    map[string][]string
+	callTextMemo map[*session.ToolCall]string
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {

@@ -188,7 +188,7 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 			hall.reason += "; ungrounded specifics in the final response: " + factList(ungrounded)
 		}
 	case len(ungrounded) > 0 && !weakEvidence(ungrounded):
-		stated := len(text.SalientFacts(t.FinalResponse))
+		stated := len(c.salient(t.FinalResponse))
 		if stated < len(ungrounded) {
 			stated = len(ungrounded)
 		}
@@ -254,6 +254,7 @@ func factList(fs []text.Fact) string {
 // The result is the same as the last stage's; the common case costs a few texts.
 func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 	t := &c.s.Turns[ti]
+	stated := c.salient(final)
 	if fr := finalResponder(t); fr >= 0 {
 		in := &t.Interactions[fr]
 		first := []string{t.UserMessage, in.Input}
@@ -262,11 +263,11 @@ func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 				first = append(first, tc.Result)
 			}
 		}
-		if len(text.Ungrounded(final, first...)) == 0 {
+		if len(text.UngroundedFacts(stated, first...)) == 0 {
 			return nil
 		}
 	}
-	out := text.Ungrounded(final, c.turnSources(ti)...)
+	out := text.UngroundedFacts(stated, c.turnSources(ti)...)
 	if len(out) == 0 || ti == 0 {
 		return out
 	}
@@ -274,7 +275,7 @@ func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 	for k := 0; k <= ti; k++ {
 		all = append(all, c.turnSources(k)...)
 	}
-	return text.Ungrounded(final, all...)
+	return text.UngroundedFacts(stated, all...)
 }
 
 // turnSources returns the texts a final response may draw on from turn ti: the user
@@ -340,7 +341,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	t := &c.s.Turns[ti]
 	req := map[string]bool{}
 	var reqList []string
-	for _, tok := range text.Tokens(t.UserMessage) {
+	for _, tok := range c.tokens(t.UserMessage) {
 		if !req[tok] {
 			req[tok] = true
 			reqList = append(reqList, tok)
@@ -362,7 +363,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		seen[s] = true
 		items++
 		var shared []string
-		for _, tok := range text.Tokens(s) {
+		for _, tok := range c.tokens(s) {
 			union[tok] = true
 			if inTask(tok) && !slices.Contains(shared, tok) {
 				shared = append(shared, tok)
@@ -379,7 +380,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		for si := range in.Steps {
 			st := &in.Steps[si]
 			if st.ToolCall != nil {
-				consider(func() string { return in.AgentID + " call " + st.ToolCall.ToolName }, toolCallText(st.ToolCall, c.args.get(st.ToolCall).args))
+				consider(func() string { return in.AgentID + " call " + st.ToolCall.ToolName }, c.callText(st.ToolCall))
 			}
 			if st.Handoff != nil {
 				consider(func() string { return in.AgentID + " handoff to " + st.Handoff.ToAgent }, st.Handoff.Payload)
@@ -425,7 +426,7 @@ func (c *evalCtx) inConversation(tok string, ti int) bool {
 	for ; c.convTurns < ti; c.convTurns++ {
 		k := c.convTurns
 		c.conversationTexts(k, func(s string) {
-			for _, tok := range text.Tokens(s) {
+			for _, tok := range c.tokens(s) {
 				if _, ok := c.convFirst[tok]; !ok {
 					c.convFirst[tok] = k
 				}
@@ -446,7 +447,7 @@ func (c *evalCtx) conversationTexts(k int, add func(string)) {
 	for ii := range t.Interactions {
 		for si := range t.Interactions[ii].Steps {
 			if tc := t.Interactions[ii].Steps[si].ToolCall; tc != nil {
-				add(toolCallText(tc, c.args.get(tc).args))
+				add(c.callText(tc))
 				add(tc.Result)
 			}
 		}

@@ -311,7 +311,7 @@ func wordStem(w []byte) []byte {
 }
 
 // wordMemoSize is the number of entries of wordMemo (a power of 2).
-const wordMemoSize = 4096
+const wordMemoSize = 16384
 
 // wordMemo is a process-wide direct-mapped memo of wordStem, keyed by the folded word
 // (its FNV-1a 64 hash picks the entry; a hit compares the word). Natural text repeats
