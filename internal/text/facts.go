@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -120,29 +121,60 @@ func (e *extractor) add(pos int, kind, value string) {
 // ("1." or "2)" starting a line) are not facts. Nil when there is none.
 func SalientFacts(s string) []Fact {
 	e := extract(s)
+	defer e.release()
 	return e.result()
 }
 
+// extract returns the extractor of s with every step done; the caller releases it when
+// done reading it (release).
 func extract(s string) *extractor {
-	e := &extractor{s: capInput(s), facts: make([]posFact, 0, 8)}
+	e := newExtractor(capInput(s))
 	e.scanQuotes()
 	e.scanURLs()
 	e.lexChunks()
-	e.used = make([]bool, len(e.chunks))
+	e.resetUsed()
 	e.monthDates()
 	e.classify()
 	return e
 }
 
 // extractForIndex does the part of extract that a haystack needs: URLs, chunks and month-name dates (no
-// quoted strings, names or classification); s is already capped.
+// quoted strings, names or classification); s is already capped. The caller releases it.
 func extractForIndex(s string) *extractor {
-	e := &extractor{s: s}
+	e := newExtractor(s)
 	e.scanURLs()
 	e.lexChunks()
-	e.used = make([]bool, len(e.chunks))
+	e.resetUsed()
 	e.monthDates()
 	return e
+}
+
+// extractorPool recycles the extractors' buffers (chunks, folded cores, facts, spans).
+// Nothing read out of an extractor aliases them: facts and chunk cores are strings (the
+// input's substrings or copies), so an extractor is released once its reader is done.
+var extractorPool = sync.Pool{New: func() any { return new(extractor) }}
+
+func newExtractor(s string) *extractor {
+	e := extractorPool.Get().(*extractor)
+	e.s = s
+	return e
+}
+
+// release clears the extractor (so that the pool holds no reference to the input) and
+// returns it to the pool.
+func (e *extractor) release() {
+	clear(e.facts[:cap(e.facts)])
+	clear(e.chunks[:cap(e.chunks)])
+	*e = extractor{fbuf: e.fbuf[:0], facts: e.facts[:0], urls: e.urls[:0], code: e.code[:0],
+		chunks: e.chunks[:0], used: e.used[:0]}
+	extractorPool.Put(e)
+}
+
+// resetUsed makes used one false per chunk.
+func (e *extractor) resetUsed() {
+	n := len(e.chunks)
+	e.used = slices.Grow(e.used[:0], n)[:n]
+	clear(e.used)
 }
 
 func (e *extractor) result() []Fact {
@@ -313,8 +345,8 @@ func hasPrefixFold(s, p string) bool { return len(s) >= len(p) && strings.EqualF
 // lexChunks cuts the text (outside URLs) into chunks at hard separators (every rune that is not isSoft).
 func (e *extractor) lexChunks() {
 	s := e.s
-	e.chunks = make([]chunk, 0, len(s)/6+1)
-	e.fbuf = make([]byte, 0, len(s))
+	e.chunks = slices.Grow(e.chunks[:0], len(s)/6+1)
+	e.fbuf = slices.Grow(e.fbuf[:0], len(s))
 	gapStart := 0
 	heading, first, afterMarker := false, true, false
 	flush := func(start, end int) {

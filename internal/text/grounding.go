@@ -67,6 +67,7 @@ func (h *haystack) add(s string) {
 		i = j
 	}
 	e := extractForIndex(s)
+	defer e.release()
 	for _, pf := range e.facts { // month-name dates
 		h.addDate(pf.f.Value)
 	}
