@@ -64,6 +64,46 @@ func isSoft(r rune) bool {
 
 func isCurrencySym(r rune) bool { return r == '$' || r >= 0x80 && unicode.Is(unicode.Sc, r) }
 
+// coreStart is strings.IndexFunc(raw, letter, digit, '#' or currency) with an ASCII fast
+// path: the byte offset where a chunk's core starts, or -1.
+func coreStart(raw string) int {
+	for i := 0; i < len(raw); {
+		if c := raw[i]; c < utf8.RuneSelf {
+			if asciiClass[c]&clAlnum != 0 || c == '#' || c == '$' {
+				return i
+			}
+			i++
+			continue
+		}
+		r, sz := utf8.DecodeRuneInString(raw[i:])
+		if isAlnum(r) || isCurrencySym(r) {
+			return i
+		}
+		i += sz
+	}
+	return -1
+}
+
+// coreLast is strings.LastIndexFunc(raw, letter, digit, '%' or currency) with an ASCII
+// fast path: the byte offset of the last rune of a chunk's core, or -1.
+func coreLast(raw string) int {
+	for i := len(raw); i > 0; {
+		if c := raw[i-1]; c < utf8.RuneSelf {
+			i--
+			if asciiClass[c]&clAlnum != 0 || c == '%' || c == '$' {
+				return i
+			}
+			continue
+		}
+		r, sz := utf8.DecodeLastRuneInString(raw[:i])
+		i -= sz
+		if isAlnum(r) || isCurrencySym(r) {
+			return i
+		}
+	}
+	return -1
+}
+
 // span is a byte range [start, end).
 type span struct{ start, end int }
 
@@ -351,11 +391,11 @@ func (e *extractor) lexChunks() {
 	heading, first, afterMarker := false, true, false
 	flush := func(start, end int) {
 		raw := s[start:end]
-		cs := strings.IndexFunc(raw, func(r rune) bool { return isAlnum(r) || r == '#' || isCurrencySym(r) })
+		cs := coreStart(raw)
 		if cs < 0 {
 			return
 		}
-		ce := strings.LastIndexFunc(raw, func(r rune) bool { return isAlnum(r) || r == '%' || isCurrencySym(r) })
+		ce := coreLast(raw)
 		if ce < cs {
 			return
 		}
@@ -426,11 +466,16 @@ func (e *extractor) lexChunks() {
 			nextURL++
 			continue
 		}
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
+		var soft bool
+		size := 1
+		if c := s[i]; c < utf8.RuneSelf {
+			soft = asciiClass[c]&clSoft != 0
+		} else {
+			var r rune
 			r, size = utf8.DecodeRuneInString(s[i:])
+			soft = isSoft(r)
 		}
-		if isSoft(r) {
+		if soft {
 			if start < 0 {
 				start = i
 			}

@@ -147,3 +147,17 @@ func TestMentionsNameMemo(t *testing.T) {
 	assert.Equal(t, []string{"tool_7_refundOrder", "tool_2047_refundOrder", "tool_3000_refundOrder"}, first)
 	assert.Equal(t, first, Mentions(s, names))
 }
+
+func TestCoreBoundsMatchIndexFunc(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	texts := []string{"", "#", "%", "$", "€", "\xff", "--#12%--", "«ORD-9»", "…50€…", "é\u0301"}
+	for range 5000 {
+		texts = append(texts, randomText(r)+"\xc3"+"%#$€(")
+	}
+	for _, raw := range texts {
+		want := strings.IndexFunc(raw, func(r rune) bool { return isAlnum(r) || r == '#' || isCurrencySym(r) })
+		require.Equal(t, want, coreStart(raw), "%q", raw)
+		wantLast := strings.LastIndexFunc(raw, func(r rune) bool { return isAlnum(r) || r == '%' || isCurrencySym(r) })
+		require.Equal(t, wantLast, coreLast(raw), "%q", raw)
+	}
+}
