@@ -161,3 +161,12 @@ func TestCoreBoundsMatchIndexFunc(t *testing.T) {
 		require.Equal(t, wantLast, coreLast(raw), "%q", raw)
 	}
 }
+
+// TestLongWordsBypassTheMemo: words longer than maxMemoWord are stemmed without the memo,
+// with the same rules.
+func TestLongWordsBypassTheMemo(t *testing.T) {
+	long := strings.Repeat("ab", maxMemoWord)
+	assert.Equal(t, []string{long}, Tokens(long+"ing"))
+	assert.Equal(t, []string{long + "qui"}, Tokens(strings.ToUpper(long)+"QUIES"))
+	assert.Equal(t, []string{"sort", long}, Tokens("sorting "+long+"s"))
+}

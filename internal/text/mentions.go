@@ -112,15 +112,26 @@ const nameMemoSize = 1024
 var nameMemo [nameMemoSize]atomic.Pointer[nameForms]
 
 func nameFormsOf(name string) *nameForms {
+	if len(name) > maxMemoName {
+		return computeNameForms(name)
+	}
 	slot := &nameMemo[fnv(name)&(nameMemoSize-1)]
 	if nf := slot.Load(); nf != nil && nf.name == name {
 		return nf
 	}
+	nf := computeNameForms(name)
+	slot.Store(nf)
+	return nf
+}
+
+// maxMemoName is the longest name (in bytes) nameMemo keeps.
+const maxMemoName = 256
+
+func computeNameForms(name string) *nameForms {
 	nf := &nameForms{name: name}
 	if nw := identWords(name); len(nw) > 2 {
 		nf.words = nw
 		nf.joined = " " + strings.ReplaceAll(strings.TrimSpace(nw), " ", "") + " "
 	}
-	slot.Store(nf)
 	return nf
 }

@@ -274,6 +274,17 @@ func (sc *scanner) endWord(start int, hasDigit bool) {
 		sc.toks = append(sc.toks, token{start: int32(start), end: int32(len(sc.buf)), num: true})
 		return
 	}
+	if len(w) > maxMemoWord {
+		// Long runs (hashes, base64, glued text) are rare and not worth keeping.
+		st := wordStem(w)
+		if st == nil {
+			sc.buf = sc.buf[:start]
+			return
+		}
+		sc.buf = sc.buf[:start+len(st)] // st is a prefix of w's storage
+		sc.toks = append(sc.toks, token{start: int32(start), end: int32(len(sc.buf))})
+		return
+	}
 	h := fnv(w)
 	slot := &wordMemo[h&(wordMemoSize-1)]
 	e := slot.Load()
@@ -310,8 +321,13 @@ func wordStem(w []byte) []byte {
 	return st
 }
 
-// wordMemoSize is the number of entries of wordMemo (a power of 2).
-const wordMemoSize = 16384
+// wordMemoSize is the number of entries of wordMemo (a power of 2), and maxMemoWord the
+// longest folded word (in bytes) it keeps: the memo holds at most 16,384 words of at most
+// 64 bytes (about 2 MiB with the entries).
+const (
+	wordMemoSize = 16384
+	maxMemoWord  = 64
+)
 
 // wordMemo is a process-wide direct-mapped memo of wordStem, keyed by the folded word
 // (its FNV-1a 64 hash picks the entry; a hit compares the word). Natural text repeats
