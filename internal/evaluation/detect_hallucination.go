@@ -68,7 +68,7 @@ func (hallucinationDetector) detect(c *evalCtx, x *detectInput) detection {
 			hall.reason += "; ungrounded specifics in the final response: " + factList(ungrounded)
 		}
 	case len(ungrounded) > 0 && !weakEvidence(ungrounded):
-		stated := len(text.SalientFacts(t.FinalResponse))
+		stated := len(c.salient(t.FinalResponse))
 		if stated < len(ungrounded) {
 			stated = len(ungrounded)
 		}
@@ -111,6 +111,7 @@ func factList(fs []text.Fact) string {
 // The result is the same as the last stage's; the common case costs a few texts.
 func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 	t := &c.s.Turns[ti]
+	stated := c.salient(final)
 	if fr := finalResponder(t); fr >= 0 {
 		in := &t.Interactions[fr]
 		first := []string{t.UserMessage, in.Input}
@@ -119,11 +120,11 @@ func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 				first = append(first, tc.Result)
 			}
 		}
-		if len(text.Ungrounded(final, first...)) == 0 {
+		if len(text.UngroundedFacts(stated, first...)) == 0 {
 			return nil
 		}
 	}
-	out := text.Ungrounded(final, c.turnSources(ti)...)
+	out := text.UngroundedFacts(stated, c.turnSources(ti)...)
 	if len(out) == 0 || ti == 0 {
 		return out
 	}
@@ -131,7 +132,7 @@ func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 	for k := 0; k <= ti; k++ {
 		all = append(all, c.turnSources(k)...)
 	}
-	return text.Ungrounded(final, all...)
+	return text.UngroundedFacts(stated, all...)
 }
 
 // turnSources returns the texts a final response may draw on from turn ti: the user

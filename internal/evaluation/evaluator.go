@@ -66,6 +66,10 @@ type evalCtx struct {
 	// allocation (a pointer to a local passed through an interface escapes).
 	result    TurnResult
 	detecting detectInput
+	// tokenMemo and callTextMemo memoise text.Tokens per text and toolCallText per
+	// call (memo.go), made on first use.
+	tokenMemo    map[string][]string
+	callTextMemo map[*session.ToolCall]string
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {

@@ -79,12 +79,7 @@ func (c *evalCtx) facts(texts []string) []text.Fact {
 	var out []text.Fact
 	seen := map[text.Fact]bool{}
 	for _, s := range texts {
-		fs, ok := c.factMemo[s]
-		if !ok {
-			fs = text.SalientFacts(s)
-			c.factMemo[s] = fs
-		}
-		for _, f := range fs {
+		for _, f := range c.salient(s) {
 			if !seen[f] {
 				seen[f] = true
 				out = append(out, f)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
-	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // A session is evaluated turn by turn (docs/decisions/sessions.md §4): each turn is
@@ -155,7 +154,7 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 		seen[g] = true
 	}
 	for _, src := range c.turnSources(ti) {
-		for _, f := range text.SalientFacts(src) {
+		for _, f := range c.salient(src) {
 			if !seen[f.Value] {
 				seen[f.Value] = true
 				rec.Grounding = append(rec.Grounding, f.Value)
@@ -181,7 +180,7 @@ func carryConversation(prev *TurnRecord, c *evalCtx, ti int) []string {
 		seen[tok] = true
 	}
 	c.conversationTexts(ti, func(s string) {
-		for _, tok := range text.Tokens(s) {
+		for _, tok := range c.tokens(s) {
 			if !seen[tok] {
 				seen[tok] = true
 				out = append(out, tok)

@@ -23,6 +23,11 @@ func round4(v float64) float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return v
 	}
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		// An integer (0 and 1 are most scores) prints as "N.0000" and parses back to
+		// itself (-0 included): no formatting needed.
+		return v
+	}
 	var buf [32]byte
 	r, err := strconv.ParseFloat(string(strconv.AppendFloat(buf[:0], v, 'f', 4, 64)), 64)
 	if err != nil {

@@ -6,6 +6,7 @@ package evaluation
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,4 +80,20 @@ func TestRound4(t *testing.T) {
 	q := ptr(2.0 / 3)
 	round4Ptr(&q)
 	assert.Equal(t, 0.6667, *q)
+}
+
+// TestRound4IntegersUnformatted: the integer shortcut of round4 answers like formatting
+// and parsing back (docs/decisions/performance.md §8.7), -0 and large values included.
+func TestRound4IntegersUnformatted(t *testing.T) {
+	viaText := func(v float64) float64 {
+		r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 4, 64), 64)
+		require.NoError(t, err)
+		return r
+	}
+	negZero := math.Copysign(0, -1)
+	for _, v := range []float64{0, negZero, 1, -1, 2, 1000, 49, 1e15, -1e15, 1 << 52, 1<<53 - 1, 1 << 53, 1e300, 0.5, 0.25, 0.8687499999999999, 2.00005} {
+		got, want := round4(v), viaText(v)
+		assert.Equal(t, want, got, "%v", v)
+		assert.Equal(t, math.Signbit(want), math.Signbit(got), "%v sign", v)
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
-	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // intentDrift measures how far turn ti's actions and answers wander from the user's
@@ -38,7 +37,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	t := &c.s.Turns[ti]
 	req := map[string]bool{}
 	var reqList []string
-	for _, tok := range text.Tokens(t.UserMessage) {
+	for _, tok := range c.tokens(t.UserMessage) {
 		if !req[tok] {
 			req[tok] = true
 			reqList = append(reqList, tok)
@@ -64,7 +63,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 			itemTexts, itemLabels = append(itemTexts, s), append(itemLabels, label())
 		}
 		var shared []string
-		for _, tok := range text.Tokens(s) {
+		for _, tok := range c.tokens(s) {
 			union[tok] = true
 			if inTask(tok) && !slices.Contains(shared, tok) {
 				shared = append(shared, tok)
@@ -81,7 +80,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		for si := range in.Steps {
 			st := &in.Steps[si]
 			if st.ToolCall != nil {
-				consider(func() string { return in.AgentID + " call " + st.ToolCall.ToolName }, toolCallText(st.ToolCall, c.args.get(st.ToolCall).args))
+				consider(func() string { return in.AgentID + " call " + st.ToolCall.ToolName }, c.callText(st.ToolCall))
 			}
 			if st.Handoff != nil {
 				consider(func() string { return in.AgentID + " handoff to " + st.Handoff.ToAgent }, st.Handoff.Payload)
@@ -133,7 +132,7 @@ func (c *evalCtx) inConversation(tok string, ti int) bool {
 	for ; c.convTurns < ti; c.convTurns++ {
 		k := c.convTurns
 		c.conversationTexts(k, func(s string) {
-			for _, tok := range text.Tokens(s) {
+			for _, tok := range c.tokens(s) {
 				if _, ok := c.convFirst[tok]; !ok {
 					c.convFirst[tok] = k
 				}
@@ -154,7 +153,7 @@ func (c *evalCtx) conversationTexts(k int, add func(string)) {
 	for ii := range t.Interactions {
 		for si := range t.Interactions[ii].Steps {
 			if tc := t.Interactions[ii].Steps[si].ToolCall; tc != nil {
-				add(toolCallText(tc, c.args.get(tc).args))
+				add(c.callText(tc))
 				add(tc.Result)
 			}
 		}

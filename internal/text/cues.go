@@ -18,10 +18,24 @@ func cueNorm(s string) string {
 	b := make([]byte, 1, len(s)+2)
 	b[0] = ' '
 	for i := 0; i < len(s); {
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[i:])
+		if c := s[i]; c < utf8.RuneSelf {
+			// ASCII fast path: the cases below for a one-byte rune.
+			i++
+			switch {
+			case asciiClass[c]&clAlnum != 0:
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				b = append(b, c)
+			case c == '\'':
+			default:
+				if b[len(b)-1] != ' ' {
+					b = append(b, ' ')
+				}
+			}
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		switch {
 		case r < utf8.RuneSelf && asciiClass[r]&clAlnum != 0:
@@ -231,12 +245,26 @@ var notCorrectionAfterNo = map[string]bool{
 }
 
 // restatement leads and negations for "I asked for X, not Y" (same language pairs only).
-var restatements = []struct{ leads, negs []string }{
+var restatements = padRestatements([]struct{ leads, negs []string }{
 	{leads: []string{"i asked", "i wanted", "i want", "i said", "i meant", "i need", "i needed", "i requested"},
 		negs: []string{"not"}},
 	{leads: []string{"jai demande", "je voulais", "je veux"}, negs: []string{"pas"}},
 	{leads: []string{"pedi", "queria", "quiero", "dije"}, negs: []string{"no"}},
 	{leads: []string{"ich wollte", "ich will", "ich meinte", "ich habe nach"}, negs: []string{"nicht", "kein", "keine"}},
+})
+
+// padRestatements pads each lead and negation with a space at each end, as they are
+// matched in cueNorm'ed text (done once, not per follow-up).
+func padRestatements(rs []struct{ leads, negs []string }) []struct{ leads, negs []string } {
+	for _, r := range rs {
+		for i, l := range r.leads {
+			r.leads[i] = " " + l + " "
+		}
+		for i, n := range r.negs {
+			r.negs[i] = " " + n + " "
+		}
+	}
+	return rs
 }
 
 // Correction reports whether a follow-up user message corrects or complains about the previous answer (RDM):
@@ -264,16 +292,27 @@ func Correction(followUp, prev string) (ok bool, confidence float64, cue string)
 		return true
 	})
 	if confidence < 0.95 {
+		lastFirst, f := "", -1
 	restate:
 		for _, r := range restatements {
 			for _, l := range r.leads {
-				i := strings.Index(n, " "+l+" ")
+				// A lead's first occurrence is at or after its first word's ("i", "je",
+				// "ich"...): the first word is searched once for the leads listed after
+				// one another that share it, and they are not searched when it is absent.
+				if first := l[:strings.IndexByte(l[1:], ' ')+2]; first != lastFirst {
+					lastFirst, f = first, strings.Index(n, first)
+				}
+				if f < 0 {
+					continue
+				}
+				i := strings.Index(n[f:], l)
 				if i < 0 {
 					continue
 				}
-				rest := n[i+len(l)+1:]
+				i += f
+				rest := n[i+len(l)-1:]
 				for _, neg := range r.negs {
-					if strings.Contains(rest, " "+neg+" ") {
+					if strings.Contains(rest, neg) {
 						confidence, cue = 0.95, "I asked for X, not Y"
 						break restate
 					}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -62,6 +63,46 @@ func isSoft(r rune) bool {
 }
 
 func isCurrencySym(r rune) bool { return r == '$' || r >= 0x80 && unicode.Is(unicode.Sc, r) }
+
+// coreStart is strings.IndexFunc(raw, letter, digit, '#' or currency) with an ASCII fast
+// path: the byte offset where a chunk's core starts, or -1.
+func coreStart(raw string) int {
+	for i := 0; i < len(raw); {
+		if c := raw[i]; c < utf8.RuneSelf {
+			if asciiClass[c]&clAlnum != 0 || c == '#' || c == '$' {
+				return i
+			}
+			i++
+			continue
+		}
+		r, sz := utf8.DecodeRuneInString(raw[i:])
+		if isAlnum(r) || isCurrencySym(r) {
+			return i
+		}
+		i += sz
+	}
+	return -1
+}
+
+// coreLast is strings.LastIndexFunc(raw, letter, digit, '%' or currency) with an ASCII
+// fast path: the byte offset of the last rune of a chunk's core, or -1.
+func coreLast(raw string) int {
+	for i := len(raw); i > 0; {
+		if c := raw[i-1]; c < utf8.RuneSelf {
+			i--
+			if asciiClass[c]&clAlnum != 0 || c == '%' || c == '$' {
+				return i
+			}
+			continue
+		}
+		r, sz := utf8.DecodeLastRuneInString(raw[:i])
+		i -= sz
+		if isAlnum(r) || isCurrencySym(r) {
+			return i
+		}
+	}
+	return -1
+}
 
 // span is a byte range [start, end).
 type span struct{ start, end int }
@@ -120,29 +161,60 @@ func (e *extractor) add(pos int, kind, value string) {
 // ("1." or "2)" starting a line) are not facts. Nil when there is none.
 func SalientFacts(s string) []Fact {
 	e := extract(s)
+	defer e.release()
 	return e.result()
 }
 
+// extract returns the extractor of s with every step done; the caller releases it when
+// done reading it (release).
 func extract(s string) *extractor {
-	e := &extractor{s: capInput(s), facts: make([]posFact, 0, 8)}
+	e := newExtractor(capInput(s))
 	e.scanQuotes()
 	e.scanURLs()
 	e.lexChunks()
-	e.used = make([]bool, len(e.chunks))
+	e.resetUsed()
 	e.monthDates()
 	e.classify()
 	return e
 }
 
 // extractForIndex does the part of extract that a haystack needs: URLs, chunks and month-name dates (no
-// quoted strings, names or classification); s is already capped.
+// quoted strings, names or classification); s is already capped. The caller releases it.
 func extractForIndex(s string) *extractor {
-	e := &extractor{s: s}
+	e := newExtractor(s)
 	e.scanURLs()
 	e.lexChunks()
-	e.used = make([]bool, len(e.chunks))
+	e.resetUsed()
 	e.monthDates()
 	return e
+}
+
+// extractorPool recycles the extractors' buffers (chunks, folded cores, facts, spans).
+// Nothing read out of an extractor aliases them: facts and chunk cores are strings (the
+// input's substrings or copies), so an extractor is released once its reader is done.
+var extractorPool = sync.Pool{New: func() any { return new(extractor) }}
+
+func newExtractor(s string) *extractor {
+	e := extractorPool.Get().(*extractor)
+	e.s = s
+	return e
+}
+
+// release clears the extractor (so that the pool holds no reference to the input) and
+// returns it to the pool.
+func (e *extractor) release() {
+	clear(e.facts[:cap(e.facts)])
+	clear(e.chunks[:cap(e.chunks)])
+	*e = extractor{fbuf: e.fbuf[:0], facts: e.facts[:0], urls: e.urls[:0], code: e.code[:0],
+		chunks: e.chunks[:0], used: e.used[:0]}
+	extractorPool.Put(e)
+}
+
+// resetUsed makes used one false per chunk.
+func (e *extractor) resetUsed() {
+	n := len(e.chunks)
+	e.used = slices.Grow(e.used[:0], n)[:n]
+	clear(e.used)
 }
 
 func (e *extractor) result() []Fact {
@@ -313,17 +385,17 @@ func hasPrefixFold(s, p string) bool { return len(s) >= len(p) && strings.EqualF
 // lexChunks cuts the text (outside URLs) into chunks at hard separators (every rune that is not isSoft).
 func (e *extractor) lexChunks() {
 	s := e.s
-	e.chunks = make([]chunk, 0, len(s)/6+1)
-	e.fbuf = make([]byte, 0, len(s))
+	e.chunks = slices.Grow(e.chunks[:0], len(s)/6+1)
+	e.fbuf = slices.Grow(e.fbuf[:0], len(s))
 	gapStart := 0
 	heading, first, afterMarker := false, true, false
 	flush := func(start, end int) {
 		raw := s[start:end]
-		cs := strings.IndexFunc(raw, func(r rune) bool { return isAlnum(r) || r == '#' || isCurrencySym(r) })
+		cs := coreStart(raw)
 		if cs < 0 {
 			return
 		}
-		ce := strings.LastIndexFunc(raw, func(r rune) bool { return isAlnum(r) || r == '%' || isCurrencySym(r) })
+		ce := coreLast(raw)
 		if ce < cs {
 			return
 		}
@@ -394,11 +466,16 @@ func (e *extractor) lexChunks() {
 			nextURL++
 			continue
 		}
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
+		var soft bool
+		size := 1
+		if c := s[i]; c < utf8.RuneSelf {
+			soft = asciiClass[c]&clSoft != 0
+		} else {
+			var r rune
 			r, size = utf8.DecodeRuneInString(s[i:])
+			soft = isSoft(r)
 		}
-		if isSoft(r) {
+		if soft {
 			if start < 0 {
 				start = i
 			}

@@ -4,7 +4,6 @@
 package text // import "github.com/agenteval/agenteval-collector/internal/text"
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -98,7 +97,7 @@ func (h hashSet) hasAll(ts []string) bool {
 
 func (ts *tokenSets) get(answer, request string) (ans, req hashSet) {
 	if ts.req == nil {
-		ts.reqList, ts.req = uniqSet(Tokens(request))
+		ts.reqList, ts.req = distinctTokens(request)
 	}
 	if !ts.done {
 		ts.done = true
@@ -148,7 +147,9 @@ func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, co
 				}
 			}
 		}
-		if len(Tokens(clause)) > 0 {
+		// Only whether some clause so far had content matters: once one had, the clauses
+		// after it need not be tokenised for it.
+		if !seenContent && len(Tokens(clause)) > 0 {
 			seenContent = true
 		}
 	}
@@ -282,10 +283,10 @@ func FollowUpEvidence(request, answer, followUp string, minSimilarity float64) E
 
 func compareFollowUp(request, answer, followUp string, ts *tokenSets, minSimilarity float64) Reask {
 	if ts.req == nil {
-		ts.reqList, ts.req = uniqSet(Tokens(request))
+		ts.reqList, ts.req = distinctTokens(request)
 	}
 	p, ps := ts.reqList, ts.req
-	n, ns := uniqSet(Tokens(followUp))
+	n, ns := distinctTokens(followUp)
 	var r Reask
 	if len(p) == 0 || len(n) == 0 {
 		r.Empty = true
@@ -339,42 +340,74 @@ func compareFollowUp(request, answer, followUp string, ts *tokenSets, minSimilar
 	return r
 }
 
-// uniqSet returns the distinct tokens of ts in order of first occurrence, and their set
-// (sorted hashes). The (hash, position) pairs are sorted once; the first position of each
-// hash is marked, and the marked tokens are taken in their original order.
-func uniqSet(ts []string) ([]string, hashSet) {
-	type hp struct {
-		h uint64
-		i int32
+// distinctTokens returns the distinct Tokens of s in order of first occurrence
+// (sub-strings of one copy of the scan) and their set (sorted hashes; non-nil even when s
+// has no token). Tokens are told apart by their FNV-1a 64 hash: a small open-addressing
+// table of the hashes seen marks the first occurrence of each (a slot holds h+1, so 0 is
+// empty; the one hash that would wrap is kept aside), and the distinct hashes are then
+// sorted.
+func distinctTokens(s string) ([]string, hashSet) {
+	sc := scannerPool.Get().(*scanner)
+	defer scannerPool.Put(sc)
+	sc.scan(s)
+	if len(sc.toks) == 0 {
+		return nil, hashSet{}
 	}
-	pairs := make([]hp, len(ts))
-	for i, t := range ts {
-		pairs[i] = hp{fnv(t), int32(i)}
+	str := string(sc.buf)
+	n := 8
+	for n < 2*len(sc.toks) {
+		n <<= 1
 	}
-	slices.SortFunc(pairs, func(a, b hp) int {
-		if c := cmp.Compare(a.h, b.h); c != 0 {
-			return c
+	var stack [128]uint64
+	var table []uint64
+	if n <= len(stack) {
+		table = stack[:n]
+	} else {
+		table = make([]uint64, n)
+	}
+	mask := uint64(n - 1)
+	seenMax := false
+	set := make(hashSet, 0, len(sc.toks))
+	out := make([]string, 0, len(sc.toks))
+	for _, t := range sc.toks {
+		tok := str[t.start:t.end]
+		h := fnv(tok)
+		if h == math.MaxUint64 {
+			if !seenMax {
+				seenMax = true
+				set = append(set, h)
+				out = append(out, tok)
+			}
+			continue
 		}
-		return cmp.Compare(a.i, b.i)
-	})
-	set := make(hashSet, 0, len(ts))
-	first := make([]bool, len(ts))
-	for k, p := range pairs {
-		if k == 0 || p.h != pairs[k-1].h {
-			set = append(set, p.h)
-			first[p.i] = true
+		for i := h & mask; ; i = (i + 1) & mask {
+			if table[i] == 0 {
+				table[i] = h + 1
+				set = append(set, h)
+				out = append(out, tok)
+				break
+			}
+			if table[i] == h+1 {
+				break
+			}
 		}
 	}
-	out := make([]string, 0, len(set))
-	for i, t := range ts {
-		if first[i] {
-			out = append(out, t)
-		}
-	}
+	slices.Sort(set)
 	return out, set
 }
 
 func isNumeric(t string) bool {
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; '0' <= c && c <= '9' {
+			return true
+		} else if c >= utf8.RuneSelf {
+			return isNumericRunes(t[i:])
+		}
+	}
+	return false
+}
+
+func isNumericRunes(t string) bool {
 	for i := 0; i < len(t); {
 		r, size := utf8.DecodeRuneInString(t[i:])
 		if unicode.IsDigit(r) {

@@ -67,6 +67,7 @@ func (h *haystack) add(s string) {
 		i = j
 	}
 	e := extractForIndex(s)
+	defer e.release()
 	for _, pf := range e.facts { // month-name dates
 		h.addDate(pf.f.Value)
 	}
@@ -294,7 +295,14 @@ const smallCount = 10
 // Each remaining fact is looked up in all sources (each capped at MaxInputBytes) with the matching rules of
 // Coverage. Nil when everything is grounded.
 func Ungrounded(response string, sources ...string) []Fact {
-	facts := SalientFacts(response)
+	return UngroundedFacts(SalientFacts(response), sources...)
+}
+
+// UngroundedFacts is Ungrounded for a response whose SalientFacts are given (stated), so
+// that a caller grounding the same response against several sets of sources extracts its
+// facts once. stated is only read.
+func UngroundedFacts(stated []Fact, sources ...string) []Fact {
+	facts := stated
 	var cand []Fact
 	for _, f := range facts {
 		if f.Kind == KindQuoted {

@@ -5,6 +5,7 @@ package text // import "github.com/agenteval/agenteval-collector/internal/text"
 
 import (
 	"strings"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 )
@@ -82,15 +83,55 @@ func Mentions(s string, names []string) []string {
 		if seen[name] {
 			continue
 		}
-		nw := identWords(name)
-		if len(nw) <= 2 {
+		nf := nameFormsOf(name)
+		if nf.words == "" {
 			continue
 		}
-		joined := " " + strings.ReplaceAll(strings.TrimSpace(nw), " ", "") + " "
-		if strings.Contains(ws, nw) || strings.Contains(ws, joined) {
+		if strings.Contains(ws, nf.words) || strings.Contains(ws, nf.joined) {
 			seen[name] = true
 			out = append(out, name)
 		}
 	}
 	return out
+}
+
+// nameForms are the two padded forms Mentions looks for: the name's identWords
+// (" refund order ") and the words joined (" refundorder "); words is "" when the name has
+// no letter or digit.
+type nameForms struct {
+	name, words, joined string
+}
+
+// nameMemoSize is the number of entries of nameMemo (a power of 2).
+const nameMemoSize = 1024
+
+// nameMemo is a process-wide direct-mapped memo of the name forms (keyed by the name, FNV-1a
+// 64 picks the entry, a hit compares the name): the same tool and agent names are looked
+// for in every reasoning text of a session and across sessions. Entries are immutable
+// and replaced whole (atomic pointers); the memo caches a pure function of the name.
+var nameMemo [nameMemoSize]atomic.Pointer[nameForms]
+
+func nameFormsOf(name string) *nameForms {
+	if len(name) > maxMemoName {
+		return computeNameForms(name)
+	}
+	slot := &nameMemo[fnv(name)&(nameMemoSize-1)]
+	if nf := slot.Load(); nf != nil && nf.name == name {
+		return nf
+	}
+	nf := computeNameForms(name)
+	slot.Store(nf)
+	return nf
+}
+
+// maxMemoName is the longest name (in bytes) nameMemo keeps.
+const maxMemoName = 256
+
+func computeNameForms(name string) *nameForms {
+	nf := &nameForms{name: name}
+	if nw := identWords(name); len(nw) > 2 {
+		nf.words = nw
+		nf.joined = " " + strings.ReplaceAll(strings.TrimSpace(nw), " ", "") + " "
+	}
+	return nf
 }

@@ -6,6 +6,7 @@ package text // import "github.com/agenteval/agenteval-collector/internal/text"
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 )
@@ -173,10 +174,48 @@ func (sc *scanner) scan(s string) {
 		cjkRun = 0
 	}
 	for i := 0; i < len(s); {
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[i:])
+		if c := s[i]; c < utf8.RuneSelf {
+			// ASCII fast path: the same cases as below for a one-byte rune, which is never a
+			// combining mark or CJK.
+			i++
+			switch {
+			case asciiClass[c]&clAlnum != 0:
+				if cjkRun > 0 {
+					endCJK()
+				}
+				if start < 0 {
+					start, hasDigit = len(sc.buf), false
+				}
+				// the whole run of ASCII letters and digits at once
+				j := i
+				for j < len(s) && s[j] < utf8.RuneSelf && asciiClass[s[j]]&clAlnum != 0 {
+					j++
+				}
+				n0 := len(sc.buf)
+				sc.buf = append(sc.buf, s[i-1:j]...)
+				for k, c := range sc.buf[n0:] {
+					if c <= '9' {
+						hasDigit = true
+					} else if c <= 'Z' {
+						sc.buf[n0+k] = c + 'a' - 'A'
+					}
+				}
+				lastDigit = s[j-1] <= '9'
+				i = j
+			case (c == '.' || c == ',') && start >= 0 && lastDigit && i < len(s) && isDigitByte(s[i]):
+				sc.buf = append(sc.buf, c)
+			default:
+				if start >= 0 {
+					sc.endWord(start, hasDigit)
+					start = -1
+				}
+				if cjkRun > 0 {
+					endCJK()
+				}
+			}
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
 		next := i + size
 		switch {
 		case isAlnum(r) && !isCJK(r):
@@ -235,17 +274,72 @@ func (sc *scanner) endWord(start int, hasDigit bool) {
 		sc.toks = append(sc.toks, token{start: int32(start), end: int32(len(sc.buf)), num: true})
 		return
 	}
-	if utf8.RuneCount(w) < 2 || isStop(w) {
+	if len(w) > maxMemoWord {
+		// Long runs (hashes, base64, glued text) are rare and not worth keeping.
+		st := wordStem(w)
+		if st == nil {
+			sc.buf = sc.buf[:start]
+			return
+		}
+		sc.buf = sc.buf[:start+len(st)] // st is a prefix of w's storage
+		sc.toks = append(sc.toks, token{start: int32(start), end: int32(len(sc.buf))})
+		return
+	}
+	h := fnv(w)
+	slot := &wordMemo[h&(wordMemoSize-1)]
+	e := slot.Load()
+	if e == nil || e.h != h || e.word != string(w) {
+		e = &wordEntry{h: h, word: string(w)}
+		if st := wordStem(w); st != nil {
+			if e.word[:len(st)] == string(st) {
+				e.stem = e.word[:len(st)]
+			} else {
+				e.stem = string(st)
+			}
+		}
+		slot.Store(e)
+	}
+	if e.stem == "" {
 		sc.buf = sc.buf[:start]
 		return
+	}
+	sc.buf = append(sc.buf[:start], e.stem...)
+	sc.toks = append(sc.toks, token{start: int32(start), end: int32(len(sc.buf))})
+}
+
+// wordStem returns the token of the folded word w without a digit, stemmed in place (a
+// prefix of w's storage), or nil when the word is dropped: fewer than 2 runes, a stop
+// word, or the stem of a framing word.
+func wordStem(w []byte) []byte {
+	if utf8.RuneCount(w) < 2 || isStop(w) {
+		return nil
 	}
 	st := stem(w)
 	if isFramingStem(st) {
-		sc.buf = sc.buf[:start]
-		return
+		return nil
 	}
-	sc.buf = sc.buf[:start+len(st)]
-	sc.toks = append(sc.toks, token{start: int32(start), end: int32(len(sc.buf))})
+	return st
+}
+
+// wordMemoSize is the number of entries of wordMemo (a power of 2), and maxMemoWord the
+// longest folded word (in bytes) it keeps: the memo holds at most 16,384 words of at most
+// 64 bytes (about 2 MiB with the entries).
+const (
+	wordMemoSize = 16384
+	maxMemoWord  = 64
+)
+
+// wordMemo is a process-wide direct-mapped memo of wordStem, keyed by the folded word
+// (its FNV-1a 64 hash picks the entry; a hit compares the word). Natural text repeats
+// its words, so most words skip the stop list, the stemmer and the framing list. Entries
+// are immutable and replaced whole (atomic pointers: safe for concurrent scans); the memo
+// only caches a pure function, so results never depend on what it holds.
+var wordMemo [wordMemoSize]atomic.Pointer[wordEntry]
+
+type wordEntry struct {
+	h    uint64
+	word string
+	stem string // "" when the word is dropped
 }
 
 // appendNumberKey appends to dst the canonical form of the word w that contains a digit. Words that are not

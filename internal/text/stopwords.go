@@ -104,14 +104,61 @@ func stemSet(list string) map[string]struct{} {
 	return m
 }
 
+// stopTable and framingTable hold stopSet and framingStems for the tokeniser's lookups
+// (wordTable: no map hashing per word).
+var (
+	stopTable    = newWordTable(stopSet)
+	framingTable = newWordTable(framingStems)
+)
+
 // isStop reports whether the folded word w is a stop word of any of the four languages.
-func isStop(w []byte) bool {
-	_, ok := stopSet[string(w)]
-	return ok
-}
+func isStop(w []byte) bool { return stopTable.has(w) }
 
 // isFramingStem reports whether the stem st is the stem of a framing word.
-func isFramingStem(st []byte) bool {
-	_, ok := framingStems[string(st)]
-	return ok
+func isFramingStem(st []byte) bool { return framingTable.has(st) }
+
+// wordTable is a read-only set of words for lookups by byte slice: open addressing with
+// linear probing on the FNV-1a 64 hash, each slot holding the word and its hash. It answers
+// exactly like the map it is built from (a hit compares the bytes).
+type wordTable struct {
+	mask  uint64
+	slots []wordSlot
+}
+
+type wordSlot struct {
+	h uint64
+	w string // "" for an empty slot
+}
+
+func newWordTable(words map[string]struct{}) *wordTable {
+	n := 1
+	for n < 4*len(words) {
+		n <<= 1
+	}
+	t := &wordTable{mask: uint64(n - 1), slots: make([]wordSlot, n)}
+	for w := range words {
+		if w == "" {
+			continue
+		}
+		h := fnv(w)
+		i := h & t.mask
+		for t.slots[i].w != "" {
+			i = (i + 1) & t.mask
+		}
+		t.slots[i] = wordSlot{h: h, w: w}
+	}
+	return t
+}
+
+func (t *wordTable) has(w []byte) bool {
+	h := fnv(w)
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		s := &t.slots[i]
+		if s.w == "" {
+			return false
+		}
+		if s.h == h && s.w == string(w) {
+			return true
+		}
+	}
 }

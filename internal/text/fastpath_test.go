@@ -1,0 +1,172 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package text
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests of this file pin the fast paths of docs/decisions/text.md §9 to what they
+// replace: each must answer exactly like the plain computation.
+
+func TestWordTablesMatchTheirSets(t *testing.T) {
+	for w := range stopSet {
+		require.True(t, isStop([]byte(w)), w)
+	}
+	for w := range framingStems {
+		require.True(t, isFramingStem([]byte(w)), w)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		for _, w := range strings.Fields(strings.ToLower(randomText(r))) {
+			_, stop := stopSet[w]
+			_, framing := framingStems[w]
+			require.Equal(t, stop, isStop([]byte(w)), w)
+			require.Equal(t, framing, isFramingStem([]byte(w)), w)
+		}
+	}
+	assert.False(t, isStop(nil))
+	assert.False(t, isStop([]byte("orderx")))
+}
+
+// naiveDistinct is the plain form of distinctTokens: first occurrences of Tokens(s), and
+// the sorted distinct hashes.
+func naiveDistinct(s string) ([]string, hashSet) {
+	var out []string
+	set := hashSet{}
+	for _, t := range Tokens(s) {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+			set = append(set, fnv(t))
+		}
+	}
+	slices.Sort(set)
+	return out, set
+}
+
+func TestDistinctTokensMatchesTokens(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	texts := []string{"", "🙂", "a b c", strings.Repeat("order 12345 refund ", 200), "Wie sortiere ich eine Liste? Kannst du mir zeigen, wie man eine Liste sortiert?"}
+	for range 5000 {
+		texts = append(texts, randomText(r)+" "+randomText(r))
+	}
+	for _, s := range texts {
+		got, gotSet := distinctTokens(s)
+		want, wantSet := naiveDistinct(s)
+		require.Equal(t, want, got, "%q", s)
+		require.Equal(t, wantSet, gotSet, "%q", s)
+		require.NotNil(t, gotSet)
+	}
+}
+
+// TestWordMemoIsTransparent: tokens are the same with the per-word memo cold, warm, and
+// under concurrent scans that evict each other's entries.
+func TestWordMemoIsTransparent(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var texts []string
+	for i := range 2000 {
+		texts = append(texts, randomText(r)+fmt.Sprintf(" word%dx Sortierung%d", i, i))
+	}
+	clearWordMemo := func() {
+		for i := range wordMemo {
+			wordMemo[i].Store(nil)
+		}
+	}
+	clearWordMemo()
+	cold := make([][]string, len(texts))
+	for i, s := range texts {
+		cold[i] = Tokens(s)
+	}
+	for i, s := range texts {
+		require.Equal(t, cold[i], Tokens(s), "warm memo: %q", s)
+	}
+	clearWordMemo()
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range texts {
+				i := (k*7 + g*131) % len(texts)
+				if got := Tokens(texts[i]); !slices.Equal(got, cold[i]) {
+					errs <- fmt.Sprintf("%q: %q, want %q", texts[i], got, cold[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestUngroundedFactsIsUngrounded(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 3000 {
+		resp, a, b := randomText(r)+" Jane Doe paid $12.50 on 2024-03-04 for #77123", randomText(r), randomText(r)
+		require.Equal(t, Ungrounded(resp, a, b), UngroundedFacts(SalientFacts(resp), a, b), "%q", resp)
+	}
+	assert.Nil(t, UngroundedFacts(nil, "anything"))
+}
+
+// TestSalientFactsOutliveTheExtractor: the pooled extractor buffers are reused by later
+// extractions; facts already returned must not change.
+func TestSalientFactsOutliveTheExtractor(t *testing.T) {
+	first := SalientFacts("Refund R-10001 of €1.200,50 to Jane Doe (jane@example.com) on 15. März 2024, see https://x.io/r")
+	want := slices.Clone(first)
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 2000 {
+		SalientFacts(randomText(r) + " ORDER-55 Berlin 03/04/2024")
+		Found(first, randomText(r))
+	}
+	require.NotEmpty(t, want)
+	assert.Equal(t, want, first)
+}
+
+// TestMentionsNameMemo: more names than the name memo has entries, looked for twice,
+// give the same mentions.
+func TestMentionsNameMemo(t *testing.T) {
+	names := make([]string, 0, 3*nameMemoSize)
+	for i := range 3 * nameMemoSize {
+		names = append(names, fmt.Sprintf("tool_%d_refundOrder", i))
+	}
+	s := "call tool 7 refund order, then Tool_2047_RefundOrder and TOOL-3000-REFUND-ORDER"
+	first := Mentions(s, names)
+	assert.Equal(t, []string{"tool_7_refundOrder", "tool_2047_refundOrder", "tool_3000_refundOrder"}, first)
+	assert.Equal(t, first, Mentions(s, names))
+}
+
+func TestCoreBoundsMatchIndexFunc(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	texts := []string{"", "#", "%", "$", "€", "\xff", "--#12%--", "«ORD-9»", "…50€…", "é\u0301"}
+	for range 5000 {
+		texts = append(texts, randomText(r)+"\xc3"+"%#$€(")
+	}
+	for _, raw := range texts {
+		want := strings.IndexFunc(raw, func(r rune) bool { return isAlnum(r) || r == '#' || isCurrencySym(r) })
+		require.Equal(t, want, coreStart(raw), "%q", raw)
+		wantLast := strings.LastIndexFunc(raw, func(r rune) bool { return isAlnum(r) || r == '%' || isCurrencySym(r) })
+		require.Equal(t, wantLast, coreLast(raw), "%q", raw)
+	}
+}
+
+// TestLongWordsBypassTheMemo: words longer than maxMemoWord are stemmed without the memo,
+// with the same rules.
+func TestLongWordsBypassTheMemo(t *testing.T) {
+	long := strings.Repeat("ab", maxMemoWord)
+	assert.Equal(t, []string{long}, Tokens(long+"ing"))
+	assert.Equal(t, []string{long + "qui"}, Tokens(strings.ToUpper(long)+"QUIES"))
+	assert.Equal(t, []string{"sort", long}, Tokens("sorting "+long+"s"))
+}
