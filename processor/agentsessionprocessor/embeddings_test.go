@@ -5,7 +5,9 @@ package agentsessionprocessor
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -85,6 +88,18 @@ func TestEmbeddingsServerHangs(t *testing.T) {
 	assert.Positive(t, fellBack, "the fallback is recorded in the turn's explanation")
 	st := p.emb.e.Stats()
 	assert.Positive(t, st.Errors)
+	// The requests that timed out are spans with their error; the cooldown's refusals
+	// reached no server and are none.
+	spans := embeddingsSpans(sink)
+	require.NotEmpty(t, spans)
+	assert.LessOrEqual(t, int64(len(spans)), srv.Requests.Load())
+	for _, sp := range spans {
+		typ, _ := sp.Attributes().Get(semconv.ErrorType)
+		assert.Equal(t, semconv.EvalErrorTypeJudgeError, typ.Str())
+		assert.Equal(t, ptrace.StatusCodeError, sp.Status().Code())
+		_, ok := sp.Attributes().Get(semconv.GenAIUsageInputTokens)
+		assert.False(t, ok, "no usage without a response")
+	}
 }
 
 // TestEmbeddingsCostLimit: past judge.embeddings.max_calls_per_session the lexical
@@ -263,4 +278,82 @@ func TestEmbeddingsHangingServerThroughFactory(t *testing.T) {
 	}
 	assert.Equal(t, in, passed, "spans in == spans out")
 	assert.NotEmpty(t, evalSpans(sink)[semconv.EvalKindAgentSession], "sessions are still evaluated")
+}
+
+// embeddingsSpans returns the GenAI embeddings spans the sink received.
+func embeddingsSpans(sink *consumertest.TracesSink) []ptrace.Span {
+	var out []ptrace.Span
+	for _, td := range sink.AllTraces() {
+		forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+			if op, ok := sp.Attributes().Get(semconv.GenAIOperationName); ok && op.Str() == semconv.OpEmbeddings {
+				out = append(out, sp)
+			}
+		})
+	}
+	return out
+}
+
+// TestEmbeddingsSpans: every embeddings request is emitted as a GenAI embeddings span
+// (name, operation, model, input tokens, server address) under the evaluation span of
+// the event that asked for it, marked agent_eval.judge; cache hits emit none; and a
+// processor fed these spans passes them on unchanged and evaluates none of them.
+func TestEmbeddingsSpans(t *testing.T) {
+	srv := judgetest.New(t, false)
+	cfg := testConfig()
+	cfg.Judge.Embeddings = judge.EmbeddingsConfig{Endpoint: srv.BaseURL(), Model: "e"}
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	runSession(t, p, clk, driftingRun(2))
+	requests := srv.Requests.Load()
+	require.Positive(t, requests)
+	runSession(t, p, clk, driftingRun(3)) // the same texts: served from the cache
+	require.NoError(t, p.shutdown(context.Background()))
+	assert.Equal(t, requests, srv.Requests.Load(), "the second session is served from the cache")
+	assert.Positive(t, p.emb.e.Stats().CacheHits)
+
+	spans := embeddingsSpans(sink)
+	require.Len(t, spans, int(requests), "one span per request, none per cache hit")
+	evalByID := map[pcommon.SpanID]ptrace.Span{}
+	for _, sps := range evalSpans(sink) {
+		for _, sp := range sps {
+			evalByID[sp.SpanID()] = sp
+		}
+	}
+	host, port, err := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	require.NoError(t, err)
+	for _, sp := range spans {
+		assert.Equal(t, "embeddings e", sp.Name())
+		assert.Equal(t, ptrace.SpanKindClient, sp.Kind())
+		a := sp.Attributes().AsRaw()
+		assert.Equal(t, "e", a[semconv.GenAIRequestModel])
+		assert.Positive(t, a[semconv.GenAIUsageInputTokens])
+		assert.Equal(t, host, a[semconv.ServerAddress])
+		assert.Equal(t, port, fmt.Sprint(a[semconv.ServerPort]))
+		assert.Equal(t, true, a[semconv.AgentEvalJudge])
+		assert.NotContains(t, a, semconv.ErrorType)
+		parent, ok := evalByID[sp.ParentSpanID()]
+		require.True(t, ok, "a child of an evaluation span")
+		assert.Equal(t, parent.TraceID(), sp.TraceID())
+		sid, _ := parent.Attributes().Get(semconv.AgentEvalSessionID)
+		assert.Equal(t, "conv-ec", sid.Str(), "the session that asked for it")
+	}
+
+	// Fed to a processor (a second collector tier), they are passed on and ignored.
+	in := ptrace.NewTraces()
+	ss := in.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	for _, sp := range spans {
+		sp.CopyTo(ss.Spans().AppendEmpty())
+	}
+	want := ptrace.NewTraces()
+	in.CopyTo(want)
+	p2, sink2, clk2 := newTestProcessor(t, testConfig(), nil)
+	out, err := p2.processTraces(context.Background(), in)
+	require.NoError(t, err)
+	assert.Equal(t, want, out, "spans in == spans out")
+	for range 2 {
+		clk2.advance(3 * time.Second)
+		p2.step(context.Background())
+	}
+	require.NoError(t, p2.shutdown(context.Background()))
+	assert.Equal(t, uint64(len(spans)), p2.tracker.Stats().SpansIgnored, "classified as the collector's own")
+	assert.Empty(t, evalSpans(sink2), "no evaluation of them")
 }

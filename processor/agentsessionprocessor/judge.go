@@ -112,8 +112,9 @@ func (s *callSink) drain() []judge.Call {
 	return slices.Clone(s.calls)
 }
 
-// addJudgeCallSpan appends a GenAI span for one judge call under parent, marked
-// agent_eval.judge so that it is never evaluated.
+// addJudgeCallSpan appends a GenAI client span for one judge or embeddings call under
+// parent ("chat {model}" or "embeddings {model}"), marked agent_eval.judge so that it is
+// never evaluated.
 func addJudgeCallSpan(b *evalBatch, parent ptrace.Span, c judge.Call) {
 	sp := b.spans.AppendEmpty()
 	sp.SetName(c.Operation + " " + c.Model)
@@ -127,6 +128,12 @@ func addJudgeCallSpan(b *evalBatch, parent ptrace.Span, c judge.Call) {
 	a.PutStr(semconv.GenAIOperationName, c.Operation)
 	a.PutStr(semconv.GenAIRequestModel, c.Model)
 	a.PutBool(semconv.AgentEvalJudge, true)
+	if c.Server.Address != "" {
+		a.PutStr(semconv.ServerAddress, c.Server.Address)
+	}
+	if c.Server.Port > 0 {
+		a.PutInt(semconv.ServerPort, int64(c.Server.Port))
+	}
 	if c.InputTokens > 0 {
 		a.PutInt(semconv.GenAIUsageInputTokens, c.InputTokens)
 	}

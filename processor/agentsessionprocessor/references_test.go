@@ -271,6 +271,8 @@ func TestJudgeVerdictSpan(t *testing.T) {
 			if v, ok := s.Attributes().Get(semconv.AgentEvalJudge); ok && v.Bool() {
 				chats++
 				assert.Equal(t, "chat judge-m", s.Name())
+				addr, _ := s.Attributes().Get(semconv.ServerAddress)
+				assert.Equal(t, "127.0.0.1", addr.Str())
 				assert.Equal(t, sp.SpanID(), s.ParentSpanID())
 			}
 		})
