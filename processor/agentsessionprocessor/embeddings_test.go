@@ -216,24 +216,8 @@ func TestJudgeSpanCarriesSignedVerdicts(t *testing.T) {
 // calls than max_calls_per_session gets no call; its reference span records the cost
 // limit as a judge error, counted in processor_agentsession_judge_cost_limited.
 func TestReferenceJudgeCostLimit(t *testing.T) {
-	srv, prompts := verdictServer(t)
-	cfg := referencesTestConfig()
-	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "judge-m", Rubric: "r", Timeout: 5 * time.Second,
-		MaxCallsPerSession: 1}
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	p, sink, clk := newTestProcessor(t, cfg, tel)
-	runSession(t, p, clk, datasetRun(41, "conv-jc", "papers", "run-j", "x", "search_papers", "summarize"))
-	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindReference]) == 1 }, 5*time.Second, 10*time.Millisecond)
-	require.NoError(t, p.shutdown(context.Background()))
-	assert.Empty(t, prompts())
-	var errs []string
-	forEachSpanEvent(evalSpans(sink)[semconv.EvalKindReference][0], func(ev ptrace.SpanEvent) {
-		if typ, _ := ev.Attributes().Get(semconv.ErrorType); typ.Str() == semconv.EvalErrorTypeJudgeError {
-			e, _ := ev.Attributes().Get(semconv.GenAIEvaluationExplanation)
-			errs = append(errs, e.Str())
-		}
-	})
+	errs, prompts, tel := referenceJudgeErrors(t, judge.Config{MaxCallsPerSession: 1}, "ok")
+	assert.Empty(t, prompts)
 	require.Len(t, errs, 1)
 	assert.Contains(t, errs[0], "max_calls_per_session 1 (the case needs 2 calls)")
 	metadatatest.AssertEqualProcessorAgentsessionJudgeCostLimited(t, tel, []metricdata.DataPoint[int64]{{Value: 2}},
@@ -356,4 +340,76 @@ func TestEmbeddingsSpans(t *testing.T) {
 	require.NoError(t, p2.shutdown(context.Background()))
 	assert.Equal(t, uint64(len(spans)), p2.tracker.Stats().SpansIgnored, "classified as the collector's own")
 	assert.Empty(t, evalSpans(sink2), "no evaluation of them")
+}
+
+// runReferenceJudge runs the papers case of the test dataset through a processor with
+// the judge of interactions at serverURL (jc completes the judge's configuration) until
+// its evaluate reference span is emitted.
+func runReferenceJudge(t *testing.T, jc judge.Config, serverURL string) (*consumertest.TracesSink, *componenttest.Telemetry) {
+	t.Helper()
+	cfg := referencesTestConfig()
+	jc.Enabled, jc.Endpoint, jc.Model, jc.Rubric, jc.Timeout = true, serverURL+"/v1", "judge-m", "r", 5*time.Second
+	cfg.Judge = jc
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	p, sink, clk := newTestProcessor(t, cfg, tel)
+	runSession(t, p, clk, datasetRun(42, "conv-jt", "papers", "run-j", "x", "search_papers", "summarize"))
+	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindReference]) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, p.shutdown(context.Background()))
+	return sink, tel
+}
+
+// referenceJudgeErrors runs one dataset session through a processor with the judge of
+// interactions and returns the judge errors of its evaluate reference span, the prompts
+// the judge received, and the processor's telemetry.
+func referenceJudgeErrors(t *testing.T, jc judge.Config, reason string) ([]string, []string, *componenttest.Telemetry) {
+	t.Helper()
+	srv, prompts := verdictServerWith(t, reason)
+	sink, tel := runReferenceJudge(t, jc, srv.URL)
+	var errs []string
+	forEachSpanEvent(evalSpans(sink)[semconv.EvalKindReference][0], func(ev ptrace.SpanEvent) {
+		if typ, _ := ev.Attributes().Get(semconv.ErrorType); typ.Str() != semconv.EvalErrorTypeJudgeError {
+			return
+		}
+		if e, ok := ev.Attributes().Get(semconv.AgentEvalJudgeError); ok {
+			errs = append(errs, e.Str()) // judged in part: the deterministic score stays
+			return
+		}
+		e, _ := ev.Attributes().Get(semconv.GenAIEvaluationExplanation)
+		errs = append(errs, e.Str())
+	})
+	return errs, prompts(), tel
+}
+
+// TestReferenceJudgeMaxTokens: judge.max_tokens_per_session holds on the judge of a
+// dataset case's interactions. A case whose calls (estimated by a dry run of the
+// evaluator) would pass it gets none, and one whose real prompts pass it on the way (the
+// last prompt quotes the earlier verdicts' reasons) has the rest skipped; either way the
+// reference span records the limit as a judge error and the skipped calls are counted
+// in processor_agentsession_judge_cost_limited.
+func TestReferenceJudgeMaxTokens(t *testing.T) {
+	errs, prompts, tel := referenceJudgeErrors(t, judge.Config{MaxTokensPerSession: 1}, "ok")
+	assert.Empty(t, prompts, "no call")
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0], "judge: cost limit per session reached: max_tokens_per_session 1 (the case needs ~")
+	metadatatest.AssertEqualProcessorAgentsessionJudgeCostLimited(t, tel, []metricdata.DataPoint[int64]{{Value: 2}},
+		metricdatatest.IgnoreTimestamp())
+
+	// The case's estimate, from the error; then a limit it fits, with long reasons that
+	// make the real last prompt some 600 tokens longer than the dry run's.
+	var need int
+	_, err := fmt.Sscanf(errs[0][strings.Index(errs[0], "~"):], "~%d)", &need)
+	require.NoError(t, err)
+	require.Greater(t, need, 512, "two calls of up to max_tokens (512) each")
+	errs, prompts, tel = referenceJudgeErrors(t, judge.Config{MaxTokensPerSession: need + 100}, strings.Repeat("word ", 500))
+	assert.Len(t, prompts, 1, "the first interaction is judged, the last is not")
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0], "interaction 1 (researcher): judge: cost limit per session reached: max_tokens_per_session")
+	metadatatest.AssertEqualProcessorAgentsessionJudgeCostLimited(t, tel, []metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+
+	// Within the limit, every interaction is judged.
+	errs, prompts, _ = referenceJudgeErrors(t, judge.Config{MaxTokensPerSession: need + 100}, "ok")
+	assert.Empty(t, errs)
+	assert.Len(t, prompts, 2)
 }

@@ -202,7 +202,7 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 			return
 		}
 		sp.Attributes().PutStr(semconv.GenAIConversationID, sid)
-		calls, tokens := 0, 0
+		var spent jobCost
 		for _, m := range metrics {
 			targets := []string{""}
 			if m.PerAgent() {
@@ -223,13 +223,11 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 					}
 				}
 				prompt := judge.MetricPrompt(m, transcript, agent, rubric)
-				est := judge.EstimateTokens(system, prompt) + j.client.Config().MaxTokens
-				if err := j.costLimit(calls, tokens, est); err != nil {
+				if err := spent.charge(j, j.estimate(system, prompt)); err != nil {
 					verdict(reference.JudgeVerdict{}, err)
 					p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, 1)
 					continue
 				}
-				calls, tokens = calls+1, tokens+est
 				v, err := j.client.Judge(jctx, reference.JudgeRequest{
 					Evaluator: string(m), Node: agent, Rubric: rubric, System: system, Prompt: prompt,
 				})
@@ -252,9 +250,32 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 	}
 }
 
+// estimate is the estimated cost in tokens of a judge call with these messages: its
+// prompt (bytes / 4) and the most it may answer (max_tokens).
+func (j *sessionJudge) estimate(system, prompt string) int {
+	return judge.EstimateTokens(system, prompt) + j.client.Config().MaxTokens
+}
+
+// jobCost is what one judge job of a session's evaluation (its session metrics, or its
+// dataset case's interactions) has spent so far, in calls and estimated tokens. Each
+// job is held to max_calls_per_session and max_tokens_per_session on its own: the two
+// jobs of a session run concurrently, and sharing one count would make which verdicts a
+// session gets depend on their timing.
+type jobCost struct{ calls, tokens int }
+
+// charge counts one call estimated at est tokens, or returns the error (wrapping
+// judge.ErrCostLimit) that skips it, charging nothing, when it would pass a limit.
+func (c *jobCost) charge(j *sessionJudge, est int) error {
+	if err := j.costLimit(c.calls, c.tokens, est); err != nil {
+		return err
+	}
+	c.calls, c.tokens = c.calls+1, c.tokens+est
+	return nil
+}
+
 // costLimit returns the error (wrapping judge.ErrCostLimit) that skips the next judge
-// call of a session's evaluation, estimated at est tokens, after calls calls and tokens
-// estimated tokens; nil within max_calls_per_session and max_tokens_per_session.
+// call of a job, estimated at est tokens, after calls calls and tokens estimated tokens;
+// nil within max_calls_per_session and max_tokens_per_session.
 func (j *sessionJudge) costLimit(calls, tokens, est int) error {
 	if n := j.cfg.MaxCallsPerSession; n > 0 && calls >= n {
 		return fmt.Errorf("%w: max_calls_per_session %d", judge.ErrCostLimit, n)
