@@ -241,6 +241,21 @@ func TestDatasetRunReport(t *testing.T) {
 		assert.InDelta(t, 0.9, *got.Verdicts[0].Score, 1e-9)
 		assert.Equal(t, 1, got.Verdicts[0].AnalysisRevision)
 	}
+	// The run's report now carries them apart from the deterministic figures.
+	var judged reference.Summary
+	code, body = get(t, "http://"+ep.api+"/api/v1/reports/"+run)
+	require.Equal(t, http.StatusOK, code)
+	require.NoError(t, json.Unmarshal(body, &judged))
+	assert.Equal(t, report.PassedExamples, judged.PassedExamples, "the judge leaves the gate alone")
+	assert.Equal(t, report.EvaluatorStats, judged.EvaluatorStats)
+	in := judged.JudgeStats["interactions"]
+	assert.Equal(t, [3]int{2, 2, 0}, [3]int{in.TotalEvaluations, in.Passed, in.Errors}, "%+v", judged.JudgeStats)
+	assert.InDelta(t, 0.9, in.AverageScore, 1e-9)
+	assert.Empty(t, judged.JudgeFailures)
+	code, body = get(t, "http://"+ep.api+"/api/v1/reports/"+run+"?format=markdown")
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, string(body), "## LLM judge\n\n")
+	assert.Contains(t, string(body), "| interactions | 2 | 2 | 0 | 0 | 100.00% | 0.9000 |")
 	stop()
 	stopped = true
 }

@@ -22,8 +22,10 @@ const (
 
 // getReport handles GET /api/v1/reports/{run_id}: the evalaf-style summary of a dataset
 // run (reference.Summary: total_examples, passed_examples, pass_rate, average_score,
-// evaluator_stats, failures), as JSON, or as Markdown with ?format=markdown or an Accept
-// header preferring text/markdown. 404 for a run without stored sessions.
+// evaluator_stats, failures), with the LLM judge's verdicts stored so far on the run's
+// sessions (judge_stats, judge_failures; they leave the deterministic figures alone), as
+// JSON, or as Markdown with ?format=markdown or an Accept header preferring
+// text/markdown. 404 for a run without stored sessions.
 func (a *queryAPI) getReport(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if err := checkParams(q, "format"); err != nil {
@@ -57,7 +59,13 @@ func (a *queryAPI) getReport(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("run %q not found", id))
 		return
 	}
+	verdicts, err := rs.RunVerdicts(r.Context(), id)
+	if err != nil {
+		a.storeFailure(w, "reading the judge verdicts of run "+strconv.Quote(id), err)
+		return
+	}
 	summary := reference.Summarize(id, cases)
+	summary.SetJudgeVerdicts(verdicts)
 	if format == reportFormatMarkdown {
 		w.Header().Set("Content-Type", contentTypeMarkdown)
 		w.WriteHeader(http.StatusOK)

@@ -35,9 +35,30 @@ func TestReportAPI(t *testing.T) {
 		require.NoError(t, st.SaveAnalysis(ctx, a))
 	}
 	h := newQueryAPI(st, zap.NewNop())
-
 	code, body := serve(t, h, http.MethodGet, "/api/v1/reports/ci-7")
 	require.Equal(t, http.StatusOK, code, body)
+	assert.NotContains(t, body, "judge_stats", "not judged yet")
+
+	// The judge's verdicts, stored after the analyses: reported apart, failures with the
+	// judge's reason.
+	score := func(v float64) *float64 { return &v }
+	require.NoError(t, st.(store.VerdictStore).SaveVerdicts(ctx, []store.JudgeVerdict{
+		{SessionID: "sa", AnalysisRevision: 1, Kind: "reference", Name: "interactions", Score: score(0.9), Pass: true, Reason: "fine"},
+		{SessionID: "sb", AnalysisRevision: 1, Kind: "reference", Name: "interactions", Score: score(0.3), Reason: "the researcher ignored the plan"},
+		{SessionID: "sb", AnalysisRevision: 1, Kind: "judge", Name: "response_quality", Agent: "planner", JudgeError: "judge: timeout"},
+	}))
+	code, body = serve(t, h, http.MethodGet, "/api/v1/reports/ci-7")
+	require.Equal(t, http.StatusOK, code, body)
+	judged := body["judge_stats"].(map[string]any)["interactions"].(map[string]any)
+	assert.Equal(t, 2.0, judged["total_evaluations"])
+	assert.Equal(t, 1.0, judged["passed"])
+	assert.InDelta(t, 0.6, judged["average_score"], 1e-9)
+	assert.Equal(t, 1.0, body["judge_stats"].(map[string]any)["response_quality"].(map[string]any)["errors"])
+	judgeFailures := body["judge_failures"].([]any)
+	require.Len(t, judgeFailures, 2)
+	assert.Equal(t, "the researcher ignored the plan", judgeFailures[0].(map[string]any)["reason"])
+	assert.Equal(t, "judge: timeout", judgeFailures[1].(map[string]any)["reason"])
+	assert.Equal(t, "planner", judgeFailures[1].(map[string]any)["agent"])
 	assert.Equal(t, 2.0, body["total_examples"])
 	assert.Equal(t, 1.0, body["passed_examples"])
 	assert.Equal(t, 0.5, body["pass_rate"])
@@ -60,6 +81,8 @@ func TestReportAPI(t *testing.T) {
 		assert.Equal(t, contentTypeMarkdown, rec.Header().Get("Content-Type"))
 		assert.True(t, strings.HasPrefix(rec.Body.String(), "# Evaluation report: ci-7"), rec.Body.String())
 		assert.Contains(t, rec.Body.String(), "| 2 | 1 | 1 | 50.00% | 0.7500 |")
+		assert.Contains(t, rec.Body.String(), "| interactions | 2 | 1 | 1 | 0 | 50.00% | 0.6000 |")
+		assert.Contains(t, rec.Body.String(), "| b | interactions |  | 0.3000 | the researcher ignored the plan |")
 	}
 
 	code, body = serve(t, h, http.MethodGet, "/api/v1/reports/unknown")

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -46,14 +48,45 @@ var verdictSchema = map[string]any{
 // (the processor emits it as a GenAI `chat` / `embeddings` span marked never to be
 // evaluated).
 type Call struct {
-	Operation    string // "chat" or "embeddings"
-	Model        string
-	Evaluator    string
-	Node         string
+	Operation string // "chat" or "embeddings"
+	Model     string
+	Evaluator string
+	Node      string
+	// SessionID is the session whose evaluation asked for an embeddings request ("" for
+	// chat calls and Embedder.Embed): the processor parents its span by it.
+	SessionID string
+	// Server is the endpoint's host and port (server.address, server.port; port 0 when
+	// the URL names none).
+	Server       Server
 	Start, End   time.Time
 	InputTokens  int64
 	OutputTokens int64
 	Err          error
+}
+
+// Server is the host and port of an endpoint URL.
+type Server struct {
+	Address string
+	Port    int
+}
+
+// serverOf returns the host and port of endpoint (a validated URL); the port is the
+// explicit one, else 443 for https and 80 for http.
+func serverOf(endpoint string) Server {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return Server{}
+	}
+	port, _ := strconv.Atoi(u.Port())
+	if port == 0 {
+		switch u.Scheme {
+		case "https":
+			port = 443
+		case "http":
+			port = 80
+		}
+	}
+	return Server{Address: u.Hostname(), Port: port}
 }
 
 // Stats are the judge's counters since New.
@@ -74,6 +107,7 @@ type Client struct {
 	cache  *lru.Cache[[32]byte, reference.JudgeVerdict]
 	onCall func(context.Context, Call)
 	pool   *Pool
+	server Server
 
 	calls, errors, hits, denied, inTok, outTok atomic.Int64
 }
@@ -98,7 +132,7 @@ func New(cfg Config, opts []Option, extra ...option.RequestOption) (*Client, err
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	c := &Client{cfg: cfg, budget: newBudget(cfg.CallsPerMinute, time.Now)}
+	c := &Client{cfg: cfg, budget: newBudget(cfg.CallsPerMinute, time.Now), server: serverOf(cfg.Endpoint)}
 	var err error
 	if c.cache, err = lru.New[[32]byte, reference.JudgeVerdict](cfg.CacheSize); err != nil {
 		return nil, err
@@ -171,7 +205,7 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 			}},
 		},
 	}
-	call := Call{Operation: "chat", Model: c.cfg.Model, Evaluator: req.Evaluator, Node: req.Node, Start: time.Now()}
+	call := Call{Operation: "chat", Model: c.cfg.Model, Evaluator: req.Evaluator, Node: req.Node, Server: c.server, Start: time.Now()}
 	callerCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()

@@ -43,6 +43,7 @@ type Embedder struct {
 	ledger  *ledger
 	vectors *lru.Cache[[32]byte, []float64]
 	onCall  func(context.Context, Call)
+	server  Server
 	ctx     context.Context
 	cancel  context.CancelFunc
 	now     func() time.Time
@@ -57,7 +58,8 @@ type Embedder struct {
 // NewEmbedder builds the embeddings client of cfg.Embeddings (endpoint and API key
 // default to the judge's), or returns (nil, nil) when no embeddings model is
 // configured. It does not need the judge to be enabled. onCall, when not nil, is called
-// after every request that reached the API.
+// after every request that reached the API (not for texts served from the cache), with
+// the session that asked for it in Call.SessionID.
 func NewEmbedder(cfg Config, onCall func(context.Context, Call), extra ...option.RequestOption) (*Embedder, error) {
 	if cfg.Embeddings.Model == "" {
 		return nil, nil
@@ -80,7 +82,7 @@ func NewEmbedder(cfg Config, onCall func(context.Context, Call), extra ...option
 	return &Embedder{
 		cfg: ec, api: openai.NewClient(opts...), budget: newBudget(ec.CallsPerMinute, time.Now),
 		ledger: newLedger(ec.MaxCallsPerSession, ec.MaxTokensPerSession), vectors: vectors,
-		onCall: onCall, ctx: ctx, cancel: cancel, now: time.Now,
+		onCall: onCall, server: serverOf(ec.Endpoint), ctx: ctx, cancel: cancel, now: time.Now,
 	}, nil
 }
 
@@ -155,7 +157,7 @@ func (e *Embedder) embed(ctx context.Context, sessionID string, texts []string) 
 	callerCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
-	call := Call{Operation: "embeddings", Model: e.cfg.Model, Start: time.Now()}
+	call := Call{Operation: "embeddings", Model: e.cfg.Model, SessionID: sessionID, Server: e.server, Start: time.Now()}
 	e.calls.Add(1)
 	resp, err := e.api.Embeddings.New(ctx, openai.EmbeddingNewParams{
 		Model: e.cfg.Model,

@@ -46,6 +46,11 @@ const (
 
 	// ErrorType is the stable error.type attribute ("_OTHER" as fallback value).
 	ErrorType = "error.type"
+
+	// ServerAddress and ServerPort are the stable server.* attributes of client spans
+	// (the judge's chat and embeddings calls).
+	ServerAddress = "server.address"
+	ServerPort    = "server.port" // int
 )
 
 // Older or alternative spellings of the GenAI usage keys, still emitted (docs/decisions/conventions.md

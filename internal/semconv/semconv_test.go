@@ -49,6 +49,8 @@ func TestGenAIKeysMatchOTelSemconv(t *testing.T) {
 		{GenAIEvaluationScoreLabel, string(otelsemconv.GenAIEvaluationScoreLabelKey)},
 		{GenAIEvaluationExplanation, string(otelsemconv.GenAIEvaluationExplanationKey)},
 		{ErrorType, string(otelsemconv.ErrorTypeKey)},
+		{ServerAddress, string(otelsemconv.ServerAddressKey)},
+		{ServerPort, string(otelsemconv.ServerPortKey)},
 		{SessionID, string(otelsemconv.SessionIDKey)},
 		{UserID, string(otelsemconv.UserIDKey)},
 		{ServiceName, string(otelsemconv.ServiceNameKey)},

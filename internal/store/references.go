@@ -5,6 +5,7 @@ package store // import "github.com/agenteval/agenteval-collector/internal/store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -17,6 +18,11 @@ type RunStore interface {
 	// ReferenceRun returns the case results of the sessions of a run, ordered by case id
 	// then session id; empty for an unknown run.
 	ReferenceRun(ctx context.Context, runID string) ([]reference.CaseResult, error)
+	// RunVerdicts returns the LLM judge's verdicts (judge_verdicts, both kinds) on the
+	// sessions of a run, with their case id: for each session, metric and agent the
+	// verdict of the latest analysis revision judged. Ordered by case id, session id,
+	// kind, name, agent; empty for an unknown run or one not judged.
+	RunVerdicts(ctx context.Context, runID string) ([]reference.CaseVerdict, error)
 }
 
 var _ RunStore = (*sqlStore)(nil)
@@ -66,4 +72,44 @@ func (s *sqlStore) ReferenceRun(ctx context.Context, runID string) ([]reference.
 		return nil, fmt.Errorf("store: %s: reference run %q: %w", s.d.name, runID, err)
 	}
 	return out, nil
+}
+
+// runVerdictsSQL reads the verdicts of a run's sessions, every revision: RunVerdicts keeps
+// the last one of each (session, kind, name, agent).
+const runVerdictsSQL = "SELECT r.case_id, v.session_id, v.kind, v.name, v.agent, v.score, v.pass, v.reason, v.judge_error " +
+	"FROM reference_results r JOIN judge_verdicts v ON v.session_id = r.session_id WHERE r.run_id = ? " +
+	"ORDER BY r.case_id, v.session_id, v.kind, v.name, v.agent, v.analysis_revision"
+
+func (s *sqlStore) RunVerdicts(ctx context.Context, runID string) ([]reference.CaseVerdict, error) {
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(runVerdictsSQL), runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: run verdicts %q: %w", s.d.name, runID, err)
+	}
+	out := []reference.CaseVerdict{}
+	var lastKind string
+	for rows.Next() {
+		var v reference.CaseVerdict
+		var kind string
+		var score sql.NullFloat64
+		if err := rows.Scan(&v.CaseID, &v.SessionID, &kind, &v.Evaluator, &v.Agent, &score, &v.Pass, &v.Reason, &v.Error); err != nil {
+			_ = rows.Close()
+			return nil, fmt.Errorf("store: %s: run verdicts %q: %w", s.d.name, runID, err)
+		}
+		if score.Valid {
+			v.Score = &score.Float64
+		}
+		if n := len(out); n > 0 && kind == lastKind && sameVerdictKey(out[n-1], v) {
+			out[n-1] = v // a later revision's verdict
+			continue
+		}
+		out, lastKind = append(out, v), kind
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, fmt.Errorf("store: %s: run verdicts %q: %w", s.d.name, runID, err)
+	}
+	return out, nil
+}
+
+func sameVerdictKey(a, b reference.CaseVerdict) bool {
+	return a.SessionID == b.SessionID && a.Evaluator == b.Evaluator && a.Agent == b.Agent
 }

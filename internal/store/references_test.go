@@ -53,3 +53,46 @@ func TestReferenceRun(t *testing.T) {
 		assert.Empty(t, none)
 	})
 }
+
+// TestRunVerdicts: the judge's verdicts on a run's sessions come with their case id, the
+// latest revision's verdict per session, metric and agent; other runs' sessions and
+// sessions without references are left out.
+func TestRunVerdicts(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		save := func(id, run, caseID string) {
+			a := sampleAnalysis(id, t0, f64(0.5))
+			a.References = reference.CaseResult{RunID: run, CaseID: caseID, SessionID: id, Pass: true, Score: 1,
+				Results: map[string]reference.Result{"tool_selection": {Score: 1, Pass: true}}}
+			require.NoError(t, s.SaveAnalysis(ctx, a))
+		}
+		save("s1", "run-1", "b")
+		save("s2", "run-1", "a")
+		save("s3", "run-2", "a")
+		require.NoError(t, s.SaveAnalysis(ctx, sampleAnalysis("plain", t0, f64(1))))
+		none, err := s.RunVerdicts(ctx, "run-1")
+		require.NoError(t, err)
+		assert.Empty(t, none, "not judged yet")
+
+		require.NoError(t, s.SaveVerdicts(ctx, []JudgeVerdict{
+			{SessionID: "s1", AnalysisRevision: 1, Kind: "reference", Name: "interactions", Score: f64(0.3), Reason: "old"},
+			{SessionID: "s1", AnalysisRevision: 2, Kind: "reference", Name: "interactions", Score: f64(0.4), Reason: "missed a step"},
+			{SessionID: "s1", AnalysisRevision: 1, Kind: "judge", Name: "response_quality", Agent: "planner", Score: f64(0.8), Pass: true},
+			{SessionID: "s2", AnalysisRevision: 1, Kind: "reference", Name: "interactions", JudgeError: "judge: timeout"},
+			{SessionID: "s3", AnalysisRevision: 1, Kind: "reference", Name: "interactions", Score: f64(1), Pass: true},
+			{SessionID: "plain", AnalysisRevision: 1, Kind: "judge", Name: "task_completion", Score: f64(1), Pass: true},
+		}))
+		got, err := s.RunVerdicts(ctx, "run-1")
+		require.NoError(t, err)
+		want := []reference.CaseVerdict{
+			{CaseID: "a", SessionID: "s2", Evaluator: "interactions", Error: "judge: timeout"},
+			{CaseID: "b", SessionID: "s1", Evaluator: "response_quality", Agent: "planner", Score: f64(0.8), Pass: true},
+			{CaseID: "b", SessionID: "s1", Evaluator: "interactions", Score: f64(0.4), Reason: "missed a step"},
+		}
+		assert.Equal(t, want, got)
+		none, err = s.RunVerdicts(ctx, "unknown")
+		require.NoError(t, err)
+		assert.Empty(t, none)
+	})
+}

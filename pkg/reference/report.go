@@ -93,12 +93,31 @@ type EvaluatorStats struct {
 
 // Failure is one failed or errored evaluation of a run.
 type Failure struct {
-	CaseID    string  `json:"case_id"`
-	SessionID string  `json:"session_id,omitempty"`
-	Evaluator string  `json:"evaluator"`
-	Score     float64 `json:"score"`
-	Reason    string  `json:"reason"`
-	Error     bool    `json:"error,omitempty"`
+	CaseID    string `json:"case_id"`
+	SessionID string `json:"session_id,omitempty"`
+	Evaluator string `json:"evaluator"`
+	// Agent is the judged agent of a per-agent judge verdict (judge_failures only).
+	Agent  string  `json:"agent,omitempty"`
+	Score  float64 `json:"score"`
+	Reason string  `json:"reason"`
+	Error  bool    `json:"error,omitempty"`
+}
+
+// CaseVerdict is an LLM judge's verdict on the session of a run's case, which arrives
+// after the case result (the judge runs off the trace pipeline): the judge's verdict on
+// the case's interactions, or on a session metric (reasoning, response_quality, ...).
+type CaseVerdict struct {
+	CaseID    string
+	SessionID string
+	// Evaluator is the judged metric or evaluator name; Agent the judged agent ("" for
+	// the session).
+	Evaluator string
+	Agent     string
+	// Score in [0,1], nil when the judge could not judge (Error says why).
+	Score  *float64
+	Pass   bool
+	Reason string
+	Error  string
 }
 
 // Summary is an evalaf-style report of a dataset run.
@@ -111,6 +130,12 @@ type Summary struct {
 	AverageScore   float64                   `json:"average_score"`
 	EvaluatorStats map[string]EvaluatorStats `json:"evaluator_stats"`
 	Failures       []Failure                 `json:"failures"`
+	// JudgeStats and JudgeFailures aggregate the LLM judge's verdicts on the run's
+	// sessions (SetJudgeVerdicts), by metric, apart from the deterministic figures above,
+	// which they never change: a report read before the judge answered gates the same.
+	// Absent without verdicts.
+	JudgeStats    map[string]EvaluatorStats `json:"judge_stats,omitempty"`
+	JudgeFailures []Failure                 `json:"judge_failures,omitempty"`
 }
 
 // Summarize aggregates the case results of a run. pass_rate = passed / total examples;
@@ -156,17 +181,64 @@ func Summarize(runID string, cases []CaseResult) Summary {
 	if n > 0 {
 		s.AverageScore = sum / float64(n)
 	}
-	for name, st := range s.EvaluatorStats {
+	finishStats(s.EvaluatorStats)
+	sortFailures(s.Failures)
+	return s
+}
+
+// SetJudgeVerdicts aggregates judge verdicts into JudgeStats (per evaluator: verdicts,
+// passed, failed, errors, mean score over the scored verdicts, pass rate = passed /
+// (passed + failed)) and JudgeFailures (failed verdicts with the judge's reason, and
+// verdicts the judge could not give, with its error), ordered like Failures then by
+// agent, replacing those of an earlier call. The deterministic figures are left as they
+// are.
+func (s *Summary) SetJudgeVerdicts(vs []CaseVerdict) {
+	s.JudgeStats, s.JudgeFailures = nil, nil
+	if len(vs) == 0 {
+		return
+	}
+	s.JudgeStats = map[string]EvaluatorStats{}
+	for _, v := range vs {
+		st := s.JudgeStats[v.Evaluator]
+		st.Name = v.Evaluator
+		st.TotalEvaluations++
+		f := Failure{CaseID: v.CaseID, SessionID: v.SessionID, Evaluator: v.Evaluator, Agent: v.Agent, Reason: v.Reason}
+		switch {
+		case v.Score == nil || v.Error != "":
+			st.Errors++
+			f.Reason, f.Error = v.Error, true
+			s.JudgeFailures = append(s.JudgeFailures, f)
+		case v.Pass:
+			st.Passed++
+			st.AverageScore += *v.Score
+		default:
+			st.Failed++
+			st.AverageScore += *v.Score
+			f.Score = *v.Score
+			s.JudgeFailures = append(s.JudgeFailures, f)
+		}
+		s.JudgeStats[v.Evaluator] = st
+	}
+	finishStats(s.JudgeStats)
+	sortFailures(s.JudgeFailures)
+}
+
+// finishStats turns the stats' score sums into means and sets their pass rates.
+func finishStats(stats map[string]EvaluatorStats) {
+	for name, st := range stats {
 		if scored := st.Passed + st.Failed; scored > 0 {
 			st.AverageScore /= float64(scored)
 			st.PassRate = float64(st.Passed) / float64(scored)
 		}
-		s.EvaluatorStats[name] = st
+		stats[name] = st
 	}
-	slices.SortFunc(s.Failures, func(a, b Failure) int {
-		return cmp.Or(cmp.Compare(a.CaseID, b.CaseID), cmp.Compare(a.Evaluator, b.Evaluator), cmp.Compare(a.SessionID, b.SessionID))
+}
+
+func sortFailures(fs []Failure) {
+	slices.SortFunc(fs, func(a, b Failure) int {
+		return cmp.Or(cmp.Compare(a.CaseID, b.CaseID), cmp.Compare(a.Evaluator, b.Evaluator), cmp.Compare(a.SessionID, b.SessionID),
+			cmp.Compare(a.Agent, b.Agent))
 	})
-	return s
 }
 
 // Markdown renders the summary as a Markdown report (evalaf's markdown format).
@@ -175,22 +247,40 @@ func (s Summary) Markdown() string {
 	fmt.Fprintf(&b, "# Evaluation report: %s\n\n", mdEscape(s.RunID))
 	fmt.Fprintf(&b, "| examples | passed | failed | pass rate | average score |\n|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| %d | %d | %d | %.2f%% | %.4f |\n\n", s.TotalExamples, s.PassedExamples, s.FailedExamples, 100*s.PassRate, s.AverageScore)
-	b.WriteString("## Evaluators\n\n| evaluator | evaluations | passed | failed | errors | pass rate | average score |\n|---|---|---|---|---|---|---|\n")
-	for _, name := range slices.Sorted(maps.Keys(s.EvaluatorStats)) {
-		st := s.EvaluatorStats[name]
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %.2f%% | %.4f |\n", mdEscape(name), st.TotalEvaluations, st.Passed, st.Failed, st.Errors, 100*st.PassRate, st.AverageScore)
-	}
+	mdStats(&b, "## Evaluators", s.EvaluatorStats)
 	if len(s.Failures) > 0 {
 		b.WriteString("\n## Failures\n\n| case | evaluator | score | reason |\n|---|---|---|---|\n")
 		for _, f := range s.Failures {
-			score := fmt.Sprintf("%.4f", f.Score)
-			if f.Error {
-				score = "error"
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdEscape(f.CaseID), mdEscape(f.Evaluator), score, mdEscape(f.Reason))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdEscape(f.CaseID), mdEscape(f.Evaluator), f.mdScore(), mdEscape(f.Reason))
+		}
+	}
+	if len(s.JudgeStats) > 0 {
+		b.WriteString("\n")
+		mdStats(&b, "## LLM judge", s.JudgeStats)
+	}
+	if len(s.JudgeFailures) > 0 {
+		b.WriteString("\n## LLM judge failures\n\n| case | evaluator | agent | score | reason |\n|---|---|---|---|---|\n")
+		for _, f := range s.JudgeFailures {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdEscape(f.CaseID), mdEscape(f.Evaluator), mdEscape(f.Agent), f.mdScore(), mdEscape(f.Reason))
 		}
 	}
 	return b.String()
+}
+
+// mdStats writes a heading and the table of stats, by name.
+func mdStats(b *strings.Builder, heading string, stats map[string]EvaluatorStats) {
+	b.WriteString(heading + "\n\n| evaluator | evaluations | passed | failed | errors | pass rate | average score |\n|---|---|---|---|---|---|---|\n")
+	for _, name := range slices.Sorted(maps.Keys(stats)) {
+		st := stats[name]
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %d | %.2f%% | %.4f |\n", mdEscape(name), st.TotalEvaluations, st.Passed, st.Failed, st.Errors, 100*st.PassRate, st.AverageScore)
+	}
+}
+
+func (f Failure) mdScore() string {
+	if f.Error {
+		return "error"
+	}
+	return fmt.Sprintf("%.4f", f.Score)
 }
 
 func mdEscape(s string) string {

@@ -64,3 +64,55 @@ func TestRunAndSummarize(t *testing.T) {
 		t.Fatalf("CaseID id %q", got)
 	}
 }
+
+// TestSummaryJudgeVerdicts: the judge's verdicts are aggregated per metric apart from the
+// deterministic figures, which they never change; failures carry the judge's reason, and
+// verdicts the judge could not give its error.
+func TestSummaryJudgeVerdicts(t *testing.T) {
+	cases := []CaseResult{
+		{CaseID: "a", SessionID: "s1", Pass: true, Score: 1, Results: map[string]Result{"tool_selection": {Score: 1, Pass: true}}},
+		{CaseID: "b", SessionID: "s2", Pass: true, Score: 1, Results: map[string]Result{"tool_selection": {Score: 1, Pass: true}}},
+	}
+	s := Summarize("run-1", cases)
+	before := s
+	score := func(v float64) *float64 { return &v }
+	s.SetJudgeVerdicts([]CaseVerdict{
+		{CaseID: "b", SessionID: "s2", Evaluator: "interactions", Score: score(0.2), Reason: "skipped the search"},
+		{CaseID: "a", SessionID: "s1", Evaluator: "interactions", Score: score(0.9), Pass: true, Reason: "fine"},
+		{CaseID: "a", SessionID: "s1", Evaluator: "response_quality", Agent: "planner", Score: score(0.8), Pass: true},
+		{CaseID: "b", SessionID: "s2", Evaluator: "response_quality", Agent: "researcher", Error: "judge: timeout"},
+	})
+	if s.PassedExamples != before.PassedExamples || s.PassRate != before.PassRate || s.AverageScore != before.AverageScore || len(s.Failures) != 0 {
+		t.Fatalf("the deterministic figures changed: %+v", s)
+	}
+	in := s.JudgeStats["interactions"]
+	if in.TotalEvaluations != 2 || in.Passed != 1 || in.Failed != 1 || in.Errors != 0 || math.Abs(in.AverageScore-0.55) > 1e-12 || in.PassRate != 0.5 {
+		t.Fatalf("interactions stats %+v", in)
+	}
+	rq := s.JudgeStats["response_quality"]
+	if rq.TotalEvaluations != 2 || rq.Passed != 1 || rq.Errors != 1 || rq.AverageScore != 0.8 || rq.PassRate != 1 {
+		t.Fatalf("response_quality stats %+v", rq)
+	}
+	want := []Failure{
+		{CaseID: "b", SessionID: "s2", Evaluator: "interactions", Score: 0.2, Reason: "skipped the search"},
+		{CaseID: "b", SessionID: "s2", Evaluator: "response_quality", Agent: "researcher", Reason: "judge: timeout", Error: true},
+	}
+	if len(s.JudgeFailures) != 2 || s.JudgeFailures[0] != want[0] || s.JudgeFailures[1] != want[1] {
+		t.Fatalf("judge failures %+v", s.JudgeFailures)
+	}
+	md := s.Markdown()
+	for _, want := range []string{"## LLM judge\n", "| interactions | 2 | 1 | 1 | 0 | 50.00% | 0.5500 |",
+		"| b | interactions |  | 0.2000 | skipped the search |", "| b | response_quality | researcher | error | judge: timeout |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	js, _ := json.Marshal(s)
+	if !strings.Contains(string(js), `"judge_stats":{"interactions":`) || !strings.Contains(string(js), `"judge_failures":[`) {
+		t.Errorf("JSON lacks the judge: %s", js)
+	}
+	s.SetJudgeVerdicts(nil)
+	if js, _ := json.Marshal(s); strings.Contains(string(js), "judge_") {
+		t.Errorf("a run without verdicts has no judge keys: %s", js)
+	}
+}

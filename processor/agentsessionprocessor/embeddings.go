@@ -5,6 +5,7 @@ package agentsessionprocessor // import "github.com/agenteval/agenteval-collecto
 
 import (
 	"context"
+	"sync"
 
 	"go.opentelemetry.io/otel/metric"
 
@@ -21,14 +22,55 @@ import (
 type sessionEmbeddings struct {
 	e         *judge.Embedder
 	lastStats judge.Stats // recorded by record (worker only)
+
+	// pending holds the requests made for each session since its last event was
+	// emitted (the shards evaluate sessions in parallel, hence the lock).
+	mu      sync.Mutex
+	pending map[string][]judge.Call
 }
 
 func newSessionEmbeddings(cfg judge.Config) (*sessionEmbeddings, error) {
-	e, err := judge.NewEmbedder(cfg, nil)
+	s := &sessionEmbeddings{pending: map[string][]judge.Call{}}
+	e, err := judge.NewEmbedder(cfg, s.collect)
 	if err != nil || e == nil {
 		return nil, err
 	}
-	return &sessionEmbeddings{e: e}, nil
+	s.e = e
+	return s, nil
+}
+
+// collect is the embedder's call hook: it keeps a request made for a session's
+// evaluation until that evaluation's spans are emitted (addCallSpans).
+func (s *sessionEmbeddings) collect(_ context.Context, c judge.Call) {
+	if c.SessionID == "" {
+		return // not asked by an evaluation (Embedder.Embed): no span to hang it on
+	}
+	s.mu.Lock()
+	s.pending[c.SessionID] = append(s.pending[c.SessionID], c)
+	s.mu.Unlock()
+}
+
+// addCallSpans appends to b one GenAI embeddings span per request made for session id
+// since the last call (cache hits made none), children of the evaluation span the
+// session's event emitted last (its turn's or its session's: b's spans from index
+// mark on); marked agent_eval.judge like the judge's chat spans, so that no processor
+// evaluates them. Without such a span (its ids did not decode, already counted as
+// skipped) the requests stay in the metrics only.
+func (s *sessionEmbeddings) addCallSpans(b *evalBatch, id string, mark int) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	calls := s.pending[id]
+	delete(s.pending, id)
+	s.mu.Unlock()
+	if len(calls) == 0 || b.spans.Len() <= mark {
+		return
+	}
+	parent := b.spans.At(b.spans.Len() - 1)
+	for _, c := range calls {
+		addJudgeCallSpan(b, parent, c)
+	}
 }
 
 // scoring returns the scoring configuration with the embeddings as its Similarity.

@@ -112,8 +112,9 @@ func (s *callSink) drain() []judge.Call {
 	return slices.Clone(s.calls)
 }
 
-// addJudgeCallSpan appends a GenAI span for one judge call under parent, marked
-// agent_eval.judge so that it is never evaluated.
+// addJudgeCallSpan appends a GenAI client span for one judge or embeddings call under
+// parent ("chat {model}" or "embeddings {model}"), marked agent_eval.judge so that it is
+// never evaluated.
 func addJudgeCallSpan(b *evalBatch, parent ptrace.Span, c judge.Call) {
 	sp := b.spans.AppendEmpty()
 	sp.SetName(c.Operation + " " + c.Model)
@@ -127,6 +128,12 @@ func addJudgeCallSpan(b *evalBatch, parent ptrace.Span, c judge.Call) {
 	a.PutStr(semconv.GenAIOperationName, c.Operation)
 	a.PutStr(semconv.GenAIRequestModel, c.Model)
 	a.PutBool(semconv.AgentEvalJudge, true)
+	if c.Server.Address != "" {
+		a.PutStr(semconv.ServerAddress, c.Server.Address)
+	}
+	if c.Server.Port > 0 {
+		a.PutInt(semconv.ServerPort, int64(c.Server.Port))
+	}
 	if c.InputTokens > 0 {
 		a.PutInt(semconv.GenAIUsageInputTokens, c.InputTokens)
 	}
@@ -195,7 +202,7 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 			return
 		}
 		sp.Attributes().PutStr(semconv.GenAIConversationID, sid)
-		calls, tokens := 0, 0
+		var spent jobCost
 		for _, m := range metrics {
 			targets := []string{""}
 			if m.PerAgent() {
@@ -216,13 +223,11 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 					}
 				}
 				prompt := judge.MetricPrompt(m, transcript, agent, rubric)
-				est := judge.EstimateTokens(system, prompt) + j.client.Config().MaxTokens
-				if err := j.costLimit(calls, tokens, est); err != nil {
+				if err := spent.charge(j, j.estimate(system, prompt)); err != nil {
 					verdict(reference.JudgeVerdict{}, err)
 					p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, 1)
 					continue
 				}
-				calls, tokens = calls+1, tokens+est
 				v, err := j.client.Judge(jctx, reference.JudgeRequest{
 					Evaluator: string(m), Node: agent, Rubric: rubric, System: system, Prompt: prompt,
 				})
@@ -245,9 +250,32 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 	}
 }
 
+// estimate is the estimated cost in tokens of a judge call with these messages: its
+// prompt (bytes / 4) and the most it may answer (max_tokens).
+func (j *sessionJudge) estimate(system, prompt string) int {
+	return judge.EstimateTokens(system, prompt) + j.client.Config().MaxTokens
+}
+
+// jobCost is what one judge job of a session's evaluation (its session metrics, or its
+// dataset case's interactions) has spent so far, in calls and estimated tokens. Each
+// job is held to max_calls_per_session and max_tokens_per_session on its own: the two
+// jobs of a session run concurrently, and sharing one count would make which verdicts a
+// session gets depend on their timing.
+type jobCost struct{ calls, tokens int }
+
+// charge counts one call estimated at est tokens, or returns the error (wrapping
+// judge.ErrCostLimit) that skips it, charging nothing, when it would pass a limit.
+func (c *jobCost) charge(j *sessionJudge, est int) error {
+	if err := j.costLimit(c.calls, c.tokens, est); err != nil {
+		return err
+	}
+	c.calls, c.tokens = c.calls+1, c.tokens+est
+	return nil
+}
+
 // costLimit returns the error (wrapping judge.ErrCostLimit) that skips the next judge
-// call of a session's evaluation, estimated at est tokens, after calls calls and tokens
-// estimated tokens; nil within max_calls_per_session and max_tokens_per_session.
+// call of a job, estimated at est tokens, after calls calls and tokens estimated tokens;
+// nil within max_calls_per_session and max_tokens_per_session.
 func (j *sessionJudge) costLimit(calls, tokens, est int) error {
 	if n := j.cfg.MaxCallsPerSession; n > 0 && calls >= n {
 		return fmt.Errorf("%w: max_calls_per_session %d", judge.ErrCostLimit, n)

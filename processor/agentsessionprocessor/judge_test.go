@@ -22,9 +22,16 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// verdictServer is a chat-completions endpoint approving everything with score 0.7; it
-// returns the user prompts it received.
+// verdictServer is a chat-completions endpoint approving everything with score 0.7 and
+// reason "ok"; it returns the user prompts it received.
 func verdictServer(t *testing.T) (*httptest.Server, func() []string) {
+	return verdictServerWith(t, "ok")
+}
+
+// verdictServerWith is verdictServer answering with reason.
+func verdictServerWith(t *testing.T, reason string) (*httptest.Server, func() []string) {
+	verdict, _ := json.Marshal(map[string]any{"score": 0.7, "pass": true, "reason": reason})
+	content, _ := json.Marshal(string(verdict))
 	var mu sync.Mutex
 	var prompts []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -40,7 +47,7 @@ func verdictServer(t *testing.T) (*httptest.Server, func() []string) {
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop",
-			"message":{"role":"assistant","content":"{\"score\":0.7,\"pass\":true,\"reason\":\"ok\"}"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`))
+			"message":{"role":"assistant","content":` + string(content) + `}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`))
 	}))
 	t.Cleanup(srv.Close)
 	return srv, func() []string {

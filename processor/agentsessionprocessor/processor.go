@@ -505,6 +505,9 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		}
 	}()
 	id := ev.Session.ID
+	// The embeddings requests of this event become children of its last evaluation span.
+	mark := b.spans.Len()
+	defer p.emb.addCallSpans(b, id, mark)
 	st := sh.state(ctx, p, ev.Session)
 	save := func(rec *evaluation.TurnRecord) {
 		if !st.continuable {

@@ -49,11 +49,14 @@ func (c *testClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func newTestClock() *testClock               { return &testClock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)} }
 func testConfig() *Config                    { return createDefaultConfig().(*Config) }
 
+// countSpans counts the spans this collector emitted (evaluation spans, judge and
+// embeddings calls) when evaluation is true, the others when false.
 func countSpans(td ptrace.Traces, evaluation bool) int {
 	n := 0
 	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
 		_, isEval := sp.Attributes().Get(semconv.AgentEvalKind)
-		if isEval == evaluation {
+		_, isJudge := sp.Attributes().Get(semconv.AgentEvalJudge) // judge and embeddings calls
+		if (isEval || isJudge) == evaluation {
 			n++
 		}
 	})

@@ -216,7 +216,8 @@ func newRefRunner(cfg ReferencesConfig, sj *sessionJudge, logger *zap.Logger) (*
 	if sj != nil && sj.cfg.Judges(judge.MetricInteractions) && slices.Contains(cfg.Evaluators, refInteractions) {
 		r.judge = sj
 		r.judgeEval = reference.NewInteractionsEvaluator(refInteractions, reference.InteractionsOptions{
-			Rubric: sj.cfg.Rubric, Rubrics: sj.cfg.Rubrics, SystemPrompt: sj.cfg.SystemPrompt, Judge: sj.client,
+			Rubric: sj.cfg.Rubric, Rubrics: sj.cfg.Rubrics, SystemPrompt: sj.cfg.SystemPrompt,
+			Judge: &costGuard{j: sj},
 		})
 		r.judgeProv = sj.cfg.Provenance(refInteractions)
 	}
@@ -397,8 +398,9 @@ func (r *refRunner) wantsJudge(s *session.AgentSession, m refMatch) bool {
 	if _, ok := r.examples[m.index].Metadata[reference.MetaExpectedInteractions]; !ok {
 		return false
 	}
-	// A case that would need more than max_calls_per_session calls (one per interaction)
-	// is still submitted: its job records the cost limit instead of calling.
+	// A case that would pass max_calls_per_session (one call per interaction) or
+	// max_tokens_per_session is still submitted: its job records the cost limit instead
+	// of calling (planJudge).
 	return r.judge.sampled(s.ID, judge.MetricInteractions)
 }
 
@@ -413,17 +415,18 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 	output := sessionOutput(s)
 	last := s.Turns[len(s.Turns)-1]
 	sid, traceID, parentID := s.ID, last.TraceID, last.RootSpanID
-	calls := countInteractions(s)
 	ok := r.judge.client.Pool().Submit(func(ctx context.Context) {
 		sink := &callSink{}
 		var res reference.Result
-		var err error
-		if limit := r.judge.cfg.MaxCallsPerSession; limit > 0 && calls > limit {
-			// One call per interaction would pass the limit: none is made.
-			err = fmt.Errorf("%w: max_calls_per_session %d (the case needs %d calls)", judge.ErrCostLimit, limit, calls)
-			p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, int64(calls))
+		run, err := r.planJudge(ctx, ex, output)
+		if err != nil {
+			p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, int64(run.total))
 		} else {
-			res, err = r.judgeEval.Evaluate(context.WithValue(ctx, callSinkKey{}, sink), ex, output)
+			jctx := context.WithValue(context.WithValue(ctx, callSinkKey{}, sink), caseCostKey{}, run)
+			res, err = r.judgeEval.Evaluate(jctx, ex, output)
+			if run.skipped > 0 {
+				p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, int64(run.skipped))
+			}
 		}
 		if ctx.Err() != nil {
 			return // shutting down
@@ -459,10 +462,61 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 	}
 }
 
-func countInteractions(s *session.AgentSession) int {
-	n := 0
-	for ti := range s.Turns {
-		n += len(s.Turns[ti].Interactions)
+// caseCostKey carries a case judge job's caseCost in its context, for costGuard.
+type caseCostKey struct{}
+
+// caseCost is the spending of the judge job of one case's interactions. In a dry run
+// (planJudge) the guard only counts the calls and their estimated tokens.
+type caseCost struct {
+	jobCost
+	dry     bool
+	total   int // calls the case needs (from the dry run; 0 without a limit)
+	skipped int // calls skipped by a limit during the real run
+}
+
+// costGuard is the interactions evaluator's judge: the judge client, held to the
+// per-session cost limits (max_calls_per_session, max_tokens_per_session) of the job
+// whose caseCost is in the call's context.
+type costGuard struct{ j *sessionJudge }
+
+func (g *costGuard) Judge(ctx context.Context, req reference.JudgeRequest) (reference.JudgeVerdict, error) {
+	c, ok := ctx.Value(caseCostKey{}).(*caseCost)
+	if !ok {
+		return g.j.client.Judge(ctx, req)
 	}
-	return n
+	est := g.j.estimate(req.System, req.Prompt)
+	if c.dry {
+		c.calls, c.tokens = c.calls+1, c.tokens+est
+		return reference.JudgeVerdict{Score: 1, Pass: true}, nil
+	}
+	if err := c.charge(g.j, est); err != nil {
+		// The evaluator stops at the first error: this call and the ones after it are skipped.
+		c.skipped = max(1, c.total-req.Index)
+		return reference.JudgeVerdict{}, err
+	}
+	return g.j.client.Judge(ctx, req)
+}
+
+// planJudge returns the cost record of a case's judge job and, when the job's calls or
+// estimated tokens would pass max_calls_per_session or max_tokens_per_session, the error
+// (wrapping judge.ErrCostLimit) that skips it whole: the case's verdict needs a verdict
+// on every interaction, so a judgement cut short would waste the calls made. The job is
+// estimated by a dry run of the evaluator (the same prompts, placeholder verdicts with
+// empty reasons); the real last prompts quote the real reasons, a little longer, so
+// costGuard checks every call again.
+func (r *refRunner) planJudge(ctx context.Context, ex reference.Example, output any) (*caseCost, error) {
+	j := r.judge
+	if j.cfg.MaxCallsPerSession <= 0 && j.cfg.MaxTokensPerSession <= 0 {
+		return &caseCost{}, nil
+	}
+	plan := &caseCost{dry: true}
+	_, _ = r.judgeEval.Evaluate(context.WithValue(ctx, caseCostKey{}, plan), ex, output)
+	run := &caseCost{total: plan.calls}
+	if n := j.cfg.MaxCallsPerSession; n > 0 && plan.calls > n {
+		return run, fmt.Errorf("%w: max_calls_per_session %d (the case needs %d calls)", judge.ErrCostLimit, n, plan.calls)
+	}
+	if n := j.cfg.MaxTokensPerSession; n > 0 && plan.tokens > n {
+		return run, fmt.Errorf("%w: max_tokens_per_session %d (the case needs ~%d)", judge.ErrCostLimit, n, plan.tokens)
+	}
+	return run, nil
 }

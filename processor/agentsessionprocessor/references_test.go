@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -246,14 +245,7 @@ func TestJudgeVerdictSpan(t *testing.T) {
 			"usage":{"prompt_tokens":50,"completion_tokens":10,"total_tokens":60}}`))
 	}))
 	defer srv.Close()
-	cfg := referencesTestConfig()
-	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "judge-m", Rubric: "r", Timeout: 5 * time.Second}
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	p, sink, clk := newTestProcessor(t, cfg, tel)
-	runSession(t, p, clk, datasetRun(40, "conv-j", "papers", "run-j", "x", "search_papers", "summarize"))
-	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindReference]) == 1 }, 5*time.Second, 10*time.Millisecond)
-	require.NoError(t, p.shutdown(context.Background()))
+	sink, tel := runReferenceJudge(t, judge.Config{}, srv.URL)
 
 	sp := evalSpans(sink)[semconv.EvalKindReference][0]
 	assert.Equal(t, semconv.EvalSpanReference, sp.Name())
@@ -263,7 +255,8 @@ func TestJudgeVerdictSpan(t *testing.T) {
 	assert.Equal(t, refInteractions, get(semconv.GenAIEvaluationName).Str())
 	assert.InDelta(t, 0.6, get(semconv.GenAIEvaluationScoreValue).Double(), 1e-9)
 	assert.Equal(t, semconv.EvaluatorTypeLLMJudge, get(semconv.AgentEvalEvaluatorType).Str())
-	assert.Equal(t, cfg.Judge.Provenance(refInteractions).Version, get(semconv.AgentEvalEvaluatorVersion).Str())
+	jc := judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "judge-m", Rubric: "r", Timeout: 5 * time.Second}
+	assert.Equal(t, jc.Provenance(refInteractions).Version, get(semconv.AgentEvalEvaluatorVersion).Str())
 	// One chat span per judge call (two interactions), marked never to be evaluated.
 	var chats int
 	for _, td := range sink.AllTraces() {
@@ -271,6 +264,8 @@ func TestJudgeVerdictSpan(t *testing.T) {
 			if v, ok := s.Attributes().Get(semconv.AgentEvalJudge); ok && v.Bool() {
 				chats++
 				assert.Equal(t, "chat judge-m", s.Name())
+				addr, _ := s.Attributes().Get(semconv.ServerAddress)
+				assert.Equal(t, "127.0.0.1", addr.Str())
 				assert.Equal(t, sp.SpanID(), s.ParentSpanID())
 			}
 		})
