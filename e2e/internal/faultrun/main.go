@@ -45,8 +45,9 @@ import (
 func main() {
 	bin := flag.String("collector", "bin/otelcol-agenteval", "the collector binary (make build)")
 	short := flag.Bool("short", false, "the short form (CI): 200 turns in the many-turns input, 1s of load before the SIGTERM, a 3s store outage")
+	only := flag.String("only", "", "run only this scenario: corpus, sigterm or outage (all when empty)")
 	flag.Parse()
-	if err := run(*bin, *short); err != nil {
+	if err := run(*bin, *short, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		os.Exit(1)
 	}
@@ -96,6 +97,7 @@ type harness struct {
 	col               *collector
 	failures          []string
 	loadN             atomic.Uint32 // the load's trace numbers, unique across its runs
+	pace              time.Duration // each load sender's pause after an accepted request
 }
 
 // writeConfig picks h's ports and writes h.dir/config.yaml for the store (driver, dsn)
@@ -112,7 +114,7 @@ func (h *harness) fail(format string, args ...any) {
 	fmt.Println("  FAIL:", msg)
 }
 
-func run(bin string, short bool) error {
+func run(bin string, short bool, only string) error {
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("%s: %w (run make build)", bin, err)
 	}
@@ -135,23 +137,36 @@ func run(bin string, short bool) error {
 	if err := h.writeConfig("sqlite", h.db, "{max_elapsed_time: 0}"); err != nil {
 		return err
 	}
-	if h.col, err = h.start(); err != nil {
-		return err
+	want := func(scenario string) bool { return only == "" || only == scenario }
+	if want("corpus") || want("sigterm") {
+		if h.col, err = h.start(); err != nil {
+			return err
+		}
 	}
-	turns := 2000
-	if short {
-		turns = 200
+	if want("corpus") {
+		turns := 2000
+		if short {
+			turns = 200
+		}
+		t0 := time.Now()
+		h.corpus(turns)
+		fmt.Printf("corpus replayed in %.1fs\n\n", time.Since(t0).Seconds())
 	}
-	t0 := time.Now()
-	h.corpus(turns)
-	fmt.Printf("corpus replayed in %.1fs\n\n", time.Since(t0).Seconds())
-	load := 5 * time.Second
-	if short {
-		load = time.Second
+	if want("sigterm") {
+		load := 5 * time.Second
+		if short {
+			load = time.Second
+		}
+		h.sigtermUnderLoad(load)
+		fmt.Println()
+	} else if want("corpus") {
+		_ = h.stop()
 	}
-	h.sigtermUnderLoad(load)
-	fmt.Println()
-	h.storeOutages(short)
+	if want("outage") {
+		t0 := time.Now()
+		h.storeOutages(short)
+		fmt.Printf("store-outage scenarios took %.1fs\n\n", time.Since(t0).Seconds())
+	}
 	if len(h.failures) > 0 {
 		keep = true
 		fmt.Println("collector log and store kept in", dir)
@@ -359,7 +374,7 @@ func (h *harness) sigtermAfter(prefix string, d time.Duration) (r outageRow, too
 }
 
 // load sends one-turn sessions (ids prefix-NNNNNN) over gRPC from 4 goroutines as fast as
-// the collector accepts them, until stop; a refused request is retried with the next id
+// the collector accepts them (each pausing harness.pace after an accepted request), until stop; a refused request is retried with the next id
 // after 10ms. It counts what the collector accepted.
 type load struct {
 	conn     *grpc.ClientConn
@@ -382,7 +397,7 @@ func (h *harness) startLoad(prefix string) (*load, error) {
 	}
 	l := &load{conn: conn, n: &h.loadN, prefix: prefix, done: make(chan struct{})}
 	client := ptraceotlp.NewGRPCClient(conn)
-	col := h.col
+	col, pace := h.col, h.pace
 	for range 4 {
 		l.wg.Add(1)
 		go func() {
@@ -414,6 +429,7 @@ func (h *harness) startLoad(prefix string) (*load, error) {
 				l.ids = append(l.ids, id)
 				l.slowest = max(l.slowest, took)
 				l.mu.Unlock()
+				time.Sleep(pace)
 			}
 		}()
 	}
