@@ -374,8 +374,9 @@ func (h *harness) sigtermAfter(prefix string, d time.Duration) (r outageRow, too
 }
 
 // load sends one-turn sessions (ids prefix-NNNNNN) over gRPC from 4 goroutines as fast as
-// the collector accepts them (each pausing harness.pace after an accepted request), until stop; a refused request is retried with the next id
-// after 10ms. It counts what the collector accepted.
+// the collector accepts them (each pausing harness.pace after an accepted request), until
+// stop; a refused request is retried with the next id after 10ms. It counts what the
+// collector accepted.
 type load struct {
 	conn     *grpc.ClientConn
 	n        *atomic.Uint32

@@ -26,10 +26,11 @@ import (
 const outageRetry = "{initial_interval: 200ms, max_interval: 1s, max_elapsed_time: 0}"
 
 // storeOutages runs the store-outage scenarios against the built collector with its
-// result store on PostgreSQL (storetest.PostgresDSNEnv, in a schema of this run's own, dropped at
-// the end), reached through a TCP proxy that the scenarios cut and restore: the outage
-// is real for the collector (connections closed and refused) while the shared server
-// keeps running. Without storetest.PostgresDSNEnv they are skipped, or fail when CI=true.
+// result store on PostgreSQL (storetest.PostgresDSNEnv, in a schema of this run's own,
+// dropped at the end), reached through a TCP proxy that the scenarios cut and restore:
+// the outage is real for the collector (connections closed and refused) while the shared
+// server keeps running. Without storetest.PostgresDSNEnv they are skipped, or fail when
+// CI=true (storetest.MissingPostgres).
 func (h *harness) storeOutages(short bool) {
 	base := os.Getenv(storetest.PostgresDSNEnv)
 	if base == "" {
