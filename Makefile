@@ -95,9 +95,11 @@ frameworks:
 ## persistent queue, sessions cut by kill -9 recovered as partial, a 2,000-turn request, deep
 ## nesting) with in-process collectors and faultcol processes; then e2e/internal/faultrun
 ## against the built collector ($(BIN), built when missing): the hostile OTLP corpus over
-## OTLP/HTTP JSON, OTLP/HTTP protobuf and gRPC, and a SIGTERM under load with a restart,
-## printing spans in/out and analyses sent/stored per scenario. FAULT_FLAGS=-short is CI's
-## short form (200 instead of 2,000 turns, 1s of load). Not part of `make test`.
+## OTLP/HTTP JSON, OTLP/HTTP protobuf and gRPC, a SIGTERM under load with a restart, and a
+## PostgreSQL store outage (AGENTEVAL_TEST_POSTGRES_DSN; cut through a proxy) across a SIGTERM
+## and at start, printing spans in/out and analyses sent/stored per scenario. FAULT_FLAGS=-short
+## is CI's short form (200 instead of 2,000 turns, 1s of load, a 3s outage). Not part of
+## `make test`.
 ## docs/decisions/result-durability.md
 FAULT_TESTS := TestForgedEvaluationSpansChangeNothing|TestShutdownWithTheStoreDownLosesNothing|TestStartsWhileTheStoreIsDown|TestPostgresOutageAcrossRestart|TestCollectorStartsWithTheStoreDown|TestConfigKeepsAnalysesThroughOutages|TestDeepNestingRefused|TestOneRequestOfManyTurnsIsBounded|TestKill9WithTheStoreDownLosesNothing|TestKill9SessionsRecoveredAsPartial|TestCrashedSessionsRecoveredAsPartial|TestRecoverySweepersRace
 FAULT_FLAGS ?=

@@ -4,11 +4,13 @@
 // Command faultrun is `make fault`'s run against the built collector
 // (bin/otelcol-agenteval, docs/decisions/result-durability.md): it replays the hostile
 // OTLP corpus (e2e/internal/hostile) over OTLP/HTTP JSON, OTLP/HTTP protobuf and gRPC,
-// then sends a SIGTERM under load and restarts the collector, and prints per scenario the
-// spans in (accepted) and out (counted by an OTLP sink behind the collector) and the
-// analyses sent (seen by the sink) and stored (in the SQLite result store). It exits 1
-// when a span accepted did not come out, the collector exited on an input, or an
-// analysis sent before the SIGTERM is not stored after the restart.
+// then sends a SIGTERM under load and restarts the collector, then cuts its PostgreSQL
+// result store across a SIGTERM and starts it with the store cut (outage.go), and prints
+// per scenario the spans in (accepted) and out (counted by an OTLP sink behind the
+// collector) and the analyses sent (seen by the sink) and stored (in the SQLite or
+// PostgreSQL result store). It exits 1 when a span accepted did not come out, the
+// collector exited on an input or did not start, or an analysis sent is not stored after
+// the restart or stored twice.
 package main
 
 import (
@@ -42,9 +44,10 @@ import (
 
 func main() {
 	bin := flag.String("collector", "bin/otelcol-agenteval", "the collector binary (make build)")
-	short := flag.Bool("short", false, "the short form (CI): 200 turns in the many-turns input, 1s of load before the SIGTERM")
+	short := flag.Bool("short", false, "the short form (CI): 200 turns in the many-turns input, 1s of load before the SIGTERM, a 3s store outage")
+	only := flag.String("only", "", "run only this scenario: corpus, sigterm or outage (all when empty)")
 	flag.Parse()
-	if err := run(*bin, *short); err != nil {
+	if err := run(*bin, *short, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		os.Exit(1)
 	}
@@ -70,11 +73,11 @@ exporters:
     tls: {insecure: true}
     compression: none
   agenteval:
-    store: {driver: sqlite, dsn: %q}
+    store: {driver: %s, dsn: %q}
     prometheus: {endpoint: %q}
     api: {endpoint: %q}
     sending_queue: {storage: file_storage/agenteval}
-    retry_on_failure: {max_elapsed_time: 0}
+    retry_on_failure: %s
 extensions:
   file_storage/agenteval: {directory: %q, create_directory: true}
 service:
@@ -93,6 +96,16 @@ type harness struct {
 	sink              *sink
 	col               *collector
 	failures          []string
+	loadN             atomic.Uint32 // the load's trace numbers, unique across its runs
+	pace              time.Duration // each load sender's pause after an accepted request
+}
+
+// writeConfig picks h's ports and writes h.dir/config.yaml for the store (driver, dsn)
+// and the agenteval exporter's retry_on_failure (a YAML flow map).
+func (h *harness) writeConfig(driver, dsn, retry string) error {
+	h.grpcEP, h.httpEP, h.cfg = freePort(), freePort(), filepath.Join(h.dir, "config.yaml")
+	cfg := fmt.Sprintf(configTemplate, h.grpcEP, h.httpEP, h.sink.addr, driver, dsn, freePort(), freePort(), retry, filepath.Join(h.dir, "queue"))
+	return os.WriteFile(h.cfg, []byte(cfg), 0o600)
 }
 
 func (h *harness) fail(format string, args ...any) {
@@ -101,7 +114,7 @@ func (h *harness) fail(format string, args ...any) {
 	fmt.Println("  FAIL:", msg)
 }
 
-func run(bin string, short bool) error {
+func run(bin string, short bool, only string) error {
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("%s: %w (run make build)", bin, err)
 	}
@@ -120,27 +133,40 @@ func run(bin string, short bool) error {
 		return err
 	}
 	defer snk.srv.Stop()
-	h := &harness{bin: bin, dir: dir, db: filepath.Join(dir, "agenteval.db"), sink: snk,
-		grpcEP: freePort(), httpEP: freePort(), cfg: filepath.Join(dir, "config.yaml")}
-	cfg := fmt.Sprintf(configTemplate, h.grpcEP, h.httpEP, snk.addr, h.db, freePort(), freePort(), filepath.Join(dir, "queue"))
-	if err := os.WriteFile(h.cfg, []byte(cfg), 0o600); err != nil {
+	h := &harness{bin: bin, dir: dir, db: filepath.Join(dir, "agenteval.db"), sink: snk}
+	if err := h.writeConfig("sqlite", h.db, "{max_elapsed_time: 0}"); err != nil {
 		return err
 	}
-	if h.col, err = h.start(); err != nil {
-		return err
+	want := func(scenario string) bool { return only == "" || only == scenario }
+	if want("corpus") || want("sigterm") {
+		if h.col, err = h.start(); err != nil {
+			return err
+		}
 	}
-	turns := 2000
-	if short {
-		turns = 200
+	if want("corpus") {
+		turns := 2000
+		if short {
+			turns = 200
+		}
+		t0 := time.Now()
+		h.corpus(turns)
+		fmt.Printf("corpus replayed in %.1fs\n\n", time.Since(t0).Seconds())
 	}
-	t0 := time.Now()
-	h.corpus(turns)
-	fmt.Printf("corpus replayed in %.1fs\n\n", time.Since(t0).Seconds())
-	load := 5 * time.Second
-	if short {
-		load = time.Second
+	if want("sigterm") {
+		load := 5 * time.Second
+		if short {
+			load = time.Second
+		}
+		h.sigtermUnderLoad(load)
+		fmt.Println()
+	} else if want("corpus") {
+		_ = h.stop()
 	}
-	h.sigtermUnderLoad(load)
+	if want("outage") {
+		t0 := time.Now()
+		h.storeOutages(short)
+		fmt.Printf("store-outage scenarios took %.1fs\n\n", time.Since(t0).Seconds())
+	}
 	if len(h.failures) > 0 {
 		keep = true
 		fmt.Println("collector log and store kept in", dir)
@@ -274,70 +300,19 @@ func (h *harness) send(proto string, in hostile.Input) (r row, sent bool) {
 // and waits until every session accepted is stored.
 func (h *harness) sigtermUnderLoad(load time.Duration) {
 	fmt.Printf("SIGTERM under load (after %s of gRPC load, 4 senders)\n", load)
-	appBefore := h.sink.app.Load()
-	var accepted, spans atomic.Int64
-	var n atomic.Uint32
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	var mu sync.Mutex
-	var ids []string
-	conn, err := grpc.NewClient(h.grpcEP, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		h.fail("grpc client: %v", err)
-		return
-	}
-	defer conn.Close()
-	client := ptraceotlp.NewGRPCClient(conn)
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				i := n.Add(1)
-				id := fmt.Sprintf("load-%06d", i)
-				td := hostile.LoadTurn(i, id)
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				_, err := client.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
-				cancel()
-				if err != nil {
-					if h.col.exited() {
-						return
-					}
-					time.Sleep(10 * time.Millisecond)
-					continue
-				}
-				accepted.Add(1)
-				spans.Add(int64(td.SpanCount()))
-				mu.Lock()
-				ids = append(ids, id)
-				mu.Unlock()
-			}
-		}()
-	}
-	time.Sleep(load)
-	t0 := time.Now()
-	_ = h.col.cmd.Process.Signal(syscall.SIGTERM)
-	exitErr := h.col.wait(60 * time.Second)
-	took := time.Since(t0)
-	close(stop)
-	wg.Wait()
+	r, took, exitErr := h.sigtermAfter("load", load)
+	accepted, spans, out, ids := int64(len(r.ids)), r.in, r.out, r.ids
 	if exitErr != nil {
 		h.fail("after SIGTERM: %v", exitErr)
 	}
-	out := h.sink.app.Load() - appBefore
 	var sent int64
 	for _, id := range ids {
 		sent += h.sink.analysesOf(id)
 	}
 	fmt.Printf("  sessions accepted %d (spans in %d), spans out %d, analyses sent before exit %d; exit %.2fs after SIGTERM\n",
-		accepted.Load(), spans.Load(), out, sent, took.Seconds())
-	if out != spans.Load() {
-		h.fail("SIGTERM under load: spans in %d, out %d", spans.Load(), out)
+		accepted, spans, out, sent, took.Seconds())
+	if out != spans {
+		h.fail("SIGTERM under load: spans in %d, out %d", spans, out)
 	}
 	if stored, err := storedSessions(h.db); err == nil {
 		before := 0
@@ -350,16 +325,10 @@ func (h *harness) sigtermUnderLoad(load time.Duration) {
 	}
 
 	t1 := time.Now()
-	col, err := h.start()
-	if err != nil {
-		h.fail("restart: %v", err)
+	if !h.launch("restart") {
 		return
 	}
-	h.col = col
-	defer func() {
-		_ = col.cmd.Process.Signal(syscall.SIGTERM)
-		_ = col.wait(30 * time.Second)
-	}()
+	defer func() { _ = h.stop() }()
 	var kept int
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -381,6 +350,105 @@ func (h *harness) sigtermUnderLoad(load time.Duration) {
 	if kept != len(ids) {
 		h.fail("SIGTERM under load: %d sessions accepted, %d analyses stored after restart", len(ids), kept)
 	}
+}
+
+// sigtermAfter runs the load (ids prefix-NNNNNN) for d, sends SIGTERM to the collector
+// with the load still running, waits (60s) for its exit and stops the load once the
+// collector refused it. r holds the spans accepted (in) and received by the sink (out)
+// and the sessions accepted; took is the time from the SIGTERM to the exit.
+func (h *harness) sigtermAfter(prefix string, d time.Duration) (r outageRow, took time.Duration, err error) {
+	appBefore := h.sink.app.Load()
+	l, err := h.startLoad(prefix)
+	if err != nil {
+		return r, 0, fmt.Errorf("grpc client: %w", err)
+	}
+	time.Sleep(d)
+	t0 := time.Now()
+	_ = h.col.cmd.Process.Signal(syscall.SIGTERM)
+	err = h.col.wait(60 * time.Second)
+	took = time.Since(t0)
+	l.stop()
+	_, r.in, r.ids = l.counts()
+	r.out, r.slowest = h.sink.app.Load()-appBefore, l.slowest
+	return r, took, err
+}
+
+// load sends one-turn sessions (ids prefix-NNNNNN) over gRPC from 4 goroutines as fast as
+// the collector accepts them (each pausing harness.pace after an accepted request), until
+// stop; a refused request is retried with the next id after 10ms. It counts what the
+// collector accepted.
+type load struct {
+	conn     *grpc.ClientConn
+	n        *atomic.Uint32
+	prefix   string
+	done     chan struct{}
+	wg       sync.WaitGroup
+	accepted atomic.Int64
+	spans    atomic.Int64
+	mu       sync.Mutex
+	ids      []string
+	slowest  time.Duration // the longest Export call accepted
+}
+
+// startLoad starts the 4 senders against h's gRPC endpoint.
+func (h *harness) startLoad(prefix string) (*load, error) {
+	conn, err := grpc.NewClient(h.grpcEP, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	l := &load{conn: conn, n: &h.loadN, prefix: prefix, done: make(chan struct{})}
+	client := ptraceotlp.NewGRPCClient(conn)
+	col, pace := h.col, h.pace
+	for range 4 {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for {
+				select {
+				case <-l.done:
+					return
+				default:
+				}
+				i := l.n.Add(1)
+				id := fmt.Sprintf("%s-%06d", l.prefix, i)
+				td := hostile.LoadTurn(i, id)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				t0 := time.Now()
+				_, err := client.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
+				took := time.Since(t0)
+				cancel()
+				if err != nil {
+					if col.exited() {
+						return
+					}
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				l.accepted.Add(1)
+				l.spans.Add(int64(td.SpanCount()))
+				l.mu.Lock()
+				l.ids = append(l.ids, id)
+				l.slowest = max(l.slowest, took)
+				l.mu.Unlock()
+				time.Sleep(pace)
+			}
+		}()
+	}
+	return l, nil
+}
+
+// stop stops the senders and waits for them.
+func (l *load) stop() {
+	close(l.done)
+	l.wg.Wait()
+	_ = l.conn.Close()
+}
+
+// counts returns the sessions and spans accepted and the session ids accepted.
+func (l *load) counts() (sessions, spans int64, ids []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.accepted.Load(), l.spans.Load(), append([]string(nil), l.ids...)
 }
 
 // collector is a running collector process.
@@ -411,6 +479,24 @@ func (c *collector) wait(timeout time.Duration) error {
 		_ = c.cmd.Process.Kill()
 		return fmt.Errorf("did not exit within %s", timeout)
 	}
+}
+
+// launch starts the collector as h.col; false, with a failure "what: why", when it does
+// not listen.
+func (h *harness) launch(what string) bool {
+	col, err := h.start()
+	if err != nil {
+		h.fail("%s: %v", what, err)
+		return false
+	}
+	h.col = col
+	return true
+}
+
+// stop sends SIGTERM to h.col and waits (30s) for its exit.
+func (h *harness) stop() error {
+	_ = h.col.cmd.Process.Signal(syscall.SIGTERM)
+	return h.col.wait(30 * time.Second)
 }
 
 func (h *harness) start() (*collector, error) {

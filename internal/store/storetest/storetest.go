@@ -31,9 +31,8 @@ func PostgresDSN(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(PostgresDSNEnv)
 	if base == "" {
-		const how = PostgresDSNEnv + ` is not set; start a local server and set it with: ` +
-			`export ` + PostgresDSNEnv + `="$(internal/store/testdata/start-postgres.sh)" (as root)`
-		if os.Getenv("CI") == "true" {
+		how, fail := MissingPostgres()
+		if fail {
 			t.Fatal("PostgreSQL tests must run in CI: " + how)
 		}
 		t.Skip("skipping PostgreSQL tests: " + how)
@@ -49,6 +48,13 @@ func PostgresDSN(t testing.TB) string {
 		assert.NoError(t, err, "drop test schema")
 	})
 	return withSearchPath(t, base, schema)
+}
+
+// MissingPostgres says how to set PostgresDSNEnv when it is not set, and whether its
+// absence is a failure: under CI=true the PostgreSQL tests and fault scenarios must run.
+func MissingPostgres() (how string, fail bool) {
+	return PostgresDSNEnv + ` is not set; start a local server and set it with: ` +
+		`export ` + PostgresDSNEnv + `="$(internal/store/testdata/start-postgres.sh)" (as root)`, os.Getenv("CI") == "true"
 }
 
 // withSearchPath adds search_path=schema to a URL or key=value DSN.
