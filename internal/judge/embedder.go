@@ -40,7 +40,7 @@ type Embedder struct {
 	cfg     EmbeddingsConfig
 	api     openai.Client
 	budget  *budget
-	ledger  *ledger
+	ledger  *Ledger
 	vectors *lru.Cache[[32]byte, []float64]
 	onCall  func(context.Context, Call)
 	server  Server
@@ -81,7 +81,7 @@ func NewEmbedder(cfg Config, onCall func(context.Context, Call), extra ...option
 	}, extra...)
 	return &Embedder{
 		cfg: ec, api: openai.NewClient(opts...), budget: newBudget(ec.CallsPerMinute, time.Now),
-		ledger: newLedger(ec.MaxCallsPerSession, ec.MaxTokensPerSession), vectors: vectors,
+		ledger: NewLedger(ec.MaxCallsPerSession, ec.MaxTokensPerSession), vectors: vectors,
 		onCall: onCall, server: serverOf(ec.Endpoint), ctx: ctx, cancel: cancel, now: time.Now,
 	}, nil
 }
@@ -146,7 +146,7 @@ func (e *Embedder) embed(ctx context.Context, sessionID string, texts []string) 
 		e.errors.Add(1)
 		return nil, ErrEmbeddingsUnavailable
 	}
-	if err := e.ledger.spend(sessionID, estimateTokens(missing...)); err != nil {
+	if err := e.ledger.Spend(sessionID, estimateTokens(missing...)); err != nil {
 		e.limited.Add(1)
 		return nil, err
 	}

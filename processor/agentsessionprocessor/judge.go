@@ -6,7 +6,6 @@ package agentsessionprocessor // import "github.com/agenteval/agenteval-collecto
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -34,6 +33,9 @@ type sessionJudge struct {
 	cfg        judge.Config
 	sampleRate float64
 	lastStats  judge.Stats // recorded by recordJudge (worker only)
+	// ledger holds each session to max_calls_per_session and max_tokens_per_session
+	// across all its judge jobs (session metrics and the dataset case's interactions).
+	ledger *judge.Ledger
 }
 
 func newSessionJudge(cfg judge.Config) (*sessionJudge, error) {
@@ -44,7 +46,8 @@ func newSessionJudge(cfg judge.Config) (*sessionJudge, error) {
 	if err != nil {
 		return nil, err
 	}
-	sj := &sessionJudge{client: c, cfg: cfg, sampleRate: 1}
+	sj := &sessionJudge{client: c, cfg: cfg, sampleRate: 1,
+		ledger: judge.NewLedger(cfg.MaxCallsPerSession, cfg.MaxTokensPerSession)}
 	if cfg.SampleRate != nil {
 		sj.sampleRate = *cfg.SampleRate
 	}
@@ -202,7 +205,6 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 			return
 		}
 		sp.Attributes().PutStr(semconv.GenAIConversationID, sid)
-		var spent jobCost
 		for _, m := range metrics {
 			targets := []string{""}
 			if m.PerAgent() {
@@ -223,7 +225,7 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 					}
 				}
 				prompt := judge.MetricPrompt(m, transcript, agent, rubric)
-				if err := spent.charge(j, j.estimate(system, prompt)); err != nil {
+				if err := j.ledger.Spend(sid, j.estimate(system, prompt)); err != nil {
 					verdict(reference.JudgeVerdict{}, err)
 					p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, 1)
 					continue
@@ -254,36 +256,6 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 // prompt (bytes / 4) and the most it may answer (max_tokens).
 func (j *sessionJudge) estimate(system, prompt string) int {
 	return judge.EstimateTokens(system, prompt) + j.client.Config().MaxTokens
-}
-
-// jobCost is what one judge job of a session's evaluation (its session metrics, or its
-// dataset case's interactions) has spent so far, in calls and estimated tokens. Each
-// job is held to max_calls_per_session and max_tokens_per_session on its own: the two
-// jobs of a session run concurrently, and sharing one count would make which verdicts a
-// session gets depend on their timing.
-type jobCost struct{ calls, tokens int }
-
-// charge counts one call estimated at est tokens, or returns the error (wrapping
-// judge.ErrCostLimit) that skips it, charging nothing, when it would pass a limit.
-func (c *jobCost) charge(j *sessionJudge, est int) error {
-	if err := j.costLimit(c.calls, c.tokens, est); err != nil {
-		return err
-	}
-	c.calls, c.tokens = c.calls+1, c.tokens+est
-	return nil
-}
-
-// costLimit returns the error (wrapping judge.ErrCostLimit) that skips the next judge
-// call of a job, estimated at est tokens, after calls calls and tokens estimated tokens;
-// nil within max_calls_per_session and max_tokens_per_session.
-func (j *sessionJudge) costLimit(calls, tokens, est int) error {
-	if n := j.cfg.MaxCallsPerSession; n > 0 && calls >= n {
-		return fmt.Errorf("%w: max_calls_per_session %d", judge.ErrCostLimit, n)
-	}
-	if n := j.cfg.MaxTokensPerSession; n > 0 && tokens+est > n {
-		return fmt.Errorf("%w: max_tokens_per_session %d (spent ~%d, this call ~%d)", judge.ErrCostLimit, n, tokens, est)
-	}
-	return nil
 }
 
 // nearThreshold reports whether metric m for agent deserves a judge call under

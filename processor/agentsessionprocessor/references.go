@@ -418,12 +418,13 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 	ok := r.judge.client.Pool().Submit(func(ctx context.Context) {
 		sink := &callSink{}
 		var res reference.Result
-		run, err := r.planJudge(ctx, ex, output)
+		run, err := r.planJudge(ctx, sid, ex, output)
 		if err != nil {
 			p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, int64(run.total))
 		} else {
 			jctx := context.WithValue(context.WithValue(ctx, callSinkKey{}, sink), caseCostKey{}, run)
 			res, err = r.judgeEval.Evaluate(jctx, ex, output)
+			run.reserved.Release() // what the case reserved and did not use
 			if run.skipped > 0 {
 				p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, int64(run.skipped))
 			}
@@ -466,17 +467,19 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 type caseCostKey struct{}
 
 // caseCost is the spending of the judge job of one case's interactions. In a dry run
-// (planJudge) the guard only counts the calls and their estimated tokens.
+// (planJudge) the guard only counts the calls and their estimated tokens; in the real
+// run it charges them to the case's reservation on the session's ledger.
 type caseCost struct {
-	jobCost
-	dry     bool
-	total   int // calls the case needs (from the dry run; 0 without a limit)
-	skipped int // calls skipped by a limit during the real run
+	dry           bool
+	calls, tokens int                // counted by the dry run
+	reserved      *judge.Reservation // the real run's reservation (planJudge)
+	total         int                // calls the case needs (from the dry run; 0 without a limit)
+	skipped       int                // calls skipped by a limit during the real run
 }
 
 // costGuard is the interactions evaluator's judge: the judge client, held to the
-// per-session cost limits (max_calls_per_session, max_tokens_per_session) of the job
-// whose caseCost is in the call's context.
+// per-session cost limits (max_calls_per_session, max_tokens_per_session) through the
+// reservation of the job whose caseCost is in the call's context.
 type costGuard struct{ j *sessionJudge }
 
 func (g *costGuard) Judge(ctx context.Context, req reference.JudgeRequest) (reference.JudgeVerdict, error) {
@@ -489,7 +492,7 @@ func (g *costGuard) Judge(ctx context.Context, req reference.JudgeRequest) (refe
 		c.calls, c.tokens = c.calls+1, c.tokens+est
 		return reference.JudgeVerdict{Score: 1, Pass: true}, nil
 	}
-	if err := c.charge(g.j, est); err != nil {
+	if err := c.reserved.Spend(est); err != nil {
 		// The evaluator stops at the first error: this call and the ones after it are skipped.
 		c.skipped = max(1, c.total-req.Index)
 		return reference.JudgeVerdict{}, err
@@ -497,17 +500,21 @@ func (g *costGuard) Judge(ctx context.Context, req reference.JudgeRequest) (refe
 	return g.j.client.Judge(ctx, req)
 }
 
-// planJudge returns the cost record of a case's judge job and, when the job's calls or
-// estimated tokens would pass max_calls_per_session or max_tokens_per_session, the error
-// (wrapping judge.ErrCostLimit) that skips it whole: the case's verdict needs a verdict
-// on every interaction, so a judgement cut short would waste the calls made. The job is
-// estimated by a dry run of the evaluator (the same prompts, placeholder verdicts with
-// empty reasons); the real last prompts quote the real reasons, a little longer, so
-// costGuard checks every call again.
-func (r *refRunner) planJudge(ctx context.Context, ex reference.Example, output any) (*caseCost, error) {
+// planJudge reserves on the session's ledger what a case's judge job will spend, all or
+// nothing, and returns the job's cost record holding the reservation; when the job's
+// calls or estimated tokens would pass max_calls_per_session or max_tokens_per_session
+// (alone, or with what the session's other judge job has spent or reserved), it returns
+// the error (wrapping judge.ErrCostLimit) that skips it whole: the case's verdict needs
+// a verdict on every interaction, so a judgement cut short would waste the calls made.
+// The job is estimated by a dry run of the evaluator (the same prompts, placeholder
+// verdicts with empty reasons); the real last prompts quote the real reasons, a little
+// longer, so costGuard charges every call again, drawing any excess over the
+// reservation from the ledger.
+func (r *refRunner) planJudge(ctx context.Context, sid string, ex reference.Example, output any) (*caseCost, error) {
 	j := r.judge
 	if j.cfg.MaxCallsPerSession <= 0 && j.cfg.MaxTokensPerSession <= 0 {
-		return &caseCost{}, nil
+		res, _ := j.ledger.Reserve(sid, 0, 0) // no limit: reserves and refuses nothing
+		return &caseCost{reserved: res}, nil
 	}
 	plan := &caseCost{dry: true}
 	_, _ = r.judgeEval.Evaluate(context.WithValue(ctx, caseCostKey{}, plan), ex, output)
@@ -518,5 +525,10 @@ func (r *refRunner) planJudge(ctx context.Context, ex reference.Example, output 
 	if n := j.cfg.MaxTokensPerSession; n > 0 && plan.tokens > n {
 		return run, fmt.Errorf("%w: max_tokens_per_session %d (the case needs ~%d)", judge.ErrCostLimit, n, plan.tokens)
 	}
+	res, err := j.ledger.Reserve(sid, plan.calls, plan.tokens)
+	if err != nil {
+		return run, err
+	}
+	run.reserved = res
 	return run, nil
 }
