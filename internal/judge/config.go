@@ -70,13 +70,14 @@ type Config struct {
 	// CallsPerMinute caps the calls sent (0 = unlimited). A call over budget fails with
 	// ErrBudgetExhausted, which keeps the deterministic score.
 	CallsPerMinute int `mapstructure:"calls_per_minute"`
-	// MaxCallsPerSession caps the judge calls spent on one session (0 = unlimited): past
-	// it, session metrics are left unjudged and a dataset case's interactions are not
-	// judged when they would need more calls.
+	// MaxCallsPerSession caps the judge calls spent on one session, all its judge jobs
+	// together (0 = unlimited): past it, session metrics are left unjudged and a dataset
+	// case's interactions are not judged when they would need more calls than are left.
 	MaxCallsPerSession int `mapstructure:"max_calls_per_session"`
 	// MaxTokensPerSession caps the estimated tokens (prompt bytes / 4 + max_tokens per
-	// call) of the judge calls spent on one session (0 = unlimited): a call that would
-	// pass it is skipped with judge_error "cost limit per session reached".
+	// call) of the judge calls spent on one session, all its judge jobs together
+	// (0 = unlimited): a call that would pass it is skipped with judge_error "cost limit
+	// per session reached".
 	MaxTokensPerSession int `mapstructure:"max_tokens_per_session"`
 	// MaxTokens caps the completion tokens of one call (default 512).
 	MaxTokens int `mapstructure:"max_tokens"`
