@@ -114,17 +114,10 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) error {
 		docs[i] = string(js)
 	}
 	now := s.d.timeArg(time.Now())
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, s.d.rebind(upsertTurnSQL))
-		if err != nil {
-			return fmt.Errorf("prepare: %w", err)
-		}
-		defer st.Close()
-		for i := range turns {
-			r := &turns[i].Record.Result
-			if _, err := st.ExecContext(ctx, cleanText(turns[i].SessionID), cleanText(r.TraceID), r.TurnIndex, r.Final, docs[i], now); err != nil {
-				return fmt.Errorf("upsert turn %q/%s: %w", turns[i].SessionID, r.TraceID, err)
-			}
+	err := s.execEach(ctx, upsertTurnSQL, len(turns), func(st *sql.Stmt, i int) error {
+		r := &turns[i].Record.Result
+		if _, err := st.ExecContext(ctx, cleanText(turns[i].SessionID), cleanText(r.TraceID), r.TurnIndex, r.Final, docs[i], now); err != nil {
+			return fmt.Errorf("upsert turn %q/%s: %w", turns[i].SessionID, r.TraceID, err)
 		}
 		return nil
 	})

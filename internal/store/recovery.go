@@ -90,20 +90,14 @@ func (s *sqlStore) Hold(ctx context.Context, sessions []OpenSession) error {
 		return nil
 	}
 	now := s.d.timeArg(time.Now())
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, s.d.rebind(upsertOpenSQL))
+	err := s.execEach(ctx, upsertOpenSQL, len(sessions), func(st *sql.Stmt, i int) error {
+		o := &sessions[i]
+		meta, err := json.Marshal(openMeta{Service: cleanText(o.Service), Agents: o.Agents})
 		if err != nil {
-			return fmt.Errorf("prepare: %w", err)
+			return err
 		}
-		defer st.Close()
-		for _, o := range sessions {
-			meta, err := json.Marshal(openMeta{Service: cleanText(o.Service), Agents: o.Agents})
-			if err != nil {
-				return err
-			}
-			if _, err := st.ExecContext(ctx, cleanText(o.ID), o.Owner, string(meta), now); err != nil {
-				return fmt.Errorf("hold %q: %w", o.ID, err)
-			}
+		if _, err := st.ExecContext(ctx, cleanText(o.ID), o.Owner, string(meta), now); err != nil {
+			return fmt.Errorf("hold %q: %w", o.ID, err)
 		}
 		return nil
 	})
@@ -118,16 +112,9 @@ func (s *sqlStore) Release(ctx context.Context, owner string, ids []string) erro
 	if len(ids) == 0 {
 		return nil
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, s.d.rebind("DELETE FROM open_sessions WHERE session_id = ? AND owner = ?"))
-		if err != nil {
-			return fmt.Errorf("prepare: %w", err)
-		}
-		defer st.Close()
-		for _, id := range ids {
-			if _, err := st.ExecContext(ctx, cleanText(id), owner); err != nil {
-				return fmt.Errorf("release %q: %w", id, err)
-			}
+	err := s.execEach(ctx, "DELETE FROM open_sessions WHERE session_id = ? AND owner = ?", len(ids), func(st *sql.Stmt, i int) error {
+		if _, err := st.ExecContext(ctx, cleanText(ids[i]), owner); err != nil {
+			return fmt.Errorf("release %q: %w", ids[i], err)
 		}
 		return nil
 	})

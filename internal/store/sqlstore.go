@@ -462,6 +462,24 @@ func (s *sqlStore) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return nil
 }
 
+// execEach runs exec(st, i) for i in [0, n) in one transaction, st being query
+// (written with '?' placeholders) prepared once; the first error rolls back and is returned.
+func (s *sqlStore) execEach(ctx context.Context, query string, n int, exec func(st *sql.Stmt, i int) error) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, s.d.rebind(query))
+		if err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		defer st.Close()
+		for i := 0; i < n; i++ {
+			if err := exec(st, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // timeDest scans a timestamp column: time.Time (PostgreSQL) or sqliteTimeLayout text
 // (SQLite), into UTC.
 type timeDest struct{ t *time.Time }

@@ -62,22 +62,15 @@ func (s *sqlStore) SaveVerdicts(ctx context.Context, vs []JudgeVerdict) error {
 		return nil
 	}
 	now := s.d.timeArg(time.Now())
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, s.d.rebind(upsertVerdictSQL))
-		if err != nil {
-			return fmt.Errorf("prepare: %w", err)
+	err := s.execEach(ctx, upsertVerdictSQL, len(vs), func(st *sql.Stmt, i int) error {
+		v := &vs[i]
+		var score any
+		if v.Score != nil {
+			score = *v.Score
 		}
-		defer st.Close()
-		for i := range vs {
-			v := &vs[i]
-			var score any
-			if v.Score != nil {
-				score = *v.Score
-			}
-			if _, err := st.ExecContext(ctx, cleanText(v.SessionID), v.AnalysisRevision, cleanText(v.Kind), cleanText(v.Name),
-				cleanText(v.Agent), score, v.Pass, cleanText(v.Reason), cleanText(v.JudgeError), cleanText(v.EvaluatorVersion), now); err != nil {
-				return fmt.Errorf("upsert verdict %q/%s/%s: %w", v.SessionID, v.Name, v.Agent, err)
-			}
+		if _, err := st.ExecContext(ctx, cleanText(v.SessionID), v.AnalysisRevision, cleanText(v.Kind), cleanText(v.Name),
+			cleanText(v.Agent), score, v.Pass, cleanText(v.Reason), cleanText(v.JudgeError), cleanText(v.EvaluatorVersion), now); err != nil {
+			return fmt.Errorf("upsert verdict %q/%s/%s: %w", v.SessionID, v.Name, v.Agent, err)
 		}
 		return nil
 	})

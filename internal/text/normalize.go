@@ -173,6 +173,16 @@ func (sc *scanner) scan(s string) {
 		}
 		cjkRun = 0
 	}
+	// breakRun ends the word or CJK run in progress at a separator.
+	breakRun := func() {
+		if start >= 0 {
+			sc.endWord(start, hasDigit)
+			start = -1
+		}
+		if cjkRun > 0 {
+			endCJK()
+		}
+	}
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			// ASCII fast path: the same cases as below for a one-byte rune, which is never a
@@ -205,13 +215,7 @@ func (sc *scanner) scan(s string) {
 			case (c == '.' || c == ',') && start >= 0 && lastDigit && i < len(s) && isDigitByte(s[i]):
 				sc.buf = append(sc.buf, c)
 			default:
-				if start >= 0 {
-					sc.endWord(start, hasDigit)
-					start = -1
-				}
-				if cjkRun > 0 {
-					endCJK()
-				}
+				breakRun()
 			}
 			continue
 		}
@@ -246,13 +250,7 @@ func (sc *scanner) scan(s string) {
 			prevCJK = r
 			cjkRun++
 		default:
-			if start >= 0 {
-				sc.endWord(start, hasDigit)
-				start = -1
-			}
-			if cjkRun > 0 {
-				endCJK()
-			}
+			breakRun()
 		}
 		i = next
 	}

@@ -224,11 +224,7 @@ func runRestart(t *testing.T, driver, dsn string) {
 	assert.Equal(t, []int{0, 1}, []int{as[1].TurnResults[0].TurnIndex, as[1].TurnResults[1].TurnIndex})
 	assert.Equal(t, evaluation.DetectionRDM, as[1].TurnResults[0].DetectionType, "RDM lands on the corrected turn")
 
-	cs, err := store.OpenContinuation(ctx, driver, dsn)
-	require.NoError(t, err)
-	defer cs.Close()
-	c, err := cs.LoadContinuation(ctx, "restart-1")
-	require.NoError(t, err)
+	c := storedContinuation(t, driver, dsn, "restart-1")
 	assert.Equal(t, 2, c.Revision)
 	require.Len(t, c.Turns, 2, "every turn stored once")
 }
@@ -344,4 +340,16 @@ func TestSingleTraceSessionsAreNotKept(t *testing.T) {
 	c, err := p.cont.LoadContinuation(ctx, traceID)
 	require.NoError(t, err)
 	assert.Equal(t, store.Continuation{}, c)
+}
+
+// storedContinuation reads session id's continuation from the store at driver/dsn, as a
+// collector started after this one would.
+func storedContinuation(t *testing.T, driver, dsn, id string) store.Continuation {
+	t.Helper()
+	cs, err := store.OpenContinuation(context.Background(), driver, dsn)
+	require.NoError(t, err)
+	defer cs.Close()
+	c, err := cs.LoadContinuation(context.Background(), id)
+	require.NoError(t, err)
+	return c
 }

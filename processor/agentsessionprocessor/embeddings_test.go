@@ -180,8 +180,7 @@ func TestSessionJudgeMaxTokens(t *testing.T) {
 func TestJudgeSpanCarriesSignedVerdicts(t *testing.T) {
 	srv, _ := verdictServer(t)
 	cfg := testConfig()
-	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second,
-		MaxCallsPerSession: 2, Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
+	cfg.Judge = twoCallJudge(srv.URL)
 	p, sink, clk := newTestProcessor(t, cfg, nil)
 	runSession(t, p, clk, datasetRun(64, "conv-v", "", "", "Find papers", "search_papers"))
 	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindJudge]) == 1 }, 5*time.Second, 10*time.Millisecond)

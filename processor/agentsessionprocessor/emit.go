@@ -130,11 +130,7 @@ func (b *evalBatch) addTurn(sessionID string, tr *evaluation.TurnResult) {
 			if !b.e.wantToolCall(tc) {
 				continue
 			}
-			parent := tc.SpanID
-			if parent == "" {
-				parent = tr.RootSpanID
-			}
-			sp, err := b.newSpan(sessionID, semconv.EvalKindToolCall, tr.TraceID, parent)
+			sp, err := b.newChildSpan(sessionID, semconv.EvalKindToolCall, tr, tc.SpanID)
 			if err != nil {
 				continue
 			}
@@ -153,13 +149,18 @@ func (b *evalBatch) addTurn(sessionID string, tr *evaluation.TurnResult) {
 	b.addTurnSpan(sessionID, tr)
 }
 
+// newChildSpan starts an evaluation span of kind in turn tr's trace, parented to
+// spanID (the evaluated span), or to the turn's root span when spanID is empty.
+func (b *evalBatch) newChildSpan(sessionID, kind string, tr *evaluation.TurnResult, spanID string) (ptrace.Span, error) {
+	if spanID == "" {
+		spanID = tr.RootSpanID
+	}
+	return b.newSpan(sessionID, kind, tr.TraceID, spanID)
+}
+
 // addInteraction emits the agent_interaction span of ir, a part of turn tr.
 func (b *evalBatch) addInteraction(sessionID string, tr *evaluation.TurnResult, ir *evaluation.InteractionResult) {
-	parent := ir.SpanID
-	if parent == "" {
-		parent = tr.RootSpanID
-	}
-	sp, err := b.newSpan(sessionID, semconv.EvalKindAgentInteract, tr.TraceID, parent)
+	sp, err := b.newChildSpan(sessionID, semconv.EvalKindAgentInteract, tr, ir.SpanID)
 	if err != nil {
 		return
 	}

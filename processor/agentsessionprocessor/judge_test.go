@@ -122,13 +122,19 @@ func TestSessionJudgeNearThreshold(t *testing.T) {
 	assert.Contains(t, prompts()[0], "<Metric>task_completion</Metric>")
 }
 
+// twoCallJudge is the judge config of the verdict server at url: task completion and
+// response quality, at most 2 calls per session.
+func twoCallJudge(url string) judge.Config {
+	return judge.Config{Enabled: true, Endpoint: url + "/v1", Model: "m", Timeout: 5 * time.Second,
+		MaxCallsPerSession: 2, Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
+}
+
 // TestSessionJudgeMaxCalls: past max_calls_per_session the remaining verdicts are judge
 // errors, not calls.
 func TestSessionJudgeMaxCalls(t *testing.T) {
 	srv, prompts := verdictServer(t)
 	cfg := testConfig()
-	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second,
-		MaxCallsPerSession: 2, Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
+	cfg.Judge = twoCallJudge(srv.URL)
 	p, sink, clk := newTestProcessor(t, cfg, nil)
 	runSession(t, p, clk, datasetRun(62, "conv-m", "", "", "Find papers", "search_papers"))
 	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindJudge]) == 1 }, 5*time.Second, 10*time.Millisecond)

@@ -124,11 +124,7 @@ func runCrashRecovery(t *testing.T, driver, dsn string) {
 	assert.Empty(t, orphans, "every session was released")
 	require.NoError(t, p.shutdown(ctx))
 
-	cs, err := store.OpenContinuation(ctx, driver, dsn)
-	require.NoError(t, err)
-	defer cs.Close()
-	c, err := cs.LoadContinuation(ctx, "cut")
-	require.NoError(t, err)
+	c := storedContinuation(t, driver, dsn, "cut")
 	assert.Equal(t, 1, c.Revision)
 	require.Len(t, c.Turns, 2)
 	assert.True(t, c.Turns[1].Result.Final, "the recovered last verdict is saved final")
