@@ -63,12 +63,19 @@ func BenchmarkPushTraces(b *testing.B) {
 	evals := newSpanBuilder(b).turn(turn0(false)).turn(turn0(true)).toolCall().traces()
 	evals.ResourceSpans().MoveAndAppendTo(mixed.ResourceSpans())
 
+	sb := newSpanBuilder(b)
+	for range 4 {
+		sb.session(analysisCheckout()).session(analysisSupport())
+	}
+	sessions := sb.traces()
+
 	for _, bc := range []struct {
 		name string
 		td   ptrace.Traces
 	}{
 		{"app_spans_only", appBatch(1000)},
 		{"app_spans_with_3_turn_evaluations", mixed},
+		{"8_session_analyses", sessions},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			spans := bc.td.SpanCount()

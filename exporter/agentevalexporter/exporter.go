@@ -297,20 +297,16 @@ func (e *agentEvalExporter) release(ctx context.Context) error {
 // error (logged and dropped: a retry cannot fix them).
 func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	var (
-		evalSpans   int64
-		decodeErrs  []error
-		analyses    []*evaluation.Analysis
-		verdicts    []store.JudgeVerdict
-		failed      ptrace.Traces
-		failedSpans int
+		evalSpans  int64
+		decodeErrs []error
+		analyses   []*evaluation.Analysis
+		verdicts   []store.JudgeVerdict
+		kept       []keptSpan
 	)
-	// keep adds a span whose rows are saved below to failed, what a failed save resends.
+	// keep notes a span whose rows are saved below: what a failed save resends (copied
+	// only then, by failed).
 	keep := func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) {
-		if failedSpans == 0 {
-			failed = ptrace.NewTraces()
-		}
-		appendSpan(failed, rs, ss, span)
-		failedSpans++
+		kept = append(kept, keptSpan{rs, ss, span})
 	}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -366,7 +362,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 		// replaces their rows (store.VerdictStore).
 		if err := e.saveVerdicts(ctx, verdicts); err != nil {
 			e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(verdicts)))
-			return consumererror.NewTraces(fmt.Errorf("agenteval: saving %d judge verdicts to the result store failed: %w", len(verdicts), err), failed)
+			return consumererror.NewTraces(fmt.Errorf("agenteval: saving %d judge verdicts to the result store failed: %w", len(verdicts), err), failed(kept))
 		}
 	}
 	if len(analyses) > 0 {
@@ -381,7 +377,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 			if len(decodeErrs) > 0 {
 				e.logger.Error("agenteval: dropping undecodable evaluation spans", zap.Error(errors.Join(decodeErrs...)))
 			}
-			return consumererror.NewTraces(err, failed)
+			return consumererror.NewTraces(err, failed(kept))
 		}
 		for _, a := range analyses {
 			e.metrics.recordAnalysis(a)
@@ -443,6 +439,24 @@ func (e *agentEvalExporter) save(ctx context.Context, as []*evaluation.Analysis)
 
 func spanError(span ptrace.Span, err error) error {
 	return fmt.Errorf("span %s (%q): %w", span.SpanID(), span.Name(), err)
+}
+
+// keptSpan is a span of the batch being exported, with its resource and scope.
+type keptSpan struct {
+	rs   ptrace.ResourceSpans
+	ss   ptrace.ScopeSpans
+	span ptrace.Span
+}
+
+// failed copies the kept spans, with their resources and scopes, into new traces: what
+// a failed save returns for the retry. Copying them only on failure spares a copy of
+// every session span on the usual path.
+func failed(kept []keptSpan) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for _, k := range kept {
+		appendSpan(td, k.rs, k.ss, k.span)
+	}
+	return td
 }
 
 // appendSpan copies span, with its resource and scope, into dst.

@@ -114,7 +114,9 @@ var (
 // values (nil pointers, slices, maps and interfaces; empty omitempty values) and zero
 // scalars (false, 0, "", the zero time), which decode to the same zero, are left out.
 func encodeFields(m pcommon.Map, prefix string, v reflect.Value) {
-	for _, f := range fieldsOf(v.Type()) {
+	fs := fieldsOf(v.Type())
+	m.EnsureCapacity(m.Len() + len(fs)) // one allocation, not one per growth
+	for _, f := range fs {
 		fv := v.Field(f.index)
 		if absent(fv, f.omitEmpty) {
 			continue

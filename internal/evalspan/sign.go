@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash"
-	"io"
 	"math"
 	"slices"
 	"strings"
@@ -76,7 +75,11 @@ func NewSigner(key string) *Signer {
 // Sign sets agent_eval.signature on the span attributes m, over the signed attributes
 // m holds now; call it after every signed attribute is written.
 func (s *Signer) Sign(m pcommon.Map) {
-	m.PutStr(semconv.AgentEvalSignature, signatureVersion+hex.EncodeToString(s.mac(m)))
+	var sum [sha256.Size]byte
+	var out [len(signatureVersion) + 2*sha256.Size]byte
+	copy(out[:], signatureVersion)
+	hex.Encode(out[len(signatureVersion):], s.mac(m, sum[:0]))
+	m.PutStr(semconv.AgentEvalSignature, string(out[:]))
 }
 
 // Verify checks agent_eval.signature against the signed attributes of m. It returns
@@ -90,24 +93,42 @@ func (s *Signer) Verify(m pcommon.Map) error {
 	if v.Type() != pcommon.ValueTypeStr {
 		return ErrBadSignature
 	}
-	got, err := hex.DecodeString(strings.TrimPrefix(v.Str(), signatureVersion))
-	if err != nil || !strings.HasPrefix(v.Str(), signatureVersion) {
+	h, ok := strings.CutPrefix(v.Str(), signatureVersion)
+	var got [sha256.Size]byte
+	if !ok || len(h) != 2*sha256.Size {
 		return ErrBadSignature
 	}
-	if !hmac.Equal(got, s.mac(m)) {
+	if _, err := hex.Decode(got[:], []byte(h)); err != nil {
+		return ErrBadSignature
+	}
+	var sum [sha256.Size]byte
+	if !hmac.Equal(got[:], s.mac(m, sum[:0])) {
 		return ErrBadSignature
 	}
 	return nil
 }
 
-func (s *Signer) mac(m pcommon.Map) []byte {
-	h := s.pool.Get().(hash.Hash)
-	defer s.pool.Put(h)
-	h.Reset()
-	w := canonicalWriter{h: h}
+// mac appends the HMAC of m's signed attributes to sum. The canonical encoding is
+// written into a pooled buffer and hashed in one Write: hashing many small writes
+// (two to four per value) cost more than the hashing itself.
+func (s *Signer) mac(m pcommon.Map, sum []byte) []byte {
+	w := writerPool.Get().(*canonicalWriter)
 	w.entries(m, signed)
-	return h.Sum(nil)
+	h := s.pool.Get().(hash.Hash)
+	h.Reset()
+	h.Write(w.b)
+	sum = h.Sum(sum)
+	s.pool.Put(h)
+	w.reset()
+	writerPool.Put(w)
+	return sum
 }
+
+// maxPooledBytes bounds the buffer a pooled writer keeps (a session span of a long
+// conversation may need more once; it is not kept).
+const maxPooledBytes = 1 << 20
+
+var writerPool = sync.Pool{New: func() any { return new(canonicalWriter) }}
 
 // entry is one key and value of a pcommon.Map.
 type entry struct {
@@ -116,22 +137,35 @@ type entry struct {
 }
 
 // entries writes the entries of m that keep accepts, sorted by key. A key present
-// twice (possible on the wire) is written twice, so a duplicate added to a signed
-// span breaks its signature instead of overriding a signed value.
+// twice (possible on the wire) is written twice, in the order the map holds them, so
+// a duplicate added to a signed span breaks its signature instead of overriding a
+// signed value. The entries are sorted through a pointer-free index (moving entries,
+// which hold pointers, costs a write barrier each while the GC marks); ties are broken
+// by position, which is the stable order.
 func (w *canonicalWriter) entries(m pcommon.Map, keep func(string) bool) {
-	es := make([]entry, 0, m.Len())
+	base, ibase := len(w.es), len(w.idx)
 	m.Range(func(k string, v pcommon.Value) bool {
 		if keep == nil || keep(k) {
-			es = append(es, entry{k, v})
+			w.idx = append(w.idx, int32(len(w.es)))
+			w.es = append(w.es, entry{k, v})
 		}
 		return true
 	})
-	slices.SortStableFunc(es, func(a, b entry) int { return strings.Compare(a.k, b.k) })
-	w.uvarint(uint64(len(es)))
-	for _, e := range es {
+	es, idx := w.es, w.idx[ibase:]
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := strings.Compare(es[a].k, es[b].k); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+	w.uvarint(uint64(len(idx)))
+	for j := ibase; j < len(w.idx); j++ {
+		e := w.es[w.idx[j]] // w.es may grow while a nested map is written
 		w.str(e.k)
 		w.value(e.v)
 	}
+	clear(w.es[base:]) // drop the references to m's values
+	w.es, w.idx = w.es[:base], w.idx[:ibase]
 }
 
 // signed reports whether the attribute key is covered by the signature.
@@ -140,29 +174,30 @@ func signed(k string) bool {
 		strings.HasPrefix(k, semconv.AgentEvalTurnPrefix) || strings.HasPrefix(k, semconv.AgentEvalSessionPrefix)
 }
 
-// canonicalWriter writes the canonical, unambiguous encoding of OTLP values.
+// canonicalWriter writes the canonical, unambiguous encoding of OTLP values into b.
+// es and idx are the scratch of entries, a stack shared by the nested maps.
 type canonicalWriter struct {
-	h   hash.Hash
-	buf [binary.MaxVarintLen64]byte
+	b   []byte
+	es  []entry
+	idx []int32
 }
 
-func (w *canonicalWriter) uvarint(n uint64) {
-	w.h.Write(w.buf[:binary.PutUvarint(w.buf[:], n)])
+func (w *canonicalWriter) reset() {
+	w.b = w.b[:0]
+	if cap(w.b) > maxPooledBytes {
+		w.b = nil
+	}
 }
 
-func (w *canonicalWriter) byte1(c byte) {
-	w.buf[0] = c
-	w.h.Write(w.buf[:1])
-}
+func (w *canonicalWriter) uvarint(n uint64) { w.b = binary.AppendUvarint(w.b, n) }
 
-func (w *canonicalWriter) u64(n uint64) {
-	binary.BigEndian.PutUint64(w.buf[:8], n)
-	w.h.Write(w.buf[:8])
-}
+func (w *canonicalWriter) byte1(c byte) { w.b = append(w.b, c) }
+
+func (w *canonicalWriter) u64(n uint64) { w.b = binary.BigEndian.AppendUint64(w.b, n) }
 
 func (w *canonicalWriter) str(s string) {
 	w.uvarint(uint64(len(s)))
-	_, _ = io.WriteString(w.h, s)
+	w.b = append(w.b, s...)
 }
 
 func (w *canonicalWriter) value(v pcommon.Value) {
@@ -183,7 +218,7 @@ func (w *canonicalWriter) value(v pcommon.Value) {
 	case pcommon.ValueTypeBytes:
 		b := v.Bytes().AsRaw()
 		w.uvarint(uint64(len(b)))
-		w.h.Write(b)
+		w.b = append(w.b, b...)
 	case pcommon.ValueTypeSlice:
 		s := v.Slice()
 		w.uvarint(uint64(s.Len()))

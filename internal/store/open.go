@@ -59,9 +59,13 @@ const sqliteTimeLayout = "2006-01-02T15:04:05.000000000Z"
 // foreign keys (ON DELETE CASCADE for retention), synchronous=NORMAL (the usual WAL
 // setting: durable across crashes of the process, may lose the last commits on power
 // loss). _txlock=immediate takes the write lock at BEGIN, so that two writers never
-// deadlock on a lock upgrade.
+// deadlock on a lock upgrade. temp_store=MEMORY keeps statement journals (and temporary
+// tables) in memory in small chunks: with the default, every statement of a batched
+// write that rewrites a page already changed in its transaction opened a 64 KiB
+// in-memory journal chunk, which the pure-Go SQLite allocates and frees with mmap and
+// munmap (a third of a batch's CPU; docs/decisions/performance.md §8.8).
 const sqlitePragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
-	"&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	"&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_txlock=immediate"
 
 // dialect is what differs between the two databases in the Go code: placeholders and
 // how a timestamp is passed. The upsert (INSERT ... ON CONFLICT ... DO UPDATE SET

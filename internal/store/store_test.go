@@ -852,3 +852,31 @@ func BenchmarkSaveAnalysesBatch(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/analysis")
 	})
 }
+
+// BenchmarkSaveLargeAnalysesBatch stores 48 analyses of the size the e2e benchmark's
+// sessions have (the golden multi-turn analysis, about 19 KB of JSON and its rows) per
+// transaction: about 2.5 MB of pages, more than SQLite's default 2 MB page cache.
+func BenchmarkSaveLargeAnalysesBatch(b *testing.B) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "langgraph_multi_turn.analyses.json"))
+	require.NoError(b, err)
+	var golden []evaluation.Analysis
+	require.NoError(b, json.Unmarshal(raw, &golden))
+	s, err := Open(context.Background(), DriverSQLite, filepath.Join(b.TempDir(), "bench.db"))
+	require.NoError(b, err)
+	defer s.Close()
+	ctx := context.Background()
+	const n = 48
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		as := make([]*evaluation.Analysis, n)
+		for j := range as {
+			a := golden[0]
+			a.SessionID = fmt.Sprintf("bench-%d-%d", i, j)
+			as[j] = &a
+		}
+		if err := s.(BatchSaver).SaveAnalyses(ctx, as); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/analysis")
+}
