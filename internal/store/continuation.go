@@ -45,6 +45,14 @@ type ContinuationStore interface {
 	// SaveRevision records the session's last emitted analysis revision (the highest
 	// wins).
 	SaveRevision(ctx context.Context, sessionID string, revision int) error
+	// ReserveTurn returns the turn index of the session's trace: the index given before
+	// to the same (session id, trace id), else one more than the session's highest index
+	// (0 for its first turn). Collectors sharing the store never get one index for two
+	// traces (docs/decisions/sessions.md §4.2).
+	ReserveTurn(ctx context.Context, sessionID, traceID string) (int, error)
+	// NextRevision allocates the session's next analysis revision (1 for the first) and
+	// records it as the last: collectors sharing the store never emit one revision twice.
+	NextRevision(ctx context.Context, sessionID string) (int, error)
 	// Close releases the store.
 	Close() error
 }
@@ -68,6 +76,49 @@ const upsertTurnSQL = "INSERT INTO turns (session_id, trace_id, turn_index, fina
 const upsertRevisionSQL = "INSERT INTO session_revisions (session_id, revision, updated_at) VALUES (?, ?, ?) " +
 	"ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, updated_at = excluded.updated_at " +
 	"WHERE excluded.revision > session_revisions.revision"
+
+const reserveTurnSQL = "INSERT INTO turn_indexes (session_id, trace_id, turn_index, updated_at) " +
+	"SELECT ?, ?, COALESCE(MAX(turn_index) + 1, 0), ? FROM (SELECT turn_index FROM turn_indexes WHERE session_id = ? " +
+	"UNION ALL SELECT turn_index FROM turns WHERE session_id = ?) AS t WHERE true " +
+	"ON CONFLICT (session_id, trace_id) DO NOTHING"
+
+const nextRevisionSQL = "INSERT INTO session_revisions (session_id, revision, updated_at) VALUES (?, 1, ?) " +
+	"ON CONFLICT (session_id) DO UPDATE SET revision = session_revisions.revision + 1, updated_at = excluded.updated_at " +
+	"RETURNING revision"
+
+// ReserveTurn inserts the (session, trace) index in one transaction; on PostgreSQL a
+// transaction-scoped advisory lock on the session id serialises the allocations of one
+// session (SQLite serialises writers; the unique (session_id, turn_index) index guards
+// both).
+func (s *sqlStore) ReserveTurn(ctx context.Context, sessionID, traceID string) (int, error) {
+	id, trace := cleanText(sessionID), cleanText(traceID)
+	var idx int
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if s.d.numbered {
+			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", id); err != nil {
+				return err
+			}
+		}
+		now := s.d.timeArg(time.Now())
+		if _, err := tx.ExecContext(ctx, s.d.rebind(reserveTurnSQL), id, trace, now, id, id); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, s.d.rebind("SELECT turn_index FROM turn_indexes WHERE session_id = ? AND trace_id = ?"), id, trace).Scan(&idx)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: %s: reserve turn %q/%s: %w", s.d.name, sessionID, traceID, err)
+	}
+	return idx, nil
+}
+
+// NextRevision increments the session's revision row in one statement.
+func (s *sqlStore) NextRevision(ctx context.Context, sessionID string) (int, error) {
+	var rev int
+	if err := s.db.QueryRowContext(ctx, s.d.rebind(nextRevisionSQL), cleanText(sessionID), s.d.timeArg(time.Now())).Scan(&rev); err != nil {
+		return 0, fmt.Errorf("store: %s: next revision %q: %w", s.d.name, sessionID, err)
+	}
+	return rev, nil
+}
 
 // LoadContinuation reads the session's turn records (by turn index) and revision.
 func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string) (Continuation, error) {
@@ -152,6 +203,8 @@ type memSession struct {
 	id       string
 	revision int
 	turns    map[string]evaluation.TurnRecord // by trace id
+	indexes  map[string]int                   // by trace id (ReserveTurn)
+	next     int                              // the next index ReserveTurn gives
 }
 
 // NewMemoryContinuation returns an empty MemoryContinuation bounded to maxTurns turn
@@ -225,6 +278,34 @@ func (m *MemoryContinuation) SaveRevision(_ context.Context, sessionID string, r
 	s := m.get(sessionID)
 	s.revision = max(s.revision, revision)
 	return nil
+}
+
+// ReserveTurn implements ContinuationStore.
+func (m *MemoryContinuation) ReserveTurn(_ context.Context, sessionID, traceID string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.get(sessionID)
+	if i, ok := s.indexes[traceID]; ok {
+		return i, nil
+	}
+	for _, r := range s.turns {
+		s.next = max(s.next, r.Result.TurnIndex+1)
+	}
+	if s.indexes == nil {
+		s.indexes = map[string]int{}
+	}
+	s.indexes[traceID] = s.next
+	s.next++
+	return s.next - 1, nil
+}
+
+// NextRevision implements ContinuationStore.
+func (m *MemoryContinuation) NextRevision(_ context.Context, sessionID string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.get(sessionID)
+	s.revision++
+	return s.revision, nil
 }
 
 // Close implements ContinuationStore.

@@ -6,6 +6,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,5 +139,85 @@ func TestRetentionDeletesContinuationState(t *testing.T) {
 		c, err = s.LoadContinuation(ctx, "old")
 		require.NoError(t, err)
 		assert.Equal(t, Continuation{}, c)
+	})
+}
+
+// TestSharedSessionAllocation: two handles on one database (two collectors sharing the
+// store) that hold one session open at the same time and interleave its turns: every
+// trace gets one index, distinct and stable on a repeated reservation, each turn is
+// stored once, and the revisions they allocate are 1, 2, 3... without a repeat.
+func TestSharedSessionAllocation(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, a, b ContinuationStore) {
+		handles := []ContinuationStore{a, b}
+		const turns = 12
+		idx := make([]int, turns)
+		var wg sync.WaitGroup
+		for h := range handles {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := h; i < turns; i += 2 {
+					trace := fmt.Sprintf("%032x", i+1)
+					n, err := handles[h].ReserveTurn(ctx, "shared", trace)
+					assert.NoError(t, err)
+					again, err := handles[1-h].ReserveTurn(ctx, "shared", trace)
+					assert.NoError(t, err)
+					assert.Equal(t, n, again, "a trace keeps its index")
+					ts := turnState("shared", n, false, "none")
+					ts.Record.Result.TraceID = trace
+					assert.NoError(t, handles[h].SaveTurns(ctx, []TurnState{ts}))
+					idx[i] = n
+				}
+			}()
+		}
+		wg.Wait()
+		seen := map[int]bool{}
+		for _, n := range idx {
+			assert.False(t, seen[n], "index %d given twice: %v", n, idx)
+			seen[n] = true
+		}
+		c, err := a.LoadContinuation(ctx, "shared")
+		require.NoError(t, err)
+		require.Len(t, c.Turns, turns, "every turn stored once")
+		for i, r := range c.Turns {
+			assert.Equal(t, i, r.Result.TurnIndex)
+		}
+		var revs []int
+		var mu sync.Mutex
+		for h := range handles {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 3 {
+					r, err := handles[h].NextRevision(ctx, "shared")
+					assert.NoError(t, err)
+					mu.Lock()
+					revs = append(revs, r)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		slices.Sort(revs)
+		assert.Equal(t, []int{1, 2, 3, 4, 5, 6}, revs)
+		require.NoError(t, a.SaveRevision(ctx, "shared", 2), "a late lower revision")
+		c, err = b.LoadContinuation(ctx, "shared")
+		require.NoError(t, err)
+		assert.Equal(t, 6, c.Revision)
+		n, err := b.ReserveTurn(ctx, "legacy", "t")
+		require.NoError(t, err)
+		assert.Equal(t, 0, n)
+	}
+	t.Run("memory", func(t *testing.T) {
+		m := NewMemoryContinuation(100)
+		check(t, m, m)
+	})
+	runAll(t, func(t *testing.T, b backend) {
+		s, driver, dsn := open(t, b)
+		other, err := OpenContinuation(ctx, driver, dsn)
+		require.NoError(t, err)
+		t.Cleanup(func() { assert.NoError(t, other.Close()) })
+		check(t, s, other)
 	})
 }

@@ -412,7 +412,7 @@ func (s *sqlStore) AgentScoreHistory(ctx context.Context, agentID string, limit 
 // DeleteStoredBefore deletes the sessions stored before t (stored_at < t: the
 // collector's clock, not the span times, which a client controls) and, by ON DELETE CASCADE,
 // their agent scores, turn results, tool issues, recommendations and revisions, and the
-// continuation state (turns, session_revisions, open_sessions) last written before t: such a session
+// continuation state (turns, turn_indexes, session_revisions, open_sessions) last written before t: such a session
 // that comes back is evaluated as a new one. It returns the number of sessions deleted.
 // The SafeMolt tables are not touched.
 func (s *sqlStore) DeleteStoredBefore(ctx context.Context, t time.Time) (int64, error) {
@@ -425,7 +425,7 @@ func (s *sqlStore) DeleteStoredBefore(ctx context.Context, t time.Time) (int64, 
 		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		for _, table := range []string{"turns", "session_revisions", "judge_verdicts", "open_sessions"} {
+		for _, table := range []string{"turns", "turn_indexes", "session_revisions", "judge_verdicts", "open_sessions"} {
 			if _, err := tx.ExecContext(ctx, s.d.rebind("DELETE FROM "+table+" WHERE updated_at < ?"), s.d.timeArg(t)); err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -352,4 +353,76 @@ func storedContinuation(t *testing.T, driver, dsn, id string) store.Continuation
 	c, err := cs.LoadContinuation(context.Background(), id)
 	require.NoError(t, err)
 	return c
+}
+
+// TestSessionOpenOnTwoCollectors: two collectors sharing the continuation store hold
+// one session open at the same time (routing by trace id: its turns alternate between
+// them, less than session_timeout apart). Every turn is stored once with a distinct
+// index, the correction in turn 1 (on the other collector) is RDM on turn 0, and the
+// highest analysis revision covers every turn once.
+func TestSessionOpenOnTwoCollectors(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.SessionTimeout = 30 * time.Second
+		cfg.Continuation = ContinuationConfig{Driver: driver, DSN: configopaque.String(dsn)}
+		var ps [2]*agentSessionProcessor
+		var sinks [2]*consumertest.TracesSink
+		var clks [2]*testClock
+		for i := range ps {
+			ps[i], sinks[i], clks[i] = newTestProcessor(t, cfg, nil)
+			require.NoError(t, ps[i].start(ctx, componenttest.NewNopHost()))
+			t.Cleanup(func() { assert.NoError(t, ps[i].shutdown(ctx)) })
+		}
+		const turns = 6
+		for i := range turns {
+			user, answer := fmt.Sprintf("And on day %d?", i), fmt.Sprintf("Day %d: windy.", i)
+			if i < len(conversation) {
+				user, answer = conversation[i].user, conversation[i].answer
+			}
+			c := i % 2
+			_, err := ps[c].processTraces(ctx, chatTurn("shared-1", i+1, clks[c].now(), user, answer, true))
+			require.NoError(t, err)
+			for j := range ps {
+				clks[j].advance(5 * time.Second) // the turn closes; the session stays open on both
+				ps[j].step(ctx)
+			}
+		}
+		for range 12 { // both run on: their leases stay current
+			for j := range ps {
+				clks[j].advance(10 * time.Second)
+				ps[j].step(ctx)
+			}
+		}
+		var as []evaluation.Analysis
+		for j := range ps {
+			as = append(as, analyses(t, evalSpans(sinks[j])[semconv.EvalKindAgentSession])...)
+		}
+		require.Len(t, as, 2, "each collector emits an analysis when the session goes idle on it")
+		last := as[0]
+		for _, a := range as[1:] {
+			assert.NotEqual(t, last.AnalysisRevision, a.AnalysisRevision, "revisions are distinct")
+			if a.AnalysisRevision > last.AnalysisRevision {
+				last = a
+			}
+		}
+		require.Len(t, last.TurnResults, turns, "the highest revision covers every turn")
+		traces := map[string]bool{}
+		for i, tr := range last.TurnResults {
+			assert.Equal(t, i, tr.TurnIndex)
+			assert.True(t, tr.Final, "turn %d", i)
+			assert.False(t, traces[tr.TraceID], "turn %d stored twice", i)
+			traces[tr.TraceID] = true
+		}
+		assert.Equal(t, conversation[0].user, last.TurnResults[0].UserMessage)
+		assert.Equal(t, evaluation.DetectionRDM, last.TurnResults[0].DetectionType, "the correction on the other collector lands on turn 0")
+
+		c := storedContinuation(t, driver, dsn, "shared-1")
+		require.Len(t, c.Turns, turns, "every turn stored once")
+		for i, r := range c.Turns {
+			assert.Equal(t, i, r.Result.TurnIndex)
+			assert.True(t, r.Result.Final, "turn %d", i)
+		}
+		assert.Equal(t, last.AnalysisRevision, c.Revision)
+	})
 }

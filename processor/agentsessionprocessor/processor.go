@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -522,11 +523,8 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 	switch ev.Kind {
 	case session.EventTurnClosed:
 		t := &ev.Session.Turns[ev.TurnIndex]
-		idx := len(st.records)
-		var prev *evaluation.TurnRecord
-		if idx > 0 {
-			prev = &st.records[idx-1]
-		}
+		idx := sh.turnIndex(ctx, p, st, id, t.TraceID)
+		prev := st.at(idx - 1)
 		rec := p.evaluator.EvaluateClosedTurn(id, ev.Session.Agents, t, idx, prev)
 		rec.Summary.Outcome = ev.TurnOutcome
 		if prev != nil {
@@ -535,11 +533,16 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 			b.addTurnSpan(id, &prev.Result)
 			save(prev)
 		}
-		st.records = append(st.records, rec)
+		st.put(rec)
 		b.addTurn(id, &rec.Result)
 		save(&rec)
 	case session.EventSessionEnded:
 		delete(sh.sessions, id) // a later turn continues from the continuation store
+		if st.continuable {
+			// Another collector may hold the session open too: the analysis covers its
+			// turns as stored (docs/decisions/sessions.md §4.5).
+			sh.reload(ctx, p, st, id)
+		}
 		n := len(st.records)
 		if n == 0 {
 			if st.continuable && ev.Session.EndReason == session.EndReasonRestart {
@@ -547,9 +550,13 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 			}
 			return nil
 		}
-		st.records[n-1] = p.evaluator.FinishLast(st.records[n-1])
-		b.addTurnSpan(id, &st.records[n-1].Result)
-		save(&st.records[n-1])
+		for i := range st.records {
+			if i == n-1 || !st.records[i].Result.Final {
+				st.records[i] = p.evaluator.FinishLast(st.records[i])
+				b.addTurnSpan(id, &st.records[i].Result)
+				save(&st.records[i])
+			}
+		}
 		// The session's explicit outcome (agent_eval.task.completed) includes one that came
 		// in a trace without GenAI spans, such as the evaluation channel's submit.
 		meta := evaluation.SessionMeta{ID: id, Service: ev.Session.Service, Partial: ev.Session.Partial,
@@ -565,7 +572,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 			cr, meta.References = p.refs.evaluate(ctx, ev.Session, m)
 		}
 		a := p.evaluator.Aggregate(meta, st.records)
-		a.AnalysisRevision = st.revision + 1
+		a.AnalysisRevision = sh.nextRevision(ctx, p, st, id)
 		if err := b.addSession(&a); err != nil {
 			return err
 		}
@@ -622,4 +629,104 @@ func isLimitReason(reason session.EndReason) bool {
 		return true
 	}
 	return false
+}
+
+// at returns the record of turn index i, or nil.
+func (st *sessionState) at(i int) *evaluation.TurnRecord {
+	if i < 0 {
+		return nil
+	}
+	if i < len(st.records) && st.records[i].Result.TurnIndex == i {
+		return &st.records[i]
+	}
+	for j := range st.records {
+		if st.records[j].Result.TurnIndex == i {
+			return &st.records[j]
+		}
+	}
+	return nil
+}
+
+// put adds rec, replacing the record of the same trace; records stay in index order.
+func (st *sessionState) put(rec evaluation.TurnRecord) {
+	for i := range st.records {
+		if st.records[i].Result.TraceID == rec.Result.TraceID {
+			st.records[i] = rec
+			st.sort()
+			return
+		}
+	}
+	st.records = append(st.records, rec)
+	st.sort()
+}
+
+func (st *sessionState) sort() {
+	slices.SortStableFunc(st.records, func(a, b evaluation.TurnRecord) int { return a.Result.TurnIndex - b.Result.TurnIndex })
+}
+
+// merge takes the stored records of traces this state lacks, and a stored final record
+// over a local provisional one.
+func (st *sessionState) merge(stored []evaluation.TurnRecord) {
+	for _, r := range stored {
+		i := slices.IndexFunc(st.records, func(l evaluation.TurnRecord) bool { return l.Result.TraceID == r.Result.TraceID })
+		switch {
+		case i < 0:
+			st.records = append(st.records, r)
+		case r.Result.Final && !st.records[i].Result.Final:
+			st.records[i] = r
+		}
+	}
+	st.sort()
+}
+
+// reload merges the session's records in the continuation store into st: the turns
+// another collector closed while this one holds the session open too.
+func (sh *shard) reload(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string) {
+	c, err := p.cont.LoadContinuation(ctx, id)
+	if err != nil {
+		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
+		p.logger.Warn("reloading a session from the continuation store failed; its analysis covers the turns of this collector",
+			zap.String("session_id", id), zap.Error(err))
+		return
+	}
+	st.merge(c.Turns)
+	st.revision = max(st.revision, c.Revision)
+}
+
+// turnIndex returns the index of the session's turn of traceID, allocated in the
+// continuation store (stable for a trace, distinct across collectors sharing the store),
+// and makes sure st holds the previous turn's record when the store does (it may have
+// been closed by another collector). A session that is not kept, or a store that fails,
+// gives the next index of st.
+func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, st *sessionState, id, traceID string) int {
+	idx := len(st.records)
+	if !st.continuable {
+		return idx
+	}
+	n, err := p.cont.ReserveTurn(ctx, id, traceID)
+	if err != nil {
+		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
+		p.logger.Warn("allocating a turn index in the continuation store failed; the index is this collector's",
+			zap.String("session_id", id), zap.Error(err))
+		return idx
+	}
+	if n > 0 && st.at(n-1) == nil {
+		sh.reload(ctx, p, st, id)
+	}
+	return n
+}
+
+// nextRevision allocates the session's next analysis revision in the continuation store
+// (st's next one for a session that is not kept, or when the store fails).
+func (sh *shard) nextRevision(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string) int {
+	if st.continuable {
+		r, err := p.cont.NextRevision(ctx, id)
+		if err == nil {
+			return r
+		}
+		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
+		p.logger.Warn("allocating an analysis revision in the continuation store failed; the revision is this collector's",
+			zap.String("session_id", id), zap.Error(err))
+	}
+	return st.revision + 1
 }
