@@ -183,7 +183,16 @@ func startTier1(t *testing.T, tier2 ...string) string {
 // whole: one row, revision 3, turns 0, 1 and 2 once each, the correction in turn 1 judged
 // RDM on turn 0 by the collector that did not see turn 0; and every span sent to tier 1
 // reaches exactly one tier-2 collector.
-func TestTwoTiersSharingPostgres(t *testing.T) {
+func TestTwoTiersSharingPostgres(t *testing.T) { runTwoTiers(t, false) }
+
+// TestTwoTiersQuickTurns is TestTwoTiersSharingPostgres with the turns of a conversation
+// sent 300 ms apart (after each turn settled, well within session_timeout): both tier-2
+// collectors hold each session open at the same time. Every turn must still be stored
+// once with a distinct index, and the stored analysis, the highest revision, must cover
+// every turn (docs/decisions/sessions.md §4.5).
+func TestTwoTiersQuickTurns(t *testing.T) { runTwoTiers(t, true) }
+
+func runTwoTiers(t *testing.T, quick bool) {
 	if testing.Short() {
 		t.Skip("two-tier end-to-end test: skipped with -short")
 	}
@@ -311,6 +320,10 @@ service:
 			ids.use(tid)
 			turn(id, c.user, c.answer)
 		}
+		if quick {
+			time.Sleep(300 * time.Millisecond) // the turn settles (200ms); the session stays open
+			continue
+		}
 		// Wait until each session's revision i+1 is stored: the turn settled, the session
 		// went idle on its collector and the exporter saved the analysis.
 		for _, id := range sessions {
@@ -319,6 +332,26 @@ service:
 				return err == nil && an.AnalysisRevision == i+1
 			}, 30*time.Second, 50*time.Millisecond, "session %s, revision %d", id, i+1)
 		}
+	}
+
+	cs, err := store.OpenContinuation(ctx, store.DriverPostgres, dsn)
+	require.NoError(t, err)
+	defer cs.Close()
+	wantRevision := map[string]int{}
+	for _, id := range sessions {
+		wantRevision[id] = len(convo)
+		if !quick {
+			continue
+		}
+		// Each collector that held the session open emits an analysis when it goes idle
+		// there; wait until the highest revision allocated is the one stored.
+		require.Eventually(t, func() bool {
+			time.Sleep(500 * time.Millisecond)
+			an, err := st.GetAnalysis(ctx, id)
+			c, cerr := cs.LoadContinuation(ctx, id)
+			wantRevision[id] = c.Revision
+			return err == nil && cerr == nil && c.Revision >= 2 && an.AnalysisRevision == c.Revision
+		}, 30*time.Second, 50*time.Millisecond, "session %s: the highest revision stored", id)
 	}
 
 	// Spans in == spans out: each span sent to tier 1 reached one tier-2 collector, once.
@@ -359,7 +392,7 @@ service:
 	for _, id := range sessions {
 		an, err := st.GetAnalysis(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, 3, an.AnalysisRevision)
+		assert.Equal(t, wantRevision[id], an.AnalysisRevision)
 		require.Len(t, an.TurnResults, 3, "session %s is whole", id)
 		for j, r := range an.TurnResults {
 			assert.Equal(t, j, r.TurnIndex)
@@ -369,13 +402,13 @@ service:
 			"session %s: the correction (on the other collector) lands on turn 0", id)
 		assert.Equal(t, 1, an.Conversation.RDMDetections)
 	}
-	cs, err := store.OpenContinuation(ctx, store.DriverPostgres, dsn)
-	require.NoError(t, err)
-	defer cs.Close()
 	for _, id := range sessions {
 		c, err := cs.LoadContinuation(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, 3, c.Revision)
-		assert.Len(t, c.Turns, 3, "every turn stored once")
+		assert.Equal(t, wantRevision[id], c.Revision)
+		require.Len(t, c.Turns, 3, "every turn stored once")
+		for j, r := range c.Turns {
+			assert.Equal(t, j, r.Result.TurnIndex, "session %s: distinct indexes", id)
+		}
 	}
 }
