@@ -48,7 +48,7 @@ type ContinuationStore interface {
 	// ReserveTurn returns the turn index of the session's trace: the index given before
 	// to the same (session id, trace id), else one more than the session's highest index
 	// (0 for its first turn). Collectors sharing the store never get one index for two
-	// traces (docs/decisions/sessions.md §4.2).
+	// traces (docs/decisions/sessions.md §4.5).
 	ReserveTurn(ctx context.Context, sessionID, traceID string) (int, error)
 	// NextRevision allocates the session's next analysis revision (1 for the first) and
 	// records it as the last: collectors sharing the store never emit one revision twice.
