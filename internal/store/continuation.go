@@ -204,7 +204,7 @@ type memSession struct {
 	revision int
 	turns    map[string]evaluation.TurnRecord // by trace id
 	indexes  map[string]int                   // by trace id (ReserveTurn)
-	next     int                              // the next index ReserveTurn gives
+	next     int                              // one more than the highest index reserved or saved
 }
 
 // NewMemoryContinuation returns an empty MemoryContinuation bounded to maxTurns turn
@@ -266,6 +266,7 @@ func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) err
 			m.turns++
 		}
 		s.turns[t.Record.Result.TraceID] = t.Record
+		s.next = max(s.next, t.Record.Result.TurnIndex+1)
 	}
 	m.evict()
 	return nil
@@ -287,9 +288,6 @@ func (m *MemoryContinuation) ReserveTurn(_ context.Context, sessionID, traceID s
 	s := m.get(sessionID)
 	if i, ok := s.indexes[traceID]; ok {
 		return i, nil
-	}
-	for _, r := range s.turns {
-		s.next = max(s.next, r.Result.TurnIndex+1)
 	}
 	if s.indexes == nil {
 		s.indexes = map[string]int{}

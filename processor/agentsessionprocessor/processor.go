@@ -657,7 +657,9 @@ func (st *sessionState) put(rec evaluation.TurnRecord) {
 		}
 	}
 	st.records = append(st.records, rec)
-	st.sort()
+	if n := len(st.records); n > 1 && st.records[n-2].Result.TurnIndex > rec.Result.TurnIndex {
+		st.sort() // the common case, a new last turn, appends in order
+	}
 }
 
 func (st *sessionState) sort() {
