@@ -4,10 +4,9 @@
 package evalspan // import "github.com/agenteval/agenteval-collector/internal/evalspan"
 
 import (
-	"unicode/utf8"
-
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // SummaryUserMessageBytes caps the user message a turn summary carries, in bytes: the
@@ -30,7 +29,7 @@ func TurnSummary(tr *evaluation.TurnResult) evaluation.TurnResult {
 	s := *tr
 	s.FinalResponse = ""
 	s.Explanations = nil
-	s.UserMessage = cutRunes(s.UserMessage, SummaryUserMessageBytes)
+	s.UserMessage = text.Cut(s.UserMessage, SummaryUserMessageBytes)
 	if s.Final {
 		s.Interactions = nil
 		return s
@@ -74,15 +73,4 @@ func interactionSummary(ir *evaluation.InteractionResult) evaluation.Interaction
 		}
 	}
 	return out
-}
-
-// cutRunes returns s cut to at most n bytes on a rune boundary, with no ellipsis.
-func cutRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

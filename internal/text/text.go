@@ -16,9 +16,18 @@ func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
+	return Cut(s, n) + "…"
+}
+
+// Cut returns s cut to at most n bytes on a rune boundary, with no ellipsis: a prefix of
+// s that stays valid UTF-8 when s is. s is returned as is when it fits; n <= 0 gives "".
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
 	cut := max(n, 0)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + "…"
+	return s[:cut]
 }

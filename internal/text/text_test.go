@@ -4,6 +4,7 @@
 package text
 
 import (
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -29,5 +30,9 @@ func TestTruncate(t *testing.T) {
 		got := Truncate(tc.s, tc.n)
 		assert.Equal(t, tc.want, got, "%q/%d", tc.s, tc.n)
 		assert.True(t, utf8.ValidString(got))
+		// Cut is the same prefix without the ellipsis.
+		cut := Cut(tc.s, tc.n)
+		assert.Equal(t, strings.TrimSuffix(tc.want, "…"), cut, "Cut %q/%d", tc.s, tc.n)
+		assert.LessOrEqual(t, len(cut), max(tc.n, 0))
 	}
 }
