@@ -53,6 +53,10 @@ type TurnRecord struct {
 	// Hallucination is the hallucination part of the provisional detection explanation,
 	// kept for the final one.
 	Hallucination string `json:"hallucination_explanation"`
+	// NoFollowUp: the final verdict was given without the next turn's user message
+	// (FinishLast). When that message becomes known, FollowUp gives the verdict again
+	// (Result.Revised). False while provisional and after FollowUp.
+	NoFollowUp bool `json:"no_follow_up,omitempty"`
 }
 
 // TurnSummary holds the per-turn facts the session-level scores (coordination, task
@@ -260,6 +264,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	}
 	tr.roundScores()
 	rec.Result = tr
+	rec.NoFollowUp = next == nil
 	return rec
 }
 

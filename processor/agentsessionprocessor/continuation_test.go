@@ -363,17 +363,7 @@ func storedContinuation(t *testing.T, driver, dsn, id string) store.Continuation
 func TestSessionOpenOnTwoCollectors(t *testing.T) {
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		ctx := context.Background()
-		cfg := testConfig()
-		cfg.SessionTimeout = 30 * time.Second
-		cfg.Continuation = ContinuationConfig{Driver: driver, DSN: configopaque.String(dsn)}
-		var ps [2]*agentSessionProcessor
-		var sinks [2]*consumertest.TracesSink
-		var clks [2]*testClock
-		for i := range ps {
-			ps[i], sinks[i], clks[i] = newTestProcessor(t, cfg, nil)
-			require.NoError(t, ps[i].start(ctx, componenttest.NewNopHost()))
-			t.Cleanup(func() { assert.NoError(t, ps[i].shutdown(ctx)) })
-		}
+		ps, sinks, clks := twoCollectors(t, driver, dsn)
 		const turns = 6
 		for i := range turns {
 			user, answer := fmt.Sprintf("And on day %d?", i), fmt.Sprintf("Day %d: windy.", i)
@@ -388,24 +378,10 @@ func TestSessionOpenOnTwoCollectors(t *testing.T) {
 				ps[j].step(ctx)
 			}
 		}
-		for range 12 { // both run on: their leases stay current
-			for j := range ps {
-				clks[j].advance(10 * time.Second)
-				ps[j].step(ctx)
-			}
-		}
-		var as []evaluation.Analysis
-		for j := range ps {
-			as = append(as, analyses(t, evalSpans(sinks[j])[semconv.EvalKindAgentSession])...)
-		}
+		idleBoth(ctx, ps, clks)
+		as := allAnalyses(t, sinks)
 		require.Len(t, as, 2, "each collector emits an analysis when the session goes idle on it")
-		last := as[0]
-		for _, a := range as[1:] {
-			assert.NotEqual(t, last.AnalysisRevision, a.AnalysisRevision, "revisions are distinct")
-			if a.AnalysisRevision > last.AnalysisRevision {
-				last = a
-			}
-		}
+		last := highestRevision(t, as)
 		require.Len(t, last.TurnResults, turns, "the highest revision covers every turn")
 		traces := map[string]bool{}
 		for i, tr := range last.TurnResults {
@@ -423,6 +399,204 @@ func TestSessionOpenOnTwoCollectors(t *testing.T) {
 			assert.Equal(t, i, r.Result.TurnIndex)
 			assert.True(t, r.Result.Final, "turn %d", i)
 		}
+		assert.Equal(t, last.AnalysisRevision, c.Revision)
+	})
+}
+
+// twoCollectors starts two processors sharing the continuation store at driver/dsn
+// (session_timeout 30s), each with its own clock, shut down at the end of the test.
+func twoCollectors(t *testing.T, driver, dsn string) (ps [2]*agentSessionProcessor, sinks [2]*consumertest.TracesSink, clks [2]*testClock) {
+	ctx := context.Background()
+	cfg := testConfig()
+	cfg.SessionTimeout = 30 * time.Second
+	cfg.Continuation = ContinuationConfig{Driver: driver, DSN: configopaque.String(dsn)}
+	for i := range ps {
+		ps[i], sinks[i], clks[i] = newTestProcessor(t, cfg, nil)
+		require.NoError(t, ps[i].start(ctx, componenttest.NewNopHost()))
+		t.Cleanup(func() { assert.NoError(t, ps[i].shutdown(ctx)) })
+	}
+	return ps, sinks, clks
+}
+
+// idleBoth runs both collectors on for two minutes in 10 s steps: their sessions go idle
+// and their leases stay current.
+func idleBoth(ctx context.Context, ps [2]*agentSessionProcessor, clks [2]*testClock) {
+	for range 12 {
+		for j := range ps {
+			clks[j].advance(10 * time.Second)
+			ps[j].step(ctx)
+		}
+	}
+}
+
+// allAnalyses returns the session analyses both collectors emitted.
+func allAnalyses(t *testing.T, sinks [2]*consumertest.TracesSink) []evaluation.Analysis {
+	var as []evaluation.Analysis
+	for j := range sinks {
+		as = append(as, analyses(t, evalSpans(sinks[j])[semconv.EvalKindAgentSession])...)
+	}
+	return as
+}
+
+// highestRevision returns the analysis of the highest revision in as, checking that
+// no revision was emitted twice.
+func highestRevision(t *testing.T, as []evaluation.Analysis) evaluation.Analysis {
+	t.Helper()
+	require.NotEmpty(t, as)
+	seen := map[int]bool{}
+	last := as[0]
+	for _, a := range as {
+		assert.False(t, seen[a.AnalysisRevision], "revision %d emitted twice", a.AnalysisRevision)
+		seen[a.AnalysisRevision] = true
+		if a.AnalysisRevision > last.AnalysisRevision {
+			last = a
+		}
+	}
+	return last
+}
+
+// gatedContinuation is one collector's continuation store under the test's control:
+// while holding, its turn record writes wait (as when the batch that evaluated them is
+// still running); afterLoad runs once after the next load, before its result returns
+// (another collector acting while this one analyses what it read).
+type gatedContinuation struct {
+	store.ContinuationStore
+	holding   bool
+	pending   []store.TurnState
+	afterLoad func()
+}
+
+func (g *gatedContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) error {
+	if g.holding {
+		g.pending = append(g.pending, turns...)
+		return nil
+	}
+	return g.ContinuationStore.SaveTurns(ctx, turns)
+}
+
+func (g *gatedContinuation) LoadContinuation(ctx context.Context, id string) (store.Continuation, error) {
+	c, err := g.ContinuationStore.LoadContinuation(ctx, id)
+	if f := g.afterLoad; f != nil {
+		g.afterLoad = nil
+		f()
+	}
+	return c, err
+}
+
+// release writes the held records.
+func (g *gatedContinuation) release(ctx context.Context) error {
+	g.holding = false
+	err := g.ContinuationStore.SaveTurns(ctx, g.pending)
+	g.pending = nil
+	return err
+}
+
+// sendTurn sends turn i of the conversation (conversation[i], then plain questions) to
+// collector c, and lets it close on both collectors.
+func sendTurn(t *testing.T, ps [2]*agentSessionProcessor, clks [2]*testClock, c int, id string, i int) {
+	t.Helper()
+	ctx := context.Background()
+	user, answer := fmt.Sprintf("And on day %d?", i), fmt.Sprintf("Day %d: windy.", i)
+	if i < len(conversation) {
+		user, answer = conversation[i].user, conversation[i].answer
+	}
+	_, err := ps[c].processTraces(ctx, chatTurn(id, i+1, clks[c].now(), user, answer, true))
+	require.NoError(t, err)
+	for j := range ps {
+		clks[j].advance(3 * time.Second)
+		ps[j].step(ctx)
+	}
+}
+
+// TestQuickTurnsOnTwoCollectors: turn 1 closes on collector B while turn 0 (index
+// reserved on collector A) is not stored yet, as when turns arrive less than one batch
+// apart (docs/decisions/sessions.md §4.5). B evaluates turn 1 without turn 0; when the
+// session goes idle, the analysis over the stored records gives turn 0 its final verdict
+// with turn 1's user message: the correction is RDM on turn 0, counted once.
+func TestQuickTurnsOnTwoCollectors(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		ps, sinks, clks := twoCollectors(t, driver, dsn)
+		gate := &gatedContinuation{ContinuationStore: ps[0].cont, holding: true}
+		ps[0].cont = gate
+		sendTurn(t, ps, clks, 0, "quick-1", 0) // A: index 0, its record held back
+		sendTurn(t, ps, clks, 1, "quick-1", 1) // B: index 1, record 0 not in the store
+		require.NoError(t, gate.release(ctx))
+		sendTurn(t, ps, clks, 0, "quick-1", 2)
+		idleBoth(ctx, ps, clks)
+
+		last := highestRevision(t, allAnalyses(t, sinks))
+		require.Len(t, last.TurnResults, 3, "the highest revision covers every turn")
+		for i, tr := range last.TurnResults {
+			assert.Equal(t, i, tr.TurnIndex)
+			assert.True(t, tr.Final, "turn %d", i)
+		}
+		assert.Equal(t, evaluation.DetectionRDM, last.TurnResults[0].DetectionType, "the correction lands on turn 0")
+		assert.Equal(t, 1, last.Conversation.RDMDetections)
+
+		var spans []ptrace.Span
+		for j := range sinks {
+			spans = append(spans, evalSpans(sinks[j])[semconv.EvalKindTurn]...)
+		}
+		final, provisional := turnVerdicts(t, spans)
+		for i := range 3 {
+			assert.Len(t, provisional[i], 1, "turn %d is evaluated once", i)
+			counted := 0
+			for _, tr := range final[i] {
+				if !tr.Revised {
+					counted++
+				}
+			}
+			assert.Equal(t, 1, counted, "turn %d has one final verdict that counts", i)
+		}
+		require.NotEmpty(t, final[0])
+		assert.Equal(t, evaluation.DetectionRDM, final[0][len(final[0])-1].DetectionType)
+
+		c := storedContinuation(t, driver, dsn, "quick-1")
+		require.Len(t, c.Turns, 3, "every turn stored once")
+		for i, r := range c.Turns {
+			assert.Equal(t, i, r.Result.TurnIndex)
+			assert.True(t, r.Result.Final, "turn %d", i)
+		}
+		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType, "the stored verdict of turn 0 is RDM")
+		assert.Equal(t, last.AnalysisRevision, c.Revision)
+	})
+}
+
+// TestTurnStoredDuringOtherCollectorsAnalysis: collector B closes and stores a turn and
+// analyses the session while collector A is analysing it from what it read before that
+// turn was stored. The highest revision still covers every turn: A allocates its
+// revision before it reads, so B's, allocated later, is the higher one and B read A's
+// turns.
+func TestTurnStoredDuringOtherCollectorsAnalysis(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		ps, sinks, clks := twoCollectors(t, driver, dsn)
+		gate := &gatedContinuation{ContinuationStore: ps[0].cont}
+		ps[0].cont = gate
+		sendTurn(t, ps, clks, 0, "during-1", 0)
+		sendTurn(t, ps, clks, 0, "during-1", 1)
+		clks[0].advance(time.Minute) // the session goes idle on A ...
+		gate.afterLoad = func() {
+			// ... and, while A analyses what it read, B gets turn 2 and goes idle.
+			_, err := ps[1].processTraces(ctx, chatTurn("during-1", 3, clks[1].now(), "And on Sunday?", "Cloudy.", true))
+			require.NoError(t, err)
+			clks[1].advance(3 * time.Second)
+			ps[1].step(ctx)
+			clks[1].advance(time.Minute)
+			ps[1].step(ctx)
+		}
+		ps[0].step(ctx)
+		require.Nil(t, gate.afterLoad, "A read the session at idle")
+		idleBoth(ctx, ps, clks)
+
+		as := allAnalyses(t, sinks)
+		require.Len(t, as, 2)
+		last := highestRevision(t, as)
+		require.Len(t, last.TurnResults, 3, "the highest revision covers every turn")
+		assert.Equal(t, evaluation.DetectionRDM, last.TurnResults[0].DetectionType)
+		c := storedContinuation(t, driver, dsn, "during-1")
+		require.Len(t, c.Turns, 3, "every turn stored once")
 		assert.Equal(t, last.AnalysisRevision, c.Revision)
 	})
 }

@@ -439,13 +439,7 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 				zap.String("session_id", ev.Session.ID), zap.Error(err))
 		}
 	}
-	p.hold(ctx, w.holds)
-	if len(w.saves) > 0 {
-		if err := p.cont.SaveTurns(ctx, w.saves); err != nil {
-			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
-			p.logger.Warn("saving turn records to the continuation store failed; a later continuation of these sessions may miss them", zap.Error(err))
-		}
-	}
+	p.write(ctx, &w)
 	p.reportSkipped(ctx, b)
 	td := b.traces()
 	n := td.SpanCount()
@@ -458,6 +452,24 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 		return
 	}
 	p.telemetry.ProcessorAgentsessionEvaluationsEmitted.Add(ctx, int64(n))
+}
+
+// write saves w's holds, then its turn records, to the continuation store, and empties
+// both lists (the ended sessions are saved after the emission).
+func (p *agentSessionProcessor) write(ctx context.Context, w *shardWrites) {
+	p.hold(ctx, w.holds)
+	if len(w.saves) > 0 {
+		if err := p.cont.SaveTurns(ctx, w.saves); err != nil {
+			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
+			p.logger.Warn("saving turn records to the continuation store failed; a later continuation of these sessions may miss them", zap.Error(err))
+		}
+	}
+	w.holds, w.saves = w.holds[:0], w.saves[:0]
+}
+
+// savesFor reports whether w holds turn records of session id not written yet.
+func (w *shardWrites) savesFor(id string) bool {
+	return slices.ContainsFunc(w.saves, func(t store.TurnState) bool { return t.SessionID == id })
 }
 
 // reportSkipped counts and logs the evaluation spans b left out because an id did not
@@ -538,25 +550,27 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		save(&rec)
 	case session.EventSessionEnded:
 		delete(sh.sessions, id) // a later turn continues from the continuation store
+		revision := 0
 		if st.continuable {
-			// Another collector may hold the session open too: the analysis covers its
-			// turns as stored (docs/decisions/sessions.md §4.5).
+			// Another collector may hold the session open too (docs/decisions/sessions.md
+			// §4.5): this batch's records of the session are written, the revision is
+			// allocated, then the analysis covers the turns as stored. A collector that
+			// allocates a higher revision therefore reads every turn this one evaluated.
+			if w.savesFor(id) {
+				p.write(ctx, w)
+			}
+			if len(st.records) > 0 {
+				revision = sh.nextRevision(ctx, p, st, id)
+			}
 			sh.reload(ctx, p, st, id)
 		}
-		n := len(st.records)
-		if n == 0 {
+		if len(st.records) == 0 {
 			if st.continuable && ev.Session.EndReason == session.EndReasonRestart {
 				w.ended = append(w.ended, endedSession{id: id}) // released, nothing to analyse
 			}
 			return nil
 		}
-		for i := range st.records {
-			if i == n-1 || !st.records[i].Result.Final {
-				st.records[i] = p.evaluator.FinishLast(st.records[i])
-				b.addTurnSpan(id, &st.records[i].Result)
-				save(&st.records[i])
-			}
-		}
+		sh.finishRecords(p, st, id, b, save)
 		// The session's explicit outcome (agent_eval.task.completed) includes one that came
 		// in a trace without GenAI spans, such as the evaluation channel's submit.
 		meta := evaluation.SessionMeta{ID: id, Service: ev.Session.Service, Partial: ev.Session.Partial,
@@ -572,7 +586,10 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 			cr, meta.References = p.refs.evaluate(ctx, ev.Session, m)
 		}
 		a := p.evaluator.Aggregate(meta, st.records)
-		a.AnalysisRevision = sh.nextRevision(ctx, p, st, id)
+		if revision == 0 {
+			revision = sh.nextRevision(ctx, p, st, id) // the records were all in the store
+		}
+		a.AnalysisRevision = revision
 		if err := b.addSession(&a); err != nil {
 			return err
 		}
@@ -666,19 +683,59 @@ func (st *sessionState) sort() {
 	slices.SortStableFunc(st.records, func(a, b evaluation.TurnRecord) int { return a.Result.TurnIndex - b.Result.TurnIndex })
 }
 
-// merge takes the stored records of traces this state lacks, and a stored final record
-// over a local provisional one.
+// merge takes the stored records of traces this state lacks, and a stored record whose
+// verdict is further on than the local one (verdictStage).
 func (st *sessionState) merge(stored []evaluation.TurnRecord) {
 	for _, r := range stored {
 		i := slices.IndexFunc(st.records, func(l evaluation.TurnRecord) bool { return l.Result.TraceID == r.Result.TraceID })
 		switch {
 		case i < 0:
 			st.records = append(st.records, r)
-		case r.Result.Final && !st.records[i].Result.Final:
+		case verdictStage(&r) > verdictStage(&st.records[i]):
 			st.records[i] = r
 		}
 	}
 	st.sort()
+}
+
+// verdictStage orders a record's verdicts: 0 provisional, 1 final without follow-up
+// (FinishLast), 2 final with the next turn's user message (FollowUp).
+func verdictStage(r *evaluation.TurnRecord) int {
+	switch {
+	case !r.Result.Final:
+		return 0
+	case r.NoFollowUp:
+		return 1
+	}
+	return 2
+}
+
+// finishRecords gives the final verdicts of a session that went idle, over its records
+// in index order (st holds every stored record, §4.5): a record whose next turn is known
+// gets its verdict with that turn's user message, when it had none (provisional) or
+// had one without follow-up (FinishLast: the next turn closed on another collector
+// before this record was stored, or was stored after this record was finished; the
+// verdict is then Revised). A provisional record without a known next turn (the last,
+// or one whose next index was reserved but is not stored) is finished without
+// follow-up. Each verdict given is emitted and saved.
+func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, id string, b *evalBatch, save func(*evaluation.TurnRecord)) {
+	for i := range st.records {
+		r := &st.records[i]
+		var next *evaluation.TurnRecord
+		if i+1 < len(st.records) && st.records[i+1].Result.TurnIndex == r.Result.TurnIndex+1 {
+			next = &st.records[i+1]
+		}
+		switch {
+		case next != nil && verdictStage(r) < 2:
+			*r = p.evaluator.FollowUp(*r, next.Result.UserMessage)
+		case !r.Result.Final:
+			*r = p.evaluator.FinishLast(*r)
+		default:
+			continue
+		}
+		b.addTurnSpan(id, &r.Result)
+		save(r)
+	}
 }
 
 // reload merges the session's records in the continuation store into st: the turns
