@@ -32,6 +32,19 @@ type TurnState struct {
 	Record    evaluation.TurnRecord
 }
 
+// VerdictStage orders a turn record's verdicts: 0 provisional, 1 final without the next
+// turn's user message (evaluation.Evaluator.FinishLast: NoFollowUp), 2 final with it
+// (FollowUp). A stored record is replaced only by one of the same or a higher stage.
+func VerdictStage(r *evaluation.TurnRecord) int {
+	switch {
+	case !r.Result.Final:
+		return 0
+	case r.NoFollowUp:
+		return 1
+	}
+	return 2
+}
+
 // ContinuationStore keeps the continuation state of sessions. Implementations are safe
 // for concurrent use.
 type ContinuationStore interface {
@@ -39,8 +52,9 @@ type ContinuationStore interface {
 	// Continuation.
 	LoadContinuation(ctx context.Context, sessionID string) (Continuation, error)
 	// SaveTurns upserts turn records by (session id, trace id) in one transaction. A
-	// final record is never replaced by a provisional one, so saving twice, or late,
-	// loses no verdict.
+	// record never replaces one whose verdict is further on (VerdictStage: a final
+	// record is never replaced by a provisional one, a verdict with follow-up never by
+	// one without), so saving twice, or late, loses no verdict.
 	SaveTurns(ctx context.Context, turns []TurnState) error
 	// SaveRevision records the session's last emitted analysis revision (the highest
 	// wins).
@@ -69,9 +83,10 @@ func OpenContinuation(ctx context.Context, driver, dsn string) (ContinuationStor
 
 var _ ContinuationStore = (*sqlStore)(nil)
 
-const upsertTurnSQL = "INSERT INTO turns (session_id, trace_id, turn_index, final, record, updated_at) VALUES (?, ?, ?, ?, ?, ?) " +
+const upsertTurnSQL = "INSERT INTO turns (session_id, trace_id, turn_index, final, verdict_stage, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) " +
 	"ON CONFLICT (session_id, trace_id) DO UPDATE SET turn_index = excluded.turn_index, final = excluded.final, " +
-	"record = excluded.record, updated_at = excluded.updated_at WHERE excluded.final OR NOT turns.final"
+	"verdict_stage = excluded.verdict_stage, record = excluded.record, updated_at = excluded.updated_at " +
+	"WHERE excluded.verdict_stage >= turns.verdict_stage"
 
 const upsertRevisionSQL = "INSERT INTO session_revisions (session_id, revision, updated_at) VALUES (?, ?, ?) " +
 	"ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, updated_at = excluded.updated_at " +
@@ -167,7 +182,8 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) error {
 	now := s.d.timeArg(time.Now())
 	err := s.execEach(ctx, upsertTurnSQL, len(turns), func(st *sql.Stmt, i int) error {
 		r := &turns[i].Record.Result
-		if _, err := st.ExecContext(ctx, cleanText(turns[i].SessionID), cleanText(r.TraceID), r.TurnIndex, r.Final, docs[i], now); err != nil {
+		stage := VerdictStage(&turns[i].Record)
+		if _, err := st.ExecContext(ctx, cleanText(turns[i].SessionID), cleanText(r.TraceID), r.TurnIndex, r.Final, stage, docs[i], now); err != nil {
 			return fmt.Errorf("upsert turn %q/%s: %w", turns[i].SessionID, r.TraceID, err)
 		}
 		return nil
@@ -259,7 +275,7 @@ func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) err
 	for _, t := range turns {
 		s := m.get(t.SessionID)
 		old, ok := s.turns[t.Record.Result.TraceID]
-		if ok && old.Result.Final && !t.Record.Result.Final {
+		if ok && VerdictStage(&old) > VerdictStage(&t.Record) {
 			continue
 		}
 		if !ok {

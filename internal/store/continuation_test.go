@@ -27,8 +27,8 @@ func turnState(sessionID string, index int, final bool, detection string) TurnSt
 }
 
 // TestContinuationStores: both implementations keep turns by (session, trace), never
-// replace a final verdict by a provisional one, keep the highest revision, and give the
-// turns back in index order.
+// replace a final verdict by a provisional one nor one with follow-up by one without,
+// keep the highest revision, and give the turns back in index order.
 func TestContinuationStores(t *testing.T) {
 	ctx := context.Background()
 	check := func(t *testing.T, cs ContinuationStore) {
@@ -39,6 +39,14 @@ func TestContinuationStores(t *testing.T) {
 		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("s", 1, false, "none"), turnState("s", 0, false, "none")}))
 		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("s", 0, true, "rdm")}))
 		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("s", 0, false, "none")}), "a late provisional copy")
+		noFollowUp := turnState("s", 0, true, "none")
+		noFollowUp.Record.NoFollowUp = true
+		require.NoError(t, cs.SaveTurns(ctx, []TurnState{noFollowUp}), "a late verdict without follow-up")
+		finished := turnState("s", 1, true, "none")
+		finished.Record.NoFollowUp = true
+		require.NoError(t, cs.SaveTurns(ctx, []TurnState{finished}))
+		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("s", 1, true, "ccm")}), "its follow-up known later")
+		require.NoError(t, cs.SaveTurns(ctx, []TurnState{finished}), "a late copy of the verdict without follow-up")
 		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("other", 0, false, "none")}))
 		require.NoError(t, cs.SaveRevision(ctx, "s", 2))
 		require.NoError(t, cs.SaveRevision(ctx, "s", 1))
@@ -49,8 +57,10 @@ func TestContinuationStores(t *testing.T) {
 		require.Len(t, c.Turns, 2)
 		assert.Equal(t, []int{0, 1}, []int{c.Turns[0].Result.TurnIndex, c.Turns[1].Result.TurnIndex})
 		assert.True(t, c.Turns[0].Result.Final)
-		assert.Equal(t, "rdm", c.Turns[0].Result.DetectionType, "the final verdict stays")
+		assert.Equal(t, "rdm", c.Turns[0].Result.DetectionType, "the final verdict with follow-up stays")
 		assert.Equal(t, "question 1", c.Turns[1].Result.UserMessage)
+		assert.Equal(t, "ccm", c.Turns[1].Result.DetectionType, "a verdict with follow-up replaces one without")
+		assert.False(t, c.Turns[1].NoFollowUp)
 	}
 	t.Run("memory", func(t *testing.T) { check(t, NewMemoryContinuation(10)) })
 	runAll(t, func(t *testing.T, b backend) {

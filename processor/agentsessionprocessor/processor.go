@@ -684,30 +684,18 @@ func (st *sessionState) sort() {
 }
 
 // merge takes the stored records of traces this state lacks, and a stored record whose
-// verdict is further on than the local one (verdictStage).
+// verdict is further on than the local one (store.VerdictStage).
 func (st *sessionState) merge(stored []evaluation.TurnRecord) {
 	for _, r := range stored {
 		i := slices.IndexFunc(st.records, func(l evaluation.TurnRecord) bool { return l.Result.TraceID == r.Result.TraceID })
 		switch {
 		case i < 0:
 			st.records = append(st.records, r)
-		case verdictStage(&r) > verdictStage(&st.records[i]):
+		case store.VerdictStage(&r) > store.VerdictStage(&st.records[i]):
 			st.records[i] = r
 		}
 	}
 	st.sort()
-}
-
-// verdictStage orders a record's verdicts: 0 provisional, 1 final without follow-up
-// (FinishLast), 2 final with the next turn's user message (FollowUp).
-func verdictStage(r *evaluation.TurnRecord) int {
-	switch {
-	case !r.Result.Final:
-		return 0
-	case r.NoFollowUp:
-		return 1
-	}
-	return 2
 }
 
 // finishRecords gives the final verdicts of a session that went idle, over its records
@@ -726,7 +714,7 @@ func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, id st
 			next = &st.records[i+1]
 		}
 		switch {
-		case next != nil && verdictStage(r) < 2:
+		case next != nil && store.VerdictStage(r) < 2:
 			*r = p.evaluator.FollowUp(*r, next.Result.UserMessage)
 		case !r.Result.Final:
 			*r = p.evaluator.FinishLast(*r)
