@@ -41,17 +41,20 @@ type Recovery interface {
 	Heartbeat(ctx context.Context, owner string, until time.Time) error
 	// Leave deletes owner's lease (a clean shutdown, once it holds nothing).
 	Leave(ctx context.Context, owner string) error
-	// Hold records that sessions are held open by their Owner (an upsert: the last
-	// holder wins). Call it before saving the sessions' first turn records.
+	// Hold records that sessions are held open by their Owner (an upsert by session and
+	// owner: several instances may hold one session open, each until it releases it).
+	// Call it before saving the sessions' first turn records.
 	Hold(ctx context.Context, sessions []OpenSession) error
-	// Release ends owner's hold of the sessions (their analysis was emitted). A session
-	// held by another instance meanwhile stays held.
-	Release(ctx context.Context, owner string, ids []string) error
-	// Orphans returns at most limit sessions held by an instance whose lease ended
-	// before now, or that has none, least recently held first.
+	// Release ends owner's hold of the sessions (owner emitted their analysis, over every
+	// stored turn), and the holds of instances whose lease ended before now (their
+	// stored turns are in that analysis). A hold of another live instance stays.
+	Release(ctx context.Context, owner string, ids []string, now time.Time) error
+	// Orphans returns at most limit holds of sessions by an instance whose lease ended
+	// before now, or that has none, least recently held first. A session held by two
+	// dead instances comes once for each.
 	Orphans(ctx context.Context, now time.Time, limit int) ([]OpenSession, error)
-	// Claim moves o to owner if it is still held by o.Owner; false when another
-	// instance claimed or continued it first.
+	// Claim moves o's hold to owner if o.Owner still holds the session (owner keeps its
+	// own hold if it has one); false when another instance claimed it first.
 	Claim(ctx context.Context, o OpenSession, owner string) (bool, error)
 }
 
@@ -61,11 +64,15 @@ const (
 	upsertLeaseSQL = "INSERT INTO collector_leases (owner, lease_until) VALUES (?, ?) " +
 		"ON CONFLICT (owner) DO UPDATE SET lease_until = excluded.lease_until"
 	upsertOpenSQL = "INSERT INTO open_sessions (session_id, owner, meta, updated_at) VALUES (?, ?, ?, ?) " +
-		"ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, meta = excluded.meta, updated_at = excluded.updated_at"
+		"ON CONFLICT (session_id, owner) DO UPDATE SET meta = excluded.meta, updated_at = excluded.updated_at"
 	orphansSQL = "SELECT o.session_id, o.owner, o.meta FROM open_sessions o " +
 		"LEFT JOIN collector_leases l ON l.owner = o.owner " +
 		"WHERE l.owner IS NULL OR l.lease_until < ? ORDER BY o.updated_at, o.session_id LIMIT ?"
-	claimSQL = "UPDATE open_sessions SET owner = ?, updated_at = ? WHERE session_id = ? AND owner = ?"
+	releaseSQL = "DELETE FROM open_sessions WHERE session_id = ? AND (owner = ? OR NOT EXISTS " +
+		"(SELECT 1 FROM collector_leases l WHERE l.owner = open_sessions.owner AND l.lease_until >= ?))"
+	claimSQL    = "DELETE FROM open_sessions WHERE session_id = ? AND owner = ?"
+	takeOverSQL = "INSERT INTO open_sessions (session_id, owner, meta, updated_at) VALUES (?, ?, ?, ?) " +
+		"ON CONFLICT (session_id, owner) DO NOTHING"
 )
 
 // Heartbeat implements Recovery.
@@ -108,12 +115,13 @@ func (s *sqlStore) Hold(ctx context.Context, sessions []OpenSession) error {
 }
 
 // Release implements Recovery, in one transaction.
-func (s *sqlStore) Release(ctx context.Context, owner string, ids []string) error {
+func (s *sqlStore) Release(ctx context.Context, owner string, ids []string, now time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	err := s.execEach(ctx, "DELETE FROM open_sessions WHERE session_id = ? AND owner = ?", len(ids), func(st *sql.Stmt, i int) error {
-		if _, err := st.ExecContext(ctx, cleanText(ids[i]), owner); err != nil {
+	until := s.d.timeArg(now)
+	err := s.execEach(ctx, releaseSQL, len(ids), func(st *sql.Stmt, i int) error {
+		if _, err := st.ExecContext(ctx, cleanText(ids[i]), owner, until); err != nil {
 			return fmt.Errorf("release %q: %w", ids[i], err)
 		}
 		return nil
@@ -152,17 +160,32 @@ func (s *sqlStore) Orphans(ctx context.Context, now time.Time, limit int) ([]Ope
 	return out, nil
 }
 
-// Claim implements Recovery: an UPDATE conditioned on the dead owner, so that of
-// concurrent claims exactly one changes the row (PostgreSQL re-checks the condition
-// after the first claim's row lock is released; SQLite serialises writers).
+// Claim implements Recovery in one transaction: a DELETE of the dead owner's row, so
+// that of concurrent claims exactly one removes it (PostgreSQL re-checks the condition
+// after the first claim's row lock is released; SQLite serialises writers), then the
+// winner's row (kept as it is if the winner holds the session too).
 func (s *sqlStore) Claim(ctx context.Context, o OpenSession, owner string) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.d.rebind(claimSQL), owner, s.d.timeArg(time.Now()), cleanText(o.ID), o.Owner)
+	id := cleanText(o.ID)
+	meta, err := json.Marshal(openMeta{Service: cleanText(o.Service), Agents: o.Agents})
 	if err != nil {
 		return false, fmt.Errorf("store: %s: claim %q: %w", s.d.name, o.ID, err)
 	}
-	n, err := res.RowsAffected()
+	won := false
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.d.rebind(claimSQL), id, o.Owner)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n != 1 {
+			return err
+		}
+		won = true
+		_, err = tx.ExecContext(ctx, s.d.rebind(takeOverSQL), id, owner, string(meta), s.d.timeArg(time.Now()))
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("store: %s: claim %q: %w", s.d.name, o.ID, err)
 	}
-	return n == 1, nil
+	return won, nil
 }

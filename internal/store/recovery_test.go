@@ -14,6 +14,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// withLeaseOfA opens a fresh store on b in which instance "a" holds a lease for a
+// minute from the returned time.
+func withLeaseOfA(t *testing.T, b backend) (*sqlStore, time.Time) {
+	t.Helper()
+	s, _, _ := open(t, b)
+	now := time.Now()
+	require.NoError(t, s.Heartbeat(context.Background(), "a", now.Add(time.Minute)))
+	return s, now
+}
+
 // TestRecoveryLeases: a session held by a live instance is not an orphan; once its
 // lease ended (or without one) it is, with its meta; a claim conditioned on the dead
 // owner succeeds once; a release by another owner changes nothing; Leave makes the
@@ -21,9 +31,7 @@ import (
 func TestRecoveryLeases(t *testing.T) {
 	ctx := context.Background()
 	runAll(t, func(t *testing.T, b backend) {
-		s, _, _ := open(t, b)
-		now := time.Now()
-		require.NoError(t, s.Heartbeat(ctx, "a", now.Add(time.Minute)))
+		s, now := withLeaseOfA(t, b)
 		require.NoError(t, s.Hold(ctx, []OpenSession{
 			{ID: "s1", Owner: "a", Service: "bot", Agents: []string{"triage", "refund"}},
 			{ID: "s2", Owner: "a"},
@@ -46,16 +54,50 @@ func TestRecoveryLeases(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, won, "already claimed by b")
 
-		require.NoError(t, s.Release(ctx, "a", []string{"s1"}))
 		require.NoError(t, s.Heartbeat(ctx, "b", now.Add(time.Hour)))
+		require.NoError(t, s.Release(ctx, "a", []string{"s1"}, now))
 		orphans, err = s.Orphans(ctx, now.Add(2*time.Minute), 10)
 		require.NoError(t, err)
 		assert.Len(t, orphans, 2, "s1 is b's now, and b is alive; a's release did not touch it")
-		require.NoError(t, s.Release(ctx, "b", []string{"s1"}))
+		require.NoError(t, s.Release(ctx, "b", []string{"s1"}, now))
 		require.NoError(t, s.Leave(ctx, "a"))
 		orphans, err = s.Orphans(ctx, now, 10)
 		require.NoError(t, err)
 		assert.Len(t, orphans, 2, "a left: s2 and s3")
+	})
+}
+
+// TestRecoverySharedHold: two live instances hold one session; one releases it and the
+// other's hold stays, an orphan once its lease ended. A release also ends the holds of
+// dead instances, and a claim by an instance that holds the session keeps one hold.
+func TestRecoverySharedHold(t *testing.T) {
+	ctx := context.Background()
+	runAll(t, func(t *testing.T, b backend) {
+		s, now := withLeaseOfA(t, b)
+		require.NoError(t, s.Heartbeat(ctx, "b", now.Add(time.Hour)))
+		both := []OpenSession{{ID: "s", Owner: "a", Service: "bot"}, {ID: "s", Owner: "b", Service: "bot"}}
+		require.NoError(t, s.Hold(ctx, both))
+		require.NoError(t, s.Release(ctx, "b", []string{"s"}, now))
+		orphans, err := s.Orphans(ctx, now, 10)
+		require.NoError(t, err)
+		assert.Empty(t, orphans, "a is alive: its hold is not an orphan")
+		orphans, err = s.Orphans(ctx, now.Add(2*time.Minute), 10)
+		require.NoError(t, err)
+		assert.Equal(t, []OpenSession{both[0]}, orphans, "b's release left a's hold")
+
+		require.NoError(t, s.Hold(ctx, both[1:]))
+		require.NoError(t, s.Release(ctx, "b", []string{"s"}, now.Add(2*time.Minute)))
+		orphans, err = s.Orphans(ctx, now.Add(2*time.Hour), 10)
+		require.NoError(t, err)
+		assert.Empty(t, orphans, "b's release after a's lease ended ended a's hold too")
+
+		require.NoError(t, s.Hold(ctx, both))
+		won, err := s.Claim(ctx, both[0], "b")
+		require.NoError(t, err)
+		assert.True(t, won)
+		orphans, err = s.Orphans(ctx, now.Add(2*time.Hour), 10)
+		require.NoError(t, err)
+		assert.Equal(t, []OpenSession{both[1]}, orphans, "one hold, b's")
 	})
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
 )
@@ -404,15 +405,14 @@ func TestSessionOpenOnTwoCollectors(t *testing.T) {
 }
 
 // twoCollectors starts two processors sharing the continuation store at driver/dsn
-// (session_timeout 30s), each with its own clock, shut down at the end of the test.
+// (session_timeout 30s), each with its own clock and no worker (the test steps them),
+// shut down at the end of the test.
 func twoCollectors(t *testing.T, driver, dsn string) (ps [2]*agentSessionProcessor, sinks [2]*consumertest.TracesSink, clks [2]*testClock) {
 	ctx := context.Background()
-	cfg := testConfig()
-	cfg.SessionTimeout = 30 * time.Second
-	cfg.Continuation = ContinuationConfig{Driver: driver, DSN: configopaque.String(dsn)}
+	cfg := recoveryConfig(driver, dsn)
 	for i := range ps {
 		ps[i], sinks[i], clks[i] = newTestProcessor(t, cfg, nil)
-		require.NoError(t, ps[i].start(ctx, componenttest.NewNopHost()))
+		startWithoutWorker(t, ps[i])
 		t.Cleanup(func() { assert.NoError(t, ps[i].shutdown(ctx)) })
 	}
 	return ps, sinks, clks
@@ -421,12 +421,25 @@ func twoCollectors(t *testing.T, driver, dsn string) (ps [2]*agentSessionProcess
 // idleBoth runs both collectors on for two minutes in 10 s steps: their sessions go idle
 // and their leases stay current.
 func idleBoth(ctx context.Context, ps [2]*agentSessionProcessor, clks [2]*testClock) {
-	for range 12 {
+	runOn(ctx, ps[:], clks[:], 2*time.Minute)
+}
+
+// runOn runs the collectors on for d in 10 s steps.
+func runOn(ctx context.Context, ps []*agentSessionProcessor, clks []*testClock, d time.Duration) {
+	for range d / (10 * time.Second) {
 		for j := range ps {
 			clks[j].advance(10 * time.Second)
 			ps[j].step(ctx)
 		}
 	}
+}
+
+// kill stops p as kill -9 would: no analysis, no release, its lease runs out. Its
+// shutdown at the end of the test then writes to a memory store only.
+func kill(t *testing.T, p *agentSessionProcessor) {
+	t.Helper()
+	require.NoError(t, p.cont.Close())
+	p.cont, p.recovery = store.NewMemoryContinuation(1), nil
 }
 
 // allAnalyses returns the session analyses both collectors emitted.
@@ -578,7 +591,9 @@ func TestTurnStoredDuringOtherCollectorsAnalysis(t *testing.T) {
 		sendTurn(t, ps, clks, 0, "during-1", 1)
 		clks[0].advance(time.Minute) // the session goes idle on A ...
 		gate.afterLoad = func() {
-			// ... and, while A analyses what it read, B gets turn 2 and goes idle.
+			// ... and, while A analyses what it read, B gets turn 2 and goes idle. A is
+			// alive (its lease is current at B's clock).
+			require.NoError(t, ps[0].recovery.Heartbeat(ctx, ps[0].instance, clks[1].now().Add(2*time.Minute)))
 			_, err := ps[1].processTraces(ctx, chatTurn("during-1", 3, clks[1].now(), "And on Sunday?", "Cloudy.", true))
 			require.NoError(t, err)
 			clks[1].advance(3 * time.Second)
@@ -598,5 +613,45 @@ func TestTurnStoredDuringOtherCollectorsAnalysis(t *testing.T) {
 		c := storedContinuation(t, driver, dsn, "during-1")
 		require.Len(t, c.Turns, 3, "every turn stored once")
 		assert.Equal(t, last.AnalysisRevision, c.Revision)
+	})
+}
+
+// TestCrashOfOneOfTwoHolders: collectors A and B hold one session open; B ends it (its
+// analysis covers turns 0-2), A then closes turn 3 and is killed. A's hold outlives B's
+// release, so B recovers the session after A's lease ran out: a revision over turns
+// 0-3, partial with end reason restart, in which turn 2 has its verdict with turn 3's
+// user message.
+func TestCrashOfOneOfTwoHolders(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		ps, sinks, clks := twoCollectors(t, driver, dsn)
+		sendTurn(t, ps, clks, 0, "crash-1", 0)
+		sendTurn(t, ps, clks, 1, "crash-1", 1)
+		runOn(ctx, ps[:], clks[:], 20*time.Second)
+		sendTurn(t, ps, clks, 0, "crash-1", 2)
+		runOn(ctx, ps[:], clks[:], 10*time.Second) // the session goes idle on B
+		require.Len(t, allAnalyses(t, sinks), 1, "B's analysis")
+		sendTurn(t, ps, clks, 0, "crash-1", 3)
+		kill(t, ps[0])
+		runOn(ctx, ps[1:], clks[1:], 2*time.Minute)
+
+		as := allAnalyses(t, sinks)
+		require.Len(t, as, 2, "B's analysis, then the recovered one")
+		last := highestRevision(t, as)
+		assert.True(t, last.Partial)
+		assert.Equal(t, string(session.EndReasonRestart), last.EndReason)
+		require.Equal(t, []int{0, 1, 2, 3}, turnIndexes(last), "the highest revision covers every turn")
+		assert.Equal(t, evaluation.DetectionRDM, last.TurnResults[0].DetectionType)
+		assert.Contains(t, last.TurnResults[2].Explanations["detection"], "ccm:", "turn 2 judged with turn 3's message")
+
+		c := storedContinuation(t, driver, dsn, "crash-1")
+		require.Len(t, c.Turns, 4, "every turn stored once")
+		for i, r := range c.Turns {
+			assert.True(t, r.Result.Final, "turn %d", i)
+		}
+		assert.Equal(t, last.AnalysisRevision, c.Revision)
+		orphans, err := ps[1].recovery.Orphans(ctx, clks[1].now().Add(time.Hour), 10)
+		require.NoError(t, err)
+		assert.Empty(t, orphans, "every hold released")
 	})
 }

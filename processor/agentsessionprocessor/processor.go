@@ -565,8 +565,9 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 			sh.reload(ctx, p, st, id)
 		}
 		if len(st.records) == 0 {
-			if st.continuable && ev.Session.EndReason == session.EndReasonRestart {
-				w.ended = append(w.ended, endedSession{id: id}) // released, nothing to analyse
+			if st.continuable {
+				// Released (a hold taken over from a dead instance), nothing to analyse.
+				w.ended = append(w.ended, endedSession{id: id})
 			}
 			return nil
 		}

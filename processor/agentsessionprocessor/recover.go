@@ -44,10 +44,11 @@ func (p *agentSessionProcessor) heartbeat(ctx context.Context) {
 	}
 }
 
-// recover renews the lease, and when a sweep is due ends the sessions that a dead
-// instance held open and that received no span here since the start: each is claimed in
-// the store (exactly one instance wins) and handled as a session-ended event with
-// EndReasonRestart, partial, analysed from its stored turn records.
+// recover renews the lease, and when a sweep is due takes over the sessions that a dead
+// instance held open: each is claimed in the store (exactly one instance wins). One open
+// here continues (its end is analysed as usual, over every stored turn); one that is not
+// is handled as a session-ended event with EndReasonRestart, partial, analysed from its
+// stored turn records.
 func (p *agentSessionProcessor) recover(ctx context.Context) {
 	if p.recovery == nil {
 		return
@@ -69,16 +70,15 @@ func (p *agentSessionProcessor) recover(ctx context.Context) {
 		p.mu.Lock()
 		open := p.tracker.IsOpen(o.ID)
 		p.mu.Unlock()
-		if open {
-			continue // it continues here; its next turn takes it over
-		}
 		won, err := p.recovery.Claim(ctx, o, p.instance)
 		if err != nil {
 			p.continuationError(ctx, "claiming a session cut by a crash failed", err)
 			continue
 		}
-		if !won {
-			continue // another instance recovered or continued it
+		if !won || open {
+			// Another instance recovered it, or it continues here: this instance holds
+			// it now, and its analysis when the session ends covers the stored turns.
+			continue
 		}
 		s := &session.AgentSession{ID: o.ID, Service: o.Service, Partial: true, EndReason: session.EndReasonRestart}
 		for _, a := range o.Agents {
@@ -115,7 +115,7 @@ func (p *agentSessionProcessor) hold(ctx context.Context, holds []store.OpenSess
 }
 
 // saveRevisions records the revisions of the analyses emitted, then releases the
-// sessions (they are no longer open).
+// sessions (they are no longer open here; the holds of dead instances end too).
 func (p *agentSessionProcessor) saveRevisions(ctx context.Context, ended []endedSession) {
 	if len(ended) == 0 {
 		return
@@ -133,7 +133,7 @@ func (p *agentSessionProcessor) saveRevisions(ctx context.Context, ended []ended
 	if p.recovery == nil {
 		return
 	}
-	if err := p.recovery.Release(ctx, p.instance, ids); err != nil {
+	if err := p.recovery.Release(ctx, p.instance, ids, p.now()); err != nil {
 		p.continuationError(ctx, "releasing ended sessions in the continuation store failed; they may be analysed again after a crash", err)
 	}
 }
