@@ -508,12 +508,18 @@ func (g *gatedContinuation) release(ctx context.Context) error {
 // collector c, and lets it close on both collectors.
 func sendTurn(t *testing.T, ps [2]*agentSessionProcessor, clks [2]*testClock, c int, id string, i int) {
 	t.Helper()
-	ctx := context.Background()
 	user, answer := fmt.Sprintf("And on day %d?", i), fmt.Sprintf("Day %d: windy.", i)
 	if i < len(conversation) {
 		user, answer = conversation[i].user, conversation[i].answer
 	}
-	_, err := ps[c].processTraces(ctx, chatTurn(id, i+1, clks[c].now(), user, answer, true))
+	sendChat(t, ps, clks, c, id, i+1, user, answer)
+}
+
+// sendChat sends a turn (trace seed) to collector c and lets it close on both.
+func sendChat(t *testing.T, ps [2]*agentSessionProcessor, clks [2]*testClock, c int, id string, seed int, user, answer string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := ps[c].processTraces(ctx, chatTurn(id, seed, clks[c].now(), user, answer, true))
 	require.NoError(t, err)
 	for j := range ps {
 		clks[j].advance(3 * time.Second)
@@ -653,5 +659,29 @@ func TestCrashOfOneOfTwoHolders(t *testing.T) {
 		orphans, err := ps[1].recovery.Orphans(ctx, clks[1].now().Add(time.Hour), 10)
 		require.NoError(t, err)
 		assert.Empty(t, orphans, "every hold released")
+	})
+}
+
+// TestGroundingWhilePreviousTurnNotStored: turn 2 closes on collector B while turn 1
+// (collector A) is not stored yet; it is grounded by the facts of turn 0, the nearest
+// earlier turn B has: the order number the user gave is not a hallucination.
+func TestGroundingWhilePreviousTurnNotStored(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		ps, sinks, clks := twoCollectors(t, driver, dsn)
+		gate := &gatedContinuation{ContinuationStore: ps[0].cont}
+		ps[0].cont = gate
+		sendChat(t, ps, clks, 1, "ground-1", 1, "My order number is 48213, where is it?", "Your order is in our warehouse.")
+		gate.holding = true
+		sendChat(t, ps, clks, 0, "ground-1", 2, "Can you gift-wrap it please?", "Yes, it will be gift-wrapped.")
+		sendChat(t, ps, clks, 1, "ground-1", 3, "When will it arrive?", "Order 48213 arrives soon.")
+		require.NoError(t, gate.release(ctx))
+		idleBoth(ctx, ps, clks)
+
+		_, provisional := turnVerdicts(t, evalSpans(sinks[1])[semconv.EvalKindTurn])
+		require.Len(t, provisional[2], 1)
+		assert.NotEqual(t, evaluation.DetectionHallucination, provisional[2][0].DetectionType, "48213 is grounded by turn 0")
+		last := highestRevision(t, allAnalyses(t, sinks))
+		assert.Equal(t, []int{0, 1, 2}, turnIndexes(last))
 	})
 }

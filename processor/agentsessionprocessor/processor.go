@@ -537,7 +537,14 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		t := &ev.Session.Turns[ev.TurnIndex]
 		idx := sh.turnIndex(ctx, p, st, id, t.TraceID)
 		prev := st.at(idx - 1)
-		rec := p.evaluator.EvaluateClosedTurn(id, ev.Session.Agents, t, idx, prev)
+		// The grounding facts and conversation carried forward are the previous turn's,
+		// or the nearest earlier turn's while the previous one is not stored yet (it
+		// closed on another collector less than a batch ago, §4.5).
+		carried := prev
+		if carried == nil {
+			carried = st.before(idx)
+		}
+		rec := p.evaluator.EvaluateClosedTurn(id, ev.Session.Agents, t, idx, carried)
 		rec.Summary.Outcome = ev.TurnOutcome
 		if prev != nil {
 			// Turn N-1's follow-up is turn N's user message: its final verdict.
@@ -659,6 +666,16 @@ func (st *sessionState) at(i int) *evaluation.TurnRecord {
 	}
 	for j := range st.records {
 		if st.records[j].Result.TurnIndex == i {
+			return &st.records[j]
+		}
+	}
+	return nil
+}
+
+// before returns the record of the highest turn index below i, or nil.
+func (st *sessionState) before(i int) *evaluation.TurnRecord {
+	for j := len(st.records) - 1; j >= 0; j-- {
+		if st.records[j].Result.TurnIndex < i {
 			return &st.records[j]
 		}
 	}
