@@ -496,6 +496,14 @@ func (g *gatedContinuation) LoadContinuation(ctx context.Context, id string) (st
 	return c, err
 }
 
+// gatedCollectors is twoCollectors with collector A's (ps[0]) store under a gate.
+func gatedCollectors(t *testing.T, driver, dsn string) ([2]*agentSessionProcessor, [2]*consumertest.TracesSink, [2]*testClock, *gatedContinuation) {
+	ps, sinks, clks := twoCollectors(t, driver, dsn)
+	gate := &gatedContinuation{ContinuationStore: ps[0].cont}
+	ps[0].cont = gate
+	return ps, sinks, clks, gate
+}
+
 // release writes the held records.
 func (g *gatedContinuation) release(ctx context.Context) error {
 	g.holding = false
@@ -535,9 +543,8 @@ func sendChat(t *testing.T, ps [2]*agentSessionProcessor, clks [2]*testClock, c 
 func TestQuickTurnsOnTwoCollectors(t *testing.T) {
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		ctx := context.Background()
-		ps, sinks, clks := twoCollectors(t, driver, dsn)
-		gate := &gatedContinuation{ContinuationStore: ps[0].cont, holding: true}
-		ps[0].cont = gate
+		ps, sinks, clks, gate := gatedCollectors(t, driver, dsn)
+		gate.holding = true
 		sendTurn(t, ps, clks, 0, "quick-1", 0) // A: index 0, its record held back
 		sendTurn(t, ps, clks, 1, "quick-1", 1) // B: index 1, record 0 not in the store
 		require.NoError(t, gate.release(ctx))
@@ -590,9 +597,7 @@ func TestQuickTurnsOnTwoCollectors(t *testing.T) {
 func TestTurnStoredDuringOtherCollectorsAnalysis(t *testing.T) {
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		ctx := context.Background()
-		ps, sinks, clks := twoCollectors(t, driver, dsn)
-		gate := &gatedContinuation{ContinuationStore: ps[0].cont}
-		ps[0].cont = gate
+		ps, sinks, clks, gate := gatedCollectors(t, driver, dsn)
 		sendTurn(t, ps, clks, 0, "during-1", 0)
 		sendTurn(t, ps, clks, 0, "during-1", 1)
 		clks[0].advance(time.Minute) // the session goes idle on A ...
@@ -668,9 +673,7 @@ func TestCrashOfOneOfTwoHolders(t *testing.T) {
 func TestGroundingWhilePreviousTurnNotStored(t *testing.T) {
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		ctx := context.Background()
-		ps, sinks, clks := twoCollectors(t, driver, dsn)
-		gate := &gatedContinuation{ContinuationStore: ps[0].cont}
-		ps[0].cont = gate
+		ps, sinks, clks, gate := gatedCollectors(t, driver, dsn)
 		sendChat(t, ps, clks, 1, "ground-1", 1, "My order number is 48213, where is it?", "Your order is in our warehouse.")
 		gate.holding = true
 		sendChat(t, ps, clks, 0, "ground-1", 2, "Can you gift-wrap it please?", "Yes, it will be gift-wrapped.")
