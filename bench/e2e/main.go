@@ -73,7 +73,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.ActiveTurns, "active-turns", 500, "turns in flight at once, interleaved in every batch")
 	fs.IntVar(&o.TurnsPerSess, "turns-per-session", 3, "turns per session; the last one ends the session (agent_eval.session.end)")
 	fs.IntVar(&o.PortBase, "port-base", 21000, "first of the 6 loopback ports a run uses (OTLP in, sink, health, pprof, Prometheus, API)")
-	fs.StringVar(&o.Profile, "profile", "agentsession+agenteval", "pipeline whose first rate run is CPU-profiled through the pprof extension (empty: none)")
+	fs.StringVar(&o.Profile, "profile", "agentsession+agenteval", "pipeline whose first rate run is profiled through the pprof extension: CPU over -duration, then heap and allocs (empty: none)")
 	fs.StringVar(&o.Out, "out", "", "directory for results.md, results.json, profiles and collector logs (default: a new temporary directory)")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 0, "how long to wait for the output after the load (default: session-timeout + 60s)")
 	if err := fs.Parse(args); err != nil {
@@ -218,7 +218,16 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 		res.Profile = filepath.Join(dir, "cpu.pprof")
 		profDone = make(chan error, 1)
 		go func() {
-			profDone <- fetchProfile(ctx, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", pt.Pprof, int(o.Duration.Seconds())), res.Profile)
+			base := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", pt.Pprof)
+			err := fetchProfile(ctx, fmt.Sprintf("%sprofile?seconds=%d", base, int(o.Duration.Seconds())), res.Profile)
+			// The heap (in use at the end of the load, turns in flight) and the
+			// allocations since start, beside the CPU profile.
+			for _, name := range []string{"heap", "allocs"} {
+				if err == nil {
+					err = fetchProfile(ctx, base+name, filepath.Join(dir, name+".pprof"))
+				}
+			}
+			profDone <- err
 		}()
 	}
 	w := newWorkload(workloadConfig{

@@ -165,10 +165,10 @@ func exFirstByte(data []byte) byte {
 type exJMsg struct {
 	Role         string          `json:"role"`
 	Type         string          `json:"type"`
-	Parts        []exJPart       `json:"parts"`
+	Parts        []*exJPart      `json:"parts"`
 	Content      json.RawMessage `json:"content"`
 	FinishReason string          `json:"finish_reason"`
-	ToolCalls    []exJPart       `json:"tool_calls"`
+	ToolCalls    []*exJPart      `json:"tool_calls"`
 	Kwargs       *exJMsg         `json:"kwargs"` // LangChain serialisation
 	ID           json.RawMessage `json:"id"`     // LangChain constructor path, or an item id
 	Name         string          `json:"name"`
@@ -176,7 +176,9 @@ type exJMsg struct {
 	CallID       string          `json:"call_id"`
 }
 
-// exJPart is one content part / block in any of the supported shapes.
+// exJPart is one content part / block in any of the supported shapes. Lists of parts
+// are decoded as []*exJPart: go-json zeroes each new element of a []exJPart from a fresh
+// allocation of the (large) struct, so a value slice cost two allocations of it per part.
 type exJPart struct {
 	Type             string          `json:"type"`
 	Content          json.RawMessage `json:"content"`
@@ -319,11 +321,14 @@ func exContentText(raw json.RawMessage, o *exMsgOut) string {
 		s, _ := exRawString(raw)
 		return s
 	case '[':
-		var parts []exJPart
+		var parts []*exJPart
 		_ = exUnmarshal(raw, &parts) // best effort: a type error leaves the rest decoded
 		var texts []string
-		for i := range parts {
-			if t := exPart(&parts[i], o); t != "" {
+		for _, p := range parts {
+			if p == nil {
+				continue // null: a part with nothing in it
+			}
+			if t := exPart(p, o); t != "" {
 				texts = append(texts, t)
 			}
 		}
@@ -480,8 +485,11 @@ func exMsgText(m *exJMsg, o *exMsgOut) string {
 		return exMsgText(m.Kwargs, o)
 	}
 	var texts []string
-	for i := range m.Parts {
-		if t := exPart(&m.Parts[i], o); t != "" {
+	for _, p := range m.Parts {
+		if p == nil {
+			continue // null: a part with nothing in it
+		}
+		if t := exPart(p, o); t != "" {
 			texts = append(texts, t)
 		}
 	}
@@ -491,9 +499,9 @@ func exMsgText(m *exJMsg, o *exMsgOut) string {
 		}
 	}
 	if o != nil {
-		for i := range m.ToolCalls {
-			tc := &m.ToolCalls[i]
+		for _, tc := range m.ToolCalls {
 			switch {
+			case tc == nil: // null: a part with nothing in it
 			case tc.Function != nil:
 				o.addCall(tc.ID, tc.Function.Name, exFirstRaw(tc.Function.Arguments, tc.Function.Args))
 			case tc.Type == "" && tc.Name != "":

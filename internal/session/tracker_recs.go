@@ -629,7 +629,7 @@ func (c *trkRecs) records(traceID string, vocab *trkVocab) []SpanRecord {
 		}
 	}
 
-	recs := make([]SpanRecord, c.n)
+	recs := getRecords(c.n)
 	var strs []string
 	var calls []RequestedToolCall
 	list := func(vocabulary bool) []string {
