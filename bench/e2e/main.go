@@ -220,11 +220,12 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 		go func() {
 			base := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", pt.Pprof)
 			err := fetchProfile(ctx, fmt.Sprintf("%sprofile?seconds=%d", base, int(o.Duration.Seconds())), res.Profile)
-			// The heap (in use at the end of the load, turns in flight) and the
-			// allocations since start, beside the CPU profile.
-			for _, name := range []string{"heap", "allocs"} {
+			// The heap (in use at the end of the load, turns in flight), the
+			// allocations since start, beside the CPU profile, and the runtime's memory
+			// statistics (the end of heap?debug=1: heap in use, next GC, Sys).
+			for name, file := range map[string]string{"heap": "heap.pprof", "allocs": "allocs.pprof", "heap?debug=1": "memstats.txt"} {
 				if err == nil {
-					err = fetchProfile(ctx, base+name, filepath.Join(dir, name+".pprof"))
+					err = fetchProfile(ctx, base+name, filepath.Join(dir, file))
 				}
 			}
 			profDone <- err

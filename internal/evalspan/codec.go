@@ -200,9 +200,14 @@ func encodeValue(dst pcommon.Value, v reflect.Value) {
 	case reflect.Map:
 		mm := dst.SetEmptyMap()
 		mm.EnsureCapacity(v.Len())
+		// One key and one value to copy each entry into (Key and Value would allocate
+		// a copy per entry).
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
 		iter := v.MapRange()
 		for iter.Next() {
-			encodeValue(mm.PutEmpty(iter.Key().String()), iter.Value())
+			k.SetIterKey(iter)
+			e.SetIterValue(iter)
+			encodeValue(mm.PutEmpty(k.String()), e)
 		}
 	default:
 		dst.SetStr(fmt.Sprint(v.Interface()))
@@ -310,13 +315,16 @@ func decodeValue(src pcommon.Value, dst reflect.Value) error {
 		}
 		out := reflect.MakeMapWithSize(t, src.Map().Len())
 		var err error
+		// One key and one value, reused: SetMapIndex copies them into the map.
+		kv, ev := reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem()
 		src.Map().Range(func(k string, v pcommon.Value) bool {
-			ev := reflect.New(t.Elem()).Elem()
+			ev.SetZero()
 			if err = decodeValue(v, ev); err != nil {
 				err = fmt.Errorf("[%q]: %w", k, err)
 				return false
 			}
-			out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), ev)
+			kv.SetString(k)
+			out.SetMapIndex(kv, ev)
 			return true
 		})
 		if err != nil {

@@ -241,17 +241,17 @@ func (o *exMsgOut) reasoningText() string { return strings.Join(o.reasoning, "\n
 // replacement of encoding/json that decodes the same values at a fraction of the cost on
 // this hot path (docs/decisions/performance.md). On an error it decodes again with
 // encoding/json, which keeps every well-typed field around a type error (go-json stops at
-// the first): one malformed part must not lose the tool calls beside it.
+// the first): one malformed part must not lose the tool calls beside it. *v is reset
+// first and decoded in place, so that a caller decoding many values into one variable
+// allocates it once.
 func exUnmarshal[T any](data []byte, v *T) error {
-	var h T
-	if err := gojson.Unmarshal(data, &h); err == nil {
-		*v = h
+	var zero T
+	*v = zero
+	if err := gojson.Unmarshal(data, v); err == nil {
 		return nil
 	}
-	var std T
-	err := json.Unmarshal(data, &std)
-	*v = std
-	return err
+	*v = zero
+	return json.Unmarshal(data, v)
 }
 
 // exRole normalises a message role: user, assistant, system, tool or "".
@@ -565,12 +565,12 @@ func exReadInput(data []byte, o *exMsgOut) error {
 		return err
 	}
 	o.messages += len(spans)
+	var m exJMsg // reset by exUnmarshal: one allocation for the list
 	for i := len(spans) - 1; i >= 0; i-- {
 		elem := doc[spans[i].a:spans[i].b]
 		if !exMayBeUser(elem) {
 			continue // cannot carry a user role: skip decoding it
 		}
-		var m exJMsg
 		if err := exUnmarshal(elem, &m); err != nil && !exIsTypeError(err) {
 			return errExSyntax
 		}
@@ -612,8 +612,8 @@ func exReadOutput(data []byte, o *exMsgOut) error {
 		return err
 	}
 	o.messages += len(spans)
+	var m exJMsg // reset by exUnmarshal: one allocation for the list
 	for _, sp := range spans {
-		var m exJMsg
 		if err := exUnmarshal(doc[sp.a:sp.b], &m); err != nil && !exIsTypeError(err) {
 			return errExSyntax
 		}
