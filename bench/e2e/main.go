@@ -216,19 +216,17 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 		return res, err
 	}
 	var profDone chan error
-	if p.Name == o.Profile && mode == modeRate && rep == 0 {
+	profiled := p.Name == o.Profile && mode == modeRate && rep == 0
+	pprofURL := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", pt.Pprof)
+	if profiled {
 		res.Profile = filepath.Join(dir, "cpu.pprof")
 		profDone = make(chan error, 1)
 		go func() {
-			base := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", pt.Pprof)
-			err := fetchProfile(ctx, fmt.Sprintf("%sprofile?seconds=%d", base, int(o.Duration.Seconds())), res.Profile)
-			// The heap (in use at the end of the load, turns in flight), the
-			// allocations since start, beside the CPU profile, and the runtime's memory
-			// statistics (the end of heap?debug=1: heap in use, next GC, Sys).
-			for name, file := range map[string]string{"heap": "heap.pprof", "allocs": "allocs.pprof", "heap?debug=1": "memstats.txt"} {
-				if err == nil {
-					err = fetchProfile(ctx, base+name, filepath.Join(dir, file))
-				}
+			err := fetchProfile(ctx, fmt.Sprintf("%sprofile?seconds=%d", pprofURL, int(o.Duration.Seconds())), res.Profile)
+			// Beside the CPU profile, at the end of the load (turns in flight): the heap
+			// in use and the runtime's memory statistics (heap?debug=1 ends with them).
+			if err == nil {
+				err = fetchProfiles(ctx, pprofURL, dir, "heap", "heap.pprof", "heap?debug=1", "memstats-load.txt")
 			}
 			profDone <- err
 		}()
@@ -253,6 +251,11 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 	}
 	if profDone != nil {
 		if err := <-profDone; err != nil {
+			return res, fmt.Errorf("profile: %w", err)
+		}
+		// Once idle: what the whole run allocated (the load, then the evaluation and
+		// storage of what was in flight).
+		if err := fetchProfiles(ctx, pprofURL, dir, "allocs", "allocs.pprof", "heap?debug=1", "memstats-idle.txt"); err != nil {
 			return res, fmt.Errorf("profile: %w", err)
 		}
 	}
@@ -312,6 +315,16 @@ func waitIdle(ctx context.Context, pid int, timeout time.Duration) {
 		}
 		prev = cur
 	}
+}
+
+// fetchProfiles fetches pairs of pprof endpoint (relative to base) and file name in dir.
+func fetchProfiles(ctx context.Context, base, dir string, endpointFile ...string) error {
+	for i := 0; i+1 < len(endpointFile); i += 2 {
+		if err := fetchProfile(ctx, base+endpointFile[i], filepath.Join(dir, endpointFile[i+1])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func fetchProfile(ctx context.Context, url, path string) error {
