@@ -4,6 +4,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -64,6 +65,9 @@ type collectorParams struct {
 	GroupWait time.Duration
 	// SessionTimeout is the agentsession processor's session_timeout.
 	SessionTimeout time.Duration
+	// MaxSessions is the agentsession processor's max_sessions (0: 1,000,000). It also
+	// bounds the turn records its in-memory continuation state keeps.
+	MaxSessions int
 	// DataDir holds the SQLite store of the agenteval exporter.
 	DataDir string
 }
@@ -88,7 +92,7 @@ processors:
 		case "groupbytrace":
 			fmt.Fprintf(&b, "  groupbytrace:\n    wait_duration: %s\n", cp.GroupWait)
 		case "agentsession":
-			fmt.Fprintf(&b, "  agentsession:\n    turn_settle: %s\n    session_timeout: %s\n    max_sessions: 1000000\n", cp.TurnSettle, cp.SessionTimeout)
+			fmt.Fprintf(&b, "  agentsession:\n    turn_settle: %s\n    session_timeout: %s\n    max_sessions: %d\n", cp.TurnSettle, cp.SessionTimeout, cmp.Or(cp.MaxSessions, 1000000))
 		}
 	}
 	fmt.Fprintf(&b, `exporters:

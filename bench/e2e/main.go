@@ -48,6 +48,7 @@ type options struct {
 	TurnSettle     time.Duration
 	GroupWait      time.Duration
 	SessionTimeout time.Duration
+	MaxSessions    int
 	ActiveTurns    int
 	TurnsPerSess   int
 	PortBase       int
@@ -70,10 +71,11 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.TurnSettle, "turn-settle", 500*time.Millisecond, "agentsession turn_settle (from the root span's arrival)")
 	fs.DurationVar(&o.GroupWait, "group-wait", 2*time.Second, "groupbytrace wait_duration (from a trace's first span: covers a turn's arrival plus -turn-settle)")
 	fs.DurationVar(&o.SessionTimeout, "session-timeout", 5*time.Second, "agentsession session_timeout (sessions cut by the end of a run end after it)")
+	fs.IntVar(&o.MaxSessions, "max-sessions", 1000000, "agentsession max_sessions (also the bound of its in-memory continuation state, in turn records)")
 	fs.IntVar(&o.ActiveTurns, "active-turns", 500, "turns in flight at once, interleaved in every batch")
 	fs.IntVar(&o.TurnsPerSess, "turns-per-session", 3, "turns per session; the last one ends the session (agent_eval.session.end)")
 	fs.IntVar(&o.PortBase, "port-base", 21000, "first of the 6 loopback ports a run uses (OTLP in, sink, health, pprof, Prometheus, API)")
-	fs.StringVar(&o.Profile, "profile", "agentsession+agenteval", "pipeline whose first rate run is CPU-profiled through the pprof extension (empty: none)")
+	fs.StringVar(&o.Profile, "profile", "agentsession+agenteval", "pipeline whose first rate run is profiled through the pprof extension: CPU over -duration, then heap and allocs (empty: none)")
 	fs.StringVar(&o.Out, "out", "", "directory for results.md, results.json, profiles and collector logs (default: a new temporary directory)")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 0, "how long to wait for the output after the load (default: session-timeout + 60s)")
 	if err := fs.Parse(args); err != nil {
@@ -198,7 +200,7 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 		return res, err
 	}
 	defer snk.Stop()
-	cfg := renderConfig(p, pt, collectorParams{TurnSettle: o.TurnSettle, GroupWait: o.GroupWait, SessionTimeout: o.SessionTimeout, DataDir: dir})
+	cfg := renderConfig(p, pt, collectorParams{TurnSettle: o.TurnSettle, GroupWait: o.GroupWait, SessionTimeout: o.SessionTimeout, MaxSessions: o.MaxSessions, DataDir: dir})
 	col, err := startCollector(ctx, o.Collector, dir, cfg, pt)
 	if err != nil {
 		return res, err
@@ -214,11 +216,19 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 		return res, err
 	}
 	var profDone chan error
-	if p.Name == o.Profile && mode == modeRate && rep == 0 {
+	profiled := p.Name == o.Profile && mode == modeRate && rep == 0
+	pprofURL := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", pt.Pprof)
+	if profiled {
 		res.Profile = filepath.Join(dir, "cpu.pprof")
 		profDone = make(chan error, 1)
 		go func() {
-			profDone <- fetchProfile(ctx, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", pt.Pprof, int(o.Duration.Seconds())), res.Profile)
+			err := fetchProfile(ctx, fmt.Sprintf("%sprofile?seconds=%d", pprofURL, int(o.Duration.Seconds())), res.Profile)
+			// Beside the CPU profile, at the end of the load (turns in flight): the heap
+			// in use and the runtime's memory statistics (heap?debug=1 ends with them).
+			if err == nil {
+				err = fetchProfiles(ctx, pprofURL, dir, "heap", "heap.pprof", "heap?debug=1", "memstats-load.txt")
+			}
+			profDone <- err
 		}()
 	}
 	w := newWorkload(workloadConfig{
@@ -241,6 +251,11 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 	}
 	if profDone != nil {
 		if err := <-profDone; err != nil {
+			return res, fmt.Errorf("profile: %w", err)
+		}
+		// Once idle: what the whole run allocated (the load, then the evaluation and
+		// storage of what was in flight).
+		if err := fetchProfiles(ctx, pprofURL, dir, "allocs", "allocs.pprof", "heap?debug=1", "memstats-idle.txt"); err != nil {
 			return res, fmt.Errorf("profile: %w", err)
 		}
 	}
@@ -300,6 +315,16 @@ func waitIdle(ctx context.Context, pid int, timeout time.Duration) {
 		}
 		prev = cur
 	}
+}
+
+// fetchProfiles fetches pairs of pprof endpoint (relative to base) and file name in dir.
+func fetchProfiles(ctx context.Context, base, dir string, endpointFile ...string) error {
+	for i := 0; i+1 < len(endpointFile); i += 2 {
+		if err := fetchProfile(ctx, base+endpointFile[i], filepath.Join(dir, endpointFile[i+1])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func fetchProfile(ctx context.Context, url, path string) error {

@@ -4,7 +4,6 @@
 package agentevalexporter // import "github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
 
 import (
-	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,9 +33,25 @@ type firstScrape struct {
 	pending []pendingObservation
 }
 
+// pendingObservation is an observation held back: apply, or else one increment of
+// counter, or else observer.Observe(v) (the last two need no closure allocated).
 type pendingObservation struct {
-	born  uint64
-	apply func()
+	born     uint64
+	apply    func()
+	counter  prometheus.Counter
+	observer prometheus.Observer
+	v        float64
+}
+
+func (p *pendingObservation) run() {
+	switch {
+	case p.apply != nil:
+		p.apply()
+	case p.counter != nil:
+		p.counter.Inc()
+	default:
+		p.observer.Observe(p.v)
+	}
 }
 
 func newFirstScrape() *firstScrape {
@@ -45,8 +60,25 @@ func newFirstScrape() *firstScrape {
 
 // seriesKey identifies one series of a family: the family name and its label values.
 func seriesKey(family string, lvs []string) string {
-	return family + "\xff" + strings.Join(lvs, "\xff")
+	return string(appendSeriesKey(nil, family, lvs))
 }
+
+// appendSeriesKey appends seriesKey(family, lvs) to b: a key built in a caller's stack
+// buffer is looked up without allocating.
+func appendSeriesKey(b []byte, family string, lvs []string) []byte {
+	b = append(append(b, family...), 0xff)
+	for i, v := range lvs {
+		if i > 0 {
+			b = append(b, 0xff)
+		}
+		b = append(b, v...)
+	}
+	return b
+}
+
+// keyBytes is the size of the stack buffer series keys are built in (a longer key is
+// built on the heap).
+const keyBytes = 192
 
 // create registers the series key (if new) as created now.
 func (f *firstScrape) create(key string) {
@@ -60,18 +92,24 @@ func (f *firstScrape) create(key string) {
 // do runs apply now when the series key has been served, otherwise holds it back until
 // it has. The series itself (at zero) must exist before do is called.
 func (f *firstScrape) do(key string, apply func()) {
+	f.observe([]byte(key), pendingObservation{apply: apply})
+}
+
+// observe is do for an observation p of the series key.
+func (f *firstScrape) observe(key []byte, p pendingObservation) {
 	f.mu.Lock()
-	born, ok := f.born[key]
+	born, ok := f.born[string(key)]
 	if !ok {
 		born = f.started
-		f.born[key] = born
+		f.born[string(key)] = born
 	}
 	if born < f.served || len(f.pending) >= maxPendingObservations {
 		f.mu.Unlock()
-		apply()
+		p.run()
 		return
 	}
-	f.pending = append(f.pending, pendingObservation{born: born, apply: apply})
+	p.born = born
+	f.pending = append(f.pending, p)
 	f.mu.Unlock()
 }
 
@@ -90,11 +128,11 @@ func (f *firstScrape) scrapeStarted() uint64 {
 func (f *firstScrape) scrapeServed(n uint64) {
 	f.mu.Lock()
 	f.served = max(f.served, n)
-	var ready []func()
+	var ready []pendingObservation
 	keep := f.pending[:0]
 	for _, p := range f.pending {
 		if p.born < f.served {
-			ready = append(ready, p.apply)
+			ready = append(ready, p)
 		} else {
 			keep = append(keep, p)
 		}
@@ -102,8 +140,8 @@ func (f *firstScrape) scrapeServed(n uint64) {
 	clear(f.pending[len(keep):])
 	f.pending = keep
 	f.mu.Unlock()
-	for _, apply := range ready {
-		apply()
+	for i := range ready {
+		ready[i].run()
 	}
 }
 
@@ -122,7 +160,8 @@ func (c counterVec) create(lvs ...string) {
 
 func (c counterVec) inc(lvs ...string) {
 	counter := c.vec.WithLabelValues(lvs...)
-	c.first.do(seriesKey(c.name, lvs), counter.Inc)
+	var buf [keyBytes]byte
+	c.first.observe(appendSeriesKey(buf[:0], c.name, lvs), pendingObservation{counter: counter})
 }
 
 type histogramVec struct {
@@ -138,5 +177,6 @@ func (h histogramVec) create(lvs ...string) {
 
 func (h histogramVec) observe(v float64, lvs ...string) {
 	obs := h.vec.WithLabelValues(lvs...)
-	h.first.do(seriesKey(h.name, lvs), func() { obs.Observe(v) })
+	var buf [keyBytes]byte
+	h.first.observe(appendSeriesKey(buf[:0], h.name, lvs), pendingObservation{observer: obs, v: v})
 }

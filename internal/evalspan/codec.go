@@ -67,16 +67,16 @@ type field struct {
 
 // typeFields are a struct type's fields in order, and by JSON name.
 type typeFields struct {
-	list   []field
-	byName map[string]int // JSON name → position in list
+	list     []field
+	names    []string       // the JSON names, in list order
+	byName   map[string]int // JSON name → position in list
+	prefixed sync.Map       // prefix → []string: prefix + names[i] (keys)
 }
 
 var fieldCache sync.Map // reflect.Type → *typeFields
 
-// fieldsOf lists t's fields by their JSON names (encoding/json's rules for the tags
+// typeFieldsOf lists t's fields by their JSON names (encoding/json's rules for the tags
 // this project uses: name, omitempty, "-").
-func fieldsOf(t reflect.Type) []field { return typeFieldsOf(t).list }
-
 func typeFieldsOf(t reflect.Type) *typeFields {
 	if tf, ok := fieldCache.Load(t); ok {
 		return tf.(*typeFields)
@@ -97,8 +97,9 @@ func typeFieldsOf(t reflect.Type) *typeFields {
 		}
 		fs = append(fs, field{name: name, index: i, omitEmpty: strings.Contains(opts, "omitempty")})
 	}
-	tf := &typeFields{list: fs, byName: make(map[string]int, len(fs))}
+	tf := &typeFields{list: fs, names: make([]string, len(fs)), byName: make(map[string]int, len(fs))}
 	for i, f := range fs {
+		tf.names[i] = f.name
 		tf.byName[f.name] = i
 	}
 	fieldCache.Store(t, tf)
@@ -114,15 +115,41 @@ var (
 // values (nil pointers, slices, maps and interfaces; empty omitempty values) and zero
 // scalars (false, 0, "", the zero time), which decode to the same zero, are left out.
 func encodeFields(m pcommon.Map, prefix string, v reflect.Value) {
-	fs := fieldsOf(v.Type())
-	m.EnsureCapacity(m.Len() + len(fs)) // one allocation, not one per growth
-	for _, f := range fs {
+	tf := typeFieldsOf(v.Type())
+	// One allocation of the exact size, not one per growth nor one per field declared:
+	// most fields of a nested result are absent.
+	n := 0
+	for _, f := range tf.list {
+		if !absent(v.Field(f.index), f.omitEmpty) {
+			n++
+		}
+	}
+	m.EnsureCapacity(m.Len() + n)
+	keys := tf.keys(prefix)
+	for i, f := range tf.list {
 		fv := v.Field(f.index)
 		if absent(fv, f.omitEmpty) {
 			continue
 		}
-		encodeValue(m.PutEmpty(prefix+f.name), fv)
+		encodeValue(m.PutEmpty(keys[i]), fv)
 	}
+}
+
+// keys returns prefix + the JSON name of each field, built once per prefix (the two
+// top-level prefixes and the empty one of nested structs).
+func (tf *typeFields) keys(prefix string) []string {
+	if prefix == "" {
+		return tf.names
+	}
+	if ks, ok := tf.prefixed.Load(prefix); ok {
+		return ks.([]string)
+	}
+	ks := make([]string, len(tf.list))
+	for i, f := range tf.list {
+		ks[i] = prefix + f.name
+	}
+	tf.prefixed.Store(prefix, ks)
+	return ks
 }
 
 func absent(v reflect.Value, omitEmpty bool) bool {
@@ -173,9 +200,14 @@ func encodeValue(dst pcommon.Value, v reflect.Value) {
 	case reflect.Map:
 		mm := dst.SetEmptyMap()
 		mm.EnsureCapacity(v.Len())
+		// One key and one value to copy each entry into (Key and Value would allocate
+		// a copy per entry).
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
 		iter := v.MapRange()
 		for iter.Next() {
-			encodeValue(mm.PutEmpty(iter.Key().String()), iter.Value())
+			k.SetIterKey(iter)
+			e.SetIterValue(iter)
+			encodeValue(mm.PutEmpty(k.String()), e)
 		}
 	default:
 		dst.SetStr(fmt.Sprint(v.Interface()))
@@ -283,13 +315,16 @@ func decodeValue(src pcommon.Value, dst reflect.Value) error {
 		}
 		out := reflect.MakeMapWithSize(t, src.Map().Len())
 		var err error
+		// One key and one value, reused: SetMapIndex copies them into the map.
+		kv, ev := reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem()
 		src.Map().Range(func(k string, v pcommon.Value) bool {
-			ev := reflect.New(t.Elem()).Elem()
+			ev.SetZero()
 			if err = decodeValue(v, ev); err != nil {
 				err = fmt.Errorf("[%q]: %w", k, err)
 				return false
 			}
-			out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), ev)
+			kv.SetString(k)
+			out.SetMapIndex(kv, ev)
 			return true
 		})
 		if err != nil {

@@ -624,6 +624,13 @@ func (a *assembler) addStep(in *asmInteraction, at int64, rank int, s AgentStep)
 // step by start time, rank and insertion order (handoff steps were added by
 // buildHandoffs).
 func (a *assembler) buildSteps(in *asmInteraction) {
+	n := len(in.llms) + len(in.calls)
+	for _, l := range in.llms {
+		if l.rec.Reasoning != "" {
+			n++
+		}
+	}
+	in.steps = slices.Grow(in.steps, n) // once: a step is large, regrowth copies them all
 	for _, l := range in.llms {
 		r := l.rec
 		if r.Reasoning != "" {

@@ -738,3 +738,26 @@ func TestAssembleTurnOrderIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestAssembledTurnKeepsNothingOfItsRecords pins what Closed.Assemble relies on to pool
+// the record slice: the assembly copies what it keeps, so clearing and reusing the records
+// afterwards leaves it unchanged.
+func TestAssembledTurnKeepsNothingOfItsRecords(t *testing.T) {
+	outcome := func(r *SpanRecord) {
+		done, cost := true, 0.25
+		r.Outcome, r.Cost = &done, &cost
+	}
+	build := func() []SpanRecord {
+		recs := benchTurnRecords(60)
+		outcome(&recs[0])
+		return recs
+	}
+	want := AssembleTurn(build())
+	recs := build()
+	got := AssembleTurn(recs)
+	clear(recs)
+	for i := range recs {
+		recs[i] = SpanRecord{SpanID: "reused", Name: "reused", UserMessage: "reused", Class: ClassLLM}
+	}
+	assert.Equal(t, want, got)
+}

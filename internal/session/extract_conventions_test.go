@@ -478,6 +478,10 @@ func TestExtractMessageShapes(t *testing.T) {
 		{"single message object", map[string]any{
 			"gen_ai.input.messages": `{"role":"user","parts":[{"type":"text","content":"solo"}]}`,
 		}, "solo", "", "", nil},
+		{"null parts and tool calls are empty ones", map[string]any{
+			"gen_ai.input.messages":  `[{"role":"user","parts":[null,{"type":"text","content":"n1"}]}]`,
+			"gen_ai.output.messages": `[{"role":"assistant","content":[null,{"type":"text","text":"n2"}],"tool_calls":[null,{"id":"n","type":"function","function":{"name":"nf","arguments":"{}"}}]}]`,
+		}, "n1", "n2", "", []string{"nf"}},
 		{"plain text input.value", map[string]any{
 			"input.value": "just text", "input.mime_type": "text/plain", "output.value": "plain answer",
 		}, "just text", "plain answer", "", nil},

@@ -165,10 +165,10 @@ func exFirstByte(data []byte) byte {
 type exJMsg struct {
 	Role         string          `json:"role"`
 	Type         string          `json:"type"`
-	Parts        []exJPart       `json:"parts"`
+	Parts        []*exJPart      `json:"parts"`
 	Content      json.RawMessage `json:"content"`
 	FinishReason string          `json:"finish_reason"`
-	ToolCalls    []exJPart       `json:"tool_calls"`
+	ToolCalls    []*exJPart      `json:"tool_calls"`
 	Kwargs       *exJMsg         `json:"kwargs"` // LangChain serialisation
 	ID           json.RawMessage `json:"id"`     // LangChain constructor path, or an item id
 	Name         string          `json:"name"`
@@ -176,7 +176,9 @@ type exJMsg struct {
 	CallID       string          `json:"call_id"`
 }
 
-// exJPart is one content part / block in any of the supported shapes.
+// exJPart is one content part / block in any of the supported shapes. Lists of parts
+// are decoded as []*exJPart: go-json zeroes each new element of a []exJPart from a fresh
+// allocation of the (large) struct, so a value slice cost two allocations of it per part.
 type exJPart struct {
 	Type             string          `json:"type"`
 	Content          json.RawMessage `json:"content"`
@@ -239,17 +241,17 @@ func (o *exMsgOut) reasoningText() string { return strings.Join(o.reasoning, "\n
 // replacement of encoding/json that decodes the same values at a fraction of the cost on
 // this hot path (docs/decisions/performance.md). On an error it decodes again with
 // encoding/json, which keeps every well-typed field around a type error (go-json stops at
-// the first): one malformed part must not lose the tool calls beside it.
+// the first): one malformed part must not lose the tool calls beside it. *v is reset
+// first and decoded in place, so that a caller decoding many values into one variable
+// allocates it once.
 func exUnmarshal[T any](data []byte, v *T) error {
-	var h T
-	if err := gojson.Unmarshal(data, &h); err == nil {
-		*v = h
+	var zero T
+	*v = zero
+	if err := gojson.Unmarshal(data, v); err == nil {
 		return nil
 	}
-	var std T
-	err := json.Unmarshal(data, &std)
-	*v = std
-	return err
+	*v = zero
+	return json.Unmarshal(data, v)
 }
 
 // exRole normalises a message role: user, assistant, system, tool or "".
@@ -319,11 +321,14 @@ func exContentText(raw json.RawMessage, o *exMsgOut) string {
 		s, _ := exRawString(raw)
 		return s
 	case '[':
-		var parts []exJPart
+		var parts []*exJPart
 		_ = exUnmarshal(raw, &parts) // best effort: a type error leaves the rest decoded
 		var texts []string
-		for i := range parts {
-			if t := exPart(&parts[i], o); t != "" {
+		for _, p := range parts {
+			if p == nil {
+				continue // null: a part with nothing in it
+			}
+			if t := exPart(p, o); t != "" {
 				texts = append(texts, t)
 			}
 		}
@@ -480,8 +485,11 @@ func exMsgText(m *exJMsg, o *exMsgOut) string {
 		return exMsgText(m.Kwargs, o)
 	}
 	var texts []string
-	for i := range m.Parts {
-		if t := exPart(&m.Parts[i], o); t != "" {
+	for _, p := range m.Parts {
+		if p == nil {
+			continue // null: a part with nothing in it
+		}
+		if t := exPart(p, o); t != "" {
 			texts = append(texts, t)
 		}
 	}
@@ -491,9 +499,9 @@ func exMsgText(m *exJMsg, o *exMsgOut) string {
 		}
 	}
 	if o != nil {
-		for i := range m.ToolCalls {
-			tc := &m.ToolCalls[i]
+		for _, tc := range m.ToolCalls {
 			switch {
+			case tc == nil: // null: a part with nothing in it
 			case tc.Function != nil:
 				o.addCall(tc.ID, tc.Function.Name, exFirstRaw(tc.Function.Arguments, tc.Function.Args))
 			case tc.Type == "" && tc.Name != "":
@@ -557,12 +565,12 @@ func exReadInput(data []byte, o *exMsgOut) error {
 		return err
 	}
 	o.messages += len(spans)
+	var m exJMsg // reset by exUnmarshal: one allocation for the list
 	for i := len(spans) - 1; i >= 0; i-- {
 		elem := doc[spans[i].a:spans[i].b]
 		if !exMayBeUser(elem) {
 			continue // cannot carry a user role: skip decoding it
 		}
-		var m exJMsg
 		if err := exUnmarshal(elem, &m); err != nil && !exIsTypeError(err) {
 			return errExSyntax
 		}
@@ -604,8 +612,8 @@ func exReadOutput(data []byte, o *exMsgOut) error {
 		return err
 	}
 	o.messages += len(spans)
+	var m exJMsg // reset by exUnmarshal: one allocation for the list
 	for _, sp := range spans {
-		var m exJMsg
 		if err := exUnmarshal(doc[sp.a:sp.b], &m); err != nil && !exIsTypeError(err) {
 			return errExSyntax
 		}

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -684,8 +685,39 @@ func (c *Closed) Assemble() {
 	if c.kind == EventTurnClosed && c.asm == nil {
 		a := AssembleTurn(c.Records)
 		c.asm = &a
+		// The assembly holds nothing of the record slice (it copies what it keeps):
+		// the slice goes back to the pool for a later closed trace.
+		putRecords(c.Records)
 		c.Records = nil
 	}
+}
+
+// maxPooledRecords bounds the record slices kept for reuse (784 bytes a record): a rare
+// huge trace does not keep its slice alive.
+const maxPooledRecords = 1024
+
+// recordsPool holds the []SpanRecord of assembled turns for trkRecs.records: a closed
+// trace's records are decoded into a slice of tens of kilobytes, of pointer-bearing
+// structs, which is dropped as soon as the turn is assembled.
+var recordsPool sync.Pool // of *[]SpanRecord, cleared, length 0
+
+// getRecords returns a zeroed slice of n records, reused when the pool has one large
+// enough.
+func getRecords(n int) []SpanRecord {
+	if v, ok := recordsPool.Get().(*[]SpanRecord); ok && cap(*v) >= n {
+		return (*v)[:n]
+	}
+	return make([]SpanRecord, n)
+}
+
+// putRecords clears recs (so that it pins no strings) and pools it.
+func putRecords(recs []SpanRecord) {
+	if cap(recs) == 0 || cap(recs) > maxPooledRecords {
+		return
+	}
+	clear(recs)
+	recs = recs[:0]
+	recordsPool.Put(&recs)
 }
 
 // Finish completes closed turns and ended sessions, in order, into events: a turn gets

@@ -565,8 +565,12 @@ type trkReader struct {
 	c     *trkRecs
 	vocab *trkVocab
 	b     []byte
-	text  string   // the trace's strings, one allocation
 	ids   []string // decoded span ids
+	// strs are the trace's distinct strings decoded so far, by index. Each is its own
+	// allocation: a string the evaluation keeps for long (a turn record's user message or
+	// tokens, kept by the continuation state) must not pin the trace's other strings, as
+	// one shared allocation of the whole text did.
+	strs []string
 }
 
 func (d *trkReader) uvarint() uint64 {
@@ -582,8 +586,17 @@ func (d *trkReader) varint() int64 {
 }
 
 func (d *trkReader) str() string {
-	i := int(d.uvarint())
-	return d.text[d.c.strEnd(i-1):d.c.strEnd(i)]
+	return d.strAt(int(d.uvarint()))
+}
+
+// strAt returns distinct string i, decoded once.
+func (d *trkReader) strAt(i int) string {
+	if s := d.strs[i]; s != "" {
+		return s
+	}
+	s := string(d.c.text[d.c.strEnd(i-1):d.c.strEnd(i)])
+	d.strs[i] = s
+	return s
 }
 
 // voc reads a field written by voc.
@@ -595,13 +608,14 @@ func (d *trkReader) voc() string {
 }
 
 // records decodes the retained records, in arrival order, with traceID as their TraceID;
-// vocab is the one they were added with. Their strings share one allocation per trace
-// (besides the vocabulary's), their slices a few backing arrays.
+// vocab is the one they were added with. Each distinct string of the trace is one
+// allocation, shared by the records that repeat it (the vocabulary's are the Tracker's);
+// their slices share a few backing arrays.
 func (c *trkRecs) records(traceID string, vocab *trkVocab) []SpanRecord {
 	if c.n == 0 {
 		return nil
 	}
-	d := &trkReader{c: c, vocab: vocab, b: c.buf, text: string(c.text)}
+	d := &trkReader{c: c, vocab: vocab, b: c.buf, strs: make([]string, c.strCount())}
 	// Span ids: the hex ones are formatted into one buffer.
 	d.ids = make([]string, len(c.ids))
 	nbin := 0
@@ -625,11 +639,11 @@ func (c *trkRecs) records(traceID string, vocab *trkVocab) []SpanRecord {
 			d.ids[i] = hexStr[16*k : 16*k+16]
 			k++
 		} else {
-			d.ids[i] = d.text[c.strEnd(int(v)-1):c.strEnd(int(v))]
+			d.ids[i] = d.strAt(int(v))
 		}
 	}
 
-	recs := make([]SpanRecord, c.n)
+	recs := getRecords(c.n)
 	var strs []string
 	var calls []RequestedToolCall
 	list := func(vocabulary bool) []string {

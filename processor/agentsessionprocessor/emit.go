@@ -122,11 +122,13 @@ func (b *evalBatch) appendSpan(sessionID, kind string, tid pcommon.TraceID, pid 
 // addTurn emits the spans of a turn that just closed: its tool calls and agent
 // interactions (per emit policy) and the turn itself (non-final result).
 func (b *evalBatch) addTurn(sessionID string, tr *evaluation.TurnResult) {
-	for _, ir := range tr.Interactions {
-		if b.e.wantInteraction(&ir) { // else its scores ride on the turn span only
-			b.addInteraction(sessionID, tr, &ir)
+	for i := range tr.Interactions {
+		ir := &tr.Interactions[i]
+		if b.e.wantInteraction(ir) { // else its scores ride on the turn span only
+			b.addInteraction(sessionID, tr, ir)
 		}
-		for _, tc := range ir.ToolCalls {
+		for k := range ir.ToolCalls {
+			tc := &ir.ToolCalls[k]
 			if !b.e.wantToolCall(tc) {
 				continue
 			}
@@ -141,7 +143,7 @@ func (b *evalBatch) addTurn(sessionID string, tr *evaluation.TurnResult) {
 				a.PutStr(semconv.GenAIToolCallID, tc.CallID)
 			}
 			a.PutStr(semconv.AgentEvalPrefix+"tool.verdict", tc.Verdict)
-			putIssues(a, []evaluation.ToolCallResult{tc})
+			putCallIssues(a, ir.ToolCalls[k:k+1])
 			ev := putScore(sp, evalNameToolCall, tc.Score, tc.Explanation)
 			ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, verdictLabel(tc.Verdict))
 		}
@@ -173,7 +175,7 @@ func (b *evalBatch) addInteraction(sessionID string, tr *evaluation.TurnResult, 
 	putScore(sp, evalNameHandoff, ir.Handoff, ir.Explanations["handoff"])
 	putScore(sp, evalNameResponseQuality, ir.ResponseQuality, ir.Explanations["response_quality"])
 	a.PutDouble(semconv.AgentEvalPrefix+"latency_ms", ir.LatencyMs)
-	putIssues(a, ir.ToolCalls)
+	putCallIssues(a, ir.ToolCalls)
 }
 
 // addTurnSpan emits a turn's verdict: provisional when the turn closes, final when the
@@ -189,11 +191,7 @@ func (b *evalBatch) addTurnSpan(sessionID string, tr *evaluation.TurnResult) {
 	sum := evalspan.TurnSummary(tr)
 	evalspan.EncodeTurn(a, &sum)
 	a.PutBool(semconv.AgentEvalPartial, tr.Partial)
-	var issues []evaluation.ToolCallResult
-	for _, ir := range tr.Interactions {
-		issues = append(issues, ir.ToolCalls...)
-	}
-	putIssues(a, issues)
+	putIssues(a, tr.Interactions...)
 	score := 1.0
 	if tr.IsBad {
 		score = 0
@@ -274,7 +272,7 @@ func (e *emitter) wantInteraction(ir *evaluation.InteractionResult) bool {
 	}
 }
 
-func (e *emitter) wantToolCall(tc evaluation.ToolCallResult) bool {
+func (e *emitter) wantToolCall(tc *evaluation.ToolCallResult) bool {
 	switch e.toolCalls {
 	case EmitToolCallsAll:
 		return true
@@ -306,20 +304,30 @@ func putScore(sp ptrace.Span, name string, v *float64, explanation string) ptrac
 	return ev
 }
 
-// putIssues sets agent_eval.tool.issues to the issue codes of the calls, in order.
-func putIssues(a pcommon.Map, calls []evaluation.ToolCallResult) {
+// putCallIssues sets agent_eval.tool.issues to the issue codes of the calls, in order.
+func putCallIssues(a pcommon.Map, calls []evaluation.ToolCallResult) {
+	putIssues(a, evaluation.InteractionResult{ToolCalls: calls})
+}
+
+// putIssues sets agent_eval.tool.issues to the issue codes of the interactions' tool
+// calls, in order (read in place: a turn's calls are not copied together first).
+func putIssues(a pcommon.Map, irs ...evaluation.InteractionResult) {
 	var n int
-	for _, tc := range calls {
-		n += len(tc.Issues)
+	for i := range irs {
+		for j := range irs[i].ToolCalls {
+			n += len(irs[i].ToolCalls[j].Issues)
+		}
 	}
 	if n == 0 {
 		return
 	}
 	s := a.PutEmptySlice(semconv.AgentEvalToolIssues)
 	s.EnsureCapacity(n)
-	for _, tc := range calls {
-		for _, is := range tc.Issues {
-			s.AppendEmpty().SetStr(string(is.Issue))
+	for i := range irs {
+		for j := range irs[i].ToolCalls {
+			for _, is := range irs[i].ToolCalls[j].Issues {
+				s.AppendEmpty().SetStr(string(is.Issue))
+			}
 		}
 	}
 }

@@ -429,7 +429,9 @@ type endedSession struct {
 // the turn records and revisions to the continuation store.
 func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []session.Event) {
 	b := p.emitter.newBatch(p.now())
-	var w shardWrites
+	// A turn event saves two records (the turn and its predecessor's final verdict): the
+	// records are large, so the slice is sized once instead of grown.
+	w := shardWrites{saves: make([]store.TurnState, 0, 2*len(events))}
 	defer func() { p.saveRevisions(ctx, w.ended) }() // after the emission below
 	for i := range events {
 		ev := &events[i]
