@@ -338,7 +338,7 @@ func (s *sqlStore) GetAnalysis(ctx context.Context, sessionID string) (*evaluati
 // per_agent_scores is null. No rows leave the field nil, as it was saved.
 func (s *sqlStore) readSplit(ctx context.Context, tx *sql.Tx, id string, a *evaluation.Analysis) error {
 	if a.TurnResults == nil {
-		err := scanDocs(ctx, tx, s.d.rebind("SELECT '', result FROM turn_results WHERE session_id = ? ORDER BY turn_index"), id,
+		err := scanDocs(ctx, tx, s.d.rebind("SELECT trace_id, result FROM turn_results WHERE session_id = ? ORDER BY turn_index"), id,
 			func(_ string, doc []byte) error {
 				a.TurnResults = append(a.TurnResults, evaluation.TurnResult{})
 				return json.Unmarshal(doc, &a.TurnResults[len(a.TurnResults)-1])
