@@ -187,6 +187,12 @@ func sqliteConnString(path string) (string, error) {
 
 // migrate applies the dialect's pending migrations with goose.
 func migrate(ctx context.Context, db *sql.DB, d *dialect) error {
+	return migrateTo(ctx, db, d, goose.MaxVersion)
+}
+
+// migrateTo applies the dialect's pending migrations up to version (tests build a
+// database of an older schema with it).
+func migrateTo(ctx context.Context, db *sql.DB, d *dialect, version int64) error {
 	fsys, err := fs.Sub(migrations, d.migrations)
 	if err != nil {
 		return err
@@ -209,6 +215,6 @@ func migrate(ctx context.Context, db *sql.DB, d *dialect) error {
 	if err != nil {
 		return err
 	}
-	_, err = p.Up(ctx)
+	_, err = p.UpTo(ctx, version)
 	return err
 }

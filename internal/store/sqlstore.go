@@ -34,7 +34,7 @@ var (
 	sessionCols = []string{
 		"session_id", "service", "started_at", "ended_at", "partial", "end_reason",
 		"overall_score", "coordination_score", "intent_drift_score", "task_completion",
-		"turns", "analysis", "stored_at", "analysis_revision",
+		"turns", "analysis", "stored_at", "analysis_revision", "analysis_layout",
 	}
 	agentScoreCols = []string{
 		"session_id", "agent_id", "ended_at", "overall", "tool_use", "reasoning", "handoff",
@@ -73,9 +73,21 @@ var upsertSessionSQL = func() string {
 		strings.Join(set, ", ") + " WHERE excluded.analysis_revision >= sessions.analysis_revision RETURNING session_id"
 }()
 
-// insertRevisionSQL keeps every revision once.
-const insertRevisionSQL = "INSERT INTO session_analyses (session_id, revision, analysis, stored_at) VALUES (?, ?, ?, ?) " +
-	"ON CONFLICT (session_id, revision) DO NOTHING"
+// Layouts of a sessions row's analysis document (sessions.analysis_layout, migration 00009).
+const (
+	// layoutWhole: sessions.analysis is the whole document (rows stored before 00009).
+	layoutWhole = 1
+	// layoutSplit: the document is session_analyses.analysis of the row's revision,
+	// stored once, with turn_results and per_agent_scores null when they are rows of
+	// turn_results and agent_scores; sessions.analysis is JSON null.
+	layoutSplit = 2
+)
+
+// saveRevisionDocSQL keeps each revision's document once. It runs only after the sessions
+// row was written (the revision is the newest stored), so a retried or re-evaluated save
+// of that revision replaces its document together with the rows it refers to.
+const saveRevisionDocSQL = "INSERT INTO session_analyses (session_id, revision, analysis, stored_at) VALUES (?, ?, ?, ?) " +
+	"ON CONFLICT (session_id, revision) DO UPDATE SET analysis = excluded.analysis"
 
 // maxParamsPerStatement bounds the bind parameters of one multi-row INSERT, well under
 // SQLite's (32766) and PostgreSQL's (65535) limits.
@@ -96,22 +108,18 @@ func (s *sqlStore) SaveAnalysis(ctx context.Context, a *evaluation.Analysis) err
 }
 
 // SaveAnalyses stores the analyses in one transaction with prepared statements. Per
-// analysis: the revision is kept in session_analyses (once); the sessions row is
-// upserted unless a newer revision is stored, and then its child rows (agent_scores,
-// turn_results, tool_issues, recommendations) are deleted and inserted again. So a
-// retried batch writes nothing twice and an older revision never replaces a newer one.
+// analysis: the sessions row is upserted unless a newer revision is stored, and then the
+// revision's document is kept in session_analyses (once per revision) and the child rows
+// (agent_scores, turn_results, tool_issues, recommendations, reference_results) are
+// deleted and inserted again. So a retried batch writes nothing twice and an older
+// revision never replaces a newer one. The document leaves out the turn results and
+// per-agent scores that are rows of their own (layoutSplit; GetAnalysis puts them back).
 // Times are stored in UTC. Errors: a nil analysis, an empty session_id, a value JSON
 // cannot encode (NaN score), a duplicate turn_index or agent id, or the database's;
 // on error nothing of the batch is stored.
 func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) error {
-	type prepared struct {
-		a        *evaluation.Analysis
-		session  []any
-		doc      string
-		children []*rowSet
-	}
 	now := time.Now()
-	batch := make([]prepared, 0, len(as))
+	batch := make([]*analysisRows, 0, len(as))
 	for i, a := range as {
 		if a == nil {
 			return fmt.Errorf("store: %s: save: nil analysis", s.d.name)
@@ -121,11 +129,11 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 		}
 		// stored_at orders the list: the analyses of one batch one microsecond apart
 		// (PostgreSQL's resolution), in the order saved.
-		session, children, err := s.rows(a, now.Add(time.Duration(i)*time.Microsecond))
+		r, err := s.rows(a, now.Add(time.Duration(i)*time.Microsecond))
 		if err != nil {
 			return fmt.Errorf("store: %s: save %q: %w", s.d.name, a.SessionID, err)
 		}
-		batch = append(batch, prepared{a: a, session: session, doc: session[11].(string), children: children})
+		batch = append(batch, r)
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		upsert, err := tx.PrepareContext(ctx, s.d.rebind(upsertSessionSQL))
@@ -133,9 +141,9 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			return fmt.Errorf("prepare upsert sessions: %w", err)
 		}
 		defer upsert.Close()
-		revision, err := tx.PrepareContext(ctx, s.d.rebind(insertRevisionSQL))
+		revision, err := tx.PrepareContext(ctx, s.d.rebind(saveRevisionDocSQL))
 		if err != nil {
-			return fmt.Errorf("prepare insert session_analyses: %w", err)
+			return fmt.Errorf("prepare upsert session_analyses: %w", err)
 		}
 		defer revision.Close()
 		deletes := make([]*sql.Stmt, len(childTables))
@@ -146,7 +154,6 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			defer deletes[i].Close()
 		}
 		for _, p := range batch {
-			id := cleanText(p.a.SessionID)
 			var got string
 			switch err := upsert.QueryRowContext(ctx, p.session...).Scan(&got); {
 			case errors.Is(err, sql.ErrNoRows):
@@ -154,11 +161,11 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			case err != nil:
 				return fmt.Errorf("upsert sessions %q: %w", p.a.SessionID, err)
 			}
-			if _, err := revision.ExecContext(ctx, id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
-				return fmt.Errorf("insert session_analyses %q: %w", p.a.SessionID, err)
+			if _, err := revision.ExecContext(ctx, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
+				return fmt.Errorf("upsert session_analyses %q: %w", p.a.SessionID, err)
 			}
 			for i, st := range deletes {
-				if _, err := st.ExecContext(ctx, id); err != nil {
+				if _, err := st.ExecContext(ctx, p.id); err != nil {
 					return fmt.Errorf("delete %s %q: %w", childTables[i], p.a.SessionID, err)
 				}
 			}
@@ -176,43 +183,63 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 	return nil
 }
 
-// rows encodes a into the sessions row and the child row sets, before any database
-// work, so that the transaction is short.
-func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) ([]any, []*rowSet, error) {
+// analysisRows is one analysis encoded for SaveAnalyses.
+type analysisRows struct {
+	a        *evaluation.Analysis
+	id       string // the session id as stored (cleanText)
+	session  []any  // the sessions row, in sessionCols order
+	doc      string // session_analyses.analysis
+	children []*rowSet
+}
+
+// nullDoc is sessions.analysis of a layoutSplit row (the column is NOT NULL JSON).
+const nullDoc = "null"
+
+// rows encodes a into its rows and its document, before any database work, so that the
+// transaction is short. Each turn result and agent's scores is encoded once, for its row;
+// the document has them only when a row cannot give them back as they were: turn results
+// not in strictly ascending turn_index order, or an agent id that cleanText changes.
+func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, error) {
 	c := *a
 	c.StartedAt, c.EndedAt = a.StartedAt.UTC(), a.EndedAt.UTC()
-	doc, err := json.Marshal(&c)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode analysis: %w", err)
-	}
 	id := cleanText(a.SessionID)
 	ended := s.d.timeArg(c.EndedAt)
-	session := []any{
-		id, cleanText(a.Service), s.d.timeArg(c.StartedAt), ended, a.Partial, cleanText(a.EndReason),
-		a.OverallScore, a.CoordinationScore, a.IntentDriftScore, a.TaskCompletion,
-		len(a.TurnResults), string(doc), s.d.timeArg(now), a.AnalysisRevision,
-	}
 
 	agents := &rowSet{table: "agent_scores", cols: agentScoreCols}
+	splitAgents := len(a.PerAgentScores) > 0
 	for _, agent := range a.Agents() {
 		sc := a.PerAgentScores[agent]
 		js, err := json.Marshal(sc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("encode per_agent_scores[%q]: %w", agent, err)
+			return nil, fmt.Errorf("encode per_agent_scores[%q]: %w", agent, err)
 		}
-		agents.add(id, cleanText(agent), ended, sc.Overall, sc.ToolUse, sc.Reasoning, sc.Handoff,
+		clean := cleanText(agent)
+		splitAgents = splitAgents && clean == agent
+		agents.add(id, clean, ended, sc.Overall, sc.ToolUse, sc.Reasoning, sc.Handoff,
 			sc.ResponseQuality, sc.InteractionsCount, sc.ToolCalls, sc.NotEvaluableCalls,
 			sc.MeanLatencyMs, string(js))
 	}
 	turns := &rowSet{table: "turn_results", cols: turnResultCols}
+	splitTurns := len(a.TurnResults) > 0
 	for i := range a.TurnResults {
 		tr := &a.TurnResults[i]
 		js, err := json.Marshal(tr)
 		if err != nil {
-			return nil, nil, fmt.Errorf("encode turn_results[%d]: %w", i, err)
+			return nil, fmt.Errorf("encode turn_results[%d]: %w", i, err)
 		}
+		splitTurns = splitTurns && (i == 0 || a.TurnResults[i-1].TurnIndex < tr.TurnIndex)
 		turns.add(id, tr.TurnIndex, cleanText(tr.TraceID), cleanText(tr.RootSpanID), tr.IsBad,
 			cleanText(tr.DetectionType), tr.Confidence, tr.IntentDrift, tr.LatencyMs, string(js))
+	}
+	if splitAgents {
+		c.PerAgentScores = nil
+	}
+	if splitTurns {
+		c.TurnResults = nil
+	}
+	doc, err := json.Marshal(&c)
+	if err != nil {
+		return nil, fmt.Errorf("encode analysis: %w", err)
 	}
 	issues := &rowSet{table: "tool_issues", cols: toolIssueCols}
 	for i, is := range a.ToolIssues {
@@ -227,9 +254,15 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) ([]any, []*rowSet
 	}
 	refs, err := referenceRows(a, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return session, []*rowSet{agents, turns, issues, recs, refs}, nil
+	session := []any{
+		id, cleanText(a.Service), s.d.timeArg(c.StartedAt), ended, a.Partial, cleanText(a.EndReason),
+		a.OverallScore, a.CoordinationScore, a.IntentDriftScore, a.TaskCompletion,
+		len(a.TurnResults), nullDoc, s.d.timeArg(now), a.AnalysisRevision, layoutSplit,
+	}
+	return &analysisRows{a: a, id: id, session: session, doc: string(doc),
+		children: []*rowSet{agents, turns, issues, recs, refs}}, nil
 }
 
 // insert writes rs with multi-row INSERTs of at most maxParamsPerStatement parameters.
@@ -255,24 +288,107 @@ func (s *sqlStore) insert(ctx context.Context, tx *sql.Tx, rs *rowSet) error {
 	return nil
 }
 
-// GetAnalysis returns the stored analysis JSON decoded; times are in UTC (with the
-// nanoseconds that were saved), References is the generic JSON value (map[string]any...).
-// An unknown id gives an error that wraps ErrNotFound.
+// getAnalysisSQL reads a session's document: sessions.analysis (layoutWhole) or its
+// revision's session_analyses.analysis (layoutSplit; NULL if that row is missing).
+const getAnalysisSQL = "SELECT s.analysis_layout, s.analysis_revision, " +
+	"CASE WHEN s.analysis_layout = 1 THEN s.analysis ELSE a.analysis END " +
+	"FROM sessions s LEFT JOIN session_analyses a ON a.session_id = s.session_id AND a.revision = s.analysis_revision " +
+	"WHERE s.session_id = ?"
+
+// GetAnalysis returns the stored analysis JSON decoded, with the turn results and
+// per-agent scores of a layoutSplit document put back from their rows (turn_results in
+// turn_index order), all read in one snapshot (a read-only, repeatable-read transaction);
+// times are in UTC (with the nanoseconds that were saved), References is the generic
+// JSON value (map[string]any...). An unknown id gives an error that wraps ErrNotFound.
 func (s *sqlStore) GetAnalysis(ctx context.Context, sessionID string) (*evaluation.Analysis, error) {
-	var doc string
-	err := s.db.QueryRowContext(ctx, s.d.rebind("SELECT analysis FROM sessions WHERE session_id = ?"),
-		cleanText(sessionID)).Scan(&doc)
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: get %q: begin: %w", s.d.name, sessionID, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	id := cleanText(sessionID)
+	var (
+		layout, revision int
+		doc              sql.NullString
+	)
+	err = tx.QueryRowContext(ctx, s.d.rebind(getAnalysisSQL), id).Scan(&layout, &revision, &doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, sessionID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: get %q: %w", s.d.name, sessionID, err)
 	}
+	if !doc.Valid {
+		return nil, fmt.Errorf("store: %s: get %q: the document of revision %d is missing", s.d.name, sessionID, revision)
+	}
 	var a evaluation.Analysis
-	if err := json.Unmarshal([]byte(doc), &a); err != nil {
+	if err := json.Unmarshal([]byte(doc.String), &a); err != nil {
 		return nil, fmt.Errorf("store: %s: get %q: decode analysis: %w", s.d.name, sessionID, err)
 	}
+	if layout == layoutSplit {
+		if err := s.readSplit(ctx, tx, id, &a); err != nil {
+			return nil, fmt.Errorf("store: %s: get %q: %w", s.d.name, sessionID, err)
+		}
+	}
 	return &a, nil
+}
+
+// readSplit puts back into a the parts its layoutSplit document left to rows: turn
+// results (by turn_index) when its turn_results is null, per-agent scores when its
+// per_agent_scores is null. No rows leave the field nil, as it was saved.
+func (s *sqlStore) readSplit(ctx context.Context, tx *sql.Tx, id string, a *evaluation.Analysis) error {
+	if a.TurnResults == nil {
+		err := scanDocs(ctx, tx, s.d.rebind("SELECT trace_id, result FROM turn_results WHERE session_id = ? ORDER BY turn_index"), id,
+			func(_ string, doc []byte) error {
+				a.TurnResults = append(a.TurnResults, evaluation.TurnResult{})
+				return json.Unmarshal(doc, &a.TurnResults[len(a.TurnResults)-1])
+			})
+		if err != nil {
+			return fmt.Errorf("turn results: %w", err)
+		}
+	}
+	if a.PerAgentScores == nil {
+		err := scanDocs(ctx, tx, s.d.rebind("SELECT agent_id, scores FROM agent_scores WHERE session_id = ?"), id,
+			func(agent string, doc []byte) error {
+				var sc evaluation.AgentScores
+				if err := json.Unmarshal(doc, &sc); err != nil {
+					return err
+				}
+				if a.PerAgentScores == nil {
+					a.PerAgentScores = map[string]evaluation.AgentScores{}
+				}
+				a.PerAgentScores[agent] = sc
+				return nil
+			})
+		if err != nil {
+			return fmt.Errorf("agent scores: %w", err)
+		}
+	}
+	return nil
+}
+
+// scanDocs runs query (a key and a JSON document per row) with arg and calls fn on
+// each row in order.
+func scanDocs(ctx context.Context, tx *sql.Tx, query string, arg any, fn func(key string, doc []byte) error) error {
+	rows, err := tx.QueryContext(ctx, query, arg)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var (
+			key string
+			doc []byte
+		)
+		if err := rows.Scan(&key, &doc); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		if err := fn(key, doc); err != nil {
+			_ = rows.Close()
+			return err
+		}
+	}
+	return closeRows(rows)
 }
 
 // ListSessions returns the summaries matching f (see Filter), newest first by stored_at

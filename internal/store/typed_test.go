@@ -68,14 +68,15 @@ func TestTypedRowsEqualJSONRows(t *testing.T) {
 			viaTyped, err := evalspan.DecodeAnalysis(attrs)
 			require.NoError(t, err)
 
-			wantSession, wantChildren, err := s.rows(&viaJSON, now)
+			want, err := s.rows(&viaJSON, now)
 			require.NoError(t, err)
-			gotSession, gotChildren, err := s.rows(&viaTyped, now)
+			got, err := s.rows(&viaTyped, now)
 			require.NoError(t, err)
-			assert.Equal(t, wantSession, gotSession)
-			require.Len(t, gotChildren, len(wantChildren))
-			for i := range wantChildren {
-				assert.Equal(t, *wantChildren[i], *gotChildren[i], wantChildren[i].table)
+			assert.Equal(t, want.session, got.session)
+			assert.Equal(t, want.doc, got.doc)
+			require.Len(t, got.children, len(want.children))
+			for i := range want.children {
+				assert.Equal(t, *want.children[i], *got.children[i], want.children[i].table)
 			}
 
 			for _, tr := range golden.TurnResults {

@@ -1,0 +1,216 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package store // import "github.com/agenteval/agenteval-collector/internal/store"
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+// jsonOf is the analysis as the query API encodes it.
+func jsonOf(t *testing.T, a *evaluation.Analysis) string {
+	t.Helper()
+	c := *a
+	c.StartedAt, c.EndedAt = a.StartedAt.UTC(), a.EndedAt.UTC()
+	js, err := json.Marshal(&c)
+	require.NoError(t, err)
+	return string(js)
+}
+
+// queryInt returns the integer that q gives.
+func queryInt(t *testing.T, s *sqlStore, q string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, s.db.QueryRow(s.d.rebind(q), args...).Scan(&n))
+	return n
+}
+
+// TestSplitLayoutRoundTrip: every golden analysis, and the shapes the split must leave in
+// the document (turn results out of turn_index order, an agent id that cleanText changes,
+// empty and nil lists and maps), reads back as the same JSON the API served before
+// migration 00009, while the document is stored once, without the turn results and
+// agent scores that are rows.
+func TestSplitLayoutRoundTrip(t *testing.T) {
+	cases := map[string]*evaluation.Analysis{}
+	goldens := goldenAnalyses(t)
+	names := make([]string, 0, len(goldens))
+	for name := range goldens {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		a := goldens[name]
+		a.SessionID, a.AnalysisRevision = "golden-"+name, i%3
+		cases[name] = &a
+	}
+	unordered := sampleAnalysis("unordered", t0, f64(0.5))
+	unordered.TurnResults[0], unordered.TurnResults[1] = unordered.TurnResults[1], unordered.TurnResults[0]
+	cases["unordered"] = unordered
+	dirty := sampleAnalysis("dirty-agent", t0, f64(0.5), "tri\x00age", "executor")
+	cases["dirty-agent"] = dirty
+	empty := sampleAnalysis("empty", t0, nil)
+	empty.TurnResults, empty.PerAgentScores = []evaluation.TurnResult{}, map[string]evaluation.AgentScores{}
+	cases["empty"] = empty
+	none := sampleAnalysis("none", t0, nil)
+	none.TurnResults, none.PerAgentScores = nil, nil
+	cases["none"] = none
+
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		for name, a := range cases {
+			require.NoError(t, s.SaveAnalysis(ctx, a), name)
+		}
+		for name, a := range cases {
+			got, err := s.GetAnalysis(ctx, a.SessionID)
+			require.NoError(t, err, name)
+			assert.Equal(t, jsonOf(t, a), jsonOf(t, got), name)
+
+			var doc string
+			require.NoError(t, s.db.QueryRow(s.d.rebind("SELECT analysis FROM sessions WHERE session_id = ?"), a.SessionID).Scan(&doc))
+			assert.Equal(t, nullDoc, doc, "%s: sessions.analysis holds no copy", name)
+			assert.Equal(t, layoutSplit, queryInt(t, s, "SELECT analysis_layout FROM sessions WHERE session_id = ?", a.SessionID), name)
+			require.NoError(t, s.db.QueryRow(s.d.rebind("SELECT analysis FROM session_analyses WHERE session_id = ? AND revision = ?"),
+				a.SessionID, a.AnalysisRevision).Scan(&doc))
+			var stored map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(doc), &stored), name)
+			splitTurns := len(a.TurnResults) > 0 && name != "unordered"
+			splitAgents := len(a.PerAgentScores) > 0 && name != "dirty-agent"
+			assert.Equal(t, splitTurns || a.TurnResults == nil, string(stored["turn_results"]) == "null",
+				"%s: turn_results left to rows", name)
+			assert.Equal(t, splitAgents || a.PerAgentScores == nil, string(stored["per_agent_scores"]) == "null",
+				"%s: per_agent_scores left to rows", name)
+			if splitTurns {
+				assert.Less(t, len(doc), len(jsonOf(t, a)), name)
+			}
+		}
+	})
+}
+
+// saveOldLayout writes a as SaveAnalyses did before migration 00009: the whole document
+// in sessions.analysis and in session_analyses, the child rows as now.
+func saveOldLayout(t *testing.T, s *sqlStore, a *evaluation.Analysis, stored time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := s.rows(a, stored)
+	require.NoError(t, err)
+	whole := jsonOf(t, a)
+	row := append([]any(nil), r.session[:len(r.session)-1]...) // no analysis_layout before 00009
+	row[11] = whole
+	cols := sessionCols[:len(sessionCols)-1]
+	require.NoError(t, s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, s.d.rebind("INSERT INTO sessions ("+strings.Join(cols, ", ")+") VALUES ("+
+			placeholders(len(cols))+")"), row...); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.d.rebind("INSERT INTO session_analyses (session_id, revision, analysis, stored_at) VALUES (?, ?, ?, ?)"),
+			r.id, a.AnalysisRevision, whole, s.d.timeArg(stored)); err != nil {
+			return err
+		}
+		for _, rs := range r.children {
+			if err := s.insert(ctx, tx, rs); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// TestOldLayoutAfterMigration: sessions stored by the schema before 00009 (the whole
+// document twice) read back unchanged after the migration; a retried save of their
+// revision, a newer revision, a stale one and retention work on them as on new rows.
+func TestOldLayoutAfterMigration(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		driver, dsn := b.newDB(t)
+		d, conn := postgresDialect, dsn
+		if driver == DriverSQLite {
+			var err error
+			d = sqliteDialect
+			conn, err = sqliteConnString(dsn)
+			require.NoError(t, err)
+		}
+		db, err := sql.Open(d.sqlDriver, conn)
+		require.NoError(t, err)
+		require.NoError(t, migrateTo(ctx, db, d, 8))
+		old := &sqlStore{db: db, d: d}
+
+		golden := goldenAnalyses(t)["langgraph_multi_turn.analyses.json#"]
+		r1 := &golden
+		r1.SessionID, r1.AnalysisRevision = "old-1", 1
+		plain := sampleAnalysis("old-0", t0, f64(0.25)) // revision 0: stored before continuation
+		saveOldLayout(t, old, r1, time.Now())
+		saveOldLayout(t, old, plain, time.Now())
+		require.NoError(t, db.Close())
+
+		s, _, _ := func() (*sqlStore, string, string) {
+			st, err := Open(ctx, driver, dsn)
+			require.NoError(t, err)
+			t.Cleanup(func() { assert.NoError(t, st.Close()) })
+			return st.(*sqlStore), driver, dsn
+		}()
+		assert.GreaterOrEqual(t, schemaVersion(t, s), int64(9), "migrated past 00009_analysis_once")
+		for _, a := range []*evaluation.Analysis{r1, plain} {
+			assert.Equal(t, layoutWhole, queryInt(t, s, "SELECT analysis_layout FROM sessions WHERE session_id = ?", a.SessionID))
+			got, err := s.GetAnalysis(ctx, a.SessionID)
+			require.NoError(t, err)
+			assert.Equal(t, jsonOf(t, a), jsonOf(t, got), "a row of the old layout reads as before")
+		}
+		list, err := s.ListSessions(ctx, Filter{})
+		require.NoError(t, err)
+		require.Len(t, list, 2)
+
+		// A retried export of the old revision rewrites the row in the new layout.
+		require.NoError(t, s.SaveAnalysis(ctx, r1))
+		assert.Equal(t, layoutSplit, queryInt(t, s, "SELECT analysis_layout FROM sessions WHERE session_id = ?", "old-1"))
+		assert.Equal(t, 1, queryInt(t, s, "SELECT COUNT(*) FROM session_analyses WHERE session_id = ?", "old-1"))
+		got, err := s.GetAnalysis(ctx, "old-1")
+		require.NoError(t, err)
+		assert.Equal(t, jsonOf(t, r1), jsonOf(t, got))
+
+		// A newer revision replaces it; a stale one does not.
+		r2 := sampleAnalysis("old-1", t0.Add(time.Hour), f64(0.75))
+		r2.AnalysisRevision = 2
+		require.NoError(t, s.SaveAnalysis(ctx, r2))
+		require.NoError(t, s.SaveAnalysis(ctx, r1), "stale")
+		got, err = s.GetAnalysis(ctx, "old-1")
+		require.NoError(t, err)
+		assert.Equal(t, jsonOf(t, r2), jsonOf(t, got))
+		assert.Equal(t, 2, queryInt(t, s, "SELECT COUNT(*) FROM session_analyses WHERE session_id = ?", "old-1"))
+
+		// Retention deletes both layouts whole.
+		n, err := s.DeleteStoredBefore(ctx, time.Now().Add(time.Hour))
+		require.NoError(t, err)
+		assert.EqualValues(t, 2, n)
+		for _, table := range []string{"sessions", "session_analyses", "turn_results", "agent_scores"} {
+			assert.Equal(t, 0, count(t, s, table, ""), table)
+		}
+	})
+}
+
+// TestGetAnalysisMissingRevisionDocument: a split row whose revision document is gone
+// is an error, not an analysis without its session-level fields.
+func TestGetAnalysisMissingRevisionDocument(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		a := sampleAnalysis("gone", t0, f64(0.5))
+		a.AnalysisRevision = 1
+		require.NoError(t, s.SaveAnalysis(ctx, a))
+		_, err := s.db.Exec(s.d.rebind("DELETE FROM session_analyses WHERE session_id = ?"), "gone")
+		require.NoError(t, err)
+		_, err = s.GetAnalysis(ctx, "gone")
+		require.ErrorContains(t, err, "document of revision 1 is missing")
+	})
+}
