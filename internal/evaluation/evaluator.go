@@ -70,6 +70,8 @@ type evalCtx struct {
 	// call (memo.go), made on first use.
 	tokenMemo    map[string][]string
 	callTextMemo map[*session.ToolCall]string
+	// indexMemo memoises text.NewIndex per text (memo.go), made on first use.
+	indexMemo map[string]*text.Index
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {

@@ -48,7 +48,7 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 				continue
 			}
 			inPayload, usedOnly := 0, 0
-			for i, in := range text.Found(needed, h.Payload) {
+			for i, in := range text.FoundIn(needed, c.index(h.Payload)) {
 				if in {
 					inPayload++
 				} else if used[needed[i]] {
@@ -65,7 +65,7 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 		if len(facts) == 0 {
 			ctxText = strings.Join(pieces, "\n")
 		}
-		cov, ok := text.Coverage(facts, ctxText, h.Payload)
+		cov, ok := c.coverage(facts, ctxText, h.Payload)
 		if !ok {
 			nothing++
 			continue
@@ -135,7 +135,7 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts
 	for _, f := range c.facts([]string{t.UserMessage}) {
 		req[f] = true
 	}
-	found := text.Found(facts, hay)
+	found := text.FoundIn(facts, c.index(hay))
 	for i, f := range facts {
 		if found[i] {
 			used[f] = true
@@ -145,6 +145,14 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts
 		}
 	}
 	return needed, used
+}
+
+// coverage is text.Coverage with the payload's index memoised (facts not empty).
+func (c *evalCtx) coverage(facts []text.Fact, ctxText, payload string) (float64, bool) {
+	if len(facts) == 0 {
+		return text.Coverage(nil, ctxText, payload)
+	}
+	return text.CoverageIn(facts, c.index(payload)), true
 }
 
 // handoffContext is what the receiving agent may need at the handoff in step si of

@@ -9,7 +9,7 @@ import (
 )
 
 // The text analysis of one evaluation (evalCtx) is memoised per distinct text: the same
-// user message, final response, tool call and tool result are read by the grounding of
+// user message, final response, tool call and tool result are read (and indexed) by the grounding of
 // the final response, the grounding facts carried to the next turn, the handoff coverage,
 // the intent drift and the conversation carried to the next turn. The primitives are pure
 // functions of the text, so a memo changes no result; the memos live as long as the
@@ -51,4 +51,28 @@ func (c *evalCtx) callText(tc *session.ToolCall) string {
 	s := toolCallText(tc, c.args.get(tc).args)
 	c.callTextMemo[tc] = s
 	return s
+}
+
+// index returns text.NewIndex(s), built once per evaluation: the sources of a final
+// response are grounded in up to three widening sets (detect_hallucination.go ungrounded)
+// and a handoff payload is also a source.
+func (c *evalCtx) index(s string) *text.Index {
+	if c.indexMemo == nil {
+		c.indexMemo = map[string]*text.Index{}
+	}
+	if ix, ok := c.indexMemo[s]; ok {
+		return ix
+	}
+	ix := text.NewIndex(s)
+	c.indexMemo[s] = ix
+	return ix
+}
+
+// indexes returns the index of each text (index).
+func (c *evalCtx) indexes(texts []string) []*text.Index {
+	out := make([]*text.Index, len(texts))
+	for i, s := range texts {
+		out[i] = c.index(s)
+	}
+	return out
 }

@@ -178,7 +178,7 @@ func extract(s string) *extractor {
 	return e
 }
 
-// extractForIndex does the part of extract that a haystack needs: URLs, chunks and month-name dates (no
+// extractForIndex does the part of extract that an Index needs: URLs, chunks and month-name dates (no
 // quoted strings, names or classification); s is already capped. The caller releases it.
 func extractForIndex(s string) *extractor {
 	e := newExtractor(s)

@@ -170,3 +170,29 @@ func TestLongWordsBypassTheMemo(t *testing.T) {
 	assert.Equal(t, []string{long + "qui"}, Tokens(strings.ToUpper(long)+"QUIES"))
 	assert.Equal(t, []string{"sort", long}, Tokens("sorting "+long+"s"))
 }
+
+// TestIndexesAreReusable: indexes shared between lookups over overlapping sets of texts
+// (as the evaluator's memo shares them) answer like fresh ones, and an id whose digit runs
+// sit in different texts is found in them together (docs/decisions/text.md §6).
+func TestIndexesAreReusable(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for range 2000 {
+		resp := randomText(r) + " Jane Doe paid $12.50 on 2024-03-04 for #77123, see www.x.io, mail jane@x.io at 12:30"
+		texts := []string{randomText(r) + " jane doe", randomText(r) + " 77123 $12.5", randomText(r) + " WWW.X.IO/a 12:30", randomText(r)}
+		idx := make([]*Index, len(texts))
+		for i, s := range texts {
+			idx[i] = NewIndex(s)
+		}
+		stated := SalientFacts(resp)
+		for n := 1; n <= len(texts); n++ {
+			require.Equal(t, UngroundedFacts(stated, texts[:n]...), UngroundedIn(stated, idx[:n]...), "%q in %q", resp, texts[:n])
+			require.Equal(t, FoundIn(stated, NewIndex(texts[n-1])), FoundIn(stated, idx[n-1]))
+		}
+	}
+	id := []Fact{{Kind: KindID, Value: "ORD-12345-678"}}
+	assert.Equal(t, []bool{false}, FoundIn(id, NewIndex("order 12345")))
+	assert.Equal(t, []bool{true}, FoundIn(id, NewIndex("order 12345"), NewIndex("line 678")))
+	assert.Nil(t, UngroundedIn([]Fact{{Kind: KindNumber, Value: "3"}, {Kind: KindQuoted, Value: "x"}}))
+	assert.False(t, NeedGrounding([]Fact{{Kind: KindNumber, Value: "10"}}))
+	assert.True(t, NeedGrounding([]Fact{{Kind: KindNumber, Value: "11"}}))
+}
