@@ -74,12 +74,14 @@ func (c *evalCtx) score(r *InteractionResult) {
 }
 
 // facts is text.SalientFacts of the texts joined by newlines, computed per text once
-// per session evaluation: the union of each text's facts, deduplicated, in order.
+// per session evaluation: the union of each text's facts, deduplicated, in order. The
+// texts are sources (the handoff context: user message and tool results), indexed with
+// the same lexing for the grounding (memo.go source).
 func (c *evalCtx) facts(texts []string) []text.Fact {
 	var out []text.Fact
 	seen := map[text.Fact]bool{}
 	for _, s := range texts {
-		for _, f := range c.salient(s) {
+		for _, f := range c.source(s).facts {
 			if !seen[f] {
 				seen[f] = true
 				out = append(out, f)

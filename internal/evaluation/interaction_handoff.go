@@ -48,7 +48,7 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 				continue
 			}
 			inPayload, usedOnly := 0, 0
-			for i, in := range text.FoundIn(needed, c.index(h.Payload)) {
+			for i, in := range text.FoundIn(needed, c.source(h.Payload).index) {
 				if in {
 					inPayload++
 				} else if used[needed[i]] {
@@ -147,12 +147,13 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts
 	return needed, used
 }
 
-// coverage is text.Coverage with the payload's index memoised (facts not empty).
+// coverage is text.Coverage with the payload's index memoised (a payload is also a
+// source of the grounding, memo.go source).
 func (c *evalCtx) coverage(facts []text.Fact, ctxText, payload string) (float64, bool) {
 	if len(facts) == 0 {
 		return text.Coverage(nil, ctxText, payload)
 	}
-	return text.CoverageIn(facts, c.index(payload)), true
+	return text.CoverageIn(facts, c.source(payload).index), true
 }
 
 // handoffContext is what the receiving agent may need at the handoff in step si of

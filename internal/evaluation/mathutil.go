@@ -72,6 +72,7 @@ func weightedMean(terms []weighted) (*float64, string) {
 	var sum, wsum float64
 	var absent, zero []string
 	var used strings.Builder
+	used.Grow(32 * len(terms)) // "0.3×tool_use(0.8333)": room for most terms
 	for _, t := range terms {
 		switch {
 		case t.value == nil:

@@ -9,21 +9,59 @@ import (
 )
 
 // The text analysis of one evaluation (evalCtx) is memoised per distinct text: the same
-// user message, final response, tool call and tool result are read (and indexed) by the grounding of
+// user message, final response, tool call and tool result are read by the grounding of
 // the final response, the grounding facts carried to the next turn, the handoff coverage,
 // the intent drift and the conversation carried to the next turn. The primitives are pure
 // functions of the text, so a memo changes no result; the memos live as long as the
 // evalCtx (one turn, or one EvaluateTurn call). The slices returned are shared: callers
 // only read them.
 
+// textMemo is what one evaluation knows of a text: its salient facts and its fact index,
+// each made on first need.
+type textMemo struct {
+	facts    []text.Fact
+	hasFacts bool
+	index    *text.Index
+}
+
+func (c *evalCtx) memo(s string) *textMemo {
+	if m, ok := c.textMemo[s]; ok {
+		return m
+	}
+	if c.textMemo == nil {
+		c.textMemo = map[string]*textMemo{}
+	}
+	m := &textMemo{}
+	c.textMemo[s] = m
+	return m
+}
+
 // salient returns text.SalientFacts(s), computed once per evaluation.
 func (c *evalCtx) salient(s string) []text.Fact {
-	if fs, ok := c.factMemo[s]; ok {
-		return fs
+	m := c.memo(s)
+	if !m.hasFacts {
+		m.facts, m.hasFacts = text.SalientFacts(s), true
 	}
-	fs := text.SalientFacts(s)
-	c.factMemo[s] = fs
-	return fs
+	return m.facts
+}
+
+// source returns the facts and the index of a text that is a source of facts and is
+// looked up in (a user message, a tool result, a handoff payload: the handoff coverage
+// reads its facts, the grounding looks facts up in it), both from one lexing
+// (text.Analyze) unless one of them is known already.
+func (c *evalCtx) source(s string) *textMemo {
+	m := c.memo(s)
+	switch {
+	case m.hasFacts && m.index != nil:
+	case m.hasFacts:
+		m.index = text.NewIndex(s)
+	case m.index != nil:
+		m.facts, m.hasFacts = text.SalientFacts(s), true
+	default:
+		m.facts, m.index = text.Analyze(s)
+		m.hasFacts = true
+	}
+	return m
 }
 
 // tokens returns text.Tokens(s), computed once per evaluation.
@@ -57,15 +95,11 @@ func (c *evalCtx) callText(tc *session.ToolCall) string {
 // response are grounded in up to three widening sets (detect_hallucination.go ungrounded)
 // and a handoff payload is also a source.
 func (c *evalCtx) index(s string) *text.Index {
-	if c.indexMemo == nil {
-		c.indexMemo = map[string]*text.Index{}
+	m := c.memo(s)
+	if m.index == nil {
+		m.index = text.NewIndex(s)
 	}
-	if ix, ok := c.indexMemo[s]; ok {
-		return ix
-	}
-	ix := text.NewIndex(s)
-	c.indexMemo[s] = ix
-	return ix
+	return m.index
 }
 
 // indexes returns the index of each text (index).

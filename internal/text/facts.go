@@ -170,10 +170,7 @@ func SalientFacts(s string) []Fact {
 func extract(s string) *extractor {
 	e := newExtractor(capInput(s))
 	e.scanQuotes()
-	e.scanURLs()
-	e.lexChunks()
-	e.resetUsed()
-	e.monthDates()
+	e.lexForIndex()
 	e.classify()
 	return e
 }
@@ -182,11 +179,18 @@ func extract(s string) *extractor {
 // quoted strings, names or classification); s is already capped. The caller releases it.
 func extractForIndex(s string) *extractor {
 	e := newExtractor(s)
+	e.lexForIndex()
+	return e
+}
+
+// lexForIndex finds the URLs, cuts the chunks and reads the month-name dates: the steps
+// that an Index needs, which a full extraction does after scanQuotes. What scanQuotes adds
+// (quoted facts, and code spans that only classify reads) is no key of an Index.
+func (e *extractor) lexForIndex() {
 	e.scanURLs()
 	e.lexChunks()
 	e.resetUsed()
 	e.monthDates()
-	return e
 }
 
 // extractorPool recycles the extractors' buffers (chunks, folded cores, facts, spans).

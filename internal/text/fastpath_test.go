@@ -196,3 +196,18 @@ func TestIndexesAreReusable(t *testing.T) {
 	assert.False(t, NeedGrounding([]Fact{{Kind: KindNumber, Value: "10"}}))
 	assert.True(t, NeedGrounding([]Fact{{Kind: KindNumber, Value: "11"}}))
 }
+
+// TestAnalyzeIsSalientFactsAndNewIndex: the one lexing of Analyze gives what the two
+// separate extractions give.
+func TestAnalyzeIsSalientFactsAndNewIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	texts := []string{"", " ", `"2024-03-04" and 'March 4, 2024' at www.x.io`, "```\nMarch 2024 #123\n```", strings.Repeat("order #12345 on 4 mars 2024 ", 5000)}
+	for range 5000 {
+		texts = append(texts, randomText(r)+` "Jane Doe" paid $12.50 on March 4, 2024 for #77123 (https://x.io/a) `+randomText(r))
+	}
+	for _, s := range texts {
+		facts, idx := Analyze(s)
+		require.Equal(t, SalientFacts(s), facts, "%q", s)
+		require.Equal(t, NewIndex(s), idx, "%q", s)
+	}
+}

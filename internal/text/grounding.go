@@ -55,6 +55,33 @@ func (h *Index) add(s string) {
 	if s == "" {
 		return
 	}
+	e := extractForIndex(s)
+	defer e.release()
+	h.addLexed(e)
+}
+
+// Analyze returns SalientFacts(s) and NewIndex(s) from one lexing of s: for a text that is
+// both a source of facts and looked up in (a tool result, a user message, a handoff payload).
+func Analyze(s string) ([]Fact, *Index) {
+	h := &Index{}
+	s = capInput(s)
+	if s == "" {
+		return SalientFacts(s), h
+	}
+	e := newExtractor(s)
+	defer e.release()
+	e.scanQuotes()
+	e.lexForIndex()
+	h.addLexed(e)
+	e.classify()
+	return e.result(), h
+}
+
+// addLexed indexes the text of e (not empty, capped), lexed as far as extractForIndex goes.
+// Its facts so far are URLs and month-name dates, and the quoted strings of a full
+// extraction (Analyze), which are not keys.
+func (h *Index) addLexed(e *extractor) {
+	s := e.s
 	h.text = s
 	// number-like runs: digits with . , separators
 	for i := 0; i < len(s); {
@@ -86,10 +113,10 @@ func (h *Index) add(s string) {
 		}
 		i = j
 	}
-	e := extractForIndex(s)
-	defer e.release()
-	for _, pf := range e.facts { // month-name dates
-		h.addDate(pf.f.Value)
+	for _, pf := range e.facts { // URLs and month-name dates
+		if pf.f.Kind != KindQuoted {
+			h.addDate(pf.f.Value)
+		}
 	}
 	for i, c := range e.chunks {
 		if e.used[i] || !strings.ContainsFunc(c.core, unicode.IsDigit) {
