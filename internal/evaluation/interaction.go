@@ -24,13 +24,24 @@ const (
 func (c *evalCtx) interaction(ti, ii int, r *InteractionResult) {
 	t := &c.s.Turns[ti]
 	in := &t.Interactions[ii]
+	calls, handoffs := 0, 0
+	for si := range in.Steps {
+		if in.Steps[si].ToolCall != nil {
+			calls++
+		} else if in.Steps[si].Handoff != nil {
+			handoffs++
+		}
+	}
 	*r = InteractionResult{
 		AgentID:      in.AgentID,
 		SpanID:       in.SpanID,
 		LatencyMs:    in.LatencyMs,
 		Status:       in.Status,
-		ToolCalls:    []ToolCallResult{},
-		Explanations: map[string]string{},
+		ToolCalls:    make([]ToolCallResult, 0, calls),
+		Explanations: make(map[string]string, len(interactionEvaluators)+1),
+	}
+	if handoffs > 0 {
+		r.Handoffs = make([]session.Handoff, 0, handoffs)
 	}
 	agent := c.s.Agent(in.AgentID)
 	for si := range in.Steps {

@@ -72,7 +72,13 @@ func weightedMean(terms []weighted) (*float64, string) {
 	var sum, wsum float64
 	var absent, zero []string
 	var used strings.Builder
-	used.Grow(32 * len(terms)) // "0.3×tool_use(0.8333)": room for most terms
+	n := 0
+	for _, t := range terms {
+		if t.value != nil && t.weight > 0 {
+			n += len(t.name) + 20 // " + 0.3×name(0.8333)"
+		}
+	}
+	used.Grow(n)
 	for _, t := range terms {
 		switch {
 		case t.value == nil:

@@ -169,15 +169,18 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 }
 
 // carryConversation returns prev's conversation tokens followed by the new ones of turn
-// ti of c's view, at most maxConversation (the oldest dropped).
+// ti of c's view, at most maxConversation (the oldest dropped). It runs after the turn's
+// evaluation, and takes over c.priorConversation (the set of prev's tokens) as its own.
 func carryConversation(prev *TurnRecord, c *evalCtx, ti int) []string {
 	var out []string
-	if prev != nil {
-		out = slices.Clone(prev.Conversation)
+	if prev != nil && prev.Conversation != nil { // slices.Clone, with room for this turn's tokens
+		out = make([]string, len(prev.Conversation), len(prev.Conversation)+64)
+		copy(out, prev.Conversation)
 	}
-	seen := make(map[string]bool, len(out))
-	for _, tok := range out {
-		seen[tok] = true
+	seen := c.priorConversation
+	c.priorConversation = nil
+	if seen == nil {
+		seen = make(map[string]bool, 64)
 	}
 	c.conversationTexts(ti, func(s string) {
 		for _, tok := range c.tokens(s) {

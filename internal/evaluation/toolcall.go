@@ -170,7 +170,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 			r.Verdict = VerdictInvalid
 		}
 		var b strings.Builder
-		b.Grow(128) // "checked authorisation, arguments, parameters; no issue; score 1" and most issue lists
+		b.Grow(64 + 40*len(r.Issues)) // "checked authorisation, arguments, parameters; no issue; score 1"
 		b.WriteString("checked ")
 		b.WriteString(strings.Join(checks, ", "))
 		if len(r.Issues) == 0 {
