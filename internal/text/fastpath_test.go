@@ -193,6 +193,17 @@ func TestIndexesAreReusable(t *testing.T) {
 	assert.Equal(t, []bool{false}, FoundIn(id, NewIndex("order 12345")))
 	assert.Equal(t, []bool{true}, FoundIn(id, NewIndex("order 12345"), NewIndex("line 678")))
 	assert.Nil(t, UngroundedIn([]Fact{{Kind: KindNumber, Value: "3"}, {Kind: KindQuoted, Value: "x"}}))
+	// Past smallIndex keys the index moves to a map: every key is still found.
+	var many []string
+	var facts []Fact
+	for i := range 3 * smallIndex {
+		many = append(many, fmt.Sprintf("ORD-%d", 1000+i))
+		facts = append(facts, Fact{Kind: KindID, Value: fmt.Sprintf("ord%d", 1000+i)}, Fact{Kind: KindNumber, Value: fmt.Sprint(1000 + i)})
+	}
+	big := NewIndex(strings.Join(many, ", "))
+	for i, found := range FoundIn(append(facts, Fact{Kind: KindNumber, Value: "999"}), big) {
+		assert.Equal(t, i < len(facts), found, i)
+	}
 	assert.False(t, NeedGrounding([]Fact{{Kind: KindNumber, Value: "10"}}))
 	assert.True(t, NeedGrounding([]Fact{{Kind: KindNumber, Value: "11"}}))
 }

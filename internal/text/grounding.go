@@ -16,15 +16,27 @@ import (
 // that matches against overlapping sets of texts indexes each text once. An Index is not
 // safe for concurrent use (it lower-cases and normalises its text on first need).
 type Index struct {
-	// keys holds, with the kinds of key each is (keyNumber, …), the numKey of every
+	// The keys, with the kinds of key each is (keyNumber, …): the numKey of every
 	// number-like run and every digit run with and without leading zeros (numbers), the
 	// idKey of every chunk that contains a digit (ids), date values and both readings of
 	// ambiguous ones (dates), and the "--MM-DD" and "YYYY-MM" of full dates (derived).
-	keys                 map[string]keyKind
-	text                 string // the capped text; "" for an empty one
-	lower                string // lower-cased text, made on first use
-	words                string // cueNorm'ed text, made on first use
+	// A text has few: they are kept in small, searched in order, until there are more
+	// than smallIndex, then in keys.
+	small []indexKey
+	keys  map[string]keyKind
+	text  string // the capped text; "" for an empty one
+	lower string // lower-cased text, made on first use
+	words string // cueNorm'ed text, made on first use
+
 	lowerDone, wordsDone bool
+}
+
+// smallIndex is the most keys an Index keeps in a slice.
+const smallIndex = 16
+
+type indexKey struct {
+	key  string
+	kind keyKind
 }
 
 // keyKind says which key sets of an Index hold a key (bits).
@@ -45,10 +57,42 @@ func NewIndex(s string) *Index {
 }
 
 func (h *Index) put(k string, kind keyKind) {
-	if h.keys == nil {
-		h.keys = make(map[string]keyKind, 8)
+	if h.keys != nil {
+		h.keys[k] |= kind
+		return
 	}
+	for i := range h.small {
+		if h.small[i].key == k {
+			h.small[i].kind |= kind
+			return
+		}
+	}
+	if len(h.small) < smallIndex {
+		if h.small == nil {
+			h.small = make([]indexKey, 0, 8)
+		}
+		h.small = append(h.small, indexKey{k, kind})
+		return
+	}
+	h.keys = make(map[string]keyKind, 2*smallIndex)
+	for _, e := range h.small {
+		h.keys[e.key] = e.kind
+	}
+	h.small = nil
 	h.keys[k] |= kind
+}
+
+// kind returns the kinds of key k is in the index (0 when it is none).
+func (h *Index) kind(k string) keyKind {
+	if h.keys != nil {
+		return h.keys[k]
+	}
+	for i := range h.small {
+		if h.small[i].key == k {
+			return h.small[i].kind
+		}
+	}
+	return 0
 }
 
 func (h *Index) add(s string) {
@@ -172,7 +216,7 @@ type indexes []*Index
 
 func (hs indexes) has(k string, kind keyKind) bool {
 	for _, h := range hs {
-		if h.keys[k]&kind != 0 {
+		if h.kind(k)&kind != 0 {
 			return true
 		}
 	}
