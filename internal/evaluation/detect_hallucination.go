@@ -106,7 +106,8 @@ func factList(fs []text.Fact) string {
 
 // ungrounded returns text.Ungrounded(final, sources of turns 0..ti). Grounding in more
 // sources can only find more facts, so it widens the sources in three stages (each source
-// indexed once, memo.go) and stops as soon as nothing is left ungrounded: the user message with the final responder's
+// indexed once, memo.go; the turn's own sources with their facts, which its record
+// carries forward) and stops as soon as nothing is left ungrounded: the user message with the final responder's
 // input and tool results, then all of the turn's sources, then those of turns 0..ti.
 // The result is the same as the last stage's; the common case costs a few texts.
 func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
@@ -123,18 +124,19 @@ func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 				first = append(first, tc.Result)
 			}
 		}
-		if len(text.UngroundedIn(stated, c.indexes(first)...)) == 0 {
+		if len(text.UngroundedIn(stated, c.sourceIndexes(first)...)) == 0 {
 			return nil
 		}
 	}
-	out := text.UngroundedIn(stated, c.indexes(c.turnSources(ti))...)
+	out := text.UngroundedIn(stated, c.sourceIndexes(c.turnSources(ti))...)
 	if len(out) == 0 || ti == 0 {
 		return out
 	}
 	all := make([]*text.Index, 0, 8*(ti+1))
-	for k := 0; k <= ti; k++ {
+	for k := 0; k < ti; k++ {
 		all = append(all, c.indexes(c.turnSources(k))...)
 	}
+	all = append(all, c.sourceIndexes(c.turnSources(ti))...)
 	return text.UngroundedIn(stated, all...)
 }
 

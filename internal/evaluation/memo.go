@@ -110,3 +110,12 @@ func (c *evalCtx) indexes(texts []string) []*text.Index {
 	}
 	return out
 }
+
+// sourceIndexes returns the index of each text, made with its facts (source).
+func (c *evalCtx) sourceIndexes(texts []string) []*text.Index {
+	out := make([]*text.Index, len(texts))
+	for i, s := range texts {
+		out[i] = c.source(s).index
+	}
+	return out
+}
