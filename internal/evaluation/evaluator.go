@@ -64,13 +64,10 @@ type evalCtx struct {
 	// allocation (a pointer to a local passed through an interface escapes).
 	result    TurnResult
 	detecting detectInput
-	// tokenMemo and callTextMemo memoise text.Tokens per text and toolCallText per
-	// call (memo.go), made on first use.
-	tokenMemo    map[string][]string
+	// textMemo memoises text.SalientFacts, text.NewIndex and text.Tokens per text, and
+	// callTextMemo toolCallText per call (memo.go), made on first use.
+	textMemo     map[string]*textMemo
 	callTextMemo map[*session.ToolCall]string
-	// textMemo memoises text.SalientFacts and text.NewIndex per text (memo.go), made on
-	// first use.
-	textMemo map[string]*textMemo
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {

@@ -16,12 +16,14 @@ import (
 // evalCtx (one turn, or one EvaluateTurn call). The slices returned are shared: callers
 // only read them.
 
-// textMemo is what one evaluation knows of a text: its salient facts and its fact index,
-// each made on first need.
+// textMemo is what one evaluation knows of a text: its salient facts, its fact index and
+// its tokens, each made on first need.
 type textMemo struct {
-	facts    []text.Fact
-	hasFacts bool
-	index    *text.Index
+	facts     []text.Fact
+	hasFacts  bool
+	index     *text.Index
+	tokens    []string
+	hasTokens bool
 }
 
 func (c *evalCtx) memo(s string) *textMemo {
@@ -66,15 +68,11 @@ func (c *evalCtx) source(s string) *textMemo {
 
 // tokens returns text.Tokens(s), computed once per evaluation.
 func (c *evalCtx) tokens(s string) []string {
-	if c.tokenMemo == nil {
-		c.tokenMemo = map[string][]string{}
+	m := c.memo(s)
+	if !m.hasTokens {
+		m.tokens, m.hasTokens = text.Tokens(s), true
 	}
-	if ts, ok := c.tokenMemo[s]; ok {
-		return ts
-	}
-	ts := text.Tokens(s)
-	c.tokenMemo[s] = ts
-	return ts
+	return m.tokens
 }
 
 // callText returns toolCallText of the call with its decoded arguments, rendered once

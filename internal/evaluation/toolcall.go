@@ -78,7 +78,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 			Message: agentLabel(agentID) + ": " + detail,
 		})
 	}
-	var checks []string // the checks that ran, for the explanation
+	checks := make([]string, 0, 3) // the checks that ran, for the explanation
 	authorised, paramsChecked := false, false
 
 	// 1. Authorisation.
