@@ -67,6 +67,7 @@ type evalCtx struct {
 	// textMemo memoises text.SalientFacts, text.NewIndex and text.Tokens per text, and
 	// callTextMemo toolCallText per call (memo.go), made on first use.
 	textMemo     map[string]*textMemo
+	memoSlab     []textMemo
 	callTextMemo map[*session.ToolCall]string
 }
 

@@ -110,23 +110,34 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts
 		return nil, nil
 	}
 	to := session.AgentKey(h.ToAgent)
-	var work []string
+	// hay is the receiving agent's work, its texts joined by newlines.
+	var work strings.Builder
+	texts := 0
+	sep := func() {
+		if texts > 0 {
+			work.WriteByte('\n')
+		}
+		texts++
+	}
 	for j := ii + 1; j < len(t.Interactions); j++ {
 		in := &t.Interactions[j]
 		if session.AgentKey(in.AgentID) != to {
 			continue
 		}
-		work = append(work, in.Output)
+		sep()
+		work.WriteString(in.Output)
 		for si := range in.Steps {
 			if tc := in.Steps[si].ToolCall; tc != nil {
-				work = append(work, string(tc.Parameters))
+				sep()
+				work.Write(tc.Parameters)
 			}
 			if hh := in.Steps[si].Handoff; hh != nil {
-				work = append(work, hh.Payload)
+				sep()
+				work.WriteString(hh.Payload)
 			}
 		}
 	}
-	hay := strings.TrimSpace(strings.Join(work, "\n"))
+	hay := strings.TrimSpace(work.String())
 	if hay == "" {
 		return facts, nil
 	}

@@ -33,7 +33,12 @@ func (c *evalCtx) memo(s string) *textMemo {
 	if c.textMemo == nil {
 		c.textMemo = map[string]*textMemo{}
 	}
-	m := &textMemo{}
+	if len(c.memoSlab) == cap(c.memoSlab) {
+		// The entries are allocated 16 at a time; a full slab is left to its entries.
+		c.memoSlab = make([]textMemo, 0, 16)
+	}
+	c.memoSlab = append(c.memoSlab, textMemo{})
+	m := &c.memoSlab[len(c.memoSlab)-1]
 	c.textMemo[s] = m
 	return m
 }
