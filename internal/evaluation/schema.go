@@ -303,9 +303,6 @@ type schemaFinding struct {
 // other root violation as one INVALID_PARAM_VALUE without parameter. Parameters in
 // skip (already reported by the key checks) are left out.
 func (si *schemaInfo) validateValues(args map[string]any, skip map[string]bool) []schemaFinding {
-	if si.flat != nil && si.flat.valid(args) {
-		return nil
-	}
 	err := si.compiled.Validate(args)
 	if err == nil {
 		return nil

@@ -201,7 +201,14 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 // the value validation, never reporting one parameter twice.
 func (e *Evaluator) checkParameters(si *schemaInfo, args map[string]any) []schemaFinding {
 	var out []schemaFinding
-	reported := map[string]bool{}
+	var reported map[string]bool // made at the first finding
+	report := func(f schemaFinding) {
+		if reported == nil {
+			reported = map[string]bool{}
+		}
+		reported[f.parameter] = true
+		out = append(out, f)
+	}
 	if si.keyed {
 		keys := make([]string, 0, len(args))
 		for k := range args {
@@ -210,16 +217,20 @@ func (e *Evaluator) checkParameters(si *schemaInfo, args map[string]any) []schem
 		sort.Strings(keys)
 		for _, k := range keys {
 			if !si.known(k) {
-				reported[k] = true
-				out = append(out, schemaFinding{issue: IssueParameterHallucination, parameter: k})
+				report(schemaFinding{issue: IssueParameterHallucination, parameter: k})
 			}
 		}
 		for _, k := range si.required {
 			if _, ok := args[k]; !ok && !reported[k] {
-				reported[k] = true
-				out = append(out, schemaFinding{issue: IssueMissingRequiredParam, parameter: k})
+				report(schemaFinding{issue: IssueMissingRequiredParam, parameter: k})
 			}
 		}
+	}
+	if si.flat != nil && si.flat.valid(args) {
+		return out // the validator would find nothing
+	}
+	if reported == nil {
+		reported = map[string]bool{}
 	}
 	return append(out, si.validateValues(args, reported)...)
 }
