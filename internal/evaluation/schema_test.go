@@ -5,6 +5,7 @@ package evaluation
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -40,7 +41,7 @@ func TestFlatSchemaAgreesWithTheValidator(t *testing.T) {
 		assert.Nil(t, si.flat, raw)
 	}
 	keys := []string{"id", "note", "n", "b", "z", "x"}
-	values := []any{"s", "", 1.5, 2.0, -0.0, true, false, nil, []any{}, []any{"a"}, map[string]any{}, map[string]any{"k": 1.0}}
+	values := []any{"s", "", 1.5, 2.0, math.Copysign(0, -1), true, false, nil, []any{}, []any{"a"}, map[string]any{}, map[string]any{"k": 1.0}}
 	r := rand.New(rand.NewPCG(21, 22))
 	valid := 0
 	for _, raw := range flat {
