@@ -5,6 +5,7 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -57,8 +58,9 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 			}
 			cov := float64(inPayload+usedOnly) / float64(len(needed))
 			vals = append(vals, ptr(cov))
-			parts = append(parts, fmt.Sprintf("→%s %d of %d needed fact(s) received (%d in the payload, %d used by the receiving agent) = %s",
-				h.ToAgent, inPayload+usedOnly, len(needed), inPayload, usedOnly, num(cov)))
+			parts = append(parts, "→"+h.ToAgent+" "+strconv.Itoa(inPayload+usedOnly)+" of "+strconv.Itoa(len(needed))+
+				" needed fact(s) received ("+strconv.Itoa(inPayload)+" in the payload, "+strconv.Itoa(usedOnly)+
+				" used by the receiving agent) = "+num(cov))
 			continue
 		}
 		ctxText := ""
