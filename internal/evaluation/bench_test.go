@@ -4,7 +4,10 @@
 package evaluation
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -53,4 +56,61 @@ func BenchmarkEvaluateSession(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N), "µs/session")
 		})
 	}
+}
+
+// e2eSessions are three 3-turn sessions of `make bench-e2e`'s workload (bench/e2e/workload.go,
+// seed 1), as the processor assembles them: per turn an invoke_workflow root, two to four
+// agents linked by transfer_to_* handoffs, each with two to four tool calls (one call in
+// twenty has an argument outside the tool's schema), 26 spans on average. They were made
+// by replaying the workload's traces through session.Replay (end attribute
+// agent_eval.session.end) and encoding the sessions as JSON.
+func e2eSessions(b *testing.B) []*session.AgentSession {
+	data, err := os.ReadFile(filepath.Join("testdata", "bench", "e2e_sessions.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ss []*session.AgentSession
+	if err := json.Unmarshal(data, &ss); err != nil {
+		b.Fatal(err)
+	}
+	return ss
+}
+
+// BenchmarkEvaluateE2ETurns evaluates the bench-e2e sessions on the processor's path
+// (agentsessionprocessor's shard.evaluate): EvaluateClosedTurn per turn with the previous
+// turn's record, FollowUp of the previous record, FinishLast of the last and Aggregate.
+// closed evaluates only the turns (EvaluateClosedTurn, the profile's hot spot).
+func BenchmarkEvaluateE2ETurns(b *testing.B) {
+	e := newEval(b)
+	ss := e2eSessions(b)
+	turns := 0
+	for _, s := range ss {
+		turns += len(s.Turns)
+	}
+	run := func(b *testing.B, whole bool) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, s := range ss {
+				recs := make([]TurnRecord, 0, len(s.Turns))
+				for i := range s.Turns {
+					var prev *TurnRecord
+					if i > 0 {
+						prev = &recs[i-1]
+					}
+					rec := e.EvaluateClosedTurn(s.ID, s.Agents, &s.Turns[i], i, prev)
+					if whole && prev != nil {
+						*prev = e.FollowUp(*prev, s.Turns[i].UserMessage)
+					}
+					recs = append(recs, rec)
+				}
+				if whole {
+					recs[len(recs)-1] = e.FinishLast(recs[len(recs)-1])
+					_ = e.Aggregate(SessionMeta{ID: s.ID, Service: s.Service, EndReason: string(s.EndReason)}, recs)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N*turns), "µs/turn")
+	}
+	b.Run("closed", func(b *testing.B) { run(b, false) })
+	b.Run("session", func(b *testing.B) { run(b, true) })
 }

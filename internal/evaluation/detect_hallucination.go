@@ -105,13 +105,17 @@ func factList(fs []text.Fact) string {
 }
 
 // ungrounded returns text.Ungrounded(final, sources of turns 0..ti). Grounding in more
-// sources can only find more facts, so it widens the sources in three stages and stops
-// as soon as nothing is left ungrounded: the user message with the final responder's
+// sources can only find more facts, so it widens the sources in three stages (each source
+// indexed once, memo.go; the turn's own sources with their facts, which its record
+// carries forward) and stops as soon as nothing is left ungrounded: the user message with the final responder's
 // input and tool results, then all of the turn's sources, then those of turns 0..ti.
 // The result is the same as the last stage's; the common case costs a few texts.
 func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 	t := &c.s.Turns[ti]
 	stated := c.salient(final)
+	if !text.NeedGrounding(stated) {
+		return nil
+	}
 	if fr := finalResponder(t); fr >= 0 {
 		in := &t.Interactions[fr]
 		first := []string{t.UserMessage, in.Input}
@@ -120,19 +124,20 @@ func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 				first = append(first, tc.Result)
 			}
 		}
-		if len(text.UngroundedFacts(stated, first...)) == 0 {
+		if len(text.UngroundedIn(stated, c.sourceIndexes(first)...)) == 0 {
 			return nil
 		}
 	}
-	out := text.UngroundedFacts(stated, c.turnSources(ti)...)
+	out := text.UngroundedIn(stated, c.sourceIndexes(c.turnSources(ti))...)
 	if len(out) == 0 || ti == 0 {
 		return out
 	}
-	all := make([]string, 0, 8*(ti+1))
-	for k := 0; k <= ti; k++ {
-		all = append(all, c.turnSources(k)...)
+	all := make([]*text.Index, 0, 8*(ti+1))
+	for k := 0; k < ti; k++ {
+		all = append(all, c.indexes(c.turnSources(k))...)
 	}
-	return text.UngroundedFacts(stated, all...)
+	all = append(all, c.sourceIndexes(c.turnSources(ti))...)
+	return text.UngroundedIn(stated, all...)
 }
 
 // turnSources returns the texts a final response may draw on from turn ti: the user

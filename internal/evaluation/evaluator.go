@@ -8,7 +8,6 @@ import (
 	"sort"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
-	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // Evaluator computes the deterministic scores of docs/scoring.md §3–§6. It is safe for
@@ -42,6 +41,7 @@ type evalCtx struct {
 	sessionAgents map[string]bool
 	// names and canon: every known tool and agent name, and the entity each stands
 	// for ("tool:<name>" or "agent:<id>"); handoff tools stand for their target agent.
+	// Built on first use (nameIndex): only the reasoning evaluator reads them.
 	names []string
 	canon map[string]string
 	// agentNames maps an agent id to its own names (excluded from its reasoning).
@@ -50,8 +50,6 @@ type evalCtx struct {
 	sources [][]string
 	// args memoises decoded tool arguments.
 	args *argCache
-	// factMemo memoises text.SalientFacts per text.
-	factMemo map[string][]text.Fact
 	// convFirst maps each token of turns 0..convTurns−1 to the first turn it occurs in
 	// (intent drift context), built lazily.
 	convFirst map[string]int
@@ -66,14 +64,24 @@ type evalCtx struct {
 	// allocation (a pointer to a local passed through an interface escapes).
 	result    TurnResult
 	detecting detectInput
-	// tokenMemo and callTextMemo memoise text.Tokens per text and toolCallText per
-	// call (memo.go), made on first use.
-	tokenMemo    map[string][]string
+	// textMemo memoises text.SalientFacts, text.NewIndex and text.Tokens per text, and
+	// callTextMemo toolCallText per call (memo.go), made on first use.
+	textMemo     map[string]*textMemo
+	memoSlab     []textMemo
 	callTextMemo map[*session.ToolCall]string
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
-	c := &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), canon: map[string]string{}, agentNames: map[string][]string{}, args: newArgCache(), factMemo: map[string][]text.Fact{}, candidateMemo: map[string][]string{}}
+	return &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), args: newArgCache()}
+}
+
+// nameIndex builds names, canon and agentNames once.
+func (c *evalCtx) nameIndex() {
+	if c.canon != nil {
+		return
+	}
+	s := c.s
+	c.canon, c.agentNames, c.candidateMemo = map[string]string{}, map[string][]string{}, map[string][]string{}
 	addName := func(name, entity string) {
 		if name == "" {
 			return
@@ -122,7 +130,6 @@ func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
 		}
 	}
 	sort.Strings(c.names)
-	return c
 }
 
 // EvaluateTurn evaluates turn turnIndex (docs/scoring.md §4, §5.3). final is true when the

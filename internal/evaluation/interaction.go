@@ -24,13 +24,24 @@ const (
 func (c *evalCtx) interaction(ti, ii int, r *InteractionResult) {
 	t := &c.s.Turns[ti]
 	in := &t.Interactions[ii]
+	calls, handoffs := 0, 0
+	for si := range in.Steps {
+		if in.Steps[si].ToolCall != nil {
+			calls++
+		} else if in.Steps[si].Handoff != nil {
+			handoffs++
+		}
+	}
 	*r = InteractionResult{
 		AgentID:      in.AgentID,
 		SpanID:       in.SpanID,
 		LatencyMs:    in.LatencyMs,
 		Status:       in.Status,
-		ToolCalls:    []ToolCallResult{},
-		Explanations: map[string]string{},
+		ToolCalls:    make([]ToolCallResult, 0, calls),
+		Explanations: make(map[string]string, len(interactionEvaluators)+1),
+	}
+	if handoffs > 0 {
+		r.Handoffs = make([]session.Handoff, 0, handoffs)
 	}
 	agent := c.s.Agent(in.AgentID)
 	for si := range in.Steps {
@@ -74,12 +85,14 @@ func (c *evalCtx) score(r *InteractionResult) {
 }
 
 // facts is text.SalientFacts of the texts joined by newlines, computed per text once
-// per session evaluation: the union of each text's facts, deduplicated, in order.
+// per session evaluation: the union of each text's facts, deduplicated, in order. The
+// texts are sources (the handoff context: user message and tool results), indexed with
+// the same lexing for the grounding (memo.go source).
 func (c *evalCtx) facts(texts []string) []text.Fact {
 	var out []text.Fact
 	seen := map[text.Fact]bool{}
 	for _, s := range texts {
-		for _, f := range c.salient(s) {
+		for _, f := range c.source(s).facts {
 			if !seen[f] {
 				seen[f] = true
 				out = append(out, f)

@@ -5,6 +5,7 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -48,7 +49,7 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 				continue
 			}
 			inPayload, usedOnly := 0, 0
-			for i, in := range text.Found(needed, h.Payload) {
+			for i, in := range text.FoundIn(needed, c.source(h.Payload).index) {
 				if in {
 					inPayload++
 				} else if used[needed[i]] {
@@ -57,15 +58,16 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 			}
 			cov := float64(inPayload+usedOnly) / float64(len(needed))
 			vals = append(vals, ptr(cov))
-			parts = append(parts, fmt.Sprintf("→%s %d of %d needed fact(s) received (%d in the payload, %d used by the receiving agent) = %s",
-				h.ToAgent, inPayload+usedOnly, len(needed), inPayload, usedOnly, num(cov)))
+			parts = append(parts, "→"+h.ToAgent+" "+strconv.Itoa(inPayload+usedOnly)+" of "+strconv.Itoa(len(needed))+
+				" needed fact(s) received ("+strconv.Itoa(inPayload)+" in the payload, "+strconv.Itoa(usedOnly)+
+				" used by the receiving agent) = "+num(cov))
 			continue
 		}
 		ctxText := ""
 		if len(facts) == 0 {
 			ctxText = strings.Join(pieces, "\n")
 		}
-		cov, ok := text.Coverage(facts, ctxText, h.Payload)
+		cov, ok := c.coverage(facts, ctxText, h.Payload)
 		if !ok {
 			nothing++
 			continue
@@ -110,23 +112,34 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts
 		return nil, nil
 	}
 	to := session.AgentKey(h.ToAgent)
-	var work []string
+	// hay is the receiving agent's work, its texts joined by newlines.
+	var work strings.Builder
+	texts := 0
+	sep := func() {
+		if texts > 0 {
+			work.WriteByte('\n')
+		}
+		texts++
+	}
 	for j := ii + 1; j < len(t.Interactions); j++ {
 		in := &t.Interactions[j]
 		if session.AgentKey(in.AgentID) != to {
 			continue
 		}
-		work = append(work, in.Output)
+		sep()
+		work.WriteString(in.Output)
 		for si := range in.Steps {
 			if tc := in.Steps[si].ToolCall; tc != nil {
-				work = append(work, string(tc.Parameters))
+				sep()
+				work.Write(tc.Parameters)
 			}
 			if hh := in.Steps[si].Handoff; hh != nil {
-				work = append(work, hh.Payload)
+				sep()
+				work.WriteString(hh.Payload)
 			}
 		}
 	}
-	hay := strings.TrimSpace(strings.Join(work, "\n"))
+	hay := strings.TrimSpace(work.String())
 	if hay == "" {
 		return facts, nil
 	}
@@ -135,7 +148,7 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts
 	for _, f := range c.facts([]string{t.UserMessage}) {
 		req[f] = true
 	}
-	found := text.Found(facts, hay)
+	found := text.FoundIn(facts, c.index(hay))
 	for i, f := range facts {
 		if found[i] {
 			used[f] = true
@@ -145,6 +158,15 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts
 		}
 	}
 	return needed, used
+}
+
+// coverage is text.Coverage with the payload's index memoised (a payload is also a
+// source of the grounding, memo.go source).
+func (c *evalCtx) coverage(facts []text.Fact, ctxText, payload string) (float64, bool) {
+	if len(facts) == 0 {
+		return text.Coverage(nil, ctxText, payload)
+	}
+	return text.CoverageIn(facts, c.source(payload).index), true
 }
 
 // handoffContext is what the receiving agent may need at the handoff in step si of

@@ -34,6 +34,7 @@ func (c *evalCtx) reasoningScore(in *session.AgentInteraction) (*float64, string
 		return nil, "null: no reasoning content"
 	}
 	reasoning := strings.Join(texts, "\n")
+	c.nameIndex()
 	named := map[string]bool{}
 	for _, m := range text.Mentions(reasoning, c.candidates(in.AgentID)) {
 		named[c.canon[m]] = true
@@ -102,6 +103,7 @@ func (c *evalCtx) reasoningScore(in *session.AgentInteraction) (*float64, string
 // candidates are the names the reasoning of agentID is searched for: every known tool
 // and agent name except the agent's own.
 func (c *evalCtx) candidates(agentID string) []string {
+	c.nameIndex()
 	if cs, ok := c.candidateMemo[agentID]; ok {
 		return cs
 	}

@@ -5,6 +5,7 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -25,7 +26,7 @@ func toolUseScore(calls []ToolCallResult) (*float64, string) {
 	if m == nil {
 		return nil, fmt.Sprintf("null: none of the %d tool call(s) is evaluable", len(calls))
 	}
-	expl := fmt.Sprintf("mean of %d evaluable call score(s) (%s) = %s", n, strings.Join(parts, ", "), num(*m))
+	expl := "mean of " + strconv.Itoa(n) + " evaluable call score(s) (" + strings.Join(parts, ", ") + ") = " + num(*m)
 	if n < len(calls) {
 		expl += fmt.Sprintf("; %d not evaluable", len(calls)-n)
 	}

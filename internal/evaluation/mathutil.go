@@ -4,6 +4,7 @@
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -27,6 +28,15 @@ func clamp01(v float64) float64 {
 // num formats a score for explanations and messages: at most 4 decimals, trailing
 // zeros trimmed (0.5, 0.6667, 1).
 func num(v float64) string {
+	switch {
+	case v == 0: // and -0
+		return "0"
+	case v == 1:
+		return "1"
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		// An integer prints as its digits ("3.0000" trimmed).
+		return strconv.FormatInt(int64(v), 10)
+	}
 	var buf [32]byte
 	b := strconv.AppendFloat(buf[:0], v, 'f', 4, 64)
 	n := len(b)
@@ -72,6 +82,13 @@ func weightedMean(terms []weighted) (*float64, string) {
 	var sum, wsum float64
 	var absent, zero []string
 	var used strings.Builder
+	n := 0
+	for _, t := range terms {
+		if t.value != nil && t.weight > 0 {
+			n += len(t.name) + 20 // " + 0.3×name(0.8333)"
+		}
+	}
+	used.Grow(n)
 	for _, t := range terms {
 		switch {
 		case t.value == nil:

@@ -16,27 +16,68 @@ import (
 // evalCtx (one turn, or one EvaluateTurn call). The slices returned are shared: callers
 // only read them.
 
+// textMemo is what one evaluation knows of a text: its salient facts, its fact index and
+// its tokens, each made on first need.
+type textMemo struct {
+	facts     []text.Fact
+	hasFacts  bool
+	index     *text.Index
+	tokens    []string
+	hasTokens bool
+}
+
+func (c *evalCtx) memo(s string) *textMemo {
+	if m, ok := c.textMemo[s]; ok {
+		return m
+	}
+	if c.textMemo == nil {
+		c.textMemo = map[string]*textMemo{}
+	}
+	if len(c.memoSlab) == cap(c.memoSlab) {
+		// The entries are allocated 16 at a time; a full slab is left to its entries.
+		c.memoSlab = make([]textMemo, 0, 16)
+	}
+	c.memoSlab = append(c.memoSlab, textMemo{})
+	m := &c.memoSlab[len(c.memoSlab)-1]
+	c.textMemo[s] = m
+	return m
+}
+
 // salient returns text.SalientFacts(s), computed once per evaluation.
 func (c *evalCtx) salient(s string) []text.Fact {
-	if fs, ok := c.factMemo[s]; ok {
-		return fs
+	m := c.memo(s)
+	if !m.hasFacts {
+		m.facts, m.hasFacts = text.SalientFacts(s), true
 	}
-	fs := text.SalientFacts(s)
-	c.factMemo[s] = fs
-	return fs
+	return m.facts
+}
+
+// source returns the facts and the index of a text that is a source of facts and is
+// looked up in (a user message, a tool result, a handoff payload: the handoff coverage
+// reads its facts, the grounding looks facts up in it), both from one lexing
+// (text.Analyze) unless one of them is known already.
+func (c *evalCtx) source(s string) *textMemo {
+	m := c.memo(s)
+	switch {
+	case m.hasFacts && m.index != nil:
+	case m.hasFacts:
+		m.index = text.NewIndex(s)
+	case m.index != nil:
+		m.facts, m.hasFacts = text.SalientFacts(s), true
+	default:
+		m.facts, m.index = text.Analyze(s)
+		m.hasFacts = true
+	}
+	return m
 }
 
 // tokens returns text.Tokens(s), computed once per evaluation.
 func (c *evalCtx) tokens(s string) []string {
-	if c.tokenMemo == nil {
-		c.tokenMemo = map[string][]string{}
+	m := c.memo(s)
+	if !m.hasTokens {
+		m.tokens, m.hasTokens = text.Tokens(s), true
 	}
-	if ts, ok := c.tokenMemo[s]; ok {
-		return ts
-	}
-	ts := text.Tokens(s)
-	c.tokenMemo[s] = ts
-	return ts
+	return m.tokens
 }
 
 // callText returns toolCallText of the call with its decoded arguments, rendered once
@@ -51,4 +92,33 @@ func (c *evalCtx) callText(tc *session.ToolCall) string {
 	s := toolCallText(tc, c.args.get(tc).args)
 	c.callTextMemo[tc] = s
 	return s
+}
+
+// index returns text.NewIndex(s), built once per evaluation: the sources of a final
+// response are grounded in up to three widening sets (detect_hallucination.go ungrounded)
+// and a handoff payload is also a source.
+func (c *evalCtx) index(s string) *text.Index {
+	m := c.memo(s)
+	if m.index == nil {
+		m.index = text.NewIndex(s)
+	}
+	return m.index
+}
+
+// indexes returns the index of each text (index).
+func (c *evalCtx) indexes(texts []string) []*text.Index {
+	out := make([]*text.Index, len(texts))
+	for i, s := range texts {
+		out[i] = c.index(s)
+	}
+	return out
+}
+
+// sourceIndexes returns the index of each text, made with its facts (source).
+func (c *evalCtx) sourceIndexes(texts []string) []*text.Index {
+	out := make([]*text.Index, len(texts))
+	for i, s := range texts {
+		out[i] = c.source(s).index
+	}
+	return out
 }

@@ -173,15 +173,18 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 }
 
 // carryConversation returns prev's conversation tokens followed by the new ones of turn
-// ti of c's view, at most maxConversation (the oldest dropped).
+// ti of c's view, at most maxConversation (the oldest dropped). It runs after the turn's
+// evaluation, and takes over c.priorConversation (the set of prev's tokens) as its own.
 func carryConversation(prev *TurnRecord, c *evalCtx, ti int) []string {
 	var out []string
-	if prev != nil {
-		out = slices.Clone(prev.Conversation)
+	if prev != nil && prev.Conversation != nil { // slices.Clone, with room for this turn's tokens
+		out = make([]string, len(prev.Conversation), len(prev.Conversation)+64)
+		copy(out, prev.Conversation)
 	}
-	seen := make(map[string]bool, len(out))
-	for _, tok := range out {
-		seen[tok] = true
+	seen := c.priorConversation
+	c.priorConversation = nil
+	if seen == nil {
+		seen = make(map[string]bool, 64)
 	}
 	c.conversationTexts(ti, func(s string) {
 		for _, tok := range c.tokens(s) {
@@ -302,8 +305,10 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 			sum.AgentErrors = append(sum.AgentErrors, AgentError{Interaction: ii, ErrorType: in.ErrorType})
 		}
 	}
+	// Per (tool, agent): bit 1 a call, bit 2 a call with captured arguments.
+	type toolAgent struct{ tool, agent string }
+	pairs := map[toolAgent]uint8{}
 	participants := map[string]bool{}
-	callers := map[string]map[string]bool{} // tool → agents
 	for ii := range t.Interactions {
 		in := &t.Interactions[ii]
 		for si := range in.Steps {
@@ -315,43 +320,43 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 					participants[st.Handoff.ToAgent] = true
 				}
 			}
-			if st.ToolCall != nil {
-				if callers[st.ToolCall.ToolName] == nil {
-					callers[st.ToolCall.ToolName] = map[string]bool{}
+			if tc := st.ToolCall; tc != nil {
+				k := toolAgent{tc.ToolName, in.AgentID}
+				f := pairs[k] | 1
+				if c.args.get(tc).args != nil {
+					f |= 2
 				}
-				callers[st.ToolCall.ToolName][in.AgentID] = true
+				pairs[k] = f
 			}
 		}
 	}
-	for _, ags := range callers {
-		if len(ags) >= 2 {
-			for ag := range ags {
-				participants[ag] = true
-			}
+	// Per tool, how many agents call it, and how many with captured arguments.
+	agentsPerTool := make(map[string][2]int, len(pairs))
+	for k, f := range pairs {
+		n := agentsPerTool[k.tool]
+		n[0] += int(f & 1)
+		n[1] += int(f >> 1)
+		agentsPerTool[k.tool] = n
+	}
+	for k := range pairs {
+		if agentsPerTool[k.tool][0] >= 2 {
+			participants[k.agent] = true
 		}
 	}
 	sum.Participants = slices.Sorted(maps.Keys(participants))
 	sum.PingPongLoops = pingPongLoops(t)
 
 	// Duplicate work: calls with captured arguments of tools two agents call.
-	agentsPerTool := map[string]map[string]bool{}
-	for ii := range t.Interactions {
-		in := &t.Interactions[ii]
-		for si := range in.Steps {
-			if tc := in.Steps[si].ToolCall; tc != nil && c.args.get(tc).args != nil {
-				if agentsPerTool[tc.ToolName] == nil {
-					agentsPerTool[tc.ToolName] = map[string]bool{}
-				}
-				agentsPerTool[tc.ToolName][in.AgentID] = true
-			}
-		}
+	type seenCall struct {
+		agent string // the first agent to make the call
+		many  bool   // another agent made it too
 	}
-	seen := map[string]map[string]bool{} // tool + canonical arguments → agents so far
+	seen := map[string]seenCall{} // tool + canonical arguments → agents so far
 	for ii := range t.Interactions {
 		in := &t.Interactions[ii]
 		for si := range in.Steps {
 			tc := in.Steps[si].ToolCall
-			if tc == nil || len(agentsPerTool[tc.ToolName]) < 2 {
+			if tc == nil || agentsPerTool[tc.ToolName][1] < 2 {
 				continue
 			}
 			args, ok := c.args.canonical(tc)
@@ -360,15 +365,17 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 			}
 			sum.SharedCalls++
 			key := tc.ToolName + "\x00" + args
-			prev := seen[key]
-			if len(prev) > 1 || len(prev) == 1 && !prev[in.AgentID] {
+			prev, made := seen[key]
+			if made && (prev.many || prev.agent != in.AgentID) {
 				sum.DuplicateCalls++
 			}
-			if prev == nil {
-				prev = map[string]bool{}
+			switch {
+			case !made:
+				seen[key] = seenCall{agent: in.AgentID}
+			case prev.agent != in.AgentID && !prev.many:
+				prev.many = true
 				seen[key] = prev
 			}
-			prev[in.AgentID] = true
 		}
 	}
 	return sum

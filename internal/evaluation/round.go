@@ -51,7 +51,9 @@ func round4Ptr(p **float64) {
 		return
 	}
 	if r := round4(**p); r != **p {
-		*p = &r
+		q := new(float64) // allocated only when the value changes
+		*q = r
+		*p = q
 	}
 }
 

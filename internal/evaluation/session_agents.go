@@ -5,6 +5,7 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -86,7 +87,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 			case m == nil:
 				as.Explanations[key] = fmt.Sprintf("null: absent in all %d interaction(s)", x.n)
 			default:
-				as.Explanations[key] = fmt.Sprintf("mean over %d of %d interaction(s) = %s", k, x.n, num(*m))
+				as.Explanations[key] = "mean over " + strconv.Itoa(k) + " of " + strconv.Itoa(x.n) + " interaction(s) = " + num(*m)
 			}
 			return m
 		}

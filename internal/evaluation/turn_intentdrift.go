@@ -166,6 +166,7 @@ var nameSeparators = strings.NewReplacer("_", " ", "-", " ", ".", " ")
 // then the argument keys and scalar values, keys sorted.
 func toolCallText(tc *session.ToolCall, args map[string]any) string {
 	var b strings.Builder
+	b.Grow(len(tc.ToolName) + len(tc.Parameters)) // the text is about as long as the call
 	b.WriteString(nameSeparators.Replace(tc.ToolName))
 	var walk func(v any)
 	walk = func(v any) {

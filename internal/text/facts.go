@@ -170,23 +170,27 @@ func SalientFacts(s string) []Fact {
 func extract(s string) *extractor {
 	e := newExtractor(capInput(s))
 	e.scanQuotes()
-	e.scanURLs()
-	e.lexChunks()
-	e.resetUsed()
-	e.monthDates()
+	e.lexForIndex()
 	e.classify()
 	return e
 }
 
-// extractForIndex does the part of extract that a haystack needs: URLs, chunks and month-name dates (no
+// extractForIndex does the part of extract that an Index needs: URLs, chunks and month-name dates (no
 // quoted strings, names or classification); s is already capped. The caller releases it.
 func extractForIndex(s string) *extractor {
 	e := newExtractor(s)
+	e.lexForIndex()
+	return e
+}
+
+// lexForIndex finds the URLs, cuts the chunks and reads the month-name dates: the steps
+// that an Index needs, which a full extraction does after scanQuotes. What scanQuotes adds
+// (quoted facts, and code spans that only classify reads) is no key of an Index.
+func (e *extractor) lexForIndex() {
 	e.scanURLs()
 	e.lexChunks()
 	e.resetUsed()
 	e.monthDates()
-	return e
 }
 
 // extractorPool recycles the extractors' buffers (chunks, folded cores, facts, spans).

@@ -170,3 +170,55 @@ func TestLongWordsBypassTheMemo(t *testing.T) {
 	assert.Equal(t, []string{long + "qui"}, Tokens(strings.ToUpper(long)+"QUIES"))
 	assert.Equal(t, []string{"sort", long}, Tokens("sorting "+long+"s"))
 }
+
+// TestIndexesAreReusable: indexes shared between lookups over overlapping sets of texts
+// (as the evaluator's memo shares them) answer like fresh ones, and an id whose digit runs
+// sit in different texts is found in them together (docs/decisions/text.md §6).
+func TestIndexesAreReusable(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for range 2000 {
+		resp := randomText(r) + " Jane Doe paid $12.50 on 2024-03-04 for #77123, see www.x.io, mail jane@x.io at 12:30"
+		texts := []string{randomText(r) + " jane doe", randomText(r) + " 77123 $12.5", randomText(r) + " WWW.X.IO/a 12:30", randomText(r)}
+		idx := make([]*Index, len(texts))
+		for i, s := range texts {
+			idx[i] = NewIndex(s)
+		}
+		stated := SalientFacts(resp)
+		for n := 1; n <= len(texts); n++ {
+			require.Equal(t, UngroundedFacts(stated, texts[:n]...), UngroundedIn(stated, idx[:n]...), "%q in %q", resp, texts[:n])
+			require.Equal(t, FoundIn(stated, NewIndex(texts[n-1])), FoundIn(stated, idx[n-1]))
+		}
+	}
+	id := []Fact{{Kind: KindID, Value: "ORD-12345-678"}}
+	assert.Equal(t, []bool{false}, FoundIn(id, NewIndex("order 12345")))
+	assert.Equal(t, []bool{true}, FoundIn(id, NewIndex("order 12345"), NewIndex("line 678")))
+	assert.Nil(t, UngroundedIn([]Fact{{Kind: KindNumber, Value: "3"}, {Kind: KindQuoted, Value: "x"}}))
+	// Past smallIndex keys the index moves to a map: every key is still found.
+	var many []string
+	var facts []Fact
+	for i := range 3 * smallIndex {
+		many = append(many, fmt.Sprintf("ORD-%d", 1000+i))
+		facts = append(facts, Fact{Kind: KindID, Value: fmt.Sprintf("ord%d", 1000+i)}, Fact{Kind: KindNumber, Value: fmt.Sprint(1000 + i)})
+	}
+	big := NewIndex(strings.Join(many, ", "))
+	for i, found := range FoundIn(append(facts, Fact{Kind: KindNumber, Value: "999"}), big) {
+		assert.Equal(t, i < len(facts), found, i)
+	}
+	assert.False(t, NeedGrounding([]Fact{{Kind: KindNumber, Value: "10"}}))
+	assert.True(t, NeedGrounding([]Fact{{Kind: KindNumber, Value: "11"}}))
+}
+
+// TestAnalyzeIsSalientFactsAndNewIndex: the one lexing of Analyze gives what the two
+// separate extractions give.
+func TestAnalyzeIsSalientFactsAndNewIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	texts := []string{"", " ", `"2024-03-04" and 'March 4, 2024' at www.x.io`, "```\nMarch 2024 #123\n```", strings.Repeat("order #12345 on 4 mars 2024 ", 5000)}
+	for range 5000 {
+		texts = append(texts, randomText(r)+` "Jane Doe" paid $12.50 on March 4, 2024 for #77123 (https://x.io/a) `+randomText(r))
+	}
+	for _, s := range texts {
+		facts, idx := Analyze(s)
+		require.Equal(t, SalientFacts(s), facts, "%q", s)
+		require.Equal(t, NewIndex(s), idx, "%q", s)
+	}
+}

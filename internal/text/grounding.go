@@ -9,33 +9,124 @@ import (
 	"unicode"
 )
 
-// haystack indexes texts (a handoff payload, or all the sources of a response) for fact matching.
-type haystack struct {
-	numbers map[string]struct{} // numKey of every number-like run, and every digit run with and without leading zeros
-	ids     map[string]struct{} // idKey of every chunk that contains a digit
-	dates   map[string]struct{} // date values (and both readings of ambiguous ones)
-	derived map[string]struct{} // "--MM-DD" and "YYYY-MM" of full dates
-	texts   []string            // the capped texts
-	lower   []string            // lower-cased texts, made on first use
-	words   []string            // cueNorm'ed texts, made on first use
+// Index is the fact index of one text (a source of a response, a handoff payload): the
+// keys its facts are matched by (docs/decisions/text.md §6). Every matching rule tests
+// membership in one text's keys or containment in one text, so looking a fact up in several
+// indexes (FoundIn, UngroundedIn) gives what one index of all their texts would: a caller
+// that matches against overlapping sets of texts indexes each text once. An Index is not
+// safe for concurrent use (it lower-cases and normalises its text on first need).
+type Index struct {
+	// The keys, with the kinds of key each is (keyNumber, …): the numKey of every
+	// number-like run and every digit run with and without leading zeros (numbers), the
+	// idKey of every chunk that contains a digit (ids), date values and both readings of
+	// ambiguous ones (dates), and the "--MM-DD" and "YYYY-MM" of full dates (derived).
+	// A text has few: they are kept in small, searched in order, until there are more
+	// than smallIndex, then in keys.
+	small []indexKey
+	keys  map[string]keyKind
+	text  string // the capped text; "" for an empty one
+	lower string // lower-cased text, made on first use
+	words string // cueNorm'ed text, made on first use
+
+	lowerDone, wordsDone bool
 }
 
-func newHaystack(texts ...string) *haystack {
-	h := &haystack{
-		numbers: map[string]struct{}{}, ids: map[string]struct{}{},
-		dates: map[string]struct{}{}, derived: map[string]struct{}{},
-	}
-	for _, t := range texts {
-		h.add(capInput(t))
-	}
+// smallIndex is the most keys an Index keeps in a slice.
+const smallIndex = 16
+
+type indexKey struct {
+	key  string
+	kind keyKind
+}
+
+// keyKind says which key sets of an Index hold a key (bits).
+type keyKind uint8
+
+const (
+	keyNumber keyKind = 1 << iota
+	keyID
+	keyDate
+	keyDerived
+)
+
+// NewIndex indexes s (capped at MaxInputBytes) for fact matching.
+func NewIndex(s string) *Index {
+	h := &Index{}
+	h.add(capInput(s))
 	return h
 }
 
-func (h *haystack) add(s string) {
+func (h *Index) put(k string, kind keyKind) {
+	if h.keys != nil {
+		h.keys[k] |= kind
+		return
+	}
+	for i := range h.small {
+		if h.small[i].key == k {
+			h.small[i].kind |= kind
+			return
+		}
+	}
+	if len(h.small) < smallIndex {
+		if h.small == nil {
+			h.small = make([]indexKey, 0, 8)
+		}
+		h.small = append(h.small, indexKey{k, kind})
+		return
+	}
+	h.keys = make(map[string]keyKind, 2*smallIndex)
+	for _, e := range h.small {
+		h.keys[e.key] = e.kind
+	}
+	h.small = nil
+	h.keys[k] |= kind
+}
+
+// kind returns the kinds of key k is in the index (0 when it is none).
+func (h *Index) kind(k string) keyKind {
+	if h.keys != nil {
+		return h.keys[k]
+	}
+	for i := range h.small {
+		if h.small[i].key == k {
+			return h.small[i].kind
+		}
+	}
+	return 0
+}
+
+func (h *Index) add(s string) {
 	if s == "" {
 		return
 	}
-	h.texts = append(h.texts, s)
+	e := extractForIndex(s)
+	defer e.release()
+	h.addLexed(e)
+}
+
+// Analyze returns SalientFacts(s) and NewIndex(s) from one lexing of s: for a text that is
+// both a source of facts and looked up in (a tool result, a user message, a handoff payload).
+func Analyze(s string) ([]Fact, *Index) {
+	h := &Index{}
+	s = capInput(s)
+	if s == "" {
+		return SalientFacts(s), h
+	}
+	e := newExtractor(s)
+	defer e.release()
+	e.scanQuotes()
+	e.lexForIndex()
+	h.addLexed(e)
+	e.classify()
+	return e.result(), h
+}
+
+// addLexed indexes the text of e (not empty, capped), lexed as far as extractForIndex goes.
+// Its facts so far are URLs and month-name dates, and the quoted strings of a full
+// extraction (Analyze), which are not keys.
+func (h *Index) addLexed(e *extractor) {
+	s := e.s
+	h.text = s
 	// number-like runs: digits with . , separators
 	for i := 0; i < len(s); {
 		if !isDigitByte(s[i]) {
@@ -49,7 +140,7 @@ func (h *haystack) add(s string) {
 		run := s[i:j]
 		if !allDigits(run) {
 			var buf [64]byte
-			h.numbers[string(appendNumberKey(buf[:0], []byte(run), true))] = struct{}{}
+			h.put(string(appendNumberKey(buf[:0], []byte(run), true)), keyNumber)
 		}
 		// every digit run, as written and without leading zeros
 		for k := i; k < j; {
@@ -58,43 +149,43 @@ func (h *haystack) add(s string) {
 				l++
 			}
 			d := s[k:l]
-			h.numbers[d] = struct{}{}
-			if t := strings.TrimLeft(d[:len(d)-1], "0") + d[len(d)-1:]; t != d {
-				h.numbers[t] = struct{}{}
+			h.put(d, keyNumber)
+			if z := strings.TrimLeft(d[:len(d)-1], "0"); len(z) != len(d)-1 {
+				h.put(d[len(d)-1-len(z):], keyNumber)
 			}
 			k = l + 1
 		}
 		i = j
 	}
-	e := extractForIndex(s)
-	defer e.release()
-	for _, pf := range e.facts { // month-name dates
-		h.addDate(pf.f.Value)
+	for _, pf := range e.facts { // URLs and month-name dates
+		if pf.f.Kind != KindQuoted {
+			h.addDate(pf.f.Value)
+		}
 	}
 	for i, c := range e.chunks {
 		if e.used[i] || !strings.ContainsFunc(c.core, unicode.IsDigit) {
 			continue
 		}
-		h.ids[idKey(c.core)] = struct{}{}
+		h.put(idKey(c.core), keyID)
 		if v, ok := numericDate(c.core); ok {
 			h.addDate(v)
 		}
 	}
 }
 
-func (h *haystack) addDate(v string) {
-	h.dates[v] = struct{}{}
+func (h *Index) addDate(v string) {
+	h.put(v, keyDate)
 	for _, d := range ambiguousDates(v) {
-		h.dates[d] = struct{}{}
+		h.put(d, keyDate)
 		h.derive(d)
 	}
 	h.derive(v)
 }
 
-func (h *haystack) derive(v string) {
+func (h *Index) derive(v string) {
 	if len(v) == 10 && v[4] == '-' && v[7] == '-' {
-		h.derived["--"+v[5:]] = struct{}{}
-		h.derived[v[:7]] = struct{}{}
+		h.put("--"+v[5:], keyDerived)
+		h.put(v[:7], keyDerived)
 	}
 }
 
@@ -119,112 +210,112 @@ func idKey(v string) string {
 	return string(b)
 }
 
-func (h *haystack) containsLower(v string) bool {
-	if h.lower == nil {
-		h.lower = make([]string, len(h.texts))
-		for i, t := range h.texts {
-			h.lower[i] = strings.ToLower(t)
-		}
-	}
-	for _, l := range h.lower {
-		if strings.Contains(l, v) {
+// indexes is the texts a fact is looked up in: it is found when the rules hold over the
+// union of their keys and in any one text (text.md §6).
+type indexes []*Index
+
+func (hs indexes) has(k string, kind keyKind) bool {
+	for _, h := range hs {
+		if h.kind(k)&kind != 0 {
 			return true
 		}
 	}
 	return false
 }
 
-func (h *haystack) containsWords(v string) bool {
+func (hs indexes) containsLower(v string) bool {
+	for _, h := range hs {
+		if !h.lowerDone {
+			h.lower, h.lowerDone = strings.ToLower(h.text), true
+		}
+		if h.text != "" && strings.Contains(h.lower, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func (hs indexes) containsWords(v string) bool {
 	n := cueNorm(v)
 	if len(n) <= 2 {
 		return false
 	}
-	if h.words == nil {
-		h.words = make([]string, len(h.texts))
-		for i, t := range h.texts {
-			h.words[i] = cueNorm(t)
+	for _, h := range hs {
+		if !h.wordsDone {
+			h.words, h.wordsDone = cueNorm(h.text), true
 		}
-	}
-	for _, w := range h.words {
-		if strings.Contains(w, n) {
+		if h.text != "" && strings.Contains(h.words, n) {
 			return true
 		}
 	}
 	return false
 }
 
-func has(m map[string]struct{}, k string) bool {
-	_, ok := m[k]
-	return ok
-}
-
-// digitRuns returns the runs of 3 or more ASCII digits in v.
-func digitRuns(v string) []string {
-	var out []string
+// digitRuns calls yield with each run of 3 or more ASCII digits in v, in order, until it
+// returns false; it reports whether every call returned true and how many runs it saw.
+func digitRuns(v string, yield func(string) bool) (all bool, n int) {
 	for i := 0; i < len(v); {
 		j := i
 		for j < len(v) && isDigitByte(v[j]) {
 			j++
 		}
 		if j-i >= 3 {
-			out = append(out, v[i:j])
+			n++
+			if !yield(v[i:j]) {
+				return false, n
+			}
 		}
 		i = max(j, i+1)
 	}
-	return out
+	return true, n
 }
 
-// found reports whether fact f occurs in the haystack (docs/decisions/text.md §6):
+// found reports whether fact f occurs in the indexed texts (docs/decisions/text.md §6):
 //   - number, amount: same numKey as a number-like run ("1200.50" = "1,200.5"); times as text;
 //   - id: same idKey as an id or digit-bearing chunk, or (all digits) the same digit run, or every run of 3+
-//     digits of the id is a digit run of the haystack ("ORD-12345" is found in "order 12345");
-//   - date: same value; a full date is also found by a year-less "--MM-DD" of the haystack; "--MM-DD" and
+//     digits of the id is a digit run of the texts ("ORD-12345" is found in "order 12345");
+//   - date: same value; a full date is also found by a year-less "--MM-DD" of the texts; "--MM-DD" and
 //     "YYYY-MM" by a full date with that day or month; an ambiguous "03/04/2024" by either reading;
-//   - email: as a substring of the lower-cased text; url: its part after the scheme and "www." likewise;
+//   - email: as a substring of a lower-cased text; url: its part after the scheme and "www." likewise;
 //   - quoted, name: its words (cueNorm) on word boundaries.
-func (h *haystack) found(f Fact) bool {
+func (hs indexes) found(f Fact) bool {
 	v := f.Value
 	switch f.Kind {
 	case KindNumber, KindAmount:
 		if isTime(v) {
-			return h.containsLower(v)
+			return hs.containsLower(v)
 		}
-		return has(h.numbers, numKey(v))
+		return hs.has(numKey(v), keyNumber)
 	case KindID:
 		k := idKey(v)
-		if has(h.ids, k) || allDigits(k) && has(h.numbers, k) {
+		if hs.has(k, keyID) || allDigits(k) && hs.has(k, keyNumber) {
 			return true
 		}
-		runs := digitRuns(v)
-		for _, r := range runs {
-			if !has(h.numbers, r) {
-				return false
-			}
-		}
-		return len(runs) > 0
+		all, n := digitRuns(v, func(r string) bool { return hs.has(r, keyNumber) })
+		return all && n > 0
 	case KindDate:
-		if has(h.dates, v) {
+		if hs.has(v, keyDate) {
 			return true
 		}
 		if len(v) == 10 && v[4] == '-' {
-			return has(h.dates, "--"+v[5:])
+			return hs.has("--"+v[5:], keyDate)
 		}
 		if strings.HasPrefix(v, "--") || len(v) == 7 {
-			return has(h.derived, v)
+			return hs.has(v, keyDerived)
 		}
 		for _, d := range ambiguousDates(v) {
-			if has(h.dates, d) {
+			if hs.has(d, keyDate) {
 				return true
 			}
 		}
 		return false
 	case KindEmail:
-		return h.containsLower(v)
+		return hs.containsLower(v)
 	case KindURL:
 		u := strings.TrimPrefix(strings.TrimPrefix(v, "https://"), "http://")
-		return h.containsLower(strings.TrimPrefix(u, "www."))
+		return hs.containsLower(strings.TrimPrefix(u, "www."))
 	default:
-		return h.containsWords(v)
+		return hs.containsWords(v)
 	}
 }
 
@@ -234,10 +325,18 @@ func Found(facts []Fact, haystack string) []bool {
 	if len(facts) == 0 {
 		return nil
 	}
-	h := newHaystack(haystack)
+	return FoundIn(facts, NewIndex(haystack))
+}
+
+// FoundIn is Found over the texts of several indexes: a fact is found when the matching
+// rules hold for the texts together (an id's digit runs may be in different texts).
+func FoundIn(facts []Fact, idx ...*Index) []bool {
+	if len(facts) == 0 {
+		return nil
+	}
 	out := make([]bool, len(facts))
 	for i, f := range facts {
-		out[i] = h.found(f)
+		out[i] = indexes(idx).found(f)
 	}
 	return out
 }
@@ -247,18 +346,11 @@ func Found(facts []Fact, haystack string) []bool {
 // is nothing to cover (no facts and no content words).
 //
 // With facts: |{f ∈ facts : f found in payload}| / |facts| (duplicates in facts count each; matching rules in
-// haystack.found). Without: |distinct Tokens(contextText) ∩ Tokens(payload)| / |distinct Tokens(contextText)|.
+// found). Without: |distinct Tokens(contextText) ∩ Tokens(payload)| / |distinct Tokens(contextText)|.
 // An empty payload scores 0 when there is something to cover.
 func Coverage(facts []Fact, contextText, payload string) (score float64, ok bool) {
 	if len(facts) > 0 {
-		h := newHaystack(payload)
-		n := 0
-		for _, f := range facts {
-			if h.found(f) {
-				n++
-			}
-		}
-		return float64(n) / float64(len(facts)), true
+		return CoverageIn(facts, NewIndex(payload)), true
 	}
 	want := Tokens(contextText)
 	if len(want) == 0 {
@@ -282,6 +374,17 @@ func Coverage(facts []Fact, contextText, payload string) (score float64, ok bool
 	return float64(n) / float64(len(distinct)), true
 }
 
+// CoverageIn is Coverage's fraction of facts (not empty) found in the indexed payload.
+func CoverageIn(facts []Fact, payload *Index) float64 {
+	n, hs := 0, indexes{payload}
+	for _, f := range facts {
+		if hs.found(f) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(facts))
+}
+
 // smallCount is the largest plain integer that Ungrounded does not treat as a specific.
 const smallCount = 10
 
@@ -302,28 +405,50 @@ func Ungrounded(response string, sources ...string) []Fact {
 // that a caller grounding the same response against several sets of sources extracts its
 // facts once. stated is only read.
 func UngroundedFacts(stated []Fact, sources ...string) []Fact {
-	facts := stated
-	var cand []Fact
-	for _, f := range facts {
-		if f.Kind == KindQuoted {
-			continue
-		}
-		if f.Kind == KindNumber && allDigits(f.Value) {
-			if n, err := strconv.Atoi(f.Value); err == nil && n <= smallCount {
-				continue
-			}
-		}
-		cand = append(cand, f)
-	}
-	if len(cand) == 0 {
+	if !NeedGrounding(stated) {
 		return nil
 	}
-	h := newHaystack(sources...)
+	idx := make([]*Index, len(sources))
+	for i, s := range sources {
+		idx[i] = NewIndex(s)
+	}
+	return UngroundedIn(stated, idx...)
+}
+
+// UngroundedIn is UngroundedFacts over indexed sources (NewIndex of each source), so that
+// a caller grounding against overlapping sets of sources indexes each source once.
+func UngroundedIn(stated []Fact, sources ...*Index) []Fact {
 	var out []Fact
-	for _, f := range cand {
-		if !h.found(f) {
+	for _, f := range stated {
+		if candidate(f) && !indexes(sources).found(f) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// candidate reports whether a stated fact needs a source: quoted strings and plain
+// integers 0..smallCount do not.
+func candidate(f Fact) bool {
+	if f.Kind == KindQuoted {
+		return false
+	}
+	if f.Kind == KindNumber && allDigits(f.Value) {
+		if n, err := strconv.Atoi(f.Value); err == nil && n <= smallCount {
+			return false
+		}
+	}
+	return true
+}
+
+// NeedGrounding reports whether any of the stated facts needs a source (quoted strings and
+// plain integers 0..10 do not): when none does, UngroundedIn returns nil whatever the
+// sources, and a caller can skip indexing them.
+func NeedGrounding(stated []Fact) bool {
+	for _, f := range stated {
+		if candidate(f) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,35 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestNumIntegersAsFormatted: num's integer shortcut prints what the 4-decimal format,
+// trimmed, prints.
+func TestNumIntegersAsFormatted(t *testing.T) {
+	formatted := func(v float64) string {
+		s := strconv.FormatFloat(v, 'f', 4, 64)
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+		if s == "-0" {
+			return "0"
+		}
+		return s
+	}
+	values := []float64{0, math.Copysign(0, -1), 1, -1, 2, 10, 100, 1e14, -1e14, 999999999999999, 1e15, 1e16, 0.5, 0.99999, 1.00004, -0.00001, 49.99, math.MaxInt32}
+	r := rand.New(rand.NewPCG(25, 26))
+	for range 10000 {
+		values = append(values, float64(r.IntN(2000)-1000), r.Float64()*100, math.Round(r.NormFloat64()*1e6))
+	}
+	for _, v := range values {
+		require.Equal(t, formatted(v), num(v), "%v", v)
+	}
+}
