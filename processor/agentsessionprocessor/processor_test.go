@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,13 +42,26 @@ func loadTraces(t testing.TB, path string) ptrace.Traces {
 	return td
 }
 
-// testClock is a controllable clock for the processor.
-type testClock struct{ t time.Time }
+// testClock is a controllable clock for the processor, safe for its worker goroutine
+// (started by start) to read while the test advances it.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
 
-func (c *testClock) now() time.Time          { return c.t }
-func (c *testClock) advance(d time.Duration) { c.t = c.t.Add(d) }
-func newTestClock() *testClock               { return &testClock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)} }
-func testConfig() *Config                    { return createDefaultConfig().(*Config) }
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+func newTestClock() *testClock { return &testClock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)} }
+func testConfig() *Config      { return createDefaultConfig().(*Config) }
 
 // countSpans counts the spans this collector emitted (evaluation spans, judge and
 // embeddings calls) when evaluation is true, the others when false.
