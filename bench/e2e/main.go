@@ -112,6 +112,9 @@ type runResult struct {
 	Load     loadResult
 	Out      sinkCounts
 	Latency  latencySummary
+	// CloseLatency and OutLatency split Latency at the evaluation span's timestamp:
+	// from the root's send to the evaluation, and from there to the sink.
+	CloseLatency, OutLatency latencySummary
 	// CPUSeconds is the collector's utime+stime from the first request until it was idle
 	// again with every output received.
 	CPUSeconds float64
@@ -266,6 +269,7 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 	res.PeakRSS = after.PeakRSS
 	res.Out = snk.Counts()
 	res.Latency = summarize(res.Out.TurnLatencies)
+	res.CloseLatency, res.OutLatency = summarize(res.Out.TurnCloseLatencies), summarize(res.Out.TurnOutLatencies)
 	if col.Exited() {
 		return res, fmt.Errorf("the collector exited during the run (log: %s)", filepath.Join(dir, "collector.log"))
 	}
@@ -352,9 +356,9 @@ func fetchProfile(ctx context.Context, url, path string) error {
 }
 
 func (r runResult) summaryLine() string {
-	return fmt.Sprintf("sent %d spans in %s (%.0f/s), out %d (+%d evaluation spans), CPU %.2fs (%.2f µs/span; harness %.2fs), turn eval p50/p99 %s, peak RSS %d MiB, OTLP bytes out/in %.2f, complete=%v",
+	return fmt.Sprintf("sent %d spans in %s (%.0f/s), out %d (+%d evaluation spans), CPU %.2fs (%.2f µs/span; harness %.2fs), turn eval p50/p99 %s (root sent → evaluated %s, evaluated → sink %s), peak RSS %d MiB, OTLP bytes out/in %.2f, complete=%v",
 		r.Load.Stats.Spans, r.Load.Elapsed.Round(time.Millisecond), r.Load.SpansPerSecond(), r.Out.Spans, r.Out.EvalTotal(),
-		r.CPUSeconds, r.CPUPerSpan()*1e6, r.HarnessCPUSeconds, r.Latency, r.PeakRSS>>20, ratio(r.Out.Bytes, r.Load.Bytes), r.Complete)
+		r.CPUSeconds, r.CPUPerSpan()*1e6, r.HarnessCPUSeconds, r.Latency, r.CloseLatency, r.OutLatency, r.PeakRSS>>20, ratio(r.Out.Bytes, r.Load.Bytes), r.Complete)
 }
 
 // resultsTable is the Markdown report: one row per run, the CPU ratio against the mean

@@ -63,6 +63,12 @@ type sinkCounts struct {
 	// TurnLatencies are, for each turn evaluated, the time from the moment its root span
 	// was sent to the moment the sink received its first "evaluate turn" span.
 	TurnLatencies []time.Duration `json:"-"`
+	// TurnCloseLatencies and TurnOutLatencies split each of TurnLatencies at the
+	// evaluation span's timestamp (the moment the processor began evaluating the turn's
+	// batch; the load generator, the collector and the sink share the clock): from the
+	// root's send to the evaluation (receiver, turn_settle, the worker's tick and queue)
+	// and from the evaluation to the sink (evaluation, the batch processor, the exporter).
+	TurnCloseLatencies, TurnOutLatencies []time.Duration `json:"-"`
 	// UnmatchedTurns are "evaluate turn" spans whose trace's root was never sent.
 	UnmatchedTurns int64
 	// TurnsEvaluated is the number of distinct turns (traces) with an "evaluate turn"
@@ -97,6 +103,8 @@ type sink struct {
 	mu        sync.Mutex
 	eval      map[string]int64
 	latencies []time.Duration
+	closeLat  []time.Duration
+	outLat    []time.Duration
 	turnsSeen map[pcommon.TraceID]struct{}
 	unmatched int64
 	repeats   int64
@@ -148,13 +156,14 @@ func (s *sink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceot
 		if v, ok := sp.Attributes().Get(semconv.AgentEvalKind); ok {
 			kind = v.AsString()
 		}
-		s.observeEval(kind, sp.TraceID(), now)
+		s.observeEval(kind, sp.TraceID(), sp.StartTimestamp().AsTime(), now)
 	}
 	s.spans.Add(plain)
 	return ptraceotlp.NewExportResponse(), nil
 }
 
-func (s *sink) observeEval(kind string, trace pcommon.TraceID, now time.Time) {
+// observeEval counts an evaluation span of trace, stamped evaluated, received at now.
+func (s *sink) observeEval(kind string, trace pcommon.TraceID, evaluated, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.eval[kind]++
@@ -168,6 +177,9 @@ func (s *sink) observeEval(kind string, trace pcommon.TraceID, now time.Time) {
 	s.turnsSeen[trace] = struct{}{}
 	if d, ok := s.clock.Since(trace, now); ok {
 		s.latencies = append(s.latencies, d)
+		out := now.Sub(evaluated)
+		s.closeLat = append(s.closeLat, d-out)
+		s.outLat = append(s.outLat, out)
 	} else {
 		s.unmatched++
 	}
@@ -178,14 +190,16 @@ func (s *sink) Counts() sinkCounts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := sinkCounts{
-		Requests:        s.requests.Load(),
-		Bytes:           s.bytes.Load(),
-		Spans:           s.spans.Load(),
-		Eval:            make(map[string]int64, len(s.eval)),
-		TurnLatencies:   append([]time.Duration(nil), s.latencies...),
-		UnmatchedTurns:  s.unmatched,
-		TurnsEvaluated:  int64(len(s.turnsSeen)),
-		RepeatTurnSpans: s.repeats,
+		Requests:           s.requests.Load(),
+		Bytes:              s.bytes.Load(),
+		Spans:              s.spans.Load(),
+		Eval:               make(map[string]int64, len(s.eval)),
+		TurnLatencies:      append([]time.Duration(nil), s.latencies...),
+		TurnCloseLatencies: append([]time.Duration(nil), s.closeLat...),
+		TurnOutLatencies:   append([]time.Duration(nil), s.outLat...),
+		UnmatchedTurns:     s.unmatched,
+		TurnsEvaluated:     int64(len(s.turnsSeen)),
+		RepeatTurnSpans:    s.repeats,
 	}
 	for k, v := range s.eval {
 		c.Eval[k] = v

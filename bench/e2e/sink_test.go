@@ -167,3 +167,40 @@ type rejecting struct {
 func (*rejecting) Export(context.Context, ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
 	return ptraceotlp.NewExportResponse(), status.Error(codes.InvalidArgument, "bad data")
 }
+
+// TestDrainPacing: the drain's batches say how many turns they were cut from, fewer and
+// fewer, and each is given the time its turns' spans took in the steady state.
+func TestDrainPacing(t *testing.T) {
+	w := newWorkload(workloadConfig{Seed: 3, ActiveTurns: 100})
+	for range 50 {
+		assert.Equal(t, 100, w.NextBatch(256).inFlight)
+	}
+	drain := w.Drain(256)
+	require.NotEmpty(t, drain)
+	for i := 1; i < len(drain); i++ {
+		assert.LessOrEqual(t, drain[i].inFlight, drain[i-1].inFlight)
+	}
+	assert.Less(t, drain[len(drain)-1].inFlight, 100)
+
+	steady := 10 * time.Millisecond // 256 spans of 100 turns
+	assert.Equal(t, steady, drainInterval(steady, 256, batch{spans: 256, inFlight: 100}, 100))
+	assert.Equal(t, 40*time.Millisecond, drainInterval(steady, 256, batch{spans: 256, inFlight: 25}, 100),
+		"a quarter of the turns: each gets 4x the spans of a steady batch")
+	assert.Equal(t, steady, drainInterval(steady, 256, batch{spans: 64, inFlight: 25}, 100),
+		"a short batch of a quarter of the turns: a quarter of that")
+	assert.Equal(t, 5*time.Millisecond, drainInterval(steady, 256, batch{spans: 128}, 0), "no steady batch: the rate")
+}
+
+// TestSinkStages: a turn's latency is split at its evaluation span's timestamp.
+func TestSinkStages(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	clock := newRootClock()
+	clock.Sent(t0, []pcommon.TraceID{traceID(1)})
+	s := newSink(clock)
+	s.observeEval(semconv.EvalKindTurn, traceID(1), t0.Add(540*time.Millisecond), t0.Add(700*time.Millisecond))
+	s.observeEval(semconv.EvalKindTurn, traceID(1), t0.Add(2*time.Second), t0.Add(3*time.Second)) // a repeat
+	c := s.Counts()
+	assert.Equal(t, []time.Duration{700 * time.Millisecond}, c.TurnLatencies)
+	assert.Equal(t, []time.Duration{540 * time.Millisecond}, c.TurnCloseLatencies, "root sent → evaluated")
+	assert.Equal(t, []time.Duration{160 * time.Millisecond}, c.TurnOutLatencies, "evaluated → sink")
+}

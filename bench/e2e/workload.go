@@ -116,6 +116,8 @@ type batch struct {
 	// roots are the traces whose root span this batch carries (turn-evaluation latency
 	// is measured from the moment the batch is sent).
 	roots []pcommon.TraceID
+	// inFlight is how many turns the batch was cut from: ActiveTurns, fewer in Drain.
+	inFlight int
 }
 
 // workload produces agent-shaped GenAI traffic: sessions of several turns, each turn one
@@ -154,6 +156,7 @@ func (w *workload) NextBatch(n int) batch {
 		w.active = append(w.active, w.startTurn())
 	}
 	b := w.newBatch()
+	b.inFlight = len(w.active)
 	spans := b.traces.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
 	for b.spans < n {
 		if w.cursor >= len(w.active) {
@@ -170,11 +173,15 @@ func (w *workload) NextBatch(n int) batch {
 }
 
 // Drain returns batches of at most n spans holding the rest of every turn in flight, so
-// that every turn sent is whole. Sessions between two turns start no new turn.
+// that every turn sent is whole. Sessions between two turns start no new turn. Each
+// batch's inFlight says how many turns it was cut from: sent at the same rate, the
+// batches of a shrinking set of turns would finish each turn sooner (see pacing in
+// runLoad).
 func (w *workload) Drain(n int) []batch {
 	var out []batch
 	for len(w.active) > 0 {
 		b := w.newBatch()
+		b.inFlight = len(w.active)
 		spans := b.traces.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
 		for b.spans < n && len(w.active) > 0 {
 			if w.cursor >= len(w.active) {

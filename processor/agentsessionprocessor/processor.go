@@ -30,20 +30,29 @@ import (
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
 
-// minTick and maxTick bound how often the worker checks for turns and sessions due to
-// close: a tenth of turn_settle, within [20ms, 1s]. A turn is evaluated up to one tick
-// after its turn_settle (50ms at the default 500ms); a check scans the open traces and
-// sessions (tens of microseconds for a thousand), so a shorter tick costs little.
+// The worker closes a turn when its turn_settle expires, not at a coarser tick: every
+// batch with records schedules a check at its arrival + turn_settle (the due time of
+// any turn whose root it carried), rounded up to dueGrain so that a burst of batches
+// costs one check per grain. A turn is evaluated within dueGrain of its turn_settle.
+// The ticker, every turn_settle within [minTick, maxTick], serves the rest: turn_timeout,
+// session_timeout, max_session_duration, the recovery's lease. A check scans the open
+// traces and sessions (tens of microseconds for a thousand).
 const (
-	tickPerSettle = 10
-	minTick       = 20 * time.Millisecond
-	maxTick       = time.Second
+	dueGrain = 10 * time.Millisecond
+	minTick  = 20 * time.Millisecond
+	maxTick  = time.Second
 )
+
+// shardQueue is how many event batches a shard may have waiting while the worker goes
+// on closing turns; when one shard is that far behind, the worker waits for it (the
+// ingest path never does).
+const shardQueue = 64
 
 // agentSessionProcessor is the collector adapter over internal/session (reconstruction)
 // and internal/evaluation (scores). The per-span path only extracts a compact record and
-// updates the tracker; assembly, evaluation and emission run on the worker: a ticker
-// goroutine that closes what is due and spreads it over len(shards) goroutines.
+// updates the tracker; assembly, evaluation and emission run on the worker: a goroutine
+// that closes what is due and assembles it, and one goroutine per shard that evaluates
+// and emits its sessions' events in order, while the worker goes on closing turns.
 type agentSessionProcessor struct {
 	logger    *zap.Logger
 	cfg       *Config
@@ -56,9 +65,19 @@ type agentSessionProcessor struct {
 	judge     *sessionJudge      // nil without a judge
 	emb       *sessionEmbeddings // nil without judge.embeddings.model
 
-	mu      sync.Mutex // guards tracker and queued
+	mu      sync.Mutex // guards tracker, queued and due
 	tracker *session.Tracker
 	queued  []session.Closed // closed on the ingest path (limits), for the worker
+	// due are the times (ascending, on a dueGrain grid) at which a turn may become due
+	// to close: each batch's arrival + turn_settle.
+	due []time.Time
+
+	// stepMu serializes steps: turns are closed, completed (Tracker.Finish) and handed
+	// to the shards in one order. shardsRunning (guarded by stepMu) says the shards'
+	// goroutines run (start to shutdown); otherwise handle evaluates inline.
+	stepMu        sync.Mutex
+	shardsRunning bool
+	shardsDone    sync.WaitGroup
 
 	// shards hold the open sessions' evaluation state; cont keeps what a continued
 	// session needs (memory, or the result store's database).
@@ -122,7 +141,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		emb.shutdown()
 		return nil, err
 	}
-	tick := max(minTick, min(maxTick, cfg.TurnSettle/tickPerSettle))
+	tick := max(minTick, min(maxTick, cfg.TurnSettle))
 	p := &agentSessionProcessor{
 		logger:    set.Logger,
 		cfg:       cfg,
@@ -173,14 +192,16 @@ func (p *agentSessionProcessor) processTraces(ctx context.Context, td ptrace.Tra
 	recs := p.extract(td, (*buf)[:0])
 	if len(recs) > 0 {
 		p.telemetry.ProcessorAgentsessionSpansObserved.Add(ctx, int64(len(recs)))
+		now := p.now()
 		p.mu.Lock()
-		closed := p.tracker.ObserveClosing(recs, p.now())
+		closed := p.tracker.ObserveClosing(recs, now)
 		if len(closed) > 0 {
 			// Assembled and evaluated by the worker, never on the ingest path.
 			p.queued = append(p.queued, closed...)
 		}
+		first := p.scheduleDue(now)
 		p.mu.Unlock()
-		if len(closed) > 0 {
+		if len(closed) > 0 || first {
 			select {
 			case p.wake <- struct{}{}:
 			default:
@@ -195,6 +216,38 @@ func (p *agentSessionProcessor) processTraces(ctx context.Context, td ptrace.Tra
 		recBufPool.Put(buf)
 	}
 	return td, nil
+}
+
+// scheduleDue records that a turn may be due to close at now + turn_settle (rounded up
+// to dueGrain) and reports whether no check was scheduled before (the worker is woken
+// to set its timer). Called with p.mu held.
+func (p *agentSessionProcessor) scheduleDue(now time.Time) bool {
+	at := now.Add(p.cfg.TurnSettle)
+	if r := at.Truncate(dueGrain); r.Before(at) {
+		at = r.Add(dueGrain)
+	}
+	n := len(p.due)
+	if n > 0 && !p.due[n-1].Before(at) {
+		return false // a check at that time or later is scheduled (a clock that went back)
+	}
+	p.due = append(p.due, at)
+	return n == 0
+}
+
+// nextDue drops the scheduled checks that a step at now covered and returns how long
+// until the next one, or false when none is scheduled.
+func (p *agentSessionProcessor) nextDue(now time.Time) (time.Duration, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := 0
+	for i < len(p.due) && !p.due[i].After(now) {
+		i++
+	}
+	p.due = append(p.due[:0], p.due[i:]...)
+	if len(p.due) == 0 {
+		return 0, false
+	}
+	return p.due[0].Sub(now), true
 }
 
 // maxPooledRecs bounds the record buffers kept for reuse (784 bytes a record): a rare
@@ -244,8 +297,45 @@ func (p *agentSessionProcessor) start(ctx context.Context, _ component.Host) err
 	}
 	p.stop = make(chan struct{})
 	p.done = make(chan struct{})
+	p.startShards()
 	go p.run()
 	return nil
+}
+
+// startShards starts one goroutine per shard: each handles its shard's event batches
+// in the order they were queued.
+func (p *agentSessionProcessor) startShards() {
+	p.stepMu.Lock()
+	defer p.stepMu.Unlock()
+	ctx := context.Background()
+	for _, sh := range p.shards {
+		q := make(chan shardWork, shardQueue)
+		sh.queue = q
+		p.shardsDone.Add(1)
+		go func() {
+			defer p.shardsDone.Done()
+			for w := range q {
+				sh.handle(ctx, p, w.events)
+				w.done.Done()
+			}
+		}()
+	}
+	p.shardsRunning = true
+}
+
+// stopShards lets the shards' goroutines finish what is queued and waits for them; after
+// it, handle evaluates inline.
+func (p *agentSessionProcessor) stopShards() {
+	p.stepMu.Lock()
+	if p.shardsRunning {
+		p.shardsRunning = false
+		for _, sh := range p.shards {
+			close(sh.queue)
+			sh.queue = nil
+		}
+	}
+	p.stepMu.Unlock()
+	p.shardsDone.Wait()
 }
 
 // shutdown stops the worker, then closes every open turn and session as partial and
@@ -257,6 +347,7 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 		close(p.stop)
 		<-p.done
 		p.stop = nil
+		p.stopShards()
 	}
 	p.mu.Lock()
 	closed := append(p.queued, p.tracker.CloseAllClosing(session.EndReasonShutdown)...)
@@ -278,6 +369,9 @@ func (p *agentSessionProcessor) run() {
 	defer close(p.done)
 	t := time.NewTicker(p.tick)
 	defer t.Stop()
+	due := time.NewTimer(time.Hour)
+	due.Stop()
+	defer due.Stop()
 	ctx := context.Background()
 	for {
 		select {
@@ -285,16 +379,32 @@ func (p *agentSessionProcessor) run() {
 			return
 		case <-t.C:
 		case <-p.wake:
+		case <-due.C:
 		}
-		p.step(ctx)
+		now := p.advance(ctx, false)
+		if d, ok := p.nextDue(now); ok {
+			due.Reset(d)
+		}
 	}
 }
 
-// step closes what is due at p.now(), then evaluates and emits it. Tests call it
-// directly with a controlled clock instead of running the worker.
+// step closes what is due at p.now(), then evaluates and emits it, and returns when that
+// is emitted. Tests call it directly with a controlled clock instead of running the
+// worker.
 func (p *agentSessionProcessor) step(ctx context.Context) {
+	p.advance(ctx, true)
+}
+
+// advance closes what is due at p.now() and assembles it, then hands the events to the
+// shards; with wait, it returns when they are handled, else at once (the worker: the
+// next turns due are closed while these are evaluated). It returns the time it closed
+// at.
+func (p *agentSessionProcessor) advance(ctx context.Context, wait bool) time.Time {
+	p.stepMu.Lock()
+	defer p.stepMu.Unlock()
+	now := p.now()
 	p.mu.Lock()
-	closed := append(p.queued, p.tracker.AdvanceClosing(p.now())...)
+	closed := append(p.queued, p.tracker.AdvanceClosing(now)...)
 	p.queued = nil
 	p.mu.Unlock()
 	events := p.finish(closed)
@@ -302,10 +412,14 @@ func (p *agentSessionProcessor) step(ctx context.Context) {
 	st := p.tracker.Stats()
 	p.mu.Unlock()
 	p.recordTrackerStats(ctx, st)
-	p.handle(ctx, events)
+	handled := p.dispatch(ctx, events)
+	if wait {
+		handled.Wait()
+	}
 	p.recover(ctx)
 	p.judge.recordJudge(ctx, p.telemetry)
 	p.emb.record(ctx, p.telemetry)
+	return now
 }
 
 // finish assembles the closed turns outside the ingest lock, on up to len(p.shards)
@@ -349,13 +463,23 @@ func (p *agentSessionProcessor) assemble(c *session.Closed) {
 	c.Assemble()
 }
 
-// handle evaluates closed turns and ended sessions on the worker pool and emits the
-// evaluation spans. Events are spread over the shards by session id, so one session's
-// events are handled in order by one goroutine, and sessions in parallel. It returns
-// when every event is handled; the ingest path (processTraces) never waits for it.
+// handle evaluates closed turns and ended sessions on the shards and emits the
+// evaluation spans; it returns when every event is handled. The ingest path
+// (processTraces) never waits for it.
 func (p *agentSessionProcessor) handle(ctx context.Context, events []session.Event) {
+	p.dispatch(ctx, events).Wait()
+}
+
+// dispatch spreads events over the shards by session id, so one session's events are
+// handled in order by one goroutine, and sessions in parallel. While the shards'
+// goroutines run, it queues the events to them (waiting only when a queue is full) and
+// returns at once; otherwise it handles them on up to len(p.shards) goroutines. The
+// result says when every event is handled. Called with p.stepMu held, or after
+// stopShards.
+func (p *agentSessionProcessor) dispatch(ctx context.Context, events []session.Event) *sync.WaitGroup {
+	var wg sync.WaitGroup
 	if len(events) == 0 {
-		return
+		return &wg
 	}
 	groups := make([][]session.Event, len(p.shards))
 	for _, ev := range events {
@@ -365,8 +489,16 @@ func (p *agentSessionProcessor) handle(ctx context.Context, events []session.Eve
 		i := shardOf(ev.Session.ID, len(p.shards))
 		groups[i] = append(groups[i], ev)
 	}
-	var wg sync.WaitGroup
-	last := -1 // handled on this goroutine: a step with one busy shard needs no handoff
+	if p.shardsRunning {
+		for i, g := range groups {
+			if len(g) > 0 {
+				wg.Add(1)
+				p.shards[i].queue <- shardWork{events: g, done: &wg}
+			}
+		}
+		return &wg
+	}
+	last := -1 // handled on this goroutine: one busy shard needs no handoff
 	for i, g := range groups {
 		if len(g) == 0 {
 			continue
@@ -382,6 +514,7 @@ func (p *agentSessionProcessor) handle(ctx context.Context, events []session.Eve
 	}
 	p.shards[last].handle(ctx, p, groups[last])
 	wg.Wait()
+	return &wg
 }
 
 func shardOf(id string, n int) int {
@@ -391,9 +524,18 @@ func shardOf(id string, n int) int {
 }
 
 // shard owns the evaluation state of the sessions that hash to it; only one goroutine
-// uses it at a time (handle waits for every shard before the next step).
+// uses it at a time: its own while the shards run, else the one handling a step.
 type shard struct {
 	sessions map[string]*sessionState
+	// queue holds the event batches waiting for the shard's goroutine (nil when the
+	// shards do not run).
+	queue chan shardWork
+}
+
+// shardWork is a batch of one shard's events; done is signalled when they are handled.
+type shardWork struct {
+	events []session.Event
+	done   *sync.WaitGroup
 }
 
 // sessionState is what the processor keeps of an open session: its turn records in

@@ -174,7 +174,7 @@ func benchTargets() []benchTarget {
 		// are consumed, as groupbytrace (wait_duration 1h) releases none.
 		{name: "agentsession", create: benchAgentSession(0)},
 		// Ingest with the worker closing, assembling and evaluating turns concurrently
-		// (turn_settle 1ms, the worker ticks every 50ms), then Shutdown evaluating what is
+		// (turn_settle 1ms: the worker checks each batch 1ms after it), then Shutdown evaluating what is
 		// left: the whole cost of every span, ingest and evaluation.
 		{name: "agentsession-live", live: true, create: benchAgentSession(time.Millisecond)},
 		{name: "groupbytrace", create: func(b *testing.B) processor.Traces {

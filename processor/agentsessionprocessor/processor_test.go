@@ -5,9 +5,11 @@ package agentsessionprocessor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,13 +43,26 @@ func loadTraces(t testing.TB, path string) ptrace.Traces {
 	return td
 }
 
-// testClock is a controllable clock for the processor.
-type testClock struct{ t time.Time }
+// testClock is a controllable clock for the processor, safe for its worker goroutine
+// (started by start) to read while the test advances it.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
 
-func (c *testClock) now() time.Time          { return c.t }
-func (c *testClock) advance(d time.Duration) { c.t = c.t.Add(d) }
-func newTestClock() *testClock               { return &testClock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)} }
-func testConfig() *Config                    { return createDefaultConfig().(*Config) }
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+func newTestClock() *testClock { return &testClock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)} }
+func testConfig() *Config      { return createDefaultConfig().(*Config) }
 
 // countSpans counts the spans this collector emitted (evaluation spans, judge and
 // embeddings calls) when evaluation is true, the others when false.
@@ -345,4 +360,79 @@ func TestBadInputNeverLosesSpans(t *testing.T) {
 			assert.Error(t, err, "no evaluation error was recorded")
 		})
 	}
+}
+
+// TestDueChecks: each batch schedules a check at its arrival + turn_settle, rounded up
+// to dueGrain; batches within one grain share it; a step drops the checks it covered.
+func TestDueChecks(t *testing.T) {
+	cfg := testConfig()
+	cfg.TurnSettle = 500 * time.Millisecond
+	p, _, _ := newTestProcessor(t, cfg, nil)
+	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	p.mu.Lock()
+	assert.True(t, p.scheduleDue(t0.Add(3*time.Millisecond)), "the first check wakes the worker")
+	assert.False(t, p.scheduleDue(t0.Add(7*time.Millisecond)), "same grain")
+	assert.False(t, p.scheduleDue(t0.Add(25*time.Millisecond)))
+	assert.False(t, p.scheduleDue(t0.Add(20*time.Millisecond)), "a clock that went back: covered by a later check")
+	assert.Equal(t, []time.Time{t0.Add(510 * time.Millisecond), t0.Add(530 * time.Millisecond)}, p.due)
+	p.mu.Unlock()
+
+	d, ok := p.nextDue(t0.Add(100 * time.Millisecond))
+	require.True(t, ok)
+	assert.Equal(t, 410*time.Millisecond, d)
+	d, ok = p.nextDue(t0.Add(510 * time.Millisecond))
+	require.True(t, ok)
+	assert.Equal(t, 20*time.Millisecond, d, "the check at 510ms is covered")
+	_, ok = p.nextDue(t0.Add(time.Second))
+	assert.False(t, ok)
+}
+
+// blockingSink blocks ConsumeTraces of batches holding spans of session `blocked` until
+// release is closed; it keeps every other batch.
+type blockingSink struct {
+	consumertest.TracesSink
+	blocked string
+	release chan struct{}
+}
+
+func (s *blockingSink) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	hit := false
+	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+		if v, ok := sp.Attributes().Get(semconv.AgentEvalSessionID); ok && v.Str() == s.blocked {
+			hit = true
+		}
+	})
+	if hit {
+		<-s.release
+	}
+	return s.TracesSink.ConsumeTraces(ctx, td)
+}
+
+// TestSlowShardDoesNotHoldOthers: while one shard's emission is held (a slow next
+// consumer, a long session analysis), the worker goes on closing turns and the other
+// shard evaluates and emits them.
+func TestSlowShardDoesNotHoldOthers(t *testing.T) {
+	cfg := testConfig()
+	cfg.TurnSettle = 20 * time.Millisecond
+	cfg.Workers = 2
+	slow, fast := "slow-0", ""
+	for i := 1; fast == ""; i++ {
+		if id := fmt.Sprintf("fast-%d", i); shardOf(id, 2) != shardOf(slow, 2) {
+			fast = id
+		}
+	}
+	sink := &blockingSink{blocked: slow, release: make(chan struct{})}
+	p, err := newProcessorCore(processortest.NewNopSettings(metadata.Type).TelemetrySettings, sink, cfg)
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, p.start(ctx, componenttest.NewNopHost()))
+	_, err = p.processTraces(ctx, chatTurn(slow, 1, time.Now(), "Weather in Paris?", "Sunny.", true))
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond) // the slow session's turn closes; its emission blocks
+	_, err = p.processTraces(ctx, chatTurn(fast, 2, time.Now(), "Weather in Lyon?", "Rainy.", true))
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { return sink.SpanCount() > 0 }, 5*time.Second, 10*time.Millisecond,
+		"the other shard's turn is emitted while the first is held")
+	close(sink.release)
+	require.NoError(t, p.shutdown(ctx))
 }
