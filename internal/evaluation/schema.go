@@ -33,130 +33,6 @@ type schemaInfo struct {
 	required    []string
 	allowsExtra bool
 	patterns    []*regexp.Regexp
-	// flat, when not nil, is the schema in a form simple enough to recognise valid
-	// arguments without the validator (flatSchema); invalid ones still go to it.
-	flat *flatSchema
-}
-
-// flatSchema is a schema made only of an object's properties, each constrained by a
-// primitive type, its required keys and whether other keys are allowed; annotations
-// (title, description) aside, nothing else. Most tool schemas are of this form.
-type flatSchema struct {
-	types    map[string]string // property → "string", "boolean", "number" or "null"
-	required []string
-	closed   bool // additionalProperties false
-}
-
-// flatSchemaOf returns the flatSchema of the schema document obj, or nil when obj uses
-// any other keyword or value (the validator then decides alone).
-func flatSchemaOf(obj map[string]any) *flatSchema {
-	f := &flatSchema{types: map[string]string{}}
-	for k, v := range obj {
-		switch k {
-		case "title", "description":
-		case "type":
-			if v != "object" {
-				return nil
-			}
-		case "additionalProperties":
-			b, ok := v.(bool)
-			if !ok {
-				return nil
-			}
-			f.closed = !b
-		case "required":
-			r, ok := v.([]any)
-			if !ok {
-				return nil
-			}
-			for _, x := range r {
-				xs, ok := x.(string)
-				if !ok {
-					return nil
-				}
-				f.required = append(f.required, xs)
-			}
-		case "properties":
-			props, ok := v.(map[string]any)
-			if !ok {
-				return nil
-			}
-			for name, ps := range props {
-				t, ok := flatPropertyType(ps)
-				if !ok {
-					return nil
-				}
-				f.types[name] = t
-			}
-		default:
-			return nil
-		}
-	}
-	return f
-}
-
-// flatPropertyType returns the primitive type a property schema allows, when it says
-// nothing else than its type (and annotations).
-func flatPropertyType(ps any) (string, bool) {
-	m, ok := ps.(map[string]any)
-	if !ok {
-		return "", false
-	}
-	t := ""
-	for k, v := range m {
-		switch k {
-		case "title", "description":
-			if _, ok := v.(string); !ok {
-				return "", false
-			}
-		case "type":
-			switch v {
-			case "string", "boolean", "number", "null":
-				t = v.(string)
-			default:
-				return "", false
-			}
-		default:
-			return "", false
-		}
-	}
-	return t, t != ""
-}
-
-// valid reports whether args certainly satisfy the schema: every key declared (or other
-// keys allowed), every value of its property's type, every required key present. false
-// means the validator must decide (and explain).
-func (f *flatSchema) valid(args map[string]any) bool {
-	for k, v := range args {
-		t, ok := f.types[k]
-		if !ok {
-			if f.closed {
-				return false
-			}
-			continue
-		}
-		switch v.(type) {
-		case string:
-			ok = t == "string"
-		case bool:
-			ok = t == "boolean"
-		case float64:
-			ok = t == "number"
-		case nil:
-			ok = t == "null"
-		default:
-			ok = false
-		}
-		if !ok {
-			return false
-		}
-	}
-	for _, k := range f.required {
-		if _, ok := args[k]; !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // schemaCache bounds the compiled schemas (an LRU from hashicorp/golang-lru, safe for
@@ -221,7 +97,6 @@ func compileSchema(raw json.RawMessage) *schemaInfo {
 		return &schemaInfo{err: err}
 	}
 	si.compiled = sch
-	si.flat = flatSchemaOf(obj)
 	if p, ok := obj["properties"].(map[string]any); ok {
 		si.keyed = true
 		for k := range p {

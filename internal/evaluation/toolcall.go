@@ -226,9 +226,6 @@ func (e *Evaluator) checkParameters(si *schemaInfo, args map[string]any) []schem
 			}
 		}
 	}
-	if si.flat != nil && si.flat.valid(args) {
-		return out // the validator would find nothing
-	}
 	if reported == nil {
 		reported = map[string]bool{}
 	}
@@ -274,81 +271,9 @@ func decodeArguments(call *session.ToolCall) (args map[string]any, reason, malfo
 
 // decodeJSON decodes one JSON value; numbers become float64.
 func decodeJSON(b []byte) (any, error) {
-	if m, ok := decodeFlatObject(b); ok {
-		return m, nil
-	}
 	var v any
 	err := json.Unmarshal(b, &v)
 	return v, err
-}
-
-// decodeFlatObject decodes the most common tool arguments, an object whose keys and values
-// are strings of printable ASCII without escapes ({"id":"12345"}), as json.Unmarshal does
-// (the last of duplicate keys wins); ok=false for any other input, which json.Unmarshal
-// then decodes.
-func decodeFlatObject(b []byte) (map[string]any, bool) {
-	i := skipJSONSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, false
-	}
-	m := map[string]any{}
-	i = skipJSONSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return m, skipJSONSpace(b, i+1) == len(b)
-	}
-	for {
-		k, j, ok := plainJSONString(b, i)
-		if !ok {
-			return nil, false
-		}
-		i = skipJSONSpace(b, j)
-		if i >= len(b) || b[i] != ':' {
-			return nil, false
-		}
-		v, j, ok := plainJSONString(b, skipJSONSpace(b, i+1))
-		if !ok {
-			return nil, false
-		}
-		m[k] = v
-		i = skipJSONSpace(b, j)
-		if i >= len(b) {
-			return nil, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipJSONSpace(b, i+1)
-		case '}':
-			return m, skipJSONSpace(b, i+1) == len(b)
-		default:
-			return nil, false
-		}
-	}
-}
-
-// plainJSONString reads the JSON string at b[i:] when it holds only printable ASCII and
-// no escape, and returns it and the index after its closing quote.
-func plainJSONString(b []byte, i int) (string, int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return "", 0, false
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return string(b[i+1 : j]), j + 1, true
-		case c == '\\' || c < 0x20 || c > 0x7e:
-			return "", 0, false
-		}
-	}
-	return "", 0, false
-}
-
-// skipJSONSpace returns the index of the first byte at or after i that is not JSON white
-// space.
-func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // argCache memoises, for one session evaluation, the decoded arguments of the calls
