@@ -153,7 +153,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		now:  time.Now,
 		tick: tick,
 		wake: make(chan struct{}, 1),
-		cont: store.NewMemoryContinuation(cfg.MaxSessions),
+		cont: store.NewMemoryContinuation(cfg.Continuation.MaxRecords),
 	}
 	workers := cfg.Workers
 	if workers <= 0 {
@@ -525,6 +525,11 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 	defer p.emb.addCallSpans(b, id, mark)
 	st := sh.state(ctx, p, ev.Session)
 	save := func(rec *evaluation.TurnRecord) {
+		if store.VerdictStage(rec) == 2 {
+			// Its next turn was evaluated (FollowUp had its user message): the
+			// carries are that turn's to hand on, here and in the store (§4.2).
+			rec.DropCarries()
+		}
 		if !st.continuable {
 			return
 		}
