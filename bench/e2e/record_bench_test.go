@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -75,11 +74,6 @@ func BenchmarkContinuationRecord(b *testing.B) {
 			var rows, size int64
 			if err := db.QueryRow("SELECT COUNT(*), SUM(LENGTH(record)) FROM turns").Scan(&rows, &size); err != nil {
 				b.Fatal(err)
-			}
-			if path := os.Getenv("DUMP_RECORD"); path != "" {
-				var doc string
-				_ = db.QueryRow("SELECT record FROM turns WHERE final LIMIT 1 OFFSET 100").Scan(&doc)
-				_ = os.WriteFile(path, []byte(doc), 0o600)
 			}
 			_ = db.Close()
 			b.ReportMetric(float64(size)/float64(rows), "row-B/turn")
