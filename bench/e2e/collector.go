@@ -65,9 +65,12 @@ type collectorParams struct {
 	GroupWait time.Duration
 	// SessionTimeout is the agentsession processor's session_timeout.
 	SessionTimeout time.Duration
-	// MaxSessions is the agentsession processor's max_sessions (0: 1,000,000). It also
-	// bounds the turn records its in-memory continuation state keeps.
+	// MaxSessions is the agentsession processor's max_sessions (0: 1,000,000): the open
+	// sessions it keeps.
 	MaxSessions int
+	// ContinuationRecords is the agentsession processor's continuation.max_records, the
+	// turn records its in-memory continuation state keeps (0: the processor's default).
+	ContinuationRecords int
 	// DataDir holds the SQLite store of the agenteval exporter.
 	DataDir string
 }
@@ -93,6 +96,9 @@ processors:
 			fmt.Fprintf(&b, "  groupbytrace:\n    wait_duration: %s\n", cp.GroupWait)
 		case "agentsession":
 			fmt.Fprintf(&b, "  agentsession:\n    turn_settle: %s\n    session_timeout: %s\n    max_sessions: %d\n", cp.TurnSettle, cp.SessionTimeout, cmp.Or(cp.MaxSessions, 1000000))
+			if cp.ContinuationRecords > 0 {
+				fmt.Fprintf(&b, "    continuation:\n      max_records: %d\n", cp.ContinuationRecords)
+			}
 		}
 	}
 	fmt.Fprintf(&b, `exporters:

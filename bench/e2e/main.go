@@ -49,6 +49,7 @@ type options struct {
 	GroupWait      time.Duration
 	SessionTimeout time.Duration
 	MaxSessions    int
+	ContRecords    int
 	ActiveTurns    int
 	TurnsPerSess   int
 	PortBase       int
@@ -71,7 +72,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.TurnSettle, "turn-settle", 500*time.Millisecond, "agentsession turn_settle (from the root span's arrival)")
 	fs.DurationVar(&o.GroupWait, "group-wait", 2*time.Second, "groupbytrace wait_duration (from a trace's first span: covers a turn's arrival plus -turn-settle)")
 	fs.DurationVar(&o.SessionTimeout, "session-timeout", 5*time.Second, "agentsession session_timeout (sessions cut by the end of a run end after it)")
-	fs.IntVar(&o.MaxSessions, "max-sessions", 1000000, "agentsession max_sessions (also the bound of its in-memory continuation state, in turn records)")
+	fs.IntVar(&o.MaxSessions, "max-sessions", 1000000, "agentsession max_sessions (open sessions)")
+	fs.IntVar(&o.ContRecords, "continuation-records", 0, "agentsession continuation.max_records: turn records kept in memory for continuation (0: the processor's default)")
 	fs.IntVar(&o.ActiveTurns, "active-turns", 500, "turns in flight at once, interleaved in every batch")
 	fs.IntVar(&o.TurnsPerSess, "turns-per-session", 3, "turns per session; the last one ends the session (agent_eval.session.end)")
 	fs.IntVar(&o.PortBase, "port-base", 21000, "first of the 6 loopback ports a run uses (OTLP in, sink, health, pprof, Prometheus, API)")
@@ -203,7 +205,7 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 		return res, err
 	}
 	defer snk.Stop()
-	cfg := renderConfig(p, pt, collectorParams{TurnSettle: o.TurnSettle, GroupWait: o.GroupWait, SessionTimeout: o.SessionTimeout, MaxSessions: o.MaxSessions, DataDir: dir})
+	cfg := renderConfig(p, pt, collectorParams{TurnSettle: o.TurnSettle, GroupWait: o.GroupWait, SessionTimeout: o.SessionTimeout, MaxSessions: o.MaxSessions, ContinuationRecords: o.ContRecords, DataDir: dir})
 	col, err := startCollector(ctx, o.Collector, dir, cfg, pt)
 	if err != nil {
 		return res, err

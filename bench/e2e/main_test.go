@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,7 @@ func TestRenderConfigValidates(t *testing.T) {
 	for i, p := range pipelines {
 		t.Run(p.Name, func(t *testing.T) {
 			dir := t.TempDir()
-			text := renderConfig(p, portsFrom(21000+10*i), collectorParams{TurnSettle: 500 * time.Millisecond, GroupWait: 2 * time.Second, SessionTimeout: 5 * time.Second, DataDir: dir})
+			text := renderConfig(p, portsFrom(21000+10*i), collectorParams{TurnSettle: 500 * time.Millisecond, GroupWait: 2 * time.Second, SessionTimeout: 5 * time.Second, ContinuationRecords: 1234, DataDir: dir})
 			path := filepath.Join(dir, "config.yaml")
 			require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
 			cfg, err := otelcoltest.LoadConfigAndValidate(path, factories)
@@ -89,6 +90,9 @@ func TestRenderConfigValidates(t *testing.T) {
 			}
 			if p.Name == "agentsession+agenteval" {
 				assert.Contains(t, text, filepath.Join(dir, "agenteval.db"))
+			}
+			if slices.Contains(p.Processors, "agentsession") {
+				assert.Contains(t, text, "max_records: 1234")
 			}
 		})
 	}

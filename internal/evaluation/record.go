@@ -59,6 +59,15 @@ type TurnRecord struct {
 	NoFollowUp bool `json:"no_follow_up,omitempty"`
 }
 
+// DropCarries empties what the record holds only for the evaluation of the session's
+// next turn (Grounding and Conversation, read by EvaluateClosedTurn as its prev): once
+// that turn is evaluated it carries them forward, and nothing else reads them (FollowUp,
+// FinishLast and Aggregate do not). A record that has its follow-up (FollowUp) keeps
+// the rest, which the session analysis reads: its result, summary, final responder and
+// hallucination explanation. On bench-e2e's turns the carries are most of a record
+// (docs/decisions/performance.md §8.14).
+func (r *TurnRecord) DropCarries() { r.Grounding, r.Conversation = nil, nil }
+
 // TurnSummary holds the per-turn facts the session-level scores (coordination, task
 // completion, per-agent issues) read from the model, computed once when the turn closes.
 type TurnSummary struct {

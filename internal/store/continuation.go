@@ -205,49 +205,71 @@ func (s *sqlStore) SaveRevision(ctx context.Context, sessionID string, revision 
 // MemoryContinuation is a ContinuationStore in memory for a collector without a
 // continuation database: sessions continue while the collector runs, not across a
 // restart or another collector. It keeps at most maxTurns turn records, dropping the
-// least recently used sessions whole (a dropped session that comes back is evaluated as
-// a new one).
+// least recently used sessions' records whole. A dropped session keeps its counters
+// (the next turn index and the last revision, a few dozen bytes) for StubsPerRecord ×
+// maxTurns more sessions, so that when it comes back its turns and analysis revisions go
+// on from where they were instead of restarting at 0 and 1 (which would overwrite the
+// stored analysis of the same revision); its earlier turns are then no longer known
+// here (docs/decisions/sessions.md §4.2).
 type MemoryContinuation struct {
 	mu       sync.Mutex
 	maxTurns int
 	turns    int
-	lru      *list.List // of *memSession, most recent first
+	lru      *list.List // of *memSession holding records or indexes, most recent first
+	stubs    *list.List // of *memSession dropped to their counters, most recent first
 	byID     map[string]*list.Element
 }
+
+// StubsPerRecord is how many dropped sessions' counters a MemoryContinuation keeps per
+// turn record it may hold.
+const StubsPerRecord = 4
 
 type memSession struct {
 	id       string
 	revision int
-	turns    map[string]evaluation.TurnRecord // by trace id
+	turns    map[string]evaluation.TurnRecord // by trace id; nil for a stub
 	indexes  map[string]int                   // by trace id (ReserveTurn)
 	next     int                              // one more than the highest index reserved or saved
 }
 
 // NewMemoryContinuation returns an empty MemoryContinuation bounded to maxTurns turn
-// records (at least 1).
+// records (at least 1) and StubsPerRecord × maxTurns dropped sessions' counters.
 func NewMemoryContinuation(maxTurns int) *MemoryContinuation {
-	return &MemoryContinuation{maxTurns: max(1, maxTurns), lru: list.New(), byID: map[string]*list.Element{}}
+	return &MemoryContinuation{maxTurns: max(1, maxTurns), lru: list.New(), stubs: list.New(), byID: map[string]*list.Element{}}
 }
 
 var _ ContinuationStore = (*MemoryContinuation)(nil)
 
+// get returns the session, most recently used now; a stub gets its records back (none).
 func (m *MemoryContinuation) get(id string) *memSession {
 	if e, ok := m.byID[id]; ok {
-		m.lru.MoveToFront(e)
-		return e.Value.(*memSession)
+		s := e.Value.(*memSession)
+		if s.turns != nil {
+			m.lru.MoveToFront(e)
+			return s
+		}
+		m.stubs.Remove(e)
+		s.turns = map[string]evaluation.TurnRecord{}
+		m.byID[id] = m.lru.PushFront(s)
+		return s
 	}
 	s := &memSession{id: id, turns: map[string]evaluation.TurnRecord{}}
 	m.byID[id] = m.lru.PushFront(s)
 	return s
 }
 
-// evict drops the least recently used sessions while more than maxTurns records are
-// kept.
+// evict drops the records of the least recently used sessions while more than maxTurns
+// are kept, keeping their counters as stubs, and forgets the oldest stubs past
+// StubsPerRecord × maxTurns.
 func (m *MemoryContinuation) evict() {
 	for m.turns > m.maxTurns && m.lru.Len() > 0 {
 		old := m.lru.Remove(m.lru.Back()).(*memSession)
-		delete(m.byID, old.id)
 		m.turns -= len(old.turns)
+		old.turns, old.indexes = nil, nil
+		m.byID[old.id] = m.stubs.PushFront(old)
+	}
+	for m.stubs.Len() > StubsPerRecord*m.maxTurns {
+		delete(m.byID, m.stubs.Remove(m.stubs.Back()).(*memSession).id)
 	}
 }
 

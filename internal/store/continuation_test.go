@@ -131,6 +131,48 @@ func TestMemoryContinuationBound(t *testing.T) {
 	assert.Len(t, c.Turns, 1)
 }
 
+// TestMemoryContinuationEvictedSessionGoesOn: a session whose records were dropped
+// keeps its counters, so that when it comes back its turn indexes and revisions go on
+// (a second revision 1 would replace the stored analysis of the first); past
+// StubsPerRecord × maxTurns dropped sessions, the oldest is forgotten whole.
+func TestMemoryContinuationEvictedSessionGoesOn(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemoryContinuation(2)
+	for i := range 2 {
+		idx, err := m.ReserveTurn(ctx, "a", fmt.Sprintf("%032x", i+1))
+		require.NoError(t, err)
+		require.Equal(t, i, idx)
+	}
+	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("a", 0, true, "none"), turnState("a", 1, true, "none")}))
+	rev, err := m.NextRevision(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, 1, rev)
+	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("b", 0, false, "none"), turnState("b", 1, false, "none")}))
+
+	a, err := m.LoadContinuation(ctx, "a")
+	require.NoError(t, err)
+	assert.Empty(t, a.Turns, "a's records were dropped")
+	assert.Equal(t, 1, a.Revision, "its revision is kept")
+	idx, err := m.ReserveTurn(ctx, "a", fmt.Sprintf("%032x", 3))
+	require.NoError(t, err)
+	assert.Equal(t, 2, idx, "its turn indexes go on")
+	rev, err = m.NextRevision(ctx, "a")
+	require.NoError(t, err)
+	assert.Equal(t, 2, rev, "its revisions go on")
+
+	// 2 records, 8 stubs: ten more one-turn sessions push a's counters out (b's first).
+	for i := range 10 {
+		require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState(fmt.Sprintf("s%d", i), 0, false, "none")}))
+	}
+	assert.LessOrEqual(t, m.stubs.Len(), StubsPerRecord*2)
+	b, err := m.LoadContinuation(ctx, "b")
+	require.NoError(t, err)
+	assert.Equal(t, Continuation{}, b, "the oldest dropped session is forgotten")
+	idx, err = m.ReserveTurn(ctx, "b", fmt.Sprintf("%032x", 9))
+	require.NoError(t, err)
+	assert.Equal(t, 0, idx, "a forgotten session starts again at index 0 (docs/decisions/sessions.md §4.2)")
+}
+
 // TestRetentionDeletesContinuationState: retention removes the continuation state last
 // written before the cutoff too.
 func TestRetentionDeletesContinuationState(t *testing.T) {

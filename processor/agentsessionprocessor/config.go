@@ -120,9 +120,13 @@ type Config struct {
 	_ struct{}
 }
 
+// defaultContinuationMaxRecords is continuation.max_records' default: about 11 KB a
+// record on bench-e2e's turns (docs/decisions/performance.md §8.14), some 55 MB.
+const defaultContinuationMaxRecords = 5000
+
 // ContinuationConfig selects the continuation store.
 type ContinuationConfig struct {
-	// Driver is "" (in memory: at most max_sessions turn records, the least recently
+	// Driver is "" (in memory: at most max_records turn records, the least recently
 	// used sessions dropped first), "sqlite" or "postgres": the
 	// result store's database (the agenteval exporter's store.driver), whose turns and
 	// session_revisions tables then survive a restart and are shared by the collectors
@@ -131,6 +135,13 @@ type ContinuationConfig struct {
 	// DSN is the SQLite file path or PostgreSQL connection string, as the exporter's
 	// store.dsn. Required with a driver.
 	DSN configopaque.String `mapstructure:"dsn"`
+	// MaxRecords bounds the in-memory state (Driver ""): at most this many turn records
+	// (a few KB to a few tens of KB each, with the turn's interactions and tool calls:
+	// about 11 KB on bench-e2e's turns), the least recently written sessions' records
+	// dropped first. A dropped session keeps its next turn index and last revision for 4
+	// × max_records more sessions (docs/decisions/sessions.md §4.2). Unused with a
+	// driver. Default 5000.
+	MaxRecords int `mapstructure:"max_records"`
 }
 
 // EmitConfig selects the evaluation spans emitted (docs/architecture.md §6).
@@ -212,6 +223,9 @@ func (cfg *Config) Validate() error {
 	}
 	if err := cfg.Emit.Interactions.validate("emit.interactions"); err != nil {
 		errs = append(errs, err)
+	}
+	if cfg.Continuation.MaxRecords <= 0 {
+		errs = append(errs, fmt.Errorf("continuation.max_records: must be positive, got %d", cfg.Continuation.MaxRecords))
 	}
 	switch cfg.Continuation.Driver {
 	case "":

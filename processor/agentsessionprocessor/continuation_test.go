@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -687,4 +688,128 @@ func TestGroundingWhilePreviousTurnNotStored(t *testing.T) {
 		last := highestRevision(t, allAnalyses(t, sinks))
 		assert.Equal(t, []int{0, 1, 2}, turnIndexes(last))
 	})
+}
+
+// TestCompactedRecordsGiveSameResults: a record that has its follow-up drops its
+// grounding facts and conversation tokens (the next turn's record carries them on);
+// a session continued across pauses, through the continuation store (memory, SQLite),
+// then gets the same verdicts and analyses as with every record kept whole, and the
+// store holds the carries of the session's last turn only.
+func TestCompactedRecordsGiveSameResults(t *testing.T) {
+	turns := []struct{ user, answer string }{
+		{"My order 5521 was charged 120.50 EUR twice, ticket RX-4410.", "I see order 5521 and a double charge of 120.50 EUR."},
+		{"No, that's wrong, it was charged three times.", "Sorry: order 5521 was charged three times."},
+		{"Can you refund the extra charges?", "Refund of 241.00 EUR started for order 5521."},
+		{"When will it arrive, for ticket RX-4410?", "The refund for ticket RX-4410 arrives in 5 days."},
+	}
+	run := func(t *testing.T, cfg Config, keep bool) (verdicts, as []string, stored store.Continuation) {
+		ctx := context.Background()
+		if cfg.Continuation.Driver != "" { // a database of its own
+			cfg.Continuation.DSN = configopaque.String(filepath.Join(t.TempDir(), "agenteval.db"))
+		}
+		p, sink, clk := newTestProcessor(t, &cfg, nil)
+		p.keepCarries = keep
+		require.NoError(t, p.start(ctx, componenttest.NewNopHost()))
+		for i, c := range turns {
+			_, err := p.processTraces(ctx, chatTurn("compact-1", i+1, clk.now(), c.user, c.answer, true))
+			require.NoError(t, err)
+			clk.advance(3 * time.Second)
+			p.step(ctx)
+			if i%2 == 1 {
+				clk.advance(2 * time.Minute) // a pause longer than session_timeout
+				p.step(ctx)
+			}
+		}
+		stored, err := p.cont.LoadContinuation(ctx, "compact-1")
+		require.NoError(t, err)
+		require.NoError(t, p.shutdown(ctx))
+		spans := evalSpans(sink)
+		for _, sp := range spans[semconv.EvalKindTurn] {
+			tr, err := evalspan.DecodeTurn(sp.Attributes())
+			require.NoError(t, err)
+			js, err := json.Marshal(tr)
+			require.NoError(t, err)
+			verdicts = append(verdicts, string(js))
+		}
+		for _, a := range analyses(t, spans[semconv.EvalKindAgentSession]) {
+			js, err := json.Marshal(a)
+			require.NoError(t, err)
+			as = append(as, string(js))
+		}
+		return verdicts, as, stored
+	}
+	check := func(t *testing.T, cfg *Config) {
+		cfg.SessionTimeout = 30 * time.Second
+		wantVerdicts, wantAnalyses, whole := run(t, *cfg, true)
+		gotVerdicts, gotAnalyses, compact := run(t, *cfg, false)
+		assert.Equal(t, wantVerdicts, gotVerdicts, "turn verdicts")
+		require.Len(t, gotAnalyses, 2, "one analysis per idle period")
+		assert.Equal(t, wantAnalyses, gotAnalyses, "analyses")
+		var last evaluation.Analysis
+		require.NoError(t, json.Unmarshal([]byte(gotAnalyses[1]), &last))
+		require.Len(t, last.TurnResults, len(turns))
+		assert.Equal(t, evaluation.DetectionRDM, last.TurnResults[0].DetectionType, "the correction lands on turn 0")
+
+		require.Len(t, whole.Turns, len(turns))
+		require.Len(t, compact.Turns, len(turns))
+		for i, r := range compact.Turns {
+			assert.NotEmpty(t, whole.Turns[i].Conversation, "kept whole: turn %d has its carries", i)
+			if i < len(turns)-1 {
+				assert.Nil(t, r.Grounding, "turn %d has its follow-up: no grounding facts", i)
+				assert.Nil(t, r.Conversation, "turn %d has its follow-up: no conversation tokens", i)
+				continue
+			}
+			assert.Equal(t, whole.Turns[i].Grounding, r.Grounding, "the last turn keeps its grounding facts for the next")
+			assert.Equal(t, whole.Turns[i].Conversation, r.Conversation)
+			assert.Contains(t, r.Grounding, "5521", "facts of turn 0 are carried on to the last turn")
+		}
+	}
+	t.Run("memory", func(t *testing.T) { check(t, testConfig()) })
+	t.Run("sqlite", func(t *testing.T) {
+		cfg := testConfig()
+		cfg.Continuation.Driver = "sqlite"
+		check(t, cfg)
+	})
+}
+
+// TestEvictedSessionContinues: with continuation.max_records 2, a session whose records
+// were dropped from memory and that comes back goes on with its turn index and
+// revision (revision 2 never replaces the stored revision 1 with fewer turns under the
+// same number), and its new analysis covers the turns seen since
+// (docs/decisions/sessions.md §4.2).
+func TestEvictedSessionContinues(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig()
+	cfg.SessionTimeout = 30 * time.Second
+	cfg.Continuation.MaxRecords = 2
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	send := func(id string, seed, i int) {
+		c := conversation[i]
+		_, err := p.processTraces(ctx, chatTurn(id, seed, clk.now(), c.user, c.answer, true))
+		require.NoError(t, err)
+		clk.advance(3 * time.Second)
+		p.step(ctx)
+	}
+	send("evicted", 1, 0)
+	send("evicted", 2, 1)
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+	send("other", 3, 0)
+	send("other", 4, 1)
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+	send("evicted", 5, 2)
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+
+	var got []evaluation.Analysis
+	for _, a := range analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession]) {
+		if a.SessionID == "evicted" {
+			got = append(got, a)
+		}
+	}
+	require.Len(t, got, 2)
+	assert.Equal(t, []int{1, 2}, []int{got[0].AnalysisRevision, got[1].AnalysisRevision})
+	require.Len(t, got[1].TurnResults, 1, "the dropped turns are not known any more")
+	assert.Equal(t, 2, got[1].TurnResults[0].TurnIndex, "the turn index goes on")
 }

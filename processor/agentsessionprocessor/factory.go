@@ -42,6 +42,7 @@ func createDefaultConfig() component.Config {
 		EndAttribute:       semconv.AgentEvalSessionEnd,
 		Scoring:            evaluation.DefaultConfig(),
 		Emit:               EmitConfig{ToolCalls: EmitToolCallsIssues, Interactions: EmitToolCallsIssues},
+		Continuation:       ContinuationConfig{MaxRecords: defaultContinuationMaxRecords},
 		References:         defaultReferencesConfig(),
 	}
 }

@@ -83,6 +83,9 @@ type agentSessionProcessor struct {
 	// session needs (memory, or the result store's database).
 	shards []*shard
 	cont   store.ContinuationStore
+	// keepCarries keeps every record's grounding facts and conversation tokens (tests
+	// compare with it; by default a record given its follow-up drops them, §4.2).
+	keepCarries bool
 	// recovery is set when cont survives a restart (store.Recovery): instance is this
 	// processor's id in the store's leases, schedule when to renew and sweep
 	// (recover.go). Both are used on the worker goroutine only.
@@ -172,7 +175,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		now:  time.Now,
 		tick: tick,
 		wake: make(chan struct{}, 1),
-		cont: store.NewMemoryContinuation(cfg.MaxSessions),
+		cont: store.NewMemoryContinuation(cfg.Continuation.MaxRecords),
 	}
 	workers := cfg.Workers
 	if workers <= 0 {
@@ -667,6 +670,11 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 	defer p.emb.addCallSpans(b, id, mark)
 	st := sh.state(ctx, p, ev.Session)
 	save := func(rec *evaluation.TurnRecord) {
+		if store.VerdictStage(rec) == 2 && !p.keepCarries {
+			// Its next turn was evaluated (FollowUp had its user message): the
+			// carries are that turn's to hand on, here and in the store (§4.2).
+			rec.DropCarries()
+		}
 		if !st.continuable {
 			return
 		}
