@@ -63,9 +63,9 @@ const (
 
 // Status values are StatusOK, StatusError and StatusNotExecuted (model.go).
 const (
-	// asmArgsSourceLLMOutput is ToolCall.ArgumentsSource for arguments taken from the
+	// argsSourceLLMOutput is ToolCall.ArgumentsSource for arguments taken from the
 	// LLM output that requested the call (RequestedToolCall.Arguments).
-	asmArgsSourceLLMOutput = "llm_output"
+	argsSourceLLMOutput = "llm_output"
 )
 
 // TurnAssembly is one reconstructed turn plus what the trace taught about agents.
@@ -103,65 +103,65 @@ func AssembleTurn(records []SpanRecord) TurnAssembly {
 	return a.assemble()
 }
 
-// asmNode is one span of the trace tree.
-type asmNode struct {
+// treeNode is one span of the trace tree.
+type treeNode struct {
 	rec *SpanRecord
 	// idx is the position in start order.
 	idx      int
-	parent   *asmNode
-	children []*asmNode
+	parent   *treeNode
+	children []*treeNode
 	depth    int
 	// missingParent: the parent id names a span absent from the trace.
 	missingParent bool
 	// agentAnc is the nearest ClassAgent ancestor (strictly above).
-	agentAnc *asmNode
+	agentAnc *treeNode
 	// toolAnc is the nearest ClassTool ancestor strictly above and below agentAnc.
-	toolAnc *asmNode
+	toolAnc *treeNode
 	// inter is the interaction that owns this span (its agent span or a step), -1 if none.
 	inter int
 	// call is the joined tool call of an execution span.
-	call *asmCall
+	call *interCall
 	// reclassed: rec is a copy of another class than the extractor gave (see
 	// assemble_agents.go).
 	reclassed bool
 }
 
-func (n *asmNode) start() int64 { return n.rec.StartUnixNano }
+func (n *treeNode) start() int64 { return n.rec.StartUnixNano }
 
 // end returns the end time, never before the start.
-func (n *asmNode) end() int64 {
+func (n *treeNode) end() int64 {
 	if n.rec.EndUnixNano < n.rec.StartUnixNano {
 		return n.rec.StartUnixNano
 	}
 	return n.rec.EndUnixNano
 }
 
-func (n *asmNode) durationMs() float64 { return float64(n.end()-n.start()) / 1e6 }
+func (n *treeNode) durationMs() float64 { return float64(n.end()-n.start()) / 1e6 }
 
-func (n *asmNode) status() string {
+func (n *treeNode) status() string {
 	if n.rec.Error {
 		return StatusError
 	}
 	return StatusOK
 }
 
-// asmInteraction is an agent interaction under construction.
-type asmInteraction struct {
-	node      *asmNode // the agent span; the root for the synthetic interaction
+// interactionBuilder is an agent interaction under construction.
+type interactionBuilder struct {
+	node      *treeNode // the agent span; the root for the synthetic interaction
 	agentID   string
 	agentRule string
 	synthetic bool
 	parent    int // interaction index of the nearest agent ancestor, -1
-	llms      []*asmNode
-	tools     []*asmNode
-	handoffs  []*asmNode
-	calls     []*asmCall
-	steps     []asmStep
+	llms      []*treeNode
+	tools     []*treeNode
+	handoffs  []*treeNode
+	calls     []*interCall
+	steps     []rankedStep
 	input     string
 }
 
-// asmStep is a step with its ordering keys.
-type asmStep struct {
+// rankedStep is a step with its ordering keys.
+type rankedStep struct {
 	step AgentStep
 	at   int64
 	rank int
@@ -169,25 +169,25 @@ type asmStep struct {
 }
 
 type assembler struct {
-	nodes     []*asmNode
-	byID      map[string]*asmNode
+	nodes     []*treeNode
+	byID      map[string]*treeNode
 	anomalies map[string]bool
-	root      *asmNode
+	root      *treeNode
 	rootRule  string
-	inters    []*asmInteraction
+	inters    []*interactionBuilder
 	seq       int
 	// nested maps a tool span to the first agent span nested under it (agent-as-tool).
-	nested map[*asmNode]*asmNode
+	nested map[*treeNode]*treeNode
 	// agentKeys maps normalised agent ids (AgentKey) to the first agent id with that key.
 	agentKeys map[string]string
 	// wrappers are the agent spans demoted to turn markers (demoteWrappers).
-	wrappers map[*asmNode]bool
+	wrappers map[*treeNode]bool
 }
 
 func newAssembler(records []SpanRecord) *assembler {
 	a := &assembler{anomalies: map[string]bool{}}
-	a.byID = make(map[string]*asmNode, len(records))
-	a.nodes = make([]*asmNode, 0, len(records))
+	a.byID = make(map[string]*treeNode, len(records))
+	a.nodes = make([]*treeNode, 0, len(records))
 	for i := range records {
 		r := &records[i]
 		if r.Class == ClassEvaluation {
@@ -197,11 +197,11 @@ func newAssembler(records []SpanRecord) *assembler {
 			a.anomalies[AnomalyDuplicateSpan] = true
 			continue
 		}
-		n := &asmNode{rec: r, inter: -1}
+		n := &treeNode{rec: r, inter: -1}
 		a.byID[r.SpanID] = n
 		a.nodes = append(a.nodes, n)
 	}
-	slices.SortFunc(a.nodes, func(x, y *asmNode) int {
+	slices.SortFunc(a.nodes, func(x, y *treeNode) int {
 		if c := cmp.Compare(x.start(), y.start()); c != 0 {
 			return c
 		}
@@ -252,7 +252,7 @@ func (a *assembler) buildTree() {
 	// Cycles: every node has at most one parent, so each cycle is met once; it is broken
 	// at its earliest member, which does not depend on where the walk entered it.
 	state := make([]uint8, len(a.nodes)) // 0 new, 1 on the current path, 2 done
-	var path []*asmNode
+	var path []*treeNode
 	for _, n := range a.nodes {
 		path = path[:0]
 		cur := n
@@ -276,7 +276,7 @@ func (a *assembler) buildTree() {
 			state[m.idx] = 2
 		}
 	}
-	var roots []*asmNode
+	var roots []*treeNode
 	for _, n := range a.nodes {
 		if n.parent == nil {
 			roots = append(roots, n)
@@ -300,20 +300,20 @@ func (a *assembler) buildTree() {
 func (a *assembler) nameGenericSubagents() {
 	for _, n := range a.nodes {
 		t := n.toolAnc
-		if n.rec.Class != ClassAgent || t == nil || t.rec.HandoffTo == "" || t.rec.HandoffRule != exRuleHandoffTool {
+		if n.rec.Class != ClassAgent || t == nil || t.rec.HandoffTo == "" || t.rec.HandoffRule != ruleHandoffTool {
 			continue
 		}
-		if AgentKey(n.rec.AgentName) == AgentKey(asmExecToolName(t.rec)) && AgentKey(t.rec.HandoffTo) != AgentKey(n.rec.AgentName) {
-			n.reclass(ClassAgent, t.rec.HandoffTo, exRuleSubagentFromTool)
+		if AgentKey(n.rec.AgentName) == AgentKey(execToolName(t.rec)) && AgentKey(t.rec.HandoffTo) != AgentKey(n.rec.AgentName) {
+			n.reclass(ClassAgent, t.rec.HandoffTo, ruleSubagentFromTool)
 		}
 	}
 }
 
 // annotate computes, top-down, the depth and the agent/tool ancestors of every node. With
-// fold, an agent span that is part of its nearest agent ancestor (asmFolds) is
+// fold, an agent span that is part of its nearest agent ancestor (foldsInto) is
 // reclassified as other on the way, so that its descendants belong to that ancestor.
-func (a *assembler) annotate(roots []*asmNode, fold bool) {
-	stack := make([]*asmNode, 0, len(a.nodes))
+func (a *assembler) annotate(roots []*treeNode, fold bool) {
+	stack := make([]*treeNode, 0, len(a.nodes))
 	for i := len(roots) - 1; i >= 0; i-- {
 		stack = append(stack, roots[i])
 	}
@@ -332,7 +332,7 @@ func (a *assembler) annotate(roots []*asmNode, fold bool) {
 				n.agentAnc, n.toolAnc = p.agentAnc, p.toolAnc
 			}
 		}
-		if fold && asmFolds(n) {
+		if fold && foldsInto(n) {
 			n.reclass(ClassOther, "", "")
 		}
 		for i := len(n.children) - 1; i >= 0; i-- {
@@ -348,10 +348,10 @@ func (a *assembler) annotate(roots []*asmNode, fold bool) {
 // is the only record of the model call.
 func (a *assembler) promoteLoneCallLLM() {
 	for _, n := range a.nodes {
-		if n.rec.Class != ClassOther || n.rec.ClassRule != exRuleName+semconv.ADKSpanCallLLM {
+		if n.rec.Class != ClassOther || n.rec.ClassRule != ruleName+semconv.ADKSpanCallLLM {
 			continue
 		}
-		if !slices.ContainsFunc(n.children, func(c *asmNode) bool { return c.rec.Class == ClassLLM }) {
+		if !slices.ContainsFunc(n.children, func(c *treeNode) bool { return c.rec.Class == ClassLLM }) {
 			r := *n.rec
 			r.Class = ClassLLM
 			n.rec = &r
@@ -366,18 +366,18 @@ func (a *assembler) promoteLoneCallLLM() {
 // earlier calls.
 func (a *assembler) inheritSavedCalls() {
 	for _, n := range a.nodes {
-		if n.rec.Class != ClassLLM || len(n.rec.RequestedCalls) > 0 || n.parent == nil || n.rec.ClassRule != exRuleVoltLLM {
+		if n.rec.Class != ClassLLM || len(n.rec.RequestedCalls) > 0 || n.parent == nil || n.rec.ClassRule != ruleVoltLLM {
 			continue
 		}
 		var calls []RequestedToolCall
 		seen := map[string]bool{}
 		for _, c := range n.parent.children {
-			if c.rec.Class != ClassOther || c.rec.ClassRule != exRuleVoltOther {
+			if c.rec.Class != ClassOther || c.rec.ClassRule != ruleVoltOther {
 				continue
 			}
 			for _, rc := range c.rec.RequestedCalls {
 				key := cmp.Or(rc.ID, rc.Name+"\x00"+rc.Arguments)
-				if !seen[key] && len(calls) < exMaxList {
+				if !seen[key] && len(calls) < maxList {
 					seen[key] = true
 					calls = append(calls, rc)
 				}
@@ -439,7 +439,7 @@ func (a *assembler) inheritWrapperContent() {
 	}
 }
 
-func asmIsGenAI(c SpanClass) bool {
+func isGenAI(c SpanClass) bool {
 	switch c {
 	case ClassTurn, ClassAgent, ClassLLM, ClassTool, ClassHandoff:
 		return true
@@ -450,8 +450,8 @@ func asmIsGenAI(c SpanClass) bool {
 // chooseRoot picks the turn root: the highest turn marker, else the highest agent/LLM/tool
 // span, else the highest span; ties go to the earliest (start time, span id).
 func (a *assembler) chooseRoot() {
-	pick := func(ok func(*asmNode) bool) *asmNode {
-		var best *asmNode
+	pick := func(ok func(*treeNode) bool) *treeNode {
+		var best *treeNode
 		for _, n := range a.nodes {
 			if ok(n) && (best == nil || n.depth < best.depth) {
 				best = n
@@ -459,21 +459,21 @@ func (a *assembler) chooseRoot() {
 		}
 		return best
 	}
-	if r := pick(func(n *asmNode) bool { return n.rec.Class == ClassTurn }); r != nil {
+	if r := pick(func(n *treeNode) bool { return n.rec.Class == ClassTurn }); r != nil {
 		a.root, a.rootRule = r, RootRuleTurnMarker
 		if a.wrappers[r] {
 			a.rootRule = RootRuleWorkflowAgent
 		}
-	} else if r := pick(func(n *asmNode) bool {
+	} else if r := pick(func(n *treeNode) bool {
 		c := n.rec.Class
 		return c == ClassAgent || c == ClassLLM || c == ClassTool
 	}); r != nil {
 		a.root, a.rootRule = r, RootRuleGenAIRoot
 	} else {
-		a.root, a.rootRule = pick(func(*asmNode) bool { return true }), RootRuleSpanRoot
+		a.root, a.rootRule = pick(func(*treeNode) bool { return true }), RootRuleSpanRoot
 	}
 	for _, n := range a.nodes {
-		if n.missingParent && n != a.root && asmIsGenAI(n.rec.Class) {
+		if n.missingParent && n != a.root && isGenAI(n.rec.Class) {
 			a.anomalies[AnomalyMissingParent] = true
 		}
 	}
@@ -487,9 +487,9 @@ func (a *assembler) buildInteractions() {
 		if n.rec.Class != ClassAgent {
 			continue
 		}
-		in := &asmInteraction{node: n, agentID: n.rec.AgentName, agentRule: n.rec.AgentRule, parent: -1}
+		in := &interactionBuilder{node: n, agentID: n.rec.AgentName, agentRule: n.rec.AgentRule, parent: -1}
 		if in.agentID == "" {
-			in.agentID, in.agentRule = asmNameDerivedAgent(n.rec.Name)
+			in.agentID, in.agentRule = nameDerivedAgent(n.rec.Name)
 			if in.agentID == SyntheticAgentID && n.rec.Name != "" {
 				in.agentID, in.agentRule = n.rec.Name, "span_name"
 			}
@@ -501,7 +501,7 @@ func (a *assembler) buildInteractions() {
 		a.inters = append(a.inters, in)
 	}
 	synthetic := -1
-	var orphans []*asmNode
+	var orphans []*treeNode
 	for _, n := range a.nodes {
 		switch n.rec.Class {
 		case ClassLLM, ClassTool, ClassHandoff:
@@ -514,11 +514,11 @@ func (a *assembler) buildInteractions() {
 		} else if len(a.inters) == 0 || synthetic >= 0 {
 			if synthetic < 0 {
 				synthetic = len(a.inters)
-				id, rule := asmNameDerivedAgent(a.root.rec.Name)
+				id, rule := nameDerivedAgent(a.root.rec.Name)
 				if a.root.rec.AgentName != "" {
 					id, rule = a.root.rec.AgentName, a.root.rec.AgentRule
 				}
-				a.inters = append(a.inters, &asmInteraction{
+				a.inters = append(a.inters, &interactionBuilder{
 					node: a.root, agentID: id, agentRule: rule, synthetic: true, parent: -1,
 				})
 			}
@@ -558,9 +558,9 @@ func (a *assembler) buildInteractions() {
 // the latest interaction with an LLM span started no later than the tool span that
 // requested a call of that tool. LangGraph runs the "tools" node beside the "agent" node,
 // not inside it. Orphans requested by no interaction stay unattributed.
-func (a *assembler) adoptOrphanTools(orphans []*asmNode) {
+func (a *assembler) adoptOrphanTools(orphans []*treeNode) {
 	for _, n := range orphans {
-		id, name := n.rec.ToolCallID, asmExecToolName(n.rec)
+		id, name := n.rec.ToolCallID, execToolName(n.rec)
 		byID, byName := -1, -1
 		var byNameAt int64
 		for i, in := range a.inters {
@@ -585,14 +585,14 @@ func (a *assembler) adoptOrphanTools(orphans []*asmNode) {
 		n.inter = idx
 		in := a.inters[idx]
 		in.tools = append(in.tools, n)
-		slices.SortFunc(in.tools, func(x, y *asmNode) int { return x.idx - y.idx })
+		slices.SortFunc(in.tools, func(x, y *treeNode) int { return x.idx - y.idx })
 	}
 }
 
-// asmNameDerivedAgent derives an agent id from a span name: "invoke_agent X",
+// nameDerivedAgent derives an agent id from a span name: "invoke_agent X",
 // "invoke_workflow X", "X.agent" and "X.workflow" give X; anything else gives
 // SyntheticAgentID.
-func asmNameDerivedAgent(name string) (string, string) {
+func nameDerivedAgent(name string) (string, string) {
 	for _, p := range []string{"invoke_agent ", "invoke_workflow "} {
 		if rest, ok := strings.CutPrefix(name, p); ok && strings.TrimSpace(rest) != "" {
 			return strings.TrimSpace(rest), AgentRuleSyntheticRootName
@@ -608,22 +608,22 @@ func asmNameDerivedAgent(name string) (string, string) {
 
 // Step ranks order steps that start at the same instant.
 const (
-	asmRankReasoning = iota
-	asmRankLLM
-	asmRankTool
-	asmRankHandoff
+	rankReasoning = iota
+	rankLLM
+	rankTool
+	rankHandoff
 )
 
-func (a *assembler) addStep(in *asmInteraction, at int64, rank int, s AgentStep) {
-	s.StartedAt = asmTime(at)
-	in.steps = append(in.steps, asmStep{step: s, at: at, rank: rank, seq: a.seq})
+func (a *assembler) addStep(in *interactionBuilder, at int64, rank int, s AgentStep) {
+	s.StartedAt = unixTime(at)
+	in.steps = append(in.steps, rankedStep{step: s, at: at, rank: rank, seq: a.seq})
 	a.seq++
 }
 
 // buildSteps adds the LLM and reasoning steps and the tool-call steps, then orders every
 // step by start time, rank and insertion order (handoff steps were added by
 // buildHandoffs).
-func (a *assembler) buildSteps(in *asmInteraction) {
+func (a *assembler) buildSteps(in *interactionBuilder) {
 	n := len(in.llms) + len(in.calls)
 	for _, l := range in.llms {
 		if l.rec.Reasoning != "" {
@@ -634,15 +634,15 @@ func (a *assembler) buildSteps(in *asmInteraction) {
 	for _, l := range in.llms {
 		r := l.rec
 		if r.Reasoning != "" {
-			a.addStep(in, l.start(), asmRankReasoning, AgentStep{Kind: StepReasoning, SpanID: r.SpanID, Text: r.Reasoning})
+			a.addStep(in, l.start(), rankReasoning, AgentStep{Kind: StepReasoning, SpanID: r.SpanID, Text: r.Reasoning})
 		}
-		a.addStep(in, l.start(), asmRankLLM, AgentStep{Kind: StepLLMCall, SpanID: r.SpanID, LLMCall: asmLLMCall(l)})
+		a.addStep(in, l.start(), rankLLM, AgentStep{Kind: StepLLMCall, SpanID: r.SpanID, LLMCall: llmCall(l)})
 	}
 	for _, c := range in.calls {
 		tc := c.tc
-		a.addStep(in, c.at, asmRankTool, AgentStep{Kind: StepToolCall, SpanID: tc.SpanID, ToolCall: &tc})
+		a.addStep(in, c.at, rankTool, AgentStep{Kind: StepToolCall, SpanID: tc.SpanID, ToolCall: &tc})
 	}
-	slices.SortStableFunc(in.steps, func(x, y asmStep) int {
+	slices.SortStableFunc(in.steps, func(x, y rankedStep) int {
 		if c := cmp.Compare(x.at, y.at); c != 0 {
 			return c
 		}
@@ -653,13 +653,13 @@ func (a *assembler) buildSteps(in *asmInteraction) {
 	})
 }
 
-func asmLLMCall(l *asmNode) *LLMCall {
+func llmCall(l *treeNode) *LLMCall {
 	r := l.rec
 	c := &LLMCall{
 		Model:         r.Model,
 		FinishReasons: slices.Clone(r.FinishReasons),
 		LatencyMs:     l.durationMs(),
-		Usage:         asmLLMUsage(r),
+		Usage:         llmUsage(r),
 		Output:        r.Output,
 		Status:        l.status(),
 	}
@@ -669,15 +669,15 @@ func asmLLMCall(l *asmNode) *LLMCall {
 	return c
 }
 
-// asmLLMUsage is the usage of one inference span, counted as one LLM call.
-func asmLLMUsage(r *SpanRecord) Usage {
+// llmUsage is the usage of one inference span, counted as one LLM call.
+func llmUsage(r *SpanRecord) Usage {
 	u := r.Usage
 	u.LLMCalls = 1
 	return u
 }
 
-// asmTime converts Unix nanoseconds to a UTC time; 0 gives the zero time.
-func asmTime(ns int64) time.Time {
+// unixTime converts Unix nanoseconds to a UTC time; 0 gives the zero time.
+func unixTime(ns int64) time.Time {
 	if ns == 0 {
 		return time.Time{}
 	}
@@ -693,8 +693,8 @@ func (a *assembler) result() TurnAssembly {
 		RootRule:      a.rootRule,
 		UserMessage:   rr.UserMessage,
 		FinalResponse: rr.Output,
-		StartedAt:     asmTime(root.start()),
-		EndedAt:       asmTime(root.end()),
+		StartedAt:     unixTime(root.start()),
+		EndedAt:       unixTime(root.end()),
 		LatencyMs:     root.durationMs(),
 		Status:        root.status(),
 		SpanCount:     len(a.nodes),
@@ -706,9 +706,9 @@ func (a *assembler) result() TurnAssembly {
 		for _, n := range a.nodes {
 			lo, hi = min(lo, n.start()), max(hi, n.end())
 		}
-		turn.StartedAt, turn.EndedAt, turn.LatencyMs = asmTime(lo), asmTime(hi), float64(hi-lo)/1e6
+		turn.StartedAt, turn.EndedAt, turn.LatencyMs = unixTime(lo), unixTime(hi), float64(hi-lo)/1e6
 	}
-	var outcomeNode *asmNode
+	var outcomeNode *treeNode
 	var cost float64
 	var costSeen bool
 	for _, n := range a.nodes {
@@ -717,7 +717,7 @@ func (a *assembler) result() TurnAssembly {
 			turn.UserMessage = r.UserMessage
 		}
 		if r.Class == ClassLLM {
-			turn.Usage.Add(asmLLMUsage(r))
+			turn.Usage.Add(llmUsage(r))
 			if r.Cost != nil {
 				cost += *r.Cost
 				costSeen = true
@@ -735,7 +735,7 @@ func (a *assembler) result() TurnAssembly {
 			}
 		}
 	}
-	var last *asmInteraction
+	var last *interactionBuilder
 	for _, in := range a.inters {
 		ia := a.interaction(in)
 		turn.Interactions = append(turn.Interactions, ia)
@@ -762,7 +762,7 @@ func (a *assembler) result() TurnAssembly {
 	return out
 }
 
-func (a *assembler) interaction(in *asmInteraction) AgentInteraction {
+func (a *assembler) interaction(in *interactionBuilder) AgentInteraction {
 	r := in.node.rec
 	ia := AgentInteraction{
 		AgentID:   in.agentID,
@@ -770,7 +770,7 @@ func (a *assembler) interaction(in *asmInteraction) AgentInteraction {
 		SpanID:    r.SpanID,
 		Input:     in.input,
 		Output:    r.Output,
-		StartedAt: asmTime(in.node.start()),
+		StartedAt: unixTime(in.node.start()),
 		LatencyMs: in.node.durationMs(),
 		Status:    in.node.status(),
 		ErrorType: r.ErrorType,
@@ -784,7 +784,7 @@ func (a *assembler) interaction(in *asmInteraction) AgentInteraction {
 	}
 	lastText := ""
 	for _, l := range in.llms {
-		ia.Usage.Add(asmLLMUsage(l.rec))
+		ia.Usage.Add(llmUsage(l.rec))
 		if fr := l.rec.FinishReasons; len(fr) > 0 {
 			ia.FinishReason = fr[len(fr)-1]
 		}
@@ -819,9 +819,9 @@ func (a *assembler) agents() []AgentDefinition {
 		if d.Description == "" && r.Class == ClassAgent {
 			d.Description = r.AgentDescription
 		}
-		asmAddTools(d, r.ToolDefs)
+		addTools(d, r.ToolDefs)
 		for _, name := range r.AllowedTools {
-			asmAddTools(d, []ToolDefinition{{Name: name}})
+			addTools(d, []ToolDefinition{{Name: name}})
 		}
 		for _, t := range r.HandoffTargets {
 			if t = a.resolveAgent(t); t != "" {
@@ -829,7 +829,7 @@ func (a *assembler) agents() []AgentDefinition {
 			}
 		}
 		for _, l := range in.llms {
-			asmAddTools(d, l.rec.ToolDefs)
+			addTools(d, l.rec.ToolDefs)
 		}
 	}
 	for i := range out {
@@ -838,7 +838,7 @@ func (a *assembler) agents() []AgentDefinition {
 			d.ToolsSource = "trace"
 		}
 		for _, t := range d.Tools {
-			if h := asmHandoffToolInfo(t.Name, nil); h != nil && h.target != "" {
+			if h := handoffToolInfo(t.Name, nil); h != nil && h.target != "" {
 				d.HandoffTargets = append(d.HandoffTargets, a.resolveAgent(h.target))
 			}
 		}
@@ -848,9 +848,9 @@ func (a *assembler) agents() []AgentDefinition {
 	return out
 }
 
-// asmAddTools merges tool definitions into d by name: the first definition of a name is
+// addTools merges tool definitions into d by name: the first definition of a name is
 // kept, completed by later ones (schema, description) where it lacks them.
-func asmAddTools(d *AgentDefinition, defs []ToolDefinition) {
+func addTools(d *AgentDefinition, defs []ToolDefinition) {
 	for _, t := range defs {
 		if t.Name == "" {
 			continue

@@ -20,11 +20,11 @@ const (
 	AgentRuleLangGraphSubgraph = "metadata.langgraph_node;subgraph"
 )
 
-// asmAgentRuleSpanName is the AgentRule of an agent named only by its span name.
-const asmAgentRuleSpanName = "span_name"
+// agentRuleSpanName is the AgentRule of an agent named only by its span name.
+const agentRuleSpanName = "span_name"
 
 // reclass replaces n's record by a copy of another class (agent name and rule as given).
-func (n *asmNode) reclass(c SpanClass, agent, rule string) {
+func (n *treeNode) reclass(c SpanClass, agent, rule string) {
 	r := *n.rec
 	r.Class = c
 	if c == ClassAgent {
@@ -44,7 +44,7 @@ func (n *asmNode) reclass(c SpanClass, agent, rule string) {
 //
 // Folding (annotate) then merges the nested spans of the same agent into the outermost.
 func (a *assembler) promoteLangGraphNodes() {
-	var nodes []*asmNode
+	var nodes []*treeNode
 	for _, n := range a.nodes {
 		if n.rec.LangGraphNode != "" && n.rec.Class == ClassOther {
 			nodes = append(nodes, n)
@@ -64,7 +64,7 @@ func (a *assembler) promoteLangGraphNodes() {
 	for _, n := range a.nodes {
 		r := n.rec
 		if r.Class == ClassTool {
-			addTarget(asmExecToolName(r), r.ToolArguments)
+			addTarget(execToolName(r), r.ToolArguments)
 		}
 		if k := AgentKey(r.HandoffTo); k != "" {
 			targets[k] = true
@@ -96,11 +96,11 @@ func (a *assembler) promoteLangGraphNodes() {
 	}
 }
 
-// asmFolds reports whether agent span n is part of its nearest agent ancestor rather than
+// foldsInto reports whether agent span n is part of its nearest agent ancestor rather than
 // an interaction of its own: both name the same agent and no tool span lies between them
 // (LangGraph records a node span and its subgraph span for one agent run, and the ReAct
 // model node inside; an agent that calls itself through a tool is a real nested run).
-func asmFolds(n *asmNode) bool {
+func foldsInto(n *treeNode) bool {
 	if n.rec.Class != ClassAgent || n.agentAnc == nil || n.toolAnc != nil {
 		return false
 	}
@@ -112,14 +112,14 @@ func asmFolds(n *asmNode) bool {
 // agent spans, and with no LLM, tool or handoff span nor requested tool call of their
 // own. This is the OpenAI Agents trace span through OpenInference (an AGENT span named
 // after the trace, "Acme support"); a named agent that only delegates keeps its
-// interaction. It runs before folding (asmFolds), so that an agent span of the wrapper's
+// interaction. It runs before folding (foldsInto), so that an agent span of the wrapper's
 // name nested in it stays an interaction. The tree must be re-annotated afterwards.
 func (a *assembler) demoteWrappers() {
 	type tally struct{ agents, work int }
-	counts := map[*asmNode]*tally{}
+	counts := map[*treeNode]*tally{}
 	for _, n := range a.nodes {
 		if n.rec.Class == ClassAgent && n.agentAnc == nil && len(n.rec.RequestedCalls) == 0 &&
-			(n.rec.AgentName == "" || n.rec.AgentRule == asmAgentRuleSpanName) {
+			(n.rec.AgentName == "" || n.rec.AgentRule == agentRuleSpanName) {
 			counts[n] = &tally{}
 		}
 	}
@@ -142,7 +142,7 @@ func (a *assembler) demoteWrappers() {
 		if t.agents > 0 && t.work == 0 {
 			n.reclass(ClassTurn, "", "")
 			if a.wrappers == nil {
-				a.wrappers = map[*asmNode]bool{}
+				a.wrappers = map[*treeNode]bool{}
 			}
 			a.wrappers[n] = true
 		}

@@ -17,7 +17,7 @@ func asLGAgent(name, rule string) asOpt {
 }
 
 func asSpanNamed(name string) asOpt {
-	return func(r *SpanRecord) { r.Name, r.AgentName, r.AgentRule = name, name, asmAgentRuleSpanName }
+	return func(r *SpanRecord) { r.Name, r.AgentName, r.AgentRule = name, name, agentRuleSpanName }
 }
 
 // asShape summarises a turn: interaction agents (with their span), handoffs and tool calls.

@@ -106,7 +106,7 @@ func asFuzzRecords(data []byte) []SpanRecord {
 			rec.LangGraphNode = r.pick("", "", "B", "math_agent", "tools")
 		case ClassAgent:
 			// Agents named only by their span name may be workflow wrappers.
-			rec.AgentRule = r.pick("gen_ai.agent.name", asmAgentRuleSpanName)
+			rec.AgentRule = r.pick("gen_ai.agent.name", agentRuleSpanName)
 		}
 		recs[i] = rec
 	}
@@ -225,7 +225,7 @@ func asCheckTurn(t *testing.T, recs []SpanRecord, got TurnAssembly) {
 			continue
 		}
 		r := byID[id]
-		if wraps[id] && (r.AgentName == "" || r.AgentRule == asmAgentRuleSpanName) {
+		if wraps[id] && (r.AgentName == "" || r.AgentRule == agentRuleSpanName) {
 			continue
 		}
 		folded := false

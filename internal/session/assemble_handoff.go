@@ -38,8 +38,8 @@ const (
 	HandoffSourceCaller = "gen_ai.caller"
 )
 
-// asmHandoffCand is one handoff found by one signal.
-type asmHandoffCand struct {
+// handoffCand is one handoff found by one signal.
+type handoffCand struct {
 	strength int // index of the signal, 0 = (a) strongest
 	rule     string
 	inferred bool
@@ -57,8 +57,8 @@ type asmHandoffCand struct {
 	// rawPayload: use the whole arguments as the payload when no payload key is present
 	// (agent-as-tool: the arguments are the sub-agent's input).
 	rawPayload  bool
-	calls       []*asmCall
-	handoffSpan *asmNode
+	calls       []*interCall
+	handoffSpan *treeNode
 	seq         int
 }
 
@@ -68,8 +68,8 @@ type asmHandoffCand struct {
 // agent did not run in the turn, by the tool call that made it, else by (sending
 // interaction, receiving agent).
 func (a *assembler) buildHandoffs() {
-	var cands []*asmHandoffCand
-	add := func(c *asmHandoffCand) {
+	var cands []*handoffCand
+	add := func(c *handoffCand) {
 		if c.from < 0 || c.to == "" || c.to == a.inters[c.from].agentID {
 			return
 		}
@@ -83,15 +83,15 @@ func (a *assembler) buildHandoffs() {
 		for _, c := range in.calls {
 			if e := c.exec; e != nil && e.rec.HandoffTo != "" {
 				r := e.rec
-				strength, rule, inferred := asmHandoffRule(r.HandoffRule)
-				cand := &asmHandoffCand{
+				strength, rule, inferred := handoffRuleRank(r.HandoffRule)
+				cand := &handoffCand{
 					strength: strength, rule: rule, inferred: inferred, from: a.fromByName(r.HandoffFrom, e.start(), i),
 					at: e.start(), spanID: r.SpanID, params: c.tc.Parameters, mode: r.HandoffMode,
 					// A handoff tool's pass_control is the extractor's default for the tool
 					// name, not read from the trace: nesting may still imply return_to_caller.
 					modeKnown: r.HandoffMode != "" &&
 						(rule != HandoffSourceTool || r.HandoffMode != semconv.TransferModePassControl),
-					calls: []*asmCall{c},
+					calls: []*interCall{c},
 				}
 				cand.to, cand.receiver = a.receiverUnder(e, a.resolveAgent(r.HandoffTo), cand.from, cand.at)
 				if !cand.modeKnown {
@@ -101,9 +101,9 @@ func (a *assembler) buildHandoffs() {
 				add(cand)
 			}
 			if h := c.handoff; h != nil {
-				cand := &asmHandoffCand{
+				cand := &handoffCand{
 					strength: 3, rule: HandoffSourceTool, inferred: true, from: i, at: c.at,
-					spanID: c.tc.SpanID, params: c.tc.Parameters, mode: h.mode, modeKnown: true, calls: []*asmCall{c},
+					spanID: c.tc.SpanID, params: c.tc.Parameters, mode: h.mode, modeKnown: true, calls: []*interCall{c},
 				}
 				to := a.resolveAgent(h.target)
 				if c.exec != nil {
@@ -124,7 +124,7 @@ func (a *assembler) buildHandoffs() {
 		switch r.Class {
 		case ClassHandoff:
 			// (b) explicit handoff spans, (c) OpenInference "handoff to X" spans.
-			cand := &asmHandoffCand{strength: 1, rule: HandoffSourceHandoffSpan, at: n.start(), spanID: r.SpanID,
+			cand := &handoffCand{strength: 1, rule: HandoffSourceHandoffSpan, at: n.start(), spanID: r.SpanID,
 				mode: r.HandoffMode, modeKnown: r.HandoffMode != "", handoffSpan: n}
 			to := r.HandoffTo
 			if rest, ok := strings.CutPrefix(r.Name, semconv.OIHandoffSpanPrefix); ok || strings.Contains(strings.ToLower(r.HandoffRule), "openinference") {
@@ -149,14 +149,14 @@ func (a *assembler) buildHandoffs() {
 			// (b) the agent span names its caller.
 			if r.HandoffRule == semconv.GenAICallerName && r.HandoffFrom != "" {
 				if from := a.fromByName(r.HandoffFrom, n.start(), -1); from >= 0 {
-					add(&asmHandoffCand{strength: 1, rule: HandoffSourceCaller, from: from, to: to,
+					add(&handoffCand{strength: 1, rule: HandoffSourceCaller, from: from, to: to,
 						receiver: recv, at: n.start(), spanID: r.SpanID, mode: r.HandoffMode, modeKnown: r.HandoffMode != ""})
 				}
 			}
 			// (c) graph.node.parent_id naming an earlier agent (not the enclosing one).
 			if gp := r.GraphParentID; gp != "" && gp != r.GraphNodeID && gp != to {
 				if from := a.graphParent(n, gp); from >= 0 {
-					add(&asmHandoffCand{strength: 2, rule: HandoffSourceOpenInference, from: from, to: to,
+					add(&handoffCand{strength: 2, rule: HandoffSourceOpenInference, from: from, to: to,
 						receiver: recv, at: n.start(), spanID: r.SpanID, mode: semconv.TransferModePassControl})
 				}
 			}
@@ -167,7 +167,7 @@ func (a *assembler) buildHandoffs() {
 				tool = a.enclosingNamedTool(n)
 			}
 			if tool != nil && tool.inter >= 0 {
-				cand := &asmHandoffCand{strength: 4, rule: HandoffSourceAgentAsTool, inferred: true, from: tool.inter,
+				cand := &handoffCand{strength: 4, rule: HandoffSourceAgentAsTool, inferred: true, from: tool.inter,
 					to: to, receiver: recv, at: tool.start(), spanID: tool.rec.SpanID,
 					mode: semconv.TransferModeReturn, modeKnown: true, rawPayload: true}
 				if tool.call != nil {
@@ -178,8 +178,8 @@ func (a *assembler) buildHandoffs() {
 		}
 	}
 	// (f) consecutive sibling agent spans of different agents that do not overlap.
-	siblings := map[*asmNode][]*asmNode{}
-	var parents []*asmNode
+	siblings := map[*treeNode][]*treeNode{}
+	var parents []*treeNode
 	for _, n := range a.nodes {
 		if n.rec.Class != ClassAgent {
 			continue
@@ -196,7 +196,7 @@ func (a *assembler) buildHandoffs() {
 			if next.start() < prev.end() {
 				continue
 			}
-			add(&asmHandoffCand{strength: 5, rule: HandoffSourceSibling, inferred: true, from: prev.inter,
+			add(&handoffCand{strength: 5, rule: HandoffSourceSibling, inferred: true, from: prev.inter,
 				to: a.inters[next.inter].agentID, receiver: next.inter, at: next.start(), spanID: next.rec.SpanID,
 				mode: semconv.TransferModePassControl})
 		}
@@ -205,8 +205,8 @@ func (a *assembler) buildHandoffs() {
 }
 
 // recordHandoffs de-duplicates the candidates and adds one handoff step per transfer.
-func (a *assembler) recordHandoffs(cands []*asmHandoffCand) {
-	slices.SortFunc(cands, func(x, y *asmHandoffCand) int {
+func (a *assembler) recordHandoffs(cands []*handoffCand) {
+	slices.SortFunc(cands, func(x, y *handoffCand) int {
 		if x.strength != y.strength {
 			return x.strength - y.strength
 		}
@@ -217,9 +217,9 @@ func (a *assembler) recordHandoffs(cands []*asmHandoffCand) {
 	})
 	// A transfer is identified by its receiving interaction, by the tool call that made
 	// it, or (when the receiver did not run) by sender and receiving agent.
-	var groups [][]*asmHandoffCand
+	var groups [][]*handoffCand
 	byRecv := map[int]int{}
-	byCall := map[*asmCall]int{}
+	byCall := map[*interCall]int{}
 	type pairKey struct {
 		from int
 		to   string
@@ -274,16 +274,16 @@ func (a *assembler) recordHandoffs(cands []*asmHandoffCand) {
 		}
 		h.Payload, h.PayloadCaptured = a.handoffPayload(g)
 		a.fixUpHandoffCalls(g)
-		a.addStep(a.inters[best.from], best.at, asmRankHandoff, AgentStep{Kind: StepHandoff, SpanID: best.spanID, Handoff: &h})
+		a.addStep(a.inters[best.from], best.at, rankHandoff, AgentStep{Kind: StepHandoff, SpanID: best.spanID, Handoff: &h})
 	}
 }
 
 // handoffPayload is the context passed to the receiving agent: the payload keys of the
 // handoff tool arguments (message, task, context...), else the receiving interaction's
 // input, else (agent-as-tool) the whole tool arguments.
-func (a *assembler) handoffPayload(g []*asmHandoffCand) (string, bool) {
+func (a *assembler) handoffPayload(g []*handoffCand) (string, bool) {
 	for _, c := range g {
-		if p := asmArgsPayload(c.params); p != "" {
+		if p := argsPayload(c.params); p != "" {
 			return p, true
 		}
 	}
@@ -313,8 +313,8 @@ func (a *assembler) handoffPayload(g []*asmHandoffCand) (string, bool) {
 // when no execution span of the call exists: frameworks such as the OpenAI Agents SDK
 // record a handoff span, not a tool span. At most one call per transfer: the last one
 // requested before the receiving agent started.
-func (a *assembler) fixUpHandoffCalls(g []*asmHandoffCand) {
-	var span *asmNode
+func (a *assembler) fixUpHandoffCalls(g []*handoffCand) {
+	var span *treeNode
 	recv := g[0].receiver
 	for _, c := range g {
 		if c.handoffSpan != nil && span == nil {
@@ -324,7 +324,7 @@ func (a *assembler) fixUpHandoffCalls(g []*asmHandoffCand) {
 	if span == nil && recv < 0 {
 		return
 	}
-	var pick *asmCall
+	var pick *interCall
 	for _, c := range g {
 		for _, call := range c.calls {
 			if call.tc.Executed || (call.exec != nil && call.exec.rec.ClientSide()) || (recv >= 0 && call.at > a.inters[recv].node.start()) {
@@ -461,9 +461,9 @@ func (a *assembler) findReceiver(to string, at int64, from int) int {
 
 // nestedAgent is the first agent span nested under the tool span (no other agent span
 // in between), nil when none.
-func (a *assembler) nestedAgent(tool *asmNode) *asmNode {
+func (a *assembler) nestedAgent(tool *treeNode) *treeNode {
 	if a.nested == nil {
-		a.nested = map[*asmNode]*asmNode{}
+		a.nested = map[*treeNode]*treeNode{}
 		for _, n := range a.nodes {
 			if n.rec.Class != ClassAgent || n.toolAnc == nil {
 				continue
@@ -482,7 +482,7 @@ func (a *assembler) nestedAgent(tool *asmNode) *asmNode {
 // execution span: the agent span nested under the tool span when there is one (the
 // agent-as-tool that ran; its agent id wins over the name the tool gave), else the first
 // later interaction of agent to (-1 when it did not run in the turn).
-func (a *assembler) receiverUnder(tool *asmNode, to string, from int, at int64) (string, int) {
+func (a *assembler) receiverUnder(tool *treeNode, to string, from int, at int64) (string, int) {
 	if sub := a.nestedAgent(tool); sub != nil {
 		return a.inters[sub.inter].agentID, sub.inter
 	}
@@ -492,11 +492,11 @@ func (a *assembler) receiverUnder(tool *asmNode, to string, from int, at int64) 
 	return to, a.findReceiver(to, at, from)
 }
 
-// asmHandoffRule maps the rule the extractor recorded for a tool span's handoff target
+// handoffRuleRank maps the rule the extractor recorded for a tool span's handoff target
 // (SpanRecord.HandoffRule) to the signal's strength, source rule and inferred flag. An
 // empty or unknown rule is gen_ai.transfer (a), the only attribute-based signal on tool
 // spans.
-func asmHandoffRule(rule string) (int, string, bool) {
+func handoffRuleRank(rule string) (int, string, bool) {
 	switch r := strings.ToLower(rule); {
 	case strings.Contains(r, "handoff_tool"):
 		return 3, HandoffSourceTool, true
@@ -512,7 +512,7 @@ func asmHandoffRule(rule string) (int, string, bool) {
 
 // modeUnder is return_to_caller when an agent span runs nested under the tool span
 // (agent-as-tool), else def.
-func (a *assembler) modeUnder(tool *asmNode, def string) string {
+func (a *assembler) modeUnder(tool *treeNode, def string) string {
 	if a.nestedAgent(tool) != nil {
 		return semconv.TransferModeReturn
 	}
@@ -522,7 +522,7 @@ func (a *assembler) modeUnder(tool *asmNode, def string) string {
 // graphParent is the latest interaction started before n whose agent id or
 // graph.node.id is gp; -1 when none, or when it is n's enclosing agent (a hierarchy,
 // not a transfer).
-func (a *assembler) graphParent(n *asmNode, gp string) int {
+func (a *assembler) graphParent(n *treeNode, gp string) int {
 	best := -1
 	for i, in := range a.inters {
 		if in.node == n || in.node.start() > n.start() {
@@ -543,18 +543,18 @@ func (a *assembler) graphParent(n *asmNode, gp string) int {
 // sub-agent span is a child of the workflow, its time inside the caller's
 // "ask_<agent>" tool span). The tool must be of another agent, not an ancestor of the
 // agent span, contain its time span, and be named after it; the latest such tool wins.
-func (a *assembler) enclosingNamedTool(n *asmNode) *asmNode {
+func (a *assembler) enclosingNamedTool(n *treeNode) *treeNode {
 	in := a.inters[n.inter]
 	key := AgentKey(in.agentID)
 	if len(key) < 3 {
 		return nil
 	}
-	var best *asmNode
+	var best *treeNode
 	for _, t := range a.nodes {
 		if t.rec.Class != ClassTool || t.inter < 0 || a.inters[t.inter].agentID == in.agentID {
 			continue
 		}
-		if t.start() > n.start() || n.end() > t.end() || !strings.Contains(AgentKey(asmExecToolName(t.rec)), key) {
+		if t.start() > n.start() || n.end() > t.end() || !strings.Contains(AgentKey(execToolName(t.rec)), key) {
 			continue
 		}
 		if a.isAncestor(t, n) {
@@ -565,7 +565,7 @@ func (a *assembler) enclosingNamedTool(n *asmNode) *asmNode {
 	return best
 }
 
-func (a *assembler) isAncestor(anc, n *asmNode) bool {
+func (a *assembler) isAncestor(anc, n *treeNode) bool {
 	for p := n.parent; p != nil; p = p.parent {
 		if p == anc {
 			return true

@@ -11,19 +11,19 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// asmCall is a tool call of an interaction: a requested call (from an LLM span's output)
+// interCall is a tool call of an interaction: a requested call (from an LLM span's output)
 // and/or its execution span.
-type asmCall struct {
+type interCall struct {
 	req     *RequestedToolCall
-	reqNode *asmNode
-	exec    *asmNode
+	reqNode *treeNode
+	exec    *treeNode
 	tc      ToolCall
 	// at is the step time: the execution span's start, else the requesting LLM span's end.
 	at int64
 	// args is the raw arguments text behind tc.Parameters.
 	args string
 	// handoff describes a handoff tool (transfer_to_*, handoff_to_agent...); nil otherwise.
-	handoff *asmHandoffTool
+	handoff *handoffTool
 }
 
 // joinToolCalls joins the calls requested by the interaction's LLM spans with its tool
@@ -37,9 +37,9 @@ type asmCall struct {
 //
 // The requests are those of the interaction's LLM spans; an interaction without LLM span
 // uses those recorded on its own agent (or synthetic root) span.
-func (a *assembler) joinToolCalls(in *asmInteraction) {
+func (a *assembler) joinToolCalls(in *interactionBuilder) {
 	type reqRef struct {
-		node *asmNode
+		node *treeNode
 		call *RequestedToolCall
 		exec int
 	}
@@ -48,7 +48,7 @@ func (a *assembler) joinToolCalls(in *asmInteraction) {
 	if len(sources) == 0 {
 		// No LLM span (Claude Agent SDK through OpenInference): the agent span's output
 		// messages are the model's.
-		sources = []*asmNode{in.node}
+		sources = []*treeNode{in.node}
 	}
 	for _, l := range sources {
 		for i := range l.rec.RequestedCalls {
@@ -75,7 +75,7 @@ func (a *assembler) joinToolCalls(in *asmInteraction) {
 		if execReq[j] >= 0 {
 			continue
 		}
-		name := asmExecToolName(e.rec)
+		name := execToolName(e.rec)
 		before, first := -1, -1
 		for i := range reqs {
 			r := &reqs[i]
@@ -97,7 +97,7 @@ func (a *assembler) joinToolCalls(in *asmInteraction) {
 		}
 	}
 	for _, r := range reqs {
-		var exec *asmNode
+		var exec *treeNode
 		if r.exec >= 0 {
 			exec = in.tools[r.exec]
 		}
@@ -110,15 +110,15 @@ func (a *assembler) joinToolCalls(in *asmInteraction) {
 	}
 }
 
-func asmExecToolName(r *SpanRecord) string {
+func execToolName(r *SpanRecord) string {
 	if r.ToolName != "" {
 		return r.ToolName
 	}
 	return r.Name
 }
 
-func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *asmNode) *asmCall {
-	c := &asmCall{req: req, reqNode: reqNode, exec: exec}
+func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *treeNode) *interCall {
+	c := &interCall{req: req, reqNode: reqNode, exec: exec}
 	tc := &c.tc
 	tc.Requested = req != nil
 	tc.Executed = exec != nil
@@ -129,7 +129,7 @@ func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *asmNode) *asm
 		c.at = reqNode.end()
 		if req.Arguments != "" {
 			c.args = req.Arguments
-			tc.ArgumentsSource = asmArgsSourceLLMOutput
+			tc.ArgumentsSource = argsSourceLLMOutput
 			tc.ArgumentsTruncated = req.ArgumentsTruncated
 		}
 		tc.Status = StatusNotExecuted
@@ -137,7 +137,7 @@ func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *asmNode) *asm
 	if exec != nil {
 		r := exec.rec
 		if tc.ToolName == "" {
-			tc.ToolName = asmExecToolName(r)
+			tc.ToolName = execToolName(r)
 		}
 		if tc.CallID == "" {
 			tc.CallID = r.ToolCallID
@@ -167,15 +167,15 @@ func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *asmNode) *asm
 		exec.call = c
 	}
 	tc.Parameters, _ = ParseArguments(c.args)
-	if h := asmHandoffToolInfo(tc.ToolName, tc.Parameters); h != nil {
+	if h := handoffToolInfo(tc.ToolName, tc.Parameters); h != nil {
 		tc.IsHandoff = true
 		c.handoff = h
 	}
 	return c
 }
 
-// asmArgsObject decodes arguments that are a JSON object; nil otherwise.
-func asmArgsObject(p json.RawMessage) map[string]any {
+// argsObject decodes arguments that are a JSON object; nil otherwise.
+func argsObject(p json.RawMessage) map[string]any {
 	if len(p) == 0 || p[0] != '{' {
 		return nil
 	}
@@ -186,39 +186,39 @@ func asmArgsObject(p json.RawMessage) map[string]any {
 	return m
 }
 
-// asmHandoffTool is a recognised handoff tool (docs/decisions/sessions.md §1.5 (d)).
-type asmHandoffTool struct {
+// handoffTool is a recognised handoff tool (docs/decisions/sessions.md §1.5 (d)).
+type handoffTool struct {
 	// target is the receiving agent as named by the tool ("" when the arguments that
 	// name it were not captured).
 	target string
 	mode   string
 }
 
-// asmHandoffToolInfo recognises a handoff tool call (docs/decisions/sessions.md §1.5 (d)) with
+// handoffToolInfo recognises a handoff tool call (docs/decisions/sessions.md §1.5 (d)) with
 // HandoffToolTarget; it returns nil for other tools.
-func asmHandoffToolInfo(name string, params json.RawMessage) *asmHandoffTool {
+func handoffToolInfo(name string, params json.RawMessage) *handoffTool {
 	target, mode, ok := HandoffToolTarget(name, string(params))
 	if !ok {
 		return nil
 	}
-	return &asmHandoffTool{target: target, mode: mode}
+	return &handoffTool{target: target, mode: mode}
 }
 
-// asmPayloadKeys are the handoff-tool argument keys whose values are the context handed to
+// payloadKeys are the handoff-tool argument keys whose values are the context handed to
 // the receiving agent, in the order they are joined.
-var asmPayloadKeys = []string{
+var payloadKeys = []string{
 	semconv.HandoffArgMessage, "task", "question", "input", "query", "request", "prompt", semconv.HandoffArgContext,
 }
 
-// asmArgsPayload extracts the handoff payload from tool arguments: the values of the
+// argsPayload extracts the handoff payload from tool arguments: the values of the
 // payload keys, joined by new lines (non-string values as JSON text).
-func asmArgsPayload(params json.RawMessage) string {
-	m := asmArgsObject(params)
+func argsPayload(params json.RawMessage) string {
+	m := argsObject(params)
 	if m == nil {
 		return ""
 	}
 	var parts []string
-	for _, k := range asmPayloadKeys {
+	for _, k := range payloadKeys {
 		v, ok := m[k]
 		if !ok || v == nil {
 			continue

@@ -24,9 +24,9 @@ const MaxSessionKeys = 254
 // DefaultMaxTextBytes is the text cap used when ExtractConfig.MaxTextBytes is not positive.
 const DefaultMaxTextBytes = 32 << 10
 
-// exMinParseLimit is the smallest parse budget: a JSON-encoded message list or tool
-// definition list larger than max(16 × MaxTextBytes, exMinParseLimit) is not parsed.
-const exMinParseLimit = 64 << 10
+// minParseLimit is the smallest parse budget: a JSON-encoded message list or tool
+// definition list larger than max(16 × MaxTextBytes, minParseLimit) is not parsed.
+const minParseLimit = 64 << 10
 
 // ExtractConfig configures an Extractor.
 type ExtractConfig struct {
@@ -65,26 +65,26 @@ func DefaultSessionKeys() []string {
 // It is safe for concurrent use; it keeps a small bounded cache of parsed tool
 // definitions.
 type Extractor struct {
-	keys        map[string]exKeyInfo
+	keys        map[string]keyInfo
 	sessKeys    []string // configured session keys, then the implicit ones
 	resSessKeys []string // "resource:" + key, same order
 	endAttr     string
 	maxText     int
 	parseLimit  int
-	defs        *exToolDefCache
+	defs        *toolDefCache
 }
 
-// exKeyInfo says what an attribute key is to the extractor.
-type exKeyInfo struct {
-	id   exKey // exNoKey when the key is only a session/end key
-	sess uint8 // 1-based session-key priority; 0 = not a session key
+// keyInfo says what an attribute key is to the extractor.
+type keyInfo struct {
+	id   attrKey // noKey when the key is only a session/end key
+	sess uint8   // 1-based session-key priority; 0 = not a session key
 	end  bool
 }
 
 // NewExtractor returns an Extractor for cfg.
 func NewExtractor(cfg ExtractConfig) *Extractor {
 	e := &Extractor{
-		keys:    make(map[string]exKeyInfo, len(exStaticKeys)+8),
+		keys:    make(map[string]keyInfo, len(staticKeys)+8),
 		endAttr: strings.TrimSpace(cfg.EndAttribute),
 		maxText: cfg.MaxTextBytes,
 		defs:    newExToolDefCache(),
@@ -92,9 +92,9 @@ func NewExtractor(cfg ExtractConfig) *Extractor {
 	if e.maxText <= 0 {
 		e.maxText = DefaultMaxTextBytes
 	}
-	e.parseLimit = max(16*e.maxText, exMinParseLimit)
-	for k, id := range exStaticKeys {
-		e.keys[k] = exKeyInfo{id: id}
+	e.parseLimit = max(16*e.maxText, minParseLimit)
+	for k, id := range staticKeys {
+		e.keys[k] = keyInfo{id: id}
 	}
 	keys := cfg.SessionKeys
 	if len(keys) == 0 {
@@ -111,7 +111,7 @@ func NewExtractor(cfg ExtractConfig) *Extractor {
 			continue // duplicate
 		}
 		if !ok {
-			info.id = exNoKey
+			info.id = noKey
 		}
 		e.sessKeys = append(e.sessKeys, k)
 		e.resSessKeys = append(e.resSessKeys, "resource:"+k)
@@ -121,7 +121,7 @@ func NewExtractor(cfg ExtractConfig) *Extractor {
 	if e.endAttr != "" {
 		info, ok := e.keys[e.endAttr]
 		if !ok {
-			info.id = exNoKey
+			info.id = noKey
 		}
 		info.end = true
 		e.keys[e.endAttr] = info
@@ -129,37 +129,37 @@ func NewExtractor(cfg ExtractConfig) *Extractor {
 	return e
 }
 
-// exScan holds the attribute values of one span that the extractor reads, collected in a
+// attrScan holds the attribute values of one span that the extractor reads, collected in a
 // single pass over the span's attributes (pcommon.Map.Get is a linear scan).
-type exScan struct {
-	v        [exNumKeys]pcommon.Value
-	has      [exNumKeys]bool
+type attrScan struct {
+	v        [numKeys]pcommon.Value
+	has      [numKeys]bool
 	sessPrio uint8
 	sessKey  string
 	sessVal  string
 	endVal   pcommon.Value
 	hasEnd   bool
 
-	oiIn, oiOut, oiTools []exFlatAttr // llm.input_messages., llm.output_messages., llm.tools.
-	tlIn, tlOut, tlFuncs []exFlatAttr // gen_ai.prompt.N., gen_ai.completion.N., llm.request.functions.
+	oiIn, oiOut, oiTools []flatAttr // llm.input_messages., llm.output_messages., llm.tools.
+	tlIn, tlOut, tlFuncs []flatAttr // gen_ai.prompt.N., gen_ai.completion.N., llm.request.functions.
 }
 
-func (s *exScan) str(k exKey) string {
+func (s *attrScan) str(k attrKey) string {
 	if !s.has[k] {
 		return ""
 	}
-	t, _ := exValueText(s.v[k])
+	t, _ := valueText(s.v[k])
 	return t
 }
 
-func (s *exScan) collect(e *Extractor, attrs pcommon.Map) {
+func (s *attrScan) collect(e *Extractor, attrs pcommon.Map) {
 	attrs.Range(func(k string, v pcommon.Value) bool {
 		if info, ok := e.keys[k]; ok {
-			if info.id != exNoKey && !s.has[info.id] {
+			if info.id != noKey && !s.has[info.id] {
 				s.v[info.id], s.has[info.id] = v, true
 			}
 			if info.sess != 0 && (s.sessPrio == 0 || info.sess < s.sessPrio) {
-				if t, ok := exValueText(v); ok && strings.TrimSpace(t) != "" {
+				if t, ok := valueText(v); ok && strings.TrimSpace(t) != "" {
 					s.sessPrio, s.sessKey, s.sessVal = info.sess, k, t
 				}
 			}
@@ -174,7 +174,7 @@ func (s *exScan) collect(e *Extractor, attrs pcommon.Map) {
 }
 
 // collectIndexed keeps attributes under the indexed prefixes.
-func (s *exScan) collectIndexed(k string, v pcommon.Value) {
+func (s *attrScan) collectIndexed(k string, v pcommon.Value) {
 	if len(k) < 12 {
 		return
 	}
@@ -182,40 +182,40 @@ func (s *exScan) collectIndexed(k string, v pcommon.Value) {
 	case 'l':
 		switch {
 		case strings.HasPrefix(k, semconv.PrefixLLMInputMessages):
-			s.oiIn = exAppendFlat(s.oiIn, k[len(semconv.PrefixLLMInputMessages):], v)
+			s.oiIn = appendFlat(s.oiIn, k[len(semconv.PrefixLLMInputMessages):], v)
 		case strings.HasPrefix(k, semconv.PrefixLLMOutputMessages):
-			s.oiOut = exAppendFlat(s.oiOut, k[len(semconv.PrefixLLMOutputMessages):], v)
+			s.oiOut = appendFlat(s.oiOut, k[len(semconv.PrefixLLMOutputMessages):], v)
 		case strings.HasPrefix(k, semconv.PrefixLLMTools):
 			if strings.HasSuffix(k, "."+semconv.SuffixToolJSONSchema) {
-				s.oiTools = exAppendFlat(s.oiTools, k[len(semconv.PrefixLLMTools):], v)
+				s.oiTools = appendFlat(s.oiTools, k[len(semconv.PrefixLLMTools):], v)
 			}
 		case strings.HasPrefix(k, semconv.PrefixLLMRequestFunctions):
-			s.tlFuncs = exAppendFlat(s.tlFuncs, k[len(semconv.PrefixLLMRequestFunctions):], v)
+			s.tlFuncs = appendFlat(s.tlFuncs, k[len(semconv.PrefixLLMRequestFunctions):], v)
 		}
 	case 'g':
 		switch {
-		case strings.HasPrefix(k, semconv.PrefixGenAIPrompt) && exIsDigit(k, len(semconv.PrefixGenAIPrompt)):
-			s.tlIn = exAppendFlat(s.tlIn, k[len(semconv.PrefixGenAIPrompt):], v)
-		case strings.HasPrefix(k, semconv.PrefixGenAICompletion) && exIsDigit(k, len(semconv.PrefixGenAICompletion)):
-			s.tlOut = exAppendFlat(s.tlOut, k[len(semconv.PrefixGenAICompletion):], v)
+		case strings.HasPrefix(k, semconv.PrefixGenAIPrompt) && isDigit(k, len(semconv.PrefixGenAIPrompt)):
+			s.tlIn = appendFlat(s.tlIn, k[len(semconv.PrefixGenAIPrompt):], v)
+		case strings.HasPrefix(k, semconv.PrefixGenAICompletion) && isDigit(k, len(semconv.PrefixGenAICompletion)):
+			s.tlOut = appendFlat(s.tlOut, k[len(semconv.PrefixGenAICompletion):], v)
 		}
 	}
 }
 
-// exMaxFlatAttrs bounds how many indexed attributes of one family are kept.
-const exMaxFlatAttrs = 4096
+// maxFlatAttrs bounds how many indexed attributes of one family are kept.
+const maxFlatAttrs = 4096
 
-func exAppendFlat(dst []exFlatAttr, rest string, v pcommon.Value) []exFlatAttr {
-	if len(dst) >= exMaxFlatAttrs {
+func appendFlat(dst []flatAttr, rest string, v pcommon.Value) []flatAttr {
+	if len(dst) >= maxFlatAttrs {
 		return dst
 	}
 	if dst == nil {
-		dst = make([]exFlatAttr, 0, 16)
+		dst = make([]flatAttr, 0, 16)
 	}
-	return append(dst, exFlatAttr{rest: rest, v: v})
+	return append(dst, flatAttr{rest: rest, v: v})
 }
 
-func exIsDigit(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
+func isDigit(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
 
 // Extract returns the SpanRecord of one span (docs/decisions/sessions.md §1.5). It never panics and
 // never fails: values it cannot read are noted in Problems and the rest is used. Every
@@ -234,21 +234,21 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 	*r = SpanRecord{}
 	defer func() {
 		if p := recover(); p != nil {
-			exProblem(r, "extract", "internal error")
+			addProblem(r, "extract", "internal error")
 		}
 	}()
-	r.TraceID, r.SpanID, r.ParentSpanID = exHexIDs(span.TraceID(), span.SpanID(), span.ParentSpanID())
+	r.TraceID, r.SpanID, r.ParentSpanID = hexIDs(span.TraceID(), span.SpanID(), span.ParentSpanID())
 	r.Name = e.text(r, span.Name())
 	r.StartUnixNano = int64(span.StartTimestamp()) //nolint:gosec // ns since epoch fit in int64 until 2262
 	r.EndUnixNano = int64(span.EndTimestamp())     //nolint:gosec
 
-	var s exScan
+	var s attrScan
 	s.collect(e, span.Attributes())
 
 	// Session, service, end signal, outcome.
 	if s.sessPrio != 0 {
 		if p := sessionIDProblem(s.sessVal, min(MaxSessionIDBytes, e.maxText)); p != "" {
-			exProblem(r, s.sessKey, p)
+			addProblem(r, s.sessKey, p)
 		} else {
 			r.SessionID, r.SessionKey = s.sessVal, s.sessKey
 		}
@@ -257,9 +257,9 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 	if r.SessionID == "" && resAttrs.Len() > 0 {
 		for i, k := range e.sessKeys {
 			if v, ok := resAttrs.Get(k); ok {
-				if t, ok := exValueText(v); ok && strings.TrimSpace(t) != "" {
+				if t, ok := valueText(v); ok && strings.TrimSpace(t) != "" {
 					if p := sessionIDProblem(t, min(MaxSessionIDBytes, e.maxText)); p != "" {
-						exProblem(r, e.resSessKeys[i], p)
+						addProblem(r, e.resSessKeys[i], p)
 						continue
 					}
 					r.SessionID, r.SessionKey = t, e.resSessKeys[i]
@@ -269,17 +269,17 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 		}
 	}
 	if v, ok := resAttrs.Get(semconv.ServiceName); ok {
-		t, _ := exValueText(v)
+		t, _ := valueText(v)
 		r.Service = e.text(r, t)
 	}
 	if s.hasEnd {
-		r.EndSignal, _ = exValueBool(s.endVal)
+		r.EndSignal, _ = valueBool(s.endVal)
 	}
-	if s.has[kTaskCompleted] {
-		if b, ok := exValueBool(s.v[kTaskCompleted]); ok {
+	if s.has[attrTaskCompleted] {
+		if b, ok := valueBool(s.v[attrTaskCompleted]); ok {
 			r.Outcome = &b
 		} else {
-			exProblem(r, semconv.AgentEvalTaskCompleted, "not a boolean")
+			addProblem(r, semconv.AgentEvalTaskCompleted, "not a boolean")
 		}
 	}
 
@@ -287,18 +287,18 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 	if span.Status().Code() == ptrace.StatusCodeError {
 		r.Error, r.ErrorMessage = true, e.text(r, span.Status().Message())
 	}
-	if t := s.str(kErrorType); t != "" {
+	if t := s.str(attrErrorType); t != "" {
 		r.Error, r.ErrorType = true, e.text(r, t)
 	}
-	if strings.EqualFold(s.str(kToolStatus), "error") {
+	if strings.EqualFold(s.str(attrToolStatus), "error") {
 		r.Error = true
 	}
 
 	// Classification and the fields of each class.
 	cls := e.classify(&s, r, scope.Name())
-	r.GraphNodeID = e.text(r, s.str(kGraphNodeID))
-	r.GraphParentID = e.text(r, s.str(kGraphParentID))
-	if m := cmp.Or(s.str(kRespModel), s.str(kReqModel), s.str(kOIModel), s.str(kAIRespModel), s.str(kAIModelID), s.str(kVoltLLMModel)); m != "" {
+	r.GraphNodeID = e.text(r, s.str(attrGraphNodeID))
+	r.GraphParentID = e.text(r, s.str(attrGraphParentID))
+	if m := cmp.Or(s.str(attrRespModel), s.str(attrReqModel), s.str(attrOIModel), s.str(attrAIRespModel), s.str(attrAIModelID), s.str(attrVoltLLMModel)); m != "" {
 		r.Model = e.text(r, m)
 	}
 
@@ -346,9 +346,9 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 	}
 }
 
-// exHexIDs returns the ids as pcommon's String methods do (lower-case hex, "" for an
+// hexIDs returns the ids as pcommon's String methods do (lower-case hex, "" for an
 // empty id), sharing one allocation.
-func exHexIDs(tid pcommon.TraceID, sid, pid pcommon.SpanID) (traceID, spanID, parentID string) {
+func hexIDs(tid pcommon.TraceID, sid, pid pcommon.SpanID) (traceID, spanID, parentID string) {
 	n := 0
 	for _, empty := range [3]bool{tid.IsEmpty(), sid.IsEmpty(), pid.IsEmpty()} {
 		if !empty {
@@ -376,7 +376,7 @@ func exHexIDs(tid pcommon.TraceID, sid, pid pcommon.SpanID) (traceID, spanID, pa
 
 // text caps and sanitises one text value for r.
 func (e *Extractor) text(r *SpanRecord, s string) string {
-	out, cut := exClean(s, e.maxText)
+	out, cut := cleanText(s, e.maxText)
 	if cut {
 		r.Truncated = true
 	}
@@ -391,7 +391,7 @@ func (e *Extractor) exceptionType(events ptrace.SpanEventSlice, r *SpanRecord) {
 			continue
 		}
 		if v, ok := ev.Attributes().Get(semconv.ExceptionType); ok {
-			t, _ := exValueText(v)
+			t, _ := valueText(v)
 			r.ErrorType = e.text(r, t)
 			return
 		}
@@ -399,34 +399,34 @@ func (e *Extractor) exceptionType(events ptrace.SpanEventSlice, r *SpanRecord) {
 }
 
 // agentFields fills the agent-span fields other than the name (set by classify).
-func (e *Extractor) agentFields(s *exScan, r *SpanRecord) {
-	if d := s.str(kAgentDesc); !exDefaultAgentDescription(d) {
+func (e *Extractor) agentFields(s *attrScan, r *SpanRecord) {
+	if d := s.str(attrAgentDesc); !defaultAgentDescription(d) {
 		r.AgentDescription = e.text(r, d)
 	}
-	if s.has[kAgentTools] {
-		r.AllowedTools = e.nameList(s.v[kAgentTools], semconv.GenAIAgentTools, r)
+	if s.has[attrAgentTools] {
+		r.AllowedTools = e.nameList(s.v[attrAgentTools], semconv.GenAIAgentTools, r)
 	}
-	if s.has[kOAHandoffs] {
-		r.HandoffTargets = e.nameList(s.v[kOAHandoffs], semconv.OpenAIAgentHandoffs, r)
+	if s.has[attrOAHandoffs] {
+		r.HandoffTargets = e.nameList(s.v[attrOAHandoffs], semconv.OpenAIAgentHandoffs, r)
 	}
 	// OpenLLMetry marks the agent that received a handoff with its parent agent.
-	if p := s.str(kHandoffParent); p != "" {
+	if p := s.str(attrHandoffParent); p != "" {
 		r.HandoffFrom, r.HandoffTo = e.text(r, p), r.AgentName
 		r.HandoffMode, r.HandoffRule = semconv.TransferModePassControl, semconv.GenAIAgentHandoffParent
 	}
 	// A remote agent's invoke_agent CLIENT span names the agent that called it
 	// (semantic-conventions-genai main): the caller gets the answer back.
-	if c := strings.TrimSpace(s.str(kCallerName)); c != "" && r.HandoffFrom == "" && c != r.AgentName {
-		if t := s.str(kCallerType); t == "" || strings.EqualFold(t, semconv.CallerTypeAgent) {
+	if c := strings.TrimSpace(s.str(attrCallerName)); c != "" && r.HandoffFrom == "" && c != r.AgentName {
+		if t := s.str(attrCallerType); t == "" || strings.EqualFold(t, semconv.CallerTypeAgent) {
 			r.HandoffFrom, r.HandoffTo = e.text(r, c), r.AgentName
 			r.HandoffMode, r.HandoffRule = semconv.TransferModeReturn, semconv.GenAICallerName
 		}
 	}
 }
 
-// exDefaultAgentDescription reports placeholder descriptions that instrumentations write
+// defaultAgentDescription reports placeholder descriptions that instrumentations write
 // on every span: the python-contrib openai-agents-v2 "OpenAI Agents instrumentation".
-func exDefaultAgentDescription(d string) bool {
+func defaultAgentDescription(d string) bool {
 	return d == "OpenAI Agents instrumentation"
 }
 
@@ -435,8 +435,8 @@ func (e *Extractor) nameList(v pcommon.Value, key string, r *SpanRecord) []strin
 	if v.Type() == pcommon.ValueTypeSlice {
 		sl := v.Slice()
 		if sl.Len() > 0 && sl.At(0).Type() == pcommon.ValueTypeStr {
-			out := make([]string, 0, min(sl.Len(), exMaxList))
-			for i := 0; i < sl.Len() && len(out) < exMaxList; i++ {
+			out := make([]string, 0, min(sl.Len(), maxList))
+			for i := 0; i < sl.Len() && len(out) < maxList; i++ {
 				if t := strings.TrimSpace(sl.At(i).Str()); t != "" {
 					out = append(out, e.text(r, t))
 				}
@@ -444,46 +444,46 @@ func (e *Extractor) nameList(v pcommon.Value, key string, r *SpanRecord) []strin
 			return out
 		}
 	}
-	data, ok := exJSONBytes(v, e.parseLimit)
+	data, ok := jsonBytes(v, e.parseLimit)
 	if !ok {
-		exProblem(r, key, "value too large, not parsed")
+		addProblem(r, key, "value too large, not parsed")
 		return nil
 	}
-	names, ok := exNameList(data, e.maxText)
+	names, ok := parseNameList(data, e.maxText)
 	if !ok {
-		exProblem(r, key, "not a JSON list of names")
+		addProblem(r, key, "not a JSON list of names")
 	}
 	return names
 }
 
 // usage fills token usage and cost of an inference span. Agent spans are never counted:
 // they carry accumulated totals (docs/decisions/conventions.md).
-func (e *Extractor) usage(s *exScan, r *SpanRecord) {
+func (e *Extractor) usage(s *attrScan, r *SpanRecord) {
 	r.Usage.LLMCalls = 1
-	r.Usage.InputTokens = e.firstInt(s, r, kInTok, kPromptTok, kOIPromptTok, kAIInTok, kAIPromptTok, kVoltPromptTok)
-	r.Usage.OutputTokens = e.firstInt(s, r, kOutTok, kComplTok, kOIComplTok, kAIOutTok, kAIComplTok, kVoltComplTok)
-	r.Usage.CacheReadTokens = e.firstInt(s, r, kCacheRead, kCacheReadAlt, kOICacheRead, kAICached)
-	r.Usage.ReasoningTokens = e.firstInt(s, r, kReasoning, kReasoningAlt, kOIReasoning, kAIReasoning)
-	for _, k := range [...]exKey{kOICost, kOpCost} {
+	r.Usage.InputTokens = e.firstInt(s, r, attrInTok, attrPromptTok, attrOIPromptTok, attrAIInTok, attrAIPromptTok, attrVoltPromptTok)
+	r.Usage.OutputTokens = e.firstInt(s, r, attrOutTok, attrComplTok, attrOIComplTok, attrAIOutTok, attrAIComplTok, attrVoltComplTok)
+	r.Usage.CacheReadTokens = e.firstInt(s, r, attrCacheRead, attrCacheReadAlt, attrOICacheRead, attrAICached)
+	r.Usage.ReasoningTokens = e.firstInt(s, r, attrReasoning, attrReasoningAlt, attrOIReasoning, attrAIReasoning)
+	for _, k := range [...]attrKey{attrOICost, attrOpCost} {
 		if s.has[k] {
-			if f, ok := exValueFloat(s.v[k]); ok {
+			if f, ok := valueFloat(s.v[k]); ok {
 				r.Cost = &f
 				break
 			}
-			exProblem(r, exKeyNames[k], "not a number")
+			addProblem(r, keyNames[k], "not a number")
 		}
 	}
 }
 
-func (e *Extractor) firstInt(s *exScan, r *SpanRecord, keys ...exKey) int64 {
+func (e *Extractor) firstInt(s *attrScan, r *SpanRecord, keys ...attrKey) int64 {
 	for _, k := range keys {
 		if !s.has[k] {
 			continue
 		}
-		if n, ok := exValueInt(s.v[k]); ok {
+		if n, ok := valueInt(s.v[k]); ok {
 			return n
 		}
-		exProblem(r, exKeyNames[k], "not a token count")
+		addProblem(r, keyNames[k], "not a token count")
 	}
 	return 0
 }
@@ -506,7 +506,7 @@ func (e *Extractor) decisionEvents(events ptrace.SpanEventSlice, r *SpanRecord) 
 		name, _ := attrs.Get(semconv.GenAIToolName)
 		id, _ := attrs.Get(semconv.GenAIToolCallID)
 		call := RequestedToolCall{ID: e.text(r, strings.TrimSpace(id.Str())), Name: e.text(r, strings.TrimSpace(name.Str()))}
-		if call.Name == "" || len(r.RequestedCalls) >= exMaxList {
+		if call.Name == "" || len(r.RequestedCalls) >= maxList {
 			continue
 		}
 		if !slices.ContainsFunc(r.RequestedCalls, func(c RequestedToolCall) bool {

@@ -37,47 +37,47 @@ func ParseArguments(raw string) (params json.RawMessage, isObject bool) {
 	if !utf8.ValidString(t) {
 		t = strings.ToValidUTF8(t, "\uFFFD")
 	}
-	b := exBytes(t)
+	b := unsafeBytes(t)
 	if json.Valid(b) {
 		if t[0] == '"' {
 			var inner string
 			if json.Unmarshal(b, &inner) == nil {
 				in := strings.TrimSpace(inner)
-				if in != "" && in[0] == '{' && json.Valid(exBytes(in)) {
-					return exCompact(in), true
+				if in != "" && in[0] == '{' && json.Valid(unsafeBytes(in)) {
+					return compactJSON(in), true
 				}
 			}
 		}
-		return exCompact(t), t[0] == '{'
+		return compactJSON(t), t[0] == '{'
 	}
 	if t[0] == '{' || t[0] == '[' {
-		if js, ok := exPyLiteralToJSON(t); ok {
+		if js, ok := pyLiteralToJSON(t); ok {
 			return js, js[0] == '{'
 		}
 	}
-	return exAppendJSONString(make([]byte, 0, len(t)+2), t), false
+	return appendJSONString(make([]byte, 0, len(t)+2), t), false
 }
 
-// exCompact returns valid JSON text s without insignificant whitespace.
-func exCompact(s string) json.RawMessage {
+// compactJSON returns valid JSON text s without insignificant whitespace.
+func compactJSON(s string) json.RawMessage {
 	var buf bytes.Buffer
 	buf.Grow(len(s))
-	if err := json.Compact(&buf, exBytes(s)); err != nil {
+	if err := json.Compact(&buf, unsafeBytes(s)); err != nil {
 		return json.RawMessage(s)
 	}
 	return buf.Bytes()
 }
 
-// exUnwrapArgsKwargs reads the Traceloop entity input form {"args": [...], "kwargs": {...}}
+// unwrapArgsKwargs reads the Traceloop entity input form {"args": [...], "kwargs": {...}}
 // (docs/decisions/conventions.md) and returns the named arguments as JSON text:
 //   - kwargs when there are no positional args;
 //   - the single positional argument when it is an object and kwargs is empty;
 //   - kwargs otherwise (positional arguments cannot be named; lossy is then true).
 //
 // ok is false when text is not of that form.
-func exUnwrapArgsKwargs(text string) (args string, lossy, ok bool) {
-	b := exBytes(strings.TrimSpace(text))
-	if exFirstByte(b) != '{' {
+func unwrapArgsKwargs(text string) (args string, lossy, ok bool) {
+	b := unsafeBytes(strings.TrimSpace(text))
+	if firstByte(b) != '{' {
 		return "", false, false
 	}
 	var m map[string]json.RawMessage
@@ -102,7 +102,7 @@ func exUnwrapArgsKwargs(text string) (args string, lossy, ok bool) {
 		return "{}", false, true
 	case len(pos) == 0:
 		return string(kw), false, true
-	case len(pos) == 1 && kwEmpty && exFirstByte(pos[0]) == '{':
+	case len(pos) == 1 && kwEmpty && firstByte(pos[0]) == '{':
 		return string(bytes.TrimSpace(pos[0])), false, true
 	case !kwEmpty:
 		return string(kw), true, true
@@ -122,16 +122,16 @@ func HandoffToolTarget(toolName, arguments string) (target, mode string, ok bool
 	name := strings.ToLower(toolName)
 	switch {
 	case name == semconv.ADKTransferTool || name == semconv.HandoffToolStrandsSwarm:
-		t := cmp.Or(exArgString(arguments, semconv.HandoffArgAgentName), exArgString(arguments, semconv.HandoffArgAgentNameCamel))
+		t := cmp.Or(argString(arguments, semconv.HandoffArgAgentName), argString(arguments, semconv.HandoffArgAgentNameCamel))
 		return t, semconv.TransferModePassControl, true
 	case toolName == semconv.VoltDelegateTool:
 		// VoltAgent's supervisor tool: the sub-agents are named in targetAgents; the
 		// supervisor gets their answers back.
-		return exArgFirstString(arguments, semconv.VoltDelegateTargets), semconv.TransferModeReturn, true
+		return argFirstString(arguments, semconv.VoltDelegateTargets), semconv.TransferModeReturn, true
 	case strings.EqualFold(toolName, semconv.HandoffToolCrewAIDelegate) || strings.EqualFold(toolName, semconv.HandoffToolCrewAIAsk):
-		return exArgString(arguments, semconv.HandoffArgCoworker), semconv.TransferModeReturn, true
+		return argString(arguments, semconv.HandoffArgCoworker), semconv.TransferModeReturn, true
 	case toolName == semconv.HandoffToolClaudeAgent:
-		t := exArgString(arguments, semconv.HandoffArgSubagentType)
+		t := argString(arguments, semconv.HandoffArgSubagentType)
 		if t == "" {
 			return "", "", false // a tool merely named "Agent": not evidence enough
 		}
@@ -145,9 +145,9 @@ func HandoffToolTarget(toolName, arguments string) (target, mode string, ok bool
 	return "", "", false
 }
 
-// exArgString returns the string value of key in a JSON (or Python-literal) arguments
+// argString returns the string value of key in a JSON (or Python-literal) arguments
 // object, or "".
-func exArgString(arguments, key string) string {
+func argString(arguments, key string) string {
 	params, isObj := ParseArguments(arguments)
 	if !isObj {
 		return ""
@@ -156,13 +156,13 @@ func exArgString(arguments, key string) string {
 	if json.Unmarshal(params, &m) != nil {
 		return ""
 	}
-	s, _ := exRawString(m[key])
+	s, _ := rawString(m[key])
 	return strings.TrimSpace(s)
 }
 
-// exArgFirstString returns the first string of the array value of key in a JSON
+// argFirstString returns the first string of the array value of key in a JSON
 // arguments object, or "".
-func exArgFirstString(arguments, key string) string {
+func argFirstString(arguments, key string) string {
 	params, isObj := ParseArguments(arguments)
 	if !isObj {
 		return ""
@@ -173,17 +173,17 @@ func exArgFirstString(arguments, key string) string {
 		return ""
 	}
 	for _, v := range list {
-		if s, ok := exRawString(v); ok && strings.TrimSpace(s) != "" {
+		if s, ok := rawString(v); ok && strings.TrimSpace(s) != "" {
 			return strings.TrimSpace(s)
 		}
 	}
 	return ""
 }
 
-// exParseResponseFunctionToolCall reads the python repr that the python-contrib
+// parseResponseFunctionToolCall reads the python repr that the python-contrib
 // openai-agents instrumentation writes as a text part:
 // ResponseFunctionToolCall(arguments='{"a":42}', call_id='call_1', name='multiply', ...).
-func exParseResponseFunctionToolCall(s string) (RequestedToolCall, bool) {
+func parseResponseFunctionToolCall(s string) (RequestedToolCall, bool) {
 	rest := strings.TrimPrefix(s, semconv.OpenAIAgentsResponseFunctionRep)
 	var call RequestedToolCall
 	var itemID string
@@ -200,13 +200,13 @@ func exParseResponseFunctionToolCall(s string) (RequestedToolCall, bool) {
 		rest = rest[eq+1:]
 		var val string
 		if rest != "" && (rest[0] == '\'' || rest[0] == '"') {
-			v, n, ok := exPyString(rest)
+			v, n, ok := pyString(rest)
 			if !ok {
 				return RequestedToolCall{}, false
 			}
 			val, rest = v, rest[n:]
 		} else {
-			n := exPyBareEnd(rest)
+			n := pyBareEnd(rest)
 			val, rest = strings.TrimSpace(rest[:n]), rest[n:]
 		}
 		switch key {
@@ -226,9 +226,9 @@ func exParseResponseFunctionToolCall(s string) (RequestedToolCall, bool) {
 	return call, call.Name != ""
 }
 
-// exPyBareEnd returns the length of an unquoted python value (None, 3, Foo(a=1)) up to the
+// pyBareEnd returns the length of an unquoted python value (None, 3, Foo(a=1)) up to the
 // next top-level ',' or ')'.
-func exPyBareEnd(s string) int {
+func pyBareEnd(s string) int {
 	depth := 0
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
@@ -244,7 +244,7 @@ func exPyBareEnd(s string) int {
 				return i
 			}
 		case '\'', '"':
-			if _, n, ok := exPyString(s[i:]); ok {
+			if _, n, ok := pyString(s[i:]); ok {
 				i += n - 1
 			}
 		}
@@ -252,9 +252,9 @@ func exPyBareEnd(s string) int {
 	return len(s)
 }
 
-// exPyString decodes a python string literal at the start of s ('...' or "...") and
+// pyString decodes a python string literal at the start of s ('...' or "...") and
 // returns its value and length.
-func exPyString(s string) (string, int, bool) {
+func pyString(s string) (string, int, bool) {
 	if s == "" || (s[0] != '\'' && s[0] != '"') {
 		return "", 0, false
 	}
@@ -297,10 +297,10 @@ func exPyString(s string) (string, int, bool) {
 	return "", 0, false
 }
 
-// exPyLiteralToJSON converts a Python literal (dict, list, tuple, str, int, float, True,
+// pyLiteralToJSON converts a Python literal (dict, list, tuple, str, int, float, True,
 // False, None) to JSON. ok is false for anything else.
-func exPyLiteralToJSON(s string) (json.RawMessage, bool) {
-	p := exPyParser{s: s}
+func pyLiteralToJSON(s string) (json.RawMessage, bool) {
+	p := pyParser{s: s}
 	out, ok := p.value(make([]byte, 0, len(s)+8), 0)
 	if !ok {
 		return nil, false
@@ -312,19 +312,19 @@ func exPyLiteralToJSON(s string) (json.RawMessage, bool) {
 	return out, true
 }
 
-type exPyParser struct {
+type pyParser struct {
 	s string
 	i int
 }
 
-func (p *exPyParser) ws() {
+func (p *pyParser) ws() {
 	for p.i < len(p.s) && strings.IndexByte(" \t\r\n", p.s[p.i]) >= 0 {
 		p.i++
 	}
 }
 
-func (p *exPyParser) value(out []byte, depth int) ([]byte, bool) {
-	if depth > exMaxDepth {
+func (p *pyParser) value(out []byte, depth int) ([]byte, bool) {
+	if depth > maxDepth {
 		return out, false
 	}
 	p.ws()
@@ -339,12 +339,12 @@ func (p *exPyParser) value(out []byte, depth int) ([]byte, bool) {
 	case c == '(':
 		return p.container(out, depth, ')', false)
 	case c == '\'' || c == '"':
-		v, n, ok := exPyString(p.s[p.i:])
+		v, n, ok := pyString(p.s[p.i:])
 		if !ok {
 			return out, false
 		}
 		p.i += n
-		return exAppendJSONString(out, v), true
+		return appendJSONString(out, v), true
 	default:
 		j := p.i
 		for j < len(p.s) && strings.IndexByte(",:]})} \t\r\n", p.s[j]) < 0 {
@@ -371,7 +371,7 @@ func (p *exPyParser) value(out []byte, depth int) ([]byte, bool) {
 	}
 }
 
-func (p *exPyParser) container(out []byte, depth int, closer byte, dict bool) ([]byte, bool) {
+func (p *pyParser) container(out []byte, depth int, closer byte, dict bool) ([]byte, bool) {
 	p.i++ // opener
 	if dict {
 		out = append(out, '{')
@@ -408,7 +408,7 @@ func (p *exPyParser) container(out []byte, depth int, closer byte, dict bool) ([
 			}
 			if out[start] != '"' { // JSON keys are strings: quote numbers/booleans
 				key := string(out[start:])
-				out = exAppendJSONString(out[:start], key)
+				out = appendJSONString(out[:start], key)
 			}
 			p.ws()
 			if p.i >= len(p.s) || p.s[p.i] != ':' {

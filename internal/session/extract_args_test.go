@@ -95,7 +95,7 @@ func TestUnwrapArgsKwargs(t *testing.T) {
 		{`{"args": "x"}`, ``, false, false},
 	}
 	for _, tt := range tests {
-		got, lossy, ok := exUnwrapArgsKwargs(tt.in)
+		got, lossy, ok := unwrapArgsKwargs(tt.in)
 		assert.Equal(t, tt.ok, ok, tt.in)
 		assert.Equal(t, tt.lossy, lossy, tt.in)
 		if tt.ok {

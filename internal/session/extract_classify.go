@@ -10,9 +10,9 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// exClassInfo carries what classification learnt from the span name for the field
+// classInfo carries what classification learnt from the span name for the field
 // readers.
-type exClassInfo struct {
+type classInfo struct {
 	// nameHint is the entity name taken from the span name ("invoke_agent X" → X,
 	// "X.tool" → X, "handoff to X" → X).
 	nameHint string
@@ -28,27 +28,27 @@ type exClassInfo struct {
 
 // Classification rule names recorded in SpanRecord.ClassRule.
 const (
-	exRuleOp   = "gen_ai.operation.name="
-	exRuleOI   = "openinference.span.kind="
-	exRuleTL   = "traceloop.span.kind="
-	exRuleName = "name:"
-	// exRuleNormalized: an invoke_agent that contrib's gen_ai_normalizer made of a chain,
+	ruleOp   = "gen_ai.operation.name="
+	ruleOI   = "openinference.span.kind="
+	ruleTL   = "traceloop.span.kind="
+	ruleName = "name:"
+	// ruleNormalized: an invoke_agent that contrib's gen_ai_normalizer made of a chain,
 	// workflow or task span (its source kind is kept beside it).
-	exRuleNormalized = "gen_ai_normalizer:source_kind"
-	// exRuleSubagentFromTool: an agent named after the sub-agent its launching tool's
+	ruleNormalized = "gen_ai_normalizer:source_kind"
+	// ruleSubagentFromTool: an agent named after the sub-agent its launching tool's
 	// arguments name (assemble.go nameGenericSubagents).
-	exRuleSubagentFromTool = "launching_tool_arguments"
-	exRuleUnnamed          = ";unnamed"
-	exRuleOIHandoff        = "openinference.handoff_span"
-	exRuleGenAIHandoff     = "gen_ai.handoff"
-	exRuleNotNested        = semconv.GenAIInvocationIsNested + "=false"
+	ruleSubagentFromTool = "launching_tool_arguments"
+	ruleUnnamed          = ";unnamed"
+	ruleOIHandoff        = "openinference.handoff_span"
+	ruleGenAIHandoff     = "gen_ai.handoff"
+	ruleNotNested        = semconv.GenAIInvocationIsNested + "=false"
 )
 
-// exMaxRuleValue bounds the attribute value quoted in a rule name.
-const exMaxRuleValue = 64
+// maxRuleValue bounds the attribute value quoted in a rule name.
+const maxRuleValue = 64
 
-// exRules holds the rule strings for known values so that classifying allocates nothing.
-var exRules = func() map[string]string {
+// rulesByName holds the rule strings for known values so that classifying allocates nothing.
+var rulesByName = func() map[string]string {
 	m := map[string]string{}
 	for _, op := range []string{
 		semconv.OpChat, semconv.OpGenerateContent, semconv.OpTextCompletion, semconv.OpEmbeddings,
@@ -57,28 +57,28 @@ var exRules = func() map[string]string {
 		semconv.OpAgentHandoff, semconv.OpHandoff, semconv.OpInvokeSwarm, semconv.OpInvokeGraph,
 		semconv.OpExecuteEventLoopCycle, semconv.OpAgentStep, semconv.OpUnknown, semconv.OpGuardrailCheck,
 	} {
-		m[exRuleOp+op] = exRuleOp + op
-		m[exRuleOp+op+exRuleUnnamed] = exRuleOp + op + exRuleUnnamed
+		m[ruleOp+op] = ruleOp + op
+		m[ruleOp+op+ruleUnnamed] = ruleOp + op + ruleUnnamed
 	}
 	for _, k := range []string{
 		semconv.OIKindLLM, semconv.OIKindEmbedding, semconv.OIKindChain, semconv.OIKindRetriever,
 		semconv.OIKindReranker, semconv.OIKindTool, semconv.OIKindAgent, semconv.OIKindGuardrail,
 		semconv.OIKindEvaluator, semconv.OIKindPrompt, semconv.OIKindUnknown,
 	} {
-		m[exRuleOI+k] = exRuleOI + k
-		m[exRuleOI+k+exRuleUnnamed] = exRuleOI + k + exRuleUnnamed
+		m[ruleOI+k] = ruleOI + k
+		m[ruleOI+k+ruleUnnamed] = ruleOI + k + ruleUnnamed
 	}
 	m[semconv.LLMRequestType+"=chat"] = semconv.LLMRequestType + "=chat"
 	m[semconv.LLMRequestType+"=completion"] = semconv.LLMRequestType + "=completion"
-	m[exRuleOI+semconv.OIKindChain+";root"] = exRuleOI + semconv.OIKindChain + ";root"
-	m[exRuleOI+semconv.OIKindChain+exRuleLGSuffix] = exRuleOI + semconv.OIKindChain + exRuleLGSuffix
-	m[exRuleOI+semconv.OIKindAgent+exRuleLGSuffix] = exRuleOI + semconv.OIKindAgent + exRuleLGSuffix
+	m[ruleOI+semconv.OIKindChain+";root"] = ruleOI + semconv.OIKindChain + ";root"
+	m[ruleOI+semconv.OIKindChain+ruleLGSuffix] = ruleOI + semconv.OIKindChain + ruleLGSuffix
+	m[ruleOI+semconv.OIKindAgent+ruleLGSuffix] = ruleOI + semconv.OIKindAgent + ruleLGSuffix
 	for _, k := range []string{
 		semconv.TraceloopKindWorkflow, semconv.TraceloopKindTask, semconv.TraceloopKindAgent,
 		semconv.TraceloopKindTool, semconv.TraceloopKindHandoff, semconv.TraceloopKindUnknown,
 	} {
-		m[exRuleTL+k] = exRuleTL + k
-		m[exRuleTL+k+exRuleUnnamed] = exRuleTL + k + exRuleUnnamed
+		m[ruleTL+k] = ruleTL + k
+		m[ruleTL+k+ruleUnnamed] = ruleTL + k + ruleUnnamed
 	}
 	for _, n := range []string{
 		"invoke_agent", "execute_tool", "chat", "generate_content", "text_completion", "invoke_workflow",
@@ -87,17 +87,17 @@ var exRules = func() map[string]string {
 		"tools/call", semconv.SpanNameOpenAIResponse, semconv.ADKSpanInvoc, semconv.ADKSpanCallLLM,
 		"*.agent", "*.tool", "*.workflow", "*.handoff",
 	} {
-		m[exRuleName+n] = exRuleName + n
-		m[exRuleName+n+exRuleUnnamed] = exRuleName + n + exRuleUnnamed
+		m[ruleName+n] = ruleName + n
+		m[ruleName+n+ruleUnnamed] = ruleName + n + ruleUnnamed
 	}
 	return m
 }()
 
-// exRule returns the interned rule string prefix+value(+suffix); only unknown values
+// joinRule returns the interned rule string prefix+value(+suffix); only unknown values
 // allocate.
-func exRule(prefix, value, suffix string) string {
-	if len(value) > exMaxRuleValue {
-		value, _ = exCut(value, exMaxRuleValue)
+func joinRule(prefix, value, suffix string) string {
+	if len(value) > maxRuleValue {
+		value, _ = cutText(value, maxRuleValue)
 	}
 	if !utf8.ValidString(value) {
 		value = strings.ToValidUTF8(value, "\uFFFD")
@@ -105,7 +105,7 @@ func exRule(prefix, value, suffix string) string {
 	// Build the key on the stack: a map index m[string(bytes)] does not allocate.
 	var buf [96]byte
 	key := append(append(append(buf[:0], prefix...), value...), suffix...)
-	if r, ok := exRules[string(key)]; ok {
+	if r, ok := rulesByName[string(key)]; ok {
 		return r
 	}
 	return string(key)
@@ -114,66 +114,66 @@ func exRule(prefix, value, suffix string) string {
 // classify decides the span class (docs/decisions/conventions.md, §5.1): gen_ai.operation.name
 // first, then openinference.span.kind, then traceloop.span.kind, then span-name patterns.
 // It sets Class, ClassRule, Operation and, on agent spans, AgentName and AgentRule.
-func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClassInfo {
-	var info exClassInfo
+func (e *Extractor) classify(s *attrScan, r *SpanRecord, scopeName string) classInfo {
+	var info classInfo
 	name := r.Name
 
 	// Spans this collector emitted (docs/architecture.md §6) and judge calls (§5.6).
-	if s.has[kEvalJudge] {
-		if b, _ := exValueBool(s.v[kEvalJudge]); b {
+	if s.has[attrEvalJudge] {
+		if b, _ := valueBool(s.v[attrEvalJudge]); b {
 			r.Class, r.ClassRule = ClassEvaluation, semconv.AgentEvalJudge
 			return info
 		}
 	}
-	if s.has[kEvalKind] && strings.HasPrefix(name, semconv.EvalSpanPrefix) {
+	if s.has[attrEvalKind] && strings.HasPrefix(name, semconv.EvalSpanPrefix) {
 		r.Class, r.ClassRule = ClassEvaluation, semconv.AgentEvalKind
 		return info
 	}
 
-	op := strings.TrimSpace(s.str(kOp))
-	oiKind := strings.ToUpper(strings.TrimSpace(s.str(kOIKind)))
+	op := strings.TrimSpace(s.str(attrOp))
+	oiKind := strings.ToUpper(strings.TrimSpace(s.str(attrOIKind)))
 	r.Operation = e.text(r, op)
 
 	// The OpenInference handoff span ("handoff to X", TOOL; dual-written as execute_tool).
 	if strings.HasPrefix(name, semconv.OIHandoffSpanPrefix) && (oiKind == semconv.OIKindTool || op == semconv.OpExecuteTool) {
 		info.oiHandoff, info.nameHint = true, strings.TrimSpace(name[len(semconv.OIHandoffSpanPrefix):])
-		r.Class, r.ClassRule = ClassHandoff, exRuleOIHandoff
+		r.Class, r.ClassRule = ClassHandoff, ruleOIHandoff
 		return info
 	}
 
 	// 1. gen_ai.operation.name.
 	if op != "" {
-		lop := exLowerASCII(op)
-		rule := exRule(exRuleOp, lop, "")
+		lop := lowerASCII(op)
+		rule := joinRule(ruleOp, lop, "")
 		switch lop {
 		case semconv.OpInvokeAgent:
-			tlKind := exLowerASCII(strings.TrimSpace(s.str(kTLKind)))
+			tlKind := lowerASCII(strings.TrimSpace(s.str(attrTLKind)))
 			switch {
 			case oiKind == semconv.OIKindChain || tlKind == semconv.TraceloopKindWorkflow:
 				// contrib's gen_ai_normalizer maps OpenInference CHAIN and OpenLLMetry
 				// workflow/task spans to invoke_agent and keeps the source kind: a chain
 				// is no agent (the trace root is the turn).
 				if r.ParentSpanID == "" {
-					r.Class, r.ClassRule = ClassTurn, exRuleNormalized
+					r.Class, r.ClassRule = ClassTurn, ruleNormalized
 				} else {
-					r.Class, r.ClassRule = ClassOther, exRuleNormalized
+					r.Class, r.ClassRule = ClassOther, ruleNormalized
 				}
 			case tlKind == semconv.TraceloopKindTask:
-				r.Class, r.ClassRule = ClassOther, exRuleNormalized
+				r.Class, r.ClassRule = ClassOther, ruleNormalized
 			default:
-				info.nameHint = exAfterPrefix(name, "invoke_agent")
+				info.nameHint = afterPrefix(name, "invoke_agent")
 				e.setAgent(s, r, rule, info.nameHint, false)
 			}
 		case semconv.OpExecuteTool:
-			info.nameHint = exAfterPrefix(name, "execute_tool")
+			info.nameHint = afterPrefix(name, "execute_tool")
 			r.Class, r.ClassRule = ClassTool, rule
 		case semconv.MastraOpClientToolCall:
-			info.nameHint = exAfterPrefix(name, semconv.MastraOpClientToolCall)
+			info.nameHint = afterPrefix(name, semconv.MastraOpClientToolCall)
 			r.Class, r.ClassRule = ClassTool, rule
 		case semconv.OpChat, semconv.OpGenerateContent, semconv.OpTextCompletion:
 			r.Class, r.ClassRule = ClassLLM, rule
 		case semconv.OpAgentHandoff, semconv.OpHandoff:
-			info.tlFrom, info.tlTo = exTraceloopHandoff(name)
+			info.tlFrom, info.tlTo = traceloopHandoff(name)
 			r.Class, r.ClassRule = ClassHandoff, rule
 		case semconv.OpHandleConversationTurn, semconv.OpInvokeWorkflow, semconv.OpInvokeSwarm, semconv.OpInvokeGraph:
 			r.Class, r.ClassRule = ClassTurn, rule
@@ -185,7 +185,7 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 
 	// 2. openinference.span.kind.
 	if oiKind != "" {
-		rule := exRule(exRuleOI, oiKind, "")
+		rule := joinRule(ruleOI, oiKind, "")
 		switch oiKind {
 		case semconv.OIKindAgent:
 			// LangGraph node spans first: the ReAct model node "agent" is its subgraph's agent.
@@ -199,7 +199,7 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 		case semconv.OIKindChain:
 			switch {
 			case r.ParentSpanID == "":
-				r.Class, r.ClassRule = ClassTurn, exRule(exRuleOI, oiKind, ";root")
+				r.Class, r.ClassRule = ClassTurn, joinRule(ruleOI, oiKind, ";root")
 			case e.langGraphAgent(s, r, oiKind):
 				// A LangGraph agent node (the JS tracer never writes AGENT).
 			default:
@@ -212,8 +212,8 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 	}
 
 	// 3. traceloop.span.kind.
-	if tl := exLowerASCII(strings.TrimSpace(s.str(kTLKind))); tl != "" {
-		rule := exRule(exRuleTL, tl, "")
+	if tl := lowerASCII(strings.TrimSpace(s.str(attrTLKind))); tl != "" {
+		rule := joinRule(ruleTL, tl, "")
 		switch tl {
 		case semconv.TraceloopKindWorkflow:
 			r.Class, r.ClassRule = ClassTurn, rule
@@ -224,7 +224,7 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 			info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixTool)
 			r.Class, r.ClassRule = ClassTool, rule
 		case semconv.TraceloopKindHandoff:
-			info.tlFrom, info.tlTo = exTraceloopHandoff(name)
+			info.tlFrom, info.tlTo = traceloopHandoff(name)
 			r.Class, r.ClassRule = ClassHandoff, rule
 		default:
 			r.Class, r.ClassRule = ClassOther, rule
@@ -233,20 +233,20 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 	}
 
 	// Explicit handoff attributes without an operation, and the main-branch turn marker.
-	if s.has[kHandoffFrom] || s.has[kHandoffTo] {
-		r.Class, r.ClassRule = ClassHandoff, exRuleGenAIHandoff
+	if s.has[attrHandoffFrom] || s.has[attrHandoffTo] {
+		r.Class, r.ClassRule = ClassHandoff, ruleGenAIHandoff
 		return info
 	}
-	if s.has[kIsNested] {
-		if b, ok := exValueBool(s.v[kIsNested]); ok && !b {
-			r.Class, r.ClassRule = ClassTurn, exRuleNotNested
+	if s.has[attrIsNested] {
+		if b, ok := valueBool(s.v[attrIsNested]); ok && !b {
+			r.Class, r.ClassRule = ClassTurn, ruleNotNested
 			return info
 		}
 	}
 
 	// Legacy OpenLLMetry inference spans ("openai.chat") carry only llm.request.type.
-	if rt := exLowerASCII(strings.TrimSpace(s.str(kLLMRequestType))); rt == "chat" || rt == "completion" {
-		r.Class, r.ClassRule = ClassLLM, exRule(semconv.LLMRequestType+"=", rt, "")
+	if rt := lowerASCII(strings.TrimSpace(s.str(attrLLMRequestType))); rt == "chat" || rt == "completion" {
+		r.Class, r.ClassRule = ClassLLM, joinRule(semconv.LLMRequestType+"=", rt, "")
 		return info
 	}
 
@@ -255,29 +255,29 @@ func (e *Extractor) classify(s *exScan, r *SpanRecord, scopeName string) exClass
 	return info
 }
 
-func (e *Extractor) classifyByName(s *exScan, r *SpanRecord, scopeName string, info *exClassInfo) {
+func (e *Extractor) classifyByName(s *attrScan, r *SpanRecord, scopeName string, info *classInfo) {
 	name := r.Name
-	set := func(c SpanClass, rule string) { r.Class, r.ClassRule = c, exRule(exRuleName, rule, "") }
-	isADK := strings.HasPrefix(scopeName, semconv.ADKScope) || s.has[kADKLLMRequest] || s.has[kADKLLMResponse]
+	set := func(c SpanClass, rule string) { r.Class, r.ClassRule = c, joinRule(ruleName, rule, "") }
+	isADK := strings.HasPrefix(scopeName, semconv.ADKScope) || s.has[attrADKLLMRequest] || s.has[attrADKLLMResponse]
 	switch {
-	case (s.has[kVoltEntityType] || s.has[kVoltSpanType]) && e.classifyVolt(s, r, info):
-	case exHasWordPrefix(name, "invoke_agent"):
-		info.nameHint = exAfterPrefix(name, "invoke_agent")
-		e.setAgent(s, r, exRule(exRuleName, "invoke_agent", ""), info.nameHint, false)
-	case exHasWordPrefix(name, "execute_tool"):
-		info.nameHint = exAfterPrefix(name, "execute_tool")
+	case (s.has[attrVoltEntityType] || s.has[attrVoltSpanType]) && e.classifyVolt(s, r, info):
+	case hasWordPrefix(name, "invoke_agent"):
+		info.nameHint = afterPrefix(name, "invoke_agent")
+		e.setAgent(s, r, joinRule(ruleName, "invoke_agent", ""), info.nameHint, false)
+	case hasWordPrefix(name, "execute_tool"):
+		info.nameHint = afterPrefix(name, "execute_tool")
 		set(ClassTool, "execute_tool")
-	case exHasWordPrefix(name, "chat"):
+	case hasWordPrefix(name, "chat"):
 		set(ClassLLM, "chat")
-	case exHasWordPrefix(name, "generate_content"):
+	case hasWordPrefix(name, "generate_content"):
 		set(ClassLLM, "generate_content")
-	case exHasWordPrefix(name, "text_completion"):
+	case hasWordPrefix(name, "text_completion"):
 		set(ClassLLM, "text_completion")
-	case exHasWordPrefix(name, "invoke_workflow"):
+	case hasWordPrefix(name, "invoke_workflow"):
 		set(ClassTurn, "invoke_workflow")
-	case exHasWordPrefix(name, "handle_conversation_turn"):
+	case hasWordPrefix(name, "handle_conversation_turn"):
 		set(ClassTurn, "handle_conversation_turn")
-	case exHasWordPrefix(name, "create_agent"):
+	case hasWordPrefix(name, "create_agent"):
 		set(ClassOther, "create_agent")
 	case strings.HasPrefix(name, semconv.AISpanPrefix):
 		switch {
@@ -289,12 +289,12 @@ func (e *Extractor) classifyByName(s *exScan, r *SpanRecord, scopeName string, i
 			name == semconv.AISpanGenerateObject || name == semconv.AISpanStreamObject:
 			// The root of one generateText call: an agent when the app named it
 			// (telemetry.functionId), else a turn.
-			e.setAgent(s, r, exRule(exRuleName, name, ""), "", false)
+			e.setAgent(s, r, joinRule(ruleName, name, ""), "", false)
 		default:
 			set(ClassOther, "")
 			r.ClassRule = ""
 		}
-	case strings.HasPrefix(name, semconv.MCPToolsCallPrefix) || s.str(kMCPMethod) == semconv.MCPMethodToolsCall:
+	case strings.HasPrefix(name, semconv.MCPToolsCallPrefix) || s.str(attrMCPMethod) == semconv.MCPMethodToolsCall:
 		info.nameHint = strings.TrimSpace(strings.TrimPrefix(name, semconv.MCPToolsCallPrefix))
 		set(ClassTool, "tools/call")
 	case name == semconv.SpanNameOpenAIResponse:
@@ -310,14 +310,14 @@ func (e *Extractor) classifyByName(s *exScan, r *SpanRecord, scopeName string, i
 		set(ClassOther, semconv.ADKSpanCallLLM)
 	case strings.HasSuffix(name, semconv.TraceloopSuffixAgent) && len(name) > len(semconv.TraceloopSuffixAgent):
 		info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixAgent)
-		e.setAgent(s, r, exRule(exRuleName, "*.agent", ""), info.nameHint, false)
+		e.setAgent(s, r, joinRule(ruleName, "*.agent", ""), info.nameHint, false)
 	case strings.HasSuffix(name, semconv.TraceloopSuffixTool) && len(name) > len(semconv.TraceloopSuffixTool):
 		info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixTool)
 		set(ClassTool, "*.tool")
 	case strings.HasSuffix(name, semconv.TraceloopSuffixWorkflow) && len(name) > len(semconv.TraceloopSuffixWorkflow):
 		set(ClassTurn, "*.workflow")
 	case strings.HasSuffix(name, semconv.TraceloopSuffixHandoff) && strings.Contains(name, semconv.TraceloopHandoffArrow):
-		info.tlFrom, info.tlTo = exTraceloopHandoff(name)
+		info.tlFrom, info.tlTo = traceloopHandoff(name)
 		set(ClassHandoff, "*.handoff")
 	default:
 		r.Class, r.ClassRule = ClassOther, ""
@@ -329,16 +329,16 @@ func (e *Extractor) classifyByName(s *exScan, r *SpanRecord, scopeName string, i
 // The name comes from gen_ai.agent.name → agent.name → graph.node.id (docs/decisions/sessions.md §1.5
 // Agent interaction), then traceloop.entity.name, ai.telemetry.functionId, and finally
 // the span name (hint, or for OpenInference AGENT spans the whole name).
-func (e *Extractor) setAgent(s *exScan, r *SpanRecord, rule, hint string, wholeName bool) {
+func (e *Extractor) setAgent(s *attrScan, r *SpanRecord, rule, hint string, wholeName bool) {
 	candidates := [...]struct {
-		k    exKey
+		k    attrKey
 		rule string
 	}{
-		{kGenAIAgentName, semconv.GenAIAgentName},
-		{kOIAgentName, semconv.AgentName},
-		{kGraphNodeID, semconv.GraphNodeID},
-		{kTLEntityName, semconv.TraceloopEntityName},
-		{kAIFunctionID, semconv.AITelemetryFunction},
+		{attrGenAIAgentName, semconv.GenAIAgentName},
+		{attrOIAgentName, semconv.AgentName},
+		{attrGraphNodeID, semconv.GraphNodeID},
+		{attrTLEntityName, semconv.TraceloopEntityName},
+		{attrAIFunctionID, semconv.AITelemetryFunction},
 	}
 	for _, c := range candidates {
 		if n := strings.TrimSpace(s.str(c.k)); n != "" {
@@ -347,7 +347,7 @@ func (e *Extractor) setAgent(s *exScan, r *SpanRecord, rule, hint string, wholeN
 			return
 		}
 	}
-	if hint == "" && wholeName && !exGenericAgentName(r.Name) {
+	if hint == "" && wholeName && !genericAgentName(r.Name) {
 		hint = strings.TrimSpace(r.Name)
 	}
 	if hint != "" {
@@ -355,30 +355,30 @@ func (e *Extractor) setAgent(s *exScan, r *SpanRecord, rule, hint string, wholeN
 		r.AgentName, r.AgentRule = e.text(r, hint), "span_name"
 		return
 	}
-	r.Class, r.ClassRule = ClassTurn, exRule(rule, exRuleUnnamed, "")
+	r.Class, r.ClassRule = ClassTurn, joinRule(rule, ruleUnnamed, "")
 }
 
-// exGenericAgentName reports span names that name a workflow, not an agent: the OpenAI
+// genericAgentName reports span names that name a workflow, not an agent: the OpenAI
 // Agents SDK default trace name "Agent workflow" (OpenLLMetry: "Agent Workflow").
-func exGenericAgentName(name string) bool {
+func genericAgentName(name string) bool {
 	return strings.EqualFold(strings.TrimSpace(name), semconv.SpanNameAgentWorkflow)
 }
 
-// exHasWordPrefix reports name == word or name starting with word + " ".
-func exHasWordPrefix(name, word string) bool {
+// hasWordPrefix reports name == word or name starting with word + " ".
+func hasWordPrefix(name, word string) bool {
 	return strings.HasPrefix(name, word) && (len(name) == len(word) || name[len(word)] == ' ')
 }
 
-// exAfterPrefix returns the trimmed remainder of "word X" (X), or "".
-func exAfterPrefix(name, word string) string {
-	if !exHasWordPrefix(name, word) {
+// afterPrefix returns the trimmed remainder of "word X" (X), or "".
+func afterPrefix(name, word string) string {
+	if !hasWordPrefix(name, word) {
 		return ""
 	}
 	return strings.TrimSpace(name[len(word):])
 }
 
-// exTraceloopHandoff splits "{from} → {to}.handoff".
-func exTraceloopHandoff(name string) (from, to string) {
+// traceloopHandoff splits "{from} → {to}.handoff".
+func traceloopHandoff(name string) (from, to string) {
 	n := strings.TrimSuffix(name, semconv.TraceloopSuffixHandoff)
 	i := strings.Index(n, semconv.TraceloopHandoffArrow)
 	if i < 0 {
@@ -387,8 +387,8 @@ func exTraceloopHandoff(name string) (from, to string) {
 	return strings.TrimSpace(n[:i]), strings.TrimSpace(n[i+len(semconv.TraceloopHandoffArrow):])
 }
 
-// exLowerASCII lower-cases ASCII letters, allocating only when s has upper-case ones.
-func exLowerASCII(s string) string {
+// lowerASCII lower-cases ASCII letters, allocating only when s has upper-case ones.
+func lowerASCII(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= 'A' && c <= 'Z' {
 			return strings.ToLower(s)

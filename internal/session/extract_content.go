@@ -14,9 +14,9 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// exEvents holds the content-carrying span events of one span (docs/decisions/conventions.md, §1.6):
+// spanEvents holds the content-carrying span events of one span (docs/decisions/conventions.md, §1.6):
 // gen_ai.client.inference.operation.details and the deprecated per-message events.
-type exEvents struct {
+type spanEvents struct {
 	detIn, detOut, detDefs          pcommon.Value
 	hasDetIn, hasDetOut, hasDetDefs bool
 	user                            pcommon.Value // last gen_ai.user.message content
@@ -29,7 +29,7 @@ type exEvents struct {
 	toolMsgID                       string
 }
 
-func exReadEvents(events ptrace.SpanEventSlice) (ev exEvents) {
+func readEvents(events ptrace.SpanEventSlice) (ev spanEvents) {
 	for i := 0; i < events.Len(); i++ {
 		e := events.At(i)
 		attrs := e.Attributes()
@@ -49,22 +49,22 @@ func exReadEvents(events ptrace.SpanEventSlice) (ev exEvents) {
 				ev.user, ev.hasUser = v, true
 			}
 		case semconv.EventChoice:
-			if v, ok := attrs.Get(semconv.EventAttrMessage); ok && len(ev.choices) < exMaxList {
+			if v, ok := attrs.Get(semconv.EventAttrMessage); ok && len(ev.choices) < maxList {
 				ev.choices = append(ev.choices, v)
 			}
-			if v, ok := attrs.Get(semconv.EventAttrFinishReason); ok && len(ev.choiceFinish) < exMaxList {
-				if t, _ := exValueText(v); t != "" {
-					ev.choiceFinish = append(ev.choiceFinish, exLowerASCII(t))
+			if v, ok := attrs.Get(semconv.EventAttrFinishReason); ok && len(ev.choiceFinish) < maxList {
+				if t, _ := valueText(v); t != "" {
+					ev.choiceFinish = append(ev.choiceFinish, lowerASCII(t))
 				}
 			}
 			if v, ok := attrs.Get(semconv.EventAttrID); ok && ev.choiceID == "" {
-				ev.choiceID, _ = exValueText(v)
+				ev.choiceID, _ = valueText(v)
 			}
 		case semconv.EventToolMessage:
 			if v, ok := attrs.Get(semconv.EventAttrContent); ok && !ev.hasToolMsg {
 				ev.toolMsg, ev.hasToolMsg = v, true
 				if id, ok := attrs.Get(semconv.EventAttrID); ok {
-					ev.toolMsgID, _ = exValueText(id)
+					ev.toolMsgID, _ = valueText(id)
 				}
 			}
 		}
@@ -72,51 +72,51 @@ func exReadEvents(events ptrace.SpanEventSlice) (ev exEvents) {
 	return ev
 }
 
-// exReader names a message reader for Extractor.parse (a kind rather than a function
-// value, so that the caller's exMsgOut can stay on its stack).
-type exReader uint8
+// msgReader names a message reader for Extractor.parse (a kind rather than a function
+// value, so that the caller's msgOut can stay on its stack).
+type msgReader uint8
 
 const (
-	exRdInput           exReader = iota // exReadInput
-	exRdOutput                          // exReadOutput
-	exRdVercelPrompt                    // exReadVercelPrompt
-	exRdADKRequest                      // exReadADKRequest
-	exRdADKResponse                     // exReadADKResponse
-	exRdVercelToolCalls                 // exReadVercelToolCalls
+	readerInput           msgReader = iota // readInput
+	readerOutput                           // readOutput
+	readerVercelPrompt                     // readVercelPrompt
+	readerADKRequest                       // readADKRequest
+	readerADKResponse                      // readADKResponse
+	readerVercelToolCalls                  // readVercelToolCalls
 )
 
-func (rd exReader) read(data []byte, o *exMsgOut) error {
+func (rd msgReader) read(data []byte, o *msgOut) error {
 	switch rd {
-	case exRdInput:
-		return exReadInput(data, o)
-	case exRdOutput:
-		return exReadOutput(data, o)
-	case exRdVercelPrompt:
-		return exReadVercelPrompt(data, o)
-	case exRdADKRequest:
-		return exReadADKRequest(data, o)
-	case exRdADKResponse:
-		return exReadADKResponse(data, o)
-	case exRdVercelToolCalls:
-		return exReadVercelToolCalls(data, o)
+	case readerInput:
+		return readInput(data, o)
+	case readerOutput:
+		return readOutput(data, o)
+	case readerVercelPrompt:
+		return readVercelPrompt(data, o)
+	case readerADKRequest:
+		return readADKRequest(data, o)
+	case readerADKResponse:
+		return readADKResponse(data, o)
+	case readerVercelToolCalls:
+		return readVercelToolCalls(data, o)
 	}
 	return nil
 }
 
 // parse reads one JSON-bearing value with reader, recording size and syntax problems.
 // It reports whether the value was read.
-func (e *Extractor) parse(r *SpanRecord, key string, v pcommon.Value, o *exMsgOut, reader exReader) bool {
-	data, ok := exJSONBytes(v, e.parseLimit)
+func (e *Extractor) parse(r *SpanRecord, key string, v pcommon.Value, o *msgOut, reader msgReader) bool {
+	data, ok := jsonBytes(v, e.parseLimit)
 	if !ok {
 		r.Truncated = true
-		exProblem(r, key, "value larger than the parse limit, not parsed")
+		addProblem(r, key, "value larger than the parse limit, not parsed")
 		return false
 	}
 	if len(data) == 0 {
 		return false
 	}
 	if err := reader.read(data, o); err != nil {
-		exProblem(r, key, err.Error())
+		addProblem(r, key, err.Error())
 		return false
 	}
 	return true
@@ -125,36 +125,36 @@ func (e *Extractor) parse(r *SpanRecord, key string, v pcommon.Value, o *exMsgOu
 // eventMessage reads the content of a deprecated message event: plain text, a JSON list
 // of content blocks (Strands: [{"text"}, {"toolUse"}]), or a message object (string or
 // kvlist: {role, content, tool_calls}).
-func (e *Extractor) eventMessage(r *SpanRecord, key string, v pcommon.Value, o *exMsgOut) string {
+func (e *Extractor) eventMessage(r *SpanRecord, key string, v pcommon.Value, o *msgOut) string {
 	if v.Type() == pcommon.ValueTypeStr {
 		s := v.Str()
-		if c := exFirstByte(exBytes(s)); c != '[' && c != '{' {
+		if c := firstByte(unsafeBytes(s)); c != '[' && c != '{' {
 			return s
 		}
 	}
-	data, ok := exJSONBytes(v, e.parseLimit)
+	data, ok := jsonBytes(v, e.parseLimit)
 	if !ok {
 		r.Truncated = true
-		exProblem(r, key, "value larger than the parse limit, not parsed")
+		addProblem(r, key, "value larger than the parse limit, not parsed")
 		return ""
 	}
 	if !json.Valid(data) {
 		if v.Type() == pcommon.ValueTypeStr {
 			return v.Str() // text that merely starts with a bracket
 		}
-		exProblem(r, key, errExSyntax.Error())
+		addProblem(r, key, errExSyntax.Error())
 		return ""
 	}
-	if exFirstByte(data) == '{' {
-		var m exJMsg
-		if err := json.Unmarshal(data, &m); err == nil || exIsTypeError(err) {
+	if firstByte(data) == '{' {
+		var m jMsg
+		if err := json.Unmarshal(data, &m); err == nil || isTypeError(err) {
 			calls := len(o.calls)
-			if t := exMsgText(&m, o); t != "" || len(o.calls) > calls {
+			if t := msgText(&m, o); t != "" || len(o.calls) > calls {
 				return t
 			}
 		}
 	}
-	return exContentText(data, o)
+	return contentText(data, o)
 }
 
 // content fills UserMessage, Input, Output, Reasoning, RequestedCalls, FinishReasons and
@@ -162,13 +162,13 @@ func (e *Extractor) eventMessage(r *SpanRecord, key string, v pcommon.Value, o *
 // §5.1 (Message row): GenAI span attributes, GenAI events, OpenInference flattened
 // messages, Traceloop indexed messages, Vercel ai.*, Pydantic AI, ADK payloads, then
 // the generic input.value / output.value.
-func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanRecord) {
-	ev := exReadEvents(events)
+func (e *Extractor) content(s *attrScan, events ptrace.SpanEventSlice, r *SpanRecord) {
+	ev := readEvents(events)
 	captured := ev.hasDetIn || ev.hasDetOut || ev.hasUser || len(ev.choices) > 0 ||
 		len(s.oiIn) > 0 || len(s.oiOut) > 0 || len(s.tlIn) > 0 || len(s.tlOut) > 0
-	for _, k := range [...]exKey{kInMsgs, kOutMsgs, kSysInstr, kAIPrompt, kAIPromptMessages, kAIResponseText,
-		kAIResponseToolCalls, kPydAllMessages, kPydFinalResult, kADKLLMRequest, kADKLLMResponse, kInputValue,
-		kOutputValue, kTLEntityInput, kTLEntityOutput, kMastraRunInput} {
+	for _, k := range [...]attrKey{attrInMsgs, attrOutMsgs, attrSysInstr, attrAIPrompt, attrAIPromptMessages, attrAIResponseText,
+		attrAIResponseToolCalls, attrPydAllMessages, attrPydFinalResult, attrADKLLMRequest, attrADKLLMResponse, attrInputValue,
+		attrOutputValue, attrTLEntityInput, attrTLEntityOutput, attrMastraRunInput} {
 		if s.has[k] {
 			captured = true
 			break
@@ -181,29 +181,29 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 	r.ContentCaptured = true
 
 	// Input: the last user message (the current request of a multi-turn history).
-	var in exMsgOut
+	var in msgOut
 	switch {
-	case s.has[kInMsgs] && e.parse(r, semconv.GenAIInputMessages, s.v[kInMsgs], &in, exRdInput) && in.hasUser:
-	case ev.hasDetIn && e.parse(r, semconv.EventInferenceDetails, ev.detIn, &in, exRdInput) && in.hasUser:
+	case s.has[attrInMsgs] && e.parse(r, semconv.GenAIInputMessages, s.v[attrInMsgs], &in, readerInput) && in.hasUser:
+	case ev.hasDetIn && e.parse(r, semconv.EventInferenceDetails, ev.detIn, &in, readerInput) && in.hasUser:
 	case ev.hasUser && e.userEvent(r, ev.user, &in):
-	case len(s.oiIn) > 0 && exFlatRead(s.oiIn, &in, exFlatInput) && in.hasUser:
-	case len(s.tlIn) > 0 && exFlatRead(s.tlIn, &in, exFlatInput) && in.hasUser:
-	case s.has[kAIPromptMessages] && e.parse(r, semconv.AIPromptMessages, s.v[kAIPromptMessages], &in, exRdInput) && in.hasUser:
-	case s.has[kAIPrompt] && e.parse(r, semconv.AIPrompt, s.v[kAIPrompt], &in, exRdVercelPrompt) && in.hasUser:
-	case s.has[kPydAllMessages] && e.parse(r, semconv.PydanticAIAllMessages, s.v[kPydAllMessages], &in, exRdInput) && in.hasUser:
-	case s.has[kADKLLMRequest] && e.parse(r, semconv.ADKLLMRequest, s.v[kADKLLMRequest], &in, exRdADKRequest) && in.hasUser:
-	case s.has[kMastraRunInput] && e.parse(r, semconv.MastraAgentRunInput, s.v[kMastraRunInput], &in, exRdInput) && in.hasUser:
+	case len(s.oiIn) > 0 && flatRead(s.oiIn, &in, flatInput) && in.hasUser:
+	case len(s.tlIn) > 0 && flatRead(s.tlIn, &in, flatInput) && in.hasUser:
+	case s.has[attrAIPromptMessages] && e.parse(r, semconv.AIPromptMessages, s.v[attrAIPromptMessages], &in, readerInput) && in.hasUser:
+	case s.has[attrAIPrompt] && e.parse(r, semconv.AIPrompt, s.v[attrAIPrompt], &in, readerVercelPrompt) && in.hasUser:
+	case s.has[attrPydAllMessages] && e.parse(r, semconv.PydanticAIAllMessages, s.v[attrPydAllMessages], &in, readerInput) && in.hasUser:
+	case s.has[attrADKLLMRequest] && e.parse(r, semconv.ADKLLMRequest, s.v[attrADKLLMRequest], &in, readerADKRequest) && in.hasUser:
+	case s.has[attrMastraRunInput] && e.parse(r, semconv.MastraAgentRunInput, s.v[attrMastraRunInput], &in, readerInput) && in.hasUser:
 	}
-	if s.has[kInputValue] {
+	if s.has[attrInputValue] {
 		e.genericInput(s, r, &in)
-	} else if s.has[kTLEntityInput] && (r.Class == ClassAgent || r.Class == ClassTurn) {
-		t, _ := exValueText(s.v[kTLEntityInput])
+	} else if s.has[attrTLEntityInput] && (r.Class == ClassAgent || r.Class == ClassTurn) {
+		t, _ := valueText(s.v[attrTLEntityInput])
 		r.Input = e.text(r, t)
 	}
-	if !in.hasUser && s.has[kMastraRunInput] {
+	if !in.hasUser && s.has[attrMastraRunInput] {
 		// Mastra records a string input as it is, not as a message list.
-		if t, ok := exValueText(s.v[kMastraRunInput]); ok {
-			if c := exFirstByte(exBytes(t)); c != '[' && c != '{' && strings.TrimSpace(t) != "" {
+		if t, ok := valueText(s.v[attrMastraRunInput]); ok {
+			if c := firstByte(unsafeBytes(t)); c != '[' && c != '{' && strings.TrimSpace(t) != "" {
 				in.user, in.hasUser = t, true
 			}
 		}
@@ -213,32 +213,32 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 	}
 
 	// Output: the final assistant text, reasoning, requested tool calls.
-	var out exMsgOut
+	var out msgOut
 	yielded := func() bool { return len(out.text) > 0 || len(out.calls) > 0 || len(out.reasoning) > 0 }
 	switch {
-	case s.has[kOutMsgs] && e.parse(r, semconv.GenAIOutputMessages, s.v[kOutMsgs], &out, exRdOutput) && yielded():
-	case ev.hasDetOut && e.parse(r, semconv.EventInferenceDetails, ev.detOut, &out, exRdOutput) && yielded():
+	case s.has[attrOutMsgs] && e.parse(r, semconv.GenAIOutputMessages, s.v[attrOutMsgs], &out, readerOutput) && yielded():
+	case ev.hasDetOut && e.parse(r, semconv.EventInferenceDetails, ev.detOut, &out, readerOutput) && yielded():
 	case len(ev.choices) > 0 && e.choiceEvents(r, &ev, &out) && yielded():
-	case len(s.oiOut) > 0 && exFlatRead(s.oiOut, &out, exFlatOutput) && yielded():
-	case len(s.tlOut) > 0 && exFlatRead(s.tlOut, &out, exFlatOutput) && yielded():
-	case (s.has[kAIResponseText] || s.has[kAIResponseToolCalls]) && e.vercelResponse(s, r, &out) && yielded():
-	case s.has[kADKLLMResponse] && e.parse(r, semconv.ADKLLMResponse, s.v[kADKLLMResponse], &out, exRdADKResponse) && yielded():
-	case s.has[kPydFinalResult] && e.plainOutput(s.v[kPydFinalResult], &out) && yielded():
-	case s.has[kOutputValue] && e.genericOutput(s, r, &out) && yielded():
-	case s.has[kTLEntityOutput] && (r.Class == ClassAgent || r.Class == ClassTurn) && e.plainOutput(s.v[kTLEntityOutput], &out) && yielded():
+	case len(s.oiOut) > 0 && flatRead(s.oiOut, &out, flatOutput) && yielded():
+	case len(s.tlOut) > 0 && flatRead(s.tlOut, &out, flatOutput) && yielded():
+	case (s.has[attrAIResponseText] || s.has[attrAIResponseToolCalls]) && e.vercelResponse(s, r, &out) && yielded():
+	case s.has[attrADKLLMResponse] && e.parse(r, semconv.ADKLLMResponse, s.v[attrADKLLMResponse], &out, readerADKResponse) && yielded():
+	case s.has[attrPydFinalResult] && e.plainOutput(s.v[attrPydFinalResult], &out) && yielded():
+	case s.has[attrOutputValue] && e.genericOutput(s, r, &out) && yielded():
+	case s.has[attrTLEntityOutput] && (r.Class == ClassAgent || r.Class == ClassTurn) && e.plainOutput(s.v[attrTLEntityOutput], &out) && yielded():
 		// The Traceloop SDKs JSON-encode what the function returned: a string answer
 		// arrives quoted.
 		for i, t := range out.text {
-			out.text[i] = exUnquoteJSONString(t)
+			out.text[i] = unquoteJSONString(t)
 		}
 	}
 	r.Output = e.text(r, out.outputText())
 	r.Reasoning = e.text(r, out.reasoningText())
-	if exMissingCallID(out.calls) && s.has[kOutputValue] {
+	if missingCallID(out.calls) && s.has[attrOutputValue] {
 		// OpenInference JS leaves the ids out of llm.output_messages.*; the LangChain
 		// LLMResult in output.value has them.
-		if data, ok := exJSONBytes(s.v[kOutputValue], e.parseLimit); ok {
-			exFillCallIDs(out.calls, exLCGenerationCalls(data))
+		if data, ok := jsonBytes(s.v[attrOutputValue], e.parseLimit); ok {
+			fillCallIDs(out.calls, lcGenerationCalls(data))
 		}
 	}
 	if len(out.calls) > 0 {
@@ -248,8 +248,8 @@ func (e *Extractor) content(s *exScan, events ptrace.SpanEventSlice, r *SpanReco
 	e.finish(s, r, out.finish)
 }
 
-// exMissingCallID reports whether any call lacks an id.
-func exMissingCallID(calls []RequestedToolCall) bool {
+// missingCallID reports whether any call lacks an id.
+func missingCallID(calls []RequestedToolCall) bool {
 	for _, c := range calls {
 		if c.ID == "" {
 			return true
@@ -260,26 +260,26 @@ func exMissingCallID(calls []RequestedToolCall) bool {
 
 // finish fills FinishReasons: the gen_ai.response.finish_reasons attribute, else the
 // output messages' finish reasons, else Vercel's ai.response.finishReason.
-func (e *Extractor) finish(s *exScan, r *SpanRecord, fromOutput []string) {
+func (e *Extractor) finish(s *attrScan, r *SpanRecord, fromOutput []string) {
 	switch {
-	case s.has[kFinishReasons]:
-		r.FinishReasons = e.finishReasons(r, s.v[kFinishReasons])
+	case s.has[attrFinishReasons]:
+		r.FinishReasons = e.finishReasons(r, s.v[attrFinishReasons])
 	case len(fromOutput) > 0:
 		r.FinishReasons = e.cleanList(r, fromOutput)
-	case s.has[kAIResponseFinish]:
-		if t, _ := exValueText(s.v[kAIResponseFinish]); t != "" {
-			r.FinishReasons = []string{e.text(r, exLowerASCII(t))}
+	case s.has[attrAIResponseFinish]:
+		if t, _ := valueText(s.v[attrAIResponseFinish]); t != "" {
+			r.FinishReasons = []string{e.text(r, lowerASCII(t))}
 		}
 	}
 }
 
-func exFlatRead(attrs []exFlatAttr, o *exMsgOut, f func([]exFlatAttr, *exMsgOut)) bool {
+func flatRead(attrs []flatAttr, o *msgOut, f func([]flatAttr, *msgOut)) bool {
 	f(attrs, o)
 	return true
 }
 
 // userEvent reads the deprecated gen_ai.user.message content.
-func (e *Extractor) userEvent(r *SpanRecord, v pcommon.Value, in *exMsgOut) bool {
+func (e *Extractor) userEvent(r *SpanRecord, v pcommon.Value, in *msgOut) bool {
 	if t := e.eventMessage(r, semconv.EventUserMessage, v, nil); t != "" {
 		in.user, in.hasUser = t, true
 	}
@@ -287,7 +287,7 @@ func (e *Extractor) userEvent(r *SpanRecord, v pcommon.Value, in *exMsgOut) bool
 }
 
 // choiceEvents reads the deprecated gen_ai.choice events.
-func (e *Extractor) choiceEvents(r *SpanRecord, ev *exEvents, out *exMsgOut) bool {
+func (e *Extractor) choiceEvents(r *SpanRecord, ev *spanEvents, out *msgOut) bool {
 	for _, v := range ev.choices {
 		if t := e.eventMessage(r, semconv.EventChoice, v, out); t != "" {
 			out.setText(t)
@@ -298,38 +298,38 @@ func (e *Extractor) choiceEvents(r *SpanRecord, ev *exEvents, out *exMsgOut) boo
 }
 
 // vercelResponse reads ai.response.text and ai.response.toolCalls.
-func (e *Extractor) vercelResponse(s *exScan, r *SpanRecord, out *exMsgOut) bool {
-	if s.has[kAIResponseText] {
-		if t, _ := exValueText(s.v[kAIResponseText]); t != "" {
+func (e *Extractor) vercelResponse(s *attrScan, r *SpanRecord, out *msgOut) bool {
+	if s.has[attrAIResponseText] {
+		if t, _ := valueText(s.v[attrAIResponseText]); t != "" {
 			out.text = append(out.text, t)
 		}
 	}
-	if s.has[kAIResponseToolCalls] {
-		e.parse(r, semconv.AIResponseToolCalls, s.v[kAIResponseToolCalls], out, exRdVercelToolCalls)
+	if s.has[attrAIResponseToolCalls] {
+		e.parse(r, semconv.AIResponseToolCalls, s.v[attrAIResponseToolCalls], out, readerVercelToolCalls)
 	}
 	return true
 }
 
-// exReadVercelToolCalls reads Vercel ai.response.toolCalls: a JSON list of call parts.
-func exReadVercelToolCalls(data []byte, o *exMsgOut) error {
-	if exFirstByte(data) != '[' {
+// readVercelToolCalls reads Vercel ai.response.toolCalls: a JSON list of call parts.
+func readVercelToolCalls(data []byte, o *msgOut) error {
+	if firstByte(data) != '[' {
 		return errExNotArray
 	}
-	var parts []exJPart
-	if err := json.Unmarshal(data, &parts); err != nil && !exIsTypeError(err) {
+	var parts []jPart
+	if err := json.Unmarshal(data, &parts); err != nil && !isTypeError(err) {
 		return errExSyntax
 	}
 	for i := range parts {
-		_ = exPart(&parts[i], o)
+		_ = readPart(&parts[i], o)
 	}
 	return nil
 }
 
 // plainOutput takes a value as the output text.
-func (e *Extractor) plainOutput(v pcommon.Value, out *exMsgOut) bool {
-	t, ok := exValueText(v)
+func (e *Extractor) plainOutput(v pcommon.Value, out *msgOut) bool {
+	t, ok := valueText(v)
 	if !ok {
-		if b, complete := exAppendJSON(nil, v, 0, e.maxText); len(b) > 0 {
+		if b, complete := appendJSON(nil, v, 0, e.maxText); len(b) > 0 {
 			t = string(b)
 			_ = complete
 		}
@@ -340,10 +340,10 @@ func (e *Extractor) plainOutput(v pcommon.Value, out *exMsgOut) bool {
 	return true
 }
 
-// exUnquoteJSONString returns the string a JSON string literal encodes, or t itself when
+// unquoteJSONString returns the string a JSON string literal encodes, or t itself when
 // t is not exactly one JSON string.
-func exUnquoteJSONString(t string) string {
-	b := bytes.TrimSpace(exBytes(t))
+func unquoteJSONString(t string) string {
+	b := bytes.TrimSpace(unsafeBytes(t))
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
 		return t
 	}
@@ -358,21 +358,21 @@ func exUnquoteJSONString(t string) string {
 // {"messages": [...]}, OpenAI Responses input items) gives the user message; any other
 // value is the Input text, and the user message of agent, turn and LLM spans when no
 // message source gave one.
-func (e *Extractor) genericInput(s *exScan, r *SpanRecord, in *exMsgOut) {
-	v := s.v[kInputValue]
-	t, isText := exValueText(v)
+func (e *Extractor) genericInput(s *attrScan, r *SpanRecord, in *msgOut) {
+	v := s.v[attrInputValue]
+	t, isText := valueText(v)
 	if !isText {
-		b, _ := exAppendJSON(nil, v, 0, e.maxText)
+		b, _ := appendJSON(nil, v, 0, e.maxText)
 		t = string(b)
 	}
-	c := exFirstByte(exBytes(t))
-	if (c == '[' || c == '{') && !strings.HasPrefix(s.str(kInputMime), "text/") {
+	c := firstByte(unsafeBytes(t))
+	if (c == '[' || c == '{') && !strings.HasPrefix(s.str(attrInputMime), "text/") {
 		if in.hasUser && (c == '[' || strings.Contains(t, `"messages"`)) {
 			return // a message list already read from a richer source
 		}
 		if !in.hasUser && len(t) <= e.parseLimit {
-			var probe exMsgOut
-			if exReadInput(exBytes(t), &probe) == nil && probe.messages > 0 {
+			var probe msgOut
+			if readInput(unsafeBytes(t), &probe) == nil && probe.messages > 0 {
 				if probe.hasUser {
 					in.user, in.hasUser = probe.user, true
 				}
@@ -389,17 +389,17 @@ func (e *Extractor) genericInput(s *exScan, r *SpanRecord, in *exMsgOut) {
 // genericOutput reads OpenInference output.value: a message list or LangGraph state gives
 // the assistant text; plain text is the output; other JSON is the output text of agent
 // and turn spans only (an LLM span's output.value is the raw provider response).
-func (e *Extractor) genericOutput(s *exScan, r *SpanRecord, out *exMsgOut) bool {
-	v := s.v[kOutputValue]
-	t, isText := exValueText(v)
+func (e *Extractor) genericOutput(s *attrScan, r *SpanRecord, out *msgOut) bool {
+	v := s.v[attrOutputValue]
+	t, isText := valueText(v)
 	if !isText {
-		b, _ := exAppendJSON(nil, v, 0, e.maxText)
+		b, _ := appendJSON(nil, v, 0, e.maxText)
 		t = string(b)
 	}
-	c := exFirstByte(exBytes(t))
-	if (c == '[' || c == '{') && len(t) <= e.parseLimit && !strings.HasPrefix(s.str(kOutputMime), "text/") {
-		var probe exMsgOut
-		if err := exReadOutput(exBytes(t), &probe); err == nil && probe.messages > 0 {
+	c := firstByte(unsafeBytes(t))
+	if (c == '[' || c == '{') && len(t) <= e.parseLimit && !strings.HasPrefix(s.str(attrOutputMime), "text/") {
+		var probe msgOut
+		if err := readOutput(unsafeBytes(t), &probe); err == nil && probe.messages > 0 {
 			*out = probe
 			return true
 		}
@@ -415,15 +415,15 @@ func (e *Extractor) genericOutput(s *exScan, r *SpanRecord, out *exMsgOut) bool 
 
 // requested caps and sanitises requested tool calls.
 func (e *Extractor) requested(r *SpanRecord, calls []RequestedToolCall) []RequestedToolCall {
-	if len(calls) > exMaxList {
-		calls = calls[:exMaxList]
+	if len(calls) > maxList {
+		calls = calls[:maxList]
 	}
 	out := make([]RequestedToolCall, 0, len(calls))
 	for _, c := range calls {
 		if strings.TrimSpace(c.Name) == "" {
 			continue
 		}
-		args, cut := exClean(c.Arguments, e.maxText)
+		args, cut := cleanText(c.Arguments, e.maxText)
 		if cut {
 			r.Truncated = true
 		}
@@ -444,26 +444,26 @@ func (e *Extractor) finishReasons(r *SpanRecord, v pcommon.Value) []string {
 	switch v.Type() {
 	case pcommon.ValueTypeSlice:
 		sl := v.Slice()
-		for i := 0; i < sl.Len() && len(list) < exMaxList; i++ {
-			if t, ok := exValueText(sl.At(i)); ok && t != "" {
-				list = append(list, exLowerASCII(t))
+		for i := 0; i < sl.Len() && len(list) < maxList; i++ {
+			if t, ok := valueText(sl.At(i)); ok && t != "" {
+				list = append(list, lowerASCII(t))
 			}
 		}
 	case pcommon.ValueTypeStr:
 		t := strings.TrimSpace(v.Str())
 		if strings.HasPrefix(t, "[") {
-			if names, ok := exNameList(exBytes(t), e.maxText); ok {
+			if names, ok := parseNameList(unsafeBytes(t), e.maxText); ok {
 				for _, n := range names {
-					list = append(list, exLowerASCII(n))
+					list = append(list, lowerASCII(n))
 				}
 				break
 			}
 		}
 		if t != "" {
-			list = append(list, exLowerASCII(t))
+			list = append(list, lowerASCII(t))
 		}
 	default:
-		exProblem(r, semconv.GenAIResponseFinishReasons, "not a string list")
+		addProblem(r, semconv.GenAIResponseFinishReasons, "not a string list")
 	}
 	return e.cleanList(r, list)
 }
@@ -472,9 +472,9 @@ func (e *Extractor) cleanList(r *SpanRecord, list []string) []string {
 	if len(list) == 0 {
 		return nil
 	}
-	out := make([]string, 0, min(len(list), exMaxList))
+	out := make([]string, 0, min(len(list), maxList))
 	for _, s := range list {
-		if len(out) >= exMaxList {
+		if len(out) >= maxList {
 			break
 		}
 		out = append(out, e.text(r, s))
@@ -482,24 +482,24 @@ func (e *Extractor) cleanList(r *SpanRecord, list []string) []string {
 	return out
 }
 
-// exReadVercelPrompt reads Vercel ai.prompt: {"system", "prompt": string | messages,
+// readVercelPrompt reads Vercel ai.prompt: {"system", "prompt": string | messages,
 // "messages": [...]}.
-func exReadVercelPrompt(data []byte, o *exMsgOut) error {
+func readVercelPrompt(data []byte, o *msgOut) error {
 	var p struct {
 		Prompt   json.RawMessage `json:"prompt"`
 		Messages json.RawMessage `json:"messages"`
 	}
-	if err := json.Unmarshal(data, &p); err != nil && !exIsTypeError(err) {
+	if err := json.Unmarshal(data, &p); err != nil && !isTypeError(err) {
 		return errExSyntax
 	}
-	if s, ok := exRawString(p.Prompt); ok && strings.TrimSpace(s) != "" {
+	if s, ok := rawString(p.Prompt); ok && strings.TrimSpace(s) != "" {
 		o.user, o.hasUser = s, true
 		o.messages++
 		return nil
 	}
 	for _, list := range [2]json.RawMessage{p.Messages, p.Prompt} {
-		if exFirstByte(list) == '[' {
-			if err := exReadInput(list, o); err != nil {
+		if firstByte(list) == '[' {
+			if err := readInput(list, o); err != nil {
 				return err
 			}
 			if o.hasUser {
@@ -510,33 +510,33 @@ func exReadVercelPrompt(data []byte, o *exMsgOut) error {
 	return nil
 }
 
-// exReadADKRequest reads the last user text of ADK's gcp.vertex.agent.llm_request
+// readADKRequest reads the last user text of ADK's gcp.vertex.agent.llm_request
 // ({"contents": [{role, parts}]}).
-func exReadADKRequest(data []byte, o *exMsgOut) error {
+func readADKRequest(data []byte, o *msgOut) error {
 	var req struct {
 		Contents json.RawMessage `json:"contents"`
 	}
-	if err := json.Unmarshal(data, &req); err != nil && !exIsTypeError(err) {
+	if err := json.Unmarshal(data, &req); err != nil && !isTypeError(err) {
 		return errExSyntax
 	}
-	if exFirstByte(req.Contents) != '[' {
+	if firstByte(req.Contents) != '[' {
 		return nil
 	}
-	return exReadInput(req.Contents, o)
+	return readInput(req.Contents, o)
 }
 
-// exReadADKResponse reads ADK's gcp.vertex.agent.llm_response ({"content": {role,
+// readADKResponse reads ADK's gcp.vertex.agent.llm_response ({"content": {role,
 // parts}, "finish_reason"}).
-func exReadADKResponse(data []byte, o *exMsgOut) error {
+func readADKResponse(data []byte, o *msgOut) error {
 	var resp struct {
 		Content      json.RawMessage `json:"content"`
 		FinishReason string          `json:"finish_reason"`
 	}
-	if err := json.Unmarshal(data, &resp); err != nil && !exIsTypeError(err) {
+	if err := json.Unmarshal(data, &resp); err != nil && !isTypeError(err) {
 		return errExSyntax
 	}
-	if exFirstByte(resp.Content) == '{' {
-		if err := exReadOutput(resp.Content, o); err != nil {
+	if firstByte(resp.Content) == '{' {
+		if err := readOutput(resp.Content, o); err != nil {
 			return err
 		}
 	}
@@ -549,9 +549,9 @@ func exReadADKResponse(data []byte, o *exMsgOut) error {
 // toolDefs fills ToolDefs from the first source that has definitions:
 // gen_ai.tool.definitions (span, then event), llm.tools.N.tool.json_schema,
 // ai.prompt.tools, llm.request.functions.N.*, ADK llm_request config.tools.
-func (e *Extractor) toolDefs(s *exScan, events ptrace.SpanEventSlice, r *SpanRecord) {
-	if s.has[kToolDefs] {
-		if r.ToolDefs = e.cachedDefs(r, semconv.GenAIToolDefinitions, s.v[kToolDefs]); len(r.ToolDefs) > 0 {
+func (e *Extractor) toolDefs(s *attrScan, events ptrace.SpanEventSlice, r *SpanRecord) {
+	if s.has[attrToolDefs] {
+		if r.ToolDefs = e.cachedDefs(r, semconv.GenAIToolDefinitions, s.v[attrToolDefs]); len(r.ToolDefs) > 0 {
 			return
 		}
 	}
@@ -577,22 +577,22 @@ func (e *Extractor) toolDefs(s *exScan, events ptrace.SpanEventSlice, r *SpanRec
 			return
 		}
 	}
-	if s.has[kAIPromptTools] {
-		if r.ToolDefs = e.cachedDefs(r, semconv.AIPromptTools, s.v[kAIPromptTools]); len(r.ToolDefs) > 0 {
+	if s.has[attrAIPromptTools] {
+		if r.ToolDefs = e.cachedDefs(r, semconv.AIPromptTools, s.v[attrAIPromptTools]); len(r.ToolDefs) > 0 {
 			return
 		}
 	}
 	if len(s.tlFuncs) > 0 {
-		defs, problems := exFlatFunctions(s.tlFuncs, e.maxText, nil)
+		defs, problems := flatFunctions(s.tlFuncs, e.maxText, nil)
 		if problems > 0 {
-			exProblem(r, semconv.PrefixLLMRequestFunctions+"*", "unreadable tool definition")
+			addProblem(r, semconv.PrefixLLMRequestFunctions+"*", "unreadable tool definition")
 		}
 		if r.ToolDefs = defs; len(defs) > 0 {
 			return
 		}
 	}
-	if s.has[kADKLLMRequest] {
-		data, ok := exJSONBytes(s.v[kADKLLMRequest], e.parseLimit)
+	if s.has[attrADKLLMRequest] {
+		data, ok := jsonBytes(s.v[attrADKLLMRequest], e.parseLimit)
 		if !ok {
 			return
 		}
@@ -601,7 +601,7 @@ func (e *Extractor) toolDefs(s *exScan, events ptrace.SpanEventSlice, r *SpanRec
 				Tools json.RawMessage `json:"tools"`
 			} `json:"config"`
 		}
-		if err := json.Unmarshal(data, &req); (err == nil || exIsTypeError(err)) && exFirstByte(req.Config.Tools) == '[' {
+		if err := json.Unmarshal(data, &req); (err == nil || isTypeError(err)) && firstByte(req.Config.Tools) == '[' {
 			r.ToolDefs = e.defsFromBytes(r, semconv.ADKLLMRequest, req.Config.Tools)
 		}
 	}
@@ -609,10 +609,10 @@ func (e *Extractor) toolDefs(s *exScan, events ptrace.SpanEventSlice, r *SpanRec
 
 // cachedDefs parses one tool-definition value through the extractor's cache.
 func (e *Extractor) cachedDefs(r *SpanRecord, key string, v pcommon.Value) []ToolDefinition {
-	data, ok := exJSONBytes(v, e.parseLimit)
+	data, ok := jsonBytes(v, e.parseLimit)
 	if !ok {
 		r.Truncated = true
-		exProblem(r, key, "value larger than the parse limit, not parsed")
+		addProblem(r, key, "value larger than the parse limit, not parsed")
 		return nil
 	}
 	return e.defsFromBytes(r, key, data)
@@ -625,11 +625,11 @@ func (e *Extractor) defsFromBytes(r *SpanRecord, key string, data []byte) []Tool
 	k := e.defs.key(data, e.maxText)
 	defs, problems, ok := e.defs.get(k, data)
 	if !ok {
-		defs, problems = exParseToolDefs(data, e.maxText, nil)
+		defs, problems = parseToolDefs(data, e.maxText, nil)
 		e.defs.put(k, data, defs, problems)
 	}
 	if problems > 0 {
-		exProblem(r, key, "unreadable tool definition")
+		addProblem(r, key, "unreadable tool definition")
 	}
 	return defs
 }

@@ -770,7 +770,7 @@ func TestExtractResponseFunctionToolCallRepr(t *testing.T) {
 		{`ResponseFunctionToolCall(garbage`, RequestedToolCall{}, false},
 	}
 	for _, tt := range tests {
-		got, ok := exParseResponseFunctionToolCall(tt.in)
+		got, ok := parseResponseFunctionToolCall(tt.in)
 		assert.Equal(t, tt.ok, ok, tt.in)
 		if tt.ok {
 			assert.Equal(t, tt.want, got, tt.in)

@@ -18,41 +18,41 @@ import (
 // gen_ai.prompt.N.* / gen_ai.completion.N.* (§3). Both reduce to the same fields once the
 // optional "message." and "tool_call."/"function." segments are stripped.
 
-// exFlatAttr is one attribute under an indexed prefix; rest is the key after the prefix.
-type exFlatAttr struct {
+// flatAttr is one attribute under an indexed prefix; rest is the key after the prefix.
+type flatAttr struct {
 	rest string
 	v    pcommon.Value
 }
 
-type exFlatField uint8
+type flatField uint8
 
 const (
-	exFlatIgnore exFlatField = iota
-	exFlatRole
-	exFlatContent
-	exFlatContentPart
-	exFlatFinish
-	exFlatCallID
-	exFlatCallName
-	exFlatCallArgs
+	flatIgnore flatField = iota
+	flatRole
+	flatContent
+	flatContentPart
+	flatFinish
+	flatCallID
+	flatCallName
+	flatCallArgs
 )
 
-type exFlatItem struct {
+type flatItem struct {
 	idx, j int
-	field  exFlatField
+	field  flatField
 	v      pcommon.Value
 }
 
-// exMaxFlatIndex bounds message and part indexes (a hostile "llm.input_messages.
+// maxFlatIndex bounds message and part indexes (a hostile "llm.input_messages.
 // 999999999.message.role" must not cost anything).
-const exMaxFlatIndex = 1 << 16
+const maxFlatIndex = 1 << 16
 
-// exLeadingIndex splits "12.rest" into 12 and "rest".
-func exLeadingIndex(s string) (int, string, bool) {
+// leadingIndex splits "12.rest" into 12 and "rest".
+func leadingIndex(s string) (int, string, bool) {
 	n, i := 0, 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		n = n*10 + int(s[i]-'0')
-		if n > exMaxFlatIndex {
+		if n > maxFlatIndex {
 			return 0, "", false
 		}
 		i++
@@ -63,8 +63,8 @@ func exLeadingIndex(s string) (int, string, bool) {
 	return n, s[i+1:], true
 }
 
-// exWholeIndex parses s as a bounded decimal index.
-func exWholeIndex(s string) (int, bool) {
+// wholeIndex parses s as a bounded decimal index.
+func wholeIndex(s string) (int, bool) {
 	if s == "" || len(s) > 6 {
 		return 0, false
 	}
@@ -75,61 +75,61 @@ func exWholeIndex(s string) (int, bool) {
 		}
 		n = n*10 + int(s[i]-'0')
 	}
-	return n, n <= exMaxFlatIndex
+	return n, n <= maxFlatIndex
 }
 
-// exFlatClassify maps the key rest after the message index to a field.
-func exFlatClassify(rest string) (exFlatField, int) {
+// flatClassify maps the key rest after the message index to a field.
+func flatClassify(rest string) (flatField, int) {
 	rest = strings.TrimPrefix(rest, "message.")
 	switch rest {
 	case semconv.SuffixRole:
-		return exFlatRole, 0
+		return flatRole, 0
 	case semconv.SuffixContent:
-		return exFlatContent, 0
+		return flatContent, 0
 	case semconv.SuffixFinishReason:
-		return exFlatFinish, 0
+		return flatFinish, 0
 	}
 	switch {
 	case strings.HasPrefix(rest, "content."): // Claude Agent SDK: message.content.<j>
-		if j, ok := exWholeIndex(rest[len("content."):]); ok {
-			return exFlatContentPart, j
+		if j, ok := wholeIndex(rest[len("content."):]); ok {
+			return flatContentPart, j
 		}
 	case strings.HasPrefix(rest, "contents."): // message.contents.<j>.message_content.text
-		if j, tail, ok := exLeadingIndex(rest[len("contents."):]); ok && tail == semconv.SuffixContentText {
-			return exFlatContentPart, j
+		if j, tail, ok := leadingIndex(rest[len("contents."):]); ok && tail == semconv.SuffixContentText {
+			return flatContentPart, j
 		}
 	case strings.HasPrefix(rest, "tool_calls."):
-		j, tail, ok := exLeadingIndex(rest[len("tool_calls."):])
+		j, tail, ok := leadingIndex(rest[len("tool_calls."):])
 		if !ok {
-			return exFlatIgnore, 0
+			return flatIgnore, 0
 		}
 		tail = strings.TrimPrefix(tail, "tool_call.")
 		tail = strings.TrimPrefix(tail, "function.")
 		switch tail {
 		case semconv.SuffixID:
-			return exFlatCallID, j
+			return flatCallID, j
 		case semconv.SuffixName:
-			return exFlatCallName, j
+			return flatCallName, j
 		case semconv.SuffixArguments:
-			return exFlatCallArgs, j
+			return flatCallArgs, j
 		}
 	}
-	return exFlatIgnore, 0
+	return flatIgnore, 0
 }
 
-// exFlatItems parses and sorts the attributes of one indexed family.
-func exFlatItems(attrs []exFlatAttr) []exFlatItem {
-	items := make([]exFlatItem, 0, len(attrs))
+// flatItems parses and sorts the attributes of one indexed family.
+func flatItems(attrs []flatAttr) []flatItem {
+	items := make([]flatItem, 0, len(attrs))
 	for _, a := range attrs {
-		idx, rest, ok := exLeadingIndex(a.rest)
+		idx, rest, ok := leadingIndex(a.rest)
 		if !ok {
 			continue
 		}
-		f, j := exFlatClassify(rest)
-		if f == exFlatIgnore {
+		f, j := flatClassify(rest)
+		if f == flatIgnore {
 			continue
 		}
-		items = append(items, exFlatItem{idx: idx, j: j, field: f, v: a.v})
+		items = append(items, flatItem{idx: idx, j: j, field: f, v: a.v})
 	}
 	sort.SliceStable(items, func(a, b int) bool {
 		if items[a].idx != items[b].idx {
@@ -143,37 +143,37 @@ func exFlatItems(attrs []exFlatAttr) []exFlatItem {
 	return items
 }
 
-// exFlatMessage is one reassembled message.
-type exFlatMessage struct {
+// flatMessage is one reassembled message.
+type flatMessage struct {
 	role   string
 	text   []string
 	finish string
 	calls  []RequestedToolCall
 }
 
-// exFlatMessages groups sorted items into messages, in index order.
-func exFlatMessages(items []exFlatItem) []exFlatMessage {
-	var msgs []exFlatMessage
+// flatMessages groups sorted items into messages, in index order.
+func flatMessages(items []flatItem) []flatMessage {
+	var msgs []flatMessage
 	for i := 0; i < len(items); {
 		idx := items[i].idx
-		var m exFlatMessage
+		var m flatMessage
 		callAt := -1 // index in m.calls of the call with tool_calls index lastJ
 		lastJ := -1
 		for ; i < len(items) && items[i].idx == idx; i++ {
 			it := &items[i]
-			s, _ := exValueText(it.v)
+			s, _ := valueText(it.v)
 			switch it.field {
-			case exFlatRole:
-				m.role = exRole(&exJMsg{Role: s})
-			case exFlatContent, exFlatContentPart:
+			case flatRole:
+				m.role = msgRole(&jMsg{Role: s})
+			case flatContent, flatContentPart:
 				if s != "" {
 					m.text = append(m.text, s)
 				}
-			case exFlatFinish:
+			case flatFinish:
 				m.finish = strings.ToLower(s)
-			case exFlatCallID, exFlatCallName, exFlatCallArgs:
+			case flatCallID, flatCallName, flatCallArgs:
 				if it.j != lastJ || callAt < 0 {
-					if len(m.calls) >= exMaxList {
+					if len(m.calls) >= maxList {
 						continue
 					}
 					m.calls = append(m.calls, RequestedToolCall{})
@@ -181,14 +181,14 @@ func exFlatMessages(items []exFlatItem) []exFlatMessage {
 				}
 				c := &m.calls[callAt]
 				switch it.field {
-				case exFlatCallID:
+				case flatCallID:
 					c.ID = s
-				case exFlatCallName:
+				case flatCallName:
 					c.Name = s
-				case exFlatCallArgs:
+				case flatCallArgs:
 					if it.v.Type() == pcommon.ValueTypeStr {
 						c.Arguments = s
-					} else if b, ok := exAppendJSON(nil, it.v, 0, 1<<20); ok {
+					} else if b, ok := appendJSON(nil, it.v, 0, 1<<20); ok {
 						c.Arguments = string(b)
 					}
 				}
@@ -199,9 +199,9 @@ func exFlatMessages(items []exFlatItem) []exFlatMessage {
 	return msgs
 }
 
-// exFlatInput returns the last user message with text.
-func exFlatInput(attrs []exFlatAttr, o *exMsgOut) {
-	msgs := exFlatMessages(exFlatItems(attrs))
+// flatInput returns the last user message with text.
+func flatInput(attrs []flatAttr, o *msgOut) {
+	msgs := flatMessages(flatItems(attrs))
 	o.messages += len(msgs)
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].role == semconv.RoleUser && len(msgs[i].text) > 0 {
@@ -211,9 +211,9 @@ func exFlatInput(attrs []exFlatAttr, o *exMsgOut) {
 	}
 }
 
-// exFlatOutput collects assistant text, tool calls and finish reasons of every message.
-func exFlatOutput(attrs []exFlatAttr, o *exMsgOut) {
-	msgs := exFlatMessages(exFlatItems(attrs))
+// flatOutput collects assistant text, tool calls and finish reasons of every message.
+func flatOutput(attrs []flatAttr, o *msgOut) {
+	msgs := flatMessages(flatItems(attrs))
 	o.messages += len(msgs)
 	for i := range msgs {
 		m := &msgs[i]
@@ -221,7 +221,7 @@ func exFlatOutput(attrs []exFlatAttr, o *exMsgOut) {
 			var texts []string
 			for _, t := range m.text {
 				if strings.HasPrefix(t, semconv.OpenAIAgentsResponseFunctionRep) {
-					if c, ok := exParseResponseFunctionToolCall(t); ok {
+					if c, ok := parseResponseFunctionToolCall(t); ok {
 						o.calls = append(o.calls, c)
 						continue
 					}
@@ -233,25 +233,25 @@ func exFlatOutput(attrs []exFlatAttr, o *exMsgOut) {
 			}
 		}
 		for _, c := range m.calls {
-			if c.Name != "" && len(o.calls) < exMaxList {
+			if c.Name != "" && len(o.calls) < maxList {
 				o.calls = append(o.calls, c)
 			}
 		}
-		if m.finish != "" && len(o.finish) < exMaxList {
+		if m.finish != "" && len(o.finish) < maxList {
 			o.finish = append(o.finish, m.finish)
 		}
 	}
 }
 
-// exFlatFunctions reads Traceloop llm.request.functions.N.{name,description,parameters}.
-func exFlatFunctions(attrs []exFlatAttr, maxText int, dst []ToolDefinition) ([]ToolDefinition, int) {
+// flatFunctions reads Traceloop llm.request.functions.N.{name,description,parameters}.
+func flatFunctions(attrs []flatAttr, maxText int, dst []ToolDefinition) ([]ToolDefinition, int) {
 	type fn struct {
-		exJToolDef
+		jToolDef
 		idx int
 	}
 	var fns []fn
 	for _, a := range attrs {
-		idx, rest, ok := exLeadingIndex(a.rest)
+		idx, rest, ok := leadingIndex(a.rest)
 		if !ok {
 			continue
 		}
@@ -260,7 +260,7 @@ func exFlatFunctions(attrs []exFlatAttr, maxText int, dst []ToolDefinition) ([]T
 			k++
 		}
 		if k == len(fns) {
-			if len(fns) >= exMaxList {
+			if len(fns) >= maxList {
 				continue
 			}
 			fns = append(fns, fn{idx: idx})
@@ -268,13 +268,13 @@ func exFlatFunctions(attrs []exFlatAttr, maxText int, dst []ToolDefinition) ([]T
 		f := &fns[k]
 		switch rest {
 		case semconv.SuffixName:
-			f.Name, _ = exValueText(a.v)
+			f.Name, _ = valueText(a.v)
 		case semconv.SuffixDescription:
-			f.Description, _ = exValueText(a.v)
+			f.Description, _ = valueText(a.v)
 		case semconv.SuffixParameters:
 			if a.v.Type() == pcommon.ValueTypeStr {
 				f.Parameters = json.RawMessage(a.v.Str())
-			} else if b, ok := exAppendJSON(nil, a.v, 0, maxText); ok {
+			} else if b, ok := appendJSON(nil, a.v, 0, maxText); ok {
 				f.Parameters = b
 			}
 		}
@@ -282,7 +282,7 @@ func exFlatFunctions(attrs []exFlatAttr, maxText int, dst []ToolDefinition) ([]T
 	sort.Slice(fns, func(a, b int) bool { return fns[a].idx < fns[b].idx })
 	problems := 0
 	for i := range fns {
-		dst = exAppendToolDef(dst, &fns[i].exJToolDef, maxText, &problems)
+		dst = appendToolDef(dst, &fns[i].jToolDef, maxText, &problems)
 	}
 	return dst, problems
 }

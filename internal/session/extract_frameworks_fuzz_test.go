@@ -40,21 +40,21 @@ func FuzzFrameworkValues(f *testing.F) {
 			}
 		}
 
-		if exIsErrorResult(s) {
+		if isErrorResult(s) {
 			var v map[string]any
 			require.NoError(t, json.Unmarshal([]byte(s), &v))
 			assert.Equal(t, true, v["error"])
 		}
 
-		u := exUnquoteJSONString(s)
+		u := unquoteJSONString(s)
 		if u != s {
 			var want string
 			require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(s)), &want))
 			assert.Equal(t, want, u)
 		}
 
-		defs, _ := exParseToolDefs([]byte(s), 256, nil)
-		assert.LessOrEqual(t, len(defs), exMaxList+1)
+		defs, _ := parseToolDefs([]byte(s), 256, nil)
+		assert.LessOrEqual(t, len(defs), maxList+1)
 		for _, d := range defs {
 			assert.True(t, utf8.ValidString(d.Name) || !utf8.ValidString(s), "name %q", d.Name)
 		}

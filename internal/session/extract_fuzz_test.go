@@ -16,7 +16,7 @@ import (
 // extFuzzKeys are the attribute keys the fuzzer writes values to: every key the extractor
 // reads, plus indexed and session keys.
 var extFuzzKeys = func() []string {
-	keys := append([]string(nil), exKeyNames[:]...)
+	keys := append([]string(nil), keyNames[:]...)
 	keys = append(keys,
 		"llm.input_messages.0.message.role", "llm.input_messages.0.message.content",
 		"llm.output_messages.0.message.contents.0.message_content.text",
@@ -65,14 +65,14 @@ func extFuzzValue(v pcommon.Value, raw []byte) {
 // events to the extractor: it must never panic, and its output must be valid UTF-8 within
 // the caps.
 func FuzzExtract(f *testing.F) {
-	f.Add("chat gpt-4o", uint8(kOp), "chat", uint8(kInMsgs), `[{"role":"user","parts":[{"type":"text","content":"hi"}]}]`,
+	f.Add("chat gpt-4o", uint8(attrOp), "chat", uint8(attrInMsgs), `[{"role":"user","parts":[{"type":"text","content":"hi"}]}]`,
 		[]byte(`[{"role":"assistant","parts":[{"type":"tool_call","name":"f","arguments":{"a":1}}]}]`), int64(47), 1.5, uint16(64), uint8(0), `[{"role":"user","content":"x"}]`)
-	f.Add("execute_tool t", uint8(kOp), "execute_tool", uint8(kToolArgs), `{"city": "Paris"`,
+	f.Add("execute_tool t", uint8(attrOp), "execute_tool", uint8(attrToolArgs), `{"city": "Paris"`,
 		[]byte(`{"a":{"b":[1,2,{"c":null}]}}`), int64(-1), -2.0, uint16(0), uint8(3), `{"x":1}`)
-	f.Add("x", uint8(kOIKind), "TOOL", uint8(kOIToolParams), `{"type":"object","properties":{"a":{}}}`,
+	f.Add("x", uint8(attrOIKind), "TOOL", uint8(attrOIToolParams), `{"type":"object","properties":{"a":{}}}`,
 		[]byte(`{"args":[],"kwargs":{"k":1}}`), int64(0), 0.0, uint16(3), uint8(2), "[{\"toolUse\":{\"name\":\"n\",\"input\":{}}}]")
-	f.Add("handoff to b\xff", uint8(kOIKind), "AGENT", uint8(kOutputValue), "\xff\xfe{", []byte("\xff"), int64(1<<62), 1e308, uint16(1), uint8(1), "ResponseFunctionToolCall(arguments='{}', name='n')")
-	f.Add("ai.generateText", uint8(kAIFunctionID), "a", uint8(kAIPrompt), `{"prompt":"p","messages":[1]}`, []byte(`[["deep"]]`), int64(3), 3.0, uint16(9), uint8(0), strings.Repeat("[", 300))
+	f.Add("handoff to b\xff", uint8(attrOIKind), "AGENT", uint8(attrOutputValue), "\xff\xfe{", []byte("\xff"), int64(1<<62), 1e308, uint16(1), uint8(1), "ResponseFunctionToolCall(arguments='{}', name='n')")
+	f.Add("ai.generateText", uint8(attrAIFunctionID), "a", uint8(attrAIPrompt), `{"prompt":"p","messages":[1]}`, []byte(`[["deep"]]`), int64(3), 3.0, uint16(9), uint8(0), strings.Repeat("[", 300))
 	f.Fuzz(func(t *testing.T, name string, k1 uint8, v1 string, k2 uint8, v2 string, raw []byte, n int64, fl float64, maxText uint16, ev uint8, evVal string) {
 		s := ptrace.NewSpan()
 		s.SetName(name)

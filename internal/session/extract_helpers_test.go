@@ -100,10 +100,10 @@ func extCheckInvariants(t testing.TB, r SpanRecord, maxText int) {
 	texts = append(texts, r.FinishReasons...)
 	texts = append(texts, r.AllowedTools...)
 	texts = append(texts, r.HandoffTargets...)
-	// Rule and source names come from a fixed vocabulary (plus at most exMaxRuleValue
+	// Rule and source names come from a fixed vocabulary (plus at most maxRuleValue
 	// bytes of an attribute value); problems have their own bound.
 	for _, s := range append([]string{r.ClassRule, r.AgentRule, r.ToolArgsSource, r.HandoffRule, r.HandoffMode, r.SessionKey}, r.Problems...) {
-		if !utf8.ValidString(s) || len(s) > max(exMaxProblemLen, 128) {
+		if !utf8.ValidString(s) || len(s) > max(maxProblemLen, 128) {
 			t.Errorf("bad rule/problem string %q", s)
 		}
 	}

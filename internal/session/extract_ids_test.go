@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// TestExHexIDs checks exHexIDs against pcommon's String methods, empty ids included.
+// TestExHexIDs checks hexIDs against pcommon's String methods, empty ids included.
 func TestExHexIDs(t *testing.T) {
 	tid := pcommon.TraceID{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0, 0, 0, 0, 0, 0, 0xfe, 0xff}
 	sid := pcommon.SpanID{0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3}
@@ -27,7 +27,7 @@ func TestExHexIDs(t *testing.T) {
 		if mask&4 != 0 {
 			p1 = pid
 		}
-		gt, gs, gp := exHexIDs(t1, s1, p1)
+		gt, gs, gp := hexIDs(t1, s1, p1)
 		require.Equal(t, t1.String(), gt, "mask %d", mask)
 		require.Equal(t, s1.String(), gs, "mask %d", mask)
 		require.Equal(t, p1.String(), gp, "mask %d", mask)

@@ -5,260 +5,260 @@ package session // import "github.com/agenteval/agenteval-collector/internal/ses
 
 import "github.com/agenteval/agenteval-collector/internal/semconv"
 
-// exKey identifies one attribute the extractor reads; the scan stores values by exKey.
-type exKey uint8
+// attrKey identifies one attribute the extractor reads; the scan stores values by attrKey.
+type attrKey uint8
 
 // The attributes read from spans (docs/decisions/sessions.md §1.5, §9).
 const (
-	kOp exKey = iota
-	kOIKind
-	kTLKind
-	kEvalKind
-	kEvalJudge
-	kIsNested
-	kAIFunctionID
-	kAIOperationID
-	kMCPMethod
-	kHandoffParent
-	kLLMRequestType
+	attrOp attrKey = iota
+	attrOIKind
+	attrTLKind
+	attrEvalKind
+	attrEvalJudge
+	attrIsNested
+	attrAIFunctionID
+	attrAIOperationID
+	attrMCPMethod
+	attrHandoffParent
+	attrLLMRequestType
 
-	kGenAIAgentName
-	kOIAgentName
-	kGraphNodeID
-	kGraphParentID
-	kOIMetadata
-	kTLEntityName
-	kAgentDesc
-	kAgentTools
-	kOAHandoffs
+	attrGenAIAgentName
+	attrOIAgentName
+	attrGraphNodeID
+	attrGraphParentID
+	attrOIMetadata
+	attrTLEntityName
+	attrAgentDesc
+	attrAgentTools
+	attrOAHandoffs
 
-	kToolName
-	kOIToolName
-	kAIToolName
-	kToolCallID
-	kOIToolID
-	kAIToolID
-	kToolDesc
-	kOIToolDesc
-	kToolArgs
-	kInputValue
-	kInputMime
-	kOIToolParams
-	kOIToolSchema
-	kAIToolArgs
-	kAIToolInput
-	kADKArgs
-	kTLEntityInput
-	kToolResult
-	kOutputValue
-	kOutputMime
-	kAIToolResult
-	kAIToolOutput
-	kADKResponse
-	kTLEntityOutput
-	kToolStatus
+	attrToolName
+	attrOIToolName
+	attrAIToolName
+	attrToolCallID
+	attrOIToolID
+	attrAIToolID
+	attrToolDesc
+	attrOIToolDesc
+	attrToolArgs
+	attrInputValue
+	attrInputMime
+	attrOIToolParams
+	attrOIToolSchema
+	attrAIToolArgs
+	attrAIToolInput
+	attrADKArgs
+	attrTLEntityInput
+	attrToolResult
+	attrOutputValue
+	attrOutputMime
+	attrAIToolResult
+	attrAIToolOutput
+	attrADKResponse
+	attrTLEntityOutput
+	attrToolStatus
 
-	kTransferMode
-	kTransferTargetName
-	kTransferTargetID
-	kHandoffFrom
-	kHandoffTo
+	attrTransferMode
+	attrTransferTargetName
+	attrTransferTargetID
+	attrHandoffFrom
+	attrHandoffTo
 
-	kErrorType
-	kTaskCompleted
+	attrErrorType
+	attrTaskCompleted
 
-	kInMsgs
-	kOutMsgs
-	kSysInstr
-	kToolDefs
-	kAIPrompt
-	kAIPromptMessages
-	kAIPromptTools
-	kAIResponseText
-	kAIResponseToolCalls
-	kAIResponseFinish
-	kPydAllMessages
-	kPydFinalResult
-	kADKLLMRequest
-	kADKLLMResponse
-	kMastraArgs
-	kMastraRunInput
+	attrInMsgs
+	attrOutMsgs
+	attrSysInstr
+	attrToolDefs
+	attrAIPrompt
+	attrAIPromptMessages
+	attrAIPromptTools
+	attrAIResponseText
+	attrAIResponseToolCalls
+	attrAIResponseFinish
+	attrPydAllMessages
+	attrPydFinalResult
+	attrADKLLMRequest
+	attrADKLLMResponse
+	attrMastraArgs
+	attrMastraRunInput
 
-	kCallerType
-	kCallerName
+	attrCallerType
+	attrCallerName
 
-	kVoltEntityType
-	kVoltEntityName
-	kVoltSubagentName
-	kVoltSpanType
-	kVoltInput
-	kVoltOutput
-	kVoltToolCallID
-	kVoltLLMMessages
-	kVoltLLMTools
-	kVoltLLMModel
-	kVoltPromptTok
-	kVoltComplTok
+	attrVoltEntityType
+	attrVoltEntityName
+	attrVoltSubagentName
+	attrVoltSpanType
+	attrVoltInput
+	attrVoltOutput
+	attrVoltToolCallID
+	attrVoltLLMMessages
+	attrVoltLLMTools
+	attrVoltLLMModel
+	attrVoltPromptTok
+	attrVoltComplTok
 
-	kReqModel
-	kRespModel
-	kOIModel
-	kAIModelID
-	kAIRespModel
-	kFinishReasons
+	attrReqModel
+	attrRespModel
+	attrOIModel
+	attrAIModelID
+	attrAIRespModel
+	attrFinishReasons
 
-	kInTok
-	kOutTok
-	kPromptTok
-	kComplTok
-	kOIPromptTok
-	kOIComplTok
-	kAIInTok
-	kAIOutTok
-	kAIPromptTok
-	kAIComplTok
-	kCacheRead
-	kCacheReadAlt
-	kOICacheRead
-	kAICached
-	kReasoning
-	kReasoningAlt
-	kOIReasoning
-	kAIReasoning
-	kOICost
-	kOpCost
+	attrInTok
+	attrOutTok
+	attrPromptTok
+	attrComplTok
+	attrOIPromptTok
+	attrOIComplTok
+	attrAIInTok
+	attrAIOutTok
+	attrAIPromptTok
+	attrAIComplTok
+	attrCacheRead
+	attrCacheReadAlt
+	attrOICacheRead
+	attrAICached
+	attrReasoning
+	attrReasoningAlt
+	attrOIReasoning
+	attrAIReasoning
+	attrOICost
+	attrOpCost
 
-	exNumKeys
-	exNoKey exKey = 255
+	numKeys
+	noKey attrKey = 255
 )
 
-// exKeyNames maps each exKey to its attribute key.
-var exKeyNames = [exNumKeys]string{
-	kOp:             semconv.GenAIOperationName,
-	kOIKind:         semconv.OpenInferenceSpanKind,
-	kTLKind:         semconv.TraceloopSpanKind,
-	kEvalKind:       semconv.AgentEvalKind,
-	kEvalJudge:      semconv.AgentEvalJudge,
-	kIsNested:       semconv.GenAIInvocationIsNested,
-	kAIFunctionID:   semconv.AITelemetryFunction,
-	kAIOperationID:  semconv.AIOperationID,
-	kMCPMethod:      semconv.MCPMethodName,
-	kHandoffParent:  semconv.GenAIAgentHandoffParent,
-	kLLMRequestType: semconv.LLMRequestType,
+// keyNames maps each attrKey to its attribute key.
+var keyNames = [numKeys]string{
+	attrOp:             semconv.GenAIOperationName,
+	attrOIKind:         semconv.OpenInferenceSpanKind,
+	attrTLKind:         semconv.TraceloopSpanKind,
+	attrEvalKind:       semconv.AgentEvalKind,
+	attrEvalJudge:      semconv.AgentEvalJudge,
+	attrIsNested:       semconv.GenAIInvocationIsNested,
+	attrAIFunctionID:   semconv.AITelemetryFunction,
+	attrAIOperationID:  semconv.AIOperationID,
+	attrMCPMethod:      semconv.MCPMethodName,
+	attrHandoffParent:  semconv.GenAIAgentHandoffParent,
+	attrLLMRequestType: semconv.LLMRequestType,
 
-	kGenAIAgentName: semconv.GenAIAgentName,
-	kOIAgentName:    semconv.AgentName,
-	kGraphNodeID:    semconv.GraphNodeID,
-	kGraphParentID:  semconv.GraphNodeParentID,
-	kOIMetadata:     semconv.Metadata,
-	kTLEntityName:   semconv.TraceloopEntityName,
-	kAgentDesc:      semconv.GenAIAgentDescription,
-	kAgentTools:     semconv.GenAIAgentTools,
-	kOAHandoffs:     semconv.OpenAIAgentHandoffs,
+	attrGenAIAgentName: semconv.GenAIAgentName,
+	attrOIAgentName:    semconv.AgentName,
+	attrGraphNodeID:    semconv.GraphNodeID,
+	attrGraphParentID:  semconv.GraphNodeParentID,
+	attrOIMetadata:     semconv.Metadata,
+	attrTLEntityName:   semconv.TraceloopEntityName,
+	attrAgentDesc:      semconv.GenAIAgentDescription,
+	attrAgentTools:     semconv.GenAIAgentTools,
+	attrOAHandoffs:     semconv.OpenAIAgentHandoffs,
 
-	kToolName:       semconv.GenAIToolName,
-	kOIToolName:     semconv.ToolNameOI,
-	kAIToolName:     semconv.AIToolCallName,
-	kToolCallID:     semconv.GenAIToolCallID,
-	kOIToolID:       semconv.ToolIDOI,
-	kAIToolID:       semconv.AIToolCallID,
-	kToolDesc:       semconv.GenAIToolDescription,
-	kOIToolDesc:     semconv.ToolDescOI,
-	kToolArgs:       semconv.GenAIToolCallArguments,
-	kInputValue:     semconv.InputValue,
-	kInputMime:      semconv.InputMimeType,
-	kOIToolParams:   semconv.ToolParamsOI,
-	kOIToolSchema:   semconv.ToolSchemaOI,
-	kAIToolArgs:     semconv.AIToolCallArgs,
-	kAIToolInput:    semconv.AIToolCallInput,
-	kADKArgs:        semconv.ADKToolCallArgs,
-	kTLEntityInput:  semconv.TraceloopEntityInput,
-	kToolResult:     semconv.GenAIToolCallResult,
-	kOutputValue:    semconv.OutputValue,
-	kOutputMime:     semconv.OutputMimeType,
-	kAIToolResult:   semconv.AIToolCallResult,
-	kAIToolOutput:   semconv.AIToolCallOutput,
-	kADKResponse:    semconv.ADKToolResponse,
-	kTLEntityOutput: semconv.TraceloopEntityOutput,
-	kToolStatus:     semconv.GenAIToolStatus,
+	attrToolName:       semconv.GenAIToolName,
+	attrOIToolName:     semconv.ToolNameOI,
+	attrAIToolName:     semconv.AIToolCallName,
+	attrToolCallID:     semconv.GenAIToolCallID,
+	attrOIToolID:       semconv.ToolIDOI,
+	attrAIToolID:       semconv.AIToolCallID,
+	attrToolDesc:       semconv.GenAIToolDescription,
+	attrOIToolDesc:     semconv.ToolDescOI,
+	attrToolArgs:       semconv.GenAIToolCallArguments,
+	attrInputValue:     semconv.InputValue,
+	attrInputMime:      semconv.InputMimeType,
+	attrOIToolParams:   semconv.ToolParamsOI,
+	attrOIToolSchema:   semconv.ToolSchemaOI,
+	attrAIToolArgs:     semconv.AIToolCallArgs,
+	attrAIToolInput:    semconv.AIToolCallInput,
+	attrADKArgs:        semconv.ADKToolCallArgs,
+	attrTLEntityInput:  semconv.TraceloopEntityInput,
+	attrToolResult:     semconv.GenAIToolCallResult,
+	attrOutputValue:    semconv.OutputValue,
+	attrOutputMime:     semconv.OutputMimeType,
+	attrAIToolResult:   semconv.AIToolCallResult,
+	attrAIToolOutput:   semconv.AIToolCallOutput,
+	attrADKResponse:    semconv.ADKToolResponse,
+	attrTLEntityOutput: semconv.TraceloopEntityOutput,
+	attrToolStatus:     semconv.GenAIToolStatus,
 
-	kTransferMode:       semconv.GenAITransferMode,
-	kTransferTargetName: semconv.GenAITransferTargetName,
-	kTransferTargetID:   semconv.GenAITransferTargetID,
-	kHandoffFrom:        semconv.GenAIHandoffFromAgent,
-	kHandoffTo:          semconv.GenAIHandoffToAgent,
+	attrTransferMode:       semconv.GenAITransferMode,
+	attrTransferTargetName: semconv.GenAITransferTargetName,
+	attrTransferTargetID:   semconv.GenAITransferTargetID,
+	attrHandoffFrom:        semconv.GenAIHandoffFromAgent,
+	attrHandoffTo:          semconv.GenAIHandoffToAgent,
 
-	kErrorType:     semconv.ErrorType,
-	kTaskCompleted: semconv.AgentEvalTaskCompleted,
+	attrErrorType:     semconv.ErrorType,
+	attrTaskCompleted: semconv.AgentEvalTaskCompleted,
 
-	kInMsgs:              semconv.GenAIInputMessages,
-	kOutMsgs:             semconv.GenAIOutputMessages,
-	kSysInstr:            semconv.GenAISystemInstructions,
-	kToolDefs:            semconv.GenAIToolDefinitions,
-	kAIPrompt:            semconv.AIPrompt,
-	kAIPromptMessages:    semconv.AIPromptMessages,
-	kAIPromptTools:       semconv.AIPromptTools,
-	kAIResponseText:      semconv.AIResponseText,
-	kAIResponseToolCalls: semconv.AIResponseToolCalls,
-	kAIResponseFinish:    semconv.AIResponseFinishReason,
-	kPydAllMessages:      semconv.PydanticAIAllMessages,
-	kPydFinalResult:      semconv.PydanticAIFinalResult,
-	kADKLLMRequest:       semconv.ADKLLMRequest,
-	kADKLLMResponse:      semconv.ADKLLMResponse,
-	kMastraArgs:          semconv.MastraMetadataArgs,
-	kMastraRunInput:      semconv.MastraAgentRunInput,
+	attrInMsgs:              semconv.GenAIInputMessages,
+	attrOutMsgs:             semconv.GenAIOutputMessages,
+	attrSysInstr:            semconv.GenAISystemInstructions,
+	attrToolDefs:            semconv.GenAIToolDefinitions,
+	attrAIPrompt:            semconv.AIPrompt,
+	attrAIPromptMessages:    semconv.AIPromptMessages,
+	attrAIPromptTools:       semconv.AIPromptTools,
+	attrAIResponseText:      semconv.AIResponseText,
+	attrAIResponseToolCalls: semconv.AIResponseToolCalls,
+	attrAIResponseFinish:    semconv.AIResponseFinishReason,
+	attrPydAllMessages:      semconv.PydanticAIAllMessages,
+	attrPydFinalResult:      semconv.PydanticAIFinalResult,
+	attrADKLLMRequest:       semconv.ADKLLMRequest,
+	attrADKLLMResponse:      semconv.ADKLLMResponse,
+	attrMastraArgs:          semconv.MastraMetadataArgs,
+	attrMastraRunInput:      semconv.MastraAgentRunInput,
 
-	kCallerType: semconv.GenAICallerType,
-	kCallerName: semconv.GenAICallerName,
+	attrCallerType: semconv.GenAICallerType,
+	attrCallerName: semconv.GenAICallerName,
 
-	kVoltEntityType:   semconv.VoltEntityType,
-	kVoltEntityName:   semconv.VoltEntityName,
-	kVoltSubagentName: semconv.VoltSubagentName,
-	kVoltSpanType:     semconv.VoltSpanType,
-	kVoltInput:        semconv.VoltInput,
-	kVoltOutput:       semconv.VoltOutput,
-	kVoltToolCallID:   semconv.VoltToolCallID,
-	kVoltLLMMessages:  semconv.VoltLLMMessages,
-	kVoltLLMTools:     semconv.VoltLLMTools,
-	kVoltLLMModel:     semconv.VoltLLMModel,
-	kVoltPromptTok:    semconv.VoltLLMPromptTok,
-	kVoltComplTok:     semconv.VoltLLMComplTok,
+	attrVoltEntityType:   semconv.VoltEntityType,
+	attrVoltEntityName:   semconv.VoltEntityName,
+	attrVoltSubagentName: semconv.VoltSubagentName,
+	attrVoltSpanType:     semconv.VoltSpanType,
+	attrVoltInput:        semconv.VoltInput,
+	attrVoltOutput:       semconv.VoltOutput,
+	attrVoltToolCallID:   semconv.VoltToolCallID,
+	attrVoltLLMMessages:  semconv.VoltLLMMessages,
+	attrVoltLLMTools:     semconv.VoltLLMTools,
+	attrVoltLLMModel:     semconv.VoltLLMModel,
+	attrVoltPromptTok:    semconv.VoltLLMPromptTok,
+	attrVoltComplTok:     semconv.VoltLLMComplTok,
 
-	kReqModel:      semconv.GenAIRequestModel,
-	kRespModel:     semconv.GenAIResponseModel,
-	kOIModel:       semconv.LLMModelName,
-	kAIModelID:     semconv.AIModelID,
-	kAIRespModel:   semconv.AIResponseModel,
-	kFinishReasons: semconv.GenAIResponseFinishReasons,
+	attrReqModel:      semconv.GenAIRequestModel,
+	attrRespModel:     semconv.GenAIResponseModel,
+	attrOIModel:       semconv.LLMModelName,
+	attrAIModelID:     semconv.AIModelID,
+	attrAIRespModel:   semconv.AIResponseModel,
+	attrFinishReasons: semconv.GenAIResponseFinishReasons,
 
-	kInTok:        semconv.GenAIUsageInputTokens,
-	kOutTok:       semconv.GenAIUsageOutputTokens,
-	kPromptTok:    semconv.GenAIUsagePromptTokens,
-	kComplTok:     semconv.GenAIUsageCompletionTokens,
-	kOIPromptTok:  semconv.LLMTokenCountPrompt,
-	kOIComplTok:   semconv.LLMTokenCountCompletion,
-	kAIInTok:      semconv.AIUsageInputTokens,
-	kAIOutTok:     semconv.AIUsageOutputTokens,
-	kAIPromptTok:  semconv.AIUsagePromptTokens,
-	kAIComplTok:   semconv.AIUsageCompletionTokens,
-	kCacheRead:    semconv.GenAIUsageCacheReadTokens,
-	kCacheReadAlt: semconv.GenAIUsageCacheReadInputTokens,
-	kOICacheRead:  semconv.LLMTokenCacheRead,
-	kAICached:     semconv.AIUsageCachedTokens,
-	kReasoning:    semconv.GenAIUsageReasoningTokens,
-	kReasoningAlt: semconv.GenAIUsageReasoningTokensAlt,
-	kOIReasoning:  semconv.LLMTokenReasoning,
-	kAIReasoning:  semconv.AIUsageReasoningTokens,
-	kOICost:       semconv.LLMCostTotal,
-	kOpCost:       semconv.PydanticAIOperationCost,
+	attrInTok:        semconv.GenAIUsageInputTokens,
+	attrOutTok:       semconv.GenAIUsageOutputTokens,
+	attrPromptTok:    semconv.GenAIUsagePromptTokens,
+	attrComplTok:     semconv.GenAIUsageCompletionTokens,
+	attrOIPromptTok:  semconv.LLMTokenCountPrompt,
+	attrOIComplTok:   semconv.LLMTokenCountCompletion,
+	attrAIInTok:      semconv.AIUsageInputTokens,
+	attrAIOutTok:     semconv.AIUsageOutputTokens,
+	attrAIPromptTok:  semconv.AIUsagePromptTokens,
+	attrAIComplTok:   semconv.AIUsageCompletionTokens,
+	attrCacheRead:    semconv.GenAIUsageCacheReadTokens,
+	attrCacheReadAlt: semconv.GenAIUsageCacheReadInputTokens,
+	attrOICacheRead:  semconv.LLMTokenCacheRead,
+	attrAICached:     semconv.AIUsageCachedTokens,
+	attrReasoning:    semconv.GenAIUsageReasoningTokens,
+	attrReasoningAlt: semconv.GenAIUsageReasoningTokensAlt,
+	attrOIReasoning:  semconv.LLMTokenReasoning,
+	attrAIReasoning:  semconv.AIUsageReasoningTokens,
+	attrOICost:       semconv.LLMCostTotal,
+	attrOpCost:       semconv.PydanticAIOperationCost,
 }
 
-// exStaticKeys maps attribute keys to their exKey.
-var exStaticKeys = func() map[string]exKey {
-	m := make(map[string]exKey, exNumKeys)
-	for id, k := range exKeyNames {
+// staticKeys maps attribute keys to their attrKey.
+var staticKeys = func() map[string]attrKey {
+	m := make(map[string]attrKey, numKeys)
+	for id, k := range keyNames {
 		if k != "" { // a gap is caught by TestExtractKeyTableComplete
-			m[k] = exKey(id)
+			m[k] = attrKey(id)
 		}
 	}
 	return m

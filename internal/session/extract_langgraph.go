@@ -18,41 +18,41 @@ import (
 // Python one writes it for any run whose name contains "agent"; the reliable signal is
 // the run metadata LangGraph copies into the OpenInference `metadata` JSON attribute.
 const (
-	// exLGNode is the metadata key naming the graph node a run belongs to.
-	exLGNode = "langgraph_node"
-	// exLGCheckpointNS and exLGCheckpointNSAlt hold the node's namespace,
+	// lgNode is the metadata key naming the graph node a run belongs to.
+	lgNode = "langgraph_node"
+	// lgCheckpointNS and lgCheckpointNSAlt hold the node's namespace,
 	// "outer:task|inner:task": one segment per (sub)graph level.
-	exLGCheckpointNS    = "langgraph_checkpoint_ns"
-	exLGCheckpointNSAlt = "checkpoint_ns"
-	exLGNSSeparator     = "|"
-	exLGNSEnd           = ":"
-	// exLGModelNode is the model-calling node of the prebuilt ReAct agent
+	lgCheckpointNS    = "langgraph_checkpoint_ns"
+	lgCheckpointNSAlt = "checkpoint_ns"
+	lgnsSeparator     = "|"
+	lgnsEnd           = ":"
+	// lgModelNode is the model-calling node of the prebuilt ReAct agent
 	// (createReactAgent / create_react_agent): inside a subgraph it is that subgraph's
 	// agent, not an agent of its own.
-	exLGModelNode = "agent"
-	// exLGSupervisor is the default supervisor node name of langgraph-supervisor.
-	exLGSupervisor = "supervisor"
+	lgModelNode = "agent"
+	// lgSupervisor is the default supervisor node name of langgraph-supervisor.
+	lgSupervisor = "supervisor"
 
-	// exRuleLGSuffix marks the class rule of a span classified by its LangGraph node.
-	exRuleLGSuffix = ";langgraph_node"
+	// ruleLGSuffix marks the class rule of a span classified by its LangGraph node.
+	ruleLGSuffix = ";langgraph_node"
 	// AgentRule values of LangGraph node agents.
-	exAgentRuleLGNode = semconv.Metadata + "." + exLGNode
-	exAgentRuleLGNS   = semconv.Metadata + "." + exLGCheckpointNS
+	agentRuleLGNode = semconv.Metadata + "." + lgNode
+	agentRuleLGNS   = semconv.Metadata + "." + lgCheckpointNS
 )
 
-// exLGControlFlow are the exceptions LangGraph raises to steer the graph, not because
+// lgControlFlow are the exceptions LangGraph raises to steer the graph, not because
 // something failed: ParentCommand carries a Command(graph=PARENT) (the supervisor/swarm
 // handoff tools), GraphInterrupt/NodeInterrupt pause the run for human input, and
 // GraphBubbleUp is their common base class.
-var exLGControlFlow = map[string]bool{
+var lgControlFlow = map[string]bool{
 	"ParentCommand":  true,
 	"GraphInterrupt": true,
 	"NodeInterrupt":  true,
 	"GraphBubbleUp":  true,
 }
 
-// exLGMeta is the part of LangGraph's run metadata the extractor reads.
-type exLGMeta struct {
+// lgRunMeta is the part of LangGraph's run metadata the extractor reads.
+type lgRunMeta struct {
 	Node   string `json:"langgraph_node"`
 	NS     string `json:"langgraph_checkpoint_ns"`
 	NSAlt  string `json:"checkpoint_ns"`
@@ -63,12 +63,12 @@ type exLGMeta struct {
 // attribute: the node name and, when the node runs inside a subgraph, the name of the
 // enclosing subgraph's node (the segment before the node's own in the checkpoint
 // namespace). ok is false when the span carries no langgraph_node.
-func (e *Extractor) langGraphMeta(s *exScan) (m exLGMeta, ok bool) {
-	if !s.has[kOIMetadata] {
+func (e *Extractor) langGraphMeta(s *attrScan) (m lgRunMeta, ok bool) {
+	if !s.has[attrOIMetadata] {
 		return m, false
 	}
-	data, fits := exJSONBytes(s.v[kOIMetadata], e.parseLimit)
-	if !fits || !bytes.Contains(data, []byte(exLGNode)) {
+	data, fits := jsonBytes(s.v[attrOIMetadata], e.parseLimit)
+	if !fits || !bytes.Contains(data, []byte(lgNode)) {
 		return m, false
 	}
 	// A wrong-typed field leaves the others filled; only a string node name counts.
@@ -81,10 +81,10 @@ func (e *Extractor) langGraphMeta(s *exScan) (m exLGMeta, ok bool) {
 	if ns == "" {
 		ns = m.NSAlt
 	}
-	if segs := strings.Split(ns, exLGNSSeparator); len(segs) >= 2 {
-		own, _, _ := strings.Cut(segs[len(segs)-1], exLGNSEnd)
+	if segs := strings.Split(ns, lgnsSeparator); len(segs) >= 2 {
+		own, _, _ := strings.Cut(segs[len(segs)-1], lgnsEnd)
 		if strings.TrimSpace(own) == m.Node {
-			parent, _, _ := strings.Cut(segs[len(segs)-2], exLGNSEnd)
+			parent, _, _ := strings.Cut(segs[len(segs)-2], lgnsEnd)
 			m.parent = strings.TrimSpace(parent)
 		}
 	}
@@ -103,8 +103,8 @@ func (e *Extractor) langGraphMeta(s *exScan) (m exLGMeta, ok bool) {
 // Every node span gets LangGraphNode, so that turn assembly can also promote nodes that
 // only the trace identifies as agents (targets of transfer_to_<node> tools). An AGENT
 // span with an explicit name attribute is left to setAgent.
-func (e *Extractor) langGraphAgent(s *exScan, r *SpanRecord, oiKind string) bool {
-	if oiKind == semconv.OIKindAgent && (s.has[kGenAIAgentName] || s.has[kOIAgentName] || s.has[kGraphNodeID]) {
+func (e *Extractor) langGraphAgent(s *attrScan, r *SpanRecord, oiKind string) bool {
+	if oiKind == semconv.OIKindAgent && (s.has[attrGenAIAgentName] || s.has[attrOIAgentName] || s.has[attrGraphNodeID]) {
 		return false
 	}
 	m, ok := e.langGraphMeta(s)
@@ -114,33 +114,33 @@ func (e *Extractor) langGraphAgent(s *exScan, r *SpanRecord, oiKind string) bool
 	r.LangGraphNode = e.text(r, m.Node)
 	name, rule := "", ""
 	switch {
-	case strings.EqualFold(m.Node, exLGModelNode) && m.parent != "":
-		name, rule = m.parent, exAgentRuleLGNS
-	case exContainsFold(m.Node, exLGModelNode) || strings.EqualFold(m.Node, exLGSupervisor):
-		name, rule = m.Node, exAgentRuleLGNode
+	case strings.EqualFold(m.Node, lgModelNode) && m.parent != "":
+		name, rule = m.parent, agentRuleLGNS
+	case containsFold(m.Node, lgModelNode) || strings.EqualFold(m.Node, lgSupervisor):
+		name, rule = m.Node, agentRuleLGNode
 	default:
 		return false
 	}
-	r.Class, r.ClassRule = ClassAgent, exRule(exRuleOI, oiKind, exRuleLGSuffix)
+	r.Class, r.ClassRule = ClassAgent, joinRule(ruleOI, oiKind, ruleLGSuffix)
 	r.AgentName, r.AgentRule = e.text(r, name), rule
 	return true
 }
 
-// exContainsFold reports whether s contains the lower-case ASCII word sub, ignoring case.
-func exContainsFold(s, sub string) bool {
-	return strings.Contains(exLowerASCII(s), sub)
+// containsFold reports whether s contains the lower-case ASCII word sub, ignoring case.
+func containsFold(s, sub string) bool {
+	return strings.Contains(lowerASCII(s), sub)
 }
 
 // controlFlowError reports whether an error span only carries one of LangGraph's
-// control-flow exceptions (exLGControlFlow): its error.type / exception.type, or the first
+// control-flow exceptions (lgControlFlow): its error.type / exception.type, or the first
 // word of its status message or exception.message (the JS tracer records only the stack
 // text, "\n\nParentCommand\n    at ..."). Such a span did not fail.
 func controlFlowError(r *SpanRecord, status string, events ptrace.SpanEventSlice) bool {
 	if r.ErrorType != "" {
-		return exLGControlFlow[exLeadingName(r.ErrorType)]
+		return lgControlFlow[leadingName(r.ErrorType)]
 	}
 	if strings.TrimSpace(status) != "" {
-		return exLGControlFlow[exLeadingName(status)]
+		return lgControlFlow[leadingName(status)]
 	}
 	for i := 0; i < events.Len(); i++ {
 		ev := events.At(i)
@@ -149,9 +149,9 @@ func controlFlowError(r *SpanRecord, status string, events ptrace.SpanEventSlice
 		}
 		for _, k := range [...]string{semconv.ExceptionType, semconv.ExceptionMessage} {
 			if v, ok := ev.Attributes().Get(k); ok {
-				t, _ := exValueText(v)
+				t, _ := valueText(v)
 				if strings.TrimSpace(t) != "" {
-					return exLGControlFlow[exLeadingName(t)]
+					return lgControlFlow[leadingName(t)]
 				}
 			}
 		}
@@ -159,10 +159,10 @@ func controlFlowError(r *SpanRecord, status string, events ptrace.SpanEventSlice
 	return false
 }
 
-// exLeadingName returns the first identifier of s (letters, digits, '_' and '.') after
+// leadingName returns the first identifier of s (letters, digits, '_' and '.') after
 // leading white space, without its dotted qualifier: "langgraph.errors.ParentCommand"
 // and "\n\nParentCommand\n  at x" both give "ParentCommand".
-func exLeadingName(s string) string {
+func leadingName(s string) string {
 	s = strings.TrimSpace(s)
 	end := 0
 	for end < len(s) {
@@ -184,9 +184,9 @@ func exLeadingName(s string) string {
 // writes into input.value / output.value). The JS tracer leaves the tool-call ids out of
 // the flattened llm.output_messages.*, so they are recovered from these values.
 
-// exLCMessage is a LangChain-serialised message: {"lc":1,"type":"constructor",
+// lcMessage is a LangChain-serialised message: {"lc":1,"type":"constructor",
 // "id":[...,"ToolMessage"],"kwargs":{...}}.
-type exLCMessage struct {
+type lcMessage struct {
 	LC     int    `json:"lc"`
 	Type   string `json:"type"`
 	Kwargs *struct {
@@ -195,55 +195,55 @@ type exLCMessage struct {
 	} `json:"kwargs"`
 }
 
-// exLCToolMessage reads a tool span's output.value when it is a serialised ToolMessage,
+// lcToolMessage reads a tool span's output.value when it is a serialised ToolMessage,
 // bare or wrapped as {"output": message}: its content (the tool result) and its
 // tool_call_id. ok is false for any other value.
-func exLCToolMessage(data []byte) (content, callID string, ok bool) {
-	if exFirstByte(data) != '{' || !bytes.Contains(data, []byte(`"tool_call_id"`)) {
+func lcToolMessage(data []byte) (content, callID string, ok bool) {
+	if firstByte(data) != '{' || !bytes.Contains(data, []byte(`"tool_call_id"`)) {
 		return "", "", false
 	}
 	var wrap struct {
 		Output json.RawMessage `json:"output"`
 	}
-	if json.Unmarshal(data, &wrap) == nil && exFirstByte(wrap.Output) == '{' {
+	if json.Unmarshal(data, &wrap) == nil && firstByte(wrap.Output) == '{' {
 		data = wrap.Output
 	}
-	var m exLCMessage
+	var m lcMessage
 	if json.Unmarshal(data, &m) != nil || m.LC == 0 || m.Type != "constructor" || m.Kwargs == nil ||
 		strings.TrimSpace(m.Kwargs.ToolCallID) == "" {
 		return "", "", false
 	}
-	return exContentText(m.Kwargs.Content, nil), strings.TrimSpace(m.Kwargs.ToolCallID), true
+	return contentText(m.Kwargs.Content, nil), strings.TrimSpace(m.Kwargs.ToolCallID), true
 }
 
-// exLCGenerationCalls reads the tool calls of a serialised LangChain LLMResult, the
+// lcGenerationCalls reads the tool calls of a serialised LangChain LLMResult, the
 // output.value of a LangChain LLM span: {"generations":[[{"message": AIMessage}]]}.
-func exLCGenerationCalls(data []byte) []RequestedToolCall {
-	if exFirstByte(data) != '{' || !bytes.Contains(data, []byte(`"generations"`)) {
+func lcGenerationCalls(data []byte) []RequestedToolCall {
+	if firstByte(data) != '{' || !bytes.Contains(data, []byte(`"generations"`)) {
 		return nil
 	}
 	var res struct {
 		Generations [][]struct {
-			Message *exJMsg `json:"message"`
+			Message *jMsg `json:"message"`
 		} `json:"generations"`
 	}
-	if err := json.Unmarshal(data, &res); err != nil && !exIsTypeError(err) {
+	if err := json.Unmarshal(data, &res); err != nil && !isTypeError(err) {
 		return nil
 	}
-	var o exMsgOut
+	var o msgOut
 	for _, gs := range res.Generations {
 		for _, g := range gs {
 			if g.Message != nil {
-				_ = exMsgText(g.Message, &o)
+				_ = msgText(g.Message, &o)
 			}
 		}
 	}
 	return o.calls
 }
 
-// exFillCallIDs gives the calls without an id the id of the same-named call at the same
+// fillCallIDs gives the calls without an id the id of the same-named call at the same
 // rank among those of withIDs (the n-th "lookup_order" takes the n-th one's id).
-func exFillCallIDs(calls, withIDs []RequestedToolCall) {
+func fillCallIDs(calls, withIDs []RequestedToolCall) {
 	used := make([]bool, len(withIDs))
 	for i := range calls {
 		if calls[i].ID != "" {

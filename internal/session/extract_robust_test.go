@@ -84,7 +84,7 @@ func TestExtractBadInput(t *testing.T) {
 			"gen_ai.usage.completion_tokens": "g", "llm.token_count.completion": "h", "ai.usage.outputTokens": "i",
 			"ai.usage.completionTokens": "j"},
 			ClassLLM, nil,
-			func(t *testing.T, r SpanRecord) { assert.Len(t, r.Problems, exMaxProblems) }},
+			func(t *testing.T, r SpanRecord) { assert.Len(t, r.Problems, maxProblems) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

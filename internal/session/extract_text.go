@@ -17,20 +17,20 @@ import (
 
 // Limits on what one SpanRecord may carry besides the configured text cap.
 const (
-	// exMaxProblems bounds SpanRecord.Problems.
-	exMaxProblems = 8
-	// exMaxProblemLen bounds one Problems entry, in bytes.
-	exMaxProblemLen = 160
-	// exMaxList bounds RequestedCalls, ToolDefs, FinishReasons, AllowedTools and
+	// maxProblems bounds SpanRecord.Problems.
+	maxProblems = 8
+	// maxProblemLen bounds one Problems entry, in bytes.
+	maxProblemLen = 160
+	// maxList bounds RequestedCalls, ToolDefs, FinishReasons, AllowedTools and
 	// HandoffTargets.
-	exMaxList = 128
-	// exMaxDepth bounds the nesting of structured values we serialise or scan.
-	exMaxDepth = 256
+	maxList = 128
+	// maxDepth bounds the nesting of structured values we serialise or scan.
+	maxDepth = 256
 )
 
-// exCut returns s cut to at most max bytes at a UTF-8 rune boundary, and whether it cut.
+// cutText returns s cut to at most max bytes at a UTF-8 rune boundary, and whether it cut.
 // It does not validate s.
-func exCut(s string, max int) (string, bool) {
+func cutText(s string, max int) (string, bool) {
 	if len(s) <= max {
 		return s, false
 	}
@@ -42,33 +42,33 @@ func exCut(s string, max int) (string, bool) {
 	return s[:i], true
 }
 
-// exClean caps s at max bytes (cutting at a rune boundary) and replaces invalid UTF-8
+// cleanText caps s at max bytes (cutting at a rune boundary) and replaces invalid UTF-8
 // with U+FFFD, keeping the result within max. It allocates only when s is invalid UTF-8.
-func exClean(s string, max int) (string, bool) {
-	s, cut := exCut(s, max)
+func cleanText(s string, max int) (string, bool) {
+	s, cut := cutText(s, max)
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 		if len(s) > max {
-			s, _ = exCut(s, max)
+			s, _ = cutText(s, max)
 			cut = true
 		}
 	}
 	return s, cut
 }
 
-// exProblems appends a short problem note "key: reason" to r, bounded in count and size.
-func exProblem(r *SpanRecord, key, reason string) {
-	if len(r.Problems) >= exMaxProblems {
+// addProblem appends a short problem note "key: reason" to r, bounded in count and size.
+func addProblem(r *SpanRecord, key, reason string) {
+	if len(r.Problems) >= maxProblems {
 		return
 	}
 	p := key + ": " + reason
-	p, _ = exClean(p, exMaxProblemLen)
+	p, _ = cleanText(p, maxProblemLen)
 	r.Problems = append(r.Problems, p)
 }
 
-// exValueText returns the text of a scalar attribute value: strings as they are, numbers
+// valueText returns the text of a scalar attribute value: strings as they are, numbers
 // and booleans formatted. Maps, slices and bytes return ok=false.
-func exValueText(v pcommon.Value) (string, bool) {
+func valueText(v pcommon.Value) (string, bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
 		return v.Str(), true
@@ -82,9 +82,9 @@ func exValueText(v pcommon.Value) (string, bool) {
 	return "", false
 }
 
-// exValueInt reads a token count that may arrive as int, double or decimal string ("47").
+// valueInt reads a token count that may arrive as int, double or decimal string ("47").
 // ok is false for absent, negative, non-finite or unparsable values.
-func exValueInt(v pcommon.Value) (int64, bool) {
+func valueInt(v pcommon.Value) (int64, bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeInt:
 		n := v.Int()
@@ -107,8 +107,8 @@ func exValueInt(v pcommon.Value) (int64, bool) {
 	return 0, false
 }
 
-// exValueFloat reads a cost that may arrive as double, int or decimal string.
-func exValueFloat(v pcommon.Value) (float64, bool) {
+// valueFloat reads a cost that may arrive as double, int or decimal string.
+func valueFloat(v pcommon.Value) (float64, bool) {
 	var f float64
 	switch v.Type() {
 	case pcommon.ValueTypeDouble:
@@ -129,8 +129,8 @@ func exValueFloat(v pcommon.Value) (float64, bool) {
 	return f, true
 }
 
-// exValueBool reads a boolean that may arrive as bool or as the string "true"/"false".
-func exValueBool(v pcommon.Value) (val, ok bool) {
+// valueBool reads a boolean that may arrive as bool or as the string "true"/"false".
+func valueBool(v pcommon.Value) (val, ok bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeBool:
 		return v.Bool(), true
@@ -146,47 +146,47 @@ func exValueBool(v pcommon.Value) (val, ok bool) {
 	return false, false
 }
 
-// exJSONBytes returns the JSON text of a value for parsing: a string's bytes as they are
+// jsonBytes returns the JSON text of a value for parsing: a string's bytes as they are
 // (it usually holds JSON already; the returned slice aliases the string and must not be
 // modified), a structured value (kvlist, array) serialised to canonical JSON (object keys
 // sorted), other scalars formatted as JSON. ok is false when the text would exceed limit
 // bytes: the caller then skips the parse and records a problem.
-func exJSONBytes(v pcommon.Value, limit int) (data []byte, ok bool) {
+func jsonBytes(v pcommon.Value, limit int) (data []byte, ok bool) {
 	if v.Type() == pcommon.ValueTypeStr {
 		s := v.Str()
 		if len(s) > limit {
 			return nil, false
 		}
-		return exBytes(s), true
+		return unsafeBytes(s), true
 	}
 	buf := make([]byte, 0, 256)
-	buf, ok = exAppendJSON(buf, v, 0, limit)
+	buf, ok = appendJSON(buf, v, 0, limit)
 	if !ok || len(buf) > limit {
 		return nil, false
 	}
 	return buf, true
 }
 
-// exBytes returns a read-only view of s without copying. The JSON decoders used here never
+// unsafeBytes returns a read-only view of s without copying. The JSON decoders used here never
 // write to their input nor keep it, so this saves one copy of every parsed attribute on the
 // hot path.
-func exBytes(s string) []byte {
+func unsafeBytes(s string) []byte {
 	if s == "" {
 		return nil
 	}
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
-// exAppendJSON appends v as canonical JSON: object keys sorted (the first of duplicate keys
+// appendJSON appends v as canonical JSON: object keys sorted (the first of duplicate keys
 // kept), NaN and ±Inf as null, bytes as base64 strings, invalid UTF-8 replaced by U+FFFD.
-// It stops (complete=false) once buf exceeds limit or nesting exceeds exMaxDepth.
-func exAppendJSON(buf []byte, v pcommon.Value, depth, limit int) ([]byte, bool) {
-	if len(buf) > limit || depth > exMaxDepth {
+// It stops (complete=false) once buf exceeds limit or nesting exceeds maxDepth.
+func appendJSON(buf []byte, v pcommon.Value, depth, limit int) ([]byte, bool) {
+	if len(buf) > limit || depth > maxDepth {
 		return buf, false
 	}
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		return exAppendJSONString(buf, v.Str()), true
+		return appendJSONString(buf, v.Str()), true
 	case pcommon.ValueTypeInt:
 		return strconv.AppendInt(buf, v.Int(), 10), true
 	case pcommon.ValueTypeDouble:
@@ -209,7 +209,7 @@ func exAppendJSON(buf []byte, v pcommon.Value, depth, limit int) ([]byte, bool) 
 				buf = append(buf, ',')
 			}
 			var ok bool
-			if buf, ok = exAppendJSON(buf, s.At(i), depth+1, limit); !ok {
+			if buf, ok = appendJSON(buf, s.At(i), depth+1, limit); !ok {
 				return buf, false
 			}
 		}
@@ -237,10 +237,10 @@ func exAppendJSON(buf []byte, v pcommon.Value, depth, limit int) ([]byte, bool) 
 				buf = append(buf, ',')
 			}
 			first = false
-			buf = exAppendJSONString(buf, kvs[i].k)
+			buf = appendJSONString(buf, kvs[i].k)
 			buf = append(buf, ':')
 			var ok bool
-			if buf, ok = exAppendJSON(buf, kvs[i].v, depth+1, limit); !ok {
+			if buf, ok = appendJSON(buf, kvs[i].v, depth+1, limit); !ok {
 				return buf, false
 			}
 		}
@@ -249,10 +249,10 @@ func exAppendJSON(buf []byte, v pcommon.Value, depth, limit int) ([]byte, bool) 
 	return append(buf, "null"...), true
 }
 
-const exHex = "0123456789abcdef"
+const hexDigits = "0123456789abcdef"
 
-// exAppendJSONString appends s as a JSON string literal, replacing invalid UTF-8.
-func exAppendJSONString(buf []byte, s string) []byte {
+// appendJSONString appends s as a JSON string literal, replacing invalid UTF-8.
+func appendJSONString(buf []byte, s string) []byte {
 	buf = append(buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -273,7 +273,7 @@ func exAppendJSONString(buf []byte, s string) []byte {
 			case '\t':
 				buf = append(buf, '\\', 't')
 			default:
-				buf = append(buf, '\\', 'u', '0', '0', exHex[c>>4], exHex[c&0xF])
+				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
 			i++
 			start = i

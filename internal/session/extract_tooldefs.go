@@ -11,12 +11,12 @@ import (
 	"sync"
 )
 
-// exJToolDef is one tool definition in any of the shapes seen (docs/decisions/conventions.md, §2.2,
+// jToolDef is one tool definition in any of the shapes seen (docs/decisions/conventions.md, §2.2,
 // §4): OTel/Responses {type, name, description, parameters}, OpenAI chat
 // {type:"function", function:{...}}, Strands {name, description, inputSchema{json}},
 // Anthropic {input_schema}, Gemini {parameters | parameters_json_schema} and the Gemini
 // wrapper {function_declarations: [...]}, Vercel {inputSchema}.
-type exJToolDef struct {
+type jToolDef struct {
 	Type             string          `json:"type"`
 	Name             string          `json:"name"`
 	Description      string          `json:"description"`
@@ -24,43 +24,43 @@ type exJToolDef struct {
 	InputSchema      json.RawMessage `json:"inputSchema"`
 	InputSchemaSnake json.RawMessage `json:"input_schema"`
 	ParamsJSONSchema json.RawMessage `json:"parameters_json_schema"`
-	Function         *exJToolDef     `json:"function"`
-	Declarations     []exJToolDef    `json:"function_declarations"`
-	DeclarationsJS   []exJToolDef    `json:"functionDeclarations"`
+	Function         *jToolDef       `json:"function"`
+	Declarations     []jToolDef      `json:"function_declarations"`
+	DeclarationsJS   []jToolDef      `json:"functionDeclarations"`
 }
 
-// exToolDefCache remembers parsed tool-definition lists by content: the same definitions
+// toolDefCache remembers parsed tool-definition lists by content: the same definitions
 // are sent with every LLM call of an agent, and parsing schemas is the most expensive
 // part of extraction. Bounded; cleared when full.
-type exToolDefCache struct {
+type toolDefCache struct {
 	seed maphash.Seed
 	mu   sync.Mutex
-	m    map[exToolDefKey]exToolDefEntry
+	m    map[toolDefKey]toolDefEntry
 }
 
-type exToolDefEntry struct {
+type toolDefEntry struct {
 	// data is the definitions' raw bytes: a hit must match them, not only the hash.
 	data     string
 	defs     []ToolDefinition
 	problems int
 }
 
-type exToolDefKey struct {
+type toolDefKey struct {
 	h     uint64
 	n     int
 	limit int
 }
 
-const exToolDefCacheSize = 512
+const toolDefCacheSize = 512
 
-func newExToolDefCache() *exToolDefCache {
-	return &exToolDefCache{seed: maphash.MakeSeed(), m: make(map[exToolDefKey]exToolDefEntry)}
+func newExToolDefCache() *toolDefCache {
+	return &toolDefCache{seed: maphash.MakeSeed(), m: make(map[toolDefKey]toolDefEntry)}
 }
 
 // get returns a copy of the cached list for data (the ToolDefinition values are shared
 // and must be treated as read-only), or ok=false. A hash collision is a miss: the entry's
 // bytes must equal data.
-func (c *exToolDefCache) get(k exToolDefKey, data []byte) ([]ToolDefinition, int, bool) {
+func (c *toolDefCache) get(k toolDefKey, data []byte) ([]ToolDefinition, int, bool) {
 	c.mu.Lock()
 	ent, ok := c.m[k]
 	c.mu.Unlock()
@@ -73,27 +73,27 @@ func (c *exToolDefCache) get(k exToolDefKey, data []byte) ([]ToolDefinition, int
 	return append([]ToolDefinition(nil), ent.defs...), ent.problems, true
 }
 
-func (c *exToolDefCache) put(k exToolDefKey, data []byte, defs []ToolDefinition, problems int) {
+func (c *toolDefCache) put(k toolDefKey, data []byte, defs []ToolDefinition, problems int) {
 	c.mu.Lock()
-	if len(c.m) >= exToolDefCacheSize {
+	if len(c.m) >= toolDefCacheSize {
 		clear(c.m)
 	}
-	c.m[k] = exToolDefEntry{data: string(data), defs: append([]ToolDefinition(nil), defs...), problems: problems}
+	c.m[k] = toolDefEntry{data: string(data), defs: append([]ToolDefinition(nil), defs...), problems: problems}
 	c.mu.Unlock()
 }
 
-func (c *exToolDefCache) key(data []byte, limit int) exToolDefKey {
-	return exToolDefKey{h: maphash.Bytes(c.seed, data), n: len(data), limit: limit}
+func (c *toolDefCache) key(data []byte, limit int) toolDefKey {
+	return toolDefKey{h: maphash.Bytes(c.seed, data), n: len(data), limit: limit}
 }
 
-// exParseToolDefs parses a tool-definition list (a JSON array, or one definition object)
+// parseToolDefs parses a tool-definition list (a JSON array, or one definition object)
 // into normalised ToolDefinitions: Gemini upper-case types lower-cased and ReAsk flat
 // maps converted by NormalizeToolSchema. Descriptions are capped at maxText; a schema
 // larger than maxText is dropped (its tool is kept, schema unknown). problems reports
 // definitions that could not be read.
-func exParseToolDefs(data []byte, maxText int, dst []ToolDefinition) (defs []ToolDefinition, problems int) {
-	var list []exJToolDef
-	switch exFirstByte(data) {
+func parseToolDefs(data []byte, maxText int, dst []ToolDefinition) (defs []ToolDefinition, problems int) {
+	var list []jToolDef
+	switch firstByte(data) {
 	case '[':
 		// Vercel ai.prompt.tools is a list of JSON strings; accept both, and bare names.
 		var raws []json.RawMessage
@@ -101,28 +101,28 @@ func exParseToolDefs(data []byte, maxText int, dst []ToolDefinition) (defs []Too
 			return dst, 1
 		}
 		for _, r := range raws {
-			if exFirstByte(r) == '"' {
-				s, _ := exRawString(r)
-				if exFirstByte(exBytes(s)) != '{' {
+			if firstByte(r) == '"' {
+				s, _ := rawString(r)
+				if firstByte(unsafeBytes(s)) != '{' {
 					// A bare name (Mastra lists its tools as ["lookup_order", ...]):
 					// the tool is available, its schema unknown.
 					if name := strings.TrimSpace(s); name != "" {
-						list = append(list, exJToolDef{Name: name})
+						list = append(list, jToolDef{Name: name})
 					}
 					continue
 				}
-				r = exBytes(s)
+				r = unsafeBytes(s)
 			}
-			var d exJToolDef
-			if err := json.Unmarshal(r, &d); err != nil && !exIsTypeError(err) {
+			var d jToolDef
+			if err := json.Unmarshal(r, &d); err != nil && !isTypeError(err) {
 				problems++
 				continue
 			}
 			list = append(list, d)
 		}
 	case '{':
-		var d exJToolDef
-		if err := json.Unmarshal(data, &d); err != nil && !exIsTypeError(err) {
+		var d jToolDef
+		if err := json.Unmarshal(data, &d); err != nil && !isTypeError(err) {
 			return dst, 1
 		}
 		list = append(list, d)
@@ -130,15 +130,15 @@ func exParseToolDefs(data []byte, maxText int, dst []ToolDefinition) (defs []Too
 		return dst, 1
 	}
 	for i := range list {
-		dst = exAppendToolDef(dst, &list[i], maxText, &problems)
+		dst = appendToolDef(dst, &list[i], maxText, &problems)
 	}
 	return dst, problems
 }
 
-func exAppendToolDef(dst []ToolDefinition, d *exJToolDef, maxText int, problems *int) []ToolDefinition {
-	for _, decls := range [2][]exJToolDef{d.Declarations, d.DeclarationsJS} {
+func appendToolDef(dst []ToolDefinition, d *jToolDef, maxText int, problems *int) []ToolDefinition {
+	for _, decls := range [2][]jToolDef{d.Declarations, d.DeclarationsJS} {
 		for i := range decls {
-			dst = exAppendToolDef(dst, &decls[i], maxText, problems)
+			dst = appendToolDef(dst, &decls[i], maxText, problems)
 		}
 	}
 	if d.Function != nil {
@@ -151,19 +151,19 @@ func exAppendToolDef(dst []ToolDefinition, d *exJToolDef, maxText int, problems 
 		}
 		d = &f
 	}
-	if d.Name == "" || len(dst) >= exMaxList {
+	if d.Name == "" || len(dst) >= maxList {
 		return dst
 	}
-	name, _ := exClean(d.Name, maxText)
-	desc, _ := exClean(d.Description, maxText)
+	name, _ := cleanText(d.Name, maxText)
+	desc, _ := cleanText(d.Description, maxText)
 	td := ToolDefinition{Name: name, Description: desc}
-	schema := exFirstRaw(d.Parameters, d.InputSchema, d.InputSchemaSnake, d.ParamsJSONSchema)
+	schema := firstRaw(d.Parameters, d.InputSchema, d.InputSchemaSnake, d.ParamsJSONSchema)
 	if len(schema) > 0 {
-		schema = exUnwrapJSONSchema(schema)
+		schema = unwrapJSONSchema(schema)
 		switch {
 		case len(schema) > maxText:
 			*problems++
-		case exFirstByte(schema) == '{':
+		case firstByte(schema) == '{':
 			norm, err := NormalizeToolSchema([]byte(schema))
 			if err != nil {
 				*problems++
@@ -175,73 +175,73 @@ func exAppendToolDef(dst []ToolDefinition, d *exJToolDef, maxText int, problems 
 	return append(dst, td)
 }
 
-// exUnwrapJSONSchema unwraps the Bedrock/Strands {"json": {...schema}} envelope and a
+// unwrapJSONSchema unwraps the Bedrock/Strands {"json": {...schema}} envelope and a
 // schema that arrives as a JSON string.
-func exUnwrapJSONSchema(raw json.RawMessage) json.RawMessage {
-	if exFirstByte(raw) == '"' {
-		if s, ok := exRawString(raw); ok {
+func unwrapJSONSchema(raw json.RawMessage) json.RawMessage {
+	if firstByte(raw) == '"' {
+		if s, ok := rawString(raw); ok {
 			raw = json.RawMessage(s)
 		}
 	}
-	if exFirstByte(raw) != '{' || !bytes.Contains(raw, []byte(`"json"`)) {
+	if firstByte(raw) != '{' || !bytes.Contains(raw, []byte(`"json"`)) {
 		return raw
 	}
 	var env map[string]json.RawMessage
 	if json.Unmarshal(raw, &env) == nil && len(env) == 1 {
-		if inner, ok := env["json"]; ok && exFirstByte(inner) == '{' {
+		if inner, ok := env["json"]; ok && firstByte(inner) == '{' {
 			return inner
 		}
 	}
 	return raw
 }
 
-// exToolSchema reads a single tool's schema from OpenInference tool.json_schema (OpenAI
+// parseToolSchema reads a single tool's schema from OpenInference tool.json_schema (OpenAI
 // function format or a bare schema) or tool.parameters (when it is a schema), normalised.
-func exToolSchema(data []byte) (json.RawMessage, error) {
-	var d exJToolDef
+func parseToolSchema(data []byte) (json.RawMessage, error) {
+	var d jToolDef
 	if err := json.Unmarshal(data, &d); err != nil {
 		return nil, err
 	}
-	if d.Function != nil && len(exFirstRaw(d.Function.Parameters, d.Function.InputSchema)) > 0 {
-		return NormalizeToolSchema([]byte(exUnwrapJSONSchema(exFirstRaw(d.Function.Parameters, d.Function.InputSchema))))
+	if d.Function != nil && len(firstRaw(d.Function.Parameters, d.Function.InputSchema)) > 0 {
+		return NormalizeToolSchema([]byte(unwrapJSONSchema(firstRaw(d.Function.Parameters, d.Function.InputSchema))))
 	}
-	if s := exFirstRaw(d.Parameters, d.InputSchema, d.InputSchemaSnake, d.ParamsJSONSchema); len(s) > 0 && d.Name != "" {
-		return NormalizeToolSchema([]byte(exUnwrapJSONSchema(s)))
+	if s := firstRaw(d.Parameters, d.InputSchema, d.InputSchemaSnake, d.ParamsJSONSchema); len(s) > 0 && d.Name != "" {
+		return NormalizeToolSchema([]byte(unwrapJSONSchema(s)))
 	}
 	return NormalizeToolSchema(data)
 }
 
-// exIsSchema applies the OpenInference tool.parameters rule (docs/decisions/conventions.md): a JSON
+// isSchema applies the OpenInference tool.parameters rule (docs/decisions/conventions.md): a JSON
 // object with "type":"object" and "properties" is a schema; anything else is arguments.
-func exIsSchema(data []byte) bool {
-	if exFirstByte(data) != '{' {
+func isSchema(data []byte) bool {
+	if firstByte(data) != '{' {
 		return false
 	}
 	var probe struct {
 		Type       json.RawMessage `json:"type"`
 		Properties json.RawMessage `json:"properties"`
 	}
-	if json.Unmarshal(data, &probe) != nil || len(probe.Properties) == 0 || exFirstByte(probe.Properties) != '{' {
+	if json.Unmarshal(data, &probe) != nil || len(probe.Properties) == 0 || firstByte(probe.Properties) != '{' {
 		return false
 	}
-	t, _ := exRawString(probe.Type)
+	t, _ := rawString(probe.Type)
 	return strings.EqualFold(t, "object")
 }
 
-// exNameList reads a list of names: a JSON array of strings or of objects with "name"
+// parseNameList reads a list of names: a JSON array of strings or of objects with "name"
 // (gen_ai.agent.tools, openai.agent.handoffs), or a string array attribute (already
 // split by the caller).
-func exNameList(data []byte, maxText int) ([]string, bool) {
+func parseNameList(data []byte, maxText int) ([]string, bool) {
 	var raws []json.RawMessage
 	if json.Unmarshal(data, &raws) != nil {
 		return nil, false
 	}
 	out := make([]string, 0, len(raws))
 	for _, r := range raws {
-		if len(out) >= exMaxList {
+		if len(out) >= maxList {
 			break
 		}
-		name, ok := exRawString(r)
+		name, ok := rawString(r)
 		if !ok {
 			var o struct {
 				Name string `json:"name"`
@@ -252,7 +252,7 @@ func exNameList(data []byte, maxText int) ([]string, bool) {
 			name = o.Name
 		}
 		if name = strings.TrimSpace(name); name != "" {
-			name, _ = exClean(name, maxText)
+			name, _ = cleanText(name, maxText)
 			out = append(out, name)
 		}
 	}

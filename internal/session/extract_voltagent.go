@@ -25,68 +25,68 @@ import (
 //     internal form, not JSON Schema, and is not read;
 //   - memory.* spans (ClassOther).
 const (
-	exRuleVoltAgent    = "voltagent.agent"
-	exRuleVoltSubagent = "voltagent.subagent"
-	exRuleVoltLLM      = "voltagent.llm"
-	exRuleVoltTool     = "voltagent.tool"
-	exRuleVoltOther    = "voltagent"
+	ruleVoltAgent    = "voltagent.agent"
+	ruleVoltSubagent = "voltagent.subagent"
+	ruleVoltLLM      = "voltagent.llm"
+	ruleVoltTool     = "voltagent.tool"
+	ruleVoltOther    = "voltagent"
 )
 
 // classifyVolt classifies a span carrying VoltAgent's entity.type or span.type; false
 // leaves it to the other name patterns.
-func (e *Extractor) classifyVolt(s *exScan, r *SpanRecord, info *exClassInfo) bool {
+func (e *Extractor) classifyVolt(s *attrScan, r *SpanRecord, info *classInfo) bool {
 	name := r.Name
 	info.volt = true
 	switch {
 	case strings.HasPrefix(name, semconv.VoltSpanPrefixSubagent):
-		agent := strings.TrimSpace(cmp.Or(s.str(kVoltSubagentName), name[len(semconv.VoltSpanPrefixSubagent):]))
+		agent := strings.TrimSpace(cmp.Or(s.str(attrVoltSubagentName), name[len(semconv.VoltSpanPrefixSubagent):]))
 		if agent == "" {
 			break
 		}
-		r.Class, r.ClassRule = ClassAgent, exRuleVoltSubagent
+		r.Class, r.ClassRule = ClassAgent, ruleVoltSubagent
 		r.AgentName, r.AgentRule = e.text(r, agent), semconv.VoltSubagentName
 	case strings.HasPrefix(name, semconv.VoltSpanPrefixLLM):
-		r.Class, r.ClassRule = ClassLLM, exRuleVoltLLM
+		r.Class, r.ClassRule = ClassLLM, ruleVoltLLM
 	case strings.HasPrefix(name, semconv.VoltSpanPrefixTool):
 		info.nameHint = strings.TrimSpace(name[len(semconv.VoltSpanPrefixTool):])
-		r.Class, r.ClassRule = ClassTool, exRuleVoltTool
-	case s.str(kVoltEntityType) == "agent" && name != "" && name == s.str(kVoltEntityName) && !s.has[kVoltSubagentName]:
-		r.Class, r.ClassRule = ClassAgent, exRuleVoltAgent
+		r.Class, r.ClassRule = ClassTool, ruleVoltTool
+	case s.str(attrVoltEntityType) == "agent" && name != "" && name == s.str(attrVoltEntityName) && !s.has[attrVoltSubagentName]:
+		r.Class, r.ClassRule = ClassAgent, ruleVoltAgent
 		r.AgentName, r.AgentRule = e.text(r, name), semconv.VoltEntityName
 	default:
-		if !s.has[kVoltEntityType] {
+		if !s.has[attrVoltEntityType] {
 			info.volt = false
 			return false
 		}
-		r.Class, r.ClassRule = ClassOther, exRuleVoltOther
+		r.Class, r.ClassRule = ClassOther, ruleVoltOther
 	}
 	return true
 }
 
 // voltToolFields reads a VoltAgent tool span: the call id, the arguments (input) and
 // the result (output), which the generic keys do not cover.
-func (e *Extractor) voltToolFields(s *exScan, r *SpanRecord) {
+func (e *Extractor) voltToolFields(s *attrScan, r *SpanRecord) {
 	if r.ToolCallID == "" {
-		r.ToolCallID = e.text(r, s.str(kVoltToolCallID))
+		r.ToolCallID = e.text(r, s.str(attrVoltToolCallID))
 	}
-	if s.has[kVoltInput] {
-		if text, cut := e.argsText(s.v[kVoltInput]); strings.TrimSpace(text) != "" {
+	if s.has[attrVoltInput] {
+		if text, cut := e.argsText(s.v[attrVoltInput]); strings.TrimSpace(text) != "" {
 			r.ToolArguments, r.ToolArgsSource, r.ToolArgsTruncated = text, semconv.VoltInput, cut
 			r.Truncated = r.Truncated || cut
 		}
 	}
-	if s.has[kVoltOutput] {
-		if t, cut := e.argsText(s.v[kVoltOutput]); strings.TrimSpace(t) != "" {
+	if s.has[attrVoltOutput] {
+		if t, cut := e.argsText(s.v[attrVoltOutput]); strings.TrimSpace(t) != "" {
 			r.ToolResult = t
 			r.Truncated = r.Truncated || cut
 		}
 	}
-	if !r.Error && exIsErrorResult(r.ToolResult) {
+	if !r.Error && isErrorResult(r.ToolResult) {
 		r.Error = true
 	}
 	r.ContentCaptured = r.ToolArgsSource != "" || r.ToolResult != ""
 	if target, mode, ok := HandoffToolTarget(r.ToolName, r.ToolArguments); ok && r.HandoffTo == "" {
-		r.HandoffTo, r.HandoffMode, r.HandoffRule = e.text(r, target), mode, exRuleHandoffTool
+		r.HandoffTo, r.HandoffMode, r.HandoffRule = e.text(r, target), mode, ruleHandoffTool
 	}
 }
 
@@ -94,37 +94,37 @@ func (e *Extractor) voltToolFields(s *exScan, r *SpanRecord) {
 // text, or a message list for a sub-agent) and output, the model request's messages and
 // the offered tool names (name-only definitions: authorisation decidable, schemas
 // unknown).
-func (e *Extractor) voltContent(s *exScan, r *SpanRecord) {
-	var in exMsgOut
+func (e *Extractor) voltContent(s *attrScan, r *SpanRecord) {
+	var in msgOut
 	switch {
-	case s.has[kVoltLLMMessages] && e.parse(r, semconv.VoltLLMMessages, s.v[kVoltLLMMessages], &in, exRdInput) && in.hasUser:
+	case s.has[attrVoltLLMMessages] && e.parse(r, semconv.VoltLLMMessages, s.v[attrVoltLLMMessages], &in, readerInput) && in.hasUser:
 		r.UserMessage = e.text(r, in.user)
-	case r.Class == ClassAgent && s.has[kVoltInput]:
-		if t, ok := exValueText(s.v[kVoltInput]); ok {
-			if c := exFirstByte(exBytes(t)); c != '[' && c != '{' {
+	case r.Class == ClassAgent && s.has[attrVoltInput]:
+		if t, ok := valueText(s.v[attrVoltInput]); ok {
+			if c := firstByte(unsafeBytes(t)); c != '[' && c != '{' {
 				r.UserMessage = e.text(r, t)
 			}
 			r.Input = e.text(r, t)
 		}
 	}
-	if r.Class == ClassAgent && s.has[kVoltOutput] {
-		if t, ok := exValueText(s.v[kVoltOutput]); ok {
+	if r.Class == ClassAgent && s.has[attrVoltOutput] {
+		if t, ok := valueText(s.v[attrVoltOutput]); ok {
 			r.Output = e.text(r, t)
 		}
 	}
 	if r.Class == ClassLLM && len(r.ToolDefs) == 0 {
-		for _, n := range strings.Split(s.str(kVoltLLMTools), ",") {
-			if n = strings.TrimSpace(n); n != "" && len(r.ToolDefs) < exMaxList {
+		for _, n := range strings.Split(s.str(attrVoltLLMTools), ",") {
+			if n = strings.TrimSpace(n); n != "" && len(r.ToolDefs) < maxList {
 				r.ToolDefs = append(r.ToolDefs, ToolDefinition{Name: e.text(r, n)})
 			}
 		}
 	}
 }
 
-// exVoltSaved is the input of a VoltAgent memory.write span: the message saved, in the
+// voltSaved is the input of a VoltAgent memory.write span: the message saved, in the
 // AI SDK UI-message form; an assistant message lists the tool calls of the run as parts
 // {"type": "tool-<name>", "toolCallId", "input", "output"}.
-type exVoltSaved struct {
+type voltSaved struct {
 	Message struct {
 		Role  string `json:"role"`
 		Parts []struct {
@@ -140,19 +140,19 @@ type exVoltSaved struct {
 // before running it (bad arguments, a tool the agent does not have) has no tool span: the
 // saved message is the only record of it. The calls are the span's RequestedCalls; the
 // assembler gives them to the agent's model span (assemble.go inheritSavedCalls).
-func (e *Extractor) voltSavedCalls(s *exScan, r *SpanRecord) {
-	data, ok := exJSONBytes(s.v[kVoltInput], e.parseLimit)
-	if !ok || !s.has[kVoltInput] {
+func (e *Extractor) voltSavedCalls(s *attrScan, r *SpanRecord) {
+	data, ok := jsonBytes(s.v[attrVoltInput], e.parseLimit)
+	if !ok || !s.has[attrVoltInput] {
 		return
 	}
-	var saved exVoltSaved
+	var saved voltSaved
 	if json.Unmarshal(data, &saved) != nil || saved.Message.Role != "assistant" {
 		return
 	}
 	var calls []RequestedToolCall
 	for _, p := range saved.Message.Parts {
 		name, ok := strings.CutPrefix(p.Type, semconv.VoltUIToolPartPrefix)
-		if !ok || name == "" || len(calls) >= exMaxList {
+		if !ok || name == "" || len(calls) >= maxList {
 			continue
 		}
 		calls = append(calls, RequestedToolCall{ID: p.ToolCallID, Name: name, Arguments: string(p.Input)})

@@ -196,30 +196,30 @@ type Tracker struct {
 	cfg      TrackerConfig
 	registry map[string]*AgentDefinition
 
-	traces   map[string]*trkTrace
-	sessions map[string]*trkSession
+	traces   map[string]*traceState
+	sessions map[string]*sessionState
 	// lru orders the open sessions and the pending traces, most recently active first.
 	lru *list.List
 	// closed remembers the traces whose turn closed, for late spans.
-	closed     map[string]*trkClosed
-	closedFIFO []trkExpiry
+	closed     map[string]*closedTurn
+	closedFIFO []expiry
 	// deadSessions and deadTraces are closed by max_spans_per_session: their records are
 	// counted, not retained, until session_timeout of silence.
 	deadSessions map[string]time.Time
 	deadTraces   map[string]time.Time
 	// vocab holds the strings that records of all traces share (tracker_recs.go).
-	vocab trkVocab
+	vocab valueVocab
 
 	now   time.Time
 	stats TrackerStats
 }
 
-type trkTrace struct {
+type traceState struct {
 	id   string
-	sess *trkSession
+	sess *sessionState
 	// recs holds the records received, in the compact form of tracker_recs.go; it also
 	// knows the class of every distinct span id received.
-	recs trkRecs
+	recs traceRecords
 	// root is true once the turn's root record arrived (see hasRoot).
 	root      bool
 	genAI     bool
@@ -235,10 +235,10 @@ type trkTrace struct {
 	elem  *list.Element // in Tracker.lru while pending
 }
 
-// trkTurnOrder orders the traces that close together, so that a session's turn indexes
+// turnOrder orders the traces that close together, so that a session's turn indexes
 // follow the conversation: by arrival, then by the earliest span start (the turns of a
 // recorded session or a replay arrive in one request), then by trace id.
-func trkTurnOrder(x, y *trkTrace) int {
+func turnOrder(x, y *traceState) int {
 	if c := x.firstSeen.Compare(y.firstSeen); c != 0 {
 		return c
 	}
@@ -255,20 +255,20 @@ func trkTurnOrder(x, y *trkTrace) int {
 // parent is usually an agent still running (a coordinator between two LLM calls, an
 // agent-as-tool); closing on turn_settle then would cut the turn in two. Such a trace
 // closes when its root arrives, or after turn_timeout of silence.
-func (tr *trkTrace) hasRoot() bool { return tr.root }
+func (tr *traceState) hasRoot() bool { return tr.root }
 
-type trkSession struct {
+type sessionState struct {
 	id         string
 	keySource  string
 	service    string
 	byTrace    bool
 	created    time.Time
 	lastActive time.Time
-	open       map[string]*trkTrace
+	open       map[string]*traceState
 	// turns are the closed turns in close order (the last RetainTurns when set); a
 	// turn's Index is its position among all the session's closed turns (closedTurns
 	// before it), given once.
-	turns       []trkTurn
+	turns       []turnState
 	closedTurns int
 	// Totals over every closed turn, for the session-end snapshot.
 	latencyMs          float64
@@ -291,18 +291,18 @@ type trkSession struct {
 	elem      *list.Element
 }
 
-type trkTurn struct {
+type turnState struct {
 	turn    Turn
 	agents  []AgentDefinition
 	outcome *bool
 	cost    *float64
 }
 
-type trkClosed struct {
-	sess *trkSession // nil once the session ended
+type closedTurn struct {
+	sess *sessionState // nil once the session ended
 }
 
-type trkExpiry struct {
+type expiry struct {
 	trace string
 	at    time.Time
 }
@@ -313,15 +313,15 @@ func NewTracker(cfg TrackerConfig) *Tracker {
 	t := &Tracker{
 		cfg:          cfg.withDefaults(),
 		registry:     map[string]*AgentDefinition{},
-		traces:       map[string]*trkTrace{},
-		sessions:     map[string]*trkSession{},
+		traces:       map[string]*traceState{},
+		sessions:     map[string]*sessionState{},
 		lru:          list.New(),
-		closed:       map[string]*trkClosed{},
+		closed:       map[string]*closedTurn{},
 		deadSessions: map[string]time.Time{},
 		deadTraces:   map[string]time.Time{},
 	}
 	for _, d := range cfg.Registry {
-		c := trkCloneAgent(d)
+		c := cloneAgent(d)
 		if c.ToolsSource == "" {
 			c.ToolsSource = ToolsSourceConfig
 		}
@@ -387,7 +387,7 @@ func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Closed) []Closed {
 		}
 	}
 	if tr == nil {
-		tr = &trkTrace{id: r.TraceID, firstSeen: now}
+		tr = &traceState{id: r.TraceID, firstSeen: now}
 		t.traces[r.TraceID] = tr
 		tr.elem = t.lru.PushFront(tr)
 	}
@@ -411,7 +411,7 @@ func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Closed) []Closed {
 }
 
 // retain adds r to its open trace and updates the root tracking and activity.
-func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
+func (t *Tracker) retain(tr *traceState, r *SpanRecord, now time.Time) {
 	parentArrived, parentGenAI, dup := tr.recs.add(r, &t.vocab)
 	t.stats.RetainedSpans++
 	tr.lastSeen = now
@@ -428,7 +428,7 @@ func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
 		v := *r.Outcome
 		tr.outcome = &v
 	}
-	if asmIsGenAI(r.Class) {
+	if isGenAI(r.Class) {
 		tr.genAI = true
 	}
 	if !dup {
@@ -461,10 +461,10 @@ func (t *Tracker) retain(tr *trkTrace, r *SpanRecord, now time.Time) {
 
 // attach makes the pending trace join the session id (creating it); keySource names the
 // key the id came from and service the record's service.
-func (t *Tracker) attach(tr *trkTrace, id, keySource, service string, now time.Time) {
+func (t *Tracker) attach(tr *traceState, id, keySource, service string, now time.Time) {
 	s := t.sessions[id]
 	if s == nil {
-		s = &trkSession{id: id, keySource: keySource, created: now, lastActive: now, open: map[string]*trkTrace{}}
+		s = &sessionState{id: id, keySource: keySource, created: now, lastActive: now, open: map[string]*traceState{}}
 		t.sessions[s.id] = s
 		s.elem = t.lru.PushFront(s)
 	}
@@ -507,7 +507,7 @@ func (t *Tracker) foldSubAgent(id string) string {
 
 // rekey moves the open trace tr from the session it joined under a sub-agent's id to its
 // parent's session id. The session it leaves is dropped when nothing else is in it.
-func (t *Tracker) rekey(tr *trkTrace, id, keySource, service string, now time.Time) {
+func (t *Tracker) rekey(tr *traceState, id, keySource, service string, now time.Time) {
 	old := tr.sess
 	delete(old.open, tr.id)
 	old.spans -= tr.recs.n
@@ -524,7 +524,7 @@ func (t *Tracker) rekey(tr *trkTrace, id, keySource, service string, now time.Ti
 }
 
 // late counts a record of an already closed turn and notes it on the turn.
-func (t *Tracker) late(c *trkClosed, traceID string, now time.Time) {
+func (t *Tracker) late(c *closedTurn, traceID string, now time.Time) {
 	t.stats.LateSpans++
 	s := c.sess
 	if s == nil {
@@ -547,7 +547,7 @@ func (t *Tracker) late(c *trkClosed, traceID string, now time.Time) {
 }
 
 // dropTrace forgets an open trace whose records are not to be retained.
-func (t *Tracker) dropTrace(tr *trkTrace) {
+func (t *Tracker) dropTrace(tr *traceState) {
 	n := tr.recs.n
 	t.stats.RetainedSpans -= n
 	t.stats.SpansDropped += uint64(n)
@@ -555,7 +555,7 @@ func (t *Tracker) dropTrace(tr *trkTrace) {
 }
 
 // forget removes an open trace from the tracker's indexes.
-func (t *Tracker) forget(tr *trkTrace) {
+func (t *Tracker) forget(tr *traceState) {
 	delete(t.traces, tr.id)
 	if tr.elem != nil {
 		t.lru.Remove(tr.elem)
@@ -565,12 +565,12 @@ func (t *Tracker) forget(tr *trkTrace) {
 		delete(tr.sess.open, tr.id)
 		tr.sess.spans -= tr.recs.n
 	}
-	tr.recs = trkRecs{}
+	tr.recs = traceRecords{}
 }
 
 // killSession closes a session that exceeded max_spans_per_session and refuses its
 // further records until session_timeout of silence.
-func (t *Tracker) killSession(s *trkSession, now time.Time, ev []Closed) []Closed {
+func (t *Tracker) killSession(s *sessionState, now time.Time, ev []Closed) []Closed {
 	t.deadSessions[s.id] = now
 	for id := range s.open {
 		t.deadTraces[id] = now
@@ -587,9 +587,9 @@ func (t *Tracker) evict(now time.Time, ev []Closed) []Closed {
 	for t.lru.Len() > t.cfg.MaxSessions {
 		t.stats.SessionsEvicted++
 		switch v := t.lru.Back().Value.(type) {
-		case *trkSession:
+		case *sessionState:
 			ev = t.endSession(v, EndReasonMaxSessions, true, now, ev)
-		case *trkTrace:
+		case *traceState:
 			ev = t.closeTrace(v, EndReasonMaxSessions, now, ev)
 		}
 	}
@@ -600,7 +600,7 @@ func (t *Tracker) evict(now time.Time, ev []Closed) []Closed {
 // timeout; Partial when the root never arrived), else the reason of an early close (the
 // turn is Partial, and a trace without session key ends its own session with that
 // reason).
-func (t *Tracker) closeTrace(tr *trkTrace, force EndReason, now time.Time, ev []Closed) []Closed {
+func (t *Tracker) closeTrace(tr *traceState, force EndReason, now time.Time, ev []Closed) []Closed {
 	n := tr.recs.n
 	hasRoot, genAI := tr.hasRoot(), tr.genAI
 	t.stats.RetainedSpans -= n
@@ -620,11 +620,11 @@ func (t *Tracker) closeTrace(tr *trkTrace, force EndReason, now time.Time, ev []
 	t.stats.SpansAssembled += uint64(len(recs))
 	t.stats.TurnsClosed++
 	if s == nil {
-		s = &trkSession{id: tr.id, keySource: KeySourceTraceID, service: tr.service, byTrace: true,
-			created: tr.firstSeen, lastActive: now, open: map[string]*trkTrace{}}
+		s = &sessionState{id: tr.id, keySource: KeySourceTraceID, service: tr.service, byTrace: true,
+			created: tr.firstSeen, lastActive: now, open: map[string]*traceState{}}
 	}
 	s.closedTraces = append(s.closedTraces, tr.id)
-	t.closed[tr.id] = &trkClosed{sess: s}
+	t.closed[tr.id] = &closedTurn{sess: s}
 	ev = append(ev, Closed{kind: EventTurnClosed, sess: s, Records: recs, partial: force != "" || !hasRoot})
 	if s.byTrace {
 		if force != "" {
@@ -638,7 +638,7 @@ func (t *Tracker) closeTrace(tr *trkTrace, force EndReason, now time.Time, ev []
 // turnEvent is the EventTurnClosed of s's last closed turn: a window snapshot holding
 // the previous turn (when there is one) and that turn, with the session's agents so
 // far. Its cost does not depend on the number of turns.
-func (t *Tracker) turnEvent(s *trkSession) Event {
+func (t *Tracker) turnEvent(s *sessionState) Event {
 	n := len(s.turns)
 	window := s.turns[max(0, n-2):]
 	as := &AgentSession{
@@ -668,7 +668,7 @@ func (t *Tracker) turnEvent(s *trkSession) Event {
 // session ended. Complete them with Finish, in the order they were returned.
 type Closed struct {
 	kind EventKind
-	sess *trkSession
+	sess *sessionState
 	// Records are the closed trace's records (a closed turn), in arrival order.
 	Records []SpanRecord
 	partial bool // the turn closed early or without its root
@@ -696,7 +696,7 @@ func (c *Closed) Assemble() {
 // huge trace does not keep its slice alive.
 const maxPooledRecords = 1024
 
-// recordsPool holds the []SpanRecord of assembled turns for trkRecs.records: a closed
+// recordsPool holds the []SpanRecord of assembled turns for traceRecords.records: a closed
 // trace's records are decoded into a slice of tens of kilobytes, of pointer-bearing
 // structs, which is dropped as soon as the turn is assembled.
 var recordsPool sync.Pool // of *[]SpanRecord, cleared, length 0
@@ -736,7 +736,7 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 			turn.Partial = turn.Partial || c.partial
 			turn.Index = s.closedTurns
 			s.closedTurns++
-			tu := trkTurn{turn: turn, agents: c.asm.Agents, outcome: c.asm.Outcome, cost: c.asm.Cost}
+			tu := turnState{turn: turn, agents: c.asm.Agents, outcome: c.asm.Outcome, cost: c.asm.Cost}
 			s.addTotals(&tu)
 			if k := t.cfg.RetainTurns; k > 0 && len(s.turns) >= max(k, 2) {
 				// Drop the oldest in place: the window of later events stays valid,
@@ -755,8 +755,8 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 
 // endSession closes the session's open turns (as partial) and ends it. A session that
 // has no turn is not reported.
-func (t *Tracker) endSession(s *trkSession, reason EndReason, partial bool, now time.Time, ev []Closed) []Closed {
-	open := slices.SortedFunc(maps.Values(s.open), trkTurnOrder)
+func (t *Tracker) endSession(s *sessionState, reason EndReason, partial bool, now time.Time, ev []Closed) []Closed {
+	open := slices.SortedFunc(maps.Values(s.open), turnOrder)
 	for _, tr := range open {
 		ev = t.closeTrace(tr, reason, now, ev)
 	}
@@ -770,7 +770,7 @@ func (t *Tracker) endSession(s *trkSession, reason EndReason, partial bool, now 
 	for _, id := range s.closedTraces {
 		if c, ok := t.closed[id]; ok && c.sess == s {
 			c.sess = nil
-			t.closedFIFO = append(t.closedFIFO, trkExpiry{trace: id, at: now.Add(t.cfg.TurnTimeout)})
+			t.closedFIFO = append(t.closedFIFO, expiry{trace: id, at: now.Add(t.cfg.TurnTimeout)})
 		}
 	}
 	if len(s.closedTraces) == 0 {
@@ -794,18 +794,18 @@ func (t *Tracker) AdvanceClosing(now time.Time) []Closed {
 	t.tick(now)
 	t.expire(now)
 	var ev []Closed
-	var due []*trkTrace
+	var due []*traceState
 	for _, tr := range t.traces {
 		silent := now.Sub(tr.lastSeen)
 		if silent >= t.cfg.TurnTimeout || (tr.hasRoot() && silent >= t.cfg.TurnSettle) {
 			due = append(due, tr)
 		}
 	}
-	slices.SortFunc(due, trkTurnOrder)
+	slices.SortFunc(due, turnOrder)
 	for _, tr := range due {
 		ev = t.closeTrace(tr, "", now, ev)
 	}
-	var ending []*trkSession
+	var ending []*sessionState
 	for _, s := range t.sessions {
 		switch {
 		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
@@ -818,7 +818,7 @@ func (t *Tracker) AdvanceClosing(now time.Time) []Closed {
 		}
 		ending = append(ending, s)
 	}
-	slices.SortFunc(ending, func(x, y *trkSession) int { return cmp.Compare(x.id, y.id) })
+	slices.SortFunc(ending, func(x, y *sessionState) int { return cmp.Compare(x.id, y.id) })
 	for _, s := range ending {
 		switch {
 		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
@@ -899,7 +899,7 @@ func (t *Tracker) Stats() TrackerStats {
 }
 
 // snapshot builds the AgentSession view of s.
-func (t *Tracker) snapshot(s *trkSession, partial bool, reason EndReason) *AgentSession {
+func (t *Tracker) snapshot(s *sessionState, partial bool, reason EndReason) *AgentSession {
 	as := &AgentSession{
 		ID:             s.id,
 		KeySource:      s.keySource,
@@ -929,7 +929,7 @@ func (t *Tracker) snapshot(s *trkSession, partial bool, reason EndReason) *Agent
 
 // addTotals adds a closed turn to the session's totals: latency and usage sums, cost,
 // the last explicit outcome, the earliest start and the latest end.
-func (s *trkSession) addTotals(tu *trkTurn) {
+func (s *sessionState) addTotals(tu *turnState) {
 	s.latencyMs += tu.turn.LatencyMs
 	s.usage.Add(tu.turn.Usage)
 	if tu.cost != nil {
@@ -948,10 +948,10 @@ func (s *trkSession) addTotals(tu *trkTurn) {
 }
 
 // agentsOf returns a copy of the session's merged agents.
-func (t *Tracker) agentsOf(s *trkSession) []AgentDefinition {
+func (t *Tracker) agentsOf(s *sessionState) []AgentDefinition {
 	out := make([]AgentDefinition, len(s.agents))
 	for i, d := range s.agents {
-		out[i] = trkCloneAgent(d)
+		out[i] = cloneAgent(d)
 	}
 	return out
 }
@@ -960,7 +960,7 @@ func (t *Tracker) agentsOf(s *trkSession) []AgentDefinition {
 // them in order of first appearance: the registry definition for a configured agent
 // (its tools win; its handoff targets when it declares any), else the union of what
 // the turns learned. Its cost depends on the turn's agents only.
-func (t *Tracker) mergeAgents(s *trkSession, agents []AgentDefinition) {
+func (t *Tracker) mergeAgents(s *sessionState, agents []AgentDefinition) {
 	if s.agentPos == nil {
 		s.agentPos, s.fromRegistry = map[string]int{}, map[string]bool{}
 	}
@@ -969,7 +969,7 @@ func (t *Tracker) mergeAgents(s *trkSession, agents []AgentDefinition) {
 		if !ok {
 			s.agentPos[d.ID] = len(s.agents)
 			if reg := t.registry[d.ID]; reg != nil {
-				c := trkCloneAgent(*reg)
+				c := cloneAgent(*reg)
 				c.ID = d.ID
 				c.Name = cmp.Or(c.Name, d.Name)
 				c.Description = cmp.Or(c.Description, d.Description)
@@ -979,7 +979,7 @@ func (t *Tracker) mergeAgents(s *trkSession, agents []AgentDefinition) {
 				s.fromRegistry[d.ID] = true
 				s.agents = append(s.agents, c)
 			} else {
-				s.agents = append(s.agents, trkCloneAgent(d))
+				s.agents = append(s.agents, cloneAgent(d))
 			}
 			continue
 		}
@@ -988,7 +988,7 @@ func (t *Tracker) mergeAgents(s *trkSession, agents []AgentDefinition) {
 		}
 		m := &s.agents[i]
 		m.Description = cmp.Or(m.Description, d.Description)
-		asmAddTools(m, d.Tools)
+		addTools(m, d.Tools)
 		if d.ToolsSource != "" {
 			m.ToolsSource = d.ToolsSource
 		}
@@ -998,8 +998,8 @@ func (t *Tracker) mergeAgents(s *trkSession, agents []AgentDefinition) {
 	}
 }
 
-// trkCloneAgent copies d so that merging never writes into a shared slice.
-func trkCloneAgent(d AgentDefinition) AgentDefinition {
+// cloneAgent copies d so that merging never writes into a shared slice.
+func cloneAgent(d AgentDefinition) AgentDefinition {
 	d.Tools = append([]ToolDefinition{}, d.Tools...)
 	d.HandoffTargets = slices.Clone(d.HandoffTargets)
 	return d

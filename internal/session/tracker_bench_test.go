@@ -22,7 +22,7 @@ func BenchmarkTracker(b *testing.B) {
 	}
 	b.ReportAllocs()
 	tk := NewTracker(TrackerConfig{MaxSessions: 2 * sessions, SessionTimeout: time.Minute})
-	clock := trkT0
+	clock := testT0
 	n := 0
 	for b.Loop() {
 		batch := batches[n%sessions]
@@ -48,7 +48,7 @@ func BenchmarkTrackerLockedTimePerTurn(b *testing.B) {
 	for _, n := range []int{100, 400, 1600} {
 		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
 			tk := NewTracker(TrackerConfig{SessionTimeout: time.Hour, MaxSessionDuration: 1000 * time.Hour, RetainTurns: 2})
-			clock := trkT0
+			clock := testT0
 			batch := make([]SpanRecord, len(template))
 			k := 0
 			var locked, unlocked time.Duration

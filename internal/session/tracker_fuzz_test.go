@@ -43,7 +43,7 @@ func FuzzTracker(f *testing.F) {
 				}
 			}
 		}
-		clock := trkT0
+		clock := testT0
 		for steps := 0; steps < 40 && r.pos < len(r.data); steps++ {
 			switch r.next() % 6 {
 			case 0, 1, 2:

@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// trkRecs holds the records of one open trace in the compact form the Tracker retains
+// traceRecords holds the records of one open trace in the compact form the Tracker retains
 // them in until the turn closes (docs/decisions/performance.md §2). A SpanRecord is a
 // 784-byte struct of mostly empty fields whose strings repeat across the spans of a turn
 // (the same user message, system prompt, model, session id and rules on every LLM span);
@@ -22,19 +22,19 @@ import (
 //   - strings are interned per trace: each distinct value is copied once into text (so an
 //     open trace pins nothing of the batches it came from) and a record refers to it by
 //     its index; short values of low-cardinality fields go to the Tracker's shared
-//     vocabulary (trkVocab) instead;
+//     vocabulary (valueVocab) instead;
 //   - span ids are interned too, as 8-byte binary ids when they are 16 lower-case hex
 //     digits (as pcommon.SpanID.String writes them); a record refers to its own id and
 //     to its parent's by index. The id table also answers "has this span arrived, and is
 //     it a GenAI span" for the Tracker's root detection and duplicate check;
 //   - a record is encoded as varints: its class, a bit mask of the fields it sets (in
-//     trkField order), its span id index, start (from the trace's first start) and
+//     recordField order), its span id index, start (from the trace's first start) and
 //     duration, then the set fields in mask order.
 //
 // records() decodes the exact []SpanRecord that was retained, in arrival order: every
 // field, nil and empty slices told apart (tracker_recs_test.go checks the round trip of
 // every SpanRecord field, so a new field cannot be forgotten here).
-type trkRecs struct {
+type traceRecords struct {
 	n    int    // records retained
 	base int64  // StartUnixNano of the first record
 	buf  []byte // the encoded records, in arrival order
@@ -44,14 +44,14 @@ type trkRecs struct {
 	text     []byte
 	ends     []uint32
 	ends64   []int
-	strIndex trkIndex
+	strIndex internIndex
 
 	// Distinct span ids, own and parents'. ids[i] is the binary id, or the string index
-	// of an id that is not 16 lower-case hex digits (idMeta bit trkIDStr). Once the span
-	// arrived, idMeta has trkIDArrived, and trkIDGenAI when its class is a GenAI one.
+	// of an id that is not 16 lower-case hex digits (idMeta bit idStr). Once the span
+	// arrived, idMeta has idArrived, and idGenAI when its class is a GenAI one.
 	ids     []uint64
 	idMeta  []uint8
-	idIndex trkIndex
+	idIndex internIndex
 
 	// Distinct ToolDefs slices: the extractor's cache shares them between spans.
 	defs [][]ToolDefinition
@@ -59,82 +59,82 @@ type trkRecs struct {
 
 // idMeta bits.
 const (
-	trkIDStr uint8 = 1 << iota
-	trkIDArrived
-	trkIDGenAI
+	idStr uint8 = 1 << iota
+	idArrived
+	idGenAI
 )
 
-// trkField numbers the SpanRecord fields that a record's mask marks as set: frequent
+// recordField numbers the SpanRecord fields that a record's mask marks as set: frequent
 // fields first, so that the mask of a common record fits in two varint bytes. Strings
 // are set when not empty, slices and ToolSchema when not nil, pointers when not nil.
-type trkField uint8
+type recordField uint8
 
 const (
-	tfParent trkField = iota
-	tfClassRule
-	tfOperation
-	tfSessionID
-	tfSessionKey
-	tfService
-	tfContentCaptured // flag
-	tfModel
-	tfUsage // set when any count is not zero
-	tfUserMessage
-	tfOutput
-	tfFinishReasons
-	tfRequestedCalls
-	tfToolName
-	tfToolCallID
-	tfToolArguments
-	tfToolResult
-	tfToolArgsSource
-	tfAgentName
-	tfAgentRule
-	tfError // flag
-	tfErrorType
-	tfInput
-	tfReasoning
-	tfToolDefs
-	tfToolArgsTruncated // flag
-	tfTruncated         // flag
-	tfEndSignal         // flag
-	tfOutcome
-	tfOutcomeTrue // flag
-	tfAgentDescription
-	tfGraphNodeID
-	tfGraphParentID
-	tfLangGraphNode
-	tfToolSchema
-	tfToolDescription
-	tfAllowedTools
-	tfHandoffTargets
-	tfCost
-	tfHandoffFrom
-	tfHandoffTo
-	tfHandoffMode
-	tfHandoffRule
-	tfProblems
-	tfErrorMessage
+	fieldParent recordField = iota
+	fieldClassRule
+	fieldOperation
+	fieldSessionID
+	fieldSessionKey
+	fieldService
+	fieldContentCaptured // flag
+	fieldModel
+	fieldUsage // set when any count is not zero
+	fieldUserMessage
+	fieldOutput
+	fieldFinishReasons
+	fieldRequestedCalls
+	fieldToolName
+	fieldToolCallID
+	fieldToolArguments
+	fieldToolResult
+	fieldToolArgsSource
+	fieldAgentName
+	fieldAgentRule
+	fieldError // flag
+	fieldErrorType
+	fieldInput
+	fieldReasoning
+	fieldToolDefs
+	fieldToolArgsTruncated // flag
+	fieldTruncated         // flag
+	fieldEndSignal         // flag
+	fieldOutcome
+	fieldOutcomeTrue // flag
+	fieldAgentDescription
+	fieldGraphNodeID
+	fieldGraphParentID
+	fieldLangGraphNode
+	fieldToolSchema
+	fieldToolDescription
+	fieldAllowedTools
+	fieldHandoffTargets
+	fieldCost
+	fieldHandoffFrom
+	fieldHandoffTo
+	fieldHandoffMode
+	fieldHandoffRule
+	fieldProblems
+	fieldErrorMessage
 )
 
 // RequestedToolCall flags.
 const (
-	trkCallID = 1 << iota
-	trkCallName
-	trkCallArgs
-	trkCallArgsTruncated
+	callBitID = 1 << iota
+	callBitName
+	callBitArgs
+	callBitArgsTruncated
 )
 
-var trkSeed = maphash.MakeSeed()
+var hashSeed = maphash.MakeSeed()
 
-// trkMaxEnd32 is the text size past which a trace's string ends move to ends64 (a
+// maxEnd32 is the text size past which a trace's string ends move to ends64 (a
 // variable so that tests can lower it).
-var trkMaxEnd32 = math.MaxUint32
+var maxEnd32 = math.MaxUint32
 
 // add appends r (which belongs to this trace) and reports whether its parent span already
-// arrived (parentArrived) with a GenAI class (parentGenAI, asmIsGenAI), and whether r
+// arrived (parentArrived) with a GenAI class (parentGenAI, isGenAI), and whether r
 // repeats the id of a span that already arrived (dup).
-func (c *trkRecs) add(r *SpanRecord, vocab *trkVocab) (parentArrived, parentGenAI, dup bool) {
+func (c *traceRecords) add(r *SpanRecord, vocab *valueVocab) (parentArrived, parentGenAI, dup bool) {
 	if c.n == 0 {
 		c.base = r.StartUnixNano
 		// A turn has tens of records: skip the first doublings of the buffers (a one-span
@@ -145,64 +145,64 @@ func (c *trkRecs) add(r *SpanRecord, vocab *trkVocab) (parentArrived, parentGenA
 	}
 	c.n++
 	var mask uint64
-	set := func(f trkField, on bool) {
+	set := func(f recordField, on bool) {
 		if on {
 			mask |= 1 << f
 		}
 	}
-	set(tfParent, r.ParentSpanID != "")
-	set(tfClassRule, r.ClassRule != "")
-	set(tfOperation, r.Operation != "")
-	set(tfSessionID, r.SessionID != "")
-	set(tfSessionKey, r.SessionKey != "")
-	set(tfService, r.Service != "")
-	set(tfContentCaptured, r.ContentCaptured)
-	set(tfModel, r.Model != "")
-	set(tfUsage, r.Usage != Usage{})
-	set(tfUserMessage, r.UserMessage != "")
-	set(tfOutput, r.Output != "")
-	set(tfFinishReasons, r.FinishReasons != nil)
-	set(tfRequestedCalls, r.RequestedCalls != nil)
-	set(tfToolName, r.ToolName != "")
-	set(tfToolCallID, r.ToolCallID != "")
-	set(tfToolArguments, r.ToolArguments != "")
-	set(tfToolResult, r.ToolResult != "")
-	set(tfAgentName, r.AgentName != "")
-	set(tfAgentRule, r.AgentRule != "")
-	set(tfError, r.Error)
-	set(tfErrorType, r.ErrorType != "")
-	set(tfErrorMessage, r.ErrorMessage != "")
-	set(tfInput, r.Input != "")
-	set(tfReasoning, r.Reasoning != "")
-	set(tfToolDefs, r.ToolDefs != nil)
-	set(tfToolArgsSource, r.ToolArgsSource != "")
-	set(tfToolArgsTruncated, r.ToolArgsTruncated)
-	set(tfTruncated, r.Truncated)
-	set(tfEndSignal, r.EndSignal)
-	set(tfOutcome, r.Outcome != nil)
-	set(tfOutcomeTrue, r.Outcome != nil && *r.Outcome)
-	set(tfAgentDescription, r.AgentDescription != "")
-	set(tfGraphNodeID, r.GraphNodeID != "")
-	set(tfGraphParentID, r.GraphParentID != "")
-	set(tfLangGraphNode, r.LangGraphNode != "")
-	set(tfToolSchema, r.ToolSchema != nil)
-	set(tfToolDescription, r.ToolDescription != "")
-	set(tfAllowedTools, r.AllowedTools != nil)
-	set(tfHandoffTargets, r.HandoffTargets != nil)
-	set(tfCost, r.Cost != nil)
-	set(tfHandoffFrom, r.HandoffFrom != "")
-	set(tfHandoffTo, r.HandoffTo != "")
-	set(tfHandoffMode, r.HandoffMode != "")
-	set(tfHandoffRule, r.HandoffRule != "")
-	set(tfProblems, r.Problems != nil)
+	set(fieldParent, r.ParentSpanID != "")
+	set(fieldClassRule, r.ClassRule != "")
+	set(fieldOperation, r.Operation != "")
+	set(fieldSessionID, r.SessionID != "")
+	set(fieldSessionKey, r.SessionKey != "")
+	set(fieldService, r.Service != "")
+	set(fieldContentCaptured, r.ContentCaptured)
+	set(fieldModel, r.Model != "")
+	set(fieldUsage, r.Usage != Usage{})
+	set(fieldUserMessage, r.UserMessage != "")
+	set(fieldOutput, r.Output != "")
+	set(fieldFinishReasons, r.FinishReasons != nil)
+	set(fieldRequestedCalls, r.RequestedCalls != nil)
+	set(fieldToolName, r.ToolName != "")
+	set(fieldToolCallID, r.ToolCallID != "")
+	set(fieldToolArguments, r.ToolArguments != "")
+	set(fieldToolResult, r.ToolResult != "")
+	set(fieldAgentName, r.AgentName != "")
+	set(fieldAgentRule, r.AgentRule != "")
+	set(fieldError, r.Error)
+	set(fieldErrorType, r.ErrorType != "")
+	set(fieldErrorMessage, r.ErrorMessage != "")
+	set(fieldInput, r.Input != "")
+	set(fieldReasoning, r.Reasoning != "")
+	set(fieldToolDefs, r.ToolDefs != nil)
+	set(fieldToolArgsSource, r.ToolArgsSource != "")
+	set(fieldToolArgsTruncated, r.ToolArgsTruncated)
+	set(fieldTruncated, r.Truncated)
+	set(fieldEndSignal, r.EndSignal)
+	set(fieldOutcome, r.Outcome != nil)
+	set(fieldOutcomeTrue, r.Outcome != nil && *r.Outcome)
+	set(fieldAgentDescription, r.AgentDescription != "")
+	set(fieldGraphNodeID, r.GraphNodeID != "")
+	set(fieldGraphParentID, r.GraphParentID != "")
+	set(fieldLangGraphNode, r.LangGraphNode != "")
+	set(fieldToolSchema, r.ToolSchema != nil)
+	set(fieldToolDescription, r.ToolDescription != "")
+	set(fieldAllowedTools, r.AllowedTools != nil)
+	set(fieldHandoffTargets, r.HandoffTargets != nil)
+	set(fieldCost, r.Cost != nil)
+	set(fieldHandoffFrom, r.HandoffFrom != "")
+	set(fieldHandoffTo, r.HandoffTo != "")
+	set(fieldHandoffMode, r.HandoffMode != "")
+	set(fieldHandoffRule, r.HandoffRule != "")
+	set(fieldProblems, r.Problems != nil)
 
 	self := c.id(r.SpanID)
-	if c.idMeta[self]&trkIDArrived != 0 {
+	if c.idMeta[self]&idArrived != 0 {
 		dup = true
 	} else {
-		c.idMeta[self] |= trkIDArrived
-		if asmIsGenAI(r.Class) {
-			c.idMeta[self] |= trkIDGenAI
+		c.idMeta[self] |= idArrived
+		if isGenAI(r.Class) {
+			c.idMeta[self] |= idGenAI
 		}
 	}
 	b := append(c.buf, byte(r.Class))
@@ -212,8 +212,8 @@ func (c *trkRecs) add(r *SpanRecord, vocab *trkVocab) (parentArrived, parentGenA
 	b = binary.AppendVarint(b, r.EndUnixNano-r.StartUnixNano)
 	if r.ParentSpanID != "" {
 		p := c.id(r.ParentSpanID)
-		if m := c.idMeta[p]; m&trkIDArrived != 0 && p != self {
-			parentArrived, parentGenAI = true, m&trkIDGenAI != 0
+		if m := c.idMeta[p]; m&idArrived != 0 && p != self {
+			parentArrived, parentGenAI = true, m&idGenAI != 0
 		}
 		b = binary.AppendUvarint(b, uint64(p))
 	}
@@ -270,16 +270,16 @@ func (c *trkRecs) add(r *SpanRecord, vocab *trkVocab) (parentArrived, parentGenA
 			rc := &r.RequestedCalls[i]
 			var f byte
 			if rc.ID != "" {
-				f |= trkCallID
+				f |= callBitID
 			}
 			if rc.Name != "" {
-				f |= trkCallName
+				f |= callBitName
 			}
 			if rc.Arguments != "" {
-				f |= trkCallArgs
+				f |= callBitArgs
 			}
 			if rc.ArgumentsTruncated {
-				f |= trkCallArgsTruncated
+				f |= callBitArgsTruncated
 			}
 			b = append(b, f)
 			str(rc.ID != "", rc.ID)
@@ -324,12 +324,12 @@ func (c *trkRecs) add(r *SpanRecord, vocab *trkVocab) (parentArrived, parentGenA
 }
 
 // str interns s and returns its index.
-func (c *trkRecs) str(s string) int {
+func (c *traceRecords) str(s string) int {
 	if n := c.strCount(); c.strIndex.full(n) {
-		c.strIndex.grow(n, func(e int) uint64 { return maphash.Bytes(trkSeed, c.strBytes(e)) })
+		c.strIndex.grow(n, func(e int) uint64 { return maphash.Bytes(hashSeed, c.strBytes(e)) })
 	}
 	mask := uint64(c.strIndex.len() - 1)
-	for i := maphash.String(trkSeed, s) & mask; ; i = (i + 1) & mask {
+	for i := maphash.String(hashSeed, s) & mask; ; i = (i + 1) & mask {
 		e := c.strIndex.at(i)
 		if e == 0 {
 			n := c.appendStr(s)
@@ -343,9 +343,9 @@ func (c *trkRecs) str(s string) int {
 }
 
 // appendStr adds s to the strings and returns their new count.
-func (c *trkRecs) appendStr(s string) int {
+func (c *traceRecords) appendStr(s string) int {
 	c.text = append(c.text, s...)
-	if c.ends64 == nil && len(c.text) > trkMaxEnd32 {
+	if c.ends64 == nil && len(c.text) > maxEnd32 {
 		c.ends64 = make([]int, len(c.ends), len(c.ends)+1)
 		for i, e := range c.ends {
 			c.ends64[i] = int(e)
@@ -361,7 +361,7 @@ func (c *trkRecs) appendStr(s string) int {
 }
 
 // strCount returns the number of distinct strings.
-func (c *trkRecs) strCount() int {
+func (c *traceRecords) strCount() int {
 	if c.ends64 != nil {
 		return len(c.ends64)
 	}
@@ -369,7 +369,7 @@ func (c *trkRecs) strCount() int {
 }
 
 // strEnd returns the end offset of string i in text (0 for i = -1).
-func (c *trkRecs) strEnd(i int) int {
+func (c *traceRecords) strEnd(i int) int {
 	switch {
 	case i < 0:
 		return 0
@@ -379,42 +379,42 @@ func (c *trkRecs) strEnd(i int) int {
 	return int(c.ends[i])
 }
 
-func (c *trkRecs) strBytes(i int) []byte {
+func (c *traceRecords) strBytes(i int) []byte {
 	return c.text[c.strEnd(i-1):c.strEnd(i)]
 }
 
-// trkVocab holds the short strings of low-cardinality fields that the records of every
+// valueVocab holds the short strings of low-cardinality fields that the records of every
 // trace repeat (rules, session keys, operations, services, models, agent and tool names,
 // finish reasons): a Tracker keeps one copy of each for all its traces. It is bounded:
-// values longer than trkVocabMaxLen bytes, and new values once it holds trkVocabMax,
-// stay in the trace's own strings. A nil *trkVocab admits nothing.
-type trkVocab struct {
+// values longer than vocabMaxLen bytes, and new values once it holds vocabMax,
+// stay in the trace's own strings. A nil *valueVocab admits nothing.
+type valueVocab struct {
 	strs  []string
-	index trkIndex
+	index internIndex
 }
 
-// trkVocabMaxLen bounds the length of a vocabulary string, trkVocabMax their number (a
+// vocabMaxLen bounds the length of a vocabulary string, vocabMax their number (a
 // variable so that tests can lower it).
-const trkVocabMaxLen = 64
+const vocabMaxLen = 64
 
-var trkVocabMax = 4096
+var vocabMax = 4096
 
 // ref returns the index of s in the vocabulary, adding it when there is room.
-func (v *trkVocab) ref(s string) (int, bool) {
-	if v == nil || len(s) > trkVocabMaxLen {
+func (v *valueVocab) ref(s string) (int, bool) {
+	if v == nil || len(s) > vocabMaxLen {
 		return 0, false
 	}
-	if n := len(v.strs); v.index.full(n) && n < trkVocabMax {
-		v.index.grow(n, func(e int) uint64 { return maphash.String(trkSeed, v.strs[e]) })
+	if n := len(v.strs); v.index.full(n) && n < vocabMax {
+		v.index.grow(n, func(e int) uint64 { return maphash.String(hashSeed, v.strs[e]) })
 	}
 	if v.index.len() == 0 {
 		return 0, false
 	}
 	mask := uint64(v.index.len() - 1)
-	for i := maphash.String(trkSeed, s) & mask; ; i = (i + 1) & mask {
+	for i := maphash.String(hashSeed, s) & mask; ; i = (i + 1) & mask {
 		e := v.index.at(i)
 		if e == 0 {
-			if len(v.strs) >= trkVocabMax {
+			if len(v.strs) >= vocabMax {
 				return 0, false
 			}
 			v.strs = append(v.strs, strings.Clone(s))
@@ -427,50 +427,50 @@ func (v *trkVocab) ref(s string) (int, bool) {
 	}
 }
 
-// trkIndex is an open-addressing hash index (linear probing) of the entries of a table
+// internIndex is an open-addressing hash index (linear probing) of the entries of a table
 // held elsewhere: a slot holds entry+1, 0 when free. Its length is a power of two, kept
 // at least 4/3 of the entries. Slots are 16-bit while the table has fewer than
-// trkMaxIndex16 entries, 32-bit past it.
-type trkIndex struct {
+// maxIndex16 entries, 32-bit past it.
+type internIndex struct {
 	s16 []uint16
 	s32 []uint32
 }
 
-// trkMaxIndex16 is the number of entries up to which 16-bit slots are used (a variable so
+// maxIndex16 is the number of entries up to which 16-bit slots are used (a variable so
 // that tests can lower it).
-var trkMaxIndex16 = math.MaxUint16 - 1
+var maxIndex16 = math.MaxUint16 - 1
 
-func (x *trkIndex) len() int {
+func (x *internIndex) len() int {
 	if x.s32 != nil {
 		return len(x.s32)
 	}
 	return len(x.s16)
 }
 
-func (x *trkIndex) at(i uint64) int {
+func (x *internIndex) at(i uint64) int {
 	if x.s32 != nil {
 		return int(x.s32[i])
 	}
 	return int(x.s16[i])
 }
 
-func (x *trkIndex) put(i uint64, v int) {
+func (x *internIndex) put(i uint64, v int) {
 	if x.s32 != nil {
 		x.s32[i] = uint32(v) //nolint:gosec // entries are fewer than 2^32: each costs a record field
 	} else {
-		x.s16[i] = uint16(v) //nolint:gosec // at most trkMaxIndex16 (full)
+		x.s16[i] = uint16(v) //nolint:gosec // at most maxIndex16 (full)
 	}
 }
 
 // full reports whether adding an entry to the n already indexed needs grow.
-func (x *trkIndex) full(n int) bool {
-	return 4*(n+1) > 3*x.len() || (x.s32 == nil && n+1 > trkMaxIndex16)
+func (x *internIndex) full(n int) bool {
+	return 4*(n+1) > 3*x.len() || (x.s32 == nil && n+1 > maxIndex16)
 }
 
 // grow rebuilds the index twice as large for the n entries, hash giving an entry's hash.
-func (x *trkIndex) grow(n int, hash func(e int) uint64) {
+func (x *internIndex) grow(n int, hash func(e int) uint64) {
 	size := max(16, 2*x.len())
-	if n+1 > trkMaxIndex16 {
+	if n+1 > maxIndex16 {
 		x.s16, x.s32 = nil, make([]uint32, size)
 	} else {
 		x.s16, x.s32 = make([]uint16, size), nil
@@ -485,8 +485,8 @@ func (x *trkIndex) grow(n int, hash func(e int) uint64) {
 	}
 }
 
-// trkHexID returns the binary value of a 16-digit lower-case hex span id.
-func trkHexID(s string) (uint64, bool) {
+// hexID returns the binary value of a 16-digit lower-case hex span id.
+func hexID(s string) (uint64, bool) {
 	if len(s) != 16 {
 		return 0, false
 	}
@@ -505,9 +505,9 @@ func trkHexID(s string) (uint64, bool) {
 	return v, true
 }
 
-// trkMix is a 64-bit finaliser (murmur3 fmix64): span ids are random, string indices
+// mixHash is a 64-bit finaliser (murmur3 fmix64): span ids are random, string indices
 // are not.
-func trkMix(v uint64) uint64 {
+func mixHash(v uint64) uint64 {
 	v ^= v >> 33
 	v *= 0xff51afd7ed558ccd
 	v ^= v >> 33
@@ -517,17 +517,17 @@ func trkMix(v uint64) uint64 {
 }
 
 // id interns a span id and returns its index.
-func (c *trkRecs) id(s string) int {
-	v, bin := trkHexID(s)
+func (c *traceRecords) id(s string) int {
+	v, bin := hexID(s)
 	var meta uint8
 	if !bin {
-		v, meta = uint64(c.str(s)), trkIDStr
+		v, meta = uint64(c.str(s)), idStr
 	}
 	if c.idIndex.full(len(c.ids)) {
-		c.idIndex.grow(len(c.ids), func(e int) uint64 { return trkMix(c.ids[e] ^ uint64(c.idMeta[e]&trkIDStr)) })
+		c.idIndex.grow(len(c.ids), func(e int) uint64 { return mixHash(c.ids[e] ^ uint64(c.idMeta[e]&idStr)) })
 	}
 	mask := uint64(c.idIndex.len() - 1)
-	for i := trkMix(v^uint64(meta)) & mask; ; i = (i + 1) & mask {
+	for i := mixHash(v^uint64(meta)) & mask; ; i = (i + 1) & mask {
 		e := c.idIndex.at(i)
 		if e == 0 {
 			c.ids = append(c.ids, v)
@@ -535,7 +535,7 @@ func (c *trkRecs) id(s string) int {
 			c.idIndex.put(i, len(c.ids))
 			return len(c.ids) - 1
 		}
-		if j := e - 1; c.ids[j] == v && c.idMeta[j]&trkIDStr == meta {
+		if j := e - 1; c.ids[j] == v && c.idMeta[j]&idStr == meta {
 			return j
 		}
 	}
@@ -543,7 +543,7 @@ func (c *trkRecs) id(s string) int {
 
 // toolDefs interns a ToolDefs list by content: the spans of one agent repeat the same
 // definitions, which are then kept once per trace however each span's copy was decoded.
-func (c *trkRecs) toolDefs(d []ToolDefinition) int {
+func (c *traceRecords) toolDefs(d []ToolDefinition) int {
 	for i, x := range c.defs {
 		if slices.EqualFunc(x, d, equalToolDefinition) {
 			return i
@@ -560,10 +560,10 @@ func equalToolDefinition(a, b ToolDefinition) bool {
 		(a.Parameters == nil) == (b.Parameters == nil) && bytes.Equal(a.Parameters, b.Parameters)
 }
 
-// trkReader decodes the records of a trkRecs.
-type trkReader struct {
-	c     *trkRecs
-	vocab *trkVocab
+// recordReader decodes the records of a traceRecords.
+type recordReader struct {
+	c     *traceRecords
+	vocab *valueVocab
 	b     []byte
 	ids   []string // decoded span ids
 	// strs are the trace's distinct strings decoded so far, by index. Each is its own
@@ -573,24 +573,24 @@ type trkReader struct {
 	strs []string
 }
 
-func (d *trkReader) uvarint() uint64 {
+func (d *recordReader) uvarint() uint64 {
 	v, n := binary.Uvarint(d.b)
 	d.b = d.b[n:]
 	return v
 }
 
-func (d *trkReader) varint() int64 {
+func (d *recordReader) varint() int64 {
 	v, n := binary.Varint(d.b)
 	d.b = d.b[n:]
 	return v
 }
 
-func (d *trkReader) str() string {
+func (d *recordReader) str() string {
 	return d.strAt(int(d.uvarint()))
 }
 
 // strAt returns distinct string i, decoded once.
-func (d *trkReader) strAt(i int) string {
+func (d *recordReader) strAt(i int) string {
 	if s := d.strs[i]; s != "" {
 		return s
 	}
@@ -600,7 +600,7 @@ func (d *trkReader) strAt(i int) string {
 }
 
 // voc reads a field written by voc.
-func (d *trkReader) voc() string {
+func (d *recordReader) voc() string {
 	if i := d.uvarint(); i > 0 {
 		return d.vocab.strs[i-1]
 	}
@@ -611,22 +611,22 @@ func (d *trkReader) voc() string {
 // vocab is the one they were added with. Each distinct string of the trace is one
 // allocation, shared by the records that repeat it (the vocabulary's are the Tracker's);
 // their slices share a few backing arrays.
-func (c *trkRecs) records(traceID string, vocab *trkVocab) []SpanRecord {
+func (c *traceRecords) records(traceID string, vocab *valueVocab) []SpanRecord {
 	if c.n == 0 {
 		return nil
 	}
-	d := &trkReader{c: c, vocab: vocab, b: c.buf, strs: make([]string, c.strCount())}
+	d := &recordReader{c: c, vocab: vocab, b: c.buf, strs: make([]string, c.strCount())}
 	// Span ids: the hex ones are formatted into one buffer.
 	d.ids = make([]string, len(c.ids))
 	nbin := 0
 	for _, m := range c.idMeta {
-		if m&trkIDStr == 0 {
+		if m&idStr == 0 {
 			nbin++
 		}
 	}
 	hexBuf := make([]byte, 0, 16*nbin)
 	for i, v := range c.ids {
-		if c.idMeta[i]&trkIDStr == 0 {
+		if c.idMeta[i]&idStr == 0 {
 			var raw [8]byte
 			binary.BigEndian.PutUint64(raw[:], v)
 			hexBuf = hex.AppendEncode(hexBuf, raw[:])
@@ -635,7 +635,7 @@ func (c *trkRecs) records(traceID string, vocab *trkVocab) []SpanRecord {
 	hexStr := string(hexBuf)
 	k := 0
 	for i, v := range c.ids {
-		if c.idMeta[i]&trkIDStr == 0 {
+		if c.idMeta[i]&idStr == 0 {
 			d.ids[i] = hexStr[16*k : 16*k+16]
 			k++
 		} else {
@@ -667,61 +667,61 @@ func (c *trkRecs) records(traceID string, vocab *trkVocab) []SpanRecord {
 		r.Class = SpanClass(d.b[0])
 		d.b = d.b[1:]
 		mask := d.uvarint()
-		has := func(f trkField) bool { return mask&(1<<f) != 0 }
+		has := func(f recordField) bool { return mask&(1<<f) != 0 }
 		r.SpanID = d.ids[d.uvarint()]
 		r.StartUnixNano = c.base + d.varint()
 		r.EndUnixNano = r.StartUnixNano + d.varint()
-		if has(tfParent) {
+		if has(fieldParent) {
 			r.ParentSpanID = d.ids[d.uvarint()]
 		}
-		str := func(f trkField) string {
+		str := func(f recordField) string {
 			if has(f) {
 				return d.str()
 			}
 			return ""
 		}
-		voc := func(f trkField) string {
+		voc := func(f recordField) string {
 			if has(f) {
 				return d.voc()
 			}
 			return ""
 		}
 		r.Name = d.str()
-		r.ClassRule = voc(tfClassRule)
-		r.Operation = voc(tfOperation)
-		r.SessionID = str(tfSessionID)
-		r.SessionKey = voc(tfSessionKey)
-		r.Service = voc(tfService)
-		r.Model = voc(tfModel)
-		if has(tfUsage) {
+		r.ClassRule = voc(fieldClassRule)
+		r.Operation = voc(fieldOperation)
+		r.SessionID = str(fieldSessionID)
+		r.SessionKey = voc(fieldSessionKey)
+		r.Service = voc(fieldService)
+		r.Model = voc(fieldModel)
+		if has(fieldUsage) {
 			r.Usage.InputTokens = d.varint()
 			r.Usage.OutputTokens = d.varint()
 			r.Usage.CacheReadTokens = d.varint()
 			r.Usage.ReasoningTokens = d.varint()
 			r.Usage.LLMCalls = int(d.varint())
 		}
-		r.UserMessage = str(tfUserMessage)
-		r.Output = str(tfOutput)
-		if has(tfFinishReasons) {
+		r.UserMessage = str(fieldUserMessage)
+		r.Output = str(fieldOutput)
+		if has(fieldFinishReasons) {
 			r.FinishReasons = list(true)
 		}
-		if has(tfRequestedCalls) {
+		if has(fieldRequestedCalls) {
 			n := int(d.uvarint())
 			at := len(calls)
 			for j := 0; j < n; j++ {
 				f := d.b[0]
 				d.b = d.b[1:]
 				var rc RequestedToolCall
-				if f&trkCallID != 0 {
+				if f&callBitID != 0 {
 					rc.ID = d.str()
 				}
-				if f&trkCallName != 0 {
+				if f&callBitName != 0 {
 					rc.Name = d.voc()
 				}
-				if f&trkCallArgs != 0 {
+				if f&callBitArgs != 0 {
 					rc.Arguments = d.str()
 				}
-				rc.ArgumentsTruncated = f&trkCallArgsTruncated != 0
+				rc.ArgumentsTruncated = f&callBitArgsTruncated != 0
 				calls = append(calls, rc)
 			}
 			if n == 0 {
@@ -730,53 +730,53 @@ func (c *trkRecs) records(traceID string, vocab *trkVocab) []SpanRecord {
 				r.RequestedCalls = calls[at : at+n : at+n]
 			}
 		}
-		r.ToolName = voc(tfToolName)
-		r.ToolCallID = str(tfToolCallID)
-		r.ToolArguments = str(tfToolArguments)
-		r.ToolResult = str(tfToolResult)
-		r.ToolArgsSource = voc(tfToolArgsSource)
-		r.AgentName = voc(tfAgentName)
-		r.AgentRule = voc(tfAgentRule)
-		r.Error = has(tfError)
-		r.ErrorType = str(tfErrorType)
-		r.ErrorMessage = str(tfErrorMessage)
-		r.Input = str(tfInput)
-		r.Reasoning = str(tfReasoning)
-		if has(tfToolDefs) {
+		r.ToolName = voc(fieldToolName)
+		r.ToolCallID = str(fieldToolCallID)
+		r.ToolArguments = str(fieldToolArguments)
+		r.ToolResult = str(fieldToolResult)
+		r.ToolArgsSource = voc(fieldToolArgsSource)
+		r.AgentName = voc(fieldAgentName)
+		r.AgentRule = voc(fieldAgentRule)
+		r.Error = has(fieldError)
+		r.ErrorType = str(fieldErrorType)
+		r.ErrorMessage = str(fieldErrorMessage)
+		r.Input = str(fieldInput)
+		r.Reasoning = str(fieldReasoning)
+		if has(fieldToolDefs) {
 			r.ToolDefs = c.defs[d.uvarint()]
 		}
-		r.ToolArgsTruncated = has(tfToolArgsTruncated)
-		r.Truncated = has(tfTruncated)
-		r.EndSignal = has(tfEndSignal)
-		if has(tfOutcome) {
-			v := has(tfOutcomeTrue)
+		r.ToolArgsTruncated = has(fieldToolArgsTruncated)
+		r.Truncated = has(fieldTruncated)
+		r.EndSignal = has(fieldEndSignal)
+		if has(fieldOutcome) {
+			v := has(fieldOutcomeTrue)
 			r.Outcome = &v
 		}
-		r.ContentCaptured = has(tfContentCaptured)
-		r.AgentDescription = str(tfAgentDescription)
-		r.GraphNodeID = str(tfGraphNodeID)
-		r.GraphParentID = str(tfGraphParentID)
-		r.LangGraphNode = str(tfLangGraphNode)
-		if has(tfToolSchema) {
+		r.ContentCaptured = has(fieldContentCaptured)
+		r.AgentDescription = str(fieldAgentDescription)
+		r.GraphNodeID = str(fieldGraphNodeID)
+		r.GraphParentID = str(fieldGraphParentID)
+		r.LangGraphNode = str(fieldLangGraphNode)
+		if has(fieldToolSchema) {
 			r.ToolSchema = []byte(d.str())
 		}
-		r.ToolDescription = str(tfToolDescription)
-		if has(tfAllowedTools) {
+		r.ToolDescription = str(fieldToolDescription)
+		if has(fieldAllowedTools) {
 			r.AllowedTools = list(false)
 		}
-		if has(tfHandoffTargets) {
+		if has(fieldHandoffTargets) {
 			r.HandoffTargets = list(false)
 		}
-		if has(tfCost) {
+		if has(fieldCost) {
 			v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
 			d.b = d.b[8:]
 			r.Cost = &v
 		}
-		r.HandoffFrom = str(tfHandoffFrom)
-		r.HandoffTo = str(tfHandoffTo)
-		r.HandoffMode = voc(tfHandoffMode)
-		r.HandoffRule = voc(tfHandoffRule)
-		if has(tfProblems) {
+		r.HandoffFrom = str(fieldHandoffFrom)
+		r.HandoffTo = str(fieldHandoffTo)
+		r.HandoffMode = voc(fieldHandoffMode)
+		r.HandoffRule = voc(fieldHandoffRule)
+		if has(fieldProblems) {
 			r.Problems = list(false)
 		}
 	}

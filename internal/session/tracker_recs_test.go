@@ -21,10 +21,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// trkRandomValue fills v (settable) with a random value: every exported field of every
+// randomValue fills v (settable) with a random value: every exported field of every
 // struct, strings drawn from a small pool (so that interning is exercised), slices nil,
 // empty or filled, pointers nil or set. The pool's ids are hex span ids or not.
-func trkRandomValue(rng *rand.Rand, v reflect.Value, pool []string) {
+func randomValue(rng *rand.Rand, v reflect.Value, pool []string) {
 	switch v.Kind() {
 	case reflect.String:
 		if rng.IntN(4) > 0 {
@@ -47,7 +47,7 @@ func trkRandomValue(rng *rand.Rand, v reflect.Value, pool []string) {
 	case reflect.Pointer:
 		if rng.IntN(2) == 0 {
 			p := reflect.New(v.Type().Elem())
-			trkRandomValue(rng, p.Elem(), pool)
+			randomValue(rng, p.Elem(), pool)
 			v.Set(p)
 		}
 	case reflect.Slice:
@@ -59,18 +59,18 @@ func trkRandomValue(rng *rand.Rand, v reflect.Value, pool []string) {
 			n := 1 + rng.IntN(4)
 			s := reflect.MakeSlice(v.Type(), n, n)
 			for i := 0; i < n; i++ {
-				trkRandomValue(rng, s.Index(i), pool)
+				randomValue(rng, s.Index(i), pool)
 			}
 			v.Set(s)
 		}
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
-				trkRandomValue(rng, v.Field(i), pool)
+				randomValue(rng, v.Field(i), pool)
 			}
 		}
 	default:
-		panic(fmt.Sprintf("trkRandomValue: add kind %s (%s)", v.Kind(), v.Type()))
+		panic(fmt.Sprintf("randomValue: add kind %s (%s)", v.Kind(), v.Type()))
 	}
 }
 
@@ -81,17 +81,17 @@ func TestTrkRecsRoundTrip(t *testing.T) {
 	pool := []string{"", "a", "chat gpt-4o", "0123456789abcdef", "fedcba9876543210", "00000000000000ff",
 		"0123456789ABCDEF", "s1", "root", "héllo wörld", `{"order_id":"12345","amount":120.5}`,
 		"\x00\xff", "0123456789abcde", "0123456789abcdef0"}
-	defer func(v int) { trkVocabMax = v }(trkVocabMax)
-	trkVocabMax = 6 // the pool holds more: later values stay in the traces' strings
-	shared := &trkVocab{}
+	defer func(v int) { vocabMax = v }(vocabMax)
+	vocabMax = 6 // the pool holds more: later values stay in the traces' strings
+	shared := &valueVocab{}
 	for seed := uint64(0); seed < 300; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		n := 1 + rng.IntN(40)
 		want := make([]SpanRecord, n)
-		var c trkRecs
-		vocab := []*trkVocab{nil, shared, {}}[seed%3]
+		var c traceRecords
+		vocab := []*valueVocab{nil, shared, {}}[seed%3]
 		for i := range want {
-			trkRandomValue(rng, reflect.ValueOf(&want[i]).Elem(), pool)
+			randomValue(rng, reflect.ValueOf(&want[i]).Elem(), pool)
 			want[i].TraceID = "trace"
 			c.add(&want[i], vocab)
 		}
@@ -104,22 +104,22 @@ func TestTrkRecsRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	require.Len(t, shared.strs, trkVocabMax)
+	require.Len(t, shared.strs, vocabMax)
 }
 
 // TestTrkRecsWideEnds round-trips random records across the switches to 64-bit string
 // ends and 32-bit index slots (at 4 GiB of text and 65534 entries in production, lowered
 // here).
 func TestTrkRecsWideEnds(t *testing.T) {
-	defer func(v, w int) { trkMaxEnd32, trkMaxIndex16 = v, w }(trkMaxEnd32, trkMaxIndex16)
-	trkMaxEnd32 = 40   // the pool holds more
-	trkMaxIndex16 = 20 // 50 records have more span ids
+	defer func(v, w int) { maxEnd32, maxIndex16 = v, w }(maxEnd32, maxIndex16)
+	maxEnd32 = 40   // the pool holds more
+	maxIndex16 = 20 // 50 records have more span ids
 	pool := []string{"", "a", "chat gpt-4o", "0123456789abcdef", "s1", "root", `{"order_id":"12345"}`, "hé"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	want := make([]SpanRecord, 50)
-	var c trkRecs
+	var c traceRecords
 	for i := range want {
-		trkRandomValue(rng, reflect.ValueOf(&want[i]).Elem(), pool)
+		randomValue(rng, reflect.ValueOf(&want[i]).Elem(), pool)
 		want[i].TraceID = "trace"
 		want[i].SpanID = fmt.Sprintf("%016x", i+1)
 		c.add(&want[i], nil)
@@ -142,8 +142,8 @@ func TestTrkRecsFixtures(t *testing.T) {
 		require.NoError(t, err)
 		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
 		require.NoError(t, err)
-		vocab := &trkVocab{}
-		byTrace := map[string]*trkRecs{}
+		vocab := &valueVocab{}
+		byTrace := map[string]*traceRecords{}
 		want := map[string][]SpanRecord{}
 		for i := 0; i < td.ResourceSpans().Len(); i++ {
 			rs := td.ResourceSpans().At(i)
@@ -153,7 +153,7 @@ func TestTrkRecsFixtures(t *testing.T) {
 					r := ex.Extract(rs.Resource(), ss.Scope(), ss.Spans().At(k))
 					c := byTrace[r.TraceID]
 					if c == nil {
-						c = &trkRecs{}
+						c = &traceRecords{}
 						byTrace[r.TraceID] = c
 					}
 					c.add(&r, vocab)
@@ -171,11 +171,11 @@ func TestTrkRecsFixtures(t *testing.T) {
 // of an arrived parent, with hex and non-hex ids, self-parents and missing parents.
 func TestTrkRecsArrival(t *testing.T) {
 	ids := []string{"", "0123456789abcdef", "00000000000000ff", "p", "q", "0000000000000001", "1"}
-	defer func(v int) { trkMaxIndex16 = v }(trkMaxIndex16)
+	defer func(v int) { maxIndex16 = v }(maxIndex16)
 	for seed := uint64(0); seed < 200; seed++ {
-		trkMaxIndex16 = []int{3, math.MaxUint16 - 1}[seed%2] // half of the runs switch to 32-bit slots
+		maxIndex16 = []int{3, math.MaxUint16 - 1}[seed%2] // half of the runs switch to 32-bit slots
 		rng := rand.New(rand.NewPCG(seed, 11))
-		var c trkRecs
+		var c traceRecords
 		classes := map[string]SpanClass{}
 		for i := 0; i < 60; i++ {
 			r := SpanRecord{SpanID: ids[rng.IntN(len(ids))], ParentSpanID: ids[rng.IntN(len(ids))], Class: SpanClass(rng.IntN(8))}
@@ -189,7 +189,7 @@ func TestTrkRecsArrival(t *testing.T) {
 			wantArrived = wantArrived && r.ParentSpanID != "" && r.ParentSpanID != r.SpanID
 			require.Equal(t, wantArrived, parentArrived, "seed %d step %d", seed, i)
 			if wantArrived {
-				require.Equal(t, asmIsGenAI(wantPC), parentGenAI)
+				require.Equal(t, isGenAI(wantPC), parentGenAI)
 			}
 		}
 	}
@@ -238,7 +238,7 @@ func TestTrackerPinsNothingOfTheBatch(t *testing.T) {
 		}
 		require.Len(t, recs[0].ToolResult, 4096)
 		require.Equal(t, "short question", recs[1].UserMessage)
-		tk.Observe(recs, trkT0)
+		tk.Observe(recs, testT0)
 	}
 	// Warm up on another tracker: the first extraction fills process-wide caches (JSON
 	// decoders, interned names) that the measure must not count.
@@ -258,7 +258,7 @@ func TestTrkRecsToolDefsByContent(t *testing.T) {
 	defs := func(params json.RawMessage) []ToolDefinition {
 		return []ToolDefinition{{Name: "issue_refund", Description: "Refund an order", Parameters: params}}
 	}
-	var c trkRecs
+	var c traceRecords
 	for i, d := range [][]ToolDefinition{
 		defs(json.RawMessage(`{"type":"object"}`)),
 		defs(json.RawMessage(`{"type":"object"}`)),

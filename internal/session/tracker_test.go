@@ -12,14 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var trkT0 = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+var testT0 = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 
-// trkAt is the tracker clock: seconds after trkT0.
-func trkAt(sec float64) time.Time { return trkT0.Add(time.Duration(sec * float64(time.Second))) }
+// atSec is the tracker clock: seconds after testT0.
+func atSec(sec float64) time.Time { return testT0.Add(time.Duration(sec * float64(time.Second))) }
 
-// trkTurnRecs is a small complete turn of trace tid in session sid ("" for none),
+// turnRecs is a small complete turn of trace tid in session sid ("" for none),
 // starting at startMs: an agent root with one LLM call and one tool call.
-func trkTurnRecs(tid, sid string, startMs int64, user string) []SpanRecord {
+func turnRecs(tid, sid string, startMs int64, user string) []SpanRecord {
 	recs := []SpanRecord{
 		asSpan(tid+"-l", tid+"-a", ClassLLM, startMs+1, startMs+10, asUsage(10, 2), asRequests(asReq("c", "lookup", `{}`))),
 		asSpan(tid+"-x", tid+"-a", ClassTool, startMs+11, startMs+12, asTool("lookup", "c", "")),
@@ -61,18 +61,18 @@ func checkAccounting(t *testing.T, tk *Tracker) {
 
 func TestTrackerSettleAndSessionTimeout(t *testing.T) {
 	tk := NewTracker(TrackerConfig{})
-	recs := trkTurnRecs("t1", "s1", 0, "hello")
+	recs := turnRecs("t1", "s1", 0, "hello")
 	// The root arrives last; the first batch holds the children only.
-	assert.Empty(t, tk.Observe(recs[:2], trkAt(0)))
-	assert.Empty(t, tk.Advance(trkAt(1.4)))
-	assert.Empty(t, tk.Observe(recs[2:], trkAt(1.5)), "a new span restarts the settle window")
-	assert.Empty(t, tk.Advance(trkAt(3.4)))
+	assert.Empty(t, tk.Observe(recs[:2], atSec(0)))
+	assert.Empty(t, tk.Advance(atSec(1.4)))
+	assert.Empty(t, tk.Observe(recs[2:], atSec(1.5)), "a new span restarts the settle window")
+	assert.Empty(t, tk.Advance(atSec(3.4)))
 	st := tk.Stats()
 	assert.Equal(t, 1, st.OpenSessions)
 	assert.Equal(t, 1, st.OpenTurns)
 	assert.Equal(t, 3, st.RetainedSpans)
 
-	ev := tk.Advance(trkAt(3.5))
+	ev := tk.Advance(atSec(3.5))
 	require.Equal(t, []string{"turn_closed:s1"}, kinds(ev))
 	s := ev[0].Session
 	assert.Equal(t, 0, ev[0].TurnIndex)
@@ -83,8 +83,8 @@ func TestTrackerSettleAndSessionTimeout(t *testing.T) {
 	assert.Equal(t, "shop", s.Service)
 	assert.Equal(t, 0, tk.Stats().RetainedSpans, "closed turns keep no records")
 
-	assert.Empty(t, tk.Advance(trkAt(1.5+299.9)), "session_timeout runs from the last record")
-	ev = tk.Advance(trkAt(1.5 + 300))
+	assert.Empty(t, tk.Advance(atSec(1.5+299.9)), "session_timeout runs from the last record")
+	ev = tk.Advance(atSec(1.5 + 300))
 	require.Equal(t, []string{"session_ended:s1:session_timeout"}, kinds(ev))
 	s = ev[0].Session
 	assert.False(t, s.Partial)
@@ -102,10 +102,10 @@ func TestTrackerTurnTimeoutWithoutRoot(t *testing.T) {
 	tk := NewTracker(TrackerConfig{TurnTimeout: 10 * time.Second})
 	// A handoff span (not a root class) arrives, then an LLM span under it: the LLM's
 	// parent is a GenAI span that is present, so no root record arrived.
-	tk.Observe([]SpanRecord{asSpan("h", "gone", ClassHandoff, 0, 1, asSession("s1"))}, trkAt(0))
-	tk.Observe([]SpanRecord{asSpan("l", "h", ClassLLM, 1, 9, asSession("s1"))}, trkAt(1))
-	assert.Empty(t, tk.Advance(trkAt(10.9)), "no root: settle does not apply")
-	ev := tk.Advance(trkAt(11))
+	tk.Observe([]SpanRecord{asSpan("h", "gone", ClassHandoff, 0, 1, asSession("s1"))}, atSec(0))
+	tk.Observe([]SpanRecord{asSpan("l", "h", ClassLLM, 1, 9, asSession("s1"))}, atSec(1))
+	assert.Empty(t, tk.Advance(atSec(10.9)), "no root: settle does not apply")
+	ev := tk.Advance(atSec(11))
 	require.Equal(t, []string{"turn_closed:s1"}, kinds(ev))
 	turn := ev[0].Session.Turns[0]
 	assert.True(t, turn.Partial, "closed by turn_timeout without root")
@@ -115,34 +115,34 @@ func TestTrackerTurnTimeoutWithoutRoot(t *testing.T) {
 
 func TestTrackerTraceWithoutSessionKey(t *testing.T) {
 	tk := NewTracker(TrackerConfig{})
-	tk.Observe(trkTurnRecs("tA", "", 0, "hi"), trkAt(0))
+	tk.Observe(turnRecs("tA", "", 0, "hi"), atSec(0))
 	st := tk.Stats()
 	assert.Equal(t, 1, st.PendingTraces)
 	assert.Equal(t, 0, st.OpenSessions)
-	ev := tk.Advance(trkAt(2))
+	ev := tk.Advance(atSec(2))
 	require.Equal(t, []string{"turn_closed:tA", "session_ended:tA:single_trace"}, kinds(ev))
 	assert.Equal(t, "trace_id", ev[1].Session.KeySource)
 	assert.False(t, ev[1].Session.Partial)
 	// A late span of that trace is counted, not turned into a new session.
-	assert.Empty(t, tk.Observe([]SpanRecord{asSpan("late", "tA-a", ClassLLM, 3, 4, asTrace("tA"))}, trkAt(3)))
-	assert.Empty(t, tk.Advance(trkAt(100)))
+	assert.Empty(t, tk.Observe([]SpanRecord{asSpan("late", "tA-a", ClassLLM, 3, 4, asTrace("tA"))}, atSec(3)))
+	assert.Empty(t, tk.Advance(atSec(100)))
 	assert.Equal(t, uint64(1), tk.Stats().LateSpans)
 	checkAccounting(t, tk)
 }
 
 func TestTrackerSessionKeyOnALaterRecord(t *testing.T) {
 	tk := NewTracker(TrackerConfig{})
-	recs := trkTurnRecs("t1", "", 0, "hi")
+	recs := turnRecs("t1", "", 0, "hi")
 	recs[2].SessionID, recs[2].SessionKey = "conv-9", "gen_ai.conversation.id"
-	recs2 := trkTurnRecs("t2", "conv-9", 1000, "more")
+	recs2 := turnRecs("t2", "conv-9", 1000, "more")
 	recs2[0].SessionID = "other" // a trace joins the session of its first keyed record
-	tk.Observe(recs[:2], trkAt(0))
+	tk.Observe(recs[:2], atSec(0))
 	assert.Equal(t, 1, tk.Stats().PendingTraces)
-	tk.Observe(recs[2:], trkAt(0.1))
-	tk.Observe(recs2, trkAt(1))
+	tk.Observe(recs[2:], atSec(0.1))
+	tk.Observe(recs2, atSec(1))
 	assert.Equal(t, TrackerStats{OpenSessions: 2, OpenTurns: 2, RetainedSpans: 6, SpansObserved: 6},
 		tk.Stats(), "t2 joined 'other' (its first keyed record)")
-	ev := tk.Advance(trkAt(3))
+	ev := tk.Advance(atSec(3))
 	require.Equal(t, []string{"turn_closed:conv-9", "turn_closed:other"}, kinds(ev))
 	require.Len(t, ev[0].Session.Turns, 1)
 	assert.Equal(t, "gen_ai.conversation.id", ev[0].Session.KeySource)
@@ -151,13 +151,13 @@ func TestTrackerSessionKeyOnALaterRecord(t *testing.T) {
 func TestTrackerTurnOrderAndLateSpan(t *testing.T) {
 	tk := NewTracker(TrackerConfig{})
 	// Turn 2 (later start) closes before turn 1.
-	tk.Observe(trkTurnRecs("t2", "s", 5000, "second"), trkAt(0))
-	ev := tk.Advance(trkAt(2))
+	tk.Observe(turnRecs("t2", "s", 5000, "second"), atSec(0))
+	ev := tk.Advance(atSec(2))
 	require.Len(t, ev, 1)
 	assert.Equal(t, 0, ev[0].TurnIndex)
 	first := ev[0].Session
-	tk.Observe(trkTurnRecs("t1", "s", 0, "first"), trkAt(3))
-	ev = tk.Advance(trkAt(5))
+	tk.Observe(turnRecs("t1", "s", 0, "first"), atSec(3))
+	ev = tk.Advance(atSec(5))
 	require.Len(t, ev, 1)
 	assert.Equal(t, 1, ev[0].TurnIndex, "the closed turn is the last of the window")
 	s := ev[0].Session
@@ -167,8 +167,8 @@ func TestTrackerTurnOrderAndLateSpan(t *testing.T) {
 	assert.Equal(t, 0, first.Turns[0].Index, "an earlier snapshot is not modified")
 
 	// A late span of t2: counted on the session as an anomaly of that turn, not assembled.
-	assert.Empty(t, tk.Observe([]SpanRecord{asSpan("t2-late", "t2-a", ClassTool, 5001, 5002, asTrace("t2"))}, trkAt(6)))
-	ev = tk.Advance(trkAt(6 + 300))
+	assert.Empty(t, tk.Observe([]SpanRecord{asSpan("t2-late", "t2-a", ClassTool, 5001, 5002, asTrace("t2"))}, atSec(6)))
+	ev = tk.Advance(atSec(6 + 300))
 	require.Equal(t, []string{"session_ended:s:session_timeout"}, kinds(ev))
 	s = ev[0].Session
 	assert.Equal(t, []string{AnomalyLateSpan}, s.Turns[0].Anomalies)
@@ -184,11 +184,11 @@ func TestTrackerTurnOrderAndLateSpan(t *testing.T) {
 func TestTrackerTurnsArrivingTogetherFollowTheirStart(t *testing.T) {
 	for _, ids := range [][2]string{{"t-a", "t-b"}, {"t-b", "t-a"}} {
 		first, second := ids[0], ids[1]
-		recs := append(trkTurnRecs(second, "s", 5000, "second"), trkTurnRecs(first, "s", 0, "first")...)
+		recs := append(turnRecs(second, "s", 5000, "second"), turnRecs(first, "s", 0, "first")...)
 
 		tk := NewTracker(TrackerConfig{})
-		tk.Observe(recs, trkAt(0))
-		ev := tk.Advance(trkAt(2))
+		tk.Observe(recs, atSec(0))
+		ev := tk.Advance(atSec(2))
 		require.Len(t, ev, 2)
 		s := ev[1].Session
 		assert.Equal(t, []string{"first", "second"}, []string{s.Turns[0].UserMessage, s.Turns[1].UserMessage}, "trace ids %v", ids)
@@ -201,7 +201,7 @@ func TestTrackerTurnsArrivingTogetherFollowTheirStart(t *testing.T) {
 			}
 		}
 		tk = NewTracker(TrackerConfig{})
-		tk.Observe(children, trkAt(0))
+		tk.Observe(children, atSec(0))
 		ev = tk.CloseAll(EndReasonShutdown)
 		require.Equal(t, []string{"turn_closed:s", "turn_closed:s", "session_ended:s:shutdown:partial"}, kinds(ev))
 		s = ev[2].Session
@@ -212,12 +212,12 @@ func TestTrackerTurnsArrivingTogetherFollowTheirStart(t *testing.T) {
 func TestTrackerEndSignal(t *testing.T) {
 	tk := NewTracker(TrackerConfig{})
 	yes := true
-	recs := trkTurnRecs("t1", "s", 0, "submit")
+	recs := turnRecs("t1", "s", 0, "submit")
 	recs[2].EndSignal = true
 	recs[2].Outcome = &yes
-	tk.Observe(recs, trkAt(0))
-	assert.Empty(t, tk.Advance(trkAt(1)), "the open turn closes first")
-	ev := tk.Advance(trkAt(2))
+	tk.Observe(recs, atSec(0))
+	assert.Empty(t, tk.Advance(atSec(1)), "the open turn closes first")
+	ev := tk.Advance(atSec(2))
 	require.Equal(t, []string{"turn_closed:s", "session_ended:s:end_signal"}, kinds(ev))
 	s := ev[1].Session
 	assert.False(t, s.Partial)
@@ -232,11 +232,11 @@ func TestTrackerEndSignal(t *testing.T) {
 func TestTrackerOutcomeOnATraceWithoutGenAI(t *testing.T) {
 	for _, outcome := range []bool{true, false} {
 		tk := NewTracker(TrackerConfig{})
-		tk.Observe(trkTurnRecs("t1", "s", 0, "question"), trkAt(0))
+		tk.Observe(turnRecs("t1", "s", 0, "question"), atSec(0))
 		submit := asSpan("sub", "", ClassOther, 30, 31, asTrace("t-submit"), asSession("s"))
 		submit.EndSignal, submit.Outcome = true, &outcome
-		tk.Observe([]SpanRecord{submit}, trkAt(0.5))
-		ev := tk.Advance(trkAt(3))
+		tk.Observe([]SpanRecord{submit}, atSec(0.5))
+		ev := tk.Advance(atSec(3))
 		require.Equal(t, []string{"turn_closed:s", "session_ended:s:end_signal"}, kinds(ev))
 		s := ev[1].Session
 		require.Len(t, s.Turns, 1, "the submit trace is no turn")
@@ -248,10 +248,10 @@ func TestTrackerOutcomeOnATraceWithoutGenAI(t *testing.T) {
 
 func TestTrackerMaxSessionDuration(t *testing.T) {
 	tk := NewTracker(TrackerConfig{MaxSessionDuration: time.Minute})
-	tk.Observe(trkTurnRecs("t1", "s", 0, "a"), trkAt(0))
-	tk.Advance(trkAt(2))
-	tk.Observe(trkTurnRecs("t2", "s", 50_000, "b")[:2], trkAt(59))
-	ev := tk.Advance(trkAt(60))
+	tk.Observe(turnRecs("t1", "s", 0, "a"), atSec(0))
+	tk.Advance(atSec(2))
+	tk.Observe(turnRecs("t2", "s", 50_000, "b")[:2], atSec(59))
+	ev := tk.Advance(atSec(60))
 	require.Equal(t, []string{"turn_closed:s", "session_ended:s:max_session_duration:partial"}, kinds(ev))
 	s := ev[1].Session
 	require.Len(t, s.Turns, 2)
@@ -262,10 +262,10 @@ func TestTrackerMaxSessionDuration(t *testing.T) {
 
 func TestTrackerMaxSessionsEviction(t *testing.T) {
 	tk := NewTracker(TrackerConfig{MaxSessions: 2})
-	tk.Observe(trkTurnRecs("t1", "s1", 0, "a"), trkAt(0))
-	tk.Observe(trkTurnRecs("t2", "s2", 0, "b"), trkAt(1))
-	tk.Observe(trkTurnRecs("t3", "s1", 10, "c")[:1], trkAt(1.5)) // s1 becomes the most recent
-	ev := tk.Observe(trkTurnRecs("t4", "s3", 0, "d"), trkAt(1.6))
+	tk.Observe(turnRecs("t1", "s1", 0, "a"), atSec(0))
+	tk.Observe(turnRecs("t2", "s2", 0, "b"), atSec(1))
+	tk.Observe(turnRecs("t3", "s1", 10, "c")[:1], atSec(1.5)) // s1 becomes the most recent
+	ev := tk.Observe(turnRecs("t4", "s3", 0, "d"), atSec(1.6))
 	require.Equal(t, []string{"turn_closed:s2", "session_ended:s2:max_sessions:partial"}, kinds(ev),
 		"the least recently active session is evicted")
 	s := ev[1].Session
@@ -273,7 +273,7 @@ func TestTrackerMaxSessionsEviction(t *testing.T) {
 	assert.True(t, s.Turns[0].Partial)
 	assert.Equal(t, 3, s.Turns[0].SpanCount, "nothing lost")
 	// A pending trace (no key) counts as a session too.
-	ev = tk.Observe(trkTurnRecs("t5", "", 0, "e"), trkAt(1.7))
+	ev = tk.Observe(turnRecs("t5", "", 0, "e"), atSec(1.7))
 	require.Equal(t, []string{"turn_closed:s1", "turn_closed:s1", "session_ended:s1:max_sessions:partial"}, kinds(ev),
 		"both open turns of s1 (t1, t3) are closed")
 	assert.Len(t, ev[2].Session.Turns, 2)
@@ -291,39 +291,39 @@ func TestTrackerMaxSessionsEviction(t *testing.T) {
 
 func TestTrackerMaxSpansPerSession(t *testing.T) {
 	tk := NewTracker(TrackerConfig{MaxSpansPerSession: 4})
-	tk.Observe(trkTurnRecs("t1", "s", 0, "a"), trkAt(0))
-	tk.Advance(trkAt(2))
-	assert.Empty(t, tk.Observe(trkTurnRecs("t2", "s", 100, "b"), trkAt(3)),
+	tk.Observe(turnRecs("t1", "s", 0, "a"), atSec(0))
+	tk.Advance(atSec(2))
+	assert.Empty(t, tk.Observe(turnRecs("t2", "s", 100, "b"), atSec(3)),
 		"the limit bounds retained spans: t1's were released when it closed")
-	ev := tk.Observe(trkTurnRecs("t2b", "s", 150, "b2"), trkAt(3))
+	ev := tk.Observe(turnRecs("t2b", "s", 150, "b2"), atSec(3))
 	require.Equal(t, []string{"turn_closed:s", "turn_closed:s", "session_ended:s:max_spans_per_session:partial"}, kinds(ev))
 	s := ev[2].Session
 	require.Len(t, s.Turns, 3)
 	assert.Equal(t, 2, s.Turns[2].SpanCount, "closed with the record that exceeded the limit")
 	assert.Equal(t, uint64(1), tk.Stats().SpansDropped, "the rest of the batch is counted, not retained")
 	// Further records of that session (new trace) and trace are dropped until the timeout.
-	assert.Empty(t, tk.Observe(trkTurnRecs("t3", "s", 200, "c"), trkAt(10)))
-	assert.Empty(t, tk.Advance(trkAt(11)))
+	assert.Empty(t, tk.Observe(turnRecs("t3", "s", 200, "c"), atSec(10)))
+	assert.Empty(t, tk.Advance(atSec(11)))
 	assert.Equal(t, uint64(4), tk.Stats().SpansDropped)
 	assert.Equal(t, 0, tk.Stats().OpenSessions)
 	// A pending trace that later names the dead session is dropped with its records.
-	tk.Observe(trkTurnRecs("t4", "", 300, "d")[:2], trkAt(12))
-	tk.Observe(trkTurnRecs("t4", "s", 300, "d")[2:], trkAt(12))
+	tk.Observe(turnRecs("t4", "", 300, "d")[:2], atSec(12))
+	tk.Observe(turnRecs("t4", "s", 300, "d")[2:], atSec(12))
 	assert.Equal(t, uint64(7), tk.Stats().SpansDropped)
 	assert.Equal(t, 0, tk.Stats().OpenTurns)
 	checkAccounting(t, tk)
 	// After session_timeout of silence the id is accepted again.
-	tk.Advance(trkAt(12 + 300))
-	tk.Observe(trkTurnRecs("t5", "s", 400, "e"), trkAt(313))
+	tk.Advance(atSec(12 + 300))
+	tk.Observe(turnRecs("t5", "s", 400, "e"), atSec(313))
 	assert.Equal(t, 1, tk.Stats().OpenSessions)
 	checkAccounting(t, tk)
 }
 
 func TestTrackerMaxSpansPendingTrace(t *testing.T) {
 	tk := NewTracker(TrackerConfig{MaxSpansPerSession: 2})
-	ev := tk.Observe(trkTurnRecs("t1", "", 0, "a"), trkAt(0))
+	ev := tk.Observe(turnRecs("t1", "", 0, "a"), atSec(0))
 	require.Equal(t, []string{"turn_closed:t1", "session_ended:t1:max_spans_per_session:partial"}, kinds(ev))
-	assert.Empty(t, tk.Observe(trkTurnRecs("t1", "", 0, "a")[:1], trkAt(1)))
+	assert.Empty(t, tk.Observe(turnRecs("t1", "", 0, "a")[:1], atSec(1)))
 	assert.Equal(t, uint64(1), tk.Stats().SpansDropped)
 	checkAccounting(t, tk)
 }
@@ -333,12 +333,12 @@ func TestTrackerIgnoresEvaluationAndNonGenAITraces(t *testing.T) {
 	tk.Observe([]SpanRecord{
 		asSpan("e", "x", ClassEvaluation, 0, 1, asSession("s")),
 		asSpan("h", "", ClassOther, 0, 1, asTrace("http-only"), asSession("s2")),
-	}, trkAt(0))
+	}, atSec(0))
 	st := tk.Stats()
 	assert.Equal(t, uint64(1), st.SpansIgnored)
 	assert.Equal(t, 1, st.OpenTurns)
-	assert.Empty(t, tk.Advance(trkAt(60)), "no GenAI span: no turn")
-	assert.Empty(t, tk.Advance(trkAt(60+300)), "a session without turns is not reported")
+	assert.Empty(t, tk.Advance(atSec(60)), "no GenAI span: no turn")
+	assert.Empty(t, tk.Advance(atSec(60+300)), "a session without turns is not reported")
 	st = tk.Stats()
 	assert.Equal(t, uint64(1), st.SpansDiscarded)
 	assert.Equal(t, uint64(1), st.EmptySessions)
@@ -350,16 +350,16 @@ func TestTrackerRegistryWins(t *testing.T) {
 	tk := NewTracker(TrackerConfig{Registry: []AgentDefinition{{
 		ID: "helper", Name: "helper", Tools: []ToolDefinition{{Name: "lookup", Parameters: []byte(`{"type":"object"}`)}},
 	}}})
-	recs := trkTurnRecs("t1", "s", 0, "a")
+	recs := turnRecs("t1", "s", 0, "a")
 	recs[0].ToolDefs = []ToolDefinition{{Name: "shell"}}
-	recs2 := trkTurnRecs("t2", "s", 100, "b")
+	recs2 := turnRecs("t2", "s", 100, "b")
 	recs2[2].AgentName = "other"
 	recs2[0].ToolDefs = []ToolDefinition{{Name: "search"}}
-	recs3 := trkTurnRecs("t3", "s", 200, "c")
+	recs3 := turnRecs("t3", "s", 200, "c")
 	recs3[2].AgentName = "other"
 	recs3[0].ToolDefs = []ToolDefinition{{Name: "fetch"}}
-	tk.Observe(append(append(recs, recs2...), recs3...), trkAt(0))
-	tk.Advance(trkAt(2))
+	tk.Observe(append(append(recs, recs2...), recs3...), atSec(0))
+	tk.Advance(atSec(2))
 	ev := tk.CloseAll(EndReasonShutdown)
 	require.Len(t, ev, 1)
 	agents := ev[0].Session.Agents
@@ -373,9 +373,9 @@ func TestTrackerRegistryWins(t *testing.T) {
 
 func TestTrackerShutdown(t *testing.T) {
 	tk := NewTracker(TrackerConfig{})
-	tk.Observe(trkTurnRecs("t1", "s1", 0, "a"), trkAt(0))
-	tk.Advance(trkAt(2)) // t1 closed, s1 open without open turns
-	tk.Observe(trkTurnRecs("t2", "s2", 0, "b")[:1], trkAt(3))
+	tk.Observe(turnRecs("t1", "s1", 0, "a"), atSec(0))
+	tk.Advance(atSec(2)) // t1 closed, s1 open without open turns
+	tk.Observe(turnRecs("t2", "s2", 0, "b")[:1], atSec(3))
 	ev := tk.CloseAll(EndReasonShutdown)
 	require.Equal(t, []string{"session_ended:s1:shutdown:partial", "turn_closed:s2", "session_ended:s2:shutdown:partial"}, kinds(ev))
 	assert.True(t, ev[1].Session.Turns[0].Partial)
@@ -403,11 +403,11 @@ func TestTrackerManySessions(t *testing.T) {
 		if i%5 == 0 {
 			sid = ""
 		}
-		recs := trkTurnRecs(fmt.Sprintf("t%03d", i), sid, int64(i*100), "msg")
-		seen(tk.Observe(recs[:2], trkAt(clock)))
+		recs := turnRecs(fmt.Sprintf("t%03d", i), sid, int64(i*100), "msg")
+		seen(tk.Observe(recs[:2], atSec(clock)))
 		clock += 0.7
-		seen(tk.Observe(recs[2:], trkAt(clock)))
-		seen(tk.Advance(trkAt(clock)))
+		seen(tk.Observe(recs[2:], atSec(clock)))
+		seen(tk.Advance(atSec(clock)))
 		checkAccounting(t, tk)
 	}
 	seen(tk.CloseAll(EndReasonShutdown))
@@ -429,14 +429,14 @@ func TestTrackerOrphanSubtreeIsNotARoot(t *testing.T) {
 		asSpan("sub-l", "sub-a", ClassLLM, 0, 5, asSession("s1")),
 		asSpan("sub-a", "coord", ClassAgent, 0, 10, asAgent("research"), asSession("s1")),
 	}
-	assert.Empty(t, tk.Observe(sub, trkAt(0)))
-	assert.Empty(t, tk.Advance(trkAt(30)), "a GenAI span whose parent is still running is no root")
+	assert.Empty(t, tk.Observe(sub, atSec(0)))
+	assert.Empty(t, tk.Advance(atSec(30)), "a GenAI span whose parent is still running is no root")
 	rest := []SpanRecord{
 		asSpan("coord", "wf", ClassAgent, 0, 40_000, asAgent("coordinator"), asSession("s1")),
 		asSpan("wf", "http-parent-not-exported", ClassTurn, 0, 40_001, asSession("s1")),
 	}
-	assert.Empty(t, tk.Observe(rest, trkAt(40)))
-	ev := tk.Advance(trkAt(42))
+	assert.Empty(t, tk.Observe(rest, atSec(40)))
+	ev := tk.Advance(atSec(42))
 	require.Equal(t, []string{"turn_closed:s1"}, kinds(ev), "the turn marker arrived: settle applies")
 	turn := ev[0].Session.Turns[0]
 	assert.False(t, turn.Partial)
@@ -451,10 +451,10 @@ func TestTrackerOrphanSubtreeIsNotARoot(t *testing.T) {
 // The trace root of any class (here an HTTP server span) ends the wait.
 func TestTrackerTraceRootOfAnyClassClosesTheTurn(t *testing.T) {
 	tk := NewTracker(TrackerConfig{})
-	tk.Observe([]SpanRecord{asSpan("a", "http", ClassAgent, 0, 10, asAgent("helper"), asSession("s1"))}, trkAt(0))
-	assert.Empty(t, tk.Advance(trkAt(5)))
-	tk.Observe([]SpanRecord{asSpan("http", "", ClassOther, 0, 11, asSession("s1"))}, trkAt(5))
-	require.Equal(t, []string{"turn_closed:s1"}, kinds(tk.Advance(trkAt(7.1))))
+	tk.Observe([]SpanRecord{asSpan("a", "http", ClassAgent, 0, 10, asAgent("helper"), asSession("s1"))}, atSec(0))
+	assert.Empty(t, tk.Advance(atSec(5)))
+	tk.Observe([]SpanRecord{asSpan("http", "", ClassOther, 0, 11, asSession("s1"))}, atSec(5))
+	require.Equal(t, []string{"turn_closed:s1"}, kinds(tk.Advance(atSec(7.1))))
 	checkAccounting(t, tk)
 }
 
@@ -467,14 +467,14 @@ func TestTrackerLongSessionStaysWhole(t *testing.T) {
 	var closed []int
 	for i := range n {
 		at := float64(i) * 3
-		require.Empty(t, tk.Observe(trkTurnRecs(fmt.Sprintf("t%04d", i), "long", int64(i)*3000, fmt.Sprintf("question %d", i)), trkAt(at)))
-		for _, ev := range tk.Advance(trkAt(at + 2.5)) {
+		require.Empty(t, tk.Observe(turnRecs(fmt.Sprintf("t%04d", i), "long", int64(i)*3000, fmt.Sprintf("question %d", i)), atSec(at)))
+		for _, ev := range tk.Advance(atSec(at + 2.5)) {
 			require.Equal(t, EventTurnClosed, ev.Kind)
 			require.LessOrEqual(t, len(ev.Session.Turns), 2, "a turn's event is a window, not the session")
 			closed = append(closed, ev.Session.Turns[ev.TurnIndex].Index)
 		}
 	}
-	ev := tk.Advance(trkAt(n*3 + 120))
+	ev := tk.Advance(atSec(n*3 + 120))
 	require.Equal(t, []string{"session_ended:long:session_timeout"}, kinds(ev))
 	require.Len(t, ev[0].Session.Turns, n)
 	require.Len(t, closed, n)
@@ -490,11 +490,11 @@ func TestTrackerLongSessionStaysWhole(t *testing.T) {
 // when its session goes idle (session_timeout), not at turn_timeout.
 func TestTrackerIdleClosesCrashedTurn(t *testing.T) {
 	tk := NewTracker(TrackerConfig{SessionTimeout: 30 * time.Second, TurnTimeout: time.Hour})
-	tk.Observe(trkTurnRecs("t1", "s", 0, "a"), trkAt(0))
-	require.Equal(t, []string{"turn_closed:s"}, kinds(tk.Advance(trkAt(2))))
-	tk.Observe(trkTurnRecs("t2", "s", 5000, "b")[:2], trkAt(5)) // the root never comes
-	assert.Empty(t, tk.Advance(trkAt(34)))
-	ev := tk.Advance(trkAt(35))
+	tk.Observe(turnRecs("t1", "s", 0, "a"), atSec(0))
+	require.Equal(t, []string{"turn_closed:s"}, kinds(tk.Advance(atSec(2))))
+	tk.Observe(turnRecs("t2", "s", 5000, "b")[:2], atSec(5)) // the root never comes
+	assert.Empty(t, tk.Advance(atSec(34)))
+	ev := tk.Advance(atSec(35))
 	require.Equal(t, []string{"turn_closed:s", "session_ended:s:session_timeout"}, kinds(ev))
 	s := ev[1].Session
 	require.Len(t, s.Turns, 2)
@@ -512,12 +512,12 @@ func TestTrackerRetainTurns(t *testing.T) {
 	var ends [2]*AgentSession
 	for k, tk := range []*Tracker{all, few} {
 		for i := range 5 {
-			tk.Observe(trkTurnRecs(fmt.Sprintf("t%d", i), "s", int64(i)*3000, fmt.Sprintf("q%d", i)), trkAt(float64(i)*3))
-			ev := tk.Advance(trkAt(float64(i)*3 + 2.5))
+			tk.Observe(turnRecs(fmt.Sprintf("t%d", i), "s", int64(i)*3000, fmt.Sprintf("q%d", i)), atSec(float64(i)*3))
+			ev := tk.Advance(atSec(float64(i)*3 + 2.5))
 			require.Len(t, ev, 1)
 			assert.Equal(t, i, ev[0].Session.Turns[ev[0].TurnIndex].Index)
 		}
-		ev := tk.Advance(trkAt(1000))
+		ev := tk.Advance(atSec(1000))
 		require.Equal(t, []string{"session_ended:s:session_timeout"}, kinds(ev))
 		ends[k] = ev[0].Session
 		checkAccounting(t, tk)
@@ -543,30 +543,30 @@ func TestTrackerFoldsSubAgentSessionIDs(t *testing.T) {
 
 	t.Run("sub-agent spans first in the trace", func(t *testing.T) {
 		tk := NewTracker(TrackerConfig{})
-		recs := trkTurnRecs("t1", "thread-7", 0, "refund order 123")
+		recs := turnRecs("t1", "thread-7", 0, "refund order 123")
 		recs[0].SessionID = sub // the LLM call of the sub-agent, ended first
-		assert.Empty(t, tk.Observe(recs[:1], trkAt(0)))
+		assert.Empty(t, tk.Observe(recs[:1], atSec(0)))
 		assert.Equal(t, 1, tk.Stats().OpenSessions)
-		assert.Empty(t, tk.Observe(recs[1:], trkAt(0.1)))
+		assert.Empty(t, tk.Observe(recs[1:], atSec(0.1)))
 		assert.Equal(t, 1, tk.Stats().OpenSessions, "the sub-agent's session is folded, not kept")
-		ev := tk.Advance(trkAt(3))
+		ev := tk.Advance(atSec(3))
 		require.Equal(t, []string{"turn_closed:thread-7"}, kinds(ev))
 		require.Len(t, ev[0].Session.Turns, 1)
 		checkAccounting(t, tk)
 	})
 	t.Run("a sub-agent's own trace joins the open parent session", func(t *testing.T) {
 		tk := NewTracker(TrackerConfig{})
-		assert.Empty(t, tk.Observe(trkTurnRecs("t1", "thread-7", 0, "refund order 123"), trkAt(0)))
-		assert.Empty(t, tk.Observe(trkTurnRecs("t2", sub, 100, "look up order 123"), trkAt(0.1)))
+		assert.Empty(t, tk.Observe(turnRecs("t1", "thread-7", 0, "refund order 123"), atSec(0)))
+		assert.Empty(t, tk.Observe(turnRecs("t2", sub, 100, "look up order 123"), atSec(0.1)))
 		assert.Equal(t, 1, tk.Stats().OpenSessions)
-		ev := tk.Advance(trkAt(3))
+		ev := tk.Advance(atSec(3))
 		assert.Equal(t, []string{"turn_closed:thread-7", "turn_closed:thread-7"}, kinds(ev))
 		checkAccounting(t, tk)
 	})
 	t.Run("an unrelated session is never folded", func(t *testing.T) {
 		tk := NewTracker(TrackerConfig{})
-		assert.Empty(t, tk.Observe(trkTurnRecs("t1", sub, 0, "hello"), trkAt(0)))
-		ev := tk.Advance(trkAt(3))
+		assert.Empty(t, tk.Observe(turnRecs("t1", sub, 0, "hello"), atSec(0)))
+		ev := tk.Advance(atSec(3))
 		assert.Equal(t, []string{"turn_closed:" + sub}, kinds(ev), "no parent session is open")
 	})
 }
