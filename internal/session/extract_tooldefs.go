@@ -9,6 +9,8 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+
+	"github.com/agenteval/agenteval-collector/internal/toolschema"
 )
 
 // jToolDef is one tool definition in any of the shapes seen (docs/decisions/conventions.md, §2.2,
@@ -88,7 +90,7 @@ func (c *toolDefCache) key(data []byte, limit int) toolDefKey {
 
 // parseToolDefs parses a tool-definition list (a JSON array, or one definition object)
 // into normalised ToolDefinitions: Gemini upper-case types lower-cased and ReAsk flat
-// maps converted by NormalizeToolSchema. Descriptions are capped at maxText; a schema
+// maps converted by toolschema.Normalize. Descriptions are capped at maxText; a schema
 // larger than maxText is dropped (its tool is kept, schema unknown). problems reports
 // definitions that could not be read.
 func parseToolDefs(data []byte, maxText int, dst []ToolDefinition) (defs []ToolDefinition, problems int) {
@@ -164,7 +166,7 @@ func appendToolDef(dst []ToolDefinition, d *jToolDef, maxText int, problems *int
 		case len(schema) > maxText:
 			*problems++
 		case firstByte(schema) == '{':
-			norm, err := NormalizeToolSchema([]byte(schema))
+			norm, err := toolschema.Normalize([]byte(schema))
 			if err != nil {
 				*problems++
 			} else {
@@ -203,12 +205,12 @@ func parseToolSchema(data []byte) (json.RawMessage, error) {
 		return nil, err
 	}
 	if d.Function != nil && len(firstRaw(d.Function.Parameters, d.Function.InputSchema)) > 0 {
-		return NormalizeToolSchema([]byte(unwrapJSONSchema(firstRaw(d.Function.Parameters, d.Function.InputSchema))))
+		return toolschema.Normalize([]byte(unwrapJSONSchema(firstRaw(d.Function.Parameters, d.Function.InputSchema))))
 	}
 	if s := firstRaw(d.Parameters, d.InputSchema, d.InputSchemaSnake, d.ParamsJSONSchema); len(s) > 0 && d.Name != "" {
-		return NormalizeToolSchema([]byte(unwrapJSONSchema(s)))
+		return toolschema.Normalize([]byte(unwrapJSONSchema(s)))
 	}
-	return NormalizeToolSchema(data)
+	return toolschema.Normalize(data)
 }
 
 // isSchema applies the OpenInference tool.parameters rule (docs/decisions/conventions.md): a JSON

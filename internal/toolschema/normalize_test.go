@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session
+package toolschema
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestNormalizeToolSchema(t *testing.T) {
+func TestNormalize(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      any
@@ -46,7 +46,7 @@ func TestNormalizeToolSchema(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := NormalizeToolSchema(tt.in)
+			got, err := Normalize(tt.in)
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				return

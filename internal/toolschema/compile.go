@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+package toolschema // import "github.com/agenteval/agenteval-collector/internal/toolschema"
 
 import (
 	"bytes"
@@ -17,9 +17,9 @@ import (
 	"golang.org/x/text/message"
 )
 
-// schemaInfo is a tool's parameters schema, compiled once and kept in the Evaluator's
-// bounded cache (keyed by the schema bytes).
-type schemaInfo struct {
+// Schema is a tool's parameters schema (JSON Schema draft-07), compiled once by Compile
+// or a Cache. A Schema that could not be compiled has Err set and checks nothing.
+type Schema struct {
 	compiled *jsonschema.Schema
 	// err is set when the schema could not be compiled: parameter checks are then not
 	// evaluable ("schema_invalid").
@@ -35,53 +35,72 @@ type schemaInfo struct {
 	patterns    []*regexp.Regexp
 }
 
-// schemaCache bounds the compiled schemas (an LRU from hashicorp/golang-lru, safe for
-// concurrent use).
-type schemaCache struct {
-	lru *lru.Cache[string, *schemaInfo]
+// Err returns why the schema cannot be used (not JSON, not an object, not a valid
+// schema), nil when it compiled.
+func (si *Schema) Err() error { return si.err }
+
+// Keyed reports whether the top level declares the object's keys (`properties`,
+// `patternProperties`, `additionalProperties` or `"type": "object"`), so that key checks
+// on the arguments (Known, Required) are meaningful.
+func (si *Schema) Keyed() bool { return si.keyed }
+
+// Required returns the top-level `required` keys, in schema order.
+func (si *Schema) Required() []string { return si.required }
+
+// Cache bounds the compiled schemas, keyed by the schema bytes (an LRU from
+// hashicorp/golang-lru, safe for concurrent use).
+type Cache struct {
+	lru *lru.Cache[string, *Schema]
 }
 
-func newSchemaCache(size int) (*schemaCache, error) {
-	c, err := lru.New[string, *schemaInfo](size)
+// NewCache returns a Cache of at most size schemas; size must be positive.
+func NewCache(size int) (*Cache, error) {
+	c, err := lru.New[string, *Schema](size)
 	if err != nil {
 		return nil, err
 	}
-	return &schemaCache{lru: c}, nil
+	return &Cache{lru: c}, nil
 }
 
-func (c *schemaCache) get(raw json.RawMessage) *schemaInfo {
+// Len returns the number of schemas held.
+func (c *Cache) Len() int { return c.lru.Len() }
+
+// Get returns the compiled raw, compiling it at the first request.
+func (c *Cache) Get(raw json.RawMessage) *Schema {
 	key := string(raw)
 	if si, ok := c.lru.Get(key); ok {
 		return si
 	}
-	si := compileSchema(raw)
+	si := Compile(raw)
 	c.lru.Add(key, si)
 	return si
 }
 
 const schemaURL = "mem:///agenteval/tool-parameters.json"
 
-// CheckToolSchema compiles a tool's parameters schema (JSON Schema draft-07) as the
+// Check compiles a tool's parameters schema (JSON Schema draft-07) as the
 // evaluators will, and returns why it cannot be used: not JSON, not an object, or not a
 // valid schema (e.g. `"type": 5`, an external $ref). Configured registries call it so a bad
 // schema is a configuration error rather than a run of schema_invalid results.
-func CheckToolSchema(raw json.RawMessage) error {
-	return compileSchema(raw).err
+func Check(raw json.RawMessage) error {
+	return Compile(raw).err
 }
 
-func compileSchema(raw json.RawMessage) *schemaInfo {
+// Compile compiles raw (JSON Schema draft-07; external $refs are refused). A schema that
+// does not compile is returned with Err set.
+func Compile(raw json.RawMessage) *Schema {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return &schemaInfo{err: fmt.Errorf("schema is not valid JSON: %w", err)}
+		return &Schema{err: fmt.Errorf("schema is not valid JSON: %w", err)}
 	}
-	si := &schemaInfo{props: map[string]bool{}}
+	si := &Schema{props: map[string]bool{}}
 	obj, isObj := doc.(map[string]any)
 	switch {
 	case isObj:
 	case doc == true:
 		obj = map[string]any{}
 	default:
-		return &schemaInfo{err: fmt.Errorf("schema is not a JSON object (got %s)", jsonKind(doc))}
+		return &Schema{err: fmt.Errorf("schema is not a JSON object (got %s)", JSONKind(doc))}
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft7)
@@ -90,11 +109,11 @@ func compileSchema(raw json.RawMessage) *schemaInfo {
 	// metaschemas are embedded in the library and still resolve).
 	c.UseLoader(refuseLoader{})
 	if err := c.AddResource(schemaURL, doc); err != nil {
-		return &schemaInfo{err: err}
+		return &Schema{err: err}
 	}
 	sch, err := c.Compile(schemaURL)
 	if err != nil {
-		return &schemaInfo{err: err}
+		return &Schema{err: err}
 	}
 	si.compiled = sch
 	if p, ok := obj["properties"].(map[string]any); ok {
@@ -149,8 +168,9 @@ func (refuseLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external $ref %q is not followed", url)
 }
 
-// known reports whether key is a declared parameter.
-func (si *schemaInfo) known(key string) bool {
+// Known reports whether key is a declared parameter: a property, a match of a
+// patternProperties pattern, or any key when additional properties are allowed.
+func (si *Schema) Known(key string) bool {
 	if si.props[key] || si.allowsExtra {
 		return true
 	}
@@ -164,38 +184,52 @@ func (si *schemaInfo) known(key string) bool {
 
 var printer = message.NewPrinter(language.English)
 
-// schemaFinding is one violation reported by the validator.
-type schemaFinding struct {
-	issue     IssueType
-	parameter string
-	detail    string
+// ViolationKind classifies a Violation.
+type ViolationKind uint8
+
+const (
+	// InvalidValue: a parameter's value (or, without Parameter, the object as a whole)
+	// breaks the schema.
+	InvalidValue ViolationKind = iota
+	// MissingRequired: a required parameter (root `required`, `dependencies`,
+	// `dependentRequired`) is absent.
+	MissingRequired
+	// Unexpected: a parameter that root `additionalProperties` forbids.
+	Unexpected
+)
+
+// Violation is one fault that the validator found in a tool call's arguments.
+type Violation struct {
+	Kind      ViolationKind
+	Parameter string // top-level parameter; "" for a violation of the object as a whole
+	Detail    string // the validator's message (English), for InvalidValue
 }
 
-// validateValues runs the JSON Schema validator over args and turns its leaf errors
-// into findings: per top-level parameter one INVALID_PARAM_VALUE (the smallest message
-// when several keywords fail), root `required`/`dependencies` as
-// MISSING_REQUIRED_PARAM, root `additionalProperties` as PARAMETER_HALLUCINATION, any
-// other root violation as one INVALID_PARAM_VALUE without parameter. Parameters in
-// skip (already reported by the key checks) are left out.
-func (si *schemaInfo) validateValues(args map[string]any, skip map[string]bool) []schemaFinding {
+// Validate runs the JSON Schema validator over args and turns its leaf errors into
+// violations: per top-level parameter one InvalidValue (the smallest message when
+// several keywords fail), root `required`/`dependencies` as MissingRequired, root
+// `additionalProperties` as Unexpected, any other root violation as one InvalidValue
+// without parameter. Parameters in skip (already reported by the caller's key checks)
+// are left out, and those reported here are added to skip. si must have compiled.
+func (si *Schema) Validate(args map[string]any, skip map[string]bool) []Violation {
 	err := si.compiled.Validate(args)
 	if err == nil {
 		return nil
 	}
 	ve, ok := err.(*jsonschema.ValidationError)
 	if !ok {
-		return []schemaFinding{{issue: IssueInvalidParamValue, detail: err.Error()}}
+		return []Violation{{Kind: InvalidValue, Detail: err.Error()}}
 	}
 	var leaves []*jsonschema.ValidationError
 	collectLeaves(ve, &leaves)
-	var out []schemaFinding
+	var out []Violation
 	perParam := map[string]string{}
 	rootMsg := ""
-	addKey := func(issue IssueType, keys []string) {
-		for _, k := range keys {
-			if !skip[k] {
-				skip[k] = true
-				out = append(out, schemaFinding{issue: issue, parameter: k})
+	addKey := func(k ViolationKind, keys []string) {
+		for _, key := range keys {
+			if !skip[key] {
+				skip[key] = true
+				out = append(out, Violation{Kind: k, Parameter: key})
 			}
 		}
 	}
@@ -204,13 +238,13 @@ func (si *schemaInfo) validateValues(args map[string]any, skip map[string]bool) 
 		if len(l.InstanceLocation) == 0 {
 			switch k := l.ErrorKind.(type) {
 			case *kind.Required:
-				addKey(IssueMissingRequiredParam, k.Missing)
+				addKey(MissingRequired, k.Missing)
 			case *kind.Dependency:
-				addKey(IssueMissingRequiredParam, k.Missing)
+				addKey(MissingRequired, k.Missing)
 			case *kind.DependentRequired:
-				addKey(IssueMissingRequiredParam, k.Missing)
+				addKey(MissingRequired, k.Missing)
 			case *kind.AdditionalProperties:
-				addKey(IssueParameterHallucination, k.Properties)
+				addKey(Unexpected, k.Properties)
 			default:
 				if rootMsg == "" || msg < rootMsg {
 					rootMsg = msg
@@ -232,10 +266,10 @@ func (si *schemaInfo) validateValues(args map[string]any, skip map[string]bool) 
 	}
 	sort.Strings(params)
 	for _, p := range params {
-		out = append(out, schemaFinding{issue: IssueInvalidParamValue, parameter: p, detail: perParam[p]})
+		out = append(out, Violation{Kind: InvalidValue, Parameter: p, Detail: perParam[p]})
 	}
 	if rootMsg != "" {
-		out = append(out, schemaFinding{issue: IssueInvalidParamValue, detail: rootMsg})
+		out = append(out, Violation{Kind: InvalidValue, Detail: rootMsg})
 	}
 	return out
 }
@@ -257,7 +291,9 @@ func collectLeaves(e *jsonschema.ValidationError, out *[]*jsonschema.ValidationE
 	}
 }
 
-func jsonKind(v any) string {
+// JSONKind names the JSON type of a decoded value (encoding/json types): "null",
+// "boolean", "string", "array", "object" or "number".
+func JSONKind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"

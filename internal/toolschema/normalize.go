@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package toolschema // import "github.com/agenteval/agenteval-collector/internal/toolschema"
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// NormalizeToolSchema turns a tool's parameter description, as configured or as found in
+// Normalize turns a tool's parameter description, as configured or as found in
 // a trace, into a JSON Schema (draft-07) object:
 //   - a JSON Schema (an object with "type", "properties", "$schema", "anyOf"... at the top)
 //     is kept, with Gemini-style upper-case type names ("OBJECT", "STRING") lower-cased
@@ -23,7 +23,7 @@ import (
 // v is a decoded JSON value (map[string]any) or raw JSON ([]byte, json.RawMessage,
 // string). It returns nil for an absent or empty input, and an error for a value that is
 // neither an object nor valid JSON text of one.
-func NormalizeToolSchema(v any) (json.RawMessage, error) {
+func Normalize(v any) (json.RawMessage, error) {
 	var m map[string]any
 	switch t := v.(type) {
 	case nil:
@@ -31,9 +31,9 @@ func NormalizeToolSchema(v any) (json.RawMessage, error) {
 	case map[string]any:
 		m = t
 	case json.RawMessage:
-		return NormalizeToolSchema([]byte(t))
+		return Normalize([]byte(t))
 	case string:
-		return NormalizeToolSchema([]byte(t))
+		return Normalize([]byte(t))
 	case []byte:
 		if len(strings.TrimSpace(string(t))) == 0 {
 			return nil, nil
