@@ -18,6 +18,7 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/tracker"
 )
 
 var printConformance = flag.Bool("conformance.print", false,
@@ -61,7 +62,7 @@ type conformanceTurns struct {
 func observeConformance(t *testing.T, ev *evaluation.Evaluator, file string) conformanceExpect {
 	t.Helper()
 	ex := session.NewExtractor(session.ExtractConfig{SessionKeys: session.DefaultSessionKeys(), MaxTextBytes: 4096})
-	sessions := session.Replay(readOTLPJSON(t, file), ex, session.TrackerConfig{})
+	sessions := tracker.Replay(readOTLPJSON(t, file), ex, tracker.TrackerConfig{})
 	require.Len(t, sessions, 1, "one conversation per file")
 	s := sessions[0]
 	a := ev.AnalyzeSession(s)

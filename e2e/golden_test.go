@@ -19,6 +19,7 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/tracker"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/*.json from the current output")
@@ -75,7 +76,7 @@ func TestGoldenSessionsAndAnalyses(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			td := readOTLPJSON(t, f)
 			ex := session.NewExtractor(session.ExtractConfig{SessionKeys: session.DefaultSessionKeys(), EndAttribute: "agent_eval.session.end", MaxTextBytes: 4096})
-			sessions := session.Replay(td, ex, session.TrackerConfig{})
+			sessions := tracker.Replay(td, ex, tracker.TrackerConfig{})
 			require.NotEmpty(t, sessions)
 			var analyses []evaluation.Analysis
 			for _, s := range sessions {

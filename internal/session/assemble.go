@@ -439,14 +439,6 @@ func (a *assembler) inheritWrapperContent() {
 	}
 }
 
-func isGenAI(c SpanClass) bool {
-	switch c {
-	case ClassTurn, ClassAgent, ClassLLM, ClassTool, ClassHandoff:
-		return true
-	}
-	return false
-}
-
 // chooseRoot picks the turn root: the highest turn marker, else the highest agent/LLM/tool
 // span, else the highest span; ties go to the earliest (start time, span id).
 func (a *assembler) chooseRoot() {
@@ -473,7 +465,7 @@ func (a *assembler) chooseRoot() {
 		a.root, a.rootRule = pick(func(*treeNode) bool { return true }), RootRuleSpanRoot
 	}
 	for _, n := range a.nodes {
-		if n.missingParent && n != a.root && isGenAI(n.rec.Class) {
+		if n.missingParent && n != a.root && n.rec.Class.GenAI() {
 			a.anomalies[AnomalyMissingParent] = true
 		}
 	}
@@ -819,9 +811,9 @@ func (a *assembler) agents() []AgentDefinition {
 		if d.Description == "" && r.Class == ClassAgent {
 			d.Description = r.AgentDescription
 		}
-		addTools(d, r.ToolDefs)
+		d.AddTools(r.ToolDefs)
 		for _, name := range r.AllowedTools {
-			addTools(d, []ToolDefinition{{Name: name}})
+			d.AddTools([]ToolDefinition{{Name: name}})
 		}
 		for _, t := range r.HandoffTargets {
 			if t = a.resolveAgent(t); t != "" {
@@ -829,7 +821,7 @@ func (a *assembler) agents() []AgentDefinition {
 			}
 		}
 		for _, l := range in.llms {
-			addTools(d, l.rec.ToolDefs)
+			d.AddTools(l.rec.ToolDefs)
 		}
 	}
 	for i := range out {
@@ -846,25 +838,4 @@ func (a *assembler) agents() []AgentDefinition {
 		d.HandoffTargets = slices.Compact(d.HandoffTargets)
 	}
 	return out
-}
-
-// addTools merges tool definitions into d by name: the first definition of a name is
-// kept, completed by later ones (schema, description) where it lacks them.
-func addTools(d *AgentDefinition, defs []ToolDefinition) {
-	for _, t := range defs {
-		if t.Name == "" {
-			continue
-		}
-		if have := d.Tool(t.Name); have != nil {
-			if have.Parameters == nil && t.Parameters != nil {
-				have.Parameters = slices.Clone(t.Parameters)
-			}
-			if have.Description == "" {
-				have.Description = t.Description
-			}
-			continue
-		}
-		t.Parameters = slices.Clone(t.Parameters)
-		d.Tools = append(d.Tools, t)
-	}
 }

@@ -20,8 +20,8 @@ const (
 	AgentRuleLangGraphSubgraph = "metadata.langgraph_node;subgraph"
 )
 
-// agentRuleSpanName is the AgentRule of an agent named only by its span name.
-const agentRuleSpanName = "span_name"
+// AgentRuleSpanName is the AgentRule of an agent named only by its span name.
+const AgentRuleSpanName = "span_name"
 
 // reclass replaces n's record by a copy of another class (agent name and rule as given).
 func (n *treeNode) reclass(c SpanClass, agent, rule string) {
@@ -119,7 +119,7 @@ func (a *assembler) demoteWrappers() {
 	counts := map[*treeNode]*tally{}
 	for _, n := range a.nodes {
 		if n.rec.Class == ClassAgent && n.agentAnc == nil && len(n.rec.RequestedCalls) == 0 &&
-			(n.rec.AgentName == "" || n.rec.AgentRule == agentRuleSpanName) {
+			(n.rec.AgentName == "" || n.rec.AgentRule == AgentRuleSpanName) {
 			counts[n] = &tally{}
 		}
 	}

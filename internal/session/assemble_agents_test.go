@@ -1,23 +1,28 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session
+package session_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/session/sessiontest"
 )
 
-func asNode(node string) asOpt { return func(r *SpanRecord) { r.LangGraphNode, r.Name = node, node } }
-
-func asLGAgent(name, rule string) asOpt {
-	return func(r *SpanRecord) { r.AgentName, r.AgentRule = name, rule }
+func asNode(node string) sessiontest.Opt {
+	return func(r *session.SpanRecord) { r.LangGraphNode, r.Name = node, node }
 }
 
-func asSpanNamed(name string) asOpt {
-	return func(r *SpanRecord) { r.Name, r.AgentName, r.AgentRule = name, name, agentRuleSpanName }
+func asLGAgent(name, rule string) sessiontest.Opt {
+	return func(r *session.SpanRecord) { r.AgentName, r.AgentRule = name, rule }
+}
+
+func asSpanNamed(name string) sessiontest.Opt {
+	return func(r *session.SpanRecord) { r.Name, r.AgentName, r.AgentRule = name, name, session.AgentRuleSpanName }
 }
 
 // asShape summarises a turn: interaction agents (with their span), handoffs and tool calls.
@@ -27,16 +32,16 @@ type asShape struct {
 	tools    []string // agent/tool:status
 }
 
-func asShapeOf(t Turn) asShape {
+func asShapeOf(t session.Turn) asShape {
 	var s asShape
 	for _, in := range t.Interactions {
 		s.agents = append(s.agents, in.AgentID+"@"+in.SpanID)
 		for _, st := range in.Steps {
 			switch st.Kind {
-			case StepHandoff:
+			case session.StepHandoff:
 				h := st.Handoff
 				s.handoffs = append(s.handoffs, h.FromAgent+">"+h.ToAgent+":"+h.SourceRule+":"+h.Mode)
-			case StepToolCall:
+			case session.StepToolCall:
 				s.tools = append(s.tools, in.AgentID+"/"+st.ToolCall.ToolName+":"+st.ToolCall.Status)
 			}
 		}
@@ -49,46 +54,46 @@ func asShapeOf(t Turn) asShape {
 func TestAssembleFoldsNestedSameAgent(t *testing.T) {
 	tests := []struct {
 		name string
-		recs []SpanRecord
+		recs []session.SpanRecord
 		want asShape
 	}{
 		{
 			name: "node span, subgraph span and model node of one agent",
-			recs: []SpanRecord{
-				asSpan("r", "", ClassTurn, 0, 100),
-				asSpan("n", "r", ClassAgent, 1, 90, asAgent("triage")),
-				asSpan("g", "n", ClassAgent, 2, 89, asAgent("triage")),
-				asSpan("m", "g", ClassAgent, 3, 40, asAgent("triage")),
-				asSpan("l", "m", ClassLLM, 4, 30, asRequests(asReq("c1", "lookup", `{}`))),
-				asSpan("o", "g", ClassOther, 41, 60),
-				asSpan("t", "o", ClassTool, 42, 50, asTool("lookup", "c1", `{}`)),
+			recs: []session.SpanRecord{
+				sessiontest.Span("r", "", session.ClassTurn, 0, 100),
+				sessiontest.Span("n", "r", session.ClassAgent, 1, 90, sessiontest.Agent("triage")),
+				sessiontest.Span("g", "n", session.ClassAgent, 2, 89, sessiontest.Agent("triage")),
+				sessiontest.Span("m", "g", session.ClassAgent, 3, 40, sessiontest.Agent("triage")),
+				sessiontest.Span("l", "m", session.ClassLLM, 4, 30, sessiontest.Requests(sessiontest.Req("c1", "lookup", `{}`))),
+				sessiontest.Span("o", "g", session.ClassOther, 41, 60),
+				sessiontest.Span("t", "o", session.ClassTool, 42, 50, sessiontest.Tool("lookup", "c1", `{}`)),
 			},
 			want: asShape{agents: []string{"triage@n"}, tools: []string{"triage/lookup:ok"}},
 		},
 		{
 			name: "a tool span between: a real nested run",
-			recs: []SpanRecord{
-				asSpan("r", "", ClassTurn, 0, 100),
-				asSpan("n", "r", ClassAgent, 1, 90, asAgent("triage")),
-				asSpan("t", "n", ClassTool, 10, 80, asTool("ask_triage", "", `{}`)),
-				asSpan("m", "t", ClassAgent, 11, 70, asAgent("triage")),
+			recs: []session.SpanRecord{
+				sessiontest.Span("r", "", session.ClassTurn, 0, 100),
+				sessiontest.Span("n", "r", session.ClassAgent, 1, 90, sessiontest.Agent("triage")),
+				sessiontest.Span("t", "n", session.ClassTool, 10, 80, sessiontest.Tool("ask_triage", "", `{}`)),
+				sessiontest.Span("m", "t", session.ClassAgent, 11, 70, sessiontest.Agent("triage")),
 			},
 			want: asShape{agents: []string{"triage@n", "triage@m"}, tools: []string{"triage/ask_triage:ok"}},
 		},
 		{
 			name: "another agent nested",
-			recs: []SpanRecord{
-				asSpan("r", "", ClassTurn, 0, 100),
-				asSpan("n", "r", ClassAgent, 1, 90, asAgent("triage")),
-				asSpan("m", "n", ClassAgent, 2, 80, asAgent("refund")),
+			recs: []session.SpanRecord{
+				sessiontest.Span("r", "", session.ClassTurn, 0, 100),
+				sessiontest.Span("n", "r", session.ClassAgent, 1, 90, sessiontest.Agent("triage")),
+				sessiontest.Span("m", "n", session.ClassAgent, 2, 80, sessiontest.Agent("refund")),
 			},
 			want: asShape{agents: []string{"triage@n", "refund@m"}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := AssembleTurn(tt.recs)
-			asCheckTurn(t, tt.recs, got)
+			got := session.AssembleTurn(tt.recs)
+			session.CheckTurn(t, tt.recs, got)
 			assert.Equal(t, tt.want, asShapeOf(got.Turn))
 		})
 	}
@@ -97,25 +102,25 @@ func TestAssembleFoldsNestedSameAgent(t *testing.T) {
 // TestAssembleLangGraphPromotion: LangGraph node spans that the trace names as handoff
 // targets, or whose subgraph holds their agent, become agents.
 func TestAssembleLangGraphPromotion(t *testing.T) {
-	supervisor := func(offered ...string) []SpanRecord {
-		return []SpanRecord{
-			asSpan("root", "", ClassTurn, 0, 1000, asNamed("LangGraph")),
-			asSpan("sup", "root", ClassAgent, 10, 200, asNode("supervisor"), asLGAgent("supervisor", "metadata.langgraph_node")),
-			asSpan("sl", "sup", ClassLLM, 20, 100, asToolDefs(offered...),
-				asRequests(asReq("c1", "transfer_to_math_expert", `{}`))),
-			asSpan("st", "sup", ClassTool, 110, 120, asTool("transfer_to_math_expert", "c1", `{}`)),
+	supervisor := func(offered ...string) []session.SpanRecord {
+		return []session.SpanRecord{
+			sessiontest.Span("root", "", session.ClassTurn, 0, 1000, sessiontest.Named("LangGraph")),
+			sessiontest.Span("sup", "root", session.ClassAgent, 10, 200, asNode("supervisor"), asLGAgent("supervisor", "metadata.langgraph_node")),
+			sessiontest.Span("sl", "sup", session.ClassLLM, 20, 100, sessiontest.ToolDefs(offered...),
+				sessiontest.Requests(sessiontest.Req("c1", "transfer_to_math_expert", `{}`))),
+			sessiontest.Span("st", "sup", session.ClassTool, 110, 120, sessiontest.Tool("transfer_to_math_expert", "c1", `{}`)),
 		}
 	}
-	worker := []SpanRecord{
-		asSpan("mx", "root", ClassOther, 300, 600, asNode("math_expert")),
-		asSpan("mxg", "mx", ClassOther, 301, 599, asNode("math_expert")),
-		asSpan("ml", "mxg", ClassLLM, 310, 400, asRequests(asReq("c2", "multiply", `{"a":2,"b":3}`))),
-		asSpan("mt", "mxg", ClassTool, 410, 420, asTool("multiply", "c2", `{"a":2,"b":3}`)),
-		asSpan("tools", "mxg", ClassOther, 405, 430, asNode("tools")),
+	worker := []session.SpanRecord{
+		sessiontest.Span("mx", "root", session.ClassOther, 300, 600, asNode("math_expert")),
+		sessiontest.Span("mxg", "mx", session.ClassOther, 301, 599, asNode("math_expert")),
+		sessiontest.Span("ml", "mxg", session.ClassLLM, 310, 400, sessiontest.Requests(sessiontest.Req("c2", "multiply", `{"a":2,"b":3}`))),
+		sessiontest.Span("mt", "mxg", session.ClassTool, 410, 420, sessiontest.Tool("multiply", "c2", `{"a":2,"b":3}`)),
+		sessiontest.Span("tools", "mxg", session.ClassOther, 405, 430, asNode("tools")),
 	}
 	tests := []struct {
 		name  string
-		recs  []SpanRecord
+		recs  []session.SpanRecord
 		want  asShape
 		rules []string
 	}{
@@ -127,31 +132,31 @@ func TestAssembleLangGraphPromotion(t *testing.T) {
 				handoffs: []string{"supervisor>math_expert:handoff_tool:pass_control"},
 				tools:    []string{"supervisor/transfer_to_math_expert:ok", "math_expert/multiply:ok"},
 			},
-			rules: []string{"metadata.langgraph_node", AgentRuleLangGraphHandoffTarget},
+			rules: []string{"metadata.langgraph_node", session.AgentRuleLangGraphHandoffTarget},
 		},
 		{
 			name: "target named only by an offered tool definition",
-			recs: append(supervisor("transfer_to_math_expert")[:2], append([]SpanRecord{
-				asSpan("sl", "sup", ClassLLM, 20, 100, asToolDefs("transfer_to_math_expert"))}, worker...)...),
+			recs: append(supervisor("transfer_to_math_expert")[:2], append([]session.SpanRecord{
+				sessiontest.Span("sl", "sup", session.ClassLLM, 20, 100, sessiontest.ToolDefs("transfer_to_math_expert"))}, worker...)...),
 			want: asShape{
 				agents: []string{"supervisor@sup", "math_expert@mx"},
 				tools:  []string{"math_expert/multiply:ok"},
 				// No handoff call: the sibling order is the only transfer signal.
 				handoffs: []string{"supervisor>math_expert:sibling_agents:pass_control"},
 			},
-			rules: []string{"metadata.langgraph_node", AgentRuleLangGraphHandoffTarget},
+			rules: []string{"metadata.langgraph_node", session.AgentRuleLangGraphHandoffTarget},
 		},
 		{
 			name: "subgraph of a ReAct model node",
-			recs: append(supervisor("lookup")[:2], append([]SpanRecord{asSpan("sl", "sup", ClassLLM, 20, 100, asToolDefs("lookup")),
-				asSpan("mm", "mxg", ClassAgent, 305, 402, asNamed("agent"), asLGAgent("math_expert", "metadata.langgraph_checkpoint_ns"))},
+			recs: append(supervisor("lookup")[:2], append([]session.SpanRecord{sessiontest.Span("sl", "sup", session.ClassLLM, 20, 100, sessiontest.ToolDefs("lookup")),
+				sessiontest.Span("mm", "mxg", session.ClassAgent, 305, 402, sessiontest.Named("agent"), asLGAgent("math_expert", "metadata.langgraph_checkpoint_ns"))},
 				worker...)...),
 			want: asShape{
 				agents:   []string{"supervisor@sup", "math_expert@mx"},
 				tools:    []string{"math_expert/multiply:ok"},
 				handoffs: []string{"supervisor>math_expert:sibling_agents:pass_control"},
 			},
-			rules: []string{"metadata.langgraph_node", AgentRuleLangGraphSubgraph},
+			rules: []string{"metadata.langgraph_node", session.AgentRuleLangGraphSubgraph},
 		},
 		{
 			name:  "not an agent: the node's LLM and tools stay outside every agent",
@@ -162,8 +167,8 @@ func TestAssembleLangGraphPromotion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := AssembleTurn(tt.recs)
-			asCheckTurn(t, tt.recs, got)
+			got := session.AssembleTurn(tt.recs)
+			session.CheckTurn(t, tt.recs, got)
 			assert.Equal(t, tt.want, asShapeOf(got.Turn))
 			var rules []string
 			for _, in := range got.Turn.Interactions {
@@ -172,7 +177,7 @@ func TestAssembleLangGraphPromotion(t *testing.T) {
 			assert.Equal(t, tt.rules, rules)
 			for _, r := range tt.recs {
 				if r.SpanID == "mx" {
-					assert.Equal(t, ClassOther, r.Class, "the records are not modified")
+					assert.Equal(t, session.ClassOther, r.Class, "the records are not modified")
 				}
 			}
 		})
@@ -182,58 +187,58 @@ func TestAssembleLangGraphPromotion(t *testing.T) {
 // TestAssembleWorkflowWrapper: a top-level agent span named only by its span name whose
 // work is all done by nested agents is the turn root, not an interaction.
 func TestAssembleWorkflowWrapper(t *testing.T) {
-	agents := func(parent string) []SpanRecord {
-		return []SpanRecord{
-			asSpan("task", parent, ClassOther, 1, 99, asNamed("Acme support")),
-			asSpan("a1", "task", ClassAgent, 2, 50, asAgent("triage")),
-			asSpan("l1", "a1", ClassLLM, 3, 20),
-			asSpan("h1", "a1", ClassHandoff, 21, 22, asHandoff("triage", "refund"), asNamed("handoff to refund")),
-			asSpan("a2", "task", ClassAgent, 51, 98, asAgent("refund")),
-			asSpan("l2", "a2", ClassLLM, 52, 90),
+	agents := func(parent string) []session.SpanRecord {
+		return []session.SpanRecord{
+			sessiontest.Span("task", parent, session.ClassOther, 1, 99, sessiontest.Named("Acme support")),
+			sessiontest.Span("a1", "task", session.ClassAgent, 2, 50, sessiontest.Agent("triage")),
+			sessiontest.Span("l1", "a1", session.ClassLLM, 3, 20),
+			sessiontest.Span("h1", "a1", session.ClassHandoff, 21, 22, sessiontest.HandoffFromTo("triage", "refund"), sessiontest.Named("handoff to refund")),
+			sessiontest.Span("a2", "task", session.ClassAgent, 51, 98, sessiontest.Agent("refund")),
+			sessiontest.Span("l2", "a2", session.ClassLLM, 52, 90),
 		}
 	}
-	wrapper := func(opts ...asOpt) SpanRecord {
-		return asSpan("w", "", ClassAgent, 0, 100, append([]asOpt{asSpanNamed("Acme support"), asUserMsg("refund please"), asOutput("done")}, opts...)...)
+	wrapper := func(opts ...sessiontest.Opt) session.SpanRecord {
+		return sessiontest.Span("w", "", session.ClassAgent, 0, 100, append([]sessiontest.Opt{asSpanNamed("Acme support"), sessiontest.UserMsg("refund please"), sessiontest.Output("done")}, opts...)...)
 	}
 	tests := []struct {
 		name     string
-		recs     []SpanRecord
+		recs     []session.SpanRecord
 		rootRule string
 		agents   []string
 	}{
-		{"OpenAI Agents trace span", append([]SpanRecord{wrapper()}, agents("w")...), RootRuleWorkflowAgent, []string{"triage@a1", "refund@a2"}},
-		{"unnamed agent record", append([]SpanRecord{wrapper(asWith(func(r *SpanRecord) { r.AgentName, r.AgentRule = "", "" }))}, agents("w")...),
-			RootRuleWorkflowAgent, []string{"triage@a1", "refund@a2"}},
-		{"its own LLM call makes it an agent", append([]SpanRecord{wrapper(), asSpan("wl", "w", ClassLLM, 0, 1)}, agents("w")...),
-			RootRuleGenAIRoot, []string{"Acme support@w", "triage@a1", "refund@a2"}},
-		{"its own tool call makes it an agent", append([]SpanRecord{wrapper(), asSpan("wt", "w", ClassTool, 0, 1, asTool("search", "", ""))}, agents("w")...),
-			RootRuleGenAIRoot, []string{"Acme support@w", "triage@a1", "refund@a2"}},
-		{"its own requested calls make it an agent", append([]SpanRecord{wrapper(asRequests(asReq("c", "Agent", `{}`)))}, agents("w")...),
-			RootRuleGenAIRoot, []string{"Acme support@w", "triage@a1", "refund@a2"}},
-		{"named by an attribute: a real agent that delegates", append([]SpanRecord{asSpan("w", "", ClassAgent, 0, 100, asAgent("coordinator"))}, agents("w")...),
-			RootRuleGenAIRoot, []string{"coordinator@w", "triage@a1", "refund@a2"}},
-		{"no nested agent", []SpanRecord{wrapper()}, RootRuleGenAIRoot, []string{"Acme support@w"}},
-		{"a nested agent of the wrapper's name stays an interaction", []SpanRecord{wrapper(),
-			asSpan("a1", "w", ClassAgent, 2, 50, asAgent("Acme support")), asSpan("l1", "a1", ClassLLM, 3, 20)},
-			RootRuleWorkflowAgent, []string{"Acme support@a1"}},
-		{"not top-level", append([]SpanRecord{asSpan("top", "", ClassAgent, 0, 200, asAgent("boss")), asSpan("bl", "top", ClassLLM, 0, 1),
-			wrapper(asWith(func(r *SpanRecord) { r.ParentSpanID = "top" }))}, agents("w")...),
-			RootRuleGenAIRoot, []string{"boss@top", "Acme support@w", "triage@a1", "refund@a2"}},
+		{"OpenAI Agents trace span", append([]session.SpanRecord{wrapper()}, agents("w")...), session.RootRuleWorkflowAgent, []string{"triage@a1", "refund@a2"}},
+		{"unnamed agent record", append([]session.SpanRecord{wrapper(sessiontest.With(func(r *session.SpanRecord) { r.AgentName, r.AgentRule = "", "" }))}, agents("w")...),
+			session.RootRuleWorkflowAgent, []string{"triage@a1", "refund@a2"}},
+		{"its own LLM call makes it an agent", append([]session.SpanRecord{wrapper(), sessiontest.Span("wl", "w", session.ClassLLM, 0, 1)}, agents("w")...),
+			session.RootRuleGenAIRoot, []string{"Acme support@w", "triage@a1", "refund@a2"}},
+		{"its own tool call makes it an agent", append([]session.SpanRecord{wrapper(), sessiontest.Span("wt", "w", session.ClassTool, 0, 1, sessiontest.Tool("search", "", ""))}, agents("w")...),
+			session.RootRuleGenAIRoot, []string{"Acme support@w", "triage@a1", "refund@a2"}},
+		{"its own requested calls make it an agent", append([]session.SpanRecord{wrapper(sessiontest.Requests(sessiontest.Req("c", "Agent", `{}`)))}, agents("w")...),
+			session.RootRuleGenAIRoot, []string{"Acme support@w", "triage@a1", "refund@a2"}},
+		{"named by an attribute: a real agent that delegates", append([]session.SpanRecord{sessiontest.Span("w", "", session.ClassAgent, 0, 100, sessiontest.Agent("coordinator"))}, agents("w")...),
+			session.RootRuleGenAIRoot, []string{"coordinator@w", "triage@a1", "refund@a2"}},
+		{"no nested agent", []session.SpanRecord{wrapper()}, session.RootRuleGenAIRoot, []string{"Acme support@w"}},
+		{"a nested agent of the wrapper's name stays an interaction", []session.SpanRecord{wrapper(),
+			sessiontest.Span("a1", "w", session.ClassAgent, 2, 50, sessiontest.Agent("Acme support")), sessiontest.Span("l1", "a1", session.ClassLLM, 3, 20)},
+			session.RootRuleWorkflowAgent, []string{"Acme support@a1"}},
+		{"not top-level", append([]session.SpanRecord{sessiontest.Span("top", "", session.ClassAgent, 0, 200, sessiontest.Agent("boss")), sessiontest.Span("bl", "top", session.ClassLLM, 0, 1),
+			wrapper(sessiontest.With(func(r *session.SpanRecord) { r.ParentSpanID = "top" }))}, agents("w")...),
+			session.RootRuleGenAIRoot, []string{"boss@top", "Acme support@w", "triage@a1", "refund@a2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := AssembleTurn(tt.recs)
-			asCheckTurn(t, tt.recs, got)
+			got := session.AssembleTurn(tt.recs)
+			session.CheckTurn(t, tt.recs, got)
 			assert.Equal(t, tt.rootRule, got.Turn.RootRule)
 			assert.Equal(t, tt.agents, asShapeOf(got.Turn).agents)
-			if tt.rootRule == RootRuleWorkflowAgent {
+			if tt.rootRule == session.RootRuleWorkflowAgent {
 				assert.Equal(t, "w", got.Turn.RootSpanID)
 				assert.Equal(t, "refund please", got.Turn.UserMessage)
 				assert.Equal(t, "done", got.Turn.FinalResponse)
 				for _, in := range got.Turn.Interactions {
 					assert.Empty(t, in.ParentAgentID, "the wrapper is no parent agent")
 				}
-				if hs := asHandoffs(got.Turn); len(tt.agents) > 1 {
+				if hs := sessiontest.Handoffs(got.Turn); len(tt.agents) > 1 {
 					require.Len(t, hs, 1)
 					assert.Equal(t, "refund", hs[0].ToAgent)
 				}
@@ -249,26 +254,26 @@ func TestAssembleWorkflowWrapper(t *testing.T) {
 // it returns to the caller (the Vercel AI SDK agent-as-tool handoff), although the tool
 // name alone says pass_control.
 func TestAssembleHandoffToolModeUnderNesting(t *testing.T) {
-	recs := []SpanRecord{
-		asSpan("a", "", ClassAgent, 0, 100, asAgent("triage")),
-		asSpan("l", "a", ClassLLM, 1, 10, asRequests(asReq("c1", "transfer_to_refund", `{"request":"refund 12345"}`))),
-		asSpan("t", "a", ClassTool, 11, 90, asTool("transfer_to_refund", "c1", `{"request":"refund 12345"}`),
-			asWith(func(r *SpanRecord) {
+	recs := []session.SpanRecord{
+		sessiontest.Span("a", "", session.ClassAgent, 0, 100, sessiontest.Agent("triage")),
+		sessiontest.Span("l", "a", session.ClassLLM, 1, 10, sessiontest.Requests(sessiontest.Req("c1", "transfer_to_refund", `{"request":"refund 12345"}`))),
+		sessiontest.Span("t", "a", session.ClassTool, 11, 90, sessiontest.Tool("transfer_to_refund", "c1", `{"request":"refund 12345"}`),
+			sessiontest.With(func(r *session.SpanRecord) {
 				r.HandoffTo, r.HandoffMode, r.HandoffRule = "refund", "pass_control", "handoff_tool"
 			})),
-		asSpan("b", "t", ClassAgent, 12, 89, asAgent("refund")),
+		sessiontest.Span("b", "t", session.ClassAgent, 12, 89, sessiontest.Agent("refund")),
 	}
-	got := AssembleTurn(recs)
-	asCheckTurn(t, recs, got)
-	hs := asHandoffs(got.Turn)
+	got := session.AssembleTurn(recs)
+	session.CheckTurn(t, recs, got)
+	hs := sessiontest.Handoffs(got.Turn)
 	require.Len(t, hs, 1)
-	assert.Equal(t, Handoff{FromAgent: "triage", ToAgent: "refund", Mode: "return_to_caller", Payload: "refund 12345",
-		PayloadCaptured: true, SourceRule: HandoffSourceTool, Inferred: true}, hs[0])
+	assert.Equal(t, session.Handoff{FromAgent: "triage", ToAgent: "refund", Mode: "return_to_caller", Payload: "refund 12345",
+		PayloadCaptured: true, SourceRule: session.HandoffSourceTool, Inferred: true}, hs[0])
 
 	// Without the nested agent the tool name's default stands.
-	flat := append(recs[:3:3], asSpan("b", "", ClassAgent, 95, 120, asAgent("refund")))
-	got = AssembleTurn(flat)
-	hs = asHandoffs(got.Turn)
+	flat := append(recs[:3:3], sessiontest.Span("b", "", session.ClassAgent, 95, 120, sessiontest.Agent("refund")))
+	got = session.AssembleTurn(flat)
+	hs = sessiontest.Handoffs(got.Turn)
 	require.Len(t, hs, 1)
 	assert.Equal(t, "pass_control", hs[0].Mode)
 }
@@ -276,17 +281,17 @@ func TestAssembleHandoffToolModeUnderNesting(t *testing.T) {
 // TestAssembleOpenInferenceHandoffDedup: the OpenInference handoff span, the receiver's
 // graph.node.parent_id and the requested transfer call are one handoff.
 func TestAssembleOpenInferenceHandoffDedup(t *testing.T) {
-	recs := []SpanRecord{
-		asSpan("w", "", ClassAgent, 0, 100, asSpanNamed("Acme support")),
-		asSpan("a1", "w", ClassAgent, 1, 50, asAgent("triage_agent"), asWith(func(r *SpanRecord) { r.GraphNodeID = "triage_agent" })),
-		asSpan("l1", "a1", ClassLLM, 2, 10, asRequests(asReq("c1", "transfer_to_refund_agent", `{}`))),
-		asSpan("h", "a1", ClassHandoff, 11, 12, asNamed("handoff to refund_agent"), asHandoff("triage_agent", "refund_agent"),
-			asWith(func(r *SpanRecord) { r.HandoffRule = "openinference.handoff_span" })),
-		asSpan("a2", "w", ClassAgent, 51, 99, asAgent("refund_agent"),
-			asWith(func(r *SpanRecord) { r.GraphNodeID, r.GraphParentID = "refund_agent", "triage_agent" })),
+	recs := []session.SpanRecord{
+		sessiontest.Span("w", "", session.ClassAgent, 0, 100, asSpanNamed("Acme support")),
+		sessiontest.Span("a1", "w", session.ClassAgent, 1, 50, sessiontest.Agent("triage_agent"), sessiontest.With(func(r *session.SpanRecord) { r.GraphNodeID = "triage_agent" })),
+		sessiontest.Span("l1", "a1", session.ClassLLM, 2, 10, sessiontest.Requests(sessiontest.Req("c1", "transfer_to_refund_agent", `{}`))),
+		sessiontest.Span("h", "a1", session.ClassHandoff, 11, 12, sessiontest.Named("handoff to refund_agent"), sessiontest.HandoffFromTo("triage_agent", "refund_agent"),
+			sessiontest.With(func(r *session.SpanRecord) { r.HandoffRule = "openinference.handoff_span" })),
+		sessiontest.Span("a2", "w", session.ClassAgent, 51, 99, sessiontest.Agent("refund_agent"),
+			sessiontest.With(func(r *session.SpanRecord) { r.GraphNodeID, r.GraphParentID = "refund_agent", "triage_agent" })),
 	}
-	got := AssembleTurn(recs)
-	asCheckTurn(t, recs, got)
+	got := session.AssembleTurn(recs)
+	session.CheckTurn(t, recs, got)
 	assert.Equal(t, asShape{
 		agents:   []string{"triage_agent@a1", "refund_agent@a2"},
 		handoffs: []string{"triage_agent>refund_agent:openinference.handoff_span:pass_control"},

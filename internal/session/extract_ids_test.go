@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// TestExHexIDs checks hexIDs against pcommon's String methods, empty ids included.
-func TestExHexIDs(t *testing.T) {
+// TestHexIDs checks hexIDs against pcommon's String methods, empty ids included.
+func TestHexIDs(t *testing.T) {
 	tid := pcommon.TraceID{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0, 0, 0, 0, 0, 0, 0xfe, 0xff}
 	sid := pcommon.SpanID{0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3}
 	pid := pcommon.SpanID{0, 0, 0, 0, 0, 0, 0, 1}

@@ -13,6 +13,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/tracker"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
 
@@ -32,12 +33,12 @@ func NewFactory() processor.Factory {
 func createDefaultConfig() component.Config {
 	return &Config{
 		SessionKeys:        session.DefaultSessionKeys(),
-		TurnSettle:         session.DefaultTurnSettle,
-		TurnTimeout:        session.DefaultTurnTimeout,
-		SessionTimeout:     session.DefaultSessionTimeout,
-		MaxSessionDuration: session.DefaultMaxSessionDuration,
-		MaxSessions:        session.DefaultMaxSessions,
-		MaxSpansPerSession: session.DefaultMaxSpansPerSession,
+		TurnSettle:         tracker.DefaultTurnSettle,
+		TurnTimeout:        tracker.DefaultTurnTimeout,
+		SessionTimeout:     tracker.DefaultSessionTimeout,
+		MaxSessionDuration: tracker.DefaultMaxSessionDuration,
+		MaxSessions:        tracker.DefaultMaxSessions,
+		MaxSpansPerSession: tracker.DefaultMaxSpansPerSession,
 		MaxTextBytes:       defaultMaxTextBytes,
 		EndAttribute:       semconv.AgentEvalSessionEnd,
 		Scoring:            evaluation.DefaultConfig(),

@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session
+package tracker
 
 import (
 	"encoding/json"
@@ -19,6 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // randomValue fills v (settable) with a random value: every exported field of every
@@ -74,10 +76,10 @@ func randomValue(rng *rand.Rand, v reflect.Value, pool []string) {
 	}
 }
 
-// TestTrkRecsRoundTrip retains random records (every SpanRecord field set at random) and
+// TestTraceRecordsRoundTrip retains random records (every SpanRecord field set at random) and
 // checks that the decoded records are exactly the ones retained: a field added to
 // SpanRecord but not to the compact form fails here.
-func TestTrkRecsRoundTrip(t *testing.T) {
+func TestTraceRecordsRoundTrip(t *testing.T) {
 	pool := []string{"", "a", "chat gpt-4o", "0123456789abcdef", "fedcba9876543210", "00000000000000ff",
 		"0123456789ABCDEF", "s1", "root", "héllo wörld", `{"order_id":"12345","amount":120.5}`,
 		"\x00\xff", "0123456789abcde", "0123456789abcdef0"}
@@ -87,7 +89,7 @@ func TestTrkRecsRoundTrip(t *testing.T) {
 	for seed := uint64(0); seed < 300; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		n := 1 + rng.IntN(40)
-		want := make([]SpanRecord, n)
+		want := make([]session.SpanRecord, n)
 		var c traceRecords
 		vocab := []*valueVocab{nil, shared, {}}[seed%3]
 		for i := range want {
@@ -107,16 +109,16 @@ func TestTrkRecsRoundTrip(t *testing.T) {
 	require.Len(t, shared.strs, vocabMax)
 }
 
-// TestTrkRecsWideEnds round-trips random records across the switches to 64-bit string
+// TestTraceRecordsWideEnds round-trips random records across the switches to 64-bit string
 // ends and 32-bit index slots (at 4 GiB of text and 65534 entries in production, lowered
 // here).
-func TestTrkRecsWideEnds(t *testing.T) {
+func TestTraceRecordsWideEnds(t *testing.T) {
 	defer func(v, w int) { maxEnd32, maxIndex16 = v, w }(maxEnd32, maxIndex16)
 	maxEnd32 = 40   // the pool holds more
 	maxIndex16 = 20 // 50 records have more span ids
 	pool := []string{"", "a", "chat gpt-4o", "0123456789abcdef", "s1", "root", `{"order_id":"12345"}`, "hé"}
 	rng := rand.New(rand.NewPCG(1, 2))
-	want := make([]SpanRecord, 50)
+	want := make([]session.SpanRecord, 50)
 	var c traceRecords
 	for i := range want {
 		randomValue(rng, reflect.ValueOf(&want[i]).Elem(), pool)
@@ -131,12 +133,15 @@ func TestTrkRecsWideEnds(t *testing.T) {
 	require.True(t, reflect.DeepEqual(want, c.records("trace", nil)))
 }
 
-// TestTrkRecsFixtures round-trips the records of every recorded fixture span.
-func TestTrkRecsFixtures(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(extFixtureDir, "*.otlp.json"))
+// fixtureDir holds the recorded OTLP/JSON fixtures of the conventions.
+const fixtureDir = "../../testdata/fixtures"
+
+// TestTraceRecordsFixtures round-trips the records of every recorded fixture span.
+func TestTraceRecordsFixtures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.otlp.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	ex := NewExtractor(ExtractConfig{EndAttribute: "agent_eval.session.end"})
+	ex := session.NewExtractor(session.ExtractConfig{EndAttribute: "agent_eval.session.end"})
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -144,7 +149,7 @@ func TestTrkRecsFixtures(t *testing.T) {
 		require.NoError(t, err)
 		vocab := &valueVocab{}
 		byTrace := map[string]*traceRecords{}
-		want := map[string][]SpanRecord{}
+		want := map[string][]session.SpanRecord{}
 		for i := 0; i < td.ResourceSpans().Len(); i++ {
 			rs := td.ResourceSpans().At(i)
 			for j := 0; j < rs.ScopeSpans().Len(); j++ {
@@ -167,18 +172,18 @@ func TestTrkRecsFixtures(t *testing.T) {
 	}
 }
 
-// TestTrkRecsArrival checks the id table against a plain map: duplicates and the class
+// TestTraceRecordsArrival checks the id table against a plain map: duplicates and the class
 // of an arrived parent, with hex and non-hex ids, self-parents and missing parents.
-func TestTrkRecsArrival(t *testing.T) {
+func TestTraceRecordsArrival(t *testing.T) {
 	ids := []string{"", "0123456789abcdef", "00000000000000ff", "p", "q", "0000000000000001", "1"}
 	defer func(v int) { maxIndex16 = v }(maxIndex16)
 	for seed := uint64(0); seed < 200; seed++ {
 		maxIndex16 = []int{3, math.MaxUint16 - 1}[seed%2] // half of the runs switch to 32-bit slots
 		rng := rand.New(rand.NewPCG(seed, 11))
 		var c traceRecords
-		classes := map[string]SpanClass{}
+		classes := map[string]session.SpanClass{}
 		for i := 0; i < 60; i++ {
-			r := SpanRecord{SpanID: ids[rng.IntN(len(ids))], ParentSpanID: ids[rng.IntN(len(ids))], Class: SpanClass(rng.IntN(8))}
+			r := session.SpanRecord{SpanID: ids[rng.IntN(len(ids))], ParentSpanID: ids[rng.IntN(len(ids))], Class: session.SpanClass(rng.IntN(8))}
 			parentArrived, parentGenAI, dup := c.add(&r, nil)
 			_, wantDup := classes[r.SpanID]
 			require.Equal(t, wantDup, dup, "seed %d step %d", seed, i)
@@ -189,7 +194,7 @@ func TestTrkRecsArrival(t *testing.T) {
 			wantArrived = wantArrived && r.ParentSpanID != "" && r.ParentSpanID != r.SpanID
 			require.Equal(t, wantArrived, parentArrived, "seed %d step %d", seed, i)
 			if wantArrived {
-				require.Equal(t, isGenAI(wantPC), parentGenAI)
+				require.Equal(t, wantPC.GenAI(), parentGenAI)
 			}
 		}
 	}
@@ -207,7 +212,7 @@ func TestTrackerPinsNothingOfTheBatch(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		return ms.HeapAlloc
 	}
-	ex := NewExtractor(ExtractConfig{MaxTextBytes: 4096})
+	ex := session.NewExtractor(session.ExtractConfig{MaxTextBytes: 4096})
 	tk := NewTracker(TrackerConfig{})
 	batch := func(tk *Tracker, size int) {
 		big := strings.Repeat("x", size)
@@ -232,7 +237,7 @@ func TestTrackerPinsNothingOfTheBatch(t *testing.T) {
 		llm.Attributes().PutStr("gen_ai.conversation.id", "s1")
 		llm.Attributes().PutStr("gen_ai.input.messages",
 			`[{"role":"system","parts":[{"type":"text","content":"`+big[:min(size, 60<<10)]+`"}]},{"role":"user","parts":[{"type":"text","content":"short question"}]}]`)
-		var recs []SpanRecord
+		var recs []session.SpanRecord
 		for i := 0; i < ss.Spans().Len(); i++ {
 			recs = append(recs, ex.Extract(rs.Resource(), ss.Scope(), ss.Spans().At(i)))
 		}
@@ -251,22 +256,22 @@ func TestTrackerPinsNothingOfTheBatch(t *testing.T) {
 	runtime.KeepAlive(tk)
 }
 
-// TestTrkRecsToolDefsByContent: the spans of one agent carry the same tool definitions,
+// TestTraceRecordsToolDefsByContent: the spans of one agent carry the same tool definitions,
 // each span its own decoded copy; the trace keeps one list. A nil schema (unknown) and an
 // empty one stay apart.
-func TestTrkRecsToolDefsByContent(t *testing.T) {
-	defs := func(params json.RawMessage) []ToolDefinition {
-		return []ToolDefinition{{Name: "issue_refund", Description: "Refund an order", Parameters: params}}
+func TestTraceRecordsToolDefsByContent(t *testing.T) {
+	defs := func(params json.RawMessage) []session.ToolDefinition {
+		return []session.ToolDefinition{{Name: "issue_refund", Description: "Refund an order", Parameters: params}}
 	}
 	var c traceRecords
-	for i, d := range [][]ToolDefinition{
+	for i, d := range [][]session.ToolDefinition{
 		defs(json.RawMessage(`{"type":"object"}`)),
 		defs(json.RawMessage(`{"type":"object"}`)),
 		defs(nil),
 		defs(json.RawMessage{}),
 		defs(nil),
 	} {
-		c.add(&SpanRecord{TraceID: "trace", SpanID: fmt.Sprintf("%016x", i+1), ToolDefs: d}, nil)
+		c.add(&session.SpanRecord{TraceID: "trace", SpanID: fmt.Sprintf("%016x", i+1), ToolDefs: d}, nil)
 	}
 	require.Len(t, c.defs, 3)
 	got := c.records("trace", nil)

@@ -1,23 +1,26 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session
+package tracker
 
 import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/session/sessiontest"
 )
 
 // BenchmarkTracker measures the per-turn cost of the lifecycle: observing a 21-span turn
 // of one of 500 interleaved sessions, then a clock tick that closes the settled turns
 // (assembly included) and ends idle sessions.
 func BenchmarkTracker(b *testing.B) {
-	template := benchTurnRecords(20)
+	template := sessiontest.TurnRecords(20)
 	const sessions = 500
-	batches := make([][]SpanRecord, sessions)
+	batches := make([][]session.SpanRecord, sessions)
 	for i := range batches {
-		batches[i] = make([]SpanRecord, len(template))
+		batches[i] = make([]session.SpanRecord, len(template))
 		copy(batches[i], template)
 	}
 	b.ReportAllocs()
@@ -44,12 +47,12 @@ func BenchmarkTracker(b *testing.B) {
 // (ObserveClosing, AdvanceClosing, Finish) apart from the assembly, which it runs
 // outside (Closed.Assemble): locked_ns/turn must not grow with N.
 func BenchmarkTrackerLockedTimePerTurn(b *testing.B) {
-	template := benchTurnRecords(20)
+	template := sessiontest.TurnRecords(20)
 	for _, n := range []int{100, 400, 1600} {
 		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
 			tk := NewTracker(TrackerConfig{SessionTimeout: time.Hour, MaxSessionDuration: 1000 * time.Hour, RetainTurns: 2})
 			clock := testT0
-			batch := make([]SpanRecord, len(template))
+			batch := make([]session.SpanRecord, len(template))
 			k := 0
 			var locked, unlocked time.Duration
 			turn := func() {

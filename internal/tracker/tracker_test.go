@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session
+package tracker
 
 import (
 	"fmt"
@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/session/sessiontest"
 )
 
 var testT0 = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
@@ -19,11 +22,11 @@ func atSec(sec float64) time.Time { return testT0.Add(time.Duration(sec * float6
 
 // turnRecs is a small complete turn of trace tid in session sid ("" for none),
 // starting at startMs: an agent root with one LLM call and one tool call.
-func turnRecs(tid, sid string, startMs int64, user string) []SpanRecord {
-	recs := []SpanRecord{
-		asSpan(tid+"-l", tid+"-a", ClassLLM, startMs+1, startMs+10, asUsage(10, 2), asRequests(asReq("c", "lookup", `{}`))),
-		asSpan(tid+"-x", tid+"-a", ClassTool, startMs+11, startMs+12, asTool("lookup", "c", "")),
-		asSpan(tid+"-a", "", ClassAgent, startMs, startMs+20, asAgent("helper"), asUserMsg(user), asOutput("done")),
+func turnRecs(tid, sid string, startMs int64, user string) []session.SpanRecord {
+	recs := []session.SpanRecord{
+		sessiontest.Span(tid+"-l", tid+"-a", session.ClassLLM, startMs+1, startMs+10, sessiontest.UsageOf(10, 2), sessiontest.Requests(sessiontest.Req("c", "lookup", `{}`))),
+		sessiontest.Span(tid+"-x", tid+"-a", session.ClassTool, startMs+11, startMs+12, sessiontest.Tool("lookup", "c", "")),
+		sessiontest.Span(tid+"-a", "", session.ClassAgent, startMs, startMs+20, sessiontest.Agent("helper"), sessiontest.UserMsg(user), sessiontest.Output("done")),
 	}
 	for i := range recs {
 		recs[i].TraceID = tid
@@ -88,7 +91,7 @@ func TestTrackerSettleAndSessionTimeout(t *testing.T) {
 	require.Equal(t, []string{"session_ended:s1:session_timeout"}, kinds(ev))
 	s = ev[0].Session
 	assert.False(t, s.Partial)
-	assert.Equal(t, Usage{InputTokens: 10, OutputTokens: 2, LLMCalls: 1}, s.Usage)
+	assert.Equal(t, session.Usage{InputTokens: 10, OutputTokens: 2, LLMCalls: 1}, s.Usage)
 	assert.InDelta(t, 20.0, s.TotalLatencyMs, 1e-9)
 	assert.Equal(t, s.Turns[0].StartedAt, s.StartedAt)
 	assert.Equal(t, s.Turns[0].EndedAt, s.EndedAt)
@@ -102,8 +105,8 @@ func TestTrackerTurnTimeoutWithoutRoot(t *testing.T) {
 	tk := NewTracker(TrackerConfig{TurnTimeout: 10 * time.Second})
 	// A handoff span (not a root class) arrives, then an LLM span under it: the LLM's
 	// parent is a GenAI span that is present, so no root record arrived.
-	tk.Observe([]SpanRecord{asSpan("h", "gone", ClassHandoff, 0, 1, asSession("s1"))}, atSec(0))
-	tk.Observe([]SpanRecord{asSpan("l", "h", ClassLLM, 1, 9, asSession("s1"))}, atSec(1))
+	tk.Observe([]session.SpanRecord{sessiontest.Span("h", "gone", session.ClassHandoff, 0, 1, sessiontest.Session("s1"))}, atSec(0))
+	tk.Observe([]session.SpanRecord{sessiontest.Span("l", "h", session.ClassLLM, 1, 9, sessiontest.Session("s1"))}, atSec(1))
 	assert.Empty(t, tk.Advance(atSec(10.9)), "no root: settle does not apply")
 	ev := tk.Advance(atSec(11))
 	require.Equal(t, []string{"turn_closed:s1"}, kinds(ev))
@@ -124,7 +127,7 @@ func TestTrackerTraceWithoutSessionKey(t *testing.T) {
 	assert.Equal(t, "trace_id", ev[1].Session.KeySource)
 	assert.False(t, ev[1].Session.Partial)
 	// A late span of that trace is counted, not turned into a new session.
-	assert.Empty(t, tk.Observe([]SpanRecord{asSpan("late", "tA-a", ClassLLM, 3, 4, asTrace("tA"))}, atSec(3)))
+	assert.Empty(t, tk.Observe([]session.SpanRecord{sessiontest.Span("late", "tA-a", session.ClassLLM, 3, 4, sessiontest.Trace("tA"))}, atSec(3)))
 	assert.Empty(t, tk.Advance(atSec(100)))
 	assert.Equal(t, uint64(1), tk.Stats().LateSpans)
 	checkAccounting(t, tk)
@@ -167,11 +170,11 @@ func TestTrackerTurnOrderAndLateSpan(t *testing.T) {
 	assert.Equal(t, 0, first.Turns[0].Index, "an earlier snapshot is not modified")
 
 	// A late span of t2: counted on the session as an anomaly of that turn, not assembled.
-	assert.Empty(t, tk.Observe([]SpanRecord{asSpan("t2-late", "t2-a", ClassTool, 5001, 5002, asTrace("t2"))}, atSec(6)))
+	assert.Empty(t, tk.Observe([]session.SpanRecord{sessiontest.Span("t2-late", "t2-a", session.ClassTool, 5001, 5002, sessiontest.Trace("t2"))}, atSec(6)))
 	ev = tk.Advance(atSec(6 + 300))
 	require.Equal(t, []string{"session_ended:s:session_timeout"}, kinds(ev))
 	s = ev[0].Session
-	assert.Equal(t, []string{AnomalyLateSpan}, s.Turns[0].Anomalies)
+	assert.Equal(t, []string{session.AnomalyLateSpan}, s.Turns[0].Anomalies)
 	assert.Equal(t, 3, s.Turns[0].SpanCount, "the late span was not re-assembled")
 	assert.Empty(t, first.Turns[0].Anomalies, "copy on write")
 	assert.Equal(t, uint64(1), tk.Stats().LateSpans)
@@ -194,7 +197,7 @@ func TestTrackerTurnsArrivingTogetherFollowTheirStart(t *testing.T) {
 		assert.Equal(t, []string{"first", "second"}, []string{s.Turns[0].UserMessage, s.Turns[1].UserMessage}, "trace ids %v", ids)
 
 		// Without their roots the turns stay open until the session ends.
-		var children []SpanRecord
+		var children []session.SpanRecord
 		for _, r := range recs {
 			if r.ParentSpanID != "" {
 				children = append(children, r)
@@ -202,7 +205,7 @@ func TestTrackerTurnsArrivingTogetherFollowTheirStart(t *testing.T) {
 		}
 		tk = NewTracker(TrackerConfig{})
 		tk.Observe(children, atSec(0))
-		ev = tk.CloseAll(EndReasonShutdown)
+		ev = tk.CloseAll(session.EndReasonShutdown)
 		require.Equal(t, []string{"turn_closed:s", "turn_closed:s", "session_ended:s:shutdown:partial"}, kinds(ev))
 		s = ev[2].Session
 		assert.Equal(t, []string{first, second}, []string{s.Turns[0].TraceID, s.Turns[1].TraceID}, "trace ids %v", ids)
@@ -233,9 +236,9 @@ func TestTrackerOutcomeOnATraceWithoutGenAI(t *testing.T) {
 	for _, outcome := range []bool{true, false} {
 		tk := NewTracker(TrackerConfig{})
 		tk.Observe(turnRecs("t1", "s", 0, "question"), atSec(0))
-		submit := asSpan("sub", "", ClassOther, 30, 31, asTrace("t-submit"), asSession("s"))
+		submit := sessiontest.Span("sub", "", session.ClassOther, 30, 31, sessiontest.Trace("t-submit"), sessiontest.Session("s"))
 		submit.EndSignal, submit.Outcome = true, &outcome
-		tk.Observe([]SpanRecord{submit}, atSec(0.5))
+		tk.Observe([]session.SpanRecord{submit}, atSec(0.5))
 		ev := tk.Advance(atSec(3))
 		require.Equal(t, []string{"turn_closed:s", "session_ended:s:end_signal"}, kinds(ev))
 		s := ev[1].Session
@@ -282,7 +285,7 @@ func TestTrackerMaxSessionsEviction(t *testing.T) {
 	assert.Equal(t, 1, st.OpenSessions)
 	assert.Equal(t, 1, st.PendingTraces)
 	checkAccounting(t, tk)
-	ev = tk.CloseAll(EndReasonShutdown)
+	ev = tk.CloseAll(session.EndReasonShutdown)
 	require.Equal(t, []string{"turn_closed:s3", "session_ended:s3:shutdown:partial",
 		"turn_closed:t5", "session_ended:t5:shutdown:partial"}, kinds(ev))
 	assert.Equal(t, uint64(13), tk.Stats().SpansAssembled, "every record of the 5 traces")
@@ -330,9 +333,9 @@ func TestTrackerMaxSpansPendingTrace(t *testing.T) {
 
 func TestTrackerIgnoresEvaluationAndNonGenAITraces(t *testing.T) {
 	tk := NewTracker(TrackerConfig{})
-	tk.Observe([]SpanRecord{
-		asSpan("e", "x", ClassEvaluation, 0, 1, asSession("s")),
-		asSpan("h", "", ClassOther, 0, 1, asTrace("http-only"), asSession("s2")),
+	tk.Observe([]session.SpanRecord{
+		sessiontest.Span("e", "x", session.ClassEvaluation, 0, 1, sessiontest.Session("s")),
+		sessiontest.Span("h", "", session.ClassOther, 0, 1, sessiontest.Trace("http-only"), sessiontest.Session("s2")),
 	}, atSec(0))
 	st := tk.Stats()
 	assert.Equal(t, uint64(1), st.SpansIgnored)
@@ -347,28 +350,28 @@ func TestTrackerIgnoresEvaluationAndNonGenAITraces(t *testing.T) {
 }
 
 func TestTrackerRegistryWins(t *testing.T) {
-	tk := NewTracker(TrackerConfig{Registry: []AgentDefinition{{
-		ID: "helper", Name: "helper", Tools: []ToolDefinition{{Name: "lookup", Parameters: []byte(`{"type":"object"}`)}},
+	tk := NewTracker(TrackerConfig{Registry: []session.AgentDefinition{{
+		ID: "helper", Name: "helper", Tools: []session.ToolDefinition{{Name: "lookup", Parameters: []byte(`{"type":"object"}`)}},
 	}}})
 	recs := turnRecs("t1", "s", 0, "a")
-	recs[0].ToolDefs = []ToolDefinition{{Name: "shell"}}
+	recs[0].ToolDefs = []session.ToolDefinition{{Name: "shell"}}
 	recs2 := turnRecs("t2", "s", 100, "b")
 	recs2[2].AgentName = "other"
-	recs2[0].ToolDefs = []ToolDefinition{{Name: "search"}}
+	recs2[0].ToolDefs = []session.ToolDefinition{{Name: "search"}}
 	recs3 := turnRecs("t3", "s", 200, "c")
 	recs3[2].AgentName = "other"
-	recs3[0].ToolDefs = []ToolDefinition{{Name: "fetch"}}
+	recs3[0].ToolDefs = []session.ToolDefinition{{Name: "fetch"}}
 	tk.Observe(append(append(recs, recs2...), recs3...), atSec(0))
 	tk.Advance(atSec(2))
-	ev := tk.CloseAll(EndReasonShutdown)
+	ev := tk.CloseAll(session.EndReasonShutdown)
 	require.Len(t, ev, 1)
 	agents := ev[0].Session.Agents
 	require.Len(t, agents, 2)
 	assert.Equal(t, "config", agents[0].ToolsSource)
-	assert.Equal(t, []ToolDefinition{{Name: "lookup", Parameters: []byte(`{"type":"object"}`)}}, agents[0].Tools)
+	assert.Equal(t, []session.ToolDefinition{{Name: "lookup", Parameters: []byte(`{"type":"object"}`)}}, agents[0].Tools)
 	assert.Equal(t, "other", agents[1].ID)
 	assert.Equal(t, "trace", agents[1].ToolsSource)
-	assert.Equal(t, []ToolDefinition{{Name: "search"}, {Name: "fetch"}}, agents[1].Tools, "merged across turns")
+	assert.Equal(t, []session.ToolDefinition{{Name: "search"}, {Name: "fetch"}}, agents[1].Tools, "merged across turns")
 }
 
 func TestTrackerShutdown(t *testing.T) {
@@ -376,11 +379,11 @@ func TestTrackerShutdown(t *testing.T) {
 	tk.Observe(turnRecs("t1", "s1", 0, "a"), atSec(0))
 	tk.Advance(atSec(2)) // t1 closed, s1 open without open turns
 	tk.Observe(turnRecs("t2", "s2", 0, "b")[:1], atSec(3))
-	ev := tk.CloseAll(EndReasonShutdown)
+	ev := tk.CloseAll(session.EndReasonShutdown)
 	require.Equal(t, []string{"session_ended:s1:shutdown:partial", "turn_closed:s2", "session_ended:s2:shutdown:partial"}, kinds(ev))
 	assert.True(t, ev[1].Session.Turns[0].Partial)
 	assert.Equal(t, TrackerStats{SpansObserved: 4, SpansAssembled: 4, TurnsClosed: 2}, tk.Stats())
-	assert.Empty(t, tk.CloseAll(EndReasonShutdown))
+	assert.Empty(t, tk.CloseAll(session.EndReasonShutdown))
 }
 
 // TestTrackerManySessions drives many interleaved sessions and checks the accounting and
@@ -410,7 +413,7 @@ func TestTrackerManySessions(t *testing.T) {
 		seen(tk.Advance(atSec(clock)))
 		checkAccounting(t, tk)
 	}
-	seen(tk.CloseAll(EndReasonShutdown))
+	seen(tk.CloseAll(session.EndReasonShutdown))
 	st := tk.Stats()
 	assert.Equal(t, 0, st.RetainedSpans)
 	assert.Equal(t, uint64(600), st.SpansAssembled+st.SpansDropped)
@@ -425,15 +428,15 @@ func TestTrackerManySessions(t *testing.T) {
 // turn (seen in the openai_agents_genai_live fixture).
 func TestTrackerOrphanSubtreeIsNotARoot(t *testing.T) {
 	tk := NewTracker(TrackerConfig{})
-	sub := []SpanRecord{
-		asSpan("sub-l", "sub-a", ClassLLM, 0, 5, asSession("s1")),
-		asSpan("sub-a", "coord", ClassAgent, 0, 10, asAgent("research"), asSession("s1")),
+	sub := []session.SpanRecord{
+		sessiontest.Span("sub-l", "sub-a", session.ClassLLM, 0, 5, sessiontest.Session("s1")),
+		sessiontest.Span("sub-a", "coord", session.ClassAgent, 0, 10, sessiontest.Agent("research"), sessiontest.Session("s1")),
 	}
 	assert.Empty(t, tk.Observe(sub, atSec(0)))
 	assert.Empty(t, tk.Advance(atSec(30)), "a GenAI span whose parent is still running is no root")
-	rest := []SpanRecord{
-		asSpan("coord", "wf", ClassAgent, 0, 40_000, asAgent("coordinator"), asSession("s1")),
-		asSpan("wf", "http-parent-not-exported", ClassTurn, 0, 40_001, asSession("s1")),
+	rest := []session.SpanRecord{
+		sessiontest.Span("coord", "wf", session.ClassAgent, 0, 40_000, sessiontest.Agent("coordinator"), sessiontest.Session("s1")),
+		sessiontest.Span("wf", "http-parent-not-exported", session.ClassTurn, 0, 40_001, sessiontest.Session("s1")),
 	}
 	assert.Empty(t, tk.Observe(rest, atSec(40)))
 	ev := tk.Advance(atSec(42))
@@ -451,9 +454,9 @@ func TestTrackerOrphanSubtreeIsNotARoot(t *testing.T) {
 // The trace root of any class (here an HTTP server span) ends the wait.
 func TestTrackerTraceRootOfAnyClassClosesTheTurn(t *testing.T) {
 	tk := NewTracker(TrackerConfig{})
-	tk.Observe([]SpanRecord{asSpan("a", "http", ClassAgent, 0, 10, asAgent("helper"), asSession("s1"))}, atSec(0))
+	tk.Observe([]session.SpanRecord{sessiontest.Span("a", "http", session.ClassAgent, 0, 10, sessiontest.Agent("helper"), sessiontest.Session("s1"))}, atSec(0))
 	assert.Empty(t, tk.Advance(atSec(5)))
-	tk.Observe([]SpanRecord{asSpan("http", "", ClassOther, 0, 11, asSession("s1"))}, atSec(5))
+	tk.Observe([]session.SpanRecord{sessiontest.Span("http", "", session.ClassOther, 0, 11, sessiontest.Session("s1"))}, atSec(5))
 	require.Equal(t, []string{"turn_closed:s1"}, kinds(tk.Advance(atSec(7.1))))
 	checkAccounting(t, tk)
 }
@@ -509,7 +512,7 @@ func TestTrackerIdleClosesCrashedTurn(t *testing.T) {
 func TestTrackerRetainTurns(t *testing.T) {
 	all := NewTracker(TrackerConfig{})
 	few := NewTracker(TrackerConfig{RetainTurns: 2})
-	var ends [2]*AgentSession
+	var ends [2]*session.AgentSession
 	for k, tk := range []*Tracker{all, few} {
 		for i := range 5 {
 			tk.Observe(turnRecs(fmt.Sprintf("t%d", i), "s", int64(i)*3000, fmt.Sprintf("q%d", i)), atSec(float64(i)*3))

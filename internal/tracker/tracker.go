@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package tracker // import "github.com/agenteval/agenteval-collector/internal/tracker"
 
 import (
 	"cmp"
@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // Defaults used for zero TrackerConfig fields (docs/architecture.md §4, §11).
@@ -22,38 +24,6 @@ const (
 	DefaultMaxSessions        = 10000
 	DefaultMaxSpansPerSession = 10000
 )
-
-// EndReason is why a session was closed (AgentSession.EndReason).
-type EndReason string
-
-// AgentSession.EndReason values set by the Tracker.
-const (
-	// EndReasonSessionTimeout: session_timeout of silence once every turn was closed.
-	EndReasonSessionTimeout EndReason = "session_timeout"
-	// EndReasonEndSignal: a record carried the end signal and the open turns closed.
-	EndReasonEndSignal EndReason = "end_signal"
-	// EndReasonSingleTrace: a session keyed by its trace id (no session key on any span
-	// of the trace) ends with its only turn: nothing else can join it.
-	EndReasonSingleTrace EndReason = "single_trace"
-	// EndReasonMaxDuration: max_session_duration elapsed since the first record (partial).
-	EndReasonMaxDuration EndReason = "max_session_duration"
-	// EndReasonMaxSessions: evicted as the least recently active of more than
-	// max_sessions open sessions (partial).
-	EndReasonMaxSessions EndReason = "max_sessions"
-	// EndReasonMaxSpans: the session exceeded max_spans_per_session (partial).
-	EndReasonMaxSpans EndReason = "max_spans_per_session"
-	// EndReasonShutdown is the reason the processor passes to CloseAll (partial).
-	EndReasonShutdown EndReason = "shutdown"
-	// EndReasonRestart: the collector holding the session open died (kill -9, a crash)
-	// and no span of it arrived within session_timeout after a restart; the session is
-	// analysed from its stored turn records by the recovery sweep (partial; not set by
-	// the Tracker, see Recovery).
-	EndReasonRestart EndReason = "restart"
-)
-
-// KeySourceTraceID is the AgentSession.KeySource of a session keyed by its trace id (no
-// session key on any span of the trace): it has one turn and never continues.
-const KeySourceTraceID = "trace_id"
 
 // TrackerConfig configures a Tracker. Zero (or negative) fields take the Default* values.
 type TrackerConfig struct {
@@ -79,7 +49,7 @@ type TrackerConfig struct {
 	MaxSpansPerSession int
 	// Registry holds the configured agents and their tools (ToolsSource "config"). For an
 	// agent it names, it wins over what the traces show.
-	Registry []AgentDefinition
+	Registry []session.AgentDefinition
 	// RetainTurns bounds the closed turns a session keeps for its session-end snapshot
 	// (the most recent; at least 2, for the turn events' window). 0 keeps them all. The
 	// snapshot's totals (usage, latency, cost, outcome, time span) cover every turn
@@ -140,7 +110,7 @@ type Event struct {
 	// modifies it afterwards, but its nested slices (turns' interactions and steps,
 	// agents' tools) are shared with the Tracker and later snapshots: treat it as
 	// read-only.
-	Session *AgentSession
+	Session *session.AgentSession
 	// TurnIndex is the closed turn's position in Session.Turns (EventTurnClosed): the
 	// last one of the window.
 	TurnIndex int
@@ -194,7 +164,7 @@ type TrackerStats struct {
 // only while their turn is open; a closed turn keeps the assembled Turn only.
 type Tracker struct {
 	cfg      TrackerConfig
-	registry map[string]*AgentDefinition
+	registry map[string]*session.AgentDefinition
 
 	traces   map[string]*traceState
 	sessions map[string]*sessionState
@@ -272,14 +242,14 @@ type sessionState struct {
 	closedTurns int
 	// Totals over every closed turn, for the session-end snapshot.
 	latencyMs          float64
-	usage              Usage
+	usage              session.Usage
 	cost               float64
 	costSeen           bool
 	outcome            *bool
 	startedAt, endedAt time.Time
 	// agents merges the agents of the closed turns (mergeAgents); agentPos indexes it
 	// and fromRegistry marks the configured ones.
-	agents       []AgentDefinition
+	agents       []session.AgentDefinition
 	agentPos     map[string]int
 	fromRegistry map[string]bool
 	// closedTraces are the traces whose turn closed, in close order (their turns join
@@ -292,8 +262,8 @@ type sessionState struct {
 }
 
 type turnState struct {
-	turn    Turn
-	agents  []AgentDefinition
+	turn    session.Turn
+	agents  []session.AgentDefinition
 	outcome *bool
 	cost    *float64
 }
@@ -312,7 +282,7 @@ type expiry struct {
 func NewTracker(cfg TrackerConfig) *Tracker {
 	t := &Tracker{
 		cfg:          cfg.withDefaults(),
-		registry:     map[string]*AgentDefinition{},
+		registry:     map[string]*session.AgentDefinition{},
 		traces:       map[string]*traceState{},
 		sessions:     map[string]*sessionState{},
 		lru:          list.New(),
@@ -323,7 +293,7 @@ func NewTracker(cfg TrackerConfig) *Tracker {
 	for _, d := range cfg.Registry {
 		c := cloneAgent(d)
 		if c.ToolsSource == "" {
-			c.ToolsSource = ToolsSourceConfig
+			c.ToolsSource = session.ToolsSourceConfig
 		}
 		for _, k := range []string{c.ID, c.Name} {
 			if _, dup := t.registry[k]; k != "" && !dup {
@@ -337,14 +307,14 @@ func NewTracker(cfg TrackerConfig) *Tracker {
 // Observe takes a batch of records at time now. It returns the events that the batch
 // caused at once: sessions closed by max_sessions or max_spans_per_session (with their
 // open turns). It is Finish(ObserveClosing(recs, now)).
-func (t *Tracker) Observe(recs []SpanRecord, now time.Time) []Event {
+func (t *Tracker) Observe(recs []session.SpanRecord, now time.Time) []Event {
 	return t.Finish(t.ObserveClosing(recs, now))
 }
 
 // ObserveClosing is Observe without the assembly of the turns it closes: it returns
 // what closed, to be assembled (Closed.Assemble, safe outside the caller's lock) and
 // completed by Finish, in order.
-func (t *Tracker) ObserveClosing(recs []SpanRecord, now time.Time) []Closed {
+func (t *Tracker) ObserveClosing(recs []session.SpanRecord, now time.Time) []Closed {
 	t.tick(now)
 	var ev []Closed
 	for i := range recs {
@@ -359,9 +329,9 @@ func (t *Tracker) tick(now time.Time) {
 	}
 }
 
-func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Closed) []Closed {
+func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []Closed {
 	t.stats.SpansObserved++
-	if r.Class == ClassEvaluation {
+	if r.Class == session.ClassEvaluation {
 		t.stats.SpansIgnored++
 		return ev
 	}
@@ -405,13 +375,13 @@ func (t *Tracker) observe(r *SpanRecord, now time.Time, ev []Closed) []Closed {
 		}
 	} else if tr.recs.n > t.cfg.MaxSpansPerSession {
 		t.deadTraces[tr.id] = now
-		ev = t.closeTrace(tr, EndReasonMaxSpans, now, ev)
+		ev = t.closeTrace(tr, session.EndReasonMaxSpans, now, ev)
 	}
 	return t.evict(now, ev)
 }
 
 // retain adds r to its open trace and updates the root tracking and activity.
-func (t *Tracker) retain(tr *traceState, r *SpanRecord, now time.Time) {
+func (t *Tracker) retain(tr *traceState, r *session.SpanRecord, now time.Time) {
 	parentArrived, parentGenAI, dup := tr.recs.add(r, &t.vocab)
 	t.stats.RetainedSpans++
 	tr.lastSeen = now
@@ -428,18 +398,18 @@ func (t *Tracker) retain(tr *traceState, r *SpanRecord, now time.Time) {
 		v := *r.Outcome
 		tr.outcome = &v
 	}
-	if isGenAI(r.Class) {
+	if r.Class.GenAI() {
 		tr.genAI = true
 	}
 	if !dup {
 		switch {
-		case r.Class == ClassTurn:
+		case r.Class == session.ClassTurn:
 			tr.root = true
 		case r.ParentSpanID == "" || r.ParentSpanID == r.SpanID:
 			// The trace's own root (of any class, e.g. the HTTP server span around
 			// the agents) ends last: the trace is complete.
 			tr.root = true
-		case r.Class == ClassAgent || r.Class == ClassLLM || r.Class == ClassTool:
+		case r.Class == session.ClassAgent || r.Class == session.ClassLLM || r.Class == session.ClassTool:
 			// A GenAI span under a span that already arrived and is not GenAI (an
 			// HTTP or framework span that ended first). A GenAI span whose parent has
 			// not arrived is NOT a root: the parent may be an agent still running
@@ -536,11 +506,11 @@ func (t *Tracker) late(c *closedTurn, traceID string, now time.Time) {
 	}
 	for i := range s.turns {
 		tu := &s.turns[i].turn
-		if tu.TraceID != traceID || slices.Contains(tu.Anomalies, AnomalyLateSpan) {
+		if tu.TraceID != traceID || slices.Contains(tu.Anomalies, session.AnomalyLateSpan) {
 			continue
 		}
 		// Copy on write: earlier snapshots share the old slice.
-		an := append(slices.Clone(tu.Anomalies), AnomalyLateSpan)
+		an := append(slices.Clone(tu.Anomalies), session.AnomalyLateSpan)
 		slices.Sort(an)
 		tu.Anomalies = an
 	}
@@ -578,7 +548,7 @@ func (t *Tracker) killSession(s *sessionState, now time.Time, ev []Closed) []Clo
 	for _, id := range s.closedTraces {
 		t.deadTraces[id] = now
 	}
-	return t.endSession(s, EndReasonMaxSpans, true, now, ev)
+	return t.endSession(s, session.EndReasonMaxSpans, true, now, ev)
 }
 
 // evict closes the least recently active sessions (or pending traces) while more than
@@ -588,9 +558,9 @@ func (t *Tracker) evict(now time.Time, ev []Closed) []Closed {
 		t.stats.SessionsEvicted++
 		switch v := t.lru.Back().Value.(type) {
 		case *sessionState:
-			ev = t.endSession(v, EndReasonMaxSessions, true, now, ev)
+			ev = t.endSession(v, session.EndReasonMaxSessions, true, now, ev)
 		case *traceState:
-			ev = t.closeTrace(v, EndReasonMaxSessions, now, ev)
+			ev = t.closeTrace(v, session.EndReasonMaxSessions, now, ev)
 		}
 	}
 	return ev
@@ -600,12 +570,12 @@ func (t *Tracker) evict(now time.Time, ev []Closed) []Closed {
 // timeout; Partial when the root never arrived), else the reason of an early close (the
 // turn is Partial, and a trace without session key ends its own session with that
 // reason).
-func (t *Tracker) closeTrace(tr *traceState, force EndReason, now time.Time, ev []Closed) []Closed {
+func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.Time, ev []Closed) []Closed {
 	n := tr.recs.n
 	hasRoot, genAI := tr.hasRoot(), tr.genAI
 	t.stats.RetainedSpans -= n
 	s := tr.sess
-	var recs []SpanRecord
+	var recs []session.SpanRecord
 	if genAI {
 		recs = tr.recs.records(tr.id, &t.vocab)
 	}
@@ -620,7 +590,7 @@ func (t *Tracker) closeTrace(tr *traceState, force EndReason, now time.Time, ev 
 	t.stats.SpansAssembled += uint64(len(recs))
 	t.stats.TurnsClosed++
 	if s == nil {
-		s = &sessionState{id: tr.id, keySource: KeySourceTraceID, service: tr.service, byTrace: true,
+		s = &sessionState{id: tr.id, keySource: session.KeySourceTraceID, service: tr.service, byTrace: true,
 			created: tr.firstSeen, lastActive: now, open: map[string]*traceState{}}
 	}
 	s.closedTraces = append(s.closedTraces, tr.id)
@@ -630,7 +600,7 @@ func (t *Tracker) closeTrace(tr *traceState, force EndReason, now time.Time, ev 
 		if force != "" {
 			return t.endSession(s, force, true, now, ev)
 		}
-		return t.endSession(s, EndReasonSingleTrace, false, now, ev)
+		return t.endSession(s, session.EndReasonSingleTrace, false, now, ev)
 	}
 	return ev
 }
@@ -641,11 +611,11 @@ func (t *Tracker) closeTrace(tr *traceState, force EndReason, now time.Time, ev 
 func (t *Tracker) turnEvent(s *sessionState) Event {
 	n := len(s.turns)
 	window := s.turns[max(0, n-2):]
-	as := &AgentSession{
+	as := &session.AgentSession{
 		ID:        s.id,
 		KeySource: s.keySource,
 		Service:   s.service,
-		Turns:     make([]Turn, len(window)),
+		Turns:     make([]session.Turn, len(window)),
 		Agents:    t.agentsOf(s),
 	}
 	for i, tu := range window {
@@ -670,11 +640,11 @@ type Closed struct {
 	kind EventKind
 	sess *sessionState
 	// Records are the closed trace's records (a closed turn), in arrival order.
-	Records []SpanRecord
+	Records []session.SpanRecord
 	partial bool // the turn closed early or without its root
-	asm     *TurnAssembly
+	asm     *session.TurnAssembly
 	// session end
-	reason         EndReason
+	reason         session.EndReason
 	sessionPartial bool
 }
 
@@ -683,7 +653,7 @@ type Closed struct {
 // different values. Finish assembles what was not.
 func (c *Closed) Assemble() {
 	if c.kind == EventTurnClosed && c.asm == nil {
-		a := AssembleTurn(c.Records)
+		a := session.AssembleTurn(c.Records)
 		c.asm = &a
 		// The assembly holds nothing of the record slice (it copies what it keeps):
 		// the slice goes back to the pool for a later closed trace.
@@ -703,15 +673,15 @@ var recordsPool sync.Pool // of *[]SpanRecord, cleared, length 0
 
 // getRecords returns a zeroed slice of n records, reused when the pool has one large
 // enough.
-func getRecords(n int) []SpanRecord {
-	if v, ok := recordsPool.Get().(*[]SpanRecord); ok && cap(*v) >= n {
+func getRecords(n int) []session.SpanRecord {
+	if v, ok := recordsPool.Get().(*[]session.SpanRecord); ok && cap(*v) >= n {
 		return (*v)[:n]
 	}
-	return make([]SpanRecord, n)
+	return make([]session.SpanRecord, n)
 }
 
 // putRecords clears recs (so that it pins no strings) and pools it.
-func putRecords(recs []SpanRecord) {
+func putRecords(recs []session.SpanRecord) {
 	if cap(recs) == 0 || cap(recs) > maxPooledRecords {
 		return
 	}
@@ -755,7 +725,7 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 
 // endSession closes the session's open turns (as partial) and ends it. A session that
 // has no turn is not reported.
-func (t *Tracker) endSession(s *sessionState, reason EndReason, partial bool, now time.Time, ev []Closed) []Closed {
+func (t *Tracker) endSession(s *sessionState, reason session.EndReason, partial bool, now time.Time, ev []Closed) []Closed {
 	open := slices.SortedFunc(maps.Values(s.open), turnOrder)
 	for _, tr := range open {
 		ev = t.closeTrace(tr, reason, now, ev)
@@ -822,11 +792,11 @@ func (t *Tracker) AdvanceClosing(now time.Time) []Closed {
 	for _, s := range ending {
 		switch {
 		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
-			ev = t.endSession(s, EndReasonMaxDuration, true, now, ev)
+			ev = t.endSession(s, session.EndReasonMaxDuration, true, now, ev)
 		case s.endSignal && len(s.open) == 0:
-			ev = t.endSession(s, EndReasonEndSignal, false, now, ev)
+			ev = t.endSession(s, session.EndReasonEndSignal, false, now, ev)
 		default:
-			ev = t.endSession(s, EndReasonSessionTimeout, false, now, ev)
+			ev = t.endSession(s, session.EndReasonSessionTimeout, false, now, ev)
 		}
 	}
 	return ev
@@ -860,13 +830,13 @@ func (t *Tracker) expire(now time.Time) {
 // CloseAll closes every open turn and session as partial with the given end reason
 // (EndReasonShutdown at shutdown): sessions by id, then traces without a session key by
 // trace id.
-func (t *Tracker) CloseAll(reason EndReason) []Event {
+func (t *Tracker) CloseAll(reason session.EndReason) []Event {
 	return t.Finish(t.CloseAllClosing(reason))
 }
 
 // CloseAllClosing is CloseAll without the assembly of the turns it closes (see
 // ObserveClosing).
-func (t *Tracker) CloseAllClosing(reason EndReason) []Closed {
+func (t *Tracker) CloseAllClosing(reason session.EndReason) []Closed {
 	var ev []Closed
 	for _, id := range slices.Sorted(maps.Keys(t.sessions)) {
 		ev = t.endSession(t.sessions[id], reason, true, t.now, ev)
@@ -899,12 +869,12 @@ func (t *Tracker) Stats() TrackerStats {
 }
 
 // snapshot builds the AgentSession view of s.
-func (t *Tracker) snapshot(s *sessionState, partial bool, reason EndReason) *AgentSession {
-	as := &AgentSession{
+func (t *Tracker) snapshot(s *sessionState, partial bool, reason session.EndReason) *session.AgentSession {
+	as := &session.AgentSession{
 		ID:             s.id,
 		KeySource:      s.keySource,
 		Service:        s.service,
-		Turns:          make([]Turn, len(s.turns)),
+		Turns:          make([]session.Turn, len(s.turns)),
 		Partial:        partial,
 		EndReason:      reason,
 		TotalLatencyMs: s.latencyMs,
@@ -948,8 +918,8 @@ func (s *sessionState) addTotals(tu *turnState) {
 }
 
 // agentsOf returns a copy of the session's merged agents.
-func (t *Tracker) agentsOf(s *sessionState) []AgentDefinition {
-	out := make([]AgentDefinition, len(s.agents))
+func (t *Tracker) agentsOf(s *sessionState) []session.AgentDefinition {
+	out := make([]session.AgentDefinition, len(s.agents))
 	for i, d := range s.agents {
 		out[i] = cloneAgent(d)
 	}
@@ -960,7 +930,7 @@ func (t *Tracker) agentsOf(s *sessionState) []AgentDefinition {
 // them in order of first appearance: the registry definition for a configured agent
 // (its tools win; its handoff targets when it declares any), else the union of what
 // the turns learned. Its cost depends on the turn's agents only.
-func (t *Tracker) mergeAgents(s *sessionState, agents []AgentDefinition) {
+func (t *Tracker) mergeAgents(s *sessionState, agents []session.AgentDefinition) {
 	if s.agentPos == nil {
 		s.agentPos, s.fromRegistry = map[string]int{}, map[string]bool{}
 	}
@@ -988,7 +958,7 @@ func (t *Tracker) mergeAgents(s *sessionState, agents []AgentDefinition) {
 		}
 		m := &s.agents[i]
 		m.Description = cmp.Or(m.Description, d.Description)
-		addTools(m, d.Tools)
+		m.AddTools(d.Tools)
 		if d.ToolsSource != "" {
 			m.ToolsSource = d.ToolsSource
 		}
@@ -999,8 +969,8 @@ func (t *Tracker) mergeAgents(s *sessionState, agents []AgentDefinition) {
 }
 
 // cloneAgent copies d so that merging never writes into a shared slice.
-func cloneAgent(d AgentDefinition) AgentDefinition {
-	d.Tools = append([]ToolDefinition{}, d.Tools...)
+func cloneAgent(d session.AgentDefinition) session.AgentDefinition {
+	d.Tools = append([]session.ToolDefinition{}, d.Tools...)
 	d.HandoffTargets = slices.Clone(d.HandoffTargets)
 	return d
 }

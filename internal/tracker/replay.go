@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package tracker // import "github.com/agenteval/agenteval-collector/internal/tracker"
 
 import (
 	"sort"
@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/pdatautil"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // Replay reconstructs the sessions of recorded traces deterministically: every span with
@@ -18,9 +19,9 @@ import (
 // moved past every timeout so that each session ends as it would have live (not as
 // partial). The sessions are returned in the order they ended. The golden and end-to-end
 // tests use it; the processor does the same thing on the wall clock.
-func Replay(td ptrace.Traces, ex *Extractor, cfg TrackerConfig) []*AgentSession {
+func Replay(td ptrace.Traces, ex *session.Extractor, cfg TrackerConfig) []*session.AgentSession {
 	type rec struct {
-		r   SpanRecord
+		r   session.SpanRecord
 		end int64
 	}
 	var recs []rec
@@ -36,7 +37,7 @@ func Replay(td ptrace.Traces, ex *Extractor, cfg TrackerConfig) []*AgentSession 
 
 	tr := NewTracker(cfg)
 	cfg = cfg.withDefaults()
-	var out []*AgentSession
+	var out []*session.AgentSession
 	collect := func(evs []Event) {
 		for _, e := range evs {
 			if e.Kind == EventSessionEnded {
@@ -52,7 +53,7 @@ func Replay(td ptrace.Traces, ex *Extractor, cfg TrackerConfig) []*AgentSession 
 		}
 		last = now
 		collect(tr.Advance(now))
-		collect(tr.Observe([]SpanRecord{r.r}, now))
+		collect(tr.Observe([]session.SpanRecord{r.r}, now))
 	}
 	// Past every timeout: turns settle or time out, then sessions time out.
 	far := last.Add(cfg.TurnTimeout + cfg.SessionTimeout + cfg.TurnSettle + time.Second)

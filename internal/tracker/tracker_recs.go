@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package tracker // import "github.com/agenteval/agenteval-collector/internal/tracker"
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // traceRecords holds the records of one open trace in the compact form the Tracker retains
@@ -54,7 +56,7 @@ type traceRecords struct {
 	idIndex internIndex
 
 	// Distinct ToolDefs slices: the extractor's cache shares them between spans.
-	defs [][]ToolDefinition
+	defs [][]session.ToolDefinition
 }
 
 // idMeta bits.
@@ -132,9 +134,9 @@ var hashSeed = maphash.MakeSeed()
 var maxEnd32 = math.MaxUint32
 
 // add appends r (which belongs to this trace) and reports whether its parent span already
-// arrived (parentArrived) with a GenAI class (parentGenAI, isGenAI), and whether r
+// arrived (parentArrived) with a GenAI class (parentGenAI, SpanClass.GenAI), and whether r
 // repeats the id of a span that already arrived (dup).
-func (c *traceRecords) add(r *SpanRecord, vocab *valueVocab) (parentArrived, parentGenAI, dup bool) {
+func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArrived, parentGenAI, dup bool) {
 	if c.n == 0 {
 		c.base = r.StartUnixNano
 		// A turn has tens of records: skip the first doublings of the buffers (a one-span
@@ -158,7 +160,7 @@ func (c *traceRecords) add(r *SpanRecord, vocab *valueVocab) (parentArrived, par
 	set(fieldService, r.Service != "")
 	set(fieldContentCaptured, r.ContentCaptured)
 	set(fieldModel, r.Model != "")
-	set(fieldUsage, r.Usage != Usage{})
+	set(fieldUsage, r.Usage != session.Usage{})
 	set(fieldUserMessage, r.UserMessage != "")
 	set(fieldOutput, r.Output != "")
 	set(fieldFinishReasons, r.FinishReasons != nil)
@@ -201,7 +203,7 @@ func (c *traceRecords) add(r *SpanRecord, vocab *valueVocab) (parentArrived, par
 		dup = true
 	} else {
 		c.idMeta[self] |= idArrived
-		if isGenAI(r.Class) {
+		if r.Class.GenAI() {
 			c.idMeta[self] |= idGenAI
 		}
 	}
@@ -253,7 +255,7 @@ func (c *traceRecords) add(r *SpanRecord, vocab *valueVocab) (parentArrived, par
 	voc(r.SessionKey != "", r.SessionKey)
 	voc(r.Service != "", r.Service)
 	voc(r.Model != "", r.Model)
-	if r.Usage != (Usage{}) {
+	if r.Usage != (session.Usage{}) {
 		u := &r.Usage
 		b = binary.AppendVarint(b, u.InputTokens)
 		b = binary.AppendVarint(b, u.OutputTokens)
@@ -543,7 +545,7 @@ func (c *traceRecords) id(s string) int {
 
 // toolDefs interns a ToolDefs list by content: the spans of one agent repeat the same
 // definitions, which are then kept once per trace however each span's copy was decoded.
-func (c *traceRecords) toolDefs(d []ToolDefinition) int {
+func (c *traceRecords) toolDefs(d []session.ToolDefinition) int {
 	for i, x := range c.defs {
 		if slices.EqualFunc(x, d, equalToolDefinition) {
 			return i
@@ -555,7 +557,7 @@ func (c *traceRecords) toolDefs(d []ToolDefinition) int {
 
 // equalToolDefinition compares two definitions; a nil schema (unknown) differs from an
 // empty one.
-func equalToolDefinition(a, b ToolDefinition) bool {
+func equalToolDefinition(a, b session.ToolDefinition) bool {
 	return a.Name == b.Name && a.Description == b.Description &&
 		(a.Parameters == nil) == (b.Parameters == nil) && bytes.Equal(a.Parameters, b.Parameters)
 }
@@ -611,7 +613,7 @@ func (d *recordReader) voc() string {
 // vocab is the one they were added with. Each distinct string of the trace is one
 // allocation, shared by the records that repeat it (the vocabulary's are the Tracker's);
 // their slices share a few backing arrays.
-func (c *traceRecords) records(traceID string, vocab *valueVocab) []SpanRecord {
+func (c *traceRecords) records(traceID string, vocab *valueVocab) []session.SpanRecord {
 	if c.n == 0 {
 		return nil
 	}
@@ -645,7 +647,7 @@ func (c *traceRecords) records(traceID string, vocab *valueVocab) []SpanRecord {
 
 	recs := getRecords(c.n)
 	var strs []string
-	var calls []RequestedToolCall
+	var calls []session.RequestedToolCall
 	list := func(vocabulary bool) []string {
 		n := int(d.uvarint())
 		if n == 0 {
@@ -664,7 +666,7 @@ func (c *traceRecords) records(traceID string, vocab *valueVocab) []SpanRecord {
 	for i := range recs {
 		r := &recs[i]
 		r.TraceID = traceID
-		r.Class = SpanClass(d.b[0])
+		r.Class = session.SpanClass(d.b[0])
 		d.b = d.b[1:]
 		mask := d.uvarint()
 		has := func(f recordField) bool { return mask&(1<<f) != 0 }
@@ -711,7 +713,7 @@ func (c *traceRecords) records(traceID string, vocab *valueVocab) []SpanRecord {
 			for j := 0; j < n; j++ {
 				f := d.b[0]
 				d.b = d.b[1:]
-				var rc RequestedToolCall
+				var rc session.RequestedToolCall
 				if f&callBitID != 0 {
 					rc.ID = d.str()
 				}
@@ -725,7 +727,7 @@ func (c *traceRecords) records(traceID string, vocab *valueVocab) []SpanRecord {
 				calls = append(calls, rc)
 			}
 			if n == 0 {
-				r.RequestedCalls = []RequestedToolCall{}
+				r.RequestedCalls = []session.RequestedToolCall{}
 			} else {
 				r.RequestedCalls = calls[at : at+n : at+n]
 			}
