@@ -435,8 +435,8 @@ func (e *Extractor) nameList(v pcommon.Value, key string, r *SpanRecord) []strin
 	if v.Type() == pcommon.ValueTypeSlice {
 		sl := v.Slice()
 		if sl.Len() > 0 && sl.At(0).Type() == pcommon.ValueTypeStr {
-			out := make([]string, 0, min(sl.Len(), maxList))
-			for i := 0; i < sl.Len() && len(out) < maxList; i++ {
+			out := make([]string, 0, min(sl.Len(), MaxList))
+			for i := 0; i < sl.Len() && len(out) < MaxList; i++ {
 				if t := strings.TrimSpace(sl.At(i).Str()); t != "" {
 					out = append(out, e.text(r, t))
 				}
@@ -506,7 +506,7 @@ func (e *Extractor) decisionEvents(events ptrace.SpanEventSlice, r *SpanRecord) 
 		name, _ := attrs.Get(semconv.GenAIToolName)
 		id, _ := attrs.Get(semconv.GenAIToolCallID)
 		call := RequestedToolCall{ID: e.text(r, strings.TrimSpace(id.Str())), Name: e.text(r, strings.TrimSpace(name.Str()))}
-		if call.Name == "" || len(r.RequestedCalls) >= maxList {
+		if call.Name == "" || len(r.RequestedCalls) >= MaxList {
 			continue
 		}
 		if !slices.ContainsFunc(r.RequestedCalls, func(c RequestedToolCall) bool {

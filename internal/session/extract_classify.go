@@ -28,16 +28,17 @@ type classInfo struct {
 
 // Classification rule names recorded in SpanRecord.ClassRule.
 const (
-	ruleOp   = "gen_ai.operation.name="
-	ruleOI   = "openinference.span.kind="
-	ruleTL   = "traceloop.span.kind="
-	ruleName = "name:"
+	ruleOp = "gen_ai.operation.name="
+	ruleOI = "openinference.span.kind="
+	ruleTL = "traceloop.span.kind="
+	// RuleName prefixes the ClassRule of a span classified by its name ("name:" + rule).
+	RuleName = "name:"
 	// ruleNormalized: an invoke_agent that contrib's gen_ai_normalizer made of a chain,
 	// workflow or task span (its source kind is kept beside it).
 	ruleNormalized = "gen_ai_normalizer:source_kind"
-	// ruleSubagentFromTool: an agent named after the sub-agent its launching tool's
+	// RuleSubagentFromTool: an agent named after the sub-agent its launching tool's
 	// arguments name (assemble.go nameGenericSubagents).
-	ruleSubagentFromTool = "launching_tool_arguments"
+	RuleSubagentFromTool = "launching_tool_arguments"
 	ruleUnnamed          = ";unnamed"
 	ruleOIHandoff        = "openinference.handoff_span"
 	ruleGenAIHandoff     = "gen_ai.handoff"
@@ -87,8 +88,8 @@ var rulesByName = func() map[string]string {
 		"tools/call", semconv.SpanNameOpenAIResponse, semconv.ADKSpanInvoc, semconv.ADKSpanCallLLM,
 		"*.agent", "*.tool", "*.workflow", "*.handoff",
 	} {
-		m[ruleName+n] = ruleName + n
-		m[ruleName+n+ruleUnnamed] = ruleName + n + ruleUnnamed
+		m[RuleName+n] = RuleName + n
+		m[RuleName+n+ruleUnnamed] = RuleName + n + ruleUnnamed
 	}
 	return m
 }()
@@ -257,13 +258,13 @@ func (e *Extractor) classify(s *attrScan, r *SpanRecord, scopeName string) class
 
 func (e *Extractor) classifyByName(s *attrScan, r *SpanRecord, scopeName string, info *classInfo) {
 	name := r.Name
-	set := func(c SpanClass, rule string) { r.Class, r.ClassRule = c, joinRule(ruleName, rule, "") }
+	set := func(c SpanClass, rule string) { r.Class, r.ClassRule = c, joinRule(RuleName, rule, "") }
 	isADK := strings.HasPrefix(scopeName, semconv.ADKScope) || s.has[attrADKLLMRequest] || s.has[attrADKLLMResponse]
 	switch {
 	case (s.has[attrVoltEntityType] || s.has[attrVoltSpanType]) && e.classifyVolt(s, r, info):
 	case hasWordPrefix(name, "invoke_agent"):
 		info.nameHint = afterPrefix(name, "invoke_agent")
-		e.setAgent(s, r, joinRule(ruleName, "invoke_agent", ""), info.nameHint, false)
+		e.setAgent(s, r, joinRule(RuleName, "invoke_agent", ""), info.nameHint, false)
 	case hasWordPrefix(name, "execute_tool"):
 		info.nameHint = afterPrefix(name, "execute_tool")
 		set(ClassTool, "execute_tool")
@@ -289,7 +290,7 @@ func (e *Extractor) classifyByName(s *attrScan, r *SpanRecord, scopeName string,
 			name == semconv.AISpanGenerateObject || name == semconv.AISpanStreamObject:
 			// The root of one generateText call: an agent when the app named it
 			// (telemetry.functionId), else a turn.
-			e.setAgent(s, r, joinRule(ruleName, name, ""), "", false)
+			e.setAgent(s, r, joinRule(RuleName, name, ""), "", false)
 		default:
 			set(ClassOther, "")
 			r.ClassRule = ""
@@ -310,7 +311,7 @@ func (e *Extractor) classifyByName(s *attrScan, r *SpanRecord, scopeName string,
 		set(ClassOther, semconv.ADKSpanCallLLM)
 	case strings.HasSuffix(name, semconv.TraceloopSuffixAgent) && len(name) > len(semconv.TraceloopSuffixAgent):
 		info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixAgent)
-		e.setAgent(s, r, joinRule(ruleName, "*.agent", ""), info.nameHint, false)
+		e.setAgent(s, r, joinRule(RuleName, "*.agent", ""), info.nameHint, false)
 	case strings.HasSuffix(name, semconv.TraceloopSuffixTool) && len(name) > len(semconv.TraceloopSuffixTool):
 		info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixTool)
 		set(ClassTool, "*.tool")

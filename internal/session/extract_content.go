@@ -49,10 +49,10 @@ func readEvents(events ptrace.SpanEventSlice) (ev spanEvents) {
 				ev.user, ev.hasUser = v, true
 			}
 		case semconv.EventChoice:
-			if v, ok := attrs.Get(semconv.EventAttrMessage); ok && len(ev.choices) < maxList {
+			if v, ok := attrs.Get(semconv.EventAttrMessage); ok && len(ev.choices) < MaxList {
 				ev.choices = append(ev.choices, v)
 			}
-			if v, ok := attrs.Get(semconv.EventAttrFinishReason); ok && len(ev.choiceFinish) < maxList {
+			if v, ok := attrs.Get(semconv.EventAttrFinishReason); ok && len(ev.choiceFinish) < MaxList {
 				if t, _ := valueText(v); t != "" {
 					ev.choiceFinish = append(ev.choiceFinish, lowerASCII(t))
 				}
@@ -415,8 +415,8 @@ func (e *Extractor) genericOutput(s *attrScan, r *SpanRecord, out *msgOut) bool 
 
 // requested caps and sanitises requested tool calls.
 func (e *Extractor) requested(r *SpanRecord, calls []RequestedToolCall) []RequestedToolCall {
-	if len(calls) > maxList {
-		calls = calls[:maxList]
+	if len(calls) > MaxList {
+		calls = calls[:MaxList]
 	}
 	out := make([]RequestedToolCall, 0, len(calls))
 	for _, c := range calls {
@@ -444,7 +444,7 @@ func (e *Extractor) finishReasons(r *SpanRecord, v pcommon.Value) []string {
 	switch v.Type() {
 	case pcommon.ValueTypeSlice:
 		sl := v.Slice()
-		for i := 0; i < sl.Len() && len(list) < maxList; i++ {
+		for i := 0; i < sl.Len() && len(list) < MaxList; i++ {
 			if t, ok := valueText(sl.At(i)); ok && t != "" {
 				list = append(list, lowerASCII(t))
 			}
@@ -472,9 +472,9 @@ func (e *Extractor) cleanList(r *SpanRecord, list []string) []string {
 	if len(list) == 0 {
 		return nil
 	}
-	out := make([]string, 0, min(len(list), maxList))
+	out := make([]string, 0, min(len(list), MaxList))
 	for _, s := range list {
-		if len(out) >= maxList {
+		if len(out) >= MaxList {
 			break
 		}
 		out = append(out, e.text(r, s))

@@ -173,7 +173,7 @@ func flatMessages(items []flatItem) []flatMessage {
 				m.finish = strings.ToLower(s)
 			case flatCallID, flatCallName, flatCallArgs:
 				if it.j != lastJ || callAt < 0 {
-					if len(m.calls) >= maxList {
+					if len(m.calls) >= MaxList {
 						continue
 					}
 					m.calls = append(m.calls, RequestedToolCall{})
@@ -233,11 +233,11 @@ func flatOutput(attrs []flatAttr, o *msgOut) {
 			}
 		}
 		for _, c := range m.calls {
-			if c.Name != "" && len(o.calls) < maxList {
+			if c.Name != "" && len(o.calls) < MaxList {
 				o.calls = append(o.calls, c)
 			}
 		}
-		if m.finish != "" && len(o.finish) < maxList {
+		if m.finish != "" && len(o.finish) < MaxList {
 			o.finish = append(o.finish, m.finish)
 		}
 	}
@@ -260,7 +260,7 @@ func flatFunctions(attrs []flatAttr, maxText int, dst []ToolDefinition) ([]ToolD
 			k++
 		}
 		if k == len(fns) {
-			if len(fns) >= maxList {
+			if len(fns) >= MaxList {
 				continue
 			}
 			fns = append(fns, fn{idx: idx})

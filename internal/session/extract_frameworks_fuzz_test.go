@@ -54,7 +54,7 @@ func FuzzFrameworkValues(f *testing.F) {
 		}
 
 		defs, _ := parseToolDefs([]byte(s), 256, nil)
-		assert.LessOrEqual(t, len(defs), maxList+1)
+		assert.LessOrEqual(t, len(defs), MaxList+1)
 		for _, d := range defs {
 			assert.True(t, utf8.ValidString(d.Name) || !utf8.ValidString(s), "name %q", d.Name)
 		}

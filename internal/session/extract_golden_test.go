@@ -17,9 +17,8 @@ import (
 )
 
 // update is the golden update flag every package uses (-update): here it rewrites
-// testdata/extract/*.records.json and testdata/assemble/*.turn.golden.json.
-var update = flag.Bool("update", false,
-	"rewrite testdata/extract/*.records.json and testdata/assemble/*.turn.golden.json")
+// testdata/extract/*.records.json.
+var update = flag.Bool("update", false, "rewrite testdata/extract/*.records.json")
 
 // TestExtractGolden pins the complete SpanRecords of every fixture, so that any change in
 // what the adapter reads shows up as a reviewable diff (TestExtractFixtures states the

@@ -445,7 +445,7 @@ func (o *msgOut) addCall(id, name string, args json.RawMessage) {
 	if name == "" && len(args) == 0 {
 		return
 	}
-	if len(o.calls) >= maxList {
+	if len(o.calls) >= MaxList {
 		return
 	}
 	o.calls = append(o.calls, RequestedToolCall{ID: id, Name: name, Arguments: argsFromRaw(args)})
@@ -633,7 +633,7 @@ func readOutput(data []byte, o *msgOut) error {
 				o.handoffText = true
 			}
 		}
-		if m.FinishReason != "" && len(o.finish) < maxList {
+		if m.FinishReason != "" && len(o.finish) < MaxList {
 			o.finish = append(o.finish, strings.ToLower(m.FinishReason))
 		}
 	}

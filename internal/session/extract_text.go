@@ -21,9 +21,9 @@ const (
 	maxProblems = 8
 	// maxProblemLen bounds one Problems entry, in bytes.
 	maxProblemLen = 160
-	// maxList bounds RequestedCalls, ToolDefs, FinishReasons, AllowedTools and
+	// MaxList bounds RequestedCalls, ToolDefs, FinishReasons, AllowedTools and
 	// HandoffTargets.
-	maxList = 128
+	MaxList = 128
 	// maxDepth bounds the nesting of structured values we serialise or scan.
 	maxDepth = 256
 )

@@ -21,7 +21,8 @@ const (
 	srcEventToolMsg = "event:" + semconv.EventToolMessage
 	srcEventChoice  = "event:" + semconv.EventChoice
 	ruleTransfer    = "gen_ai.transfer"
-	ruleHandoffTool = "handoff_tool"
+	// RuleHandoffTool is the HandoffRule of a handoff read from a handoff tool call.
+	RuleHandoffTool = "handoff_tool"
 	ruleTLHandoff   = "traceloop.handoff_span"
 	// oiHandoffFrom / oiHandoffTo are the keys of the JSON objects that the JS
 	// OpenInference openai-agents instrumentation writes as input.value / output.value of
@@ -136,7 +137,7 @@ func (e *Extractor) toolFields(s *attrScan, events ptrace.SpanEventSlice, r *Spa
 		r.HandoffFrom = e.text(r, s.str(attrGenAIAgentName))
 		r.HandoffRule = ruleTransfer
 	} else if target, mode, ok := HandoffToolTarget(r.ToolName, r.ToolArguments); ok {
-		r.HandoffTo, r.HandoffMode, r.HandoffRule = e.text(r, target), mode, ruleHandoffTool
+		r.HandoffTo, r.HandoffMode, r.HandoffRule = e.text(r, target), mode, RuleHandoffTool
 	}
 }
 

@@ -153,7 +153,7 @@ func appendToolDef(dst []ToolDefinition, d *jToolDef, maxText int, problems *int
 		}
 		d = &f
 	}
-	if d.Name == "" || len(dst) >= maxList {
+	if d.Name == "" || len(dst) >= MaxList {
 		return dst
 	}
 	name, _ := cleanText(d.Name, maxText)
@@ -240,7 +240,7 @@ func parseNameList(data []byte, maxText int) ([]string, bool) {
 	}
 	out := make([]string, 0, len(raws))
 	for _, r := range raws {
-		if len(out) >= maxList {
+		if len(out) >= MaxList {
 			break
 		}
 		name, ok := rawString(r)

@@ -24,12 +24,15 @@ import (
 //     input = the arguments, output = the result; tool.parameters is the zod schema's
 //     internal form, not JSON Schema, and is not read;
 //   - memory.* spans (ClassOther).
+//
+// ClassRule values of VoltAgent spans (RuleVoltLLM: an LLM call; RuleVoltOther: any
+// other VoltAgent span).
 const (
 	ruleVoltAgent    = "voltagent.agent"
 	ruleVoltSubagent = "voltagent.subagent"
-	ruleVoltLLM      = "voltagent.llm"
+	RuleVoltLLM      = "voltagent.llm"
 	ruleVoltTool     = "voltagent.tool"
-	ruleVoltOther    = "voltagent"
+	RuleVoltOther    = "voltagent"
 )
 
 // classifyVolt classifies a span carrying VoltAgent's entity.type or span.type; false
@@ -46,7 +49,7 @@ func (e *Extractor) classifyVolt(s *attrScan, r *SpanRecord, info *classInfo) bo
 		r.Class, r.ClassRule = ClassAgent, ruleVoltSubagent
 		r.AgentName, r.AgentRule = e.text(r, agent), semconv.VoltSubagentName
 	case strings.HasPrefix(name, semconv.VoltSpanPrefixLLM):
-		r.Class, r.ClassRule = ClassLLM, ruleVoltLLM
+		r.Class, r.ClassRule = ClassLLM, RuleVoltLLM
 	case strings.HasPrefix(name, semconv.VoltSpanPrefixTool):
 		info.nameHint = strings.TrimSpace(name[len(semconv.VoltSpanPrefixTool):])
 		r.Class, r.ClassRule = ClassTool, ruleVoltTool
@@ -58,7 +61,7 @@ func (e *Extractor) classifyVolt(s *attrScan, r *SpanRecord, info *classInfo) bo
 			info.volt = false
 			return false
 		}
-		r.Class, r.ClassRule = ClassOther, ruleVoltOther
+		r.Class, r.ClassRule = ClassOther, RuleVoltOther
 	}
 	return true
 }
@@ -86,7 +89,7 @@ func (e *Extractor) voltToolFields(s *attrScan, r *SpanRecord) {
 	}
 	r.ContentCaptured = r.ToolArgsSource != "" || r.ToolResult != ""
 	if target, mode, ok := HandoffToolTarget(r.ToolName, r.ToolArguments); ok && r.HandoffTo == "" {
-		r.HandoffTo, r.HandoffMode, r.HandoffRule = e.text(r, target), mode, ruleHandoffTool
+		r.HandoffTo, r.HandoffMode, r.HandoffRule = e.text(r, target), mode, RuleHandoffTool
 	}
 }
 
@@ -114,7 +117,7 @@ func (e *Extractor) voltContent(s *attrScan, r *SpanRecord) {
 	}
 	if r.Class == ClassLLM && len(r.ToolDefs) == 0 {
 		for _, n := range strings.Split(s.str(attrVoltLLMTools), ",") {
-			if n = strings.TrimSpace(n); n != "" && len(r.ToolDefs) < maxList {
+			if n = strings.TrimSpace(n); n != "" && len(r.ToolDefs) < MaxList {
 				r.ToolDefs = append(r.ToolDefs, ToolDefinition{Name: e.text(r, n)})
 			}
 		}
@@ -152,7 +155,7 @@ func (e *Extractor) voltSavedCalls(s *attrScan, r *SpanRecord) {
 	var calls []RequestedToolCall
 	for _, p := range saved.Message.Parts {
 		name, ok := strings.CutPrefix(p.Type, semconv.VoltUIToolPartPrefix)
-		if !ok || name == "" || len(calls) >= maxList {
+		if !ok || name == "" || len(calls) >= MaxList {
 			continue
 		}
 		calls = append(calls, RequestedToolCall{ID: p.ToolCallID, Name: name, Arguments: string(p.Input)})

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenteval/agenteval-collector/internal/assembly"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
@@ -32,7 +33,7 @@ func TestConvertedToolErrorKeepsItsText(t *testing.T) {
 	}
 	var errs []string
 	for _, recs := range byTrace {
-		turn := session.AssembleTurn(recs).Turn
+		turn := assembly.AssembleTurn(recs).Turn
 		for _, in := range turn.Interactions {
 			for _, st := range in.Steps {
 				if st.ToolCall != nil && st.ToolCall.ToolName == "refund_order" {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenteval/agenteval-collector/internal/assembly"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
@@ -642,7 +643,7 @@ type Closed struct {
 	// Records are the closed trace's records (a closed turn), in arrival order.
 	Records []session.SpanRecord
 	partial bool // the turn closed early or without its root
-	asm     *session.TurnAssembly
+	asm     *assembly.TurnAssembly
 	// session end
 	reason         session.EndReason
 	sessionPartial bool
@@ -653,7 +654,7 @@ type Closed struct {
 // different values. Finish assembles what was not.
 func (c *Closed) Assemble() {
 	if c.kind == EventTurnClosed && c.asm == nil {
-		a := session.AssembleTurn(c.Records)
+		a := assembly.AssembleTurn(c.Records)
 		c.asm = &a
 		// The assembly holds nothing of the record slice (it copies what it keeps):
 		// the slice goes back to the pool for a later closed trace.

@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package assembly // import "github.com/agenteval/agenteval-collector/internal/assembly"
 
 import (
 	"cmp"
@@ -10,32 +10,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
-)
-
-// Handoff.SourceRule values: the six handoff signals of docs/decisions/sessions.md §1.5, strongest
-// first.
-const (
-	// HandoffSourceTransfer (a): gen_ai.transfer.* on a tool execution span.
-	HandoffSourceTransfer = "gen_ai.transfer"
-	// HandoffSourceHandoffSpan (b): an explicit handoff span (agent_handoff / handoff
-	// operation, gen_ai.handoff.from_agent / to_agent).
-	HandoffSourceHandoffSpan = "gen_ai.handoff"
-	// HandoffSourceOpenInference (c): the OpenInference "handoff to X" span, or an agent
-	// span whose graph.node.parent_id names an earlier agent.
-	HandoffSourceOpenInference = "openinference.handoff_span"
-	// HandoffSourceTool (d): a handoff tool call (transfer_to_*, transfer_to_agent,
-	// handoff_to_agent, handoff_to_*, transfer_back_to_*, CrewAI coworker tools). Inferred.
-	HandoffSourceTool = "handoff_tool"
-	// HandoffSourceAgentAsTool (e): an agent span nested under a tool span (agent-as-tool,
-	// mode return_to_caller). Inferred.
-	HandoffSourceAgentAsTool = "agent_as_tool"
-	// HandoffSourceSibling (f): consecutive sibling agent spans of different agents (mode
-	// pass_control). Inferred; the weakest signal.
-	HandoffSourceSibling = "sibling_agents"
-	// HandoffSourceCaller: an agent span names the agent that called it
-	// (gen_ai.caller.name on a remote invoke_agent CLIENT span, semantic-conventions-genai
-	// main; OpenLLMetry's gen_ai.agent.handoff_parent).
-	HandoffSourceCaller = "gen_ai.caller"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // handoffCand is one handoff found by one signal.
@@ -90,7 +65,7 @@ func (a *assembler) buildHandoffs() {
 					// A handoff tool's pass_control is the extractor's default for the tool
 					// name, not read from the trace: nesting may still imply return_to_caller.
 					modeKnown: r.HandoffMode != "" &&
-						(rule != HandoffSourceTool || r.HandoffMode != semconv.TransferModePassControl),
+						(rule != session.HandoffSourceTool || r.HandoffMode != semconv.TransferModePassControl),
 					calls: []*interCall{c},
 				}
 				cand.to, cand.receiver = a.receiverUnder(e, a.resolveAgent(r.HandoffTo), cand.from, cand.at)
@@ -102,7 +77,7 @@ func (a *assembler) buildHandoffs() {
 			}
 			if h := c.handoff; h != nil {
 				cand := &handoffCand{
-					strength: 3, rule: HandoffSourceTool, inferred: true, from: i, at: c.at,
+					strength: 3, rule: session.HandoffSourceTool, inferred: true, from: i, at: c.at,
 					spanID: c.tc.SpanID, params: c.tc.Parameters, mode: h.mode, modeKnown: true, calls: []*interCall{c},
 				}
 				to := a.resolveAgent(h.target)
@@ -122,13 +97,13 @@ func (a *assembler) buildHandoffs() {
 	for _, n := range a.nodes {
 		r := n.rec
 		switch r.Class {
-		case ClassHandoff:
+		case session.ClassHandoff:
 			// (b) explicit handoff spans, (c) OpenInference "handoff to X" spans.
-			cand := &handoffCand{strength: 1, rule: HandoffSourceHandoffSpan, at: n.start(), spanID: r.SpanID,
+			cand := &handoffCand{strength: 1, rule: session.HandoffSourceHandoffSpan, at: n.start(), spanID: r.SpanID,
 				mode: r.HandoffMode, modeKnown: r.HandoffMode != "", handoffSpan: n}
 			to := r.HandoffTo
 			if rest, ok := strings.CutPrefix(r.Name, semconv.OIHandoffSpanPrefix); ok || strings.Contains(strings.ToLower(r.HandoffRule), "openinference") {
-				cand.strength, cand.rule = 2, HandoffSourceOpenInference
+				cand.strength, cand.rule = 2, session.HandoffSourceOpenInference
 				if to == "" {
 					to = strings.TrimSpace(rest)
 				}
@@ -143,20 +118,20 @@ func (a *assembler) buildHandoffs() {
 			cand.from = a.fromByName(r.HandoffFrom, n.start(), n.inter)
 			cand.receiver = a.findReceiver(cand.to, n.start(), cand.from)
 			add(cand)
-		case ClassAgent:
+		case session.ClassAgent:
 			recv := n.inter
 			to := a.inters[recv].agentID
 			// (b) the agent span names its caller.
 			if r.HandoffRule == semconv.GenAICallerName && r.HandoffFrom != "" {
 				if from := a.fromByName(r.HandoffFrom, n.start(), -1); from >= 0 {
-					add(&handoffCand{strength: 1, rule: HandoffSourceCaller, from: from, to: to,
+					add(&handoffCand{strength: 1, rule: session.HandoffSourceCaller, from: from, to: to,
 						receiver: recv, at: n.start(), spanID: r.SpanID, mode: r.HandoffMode, modeKnown: r.HandoffMode != ""})
 				}
 			}
 			// (c) graph.node.parent_id naming an earlier agent (not the enclosing one).
 			if gp := r.GraphParentID; gp != "" && gp != r.GraphNodeID && gp != to {
 				if from := a.graphParent(n, gp); from >= 0 {
-					add(&handoffCand{strength: 2, rule: HandoffSourceOpenInference, from: from, to: to,
+					add(&handoffCand{strength: 2, rule: session.HandoffSourceOpenInference, from: from, to: to,
 						receiver: recv, at: n.start(), spanID: r.SpanID, mode: semconv.TransferModePassControl})
 				}
 			}
@@ -167,7 +142,7 @@ func (a *assembler) buildHandoffs() {
 				tool = a.enclosingNamedTool(n)
 			}
 			if tool != nil && tool.inter >= 0 {
-				cand := &handoffCand{strength: 4, rule: HandoffSourceAgentAsTool, inferred: true, from: tool.inter,
+				cand := &handoffCand{strength: 4, rule: session.HandoffSourceAgentAsTool, inferred: true, from: tool.inter,
 					to: to, receiver: recv, at: tool.start(), spanID: tool.rec.SpanID,
 					mode: semconv.TransferModeReturn, modeKnown: true, rawPayload: true}
 				if tool.call != nil {
@@ -181,7 +156,7 @@ func (a *assembler) buildHandoffs() {
 	siblings := map[*treeNode][]*treeNode{}
 	var parents []*treeNode
 	for _, n := range a.nodes {
-		if n.rec.Class != ClassAgent {
+		if n.rec.Class != session.ClassAgent {
 			continue
 		}
 		if _, ok := siblings[n.parent]; !ok {
@@ -196,7 +171,7 @@ func (a *assembler) buildHandoffs() {
 			if next.start() < prev.end() {
 				continue
 			}
-			add(&handoffCand{strength: 5, rule: HandoffSourceSibling, inferred: true, from: prev.inter,
+			add(&handoffCand{strength: 5, rule: session.HandoffSourceSibling, inferred: true, from: prev.inter,
 				to: a.inters[next.inter].agentID, receiver: next.inter, at: next.start(), spanID: next.rec.SpanID,
 				mode: semconv.TransferModePassControl})
 		}
@@ -259,7 +234,7 @@ func (a *assembler) recordHandoffs(cands []*handoffCand) {
 	}
 	for _, g := range groups {
 		best := g[0]
-		h := Handoff{
+		h := session.Handoff{
 			FromAgent:  a.inters[best.from].agentID,
 			ToAgent:    best.to,
 			Mode:       best.mode,
@@ -274,7 +249,7 @@ func (a *assembler) recordHandoffs(cands []*handoffCand) {
 		}
 		h.Payload, h.PayloadCaptured = a.handoffPayload(g)
 		a.fixUpHandoffCalls(g)
-		a.addStep(a.inters[best.from], best.at, rankHandoff, AgentStep{Kind: StepHandoff, SpanID: best.spanID, Handoff: &h})
+		a.addStep(a.inters[best.from], best.at, rankHandoff, session.AgentStep{Kind: session.StepHandoff, SpanID: best.spanID, Handoff: &h})
 	}
 }
 
@@ -339,7 +314,7 @@ func (a *assembler) fixUpHandoffCalls(g []*handoffCand) {
 		return
 	}
 	pick.tc.Executed = true
-	pick.tc.Status = StatusOK
+	pick.tc.Status = session.StatusOK
 	if span != nil {
 		pick.tc.SpanID = span.rec.SpanID
 		ms := span.durationMs()
@@ -353,49 +328,6 @@ func (a *assembler) fixUpHandoffCalls(g []*handoffCand) {
 	}
 }
 
-// AgentKey normalises an agent or tool name for matching: lower case, every run of
-// non-alphanumeric characters as one "_", trimmed ("Math Specialist", "math-specialist"
-// and the suffix of transfer_to_math_specialist all give "math_specialist"). Non-ASCII
-// letters are kept as they are.
-func AgentKey(s string) string {
-	if isAgentKey(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	sep := false
-	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
-			if sep && b.Len() > 0 {
-				b.WriteByte('_')
-			}
-			sep = false
-			b.WriteRune(r)
-		} else {
-			sep = true
-		}
-	}
-	return b.String()
-}
-
-// isAgentKey reports whether AgentKey(s) == s without allocating: lower-case ASCII letters
-// and digits in runs joined by single underscores.
-func isAgentKey(s string) bool {
-	if s == "" || s[0] == '_' || s[len(s)-1] == '_' {
-		return s == ""
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
-		case c == '_' && s[i-1] != '_':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // resolveAgent maps a handoff target name to the id of an agent of the turn when one
 // matches exactly or after normalisation (AgentKey); else it returns the name trimmed.
 func (a *assembler) resolveAgent(name string) string {
@@ -405,14 +337,14 @@ func (a *assembler) resolveAgent(name string) string {
 			return name
 		}
 	}
-	key := AgentKey(name)
+	key := session.AgentKey(name)
 	if key == "" {
 		return name
 	}
 	if a.agentKeys == nil {
 		a.agentKeys = map[string]string{}
 		for _, in := range a.inters {
-			if k := AgentKey(in.agentID); k != "" {
+			if k := session.AgentKey(in.agentID); k != "" {
 				if _, dup := a.agentKeys[k]; !dup {
 					a.agentKeys[k] = in.agentID
 				}
@@ -465,11 +397,11 @@ func (a *assembler) nestedAgent(tool *treeNode) *treeNode {
 	if a.nested == nil {
 		a.nested = map[*treeNode]*treeNode{}
 		for _, n := range a.nodes {
-			if n.rec.Class != ClassAgent || n.toolAnc == nil {
+			if n.rec.Class != session.ClassAgent || n.toolAnc == nil {
 				continue
 			}
 			for p := n.parent; p != nil && p != n.agentAnc; p = p.parent {
-				if _, ok := a.nested[p]; !ok && p.rec.Class == ClassTool {
+				if _, ok := a.nested[p]; !ok && p.rec.Class == session.ClassTool {
 					a.nested[p] = n
 				}
 			}
@@ -499,15 +431,15 @@ func (a *assembler) receiverUnder(tool *treeNode, to string, from int, at int64)
 func handoffRuleRank(rule string) (int, string, bool) {
 	switch r := strings.ToLower(rule); {
 	case strings.Contains(r, "handoff_tool"):
-		return 3, HandoffSourceTool, true
+		return 3, session.HandoffSourceTool, true
 	case strings.Contains(r, "agent_as_tool"):
-		return 4, HandoffSourceAgentAsTool, true
+		return 4, session.HandoffSourceAgentAsTool, true
 	case strings.Contains(r, "openinference"):
-		return 2, HandoffSourceOpenInference, false
+		return 2, session.HandoffSourceOpenInference, false
 	case strings.Contains(r, "gen_ai.handoff"):
-		return 1, HandoffSourceHandoffSpan, false
+		return 1, session.HandoffSourceHandoffSpan, false
 	}
-	return 0, HandoffSourceTransfer, false
+	return 0, session.HandoffSourceTransfer, false
 }
 
 // modeUnder is return_to_caller when an agent span runs nested under the tool span
@@ -545,16 +477,16 @@ func (a *assembler) graphParent(n *treeNode, gp string) int {
 // agent span, contain its time span, and be named after it; the latest such tool wins.
 func (a *assembler) enclosingNamedTool(n *treeNode) *treeNode {
 	in := a.inters[n.inter]
-	key := AgentKey(in.agentID)
+	key := session.AgentKey(in.agentID)
 	if len(key) < 3 {
 		return nil
 	}
 	var best *treeNode
 	for _, t := range a.nodes {
-		if t.rec.Class != ClassTool || t.inter < 0 || a.inters[t.inter].agentID == in.agentID {
+		if t.rec.Class != session.ClassTool || t.inter < 0 || a.inters[t.inter].agentID == in.agentID {
 			continue
 		}
-		if t.start() > n.start() || n.end() > t.end() || !strings.Contains(AgentKey(execToolName(t.rec)), key) {
+		if t.start() > n.start() || n.end() > t.end() || !strings.Contains(session.AgentKey(execToolName(t.rec)), key) {
 			continue
 		}
 		if a.isAncestor(t, n) {

@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session_test
+package assembly_test
 
 import (
 	"testing"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenteval/agenteval-collector/internal/assembly"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/session/sessiontest"
 )
@@ -92,8 +93,8 @@ func TestAssembleFoldsNestedSameAgent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := session.AssembleTurn(tt.recs)
-			session.CheckTurn(t, tt.recs, got)
+			got := assembly.AssembleTurn(tt.recs)
+			assembly.CheckTurn(t, tt.recs, got)
 			assert.Equal(t, tt.want, asShapeOf(got.Turn))
 		})
 	}
@@ -167,8 +168,8 @@ func TestAssembleLangGraphPromotion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := session.AssembleTurn(tt.recs)
-			session.CheckTurn(t, tt.recs, got)
+			got := assembly.AssembleTurn(tt.recs)
+			assembly.CheckTurn(t, tt.recs, got)
 			assert.Equal(t, tt.want, asShapeOf(got.Turn))
 			var rules []string
 			for _, in := range got.Turn.Interactions {
@@ -227,8 +228,8 @@ func TestAssembleWorkflowWrapper(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := session.AssembleTurn(tt.recs)
-			session.CheckTurn(t, tt.recs, got)
+			got := assembly.AssembleTurn(tt.recs)
+			assembly.CheckTurn(t, tt.recs, got)
 			assert.Equal(t, tt.rootRule, got.Turn.RootRule)
 			assert.Equal(t, tt.agents, asShapeOf(got.Turn).agents)
 			if tt.rootRule == session.RootRuleWorkflowAgent {
@@ -263,8 +264,8 @@ func TestAssembleHandoffToolModeUnderNesting(t *testing.T) {
 			})),
 		sessiontest.Span("b", "t", session.ClassAgent, 12, 89, sessiontest.Agent("refund")),
 	}
-	got := session.AssembleTurn(recs)
-	session.CheckTurn(t, recs, got)
+	got := assembly.AssembleTurn(recs)
+	assembly.CheckTurn(t, recs, got)
 	hs := sessiontest.Handoffs(got.Turn)
 	require.Len(t, hs, 1)
 	assert.Equal(t, session.Handoff{FromAgent: "triage", ToAgent: "refund", Mode: "return_to_caller", Payload: "refund 12345",
@@ -272,7 +273,7 @@ func TestAssembleHandoffToolModeUnderNesting(t *testing.T) {
 
 	// Without the nested agent the tool name's default stands.
 	flat := append(recs[:3:3], sessiontest.Span("b", "", session.ClassAgent, 95, 120, sessiontest.Agent("refund")))
-	got = session.AssembleTurn(flat)
+	got = assembly.AssembleTurn(flat)
 	hs = sessiontest.Handoffs(got.Turn)
 	require.Len(t, hs, 1)
 	assert.Equal(t, "pass_control", hs[0].Mode)
@@ -290,8 +291,8 @@ func TestAssembleOpenInferenceHandoffDedup(t *testing.T) {
 		sessiontest.Span("a2", "w", session.ClassAgent, 51, 99, sessiontest.Agent("refund_agent"),
 			sessiontest.With(func(r *session.SpanRecord) { r.GraphNodeID, r.GraphParentID = "refund_agent", "triage_agent" })),
 	}
-	got := session.AssembleTurn(recs)
-	session.CheckTurn(t, recs, got)
+	got := assembly.AssembleTurn(recs)
+	assembly.CheckTurn(t, recs, got)
 	assert.Equal(t, asShape{
 		agents:   []string{"triage_agent@a1", "refund_agent@a2"},
 		handoffs: []string{"triage_agent>refund_agent:openinference.handoff_span:pass_control"},

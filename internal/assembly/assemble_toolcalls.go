@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package assembly // import "github.com/agenteval/agenteval-collector/internal/assembly"
 
 import (
 	"cmp"
@@ -9,15 +9,16 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // interCall is a tool call of an interaction: a requested call (from an LLM span's output)
 // and/or its execution span.
 type interCall struct {
-	req     *RequestedToolCall
+	req     *session.RequestedToolCall
 	reqNode *treeNode
 	exec    *treeNode
-	tc      ToolCall
+	tc      session.ToolCall
 	// at is the step time: the execution span's start, else the requesting LLM span's end.
 	at int64
 	// args is the raw arguments text behind tc.Parameters.
@@ -40,7 +41,7 @@ type interCall struct {
 func (a *assembler) joinToolCalls(in *interactionBuilder) {
 	type reqRef struct {
 		node *treeNode
-		call *RequestedToolCall
+		call *session.RequestedToolCall
 		exec int
 	}
 	var reqs []reqRef
@@ -110,14 +111,14 @@ func (a *assembler) joinToolCalls(in *interactionBuilder) {
 	}
 }
 
-func execToolName(r *SpanRecord) string {
+func execToolName(r *session.SpanRecord) string {
 	if r.ToolName != "" {
 		return r.ToolName
 	}
 	return r.Name
 }
 
-func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *treeNode) *interCall {
+func (a *assembler) newCall(req *session.RequestedToolCall, reqNode, exec *treeNode) *interCall {
 	c := &interCall{req: req, reqNode: reqNode, exec: exec}
 	tc := &c.tc
 	tc.Requested = req != nil
@@ -132,7 +133,7 @@ func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *treeNode) *in
 			tc.ArgumentsSource = argsSourceLLMOutput
 			tc.ArgumentsTruncated = req.ArgumentsTruncated
 		}
-		tc.Status = StatusNotExecuted
+		tc.Status = session.StatusNotExecuted
 	}
 	if exec != nil {
 		r := exec.rec
@@ -153,12 +154,12 @@ func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *treeNode) *in
 		if r.Error {
 			// The error as the application reported it (status description), else its
 			// class (error.type), else the result the tool returned.
-			tc.Error = cmp.Or(r.ErrorMessage, r.ErrorType, r.ToolResult, StatusError)
+			tc.Error = cmp.Or(r.ErrorMessage, r.ErrorType, r.ToolResult, session.StatusError)
 		}
 		if r.ClientSide() {
 			// Handed back to the caller (Mastra client_tool_call): the span records the
 			// request, nothing ran.
-			tc.Requested, tc.Executed, tc.Status = true, false, StatusNotExecuted
+			tc.Requested, tc.Executed, tc.Status = true, false, session.StatusNotExecuted
 		} else {
 			ms := exec.durationMs()
 			tc.LatencyMs = &ms
@@ -166,7 +167,7 @@ func (a *assembler) newCall(req *RequestedToolCall, reqNode, exec *treeNode) *in
 		c.at = exec.start()
 		exec.call = c
 	}
-	tc.Parameters, _ = ParseArguments(c.args)
+	tc.Parameters, _ = session.ParseArguments(c.args)
 	if h := handoffToolInfo(tc.ToolName, tc.Parameters); h != nil {
 		tc.IsHandoff = true
 		c.handoff = h
@@ -197,7 +198,7 @@ type handoffTool struct {
 // handoffToolInfo recognises a handoff tool call (docs/decisions/sessions.md §1.5 (d)) with
 // HandoffToolTarget; it returns nil for other tools.
 func handoffToolInfo(name string, params json.RawMessage) *handoffTool {
-	target, mode, ok := HandoffToolTarget(name, string(params))
+	target, mode, ok := session.HandoffToolTarget(name, string(params))
 	if !ok {
 		return nil
 	}

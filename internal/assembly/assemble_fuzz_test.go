@@ -1,19 +1,21 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session
+package assembly
 
 import (
 	"slices"
 	"testing"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // asFirstOccurrences keeps the first record of every span id (what AssembleTurn keeps).
-func asFirstOccurrences(recs []SpanRecord) []SpanRecord {
+func asFirstOccurrences(recs []session.SpanRecord) []session.SpanRecord {
 	seen := map[string]bool{}
-	var out []SpanRecord
+	var out []session.SpanRecord
 	for _, r := range recs {
-		if r.Class == ClassEvaluation || seen[r.SpanID] {
+		if r.Class == session.ClassEvaluation || seen[r.SpanID] {
 			continue
 		}
 		seen[r.SpanID] = true
@@ -23,14 +25,14 @@ func asFirstOccurrences(recs []SpanRecord) []SpanRecord {
 }
 
 // asCheckTurn checks the invariants every assembled turn must hold.
-func asCheckTurn(t *testing.T, recs []SpanRecord, got TurnAssembly) {
+func asCheckTurn(t *testing.T, recs []session.SpanRecord, got TurnAssembly) {
 	t.Helper()
 	kept := asFirstOccurrences(recs)
-	known := map[string]SpanClass{}
+	known := map[string]session.SpanClass{}
 	llms := 0
 	for _, r := range kept {
 		known[r.SpanID] = r.Class
-		if r.Class == ClassLLM {
+		if r.Class == session.ClassLLM {
 			llms++
 		}
 	}
@@ -69,7 +71,7 @@ func asCheckTurn(t *testing.T, recs []SpanRecord, got TurnAssembly) {
 		if _, ok := known[in.SpanID]; !ok {
 			t.Fatalf("interaction span %q unknown", in.SpanID)
 		}
-		if known[in.SpanID] == ClassAgent {
+		if known[in.SpanID] == session.ClassAgent {
 			once(agentSpans, in.SpanID, "an interaction")
 			own(in.SpanID, i)
 		}
@@ -81,17 +83,17 @@ func asCheckTurn(t *testing.T, recs []SpanRecord, got TurnAssembly) {
 				t.Fatalf("step span %q unknown", s.SpanID)
 			}
 			switch s.Kind {
-			case StepLLMCall:
+			case session.StepLLMCall:
 				once(llmSteps, s.SpanID, "an llm_call")
 				own(s.SpanID, i)
-			case StepReasoning:
+			case session.StepReasoning:
 				own(s.SpanID, i)
-			case StepToolCall:
-				if s.ToolCall.Executed && known[s.ToolCall.SpanID] == ClassTool {
+			case session.StepToolCall:
+				if s.ToolCall.Executed && known[s.ToolCall.SpanID] == session.ClassTool {
 					once(execCalls, s.ToolCall.SpanID, "an executed tool call")
 					own(s.ToolCall.SpanID, i)
 				}
-			case StepHandoff:
+			case session.StepHandoff:
 				h := s.Handoff
 				if h.FromAgent != in.AgentID || h.ToAgent == "" || h.ToAgent == h.FromAgent {
 					t.Fatalf("bad handoff %+v in %s", *h, in.AgentID)
@@ -102,7 +104,7 @@ func asCheckTurn(t *testing.T, recs []SpanRecord, got TurnAssembly) {
 	// An agent span without an interaction of its own is part of an enclosing interaction
 	// of the same agent (folded), or a workflow wrapper (no agent name but its span name)
 	// around other interactions.
-	byID := map[string]SpanRecord{}
+	byID := map[string]session.SpanRecord{}
 	for _, r := range kept {
 		byID[r.SpanID] = r
 	}
@@ -116,11 +118,11 @@ func asCheckTurn(t *testing.T, recs []SpanRecord, got TurnAssembly) {
 		}
 	}
 	for id, c := range known {
-		if c != ClassAgent || agentSpans[id] {
+		if c != session.ClassAgent || agentSpans[id] {
 			continue
 		}
 		r := byID[id]
-		if wraps[id] && (r.AgentName == "" || r.AgentRule == AgentRuleSpanName) {
+		if wraps[id] && (r.AgentName == "" || r.AgentRule == session.AgentRuleSpanName) {
 			continue
 		}
 		folded := false
@@ -136,7 +138,7 @@ func asCheckTurn(t *testing.T, recs []SpanRecord, got TurnAssembly) {
 			t.Fatalf("agent span %s has no interaction", id)
 		}
 	}
-	if turn.RootRule == RootRuleWorkflowAgent && known[turn.RootSpanID] != ClassAgent {
+	if turn.RootRule == session.RootRuleWorkflowAgent && known[turn.RootSpanID] != session.ClassAgent {
 		t.Fatalf("workflow_agent root %s is not an agent span", turn.RootSpanID)
 	}
 }

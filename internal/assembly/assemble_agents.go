@@ -1,33 +1,19 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package assembly // import "github.com/agenteval/agenteval-collector/internal/assembly"
 
-// Agent recognition that needs the whole trace, not one span (docs/decisions/sessions.md
+import "github.com/agenteval/agenteval-collector/internal/session" // Agent recognition that needs the whole trace, not one span (docs/decisions/sessions.md
 // §1.7): LangGraph nodes named as handoff targets become agents, a top-level agent span
 // that is only a workflow wrapper becomes the turn root, and an agent span nested
 // directly in a span of the same agent is part of it. The rules work on copies of the
 // records; the records themselves are never modified.
 
-// AgentInteraction.AgentRule of a LangGraph node promoted to an agent by the trace (see
-// promoteLangGraphNodes).
-const (
-	// AgentRuleLangGraphHandoffTarget: a LangGraph node span named as the target of a
-	// handoff tool (transfer_to_<node>, handoff_to_<node>...) seen in the trace.
-	AgentRuleLangGraphHandoffTarget = "metadata.langgraph_node;handoff_target"
-	// AgentRuleLangGraphSubgraph: a LangGraph node span whose subgraph holds an agent span
-	// of the same name (the ReAct model node "agent", named after its subgraph).
-	AgentRuleLangGraphSubgraph = "metadata.langgraph_node;subgraph"
-)
-
-// AgentRuleSpanName is the AgentRule of an agent named only by its span name.
-const AgentRuleSpanName = "span_name"
-
 // reclass replaces n's record by a copy of another class (agent name and rule as given).
-func (n *treeNode) reclass(c SpanClass, agent, rule string) {
+func (n *treeNode) reclass(c session.SpanClass, agent, rule string) {
 	r := *n.rec
 	r.Class = c
-	if c == ClassAgent {
+	if c == session.ClassAgent {
 		r.AgentName, r.AgentRule = agent, rule
 	}
 	n.rec, n.reclassed = &r, true
@@ -46,7 +32,7 @@ func (n *treeNode) reclass(c SpanClass, agent, rule string) {
 func (a *assembler) promoteLangGraphNodes() {
 	var nodes []*treeNode
 	for _, n := range a.nodes {
-		if n.rec.LangGraphNode != "" && n.rec.Class == ClassOther {
+		if n.rec.LangGraphNode != "" && n.rec.Class == session.ClassOther {
 			nodes = append(nodes, n)
 		}
 	}
@@ -55,18 +41,18 @@ func (a *assembler) promoteLangGraphNodes() {
 	}
 	targets := map[string]bool{}
 	addTarget := func(name, args string) {
-		if t, _, ok := HandoffToolTarget(name, args); ok {
-			if k := AgentKey(t); k != "" {
+		if t, _, ok := session.HandoffToolTarget(name, args); ok {
+			if k := session.AgentKey(t); k != "" {
 				targets[k] = true
 			}
 		}
 	}
 	for _, n := range a.nodes {
 		r := n.rec
-		if r.Class == ClassTool {
+		if r.Class == session.ClassTool {
 			addTarget(execToolName(r), r.ToolArguments)
 		}
-		if k := AgentKey(r.HandoffTo); k != "" {
+		if k := session.AgentKey(r.HandoffTo); k != "" {
 			targets[k] = true
 		}
 		for _, c := range r.RequestedCalls {
@@ -77,20 +63,20 @@ func (a *assembler) promoteLangGraphNodes() {
 		}
 	}
 	for _, n := range nodes {
-		if targets[AgentKey(n.rec.LangGraphNode)] {
-			n.reclass(ClassAgent, n.rec.LangGraphNode, AgentRuleLangGraphHandoffTarget)
+		if targets[session.AgentKey(n.rec.LangGraphNode)] {
+			n.reclass(session.ClassAgent, n.rec.LangGraphNode, session.AgentRuleLangGraphHandoffTarget)
 		}
 	}
 	for _, n := range a.nodes {
-		if n.rec.Class != ClassAgent || n.rec.AgentName == "" {
+		if n.rec.Class != session.ClassAgent || n.rec.AgentName == "" {
 			continue
 		}
 		for p := n.parent; p != nil; p = p.parent {
-			if p.rec.Class == ClassAgent || p.rec.Class == ClassTool {
+			if p.rec.Class == session.ClassAgent || p.rec.Class == session.ClassTool {
 				break
 			}
-			if p.rec.LangGraphNode == n.rec.AgentName && p.rec.Class == ClassOther {
-				p.reclass(ClassAgent, p.rec.LangGraphNode, AgentRuleLangGraphSubgraph)
+			if p.rec.LangGraphNode == n.rec.AgentName && p.rec.Class == session.ClassOther {
+				p.reclass(session.ClassAgent, p.rec.LangGraphNode, session.AgentRuleLangGraphSubgraph)
 			}
 		}
 	}
@@ -101,7 +87,7 @@ func (a *assembler) promoteLangGraphNodes() {
 // (LangGraph records a node span and its subgraph span for one agent run, and the ReAct
 // model node inside; an agent that calls itself through a tool is a real nested run).
 func foldsInto(n *treeNode) bool {
-	if n.rec.Class != ClassAgent || n.agentAnc == nil || n.toolAnc != nil {
+	if n.rec.Class != session.ClassAgent || n.agentAnc == nil || n.toolAnc != nil {
 		return false
 	}
 	return n.rec.AgentName != "" && n.rec.AgentName == n.agentAnc.rec.AgentName
@@ -118,8 +104,8 @@ func (a *assembler) demoteWrappers() {
 	type tally struct{ agents, work int }
 	counts := map[*treeNode]*tally{}
 	for _, n := range a.nodes {
-		if n.rec.Class == ClassAgent && n.agentAnc == nil && len(n.rec.RequestedCalls) == 0 &&
-			(n.rec.AgentName == "" || n.rec.AgentRule == AgentRuleSpanName) {
+		if n.rec.Class == session.ClassAgent && n.agentAnc == nil && len(n.rec.RequestedCalls) == 0 &&
+			(n.rec.AgentName == "" || n.rec.AgentRule == session.AgentRuleSpanName) {
 			counts[n] = &tally{}
 		}
 	}
@@ -132,15 +118,15 @@ func (a *assembler) demoteWrappers() {
 			continue
 		}
 		switch n.rec.Class {
-		case ClassAgent:
+		case session.ClassAgent:
 			t.agents++
-		case ClassLLM, ClassTool, ClassHandoff:
+		case session.ClassLLM, session.ClassTool, session.ClassHandoff:
 			t.work++
 		}
 	}
 	for n, t := range counts {
 		if t.agents > 0 && t.work == 0 {
-			n.reclass(ClassTurn, "", "")
+			n.reclass(session.ClassTurn, "", "")
 			if a.wrappers == nil {
 				a.wrappers = map[*treeNode]bool{}
 			}

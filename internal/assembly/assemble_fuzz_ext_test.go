@@ -1,13 +1,14 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session_test
+package assembly_test
 
 import (
 	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/agenteval/agenteval-collector/internal/assembly"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/session/sessiontest"
 )
@@ -25,20 +26,20 @@ func FuzzAssembleTurn(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs := sessiontest.FuzzRecords(data)
-		got := session.AssembleTurn(recs)
-		session.CheckTurn(t, recs, got)
-		if again := session.AssembleTurn(recs); !reflect.DeepEqual(got, again) {
+		got := assembly.AssembleTurn(recs)
+		assembly.CheckTurn(t, recs, got)
+		if again := assembly.AssembleTurn(recs); !reflect.DeepEqual(got, again) {
 			t.Fatal("same input, different output")
 		}
-		kept := session.FirstOccurrences(recs)
-		base := session.AssembleTurn(kept)
+		kept := assembly.FirstOccurrences(recs)
+		base := assembly.AssembleTurn(kept)
 		rev := slices.Clone(kept)
 		slices.Reverse(rev)
-		if !reflect.DeepEqual(base, session.AssembleTurn(rev)) {
+		if !reflect.DeepEqual(base, assembly.AssembleTurn(rev)) {
 			t.Fatal("record order changed the output")
 		}
 		rot := append(slices.Clone(kept[len(kept)/2:]), kept[:len(kept)/2]...)
-		if !reflect.DeepEqual(base, session.AssembleTurn(rot)) {
+		if !reflect.DeepEqual(base, assembly.AssembleTurn(rot)) {
 			t.Fatal("record order changed the output")
 		}
 		got.Turn.Anomalies = slices.DeleteFunc(got.Turn.Anomalies, func(s string) bool { return s == session.AnomalyDuplicateSpan })

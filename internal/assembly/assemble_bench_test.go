@@ -1,13 +1,13 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session_test
+package assembly_test
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/assembly"
 	"github.com/agenteval/agenteval-collector/internal/session/sessiontest"
 )
 
@@ -17,7 +17,7 @@ func BenchmarkAssembleTurn(b *testing.B) {
 		b.Run(fmt.Sprintf("spans=%d", len(recs)), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				session.AssembleTurn(recs)
+				assembly.AssembleTurn(recs)
 			}
 		})
 	}

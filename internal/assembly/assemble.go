@@ -1,64 +1,16 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package assembly // import "github.com/agenteval/agenteval-collector/internal/assembly"
 
 import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 
 	"cmp"
 	"slices"
 	"strings"
 	"time"
-)
-
-// Anomaly values recorded in Turn.Anomalies: what was odd in a trace and was handled
-// (docs/architecture.md §4; docs/decisions/sessions.md).
-const (
-	// AnomalyCycle: the parent links of some spans formed a cycle; it was broken at the
-	// earliest span of the cycle (by start time, then span id), which became a root.
-	AnomalyCycle = "cycle"
-	// AnomalyMissingParent: a GenAI span (turn/agent/llm/tool/handoff) other than the turn
-	// root names a parent span that is not in the trace. Orphaned non-GenAI spans (HTTP
-	// server spans whose parent is outside the batch) and an orphaned root are normal.
-	AnomalyMissingParent = "missing_parent"
-	// AnomalyDuplicateSpan: the same span id was seen more than once; the first kept.
-	AnomalyDuplicateSpan = "duplicate_span"
-	// AnomalySelfParent: a span named itself as its parent; it was treated as a root.
-	AnomalySelfParent = "self_parent"
-	// AnomalyLateSpan: a span of the turn's trace arrived after the turn closed; it was
-	// counted, not assembled (set by the Tracker).
-	AnomalyLateSpan = "late_span"
-	// AnomalyTruncatedText: a text field or tool arguments were cut at max_text_bytes.
-	AnomalyTruncatedText = "truncated_text"
-)
-
-// Turn.RootRule values: which rule chose the turn root (docs/decisions/sessions.md §1.5 "Turn").
-const (
-	// RootRuleTurnMarker: the highest explicit turn marker (ClassTurn: handle_conversation_turn,
-	// invoke_workflow, ADK invocation, traceloop workflow...).
-	RootRuleTurnMarker = "turn_marker"
-	// RootRuleGenAIRoot: no turn marker; the highest agent, LLM or tool span.
-	RootRuleGenAIRoot = "highest_genai_span"
-	// RootRuleSpanRoot: no GenAI span of those classes; the highest span of the trace.
-	RootRuleSpanRoot = "highest_span"
-	// RootRuleWorkflowAgent: the highest turn marker is a top-level agent span that only
-	// wraps other agents (named by nothing but its span name, no LLM, tool or handoff
-	// span of its own): the OpenAI Agents trace span through OpenInference.
-	RootRuleWorkflowAgent = "workflow_agent"
-)
-
-// AgentInteraction.AgentRule values of the synthetic interaction built for traces without
-// any agent span (single-agent frameworks such as the Vercel AI SDK).
-const (
-	// AgentRuleSyntheticRootName: the agent id was derived from the root span's name
-	// ("invoke_agent X", "invoke_workflow X", "X.agent", "X.workflow").
-	AgentRuleSyntheticRootName = "synthetic:root_span_name"
-	// AgentRuleSynthetic: no name could be derived; the agent id is SyntheticAgentID.
-	AgentRuleSynthetic = "synthetic"
-	// SyntheticAgentID is the agent id of a synthetic interaction whose root has no
-	// agent-like name.
-	SyntheticAgentID = "agent"
 )
 
 // Status values are StatusOK, StatusError and StatusNotExecuted (model.go).
@@ -71,7 +23,7 @@ const (
 // TurnAssembly is one reconstructed turn plus what the trace taught about agents.
 type TurnAssembly struct {
 	// Turn is the reconstructed turn. Its Index is 0; the Tracker sets it.
-	Turn Turn
+	Turn session.Turn
 	// Agents are the agents that have an interaction in the turn, in order of their first
 	// interaction, with the tools learned from the trace: tool definitions seen on the
 	// agent's own agent span and LLM spans (gen_ai.tool.definitions, llm.tools,
@@ -79,7 +31,7 @@ type TurnAssembly struct {
 	// ToolsSource is "trace" when any was seen, else "" (unknown). HandoffTargets are the
 	// declared targets (openai.agent.handoffs) and those named by offered handoff tools
 	// (transfer_to_<agent>).
-	Agents []AgentDefinition
+	Agents []session.AgentDefinition
 	// Outcome is the explicit task outcome (agent_eval.task.completed) of the span that
 	// ended last among those carrying one; nil when none did.
 	Outcome *bool
@@ -98,14 +50,14 @@ type TurnAssembly struct {
 // signals and their de-duplication) are documented in docs/decisions/sessions.md.
 // An empty input (or one of evaluation spans only) gives a Turn with no interactions,
 // Status "ok" and SpanCount 0.
-func AssembleTurn(records []SpanRecord) TurnAssembly {
+func AssembleTurn(records []session.SpanRecord) TurnAssembly {
 	a := newAssembler(records)
 	return a.assemble()
 }
 
 // treeNode is one span of the trace tree.
 type treeNode struct {
-	rec *SpanRecord
+	rec *session.SpanRecord
 	// idx is the position in start order.
 	idx      int
 	parent   *treeNode
@@ -140,9 +92,9 @@ func (n *treeNode) durationMs() float64 { return float64(n.end()-n.start()) / 1e
 
 func (n *treeNode) status() string {
 	if n.rec.Error {
-		return StatusError
+		return session.StatusError
 	}
-	return StatusOK
+	return session.StatusOK
 }
 
 // interactionBuilder is an agent interaction under construction.
@@ -162,7 +114,7 @@ type interactionBuilder struct {
 
 // rankedStep is a step with its ordering keys.
 type rankedStep struct {
-	step AgentStep
+	step session.AgentStep
 	at   int64
 	rank int
 	seq  int
@@ -184,17 +136,17 @@ type assembler struct {
 	wrappers map[*treeNode]bool
 }
 
-func newAssembler(records []SpanRecord) *assembler {
+func newAssembler(records []session.SpanRecord) *assembler {
 	a := &assembler{anomalies: map[string]bool{}}
 	a.byID = make(map[string]*treeNode, len(records))
 	a.nodes = make([]*treeNode, 0, len(records))
 	for i := range records {
 		r := &records[i]
-		if r.Class == ClassEvaluation {
+		if r.Class == session.ClassEvaluation {
 			continue
 		}
 		if _, dup := a.byID[r.SpanID]; dup {
-			a.anomalies[AnomalyDuplicateSpan] = true
+			a.anomalies[session.AnomalyDuplicateSpan] = true
 			continue
 		}
 		n := &treeNode{rec: r, inter: -1}
@@ -215,7 +167,7 @@ func newAssembler(records []SpanRecord) *assembler {
 
 func (a *assembler) assemble() TurnAssembly {
 	if len(a.nodes) == 0 {
-		return TurnAssembly{Turn: Turn{Status: StatusOK, Interactions: []AgentInteraction{}}}
+		return TurnAssembly{Turn: session.Turn{Status: session.StatusOK, Interactions: []session.AgentInteraction{}}}
 	}
 	a.buildTree()
 	a.inheritWrapperContent()
@@ -240,7 +192,7 @@ func (a *assembler) buildTree() {
 		switch {
 		case p == "":
 		case p == n.rec.SpanID:
-			a.anomalies[AnomalySelfParent] = true
+			a.anomalies[session.AnomalySelfParent] = true
 		default:
 			if pn, ok := a.byID[p]; ok {
 				n.parent = pn
@@ -270,7 +222,7 @@ func (a *assembler) buildTree() {
 				}
 			}
 			cut.parent = nil
-			a.anomalies[AnomalyCycle] = true
+			a.anomalies[session.AnomalyCycle] = true
 		}
 		for _, m := range path {
 			state[m.idx] = 2
@@ -300,11 +252,11 @@ func (a *assembler) buildTree() {
 func (a *assembler) nameGenericSubagents() {
 	for _, n := range a.nodes {
 		t := n.toolAnc
-		if n.rec.Class != ClassAgent || t == nil || t.rec.HandoffTo == "" || t.rec.HandoffRule != ruleHandoffTool {
+		if n.rec.Class != session.ClassAgent || t == nil || t.rec.HandoffTo == "" || t.rec.HandoffRule != session.RuleHandoffTool {
 			continue
 		}
-		if AgentKey(n.rec.AgentName) == AgentKey(execToolName(t.rec)) && AgentKey(t.rec.HandoffTo) != AgentKey(n.rec.AgentName) {
-			n.reclass(ClassAgent, t.rec.HandoffTo, ruleSubagentFromTool)
+		if session.AgentKey(n.rec.AgentName) == session.AgentKey(execToolName(t.rec)) && session.AgentKey(t.rec.HandoffTo) != session.AgentKey(n.rec.AgentName) {
+			n.reclass(session.ClassAgent, t.rec.HandoffTo, session.RuleSubagentFromTool)
 		}
 	}
 }
@@ -324,16 +276,16 @@ func (a *assembler) annotate(roots []*treeNode, fold bool) {
 		if p := n.parent; p != nil {
 			n.depth = p.depth + 1
 			switch p.rec.Class {
-			case ClassAgent:
+			case session.ClassAgent:
 				n.agentAnc, n.toolAnc = p, nil
-			case ClassTool:
+			case session.ClassTool:
 				n.agentAnc, n.toolAnc = p.agentAnc, p
 			default:
 				n.agentAnc, n.toolAnc = p.agentAnc, p.toolAnc
 			}
 		}
 		if fold && foldsInto(n) {
-			n.reclass(ClassOther, "", "")
+			n.reclass(session.ClassOther, "", "")
 		}
 		for i := len(n.children) - 1; i >= 0; i-- {
 			stack = append(stack, n.children[i])
@@ -348,12 +300,12 @@ func (a *assembler) annotate(roots []*treeNode, fold bool) {
 // is the only record of the model call.
 func (a *assembler) promoteLoneCallLLM() {
 	for _, n := range a.nodes {
-		if n.rec.Class != ClassOther || n.rec.ClassRule != ruleName+semconv.ADKSpanCallLLM {
+		if n.rec.Class != session.ClassOther || n.rec.ClassRule != session.RuleName+semconv.ADKSpanCallLLM {
 			continue
 		}
-		if !slices.ContainsFunc(n.children, func(c *treeNode) bool { return c.rec.Class == ClassLLM }) {
+		if !slices.ContainsFunc(n.children, func(c *treeNode) bool { return c.rec.Class == session.ClassLLM }) {
 			r := *n.rec
-			r.Class = ClassLLM
+			r.Class = session.ClassLLM
 			n.rec = &r
 		}
 	}
@@ -366,18 +318,18 @@ func (a *assembler) promoteLoneCallLLM() {
 // earlier calls.
 func (a *assembler) inheritSavedCalls() {
 	for _, n := range a.nodes {
-		if n.rec.Class != ClassLLM || len(n.rec.RequestedCalls) > 0 || n.parent == nil || n.rec.ClassRule != ruleVoltLLM {
+		if n.rec.Class != session.ClassLLM || len(n.rec.RequestedCalls) > 0 || n.parent == nil || n.rec.ClassRule != session.RuleVoltLLM {
 			continue
 		}
-		var calls []RequestedToolCall
+		var calls []session.RequestedToolCall
 		seen := map[string]bool{}
 		for _, c := range n.parent.children {
-			if c.rec.Class != ClassOther || c.rec.ClassRule != ruleVoltOther {
+			if c.rec.Class != session.ClassOther || c.rec.ClassRule != session.RuleVoltOther {
 				continue
 			}
 			for _, rc := range c.rec.RequestedCalls {
 				key := cmp.Or(rc.ID, rc.Name+"\x00"+rc.Arguments)
-				if !seen[key] && len(calls) < maxList {
+				if !seen[key] && len(calls) < session.MaxList {
 					seen[key] = true
 					calls = append(calls, rc)
 				}
@@ -401,12 +353,12 @@ func (a *assembler) inheritSavedCalls() {
 func (a *assembler) inheritWrapperContent() {
 	for _, n := range a.nodes {
 		p := n.parent
-		if n.rec.Class != ClassLLM || p == nil || p.rec.Class != ClassOther || p.reclassed {
+		if n.rec.Class != session.ClassLLM || p == nil || p.rec.Class != session.ClassOther || p.reclassed {
 			continue
 		}
 		llmChildren := 0
 		for _, c := range p.children {
-			if c.rec.Class == ClassLLM {
+			if c.rec.Class == session.ClassLLM {
 				llmChildren++
 			}
 		}
@@ -451,22 +403,22 @@ func (a *assembler) chooseRoot() {
 		}
 		return best
 	}
-	if r := pick(func(n *treeNode) bool { return n.rec.Class == ClassTurn }); r != nil {
-		a.root, a.rootRule = r, RootRuleTurnMarker
+	if r := pick(func(n *treeNode) bool { return n.rec.Class == session.ClassTurn }); r != nil {
+		a.root, a.rootRule = r, session.RootRuleTurnMarker
 		if a.wrappers[r] {
-			a.rootRule = RootRuleWorkflowAgent
+			a.rootRule = session.RootRuleWorkflowAgent
 		}
 	} else if r := pick(func(n *treeNode) bool {
 		c := n.rec.Class
-		return c == ClassAgent || c == ClassLLM || c == ClassTool
+		return c == session.ClassAgent || c == session.ClassLLM || c == session.ClassTool
 	}); r != nil {
-		a.root, a.rootRule = r, RootRuleGenAIRoot
+		a.root, a.rootRule = r, session.RootRuleGenAIRoot
 	} else {
-		a.root, a.rootRule = pick(func(*treeNode) bool { return true }), RootRuleSpanRoot
+		a.root, a.rootRule = pick(func(*treeNode) bool { return true }), session.RootRuleSpanRoot
 	}
 	for _, n := range a.nodes {
 		if n.missingParent && n != a.root && n.rec.Class.GenAI() {
-			a.anomalies[AnomalyMissingParent] = true
+			a.anomalies[session.AnomalyMissingParent] = true
 		}
 	}
 }
@@ -476,13 +428,13 @@ func (a *assembler) chooseRoot() {
 // no agent span, one synthetic interaction (rooted at the turn root) gets all of them.
 func (a *assembler) buildInteractions() {
 	for _, n := range a.nodes {
-		if n.rec.Class != ClassAgent {
+		if n.rec.Class != session.ClassAgent {
 			continue
 		}
 		in := &interactionBuilder{node: n, agentID: n.rec.AgentName, agentRule: n.rec.AgentRule, parent: -1}
 		if in.agentID == "" {
 			in.agentID, in.agentRule = nameDerivedAgent(n.rec.Name)
-			if in.agentID == SyntheticAgentID && n.rec.Name != "" {
+			if in.agentID == session.SyntheticAgentID && n.rec.Name != "" {
 				in.agentID, in.agentRule = n.rec.Name, "span_name"
 			}
 		}
@@ -496,7 +448,7 @@ func (a *assembler) buildInteractions() {
 	var orphans []*treeNode
 	for _, n := range a.nodes {
 		switch n.rec.Class {
-		case ClassLLM, ClassTool, ClassHandoff:
+		case session.ClassLLM, session.ClassTool, session.ClassHandoff:
 		default:
 			continue
 		}
@@ -517,7 +469,7 @@ func (a *assembler) buildInteractions() {
 			idx = synthetic
 		}
 		if idx < 0 {
-			if n.rec.Class == ClassTool {
+			if n.rec.Class == session.ClassTool {
 				orphans = append(orphans, n)
 			}
 			continue // an LLM/tool span outside every agent of a multi-agent trace
@@ -525,11 +477,11 @@ func (a *assembler) buildInteractions() {
 		n.inter = idx
 		in := a.inters[idx]
 		switch n.rec.Class {
-		case ClassLLM:
+		case session.ClassLLM:
 			in.llms = append(in.llms, n)
-		case ClassTool:
+		case session.ClassTool:
 			in.tools = append(in.tools, n)
-		case ClassHandoff:
+		case session.ClassHandoff:
 			in.handoffs = append(in.handoffs, n)
 		}
 	}
@@ -587,15 +539,15 @@ func (a *assembler) adoptOrphanTools(orphans []*treeNode) {
 func nameDerivedAgent(name string) (string, string) {
 	for _, p := range []string{"invoke_agent ", "invoke_workflow "} {
 		if rest, ok := strings.CutPrefix(name, p); ok && strings.TrimSpace(rest) != "" {
-			return strings.TrimSpace(rest), AgentRuleSyntheticRootName
+			return strings.TrimSpace(rest), session.AgentRuleSyntheticRootName
 		}
 	}
 	for _, s := range []string{".agent", ".workflow"} {
 		if rest, ok := strings.CutSuffix(name, s); ok && strings.TrimSpace(rest) != "" {
-			return strings.TrimSpace(rest), AgentRuleSyntheticRootName
+			return strings.TrimSpace(rest), session.AgentRuleSyntheticRootName
 		}
 	}
-	return SyntheticAgentID, AgentRuleSynthetic
+	return session.SyntheticAgentID, session.AgentRuleSynthetic
 }
 
 // Step ranks order steps that start at the same instant.
@@ -606,7 +558,7 @@ const (
 	rankHandoff
 )
 
-func (a *assembler) addStep(in *interactionBuilder, at int64, rank int, s AgentStep) {
+func (a *assembler) addStep(in *interactionBuilder, at int64, rank int, s session.AgentStep) {
 	s.StartedAt = unixTime(at)
 	in.steps = append(in.steps, rankedStep{step: s, at: at, rank: rank, seq: a.seq})
 	a.seq++
@@ -626,13 +578,13 @@ func (a *assembler) buildSteps(in *interactionBuilder) {
 	for _, l := range in.llms {
 		r := l.rec
 		if r.Reasoning != "" {
-			a.addStep(in, l.start(), rankReasoning, AgentStep{Kind: StepReasoning, SpanID: r.SpanID, Text: r.Reasoning})
+			a.addStep(in, l.start(), rankReasoning, session.AgentStep{Kind: session.StepReasoning, SpanID: r.SpanID, Text: r.Reasoning})
 		}
-		a.addStep(in, l.start(), rankLLM, AgentStep{Kind: StepLLMCall, SpanID: r.SpanID, LLMCall: llmCall(l)})
+		a.addStep(in, l.start(), rankLLM, session.AgentStep{Kind: session.StepLLMCall, SpanID: r.SpanID, LLMCall: llmCall(l)})
 	}
 	for _, c := range in.calls {
 		tc := c.tc
-		a.addStep(in, c.at, rankTool, AgentStep{Kind: StepToolCall, SpanID: tc.SpanID, ToolCall: &tc})
+		a.addStep(in, c.at, rankTool, session.AgentStep{Kind: session.StepToolCall, SpanID: tc.SpanID, ToolCall: &tc})
 	}
 	slices.SortStableFunc(in.steps, func(x, y rankedStep) int {
 		if c := cmp.Compare(x.at, y.at); c != 0 {
@@ -645,9 +597,9 @@ func (a *assembler) buildSteps(in *interactionBuilder) {
 	})
 }
 
-func llmCall(l *treeNode) *LLMCall {
+func llmCall(l *treeNode) *session.LLMCall {
 	r := l.rec
-	c := &LLMCall{
+	c := &session.LLMCall{
 		Model:         r.Model,
 		FinishReasons: slices.Clone(r.FinishReasons),
 		LatencyMs:     l.durationMs(),
@@ -662,7 +614,7 @@ func llmCall(l *treeNode) *LLMCall {
 }
 
 // llmUsage is the usage of one inference span, counted as one LLM call.
-func llmUsage(r *SpanRecord) Usage {
+func llmUsage(r *session.SpanRecord) session.Usage {
 	u := r.Usage
 	u.LLMCalls = 1
 	return u
@@ -679,7 +631,7 @@ func unixTime(ns int64) time.Time {
 func (a *assembler) result() TurnAssembly {
 	root := a.root
 	rr := root.rec
-	turn := Turn{
+	turn := session.Turn{
 		TraceID:       rr.TraceID,
 		RootSpanID:    rr.SpanID,
 		RootRule:      a.rootRule,
@@ -690,7 +642,7 @@ func (a *assembler) result() TurnAssembly {
 		LatencyMs:     root.durationMs(),
 		Status:        root.status(),
 		SpanCount:     len(a.nodes),
-		Interactions:  make([]AgentInteraction, 0, len(a.inters)),
+		Interactions:  make([]session.AgentInteraction, 0, len(a.inters)),
 	}
 	if rr.EndUnixNano <= rr.StartUnixNano {
 		// No usable root duration: use the trace's extent.
@@ -705,10 +657,10 @@ func (a *assembler) result() TurnAssembly {
 	var costSeen bool
 	for _, n := range a.nodes {
 		r := n.rec
-		if turn.UserMessage == "" && (r.Class == ClassAgent || r.Class == ClassLLM) {
+		if turn.UserMessage == "" && (r.Class == session.ClassAgent || r.Class == session.ClassLLM) {
 			turn.UserMessage = r.UserMessage
 		}
-		if r.Class == ClassLLM {
+		if r.Class == session.ClassLLM {
 			turn.Usage.Add(llmUsage(r))
 			if r.Cost != nil {
 				cost += *r.Cost
@@ -719,11 +671,11 @@ func (a *assembler) result() TurnAssembly {
 			outcomeNode = n
 		}
 		if r.Truncated || r.ToolArgsTruncated {
-			a.anomalies[AnomalyTruncatedText] = true
+			a.anomalies[session.AnomalyTruncatedText] = true
 		}
 		for _, rc := range r.RequestedCalls {
 			if rc.ArgumentsTruncated {
-				a.anomalies[AnomalyTruncatedText] = true
+				a.anomalies[session.AnomalyTruncatedText] = true
 			}
 		}
 	}
@@ -754,9 +706,9 @@ func (a *assembler) result() TurnAssembly {
 	return out
 }
 
-func (a *assembler) interaction(in *interactionBuilder) AgentInteraction {
+func (a *assembler) interaction(in *interactionBuilder) session.AgentInteraction {
 	r := in.node.rec
-	ia := AgentInteraction{
+	ia := session.AgentInteraction{
 		AgentID:   in.agentID,
 		AgentRule: in.agentRule,
 		SpanID:    r.SpanID,
@@ -766,7 +718,7 @@ func (a *assembler) interaction(in *interactionBuilder) AgentInteraction {
 		LatencyMs: in.node.durationMs(),
 		Status:    in.node.status(),
 		ErrorType: r.ErrorType,
-		Steps:     make([]AgentStep, 0, len(in.steps)),
+		Steps:     make([]session.AgentStep, 0, len(in.steps)),
 	}
 	if in.parent >= 0 {
 		ia.ParentAgentID = a.inters[in.parent].agentID
@@ -796,24 +748,24 @@ func (a *assembler) interaction(in *interactionBuilder) AgentInteraction {
 
 // agents lists the agents that have an interaction in the turn, with what the trace
 // shows of their tools and handoff targets (see TurnAssembly.Agents).
-func (a *assembler) agents() []AgentDefinition {
-	var out []AgentDefinition
+func (a *assembler) agents() []session.AgentDefinition {
+	var out []session.AgentDefinition
 	pos := map[string]int{}
 	for _, in := range a.inters {
 		i, ok := pos[in.agentID]
 		if !ok {
 			i = len(out)
 			pos[in.agentID] = i
-			out = append(out, AgentDefinition{ID: in.agentID, Name: in.agentID, Tools: []ToolDefinition{}})
+			out = append(out, session.AgentDefinition{ID: in.agentID, Name: in.agentID, Tools: []session.ToolDefinition{}})
 		}
 		d := &out[i]
 		r := in.node.rec
-		if d.Description == "" && r.Class == ClassAgent {
+		if d.Description == "" && r.Class == session.ClassAgent {
 			d.Description = r.AgentDescription
 		}
 		d.AddTools(r.ToolDefs)
 		for _, name := range r.AllowedTools {
-			d.AddTools([]ToolDefinition{{Name: name}})
+			d.AddTools([]session.ToolDefinition{{Name: name}})
 		}
 		for _, t := range r.HandoffTargets {
 			if t = a.resolveAgent(t); t != "" {
