@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
-	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/tracker"
 )
 
@@ -75,7 +75,7 @@ func TestGoldenSessionsAndAnalyses(t *testing.T) {
 		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), ".otlp")
 		t.Run(name, func(t *testing.T) {
 			td := readOTLPJSON(t, f)
-			ex := session.NewExtractor(session.ExtractConfig{SessionKeys: session.DefaultSessionKeys(), EndAttribute: "agent_eval.session.end", MaxTextBytes: 4096})
+			ex := conventions.NewExtractor(conventions.ExtractConfig{SessionKeys: conventions.DefaultSessionKeys(), EndAttribute: "agent_eval.session.end", MaxTextBytes: 4096})
 			sessions := tracker.Replay(td, ex, tracker.TrackerConfig{})
 			require.NotEmpty(t, sessions)
 			var analyses []evaluation.Analysis

@@ -4,6 +4,7 @@
 package assembly // import "github.com/agenteval/agenteval-collector/internal/assembly"
 
 import (
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
 
@@ -252,11 +253,11 @@ func (a *assembler) buildTree() {
 func (a *assembler) nameGenericSubagents() {
 	for _, n := range a.nodes {
 		t := n.toolAnc
-		if n.rec.Class != session.ClassAgent || t == nil || t.rec.HandoffTo == "" || t.rec.HandoffRule != session.RuleHandoffTool {
+		if n.rec.Class != session.ClassAgent || t == nil || t.rec.HandoffTo == "" || t.rec.HandoffRule != conventions.RuleHandoffTool {
 			continue
 		}
 		if session.AgentKey(n.rec.AgentName) == session.AgentKey(execToolName(t.rec)) && session.AgentKey(t.rec.HandoffTo) != session.AgentKey(n.rec.AgentName) {
-			n.reclass(session.ClassAgent, t.rec.HandoffTo, session.RuleSubagentFromTool)
+			n.reclass(session.ClassAgent, t.rec.HandoffTo, conventions.RuleSubagentFromTool)
 		}
 	}
 }
@@ -300,7 +301,7 @@ func (a *assembler) annotate(roots []*treeNode, fold bool) {
 // is the only record of the model call.
 func (a *assembler) promoteLoneCallLLM() {
 	for _, n := range a.nodes {
-		if n.rec.Class != session.ClassOther || n.rec.ClassRule != session.RuleName+semconv.ADKSpanCallLLM {
+		if n.rec.Class != session.ClassOther || n.rec.ClassRule != conventions.RuleName+semconv.ADKSpanCallLLM {
 			continue
 		}
 		if !slices.ContainsFunc(n.children, func(c *treeNode) bool { return c.rec.Class == session.ClassLLM }) {
@@ -318,18 +319,18 @@ func (a *assembler) promoteLoneCallLLM() {
 // earlier calls.
 func (a *assembler) inheritSavedCalls() {
 	for _, n := range a.nodes {
-		if n.rec.Class != session.ClassLLM || len(n.rec.RequestedCalls) > 0 || n.parent == nil || n.rec.ClassRule != session.RuleVoltLLM {
+		if n.rec.Class != session.ClassLLM || len(n.rec.RequestedCalls) > 0 || n.parent == nil || n.rec.ClassRule != conventions.RuleVoltLLM {
 			continue
 		}
 		var calls []session.RequestedToolCall
 		seen := map[string]bool{}
 		for _, c := range n.parent.children {
-			if c.rec.Class != session.ClassOther || c.rec.ClassRule != session.RuleVoltOther {
+			if c.rec.Class != session.ClassOther || c.rec.ClassRule != conventions.RuleVoltOther {
 				continue
 			}
 			for _, rc := range c.rec.RequestedCalls {
 				key := cmp.Or(rc.ID, rc.Name+"\x00"+rc.Arguments)
-				if !seen[key] && len(calls) < session.MaxList {
+				if !seen[key] && len(calls) < conventions.MaxList {
 					seen[key] = true
 					calls = append(calls, rc)
 				}

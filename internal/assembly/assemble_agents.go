@@ -3,7 +3,10 @@
 
 package assembly // import "github.com/agenteval/agenteval-collector/internal/assembly"
 
-import "github.com/agenteval/agenteval-collector/internal/session" // Agent recognition that needs the whole trace, not one span (docs/decisions/sessions.md
+import (
+	"github.com/agenteval/agenteval-collector/internal/conventions"
+	"github.com/agenteval/agenteval-collector/internal/session"
+) // Agent recognition that needs the whole trace, not one span (docs/decisions/sessions.md
 // §1.7): LangGraph nodes named as handoff targets become agents, a top-level agent span
 // that is only a workflow wrapper becomes the turn root, and an agent span nested
 // directly in a span of the same agent is part of it. The rules work on copies of the
@@ -41,7 +44,7 @@ func (a *assembler) promoteLangGraphNodes() {
 	}
 	targets := map[string]bool{}
 	addTarget := func(name, args string) {
-		if t, _, ok := session.HandoffToolTarget(name, args); ok {
+		if t, _, ok := conventions.HandoffToolTarget(name, args); ok {
 			if k := session.AgentKey(t); k != "" {
 				targets[k] = true
 			}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
@@ -167,7 +168,7 @@ func (a *assembler) newCall(req *session.RequestedToolCall, reqNode, exec *treeN
 		c.at = exec.start()
 		exec.call = c
 	}
-	tc.Parameters, _ = session.ParseArguments(c.args)
+	tc.Parameters, _ = conventions.ParseArguments(c.args)
 	if h := handoffToolInfo(tc.ToolName, tc.Parameters); h != nil {
 		tc.IsHandoff = true
 		c.handoff = h
@@ -198,7 +199,7 @@ type handoffTool struct {
 // handoffToolInfo recognises a handoff tool call (docs/decisions/sessions.md §1.5 (d)) with
 // HandoffToolTarget; it returns nil for other tools.
 func handoffToolInfo(name string, params json.RawMessage) *handoffTool {
-	target, mode, ok := session.HandoffToolTarget(name, string(params))
+	target, mode, ok := conventions.HandoffToolTarget(name, string(params))
 	if !ok {
 		return nil
 	}

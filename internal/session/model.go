@@ -1,12 +1,14 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package session holds the AgentSession model (docs/architecture.md §3) and its
-// reconstruction from spans in the OTel GenAI, OpenInference, OpenLLMetry and Vercel AI
-// SDK conventions (docs/architecture.md §4, docs/decisions/conventions.md).
+// Package session holds the AgentSession model (docs/architecture.md §3): the session, its
+// turns, agents, interactions, steps, LLM and tool calls, the SpanRecord that the
+// conventions adapters (internal/conventions) make of a span, and the vocabulary of typed
+// statuses, end reasons, tool sources, anomalies and rules. The packages of the data path
+// (conventions, tracker, assembly, evaluation) import it; it imports none of them.
 //
-// The package knows nothing of the collector: it reads pdata spans (the data model) and
-// produces plain Go values. Times are UTC; durations are float64 milliseconds (`*_ms`).
+// The package knows nothing of the collector: it holds plain Go values. Times are UTC;
+// durations are float64 milliseconds (`*_ms`).
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (

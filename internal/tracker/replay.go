@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
@@ -19,7 +20,7 @@ import (
 // moved past every timeout so that each session ends as it would have live (not as
 // partial). The sessions are returned in the order they ended. The golden and end-to-end
 // tests use it; the processor does the same thing on the wall clock.
-func Replay(td ptrace.Traces, ex *session.Extractor, cfg TrackerConfig) []*session.AgentSession {
+func Replay(td ptrace.Traces, ex *conventions.Extractor, cfg TrackerConfig) []*session.AgentSession {
 	type rec struct {
 		r   session.SpanRecord
 		end int64

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
@@ -140,7 +141,7 @@ func TestReplaySamples(t *testing.T) {
 	require.NoError(t, err)
 	exp := asSampleExpectations()
 	require.Len(t, files, len(exp), "one expectation per sample")
-	ex := session.NewExtractor(session.ExtractConfig{SessionKeys: session.DefaultSessionKeys(), EndAttribute: "agent_eval.session.end", MaxTextBytes: 4096})
+	ex := conventions.NewExtractor(conventions.ExtractConfig{SessionKeys: conventions.DefaultSessionKeys(), EndAttribute: "agent_eval.session.end", MaxTextBytes: 4096})
 	for _, f := range files {
 		name := filepath.Base(f)
 		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
@@ -141,7 +142,7 @@ func TestTraceRecordsFixtures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.otlp.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	ex := session.NewExtractor(session.ExtractConfig{EndAttribute: "agent_eval.session.end"})
+	ex := conventions.NewExtractor(conventions.ExtractConfig{EndAttribute: "agent_eval.session.end"})
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -212,7 +213,7 @@ func TestTrackerPinsNothingOfTheBatch(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		return ms.HeapAlloc
 	}
-	ex := session.NewExtractor(session.ExtractConfig{MaxTextBytes: 4096})
+	ex := conventions.NewExtractor(conventions.ExtractConfig{MaxTextBytes: 4096})
 	tk := NewTracker(TrackerConfig{})
 	batch := func(tk *Tracker, size int) {
 		big := strings.Repeat("x", size)

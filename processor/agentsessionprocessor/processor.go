@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -59,7 +60,7 @@ type agentSessionProcessor struct {
 	cfg       *Config
 	next      consumer.Traces
 	telemetry *metadata.TelemetryBuilder
-	extractor *session.Extractor
+	extractor *conventions.Extractor
 	evaluator *evaluation.Evaluator
 	emitter   *emitter
 	refs      *refRunner         // nil without datasets
@@ -148,7 +149,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		cfg:       cfg,
 		next:      next,
 		telemetry: tb,
-		extractor: session.NewExtractor(session.ExtractConfig{
+		extractor: conventions.NewExtractor(conventions.ExtractConfig{
 			SessionKeys:  cfg.SessionKeys,
 			EndAttribute: cfg.EndAttribute,
 			MaxTextBytes: cfg.MaxTextBytes,

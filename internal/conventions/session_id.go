@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
 
 import (
 	"fmt"

@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // Flattened, indexed message attributes: OpenInference llm.input_messages.N.message.* /
@@ -148,7 +149,7 @@ type flatMessage struct {
 	role   string
 	text   []string
 	finish string
-	calls  []RequestedToolCall
+	calls  []session.RequestedToolCall
 }
 
 // flatMessages groups sorted items into messages, in index order.
@@ -176,7 +177,7 @@ func flatMessages(items []flatItem) []flatMessage {
 					if len(m.calls) >= MaxList {
 						continue
 					}
-					m.calls = append(m.calls, RequestedToolCall{})
+					m.calls = append(m.calls, session.RequestedToolCall{})
 					callAt, lastJ = len(m.calls)-1, it.j
 				}
 				c := &m.calls[callAt]
@@ -244,7 +245,7 @@ func flatOutput(attrs []flatAttr, o *msgOut) {
 }
 
 // flatFunctions reads Traceloop llm.request.functions.N.{name,description,parameters}.
-func flatFunctions(attrs []flatAttr, maxText int, dst []ToolDefinition) ([]ToolDefinition, int) {
+func flatFunctions(attrs []flatAttr, maxText int, dst []session.ToolDefinition) ([]session.ToolDefinition, int) {
 	type fn struct {
 		jToolDef
 		idx int

@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	gojson "github.com/goccy/go-json"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // This file reads message lists in every shape the conventions use (docs/decisions/conventions.md,
@@ -226,7 +227,7 @@ type msgOut struct {
 	// handoffText: text holds a message that requested a handoff tool (see readOutput).
 	handoffText bool
 	reasoning   []string
-	calls       []RequestedToolCall
+	calls       []session.RequestedToolCall
 	finish      []string
 	response    string // first tool_call_response / tool result
 	hasResp     bool
@@ -448,7 +449,7 @@ func (o *msgOut) addCall(id, name string, args json.RawMessage) {
 	if len(o.calls) >= MaxList {
 		return
 	}
-	o.calls = append(o.calls, RequestedToolCall{ID: id, Name: name, Arguments: argsFromRaw(args)})
+	o.calls = append(o.calls, session.RequestedToolCall{ID: id, Name: name, Arguments: argsFromRaw(args)})
 }
 
 // argsFromRaw returns arguments text from a JSON value: a string's content (which is
@@ -586,7 +587,7 @@ func readInput(data []byte, o *msgOut) error {
 }
 
 // handsOff reports whether any of calls is a handoff tool call (HandoffToolTarget).
-func handsOff(calls []RequestedToolCall) bool {
+func handsOff(calls []session.RequestedToolCall) bool {
 	for _, c := range calls {
 		if _, _, ok := HandoffToolTarget(c.Name, c.Arguments); ok {
 			return true

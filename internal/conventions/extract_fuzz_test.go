@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session
+package conventions
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // extFuzzKeys are the attribute keys the fuzzer writes values to: every key the extractor
@@ -101,7 +103,7 @@ func FuzzExtract(f *testing.F) {
 				t.Errorf("requested call without a name: %+v", c)
 			}
 		}
-		if r.Class > ClassEvaluation {
+		if r.Class > session.ClassEvaluation {
 			t.Errorf("class %d out of range", r.Class)
 		}
 	})

@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session
+package conventions
 
 import (
 	"encoding/json"
@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // extFixtureDir holds the real-run OTLP/JSON fixtures (see its README.md).
@@ -29,8 +31,8 @@ func extLoad(t testing.TB, path string) ptrace.Traces {
 }
 
 // extAll extracts every span of td, in order.
-func extAll(ex *Extractor, td ptrace.Traces) []SpanRecord {
-	var all []SpanRecord
+func extAll(ex *Extractor, td ptrace.Traces) []session.SpanRecord {
+	var all []session.SpanRecord
 	for i := 0; i < td.ResourceSpans().Len(); i++ {
 		rs := td.ResourceSpans().At(i)
 		for j := 0; j < rs.ScopeSpans().Len(); j++ {
@@ -45,10 +47,10 @@ func extAll(ex *Extractor, td ptrace.Traces) []SpanRecord {
 
 // extRecords extracts every span of an OTLP/JSON file, keyed by hex span id, plus the
 // records in file order.
-func extRecords(t testing.TB, ex *Extractor, path string) (map[string]SpanRecord, []SpanRecord) {
+func extRecords(t testing.TB, ex *Extractor, path string) (map[string]session.SpanRecord, []session.SpanRecord) {
 	t.Helper()
 	all := extAll(ex, extLoad(t, path))
-	byID := make(map[string]SpanRecord, len(all))
+	byID := make(map[string]session.SpanRecord, len(all))
 	for _, r := range all {
 		byID[r.SpanID] = r
 	}
@@ -77,7 +79,7 @@ func extEvent(t testing.TB, s ptrace.Span, name string, attrs map[string]any) {
 }
 
 // extExtract runs a default extractor over one span with an empty resource and scope.
-func extExtract(t testing.TB, s ptrace.Span) SpanRecord {
+func extExtract(t testing.TB, s ptrace.Span) session.SpanRecord {
 	t.Helper()
 	r := NewExtractor(ExtractConfig{}).Extract(pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
 	extCheckInvariants(t, r, DefaultMaxTextBytes)
@@ -91,7 +93,7 @@ func extJSONEq(t testing.TB, want, got string, msgAndArgs ...any) {
 }
 
 // extCheckInvariants asserts the SpanRecord contract: valid UTF-8 and capped text.
-func extCheckInvariants(t testing.TB, r SpanRecord, maxText int) {
+func extCheckInvariants(t testing.TB, r session.SpanRecord, maxText int) {
 	t.Helper()
 	texts := []string{r.Name, r.ErrorType, r.Operation, r.SessionID, r.Service,
 		r.AgentName, r.AgentDescription, r.GraphNodeID, r.GraphParentID, r.LangGraphNode, r.ToolName, r.ToolCallID,
@@ -137,7 +139,7 @@ func extCheckInvariants(t testing.TB, r SpanRecord, maxText int) {
 func extFixturePath(name string) string { return filepath.Join(extFixtureDir, name+".otlp.json") }
 
 // extRun extracts with ex and checks the record invariants.
-func extRun(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcommon.InstrumentationScope, s ptrace.Span) SpanRecord {
+func extRun(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcommon.InstrumentationScope, s ptrace.Span) session.SpanRecord {
 	t.Helper()
 	r := ex.Extract(res, scope, s)
 	extCheckInvariants(t, r, ex.maxText)

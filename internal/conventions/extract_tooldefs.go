@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/toolschema"
 )
 
@@ -43,7 +44,7 @@ type toolDefCache struct {
 type toolDefEntry struct {
 	// data is the definitions' raw bytes: a hit must match them, not only the hash.
 	data     string
-	defs     []ToolDefinition
+	defs     []session.ToolDefinition
 	problems int
 }
 
@@ -62,7 +63,7 @@ func newExToolDefCache() *toolDefCache {
 // get returns a copy of the cached list for data (the ToolDefinition values are shared
 // and must be treated as read-only), or ok=false. A hash collision is a miss: the entry's
 // bytes must equal data.
-func (c *toolDefCache) get(k toolDefKey, data []byte) ([]ToolDefinition, int, bool) {
+func (c *toolDefCache) get(k toolDefKey, data []byte) ([]session.ToolDefinition, int, bool) {
 	c.mu.Lock()
 	ent, ok := c.m[k]
 	c.mu.Unlock()
@@ -72,15 +73,15 @@ func (c *toolDefCache) get(k toolDefKey, data []byte) ([]ToolDefinition, int, bo
 	if len(ent.defs) == 0 {
 		return nil, ent.problems, true
 	}
-	return append([]ToolDefinition(nil), ent.defs...), ent.problems, true
+	return append([]session.ToolDefinition(nil), ent.defs...), ent.problems, true
 }
 
-func (c *toolDefCache) put(k toolDefKey, data []byte, defs []ToolDefinition, problems int) {
+func (c *toolDefCache) put(k toolDefKey, data []byte, defs []session.ToolDefinition, problems int) {
 	c.mu.Lock()
 	if len(c.m) >= toolDefCacheSize {
 		clear(c.m)
 	}
-	c.m[k] = toolDefEntry{data: string(data), defs: append([]ToolDefinition(nil), defs...), problems: problems}
+	c.m[k] = toolDefEntry{data: string(data), defs: append([]session.ToolDefinition(nil), defs...), problems: problems}
 	c.mu.Unlock()
 }
 
@@ -93,7 +94,7 @@ func (c *toolDefCache) key(data []byte, limit int) toolDefKey {
 // maps converted by toolschema.Normalize. Descriptions are capped at maxText; a schema
 // larger than maxText is dropped (its tool is kept, schema unknown). problems reports
 // definitions that could not be read.
-func parseToolDefs(data []byte, maxText int, dst []ToolDefinition) (defs []ToolDefinition, problems int) {
+func parseToolDefs(data []byte, maxText int, dst []session.ToolDefinition) (defs []session.ToolDefinition, problems int) {
 	var list []jToolDef
 	switch firstByte(data) {
 	case '[':
@@ -137,7 +138,7 @@ func parseToolDefs(data []byte, maxText int, dst []ToolDefinition) (defs []ToolD
 	return dst, problems
 }
 
-func appendToolDef(dst []ToolDefinition, d *jToolDef, maxText int, problems *int) []ToolDefinition {
+func appendToolDef(dst []session.ToolDefinition, d *jToolDef, maxText int, problems *int) []session.ToolDefinition {
 	for _, decls := range [2][]jToolDef{d.Declarations, d.DeclarationsJS} {
 		for i := range decls {
 			dst = appendToolDef(dst, &decls[i], maxText, problems)
@@ -158,7 +159,7 @@ func appendToolDef(dst []ToolDefinition, d *jToolDef, maxText int, problems *int
 	}
 	name, _ := cleanText(d.Name, maxText)
 	desc, _ := cleanText(d.Description, maxText)
-	td := ToolDefinition{Name: name, Description: desc}
+	td := session.ToolDefinition{Name: name, Description: desc}
 	schema := firstRaw(d.Parameters, d.InputSchema, d.InputSchemaSnake, d.ParamsJSONSchema)
 	if len(schema) > 0 {
 		schema = unwrapJSONSchema(schema)

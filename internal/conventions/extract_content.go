@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // spanEvents holds the content-carrying span events of one span (docs/decisions/conventions.md, §1.6):
@@ -105,7 +106,7 @@ func (rd msgReader) read(data []byte, o *msgOut) error {
 
 // parse reads one JSON-bearing value with reader, recording size and syntax problems.
 // It reports whether the value was read.
-func (e *Extractor) parse(r *SpanRecord, key string, v pcommon.Value, o *msgOut, reader msgReader) bool {
+func (e *Extractor) parse(r *session.SpanRecord, key string, v pcommon.Value, o *msgOut, reader msgReader) bool {
 	data, ok := jsonBytes(v, e.parseLimit)
 	if !ok {
 		r.Truncated = true
@@ -125,7 +126,7 @@ func (e *Extractor) parse(r *SpanRecord, key string, v pcommon.Value, o *msgOut,
 // eventMessage reads the content of a deprecated message event: plain text, a JSON list
 // of content blocks (Strands: [{"text"}, {"toolUse"}]), or a message object (string or
 // kvlist: {role, content, tool_calls}).
-func (e *Extractor) eventMessage(r *SpanRecord, key string, v pcommon.Value, o *msgOut) string {
+func (e *Extractor) eventMessage(r *session.SpanRecord, key string, v pcommon.Value, o *msgOut) string {
 	if v.Type() == pcommon.ValueTypeStr {
 		s := v.Str()
 		if c := firstByte(unsafeBytes(s)); c != '[' && c != '{' {
@@ -162,7 +163,7 @@ func (e *Extractor) eventMessage(r *SpanRecord, key string, v pcommon.Value, o *
 // §5.1 (Message row): GenAI span attributes, GenAI events, OpenInference flattened
 // messages, Traceloop indexed messages, Vercel ai.*, Pydantic AI, ADK payloads, then
 // the generic input.value / output.value.
-func (e *Extractor) content(s *attrScan, events ptrace.SpanEventSlice, r *SpanRecord) {
+func (e *Extractor) content(s *attrScan, events ptrace.SpanEventSlice, r *session.SpanRecord) {
 	ev := readEvents(events)
 	captured := ev.hasDetIn || ev.hasDetOut || ev.hasUser || len(ev.choices) > 0 ||
 		len(s.oiIn) > 0 || len(s.oiOut) > 0 || len(s.tlIn) > 0 || len(s.tlOut) > 0
@@ -196,7 +197,7 @@ func (e *Extractor) content(s *attrScan, events ptrace.SpanEventSlice, r *SpanRe
 	}
 	if s.has[attrInputValue] {
 		e.genericInput(s, r, &in)
-	} else if s.has[attrTLEntityInput] && (r.Class == ClassAgent || r.Class == ClassTurn) {
+	} else if s.has[attrTLEntityInput] && (r.Class == session.ClassAgent || r.Class == session.ClassTurn) {
 		t, _ := valueText(s.v[attrTLEntityInput])
 		r.Input = e.text(r, t)
 	}
@@ -225,7 +226,7 @@ func (e *Extractor) content(s *attrScan, events ptrace.SpanEventSlice, r *SpanRe
 	case s.has[attrADKLLMResponse] && e.parse(r, semconv.ADKLLMResponse, s.v[attrADKLLMResponse], &out, readerADKResponse) && yielded():
 	case s.has[attrPydFinalResult] && e.plainOutput(s.v[attrPydFinalResult], &out) && yielded():
 	case s.has[attrOutputValue] && e.genericOutput(s, r, &out) && yielded():
-	case s.has[attrTLEntityOutput] && (r.Class == ClassAgent || r.Class == ClassTurn) && e.plainOutput(s.v[attrTLEntityOutput], &out) && yielded():
+	case s.has[attrTLEntityOutput] && (r.Class == session.ClassAgent || r.Class == session.ClassTurn) && e.plainOutput(s.v[attrTLEntityOutput], &out) && yielded():
 		// The Traceloop SDKs JSON-encode what the function returned: a string answer
 		// arrives quoted.
 		for i, t := range out.text {
@@ -249,7 +250,7 @@ func (e *Extractor) content(s *attrScan, events ptrace.SpanEventSlice, r *SpanRe
 }
 
 // missingCallID reports whether any call lacks an id.
-func missingCallID(calls []RequestedToolCall) bool {
+func missingCallID(calls []session.RequestedToolCall) bool {
 	for _, c := range calls {
 		if c.ID == "" {
 			return true
@@ -260,7 +261,7 @@ func missingCallID(calls []RequestedToolCall) bool {
 
 // finish fills FinishReasons: the gen_ai.response.finish_reasons attribute, else the
 // output messages' finish reasons, else Vercel's ai.response.finishReason.
-func (e *Extractor) finish(s *attrScan, r *SpanRecord, fromOutput []string) {
+func (e *Extractor) finish(s *attrScan, r *session.SpanRecord, fromOutput []string) {
 	switch {
 	case s.has[attrFinishReasons]:
 		r.FinishReasons = e.finishReasons(r, s.v[attrFinishReasons])
@@ -279,7 +280,7 @@ func flatRead(attrs []flatAttr, o *msgOut, f func([]flatAttr, *msgOut)) bool {
 }
 
 // userEvent reads the deprecated gen_ai.user.message content.
-func (e *Extractor) userEvent(r *SpanRecord, v pcommon.Value, in *msgOut) bool {
+func (e *Extractor) userEvent(r *session.SpanRecord, v pcommon.Value, in *msgOut) bool {
 	if t := e.eventMessage(r, semconv.EventUserMessage, v, nil); t != "" {
 		in.user, in.hasUser = t, true
 	}
@@ -287,7 +288,7 @@ func (e *Extractor) userEvent(r *SpanRecord, v pcommon.Value, in *msgOut) bool {
 }
 
 // choiceEvents reads the deprecated gen_ai.choice events.
-func (e *Extractor) choiceEvents(r *SpanRecord, ev *spanEvents, out *msgOut) bool {
+func (e *Extractor) choiceEvents(r *session.SpanRecord, ev *spanEvents, out *msgOut) bool {
 	for _, v := range ev.choices {
 		if t := e.eventMessage(r, semconv.EventChoice, v, out); t != "" {
 			out.setText(t)
@@ -298,7 +299,7 @@ func (e *Extractor) choiceEvents(r *SpanRecord, ev *spanEvents, out *msgOut) boo
 }
 
 // vercelResponse reads ai.response.text and ai.response.toolCalls.
-func (e *Extractor) vercelResponse(s *attrScan, r *SpanRecord, out *msgOut) bool {
+func (e *Extractor) vercelResponse(s *attrScan, r *session.SpanRecord, out *msgOut) bool {
 	if s.has[attrAIResponseText] {
 		if t, _ := valueText(s.v[attrAIResponseText]); t != "" {
 			out.text = append(out.text, t)
@@ -358,7 +359,7 @@ func unquoteJSONString(t string) string {
 // {"messages": [...]}, OpenAI Responses input items) gives the user message; any other
 // value is the Input text, and the user message of agent, turn and LLM spans when no
 // message source gave one.
-func (e *Extractor) genericInput(s *attrScan, r *SpanRecord, in *msgOut) {
+func (e *Extractor) genericInput(s *attrScan, r *session.SpanRecord, in *msgOut) {
 	v := s.v[attrInputValue]
 	t, isText := valueText(v)
 	if !isText {
@@ -389,7 +390,7 @@ func (e *Extractor) genericInput(s *attrScan, r *SpanRecord, in *msgOut) {
 // genericOutput reads OpenInference output.value: a message list or LangGraph state gives
 // the assistant text; plain text is the output; other JSON is the output text of agent
 // and turn spans only (an LLM span's output.value is the raw provider response).
-func (e *Extractor) genericOutput(s *attrScan, r *SpanRecord, out *msgOut) bool {
+func (e *Extractor) genericOutput(s *attrScan, r *session.SpanRecord, out *msgOut) bool {
 	v := s.v[attrOutputValue]
 	t, isText := valueText(v)
 	if !isText {
@@ -403,7 +404,7 @@ func (e *Extractor) genericOutput(s *attrScan, r *SpanRecord, out *msgOut) bool 
 			*out = probe
 			return true
 		}
-		if r.Class == ClassLLM {
+		if r.Class == session.ClassLLM {
 			return true
 		}
 	}
@@ -414,11 +415,11 @@ func (e *Extractor) genericOutput(s *attrScan, r *SpanRecord, out *msgOut) bool 
 }
 
 // requested caps and sanitises requested tool calls.
-func (e *Extractor) requested(r *SpanRecord, calls []RequestedToolCall) []RequestedToolCall {
+func (e *Extractor) requested(r *session.SpanRecord, calls []session.RequestedToolCall) []session.RequestedToolCall {
 	if len(calls) > MaxList {
 		calls = calls[:MaxList]
 	}
-	out := make([]RequestedToolCall, 0, len(calls))
+	out := make([]session.RequestedToolCall, 0, len(calls))
 	for _, c := range calls {
 		if strings.TrimSpace(c.Name) == "" {
 			continue
@@ -427,7 +428,7 @@ func (e *Extractor) requested(r *SpanRecord, calls []RequestedToolCall) []Reques
 		if cut {
 			r.Truncated = true
 		}
-		out = append(out, RequestedToolCall{
+		out = append(out, session.RequestedToolCall{
 			ID:                 e.text(r, c.ID),
 			Name:               e.text(r, strings.TrimSpace(c.Name)),
 			Arguments:          args,
@@ -439,7 +440,7 @@ func (e *Extractor) requested(r *SpanRecord, calls []RequestedToolCall) []Reques
 
 // finishReasons reads gen_ai.response.finish_reasons: a string array, a JSON list in a
 // string, or a single string.
-func (e *Extractor) finishReasons(r *SpanRecord, v pcommon.Value) []string {
+func (e *Extractor) finishReasons(r *session.SpanRecord, v pcommon.Value) []string {
 	var list []string
 	switch v.Type() {
 	case pcommon.ValueTypeSlice:
@@ -468,7 +469,7 @@ func (e *Extractor) finishReasons(r *SpanRecord, v pcommon.Value) []string {
 	return e.cleanList(r, list)
 }
 
-func (e *Extractor) cleanList(r *SpanRecord, list []string) []string {
+func (e *Extractor) cleanList(r *session.SpanRecord, list []string) []string {
 	if len(list) == 0 {
 		return nil
 	}
@@ -549,7 +550,7 @@ func readADKResponse(data []byte, o *msgOut) error {
 // toolDefs fills ToolDefs from the first source that has definitions:
 // gen_ai.tool.definitions (span, then event), llm.tools.N.tool.json_schema,
 // ai.prompt.tools, llm.request.functions.N.*, ADK llm_request config.tools.
-func (e *Extractor) toolDefs(s *attrScan, events ptrace.SpanEventSlice, r *SpanRecord) {
+func (e *Extractor) toolDefs(s *attrScan, events ptrace.SpanEventSlice, r *session.SpanRecord) {
 	if s.has[attrToolDefs] {
 		if r.ToolDefs = e.cachedDefs(r, semconv.GenAIToolDefinitions, s.v[attrToolDefs]); len(r.ToolDefs) > 0 {
 			return
@@ -569,7 +570,7 @@ func (e *Extractor) toolDefs(s *attrScan, events ptrace.SpanEventSlice, r *SpanR
 		}
 	}
 	if len(s.oiTools) > 0 {
-		var defs []ToolDefinition
+		var defs []session.ToolDefinition
 		for _, a := range s.oiTools {
 			defs = append(defs, e.cachedDefs(r, semconv.PrefixLLMTools+a.rest, a.v)...)
 		}
@@ -608,7 +609,7 @@ func (e *Extractor) toolDefs(s *attrScan, events ptrace.SpanEventSlice, r *SpanR
 }
 
 // cachedDefs parses one tool-definition value through the extractor's cache.
-func (e *Extractor) cachedDefs(r *SpanRecord, key string, v pcommon.Value) []ToolDefinition {
+func (e *Extractor) cachedDefs(r *session.SpanRecord, key string, v pcommon.Value) []session.ToolDefinition {
 	data, ok := jsonBytes(v, e.parseLimit)
 	if !ok {
 		r.Truncated = true
@@ -618,7 +619,7 @@ func (e *Extractor) cachedDefs(r *SpanRecord, key string, v pcommon.Value) []Too
 	return e.defsFromBytes(r, key, data)
 }
 
-func (e *Extractor) defsFromBytes(r *SpanRecord, key string, data []byte) []ToolDefinition {
+func (e *Extractor) defsFromBytes(r *session.SpanRecord, key string, data []byte) []session.ToolDefinition {
 	if len(data) == 0 {
 		return nil
 	}

@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session
+package conventions
 
 import (
 	"encoding/json"
@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // TestExtractBadInput: malformed JSON, wrong attribute types and invalid UTF-8 never
@@ -22,42 +24,42 @@ func TestExtractBadInput(t *testing.T) {
 		name     string
 		span     string
 		attrs    map[string]any
-		class    SpanClass
+		class    session.SpanClass
 		problems []string
-		check    func(t *testing.T, r SpanRecord)
+		check    func(t *testing.T, r session.SpanRecord)
 	}{
 		{"malformed input messages", "chat x", map[string]any{"gen_ai.operation.name": "chat",
 			"gen_ai.input.messages":  `[{"role":"user","parts":[{"type":"text","content":"hi"}`,
 			"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"ok"}]}]`},
-			ClassLLM, []string{"gen_ai.input.messages: malformed JSON"},
-			func(t *testing.T, r SpanRecord) {
+			session.ClassLLM, []string{"gen_ai.input.messages: malformed JSON"},
+			func(t *testing.T, r session.SpanRecord) {
 				assert.Empty(t, r.UserMessage)
 				assert.Equal(t, "ok", r.Output, "the output is still read")
 				assert.True(t, r.ContentCaptured)
 			}},
 		{"messages not a list", "chat x", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.input.messages": int64(42),
 			"gen_ai.output.messages": `{"foo": 1}`},
-			ClassLLM, []string{"gen_ai.input.messages: not a JSON array", "gen_ai.output.messages: not a JSON array"}, nil},
+			session.ClassLLM, []string{"gen_ai.input.messages: not a JSON array", "gen_ai.output.messages: not a JSON array"}, nil},
 		{"wrong part types", "chat x", map[string]any{"gen_ai.operation.name": "chat",
 			"gen_ai.output.messages": `[{"role":7,"parts":[{"type":"text","content":5},{"type":"tool_call","name":"f","arguments":{"a":1},"id":9}]}]`},
-			ClassLLM, nil,
-			func(t *testing.T, r SpanRecord) {
+			session.ClassLLM, nil,
+			func(t *testing.T, r session.SpanRecord) {
 				require.Len(t, r.RequestedCalls, 1, "the well-typed call survives the type errors around it")
 				assert.Equal(t, `{"a":1}`, r.RequestedCalls[0].Arguments)
 			}},
 		{"tool definitions of the wrong type", "chat x", map[string]any{"gen_ai.operation.name": "chat",
-			"gen_ai.tool.definitions": true}, ClassLLM, []string{"gen_ai.tool.definitions: unreadable tool definition"}, nil},
+			"gen_ai.tool.definitions": true}, session.ClassLLM, []string{"gen_ai.tool.definitions: unreadable tool definition"}, nil},
 		{"agent tools not a list", "invoke_agent a", map[string]any{"gen_ai.operation.name": "invoke_agent",
-			"gen_ai.agent.tools": "get_weather"}, ClassAgent, []string{"gen_ai.agent.tools: not a JSON list of names"}, nil},
+			"gen_ai.agent.tools": "get_weather"}, session.ClassAgent, []string{"gen_ai.agent.tools: not a JSON list of names"}, nil},
 		{"finish reasons as a map", "chat x", map[string]any{"gen_ai.operation.name": "chat",
-			"gen_ai.response.finish_reasons": map[string]any{"a": 1}}, ClassLLM, []string{"gen_ai.response.finish_reasons: not a string list"}, nil},
-		{"operation name as a number", "x", map[string]any{"gen_ai.operation.name": int64(5)}, ClassOther, nil, nil},
+			"gen_ai.response.finish_reasons": map[string]any{"a": 1}}, session.ClassLLM, []string{"gen_ai.response.finish_reasons: not a string list"}, nil},
+		{"operation name as a number", "x", map[string]any{"gen_ai.operation.name": int64(5)}, session.ClassOther, nil, nil},
 		{"schema that is not an object", "get_weather", map[string]any{"openinference.span.kind": "TOOL",
-			"tool.json_schema": `[1,2]`}, ClassTool, []string{"tool.json_schema: not a JSON Schema object"}, nil},
+			"tool.json_schema": `[1,2]`}, session.ClassTool, []string{"tool.json_schema: not a JSON Schema object"}, nil},
 		{"invalid UTF-8 everywhere", "execute_tool bad\xffname", map[string]any{"gen_ai.operation.name": "execute_tool",
 			"gen_ai.tool.call.arguments": "{\"a\":\"\xfe\xfe\"}", "session.id": "s\xc3", "error.type": "E\xff"},
-			ClassTool, nil,
-			func(t *testing.T, r SpanRecord) {
+			session.ClassTool, nil,
+			func(t *testing.T, r session.SpanRecord) {
 				assert.Equal(t, "execute_tool bad\uFFFDname", r.Name)
 				assert.Equal(t, "bad\uFFFDname", r.ToolName)
 				assert.Equal(t, "{\"a\":\"\uFFFD\"}", r.ToolArguments, "a run of invalid bytes becomes one U+FFFD")
@@ -66,15 +68,15 @@ func TestExtractBadInput(t *testing.T) {
 			}},
 		{"invalid UTF-8 inside JSON content", "chat x", map[string]any{"gen_ai.operation.name": "chat",
 			"gen_ai.input.messages": "[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"content\":\"caf\xe9\"}]}]"},
-			ClassLLM, nil,
-			func(t *testing.T, r SpanRecord) { assert.Equal(t, "caf\uFFFD", r.UserMessage) }},
+			session.ClassLLM, nil,
+			func(t *testing.T, r session.SpanRecord) { assert.Equal(t, "caf\uFFFD", r.UserMessage) }},
 		{"hostile indexes", "x", map[string]any{"openinference.span.kind": "LLM",
 			"llm.input_messages.99999999999.message.role":                        "user",
 			"llm.input_messages.99999999999.message.content":                     "x",
 			"llm.input_messages.-1.message.role":                                 "user",
 			"llm.output_messages.0.message.tool_calls.x.tool_call.function.name": "f"},
-			ClassLLM, nil,
-			func(t *testing.T, r SpanRecord) {
+			session.ClassLLM, nil,
+			func(t *testing.T, r session.SpanRecord) {
 				assert.Empty(t, r.UserMessage)
 				assert.Empty(t, r.RequestedCalls)
 			}},
@@ -83,8 +85,8 @@ func TestExtractBadInput(t *testing.T) {
 			"ai.usage.inputTokens": "d", "ai.usage.promptTokens": "e", "gen_ai.usage.output_tokens": "f",
 			"gen_ai.usage.completion_tokens": "g", "llm.token_count.completion": "h", "ai.usage.outputTokens": "i",
 			"ai.usage.completionTokens": "j"},
-			ClassLLM, nil,
-			func(t *testing.T, r SpanRecord) { assert.Len(t, r.Problems, maxProblems) }},
+			session.ClassLLM, nil,
+			func(t *testing.T, r session.SpanRecord) { assert.Len(t, r.Problems, maxProblems) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,7 +125,7 @@ func TestExtractHugeValues(t *testing.T) {
 	messages := `[{"role":"user","parts":[{"type":"text","content":"` + big + `"}]}]`
 	chat := extSpan(t, "chat x", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.input.messages": messages,
 		"gen_ai.output.messages": messages, "gen_ai.tool.definitions": `[` + strings.Repeat(`{"name":"t"},`, 1<<18) + `{"name":"u"}]`})
-	var r SpanRecord
+	var r session.SpanRecord
 	alloc := extAllocated(func() { r = extRun(t, ex, res, scope, chat) })
 	assert.Less(t, alloc, uint64(256<<10), "a 5 MB message list must not be copied or parsed")
 	assert.True(t, r.Truncated)
@@ -204,7 +206,7 @@ func TestExtractConcurrent(t *testing.T) {
 	ex := NewExtractor(ExtractConfig{})
 	td := extLoad(t, extFixturePath("openai_agents_genai_live_spans"))
 	want := extAll(ex, td)
-	done := make(chan []SpanRecord, 4)
+	done := make(chan []session.SpanRecord, 4)
 	for i := 0; i < 4; i++ {
 		go func() { done <- extAll(ex, td) }()
 	}

@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // Sources of tool arguments and results carried by events (SpanRecord.ToolArgsSource).
@@ -39,7 +40,7 @@ var toolArgKeys = [...]attrKey{attrToolArgs, attrInputValue, attrOIToolParams, a
 var toolResultKeys = [...]attrKey{attrToolResult, attrOutputValue, attrAIToolResult, attrAIToolOutput, attrADKResponse, attrTLEntityOutput}
 
 // toolFields fills the fields of a tool execution span.
-func (e *Extractor) toolFields(s *attrScan, events ptrace.SpanEventSlice, r *SpanRecord, cls classInfo) {
+func (e *Extractor) toolFields(s *attrScan, events ptrace.SpanEventSlice, r *session.SpanRecord, cls classInfo) {
 	r.ToolName = e.text(r, strings.TrimSpace(cmp.Or(s.str(attrToolName), s.str(attrOIToolName), s.str(attrAIToolName),
 		cls.nameHint, s.str(attrTLEntityName))))
 	r.ToolCallID = e.text(r, cmp.Or(s.str(attrToolCallID), s.str(attrOIToolID), s.str(attrAIToolID)))
@@ -144,7 +145,7 @@ func (e *Extractor) toolFields(s *attrScan, events ptrace.SpanEventSlice, r *Spa
 // toolEvents reads a tool span's events: the tool_call / tool_call_response parts of
 // gen_ai.client.inference.operation.details, or gen_ai.tool.message (arguments) and
 // gen_ai.choice (result).
-func (e *Extractor) toolEvents(events ptrace.SpanEventSlice, r *SpanRecord) {
+func (e *Extractor) toolEvents(events ptrace.SpanEventSlice, r *session.SpanRecord) {
 	ev := readEvents(events)
 	if r.ToolArgsSource == "" && ev.hasDetIn {
 		var o msgOut
@@ -187,7 +188,7 @@ func (e *Extractor) toolEvents(events ptrace.SpanEventSlice, r *SpanRecord) {
 	}
 }
 
-func (e *Extractor) setEventArgs(r *SpanRecord, args, src string) {
+func (e *Extractor) setEventArgs(r *session.SpanRecord, args, src string) {
 	if strings.TrimSpace(args) == "" {
 		return
 	}
@@ -209,7 +210,7 @@ func (e *Extractor) argsText(v pcommon.Value) (string, bool) {
 }
 
 // toolSchema reads a single tool's JSON Schema into r.ToolSchema.
-func (e *Extractor) toolSchema(v pcommon.Value, key string, r *SpanRecord) {
+func (e *Extractor) toolSchema(v pcommon.Value, key string, r *session.SpanRecord) {
 	data, ok := jsonBytes(v, e.maxText)
 	if !ok {
 		addProblem(r, key, "schema larger than max_text_bytes, dropped")
@@ -227,7 +228,7 @@ func (e *Extractor) toolSchema(v pcommon.Value, key string, r *SpanRecord) {
 }
 
 // handoffFields fills an explicit handoff span (docs/decisions/sessions.md §1.5 Handoff (b), (c)).
-func (e *Extractor) handoffFields(s *attrScan, r *SpanRecord, cls classInfo) {
+func (e *Extractor) handoffFields(s *attrScan, r *session.SpanRecord, cls classInfo) {
 	r.HandoffMode = semconv.TransferModePassControl
 	switch {
 	case s.has[attrHandoffFrom] || s.has[attrHandoffTo]:

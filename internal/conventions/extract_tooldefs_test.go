@@ -1,13 +1,15 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session
+package conventions
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // A cache entry is found by hash and length; it is used only when its bytes are the
@@ -18,7 +20,7 @@ func TestToolDefCacheComparesContent(t *testing.T) {
 	b := []byte(`[{"name":"delete_user!"}]`) // same length
 	require.Equal(t, len(a), len(b))
 	k := c.key(a, 4096)
-	c.put(k, a, []ToolDefinition{{Name: "issue_refund"}}, 0)
+	c.put(k, a, []session.ToolDefinition{{Name: "issue_refund"}}, 0)
 
 	defs, _, ok := c.get(k, a)
 	require.True(t, ok)

@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // LangGraph through OpenInference (docs/decisions/conventions.md;
@@ -103,7 +104,7 @@ func (e *Extractor) langGraphMeta(s *attrScan) (m lgRunMeta, ok bool) {
 // Every node span gets LangGraphNode, so that turn assembly can also promote nodes that
 // only the trace identifies as agents (targets of transfer_to_<node> tools). An AGENT
 // span with an explicit name attribute is left to setAgent.
-func (e *Extractor) langGraphAgent(s *attrScan, r *SpanRecord, oiKind string) bool {
+func (e *Extractor) langGraphAgent(s *attrScan, r *session.SpanRecord, oiKind string) bool {
 	if oiKind == semconv.OIKindAgent && (s.has[attrGenAIAgentName] || s.has[attrOIAgentName] || s.has[attrGraphNodeID]) {
 		return false
 	}
@@ -121,7 +122,7 @@ func (e *Extractor) langGraphAgent(s *attrScan, r *SpanRecord, oiKind string) bo
 	default:
 		return false
 	}
-	r.Class, r.ClassRule = ClassAgent, joinRule(ruleOI, oiKind, ruleLGSuffix)
+	r.Class, r.ClassRule = session.ClassAgent, joinRule(ruleOI, oiKind, ruleLGSuffix)
 	r.AgentName, r.AgentRule = e.text(r, name), rule
 	return true
 }
@@ -135,7 +136,7 @@ func containsFold(s, sub string) bool {
 // control-flow exceptions (lgControlFlow): its error.type / exception.type, or the first
 // word of its status message or exception.message (the JS tracer records only the stack
 // text, "\n\nParentCommand\n    at ..."). Such a span did not fail.
-func controlFlowError(r *SpanRecord, status string, events ptrace.SpanEventSlice) bool {
+func controlFlowError(r *session.SpanRecord, status string, events ptrace.SpanEventSlice) bool {
 	if r.ErrorType != "" {
 		return lgControlFlow[leadingName(r.ErrorType)]
 	}
@@ -218,7 +219,7 @@ func lcToolMessage(data []byte) (content, callID string, ok bool) {
 
 // lcGenerationCalls reads the tool calls of a serialised LangChain LLMResult, the
 // output.value of a LangChain LLM span: {"generations":[[{"message": AIMessage}]]}.
-func lcGenerationCalls(data []byte) []RequestedToolCall {
+func lcGenerationCalls(data []byte) []session.RequestedToolCall {
 	if firstByte(data) != '{' || !bytes.Contains(data, []byte(`"generations"`)) {
 		return nil
 	}
@@ -243,7 +244,7 @@ func lcGenerationCalls(data []byte) []RequestedToolCall {
 
 // fillCallIDs gives the calls without an id the id of the same-named call at the same
 // rank among those of withIDs (the n-th "lookup_order" takes the n-th one's id).
-func fillCallIDs(calls, withIDs []RequestedToolCall) {
+func fillCallIDs(calls, withIDs []session.RequestedToolCall) {
 	used := make([]bool, len(withIDs))
 	for i := range calls {
 		if calls[i].ID != "" {

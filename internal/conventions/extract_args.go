@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // ParseArguments turns tool-call arguments text (SpanRecord.ToolArguments,
@@ -183,9 +184,9 @@ func argFirstString(arguments, key string) string {
 // parseResponseFunctionToolCall reads the python repr that the python-contrib
 // openai-agents instrumentation writes as a text part:
 // ResponseFunctionToolCall(arguments='{"a":42}', call_id='call_1', name='multiply', ...).
-func parseResponseFunctionToolCall(s string) (RequestedToolCall, bool) {
+func parseResponseFunctionToolCall(s string) (session.RequestedToolCall, bool) {
 	rest := strings.TrimPrefix(s, semconv.OpenAIAgentsResponseFunctionRep)
-	var call RequestedToolCall
+	var call session.RequestedToolCall
 	var itemID string
 	for rest != "" {
 		rest = strings.TrimLeft(rest, " ,\n\t")
@@ -194,7 +195,7 @@ func parseResponseFunctionToolCall(s string) (RequestedToolCall, bool) {
 		}
 		eq := strings.IndexByte(rest, '=')
 		if eq <= 0 {
-			return RequestedToolCall{}, false
+			return session.RequestedToolCall{}, false
 		}
 		key := strings.TrimSpace(rest[:eq])
 		rest = rest[eq+1:]
@@ -202,7 +203,7 @@ func parseResponseFunctionToolCall(s string) (RequestedToolCall, bool) {
 		if rest != "" && (rest[0] == '\'' || rest[0] == '"') {
 			v, n, ok := pyString(rest)
 			if !ok {
-				return RequestedToolCall{}, false
+				return session.RequestedToolCall{}, false
 			}
 			val, rest = v, rest[n:]
 		} else {

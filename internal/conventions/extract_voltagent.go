@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // VoltAgent (@voltagent/core) traces in its own vocabulary, without any gen_ai.*
@@ -37,7 +38,7 @@ const (
 
 // classifyVolt classifies a span carrying VoltAgent's entity.type or span.type; false
 // leaves it to the other name patterns.
-func (e *Extractor) classifyVolt(s *attrScan, r *SpanRecord, info *classInfo) bool {
+func (e *Extractor) classifyVolt(s *attrScan, r *session.SpanRecord, info *classInfo) bool {
 	name := r.Name
 	info.volt = true
 	switch {
@@ -46,29 +47,29 @@ func (e *Extractor) classifyVolt(s *attrScan, r *SpanRecord, info *classInfo) bo
 		if agent == "" {
 			break
 		}
-		r.Class, r.ClassRule = ClassAgent, ruleVoltSubagent
+		r.Class, r.ClassRule = session.ClassAgent, ruleVoltSubagent
 		r.AgentName, r.AgentRule = e.text(r, agent), semconv.VoltSubagentName
 	case strings.HasPrefix(name, semconv.VoltSpanPrefixLLM):
-		r.Class, r.ClassRule = ClassLLM, RuleVoltLLM
+		r.Class, r.ClassRule = session.ClassLLM, RuleVoltLLM
 	case strings.HasPrefix(name, semconv.VoltSpanPrefixTool):
 		info.nameHint = strings.TrimSpace(name[len(semconv.VoltSpanPrefixTool):])
-		r.Class, r.ClassRule = ClassTool, ruleVoltTool
+		r.Class, r.ClassRule = session.ClassTool, ruleVoltTool
 	case s.str(attrVoltEntityType) == "agent" && name != "" && name == s.str(attrVoltEntityName) && !s.has[attrVoltSubagentName]:
-		r.Class, r.ClassRule = ClassAgent, ruleVoltAgent
+		r.Class, r.ClassRule = session.ClassAgent, ruleVoltAgent
 		r.AgentName, r.AgentRule = e.text(r, name), semconv.VoltEntityName
 	default:
 		if !s.has[attrVoltEntityType] {
 			info.volt = false
 			return false
 		}
-		r.Class, r.ClassRule = ClassOther, RuleVoltOther
+		r.Class, r.ClassRule = session.ClassOther, RuleVoltOther
 	}
 	return true
 }
 
 // voltToolFields reads a VoltAgent tool span: the call id, the arguments (input) and
 // the result (output), which the generic keys do not cover.
-func (e *Extractor) voltToolFields(s *attrScan, r *SpanRecord) {
+func (e *Extractor) voltToolFields(s *attrScan, r *session.SpanRecord) {
 	if r.ToolCallID == "" {
 		r.ToolCallID = e.text(r, s.str(attrVoltToolCallID))
 	}
@@ -97,12 +98,12 @@ func (e *Extractor) voltToolFields(s *attrScan, r *SpanRecord) {
 // text, or a message list for a sub-agent) and output, the model request's messages and
 // the offered tool names (name-only definitions: authorisation decidable, schemas
 // unknown).
-func (e *Extractor) voltContent(s *attrScan, r *SpanRecord) {
+func (e *Extractor) voltContent(s *attrScan, r *session.SpanRecord) {
 	var in msgOut
 	switch {
 	case s.has[attrVoltLLMMessages] && e.parse(r, semconv.VoltLLMMessages, s.v[attrVoltLLMMessages], &in, readerInput) && in.hasUser:
 		r.UserMessage = e.text(r, in.user)
-	case r.Class == ClassAgent && s.has[attrVoltInput]:
+	case r.Class == session.ClassAgent && s.has[attrVoltInput]:
 		if t, ok := valueText(s.v[attrVoltInput]); ok {
 			if c := firstByte(unsafeBytes(t)); c != '[' && c != '{' {
 				r.UserMessage = e.text(r, t)
@@ -110,15 +111,15 @@ func (e *Extractor) voltContent(s *attrScan, r *SpanRecord) {
 			r.Input = e.text(r, t)
 		}
 	}
-	if r.Class == ClassAgent && s.has[attrVoltOutput] {
+	if r.Class == session.ClassAgent && s.has[attrVoltOutput] {
 		if t, ok := valueText(s.v[attrVoltOutput]); ok {
 			r.Output = e.text(r, t)
 		}
 	}
-	if r.Class == ClassLLM && len(r.ToolDefs) == 0 {
+	if r.Class == session.ClassLLM && len(r.ToolDefs) == 0 {
 		for _, n := range strings.Split(s.str(attrVoltLLMTools), ",") {
 			if n = strings.TrimSpace(n); n != "" && len(r.ToolDefs) < MaxList {
-				r.ToolDefs = append(r.ToolDefs, ToolDefinition{Name: e.text(r, n)})
+				r.ToolDefs = append(r.ToolDefs, session.ToolDefinition{Name: e.text(r, n)})
 			}
 		}
 	}
@@ -143,7 +144,7 @@ type voltSaved struct {
 // before running it (bad arguments, a tool the agent does not have) has no tool span: the
 // saved message is the only record of it. The calls are the span's RequestedCalls; the
 // assembler gives them to the agent's model span (assemble.go inheritSavedCalls).
-func (e *Extractor) voltSavedCalls(s *attrScan, r *SpanRecord) {
+func (e *Extractor) voltSavedCalls(s *attrScan, r *session.SpanRecord) {
 	data, ok := jsonBytes(s.v[attrVoltInput], e.parseLimit)
 	if !ok || !s.has[attrVoltInput] {
 		return
@@ -152,13 +153,13 @@ func (e *Extractor) voltSavedCalls(s *attrScan, r *SpanRecord) {
 	if json.Unmarshal(data, &saved) != nil || saved.Message.Role != "assistant" {
 		return
 	}
-	var calls []RequestedToolCall
+	var calls []session.RequestedToolCall
 	for _, p := range saved.Message.Parts {
 		name, ok := strings.CutPrefix(p.Type, semconv.VoltUIToolPartPrefix)
 		if !ok || name == "" || len(calls) >= MaxList {
 			continue
 		}
-		calls = append(calls, RequestedToolCall{ID: p.ToolCallID, Name: name, Arguments: string(p.Input)})
+		calls = append(calls, session.RequestedToolCall{ID: p.ToolCallID, Name: name, Arguments: string(p.Input)})
 	}
 	if len(calls) > 0 {
 		r.RequestedCalls = e.requested(r, calls)

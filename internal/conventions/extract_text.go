@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
 
 import (
 	"encoding/base64"
@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // Limits on what one SpanRecord may carry besides the configured text cap.
@@ -57,7 +59,7 @@ func cleanText(s string, max int) (string, bool) {
 }
 
 // addProblem appends a short problem note "key: reason" to r, bounded in count and size.
-func addProblem(r *SpanRecord, key, reason string) {
+func addProblem(r *session.SpanRecord, key, reason string) {
 	if len(r.Problems) >= maxProblems {
 		return
 	}

@@ -1,13 +1,14 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
 
 import (
 	"strings"
 	"unicode/utf8"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // classInfo carries what classification learnt from the span name for the field
@@ -115,19 +116,19 @@ func joinRule(prefix, value, suffix string) string {
 // classify decides the span class (docs/decisions/conventions.md, §5.1): gen_ai.operation.name
 // first, then openinference.span.kind, then traceloop.span.kind, then span-name patterns.
 // It sets Class, ClassRule, Operation and, on agent spans, AgentName and AgentRule.
-func (e *Extractor) classify(s *attrScan, r *SpanRecord, scopeName string) classInfo {
+func (e *Extractor) classify(s *attrScan, r *session.SpanRecord, scopeName string) classInfo {
 	var info classInfo
 	name := r.Name
 
 	// Spans this collector emitted (docs/architecture.md §6) and judge calls (§5.6).
 	if s.has[attrEvalJudge] {
 		if b, _ := valueBool(s.v[attrEvalJudge]); b {
-			r.Class, r.ClassRule = ClassEvaluation, semconv.AgentEvalJudge
+			r.Class, r.ClassRule = session.ClassEvaluation, semconv.AgentEvalJudge
 			return info
 		}
 	}
 	if s.has[attrEvalKind] && strings.HasPrefix(name, semconv.EvalSpanPrefix) {
-		r.Class, r.ClassRule = ClassEvaluation, semconv.AgentEvalKind
+		r.Class, r.ClassRule = session.ClassEvaluation, semconv.AgentEvalKind
 		return info
 	}
 
@@ -138,7 +139,7 @@ func (e *Extractor) classify(s *attrScan, r *SpanRecord, scopeName string) class
 	// The OpenInference handoff span ("handoff to X", TOOL; dual-written as execute_tool).
 	if strings.HasPrefix(name, semconv.OIHandoffSpanPrefix) && (oiKind == semconv.OIKindTool || op == semconv.OpExecuteTool) {
 		info.oiHandoff, info.nameHint = true, strings.TrimSpace(name[len(semconv.OIHandoffSpanPrefix):])
-		r.Class, r.ClassRule = ClassHandoff, ruleOIHandoff
+		r.Class, r.ClassRule = session.ClassHandoff, ruleOIHandoff
 		return info
 	}
 
@@ -155,31 +156,31 @@ func (e *Extractor) classify(s *attrScan, r *SpanRecord, scopeName string) class
 				// workflow/task spans to invoke_agent and keeps the source kind: a chain
 				// is no agent (the trace root is the turn).
 				if r.ParentSpanID == "" {
-					r.Class, r.ClassRule = ClassTurn, ruleNormalized
+					r.Class, r.ClassRule = session.ClassTurn, ruleNormalized
 				} else {
-					r.Class, r.ClassRule = ClassOther, ruleNormalized
+					r.Class, r.ClassRule = session.ClassOther, ruleNormalized
 				}
 			case tlKind == semconv.TraceloopKindTask:
-				r.Class, r.ClassRule = ClassOther, ruleNormalized
+				r.Class, r.ClassRule = session.ClassOther, ruleNormalized
 			default:
 				info.nameHint = afterPrefix(name, "invoke_agent")
 				e.setAgent(s, r, rule, info.nameHint, false)
 			}
 		case semconv.OpExecuteTool:
 			info.nameHint = afterPrefix(name, "execute_tool")
-			r.Class, r.ClassRule = ClassTool, rule
+			r.Class, r.ClassRule = session.ClassTool, rule
 		case semconv.MastraOpClientToolCall:
 			info.nameHint = afterPrefix(name, semconv.MastraOpClientToolCall)
-			r.Class, r.ClassRule = ClassTool, rule
+			r.Class, r.ClassRule = session.ClassTool, rule
 		case semconv.OpChat, semconv.OpGenerateContent, semconv.OpTextCompletion:
-			r.Class, r.ClassRule = ClassLLM, rule
+			r.Class, r.ClassRule = session.ClassLLM, rule
 		case semconv.OpAgentHandoff, semconv.OpHandoff:
 			info.tlFrom, info.tlTo = traceloopHandoff(name)
-			r.Class, r.ClassRule = ClassHandoff, rule
+			r.Class, r.ClassRule = session.ClassHandoff, rule
 		case semconv.OpHandleConversationTurn, semconv.OpInvokeWorkflow, semconv.OpInvokeSwarm, semconv.OpInvokeGraph:
-			r.Class, r.ClassRule = ClassTurn, rule
+			r.Class, r.ClassRule = session.ClassTurn, rule
 		default: // create_agent, unknown, execute_event_loop_cycle, agent_step, plan, embeddings...
-			r.Class, r.ClassRule = ClassOther, rule
+			r.Class, r.ClassRule = session.ClassOther, rule
 		}
 		return info
 	}
@@ -194,20 +195,20 @@ func (e *Extractor) classify(s *attrScan, r *SpanRecord, scopeName string) class
 				e.setAgent(s, r, rule, "", true)
 			}
 		case semconv.OIKindTool:
-			r.Class, r.ClassRule = ClassTool, rule
+			r.Class, r.ClassRule = session.ClassTool, rule
 		case semconv.OIKindLLM:
-			r.Class, r.ClassRule = ClassLLM, rule
+			r.Class, r.ClassRule = session.ClassLLM, rule
 		case semconv.OIKindChain:
 			switch {
 			case r.ParentSpanID == "":
-				r.Class, r.ClassRule = ClassTurn, joinRule(ruleOI, oiKind, ";root")
+				r.Class, r.ClassRule = session.ClassTurn, joinRule(ruleOI, oiKind, ";root")
 			case e.langGraphAgent(s, r, oiKind):
 				// A LangGraph agent node (the JS tracer never writes AGENT).
 			default:
-				r.Class, r.ClassRule = ClassOther, rule
+				r.Class, r.ClassRule = session.ClassOther, rule
 			}
 		default:
-			r.Class, r.ClassRule = ClassOther, rule
+			r.Class, r.ClassRule = session.ClassOther, rule
 		}
 		return info
 	}
@@ -217,37 +218,37 @@ func (e *Extractor) classify(s *attrScan, r *SpanRecord, scopeName string) class
 		rule := joinRule(ruleTL, tl, "")
 		switch tl {
 		case semconv.TraceloopKindWorkflow:
-			r.Class, r.ClassRule = ClassTurn, rule
+			r.Class, r.ClassRule = session.ClassTurn, rule
 		case semconv.TraceloopKindAgent:
 			info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixAgent)
 			e.setAgent(s, r, rule, info.nameHint, false)
 		case semconv.TraceloopKindTool:
 			info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixTool)
-			r.Class, r.ClassRule = ClassTool, rule
+			r.Class, r.ClassRule = session.ClassTool, rule
 		case semconv.TraceloopKindHandoff:
 			info.tlFrom, info.tlTo = traceloopHandoff(name)
-			r.Class, r.ClassRule = ClassHandoff, rule
+			r.Class, r.ClassRule = session.ClassHandoff, rule
 		default:
-			r.Class, r.ClassRule = ClassOther, rule
+			r.Class, r.ClassRule = session.ClassOther, rule
 		}
 		return info
 	}
 
 	// Explicit handoff attributes without an operation, and the main-branch turn marker.
 	if s.has[attrHandoffFrom] || s.has[attrHandoffTo] {
-		r.Class, r.ClassRule = ClassHandoff, ruleGenAIHandoff
+		r.Class, r.ClassRule = session.ClassHandoff, ruleGenAIHandoff
 		return info
 	}
 	if s.has[attrIsNested] {
 		if b, ok := valueBool(s.v[attrIsNested]); ok && !b {
-			r.Class, r.ClassRule = ClassTurn, ruleNotNested
+			r.Class, r.ClassRule = session.ClassTurn, ruleNotNested
 			return info
 		}
 	}
 
 	// Legacy OpenLLMetry inference spans ("openai.chat") carry only llm.request.type.
 	if rt := lowerASCII(strings.TrimSpace(s.str(attrLLMRequestType))); rt == "chat" || rt == "completion" {
-		r.Class, r.ClassRule = ClassLLM, joinRule(semconv.LLMRequestType+"=", rt, "")
+		r.Class, r.ClassRule = session.ClassLLM, joinRule(semconv.LLMRequestType+"=", rt, "")
 		return info
 	}
 
@@ -256,9 +257,9 @@ func (e *Extractor) classify(s *attrScan, r *SpanRecord, scopeName string) class
 	return info
 }
 
-func (e *Extractor) classifyByName(s *attrScan, r *SpanRecord, scopeName string, info *classInfo) {
+func (e *Extractor) classifyByName(s *attrScan, r *session.SpanRecord, scopeName string, info *classInfo) {
 	name := r.Name
-	set := func(c SpanClass, rule string) { r.Class, r.ClassRule = c, joinRule(RuleName, rule, "") }
+	set := func(c session.SpanClass, rule string) { r.Class, r.ClassRule = c, joinRule(RuleName, rule, "") }
 	isADK := strings.HasPrefix(scopeName, semconv.ADKScope) || s.has[attrADKLLMRequest] || s.has[attrADKLLMResponse]
 	switch {
 	case (s.has[attrVoltEntityType] || s.has[attrVoltSpanType]) && e.classifyVolt(s, r, info):
@@ -267,61 +268,61 @@ func (e *Extractor) classifyByName(s *attrScan, r *SpanRecord, scopeName string,
 		e.setAgent(s, r, joinRule(RuleName, "invoke_agent", ""), info.nameHint, false)
 	case hasWordPrefix(name, "execute_tool"):
 		info.nameHint = afterPrefix(name, "execute_tool")
-		set(ClassTool, "execute_tool")
+		set(session.ClassTool, "execute_tool")
 	case hasWordPrefix(name, "chat"):
-		set(ClassLLM, "chat")
+		set(session.ClassLLM, "chat")
 	case hasWordPrefix(name, "generate_content"):
-		set(ClassLLM, "generate_content")
+		set(session.ClassLLM, "generate_content")
 	case hasWordPrefix(name, "text_completion"):
-		set(ClassLLM, "text_completion")
+		set(session.ClassLLM, "text_completion")
 	case hasWordPrefix(name, "invoke_workflow"):
-		set(ClassTurn, "invoke_workflow")
+		set(session.ClassTurn, "invoke_workflow")
 	case hasWordPrefix(name, "handle_conversation_turn"):
-		set(ClassTurn, "handle_conversation_turn")
+		set(session.ClassTurn, "handle_conversation_turn")
 	case hasWordPrefix(name, "create_agent"):
-		set(ClassOther, "create_agent")
+		set(session.ClassOther, "create_agent")
 	case strings.HasPrefix(name, semconv.AISpanPrefix):
 		switch {
 		case strings.HasSuffix(name, semconv.AISpanDoGenerate) || strings.HasSuffix(name, semconv.AISpanDoStream):
-			set(ClassLLM, "ai.*.doGenerate")
+			set(session.ClassLLM, "ai.*.doGenerate")
 		case name == semconv.AISpanToolCall:
-			set(ClassTool, semconv.AISpanToolCall)
+			set(session.ClassTool, semconv.AISpanToolCall)
 		case name == semconv.AISpanGenerateText || name == semconv.AISpanStreamText ||
 			name == semconv.AISpanGenerateObject || name == semconv.AISpanStreamObject:
 			// The root of one generateText call: an agent when the app named it
 			// (telemetry.functionId), else a turn.
 			e.setAgent(s, r, joinRule(RuleName, name, ""), "", false)
 		default:
-			set(ClassOther, "")
+			set(session.ClassOther, "")
 			r.ClassRule = ""
 		}
 	case strings.HasPrefix(name, semconv.MCPToolsCallPrefix) || s.str(attrMCPMethod) == semconv.MCPMethodToolsCall:
 		info.nameHint = strings.TrimSpace(strings.TrimPrefix(name, semconv.MCPToolsCallPrefix))
-		set(ClassTool, "tools/call")
+		set(session.ClassTool, "tools/call")
 	case name == semconv.SpanNameOpenAIResponse:
-		set(ClassLLM, semconv.SpanNameOpenAIResponse)
+		set(session.ClassLLM, semconv.SpanNameOpenAIResponse)
 	case isADK && name == semconv.ADKSpanInvoc:
-		set(ClassTurn, semconv.ADKSpanInvoc)
+		set(session.ClassTurn, semconv.ADKSpanInvoc)
 	case isADK && name == semconv.ADKSpanCallLLM:
 		// ADK's wrapper around one model call. Its child generate_content span is the
 		// inference span (and carries the same usage): the wrapper stays ClassOther so
 		// usage is counted once, but its request/response payloads are read for content,
 		// requested calls and tool definitions.
 		info.adkCallLLM = true
-		set(ClassOther, semconv.ADKSpanCallLLM)
+		set(session.ClassOther, semconv.ADKSpanCallLLM)
 	case strings.HasSuffix(name, semconv.TraceloopSuffixAgent) && len(name) > len(semconv.TraceloopSuffixAgent):
 		info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixAgent)
 		e.setAgent(s, r, joinRule(RuleName, "*.agent", ""), info.nameHint, false)
 	case strings.HasSuffix(name, semconv.TraceloopSuffixTool) && len(name) > len(semconv.TraceloopSuffixTool):
 		info.nameHint = strings.TrimSuffix(name, semconv.TraceloopSuffixTool)
-		set(ClassTool, "*.tool")
+		set(session.ClassTool, "*.tool")
 	case strings.HasSuffix(name, semconv.TraceloopSuffixWorkflow) && len(name) > len(semconv.TraceloopSuffixWorkflow):
-		set(ClassTurn, "*.workflow")
+		set(session.ClassTurn, "*.workflow")
 	case strings.HasSuffix(name, semconv.TraceloopSuffixHandoff) && strings.Contains(name, semconv.TraceloopHandoffArrow):
 		info.tlFrom, info.tlTo = traceloopHandoff(name)
-		set(ClassHandoff, "*.handoff")
+		set(session.ClassHandoff, "*.handoff")
 	default:
-		r.Class, r.ClassRule = ClassOther, ""
+		r.Class, r.ClassRule = session.ClassOther, ""
 	}
 }
 
@@ -330,7 +331,7 @@ func (e *Extractor) classifyByName(s *attrScan, r *SpanRecord, scopeName string,
 // The name comes from gen_ai.agent.name → agent.name → graph.node.id (docs/decisions/sessions.md §1.5
 // Agent interaction), then traceloop.entity.name, ai.telemetry.functionId, and finally
 // the span name (hint, or for OpenInference AGENT spans the whole name).
-func (e *Extractor) setAgent(s *attrScan, r *SpanRecord, rule, hint string, wholeName bool) {
+func (e *Extractor) setAgent(s *attrScan, r *session.SpanRecord, rule, hint string, wholeName bool) {
 	candidates := [...]struct {
 		k    attrKey
 		rule string
@@ -343,7 +344,7 @@ func (e *Extractor) setAgent(s *attrScan, r *SpanRecord, rule, hint string, whol
 	}
 	for _, c := range candidates {
 		if n := strings.TrimSpace(s.str(c.k)); n != "" {
-			r.Class, r.ClassRule = ClassAgent, rule
+			r.Class, r.ClassRule = session.ClassAgent, rule
 			r.AgentName, r.AgentRule = e.text(r, n), c.rule
 			return
 		}
@@ -352,11 +353,11 @@ func (e *Extractor) setAgent(s *attrScan, r *SpanRecord, rule, hint string, whol
 		hint = strings.TrimSpace(r.Name)
 	}
 	if hint != "" {
-		r.Class, r.ClassRule = ClassAgent, rule
+		r.Class, r.ClassRule = session.ClassAgent, rule
 		r.AgentName, r.AgentRule = e.text(r, hint), "span_name"
 		return
 	}
-	r.Class, r.ClassRule = ClassTurn, joinRule(rule, ruleUnnamed, "")
+	r.Class, r.ClassRule = session.ClassTurn, joinRule(rule, ruleUnnamed, "")
 }
 
 // genericAgentName reports span names that name a workflow, not an agent: the OpenAI

@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session
+package conventions
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // lgMeta is the OpenInference `metadata` attribute LangGraph writes for a run of node
@@ -30,7 +32,7 @@ func TestExtractLangGraphNodes(t *testing.T) {
 		name, span string
 		attrs      map[string]any
 		root       bool
-		class      SpanClass
+		class      session.SpanClass
 		rule       string
 		agent      string
 		agentRule  string
@@ -38,52 +40,52 @@ func TestExtractLangGraphNodes(t *testing.T) {
 	}{
 		{"JS node named *agent is an agent", "triage_agent",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": lgMeta(t, "triage_agent", "triage_agent:1")},
-			false, ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "triage_agent", "metadata.langgraph_node", "triage_agent"},
+			false, session.ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "triage_agent", "metadata.langgraph_node", "triage_agent"},
 		{"case-insensitive, as the Python rule", "RefundAgent",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": lgMeta(t, "RefundAgent", "RefundAgent:1")},
-			false, ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "RefundAgent", "metadata.langgraph_node", "RefundAgent"},
+			false, session.ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "RefundAgent", "metadata.langgraph_node", "RefundAgent"},
 		{"supervisor node", "supervisor",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": lgMeta(t, "supervisor", "supervisor:1")},
-			false, ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "supervisor", "metadata.langgraph_node", "supervisor"},
+			false, session.ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "supervisor", "metadata.langgraph_node", "supervisor"},
 		{"ReAct model node inside a subgraph is the subgraph's agent", "agent",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": lgMeta(t, "agent", "math_expert:1|agent:2")},
-			false, ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "math_expert", "metadata.langgraph_checkpoint_ns", "agent"},
+			false, session.ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "math_expert", "metadata.langgraph_checkpoint_ns", "agent"},
 		{"ReAct model node of a top-level graph is agent", "agent",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": lgMeta(t, "agent", "agent:1")},
-			false, ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "agent", "metadata.langgraph_node", "agent"},
+			false, session.ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "agent", "metadata.langgraph_node", "agent"},
 		{"Python AGENT model node is renamed too", "agent",
 			map[string]any{"openinference.span.kind": "AGENT", "metadata": lgMeta(t, "agent", "triage_agent:1|agent:2")},
-			false, ClassAgent, "openinference.span.kind=AGENT;langgraph_node", "triage_agent", "metadata.langgraph_checkpoint_ns", "agent"},
+			false, session.ClassAgent, "openinference.span.kind=AGENT;langgraph_node", "triage_agent", "metadata.langgraph_checkpoint_ns", "agent"},
 		{"AGENT with agent.name keeps it", "agent",
 			map[string]any{"openinference.span.kind": "AGENT", "agent.name": "planner", "metadata": lgMeta(t, "agent", "x:1|agent:2")},
-			false, ClassAgent, "openinference.span.kind=AGENT", "planner", "agent.name", ""},
+			false, session.ClassAgent, "openinference.span.kind=AGENT", "planner", "agent.name", ""},
 		{"other node keeps its node name for the assembler", "math_expert",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": lgMeta(t, "math_expert", "math_expert:1")},
-			false, ClassOther, "openinference.span.kind=CHAIN", "", "", "math_expert"},
+			false, session.ClassOther, "openinference.span.kind=CHAIN", "", "", "math_expert"},
 		{"tools node", "tools",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": lgMeta(t, "tools", "triage_agent:1|tools:2")},
-			false, ClassOther, "openinference.span.kind=CHAIN", "", "", "tools"},
+			false, session.ClassOther, "openinference.span.kind=CHAIN", "", "", "tools"},
 		{"runnable inside a node is not the node", "RunnableSequence",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": lgMeta(t, "agent", "triage_agent:1|agent:2")},
-			false, ClassOther, "openinference.span.kind=CHAIN", "", "", ""},
+			false, session.ClassOther, "openinference.span.kind=CHAIN", "", "", ""},
 		{"graph root stays the turn", "support_graph",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": lgMeta(t, "support_graph", "")},
-			true, ClassTurn, "openinference.span.kind=CHAIN;root", "", "", ""},
+			true, session.ClassTurn, "openinference.span.kind=CHAIN;root", "", "", ""},
 		{"namespace of another node gives no parent", "agent",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": lgMeta(t, "agent", "a:1|b:2")},
-			false, ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "agent", "metadata.langgraph_node", "agent"},
+			false, session.ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "agent", "metadata.langgraph_node", "agent"},
 		{"metadata without langgraph_node", "refund_agent",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": `{"langgraph_step": 2}`},
-			false, ClassOther, "openinference.span.kind=CHAIN", "", "", ""},
+			false, session.ClassOther, "openinference.span.kind=CHAIN", "", "", ""},
 		{"malformed metadata", "refund_agent",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": `{"langgraph_node": `},
-			false, ClassOther, "openinference.span.kind=CHAIN", "", "", ""},
+			false, session.ClassOther, "openinference.span.kind=CHAIN", "", "", ""},
 		{"non-string node", "refund_agent",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": `{"langgraph_node": 7}`},
-			false, ClassOther, "openinference.span.kind=CHAIN", "", "", ""},
+			false, session.ClassOther, "openinference.span.kind=CHAIN", "", "", ""},
 		{"structured metadata", "billing_agent",
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": map[string]any{"langgraph_node": "billing_agent"}},
-			false, ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "billing_agent", "metadata.langgraph_node", "billing_agent"},
+			false, session.ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "billing_agent", "metadata.langgraph_node", "billing_agent"},
 	}
 	ex := NewExtractor(ExtractConfig{})
 	for _, tt := range tests {
@@ -209,10 +211,10 @@ func TestExtractLangChainSerialised(t *testing.T) {
 		state := js(map[string]any{"messages": []any{aiMsg("r2", "Refund RF-1001 approved."), back}})
 		r := extExtract(t, extSpan(t, "refund_agent", map[string]any{
 			"openinference.span.kind": "CHAIN", "metadata": lgMeta(t, "refund_agent", "refund_agent:1"), "output.value": state}))
-		assert.Equal(t, ClassAgent, r.Class)
+		assert.Equal(t, session.ClassAgent, r.Class)
 		assert.Equal(t, "Refund RF-1001 approved.", r.Output)
 		require.Len(t, r.RequestedCalls, 1)
-		assert.Equal(t, RequestedToolCall{ID: "uuid-1", Name: "transfer_back_to_triage_agent", Arguments: "{}"}, r.RequestedCalls[0])
+		assert.Equal(t, session.RequestedToolCall{ID: "uuid-1", Name: "transfer_back_to_triage_agent", Arguments: "{}"}, r.RequestedCalls[0])
 	})
 
 	t.Run("a handoff announcement alone is the output", func(t *testing.T) {

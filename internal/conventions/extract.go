@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session // import "github.com/agenteval/agenteval-collector/internal/session"
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // MaxSessionKeys is how many session keys an Extractor reads: keys are numbered in one byte
@@ -223,15 +224,15 @@ func isDigit(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <=
 // with the span's attribute values (a name, a cut argument string, the user message
 // inside a JSON message list): whoever keeps records after the batch is released copies
 // them, as the Tracker does (it retains its own compact copy, tracker_recs.go).
-func (e *Extractor) Extract(res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) (r SpanRecord) {
+func (e *Extractor) Extract(res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) (r session.SpanRecord) {
 	e.ExtractInto(&r, res, scope, span)
 	return r
 }
 
 // ExtractInto is Extract writing the record into *r (which it overwrites entirely), so that
 // a caller can extract into a reused buffer without copying the record.
-func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) {
-	*r = SpanRecord{}
+func (e *Extractor) ExtractInto(r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) {
+	*r = session.SpanRecord{}
 	defer func() {
 		if p := recover(); p != nil {
 			addProblem(r, "extract", "internal error")
@@ -304,36 +305,36 @@ func (e *Extractor) ExtractInto(r *SpanRecord, res pcommon.Resource, scope pcomm
 
 	events := span.Events()
 	switch r.Class {
-	case ClassAgent:
+	case session.ClassAgent:
 		e.agentFields(&s, r)
 		e.content(&s, events, r)
 		e.toolDefs(&s, events, r)
-	case ClassTurn:
+	case session.ClassTurn:
 		e.content(&s, events, r)
-	case ClassLLM:
+	case session.ClassLLM:
 		e.usage(&s, r)
 		e.content(&s, events, r)
 		e.toolDefs(&s, events, r)
-	case ClassTool:
+	case session.ClassTool:
 		e.toolFields(&s, events, r, cls)
 		if cls.volt {
 			e.voltToolFields(&s, r)
 		}
-	case ClassHandoff:
+	case session.ClassHandoff:
 		e.handoffFields(&s, r, cls)
-	case ClassOther:
+	case session.ClassOther:
 		if cls.adkCallLLM {
 			e.content(&s, events, r)
 			e.toolDefs(&s, events, r)
 		}
 	}
-	if (r.Class == ClassLLM || r.Class == ClassAgent) && events.Len() > 0 {
+	if (r.Class == session.ClassLLM || r.Class == session.ClassAgent) && events.Len() > 0 {
 		e.decisionEvents(events, r)
 	}
-	if cls.volt && (r.Class == ClassAgent || r.Class == ClassLLM) {
+	if cls.volt && (r.Class == session.ClassAgent || r.Class == session.ClassLLM) {
 		e.voltContent(&s, r)
 	}
-	if cls.volt && r.Class == ClassOther && r.Name == semconv.VoltSpanMemoryWrite {
+	if cls.volt && r.Class == session.ClassOther && r.Name == semconv.VoltSpanMemoryWrite {
 		e.voltSavedCalls(&s, r)
 	}
 	if r.Error && r.ErrorType == "" {
@@ -375,7 +376,7 @@ func hexIDs(tid pcommon.TraceID, sid, pid pcommon.SpanID) (traceID, spanID, pare
 }
 
 // text caps and sanitises one text value for r.
-func (e *Extractor) text(r *SpanRecord, s string) string {
+func (e *Extractor) text(r *session.SpanRecord, s string) string {
 	out, cut := cleanText(s, e.maxText)
 	if cut {
 		r.Truncated = true
@@ -384,7 +385,7 @@ func (e *Extractor) text(r *SpanRecord, s string) string {
 }
 
 // exceptionType takes error.type from the first "exception" event's exception.type.
-func (e *Extractor) exceptionType(events ptrace.SpanEventSlice, r *SpanRecord) {
+func (e *Extractor) exceptionType(events ptrace.SpanEventSlice, r *session.SpanRecord) {
 	for i := 0; i < events.Len(); i++ {
 		ev := events.At(i)
 		if ev.Name() != semconv.EventException {
@@ -399,7 +400,7 @@ func (e *Extractor) exceptionType(events ptrace.SpanEventSlice, r *SpanRecord) {
 }
 
 // agentFields fills the agent-span fields other than the name (set by classify).
-func (e *Extractor) agentFields(s *attrScan, r *SpanRecord) {
+func (e *Extractor) agentFields(s *attrScan, r *session.SpanRecord) {
 	if d := s.str(attrAgentDesc); !defaultAgentDescription(d) {
 		r.AgentDescription = e.text(r, d)
 	}
@@ -431,7 +432,7 @@ func defaultAgentDescription(d string) bool {
 }
 
 // nameList reads a list of names from a string-array attribute or a JSON list.
-func (e *Extractor) nameList(v pcommon.Value, key string, r *SpanRecord) []string {
+func (e *Extractor) nameList(v pcommon.Value, key string, r *session.SpanRecord) []string {
 	if v.Type() == pcommon.ValueTypeSlice {
 		sl := v.Slice()
 		if sl.Len() > 0 && sl.At(0).Type() == pcommon.ValueTypeStr {
@@ -458,7 +459,7 @@ func (e *Extractor) nameList(v pcommon.Value, key string, r *SpanRecord) []strin
 
 // usage fills token usage and cost of an inference span. Agent spans are never counted:
 // they carry accumulated totals (docs/decisions/conventions.md).
-func (e *Extractor) usage(s *attrScan, r *SpanRecord) {
+func (e *Extractor) usage(s *attrScan, r *session.SpanRecord) {
 	r.Usage.LLMCalls = 1
 	r.Usage.InputTokens = e.firstInt(s, r, attrInTok, attrPromptTok, attrOIPromptTok, attrAIInTok, attrAIPromptTok, attrVoltPromptTok)
 	r.Usage.OutputTokens = e.firstInt(s, r, attrOutTok, attrComplTok, attrOIComplTok, attrAIOutTok, attrAIComplTok, attrVoltComplTok)
@@ -475,7 +476,7 @@ func (e *Extractor) usage(s *attrScan, r *SpanRecord) {
 	}
 }
 
-func (e *Extractor) firstInt(s *attrScan, r *SpanRecord, keys ...attrKey) int64 {
+func (e *Extractor) firstInt(s *attrScan, r *session.SpanRecord, keys ...attrKey) int64 {
 	for _, k := range keys {
 		if !s.has[k] {
 			continue
@@ -492,7 +493,7 @@ func (e *Extractor) firstInt(s *attrScan, r *SpanRecord, keys ...attrKey) int64 
 // agent span: a call whose outcome is deny was requested and never ran, so it is added to
 // the span's requested calls when the output messages did not already list it (matched
 // by call id, else by name). Its arguments are unknown.
-func (e *Extractor) decisionEvents(events ptrace.SpanEventSlice, r *SpanRecord) {
+func (e *Extractor) decisionEvents(events ptrace.SpanEventSlice, r *session.SpanRecord) {
 	for i := 0; i < events.Len(); i++ {
 		ev := events.At(i)
 		if ev.Name() != semconv.EventToolCallDecision {
@@ -505,11 +506,11 @@ func (e *Extractor) decisionEvents(events ptrace.SpanEventSlice, r *SpanRecord) 
 		}
 		name, _ := attrs.Get(semconv.GenAIToolName)
 		id, _ := attrs.Get(semconv.GenAIToolCallID)
-		call := RequestedToolCall{ID: e.text(r, strings.TrimSpace(id.Str())), Name: e.text(r, strings.TrimSpace(name.Str()))}
+		call := session.RequestedToolCall{ID: e.text(r, strings.TrimSpace(id.Str())), Name: e.text(r, strings.TrimSpace(name.Str()))}
 		if call.Name == "" || len(r.RequestedCalls) >= MaxList {
 			continue
 		}
-		if !slices.ContainsFunc(r.RequestedCalls, func(c RequestedToolCall) bool {
+		if !slices.ContainsFunc(r.RequestedCalls, func(c session.RequestedToolCall) bool {
 			return (call.ID != "" && c.ID == call.ID) || (call.ID == "" && c.Name == call.Name)
 		}) {
 			r.RequestedCalls = append(r.RequestedCalls, call)

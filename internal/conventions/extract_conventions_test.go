@@ -1,7 +1,7 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-package session
+package conventions
 
 import (
 	"testing"
@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // TestExtractClassification covers the classification order of docs/decisions/sessions.md §1.5 on
@@ -20,85 +22,85 @@ func TestExtractClassification(t *testing.T) {
 		attrs      map[string]any
 		scope      string
 		root       bool
-		class      SpanClass
+		class      session.SpanClass
 		rule       string
 		agent      string
 	}{
-		{"op invoke_agent", "invoke_agent triage", map[string]any{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage"}, "", false, ClassAgent, "gen_ai.operation.name=invoke_agent", "triage"},
-		{"op invoke_agent name from span", "invoke_agent billing", map[string]any{"gen_ai.operation.name": "invoke_agent"}, "", false, ClassAgent, "gen_ai.operation.name=invoke_agent", "billing"},
-		{"op invoke_agent unnamed is a turn", "Agent workflow", map[string]any{"gen_ai.operation.name": "invoke_agent"}, "", false, ClassTurn, "gen_ai.operation.name=invoke_agent;unnamed", ""},
-		{"op create_agent is other", "create_agent x", map[string]any{"gen_ai.operation.name": "create_agent", "gen_ai.agent.name": "x"}, "", false, ClassOther, "gen_ai.operation.name=create_agent", ""},
-		{"op execute_tool", "execute_tool search", map[string]any{"gen_ai.operation.name": "execute_tool"}, "", false, ClassTool, "gen_ai.operation.name=execute_tool", ""},
-		{"op chat ignores the default agent name", "chat gpt-4o", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.agent.name": "OpenAI Agent"}, "", false, ClassLLM, "gen_ai.operation.name=chat", ""},
-		{"op generate_content", "generate_content gemini", map[string]any{"gen_ai.operation.name": "generate_content"}, "", false, ClassLLM, "gen_ai.operation.name=generate_content", ""},
-		{"op text_completion", "x", map[string]any{"gen_ai.operation.name": "text_completion"}, "", false, ClassLLM, "gen_ai.operation.name=text_completion", ""},
-		{"op upper case", "x", map[string]any{"gen_ai.operation.name": "Chat"}, "", false, ClassLLM, "gen_ai.operation.name=chat", ""},
-		{"op agent_handoff", "agent_handoff OpenAI Agent", map[string]any{"gen_ai.operation.name": "agent_handoff"}, "", false, ClassHandoff, "gen_ai.operation.name=agent_handoff", ""},
-		{"op handoff", "a → b.handoff", map[string]any{"gen_ai.operation.name": "handoff"}, "", false, ClassHandoff, "gen_ai.operation.name=handoff", ""},
-		{"op handle_conversation_turn", "handle_conversation_turn", map[string]any{"gen_ai.operation.name": "handle_conversation_turn"}, "", false, ClassTurn, "gen_ai.operation.name=handle_conversation_turn", ""},
-		{"op invoke_workflow", "invoke_workflow crew", map[string]any{"gen_ai.operation.name": "invoke_workflow"}, "", false, ClassTurn, "gen_ai.operation.name=invoke_workflow", ""},
-		{"op invoke_swarm is a turn, not the agent swarm", "invoke_swarm", map[string]any{"gen_ai.operation.name": "invoke_swarm", "gen_ai.agent.name": "swarm"}, "", false, ClassTurn, "gen_ai.operation.name=invoke_swarm", ""},
-		{"op invoke_graph", "invoke_graph", map[string]any{"gen_ai.operation.name": "invoke_graph"}, "", false, ClassTurn, "gen_ai.operation.name=invoke_graph", ""},
-		{"op unknown", "unknown", map[string]any{"gen_ai.operation.name": "unknown", "gen_ai.agent.name": "OpenAI Agent"}, "", false, ClassOther, "gen_ai.operation.name=unknown", ""},
-		{"op cycle", "execute_event_loop_cycle", map[string]any{"gen_ai.operation.name": "execute_event_loop_cycle"}, "", false, ClassOther, "gen_ai.operation.name=execute_event_loop_cycle", ""},
-		{"op agent_step", "step 1", map[string]any{"gen_ai.operation.name": "agent_step"}, "", false, ClassOther, "gen_ai.operation.name=agent_step", ""},
-		{"op new value", "x", map[string]any{"gen_ai.operation.name": "summon_daemon"}, "", false, ClassOther, "gen_ai.operation.name=summon_daemon", ""},
-		{"op beats openinference kind", "x", map[string]any{"gen_ai.operation.name": "execute_tool", "openinference.span.kind": "LLM"}, "", false, ClassTool, "gen_ai.operation.name=execute_tool", ""},
-		{"oi AGENT agent.name", "researcher", map[string]any{"openinference.span.kind": "AGENT", "agent.name": "researcher"}, "", false, ClassAgent, "openinference.span.kind=AGENT", "researcher"},
-		{"oi AGENT span name", "CodeAgent.run", map[string]any{"openinference.span.kind": "AGENT"}, "", false, ClassAgent, "openinference.span.kind=AGENT", "CodeAgent.run"},
-		{"oi AGENT workflow root", "Agent workflow", map[string]any{"openinference.span.kind": "AGENT"}, "", false, ClassTurn, "openinference.span.kind=AGENT;unnamed", ""},
-		{"oi lower-case kind", "x", map[string]any{"openinference.span.kind": "tool"}, "", false, ClassTool, "openinference.span.kind=TOOL", ""},
-		{"oi handoff span", "handoff to billing", map[string]any{"openinference.span.kind": "TOOL"}, "", false, ClassHandoff, "openinference.handoff_span", ""},
-		{"oi handoff span dual-written", "handoff to billing", map[string]any{"openinference.span.kind": "TOOL", "gen_ai.operation.name": "execute_tool"}, "", false, ClassHandoff, "openinference.handoff_span", ""},
-		{"oi LLM", "ChatOpenAI", map[string]any{"openinference.span.kind": "LLM"}, "", false, ClassLLM, "openinference.span.kind=LLM", ""},
-		{"oi CHAIN root", "LangGraph", map[string]any{"openinference.span.kind": "CHAIN"}, "", true, ClassTurn, "openinference.span.kind=CHAIN;root", ""},
-		{"oi CHAIN inner", "turn", map[string]any{"openinference.span.kind": "CHAIN"}, "", false, ClassOther, "openinference.span.kind=CHAIN", ""},
-		{"oi RETRIEVER", "retrieve", map[string]any{"openinference.span.kind": "RETRIEVER"}, "", false, ClassOther, "openinference.span.kind=RETRIEVER", ""},
-		{"traceloop workflow", "my_flow.workflow", map[string]any{"traceloop.span.kind": "workflow"}, "", false, ClassTurn, "traceloop.span.kind=workflow", ""},
-		{"traceloop agent", "writer.agent", map[string]any{"traceloop.span.kind": "agent"}, "", false, ClassAgent, "traceloop.span.kind=agent", "writer"},
-		{"traceloop agent entity name", "x.agent", map[string]any{"traceloop.span.kind": "agent", "traceloop.entity.name": "editor"}, "", false, ClassAgent, "traceloop.span.kind=agent", "editor"},
-		{"traceloop tool", "search.tool", map[string]any{"traceloop.span.kind": "tool"}, "", false, ClassTool, "traceloop.span.kind=tool", ""},
-		{"traceloop handoff", "a → b.handoff", map[string]any{"traceloop.span.kind": "handoff"}, "", false, ClassHandoff, "traceloop.span.kind=handoff", ""},
-		{"traceloop task", "step.task", map[string]any{"traceloop.span.kind": "task"}, "", false, ClassOther, "traceloop.span.kind=task", ""},
-		{"legacy openllmetry chat", "openai.chat", map[string]any{"llm.request.type": "chat"}, "", false, ClassLLM, "llm.request.type=chat", ""},
-		{"handoff attributes only", "x", map[string]any{"gen_ai.handoff.from_agent": "a", "gen_ai.handoff.to_agent": "b"}, "", false, ClassHandoff, "gen_ai.handoff", ""},
-		{"not nested invocation", "x", map[string]any{"gen_ai.invocation.is_nested": false}, "", false, ClassTurn, "gen_ai.invocation.is_nested=false", ""},
-		{"name invoke_agent", "invoke_agent planner", nil, "", false, ClassAgent, "name:invoke_agent", "planner"},
-		{"name execute_tool", "execute_tool search", nil, "", false, ClassTool, "name:execute_tool", ""},
-		{"name chat", "chat claude-3", nil, "", false, ClassLLM, "name:chat", ""},
-		{"name chatter is not chat", "chatter", nil, "", false, ClassOther, "", ""},
-		{"vercel root with function id", "ai.generateText", map[string]any{"ai.telemetry.functionId": "support-agent"}, "", false, ClassAgent, "name:ai.generateText", "support-agent"},
-		{"vercel root without function id", "ai.streamText", nil, "", false, ClassTurn, "name:ai.streamText;unnamed", ""},
-		{"vercel doGenerate", "ai.generateText.doGenerate", nil, "", false, ClassLLM, "name:ai.*.doGenerate", ""},
-		{"vercel doStream", "ai.streamText.doStream", nil, "", false, ClassLLM, "name:ai.*.doGenerate", ""},
-		{"vercel tool call", "ai.toolCall", nil, "", false, ClassTool, "name:ai.toolCall", ""},
-		{"vercel embed", "ai.embed", nil, "", false, ClassOther, "", ""},
-		{"mcp tools/call", "tools/call search_docs", nil, "", false, ClassTool, "name:tools/call", ""},
-		{"openai.response", "openai.response", nil, "", false, ClassLLM, "name:openai.response", ""},
-		{"adk invocation", "invocation", nil, "gcp.vertex.agent", false, ClassTurn, "name:invocation", ""},
-		{"invocation outside adk", "invocation", nil, "my-app", false, ClassOther, "", ""},
-		{"adk call_llm", "call_llm", nil, "gcp.vertex.agent", false, ClassOther, "name:call_llm", ""},
-		{"name *.agent", "researcher.agent", nil, "", false, ClassAgent, "name:*.agent", "researcher"},
-		{"name *.tool", "search.tool", nil, "", false, ClassTool, "name:*.tool", ""},
-		{"name *.workflow", "crewai.workflow", nil, "", false, ClassTurn, "name:*.workflow", ""},
-		{"name *.handoff", "triage → billing.handoff", nil, "", false, ClassHandoff, "name:*.handoff", ""},
-		{"http span", "GET /orders", map[string]any{"http.method": "GET"}, "", false, ClassOther, "", ""},
-		{"evaluation span", "evaluate turn", map[string]any{"agent_eval.kind": "turn", "gen_ai.operation.name": "invoke_agent"}, "", false, ClassEvaluation, "agent_eval.kind", ""},
-		{"judge call", "chat gpt-4o-mini", map[string]any{"gen_ai.operation.name": "chat", "agent_eval.judge": true}, "", false, ClassEvaluation, "agent_eval.judge", ""},
-		{"evaluate without kind", "evaluate stuff", nil, "", false, ClassOther, "", ""},
+		{"op invoke_agent", "invoke_agent triage", map[string]any{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage"}, "", false, session.ClassAgent, "gen_ai.operation.name=invoke_agent", "triage"},
+		{"op invoke_agent name from span", "invoke_agent billing", map[string]any{"gen_ai.operation.name": "invoke_agent"}, "", false, session.ClassAgent, "gen_ai.operation.name=invoke_agent", "billing"},
+		{"op invoke_agent unnamed is a turn", "Agent workflow", map[string]any{"gen_ai.operation.name": "invoke_agent"}, "", false, session.ClassTurn, "gen_ai.operation.name=invoke_agent;unnamed", ""},
+		{"op create_agent is other", "create_agent x", map[string]any{"gen_ai.operation.name": "create_agent", "gen_ai.agent.name": "x"}, "", false, session.ClassOther, "gen_ai.operation.name=create_agent", ""},
+		{"op execute_tool", "execute_tool search", map[string]any{"gen_ai.operation.name": "execute_tool"}, "", false, session.ClassTool, "gen_ai.operation.name=execute_tool", ""},
+		{"op chat ignores the default agent name", "chat gpt-4o", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.agent.name": "OpenAI Agent"}, "", false, session.ClassLLM, "gen_ai.operation.name=chat", ""},
+		{"op generate_content", "generate_content gemini", map[string]any{"gen_ai.operation.name": "generate_content"}, "", false, session.ClassLLM, "gen_ai.operation.name=generate_content", ""},
+		{"op text_completion", "x", map[string]any{"gen_ai.operation.name": "text_completion"}, "", false, session.ClassLLM, "gen_ai.operation.name=text_completion", ""},
+		{"op upper case", "x", map[string]any{"gen_ai.operation.name": "Chat"}, "", false, session.ClassLLM, "gen_ai.operation.name=chat", ""},
+		{"op agent_handoff", "agent_handoff OpenAI Agent", map[string]any{"gen_ai.operation.name": "agent_handoff"}, "", false, session.ClassHandoff, "gen_ai.operation.name=agent_handoff", ""},
+		{"op handoff", "a → b.handoff", map[string]any{"gen_ai.operation.name": "handoff"}, "", false, session.ClassHandoff, "gen_ai.operation.name=handoff", ""},
+		{"op handle_conversation_turn", "handle_conversation_turn", map[string]any{"gen_ai.operation.name": "handle_conversation_turn"}, "", false, session.ClassTurn, "gen_ai.operation.name=handle_conversation_turn", ""},
+		{"op invoke_workflow", "invoke_workflow crew", map[string]any{"gen_ai.operation.name": "invoke_workflow"}, "", false, session.ClassTurn, "gen_ai.operation.name=invoke_workflow", ""},
+		{"op invoke_swarm is a turn, not the agent swarm", "invoke_swarm", map[string]any{"gen_ai.operation.name": "invoke_swarm", "gen_ai.agent.name": "swarm"}, "", false, session.ClassTurn, "gen_ai.operation.name=invoke_swarm", ""},
+		{"op invoke_graph", "invoke_graph", map[string]any{"gen_ai.operation.name": "invoke_graph"}, "", false, session.ClassTurn, "gen_ai.operation.name=invoke_graph", ""},
+		{"op unknown", "unknown", map[string]any{"gen_ai.operation.name": "unknown", "gen_ai.agent.name": "OpenAI Agent"}, "", false, session.ClassOther, "gen_ai.operation.name=unknown", ""},
+		{"op cycle", "execute_event_loop_cycle", map[string]any{"gen_ai.operation.name": "execute_event_loop_cycle"}, "", false, session.ClassOther, "gen_ai.operation.name=execute_event_loop_cycle", ""},
+		{"op agent_step", "step 1", map[string]any{"gen_ai.operation.name": "agent_step"}, "", false, session.ClassOther, "gen_ai.operation.name=agent_step", ""},
+		{"op new value", "x", map[string]any{"gen_ai.operation.name": "summon_daemon"}, "", false, session.ClassOther, "gen_ai.operation.name=summon_daemon", ""},
+		{"op beats openinference kind", "x", map[string]any{"gen_ai.operation.name": "execute_tool", "openinference.span.kind": "LLM"}, "", false, session.ClassTool, "gen_ai.operation.name=execute_tool", ""},
+		{"oi AGENT agent.name", "researcher", map[string]any{"openinference.span.kind": "AGENT", "agent.name": "researcher"}, "", false, session.ClassAgent, "openinference.span.kind=AGENT", "researcher"},
+		{"oi AGENT span name", "CodeAgent.run", map[string]any{"openinference.span.kind": "AGENT"}, "", false, session.ClassAgent, "openinference.span.kind=AGENT", "CodeAgent.run"},
+		{"oi AGENT workflow root", "Agent workflow", map[string]any{"openinference.span.kind": "AGENT"}, "", false, session.ClassTurn, "openinference.span.kind=AGENT;unnamed", ""},
+		{"oi lower-case kind", "x", map[string]any{"openinference.span.kind": "tool"}, "", false, session.ClassTool, "openinference.span.kind=TOOL", ""},
+		{"oi handoff span", "handoff to billing", map[string]any{"openinference.span.kind": "TOOL"}, "", false, session.ClassHandoff, "openinference.handoff_span", ""},
+		{"oi handoff span dual-written", "handoff to billing", map[string]any{"openinference.span.kind": "TOOL", "gen_ai.operation.name": "execute_tool"}, "", false, session.ClassHandoff, "openinference.handoff_span", ""},
+		{"oi LLM", "ChatOpenAI", map[string]any{"openinference.span.kind": "LLM"}, "", false, session.ClassLLM, "openinference.span.kind=LLM", ""},
+		{"oi CHAIN root", "LangGraph", map[string]any{"openinference.span.kind": "CHAIN"}, "", true, session.ClassTurn, "openinference.span.kind=CHAIN;root", ""},
+		{"oi CHAIN inner", "turn", map[string]any{"openinference.span.kind": "CHAIN"}, "", false, session.ClassOther, "openinference.span.kind=CHAIN", ""},
+		{"oi RETRIEVER", "retrieve", map[string]any{"openinference.span.kind": "RETRIEVER"}, "", false, session.ClassOther, "openinference.span.kind=RETRIEVER", ""},
+		{"traceloop workflow", "my_flow.workflow", map[string]any{"traceloop.span.kind": "workflow"}, "", false, session.ClassTurn, "traceloop.span.kind=workflow", ""},
+		{"traceloop agent", "writer.agent", map[string]any{"traceloop.span.kind": "agent"}, "", false, session.ClassAgent, "traceloop.span.kind=agent", "writer"},
+		{"traceloop agent entity name", "x.agent", map[string]any{"traceloop.span.kind": "agent", "traceloop.entity.name": "editor"}, "", false, session.ClassAgent, "traceloop.span.kind=agent", "editor"},
+		{"traceloop tool", "search.tool", map[string]any{"traceloop.span.kind": "tool"}, "", false, session.ClassTool, "traceloop.span.kind=tool", ""},
+		{"traceloop handoff", "a → b.handoff", map[string]any{"traceloop.span.kind": "handoff"}, "", false, session.ClassHandoff, "traceloop.span.kind=handoff", ""},
+		{"traceloop task", "step.task", map[string]any{"traceloop.span.kind": "task"}, "", false, session.ClassOther, "traceloop.span.kind=task", ""},
+		{"legacy openllmetry chat", "openai.chat", map[string]any{"llm.request.type": "chat"}, "", false, session.ClassLLM, "llm.request.type=chat", ""},
+		{"handoff attributes only", "x", map[string]any{"gen_ai.handoff.from_agent": "a", "gen_ai.handoff.to_agent": "b"}, "", false, session.ClassHandoff, "gen_ai.handoff", ""},
+		{"not nested invocation", "x", map[string]any{"gen_ai.invocation.is_nested": false}, "", false, session.ClassTurn, "gen_ai.invocation.is_nested=false", ""},
+		{"name invoke_agent", "invoke_agent planner", nil, "", false, session.ClassAgent, "name:invoke_agent", "planner"},
+		{"name execute_tool", "execute_tool search", nil, "", false, session.ClassTool, "name:execute_tool", ""},
+		{"name chat", "chat claude-3", nil, "", false, session.ClassLLM, "name:chat", ""},
+		{"name chatter is not chat", "chatter", nil, "", false, session.ClassOther, "", ""},
+		{"vercel root with function id", "ai.generateText", map[string]any{"ai.telemetry.functionId": "support-agent"}, "", false, session.ClassAgent, "name:ai.generateText", "support-agent"},
+		{"vercel root without function id", "ai.streamText", nil, "", false, session.ClassTurn, "name:ai.streamText;unnamed", ""},
+		{"vercel doGenerate", "ai.generateText.doGenerate", nil, "", false, session.ClassLLM, "name:ai.*.doGenerate", ""},
+		{"vercel doStream", "ai.streamText.doStream", nil, "", false, session.ClassLLM, "name:ai.*.doGenerate", ""},
+		{"vercel tool call", "ai.toolCall", nil, "", false, session.ClassTool, "name:ai.toolCall", ""},
+		{"vercel embed", "ai.embed", nil, "", false, session.ClassOther, "", ""},
+		{"mcp tools/call", "tools/call search_docs", nil, "", false, session.ClassTool, "name:tools/call", ""},
+		{"openai.response", "openai.response", nil, "", false, session.ClassLLM, "name:openai.response", ""},
+		{"adk invocation", "invocation", nil, "gcp.vertex.agent", false, session.ClassTurn, "name:invocation", ""},
+		{"invocation outside adk", "invocation", nil, "my-app", false, session.ClassOther, "", ""},
+		{"adk call_llm", "call_llm", nil, "gcp.vertex.agent", false, session.ClassOther, "name:call_llm", ""},
+		{"name *.agent", "researcher.agent", nil, "", false, session.ClassAgent, "name:*.agent", "researcher"},
+		{"name *.tool", "search.tool", nil, "", false, session.ClassTool, "name:*.tool", ""},
+		{"name *.workflow", "crewai.workflow", nil, "", false, session.ClassTurn, "name:*.workflow", ""},
+		{"name *.handoff", "triage → billing.handoff", nil, "", false, session.ClassHandoff, "name:*.handoff", ""},
+		{"http span", "GET /orders", map[string]any{"http.method": "GET"}, "", false, session.ClassOther, "", ""},
+		{"evaluation span", "evaluate turn", map[string]any{"agent_eval.kind": "turn", "gen_ai.operation.name": "invoke_agent"}, "", false, session.ClassEvaluation, "agent_eval.kind", ""},
+		{"judge call", "chat gpt-4o-mini", map[string]any{"gen_ai.operation.name": "chat", "agent_eval.judge": true}, "", false, session.ClassEvaluation, "agent_eval.judge", ""},
+		{"evaluate without kind", "evaluate stuff", nil, "", false, session.ClassOther, "", ""},
 		// contrib's gen_ai_normalizer: invoke_agent beside the source kind it was mapped from.
-		{"normalized CHAIN root is the turn", "LangGraph", map[string]any{"gen_ai.operation.name": "invoke_agent", "openinference.span.kind": "CHAIN"}, "", true, ClassTurn, "gen_ai_normalizer:source_kind", ""},
-		{"normalized CHAIN is no agent", "RunnableSequence", map[string]any{"gen_ai.operation.name": "invoke_agent", "openinference.span.kind": "CHAIN"}, "", false, ClassOther, "gen_ai_normalizer:source_kind", ""},
-		{"normalized task is no agent", "format.task", map[string]any{"gen_ai.operation.name": "invoke_agent", "traceloop.span.kind": "task"}, "", false, ClassOther, "gen_ai_normalizer:source_kind", ""},
-		{"normalized AGENT stays an agent", "triage", map[string]any{"gen_ai.operation.name": "invoke_agent", "openinference.span.kind": "AGENT", "agent.name": "triage"}, "", false, ClassAgent, "gen_ai.operation.name=invoke_agent", "triage"},
-		{"mastra client_tool_call", "client_tool_call issue_refund", map[string]any{"gen_ai.operation.name": "client_tool_call"}, "", false, ClassTool, "gen_ai.operation.name=client_tool_call", ""},
-		{"adk ts call_llm stays other in extraction", "call_llm", map[string]any{"gen_ai.request.model": "gemini"}, "gcp.vertex.agent", false, ClassOther, "name:call_llm", ""},
+		{"normalized CHAIN root is the turn", "LangGraph", map[string]any{"gen_ai.operation.name": "invoke_agent", "openinference.span.kind": "CHAIN"}, "", true, session.ClassTurn, "gen_ai_normalizer:source_kind", ""},
+		{"normalized CHAIN is no agent", "RunnableSequence", map[string]any{"gen_ai.operation.name": "invoke_agent", "openinference.span.kind": "CHAIN"}, "", false, session.ClassOther, "gen_ai_normalizer:source_kind", ""},
+		{"normalized task is no agent", "format.task", map[string]any{"gen_ai.operation.name": "invoke_agent", "traceloop.span.kind": "task"}, "", false, session.ClassOther, "gen_ai_normalizer:source_kind", ""},
+		{"normalized AGENT stays an agent", "triage", map[string]any{"gen_ai.operation.name": "invoke_agent", "openinference.span.kind": "AGENT", "agent.name": "triage"}, "", false, session.ClassAgent, "gen_ai.operation.name=invoke_agent", "triage"},
+		{"mastra client_tool_call", "client_tool_call issue_refund", map[string]any{"gen_ai.operation.name": "client_tool_call"}, "", false, session.ClassTool, "gen_ai.operation.name=client_tool_call", ""},
+		{"adk ts call_llm stays other in extraction", "call_llm", map[string]any{"gen_ai.request.model": "gemini"}, "gcp.vertex.agent", false, session.ClassOther, "name:call_llm", ""},
 		// VoltAgent's own vocabulary.
-		{"voltagent agent", "triage_agent", map[string]any{"entity.type": "agent", "entity.name": "triage_agent"}, "", true, ClassAgent, "voltagent.agent", "triage_agent"},
-		{"voltagent sub-agent", "subagent:refund_agent", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "subagent.name": "refund_agent"}, "", false, ClassAgent, "voltagent.subagent", "refund_agent"},
-		{"voltagent llm", "llm:streamText", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "span.type": "llm"}, "", false, ClassLLM, "voltagent.llm", ""},
-		{"voltagent tool", "tool.execution:lookup_order", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "span.type": "tool", "tool.name": "lookup_order"}, "", false, ClassTool, "voltagent.tool", ""},
-		{"voltagent memory", "memory.read", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "span.type": "memory"}, "", false, ClassOther, "voltagent", ""},
+		{"voltagent agent", "triage_agent", map[string]any{"entity.type": "agent", "entity.name": "triage_agent"}, "", true, session.ClassAgent, "voltagent.agent", "triage_agent"},
+		{"voltagent sub-agent", "subagent:refund_agent", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "subagent.name": "refund_agent"}, "", false, session.ClassAgent, "voltagent.subagent", "refund_agent"},
+		{"voltagent llm", "llm:streamText", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "span.type": "llm"}, "", false, session.ClassLLM, "voltagent.llm", ""},
+		{"voltagent tool", "tool.execution:lookup_order", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "span.type": "tool", "tool.name": "lookup_order"}, "", false, session.ClassTool, "voltagent.tool", ""},
+		{"voltagent memory", "memory.read", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "span.type": "memory"}, "", false, session.ClassOther, "voltagent", ""},
 	}
 	ex := NewExtractor(ExtractConfig{})
 	for _, tt := range tests {
@@ -169,18 +171,18 @@ func TestExtractOpenLLMetryLegacy(t *testing.T) {
 		"gen_ai.usage.completion_tokens":             "17",
 	})
 	r := extExtract(t, s)
-	assert.Equal(t, ClassLLM, r.Class)
+	assert.Equal(t, session.ClassLLM, r.Class)
 	assert.Equal(t, "The blue mug, order 7", r.UserMessage, "the last user message (index 10 sorts after 2)")
 	assert.Equal(t, []string{"tool_calls"}, r.FinishReasons)
 	require.Len(t, r.RequestedCalls, 2)
-	assert.Equal(t, RequestedToolCall{ID: "call_9", Name: "refund_order", Arguments: `{"order_id": 7, "item": "blue mug"}`}, r.RequestedCalls[0])
+	assert.Equal(t, session.RequestedToolCall{ID: "call_9", Name: "refund_order", Arguments: `{"order_id": 7, "item": "blue mug"}`}, r.RequestedCalls[0])
 	assert.Equal(t, "notify", r.RequestedCalls[1].Name)
 	require.Len(t, r.ToolDefs, 2)
 	assert.Equal(t, "refund_order", r.ToolDefs[0].Name)
 	assert.Equal(t, "Refund an order", r.ToolDefs[0].Description)
 	extJSONEq(t, `{"type":"object","properties":{"order_id":{"type":"integer"}},"required":["order_id"]}`, string(r.ToolDefs[0].Parameters))
 	assert.Nil(t, r.ToolDefs[1].Parameters)
-	assert.Equal(t, Usage{InputTokens: 120, OutputTokens: 17, LLMCalls: 1}, r.Usage)
+	assert.Equal(t, session.Usage{InputTokens: 120, OutputTokens: 17, LLMCalls: 1}, r.Usage)
 	assert.Equal(t, "gpt-4o", r.Model)
 	assert.True(t, r.ContentCaptured)
 	assert.Empty(t, r.Problems)
@@ -201,14 +203,14 @@ func TestExtractVercel(t *testing.T) {
 			"ai.response.text":                "Order 42 ships today.",
 			"ai.usage.promptTokens":           int64(30),
 		}))
-		assert.Equal(t, ClassAgent, r.Class)
+		assert.Equal(t, session.ClassAgent, r.Class)
 		assert.Equal(t, "support-agent", r.AgentName)
 		assert.Equal(t, "ai.telemetry.functionId", r.AgentRule)
 		assert.Equal(t, "sess-42", r.SessionID)
 		assert.Equal(t, "ai.telemetry.metadata.sessionId", r.SessionKey)
 		assert.Equal(t, "Where is order 42?", r.UserMessage)
 		assert.Equal(t, "Order 42 ships today.", r.Output)
-		assert.Equal(t, Usage{}, r.Usage, "agent spans carry totals: never counted")
+		assert.Equal(t, session.Usage{}, r.Usage, "agent spans carry totals: never counted")
 	})
 
 	t.Run("doGenerate v4", func(t *testing.T) {
@@ -225,14 +227,14 @@ func TestExtractVercel(t *testing.T) {
 			"ai.usage.completionTokens": 5.0,
 			"ai.model.id":               "gpt-4o-mini",
 		}))
-		assert.Equal(t, ClassLLM, r.Class)
+		assert.Equal(t, session.ClassLLM, r.Class)
 		assert.Equal(t, "Where is order 42?", r.UserMessage)
 		require.Len(t, r.RequestedCalls, 1)
-		assert.Equal(t, RequestedToolCall{ID: "c1", Name: "lookup_order", Arguments: `{"order_id":42}`}, r.RequestedCalls[0])
+		assert.Equal(t, session.RequestedToolCall{ID: "c1", Name: "lookup_order", Arguments: `{"order_id":42}`}, r.RequestedCalls[0])
 		assert.Equal(t, []string{"tool-calls"}, r.FinishReasons)
 		require.Len(t, r.ToolDefs, 1)
 		assert.Equal(t, "lookup_order", r.ToolDefs[0].Name)
-		assert.Equal(t, Usage{InputTokens: 30, OutputTokens: 5, LLMCalls: 1}, r.Usage)
+		assert.Equal(t, session.Usage{InputTokens: 30, OutputTokens: 5, LLMCalls: 1}, r.Usage)
 		assert.Equal(t, "gpt-4o-mini", r.Model)
 	})
 
@@ -251,7 +253,7 @@ func TestExtractVercel(t *testing.T) {
 		extJSONEq(t, `{"q":"mugs"}`, r.RequestedCalls[0].Arguments)
 		require.Len(t, r.ToolDefs, 1)
 		extJSONEq(t, `{"type":"object","properties":{"q":{"type":"string"}}}`, string(r.ToolDefs[0].Parameters), "Gemini-style types lower-cased")
-		assert.Equal(t, Usage{InputTokens: 9, OutputTokens: 3, LLMCalls: 1}, r.Usage)
+		assert.Equal(t, session.Usage{InputTokens: 9, OutputTokens: 3, LLMCalls: 1}, r.Usage)
 	})
 
 	t.Run("toolCall v4 and v5", func(t *testing.T) {
@@ -259,7 +261,7 @@ func TestExtractVercel(t *testing.T) {
 			"ai.toolCall.name": "lookup_order", "ai.toolCall.id": "c1",
 			"ai.toolCall.args": `{"order_id":42}`, "ai.toolCall.result": `{"status":"shipped"}`,
 		}))
-		assert.Equal(t, ClassTool, r.Class)
+		assert.Equal(t, session.ClassTool, r.Class)
 		assert.Equal(t, "lookup_order", r.ToolName)
 		assert.Equal(t, "c1", r.ToolCallID)
 		assert.Equal(t, `{"order_id":42}`, r.ToolArguments)
@@ -297,7 +299,7 @@ func TestExtractStrands(t *testing.T) {
 		extEvent(t, s, "gen_ai.tool.message", map[string]any{"role": "tool", "content": `{"city": "Paris"}`, "id": "t1"})
 		extEvent(t, s, "gen_ai.choice", map[string]any{"message": `[{"text": "service down"}]`, "id": "t1"})
 		r := extRun(t, ex, res, scope, s)
-		assert.Equal(t, ClassTool, r.Class)
+		assert.Equal(t, session.ClassTool, r.Class)
 		extJSONEq(t, `{"city":"Paris"}`, r.ToolArguments)
 		assert.Equal(t, "event:gen_ai.tool.message", r.ToolArgsSource)
 		assert.Equal(t, "t1", r.ToolCallID)
@@ -338,7 +340,7 @@ func TestExtractStrands(t *testing.T) {
 				` {"toolUse": {"toolUseId": "t2", "name": "get_weather", "input": {"city": "Oslo"}}}]`,
 		})
 		r := extRun(t, ex, res, scope, s)
-		assert.Equal(t, ClassLLM, r.Class)
+		assert.Equal(t, session.ClassLLM, r.Class)
 		assert.Equal(t, "Weather in Oslo?", r.UserMessage)
 		assert.Equal(t, "Let me check.", r.Output)
 		assert.Equal(t, "Need the weather tool.", r.Reasoning)
@@ -346,7 +348,7 @@ func TestExtractStrands(t *testing.T) {
 		assert.Equal(t, "t2", r.RequestedCalls[0].ID)
 		extJSONEq(t, `{"city":"Oslo"}`, r.RequestedCalls[0].Arguments)
 		assert.Equal(t, []string{"tool_use"}, r.FinishReasons)
-		assert.Equal(t, Usage{InputTokens: 50, OutputTokens: 12, CacheReadTokens: 40, LLMCalls: 1}, r.Usage)
+		assert.Equal(t, session.Usage{InputTokens: 50, OutputTokens: 12, CacheReadTokens: 40, LLMCalls: 1}, r.Usage)
 	})
 
 	t.Run("agent span", func(t *testing.T) {
@@ -366,7 +368,7 @@ func TestExtractStrands(t *testing.T) {
 		extJSONEq(t, `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`, string(r.ToolDefs[0].Parameters), "inputSchema.json unwrapped")
 		assert.Equal(t, "Plan my trip", r.UserMessage)
 		assert.Equal(t, "Trip planned.", r.Output)
-		assert.Equal(t, Usage{}, r.Usage)
+		assert.Equal(t, session.Usage{}, r.Usage)
 		assert.Equal(t, "strands-1", r.SessionID)
 	})
 
@@ -375,7 +377,7 @@ func TestExtractStrands(t *testing.T) {
 			"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "handoff_to_agent",
 			"gen_ai.tool.call.arguments": `{"agent_name":"reviewer","message":"Please review","context":{"pr":12}}`,
 		}))
-		assert.Equal(t, ClassTool, r.Class)
+		assert.Equal(t, session.ClassTool, r.Class)
 		assert.Equal(t, "reviewer", r.HandoffTo)
 		assert.Equal(t, "pass_control", r.HandoffMode)
 		assert.Equal(t, "handoff_tool", r.HandoffRule)
@@ -439,7 +441,7 @@ func TestExtractStructuredValues(t *testing.T) {
 	rc := extExtract(t, c)
 	assert.Equal(t, "Looking.", rc.Output)
 	require.Len(t, rc.RequestedCalls, 1)
-	assert.Equal(t, RequestedToolCall{ID: "c9", Name: "lookup", Arguments: `{"x":1}`}, rc.RequestedCalls[0])
+	assert.Equal(t, session.RequestedToolCall{ID: "c9", Name: "lookup", Arguments: `{"x":1}`}, rc.RequestedCalls[0])
 }
 
 // TestExtractMessageShapes covers the message dialects the readers accept.
@@ -543,7 +545,7 @@ func TestExtractToolArguments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := extExtract(t, extSpan(t, tt.span, tt.attrs))
-			require.Equal(t, ClassTool, r.Class)
+			require.Equal(t, session.ClassTool, r.Class)
 			assert.Equal(t, tt.args, r.ToolArguments)
 			assert.Equal(t, tt.src, r.ToolArgsSource)
 			assert.Equal(t, tt.trunc, r.ToolArgsTruncated)
@@ -567,35 +569,35 @@ func TestExtractHandoffs(t *testing.T) {
 		name           string
 		span           string
 		attrs          map[string]any
-		class          SpanClass
+		class          session.SpanClass
 		from, to, mode string
 		rule           string
 	}{
 		{"main-branch transfer", "execute_tool transfer_to_billing", map[string]any{"gen_ai.operation.name": "execute_tool",
 			"gen_ai.tool.name": "transfer_to_billing", "gen_ai.agent.name": "triage",
 			"gen_ai.transfer.target.name": "billing", "gen_ai.transfer.mode": "return_to_caller", "gen_ai.transfer.target.type": "agent"},
-			ClassTool, "triage", "billing", "return_to_caller", "gen_ai.transfer"},
+			session.ClassTool, "triage", "billing", "return_to_caller", "gen_ai.transfer"},
 		{"transfer by id, default mode", "execute_tool x", map[string]any{"gen_ai.operation.name": "execute_tool",
-			"gen_ai.transfer.target.id": "agent-7"}, ClassTool, "", "agent-7", "pass_control", "gen_ai.transfer"},
+			"gen_ai.transfer.target.id": "agent-7"}, session.ClassTool, "", "agent-7", "pass_control", "gen_ai.transfer"},
 		{"contrib agent_handoff", "agent_handoff OpenAI Agent", map[string]any{"gen_ai.operation.name": "agent_handoff",
 			"gen_ai.agent.name": "OpenAI Agent", "gen_ai.handoff.from_agent": "triage", "gen_ai.handoff.to_agent": "billing"},
-			ClassHandoff, "triage", "billing", "pass_control", "gen_ai.handoff"},
+			session.ClassHandoff, "triage", "billing", "pass_control", "gen_ai.handoff"},
 		{"openllmetry handoff name", "triage → billing.handoff", map[string]any{"gen_ai.operation.name": "handoff"},
-			ClassHandoff, "triage", "billing", "pass_control", "traceloop.handoff_span"},
+			session.ClassHandoff, "triage", "billing", "pass_control", "traceloop.handoff_span"},
 		{"openinference handoff span", "handoff to billing", map[string]any{"openinference.span.kind": "TOOL",
-			"input.value": "triage", "output.value": `"billing"`}, ClassHandoff, "triage", "billing", "pass_control", "openinference.handoff_span"},
+			"input.value": "triage", "output.value": `"billing"`}, session.ClassHandoff, "triage", "billing", "pass_control", "openinference.handoff_span"},
 		{"openinference handoff span without content", "handoff to billing", map[string]any{"openinference.span.kind": "TOOL"},
-			ClassHandoff, "", "billing", "pass_control", "openinference.handoff_span"},
+			session.ClassHandoff, "", "billing", "pass_control", "openinference.handoff_span"},
 		{"adk transfer_to_agent", "execute_tool transfer_to_agent", map[string]any{"gen_ai.operation.name": "execute_tool",
-			"gcp.vertex.agent.tool_call_args": `{"agent_name": "math_agent"}`}, ClassTool, "", "math_agent", "pass_control", "handoff_tool"},
+			"gcp.vertex.agent.tool_call_args": `{"agent_name": "math_agent"}`}, session.ClassTool, "", "math_agent", "pass_control", "handoff_tool"},
 		{"crewai delegation", "Delegate work to coworker", map[string]any{"openinference.span.kind": "TOOL",
 			"tool.name": "Delegate work to coworker", "input.value": `{"task":"t","context":"c","coworker":"Writer"}`},
-			ClassTool, "", "Writer", "return_to_caller", "handoff_tool"},
+			session.ClassTool, "", "Writer", "return_to_caller", "handoff_tool"},
 		{"openai agents transfer tool", "execute_tool transfer_to_math_specialist", map[string]any{"gen_ai.operation.name": "execute_tool"},
-			ClassTool, "", "math_specialist", "pass_control", "handoff_tool"},
+			session.ClassTool, "", "math_specialist", "pass_control", "handoff_tool"},
 		{"handoff_parent on the receiving agent", "billing.agent", map[string]any{"traceloop.span.kind": "agent",
 			"gen_ai.agent.name": "billing", "gen_ai.agent.handoff_parent": "triage", "openai.agent.handoffs": `[{"name":"refunds"},{"name":"triage","instructions":"x"}]`},
-			ClassAgent, "triage", "billing", "pass_control", "gen_ai.agent.handoff_parent"},
+			session.ClassAgent, "triage", "billing", "pass_control", "gen_ai.agent.handoff_parent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -640,7 +642,7 @@ func TestExtractOpenInferenceHandoffValues(t *testing.T) {
 				attrs["output.value"] = tt.out
 			}
 			r := extExtract(t, extSpan(t, "handoff to refund_agent", attrs))
-			assert.Equal(t, ClassHandoff, r.Class)
+			assert.Equal(t, session.ClassHandoff, r.Class)
 			assert.Equal(t, tt.from, r.HandoffFrom)
 			assert.Equal(t, tt.to, r.HandoffTo)
 			assert.Equal(t, "openinference.handoff_span", r.HandoffRule)
@@ -747,7 +749,7 @@ func TestExtractUsageValues(t *testing.T) {
 		"llm.token_count.prompt": int64(10), "llm.token_count.completion": int64(2),
 		"llm.token_count.prompt_details.cache_read": int64(8), "llm.token_count.completion_details.reasoning": int64(1),
 		"llm.cost.total": 0.5}))
-	assert.Equal(t, Usage{InputTokens: 10, OutputTokens: 2, CacheReadTokens: 8, ReasoningTokens: 1, LLMCalls: 1}, r.Usage)
+	assert.Equal(t, session.Usage{InputTokens: 10, OutputTokens: 2, CacheReadTokens: 8, ReasoningTokens: 1, LLMCalls: 1}, r.Usage)
 	require.NotNil(t, r.Cost)
 	assert.InDelta(t, 0.5, *r.Cost, 1e-9)
 }
@@ -757,17 +759,17 @@ func TestExtractUsageValues(t *testing.T) {
 func TestExtractResponseFunctionToolCallRepr(t *testing.T) {
 	tests := []struct {
 		in   string
-		want RequestedToolCall
+		want session.RequestedToolCall
 		ok   bool
 	}{
 		{`ResponseFunctionToolCall(arguments='{"a":42,"b":7}', call_id='call_1', name='multiply', type='function_call', id='fc_1', status='completed')`,
-			RequestedToolCall{ID: "call_1", Name: "multiply", Arguments: `{"a":42,"b":7}`}, true},
+			session.RequestedToolCall{ID: "call_1", Name: "multiply", Arguments: `{"a":42,"b":7}`}, true},
 		{`ResponseFunctionToolCall(arguments="{\"q\": \"it's\"}", call_id='c', name='search', caller=None, namespace=Foo(x=1, y='a,b'))`,
-			RequestedToolCall{ID: "c", Name: "search", Arguments: `{"q": "it's"}`}, true},
+			session.RequestedToolCall{ID: "c", Name: "search", Arguments: `{"q": "it's"}`}, true},
 		{`ResponseFunctionToolCall(arguments='{"s":"a\\nb"}', name='esc', id='fc_2')`,
-			RequestedToolCall{ID: "fc_2", Name: "esc", Arguments: `{"s":"a\nb"}`}, true},
-		{`ResponseFunctionToolCall(arguments='{}'`, RequestedToolCall{}, false},
-		{`ResponseFunctionToolCall(garbage`, RequestedToolCall{}, false},
+			session.RequestedToolCall{ID: "fc_2", Name: "esc", Arguments: `{"s":"a\nb"}`}, true},
+		{`ResponseFunctionToolCall(arguments='{}'`, session.RequestedToolCall{}, false},
+		{`ResponseFunctionToolCall(garbage`, session.RequestedToolCall{}, false},
 	}
 	for _, tt := range tests {
 		got, ok := parseResponseFunctionToolCall(tt.in)
@@ -877,7 +879,7 @@ func TestExtractFrameworkAdapters(t *testing.T) {
 		})
 		r := extExtract(t, s)
 		require.Len(t, r.RequestedCalls, 1)
-		assert.Equal(t, RequestedToolCall{ID: "c1", Name: "issue_refund"}, r.RequestedCalls[0])
+		assert.Equal(t, session.RequestedToolCall{ID: "c1", Name: "issue_refund"}, r.RequestedCalls[0])
 	})
 	t.Run("handoff tool targets", func(t *testing.T) {
 		for _, tt := range []struct{ tool, args, target, mode string }{
