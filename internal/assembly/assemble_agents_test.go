@@ -14,27 +14,27 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/session/sessiontest"
 )
 
-func asNode(node string) sessiontest.Opt {
+func lgNode(node string) sessiontest.Opt {
 	return func(r *session.SpanRecord) { r.LangGraphNode, r.Name = node, node }
 }
 
-func asLGAgent(name, rule string) sessiontest.Opt {
+func lgAgent(name, rule string) sessiontest.Opt {
 	return func(r *session.SpanRecord) { r.AgentName, r.AgentRule = name, rule }
 }
 
-func asSpanNamed(name string) sessiontest.Opt {
+func spanNamed(name string) sessiontest.Opt {
 	return func(r *session.SpanRecord) { r.Name, r.AgentName, r.AgentRule = name, name, session.AgentRuleSpanName }
 }
 
-// asShape summarises a turn: interaction agents (with their span), handoffs and tool calls.
-type asShape struct {
+// shape summarises a turn: interaction agents (with their span), handoffs and tool calls.
+type shape struct {
 	agents   []string // agent@span
 	handoffs []string // from>to:rule:mode
 	tools    []string // agent/tool:status
 }
 
-func asShapeOf(t session.Turn) asShape {
-	var s asShape
+func shapeOf(t session.Turn) shape {
+	var s shape
 	for _, in := range t.Interactions {
 		s.agents = append(s.agents, in.AgentID+"@"+in.SpanID)
 		for _, st := range in.Steps {
@@ -56,7 +56,7 @@ func TestAssembleFoldsNestedSameAgent(t *testing.T) {
 	tests := []struct {
 		name string
 		recs []session.SpanRecord
-		want asShape
+		want shape
 	}{
 		{
 			name: "node span, subgraph span and model node of one agent",
@@ -69,7 +69,7 @@ func TestAssembleFoldsNestedSameAgent(t *testing.T) {
 				sessiontest.Span("o", "g", session.ClassOther, 41, 60),
 				sessiontest.Span("t", "o", session.ClassTool, 42, 50, sessiontest.Tool("lookup", "c1", `{}`)),
 			},
-			want: asShape{agents: []string{"triage@n"}, tools: []string{"triage/lookup:ok"}},
+			want: shape{agents: []string{"triage@n"}, tools: []string{"triage/lookup:ok"}},
 		},
 		{
 			name: "a tool span between: a real nested run",
@@ -79,7 +79,7 @@ func TestAssembleFoldsNestedSameAgent(t *testing.T) {
 				sessiontest.Span("t", "n", session.ClassTool, 10, 80, sessiontest.Tool("ask_triage", "", `{}`)),
 				sessiontest.Span("m", "t", session.ClassAgent, 11, 70, sessiontest.Agent("triage")),
 			},
-			want: asShape{agents: []string{"triage@n", "triage@m"}, tools: []string{"triage/ask_triage:ok"}},
+			want: shape{agents: []string{"triage@n", "triage@m"}, tools: []string{"triage/ask_triage:ok"}},
 		},
 		{
 			name: "another agent nested",
@@ -88,14 +88,14 @@ func TestAssembleFoldsNestedSameAgent(t *testing.T) {
 				sessiontest.Span("n", "r", session.ClassAgent, 1, 90, sessiontest.Agent("triage")),
 				sessiontest.Span("m", "n", session.ClassAgent, 2, 80, sessiontest.Agent("refund")),
 			},
-			want: asShape{agents: []string{"triage@n", "refund@m"}},
+			want: shape{agents: []string{"triage@n", "refund@m"}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := assembly.AssembleTurn(tt.recs)
 			assembly.CheckTurn(t, tt.recs, got)
-			assert.Equal(t, tt.want, asShapeOf(got.Turn))
+			assert.Equal(t, tt.want, shapeOf(got.Turn))
 		})
 	}
 }
@@ -106,29 +106,29 @@ func TestAssembleLangGraphPromotion(t *testing.T) {
 	supervisor := func(offered ...string) []session.SpanRecord {
 		return []session.SpanRecord{
 			sessiontest.Span("root", "", session.ClassTurn, 0, 1000, sessiontest.Named("LangGraph")),
-			sessiontest.Span("sup", "root", session.ClassAgent, 10, 200, asNode("supervisor"), asLGAgent("supervisor", "metadata.langgraph_node")),
+			sessiontest.Span("sup", "root", session.ClassAgent, 10, 200, lgNode("supervisor"), lgAgent("supervisor", "metadata.langgraph_node")),
 			sessiontest.Span("sl", "sup", session.ClassLLM, 20, 100, sessiontest.ToolDefs(offered...),
 				sessiontest.Requests(sessiontest.Req("c1", "transfer_to_math_expert", `{}`))),
 			sessiontest.Span("st", "sup", session.ClassTool, 110, 120, sessiontest.Tool("transfer_to_math_expert", "c1", `{}`)),
 		}
 	}
 	worker := []session.SpanRecord{
-		sessiontest.Span("mx", "root", session.ClassOther, 300, 600, asNode("math_expert")),
-		sessiontest.Span("mxg", "mx", session.ClassOther, 301, 599, asNode("math_expert")),
+		sessiontest.Span("mx", "root", session.ClassOther, 300, 600, lgNode("math_expert")),
+		sessiontest.Span("mxg", "mx", session.ClassOther, 301, 599, lgNode("math_expert")),
 		sessiontest.Span("ml", "mxg", session.ClassLLM, 310, 400, sessiontest.Requests(sessiontest.Req("c2", "multiply", `{"a":2,"b":3}`))),
 		sessiontest.Span("mt", "mxg", session.ClassTool, 410, 420, sessiontest.Tool("multiply", "c2", `{"a":2,"b":3}`)),
-		sessiontest.Span("tools", "mxg", session.ClassOther, 405, 430, asNode("tools")),
+		sessiontest.Span("tools", "mxg", session.ClassOther, 405, 430, lgNode("tools")),
 	}
 	tests := []struct {
 		name  string
 		recs  []session.SpanRecord
-		want  asShape
+		want  shape
 		rules []string
 	}{
 		{
 			name: "handoff target",
 			recs: append(supervisor("transfer_to_math_expert"), worker...),
-			want: asShape{
+			want: shape{
 				agents:   []string{"supervisor@sup", "math_expert@mx"},
 				handoffs: []string{"supervisor>math_expert:handoff_tool:pass_control"},
 				tools:    []string{"supervisor/transfer_to_math_expert:ok", "math_expert/multiply:ok"},
@@ -139,7 +139,7 @@ func TestAssembleLangGraphPromotion(t *testing.T) {
 			name: "target named only by an offered tool definition",
 			recs: append(supervisor("transfer_to_math_expert")[:2], append([]session.SpanRecord{
 				sessiontest.Span("sl", "sup", session.ClassLLM, 20, 100, sessiontest.ToolDefs("transfer_to_math_expert"))}, worker...)...),
-			want: asShape{
+			want: shape{
 				agents: []string{"supervisor@sup", "math_expert@mx"},
 				tools:  []string{"math_expert/multiply:ok"},
 				// No handoff call: the sibling order is the only transfer signal.
@@ -150,9 +150,9 @@ func TestAssembleLangGraphPromotion(t *testing.T) {
 		{
 			name: "subgraph of a ReAct model node",
 			recs: append(supervisor("lookup")[:2], append([]session.SpanRecord{sessiontest.Span("sl", "sup", session.ClassLLM, 20, 100, sessiontest.ToolDefs("lookup")),
-				sessiontest.Span("mm", "mxg", session.ClassAgent, 305, 402, sessiontest.Named("agent"), asLGAgent("math_expert", "metadata.langgraph_checkpoint_ns"))},
+				sessiontest.Span("mm", "mxg", session.ClassAgent, 305, 402, sessiontest.Named("agent"), lgAgent("math_expert", "metadata.langgraph_checkpoint_ns"))},
 				worker...)...),
-			want: asShape{
+			want: shape{
 				agents:   []string{"supervisor@sup", "math_expert@mx"},
 				tools:    []string{"math_expert/multiply:ok"},
 				handoffs: []string{"supervisor>math_expert:sibling_agents:pass_control"},
@@ -162,7 +162,7 @@ func TestAssembleLangGraphPromotion(t *testing.T) {
 		{
 			name:  "not an agent: the node's LLM and tools stay outside every agent",
 			recs:  append(supervisor("lookup")[:2], worker...),
-			want:  asShape{agents: []string{"supervisor@sup"}},
+			want:  shape{agents: []string{"supervisor@sup"}},
 			rules: []string{"metadata.langgraph_node"},
 		},
 	}
@@ -170,7 +170,7 @@ func TestAssembleLangGraphPromotion(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := assembly.AssembleTurn(tt.recs)
 			assembly.CheckTurn(t, tt.recs, got)
-			assert.Equal(t, tt.want, asShapeOf(got.Turn))
+			assert.Equal(t, tt.want, shapeOf(got.Turn))
 			var rules []string
 			for _, in := range got.Turn.Interactions {
 				rules = append(rules, in.AgentRule)
@@ -199,7 +199,7 @@ func TestAssembleWorkflowWrapper(t *testing.T) {
 		}
 	}
 	wrapper := func(opts ...sessiontest.Opt) session.SpanRecord {
-		return sessiontest.Span("w", "", session.ClassAgent, 0, 100, append([]sessiontest.Opt{asSpanNamed("Acme support"), sessiontest.UserMsg("refund please"), sessiontest.Output("done")}, opts...)...)
+		return sessiontest.Span("w", "", session.ClassAgent, 0, 100, append([]sessiontest.Opt{spanNamed("Acme support"), sessiontest.UserMsg("refund please"), sessiontest.Output("done")}, opts...)...)
 	}
 	tests := []struct {
 		name     string
@@ -231,7 +231,7 @@ func TestAssembleWorkflowWrapper(t *testing.T) {
 			got := assembly.AssembleTurn(tt.recs)
 			assembly.CheckTurn(t, tt.recs, got)
 			assert.Equal(t, tt.rootRule, got.Turn.RootRule)
-			assert.Equal(t, tt.agents, asShapeOf(got.Turn).agents)
+			assert.Equal(t, tt.agents, shapeOf(got.Turn).agents)
 			if tt.rootRule == session.RootRuleWorkflowAgent {
 				assert.Equal(t, "w", got.Turn.RootSpanID)
 				assert.Equal(t, "refund please", got.Turn.UserMessage)
@@ -283,7 +283,7 @@ func TestAssembleHandoffToolModeUnderNesting(t *testing.T) {
 // graph.node.parent_id and the requested transfer call are one handoff.
 func TestAssembleOpenInferenceHandoffDedup(t *testing.T) {
 	recs := []session.SpanRecord{
-		sessiontest.Span("w", "", session.ClassAgent, 0, 100, asSpanNamed("Acme support")),
+		sessiontest.Span("w", "", session.ClassAgent, 0, 100, spanNamed("Acme support")),
 		sessiontest.Span("a1", "w", session.ClassAgent, 1, 50, sessiontest.Agent("triage_agent"), sessiontest.With(func(r *session.SpanRecord) { r.GraphNodeID = "triage_agent" })),
 		sessiontest.Span("l1", "a1", session.ClassLLM, 2, 10, sessiontest.Requests(sessiontest.Req("c1", "transfer_to_refund_agent", `{}`))),
 		sessiontest.Span("h", "a1", session.ClassHandoff, 11, 12, sessiontest.Named("handoff to refund_agent"), sessiontest.HandoffFromTo("triage_agent", "refund_agent"),
@@ -293,9 +293,9 @@ func TestAssembleOpenInferenceHandoffDedup(t *testing.T) {
 	}
 	got := assembly.AssembleTurn(recs)
 	assembly.CheckTurn(t, recs, got)
-	assert.Equal(t, asShape{
+	assert.Equal(t, shape{
 		agents:   []string{"triage_agent@a1", "refund_agent@a2"},
 		handoffs: []string{"triage_agent>refund_agent:openinference.handoff_span:pass_control"},
 		tools:    []string{"triage_agent/transfer_to_refund_agent:ok"},
-	}, asShapeOf(got.Turn))
+	}, shapeOf(got.Turn))
 }

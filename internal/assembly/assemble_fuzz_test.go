@@ -10,8 +10,8 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
-// asFirstOccurrences keeps the first record of every span id (what AssembleTurn keeps).
-func asFirstOccurrences(recs []session.SpanRecord) []session.SpanRecord {
+// firstOccurrences keeps the first record of every span id (what AssembleTurn keeps).
+func firstOccurrences(recs []session.SpanRecord) []session.SpanRecord {
 	seen := map[string]bool{}
 	var out []session.SpanRecord
 	for _, r := range recs {
@@ -24,10 +24,10 @@ func asFirstOccurrences(recs []session.SpanRecord) []session.SpanRecord {
 	return out
 }
 
-// asCheckTurn checks the invariants every assembled turn must hold.
-func asCheckTurn(t *testing.T, recs []session.SpanRecord, got TurnAssembly) {
+// checkTurn checks the invariants every assembled turn must hold.
+func checkTurn(t *testing.T, recs []session.SpanRecord, got TurnAssembly) {
 	t.Helper()
-	kept := asFirstOccurrences(recs)
+	kept := firstOccurrences(recs)
 	known := map[string]session.SpanClass{}
 	llms := 0
 	for _, r := range kept {

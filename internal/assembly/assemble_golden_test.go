@@ -20,10 +20,10 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
-// asGoldenExpect states, per recorded trace, what the golden file must show: the
+// goldenExpect states, per recorded trace, what the golden file must show: the
 // interactions' agents, the handoffs (from>to:rule) and the tool calls
 // (agent/tool:status), so that a regenerated golden file is still checked.
-var asGoldenExpect = map[string]struct {
+var goldenExpect = map[string]struct {
 	agents   []string
 	handoffs []string
 	tools    []string
@@ -86,7 +86,7 @@ var update = flag.Bool("update", false, "rewrite testdata/assemble/*.turn.golden
 func TestAssembleTurnGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "assemble", "*.records.json"))
 	require.NoError(t, err)
-	require.Len(t, files, len(asGoldenExpect))
+	require.Len(t, files, len(goldenExpect))
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".records.json")
 		t.Run(name, func(t *testing.T) {
@@ -95,12 +95,12 @@ func TestAssembleTurnGolden(t *testing.T) {
 			var recs []session.SpanRecord
 			require.NoError(t, json.Unmarshal(raw, &recs))
 			got := AssembleTurn(recs)
-			asCheckTurn(t, recs, got)
+			checkTurn(t, recs, got)
 			rev := slices.Clone(recs)
 			slices.Reverse(rev)
 			assert.True(t, reflect.DeepEqual(got, AssembleTurn(rev)), "record order changed the output")
 
-			exp, ok := asGoldenExpect[name]
+			exp, ok := goldenExpect[name]
 			require.True(t, ok, "no expectation for %s", name)
 			var agents, hs, tools []string
 			for _, in := range got.Turn.Interactions {

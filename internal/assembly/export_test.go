@@ -5,6 +5,6 @@ package assembly
 
 // Invariant checks of assembled turns, for the external tests.
 var (
-	CheckTurn        = asCheckTurn
-	FirstOccurrences = asFirstOccurrences
+	CheckTurn        = checkTurn
+	FirstOccurrences = firstOccurrences
 )

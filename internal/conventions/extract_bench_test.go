@@ -14,10 +14,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// extBenchSpans builds realistic spans of a multi-agent turn: an OTel GenAI chat span
+// benchSpans builds realistic spans of a multi-agent turn: an OTel GenAI chat span
 // with a four-turn history, tool definitions and a tool call; a tool span; an agent span;
 // an OpenInference LLM span with flattened messages; and a plain HTTP client span.
-func extBenchSpans(b *testing.B) map[string]ptrace.Span {
+func benchSpans(b *testing.B) map[string]ptrace.Span {
 	sys := `{"role":"system","parts":[{"type":"text","content":"You are the billing agent of an online shop. Use the tools to look up orders and issue refunds. Never refund more than the order total. Be concise and polite."}]}`
 	var hist []string
 	hist = append(hist, sys)
@@ -109,7 +109,7 @@ func extBenchSpans(b *testing.B) map[string]ptrace.Span {
 
 // BenchmarkExtract measures the hot path of the processor: one Extract per span.
 func BenchmarkExtract(b *testing.B) {
-	spans := extBenchSpans(b)
+	spans := benchSpans(b)
 	res := pcommon.NewResource()
 	res.Attributes().PutStr("service.name", "shop-agents")
 	res.Attributes().PutStr("telemetry.sdk.language", "python")
@@ -136,7 +136,7 @@ func BenchmarkExtract(b *testing.B) {
 		run(b, mix)
 	})
 	b.Run("fixtures", func(b *testing.B) {
-		files, _ := filepath.Glob(filepath.Join(extFixtureDir, "*.otlp.json"))
+		files, _ := filepath.Glob(filepath.Join(fixtureDir, "*.otlp.json"))
 		type item struct {
 			res   pcommon.Resource
 			scope pcommon.InstrumentationScope

@@ -105,17 +105,17 @@ func TestExtractClassification(t *testing.T) {
 	ex := NewExtractor(ExtractConfig{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := extSpan(t, tt.span, tt.attrs)
+			s := newSpan(t, tt.span, tt.attrs)
 			if tt.root {
 				s.SetParentSpanID(pcommon.SpanID{})
 			}
 			scope := pcommon.NewInstrumentationScope()
 			scope.SetName(tt.scope)
-			r := extRun(t, ex, pcommon.NewResource(), scope, s)
+			r := runExtract(t, ex, pcommon.NewResource(), scope, s)
 			assert.Equal(t, tt.class, r.Class, "class (rule %q)", r.ClassRule)
 			assert.Equal(t, tt.rule, r.ClassRule)
 			assert.Equal(t, tt.agent, r.AgentName)
-			extCheckInvariants(t, r, DefaultMaxTextBytes)
+			checkInvariants(t, r, DefaultMaxTextBytes)
 		})
 	}
 }
@@ -134,7 +134,7 @@ func TestExtractAgentNamePriority(t *testing.T) {
 	}
 	for _, tt := range tests {
 		tt.attrs["openinference.span.kind"] = "AGENT"
-		r := extExtract(t, extSpan(t, "span", tt.attrs))
+		r := extractOne(t, newSpan(t, "span", tt.attrs))
 		assert.Equal(t, tt.agent, r.AgentName)
 		assert.Equal(t, tt.rule, r.AgentRule)
 	}
@@ -143,7 +143,7 @@ func TestExtractAgentNamePriority(t *testing.T) {
 // TestExtractOpenLLMetryLegacy reads the indexed gen_ai.prompt.N / gen_ai.completion.N
 // attributes and llm.request.functions.N of OpenLLMetry before about 0.61.
 func TestExtractOpenLLMetryLegacy(t *testing.T) {
-	s := extSpan(t, "openai.chat", map[string]any{
+	s := newSpan(t, "openai.chat", map[string]any{
 		"llm.request.type":                           "chat",
 		"gen_ai.system":                              "openai",
 		"gen_ai.request.model":                       "gpt-4o",
@@ -170,7 +170,7 @@ func TestExtractOpenLLMetryLegacy(t *testing.T) {
 		"gen_ai.usage.prompt_tokens":                 int64(120),
 		"gen_ai.usage.completion_tokens":             "17",
 	})
-	r := extExtract(t, s)
+	r := extractOne(t, s)
 	assert.Equal(t, session.ClassLLM, r.Class)
 	assert.Equal(t, "The blue mug, order 7", r.UserMessage, "the last user message (index 10 sorts after 2)")
 	assert.Equal(t, []string{"tool_calls"}, r.FinishReasons)
@@ -180,7 +180,7 @@ func TestExtractOpenLLMetryLegacy(t *testing.T) {
 	require.Len(t, r.ToolDefs, 2)
 	assert.Equal(t, "refund_order", r.ToolDefs[0].Name)
 	assert.Equal(t, "Refund an order", r.ToolDefs[0].Description)
-	extJSONEq(t, `{"type":"object","properties":{"order_id":{"type":"integer"}},"required":["order_id"]}`, string(r.ToolDefs[0].Parameters))
+	jsonEq(t, `{"type":"object","properties":{"order_id":{"type":"integer"}},"required":["order_id"]}`, string(r.ToolDefs[0].Parameters))
 	assert.Nil(t, r.ToolDefs[1].Parameters)
 	assert.Equal(t, session.Usage{InputTokens: 120, OutputTokens: 17, LLMCalls: 1}, r.Usage)
 	assert.Equal(t, "gpt-4o", r.Model)
@@ -194,7 +194,7 @@ func TestExtractVercel(t *testing.T) {
 	res, scope := pcommon.NewResource(), pcommon.NewInstrumentationScope()
 
 	t.Run("generateText root", func(t *testing.T) {
-		r := extRun(t, ex, res, scope, extSpan(t, "ai.generateText", map[string]any{
+		r := runExtract(t, ex, res, scope, newSpan(t, "ai.generateText", map[string]any{
 			"operation.name":                  "ai.generateText support-agent",
 			"ai.operationId":                  "ai.generateText",
 			"ai.telemetry.functionId":         "support-agent",
@@ -214,7 +214,7 @@ func TestExtractVercel(t *testing.T) {
 	})
 
 	t.Run("doGenerate v4", func(t *testing.T) {
-		r := extRun(t, ex, res, scope, extSpan(t, "ai.generateText.doGenerate", map[string]any{
+		r := runExtract(t, ex, res, scope, newSpan(t, "ai.generateText.doGenerate", map[string]any{
 			"ai.prompt.messages": `[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Where is order 42?"}]},` +
 				`{"role":"assistant","content":[{"type":"tool-call","toolCallId":"c0","toolName":"lookup","args":{"id":1}}]},` +
 				`{"role":"tool","content":[{"type":"tool-result","toolCallId":"c0","result":"x"}]}]`,
@@ -239,7 +239,7 @@ func TestExtractVercel(t *testing.T) {
 	})
 
 	t.Run("doStream v5", func(t *testing.T) {
-		r := extRun(t, ex, res, scope, extSpan(t, "ai.streamText.doStream", map[string]any{
+		r := runExtract(t, ex, res, scope, newSpan(t, "ai.streamText.doStream", map[string]any{
 			"ai.prompt.messages":    `[{"role":"user","content":"hi"}]`,
 			"ai.prompt.tools":       []any{`{"type":"function","name":"search","inputSchema":{"type":"OBJECT","properties":{"q":{"type":"STRING"}}}}`},
 			"ai.response.text":      "Searching.",
@@ -250,14 +250,14 @@ func TestExtractVercel(t *testing.T) {
 		assert.Equal(t, "hi", r.UserMessage)
 		assert.Equal(t, "Searching.", r.Output)
 		require.Len(t, r.RequestedCalls, 1)
-		extJSONEq(t, `{"q":"mugs"}`, r.RequestedCalls[0].Arguments)
+		jsonEq(t, `{"q":"mugs"}`, r.RequestedCalls[0].Arguments)
 		require.Len(t, r.ToolDefs, 1)
-		extJSONEq(t, `{"type":"object","properties":{"q":{"type":"string"}}}`, string(r.ToolDefs[0].Parameters), "Gemini-style types lower-cased")
+		jsonEq(t, `{"type":"object","properties":{"q":{"type":"string"}}}`, string(r.ToolDefs[0].Parameters), "Gemini-style types lower-cased")
 		assert.Equal(t, session.Usage{InputTokens: 9, OutputTokens: 3, LLMCalls: 1}, r.Usage)
 	})
 
 	t.Run("toolCall v4 and v5", func(t *testing.T) {
-		r := extRun(t, ex, res, scope, extSpan(t, "ai.toolCall", map[string]any{
+		r := runExtract(t, ex, res, scope, newSpan(t, "ai.toolCall", map[string]any{
 			"ai.toolCall.name": "lookup_order", "ai.toolCall.id": "c1",
 			"ai.toolCall.args": `{"order_id":42}`, "ai.toolCall.result": `{"status":"shipped"}`,
 		}))
@@ -268,7 +268,7 @@ func TestExtractVercel(t *testing.T) {
 		assert.Equal(t, "ai.toolCall.args", r.ToolArgsSource)
 		assert.Equal(t, `{"status":"shipped"}`, r.ToolResult)
 
-		r = extRun(t, ex, res, scope, extSpan(t, "ai.toolCall", map[string]any{
+		r = runExtract(t, ex, res, scope, newSpan(t, "ai.toolCall", map[string]any{
 			"ai.toolCall.name": "search", "ai.toolCall.input": `{"q":"mugs"}`, "ai.toolCall.output": `["a"]`,
 		}))
 		assert.Equal(t, `{"q":"mugs"}`, r.ToolArguments)
@@ -277,7 +277,7 @@ func TestExtractVercel(t *testing.T) {
 	})
 
 	t.Run("conversationId is a fallback session key", func(t *testing.T) {
-		r := extRun(t, ex, res, scope, extSpan(t, "ai.toolCall", map[string]any{
+		r := runExtract(t, ex, res, scope, newSpan(t, "ai.toolCall", map[string]any{
 			"ai.telemetry.metadata.conversationId": "conv-7", "ai.toolCall.name": "x",
 		}))
 		assert.Equal(t, "conv-7", r.SessionID)
@@ -292,15 +292,15 @@ func TestExtractStrands(t *testing.T) {
 	res, scope := pcommon.NewResource(), pcommon.NewInstrumentationScope()
 
 	t.Run("tool span, default mode", func(t *testing.T) {
-		s := extSpan(t, "execute_tool get_weather", map[string]any{
+		s := newSpan(t, "execute_tool get_weather", map[string]any{
 			"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
 			"gen_ai.tool.status": "error", "gen_ai.system": "strands-agents",
 		})
-		extEvent(t, s, "gen_ai.tool.message", map[string]any{"role": "tool", "content": `{"city": "Paris"}`, "id": "t1"})
-		extEvent(t, s, "gen_ai.choice", map[string]any{"message": `[{"text": "service down"}]`, "id": "t1"})
-		r := extRun(t, ex, res, scope, s)
+		addEvent(t, s, "gen_ai.tool.message", map[string]any{"role": "tool", "content": `{"city": "Paris"}`, "id": "t1"})
+		addEvent(t, s, "gen_ai.choice", map[string]any{"message": `[{"text": "service down"}]`, "id": "t1"})
+		r := runExtract(t, ex, res, scope, s)
 		assert.Equal(t, session.ClassTool, r.Class)
-		extJSONEq(t, `{"city":"Paris"}`, r.ToolArguments)
+		jsonEq(t, `{"city":"Paris"}`, r.ToolArguments)
 		assert.Equal(t, "event:gen_ai.tool.message", r.ToolArgsSource)
 		assert.Equal(t, "t1", r.ToolCallID)
 		assert.Equal(t, `[{"text": "service down"}]`, r.ToolResult)
@@ -309,63 +309,63 @@ func TestExtractStrands(t *testing.T) {
 	})
 
 	t.Run("tool span, latest mode", func(t *testing.T) {
-		s := extSpan(t, "execute_tool get_weather", map[string]any{
+		s := newSpan(t, "execute_tool get_weather", map[string]any{
 			"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather", "gen_ai.tool.call.id": "t2",
 			"gen_ai.tool.status": "success",
 		})
-		extEvent(t, s, "gen_ai.client.inference.operation.details", map[string]any{
+		addEvent(t, s, "gen_ai.client.inference.operation.details", map[string]any{
 			"gen_ai.input.messages": `[{"role":"tool","parts":[{"type":"tool_call","name":"get_weather","id":"t2","arguments":{"city":"Oslo"}}]}]`,
 		})
-		extEvent(t, s, "gen_ai.client.inference.operation.details", map[string]any{
+		addEvent(t, s, "gen_ai.client.inference.operation.details", map[string]any{
 			"gen_ai.output.messages": `[{"role":"tool","parts":[{"type":"tool_call_response","id":"t2","response":[{"text":"sunny"}]}]}]`,
 		})
-		r := extRun(t, ex, res, scope, s)
-		extJSONEq(t, `{"city":"Oslo"}`, r.ToolArguments)
+		r := runExtract(t, ex, res, scope, s)
+		jsonEq(t, `{"city":"Oslo"}`, r.ToolArguments)
 		assert.Equal(t, "event:gen_ai.client.inference.operation.details", r.ToolArgsSource)
-		extJSONEq(t, `[{"text":"sunny"}]`, r.ToolResult)
+		jsonEq(t, `[{"text":"sunny"}]`, r.ToolResult)
 		assert.False(t, r.Error)
 	})
 
 	t.Run("model span, default mode", func(t *testing.T) {
-		s := extSpan(t, "chat", map[string]any{
+		s := newSpan(t, "chat", map[string]any{
 			"gen_ai.operation.name": "chat", "gen_ai.usage.prompt_tokens": int64(50), "gen_ai.usage.input_tokens": int64(50),
 			"gen_ai.usage.completion_tokens": int64(12), "gen_ai.usage.output_tokens": int64(12),
 			"gen_ai.usage.cache_read_input_tokens": int64(40),
 		})
-		extEvent(t, s, "gen_ai.system.message", map[string]any{"content": `[{"text": "You are helpful."}]`})
-		extEvent(t, s, "gen_ai.user.message", map[string]any{"content": `[{"text": "Weather in Oslo?"}]`})
-		extEvent(t, s, "gen_ai.choice", map[string]any{
+		addEvent(t, s, "gen_ai.system.message", map[string]any{"content": `[{"text": "You are helpful."}]`})
+		addEvent(t, s, "gen_ai.user.message", map[string]any{"content": `[{"text": "Weather in Oslo?"}]`})
+		addEvent(t, s, "gen_ai.choice", map[string]any{
 			"finish_reason": "tool_use",
 			"message": `[{"reasoningContent": {"reasoningText": {"text": "Need the weather tool."}}}, {"text": "Let me check."},` +
 				` {"toolUse": {"toolUseId": "t2", "name": "get_weather", "input": {"city": "Oslo"}}}]`,
 		})
-		r := extRun(t, ex, res, scope, s)
+		r := runExtract(t, ex, res, scope, s)
 		assert.Equal(t, session.ClassLLM, r.Class)
 		assert.Equal(t, "Weather in Oslo?", r.UserMessage)
 		assert.Equal(t, "Let me check.", r.Output)
 		assert.Equal(t, "Need the weather tool.", r.Reasoning)
 		require.Len(t, r.RequestedCalls, 1)
 		assert.Equal(t, "t2", r.RequestedCalls[0].ID)
-		extJSONEq(t, `{"city":"Oslo"}`, r.RequestedCalls[0].Arguments)
+		jsonEq(t, `{"city":"Oslo"}`, r.RequestedCalls[0].Arguments)
 		assert.Equal(t, []string{"tool_use"}, r.FinishReasons)
 		assert.Equal(t, session.Usage{InputTokens: 50, OutputTokens: 12, CacheReadTokens: 40, LLMCalls: 1}, r.Usage)
 	})
 
 	t.Run("agent span", func(t *testing.T) {
-		s := extSpan(t, "invoke_agent planner", map[string]any{
+		s := newSpan(t, "invoke_agent planner", map[string]any{
 			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner",
 			"gen_ai.agent.tools":        `["get_weather", "handoff_to_agent"]`,
 			"gen_ai.tool.definitions":   `[{"name":"get_weather","description":"Weather","inputSchema":{"json":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},"outputSchema":null}]`,
 			"gen_ai.usage.input_tokens": int64(999),
 			"session.id":                "strands-1",
 		})
-		extEvent(t, s, "gen_ai.user.message", map[string]any{"content": `[{"text": "Plan my trip"}]`})
-		extEvent(t, s, "gen_ai.choice", map[string]any{"message": "Trip planned.", "finish_reason": "end_turn"})
-		r := extRun(t, ex, res, scope, s)
+		addEvent(t, s, "gen_ai.user.message", map[string]any{"content": `[{"text": "Plan my trip"}]`})
+		addEvent(t, s, "gen_ai.choice", map[string]any{"message": "Trip planned.", "finish_reason": "end_turn"})
+		r := runExtract(t, ex, res, scope, s)
 		assert.Equal(t, "planner", r.AgentName)
 		assert.Equal(t, []string{"get_weather", "handoff_to_agent"}, r.AllowedTools)
 		require.Len(t, r.ToolDefs, 1)
-		extJSONEq(t, `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`, string(r.ToolDefs[0].Parameters), "inputSchema.json unwrapped")
+		jsonEq(t, `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`, string(r.ToolDefs[0].Parameters), "inputSchema.json unwrapped")
 		assert.Equal(t, "Plan my trip", r.UserMessage)
 		assert.Equal(t, "Trip planned.", r.Output)
 		assert.Equal(t, session.Usage{}, r.Usage)
@@ -373,7 +373,7 @@ func TestExtractStrands(t *testing.T) {
 	})
 
 	t.Run("swarm handoff tool", func(t *testing.T) {
-		r := extRun(t, ex, res, scope, extSpan(t, "execute_tool handoff_to_agent", map[string]any{
+		r := runExtract(t, ex, res, scope, newSpan(t, "execute_tool handoff_to_agent", map[string]any{
 			"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "handoff_to_agent",
 			"gen_ai.tool.call.arguments": `{"agent_name":"reviewer","message":"Please review","context":{"pr":12}}`,
 		}))
@@ -389,7 +389,7 @@ func TestExtractStrands(t *testing.T) {
 // (docs/decisions/conventions.md) are read like their JSON-string forms; arguments are serialised
 // to canonical JSON (sorted keys).
 func TestExtractStructuredValues(t *testing.T) {
-	s := extSpan(t, "chat m", map[string]any{
+	s := newSpan(t, "chat m", map[string]any{
 		"gen_ai.operation.name": "chat",
 		"gen_ai.input.messages": []any{
 			map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "content": "first"}}},
@@ -412,16 +412,16 @@ func TestExtractStructuredValues(t *testing.T) {
 		}}},
 		"gen_ai.response.finish_reasons": []any{"TOOL_CALL"},
 	})
-	r := extExtract(t, s)
+	r := extractOne(t, s)
 	assert.Equal(t, "second\nquestion", r.UserMessage, "last user message with text; tool responses skipped")
 	assert.Equal(t, "I should search.", r.Reasoning)
 	require.Len(t, r.RequestedCalls, 1)
 	assert.Equal(t, `{"filters":{"a":1.5,"z":true},"limit":3,"q":"mugs"}`, r.RequestedCalls[0].Arguments, "canonical JSON")
 	require.Len(t, r.ToolDefs, 1)
-	extJSONEq(t, `{"type":"object","properties":{"q":{"type":"string"}}}`, string(r.ToolDefs[0].Parameters))
+	jsonEq(t, `{"type":"object","properties":{"q":{"type":"string"}}}`, string(r.ToolDefs[0].Parameters))
 	assert.Equal(t, []string{"tool_call"}, r.FinishReasons)
 
-	tool := extExtract(t, extSpan(t, "execute_tool search", map[string]any{
+	tool := extractOne(t, newSpan(t, "execute_tool search", map[string]any{
 		"gen_ai.operation.name":      "execute_tool",
 		"gen_ai.tool.call.arguments": map[string]any{"q": "mugs", "limit": int64(3)},
 		"gen_ai.tool.call.result":    []any{"a", "b"},
@@ -431,14 +431,14 @@ func TestExtractStructuredValues(t *testing.T) {
 	assert.Equal(t, "search", tool.ToolName, "from the span name")
 
 	// A v1.36 gen_ai.choice event with a structured message and OpenAI tool_calls.
-	c := extSpan(t, "chat", map[string]any{"gen_ai.operation.name": "chat"})
-	extEvent(t, c, "gen_ai.choice", map[string]any{
+	c := newSpan(t, "chat", map[string]any{"gen_ai.operation.name": "chat"})
+	addEvent(t, c, "gen_ai.choice", map[string]any{
 		"index": int64(0), "finish_reason": "tool_calls",
 		"message": map[string]any{"role": "assistant", "content": "Looking.", "tool_calls": []any{
 			map[string]any{"id": "c9", "type": "function", "function": map[string]any{"name": "lookup", "arguments": `{"x":1}`}},
 		}},
 	})
-	rc := extExtract(t, c)
+	rc := extractOne(t, c)
 	assert.Equal(t, "Looking.", rc.Output)
 	require.Len(t, rc.RequestedCalls, 1)
 	assert.Equal(t, session.RequestedToolCall{ID: "c9", Name: "lookup", Arguments: `{"x":1}`}, rc.RequestedCalls[0])
@@ -492,7 +492,7 @@ func TestExtractMessageShapes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.attrs["gen_ai.operation.name"] = "invoke_agent"
 			tt.attrs["gen_ai.agent.name"] = "a"
-			r := extExtract(t, extSpan(t, "invoke_agent a", tt.attrs))
+			r := extractOne(t, newSpan(t, "invoke_agent a", tt.attrs))
 			assert.Equal(t, tt.user, r.UserMessage)
 			assert.Equal(t, tt.output, r.Output)
 			assert.Equal(t, tt.reasoning, r.Reasoning)
@@ -544,7 +544,7 @@ func TestExtractToolArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := extExtract(t, extSpan(t, tt.span, tt.attrs))
+			r := extractOne(t, newSpan(t, tt.span, tt.attrs))
 			require.Equal(t, session.ClassTool, r.Class)
 			assert.Equal(t, tt.args, r.ToolArguments)
 			assert.Equal(t, tt.src, r.ToolArgsSource)
@@ -552,12 +552,12 @@ func TestExtractToolArguments(t *testing.T) {
 			if tt.schema == "" {
 				assert.Nil(t, r.ToolSchema)
 			} else {
-				extJSONEq(t, tt.schema, string(r.ToolSchema))
+				jsonEq(t, tt.schema, string(r.ToolSchema))
 			}
 		})
 	}
 	// Positional arguments that cannot be named are reported.
-	r := extExtract(t, extSpan(t, "f.tool", map[string]any{"traceloop.span.kind": "tool",
+	r := extractOne(t, newSpan(t, "f.tool", map[string]any{"traceloop.span.kind": "tool",
 		"traceloop.entity.input": `{"args": [1, 2], "kwargs": {"k": 3}}`}))
 	assert.Equal(t, `{"k": 3}`, r.ToolArguments)
 	assert.Contains(t, r.Problems, "traceloop.entity.input: positional arguments dropped")
@@ -601,7 +601,7 @@ func TestExtractHandoffs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := extExtract(t, extSpan(t, tt.span, tt.attrs))
+			r := extractOne(t, newSpan(t, tt.span, tt.attrs))
 			assert.Equal(t, tt.class, r.Class)
 			assert.Equal(t, tt.from, r.HandoffFrom)
 			assert.Equal(t, tt.to, r.HandoffTo)
@@ -610,7 +610,7 @@ func TestExtractHandoffs(t *testing.T) {
 			assert.NotEqual(t, "OpenAI Agent", r.AgentName)
 		})
 	}
-	r := extExtract(t, extSpan(t, "billing.agent", map[string]any{"traceloop.span.kind": "agent",
+	r := extractOne(t, newSpan(t, "billing.agent", map[string]any{"traceloop.span.kind": "agent",
 		"openai.agent.handoffs": `[{"name":"refunds"},{"name":"triage","instructions":"x"}]`}))
 	assert.Equal(t, []string{"refunds", "triage"}, r.HandoffTargets)
 }
@@ -641,7 +641,7 @@ func TestExtractOpenInferenceHandoffValues(t *testing.T) {
 			if tt.out != nil {
 				attrs["output.value"] = tt.out
 			}
-			r := extExtract(t, extSpan(t, "handoff to refund_agent", attrs))
+			r := extractOne(t, newSpan(t, "handoff to refund_agent", attrs))
 			assert.Equal(t, session.ClassHandoff, r.Class)
 			assert.Equal(t, tt.from, r.HandoffFrom)
 			assert.Equal(t, tt.to, r.HandoffTo)
@@ -659,43 +659,43 @@ func TestExtractSessionAndSignals(t *testing.T) {
 	scope := pcommon.NewInstrumentationScope()
 
 	ex := NewExtractor(ExtractConfig{EndAttribute: "agent_eval.session.end"})
-	r := extRun(t, ex, res, scope, extSpan(t, "x", map[string]any{"langfuse.session.id": "lf", "gen_ai.conversation.id": "conv"}))
+	r := runExtract(t, ex, res, scope, newSpan(t, "x", map[string]any{"langfuse.session.id": "lf", "gen_ai.conversation.id": "conv"}))
 	assert.Equal(t, "conv", r.SessionID, "priority order, not attribute order")
 	assert.Equal(t, "gen_ai.conversation.id", r.SessionKey)
 	assert.Equal(t, "shop", r.Service)
 
-	r = extRun(t, ex, res, scope, extSpan(t, "x", map[string]any{"gen_ai.conversation.id": ""}))
+	r = runExtract(t, ex, res, scope, newSpan(t, "x", map[string]any{"gen_ai.conversation.id": ""}))
 	assert.Equal(t, "res-session", r.SessionID, "empty values are skipped, then the resource")
 	assert.Equal(t, "resource:session.id", r.SessionKey)
 
-	r = extRun(t, ex, pcommon.NewResource(), scope, extSpan(t, "x", map[string]any{"session.id": int64(42)}))
+	r = runExtract(t, ex, pcommon.NewResource(), scope, newSpan(t, "x", map[string]any{"session.id": int64(42)}))
 	assert.Equal(t, "42", r.SessionID)
 
 	custom := NewExtractor(ExtractConfig{SessionKeys: []string{"app.thread", "session.id"}})
-	r = extRun(t, custom, res, scope, extSpan(t, "x", map[string]any{"gen_ai.conversation.id": "conv", "app.thread": "th-1"}))
+	r = runExtract(t, custom, res, scope, newSpan(t, "x", map[string]any{"gen_ai.conversation.id": "conv", "app.thread": "th-1"}))
 	assert.Equal(t, "th-1", r.SessionID)
 	assert.Equal(t, "app.thread", r.SessionKey)
-	r = extRun(t, custom, pcommon.NewResource(), scope, extSpan(t, "x", map[string]any{"gen_ai.conversation.id": "conv"}))
+	r = runExtract(t, custom, pcommon.NewResource(), scope, newSpan(t, "x", map[string]any{"gen_ai.conversation.id": "conv"}))
 	assert.Empty(t, r.SessionID, "gen_ai.conversation.id is not configured")
 
 	for _, v := range []any{true, "true", "TRUE"} {
-		r = extRun(t, ex, res, scope, extSpan(t, "x", map[string]any{"agent_eval.session.end": v}))
+		r = runExtract(t, ex, res, scope, newSpan(t, "x", map[string]any{"agent_eval.session.end": v}))
 		assert.True(t, r.EndSignal, "%v", v)
 	}
 	for _, v := range []any{false, "no", int64(1)} {
-		r = extRun(t, ex, res, scope, extSpan(t, "x", map[string]any{"agent_eval.session.end": v}))
+		r = runExtract(t, ex, res, scope, newSpan(t, "x", map[string]any{"agent_eval.session.end": v}))
 		assert.False(t, r.EndSignal, "%v", v)
 	}
-	r = extRun(t, NewExtractor(ExtractConfig{}), res, scope, extSpan(t, "x", map[string]any{"agent_eval.session.end": true}))
+	r = runExtract(t, NewExtractor(ExtractConfig{}), res, scope, newSpan(t, "x", map[string]any{"agent_eval.session.end": true}))
 	assert.False(t, r.EndSignal, "no end attribute configured")
 
-	r = extRun(t, ex, res, scope, extSpan(t, "x", map[string]any{"agent_eval.task.completed": false}))
+	r = runExtract(t, ex, res, scope, newSpan(t, "x", map[string]any{"agent_eval.task.completed": false}))
 	require.NotNil(t, r.Outcome)
 	assert.False(t, *r.Outcome)
-	r = extRun(t, ex, res, scope, extSpan(t, "x", map[string]any{"agent_eval.task.completed": "true"}))
+	r = runExtract(t, ex, res, scope, newSpan(t, "x", map[string]any{"agent_eval.task.completed": "true"}))
 	require.NotNil(t, r.Outcome)
 	assert.True(t, *r.Outcome)
-	r = extRun(t, ex, res, scope, extSpan(t, "x", map[string]any{"agent_eval.task.completed": int64(3)}))
+	r = runExtract(t, ex, res, scope, newSpan(t, "x", map[string]any{"agent_eval.task.completed": int64(3)}))
 	assert.Nil(t, r.Outcome)
 	assert.Contains(t, r.Problems, "agent_eval.task.completed: not a boolean")
 }
@@ -703,27 +703,27 @@ func TestExtractSessionAndSignals(t *testing.T) {
 // TestExtractErrors covers status ERROR, error.type, gen_ai.tool.status and exception
 // events.
 func TestExtractErrors(t *testing.T) {
-	s := extSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool"})
+	s := newSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool"})
 	s.Status().SetCode(ptrace.StatusCodeError)
 	s.Status().SetMessage("payment gateway timeout")
-	extEvent(t, s, "exception", map[string]any{"exception.type": "ValueError", "exception.message": "bad"})
-	r := extExtract(t, s)
+	addEvent(t, s, "exception", map[string]any{"exception.type": "ValueError", "exception.message": "bad"})
+	r := extractOne(t, s)
 	assert.True(t, r.Error)
 	assert.Equal(t, "ValueError", r.ErrorType)
 	assert.Equal(t, "payment gateway timeout", r.ErrorMessage, "the status description is kept")
 
-	r = extExtract(t, extSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool", "error.type": "timeout"}))
+	r = extractOne(t, newSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool", "error.type": "timeout"}))
 	assert.True(t, r.Error)
 	assert.Equal(t, "timeout", r.ErrorType)
 
-	r = extExtract(t, extSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.status": "success"}))
+	r = extractOne(t, newSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.status": "success"}))
 	assert.False(t, r.Error)
 	assert.Empty(t, r.ErrorType)
 
-	ok := extSpan(t, "x", nil)
+	ok := newSpan(t, "x", nil)
 	ok.Status().SetCode(ptrace.StatusCodeOk)
-	extEvent(t, ok, "exception", map[string]any{"exception.type": "Ignored"})
-	r = extExtract(t, ok)
+	addEvent(t, ok, "exception", map[string]any{"exception.type": "Ignored"})
+	r = extractOne(t, ok)
 	assert.False(t, r.Error)
 	assert.Empty(t, r.ErrorType, "exceptions on a successful span are not its error type")
 }
@@ -740,12 +740,12 @@ func TestExtractUsageValues(t *testing.T) {
 		{int64(-1), 0, 1}, {"many", 0, 1}, {map[string]any{"x": 1}, 0, 1}, {true, 0, 1},
 	}
 	for _, tt := range tests {
-		r := extExtract(t, extSpan(t, "chat", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": tt.in}))
+		r := extractOne(t, newSpan(t, "chat", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": tt.in}))
 		assert.Equal(t, tt.want, r.Usage.OutputTokens, "%#v", tt.in)
 		assert.Len(t, r.Problems, tt.problems, "%#v: %v", tt.in, r.Problems)
 	}
 	// The first readable key wins, in the order of the conventions.
-	r := extExtract(t, extSpan(t, "x", map[string]any{"openinference.span.kind": "LLM",
+	r := extractOne(t, newSpan(t, "x", map[string]any{"openinference.span.kind": "LLM",
 		"llm.token_count.prompt": int64(10), "llm.token_count.completion": int64(2),
 		"llm.token_count.prompt_details.cache_read": int64(8), "llm.token_count.completion_details.reasoning": int64(1),
 		"llm.cost.total": 0.5}))
@@ -784,18 +784,18 @@ func TestExtractResponseFunctionToolCallRepr(t *testing.T) {
 // docs/conventions.md on hand-built spans.
 func TestExtractFrameworkAdapters(t *testing.T) {
 	t.Run("voltagent tool: input/output, not the zod tool.parameters", func(t *testing.T) {
-		r := extExtract(t, extSpan(t, "tool.execution:delegate_task", map[string]any{
+		r := extractOne(t, newSpan(t, "tool.execution:delegate_task", map[string]any{
 			"entity.type": "agent", "entity.name": "triage_agent", "span.type": "tool", "tool.name": "delegate_task",
 			"tool.call.id": "call_1", "tool.parameters": `{"def":{"type":"object","shape":{}},"type":"object"}`,
 			"input": `{"task":"refund","targetAgents":["refund_agent"]}`, "output": `[{"agentName":"refund_agent"}]`,
 		}))
 		assert.Equal(t, "call_1", r.ToolCallID)
-		extJSONEq(t, `{"task":"refund","targetAgents":["refund_agent"]}`, r.ToolArguments)
+		jsonEq(t, `{"task":"refund","targetAgents":["refund_agent"]}`, r.ToolArguments)
 		assert.Equal(t, "refund_agent", r.HandoffTo)
 		assert.Equal(t, "return_to_caller", r.HandoffMode)
 	})
 	t.Run("voltagent llm: tool names and request messages", func(t *testing.T) {
-		r := extExtract(t, extSpan(t, "llm:generateText", map[string]any{
+		r := extractOne(t, newSpan(t, "llm:generateText", map[string]any{
 			"entity.type": "agent", "entity.name": "triage_agent", "span.type": "llm", "llm.tools": "lookup_order, delegate_task",
 			"llm.messages":            `[{"role":"system","content":"be nice"},{"role":"user","content":"refund 12345"}]`,
 			"llm.usage.prompt_tokens": 12, "llm.usage.completion_tokens": 3, "llm.model": "gpt-4o-mini",
@@ -808,7 +808,7 @@ func TestExtractFrameworkAdapters(t *testing.T) {
 		assert.Equal(t, "gpt-4o-mini", r.Model)
 	})
 	t.Run("voltagent memory.write: the saved assistant message's tool calls", func(t *testing.T) {
-		r := extExtract(t, extSpan(t, "memory.write", map[string]any{
+		r := extractOne(t, newSpan(t, "memory.write", map[string]any{
 			"entity.type": "agent", "entity.name": "triage_agent", "span.type": "memory",
 			"input": `{"conversationId":"c","message":{"role":"assistant","parts":[` +
 				`{"type":"tool-issue_refund","toolCallId":"call_x","input":{"order_id":"1"},"output":{"type":"error-text","value":"unavailable"}},` +
@@ -817,15 +817,15 @@ func TestExtractFrameworkAdapters(t *testing.T) {
 		require.Len(t, r.RequestedCalls, 1)
 		assert.Equal(t, "issue_refund", r.RequestedCalls[0].Name)
 		assert.Equal(t, "call_x", r.RequestedCalls[0].ID)
-		extJSONEq(t, `{"order_id":"1"}`, r.RequestedCalls[0].Arguments)
-		u := extExtract(t, extSpan(t, "memory.write", map[string]any{
+		jsonEq(t, `{"order_id":"1"}`, r.RequestedCalls[0].Arguments)
+		u := extractOne(t, newSpan(t, "memory.write", map[string]any{
 			"entity.type": "agent", "span.type": "memory",
 			"input": `{"message":{"role":"user","parts":[{"type":"tool-x","toolCallId":"c"}]}}`,
 		}))
 		assert.Empty(t, u.RequestedCalls, "only the assistant's message holds its calls")
 	})
 	t.Run("mastra: bare tool names, error results, client tool calls", func(t *testing.T) {
-		a := extExtract(t, extSpan(t, "invoke_agent triage_agent", map[string]any{
+		a := extractOne(t, newSpan(t, "invoke_agent triage_agent", map[string]any{
 			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage_agent",
 			"gen_ai.tool.definitions": `["lookup_order","agent-refund_agent"]`,
 			"mastra.agent_run.input":  `[{"role":"user","content":"refund 12345"}]`,
@@ -833,51 +833,51 @@ func TestExtractFrameworkAdapters(t *testing.T) {
 		require.Len(t, a.ToolDefs, 2)
 		assert.Equal(t, "agent-refund_agent", a.ToolDefs[1].Name)
 		assert.Equal(t, "refund 12345", a.UserMessage)
-		rej := extExtract(t, extSpan(t, "execute_tool issue_refund", map[string]any{
+		rej := extractOne(t, newSpan(t, "execute_tool issue_refund", map[string]any{
 			"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "issue_refund",
 			"gen_ai.tool.call.result": `{"error":true,"message":"Tool input validation failed"}`,
 		}))
 		assert.True(t, rej.Error, "an error object is a failed call although the span ended OK")
-		ok := extExtract(t, extSpan(t, "execute_tool x", map[string]any{
+		ok := extractOne(t, newSpan(t, "execute_tool x", map[string]any{
 			"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x", "gen_ai.tool.call.result": `{"error":false}`,
 		}))
 		assert.False(t, ok.Error)
-		c := extExtract(t, extSpan(t, "client_tool_call issue_refund", map[string]any{
+		c := extractOne(t, newSpan(t, "client_tool_call issue_refund", map[string]any{
 			"gen_ai.operation.name": "client_tool_call", "mastra.metadata.args": `{"order_id":"12345"}`,
 		}))
 		assert.Equal(t, "issue_refund", c.ToolName)
-		extJSONEq(t, `{"order_id":"12345"}`, c.ToolArguments)
+		jsonEq(t, `{"order_id":"12345"}`, c.ToolArguments)
 		assert.True(t, c.ClientSide())
 	})
 	t.Run("traceloop entity output is JSON-encoded", func(t *testing.T) {
-		r := extExtract(t, extSpan(t, "acme.workflow", map[string]any{
+		r := extractOne(t, newSpan(t, "acme.workflow", map[string]any{
 			"traceloop.span.kind": "workflow", "traceloop.entity.output": `"Refund approved."`,
 		}))
 		assert.Equal(t, "Refund approved.", r.Output)
 	})
 	t.Run("remote agent names its caller", func(t *testing.T) {
-		r := extExtract(t, extSpan(t, "invoke_agent refund_agent", map[string]any{
+		r := extractOne(t, newSpan(t, "invoke_agent refund_agent", map[string]any{
 			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "refund_agent",
 			"gen_ai.caller.type": "agent", "gen_ai.caller.name": "triage_agent",
 		}))
 		assert.Equal(t, "triage_agent", r.HandoffFrom)
 		assert.Equal(t, "refund_agent", r.HandoffTo)
 		assert.Equal(t, "return_to_caller", r.HandoffMode)
-		w := extExtract(t, extSpan(t, "invoke_agent refund_agent", map[string]any{
+		w := extractOne(t, newSpan(t, "invoke_agent refund_agent", map[string]any{
 			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "refund_agent",
 			"gen_ai.caller.type": "workflow", "gen_ai.caller.name": "nightly",
 		}))
 		assert.Empty(t, w.HandoffFrom, "a workflow caller is no agent handoff")
 	})
 	t.Run("decision deny adds the denied call", func(t *testing.T) {
-		s := extSpan(t, "chat gpt-4o", map[string]any{"gen_ai.operation.name": "chat"})
-		extEvent(t, s, "gen_ai.tool.call.decision", map[string]any{
+		s := newSpan(t, "chat gpt-4o", map[string]any{"gen_ai.operation.name": "chat"})
+		addEvent(t, s, "gen_ai.tool.call.decision", map[string]any{
 			"gen_ai.tool.call.decision.outcome": "deny", "gen_ai.tool.name": "issue_refund", "gen_ai.tool.call.id": "c1",
 		})
-		extEvent(t, s, "gen_ai.tool.call.decision", map[string]any{
+		addEvent(t, s, "gen_ai.tool.call.decision", map[string]any{
 			"gen_ai.tool.call.decision.outcome": "allow", "gen_ai.tool.name": "lookup_order", "gen_ai.tool.call.id": "c2",
 		})
-		r := extExtract(t, s)
+		r := extractOne(t, s)
 		require.Len(t, r.RequestedCalls, 1)
 		assert.Equal(t, session.RequestedToolCall{ID: "c1", Name: "issue_refund"}, r.RequestedCalls[0])
 	})

@@ -13,9 +13,9 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
-// extWant is what a fixture span must extract to. Zero fields are not checked, except
+// fixtureWant is what a fixture span must extract to. Zero fields are not checked, except
 // AgentName, which must always match (empty on non-agent spans: docs/decisions/conventions.md).
-type extWant struct {
+type fixtureWant struct {
 	id          string
 	class       session.SpanClass
 	rule        string
@@ -42,7 +42,7 @@ type extWant struct {
 	finish      []string
 }
 
-func extCheck(t *testing.T, r session.SpanRecord, w extWant) {
+func checkWant(t *testing.T, r session.SpanRecord, w fixtureWant) {
 	t.Helper()
 	assert.Equal(t, w.class, r.Class, "class of %s %q (rule %q)", w.id, r.Name, r.ClassRule)
 	assert.Equal(t, w.agent, r.AgentName, "agent of %s %q", w.id, r.Name)
@@ -59,7 +59,7 @@ func extCheck(t *testing.T, r session.SpanRecord, w extWant) {
 		assert.Equal(t, w.callID, r.ToolCallID, "call id of %s", w.id)
 	}
 	if w.args != "" {
-		extJSONEq(t, w.args, r.ToolArguments, "args of %s", w.id)
+		jsonEq(t, w.args, r.ToolArguments, "args of %s", w.id)
 	}
 	if w.argsSrc != "" {
 		assert.Equal(t, w.argsSrc, r.ToolArgsSource, "args source of %s", w.id)
@@ -81,7 +81,7 @@ func extCheck(t *testing.T, r session.SpanRecord, w extWant) {
 			for i, c := range w.calls {
 				got := r.RequestedCalls[i]
 				assert.Equal(t, c.Name, got.Name, "requested call %d of %s", i, w.id)
-				extJSONEq(t, c.Arguments, got.Arguments, "requested call %d args of %s", i, w.id)
+				jsonEq(t, c.Arguments, got.Arguments, "requested call %d args of %s", i, w.id)
 				if c.ID != "" {
 					assert.Equal(t, c.ID, got.ID, "requested call %d id of %s", i, w.id)
 				}
@@ -131,14 +131,14 @@ func TestExtractFixtures(t *testing.T) {
 	const adotSession = "7cdeb989-856d-4e70-9b40-02b70cb12287"
 	tests := []struct {
 		file string
-		want []extWant
+		want []fixtureWant
 		// every span must carry this session (key) when set
 		allSession, allSessionKey string
 		// every span not listed must be ClassOther
 	}{
 		{
 			file: "openai_agents_genai_adot_spans", allSession: adotSession, allSessionKey: "session.id",
-			want: []extWant{
+			want: []fixtureWant{
 				{id: "24e36a98a3709aeb", class: session.ClassTurn, rule: "gen_ai.operation.name=invoke_agent;unnamed"},
 				{id: "1afcb5ca9fe89dda", class: session.ClassAgent, agent: "coordinator", agentRule: "gen_ai.agent.name",
 					user:  "What is 42 * 7, and what's the weather in Seattle?",
@@ -163,7 +163,7 @@ func TestExtractFixtures(t *testing.T) {
 		},
 		{
 			file: "openai_agents_genai_live_spans",
-			want: []extWant{
+			want: []fixtureWant{
 				{id: "20e16110c2caf0a9", class: session.ClassTurn, rule: "traceloop.span.kind=workflow"},
 				{id: "d72488b1a2d28f70", class: session.ClassAgent, agent: "coordinator"},
 				{id: "54044faa1adce44c", class: session.ClassAgent, agent: "research_specialist"},
@@ -191,7 +191,7 @@ func TestExtractFixtures(t *testing.T) {
 		},
 		{
 			file: "openai_agents_openinference_live_spans",
-			want: []extWant{
+			want: []fixtureWant{
 				{id: "25060f453384d2ff", class: session.ClassTurn, rule: "openinference.span.kind=AGENT;unnamed"},
 				{id: "c164aa04b7a11544", class: session.ClassOther, rule: "openinference.span.kind=CHAIN"},
 				{id: "83cf452974b7203d", class: session.ClassOther},
@@ -219,7 +219,7 @@ func TestExtractFixtures(t *testing.T) {
 		},
 		{
 			file: "claude_live_spans",
-			want: []extWant{
+			want: []fixtureWant{
 				{id: "ebdd7630e6537a19", class: session.ClassAgent, agent: "ClaudeAgentSDK.query", agentRule: "span_name",
 					session: "mock-session-001", sessionKey: "session.id",
 					user:   "Look up the weather in New York and Seattle, then calculate the temperature difference.",
@@ -242,7 +242,7 @@ func TestExtractFixtures(t *testing.T) {
 		},
 		{
 			file: "adk_live_spans",
-			want: []extWant{
+			want: []fixtureWant{
 				{id: "6fd93d29bfd4a522", class: session.ClassTurn, rule: "name:invocation"},
 				{id: "67654e241edd27e4", class: session.ClassAgent, agent: "math_agent", session: "b4866a2a-a3d4-4d2f-8f40-6bb0d03d135c", sessionKey: "gen_ai.conversation.id"},
 				{id: "f402c1e62b85df9b", class: session.ClassOther, rule: "name:call_llm",
@@ -258,7 +258,7 @@ func TestExtractFixtures(t *testing.T) {
 		},
 		{
 			file: "autogen_live_spans",
-			want: []extWant{
+			want: []fixtureWant{
 				{id: "64eafd28de20ab52", class: session.ClassOther, rule: "gen_ai.operation.name=create_agent"},
 				{id: "2bc1f36601ddf69e", class: session.ClassAgent, agent: "math_assistant"},
 				{id: "0ec9116f30a58399", class: session.ClassTool, tool: "calculate", callID: "toolu_bdrk_011nDreLrC9nv8NZs6iGrx6d"},
@@ -266,7 +266,7 @@ func TestExtractFixtures(t *testing.T) {
 		},
 		{
 			file: "pydantic_ai_live_spans", allSession: "019f8b0c-5147-74b5-b1e4-f9b086da98e0", allSessionKey: "gen_ai.conversation.id",
-			want: []extWant{
+			want: []fixtureWant{
 				{id: "1009ff1545ad6303", class: session.ClassAgent, agent: "agent", user: "What's the weather like in Seattle right now?",
 					output: "The current weather in Seattle is 62°F and cloudy with light rain. Pretty typical Seattle weather!"},
 				{id: "c3fd6f840203e945", class: session.ClassLLM, usage: llm(588, 53), defs: []string{"get_weather"},
@@ -279,7 +279,7 @@ func TestExtractFixtures(t *testing.T) {
 		},
 		{
 			file: "otel_genai_convention_spans", allSession: "conv_otel_test_001", allSessionKey: "gen_ai.conversation.id",
-			want: []extWant{
+			want: []fixtureWant{
 				{id: "1000000000000001", class: session.ClassAgent, agent: "WeatherAssistant", defs: []string{"get_weather"},
 					user: "What's the weather in Paris and London?"},
 				{id: "1000000000000002", class: session.ClassLLM, usage: llm(80, 25), finish: []string{"tool_calls"},
@@ -296,7 +296,7 @@ func TestExtractFixtures(t *testing.T) {
 		},
 		{
 			file: "openinference_live_spans",
-			want: []extWant{
+			want: []fixtureWant{
 				{id: "f267b1ae32c112e1", class: session.ClassTurn, rule: "openinference.span.kind=CHAIN;root",
 					user: "What is the weather difference between Taipei and Seattle?", output: "Taipei is warmer than Seattle overall."},
 				{id: "c0c753e6d88bd745", class: session.ClassOther},
@@ -315,16 +315,16 @@ func TestExtractFixtures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			seen[tt.file] = true
-			byID, all := extRecords(t, ex, extFixturePath(tt.file))
+			byID, all := fixtureRecords(t, ex, fixturePath(tt.file))
 			listed := map[string]bool{}
 			for _, w := range tt.want {
 				r, ok := byID[w.id]
 				require.True(t, ok, "span %s not in %s", w.id, tt.file)
 				listed[w.id] = true
-				extCheck(t, r, w)
+				checkWant(t, r, w)
 			}
 			for _, r := range all {
-				extCheckInvariants(t, r, DefaultMaxTextBytes)
+				checkInvariants(t, r, DefaultMaxTextBytes)
 				assert.NotEqual(t, "OpenAI Agent", r.AgentName, "the contrib default name must never be an agent")
 				assert.Empty(t, r.Problems, "problems on %s %q", r.SpanID, r.Name)
 				if tt.allSession != "" {
@@ -338,7 +338,7 @@ func TestExtractFixtures(t *testing.T) {
 			}
 		})
 	}
-	files, err := filepath.Glob(filepath.Join(extFixtureDir, "*.otlp.json"))
+	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.otlp.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
@@ -365,19 +365,19 @@ func TestExtractFixtureToolSchemas(t *testing.T) {
 			`{"type":"object","properties":{"location":{"type":"string","description":"City name"}},"required":["location"]}`},
 	}
 	for _, c := range cases {
-		byID, _ := extRecords(t, ex, extFixturePath(c.file))
+		byID, _ := fixtureRecords(t, ex, fixturePath(c.file))
 		r := byID[c.span]
 		var found bool
 		for _, d := range r.ToolDefs {
 			if d.Name == c.tool {
 				found = true
-				extJSONEq(t, c.schema, string(d.Parameters), "%s %s", c.file, c.tool)
+				jsonEq(t, c.schema, string(d.Parameters), "%s %s", c.file, c.tool)
 			}
 		}
 		assert.True(t, found, "%s: no definition of %s in %+v", c.file, c.tool, r.ToolDefs)
 	}
 	// The OpenInference openai-agents schemas arrive in OpenAI function format.
-	byID, _ := extRecords(t, ex, extFixturePath("openai_agents_openinference_live_spans"))
+	byID, _ := fixtureRecords(t, ex, fixturePath("openai_agents_openinference_live_spans"))
 	defs := byID["e2d2f86c9d8425c6"].ToolDefs
 	require.Len(t, defs, 3)
 	assert.Equal(t, "Return the product of two numbers.", defs[1].Description)

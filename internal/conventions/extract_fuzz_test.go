@@ -15,9 +15,9 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
-// extFuzzKeys are the attribute keys the fuzzer writes values to: every key the extractor
+// fuzzKeys are the attribute keys the fuzzer writes values to: every key the extractor
 // reads, plus indexed and session keys.
-var extFuzzKeys = func() []string {
+var fuzzKeys = func() []string {
 	keys := append([]string(nil), keyNames[:]...)
 	keys = append(keys,
 		"llm.input_messages.0.message.role", "llm.input_messages.0.message.content",
@@ -31,16 +31,16 @@ var extFuzzKeys = func() []string {
 	return keys
 }()
 
-var extFuzzEvents = []string{"gen_ai.client.inference.operation.details", "gen_ai.user.message", "gen_ai.choice",
+var fuzzEvents = []string{"gen_ai.client.inference.operation.details", "gen_ai.user.message", "gen_ai.choice",
 	"gen_ai.tool.message", "gen_ai.tool.call.decision", "exception", "other"}
 
-var extFuzzEventKeys = []string{"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.definitions",
+var fuzzEventKeys = []string{"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.definitions",
 	"content", "message", "finish_reason", "id", "exception.type",
 	"gen_ai.tool.call.decision.outcome", "gen_ai.tool.name", "gen_ai.tool.call.id"}
 
-// extFuzzValue puts raw into v as a structured value when it is JSON (object, array,
+// fuzzValue puts raw into v as a structured value when it is JSON (object, array,
 // number...), else as bytes.
-func extFuzzValue(v pcommon.Value, raw []byte) {
+func fuzzValue(v pcommon.Value, raw []byte) {
 	var x any
 	if json.Unmarshal(raw, &x) == nil {
 		switch t := x.(type) {
@@ -80,24 +80,24 @@ func FuzzExtract(f *testing.F) {
 		s.SetName(name)
 		s.SetSpanID(pcommon.SpanID{1})
 		attrs := s.Attributes()
-		attrs.PutStr(extFuzzKeys[int(k1)%len(extFuzzKeys)], v1)
-		attrs.PutStr(extFuzzKeys[int(k2)%len(extFuzzKeys)], v2)
-		extFuzzValue(attrs.PutEmpty(extFuzzKeys[(int(k1)+int(k2)+1)%len(extFuzzKeys)]), raw)
-		attrs.PutInt(extFuzzKeys[(int(k1)*7+3)%len(extFuzzKeys)], n)
-		attrs.PutDouble(extFuzzKeys[(int(k2)*5+1)%len(extFuzzKeys)], fl)
+		attrs.PutStr(fuzzKeys[int(k1)%len(fuzzKeys)], v1)
+		attrs.PutStr(fuzzKeys[int(k2)%len(fuzzKeys)], v2)
+		fuzzValue(attrs.PutEmpty(fuzzKeys[(int(k1)+int(k2)+1)%len(fuzzKeys)]), raw)
+		attrs.PutInt(fuzzKeys[(int(k1)*7+3)%len(fuzzKeys)], n)
+		attrs.PutDouble(fuzzKeys[(int(k2)*5+1)%len(fuzzKeys)], fl)
 		if n%3 == 0 {
 			s.Status().SetCode(ptrace.StatusCodeError)
 		}
 		e := s.Events().AppendEmpty()
-		e.SetName(extFuzzEvents[int(ev)%len(extFuzzEvents)])
-		e.Attributes().PutStr(extFuzzEventKeys[int(ev)%len(extFuzzEventKeys)], evVal)
-		extFuzzValue(e.Attributes().PutEmpty(extFuzzEventKeys[(int(ev)+1)%len(extFuzzEventKeys)]), raw)
+		e.SetName(fuzzEvents[int(ev)%len(fuzzEvents)])
+		e.Attributes().PutStr(fuzzEventKeys[int(ev)%len(fuzzEventKeys)], evVal)
+		fuzzValue(e.Attributes().PutEmpty(fuzzEventKeys[(int(ev)+1)%len(fuzzEventKeys)]), raw)
 
 		res := pcommon.NewResource()
 		res.Attributes().PutStr("session.id", v2)
 		ex := NewExtractor(ExtractConfig{MaxTextBytes: int(maxText), EndAttribute: "agent_eval.session.end"})
 		r := ex.Extract(res, pcommon.NewInstrumentationScope(), s)
-		extCheckInvariants(t, r, ex.maxText)
+		checkInvariants(t, r, ex.maxText)
 		for _, c := range r.RequestedCalls {
 			if c.Name == "" {
 				t.Errorf("requested call without a name: %+v", c)

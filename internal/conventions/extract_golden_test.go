@@ -25,14 +25,14 @@ var update = flag.Bool("update", false, "rewrite testdata/extract/*.records.json
 // expectations that matter by hand; regenerate with -update after checking
 // them).
 func TestExtractGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(extFixtureDir, "*.otlp.json"))
+	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.otlp.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	ex := NewExtractor(ExtractConfig{EndAttribute: "agent_eval.session.end"})
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".otlp.json")
 		t.Run(name, func(t *testing.T) {
-			_, all := extRecords(t, ex, f)
+			_, all := fixtureRecords(t, ex, f)
 			var buf bytes.Buffer
 			enc := json.NewEncoder(&buf)
 			enc.SetIndent("", "  ")

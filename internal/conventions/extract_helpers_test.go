@@ -17,11 +17,11 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
-// extFixtureDir holds the real-run OTLP/JSON fixtures (see its README.md).
-const extFixtureDir = "../../testdata/fixtures"
+// fixtureDir holds the real-run OTLP/JSON fixtures (see its README.md).
+const fixtureDir = "../../testdata/fixtures"
 
-// extLoad reads an OTLP/JSON file.
-func extLoad(t testing.TB, path string) ptrace.Traces {
+// load reads an OTLP/JSON file.
+func load(t testing.TB, path string) ptrace.Traces {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -30,8 +30,8 @@ func extLoad(t testing.TB, path string) ptrace.Traces {
 	return td
 }
 
-// extAll extracts every span of td, in order.
-func extAll(ex *Extractor, td ptrace.Traces) []session.SpanRecord {
+// extractAll extracts every span of td, in order.
+func extractAll(ex *Extractor, td ptrace.Traces) []session.SpanRecord {
 	var all []session.SpanRecord
 	for i := 0; i < td.ResourceSpans().Len(); i++ {
 		rs := td.ResourceSpans().At(i)
@@ -45,11 +45,11 @@ func extAll(ex *Extractor, td ptrace.Traces) []session.SpanRecord {
 	return all
 }
 
-// extRecords extracts every span of an OTLP/JSON file, keyed by hex span id, plus the
+// fixtureRecords extracts every span of an OTLP/JSON file, keyed by hex span id, plus the
 // records in file order.
-func extRecords(t testing.TB, ex *Extractor, path string) (map[string]session.SpanRecord, []session.SpanRecord) {
+func fixtureRecords(t testing.TB, ex *Extractor, path string) (map[string]session.SpanRecord, []session.SpanRecord) {
 	t.Helper()
-	all := extAll(ex, extLoad(t, path))
+	all := extractAll(ex, load(t, path))
 	byID := make(map[string]session.SpanRecord, len(all))
 	for _, r := range all {
 		byID[r.SpanID] = r
@@ -57,9 +57,9 @@ func extRecords(t testing.TB, ex *Extractor, path string) (map[string]session.Sp
 	return byID, all
 }
 
-// extSpan builds a span with the given name and attributes (pcommon.Map.FromRaw values:
+// newSpan builds a span with the given name and attributes (pcommon.Map.FromRaw values:
 // string, int, float64, bool, []any, map[string]any).
-func extSpan(t testing.TB, name string, attrs map[string]any) ptrace.Span {
+func newSpan(t testing.TB, name string, attrs map[string]any) ptrace.Span {
 	t.Helper()
 	s := ptrace.NewSpan()
 	s.SetName(name)
@@ -70,30 +70,30 @@ func extSpan(t testing.TB, name string, attrs map[string]any) ptrace.Span {
 	return s
 }
 
-// extEvent appends an event with the given attributes to s.
-func extEvent(t testing.TB, s ptrace.Span, name string, attrs map[string]any) {
+// addEvent appends an event with the given attributes to s.
+func addEvent(t testing.TB, s ptrace.Span, name string, attrs map[string]any) {
 	t.Helper()
 	ev := s.Events().AppendEmpty()
 	ev.SetName(name)
 	require.NoError(t, ev.Attributes().FromRaw(attrs))
 }
 
-// extExtract runs a default extractor over one span with an empty resource and scope.
-func extExtract(t testing.TB, s ptrace.Span) session.SpanRecord {
+// extractOne runs a default extractor over one span with an empty resource and scope.
+func extractOne(t testing.TB, s ptrace.Span) session.SpanRecord {
 	t.Helper()
 	r := NewExtractor(ExtractConfig{}).Extract(pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
-	extCheckInvariants(t, r, DefaultMaxTextBytes)
+	checkInvariants(t, r, DefaultMaxTextBytes)
 	return r
 }
 
-// extJSONEq asserts that got is JSON equal to want.
-func extJSONEq(t testing.TB, want, got string, msgAndArgs ...any) {
+// jsonEq asserts that got is JSON equal to want.
+func jsonEq(t testing.TB, want, got string, msgAndArgs ...any) {
 	t.Helper()
 	require.JSONEq(t, want, got, msgAndArgs...)
 }
 
-// extCheckInvariants asserts the SpanRecord contract: valid UTF-8 and capped text.
-func extCheckInvariants(t testing.TB, r session.SpanRecord, maxText int) {
+// checkInvariants asserts the SpanRecord contract: valid UTF-8 and capped text.
+func checkInvariants(t testing.TB, r session.SpanRecord, maxText int) {
 	t.Helper()
 	texts := []string{r.Name, r.ErrorType, r.Operation, r.SessionID, r.Service,
 		r.AgentName, r.AgentDescription, r.GraphNodeID, r.GraphParentID, r.LangGraphNode, r.ToolName, r.ToolCallID,
@@ -136,12 +136,12 @@ func extCheckInvariants(t testing.TB, r session.SpanRecord, maxText int) {
 	}
 }
 
-func extFixturePath(name string) string { return filepath.Join(extFixtureDir, name+".otlp.json") }
+func fixturePath(name string) string { return filepath.Join(fixtureDir, name+".otlp.json") }
 
-// extRun extracts with ex and checks the record invariants.
-func extRun(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcommon.InstrumentationScope, s ptrace.Span) session.SpanRecord {
+// runExtract extracts with ex and checks the record invariants.
+func runExtract(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcommon.InstrumentationScope, s ptrace.Span) session.SpanRecord {
 	t.Helper()
 	r := ex.Extract(res, scope, s)
-	extCheckInvariants(t, r, ex.maxText)
+	checkInvariants(t, r, ex.maxText)
 	return r
 }

@@ -90,11 +90,11 @@ func TestExtractLangGraphNodes(t *testing.T) {
 	ex := NewExtractor(ExtractConfig{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := extSpan(t, tt.span, tt.attrs)
+			s := newSpan(t, tt.span, tt.attrs)
 			if tt.root {
 				s.SetParentSpanID(pcommon.SpanID{})
 			}
-			r := extRun(t, ex, pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
+			r := runExtract(t, ex, pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
 			assert.Equal(t, tt.class, r.Class, "class (rule %q)", r.ClassRule)
 			assert.Equal(t, tt.rule, r.ClassRule)
 			assert.Equal(t, tt.agent, r.AgentName)
@@ -135,13 +135,13 @@ func TestExtractControlFlowErrors(t *testing.T) {
 			for k, v := range tt.attrs {
 				attrs[k] = v
 			}
-			s := extSpan(t, "tools", attrs)
+			s := newSpan(t, "tools", attrs)
 			s.Status().SetCode(ptrace.StatusCodeError)
 			s.Status().SetMessage(tt.status)
 			if tt.event != nil {
-				extEvent(t, s, "exception", tt.event)
+				addEvent(t, s, "exception", tt.event)
 			}
-			r := extExtract(t, s)
+			r := extractOne(t, s)
 			assert.Equal(t, tt.wantErr, r.Error)
 			assert.Equal(t, tt.wantType, r.ErrorType)
 		})
@@ -167,7 +167,7 @@ func TestExtractLangChainSerialised(t *testing.T) {
 	}
 
 	t.Run("ids from the LLMResult fill the flattened calls", func(t *testing.T) {
-		r := extExtract(t, extSpan(t, "ScriptedChatModel", map[string]any{
+		r := extractOne(t, newSpan(t, "ScriptedChatModel", map[string]any{
 			"openinference.span.kind":                                                 "LLM",
 			"llm.output_messages.0.message.role":                                      "assistant",
 			"llm.output_messages.0.message.tool_calls.0.tool_call.function.name":      "lookup_order",
@@ -186,7 +186,7 @@ func TestExtractLangChainSerialised(t *testing.T) {
 	})
 
 	t.Run("ToolMessage result and call id", func(t *testing.T) {
-		r := extExtract(t, extSpan(t, "lookup_order", map[string]any{
+		r := extractOne(t, newSpan(t, "lookup_order", map[string]any{
 			"openinference.span.kind": "TOOL", "tool.name": "lookup_order", "input.value": "12345",
 			"output.value": js(map[string]any{"output": map[string]any{"lc": 1, "type": "constructor",
 				"id":     []any{"langchain_core", "messages", "ToolMessage"},
@@ -199,7 +199,7 @@ func TestExtractLangChainSerialised(t *testing.T) {
 
 	t.Run("a Command result is kept as it is", func(t *testing.T) {
 		out := `{"output":{"lg_name":"Command","goto":"refund_agent","graph":"__parent__"}}`
-		r := extExtract(t, extSpan(t, "transfer_to_refund_agent", map[string]any{
+		r := extractOne(t, newSpan(t, "transfer_to_refund_agent", map[string]any{
 			"openinference.span.kind": "TOOL", "tool.name": "transfer_to_refund_agent", "input.value": "{}", "output.value": out}))
 		assert.Empty(t, r.ToolCallID)
 		assert.Equal(t, out, r.ToolResult)
@@ -209,7 +209,7 @@ func TestExtractLangChainSerialised(t *testing.T) {
 		back := aiMsg("", "Transferring back to triage_agent")
 		back["kwargs"].(map[string]any)["tool_calls"] = []any{map[string]any{"name": "transfer_back_to_triage_agent", "args": map[string]any{}, "id": "uuid-1"}}
 		state := js(map[string]any{"messages": []any{aiMsg("r2", "Refund RF-1001 approved."), back}})
-		r := extExtract(t, extSpan(t, "refund_agent", map[string]any{
+		r := extractOne(t, newSpan(t, "refund_agent", map[string]any{
 			"openinference.span.kind": "CHAIN", "metadata": lgMeta(t, "refund_agent", "refund_agent:1"), "output.value": state}))
 		assert.Equal(t, session.ClassAgent, r.Class)
 		assert.Equal(t, "Refund RF-1001 approved.", r.Output)
@@ -218,14 +218,14 @@ func TestExtractLangChainSerialised(t *testing.T) {
 	})
 
 	t.Run("a handoff announcement alone is the output", func(t *testing.T) {
-		r := extExtract(t, extSpan(t, "chat", map[string]any{"gen_ai.operation.name": "chat",
+		r := extractOne(t, newSpan(t, "chat", map[string]any{"gen_ai.operation.name": "chat",
 			"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"Let me transfer you."},` +
 				`{"type":"tool_call","id":"c1","name":"transfer_to_billing","arguments":{}}]}]`}))
 		assert.Equal(t, "Let me transfer you.", r.Output)
 	})
 
 	t.Run("text after a handoff announcement wins", func(t *testing.T) {
-		r := extExtract(t, extSpan(t, "chat", map[string]any{"gen_ai.operation.name": "chat",
+		r := extractOne(t, newSpan(t, "chat", map[string]any{"gen_ai.operation.name": "chat",
 			"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"Transferring."},` +
 				`{"type":"tool_call","id":"c1","name":"transfer_to_billing","arguments":{}}]},` +
 				`{"role":"assistant","parts":[{"type":"text","content":"Done."}]}]`}))

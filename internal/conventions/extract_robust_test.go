@@ -90,7 +90,7 @@ func TestExtractBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := extExtract(t, extSpan(t, tt.span, tt.attrs))
+			r := extractOne(t, newSpan(t, tt.span, tt.attrs))
 			assert.Equal(t, tt.class, r.Class)
 			if tt.problems != nil {
 				assert.Equal(t, tt.problems, r.Problems)
@@ -104,8 +104,8 @@ func TestExtractBadInput(t *testing.T) {
 	}
 }
 
-// extAllocated returns the bytes allocated while f runs.
-func extAllocated(f func()) uint64 {
+// bytesAllocated returns the bytes allocated while f runs.
+func bytesAllocated(f func()) uint64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -123,19 +123,19 @@ func TestExtractHugeValues(t *testing.T) {
 	res, scope := pcommon.NewResource(), pcommon.NewInstrumentationScope()
 
 	messages := `[{"role":"user","parts":[{"type":"text","content":"` + big + `"}]}]`
-	chat := extSpan(t, "chat x", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.input.messages": messages,
+	chat := newSpan(t, "chat x", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.input.messages": messages,
 		"gen_ai.output.messages": messages, "gen_ai.tool.definitions": `[` + strings.Repeat(`{"name":"t"},`, 1<<18) + `{"name":"u"}]`})
 	var r session.SpanRecord
-	alloc := extAllocated(func() { r = extRun(t, ex, res, scope, chat) })
+	alloc := bytesAllocated(func() { r = runExtract(t, ex, res, scope, chat) })
 	assert.Less(t, alloc, uint64(256<<10), "a 5 MB message list must not be copied or parsed")
 	assert.True(t, r.Truncated)
 	assert.Contains(t, r.Problems, "gen_ai.input.messages: value larger than the parse limit, not parsed")
 	assert.Contains(t, r.Problems, "gen_ai.output.messages: value larger than the parse limit, not parsed")
 	assert.Contains(t, r.Problems, "gen_ai.tool.definitions: value larger than the parse limit, not parsed")
 
-	tool := extSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool",
+	tool := newSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool",
 		"gen_ai.tool.call.arguments": `{"x":"` + big + `"}`, "gen_ai.tool.call.result": big})
-	alloc = extAllocated(func() { r = extRun(t, ex, res, scope, tool) })
+	alloc = bytesAllocated(func() { r = runExtract(t, ex, res, scope, tool) })
 	assert.Less(t, alloc, uint64(256<<10))
 	assert.True(t, r.ToolArgsTruncated)
 	assert.True(t, r.Truncated)
@@ -143,20 +143,20 @@ func TestExtractHugeValues(t *testing.T) {
 	assert.Greater(t, len(r.ToolArguments), maxText-4, "cut at the last rune boundary under the cap")
 	assert.True(t, utf8.ValidString(r.ToolResult))
 
-	agent := extSpan(t, "x", map[string]any{"openinference.span.kind": "AGENT", "agent.name": "a",
+	agent := newSpan(t, "x", map[string]any{"openinference.span.kind": "AGENT", "agent.name": "a",
 		"input.value": big, "input.mime_type": "text/plain", "output.value": big})
-	r = extRun(t, ex, res, scope, agent)
+	r = runExtract(t, ex, res, scope, agent)
 	assert.Len(t, r.Output, maxText)
 	assert.Len(t, r.UserMessage, maxText)
 	assert.True(t, r.Truncated)
 
 	// A huge structured argument value is serialised only up to the cap.
-	huge := extSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool"})
+	huge := newSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool"})
 	m := huge.Attributes().PutEmptyMap("gen_ai.tool.call.arguments")
 	for i := 0; i < 100_000; i++ {
 		m.PutStr("k"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+strings.Repeat("y", i%5), "v")
 	}
-	r = extRun(t, ex, res, scope, huge)
+	r = runExtract(t, ex, res, scope, huge)
 	assert.True(t, r.ToolArgsTruncated)
 	assert.LessOrEqual(t, len(r.ToolArguments), maxText)
 }
@@ -167,17 +167,17 @@ func TestExtractDeepNesting(t *testing.T) {
 	deepObj := strings.Repeat(`{"a":`, 50_000) + "1" + strings.Repeat("}", 50_000)
 	ex := NewExtractor(ExtractConfig{MaxTextBytes: 1 << 20})
 	res, scope := pcommon.NewResource(), pcommon.NewInstrumentationScope()
-	r := extRun(t, ex, res, scope, extSpan(t, "chat x", map[string]any{"gen_ai.operation.name": "chat",
+	r := runExtract(t, ex, res, scope, newSpan(t, "chat x", map[string]any{"gen_ai.operation.name": "chat",
 		"gen_ai.input.messages": deep, "gen_ai.output.messages": "[" + deepObj + "]", "gen_ai.tool.definitions": deep}))
 	assert.Contains(t, r.Problems, "gen_ai.input.messages: JSON nested too deeply")
 	assert.Contains(t, r.Problems, "gen_ai.output.messages: JSON nested too deeply")
 
-	s := extSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool"})
+	s := newSpan(t, "execute_tool t", map[string]any{"gen_ai.operation.name": "execute_tool"})
 	v := s.Attributes().PutEmptyMap("gen_ai.tool.call.arguments")
 	for i := 0; i < 2000; i++ {
 		v = v.PutEmptyMap("a")
 	}
-	r = extRun(t, ex, res, scope, s)
+	r = runExtract(t, ex, res, scope, s)
 	assert.True(t, r.ToolArgsTruncated, "serialisation stops at the depth bound")
 
 	params, isObj := ParseArguments(deepObj)
@@ -188,7 +188,7 @@ func TestExtractDeepNesting(t *testing.T) {
 // TestExtractSmallCap: every text field is cut at a rune boundary under a tiny cap.
 func TestExtractSmallCap(t *testing.T) {
 	ex := NewExtractor(ExtractConfig{MaxTextBytes: 7})
-	r := extRun(t, ex, pcommon.NewResource(), pcommon.NewInstrumentationScope(), extSpan(t, "invoke_agent héllo wörld", map[string]any{
+	r := runExtract(t, ex, pcommon.NewResource(), pcommon.NewInstrumentationScope(), newSpan(t, "invoke_agent héllo wörld", map[string]any{
 		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "ägënt-ñame",
 		"gen_ai.input.messages":  `[{"role":"user","parts":[{"type":"text","content":"ünïcödé"}]}]`,
 		"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"tool_call","name":"ffffffffff","arguments":{"ä":"ö"}}]}]`,
@@ -204,11 +204,11 @@ func TestExtractSmallCap(t *testing.T) {
 // TestExtractConcurrent: one Extractor is safe for concurrent use (run with -race).
 func TestExtractConcurrent(t *testing.T) {
 	ex := NewExtractor(ExtractConfig{})
-	td := extLoad(t, extFixturePath("openai_agents_genai_live_spans"))
-	want := extAll(ex, td)
+	td := load(t, fixturePath("openai_agents_genai_live_spans"))
+	want := extractAll(ex, td)
 	done := make(chan []session.SpanRecord, 4)
 	for i := 0; i < 4; i++ {
-		go func() { done <- extAll(ex, td) }()
+		go func() { done <- extractAll(ex, td) }()
 	}
 	for i := 0; i < 4; i++ {
 		assert.Equal(t, want, <-done)

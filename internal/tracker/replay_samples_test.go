@@ -24,40 +24,40 @@ import (
 // that table, plus what each framework's spans allow the reconstruction to show: the
 // handoff signal and mode, and how a rejected call ends.
 
-const asSampleDir = "../../testdata/samples"
+const sampleDir = "../../testdata/samples"
 
 // User messages and final answers of the samples (testdata/frameworks/src/domain.mjs).
 const (
-	asUserDamaged  = "Hi, my order #12345 (the ceramic mug set) arrived broken. I'd like a refund of the $49.99 I paid."
-	asUserT1       = "Hi, I'd like a refund for the USB-C cable I bought, order #123. It stopped working after a week."
-	asUserT2       = "No, I meant order #123, not #12345. The cable, not the mugs."
-	asUserT3       = "Great, thanks. That's all."
-	asSayRefund1   = "Refund RF-1001 of $49.99 for order 12345 has been approved. It will reach your card in 3-5 business days."
-	asSayRefund2   = "Sorry for the mix-up. Refund RF-1002 of $19.50 for order 123 (USB-C cable) has been approved."
-	asSayBye       = "You're welcome! Have a nice day."
-	asReqDamaged   = "Customer reports order 12345 (Ceramic mug set, $49.99) arrived damaged and wants a full refund."
-	asReqWrongT1   = "Customer wants a refund for order 12345 (Ceramic mug set, $49.99)."
-	asReqCorrectT2 = "Customer wants a refund for order 123 (USB-C cable, $19.50); it stopped working."
+	userDamaged  = "Hi, my order #12345 (the ceramic mug set) arrived broken. I'd like a refund of the $49.99 I paid."
+	userT1       = "Hi, I'd like a refund for the USB-C cable I bought, order #123. It stopped working after a week."
+	userT2       = "No, I meant order #123, not #12345. The cable, not the mugs."
+	userT3       = "Great, thanks. That's all."
+	sayRefund1   = "Refund RF-1001 of $49.99 for order 12345 has been approved. It will reach your card in 3-5 business days."
+	sayRefund2   = "Sorry for the mix-up. Refund RF-1002 of $19.50 for order 123 (USB-C cable) has been approved."
+	sayBye       = "You're welcome! Have a nice day."
+	reqDamaged   = "Customer reports order 12345 (Ceramic mug set, $49.99) arrived damaged and wants a full refund."
+	reqWrongT1   = "Customer wants a refund for order 12345 (Ceramic mug set, $49.99)."
+	reqCorrectT2 = "Customer wants a refund for order 123 (USB-C cable, $19.50); it stopped working."
 )
 
-// asSampleTurn is what one turn of a sample must show.
-type asSampleTurn struct {
+// sampleTurn is what one turn of a sample must show.
+type sampleTurn struct {
 	user, final string
 	agents      []string // interaction agents, in order
 	handoffs    []string // from>to:source_rule:mode
 	tools       []string // agent/tool#call_id params:status (params canonical JSON)
 }
 
-type asSample struct {
+type sampleWant struct {
 	session  string
 	rootRule string
 	partial  bool
 	status   string
-	turns    []asSampleTurn
+	turns    []sampleTurn
 }
 
-// asCall formats one expected tool call.
-func asCall(agent, tool, id string, params map[string]any, status string) string {
+// callLine formats one expected tool call.
+func callLine(agent, tool, id string, params map[string]any, status string) string {
 	b, err := json.Marshal(params)
 	if err != nil {
 		panic(err)
@@ -65,8 +65,8 @@ func asCall(agent, tool, id string, params map[string]any, status string) string
 	return fmt.Sprintf("%s/%s#%s %s:%s", agent, tool, id, b, status)
 }
 
-// asSampleExpectations builds the table for every sample file, framework by framework.
-func asSampleExpectations() map[string]asSample {
+// sampleExpectations builds the table for every sample file, framework by framework.
+func sampleExpectations() map[string]sampleWant {
 	type fwInfo struct {
 		prefix, rootRule string
 		agents           []string // interactions of a turn with a handoff
@@ -90,45 +90,45 @@ func asSampleExpectations() map[string]asSample {
 			rejected: "error"},
 	}
 	lookup := func(turn int, order string) string {
-		return asCall("triage_agent", "lookup_order", fmt.Sprintf("call_t%d_lookup_1", turn), map[string]any{"order_id": order}, "ok")
+		return callLine("triage_agent", "lookup_order", fmt.Sprintf("call_t%d_lookup_1", turn), map[string]any{"order_id": order}, "ok")
 	}
 	transfer := func(fw string, turn int, order, request string) string {
 		args := map[string]any{}
 		if fw == "vercel_ai" {
 			args = map[string]any{"order_id": order, "request": request}
 		}
-		return asCall("triage_agent", "transfer_to_refund_agent", fmt.Sprintf("call_t%d_transfer_1", turn), args, "ok")
+		return callLine("triage_agent", "transfer_to_refund_agent", fmt.Sprintf("call_t%d_transfer_1", turn), args, "ok")
 	}
 	refund := func(turn int, id, order string, amount float64) string {
-		return asCall("refund_agent", "issue_refund", fmt.Sprintf("call_t%d_refund_%s", turn, id), map[string]any{"order_id": order, "amount": amount}, "ok")
+		return callLine("refund_agent", "issue_refund", fmt.Sprintf("call_t%d_refund_%s", turn, id), map[string]any{"order_id": order, "amount": amount}, "ok")
 	}
-	out := map[string]asSample{}
+	out := map[string]sampleWant{}
 	for fw, f := range fws {
-		one := func(scenario string, tools ...string) asSample {
-			return asSample{session: f.prefix + "-" + scenario + "-0001", rootRule: f.rootRule, status: "ok",
-				turns: []asSampleTurn{{user: asUserDamaged, final: asSayRefund1, agents: f.agents, handoffs: f.handoffs, tools: tools}}}
+		one := func(scenario string, tools ...string) sampleWant {
+			return sampleWant{session: f.prefix + "-" + scenario + "-0001", rootRule: f.rootRule, status: "ok",
+				turns: []sampleTurn{{user: userDamaged, final: sayRefund1, agents: f.agents, handoffs: f.handoffs, tools: tools}}}
 		}
-		out[fw+"_handoff.json"] = one("handoff", lookup(1, "12345"), transfer(fw, 1, "12345", asReqDamaged), refund(1, "1", "12345", 49.99))
-		out[fw+"_bad_tool_args.json"] = one("badargs", lookup(1, "12345"), transfer(fw, 1, "12345", asReqDamaged),
-			asCall("refund_agent", "issue_refund", "call_t1_refund_1", map[string]any{"order_id": "12345", "reason": "damaged"}, f.rejected),
+		out[fw+"_handoff.json"] = one("handoff", lookup(1, "12345"), transfer(fw, 1, "12345", reqDamaged), refund(1, "1", "12345", 49.99))
+		out[fw+"_bad_tool_args.json"] = one("badargs", lookup(1, "12345"), transfer(fw, 1, "12345", reqDamaged),
+			callLine("refund_agent", "issue_refund", "call_t1_refund_1", map[string]any{"order_id": "12345", "reason": "damaged"}, f.rejected),
 			refund(1, "2", "12345", 49.99))
 		out[fw+"_unknown_tool.json"] = one("unknowntool", lookup(1, "12345"),
-			asCall("triage_agent", "issue_refund", "call_t1_refund_x", map[string]any{"order_id": "12345", "amount": 49.99}, "not_executed"),
-			transfer(fw, 1, "12345", asReqDamaged), refund(1, "1", "12345", 49.99))
-		out[fw+"_multi_turn.json"] = asSample{session: f.prefix + "-multiturn-0001", rootRule: f.rootRule, status: "ok",
-			turns: []asSampleTurn{
-				{user: asUserT1, final: asSayRefund1, agents: f.agents, handoffs: f.handoffs,
-					tools: []string{lookup(1, "12345"), transfer(fw, 1, "12345", asReqWrongT1), refund(1, "1", "12345", 49.99)}},
-				{user: asUserT2, final: asSayRefund2, agents: f.agents, handoffs: f.handoffs,
-					tools: []string{lookup(2, "123"), transfer(fw, 2, "123", asReqCorrectT2), refund(2, "1", "123", 19.5)}},
-				{user: asUserT3, final: asSayBye, agents: []string{"triage_agent"}},
+			callLine("triage_agent", "issue_refund", "call_t1_refund_x", map[string]any{"order_id": "12345", "amount": 49.99}, "not_executed"),
+			transfer(fw, 1, "12345", reqDamaged), refund(1, "1", "12345", 49.99))
+		out[fw+"_multi_turn.json"] = sampleWant{session: f.prefix + "-multiturn-0001", rootRule: f.rootRule, status: "ok",
+			turns: []sampleTurn{
+				{user: userT1, final: sayRefund1, agents: f.agents, handoffs: f.handoffs,
+					tools: []string{lookup(1, "12345"), transfer(fw, 1, "12345", reqWrongT1), refund(1, "1", "12345", 49.99)}},
+				{user: userT2, final: sayRefund2, agents: f.agents, handoffs: f.handoffs,
+					tools: []string{lookup(2, "123"), transfer(fw, 2, "123", reqCorrectT2), refund(2, "1", "123", 19.5)}},
+				{user: userT3, final: sayBye, agents: []string{"triage_agent"}},
 			}}
 	}
 	// The run fails after the unknown tool and the trace's root span never ends.
-	out["openai_agents_unknown_tool_raise.json"] = asSample{session: "sess-openai-agents-unknowntoolraise-0001",
+	out["openai_agents_unknown_tool_raise.json"] = sampleWant{session: "sess-openai-agents-unknowntoolraise-0001",
 		rootRule: session.RootRuleGenAIRoot, partial: true, status: "error",
-		turns: []asSampleTurn{{user: asUserDamaged, agents: []string{"triage_agent"}, tools: []string{lookup(1, "12345"),
-			asCall("triage_agent", "issue_refund", "call_t1_refund_x", map[string]any{"order_id": "12345", "amount": 49.99}, "not_executed")}}}}
+		turns: []sampleTurn{{user: userDamaged, agents: []string{"triage_agent"}, tools: []string{lookup(1, "12345"),
+			callLine("triage_agent", "issue_refund", "call_t1_refund_x", map[string]any{"order_id": "12345", "amount": 49.99}, "not_executed")}}}}
 	return out
 }
 
@@ -137,9 +137,9 @@ func asSampleExpectations() map[string]asSample {
 // parameters, how they ended), the turns' user messages and answers, and the agents'
 // tools.
 func TestReplaySamples(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(asSampleDir, "*.json"))
+	files, err := filepath.Glob(filepath.Join(sampleDir, "*.json"))
 	require.NoError(t, err)
-	exp := asSampleExpectations()
+	exp := sampleExpectations()
 	require.Len(t, files, len(exp), "one expectation per sample")
 	ex := conventions.NewExtractor(conventions.ExtractConfig{SessionKeys: conventions.DefaultSessionKeys(), EndAttribute: "agent_eval.session.end", MaxTextBytes: 4096})
 	for _, f := range files {
