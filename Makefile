@@ -13,7 +13,7 @@ TEST_FLAGS    ?=
 # Benchmarks: the hot paths (span ingest, assembly, evaluation). The processor's benchmark
 # also runs contrib's groupbytrace processor on the same input for comparison.
 BENCH         ?= .
-BENCH_PKGS    ?= ./processor/agentsessionprocessor/... ./internal/session/... ./internal/evaluation/...
+BENCH_PKGS    ?= ./processor/agentsessionprocessor/... ./internal/conventions/... ./internal/tracker/... ./internal/assembly/... ./internal/evaluation/...
 BENCH_FLAGS   ?= -benchtime=1s
 AGENTEVAL_DATA_DIR ?= ./data
 export AGENTEVAL_DATA_DIR

@@ -16,8 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
-	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/tracker"
 )
 
 var printConformance = flag.Bool("conformance.print", false,
@@ -60,8 +61,8 @@ type conformanceTurns struct {
 // (default configuration, default session keys) and describes it in the expectation form.
 func observeConformance(t *testing.T, ev *evaluation.Evaluator, file string) conformanceExpect {
 	t.Helper()
-	ex := session.NewExtractor(session.ExtractConfig{SessionKeys: session.DefaultSessionKeys(), MaxTextBytes: 4096})
-	sessions := session.Replay(readOTLPJSON(t, file), ex, session.TrackerConfig{})
+	ex := conventions.NewExtractor(conventions.ExtractConfig{SessionKeys: conventions.DefaultSessionKeys(), MaxTextBytes: 4096})
+	sessions := tracker.Replay(readOTLPJSON(t, file), ex, tracker.TrackerConfig{})
 	require.Len(t, sessions, 1, "one conversation per file")
 	s := sessions[0]
 	a := ev.AnalyzeSession(s)

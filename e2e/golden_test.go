@@ -17,8 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
-	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/tracker"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/*.json from the current output")
@@ -74,8 +75,8 @@ func TestGoldenSessionsAndAnalyses(t *testing.T) {
 		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), ".otlp")
 		t.Run(name, func(t *testing.T) {
 			td := readOTLPJSON(t, f)
-			ex := session.NewExtractor(session.ExtractConfig{SessionKeys: session.DefaultSessionKeys(), EndAttribute: "agent_eval.session.end", MaxTextBytes: 4096})
-			sessions := session.Replay(td, ex, session.TrackerConfig{})
+			ex := conventions.NewExtractor(conventions.ExtractConfig{SessionKeys: conventions.DefaultSessionKeys(), EndAttribute: "agent_eval.session.end", MaxTextBytes: 4096})
+			sessions := tracker.Replay(td, ex, tracker.TrackerConfig{})
 			require.NotEmpty(t, sessions)
 			var analyses []evaluation.Analysis
 			for _, s := range sessions {

@@ -13,8 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
-	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/tracker"
 )
 
 // TestFrameworkScenarios checks that the faults injected in the traces generated with real
@@ -61,8 +62,8 @@ func TestFrameworkScenarios(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			td := readOTLPJSON(t, filepath.Join("..", "testdata", "samples", tt.file+".json"))
-			ex := session.NewExtractor(session.ExtractConfig{SessionKeys: session.DefaultSessionKeys(), MaxTextBytes: 4096})
-			sessions := session.Replay(td, ex, session.TrackerConfig{})
+			ex := conventions.NewExtractor(conventions.ExtractConfig{SessionKeys: conventions.DefaultSessionKeys(), MaxTextBytes: 4096})
+			sessions := tracker.Replay(td, ex, tracker.TrackerConfig{})
 			require.Len(t, sessions, 1, "one conversation per file")
 			s := sessions[0]
 			require.Len(t, s.Turns, tt.turns)

@@ -62,7 +62,7 @@ func BenchmarkEvaluateSession(b *testing.B) {
 // seed 1), as the processor assembles them: per turn an invoke_workflow root, two to four
 // agents linked by transfer_to_* handoffs, each with two to four tool calls (one call in
 // twenty has an argument outside the tool's schema), 26 spans on average. They were made
-// by replaying the workload's traces through session.Replay (end attribute
+// by replaying the workload's traces through tracker.Replay (end attribute
 // agent_eval.session.end) and encoding the sessions as JSON.
 func e2eSessions(b *testing.B) []*session.AgentSession {
 	data, err := os.ReadFile(filepath.Join("testdata", "bench", "e2e_sessions.json"))

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/toolschema"
 )
 
 // Evaluator computes the deterministic scores of docs/scoring.md §3–§6. It is safe for
@@ -15,7 +16,7 @@ import (
 // schemas.
 type Evaluator struct {
 	cfg     Config
-	schemas *schemaCache
+	schemas *toolschema.Cache
 }
 
 // New returns an Evaluator for cfg, or the error of cfg.Validate.
@@ -23,7 +24,7 @@ func New(cfg Config) (*Evaluator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	sc, err := newSchemaCache(cfg.SchemaCacheSize)
+	sc, err := toolschema.NewCache(cfg.SchemaCacheSize)
 	if err != nil {
 		return nil, fmt.Errorf("scoring.schema_cache_size: %w", err)
 	}

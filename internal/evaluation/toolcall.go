@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/text"
+	"github.com/agenteval/agenteval-collector/internal/toolschema"
 )
 
 // Not-evaluable reasons of a tool call (ToolCallResult.NotEvaluable).
@@ -118,7 +119,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 			r.NotEvaluable = append(r.NotEvaluable, ReasonSchemaUnknown)
 		default:
 			si := ac.schema(e.schemas, bytes.TrimSpace(def.Parameters))
-			if si.err != nil {
+			if si.Err() != nil {
 				r.NotEvaluable = append(r.NotEvaluable, ReasonSchemaInvalid)
 				break
 			}
@@ -199,7 +200,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 
 // checkParameters runs the key checks (when the schema declares its keys) and then
 // the value validation, never reporting one parameter twice.
-func (e *Evaluator) checkParameters(si *schemaInfo, args map[string]any) []schemaFinding {
+func (e *Evaluator) checkParameters(si *toolschema.Schema, args map[string]any) []schemaFinding {
 	var out []schemaFinding
 	var reported map[string]bool // made at the first finding
 	report := func(f schemaFinding) {
@@ -209,18 +210,18 @@ func (e *Evaluator) checkParameters(si *schemaInfo, args map[string]any) []schem
 		reported[f.parameter] = true
 		out = append(out, f)
 	}
-	if si.keyed {
+	if si.Keyed() {
 		keys := make([]string, 0, len(args))
 		for k := range args {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if !si.known(k) {
+			if !si.Known(k) {
 				report(schemaFinding{issue: IssueParameterHallucination, parameter: k})
 			}
 		}
-		for _, k := range si.required {
+		for _, k := range si.Required() {
 			if _, ok := args[k]; !ok && !reported[k] {
 				report(schemaFinding{issue: IssueMissingRequiredParam, parameter: k})
 			}
@@ -229,7 +230,24 @@ func (e *Evaluator) checkParameters(si *schemaInfo, args map[string]any) []schem
 	if reported == nil {
 		reported = map[string]bool{}
 	}
-	return append(out, si.validateValues(args, reported)...)
+	for _, v := range si.Validate(args, reported) {
+		out = append(out, schemaFinding{issue: violationIssue[v.Kind], parameter: v.Parameter, detail: v.Detail})
+	}
+	return out
+}
+
+// schemaFinding is one parameter fault: the key checks' or the validator's.
+type schemaFinding struct {
+	issue     IssueType
+	parameter string
+	detail    string
+}
+
+// violationIssue maps the validator's violation kinds to issue types.
+var violationIssue = [...]IssueType{
+	toolschema.InvalidValue:    IssueInvalidParamValue,
+	toolschema.MissingRequired: IssueMissingRequiredParam,
+	toolschema.Unexpected:      IssueParameterHallucination,
 }
 
 // decodeArguments returns the call's arguments as an object, or the not-evaluable
@@ -265,7 +283,7 @@ func decodeArguments(call *session.ToolCall) (args map[string]any, reason, malfo
 	case map[string]any:
 		return v, "", ""
 	default:
-		return nil, "", jsonKind(v)
+		return nil, "", toolschema.JSONKind(v)
 	}
 }
 
@@ -280,11 +298,11 @@ func decodeJSON(b []byte) (any, error) {
 // and the schemas looked up. A nil *argCache decodes and looks up every time.
 type argCache struct {
 	args    map[*session.ToolCall]*decodedArgs
-	schemas map[string]*schemaInfo
+	schemas map[string]*toolschema.Schema
 }
 
 func newArgCache() *argCache {
-	return &argCache{args: map[*session.ToolCall]*decodedArgs{}, schemas: map[string]*schemaInfo{}}
+	return &argCache{args: map[*session.ToolCall]*decodedArgs{}, schemas: map[string]*toolschema.Schema{}}
 }
 
 type decodedArgs struct {
@@ -294,14 +312,14 @@ type decodedArgs struct {
 }
 
 // schema returns the compiled schema, from the memo or the Evaluator's LRU.
-func (ac *argCache) schema(sc *schemaCache, raw json.RawMessage) *schemaInfo {
+func (ac *argCache) schema(sc *toolschema.Cache, raw json.RawMessage) *toolschema.Schema {
 	if ac == nil {
-		return sc.get(raw)
+		return sc.Get(raw)
 	}
 	if si, ok := ac.schemas[string(raw)]; ok {
 		return si
 	}
-	si := sc.get(raw)
+	si := sc.Get(raw)
 	ac.schemas[string(raw)] = si
 	return si
 }

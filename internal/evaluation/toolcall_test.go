@@ -237,7 +237,7 @@ func TestSchemaCacheBoundedAndConcurrent(t *testing.T) {
 		}(g)
 	}
 	wg.Wait()
-	assert.LessOrEqual(t, e.schemas.lru.Len(), 4)
+	assert.LessOrEqual(t, e.schemas.Len(), 4)
 }
 
 func TestHandoffTarget(t *testing.T) {

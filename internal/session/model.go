@@ -1,16 +1,19 @@
 // Copyright agenteval-collector contributors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package session holds the AgentSession model (docs/architecture.md §3) and its
-// reconstruction from spans in the OTel GenAI, OpenInference, OpenLLMetry and Vercel AI
-// SDK conventions (docs/architecture.md §4, docs/decisions/conventions.md).
+// Package session holds the AgentSession model (docs/architecture.md §3): the session, its
+// turns, agents, interactions, steps, LLM and tool calls, the SpanRecord that the
+// conventions adapters (internal/conventions) make of a span, and the vocabulary of typed
+// statuses, end reasons, tool sources, anomalies and rules. The packages of the data path
+// (conventions, tracker, assembly, evaluation) import it; it imports none of them.
 //
-// The package knows nothing of the collector: it reads pdata spans (the data model) and
-// produces plain Go values. Times are UTC; durations are float64 milliseconds (`*_ms`).
+// The package knows nothing of the collector: it holds plain Go values. Times are UTC;
+// durations are float64 milliseconds (`*_ms`).
 package session // import "github.com/agenteval/agenteval-collector/internal/session"
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -275,3 +278,56 @@ const (
 	// ToolsSourceTrace: tool definitions seen on the agent's LLM spans.
 	ToolsSourceTrace = "trace"
 )
+
+// AddTools merges tool definitions into d by name: the first definition of a name is
+// kept, completed by later ones (schema, description) where it lacks them.
+func (d *AgentDefinition) AddTools(defs []ToolDefinition) {
+	for _, t := range defs {
+		if t.Name == "" {
+			continue
+		}
+		if have := d.Tool(t.Name); have != nil {
+			if have.Parameters == nil && t.Parameters != nil {
+				have.Parameters = slices.Clone(t.Parameters)
+			}
+			if have.Description == "" {
+				have.Description = t.Description
+			}
+			continue
+		}
+		t.Parameters = slices.Clone(t.Parameters)
+		d.Tools = append(d.Tools, t)
+	}
+}
+
+// EndReason is why a session was closed (AgentSession.EndReason).
+type EndReason string
+
+// AgentSession.EndReason values set by the Tracker.
+const (
+	// EndReasonSessionTimeout: session_timeout of silence once every turn was closed.
+	EndReasonSessionTimeout EndReason = "session_timeout"
+	// EndReasonEndSignal: a record carried the end signal and the open turns closed.
+	EndReasonEndSignal EndReason = "end_signal"
+	// EndReasonSingleTrace: a session keyed by its trace id (no session key on any span
+	// of the trace) ends with its only turn: nothing else can join it.
+	EndReasonSingleTrace EndReason = "single_trace"
+	// EndReasonMaxDuration: max_session_duration elapsed since the first record (partial).
+	EndReasonMaxDuration EndReason = "max_session_duration"
+	// EndReasonMaxSessions: evicted as the least recently active of more than
+	// max_sessions open sessions (partial).
+	EndReasonMaxSessions EndReason = "max_sessions"
+	// EndReasonMaxSpans: the session exceeded max_spans_per_session (partial).
+	EndReasonMaxSpans EndReason = "max_spans_per_session"
+	// EndReasonShutdown is the reason the processor passes to CloseAll (partial).
+	EndReasonShutdown EndReason = "shutdown"
+	// EndReasonRestart: the collector holding the session open died (kill -9, a crash)
+	// and no span of it arrived within session_timeout after a restart; the session is
+	// analysed from its stored turn records by the recovery sweep (partial; not set by
+	// the Tracker, see Recovery).
+	EndReasonRestart EndReason = "restart"
+)
+
+// KeySourceTraceID is the AgentSession.KeySource of a session keyed by its trace id (no
+// session key on any span of the trace): it has one turn and never continues.
+const KeySourceTraceID = "trace_id"

@@ -46,6 +46,16 @@ func (c SpanClass) String() string {
 	return "unknown"
 }
 
+// GenAI reports whether the class is one of the model's (turn, agent, LLM, tool,
+// handoff): a span the trace's GenAI tree is made of.
+func (c SpanClass) GenAI() bool {
+	switch c {
+	case ClassTurn, ClassAgent, ClassLLM, ClassTool, ClassHandoff:
+		return true
+	}
+	return false
+}
+
 // RequestedToolCall is a tool call found in an LLM span's output (gen_ai.output.messages
 // tool_call parts, llm.output_messages.*.tool_calls.*, gen_ai.completion.N.tool_calls.*,
 // ai.response.toolCalls).

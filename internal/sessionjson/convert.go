@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
-	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/toolschema"
 )
 
 // Defaults of Options.
@@ -462,7 +462,7 @@ func (c *converter) transferTarget(self, name string, params json.RawMessage) st
 
 // toolDefinitions renders an agent's tools_available as gen_ai.tool.definitions
 // ([{type:"function", name, description?, parameters?}], parameters as JSON Schema with
-// ReAsk flat maps converted by session.NormalizeToolSchema). "" when the agent's tools are
+// ReAsk flat maps converted by toolschema.Normalize). "" when the agent's tools are
 // unknown (not declared, or tools_available absent); "[]" when declared empty.
 func (c *converter) toolDefinitions(agentID string) string {
 	if v, ok := c.toolDefs[agentID]; ok {
@@ -483,7 +483,7 @@ func (c *converter) toolDefinitions(agentID string) string {
 			if t.Description != nil {
 				td.Description = *t.Description
 			}
-			if schema, err := session.NormalizeToolSchema(json.RawMessage(t.ParametersSchema)); err == nil {
+			if schema, err := toolschema.Normalize(json.RawMessage(t.ParametersSchema)); err == nil {
 				td.Parameters = schema
 			}
 			defs = append(defs, td)

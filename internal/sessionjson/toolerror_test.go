@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenteval/agenteval-collector/internal/assembly"
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
@@ -17,7 +19,7 @@ import (
 // assembled tool call's error is that text, not the span's error.type ("tool_error").
 func TestConvertedToolErrorKeepsItsText(t *testing.T) {
 	got := Convert(parseOne(t, readFile(t, "multi_agent_session.json")), testOptions())
-	ex := session.NewExtractor(session.ExtractConfig{})
+	ex := conventions.NewExtractor(conventions.ExtractConfig{})
 	byTrace := map[string][]session.SpanRecord{}
 	rss := got.Traces.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -32,7 +34,7 @@ func TestConvertedToolErrorKeepsItsText(t *testing.T) {
 	}
 	var errs []string
 	for _, recs := range byTrace {
-		turn := session.AssembleTurn(recs).Turn
+		turn := assembly.AssembleTurn(recs).Turn
 		for _, in := range turn.Interactions {
 			for _, st := range in.Steps {
 				if st.ToolCall != nil && st.ToolCall.ToolName == "refund_order" {

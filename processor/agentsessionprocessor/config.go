@@ -12,10 +12,10 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configopaque"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/judge"
-	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // EmitPolicy selects which tool calls (emit.tool_calls) or agent interactions
@@ -47,10 +47,10 @@ func (p EmitPolicy) validate(field string) error {
 	return fmt.Errorf("%s: invalid value %q, valid values are issues, all, none", field, p)
 }
 
-// maxSessionKeys bounds session_keys: the extractor reads session.MaxSessionKeys keys and
+// maxSessionKeys bounds session_keys: the extractor reads conventions.MaxSessionKeys keys and
 // always adds ai.telemetry.metadata.conversationId after the configured ones, so a longer
 // list would lose its tail silently.
-const maxSessionKeys = session.MaxSessionKeys - 1
+const maxSessionKeys = conventions.MaxSessionKeys - 1
 
 // Config is the configuration of the agentsession processor (docs/architecture.md §11).
 type Config struct {

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/judge"
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -92,7 +93,7 @@ func TestLoadConfig(t *testing.T) {
 func TestDefaultConfigIsValid(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	require.NoError(t, cfg.Validate())
-	assert.Equal(t, session.DefaultSessionKeys(), cfg.SessionKeys)
+	assert.Equal(t, conventions.DefaultSessionKeys(), cfg.SessionKeys)
 	assert.Equal(t, 2*time.Second, cfg.TurnSettle)
 	assert.Equal(t, 5*time.Minute, cfg.SessionTimeout)
 }
@@ -268,7 +269,7 @@ func manyKeys(n int) []string {
 // one still names the session (the extractor drops keys past its limit).
 func TestMaxSessionKeysAllExtracted(t *testing.T) {
 	keys := manyKeys(maxSessionKeys)
-	ex := session.NewExtractor(session.ExtractConfig{SessionKeys: keys})
+	ex := conventions.NewExtractor(conventions.ExtractConfig{SessionKeys: keys})
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	ss := rs.ScopeSpans().AppendEmpty()

@@ -10,14 +10,15 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
-	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/tracker"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
 
 // defaultMaxTextBytes is max_text_bytes's default (README). The extractor's fallback for
-// callers that set no cap, session.DefaultMaxTextBytes, is still 32 KiB: see
+// callers that set no cap, conventions.DefaultMaxTextBytes, is still 32 KiB: see
 // docs/decisions/maintenance.md.
 const defaultMaxTextBytes = 4096
 
@@ -31,13 +32,13 @@ func NewFactory() processor.Factory {
 
 func createDefaultConfig() component.Config {
 	return &Config{
-		SessionKeys:        session.DefaultSessionKeys(),
-		TurnSettle:         session.DefaultTurnSettle,
-		TurnTimeout:        session.DefaultTurnTimeout,
-		SessionTimeout:     session.DefaultSessionTimeout,
-		MaxSessionDuration: session.DefaultMaxSessionDuration,
-		MaxSessions:        session.DefaultMaxSessions,
-		MaxSpansPerSession: session.DefaultMaxSpansPerSession,
+		SessionKeys:        conventions.DefaultSessionKeys(),
+		TurnSettle:         tracker.DefaultTurnSettle,
+		TurnTimeout:        tracker.DefaultTurnTimeout,
+		SessionTimeout:     tracker.DefaultSessionTimeout,
+		MaxSessionDuration: tracker.DefaultMaxSessionDuration,
+		MaxSessions:        tracker.DefaultMaxSessions,
+		MaxSpansPerSession: tracker.DefaultMaxSpansPerSession,
 		MaxTextBytes:       defaultMaxTextBytes,
 		EndAttribute:       semconv.AgentEvalSessionEnd,
 		Scoring:            evaluation.DefaultConfig(),

@@ -22,10 +22,12 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/internal/tracker"
 	"github.com/agenteval/agenteval-collector/pkg/reference"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
@@ -58,7 +60,7 @@ type agentSessionProcessor struct {
 	cfg       *Config
 	next      consumer.Traces
 	telemetry *metadata.TelemetryBuilder
-	extractor *session.Extractor
+	extractor *conventions.Extractor
 	evaluator *evaluation.Evaluator
 	emitter   *emitter
 	refs      *refRunner         // nil without datasets
@@ -66,8 +68,8 @@ type agentSessionProcessor struct {
 	emb       *sessionEmbeddings // nil without judge.embeddings.model
 
 	mu      sync.Mutex // guards tracker, queued and due
-	tracker *session.Tracker
-	queued  []session.Closed // closed on the ingest path (limits), for the worker
+	tracker *tracker.Tracker
+	queued  []tracker.Closed // closed on the ingest path (limits), for the worker
 	// due are the times (ascending, on a dueGrain grid) at which a turn may become due
 	// to close: each batch's arrival + turn_settle.
 	due []time.Time
@@ -91,11 +93,11 @@ type agentSessionProcessor struct {
 	// (recover.go). Both are used on the worker goroutine only.
 	recovery store.Recovery
 	instance string
-	schedule *session.Recovery
+	schedule *tracker.Recovery
 
 	// statsMu guards lastStats, the tracker counters already exported.
 	statsMu   sync.Mutex
-	lastStats session.TrackerStats
+	lastStats tracker.TrackerStats
 
 	now  func() time.Time
 	tick time.Duration
@@ -150,7 +152,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		cfg:       cfg,
 		next:      next,
 		telemetry: tb,
-		extractor: session.NewExtractor(session.ExtractConfig{
+		extractor: conventions.NewExtractor(conventions.ExtractConfig{
 			SessionKeys:  cfg.SessionKeys,
 			EndAttribute: cfg.EndAttribute,
 			MaxTextBytes: cfg.MaxTextBytes,
@@ -160,7 +162,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		refs:      refs,
 		judge:     sj,
 		emb:       emb,
-		tracker: session.NewTracker(session.TrackerConfig{
+		tracker: tracker.NewTracker(tracker.TrackerConfig{
 			TurnSettle:         cfg.TurnSettle,
 			TurnTimeout:        cfg.TurnTimeout,
 			SessionTimeout:     cfg.SessionTimeout,
@@ -429,7 +431,7 @@ func (p *agentSessionProcessor) advance(ctx context.Context, wait bool) time.Tim
 // goroutines, then completes them under the lock (Tracker.Finish, whose cost per turn
 // does not depend on the session's length). A panic in assembly (a bug) costs the turn
 // its evaluation, never the trace pipeline.
-func (p *agentSessionProcessor) finish(closed []session.Closed) []session.Event {
+func (p *agentSessionProcessor) finish(closed []tracker.Closed) []tracker.Event {
 	if len(closed) == 0 {
 		return nil
 	}
@@ -454,7 +456,7 @@ func (p *agentSessionProcessor) finish(closed []session.Closed) []session.Event 
 	return p.tracker.Finish(closed)
 }
 
-func (p *agentSessionProcessor) assemble(c *session.Closed) {
+func (p *agentSessionProcessor) assemble(c *tracker.Closed) {
 	defer func() {
 		if r := recover(); r != nil {
 			p.telemetry.ProcessorAgentsessionEvaluationErrors.Add(context.Background(), 1)
@@ -469,7 +471,7 @@ func (p *agentSessionProcessor) assemble(c *session.Closed) {
 // handle evaluates closed turns and ended sessions on the shards and emits the
 // evaluation spans; it returns when every event is handled. The ingest path
 // (processTraces) never waits for it.
-func (p *agentSessionProcessor) handle(ctx context.Context, events []session.Event) {
+func (p *agentSessionProcessor) handle(ctx context.Context, events []tracker.Event) {
 	p.dispatch(ctx, events).Wait()
 }
 
@@ -479,14 +481,14 @@ func (p *agentSessionProcessor) handle(ctx context.Context, events []session.Eve
 // returns at once; otherwise it handles them on up to len(p.shards) goroutines. The
 // result says when every event is handled. Called with p.stepMu held, or after
 // stopShards.
-func (p *agentSessionProcessor) dispatch(ctx context.Context, events []session.Event) *sync.WaitGroup {
+func (p *agentSessionProcessor) dispatch(ctx context.Context, events []tracker.Event) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	if len(events) == 0 {
 		return &wg
 	}
-	groups := make([][]session.Event, len(p.shards))
+	groups := make([][]tracker.Event, len(p.shards))
 	for _, ev := range events {
-		if ev.Kind == session.EventSessionEnded && ev.Session.Partial && isLimitReason(ev.Session.EndReason) {
+		if ev.Kind == tracker.EventSessionEnded && ev.Session.Partial && isLimitReason(ev.Session.EndReason) {
 			p.telemetry.ProcessorAgentsessionSessionsEvicted.Add(ctx, 1)
 		}
 		i := shardOf(ev.Session.ID, len(p.shards))
@@ -537,7 +539,7 @@ type shard struct {
 
 // shardWork is a batch of one shard's events; done is signalled when they are handled.
 type shardWork struct {
-	events []session.Event
+	events []tracker.Event
 	done   *sync.WaitGroup
 }
 
@@ -572,7 +574,7 @@ type endedSession struct {
 
 // handle evaluates a shard's events in order, emits their spans as one batch and saves
 // the turn records and revisions to the continuation store.
-func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []session.Event) {
+func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []tracker.Event) {
 	b := p.emitter.newBatch(p.now())
 	// A turn event saves two records (the turn and its predecessor's final verdict): the
 	// records are large, so the slice is sized once instead of grown.
@@ -658,7 +660,7 @@ func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session
 
 // evaluate handles one event, recovering from panics (the event is then lost to
 // evaluation, never the trace pipeline).
-func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *session.Event, b *evalBatch, w *shardWrites) (err error) {
+func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tracker.Event, b *evalBatch, w *shardWrites) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic during evaluation: %v", r)
@@ -685,7 +687,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		w.saves = append(w.saves, store.TurnState{SessionID: id, Record: *rec})
 	}
 	switch ev.Kind {
-	case session.EventTurnClosed:
+	case tracker.EventTurnClosed:
 		t := &ev.Session.Turns[ev.TurnIndex]
 		idx := sh.turnIndex(ctx, p, st, id, t.TraceID)
 		prev := st.at(idx - 1)
@@ -707,7 +709,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 		st.put(rec)
 		b.addTurn(id, &rec.Result)
 		save(&rec)
-	case session.EventSessionEnded:
+	case tracker.EventSessionEnded:
 		delete(sh.sessions, id) // a later turn continues from the continuation store
 		revision := 0
 		if st.continuable {
@@ -770,7 +772,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *ses
 }
 
 // recordTrackerStats exports the tracker's state and counters.
-func (p *agentSessionProcessor) recordTrackerStats(ctx context.Context, st session.TrackerStats) {
+func (p *agentSessionProcessor) recordTrackerStats(ctx context.Context, st tracker.TrackerStats) {
 	p.telemetry.ProcessorAgentsessionOpenSessions.Record(ctx, int64(st.OpenSessions))
 	p.telemetry.ProcessorAgentsessionRetainedSpans.Record(ctx, int64(st.RetainedSpans))
 	p.statsMu.Lock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/internal/tracker"
 )
 
 // maxRecoveredPerSweep bounds the orphaned sessions one sweep claims; the next sweep
@@ -19,7 +20,7 @@ import (
 const maxRecoveredPerSweep = 256
 
 // startRecovery enables the recovery of sessions cut by a crash when the continuation
-// store survives a restart (session.Recovery, store.Recovery): this instance gets a
+// store survives a restart (tracker.Recovery, store.Recovery): this instance gets a
 // random id and its first lease.
 func (p *agentSessionProcessor) startRecovery(ctx context.Context) {
 	rec, ok := p.cont.(store.Recovery)
@@ -29,7 +30,7 @@ func (p *agentSessionProcessor) startRecovery(ctx context.Context) {
 	var id [16]byte
 	_, _ = rand.Read(id[:])
 	p.recovery, p.instance = rec, hex.EncodeToString(id[:])
-	p.schedule = session.NewRecovery(p.cfg.SessionTimeout, p.now())
+	p.schedule = tracker.NewRecovery(p.cfg.SessionTimeout, p.now())
 	p.heartbeat(ctx)
 }
 
@@ -62,7 +63,7 @@ func (p *agentSessionProcessor) recover(ctx context.Context) {
 		p.continuationError(ctx, "looking for sessions cut by a crash failed", err)
 		return
 	}
-	var events []session.Event
+	var events []tracker.Event
 	for _, o := range orphans {
 		if o.Owner == p.instance {
 			continue // our own lease lapsed (the store was unreachable): not dead
@@ -84,7 +85,7 @@ func (p *agentSessionProcessor) recover(ctx context.Context) {
 		for _, a := range o.Agents {
 			s.Agents = append(s.Agents, session.AgentDefinition{ID: a})
 		}
-		events = append(events, session.Event{Kind: session.EventSessionEnded, Session: s})
+		events = append(events, tracker.Event{Kind: tracker.EventSessionEnded, Session: s})
 	}
 	if len(events) == 0 {
 		return

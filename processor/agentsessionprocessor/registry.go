@@ -12,8 +12,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/toolschema"
 )
 
 // registryFromConfig converts the configured agents into session definitions with
@@ -48,9 +48,9 @@ func registryFromConfig(agents []AgentConfig, key string) ([]session.AgentDefini
 			if t.Parameters != nil {
 				params = t.Parameters
 			}
-			schema, err := session.NormalizeToolSchema(params)
+			schema, err := toolschema.Normalize(params)
 			if err == nil && schema != nil {
-				err = evaluation.CheckToolSchema(schema)
+				err = toolschema.Check(schema)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("%s[%d].tools[%d].parameters: %w", key, i, j, err)

@@ -1,0 +1,35 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package conventions
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// TestHexIDs checks hexIDs against pcommon's String methods, empty ids included.
+func TestHexIDs(t *testing.T) {
+	tid := pcommon.TraceID{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0, 0, 0, 0, 0, 0, 0xfe, 0xff}
+	sid := pcommon.SpanID{0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3}
+	pid := pcommon.SpanID{0, 0, 0, 0, 0, 0, 0, 1}
+	for mask := 0; mask < 8; mask++ {
+		var t1 pcommon.TraceID
+		var s1, p1 pcommon.SpanID
+		if mask&1 != 0 {
+			t1 = tid
+		}
+		if mask&2 != 0 {
+			s1 = sid
+		}
+		if mask&4 != 0 {
+			p1 = pid
+		}
+		gt, gs, gp := hexIDs(t1, s1, p1)
+		require.Equal(t, t1.String(), gt, "mask %d", mask)
+		require.Equal(t, s1.String(), gs, "mask %d", mask)
+		require.Equal(t, p1.String(), gp, "mask %d", mask)
+	}
+}

@@ -1,0 +1,977 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package tracker // import "github.com/agenteval/agenteval-collector/internal/tracker"
+
+import (
+	"cmp"
+	"container/list"
+	"maps"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agenteval/agenteval-collector/internal/assembly"
+	"github.com/agenteval/agenteval-collector/internal/session"
+)
+
+// Defaults used for zero TrackerConfig fields (docs/architecture.md §4, §11).
+const (
+	DefaultTurnSettle         = 2 * time.Second
+	DefaultTurnTimeout        = 60 * time.Second
+	DefaultSessionTimeout     = 5 * time.Minute
+	DefaultMaxSessionDuration = time.Hour
+	DefaultMaxSessions        = 10000
+	DefaultMaxSpansPerSession = 10000
+)
+
+// TrackerConfig configures a Tracker. Zero (or negative) fields take the Default* values.
+type TrackerConfig struct {
+	// TurnSettle: a turn whose root record arrived closes after this much silence of its
+	// trace (turn_settle, default 2s).
+	TurnSettle time.Duration
+	// TurnTimeout: a turn closes after this much silence of its trace even without its
+	// root record, then marked Partial (turn_timeout, default 60s).
+	TurnTimeout time.Duration
+	// SessionTimeout: a session whose turns are all closed ends after this much silence
+	// (session_timeout, default 5m).
+	SessionTimeout time.Duration
+	// MaxSessionDuration: a session is closed as partial this long after its first record
+	// (max_session_duration, default 1h).
+	MaxSessionDuration time.Duration
+	// MaxSessions bounds the open sessions, counting traces still waiting for a session
+	// key; past it the least recently active is closed as partial (max_sessions, default
+	// 10000).
+	MaxSessions int
+	// MaxSpansPerSession: a session that exceeds it is closed as partial and its further
+	// records are counted, not retained, until session_timeout of silence
+	// (max_spans_per_session, default 10000).
+	MaxSpansPerSession int
+	// Registry holds the configured agents and their tools (ToolsSource "config"). For an
+	// agent it names, it wins over what the traces show.
+	Registry []session.AgentDefinition
+	// RetainTurns bounds the closed turns a session keeps for its session-end snapshot
+	// (the most recent; at least 2, for the turn events' window). 0 keeps them all. The
+	// snapshot's totals (usage, latency, cost, outcome, time span) cover every turn
+	// either way. A consumer that keeps its own per-turn results (the processor) sets it
+	// to 2, so that a long session's memory does not grow with its turns.
+	RetainTurns int
+}
+
+func (c TrackerConfig) withDefaults() TrackerConfig {
+	dur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	dur(&c.TurnSettle, DefaultTurnSettle)
+	dur(&c.TurnTimeout, DefaultTurnTimeout)
+	dur(&c.SessionTimeout, DefaultSessionTimeout)
+	dur(&c.MaxSessionDuration, DefaultMaxSessionDuration)
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.MaxSpansPerSession <= 0 {
+		c.MaxSpansPerSession = DefaultMaxSpansPerSession
+	}
+	return c
+}
+
+// EventKind is the kind of an Event.
+type EventKind uint8
+
+// Event kinds.
+const (
+	// EventTurnClosed: a turn closed. Event.Session is a window of the session: the
+	// previous closed turn (when there is one) and the closed turn, last.
+	EventTurnClosed EventKind = iota + 1
+	// EventSessionEnded: a session ended; Session.EndReason and Session.Partial say how.
+	EventSessionEnded
+)
+
+// String returns "turn_closed" or "session_ended".
+func (k EventKind) String() string {
+	switch k {
+	case EventTurnClosed:
+		return "turn_closed"
+	case EventSessionEnded:
+		return "session_ended"
+	}
+	return "unknown"
+}
+
+// Event is something the Tracker decided: a turn closed or a session ended.
+type Event struct {
+	Kind EventKind
+	// Session is a snapshot of the session at the event: for EventSessionEnded every
+	// turn, for EventTurnClosed a window of at most two turns (the previous closed turn
+	// and the closed one), so that a turn's close costs the same in a long session as
+	// in a short one. Agents are the session's so far in both. The Tracker never
+	// modifies it afterwards, but its nested slices (turns' interactions and steps,
+	// agents' tools) are shared with the Tracker and later snapshots: treat it as
+	// read-only.
+	Session *session.AgentSession
+	// TurnIndex is the closed turn's position in Session.Turns (EventTurnClosed): the
+	// last one of the window.
+	TurnIndex int
+	// TurnOutcome is the closed turn's explicit task outcome (agent_eval.task.completed),
+	// nil without one (EventTurnClosed).
+	TurnOutcome *bool
+}
+
+// TrackerStats reports the Tracker's state and counters. Every record passed to Observe
+// is counted once: SpansObserved = RetainedSpans + SpansAssembled + SpansDiscarded +
+// SpansIgnored + SpansDropped + LateSpans.
+type TrackerStats struct {
+	// OpenSessions are the open sessions with a session key.
+	OpenSessions int
+	// PendingTraces are open traces whose records carried no session key yet.
+	PendingTraces int
+	// OpenTurns are the open traces (turns), pending or attached to a session.
+	OpenTurns int
+	// RetainedSpans are the records held for open turns.
+	RetainedSpans int
+
+	// SpansObserved counts every record passed to Observe.
+	SpansObserved uint64
+	// SpansAssembled counts records assembled into closed turns.
+	SpansAssembled uint64
+	// SpansDiscarded counts records of traces without any GenAI span (no turn).
+	SpansDiscarded uint64
+	// SpansIgnored counts ClassEvaluation records (never part of a turn).
+	SpansIgnored uint64
+	// SpansDropped counts records of sessions and traces closed by max_spans_per_session,
+	// received until their timeout.
+	SpansDropped uint64
+	// LateSpans counts records of traces whose turn had already closed.
+	LateSpans uint64
+	// TurnsClosed, SessionsEvicted (max_sessions) and EmptySessions (sessions that ended
+	// without any turn and were not reported) count events.
+	TurnsClosed     uint64
+	SessionsEvicted uint64
+	EmptySessions   uint64
+}
+
+// Tracker groups SpanRecords into traces and sessions and decides when turns close and
+// sessions end (docs/architecture.md §4 "Turn", "Session end"). It is deterministic: time is passed
+// in, it starts no goroutine, and events come out in a fixed order. It is NOT safe for
+// concurrent use: the caller (the processor) serialises calls with a mutex.
+//
+// Records wait with their trace until a record of that trace carries a session key
+// (SpanRecord.SessionID); the trace then joins that session. A trace that closes without
+// any session key forms a session of its own, keyed by its trace id (KeySource
+// "trace_id"), which ends with that turn (EndReasonSingleTrace). Records are retained
+// only while their turn is open; a closed turn keeps the assembled Turn only.
+type Tracker struct {
+	cfg      TrackerConfig
+	registry map[string]*session.AgentDefinition
+
+	traces   map[string]*traceState
+	sessions map[string]*sessionState
+	// lru orders the open sessions and the pending traces, most recently active first.
+	lru *list.List
+	// closed remembers the traces whose turn closed, for late spans.
+	closed     map[string]*closedTurn
+	closedFIFO []expiry
+	// deadSessions and deadTraces are closed by max_spans_per_session: their records are
+	// counted, not retained, until session_timeout of silence.
+	deadSessions map[string]time.Time
+	deadTraces   map[string]time.Time
+	// vocab holds the strings that records of all traces share (tracker_recs.go).
+	vocab valueVocab
+
+	now   time.Time
+	stats TrackerStats
+}
+
+type traceState struct {
+	id   string
+	sess *sessionState
+	// recs holds the records received, in the compact form of tracker_recs.go; it also
+	// knows the class of every distinct span id received.
+	recs traceRecords
+	// root is true once the turn's root record arrived (see hasRoot).
+	root      bool
+	genAI     bool
+	endSignal bool
+	// outcome is the last explicit task outcome (agent_eval.task.completed) received.
+	outcome   *bool
+	service   string
+	firstSeen time.Time
+	lastSeen  time.Time
+	// start is the earliest span start of the trace (ns since the Unix epoch; 0 when
+	// none is known): turns that arrive together are numbered in start order.
+	start int64
+	elem  *list.Element // in Tracker.lru while pending
+}
+
+// turnOrder orders the traces that close together, so that a session's turn indexes
+// follow the conversation: by arrival, then by the earliest span start (the turns of a
+// recorded session or a replay arrive in one request), then by trace id.
+func turnOrder(x, y *traceState) int {
+	if c := x.firstSeen.Compare(y.firstSeen); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.start, y.start); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.id, y.id)
+}
+
+// hasRoot reports whether the turn's root record has arrived: a turn marker (ClassTurn),
+// a record without a parent (the trace root, of any class), or an agent/LLM/tool record
+// whose parent already arrived and is not a GenAI span. A GenAI span whose parent has
+// not arrived does not count: spans arrive as they end, children first, and the missing
+// parent is usually an agent still running (a coordinator between two LLM calls, an
+// agent-as-tool); closing on turn_settle then would cut the turn in two. Such a trace
+// closes when its root arrives, or after turn_timeout of silence.
+func (tr *traceState) hasRoot() bool { return tr.root }
+
+type sessionState struct {
+	id         string
+	keySource  string
+	service    string
+	byTrace    bool
+	created    time.Time
+	lastActive time.Time
+	open       map[string]*traceState
+	// turns are the closed turns in close order (the last RetainTurns when set); a
+	// turn's Index is its position among all the session's closed turns (closedTurns
+	// before it), given once.
+	turns       []turnState
+	closedTurns int
+	// Totals over every closed turn, for the session-end snapshot.
+	latencyMs          float64
+	usage              session.Usage
+	cost               float64
+	costSeen           bool
+	outcome            *bool
+	startedAt, endedAt time.Time
+	// agents merges the agents of the closed turns (mergeAgents); agentPos indexes it
+	// and fromRegistry marks the configured ones.
+	agents       []session.AgentDefinition
+	agentPos     map[string]int
+	fromRegistry map[string]bool
+	// closedTraces are the traces whose turn closed, in close order (their turns join
+	// turns when Finish completes them).
+	closedTraces []string
+	// spans counts the records retained for the session's open turns.
+	spans     int
+	endSignal bool
+	elem      *list.Element
+}
+
+type turnState struct {
+	turn    session.Turn
+	agents  []session.AgentDefinition
+	outcome *bool
+	cost    *float64
+}
+
+type closedTurn struct {
+	sess *sessionState // nil once the session ended
+}
+
+type expiry struct {
+	trace string
+	at    time.Time
+}
+
+// NewTracker returns a Tracker with cfg (zero fields take the defaults). The registry is
+// copied.
+func NewTracker(cfg TrackerConfig) *Tracker {
+	t := &Tracker{
+		cfg:          cfg.withDefaults(),
+		registry:     map[string]*session.AgentDefinition{},
+		traces:       map[string]*traceState{},
+		sessions:     map[string]*sessionState{},
+		lru:          list.New(),
+		closed:       map[string]*closedTurn{},
+		deadSessions: map[string]time.Time{},
+		deadTraces:   map[string]time.Time{},
+	}
+	for _, d := range cfg.Registry {
+		c := cloneAgent(d)
+		if c.ToolsSource == "" {
+			c.ToolsSource = session.ToolsSourceConfig
+		}
+		for _, k := range []string{c.ID, c.Name} {
+			if _, dup := t.registry[k]; k != "" && !dup {
+				t.registry[k] = &c
+			}
+		}
+	}
+	return t
+}
+
+// Observe takes a batch of records at time now. It returns the events that the batch
+// caused at once: sessions closed by max_sessions or max_spans_per_session (with their
+// open turns). It is Finish(ObserveClosing(recs, now)).
+func (t *Tracker) Observe(recs []session.SpanRecord, now time.Time) []Event {
+	return t.Finish(t.ObserveClosing(recs, now))
+}
+
+// ObserveClosing is Observe without the assembly of the turns it closes: it returns
+// what closed, to be assembled (Closed.Assemble, safe outside the caller's lock) and
+// completed by Finish, in order.
+func (t *Tracker) ObserveClosing(recs []session.SpanRecord, now time.Time) []Closed {
+	t.tick(now)
+	var ev []Closed
+	for i := range recs {
+		ev = t.observe(&recs[i], now, ev)
+	}
+	return ev
+}
+
+func (t *Tracker) tick(now time.Time) {
+	if now.After(t.now) {
+		t.now = now
+	}
+}
+
+func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []Closed {
+	t.stats.SpansObserved++
+	if r.Class == session.ClassEvaluation {
+		t.stats.SpansIgnored++
+		return ev
+	}
+	if _, dead := t.deadTraces[r.TraceID]; dead {
+		t.deadTraces[r.TraceID] = now
+		t.stats.SpansDropped++
+		return ev
+	}
+	if c, ok := t.closed[r.TraceID]; ok {
+		t.late(c, r.TraceID, now)
+		return ev
+	}
+	tr := t.traces[r.TraceID]
+	if r.SessionID != "" && (tr == nil || tr.sess == nil) {
+		if _, dead := t.deadSessions[r.SessionID]; dead {
+			t.deadSessions[r.SessionID] = now
+			if tr != nil {
+				t.dropTrace(tr)
+			}
+			t.deadTraces[r.TraceID] = now
+			t.stats.SpansDropped++
+			return ev
+		}
+	}
+	if tr == nil {
+		tr = &traceState{id: r.TraceID, firstSeen: now}
+		t.traces[r.TraceID] = tr
+		tr.elem = t.lru.PushFront(tr)
+	}
+	switch {
+	case tr.sess == nil && r.SessionID != "":
+		t.attach(tr, t.foldSubAgent(r.SessionID), r.SessionKey, r.Service, now)
+	case tr.sess != nil && r.SessionID != "" && r.SessionID != tr.sess.id && ParentSessionID(tr.sess.id) == r.SessionID:
+		// The trace joined a sub-agent's id first; the parent's id folds it back.
+		t.rekey(tr, r.SessionID, r.SessionKey, r.Service, now)
+	}
+	t.retain(tr, r, now)
+	if s := tr.sess; s != nil {
+		if s.spans > t.cfg.MaxSpansPerSession {
+			ev = t.killSession(s, now, ev)
+		}
+	} else if tr.recs.n > t.cfg.MaxSpansPerSession {
+		t.deadTraces[tr.id] = now
+		ev = t.closeTrace(tr, session.EndReasonMaxSpans, now, ev)
+	}
+	return t.evict(now, ev)
+}
+
+// retain adds r to its open trace and updates the root tracking and activity.
+func (t *Tracker) retain(tr *traceState, r *session.SpanRecord, now time.Time) {
+	parentArrived, parentGenAI, dup := tr.recs.add(r, &t.vocab)
+	t.stats.RetainedSpans++
+	tr.lastSeen = now
+	if st := r.StartUnixNano; st != 0 && (tr.start == 0 || st < tr.start) {
+		tr.start = st
+	}
+	if tr.service == "" {
+		tr.service = r.Service
+	}
+	if r.EndSignal {
+		tr.endSignal = true
+	}
+	if r.Outcome != nil {
+		v := *r.Outcome
+		tr.outcome = &v
+	}
+	if r.Class.GenAI() {
+		tr.genAI = true
+	}
+	if !dup {
+		switch {
+		case r.Class == session.ClassTurn:
+			tr.root = true
+		case r.ParentSpanID == "" || r.ParentSpanID == r.SpanID:
+			// The trace's own root (of any class, e.g. the HTTP server span around
+			// the agents) ends last: the trace is complete.
+			tr.root = true
+		case r.Class == session.ClassAgent || r.Class == session.ClassLLM || r.Class == session.ClassTool:
+			// A GenAI span under a span that already arrived and is not GenAI (an
+			// HTTP or framework span that ended first). A GenAI span whose parent has
+			// not arrived is NOT a root: the parent may be an agent still running
+			// (agents-as-tools, a coordinator between two LLM calls).
+			if parentArrived && !parentGenAI {
+				tr.root = true
+			}
+		}
+	}
+	if s := tr.sess; s != nil {
+		s.spans++
+		s.lastActive = now
+		s.endSignal = s.endSignal || r.EndSignal
+		t.lru.MoveToFront(s.elem)
+	} else {
+		t.lru.MoveToFront(tr.elem)
+	}
+}
+
+// attach makes the pending trace join the session id (creating it); keySource names the
+// key the id came from and service the record's service.
+func (t *Tracker) attach(tr *traceState, id, keySource, service string, now time.Time) {
+	s := t.sessions[id]
+	if s == nil {
+		s = &sessionState{id: id, keySource: keySource, created: now, lastActive: now, open: map[string]*traceState{}}
+		t.sessions[s.id] = s
+		s.elem = t.lru.PushFront(s)
+	}
+	t.lru.Remove(tr.elem)
+	tr.elem = nil
+	tr.sess = s
+	s.open[tr.id] = tr
+	s.spans += tr.recs.n
+	s.endSignal = s.endSignal || tr.endSignal
+	if s.service == "" {
+		s.service = cmp.Or(tr.service, service)
+	}
+}
+
+// subAgentSuffix is the "-<uuid>" some frameworks append to the conversation id for a
+// sub-agent's run (Mastra: <thread>-<uuid> for the sub-agent's memory thread).
+var subAgentSuffix = regexp.MustCompile(`-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// ParentSessionID returns the conversation id that a sub-agent's id of the form
+// <parent>-<uuid> belongs to, or "" when id has no such suffix.
+func ParentSessionID(id string) string {
+	loc := subAgentSuffix.FindStringIndex(id)
+	if loc == nil || loc[0] == 0 {
+		return ""
+	}
+	return id[:loc[0]]
+}
+
+// foldSubAgent returns the open session a sub-agent's id (<parent>-<uuid>) folds into,
+// else id: a sub-agent run under its own conversation id stays in its parent's session
+// (docs/decisions/sessions.md §2.1).
+func (t *Tracker) foldSubAgent(id string) string {
+	if p := ParentSessionID(id); p != "" {
+		if _, open := t.sessions[p]; open {
+			return p
+		}
+	}
+	return id
+}
+
+// rekey moves the open trace tr from the session it joined under a sub-agent's id to its
+// parent's session id. The session it leaves is dropped when nothing else is in it.
+func (t *Tracker) rekey(tr *traceState, id, keySource, service string, now time.Time) {
+	old := tr.sess
+	delete(old.open, tr.id)
+	old.spans -= tr.recs.n
+	tr.sess = nil
+	tr.elem = t.lru.PushFront(tr)
+	if len(old.open) == 0 && len(old.turns) == 0 && old.closedTurns == 0 && len(old.closedTraces) == 0 {
+		delete(t.sessions, old.id)
+		if old.elem != nil {
+			t.lru.Remove(old.elem)
+			old.elem = nil
+		}
+	}
+	t.attach(tr, id, keySource, service, now)
+}
+
+// late counts a record of an already closed turn and notes it on the turn.
+func (t *Tracker) late(c *closedTurn, traceID string, now time.Time) {
+	t.stats.LateSpans++
+	s := c.sess
+	if s == nil {
+		return
+	}
+	s.lastActive = now
+	if s.elem != nil {
+		t.lru.MoveToFront(s.elem)
+	}
+	for i := range s.turns {
+		tu := &s.turns[i].turn
+		if tu.TraceID != traceID || slices.Contains(tu.Anomalies, session.AnomalyLateSpan) {
+			continue
+		}
+		// Copy on write: earlier snapshots share the old slice.
+		an := append(slices.Clone(tu.Anomalies), session.AnomalyLateSpan)
+		slices.Sort(an)
+		tu.Anomalies = an
+	}
+}
+
+// dropTrace forgets an open trace whose records are not to be retained.
+func (t *Tracker) dropTrace(tr *traceState) {
+	n := tr.recs.n
+	t.stats.RetainedSpans -= n
+	t.stats.SpansDropped += uint64(n)
+	t.forget(tr)
+}
+
+// forget removes an open trace from the tracker's indexes.
+func (t *Tracker) forget(tr *traceState) {
+	delete(t.traces, tr.id)
+	if tr.elem != nil {
+		t.lru.Remove(tr.elem)
+		tr.elem = nil
+	}
+	if tr.sess != nil {
+		delete(tr.sess.open, tr.id)
+		tr.sess.spans -= tr.recs.n
+	}
+	tr.recs = traceRecords{}
+}
+
+// killSession closes a session that exceeded max_spans_per_session and refuses its
+// further records until session_timeout of silence.
+func (t *Tracker) killSession(s *sessionState, now time.Time, ev []Closed) []Closed {
+	t.deadSessions[s.id] = now
+	for id := range s.open {
+		t.deadTraces[id] = now
+	}
+	for _, id := range s.closedTraces {
+		t.deadTraces[id] = now
+	}
+	return t.endSession(s, session.EndReasonMaxSpans, true, now, ev)
+}
+
+// evict closes the least recently active sessions (or pending traces) while more than
+// max_sessions are open.
+func (t *Tracker) evict(now time.Time, ev []Closed) []Closed {
+	for t.lru.Len() > t.cfg.MaxSessions {
+		t.stats.SessionsEvicted++
+		switch v := t.lru.Back().Value.(type) {
+		case *sessionState:
+			ev = t.endSession(v, session.EndReasonMaxSessions, true, now, ev)
+		case *traceState:
+			ev = t.closeTrace(v, session.EndReasonMaxSessions, now, ev)
+		}
+	}
+	return ev
+}
+
+// closeTrace closes an open trace's turn. force is "" for a natural close (settle or
+// timeout; Partial when the root never arrived), else the reason of an early close (the
+// turn is Partial, and a trace without session key ends its own session with that
+// reason).
+func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.Time, ev []Closed) []Closed {
+	n := tr.recs.n
+	hasRoot, genAI := tr.hasRoot(), tr.genAI
+	t.stats.RetainedSpans -= n
+	s := tr.sess
+	var recs []session.SpanRecord
+	if genAI {
+		recs = tr.recs.records(tr.id, &t.vocab)
+	}
+	t.forget(tr)
+	if !genAI {
+		t.stats.SpansDiscarded += uint64(n)
+		if s != nil && tr.outcome != nil {
+			s.outcome = tr.outcome
+		}
+		return ev
+	}
+	t.stats.SpansAssembled += uint64(len(recs))
+	t.stats.TurnsClosed++
+	if s == nil {
+		s = &sessionState{id: tr.id, keySource: session.KeySourceTraceID, service: tr.service, byTrace: true,
+			created: tr.firstSeen, lastActive: now, open: map[string]*traceState{}}
+	}
+	s.closedTraces = append(s.closedTraces, tr.id)
+	t.closed[tr.id] = &closedTurn{sess: s}
+	ev = append(ev, Closed{kind: EventTurnClosed, sess: s, Records: recs, partial: force != "" || !hasRoot})
+	if s.byTrace {
+		if force != "" {
+			return t.endSession(s, force, true, now, ev)
+		}
+		return t.endSession(s, session.EndReasonSingleTrace, false, now, ev)
+	}
+	return ev
+}
+
+// turnEvent is the EventTurnClosed of s's last closed turn: a window snapshot holding
+// the previous turn (when there is one) and that turn, with the session's agents so
+// far. Its cost does not depend on the number of turns.
+func (t *Tracker) turnEvent(s *sessionState) Event {
+	n := len(s.turns)
+	window := s.turns[max(0, n-2):]
+	as := &session.AgentSession{
+		ID:        s.id,
+		KeySource: s.keySource,
+		Service:   s.service,
+		Turns:     make([]session.Turn, len(window)),
+		Agents:    t.agentsOf(s),
+	}
+	for i, tu := range window {
+		as.Turns[i] = tu.turn
+		as.TotalLatencyMs += tu.turn.LatencyMs
+		as.Usage.Add(tu.turn.Usage)
+	}
+	last := window[len(window)-1]
+	as.StartedAt, as.EndedAt = last.turn.StartedAt, last.turn.EndedAt
+	var outcome *bool
+	if last.outcome != nil {
+		v := *last.outcome
+		outcome = &v
+	}
+	return Event{Kind: EventTurnClosed, Session: as, TurnIndex: len(window) - 1, TurnOutcome: outcome}
+}
+
+// Closed is something the Tracker decided that Finish completes: a turn closed (its
+// trace's records are handed out, to be assembled outside the caller's lock) or a
+// session ended. Complete them with Finish, in the order they were returned.
+type Closed struct {
+	kind EventKind
+	sess *sessionState
+	// Records are the closed trace's records (a closed turn), in arrival order.
+	Records []session.SpanRecord
+	partial bool // the turn closed early or without its root
+	asm     *assembly.TurnAssembly
+	// session end
+	reason         session.EndReason
+	sessionPartial bool
+}
+
+// Assemble assembles a closed turn's records (AssembleTurn). It reads and writes no
+// Tracker state, so the caller may run it outside its lock and concurrently for
+// different values. Finish assembles what was not.
+func (c *Closed) Assemble() {
+	if c.kind == EventTurnClosed && c.asm == nil {
+		a := assembly.AssembleTurn(c.Records)
+		c.asm = &a
+		// The assembly holds nothing of the record slice (it copies what it keeps):
+		// the slice goes back to the pool for a later closed trace.
+		putRecords(c.Records)
+		c.Records = nil
+	}
+}
+
+// maxPooledRecords bounds the record slices kept for reuse (784 bytes a record): a rare
+// huge trace does not keep its slice alive.
+const maxPooledRecords = 1024
+
+// recordsPool holds the []SpanRecord of assembled turns for traceRecords.records: a closed
+// trace's records are decoded into a slice of tens of kilobytes, of pointer-bearing
+// structs, which is dropped as soon as the turn is assembled.
+var recordsPool sync.Pool // of *[]SpanRecord, cleared, length 0
+
+// getRecords returns a zeroed slice of n records, reused when the pool has one large
+// enough.
+func getRecords(n int) []session.SpanRecord {
+	if v, ok := recordsPool.Get().(*[]session.SpanRecord); ok && cap(*v) >= n {
+		return (*v)[:n]
+	}
+	return make([]session.SpanRecord, n)
+}
+
+// putRecords clears recs (so that it pins no strings) and pools it.
+func putRecords(recs []session.SpanRecord) {
+	if cap(recs) == 0 || cap(recs) > maxPooledRecords {
+		return
+	}
+	clear(recs)
+	recs = recs[:0]
+	recordsPool.Put(&recs)
+}
+
+// Finish completes closed turns and ended sessions, in order, into events: a turn gets
+// its stable index and joins its session's turns (agents merged), a session's end
+// event snapshots all its turns. The cost of a turn does not depend on how many turns
+// its session has.
+func (t *Tracker) Finish(cs []Closed) []Event {
+	var ev []Event
+	for i := range cs {
+		c := &cs[i]
+		s := c.sess
+		switch c.kind {
+		case EventTurnClosed:
+			c.Assemble()
+			turn := c.asm.Turn
+			turn.Partial = turn.Partial || c.partial
+			turn.Index = s.closedTurns
+			s.closedTurns++
+			tu := turnState{turn: turn, agents: c.asm.Agents, outcome: c.asm.Outcome, cost: c.asm.Cost}
+			s.addTotals(&tu)
+			if k := t.cfg.RetainTurns; k > 0 && len(s.turns) >= max(k, 2) {
+				// Drop the oldest in place: the window of later events stays valid,
+				// earlier snapshots hold copies.
+				s.turns = append(s.turns[:0], s.turns[len(s.turns)-max(k, 2)+1:]...)
+			}
+			s.turns = append(s.turns, tu)
+			t.mergeAgents(s, c.asm.Agents)
+			ev = append(ev, t.turnEvent(s))
+		case EventSessionEnded:
+			ev = append(ev, Event{Kind: EventSessionEnded, Session: t.snapshot(s, c.sessionPartial, c.reason)})
+		}
+	}
+	return ev
+}
+
+// endSession closes the session's open turns (as partial) and ends it. A session that
+// has no turn is not reported.
+func (t *Tracker) endSession(s *sessionState, reason session.EndReason, partial bool, now time.Time, ev []Closed) []Closed {
+	open := slices.SortedFunc(maps.Values(s.open), turnOrder)
+	for _, tr := range open {
+		ev = t.closeTrace(tr, reason, now, ev)
+	}
+	if !s.byTrace {
+		delete(t.sessions, s.id)
+	}
+	if s.elem != nil {
+		t.lru.Remove(s.elem)
+		s.elem = nil
+	}
+	for _, id := range s.closedTraces {
+		if c, ok := t.closed[id]; ok && c.sess == s {
+			c.sess = nil
+			t.closedFIFO = append(t.closedFIFO, expiry{trace: id, at: now.Add(t.cfg.TurnTimeout)})
+		}
+	}
+	if len(s.closedTraces) == 0 {
+		t.stats.EmptySessions++
+		return ev
+	}
+	return append(ev, Closed{kind: EventSessionEnded, sess: s, reason: reason, sessionPartial: partial})
+}
+
+// Advance applies the timers at time now: turns whose settle or timeout passed close,
+// then sessions end (max_session_duration, end signal, session_timeout). Events are
+// ordered: turns by first arrival then trace id, sessions by id. It is
+// Finish(AdvanceClosing(now)).
+func (t *Tracker) Advance(now time.Time) []Event {
+	return t.Finish(t.AdvanceClosing(now))
+}
+
+// AdvanceClosing is Advance without the assembly of the turns it closes (see
+// ObserveClosing).
+func (t *Tracker) AdvanceClosing(now time.Time) []Closed {
+	t.tick(now)
+	t.expire(now)
+	var ev []Closed
+	var due []*traceState
+	for _, tr := range t.traces {
+		silent := now.Sub(tr.lastSeen)
+		if silent >= t.cfg.TurnTimeout || (tr.hasRoot() && silent >= t.cfg.TurnSettle) {
+			due = append(due, tr)
+		}
+	}
+	slices.SortFunc(due, turnOrder)
+	for _, tr := range due {
+		ev = t.closeTrace(tr, "", now, ev)
+	}
+	var ending []*sessionState
+	for _, s := range t.sessions {
+		switch {
+		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
+		case len(s.open) == 0 && s.endSignal:
+		case now.Sub(s.lastActive) >= t.cfg.SessionTimeout:
+			// Idle: the open turns of a silent session (a run that crashed before its
+			// root span ended) close as partial with it, not at turn_timeout.
+		default:
+			continue
+		}
+		ending = append(ending, s)
+	}
+	slices.SortFunc(ending, func(x, y *sessionState) int { return cmp.Compare(x.id, y.id) })
+	for _, s := range ending {
+		switch {
+		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
+			ev = t.endSession(s, session.EndReasonMaxDuration, true, now, ev)
+		case s.endSignal && len(s.open) == 0:
+			ev = t.endSession(s, session.EndReasonEndSignal, false, now, ev)
+		default:
+			ev = t.endSession(s, session.EndReasonSessionTimeout, false, now, ev)
+		}
+	}
+	return ev
+}
+
+// expire forgets closed traces and max_spans tombstones whose time has passed.
+func (t *Tracker) expire(now time.Time) {
+	n := 0
+	for _, e := range t.closedFIFO {
+		if e.at.After(now) {
+			break
+		}
+		if c, ok := t.closed[e.trace]; ok && c.sess == nil {
+			delete(t.closed, e.trace)
+		}
+		n++
+	}
+	t.closedFIFO = slices.Delete(t.closedFIFO, 0, n)
+	for k, at := range t.deadSessions {
+		if now.Sub(at) >= t.cfg.SessionTimeout {
+			delete(t.deadSessions, k)
+		}
+	}
+	for k, at := range t.deadTraces {
+		if now.Sub(at) >= t.cfg.SessionTimeout {
+			delete(t.deadTraces, k)
+		}
+	}
+}
+
+// CloseAll closes every open turn and session as partial with the given end reason
+// (EndReasonShutdown at shutdown): sessions by id, then traces without a session key by
+// trace id.
+func (t *Tracker) CloseAll(reason session.EndReason) []Event {
+	return t.Finish(t.CloseAllClosing(reason))
+}
+
+// CloseAllClosing is CloseAll without the assembly of the turns it closes (see
+// ObserveClosing).
+func (t *Tracker) CloseAllClosing(reason session.EndReason) []Closed {
+	var ev []Closed
+	for _, id := range slices.Sorted(maps.Keys(t.sessions)) {
+		ev = t.endSession(t.sessions[id], reason, true, t.now, ev)
+	}
+	for _, id := range slices.Sorted(maps.Keys(t.traces)) {
+		ev = t.closeTrace(t.traces[id], reason, t.now, ev)
+	}
+	return ev
+}
+
+// IsOpen reports whether a session with this id is open (it received a record and has not
+// ended).
+func (t *Tracker) IsOpen(id string) bool {
+	_, ok := t.sessions[id]
+	return ok
+}
+
+// Stats returns the current state and counters.
+func (t *Tracker) Stats() TrackerStats {
+	s := t.stats
+	s.OpenSessions = len(t.sessions)
+	s.OpenTurns = len(t.traces)
+	s.PendingTraces = 0
+	for _, tr := range t.traces {
+		if tr.sess == nil {
+			s.PendingTraces++
+		}
+	}
+	return s
+}
+
+// snapshot builds the AgentSession view of s.
+func (t *Tracker) snapshot(s *sessionState, partial bool, reason session.EndReason) *session.AgentSession {
+	as := &session.AgentSession{
+		ID:             s.id,
+		KeySource:      s.keySource,
+		Service:        s.service,
+		Turns:          make([]session.Turn, len(s.turns)),
+		Partial:        partial,
+		EndReason:      reason,
+		TotalLatencyMs: s.latencyMs,
+		Usage:          s.usage,
+		StartedAt:      s.startedAt,
+		EndedAt:        s.endedAt,
+	}
+	for i, tu := range s.turns {
+		as.Turns[i] = tu.turn
+	}
+	if s.costSeen {
+		cost := s.cost
+		as.TotalCost = &cost
+	}
+	if s.outcome != nil {
+		v := *s.outcome
+		as.Outcome = &v
+	}
+	as.Agents = t.agentsOf(s)
+	return as
+}
+
+// addTotals adds a closed turn to the session's totals: latency and usage sums, cost,
+// the last explicit outcome, the earliest start and the latest end.
+func (s *sessionState) addTotals(tu *turnState) {
+	s.latencyMs += tu.turn.LatencyMs
+	s.usage.Add(tu.turn.Usage)
+	if tu.cost != nil {
+		s.cost += *tu.cost
+		s.costSeen = true
+	}
+	if tu.outcome != nil {
+		s.outcome = tu.outcome
+	}
+	if st := tu.turn.StartedAt; !st.IsZero() && (s.startedAt.IsZero() || st.Before(s.startedAt)) {
+		s.startedAt = st
+	}
+	if en := tu.turn.EndedAt; en.After(s.endedAt) {
+		s.endedAt = en
+	}
+}
+
+// agentsOf returns a copy of the session's merged agents.
+func (t *Tracker) agentsOf(s *sessionState) []session.AgentDefinition {
+	out := make([]session.AgentDefinition, len(s.agents))
+	for i, d := range s.agents {
+		out[i] = cloneAgent(d)
+	}
+	return out
+}
+
+// mergeAgents merges the agents a closed turn learned into the session's, which lists
+// them in order of first appearance: the registry definition for a configured agent
+// (its tools win; its handoff targets when it declares any), else the union of what
+// the turns learned. Its cost depends on the turn's agents only.
+func (t *Tracker) mergeAgents(s *sessionState, agents []session.AgentDefinition) {
+	if s.agentPos == nil {
+		s.agentPos, s.fromRegistry = map[string]int{}, map[string]bool{}
+	}
+	for _, d := range agents {
+		i, ok := s.agentPos[d.ID]
+		if !ok {
+			s.agentPos[d.ID] = len(s.agents)
+			if reg := t.registry[d.ID]; reg != nil {
+				c := cloneAgent(*reg)
+				c.ID = d.ID
+				c.Name = cmp.Or(c.Name, d.Name)
+				c.Description = cmp.Or(c.Description, d.Description)
+				if len(c.HandoffTargets) == 0 {
+					c.HandoffTargets = slices.Clone(d.HandoffTargets)
+				}
+				s.fromRegistry[d.ID] = true
+				s.agents = append(s.agents, c)
+			} else {
+				s.agents = append(s.agents, cloneAgent(d))
+			}
+			continue
+		}
+		if s.fromRegistry[d.ID] {
+			continue
+		}
+		m := &s.agents[i]
+		m.Description = cmp.Or(m.Description, d.Description)
+		m.AddTools(d.Tools)
+		if d.ToolsSource != "" {
+			m.ToolsSource = d.ToolsSource
+		}
+		m.HandoffTargets = append(m.HandoffTargets, d.HandoffTargets...)
+		slices.Sort(m.HandoffTargets)
+		m.HandoffTargets = slices.Compact(m.HandoffTargets)
+	}
+}
+
+// cloneAgent copies d so that merging never writes into a shared slice.
+func cloneAgent(d session.AgentDefinition) session.AgentDefinition {
+	d.Tools = append([]session.ToolDefinition{}, d.Tools...)
+	d.HandoffTargets = slices.Clone(d.HandoffTargets)
+	return d
+}

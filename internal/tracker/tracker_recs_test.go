@@ -1,0 +1,283 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package tracker
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/conventions"
+	"github.com/agenteval/agenteval-collector/internal/session"
+)
+
+// randomValue fills v (settable) with a random value: every exported field of every
+// struct, strings drawn from a small pool (so that interning is exercised), slices nil,
+// empty or filled, pointers nil or set. The pool's ids are hex span ids or not.
+func randomValue(rng *rand.Rand, v reflect.Value, pool []string) {
+	switch v.Kind() {
+	case reflect.String:
+		if rng.IntN(4) > 0 {
+			v.SetString(pool[rng.IntN(len(pool))])
+		}
+	case reflect.Bool:
+		v.SetBool(rng.IntN(2) == 0)
+	case reflect.Int, reflect.Int64:
+		switch rng.IntN(4) {
+		case 0:
+		case 1:
+			v.SetInt(-rng.Int64())
+		default:
+			v.SetInt(rng.Int64())
+		}
+	case reflect.Uint8:
+		v.SetUint(uint64(rng.IntN(256)))
+	case reflect.Float64:
+		v.SetFloat(rng.NormFloat64() * 1e3)
+	case reflect.Pointer:
+		if rng.IntN(2) == 0 {
+			p := reflect.New(v.Type().Elem())
+			randomValue(rng, p.Elem(), pool)
+			v.Set(p)
+		}
+	case reflect.Slice:
+		switch rng.IntN(3) {
+		case 0: // nil
+		case 1:
+			v.Set(reflect.MakeSlice(v.Type(), 0, rng.IntN(3)))
+		default:
+			n := 1 + rng.IntN(4)
+			s := reflect.MakeSlice(v.Type(), n, n)
+			for i := 0; i < n; i++ {
+				randomValue(rng, s.Index(i), pool)
+			}
+			v.Set(s)
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				randomValue(rng, v.Field(i), pool)
+			}
+		}
+	default:
+		panic(fmt.Sprintf("randomValue: add kind %s (%s)", v.Kind(), v.Type()))
+	}
+}
+
+// TestTraceRecordsRoundTrip retains random records (every SpanRecord field set at random) and
+// checks that the decoded records are exactly the ones retained: a field added to
+// SpanRecord but not to the compact form fails here.
+func TestTraceRecordsRoundTrip(t *testing.T) {
+	pool := []string{"", "a", "chat gpt-4o", "0123456789abcdef", "fedcba9876543210", "00000000000000ff",
+		"0123456789ABCDEF", "s1", "root", "héllo wörld", `{"order_id":"12345","amount":120.5}`,
+		"\x00\xff", "0123456789abcde", "0123456789abcdef0"}
+	defer func(v int) { vocabMax = v }(vocabMax)
+	vocabMax = 6 // the pool holds more: later values stay in the traces' strings
+	shared := &valueVocab{}
+	for seed := uint64(0); seed < 300; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		n := 1 + rng.IntN(40)
+		want := make([]session.SpanRecord, n)
+		var c traceRecords
+		vocab := []*valueVocab{nil, shared, {}}[seed%3]
+		for i := range want {
+			randomValue(rng, reflect.ValueOf(&want[i]).Elem(), pool)
+			want[i].TraceID = "trace"
+			c.add(&want[i], vocab)
+		}
+		got := c.records("trace", vocab)
+		for i := range want {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				gj, _ := json.Marshal(got[i])
+				wj, _ := json.Marshal(want[i])
+				t.Fatalf("seed %d record %d differs:\n got %s\nwant %s\n(%#v)\n(%#v)", seed, i, gj, wj, got[i], want[i])
+			}
+		}
+	}
+	require.Len(t, shared.strs, vocabMax)
+}
+
+// TestTraceRecordsWideEnds round-trips random records across the switches to 64-bit string
+// ends and 32-bit index slots (at 4 GiB of text and 65534 entries in production, lowered
+// here).
+func TestTraceRecordsWideEnds(t *testing.T) {
+	defer func(v, w int) { maxEnd32, maxIndex16 = v, w }(maxEnd32, maxIndex16)
+	maxEnd32 = 40   // the pool holds more
+	maxIndex16 = 20 // 50 records have more span ids
+	pool := []string{"", "a", "chat gpt-4o", "0123456789abcdef", "s1", "root", `{"order_id":"12345"}`, "hé"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	want := make([]session.SpanRecord, 50)
+	var c traceRecords
+	for i := range want {
+		randomValue(rng, reflect.ValueOf(&want[i]).Elem(), pool)
+		want[i].TraceID = "trace"
+		want[i].SpanID = fmt.Sprintf("%016x", i+1)
+		c.add(&want[i], nil)
+	}
+	require.NotNil(t, c.ends64)
+	require.Nil(t, c.ends)
+	require.NotNil(t, c.idIndex.s32)
+	require.Nil(t, c.idIndex.s16)
+	require.True(t, reflect.DeepEqual(want, c.records("trace", nil)))
+}
+
+// fixtureDir holds the recorded OTLP/JSON fixtures of the conventions.
+const fixtureDir = "../../testdata/fixtures"
+
+// TestTraceRecordsFixtures round-trips the records of every recorded fixture span.
+func TestTraceRecordsFixtures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.otlp.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	ex := conventions.NewExtractor(conventions.ExtractConfig{EndAttribute: "agent_eval.session.end"})
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
+		require.NoError(t, err)
+		vocab := &valueVocab{}
+		byTrace := map[string]*traceRecords{}
+		want := map[string][]session.SpanRecord{}
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			rs := td.ResourceSpans().At(i)
+			for j := 0; j < rs.ScopeSpans().Len(); j++ {
+				ss := rs.ScopeSpans().At(j)
+				for k := 0; k < ss.Spans().Len(); k++ {
+					r := ex.Extract(rs.Resource(), ss.Scope(), ss.Spans().At(k))
+					c := byTrace[r.TraceID]
+					if c == nil {
+						c = &traceRecords{}
+						byTrace[r.TraceID] = c
+					}
+					c.add(&r, vocab)
+					want[r.TraceID] = append(want[r.TraceID], r)
+				}
+			}
+		}
+		for id, c := range byTrace {
+			require.Equal(t, want[id], c.records(id, vocab), "%s trace %s", filepath.Base(f), id)
+		}
+	}
+}
+
+// TestTraceRecordsArrival checks the id table against a plain map: duplicates and the class
+// of an arrived parent, with hex and non-hex ids, self-parents and missing parents.
+func TestTraceRecordsArrival(t *testing.T) {
+	ids := []string{"", "0123456789abcdef", "00000000000000ff", "p", "q", "0000000000000001", "1"}
+	defer func(v int) { maxIndex16 = v }(maxIndex16)
+	for seed := uint64(0); seed < 200; seed++ {
+		maxIndex16 = []int{3, math.MaxUint16 - 1}[seed%2] // half of the runs switch to 32-bit slots
+		rng := rand.New(rand.NewPCG(seed, 11))
+		var c traceRecords
+		classes := map[string]session.SpanClass{}
+		for i := 0; i < 60; i++ {
+			r := session.SpanRecord{SpanID: ids[rng.IntN(len(ids))], ParentSpanID: ids[rng.IntN(len(ids))], Class: session.SpanClass(rng.IntN(8))}
+			parentArrived, parentGenAI, dup := c.add(&r, nil)
+			_, wantDup := classes[r.SpanID]
+			require.Equal(t, wantDup, dup, "seed %d step %d", seed, i)
+			if !wantDup {
+				classes[r.SpanID] = r.Class
+			}
+			wantPC, wantArrived := classes[r.ParentSpanID]
+			wantArrived = wantArrived && r.ParentSpanID != "" && r.ParentSpanID != r.SpanID
+			require.Equal(t, wantArrived, parentArrived, "seed %d step %d", seed, i)
+			if wantArrived {
+				require.Equal(t, wantPC.GenAI(), parentGenAI)
+			}
+		}
+	}
+}
+
+// TestTrackerPinsNothingOfTheBatch extracts spans with 5 MB tool arguments and result
+// (cut at max_text_bytes) and a 60 KB message list whose user message is short into a
+// Tracker, drops the spans and checks that the open trace holds a few kilobytes, not what
+// sub-strings of the attributes would pin.
+func TestTrackerPinsNothingOfTheBatch(t *testing.T) {
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	ex := conventions.NewExtractor(conventions.ExtractConfig{MaxTextBytes: 4096})
+	tk := NewTracker(TrackerConfig{})
+	batch := func(tk *Tracker, size int) {
+		big := strings.Repeat("x", size)
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		ss := rs.ScopeSpans().AppendEmpty()
+		tool := ss.Spans().AppendEmpty()
+		tool.SetTraceID(pcommon.TraceID{1})
+		tool.SetSpanID(pcommon.SpanID{1})
+		tool.SetParentSpanID(pcommon.SpanID{2})
+		tool.SetName("execute_tool lookup")
+		tool.Attributes().PutStr("gen_ai.operation.name", "execute_tool")
+		tool.Attributes().PutStr("gen_ai.tool.name", "lookup")
+		tool.Attributes().PutStr("gen_ai.tool.call.arguments", `{"q":"`+big+`"}`)
+		tool.Attributes().PutStr("gen_ai.tool.call.result", big+"!")
+		llm := ss.Spans().AppendEmpty()
+		llm.SetTraceID(pcommon.TraceID{1})
+		llm.SetSpanID(pcommon.SpanID{3})
+		llm.SetParentSpanID(pcommon.SpanID{2})
+		llm.SetName("chat m")
+		llm.Attributes().PutStr("gen_ai.operation.name", "chat")
+		llm.Attributes().PutStr("gen_ai.conversation.id", "s1")
+		llm.Attributes().PutStr("gen_ai.input.messages",
+			`[{"role":"system","parts":[{"type":"text","content":"`+big[:min(size, 60<<10)]+`"}]},{"role":"user","parts":[{"type":"text","content":"short question"}]}]`)
+		var recs []session.SpanRecord
+		for i := 0; i < ss.Spans().Len(); i++ {
+			recs = append(recs, ex.Extract(rs.Resource(), ss.Scope(), ss.Spans().At(i)))
+		}
+		require.Len(t, recs[0].ToolResult, 4096)
+		require.Equal(t, "short question", recs[1].UserMessage)
+		tk.Observe(recs, testT0)
+	}
+	// Warm up on another tracker: the first extraction fills process-wide caches (JSON
+	// decoders, interned names) that the measure must not count.
+	batch(NewTracker(TrackerConfig{}), 64<<10)
+	before := heap()
+	batch(tk, 5<<20)
+	retained := int64(heap()) - int64(before)
+	require.Equal(t, 2, tk.Stats().RetainedSpans)
+	require.Less(t, retained, int64(32<<10), "the open trace retains %d bytes", retained)
+	runtime.KeepAlive(tk)
+}
+
+// TestTraceRecordsToolDefsByContent: the spans of one agent carry the same tool definitions,
+// each span its own decoded copy; the trace keeps one list. A nil schema (unknown) and an
+// empty one stay apart.
+func TestTraceRecordsToolDefsByContent(t *testing.T) {
+	defs := func(params json.RawMessage) []session.ToolDefinition {
+		return []session.ToolDefinition{{Name: "issue_refund", Description: "Refund an order", Parameters: params}}
+	}
+	var c traceRecords
+	for i, d := range [][]session.ToolDefinition{
+		defs(json.RawMessage(`{"type":"object"}`)),
+		defs(json.RawMessage(`{"type":"object"}`)),
+		defs(nil),
+		defs(json.RawMessage{}),
+		defs(nil),
+	} {
+		c.add(&session.SpanRecord{TraceID: "trace", SpanID: fmt.Sprintf("%016x", i+1), ToolDefs: d}, nil)
+	}
+	require.Len(t, c.defs, 3)
+	got := c.records("trace", nil)
+	require.Len(t, got, 5)
+	assert.Equal(t, got[0].ToolDefs, got[1].ToolDefs)
+	assert.Nil(t, got[2].ToolDefs[0].Parameters)
+	assert.NotNil(t, got[3].ToolDefs[0].Parameters)
+}
