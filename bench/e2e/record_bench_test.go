@@ -12,12 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/collector/processor/processortest"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", to read the stored rows
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
@@ -114,26 +112,7 @@ func runContinuationWorkload(b *testing.B, set func(*agentsessionprocessor.Confi
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), cfg, next)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		b.Fatal(err)
-	}
-	w := newWorkload(workloadConfig{Seed: 1, ActiveTurns: 100})
-	send := func(bt batch) {
-		if err := p.ConsumeTraces(context.Background(), bt.traces); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for range 200 {
-		send(w.NextBatch(512))
-		time.Sleep(2 * time.Millisecond)
-	}
-	for _, bt := range w.Drain(512) {
-		send(bt)
-	}
+	p, w, _ := replayWorkload(b, cfg, next)
 	deadline := time.Now().Add(2 * time.Minute)
 	for sessions.Load() < w.Stats().Sessions {
 		if time.Now().After(deadline) {

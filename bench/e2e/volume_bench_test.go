@@ -13,6 +13,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/processor"
+
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 )
@@ -32,33 +35,12 @@ func BenchmarkEvaluationVolume(b *testing.B) {
 		cfg.TurnSettle = 5 * time.Millisecond
 		cfg.SessionTimeout = time.Hour // sessions end with their end attribute
 		sink := new(consumertest.TracesSink)
-		p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), cfg, sink)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-			b.Fatal(err)
-		}
-		w := newWorkload(workloadConfig{Seed: 1, ActiveTurns: 100})
-		var m ptrace.ProtoMarshaler
-		var in int
-		send := func(bt batch) {
-			in += m.TracesSize(bt.traces)
-			if err := p.ConsumeTraces(context.Background(), bt.traces); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for range 200 {
-			send(w.NextBatch(512))
-			time.Sleep(2 * time.Millisecond)
-		}
-		for _, bt := range w.Drain(512) {
-			send(bt)
-		}
+		p, w, in := replayWorkload(b, cfg, sink)
 		time.Sleep(200 * time.Millisecond)
 		if err := p.Shutdown(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+		var m ptrace.ProtoMarshaler
 		var out int
 		byKind := map[string]int{}
 		one := ptrace.NewTraces()
@@ -88,4 +70,37 @@ func BenchmarkEvaluationVolume(b *testing.B) {
 			b.ReportMetric(float64(byKind[k])/turns, k+"-B/turn")
 		}
 	}
+}
+
+// replayWorkload starts an agentsession processor with cfg in front of next and sends it
+// the harness's workload (seed 1, 100 turns in flight: 200 batches of 512 spans 2 ms
+// apart, then the drain). It returns the running processor (the caller shuts it down),
+// the workload and the OTLP protobuf bytes sent.
+func replayWorkload(b *testing.B, cfg *agentsessionprocessor.Config, next consumer.Traces) (processor.Traces, *workload, int) {
+	b.Helper()
+	f := agentsessionprocessor.NewFactory()
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), cfg, next)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		b.Fatal(err)
+	}
+	w := newWorkload(workloadConfig{Seed: 1, ActiveTurns: 100})
+	var m ptrace.ProtoMarshaler
+	var in int
+	send := func(bt batch) {
+		in += m.TracesSize(bt.traces)
+		if err := p.ConsumeTraces(context.Background(), bt.traces); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 200 {
+		send(w.NextBatch(512))
+		time.Sleep(2 * time.Millisecond)
+	}
+	for _, bt := range w.Drain(512) {
+		send(bt)
+	}
+	return p, w, in
 }
