@@ -61,8 +61,8 @@ type conformanceTurns struct {
 // (default configuration, default session keys) and describes it in the expectation form.
 func observeConformance(t *testing.T, ev *evaluation.Evaluator, file string) conformanceExpect {
 	t.Helper()
-	ex := conventions.NewExtractor(conventions.ExtractConfig{SessionKeys: conventions.DefaultSessionKeys(), MaxTextBytes: 4096})
-	sessions := tracker.Replay(readOTLPJSON(t, file), ex, tracker.TrackerConfig{})
+	ex := conventions.NewExtractor(conventions.Config{SessionKeys: conventions.DefaultSessionKeys(), MaxTextBytes: 4096})
+	sessions := tracker.Replay(readOTLPJSON(t, file), ex, tracker.Config{})
 	require.Len(t, sessions, 1, "one conversation per file")
 	s := sessions[0]
 	a := ev.AnalyzeSession(s)

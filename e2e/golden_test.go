@@ -75,8 +75,8 @@ func TestGoldenSessionsAndAnalyses(t *testing.T) {
 		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), ".otlp")
 		t.Run(name, func(t *testing.T) {
 			td := readOTLPJSON(t, f)
-			ex := conventions.NewExtractor(conventions.ExtractConfig{SessionKeys: conventions.DefaultSessionKeys(), EndAttribute: "agent_eval.session.end", MaxTextBytes: 4096})
-			sessions := tracker.Replay(td, ex, tracker.TrackerConfig{})
+			ex := conventions.NewExtractor(conventions.Config{SessionKeys: conventions.DefaultSessionKeys(), EndAttribute: "agent_eval.session.end", MaxTextBytes: 4096})
+			sessions := tracker.Replay(td, ex, tracker.Config{})
 			require.NotEmpty(t, sessions)
 			var analyses []evaluation.Analysis
 			for _, s := range sessions {

@@ -62,8 +62,8 @@ func TestFrameworkScenarios(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			td := readOTLPJSON(t, filepath.Join("..", "testdata", "samples", tt.file+".json"))
-			ex := conventions.NewExtractor(conventions.ExtractConfig{SessionKeys: conventions.DefaultSessionKeys(), MaxTextBytes: 4096})
-			sessions := tracker.Replay(td, ex, tracker.TrackerConfig{})
+			ex := conventions.NewExtractor(conventions.Config{SessionKeys: conventions.DefaultSessionKeys(), MaxTextBytes: 4096})
+			sessions := tracker.Replay(td, ex, tracker.Config{})
 			require.Len(t, sessions, 1, "one conversation per file")
 			s := sessions[0]
 			require.Len(t, s.Turns, tt.turns)

@@ -40,7 +40,7 @@ type TurnAssembly struct {
 	Cost *float64
 }
 
-// AssembleTurn reconstructs one turn from the records of one trace (docs/architecture.md §4,
+// Assemble reconstructs one turn from the records of one trace (docs/architecture.md §4,
 // docs/decisions/sessions.md §1.5). It is a pure function: the records are not modified and the
 // output depends only on the set of distinct records, not on their order (records are
 // ordered by start time, then span id). When a span id occurs more than once, the first
@@ -51,7 +51,7 @@ type TurnAssembly struct {
 // signals and their de-duplication) are documented in docs/decisions/sessions.md.
 // An empty input (or one of evaluation spans only) gives a Turn with no interactions,
 // Status "ok" and SpanCount 0.
-func AssembleTurn(records []session.SpanRecord) TurnAssembly {
+func Assemble(records []session.SpanRecord) TurnAssembly {
 	a := newAssembler(records)
 	return a.assemble()
 }

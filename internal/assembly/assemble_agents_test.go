@@ -93,7 +93,7 @@ func TestAssembleFoldsNestedSameAgent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := assembly.AssembleTurn(tt.recs)
+			got := assembly.Assemble(tt.recs)
 			assembly.CheckTurn(t, tt.recs, got)
 			assert.Equal(t, tt.want, shapeOf(got.Turn))
 		})
@@ -168,7 +168,7 @@ func TestAssembleLangGraphPromotion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := assembly.AssembleTurn(tt.recs)
+			got := assembly.Assemble(tt.recs)
 			assembly.CheckTurn(t, tt.recs, got)
 			assert.Equal(t, tt.want, shapeOf(got.Turn))
 			var rules []string
@@ -228,7 +228,7 @@ func TestAssembleWorkflowWrapper(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := assembly.AssembleTurn(tt.recs)
+			got := assembly.Assemble(tt.recs)
 			assembly.CheckTurn(t, tt.recs, got)
 			assert.Equal(t, tt.rootRule, got.Turn.RootRule)
 			assert.Equal(t, tt.agents, shapeOf(got.Turn).agents)
@@ -264,7 +264,7 @@ func TestAssembleHandoffToolModeUnderNesting(t *testing.T) {
 			})),
 		sessiontest.Span("b", "t", session.ClassAgent, 12, 89, sessiontest.Agent("refund")),
 	}
-	got := assembly.AssembleTurn(recs)
+	got := assembly.Assemble(recs)
 	assembly.CheckTurn(t, recs, got)
 	hs := sessiontest.Handoffs(got.Turn)
 	require.Len(t, hs, 1)
@@ -273,7 +273,7 @@ func TestAssembleHandoffToolModeUnderNesting(t *testing.T) {
 
 	// Without the nested agent the tool name's default stands.
 	flat := append(recs[:3:3], sessiontest.Span("b", "", session.ClassAgent, 95, 120, sessiontest.Agent("refund")))
-	got = assembly.AssembleTurn(flat)
+	got = assembly.Assemble(flat)
 	hs = sessiontest.Handoffs(got.Turn)
 	require.Len(t, hs, 1)
 	assert.Equal(t, "pass_control", hs[0].Mode)
@@ -291,7 +291,7 @@ func TestAssembleOpenInferenceHandoffDedup(t *testing.T) {
 		sessiontest.Span("a2", "w", session.ClassAgent, 51, 99, sessiontest.Agent("refund_agent"),
 			sessiontest.With(func(r *session.SpanRecord) { r.GraphNodeID, r.GraphParentID = "refund_agent", "triage_agent" })),
 	}
-	got := assembly.AssembleTurn(recs)
+	got := assembly.Assemble(recs)
 	assembly.CheckTurn(t, recs, got)
 	assert.Equal(t, shape{
 		agents:   []string{"triage_agent@a1", "refund_agent@a2"},

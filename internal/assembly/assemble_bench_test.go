@@ -17,7 +17,7 @@ func BenchmarkAssembleTurn(b *testing.B) {
 		b.Run(fmt.Sprintf("spans=%d", len(recs)), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				assembly.AssembleTurn(recs)
+				assembly.Assemble(recs)
 			}
 		})
 	}

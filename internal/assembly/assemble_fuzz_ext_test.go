@@ -26,20 +26,20 @@ func FuzzAssembleTurn(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs := sessiontest.FuzzRecords(data)
-		got := assembly.AssembleTurn(recs)
+		got := assembly.Assemble(recs)
 		assembly.CheckTurn(t, recs, got)
-		if again := assembly.AssembleTurn(recs); !reflect.DeepEqual(got, again) {
+		if again := assembly.Assemble(recs); !reflect.DeepEqual(got, again) {
 			t.Fatal("same input, different output")
 		}
 		kept := assembly.FirstOccurrences(recs)
-		base := assembly.AssembleTurn(kept)
+		base := assembly.Assemble(kept)
 		rev := slices.Clone(kept)
 		slices.Reverse(rev)
-		if !reflect.DeepEqual(base, assembly.AssembleTurn(rev)) {
+		if !reflect.DeepEqual(base, assembly.Assemble(rev)) {
 			t.Fatal("record order changed the output")
 		}
 		rot := append(slices.Clone(kept[len(kept)/2:]), kept[:len(kept)/2]...)
-		if !reflect.DeepEqual(base, assembly.AssembleTurn(rot)) {
+		if !reflect.DeepEqual(base, assembly.Assemble(rot)) {
 			t.Fatal("record order changed the output")
 		}
 		got.Turn.Anomalies = slices.DeleteFunc(got.Turn.Anomalies, func(s string) bool { return s == session.AnomalyDuplicateSpan })

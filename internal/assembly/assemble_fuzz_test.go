@@ -10,7 +10,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
-// firstOccurrences keeps the first record of every span id (what AssembleTurn keeps).
+// firstOccurrences keeps the first record of every span id (what Assemble keeps).
 func firstOccurrences(recs []session.SpanRecord) []session.SpanRecord {
 	seen := map[string]bool{}
 	var out []session.SpanRecord

@@ -94,11 +94,11 @@ func TestAssembleTurnGolden(t *testing.T) {
 			require.NoError(t, err)
 			var recs []session.SpanRecord
 			require.NoError(t, json.Unmarshal(raw, &recs))
-			got := AssembleTurn(recs)
+			got := Assemble(recs)
 			checkTurn(t, recs, got)
 			rev := slices.Clone(recs)
 			slices.Reverse(rev)
-			assert.True(t, reflect.DeepEqual(got, AssembleTurn(rev)), "record order changed the output")
+			assert.True(t, reflect.DeepEqual(got, Assemble(rev)), "record order changed the output")
 
 			exp, ok := goldenExpect[name]
 			require.True(t, ok, "no expectation for %s", name)

@@ -24,7 +24,7 @@ func TestAssembleTurnEmpty(t *testing.T) {
 		"evaluation only": {sessiontest.Span("e1", "", session.ClassEvaluation, 0, 10)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := assembly.AssembleTurn(recs)
+			got := assembly.Assemble(recs)
 			assert.Equal(t, 0, got.Turn.SpanCount)
 			assert.Empty(t, got.Turn.Interactions)
 			assert.NotNil(t, got.Turn.Interactions, "interactions encode as [] not null")
@@ -135,7 +135,7 @@ func TestAssembleTurnTreeAnomalies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := assembly.AssembleTurn(tt.recs)
+			got := assembly.Assemble(tt.recs)
 			assert.Equal(t, tt.anomalies, got.Turn.Anomalies)
 			assert.Equal(t, tt.root, got.Turn.RootSpanID)
 			assert.Equal(t, tt.spans, got.Turn.SpanCount)
@@ -216,7 +216,7 @@ func TestAssembleTurnRoot(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := assembly.AssembleTurn(tt.recs).Turn
+			got := assembly.Assemble(tt.recs).Turn
 			assert.Equal(t, tt.root, got.RootSpanID)
 			assert.Equal(t, tt.rule, got.RootRule)
 			assert.Equal(t, tt.user, got.UserMessage)
@@ -245,7 +245,7 @@ func TestAssembleTurnStepsAndUsage(t *testing.T) {
 			r.FinishReasons = []string{"stop"}
 		})),
 	}
-	got := assembly.AssembleTurn(recs)
+	got := assembly.Assemble(recs)
 	turn := got.Turn
 	require.Len(t, turn.Interactions, 2)
 	planner, researcher := turn.Interactions[0], turn.Interactions[1]
@@ -280,7 +280,7 @@ func TestAssembleTurnSyntheticInteraction(t *testing.T) {
 			sessiontest.Span("tool", "root", session.ClassTool, 41, 50, sessiontest.Tool("weather", "c1", `{"city":"Paris"}`), sessiontest.Result("sunny")),
 			sessiontest.Span("llm2", "root", session.ClassLLM, 51, 99, sessiontest.Output("sunny")),
 		}
-		got := assembly.AssembleTurn(recs)
+		got := assembly.Assemble(recs)
 		require.Len(t, got.Turn.Interactions, 1)
 		in := got.Turn.Interactions[0]
 		assert.Equal(t, session.SyntheticAgentID, in.AgentID)
@@ -298,7 +298,7 @@ func TestAssembleTurnSyntheticInteraction(t *testing.T) {
 			sessiontest.Span("root", "", session.ClassTurn, 0, 100, sessiontest.Named("invoke_workflow billing")),
 			sessiontest.Span("llm1", "root", session.ClassLLM, 1, 40),
 		}
-		in := assembly.AssembleTurn(recs).Turn.Interactions
+		in := assembly.Assemble(recs).Turn.Interactions
 		require.Len(t, in, 1)
 		assert.Equal(t, "billing", in[0].AgentID)
 		assert.Equal(t, session.AgentRuleSyntheticRootName, in[0].AgentRule)
@@ -310,7 +310,7 @@ func TestAssembleTurnSyntheticInteraction(t *testing.T) {
 			sessiontest.Span("tool", "w", session.ClassTool, 11, 12, sessiontest.Tool("lookup", "", "")),
 			sessiontest.Span("a", "w", session.ClassAgent, 20, 90, sessiontest.Agent("A")),
 		}
-		got := assembly.AssembleTurn(recs).Turn
+		got := assembly.Assemble(recs).Turn
 		require.Len(t, got.Interactions, 1)
 		assert.Empty(t, got.Interactions[0].Steps)
 		assert.Equal(t, session.Usage{InputTokens: 5, OutputTokens: 1, LLMCalls: 1}, got.Usage, "their usage still counts")
@@ -329,7 +329,7 @@ func TestAssembleTurnOrphanToolsAndWrappers(t *testing.T) {
 			sessiontest.Span("x3", "tools", session.ClassTool, 122, 132, sessiontest.Tool("unrelated", "", "")),
 			sessiontest.Span("a2", "g", session.ClassAgent, 210, 300, sessiontest.Agent("agent")),
 		}
-		turn := assembly.AssembleTurn(recs).Turn
+		turn := assembly.Assemble(recs).Turn
 		require.Len(t, turn.Interactions, 2)
 		calls := sessiontest.ToolCalls(turn)
 		require.Len(t, calls, 2, "the unrequested orphan stays unattributed")
@@ -349,7 +349,7 @@ func TestAssembleTurnOrphanToolsAndWrappers(t *testing.T) {
 			sessiontest.Span("w2", "a", session.ClassOther, 120, 200, sessiontest.Named("call_llm"), sessiontest.Output("555")),
 			sessiontest.Span("g2", "w2", session.ClassLLM, 121, 199, sessiontest.Named("generate_content gemini"), sessiontest.Output("own text")),
 		}
-		got := assembly.AssembleTurn(recs)
+		got := assembly.Assemble(recs)
 		turn := got.Turn
 		assert.Equal(t, "15*37?", turn.UserMessage)
 		calls := sessiontest.ToolCalls(turn)
@@ -475,7 +475,7 @@ func TestAssembleTurnToolCallJoin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := sessiontest.ToolCalls(assembly.AssembleTurn(tt.recs).Turn)
+			got := sessiontest.ToolCalls(assembly.Assemble(tt.recs).Turn)
 			assert.Equal(t, tt.want, got)
 		})
 	}
@@ -677,7 +677,7 @@ func TestAssembleTurnHandoffs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			turn := assembly.AssembleTurn(tt.recs).Turn
+			turn := assembly.Assemble(tt.recs).Turn
 			var got []hw
 			steps, owners := sessiontest.Steps(turn, session.StepHandoff)
 			for i, s := range steps {
@@ -707,7 +707,7 @@ func TestAssembleTurnAgentsAndOutcome(t *testing.T) {
 		sessiontest.Span("b", "w", session.ClassAgent, 110, 1100, sessiontest.Agent("billing"), sessiontest.With(func(r *session.SpanRecord) { r.Outcome = &yes })),
 		sessiontest.Span("c", "w", session.ClassAgent, 120, 130, sessiontest.Agent("refunds")),
 	}
-	got := assembly.AssembleTurn(recs)
+	got := assembly.Assemble(recs)
 	require.Len(t, got.Agents, 3)
 	tr := got.Agents[0]
 	assert.Equal(t, "triage", tr.ID)
@@ -731,12 +731,12 @@ func TestAssembleTurnAgentsAndOutcome(t *testing.T) {
 // same turn.
 func TestAssembleTurnOrderIndependent(t *testing.T) {
 	recs := sessiontest.TurnRecords(40)
-	want := assembly.AssembleTurn(recs)
+	want := assembly.Assemble(recs)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20 {
 		shuffled := slices.Clone(recs)
 		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		got := assembly.AssembleTurn(shuffled)
+		got := assembly.Assemble(shuffled)
 		if !reflect.DeepEqual(want, got) {
 			t.Fatalf("order changed the result")
 		}
@@ -756,9 +756,9 @@ func TestAssembledTurnKeepsNothingOfItsRecords(t *testing.T) {
 		outcome(&recs[0])
 		return recs
 	}
-	want := assembly.AssembleTurn(build())
+	want := assembly.Assemble(build())
 	recs := build()
-	got := assembly.AssembleTurn(recs)
+	got := assembly.Assemble(recs)
 	clear(recs)
 	for i := range recs {
 		recs[i] = session.SpanRecord{SpanID: "reused", Name: "reused", UserMessage: "reused", Class: session.ClassLLM}

@@ -19,18 +19,18 @@ import (
 
 // MaxSessionKeys is how many session keys an Extractor reads: keys are numbered in one byte
 // (254 slots), and ai.telemetry.metadata.conversationId is always added after the
-// configured ones, so ExtractConfig.SessionKeys may hold MaxSessionKeys-1 keys.
+// configured ones, so Config.SessionKeys may hold MaxSessionKeys-1 keys.
 const MaxSessionKeys = 254
 
-// DefaultMaxTextBytes is the text cap used when ExtractConfig.MaxTextBytes is not positive.
+// DefaultMaxTextBytes is the text cap used when Config.MaxTextBytes is not positive.
 const DefaultMaxTextBytes = 32 << 10
 
 // minParseLimit is the smallest parse budget: a JSON-encoded message list or tool
 // definition list larger than max(16 × MaxTextBytes, minParseLimit) is not parsed.
 const minParseLimit = 64 << 10
 
-// ExtractConfig configures an Extractor.
-type ExtractConfig struct {
+// Config configures an Extractor.
+type Config struct {
 	// SessionKeys are attribute keys, in priority order, looked up on the span then on
 	// the resource (docs/architecture.md §4). Nil or empty means DefaultSessionKeys().
 	// ai.telemetry.metadata.conversationId is always tried after them (docs/decisions/sessions.md §1.5).
@@ -83,7 +83,7 @@ type keyInfo struct {
 }
 
 // NewExtractor returns an Extractor for cfg.
-func NewExtractor(cfg ExtractConfig) *Extractor {
+func NewExtractor(cfg Config) *Extractor {
 	e := &Extractor{
 		keys:    make(map[string]keyInfo, len(staticKeys)+8),
 		endAttr: strings.TrimSpace(cfg.EndAttribute),

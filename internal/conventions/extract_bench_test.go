@@ -114,7 +114,7 @@ func BenchmarkExtract(b *testing.B) {
 	res.Attributes().PutStr("service.name", "shop-agents")
 	res.Attributes().PutStr("telemetry.sdk.language", "python")
 	scope := pcommon.NewInstrumentationScope()
-	ex := NewExtractor(ExtractConfig{EndAttribute: "agent_eval.session.end"})
+	ex := NewExtractor(Config{EndAttribute: "agent_eval.session.end"})
 	run := func(b *testing.B, list []ptrace.Span) {
 		b.ReportAllocs()
 		b.ResetTimer()

@@ -102,7 +102,7 @@ func TestExtractClassification(t *testing.T) {
 		{"voltagent tool", "tool.execution:lookup_order", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "span.type": "tool", "tool.name": "lookup_order"}, "", false, session.ClassTool, "voltagent.tool", ""},
 		{"voltagent memory", "memory.read", map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "span.type": "memory"}, "", false, session.ClassOther, "voltagent", ""},
 	}
-	ex := NewExtractor(ExtractConfig{})
+	ex := NewExtractor(Config{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSpan(t, tt.span, tt.attrs)
@@ -190,7 +190,7 @@ func TestExtractOpenLLMetryLegacy(t *testing.T) {
 
 // TestExtractVercel covers the Vercel AI SDK legacy telemetry (docs/decisions/conventions.md).
 func TestExtractVercel(t *testing.T) {
-	ex := NewExtractor(ExtractConfig{})
+	ex := NewExtractor(Config{})
 	res, scope := pcommon.NewResource(), pcommon.NewInstrumentationScope()
 
 	t.Run("generateText root", func(t *testing.T) {
@@ -288,7 +288,7 @@ func TestExtractVercel(t *testing.T) {
 // TestExtractStrands covers Strands' event-carried content (docs/decisions/conventions.md) in both
 // its default (deprecated events) and latest (operation.details) modes.
 func TestExtractStrands(t *testing.T) {
-	ex := NewExtractor(ExtractConfig{})
+	ex := NewExtractor(Config{})
 	res, scope := pcommon.NewResource(), pcommon.NewInstrumentationScope()
 
 	t.Run("tool span, default mode", func(t *testing.T) {
@@ -658,7 +658,7 @@ func TestExtractSessionAndSignals(t *testing.T) {
 	res.Attributes().PutStr("session.id", "res-session")
 	scope := pcommon.NewInstrumentationScope()
 
-	ex := NewExtractor(ExtractConfig{EndAttribute: "agent_eval.session.end"})
+	ex := NewExtractor(Config{EndAttribute: "agent_eval.session.end"})
 	r := runExtract(t, ex, res, scope, newSpan(t, "x", map[string]any{"langfuse.session.id": "lf", "gen_ai.conversation.id": "conv"}))
 	assert.Equal(t, "conv", r.SessionID, "priority order, not attribute order")
 	assert.Equal(t, "gen_ai.conversation.id", r.SessionKey)
@@ -671,7 +671,7 @@ func TestExtractSessionAndSignals(t *testing.T) {
 	r = runExtract(t, ex, pcommon.NewResource(), scope, newSpan(t, "x", map[string]any{"session.id": int64(42)}))
 	assert.Equal(t, "42", r.SessionID)
 
-	custom := NewExtractor(ExtractConfig{SessionKeys: []string{"app.thread", "session.id"}})
+	custom := NewExtractor(Config{SessionKeys: []string{"app.thread", "session.id"}})
 	r = runExtract(t, custom, res, scope, newSpan(t, "x", map[string]any{"gen_ai.conversation.id": "conv", "app.thread": "th-1"}))
 	assert.Equal(t, "th-1", r.SessionID)
 	assert.Equal(t, "app.thread", r.SessionKey)
@@ -686,7 +686,7 @@ func TestExtractSessionAndSignals(t *testing.T) {
 		r = runExtract(t, ex, res, scope, newSpan(t, "x", map[string]any{"agent_eval.session.end": v}))
 		assert.False(t, r.EndSignal, "%v", v)
 	}
-	r = runExtract(t, NewExtractor(ExtractConfig{}), res, scope, newSpan(t, "x", map[string]any{"agent_eval.session.end": true}))
+	r = runExtract(t, NewExtractor(Config{}), res, scope, newSpan(t, "x", map[string]any{"agent_eval.session.end": true}))
 	assert.False(t, r.EndSignal, "no end attribute configured")
 
 	r = runExtract(t, ex, res, scope, newSpan(t, "x", map[string]any{"agent_eval.task.completed": false}))

@@ -310,7 +310,7 @@ func TestExtractFixtures(t *testing.T) {
 			},
 		},
 	}
-	ex := NewExtractor(ExtractConfig{})
+	ex := NewExtractor(Config{})
 	seen := map[string]bool{}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -351,7 +351,7 @@ func TestExtractFixtures(t *testing.T) {
 // TestExtractFixtureToolSchemas checks the schemas read from each convention's tool
 // definitions (normalised JSON Schema).
 func TestExtractFixtureToolSchemas(t *testing.T) {
-	ex := NewExtractor(ExtractConfig{})
+	ex := NewExtractor(Config{})
 	cases := []struct {
 		file, span, tool, schema string
 	}{

@@ -95,7 +95,7 @@ func FuzzExtract(f *testing.F) {
 
 		res := pcommon.NewResource()
 		res.Attributes().PutStr("session.id", v2)
-		ex := NewExtractor(ExtractConfig{MaxTextBytes: int(maxText), EndAttribute: "agent_eval.session.end"})
+		ex := NewExtractor(Config{MaxTextBytes: int(maxText), EndAttribute: "agent_eval.session.end"})
 		r := ex.Extract(res, pcommon.NewInstrumentationScope(), s)
 		checkInvariants(t, r, ex.maxText)
 		for _, c := range r.RequestedCalls {

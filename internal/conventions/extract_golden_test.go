@@ -28,7 +28,7 @@ func TestExtractGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.otlp.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	ex := NewExtractor(ExtractConfig{EndAttribute: "agent_eval.session.end"})
+	ex := NewExtractor(Config{EndAttribute: "agent_eval.session.end"})
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".otlp.json")
 		t.Run(name, func(t *testing.T) {

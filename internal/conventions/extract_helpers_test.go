@@ -81,7 +81,7 @@ func addEvent(t testing.TB, s ptrace.Span, name string, attrs map[string]any) {
 // extractOne runs a default extractor over one span with an empty resource and scope.
 func extractOne(t testing.TB, s ptrace.Span) session.SpanRecord {
 	t.Helper()
-	r := NewExtractor(ExtractConfig{}).Extract(pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
+	r := NewExtractor(Config{}).Extract(pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
 	checkInvariants(t, r, DefaultMaxTextBytes)
 	return r
 }

@@ -87,7 +87,7 @@ func TestExtractLangGraphNodes(t *testing.T) {
 			map[string]any{"openinference.span.kind": "CHAIN", "metadata": map[string]any{"langgraph_node": "billing_agent"}},
 			false, session.ClassAgent, "openinference.span.kind=CHAIN;langgraph_node", "billing_agent", "metadata.langgraph_node", "billing_agent"},
 	}
-	ex := NewExtractor(ExtractConfig{})
+	ex := NewExtractor(Config{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSpan(t, tt.span, tt.attrs)

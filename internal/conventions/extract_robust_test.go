@@ -119,7 +119,7 @@ func bytesAllocated(f func()) uint64 {
 func TestExtractHugeValues(t *testing.T) {
 	const maxText = 4 << 10
 	big := strings.Repeat("é", 5<<20/2) // 5 MiB of two-byte runes
-	ex := NewExtractor(ExtractConfig{MaxTextBytes: maxText})
+	ex := NewExtractor(Config{MaxTextBytes: maxText})
 	res, scope := pcommon.NewResource(), pcommon.NewInstrumentationScope()
 
 	messages := `[{"role":"user","parts":[{"type":"text","content":"` + big + `"}]}]`
@@ -165,7 +165,7 @@ func TestExtractHugeValues(t *testing.T) {
 func TestExtractDeepNesting(t *testing.T) {
 	deep := strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000)
 	deepObj := strings.Repeat(`{"a":`, 50_000) + "1" + strings.Repeat("}", 50_000)
-	ex := NewExtractor(ExtractConfig{MaxTextBytes: 1 << 20})
+	ex := NewExtractor(Config{MaxTextBytes: 1 << 20})
 	res, scope := pcommon.NewResource(), pcommon.NewInstrumentationScope()
 	r := runExtract(t, ex, res, scope, newSpan(t, "chat x", map[string]any{"gen_ai.operation.name": "chat",
 		"gen_ai.input.messages": deep, "gen_ai.output.messages": "[" + deepObj + "]", "gen_ai.tool.definitions": deep}))
@@ -187,7 +187,7 @@ func TestExtractDeepNesting(t *testing.T) {
 
 // TestExtractSmallCap: every text field is cut at a rune boundary under a tiny cap.
 func TestExtractSmallCap(t *testing.T) {
-	ex := NewExtractor(ExtractConfig{MaxTextBytes: 7})
+	ex := NewExtractor(Config{MaxTextBytes: 7})
 	r := runExtract(t, ex, pcommon.NewResource(), pcommon.NewInstrumentationScope(), newSpan(t, "invoke_agent héllo wörld", map[string]any{
 		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "ägënt-ñame",
 		"gen_ai.input.messages":  `[{"role":"user","parts":[{"type":"text","content":"ünïcödé"}]}]`,
@@ -203,7 +203,7 @@ func TestExtractSmallCap(t *testing.T) {
 
 // TestExtractConcurrent: one Extractor is safe for concurrent use (run with -race).
 func TestExtractConcurrent(t *testing.T) {
-	ex := NewExtractor(ExtractConfig{})
+	ex := NewExtractor(Config{})
 	td := load(t, fixturePath("openai_agents_genai_live_spans"))
 	want := extractAll(ex, td)
 	done := make(chan []session.SpanRecord, 4)

@@ -45,7 +45,7 @@ func TestSessionIDs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := pcommon.NewResource()
 			require.NoError(t, res.Attributes().FromRaw(tt.resource))
-			r := NewExtractor(ExtractConfig{}).Extract(res, pcommon.NewInstrumentationScope(), newSpan(t, "chat x", tt.span))
+			r := NewExtractor(Config{}).Extract(res, pcommon.NewInstrumentationScope(), newSpan(t, "chat x", tt.span))
 			checkInvariants(t, r, DefaultMaxTextBytes)
 			assert.Equal(t, tt.want, r.SessionID)
 			assert.Equal(t, tt.wantKey, r.SessionKey)

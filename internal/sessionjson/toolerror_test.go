@@ -19,7 +19,7 @@ import (
 // assembled tool call's error is that text, not the span's error.type ("tool_error").
 func TestConvertedToolErrorKeepsItsText(t *testing.T) {
 	got := Convert(parseOne(t, readFile(t, "multi_agent_session.json")), testOptions())
-	ex := conventions.NewExtractor(conventions.ExtractConfig{})
+	ex := conventions.NewExtractor(conventions.Config{})
 	byTrace := map[string][]session.SpanRecord{}
 	rss := got.Traces.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -34,7 +34,7 @@ func TestConvertedToolErrorKeepsItsText(t *testing.T) {
 	}
 	var errs []string
 	for _, recs := range byTrace {
-		turn := assembly.AssembleTurn(recs).Turn
+		turn := assembly.Assemble(recs).Turn
 		for _, in := range turn.Interactions {
 			for _, st := range in.Steps {
 				if st.ToolCall != nil && st.ToolCall.ToolName == "refund_order" {

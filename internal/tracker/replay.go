@@ -20,7 +20,7 @@ import (
 // moved past every timeout so that each session ends as it would have live (not as
 // partial). The sessions are returned in the order they ended. The golden and end-to-end
 // tests use it; the processor does the same thing on the wall clock.
-func Replay(td ptrace.Traces, ex *conventions.Extractor, cfg TrackerConfig) []*session.AgentSession {
+func Replay(td ptrace.Traces, ex *conventions.Extractor, cfg Config) []*session.AgentSession {
 	type rec struct {
 		r   session.SpanRecord
 		end int64
@@ -36,7 +36,7 @@ func Replay(td ptrace.Traces, ex *conventions.Extractor, cfg TrackerConfig) []*s
 	// Spans arrive when they end.
 	sort.SliceStable(recs, func(a, b int) bool { return recs[a].end < recs[b].end })
 
-	tr := NewTracker(cfg)
+	tr := New(cfg)
 	cfg = cfg.withDefaults()
 	var out []*session.AgentSession
 	collect := func(evs []Event) {

@@ -141,7 +141,7 @@ func TestReplaySamples(t *testing.T) {
 	require.NoError(t, err)
 	exp := sampleExpectations()
 	require.Len(t, files, len(exp), "one expectation per sample")
-	ex := conventions.NewExtractor(conventions.ExtractConfig{SessionKeys: conventions.DefaultSessionKeys(), EndAttribute: "agent_eval.session.end", MaxTextBytes: 4096})
+	ex := conventions.NewExtractor(conventions.Config{SessionKeys: conventions.DefaultSessionKeys(), EndAttribute: "agent_eval.session.end", MaxTextBytes: 4096})
 	for _, f := range files {
 		name := filepath.Base(f)
 		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
@@ -151,7 +151,7 @@ func TestReplaySamples(t *testing.T) {
 			require.NoError(t, err)
 			td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
 			require.NoError(t, err)
-			sessions := Replay(td, ex, TrackerConfig{})
+			sessions := Replay(td, ex, Config{})
 			require.Len(t, sessions, 1)
 			s := sessions[0]
 			assert.Equal(t, want.session, s.ID)

@@ -16,7 +16,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
-// Defaults used for zero TrackerConfig fields (docs/architecture.md §4, §11).
+// Defaults used for zero Config fields (docs/architecture.md §4, §11).
 const (
 	DefaultTurnSettle         = 2 * time.Second
 	DefaultTurnTimeout        = 60 * time.Second
@@ -26,8 +26,8 @@ const (
 	DefaultMaxSpansPerSession = 10000
 )
 
-// TrackerConfig configures a Tracker. Zero (or negative) fields take the Default* values.
-type TrackerConfig struct {
+// Config configures a Tracker. Zero (or negative) fields take the Default* values.
+type Config struct {
 	// TurnSettle: a turn whose root record arrived closes after this much silence of its
 	// trace (turn_settle, default 2s).
 	TurnSettle time.Duration
@@ -59,7 +59,7 @@ type TrackerConfig struct {
 	RetainTurns int
 }
 
-func (c TrackerConfig) withDefaults() TrackerConfig {
+func (c Config) withDefaults() Config {
 	dur := func(v *time.Duration, d time.Duration) {
 		if *v <= 0 {
 			*v = d
@@ -120,10 +120,10 @@ type Event struct {
 	TurnOutcome *bool
 }
 
-// TrackerStats reports the Tracker's state and counters. Every record passed to Observe
+// Stats reports the Tracker's state and counters. Every record passed to Observe
 // is counted once: SpansObserved = RetainedSpans + SpansAssembled + SpansDiscarded +
 // SpansIgnored + SpansDropped + LateSpans.
-type TrackerStats struct {
+type Stats struct {
 	// OpenSessions are the open sessions with a session key.
 	OpenSessions int
 	// PendingTraces are open traces whose records carried no session key yet.
@@ -164,7 +164,7 @@ type TrackerStats struct {
 // "trace_id"), which ends with that turn (EndReasonSingleTrace). Records are retained
 // only while their turn is open; a closed turn keeps the assembled Turn only.
 type Tracker struct {
-	cfg      TrackerConfig
+	cfg      Config
 	registry map[string]*session.AgentDefinition
 
 	traces   map[string]*traceState
@@ -182,7 +182,7 @@ type Tracker struct {
 	vocab valueVocab
 
 	now   time.Time
-	stats TrackerStats
+	stats Stats
 }
 
 type traceState struct {
@@ -278,9 +278,9 @@ type expiry struct {
 	at    time.Time
 }
 
-// NewTracker returns a Tracker with cfg (zero fields take the defaults). The registry is
+// New returns a Tracker with cfg (zero fields take the defaults). The registry is
 // copied.
-func NewTracker(cfg TrackerConfig) *Tracker {
+func New(cfg Config) *Tracker {
 	t := &Tracker{
 		cfg:          cfg.withDefaults(),
 		registry:     map[string]*session.AgentDefinition{},
@@ -649,12 +649,12 @@ type Closed struct {
 	sessionPartial bool
 }
 
-// Assemble assembles a closed turn's records (AssembleTurn). It reads and writes no
+// Assemble assembles a closed turn's records (assembly.Assemble). It reads and writes no
 // Tracker state, so the caller may run it outside its lock and concurrently for
 // different values. Finish assembles what was not.
 func (c *Closed) Assemble() {
 	if c.kind == EventTurnClosed && c.asm == nil {
-		a := assembly.AssembleTurn(c.Records)
+		a := assembly.Assemble(c.Records)
 		c.asm = &a
 		// The assembly holds nothing of the record slice (it copies what it keeps):
 		// the slice goes back to the pool for a later closed trace.
@@ -856,7 +856,7 @@ func (t *Tracker) IsOpen(id string) bool {
 }
 
 // Stats returns the current state and counters.
-func (t *Tracker) Stats() TrackerStats {
+func (t *Tracker) Stats() Stats {
 	s := t.stats
 	s.OpenSessions = len(t.sessions)
 	s.OpenTurns = len(t.traces)

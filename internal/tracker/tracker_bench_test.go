@@ -24,7 +24,7 @@ func BenchmarkTracker(b *testing.B) {
 		copy(batches[i], template)
 	}
 	b.ReportAllocs()
-	tk := NewTracker(TrackerConfig{MaxSessions: 2 * sessions, SessionTimeout: time.Minute})
+	tk := New(Config{MaxSessions: 2 * sessions, SessionTimeout: time.Minute})
 	clock := testT0
 	n := 0
 	for b.Loop() {
@@ -50,7 +50,7 @@ func BenchmarkTrackerLockedTimePerTurn(b *testing.B) {
 	template := sessiontest.TurnRecords(20)
 	for _, n := range []int{100, 400, 1600} {
 		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
-			tk := NewTracker(TrackerConfig{SessionTimeout: time.Hour, MaxSessionDuration: 1000 * time.Hour, RetainTurns: 2})
+			tk := New(Config{SessionTimeout: time.Hour, MaxSessionDuration: 1000 * time.Hour, RetainTurns: 2})
 			clock := testT0
 			batch := make([]session.SpanRecord, len(template))
 			k := 0

@@ -21,7 +21,7 @@ func FuzzTracker(f *testing.F) {
 	f.Add([]byte("sessions, traces, timeouts and limits in a random order............"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &sessiontest.FuzzReader{Data: data}
-		tk := NewTracker(TrackerConfig{
+		tk := New(Config{
 			TurnSettle:         time.Duration(r.Next()%4+1) * time.Second,
 			TurnTimeout:        time.Duration(r.Next()%20+5) * time.Second,
 			SessionTimeout:     time.Duration(r.Next()%60+10) * time.Second,

@@ -142,7 +142,7 @@ func TestTraceRecordsFixtures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.otlp.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	ex := conventions.NewExtractor(conventions.ExtractConfig{EndAttribute: "agent_eval.session.end"})
+	ex := conventions.NewExtractor(conventions.Config{EndAttribute: "agent_eval.session.end"})
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -213,8 +213,8 @@ func TestTrackerPinsNothingOfTheBatch(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		return ms.HeapAlloc
 	}
-	ex := conventions.NewExtractor(conventions.ExtractConfig{MaxTextBytes: 4096})
-	tk := NewTracker(TrackerConfig{})
+	ex := conventions.NewExtractor(conventions.Config{MaxTextBytes: 4096})
+	tk := New(Config{})
 	batch := func(tk *Tracker, size int) {
 		big := strings.Repeat("x", size)
 		td := ptrace.NewTraces()
@@ -248,7 +248,7 @@ func TestTrackerPinsNothingOfTheBatch(t *testing.T) {
 	}
 	// Warm up on another tracker: the first extraction fills process-wide caches (JSON
 	// decoders, interned names) that the measure must not count.
-	batch(NewTracker(TrackerConfig{}), 64<<10)
+	batch(New(Config{}), 64<<10)
 	before := heap()
 	batch(tk, 5<<20)
 	retained := int64(heap()) - int64(before)

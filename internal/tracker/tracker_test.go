@@ -63,7 +63,7 @@ func checkAccounting(t *testing.T, tk *Tracker) {
 }
 
 func TestTrackerSettleAndSessionTimeout(t *testing.T) {
-	tk := NewTracker(TrackerConfig{})
+	tk := New(Config{})
 	recs := turnRecs("t1", "s1", 0, "hello")
 	// The root arrives last; the first batch holds the children only.
 	assert.Empty(t, tk.Observe(recs[:2], atSec(0)))
@@ -102,7 +102,7 @@ func TestTrackerSettleAndSessionTimeout(t *testing.T) {
 }
 
 func TestTrackerTurnTimeoutWithoutRoot(t *testing.T) {
-	tk := NewTracker(TrackerConfig{TurnTimeout: 10 * time.Second})
+	tk := New(Config{TurnTimeout: 10 * time.Second})
 	// A handoff span (not a root class) arrives, then an LLM span under it: the LLM's
 	// parent is a GenAI span that is present, so no root record arrived.
 	tk.Observe([]session.SpanRecord{sessiontest.Span("h", "gone", session.ClassHandoff, 0, 1, sessiontest.Session("s1"))}, atSec(0))
@@ -117,7 +117,7 @@ func TestTrackerTurnTimeoutWithoutRoot(t *testing.T) {
 }
 
 func TestTrackerTraceWithoutSessionKey(t *testing.T) {
-	tk := NewTracker(TrackerConfig{})
+	tk := New(Config{})
 	tk.Observe(turnRecs("tA", "", 0, "hi"), atSec(0))
 	st := tk.Stats()
 	assert.Equal(t, 1, st.PendingTraces)
@@ -134,7 +134,7 @@ func TestTrackerTraceWithoutSessionKey(t *testing.T) {
 }
 
 func TestTrackerSessionKeyOnALaterRecord(t *testing.T) {
-	tk := NewTracker(TrackerConfig{})
+	tk := New(Config{})
 	recs := turnRecs("t1", "", 0, "hi")
 	recs[2].SessionID, recs[2].SessionKey = "conv-9", "gen_ai.conversation.id"
 	recs2 := turnRecs("t2", "conv-9", 1000, "more")
@@ -143,7 +143,7 @@ func TestTrackerSessionKeyOnALaterRecord(t *testing.T) {
 	assert.Equal(t, 1, tk.Stats().PendingTraces)
 	tk.Observe(recs[2:], atSec(0.1))
 	tk.Observe(recs2, atSec(1))
-	assert.Equal(t, TrackerStats{OpenSessions: 2, OpenTurns: 2, RetainedSpans: 6, SpansObserved: 6},
+	assert.Equal(t, Stats{OpenSessions: 2, OpenTurns: 2, RetainedSpans: 6, SpansObserved: 6},
 		tk.Stats(), "t2 joined 'other' (its first keyed record)")
 	ev := tk.Advance(atSec(3))
 	require.Equal(t, []string{"turn_closed:conv-9", "turn_closed:other"}, kinds(ev))
@@ -152,7 +152,7 @@ func TestTrackerSessionKeyOnALaterRecord(t *testing.T) {
 }
 
 func TestTrackerTurnOrderAndLateSpan(t *testing.T) {
-	tk := NewTracker(TrackerConfig{})
+	tk := New(Config{})
 	// Turn 2 (later start) closes before turn 1.
 	tk.Observe(turnRecs("t2", "s", 5000, "second"), atSec(0))
 	ev := tk.Advance(atSec(2))
@@ -189,7 +189,7 @@ func TestTrackerTurnsArrivingTogetherFollowTheirStart(t *testing.T) {
 		first, second := ids[0], ids[1]
 		recs := append(turnRecs(second, "s", 5000, "second"), turnRecs(first, "s", 0, "first")...)
 
-		tk := NewTracker(TrackerConfig{})
+		tk := New(Config{})
 		tk.Observe(recs, atSec(0))
 		ev := tk.Advance(atSec(2))
 		require.Len(t, ev, 2)
@@ -203,7 +203,7 @@ func TestTrackerTurnsArrivingTogetherFollowTheirStart(t *testing.T) {
 				children = append(children, r)
 			}
 		}
-		tk = NewTracker(TrackerConfig{})
+		tk = New(Config{})
 		tk.Observe(children, atSec(0))
 		ev = tk.CloseAll(session.EndReasonShutdown)
 		require.Equal(t, []string{"turn_closed:s", "turn_closed:s", "session_ended:s:shutdown:partial"}, kinds(ev))
@@ -213,7 +213,7 @@ func TestTrackerTurnsArrivingTogetherFollowTheirStart(t *testing.T) {
 }
 
 func TestTrackerEndSignal(t *testing.T) {
-	tk := NewTracker(TrackerConfig{})
+	tk := New(Config{})
 	yes := true
 	recs := turnRecs("t1", "s", 0, "submit")
 	recs[2].EndSignal = true
@@ -234,7 +234,7 @@ func TestTrackerEndSignal(t *testing.T) {
 // session's.
 func TestTrackerOutcomeOnATraceWithoutGenAI(t *testing.T) {
 	for _, outcome := range []bool{true, false} {
-		tk := NewTracker(TrackerConfig{})
+		tk := New(Config{})
 		tk.Observe(turnRecs("t1", "s", 0, "question"), atSec(0))
 		submit := sessiontest.Span("sub", "", session.ClassOther, 30, 31, sessiontest.Trace("t-submit"), sessiontest.Session("s"))
 		submit.EndSignal, submit.Outcome = true, &outcome
@@ -250,7 +250,7 @@ func TestTrackerOutcomeOnATraceWithoutGenAI(t *testing.T) {
 }
 
 func TestTrackerMaxSessionDuration(t *testing.T) {
-	tk := NewTracker(TrackerConfig{MaxSessionDuration: time.Minute})
+	tk := New(Config{MaxSessionDuration: time.Minute})
 	tk.Observe(turnRecs("t1", "s", 0, "a"), atSec(0))
 	tk.Advance(atSec(2))
 	tk.Observe(turnRecs("t2", "s", 50_000, "b")[:2], atSec(59))
@@ -264,7 +264,7 @@ func TestTrackerMaxSessionDuration(t *testing.T) {
 }
 
 func TestTrackerMaxSessionsEviction(t *testing.T) {
-	tk := NewTracker(TrackerConfig{MaxSessions: 2})
+	tk := New(Config{MaxSessions: 2})
 	tk.Observe(turnRecs("t1", "s1", 0, "a"), atSec(0))
 	tk.Observe(turnRecs("t2", "s2", 0, "b"), atSec(1))
 	tk.Observe(turnRecs("t3", "s1", 10, "c")[:1], atSec(1.5)) // s1 becomes the most recent
@@ -293,7 +293,7 @@ func TestTrackerMaxSessionsEviction(t *testing.T) {
 }
 
 func TestTrackerMaxSpansPerSession(t *testing.T) {
-	tk := NewTracker(TrackerConfig{MaxSpansPerSession: 4})
+	tk := New(Config{MaxSpansPerSession: 4})
 	tk.Observe(turnRecs("t1", "s", 0, "a"), atSec(0))
 	tk.Advance(atSec(2))
 	assert.Empty(t, tk.Observe(turnRecs("t2", "s", 100, "b"), atSec(3)),
@@ -323,7 +323,7 @@ func TestTrackerMaxSpansPerSession(t *testing.T) {
 }
 
 func TestTrackerMaxSpansPendingTrace(t *testing.T) {
-	tk := NewTracker(TrackerConfig{MaxSpansPerSession: 2})
+	tk := New(Config{MaxSpansPerSession: 2})
 	ev := tk.Observe(turnRecs("t1", "", 0, "a"), atSec(0))
 	require.Equal(t, []string{"turn_closed:t1", "session_ended:t1:max_spans_per_session:partial"}, kinds(ev))
 	assert.Empty(t, tk.Observe(turnRecs("t1", "", 0, "a")[:1], atSec(1)))
@@ -332,7 +332,7 @@ func TestTrackerMaxSpansPendingTrace(t *testing.T) {
 }
 
 func TestTrackerIgnoresEvaluationAndNonGenAITraces(t *testing.T) {
-	tk := NewTracker(TrackerConfig{})
+	tk := New(Config{})
 	tk.Observe([]session.SpanRecord{
 		sessiontest.Span("e", "x", session.ClassEvaluation, 0, 1, sessiontest.Session("s")),
 		sessiontest.Span("h", "", session.ClassOther, 0, 1, sessiontest.Trace("http-only"), sessiontest.Session("s2")),
@@ -350,7 +350,7 @@ func TestTrackerIgnoresEvaluationAndNonGenAITraces(t *testing.T) {
 }
 
 func TestTrackerRegistryWins(t *testing.T) {
-	tk := NewTracker(TrackerConfig{Registry: []session.AgentDefinition{{
+	tk := New(Config{Registry: []session.AgentDefinition{{
 		ID: "helper", Name: "helper", Tools: []session.ToolDefinition{{Name: "lookup", Parameters: []byte(`{"type":"object"}`)}},
 	}}})
 	recs := turnRecs("t1", "s", 0, "a")
@@ -375,21 +375,21 @@ func TestTrackerRegistryWins(t *testing.T) {
 }
 
 func TestTrackerShutdown(t *testing.T) {
-	tk := NewTracker(TrackerConfig{})
+	tk := New(Config{})
 	tk.Observe(turnRecs("t1", "s1", 0, "a"), atSec(0))
 	tk.Advance(atSec(2)) // t1 closed, s1 open without open turns
 	tk.Observe(turnRecs("t2", "s2", 0, "b")[:1], atSec(3))
 	ev := tk.CloseAll(session.EndReasonShutdown)
 	require.Equal(t, []string{"session_ended:s1:shutdown:partial", "turn_closed:s2", "session_ended:s2:shutdown:partial"}, kinds(ev))
 	assert.True(t, ev[1].Session.Turns[0].Partial)
-	assert.Equal(t, TrackerStats{SpansObserved: 4, SpansAssembled: 4, TurnsClosed: 2}, tk.Stats())
+	assert.Equal(t, Stats{SpansObserved: 4, SpansAssembled: 4, TurnsClosed: 2}, tk.Stats())
 	assert.Empty(t, tk.CloseAll(session.EndReasonShutdown))
 }
 
 // TestTrackerManySessions drives many interleaved sessions and checks the accounting and
 // that every turn is reported exactly once.
 func TestTrackerManySessions(t *testing.T) {
-	tk := NewTracker(TrackerConfig{MaxSessions: 7, MaxSpansPerSession: 40})
+	tk := New(Config{MaxSessions: 7, MaxSpansPerSession: 40})
 	turns := map[string]int{}
 	seen := func(ev []Event) {
 		for _, e := range ev {
@@ -427,7 +427,7 @@ func TestTrackerManySessions(t *testing.T) {
 // so it is not a root, and the silence while the coordinator thinks must not close the
 // turn (seen in the openai_agents_genai_live fixture).
 func TestTrackerOrphanSubtreeIsNotARoot(t *testing.T) {
-	tk := NewTracker(TrackerConfig{})
+	tk := New(Config{})
 	sub := []session.SpanRecord{
 		sessiontest.Span("sub-l", "sub-a", session.ClassLLM, 0, 5, sessiontest.Session("s1")),
 		sessiontest.Span("sub-a", "coord", session.ClassAgent, 0, 10, sessiontest.Agent("research"), sessiontest.Session("s1")),
@@ -453,7 +453,7 @@ func TestTrackerOrphanSubtreeIsNotARoot(t *testing.T) {
 
 // The trace root of any class (here an HTTP server span) ends the wait.
 func TestTrackerTraceRootOfAnyClassClosesTheTurn(t *testing.T) {
-	tk := NewTracker(TrackerConfig{})
+	tk := New(Config{})
 	tk.Observe([]session.SpanRecord{sessiontest.Span("a", "http", session.ClassAgent, 0, 10, sessiontest.Agent("helper"), sessiontest.Session("s1"))}, atSec(0))
 	assert.Empty(t, tk.Advance(atSec(5)))
 	tk.Observe([]session.SpanRecord{sessiontest.Span("http", "", session.ClassOther, 0, 11, sessiontest.Session("s1"))}, atSec(5))
@@ -465,7 +465,7 @@ func TestTrackerTraceRootOfAnyClassClosesTheTurn(t *testing.T) {
 // open turns, not the session's lifetime spans: 2,000 short turns (6,000 spans) under
 // a limit of 100 all close, with stable indexes 0..1999, and the session ends whole.
 func TestTrackerLongSessionStaysWhole(t *testing.T) {
-	tk := NewTracker(TrackerConfig{MaxSpansPerSession: 100, SessionTimeout: time.Minute, MaxSessionDuration: 10 * time.Hour})
+	tk := New(Config{MaxSpansPerSession: 100, SessionTimeout: time.Minute, MaxSessionDuration: 10 * time.Hour})
 	const n = 2000
 	var closed []int
 	for i := range n {
@@ -492,7 +492,7 @@ func TestTrackerLongSessionStaysWhole(t *testing.T) {
 // TestTrackerIdleClosesCrashedTurn: a turn whose root never arrives closes as partial
 // when its session goes idle (session_timeout), not at turn_timeout.
 func TestTrackerIdleClosesCrashedTurn(t *testing.T) {
-	tk := NewTracker(TrackerConfig{SessionTimeout: 30 * time.Second, TurnTimeout: time.Hour})
+	tk := New(Config{SessionTimeout: 30 * time.Second, TurnTimeout: time.Hour})
 	tk.Observe(turnRecs("t1", "s", 0, "a"), atSec(0))
 	require.Equal(t, []string{"turn_closed:s"}, kinds(tk.Advance(atSec(2))))
 	tk.Observe(turnRecs("t2", "s", 5000, "b")[:2], atSec(5)) // the root never comes
@@ -510,8 +510,8 @@ func TestTrackerIdleClosesCrashedTurn(t *testing.T) {
 // TestTrackerRetainTurns: with RetainTurns the session keeps only its last turns for
 // the session-end snapshot, while indexes and totals cover every turn.
 func TestTrackerRetainTurns(t *testing.T) {
-	all := NewTracker(TrackerConfig{})
-	few := NewTracker(TrackerConfig{RetainTurns: 2})
+	all := New(Config{})
+	few := New(Config{RetainTurns: 2})
 	var ends [2]*session.AgentSession
 	for k, tk := range []*Tracker{all, few} {
 		for i := range 5 {
@@ -545,7 +545,7 @@ func TestTrackerFoldsSubAgentSessionIDs(t *testing.T) {
 	assert.Empty(t, ParentSessionID("thread-7-not-a-uuid"))
 
 	t.Run("sub-agent spans first in the trace", func(t *testing.T) {
-		tk := NewTracker(TrackerConfig{})
+		tk := New(Config{})
 		recs := turnRecs("t1", "thread-7", 0, "refund order 123")
 		recs[0].SessionID = sub // the LLM call of the sub-agent, ended first
 		assert.Empty(t, tk.Observe(recs[:1], atSec(0)))
@@ -558,7 +558,7 @@ func TestTrackerFoldsSubAgentSessionIDs(t *testing.T) {
 		checkAccounting(t, tk)
 	})
 	t.Run("a sub-agent's own trace joins the open parent session", func(t *testing.T) {
-		tk := NewTracker(TrackerConfig{})
+		tk := New(Config{})
 		assert.Empty(t, tk.Observe(turnRecs("t1", "thread-7", 0, "refund order 123"), atSec(0)))
 		assert.Empty(t, tk.Observe(turnRecs("t2", sub, 100, "look up order 123"), atSec(0.1)))
 		assert.Equal(t, 1, tk.Stats().OpenSessions)
@@ -567,7 +567,7 @@ func TestTrackerFoldsSubAgentSessionIDs(t *testing.T) {
 		checkAccounting(t, tk)
 	})
 	t.Run("an unrelated session is never folded", func(t *testing.T) {
-		tk := NewTracker(TrackerConfig{})
+		tk := New(Config{})
 		assert.Empty(t, tk.Observe(turnRecs("t1", sub, 0, "hello"), atSec(0)))
 		ev := tk.Advance(atSec(3))
 		assert.Equal(t, []string{"turn_closed:" + sub}, kinds(ev), "no parent session is open")

@@ -269,7 +269,7 @@ func manyKeys(n int) []string {
 // one still names the session (the extractor drops keys past its limit).
 func TestMaxSessionKeysAllExtracted(t *testing.T) {
 	keys := manyKeys(maxSessionKeys)
-	ex := conventions.NewExtractor(conventions.ExtractConfig{SessionKeys: keys})
+	ex := conventions.NewExtractor(conventions.Config{SessionKeys: keys})
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	ss := rs.ScopeSpans().AppendEmpty()

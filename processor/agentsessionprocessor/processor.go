@@ -97,7 +97,7 @@ type agentSessionProcessor struct {
 
 	// statsMu guards lastStats, the tracker counters already exported.
 	statsMu   sync.Mutex
-	lastStats tracker.TrackerStats
+	lastStats tracker.Stats
 
 	now  func() time.Time
 	tick time.Duration
@@ -152,7 +152,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		cfg:       cfg,
 		next:      next,
 		telemetry: tb,
-		extractor: conventions.NewExtractor(conventions.ExtractConfig{
+		extractor: conventions.NewExtractor(conventions.Config{
 			SessionKeys:  cfg.SessionKeys,
 			EndAttribute: cfg.EndAttribute,
 			MaxTextBytes: cfg.MaxTextBytes,
@@ -162,7 +162,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		refs:      refs,
 		judge:     sj,
 		emb:       emb,
-		tracker: tracker.NewTracker(tracker.TrackerConfig{
+		tracker: tracker.New(tracker.Config{
 			TurnSettle:         cfg.TurnSettle,
 			TurnTimeout:        cfg.TurnTimeout,
 			SessionTimeout:     cfg.SessionTimeout,
@@ -772,7 +772,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 }
 
 // recordTrackerStats exports the tracker's state and counters.
-func (p *agentSessionProcessor) recordTrackerStats(ctx context.Context, st tracker.TrackerStats) {
+func (p *agentSessionProcessor) recordTrackerStats(ctx context.Context, st tracker.Stats) {
 	p.telemetry.ProcessorAgentsessionOpenSessions.Record(ctx, int64(st.OpenSessions))
 	p.telemetry.ProcessorAgentsessionRetainedSpans.Record(ctx, int64(st.RetainedSpans))
 	p.statsMu.Lock()
