@@ -472,7 +472,9 @@ func highestRevision(t *testing.T, as []evaluation.Analysis) evaluation.Analysis
 // gatedContinuation is one collector's continuation store under the test's control:
 // while holding, its turn record writes wait (as when the batch that evaluated them is
 // still running); afterLoad runs once after the next load, before its result returns
-// (another collector acting while this one analyses what it read).
+// (another collector acting while this one analyses what it read). A held save reports
+// no record as the turn's first final verdict (store.TurnState.FirstFinal): a final
+// verdict in a held batch is emitted Revised, so the tests hold back provisional ones.
 type gatedContinuation struct {
 	store.ContinuationStore
 	holding   bool
