@@ -96,15 +96,17 @@ const upsertTurnSQL = "INSERT INTO turns (session_id, trace_id, turn_index, fina
 	"verdict_stage = excluded.verdict_stage, record = excluded.record, updated_at = excluded.updated_at " +
 	"WHERE excluded.verdict_stage >= turns.verdict_stage"
 
-// A final record is saved in three steps, each settling whether this save made the turn
-// final: an insert of a new row (first), else an update of a provisional row (first; on
-// PostgreSQL a concurrent update of the row is waited for and the condition re-read),
-// else the update that never lowers the stage (not first).
+// A final record is saved in steps, each settling whether this save made the turn final:
+// an update of a provisional row (first; on PostgreSQL an update that waited for a
+// concurrent one re-reads the condition), else an insert of a new row (first), else,
+// the row existing now, the update of a provisional row again, else the update that
+// never lowers the stage (not first). A turn made final is mostly provisional in the
+// store already: one statement, as a plain upsert.
 const (
-	insertTurnSQL = "INSERT INTO turns (session_id, trace_id, turn_index, final, verdict_stage, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) " +
-		"ON CONFLICT (session_id, trace_id) DO NOTHING"
 	finishTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ? " +
 		"WHERE session_id = ? AND trace_id = ? AND verdict_stage = 0"
+	insertTurnSQL = "INSERT INTO turns (session_id, trace_id, turn_index, final, verdict_stage, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) " +
+		"ON CONFLICT (session_id, trace_id) DO NOTHING"
 	replaceTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ? " +
 		"WHERE session_id = ? AND trace_id = ? AND verdict_stage <= ?"
 )
@@ -188,7 +190,7 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string) (Cont
 }
 
 // SaveTurns upserts the records in one transaction: a provisional record with one
-// statement, a final one with up to three (insertTurnSQL) that tell whether it is the
+// statement, a final one with one to four (finishTurnSQL) that tell whether it is the
 // turn's first final verdict.
 func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) error {
 	if len(turns) == 0 {
@@ -205,23 +207,16 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) error {
 	now := s.d.timeArg(time.Now())
 	first := make([]bool, len(turns))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var sts [4]*sql.Stmt
-		for k, q := range [...]string{upsertTurnSQL, insertTurnSQL, finishTurnSQL, replaceTurnSQL} {
-			st, err := tx.PrepareContext(ctx, s.d.rebind(q))
-			if err != nil {
-				return fmt.Errorf("prepare: %w", err)
-			}
-			defer st.Close()
-			sts[k] = st
-		}
+		sts := txStmts{ctx: ctx, tx: tx, s: s}
+		defer sts.close()
 		for i := range turns {
 			r := &turns[i].Record.Result
 			id, trace, stage := cleanText(turns[i].SessionID), cleanText(r.TraceID), VerdictStage(&turns[i].Record)
 			var err error
 			if stage == 0 {
-				_, err = sts[0].ExecContext(ctx, id, trace, r.TurnIndex, r.Final, stage, docs[i], now)
+				err = sts.exec(upsertTurnSQL, nil, id, trace, r.TurnIndex, r.Final, stage, docs[i], now)
 			} else {
-				first[i], err = saveFinal(ctx, sts[1:], id, trace, r.TurnIndex, stage, docs[i], now)
+				first[i], err = saveFinal(&sts, id, trace, r.TurnIndex, stage, docs[i], now)
 			}
 			if err != nil {
 				return fmt.Errorf("upsert turn %q/%s: %w", turns[i].SessionID, r.TraceID, err)
@@ -238,27 +233,65 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) error {
 	return nil
 }
 
-// saveFinal runs the insert, finish and replace statements of a final record (in that
-// order, until one writes a row) and reports whether the insert or the finish wrote it.
-func saveFinal(ctx context.Context, sts []*sql.Stmt, id, trace string, idx, stage int, doc string, now any) (bool, error) {
-	for k, args := range [...][]any{
-		{id, trace, idx, true, stage, doc, now},
-		{idx, true, stage, doc, now, id, trace},
-		{idx, true, stage, doc, now, id, trace, stage},
+// saveFinal runs finishTurnSQL, insertTurnSQL, finishTurnSQL and replaceTurnSQL for a
+// final record, in that order until one writes a row, and reports whether a finish or
+// the insert wrote it.
+func saveFinal(sts *txStmts, id, trace string, idx, stage int, doc string, now any) (bool, error) {
+	finish := []any{idx, true, stage, doc, now, id, trace}
+	for k, step := range [...]struct {
+		query string
+		args  []any
+	}{
+		{finishTurnSQL, finish},
+		{insertTurnSQL, []any{id, trace, idx, true, stage, doc, now}},
+		{finishTurnSQL, finish},
+		{replaceTurnSQL, append(finish, stage)},
 	} {
-		res, err := sts[k].ExecContext(ctx, args...)
-		if err != nil {
-			return false, err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
+		var n int64
+		if err := sts.exec(step.query, &n, step.args...); err != nil {
 			return false, err
 		}
 		if n > 0 {
-			return k < 2, nil
+			return k < 3, nil
 		}
 	}
 	return false, nil // a record further on is stored
+}
+
+// txStmts prepares a transaction's statements on their first use (a round trip each on
+// PostgreSQL: only those a batch needs).
+type txStmts struct {
+	ctx context.Context
+	tx  *sql.Tx
+	s   *sqlStore
+	sts map[string]*sql.Stmt
+}
+
+// exec runs query with args, storing the rows it wrote in n (when not nil).
+func (t *txStmts) exec(query string, n *int64, args ...any) error {
+	st := t.sts[query]
+	if st == nil {
+		var err error
+		if st, err = t.tx.PrepareContext(t.ctx, t.s.d.rebind(query)); err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		if t.sts == nil {
+			t.sts = map[string]*sql.Stmt{}
+		}
+		t.sts[query] = st
+	}
+	res, err := st.ExecContext(t.ctx, args...)
+	if err != nil || n == nil {
+		return err
+	}
+	*n, err = res.RowsAffected()
+	return err
+}
+
+func (t *txStmts) close() {
+	for _, st := range t.sts {
+		_ = st.Close()
+	}
 }
 
 // SaveRevision keeps the highest revision.
