@@ -274,6 +274,27 @@ func TestSharedSessionAllocation(t *testing.T) {
 		for i, r := range c.Turns {
 			assert.Equal(t, i, r.Result.TurnIndex)
 		}
+		// Both handles make every turn final at once, over its provisional row (session
+		// "shared") and over none ("fresh"): one save per turn is the first final one.
+		var firsts [2]int
+		for h := range handles {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range turns {
+					for _, id := range []string{"shared", "fresh"} {
+						ts := []TurnState{turnState(id, i, true, "none")}
+						ts[0].Record.NoFollowUp = true
+						assert.NoError(t, handles[h].SaveTurns(ctx, ts))
+						if ts[0].FirstFinal {
+							firsts[h]++
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		assert.Equal(t, 2*turns, firsts[0]+firsts[1], "one first final save per turn: %v", firsts)
 		var revs []int
 		var mu sync.Mutex
 		for h := range handles {
