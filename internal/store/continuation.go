@@ -30,6 +30,12 @@ type Continuation struct {
 type TurnState struct {
 	SessionID string
 	Record    evaluation.TurnRecord
+	// FirstFinal is set by ContinuationStore.SaveTurns: true when this save first stored
+	// a final verdict for the turn (its stored stage went from none or provisional to
+	// final). A final record saved after another one (this collector's or another's)
+	// gets false: its verdict re-judges a turn already counted (docs/decisions/sessions.md
+	// §4.5). Ignored on input.
+	FirstFinal bool
 }
 
 // VerdictStage orders a turn record's verdicts: 0 provisional, 1 final without the next
@@ -54,7 +60,9 @@ type ContinuationStore interface {
 	// SaveTurns upserts turn records by (session id, trace id) in one transaction. A
 	// record never replaces one whose verdict is further on (VerdictStage: a final
 	// record is never replaced by a provisional one, a verdict with follow-up never by
-	// one without), so saving twice, or late, loses no verdict.
+	// one without), so saving twice, or late, loses no verdict. It sets each record's
+	// FirstFinal; on error none is set. Collectors sharing the store never both get
+	// FirstFinal for one turn.
 	SaveTurns(ctx context.Context, turns []TurnState) error
 	// SaveRevision records the session's last emitted analysis revision (the highest
 	// wins).
@@ -87,6 +95,21 @@ const upsertTurnSQL = "INSERT INTO turns (session_id, trace_id, turn_index, fina
 	"ON CONFLICT (session_id, trace_id) DO UPDATE SET turn_index = excluded.turn_index, final = excluded.final, " +
 	"verdict_stage = excluded.verdict_stage, record = excluded.record, updated_at = excluded.updated_at " +
 	"WHERE excluded.verdict_stage >= turns.verdict_stage"
+
+// A final record is saved in steps, each settling whether this save made the turn final:
+// an update of a provisional row (first; on PostgreSQL an update that waited for a
+// concurrent one re-reads the condition), else an insert of a new row (first), else,
+// the row existing now, the update of a provisional row again, else the update that
+// never lowers the stage (not first). A turn made final is mostly provisional in the
+// store already: one statement, as a plain upsert.
+const (
+	finishTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ? " +
+		"WHERE session_id = ? AND trace_id = ? AND verdict_stage = 0"
+	insertTurnSQL = "INSERT INTO turns (session_id, trace_id, turn_index, final, verdict_stage, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) " +
+		"ON CONFLICT (session_id, trace_id) DO NOTHING"
+	replaceTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ? " +
+		"WHERE session_id = ? AND trace_id = ? AND verdict_stage <= ?"
+)
 
 const upsertRevisionSQL = "INSERT INTO session_revisions (session_id, revision, updated_at) VALUES (?, ?, ?) " +
 	"ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, updated_at = excluded.updated_at " +
@@ -166,7 +189,9 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string) (Cont
 	return c, nil
 }
 
-// SaveTurns upserts the records in one transaction with one prepared statement.
+// SaveTurns upserts the records in one transaction: a provisional record with one
+// statement, a final one with one to four (finishTurnSQL) that tell whether it is the
+// turn's first final verdict.
 func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) error {
 	if len(turns) == 0 {
 		return nil
@@ -180,18 +205,93 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) error {
 		docs[i] = string(js)
 	}
 	now := s.d.timeArg(time.Now())
-	err := s.execEach(ctx, upsertTurnSQL, len(turns), func(st *sql.Stmt, i int) error {
-		r := &turns[i].Record.Result
-		stage := VerdictStage(&turns[i].Record)
-		if _, err := st.ExecContext(ctx, cleanText(turns[i].SessionID), cleanText(r.TraceID), r.TurnIndex, r.Final, stage, docs[i], now); err != nil {
-			return fmt.Errorf("upsert turn %q/%s: %w", turns[i].SessionID, r.TraceID, err)
+	first := make([]bool, len(turns))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		sts := txStmts{ctx: ctx, tx: tx, s: s}
+		defer sts.close()
+		for i := range turns {
+			r := &turns[i].Record.Result
+			id, trace, stage := cleanText(turns[i].SessionID), cleanText(r.TraceID), VerdictStage(&turns[i].Record)
+			var err error
+			if stage == 0 {
+				err = sts.exec(upsertTurnSQL, nil, id, trace, r.TurnIndex, r.Final, stage, docs[i], now)
+			} else {
+				first[i], err = saveFinal(&sts, id, trace, r.TurnIndex, stage, docs[i], now)
+			}
+			if err != nil {
+				return fmt.Errorf("upsert turn %q/%s: %w", turns[i].SessionID, r.TraceID, err)
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("store: %s: save %d turns: %w", s.d.name, len(turns), err)
 	}
+	for i := range turns {
+		turns[i].FirstFinal = first[i]
+	}
 	return nil
+}
+
+// saveFinal runs finishTurnSQL, insertTurnSQL, finishTurnSQL and replaceTurnSQL for a
+// final record, in that order until one writes a row, and reports whether a finish or
+// the insert wrote it.
+func saveFinal(sts *txStmts, id, trace string, idx, stage int, doc string, now any) (bool, error) {
+	finish := []any{idx, true, stage, doc, now, id, trace}
+	for k, step := range [...]struct {
+		query string
+		args  []any
+	}{
+		{finishTurnSQL, finish},
+		{insertTurnSQL, []any{id, trace, idx, true, stage, doc, now}},
+		{finishTurnSQL, finish},
+		{replaceTurnSQL, append(finish, stage)},
+	} {
+		var n int64
+		if err := sts.exec(step.query, &n, step.args...); err != nil {
+			return false, err
+		}
+		if n > 0 {
+			return k < 3, nil
+		}
+	}
+	return false, nil // a record further on is stored
+}
+
+// txStmts prepares a transaction's statements on their first use (a round trip each on
+// PostgreSQL: only those a batch needs).
+type txStmts struct {
+	ctx context.Context
+	tx  *sql.Tx
+	s   *sqlStore
+	sts map[string]*sql.Stmt
+}
+
+// exec runs query with args, storing the rows it wrote in n (when not nil).
+func (t *txStmts) exec(query string, n *int64, args ...any) error {
+	st := t.sts[query]
+	if st == nil {
+		var err error
+		if st, err = t.tx.PrepareContext(t.ctx, t.s.d.rebind(query)); err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		if t.sts == nil {
+			t.sts = map[string]*sql.Stmt{}
+		}
+		t.sts[query] = st
+	}
+	res, err := st.ExecContext(t.ctx, args...)
+	if err != nil || n == nil {
+		return err
+	}
+	*n, err = res.RowsAffected()
+	return err
+}
+
+func (t *txStmts) close() {
+	for _, st := range t.sts {
+		_ = st.Close()
+	}
 }
 
 // SaveRevision keeps the highest revision.
@@ -294,10 +394,12 @@ func (m *MemoryContinuation) LoadContinuation(_ context.Context, sessionID strin
 func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, t := range turns {
+	for i, t := range turns {
 		s := m.get(t.SessionID)
 		old, ok := s.turns[t.Record.Result.TraceID]
-		if ok && VerdictStage(&old) > VerdictStage(&t.Record) {
+		stage := VerdictStage(&t.Record)
+		turns[i].FirstFinal = stage > 0 && (!ok || VerdictStage(&old) == 0)
+		if ok && VerdictStage(&old) > stage {
 			continue
 		}
 		if !ok {

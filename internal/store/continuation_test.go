@@ -69,6 +69,45 @@ func TestContinuationStores(t *testing.T) {
 	})
 }
 
+// TestSaveTurnsFirstFinal: SaveTurns reports, per record, whether it first stored a
+// final verdict for its turn: a final record over none or a provisional one is first;
+// a final record over a final one (a copy, a later verdict with follow-up, a refused
+// one without) and a provisional record are not.
+func TestSaveTurnsFirstFinal(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, cs ContinuationStore) {
+		save := func(ts ...TurnState) []bool {
+			t.Helper()
+			require.NoError(t, cs.SaveTurns(ctx, ts))
+			var got []bool
+			for _, x := range ts {
+				got = append(got, x.FirstFinal)
+			}
+			return got
+		}
+		noFollowUp := func(ts TurnState) TurnState { ts.Record.NoFollowUp = true; return ts }
+		assert.Equal(t, []bool{false, true}, save(turnState("s", 0, false, "none"), turnState("s", 1, true, "none")),
+			"provisional; final over none")
+		assert.Equal(t, []bool{true}, save(noFollowUp(turnState("s", 0, true, "none"))), "final over provisional")
+		assert.Equal(t, []bool{false}, save(noFollowUp(turnState("s", 0, true, "none"))), "the same stage again")
+		assert.Equal(t, []bool{false}, save(turnState("s", 0, true, "rdm")), "with follow-up over without")
+		assert.Equal(t, []bool{false}, save(noFollowUp(turnState("s", 0, true, "none"))), "refused: lower stage")
+		assert.Equal(t, []bool{false}, save(turnState("s", 1, false, "none")), "a late provisional copy")
+		assert.Equal(t, []bool{true, false}, save(turnState("s", 2, true, "none"), turnState("s", 2, true, "none")),
+			"two finals of one turn in a batch: the first")
+		c, err := cs.LoadContinuation(ctx, "s")
+		require.NoError(t, err)
+		require.Len(t, c.Turns, 3)
+		assert.Equal(t, "rdm", c.Turns[0].Result.DetectionType)
+		assert.True(t, c.Turns[1].Result.Final)
+	}
+	t.Run("memory", func(t *testing.T) { check(t, NewMemoryContinuation(10)) })
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		check(t, s)
+	})
+}
+
 // TestSaveAnalysesRevisions: a batch is one transaction; saving the same batch again
 // (a retried export) stores each revision once and the same rows; an older revision
 // never replaces a newer one; a newer one replaces the whole.
@@ -235,6 +274,27 @@ func TestSharedSessionAllocation(t *testing.T) {
 		for i, r := range c.Turns {
 			assert.Equal(t, i, r.Result.TurnIndex)
 		}
+		// Both handles make every turn final at once, over its provisional row (session
+		// "shared") and over none ("fresh"): one save per turn is the first final one.
+		var firsts [2]int
+		for h := range handles {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range turns {
+					for _, id := range []string{"shared", "fresh"} {
+						ts := []TurnState{turnState(id, i, true, "none")}
+						ts[0].Record.NoFollowUp = true
+						assert.NoError(t, handles[h].SaveTurns(ctx, ts))
+						if ts[0].FirstFinal {
+							firsts[h]++
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		assert.Equal(t, 2*turns, firsts[0]+firsts[1], "one first final save per turn: %v", firsts)
 		var revs []int
 		var mu sync.Mutex
 		for h := range handles {

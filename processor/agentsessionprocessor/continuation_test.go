@@ -472,7 +472,9 @@ func highestRevision(t *testing.T, as []evaluation.Analysis) evaluation.Analysis
 // gatedContinuation is one collector's continuation store under the test's control:
 // while holding, its turn record writes wait (as when the batch that evaluated them is
 // still running); afterLoad runs once after the next load, before its result returns
-// (another collector acting while this one analyses what it read).
+// (another collector acting while this one analyses what it read). A held save reports
+// no record as the turn's first final verdict (store.TurnState.FirstFinal): a final
+// verdict in a held batch is emitted Revised, so the tests hold back provisional ones.
 type gatedContinuation struct {
 	store.ContinuationStore
 	holding   bool
@@ -587,6 +589,54 @@ func TestQuickTurnsOnTwoCollectors(t *testing.T) {
 		}
 		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType, "the stored verdict of turn 0 is RDM")
 		assert.Equal(t, last.AnalysisRevision, c.Revision)
+	})
+}
+
+// TestBothCollectorsFinishTurnAtIdle: turn 0 closes on collector A, turn 1 on B; the
+// session goes idle on both at about the same moment, so both read turn 1 provisional
+// and both give it its final verdict (without follow-up). The store arbitrates: B saved
+// first, so A's verdict is Revised and every turn has exactly one final verdict that
+// counts (agent_eval_turns_total, docs/decisions/sessions.md §4.5).
+func TestBothCollectorsFinishTurnAtIdle(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		ps, sinks, clks, gate := gatedCollectors(t, driver, dsn)
+		sendTurn(t, ps, clks, 0, "both-idle-1", 0)
+		sendTurn(t, ps, clks, 1, "both-idle-1", 1)
+		clks[0].advance(time.Minute) // the session goes idle on A ...
+		gate.afterLoad = func() {
+			// ... and, after A read the session, on B, which finishes and saves turn 1.
+			require.NoError(t, ps[0].recovery.Heartbeat(ctx, ps[0].instance, clks[1].now().Add(2*time.Minute)))
+			clks[1].advance(time.Minute)
+			ps[1].step(ctx)
+		}
+		ps[0].step(ctx)
+		require.Nil(t, gate.afterLoad, "A read the session at idle")
+		idleBoth(ctx, ps, clks)
+
+		var spans []ptrace.Span
+		for j := range sinks {
+			for _, sp := range evalSpans(sinks[j])[semconv.EvalKindTurn] {
+				require.NoError(t, ps[j].emitter.signer.Verify(sp.Attributes()), "a span marked Revised is signed again")
+				spans = append(spans, sp)
+			}
+		}
+		final, _ := turnVerdicts(t, spans)
+		require.Len(t, final[1], 2, "both collectors gave turn 1 a final verdict")
+		for i := range 2 {
+			counted := 0
+			for _, tr := range final[i] {
+				if !tr.Revised {
+					counted++
+				}
+			}
+			assert.Equal(t, 1, counted, "turn %d has one final verdict that counts", i)
+		}
+		c := storedContinuation(t, driver, dsn, "both-idle-1")
+		require.Len(t, c.Turns, 2, "every turn stored once")
+		for i, r := range c.Turns {
+			assert.True(t, r.Result.Final, "turn %d", i)
+		}
 	})
 }
 

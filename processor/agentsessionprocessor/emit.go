@@ -182,10 +182,12 @@ func (b *evalBatch) addInteraction(sessionID string, tr *evaluation.TurnResult, 
 // follow-up user message is known or the session went idle (tr.Final). It carries the
 // turn's summary (evalspan.TurnSummary: ids, scores, labels; the texts and
 // explanations travel once, in the session span's analysis).
-func (b *evalBatch) addTurnSpan(sessionID string, tr *evaluation.TurnResult) {
+//
+// It returns the span's index in b.spans, or -1 when it was left out (b.skipped).
+func (b *evalBatch) addTurnSpan(sessionID string, tr *evaluation.TurnResult) int {
 	sp, err := b.newSpan(sessionID, semconv.EvalKindTurn, tr.TraceID, tr.RootSpanID)
 	if err != nil {
-		return
+		return -1
 	}
 	a := sp.Attributes()
 	sum := evalspan.TurnSummary(tr)
@@ -199,6 +201,16 @@ func (b *evalBatch) addTurnSpan(sessionID string, tr *evaluation.TurnResult) {
 	ev := putScore(sp, evalNameTurn, &score, tr.Reason)
 	ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, tr.DetectionType)
 	putScore(sp, evalNameIntentDrift, tr.IntentDrift, tr.Explanations["intent_drift"])
+	b.e.signer.Sign(a)
+	return b.spans.Len() - 1
+}
+
+// markRevised marks the final verdict of the turn span at index i as Revised (and signs
+// it again): another collector sharing the continuation store gave the turn's first
+// final verdict (docs/decisions/sessions.md §4.5).
+func (b *evalBatch) markRevised(i int) {
+	a := b.spans.At(i).Attributes()
+	a.PutBool(semconv.AgentEvalTurnPrefix+"revised", true)
 	b.e.signer.Sign(a)
 }
 

@@ -564,6 +564,10 @@ type sessionState struct {
 type shardWrites struct {
 	holds []store.OpenSession
 	saves []store.TurnState
+	// spans are, per save, the index in the batch of the turn span that emits its final
+	// verdict (not Revised), or -1: the span is marked Revised when the save reports that
+	// another save gave the turn's first final verdict.
+	spans []int
 	ended []endedSession
 }
 
@@ -578,7 +582,7 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 	b := p.emitter.newBatch(p.now())
 	// A turn event saves two records (the turn and its predecessor's final verdict): the
 	// records are large, so the slice is sized once instead of grown.
-	w := shardWrites{saves: make([]store.TurnState, 0, 2*len(events))}
+	w := shardWrites{saves: make([]store.TurnState, 0, 2*len(events)), spans: make([]int, 0, 2*len(events))}
 	defer func() { p.saveRevisions(ctx, w.ended) }() // after the emission below
 	for i := range events {
 		ev := &events[i]
@@ -588,7 +592,7 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 				zap.String("session_id", ev.Session.ID), zap.Error(err))
 		}
 	}
-	p.write(ctx, &w)
+	p.write(ctx, &w, b)
 	p.reportSkipped(ctx, b)
 	td := b.traces()
 	n := td.SpanCount()
@@ -604,16 +608,25 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 }
 
 // write saves w's holds, then its turn records, to the continuation store, and empties
-// both lists (the ended sessions are saved after the emission).
-func (p *agentSessionProcessor) write(ctx context.Context, w *shardWrites) {
+// both lists (the ended sessions are saved after the emission). The store arbitrates
+// which collector gives a turn's first final verdict (§4.5): a final verdict in b whose
+// save was not the first is marked Revised, so the turn is counted once. When the save
+// fails the verdicts are emitted as they are.
+func (p *agentSessionProcessor) write(ctx context.Context, w *shardWrites, b *evalBatch) {
 	p.hold(ctx, w.holds)
 	if len(w.saves) > 0 {
 		if err := p.cont.SaveTurns(ctx, w.saves); err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 			p.logger.Warn("saving turn records to the continuation store failed; a later continuation of these sessions may miss them", zap.Error(err))
+		} else {
+			for i, span := range w.spans {
+				if span >= 0 && !w.saves[i].FirstFinal {
+					b.markRevised(span)
+				}
+			}
 		}
 	}
-	w.holds, w.saves = w.holds[:0], w.saves[:0]
+	w.holds, w.saves, w.spans = w.holds[:0], w.saves[:0], w.spans[:0]
 }
 
 // savesFor reports whether w holds turn records of session id not written yet.
@@ -671,7 +684,9 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	mark := b.spans.Len()
 	defer p.emb.addCallSpans(b, id, mark)
 	st := sh.state(ctx, p, ev.Session)
-	save := func(rec *evaluation.TurnRecord) {
+	// save queues rec's record; span is the index of the turn span that emitted its
+	// verdict (addTurnSpan), -1 for none.
+	save := func(rec *evaluation.TurnRecord, span int) {
 		if store.VerdictStage(rec) == 2 && !p.keepCarries {
 			// Its next turn was evaluated (FollowUp had its user message): the
 			// carries are that turn's to hand on, here and in the store (§4.2).
@@ -684,7 +699,11 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			st.held = true
 			w.holds = append(w.holds, openSession(p.instance, ev.Session))
 		}
+		if !rec.Result.Final || rec.Result.Revised {
+			span = -1 // not a first final verdict: nothing to arbitrate
+		}
 		w.saves = append(w.saves, store.TurnState{SessionID: id, Record: *rec})
+		w.spans = append(w.spans, span)
 	}
 	switch ev.Kind {
 	case tracker.EventTurnClosed:
@@ -703,12 +722,11 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		if prev != nil {
 			// Turn N-1's follow-up is turn N's user message: its final verdict.
 			*prev = p.evaluator.FollowUp(*prev, t.UserMessage)
-			b.addTurnSpan(id, &prev.Result)
-			save(prev)
+			save(prev, b.addTurnSpan(id, &prev.Result))
 		}
 		st.put(rec)
 		b.addTurn(id, &rec.Result)
-		save(&rec)
+		save(&rec, -1)
 	case tracker.EventSessionEnded:
 		delete(sh.sessions, id) // a later turn continues from the continuation store
 		revision := 0
@@ -718,7 +736,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			// allocated, then the analysis covers the turns as stored. A collector that
 			// allocates a higher revision therefore reads every turn this one evaluated.
 			if w.savesFor(id) {
-				p.write(ctx, w)
+				p.write(ctx, w, b)
 			}
 			if len(st.records) > 0 {
 				revision = sh.nextRevision(ctx, p, st, id)
@@ -878,7 +896,7 @@ func (st *sessionState) merge(stored []evaluation.TurnRecord) {
 // verdict is then Revised). A provisional record without a known next turn (the last,
 // or one whose next index was reserved but is not stored) is finished without
 // follow-up. Each verdict given is emitted and saved.
-func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, id string, b *evalBatch, save func(*evaluation.TurnRecord)) {
+func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, id string, b *evalBatch, save func(*evaluation.TurnRecord, int)) {
 	for i := range st.records {
 		r := &st.records[i]
 		var next *evaluation.TurnRecord
@@ -893,8 +911,7 @@ func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, id st
 		default:
 			continue
 		}
-		b.addTurnSpan(id, &r.Result)
-		save(r)
+		save(r, b.addTurnSpan(id, &r.Result))
 	}
 }
 
