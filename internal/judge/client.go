@@ -159,6 +159,7 @@ func clientOptions(endpoint, keyEnv string, cfg Config, extra []option.RequestOp
 // maxQuotedOutput bounds the model output quoted in an ErrMalformed error, in bytes.
 const maxQuotedOutput = 200
 
+// Config returns the configuration the client was made with.
 func (c *Client) Config() Config { return c.cfg }
 
 // Pool returns the client's worker pool.

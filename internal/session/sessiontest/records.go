@@ -15,10 +15,13 @@ import (
 
 // Test helpers that build SpanRecords by hand. Times are milliseconds after T0.
 
+// T0 is the time (Unix ns) the built records count from.
 var T0 = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC).UnixNano()
 
+// Ms returns T0 plus v milliseconds, in Unix nanoseconds.
 func Ms(v int64) int64 { return T0 + v*int64(time.Millisecond) }
 
+// Opt sets fields of a record built by Span.
 type Opt func(*session.SpanRecord)
 
 // Span builds a record of Trace "t1" with the given id, parent, class and times (ms).
@@ -31,16 +34,20 @@ func Span(id, parent string, c session.SpanClass, start, end int64, opts ...Opt)
 	return r
 }
 
+// Agent makes the record an invoke_agent span of agent name (rule gen_ai.agent.name).
 func Agent(name string) Opt {
 	return func(r *session.SpanRecord) {
 		r.AgentName, r.AgentRule, r.Name = name, "gen_ai.agent.name", "invoke_agent "+name
 	}
 }
 
+// Named sets the span name.
 func Named(n string) Opt { return func(r *session.SpanRecord) { r.Name = n } }
 
+// Trace sets the trace id.
 func Trace(id string) Opt { return func(r *session.SpanRecord) { r.TraceID = id } }
 
+// Tool makes the record an execute_tool span of tool name with call id and JSON arguments.
 func Tool(name, callID, args string) Opt {
 	return func(r *session.SpanRecord) {
 		r.ToolName, r.ToolCallID, r.ToolArguments, r.Name = name, callID, args, "execute_tool "+name
@@ -50,48 +57,60 @@ func Tool(name, callID, args string) Opt {
 	}
 }
 
+// Result sets the tool result text.
 func Result(s string) Opt { return func(r *session.SpanRecord) { r.ToolResult = s } }
 
+// Failed marks the span as failed with error type errType.
 func Failed(errType string) Opt {
 	return func(r *session.SpanRecord) { r.Error, r.ErrorType = true, errType }
 }
 
+// FailedWith marks the span as failed with error type errType and message.
 func FailedWith(errType, message string) Opt {
 	return func(r *session.SpanRecord) { r.Error, r.ErrorType, r.ErrorMessage = true, errType, message }
 }
 
+// Requests adds tool calls that the (LLM) span requested.
 func Requests(calls ...session.RequestedToolCall) Opt {
 	return func(r *session.SpanRecord) { r.RequestedCalls = append(r.RequestedCalls, calls...) }
 }
 
+// Req builds one requested tool call (id, tool name, JSON arguments).
 func Req(id, name, args string) session.RequestedToolCall {
 	return session.RequestedToolCall{ID: id, Name: name, Arguments: args}
 }
 
+// UserMsg sets the user message the span carries.
 func UserMsg(s string) Opt {
 	return func(r *session.SpanRecord) { r.UserMessage = s; r.ContentCaptured = true }
 }
 
+// Input sets the span's input text.
 func Input(s string) Opt {
 	return func(r *session.SpanRecord) { r.Input = s; r.ContentCaptured = true }
 }
 
+// Output sets the span's output text.
 func Output(s string) Opt {
 	return func(r *session.SpanRecord) { r.Output = s; r.ContentCaptured = true }
 }
 
+// UsageOf sets the span's token usage (input, output tokens).
 func UsageOf(in, out int64) Opt {
 	return func(r *session.SpanRecord) { r.Usage = session.Usage{InputTokens: in, OutputTokens: out} }
 }
 
+// HandoffFromTo makes the span a handoff from agent from to agent to.
 func HandoffFromTo(from, to string) Opt {
 	return func(r *session.SpanRecord) { r.HandoffFrom, r.HandoffTo = from, to }
 }
 
+// Session sets the record's session id.
 func Session(id string) Opt {
 	return func(r *session.SpanRecord) { r.SessionID, r.SessionKey = id, "gen_ai.conversation.id" }
 }
 
+// ToolDefs sets the tool definitions the span declares, by name.
 func ToolDefs(names ...string) Opt {
 	return func(r *session.SpanRecord) {
 		for _, n := range names {
@@ -100,6 +119,7 @@ func ToolDefs(names ...string) Opt {
 	}
 }
 
+// With applies f to the record: for fields no other Opt sets.
 func With(f func(r *session.SpanRecord)) Opt { return f }
 
 // Steps returns the steps of kind k over all interactions, with the interaction's agent.
@@ -115,6 +135,7 @@ func Steps(t session.Turn, k session.StepKind) (steps []session.AgentStep, agent
 	return steps, agents
 }
 
+// ToolCalls returns the tool-call steps of every interaction of t, in order.
 func ToolCalls(t session.Turn) []session.ToolCall {
 	steps, _ := Steps(t, session.StepToolCall)
 	out := make([]session.ToolCall, len(steps))
@@ -124,6 +145,7 @@ func ToolCalls(t session.Turn) []session.ToolCall {
 	return out
 }
 
+// Handoffs returns the handoff steps of every interaction of t, in order.
 func Handoffs(t session.Turn) []session.Handoff {
 	steps, _ := Steps(t, session.StepHandoff)
 	out := make([]session.Handoff, len(steps))
@@ -139,6 +161,7 @@ type FuzzReader struct {
 	Pos  int    // bytes consumed
 }
 
+// Next returns the next fuzz byte as an int (0 once the bytes are used up).
 func (r *FuzzReader) Next() int {
 	if r.Pos >= len(r.Data) {
 		return 0
@@ -147,6 +170,7 @@ func (r *FuzzReader) Next() int {
 	return int(r.Data[r.Pos-1])
 }
 
+// Pick returns one of options, chosen by the next fuzz byte.
 func (r *FuzzReader) Pick(options ...string) string { return options[r.Next()%len(options)] }
 
 // FuzzRecords builds up to 48 records with random parents (absent, self, missing, any
