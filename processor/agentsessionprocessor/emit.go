@@ -210,7 +210,7 @@ func (b *evalBatch) addTurnSpan(sessionID string, tr *evaluation.TurnResult) int
 // final verdict (docs/decisions/sessions.md §4.5).
 func (b *evalBatch) markRevised(i int) {
 	a := b.spans.At(i).Attributes()
-	a.PutBool(semconv.AgentEvalTurnPrefix+"revised", true)
+	evalspan.MarkTurnRevised(a)
 	b.e.signer.Sign(a)
 }
 
