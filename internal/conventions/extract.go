@@ -232,6 +232,12 @@ func (e *Extractor) Extract(res pcommon.Resource, scope pcommon.InstrumentationS
 // ExtractInto is Extract writing the record into *r (which it overwrites entirely), so that
 // a caller can extract into a reused buffer without copying the record.
 func (e *Extractor) ExtractInto(r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) {
+	e.extract(r, res, scope, span, false)
+}
+
+// extract is ExtractInto; with lazy, the input message list of a span whose user
+// message comes from it alone is left raw in r.Deferred (ExtractDeferred).
+func (e *Extractor) extract(r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span, lazy bool) {
 	*r = session.SpanRecord{}
 	defer func() {
 		if p := recover(); p != nil {
@@ -304,16 +310,19 @@ func (e *Extractor) ExtractInto(r *session.SpanRecord, res pcommon.Resource, sco
 	}
 
 	events := span.Events()
+	// VoltAgent's content is read after the messages and may replace the user message:
+	// it is never deferred.
+	lazy = lazy && !cls.volt
 	switch r.Class {
 	case session.ClassAgent:
 		e.agentFields(&s, r)
-		e.content(&s, events, r)
+		e.content(&s, events, r, lazy)
 		e.toolDefs(&s, events, r)
 	case session.ClassTurn:
-		e.content(&s, events, r)
+		e.content(&s, events, r, lazy)
 	case session.ClassLLM:
 		e.usage(&s, r)
-		e.content(&s, events, r)
+		e.content(&s, events, r, lazy)
 		e.toolDefs(&s, events, r)
 	case session.ClassTool:
 		e.toolFields(&s, events, r, cls)
@@ -324,7 +333,7 @@ func (e *Extractor) ExtractInto(r *session.SpanRecord, res pcommon.Resource, sco
 		e.handoffFields(&s, r, cls)
 	case session.ClassOther:
 		if cls.adkCallLLM {
-			e.content(&s, events, r)
+			e.content(&s, events, r, false)
 			e.toolDefs(&s, events, r)
 		}
 	}

@@ -162,8 +162,9 @@ func (e *Extractor) eventMessage(r *session.SpanRecord, key string, v pcommon.Va
 // ContentCaptured from the first source that has them, in the order of docs/decisions/conventions.md
 // §5.1 (Message row): GenAI span attributes, GenAI events, OpenInference flattened
 // messages, Traceloop indexed messages, Vercel ai.*, Pydantic AI, ADK payloads, then
-// the generic input.value / output.value.
-func (e *Extractor) content(s *attrScan, events ptrace.SpanEventSlice, r *session.SpanRecord) {
+// the generic input.value / output.value. With lazy, the input message list may be
+// left raw for Complete (deferInput).
+func (e *Extractor) content(s *attrScan, events ptrace.SpanEventSlice, r *session.SpanRecord, lazy bool) {
 	ev := readEvents(events)
 	captured := ev.hasDetIn || ev.hasDetOut || ev.hasUser || len(ev.choices) > 0 ||
 		len(s.oiIn) > 0 || len(s.oiOut) > 0 || len(s.tlIn) > 0 || len(s.tlOut) > 0
@@ -180,7 +181,14 @@ func (e *Extractor) content(s *attrScan, events ptrace.SpanEventSlice, r *sessio
 		return
 	}
 	r.ContentCaptured = true
+	if !lazy || !e.deferInput(s, &ev, r) {
+		e.contentInput(s, &ev, r)
+	}
+	e.contentOutput(s, &ev, r)
+}
 
+// contentInput fills UserMessage and Input (content's first half).
+func (e *Extractor) contentInput(s *attrScan, ev *spanEvents, r *session.SpanRecord) {
 	// Input: the last user message (the current request of a multi-turn history).
 	var in msgOut
 	switch {
@@ -212,6 +220,11 @@ func (e *Extractor) content(s *attrScan, events ptrace.SpanEventSlice, r *sessio
 	if in.hasUser {
 		r.UserMessage = e.text(r, in.user)
 	}
+}
+
+// contentOutput fills Output, Reasoning, RequestedCalls and FinishReasons (content's
+// second half).
+func (e *Extractor) contentOutput(s *attrScan, ev *spanEvents, r *session.SpanRecord) {
 
 	// Output: the final assistant text, reasoning, requested tool calls.
 	var out msgOut
@@ -219,7 +232,7 @@ func (e *Extractor) content(s *attrScan, events ptrace.SpanEventSlice, r *sessio
 	switch {
 	case s.has[attrOutMsgs] && e.parse(r, semconv.GenAIOutputMessages, s.v[attrOutMsgs], &out, readerOutput) && yielded():
 	case ev.hasDetOut && e.parse(r, semconv.EventInferenceDetails, ev.detOut, &out, readerOutput) && yielded():
-	case len(ev.choices) > 0 && e.choiceEvents(r, &ev, &out) && yielded():
+	case len(ev.choices) > 0 && e.choiceEvents(r, ev, &out) && yielded():
 	case len(s.oiOut) > 0 && flatRead(s.oiOut, &out, flatOutput) && yielded():
 	case len(s.tlOut) > 0 && flatRead(s.tlOut, &out, flatOutput) && yielded():
 	case (s.has[attrAIResponseText] || s.has[attrAIResponseToolCalls]) && e.vercelResponse(s, r, &out) && yielded():

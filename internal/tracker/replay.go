@@ -31,8 +31,12 @@ func Replay(td ptrace.Traces, ex *conventions.Extractor, cfg Config) []*session.
 		if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
 			continue
 		}
-		recs = append(recs, rec{r: ex.Extract(ref.Resource, ref.Scope, sp), end: int64(sp.EndTimestamp())})
+		// As the processor's ingest does: the message lists are decoded when the turn
+		// is assembled.
+		recs = append(recs, rec{end: int64(sp.EndTimestamp())})
+		ex.ExtractDeferred(&recs[len(recs)-1].r, ref.Resource, ref.Scope, sp)
 	}
+	cfg.Extractor = ex
 	// Spans arrive when they end.
 	sort.SliceStable(recs, func(a, b int) bool { return recs[a].end < recs[b].end })
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval-collector/internal/assembly"
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
@@ -57,6 +58,13 @@ type Config struct {
 	// either way. A consumer that keeps its own per-turn results (the processor) sets it
 	// to 2, so that a long session's memory does not grow with its turns.
 	RetainTurns int
+	// Extractor completes the records whose message lists the ingest left undecoded
+	// (conventions.Extractor.ExtractDeferred) when their turn is assembled
+	// (Closed.Assemble), with Extractor.Complete. Nil when every record is complete
+	// (conventions.Extractor.ExtractInto): records still holding a deferred part are
+	// then completed by a default Extractor, whose text cap may differ from the one
+	// that extracted them.
+	Extractor *conventions.Extractor
 }
 
 func (c Config) withDefaults() Config {
@@ -596,7 +604,7 @@ func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.T
 	}
 	s.closedTraces = append(s.closedTraces, tr.id)
 	t.closed[tr.id] = &closedTurn{sess: s}
-	ev = append(ev, Closed{kind: EventTurnClosed, sess: s, Records: recs, partial: force != "" || !hasRoot})
+	ev = append(ev, Closed{kind: EventTurnClosed, sess: s, Records: recs, partial: force != "" || !hasRoot, ex: t.cfg.Extractor})
 	if s.byTrace {
 		if force != "" {
 			return t.endSession(s, force, true, now, ev)
@@ -643,17 +651,25 @@ type Closed struct {
 	// Records are the closed trace's records (a closed turn), in arrival order.
 	Records []session.SpanRecord
 	partial bool // the turn closed early or without its root
-	asm     *assembly.TurnAssembly
+	// ex completes the records' deferred message lists (Config.Extractor).
+	ex  *conventions.Extractor
+	asm *assembly.TurnAssembly
 	// session end
 	reason         session.EndReason
 	sessionPartial bool
 }
 
-// Assemble assembles a closed turn's records (assembly.Assemble). It reads and writes no
+// Assemble completes a closed turn's records (the message lists the ingest left raw,
+// Config.Extractor) and assembles them (assembly.Assemble). It reads and writes no
 // Tracker state, so the caller may run it outside its lock and concurrently for
 // different values. Finish assembles what was not.
 func (c *Closed) Assemble() {
 	if c.kind == EventTurnClosed && c.asm == nil {
+		for i := range c.Records {
+			if r := &c.Records[i]; r.Deferred != (session.DeferredContent{}) {
+				cmp.Or(c.ex, defaultExtractor).Complete(r)
+			}
+		}
 		a := assembly.Assemble(c.Records)
 		c.asm = &a
 		// The assembly holds nothing of the record slice (it copies what it keeps):
@@ -662,6 +678,9 @@ func (c *Closed) Assemble() {
 		c.Records = nil
 	}
 }
+
+// defaultExtractor completes deferred records when Config.Extractor is nil.
+var defaultExtractor = conventions.NewExtractor(conventions.Config{})
 
 // maxPooledRecords bounds the record slices kept for reuse (784 bytes a record): a rare
 // huge trace does not keep its slice alive.

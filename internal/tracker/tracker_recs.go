@@ -117,6 +117,8 @@ const (
 	fieldHandoffRule
 	fieldProblems
 	fieldErrorMessage
+	fieldDeferredInput // Deferred.InputMessages
+	fieldDeferredAt    // Deferred.ProblemsAt, when not zero
 )
 
 // RequestedToolCall flags.
@@ -197,6 +199,8 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 	set(fieldHandoffMode, r.HandoffMode != "")
 	set(fieldHandoffRule, r.HandoffRule != "")
 	set(fieldProblems, r.Problems != nil)
+	set(fieldDeferredInput, r.Deferred.InputMessages != "")
+	set(fieldDeferredAt, r.Deferred.ProblemsAt != 0)
 
 	self := c.id(r.SpanID)
 	if c.idMeta[self]&idArrived != 0 {
@@ -207,7 +211,9 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 			c.idMeta[self] |= idGenAI
 		}
 	}
-	b := append(c.buf, byte(r.Class))
+	// Most records take a few dozen bytes: room for maxRecordGuess, grown by a quarter
+	// (a longer record, with many calls or problems, grows the buffer as append does).
+	b := append(reserve(c.buf, maxRecordGuess), byte(r.Class))
 	b = binary.AppendUvarint(b, mask)
 	b = binary.AppendUvarint(b, uint64(self))
 	b = binary.AppendVarint(b, r.StartUnixNano-c.base)
@@ -321,8 +327,29 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 	voc(r.HandoffMode != "", r.HandoffMode)
 	voc(r.HandoffRule != "", r.HandoffRule)
 	list(r.Problems, false)
+	str(r.Deferred.InputMessages != "", r.Deferred.InputMessages)
+	if r.Deferred.ProblemsAt != 0 {
+		b = binary.AppendVarint(b, int64(r.Deferred.ProblemsAt))
+	}
 	c.buf = b
 	return parentArrived, parentGenAI, dup
+}
+
+// maxRecordGuess is the room reserved before a record is encoded: most take less.
+const maxRecordGuess = 64
+
+// reserve returns s with room for n more elements. It grows s by a quarter of its
+// length (at least n) rather than doubling it as append does: an open trace's buffers
+// are held until its turn closes, and a doubled buffer holds up to half of itself
+// unused (docs/decisions/performance.md §8.19). The copies this costs are amortised:
+// each element is copied about four times.
+func reserve[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	g := make([]T, len(s), len(s)+max(n, len(s)/4, 8))
+	copy(g, s)
+	return g
 }
 
 // str interns s and returns its index.
@@ -346,7 +373,7 @@ func (c *traceRecords) str(s string) int {
 
 // appendStr adds s to the strings and returns their new count.
 func (c *traceRecords) appendStr(s string) int {
-	c.text = append(c.text, s...)
+	c.text = append(reserve(c.text, len(s)), s...)
 	if c.ends64 == nil && len(c.text) > maxEnd32 {
 		c.ends64 = make([]int, len(c.ends), len(c.ends)+1)
 		for i, e := range c.ends {
@@ -532,8 +559,8 @@ func (c *traceRecords) id(s string) int {
 	for i := mixHash(v^uint64(meta)) & mask; ; i = (i + 1) & mask {
 		e := c.idIndex.at(i)
 		if e == 0 {
-			c.ids = append(c.ids, v)
-			c.idMeta = append(c.idMeta, meta)
+			c.ids = append(reserve(c.ids, 1), v)
+			c.idMeta = append(reserve(c.idMeta, 1), meta)
 			c.idIndex.put(i, len(c.ids))
 			return len(c.ids) - 1
 		}
@@ -780,6 +807,10 @@ func (c *traceRecords) records(traceID string, vocab *valueVocab) []session.Span
 		r.HandoffRule = voc(fieldHandoffRule)
 		if has(fieldProblems) {
 			r.Problems = list(false)
+		}
+		r.Deferred.InputMessages = str(fieldDeferredInput)
+		if has(fieldDeferredAt) {
+			r.Deferred.ProblemsAt = int(d.varint())
 		}
 	}
 	return recs

@@ -147,16 +147,17 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 		return nil, err
 	}
 	tick := max(minTick, min(maxTick, cfg.TurnSettle))
+	extractor := conventions.NewExtractor(conventions.Config{
+		SessionKeys:  cfg.SessionKeys,
+		EndAttribute: cfg.EndAttribute,
+		MaxTextBytes: cfg.MaxTextBytes,
+	})
 	p := &agentSessionProcessor{
 		logger:    set.Logger,
 		cfg:       cfg,
 		next:      next,
 		telemetry: tb,
-		extractor: conventions.NewExtractor(conventions.Config{
-			SessionKeys:  cfg.SessionKeys,
-			EndAttribute: cfg.EndAttribute,
-			MaxTextBytes: cfg.MaxTextBytes,
-		}),
+		extractor: extractor,
 		evaluator: ev,
 		emitter:   newEmitter(cfg.Emit, string(cfg.SigningKey)),
 		refs:      refs,
@@ -173,6 +174,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 			// The shards keep every turn's record; the tracker keeps only the window,
 			// unless dataset cases are evaluated on the whole session at its end.
 			RetainTurns: retainTurns(cfg),
+			Extractor:   extractor,
 		}),
 		now:  time.Now,
 		tick: tick,
@@ -283,7 +285,8 @@ func (p *agentSessionProcessor) extract(td ptrace.Traces, recs []session.SpanRec
 			continue
 		}
 		recs = recs[:len(recs)+1]
-		p.extractor.ExtractInto(&recs[len(recs)-1], ref.Resource, ref.Scope, sp)
+		// The message lists are decoded when the turn is assembled (tracker.Config.Extractor).
+		p.extractor.ExtractDeferred(&recs[len(recs)-1], ref.Resource, ref.Scope, sp)
 		if p.refs != nil {
 			p.refs.observe(ref.Resource, sp)
 		}

@@ -1,0 +1,146 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package conventions // import "github.com/agenteval/agenteval-collector/internal/conventions"
+
+import (
+	"strings"
+	"unsafe"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+)
+
+// maxDeferredBytes bounds what ExtractDeferred leaves raw of an input message list (with
+// max_text_bytes when that is lower): when more is needed the list is decoded at once,
+// so that what an open span holds stays bounded by configuration
+// (docs/decisions/performance.md §8.19).
+const maxDeferredBytes = 4 << 10
+
+// ExtractDeferred is ExtractInto for a caller that assembles turns later (the
+// processor's ingest, through the Tracker). When a span's user message can come from its
+// gen_ai.input.messages alone (a string; no input-side events, no OpenInference,
+// Traceloop, Vercel, Pydantic AI, ADK, Mastra or input.value input), the list is only
+// scanned: its elements that may be a user message (those that spell a user role
+// anywhere) are left raw in r.Deferred.InputMessages, the rest dropped, and
+// UserMessage stays empty until Complete decodes them, from the last back, as Extract
+// does. A list with no such element defers nothing (it has no user message). A list
+// that does not scan, or whose candidates take more than min(MaxTextBytes, 4 KiB), is
+// decoded at once. Every other field, the output side included, is what ExtractInto
+// writes; Complete(r) then makes r exactly what ExtractInto would have written,
+// problems included.
+func (e *Extractor) ExtractDeferred(r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) {
+	e.extract(r, res, scope, span, true)
+}
+
+// inputSources are the attributes besides gen_ai.input.messages that contentInput may
+// read: their presence keeps the input eager.
+var inputSources = [...]attrKey{attrAIPromptMessages, attrAIPrompt, attrPydAllMessages, attrADKLLMRequest,
+	attrMastraRunInput, attrInputValue, attrTLEntityInput}
+
+// deferInput does contentInput's work up to the decoding of the message list, when that
+// list is the only input source (see ExtractDeferred), and reports whether it did; it
+// runs where contentInput would have run, so that the problems Complete notes are
+// inserted there. readInput decodes the list's elements that pass mayBeUser, from the
+// last, until one is a user message with text: the other elements cannot change its
+// result, so only those are kept, in order, as the body of a JSON array (separated by
+// what separated them when they are contiguous, else by commas).
+func (e *Extractor) deferInput(s *attrScan, ev *spanEvents, r *session.SpanRecord) bool {
+	if !s.has[attrInMsgs] || ev.hasDetIn || ev.hasUser || len(s.oiIn) > 0 || len(s.tlIn) > 0 {
+		return false
+	}
+	for _, k := range inputSources {
+		if s.has[k] {
+			return false
+		}
+	}
+	v := s.v[attrInMsgs]
+	if v.Type() != pcommon.ValueTypeStr || len(v.Str()) > e.parseLimit {
+		return false
+	}
+	var buf [16]jsonSpan
+	spans, doc, err := msgList(unsafeBytes(v.Str()), buf[:0])
+	if err != nil || len(doc) == 0 {
+		return false // decoded at once, with its problem
+	}
+	limit := min(e.maxText, maxDeferredBytes)
+	first, last, n, size := -1, -1, 0, 0
+	for i, sp := range spans {
+		if !mayBeUser(doc[sp.a:sp.b]) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		last, n, size = i, n+1, size+sp.b-sp.a+1
+		if size > limit {
+			return false
+		}
+	}
+	if n == 0 {
+		return true // no element can be a user message: no user message, no problem
+	}
+	var body string
+	if last-first+1 == n { // contiguous
+		body = unsafeString(doc[spans[first].a:spans[last].b])
+	} else {
+		b := make([]byte, 0, size)
+		for _, sp := range spans[first : last+1] {
+			if mayBeUser(doc[sp.a:sp.b]) {
+				if len(b) > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, doc[sp.a:sp.b]...)
+			}
+		}
+		body = unsafeString(b)
+	}
+	r.Deferred = session.DeferredContent{InputMessages: body, ProblemsAt: len(r.Problems)}
+	return true
+}
+
+// Complete decodes what ExtractDeferred left in r.Deferred into r, which is then what
+// ExtractInto would have written (the user message is r's own copy, sharing nothing with
+// the raw elements), and clears r.Deferred. A record with nothing deferred is left as it
+// is. Bad input is handled as ExtractInto handles it: a malformed element costs a
+// problem ("gen_ai.input.messages: malformed JSON") at the place Extract notes it,
+// invalid UTF-8 is replaced, a long message is cut at MaxTextBytes. Safe for concurrent
+// use on different records.
+func (e *Extractor) Complete(r *session.SpanRecord) {
+	d := r.Deferred
+	r.Deferred = session.DeferredContent{}
+	if d.InputMessages == "" {
+		return
+	}
+	at := min(max(d.ProblemsAt, 0), len(r.Problems))
+	// The problems noted after the input (output, tool definitions) follow its own.
+	var after []string
+	if at < len(r.Problems) {
+		after = append(after, r.Problems[at:]...)
+		r.Problems = r.Problems[:at:at]
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			addProblem(r, "extract", "internal error")
+		}
+		for _, p := range after {
+			if len(r.Problems) >= maxProblems {
+				break
+			}
+			r.Problems = append(r.Problems, p)
+		}
+	}()
+	var s attrScan
+	s.v[attrInMsgs], s.has[attrInMsgs] = pcommon.NewValueStr("["+d.InputMessages+"]"), true
+	e.contentInput(&s, &spanEvents{}, r)
+	// The reader may return a substring of the list (go-json aliases its input): a turn
+	// keeping the user message must not keep the whole list.
+	r.UserMessage = strings.Clone(r.UserMessage)
+}
+
+// unsafeString returns a string view of b without copying; b must not be written again.
+func unsafeString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
