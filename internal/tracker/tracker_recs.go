@@ -213,7 +213,7 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 	}
 	// Most records take a few dozen bytes: room for maxRecordGuess, grown by a quarter
 	// (a longer record, with many calls or problems, grows the buffer as append does).
-	b := append(reserve(c.buf, maxRecordGuess), byte(r.Class))
+	b := append(reserve(c.buf, maxRecordGuess, 256), byte(r.Class))
 	b = binary.AppendUvarint(b, mask)
 	b = binary.AppendUvarint(b, uint64(self))
 	b = binary.AppendVarint(b, r.StartUnixNano-c.base)
@@ -339,15 +339,15 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 const maxRecordGuess = 64
 
 // reserve returns s with room for n more elements. It grows s by a quarter of its
-// length (at least n) rather than doubling it as append does: an open trace's buffers
-// are held until its turn closes, and a doubled buffer holds up to half of itself
-// unused (docs/decisions/performance.md §8.19). The copies this costs are amortised:
-// each element is copied about four times.
-func reserve[T any](s []T, n int) []T {
+// length (at least n, at least step) rather than doubling it as append does: an open
+// trace's buffers are held until its turn closes, and a doubled buffer holds up to
+// half of itself unused (docs/decisions/performance.md §8.19). The copies this costs
+// are amortised: each element is copied about four times.
+func reserve[T any](s []T, n, step int) []T {
 	if cap(s)-len(s) >= n {
 		return s
 	}
-	g := make([]T, len(s), len(s)+max(n, len(s)/4, 8))
+	g := make([]T, len(s), len(s)+max(n, step, len(s)/4))
 	copy(g, s)
 	return g
 }
@@ -373,7 +373,7 @@ func (c *traceRecords) str(s string) int {
 
 // appendStr adds s to the strings and returns their new count.
 func (c *traceRecords) appendStr(s string) int {
-	c.text = append(reserve(c.text, len(s)), s...)
+	c.text = append(reserve(c.text, len(s), 128), s...)
 	if c.ends64 == nil && len(c.text) > maxEnd32 {
 		c.ends64 = make([]int, len(c.ends), len(c.ends)+1)
 		for i, e := range c.ends {
@@ -559,8 +559,8 @@ func (c *traceRecords) id(s string) int {
 	for i := mixHash(v^uint64(meta)) & mask; ; i = (i + 1) & mask {
 		e := c.idIndex.at(i)
 		if e == 0 {
-			c.ids = append(reserve(c.ids, 1), v)
-			c.idMeta = append(reserve(c.idMeta, 1), meta)
+			c.ids = append(reserve(c.ids, 1, 16), v)
+			c.idMeta = append(reserve(c.idMeta, 1, 16), meta)
 			c.idIndex.put(i, len(c.ids))
 			return len(c.ids) - 1
 		}
