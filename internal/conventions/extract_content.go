@@ -149,8 +149,12 @@ func (e *Extractor) eventMessage(r *session.SpanRecord, key string, v pcommon.Va
 	if firstByte(data) == '{' {
 		var m jMsg
 		if err := json.Unmarshal(data, &m); err == nil || isTypeError(err) {
-			calls := len(o.calls)
-			if t := msgText(&m, o); t != "" || len(o.calls) > calls {
+			// o is nil for a user message event: it reports no calls.
+			calls := 0
+			if o != nil {
+				calls = len(o.calls)
+			}
+			if t := msgText(&m, o); t != "" || (o != nil && len(o.calls) > calls) {
 				return t
 			}
 		}

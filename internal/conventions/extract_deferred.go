@@ -46,7 +46,7 @@ var inputSources = [...]attrKey{attrAIPromptMessages, attrAIPrompt, attrPydAllMe
 // inserted there. readInput decodes the list's elements that pass mayBeUser, from the
 // last, until one is a user message with text: the other elements cannot change its
 // result, so only those are kept, in order, as the body of a JSON array (separated by
-// what separated them when they are contiguous, else by commas).
+// what separated them when they are contiguous and that fits the cap, else by commas).
 func (e *Extractor) deferInput(s *attrScan, ev *spanEvents, r *session.SpanRecord) bool {
 	if !s.has[attrInMsgs] || ev.hasDetIn || ev.hasUser || len(s.oiIn) > 0 || len(s.tlIn) > 0 {
 		return false
@@ -83,7 +83,7 @@ func (e *Extractor) deferInput(s *attrScan, ev *spanEvents, r *session.SpanRecor
 		return true // no element can be a user message: no user message, no problem
 	}
 	var body string
-	if last-first+1 == n { // contiguous
+	if last-first+1 == n && spans[last].b-spans[first].a <= limit { // contiguous, not spaced out
 		body = unsafeString(doc[spans[first].a:spans[last].b])
 	} else {
 		b := make([]byte, 0, size)

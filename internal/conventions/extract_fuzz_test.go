@@ -5,6 +5,7 @@ package conventions
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -106,6 +107,61 @@ func FuzzExtract(f *testing.F) {
 		if r.Class > session.ClassEvaluation {
 			t.Errorf("class %d out of range", r.Class)
 		}
+		var d session.SpanRecord
+		ex.ExtractDeferred(&d, res, pcommon.NewInstrumentationScope(), s)
+		ex.Complete(&d)
+		if !reflect.DeepEqual(r, d) {
+			t.Errorf("ExtractDeferred then Complete differs from Extract:\n%+v\n%+v", r, d)
+		}
+	})
+}
+
+// FuzzExtractDeferred feeds arbitrary input and output message lists (and a few of the
+// attributes around them) to ExtractDeferred: completed, the record must be the one
+// Extract writes, whatever the lists hold (malformed JSON, invalid UTF-8, lists over the
+// caps, candidates anywhere). Seeds: testdata/fuzz/FuzzExtractDeferred.
+func FuzzExtractDeferred(f *testing.F) {
+	f.Add(`[{"role":"system","content":"s"},{"role":"user","parts":[{"type":"text","content":"hi"}]}]`, `[{"role":"assistant","content":"x"}]`, uint16(0), uint8(0))
+	f.Add(`[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user" "content":"c"}]`, `nope`, uint16(8), uint8(1))
+	f.Add(`{"messages":[{"type":"human","content":"q"}]}`, "", uint16(3), uint8(2))
+	f.Add("[{\"role\":\"USER\",\"content\":\"caf\xe9\"},\"user\",1,null]", `[]`, uint16(1), uint8(3))
+	f.Add(`[{"role":"user","content":[{"type":"text","text":"`+strings.Repeat("x", 300)+`"}]}]`, `{"role":"assistant"}`, uint16(64), uint8(4))
+	f.Fuzz(func(t *testing.T, in, out string, maxText uint16, flags uint8) {
+		s := ptrace.NewSpan()
+		s.SetName("chat m")
+		s.SetSpanID(pcommon.SpanID{1})
+		attrs := s.Attributes()
+		attrs.PutStr("gen_ai.operation.name", [...]string{"chat", "invoke_agent", "invoke_workflow", "execute_tool"}[flags%4])
+		attrs.PutStr("gen_ai.input.messages", in)
+		if out != "" {
+			attrs.PutStr("gen_ai.output.messages", out)
+		}
+		if flags&4 != 0 {
+			attrs.PutStr("gen_ai.usage.input_tokens", "many") // a problem before the input
+		}
+		if flags&8 != 0 {
+			attrs.PutStr("gen_ai.tool.definitions", out) // problems after it
+		}
+		if flags&16 != 0 {
+			attrs.PutStr("input.value", out)
+		}
+		if flags&32 != 0 {
+			e := s.Events().AppendEmpty()
+			e.SetName(fuzzEvents[int(flags>>6)%len(fuzzEvents)])
+			e.Attributes().PutStr("content", out)
+		}
+		ex := NewExtractor(Config{MaxTextBytes: int(maxText)})
+		want := ex.Extract(pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
+		var got session.SpanRecord
+		ex.ExtractDeferred(&got, pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
+		if len(got.Deferred.InputMessages) > min(ex.maxText, maxDeferredBytes) {
+			t.Errorf("deferred %d bytes, over the cap", len(got.Deferred.InputMessages))
+		}
+		ex.Complete(&got)
+		if !reflect.DeepEqual(want, got) {
+			t.Errorf("ExtractDeferred then Complete differs from Extract:\n%+v\n%+v", want, got)
+		}
+		checkInvariants(t, got, ex.maxText)
 	})
 }
 

@@ -35,13 +35,19 @@ func FuzzTracker(f *testing.F) {
 					t.Fatalf("bad event %+v", e)
 				}
 				traces := map[string]bool{}
+				// A turn event carries a window of the session's last turns (turnEvent),
+				// a session end all of them: indexes are consecutive from the first.
+				base := 0
+				if e.Kind == EventTurnClosed && len(e.Session.Turns) > 0 {
+					base = e.Session.Turns[0].Index
+				}
 				for i, tu := range e.Session.Turns {
 					if traces[tu.TraceID] {
 						t.Fatalf("trace %s is two turns of session %s", tu.TraceID, e.Session.ID)
 					}
 					traces[tu.TraceID] = true
-					if tu.Index != i {
-						t.Fatalf("turn %d has index %d", i, tu.Index)
+					if tu.Index != base+i {
+						t.Fatalf("turn %d has index %d, want %d", i, tu.Index, base+i)
 					}
 				}
 			}
