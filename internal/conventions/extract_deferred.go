@@ -109,35 +109,104 @@ func (e *Extractor) deferInput(s *attrScan, ev *spanEvents, r *session.SpanRecor
 // invalid UTF-8 is replaced, a long message is cut at MaxTextBytes. Safe for concurrent
 // use on different records.
 func (e *Extractor) Complete(r *session.SpanRecord) {
-	d := r.Deferred
-	r.Deferred = session.DeferredContent{}
-	if d.InputMessages == "" {
+	if r.Deferred.InputMessages == "" {
+		r.Deferred = session.DeferredContent{}
 		return
 	}
-	at := min(max(d.ProblemsAt, 0), len(r.Problems))
-	// The problems noted after the input (output, tool definitions) follow its own.
-	var after []string
-	if at < len(r.Problems) {
-		after = append(after, r.Problems[at:]...)
-		r.Problems = r.Problems[:at:at]
+	res := e.decodeDeferred(r.Deferred.InputMessages)
+	res.apply(r)
+}
+
+// CompleteAll completes every record of recs (Complete), decoding each distinct deferred
+// list once: the model calls of one agent in a turn repeat the same input, and the
+// records that share it share the decoded user message.
+func (e *Extractor) CompleteAll(recs []session.SpanRecord) {
+	// A trace has a few distinct lists (one per agent and step): a short list of the
+	// decoded ones, searched in order (equal strings interned by the Tracker compare by
+	// pointer), bounded so that a trace of many distinct lists stays linear.
+	const memoMax = 16
+	var memo [memoMax]deferredInput
+	n := 0
+	for i := range recs {
+		r := &recs[i]
+		body := r.Deferred.InputMessages
+		if body == "" {
+			r.Deferred = session.DeferredContent{}
+			continue
+		}
+		k := 0
+		for k < n && memo[k].body != body {
+			k++
+		}
+		switch {
+		case k < n:
+		case n < memoMax:
+			memo[n] = e.decodeDeferred(body)
+			n++
+		default:
+			res := e.decodeDeferred(body)
+			res.apply(r)
+			continue
+		}
+		memo[k].apply(r)
 	}
+}
+
+// deferredInput is what contentInput made of a deferred list: the (capped) user
+// message, whether it was cut, and the problems it noted.
+type deferredInput struct {
+	body      string
+	user      string
+	truncated bool
+	problems  []string
+	panicked  bool
+}
+
+// decodeDeferred runs contentInput over a deferred list, on a scratch record.
+func (e *Extractor) decodeDeferred(body string) (res deferredInput) {
+	res.body = body
+	var scratch session.SpanRecord
 	defer func() {
 		if p := recover(); p != nil {
-			addProblem(r, "extract", "internal error")
+			res.panicked = true
 		}
-		for _, p := range after {
-			if len(r.Problems) >= maxProblems {
-				break
-			}
-			r.Problems = append(r.Problems, p)
-		}
+		// The reader may return a substring of the list (go-json aliases its input): a
+		// turn keeping the user message must not keep the whole list.
+		res.user = strings.Clone(scratch.UserMessage)
+		res.truncated, res.problems = scratch.Truncated, scratch.Problems
 	}()
 	var s attrScan
-	s.v[attrInMsgs], s.has[attrInMsgs] = pcommon.NewValueStr("["+d.InputMessages+"]"), true
-	e.contentInput(&s, &spanEvents{}, r)
-	// The reader may return a substring of the list (go-json aliases its input): a turn
-	// keeping the user message must not keep the whole list.
-	r.UserMessage = strings.Clone(r.UserMessage)
+	s.v[attrInMsgs], s.has[attrInMsgs] = pcommon.NewValueStr("["+body+"]"), true
+	e.contentInput(&s, &spanEvents{}, &scratch)
+	return res
+}
+
+// apply writes a decoded list into r as contentInput would have, its problems at
+// r.Deferred.ProblemsAt (those noted after the input follow them, within the bound a
+// record keeps), and clears r.Deferred.
+func (d *deferredInput) apply(r *session.SpanRecord) {
+	at := min(max(r.Deferred.ProblemsAt, 0), len(r.Problems))
+	r.Deferred = session.DeferredContent{}
+	if d.user != "" {
+		r.UserMessage = d.user
+	}
+	if d.truncated {
+		r.Truncated = true
+	}
+	add := d.problems
+	if d.panicked {
+		add = append(add[:len(add):len(add)], "extract: internal error")
+	}
+	if len(add) == 0 || at >= maxProblems {
+		return
+	}
+	add = add[:min(len(add), maxProblems-at)]
+	after := r.Problems[at:]
+	out := make([]string, 0, min(maxProblems, len(r.Problems)+len(add)))
+	out = append(out, r.Problems[:at]...)
+	out = append(out, add...)
+	out = append(out, after[:min(len(after), maxProblems-len(out))]...)
+	r.Problems = out
 }
 
 // unsafeString returns a string view of b without copying; b must not be written again.

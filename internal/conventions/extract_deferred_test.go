@@ -4,6 +4,7 @@
 package conventions
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,8 +31,11 @@ func deferredEqual(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcom
 	if deferred {
 		assert.Empty(t, got.UserMessage, "the deferred part is not decoded at ingest")
 	}
+	batch := []session.SpanRecord{got, got}
 	ex.Complete(&got)
 	assert.Equal(t, want, got, "span %q", s.Name())
+	ex.CompleteAll(batch)
+	assert.Equal(t, []session.SpanRecord{want, want}, batch, "span %q, CompleteAll", s.Name())
 	return deferred
 }
 
@@ -157,4 +161,36 @@ func TestCompleteOwnsItsTexts(t *testing.T) {
 	before := r
 	ex.Complete(&r)
 	assert.Equal(t, before, r)
+}
+
+// TestCompleteAll: records that share a deferred list (decoded once) but differ around
+// it (problems before and after, the bound on problems), and more distinct lists than
+// CompleteAll remembers, complete as Extract extracts them.
+func TestCompleteAll(t *testing.T) {
+	ex := NewExtractor(Config{MaxTextBytes: 24})
+	var spans []ptrace.Span
+	for i := range 40 {
+		in := fmt.Sprintf(`[{"role":"system","content":"s"},{"role":"user","content":"question number %d, a long one"}]`, i%20)
+		if i%7 == 0 {
+			in = `[{"role":"user" "content":"malformed"}]`
+		}
+		attrs := map[string]any{"gen_ai.operation.name": "chat", semconv.GenAIInputMessages: in}
+		for k := range i % 9 { // 0 to 8 problems before the input
+			attrs[[...]string{"gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.usage.cache_read.input_tokens",
+				"llm.token_count.prompt", "llm.token_count.completion", "gen_ai.usage.prompt_tokens", semconv.AgentEvalTaskCompleted,
+				"gen_ai.usage.reasoning.output_tokens"}[min(k, 7)]] = "many"
+		}
+		if i%3 == 0 {
+			attrs[semconv.GenAIOutputMessages] = "nope" // a problem after it
+		}
+		spans = append(spans, newSpan(t, "chat", attrs))
+	}
+	var want, got []session.SpanRecord
+	for _, s := range spans {
+		want = append(want, ex.Extract(pcommon.NewResource(), pcommon.NewInstrumentationScope(), s))
+		got = append(got, session.SpanRecord{})
+		ex.ExtractDeferred(&got[len(got)-1], pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
+	}
+	ex.CompleteAll(got)
+	require.Equal(t, want, got)
 }

@@ -665,11 +665,7 @@ type Closed struct {
 // different values. Finish assembles what was not.
 func (c *Closed) Assemble() {
 	if c.kind == EventTurnClosed && c.asm == nil {
-		for i := range c.Records {
-			if r := &c.Records[i]; r.Deferred != (session.DeferredContent{}) {
-				cmp.Or(c.ex, defaultExtractor).Complete(r)
-			}
-		}
+		cmp.Or(c.ex, defaultExtractor).CompleteAll(c.Records)
 		a := assembly.Assemble(c.Records)
 		c.asm = &a
 		// The assembly holds nothing of the record slice (it copies what it keeps):
