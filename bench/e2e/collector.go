@@ -73,11 +73,42 @@ type collectorParams struct {
 	ContinuationRecords int
 	// DataDir holds the SQLite store of the agenteval exporter.
 	DataDir string
+	// Batching says where every pipeline batches its output, alike in each pipeline so
+	// that the CPU ratio to pass-through stays fair: batchingProcessor (the default) is
+	// the `batch` processor of the pipeline's Processors; batchingExporter leaves it out
+	// and batches in the OTLP exporter's sending queue instead (exporterhelper's
+	// `sending_queue::batch`).
+	Batching string
+	// BatchTimeout is the batch processor's `timeout`, or the sending queue batch's
+	// `flush_timeout` (0: the component's default, 200ms for both).
+	BatchTimeout time.Duration
+}
+
+// Where the pipelines batch their output (collectorParams.Batching).
+const (
+	batchingProcessor = "processor"
+	batchingExporter  = "exporter"
+)
+
+// processors are p's processors as run with cp: without the batch processor when the
+// exporter batches.
+func (cp collectorParams) processors(p pipeline) []string {
+	if cp.Batching != batchingExporter {
+		return p.Processors
+	}
+	var out []string
+	for _, proc := range p.Processors {
+		if proc != "batch" {
+			out = append(out, proc)
+		}
+	}
+	return out
 }
 
 // renderConfig returns the collector configuration of p: OTLP/gRPC in, p's processors,
 // OTLP/gRPC out to the sink (and p's other exporters), health_check and pprof extensions,
-// the collector's own metrics off.
+// the collector's own metrics off. cp.Batching and cp.BatchTimeout say where and how long
+// the output is batched.
 func renderConfig(p pipeline, pt ports, cp collectorParams) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `receivers:
@@ -86,12 +117,18 @@ func renderConfig(p pipeline, pt ports, cp collectorParams) string {
       grpc:
         endpoint: 127.0.0.1:%d
         max_recv_msg_size_mib: 64
-processors:
 `, pt.OTLP)
-	for _, proc := range p.Processors {
+	procs := cp.processors(p)
+	if len(procs) > 0 {
+		b.WriteString("processors:\n")
+	}
+	for _, proc := range procs {
 		switch proc {
 		case "batch":
 			b.WriteString("  batch:\n")
+			if cp.BatchTimeout > 0 {
+				fmt.Fprintf(&b, "    timeout: %s\n", cp.BatchTimeout)
+			}
 		case "groupbytrace":
 			fmt.Fprintf(&b, "  groupbytrace:\n    wait_duration: %s\n", cp.GroupWait)
 		case "agentsession":
@@ -107,6 +144,12 @@ processors:
     tls:
       insecure: true
 `, pt.Sink)
+	if cp.Batching == batchingExporter {
+		b.WriteString("    sending_queue:\n      batch:\n")
+		if cp.BatchTimeout > 0 {
+			fmt.Fprintf(&b, "        flush_timeout: %s\n", cp.BatchTimeout)
+		}
+	}
 	exporters := []string{"otlp_grpc"}
 	for _, exp := range p.Exporters {
 		if exp == "agenteval" {
@@ -137,7 +180,7 @@ service:
       receivers: [otlp]
       processors: [%s]
       exporters: [%s]
-`, pt.Health, pt.Pprof, strings.Join(p.Processors, ", "), strings.Join(exporters, ", "))
+`, pt.Health, pt.Pprof, strings.Join(procs, ", "), strings.Join(exporters, ", "))
 	return b.String()
 }
 

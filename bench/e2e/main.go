@@ -56,6 +56,8 @@ type options struct {
 	Profile        string
 	Out            string
 	DrainTimeout   time.Duration
+	Batching       string
+	BatchTimeout   time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -80,6 +82,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.Profile, "profile", "agentsession+agenteval", "pipeline whose first rate run is profiled through the pprof extension: CPU over -duration, then heap and allocs (empty: none)")
 	fs.StringVar(&o.Out, "out", "", "directory for results.md, results.json, profiles and collector logs (default: a new temporary directory)")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 0, "how long to wait for the output after the load (default: session-timeout + 60s)")
+	fs.StringVar(&o.Batching, "batching", batchingProcessor, "where every pipeline batches its output: processor (the batch processor) or exporter (the OTLP exporter's sending_queue batch, no batch processor)")
+	fs.DurationVar(&o.BatchTimeout, "batch-timeout", 0, "the batch processor's timeout or the sending queue batch's flush_timeout, in every pipeline (0: the component's default, 200ms)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -99,6 +103,12 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.Rate <= 0 || o.Duration <= 0 || o.Repeat <= 0 || o.BatchSpans <= 0 || o.Workers <= 0 {
 		return o, fmt.Errorf("-rate, -duration, -repeat, -batch and -workers must be positive")
+	}
+	if o.Batching != batchingProcessor && o.Batching != batchingExporter {
+		return o, fmt.Errorf("-batching: %q is neither %s nor %s", o.Batching, batchingProcessor, batchingExporter)
+	}
+	if o.BatchTimeout < 0 {
+		return o, fmt.Errorf("-batch-timeout must not be negative")
 	}
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = o.SessionTimeout + 60*time.Second
@@ -205,7 +215,7 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 		return res, err
 	}
 	defer snk.Stop()
-	cfg := renderConfig(p, pt, collectorParams{TurnSettle: o.TurnSettle, GroupWait: o.GroupWait, SessionTimeout: o.SessionTimeout, MaxSessions: o.MaxSessions, ContinuationRecords: o.ContRecords, DataDir: dir})
+	cfg := renderConfig(p, pt, collectorParams{TurnSettle: o.TurnSettle, GroupWait: o.GroupWait, SessionTimeout: o.SessionTimeout, MaxSessions: o.MaxSessions, ContinuationRecords: o.ContRecords, DataDir: dir, Batching: o.Batching, BatchTimeout: o.BatchTimeout})
 	col, err := startCollector(ctx, o.Collector, dir, cfg, pt)
 	if err != nil {
 		return res, err
@@ -373,8 +383,8 @@ func resultsTable(o options, rs []runResult) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Load: %s; OTLP/gRPC requests of %d spans, %d in flight; rate mode %d spans/s; %s of new turns per run; agentsession turn_settle %s, session_timeout %s; groupbytrace wait_duration %s.\n\n",
-		workloadConfig{ActiveTurns: o.ActiveTurns, TurnsPerSession: o.TurnsPerSess}.withDefaults(), o.BatchSpans, o.Workers, o.Rate, o.Duration, o.TurnSettle, o.SessionTimeout, o.GroupWait)
+	fmt.Fprintf(&b, "Load: %s; OTLP/gRPC requests of %d spans, %d in flight; rate mode %d spans/s; %s of new turns per run; agentsession turn_settle %s, session_timeout %s; groupbytrace wait_duration %s; output batched by the %s%s.\n\n",
+		workloadConfig{ActiveTurns: o.ActiveTurns, TurnsPerSession: o.TurnsPerSess}.withDefaults(), o.BatchSpans, o.Workers, o.Rate, o.Duration, o.TurnSettle, o.SessionTimeout, o.GroupWait, batchingText(o.Batching), batchTimeoutText(o.BatchTimeout))
 	b.WriteString("| pipeline | load | run | spans sent | sender spans/s | collector CPU s | CPU µs/span | × pass-through | spans out = in | OTLP bytes out / in | turns evaluated (turn spans) / interaction / tool_call / session spans | turn eval p50 / p99 | peak RSS MiB |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---|---:|---|---|---:|\n")
 	for _, r := range rs {
@@ -403,6 +413,21 @@ func resultsTable(o options, rs []runResult) string {
 			rel, inOut, ratio(r.Out.Bytes, r.Load.Bytes), evals, r.Latency, r.PeakRSS>>20)
 	}
 	return b.String()
+}
+
+// batchingText names where the pipelines batch (options.Batching) for the report.
+func batchingText(batching string) string {
+	if batching == batchingExporter {
+		return "OTLP exporter's sending queue (no batch processor)"
+	}
+	return "batch processor"
+}
+
+func batchTimeoutText(d time.Duration) string {
+	if d == 0 {
+		return ", default timeout"
+	}
+	return ", timeout " + d.String()
 }
 
 func ratio(a, b int64) float64 {

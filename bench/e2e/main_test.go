@@ -67,34 +67,61 @@ func TestRenderConfigValidates(t *testing.T) {
 	factories.Extensions, err = otelcol.MakeFactoryMap(endpointExtension("health_check"), endpointExtension("pprof"))
 	require.NoError(t, err)
 
-	for i, p := range pipelines {
-		t.Run(p.Name, func(t *testing.T) {
-			dir := t.TempDir()
-			text := renderConfig(p, portsFrom(21000+10*i), collectorParams{TurnSettle: 500 * time.Millisecond, GroupWait: 2 * time.Second, SessionTimeout: 5 * time.Second, ContinuationRecords: 1234, DataDir: dir})
-			path := filepath.Join(dir, "config.yaml")
-			require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
-			cfg, err := otelcoltest.LoadConfigAndValidate(path, factories)
-			require.NoError(t, err, text)
-			var pl []string
-			for _, pc := range cfg.Service.Pipelines {
-				for _, id := range pc.Processors {
-					pl = append(pl, id.String())
+	for _, batching := range []struct {
+		name    string
+		how     string
+		timeout time.Duration
+	}{
+		{"batch-processor", batchingProcessor, 0},
+		{"batch-processor-50ms", batchingProcessor, 50 * time.Millisecond},
+		{"exporter-queue-50ms", batchingExporter, 50 * time.Millisecond},
+	} {
+		for i, p := range pipelines {
+			t.Run(batching.name+"/"+p.Name, func(t *testing.T) {
+				dir := t.TempDir()
+				cp := collectorParams{TurnSettle: 500 * time.Millisecond, GroupWait: 2 * time.Second, SessionTimeout: 5 * time.Second, ContinuationRecords: 1234, DataDir: dir,
+					Batching: batching.how, BatchTimeout: batching.timeout}
+				checkRenderedConfig(t, factories, p, portsFrom(21000+10*i), cp)
+				text := renderConfig(p, portsFrom(21000+10*i), cp)
+				switch {
+				case batching.how == batchingExporter:
+					assert.NotContains(t, cp.processors(p), "batch", "no pipeline batches in a processor")
+					assert.Contains(t, text, "flush_timeout: 50ms")
+				case batching.timeout > 0:
+					assert.Contains(t, text, "timeout: 50ms")
 				}
-				assert.Len(t, pc.Exporters, 1+len(p.Exporters), "the sink and the pipeline's own exporters")
-			}
-			assert.Equal(t, p.Processors, pl)
-			assert.Contains(t, text, "127.0.0.1:21")
-			assert.NotContains(t, text, "localhost", "loopback by address only")
-			if p.Name == "groupbytrace" {
-				assert.Contains(t, text, "wait_duration: 2s")
-			}
-			if p.Name == "agentsession+agenteval" {
-				assert.Contains(t, text, filepath.Join(dir, "agenteval.db"))
-			}
-			if slices.Contains(p.Processors, "agentsession") {
-				assert.Contains(t, text, "max_records: 1234")
-			}
-		})
+			})
+		}
+	}
+}
+
+// checkRenderedConfig loads p's configuration rendered with cp (in cp.DataDir) through
+// factories and checks its pipeline, endpoints and p's settings.
+func checkRenderedConfig(t *testing.T, factories otelcol.Factories, p pipeline, pt ports, cp collectorParams) {
+	t.Helper()
+	text := renderConfig(p, pt, cp)
+	path := filepath.Join(cp.DataDir, "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
+	cfg, err := otelcoltest.LoadConfigAndValidate(path, factories)
+	require.NoError(t, err, text)
+	var pl []string
+	for _, pc := range cfg.Service.Pipelines {
+		for _, id := range pc.Processors {
+			pl = append(pl, id.String())
+		}
+		assert.Len(t, pc.Exporters, 1+len(p.Exporters), "the sink and the pipeline's own exporters")
+	}
+	assert.Equal(t, cp.processors(p), pl)
+	assert.Contains(t, text, "127.0.0.1:21")
+	assert.NotContains(t, text, "localhost", "loopback by address only")
+	if p.Name == "groupbytrace" {
+		assert.Contains(t, text, "wait_duration: 2s")
+	}
+	if p.Name == "agentsession+agenteval" {
+		assert.Contains(t, text, filepath.Join(cp.DataDir, "agenteval.db"))
+	}
+	if slices.Contains(p.Processors, "agentsession") {
+		assert.Contains(t, text, "max_records: 1234")
 	}
 }
 
@@ -118,6 +145,8 @@ func TestParseFlags(t *testing.T) {
 		{"-modes", "burst"},
 		{"-rate", "0"},
 		{"-workers", "-1"},
+		{"-batching", "queue"},
+		{"-batch-timeout", "-1s"},
 	} {
 		_, err := parseFlags(args)
 		assert.Error(t, err, args)

@@ -50,6 +50,19 @@ const (
 // ingest path never does).
 const shardQueue = 64
 
+// A shard emits what it has evaluated once emitEvery has passed and at least
+// minChunkEvents events are done: a batch of events that takes longer (a burst of
+// closing turns and ending sessions, or a shard short of CPU) goes out in chunks, so the
+// first turns of the burst do not wait for the whole batch's evaluation. The minimum
+// bounds the extra emissions and continuation-store writes to one per minChunkEvents
+// events when evaluation is slow (an overloaded collector would otherwise pay one
+// transaction per turn). At the steady rate a shard's batch takes a few milliseconds and
+// goes out whole.
+const (
+	emitEvery      = 10 * time.Millisecond
+	minChunkEvents = 8
+)
+
 // agentSessionProcessor is the collector adapter over internal/session (reconstruction)
 // and internal/evaluation (scores). The per-span path only extracts a compact record and
 // updates the tracker; assembly, evaluation and emission run on the worker: a goroutine
@@ -579,35 +592,57 @@ type endedSession struct {
 	revision int
 }
 
-// handle evaluates a shard's events in order, emits their spans as one batch and saves
-// the turn records and revisions to the continuation store.
+// handle evaluates a shard's events in order and emits their spans in chunks of about
+// emitEvery of evaluation (emitChunk, at least minChunkEvents events), saving the turn records and revisions of each
+// chunk to the continuation store.
 func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []tracker.Event) {
-	b := p.emitter.newBatch(p.now())
 	// A turn event saves two records (the turn and its predecessor's final verdict): the
-	// records are large, so the slice is sized once instead of grown.
+	// records are large, so the slices are sized once and reused by every chunk.
 	w := shardWrites{saves: make([]store.TurnState, 0, 2*len(events)), spans: make([]int, 0, 2*len(events))}
-	defer func() { p.saveRevisions(ctx, w.ended) }() // after the emission below
-	for i := range events {
+	for len(events) > 0 {
+		events = sh.emitChunk(ctx, p, events, &w)
+	}
+}
+
+// emitChunk evaluates events in order until emitEvery has passed since it began and
+// minChunkEvents are done, writes their records to the continuation store, emits their spans
+// as one batch, then records the revisions of the analyses emitted. It returns the
+// events not handled yet.
+func (sh *shard) emitChunk(ctx context.Context, p *agentSessionProcessor, events []tracker.Event, w *shardWrites) []tracker.Event {
+	start := p.now()
+	b := p.emitter.newBatch(start)
+	defer func() { // after the emission below
+		p.saveRevisions(ctx, w.ended)
+		w.ended = w.ended[:0]
+	}()
+	i := 0
+	for i < len(events) {
 		ev := &events[i]
-		if err := sh.evaluate(ctx, p, ev, b, &w); err != nil {
+		i++
+		if err := sh.evaluate(ctx, p, ev, b, w); err != nil {
 			p.telemetry.ProcessorAgentsessionEvaluationErrors.Add(ctx, 1)
 			p.logger.Error("evaluation failed; no result emitted for this entity",
 				zap.String("session_id", ev.Session.ID), zap.Error(err))
 		}
+		if i >= minChunkEvents && p.now().Sub(start) >= emitEvery {
+			break
+		}
 	}
-	p.write(ctx, &w, b)
+	rest := events[i:]
+	p.write(ctx, w, b)
 	p.reportSkipped(ctx, b)
 	td := b.traces()
 	n := td.SpanCount()
 	if n == 0 {
-		return
+		return rest
 	}
 	if err := p.next.ConsumeTraces(ctx, td); err != nil {
 		p.telemetry.ProcessorAgentsessionEmitFailures.Add(ctx, 1)
 		p.logger.Warn("the next consumer refused evaluation spans", zap.Int("spans", n), zap.Error(err))
-		return
+		return rest
 	}
 	p.telemetry.ProcessorAgentsessionEvaluationsEmitted.Add(ctx, int64(n))
+	return rest
 }
 
 // write saves w's holds, then its turn records, to the continuation store, and empties

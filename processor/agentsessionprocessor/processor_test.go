@@ -436,3 +436,60 @@ func TestSlowShardDoesNotHoldOthers(t *testing.T) {
 	close(sink.release)
 	require.NoError(t, p.shutdown(ctx))
 }
+
+// TestEmitsInChunks: a shard whose batch of events takes longer than emitEvery to
+// evaluate emits what it has evaluated in chunks of at least minChunkEvents, each
+// stamped when its evaluation began, so the first turns of a burst do not wait for the
+// last; each turn is emitted once. A batch evaluated within emitEvery goes out whole.
+func TestEmitsInChunks(t *testing.T) {
+	const sessions = 2*minChunkEvents + minChunkEvents/2
+	for _, tc := range []struct {
+		name   string
+		tick   time.Duration // how far the clock moves on each reading during the step
+		chunks int
+	}{
+		{name: "quick batch, one emission", tick: 0, chunks: 1},
+		// Each event moves the clock 0.6 × emitEvery: past emitEvery after two events, a
+		// chunk is cut at minChunkEvents: two full chunks and the rest.
+		{name: "slow batch, in chunks", tick: emitEvery * 6 / 10, chunks: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Workers = 1 // every session on one shard: one batch of events
+			p, sink, clk := newTestProcessor(t, cfg, nil)
+			ctx := context.Background()
+			for i := range sessions {
+				_, err := p.processTraces(ctx, chatTurn(fmt.Sprintf("chunk-%d", i), i+1, clk.now(), "Weather in Paris?", "Sunny.", true))
+				require.NoError(t, err)
+			}
+			clk.advance(cfg.TurnSettle + time.Second)
+			p.now = func() time.Time {
+				clk.advance(tc.tick)
+				return clk.now()
+			}
+			p.step(ctx)
+
+			batches := sink.AllTraces()
+			require.Len(t, batches, tc.chunks)
+			seen := map[string]int{}
+			var last pcommon.Timestamp
+			for _, td := range batches {
+				var ts pcommon.Timestamp
+				forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+					if k, _ := sp.Attributes().Get(semconv.AgentEvalKind); k.Str() == semconv.EvalKindTurn {
+						seen[sp.TraceID().String()]++
+					}
+					ts = sp.StartTimestamp()
+				})
+				if tc.tick > 0 {
+					assert.Greater(t, ts, last, "a later chunk is stamped when its evaluation began")
+				}
+				last = ts
+			}
+			assert.Len(t, seen, sessions, "every turn evaluated")
+			for trace, n := range seen {
+				assert.Equal(t, 1, n, "turn %s emitted once", trace)
+			}
+		})
+	}
+}
