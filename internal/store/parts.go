@@ -1,0 +1,196 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package store // import "github.com/agenteval/agenteval-collector/internal/store"
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+// part is where a save's turns and revision go among its session's stored ones
+// (docs/decisions/sessions.md §4.6). A collector that forgot a session (continuation
+// state in memory only: evicted, or restarted) numbers its turns from 0 and its
+// revisions from 1 again; the store then places that part after the stored turns
+// instead of letting it overwrite them.
+type part struct {
+	// turnOffset is added to the save's turn indexes, revisionOffset to its revision.
+	turnOffset, revisionOffset int
+	// moved: the save starts a new part; its offsets are written to the sessions row
+	// (turn_offset, revision_offset, migration 00012) for the part's later saves.
+	moved bool
+	// stale: the save belongs to an earlier part (an export retried late): nothing of it
+	// is written, as for an older revision.
+	stale bool
+	// from is the first turn index the save holds (after turnOffset): it replaces the
+	// stored turns from there on and keeps those below, kept of them.
+	from, kept int
+}
+
+const (
+	selectPartSQL  = "SELECT analysis_revision, turn_offset, revision_offset FROM sessions WHERE session_id = ?"
+	selectTracesQL = "SELECT turn_index, trace_id FROM turn_results WHERE session_id = ?"
+	movePartSQL    = "UPDATE sessions SET turn_offset = ?, revision_offset = ? WHERE session_id = ?"
+)
+
+// placePart decides where the turns (in index order, as the collector numbered them) of
+// a save of session id go, in tx:
+//   - a session not stored yet, or a save without turns, goes where it says (with the
+//     current part's offsets);
+//   - the current part's offsets, when none of the turns then lands on the index of
+//     another trace's stored turn (the usual case: a continuation, a retried export);
+//   - else, when one of its traces is stored, the offset that puts it back on it: below
+//     the current part's, the save is stale; above it (a turn re-closed after a
+//     restart), a new part starts there;
+//   - else a new part starts after the highest stored turn, its revisions after the
+//     stored revision.
+func (s *sqlStore) placePart(ctx context.Context, tx *sql.Tx, id string, turns []evaluation.TurnResult) (part, error) {
+	var (
+		revision int
+		pl       part
+	)
+	err := tx.QueryRowContext(ctx, s.d.rebind(selectPartSQL), id).Scan(&revision, &pl.turnOffset, &pl.revisionOffset)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && len(turns) == 0) {
+		return pl.place(turns, nil), nil
+	}
+	if err != nil {
+		return pl, fmt.Errorf("read part %q: %w", id, err)
+	}
+	stored := map[int]string{}
+	rows, err := tx.QueryContext(ctx, s.d.rebind(selectTracesQL), id)
+	if err != nil {
+		return pl, fmt.Errorf("read turns %q: %w", id, err)
+	}
+	for rows.Next() {
+		var (
+			idx   int
+			trace string
+		)
+		if err := rows.Scan(&idx, &trace); err != nil {
+			_ = rows.Close()
+			return pl, fmt.Errorf("read turns %q: %w", id, err)
+		}
+		stored[idx] = trace
+	}
+	if err := closeRows(rows); err != nil {
+		return pl, fmt.Errorf("read turns %q: %w", id, err)
+	}
+	fits := func(off int) bool {
+		for i := range turns {
+			if t, ok := stored[turns[i].TurnIndex+off]; ok && t != cleanText(turns[i].TraceID) {
+				return false
+			}
+		}
+		return true
+	}
+	if fits(pl.turnOffset) {
+		return pl.place(turns, stored), nil
+	}
+	for i := range turns {
+		trace := cleanText(turns[i].TraceID)
+		for idx, t := range stored {
+			if t != trace {
+				continue
+			}
+			switch off := idx - turns[i].TurnIndex; {
+			case off < pl.turnOffset:
+				return part{stale: true}, nil
+			case fits(off):
+				return part{turnOffset: off, revisionOffset: revision, moved: true}.place(turns, stored), nil
+			}
+		}
+	}
+	highest := -1
+	for idx := range stored {
+		highest = max(highest, idx)
+	}
+	return part{turnOffset: highest + 1 - slices.MinFunc(turns, byIndex).TurnIndex, revisionOffset: revision, moved: true}.place(turns, stored), nil
+}
+
+func byIndex(a, b evaluation.TurnResult) int { return a.TurnIndex - b.TurnIndex }
+
+// place sets from and kept for turns at pl's offset among the stored ones.
+func (pl part) place(turns []evaluation.TurnResult, stored map[int]string) part {
+	pl.from = math.MaxInt32 // without turns, it replaces none (an INTEGER column)
+	for i := range turns {
+		pl.from = min(pl.from, turns[i].TurnIndex+pl.turnOffset)
+	}
+	for idx := range stored {
+		if idx < pl.from {
+			pl.kept++
+		}
+	}
+	return pl
+}
+
+// shifted returns a with pl's offsets applied: its revision, and the turn index of its
+// turn results and tool issues (a itself is not modified). a when there is no offset.
+func (pl part) shifted(a *evaluation.Analysis) *evaluation.Analysis {
+	if pl.turnOffset == 0 && pl.revisionOffset == 0 {
+		return a
+	}
+	c := *a
+	c.AnalysisRevision += pl.revisionOffset
+	off := pl.turnOffset
+	if off == 0 {
+		return &c
+	}
+	shiftIssues := func(is []evaluation.ToolIssue) []evaluation.ToolIssue {
+		is = slices.Clone(is)
+		for i := range is {
+			is[i].TurnIndex += off
+		}
+		return is
+	}
+	c.ToolIssues = shiftIssues(a.ToolIssues)
+	c.TurnResults = slices.Clone(a.TurnResults)
+	for i := range c.TurnResults {
+		tr := &c.TurnResults[i]
+		tr.TurnIndex += off
+		tr.Interactions = slices.Clone(tr.Interactions)
+		for j := range tr.Interactions {
+			ia := &tr.Interactions[j]
+			ia.ToolCalls = slices.Clone(ia.ToolCalls)
+			for k := range ia.ToolCalls {
+				ia.ToolCalls[k].Issues = shiftIssues(ia.ToolCalls[k].Issues)
+			}
+		}
+	}
+	return &c
+}
+
+// deleteChildSQL deletes a session's rows of a child table before a save writes its own:
+// all of them, except in turn_results, from the save's first turn index on (part.from;
+// the turns below it are kept).
+func deleteChildSQL(table string) string {
+	if table == "turn_results" {
+		return "DELETE FROM turn_results WHERE session_id = ? AND turn_index >= ?"
+	}
+	return "DELETE FROM " + table + " WHERE session_id = ?"
+}
+
+// placed returns p's rows for its part: encoded again from the analysis shifted by the
+// part's offsets, when it has any, with the stored turns it keeps counted in the
+// sessions row's turns.
+func (s *sqlStore) placed(p *analysisRows, pl part) (*analysisRows, error) {
+	if a := pl.shifted(p.a); a != p.a {
+		storedAt := p.session[slices.Index(sessionCols, "stored_at")]
+		q, err := s.rows(a, time.Time{})
+		if err != nil {
+			return p, err
+		}
+		q.session[slices.Index(sessionCols, "stored_at")] = storedAt
+		p = q
+	}
+	if pl.kept > 0 {
+		p.session[slices.Index(sessionCols, "turns")] = pl.kept + len(p.a.TurnResults)
+	}
+	return p, nil
+}
