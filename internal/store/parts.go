@@ -6,7 +6,6 @@ package store // import "github.com/agenteval/agenteval-collector/internal/store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -34,14 +33,17 @@ type part struct {
 	from, kept int
 }
 
+// selectPartSQL reads, in one round trip, the session's revision and part offsets (a
+// row with a NULL turn when it has no turn rows) and its stored turns (index, trace).
 const (
-	selectPartSQL  = "SELECT analysis_revision, turn_offset, revision_offset FROM sessions WHERE session_id = ?"
-	selectTracesQL = "SELECT turn_index, trace_id FROM turn_results WHERE session_id = ?"
-	movePartSQL    = "UPDATE sessions SET turn_offset = ?, revision_offset = ? WHERE session_id = ?"
+	selectPartSQL = "SELECT s.analysis_revision, s.turn_offset, s.revision_offset, t.turn_index, t.trace_id " +
+		"FROM sessions s LEFT JOIN turn_results t ON t.session_id = s.session_id WHERE s.session_id = ?"
+	movePartSQL = "UPDATE sessions SET turn_offset = ?, revision_offset = ? WHERE session_id = ?"
 )
 
-// placePart decides where the turns (in index order, as the collector numbered them) of
-// a save of session id go, in tx:
+// placePart decides where the turns (as the collector numbered them) of a save of
+// session id go, reading the session with selectPart (selectPartSQL prepared in the
+// save's transaction):
 //   - a session not stored yet, or a save without turns, goes where it says (with the
 //     current part's offsets);
 //   - the current part's offsets, when none of the turns then lands on the index of
@@ -51,36 +53,36 @@ const (
 //     restart), a new part starts there;
 //   - else a new part starts after the highest stored turn, its revisions after the
 //     stored revision.
-func (s *sqlStore) placePart(ctx context.Context, tx *sql.Tx, id string, turns []evaluation.TurnResult) (part, error) {
+func placePart(ctx context.Context, selectPart *sql.Stmt, id string, turns []evaluation.TurnResult) (part, error) {
 	var (
 		revision int
 		pl       part
+		found    bool
 	)
-	err := tx.QueryRowContext(ctx, s.d.rebind(selectPartSQL), id).Scan(&revision, &pl.turnOffset, &pl.revisionOffset)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && len(turns) == 0) {
-		return pl.place(turns, nil), nil
-	}
+	stored := map[int]string{}
+	rows, err := selectPart.QueryContext(ctx, id)
 	if err != nil {
 		return pl, fmt.Errorf("read part %q: %w", id, err)
 	}
-	stored := map[int]string{}
-	rows, err := tx.QueryContext(ctx, s.d.rebind(selectTracesQL), id)
-	if err != nil {
-		return pl, fmt.Errorf("read turns %q: %w", id, err)
-	}
 	for rows.Next() {
 		var (
-			idx   int
-			trace string
+			idx   sql.NullInt64
+			trace sql.NullString
 		)
-		if err := rows.Scan(&idx, &trace); err != nil {
+		if err := rows.Scan(&revision, &pl.turnOffset, &pl.revisionOffset, &idx, &trace); err != nil {
 			_ = rows.Close()
-			return pl, fmt.Errorf("read turns %q: %w", id, err)
+			return pl, fmt.Errorf("read part %q: %w", id, err)
 		}
-		stored[idx] = trace
+		found = true
+		if idx.Valid {
+			stored[int(idx.Int64)] = trace.String
+		}
 	}
 	if err := closeRows(rows); err != nil {
-		return pl, fmt.Errorf("read turns %q: %w", id, err)
+		return pl, fmt.Errorf("read part %q: %w", id, err)
+	}
+	if !found || len(turns) == 0 {
+		return pl.place(turns, stored), nil
 	}
 	fits := func(off int) bool {
 		for i := range turns {

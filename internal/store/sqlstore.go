@@ -146,6 +146,11 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			return fmt.Errorf("prepare upsert session_analyses: %w", err)
 		}
 		defer revision.Close()
+		parts, err := tx.PrepareContext(ctx, s.d.rebind(selectPartSQL))
+		if err != nil {
+			return fmt.Errorf("prepare select part: %w", err)
+		}
+		defer parts.Close()
 		deletes := make([]*sql.Stmt, len(childTables))
 		for i, t := range childTables {
 			if deletes[i], err = tx.PrepareContext(ctx, s.d.rebind(deleteChildSQL(t))); err != nil {
@@ -154,7 +159,7 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			defer deletes[i].Close()
 		}
 		for _, p := range batch {
-			pl, err := s.placePart(ctx, tx, p.id, p.a.TurnResults)
+			pl, err := placePart(ctx, parts, p.id, p.a.TurnResults)
 			if err != nil {
 				return err
 			}
