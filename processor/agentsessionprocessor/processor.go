@@ -630,8 +630,10 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWrites, b *evalBatch) {
 	p.hold(ctx, w.holds)
 	if len(w.saves)+len(sh.unsaved) > 0 {
-		retried := len(sh.unsaved)
-		saves := append(sh.unsaved[:retried:retried], w.saves...)
+		retried, saves := len(sh.unsaved), w.saves
+		if retried > 0 {
+			saves = append(sh.unsaved[:retried:retried], w.saves...)
+		}
 		if err := p.cont.SaveTurns(ctx, saves); err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 			p.logger.Warn("saving turn records to the continuation store failed; they are saved again with the next batch",
@@ -732,7 +734,11 @@ func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session
 		return st
 	}
 	// Records whose save failed are further on than the store's rows of them.
-	defer st.merge(sh.unsavedOf(s.ID))
+	defer func() {
+		if u := sh.unsavedOf(s.ID); len(u) > 0 {
+			st.merge(u)
+		}
+	}()
 	c, err := p.cont.LoadContinuation(ctx, s.ID)
 	if err != nil {
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
