@@ -84,9 +84,19 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, turns []eva
 	if !found || len(turns) == 0 {
 		return pl.place(turns, stored), nil
 	}
+	at := make(map[string]int, len(stored)) // trace → stored index
+	for idx, t := range stored {
+		at[t] = idx
+	}
+	// fits: at offset off, every turn lands on a free index or on its own trace's stored
+	// turn, and no stored trace moves.
 	fits := func(off int) bool {
 		for i := range turns {
-			if t, ok := stored[turns[i].TurnIndex+off]; ok && t != cleanText(turns[i].TraceID) {
+			trace, idx := cleanText(turns[i].TraceID), turns[i].TurnIndex+off
+			if t, ok := stored[idx]; ok && t != trace {
+				return false
+			}
+			if k, ok := at[trace]; ok && k != idx {
 				return false
 			}
 		}
@@ -96,17 +106,15 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, turns []eva
 		return pl.place(turns, stored), nil
 	}
 	for i := range turns {
-		trace := cleanText(turns[i].TraceID)
-		for idx, t := range stored {
-			if t != trace {
-				continue
-			}
-			switch off := idx - turns[i].TurnIndex; {
-			case off < pl.turnOffset:
-				return part{stale: true}, nil
-			case fits(off):
-				return part{turnOffset: off, revisionOffset: revision, moved: true}.place(turns, stored), nil
-			}
+		k, ok := at[cleanText(turns[i].TraceID)]
+		if !ok {
+			continue
+		}
+		switch off := k - turns[i].TurnIndex; {
+		case off < pl.turnOffset:
+			return part{stale: true}, nil
+		case fits(off):
+			return part{turnOffset: off, revisionOffset: revision, moved: true}.place(turns, stored), nil
 		}
 	}
 	highest := -1

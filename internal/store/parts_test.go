@@ -121,3 +121,24 @@ func TestLaterRevisionKeepsEarlierTurns(t *testing.T) {
 		assert.Equal(t, 2, rev)
 	})
 }
+
+// TestRestartedPartStartsAtReclosedTurn: a turn whose spans came both before and after a
+// restart is closed again, first, by the restarted collector (docs/decisions/sessions.md
+// §3): the new part starts at that trace's stored turn. A late export of the first part
+// that holds only that turn is stale.
+func TestRestartedPartStartsAtReclosedTurn(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "reclosed-1"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2)))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 2, 3)))
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3}, got)
+		assert.Equal(t, 2, rev)
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 1, 2)), "stale")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3}, got)
+		assert.Equal(t, 2, rev)
+	})
+}
