@@ -41,25 +41,28 @@ const (
 	movePartSQL = "UPDATE sessions SET turn_offset = ?, revision_offset = ? WHERE session_id = ?"
 )
 
-// placePart decides where the turns (as the collector numbered them) of a save of
-// session id go, reading the session with selectPart (selectPartSQL prepared in the
-// save's transaction):
+// placePart decides where the turns and the revision (as the collector numbered them) of
+// a save of session id go, reading the session with selectPart (selectPartSQL prepared
+// in the save's transaction):
 //   - a session not stored yet, or a save without turns, goes where it says (with the
 //     current part's offsets);
 //   - the current part's offsets, when none of the turns then lands on the index of
-//     another trace's stored turn (the usual case: a continuation, a retried export);
+//     another trace's stored turn and no stored trace moves (the usual case: a
+//     continuation, a retried export);
 //   - else, when one of its traces is stored, the offset that puts it back on it: below
 //     the current part's, the save is stale; above it (a turn re-closed after a
 //     restart), a new part starts there;
-//   - else a new part starts after the highest stored turn, its revisions after the
-//     stored revision.
-func placePart(ctx context.Context, selectPart *sql.Stmt, id string, turns []evaluation.TurnResult) (part, error) {
+//   - else a new part starts after the highest stored turn.
+//
+// A new part's revisions go after the stored revision (revision 1 of the part is the
+// stored one + 1).
+func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision int, turns []evaluation.TurnResult) (part, error) {
 	var (
-		revision int
-		pl       part
-		found    bool
+		stored  = map[int]string{}
+		pl      part
+		highest int // the stored revision
+		found   bool
 	)
-	stored := map[int]string{}
 	rows, err := selectPart.QueryContext(ctx, id)
 	if err != nil {
 		return pl, fmt.Errorf("read part %q: %w", id, err)
@@ -69,7 +72,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, turns []eva
 			idx   sql.NullInt64
 			trace sql.NullString
 		)
-		if err := rows.Scan(&revision, &pl.turnOffset, &pl.revisionOffset, &idx, &trace); err != nil {
+		if err := rows.Scan(&highest, &pl.turnOffset, &pl.revisionOffset, &idx, &trace); err != nil {
 			_ = rows.Close()
 			return pl, fmt.Errorf("read part %q: %w", id, err)
 		}
@@ -105,6 +108,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, turns []eva
 	if fits(pl.turnOffset) {
 		return pl.place(turns, stored), nil
 	}
+	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true}
 	for i := range turns {
 		k, ok := at[cleanText(turns[i].TraceID)]
 		if !ok {
@@ -114,14 +118,16 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, turns []eva
 		case off < pl.turnOffset:
 			return part{stale: true}, nil
 		case fits(off):
-			return part{turnOffset: off, revisionOffset: revision, moved: true}.place(turns, stored), nil
+			moved.turnOffset = off
+			return moved.place(turns, stored), nil
 		}
 	}
-	highest := -1
+	last := -1
 	for idx := range stored {
-		highest = max(highest, idx)
+		last = max(last, idx)
 	}
-	return part{turnOffset: highest + 1 - slices.MinFunc(turns, byIndex).TurnIndex, revisionOffset: revision, moved: true}.place(turns, stored), nil
+	moved.turnOffset = last + 1 - slices.MinFunc(turns, byIndex).TurnIndex
+	return moved.place(turns, stored), nil
 }
 
 func byIndex(a, b evaluation.TurnResult) int { return a.TurnIndex - b.TurnIndex }

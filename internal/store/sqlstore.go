@@ -159,7 +159,7 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			defer deletes[i].Close()
 		}
 		for _, p := range batch {
-			pl, err := placePart(ctx, parts, p.id, p.a.TurnResults)
+			pl, err := placePart(ctx, parts, p.id, p.a.AnalysisRevision, p.a.TurnResults)
 			if err != nil {
 				return err
 			}
