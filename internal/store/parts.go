@@ -87,9 +87,11 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision in
 	if !found || len(turns) == 0 {
 		return pl.place(turns, stored), nil
 	}
-	at := make(map[string]int, len(stored)) // trace → stored index
+	at := make(map[string]int, len(stored)) // trace → stored index; "" identifies no turn
 	for idx, t := range stored {
-		at[t] = idx
+		if t != "" {
+			at[t] = idx
+		}
 	}
 	// fits: at offset off, every turn lands on a free index or on its own trace's stored
 	// turn, and no stored trace moves.

@@ -142,3 +142,23 @@ func TestRestartedPartStartsAtReclosedTurn(t *testing.T) {
 		assert.Equal(t, 2, rev)
 	})
 }
+
+// TestTurnsWithoutTraceContinue: turns without a trace id identify nothing; saving their
+// session again is a continuation, not a new part.
+func TestTurnsWithoutTraceContinue(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		a := partAnalysis("no-trace-1", 1, 0, 1, 2, 3)
+		for i := range a.TurnResults {
+			a.TurnResults[i].TraceID = ""
+		}
+		require.NoError(t, s.SaveAnalysis(ctx, a))
+		a.AnalysisRevision = 2
+		require.NoError(t, s.SaveAnalysis(ctx, a))
+		got, err := s.GetAnalysis(ctx, "no-trace-1")
+		require.NoError(t, err)
+		assert.Equal(t, 2, got.AnalysisRevision)
+		assert.Len(t, got.TurnResults, 3)
+	})
+}
