@@ -95,3 +95,31 @@ func runFailedSave(t *testing.T, driver, dsn string, failures int) {
 	}
 	assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType, "the stored verdict of turn 0 is RDM")
 }
+
+// TestFailedSavesWrittenAtShutdown: the saves of a session's last batches fail and the
+// session went idle (no event of its shard is left): the shutdown writes the records
+// kept, so the store holds the session's final verdicts.
+func TestFailedSavesWrittenAtShutdown(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, _, clk := newTestProcessor(t, recoveryConfig(driver, dsn), nil)
+		startWithoutWorker(t, p)
+		faulty := &failingContinuation{ContinuationStore: p.cont}
+		p.cont = faulty
+		const id = "failed-save-shutdown-1"
+		sendTurns(t, p, clk, id, 1, 0)
+		faulty.failSaves = 3
+		sendTurns(t, p, clk, id, 1, 1)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		require.Zero(t, faulty.failSaves, "the saves failed")
+		require.NoError(t, p.shutdown(ctx))
+
+		c := storedContinuation(t, driver, dsn, id)
+		require.Len(t, c.Turns, 2)
+		for i, r := range c.Turns {
+			assert.True(t, r.Result.Final, "turn %d", i)
+		}
+		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType)
+	})
+}
