@@ -146,14 +146,29 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			return fmt.Errorf("prepare upsert session_analyses: %w", err)
 		}
 		defer revision.Close()
+		parts, err := tx.PrepareContext(ctx, s.d.rebind(selectPartSQL))
+		if err != nil {
+			return fmt.Errorf("prepare select part: %w", err)
+		}
+		defer parts.Close()
 		deletes := make([]*sql.Stmt, len(childTables))
 		for i, t := range childTables {
-			if deletes[i], err = tx.PrepareContext(ctx, s.d.rebind("DELETE FROM "+t+" WHERE session_id = ?")); err != nil {
+			if deletes[i], err = tx.PrepareContext(ctx, s.d.rebind(deleteChildSQL(t))); err != nil {
 				return fmt.Errorf("prepare delete %s: %w", t, err)
 			}
 			defer deletes[i].Close()
 		}
 		for _, p := range batch {
+			pl, err := placePart(ctx, parts, p.id, p.a.AnalysisRevision, p.a.TurnResults)
+			if err != nil {
+				return err
+			}
+			if pl.stale {
+				continue // an earlier part of the session
+			}
+			if p, err = s.placed(p, pl); err != nil {
+				return fmt.Errorf("%q: %w", p.a.SessionID, err)
+			}
 			var got string
 			switch err := upsert.QueryRowContext(ctx, p.session...).Scan(&got); {
 			case errors.Is(err, sql.ErrNoRows):
@@ -165,8 +180,17 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 				return fmt.Errorf("upsert session_analyses %q: %w", p.a.SessionID, err)
 			}
 			for i, st := range deletes {
-				if _, err := st.ExecContext(ctx, p.id); err != nil {
+				args := []any{p.id}
+				if childTables[i] == "turn_results" {
+					args = append(args, pl.from) // the turns below it are kept
+				}
+				if _, err := st.ExecContext(ctx, args...); err != nil {
 					return fmt.Errorf("delete %s %q: %w", childTables[i], p.a.SessionID, err)
+				}
+			}
+			if pl.moved {
+				if _, err := tx.ExecContext(ctx, s.d.rebind(movePartSQL), pl.turnOffset, pl.revisionOffset, p.id); err != nil {
+					return fmt.Errorf("move part %q: %w", p.a.SessionID, err)
 				}
 			}
 			for _, rs := range p.children {

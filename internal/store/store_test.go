@@ -264,10 +264,13 @@ func TestSaveReplacesChildRows(t *testing.T) {
 
 		got, err := s.GetAnalysis(ctx, "sess-r")
 		require.NoError(t, err)
-		assert.Equal(t, second, got)
+		// A save never deletes a turn below its first one (docs/decisions/sessions.md §4.6).
+		want := *second
+		want.TurnResults = append([]evaluation.TurnResult{first.TurnResults[0]}, second.TurnResults...)
+		assert.Equal(t, &want, got)
 		assert.Equal(t, 1, count(t, s, "sessions", ""))
 		assert.Equal(t, 1, count(t, s, "agent_scores", "sess-r"))
-		assert.Equal(t, 1, count(t, s, "turn_results", "sess-r"))
+		assert.Equal(t, 2, count(t, s, "turn_results", "sess-r"))
 		assert.Equal(t, 1, count(t, s, "tool_issues", "sess-r"))
 		assert.Equal(t, 0, count(t, s, "recommendations", "sess-r"))
 
@@ -275,7 +278,7 @@ func TestSaveReplacesChildRows(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, list, 1)
 		assert.Equal(t, []string{"a"}, list[0].Agents)
-		assert.Equal(t, 1, list[0].Turns)
+		assert.Equal(t, 2, list[0].Turns)
 		assert.True(t, list[0].Partial)
 		assert.Equal(t, f64(0.9), list[0].OverallScore)
 		assert.True(t, list[0].EndedAt.Equal(t0.Add(time.Minute).Truncate(b.precision)))
@@ -538,7 +541,7 @@ func schemaVersion(t *testing.T, s *sqlStore) int64 {
 // included, with the same columns.
 func TestSchemaTables(t *testing.T) {
 	want := map[string][]string{
-		"sessions":                        sortedCopy(sessionCols),
+		"sessions":                        sortedCopy(append([]string{"turn_offset", "revision_offset"}, sessionCols...)),
 		"agent_scores":                    sortedCopy(agentScoreCols),
 		"turn_results":                    sortedCopy(turnResultCols),
 		"tool_issues":                     sortedCopy(toolIssueCols),

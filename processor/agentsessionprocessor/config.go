@@ -139,8 +139,9 @@ type ContinuationConfig struct {
 	// (a few KB to a few tens of KB each, with the turn's interactions and tool calls:
 	// about 11 KB on bench-e2e's turns), the least recently written sessions' records
 	// dropped first. A dropped session keeps its next turn index and last revision for 4
-	// × max_records more sessions (docs/decisions/sessions.md §4.2). Unused with a
-	// driver. Default 5000.
+	// × max_records more sessions (docs/decisions/sessions.md §4.2). With a driver it
+	// bounds the records kept while their save fails, to be saved again (§4.5).
+	// Default 5000.
 	MaxRecords int `mapstructure:"max_records"`
 }
 

@@ -198,8 +198,14 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	// The records waiting for a retried save are bounded as the memory store's records.
+	maxRecords := cfg.Continuation.MaxRecords
+	if maxRecords <= 0 {
+		maxRecords = defaultContinuationMaxRecords
+	}
+	maxUnsaved := max(1, maxRecords/workers)
 	for range workers {
-		p.shards = append(p.shards, &shard{sessions: map[string]*sessionState{}})
+		p.shards = append(p.shards, &shard{sessions: map[string]*sessionState{}, maxUnsaved: maxUnsaved})
 	}
 	return p, nil
 }
@@ -375,6 +381,7 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 	p.queued = nil
 	p.mu.Unlock()
 	p.handle(ctx, p.finish(closed))
+	p.saveUnsaved(ctx)
 	p.leave(ctx)
 	err := p.judge.shutdown(ctx)
 	p.judge.recordJudge(ctx, p.telemetry)
@@ -551,6 +558,12 @@ type shard struct {
 	// queue holds the event batches waiting for the shard's goroutine (nil when the
 	// shards do not run).
 	queue chan shardWork
+	// unsaved are turn records whose save to the continuation store failed (at most one
+	// per session and trace, the one whose verdict is furthest on; at most maxUnsaved):
+	// they are saved again, first, with the shard's next save, and a session loaded
+	// meanwhile takes them over the store's (docs/decisions/sessions.md §4.5).
+	unsaved    []store.TurnState
+	maxUnsaved int
 }
 
 // shardWork is a batch of one shard's events; done is signalled when they are handled.
@@ -629,7 +642,7 @@ func (sh *shard) emitChunk(ctx context.Context, p *agentSessionProcessor, events
 		}
 	}
 	rest := events[i:]
-	p.write(ctx, w, b)
+	sh.write(ctx, p, w, b)
 	p.reportSkipped(ctx, b)
 	td := b.traces()
 	n := td.SpanCount()
@@ -649,22 +662,85 @@ func (sh *shard) emitChunk(ctx context.Context, p *agentSessionProcessor, events
 // both lists (the ended sessions are saved after the emission). The store arbitrates
 // which collector gives a turn's first final verdict (§4.5): a final verdict in b whose
 // save was not the first is marked Revised, so the turn is counted once. When the save
-// fails the verdicts are emitted as they are.
-func (p *agentSessionProcessor) write(ctx context.Context, w *shardWrites, b *evalBatch) {
+// fails the verdicts are emitted as they are (counted here) and the records are kept to
+// be saved again, first, with the next save (sh.unsaved): once stored final, a turn is
+// never given another first final verdict from a provisional row.
+func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWrites, b *evalBatch) {
 	p.hold(ctx, w.holds)
-	if len(w.saves) > 0 {
-		if err := p.cont.SaveTurns(ctx, w.saves); err != nil {
+	if len(w.saves)+len(sh.unsaved) > 0 {
+		retried, saves := len(sh.unsaved), w.saves
+		if retried > 0 {
+			saves = append(sh.unsaved[:retried:retried], w.saves...)
+		}
+		if err := p.cont.SaveTurns(ctx, saves); err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
-			p.logger.Warn("saving turn records to the continuation store failed; a later continuation of these sessions may miss them", zap.Error(err))
+			p.logger.Warn("saving turn records to the continuation store failed; they are saved again with the next batch",
+				zap.Int("records", len(saves)), zap.Error(err))
+			sh.keepUnsaved(p, saves)
 		} else {
+			sh.unsaved = nil
 			for i, span := range w.spans {
-				if span >= 0 && !w.saves[i].FirstFinal {
+				if span >= 0 && !saves[retried+i].FirstFinal {
 					b.markRevised(span)
 				}
 			}
 		}
 	}
 	w.holds, w.saves, w.spans = w.holds[:0], w.saves[:0], w.spans[:0]
+}
+
+// keepUnsaved makes saves, in order, the records to save again: one per session and
+// trace, the one whose verdict is furthest on (the later of equals, as the store would
+// keep it), at most sh.maxUnsaved (the oldest are dropped, logged: a session loaded
+// later may then give a dropped turn's final verdict again).
+func (sh *shard) keepUnsaved(p *agentSessionProcessor, saves []store.TurnState) {
+	type key struct{ session, trace string }
+	at := make(map[key]int, len(saves))
+	kept := make([]store.TurnState, 0, len(saves))
+	for _, t := range saves {
+		k := key{t.SessionID, t.Record.Result.TraceID}
+		i, ok := at[k]
+		switch {
+		case !ok:
+			at[k] = len(kept)
+			kept = append(kept, t)
+		case store.VerdictStage(&t.Record) >= store.VerdictStage(&kept[i].Record):
+			kept[i] = t
+		}
+	}
+	if n := len(kept) - sh.maxUnsaved; n > 0 {
+		p.logger.Warn("turn records not saved to the continuation store are dropped; a later continuation of their sessions misses them",
+			zap.Int("dropped", n))
+		kept = kept[n:]
+	}
+	sh.unsaved = kept
+}
+
+// saveUnsaved saves the records of every shard whose save failed (at shutdown, after the
+// shards stopped); what still fails is lost to the continuation store, not to the output.
+func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) {
+	for _, sh := range p.shards {
+		if len(sh.unsaved) == 0 {
+			continue
+		}
+		if err := p.cont.SaveTurns(ctx, sh.unsaved); err != nil {
+			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
+			p.logger.Warn("saving turn records to the continuation store failed at shutdown; a later continuation of their sessions misses them",
+				zap.Int("records", len(sh.unsaved)), zap.Error(err))
+		}
+		sh.unsaved = nil
+	}
+}
+
+// unsavedOf returns the records of session id waiting to be saved again.
+func (sh *shard) unsavedOf(id string) []evaluation.TurnRecord {
+	var out []evaluation.TurnRecord
+	for i := range sh.unsaved {
+		if sh.unsaved[i].SessionID == id {
+			out = append(out, sh.unsaved[i].Record)
+		}
+	}
+	return out
 }
 
 // savesFor reports whether w holds turn records of session id not written yet.
@@ -695,6 +771,12 @@ func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session
 	if !st.continuable {
 		return st
 	}
+	// Records whose save failed are further on than the store's rows of them.
+	defer func() {
+		if u := sh.unsavedOf(s.ID); len(u) > 0 {
+			st.merge(u)
+		}
+	}()
 	c, err := p.cont.LoadContinuation(ctx, s.ID)
 	if err != nil {
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
@@ -773,8 +855,8 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			// §4.5): this batch's records of the session are written, the revision is
 			// allocated, then the analysis covers the turns as stored. A collector that
 			// allocates a higher revision therefore reads every turn this one evaluated.
-			if w.savesFor(id) {
-				p.write(ctx, w, b)
+			if w.savesFor(id) || len(sh.unsavedOf(id)) > 0 {
+				sh.write(ctx, p, w, b)
 			}
 			if len(st.records) > 0 {
 				revision = sh.nextRevision(ctx, p, st, id)

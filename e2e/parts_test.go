@@ -1,0 +1,117 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+// memoryCollector runs the test pipeline with the SQLite store at db and the
+// continuation state in memory (no continuation.driver); extra (indented by 4) is added
+// to the processor's keys. It returns the endpoints and a sender of one turn.
+func memoryCollector(t *testing.T, db, extra string) (endpoints, func(id, user string), func()) {
+	t.Helper()
+	ep := endpoints{grpc: freePort(t), http: freePort(t), prom: freePort(t), api: freePort(t)}
+	stop := runCollector(t, collectorConfig(ep, db, extra), new(consumertest.TracesSink))
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(ep.http), otlptracehttp.WithInsecure())
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	send := func(id, user string) {
+		chatTurn(tp, id, user)
+		time.Sleep(300 * time.Millisecond) // the turn closes (turn_settle) before the next
+	}
+	return ep, send, func() {
+		assert.NoError(t, tp.Shutdown(context.Background()))
+		stop()
+	}
+}
+
+// storedSession waits until the query API returns session id at revision rev, and
+// returns it.
+func storedSession(t *testing.T, api, id string, rev int) evaluation.Analysis {
+	t.Helper()
+	var a evaluation.Analysis
+	require.Eventually(t, func() bool {
+		code, body := get(t, "http://"+api+"/api/v1/agent_sessions/"+id)
+		return code == http.StatusOK && json.Unmarshal(body, &a) == nil && a.AnalysisRevision >= rev
+	}, 20*time.Second, 50*time.Millisecond, "session %s stored at revision %d", id, rev)
+	return a
+}
+
+// checkWhole checks that a holds the turns whose user messages are users, in order, at
+// indexes 0, 1, ...
+func checkWhole(t *testing.T, a evaluation.Analysis, users ...string) {
+	t.Helper()
+	require.Len(t, a.TurnResults, len(users), "every turn stored")
+	for i, tr := range a.TurnResults {
+		assert.Equal(t, i, tr.TurnIndex)
+		assert.Equal(t, users[i], tr.UserMessage, "turn %d", i)
+	}
+}
+
+// TestRestartWithoutContinuationStoreKeepsEveryTurn: a collector without
+// continuation.driver stores a two-turn session and is restarted; the session id comes
+// back on the new collector, which knows nothing of it (turn index 0, revision 1 again).
+// The result store places the new part after the stored turns: the API returns the
+// three turns in order, at revision 2 (docs/decisions/sessions.md §4.6). Before, the
+// new part replaced the stored analysis and its turns.
+func TestRestartWithoutContinuationStoreKeepsEveryTurn(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agenteval.db")
+	const id = "mem-restart-1"
+	users := []string{"where is order 100?", "and order 101?", "thanks, and order 102?"}
+
+	ep, send, stop := memoryCollector(t, db, "")
+	send(id, users[0])
+	send(id, users[1])
+	checkWhole(t, storedSession(t, ep.api, id, 1), users[:2]...)
+	stop()
+
+	ep, send, stop = memoryCollector(t, db, "")
+	defer stop()
+	send(id, users[2])
+	a := storedSession(t, ep.api, id, 2)
+	assert.Equal(t, 2, a.AnalysisRevision)
+	checkWhole(t, a, users...)
+}
+
+// TestForgottenSessionKeepsEveryTurn: with continuation.max_records 1 the collector
+// forgets a session whole (its records, then its counters, once 4 × max_records other
+// sessions were dropped after it); when the session comes back it is numbered from 0
+// and 1 again, and the store places it after the stored turns.
+func TestForgottenSessionKeepsEveryTurn(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agenteval.db")
+	const id = "mem-forgotten-1"
+	users := []string{"where is order 200?", "and order 201?", "thanks, and order 202?"}
+	ep, send, stop := memoryCollector(t, db, `
+    continuation: {max_records: 1}`)
+	defer stop()
+	send(id, users[0])
+	send(id, users[1])
+	storedSession(t, ep.api, id, 1)
+	const others = 6
+	for i := range others {
+		send(fmt.Sprintf("other-%d", i), "where is order 300?")
+	}
+	for i := range others {
+		storedSession(t, ep.api, fmt.Sprintf("other-%d", i), 1)
+	}
+	send(id, users[2])
+	a := storedSession(t, ep.api, id, 2)
+	assert.Equal(t, 2, a.AnalysisRevision)
+	checkWhole(t, a, users...)
+}

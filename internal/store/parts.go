@@ -1,0 +1,214 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package store // import "github.com/agenteval/agenteval-collector/internal/store"
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+// part is where a save's turns and revision go among its session's stored ones
+// (docs/decisions/sessions.md §4.6). A collector that forgot a session (continuation
+// state in memory only: evicted, or restarted) numbers its turns from 0 and its
+// revisions from 1 again; the store then places that part after the stored turns
+// instead of letting it overwrite them.
+type part struct {
+	// turnOffset is added to the save's turn indexes, revisionOffset to its revision.
+	turnOffset, revisionOffset int
+	// moved: the save starts a new part; its offsets are written to the sessions row
+	// (turn_offset, revision_offset, migration 00012) for the part's later saves.
+	moved bool
+	// stale: the save belongs to an earlier part (an export retried late): nothing of it
+	// is written, as for an older revision.
+	stale bool
+	// from is the first turn index the save holds (after turnOffset): it replaces the
+	// stored turns from there on and keeps those below, kept of them.
+	from, kept int
+}
+
+// selectPartSQL reads, in one round trip, the session's revision and part offsets (a
+// row with a NULL turn when it has no turn rows) and its stored turns (index, trace).
+const (
+	selectPartSQL = "SELECT s.analysis_revision, s.turn_offset, s.revision_offset, t.turn_index, t.trace_id " +
+		"FROM sessions s LEFT JOIN turn_results t ON t.session_id = s.session_id WHERE s.session_id = ?"
+	movePartSQL = "UPDATE sessions SET turn_offset = ?, revision_offset = ? WHERE session_id = ?"
+)
+
+// placePart decides where the turns and the revision (as the collector numbered them) of
+// a save of session id go, reading the session with selectPart (selectPartSQL prepared
+// in the save's transaction):
+//   - a session not stored yet, or a save without turns, goes where it says (with the
+//     current part's offsets);
+//   - the current part's offsets, when none of the turns then lands on the index of
+//     another trace's stored turn and no stored trace moves (the usual case: a
+//     continuation, a retried export);
+//   - else, when one of its traces is stored, the offset that puts it back on it: below
+//     the current part's, the save is stale; above it (a turn re-closed after a
+//     restart), a new part starts there;
+//   - else a new part starts after the highest stored turn.
+//
+// A new part's revisions go after the stored revision (revision 1 of the part is the
+// stored one + 1).
+func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision int, turns []evaluation.TurnResult) (part, error) {
+	var (
+		stored  = map[int]string{}
+		pl      part
+		highest int // the stored revision
+		found   bool
+	)
+	rows, err := selectPart.QueryContext(ctx, id)
+	if err != nil {
+		return pl, fmt.Errorf("read part %q: %w", id, err)
+	}
+	for rows.Next() {
+		var (
+			idx   sql.NullInt64
+			trace sql.NullString
+		)
+		if err := rows.Scan(&highest, &pl.turnOffset, &pl.revisionOffset, &idx, &trace); err != nil {
+			_ = rows.Close()
+			return pl, fmt.Errorf("read part %q: %w", id, err)
+		}
+		found = true
+		if idx.Valid {
+			stored[int(idx.Int64)] = trace.String
+		}
+	}
+	if err := closeRows(rows); err != nil {
+		return pl, fmt.Errorf("read part %q: %w", id, err)
+	}
+	if !found || len(turns) == 0 {
+		return pl.place(turns, stored), nil
+	}
+	at := make(map[string]int, len(stored)) // trace → stored index; "" identifies no turn
+	for idx, t := range stored {
+		if t != "" {
+			at[t] = idx
+		}
+	}
+	// fits: at offset off, every turn lands on a free index or on its own trace's stored
+	// turn, and no stored trace moves.
+	fits := func(off int) bool {
+		for i := range turns {
+			trace, idx := cleanText(turns[i].TraceID), turns[i].TurnIndex+off
+			if t, ok := stored[idx]; ok && t != trace {
+				return false
+			}
+			if k, ok := at[trace]; ok && k != idx {
+				return false
+			}
+		}
+		return true
+	}
+	if fits(pl.turnOffset) {
+		return pl.place(turns, stored), nil
+	}
+	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true}
+	for i := range turns {
+		k, ok := at[cleanText(turns[i].TraceID)]
+		if !ok {
+			continue
+		}
+		switch off := k - turns[i].TurnIndex; {
+		case off < pl.turnOffset:
+			return part{stale: true}, nil
+		case fits(off):
+			moved.turnOffset = off
+			return moved.place(turns, stored), nil
+		}
+	}
+	last := -1
+	for idx := range stored {
+		last = max(last, idx)
+	}
+	moved.turnOffset = last + 1 - slices.MinFunc(turns, byIndex).TurnIndex
+	return moved.place(turns, stored), nil
+}
+
+func byIndex(a, b evaluation.TurnResult) int { return a.TurnIndex - b.TurnIndex }
+
+// place sets from and kept for turns at pl's offset among the stored ones.
+func (pl part) place(turns []evaluation.TurnResult, stored map[int]string) part {
+	pl.from = math.MaxInt32 // without turns, it replaces none (an INTEGER column)
+	for i := range turns {
+		pl.from = min(pl.from, turns[i].TurnIndex+pl.turnOffset)
+	}
+	for idx := range stored {
+		if idx < pl.from {
+			pl.kept++
+		}
+	}
+	return pl
+}
+
+// shifted returns a with pl's offsets applied: its revision, and the turn index of its
+// turn results and tool issues (a itself is not modified). a when there is no offset.
+func (pl part) shifted(a *evaluation.Analysis) *evaluation.Analysis {
+	if pl.turnOffset == 0 && pl.revisionOffset == 0 {
+		return a
+	}
+	c := *a
+	c.AnalysisRevision += pl.revisionOffset
+	off := pl.turnOffset
+	if off == 0 {
+		return &c
+	}
+	shiftIssues := func(is []evaluation.ToolIssue) []evaluation.ToolIssue {
+		is = slices.Clone(is)
+		for i := range is {
+			is[i].TurnIndex += off
+		}
+		return is
+	}
+	c.ToolIssues = shiftIssues(a.ToolIssues)
+	c.TurnResults = slices.Clone(a.TurnResults)
+	for i := range c.TurnResults {
+		tr := &c.TurnResults[i]
+		tr.TurnIndex += off
+		tr.Interactions = slices.Clone(tr.Interactions)
+		for j := range tr.Interactions {
+			ia := &tr.Interactions[j]
+			ia.ToolCalls = slices.Clone(ia.ToolCalls)
+			for k := range ia.ToolCalls {
+				ia.ToolCalls[k].Issues = shiftIssues(ia.ToolCalls[k].Issues)
+			}
+		}
+	}
+	return &c
+}
+
+// deleteChildSQL deletes a session's rows of a child table before a save writes its own:
+// all of them, except in turn_results, from the save's first turn index on (part.from;
+// the turns below it are kept).
+func deleteChildSQL(table string) string {
+	if table == "turn_results" {
+		return "DELETE FROM turn_results WHERE session_id = ? AND turn_index >= ?"
+	}
+	return "DELETE FROM " + table + " WHERE session_id = ?"
+}
+
+// placed returns p's rows for its part: encoded again from the analysis shifted by the
+// part's offsets, when it has any, with the stored turns it keeps counted in the
+// sessions row's turns.
+func (s *sqlStore) placed(p *analysisRows, pl part) (*analysisRows, error) {
+	if a := pl.shifted(p.a); a != p.a {
+		storedAt := p.session[slices.Index(sessionCols, "stored_at")]
+		q, err := s.rows(a, time.Time{})
+		if err != nil {
+			return p, err
+		}
+		q.session[slices.Index(sessionCols, "stored_at")] = storedAt
+		p = q
+	}
+	if pl.kept > 0 {
+		p.session[slices.Index(sessionCols, "turns")] = pl.kept + len(p.a.TurnResults)
+	}
+	return p, nil
+}

@@ -1,0 +1,164 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package store // import "github.com/agenteval/agenteval-collector/internal/store"
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+// partAnalysis is revision rev of session id as a collector numbered it: one turn per
+// trace seed, at indexes from 0 (first) on, each with one tool issue.
+func partAnalysis(id string, rev, first int, seeds ...int) *evaluation.Analysis {
+	a := sampleAnalysis(id, t0.Add(time.Duration(rev)*time.Minute), f64(0.5), "triage")
+	a.AnalysisRevision = rev
+	a.TurnResults, a.ToolIssues = nil, nil
+	for i, seed := range seeds {
+		idx := first + i
+		issue := evaluation.ToolIssue{TurnIndex: idx, AgentID: "triage", ToolName: "refund", Issue: evaluation.IssueToolError,
+			Severity: evaluation.SeverityLow, SpanID: fmt.Sprintf("%016x", seed), Executed: true, Message: "timeout"}
+		a.TurnResults = append(a.TurnResults, evaluation.TurnResult{
+			SessionID: id, TurnIndex: idx, TraceID: fmt.Sprintf("%032x", seed), RootSpanID: fmt.Sprintf("%016x", seed),
+			Final: true, DetectionType: evaluation.DetectionNone, LatencyMs: 10,
+			Interactions: []evaluation.InteractionResult{{AgentID: "triage", SpanID: "00000000000000a1", Status: "ok",
+				ToolCalls: []evaluation.ToolCallResult{{ToolName: "refund", SpanID: issue.SpanID, AgentID: "triage",
+					Verdict: evaluation.VerdictInvalid, Executed: true, Status: "error", Issues: []evaluation.ToolIssue{issue}}}}},
+		})
+		a.ToolIssues = append(a.ToolIssues, issue)
+	}
+	return a
+}
+
+// storedTurns returns the session's stored turns as index → trace seed, and its
+// analysis revision as GetAnalysis returns it.
+func storedTurns(t *testing.T, s *sqlStore, id string) (map[int]int, int) {
+	t.Helper()
+	a, err := s.GetAnalysis(context.Background(), id)
+	require.NoError(t, err)
+	got := map[int]int{}
+	for _, tr := range a.TurnResults {
+		var seed int
+		_, err := fmt.Sscanf(tr.TraceID, "%x", &seed)
+		require.NoError(t, err)
+		got[tr.TurnIndex] = seed
+		for _, ia := range tr.Interactions {
+			for _, c := range ia.ToolCalls {
+				for _, is := range c.Issues {
+					assert.Equal(t, tr.TurnIndex, is.TurnIndex, "a tool issue's turn index is its turn's")
+				}
+			}
+		}
+	}
+	for _, is := range a.ToolIssues {
+		_, ok := got[is.TurnIndex]
+		assert.True(t, ok, "tool issue of turn %d: a stored turn", is.TurnIndex)
+	}
+	return got, a.AnalysisRevision
+}
+
+// TestRestartedNumberingAppends: a collector that forgot a session (memory-only
+// continuation: evicted, or restarted) numbers its turns and revisions from 0 and 1
+// again. The store never lets that part overwrite the stored turns: it places the part
+// after them (its turns, its tool issues and its revisions shifted), its later
+// revisions and retried exports land in the same place, a stale export of an earlier
+// part changes nothing, and a part that restarts again goes after it
+// (docs/decisions/sessions.md §4.6).
+func TestRestartedNumberingAppends(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "parts-1"
+		first := partAnalysis(id, 1, 0, 1, 2)
+		require.NoError(t, s.SaveAnalysis(ctx, first))
+
+		restarted := partAnalysis(id, 1, 0, 3) // turn 0, revision 1 again: another trace
+		require.NoError(t, s.SaveAnalysis(ctx, restarted))
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3}, got, "the part goes after the stored turns")
+		assert.Equal(t, 2, rev, "and its revision after the stored one")
+
+		require.NoError(t, s.SaveAnalysis(ctx, restarted), "a retried export")
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 2, 0, 3, 4)), "the part's next revision")
+		require.NoError(t, s.SaveAnalysis(ctx, first), "a stale export of the first part")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, got)
+		assert.Equal(t, 3, rev)
+
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 5)), "restarted again")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got)
+		assert.Equal(t, 4, rev)
+		assert.Equal(t, 4, count(t, s, "session_analyses", id), "every revision's document kept")
+		list, err := s.ListSessions(ctx, Filter{})
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		assert.Equal(t, 5, list[0].Turns)
+	})
+}
+
+// TestLaterRevisionKeepsEarlierTurns: a revision that holds only the later turns (its
+// collector dropped the earlier records but kept the counters, §4.2.1) keeps the stored
+// turns below its first one.
+func TestLaterRevisionKeepsEarlierTurns(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "later-1"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2)))
+		later := partAnalysis(id, 2, 2, 3)
+		require.NoError(t, s.SaveAnalysis(ctx, later))
+		require.NoError(t, s.SaveAnalysis(ctx, later), "a retried export")
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3}, got)
+		assert.Equal(t, 2, rev)
+	})
+}
+
+// TestRestartedPartStartsAtReclosedTurn: a turn whose spans came both before and after a
+// restart is closed again, first, by the restarted collector (docs/decisions/sessions.md
+// §3): the new part starts at that trace's stored turn. A late export of the first part
+// that holds only that turn is stale.
+func TestRestartedPartStartsAtReclosedTurn(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "reclosed-1"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2)))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 2, 3)))
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3}, got)
+		assert.Equal(t, 2, rev)
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 1, 2)), "stale")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3}, got)
+		assert.Equal(t, 2, rev)
+	})
+}
+
+// TestTurnsWithoutTraceContinue: turns without a trace id identify nothing; saving their
+// session again is a continuation, not a new part.
+func TestTurnsWithoutTraceContinue(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		a := partAnalysis("no-trace-1", 1, 0, 1, 2, 3)
+		for i := range a.TurnResults {
+			a.TurnResults[i].TraceID = ""
+		}
+		require.NoError(t, s.SaveAnalysis(ctx, a))
+		a.AnalysisRevision = 2
+		require.NoError(t, s.SaveAnalysis(ctx, a))
+		got, err := s.GetAnalysis(ctx, "no-trace-1")
+		require.NoError(t, err)
+		assert.Equal(t, 2, got.AnalysisRevision)
+		assert.Len(t, got.TurnResults, 3)
+	})
+}
