@@ -309,6 +309,9 @@ type decodedArgs struct {
 	args              map[string]any
 	reason, malformed string
 	canonical         *string
+	// target and isHandoff are handoffTarget's answer once targetDone.
+	target                string
+	isHandoff, targetDone bool
 }
 
 // schema returns the compiled schema, from the memo or the Evaluator's LRU.
@@ -387,6 +390,19 @@ var (
 // handoff tool (IsHandoff, or a name of docs/decisions/sessions.md §1.5 (d)) and its target can be
 // read from the arguments or the name.
 func (ac *argCache) handoffTarget(call *session.ToolCall) (string, bool) {
+	if ac == nil {
+		return handoffTargetOf(call, ac)
+	}
+	// Memoised per call: the handoff context asks it of every earlier call at each handoff.
+	d := ac.get(call)
+	if !d.targetDone {
+		d.target, d.isHandoff = handoffTargetOf(call, ac)
+		d.targetDone = true
+	}
+	return d.target, d.isHandoff
+}
+
+func handoffTargetOf(call *session.ToolCall, ac *argCache) (string, bool) {
 	name := session.AgentKey(call.ToolName)
 	if genericHandoffTools[name] || call.IsHandoff {
 		if args := ac.get(call).args; args != nil {

@@ -160,14 +160,24 @@ func (c *evalCtx) conversationTexts(k int, add func(string)) {
 	}
 }
 
-var nameSeparators = strings.NewReplacer("_", " ", "-", " ", ".", " ")
+// writeMapped writes s with every byte in seps written as a space: the tool name with its
+// separators "_", "-" and "." as spaces, or an argument key with its "_" as spaces.
+func writeMapped(b *strings.Builder, s, seps string) {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(seps, s[i]) >= 0 {
+			b.WriteByte(' ')
+		} else {
+			b.WriteByte(s[i])
+		}
+	}
+}
 
 // toolCallText renders a call for relevance: the tool name with separators as spaces,
 // then the argument keys and scalar values, keys sorted.
 func toolCallText(tc *session.ToolCall, args map[string]any) string {
 	var b strings.Builder
 	b.Grow(len(tc.ToolName) + len(tc.Parameters)) // the text is about as long as the call
-	b.WriteString(nameSeparators.Replace(tc.ToolName))
+	writeMapped(&b, tc.ToolName, "_-.")
 	var walk func(v any)
 	walk = func(v any) {
 		switch v := v.(type) {
@@ -178,8 +188,8 @@ func toolCallText(tc *session.ToolCall, args map[string]any) string {
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				b.WriteString(" ")
-				b.WriteString(strings.ReplaceAll(k, "_", " "))
+				b.WriteByte(' ')
+				writeMapped(&b, k, "_")
 				walk(v[k])
 			}
 		case []any:
@@ -187,13 +197,15 @@ func toolCallText(tc *session.ToolCall, args map[string]any) string {
 				walk(x)
 			}
 		case string:
-			b.WriteString(" ")
+			b.WriteByte(' ')
 			b.WriteString(v)
 		case float64:
-			b.WriteString(" ")
-			b.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
+			var buf [32]byte
+			b.WriteByte(' ')
+			b.Write(strconv.AppendFloat(buf[:0], v, 'f', -1, 64))
 		case bool:
-			fmt.Fprintf(&b, " %t", v)
+			b.WriteByte(' ')
+			b.WriteString(strconv.FormatBool(v))
 		}
 	}
 	if args != nil {

@@ -29,6 +29,7 @@ type Index struct {
 	words string // cueNorm'ed text, made on first use
 
 	lowerDone, wordsDone bool
+	lexed                bool // the lexer's keys are in (NewIndex makes them on first need)
 }
 
 // smallIndex is the most keys an Index keeps in a slice.
@@ -49,10 +50,16 @@ const (
 	keyDerived
 )
 
-// NewIndex indexes s (capped at MaxInputBytes) for fact matching.
+// NewIndex indexes s (capped at MaxInputBytes) for fact matching. Only the number keys
+// (a scan of the digits) are made here; the keys that need the facts lexer (ids, dates,
+// derived dates) are made on the first look-up that reads them (lex), so a text that is
+// only asked for numbers, amounts, emails, URLs, names, or ids that its digit runs
+// already answer, is never lexed. The answers are the same either way.
 func NewIndex(s string) *Index {
 	h := &Index{}
-	h.add(capInput(s))
+	h.text = capInput(s)
+	h.addNumbers(h.text)
+	h.lexed = h.text == ""
 	return h
 }
 
@@ -82,32 +89,36 @@ func (h *Index) put(k string, kind keyKind) {
 	h.keys[k] |= kind
 }
 
-// kind returns the kinds of key k is in the index (0 when it is none).
-func (h *Index) kind(k string) keyKind {
+// kind returns the kinds of key k is in the index (0 when it is none), among the kinds of
+// want; it lexes the text first when want asks for a kind that only the lexer makes.
+func (h *Index) kind(k string, want keyKind) keyKind {
+	if want&^keyNumber != 0 && !h.lexed {
+		h.lex()
+	}
 	if h.keys != nil {
-		return h.keys[k]
+		return h.keys[k] & want
 	}
 	for i := range h.small {
 		if h.small[i].key == k {
-			return h.small[i].kind
+			return h.small[i].kind & want
 		}
 	}
 	return 0
 }
 
-func (h *Index) add(s string) {
-	if s == "" {
-		return
-	}
-	e := extractForIndex(s)
+// lex adds the keys of the facts lexer (ids, dates, derived dates) to an index made by
+// NewIndex, once.
+func (h *Index) lex() {
+	h.lexed = true
+	e := extractForIndex(h.text)
 	defer e.release()
-	h.addLexed(e)
+	h.addLexedKeys(e)
 }
 
 // Analyze returns SalientFacts(s) and NewIndex(s) from one lexing of s: for a text that is
 // both a source of facts and looked up in (a tool result, a user message, a handoff payload).
 func Analyze(s string) ([]Fact, *Index) {
-	h := &Index{}
+	h := &Index{lexed: true}
 	s = capInput(s)
 	if s == "" {
 		return SalientFacts(s), h
@@ -125,8 +136,14 @@ func Analyze(s string) ([]Fact, *Index) {
 // Its facts so far are URLs and month-name dates, and the quoted strings of a full
 // extraction (Analyze), which are not keys.
 func (h *Index) addLexed(e *extractor) {
-	s := e.s
-	h.text = s
+	h.text = e.s
+	h.addNumbers(e.s)
+	h.addLexedKeys(e)
+}
+
+// addNumbers adds the number keys of s: the numKey of every number-like run, and every
+// digit run as written and without leading zeros. They need no lexing.
+func (h *Index) addNumbers(s string) {
 	// number-like runs: digits with . , separators
 	for i := 0; i < len(s); {
 		if !isDigitByte(s[i]) {
@@ -157,6 +174,11 @@ func (h *Index) addLexed(e *extractor) {
 		}
 		i = j
 	}
+}
+
+// addLexedKeys adds the keys that come from the lexer: the dates of URLs and month-name
+// dates, and the idKey and numeric date of every chunk that contains a digit.
+func (h *Index) addLexedKeys(e *extractor) {
 	for _, pf := range e.facts { // URLs and month-name dates
 		if pf.f.Kind != KindQuoted {
 			h.addDate(pf.f.Value)
@@ -216,7 +238,7 @@ type indexes []*Index
 
 func (hs indexes) has(k string, kind keyKind) bool {
 	for _, h := range hs {
-		if h.kind(k)&kind != 0 {
+		if h.kind(k, kind) != 0 {
 			return true
 		}
 	}
@@ -287,12 +309,15 @@ func (hs indexes) found(f Fact) bool {
 		}
 		return hs.has(numKey(v), keyNumber)
 	case KindID:
+		// The digit rules first: they need no lexing (NewIndex); the answer is their or.
 		k := idKey(v)
-		if hs.has(k, keyID) || allDigits(k) && hs.has(k, keyNumber) {
+		if allDigits(k) && hs.has(k, keyNumber) {
 			return true
 		}
-		all, n := digitRuns(v, func(r string) bool { return hs.has(r, keyNumber) })
-		return all && n > 0
+		if all, n := digitRuns(v, func(r string) bool { return hs.has(r, keyNumber) }); all && n > 0 {
+			return true
+		}
+		return hs.has(k, keyID)
 	case KindDate:
 		if hs.has(v, keyDate) {
 			return true
