@@ -233,7 +233,7 @@ func TestAnalyzeIsSalientFactsAndNewIndex(t *testing.T) {
 func TestLazyIndexAnswersAsLexed(t *testing.T) {
 	frags := []string{"ORD-12345", "order 12345", "INV-2231", "#2231", "id 0042", "42", "$120.50", "120.5",
 		"1,200.50", "March 4, 2024", "4 March 2024", "2024-03-04", "03/04/2024", "--03-04", "2024-03",
-		"RF-881", "881", "a@b.io", "https://www.x.io/a", "Jane Doe", "10:30", "v2.3.1", "12-34-56", "A1B2C3"}
+		"RF-881", "881", "INV-22-31", "inv2231", "Ab-1c", "ab1c", "ÀB-9Z", "àb9z", "a@b.io", "https://www.x.io/a", "Jane Doe", "10:30", "v2.3.1", "12-34-56", "A1B2C3"}
 	r := rand.New(rand.NewPCG(21, 22))
 	text := func() string {
 		n := r.IntN(6)

@@ -28,8 +28,10 @@ type Index struct {
 	lower string // lower-cased text, made on first use
 	words string // cueNorm'ed text, made on first use
 
-	lowerDone, wordsDone bool
-	lexed                bool // the lexer's keys are in (NewIndex makes them on first need)
+	alnum string // idKey of the whole text (its letters and digits, folded), made on first use
+
+	lowerDone, wordsDone, alnumDone bool
+	lexed                           bool // the lexer's keys are in (NewIndex makes them on first need)
 }
 
 // smallIndex is the most keys an Index keeps in a slice.
@@ -104,6 +106,21 @@ func (h *Index) kind(k string, want keyKind) keyKind {
 		}
 	}
 	return 0
+}
+
+// hasID reports whether k is the idKey of one of the text's chunks (an id key). An id key
+// is idKey of a substring of the text, so it is a substring of idKey of the whole text:
+// when k is not, the text is not lexed to know it.
+func (h *Index) hasID(k string) bool {
+	if !h.lexed {
+		if !h.alnumDone {
+			h.alnum, h.alnumDone = idKey(h.text), true
+		}
+		if !strings.Contains(h.alnum, k) {
+			return false
+		}
+	}
+	return h.kind(k, keyID) != 0
 }
 
 // lex adds the keys of the facts lexer (ids, dates, derived dates) to an index made by
@@ -317,7 +334,12 @@ func (hs indexes) found(f Fact) bool {
 		if all, n := digitRuns(v, func(r string) bool { return hs.has(r, keyNumber) }); all && n > 0 {
 			return true
 		}
-		return hs.has(k, keyID)
+		for _, h := range hs {
+			if h.hasID(k) {
+				return true
+			}
+		}
+		return false
 	case KindDate:
 		if hs.has(v, keyDate) {
 			return true
