@@ -299,6 +299,7 @@ func decodeJSON(b []byte) (any, error) {
 type argCache struct {
 	args    map[*session.ToolCall]*decodedArgs
 	schemas map[string]*toolschema.Schema
+	slab    []decodedArgs // the entries, allocated 16 at a time
 }
 
 func newArgCache() *argCache {
@@ -333,11 +334,18 @@ func (ac *argCache) get(call *session.ToolCall) *decodedArgs {
 			return d
 		}
 	}
-	d := &decodedArgs{}
-	d.args, d.reason, d.malformed = decodeArguments(call)
+	var d *decodedArgs
 	if ac != nil {
+		if len(ac.slab) == cap(ac.slab) {
+			ac.slab = make([]decodedArgs, 0, 16) // a full slab is left to its entries
+		}
+		ac.slab = append(ac.slab, decodedArgs{})
+		d = &ac.slab[len(ac.slab)-1]
 		ac.args[call] = d
+	} else {
+		d = &decodedArgs{}
 	}
+	d.args, d.reason, d.malformed = decodeArguments(call)
 	return d
 }
 
