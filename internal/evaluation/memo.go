@@ -31,7 +31,7 @@ func (c *evalCtx) memo(s string) *textMemo {
 		return m
 	}
 	if c.textMemo == nil {
-		c.textMemo = map[string]*textMemo{}
+		c.textMemo = make(map[string]*textMemo, c.memoSize)
 	}
 	if len(c.memoSlab) == cap(c.memoSlab) {
 		// The entries are allocated 16 at a time; a full slab is left to its entries.
@@ -84,7 +84,7 @@ func (c *evalCtx) tokens(s string) []string {
 // per evaluation.
 func (c *evalCtx) callText(tc *session.ToolCall) string {
 	if c.callTextMemo == nil {
-		c.callTextMemo = map[*session.ToolCall]string{}
+		c.callTextMemo = make(map[*session.ToolCall]string, len(c.args.args))
 	}
 	if s, ok := c.callTextMemo[tc]; ok {
 		return s

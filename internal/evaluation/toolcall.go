@@ -302,8 +302,9 @@ type argCache struct {
 	slab    []decodedArgs // the entries, allocated 16 at a time
 }
 
-func newArgCache() *argCache {
-	return &argCache{args: map[*session.ToolCall]*decodedArgs{}, schemas: map[string]*toolschema.Schema{}}
+// newArgCache makes the memo of an evaluation of about calls tool calls.
+func newArgCache(calls int) *argCache {
+	return &argCache{args: make(map[*session.ToolCall]*decodedArgs, calls), schemas: map[string]*toolschema.Schema{}}
 }
 
 type decodedArgs struct {
