@@ -60,6 +60,10 @@ func sessionAgentSet(s *session.AgentSession) map[string]bool {
 	return m
 }
 
+// allChecksPassed is the explanation of a call whose authorisation, arguments and
+// parameters were checked without an issue.
+const allChecksPassed = "checked authorisation, arguments, parameters; no issue; score 1"
+
 // validateCall validates call made by agentID, whose definition agent may be nil.
 func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition, call *session.ToolCall, turnIndex int, sessionAgents map[string]bool, ac *argCache) ToolCallResult {
 	r := ToolCallResult{
@@ -169,6 +173,11 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 			r.Verdict = VerdictValid
 		} else {
 			r.Verdict = VerdictInvalid
+		}
+		if len(r.Issues) == 0 && len(r.NotEvaluable) == 0 && len(checks) == 3 && checks[0] == "authorisation" {
+			// Most calls: every check ran and found nothing.
+			r.Explanation = allChecksPassed
+			break
 		}
 		var b strings.Builder
 		b.Grow(64 + 40*len(r.Issues)) // "checked authorisation, arguments, parameters; no issue; score 1"
