@@ -163,12 +163,15 @@ func (c *evalCtx) conversationTexts(k int, add func(string)) {
 // writeMapped writes s with every byte in seps written as a space: the tool name with its
 // separators "_", "-" and "." as spaces, or an argument key with its "_" as spaces.
 func writeMapped(b *strings.Builder, s, seps string) {
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(seps, s[i]) >= 0 {
-			b.WriteByte(' ')
-		} else {
-			b.WriteByte(s[i])
+	for {
+		i := strings.IndexAny(s, seps)
+		if i < 0 {
+			b.WriteString(s)
+			return
 		}
+		b.WriteString(s[:i])
+		b.WriteByte(' ')
+		s = s[i+1:]
 	}
 }
 
@@ -182,7 +185,8 @@ func toolCallText(tc *session.ToolCall, args map[string]any) string {
 	walk = func(v any) {
 		switch v := v.(type) {
 		case map[string]any:
-			keys := make([]string, 0, len(v))
+			var stack [8]string // most arguments have a few keys
+			keys := stack[:0]
 			for k := range v {
 				keys = append(keys, k)
 			}
