@@ -68,44 +68,31 @@ type evalCtx struct {
 	// textMemo memoises text.SalientFacts, text.NewIndex and text.Tokens per text, and
 	// callTextMemo toolCallText per call (memo.go), made on first use.
 	textMemo     map[string]*textMemo
-	memoSize     int // the size textMemo is made with (viewSize)
 	memoSlab     []textMemo
 	callTextMemo map[*session.ToolCall]string
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
-	calls, texts := viewSize(s)
-	c := &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), args: newArgCache(calls)}
-	c.memoSize = texts / 4 // texts repeat (an agent's input is the payload it got, results recur)
-	return c
+	return &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), args: newArgCache(toolCalls(s))}
 }
 
-// viewSize counts the tool calls of the view and the texts its evaluation may memoise
-// (memo.go: per turn the user message and final response, per interaction its input and
-// output, per tool call its result, arguments and rendering, per handoff its payload),
-// so that the memos are made near their size instead of growing. On bench-e2e's turns
-// about a quarter of those texts are distinct.
-func viewSize(s *session.AgentSession) (calls, texts int) {
+// toolCalls counts the tool calls of the view, so that the argument memo is made at its
+// size instead of growing.
+func toolCalls(s *session.AgentSession) int {
+	n := 0
 	if s == nil {
-		return 0, 0
+		return n
 	}
 	for ti := range s.Turns {
-		texts += 2
 		for ii := range s.Turns[ti].Interactions {
-			in := &s.Turns[ti].Interactions[ii]
-			texts += 2
-			for si := range in.Steps {
-				if in.Steps[si].ToolCall != nil {
-					calls++
-					texts += 3
-				}
-				if in.Steps[si].Handoff != nil {
-					texts += 2
+			for si := range s.Turns[ti].Interactions[ii].Steps {
+				if s.Turns[ti].Interactions[ii].Steps[si].ToolCall != nil {
+					n++
 				}
 			}
 		}
 	}
-	return calls, texts
+	return n
 }
 
 // nameIndex builds names, canon and agentNames once.

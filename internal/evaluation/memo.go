@@ -31,7 +31,7 @@ func (c *evalCtx) memo(s string) *textMemo {
 		return m
 	}
 	if c.textMemo == nil {
-		c.textMemo = make(map[string]*textMemo, c.memoSize)
+		c.textMemo = map[string]*textMemo{}
 	}
 	if len(c.memoSlab) == cap(c.memoSlab) {
 		// The entries are allocated 16 at a time; a full slab is left to its entries.

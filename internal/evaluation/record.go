@@ -141,8 +141,7 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 	view.Turns = append(view.Turns, *t)
 	c := e.newCtx(view)
 	if prev != nil {
-		// Sized for this turn's tokens too: carryConversation adds them to it.
-		c.priorConversation = make(map[string]bool, len(prev.Conversation)+32)
+		c.priorConversation = make(map[string]bool, len(prev.Conversation))
 		for _, tok := range prev.Conversation {
 			c.priorConversation[tok] = true
 		}
