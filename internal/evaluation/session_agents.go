@@ -66,7 +66,8 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 			for k, ev := range interactionEvaluators {
 				x.comps[k] = append(x.comps[k], *ev.field(ir))
 			}
-			for _, tc := range ir.ToolCalls {
+			for ci := range ir.ToolCalls {
+				tc := &ir.ToolCalls[ci]
 				x.calls++
 				if tc.Score == nil {
 					x.notEval++
