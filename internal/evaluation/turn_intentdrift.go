@@ -35,37 +35,41 @@ const (
 
 func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	t := &c.s.Turns[ti]
-	req := map[string]bool{}
+	req := map[string]int{} // a request token → its index in reqList
 	var reqList []string
 	for _, tok := range c.tokens(t.UserMessage) {
-		if !req[tok] {
-			req[tok] = true
+		if _, ok := req[tok]; !ok {
+			req[tok] = len(reqList)
 			reqList = append(reqList, tok)
 		}
 	}
 	if len(req) < minIntentWords {
 		return nil, fmt.Sprintf("null: the user message has %d content word(s), fewer than %d to define an intent (or it was not captured)", len(req), minIntentWords)
 	}
-	inTask := func(tok string) bool { return req[tok] || c.inConversation(tok, ti) }
-	union := map[string]bool{}
+	// hits marks the request tokens found among the items' tokens (the coverage's
+	// numerator); the items seen are few, and searched.
+	hits := make([]bool, len(reqList))
 	items := 0
-	seen := map[string]bool{}
+	var seen []string
 	var anchoredBy string
 	var anchoredTokens []string
 	var itemTexts, itemLabels []string // for the embedding route (semantic.go)
 	consider := func(label func() string, s string) {
-		if anchoredBy != "" || strings.TrimSpace(s) == "" || seen[s] {
+		if anchoredBy != "" || strings.TrimSpace(s) == "" || slices.Contains(seen, s) {
 			return
 		}
-		seen[s] = true
+		seen = append(seen, s)
 		items++
 		if c.e.cfg.Similarity != nil {
 			itemTexts, itemLabels = append(itemTexts, s), append(itemLabels, label())
 		}
 		var shared []string
 		for _, tok := range c.tokens(s) {
-			union[tok] = true
-			if inTask(tok) && !slices.Contains(shared, tok) {
+			i, inReq := req[tok]
+			if inReq {
+				hits[i] = true
+			}
+			if (inReq || c.inConversation(tok, ti)) && !slices.Contains(shared, tok) {
 				shared = append(shared, tok)
 			}
 		}
@@ -101,8 +105,8 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		semantic = "; " + why
 	}
 	var hit []string
-	for _, tok := range reqList {
-		if union[tok] {
+	for i, tok := range reqList {
+		if hits[i] {
 			hit = append(hit, tok)
 		}
 	}
