@@ -68,12 +68,14 @@ type evalCtx struct {
 	// textMemo memoises text.SalientFacts, text.NewIndex and text.Tokens per text, and
 	// callTextMemo toolCallText per call (memo.go), made on first use.
 	textMemo     map[string]*textMemo
+	calls        int // the view's tool calls (toolCalls): the memos are sized by them
 	memoSlab     []textMemo
 	callTextMemo map[*session.ToolCall]string
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
-	return &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), args: newArgCache(toolCalls(s))}
+	calls := toolCalls(s)
+	return &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), args: newArgCache(calls), calls: calls}
 }
 
 // toolCalls counts the tool calls of the view, so that the argument memo is made at its
