@@ -115,8 +115,8 @@ func (c *evalCtx) facts(texts []string) []text.Fact {
 	return out
 }
 
-// smallFacts is the most distinct facts facts dedupes by searching what it has; past it,
-// a set.
+// smallFacts bounds the distinct facts that facts deduplicates by searching its result;
+// past it, facts keeps a set.
 const smallFacts = 32
 
 // turnHasContent reports whether any text of the turn was captured (user message,
