@@ -80,8 +80,8 @@ func (e *Evaluator) Aggregate(meta SessionMeta, recs []TurnRecord) Analysis {
 	}
 	var usage session.Usage
 	for i := range recs {
-		tr := recs[i].Result
-		a.TurnResults = append(a.TurnResults, tr)
+		a.TurnResults = append(a.TurnResults, recs[i].Result)
+		tr := &a.TurnResults[len(a.TurnResults)-1] // read in place: a TurnResult is large
 		// A session with a turn cut short is partial (docs/scoring.md §6).
 		a.Partial = a.Partial || tr.Partial
 		usage.Add(tr.Usage)
@@ -91,9 +91,9 @@ func (e *Evaluator) Aggregate(meta SessionMeta, recs []TurnRecord) Analysis {
 		if en := recs[i].Summary.EndedAt; meta.EndedAt.IsZero() && en.After(a.EndedAt) {
 			a.EndedAt = en
 		}
-		for _, ir := range tr.Interactions {
-			for _, tc := range ir.ToolCalls {
-				a.ToolIssues = append(a.ToolIssues, tc.Issues...)
+		for ii := range tr.Interactions {
+			for ci := range tr.Interactions[ii].ToolCalls {
+				a.ToolIssues = append(a.ToolIssues, tr.Interactions[ii].ToolCalls[ci].Issues...)
 			}
 		}
 	}

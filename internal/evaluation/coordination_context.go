@@ -12,9 +12,9 @@ var _ coordinationComponent = contextPreserved{}
 
 func (contextPreserved) evaluate(_ *Evaluator, _ coordinationInput, a *Analysis) (*float64, string) {
 	var hs []*float64
-	for _, tr := range a.TurnResults {
-		for _, ir := range tr.Interactions {
-			hs = append(hs, ir.Handoff)
+	for ti := range a.TurnResults {
+		for ii := range a.TurnResults[ti].Interactions {
+			hs = append(hs, a.TurnResults[ti].Interactions[ii].Handoff)
 		}
 	}
 	if m, n := meanOf(hs); m != nil {

@@ -16,12 +16,14 @@ var _ coordinationComponent = roleAdherence{}
 
 func (roleAdherence) evaluate(_ *Evaluator, x coordinationInput, a *Analysis) (*float64, string) {
 	checked, authorised := 0, 0
-	for _, tr := range a.TurnResults {
-		for _, ir := range tr.Interactions {
+	for ti := range a.TurnResults {
+		for ii := range a.TurnResults[ti].Interactions {
+			ir := &a.TurnResults[ti].Interactions[ii]
 			if !x.participants[ir.AgentID] {
 				continue
 			}
-			for _, tc := range ir.ToolCalls {
+			for ci := range ir.ToolCalls {
+				tc := &ir.ToolCalls[ci]
 				if slices.Contains(tc.NotEvaluable, ReasonToolsUnknown) {
 					continue
 				}

@@ -68,12 +68,33 @@ type evalCtx struct {
 	// textMemo memoises text.SalientFacts, text.NewIndex and text.Tokens per text, and
 	// callTextMemo toolCallText per call (memo.go), made on first use.
 	textMemo     map[string]*textMemo
+	calls        int // the view's tool calls (toolCalls): the memos are sized by them
 	memoSlab     []textMemo
 	callTextMemo map[*session.ToolCall]string
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {
-	return &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), args: newArgCache()}
+	calls := toolCalls(s)
+	return &evalCtx{e: e, s: s, sessionAgents: sessionAgentSet(s), args: newArgCache(calls), calls: calls}
+}
+
+// toolCalls counts the tool calls of the view, so that the argument memo is made at its
+// size instead of growing.
+func toolCalls(s *session.AgentSession) int {
+	n := 0
+	if s == nil {
+		return n
+	}
+	for ti := range s.Turns {
+		for ii := range s.Turns[ti].Interactions {
+			for si := range s.Turns[ti].Interactions[ii].Steps {
+				if s.Turns[ti].Interactions[ii].Steps[si].ToolCall != nil {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 // nameIndex builds names, canon and agentNames once.

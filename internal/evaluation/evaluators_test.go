@@ -4,12 +4,16 @@
 package evaluation
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // TestEvaluatorListsAreConsistent: the lists name each component once, and an entry's
@@ -58,4 +62,30 @@ func fieldTag(t *testing.T, s any, f **float64, key string) string {
 	}
 	require.Failf(t, "not a field", "%p is no field of %T", f, s)
 	return ""
+}
+
+// TestFactsDedupesPastTheSmallSet: facts keeps the first occurrence of each fact, in
+// order, whether it searches its slice (up to smallFacts) or a set (past it).
+func TestFactsDedupesPastTheSmallSet(t *testing.T) {
+	c := newEval(t).newCtx(&session.AgentSession{})
+	var texts []string
+	for i := range 3 {
+		var b strings.Builder
+		for j := range 25 {
+			fmt.Fprintf(&b, "order ORD-%d%03d ", j%2, 100+j+i*10) // overlaps across texts
+		}
+		texts = append(texts, b.String())
+	}
+	var want []text.Fact
+	seen := map[text.Fact]bool{}
+	for _, s := range texts {
+		for _, f := range text.SalientFacts(s) {
+			if !seen[f] {
+				seen[f] = true
+				want = append(want, f)
+			}
+		}
+	}
+	require.Greater(t, len(want), smallFacts)
+	require.Equal(t, want, c.facts(texts))
 }

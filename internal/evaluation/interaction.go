@@ -4,6 +4,7 @@
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -90,17 +91,33 @@ func (c *evalCtx) score(r *InteractionResult) {
 // the same lexing for the grounding (memo.go source).
 func (c *evalCtx) facts(texts []string) []text.Fact {
 	var out []text.Fact
-	seen := map[text.Fact]bool{}
+	var seen map[text.Fact]bool // made once out has more than smallFacts facts
 	for _, s := range texts {
 		for _, f := range c.source(s).facts {
-			if !seen[f] {
+			switch {
+			case seen != nil:
+				if seen[f] {
+					continue
+				}
 				seen[f] = true
-				out = append(out, f)
+			case slices.Contains(out, f):
+				continue
+			case len(out) == smallFacts:
+				seen = make(map[text.Fact]bool, 2*smallFacts)
+				for _, g := range out {
+					seen[g] = true
+				}
+				seen[f] = true
 			}
+			out = append(out, f)
 		}
 	}
 	return out
 }
+
+// smallFacts bounds the distinct facts that facts deduplicates by searching its result;
+// past it, facts keeps a set.
+const smallFacts = 32
 
 // turnHasContent reports whether any text of the turn was captured (user message,
 // final response, an interaction's input or output, a reasoning/message step, an LLM

@@ -5,6 +5,7 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,7 +53,7 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 			for i, in := range text.FoundIn(needed, c.source(h.Payload).index) {
 				if in {
 					inPayload++
-				} else if used[needed[i]] {
+				} else if used[i] {
 					usedOnly++
 				}
 			}
@@ -102,12 +103,12 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 }
 
 // neededFacts returns the facts the receiving agent of h needed (docs/scoring.md §4.3)
-// and, among them, those it evidently had because it used them afterwards in the turn
+// and, for each of them, whether it evidently had it because it used it afterwards in the turn
 // (in its tool arguments, handoff payloads or output; frameworks such as LangGraph
 // share the whole conversation, which the captured payload does not show). Needed are
 // the context facts it used plus the facts of the user request. When its work was not
-// captured, every context fact is needed and none counts as used.
-func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts []text.Fact) (needed []text.Fact, used map[text.Fact]bool) {
+// captured, every context fact is needed and used is nil. facts are distinct (c.facts).
+func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts []text.Fact) (needed []text.Fact, used []bool) {
 	if len(facts) == 0 {
 		return nil, nil
 	}
@@ -143,18 +144,13 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts
 	if hay == "" {
 		return facts, nil
 	}
-	used = map[text.Fact]bool{}
-	req := map[text.Fact]bool{}
-	for _, f := range c.facts([]string{t.UserMessage}) {
-		req[f] = true
-	}
+	req := c.source(t.UserMessage).facts // distinct (SalientFacts)
 	found := text.FoundIn(facts, c.index(hay))
+	used = make([]bool, 0, len(facts))
 	for i, f := range facts {
-		if found[i] {
-			used[f] = true
+		if found[i] || slices.Contains(req, f) {
 			needed = append(needed, f)
-		} else if req[f] {
-			needed = append(needed, f)
+			used = append(used, found[i])
 		}
 	}
 	return needed, used

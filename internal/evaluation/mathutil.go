@@ -28,28 +28,44 @@ func clamp01(v float64) float64 {
 // num formats a score for explanations and messages: at most 4 decimals, trailing
 // zeros trimmed (0.5, 0.6667, 1).
 func num(v float64) string {
-	switch {
-	case v == 0: // and -0
+	switch v {
+	case 0: // and -0
 		return "0"
-	case v == 1:
+	case 1:
 		return "1"
-	case v == math.Trunc(v) && math.Abs(v) < 1e15:
-		// An integer prints as its digits ("3.0000" trimmed).
-		return strconv.FormatInt(int64(v), 10)
 	}
 	var buf [32]byte
-	b := strconv.AppendFloat(buf[:0], v, 'f', 4, 64)
+	return string(appendNum(buf[:0], v))
+}
+
+// writeNum writes num(v) to b without making the string.
+func writeNum(b *strings.Builder, v float64) {
+	var buf [32]byte
+	b.Write(appendNum(buf[:0], v))
+}
+
+// appendNum appends num(v) to b.
+func appendNum(b []byte, v float64) []byte {
+	switch {
+	case v == 0: // and -0
+		return append(b, '0')
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		// An integer prints as its digits ("3.0000" trimmed).
+		return strconv.AppendInt(b, int64(v), 10)
+	}
+	start := len(b)
+	b = strconv.AppendFloat(b, v, 'f', 4, 64)
 	n := len(b)
-	for n > 0 && b[n-1] == '0' {
+	for n > start && b[n-1] == '0' {
 		n--
 	}
-	if n > 0 && b[n-1] == '.' {
+	if n > start && b[n-1] == '.' {
 		n--
 	}
-	if n == 2 && b[0] == '-' && b[1] == '0' {
-		return "0"
+	if n-start == 2 && b[start] == '-' && b[start+1] == '0' {
+		return append(b[:start], '0')
 	}
-	return string(b[:n])
+	return b[:n]
 }
 
 // meanOf returns the mean of the non-nil values and how many there were.
@@ -81,14 +97,7 @@ type weighted struct {
 func weightedMean(terms []weighted) (*float64, string) {
 	var sum, wsum float64
 	var absent, zero []string
-	var used strings.Builder
 	n := 0
-	for _, t := range terms {
-		if t.value != nil && t.weight > 0 {
-			n += len(t.name) + 20 // " + 0.3×name(0.8333)"
-		}
-	}
-	used.Grow(n)
 	for _, t := range terms {
 		switch {
 		case t.value == nil:
@@ -98,15 +107,7 @@ func weightedMean(terms []weighted) (*float64, string) {
 		default:
 			sum += t.weight * *t.value
 			wsum += t.weight
-			if used.Len() > 0 {
-				used.WriteString(" + ")
-			}
-			used.WriteString(num(t.weight))
-			used.WriteString("×")
-			used.WriteString(t.name)
-			used.WriteString("(")
-			used.WriteString(num(*t.value))
-			used.WriteString(")")
+			n += len(t.name) + 20 // " + 0.3×name(0.8333)"
 		}
 	}
 	if wsum == 0 {
@@ -117,14 +118,30 @@ func weightedMean(terms []weighted) (*float64, string) {
 		return nil, "null: " + why
 	}
 	v := clamp01(sum / wsum)
+	// "(w×name(x) + …) / Σw = v; absent: …; weight 0: …", written once.
 	var b strings.Builder
-	b.Grow(used.Len() + 64)
+	b.Grow(n + 64)
 	b.WriteString("(")
-	b.WriteString(used.String())
+	first := true
+	for _, t := range terms {
+		if t.value == nil || t.weight <= 0 {
+			continue
+		}
+		if !first {
+			b.WriteString(" + ")
+		}
+		first = false
+		writeNum(&b, t.weight)
+		b.WriteString("×")
+		b.WriteString(t.name)
+		b.WriteString("(")
+		writeNum(&b, *t.value)
+		b.WriteString(")")
+	}
 	b.WriteString(") / ")
-	b.WriteString(num(wsum))
+	writeNum(&b, wsum)
 	b.WriteString(" = ")
-	b.WriteString(num(v))
+	writeNum(&b, v)
 	if len(absent) > 0 {
 		b.WriteString("; absent: ")
 		b.WriteString(strings.Join(absent, ", "))

@@ -31,5 +31,9 @@ func TestNumIntegersAsFormatted(t *testing.T) {
 	}
 	for _, v := range values {
 		require.Equal(t, formatted(v), num(v), "%v", v)
+		var b strings.Builder
+		b.WriteString("x")
+		writeNum(&b, v) // what the explanation builders write: num(v), after what is there
+		require.Equal(t, "x"+formatted(v), b.String(), "%v", v)
 	}
 }

@@ -31,7 +31,8 @@ func (c *evalCtx) memo(s string) *textMemo {
 		return m
 	}
 	if c.textMemo == nil {
-		c.textMemo = map[string]*textMemo{}
+		// About the distinct texts: a few per turn, and the tool results (many repeat).
+		c.textMemo = make(map[string]*textMemo, 8+c.calls)
 	}
 	if len(c.memoSlab) == cap(c.memoSlab) {
 		// The entries are allocated 16 at a time; a full slab is left to its entries.
@@ -84,7 +85,7 @@ func (c *evalCtx) tokens(s string) []string {
 // per evaluation.
 func (c *evalCtx) callText(tc *session.ToolCall) string {
 	if c.callTextMemo == nil {
-		c.callTextMemo = map[*session.ToolCall]string{}
+		c.callTextMemo = make(map[*session.ToolCall]string, c.calls)
 	}
 	if s, ok := c.callTextMemo[tc]; ok {
 		return s

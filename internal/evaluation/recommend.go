@@ -111,13 +111,8 @@ func (e *Evaluator) issueRecommendations(a *Analysis) []Recommendation {
 		issue       IssueType
 		param       string
 	}
-	calls := map[[2]string]int{}
-	for _, tr := range a.TurnResults {
-		for _, ir := range tr.Interactions {
-			for _, tc := range ir.ToolCalls {
-				calls[[2]string{ir.AgentID, tc.ToolName}]++
-			}
-		}
+	if len(a.ToolIssues) == 0 {
+		return nil
 	}
 	counts := map[key]int{}
 	sev := map[key]Severity{}
@@ -129,6 +124,22 @@ func (e *Evaluator) issueRecommendations(a *Analysis) []Recommendation {
 		}
 		counts[k]++
 		sev[k] = is.Severity
+	}
+	// The calls per (agent, tool) are counted only for the pairs that have an issue.
+	calls := make(map[[2]string]int, len(order))
+	for _, k := range order {
+		calls[[2]string{k.agent, k.tool}] = 0
+	}
+	for ti := range a.TurnResults {
+		for ii := range a.TurnResults[ti].Interactions {
+			ir := &a.TurnResults[ti].Interactions[ii]
+			for ci := range ir.ToolCalls {
+				k := [2]string{ir.AgentID, ir.ToolCalls[ci].ToolName}
+				if n, ok := calls[k]; ok {
+					calls[k] = n + 1
+				}
+			}
+		}
 	}
 	out := make([]Recommendation, 0, len(order))
 	for _, k := range order {

@@ -195,7 +195,12 @@ func carryConversation(prev *TurnRecord, c *evalCtx, ti int) []string {
 	if seen == nil {
 		seen = make(map[string]bool, 64)
 	}
+	texts := make([]string, 0, 2+2*c.calls) // the texts read: a repeated one (tool results recur) adds no token
 	c.conversationTexts(ti, func(s string) {
+		if slices.Contains(texts, s) {
+			return
+		}
+		texts = append(texts, s)
 		for _, tok := range c.tokens(s) {
 			if !seen[tok] {
 				seen[tok] = true

@@ -24,10 +24,25 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 		issues            []string
 		scores            AgentScores // built here: the evaluators get a pointer into it
 	}
-	accs := map[string]*acc{}
+	// Each agent's component values are sized once, from its number of interactions.
+	interactions := map[string]int{}
+	for ri := range recs {
+		for ii := range recs[ri].Result.Interactions {
+			interactions[recs[ri].Result.Interactions[ii].AgentID]++
+		}
+	}
+	accs := make(map[string]*acc, len(interactions)+len(agents))
 	get := func(id string) *acc {
 		if accs[id] == nil {
-			accs[id] = &acc{comps: make([][]*float64, len(interactionEvaluators))}
+			k, n := len(interactionEvaluators), interactions[id]
+			x := &acc{comps: make([][]*float64, k)}
+			if n > 0 {
+				all := make([]*float64, k*n)
+				for i := range x.comps {
+					x.comps[i] = all[i*n : i*n : (i+1)*n]
+				}
+			}
+			accs[id] = x
 		}
 		return accs[id]
 	}
@@ -36,7 +51,10 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 	}
 	for ri := range recs {
 		tr := &recs[ri].Result
-		errs := map[int]AgentError{}
+		var errs map[int]AgentError // made only for a turn with agent errors
+		if len(recs[ri].Summary.AgentErrors) > 0 {
+			errs = make(map[int]AgentError, len(recs[ri].Summary.AgentErrors))
+		}
 		for _, ae := range recs[ri].Summary.AgentErrors {
 			errs[ae.Interaction] = ae
 		}
@@ -48,7 +66,8 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 			for k, ev := range interactionEvaluators {
 				x.comps[k] = append(x.comps[k], *ev.field(ir))
 			}
-			for _, tc := range ir.ToolCalls {
+			for ci := range ir.ToolCalls {
+				tc := &ir.ToolCalls[ci]
 				x.calls++
 				if tc.Score == nil {
 					x.notEval++

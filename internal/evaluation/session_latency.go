@@ -9,13 +9,16 @@ func latency(totalMs float64, trs []TurnResult) LatencySummary {
 	var l LatencySummary
 	var turnSum, toolSum, inSum float64
 	ins := 0
-	for _, tr := range trs {
+	for ti := range trs {
+		tr := &trs[ti]
 		turnSum += tr.LatencyMs
 		l.MaxTurnMs = max(l.MaxTurnMs, tr.LatencyMs)
-		for _, ir := range tr.Interactions {
+		for ii := range tr.Interactions {
+			ir := &tr.Interactions[ii]
 			ins++
 			inSum += ir.LatencyMs
-			for _, tc := range ir.ToolCalls {
+			for ci := range ir.ToolCalls {
+				tc := &ir.ToolCalls[ci]
 				if tc.LatencyMs == nil {
 					continue
 				}

@@ -7,9 +7,9 @@ import "fmt"
 
 func sessionReasoning(trs []TurnResult) (*float64, string) {
 	var vals []*float64
-	for _, tr := range trs {
-		for _, ir := range tr.Interactions {
-			vals = append(vals, ir.Reasoning)
+	for ti := range trs {
+		for ii := range trs[ti].Interactions {
+			vals = append(vals, trs[ti].Interactions[ii].Reasoning)
 		}
 	}
 	m, n := meanOf(vals)

@@ -49,8 +49,9 @@ func taskCompletion(outcome *bool, recs []TurnRecord) (*bool, string) {
 	if strings.TrimSpace(tr.FinalResponse) == "" {
 		fails = append(fails, "the final response is empty")
 	}
-	for _, ir := range tr.Interactions {
-		for _, tc := range ir.ToolCalls {
+	for ii := range tr.Interactions {
+		for ci := range tr.Interactions[ii].ToolCalls {
+			tc := &tr.Interactions[ii].ToolCalls[ci]
 			for _, is := range tc.Issues {
 				if is.Severity == SeverityHigh && tc.RecoveredBy == "" {
 					fails = append(fails, "HIGH issue "+string(is.Issue)+" ("+is.AgentID+" → "+is.ToolName+")")

@@ -8,11 +8,12 @@ import "fmt"
 func sessionToolUse(trs []TurnResult) (*float64, string) {
 	var vals []*float64
 	total := 0
-	for _, tr := range trs {
-		for _, ir := range tr.Interactions {
-			for _, tc := range ir.ToolCalls {
+	for ti := range trs {
+		for ii := range trs[ti].Interactions {
+			ir := &trs[ti].Interactions[ii]
+			for ci := range ir.ToolCalls {
 				total++
-				vals = append(vals, tc.Score)
+				vals = append(vals, ir.ToolCalls[ci].Score)
 			}
 		}
 	}

@@ -315,3 +315,12 @@ func FuzzValidateToolCall(f *testing.F) {
 		}
 	})
 }
+
+func TestToolCallTextRendersNameKeysAndScalars(t *testing.T) {
+	tc := &session.ToolCall{ToolName: "lookup_order.v2-x"}
+	args := map[string]any{"order_id": "ORD-1", "amount": 12.5, "ok": true, "list": []any{1.0, "a"},
+		"n": map[string]any{"b_c": false}, "big": 1e21, "none": nil}
+	assert.Equal(t, "lookup order v2 x amount 12.5 big 1000000000000000000000 list 1 a n b c false none ok true order id ORD-1",
+		toolCallText(tc, args))
+	assert.Equal(t, "transfer to billing", toolCallText(&session.ToolCall{ToolName: "transfer_to_billing"}, nil))
+}

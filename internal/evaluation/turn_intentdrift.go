@@ -35,37 +35,41 @@ const (
 
 func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	t := &c.s.Turns[ti]
-	req := map[string]bool{}
+	req := map[string]int{} // a request token → its index in reqList
 	var reqList []string
 	for _, tok := range c.tokens(t.UserMessage) {
-		if !req[tok] {
-			req[tok] = true
+		if _, ok := req[tok]; !ok {
+			req[tok] = len(reqList)
 			reqList = append(reqList, tok)
 		}
 	}
 	if len(req) < minIntentWords {
 		return nil, fmt.Sprintf("null: the user message has %d content word(s), fewer than %d to define an intent (or it was not captured)", len(req), minIntentWords)
 	}
-	inTask := func(tok string) bool { return req[tok] || c.inConversation(tok, ti) }
-	union := map[string]bool{}
+	// hits marks the request tokens found among the items' tokens (the coverage's
+	// numerator); the items seen are few, and searched.
+	hits := make([]bool, len(reqList))
 	items := 0
-	seen := map[string]bool{}
+	var seen []string
 	var anchoredBy string
 	var anchoredTokens []string
 	var itemTexts, itemLabels []string // for the embedding route (semantic.go)
 	consider := func(label func() string, s string) {
-		if anchoredBy != "" || strings.TrimSpace(s) == "" || seen[s] {
+		if anchoredBy != "" || strings.TrimSpace(s) == "" || slices.Contains(seen, s) {
 			return
 		}
-		seen[s] = true
+		seen = append(seen, s)
 		items++
 		if c.e.cfg.Similarity != nil {
 			itemTexts, itemLabels = append(itemTexts, s), append(itemLabels, label())
 		}
 		var shared []string
 		for _, tok := range c.tokens(s) {
-			union[tok] = true
-			if inTask(tok) && !slices.Contains(shared, tok) {
+			i, inReq := req[tok]
+			if inReq {
+				hits[i] = true
+			}
+			if (inReq || c.inConversation(tok, ti)) && !slices.Contains(shared, tok) {
 				shared = append(shared, tok)
 			}
 		}
@@ -101,8 +105,8 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		semantic = "; " + why
 	}
 	var hit []string
-	for _, tok := range reqList {
-		if union[tok] {
+	for i, tok := range reqList {
+		if hits[i] {
 			hit = append(hit, tok)
 		}
 	}
@@ -160,26 +164,40 @@ func (c *evalCtx) conversationTexts(k int, add func(string)) {
 	}
 }
 
-var nameSeparators = strings.NewReplacer("_", " ", "-", " ", ".", " ")
+// writeMapped writes s with every byte in seps written as a space: the tool name with its
+// separators "_", "-" and "." as spaces, or an argument key with its "_" as spaces.
+func writeMapped(b *strings.Builder, s, seps string) {
+	for {
+		i := strings.IndexAny(s, seps)
+		if i < 0 {
+			b.WriteString(s)
+			return
+		}
+		b.WriteString(s[:i])
+		b.WriteByte(' ')
+		s = s[i+1:]
+	}
+}
 
 // toolCallText renders a call for relevance: the tool name with separators as spaces,
 // then the argument keys and scalar values, keys sorted.
 func toolCallText(tc *session.ToolCall, args map[string]any) string {
 	var b strings.Builder
 	b.Grow(len(tc.ToolName) + len(tc.Parameters)) // the text is about as long as the call
-	b.WriteString(nameSeparators.Replace(tc.ToolName))
+	writeMapped(&b, tc.ToolName, "_-.")
 	var walk func(v any)
 	walk = func(v any) {
 		switch v := v.(type) {
 		case map[string]any:
-			keys := make([]string, 0, len(v))
+			var stack [8]string // most arguments have a few keys
+			keys := stack[:0]
 			for k := range v {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				b.WriteString(" ")
-				b.WriteString(strings.ReplaceAll(k, "_", " "))
+				b.WriteByte(' ')
+				writeMapped(&b, k, "_")
 				walk(v[k])
 			}
 		case []any:
@@ -187,13 +205,15 @@ func toolCallText(tc *session.ToolCall, args map[string]any) string {
 				walk(x)
 			}
 		case string:
-			b.WriteString(" ")
+			b.WriteByte(' ')
 			b.WriteString(v)
 		case float64:
-			b.WriteString(" ")
-			b.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
+			var buf [32]byte
+			b.WriteByte(' ')
+			b.Write(strconv.AppendFloat(buf[:0], v, 'f', -1, 64))
 		case bool:
-			fmt.Fprintf(&b, " %t", v)
+			b.WriteByte(' ')
+			b.WriteString(strconv.FormatBool(v))
 		}
 	}
 	if args != nil {

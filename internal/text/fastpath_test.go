@@ -219,6 +219,62 @@ func TestAnalyzeIsSalientFactsAndNewIndex(t *testing.T) {
 	for _, s := range texts {
 		facts, idx := Analyze(s)
 		require.Equal(t, SalientFacts(s), facts, "%q", s)
-		require.Equal(t, NewIndex(s), idx, "%q", s)
+		n := NewIndex(s)
+		if !n.lexed {
+			n.lex() // NewIndex lexes on first need (a look-up of an id or a date)
+		}
+		require.Equal(t, n, idx, "%q", s)
+	}
+}
+
+// TestLazyIndexAnswersAsLexed pins NewIndex's deferred lexing: an index that lexes on
+// the first look-up that needs an id or a date key answers every look-up like one lexed
+// up front, alone and together with others (an id's digit runs in two texts).
+func TestLazyIndexAnswersAsLexed(t *testing.T) {
+	frags := []string{"ORD-12345", "order 12345", "INV-2231", "#2231", "id 0042", "42", "$120.50", "120.5",
+		"1,200.50", "March 4, 2024", "4 March 2024", "2024-03-04", "03/04/2024", "--03-04", "2024-03",
+		"RF-881", "881", "INV-22-31", "inv2231", "Ab-1c", "ab1c", "ÀB-9Z", "àb9z", "a@b.io", "https://www.x.io/a", "Jane Doe", "10:30", "v2.3.1", "12-34-56", "A1B2C3"}
+	r := rand.New(rand.NewPCG(21, 22))
+	text := func() string {
+		n := r.IntN(6)
+		parts := make([]string, 0, 2*n)
+		for range n {
+			parts = append(parts, frags[r.IntN(len(frags))], randomText(r))
+		}
+		return strings.Join(parts, []string{" ", "\n", ", ", ""}[r.IntN(4)])
+	}
+	lexedIndex := func(s string) *Index {
+		_, h := Analyze(s) // lexed up front
+		return h
+	}
+	for range 5000 {
+		facts := SalientFacts(text() + " " + text())
+		a, b := text(), text()
+		require.Equal(t, FoundIn(facts, lexedIndex(a)), FoundIn(facts, NewIndex(a)), "%q", a)
+		require.Equal(t, FoundIn(facts, lexedIndex(a), lexedIndex(b)), FoundIn(facts, NewIndex(a), NewIndex(b)), "%q | %q", a, b)
+		if len(facts) > 0 {
+			require.Equal(t, CoverageIn(facts, lexedIndex(b)), CoverageIn(facts, NewIndex(b)), "%q", b)
+		}
+	}
+}
+
+// TestIDKeyContains pins the streaming matcher to strings.Contains(idKey(s), k).
+func TestIDKeyContains(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	texts := []string{"", "ORD-12345", "aaab", "ÀB-9Z ß straße Ș-1", "ab\xffcd", "abab abac"}
+	for range 3000 {
+		texts = append(texts, randomText(r)+" INV-22-31 ÀB-9Z "+randomText(r))
+	}
+	keys := []string{"", "a", "aab", "abac", "ord12345", "inv2231", "ab9z", "ss", "strasse", "s1", "abcd", strings.Repeat("a", 65)}
+	for _, s := range texts {
+		p := idKey(s)
+		ks := keys
+		if len(p) > 0 {
+			i := r.IntN(len(p))
+			ks = append(ks, p[i:min(len(p), i+1+r.IntN(12))], p[i:min(len(p), i+1+r.IntN(12))]+"z")
+		}
+		for _, k := range ks {
+			require.Equal(t, strings.Contains(p, k), idKeyContains(s, k), "%q in %q", k, s)
+		}
 	}
 }

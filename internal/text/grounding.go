@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Index is the fact index of one text (a source of a response, a handoff payload): the
@@ -29,6 +30,7 @@ type Index struct {
 	words string // cueNorm'ed text, made on first use
 
 	lowerDone, wordsDone bool
+	lexed                bool // the lexer's keys are in (NewIndex makes them on first need)
 }
 
 // smallIndex is the most keys an Index keeps in a slice.
@@ -49,10 +51,16 @@ const (
 	keyDerived
 )
 
-// NewIndex indexes s (capped at MaxInputBytes) for fact matching.
+// NewIndex indexes s (capped at MaxInputBytes) for fact matching. Only the number keys
+// (a scan of the digits) are made here; the keys that need the facts lexer (ids, dates,
+// derived dates) are made on the first look-up that reads them (lex), so a text that is
+// only asked for numbers, amounts, emails, URLs, names, or ids that its digit runs
+// already answer, is never lexed. The answers are the same either way.
 func NewIndex(s string) *Index {
 	h := &Index{}
-	h.add(capInput(s))
+	h.text = capInput(s)
+	h.addNumbers(h.text)
+	h.lexed = h.text == ""
 	return h
 }
 
@@ -82,32 +90,103 @@ func (h *Index) put(k string, kind keyKind) {
 	h.keys[k] |= kind
 }
 
-// kind returns the kinds of key k is in the index (0 when it is none).
-func (h *Index) kind(k string) keyKind {
+// kind returns the kinds of key k is in the index (0 when it is none), among the kinds of
+// want; it lexes the text first when want asks for a kind that only the lexer makes.
+func (h *Index) kind(k string, want keyKind) keyKind {
+	if want&^keyNumber != 0 && !h.lexed {
+		h.lex()
+	}
 	if h.keys != nil {
-		return h.keys[k]
+		return h.keys[k] & want
 	}
 	for i := range h.small {
 		if h.small[i].key == k {
-			return h.small[i].kind
+			return h.small[i].kind & want
 		}
 	}
 	return 0
 }
 
-func (h *Index) add(s string) {
-	if s == "" {
-		return
+// hasID reports whether k is the idKey of one of the text's chunks (an id key). An id key
+// is idKey of a substring of the text, so it is a substring of idKey of the whole text:
+// when k is not, the text is not lexed to know it.
+func (h *Index) hasID(k string) bool {
+	if !h.lexed && !idKeyContains(h.text, k) {
+		return false
 	}
-	e := extractForIndex(s)
+	return h.kind(k, keyID) != 0
+}
+
+// idKeyContains reports whether k is a substring of idKey(s), reading idKey(s) as a stream
+// of bytes through a Knuth–Morris–Pratt matcher of k, so that nothing is allocated for a
+// k of up to 64 bytes (ids are shorter).
+func idKeyContains(s, k string) bool {
+	if len(k) == 0 {
+		return true
+	}
+	if len(k) > 64 {
+		return strings.Contains(idKey(s), k)
+	}
+	var fail [64]uint8 // fail[i]: length of the longest proper border of k[:i+1]
+	for i, j := 1, 0; i < len(k); i++ {
+		for j > 0 && k[i] != k[j] {
+			j = int(fail[j-1])
+		}
+		if k[i] == k[j] {
+			j++
+		}
+		fail[i] = uint8(j)
+	}
+	m := 0 // bytes of k matched so far
+	feed := func(c byte) bool {
+		for m > 0 && c != k[m] {
+			m = int(fail[m-1])
+		}
+		if c == k[m] {
+			m++
+		}
+		return m == len(k)
+	}
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			i++
+			if isAlnum(rune(c)) {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				if feed(c) {
+					return true
+				}
+			}
+			continue
+		}
+		r, sz := utf8.DecodeRuneInString(s[i:])
+		i += sz
+		if isAlnum(r) {
+			var buf [8]byte
+			for _, c := range appendFold(buf[:0], r) {
+				if feed(c) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// lex adds the keys of the facts lexer (ids, dates, derived dates) to an index made by
+// NewIndex, once.
+func (h *Index) lex() {
+	h.lexed = true
+	e := extractForIndex(h.text)
 	defer e.release()
-	h.addLexed(e)
+	h.addLexedKeys(e)
 }
 
 // Analyze returns SalientFacts(s) and NewIndex(s) from one lexing of s: for a text that is
 // both a source of facts and looked up in (a tool result, a user message, a handoff payload).
 func Analyze(s string) ([]Fact, *Index) {
-	h := &Index{}
+	h := &Index{lexed: true}
 	s = capInput(s)
 	if s == "" {
 		return SalientFacts(s), h
@@ -125,8 +204,14 @@ func Analyze(s string) ([]Fact, *Index) {
 // Its facts so far are URLs and month-name dates, and the quoted strings of a full
 // extraction (Analyze), which are not keys.
 func (h *Index) addLexed(e *extractor) {
-	s := e.s
-	h.text = s
+	h.text = e.s
+	h.addNumbers(e.s)
+	h.addLexedKeys(e)
+}
+
+// addNumbers adds the number keys of s: the numKey of every number-like run, and every
+// digit run as written and without leading zeros. They need no lexing.
+func (h *Index) addNumbers(s string) {
 	// number-like runs: digits with . , separators
 	for i := 0; i < len(s); {
 		if !isDigitByte(s[i]) {
@@ -157,6 +242,11 @@ func (h *Index) addLexed(e *extractor) {
 		}
 		i = j
 	}
+}
+
+// addLexedKeys adds the keys that come from the lexer: the dates of URLs and month-name
+// dates, and the idKey and numeric date of every chunk that contains a digit.
+func (h *Index) addLexedKeys(e *extractor) {
 	for _, pf := range e.facts { // URLs and month-name dates
 		if pf.f.Kind != KindQuoted {
 			h.addDate(pf.f.Value)
@@ -216,7 +306,7 @@ type indexes []*Index
 
 func (hs indexes) has(k string, kind keyKind) bool {
 	for _, h := range hs {
-		if h.kind(k)&kind != 0 {
+		if h.kind(k, kind) != 0 {
 			return true
 		}
 	}
@@ -287,12 +377,20 @@ func (hs indexes) found(f Fact) bool {
 		}
 		return hs.has(numKey(v), keyNumber)
 	case KindID:
+		// The digit rules first: they need no lexing (NewIndex); the answer is their or.
 		k := idKey(v)
-		if hs.has(k, keyID) || allDigits(k) && hs.has(k, keyNumber) {
+		if allDigits(k) && hs.has(k, keyNumber) {
 			return true
 		}
-		all, n := digitRuns(v, func(r string) bool { return hs.has(r, keyNumber) })
-		return all && n > 0
+		if all, n := digitRuns(v, func(r string) bool { return hs.has(r, keyNumber) }); all && n > 0 {
+			return true
+		}
+		for _, h := range hs {
+			if h.hasID(k) {
+				return true
+			}
+		}
+		return false
 	case KindDate:
 		if hs.has(v, keyDate) {
 			return true
