@@ -77,6 +77,10 @@ type dialect struct {
 	// numbered is true for $1, $2... placeholders (PostgreSQL); statements are written
 	// with ? and rebound.
 	numbered bool
+	// lockedTx: a write transaction holds the database's write lock from BEGIN
+	// (SQLite with _txlock=immediate), so what it reads no other writer changes before
+	// it commits. PostgreSQL (read committed) gives no such guarantee.
+	lockedTx bool
 	// timeArg converts a timestamp to the value bound for a timestamp column.
 	timeArg func(time.Time) any
 	// migrations is the dialect's directory in the migrations FS.
@@ -88,6 +92,7 @@ var (
 		name:       DriverSQLite,
 		sqlDriver:  "sqlite",
 		goose:      goose.DialectSQLite3,
+		lockedTx:   true,
 		timeArg:    func(t time.Time) any { return t.UTC().Format(sqliteTimeLayout) },
 		migrations: "migrations/sqlite",
 	}

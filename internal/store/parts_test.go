@@ -5,6 +5,7 @@ package store // import "github.com/agenteval/agenteval-collector/internal/store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -161,4 +162,109 @@ func TestTurnsWithoutTraceContinue(t *testing.T) {
 		assert.Equal(t, 2, got.AnalysisRevision)
 		assert.Len(t, got.TurnResults, 3)
 	})
+}
+
+// TestBatchSavesNewSessionTwice: a batch that holds two revisions of a session not stored
+// yet (and a stored one) stores each session's newest revision whole, as saving them one
+// by one does: the second save of the new session finds the first.
+func TestBatchSavesNewSessionTwice(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis("known-1", 1, 0, 7)))
+		require.NoError(t, s.SaveAnalyses(ctx, []*evaluation.Analysis{
+			partAnalysis("new-1", 1, 0, 1), partAnalysis("known-1", 2, 0, 7, 8), partAnalysis("new-1", 2, 0, 1, 2),
+		}))
+		got, rev := storedTurns(t, s, "new-1")
+		assert.Equal(t, map[int]int{0: 1, 1: 2}, got)
+		assert.Equal(t, 2, rev)
+		assert.Equal(t, 2, count(t, s, "session_analyses", "new-1"))
+		got, rev = storedTurns(t, s, "known-1")
+		assert.Equal(t, map[int]int{0: 7, 1: 8}, got)
+		assert.Equal(t, 2, rev)
+	})
+}
+
+// TestContinuedSaveRewritesFromFirstChangedTurn: a continued session's next revision
+// stores the same rows as before, whichever of its turns changed; on SQLite (where the
+// save's transaction holds the write lock) the rows of its leading unchanged turns are
+// kept rather than deleted and inserted again (counted by a trigger). A stored turn the
+// save no longer holds is deleted, and a repeated turn index still fails the save.
+func TestContinuedSaveRewritesFromFirstChangedTurn(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "continued-1"
+		if b.name == DriverSQLite {
+			_, err := s.db.ExecContext(ctx, "CREATE TABLE turn_inserts (turn_index INTEGER); "+
+				"CREATE TRIGGER turn_inserts_t AFTER INSERT ON turn_results BEGIN INSERT INTO turn_inserts VALUES (NEW.turn_index); END")
+			require.NoError(t, err)
+		}
+		inserted := func() []int {
+			if b.name != DriverSQLite {
+				return nil
+			}
+			var out []int
+			require.NoError(t, scanEachInt(ctx, s, "SELECT turn_index FROM turn_inserts ORDER BY turn_index", func(i int) { out = append(out, i) }))
+			_, err := s.db.ExecContext(ctx, "DELETE FROM turn_inserts")
+			require.NoError(t, err)
+			return out
+		}
+		check := func(want *evaluation.Analysis) {
+			t.Helper()
+			got, err := s.GetAnalysis(ctx, id)
+			require.NoError(t, err)
+			wantJS, err := json.Marshal(want.TurnResults)
+			require.NoError(t, err)
+			gotJS, err := json.Marshal(got.TurnResults)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(wantJS), string(gotJS))
+			assert.Equal(t, want.AnalysisRevision, got.AnalysisRevision)
+			list, err := s.ListSessions(ctx, Filter{})
+			require.NoError(t, err)
+			require.Len(t, list, 1)
+			assert.Equal(t, len(want.TurnResults), list[0].Turns)
+		}
+
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2)))
+		inserted()
+		next := partAnalysis(id, 2, 0, 1, 2, 3)
+		next.TurnResults[1].LatencyMs = 20 // the follow-up changed turn 1
+		require.NoError(t, s.SaveAnalysis(ctx, next))
+		check(next)
+		if b.name == DriverSQLite {
+			assert.Equal(t, []int{1, 2}, inserted(), "turn 0 is kept")
+		}
+		require.NoError(t, s.SaveAnalysis(ctx, next), "a retried export")
+		check(next)
+		if b.name == DriverSQLite {
+			assert.Empty(t, inserted(), "nothing changed")
+		}
+
+		fewer := partAnalysis(id, 3, 0, 1)
+		require.NoError(t, s.SaveAnalysis(ctx, fewer))
+		check(fewer)
+
+		dup := partAnalysis(id, 4, 0, 1)
+		dup.TurnResults = append(dup.TurnResults, dup.TurnResults[0])
+		require.Error(t, s.SaveAnalysis(ctx, dup), "a repeated turn index")
+		check(fewer)
+	})
+}
+
+// scanEachInt runs query on s and calls fn on each row's integer.
+func scanEachInt(ctx context.Context, s *sqlStore, query string, fn func(int)) error {
+	rows, err := s.db.QueryContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		fn(v)
+	}
+	return closeRows(rows)
 }

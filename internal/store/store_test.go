@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -883,6 +884,36 @@ func BenchmarkSaveLargeAnalysesBatch(b *testing.B) {
 	// What SQLite wrote (WAL frames and checkpoints), and the database it leaves.
 	b.ReportMetric(float64(writtenBytes(b)-written)/analyses, "written_B/analysis")
 	b.ReportMetric(float64(databaseBytes(b, s))/analyses, "db_B/analysis")
+}
+
+// BenchmarkSaveContinuedAnalysesBatch stores the next revision of 48 stored sessions a
+// transaction (a continued conversation): revision 1 holds the golden analysis' first
+// two turns, revision 2 all three, with turn 1's result changed (the next turn's user
+// message changes the previous turn's verdict). Only the second transaction is timed.
+func BenchmarkSaveContinuedAnalysesBatch(b *testing.B) {
+	golden, s := goldenBenchStore(b)
+	ctx := context.Background()
+	const n = 48
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		first, next := make([]*evaluation.Analysis, n), make([]*evaluation.Analysis, n)
+		for j := range n {
+			a := golden[0]
+			a.SessionID = fmt.Sprintf("bench-%d-%d", i, j)
+			a.AnalysisRevision = 2
+			next[j] = &a
+			p := a
+			p.AnalysisRevision = 1
+			p.TurnResults = slices.Clone(a.TurnResults[:2])
+			p.TurnResults[1].Confidence /= 2
+			first[j] = &p
+		}
+		require.NoError(b, s.(BatchSaver).SaveAnalyses(ctx, first))
+		b.StartTimer()
+		require.NoError(b, s.(BatchSaver).SaveAnalyses(ctx, next))
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/analysis")
 }
 
 // writtenBytes is the bytes this process has passed to write system calls
