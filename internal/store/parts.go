@@ -34,6 +34,9 @@ type part struct {
 	// results are the stored turns' result documents by turn index, when the placement
 	// read them (selectPartResultsSQL); skipUnchanged uses them.
 	results map[int]string
+	// found: the session is stored, at storedRevision.
+	found          bool
+	storedRevision int
 }
 
 // selectPartSQL reads, in one round trip, the session's revision and part offsets (a
@@ -102,7 +105,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, withResults bool, id s
 	if err := closeRows(rows); err != nil {
 		return pl, fmt.Errorf("read part %q: %w", id, err)
 	}
-	pl.results = results
+	pl.results, pl.found, pl.storedRevision = results, found, highest
 	if !found || len(turns) == 0 {
 		return pl.place(turns, stored), nil
 	}
@@ -129,7 +132,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, withResults bool, id s
 	if fits(pl.turnOffset) {
 		return pl.place(turns, stored), nil
 	}
-	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true, results: results}
+	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true, results: results, found: true, storedRevision: highest}
 	for i := range turns {
 		k, ok := at[cleanText(turns[i].TraceID)]
 		if !ok {

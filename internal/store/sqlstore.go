@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -84,10 +85,14 @@ const (
 )
 
 // insertSessionSQL and insertRevisionDocSQL are the first save of a session known to be
-// unstored (SQLite only: lockedTx).
+// unstored, updateSessionSQL (the columns after session_id, then session_id) the save of
+// a stored session whose stored revision is known not to be newer: upsertSessionSQL's
+// effect where the transaction's reads are known to stay true (SQLite only: lockedTx).
 var (
 	insertSessionSQL     = "INSERT INTO sessions (" + strings.Join(sessionCols, ", ") + ") VALUES (" + placeholders(len(sessionCols)) + ")"
 	insertRevisionDocSQL = "INSERT INTO session_analyses (session_id, revision, analysis, stored_at) VALUES (?, ?, ?, ?)"
+	updateSessionSQL     = "UPDATE sessions SET " + strings.Join(sessionCols[1:], " = ?, ") + " = ? WHERE session_id = ?"
+	revisionCol          = slices.Index(sessionCols, "analysis_revision")
 )
 
 // saveRevisionDocSQL keeps each revision's document once. It runs only after the sessions
@@ -203,6 +208,16 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 				}
 				if _, err := tx.ExecContext(ctx, s.d.rebind(insertRevisionDocSQL), p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
 					return fmt.Errorf("insert session_analyses %q: %w", p.a.SessionID, err)
+				}
+			} else if s.d.lockedTx && pl.found { // the placement read the stored revision
+				if p.session[revisionCol].(int) < pl.storedRevision {
+					continue // a newer revision is stored
+				}
+				if _, err := tx.ExecContext(ctx, s.d.rebind(updateSessionSQL), append(p.session[1:len(p.session):len(p.session)], p.id)...); err != nil {
+					return fmt.Errorf("update sessions %q: %w", p.a.SessionID, err)
+				}
+				if _, err := revision.ExecContext(ctx, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
+					return fmt.Errorf("upsert session_analyses %q: %w", p.a.SessionID, err)
 				}
 			} else {
 				var got string
