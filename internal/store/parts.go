@@ -31,21 +31,15 @@ type part struct {
 	// from is the first turn index the save holds (after turnOffset): it replaces the
 	// stored turns from there on and keeps those below, kept of them.
 	from, kept int
-	// results are the stored turns' result documents by turn index, when the placement
-	// read them (selectPartResultsSQL); skipUnchanged uses them.
-	results map[int]string
 	// found: the session is stored, at storedRevision.
 	found          bool
 	storedRevision int
 }
 
 // selectPartSQL reads, in one round trip, the session's revision and part offsets (a
-// row with a NULL turn when it has no turn rows) and its stored turns (index, trace);
-// selectPartResultsSQL also their result documents.
+// row with a NULL turn when it has no turn rows) and its stored turns (index, trace).
 const (
 	selectPartSQL = "SELECT s.analysis_revision, s.turn_offset, s.revision_offset, t.turn_index, t.trace_id " +
-		"FROM sessions s LEFT JOIN turn_results t ON t.session_id = s.session_id WHERE s.session_id = ?"
-	selectPartResultsSQL = "SELECT s.analysis_revision, s.turn_offset, s.revision_offset, t.turn_index, t.trace_id, t.result " +
 		"FROM sessions s LEFT JOIN turn_results t ON t.session_id = s.session_id WHERE s.session_id = ?"
 	movePartSQL = "UPDATE sessions SET turn_offset = ?, revision_offset = ? WHERE session_id = ?"
 )
@@ -64,48 +58,36 @@ const (
 //   - else a new part starts after the highest stored turn.
 //
 // A new part's revisions go after the stored revision (revision 1 of the part is the
-// stored one + 1). With withResults, selectPart is selectPartResultsSQL and the part
-// keeps the stored turns' results (part.results).
-func placePart(ctx context.Context, selectPart *sql.Stmt, withResults bool, id string, revision int, turns []evaluation.TurnResult) (part, error) {
+// stored one + 1).
+func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision int, turns []evaluation.TurnResult) (part, error) {
 	var (
 		stored  = map[int]string{}
-		results map[int]string
 		pl      part
 		highest int // the stored revision
 		found   bool
 	)
-	if withResults {
-		results = map[int]string{}
-	}
 	rows, err := selectPart.QueryContext(ctx, id)
 	if err != nil {
 		return pl, fmt.Errorf("read part %q: %w", id, err)
 	}
 	for rows.Next() {
 		var (
-			idx           sql.NullInt64
-			trace, result sql.NullString
+			idx   sql.NullInt64
+			trace sql.NullString
 		)
-		dest := []any{&highest, &pl.turnOffset, &pl.revisionOffset, &idx, &trace}
-		if withResults {
-			dest = append(dest, &result)
-		}
-		if err := rows.Scan(dest...); err != nil {
+		if err := rows.Scan(&highest, &pl.turnOffset, &pl.revisionOffset, &idx, &trace); err != nil {
 			_ = rows.Close()
 			return pl, fmt.Errorf("read part %q: %w", id, err)
 		}
 		found = true
 		if idx.Valid {
 			stored[int(idx.Int64)] = trace.String
-			if withResults {
-				results[int(idx.Int64)] = result.String
-			}
 		}
 	}
 	if err := closeRows(rows); err != nil {
 		return pl, fmt.Errorf("read part %q: %w", id, err)
 	}
-	pl.results, pl.found, pl.storedRevision = results, found, highest
+	pl.found, pl.storedRevision = found, highest
 	if !found || len(turns) == 0 {
 		return pl.place(turns, stored), nil
 	}
@@ -132,7 +114,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, withResults bool, id s
 	if fits(pl.turnOffset) {
 		return pl.place(turns, stored), nil
 	}
-	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true, results: results, found: true, storedRevision: highest}
+	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true, found: true, storedRevision: highest}
 	for i := range turns {
 		k, ok := at[cleanText(turns[i].TraceID)]
 		if !ok {
@@ -204,50 +186,6 @@ func (pl part) shifted(a *evaluation.Analysis) *evaluation.Analysis {
 		}
 	}
 	return &c
-}
-
-// skipUnchanged raises pl.from past the save's leading turns whose rows are stored
-// already, byte for byte (the result document encodes every column of its row), and
-// drops those rows from turns (p's turn_results rows, at pl's offsets): a continued
-// session rewrites its turns only from the first one that changed (or is new, or is
-// stored but no longer saved). It returns pl unchanged when the results were not read
-// or a turn index repeats (the insert must then fail as it would have).
-func (pl part) skipUnchanged(turns *rowSet) part {
-	if pl.results == nil {
-		return pl
-	}
-	width := len(turnResultCols)
-	saved := make(map[int]string, len(turns.args)/width)
-	for r := 0; r < len(turns.args); r += width {
-		idx, result := turns.args[r+1].(int), turns.args[r+width-1].(string)
-		if _, dup := saved[idx]; dup {
-			return pl
-		}
-		saved[idx] = result
-	}
-	changed := math.MaxInt32
-	for idx, result := range saved {
-		if old, ok := pl.results[idx]; !ok || old != result {
-			changed = min(changed, idx)
-		}
-	}
-	for idx := range pl.results {
-		if _, ok := saved[idx]; !ok && idx >= pl.from {
-			changed = min(changed, idx)
-		}
-	}
-	if changed <= pl.from {
-		return pl
-	}
-	pl.from = changed
-	kept := turns.args[:0:0]
-	for r := 0; r < len(turns.args); r += width {
-		if turns.args[r+1].(int) >= changed {
-			kept = append(kept, turns.args[r:r+width]...)
-		}
-	}
-	turns.args = kept
-	return pl
 }
 
 // deleteChildSQL deletes a session's rows of a child table before a save writes its own:

@@ -185,31 +185,15 @@ func TestBatchSavesNewSessionTwice(t *testing.T) {
 	})
 }
 
-// TestContinuedSaveRewritesFromFirstChangedTurn: a continued session's next revision
-// stores the same rows as before, whichever of its turns changed; on SQLite (where the
-// save's transaction holds the write lock) the rows of its leading unchanged turns are
-// kept rather than deleted and inserted again (counted by a trigger). A stored turn the
-// save no longer holds is deleted, and a repeated turn index still fails the save.
-func TestContinuedSaveRewritesFromFirstChangedTurn(t *testing.T) {
+// TestContinuedSaveReplacesTurns: a stored session's next revision (SQLite: a plain
+// UPDATE of its sessions row) replaces its turn rows whichever of them changed, a retried
+// export changes nothing, a revision with fewer turns leaves fewer rows, an older
+// revision is skipped, and a repeated turn index fails the save.
+func TestContinuedSaveReplacesTurns(t *testing.T) {
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
 		ctx := context.Background()
 		const id = "continued-1"
-		if b.name == DriverSQLite {
-			_, err := s.db.ExecContext(ctx, "CREATE TABLE turn_inserts (turn_index INTEGER); "+
-				"CREATE TRIGGER turn_inserts_t AFTER INSERT ON turn_results BEGIN INSERT INTO turn_inserts VALUES (NEW.turn_index); END")
-			require.NoError(t, err)
-		}
-		inserted := func() []int {
-			if b.name != DriverSQLite {
-				return nil
-			}
-			var out []int
-			require.NoError(t, scanEachInt(ctx, s, "SELECT turn_index FROM turn_inserts ORDER BY turn_index", func(i int) { out = append(out, i) }))
-			_, err := s.db.ExecContext(ctx, "DELETE FROM turn_inserts")
-			require.NoError(t, err)
-			return out
-		}
 		check := func(want *evaluation.Analysis) {
 			t.Helper()
 			got, err := s.GetAnalysis(ctx, id)
@@ -226,20 +210,16 @@ func TestContinuedSaveRewritesFromFirstChangedTurn(t *testing.T) {
 			assert.Equal(t, len(want.TurnResults), list[0].Turns)
 		}
 
-		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2)))
-		inserted()
+		first := partAnalysis(id, 1, 0, 1, 2)
+		require.NoError(t, s.SaveAnalysis(ctx, first))
 		next := partAnalysis(id, 2, 0, 1, 2, 3)
 		next.TurnResults[1].LatencyMs = 20 // the follow-up changed turn 1
 		require.NoError(t, s.SaveAnalysis(ctx, next))
 		check(next)
-		if b.name == DriverSQLite {
-			assert.Equal(t, []int{1, 2}, inserted(), "turn 0 is kept")
-		}
 		require.NoError(t, s.SaveAnalysis(ctx, next), "a retried export")
 		check(next)
-		if b.name == DriverSQLite {
-			assert.Empty(t, inserted(), "nothing changed")
-		}
+		require.NoError(t, s.SaveAnalysis(ctx, first), "an older revision")
+		check(next)
 
 		fewer := partAnalysis(id, 3, 0, 1)
 		require.NoError(t, s.SaveAnalysis(ctx, fewer))
@@ -250,21 +230,4 @@ func TestContinuedSaveRewritesFromFirstChangedTurn(t *testing.T) {
 		require.Error(t, s.SaveAnalysis(ctx, dup), "a repeated turn index")
 		check(fewer)
 	})
-}
-
-// scanEachInt runs query on s and calls fn on each row's integer.
-func scanEachInt(ctx context.Context, s *sqlStore, query string, fn func(int)) error {
-	rows, err := s.db.QueryContext(ctx, query)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			_ = rows.Close()
-			return err
-		}
-		fn(v)
-	}
-	return closeRows(rows)
 }

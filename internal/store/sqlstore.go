@@ -158,14 +158,7 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			return fmt.Errorf("prepare upsert session_analyses: %w", err)
 		}
 		defer revision.Close()
-		// On SQLite the placement also reads the stored turns' results, to keep the
-		// unchanged ones (part.skipUnchanged); on PostgreSQL another collector may
-		// change them before this save's delete, so they are replaced as before.
-		partSQL := selectPartSQL
-		if s.d.lockedTx {
-			partSQL = selectPartResultsSQL
-		}
-		parts, err := tx.PrepareContext(ctx, s.d.rebind(partSQL))
+		parts, err := tx.PrepareContext(ctx, s.d.rebind(selectPartSQL))
 		if err != nil {
 			return fmt.Errorf("prepare select part: %w", err)
 		}
@@ -192,7 +185,7 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			if fresh {
 				delete(unstored, p.id) // a later save of it in this batch finds this one
 				pl = part{}.place(p.a.TurnResults, nil)
-			} else if pl, err = placePart(ctx, parts, s.d.lockedTx, p.id, p.a.AnalysisRevision, p.a.TurnResults); err != nil {
+			} else if pl, err = placePart(ctx, parts, p.id, p.a.AnalysisRevision, p.a.TurnResults); err != nil {
 				return err
 			}
 			if pl.stale {
@@ -201,7 +194,6 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			if p, err = s.placed(p, pl); err != nil {
 				return fmt.Errorf("%q: %w", p.a.SessionID, err)
 			}
-			pl = pl.skipUnchanged(p.children[turnRows])
 			if fresh { // plain INSERTs: SQLite compiles them in about half the time of the upserts
 				if _, err := tx.ExecContext(ctx, s.d.rebind(insertSessionSQL), p.session...); err != nil {
 					return fmt.Errorf("insert sessions %q: %w", p.a.SessionID, err)
@@ -317,9 +309,6 @@ type analysisRows struct {
 	doc      string // session_analyses.analysis
 	children []*rowSet
 }
-
-// turnRows is the index of the turn_results rows in analysisRows.children (rows).
-const turnRows = 1
 
 // nullDoc is sessions.analysis of a layoutSplit row (the column is NOT NULL JSON).
 const nullDoc = "null"
