@@ -126,7 +126,10 @@ func (s *sqlStore) SaveAnalysis(ctx context.Context, a *evaluation.Analysis) err
 // deleted and inserted again. So a retried batch writes nothing twice and an older
 // revision never replaces a newer one. The document leaves out the turn results and
 // per-agent scores that are rows of their own (layoutSplit; GetAnalysis puts them back).
-// Times are stored in UTC. Errors: a nil analysis, an empty session_id, a value JSON
+// On SQLite, whose write transaction holds the lock from BEGIN, the same effect is had
+// with cheaper statements: a session not stored yet is inserted without placement query
+// or deletes, a stored one updated with the revision the placement query read
+// (docs/decisions/store.md "Writes"). Times are stored in UTC. Errors: a nil analysis, an empty session_id, a value JSON
 // cannot encode (NaN score), a duplicate turn_index or agent id, or the database's;
 // on error nothing of the batch is stored.
 func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) error {
