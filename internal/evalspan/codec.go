@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,6 +85,7 @@ type field struct {
 type typeFields struct {
 	list     []field
 	names    []string       // the JSON names, in list order
+	sorted   []int          // positions in list, by JSON name (the order they are encoded in)
 	byName   map[string]int // JSON name → position in list
 	prefixed sync.Map       // prefix → []string: prefix + names[i] (keys)
 }
@@ -112,11 +114,13 @@ func typeFieldsOf(t reflect.Type) *typeFields {
 		}
 		fs = append(fs, field{name: name, index: i, omitEmpty: strings.Contains(opts, "omitempty")})
 	}
-	tf := &typeFields{list: fs, names: make([]string, len(fs)), byName: make(map[string]int, len(fs))}
+	tf := &typeFields{list: fs, names: make([]string, len(fs)), sorted: make([]int, len(fs)), byName: make(map[string]int, len(fs))}
 	for i, f := range fs {
 		tf.names[i] = f.name
+		tf.sorted[i] = i
 		tf.byName[f.name] = i
 	}
+	slices.SortStableFunc(tf.sorted, func(a, b int) int { return strings.Compare(fs[a].name, fs[b].name) })
 	fieldCache.Store(t, tf)
 	return tf
 }
@@ -126,9 +130,11 @@ var (
 	rawType  = reflect.TypeFor[json.RawMessage]()
 )
 
-// encodeFields puts each field of struct v into m under prefix + JSON name. Absent
-// values (nil pointers, slices, maps and interfaces; empty omitempty values) and zero
-// scalars (false, 0, "", the zero time), which decode to the same zero, are left out.
+// encodeFields puts each field of struct v into m under prefix + JSON name, in the
+// order of the names (the canonical order of the signature, sign.go: a map written in
+// it is hashed without sorting, when signed and again when verified). Absent values (nil
+// pointers, slices, maps and interfaces; empty omitempty values) and zero scalars
+// (false, 0, "", the zero time), which decode to the same zero, are left out.
 func encodeFields(m pcommon.Map, prefix string, v reflect.Value) {
 	tf := typeFieldsOf(v.Type())
 	// One allocation of the exact size, not one per growth nor one per field declared:
@@ -141,7 +147,8 @@ func encodeFields(m pcommon.Map, prefix string, v reflect.Value) {
 	}
 	m.EnsureCapacity(m.Len() + n)
 	keys := tf.keys(prefix)
-	for i, f := range tf.list {
+	for _, i := range tf.sorted {
+		f := tf.list[i]
 		fv := v.Field(f.index)
 		if absent(fv, f.omitEmpty) {
 			continue
@@ -213,19 +220,35 @@ func encodeValue(dst pcommon.Value, v reflect.Value) {
 			encodeValue(s.AppendEmpty(), v.Index(i))
 		}
 	case reflect.Map:
-		mm := dst.SetEmptyMap()
-		mm.EnsureCapacity(v.Len())
-		// One key and one value to copy each entry into (Key and Value would allocate
-		// a copy per entry).
-		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-		iter := v.MapRange()
-		for iter.Next() {
-			k.SetIterKey(iter)
-			e.SetIterValue(iter)
-			encodeValue(mm.PutEmpty(k.String()), e)
-		}
+		encodeMap(dst.SetEmptyMap(), v)
 	default:
 		dst.SetStr(fmt.Sprint(v.Interface()))
+	}
+}
+
+// encodeMap puts the entries of the Go map v (string keys) into mm sorted by key, the
+// canonical order of the signature (see encodeFields).
+func encodeMap(mm pcommon.Map, v reflect.Value) {
+	n := v.Len()
+	mm.EnsureCapacity(n)
+	// The entries are copied out once (Key and Value would allocate a copy each) and
+	// encoded in key order.
+	type kv struct {
+		k string
+		i int
+	}
+	keys := make([]kv, 0, n)
+	vals := reflect.MakeSlice(reflect.SliceOf(v.Type().Elem()), n, n)
+	k := reflect.New(v.Type().Key()).Elem()
+	iter := v.MapRange()
+	for iter.Next() {
+		k.SetIterKey(iter)
+		vals.Index(len(keys)).SetIterValue(iter)
+		keys = append(keys, kv{k.String(), len(keys)})
+	}
+	slices.SortFunc(keys, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	for _, e := range keys {
+		encodeValue(mm.PutEmpty(e.k), vals.Index(e.i))
 	}
 }
 
