@@ -23,10 +23,7 @@ import (
 // json.Unmarshal), on the largest golden analysis, with the OTLP protobuf encoding
 // of the span that carries it (what the trace export pays).
 func BenchmarkAnalysisRoundTrip(b *testing.B) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "langgraph_multi_turn.analyses.json"))
-	require.NoError(b, err)
-	var as []evaluation.Analysis
-	require.NoError(b, json.Unmarshal(raw, &as))
+	as := goldenAnalyses(b, "langgraph_multi_turn")
 	a := &as[0]
 	marshaler := ptrace.ProtoMarshaler{}
 	span := func() (ptrace.Traces, pcommon.Map) {
@@ -79,10 +76,7 @@ func BenchmarkAnalysisRoundTrip(b *testing.B) {
 // BenchmarkSignVerify measures what authentication adds per session span: Sign in the
 // processor, Verify in the exporter, on the largest golden analysis.
 func BenchmarkSignVerify(b *testing.B) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "langgraph_multi_turn.analyses.json"))
-	require.NoError(b, err)
-	var as []evaluation.Analysis
-	require.NoError(b, json.Unmarshal(raw, &as))
+	as := goldenAnalyses(b, "langgraph_multi_turn")
 	m := pcommon.NewMap()
 	m.PutStr(semconv.AgentEvalKind, semconv.EvalKindAgentSession)
 	EncodeAnalysis(m, &as[0])
@@ -103,6 +97,16 @@ func BenchmarkSignVerify(b *testing.B) {
 	})
 }
 
+// goldenAnalyses reads testdata/golden/<name>.analyses.json.
+func goldenAnalyses(tb testing.TB, name string) []evaluation.Analysis {
+	tb.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", name+".analyses.json"))
+	require.NoError(tb, err)
+	var as []evaluation.Analysis
+	require.NoError(tb, json.Unmarshal(raw, &as))
+	return as
+}
+
 // benchSpans returns the attributes of the evaluation spans the processor emits for
 // the three golden sessions of three turns (bench/e2e's shape: 3 turns a session), signed
 // with s: per turn a provisional and a final turn span carrying the turn's summary
@@ -112,10 +116,7 @@ func BenchmarkSignVerify(b *testing.B) {
 func benchSpans(b *testing.B, s *Signer) (turns, sessions []pcommon.Map) {
 	b.Helper()
 	for _, name := range []string{"langgraph_multi_turn", "openai_agents_multi_turn", "vercel_ai_multi_turn"} {
-		raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", name+".analyses.json"))
-		require.NoError(b, err)
-		var as []evaluation.Analysis
-		require.NoError(b, json.Unmarshal(raw, &as))
+		as := goldenAnalyses(b, name)
 		a := &as[0]
 		for i := range a.TurnResults {
 			for _, final := range []bool{false, true} {

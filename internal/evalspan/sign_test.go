@@ -5,9 +5,6 @@ package evalspan
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -141,10 +138,7 @@ func TestSignatureIgnoresAttributeOrder(t *testing.T) {
 
 // goldenTurnSpan is the signed turn span of the last turn of a golden analysis.
 func goldenTurnSpan(t *testing.T, s *Signer) pcommon.Map {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "langgraph_multi_turn.analyses.json"))
-	require.NoError(t, err)
-	var as []evaluation.Analysis
-	require.NoError(t, json.Unmarshal(raw, &as))
+	as := goldenAnalyses(t, "langgraph_multi_turn")
 	m := pcommon.NewMap()
 	m.PutStr(semconv.AgentEvalKind, semconv.EvalKindTurn)
 	m.PutStr(semconv.AgentEvalSessionID, as[0].SessionID)
