@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,6 +17,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadatatest"
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
 )
 
 // appBatch is a batch of n ordinary GenAI spans with realistic attribute counts (the
@@ -88,4 +91,40 @@ func BenchmarkPushTraces(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
 		})
 	}
+}
+
+// BenchmarkEvaluationSpans measures the exporter's front, before its queue
+// (evaluationSpans: verify each turn and session span, decode and record the turns,
+// copy the session spans for the queue), on a batch of the bench/e2e shape: per session
+// a provisional and a final turn span per turn (each carrying the turn's summary, as
+// the processor emits them), the session span and a tool_call span, among the
+// application spans of its turns. It reports the cost per evaluation span.
+//
+//	go test -run '^$' -bench EvaluationSpans -count=6 ./exporter/agentevalexporter/
+func BenchmarkEvaluationSpans(b *testing.B) {
+	exp, err := newAgentEvalExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), testConfig())
+	require.NoError(b, err)
+	summary := func(tr evaluation.TurnResult) evaluation.TurnResult { return evalspan.TurnSummary(&tr) }
+	sb := newSpanBuilder(b)
+	for range 4 {
+		sb.turn(summary(turn0(false))).turn(summary(turn1(false))).turn(summary(turn0(true))).turn(summary(turn1(true))).
+			session(analysisCheckout()).toolCall()
+		for range 2 * 26 {
+			sb.appSpan()
+		}
+	}
+	td := sb.traces()
+	const evalSpans = 4 * 5 // the signed ones
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		if out := exp.evaluationSpans(context.Background(), td); out.SpanCount() != 4 {
+			b.Fatalf("%d session spans for the queue, want 4", out.SpanCount())
+		}
+	}
+	runtime.ReadMemStats(&after)
+	n := float64(b.N * evalSpans)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/evalspan")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/evalspan")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/evalspan")
 }

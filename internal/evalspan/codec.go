@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,6 +85,7 @@ type field struct {
 type typeFields struct {
 	list     []field
 	names    []string       // the JSON names, in list order
+	sorted   []int          // positions in list, by JSON name (the order they are encoded in)
 	byName   map[string]int // JSON name → position in list
 	prefixed sync.Map       // prefix → []string: prefix + names[i] (keys)
 }
@@ -112,11 +114,13 @@ func typeFieldsOf(t reflect.Type) *typeFields {
 		}
 		fs = append(fs, field{name: name, index: i, omitEmpty: strings.Contains(opts, "omitempty")})
 	}
-	tf := &typeFields{list: fs, names: make([]string, len(fs)), byName: make(map[string]int, len(fs))}
+	tf := &typeFields{list: fs, names: make([]string, len(fs)), sorted: make([]int, len(fs)), byName: make(map[string]int, len(fs))}
 	for i, f := range fs {
 		tf.names[i] = f.name
+		tf.sorted[i] = i
 		tf.byName[f.name] = i
 	}
+	slices.SortStableFunc(tf.sorted, func(a, b int) int { return strings.Compare(fs[a].name, fs[b].name) })
 	fieldCache.Store(t, tf)
 	return tf
 }
@@ -126,9 +130,11 @@ var (
 	rawType  = reflect.TypeFor[json.RawMessage]()
 )
 
-// encodeFields puts each field of struct v into m under prefix + JSON name. Absent
-// values (nil pointers, slices, maps and interfaces; empty omitempty values) and zero
-// scalars (false, 0, "", the zero time), which decode to the same zero, are left out.
+// encodeFields puts each field of struct v into m under prefix + JSON name, in the
+// order of the names (the canonical order of the signature, sign.go: a map written in
+// it is hashed without sorting, when signed and again when verified). Absent values (nil
+// pointers, slices, maps and interfaces; empty omitempty values) and zero scalars
+// (false, 0, "", the zero time), which decode to the same zero, are left out.
 func encodeFields(m pcommon.Map, prefix string, v reflect.Value) {
 	tf := typeFieldsOf(v.Type())
 	// One allocation of the exact size, not one per growth nor one per field declared:
@@ -141,7 +147,8 @@ func encodeFields(m pcommon.Map, prefix string, v reflect.Value) {
 	}
 	m.EnsureCapacity(m.Len() + n)
 	keys := tf.keys(prefix)
-	for i, f := range tf.list {
+	for _, i := range tf.sorted {
+		f := tf.list[i]
 		fv := v.Field(f.index)
 		if absent(fv, f.omitEmpty) {
 			continue
@@ -213,143 +220,318 @@ func encodeValue(dst pcommon.Value, v reflect.Value) {
 			encodeValue(s.AppendEmpty(), v.Index(i))
 		}
 	case reflect.Map:
-		mm := dst.SetEmptyMap()
-		mm.EnsureCapacity(v.Len())
-		// One key and one value to copy each entry into (Key and Value would allocate
-		// a copy per entry).
-		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-		iter := v.MapRange()
-		for iter.Next() {
-			k.SetIterKey(iter)
-			e.SetIterValue(iter)
-			encodeValue(mm.PutEmpty(k.String()), e)
-		}
+		encodeMap(dst.SetEmptyMap(), v)
 	default:
 		dst.SetStr(fmt.Sprint(v.Interface()))
+	}
+}
+
+// encodeMap puts the entries of the Go map v (string keys) into mm sorted by key, the
+// canonical order of the signature (see encodeFields).
+func encodeMap(mm pcommon.Map, v reflect.Value) {
+	n := v.Len()
+	mm.EnsureCapacity(n)
+	// The entries are copied out once (Key and Value would allocate a copy each) and
+	// encoded in key order.
+	type kv struct {
+		k string
+		i int
+	}
+	keys := make([]kv, 0, n)
+	vals := reflect.MakeSlice(reflect.SliceOf(v.Type().Elem()), n, n)
+	k := reflect.New(v.Type().Key()).Elem()
+	iter := v.MapRange()
+	for iter.Next() {
+		k.SetIterKey(iter)
+		vals.Index(len(keys)).SetIterValue(iter)
+		keys = append(keys, kv{k.String(), len(keys)})
+	}
+	slices.SortFunc(keys, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	for _, e := range keys {
+		encodeValue(mm.PutEmpty(e.k), vals.Index(e.i))
 	}
 }
 
 // decodeFields sets the fields of struct v from m's prefix + JSON name entries, in one
 // pass over m; other entries are ignored.
 func decodeFields(m pcommon.Map, prefix string, v reflect.Value) error {
-	tf := typeFieldsOf(v.Type())
-	var err error
-	m.Range(func(k string, src pcommon.Value) bool {
-		name, ok := strings.CutPrefix(k, prefix)
-		if !ok {
-			return true
-		}
-		i, ok := tf.byName[name]
-		if !ok {
-			return true
-		}
-		if err = decodeValue(src, v.Field(tf.list[i].index)); err != nil {
-			err = fmt.Errorf("%s: %w", k, err)
-			return false
-		}
-		return true
-	})
-	return err
+	var st decodeState
+	return structDecoderFor(v.Type()).decode(&st, m, prefix, v)
 }
 
-func decodeValue(src pcommon.Value, dst reflect.Value) error {
-	t := dst.Type()
+// decodeState is the scratch of one decode: the float64s that decoded *float64 fields
+// point to, allocated in blocks rather than one by one (a turn summary has a few
+// scores, a session analysis about a hundred).
+type decodeState struct{ floats []float64 }
+
+func (st *decodeState) float(f float64) *float64 {
+	if len(st.floats) == cap(st.floats) {
+		st.floats = make([]float64, 0, min(4*cap(st.floats)+8, 64))
+	}
+	st.floats = append(st.floats, f)
+	return &st.floats[len(st.floats)-1]
+}
+
+// A decoder sets dst, a settable value of the type it was built for, from src. The
+// decoders of a type are built once (decoderFor), so that decoding a value does not
+// inspect its type again.
+type decoder func(st *decodeState, src pcommon.Value, dst reflect.Value) error
+
+var decoders sync.Map // reflect.Type → decoder
+
+// decoderFor returns the decoder of t, building it on first use (as encoding/json
+// builds its encoders: a type that contains itself gets a stand-in that waits for it).
+func decoderFor(t reflect.Type) decoder {
+	if d, ok := decoders.Load(t); ok {
+		return d.(decoder)
+	}
+	var (
+		wg   sync.WaitGroup
+		real decoder
+	)
+	wg.Add(1)
+	d, loaded := decoders.LoadOrStore(t, decoder(func(st *decodeState, src pcommon.Value, dst reflect.Value) error {
+		wg.Wait()
+		return real(st, src, dst)
+	}))
+	if loaded {
+		return d.(decoder)
+	}
+	real = newDecoder(t)
+	wg.Done()
+	decoders.Store(t, real)
+	return real
+}
+
+var float64PtrType = reflect.TypeFor[*float64]()
+
+func newDecoder(t reflect.Type) decoder {
 	switch {
 	case t == timeType:
-		if src.Type() != pcommon.ValueTypeStr {
-			return typeError(src, "a time string")
-		}
-		ts, err := time.Parse(time.RFC3339Nano, src.Str())
-		if err != nil {
-			return err
-		}
-		dst.Set(reflect.ValueOf(ts))
-		return nil
+		return decodeTime
 	case t == rawType:
-		if src.Type() != pcommon.ValueTypeBytes {
-			return typeError(src, "bytes")
-		}
-		dst.SetBytes(append([]byte(nil), src.Bytes().AsRaw()...))
-		return nil
+		return decodeRaw
+	case t == float64PtrType:
+		return decodeFloatPtr
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		p := reflect.New(t.Elem())
-		if err := decodeValue(src, p.Elem()); err != nil {
-			return err
+		elem, et := decoderFor(t.Elem()), t.Elem()
+		return func(st *decodeState, src pcommon.Value, dst reflect.Value) error {
+			p := reflect.New(et)
+			if err := elem(st, src, p.Elem()); err != nil {
+				return err
+			}
+			dst.Set(p)
+			return nil
 		}
-		dst.Set(p)
 	case reflect.Interface:
-		if raw := src.AsRaw(); raw != nil {
-			dst.Set(reflect.ValueOf(raw))
-		}
+		return decodeAny
 	case reflect.Bool:
-		if src.Type() != pcommon.ValueTypeBool {
-			return typeError(src, "a bool")
-		}
-		dst.SetBool(src.Bool())
+		return decodeBool
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if src.Type() != pcommon.ValueTypeInt {
-			return typeError(src, "an int")
-		}
-		dst.SetInt(src.Int())
+		return decodeInt
 	case reflect.Float32, reflect.Float64:
-		switch src.Type() {
-		case pcommon.ValueTypeDouble:
-			dst.SetFloat(src.Double())
-		case pcommon.ValueTypeInt:
-			dst.SetFloat(float64(src.Int()))
-		default:
-			return typeError(src, "a double")
-		}
+		return decodeFloat
 	case reflect.String:
-		if src.Type() != pcommon.ValueTypeStr {
-			return typeError(src, "a string")
-		}
-		dst.SetString(src.Str())
+		return decodeString
 	case reflect.Struct:
-		if src.Type() != pcommon.ValueTypeMap {
-			return typeError(src, "a map")
+		sd := structDecoderFor(t)
+		return func(st *decodeState, src pcommon.Value, dst reflect.Value) error {
+			if src.Type() != pcommon.ValueTypeMap {
+				return typeError(src, "a map")
+			}
+			return sd.decode(st, src.Map(), "", dst)
 		}
-		return decodeFields(src.Map(), "", dst)
 	case reflect.Slice:
+		return sliceDecoder(t)
+	case reflect.Map:
+		return mapDecoder(t)
+	}
+	return func(*decodeState, pcommon.Value, reflect.Value) error {
+		return fmt.Errorf("unsupported field type %s", t)
+	}
+}
+
+func decodeTime(_ *decodeState, src pcommon.Value, dst reflect.Value) error {
+	if src.Type() != pcommon.ValueTypeStr {
+		return typeError(src, "a time string")
+	}
+	ts, err := time.Parse(time.RFC3339Nano, src.Str())
+	if err != nil {
+		return err
+	}
+	dst.Set(reflect.ValueOf(ts))
+	return nil
+}
+
+func decodeRaw(_ *decodeState, src pcommon.Value, dst reflect.Value) error {
+	if src.Type() != pcommon.ValueTypeBytes {
+		return typeError(src, "bytes")
+	}
+	dst.SetBytes(append([]byte(nil), src.Bytes().AsRaw()...))
+	return nil
+}
+
+func decodeAny(_ *decodeState, src pcommon.Value, dst reflect.Value) error {
+	if raw := src.AsRaw(); raw != nil {
+		dst.Set(reflect.ValueOf(raw))
+	}
+	return nil
+}
+
+// scalar returns the decoder of a scalar held as an OTLP value of type typ (want
+// names it in errors), which set stores.
+func scalar(typ pcommon.ValueType, want string, set func(src pcommon.Value, dst reflect.Value)) decoder {
+	return func(_ *decodeState, src pcommon.Value, dst reflect.Value) error {
+		if src.Type() != typ {
+			return typeError(src, want)
+		}
+		set(src, dst)
+		return nil
+	}
+}
+
+var (
+	decodeBool   = scalar(pcommon.ValueTypeBool, "a bool", func(src pcommon.Value, dst reflect.Value) { dst.SetBool(src.Bool()) })
+	decodeInt    = scalar(pcommon.ValueTypeInt, "an int", func(src pcommon.Value, dst reflect.Value) { dst.SetInt(src.Int()) })
+	decodeString = scalar(pcommon.ValueTypeStr, "a string", func(src pcommon.Value, dst reflect.Value) { dst.SetString(src.Str()) })
+)
+
+// asFloat reads a double, or an int as a double.
+func asFloat(src pcommon.Value) (float64, error) {
+	switch src.Type() {
+	case pcommon.ValueTypeDouble:
+		return src.Double(), nil
+	case pcommon.ValueTypeInt:
+		return float64(src.Int()), nil
+	}
+	return 0, typeError(src, "a double")
+}
+
+func decodeFloat(_ *decodeState, src pcommon.Value, dst reflect.Value) error {
+	f, err := asFloat(src)
+	if err == nil {
+		dst.SetFloat(f)
+	}
+	return err
+}
+
+func decodeFloatPtr(st *decodeState, src pcommon.Value, dst reflect.Value) error {
+	f, err := asFloat(src)
+	if err == nil {
+		dst.Set(reflect.ValueOf(st.float(f)))
+	}
+	return err
+}
+
+func sliceDecoder(t reflect.Type) decoder {
+	elem := decoderFor(t.Elem())
+	return func(st *decodeState, src pcommon.Value, dst reflect.Value) error {
 		if src.Type() != pcommon.ValueTypeSlice {
 			return typeError(src, "an array")
 		}
 		s := src.Slice()
 		out := reflect.MakeSlice(t, s.Len(), s.Len())
 		for i := range s.Len() {
-			if err := decodeValue(s.At(i), out.Index(i)); err != nil {
+			if err := elem(st, s.At(i), out.Index(i)); err != nil {
 				return fmt.Errorf("[%d]: %w", i, err)
 			}
 		}
 		dst.Set(out)
-	case reflect.Map:
+		return nil
+	}
+}
+
+func mapDecoder(t reflect.Type) decoder {
+	elem := decoderFor(t.Elem())
+	return func(st *decodeState, src pcommon.Value, dst reflect.Value) error {
 		if src.Type() != pcommon.ValueTypeMap {
 			return typeError(src, "a map")
 		}
 		out := reflect.MakeMapWithSize(t, src.Map().Len())
-		var err error
 		// One key and one value, reused: SetMapIndex copies them into the map.
 		kv, ev := reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem()
-		src.Map().Range(func(k string, v pcommon.Value) bool {
+		for k, v := range src.Map().All() {
 			ev.SetZero()
-			if err = decodeValue(v, ev); err != nil {
-				err = fmt.Errorf("[%q]: %w", k, err)
-				return false
+			if err := elem(st, v, ev); err != nil {
+				return fmt.Errorf("[%q]: %w", k, err)
 			}
 			kv.SetString(k)
 			out.SetMapIndex(kv, ev)
-			return true
-		})
-		if err != nil {
-			return err
 		}
 		dst.Set(out)
-	default:
-		return fmt.Errorf("unsupported field type %s", t)
+		return nil
+	}
+}
+
+// structDecoder sets a struct's fields from the entries of a map.
+type structDecoder struct {
+	tf   *typeFields
+	decs []decoder // the decoder of each field, by position in tf.list
+	rank []int     // the position of each field of tf.list in tf.sorted
+}
+
+var structDecoders sync.Map // reflect.Type → *structDecoder
+
+func structDecoderFor(t reflect.Type) *structDecoder {
+	if sd, ok := structDecoders.Load(t); ok {
+		return sd.(*structDecoder)
+	}
+	tf := typeFieldsOf(t)
+	sd := &structDecoder{tf: tf, decs: make([]decoder, len(tf.list)), rank: make([]int, len(tf.list))}
+	for i, f := range tf.list {
+		sd.decs[i] = decoderFor(t.Field(f.index).Type)
+	}
+	for r, i := range tf.sorted {
+		sd.rank[i] = r
+	}
+	sd2, _ := structDecoders.LoadOrStore(t, sd)
+	return sd2.(*structDecoder)
+}
+
+// decode sets the fields of struct v from m's prefix + JSON name entries, in one pass
+// over m; other entries are ignored. A key present twice sets its field twice (the
+// last value stays).
+func (sd *structDecoder) decode(st *decodeState, m pcommon.Map, prefix string, v reflect.Value) error {
+	next := 0
+	for k, src := range m.All() {
+		name, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			continue
+		}
+		i, ok := sd.field(name, &next)
+		if !ok {
+			continue
+		}
+		if err := sd.decs[i](st, src, v.Field(sd.tf.list[i].index)); err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
 	}
 	return nil
+}
+
+// lookAhead is how many fields past the last one found field compares a name with
+// before it looks the name up by hash: the encoder writes fields in name order, most
+// of them present.
+const lookAhead = 6
+
+// field returns the position in tf.list of the field called name. *next is the
+// position in tf.sorted after the field found last; the fields of a map the encoder
+// wrote come in that order, so the name is usually one of the next few there.
+func (sd *structDecoder) field(name string, next *int) (int, bool) {
+	sorted, names := sd.tf.sorted, sd.tf.names
+	for r := *next; r < len(sorted) && r < *next+lookAhead; r++ {
+		if names[sorted[r]] == name {
+			*next = r + 1
+			return sorted[r], true
+		}
+	}
+	i, ok := sd.tf.byName[name]
+	if ok {
+		*next = sd.rank[i] + 1
+	}
+	return i, ok
 }
 
 func typeError(src pcommon.Value, want string) error {

@@ -146,3 +146,24 @@ func TestMarkTurnRevised(t *testing.T) {
 	want.Revised = true
 	assert.Equal(t, want, got)
 }
+
+// TestDecodeIgnoresAttributeOrder: the decoder finds a struct's fields fastest in the
+// order the encoder writes them (by name), and reads the same values from a span whose
+// maps are in any other order (reversed here; earlier collectors wrote declaration order).
+func TestDecodeIgnoresAttributeOrder(t *testing.T) {
+	for _, name := range []string{"langgraph_multi_turn", "openai_agents_handoff"} {
+		a := goldenAnalyses(t, name)[0]
+		m := pcommon.NewMap()
+		EncodeAnalysis(m, &a)
+		rev := pcommon.NewMap()
+		reversed(m, rev)
+		want, err := DecodeAnalysis(m)
+		require.NoError(t, err)
+		got, err := DecodeAnalysis(rev)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, name)
+		wantJSON, _ := json.Marshal(a)
+		gotJSON, _ := json.Marshal(got)
+		assert.JSONEq(t, string(wantJSON), string(gotJSON), name)
+	}
+}

@@ -136,21 +136,47 @@ type entry struct {
 	v pcommon.Value
 }
 
-// entries writes the entries of m that keep accepts, sorted by key. A key present
-// twice (possible on the wire) is written twice, in the order the map holds them, so
-// a duplicate added to a signed span breaks its signature instead of overriding a
-// signed value. The entries are sorted through a pointer-free index (moving entries,
-// which hold pointers, costs a write barrier each while the GC marks); ties are broken
-// by position, which is the stable order.
+// entries writes the entries of m that keep accepts (all when keep is nil), sorted by
+// key: their count, then each key and value. A key present twice (possible on the
+// wire) is written twice, in the order the map holds them, so a duplicate added to a
+// signed span breaks its signature instead of overriding a signed value.
+//
+// A map whose keys are already in order (non-decreasing) is written straight from m:
+// every nested map of an evaluation span the encoder wrote (codec.go writes a struct's
+// fields and a Go map's entries sorted by key). One pass over the keys tells; checking
+// before writing, not starting over at the first key out of order, keeps the cost linear
+// in the size of any input, forged ones included. Other maps are sorted through a
+// pointer-free index (moving entries, which hold pointers, costs a write barrier each
+// while the GC marks), ties broken by position, the stable order.
 func (w *canonicalWriter) entries(m pcommon.Map, keep func(string) bool) {
+	n, inOrder, prev := 0, true, ""
+	for k := range m.All() {
+		if keep != nil && !keep(k) {
+			continue
+		}
+		if n > 0 && k < prev {
+			inOrder = false
+		}
+		prev = k
+		n++
+	}
+	w.uvarint(uint64(n))
+	if inOrder {
+		for k, v := range m.All() {
+			if keep == nil || keep(k) {
+				w.str(k)
+				w.value(v)
+			}
+		}
+		return
+	}
 	base, ibase := len(w.es), len(w.idx)
-	m.Range(func(k string, v pcommon.Value) bool {
+	for k, v := range m.All() {
 		if keep == nil || keep(k) {
 			w.idx = append(w.idx, int32(len(w.es)))
 			w.es = append(w.es, entry{k, v})
 		}
-		return true
-	})
+	}
 	es, idx := w.es, w.idx[ibase:]
 	slices.SortFunc(idx, func(a, b int32) int {
 		if c := strings.Compare(es[a].k, es[b].k); c != 0 {
@@ -158,7 +184,6 @@ func (w *canonicalWriter) entries(m pcommon.Map, keep func(string) bool) {
 		}
 		return int(a - b)
 	})
-	w.uvarint(uint64(len(idx)))
 	for j := ibase; j < len(w.idx); j++ {
 		e := w.es[w.idx[j]] // w.es may grow while a nested map is written
 		w.str(e.k)
@@ -201,8 +226,9 @@ func (w *canonicalWriter) str(s string) {
 }
 
 func (w *canonicalWriter) value(v pcommon.Value) {
-	w.byte1(byte(v.Type()))
-	switch v.Type() {
+	t := v.Type()
+	w.byte1(byte(t))
+	switch t {
 	case pcommon.ValueTypeStr:
 		w.str(v.Str())
 	case pcommon.ValueTypeInt:

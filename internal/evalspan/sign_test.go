@@ -118,3 +118,60 @@ func TestSignVerify(t *testing.T) {
 		assert.NoError(t, NewSigner("").Verify(attrsOf(signedSessionSpan(t, NewSigner("")))))
 	})
 }
+
+// TestSignatureIgnoresAttributeOrder: the signature depends on the attributes, not on
+// the order a map holds them in. The encoder writes every map in key order, which the
+// canonical encoding reads straight through; a span whose maps are in another order
+// (a collector of an earlier version wrote struct fields in declaration order; OTLP
+// does not keep order promises) is sorted and gives the same signature.
+func TestSignatureIgnoresAttributeOrder(t *testing.T) {
+	s := NewSigner("0123456789abcdef-order")
+	for _, m := range []pcommon.Map{attrsOf(signedSessionSpan(t, s)), goldenTurnSpan(t, s)} {
+		want := sigOf(m)
+		rev := pcommon.NewMap()
+		reversed(m, rev)
+		require.NoError(t, s.Verify(rev))
+		s.Sign(rev)
+		assert.Equal(t, want, sigOf(rev))
+	}
+}
+
+// goldenTurnSpan is the signed turn span of the last turn of a golden analysis.
+func goldenTurnSpan(t *testing.T, s *Signer) pcommon.Map {
+	as := goldenAnalyses(t, "langgraph_multi_turn")
+	m := pcommon.NewMap()
+	m.PutStr(semconv.AgentEvalKind, semconv.EvalKindTurn)
+	m.PutStr(semconv.AgentEvalSessionID, as[0].SessionID)
+	EncodeTurn(m, &as[0].TurnResults[len(as[0].TurnResults)-1])
+	s.Sign(m)
+	return m
+}
+
+// reversed copies src into dst with the entries of every map in reverse order.
+func reversed(src, dst pcommon.Map) {
+	type kv struct {
+		k string
+		v pcommon.Value
+	}
+	var es []kv
+	for k, v := range src.All() {
+		es = append(es, kv{k, v})
+	}
+	for i := len(es) - 1; i >= 0; i-- {
+		reversedValue(es[i].v, dst.PutEmpty(es[i].k))
+	}
+}
+
+func reversedValue(src, dst pcommon.Value) {
+	switch src.Type() {
+	case pcommon.ValueTypeMap:
+		reversed(src.Map(), dst.SetEmptyMap())
+	case pcommon.ValueTypeSlice:
+		s := dst.SetEmptySlice()
+		for i := range src.Slice().Len() {
+			reversedValue(src.Slice().At(i), s.AppendEmpty())
+		}
+	default:
+		src.CopyTo(dst)
+	}
+}

@@ -4,16 +4,11 @@
 package evalspan
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
@@ -34,10 +29,7 @@ func TestSignatureIsStable(t *testing.T) {
 	got := map[string]string{}
 	got["fixture"] = sigOf(attrsOf(signedSessionSpan(t, s)))
 	for _, name := range []string{"langgraph_multi_turn", "openai_agents_handoff"} {
-		raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", name+".analyses.json"))
-		require.NoError(t, err)
-		var as []evaluation.Analysis
-		require.NoError(t, json.Unmarshal(raw, &as))
+		as := goldenAnalyses(t, name)
 		m := pcommon.NewMap()
 		m.PutStr(semconv.AgentEvalKind, semconv.EvalKindAgentSession)
 		m.PutStr(semconv.AgentEvalSessionID, as[0].SessionID)
