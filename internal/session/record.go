@@ -166,18 +166,19 @@ type SpanRecord struct {
 	// Deferred holds what the ingest left undecoded (conventions.Extractor.ExtractDeferred):
 	// the zero value on a complete record. conventions.Extractor.Complete decodes it
 	// into UserMessage (and Problems), as Extract would have, when the turn is
-	// assembled. Never serialised.
+	// assembled. Not in JSON (the tracker's record codec keeps it while the trace is
+	// open).
 	Deferred DeferredContent `json:"-"`
 }
 
 // DeferredContent is the part of a span's content that is read only when its turn is
-// assembled (docs/decisions/performance.md §8.19): the raw GenAI input message list, at
-// most min(max_text_bytes, 8 KiB) long (a larger one is decoded at once), and where its
-// decoding's problems go.
+// assembled (docs/decisions/performance.md §8.19): the elements of the raw GenAI input
+// message list that may be the user message, at most min(max_text_bytes, 4 KiB) long
+// (more is decoded at once), and where its decoding's problems go.
 type DeferredContent struct {
-	// InputMessages is the raw gen_ai.input.messages value as the span carried it (JSON
-	// text, not checked: possibly malformed or invalid UTF-8); "" when nothing is
-	// deferred.
+	// InputMessages is the body of a JSON array: the candidate elements of the span's
+	// gen_ai.input.messages as it carried them (not checked: possibly malformed or
+	// invalid UTF-8); "" when nothing is deferred.
 	InputMessages string
 	// ProblemsAt is the index in Problems at which the decoding's problems are inserted
 	// (where Extract would have appended them).
