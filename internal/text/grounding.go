@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // Index is the fact index of one text (a source of a response, a handoff payload): the
@@ -28,9 +27,10 @@ type Index struct {
 	text  string // the capped text; "" for an empty one
 	lower string // lower-cased text, made on first use
 	words string // cueNorm'ed text, made on first use
+	alnum string // idKey of the whole text, made on the first id look-up before lexing
 
-	lowerDone, wordsDone bool
-	lexed                bool // the lexer's keys are in (NewIndex makes them on first need)
+	lowerDone, wordsDone, alnumDone bool
+	lexed                           bool // the lexer's keys are in (NewIndex makes them on first need)
 }
 
 // smallIndex is the most keys an Index keeps in a slice.
@@ -111,67 +111,15 @@ func (h *Index) kind(k string, want keyKind) keyKind {
 // is idKey of a substring of the text, so it is a substring of idKey of the whole text:
 // when k is not, the text is not lexed to know it.
 func (h *Index) hasID(k string) bool {
-	if !h.lexed && !idKeyContains(h.text, k) {
-		return false
+	if !h.lexed {
+		if !h.alnumDone {
+			h.alnum, h.alnumDone = idKey(h.text), true
+		}
+		if !strings.Contains(h.alnum, k) {
+			return false
+		}
 	}
 	return h.kind(k, keyID) != 0
-}
-
-// idKeyContains reports whether k is a substring of idKey(s), reading idKey(s) as a stream
-// of bytes through a Knuth–Morris–Pratt matcher of k, so that nothing is allocated for a
-// k of up to 64 bytes (ids are shorter).
-func idKeyContains(s, k string) bool {
-	if len(k) == 0 {
-		return true
-	}
-	if len(k) > 64 {
-		return strings.Contains(idKey(s), k)
-	}
-	var fail [64]uint8 // fail[i]: length of the longest proper border of k[:i+1]
-	for i, j := 1, 0; i < len(k); i++ {
-		for j > 0 && k[i] != k[j] {
-			j = int(fail[j-1])
-		}
-		if k[i] == k[j] {
-			j++
-		}
-		fail[i] = uint8(j)
-	}
-	m := 0 // bytes of k matched so far
-	feed := func(c byte) bool {
-		for m > 0 && c != k[m] {
-			m = int(fail[m-1])
-		}
-		if c == k[m] {
-			m++
-		}
-		return m == len(k)
-	}
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			i++
-			if isAlnum(rune(c)) {
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				if feed(c) {
-					return true
-				}
-			}
-			continue
-		}
-		r, sz := utf8.DecodeRuneInString(s[i:])
-		i += sz
-		if isAlnum(r) {
-			var buf [8]byte
-			for _, c := range appendFold(buf[:0], r) {
-				if feed(c) {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // lex adds the keys of the facts lexer (ids, dates, derived dates) to an index made by
