@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -38,6 +37,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
+	"github.com/agenteval/agenteval-collector/e2e/internal/ports"
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
@@ -80,12 +80,12 @@ func (e *captureExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	return e.sink.ConsumeTraces(ctx, td)
 }
 
+// freePort returns a loopback address for a collector to bind (ports.Free).
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := ports.Free()
 	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 type endpoints struct{ grpc, http, prom, api string }

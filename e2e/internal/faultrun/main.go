@@ -39,6 +39,7 @@ import (
 	_ "modernc.org/sqlite" // the result store's SQLite driver
 
 	"github.com/agenteval/agenteval-collector/e2e/internal/hostile"
+	"github.com/agenteval/agenteval-collector/e2e/internal/ports"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
@@ -604,13 +605,14 @@ func storedSessions(path string) (map[string]bool, error) {
 	return out, rows.Err()
 }
 
+// freePort returns a loopback address for the collector to bind (ports.Free); it panics
+// when there is none, as the runner cannot go on.
 func freePort() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := ports.Free()
 	if err != nil {
 		panic(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // sink is the OTLP/gRPC backend behind the collector: it counts the application spans
