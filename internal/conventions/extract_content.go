@@ -167,7 +167,7 @@ func (e *Extractor) eventMessage(r *session.SpanRecord, key string, v pcommon.Va
 // §5.1 (Message row): GenAI span attributes, GenAI events, OpenInference flattened
 // messages, Traceloop indexed messages, Vercel ai.*, Pydantic AI, ADK payloads, then
 // the generic input.value / output.value. With lazy, the input message list may be
-// left raw for Complete (deferInput).
+// left raw for CompleteAll (deferInput).
 func (e *Extractor) content(s *attrScan, events ptrace.SpanEventSlice, r *session.SpanRecord, lazy bool) {
 	ev := readEvents(events)
 	captured := ev.hasDetIn || ev.hasDetOut || ev.hasUser || len(ev.choices) > 0 ||

@@ -25,11 +25,11 @@ const maxDeferredBytes = 4 << 10
 // Traceloop, Vercel, Pydantic AI, ADK, Mastra or input.value input), the list is only
 // scanned: its elements that may be a user message (those that spell a user role
 // anywhere) are left raw in r.Deferred.InputMessages, the rest dropped, and
-// UserMessage stays empty until Complete decodes them, from the last back, as Extract
+// UserMessage stays empty until CompleteAll decodes them, from the last back, as Extract
 // does. A list with no such element defers nothing (it has no user message). A list
 // that does not scan, or whose candidates take more than min(MaxTextBytes, 4 KiB), is
 // decoded at once. Every other field, the output side included, is what ExtractInto
-// writes; Complete(r) then makes r exactly what ExtractInto would have written,
+// writes; CompleteAll then makes r exactly what ExtractInto would have written,
 // problems included.
 func (e *Extractor) ExtractDeferred(r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) {
 	e.extract(r, res, scope, span, true)
@@ -42,7 +42,7 @@ var inputSources = [...]attrKey{attrAIPromptMessages, attrAIPrompt, attrPydAllMe
 
 // deferInput does contentInput's work up to the decoding of the message list, when that
 // list is the only input source (see ExtractDeferred), and reports whether it did; it
-// runs where contentInput would have run, so that the problems Complete notes are
+// runs where contentInput would have run, so that the problems CompleteAll notes are
 // inserted there. readInput decodes the list's elements that pass mayBeUser, from the
 // last, until one is a user message with text: the other elements cannot change its
 // result, so only those are kept, in order, as the body of a JSON array (separated by
@@ -101,25 +101,15 @@ func (e *Extractor) deferInput(s *attrScan, ev *spanEvents, r *session.SpanRecor
 	return true
 }
 
-// Complete decodes what ExtractDeferred left in r.Deferred into r, which is then what
-// ExtractInto would have written (the user message is r's own copy, sharing nothing with
-// the raw elements), and clears r.Deferred. A record with nothing deferred is left as it
-// is. Bad input is handled as ExtractInto handles it: a malformed element costs a
-// problem ("gen_ai.input.messages: malformed JSON") at the place Extract notes it,
-// invalid UTF-8 is replaced, a long message is cut at MaxTextBytes. Safe for concurrent
-// use on different records.
-func (e *Extractor) Complete(r *session.SpanRecord) {
-	if r.Deferred.InputMessages == "" {
-		r.Deferred = session.DeferredContent{}
-		return
-	}
-	res := e.decodeDeferred(r.Deferred.InputMessages)
-	res.apply(r)
-}
-
-// CompleteAll completes every record of recs (Complete), decoding each distinct deferred
-// list once: the model calls of one agent in a turn repeat the same input, and the
-// records that share it share the decoded user message.
+// CompleteAll decodes what ExtractDeferred left in each record's Deferred into the
+// record, which is then what ExtractInto would have written (the user message is the
+// record's own copy, sharing nothing with the raw elements), and clears Deferred; a
+// record with nothing deferred is left as it is. Each distinct deferred list is decoded
+// once: the model calls of one agent in a turn repeat the same input, and the records
+// that share it share the decoded user message. Bad input is handled as ExtractInto
+// handles it: a malformed element costs a problem ("gen_ai.input.messages: malformed
+// JSON") at the place Extract notes it, invalid UTF-8 is replaced, a long message is cut
+// at MaxTextBytes. Safe for concurrent use on different slices.
 func (e *Extractor) CompleteAll(recs []session.SpanRecord) {
 	// A trace has a few distinct lists (one per agent and step): a short list of the
 	// decoded ones, searched in order (equal strings interned by the Tracker compare by

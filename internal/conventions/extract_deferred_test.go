@@ -32,7 +32,7 @@ func deferredEqual(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcom
 		assert.Empty(t, got.UserMessage, "the deferred part is not decoded at ingest")
 	}
 	batch := []session.SpanRecord{got, got}
-	ex.Complete(&got)
+	completeOne(ex, &got)
 	assert.Equal(t, want, got, "span %q", s.Name())
 	ex.CompleteAll(batch)
 	assert.Equal(t, []session.SpanRecord{want, want}, batch, "span %q, CompleteAll", s.Name())
@@ -40,7 +40,7 @@ func deferredEqual(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcom
 }
 
 // TestExtractDeferredFixtures: for every span of every fixture, ExtractDeferred then
-// Complete gives the record Extract gives (the goldens' records), and some spans of the
+// CompleteAll gives the record Extract gives (the goldens' records), and some spans of the
 // fixtures (those whose user message comes from gen_ai.input.messages) are deferred.
 func TestExtractDeferredFixtures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.otlp.json"))
@@ -83,7 +83,7 @@ func TestExtractDeferredCases(t *testing.T) {
 		name  string
 		attrs map[string]any
 		event string // an event added to the span, if any
-		lazy  bool   // expected to leave something for Complete
+		lazy  bool   // expected to leave something for CompleteAll
 	}{
 		{"both lists", map[string]any{"gen_ai.operation.name": "chat", semconv.GenAIInputMessages: in, semconv.GenAIOutputMessages: out}, "", true},
 		{"non-contiguous candidates", map[string]any{"gen_ai.operation.name": "chat", semconv.GenAIInputMessages: `[{"role":"user","content":"first"}, {"role":"assistant","content":"ok"}  ,{"role":"user","content":"second"},{"role":"tool","content":"r"}]`}, "", true},
@@ -147,7 +147,7 @@ func TestCompleteOwnsItsTexts(t *testing.T) {
 	ex.ExtractDeferred(&r, pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
 	raw := r.Deferred.InputMessages
 	require.NotEmpty(t, raw)
-	ex.Complete(&r)
+	completeOne(ex, &r)
 	require.Equal(t, "I need a refund for order 12345", r.UserMessage)
 	within := func(sub, whole string) bool {
 		if sub == "" {
@@ -157,9 +157,9 @@ func TestCompleteOwnsItsTexts(t *testing.T) {
 		return p >= a && p < a+uintptr(len(whole))
 	}
 	assert.False(t, within(r.UserMessage, raw), "the user message points into the raw list")
-	// Complete is idempotent: the deferred part is gone.
+	// CompleteAll is idempotent: the deferred part is gone.
 	before := r
-	ex.Complete(&r)
+	completeOne(ex, &r)
 	assert.Equal(t, before, r)
 }
 
@@ -193,4 +193,11 @@ func TestCompleteAll(t *testing.T) {
 	}
 	ex.CompleteAll(got)
 	require.Equal(t, want, got)
+}
+
+// completeOne completes r alone, as Closed.Assemble completes a turn's records.
+func completeOne(ex *Extractor, r *session.SpanRecord) {
+	recs := []session.SpanRecord{*r}
+	ex.CompleteAll(recs)
+	*r = recs[0]
 }

@@ -109,9 +109,9 @@ func FuzzExtract(f *testing.F) {
 		}
 		var d session.SpanRecord
 		ex.ExtractDeferred(&d, res, pcommon.NewInstrumentationScope(), s)
-		ex.Complete(&d)
+		completeOne(ex, &d)
 		if !reflect.DeepEqual(r, d) {
-			t.Errorf("ExtractDeferred then Complete differs from Extract:\n%+v\n%+v", r, d)
+			t.Errorf("ExtractDeferred then CompleteAll differs from Extract:\n%+v\n%+v", r, d)
 		}
 	})
 }
@@ -157,9 +157,9 @@ func FuzzExtractDeferred(f *testing.F) {
 		if len(got.Deferred.InputMessages) > min(ex.maxText, maxDeferredBytes) {
 			t.Errorf("deferred %d bytes, over the cap", len(got.Deferred.InputMessages))
 		}
-		ex.Complete(&got)
+		completeOne(ex, &got)
 		if !reflect.DeepEqual(want, got) {
-			t.Errorf("ExtractDeferred then Complete differs from Extract:\n%+v\n%+v", want, got)
+			t.Errorf("ExtractDeferred then CompleteAll differs from Extract:\n%+v\n%+v", want, got)
 		}
 		checkInvariants(t, got, ex.maxText)
 	})

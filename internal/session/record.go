@@ -164,7 +164,7 @@ type SpanRecord struct {
 	Problems []string `json:"problems,omitempty"`
 
 	// Deferred holds what the ingest left undecoded (conventions.Extractor.ExtractDeferred):
-	// the zero value on a complete record. conventions.Extractor.Complete decodes it
+	// the zero value on a complete record. conventions.Extractor.CompleteAll decodes it
 	// into UserMessage (and Problems), as Extract would have, when the turn is
 	// assembled. Not in JSON (the tracker's record codec keeps it while the trace is
 	// open).

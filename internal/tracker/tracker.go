@@ -60,7 +60,7 @@ type Config struct {
 	RetainTurns int
 	// Extractor completes the records whose message lists the ingest left undecoded
 	// (conventions.Extractor.ExtractDeferred) when their turn is assembled
-	// (Closed.Assemble), with Extractor.Complete. Nil when every record is complete
+	// (Closed.Assemble), with Extractor.CompleteAll. Nil when every record is complete
 	// (conventions.Extractor.ExtractInto): records still holding a deferred part are
 	// then completed by a default Extractor, whose text cap may differ from the one
 	// that extracted them.
