@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"time"
@@ -43,6 +44,36 @@ const (
 		"FROM sessions s LEFT JOIN turn_results t ON t.session_id = s.session_id WHERE s.session_id = ?"
 	movePartSQL = "UPDATE sessions SET turn_offset = ?, revision_offset = ? WHERE session_id = ?"
 )
+
+// partLockClass is the first key of the transaction-scoped advisory locks that serialise
+// the saves of one session on PostgreSQL (lockParts): PostgreSQL's two-int4 key space,
+// apart from the bigint keys of ReserveTurn and the migrations.
+const partLockClass int32 = 0x61657074
+
+// lockParts takes, in the save's transaction, an advisory lock per session of batch
+// (PostgreSQL: its read committed transactions see what another save committed after
+// they began, but placePart's read and the writes it decides would otherwise interleave
+// with another save of the same session: docs/decisions/sessions.md §4.6). Until the
+// transaction ends, another save of any of these sessions waits before its placement
+// query, and then reads what this one committed. The locks are taken in one statement,
+// in ascending key order, so that two batches holding the same sessions never wait for
+// each other crosswise. SQLite needs none: its write transaction holds the database's
+// lock from BEGIN (dialect.lockedTx).
+func lockParts(ctx context.Context, tx *sql.Tx, batch []*analysisRows) error {
+	keys := make([]int32, 0, len(batch))
+	for _, p := range batch {
+		h := fnv.New32a()
+		_, _ = h.Write([]byte(p.id))
+		keys = append(keys, int32(h.Sum32())) //nolint:gosec // a hash: wrapping is intended
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1, k) FROM unnest($2::int4[]) WITH ORDINALITY AS t(k, n) ORDER BY n",
+		partLockClass, keys); err != nil {
+		return fmt.Errorf("lock sessions: %w", err)
+	}
+	return nil
+}
 
 // placePart decides where the turns and the revision (as the collector numbered them) of
 // a save of session id go, reading the session with selectPart (selectPartSQL prepared

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -229,5 +230,116 @@ func TestContinuedSaveReplacesTurns(t *testing.T) {
 		dup.TurnResults = append(dup.TurnResults, dup.TurnResults[0])
 		require.Error(t, s.SaveAnalysis(ctx, dup), "a repeated turn index")
 		check(fewer)
+	})
+}
+
+// saveRetried saves as the exporter does: a failed save is retried (its transaction
+// rolled back whole), here up to 10 times.
+func saveRetried(ctx context.Context, s Store, a *evaluation.Analysis) error {
+	var err error
+	for range 10 {
+		if err = s.SaveAnalysis(ctx, a); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// racePartSaves stores, for sessions sessions, the first part (traces 1 and 2 of the
+// session's seed range) through one handle, then runs save(handle, session) on two
+// handles of the same database at once, each on its own goroutine (its own
+// connections), released together; it returns the store handle for reading.
+func racePartSaves(t *testing.T, b backend, sessions int, save func(h int, i int) *evaluation.Analysis) *sqlStore {
+	t.Helper()
+	ctx := context.Background()
+	x, driver, dsn := open(t, b)
+	st, err := Open(ctx, driver, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, st.Close()) })
+	handles := []Store{x, st.(*sqlStore)}
+	for i := range sessions {
+		require.NoError(t, x.SaveAnalysis(ctx, partAnalysis(fmt.Sprintf("race-%d", i), 1, 0, 10*i+1, 10*i+2)))
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range sessions {
+		for h := range handles {
+			a := save(h, i)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				assert.NoError(t, saveRetried(ctx, handles[h], a))
+			}()
+		}
+	}
+	close(start)
+	wg.Wait()
+	return x
+}
+
+// TestConcurrentNewParts: two collectors without a continuation store that both forgot
+// a session (docs/decisions/sessions.md §4.6) save a new part of it at the same moment,
+// each through its own handle of one database: each part goes after the stored turns
+// and after the other part, whichever commits first; no turn is lost or overwritten and
+// each revision's document is kept. On PostgreSQL both placements read the stored turns
+// before either committed; before the placement was serialised per session the second
+// save deleted the first one's turns (from the index both chose) and overwrote its
+// revision's document.
+func TestConcurrentNewParts(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		const sessions = 24
+		s := racePartSaves(t, b, sessions, func(h, i int) *evaluation.Analysis {
+			return partAnalysis(fmt.Sprintf("race-%d", i), 1, 0, 10*i+3+h) // turn 0, revision 1 again
+		})
+		for i := range sessions {
+			id := fmt.Sprintf("race-%d", i)
+			got, rev := storedTurns(t, s, id)
+			first, second := 10*i+3, 10*i+4
+			if got[2] == second {
+				first, second = second, first
+			}
+			assert.Equal(t, map[int]int{0: 10*i + 1, 1: 10*i + 2, 2: first, 3: second}, got, "%s: both parts after the stored turns", id)
+			assert.Equal(t, 3, rev, id)
+			assert.Equal(t, 3, count(t, s, "session_analyses", id), "%s: every revision's document", id)
+			var doc string
+			require.NoError(t, s.db.QueryRow(s.d.rebind("SELECT analysis FROM session_analyses WHERE session_id = ? AND revision = 2"), id).Scan(&doc))
+			assert.Contains(t, doc, fmt.Sprintf("%016x", first), "%s: revision 2 is the first part's (its tool issue)", id)
+			assert.NotContains(t, doc, fmt.Sprintf("%016x", second), id)
+		}
+	})
+}
+
+// TestLateEarlierPartRacesNewPart: the collector that still holds a session exports its
+// next revision (a new turn) or retries its last one while another collector, which
+// forgot the session, saves a new part of it at the same moment. The outcome is one of
+// the two orders: the new part never loses its turn, and the stored turns stay where
+// they are. (Ordered the other way, a new revision of the earlier part saved after the
+// new part is stale: sessions.md §4.6.)
+func TestLateEarlierPartRacesNewPart(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		const sessions = 24
+		s := racePartSaves(t, b, sessions, func(h, i int) *evaluation.Analysis {
+			id := fmt.Sprintf("race-%d", i)
+			switch {
+			case h == 1:
+				return partAnalysis(id, 1, 0, 10*i+3) // the new part
+			case i%2 == 0:
+				return partAnalysis(id, 2, 0, 10*i+1, 10*i+2, 10*i+5) // the earlier part's next revision
+			}
+			return partAnalysis(id, 1, 0, 10*i+1, 10*i+2) // the earlier part's retried export
+		})
+		for i := range sessions {
+			id := fmt.Sprintf("race-%d", i)
+			got, rev := storedTurns(t, s, id)
+			newFirst := map[int]int{0: 10*i + 1, 1: 10*i + 2, 2: 10*i + 3}
+			if i%2 == 0 && len(got) == 4 {
+				assert.Equal(t, map[int]int{0: 10*i + 1, 1: 10*i + 2, 2: 10*i + 5, 3: 10*i + 3}, got, "%s: the next revision first", id)
+				assert.Equal(t, 3, rev, id)
+				continue
+			}
+			assert.Equal(t, newFirst, got, "%s: the new part first (or the retry)", id)
+			assert.Equal(t, 2, rev, id)
+		}
 	})
 }

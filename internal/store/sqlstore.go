@@ -181,6 +181,8 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			if unstored, err = unstoredSessions(ctx, tx, s.d, batch); err != nil {
 				return err
 			}
+		} else if err := lockParts(ctx, tx, batch); err != nil { // placePart reads, then writes
+			return err
 		}
 		for _, p := range batch {
 			var pl part
