@@ -30,12 +30,6 @@ type Continuation struct {
 type TurnState struct {
 	SessionID string
 	Record    evaluation.TurnRecord
-	// FirstFinal is set by ContinuationStore.SaveTurns: true when this save first stored
-	// a final verdict for the turn (its stored stage went from none or provisional to
-	// final). A final record saved after another one (this collector's or another's)
-	// gets false: its verdict re-judges a turn already counted (docs/decisions/sessions.md
-	// §4.5). Ignored on input.
-	FirstFinal bool
 }
 
 // VerdictStage orders a turn record's verdicts: 0 provisional, 1 final without the next
@@ -60,10 +54,13 @@ type ContinuationStore interface {
 	// SaveTurns upserts turn records by (session id, trace id) in one transaction. A
 	// record never replaces one whose verdict is further on (VerdictStage: a final
 	// record is never replaced by a provisional one, a verdict with follow-up never by
-	// one without), so saving twice, or late, loses no verdict. It sets each record's
-	// FirstFinal; on error none is set. Collectors sharing the store never both get
-	// FirstFinal for one turn.
-	SaveTurns(ctx context.Context, turns []TurnState) error
+	// one without), so saving twice, or late, loses no verdict. It returns, per record of
+	// turns, whether this save first stored a final verdict for the turn (its stored
+	// stage went from none or provisional to final); a final record saved after another
+	// one (this collector's or another's) gets false: its verdict re-judges a turn
+	// already counted (docs/decisions/sessions.md §4.5). Collectors sharing the store
+	// never both get true for one turn. On error it returns nil: nothing is saved.
+	SaveTurns(ctx context.Context, turns []TurnState) (firstFinal []bool, err error)
 	// SaveRevision records the session's last emitted analysis revision (the highest
 	// wins).
 	SaveRevision(ctx context.Context, sessionID string, revision int) error
@@ -192,15 +189,15 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string) (Cont
 // SaveTurns upserts the records in one transaction: a provisional record with one
 // statement, a final one with one to four (finishTurnSQL) that tell whether it is the
 // turn's first final verdict.
-func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) error {
+func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) ([]bool, error) {
 	if len(turns) == 0 {
-		return nil
+		return nil, nil
 	}
 	docs := make([]string, len(turns))
 	for i := range turns {
 		js, err := json.Marshal(&turns[i].Record)
 		if err != nil {
-			return fmt.Errorf("store: %s: save turn %q/%s: %w", s.d.name, turns[i].SessionID, turns[i].Record.Result.TraceID, err)
+			return nil, fmt.Errorf("store: %s: save turn %q/%s: %w", s.d.name, turns[i].SessionID, turns[i].Record.Result.TraceID, err)
 		}
 		docs[i] = string(js)
 	}
@@ -225,12 +222,9 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("store: %s: save %d turns: %w", s.d.name, len(turns), err)
+		return nil, fmt.Errorf("store: %s: save %d turns: %w", s.d.name, len(turns), err)
 	}
-	for i := range turns {
-		turns[i].FirstFinal = first[i]
-	}
-	return nil
+	return first, nil
 }
 
 // saveFinal runs finishTurnSQL, insertTurnSQL, finishTurnSQL and replaceTurnSQL for a
@@ -391,14 +385,15 @@ func (m *MemoryContinuation) LoadContinuation(_ context.Context, sessionID strin
 }
 
 // SaveTurns implements ContinuationStore.
-func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) error {
+func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) ([]bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	first := make([]bool, len(turns))
 	for i, t := range turns {
 		s := m.get(t.SessionID)
 		old, ok := s.turns[t.Record.Result.TraceID]
 		stage := VerdictStage(&t.Record)
-		turns[i].FirstFinal = stage > 0 && (!ok || VerdictStage(&old) == 0)
+		first[i] = stage > 0 && (!ok || VerdictStage(&old) == 0)
 		if ok && VerdictStage(&old) > stage {
 			continue
 		}
@@ -409,7 +404,7 @@ func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) err
 		s.next = max(s.next, t.Record.Result.TurnIndex+1)
 	}
 	m.evict()
-	return nil
+	return first, nil
 }
 
 // SaveRevision implements ContinuationStore.

@@ -36,18 +36,18 @@ func TestContinuationStores(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, Continuation{}, c, "unknown session")
 
-		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("s", 1, false, "none"), turnState("s", 0, false, "none")}))
-		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("s", 0, true, "rdm")}))
-		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("s", 0, false, "none")}), "a late provisional copy")
+		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{turnState("s", 1, false, "none"), turnState("s", 0, false, "none")})))
+		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{turnState("s", 0, true, "rdm")})))
+		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{turnState("s", 0, false, "none")})), "a late provisional copy")
 		noFollowUp := turnState("s", 0, true, "none")
 		noFollowUp.Record.NoFollowUp = true
-		require.NoError(t, cs.SaveTurns(ctx, []TurnState{noFollowUp}), "a late verdict without follow-up")
+		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{noFollowUp})), "a late verdict without follow-up")
 		finished := turnState("s", 1, true, "none")
 		finished.Record.NoFollowUp = true
-		require.NoError(t, cs.SaveTurns(ctx, []TurnState{finished}))
-		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("s", 1, true, "ccm")}), "its follow-up known later")
-		require.NoError(t, cs.SaveTurns(ctx, []TurnState{finished}), "a late copy of the verdict without follow-up")
-		require.NoError(t, cs.SaveTurns(ctx, []TurnState{turnState("other", 0, false, "none")}))
+		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{finished})))
+		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{turnState("s", 1, true, "ccm")})), "its follow-up known later")
+		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{finished})), "a late copy of the verdict without follow-up")
+		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{turnState("other", 0, false, "none")})))
 		require.NoError(t, cs.SaveRevision(ctx, "s", 2))
 		require.NoError(t, cs.SaveRevision(ctx, "s", 1))
 
@@ -78,11 +78,9 @@ func TestSaveTurnsFirstFinal(t *testing.T) {
 	check := func(t *testing.T, cs ContinuationStore) {
 		save := func(ts ...TurnState) []bool {
 			t.Helper()
-			require.NoError(t, cs.SaveTurns(ctx, ts))
-			var got []bool
-			for _, x := range ts {
-				got = append(got, x.FirstFinal)
-			}
+			got, err := cs.SaveTurns(ctx, ts)
+			require.NoError(t, err)
+			require.Len(t, got, len(ts), "one result per record")
 			return got
 		}
 		noFollowUp := func(ts TurnState) TurnState { ts.Record.NoFollowUp = true; return ts }
@@ -155,10 +153,10 @@ func TestSaveAnalysesRevisions(t *testing.T) {
 func TestMemoryContinuationBound(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemoryContinuation(4)
-	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("a", 0, false, "none"), turnState("a", 1, false, "none")}))
-	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("b", 0, false, "none"), turnState("b", 1, false, "none")}))
-	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("a", 1, true, "rdm")}), "an update adds no record")
-	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("c", 0, false, "none")}))
+	require.NoError(t, saved(m.SaveTurns(ctx, []TurnState{turnState("a", 0, false, "none"), turnState("a", 1, false, "none")})))
+	require.NoError(t, saved(m.SaveTurns(ctx, []TurnState{turnState("b", 0, false, "none"), turnState("b", 1, false, "none")})))
+	require.NoError(t, saved(m.SaveTurns(ctx, []TurnState{turnState("a", 1, true, "rdm")})), "an update adds no record")
+	require.NoError(t, saved(m.SaveTurns(ctx, []TurnState{turnState("c", 0, false, "none")})))
 	b, err := m.LoadContinuation(ctx, "b")
 	require.NoError(t, err)
 	assert.Empty(t, b.Turns, "b was the least recently used")
@@ -182,11 +180,11 @@ func TestMemoryContinuationEvictedSessionGoesOn(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, i, idx)
 	}
-	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("a", 0, true, "none"), turnState("a", 1, true, "none")}))
+	require.NoError(t, saved(m.SaveTurns(ctx, []TurnState{turnState("a", 0, true, "none"), turnState("a", 1, true, "none")})))
 	rev, err := m.NextRevision(ctx, "a")
 	require.NoError(t, err)
 	require.Equal(t, 1, rev)
-	require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState("b", 0, false, "none"), turnState("b", 1, false, "none")}))
+	require.NoError(t, saved(m.SaveTurns(ctx, []TurnState{turnState("b", 0, false, "none"), turnState("b", 1, false, "none")})))
 
 	a, err := m.LoadContinuation(ctx, "a")
 	require.NoError(t, err)
@@ -201,7 +199,7 @@ func TestMemoryContinuationEvictedSessionGoesOn(t *testing.T) {
 
 	// 2 records, 8 stubs: ten more one-turn sessions push a's counters out (b's first).
 	for i := range 10 {
-		require.NoError(t, m.SaveTurns(ctx, []TurnState{turnState(fmt.Sprintf("s%d", i), 0, false, "none")}))
+		require.NoError(t, saved(m.SaveTurns(ctx, []TurnState{turnState(fmt.Sprintf("s%d", i), 0, false, "none")})))
 	}
 	assert.LessOrEqual(t, m.stubs.Len(), StubsPerRecord*2)
 	b, err := m.LoadContinuation(ctx, "b")
@@ -218,7 +216,7 @@ func TestRetentionDeletesContinuationState(t *testing.T) {
 	ctx := context.Background()
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
-		require.NoError(t, s.SaveTurns(ctx, []TurnState{turnState("old", 0, true, "none")}))
+		require.NoError(t, saved(s.SaveTurns(ctx, []TurnState{turnState("old", 0, true, "none")})))
 		require.NoError(t, s.SaveRevision(ctx, "old", 1))
 		_, err := s.DeleteStoredBefore(ctx, time.Now().Add(-time.Hour))
 		require.NoError(t, err)
@@ -257,7 +255,7 @@ func TestSharedSessionAllocation(t *testing.T) {
 					assert.Equal(t, n, again, "a trace keeps its index")
 					ts := turnState("shared", n, false, "none")
 					ts.Record.Result.TraceID = trace
-					assert.NoError(t, handles[h].SaveTurns(ctx, []TurnState{ts}))
+					assert.NoError(t, saved(handles[h].SaveTurns(ctx, []TurnState{ts})))
 					idx[i] = n
 				}
 			}()
@@ -285,8 +283,9 @@ func TestSharedSessionAllocation(t *testing.T) {
 					for _, id := range []string{"shared", "fresh"} {
 						ts := []TurnState{turnState(id, i, true, "none")}
 						ts[0].Record.NoFollowUp = true
-						assert.NoError(t, handles[h].SaveTurns(ctx, ts))
-						if ts[0].FirstFinal {
+						first, err := handles[h].SaveTurns(ctx, ts)
+						assert.NoError(t, err)
+						if err == nil && first[0] {
 							firsts[h]++
 						}
 					}
@@ -333,3 +332,6 @@ func TestSharedSessionAllocation(t *testing.T) {
 		check(t, s, other)
 	})
 }
+
+// saved is SaveTurns' error (its per-record results ignored).
+func saved(_ []bool, err error) error { return err }

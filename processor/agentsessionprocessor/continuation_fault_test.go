@@ -25,10 +25,10 @@ type failingContinuation struct {
 	failSaves int
 }
 
-func (f *failingContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) error {
+func (f *failingContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]bool, error) {
 	if f.failSaves > 0 {
 		f.failSaves--
-		return errors.New("injected: continuation store unavailable")
+		return nil, errors.New("injected: continuation store unavailable")
 	}
 	return f.ContinuationStore.SaveTurns(ctx, turns)
 }

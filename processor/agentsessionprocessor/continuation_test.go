@@ -473,8 +473,8 @@ func highestRevision(t *testing.T, as []evaluation.Analysis) evaluation.Analysis
 // while holding, its turn record writes wait (as when the batch that evaluated them is
 // still running); afterLoad runs once after the next load, before its result returns
 // (another collector acting while this one analyses what it read). A held save reports
-// no record as the turn's first final verdict (store.TurnState.FirstFinal): a final
-// verdict in a held batch is emitted Revised, so the tests hold back provisional ones.
+// no record as the turn's first final verdict (SaveTurns' result): a final verdict in a
+// held batch is emitted Revised, so the tests hold back provisional ones.
 type gatedContinuation struct {
 	store.ContinuationStore
 	holding   bool
@@ -482,10 +482,10 @@ type gatedContinuation struct {
 	afterLoad func()
 }
 
-func (g *gatedContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) error {
+func (g *gatedContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]bool, error) {
 	if g.holding {
 		g.pending = append(g.pending, turns...)
-		return nil
+		return make([]bool, len(turns)), nil
 	}
 	return g.ContinuationStore.SaveTurns(ctx, turns)
 }
@@ -510,7 +510,7 @@ func gatedCollectors(t *testing.T, driver, dsn string) ([2]*agentSessionProcesso
 // release writes the held records.
 func (g *gatedContinuation) release(ctx context.Context) error {
 	g.holding = false
-	err := g.ContinuationStore.SaveTurns(ctx, g.pending)
+	_, err := g.ContinuationStore.SaveTurns(ctx, g.pending)
 	g.pending = nil
 	return err
 }
@@ -617,7 +617,7 @@ func TestBothCollectorsFinishTurnAtIdle(t *testing.T) {
 		var spans []ptrace.Span
 		for j := range sinks {
 			for _, sp := range evalSpans(sinks[j])[semconv.EvalKindTurn] {
-				require.NoError(t, ps[j].emitter.signer.Verify(sp.Attributes()), "a span marked Revised is signed again")
+				require.NoError(t, ps[j].emitter.signer.Verify(sp.Attributes()), "every turn span, Revised or not, is signed")
 				spans = append(spans, sp)
 			}
 		}

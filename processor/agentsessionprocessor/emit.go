@@ -185,10 +185,29 @@ func (b *evalBatch) addInteraction(sessionID string, tr *evaluation.TurnResult, 
 //
 // It returns the span's index in b.spans, or -1 when it was left out (b.skipped).
 func (b *evalBatch) addTurnSpan(sessionID string, tr *evaluation.TurnResult) int {
-	sp, err := b.newSpan(sessionID, semconv.EvalKindTurn, tr.TraceID, tr.RootSpanID)
-	if err != nil {
+	i := b.turnSpan(sessionID, tr)
+	if i >= 0 {
+		b.encodeTurnSpan(i, tr)
+	}
+	return i
+}
+
+// turnSpan adds the span of turn tr's verdict to b, in its place among b's spans, without
+// the verdict: encodeTurnSpan writes and signs it once it is known whether the verdict
+// is the turn's first final one (the continuation store's save says so after the
+// events of a chunk were evaluated, docs/decisions/sessions.md §4.5). It returns the
+// span's index in b.spans, or -1 when it was left out (b.skipped).
+func (b *evalBatch) turnSpan(sessionID string, tr *evaluation.TurnResult) int {
+	if _, err := b.newSpan(sessionID, semconv.EvalKindTurn, tr.TraceID, tr.RootSpanID); err != nil {
 		return -1
 	}
+	return b.spans.Len() - 1
+}
+
+// encodeTurnSpan writes turn tr's verdict (addTurnSpan) into the span at index i of
+// b.spans that turnSpan added, and signs it.
+func (b *evalBatch) encodeTurnSpan(i int, tr *evaluation.TurnResult) {
+	sp := b.spans.At(i)
 	a := sp.Attributes()
 	sum := evalspan.TurnSummary(tr)
 	evalspan.EncodeTurn(a, &sum)
@@ -201,16 +220,6 @@ func (b *evalBatch) addTurnSpan(sessionID string, tr *evaluation.TurnResult) int
 	ev := putScore(sp, evalNameTurn, &score, tr.Reason)
 	ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, tr.DetectionType)
 	putScore(sp, evalNameIntentDrift, tr.IntentDrift, tr.Explanations["intent_drift"])
-	b.e.signer.Sign(a)
-	return b.spans.Len() - 1
-}
-
-// markRevised marks the final verdict of the turn span at index i as Revised (and signs
-// it again): another collector sharing the continuation store gave the turn's first
-// final verdict (docs/decisions/sessions.md §4.5).
-func (b *evalBatch) markRevised(i int) {
-	a := b.spans.At(i).Attributes()
-	evalspan.MarkTurnRevised(a)
 	b.e.signer.Sign(a)
 }
 

@@ -594,8 +594,9 @@ type shardWrites struct {
 	holds []store.OpenSession
 	saves []store.TurnState
 	// spans are, per save, the index in the batch of the turn span that emits its final
-	// verdict (not Revised), or -1: the span is marked Revised when the save reports that
-	// another save gave the turn's first final verdict.
+	// verdict (one not Revised already), or -1: that span is encoded after the save, as
+	// Revised when the save reports that another save gave the turn's first final
+	// verdict (evalBatch.turnSpan).
 	spans []int
 	ended []endedSession
 }
@@ -660,11 +661,12 @@ func (sh *shard) emitChunk(ctx context.Context, p *agentSessionProcessor, events
 
 // write saves w's holds, then its turn records, to the continuation store, and empties
 // both lists (the ended sessions are saved after the emission). The store arbitrates
-// which collector gives a turn's first final verdict (§4.5): a final verdict in b whose
-// save was not the first is marked Revised, so the turn is counted once. When the save
-// fails the verdicts are emitted as they are (counted here) and the records are kept to
-// be saved again, first, with the next save (sh.unsaved): once stored final, a turn is
-// never given another first final verdict from a provisional row.
+// which collector gives a turn's first final verdict (§4.5): the final verdicts in b
+// waiting for their save (w.spans) are encoded now, as Revised when their save was not
+// the first, so the turn is counted once. When the save fails they are encoded as they
+// are (counted here) and the records are kept to be saved again, first, with the next
+// save (sh.unsaved): once stored final, a turn is never given another first final
+// verdict from a provisional row.
 func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWrites, b *evalBatch) {
 	p.hold(ctx, w.holds)
 	if len(w.saves)+len(sh.unsaved) > 0 {
@@ -672,18 +674,22 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 		if retried > 0 {
 			saves = append(sh.unsaved[:retried:retried], w.saves...)
 		}
-		if err := p.cont.SaveTurns(ctx, saves); err != nil {
+		first, err := p.cont.SaveTurns(ctx, saves)
+		if err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 			p.logger.Warn("saving turn records to the continuation store failed; they are saved again with the next batch",
 				zap.Int("records", len(saves)), zap.Error(err))
 			sh.keepUnsaved(p, saves)
 		} else {
 			sh.unsaved = nil
-			for i, span := range w.spans {
-				if span >= 0 && !saves[retried+i].FirstFinal {
-					b.markRevised(span)
-				}
+		}
+		for i, span := range w.spans {
+			if span < 0 {
+				continue
 			}
+			tr := w.saves[i].Record.Result // a copy: the stored record keeps Revised false
+			tr.Revised = err == nil && !first[retried+i]
+			b.encodeTurnSpan(span, &tr)
 		}
 	}
 	w.holds, w.saves, w.spans = w.holds[:0], w.saves[:0], w.spans[:0]
@@ -723,7 +729,7 @@ func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) {
 		if len(sh.unsaved) == 0 {
 			continue
 		}
-		if err := p.cont.SaveTurns(ctx, sh.unsaved); err != nil {
+		if _, err := p.cont.SaveTurns(ctx, sh.unsaved); err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 			p.logger.Warn("saving turn records to the continuation store failed at shutdown; a later continuation of their sessions misses them",
 				zap.Int("records", len(sh.unsaved)), zap.Error(err))
@@ -804,13 +810,21 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	mark := b.spans.Len()
 	defer p.emb.addCallSpans(b, id, mark)
 	st := sh.state(ctx, p, ev.Session)
-	// save queues rec's record; span is the index of the turn span that emitted its
-	// verdict (addTurnSpan), -1 for none.
-	save := func(rec *evaluation.TurnRecord, span int) {
+	// save queues rec's record; with verdict, rec's verdict is emitted as a turn span:
+	// at once, or, for a first final verdict of a kept session, once its save tells
+	// whether it is the turn's first (sh.write).
+	save := func(rec *evaluation.TurnRecord, verdict bool) {
 		if store.VerdictStage(rec) == 2 && !p.keepCarries {
 			// Its next turn was evaluated (FollowUp had its user message): the
 			// carries are that turn's to hand on, here and in the store (§4.2).
 			rec.DropCarries()
+		}
+		if !st.continuable || !rec.Result.Final || rec.Result.Revised {
+			// Not a first final verdict of a kept turn: nothing to arbitrate.
+			if verdict {
+				b.addTurnSpan(id, &rec.Result)
+			}
+			verdict = false
 		}
 		if !st.continuable {
 			return
@@ -819,8 +833,9 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			st.held = true
 			w.holds = append(w.holds, openSession(p.instance, ev.Session))
 		}
-		if !rec.Result.Final || rec.Result.Revised {
-			span = -1 // not a first final verdict: nothing to arbitrate
+		span := -1
+		if verdict {
+			span = b.turnSpan(id, &rec.Result)
 		}
 		w.saves = append(w.saves, store.TurnState{SessionID: id, Record: *rec})
 		w.spans = append(w.spans, span)
@@ -842,11 +857,11 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		if prev != nil {
 			// Turn N-1's follow-up is turn N's user message: its final verdict.
 			*prev = p.evaluator.FollowUp(*prev, t.UserMessage)
-			save(prev, b.addTurnSpan(id, &prev.Result))
+			save(prev, true)
 		}
 		st.put(rec)
 		b.addTurn(id, &rec.Result)
-		save(&rec, -1)
+		save(&rec, false)
 	case tracker.EventSessionEnded:
 		delete(sh.sessions, id) // a later turn continues from the continuation store
 		revision := 0
@@ -870,7 +885,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			}
 			return nil
 		}
-		sh.finishRecords(p, st, id, b, save)
+		sh.finishRecords(p, st, save)
 		// The session's explicit outcome (agent_eval.task.completed) includes one that came
 		// in a trace without GenAI spans, such as the evaluation channel's submit.
 		meta := evaluation.SessionMeta{ID: id, Service: ev.Session.Service, Partial: ev.Session.Partial,
@@ -1016,7 +1031,7 @@ func (st *sessionState) merge(stored []evaluation.TurnRecord) {
 // verdict is then Revised). A provisional record without a known next turn (the last,
 // or one whose next index was reserved but is not stored) is finished without
 // follow-up. Each verdict given is emitted and saved.
-func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, id string, b *evalBatch, save func(*evaluation.TurnRecord, int)) {
+func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, save func(*evaluation.TurnRecord, bool)) {
 	for i := range st.records {
 		r := &st.records[i]
 		var next *evaluation.TurnRecord
@@ -1031,7 +1046,7 @@ func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, id st
 		default:
 			continue
 		}
-		save(r, b.addTurnSpan(id, &r.Result))
+		save(r, true)
 	}
 }
 
