@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
@@ -122,4 +123,86 @@ func TestFailedSavesWrittenAtShutdown(t *testing.T) {
 		}
 		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType)
 	})
+}
+
+// TestFailedSaveWhileOtherCollectorEndsSession: two collectors share the continuation
+// store. Turn 0 closes on B, turn 1 on A, whose save of turn 0's final verdict (with turn
+// 1's user message) fails. While A's records wait to be saved again, B ends the session:
+// it reads turn 0 provisional in the store and gives it its final verdict (without
+// follow-up), which the store reports as the turn's first. Every turn must still have
+// exactly one final verdict that counts (agent_eval_turns_total), and the store must
+// keep turn 0's verdict with follow-up (RDM). Before A's verdict waited for its save, A
+// counted turn 0 when its save failed and B counted it again.
+func TestFailedSaveWhileOtherCollectorEndsSession(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		ps, sinks, clks := twoCollectors(t, driver, dsn)
+		faulty := &failingContinuation{ContinuationStore: ps[0].cont}
+		ps[0].cont = faulty
+		const id = "failed-save-two-1"
+		sendTurn(t, ps, clks, 1, id, 0) // B: turn 0
+		faulty.failSaves = 1
+		sendTurn(t, ps, clks, 0, id, 1) // A: turn 1, and turn 0's final verdict: the save fails
+		require.Zero(t, faulty.failSaves, "A's save failed")
+		runOn(ctx, ps[1:], clks[1:], time.Minute) // the session ends on B
+		idleBoth(ctx, ps, clks)                   // then on A, whose save goes through
+
+		var spans []ptrace.Span
+		for j := range sinks {
+			spans = append(spans, evalSpans(sinks[j])[semconv.EvalKindTurn]...)
+		}
+		final, provisional := turnVerdicts(t, spans)
+		counted := countedVerdicts(final)
+		for i := range 2 {
+			assert.Len(t, provisional[i], 1, "turn %d is evaluated once", i)
+			assert.Equal(t, 1, counted[i], "turn %d has one final verdict that counts", i)
+		}
+		c := storedContinuation(t, driver, dsn, id)
+		require.Len(t, c.Turns, 2, "every turn stored once")
+		for i, r := range c.Turns {
+			assert.True(t, r.Result.Final, "turn %d", i)
+		}
+		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType, "the stored verdict of turn 0 is RDM")
+	})
+}
+
+// TestWaitingVerdictsAreEmitted: while every save fails, the final verdicts wait for a
+// save to say whether they are the turns' first; none is lost to the output. They are
+// emitted, unmarked (counted here), when their records are dropped over the shard's
+// bound (maxUnsaved 1), or at shutdown when the last save fails too; every turn span
+// emitted is whole and signed (a verdict withdrawn from its batch leaves no empty span).
+func TestWaitingVerdictsAreEmitted(t *testing.T) {
+	for _, maxUnsaved := range []int{1, 1000} {
+		t.Run(fmt.Sprintf("maxUnsaved=%d", maxUnsaved), func(t *testing.T) {
+			onStores(t, func(t *testing.T, driver, dsn string) {
+				ctx := context.Background()
+				p, sink, clk := newTestProcessor(t, recoveryConfig(driver, dsn), nil)
+				startWithoutWorker(t, p)
+				for _, sh := range p.shards {
+					sh.maxUnsaved = maxUnsaved
+				}
+				p.cont = &failingContinuation{ContinuationStore: p.cont, failSaves: 1 << 20}
+				const id = "waiting-1"
+				sendTurns(t, p, clk, id, 1, 0)
+				sendTurns(t, p, clk, id, 1, 1)
+				sendTurns(t, p, clk, id, 1, 2)
+				clk.advance(2 * time.Minute)
+				p.step(ctx)
+				require.NoError(t, p.shutdown(ctx))
+
+				spans := evalSpans(sink)[semconv.EvalKindTurn]
+				for _, sp := range spans {
+					require.NoError(t, p.emitter.signer.Verify(sp.Attributes()), "a whole, signed turn span")
+				}
+				final, provisional := turnVerdicts(t, spans)
+				counted := countedVerdicts(final)
+				for i := range conversation {
+					assert.Len(t, provisional[i], 1, "turn %d is evaluated once", i)
+					assert.Equal(t, 1, counted[i], "turn %d has one final verdict that counts", i)
+				}
+				require.NotEmpty(t, final[0])
+				assert.Equal(t, evaluation.DetectionRDM, final[0][0].DetectionType, "turn 0's verdict with follow-up")
+			})
+		})
+	}
 }

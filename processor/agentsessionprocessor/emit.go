@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -68,6 +69,10 @@ type evalBatch struct {
 	// (reportSkipped).
 	skipped int
 	skipErr error
+	// withdrawn are the indexes in spans of turn spans (turnSpan) whose verdict was not
+	// encoded: its save failed and it waits for the next one (shard.unsaved). They leave
+	// spans in traces, so that the other spans' indexes hold until then.
+	withdrawn []int
 }
 
 // skip records an evaluation span or link left out because of err.
@@ -87,7 +92,23 @@ func (e *emitter) newBatch(now time.Time) *evalBatch {
 	return &evalBatch{e: e, td: td, spans: ss.Spans(), ts: pcommon.NewTimestampFromTime(now)}
 }
 
-func (b *evalBatch) traces() ptrace.Traces { return b.td }
+// traces returns the batch's spans, without the withdrawn ones.
+func (b *evalBatch) traces() ptrace.Traces {
+	if len(b.withdrawn) > 0 {
+		slices.Sort(b.withdrawn)
+		i, w := 0, b.withdrawn
+		b.spans.RemoveIf(func(ptrace.Span) bool {
+			out := len(w) > 0 && w[0] == i
+			if out {
+				w = w[1:]
+			}
+			i++
+			return out
+		})
+		b.withdrawn = nil
+	}
+	return b.td
+}
 
 // newSpan appends an evaluation span of the given kind in traceID, parented to
 // parentSpanID (both hex). It returns an error, and records the skip, when the ids are
@@ -203,6 +224,9 @@ func (b *evalBatch) turnSpan(sessionID string, tr *evaluation.TurnResult) int {
 	}
 	return b.spans.Len() - 1
 }
+
+// withdraw takes the turn span at index i (turnSpan, not encoded) out of the batch.
+func (b *evalBatch) withdraw(i int) { b.withdrawn = append(b.withdrawn, i) }
 
 // encodeTurnSpan writes turn tr's verdict (addTurnSpan) into the span at index i of
 // b.spans that turnSpan added, and signs it.

@@ -562,7 +562,12 @@ type shard struct {
 	// per session and trace, the one whose verdict is furthest on; at most maxUnsaved):
 	// they are saved again, first, with the shard's next save, and a session loaded
 	// meanwhile takes them over the store's (docs/decisions/sessions.md §4.5).
-	unsaved    []store.TurnState
+	unsaved []store.TurnState
+	// waiting is, per record of unsaved, whether its final verdict waits to be emitted:
+	// a first final verdict whose save failed is emitted once a save tells whether it
+	// is the turn's first (another collector may give the turn its first final verdict
+	// meanwhile), at shutdown, or when its record is dropped.
+	waiting    []bool
 	maxUnsaved int
 }
 
@@ -644,29 +649,35 @@ func (sh *shard) emitChunk(ctx context.Context, p *agentSessionProcessor, events
 	}
 	rest := events[i:]
 	sh.write(ctx, p, w, b)
+	p.emit(ctx, b)
+	return rest
+}
+
+// emit passes b's spans to the next consumer.
+func (p *agentSessionProcessor) emit(ctx context.Context, b *evalBatch) {
 	p.reportSkipped(ctx, b)
 	td := b.traces()
 	n := td.SpanCount()
 	if n == 0 {
-		return rest
+		return
 	}
 	if err := p.next.ConsumeTraces(ctx, td); err != nil {
 		p.telemetry.ProcessorAgentsessionEmitFailures.Add(ctx, 1)
 		p.logger.Warn("the next consumer refused evaluation spans", zap.Int("spans", n), zap.Error(err))
-		return rest
+		return
 	}
 	p.telemetry.ProcessorAgentsessionEvaluationsEmitted.Add(ctx, int64(n))
-	return rest
 }
 
 // write saves w's holds, then its turn records, to the continuation store, and empties
 // both lists (the ended sessions are saved after the emission). The store arbitrates
 // which collector gives a turn's first final verdict (§4.5): the final verdicts in b
 // waiting for their save (w.spans) are encoded now, as Revised when their save was not
-// the first, so the turn is counted once. When the save fails they are encoded as they
-// are (counted here) and the records are kept to be saved again, first, with the next
-// save (sh.unsaved): once stored final, a turn is never given another first final
-// verdict from a provisional row.
+// the first, so the turn is counted once. When the save fails, those verdicts are
+// withdrawn from b and the records are kept to be saved again, first, with the next save
+// (sh.unsaved), which emits the verdicts, Revised or not: once stored final, a turn is
+// never given another first final verdict from a provisional row, and a turn made final
+// by another collector meanwhile is counted there only.
 func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWrites, b *evalBatch) {
 	p.hold(ctx, w.holds)
 	if len(w.saves)+len(sh.unsaved) > 0 {
@@ -679,63 +690,94 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 			p.logger.Warn("saving turn records to the continuation store failed; they are saved again with the next batch",
 				zap.Int("records", len(saves)), zap.Error(err))
-			sh.keepUnsaved(p, saves)
-		} else {
-			sh.unsaved = nil
-		}
-		for i, span := range w.spans {
-			if span < 0 {
-				continue
+			waiting := append(sh.waiting[:retried:retried], make([]bool, len(w.saves))...)
+			for i, span := range w.spans {
+				if span >= 0 {
+					b.withdraw(span)
+					waiting[retried+i] = true
+				}
 			}
-			tr := w.saves[i].Record.Result // a copy: the stored record keeps Revised false
-			tr.Revised = err == nil && !first[retried+i]
-			b.encodeTurnSpan(span, &tr)
+			sh.keepUnsaved(p, b, saves, waiting)
+		} else {
+			sh.emitWaiting(b, first[:retried])
+			for i, span := range w.spans {
+				if span >= 0 {
+					tr := w.saves[i].Record.Result // a copy: the stored record keeps Revised false
+					tr.Revised = !first[retried+i]
+					b.encodeTurnSpan(span, &tr)
+				}
+			}
 		}
 	}
 	w.holds, w.saves, w.spans = w.holds[:0], w.saves[:0], w.spans[:0]
 }
 
+// emitWaiting adds to b the final verdicts of sh.unsaved that wait to be emitted
+// (sh.waiting), Revised when first (SaveTurns' result for sh.unsaved) says that their
+// save was not the turn's first final one; with first nil (no save told), unmarked:
+// counted here. It empties sh.unsaved.
+func (sh *shard) emitWaiting(b *evalBatch, first []bool) {
+	for i := range sh.unsaved {
+		if sh.waiting[i] {
+			tr := sh.unsaved[i].Record.Result
+			tr.Revised = first != nil && !first[i]
+			b.addTurnSpan(sh.unsaved[i].SessionID, &tr)
+		}
+	}
+	sh.unsaved, sh.waiting = nil, nil
+}
+
 // keepUnsaved makes saves, in order, the records to save again: one per session and
 // trace, the one whose verdict is furthest on (the later of equals, as the store would
-// keep it), at most sh.maxUnsaved (the oldest are dropped, logged: a session loaded
-// later may then give a dropped turn's final verdict again).
-func (sh *shard) keepUnsaved(p *agentSessionProcessor, saves []store.TurnState) {
+// keep it), waiting to emit its verdict when any of the merged ones was (waiting, per
+// save), at most sh.maxUnsaved (the oldest are dropped, logged, their waiting verdicts
+// emitted in b unmarked: a session loaded later may then give a dropped turn's final
+// verdict again).
+func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []store.TurnState, waiting []bool) {
 	type key struct{ session, trace string }
 	at := make(map[key]int, len(saves))
-	kept := make([]store.TurnState, 0, len(saves))
-	for _, t := range saves {
+	sh.unsaved, sh.waiting = make([]store.TurnState, 0, len(saves)), make([]bool, 0, len(saves))
+	for j, t := range saves {
 		k := key{t.SessionID, t.Record.Result.TraceID}
 		i, ok := at[k]
 		switch {
 		case !ok:
-			at[k] = len(kept)
-			kept = append(kept, t)
-		case store.VerdictStage(&t.Record) >= store.VerdictStage(&kept[i].Record):
-			kept[i] = t
+			at[k] = len(sh.unsaved)
+			sh.unsaved, sh.waiting = append(sh.unsaved, t), append(sh.waiting, waiting[j])
+			continue
+		case store.VerdictStage(&t.Record) >= store.VerdictStage(&sh.unsaved[i].Record):
+			sh.unsaved[i] = t
 		}
+		sh.waiting[i] = sh.waiting[i] || waiting[j]
 	}
-	if n := len(kept) - sh.maxUnsaved; n > 0 {
+	if n := len(sh.unsaved) - sh.maxUnsaved; n > 0 {
 		p.logger.Warn("turn records not saved to the continuation store are dropped; a later continuation of their sessions misses them",
 			zap.Int("dropped", n))
-		kept = kept[n:]
+		kept, keptWaiting := sh.unsaved[n:], sh.waiting[n:]
+		sh.unsaved, sh.waiting = sh.unsaved[:n], sh.waiting[:n]
+		sh.emitWaiting(b, nil)
+		sh.unsaved, sh.waiting = kept, keptWaiting
 	}
-	sh.unsaved = kept
 }
 
 // saveUnsaved saves the records of every shard whose save failed (at shutdown, after the
-// shards stopped); what still fails is lost to the continuation store, not to the output.
+// shards stopped) and emits their waiting verdicts; what still fails is lost to the
+// continuation store, not to the output (the verdicts are then emitted unmarked).
 func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) {
+	b := p.emitter.newBatch(p.now())
 	for _, sh := range p.shards {
 		if len(sh.unsaved) == 0 {
 			continue
 		}
-		if _, err := p.cont.SaveTurns(ctx, sh.unsaved); err != nil {
+		first, err := p.cont.SaveTurns(ctx, sh.unsaved)
+		if err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 			p.logger.Warn("saving turn records to the continuation store failed at shutdown; a later continuation of their sessions misses them",
 				zap.Int("records", len(sh.unsaved)), zap.Error(err))
 		}
-		sh.unsaved = nil
+		sh.emitWaiting(b, first) // nil after an error
 	}
+	p.emit(ctx, b)
 }
 
 // unsavedOf returns the records of session id waiting to be saved again.
