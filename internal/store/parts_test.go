@@ -343,3 +343,47 @@ func TestLateEarlierPartRacesNewPart(t *testing.T) {
 		}
 	})
 }
+
+// TestCrossedBatchesOnSharedStore: two handles of one database save batches holding the
+// same stored sessions in opposite orders, at once, for several rounds. Every save
+// succeeds the first time (the per-session locks of a batch are taken in one order
+// whatever the batch's, so two batches never wait for each other crosswise) and each
+// session ends with the highest revision saved.
+func TestCrossedBatchesOnSharedStore(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		x, driver, dsn := open(t, b)
+		st, err := Open(ctx, driver, dsn)
+		require.NoError(t, err)
+		t.Cleanup(func() { assert.NoError(t, st.Close()) })
+		const sessions, rounds = 8, 6
+		for i := range sessions {
+			require.NoError(t, x.SaveAnalysis(ctx, partAnalysis(fmt.Sprintf("crossed-%d", i), 1, 0, 10*i+1)))
+		}
+		var wg sync.WaitGroup
+		for h, s := range []BatchSaver{x, st.(*sqlStore)} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range rounds {
+					batch := make([]*evaluation.Analysis, 0, sessions)
+					for k := range sessions {
+						i := k
+						if h == 1 {
+							i = sessions - 1 - k
+						}
+						batch = append(batch, partAnalysis(fmt.Sprintf("crossed-%d", i), 2+2*r+h, 0, 10*i+1, 10*i+2))
+					}
+					assert.NoError(t, s.SaveAnalyses(ctx, batch), "handle %d, round %d", h, r)
+				}
+			}()
+		}
+		wg.Wait()
+		for i := range sessions {
+			id := fmt.Sprintf("crossed-%d", i)
+			got, rev := storedTurns(t, x, id)
+			assert.Equal(t, map[int]int{0: 10*i + 1, 1: 10*i + 2}, got, id)
+			assert.Equal(t, 2*rounds+1, rev, id)
+		}
+	})
+}
