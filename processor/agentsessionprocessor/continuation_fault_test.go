@@ -12,10 +12,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
@@ -125,6 +127,14 @@ func TestFailedSavesWrittenAtShutdown(t *testing.T) {
 	})
 }
 
+// failingCollectors is twoCollectors with collector A's (ps[0]) saves failing on demand.
+func failingCollectors(t *testing.T, driver, dsn string) ([2]*agentSessionProcessor, [2]*consumertest.TracesSink, [2]*testClock, *failingContinuation) {
+	ps, sinks, clks := twoCollectors(t, driver, dsn)
+	faulty := &failingContinuation{ContinuationStore: ps[0].cont}
+	ps[0].cont = faulty
+	return ps, sinks, clks, faulty
+}
+
 // TestFailedSaveWhileOtherCollectorEndsSession: two collectors share the continuation
 // store. Turn 0 closes on B, turn 1 on A, whose save of turn 0's final verdict (with turn
 // 1's user message) fails. While A's records wait to be saved again, B ends the session:
@@ -136,9 +146,7 @@ func TestFailedSavesWrittenAtShutdown(t *testing.T) {
 func TestFailedSaveWhileOtherCollectorEndsSession(t *testing.T) {
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		ctx := context.Background()
-		ps, sinks, clks := twoCollectors(t, driver, dsn)
-		faulty := &failingContinuation{ContinuationStore: ps[0].cont}
-		ps[0].cont = faulty
+		ps, sinks, clks, faulty := failingCollectors(t, driver, dsn)
 		const id = "failed-save-two-1"
 		sendTurn(t, ps, clks, 1, id, 0) // B: turn 0
 		faulty.failSaves = 1
@@ -205,4 +213,45 @@ func TestWaitingVerdictsAreEmitted(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestKilledWithRecordsWaiting pins what a collector killed while its records wait
+// (docs/decisions/sessions.md §4.5) costs the recovery: turn 0 is stored provisional,
+// and A's save of turn 0's verdict with follow-up and of turn 1's record fails; A is
+// killed. B recovers the session from the store: turn 0 gets its final verdict there,
+// counted once but without follow-up (turn 1's correction is not RDM on it); turn 1,
+// whose record was lost, is in no analysis and gets no final verdict, although its
+// provisional span went out. Before the verdicts waited, A had counted turn 0 when its
+// save failed, and B counted it again.
+func TestKilledWithRecordsWaiting(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		ps, sinks, clks, faulty := failingCollectors(t, driver, dsn)
+		const id = "killed-waiting-1"
+		sendTurn(t, ps, clks, 0, id, 0)
+		faulty.failSaves = 1 << 20
+		sendTurn(t, ps, clks, 0, id, 1)
+		kill(t, ps[0])
+		for _, sh := range ps[0].shards { // kill -9: what waited in memory is gone
+			sh.unsaved, sh.waiting = nil, nil
+		}
+		runOn(ctx, ps[1:], clks[1:], 2*time.Minute)
+
+		var spans []ptrace.Span
+		for j := range sinks {
+			spans = append(spans, evalSpans(sinks[j])[semconv.EvalKindTurn]...)
+		}
+		final, provisional := turnVerdicts(t, spans)
+		counted := countedVerdicts(final)
+		assert.Len(t, provisional[1], 1, "turn 1's provisional span went out")
+		assert.Equal(t, 1, counted[0], "turn 0 counted once, by the recovery")
+		require.Len(t, final[0], 1)
+		assert.NotEqual(t, evaluation.DetectionRDM, final[0][0].DetectionType,
+			"turn 0's verdict has no follow-up: turn 1's correction is not RDM on it")
+		assert.Zero(t, counted[1], "turn 1 was lost with A's records")
+		as := allAnalyses(t, sinks)
+		require.Len(t, as, 1, "the recovered analysis")
+		assert.Equal(t, []int{0}, turnIndexes(as[0]), "the analysis has no turn 1")
+		assert.Equal(t, string(session.EndReasonRestart), as[0].EndReason)
+	})
 }
