@@ -255,3 +255,35 @@ func TestKilledWithRecordsWaiting(t *testing.T) {
 		assert.Equal(t, string(session.EndReasonRestart), as[0].EndReason)
 	})
 }
+
+// TestWaitingVerdictRetriedWithoutEvents: the save of turn 0's verdict with follow-up
+// fails and its shard gets no more events (the session stays open, nothing else
+// arrives). The worker has the shard save the records again once unsavedRetry has
+// passed: the verdict is emitted then, counted once, and the store holds it, without
+// waiting for the session's end.
+func TestWaitingVerdictRetriedWithoutEvents(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk := newTestProcessor(t, recoveryConfig(driver, dsn), nil)
+		startWithoutWorker(t, p)
+		t.Cleanup(func() { assert.NoError(t, p.shutdown(ctx)) })
+		faulty := &failingContinuation{ContinuationStore: p.cont, failSaves: 0}
+		p.cont = faulty
+		const id = "waiting-retry-1"
+		sendTurns(t, p, clk, id, 1, 0)
+		faulty.failSaves = 1
+		sendTurns(t, p, clk, id, 1, 1) // turn 0's final verdict: its save fails
+		require.Zero(t, faulty.failSaves)
+		final, _ := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
+		assert.Empty(t, final[0], "the verdict waits for its save")
+
+		clk.advance(unsavedRetry) // well before session_timeout (30 s)
+		p.step(ctx)
+		final, _ = turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
+		assert.Equal(t, map[int]int{0: 1}, countedVerdicts(final), "turn 0's verdict, once")
+		c := storedContinuation(t, driver, dsn, id)
+		require.Len(t, c.Turns, 2)
+		assert.True(t, c.Turns[0].Result.Final)
+		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType)
+	})
+}

@@ -45,6 +45,11 @@ const (
 	maxTick  = time.Second
 )
 
+// unsavedRetry is how long a shard whose continuation save failed waits, when it gets no
+// events, before the worker has it save the records again (and emit their waiting
+// verdicts, docs/decisions/sessions.md §4.5).
+const unsavedRetry = 5 * time.Second
+
 // shardQueue is how many event batches a shard may have waiting while the worker goes
 // on closing turns; when one shard is that far behind, the worker waits for it (the
 // ingest path never does).
@@ -506,9 +511,6 @@ func (p *agentSessionProcessor) handle(ctx context.Context, events []tracker.Eve
 // stopShards.
 func (p *agentSessionProcessor) dispatch(ctx context.Context, events []tracker.Event) *sync.WaitGroup {
 	var wg sync.WaitGroup
-	if len(events) == 0 {
-		return &wg
-	}
 	groups := make([][]tracker.Event, len(p.shards))
 	for _, ev := range events {
 		if ev.Kind == tracker.EventSessionEnded && ev.Session.Partial && isLimitReason(ev.Session.EndReason) {
@@ -517,9 +519,22 @@ func (p *agentSessionProcessor) dispatch(ctx context.Context, events []tracker.E
 		i := shardOf(ev.Session.ID, len(p.shards))
 		groups[i] = append(groups[i], ev)
 	}
+	// A shard without events whose records wait to be saved again gets an empty batch
+	// when their retry is due.
+	busy := make([]bool, len(p.shards))
+	someBusy := false
+	now := p.now().UnixNano()
+	for i, sh := range p.shards {
+		r := sh.retryAt.Load()
+		busy[i] = len(groups[i]) > 0 || (r != 0 && now >= r)
+		someBusy = someBusy || busy[i]
+	}
+	if !someBusy {
+		return &wg
+	}
 	if p.shardsRunning {
 		for i, g := range groups {
-			if len(g) > 0 {
+			if busy[i] {
 				wg.Add(1)
 				p.shards[i].queue <- shardWork{events: g, done: &wg}
 			}
@@ -527,8 +542,8 @@ func (p *agentSessionProcessor) dispatch(ctx context.Context, events []tracker.E
 		return &wg
 	}
 	last := -1 // handled on this goroutine: one busy shard needs no handoff
-	for i, g := range groups {
-		if len(g) == 0 {
+	for i := range groups {
+		if !busy[i] {
 			continue
 		}
 		if j := last; j >= 0 {
@@ -569,6 +584,10 @@ type shard struct {
 	// meanwhile), at shutdown, or when its record is dropped.
 	waiting    []bool
 	maxUnsaved int
+	// retryAt is when dispatch hands the shard an empty batch of events so that it saves
+	// unsaved again (p.now() in Unix nanoseconds; 0 when no record waits). Written by
+	// the shard's goroutine, read by dispatch.
+	retryAt atomic.Int64
 }
 
 // shardWork is a batch of one shard's events; done is signalled when they are handled.
@@ -618,6 +637,9 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 	// A turn event saves two records (the turn and its predecessor's final verdict): the
 	// records are large, so the slices are sized once and reused by every chunk.
 	w := shardWrites{saves: make([]store.TurnState, 0, 2*len(events)), spans: make([]int, 0, 2*len(events))}
+	if len(events) == 0 { // no events: records wait to be saved again (dispatch)
+		sh.emitChunk(ctx, p, nil, &w)
+	}
 	for len(events) > 0 {
 		events = sh.emitChunk(ctx, p, events, &w)
 	}
@@ -725,6 +747,7 @@ func (sh *shard) emitWaiting(b *evalBatch, first []bool) {
 		}
 	}
 	sh.unsaved, sh.waiting = nil, nil
+	sh.retryAt.Store(0)
 }
 
 // keepUnsaved makes saves, in order, the records to save again: one per session and
@@ -758,6 +781,7 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 		sh.emitWaiting(b, nil)
 		sh.unsaved, sh.waiting = kept, keptWaiting
 	}
+	sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
 }
 
 // saveUnsaved saves the records of every shard whose save failed (at shutdown, after the
