@@ -511,7 +511,24 @@ func (p *agentSessionProcessor) handle(ctx context.Context, events []tracker.Eve
 // stopShards.
 func (p *agentSessionProcessor) dispatch(ctx context.Context, events []tracker.Event) *sync.WaitGroup {
 	var wg sync.WaitGroup
-	groups := make([][]tracker.Event, len(p.shards))
+	// A shard whose records wait to be saved again gets an empty (not nil) batch when
+	// their retry is due, with or without events.
+	var groups [][]tracker.Event
+	now := p.now().UnixNano()
+	for i, sh := range p.shards {
+		if r := sh.retryAt.Load(); r != 0 && now >= r {
+			if groups == nil {
+				groups = make([][]tracker.Event, len(p.shards))
+			}
+			groups[i] = []tracker.Event{}
+		}
+	}
+	if len(events) == 0 && groups == nil {
+		return &wg
+	}
+	if groups == nil {
+		groups = make([][]tracker.Event, len(p.shards))
+	}
 	for _, ev := range events {
 		if ev.Kind == tracker.EventSessionEnded && ev.Session.Partial && isLimitReason(ev.Session.EndReason) {
 			p.telemetry.ProcessorAgentsessionSessionsEvicted.Add(ctx, 1)
@@ -519,22 +536,9 @@ func (p *agentSessionProcessor) dispatch(ctx context.Context, events []tracker.E
 		i := shardOf(ev.Session.ID, len(p.shards))
 		groups[i] = append(groups[i], ev)
 	}
-	// A shard without events whose records wait to be saved again gets an empty batch
-	// when their retry is due.
-	busy := make([]bool, len(p.shards))
-	someBusy := false
-	now := p.now().UnixNano()
-	for i, sh := range p.shards {
-		r := sh.retryAt.Load()
-		busy[i] = len(groups[i]) > 0 || (r != 0 && now >= r)
-		someBusy = someBusy || busy[i]
-	}
-	if !someBusy {
-		return &wg
-	}
 	if p.shardsRunning {
 		for i, g := range groups {
-			if busy[i] {
+			if g != nil {
 				wg.Add(1)
 				p.shards[i].queue <- shardWork{events: g, done: &wg}
 			}
@@ -542,15 +546,16 @@ func (p *agentSessionProcessor) dispatch(ctx context.Context, events []tracker.E
 		return &wg
 	}
 	last := -1 // handled on this goroutine: one busy shard needs no handoff
-	for i := range groups {
-		if !busy[i] {
+	for i, g := range groups {
+		if g == nil {
 			continue
 		}
 		if j := last; j >= 0 {
 			wg.Add(1)
+			gj := groups[j] // not groups: a captured variable that is assigned goes to the heap
 			go func() {
 				defer wg.Done()
-				p.shards[j].handle(ctx, p, groups[j])
+				p.shards[j].handle(ctx, p, gj)
 			}()
 		}
 		last = i
