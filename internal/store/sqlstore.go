@@ -182,6 +182,10 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			}
 			defer deletes[i].Close()
 		}
+		// Statements run once an analysis (inserts of sessions and child rows): on SQLite
+		// compiled once a transaction (txStmts).
+		stmts := &txStmts{ctx: ctx, tx: tx, s: s, text: !s.d.lockedTx}
+		defer stmts.close()
 		// On SQLite the transaction holds the write lock from BEGIN, so a session found
 		// unstored here stays so until its first save below: that save needs no
 		// placement query and no deletes (it has no rows to replace).
@@ -207,17 +211,17 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 				return fmt.Errorf("%q: %w", p.a.SessionID, err)
 			}
 			if fresh { // plain INSERTs: SQLite compiles them in about half the time of the upserts
-				if _, err := tx.ExecContext(ctx, s.d.rebind(insertSessionSQL), p.session...); err != nil {
+				if err := stmts.exec(insertSessionSQL, nil, p.session...); err != nil {
 					return fmt.Errorf("insert sessions %q: %w", p.a.SessionID, err)
 				}
-				if _, err := tx.ExecContext(ctx, s.d.rebind(insertRevisionDocSQL), p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
+				if err := stmts.exec(insertRevisionDocSQL, nil, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
 					return fmt.Errorf("insert session_analyses %q: %w", p.a.SessionID, err)
 				}
 			} else if s.d.lockedTx && pl.found { // the placement read the stored revision
 				if p.session[revisionCol].(int) < pl.storedRevision {
 					continue // a newer revision is stored
 				}
-				if _, err := tx.ExecContext(ctx, s.d.rebind(updateSessionSQL), append(p.session[1:len(p.session):len(p.session)], p.id)...); err != nil {
+				if err := stmts.exec(updateSessionSQL, nil, append(p.session[1:len(p.session):len(p.session)], p.id)...); err != nil {
 					return fmt.Errorf("update sessions %q: %w", p.a.SessionID, err)
 				}
 				if _, err := revision.ExecContext(ctx, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
@@ -246,7 +250,7 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 				}
 			}
 			for _, rs := range p.children {
-				if err := s.insert(ctx, tx, rs); err != nil {
+				if err := s.insert(stmts, rs); err != nil {
 					return err
 				}
 			}
@@ -459,12 +463,12 @@ func (e *docEncoder) docs() []string {
 }
 
 // insert writes rs with multi-row INSERTs of at most maxParamsPerStatement parameters.
-func (s *sqlStore) insert(ctx context.Context, tx *sql.Tx, rs *rowSet) error {
+func (s *sqlStore) insert(stmts *txStmts, rs *rowSet) error {
 	width := len(rs.cols)
 	perStmt := maxParamsPerStatement / width
 	for start := 0; start < len(rs.args); start += perStmt * width {
 		end := min(start+perStmt*width, len(rs.args))
-		if _, err := tx.ExecContext(ctx, s.insertSQL(rs, (end-start)/width), rs.args[start:end]...); err != nil {
+		if err := stmts.exec(s.insertSQL(rs, (end-start)/width), nil, rs.args[start:end]...); err != nil {
 			return fmt.Errorf("insert %s: %w", rs.table, err)
 		}
 	}
