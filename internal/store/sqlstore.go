@@ -182,8 +182,8 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			}
 			defer deletes[i].Close()
 		}
-		// Statements run once an analysis (inserts of sessions and child rows): on SQLite
-		// compiled once a transaction (txStmts).
+		// The statements run for each analysis (the inserts of its sessions row and child
+		// rows): on SQLite each distinct one is compiled once a transaction (txStmts).
 		stmts := &txStmts{ctx: ctx, tx: tx, s: s, text: !s.d.lockedTx}
 		defer stmts.close()
 		// On SQLite the transaction holds the write lock from BEGIN, so a session found
@@ -341,7 +341,7 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, e
 	ended := s.d.timeArg(c.EndedAt)
 
 	// The JSON of the agents' scores, the turn results and the document is encoded into
-	// one pooled buffer and copied out once (docs: encodeDocs).
+	// one pooled buffer and copied out once (docEncoder).
 	enc := getDocEncoder()
 	defer putDocEncoder(enc)
 	agentIDs := a.Agents()
