@@ -10,6 +10,7 @@ import (
 
 	"cmp"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 )
@@ -109,16 +110,39 @@ type interactionBuilder struct {
 	tools     []*treeNode
 	handoffs  []*treeNode
 	calls     []*interCall
-	steps     []rankedStep
-	input     string
+	// steps and their ordering keys (keys[i] is steps[i]'s), sorted by buildSteps.
+	steps []session.AgentStep
+	keys  []stepKey
+	input string
 }
 
-// rankedStep is a step with its ordering keys.
-type rankedStep struct {
-	step session.AgentStep
+// stepKey orders a step: by start time, rank, then insertion order.
+type stepKey struct {
 	at   int64
 	rank int
 	seq  int
+}
+
+// stepOrder sorts an interaction's steps and their keys together (seq is unique, so the
+// order is total and no sort stability is needed).
+type stepOrder struct{ in *interactionBuilder }
+
+func (o stepOrder) Len() int { return len(o.in.steps) }
+
+func (o stepOrder) Less(i, j int) bool {
+	x, y := o.in.keys[i], o.in.keys[j]
+	if x.at != y.at {
+		return x.at < y.at
+	}
+	if x.rank != y.rank {
+		return x.rank < y.rank
+	}
+	return x.seq < y.seq
+}
+
+func (o stepOrder) Swap(i, j int) {
+	o.in.steps[i], o.in.steps[j] = o.in.steps[j], o.in.steps[i]
+	o.in.keys[i], o.in.keys[j] = o.in.keys[j], o.in.keys[i]
 }
 
 type assembler struct {
@@ -141,6 +165,7 @@ func newAssembler(records []session.SpanRecord) *assembler {
 	a := &assembler{anomalies: map[string]bool{}}
 	a.byID = make(map[string]*treeNode, len(records))
 	a.nodes = make([]*treeNode, 0, len(records))
+	slab := make([]treeNode, len(records)) // one allocation for the nodes
 	for i := range records {
 		r := &records[i]
 		if r.Class == session.ClassEvaluation {
@@ -150,7 +175,8 @@ func newAssembler(records []session.SpanRecord) *assembler {
 			a.anomalies[session.AnomalyDuplicateSpan] = true
 			continue
 		}
-		n := &treeNode{rec: r, inter: -1}
+		n := &slab[len(a.nodes)]
+		*n = treeNode{rec: r, inter: -1}
 		a.byID[r.SpanID] = n
 		a.nodes = append(a.nodes, n)
 	}
@@ -561,7 +587,8 @@ const (
 
 func (a *assembler) addStep(in *interactionBuilder, at int64, rank int, s session.AgentStep) {
 	s.StartedAt = unixTime(at)
-	in.steps = append(in.steps, rankedStep{step: s, at: at, rank: rank, seq: a.seq})
+	in.steps = append(in.steps, s)
+	in.keys = append(in.keys, stepKey{at: at, rank: rank, seq: a.seq})
 	a.seq++
 }
 
@@ -576,31 +603,27 @@ func (a *assembler) buildSteps(in *interactionBuilder) {
 		}
 	}
 	in.steps = slices.Grow(in.steps, n) // once: a step is large, regrowth copies them all
-	for _, l := range in.llms {
+	in.keys = slices.Grow(in.keys, n)
+	llms := make([]session.LLMCall, len(in.llms)) // one allocation each for the calls
+	for i, l := range in.llms {
 		r := l.rec
 		if r.Reasoning != "" {
 			a.addStep(in, l.start(), rankReasoning, session.AgentStep{Kind: session.StepReasoning, SpanID: r.SpanID, Text: r.Reasoning})
 		}
-		a.addStep(in, l.start(), rankLLM, session.AgentStep{Kind: session.StepLLMCall, SpanID: r.SpanID, LLMCall: llmCall(l)})
+		llms[i] = llmCall(l)
+		a.addStep(in, l.start(), rankLLM, session.AgentStep{Kind: session.StepLLMCall, SpanID: r.SpanID, LLMCall: &llms[i]})
 	}
-	for _, c := range in.calls {
-		tc := c.tc
-		a.addStep(in, c.at, rankTool, session.AgentStep{Kind: session.StepToolCall, SpanID: tc.SpanID, ToolCall: &tc})
+	tcs := make([]session.ToolCall, len(in.calls))
+	for i, c := range in.calls {
+		tcs[i] = c.tc
+		a.addStep(in, c.at, rankTool, session.AgentStep{Kind: session.StepToolCall, SpanID: c.tc.SpanID, ToolCall: &tcs[i]})
 	}
-	slices.SortStableFunc(in.steps, func(x, y rankedStep) int {
-		if c := cmp.Compare(x.at, y.at); c != 0 {
-			return c
-		}
-		if x.rank != y.rank {
-			return x.rank - y.rank
-		}
-		return x.seq - y.seq
-	})
+	sort.Sort(stepOrder{in})
 }
 
-func llmCall(l *treeNode) *session.LLMCall {
+func llmCall(l *treeNode) session.LLMCall {
 	r := l.rec
-	c := &session.LLMCall{
+	c := session.LLMCall{
 		Model:         r.Model,
 		FinishReasons: slices.Clone(r.FinishReasons),
 		LatencyMs:     l.durationMs(),
@@ -608,8 +631,11 @@ func llmCall(l *treeNode) *session.LLMCall {
 		Output:        r.Output,
 		Status:        l.status(),
 	}
-	for _, d := range r.ToolDefs {
-		c.ToolsOffered = append(c.ToolsOffered, d.Name)
+	if len(r.ToolDefs) > 0 {
+		c.ToolsOffered = make([]string, len(r.ToolDefs))
+		for i, d := range r.ToolDefs {
+			c.ToolsOffered[i] = d.Name
+		}
 	}
 	return c
 }
@@ -719,7 +745,7 @@ func (a *assembler) interaction(in *interactionBuilder) session.AgentInteraction
 		LatencyMs: in.node.durationMs(),
 		Status:    in.node.status(),
 		ErrorType: r.ErrorType,
-		Steps:     make([]session.AgentStep, 0, len(in.steps)),
+		Steps:     in.steps, // sorted by buildSteps; the builder is done with them
 	}
 	if in.parent >= 0 {
 		ia.ParentAgentID = a.inters[in.parent].agentID
@@ -741,8 +767,8 @@ func (a *assembler) interaction(in *interactionBuilder) session.AgentInteraction
 		// The agent span carries no output: its answer is its last LLM text.
 		ia.Output = lastText
 	}
-	for _, s := range in.steps {
-		ia.Steps = append(ia.Steps, s.step)
+	if ia.Steps == nil {
+		ia.Steps = []session.AgentStep{}
 	}
 	return ia
 }

@@ -6,6 +6,7 @@ package assembly // import "github.com/agenteval/agenteval-collector/internal/as
 import (
 	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/conventions"
@@ -98,16 +99,26 @@ func (a *assembler) joinToolCalls(in *interactionBuilder) {
 			reqs[before].exec, execReq[j] = j, before
 		}
 	}
+	n := len(reqs)
+	for j := range in.tools {
+		if execReq[j] < 0 {
+			n++
+		}
+	}
+	calls := make([]interCall, n) // one allocation for the interaction's calls
+	in.calls = slices.Grow(in.calls, n)
 	for _, r := range reqs {
 		var exec *treeNode
 		if r.exec >= 0 {
 			exec = in.tools[r.exec]
 		}
-		in.calls = append(in.calls, a.newCall(r.call, r.node, exec))
+		in.calls = append(in.calls, a.newCall(&calls[0], r.call, r.node, exec))
+		calls = calls[1:]
 	}
 	for j, e := range in.tools {
 		if execReq[j] < 0 {
-			in.calls = append(in.calls, a.newCall(nil, nil, e))
+			in.calls = append(in.calls, a.newCall(&calls[0], nil, nil, e))
+			calls = calls[1:]
 		}
 	}
 }
@@ -119,8 +130,9 @@ func execToolName(r *session.SpanRecord) string {
 	return r.Name
 }
 
-func (a *assembler) newCall(req *session.RequestedToolCall, reqNode, exec *treeNode) *interCall {
-	c := &interCall{req: req, reqNode: reqNode, exec: exec}
+// newCall sets c (zero) to the call of req and exec and returns it.
+func (a *assembler) newCall(c *interCall, req *session.RequestedToolCall, reqNode, exec *treeNode) *interCall {
+	*c = interCall{req: req, reqNode: reqNode, exec: exec}
 	tc := &c.tc
 	tc.Requested = req != nil
 	tc.Executed = exec != nil

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 
 	gojson "github.com/goccy/go-json"
 
@@ -556,6 +557,19 @@ func msgList(data []byte, dst []jsonSpan) ([]jsonSpan, []byte, error) {
 	return nil, data, errExNotArray
 }
 
+// msgs holds the *jMsg that readInput and readOutput decode message lists into: a
+// message is decoded, read and dropped before the next, and nothing keeps a pointer to
+// the struct (what is kept is strings and go-json's own allocations).
+var msgs = sync.Pool{New: func() any { return new(jMsg) }}
+
+func getMsg() *jMsg { return msgs.Get().(*jMsg) }
+
+// putMsg clears m (so that it pins no decoded data) and pools it.
+func putMsg(m *jMsg) {
+	*m = jMsg{}
+	msgs.Put(m)
+}
+
 // readInput finds the last user message with text in a message list (the current
 // request in a multi-turn history). It decodes elements from the end and stops at the
 // first user message with text.
@@ -566,19 +580,20 @@ func readInput(data []byte, o *msgOut) error {
 		return err
 	}
 	o.messages += len(spans)
-	var m jMsg // reset by unmarshal: one allocation for the list
+	m := getMsg() // reset by unmarshal
+	defer putMsg(m)
 	for i := len(spans) - 1; i >= 0; i-- {
 		elem := doc[spans[i].a:spans[i].b]
 		if !mayBeUser(elem) {
 			continue // cannot carry a user role: skip decoding it
 		}
-		if err := unmarshal(elem, &m); err != nil && !isTypeError(err) {
+		if err := unmarshal(elem, m); err != nil && !isTypeError(err) {
 			return errExSyntax
 		}
-		if msgRole(&m) != semconv.RoleUser {
+		if msgRole(m) != semconv.RoleUser {
 			continue
 		}
-		if t := msgText(&m, nil); t != "" {
+		if t := msgText(m, nil); t != "" {
 			o.user, o.hasUser = t, true
 			return nil
 		}
@@ -613,14 +628,15 @@ func readOutput(data []byte, o *msgOut) error {
 		return err
 	}
 	o.messages += len(spans)
-	var m jMsg // reset by unmarshal: one allocation for the list
+	m := getMsg() // reset by unmarshal
+	defer putMsg(m)
 	for _, sp := range spans {
-		if err := unmarshal(doc[sp.a:sp.b], &m); err != nil && !isTypeError(err) {
+		if err := unmarshal(doc[sp.a:sp.b], m); err != nil && !isTypeError(err) {
 			return errExSyntax
 		}
-		role := msgRole(&m)
+		role := msgRole(m)
 		nCalls := len(o.calls)
-		t := msgText(&m, o)
+		t := msgText(m, o)
 		if t != "" && (role == semconv.RoleAssistant || role == "") {
 			// The final answer is the last assistant message with text. A message that
 			// hands off ("Transferring back to triage_agent" + transfer_back_to_triage_agent,

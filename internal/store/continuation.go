@@ -253,28 +253,39 @@ func saveFinal(sts *txStmts, id, trace string, idx, stage int, doc string, now a
 }
 
 // txStmts prepares a transaction's statements on their first use (a round trip each on
-// PostgreSQL: only those a batch needs).
+// PostgreSQL: only those a batch needs). With text set, statements run as text instead
+// (SaveAnalyses on PostgreSQL: pgx keeps its own per-connection cache of prepared
+// statements, so one prepared per transaction would only add round trips).
 type txStmts struct {
-	ctx context.Context
-	tx  *sql.Tx
-	s   *sqlStore
-	sts map[string]*sql.Stmt
+	ctx  context.Context
+	tx   *sql.Tx
+	s    *sqlStore
+	text bool
+	sts  map[string]*sql.Stmt
 }
 
-// exec runs query with args, storing the rows it wrote in n (when not nil).
+// exec runs query (with '?' placeholders) with args, storing the rows it wrote in n
+// (when not nil).
 func (t *txStmts) exec(query string, n *int64, args ...any) error {
-	st := t.sts[query]
-	if st == nil {
-		var err error
-		if st, err = t.tx.PrepareContext(t.ctx, t.s.d.rebind(query)); err != nil {
-			return fmt.Errorf("prepare: %w", err)
+	var (
+		res sql.Result
+		err error
+	)
+	if t.text {
+		res, err = t.tx.ExecContext(t.ctx, t.s.d.rebind(query), args...)
+	} else {
+		st := t.sts[query]
+		if st == nil {
+			if st, err = t.tx.PrepareContext(t.ctx, t.s.d.rebind(query)); err != nil {
+				return fmt.Errorf("prepare: %w", err)
+			}
+			if t.sts == nil {
+				t.sts = map[string]*sql.Stmt{}
+			}
+			t.sts[query] = st
 		}
-		if t.sts == nil {
-			t.sts = map[string]*sql.Stmt{}
-		}
-		t.sts[query] = st
+		res, err = st.ExecContext(t.ctx, args...)
 	}
-	res, err := st.ExecContext(t.ctx, args...)
 	if err != nil || n == nil {
 		return err
 	}

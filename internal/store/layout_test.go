@@ -119,7 +119,7 @@ func saveOldLayout(t *testing.T, s *sqlStore, a *evaluation.Analysis, stored tim
 			return err
 		}
 		for _, rs := range r.children {
-			if err := s.insert(ctx, tx, rs); err != nil {
+			if err := s.insert(&txStmts{ctx: ctx, tx: tx, s: s}, rs); err != nil {
 				return err
 			}
 		}

@@ -4,6 +4,7 @@
 package store // import "github.com/agenteval/agenteval-collector/internal/store"
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -23,6 +25,8 @@ import (
 type sqlStore struct {
 	db *sql.DB
 	d  *dialect
+	// inserts caches insertSQL's statement texts (insertKey to string).
+	inserts sync.Map
 }
 
 var (
@@ -112,6 +116,11 @@ type rowSet struct {
 	args  []any
 }
 
+// newRowSet returns the rowSet of table with room for n rows.
+func newRowSet(table string, cols []string, n int) *rowSet {
+	return &rowSet{table: table, cols: cols, args: make([]any, 0, n*len(cols))}
+}
+
 func (r *rowSet) add(vals ...any) { r.args = append(r.args, vals...) }
 
 // SaveAnalysis is SaveAnalyses of one analysis.
@@ -173,6 +182,10 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			}
 			defer deletes[i].Close()
 		}
+		// The statements run for each analysis (the inserts of its sessions row and child
+		// rows): on SQLite each distinct one is compiled once a transaction (txStmts).
+		stmts := &txStmts{ctx: ctx, tx: tx, s: s, text: !s.d.lockedTx}
+		defer stmts.close()
 		// On SQLite the transaction holds the write lock from BEGIN, so a session found
 		// unstored here stays so until its first save below: that save needs no
 		// placement query and no deletes (it has no rows to replace).
@@ -200,17 +213,17 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 				return fmt.Errorf("%q: %w", p.a.SessionID, err)
 			}
 			if fresh { // plain INSERTs: SQLite compiles them in about half the time of the upserts
-				if _, err := tx.ExecContext(ctx, s.d.rebind(insertSessionSQL), p.session...); err != nil {
+				if err := stmts.exec(insertSessionSQL, nil, p.session...); err != nil {
 					return fmt.Errorf("insert sessions %q: %w", p.a.SessionID, err)
 				}
-				if _, err := tx.ExecContext(ctx, s.d.rebind(insertRevisionDocSQL), p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
+				if err := stmts.exec(insertRevisionDocSQL, nil, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
 					return fmt.Errorf("insert session_analyses %q: %w", p.a.SessionID, err)
 				}
 			} else if s.d.lockedTx && pl.found { // the placement read the stored revision
 				if p.session[revisionCol].(int) < pl.storedRevision {
 					continue // a newer revision is stored
 				}
-				if _, err := tx.ExecContext(ctx, s.d.rebind(updateSessionSQL), append(p.session[1:len(p.session):len(p.session)], p.id)...); err != nil {
+				if err := stmts.exec(updateSessionSQL, nil, append(p.session[1:len(p.session):len(p.session)], p.id)...); err != nil {
 					return fmt.Errorf("update sessions %q: %w", p.a.SessionID, err)
 				}
 				if _, err := revision.ExecContext(ctx, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
@@ -239,7 +252,7 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 				}
 			}
 			for _, rs := range p.children {
-				if err := s.insert(ctx, tx, rs); err != nil {
+				if err := s.insert(stmts, rs); err != nil {
 					return err
 				}
 			}
@@ -326,33 +339,28 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, e
 	c := *a
 	c.StartedAt, c.EndedAt = a.StartedAt.UTC(), a.EndedAt.UTC()
 	id := cleanText(a.SessionID)
+	var idArg any = id // boxed once for all the rows of a
 	ended := s.d.timeArg(c.EndedAt)
 
-	agents := &rowSet{table: "agent_scores", cols: agentScoreCols}
+	// The JSON of the agents' scores, the turn results and the document is encoded into
+	// one pooled buffer and copied out once (docEncoder).
+	enc := getDocEncoder()
+	defer putDocEncoder(enc)
+	agentIDs := a.Agents()
 	splitAgents := len(a.PerAgentScores) > 0
-	for _, agent := range a.Agents() {
-		sc := a.PerAgentScores[agent]
-		js, err := json.Marshal(sc)
-		if err != nil {
+	for _, agent := range agentIDs {
+		if err := enc.encode(a.PerAgentScores[agent]); err != nil {
 			return nil, fmt.Errorf("encode per_agent_scores[%q]: %w", agent, err)
 		}
-		clean := cleanText(agent)
-		splitAgents = splitAgents && clean == agent
-		agents.add(id, clean, ended, sc.Overall, sc.ToolUse, sc.Reasoning, sc.Handoff,
-			sc.ResponseQuality, sc.InteractionsCount, sc.ToolCalls, sc.NotEvaluableCalls,
-			sc.MeanLatencyMs, string(js))
+		splitAgents = splitAgents && cleanText(agent) == agent
 	}
-	turns := &rowSet{table: "turn_results", cols: turnResultCols}
 	splitTurns := len(a.TurnResults) > 0
 	for i := range a.TurnResults {
 		tr := &a.TurnResults[i]
-		js, err := json.Marshal(tr)
-		if err != nil {
+		if err := enc.encode(tr); err != nil {
 			return nil, fmt.Errorf("encode turn_results[%d]: %w", i, err)
 		}
 		splitTurns = splitTurns && (i == 0 || a.TurnResults[i-1].TurnIndex < tr.TurnIndex)
-		turns.add(id, tr.TurnIndex, cleanText(tr.TraceID), cleanText(tr.RootSpanID), tr.IsBad,
-			cleanText(tr.DetectionType), tr.Confidence, tr.IntentDrift, tr.LatencyMs, string(js))
 	}
 	if splitAgents {
 		c.PerAgentScores = nil
@@ -360,19 +368,35 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, e
 	if splitTurns {
 		c.TurnResults = nil
 	}
-	doc, err := json.Marshal(&c)
-	if err != nil {
+	if err := enc.encode(&c); err != nil {
 		return nil, fmt.Errorf("encode analysis: %w", err)
 	}
-	issues := &rowSet{table: "tool_issues", cols: toolIssueCols}
+	docs := enc.docs()
+
+	agents := newRowSet("agent_scores", agentScoreCols, len(agentIDs))
+	for i, agent := range agentIDs {
+		sc := a.PerAgentScores[agent]
+		agents.add(idArg, cleanText(agent), ended, sc.Overall, sc.ToolUse, sc.Reasoning, sc.Handoff,
+			sc.ResponseQuality, sc.InteractionsCount, sc.ToolCalls, sc.NotEvaluableCalls,
+			sc.MeanLatencyMs, docs[i])
+	}
+	docs = docs[len(agentIDs):]
+	turns := newRowSet("turn_results", turnResultCols, len(a.TurnResults))
+	for i := range a.TurnResults {
+		tr := &a.TurnResults[i]
+		turns.add(idArg, tr.TurnIndex, cleanText(tr.TraceID), cleanText(tr.RootSpanID), tr.IsBad,
+			cleanText(tr.DetectionType), tr.Confidence, tr.IntentDrift, tr.LatencyMs, docs[i])
+	}
+	doc := docs[len(a.TurnResults)]
+	issues := newRowSet("tool_issues", toolIssueCols, len(a.ToolIssues))
 	for i, is := range a.ToolIssues {
-		issues.add(id, i, is.TurnIndex, cleanText(is.AgentID), cleanText(is.ToolName),
+		issues.add(idArg, i, is.TurnIndex, cleanText(is.AgentID), cleanText(is.ToolName),
 			cleanText(string(is.Issue)), cleanText(string(is.Severity)), cleanText(is.Parameter),
 			cleanText(is.SpanID), is.Executed, cleanText(is.Message))
 	}
-	recs := &rowSet{table: "recommendations", cols: recommendationCols}
+	recs := newRowSet("recommendations", recommendationCols, len(a.Recommendations))
 	for i, r := range a.Recommendations {
-		recs.add(id, i+1, cleanText(r.Kind), cleanText(r.AgentID), cleanText(r.ToolName),
+		recs.add(idArg, i+1, cleanText(r.Kind), cleanText(r.AgentID), cleanText(r.ToolName),
 			cleanText(r.Parameter), r.Count, cleanText(r.Message), r.Impact)
 	}
 	refs, err := referenceRows(a, id)
@@ -380,35 +404,110 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, e
 		return nil, err
 	}
 	session := []any{
-		id, cleanText(a.Service), s.d.timeArg(c.StartedAt), ended, a.Partial, cleanText(a.EndReason),
+		idArg, cleanText(a.Service), s.d.timeArg(c.StartedAt), ended, a.Partial, cleanText(a.EndReason),
 		a.OverallScore, a.CoordinationScore, a.IntentDriftScore, a.TaskCompletion,
 		len(a.TurnResults), nullDoc, s.d.timeArg(now), a.AnalysisRevision, layoutSplit,
 	}
-	return &analysisRows{a: a, id: id, session: session, doc: string(doc),
+	return &analysisRows{a: a, id: id, session: session, doc: doc,
 		children: []*rowSet{agents, turns, issues, recs, refs}}, nil
 }
 
+// docEncoder encodes JSON documents one after another into one buffer; docs returns
+// them as strings of one copy of the buffer. Each document is what json.Marshal gives
+// (json.Encoder's output without its newline).
+type docEncoder struct {
+	buf  bytes.Buffer
+	enc  *json.Encoder
+	ends []int
+}
+
+var docEncoders = sync.Pool{New: func() any {
+	e := &docEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	return e
+}}
+
+func getDocEncoder() *docEncoder { return docEncoders.Get().(*docEncoder) }
+
+// putDocEncoder returns e to the pool; a buffer grown past 4 MiB (an outsized analysis)
+// is dropped rather than kept alive.
+func putDocEncoder(e *docEncoder) {
+	if e.buf.Cap() > 4<<20 {
+		return
+	}
+	e.buf.Reset()
+	e.ends = e.ends[:0]
+	docEncoders.Put(e)
+}
+
+// encode appends v's JSON; on error the buffer is left as it was.
+func (e *docEncoder) encode(v any) error {
+	start := e.buf.Len()
+	if err := e.enc.Encode(v); err != nil {
+		e.buf.Truncate(start)
+		return err
+	}
+	e.buf.Truncate(e.buf.Len() - 1) // Encode's newline
+	e.ends = append(e.ends, e.buf.Len())
+	return nil
+}
+
+// docs returns the documents encoded so far, in order, sharing one string.
+func (e *docEncoder) docs() []string {
+	all := e.buf.String()
+	out := make([]string, len(e.ends))
+	start := 0
+	for i, end := range e.ends {
+		out[i] = all[start:end]
+		start = end
+	}
+	return out
+}
+
 // insert writes rs with multi-row INSERTs of at most maxParamsPerStatement parameters.
-func (s *sqlStore) insert(ctx context.Context, tx *sql.Tx, rs *rowSet) error {
+func (s *sqlStore) insert(stmts *txStmts, rs *rowSet) error {
 	width := len(rs.cols)
 	perStmt := maxParamsPerStatement / width
-	row := "(" + placeholders(width) + ")"
 	for start := 0; start < len(rs.args); start += perStmt * width {
 		end := min(start+perStmt*width, len(rs.args))
-		n := (end - start) / width
-		var q strings.Builder
-		q.WriteString("INSERT INTO " + rs.table + " (" + strings.Join(rs.cols, ", ") + ") VALUES ")
-		for i := range n {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString(row)
-		}
-		if _, err := tx.ExecContext(ctx, s.d.rebind(q.String()), rs.args[start:end]...); err != nil {
+		if err := stmts.exec(s.insertSQL(rs, (end-start)/width), nil, rs.args[start:end]...); err != nil {
 			return fmt.Errorf("insert %s: %w", rs.table, err)
 		}
 	}
 	return nil
+}
+
+// insertKey names the text of an INSERT of n rows into table.
+type insertKey struct {
+	table string
+	n     int
+}
+
+// maxCachedInsertRows bounds the row count of the INSERT texts insertSQL keeps (at most
+// this many texts a table, some 300 KB in all).
+const maxCachedInsertRows = 64
+
+// insertSQL returns the INSERT of n rows of rs's table, rebound for the dialect; the
+// texts of up to maxCachedInsertRows rows are built once per table and row count.
+func (s *sqlStore) insertSQL(rs *rowSet, n int) string {
+	key := insertKey{rs.table, n}
+	if q, ok := s.inserts.Load(key); ok {
+		return q.(string)
+	}
+	row := "(" + placeholders(len(rs.cols)) + ")"
+	var q strings.Builder
+	q.WriteString("INSERT INTO " + rs.table + " (" + strings.Join(rs.cols, ", ") + ") VALUES ")
+	for i := range n {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(row)
+	}
+	text := s.d.rebind(q.String())
+	if n <= maxCachedInsertRows {
+		s.inserts.Store(key, text)
+	}
+	return text
 }
 
 // getAnalysisSQL reads a session's document: sessions.analysis (layoutWhole) or its

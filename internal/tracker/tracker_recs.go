@@ -57,6 +57,10 @@ type traceRecords struct {
 
 	// Distinct ToolDefs slices: the extractor's cache shares them between spans.
 	defs [][]session.ToolDefinition
+
+	// listed and calls count the list elements and requested calls of the records, so
+	// that records sizes their backing arrays once.
+	listed, calls int
 }
 
 // idMeta bits.
@@ -244,6 +248,7 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 	}
 	list := func(l []string, vocabulary bool) {
 		if l != nil {
+			c.listed += len(l)
 			b = binary.AppendUvarint(b, uint64(len(l)))
 			for _, s := range l {
 				if vocabulary {
@@ -273,6 +278,7 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 	str(r.Output != "", r.Output)
 	list(r.FinishReasons, true)
 	if r.RequestedCalls != nil {
+		c.calls += len(r.RequestedCalls)
 		b = binary.AppendUvarint(b, uint64(len(r.RequestedCalls)))
 		for i := range r.RequestedCalls {
 			rc := &r.RequestedCalls[i]
@@ -674,7 +680,13 @@ func (c *traceRecords) records(traceID string, vocab *valueVocab) []session.Span
 
 	recs := getRecords(c.n)
 	var strs []string
+	if c.listed > 0 {
+		strs = make([]string, 0, c.listed)
+	}
 	var calls []session.RequestedToolCall
+	if c.calls > 0 {
+		calls = make([]session.RequestedToolCall, 0, c.calls)
+	}
 	list := func(vocabulary bool) []string {
 		n := int(d.uvarint())
 		if n == 0 {
