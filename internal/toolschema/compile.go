@@ -33,9 +33,6 @@ type Schema struct {
 	required    []string
 	allowsExtra bool
 	patterns    []*regexp.Regexp
-	// fast checks the arguments that it can show valid without the validator; nil when
-	// the schema uses more than it checks (fast.go).
-	fast *fastSchema
 }
 
 // Err returns why the schema cannot be used (not JSON, not an object, not a valid
@@ -119,7 +116,6 @@ func Compile(raw json.RawMessage) *Schema {
 		return &Schema{err: err}
 	}
 	si.compiled = sch
-	si.fast = newFastSchema(doc, true)
 	if p, ok := obj["properties"].(map[string]any); ok {
 		si.keyed = true
 		for k := range p {
@@ -216,9 +212,6 @@ type Violation struct {
 // without parameter. Parameters in skip (already reported by the caller's key checks)
 // are left out, and those reported here are added to skip. si must have compiled.
 func (si *Schema) Validate(args map[string]any, skip map[string]bool) []Violation {
-	if si.fast != nil && si.fast.valid(args) {
-		return nil // what the validator would find: no error
-	}
 	err := si.compiled.Validate(args)
 	if err == nil {
 		return nil
