@@ -15,8 +15,16 @@ import (
 // text contains " "+p+" ".
 func cueNorm(s string) string {
 	s = capInput(s)
-	b := make([]byte, 1, len(s)+2)
-	b[0] = ' '
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte(' ')
+	space := true // the last byte written is a space
+	brk := func() {
+		if !space {
+			b.WriteByte(' ')
+			space = true
+		}
+	}
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			// ASCII fast path: the cases below for a one-byte rune.
@@ -26,37 +34,28 @@ func cueNorm(s string) string {
 				if 'A' <= c && c <= 'Z' {
 					c += 'a' - 'A'
 				}
-				b = append(b, c)
+				b.WriteByte(c)
+				space = false
 			case c == '\'':
 			default:
-				if b[len(b)-1] != ' ' {
-					b = append(b, ' ')
-				}
+				brk()
 			}
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		switch {
-		case r < utf8.RuneSelf && asciiClass[r]&clAlnum != 0:
-			if 'A' <= r && r <= 'Z' {
-				r += 'a' - 'A'
-			}
-			b = append(b, byte(r))
-		case r == '\'' || r == '’' || r == '‘' || r == 'ʼ':
+		case r == '’' || r == '‘' || r == 'ʼ':
 		case isAlnum(r):
-			b = appendFold(b, r)
+			writeFold(&b, r)
+			space = false
 		case isMark(r):
 		default:
-			if b[len(b)-1] != ' ' {
-				b = append(b, ' ')
-			}
+			brk()
 		}
 	}
-	if b[len(b)-1] != ' ' {
-		b = append(b, ' ')
-	}
-	return string(b)
+	brk()
+	return b.String()
 }
 
 // cue is a phrase (written naturally, matched through cueNorm) and the confidence it carries.

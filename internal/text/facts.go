@@ -327,26 +327,27 @@ func lastRune(s string) rune {
 
 // normPhrase lower-cases and accent-folds s and collapses white space (quoted and name values).
 func normPhrase(s string) string {
-	var b []byte
+	var b strings.Builder
+	b.Grow(len(s))
 	space := false
 	for _, r := range s {
 		switch {
 		case unicode.IsSpace(r):
-			space = len(b) > 0
+			space = b.Len() > 0
 		case isMark(r):
 		default:
 			if space {
-				b = append(b, ' ')
+				b.WriteByte(' ')
 				space = false
 			}
 			if isAlnum(r) {
-				b = appendFold(b, r)
+				writeFold(&b, r)
 			} else {
-				b = utf8.AppendRune(b, r)
+				b.WriteRune(r)
 			}
 		}
 	}
-	return string(b)
+	return b.String()
 }
 
 // scanURLs records URLs: "http://", "https://" or "www." (any case) not preceded by a letter or digit, up to

@@ -239,13 +239,14 @@ func idKey(v string) string {
 	if simple {
 		return v
 	}
-	var b []byte
+	var b strings.Builder
+	b.Grow(len(v))
 	for _, r := range v {
 		if isAlnum(r) {
-			b = appendFold(b, r)
+			writeFold(&b, r)
 		}
 	}
-	return string(b)
+	return b.String()
 }
 
 // indexes is the texts a fact is looked up in: it is found when the rules hold over the

@@ -95,6 +95,20 @@ func appendFold(b []byte, r rune) []byte {
 	return utf8.AppendRune(b, unicode.ToLower(r))
 }
 
+// writeFold writes appendFold(r) to b: for building a string at its size in one
+// allocation (strings.Builder) instead of a byte slice and its copy.
+func writeFold(b *strings.Builder, r rune) {
+	if r < utf8.RuneSelf {
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		b.WriteByte(byte(r))
+		return
+	}
+	var buf [2 * utf8.UTFMax]byte
+	b.Write(appendFold(buf[:0], r))
+}
+
 // isCJK reports whether r is written without spaces between words (Han, Hiragana, Katakana, Hangul);
 // such runs are tokenised as character bigrams.
 func isCJK(r rune) bool {
