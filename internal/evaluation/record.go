@@ -365,7 +365,8 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 		agent string // the first agent to make the call
 		many  bool   // another agent made it too
 	}
-	seen := map[string]seenCall{} // tool + canonical arguments → agents so far
+	type callKey struct{ tool, args string } // a tool and its canonical arguments
+	seen := map[callKey]seenCall{}           // → agents so far
 	for ii := range t.Interactions {
 		in := &t.Interactions[ii]
 		for si := range in.Steps {
@@ -378,7 +379,7 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 				continue
 			}
 			sum.SharedCalls++
-			key := tc.ToolName + "\x00" + args
+			key := callKey{tc.ToolName, args}
 			prev, made := seen[key]
 			if made && (prev.many || prev.agent != in.AgentID) {
 				sum.DuplicateCalls++

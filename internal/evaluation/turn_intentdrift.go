@@ -54,6 +54,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	var anchoredBy string
 	var anchoredTokens []string
 	var itemTexts, itemLabels []string // for the embedding route (semantic.go)
+	var shared []string                // the item's tokens in the request or the conversation; reused until an item anchors
 	consider := func(label func() string, s string) {
 		if anchoredBy != "" || strings.TrimSpace(s) == "" || slices.Contains(seen, s) {
 			return
@@ -63,7 +64,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		if c.e.cfg.Similarity != nil {
 			itemTexts, itemLabels = append(itemTexts, s), append(itemLabels, label())
 		}
-		var shared []string
+		shared = shared[:0]
 		for _, tok := range c.tokens(s) {
 			i, inReq := req[tok]
 			if inReq {
