@@ -104,7 +104,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 			case x.n == 0:
 				as.Explanations[key] = "null: no interactions"
 			case m == nil:
-				as.Explanations[key] = fmt.Sprintf("null: absent in all %d interaction(s)", x.n)
+				as.Explanations[key] = "null: absent in all " + strconv.Itoa(x.n) + " interaction(s)"
 			default:
 				as.Explanations[key] = "mean over " + strconv.Itoa(k) + " of " + strconv.Itoa(x.n) + " interaction(s) = " + num(*m)
 			}

@@ -96,8 +96,8 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		return nil, "null: no captured action or answer"
 	}
 	if anchoredBy != "" {
-		return ptr(0.0), fmt.Sprintf("0: %s shares %s with the task (>= %d words of the request or the conversation)",
-			anchoredBy, strings.Join(anchoredTokens, ", "), anchorTokens)
+		return ptr(0.0), "0: " + anchoredBy + " shares " + strings.Join(anchoredTokens, ", ") + " with the task (>= " +
+			strconv.Itoa(anchorTokens) + " words of the request or the conversation)"
 	}
 	semantic := ""
 	if i, _, why := c.e.semanticAnchor(c.s.ID, t.UserMessage, itemTexts); i >= 0 {
