@@ -130,7 +130,7 @@ const pendingExplanation = "rdm/ccm: pending (follow-up not known yet); "
 // previous turn (nil for the first), whose grounding facts count as sources. The result
 // is provisional (Final false) until FollowUp or FinishLast.
 func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentDefinition, t *session.Turn, index int, prev *TurnRecord) TurnRecord {
-	view := &session.AgentSession{ID: sessionID, Agents: agents}
+	view := &session.AgentSession{ID: sessionID, Agents: agents, Turns: make([]session.Turn, 0, 2)}
 	ti := 0
 	if prev != nil && len(prev.Grounding) > 0 {
 		// The earlier turns' salient facts stand as a turn of their own, so that the
