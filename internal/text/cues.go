@@ -15,16 +15,12 @@ import (
 // text contains " "+p+" ".
 func cueNorm(s string) string {
 	s = capInput(s)
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte(' ')
-	space := true // the last byte written is a space
-	brk := func() {
-		if !space {
-			b.WriteByte(' ')
-			space = true
-		}
+	var stack [smallText]byte // most texts are built here: one allocation, the string
+	b := stack[:0]
+	if len(s)+2 > len(stack) {
+		b = make([]byte, 0, len(s)+2)
 	}
+	b = append(b, ' ')
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			// ASCII fast path: the cases below for a one-byte rune.
@@ -34,28 +30,37 @@ func cueNorm(s string) string {
 				if 'A' <= c && c <= 'Z' {
 					c += 'a' - 'A'
 				}
-				b.WriteByte(c)
-				space = false
+				b = append(b, c)
 			case c == '\'':
 			default:
-				brk()
+				if b[len(b)-1] != ' ' {
+					b = append(b, ' ')
+				}
 			}
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		switch {
-		case r == '’' || r == '‘' || r == 'ʼ':
+		case r < utf8.RuneSelf && asciiClass[r]&clAlnum != 0:
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			b = append(b, byte(r))
+		case r == '\'' || r == '’' || r == '‘' || r == 'ʼ':
 		case isAlnum(r):
-			writeFold(&b, r)
-			space = false
+			b = appendFold(b, r)
 		case isMark(r):
 		default:
-			brk()
+			if b[len(b)-1] != ' ' {
+				b = append(b, ' ')
+			}
 		}
 	}
-	brk()
-	return b.String()
+	if b[len(b)-1] != ' ' {
+		b = append(b, ' ')
+	}
+	return string(b)
 }
 
 // cue is a phrase (written naturally, matched through cueNorm) and the confidence it carries.

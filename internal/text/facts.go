@@ -327,27 +327,30 @@ func lastRune(s string) rune {
 
 // normPhrase lower-cases and accent-folds s and collapses white space (quoted and name values).
 func normPhrase(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
+	var stack [smallText]byte // most phrases are built here: one allocation, the string
+	b := stack[:0]
+	if len(s) > len(stack) {
+		b = make([]byte, 0, len(s))
+	}
 	space := false
 	for _, r := range s {
 		switch {
 		case unicode.IsSpace(r):
-			space = b.Len() > 0
+			space = len(b) > 0
 		case isMark(r):
 		default:
 			if space {
-				b.WriteByte(' ')
+				b = append(b, ' ')
 				space = false
 			}
 			if isAlnum(r) {
-				writeFold(&b, r)
+				b = appendFold(b, r)
 			} else {
-				b.WriteRune(r)
+				b = utf8.AppendRune(b, r)
 			}
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // scanURLs records URLs: "http://", "https://" or "www." (any case) not preceded by a letter or digit, up to

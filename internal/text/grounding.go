@@ -239,14 +239,17 @@ func idKey(v string) string {
 	if simple {
 		return v
 	}
-	var b strings.Builder
-	b.Grow(len(v))
+	var stack [smallText]byte // most keys are built here: one allocation, the string
+	b := stack[:0]
+	if len(v) > len(stack) {
+		b = make([]byte, 0, len(v))
+	}
 	for _, r := range v {
 		if isAlnum(r) {
-			writeFold(&b, r)
+			b = appendFold(b, r)
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // indexes is the texts a fact is looked up in: it is found when the rules hold over the

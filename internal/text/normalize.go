@@ -75,6 +75,11 @@ func buildFoldLatin() (foldLatin [0x180 - 0xC0]string) {
 	return foldLatin
 }
 
+// smallText is the size of the stack buffers in which short normalised strings are built
+// (cueNorm, idKey, normPhrase) before the string is made: one allocation instead of a
+// growing byte slice and its copy. Longer ones get a buffer of their size.
+const smallText = 256
+
 // appendFold appends the lower-case, accent-folded form of the letter or digit r to b.
 func appendFold(b []byte, r rune) []byte {
 	switch {
@@ -93,20 +98,6 @@ func appendFold(b []byte, r rune) []byte {
 		return append(b, 't')
 	}
 	return utf8.AppendRune(b, unicode.ToLower(r))
-}
-
-// writeFold writes appendFold(r) to b: for building a string at its size in one
-// allocation (strings.Builder) instead of a byte slice and its copy.
-func writeFold(b *strings.Builder, r rune) {
-	if r < utf8.RuneSelf {
-		if 'A' <= r && r <= 'Z' {
-			r += 'a' - 'A'
-		}
-		b.WriteByte(byte(r))
-		return
-	}
-	var buf [2 * utf8.UTFMax]byte
-	b.Write(appendFold(buf[:0], r))
 }
 
 // isCJK reports whether r is written without spaces between words (Han, Hiragana, Katakana, Hangul);
