@@ -64,7 +64,7 @@ func BenchmarkEvaluateSession(b *testing.B) {
 // twenty has an argument outside the tool's schema), 26 spans on average. They were made
 // by replaying the workload's traces through tracker.Replay (end attribute
 // agent_eval.session.end) and encoding the sessions as JSON.
-func e2eSessions(b *testing.B) []*session.AgentSession {
+func e2eSessions(b testing.TB) []*session.AgentSession {
 	data, err := os.ReadFile(filepath.Join("testdata", "bench", "e2e_sessions.json"))
 	if err != nil {
 		b.Fatal(err)

@@ -71,6 +71,8 @@ type evalCtx struct {
 	calls        int // the view's tool calls (toolCalls): the memos are sized by them
 	memoSlab     []textMemo
 	callTextMemo map[*session.ToolCall]string
+	// handoffCtx is the handoff context reached in the turn being scored (handoffContext).
+	handoffCtx handoffCtx
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {

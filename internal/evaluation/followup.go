@@ -5,6 +5,7 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -65,9 +66,9 @@ func (e *Evaluator) detectFollowUp(sessionID, request, answer, followUp string) 
 	}
 	if ok, conf, cue := text.Correction(followUp, answer); ok {
 		conf = clamp01(conf)
-		d.Checks = append(d.Checks, fmt.Sprintf("rdm: detected (cue %q, confidence %s)", cue, num(conf)))
+		d.Checks = append(d.Checks, "rdm: detected (cue "+strconv.Quote(cue)+", confidence "+num(conf)+")")
 		d.Type, d.Confidence, d.Signal = DetectionRDM, conf, conf
-		d.Reason = fmt.Sprintf("the next user message corrects or complains about the response (cue %q)", cue)
+		d.Reason = "the next user message corrects or complains about the response (cue " + strconv.Quote(cue) + ")"
 		return d
 	}
 	ev := text.FollowUpEvidence(request, answer, followUp, e.cfg.CCMSimilarityThreshold)
@@ -103,7 +104,7 @@ func (e *Evaluator) detectFollowUp(sessionID, request, answer, followUp string) 
 	}
 	sim := d.Signal
 	if sim < th {
-		d.Checks = append(d.Checks, fmt.Sprintf("ccm: similarity %s < %s%s", num(sim), num(th), served))
+		d.Checks = append(d.Checks, "ccm: similarity "+num(sim)+" < "+num(th)+served)
 		es, similar, check := e.semanticReask(sessionID, request, followUp)
 		if check != "" {
 			d.Checks = append(d.Checks, check)

@@ -90,29 +90,38 @@ func (c *evalCtx) score(r *InteractionResult) {
 // texts are sources (the handoff context: user message and tool results), indexed with
 // the same lexing for the grounding (memo.go source).
 func (c *evalCtx) facts(texts []string) []text.Fact {
-	var out []text.Fact
-	var seen map[text.Fact]bool // made once out has more than smallFacts facts
+	var fs distinctFacts
 	for _, s := range texts {
-		for _, f := range c.source(s).facts {
-			switch {
-			case seen != nil:
-				if seen[f] {
-					continue
-				}
-				seen[f] = true
-			case slices.Contains(out, f):
-				continue
-			case len(out) == smallFacts:
-				seen = make(map[text.Fact]bool, 2*smallFacts)
-				for _, g := range out {
-					seen[g] = true
-				}
-				seen[f] = true
-			}
-			out = append(out, f)
-		}
+		fs.add(c.source(s).facts)
 	}
-	return out
+	return fs.out
+}
+
+// distinctFacts gathers facts in order, each once.
+type distinctFacts struct {
+	out  []text.Fact
+	seen map[text.Fact]bool // made once out has more than smallFacts facts
+}
+
+func (d *distinctFacts) add(fs []text.Fact) {
+	for _, f := range fs {
+		switch {
+		case d.seen != nil:
+			if d.seen[f] {
+				continue
+			}
+			d.seen[f] = true
+		case slices.Contains(d.out, f):
+			continue
+		case len(d.out) == smallFacts:
+			d.seen = make(map[text.Fact]bool, 2*smallFacts)
+			for _, g := range d.out {
+				d.seen[g] = true
+			}
+			d.seen[f] = true
+		}
+		d.out = append(d.out, f)
+	}
 }
 
 // smallFacts bounds the distinct facts that facts deduplicates by searching its result;

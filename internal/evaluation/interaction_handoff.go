@@ -41,8 +41,7 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 			nothing++
 			continue
 		}
-		pieces := c.handoffContext(t, ii, si)
-		facts := c.facts(pieces)
+		pieces, facts := c.handoffContext(t, ii, si)
 		needed, used := c.neededFacts(t, ii, h, facts)
 		if len(facts) > 0 && used != nil {
 			if len(needed) == 0 {
@@ -168,24 +167,46 @@ func (c *evalCtx) coverage(facts []text.Fact, ctxText, payload string) (float64,
 // handoffContext is what the receiving agent may need at the handoff in step si of
 // interaction ii: the user message and the results of the tool calls made before it
 // in the turn (handoff tools' own results, framework plumbing, excepted), as separate
-// texts.
-func (c *evalCtx) handoffContext(t *session.Turn, ii, si int) []string {
-	out := []string{t.UserMessage}
-	for j := 0; j <= ii; j++ {
+// texts, and their distinct facts (facts). A turn's handoffs are scored in step order and
+// each one's context extends the one before, so both are extended from the previous
+// handoff of the turn, not made again; the slices returned are shared and only read.
+func (c *evalCtx) handoffContext(t *session.Turn, ii, si int) ([]string, []text.Fact) {
+	h := &c.handoffCtx
+	if h.t != t || ii < h.ii || ii == h.ii && si < h.si {
+		// Another turn, or an earlier step: start again (never reusing the arrays of
+		// slices handed out).
+		*h = handoffCtx{t: t, pieces: []string{t.UserMessage}}
+		h.facts.add(c.source(t.UserMessage).facts)
+	}
+	for j := h.ii; j <= ii; j++ {
 		steps := t.Interactions[j].Steps
-		end := len(steps)
+		k, end := 0, len(steps)
+		if j == h.ii {
+			k = h.si
+		}
 		if j == ii {
 			end = si
 		}
-		for k := 0; k < end; k++ {
+		for ; k < end; k++ {
 			if tc := steps[k].ToolCall; tc != nil && tc.Result != "" {
 				if _, isHandoff := c.args.handoffTarget(tc); !isHandoff {
-					out = append(out, tc.Result)
+					h.pieces = append(h.pieces, tc.Result)
+					h.facts.add(c.source(tc.Result).facts)
 				}
 			}
 		}
 	}
-	return out
+	h.ii, h.si = ii, si
+	return h.pieces, h.facts.out
+}
+
+// handoffCtx is the handoff context of a turn up to step si of interaction ii
+// (handoffContext).
+type handoffCtx struct {
+	t      *session.Turn
+	ii, si int
+	pieces []string
+	facts  distinctFacts
 }
 
 // handoff is the interaction's handoff: the context its handoffs pass on.

@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 func TestHandoffScore(t *testing.T) {
@@ -45,4 +47,58 @@ func TestHandoffScore(t *testing.T) {
 	r := e.EvaluateInteraction(s, 0, 0)
 	score(t, "handoff", null, r.Handoff)
 	assert.Equal(t, "null: no handoff", r.Explanations[keyHandoff])
+}
+
+// TestHandoffContextExtendedAsMadeAfresh: the handoff context extended from a turn's
+// previous handoff (handoffContext) holds the texts and distinct facts made afresh for
+// each handoff, in step order and when a step comes again or earlier.
+func TestHandoffContextExtendedAsMadeAfresh(t *testing.T) {
+	e := newEval(t)
+	fresh := func(s *session.AgentSession, tu *session.Turn, ii, si int) ([]string, []text.Fact) {
+		c := e.newCtx(s)
+		out := []string{tu.UserMessage}
+		for j := 0; j <= ii; j++ {
+			steps := tu.Interactions[j].Steps
+			end := len(steps)
+			if j == ii {
+				end = si
+			}
+			for k := 0; k < end; k++ {
+				if tc := steps[k].ToolCall; tc != nil && tc.Result != "" {
+					if _, isHandoff := c.args.handoffTarget(tc); !isHandoff {
+						out = append(out, tc.Result)
+					}
+				}
+			}
+		}
+		return out, c.facts(out)
+	}
+	handoffs := 0
+	for _, s := range e2eSessions(t) {
+		c := e.newCtx(s)
+		type step struct{ ii, si int }
+		for ti := range s.Turns {
+			tu := &s.Turns[ti]
+			var steps []step
+			for ii := range tu.Interactions {
+				for si := range tu.Interactions[ii].Steps {
+					if tu.Interactions[ii].Steps[si].Handoff != nil {
+						steps = append(steps, step{ii, si})
+					}
+				}
+			}
+			handoffs += len(steps)
+			// In step order, then the last again and the first again (a restart).
+			if len(steps) > 0 {
+				steps = append(steps, steps[len(steps)-1], steps[0])
+			}
+			for _, st := range steps {
+				gotTexts, gotFacts := c.handoffContext(tu, st.ii, st.si)
+				wantTexts, wantFacts := fresh(s, tu, st.ii, st.si)
+				require.Equal(t, wantTexts, gotTexts, "turn %d step %v", ti, st)
+				require.Equal(t, wantFacts, gotFacts, "turn %d step %v", ti, st)
+			}
+		}
+	}
+	require.Greater(t, handoffs, 10)
 }

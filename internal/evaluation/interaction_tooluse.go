@@ -14,23 +14,41 @@ func toolUseScore(calls []ToolCallResult) (*float64, string) {
 	if len(calls) == 0 {
 		return nil, "null: no tool calls"
 	}
-	vals := make([]*float64, len(calls))
-	var parts []string
+	sum, n := 0.0, 0
 	for i := range calls {
-		vals[i] = calls[i].Score
-		if calls[i].Score != nil {
-			parts = append(parts, num(*calls[i].Score))
+		if s := calls[i].Score; s != nil {
+			sum += *s
+			n++
 		}
 	}
-	m, n := meanOf(vals)
-	if m == nil {
+	if n == 0 {
 		return nil, fmt.Sprintf("null: none of the %d tool call(s) is evaluable", len(calls))
 	}
-	expl := "mean of " + strconv.Itoa(n) + " evaluable call score(s) (" + strings.Join(parts, ", ") + ") = " + num(*m)
-	if n < len(calls) {
-		expl += fmt.Sprintf("; %d not evaluable", len(calls)-n)
+	m := ptr(sum / float64(n)) // meanOf of the scores
+	// "mean of N evaluable call score(s) (s1, s2) = m", written once.
+	var b strings.Builder
+	b.Grow(64 + 8*n)
+	b.WriteString("mean of ")
+	b.WriteString(strconv.Itoa(n))
+	b.WriteString(" evaluable call score(s) (")
+	first := true
+	for i := range calls {
+		if s := calls[i].Score; s != nil {
+			if !first {
+				b.WriteString(", ")
+			}
+			first = false
+			writeNum(&b, *s)
+		}
 	}
-	return m, expl
+	b.WriteString(") = ")
+	writeNum(&b, *m)
+	if n < len(calls) {
+		b.WriteString("; ")
+		b.WriteString(strconv.Itoa(len(calls) - n))
+		b.WriteString(" not evaluable")
+	}
+	return m, b.String()
 }
 
 // toolUse is the interaction's tool_use: how well its tool calls passed validation.

@@ -53,6 +53,27 @@ func appendNum(b []byte, v float64) []byte {
 		// An integer prints as its digits ("3.0000" trimmed).
 		return strconv.AppendInt(b, int64(v), 10)
 	}
+	if k, ok := units4(v); ok {
+		// The 4-decimal form's digits are k's: the integer part, then the fraction's
+		// 4 digits with trailing zeros trimmed ("-0" prints as 0).
+		u := int64(math.Abs(k))
+		if u == 0 {
+			return append(b, '0')
+		}
+		if k < 0 {
+			b = append(b, '-')
+		}
+		b = strconv.AppendInt(b, u/10000, 10)
+		if f := u % 10000; f != 0 {
+			d := [5]byte{'.', byte('0' + f/1000), byte('0' + f/100%10), byte('0' + f/10%10), byte('0' + f%10)}
+			n := len(d)
+			for d[n-1] == '0' {
+				n--
+			}
+			b = append(b, d[:n]...)
+		}
+		return b
+	}
 	start := len(b)
 	b = strconv.AppendFloat(b, v, 'f', 4, 64)
 	n := len(b)

@@ -31,7 +31,7 @@ func (e *Evaluator) recommendations(a *Analysis) []Recommendation {
 	below := func(v *float64) bool { return v != nil && *v < th }
 	gap := func(v float64) float64 { return round4(th - v) }
 	suffix := func(metric string, v float64) string {
-		return fmt.Sprintf(" (%s %s < %s)", metric, num(v), num(th))
+		return " (" + metric + " " + num(v) + " < " + num(th) + ")"
 	}
 	for _, id := range slices.Sorted(maps.Keys(a.PerAgentScores)) {
 		as := a.PerAgentScores[id]

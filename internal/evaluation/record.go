@@ -130,7 +130,7 @@ const pendingExplanation = "rdm/ccm: pending (follow-up not known yet); "
 // previous turn (nil for the first), whose grounding facts count as sources. The result
 // is provisional (Final false) until FollowUp or FinishLast.
 func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentDefinition, t *session.Turn, index int, prev *TurnRecord) TurnRecord {
-	view := &session.AgentSession{ID: sessionID, Agents: agents}
+	view := &session.AgentSession{ID: sessionID, Agents: agents, Turns: make([]session.Turn, 0, 2)}
 	ti := 0
 	if prev != nil && len(prev.Grounding) > 0 {
 		// The earlier turns' salient facts stand as a turn of their own, so that the
@@ -365,7 +365,8 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 		agent string // the first agent to make the call
 		many  bool   // another agent made it too
 	}
-	seen := map[string]seenCall{} // tool + canonical arguments → agents so far
+	type callKey struct{ tool, args string } // a tool and its canonical arguments
+	seen := map[callKey]seenCall{}           // → agents so far
 	for ii := range t.Interactions {
 		in := &t.Interactions[ii]
 		for si := range in.Steps {
@@ -378,7 +379,7 @@ func (c *evalCtx) summarize(ti int) TurnSummary {
 				continue
 			}
 			sum.SharedCalls++
-			key := tc.ToolName + "\x00" + args
+			key := callKey{tc.ToolName, args}
 			prev, made := seen[key]
 			if made && (prev.many || prev.agent != in.AgentID) {
 				sum.DuplicateCalls++

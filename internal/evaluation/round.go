@@ -28,12 +28,32 @@ func round4(v float64) float64 {
 		// itself (-0 included): no formatting needed.
 		return v
 	}
+	if k, ok := units4(v); ok {
+		// k/1e4 is the double nearest the decimal k/10⁴ (one correctly rounded division
+		// of exact operands): what ParseFloat returns for that decimal.
+		return k / 1e4
+	}
 	var buf [32]byte
 	r, err := strconv.ParseFloat(string(strconv.AppendFloat(buf[:0], v, 'f', 4, 64)), 64)
 	if err != nil {
 		return v
 	}
 	return r
+}
+
+// units4 returns v·10⁴ rounded to an integer, the digits of v's 4-decimal form
+// (strconv.FormatFloat(v, 'f', 4, 64)), and true when arithmetic answers for certain:
+// |v| < 10⁶, and v is the double nearest k/10⁴ already (a rounded result rounded again)
+// or v·10⁴ is far enough from a tie (.5) that the rounding error of s (below 2⁻¹⁸ for
+// |s| < 10¹⁰) cannot carry it across. Otherwise false: format with strconv
+// (TestRound4ShortcutsAsFormatted, TestNumShortcutsAsFormatted).
+func units4(v float64) (float64, bool) {
+	if !(math.Abs(v) < 1e6) {
+		return 0, false
+	}
+	s := v * 1e4
+	k := math.Round(s)
+	return k, k/1e4 == v || math.Abs(math.Abs(s-math.Trunc(s))-0.5) > 1e-3
 }
 
 // round4In rounds *v in place, writing only when the value changes: results already

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,5 +96,37 @@ func TestRound4IntegersUnformatted(t *testing.T) {
 		got, want := round4(v), viaText(v)
 		assert.Equal(t, want, got, "%v", v)
 		assert.Equal(t, math.Signbit(want), math.Signbit(got), "%v sign", v)
+	}
+}
+
+// TestRound4ShortcutsAsFormatted: round4's arithmetic shortcut answers like formatting
+// with 4 decimals and parsing back, on random values of every scale the evaluator
+// rounds, on values rounded already, and next to ties (x.xxxx5).
+func TestRound4ShortcutsAsFormatted(t *testing.T) {
+	viaText := func(v float64) float64 {
+		r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 4, 64), 64)
+		require.NoError(t, err)
+		return r
+	}
+	check := func(v float64) {
+		got, want := round4(v), viaText(v)
+		if got != want || math.Signbit(got) != math.Signbit(want) {
+			t.Fatalf("round4(%v) = %v, formatted and parsed %v", v, got, want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 300_000 {
+		scale := math.Pow(10, float64(rng.IntN(13)-6)) // 1e-6 .. 1e6
+		v := (rng.Float64()*2 - 1) * scale
+		check(v)
+		check(viaText(v))                      // rounded already
+		tie := (math.Round(v*1e4) + 0.5) / 1e4 // next to a tie
+		check(tie)
+		check(math.Nextafter(tie, 0))
+		check(math.Nextafter(tie, math.Inf(1)))
+		check(float64(rng.IntN(1_000_000)) / float64(1+rng.IntN(1000))) // means and ratios
+	}
+	for _, v := range []float64{0.00005, -0.00005, 0.00004999, -0.00001, 999999.99995, -999999.99995, 1e6 - 1e-5, 0.8687499999999999, 2.00005} {
+		check(v)
 	}
 }

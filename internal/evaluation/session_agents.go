@@ -11,7 +11,11 @@ import (
 
 // issueDetail is the issue message without its "agent: " prefix.
 func issueDetail(is ToolIssue) string {
-	return strings.TrimPrefix(is.Message, agentLabel(is.AgentID)+": ")
+	label := agentLabel(is.AgentID)
+	if rest, ok := strings.CutPrefix(is.Message, label); ok && strings.HasPrefix(rest, ": ") {
+		return rest[2:] // strings.TrimPrefix(is.Message, label+": ") without making the prefix
+	}
+	return is.Message
 }
 
 // perAgent aggregates each agent's interactions (the ReAsk evaluation plan's per_agent_scores); agents
@@ -73,7 +77,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 					x.notEval++
 				}
 				for _, is := range tc.Issues {
-					x.issues = append(x.issues, fmt.Sprintf("%s: %s (turn %d)", is.Issue, issueDetail(is), turnNumber(is.TurnIndex)))
+					x.issues = append(x.issues, string(is.Issue)+": "+issueDetail(is)+" (turn "+strconv.Itoa(turnNumber(is.TurnIndex))+")")
 				}
 			}
 			if ae, ok := errs[ii]; ok {
@@ -104,7 +108,7 @@ func (e *Evaluator) perAgent(a *Analysis, agents []string, recs []TurnRecord) {
 			case x.n == 0:
 				as.Explanations[key] = "null: no interactions"
 			case m == nil:
-				as.Explanations[key] = fmt.Sprintf("null: absent in all %d interaction(s)", x.n)
+				as.Explanations[key] = "null: absent in all " + strconv.Itoa(x.n) + " interaction(s)"
 			default:
 				as.Explanations[key] = "mean over " + strconv.Itoa(k) + " of " + strconv.Itoa(x.n) + " interaction(s) = " + num(*m)
 			}

@@ -84,6 +84,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 		})
 	}
 	checks := make([]string, 0, 3) // the checks that ran, for the explanation
+	handoffTo := ""                // the first check is "authorisation (handoff to handoffTo)"
 	authorised, paramsChecked := false, false
 
 	// 1. Authorisation.
@@ -98,7 +99,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 		checks = append(checks, "authorisation")
 		if def == nil {
 			if target, ok := ac.handoffTarget(call); ok && handoffAllowed(agent, target, sessionAgents) {
-				checks[len(checks)-1] = "authorisation (handoff to " + target + ")"
+				handoffTo = target
 			} else {
 				add(IssueUnauthorizedTool, SeverityHigh, "", unauthorizedDetail(call.ToolName, agent))
 			}
@@ -174,7 +175,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 		} else {
 			r.Verdict = VerdictInvalid
 		}
-		if len(r.Issues) == 0 && len(r.NotEvaluable) == 0 && len(checks) == 3 && checks[0] == "authorisation" {
+		if len(r.Issues) == 0 && len(r.NotEvaluable) == 0 && len(checks) == 3 && handoffTo == "" {
 			// Most calls: every check ran and found nothing.
 			r.Explanation = allChecksPassed
 			break
@@ -182,7 +183,17 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 		var b strings.Builder
 		b.Grow(64 + 40*len(r.Issues)) // "checked authorisation, arguments, parameters; no issue; score 1"
 		b.WriteString("checked ")
-		b.WriteString(strings.Join(checks, ", "))
+		for i, check := range checks {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(check)
+			if i == 0 && handoffTo != "" {
+				b.WriteString(" (handoff to ")
+				b.WriteString(handoffTo)
+				b.WriteString(")")
+			}
+		}
 		if len(r.Issues) == 0 {
 			b.WriteString("; no issue; score 1")
 		} else {

@@ -54,6 +54,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	var anchoredBy string
 	var anchoredTokens []string
 	var itemTexts, itemLabels []string // for the embedding route (semantic.go)
+	var shared []string                // the item's tokens in the request or the conversation; reused until an item anchors
 	consider := func(label func() string, s string) {
 		if anchoredBy != "" || strings.TrimSpace(s) == "" || slices.Contains(seen, s) {
 			return
@@ -63,7 +64,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		if c.e.cfg.Similarity != nil {
 			itemTexts, itemLabels = append(itemTexts, s), append(itemLabels, label())
 		}
-		var shared []string
+		shared = shared[:0]
 		for _, tok := range c.tokens(s) {
 			i, inReq := req[tok]
 			if inReq {
@@ -95,8 +96,8 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 		return nil, "null: no captured action or answer"
 	}
 	if anchoredBy != "" {
-		return ptr(0.0), fmt.Sprintf("0: %s shares %s with the task (>= %d words of the request or the conversation)",
-			anchoredBy, strings.Join(anchoredTokens, ", "), anchorTokens)
+		return ptr(0.0), "0: " + anchoredBy + " shares " + strings.Join(anchoredTokens, ", ") + " with the task (>= " +
+			strconv.Itoa(anchorTokens) + " words of the request or the conversation)"
 	}
 	semantic := ""
 	if i, _, why := c.e.semanticAnchor(c.s.ID, t.UserMessage, itemTexts); i >= 0 {

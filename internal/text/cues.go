@@ -15,8 +15,12 @@ import (
 // text contains " "+p+" ".
 func cueNorm(s string) string {
 	s = capInput(s)
-	b := make([]byte, 1, len(s)+2)
-	b[0] = ' '
+	var stack [smallText]byte // most texts are built here: one allocation, the string
+	b := stack[:0]
+	if len(s)+2 > len(stack) {
+		b = make([]byte, 0, len(s)+2)
+	}
+	b = append(b, ' ')
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			// ASCII fast path: the cases below for a one-byte rune.

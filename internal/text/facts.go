@@ -327,7 +327,11 @@ func lastRune(s string) rune {
 
 // normPhrase lower-cases and accent-folds s and collapses white space (quoted and name values).
 func normPhrase(s string) string {
-	var b []byte
+	var stack [smallText]byte // most phrases are built here: one allocation, the string
+	b := stack[:0]
+	if len(s) > len(stack) {
+		b = make([]byte, 0, len(s))
+	}
 	space := false
 	for _, r := range s {
 		switch {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Index is the fact index of one text (a source of a response, a handoff payload): the
@@ -239,11 +240,28 @@ func idKey(v string) string {
 	if simple {
 		return v
 	}
-	var b []byte
-	for _, r := range v {
+	var stack [smallText]byte // most keys are built here: one allocation, the string
+	b := stack[:0]
+	if len(v) > len(stack) {
+		b = make([]byte, 0, len(v))
+	}
+	for i := 0; i < len(v); {
+		if c := v[i]; c < utf8.RuneSelf {
+			// ASCII fast path: isAlnum and appendFold of a one-byte rune.
+			if asciiClass[c]&clAlnum != 0 {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(v[i:])
 		if isAlnum(r) {
 			b = appendFold(b, r)
 		}
+		i += size
 	}
 	return string(b)
 }

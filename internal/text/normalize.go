@@ -75,6 +75,11 @@ func buildFoldLatin() (foldLatin [0x180 - 0xC0]string) {
 	return foldLatin
 }
 
+// smallText is the size of the stack buffers in which short normalised strings are built
+// (cueNorm, idKey, normPhrase) before the string is made: one allocation instead of a
+// growing byte slice and its copy. Longer ones get a buffer of their size.
+const smallText = 256
+
 // appendFold appends the lower-case, accent-folded form of the letter or digit r to b.
 func appendFold(b []byte, r rune) []byte {
 	switch {
