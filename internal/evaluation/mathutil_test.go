@@ -13,17 +13,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// formatted is what num must print for v: the 4-decimal format, trailing zeros and
+// point trimmed, "-0" as "0".
+func formatted(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 4, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "-0" {
+		return "0"
+	}
+	return s
+}
+
 // TestNumIntegersAsFormatted: num's integer shortcut prints what the 4-decimal format,
 // trimmed, prints.
 func TestNumIntegersAsFormatted(t *testing.T) {
-	formatted := func(v float64) string {
-		s := strconv.FormatFloat(v, 'f', 4, 64)
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-		if s == "-0" {
-			return "0"
-		}
-		return s
-	}
 	values := []float64{0, math.Copysign(0, -1), 1, -1, 2, 10, 100, 1e14, -1e14, 999999999999999, 1e15, 1e16, 0.5, 0.99999, 1.00004, -0.00001, 49.99, math.MaxInt32}
 	r := rand.New(rand.NewPCG(25, 26))
 	for range 10000 {
@@ -42,14 +45,6 @@ func TestNumIntegersAsFormatted(t *testing.T) {
 // 4-decimal format, trimmed, prints, on random values of every scale, values rounded
 // already and values next to ties.
 func TestNumShortcutsAsFormatted(t *testing.T) {
-	formatted := func(v float64) string {
-		s := strconv.FormatFloat(v, 'f', 4, 64)
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-		if s == "-0" {
-			return "0"
-		}
-		return s
-	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	check := func(v float64) {
 		if got, want := num(v), formatted(v); got != want {
