@@ -32,21 +32,6 @@ func EncodeTurn(m pcommon.Map, tr *evaluation.TurnResult) {
 	encodeFields(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(tr).Elem())
 }
 
-// MarkTurnRevised sets, in the agent_eval.turn.* attributes EncodeTurn wrote into m, the
-// result's Revised flag (evaluation.TurnResult.Revised, key from its JSON tag): the
-// verdict re-judges a turn whose first final verdict was given elsewhere. A signed m must
-// be signed again.
-func MarkTurnRevised(m pcommon.Map) {
-	m.PutBool(semconv.AgentEvalTurnPrefix+turnRevisedKey, true)
-}
-
-// turnRevisedKey is the JSON name of evaluation.TurnResult.Revised.
-var turnRevisedKey = func() string {
-	f, _ := reflect.TypeFor[evaluation.TurnResult]().FieldByName("Revised")
-	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-	return name
-}()
-
 // DecodeTurn reads the agent_eval.turn.* attributes of m. It fails when one has the
 // wrong type or when agent_eval.turn.trace_id is missing (not a turn span).
 func DecodeTurn(m pcommon.Map) (evaluation.TurnResult, error) {

@@ -133,20 +133,6 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// TestMarkTurnRevised: a final verdict marked Revised after it was encoded decodes with
-// Revised set and nothing else changed.
-func TestMarkTurnRevised(t *testing.T) {
-	tr := evaluation.TurnResult{SessionID: "s-1", TurnIndex: 1, TraceID: "t-1", Final: true, DetectionType: "rdm"}
-	m := pcommon.NewMap()
-	EncodeTurn(m, &tr)
-	MarkTurnRevised(m)
-	got, err := DecodeTurn(m)
-	require.NoError(t, err)
-	want := tr
-	want.Revised = true
-	assert.Equal(t, want, got)
-}
-
 // TestDecodeIgnoresAttributeOrder: the decoder finds a struct's fields fastest in the
 // order the encoder writes them (by name), and reads the same values from a span whose
 // maps are in any other order (reversed here; earlier collectors wrote declaration order).
