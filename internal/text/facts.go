@@ -740,14 +740,17 @@ func ambiguousDates(v string) []string {
 	return out
 }
 
-// numberValue canonicalises a core made of digits and . , separators (see appendNumberKey) keeping the
-// decimals as written; plain digit runs lose their leading zeros. ok is false for other cores.
+// numberValue canonicalises a core made of digits and . , separators, each between two
+// digits (see appendNumberKey), keeping the decimals as written; plain digit runs lose their
+// leading zeros. ok is false for other cores ("1,,2" too: Index.addNumbers reads the digit
+// runs on either side of a doubled separator as two numbers, so a fact "1..2" could never
+// be found, not even in its own text).
 func numberValue(core string) (string, bool) {
 	if core == "" || !isDigitByte(core[0]) || !isDigitByte(core[len(core)-1]) {
 		return "", false
 	}
 	for i := 0; i < len(core); i++ {
-		if c := core[i]; !isDigitByte(c) && c != '.' && c != ',' {
+		if c := core[i]; !isDigitByte(c) && (c != '.' && c != ',' || !isDigitByte(core[i+1])) {
 			return "", false
 		}
 	}

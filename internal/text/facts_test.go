@@ -48,6 +48,7 @@ func TestSalientFacts(t *testing.T) {
 		{`{"order_id":"ORD-12345","amount":1200.5,"customer":"Jane Doe"}`,
 			[]Fact{quoted("ord-12345"), id("ord-12345"), num("1200.5"), quoted("jane doe"), name("jane doe")}},
 		{"订单12345号已退款", []Fact{id("订单12345号已退款")}},
+		{"order 1,,2 of 5..000", []Fact{id("1,,2"), id("5..000")}}, // a doubled separator makes no number
 		{"hello there", nil},
 		{"", nil},
 		{"\xff\xfe 🙂", nil},
