@@ -438,7 +438,9 @@ func (e *Extractor) requested(r *session.SpanRecord, calls []session.RequestedTo
 	}
 	out := make([]session.RequestedToolCall, 0, len(calls))
 	for _, c := range calls {
-		if strings.TrimSpace(c.Name) == "" {
+		// The name is checked once capped: a cap below its first rune empties it.
+		name := e.text(r, strings.TrimSpace(c.Name))
+		if name == "" {
 			continue
 		}
 		args, cut := cleanText(c.Arguments, e.maxText)
@@ -447,7 +449,7 @@ func (e *Extractor) requested(r *session.SpanRecord, calls []session.RequestedTo
 		}
 		out = append(out, session.RequestedToolCall{
 			ID:                 e.text(r, c.ID),
-			Name:               e.text(r, strings.TrimSpace(c.Name)),
+			Name:               name,
 			Arguments:          args,
 			ArgumentsTruncated: cut,
 		})
