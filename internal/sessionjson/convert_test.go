@@ -459,9 +459,29 @@ func FuzzParseConvert(f *testing.F) {
 			require.Len(t, got.TraceIDs, len(s.Turns))
 			spans := spansOf(got.Traces)
 			require.Len(t, spans, got.SpanCount)
+			byID := map[pcommon.SpanID]ptrace.Span{}
+			for _, sp := range spans {
+				require.NotContains(t, byID, sp.SpanID(), "span id used twice")
+				byID[sp.SpanID()] = sp
+			}
+			roots := map[string]int{}
 			for _, sp := range spans {
 				require.Equal(t, got.SessionID, str(t, sp, semconv.GenAIConversationID))
 				require.GreaterOrEqual(t, sp.EndTimestamp(), sp.StartTimestamp())
+				require.Contains(t, got.TraceIDs, sp.TraceID().String())
+				if sp.ParentSpanID().IsEmpty() {
+					roots[sp.TraceID().String()]++
+					continue
+				}
+				// A child is in its parent's trace and within its parent's time.
+				parent, ok := byID[sp.ParentSpanID()]
+				require.True(t, ok, "span %q has no parent in the body", sp.Name())
+				require.Equal(t, parent.TraceID(), sp.TraceID())
+				require.GreaterOrEqual(t, sp.StartTimestamp(), parent.StartTimestamp(), "%q starts before its parent", sp.Name())
+				require.LessOrEqual(t, sp.EndTimestamp(), parent.EndTimestamp(), "%q ends after its parent", sp.Name())
+			}
+			for _, id := range got.TraceIDs {
+				require.Equal(t, 1, roots[id], "trace %s has %d roots", id, roots[id])
 			}
 		}
 	})
