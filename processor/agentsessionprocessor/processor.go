@@ -726,7 +726,8 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 			}
 			sh.keepUnsaved(p, b, saves, waiting)
 		} else {
-			sh.emitWaiting(b, first[:retried])
+			emitWaiting(b, sh.unsaved, sh.waiting, first[:retried])
+			sh.clearUnsaved()
 			for i, span := range w.spans {
 				if span >= 0 {
 					tr := w.saves[i].Record.Result // a copy: the stored record keeps Revised false
@@ -739,18 +740,22 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 	w.holds, w.saves, w.spans = w.holds[:0], w.saves[:0], w.spans[:0]
 }
 
-// emitWaiting adds to b the final verdicts of sh.unsaved that wait to be emitted
-// (sh.waiting), Revised when first (SaveTurns' result for sh.unsaved) says that their
-// save was not the turn's first final one; with first nil (no save told), unmarked:
-// counted here. It empties sh.unsaved.
-func (sh *shard) emitWaiting(b *evalBatch, first []bool) {
-	for i := range sh.unsaved {
-		if sh.waiting[i] {
-			tr := sh.unsaved[i].Record.Result
+// emitWaiting adds to b the final verdicts of recs that wait to be emitted (waiting,
+// per record), Revised when first (SaveTurns' result for recs) says that their save was
+// not the turn's first final one; with first nil (no save told), unmarked: counted here.
+func emitWaiting(b *evalBatch, recs []store.TurnState, waiting, first []bool) {
+	for i := range recs {
+		if waiting[i] {
+			tr := recs[i].Record.Result
 			tr.Revised = first != nil && !first[i]
-			b.addTurnSpan(sh.unsaved[i].SessionID, &tr)
+			b.addTurnSpan(recs[i].SessionID, &tr)
 		}
 	}
+}
+
+// clearUnsaved forgets the records waiting to be saved again (saved, or emitted for
+// good) and their retry.
+func (sh *shard) clearUnsaved() {
 	sh.unsaved, sh.waiting = nil, nil
 	sh.retryAt.Store(0)
 }
@@ -781,10 +786,8 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 	if n := len(sh.unsaved) - sh.maxUnsaved; n > 0 {
 		p.logger.Warn("turn records not saved to the continuation store are dropped; a later continuation of their sessions misses them",
 			zap.Int("dropped", n))
-		kept, keptWaiting := sh.unsaved[n:], sh.waiting[n:]
-		sh.unsaved, sh.waiting = sh.unsaved[:n], sh.waiting[:n]
-		sh.emitWaiting(b, nil)
-		sh.unsaved, sh.waiting = kept, keptWaiting
+		emitWaiting(b, sh.unsaved[:n], sh.waiting[:n], nil)
+		sh.unsaved, sh.waiting = sh.unsaved[n:], sh.waiting[n:]
 	}
 	sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
 }
@@ -804,9 +807,15 @@ func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) {
 			p.logger.Warn("saving turn records to the continuation store failed at shutdown; a later continuation of their sessions misses them",
 				zap.Int("records", len(sh.unsaved)), zap.Error(err))
 		}
-		sh.emitWaiting(b, first) // nil after an error
+		emitWaiting(b, sh.unsaved, sh.waiting, first) // first is nil after an error
+		sh.clearUnsaved()
 	}
 	p.emit(ctx, b)
+}
+
+// hasUnsaved reports whether records of session id wait to be saved again.
+func (sh *shard) hasUnsaved(id string) bool {
+	return slices.ContainsFunc(sh.unsaved, func(t store.TurnState) bool { return t.SessionID == id })
 }
 
 // unsavedOf returns the records of session id waiting to be saved again.
@@ -941,7 +950,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			// §4.5): this batch's records of the session are written, the revision is
 			// allocated, then the analysis covers the turns as stored. A collector that
 			// allocates a higher revision therefore reads every turn this one evaluated.
-			if w.savesFor(id) || len(sh.unsavedOf(id)) > 0 {
+			if w.savesFor(id) || sh.hasUnsaved(id) {
 				sh.write(ctx, p, w, b)
 			}
 			if len(st.records) > 0 {
