@@ -130,18 +130,18 @@ const pendingExplanation = "rdm/ccm: pending (follow-up not known yet); "
 // previous turn (nil for the first), whose grounding facts count as sources. The result
 // is provisional (Final false) until FollowUp or FinishLast.
 func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentDefinition, t *session.Turn, index int, prev *TurnRecord) TurnRecord {
-	view := &session.AgentSession{ID: sessionID, Agents: agents, Turns: make([]session.Turn, 0, 2)}
+	var prior *session.Turn
 	ti := 0
 	if prev != nil && len(prev.Grounding) > 0 {
 		// The earlier turns' salient facts stand as a turn of their own, so that the
 		// grounding of this turn's final response finds them (detect_hallucination.go ungrounded).
-		view.Turns = append(view.Turns, session.Turn{UserMessage: strings.Join(prev.Grounding, "\n")})
+		prior = &session.Turn{UserMessage: strings.Join(prev.Grounding, "\n")}
 		ti = 1
 	}
-	view.Turns = append(view.Turns, *t)
-	c := e.newCtx(view)
+	sc := e.getClosedScratch(sessionID, agents, prior, t)
+	defer sc.put()
+	c := &sc.ctx
 	if prev != nil {
-		c.priorConversation = make(map[string]bool, len(prev.Conversation))
 		for _, tok := range prev.Conversation {
 			c.priorConversation[tok] = true
 		}
@@ -159,43 +159,43 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 			rec.Hallucination = d[len(pendingExplanation):i]
 		}
 	}
+	var prevGrounding []string
 	if prev != nil {
-		rec.Grounding = slices.Clone(prev.Grounding)
+		prevGrounding = prev.Grounding
 	}
-	seen := map[string]bool{}
-	for _, g := range rec.Grounding {
+	if sc.seen == nil {
+		sc.seen = make(map[string]bool, maxGrounding)
+	}
+	seen, fresh := sc.seen, sc.fresh[:0]
+	for _, g := range prevGrounding {
 		seen[g] = true
 	}
 	for _, src := range c.turnSources(ti) {
 		for _, f := range c.salient(src) {
 			if !seen[f.Value] {
 				seen[f.Value] = true
-				rec.Grounding = append(rec.Grounding, f.Value)
+				fresh = append(fresh, f.Value)
 			}
 		}
 	}
-	if n := len(rec.Grounding); n > maxGrounding {
-		rec.Grounding = slices.Clone(rec.Grounding[n-maxGrounding:])
-	}
-	rec.Conversation = carryConversation(prev, c, ti)
+	rec.Grounding = carried(prevGrounding, fresh, maxGrounding)
+	sc.fresh = fresh
+	rec.Conversation = carryConversation(prev, sc, ti)
 	return rec
 }
 
 // carryConversation returns prev's conversation tokens followed by the new ones of turn
-// ti of c's view, at most maxConversation (the oldest dropped). It runs after the turn's
-// evaluation, and takes over c.priorConversation (the set of prev's tokens) as its own.
-func carryConversation(prev *TurnRecord, c *evalCtx, ti int) []string {
-	var out []string
-	if prev != nil && prev.Conversation != nil { // slices.Clone, with room for this turn's tokens
-		out = make([]string, len(prev.Conversation), len(prev.Conversation)+64)
-		copy(out, prev.Conversation)
+// ti of the scratch's view, at most maxConversation (the oldest dropped). It runs after
+// the turn's evaluation, and adds to c.priorConversation (the set of prev's tokens).
+func carryConversation(prev *TurnRecord, sc *closedScratch, ti int) []string {
+	var old []string
+	if prev != nil {
+		old = prev.Conversation
 	}
+	c := &sc.ctx
 	seen := c.priorConversation
-	c.priorConversation = nil
-	if seen == nil {
-		seen = make(map[string]bool, 64)
-	}
-	texts := make([]string, 0, 2+2*c.calls) // the texts read: a repeated one (tool results recur) adds no token
+	fresh := sc.fresh[:0]
+	texts := sc.texts[:0] // the texts read: a repeated one (tool results recur) adds no token
 	c.conversationTexts(ti, func(s string) {
 		if slices.Contains(texts, s) {
 			return
@@ -204,14 +204,30 @@ func carryConversation(prev *TurnRecord, c *evalCtx, ti int) []string {
 		for _, tok := range c.tokens(s) {
 			if !seen[tok] {
 				seen[tok] = true
-				out = append(out, tok)
+				fresh = append(fresh, tok)
 			}
 		}
 	})
-	if n := len(out); n > maxConversation {
-		out = slices.Clone(out[n-maxConversation:])
+	sc.fresh, sc.texts = fresh, texts
+	return carried(old, fresh, maxConversation)
+}
+
+// carried returns the last limit strings of old followed by fresh, in one allocation of
+// its size (a record keeps it until the next turn, so it holds no spare capacity). It is
+// nil when old is nil and fresh is empty, as appending fresh to a clone of old was.
+func carried(old, fresh []string, limit int) []string {
+	if old == nil && len(fresh) == 0 {
+		return nil
 	}
-	return out
+	n := len(old) + len(fresh)
+	skip := max(0, n-limit)
+	out := make([]string, 0, n-skip)
+	if skip < len(old) {
+		out = append(out, old[skip:]...)
+	} else {
+		fresh = fresh[skip-len(old):]
+	}
+	return append(out, fresh...)
 }
 
 // setTurnIndex gives the result and its tool issues the turn's stable session index.

@@ -43,8 +43,14 @@ func agentIDOf(a *session.AgentDefinition) string {
 
 func sessionAgentSet(s *session.AgentSession) map[string]bool {
 	m := map[string]bool{}
+	addSessionAgents(m, s)
+	return m
+}
+
+// addSessionAgents adds to m the keys sessionAgentSet gives.
+func addSessionAgents(m map[string]bool, s *session.AgentSession) {
 	if s == nil {
-		return m
+		return
 	}
 	for _, a := range s.Agents {
 		m[session.AgentKey(a.ID)] = true
@@ -57,7 +63,6 @@ func sessionAgentSet(s *session.AgentSession) map[string]bool {
 			m[session.AgentKey(in.AgentID)] = true
 		}
 	}
-	return m
 }
 
 // allChecksPassed is the explanation of a call whose authorisation, arguments and

@@ -1,0 +1,107 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
+
+import (
+	"sync"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/toolschema"
+)
+
+// closedScratch is the working memory of one EvaluateClosedTurn: the two-turn view, the
+// evaluation context with its memos (texts, decoded arguments, call renderings, the
+// session's agents), and the sets and lists of the carries to the next turn. None of it
+// is part of the returned record: the record's slices and maps are allocated for it, and
+// the memos only hand out values (strings, and slices made by the text package that the
+// memo entry does not own). So the scratch goes back to a pool once the record is made,
+// cleared, and the next closed turn reuses its maps and slabs instead of allocating
+// them again (docs/decisions/performance.md §8.27).
+type closedScratch struct {
+	view  session.AgentSession
+	turns [2]session.Turn
+	ctx   evalCtx
+	args  argCache
+	// seen is the set of the grounding facts carried (EvaluateClosedTurn).
+	seen map[string]bool
+	// fresh is the new facts or tokens of the turn before they are carried, texts the
+	// texts whose tokens were carried.
+	fresh, texts []string
+}
+
+var closedScratchPool = sync.Pool{New: func() any { return new(closedScratch) }}
+
+// maxPooledEntries bounds the entries of a memo map or slab that goes back to the pool:
+// a larger one (a turn of very many tool calls or texts) is dropped, so that the pool
+// holds no more than the common turn needs.
+const maxPooledEntries = 1024
+
+// getClosedScratch returns a scratch whose context evaluates the view of the turns prior
+// (when not nil) and t, with its memos empty.
+func (e *Evaluator) getClosedScratch(sessionID string, agents []session.AgentDefinition, prior, t *session.Turn) *closedScratch {
+	sc := closedScratchPool.Get().(*closedScratch)
+	sc.view = session.AgentSession{ID: sessionID, Agents: agents, Turns: sc.turns[:0]}
+	if prior != nil {
+		sc.view.Turns = append(sc.view.Turns, *prior)
+	}
+	sc.view.Turns = append(sc.view.Turns, *t)
+	c := &sc.ctx
+	calls := toolCalls(&sc.view)
+	*c = evalCtx{
+		e: e, s: &sc.view, calls: calls, args: &sc.args,
+		sessionAgents: c.sessionAgents, textMemo: c.textMemo, memoSlab: c.memoSlab,
+		callTextMemo: c.callTextMemo, priorConversation: c.priorConversation,
+	}
+	if c.sessionAgents == nil {
+		c.sessionAgents = make(map[string]bool, 2*len(agents))
+	}
+	if c.priorConversation == nil {
+		c.priorConversation = make(map[string]bool, 64)
+	}
+	addSessionAgents(c.sessionAgents, &sc.view)
+	if sc.args.args == nil {
+		sc.args.args = make(map[*session.ToolCall]*decodedArgs, calls)
+		sc.args.schemas = map[string]*toolschema.Schema{}
+	}
+	return sc
+}
+
+// put clears the scratch (it references no turn, text or result once back in the pool)
+// and returns it to the pool.
+func (sc *closedScratch) put() {
+	c := &sc.ctx
+	clear(sc.turns[:])
+	sc.view = session.AgentSession{}
+	clear(c.memoSlab[:cap(c.memoSlab)])
+	if cap(c.memoSlab) > maxPooledEntries {
+		c.memoSlab = nil
+	}
+	*c = evalCtx{
+		sessionAgents:     clearedMap(c.sessionAgents),
+		textMemo:          clearedMap(c.textMemo),
+		memoSlab:          c.memoSlab[:0],
+		callTextMemo:      clearedMap(c.callTextMemo),
+		priorConversation: clearedMap(c.priorConversation),
+	}
+	ac := &sc.args
+	clear(ac.slab[:cap(ac.slab)])
+	if cap(ac.slab) > maxPooledEntries {
+		ac.slab = nil
+	}
+	*ac = argCache{args: clearedMap(ac.args), schemas: clearedMap(ac.schemas), slab: ac.slab[:0]}
+	sc.seen = clearedMap(sc.seen)
+	clear(sc.fresh[:cap(sc.fresh)])
+	clear(sc.texts[:cap(sc.texts)])
+	sc.fresh, sc.texts = sc.fresh[:0], sc.texts[:0]
+	closedScratchPool.Put(sc)
+}
+
+// clearedMap returns m emptied, or nil when m is too large to keep.
+func clearedMap[K comparable, V any](m map[K]V) map[K]V {
+	if len(m) > maxPooledEntries {
+		return nil
+	}
+	clear(m)
+	return m
+}
