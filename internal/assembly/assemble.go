@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -53,8 +54,60 @@ type TurnAssembly struct {
 // An empty input (or one of evaluation spans only) gives a Turn with no interactions,
 // Status "ok" and SpanCount 0.
 func Assemble(records []session.SpanRecord) TurnAssembly {
-	a := newAssembler(records)
-	return a.assemble()
+	sc := scratchPool.Get().(*scratch)
+	a := newAssembler(records, sc)
+	out := a.assemble()
+	sc.put(a)
+	return out
+}
+
+// scratch is the working memory of one Assemble that no output references: the tree's
+// nodes and their index, and the joined tool calls (a call's ToolCall is copied into the
+// turn's steps). It goes back to a pool, cleared, so that the next turn reuses it
+// (docs/decisions/performance.md §8.27).
+type scratch struct {
+	byID  map[string]*treeNode
+	nodes []*treeNode
+	slab  []treeNode
+	calls []interCall
+}
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{byID: map[string]*treeNode{}} }}
+
+// maxPooled bounds the nodes or calls of a scratch that goes back to the pool: a larger
+// trace's arrays are left to the collector, so that the pool holds what a common turn
+// needs.
+const maxPooled = 1024
+
+// put clears what a used and returns the scratch to the pool.
+func (sc *scratch) put(a *assembler) {
+	sc.byID = a.byID
+	if len(sc.byID) > maxPooled {
+		sc.byID = map[string]*treeNode{}
+	}
+	clear(sc.byID)
+	sc.nodes, sc.slab, sc.calls = pooled(a.nodes), pooled(sc.slab), pooled(a.calls)
+	scratchPool.Put(sc)
+}
+
+// pooled returns s emptied and cleared (it references nothing), or nil when too large to keep.
+func pooled[T any](s []T) []T {
+	if cap(s) > maxPooled {
+		return nil
+	}
+	clear(s[:cap(s)])
+	return s[:0]
+}
+
+// takeCalls returns n zero calls for an interaction, cut from the assembler's slab (one
+// allocation for the turn's calls in the common case).
+func (a *assembler) takeCalls(n int) []interCall {
+	if cap(a.calls)-len(a.calls) < n {
+		a.calls = make([]interCall, 0, max(n, 2*cap(a.calls), 16))
+	}
+	m := len(a.calls)
+	a.calls = a.calls[:m+n]
+	return a.calls[m : m+n : m+n]
 }
 
 // treeNode is one span of the trace tree.
@@ -159,13 +212,16 @@ type assembler struct {
 	agentKeys map[string]string
 	// wrappers are the agent spans demoted to turn markers (demoteWrappers).
 	wrappers map[*treeNode]bool
+	// calls is the slab the interactions' joined calls are cut from (takeCalls).
+	calls []interCall
 }
 
-func newAssembler(records []session.SpanRecord) *assembler {
-	a := &assembler{anomalies: map[string]bool{}}
-	a.byID = make(map[string]*treeNode, len(records))
-	a.nodes = make([]*treeNode, 0, len(records))
-	slab := make([]treeNode, len(records)) // one allocation for the nodes
+func newAssembler(records []session.SpanRecord, sc *scratch) *assembler {
+	a := &assembler{anomalies: map[string]bool{}, byID: sc.byID, nodes: slices.Grow(sc.nodes, len(records)), calls: sc.calls}
+	if cap(sc.slab) < len(records) {
+		sc.slab = make([]treeNode, len(records)) // one allocation for the nodes
+	}
+	slab := sc.slab[:len(records)]
 	for i := range records {
 		r := &records[i]
 		if r.Class == session.ClassEvaluation {

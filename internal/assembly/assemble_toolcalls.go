@@ -105,7 +105,7 @@ func (a *assembler) joinToolCalls(in *interactionBuilder) {
 			n++
 		}
 	}
-	calls := make([]interCall, n) // one allocation for the interaction's calls
+	calls := a.takeCalls(n)
 	in.calls = slices.Grow(in.calls, n)
 	for _, r := range reqs {
 		var exec *treeNode
