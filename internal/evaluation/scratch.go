@@ -56,6 +56,11 @@ func (e *Evaluator) getClosedScratch(sessionID string, agents []session.AgentDef
 	if c.sessionAgents == nil {
 		c.sessionAgents = make(map[string]bool, 2*len(agents))
 	}
+	if n := 16 + 2*calls; cap(c.memoSlab) < n && n <= maxPooledEntries {
+		// A turn reads a few texts, then each call's rendering and result: a slab of
+		// that size is kept with the scratch instead of a new one per 16 texts.
+		c.memoSlab = make([]textMemo, 0, n)
+	}
 	if c.priorConversation == nil {
 		c.priorConversation = make(map[string]bool, 64)
 	}
