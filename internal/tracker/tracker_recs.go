@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
@@ -608,6 +609,39 @@ type recordReader struct {
 	strs []string
 }
 
+// readerPool holds recordReaders between decodings: their index of the trace's strings
+// and span ids is scratch (the records get the strings, not the arrays), reused for the
+// next closed trace instead of allocated again (docs/decisions/performance.md §8.27).
+var readerPool = sync.Pool{New: func() any { return new(recordReader) }}
+
+// maxPooledStrs bounds the string and id arrays a pooled reader keeps: a rare huge
+// trace's are left to the collector.
+const maxPooledStrs = 4096
+
+// put clears the reader (it pins no string or trace) and pools it.
+func (d *recordReader) put() {
+	strs, ids := d.strs, d.ids
+	clear(strs)
+	clear(ids)
+	if cap(strs) > maxPooledStrs {
+		strs = nil
+	}
+	if cap(ids) > maxPooledStrs {
+		ids = nil
+	}
+	*d = recordReader{strs: strs[:0], ids: ids[:0]}
+	readerPool.Put(d)
+}
+
+// zeroed returns n zero strings, in s's array when it is large enough (s is cleared
+// beyond its length).
+func zeroed(s []string, n int) []string {
+	if cap(s) < n {
+		return make([]string, n)
+	}
+	return s[:n]
+}
+
 func (d *recordReader) uvarint() uint64 {
 	v, n := binary.Uvarint(d.b)
 	d.b = d.b[n:]
@@ -650,9 +684,10 @@ func (c *traceRecords) records(traceID string, vocab *valueVocab) []session.Span
 	if c.n == 0 {
 		return nil
 	}
-	d := &recordReader{c: c, vocab: vocab, b: c.buf, strs: make([]string, c.strCount())}
+	d := readerPool.Get().(*recordReader)
+	defer d.put()
+	*d = recordReader{c: c, vocab: vocab, b: c.buf, strs: zeroed(d.strs, c.strCount()), ids: zeroed(d.ids, len(c.ids))}
 	// Span ids: the hex ones are formatted into one buffer.
-	d.ids = make([]string, len(c.ids))
 	nbin := 0
 	for _, m := range c.idMeta {
 		if m&idStr == 0 {
