@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // TestFollowUpEqualsFinalEvaluation pins that the verdict made final by FollowUp (or
@@ -80,4 +82,52 @@ func TestRecordsSurviveJSON(t *testing.T) {
 			assert.JSONEq(t, string(wantJS), string(gotJS))
 		})
 	}
+}
+
+// TestClosedTurnRecordsOwnTheirMemory checks that EvaluateClosedTurn's pooled scratch
+// (scratch.go) is not part of any record: with the pool, each session evaluated after
+// the others (so with a scratch they left behind and cleared), every record equals the
+// one made with a new scratch that is never cleared, and still does once the scratch
+// was reused by later turns.
+func TestClosedTurnRecordsOwnTheirMemory(t *testing.T) {
+	e := newEval(t)
+	ss := append(e2eSessions(t), benchSession(10), benchSession(3))
+	evaluate := func(s *session.AgentSession) []TurnRecord {
+		recs := make([]TurnRecord, 0, len(s.Turns))
+		for i := range s.Turns {
+			var prev *TurnRecord
+			if i > 0 {
+				prev = &recs[i-1]
+			}
+			recs = append(recs, e.EvaluateClosedTurn(s.ID, s.Agents, &s.Turns[i], i, prev))
+		}
+		return recs
+	}
+	encode := func(r *TurnRecord) string {
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		return string(b)
+	}
+	poolScratch = false
+	t.Cleanup(func() { poolScratch = true })
+	var want []string
+	for _, s := range ss {
+		rs := evaluate(s)
+		for i := range rs {
+			want = append(want, encode(&rs[i]))
+		}
+	}
+	poolScratch = true
+	var recs [][]TurnRecord
+	for _, s := range ss {
+		recs = append(recs, evaluate(s))
+	}
+	k := 0
+	for i := range recs {
+		for j := range recs[i] {
+			require.Equal(t, want[k], encode(&recs[i][j]), "session %d turn %d", i, j)
+			k++
+		}
+	}
+	assert.Greater(t, k, 20)
 }

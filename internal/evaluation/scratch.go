@@ -32,6 +32,10 @@ type closedScratch struct {
 
 var closedScratchPool = sync.Pool{New: func() any { return new(closedScratch) }}
 
+// poolScratch is false only in a test that compares records made with and without the
+// pool: a new scratch each time, never cleared.
+var poolScratch = true
+
 // maxPooledEntries bounds the entries of a memo map or slab that goes back to the pool:
 // a larger one (a turn of very many tool calls or texts) is dropped, so that the pool
 // holds no more than the common turn needs.
@@ -40,7 +44,10 @@ const maxPooledEntries = 1024
 // getClosedScratch returns a scratch whose context evaluates the view of the turns prior
 // (when not nil) and t, with its memos empty.
 func (e *Evaluator) getClosedScratch(sessionID string, agents []session.AgentDefinition, prior, t *session.Turn) *closedScratch {
-	sc := closedScratchPool.Get().(*closedScratch)
+	sc := new(closedScratch)
+	if poolScratch {
+		sc = closedScratchPool.Get().(*closedScratch)
+	}
 	sc.view = session.AgentSession{ID: sessionID, Agents: agents, Turns: sc.turns[:0]}
 	if prior != nil {
 		sc.view.Turns = append(sc.view.Turns, *prior)
@@ -75,6 +82,9 @@ func (e *Evaluator) getClosedScratch(sessionID string, agents []session.AgentDef
 // put clears the scratch (it references no turn, text or result once back in the pool)
 // and returns it to the pool.
 func (sc *closedScratch) put() {
+	if !poolScratch {
+		return
+	}
 	c := &sc.ctx
 	clear(sc.turns[:])
 	sc.view = session.AgentSession{}
