@@ -44,9 +44,11 @@ const maxPooledEntries = 1024
 // getClosedScratch returns a scratch whose context evaluates the view of the turns prior
 // (when not nil) and t, with its memos empty.
 func (e *Evaluator) getClosedScratch(sessionID string, agents []session.AgentDefinition, prior, t *session.Turn) *closedScratch {
-	sc := new(closedScratch)
+	var sc *closedScratch
 	if poolScratch {
 		sc = closedScratchPool.Get().(*closedScratch)
+	} else {
+		sc = new(closedScratch)
 	}
 	sc.view = session.AgentSession{ID: sessionID, Agents: agents, Turns: sc.turns[:0]}
 	if prior != nil {

@@ -65,6 +65,28 @@ func addSessionAgents(m map[string]bool, s *session.AgentSession) {
 	}
 }
 
+// notEvaluableExplanation explains a call that no check could run on. With one reason,
+// the common case, it is one of a few constant strings: the result keeps no string of
+// its own (a turn's results are held until its session ends).
+func notEvaluableExplanation(reasons []string) string {
+	if len(reasons) == 1 {
+		if s, ok := notEvaluableOne[reasons[0]]; ok {
+			return s
+		}
+	}
+	return "not evaluable (" + strings.Join(reasons, ", ") + notEvaluableTail
+}
+
+const notEvaluableTail = "): neither the authorisation nor the parameters could be checked"
+
+var notEvaluableOne = func() map[string]string {
+	m := map[string]string{}
+	for _, r := range []string{ReasonToolsUnknown, ReasonSchemaUnknown, ReasonSchemaInvalid, ReasonArgumentsNotCaptured, ReasonArgumentsTruncated} {
+		m[r] = "not evaluable (" + r + notEvaluableTail
+	}
+	return m
+}()
+
 // allChecksPassed is the explanation of a call whose authorisation, arguments and
 // parameters were checked without an issue.
 const allChecksPassed = "checked authorisation, arguments, parameters; no issue; score 1"
@@ -169,7 +191,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 	switch {
 	case !evaluable:
 		r.Verdict = VerdictNotEvaluable
-		r.Explanation = "not evaluable (" + strings.Join(r.NotEvaluable, ", ") + "): neither the authorisation nor the parameters could be checked"
+		r.Explanation = notEvaluableExplanation(r.NotEvaluable)
 		if len(r.Issues) > 0 {
 			r.Explanation += fmt.Sprintf("; %d issue(s) recorded without a score", len(r.Issues))
 		}
