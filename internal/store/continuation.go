@@ -388,6 +388,9 @@ func (m *MemoryContinuation) LoadContinuation(_ context.Context, sessionID strin
 	}
 	s := e.Value.(*memSession)
 	c := Continuation{Revision: s.revision}
+	if len(s.turns) > 0 { // sized once: a record is a large struct, regrowth copies them all
+		c.Turns = make([]evaluation.TurnRecord, 0, len(s.turns))
+	}
 	for _, r := range s.turns {
 		c.Turns = append(c.Turns, r)
 	}
