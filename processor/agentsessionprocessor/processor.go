@@ -589,6 +589,8 @@ type shard struct {
 	// meanwhile), at shutdown, or when its record is dropped.
 	waiting    []bool
 	maxUnsaved int
+	// writes are the saves of the batch being handled (handle), kept empty between batches.
+	writes shardWrites
 	// retryAt is when dispatch hands the shard an empty batch of events so that it saves
 	// unsaved again (p.now() in Unix nanoseconds; 0 when no record waits). Written by
 	// the shard's goroutine, read by dispatch.
@@ -640,14 +642,35 @@ type endedSession struct {
 // chunk to the continuation store.
 func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []tracker.Event) {
 	// A turn event saves two records (the turn and its predecessor's final verdict): the
-	// records are large, so the slices are sized once and reused by every chunk.
-	w := shardWrites{saves: make([]store.TurnState, 0, 2*len(events)), spans: make([]int, 0, 2*len(events))}
+	// records are large, so the slices are sized once and reused by every chunk, and by
+	// the shard's next batch.
+	w := &sh.writes
+	if n := 2 * len(events); cap(w.saves) < n {
+		w.saves, w.spans = make([]store.TurnState, 0, n), make([]int, 0, n)
+	}
+	defer w.release()
 	if len(events) == 0 { // no events: records wait to be saved again (dispatch)
-		sh.emitChunk(ctx, p, nil, &w)
+		sh.emitChunk(ctx, p, nil, w)
 	}
 	for len(events) > 0 {
-		events = sh.emitChunk(ctx, p, events, &w)
+		events = sh.emitChunk(ctx, p, events, w)
 	}
+}
+
+// maxKeptWrites bounds the saves a shard keeps room for between batches: a burst's larger
+// arrays are left to the collector.
+const maxKeptWrites = 1024
+
+// release empties w once its batch is handled. The records it held are cleared: the
+// arrays are kept for the shard's next batch and must not hold a session's results alive.
+func (w *shardWrites) release() {
+	clear(w.saves[:cap(w.saves)])
+	clear(w.holds[:cap(w.holds)])
+	clear(w.ended[:cap(w.ended)])
+	if cap(w.saves) > maxKeptWrites {
+		w.saves, w.spans = nil, nil
+	}
+	w.holds, w.saves, w.spans, w.ended = w.holds[:0], w.saves[:0], w.spans[:0], w.ended[:0]
 }
 
 // emitChunk evaluates events in order until emitEvery has passed since it began and
