@@ -14,7 +14,8 @@ import (
 // or HIGH issue: the fault was rejected and retried correctly (docs/scoring.md §5.2).
 func markRecovered(irs []InteractionResult) {
 	type ref struct{ i, j int }
-	var calls []ref
+	var buf [32]ref // a turn's calls: on the stack unless there are more
+	calls := buf[:0]
 	for i := range irs {
 		for j := range irs[i].ToolCalls {
 			calls = append(calls, ref{i, j})
