@@ -234,7 +234,8 @@ func (b *evalBatch) encodeTurnSpan(i int, tr *evaluation.TurnResult) {
 	sp := b.spans.At(i)
 	a := sp.Attributes()
 	sum := evalspan.TurnSummary(tr)
-	evalspan.EncodeTurn(a, &sum)
+	// Signed as it is encoded; what follows is not signed (docs/decisions/evaluation-authenticity.md).
+	sig := b.e.signer.EncodeTurn(a, &sum)
 	a.PutBool(semconv.AgentEvalPartial, tr.Partial)
 	putIssues(a, tr.Interactions...)
 	score := 1.0
@@ -244,7 +245,7 @@ func (b *evalBatch) encodeTurnSpan(i int, tr *evaluation.TurnResult) {
 	ev := putScore(sp, evalNameTurn, &score, tr.Reason)
 	ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, tr.DetectionType)
 	putScore(sp, evalNameIntentDrift, tr.IntentDrift, tr.Explanations["intent_drift"])
-	b.e.signer.Sign(a)
+	sig.Put(a)
 }
 
 // addSession emits the session span: a child of the last turn's root, linked to every
@@ -286,7 +287,7 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 		ev := putScore(sp, evalNameTaskCompletion, &v, an.Explanations["task_completion"])
 		ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, label)
 	}
-	evalspan.EncodeAnalysis(a, an)
+	sig := b.e.signer.EncodeAnalysis(a, an) // signed as it is encoded; agent_eval.analysis is not signed
 	if b.e.analysis {
 		js, err := json.Marshal(an)
 		if err != nil {
@@ -294,7 +295,7 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 		}
 		a.PutStr(semconv.AgentEvalAnalysis, string(js))
 	}
-	b.e.signer.Sign(a)
+	sig.Put(a)
 	return nil
 }
 
