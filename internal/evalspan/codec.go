@@ -144,11 +144,13 @@ var (
 func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, top bool) {
 	tf := typeFieldsOf(v.Type())
 	// One allocation of the exact size, not one per growth nor one per field declared:
-	// most fields of a nested result are absent.
-	n := 0
-	for _, f := range tf.list {
+	// most fields of a nested result are absent. The fields present are noted in a
+	// bitmap for the pass that writes them (structs of more than 64 fields check again).
+	n, present := 0, uint64(0)
+	for i, f := range tf.list {
 		if !absent(v.Field(f.index), f.omitEmpty) {
 			n++
+			present |= 1 << (i & 63)
 		}
 	}
 	reserve := 0
@@ -163,8 +165,11 @@ func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWri
 	keys := tf.keys(prefix)
 	for _, i := range tf.sorted {
 		f := tf.list[i]
+		if present&(1<<(i&63)) == 0 {
+			continue
+		}
 		fv := v.Field(f.index)
-		if absent(fv, f.omitEmpty) {
+		if i >= 64 && absent(fv, f.omitEmpty) {
 			continue
 		}
 		start := w.key(keys[i])
@@ -210,7 +215,7 @@ func absent(v reflect.Value, omitEmpty bool) bool {
 		reflect.Int64, reflect.Float32, reflect.Float64:
 		return v.IsZero()
 	case reflect.Struct:
-		return v.Type() == timeType && v.IsZero() || omitEmpty && v.IsZero()
+		return (omitEmpty || v.Type() == timeType) && v.IsZero()
 	}
 	return omitEmpty && v.IsZero()
 }
@@ -218,13 +223,15 @@ func absent(v reflect.Value, omitEmpty bool) bool {
 // encodeValue writes v into dst and, with a writer w, dst's canonical encoding into w
 // (the same bytes as w.value(dst), written from v instead of read back from dst).
 func encodeValue(dst pcommon.Value, v reflect.Value, w *canonicalWriter) {
-	switch {
-	case v.Type() == timeType:
-		s := v.Interface().(time.Time).Format(time.RFC3339Nano)
+	// The two types written otherwise than their kind says, checked by kind first:
+	// comparing a reflect.Type costs an interface comparison per value.
+	switch k := v.Kind(); {
+	case k == reflect.Struct && v.Type() == timeType:
+		s := timeOf(v).Format(time.RFC3339Nano)
 		dst.SetStr(s)
 		w.strValue(s)
 		return
-	case v.Type() == rawType:
+	case k == reflect.Slice && v.Type() == rawType:
 		dst.SetEmptyBytes().FromRaw(v.Bytes())
 		w.bytesValue(v.Bytes())
 		return
@@ -270,6 +277,15 @@ func encodeValue(dst pcommon.Value, v reflect.Value, w *canonicalWriter) {
 	}
 }
 
+// timeOf returns the time.Time v holds, without the copy to the heap that
+// v.Interface() makes when v is addressable (a field, an element).
+func timeOf(v reflect.Value) time.Time {
+	if v.CanAddr() {
+		return *v.Addr().Interface().(*time.Time)
+	}
+	return v.Interface().(time.Time)
+}
+
 // encodeMap puts the entries of the Go map v (string keys) into mm sorted by key, the
 // canonical order of the signature (see encodeFields), and with a writer w their
 // canonical encoding into w.
@@ -277,6 +293,21 @@ func encodeMap(mm pcommon.Map, v reflect.Value, w *canonicalWriter) {
 	n := v.Len()
 	mm.EnsureCapacity(n)
 	mark := w.count(n)
+	if ss, ok := v.Interface().(map[string]string); ok {
+		// The explanations: keys sorted on the stack, values read without reflection.
+		var buf [8]string
+		keys := buf[:0]
+		for k := range ss {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			w.key(k)
+			mm.PutEmpty(k).SetStr(ss[k])
+			w.strValue(ss[k])
+		}
+		return
+	}
 	// The entries are copied out once (Key and Value would allocate a copy each) and
 	// encoded in key order.
 	type kv struct {

@@ -135,9 +135,31 @@ func (b *evalBatch) appendSpan(sessionID, kind string, tid pcommon.TraceID, pid 
 	sp.SetStartTimestamp(b.ts)
 	sp.SetEndTimestamp(b.ts)
 	attrs := sp.Attributes()
+	if n, events := spanRoom(kind); n > 0 {
+		attrs.EnsureCapacity(n)
+		sp.Events().EnsureCapacity(events)
+	}
 	attrs.PutStr(semconv.AgentEvalKind, kind)
 	attrs.PutStr(semconv.AgentEvalSessionID, sessionID)
 	return sp
+}
+
+// spanRoom is how many attributes an evaluation span of kind holds before its typed
+// attributes are encoded (the encoder reserves room for those and what follows them),
+// and how many gen_ai.evaluation.result events it gets: reserved once, not grown one
+// put at a time (0 for kinds built elsewhere).
+func spanRoom(kind string) (attrs, events int) {
+	switch kind {
+	case semconv.EvalKindTurn:
+		return 2, 2 // kind, session id; turn, intent_drift
+	case semconv.EvalKindAgentSession:
+		return 9, 5 // kind, session and conversation ids, partial, five score mirrors
+	case semconv.EvalKindAgentInteract:
+		return 11, 5 // kind, session id, agent, partial, five score mirrors, latency, issues
+	case semconv.EvalKindToolCall:
+		return 8, 1 // kind, session id, agent, tool, call id, verdict, issues, score mirror
+	}
+	return 0, 0
 }
 
 // addTurn emits the spans of a turn that just closed: its tool calls and agent
@@ -337,6 +359,7 @@ func putScore(sp ptrace.Span, name string, v *float64, explanation string) ptrac
 	ev.SetName(semconv.EventEvaluationResult)
 	ev.SetTimestamp(sp.EndTimestamp())
 	ea := ev.Attributes()
+	ea.EnsureCapacity(4) // name, value or label, explanation, and a label some callers add
 	ea.PutStr(semconv.GenAIEvaluationName, name)
 	if v != nil {
 		ea.PutDouble(semconv.GenAIEvaluationScoreValue, *v)
