@@ -7,7 +7,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"hash"
@@ -325,11 +324,23 @@ func (w *canonicalWriter) reset() {
 	w.sealed, w.parts = w.sealed[:0], w.parts[:0]
 }
 
-func (w *canonicalWriter) uvarint(n uint64) { w.b = binary.AppendUvarint(w.b, n) }
+// uvarint, byte1 and u64 append to w.b in place (encoding/binary's AppendUvarint and
+// BigEndian.AppendUint64 give the same bytes): assigning a slice a function returned
+// stores its pointer, with a GC write barrier while the GC marks; appending to w.b
+// itself stores only its length unless it grows.
+func (w *canonicalWriter) uvarint(n uint64) {
+	for n >= 0x80 {
+		w.b = append(w.b, byte(n)|0x80)
+		n >>= 7
+	}
+	w.b = append(w.b, byte(n))
+}
 
 func (w *canonicalWriter) byte1(c byte) { w.b = append(w.b, c) }
 
-func (w *canonicalWriter) u64(n uint64) { w.b = binary.BigEndian.AppendUint64(w.b, n) }
+func (w *canonicalWriter) u64(n uint64) {
+	w.b = append(w.b, byte(n>>56), byte(n>>48), byte(n>>40), byte(n>>32), byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
 
 func (w *canonicalWriter) str(s string) {
 	w.uvarint(uint64(len(s)))
