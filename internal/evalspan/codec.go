@@ -150,7 +150,9 @@ func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWri
 	for i, f := range tf.list {
 		if !absent(v.Field(f.index), f.omitEmpty) {
 			n++
-			present |= 1 << (i & 63)
+			if i < 64 {
+				present |= 1 << i
+			}
 		}
 	}
 	reserve := 0
@@ -165,7 +167,7 @@ func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWri
 	keys := tf.keys(prefix)
 	for _, i := range tf.sorted {
 		f := tf.list[i]
-		if present&(1<<(i&63)) == 0 {
+		if i < 64 && present&(1<<i) == 0 {
 			continue
 		}
 		fv := v.Field(f.index)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -363,4 +364,35 @@ func TestSealedSignatureDuplicateOnWire(t *testing.T) {
 	s.Sign(walked)
 	assert.True(t, sameAttributes(sealed, walked))
 	assert.Equal(t, sigOf(walked), sigOf(sealed))
+}
+
+// TestEncodeWideStruct: a struct of more than 64 fields (past the presence bitmap)
+// gets exactly its present fields, and their canonical encoding as a nested map.
+func TestEncodeWideStruct(t *testing.T) {
+	var fs []reflect.StructField
+	for i := range 70 {
+		fs = append(fs, reflect.StructField{
+			Name: "F" + strconv.Itoa(i), Type: reflect.TypeFor[string](),
+			Tag: reflect.StructTag(`json:"f` + strconv.Itoa(100+i) + `"`),
+		})
+	}
+	v := reflect.New(reflect.StructOf(fs)).Elem()
+	var want []string
+	for i := range 70 {
+		if i%3 == 1 || i == 69 {
+			v.Field(i).SetString("x")
+			want = append(want, "f"+strconv.Itoa(100+i))
+		}
+	}
+	w := new(canonicalWriter)
+	val := pcommon.NewValueEmpty()
+	encodeValue(val, v, w)
+	var got []string
+	for k := range val.Map().All() {
+		got = append(got, k)
+	}
+	assert.Equal(t, want, got)
+	walked := new(canonicalWriter)
+	walked.value(val)
+	assert.Equal(t, walked.b, w.b, "canonical bytes written while encoding = read back")
 }
