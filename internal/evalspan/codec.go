@@ -29,7 +29,7 @@ import (
 
 // EncodeTurn writes tr as agent_eval.turn.* attributes into m.
 func EncodeTurn(m pcommon.Map, tr *evaluation.TurnResult) {
-	encodeFields(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(tr).Elem())
+	encodeFields(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(tr).Elem(), nil, true)
 }
 
 // DecodeTurn reads the agent_eval.turn.* attributes of m. It fails when one has the
@@ -45,7 +45,7 @@ func DecodeTurn(m pcommon.Map) (evaluation.TurnResult, error) {
 
 // EncodeAnalysis writes a as agent_eval.session.* attributes into m.
 func EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) {
-	encodeFields(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem())
+	encodeFields(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem(), nil, true)
 }
 
 // DecodeAnalysis reads the agent_eval.session.* attributes of m. It fails when one has
@@ -57,6 +57,21 @@ func DecodeAnalysis(m pcommon.Map) (evaluation.Analysis, error) {
 	}
 	err := decodeFields(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(&a).Elem())
 	return a, err
+}
+
+// EncodeTurn writes tr as EncodeTurn does and returns the signature of m's signed
+// attributes (what Sign would put), computed while encoding: the canonical encoding of
+// tr's attributes is written as they are put, not read back from m. m's other signed
+// attributes (agent_eval.kind, agent_eval.session.id) must be written before and none
+// after; put the signature (Signature.Put) once the span's unsigned attributes are.
+func (s *Signer) EncodeTurn(m pcommon.Map, tr *evaluation.TurnResult) Signature {
+	return s.encodeSigned(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(tr).Elem())
+}
+
+// EncodeAnalysis writes a as EncodeAnalysis does and returns the signature of m's signed
+// attributes, computed while encoding (see Signer.EncodeTurn).
+func (s *Signer) EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) Signature {
+	return s.encodeSigned(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem())
 }
 
 // field is one encoded struct field.
@@ -120,27 +135,60 @@ var (
 // it is hashed without sorting, when signed and again when verified). Absent values (nil
 // pointers, slices, maps and interfaces; empty omitempty values) and zero scalars
 // (false, 0, "", the zero time), which decode to the same zero, are left out.
-func encodeFields(m pcommon.Map, prefix string, v reflect.Value) {
+//
+// With a writer w (a signing encode, Signer.EncodeTurn), it also appends to w the
+// canonical encoding of what it writes, so that the signature needs no second walk of
+// the values: for a nested struct the map's entry count and its entries; for the
+// spans's top level (top) each entry, recorded in w.sealed (the count and the order
+// among the span's other signed attributes are the signer's, macSealed).
+func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, top bool) {
 	tf := typeFieldsOf(v.Type())
 	// One allocation of the exact size, not one per growth nor one per field declared:
-	// most fields of a nested result are absent.
-	n := 0
-	for _, f := range tf.list {
+	// most fields of a nested result are absent. The fields present are noted in a
+	// bitmap for the pass that writes them (structs of more than 64 fields check again).
+	n, present := 0, uint64(0)
+	for i, f := range tf.list {
 		if !absent(v.Field(f.index), f.omitEmpty) {
 			n++
+			if i < 64 {
+				present |= 1 << i
+			}
 		}
 	}
-	m.EnsureCapacity(m.Len() + n)
+	reserve := 0
+	if top && w != nil {
+		reserve = sealReserve
+	}
+	m.EnsureCapacity(m.Len() + n + reserve)
+	var mark int
+	if !top {
+		mark = w.count(n)
+	}
 	keys := tf.keys(prefix)
 	for _, i := range tf.sorted {
 		f := tf.list[i]
-		fv := v.Field(f.index)
-		if absent(fv, f.omitEmpty) {
+		if i < 64 && present&(1<<i) == 0 {
 			continue
 		}
-		encodeValue(m.PutEmpty(keys[i]), fv)
+		fv := v.Field(f.index)
+		if i >= 64 && absent(fv, f.omitEmpty) {
+			continue
+		}
+		start := w.key(keys[i])
+		encodeValue(m.PutEmpty(keys[i]), fv, w)
+		if top {
+			w.seal(keys[i], start)
+		}
+	}
+	if !top {
+		w.check(m, n, mark)
 	}
 }
+
+// sealReserve is the room a signing encode leaves in the span's attributes for the
+// signature and the few attributes an emitter puts after the typed ones (a partial
+// flag, score mirrors), so that they do not grow the attribute list again.
+const sealReserve = 8
 
 // keys returns prefix + the JSON name of each field, built once per prefix (the two
 // top-level prefixes and the empty one of nested structs).
@@ -169,53 +217,99 @@ func absent(v reflect.Value, omitEmpty bool) bool {
 		reflect.Int64, reflect.Float32, reflect.Float64:
 		return v.IsZero()
 	case reflect.Struct:
-		return v.Type() == timeType && v.IsZero() || omitEmpty && v.IsZero()
+		return (omitEmpty || v.Type() == timeType) && v.IsZero()
 	}
 	return omitEmpty && v.IsZero()
 }
 
-func encodeValue(dst pcommon.Value, v reflect.Value) {
-	switch {
-	case v.Type() == timeType:
-		dst.SetStr(v.Interface().(time.Time).Format(time.RFC3339Nano))
+// encodeValue writes v into dst and, with a writer w, dst's canonical encoding into w
+// (the same bytes as w.value(dst), written from v instead of read back from dst).
+func encodeValue(dst pcommon.Value, v reflect.Value, w *canonicalWriter) {
+	// The two types written otherwise than their kind says, checked by kind first:
+	// comparing a reflect.Type costs an interface comparison per value.
+	switch k := v.Kind(); {
+	case k == reflect.Struct && v.Type() == timeType:
+		s := timeOf(v).Format(time.RFC3339Nano)
+		dst.SetStr(s)
+		w.strValue(s)
 		return
-	case v.Type() == rawType:
+	case k == reflect.Slice && v.Type() == rawType:
 		dst.SetEmptyBytes().FromRaw(v.Bytes())
+		w.bytesValue(v.Bytes())
 		return
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
-		encodeValue(dst, v.Elem())
+		encodeValue(dst, v.Elem(), w)
 	case reflect.Interface:
 		encodeAny(dst, v.Interface())
+		if w != nil {
+			w.value(dst) // an untyped value: its canonical form read back (maps sorted)
+		}
 	case reflect.Bool:
 		dst.SetBool(v.Bool())
+		w.boolValue(v.Bool())
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		dst.SetInt(v.Int())
+		w.intValue(v.Int())
 	case reflect.Float32, reflect.Float64:
 		dst.SetDouble(v.Float())
+		w.doubleValue(v.Float())
 	case reflect.String:
 		dst.SetStr(v.String())
+		w.strValue(v.String())
 	case reflect.Struct:
-		encodeFields(dst.SetEmptyMap(), "", v)
+		w.kind(pcommon.ValueTypeMap)
+		encodeFields(dst.SetEmptyMap(), "", v, w, false)
 	case reflect.Slice:
 		s := dst.SetEmptySlice()
 		s.EnsureCapacity(v.Len())
+		w.kind(pcommon.ValueTypeSlice)
+		w.count(v.Len())
 		for i := range v.Len() {
-			encodeValue(s.AppendEmpty(), v.Index(i))
+			encodeValue(s.AppendEmpty(), v.Index(i), w)
 		}
 	case reflect.Map:
-		encodeMap(dst.SetEmptyMap(), v)
+		w.kind(pcommon.ValueTypeMap)
+		encodeMap(dst.SetEmptyMap(), v, w)
 	default:
-		dst.SetStr(fmt.Sprint(v.Interface()))
+		s := fmt.Sprint(v.Interface())
+		dst.SetStr(s)
+		w.strValue(s)
 	}
 }
 
+// timeOf returns the time.Time v holds, without the copy to the heap that
+// v.Interface() makes when v is addressable (a field, an element).
+func timeOf(v reflect.Value) time.Time {
+	if v.CanAddr() {
+		return *v.Addr().Interface().(*time.Time)
+	}
+	return v.Interface().(time.Time)
+}
+
 // encodeMap puts the entries of the Go map v (string keys) into mm sorted by key, the
-// canonical order of the signature (see encodeFields).
-func encodeMap(mm pcommon.Map, v reflect.Value) {
+// canonical order of the signature (see encodeFields), and with a writer w their
+// canonical encoding into w.
+func encodeMap(mm pcommon.Map, v reflect.Value, w *canonicalWriter) {
 	n := v.Len()
 	mm.EnsureCapacity(n)
+	mark := w.count(n)
+	if ss, ok := v.Interface().(map[string]string); ok {
+		// The explanations: keys sorted on the stack, values read without reflection.
+		var buf [8]string
+		keys := buf[:0]
+		for k := range ss {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			w.key(k)
+			mm.PutEmpty(k).SetStr(ss[k])
+			w.strValue(ss[k])
+		}
+		return
+	}
 	// The entries are copied out once (Key and Value would allocate a copy each) and
 	// encoded in key order.
 	type kv struct {
@@ -233,8 +327,10 @@ func encodeMap(mm pcommon.Map, v reflect.Value) {
 	}
 	slices.SortFunc(keys, func(a, b kv) int { return strings.Compare(a.k, b.k) })
 	for _, e := range keys {
-		encodeValue(mm.PutEmpty(e.k), vals.Index(e.i))
+		w.key(e.k)
+		encodeValue(mm.PutEmpty(e.k), vals.Index(e.i), w)
 	}
+	w.check(mm, n, mark)
 }
 
 // decodeFields sets the fields of struct v from m's prefix + JSON name entries, in one

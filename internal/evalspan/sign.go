@@ -7,11 +7,11 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"hash"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -76,10 +76,20 @@ func NewSigner(key string) *Signer {
 // m holds now; call it after every signed attribute is written.
 func (s *Signer) Sign(m pcommon.Map) {
 	var sum [sha256.Size]byte
+	signatureOf(s.mac(m, sum[:0])).Put(m)
+}
+
+// Signature is the value of agent_eval.signature: "v1:" + the lowercase hex of the HMAC.
+type Signature string
+
+// Put sets agent_eval.signature = sig on the span attributes m.
+func (sig Signature) Put(m pcommon.Map) { m.PutStr(semconv.AgentEvalSignature, string(sig)) }
+
+func signatureOf(mac []byte) Signature {
 	var out [len(signatureVersion) + 2*sha256.Size]byte
 	copy(out[:], signatureVersion)
-	hex.Encode(out[len(signatureVersion):], s.mac(m, sum[:0]))
-	m.PutStr(semconv.AgentEvalSignature, string(out[:]))
+	hex.Encode(out[len(signatureVersion):], mac)
+	return Signature(out[:])
 }
 
 // Verify checks agent_eval.signature against the signed attributes of m. It returns
@@ -114,14 +124,108 @@ func (s *Signer) Verify(m pcommon.Map) error {
 func (s *Signer) mac(m pcommon.Map, sum []byte) []byte {
 	w := writerPool.Get().(*canonicalWriter)
 	w.entries(m, signed)
-	h := s.pool.Get().(hash.Hash)
-	h.Reset()
-	h.Write(w.b)
-	sum = h.Sum(sum)
-	s.pool.Put(h)
+	sum = s.hash(sum, w.b)
 	w.reset()
 	writerPool.Put(w)
 	return sum
+}
+
+// hash appends the HMAC of b to sum.
+func (s *Signer) hash(sum, b []byte) []byte {
+	h := s.pool.Get().(hash.Hash)
+	h.Reset()
+	h.Write(b)
+	sum = h.Sum(sum)
+	s.pool.Put(h)
+	return sum
+}
+
+// encodeSigned writes struct v into m under prefix (encodeFields) and returns the
+// signature of m's signed attributes, the canonical encoding of v's fields written while
+// encoding them (macSealed).
+func (s *Signer) encodeSigned(m pcommon.Map, prefix string, v reflect.Value) Signature {
+	w := writerPool.Get().(*canonicalWriter)
+	encodeFields(m, prefix, v, w, true)
+	var sum [sha256.Size]byte
+	sig := signatureOf(s.macSealed(m, w, sum[:0]))
+	w.reset()
+	writerPool.Put(w)
+	return sig
+}
+
+// macSealed appends to sum the HMAC of m's signed attributes, as mac does, when a
+// signing encode just wrote some of them and their canonical entries (w.sealed, in key
+// order, in w.b). It walks m's top-level keys only: an entry the encode wrote is taken
+// from w.b, any other signed entry (agent_eval.kind, agent_eval.session.id) is encoded
+// from m; the entries are ordered by key, ties by position in m (as entries orders
+// them), and hashed from w.b in place: the bytes are those mac would hash.
+//
+// An entry of w.sealed stands for the first entry of m with its key: the one the
+// encode's PutEmpty wrote (a later duplicate is encoded from m). When the encode wrote
+// a key twice (two fields of one JSON name), m holds one entry for both, and the whole
+// map is encoded again (mac).
+func (s *Signer) macSealed(m pcommon.Map, w *canonicalWriter, sum []byte) []byte {
+	enc := w.sealed
+	for i := 1; i < len(enc); i++ {
+		if enc[i].k <= enc[i-1].k {
+			w.b = w.b[:0]
+			w.entries(m, signed)
+			return s.hash(sum, w.b)
+		}
+	}
+	parts, next := w.parts[:0], 0
+	for k, v := range m.All() {
+		if !signed(k) {
+			continue
+		}
+		i := next
+		if i >= len(enc) || enc[i].k != k || enc[i].used {
+			i = sealedIndex(enc, k)
+		}
+		if i >= 0 {
+			enc[i].used, next = true, i+1
+			parts = append(parts, enc[i])
+			continue
+		}
+		from := len(w.b)
+		w.str(k)
+		w.value(v)
+		parts = append(parts, sealedEntry{k: k, from: from, to: len(w.b)})
+	}
+	w.parts = parts
+	slices.SortStableFunc(parts, func(a, b sealedEntry) int { return strings.Compare(a.k, b.k) })
+	h := s.pool.Get().(hash.Hash)
+	h.Reset()
+	count := len(w.b) // the entry count, written after the entries, hashed before them
+	w.uvarint(uint64(len(parts)))
+	h.Write(w.b[count:])
+	for i := 0; i < len(parts); {
+		from, to := parts[i].from, parts[i].to
+		for i++; i < len(parts) && parts[i].from == to; i++ {
+			to = parts[i].to // adjacent in w.b: one Write
+		}
+		h.Write(w.b[from:to])
+	}
+	sum = h.Sum(sum)
+	s.pool.Put(h)
+	return sum
+}
+
+// sealedIndex returns the position in enc (sorted by key, no key twice) of the unused
+// entry with key k, or -1.
+func sealedIndex(enc []sealedEntry, k string) int {
+	i, ok := slices.BinarySearchFunc(enc, k, func(e sealedEntry, k string) int { return strings.Compare(e.k, k) })
+	if !ok || enc[i].used {
+		return -1
+	}
+	return i
+}
+
+// sealedEntry is a top-level entry's canonical encoding (key and value), w.b[from:to].
+type sealedEntry struct {
+	k        string
+	from, to int
+	used     bool
 }
 
 // maxPooledBytes bounds the buffer a pooled writer keeps (a session span of a long
@@ -200,11 +304,14 @@ func signed(k string) bool {
 }
 
 // canonicalWriter writes the canonical, unambiguous encoding of OTLP values into b.
-// es and idx are the scratch of entries, a stack shared by the nested maps.
+// es and idx are the scratch of entries, a stack shared by the nested maps; sealed and
+// parts are the top-level entries of a signing encode (macSealed).
 type canonicalWriter struct {
-	b   []byte
-	es  []entry
-	idx []int32
+	b      []byte
+	es     []entry
+	idx    []int32
+	sealed []sealedEntry
+	parts  []sealedEntry
 }
 
 func (w *canonicalWriter) reset() {
@@ -212,13 +319,28 @@ func (w *canonicalWriter) reset() {
 	if cap(w.b) > maxPooledBytes {
 		w.b = nil
 	}
+	clear(w.sealed) // drop the references to keys
+	clear(w.parts)
+	w.sealed, w.parts = w.sealed[:0], w.parts[:0]
 }
 
-func (w *canonicalWriter) uvarint(n uint64) { w.b = binary.AppendUvarint(w.b, n) }
+// uvarint, byte1 and u64 append to w.b in place (encoding/binary's AppendUvarint and
+// BigEndian.AppendUint64 give the same bytes): assigning a slice a function returned
+// stores its pointer, with a GC write barrier while the GC marks; appending to w.b
+// itself stores only its length unless it grows.
+func (w *canonicalWriter) uvarint(n uint64) {
+	for n >= 0x80 {
+		w.b = append(w.b, byte(n)|0x80)
+		n >>= 7
+	}
+	w.b = append(w.b, byte(n))
+}
 
 func (w *canonicalWriter) byte1(c byte) { w.b = append(w.b, c) }
 
-func (w *canonicalWriter) u64(n uint64) { w.b = binary.BigEndian.AppendUint64(w.b, n) }
+func (w *canonicalWriter) u64(n uint64) {
+	w.b = append(w.b, byte(n>>56), byte(n>>48), byte(n>>40), byte(n>>32), byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
 
 func (w *canonicalWriter) str(s string) {
 	w.uvarint(uint64(len(s)))
@@ -226,32 +348,116 @@ func (w *canonicalWriter) str(s string) {
 }
 
 func (w *canonicalWriter) value(v pcommon.Value) {
-	t := v.Type()
-	w.byte1(byte(t))
-	switch t {
+	switch t := v.Type(); t {
 	case pcommon.ValueTypeStr:
-		w.str(v.Str())
+		w.strValue(v.Str())
 	case pcommon.ValueTypeInt:
-		w.u64(uint64(v.Int()))
+		w.intValue(v.Int())
 	case pcommon.ValueTypeDouble:
-		w.u64(math.Float64bits(v.Double()))
+		w.doubleValue(v.Double())
 	case pcommon.ValueTypeBool:
-		if v.Bool() {
-			w.byte1(1)
-		} else {
-			w.byte1(0)
-		}
+		w.boolValue(v.Bool())
 	case pcommon.ValueTypeBytes:
-		b := v.Bytes().AsRaw()
-		w.uvarint(uint64(len(b)))
-		w.b = append(w.b, b...)
+		w.bytesValue(v.Bytes().AsRaw())
 	case pcommon.ValueTypeSlice:
 		s := v.Slice()
-		w.uvarint(uint64(s.Len()))
+		w.kind(t)
+		w.count(s.Len())
 		for i := range s.Len() {
 			w.value(s.At(i))
 		}
 	case pcommon.ValueTypeMap:
+		w.kind(t)
 		w.entries(v.Map(), nil)
+	default:
+		w.kind(t)
+	}
+}
+
+// The canonical encoding of each part of a value, one writer each, for value and for
+// the encoder (codec.go), which writes them from the Go values. A nil writer writes
+// nothing (an encode that does not sign).
+
+// kind writes a value's OTLP type.
+func (w *canonicalWriter) kind(t pcommon.ValueType) {
+	if w != nil {
+		w.byte1(byte(t))
+	}
+}
+
+// count writes the length of a slice or map and returns where it starts in b.
+func (w *canonicalWriter) count(n int) int {
+	if w == nil {
+		return 0
+	}
+	mark := len(w.b)
+	w.uvarint(uint64(n))
+	return mark
+}
+
+// key writes a map entry's key and returns where the entry starts in b.
+func (w *canonicalWriter) key(k string) int {
+	if w == nil {
+		return 0
+	}
+	from := len(w.b)
+	w.str(k)
+	return from
+}
+
+func (w *canonicalWriter) strValue(s string) {
+	if w != nil {
+		w.byte1(byte(pcommon.ValueTypeStr))
+		w.str(s)
+	}
+}
+
+func (w *canonicalWriter) intValue(n int64) {
+	if w != nil {
+		w.byte1(byte(pcommon.ValueTypeInt))
+		w.u64(uint64(n))
+	}
+}
+
+func (w *canonicalWriter) doubleValue(f float64) {
+	if w != nil {
+		w.byte1(byte(pcommon.ValueTypeDouble))
+		w.u64(math.Float64bits(f))
+	}
+}
+
+func (w *canonicalWriter) boolValue(b bool) {
+	if w != nil {
+		w.byte1(byte(pcommon.ValueTypeBool))
+		if b {
+			w.byte1(1)
+		} else {
+			w.byte1(0)
+		}
+	}
+}
+
+func (w *canonicalWriter) bytesValue(b []byte) {
+	if w != nil {
+		w.byte1(byte(pcommon.ValueTypeBytes))
+		w.uvarint(uint64(len(b)))
+		w.b = append(w.b, b...)
+	}
+}
+
+// seal records the top-level entry written since from (a signing encode).
+func (w *canonicalWriter) seal(k string, from int) {
+	if w != nil {
+		w.sealed = append(w.sealed, sealedEntry{k: k, from: from, to: len(w.b)})
+	}
+}
+
+// check makes the canonical encoding of the map m, written since mark as n entries,
+// that of m when m holds fewer (two entries of one key, which m holds as one): m is
+// encoded again from its values.
+func (w *canonicalWriter) check(m pcommon.Map, n, mark int) {
+	if w != nil && m.Len() != n {
+		w.b = w.b[:mark]
+		w.entries(m, nil)
 	}
 }

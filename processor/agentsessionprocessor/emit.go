@@ -135,9 +135,31 @@ func (b *evalBatch) appendSpan(sessionID, kind string, tid pcommon.TraceID, pid 
 	sp.SetStartTimestamp(b.ts)
 	sp.SetEndTimestamp(b.ts)
 	attrs := sp.Attributes()
+	if n, events := spanRoom(kind); n > 0 {
+		attrs.EnsureCapacity(n)
+		sp.Events().EnsureCapacity(events)
+	}
 	attrs.PutStr(semconv.AgentEvalKind, kind)
 	attrs.PutStr(semconv.AgentEvalSessionID, sessionID)
 	return sp
+}
+
+// spanRoom is how many attributes an evaluation span of kind holds before its typed
+// attributes are encoded (the encoder reserves room for those and what follows them),
+// and how many gen_ai.evaluation.result events it gets: reserved once, not grown one
+// put at a time (0 for kinds built elsewhere).
+func spanRoom(kind string) (attrs, events int) {
+	switch kind {
+	case semconv.EvalKindTurn:
+		return 2, 2 // kind, session id; turn, intent_drift
+	case semconv.EvalKindAgentSession:
+		return 9, 5 // kind, session and conversation ids, partial, five score mirrors
+	case semconv.EvalKindAgentInteract:
+		return 11, 5 // kind, session id, agent, partial, five score mirrors, latency, issues
+	case semconv.EvalKindToolCall:
+		return 8, 1 // kind, session id, agent, tool, call id, verdict, issues, score mirror
+	}
+	return 0, 0
 }
 
 // addTurn emits the spans of a turn that just closed: its tool calls and agent
@@ -234,7 +256,8 @@ func (b *evalBatch) encodeTurnSpan(i int, tr *evaluation.TurnResult) {
 	sp := b.spans.At(i)
 	a := sp.Attributes()
 	sum := evalspan.TurnSummary(tr)
-	evalspan.EncodeTurn(a, &sum)
+	// Signed as it is encoded; what follows is not signed (docs/decisions/evaluation-authenticity.md).
+	sig := b.e.signer.EncodeTurn(a, &sum)
 	a.PutBool(semconv.AgentEvalPartial, tr.Partial)
 	putIssues(a, tr.Interactions...)
 	score := 1.0
@@ -244,7 +267,7 @@ func (b *evalBatch) encodeTurnSpan(i int, tr *evaluation.TurnResult) {
 	ev := putScore(sp, evalNameTurn, &score, tr.Reason)
 	ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, tr.DetectionType)
 	putScore(sp, evalNameIntentDrift, tr.IntentDrift, tr.Explanations["intent_drift"])
-	b.e.signer.Sign(a)
+	sig.Put(a)
 }
 
 // addSession emits the session span: a child of the last turn's root, linked to every
@@ -286,7 +309,7 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 		ev := putScore(sp, evalNameTaskCompletion, &v, an.Explanations["task_completion"])
 		ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, label)
 	}
-	evalspan.EncodeAnalysis(a, an)
+	sig := b.e.signer.EncodeAnalysis(a, an) // signed as it is encoded; agent_eval.analysis is not signed
 	if b.e.analysis {
 		js, err := json.Marshal(an)
 		if err != nil {
@@ -294,7 +317,7 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 		}
 		a.PutStr(semconv.AgentEvalAnalysis, string(js))
 	}
-	b.e.signer.Sign(a)
+	sig.Put(a)
 	return nil
 }
 
@@ -336,6 +359,7 @@ func putScore(sp ptrace.Span, name string, v *float64, explanation string) ptrac
 	ev.SetName(semconv.EventEvaluationResult)
 	ev.SetTimestamp(sp.EndTimestamp())
 	ea := ev.Attributes()
+	ea.EnsureCapacity(4) // name, value or label, explanation, and a label some callers add
 	ea.PutStr(semconv.GenAIEvaluationName, name)
 	if v != nil {
 		ea.PutDouble(semconv.GenAIEvaluationScoreValue, *v)
