@@ -63,9 +63,16 @@ const sqliteTimeLayout = "2006-01-02T15:04:05.000000000Z"
 // tables) in memory in small chunks: with the default, every statement of a batched
 // write that rewrites a page already changed in its transaction opened a 64 KiB
 // in-memory journal chunk, which the pure-Go SQLite allocates and frees with mmap and
-// munmap (a third of a batch's CPU; docs/decisions/performance.md §8.8).
+// munmap (a third of a batch's CPU; docs/decisions/performance.md §8.8). cache_spill(4096)
+// lets a write transaction keep up to 4,096 dirty pages (16 MiB at the default page size)
+// in its page cache before it spills any to the WAL: with the default (spill once the
+// 2 MB cache is full), an exporter batch of some 100 analyses wrote pages to the WAL
+// before its commit, wrote them again at the commit and rewrote the checksums of every
+// frame after the first rewritten one (docs/decisions/performance.md, "The exporter's
+// path, cheaper per analysis"). The cache shrinks back to cache_size once the pages are
+// committed; what a commit makes durable, and when, does not change.
 const sqlitePragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
-	"&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_txlock=immediate"
+	"&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=cache_spill(4096)&_txlock=immediate"
 
 // dialect is what differs between the two databases in the Go code: placeholders and
 // how a timestamp is passed. The upsert (INSERT ... ON CONFLICT ... DO UPDATE SET
