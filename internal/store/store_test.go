@@ -904,10 +904,13 @@ func benchmarkSaveGoldenBatches(b *testing.B, n int, random bool) {
 	}
 	analyses := float64(b.N * n)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/analyses, "ns/analysis")
+	// The database it leaves, after a checkpoint of what the WAL still holds; CPU and
+	// bytes written (WAL frames and checkpoints) count that last checkpoint, so that a
+	// setting that checkpoints less often does not look cheaper by leaving work undone.
+	db := databaseBytes(b, s)
 	b.ReportMetric(float64(cpuTime(b)-cpu)/analyses, "cpu_ns/analysis")
-	// What SQLite wrote (WAL frames and checkpoints), and the database it leaves.
 	b.ReportMetric(float64(writtenBytes(b)-written)/analyses, "written_B/analysis")
-	b.ReportMetric(float64(databaseBytes(b, s))/analyses, "db_B/analysis")
+	b.ReportMetric(float64(db)/analyses, "db_B/analysis")
 }
 
 // BenchmarkSaveContinuedAnalysesBatch stores the next revision of 48 stored sessions a
