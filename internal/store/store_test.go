@@ -758,6 +758,46 @@ func TestOpenCreatesSQLiteFileInWAL(t *testing.T) {
 	var fk int
 	require.NoError(t, s.db.QueryRow("PRAGMA foreign_keys").Scan(&fk))
 	assert.Equal(t, 1, fk)
+	var pageSize, spill int
+	require.NoError(t, s.db.QueryRow("PRAGMA page_size").Scan(&pageSize))
+	assert.Equal(t, sqlitePageSize, pageSize, "a new database gets the store's page size")
+	require.NoError(t, s.db.QueryRow("PRAGMA cache_spill").Scan(&spill))
+	assertSpillsAt16MiB(t, spill, pageSize)
+}
+
+// assertSpillsAt16MiB checks that the cache_spill threshold, in pages of pageSize bytes
+// and SQLite's per-page bookkeeping (under 1 KiB), is 16 MiB.
+func assertSpillsAt16MiB(t *testing.T, spill, pageSize int) {
+	t.Helper()
+	assert.LessOrEqual(t, spill, 16<<20/pageSize)
+	assert.Greater(t, spill, 16<<20/(pageSize+1024))
+}
+
+// TestOpenKeepsAnExistingPageSize: a database created before with SQLite's default page
+// size (4 KiB) keeps it, and the store migrates, writes and reads it as any other.
+func TestOpenKeepsAnExistingPageSize(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "old.db")
+	old, err := sql.Open("sqlite", dsn)
+	require.NoError(t, err)
+	_, err = old.Exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE before_the_store (x INTEGER)")
+	require.NoError(t, err)
+	require.NoError(t, old.Close())
+
+	st, err := Open(context.Background(), DriverSQLite, dsn)
+	require.NoError(t, err)
+	defer st.Close()
+	s := st.(*sqlStore)
+	var pageSize, spill int
+	require.NoError(t, s.db.QueryRow("PRAGMA page_size").Scan(&pageSize))
+	assert.Equal(t, 4096, pageSize)
+	require.NoError(t, s.db.QueryRow("PRAGMA cache_spill").Scan(&spill))
+	assertSpillsAt16MiB(t, spill, pageSize) // a threshold in bytes, whatever the page size
+	a := sampleAnalysis("old-page-size", t0, f64(0.5), "triage", "executor")
+	require.NoError(t, s.SaveAnalysis(context.Background(), a))
+	got, err := s.GetAnalysis(context.Background(), "old-page-size")
+	require.NoError(t, err)
+	assert.Equal(t, a.SessionID, got.SessionID)
+	assert.Len(t, got.TurnResults, len(a.TurnResults))
 }
 
 func TestRebind(t *testing.T) {
