@@ -79,8 +79,10 @@ const sqlitePragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pr
 // SQLite's 4 KiB default. A stored turn result (about 6.5 KB) or analysis document
 // (about 3 KB) then fits its table's page instead of spilling into an overflow page of
 // its own, and a batch's commit writes a quarter as many WAL frames (each a system call
-// or two in the pure-Go SQLite): about 12% less CPU per saved analysis and 8–10% less
-// database (docs/decisions/performance.md, "The exporter's path, cheaper per analysis").
+// or two in the pure-Go SQLite): 12–14% less CPU per saved analysis in the store
+// benchmarks. The file is 8–10% smaller for the golden analyses, 9% larger for the e2e
+// benchmark's, whose 7 KB turn results leave a fifth of each page unused
+// (docs/decisions/performance.md, "The exporter's path, cheaper per analysis").
 // A database created before keeps its page size: SQLite cannot change it in WAL mode.
 const sqlitePageSize = 16384
 
