@@ -191,7 +191,8 @@ func Open(ctx context.Context, driver, dsn string) (Store, error) {
 	return &sqlStore{db: db, d: d}, nil
 }
 
-// sqliteConnString validates the path, creates its directory and appends the pragmas.
+// sqliteConnString validates the path, creates its directory and a missing database
+// (createSQLite), and appends the pragmas.
 func sqliteConnString(path string) (string, error) {
 	switch {
 	case path == "":
