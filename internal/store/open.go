@@ -68,10 +68,10 @@ const sqliteTimeLayout = "2006-01-02T15:04:05.000000000Z"
 // spills any to the WAL: with the default (spill once the 2 MB cache is full), an
 // exporter batch of some 100 analyses wrote pages to the WAL before its commit, wrote
 // them again at the commit and rewrote the checksums of every frame after the first
-// rewritten one (docs/decisions/performance.md, "The exporter's path, cheaper per
-// analysis"). The cache shrinks back to cache_size once the pages are committed; what a
-// commit makes durable, and when, does not change. The page size is set when the
-// database is created (sqlitePageSize, createSQLite).
+// rewritten one (docs/decisions/performance.md §8.29). The cache shrinks back to
+// cache_size once the pages are committed; what a commit makes durable, and when, does
+// not change. The page size is set when the database is created (sqlitePageSize,
+// createSQLite).
 const sqlitePragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
 	"&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=cache_spill(-16384)&_txlock=immediate"
 
@@ -82,7 +82,7 @@ const sqlitePragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pr
 // or two in the pure-Go SQLite): 12–14% less CPU per saved analysis in the store
 // benchmarks. The file is 8–10% smaller for the golden analyses, 9% larger for the e2e
 // benchmark's, whose 7 KB turn results leave a fifth of each page unused
-// (docs/decisions/performance.md, "The exporter's path, cheaper per analysis").
+// (docs/decisions/performance.md §8.29).
 // A database created before keeps its page size: SQLite cannot change it in WAL mode.
 const sqlitePageSize = 16384
 
