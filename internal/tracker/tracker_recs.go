@@ -521,24 +521,33 @@ func (x *internIndex) grow(n int, hash func(e int) uint64) {
 	}
 }
 
-// hexID returns the binary value of a 16-digit lower-case hex span id.
+// hexNibble maps a byte to its value as a lower-case hex digit, 0xff for any other
+// byte (upper-case digits included: their id would not format back to the same string).
+var hexNibble = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, ch := range []byte("0123456789abcdef") {
+		t[ch] = byte(i)
+	}
+	return t
+}()
+
+// hexID returns the binary value of a 16-digit lower-case hex span id. It looks each
+// digit up in a table without a branch: the digits of random ids defeat the branch
+// predictor of a digit-or-letter test (docs/decisions/performance.md §8.30).
 func hexID(s string) (uint64, bool) {
 	if len(s) != 16 {
 		return 0, false
 	}
 	var v uint64
-	for i := 0; i < 16; i++ {
-		ch := s[i]
-		switch {
-		case ch >= '0' && ch <= '9':
-			v = v<<4 | uint64(ch-'0')
-		case ch >= 'a' && ch <= 'f':
-			v = v<<4 | uint64(ch-'a'+10)
-		default:
-			return 0, false
-		}
+	var bad byte
+	for i := range 16 {
+		d := hexNibble[s[i]]
+		bad |= d
+		v = v<<4 | uint64(d&0xf)
 	}
-	return v, true
+	return v, bad&0xf0 == 0
 }
 
 // mixHash is a 64-bit finaliser (murmur3 fmix64): span ids are random, string indices

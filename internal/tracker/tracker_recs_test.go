@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -280,4 +281,36 @@ func TestTraceRecordsToolDefsByContent(t *testing.T) {
 	assert.Equal(t, got[0].ToolDefs, got[1].ToolDefs)
 	assert.Nil(t, got[2].ToolDefs[0].Parameters)
 	assert.NotNil(t, got[3].ToolDefs[0].Parameters)
+}
+
+// TestHexID checks the table-driven hexID against strconv: exactly the strings of 16
+// lower-case hex digits are ids, with their value; every byte at every position is tried.
+func TestHexID(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	check := func(s string) {
+		t.Helper()
+		v, ok := hexID(s)
+		want, err := strconv.ParseUint(s, 16, 64)
+		wantOK := err == nil && len(s) == 16 && strings.ToLower(s) == s && !strings.ContainsAny(s, "+-_xX")
+		require.Equal(t, wantOK, ok, "%q", s)
+		if ok {
+			require.Equal(t, want, v, "%q", s)
+			require.Equal(t, s, fmt.Sprintf("%016x", v))
+		}
+	}
+	for _, s := range []string{"", "0000000000000000", "ffffffffffffffff", "0123456789abcdef",
+		"0123456789ABCDEF", "0123456789abcde", "0123456789abcdef0", "span-1"} {
+		check(s)
+	}
+	for range 200 {
+		b := []byte(fmt.Sprintf("%016x", rng.Uint64()))
+		check(string(b))
+		for c := range 256 {
+			i := rng.IntN(16)
+			old := b[i]
+			b[i] = byte(c)
+			check(string(b))
+			b[i] = old
+		}
+	}
 }
