@@ -10,6 +10,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"unsafe"
 
 	gojson "github.com/goccy/go-json"
 
@@ -302,7 +303,11 @@ func rawString(raw json.RawMessage) (string, bool) {
 }
 
 // rawText returns a value as text: a JSON string's content, any other JSON value as
-// its (trimmed) JSON text, null as "".
+// its (trimmed) JSON text, null as "". The text of a value that is not a string shares
+// raw's memory: raw must be a json.RawMessage field the decoder filled (go-json and
+// encoding/json give each its own copy of the bytes, which nothing writes to again),
+// so copying it once more would only cost an allocation per tool call
+// (docs/decisions/performance.md §8.30).
 func rawText(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -311,7 +316,7 @@ func rawText(raw json.RawMessage) string {
 	if s, ok := rawString(raw); ok {
 		return s
 	}
-	return string(raw)
+	return unsafe.String(unsafe.SliceData(raw), len(raw))
 }
 
 // contentText returns the text of a "content" value: a string, one part, or a list of
