@@ -164,45 +164,59 @@ func firstByte(data []byte) byte {
 	return 0
 }
 
+// rawJSON is a json.RawMessage that keeps the bytes its decoder hands it instead of
+// copying them: go-json hands each such value its own copy (unmarshalJSONDecoder), and
+// encoding/json a slice of the input, which here is an attribute's string or a buffer
+// built for this decode, never written again. A RawMessage copied them once more: an
+// allocation per tool call's arguments and per message content
+// (docs/decisions/performance.md §8.30). It decodes "null" as RawMessage does.
+type rawJSON []byte
+
+// UnmarshalJSON keeps data (see rawJSON).
+func (r *rawJSON) UnmarshalJSON(data []byte) error {
+	*r = data
+	return nil
+}
+
 // jMsg is one message in any of the supported shapes.
 type jMsg struct {
-	Role         string          `json:"role"`
-	Type         string          `json:"type"`
-	Parts        []*jPart        `json:"parts"`
-	Content      json.RawMessage `json:"content"`
-	FinishReason string          `json:"finish_reason"`
-	ToolCalls    []*jPart        `json:"tool_calls"`
-	Kwargs       *jMsg           `json:"kwargs"` // LangChain serialisation
-	ID           json.RawMessage `json:"id"`     // LangChain constructor path, or an item id
-	Name         string          `json:"name"`
-	Arguments    json.RawMessage `json:"arguments"`
-	CallID       string          `json:"call_id"`
+	Role         string   `json:"role"`
+	Type         string   `json:"type"`
+	Parts        []*jPart `json:"parts"`
+	Content      rawJSON  `json:"content"`
+	FinishReason string   `json:"finish_reason"`
+	ToolCalls    []*jPart `json:"tool_calls"`
+	Kwargs       *jMsg    `json:"kwargs"` // LangChain serialisation
+	ID           rawJSON  `json:"id"`     // LangChain constructor path, or an item id
+	Name         string   `json:"name"`
+	Arguments    rawJSON  `json:"arguments"`
+	CallID       string   `json:"call_id"`
 }
 
 // jPart is one content part / block in any of the supported shapes. Lists of parts
 // are decoded as []*jPart: go-json zeroes each new element of a []jPart from a fresh
 // allocation of the (large) struct, so a value slice cost two allocations of it per part.
 type jPart struct {
-	Type             string          `json:"type"`
-	Content          json.RawMessage `json:"content"`
-	Text             json.RawMessage `json:"text"`
-	Thinking         string          `json:"thinking"`
-	ID               string          `json:"id"`
-	Name             string          `json:"name"`
-	Arguments        json.RawMessage `json:"arguments"`
-	Args             json.RawMessage `json:"args"`
-	Input            json.RawMessage `json:"input"`
-	Response         json.RawMessage `json:"response"`
-	Result           json.RawMessage `json:"result"`
-	Output           json.RawMessage `json:"output"`
-	ToolCallID       string          `json:"toolCallId"`
-	ToolName         string          `json:"toolName"`
-	CallID           string          `json:"call_id"`
-	Thought          bool            `json:"thought"`
-	ToolUse          *jFuncCall      `json:"toolUse"`
-	FunctionCall     *jFuncCall      `json:"function_call"`
-	FunctionCallJS   *jFuncCall      `json:"functionCall"`
-	Function         *jFuncCall      `json:"function"`
+	Type             string     `json:"type"`
+	Content          rawJSON    `json:"content"`
+	Text             rawJSON    `json:"text"`
+	Thinking         string     `json:"thinking"`
+	ID               string     `json:"id"`
+	Name             string     `json:"name"`
+	Arguments        rawJSON    `json:"arguments"`
+	Args             rawJSON    `json:"args"`
+	Input            rawJSON    `json:"input"`
+	Response         rawJSON    `json:"response"`
+	Result           rawJSON    `json:"result"`
+	Output           rawJSON    `json:"output"`
+	ToolCallID       string     `json:"toolCallId"`
+	ToolName         string     `json:"toolName"`
+	CallID           string     `json:"call_id"`
+	Thought          bool       `json:"thought"`
+	ToolUse          *jFuncCall `json:"toolUse"`
+	FunctionCall     *jFuncCall `json:"function_call"`
+	FunctionCallJS   *jFuncCall `json:"functionCall"`
+	Function         *jFuncCall `json:"function"`
 	ReasoningContent *struct {
 		ReasoningText *struct {
 			Text string `json:"text"`
@@ -213,12 +227,12 @@ type jPart struct {
 // jFuncCall is a nested call object: OpenAI {name, arguments}, Bedrock toolUse
 // {toolUseId, name, input}, Gemini function_call {id, name, args}.
 type jFuncCall struct {
-	ID        string          `json:"id"`
-	ToolUseID string          `json:"toolUseId"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Args      json.RawMessage `json:"args"`
-	Input     json.RawMessage `json:"input"`
+	ID        string  `json:"id"`
+	ToolUseID string  `json:"toolUseId"`
+	Name      string  `json:"name"`
+	Arguments rawJSON `json:"arguments"`
+	Args      rawJSON `json:"args"`
+	Input     rawJSON `json:"input"`
 }
 
 // msgOut accumulates what the message readers find.
@@ -290,7 +304,7 @@ func msgRole(m *jMsg) string {
 }
 
 // rawString decodes a JSON string literal; ok is false for any other JSON value.
-func rawString(raw json.RawMessage) (string, bool) {
+func rawString(raw []byte) (string, bool) {
 	i := skipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '"' {
 		return "", false
@@ -304,11 +318,10 @@ func rawString(raw json.RawMessage) (string, bool) {
 
 // rawText returns a value as text: a JSON string's content, any other JSON value as
 // its (trimmed) JSON text, null as "". The text of a value that is not a string shares
-// raw's memory: raw must be a json.RawMessage field the decoder filled (go-json and
-// encoding/json give each its own copy of the bytes, which nothing writes to again),
-// so copying it once more would only cost an allocation per tool call
-// (docs/decisions/performance.md §8.30).
-func rawText(raw json.RawMessage) string {
+// raw's memory: raw is a rawJSON field of a decoded message or part, bytes that nothing
+// writes to again, so copying them once more would only cost an allocation per tool
+// call (docs/decisions/performance.md §8.30).
+func rawText(raw []byte) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
@@ -322,7 +335,7 @@ func rawText(raw json.RawMessage) string {
 // contentText returns the text of a "content" value: a string, one part, or a list of
 // parts (text parts only, joined by newlines). Calls and reasoning found in parts are
 // reported to o when o is not nil.
-func contentText(raw json.RawMessage, o *msgOut) string {
+func contentText(raw []byte, o *msgOut) string {
 	switch firstByte(raw) {
 	case '"':
 		s, _ := rawString(raw)
@@ -448,7 +461,7 @@ func partText(p *jPart, o *msgOut) string {
 	return t
 }
 
-func (o *msgOut) addCall(id, name string, args json.RawMessage) {
+func (o *msgOut) addCall(id, name string, args []byte) {
 	if name == "" && len(args) == 0 {
 		return
 	}
@@ -460,12 +473,12 @@ func (o *msgOut) addCall(id, name string, args json.RawMessage) {
 
 // argsFromRaw returns arguments text from a JSON value: a string's content (which is
 // usually JSON text itself), any other value as its JSON text, null/absent as "".
-func argsFromRaw(raw json.RawMessage) string {
+func argsFromRaw(raw []byte) string {
 	return rawText(raw)
 }
 
-func firstText(a, b json.RawMessage, c string) string {
-	for _, r := range [2]json.RawMessage{a, b} {
+func firstText(a, b []byte, c string) string {
+	for _, r := range [2][]byte{a, b} {
 		if len(r) == 0 {
 			continue
 		}
@@ -476,7 +489,7 @@ func firstText(a, b json.RawMessage, c string) string {
 	return c
 }
 
-func firstRaw(rs ...json.RawMessage) json.RawMessage {
+func firstRaw(rs ...[]byte) []byte {
 	for _, r := range rs {
 		if len(r) > 0 && string(r) != "null" {
 			return r
