@@ -5,8 +5,6 @@ package conventions // import "github.com/agenteval/agenteval-collector/internal
 
 import (
 	"fmt"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -25,8 +23,25 @@ func sessionIDProblem(raw string, max int) string {
 		return fmt.Sprintf("session id of %d bytes is longer than %d; ignored", len(raw), max)
 	case !utf8.ValidString(raw):
 		return "session id is not valid UTF-8; ignored"
-	case strings.IndexFunc(raw, unicode.IsControl) >= 0:
+	case hasControl(raw):
 		return "session id holds a control character (NUL, newline...); ignored"
 	}
 	return ""
+}
+
+// hasControl reports whether s, valid UTF-8, holds a character unicode.IsControl
+// reports: U+0000–U+001F, U+007F–U+009F. It reads bytes, not runes: every span with a
+// session id is checked, and strings.IndexFunc(s, unicode.IsControl) decoded each rune
+// and made a call for it (docs/decisions/performance.md §8.30). In valid UTF-8, U+0080–U+009F
+// are the two bytes 0xC2 0x80–0x9F, and 0xC2 is always a leading byte.
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case b < 0x20 || b == 0x7f:
+			return true
+		case b == 0xc2 && i+1 < len(s) && s[i+1] <= 0x9f:
+			return true
+		}
+	}
+	return false
 }

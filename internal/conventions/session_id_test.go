@@ -6,6 +6,8 @@ package conventions
 import (
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,4 +56,21 @@ func TestSessionIDs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHasControl checks hasControl against strings.IndexFunc(s, unicode.IsControl) for
+// every rune, alone and between other text.
+func TestHasControl(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		for _, s := range []string{string(r), "ab" + string(r) + "é", string(r) + "\u00a0"} {
+			if want := strings.IndexFunc(s, unicode.IsControl) >= 0; hasControl(s) != want {
+				t.Fatalf("hasControl(%q) = %v, want %v", s, !want, want)
+			}
+		}
+	}
+	assert.False(t, hasControl(""))
+	assert.False(t, hasControl("\u00a0\u00c2\u00bf"))
 }
