@@ -5,6 +5,7 @@ package assembly // import "github.com/agenteval/agenteval-collector/internal/as
 
 import (
 	"github.com/agenteval/agenteval-collector/internal/conventions"
+	"github.com/agenteval/agenteval-collector/internal/reuse"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
 
@@ -81,22 +82,12 @@ const maxPooled = 1024
 
 // put clears what a used and returns the scratch to the pool.
 func (sc *scratch) put(a *assembler) {
-	sc.byID = a.byID
-	if len(sc.byID) > maxPooled {
+	sc.byID = reuse.Map(a.byID, maxPooled)
+	if sc.byID == nil {
 		sc.byID = map[string]*treeNode{}
 	}
-	clear(sc.byID)
-	sc.nodes, sc.slab, sc.calls = pooled(a.nodes), pooled(sc.slab), pooled(a.calls)
+	sc.nodes, sc.slab, sc.calls = reuse.Slice(a.nodes, maxPooled), reuse.Slice(sc.slab, maxPooled), reuse.Slice(a.calls, maxPooled)
 	scratchPool.Put(sc)
-}
-
-// pooled returns s emptied and cleared (it references nothing), or nil when too large to keep.
-func pooled[T any](s []T) []T {
-	if cap(s) > maxPooled {
-		return nil
-	}
-	clear(s[:cap(s)])
-	return s[:0]
 }
 
 // takeCalls returns n zero calls for an interaction, cut from the assembler's slab (one

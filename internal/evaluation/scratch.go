@@ -6,6 +6,7 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 import (
 	"sync"
 
+	"github.com/agenteval/agenteval-collector/internal/reuse"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/toolschema"
 )
@@ -90,35 +91,21 @@ func (sc *closedScratch) put() {
 	c := &sc.ctx
 	clear(sc.turns[:])
 	sc.view = session.AgentSession{}
-	clear(c.memoSlab[:cap(c.memoSlab)])
-	if cap(c.memoSlab) > maxPooledEntries {
-		c.memoSlab = nil
-	}
 	*c = evalCtx{
-		sessionAgents:     clearedMap(c.sessionAgents),
-		textMemo:          clearedMap(c.textMemo),
-		memoSlab:          c.memoSlab[:0],
-		callTextMemo:      clearedMap(c.callTextMemo),
-		priorConversation: clearedMap(c.priorConversation),
+		sessionAgents:     reuse.Map(c.sessionAgents, maxPooledEntries),
+		textMemo:          reuse.Map(c.textMemo, maxPooledEntries),
+		memoSlab:          reuse.Slice(c.memoSlab, maxPooledEntries),
+		callTextMemo:      reuse.Map(c.callTextMemo, maxPooledEntries),
+		priorConversation: reuse.Map(c.priorConversation, maxPooledEntries),
 	}
 	ac := &sc.args
-	clear(ac.slab[:cap(ac.slab)])
-	if cap(ac.slab) > maxPooledEntries {
-		ac.slab = nil
+	*ac = argCache{
+		args:    reuse.Map(ac.args, maxPooledEntries),
+		schemas: reuse.Map(ac.schemas, maxPooledEntries),
+		slab:    reuse.Slice(ac.slab, maxPooledEntries),
 	}
-	*ac = argCache{args: clearedMap(ac.args), schemas: clearedMap(ac.schemas), slab: ac.slab[:0]}
-	sc.seen = clearedMap(sc.seen)
-	clear(sc.fresh[:cap(sc.fresh)])
-	clear(sc.texts[:cap(sc.texts)])
-	sc.fresh, sc.texts = sc.fresh[:0], sc.texts[:0]
+	sc.seen = reuse.Map(sc.seen, maxPooledEntries)
+	sc.fresh = reuse.Slice(sc.fresh, maxPooledEntries)
+	sc.texts = reuse.Slice(sc.texts, maxPooledEntries)
 	closedScratchPool.Put(sc)
-}
-
-// clearedMap returns m emptied, or nil when m is too large to keep.
-func clearedMap[K comparable, V any](m map[K]V) map[K]V {
-	if len(m) > maxPooledEntries {
-		return nil
-	}
-	clear(m)
-	return m
 }

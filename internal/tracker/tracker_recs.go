@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agenteval/agenteval-collector/internal/reuse"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
@@ -629,21 +630,12 @@ const maxPooledStrs = 4096
 
 // put clears the reader (it pins no string or trace) and pools it.
 func (d *recordReader) put() {
-	strs, ids := d.strs, d.ids
-	clear(strs)
-	clear(ids)
-	if cap(strs) > maxPooledStrs {
-		strs = nil
-	}
-	if cap(ids) > maxPooledStrs {
-		ids = nil
-	}
-	*d = recordReader{strs: strs[:0], ids: ids[:0]}
+	*d = recordReader{strs: reuse.Slice(d.strs, maxPooledStrs), ids: reuse.Slice(d.ids, maxPooledStrs)}
 	readerPool.Put(d)
 }
 
-// zeroed returns n zero strings, in s's array when it is large enough (s is cleared
-// beyond its length).
+// zeroed returns n zero strings, in s's array when it is large enough (s comes from
+// reuse.Slice, so its whole capacity is zero).
 func zeroed(s []string, n int) []string {
 	if cap(s) < n {
 		return make([]string, n)

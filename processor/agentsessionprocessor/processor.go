@@ -25,6 +25,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/pdatautil"
+	"github.com/agenteval/agenteval-collector/internal/reuse"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/internal/tracker"
@@ -664,13 +665,8 @@ const maxKeptWrites = 1024
 // release empties w once its batch is handled. The records it held are cleared: the
 // arrays are kept for the shard's next batch and must not hold a session's results alive.
 func (w *shardWrites) release() {
-	clear(w.saves[:cap(w.saves)])
-	clear(w.holds[:cap(w.holds)])
-	clear(w.ended[:cap(w.ended)])
-	if cap(w.saves) > maxKeptWrites {
-		w.saves, w.spans = nil, nil
-	}
-	w.holds, w.saves, w.spans, w.ended = w.holds[:0], w.saves[:0], w.spans[:0], w.ended[:0]
+	w.saves, w.spans = reuse.Slice(w.saves, maxKeptWrites), reuse.Slice(w.spans, maxKeptWrites)
+	w.holds, w.ended = reuse.Slice(w.holds, maxKeptWrites), reuse.Slice(w.ended, maxKeptWrites)
 }
 
 // emitChunk evaluates events in order until emitEvery has passed since it began and
