@@ -15,6 +15,7 @@ package evalspan // import "github.com/agenteval/agenteval-collector/internal/ev
 import (
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"reflect"
 	"slices"
 	"strings"
@@ -27,35 +28,47 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// EncodeTurn writes tr as agent_eval.turn.* attributes into m.
+// EncodeTurn writes tr as agent_eval.turn.* attributes into m, with the turn spans'
+// wire defaults (defaults.go) and agent_eval.turn.wire_defaults saying so.
 func EncodeTurn(m pcommon.Map, tr *evaluation.TurnResult) {
-	encodeFields(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(tr).Elem(), nil, true)
+	encodeTop(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(tr).Elem(), nil, turnDefaults)
 }
 
-// DecodeTurn reads the agent_eval.turn.* attributes of m. It fails when one has the
-// wrong type or when agent_eval.turn.trace_id is missing (not a turn span).
+// DecodeTurn reads the agent_eval.turn.* attributes of m, with the wire defaults that
+// agent_eval.turn.wire_defaults names (none when it is absent: a span of an earlier
+// collector). It fails when one has the wrong type, when agent_eval.turn.trace_id is
+// missing (not a turn span) or when the defaults are unknown.
 func DecodeTurn(m pcommon.Map) (evaluation.TurnResult, error) {
 	var tr evaluation.TurnResult
 	if _, ok := m.Get(semconv.AgentEvalTurnPrefix + "trace_id"); !ok {
 		return tr, fmt.Errorf("%strace_id: attribute missing", semconv.AgentEvalTurnPrefix)
 	}
-	err := decodeFields(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(&tr).Elem())
+	d, err := defaultsOf(m, semconv.AgentEvalTurnWireDefaults, turnDefaults)
+	if err == nil {
+		err = decodeFields(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(&tr).Elem(), d)
+	}
 	return tr, err
 }
 
-// EncodeAnalysis writes a as agent_eval.session.* attributes into m.
+// EncodeAnalysis writes a as agent_eval.session.* attributes into m, with the session
+// spans' wire defaults (defaults.go) and agent_eval.session.wire_defaults saying so.
 func EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) {
-	encodeFields(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem(), nil, true)
+	encodeTop(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem(), nil, sessionDefaults)
 }
 
-// DecodeAnalysis reads the agent_eval.session.* attributes of m. It fails when one has
-// the wrong type or when agent_eval.session.session_id is missing.
+// DecodeAnalysis reads the agent_eval.session.* attributes of m, with the wire defaults
+// that agent_eval.session.wire_defaults names (none when it is absent). It fails when
+// one has the wrong type, when agent_eval.session.session_id is missing or when the
+// defaults are unknown.
 func DecodeAnalysis(m pcommon.Map) (evaluation.Analysis, error) {
 	var a evaluation.Analysis
 	if _, ok := m.Get(semconv.AgentEvalSessionPrefix + "session_id"); !ok {
 		return a, fmt.Errorf("%ssession_id: attribute missing", semconv.AgentEvalSessionPrefix)
 	}
-	err := decodeFields(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(&a).Elem())
+	d, err := defaultsOf(m, semconv.AgentEvalSessionWireDefaults, sessionDefaults)
+	if err == nil {
+		err = decodeFields(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(&a).Elem(), d)
+	}
 	return a, err
 }
 
@@ -65,14 +78,33 @@ func DecodeAnalysis(m pcommon.Map) (evaluation.Analysis, error) {
 // attributes (agent_eval.kind, agent_eval.session.id) must be written before and none
 // after; put the signature (Signature.Put) once the span's unsigned attributes are.
 func (s *Signer) EncodeTurn(m pcommon.Map, tr *evaluation.TurnResult) Signature {
-	return s.encodeSigned(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(tr).Elem())
+	return s.encodeSigned(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(tr).Elem(), turnDefaults)
 }
 
 // EncodeAnalysis writes a as EncodeAnalysis does and returns the signature of m's signed
 // attributes, computed while encoding (see Signer.EncodeTurn).
 func (s *Signer) EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) Signature {
-	return s.encodeSigned(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem())
+	return s.encodeSigned(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem(), sessionDefaults)
 }
+
+// encodeTop writes struct v as the top-level attributes prefix + JSON name into m
+// with the wire defaults d and, with d, the attribute naming them (prefix +
+// "wire_defaults"); with a writer w (a signing encode) their canonical entries too.
+func encodeTop(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, d wireDefaults) {
+	encodeFields(m, prefix, v, w, true, d)
+	if d == nil {
+		return
+	}
+	key := prefix + wireDefaultsName
+	start := w.key(key)
+	m.PutInt(key, wireDefaultsVersion)
+	w.intValue(wireDefaultsVersion)
+	w.sealSorted(key, start)
+}
+
+// wireDefaultsName is the top-level field name of the wire-defaults attribute
+// (semconv.AgentEvalTurnWireDefaults, AgentEvalSessionWireDefaults).
+const wireDefaultsName = "wire_defaults"
 
 // field is one encoded struct field.
 type field struct {
@@ -141,14 +173,29 @@ var (
 // the values: for a nested struct the map's entry count and its entries; for the
 // spans's top level (top) each entry, recorded in w.sealed (the count and the order
 // among the span's other signed attributes are the signer's, macSealed).
-func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, top bool) {
+func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, top bool, d wireDefaults) {
 	tf := typeFieldsOf(v.Type())
+	td := d.of(v.Type())
 	// One allocation of the exact size, not one per growth nor one per field declared:
 	// most fields of a nested result are absent. The fields present are noted in a
-	// bitmap for the pass that writes them (structs of more than 64 fields check again).
-	n, present := 0, uint64(0)
+	// bitmap for the pass that writes them (structs of more than 64 fields check again),
+	// the fields with a default written as an empty value in another (wire defaults:
+	// a value that is the default is left out, an absent one written empty).
+	n, present, empty := 0, uint64(0), uint64(0)
 	for i, f := range tf.list {
-		if !absent(v.Field(f.index), f.omitEmpty) {
+		fv := v.Field(f.index)
+		if td.has(i) {
+			if td.fields[i].is(fv) {
+				continue
+			}
+			n++
+			present |= 1 << i
+			if absent(fv, f.omitEmpty) {
+				empty |= 1 << i
+			}
+			continue
+		}
+		if !absent(fv, f.omitEmpty) {
 			n++
 			if i < 64 {
 				present |= 1 << i
@@ -175,7 +222,12 @@ func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWri
 			continue
 		}
 		start := w.key(keys[i])
-		encodeValue(m.PutEmpty(keys[i]), fv, w)
+		if i < 64 && empty&(1<<i) != 0 {
+			m.PutEmpty(keys[i])
+			w.kind(pcommon.ValueTypeEmpty)
+		} else {
+			encodeValue(m.PutEmpty(keys[i]), fv, w, d)
+		}
 		if top {
 			w.seal(keys[i], start)
 		}
@@ -222,9 +274,10 @@ func absent(v reflect.Value, omitEmpty bool) bool {
 	return omitEmpty && v.IsZero()
 }
 
-// encodeValue writes v into dst and, with a writer w, dst's canonical encoding into w
-// (the same bytes as w.value(dst), written from v instead of read back from dst).
-func encodeValue(dst pcommon.Value, v reflect.Value, w *canonicalWriter) {
+// encodeValue writes v into dst, with the wire defaults d, and, with a writer w, dst's
+// canonical encoding into w (the same bytes as w.value(dst), written from v instead of
+// read back from dst).
+func encodeValue(dst pcommon.Value, v reflect.Value, w *canonicalWriter, d wireDefaults) {
 	// The two types written otherwise than their kind says, checked by kind first:
 	// comparing a reflect.Type costs an interface comparison per value.
 	switch k := v.Kind(); {
@@ -240,7 +293,7 @@ func encodeValue(dst pcommon.Value, v reflect.Value, w *canonicalWriter) {
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
-		encodeValue(dst, v.Elem(), w)
+		encodeValue(dst, v.Elem(), w, d)
 	case reflect.Interface:
 		encodeAny(dst, v.Interface())
 		if w != nil {
@@ -260,18 +313,18 @@ func encodeValue(dst pcommon.Value, v reflect.Value, w *canonicalWriter) {
 		w.strValue(v.String())
 	case reflect.Struct:
 		w.kind(pcommon.ValueTypeMap)
-		encodeFields(dst.SetEmptyMap(), "", v, w, false)
+		encodeFields(dst.SetEmptyMap(), "", v, w, false, d)
 	case reflect.Slice:
 		s := dst.SetEmptySlice()
 		s.EnsureCapacity(v.Len())
 		w.kind(pcommon.ValueTypeSlice)
 		w.count(v.Len())
 		for i := range v.Len() {
-			encodeValue(s.AppendEmpty(), v.Index(i), w)
+			encodeValue(s.AppendEmpty(), v.Index(i), w, d)
 		}
 	case reflect.Map:
 		w.kind(pcommon.ValueTypeMap)
-		encodeMap(dst.SetEmptyMap(), v, w)
+		encodeMap(dst.SetEmptyMap(), v, w, d)
 	default:
 		s := fmt.Sprint(v.Interface())
 		dst.SetStr(s)
@@ -291,7 +344,7 @@ func timeOf(v reflect.Value) time.Time {
 // encodeMap puts the entries of the Go map v (string keys) into mm sorted by key, the
 // canonical order of the signature (see encodeFields), and with a writer w their
 // canonical encoding into w.
-func encodeMap(mm pcommon.Map, v reflect.Value, w *canonicalWriter) {
+func encodeMap(mm pcommon.Map, v reflect.Value, w *canonicalWriter, d wireDefaults) {
 	n := v.Len()
 	mm.EnsureCapacity(n)
 	mark := w.count(n)
@@ -328,22 +381,26 @@ func encodeMap(mm pcommon.Map, v reflect.Value, w *canonicalWriter) {
 	slices.SortFunc(keys, func(a, b kv) int { return strings.Compare(a.k, b.k) })
 	for _, e := range keys {
 		w.key(e.k)
-		encodeValue(mm.PutEmpty(e.k), vals.Index(e.i), w)
+		encodeValue(mm.PutEmpty(e.k), vals.Index(e.i), w, d)
 	}
 	w.check(mm, n, mark)
 }
 
 // decodeFields sets the fields of struct v from m's prefix + JSON name entries, in one
-// pass over m; other entries are ignored.
-func decodeFields(m pcommon.Map, prefix string, v reflect.Value) error {
-	var st decodeState
+// pass over m, with the wire defaults d (nil: none); other entries are ignored.
+func decodeFields(m pcommon.Map, prefix string, v reflect.Value, d wireDefaults) error {
+	st := decodeState{defaults: d}
 	return structDecoderFor(v.Type()).decode(&st, m, prefix, v)
 }
 
 // decodeState is the scratch of one decode: the float64s that decoded *float64 fields
 // point to, allocated in blocks rather than one by one (a turn summary has a few
 // scores, a session analysis about a hundred).
-type decodeState struct{ floats []float64 }
+// defaults are the wire defaults the span was written with (nil: none).
+type decodeState struct {
+	floats   []float64
+	defaults wireDefaults
+}
 
 func (st *decodeState) float(f float64) *float64 {
 	if len(st.floats) == cap(st.floats) {
@@ -574,8 +631,12 @@ func structDecoderFor(t reflect.Type) *structDecoder {
 // decode sets the fields of struct v from m's prefix + JSON name entries, in one pass
 // over m; other entries are ignored. A key present twice sets its field twice (the
 // last value stays).
+//
+// With wire defaults, a field that has one is set to it when m has no entry for it,
+// and left zero when its entry is an empty value.
 func (sd *structDecoder) decode(st *decodeState, m pcommon.Map, prefix string, v reflect.Value) error {
 	next := 0
+	td, seen := st.defaults.of(v.Type()), uint64(0)
 	for k, src := range m.All() {
 		name, ok := strings.CutPrefix(k, prefix)
 		if !ok {
@@ -585,8 +646,21 @@ func (sd *structDecoder) decode(st *decodeState, m pcommon.Map, prefix string, v
 		if !ok {
 			continue
 		}
+		if td.has(i) {
+			seen |= 1 << i
+			if src.Type() == pcommon.ValueTypeEmpty {
+				v.Field(sd.tf.list[i].index).SetZero() // a key present twice: the last stays
+				continue
+			}
+		}
 		if err := sd.decs[i](st, src, v.Field(sd.tf.list[i].index)); err != nil {
 			return fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	if td != nil {
+		for unset := td.mask &^ seen; unset != 0; unset &= unset - 1 {
+			i := bits.TrailingZeros64(unset)
+			td.fields[i].set(st, v.Field(sd.tf.list[i].index))
 		}
 	}
 	return nil

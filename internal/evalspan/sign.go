@@ -143,9 +143,9 @@ func (s *Signer) hash(sum, b []byte) []byte {
 // encodeSigned writes struct v into m under prefix (encodeFields) and returns the
 // signature of m's signed attributes, the canonical encoding of v's fields written while
 // encoding them (macSealed).
-func (s *Signer) encodeSigned(m pcommon.Map, prefix string, v reflect.Value) Signature {
+func (s *Signer) encodeSigned(m pcommon.Map, prefix string, v reflect.Value, d wireDefaults) Signature {
 	w := writerPool.Get().(*canonicalWriter)
-	encodeFields(m, prefix, v, w, true)
+	encodeTop(m, prefix, v, w, d)
 	var sum [sha256.Size]byte
 	sig := signatureOf(s.macSealed(m, w, sum[:0]))
 	w.reset()
@@ -449,6 +449,16 @@ func (w *canonicalWriter) bytesValue(b []byte) {
 func (w *canonicalWriter) seal(k string, from int) {
 	if w != nil {
 		w.sealed = append(w.sealed, sealedEntry{k: k, from: from, to: len(w.b)})
+	}
+}
+
+// sealSorted records the top-level entry written since from, in its place by key
+// among those recorded (w.sealed is in key order: an entry written after the
+// encode's, such as the wire-defaults attribute).
+func (w *canonicalWriter) sealSorted(k string, from int) {
+	if w != nil {
+		i, _ := slices.BinarySearchFunc(w.sealed, k, func(e sealedEntry, k string) int { return strings.Compare(e.k, k) })
+		w.sealed = slices.Insert(w.sealed, i, sealedEntry{k: k, from: from, to: len(w.b)})
 	}
 }
 

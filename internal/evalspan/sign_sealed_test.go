@@ -177,8 +177,10 @@ func FuzzSealedSignature(f *testing.F) {
 		r := rand.New(rand.NewPCG(seed, seed>>32^0x9e3779b97f4a7c15))
 		var tr evaluation.TurnResult
 		fill(r, reflect.ValueOf(&tr).Elem(), 0)
+		withDefaults(r, reflect.ValueOf(&tr).Elem(), turnDefaults)
 		var a evaluation.Analysis
 		fill(r, reflect.ValueOf(&a).Elem(), 0)
+		withDefaults(r, reflect.ValueOf(&a).Elem(), sessionDefaults)
 		for _, c := range []struct {
 			prefix string
 			v      any
@@ -386,7 +388,7 @@ func TestEncodeWideStruct(t *testing.T) {
 	}
 	w := new(canonicalWriter)
 	val := pcommon.NewValueEmpty()
-	encodeValue(val, v, w)
+	encodeValue(val, v, w, nil)
 	var got []string
 	for k := range val.Map().All() {
 		got = append(got, k)

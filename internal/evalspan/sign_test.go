@@ -19,12 +19,17 @@ import (
 
 func signedSessionSpan(t *testing.T, s *Signer) ptrace.Traces {
 	t.Helper()
+	return signedSessionSpanWith(s, EncodeAnalysis)
+}
+
+// signedSessionSpanWith is signedSessionSpan with the analysis written by encode.
+func signedSessionSpanWith(s *Signer, encode func(pcommon.Map, *evaluation.Analysis)) ptrace.Traces {
 	td := ptrace.NewTraces()
 	m := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty().Attributes()
 	m.PutStr(semconv.AgentEvalKind, semconv.EvalKindAgentSession)
 	m.PutStr(semconv.AgentEvalSessionID, "s-1")
 	m.PutStr("gen_ai.conversation.id", "s-1")
-	EncodeAnalysis(m, &evaluation.Analysis{
+	encode(m, &evaluation.Analysis{
 		SessionID: "s-1", OverallScore: f64(0.88),
 		PerAgentScores: map[string]evaluation.AgentScores{"triage": {Overall: f64(1)}, "refund": {Overall: f64(0.5)}},
 		TurnResults:    []evaluation.TurnResult{{TraceID: "01", Explanations: map[string]string{"a": "1", "b": "2"}}},

@@ -4,19 +4,24 @@
 package evalspan
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
 // TestSignatureIsStable pins the canonical encoding: signatures computed with a fixed
 // key over every golden analysis (session span) and its turn results (turn spans) and
-// over the nested-map fixture. A change of encoding, deliberate or not, changes them;
-// a deliberate one needs a new signatureVersion (collectors of two versions sharing a
-// key would otherwise reject each other's spans).
+// over the nested-map fixture, written in the plain form (no wire defaults, as earlier
+// collectors wrote them) and with the wire defaults (defaults.go). A change of the
+// canonical encoding, deliberate or not, changes the plain ones; a deliberate one needs
+// a new signatureVersion (collectors of two versions sharing a key would otherwise
+// reject each other's spans). A change of the wire defaults changes only the others,
+// and needs a new wireDefaultsVersion.
 func TestSignatureIsStable(t *testing.T) {
 	s := NewSigner("0123456789abcdef-test-key")
 	want := map[string]string{
@@ -25,24 +30,37 @@ func TestSignatureIsStable(t *testing.T) {
 		"langgraph_multi_turn/turn":  "v1:28c1d90adcdcfed5856d415dba9e8e1a301249ad0fd2d51fdd43a01f8d0ff3f6",
 		"openai_agents_handoff":      "v1:cd3ba24b6da56a565a1dff4e8faa8b5c46a27bd18c3dc72ed1960a0f0c9b88f1",
 		"openai_agents_handoff/turn": "v1:51995f6d9521e4de98329f4605318b5b54e4fba8f8ac0d3273f2f480dbd42ff0",
+
+		"defaults/fixture":                    "v1:c860d1f03f5ea299c3bc7f251ebd5bf13add0226f5ed489cdd1b2cce0f8b0dd1",
+		"defaults/langgraph_multi_turn":       "v1:fc278a13c472cedf3873c7d5412cd81de62bd528f3998df70c1f861abcdcd302",
+		"defaults/langgraph_multi_turn/turn":  "v1:455a6865a1d514f86a4973497a1cb05f7d55a25443cd8231a1cc4747003ae3a3",
+		"defaults/openai_agents_handoff":      "v1:f5ded6680ba79cebba1fecf553a0a996a633a1109fe451de60a15467df41ced2",
+		"defaults/openai_agents_handoff/turn": "v1:077c48fe6817891c0fe7591bc33ec8559f00cc5c6d7310b49cd97f145479cbed",
 	}
 	got := map[string]string{}
-	got["fixture"] = sigOf(attrsOf(signedSessionSpan(t, s)))
-	for _, name := range []string{"langgraph_multi_turn", "openai_agents_handoff"} {
-		as := goldenAnalyses(t, name)
-		m := pcommon.NewMap()
-		m.PutStr(semconv.AgentEvalKind, semconv.EvalKindAgentSession)
-		m.PutStr(semconv.AgentEvalSessionID, as[0].SessionID)
-		m.PutStr("gen_ai.conversation.id", as[0].SessionID) // not signed
-		EncodeAnalysis(m, &as[0])
-		s.Sign(m)
-		got[name] = sigOf(m)
-		tm := pcommon.NewMap()
-		tm.PutStr(semconv.AgentEvalKind, semconv.EvalKindTurn)
-		tm.PutStr(semconv.AgentEvalSessionID, as[0].SessionID)
-		EncodeTurn(tm, &as[0].TurnResults[len(as[0].TurnResults)-1])
-		s.Sign(tm)
-		got[name+"/turn"] = sigOf(tm)
+	for _, form := range []struct {
+		name        string
+		turn, sessn wireDefaults
+	}{{"", nil, nil}, {"defaults/", turnDefaults, sessionDefaults}} {
+		got[form.name+"fixture"] = sigOf(attrsOf(signedSessionSpanWith(s, func(m pcommon.Map, a *evaluation.Analysis) {
+			encodeTop(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem(), nil, form.sessn)
+		})))
+		for _, name := range []string{"langgraph_multi_turn", "openai_agents_handoff"} {
+			as := goldenAnalyses(t, name)
+			m := pcommon.NewMap()
+			m.PutStr(semconv.AgentEvalKind, semconv.EvalKindAgentSession)
+			m.PutStr(semconv.AgentEvalSessionID, as[0].SessionID)
+			m.PutStr("gen_ai.conversation.id", as[0].SessionID) // not signed
+			encodeTop(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(&as[0]).Elem(), nil, form.sessn)
+			s.Sign(m)
+			got[form.name+name] = sigOf(m)
+			tm := pcommon.NewMap()
+			tm.PutStr(semconv.AgentEvalKind, semconv.EvalKindTurn)
+			tm.PutStr(semconv.AgentEvalSessionID, as[0].SessionID)
+			encodeTop(tm, semconv.AgentEvalTurnPrefix, reflect.ValueOf(&as[0].TurnResults[len(as[0].TurnResults)-1]).Elem(), nil, form.turn)
+			s.Sign(tm)
+			got[form.name+name+"/turn"] = sigOf(tm)
+		}
 	}
 	assert.Equal(t, want, got)
 }

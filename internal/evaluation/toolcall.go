@@ -87,9 +87,10 @@ var notEvaluableOne = func() map[string]string {
 	return m
 }()
 
-// allChecksPassed is the explanation of a call whose authorisation, arguments and
-// parameters were checked without an issue.
-const allChecksPassed = "checked authorisation, arguments, parameters; no issue; score 1"
+// ExplanationAllChecksPassed is the explanation of a call whose authorisation,
+// arguments and parameters were checked without an issue (most calls; the evaluation
+// spans leave it out as their default, internal/evalspan).
+const ExplanationAllChecksPassed = "checked authorisation, arguments, parameters; no issue; score 1"
 
 // validateCall validates call made by agentID, whose definition agent may be nil.
 func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition, call *session.ToolCall, turnIndex int, sessionAgents map[string]bool, ac *argCache) ToolCallResult {
@@ -204,7 +205,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 		}
 		if len(r.Issues) == 0 && len(r.NotEvaluable) == 0 && len(checks) == 3 && handoffTo == "" {
 			// Most calls: every check ran and found nothing.
-			r.Explanation = allChecksPassed
+			r.Explanation = ExplanationAllChecksPassed
 			break
 		}
 		var b strings.Builder

@@ -29,6 +29,13 @@ const (
 	// session evaluation span: agent_eval.session.<field> for each field of
 	// evaluation.Analysis by its JSON name (internal/evalspan).
 	AgentEvalSessionPrefix = "agent_eval.session."
+	// AgentEvalTurnWireDefaults and AgentEvalSessionWireDefaults (int) name the table of
+	// defaults a turn or session span's typed attributes were written with: a field
+	// whose value is its default is left out, one absent by value (nil, "", false) is
+	// an empty value (internal/evalspan). Absent on spans of earlier collectors, whose
+	// attributes are read with no defaults.
+	AgentEvalTurnWireDefaults    = AgentEvalTurnPrefix + "wire_defaults"
+	AgentEvalSessionWireDefaults = AgentEvalSessionPrefix + "wire_defaults"
 	// AgentEvalJudge is true on the GenAI chat spans of judge calls (never evaluated).
 	AgentEvalJudge = "agent_eval.judge"
 
