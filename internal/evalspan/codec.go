@@ -15,7 +15,6 @@ package evalspan // import "github.com/agenteval/agenteval-collector/internal/ev
 import (
 	"encoding/json"
 	"fmt"
-	"math/bits"
 	"reflect"
 	"slices"
 	"strings"
@@ -91,10 +90,11 @@ func (s *Signer) EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) Signature
 // with the wire defaults d and, with d, the attribute naming them (prefix +
 // "wire_defaults"); with a writer w (a signing encode) their canonical entries too.
 func encodeTop(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, d wireDefaults) {
-	encodeFields(m, prefix, v, w, true, d)
 	if d == nil {
+		encodeFields(m, prefix, v, w, true, nil)
 		return
 	}
+	encodeFields(m, prefix, v, w, true, &encDefaults{table: d})
 	key := prefix + wireDefaultsName
 	start := w.key(key)
 	m.PutInt(key, wireDefaultsVersion)
@@ -173,7 +173,7 @@ var (
 // the values: for a nested struct the map's entry count and its entries; for the
 // spans's top level (top) each entry, recorded in w.sealed (the count and the order
 // among the span's other signed attributes are the signer's, macSealed).
-func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, top bool, d wireDefaults) {
+func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, top bool, d *encDefaults) {
 	tf := typeFieldsOf(v.Type())
 	td := d.of(v.Type())
 	// One allocation of the exact size, not one per growth nor one per field declared:
@@ -185,7 +185,7 @@ func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWri
 	for i, f := range tf.list {
 		fv := v.Field(f.index)
 		if td.has(i) {
-			if td.fields[i].is(fv) {
+			if d.isDefault(&td.fields[i], fv) {
 				continue
 			}
 			n++
@@ -212,6 +212,7 @@ func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWri
 		mark = w.count(n)
 	}
 	keys := tf.keys(prefix)
+	outer := d.enter(td, v, tf)
 	for _, i := range tf.sorted {
 		f := tf.list[i]
 		if i < 64 && present&(1<<i) == 0 {
@@ -232,6 +233,7 @@ func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWri
 			w.seal(keys[i], start)
 		}
 	}
+	d.leave(outer)
 	if !top {
 		w.check(m, n, mark)
 	}
@@ -277,7 +279,7 @@ func absent(v reflect.Value, omitEmpty bool) bool {
 // encodeValue writes v into dst, with the wire defaults d, and, with a writer w, dst's
 // canonical encoding into w (the same bytes as w.value(dst), written from v instead of
 // read back from dst).
-func encodeValue(dst pcommon.Value, v reflect.Value, w *canonicalWriter, d wireDefaults) {
+func encodeValue(dst pcommon.Value, v reflect.Value, w *canonicalWriter, d *encDefaults) {
 	// The two types written otherwise than their kind says, checked by kind first:
 	// comparing a reflect.Type costs an interface comparison per value.
 	switch k := v.Kind(); {
@@ -344,7 +346,7 @@ func timeOf(v reflect.Value) time.Time {
 // encodeMap puts the entries of the Go map v (string keys) into mm sorted by key, the
 // canonical order of the signature (see encodeFields), and with a writer w their
 // canonical encoding into w.
-func encodeMap(mm pcommon.Map, v reflect.Value, w *canonicalWriter, d wireDefaults) {
+func encodeMap(mm pcommon.Map, v reflect.Value, w *canonicalWriter, d *encDefaults) {
 	n := v.Len()
 	mm.EnsureCapacity(n)
 	mark := w.count(n)
@@ -397,9 +399,14 @@ func decodeFields(m pcommon.Map, prefix string, v reflect.Value, d wireDefaults)
 // point to, allocated in blocks rather than one by one (a turn summary has a few
 // scores, a session analysis about a hundred).
 // defaults are the wire defaults the span was written with (nil: none).
+// pending are fields whose default is the enclosing scope's value (fieldDefault.enclosing),
+// set when the struct that is their scope is decoded; scopes counts the scopes being
+// decoded.
 type decodeState struct {
 	floats   []float64
 	defaults wireDefaults
+	pending  []reflect.Value
+	scopes   int
 }
 
 func (st *decodeState) float(f float64) *float64 {
@@ -637,6 +644,10 @@ func structDecoderFor(t reflect.Type) *structDecoder {
 func (sd *structDecoder) decode(st *decodeState, m pcommon.Map, prefix string, v reflect.Value) error {
 	next := 0
 	td, seen := st.defaults.of(v.Type()), uint64(0)
+	mark := len(st.pending)
+	if td != nil && td.scope >= 0 {
+		st.scopes++
+	}
 	for k, src := range m.All() {
 		name, ok := strings.CutPrefix(k, prefix)
 		if !ok {
@@ -658,10 +669,7 @@ func (sd *structDecoder) decode(st *decodeState, m pcommon.Map, prefix string, v
 		}
 	}
 	if td != nil {
-		for unset := td.mask &^ seen; unset != 0; unset &= unset - 1 {
-			i := bits.TrailingZeros64(unset)
-			td.fields[i].set(st, v.Field(sd.tf.list[i].index))
-		}
+		st.setDefaults(td, td.mask&^seen, v, sd.tf, mark)
 	}
 	return nil
 }

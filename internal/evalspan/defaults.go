@@ -6,6 +6,7 @@ package evalspan // import "github.com/agenteval/agenteval-collector/internal/ev
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"reflect"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -33,20 +34,36 @@ const wireDefaultsVersion = 1
 
 // fieldDefault is one field's default: is reports whether a value equals it, set sets
 // it (st gives decoded *float64 their storage).
+//
+// An enclosing default (is and set nil) is the value of the nearest enclosing struct
+// that is a scope (typeDefaults.scope): a tool call's agent is, most of the time, the
+// agent of the interaction that holds it.
 type fieldDefault struct {
-	kind reflect.Kind // the field's kind
-	is   func(v reflect.Value) bool
-	set  func(st *decodeState, v reflect.Value)
+	kind      reflect.Kind // the field's kind
+	is        func(v reflect.Value) bool
+	set       func(st *decodeState, v reflect.Value)
+	enclosing bool
 }
 
 // typeDefaults are the defaults of one struct type's fields, by position in its
-// typeFields list (is == nil: no default); mask has a bit for each field with one.
+// typeFields list; mask has a bit for each field with one. scope is the position of
+// the string field whose value is the enclosing default of the structs this one holds
+// (-1: none).
 type typeDefaults struct {
 	fields []fieldDefault
 	mask   uint64
+	scope  int
 }
 
 func (td *typeDefaults) has(i int) bool { return td != nil && i < 64 && td.mask&(1<<i) != 0 }
+
+// fieldDefault returns the default of the field at position i, or nil.
+func (td *typeDefaults) fieldDefault(i int) *fieldDefault {
+	if !td.has(i) {
+		return nil
+	}
+	return &td.fields[i]
+}
 
 // wireDefaults is a table of defaults: per struct type, its fields' defaults.
 type wireDefaults map[reflect.Type]*typeDefaults
@@ -74,6 +91,11 @@ func boolDefault(b bool) fieldDefault {
 	}
 }
 
+// enclosingDefault is the value of the enclosing scope (a string field).
+func enclosingDefault() fieldDefault {
+	return fieldDefault{kind: reflect.String, enclosing: true}
+}
+
 // scoreDefault is a *float64 that points to f (bit for bit: not -0 for 0).
 func scoreDefault(f float64) fieldDefault {
 	return fieldDefault{
@@ -94,14 +116,28 @@ func emptyListDefault() fieldDefault {
 	}
 }
 
+// typeSpec declares a type's defaults: by JSON field name, and the JSON name of its
+// scope field ("": none).
+type typeSpec struct {
+	fields map[string]fieldDefault
+	scope  string
+}
+
 // newDefaults builds a table from defaults by JSON field name, per type. It panics on a name the type does not have, a field past the 64th or
 // a default the field's kind cannot hold: a programming error found by any test.
-func newDefaults(byType map[reflect.Type]map[string]fieldDefault) wireDefaults {
+func newDefaults(byType map[reflect.Type]typeSpec) wireDefaults {
 	d := wireDefaults{}
-	for t, byName := range byType {
+	for t, spec := range byType {
 		tf := typeFieldsOf(t)
-		td := &typeDefaults{fields: make([]fieldDefault, len(tf.list))}
-		for name, fd := range byName {
+		td := &typeDefaults{fields: make([]fieldDefault, len(tf.list)), scope: -1}
+		if spec.scope != "" {
+			i, ok := tf.byName[spec.scope]
+			if !ok || t.Field(tf.list[i].index).Type.Kind() != reflect.String {
+				panic(fmt.Sprintf("evalspan: no scope %s.%s", t, spec.scope))
+			}
+			td.scope = i
+		}
+		for name, fd := range spec.fields {
 			i, ok := tf.byName[name]
 			if !ok || i >= 64 {
 				panic(fmt.Sprintf("evalspan: no default for %s.%s", t, name))
@@ -110,41 +146,153 @@ func newDefaults(byType map[reflect.Type]map[string]fieldDefault) wireDefaults {
 			if ft.Kind() != fd.kind || fd.kind == reflect.Pointer && ft.Elem().Kind() != reflect.Float64 {
 				panic(fmt.Sprintf("evalspan: default of %s.%s does not fit %s", t, name, ft))
 			}
+			if fd.enclosing && td.scope >= 0 {
+				panic(fmt.Sprintf("evalspan: %s is a scope and has an enclosing default", t))
+			}
 			td.fields[i] = fd
 			td.mask |= 1 << i
 		}
 		d[t] = td
 	}
+	for t, td := range d {
+		if td.scope >= 0 {
+			checkScope(d, t, false, map[reflect.Type]bool{})
+		}
+	}
 	return d
+}
+
+// checkScope panics when a struct with an enclosing default is reached from a scope
+// through a map: the decoder sets such a field once its scope is decoded, through the
+// field's place, and a map's value is decoded in a temporary and copied.
+func checkScope(d wireDefaults, t reflect.Type, viaMap bool, seen map[reflect.Type]bool) {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice:
+		checkScope(d, t.Elem(), viaMap, seen)
+	case reflect.Map:
+		checkScope(d, t.Elem(), true, seen)
+	case reflect.Struct:
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		if td := d[t]; viaMap && td != nil {
+			for _, fd := range td.fields {
+				if fd.enclosing {
+					panic(fmt.Sprintf("evalspan: %s with an enclosing default is held in a map", t))
+				}
+			}
+		}
+		for i := range t.NumField() {
+			checkScope(d, t.Field(i).Type, viaMap, seen)
+		}
+	}
+}
+
+// encDefaults is an encode's wire defaults: the table, and the enclosing scope's value
+// (inScope: inside a struct that is a scope). A nil *encDefaults encodes without
+// defaults.
+type encDefaults struct {
+	table   wireDefaults
+	scope   string
+	inScope bool
+}
+
+func (e *encDefaults) of(t reflect.Type) *typeDefaults {
+	if e == nil {
+		return nil
+	}
+	return e.table.of(t)
+}
+
+// isDefault reports whether v, a field's value, is the field's default fd.
+func (e *encDefaults) isDefault(fd *fieldDefault, v reflect.Value) bool {
+	if fd.enclosing {
+		return e.inScope && v.String() == e.scope
+	}
+	return fd.is(v)
+}
+
+// enter makes struct v (with defaults td and fields tf) the enclosing scope of what it
+// holds when it is a scope, and returns the scope to restore (leave) after its fields.
+func (e *encDefaults) enter(td *typeDefaults, v reflect.Value, tf *typeFields) encDefaults {
+	if e == nil {
+		return encDefaults{}
+	}
+	outer := *e
+	if td != nil && td.scope >= 0 {
+		e.scope, e.inScope = v.Field(tf.list[td.scope].index).String(), true
+	}
+	return outer
+}
+
+func (e *encDefaults) leave(outer encDefaults) {
+	if e != nil {
+		*e = outer
+	}
+}
+
+// setDefaults sets the fields of struct v (defaults td, fields tf) that unset names
+// (a bit per position in tf.list) to their defaults. An enclosing default waits in
+// st.pending for its scope; when v is a scope, the fields waiting since mark (those
+// of the structs it holds) get its value.
+func (st *decodeState) setDefaults(td *typeDefaults, unset uint64, v reflect.Value, tf *typeFields, mark int) {
+	for ; unset != 0; unset &= unset - 1 {
+		i := bits.TrailingZeros64(unset)
+		f := v.Field(tf.list[i].index)
+		switch fd := &td.fields[i]; {
+		case !fd.enclosing:
+			fd.set(st, f)
+		case st.scopes > 0:
+			st.pending = append(st.pending, f)
+		}
+	}
+	if td.scope < 0 {
+		return
+	}
+	st.scopes--
+	scope := v.Field(tf.list[td.scope].index).String()
+	for _, f := range st.pending[mark:] {
+		f.SetString(scope)
+	}
+	clear(st.pending[mark:])
+	st.pending = st.pending[:mark]
 }
 
 // turnDefaults apply to a turn span's summary (TurnSummary: its tool calls carry no
 // status, execution flag nor explanation, so those have no default here).
-var turnDefaults = newDefaults(map[reflect.Type]map[string]fieldDefault{
-	reflect.TypeFor[evaluation.ToolCallResult](): {
-		"score":   scoreDefault(1),
-		"verdict": strDefault(evaluation.VerdictValid),
-		"issues":  emptyListDefault(),
-	},
+var turnDefaults = newDefaults(map[reflect.Type]typeSpec{
+	reflect.TypeFor[evaluation.InteractionResult](): {scope: "agent_id"},
+	reflect.TypeFor[evaluation.ToolCallResult](): {fields: map[string]fieldDefault{
+		"agent_id": enclosingDefault(),
+		"score":    scoreDefault(1),
+		"verdict":  strDefault(evaluation.VerdictValid),
+		"issues":   emptyListDefault(),
+	}},
+	reflect.TypeFor[session.Handoff](): {fields: map[string]fieldDefault{
+		"from_agent": enclosingDefault(),
+	}},
 })
 
 // sessionDefaults apply to a session span's analysis: the complete turn results.
-var sessionDefaults = newDefaults(map[reflect.Type]map[string]fieldDefault{
-	reflect.TypeFor[evaluation.ToolCallResult](): {
+var sessionDefaults = newDefaults(map[reflect.Type]typeSpec{
+	reflect.TypeFor[evaluation.ToolCallResult](): {fields: map[string]fieldDefault{
+		"agent_id":    enclosingDefault(),
 		"score":       scoreDefault(1),
 		"verdict":     strDefault(evaluation.VerdictValid),
 		"issues":      emptyListDefault(),
 		"executed":    boolDefault(true),
 		"status":      strDefault(session.StatusOK),
 		"explanation": strDefault(evaluation.ExplanationAllChecksPassed),
-	},
-	reflect.TypeFor[evaluation.InteractionResult](): {
+	}},
+	reflect.TypeFor[evaluation.InteractionResult](): {scope: "agent_id", fields: map[string]fieldDefault{
 		"status": strDefault(session.StatusOK),
-	},
-	reflect.TypeFor[session.Handoff](): {
+	}},
+	reflect.TypeFor[session.Handoff](): {fields: map[string]fieldDefault{
+		"from_agent":       enclosingDefault(),
 		"mode":             strDefault("pass_control"),
 		"payload_captured": boolDefault(true),
-	},
+	}},
 })
 
 // defaultsOf returns the table m's typed attributes under prefix were written with

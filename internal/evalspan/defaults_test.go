@@ -17,6 +17,7 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // encodePlain writes v (*TurnResult or *Analysis) as an earlier collector did: no wire
@@ -78,35 +79,47 @@ func sameDecoded(t testing.TB, name string, v any) {
 }
 
 // withDefaults sets, at random, the fields of v (and of the structs it holds) that have
-// a wire default in d to that default, so that random values exercise both branches.
+// a wire default in d to that default, so that random values exercise both branches;
+// an enclosing default to the enclosing scope's value (scope, when inScope).
 func withDefaults(r *rand.Rand, v reflect.Value, d wireDefaults) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if !v.IsNil() {
-			withDefaults(r, v.Elem(), d)
-		}
-	case reflect.Slice:
-		if v.Type() == rawType {
-			return
-		}
-		for i := range v.Len() {
-			withDefaults(r, v.Index(i), d)
-		}
-	case reflect.Struct:
-		if v.Type() == timeType {
-			return
-		}
-		td := d.of(v.Type())
-		tf := typeFieldsOf(v.Type())
-		var st decodeState
-		for i, f := range tf.list {
-			if td.has(i) && r.IntN(2) == 0 {
-				td.fields[i].set(&st, v.Field(f.index))
-				continue
+	var walk func(v reflect.Value, scope string, inScope bool)
+	walk = func(v reflect.Value, scope string, inScope bool) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem(), scope, inScope)
 			}
-			withDefaults(r, v.Field(f.index), d)
+		case reflect.Slice:
+			if v.Type() == rawType {
+				return
+			}
+			for i := range v.Len() {
+				walk(v.Index(i), scope, inScope)
+			}
+		case reflect.Struct:
+			if v.Type() == timeType {
+				return
+			}
+			td := d.of(v.Type())
+			tf := typeFieldsOf(v.Type())
+			inner, innerIn := scope, inScope
+			if td != nil && td.scope >= 0 {
+				inner, innerIn = v.Field(tf.list[td.scope].index).String(), true
+			}
+			var st decodeState
+			for i, f := range tf.list {
+				switch fd := td.fieldDefault(i); {
+				case fd != nil && fd.enclosing && inScope && r.IntN(2) == 0:
+					v.Field(f.index).SetString(scope)
+				case fd != nil && !fd.enclosing && r.IntN(2) == 0:
+					fd.set(&st, v.Field(f.index))
+				default:
+					walk(v.Field(f.index), inner, innerIn)
+				}
+			}
 		}
 	}
+	walk(v, "", false)
 }
 
 // TestWireDefaultsOnGoldens: every golden analysis (the session span), each turn's
@@ -159,9 +172,10 @@ func TestWireDefaultsEdges(t *testing.T) {
 		TraceID: "01",
 		Interactions: []evaluation.InteractionResult{{AgentID: "a", ToolCalls: []evaluation.ToolCallResult{
 			{ToolName: "none"}, // every defaulted field absent
-			{ToolName: "all", Score: &one, Verdict: evaluation.VerdictValid, Issues: []evaluation.ToolIssue{},
+			{ToolName: "all", AgentID: "a", Score: &one, Verdict: evaluation.VerdictValid, Issues: []evaluation.ToolIssue{},
 				Executed: true, Status: "ok", Explanation: evaluation.ExplanationAllChecksPassed},
-		}}},
+			{ToolName: "other", AgentID: "b"}, // not the enclosing interaction's agent
+		}, Handoffs: []session.Handoff{{FromAgent: "a", ToAgent: "b"}, {ToAgent: "c"}}}},
 	}}}
 	m := pcommon.NewMap()
 	EncodeAnalysis(m, &a)
@@ -172,7 +186,9 @@ func TestWireDefaultsEdges(t *testing.T) {
 	calls, _ := tr.Slice().At(0).Map().Get("interactions")
 	calls, _ = calls.Slice().At(0).Map().Get("tool_calls")
 	none, all := calls.Slice().At(0).Map(), calls.Slice().At(1).Map()
-	for _, k := range []string{"score", "verdict", "issues", "executed", "status", "explanation"} {
+	agent, _ := calls.Slice().At(2).Map().Get("agent_id")
+	assert.Equal(t, "b", agent.Str(), "another agent than the enclosing one is written")
+	for _, k := range []string{"agent_id", "score", "verdict", "issues", "executed", "status", "explanation"} {
 		e, ok := none.Get(k)
 		require.True(t, ok, k)
 		assert.Equal(t, pcommon.ValueTypeEmpty, e.Type(), k)
@@ -185,6 +201,7 @@ func TestWireDefaultsEdges(t *testing.T) {
 	got := back.TurnResults[0].Interactions[0].ToolCalls
 	assert.Equal(t, a.TurnResults[0].Interactions[0].ToolCalls, got)
 	assert.Nil(t, got[0].Issues)
+	assert.Equal(t, a.TurnResults[0].Interactions[0].Handoffs, back.TurnResults[0].Interactions[0].Handoffs)
 	assert.NotNil(t, got[1].Issues)
 
 	// An unknown table is refused, not read as another.
