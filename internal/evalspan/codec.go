@@ -226,6 +226,9 @@ func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWri
 		if i < 64 && empty&(1<<i) != 0 {
 			m.PutEmpty(keys[i])
 			w.kind(pcommon.ValueTypeEmpty)
+		} else if fd := td.fieldDefault(i); fd != nil && fd.entries != nil {
+			w.kind(pcommon.ValueTypeMap)
+			encodeEntries(m.PutEmpty(keys[i]).SetEmptyMap(), fv, w, fd)
 		} else {
 			encodeValue(m.PutEmpty(keys[i]), fv, w, d)
 		}
@@ -661,6 +664,12 @@ func (sd *structDecoder) decode(st *decodeState, m pcommon.Map, prefix string, v
 			seen |= 1 << i
 			if src.Type() == pcommon.ValueTypeEmpty {
 				v.Field(sd.tf.list[i].index).SetZero() // a key present twice: the last stays
+				continue
+			}
+			if fd := &td.fields[i]; fd.entries != nil {
+				if err := decodeEntries(src, v.Field(sd.tf.list[i].index), fd); err != nil {
+					return fmt.Errorf("%s: %w", k, err)
+				}
 				continue
 			}
 		}

@@ -5,9 +5,11 @@ package evalspan // import "github.com/agenteval/agenteval-collector/internal/ev
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"reflect"
+	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -43,6 +45,12 @@ type fieldDefault struct {
 	is        func(v reflect.Value) bool
 	set       func(st *decodeState, v reflect.Value)
 	enclosing bool
+	// entries are the default entries of a map[string]string field (a nil map is its
+	// own default, left out): an entry whose value is its default is left out, a
+	// default key the map does not hold is written as an empty value. keys are
+	// entries' keys in order.
+	entries map[string]string
+	keys    []string
 }
 
 // typeDefaults are the defaults of one struct type's fields, by position in its
@@ -96,6 +104,84 @@ func enclosingDefault() fieldDefault {
 	return fieldDefault{kind: reflect.String, enclosing: true}
 }
 
+// entriesDefault is a map[string]string whose entries default to entries.
+func entriesDefault(entries map[string]string) fieldDefault {
+	keys := slices.Sorted(maps.Keys(entries))
+	if len(keys) > 64 {
+		panic("evalspan: more than 64 default entries")
+	}
+	return fieldDefault{
+		kind:    reflect.Map,
+		is:      func(v reflect.Value) bool { return v.IsNil() },
+		set:     func(*decodeState, reflect.Value) {},
+		entries: entries,
+		keys:    keys,
+	}
+}
+
+// encodeEntries writes the map[string]string v into mm with its default entries fd
+// (entriesDefault), sorted by key, and with a writer w their canonical encoding.
+func encodeEntries(mm pcommon.Map, v reflect.Value, w *canonicalWriter, fd *fieldDefault) {
+	ss := v.Interface().(map[string]string)
+	var buf [16]string
+	keys := buf[:0]
+	for k, s := range ss {
+		if d, ok := fd.entries[k]; !ok || s != d {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range fd.keys {
+		if _, ok := ss[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	mm.EnsureCapacity(len(keys))
+	mark := w.count(len(keys))
+	for _, k := range keys {
+		w.key(k)
+		dst := mm.PutEmpty(k)
+		if s, ok := ss[k]; ok {
+			dst.SetStr(s)
+			w.strValue(s)
+		} else {
+			w.kind(pcommon.ValueTypeEmpty)
+		}
+	}
+	w.check(mm, len(keys), mark)
+}
+
+// decodeEntries sets the map[string]string dst from src, written with its default
+// entries fd (encodeEntries): an empty value is a key the map did not hold, a default
+// key src does not hold has its default value.
+func decodeEntries(src pcommon.Value, dst reflect.Value, fd *fieldDefault) error {
+	if src.Type() != pcommon.ValueTypeMap {
+		return typeError(src, "a map")
+	}
+	out := make(map[string]string, src.Map().Len()+len(fd.keys))
+	var held uint64 // the default keys src holds, by position in fd.keys
+	for k, v := range src.Map().All() {
+		if i, ok := slices.BinarySearch(fd.keys, k); ok {
+			held |= 1 << i
+		}
+		switch v.Type() {
+		case pcommon.ValueTypeEmpty:
+			delete(out, k) // a key present twice: the last stays
+		case pcommon.ValueTypeStr:
+			out[k] = v.Str()
+		default:
+			return fmt.Errorf("[%q]: %w", k, typeError(v, "a string"))
+		}
+	}
+	for i, k := range fd.keys {
+		if held&(1<<i) == 0 {
+			out[k] = fd.entries[k]
+		}
+	}
+	dst.Set(reflect.ValueOf(out))
+	return nil
+}
+
 // scoreDefault is a *float64 that points to f (bit for bit: not -0 for 0).
 func scoreDefault(f float64) fieldDefault {
 	return fieldDefault{
@@ -143,7 +229,8 @@ func newDefaults(byType map[reflect.Type]typeSpec) wireDefaults {
 				panic(fmt.Sprintf("evalspan: no default for %s.%s", t, name))
 			}
 			ft := t.Field(tf.list[i].index).Type
-			if ft.Kind() != fd.kind || fd.kind == reflect.Pointer && ft.Elem().Kind() != reflect.Float64 {
+			if ft.Kind() != fd.kind || fd.kind == reflect.Pointer && ft.Elem().Kind() != reflect.Float64 ||
+				fd.kind == reflect.Map && ft != reflect.TypeFor[map[string]string]() {
 				panic(fmt.Sprintf("evalspan: default of %s.%s does not fit %s", t, name, ft))
 			}
 			if fd.enclosing && td.scope >= 0 {
@@ -287,6 +374,11 @@ var sessionDefaults = newDefaults(map[reflect.Type]typeSpec{
 	}},
 	reflect.TypeFor[evaluation.InteractionResult](): {scope: "agent_id", fields: map[string]fieldDefault{
 		"status": strDefault(session.StatusOK),
+		"explanations": entriesDefault(map[string]string{
+			"reasoning":        evaluation.ExplanationNoReasoning,
+			"handoff":          evaluation.ExplanationNoHandoff,
+			"response_quality": evaluation.ExplanationDelegated,
+		}),
 	}},
 	reflect.TypeFor[session.Handoff](): {fields: map[string]fieldDefault{
 		"from_agent":       enclosingDefault(),

@@ -109,6 +109,19 @@ func withDefaults(r *rand.Rand, v reflect.Value, d wireDefaults) {
 			var st decodeState
 			for i, f := range tf.list {
 				switch fd := td.fieldDefault(i); {
+				case fd != nil && fd.entries != nil:
+					if m, ok := v.Field(f.index).Interface().(map[string]string); ok && m != nil {
+						for _, k := range fd.keys {
+							switch r.IntN(3) {
+							case 0:
+								m[k] = fd.entries[k]
+							case 1:
+								delete(m, k)
+							default:
+								m[k] = randString(r)
+							}
+						}
+					}
 				case fd != nil && fd.enclosing && inScope && r.IntN(2) == 0:
 					v.Field(f.index).SetString(scope)
 				case fd != nil && !fd.enclosing && r.IntN(2) == 0:
@@ -175,7 +188,8 @@ func TestWireDefaultsEdges(t *testing.T) {
 			{ToolName: "all", AgentID: "a", Score: &one, Verdict: evaluation.VerdictValid, Issues: []evaluation.ToolIssue{},
 				Executed: true, Status: "ok", Explanation: evaluation.ExplanationAllChecksPassed},
 			{ToolName: "other", AgentID: "b"}, // not the enclosing interaction's agent
-		}, Handoffs: []session.Handoff{{FromAgent: "a", ToAgent: "b"}, {ToAgent: "c"}}}},
+		}, Handoffs: []session.Handoff{{FromAgent: "a", ToAgent: "b"}, {ToAgent: "c"}},
+			Explanations: map[string]string{"reasoning": evaluation.ExplanationNoReasoning, "handoff": "other", "score": "s"}}},
 	}}}
 	m := pcommon.NewMap()
 	EncodeAnalysis(m, &a)
@@ -201,6 +215,11 @@ func TestWireDefaultsEdges(t *testing.T) {
 	got := back.TurnResults[0].Interactions[0].ToolCalls
 	assert.Equal(t, a.TurnResults[0].Interactions[0].ToolCalls, got)
 	assert.Nil(t, got[0].Issues)
+	ex, _ := tr.Slice().At(0).Map().Get("interactions")
+	ex, _ = ex.Slice().At(0).Map().Get("explanations")
+	assert.Equal(t, map[string]any{"handoff": "other", "response_quality": nil, "score": "s"}, ex.Map().AsRaw(),
+		"a default entry left out, a missing default key empty")
+	assert.Equal(t, a.TurnResults[0].Interactions[0].Explanations, back.TurnResults[0].Interactions[0].Explanations)
 	assert.Equal(t, a.TurnResults[0].Interactions[0].Handoffs, back.TurnResults[0].Interactions[0].Handoffs)
 	assert.NotNil(t, got[1].Issues)
 

@@ -32,9 +32,9 @@ func TestSignatureIsStable(t *testing.T) {
 		"openai_agents_handoff/turn": "v1:51995f6d9521e4de98329f4605318b5b54e4fba8f8ac0d3273f2f480dbd42ff0",
 
 		"defaults/fixture":                    "v1:c860d1f03f5ea299c3bc7f251ebd5bf13add0226f5ed489cdd1b2cce0f8b0dd1",
-		"defaults/langgraph_multi_turn":       "v1:ca54429ed75f10d64e5cd7d2170ecb4b4febdb3d09471db5d82fac4a83c17d85",
+		"defaults/langgraph_multi_turn":       "v1:076b48dd95567ebce7aa98925f6bd55effd5aa739834f276e9fca0f641295e5a",
 		"defaults/langgraph_multi_turn/turn":  "v1:455a6865a1d514f86a4973497a1cb05f7d55a25443cd8231a1cc4747003ae3a3",
-		"defaults/openai_agents_handoff":      "v1:a6161c8531c6f25e32203e9a11ec08795cd7fd83c34a4651104d6671209725e2",
+		"defaults/openai_agents_handoff":      "v1:07683d97f5073cdd59dbb1543a73de7872e5d548fa8ddae7e8057d1fc981ce3a",
 		"defaults/openai_agents_handoff/turn": "v1:d5dcdfaae906bb9a6fac35e4eb4ca87a4390c77aef60ab86d4adeeeb9d61d3b0",
 	}
 	got := map[string]string{}

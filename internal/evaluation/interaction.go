@@ -20,6 +20,14 @@ const (
 	keyResponseQuality = "response_quality"
 )
 
+// The most frequent explanations of an interaction's null scores, which the evaluation
+// spans leave out as their defaults (internal/evalspan).
+const (
+	ExplanationNoReasoning = "null: no reasoning content"
+	ExplanationNoHandoff   = "null: no handoff"
+	ExplanationDelegated   = "null: no own output; the interaction delegated (handoff)"
+)
+
 // interaction scores interaction ii of turn ti into r, without the bad-turn rule (applied by
 // turn once the detection is known).
 func (c *evalCtx) interaction(ti, ii int, r *InteractionResult) {

@@ -81,7 +81,7 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 		}
 	}
 	if total == 0 {
-		return nil, "null: no handoff"
+		return nil, ExplanationNoHandoff
 	}
 	m, _ := meanOf(vals)
 	if m == nil {

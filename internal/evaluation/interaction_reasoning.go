@@ -31,7 +31,7 @@ func (c *evalCtx) reasoningScore(in *session.AgentInteraction) (*float64, string
 		}
 	}
 	if len(texts) == 0 {
-		return nil, "null: no reasoning content"
+		return nil, ExplanationNoReasoning
 	}
 	reasoning := strings.Join(texts, "\n")
 	c.nameIndex()

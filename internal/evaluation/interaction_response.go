@@ -27,7 +27,7 @@ func (c *evalCtx) responseQuality(in *session.AgentInteraction, content, final b
 			return nil, "null: the turn has no captured content"
 		}
 		if c.delegates(in) {
-			return nil, "null: no own output; the interaction delegated (handoff)"
+			return nil, ExplanationDelegated
 		}
 		if !final {
 			return nil, "null: no own output and not the turn's final responder"
