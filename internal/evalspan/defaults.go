@@ -331,6 +331,9 @@ func (st *decodeState) setDefaults(td *typeDefaults, unset uint64, v reflect.Val
 		case !fd.enclosing:
 			fd.set(st, f)
 		case st.scopes > 0:
+			if st.pending == nil {
+				st.pending = make([]reflect.Value, 0, 8) // reused by every scope: one allocation for most spans
+			}
 			st.pending = append(st.pending, f)
 		}
 	}
