@@ -232,6 +232,18 @@ func TestWireDefaultsEdges(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// randomResults returns a random turn result and analysis (fill), the fields that have
+// a wire default set to it at random (withDefaults).
+func randomResults(r *rand.Rand) (evaluation.TurnResult, evaluation.Analysis) {
+	var tr evaluation.TurnResult
+	fill(r, reflect.ValueOf(&tr).Elem(), 0)
+	withDefaults(r, reflect.ValueOf(&tr).Elem(), turnDefaults)
+	var a evaluation.Analysis
+	fill(r, reflect.ValueOf(&a).Elem(), 0)
+	withDefaults(r, reflect.ValueOf(&a).Elem(), sessionDefaults)
+	return tr, a
+}
+
 // FuzzWireDefaults: random turn results and analyses (every field kind, the defaulted
 // fields at random set to their defaults) decode to what was encoded, from the form
 // with wire defaults and from the plain one.
@@ -240,13 +252,7 @@ func FuzzWireDefaults(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, seed uint64) {
-		r := rand.New(rand.NewPCG(seed, seed>>32^0x51ed27a3c5b3d9e1))
-		var tr evaluation.TurnResult
-		fill(r, reflect.ValueOf(&tr).Elem(), 0)
-		withDefaults(r, reflect.ValueOf(&tr).Elem(), turnDefaults)
-		var a evaluation.Analysis
-		fill(r, reflect.ValueOf(&a).Elem(), 0)
-		withDefaults(r, reflect.ValueOf(&a).Elem(), sessionDefaults)
+		tr, a := randomResults(rand.New(rand.NewPCG(seed, seed>>32^0x51ed27a3c5b3d9e1)))
 		tr.TraceID, a.SessionID = "t"+tr.TraceID, "s"+a.SessionID // what the decoders require
 		sameDecoded(t, "turn", &tr)
 		sameDecoded(t, "analysis", &a)

@@ -174,13 +174,7 @@ func FuzzSealedSignature(f *testing.F) {
 	}
 	s := NewSigner("0123456789abcdef-sealed-fuzz")
 	f.Fuzz(func(t *testing.T, seed uint64, pre uint8) {
-		r := rand.New(rand.NewPCG(seed, seed>>32^0x9e3779b97f4a7c15))
-		var tr evaluation.TurnResult
-		fill(r, reflect.ValueOf(&tr).Elem(), 0)
-		withDefaults(r, reflect.ValueOf(&tr).Elem(), turnDefaults)
-		var a evaluation.Analysis
-		fill(r, reflect.ValueOf(&a).Elem(), 0)
-		withDefaults(r, reflect.ValueOf(&a).Elem(), sessionDefaults)
+		tr, a := randomResults(rand.New(rand.NewPCG(seed, seed>>32^0x9e3779b97f4a7c15)))
 		for _, c := range []struct {
 			prefix string
 			v      any
