@@ -89,7 +89,7 @@ func (s *Signer) EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) Signature
 // encodeTop writes struct v as the top-level attributes prefix + JSON name into m
 // with the wire defaults d and, with d, the attribute naming them (prefix +
 // "wire_defaults"); with a writer w (a signing encode) their canonical entries too.
-func encodeTop(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, d wireDefaults) {
+func encodeTop(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, d *wireDefaults) {
 	if d == nil {
 		encodeFields(m, prefix, v, w, true, nil)
 		return
@@ -116,10 +116,11 @@ type field struct {
 // typeFields are a struct type's fields in order, and by JSON name.
 type typeFields struct {
 	list     []field
-	names    []string       // the JSON names, in list order
-	sorted   []int          // positions in list, by JSON name (the order they are encoded in)
-	byName   map[string]int // JSON name → position in list
-	prefixed sync.Map       // prefix → []string: prefix + names[i] (keys)
+	names    []string                 // the JSON names, in list order
+	sorted   []int                    // positions in list, by JSON name (the order they are encoded in)
+	byName   map[string]int           // JSON name → position in list
+	prefixed sync.Map                 // prefix → []string: prefix + names[i] (keys)
+	defaults [wireSlots]*typeDefaults // the type's wire defaults in each table (defaults.go)
 }
 
 var fieldCache sync.Map // reflect.Type → *typeFields
@@ -175,7 +176,7 @@ var (
 // among the span's other signed attributes are the signer's, macSealed).
 func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, top bool, d *encDefaults) {
 	tf := typeFieldsOf(v.Type())
-	td := d.of(v.Type())
+	td := d.of(tf)
 	// One allocation of the exact size, not one per growth nor one per field declared:
 	// most fields of a nested result are absent. The fields present are noted in a
 	// bitmap for the pass that writes them (structs of more than 64 fields check again),
@@ -393,7 +394,7 @@ func encodeMap(mm pcommon.Map, v reflect.Value, w *canonicalWriter, d *encDefaul
 
 // decodeFields sets the fields of struct v from m's prefix + JSON name entries, in one
 // pass over m, with the wire defaults d (nil: none); other entries are ignored.
-func decodeFields(m pcommon.Map, prefix string, v reflect.Value, d wireDefaults) error {
+func decodeFields(m pcommon.Map, prefix string, v reflect.Value, d *wireDefaults) error {
 	st := decodeState{defaults: d}
 	return structDecoderFor(v.Type()).decode(&st, m, prefix, v)
 }
@@ -407,7 +408,7 @@ func decodeFields(m pcommon.Map, prefix string, v reflect.Value, d wireDefaults)
 // decoded.
 type decodeState struct {
 	floats   []float64
-	defaults wireDefaults
+	defaults *wireDefaults
 	pending  []reflect.Value
 	scopes   int
 }
@@ -646,7 +647,7 @@ func structDecoderFor(t reflect.Type) *structDecoder {
 // and left zero when its entry is an empty value.
 func (sd *structDecoder) decode(st *decodeState, m pcommon.Map, prefix string, v reflect.Value) error {
 	next := 0
-	td, seen := st.defaults.of(v.Type()), uint64(0)
+	td, seen := st.defaults.of(sd.tf), uint64(0)
 	mark := len(st.pending)
 	if td != nil && td.scope >= 0 {
 		st.scopes++

@@ -73,14 +73,27 @@ func (td *typeDefaults) fieldDefault(i int) *fieldDefault {
 	return &td.fields[i]
 }
 
-// wireDefaults is a table of defaults: per struct type, its fields' defaults.
-type wireDefaults map[reflect.Type]*typeDefaults
+// wireDefaults is a table of defaults: per struct type, its fields' defaults (types),
+// also held by each type's typeFields in its slot, so that an encode or a decode finds
+// them without a look-up by type.
+type wireDefaults struct {
+	slot  int
+	types map[reflect.Type]*typeDefaults
+}
 
-func (d wireDefaults) of(t reflect.Type) *typeDefaults {
+// The slots of the tables in typeFields.defaults.
+const (
+	turnSlot = iota
+	sessionSlot
+	wireSlots
+)
+
+// of returns the defaults of the struct type whose fields are tf (nil: none).
+func (d *wireDefaults) of(tf *typeFields) *typeDefaults {
 	if d == nil {
 		return nil
 	}
-	return d[t]
+	return tf.defaults[d.slot]
 }
 
 func strDefault(s string) fieldDefault {
@@ -193,12 +206,13 @@ func scoreDefault(f float64) fieldDefault {
 	}
 }
 
-// emptyListDefault is an empty, not nil, slice (JSON [] rather than null).
+// emptyListDefault is an empty, not nil, slice (JSON [] rather than null). newDefaults
+// sets set, to one empty slice of the field's type that every default shares (of no
+// capacity: an append copies it).
 func emptyListDefault() fieldDefault {
 	return fieldDefault{
 		kind: reflect.Slice,
 		is:   func(v reflect.Value) bool { return !v.IsNil() && v.Len() == 0 },
-		set:  func(_ *decodeState, v reflect.Value) { v.Set(reflect.MakeSlice(v.Type(), 0, 0)) },
 	}
 }
 
@@ -211,8 +225,8 @@ type typeSpec struct {
 
 // newDefaults builds a table from defaults by JSON field name, per type. It panics on a name the type does not have, a field past the 64th or
 // a default the field's kind cannot hold: a programming error found by any test.
-func newDefaults(byType map[reflect.Type]typeSpec) wireDefaults {
-	d := wireDefaults{}
+func newDefaults(slot int, byType map[reflect.Type]typeSpec) *wireDefaults {
+	d := &wireDefaults{slot: slot, types: map[reflect.Type]*typeDefaults{}}
 	for t, spec := range byType {
 		tf := typeFieldsOf(t)
 		td := &typeDefaults{fields: make([]fieldDefault, len(tf.list)), scope: -1}
@@ -233,15 +247,20 @@ func newDefaults(byType map[reflect.Type]typeSpec) wireDefaults {
 				fd.kind == reflect.Map && ft != reflect.TypeFor[map[string]string]() {
 				panic(fmt.Sprintf("evalspan: default of %s.%s does not fit %s", t, name, ft))
 			}
+			if fd.kind == reflect.Slice {
+				empty := reflect.MakeSlice(ft, 0, 0)
+				fd.set = func(_ *decodeState, v reflect.Value) { v.Set(empty) }
+			}
 			if fd.enclosing && td.scope >= 0 {
 				panic(fmt.Sprintf("evalspan: %s is a scope and has an enclosing default", t))
 			}
 			td.fields[i] = fd
 			td.mask |= 1 << i
 		}
-		d[t] = td
+		d.types[t] = td
+		tf.defaults[slot] = td
 	}
-	for t, td := range d {
+	for t, td := range d.types {
 		if td.scope >= 0 {
 			checkScope(d, t, false, map[reflect.Type]bool{})
 		}
@@ -252,7 +271,7 @@ func newDefaults(byType map[reflect.Type]typeSpec) wireDefaults {
 // checkScope panics when a struct with an enclosing default is reached from a scope
 // through a map: the decoder sets such a field once its scope is decoded, through the
 // field's place, and a map's value is decoded in a temporary and copied.
-func checkScope(d wireDefaults, t reflect.Type, viaMap bool, seen map[reflect.Type]bool) {
+func checkScope(d *wireDefaults, t reflect.Type, viaMap bool, seen map[reflect.Type]bool) {
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice:
 		checkScope(d, t.Elem(), viaMap, seen)
@@ -263,7 +282,7 @@ func checkScope(d wireDefaults, t reflect.Type, viaMap bool, seen map[reflect.Ty
 			return
 		}
 		seen[t] = true
-		if td := d[t]; viaMap && td != nil {
+		if td := d.types[t]; viaMap && td != nil {
 			for _, fd := range td.fields {
 				if fd.enclosing {
 					panic(fmt.Sprintf("evalspan: %s with an enclosing default is held in a map", t))
@@ -280,16 +299,16 @@ func checkScope(d wireDefaults, t reflect.Type, viaMap bool, seen map[reflect.Ty
 // (inScope: inside a struct that is a scope). A nil *encDefaults encodes without
 // defaults.
 type encDefaults struct {
-	table   wireDefaults
+	table   *wireDefaults
 	scope   string
 	inScope bool
 }
 
-func (e *encDefaults) of(t reflect.Type) *typeDefaults {
+func (e *encDefaults) of(tf *typeFields) *typeDefaults {
 	if e == nil {
 		return nil
 	}
-	return e.table.of(t)
+	return e.table.of(tf)
 }
 
 // isDefault reports whether v, a field's value, is the field's default fd.
@@ -351,7 +370,7 @@ func (st *decodeState) setDefaults(td *typeDefaults, unset uint64, v reflect.Val
 
 // turnDefaults apply to a turn span's summary (TurnSummary: its tool calls carry no
 // status, execution flag nor explanation, so those have no default here).
-var turnDefaults = newDefaults(map[reflect.Type]typeSpec{
+var turnDefaults = newDefaults(turnSlot, map[reflect.Type]typeSpec{
 	reflect.TypeFor[evaluation.InteractionResult](): {scope: "agent_id"},
 	reflect.TypeFor[evaluation.ToolCallResult](): {fields: map[string]fieldDefault{
 		"agent_id": enclosingDefault(),
@@ -365,7 +384,7 @@ var turnDefaults = newDefaults(map[reflect.Type]typeSpec{
 })
 
 // sessionDefaults apply to a session span's analysis: the complete turn results.
-var sessionDefaults = newDefaults(map[reflect.Type]typeSpec{
+var sessionDefaults = newDefaults(sessionSlot, map[reflect.Type]typeSpec{
 	reflect.TypeFor[evaluation.ToolCallResult](): {fields: map[string]fieldDefault{
 		"agent_id":    enclosingDefault(),
 		"score":       scoreDefault(1),
@@ -393,7 +412,7 @@ var sessionDefaults = newDefaults(map[reflect.Type]typeSpec{
 // defaultsOf returns the table m's typed attributes under prefix were written with
 // (key is the prefix's wire-defaults attribute): none when the attribute is absent,
 // an error when it names no table this version knows.
-func defaultsOf(m pcommon.Map, key string, table wireDefaults) (wireDefaults, error) {
+func defaultsOf(m pcommon.Map, key string, table *wireDefaults) (*wireDefaults, error) {
 	v, ok := m.Get(key)
 	if !ok {
 		return nil, nil

@@ -81,7 +81,7 @@ func sameDecoded(t testing.TB, name string, v any) {
 // withDefaults sets, at random, the fields of v (and of the structs it holds) that have
 // a wire default in d to that default, so that random values exercise both branches;
 // an enclosing default to the enclosing scope's value (scope, when inScope).
-func withDefaults(r *rand.Rand, v reflect.Value, d wireDefaults) {
+func withDefaults(r *rand.Rand, v reflect.Value, d *wireDefaults) {
 	var walk func(v reflect.Value, scope string, inScope bool)
 	walk = func(v reflect.Value, scope string, inScope bool) {
 		switch v.Kind() {
@@ -100,8 +100,8 @@ func withDefaults(r *rand.Rand, v reflect.Value, d wireDefaults) {
 			if v.Type() == timeType {
 				return
 			}
-			td := d.of(v.Type())
 			tf := typeFieldsOf(v.Type())
+			td := d.of(tf)
 			inner, innerIn := scope, inScope
 			if td != nil && td.scope >= 0 {
 				inner, innerIn = v.Field(tf.list[td.scope].index).String(), true

@@ -143,7 +143,7 @@ func (s *Signer) hash(sum, b []byte) []byte {
 // encodeSigned writes struct v into m under prefix (encodeFields) and returns the
 // signature of m's signed attributes, the canonical encoding of v's fields written while
 // encoding them (macSealed).
-func (s *Signer) encodeSigned(m pcommon.Map, prefix string, v reflect.Value, d wireDefaults) Signature {
+func (s *Signer) encodeSigned(m pcommon.Map, prefix string, v reflect.Value, d *wireDefaults) Signature {
 	w := writerPool.Get().(*canonicalWriter)
 	encodeTop(m, prefix, v, w, d)
 	var sum [sha256.Size]byte

@@ -40,7 +40,7 @@ func TestSignatureIsStable(t *testing.T) {
 	got := map[string]string{}
 	for _, form := range []struct {
 		name        string
-		turn, sessn wireDefaults
+		turn, sessn *wireDefaults
 	}{{"", nil, nil}, {"defaults/", turnDefaults, sessionDefaults}} {
 		got[form.name+"fixture"] = sigOf(attrsOf(signedSessionSpanWith(s, func(m pcommon.Map, a *evaluation.Analysis) {
 			encodeTop(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem(), nil, form.sessn)
