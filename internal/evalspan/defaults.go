@@ -18,11 +18,12 @@ import (
 )
 
 // Wire defaults (docs/decisions/performance.md §8.34). Most tool calls of a turn are
-// valid, executed, ok, scored 1, with no issue and the one constant explanation; most
-// handoffs pass control with their payload captured. Written out, those values were
-// about a tenth of the evaluation spans' bytes, repeated in every turn, and paid for in
-// the encode, the signature, the OTLP export's protobuf and gzip, the exporter's
-// verification and its decode. A span written with defaults leaves a field out when
+// valid, executed, ok, scored 1, with no issue, the one constant explanation and the
+// agent of their interaction; most handoffs pass control, from that agent, with their
+// payload captured; most interactions share a few null-score explanations. Written
+// out, those values were a fifth of the evaluation spans' bytes, repeated in every
+// turn, and paid for in the encode, the signature, the OTLP export's protobuf and gzip,
+// the exporter's verification, copy and decode. A span written with defaults leaves a field out when
 // its value is the default and writes an empty OTLP value when the field's value is
 // absent in the plain form (nil, "", false) but not the default; the decoder sets the
 // default for a field left out and the zero value for an empty one, so the decoded
