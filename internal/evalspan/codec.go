@@ -71,19 +71,21 @@ func DecodeAnalysis(m pcommon.Map) (evaluation.Analysis, error) {
 	return a, err
 }
 
-// EncodeTurn writes tr as EncodeTurn does and returns the signature of m's signed
+// EncodeTurn writes tr as EncodeTurn does (without wire defaults for a Signer made
+// WithoutWireDefaults) and returns the signature of m's signed
 // attributes (what Sign would put), computed while encoding: the canonical encoding of
 // tr's attributes is written as they are put, not read back from m. m's other signed
 // attributes (agent_eval.kind, agent_eval.session.id) must be written before and none
 // after; put the signature (Signature.Put) once the span's unsigned attributes are.
 func (s *Signer) EncodeTurn(m pcommon.Map, tr *evaluation.TurnResult) Signature {
-	return s.encodeSigned(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(tr).Elem(), turnDefaults)
+	return s.encodeSigned(m, semconv.AgentEvalTurnPrefix, reflect.ValueOf(tr).Elem(), s.turn)
 }
 
-// EncodeAnalysis writes a as EncodeAnalysis does and returns the signature of m's signed
-// attributes, computed while encoding (see Signer.EncodeTurn).
+// EncodeAnalysis writes a as EncodeAnalysis does (without wire defaults for a Signer
+// made WithoutWireDefaults) and returns the signature of m's signed attributes, computed
+// while encoding (see Signer.EncodeTurn).
 func (s *Signer) EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) Signature {
-	return s.encodeSigned(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem(), sessionDefaults)
+	return s.encodeSigned(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem(), s.session)
 }
 
 // encodeTop writes struct v as the top-level attributes prefix + JSON name into m

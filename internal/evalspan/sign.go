@@ -57,18 +57,35 @@ var (
 // A Signer is safe for concurrent use.
 type Signer struct {
 	pool sync.Pool // of hash.Hash (HMAC with the key)
+	// turn and session are the wire defaults EncodeTurn and EncodeAnalysis write with
+	// (defaults.go); nil with WithoutWireDefaults.
+	turn, session *wireDefaults
+}
+
+// SignerOption configures a Signer (NewSigner).
+type SignerOption func(*Signer)
+
+// WithoutWireDefaults makes Signer.EncodeTurn and Signer.EncodeAnalysis write every
+// value, without wire defaults and without agent_eval.{turn,session}.wire_defaults: the
+// form of collectors before wire defaults, which an exporter of any version reads. The
+// decoders read both forms either way.
+func WithoutWireDefaults() SignerOption {
+	return func(s *Signer) { s.turn, s.session = nil, nil }
 }
 
 // NewSigner returns a Signer with key, or with the process's random key when key is
 // empty (processor and exporter in one collector then share it; two collectors must
 // be given the same key).
-func NewSigner(key string) *Signer {
+func NewSigner(key string, opts ...SignerOption) *Signer {
 	k := []byte(key)
 	if len(k) == 0 {
 		k = processKey()
 	}
-	s := &Signer{}
+	s := &Signer{turn: turnDefaults, session: sessionDefaults}
 	s.pool.New = func() any { return hmac.New(sha256.New, k) }
+	for _, o := range opts {
+		o(s)
+	}
 	return s
 }
 

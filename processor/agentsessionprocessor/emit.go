@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/collector/featuregate"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -54,8 +55,25 @@ type emitter struct {
 	signer       *evalspan.Signer // signs the turn and session spans' typed results
 }
 
+// wireDefaultsGate turns the wire defaults of the turn and session evaluation spans off
+// (--feature-gates=-processor.agentsession.evaluationSpanWireDefaults): the spans then
+// carry every value, as before v0.1.0's wire defaults, for an agenteval exporter in
+// another collector that is older than this processor (it would read a left-out value
+// as empty). Exporters read both forms.
+var wireDefaultsGate = featuregate.GlobalRegistry().MustRegister(
+	"processor.agentsession.evaluationSpanWireDefaults",
+	featuregate.StageBeta,
+	featuregate.WithRegisterFromVersion("v0.1.0"),
+	featuregate.WithRegisterDescription("Turn and session evaluation spans leave out the values most results share (agent_eval.{turn,session}.wire_defaults); disable while an agenteval exporter in another collector is older than this processor."),
+	featuregate.WithRegisterReferenceURL("https://github.com/agenteval/agenteval-collector/blob/main/docs/decisions/performance.md"),
+)
+
 func newEmitter(cfg EmitConfig, signingKey string) *emitter {
-	return &emitter{toolCalls: cfg.ToolCalls, interactions: cfg.Interactions, analysis: cfg.Analysis, signer: evalspan.NewSigner(signingKey)}
+	var opts []evalspan.SignerOption
+	if !wireDefaultsGate.IsEnabled() {
+		opts = append(opts, evalspan.WithoutWireDefaults())
+	}
+	return &emitter{toolCalls: cfg.ToolCalls, interactions: cfg.Interactions, analysis: cfg.Analysis, signer: evalspan.NewSigner(signingKey, opts...)}
 }
 
 // evalBatch accumulates evaluation spans (of any sessions) into one ptrace.Traces.

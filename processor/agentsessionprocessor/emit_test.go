@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/featuregate"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 	"go.uber.org/zap"
@@ -119,4 +120,57 @@ func TestEmitInteractionsPolicy(t *testing.T) {
 		})
 	}
 	assert.Equal(t, "order_id missing", tr.Interactions[1].ToolCalls[0].Issues[0].Message, "the result itself is not modified")
+}
+
+// TestWireDefaultsGate: with processor.agentsession.evaluationSpanWireDefaults disabled
+// the turn and session spans carry every value and no wire-defaults attribute (the form
+// an older exporter reads); enabled (the default) they leave the defaults out. Both
+// verify and decode to the same results.
+func TestWireDefaultsGate(t *testing.T) {
+	require.True(t, wireDefaultsGate.IsEnabled(), "beta: enabled by default")
+	score := 1.0
+	tr := &evaluation.TurnResult{
+		TraceID: "0af7651916cd43dd8448eb211c80319c", RootSpanID: "b7ad6b7169203331", UserMessage: "refund order 42",
+		Interactions: []evaluation.InteractionResult{{AgentID: "triage", SpanID: "b7ad6b7169203332", Status: "ok", Score: &score,
+			ToolCalls: []evaluation.ToolCallResult{{AgentID: "triage", ToolName: "lookup", Verdict: evaluation.VerdictValid,
+				Score: &score, Executed: true, Status: "ok", Issues: []evaluation.ToolIssue{}, Explanation: evaluation.ExplanationAllChecksPassed}}}},
+	}
+	an := &evaluation.Analysis{SessionID: "conv-1", TurnResults: []evaluation.TurnResult{*tr}}
+	decoded := map[bool][2]any{}
+	for _, enabled := range []bool{false, true} {
+		require.NoError(t, featuregate.GlobalRegistry().Set(wireDefaultsGate.ID(), enabled))
+		e := newEmitter(testConfig().Emit, "")
+		b := e.newBatch(time.Unix(0, 0))
+		b.addTurn("conv-1", tr)
+		require.NoError(t, b.addSession(an))
+		var got [2]any
+		for i := range b.spans.Len() {
+			attrs := b.spans.At(i).Attributes()
+			kind, _ := attrs.Get(semconv.AgentEvalKind)
+			var key string
+			var err error
+			switch kind.Str() {
+			case semconv.EvalKindTurn:
+				key = semconv.AgentEvalTurnWireDefaults
+				got[0], err = evalspan.DecodeTurn(attrs)
+			case semconv.EvalKindAgentSession:
+				key = semconv.AgentEvalSessionWireDefaults
+				got[1], err = evalspan.DecodeAnalysis(attrs)
+			default:
+				continue
+			}
+			require.NoError(t, err)
+			require.NoError(t, e.signer.Verify(attrs))
+			_, has := attrs.Get(key)
+			assert.Equal(t, enabled, has, "%s with the gate enabled=%v", key, enabled)
+		}
+		require.NotNil(t, got[0])
+		require.NotNil(t, got[1])
+		decoded[enabled] = got
+	}
+	require.NoError(t, featuregate.GlobalRegistry().Set(wireDefaultsGate.ID(), true))
+	assert.Equal(t, decoded[false], decoded[true])
+	session := decoded[true][1].(evaluation.Analysis)
+	require.Len(t, session.TurnResults, 1)
+	assert.Equal(t, tr.Interactions, session.TurnResults[0].Interactions, "the defaults left out are restored")
 }
