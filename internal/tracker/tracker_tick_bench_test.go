@@ -42,7 +42,8 @@ func BenchmarkTrackerTick(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				clock = clock.Add(10 * time.Millisecond)
+				// Forward, never as far as a timeout: every check finds nothing due.
+				clock = clock.Add(time.Microsecond)
 				if ev := tk.AdvanceClosing(clock); len(ev) != 0 {
 					b.Fatalf("%d closed", len(ev))
 				}
