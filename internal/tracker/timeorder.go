@@ -27,6 +27,12 @@ type timeList[T any] struct {
 
 // set moves n (in the list or not) to its place for time at.
 func (l *timeList[T]) set(n *timeNode[T], at time.Time) {
+	if n == l.back && (n.prev == nil || !n.prev.at.After(at)) {
+		// Already last and staying last (the trace or session of the previous record):
+		// no link moves.
+		n.at = at
+		return
+	}
 	l.remove(n)
 	n.at = at
 	p := l.back
