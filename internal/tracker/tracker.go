@@ -9,6 +9,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -185,7 +186,10 @@ type Tracker struct {
 	// deadSessions and deadTraces are closed by max_spans_per_session: their records are
 	// counted, not retained, until session_timeout of silence.
 	deadSessions map[string]time.Time
-	deadTraces   map[string]time.Time
+	// A dead trace's time is updated in place: assigning to a map's existing string
+	// key stores the new key too, which would keep a record's id (and the batch memory
+	// it shares) alive.
+	deadTraces map[string]*time.Time
 	// Timers (timeorder.go): the open traces by their last record's arrival, those
 	// whose root arrived (due at turn_settle) apart from the others (due at
 	// turn_timeout); the open sessions by their last activity and by their creation;
@@ -315,7 +319,7 @@ func New(cfg Config) *Tracker {
 		lru:          list.New(),
 		closed:       map[string]*closedTurn{},
 		deadSessions: map[string]time.Time{},
-		deadTraces:   map[string]time.Time{},
+		deadTraces:   map[string]*time.Time{},
 	}
 	for _, d := range cfg.Registry {
 		c := cloneAgent(d)
@@ -367,8 +371,8 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 	// records of open traces, most of them, take one lookup.
 	tr := t.traces[r.TraceID]
 	if tr == nil {
-		if _, dead := t.deadTraces[r.TraceID]; dead {
-			t.deadTraces[r.TraceID] = now
+		if at := t.deadTraces[r.TraceID]; at != nil {
+			*at = now
 			t.stats.SpansDropped++
 			return ev
 		}
@@ -383,15 +387,17 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 			if tr != nil {
 				t.dropTrace(tr)
 			}
-			t.deadTraces[r.TraceID] = now
+			t.markDead(strings.Clone(r.TraceID), now)
 			t.stats.SpansDropped++
 			return ev
 		}
 	}
 	if tr == nil {
-		tr = &traceState{id: r.TraceID, firstSeen: now}
+		// The Tracker keeps its own copy of the id: a record's may share memory with the
+		// batch (conventions.IDBuffer).
+		tr = &traceState{id: strings.Clone(r.TraceID), firstSeen: now}
 		tr.seen.v = tr
-		t.traces[r.TraceID] = tr
+		t.traces[tr.id] = tr
 		tr.elem = t.lru.PushFront(tr)
 		t.pending++
 	}
@@ -408,7 +414,7 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 			ev = t.killSession(s, now, ev)
 		}
 	} else if tr.recs.n > t.cfg.MaxSpansPerSession {
-		t.deadTraces[tr.id] = now
+		t.markDead(tr.id, now)
 		ev = t.closeTrace(tr, session.EndReasonMaxSpans, now, ev)
 	}
 	return t.evict(now, ev)
@@ -592,10 +598,10 @@ func (t *Tracker) forget(tr *traceState) {
 func (t *Tracker) killSession(s *sessionState, now time.Time, ev []Closed) []Closed {
 	t.deadSessions[s.id] = now
 	for id := range s.open {
-		t.deadTraces[id] = now
+		t.markDead(id, now)
 	}
 	for _, id := range s.closedTraces {
-		t.deadTraces[id] = now
+		t.markDead(id, now)
 	}
 	return t.endSession(s, session.EndReasonMaxSpans, true, now, ev)
 }
@@ -901,6 +907,16 @@ func (t *Tracker) dropSession(s *sessionState) {
 	s.ended = true
 }
 
+// markDead records that the trace id (a string of the Tracker's own) was closed by
+// max_spans_per_session, or received a record since, at now.
+func (t *Tracker) markDead(id string, now time.Time) {
+	if at := t.deadTraces[id]; at != nil {
+		*at = now
+		return
+	}
+	t.deadTraces[id] = &now
+}
+
 // expire forgets closed traces and max_spans tombstones whose time has passed.
 func (t *Tracker) expire(now time.Time) {
 	n := 0
@@ -920,7 +936,7 @@ func (t *Tracker) expire(now time.Time) {
 		}
 	}
 	for k, at := range t.deadTraces {
-		if now.Sub(at) >= t.cfg.SessionTimeout {
+		if now.Sub(*at) >= t.cfg.SessionTimeout {
 			delete(t.deadTraces, k)
 		}
 	}
