@@ -402,20 +402,32 @@ type IDBuffer struct {
 	buf []byte
 }
 
-// Grow makes room for the ids of n more spans in one allocation.
+// Grow makes room for the ids of n more spans, at most idChunk of them in one allocation.
 func (b *IDBuffer) Grow(n int) {
 	if cap(b.buf)-len(b.buf) < n*idBytes {
 		// A new array: the ids already handed out stay where they are.
-		b.buf = make([]byte, 0, n*idBytes)
+		b.buf = make([]byte, 0, min(n, idChunk)*idBytes)
 	}
 }
+
+// idChunk bounds the spans an IDBuffer allocation holds: 32 KiB, the largest size class
+// of Go's allocator (a larger allocation is rounded up to whole pages), and what a
+// batch of the OTLP SDKs' default size (512 spans) needs. Past it, an allocation holds
+// idGrowth spans.
+const (
+	idChunk  = 512
+	idGrowth = 64
+)
 
 // hexIDs is hexIDs formatting into b.
 func (b *IDBuffer) hexIDs(tid pcommon.TraceID, sid, pid pcommon.SpanID) (traceID, spanID, parentID string) {
 	if tid.IsEmpty() && sid.IsEmpty() && pid.IsEmpty() {
 		return "", "", ""
 	}
-	b.Grow(1) // appending then never moves the ids handed out before
+	if cap(b.buf)-len(b.buf) < idBytes {
+		b.Grow(idGrowth)
+	}
+	// Appending then never moves the ids handed out before.
 	b.buf, traceID, spanID, parentID = appendHexIDs(b.buf, tid, sid, pid)
 	return traceID, spanID, parentID
 }
