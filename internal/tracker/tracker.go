@@ -885,8 +885,13 @@ func (t *Tracker) endingSessions(now time.Time) []*sessionState {
 	return slices.Compact(ending)
 }
 
-// activate records that the open session s was active at now.
+// activate records that the open session s was active at now. A session that is not
+// among the open ones (keyed by its trace, or ended) never enters the timers.
 func (t *Tracker) activate(s *sessionState, now time.Time) {
+	if s.byTrace || s.ended {
+		s.active.at = now
+		return
+	}
 	t.byActive.set(&s.active, now)
 }
 
