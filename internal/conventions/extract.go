@@ -232,19 +232,24 @@ func (e *Extractor) Extract(res pcommon.Resource, scope pcommon.InstrumentationS
 // ExtractInto is Extract writing the record into *r (which it overwrites entirely), so that
 // a caller can extract into a reused buffer without copying the record.
 func (e *Extractor) ExtractInto(r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) {
-	e.extract(r, res, scope, span, false)
+	e.extract(r, res, scope, span, false, nil)
 }
 
 // extract is ExtractInto; with lazy, the input message list of a span whose user
-// message comes from it alone is left raw in r.Deferred (ExtractDeferred).
-func (e *Extractor) extract(r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span, lazy bool) {
+// message comes from it alone is left raw in r.Deferred (ExtractDeferred). The ids are
+// formatted into ids when it is not nil, else into an allocation of their own.
+func (e *Extractor) extract(r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span, lazy bool, ids *IDBuffer) {
 	*r = session.SpanRecord{}
 	defer func() {
 		if p := recover(); p != nil {
 			addProblem(r, "extract", "internal error")
 		}
 	}()
-	r.TraceID, r.SpanID, r.ParentSpanID = hexIDs(span.TraceID(), span.SpanID(), span.ParentSpanID())
+	if ids != nil {
+		r.TraceID, r.SpanID, r.ParentSpanID = ids.hexIDs(span.TraceID(), span.SpanID(), span.ParentSpanID())
+	} else {
+		r.TraceID, r.SpanID, r.ParentSpanID = hexIDs(span.TraceID(), span.SpanID(), span.ParentSpanID())
+	}
 	r.Name = e.text(r, span.Name())
 	r.StartUnixNano = int64(span.StartTimestamp()) //nolint:gosec // ns since epoch fit in int64 until 2262
 	r.EndUnixNano = int64(span.EndTimestamp())     //nolint:gosec
@@ -359,16 +364,20 @@ func (e *Extractor) extract(r *session.SpanRecord, res pcommon.Resource, scope p
 // hexIDs returns the ids as pcommon's String methods do (lower-case hex, "" for an
 // empty id), sharing one allocation.
 func hexIDs(tid pcommon.TraceID, sid, pid pcommon.SpanID) (traceID, spanID, parentID string) {
-	n := 0
-	for _, empty := range [3]bool{tid.IsEmpty(), sid.IsEmpty(), pid.IsEmpty()} {
-		if !empty {
-			n++
-		}
-	}
-	if n == 0 {
+	if tid.IsEmpty() && sid.IsEmpty() && pid.IsEmpty() {
 		return "", "", ""
 	}
-	buf := make([]byte, 0, 2*(len(tid)+len(sid)+len(pid)))
+	_, traceID, spanID, parentID = appendHexIDs(make([]byte, 0, idBytes), tid, sid, pid)
+	return traceID, spanID, parentID
+}
+
+// idBytes is the size of a span's three ids in hex.
+const idBytes = 2 * (len(pcommon.TraceID{}) + 2*len(pcommon.SpanID{}))
+
+// appendHexIDs appends the ids to buf and returns it with them as views of its array:
+// those bytes must not be written again.
+func appendHexIDs(buf []byte, tid pcommon.TraceID, sid, pid pcommon.SpanID) (out []byte, traceID, spanID, parentID string) {
+	start := len(buf)
 	if !tid.IsEmpty() {
 		buf = hex.AppendEncode(buf, tid[:])
 	}
@@ -380,8 +389,47 @@ func hexIDs(tid pcommon.TraceID, sid, pid pcommon.SpanID) (traceID, spanID, pare
 	if !pid.IsEmpty() {
 		buf = hex.AppendEncode(buf, pid[:])
 	}
-	all := unsafe.String(unsafe.SliceData(buf), len(buf)) // buf is not written again
-	return all[:t], all[t:sp], all[sp:]
+	all := unsafe.String(unsafe.SliceData(buf[start:]), len(buf)-start) // not written again
+	return buf, all[:t-start], all[t-start : sp-start], all[sp-start:]
+}
+
+// IDBuffer holds the hex ids of a batch's records (SpanRecord.TraceID, SpanID,
+// ParentSpanID) in a few shared allocations instead of one a span
+// (ExtractDeferredIDs). A record's ids are views of it: whoever keeps an id after the
+// batch is released copies it, as the Tracker does. Not safe for concurrent use; the
+// zero value is ready.
+type IDBuffer struct {
+	buf []byte
+}
+
+// Grow makes room for the ids of n more spans, at most idChunk of them in one allocation.
+func (b *IDBuffer) Grow(n int) {
+	if cap(b.buf)-len(b.buf) < n*idBytes {
+		// A new array: the ids already handed out stay where they are.
+		b.buf = make([]byte, 0, min(n, idChunk)*idBytes)
+	}
+}
+
+// idChunk bounds the spans an IDBuffer allocation holds: 32 KiB, the largest size class
+// of Go's allocator (a larger allocation is rounded up to whole pages), and what a
+// batch of the OTLP SDKs' default size (512 spans) needs. Past it, an allocation holds
+// idGrowth spans.
+const (
+	idChunk  = 512
+	idGrowth = 64
+)
+
+// hexIDs is hexIDs formatting into b.
+func (b *IDBuffer) hexIDs(tid pcommon.TraceID, sid, pid pcommon.SpanID) (traceID, spanID, parentID string) {
+	if tid.IsEmpty() && sid.IsEmpty() && pid.IsEmpty() {
+		return "", "", ""
+	}
+	if cap(b.buf)-len(b.buf) < idBytes {
+		b.Grow(idGrowth)
+	}
+	// Appending then never moves the ids handed out before.
+	b.buf, traceID, spanID, parentID = appendHexIDs(b.buf, tid, sid, pid)
+	return traceID, spanID, parentID
 }
 
 // text caps and sanitises one text value for r.

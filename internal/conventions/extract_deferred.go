@@ -32,7 +32,14 @@ const maxDeferredBytes = 4 << 10
 // writes; CompleteAll then makes r exactly what ExtractInto would have written,
 // problems included.
 func (e *Extractor) ExtractDeferred(r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) {
-	e.extract(r, res, scope, span, true)
+	e.extract(r, res, scope, span, true, nil)
+}
+
+// ExtractDeferredIDs is ExtractDeferred with the record's ids formatted into ids, shared
+// by the records of a batch (IDBuffer), rather than into an allocation of each record's
+// own.
+func (e *Extractor) ExtractDeferredIDs(ids *IDBuffer, r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) {
+	e.extract(r, res, scope, span, true, ids)
 }
 
 // inputSources are the attributes besides gen_ai.input.messages that contentInput may

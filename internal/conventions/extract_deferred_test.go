@@ -31,6 +31,11 @@ func deferredEqual(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcom
 	if deferred {
 		assert.Empty(t, got.UserMessage, "the deferred part is not decoded at ingest")
 	}
+	// With a shared id buffer (the processor's ingest), the same record.
+	var ids IDBuffer
+	var withIDs session.SpanRecord
+	ex.ExtractDeferredIDs(&ids, &withIDs, res, scope, s)
+	assert.Equal(t, got, withIDs, "span %q, ExtractDeferredIDs", s.Name())
 	batch := []session.SpanRecord{got, got}
 	completeOne(ex, &got)
 	assert.Equal(t, want, got, "span %q", s.Name())
@@ -39,8 +44,8 @@ func deferredEqual(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcom
 	return deferred
 }
 
-// TestExtractDeferredFixtures: for every span of every fixture, ExtractDeferred then
-// CompleteAll gives the record Extract gives (the goldens' records), and some spans of the
+// TestExtractDeferredFixtures: for every span of every fixture, ExtractDeferred (and
+// ExtractDeferredIDs) then CompleteAll gives the record Extract gives (the goldens' records), and some spans of the
 // fixtures (those whose user message comes from gen_ai.input.messages) are deferred.
 func TestExtractDeferredFixtures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.otlp.json"))

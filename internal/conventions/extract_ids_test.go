@@ -33,3 +33,33 @@ func TestHexIDs(t *testing.T) {
 		require.Equal(t, p1.String(), gp, "mask %d", mask)
 	}
 }
+
+// TestIDBuffer checks that ids formatted into a shared IDBuffer equal hexIDs' and stay
+// unchanged while later ids are formatted, across new arrays (Grow).
+func TestIDBuffer(t *testing.T) {
+	var b IDBuffer
+	b.Grow(3)
+	type ids struct{ t, s, p string }
+	var got, want []ids
+	for i := range 200 {
+		var tid pcommon.TraceID
+		var sid, pid pcommon.SpanID
+		if i%7 != 0 {
+			tid[0], tid[15] = byte(i), byte(i>>8)
+		}
+		if i%5 != 0 {
+			sid[7] = byte(i)
+		}
+		if i%3 != 0 {
+			pid[0] = byte(i)
+		}
+		gt, gs, gp := b.hexIDs(tid, sid, pid)
+		got = append(got, ids{gt, gs, gp})
+		wt, ws, wp := hexIDs(tid, sid, pid)
+		want = append(want, ids{wt, ws, wp})
+		require.Equal(t, tid.String(), gt)
+		require.Equal(t, sid.String(), gs)
+		require.Equal(t, pid.String(), gp)
+	}
+	require.Equal(t, want, got, "ids handed out earlier are never overwritten")
+}

@@ -17,7 +17,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
-// Wire defaults (docs/decisions/performance.md §8.34). Most tool calls of a turn are
+// Wire defaults (docs/decisions/performance.md §8.33). Most tool calls of a turn are
 // valid, executed, ok, scored 1, with no issue, the one constant explanation and the
 // agent of their interaction; most handoffs pass control, from that agent, with their
 // payload captured; most interactions share a few null-score explanations. Written

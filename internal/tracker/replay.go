@@ -26,6 +26,8 @@ func Replay(td ptrace.Traces, ex *conventions.Extractor, cfg Config) []*session.
 		end int64
 	}
 	var recs []rec
+	var ids conventions.IDBuffer
+	ids.Grow(td.SpanCount())
 	for ref := range pdatautil.Spans(td) {
 		sp := ref.Span
 		if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
@@ -34,7 +36,7 @@ func Replay(td ptrace.Traces, ex *conventions.Extractor, cfg Config) []*session.
 		// As the processor's ingest does: the message lists are decoded when the turn
 		// is assembled.
 		recs = append(recs, rec{end: int64(sp.EndTimestamp())})
-		ex.ExtractDeferred(&recs[len(recs)-1].r, ref.Resource, ref.Scope, sp)
+		ex.ExtractDeferredIDs(&ids, &recs[len(recs)-1].r, ref.Resource, ref.Scope, sp)
 	}
 	cfg.Extractor = ex
 	// Spans arrive when they end.

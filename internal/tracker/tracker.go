@@ -9,6 +9,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -185,7 +186,22 @@ type Tracker struct {
 	// deadSessions and deadTraces are closed by max_spans_per_session: their records are
 	// counted, not retained, until session_timeout of silence.
 	deadSessions map[string]time.Time
-	deadTraces   map[string]time.Time
+	// A dead trace's time is updated in place: assigning to a map's existing string
+	// key stores the new key too, which would keep a record's id (and the batch memory
+	// it shares) alive.
+	deadTraces map[string]*time.Time
+	// Timers (timeorder.go): the open traces by their last record's arrival, those
+	// whose root arrived (due at turn_settle) apart from the others (due at
+	// turn_timeout); the open sessions by their last activity and by their creation;
+	// the sessions that received an end signal. AdvanceClosing reads only what may be
+	// due.
+	rooted    timeList[*traceState]
+	unrooted  timeList[*traceState]
+	byActive  timeList[*sessionState]
+	byCreated timeList[*sessionState]
+	signalled []*sessionState
+	// pending counts the open traces without a session (in lru as traces).
+	pending int
 	// vocab holds the strings that records of all traces share (tracker_recs.go).
 	vocab valueVocab
 
@@ -207,7 +223,9 @@ type traceState struct {
 	outcome   *bool
 	service   string
 	firstSeen time.Time
-	lastSeen  time.Time
+	// seen.at is when the trace's last record arrived (Tracker.rooted or unrooted,
+	// timers).
+	seen timeNode[*traceState]
 	// start is the earliest span start of the trace (ns since the Unix epoch; 0 when
 	// none is known): turns that arrive together are numbered in start order.
 	start int64
@@ -237,13 +255,17 @@ func turnOrder(x, y *traceState) int {
 func (tr *traceState) hasRoot() bool { return tr.root }
 
 type sessionState struct {
-	id         string
-	keySource  string
-	service    string
-	byTrace    bool
-	created    time.Time
-	lastActive time.Time
-	open       map[string]*traceState
+	id        string
+	keySource string
+	service   string
+	byTrace   bool
+	// created.at is when the session was created and active.at its last activity
+	// (Tracker.byCreated, Tracker.byActive; a session keyed by its trace is in neither).
+	created timeNode[*sessionState]
+	active  timeNode[*sessionState]
+	// ended is set once the session left Tracker.sessions.
+	ended bool
+	open  map[string]*traceState
 	// turns are the closed turns in close order (the last RetainTurns when set); a
 	// turn's Index is its position among all the session's closed turns (closedTurns
 	// before it), given once.
@@ -297,7 +319,7 @@ func New(cfg Config) *Tracker {
 		lru:          list.New(),
 		closed:       map[string]*closedTurn{},
 		deadSessions: map[string]time.Time{},
-		deadTraces:   map[string]time.Time{},
+		deadTraces:   map[string]*time.Time{},
 	}
 	for _, d := range cfg.Registry {
 		c := cloneAgent(d)
@@ -344,31 +366,40 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 		t.stats.SpansIgnored++
 		return ev
 	}
-	if _, dead := t.deadTraces[r.TraceID]; dead {
-		t.deadTraces[r.TraceID] = now
-		t.stats.SpansDropped++
-		return ev
-	}
-	if c, ok := t.closed[r.TraceID]; ok {
-		t.late(c, r.TraceID, now)
-		return ev
-	}
+	// An open trace is never dead nor closed (forget runs before a trace id enters
+	// deadTraces or closed, and observe looks at both before it opens a trace): the
+	// records of open traces, most of them, take one lookup.
 	tr := t.traces[r.TraceID]
+	if tr == nil {
+		if at := t.deadTraces[r.TraceID]; at != nil {
+			*at = now
+			t.stats.SpansDropped++
+			return ev
+		}
+		if c, ok := t.closed[r.TraceID]; ok {
+			t.late(c, r.TraceID, now)
+			return ev
+		}
+	}
 	if r.SessionID != "" && (tr == nil || tr.sess == nil) {
 		if _, dead := t.deadSessions[r.SessionID]; dead {
 			t.deadSessions[r.SessionID] = now
 			if tr != nil {
 				t.dropTrace(tr)
 			}
-			t.deadTraces[r.TraceID] = now
+			t.markDead(strings.Clone(r.TraceID), now)
 			t.stats.SpansDropped++
 			return ev
 		}
 	}
 	if tr == nil {
-		tr = &traceState{id: r.TraceID, firstSeen: now}
-		t.traces[r.TraceID] = tr
+		// The Tracker keeps its own copy of the id: a record's may share memory with the
+		// batch (conventions.IDBuffer).
+		tr = &traceState{id: strings.Clone(r.TraceID), firstSeen: now}
+		tr.seen.v = tr
+		t.traces[tr.id] = tr
 		tr.elem = t.lru.PushFront(tr)
+		t.pending++
 	}
 	switch {
 	case tr.sess == nil && r.SessionID != "":
@@ -383,7 +414,7 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 			ev = t.killSession(s, now, ev)
 		}
 	} else if tr.recs.n > t.cfg.MaxSpansPerSession {
-		t.deadTraces[tr.id] = now
+		t.markDead(tr.id, now)
 		ev = t.closeTrace(tr, session.EndReasonMaxSpans, now, ev)
 	}
 	return t.evict(now, ev)
@@ -393,7 +424,7 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 func (t *Tracker) retain(tr *traceState, r *session.SpanRecord, now time.Time) {
 	parentArrived, parentGenAI, dup := tr.recs.add(r, &t.vocab)
 	t.stats.RetainedSpans++
-	tr.lastSeen = now
+	wasRoot := tr.root
 	if st := r.StartUnixNano; st != 0 && (tr.start == 0 || st < tr.start) {
 		tr.start = st
 	}
@@ -428,10 +459,16 @@ func (t *Tracker) retain(tr *traceState, r *session.SpanRecord, now time.Time) {
 			}
 		}
 	}
+	if tr.root != wasRoot {
+		t.unrooted.remove(&tr.seen)
+	}
+	t.timers(tr).set(&tr.seen, now)
 	if s := tr.sess; s != nil {
 		s.spans++
-		s.lastActive = now
-		s.endSignal = s.endSignal || r.EndSignal
+		t.activate(s, now)
+		if r.EndSignal {
+			t.signal(s)
+		}
 		t.lru.MoveToFront(s.elem)
 	} else {
 		t.lru.MoveToFront(tr.elem)
@@ -443,16 +480,22 @@ func (t *Tracker) retain(tr *traceState, r *session.SpanRecord, now time.Time) {
 func (t *Tracker) attach(tr *traceState, id, keySource, service string, now time.Time) {
 	s := t.sessions[id]
 	if s == nil {
-		s = &sessionState{id: id, keySource: keySource, created: now, lastActive: now, open: map[string]*traceState{}}
+		s = &sessionState{id: id, keySource: keySource, open: map[string]*traceState{}}
+		s.created.v, s.active.v = s, s
+		t.byCreated.set(&s.created, now)
+		t.activate(s, now)
 		t.sessions[s.id] = s
 		s.elem = t.lru.PushFront(s)
 	}
 	t.lru.Remove(tr.elem)
 	tr.elem = nil
+	t.pending--
 	tr.sess = s
 	s.open[tr.id] = tr
 	s.spans += tr.recs.n
-	s.endSignal = s.endSignal || tr.endSignal
+	if tr.endSignal {
+		t.signal(s)
+	}
 	if s.service == "" {
 		s.service = cmp.Or(tr.service, service)
 	}
@@ -492,8 +535,9 @@ func (t *Tracker) rekey(tr *traceState, id, keySource, service string, now time.
 	old.spans -= tr.recs.n
 	tr.sess = nil
 	tr.elem = t.lru.PushFront(tr)
+	t.pending++
 	if len(old.open) == 0 && len(old.turns) == 0 && old.closedTurns == 0 && len(old.closedTraces) == 0 {
-		delete(t.sessions, old.id)
+		t.dropSession(old)
 		if old.elem != nil {
 			t.lru.Remove(old.elem)
 			old.elem = nil
@@ -509,7 +553,7 @@ func (t *Tracker) late(c *closedTurn, traceID string, now time.Time) {
 	if s == nil {
 		return
 	}
-	s.lastActive = now
+	t.activate(s, now)
 	if s.elem != nil {
 		t.lru.MoveToFront(s.elem)
 	}
@@ -536,9 +580,11 @@ func (t *Tracker) dropTrace(tr *traceState) {
 // forget removes an open trace from the tracker's indexes.
 func (t *Tracker) forget(tr *traceState) {
 	delete(t.traces, tr.id)
+	t.timers(tr).remove(&tr.seen)
 	if tr.elem != nil {
 		t.lru.Remove(tr.elem)
 		tr.elem = nil
+		t.pending--
 	}
 	if tr.sess != nil {
 		delete(tr.sess.open, tr.id)
@@ -552,10 +598,10 @@ func (t *Tracker) forget(tr *traceState) {
 func (t *Tracker) killSession(s *sessionState, now time.Time, ev []Closed) []Closed {
 	t.deadSessions[s.id] = now
 	for id := range s.open {
-		t.deadTraces[id] = now
+		t.markDead(id, now)
 	}
 	for _, id := range s.closedTraces {
-		t.deadTraces[id] = now
+		t.markDead(id, now)
 	}
 	return t.endSession(s, session.EndReasonMaxSpans, true, now, ev)
 }
@@ -599,8 +645,9 @@ func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.T
 	t.stats.SpansAssembled += uint64(len(recs))
 	t.stats.TurnsClosed++
 	if s == nil {
+		// Ended with this turn: in none of the timer lists.
 		s = &sessionState{id: tr.id, keySource: session.KeySourceTraceID, service: tr.service, byTrace: true,
-			created: tr.firstSeen, lastActive: now, open: map[string]*traceState{}}
+			open: map[string]*traceState{}}
 	}
 	s.closedTraces = append(s.closedTraces, tr.id)
 	t.closed[tr.id] = &closedTurn{sess: s}
@@ -747,7 +794,7 @@ func (t *Tracker) endSession(s *sessionState, reason session.EndReason, partial 
 		ev = t.closeTrace(tr, reason, now, ev)
 	}
 	if !s.byTrace {
-		delete(t.sessions, s.id)
+		t.dropSession(s)
 	}
 	if s.elem != nil {
 		t.lru.Remove(s.elem)
@@ -780,34 +827,12 @@ func (t *Tracker) AdvanceClosing(now time.Time) []Closed {
 	t.tick(now)
 	t.expire(now)
 	var ev []Closed
-	var due []*traceState
-	for _, tr := range t.traces {
-		silent := now.Sub(tr.lastSeen)
-		if silent >= t.cfg.TurnTimeout || (tr.hasRoot() && silent >= t.cfg.TurnSettle) {
-			due = append(due, tr)
-		}
-	}
-	slices.SortFunc(due, turnOrder)
-	for _, tr := range due {
+	for _, tr := range t.dueTraces(now) {
 		ev = t.closeTrace(tr, "", now, ev)
 	}
-	var ending []*sessionState
-	for _, s := range t.sessions {
+	for _, s := range t.endingSessions(now) {
 		switch {
-		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
-		case len(s.open) == 0 && s.endSignal:
-		case now.Sub(s.lastActive) >= t.cfg.SessionTimeout:
-			// Idle: the open turns of a silent session (a run that crashed before its
-			// root span ended) close as partial with it, not at turn_timeout.
-		default:
-			continue
-		}
-		ending = append(ending, s)
-	}
-	slices.SortFunc(ending, func(x, y *sessionState) int { return cmp.Compare(x.id, y.id) })
-	for _, s := range ending {
-		switch {
-		case now.Sub(s.created) >= t.cfg.MaxSessionDuration:
+		case now.Sub(s.created.at) >= t.cfg.MaxSessionDuration:
 			ev = t.endSession(s, session.EndReasonMaxDuration, true, now, ev)
 		case s.endSignal && len(s.open) == 0:
 			ev = t.endSession(s, session.EndReasonEndSignal, false, now, ev)
@@ -816,6 +841,85 @@ func (t *Tracker) AdvanceClosing(now time.Time) []Closed {
 		}
 	}
 	return ev
+}
+
+// dueTraces returns the open traces whose turn closes at now, in turnOrder: silent for
+// turn_timeout, or for turn_settle once their root arrived. Only the traces silent for
+// at least the wait of their kind can be due: the front of rooted and unrooted.
+func (t *Tracker) dueTraces(now time.Time) []*traceState {
+	due := t.rooted.until(now, min(t.cfg.TurnSettle, t.cfg.TurnTimeout), nil)
+	due = t.unrooted.until(now, t.cfg.TurnTimeout, due)
+	slices.SortFunc(due, turnOrder)
+	return due
+}
+
+// timers returns the list that orders the open trace tr: rooted once its root arrived
+// (hasRoot), else unrooted.
+func (t *Tracker) timers(tr *traceState) *timeList[*traceState] {
+	if tr.hasRoot() {
+		return &t.rooted
+	}
+	return &t.unrooted
+}
+
+// endingSessions returns the open sessions that end at now, by id: those that reached
+// max_session_duration (the front of byCreated), those that received an end signal and
+// have no open turn left, and those idle for session_timeout (the front of byActive;
+// the open turns of a silent session, a run that crashed before its root span ended,
+// close as partial with it, not at turn_timeout).
+func (t *Tracker) endingSessions(now time.Time) []*sessionState {
+	ending := t.byCreated.until(now, t.cfg.MaxSessionDuration, nil)
+	ending = t.byActive.until(now, t.cfg.SessionTimeout, ending)
+	t.signalled = slices.DeleteFunc(t.signalled, func(s *sessionState) bool {
+		if s.ended {
+			return true
+		}
+		if len(s.open) == 0 {
+			ending = append(ending, s)
+		}
+		return false
+	})
+	slices.SortFunc(ending, func(x, y *sessionState) int { return cmp.Compare(x.id, y.id) })
+	// Open sessions have distinct ids: a session found by two rules is listed twice in
+	// a row.
+	return slices.Compact(ending)
+}
+
+// activate records that the open session s was active at now. A session that is not
+// among the open ones (keyed by its trace, or ended) never enters the timers.
+func (t *Tracker) activate(s *sessionState, now time.Time) {
+	if s.byTrace || s.ended {
+		s.active.at = now
+		return
+	}
+	t.byActive.set(&s.active, now)
+}
+
+// signal records that the open session s received an end signal: it ends once it has no
+// open turn (AdvanceClosing).
+func (t *Tracker) signal(s *sessionState) {
+	if !s.endSignal {
+		s.endSignal = true
+		t.signalled = append(t.signalled, s)
+	}
+}
+
+// dropSession removes the open session s from the Tracker's sessions and timers.
+func (t *Tracker) dropSession(s *sessionState) {
+	delete(t.sessions, s.id)
+	t.byCreated.remove(&s.created)
+	t.byActive.remove(&s.active)
+	s.ended = true
+}
+
+// markDead records that the trace id (a string of the Tracker's own) was closed by
+// max_spans_per_session, or received a record since, at now.
+func (t *Tracker) markDead(id string, now time.Time) {
+	if at := t.deadTraces[id]; at != nil {
+		*at = now
+		return
+	}
+	t.deadTraces[id] = &now
 }
 
 // expire forgets closed traces and max_spans tombstones whose time has passed.
@@ -837,7 +941,7 @@ func (t *Tracker) expire(now time.Time) {
 		}
 	}
 	for k, at := range t.deadTraces {
-		if now.Sub(at) >= t.cfg.SessionTimeout {
+		if now.Sub(*at) >= t.cfg.SessionTimeout {
 			delete(t.deadTraces, k)
 		}
 	}
@@ -875,12 +979,7 @@ func (t *Tracker) Stats() Stats {
 	s := t.stats
 	s.OpenSessions = len(t.sessions)
 	s.OpenTurns = len(t.traces)
-	s.PendingTraces = 0
-	for _, tr := range t.traces {
-		if tr.sess == nil {
-			s.PendingTraces++
-		}
-	}
+	s.PendingTraces = t.pending
 	return s
 }
 

@@ -60,6 +60,7 @@ func checkAccounting(t *testing.T, tk *Tracker) {
 	assert.Equal(t, s.SpansObserved,
 		uint64(s.RetainedSpans)+s.SpansAssembled+s.SpansDiscarded+s.SpansIgnored+s.SpansDropped+s.LateSpans,
 		"every record is retained or counted: %+v", s)
+	checkTimers(t, tk)
 }
 
 func TestTrackerSettleAndSessionTimeout(t *testing.T) {

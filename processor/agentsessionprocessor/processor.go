@@ -299,9 +299,13 @@ func (p *agentSessionProcessor) extract(td ptrace.Traces, recs []session.SpanRec
 			out = recs[:0]
 		}
 	}()
-	if n := td.SpanCount(); cap(recs) < n {
+	n := td.SpanCount()
+	if cap(recs) < n {
 		recs = make([]session.SpanRecord, 0, n)
 	}
+	// The records' ids share one allocation; the tracker copies the trace ids it keeps.
+	var ids conventions.IDBuffer
+	ids.Grow(n)
 	for ref := range pdatautil.Spans(td) {
 		sp := ref.Span
 		if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
@@ -311,7 +315,7 @@ func (p *agentSessionProcessor) extract(td ptrace.Traces, recs []session.SpanRec
 		}
 		recs = recs[:len(recs)+1]
 		// The message lists are decoded when the turn is assembled (tracker.Config.Extractor).
-		p.extractor.ExtractDeferred(&recs[len(recs)-1], ref.Resource, ref.Scope, sp)
+		p.extractor.ExtractDeferredIDs(&ids, &recs[len(recs)-1], ref.Resource, ref.Scope, sp)
 		if p.refs != nil {
 			p.refs.observe(ref.Resource, sp)
 		}
