@@ -263,7 +263,7 @@ func newDefaults(slot int, byType map[reflect.Type]typeSpec) *wireDefaults {
 	}
 	for t, td := range d.types {
 		if td.scope >= 0 {
-			checkScope(d, t, false, map[reflect.Type]bool{})
+			checkScope(d, t, false, map[scopePath]bool{})
 		}
 	}
 	return d
@@ -271,18 +271,20 @@ func newDefaults(slot int, byType map[reflect.Type]typeSpec) *wireDefaults {
 
 // checkScope panics when a struct with an enclosing default is reached from a scope
 // through a map: the decoder sets such a field once its scope is decoded, through the
-// field's place, and a map's value is decoded in a temporary and copied.
-func checkScope(d *wireDefaults, t reflect.Type, viaMap bool, seen map[reflect.Type]bool) {
+// field's place, and a map's value is decoded in a temporary and copied. A type is
+// walked once per way it is reached (through a map or not): one reached both ways is
+// checked on both.
+func checkScope(d *wireDefaults, t reflect.Type, viaMap bool, seen map[scopePath]bool) {
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice:
 		checkScope(d, t.Elem(), viaMap, seen)
 	case reflect.Map:
 		checkScope(d, t.Elem(), true, seen)
 	case reflect.Struct:
-		if seen[t] {
+		if seen[scopePath{t, viaMap}] {
 			return
 		}
-		seen[t] = true
+		seen[scopePath{t, viaMap}] = true
 		if td := d.types[t]; viaMap && td != nil {
 			for _, fd := range td.fields {
 				if fd.enclosing {
@@ -294,6 +296,12 @@ func checkScope(d *wireDefaults, t reflect.Type, viaMap bool, seen map[reflect.T
 			checkScope(d, t.Field(i).Type, viaMap, seen)
 		}
 	}
+}
+
+// scopePath is a struct type reached from a scope, and whether through a map.
+type scopePath struct {
+	t      reflect.Type
+	viaMap bool
 }
 
 // encDefaults is an encode's wire defaults: the table, and the enclosing scope's value
@@ -418,8 +426,11 @@ func defaultsOf(m pcommon.Map, key string, table *wireDefaults) (*wireDefaults, 
 	if !ok {
 		return nil, nil
 	}
-	if v.Type() != pcommon.ValueTypeInt || v.Int() != wireDefaultsVersion {
-		return nil, fmt.Errorf("%s: unknown wire defaults %s", key, v.AsString())
+	if v.Type() != pcommon.ValueTypeInt {
+		return nil, fmt.Errorf("%s: %w", key, typeError(v, "an int"))
+	}
+	if v.Int() != wireDefaultsVersion {
+		return nil, fmt.Errorf("%s: unknown wire defaults %d (this collector knows %d; a newer collector's processor wrote the span: upgrade the exporter's collector)", key, v.Int(), wireDefaultsVersion)
 	}
 	return table, nil
 }

@@ -229,7 +229,32 @@ func TestWireDefaultsEdges(t *testing.T) {
 	assert.ErrorContains(t, err, "unknown wire defaults")
 	m.PutStr(semconv.AgentEvalSessionWireDefaults, "1")
 	_, err = DecodeAnalysis(m)
-	assert.Error(t, err)
+	assert.ErrorContains(t, err, "want an int")
+}
+
+// Types of TestCheckScopeReachedTwoWays: a struct with an enclosing default held by a
+// scope in a list and in a map.
+type scopeLeaf struct {
+	Agent string `json:"agent"`
+	N     int    `json:"n"`
+}
+
+type scopeListAndMap struct {
+	Agent string               `json:"agent"`
+	List  []scopeLeaf          `json:"list"`
+	ByKey map[string]scopeLeaf `json:"by_key"`
+}
+
+// TestCheckScopeReachedTwoWays: a struct with an enclosing default that a scope holds in
+// a map is refused when the table is built, also when the same type is reached through a
+// list first (the decoder could not set its default inside the map's copy).
+func TestCheckScopeReachedTwoWays(t *testing.T) {
+	assert.PanicsWithValue(t, "evalspan: evalspan.scopeLeaf with an enclosing default is held in a map", func() {
+		newDefaults(turnSlot, map[reflect.Type]typeSpec{
+			reflect.TypeFor[scopeListAndMap](): {scope: "agent"},
+			reflect.TypeFor[scopeLeaf]():       {fields: map[string]fieldDefault{"agent": enclosingDefault()}},
+		})
+	})
 }
 
 // randomResults returns a random turn result and analysis (fill), the fields that have

@@ -221,9 +221,10 @@ func preAttributes(prefix string, pre uint8) func(pcommon.Map) {
 	}
 }
 
-// fill sets v to a random value of its type.
+// fill sets v to a random value of its type, down to a session analysis's tool calls and
+// their issues (analysis → turns → interactions → tool calls → issues: depth 10).
 func fill(r *rand.Rand, v reflect.Value, depth int) {
-	if depth > 6 {
+	if depth > 10 {
 		return
 	}
 	switch {

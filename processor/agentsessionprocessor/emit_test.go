@@ -128,6 +128,7 @@ func TestEmitInteractionsPolicy(t *testing.T) {
 // verify and decode to the same results.
 func TestWireDefaultsGate(t *testing.T) {
 	require.True(t, wireDefaultsGate.IsEnabled(), "beta: enabled by default")
+	t.Cleanup(func() { require.NoError(t, featuregate.GlobalRegistry().Set(wireDefaultsGate.ID(), true)) })
 	score := 1.0
 	tr := &evaluation.TurnResult{
 		TraceID: "0af7651916cd43dd8448eb211c80319c", RootSpanID: "b7ad6b7169203331", UserMessage: "refund order 42",
@@ -168,7 +169,6 @@ func TestWireDefaultsGate(t *testing.T) {
 		require.NotNil(t, got[1])
 		decoded[enabled] = got
 	}
-	require.NoError(t, featuregate.GlobalRegistry().Set(wireDefaultsGate.ID(), true))
 	assert.Equal(t, decoded[false], decoded[true])
 	session := decoded[true][1].(evaluation.Analysis)
 	require.Len(t, session.TurnResults, 1)
