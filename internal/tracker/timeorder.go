@@ -27,9 +27,11 @@ type timeList[T any] struct {
 
 // set moves n (in the list or not) to its place for time at.
 func (l *timeList[T]) set(n *timeNode[T], at time.Time) {
-	if n == l.back && (n.prev == nil || !n.prev.at.After(at)) {
-		// Already last and staying last (the trace or session of the previous record):
-		// no link moves.
+	if (n.prev != nil || l.front == n) && (n.prev == nil || !n.prev.at.After(at)) &&
+		(n.next == nil || n.next.at.After(at)) {
+		// In the list and staying where a reinsertion would put it (most often last: the
+		// trace or session of the previous record; also a batch that took the lock after
+		// a later one, whose first record moved the node back): no link moves.
 		n.at = at
 		return
 	}

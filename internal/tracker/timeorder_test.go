@@ -135,3 +135,30 @@ func sessionIDs(ss []*sessionState) []string {
 	}
 	return ids
 }
+
+// TestTimeListInPlace: a node whose new time keeps it between its neighbours stays where
+// it is (a late batch's records of one trace cost no walk each); one that would follow a
+// neighbour of the same time moves after it, as a reinsertion puts it.
+func TestTimeListInPlace(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	nodes := make([]timeNode[string], 3)
+	var l timeList[string]
+	for i, v := range []string{"a", "b", "c"} {
+		nodes[i].v = v
+		l.set(&nodes[i], t0.Add(time.Duration(1+4*i)*time.Second)) // 1s, 5s, 9s
+	}
+	order := func() (vs []string) {
+		for n := l.front; n != nil; n = n.next {
+			vs = append(vs, n.v)
+		}
+		return vs
+	}
+	a, b, c := &nodes[0], &nodes[1], &nodes[2]
+	l.set(b, t0.Add(3*time.Second))
+	assert.Equal(t, []string{"a", "b", "c"}, order())
+	assert.Same(t, a, b.prev)
+	assert.Same(t, c, b.next)
+	l.set(b, t0.Add(9*time.Second))
+	assert.Equal(t, []string{"a", "c", "b"}, order(), "after c, whose time it now shares")
+	assert.Same(t, b, l.back)
+}

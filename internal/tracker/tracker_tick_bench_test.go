@@ -51,3 +51,38 @@ func BenchmarkTrackerTick(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTrackerLateBatch: two batches of 400 traces (17 records each, a session each)
+// observed in turn, the second with a time before the first's when late (two streams
+// that took the tracker's lock in the opposite order of their clock reading). A late
+// batch moves each of its traces and sessions back in the time lists once; its other
+// records leave their node in place (timeList.set).
+func BenchmarkTrackerLateBatch(b *testing.B) {
+	template := sessiontest.TurnRecords(20)
+	batch := func(prefix string) []session.SpanRecord {
+		out := make([]session.SpanRecord, 0, 400*17)
+		for i := range 400 {
+			for _, r := range template[:17] {
+				r.TraceID, r.SessionID = fmt.Sprintf("%s%d", prefix, i), fmt.Sprintf("%ss%d", prefix, i)
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	first, second := batch("a"), batch("c")
+	for _, late := range []bool{false, true} {
+		b.Run(fmt.Sprintf("late=%v", late), func(b *testing.B) {
+			tk := New(Config{MaxSessions: 1 << 20, MaxSpansPerSession: 1 << 30, SessionTimeout: time.Hour, TurnTimeout: time.Hour, MaxSessionDuration: 100 * time.Hour})
+			clock := testT0
+			for b.Loop() {
+				clock = clock.Add(2 * time.Millisecond)
+				tk.Observe(first, clock)
+				at := clock.Add(time.Millisecond)
+				if late {
+					at = clock.Add(-time.Millisecond)
+				}
+				tk.Observe(second, at)
+			}
+		})
+	}
+}
