@@ -237,7 +237,7 @@ func (e *Extractor) ExtractInto(r *session.SpanRecord, res pcommon.Resource, sco
 
 // extract is ExtractInto; with lazy, the input message list of a span whose user
 // message comes from it alone is left raw in r.Deferred (ExtractDeferred). The ids are
-// formatted into ids when it is not nil, else into an allocation of their own.
+// formatted into ids (IDBuffer.hexIDs; nil: an allocation of their own).
 func (e *Extractor) extract(r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span, lazy bool, ids *IDBuffer) {
 	*r = session.SpanRecord{}
 	defer func() {
@@ -245,11 +245,7 @@ func (e *Extractor) extract(r *session.SpanRecord, res pcommon.Resource, scope p
 			addProblem(r, "extract", "internal error")
 		}
 	}()
-	if ids != nil {
-		r.TraceID, r.SpanID, r.ParentSpanID = ids.hexIDs(span.TraceID(), span.SpanID(), span.ParentSpanID())
-	} else {
-		r.TraceID, r.SpanID, r.ParentSpanID = hexIDs(span.TraceID(), span.SpanID(), span.ParentSpanID())
-	}
+	r.TraceID, r.SpanID, r.ParentSpanID = ids.hexIDs(span.TraceID(), span.SpanID(), span.ParentSpanID())
 	r.Name = e.text(r, span.Name())
 	r.StartUnixNano = int64(span.StartTimestamp()) //nolint:gosec // ns since epoch fit in int64 until 2262
 	r.EndUnixNano = int64(span.EndTimestamp())     //nolint:gosec
@@ -361,16 +357,6 @@ func (e *Extractor) extract(r *session.SpanRecord, res pcommon.Resource, scope p
 	}
 }
 
-// hexIDs returns the ids as pcommon's String methods do (lower-case hex, "" for an
-// empty id), sharing one allocation.
-func hexIDs(tid pcommon.TraceID, sid, pid pcommon.SpanID) (traceID, spanID, parentID string) {
-	if tid.IsEmpty() && sid.IsEmpty() && pid.IsEmpty() {
-		return "", "", ""
-	}
-	_, traceID, spanID, parentID = appendHexIDs(make([]byte, 0, idBytes), tid, sid, pid)
-	return traceID, spanID, parentID
-}
-
 // idBytes is the size of a span's three ids in hex.
 const idBytes = 2 * (len(pcommon.TraceID{}) + 2*len(pcommon.SpanID{}))
 
@@ -395,7 +381,7 @@ func appendHexIDs(buf []byte, tid pcommon.TraceID, sid, pid pcommon.SpanID) (out
 
 // IDBuffer holds the hex ids of a batch's records (SpanRecord.TraceID, SpanID,
 // ParentSpanID) in a few shared allocations instead of one a span
-// (ExtractDeferredIDs). A record's ids are views of it: whoever keeps an id after the
+// (ExtractDeferred). A record's ids are views of it: whoever keeps an id after the
 // batch is released copies it, as the Tracker does. Not safe for concurrent use; the
 // zero value is ready.
 type IDBuffer struct {
@@ -419,10 +405,15 @@ const (
 	idGrowth = 64
 )
 
-// hexIDs is hexIDs formatting into b.
+// hexIDs returns the ids as pcommon's String methods do (lower-case hex, "" for an
+// empty id), formatted into b, or into one allocation of their own when b is nil.
 func (b *IDBuffer) hexIDs(tid pcommon.TraceID, sid, pid pcommon.SpanID) (traceID, spanID, parentID string) {
 	if tid.IsEmpty() && sid.IsEmpty() && pid.IsEmpty() {
 		return "", "", ""
+	}
+	if b == nil {
+		_, traceID, spanID, parentID = appendHexIDs(make([]byte, 0, idBytes), tid, sid, pid)
+		return traceID, spanID, parentID
 	}
 	if cap(b.buf)-len(b.buf) < idBytes {
 		b.Grow(idGrowth)

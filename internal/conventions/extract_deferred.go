@@ -31,14 +31,10 @@ const maxDeferredBytes = 4 << 10
 // decoded at once. Every other field, the output side included, is what ExtractInto
 // writes; CompleteAll then makes r exactly what ExtractInto would have written,
 // problems included.
-func (e *Extractor) ExtractDeferred(r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) {
-	e.extract(r, res, scope, span, true, nil)
-}
-
-// ExtractDeferredIDs is ExtractDeferred with the record's ids formatted into ids, shared
-// by the records of a batch (IDBuffer), rather than into an allocation of each record's
-// own.
-func (e *Extractor) ExtractDeferredIDs(ids *IDBuffer, r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) {
+//
+// The record's ids are formatted into ids, shared by the records of a batch (IDBuffer),
+// or, when ids is nil, into an allocation of the record's own.
+func (e *Extractor) ExtractDeferred(ids *IDBuffer, r *session.SpanRecord, res pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) {
 	e.extract(r, res, scope, span, true, ids)
 }
 

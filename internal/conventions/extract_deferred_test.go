@@ -26,7 +26,7 @@ func deferredEqual(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcom
 	t.Helper()
 	want := ex.Extract(res, scope, s)
 	var got session.SpanRecord
-	ex.ExtractDeferred(&got, res, scope, s)
+	ex.ExtractDeferred(nil, &got, res, scope, s)
 	deferred := got.Deferred != (session.DeferredContent{})
 	if deferred {
 		assert.Empty(t, got.UserMessage, "the deferred part is not decoded at ingest")
@@ -34,8 +34,8 @@ func deferredEqual(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcom
 	// With a shared id buffer (the processor's ingest), the same record.
 	var ids IDBuffer
 	var withIDs session.SpanRecord
-	ex.ExtractDeferredIDs(&ids, &withIDs, res, scope, s)
-	assert.Equal(t, got, withIDs, "span %q, ExtractDeferredIDs", s.Name())
+	ex.ExtractDeferred(&ids, &withIDs, res, scope, s)
+	assert.Equal(t, got, withIDs, "span %q, ExtractDeferred with an IDBuffer", s.Name())
 	batch := []session.SpanRecord{got, got}
 	completeOne(ex, &got)
 	assert.Equal(t, want, got, "span %q", s.Name())
@@ -44,8 +44,8 @@ func deferredEqual(t testing.TB, ex *Extractor, res pcommon.Resource, scope pcom
 	return deferred
 }
 
-// TestExtractDeferredFixtures: for every span of every fixture, ExtractDeferred (and
-// ExtractDeferredIDs) then CompleteAll gives the record Extract gives (the goldens' records), and some spans of the
+// TestExtractDeferredFixtures: for every span of every fixture, ExtractDeferred (with
+// and without an IDBuffer) then CompleteAll gives the record Extract gives (the goldens' records), and some spans of the
 // fixtures (those whose user message comes from gen_ai.input.messages) are deferred.
 func TestExtractDeferredFixtures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.otlp.json"))
@@ -149,7 +149,7 @@ func TestCompleteOwnsItsTexts(t *testing.T) {
 	s := newSpan(t, "chat", map[string]any{"gen_ai.operation.name": "chat", semconv.GenAIInputMessages: in})
 	ex := NewExtractor(Config{})
 	var r session.SpanRecord
-	ex.ExtractDeferred(&r, pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
+	ex.ExtractDeferred(nil, &r, pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
 	raw := r.Deferred.InputMessages
 	require.NotEmpty(t, raw)
 	completeOne(ex, &r)
@@ -194,7 +194,7 @@ func TestCompleteAll(t *testing.T) {
 	for _, s := range spans {
 		want = append(want, ex.Extract(pcommon.NewResource(), pcommon.NewInstrumentationScope(), s))
 		got = append(got, session.SpanRecord{})
-		ex.ExtractDeferred(&got[len(got)-1], pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
+		ex.ExtractDeferred(nil, &got[len(got)-1], pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
 	}
 	ex.CompleteAll(got)
 	require.Equal(t, want, got)

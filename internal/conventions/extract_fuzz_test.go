@@ -108,7 +108,7 @@ func FuzzExtract(f *testing.F) {
 			t.Errorf("class %d out of range", r.Class)
 		}
 		var d session.SpanRecord
-		ex.ExtractDeferred(&d, res, pcommon.NewInstrumentationScope(), s)
+		ex.ExtractDeferred(nil, &d, res, pcommon.NewInstrumentationScope(), s)
 		completeOne(ex, &d)
 		if !reflect.DeepEqual(r, d) {
 			t.Errorf("ExtractDeferred then CompleteAll differs from Extract:\n%+v\n%+v", r, d)
@@ -153,7 +153,7 @@ func FuzzExtractDeferred(f *testing.F) {
 		ex := NewExtractor(Config{MaxTextBytes: int(maxText)})
 		want := ex.Extract(pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
 		var got session.SpanRecord
-		ex.ExtractDeferred(&got, pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
+		ex.ExtractDeferred(nil, &got, pcommon.NewResource(), pcommon.NewInstrumentationScope(), s)
 		if len(got.Deferred.InputMessages) > min(ex.maxText, maxDeferredBytes) {
 			t.Errorf("deferred %d bytes, over the cap", len(got.Deferred.InputMessages))
 		}

@@ -27,7 +27,7 @@ func TestHexIDs(t *testing.T) {
 		if mask&4 != 0 {
 			p1 = pid
 		}
-		gt, gs, gp := hexIDs(t1, s1, p1)
+		gt, gs, gp := (*IDBuffer)(nil).hexIDs(t1, s1, p1)
 		require.Equal(t, t1.String(), gt, "mask %d", mask)
 		require.Equal(t, s1.String(), gs, "mask %d", mask)
 		require.Equal(t, p1.String(), gp, "mask %d", mask)
@@ -55,7 +55,7 @@ func TestIDBuffer(t *testing.T) {
 		}
 		gt, gs, gp := b.hexIDs(tid, sid, pid)
 		got = append(got, ids{gt, gs, gp})
-		wt, ws, wp := hexIDs(tid, sid, pid)
+		wt, ws, wp := (*IDBuffer)(nil).hexIDs(tid, sid, pid)
 		want = append(want, ids{wt, ws, wp})
 		require.Equal(t, tid.String(), gt)
 		require.Equal(t, sid.String(), gs)

@@ -36,7 +36,7 @@ func Replay(td ptrace.Traces, ex *conventions.Extractor, cfg Config) []*session.
 		// As the processor's ingest does: the message lists are decoded when the turn
 		// is assembled.
 		recs = append(recs, rec{end: int64(sp.EndTimestamp())})
-		ex.ExtractDeferredIDs(&ids, &recs[len(recs)-1].r, ref.Resource, ref.Scope, sp)
+		ex.ExtractDeferred(&ids, &recs[len(recs)-1].r, ref.Resource, ref.Scope, sp)
 	}
 	cfg.Extractor = ex
 	// Spans arrive when they end.

@@ -3,15 +3,19 @@
 
 package tracker // import "github.com/agenteval/agenteval-collector/internal/tracker"
 
-import "time"
+import (
+	"container/list"
+	"time"
+)
 
-// timeNode is an element of a timeList: a time and the value it belongs to. It is
-// embedded in the value (an open trace, an open session), so that moving it costs no
-// allocation.
+// timeNode is a value's place in a timeList: its time, the list it is in and its element
+// there (nil, nil when in none). It is embedded in the value (an open trace, an open
+// session).
 type timeNode[T any] struct {
-	prev, next *timeNode[T]
-	at         time.Time
-	v          T
+	in *timeList[T]
+	e  *list.Element // Value: the *timeNode
+	at time.Time
+	v  T
 }
 
 // timeList orders values by a time that only moves forward in practice (the arrival
@@ -20,66 +24,58 @@ type timeNode[T any] struct {
 // instead of every open trace and session (docs/decisions/performance.md §8.34). A time
 // set earlier than the last one's (a clock that went back, two batches taking the lock
 // out of their order) is placed by walking back from the end: the order is exact
-// whatever the times.
+// whatever the times. The zero value is an empty list.
 type timeList[T any] struct {
-	front, back *timeNode[T]
+	l list.List
 }
 
-// set moves n (in the list or not) to its place for time at.
+func nodeOf[T any](e *list.Element) *timeNode[T] { return e.Value.(*timeNode[T]) }
+
+// set moves n (in this list, in another or in none) to its place in this list for time
+// at: after every value whose time is not after at.
 func (l *timeList[T]) set(n *timeNode[T], at time.Time) {
-	if (n.prev != nil || l.front == n) && (n.prev == nil || !n.prev.at.After(at)) &&
-		(n.next == nil || n.next.at.After(at)) {
-		// In the list and staying where a reinsertion would put it (most often last: the
-		// trace or session of the previous record; also a batch that took the lock after
-		// a later one, whose first record moved the node back): no link moves.
-		n.at = at
-		return
-	}
-	l.remove(n)
 	n.at = at
-	p := l.back
-	for p != nil && p.at.After(at) {
-		p = p.prev
-	}
-	// Insert after p (at the front when p is nil).
-	n.prev = p
-	if p == nil {
-		n.next = l.front
-		l.front = n
+	if n.in != l {
+		n.in.remove(n)
 	} else {
-		n.next = p.next
-		p.next = n
+		prev, next := n.e.Prev(), n.e.Next()
+		if (prev == nil || !nodeOf[T](prev).at.After(at)) && (next == nil || nodeOf[T](next).at.After(at)) {
+			// Staying where a reinsertion would put it (most often last: the trace or
+			// session of the previous record; also a batch that took the lock after a
+			// later one, whose first record moved the node back).
+			return
+		}
 	}
-	if n.next == nil {
-		l.back = n
-	} else {
-		n.next.prev = n
+	mark := l.l.Back()
+	for mark != nil && (mark == n.e || nodeOf[T](mark).at.After(at)) {
+		mark = mark.Prev()
+	}
+	switch {
+	case n.e == nil && mark == nil:
+		n.e, n.in = l.l.PushFront(n), l
+	case n.e == nil:
+		n.e, n.in = l.l.InsertAfter(n, mark), l
+	case mark == nil:
+		l.l.MoveToFront(n.e)
+	default:
+		l.l.MoveAfter(n.e, mark)
 	}
 }
 
-// remove takes n out of the list; it does nothing when n is not in it.
+// remove takes n out of the list; it does nothing when n is not in it (in no list, or
+// in another). l may be nil (n.in of a node in no list).
 func (l *timeList[T]) remove(n *timeNode[T]) {
-	if n.prev == nil && l.front != n {
-		return
+	if l != nil && n.in == l {
+		l.l.Remove(n.e)
+		n.in, n.e = nil, nil
 	}
-	if n.prev == nil {
-		l.front = n.next
-	} else {
-		n.prev.next = n.next
-	}
-	if n.next == nil {
-		l.back = n.prev
-	} else {
-		n.next.prev = n.prev
-	}
-	n.prev, n.next = nil, nil
 }
 
 // until returns the values whose time is at least d before now, earliest first,
 // appended to out.
 func (l *timeList[T]) until(now time.Time, d time.Duration, out []T) []T {
-	for n := l.front; n != nil && now.Sub(n.at) >= d; n = n.next {
-		out = append(out, n.v)
+	for e := l.l.Front(); e != nil && now.Sub(nodeOf[T](e).at) >= d; e = e.Next() {
+		out = append(out, nodeOf[T](e).v)
 	}
 	return out
 }

@@ -37,19 +37,22 @@ func TestTimeList(t *testing.T) {
 		}
 		var got []int
 		var prev *timeNode[int]
-		for n := l.front; n != nil; n = n.next {
-			require.Same(t, prev, n.prev, "step %d: back link", step)
+		for e := l.l.Front(); e != nil; e = e.Next() {
+			n := nodeOf[int](e)
+			require.Same(t, e, n.e, "step %d: the node's element", step)
+			require.Same(t, &l, n.in, "step %d: the node's list", step)
 			if prev != nil {
 				require.False(t, prev.at.After(n.at), "step %d: order", step)
 			}
 			got = append(got, n.v)
 			prev = n
 		}
-		require.Same(t, prev, l.back, "step %d: back", step)
 		var want []int
 		for j := range nodes {
 			if in[j] {
 				want = append(want, j)
+			} else {
+				require.Nil(t, nodes[j].in, "step %d: node %d in no list", step, j)
 			}
 		}
 		slices.Sort(got)
@@ -148,17 +151,38 @@ func TestTimeListInPlace(t *testing.T) {
 		l.set(&nodes[i], t0.Add(time.Duration(1+4*i)*time.Second)) // 1s, 5s, 9s
 	}
 	order := func() (vs []string) {
-		for n := l.front; n != nil; n = n.next {
-			vs = append(vs, n.v)
+		for e := l.l.Front(); e != nil; e = e.Next() {
+			vs = append(vs, nodeOf[string](e).v)
 		}
 		return vs
 	}
 	a, b, c := &nodes[0], &nodes[1], &nodes[2]
 	l.set(b, t0.Add(3*time.Second))
 	assert.Equal(t, []string{"a", "b", "c"}, order())
-	assert.Same(t, a, b.prev)
-	assert.Same(t, c, b.next)
+	assert.Same(t, a.e, b.e.Prev())
+	assert.Same(t, c.e, b.e.Next())
 	l.set(b, t0.Add(9*time.Second))
 	assert.Equal(t, []string{"a", "c", "b"}, order(), "after c, whose time it now shares")
-	assert.Same(t, b, l.back)
+	assert.Same(t, b.e, l.l.Back())
+}
+
+// TestTimeListMovesBetweenLists: a node set into a list while it is in another leaves
+// the other (a trace moves from unrooted to rooted when its root arrives); removing it
+// from a list it is not in changes nothing.
+func TestTimeListMovesBetweenLists(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	var one, other timeList[string]
+	x, y := &timeNode[string]{v: "x"}, &timeNode[string]{v: "y"}
+	one.set(x, t0)
+	one.set(y, t0.Add(time.Second))
+	other.set(x, t0.Add(2*time.Second))
+	assert.Equal(t, 1, one.l.Len())
+	assert.Equal(t, []string{"y"}, one.until(t0.Add(time.Hour), 0, nil))
+	assert.Equal(t, []string{"x"}, other.until(t0.Add(time.Hour), 0, nil))
+	one.remove(x) // x is in other
+	assert.Equal(t, 1, other.l.Len())
+	assert.Same(t, &other, x.in)
+	other.remove(x)
+	assert.Nil(t, x.in)
+	assert.Zero(t, other.l.Len())
 }

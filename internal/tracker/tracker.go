@@ -424,7 +424,6 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 func (t *Tracker) retain(tr *traceState, r *session.SpanRecord, now time.Time) {
 	parentArrived, parentGenAI, dup := tr.recs.add(r, &t.vocab)
 	t.stats.RetainedSpans++
-	wasRoot := tr.root
 	if st := r.StartUnixNano; st != 0 && (tr.start == 0 || st < tr.start) {
 		tr.start = st
 	}
@@ -459,10 +458,7 @@ func (t *Tracker) retain(tr *traceState, r *session.SpanRecord, now time.Time) {
 			}
 		}
 	}
-	if tr.root != wasRoot {
-		t.unrooted.remove(&tr.seen)
-	}
-	t.timers(tr).set(&tr.seen, now)
+	t.timers(tr).set(&tr.seen, now) // from unrooted to rooted when the root arrived
 	if s := tr.sess; s != nil {
 		s.spans++
 		t.activate(s, now)
@@ -580,7 +576,7 @@ func (t *Tracker) dropTrace(tr *traceState) {
 // forget removes an open trace from the tracker's indexes.
 func (t *Tracker) forget(tr *traceState) {
 	delete(t.traces, tr.id)
-	t.timers(tr).remove(&tr.seen)
+	tr.seen.in.remove(&tr.seen)
 	if tr.elem != nil {
 		t.lru.Remove(tr.elem)
 		tr.elem = nil
@@ -888,11 +884,9 @@ func (t *Tracker) endingSessions(now time.Time) []*sessionState {
 // activate records that the open session s was active at now. A session that is not
 // among the open ones (keyed by its trace, or ended) never enters the timers.
 func (t *Tracker) activate(s *sessionState, now time.Time) {
-	if s.byTrace || s.ended {
-		s.active.at = now
-		return
+	if !s.byTrace && !s.ended {
+		t.byActive.set(&s.active, now)
 	}
-	t.byActive.set(&s.active, now)
 }
 
 // signal records that the open session s received an end signal: it ends once it has no

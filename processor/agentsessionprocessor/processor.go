@@ -315,7 +315,7 @@ func (p *agentSessionProcessor) extract(td ptrace.Traces, recs []session.SpanRec
 		}
 		recs = recs[:len(recs)+1]
 		// The message lists are decoded when the turn is assembled (tracker.Config.Extractor).
-		p.extractor.ExtractDeferredIDs(&ids, &recs[len(recs)-1], ref.Resource, ref.Scope, sp)
+		p.extractor.ExtractDeferred(&ids, &recs[len(recs)-1], ref.Resource, ref.Scope, sp)
 		if p.refs != nil {
 			p.refs.observe(ref.Resource, sp)
 		}
