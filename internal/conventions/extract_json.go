@@ -10,7 +10,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"unsafe"
 
 	gojson "github.com/goccy/go-json"
 
@@ -329,7 +328,7 @@ func rawText(raw []byte) string {
 	if s, ok := rawString(raw); ok {
 		return s
 	}
-	return unsafe.String(unsafe.SliceData(raw), len(raw))
+	return unsafeString(raw)
 }
 
 // contentText returns the text of a "content" value: a string, one part, or a list of

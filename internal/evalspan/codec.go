@@ -93,10 +93,10 @@ func (s *Signer) EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) Signature
 // "wire_defaults"); with a writer w (a signing encode) their canonical entries too.
 func encodeTop(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, d *wireDefaults) {
 	if d == nil {
-		encodeFields(m, prefix, v, w, true, nil)
+		encodeFields(m, prefix, v, w, nil)
 		return
 	}
-	encodeFields(m, prefix, v, w, true, &encDefaults{table: d})
+	encodeFields(m, prefix, v, w, &encDefaults{table: d})
 	key := prefix + wireDefaultsName
 	start := w.key(key)
 	m.PutInt(key, wireDefaultsVersion)
@@ -173,10 +173,11 @@ var (
 //
 // With a writer w (a signing encode, Signer.EncodeTurn), it also appends to w the
 // canonical encoding of what it writes, so that the signature needs no second walk of
-// the values: for a nested struct the map's entry count and its entries; for the
-// spans's top level (top) each entry, recorded in w.sealed (the count and the order
-// among the span's other signed attributes are the signer's, macSealed).
-func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, top bool, d *encDefaults) {
+// the values: for a nested struct (prefix "") the map's entry count and its entries;
+// for the span's top level (a prefix) each entry, recorded in w.sealed (the count and
+// the order among the span's other signed attributes are the signer's, macSealed).
+func encodeFields(m pcommon.Map, prefix string, v reflect.Value, w *canonicalWriter, d *encDefaults) {
+	top := prefix != ""
 	tf := typeFieldsOf(v.Type())
 	td := d.of(tf)
 	// One allocation of the exact size, not one per growth nor one per field declared:
@@ -321,7 +322,7 @@ func encodeValue(dst pcommon.Value, v reflect.Value, w *canonicalWriter, d *encD
 		w.strValue(v.String())
 	case reflect.Struct:
 		w.kind(pcommon.ValueTypeMap)
-		encodeFields(dst.SetEmptyMap(), "", v, w, false, d)
+		encodeFields(dst.SetEmptyMap(), "", v, w, d)
 	case reflect.Slice:
 		s := dst.SetEmptySlice()
 		s.EnsureCapacity(v.Len())
@@ -355,7 +356,7 @@ func timeOf(v reflect.Value) time.Time {
 func encodeMap(mm pcommon.Map, v reflect.Value, w *canonicalWriter, d *encDefaults) {
 	n := v.Len()
 	mm.EnsureCapacity(n)
-	mark := w.count(n)
+	w.count(n)
 	if ss, ok := v.Interface().(map[string]string); ok {
 		// The explanations: keys sorted on the stack, values read without reflection.
 		var buf [8]string
@@ -391,7 +392,6 @@ func encodeMap(mm pcommon.Map, v reflect.Value, w *canonicalWriter, d *encDefaul
 		w.key(e.k)
 		encodeValue(mm.PutEmpty(e.k), vals.Index(e.i), w, d)
 	}
-	w.check(mm, n, mark)
 }
 
 // decodeFields sets the fields of struct v from m's prefix + JSON name entries, in one

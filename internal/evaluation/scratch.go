@@ -58,11 +58,8 @@ func (e *Evaluator) getClosedScratch(sessionID string, agents []session.AgentDef
 	sc.view.Turns = append(sc.view.Turns, *t)
 	c := &sc.ctx
 	calls := toolCalls(&sc.view)
-	*c = evalCtx{
-		e: e, s: &sc.view, calls: calls, args: &sc.args,
-		sessionAgents: c.sessionAgents, textMemo: c.textMemo, memoSlab: c.memoSlab,
-		callTextMemo: c.callTextMemo, priorConversation: c.priorConversation,
-	}
+	// The rest of c is as put left it: empty, with the memory it keeps.
+	c.e, c.s, c.calls, c.args = e, &sc.view, calls, &sc.args
 	if c.sessionAgents == nil {
 		c.sessionAgents = make(map[string]bool, 2*len(agents))
 	}

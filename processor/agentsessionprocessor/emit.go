@@ -323,7 +323,6 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 		if *an.TaskCompletion {
 			v, label = 1, semconv.EvalLabelPass
 		}
-		a.PutBool(semconv.AgentEvalPrefix+evalNameTaskCompletion, *an.TaskCompletion)
 		ev := putScore(sp, evalNameTaskCompletion, &v, an.Explanations["task_completion"])
 		ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, label)
 	}
