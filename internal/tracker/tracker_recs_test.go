@@ -314,3 +314,44 @@ func TestHexID(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceRecordsMemo interleaves the records of two traces that share a vocabulary,
+// with strings that repeat within a trace and across the traces, in the vocabulary and
+// past its bound: each trace decodes to exactly its records, whichever references the
+// memo reused (valueVocab.memo), and forgetMemo leaves nothing of a batch.
+func TestTraceRecordsMemo(t *testing.T) {
+	defer func(v int) { vocabMax = v }(vocabMax)
+	vocabMax = 3 // the later rules and models stay in the traces' strings
+	vocab := &valueVocab{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	values := []string{"a", "b", "chat gpt-4o", `[{"role":"user"}]`, "s1", "s2"}
+	pick := func() string { return values[rng.IntN(len(values))] }
+	var traces [2]traceRecords
+	var want [2][]session.SpanRecord
+	for i := range 400 {
+		k := rng.IntN(2)
+		if rng.IntN(3) == 0 && i > 0 {
+			k = 1 - k
+		}
+		r := session.SpanRecord{
+			TraceID: "trace", SpanID: fmt.Sprintf("%016x", i+1), Class: session.SpanClass(rng.IntN(numMemoClasses)),
+			Name: pick(), ClassRule: pick(), Operation: pick(), SessionID: pick(), SessionKey: pick(), Service: pick(),
+			Model: pick(), ToolName: pick(), ToolArgsSource: pick(), AgentName: pick(), AgentRule: pick(),
+			Deferred: session.DeferredContent{InputMessages: pick()},
+		}
+		traces[k].add(&r, vocab)
+		want[k] = append(want[k], r)
+		if rng.IntN(50) == 0 {
+			vocab.forgetMemo()
+		}
+	}
+	for k := range traces {
+		require.Equal(t, want[k], traces[k].records("trace", vocab), "trace %d", k)
+	}
+	vocab.forgetMemo()
+	for _, class := range vocab.memo {
+		for _, m := range class {
+			require.Zero(t, m)
+		}
+	}
+}
