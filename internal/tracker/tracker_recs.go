@@ -224,17 +224,26 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 	b = binary.AppendUvarint(b, uint64(self))
 	b = binary.AppendVarint(b, r.StartUnixNano-c.base)
 	b = binary.AppendVarint(b, r.EndUnixNano-r.StartUnixNano)
-	if r.ParentSpanID != "" {
-		p := c.id(r.ParentSpanID)
-		if m := c.idMeta[p]; m&idArrived != 0 && p != self {
-			parentArrived, parentGenAI = true, m&idGenAI != 0
-		}
-		b = binary.AppendUvarint(b, uint64(p))
-	}
 	// memo is the last reference written for each field of this class (valueVocab.memo).
 	var memo *[numMemoFields]memoEntry
 	if vocab != nil && int(r.Class) < len(vocab.memo) {
 		memo = &vocab.memo[r.Class]
+	}
+	if r.ParentSpanID != "" {
+		// Siblings share their parent: the id table is searched once for a run of them.
+		var p int
+		if m := memoAt(memo, memoParent); m != nil && m.trace == c && m.s == r.ParentSpanID {
+			p = m.ref
+		} else {
+			p = c.id(r.ParentSpanID)
+			if m != nil {
+				*m = memoEntry{s: r.ParentSpanID, trace: c, ref: p}
+			}
+		}
+		if m := c.idMeta[p]; m&idArrived != 0 && p != self {
+			parentArrived, parentGenAI = true, m&idGenAI != 0
+		}
+		b = binary.AppendUvarint(b, uint64(p))
 	}
 	// strAt writes a trace string.
 	strAt := func(f memoField, s string) {
@@ -504,7 +513,8 @@ type valueVocab struct {
 }
 
 // memoEntry is a memo's string and the reference written for it: a string of the trace
-// records trace (index ref), or, with trace nil, vocabulary entry ref.
+// records trace (index ref; for memoParent, an index of its span ids), or, with trace
+// nil, vocabulary entry ref.
 type memoEntry struct {
 	s     string
 	trace *traceRecords
@@ -528,8 +538,17 @@ const (
 	memoAgentName
 	memoAgentRule
 	memoDeferredInput
+	memoParent // an index in the trace's span ids
 	numMemoFields
 )
+
+// memoAt returns the entry of field f in memo, nil without a memo.
+func memoAt(memo *[numMemoFields]memoEntry, f memoField) *memoEntry {
+	if memo == nil {
+		return nil
+	}
+	return &memo[f]
+}
 
 // numMemoClasses bounds the span classes the memo follows (session.ClassEvaluation is
 // the last; its records are never retained).
