@@ -431,12 +431,13 @@ func (e *Extractor) genericOutput(s *attrScan, r *session.SpanRecord, out *msgOu
 	return true
 }
 
-// requested caps and sanitises requested tool calls.
+// requested caps and sanitises requested tool calls, in place: calls is the caller's
+// own list, read once (docs/decisions/performance.md §8.39).
 func (e *Extractor) requested(r *session.SpanRecord, calls []session.RequestedToolCall) []session.RequestedToolCall {
 	if len(calls) > MaxList {
 		calls = calls[:MaxList]
 	}
-	out := make([]session.RequestedToolCall, 0, len(calls))
+	out := calls[:0] // written at or before the call it reads
 	for _, c := range calls {
 		// The name is checked once capped: a cap below its first rune empties it.
 		name := e.text(r, strings.TrimSpace(c.Name))
@@ -488,18 +489,16 @@ func (e *Extractor) finishReasons(r *session.SpanRecord, v pcommon.Value) []stri
 	return e.cleanList(r, list)
 }
 
+// cleanList caps and sanitises a list of names, in place: list is the caller's own.
 func (e *Extractor) cleanList(r *session.SpanRecord, list []string) []string {
 	if len(list) == 0 {
 		return nil
 	}
-	out := make([]string, 0, min(len(list), MaxList))
-	for _, s := range list {
-		if len(out) >= MaxList {
-			break
-		}
-		out = append(out, e.text(r, s))
+	list = list[:min(len(list), MaxList)]
+	for i, s := range list {
+		list[i] = e.text(r, s)
 	}
-	return out
+	return list
 }
 
 // readVercelPrompt reads Vercel ai.prompt: {"system", "prompt": string | messages,

@@ -103,14 +103,26 @@ func valueEnd(data []byte, i int) (int, error) {
 	}
 }
 
+// stringEnd returns the offset just past the JSON string whose opening quote is
+// data[i]. It finds each quote with bytes.IndexByte (a message's texts are most of its
+// bytes, docs/decisions/performance.md §8.39): a quote ends the string when an even
+// number of backslashes precede it within the string (each pair is an escaped
+// backslash), else it is escaped.
 func stringEnd(data []byte, i int) (int, error) {
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, nil
+	for j := i + 1; j < len(data); {
+		q := bytes.IndexByte(data[j:], '"')
+		if q < 0 {
+			break
 		}
+		q += j
+		k := q
+		for k > i+1 && data[k-1] == '\\' {
+			k--
+		}
+		if (q-k)%2 == 0 {
+			return q + 1, nil
+		}
+		j = q + 1
 	}
 	return 0, errExSyntax
 }

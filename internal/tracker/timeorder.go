@@ -32,17 +32,26 @@ type timeList[T any] struct {
 func nodeOf[T any](e *list.Element) *timeNode[T] { return e.Value.(*timeNode[T]) }
 
 // set moves n (in this list, in another or in none) to its place in this list for time
-// at: after every value whose time is not after at.
+// at: after every value whose time is before at, before every value whose time is after
+// it (when it moves, after those of its time too). Values of equal times keep no order
+// among themselves (a check takes all of them or none, and sorts what it takes), so a
+// node whose time does not change, or that stays between its neighbours' times, stays
+// where it is: the records of one batch share their time, and only a trace's or a
+// session's first record of the batch moves it (docs/decisions/performance.md §8.39).
 func (l *timeList[T]) set(n *timeNode[T], at time.Time) {
+	if n.in == l && n.at.Equal(at) {
+		n.at = at
+		return
+	}
 	n.at = at
 	if n.in != l {
 		n.in.remove(n)
 	} else {
 		prev, next := n.e.Prev(), n.e.Next()
-		if (prev == nil || !nodeOf[T](prev).at.After(at)) && (next == nil || nodeOf[T](next).at.After(at)) {
-			// Staying where a reinsertion would put it (most often last: the trace or
-			// session of the previous record; also a batch that took the lock after a
-			// later one, whose first record moved the node back).
+		if (prev == nil || !nodeOf[T](prev).at.After(at)) && (next == nil || !nodeOf[T](next).at.Before(at)) {
+			// Staying where a reinsertion would put it (most often last; also a batch
+			// that took the lock after a later one, whose first record moved the node
+			// back).
 			return
 		}
 	}

@@ -140,8 +140,9 @@ func sessionIDs(ss []*sessionState) []string {
 }
 
 // TestTimeListInPlace: a node whose new time keeps it between its neighbours stays where
-// it is (a late batch's records of one trace cost no walk each); one that would follow a
-// neighbour of the same time moves after it, as a reinsertion puts it.
+// it is (a late batch's records of one trace cost no walk each), also when it now shares
+// a neighbour's time (the records of one batch share theirs); one set past a neighbour
+// moves after it.
 func TestTimeListInPlace(t *testing.T) {
 	t0 := time.Unix(1_800_000_000, 0)
 	nodes := make([]timeNode[string], 3)
@@ -162,8 +163,16 @@ func TestTimeListInPlace(t *testing.T) {
 	assert.Same(t, a.e, b.e.Prev())
 	assert.Same(t, c.e, b.e.Next())
 	l.set(b, t0.Add(9*time.Second))
-	assert.Equal(t, []string{"a", "c", "b"}, order(), "after c, whose time it now shares")
+	assert.Equal(t, []string{"a", "b", "c"}, order(), "in place: c's time is not before b's")
+	l.set(a, t0.Add(9*time.Second))
+	assert.Equal(t, []string{"a", "b", "c"}, order(), "in place: the three share a time")
+	l.set(b, t0.Add(10*time.Second))
+	assert.Equal(t, []string{"a", "c", "b"}, order(), "after c, whose time is before b's")
 	assert.Same(t, b.e, l.l.Back())
+	l.set(a, t0.Add(10*time.Second))
+	assert.Equal(t, []string{"c", "b", "a"}, order(), "moved: a reinsertion goes after the values of its time")
+	assert.Equal(t, []string{"c", "b", "a"}, l.until(t0.Add(10*time.Second), 0, nil))
+	assert.Equal(t, []string{"c"}, l.until(t0.Add(10*time.Second), time.Second/2, nil))
 }
 
 // TestTimeListMovesBetweenLists: a node set into a list while it is in another leaves

@@ -351,6 +351,7 @@ func (t *Tracker) ObserveClosing(recs []session.SpanRecord, now time.Time) []Clo
 	for i := range recs {
 		ev = t.observe(&recs[i], now, ev)
 	}
+	t.vocab.forgetMemo()
 	return ev
 }
 

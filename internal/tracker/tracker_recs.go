@@ -224,12 +224,40 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 	b = binary.AppendUvarint(b, uint64(self))
 	b = binary.AppendVarint(b, r.StartUnixNano-c.base)
 	b = binary.AppendVarint(b, r.EndUnixNano-r.StartUnixNano)
+	// memo is the last reference written for each field of this class (valueVocab.memo).
+	var memo *[numMemoFields]memoEntry
+	if vocab != nil && int(r.Class) < len(vocab.memo) {
+		memo = &vocab.memo[r.Class]
+	}
 	if r.ParentSpanID != "" {
-		p := c.id(r.ParentSpanID)
+		// Siblings share their parent: the id table is searched once for a run of them.
+		var p int
+		if m := memoAt(memo, memoParent); m != nil && m.trace == c && m.s == r.ParentSpanID {
+			p = m.ref
+		} else {
+			p = c.id(r.ParentSpanID)
+			if m != nil {
+				*m = memoEntry{s: r.ParentSpanID, trace: c, ref: p}
+			}
+		}
 		if m := c.idMeta[p]; m&idArrived != 0 && p != self {
 			parentArrived, parentGenAI = true, m&idGenAI != 0
 		}
 		b = binary.AppendUvarint(b, uint64(p))
+	}
+	// strAt writes a trace string.
+	strAt := func(f memoField, s string) {
+		if memo != nil {
+			if m := &memo[f]; m.trace == c && m.s == s {
+				b = binary.AppendUvarint(b, uint64(m.ref))
+				return
+			}
+			i := c.str(s)
+			memo[f] = memoEntry{s: s, trace: c, ref: i}
+			b = binary.AppendUvarint(b, uint64(i))
+			return
+		}
+		b = binary.AppendUvarint(b, uint64(c.str(s)))
 	}
 	str := func(on bool, s string) {
 		if on {
@@ -248,6 +276,31 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 		b = append(b, 0)
 		b = binary.AppendUvarint(b, uint64(c.str(s)))
 	}
+	// vocAt is voc for a field the memo follows.
+	vocAt := func(f memoField, s string) {
+		if memo == nil {
+			voc(true, s)
+			return
+		}
+		if m := &memo[f]; m.s == s && m.ok && (m.trace == nil || m.trace == c) {
+			if m.trace == nil {
+				b = binary.AppendUvarint(b, uint64(m.ref)+1)
+			} else {
+				b = append(b, 0)
+				b = binary.AppendUvarint(b, uint64(m.ref))
+			}
+			return
+		}
+		if i, ok := vocab.ref(s); ok {
+			memo[f] = memoEntry{s: s, ok: true, ref: i}
+			b = binary.AppendUvarint(b, uint64(i)+1)
+			return
+		}
+		i := c.str(s)
+		memo[f] = memoEntry{s: s, ok: true, trace: c, ref: i}
+		b = append(b, 0)
+		b = binary.AppendUvarint(b, uint64(i))
+	}
 	list := func(l []string, vocabulary bool) {
 		if l != nil {
 			c.listed += len(l)
@@ -261,13 +314,25 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 			}
 		}
 	}
-	str(true, r.Name)
-	voc(r.ClassRule != "", r.ClassRule)
-	voc(r.Operation != "", r.Operation)
-	str(r.SessionID != "", r.SessionID)
-	voc(r.SessionKey != "", r.SessionKey)
-	voc(r.Service != "", r.Service)
-	voc(r.Model != "", r.Model)
+	strAt(memoName, r.Name)
+	if r.ClassRule != "" {
+		vocAt(memoClassRule, r.ClassRule)
+	}
+	if r.Operation != "" {
+		vocAt(memoOperation, r.Operation)
+	}
+	if r.SessionID != "" {
+		strAt(memoSessionID, r.SessionID)
+	}
+	if r.SessionKey != "" {
+		vocAt(memoSessionKey, r.SessionKey)
+	}
+	if r.Service != "" {
+		vocAt(memoService, r.Service)
+	}
+	if r.Model != "" {
+		vocAt(memoModel, r.Model)
+	}
 	if r.Usage != (session.Usage{}) {
 		u := &r.Usage
 		b = binary.AppendVarint(b, u.InputTokens)
@@ -303,13 +368,21 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 			str(rc.Arguments != "", rc.Arguments)
 		}
 	}
-	voc(r.ToolName != "", r.ToolName)
+	if r.ToolName != "" {
+		vocAt(memoToolName, r.ToolName)
+	}
 	str(r.ToolCallID != "", r.ToolCallID)
 	str(r.ToolArguments != "", r.ToolArguments)
 	str(r.ToolResult != "", r.ToolResult)
-	voc(r.ToolArgsSource != "", r.ToolArgsSource)
-	voc(r.AgentName != "", r.AgentName)
-	voc(r.AgentRule != "", r.AgentRule)
+	if r.ToolArgsSource != "" {
+		vocAt(memoToolArgsSource, r.ToolArgsSource)
+	}
+	if r.AgentName != "" {
+		vocAt(memoAgentName, r.AgentName)
+	}
+	if r.AgentRule != "" {
+		vocAt(memoAgentRule, r.AgentRule)
+	}
 	str(r.ErrorType != "", r.ErrorType)
 	str(r.ErrorMessage != "", r.ErrorMessage)
 	str(r.Input != "", r.Input)
@@ -335,7 +408,9 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 	voc(r.HandoffMode != "", r.HandoffMode)
 	voc(r.HandoffRule != "", r.HandoffRule)
 	list(r.Problems, false)
-	str(r.Deferred.InputMessages != "", r.Deferred.InputMessages)
+	if r.Deferred.InputMessages != "" {
+		strAt(memoDeferredInput, r.Deferred.InputMessages)
+	}
 	if r.Deferred.ProblemsAt != 0 {
 		b = binary.AppendVarint(b, int64(r.Deferred.ProblemsAt))
 	}
@@ -428,6 +503,62 @@ func (c *traceRecords) strBytes(i int) []byte {
 type valueVocab struct {
 	strs  []string
 	index internIndex
+	// memo holds, per span class and for the fields that repeat most, the last string
+	// written and its reference: a record that repeats it (the session id and the
+	// service of its trace's previous record, the rule, operation, model or input list
+	// of the previous record of its class) is written without hashing the string
+	// (docs/decisions/performance.md §8.39). Its strings are a batch's: forgetMemo clears
+	// it once the batch is observed, so that it pins nothing of it.
+	memo [numMemoClasses][numMemoFields]memoEntry
+}
+
+// memoEntry is a memo's string and the reference written for it: a string of the trace
+// records trace (index ref; for memoParent, an index of its span ids), or, with trace
+// nil, vocabulary entry ref.
+type memoEntry struct {
+	s     string
+	trace *traceRecords
+	ref   int
+	ok    bool // set (a vocabulary entry's trace is nil)
+}
+
+// memoField numbers the fields valueVocab.memo follows.
+type memoField uint8
+
+const (
+	memoName memoField = iota
+	memoClassRule
+	memoOperation
+	memoSessionID
+	memoSessionKey
+	memoService
+	memoModel
+	memoToolName
+	memoToolArgsSource
+	memoAgentName
+	memoAgentRule
+	memoDeferredInput
+	memoParent // an index in the trace's span ids
+	numMemoFields
+)
+
+// memoAt returns the entry of field f in memo, nil without a memo.
+func memoAt(memo *[numMemoFields]memoEntry, f memoField) *memoEntry {
+	if memo == nil {
+		return nil
+	}
+	return &memo[f]
+}
+
+// numMemoClasses bounds the span classes the memo follows (session.ClassEvaluation is
+// the last; its records are never retained).
+const numMemoClasses = int(session.ClassEvaluation) + 1
+
+// forgetMemo clears the memo (nil v: nothing to do).
+func (v *valueVocab) forgetMemo() {
+	if v != nil {
+		v.memo = [numMemoClasses][numMemoFields]memoEntry{}
+	}
 }
 
 // vocabMaxLen bounds the length of a vocabulary string, vocabMax their number (a

@@ -183,10 +183,11 @@ func TestTraceRecordsArrival(t *testing.T) {
 		maxIndex16 = []int{3, math.MaxUint16 - 1}[seed%2] // half of the runs switch to 32-bit slots
 		rng := rand.New(rand.NewPCG(seed, 11))
 		var c traceRecords
+		vocab := []*valueVocab{nil, {}}[seed/2%2] // with the memo of parent ids, and without
 		classes := map[string]session.SpanClass{}
 		for i := 0; i < 60; i++ {
 			r := session.SpanRecord{SpanID: ids[rng.IntN(len(ids))], ParentSpanID: ids[rng.IntN(len(ids))], Class: session.SpanClass(rng.IntN(8))}
-			parentArrived, parentGenAI, dup := c.add(&r, nil)
+			parentArrived, parentGenAI, dup := c.add(&r, vocab)
 			_, wantDup := classes[r.SpanID]
 			require.Equal(t, wantDup, dup, "seed %d step %d", seed, i)
 			if !wantDup {
@@ -311,6 +312,46 @@ func TestHexID(t *testing.T) {
 			b[i] = byte(c)
 			check(string(b))
 			b[i] = old
+		}
+	}
+}
+
+// TestTraceRecordsMemo interleaves the records of two traces that share a vocabulary,
+// with strings and parent ids that repeat within a trace and across the traces, in the
+// vocabulary and past its bound: each trace decodes to exactly its records, whichever
+// references the memo reused (valueVocab.memo), and forgetMemo leaves nothing of a batch.
+func TestTraceRecordsMemo(t *testing.T) {
+	defer func(v int) { vocabMax = v }(vocabMax)
+	vocabMax = 3 // the later rules and models stay in the traces' strings
+	vocab := &valueVocab{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	values := []string{"a", "b", "chat gpt-4o", `[{"role":"user"}]`, "s1", "s2"}
+	pick := func() string { return values[rng.IntN(len(values))] }
+	parents := []string{"", "00000000000000aa", "00000000000000bb", "p", "0000000000000001"}
+	var traces [2]traceRecords
+	var want [2][]session.SpanRecord
+	for i := range 400 {
+		k := rng.IntN(2)
+		r := session.SpanRecord{TraceID: "trace", SpanID: fmt.Sprintf("%016x", i+1)}
+		r.ParentSpanID = parents[rng.IntN(len(parents))]
+		r.Class = session.SpanClass(rng.IntN(numMemoClasses))
+		r.Name, r.ClassRule, r.Operation, r.SessionID = pick(), pick(), pick(), pick()
+		r.SessionKey, r.Service, r.Model, r.ToolName = pick(), pick(), pick(), pick()
+		r.ToolArgsSource, r.AgentName, r.AgentRule = pick(), pick(), pick()
+		r.Deferred.InputMessages = pick()
+		traces[k].add(&r, vocab)
+		want[k] = append(want[k], r)
+		if rng.IntN(50) == 0 {
+			vocab.forgetMemo()
+		}
+	}
+	for k := range traces {
+		require.Equal(t, want[k], traces[k].records("trace", vocab), "trace %d", k)
+	}
+	vocab.forgetMemo()
+	for _, class := range vocab.memo {
+		for _, m := range class {
+			require.Zero(t, m)
 		}
 	}
 }

@@ -86,3 +86,33 @@ func BenchmarkTrackerLateBatch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTrackerInterleaved observes batches as an SDK's batch processor exports them
+// under concurrency: 480 records of 24 new traces (one in each of 24 open sessions, 20
+// records a trace) in round-robin order, each batch at its own time, so that
+// consecutive records belong to different traces and sessions. Each trace's and
+// session's node moves to the end of its time list once per batch (timeList.set), not
+// once per record. The batches are built outside the timed part.
+func BenchmarkTrackerInterleaved(b *testing.B) {
+	template := sessiontest.TurnRecords(20)
+	const traces = 24
+	batch := make([]session.SpanRecord, traces*20)
+	tk := New(Config{MaxSessions: 1 << 20, MaxSpansPerSession: 1 << 30, SessionTimeout: time.Hour, TurnTimeout: time.Hour, MaxSessionDuration: 100 * time.Hour})
+	clock := testT0
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		for j := range 20 {
+			for i := range traces {
+				r := template[j]
+				r.TraceID, r.SessionID = fmt.Sprintf("t%d-%d", n, i), fmt.Sprintf("s%d", i)
+				batch[j*traces+i] = r
+			}
+		}
+		n++
+		clock = clock.Add(time.Millisecond)
+		b.StartTimer()
+		tk.ObserveClosing(batch, clock)
+	}
+}

@@ -224,8 +224,12 @@ func (p *agentSessionProcessor) processTraces(ctx context.Context, td ptrace.Tra
 	recs := p.extract(td, (*buf)[:0])
 	if len(recs) > 0 {
 		p.telemetry.ProcessorAgentsessionSpansObserved.Add(ctx, int64(len(recs)))
-		now := p.now()
 		p.mu.Lock()
+		// A batch arrives when the tracker takes it: read under the lock, the times the
+		// tracker is given never go back between two batches that race for it, so its
+		// timer lists take each batch's traces and sessions at their end, without a walk
+		// (docs/decisions/performance.md §8.39).
+		now := p.now()
 		closed := p.tracker.ObserveClosing(recs, now)
 		if len(closed) > 0 {
 			// Assembled and evaluated by the worker, never on the ingest path.
@@ -241,8 +245,9 @@ func (p *agentSessionProcessor) processTraces(ctx context.Context, td ptrace.Tra
 		}
 	}
 	// The tracker keeps its own compact copy: the buffer goes back to the pool, cleared
-	// so that it pins nothing of this batch.
-	if recs = recs[:cap(recs)]; len(recs) <= maxPooledRecs {
+	// so that it pins nothing of this batch. Only its records are: a pooled buffer is
+	// zero beyond them (cleared when it was put back, or new).
+	if cap(recs) <= maxPooledRecs {
 		clear(recs)
 		*buf = recs[:0]
 		recBufPool.Put(buf)
@@ -296,6 +301,7 @@ func (p *agentSessionProcessor) extract(td ptrace.Traces, recs []session.SpanRec
 		if r := recover(); r != nil {
 			p.telemetry.ProcessorAgentsessionEvaluationErrors.Add(context.Background(), 1)
 			p.logger.Error("span extraction failed; the batch was passed on but not evaluated", zap.Any("panic", r))
+			clear(recs) // what was written: the pooled buffer stays zero past its length
 			out = recs[:0]
 		}
 	}()
