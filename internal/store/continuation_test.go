@@ -145,6 +145,17 @@ func TestSaveAnalysesRevisions(t *testing.T) {
 		require.Error(t, s.SaveAnalyses(ctx, []*evaluation.Analysis{sampleAnalysis("s4", t0, nil), bad}))
 		_, err = s.GetAnalysis(ctx, "s4")
 		assert.ErrorIs(t, err, ErrNotFound)
+		// Nor any row the batch inserted before the failing one (on SQLite one row a
+		// statement: s4's rows and bad's first two turns were written before its third).
+		assert.Equal(t, 0, count("SELECT COUNT(*) FROM turn_results WHERE session_id IN (?, ?)", "s3", "s4"))
+		assert.Equal(t, 0, count("SELECT COUNT(*) FROM agent_scores WHERE session_id IN (?, ?)", "s3", "s4"))
+		// The failed save left no transaction open: the next saves are taken, once each.
+		for range 3 {
+			require.NoError(t, s.SaveAnalyses(ctx, []*evaluation.Analysis{sampleAnalysis("s5", t0, nil)}), "the next save")
+		}
+		assert.Equal(t, 2, count("SELECT COUNT(*) FROM turn_results WHERE session_id = ?", "s5"))
+		_, err = s.GetAnalysis(ctx, "s5")
+		assert.NoError(t, err)
 	})
 }
 

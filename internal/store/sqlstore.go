@@ -464,10 +464,14 @@ func (e *docEncoder) docs() []string {
 	return out
 }
 
-// insert writes rs with multi-row INSERTs of at most maxParamsPerStatement parameters.
+// insert writes rs with multi-row INSERTs of at most maxParamsPerStatement parameters,
+// or one row a statement where the dialect says so (dialect.oneRowInserts).
 func (s *sqlStore) insert(stmts *txStmts, rs *rowSet) error {
 	width := len(rs.cols)
 	perStmt := maxParamsPerStatement / width
+	if s.d.oneRowInserts {
+		perStmt = 1
+	}
 	for start := 0; start < len(rs.args); start += perStmt * width {
 		end := min(start+perStmt*width, len(rs.args))
 		if err := stmts.exec(s.insertSQL(rs, (end-start)/width), nil, rs.args[start:end]...); err != nil {
