@@ -972,7 +972,10 @@ func BenchmarkSaveRandomAnalysesBatch(b *testing.B) { benchmarkSaveGoldenBatches
 // per analysis.
 func benchmarkSaveGoldenBatches(b *testing.B, n int, random bool) {
 	golden, s := goldenBenchStore(b)
-	ctx := context.Background()
+	// With a deadline, as exporterhelper's timeout gives the exporter's saves: the
+	// SQLite driver then watches the context during each statement.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	b.ReportAllocs()
 	written, cpu := writtenBytes(b), cpuTime(b)
