@@ -183,13 +183,20 @@ func TestSaveEndsWithItsContext(t *testing.T) {
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
 		var ended, saved int
-		for n := range int32(40) {
+		for n := range int32(60) {
 			id := fmt.Sprintf("ctx-%d", n)
+			// A stored session's next revision, after two new sessions.
+			stored := sampleAnalysis(id+"-c", t0, nil)
+			require.NoError(t, s.SaveAnalyses(context.Background(), []*evaluation.Analysis{stored}))
+			next := sampleAnalysis(id+"-c", t0, f64(0.9))
+			next.AnalysisRevision = 2
 			parent, cancel := context.WithCancel(context.Background())
 			ctx := &cancelAfter{Context: parent, cancel: cancel}
 			ctx.n.Store(n + 1)
-			err := s.SaveAnalyses(ctx, []*evaluation.Analysis{sampleAnalysis(id+"-a", t0, nil), sampleAnalysis(id+"-b", t0, nil)})
+			err := s.SaveAnalyses(ctx, []*evaluation.Analysis{sampleAnalysis(id+"-a", t0, nil), sampleAnalysis(id+"-b", t0, nil), next})
 			cancel()
+			got, gerr := s.GetAnalysis(context.Background(), id+"-c")
+			require.NoError(t, gerr)
 			rows := 0
 			for _, table := range []string{"sessions", "session_analyses", "agent_scores", "turn_results", "tool_issues", "recommendations"} {
 				var c int
@@ -200,9 +207,12 @@ func TestSaveEndsWithItsContext(t *testing.T) {
 				ended++
 				assert.True(t, errors.Is(err, context.Canceled) || errors.Is(err, sql.ErrTxDone), "%d: %v", n, err)
 				assert.Zero(t, rows, "%d: an ended save stores nothing", n)
+				assert.Equal(t, stored.AnalysisRevision, got.AnalysisRevision, "%d: the stored revision stays", n)
+				assert.Len(t, got.TurnResults, len(stored.TurnResults), n)
 			} else {
 				saved++
 				assert.Positive(t, rows, n)
+				assert.Equal(t, 2, got.AnalysisRevision, n)
 			}
 			require.NoError(t, s.SaveAnalyses(context.Background(), []*evaluation.Analysis{sampleAnalysis(id+"-next", t0, nil)}), "%d: the next save", n)
 		}

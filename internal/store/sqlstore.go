@@ -192,6 +192,12 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 		// rows): on SQLite each distinct one is compiled once a transaction (txStmts).
 		stmts := &txStmts{ctx: ctx, tx: tx, s: s, text: !s.d.lockedTx}
 		defer stmts.close()
+		// sctx runs the statements of a stored session's save: on SQLite ctx without its
+		// cancellation, ctx checked before each analysis (as txStmts.quiet).
+		sctx := ctx
+		if s.d.lockedTx {
+			sctx = context.WithoutCancel(ctx)
+		}
 		// On SQLite the transaction holds the write lock from BEGIN, so a session found
 		// unstored here stays so until its first save below: that save needs no
 		// placement query and no deletes (it has no rows to replace).
@@ -204,12 +210,15 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			return err
 		}
 		for i, p := range batch {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			var pl part
 			fresh := unstored[p.id]
 			if fresh {
 				delete(unstored, p.id) // a later save of it in this batch finds this one
 				pl = part{}.place(p.a.TurnResults, nil)
-			} else if pl, err = placePart(ctx, parts, p.id, p.a.AnalysisRevision, p.a.TurnResults); err != nil {
+			} else if pl, err = placePart(sctx, parts, p.id, p.a.AnalysisRevision, p.a.TurnResults); err != nil {
 				return err
 			}
 			if pl.stale {
@@ -233,28 +242,28 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 				if err := stmts.exec(updateSessionSQL, nil, append(p.session[1:len(p.session):len(p.session)], p.id)...); err != nil {
 					return fmt.Errorf("update sessions %q: %w", p.a.SessionID, err)
 				}
-				if _, err := revision.ExecContext(ctx, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
+				if _, err := revision.ExecContext(sctx, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
 					return fmt.Errorf("upsert session_analyses %q: %w", p.a.SessionID, err)
 				}
 			} else {
 				var got string
-				switch err := upsert.QueryRowContext(ctx, p.session...).Scan(&got); {
+				switch err := upsert.QueryRowContext(sctx, p.session...).Scan(&got); {
 				case errors.Is(err, sql.ErrNoRows):
 					continue // a newer revision is stored
 				case err != nil:
 					return fmt.Errorf("upsert sessions %q: %w", p.a.SessionID, err)
 				}
-				if _, err := revision.ExecContext(ctx, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
+				if _, err := revision.ExecContext(sctx, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
 					return fmt.Errorf("upsert session_analyses %q: %w", p.a.SessionID, err)
 				}
 			}
 			if !fresh {
-				if err := deleteChildren(ctx, deletes, p, pl); err != nil {
+				if err := deleteChildren(sctx, deletes, p, pl); err != nil {
 					return err
 				}
 			}
 			if pl.moved {
-				if _, err := tx.ExecContext(ctx, s.d.rebind(movePartSQL), pl.turnOffset, pl.revisionOffset, p.id); err != nil {
+				if _, err := tx.ExecContext(sctx, s.d.rebind(movePartSQL), pl.turnOffset, pl.revisionOffset, p.id); err != nil {
 					return fmt.Errorf("move part %q: %w", p.a.SessionID, err)
 				}
 			}

@@ -1011,7 +1011,8 @@ func benchmarkSaveGoldenBatches(b *testing.B, n int, random bool) {
 // message changes the previous turn's verdict). Only the second transaction is timed.
 func BenchmarkSaveContinuedAnalysesBatch(b *testing.B) {
 	golden, s := goldenBenchStore(b)
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour) // as benchmarkSaveGoldenBatches
+	defer cancel()
 	const n = 48
 	b.ReportAllocs()
 	var written int64 // by the timed saves
