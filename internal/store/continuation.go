@@ -262,6 +262,12 @@ type txStmts struct {
 	s    *sqlStore
 	text bool
 	sts  map[string]*sql.Stmt
+	// quiet is ctx without its cancellation, for the statements of a SQLite write
+	// transaction (dialect.lockedTx): it holds the write lock from BEGIN, so none of
+	// them waits for a lock, and each is short. Given a context that can end, the driver
+	// starts a goroutine a statement to interrupt it; exec checks ctx before each
+	// statement instead, and database/sql rolls the transaction back when ctx ends.
+	quiet context.Context
 }
 
 // exec runs query (with '?' placeholders) with args, storing the rows it wrote in n
@@ -284,7 +290,17 @@ func (t *txStmts) exec(query string, n *int64, args ...any) error {
 			}
 			t.sts[query] = st
 		}
-		res, err = st.ExecContext(t.ctx, args...)
+		ctx := t.ctx
+		if t.s.d.lockedTx {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if t.quiet == nil {
+				t.quiet = context.WithoutCancel(ctx)
+			}
+			ctx = t.quiet
+		}
+		res, err = st.ExecContext(ctx, args...)
 	}
 	if err != nil || n == nil {
 		return err

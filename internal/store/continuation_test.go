@@ -5,9 +5,12 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,6 +148,77 @@ func TestSaveAnalysesRevisions(t *testing.T) {
 		require.Error(t, s.SaveAnalyses(ctx, []*evaluation.Analysis{sampleAnalysis("s4", t0, nil), bad}))
 		_, err = s.GetAnalysis(ctx, "s4")
 		assert.ErrorIs(t, err, ErrNotFound)
+		// Nor any row the batch inserted before the failing one (on SQLite one row a
+		// statement: s4's rows and bad's first two turns were written before its third).
+		assert.Equal(t, 0, count("SELECT COUNT(*) FROM turn_results WHERE session_id IN (?, ?)", "s3", "s4"))
+		assert.Equal(t, 0, count("SELECT COUNT(*) FROM agent_scores WHERE session_id IN (?, ?)", "s3", "s4"))
+		// The failed save left no transaction open: the next saves are taken, once each.
+		for range 3 {
+			require.NoError(t, s.SaveAnalyses(ctx, []*evaluation.Analysis{sampleAnalysis("s5", t0, nil)}), "the next save")
+		}
+		assert.Equal(t, 2, count("SELECT COUNT(*) FROM turn_results WHERE session_id = ?", "s5"))
+		_, err = s.GetAnalysis(ctx, "s5")
+		assert.NoError(t, err)
+	})
+}
+
+// cancelAfter is a context that ends at its n-th Err call: SaveAnalyses checks its
+// context before each statement of a SQLite transaction (txStmts.quiet).
+type cancelAfter struct {
+	context.Context
+	cancel context.CancelFunc
+	n      atomic.Int32
+}
+
+func (c *cancelAfter) Err() error {
+	if c.n.Add(-1) == 0 {
+		c.cancel()
+	}
+	return c.Context.Err()
+}
+
+// TestSaveEndsWithItsContext: a context that ends during a save ends it, whatever
+// statement it is at; the save is then stored not at all, and the next one whole.
+func TestSaveEndsWithItsContext(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		var ended, saved int
+		for n := range int32(60) {
+			id := fmt.Sprintf("ctx-%d", n)
+			// A stored session's next revision, after two new sessions.
+			stored := sampleAnalysis(id+"-c", t0, nil)
+			require.NoError(t, s.SaveAnalyses(context.Background(), []*evaluation.Analysis{stored}))
+			next := sampleAnalysis(id+"-c", t0, f64(0.9))
+			next.AnalysisRevision = 2
+			parent, cancel := context.WithCancel(context.Background())
+			ctx := &cancelAfter{Context: parent, cancel: cancel}
+			ctx.n.Store(n + 1)
+			err := s.SaveAnalyses(ctx, []*evaluation.Analysis{sampleAnalysis(id+"-a", t0, nil), sampleAnalysis(id+"-b", t0, nil), next})
+			cancel()
+			got, gerr := s.GetAnalysis(context.Background(), id+"-c")
+			require.NoError(t, gerr)
+			rows := 0
+			for _, table := range []string{"sessions", "session_analyses", "agent_scores", "turn_results", "tool_issues", "recommendations"} {
+				var c int
+				require.NoError(t, s.db.QueryRow(s.d.rebind("SELECT COUNT(*) FROM "+table+" WHERE session_id IN (?, ?)"), id+"-a", id+"-b").Scan(&c))
+				rows += c
+			}
+			if err != nil {
+				ended++
+				assert.True(t, errors.Is(err, context.Canceled) || errors.Is(err, sql.ErrTxDone), "%d: %v", n, err)
+				assert.Zero(t, rows, "%d: an ended save stores nothing", n)
+				assert.Equal(t, stored.AnalysisRevision, got.AnalysisRevision, "%d: the stored revision stays", n)
+				assert.Len(t, got.TurnResults, len(stored.TurnResults), n)
+			} else {
+				saved++
+				assert.Positive(t, rows, n)
+				assert.Equal(t, 2, got.AnalysisRevision, n)
+			}
+			require.NoError(t, s.SaveAnalyses(context.Background(), []*evaluation.Analysis{sampleAnalysis(id+"-next", t0, nil)}), "%d: the next save", n)
+		}
+		t.Logf("%d saves ended, %d stored", ended, saved)
+		assert.Positive(t, ended)
+		assert.Positive(t, saved, "some contexts end only after the save")
 	})
 }
 

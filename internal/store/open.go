@@ -102,18 +102,28 @@ type dialect struct {
 	lockedTx bool
 	// timeArg converts a timestamp to the value bound for a timestamp column.
 	timeArg func(time.Time) any
+	// oneRowInserts: a save inserts its child rows one row a statement (SQLite), not
+	// in multi-row INSERTs. A multi-row INSERT into a table with a foreign or unique key may
+	// fail after some of its rows, so SQLite keeps a statement journal for it (a
+	// copy of every page it changes that the transaction had changed before, 16 KiB
+	// each); a one-row INSERT cannot, and needs none. Its compiled statement is kept
+	// for the transaction (txStmts), so one row a statement costs no compilation more
+	// (docs/decisions/performance.md §8.38). PostgreSQL keeps multi-row INSERTs: one
+	// round trip a table.
+	oneRowInserts bool
 	// migrations is the dialect's directory in the migrations FS.
 	migrations string
 }
 
 var (
 	sqliteDialect = &dialect{
-		name:       DriverSQLite,
-		sqlDriver:  "sqlite",
-		goose:      goose.DialectSQLite3,
-		lockedTx:   true,
-		timeArg:    func(t time.Time) any { return t.UTC().Format(sqliteTimeLayout) },
-		migrations: "migrations/sqlite",
+		name:          DriverSQLite,
+		sqlDriver:     "sqlite",
+		goose:         goose.DialectSQLite3,
+		lockedTx:      true,
+		timeArg:       func(t time.Time) any { return t.UTC().Format(sqliteTimeLayout) },
+		oneRowInserts: true,
+		migrations:    "migrations/sqlite",
 	}
 	postgresDialect = &dialect{
 		name:       DriverPostgres,

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 )
@@ -144,6 +145,11 @@ func (s *sqlStore) SaveAnalysis(ctx context.Context, a *evaluation.Analysis) err
 func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) error {
 	now := time.Now()
 	batch := make([]*analysisRows, 0, len(as))
+	defer func() { // the documents are read until the transaction ends
+		for _, p := range batch {
+			p.release()
+		}
+	}()
 	for i, a := range as {
 		if a == nil {
 			return fmt.Errorf("store: %s: save: nil analysis", s.d.name)
@@ -186,6 +192,12 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 		// rows): on SQLite each distinct one is compiled once a transaction (txStmts).
 		stmts := &txStmts{ctx: ctx, tx: tx, s: s, text: !s.d.lockedTx}
 		defer stmts.close()
+		// sctx runs the statements of a stored session's save: on SQLite ctx without its
+		// cancellation, ctx checked before each analysis (as txStmts.quiet).
+		sctx := ctx
+		if s.d.lockedTx {
+			sctx = context.WithoutCancel(ctx)
+		}
 		// On SQLite the transaction holds the write lock from BEGIN, so a session found
 		// unstored here stays so until its first save below: that save needs no
 		// placement query and no deletes (it has no rows to replace).
@@ -197,13 +209,16 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 		} else if err := lockParts(ctx, tx, batch); err != nil { // placePart reads, then writes
 			return err
 		}
-		for _, p := range batch {
+		for i, p := range batch {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			var pl part
 			fresh := unstored[p.id]
 			if fresh {
 				delete(unstored, p.id) // a later save of it in this batch finds this one
 				pl = part{}.place(p.a.TurnResults, nil)
-			} else if pl, err = placePart(ctx, parts, p.id, p.a.AnalysisRevision, p.a.TurnResults); err != nil {
+			} else if pl, err = placePart(sctx, parts, p.id, p.a.AnalysisRevision, p.a.TurnResults); err != nil {
 				return err
 			}
 			if pl.stale {
@@ -212,7 +227,8 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			if p, err = s.placed(p, pl); err != nil {
 				return fmt.Errorf("%q: %w", p.a.SessionID, err)
 			}
-			if fresh { // plain INSERTs: SQLite compiles them in about half the time of the upserts
+			batch[i] = p // released with the batch (placed may have encoded it again)
+			if fresh {   // plain INSERTs: SQLite compiles them in about half the time of the upserts
 				if err := stmts.exec(insertSessionSQL, nil, p.session...); err != nil {
 					return fmt.Errorf("insert sessions %q: %w", p.a.SessionID, err)
 				}
@@ -226,28 +242,28 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 				if err := stmts.exec(updateSessionSQL, nil, append(p.session[1:len(p.session):len(p.session)], p.id)...); err != nil {
 					return fmt.Errorf("update sessions %q: %w", p.a.SessionID, err)
 				}
-				if _, err := revision.ExecContext(ctx, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
+				if _, err := revision.ExecContext(sctx, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
 					return fmt.Errorf("upsert session_analyses %q: %w", p.a.SessionID, err)
 				}
 			} else {
 				var got string
-				switch err := upsert.QueryRowContext(ctx, p.session...).Scan(&got); {
+				switch err := upsert.QueryRowContext(sctx, p.session...).Scan(&got); {
 				case errors.Is(err, sql.ErrNoRows):
 					continue // a newer revision is stored
 				case err != nil:
 					return fmt.Errorf("upsert sessions %q: %w", p.a.SessionID, err)
 				}
-				if _, err := revision.ExecContext(ctx, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
+				if _, err := revision.ExecContext(sctx, p.id, p.a.AnalysisRevision, p.doc, s.d.timeArg(now)); err != nil {
 					return fmt.Errorf("upsert session_analyses %q: %w", p.a.SessionID, err)
 				}
 			}
 			if !fresh {
-				if err := deleteChildren(ctx, deletes, p, pl); err != nil {
+				if err := deleteChildren(sctx, deletes, p, pl); err != nil {
 					return err
 				}
 			}
 			if pl.moved {
-				if _, err := tx.ExecContext(ctx, s.d.rebind(movePartSQL), pl.turnOffset, pl.revisionOffset, p.id); err != nil {
+				if _, err := tx.ExecContext(sctx, s.d.rebind(movePartSQL), pl.turnOffset, pl.revisionOffset, p.id); err != nil {
 					return fmt.Errorf("move part %q: %w", p.a.SessionID, err)
 				}
 			}
@@ -326,6 +342,18 @@ type analysisRows struct {
 	session  []any  // the sessions row, in sessionCols order
 	doc      string // session_analyses.analysis
 	children []*rowSet
+	// enc holds the bytes of the documents in session, doc and children, which share
+	// its buffer (docEncoder.docs); release returns it to its pool.
+	enc *docEncoder
+}
+
+// release returns p's encoder to its pool, once nothing reads p's documents any more
+// (the save's transaction has ended, or p was encoded again). A second call does nothing.
+func (p *analysisRows) release() {
+	if p.enc != nil {
+		putDocEncoder(p.enc)
+		p.enc = nil
+	}
 }
 
 // nullDoc is sessions.analysis of a layoutSplit row (the column is NOT NULL JSON).
@@ -335,7 +363,7 @@ const nullDoc = "null"
 // transaction is short. Each turn result and agent's scores is encoded once, for its row;
 // the document has them only when a row cannot give them back as they were: turn results
 // not in strictly ascending turn_index order, or an agent id that cleanText changes.
-func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, error) {
+func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (r *analysisRows, err error) {
 	c := *a
 	c.StartedAt, c.EndedAt = a.StartedAt.UTC(), a.EndedAt.UTC()
 	id := cleanText(a.SessionID)
@@ -343,9 +371,14 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, e
 	ended := s.d.timeArg(c.EndedAt)
 
 	// The JSON of the agents' scores, the turn results and the document is encoded into
-	// one pooled buffer and copied out once (docEncoder).
+	// one pooled buffer, which the row arguments share (docEncoder.docs): it goes back
+	// to the pool when r is released, or here on error.
 	enc := getDocEncoder()
-	defer putDocEncoder(enc)
+	defer func() {
+		if r == nil {
+			putDocEncoder(enc)
+		}
+	}()
 	agentIDs := a.Agents()
 	splitAgents := len(a.PerAgentScores) > 0
 	for _, agent := range agentIDs {
@@ -409,35 +442,67 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, e
 		len(a.TurnResults), nullDoc, s.d.timeArg(now), a.AnalysisRevision, layoutSplit,
 	}
 	return &analysisRows{a: a, id: id, session: session, doc: doc,
-		children: []*rowSet{agents, turns, issues, recs, refs}}, nil
+		children: []*rowSet{agents, turns, issues, recs, refs}, enc: enc}, nil
 }
 
 // docEncoder encodes JSON documents one after another into one buffer; docs returns
-// them as strings of one copy of the buffer. Each document is what json.Marshal gives
-// (json.Encoder's output without its newline).
+// them as strings that share the buffer, without a copy. Each document is what
+// json.Marshal gives (json.Encoder's output without its newline).
 type docEncoder struct {
 	buf  bytes.Buffer
 	enc  *json.Encoder
 	ends []int
 }
 
-var docEncoders = sync.Pool{New: func() any {
+// docEncoders keeps the encoders of finished saves for the next ones. A save holds one
+// encoder an analysis until its transaction ends, and the exporter's saves come some
+// 200 ms apart, between which the collector collects garbage several times: a
+// sync.Pool would have dropped them, and every analysis would have grown a new buffer
+// (more bytes allocated than the copy the shared buffers avoid). The free list is
+// bounded by the capacity of its buffers (maxFreeEncoderBytes).
+var docEncoders struct {
+	mu    sync.Mutex
+	free  []*docEncoder
+	bytes int // the buffers' capacity in free
+}
+
+// maxFreeEncoderBytes bounds the buffer capacity docEncoders keeps (a batch of 128
+// golden-size analyses uses about 3 MiB), maxEncoderBytes the buffer of one encoder kept.
+const (
+	maxFreeEncoderBytes = 16 << 20
+	maxEncoderBytes     = 4 << 20
+)
+
+func getDocEncoder() *docEncoder {
+	docEncoders.mu.Lock()
+	defer docEncoders.mu.Unlock()
+	if n := len(docEncoders.free); n > 0 {
+		e := docEncoders.free[n-1]
+		docEncoders.free[n-1] = nil
+		docEncoders.free = docEncoders.free[:n-1]
+		docEncoders.bytes -= e.buf.Cap()
+		return e
+	}
 	e := &docEncoder{}
 	e.enc = json.NewEncoder(&e.buf)
 	return e
-}}
+}
 
-func getDocEncoder() *docEncoder { return docEncoders.Get().(*docEncoder) }
-
-// putDocEncoder returns e to the pool; a buffer grown past 4 MiB (an outsized analysis)
-// is dropped rather than kept alive.
+// putDocEncoder returns e to the free list, unless its buffer grew past maxEncoderBytes
+// (an outsized analysis) or the list holds maxFreeEncoderBytes already.
 func putDocEncoder(e *docEncoder) {
-	if e.buf.Cap() > 4<<20 {
+	if e.buf.Cap() > maxEncoderBytes {
 		return
 	}
 	e.buf.Reset()
 	e.ends = e.ends[:0]
-	docEncoders.Put(e)
+	docEncoders.mu.Lock()
+	defer docEncoders.mu.Unlock()
+	if docEncoders.bytes+e.buf.Cap() > maxFreeEncoderBytes {
+		return
+	}
+	docEncoders.free = append(docEncoders.free, e)
+	docEncoders.bytes += e.buf.Cap()
 }
 
 // encode appends v's JSON; on error the buffer is left as it was.
@@ -452,22 +517,30 @@ func (e *docEncoder) encode(v any) error {
 	return nil
 }
 
-// docs returns the documents encoded so far, in order, sharing one string.
+// docs returns the documents encoded so far, in order, as strings that share e's
+// buffer: they stay valid while e is not encoded into again nor put back in its pool
+// (putDocEncoder), since the database drivers copy or send an argument during the
+// statement and keep no reference to it (a copy of each analysis's documents was
+// 3.9% of the bytes the full pipeline allocated; docs/decisions/performance.md §8.38).
 func (e *docEncoder) docs() []string {
-	all := e.buf.String()
+	all := e.buf.Bytes()
 	out := make([]string, len(e.ends))
 	start := 0
 	for i, end := range e.ends {
-		out[i] = all[start:end]
+		out[i] = unsafe.String(unsafe.SliceData(all[start:end]), end-start)
 		start = end
 	}
 	return out
 }
 
-// insert writes rs with multi-row INSERTs of at most maxParamsPerStatement parameters.
+// insert writes rs with multi-row INSERTs of at most maxParamsPerStatement parameters,
+// or one row a statement where the dialect says so (dialect.oneRowInserts).
 func (s *sqlStore) insert(stmts *txStmts, rs *rowSet) error {
 	width := len(rs.cols)
 	perStmt := maxParamsPerStatement / width
+	if s.d.oneRowInserts {
+		perStmt = 1
+	}
 	for start := 0; start < len(rs.args); start += perStmt * width {
 		end := min(start+perStmt*width, len(rs.args))
 		if err := stmts.exec(s.insertSQL(rs, (end-start)/width), nil, rs.args[start:end]...); err != nil {

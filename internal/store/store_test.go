@@ -685,6 +685,55 @@ func TestConcurrentSaves(t *testing.T) {
 	})
 }
 
+// TestConcurrentBatchesKeepTheirDocuments: each save's documents are bound from its own
+// pooled encoder buffers (docEncoder.docs shares them without a copy), so batches
+// encoded at the same time, and one after another, each store exactly their own.
+func TestConcurrentBatchesKeepTheirDocuments(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const workers, batches, perBatch = 4, 5, 8
+		want := map[string]*evaluation.Analysis{}
+		var all [][]*evaluation.Analysis
+		for w := range workers {
+			for i := range batches {
+				var batch []*evaluation.Analysis
+				for k := range perBatch {
+					id := fmt.Sprintf("w%d-b%d-%d", w, i, k)
+					a := sampleAnalysis(id, t0.Add(time.Duration(k)*time.Second), f64(float64(k)/perBatch), "triage", id)
+					for j := range a.TurnResults {
+						a.TurnResults[j].Reason = strings.Repeat(id+" ", 50*(k+1)) // documents of differing lengths
+					}
+					want[id] = a
+					batch = append(batch, a)
+				}
+				all = append(all, batch)
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, len(all))
+		for w := range workers {
+			wg.Go(func() {
+				for i := range batches {
+					if err := s.SaveAnalyses(ctx, all[w*batches+i]); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		for id, a := range want {
+			got, err := s.GetAnalysis(ctx, id)
+			require.NoError(t, err)
+			assert.Equal(t, a, got, id)
+		}
+	})
+}
+
 // largeAnalysis is an analysis of about size bytes of JSON: many turns with long
 // handoff payloads.
 func largeAnalysis(id string, size int) *evaluation.Analysis {
@@ -923,7 +972,10 @@ func BenchmarkSaveRandomAnalysesBatch(b *testing.B) { benchmarkSaveGoldenBatches
 // per analysis.
 func benchmarkSaveGoldenBatches(b *testing.B, n int, random bool) {
 	golden, s := goldenBenchStore(b)
-	ctx := context.Background()
+	// With a deadline, as exporterhelper's timeout gives the exporter's saves: the
+	// SQLite driver then watches the context during each statement.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	b.ReportAllocs()
 	written, cpu := writtenBytes(b), cpuTime(b)
@@ -959,7 +1011,8 @@ func benchmarkSaveGoldenBatches(b *testing.B, n int, random bool) {
 // message changes the previous turn's verdict). Only the second transaction is timed.
 func BenchmarkSaveContinuedAnalysesBatch(b *testing.B) {
 	golden, s := goldenBenchStore(b)
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour) // as benchmarkSaveGoldenBatches
+	defer cancel()
 	const n = 48
 	b.ReportAllocs()
 	var written int64 // by the timed saves
@@ -1054,4 +1107,30 @@ func goldenBenchStore(b *testing.B) ([]evaluation.Analysis, Store) {
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = s.Close() })
 	return golden, s
+}
+
+// TestDocEncodersBounded: the free list of encoders keeps at most maxFreeEncoderBytes of
+// buffers, and no buffer past maxEncoderBytes; what it keeps comes back empty.
+func TestDocEncodersBounded(t *testing.T) {
+	grown := func(n int) *docEncoder {
+		e := getDocEncoder()
+		require.NoError(t, e.encode(strings.Repeat("x", n)))
+		return e
+	}
+	putDocEncoder(grown(maxEncoderBytes + 1))
+	for range 2 * maxFreeEncoderBytes / (1 << 20) {
+		putDocEncoder(grown(1 << 20))
+	}
+	docEncoders.mu.Lock()
+	kept, bytes := len(docEncoders.free), docEncoders.bytes
+	for _, e := range docEncoders.free {
+		assert.LessOrEqual(t, e.buf.Cap(), maxEncoderBytes)
+	}
+	docEncoders.mu.Unlock()
+	assert.Positive(t, kept)
+	assert.LessOrEqual(t, bytes, maxFreeEncoderBytes)
+	e := getDocEncoder()
+	assert.Zero(t, e.buf.Len())
+	assert.Empty(t, e.ends)
+	putDocEncoder(e)
 }
