@@ -454,55 +454,23 @@ type docEncoder struct {
 	ends []int
 }
 
-// docEncoders keeps the encoders of finished saves for the next ones. A save holds one
-// encoder an analysis until its transaction ends, and the exporter's saves come some
-// 200 ms apart, between which the collector collects garbage several times: a
-// sync.Pool would have dropped them, and every analysis would have grown a new buffer
-// (more bytes allocated than the copy the shared buffers avoid). The free list is
-// bounded by the capacity of its buffers (maxFreeEncoderBytes).
-var docEncoders struct {
-	mu    sync.Mutex
-	free  []*docEncoder
-	bytes int // the buffers' capacity in free
-}
-
-// maxFreeEncoderBytes bounds the buffer capacity docEncoders keeps (a batch of 128
-// golden-size analyses uses about 3 MiB), maxEncoderBytes the buffer of one encoder kept.
-const (
-	maxFreeEncoderBytes = 16 << 20
-	maxEncoderBytes     = 4 << 20
-)
-
-func getDocEncoder() *docEncoder {
-	docEncoders.mu.Lock()
-	defer docEncoders.mu.Unlock()
-	if n := len(docEncoders.free); n > 0 {
-		e := docEncoders.free[n-1]
-		docEncoders.free[n-1] = nil
-		docEncoders.free = docEncoders.free[:n-1]
-		docEncoders.bytes -= e.buf.Cap()
-		return e
-	}
+var docEncoders = sync.Pool{New: func() any {
 	e := &docEncoder{}
 	e.enc = json.NewEncoder(&e.buf)
 	return e
-}
+}}
 
-// putDocEncoder returns e to the free list, unless its buffer grew past maxEncoderBytes
-// (an outsized analysis) or the list holds maxFreeEncoderBytes already.
+func getDocEncoder() *docEncoder { return docEncoders.Get().(*docEncoder) }
+
+// putDocEncoder returns e to the pool; a buffer grown past 4 MiB (an outsized analysis)
+// is dropped rather than kept alive.
 func putDocEncoder(e *docEncoder) {
-	if e.buf.Cap() > maxEncoderBytes {
+	if e.buf.Cap() > 4<<20 {
 		return
 	}
 	e.buf.Reset()
 	e.ends = e.ends[:0]
-	docEncoders.mu.Lock()
-	defer docEncoders.mu.Unlock()
-	if docEncoders.bytes+e.buf.Cap() > maxFreeEncoderBytes {
-		return
-	}
-	docEncoders.free = append(docEncoders.free, e)
-	docEncoders.bytes += e.buf.Cap()
+	docEncoders.Put(e)
 }
 
 // encode appends v's JSON; on error the buffer is left as it was.

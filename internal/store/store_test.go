@@ -1108,29 +1108,3 @@ func goldenBenchStore(b *testing.B) ([]evaluation.Analysis, Store) {
 	b.Cleanup(func() { _ = s.Close() })
 	return golden, s
 }
-
-// TestDocEncodersBounded: the free list of encoders keeps at most maxFreeEncoderBytes of
-// buffers, and no buffer past maxEncoderBytes; what it keeps comes back empty.
-func TestDocEncodersBounded(t *testing.T) {
-	grown := func(n int) *docEncoder {
-		e := getDocEncoder()
-		require.NoError(t, e.encode(strings.Repeat("x", n)))
-		return e
-	}
-	putDocEncoder(grown(maxEncoderBytes + 1))
-	for range 2 * maxFreeEncoderBytes / (1 << 20) {
-		putDocEncoder(grown(1 << 20))
-	}
-	docEncoders.mu.Lock()
-	kept, bytes := len(docEncoders.free), docEncoders.bytes
-	for _, e := range docEncoders.free {
-		assert.LessOrEqual(t, e.buf.Cap(), maxEncoderBytes)
-	}
-	docEncoders.mu.Unlock()
-	assert.Positive(t, kept)
-	assert.LessOrEqual(t, bytes, maxFreeEncoderBytes)
-	e := getDocEncoder()
-	assert.Zero(t, e.buf.Len())
-	assert.Empty(t, e.ends)
-	putDocEncoder(e)
-}
