@@ -240,7 +240,6 @@ func (s *sqlStore) placed(p *analysisRows, pl part) (*analysisRows, error) {
 			return p, err
 		}
 		q.session[slices.Index(sessionCols, "stored_at")] = storedAt
-		p.release()
 		p = q
 	}
 	if pl.kept > 0 {

@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 )
@@ -145,11 +144,6 @@ func (s *sqlStore) SaveAnalysis(ctx context.Context, a *evaluation.Analysis) err
 func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) error {
 	now := time.Now()
 	batch := make([]*analysisRows, 0, len(as))
-	defer func() { // the documents are read until the transaction ends
-		for _, p := range batch {
-			p.release()
-		}
-	}()
 	for i, a := range as {
 		if a == nil {
 			return fmt.Errorf("store: %s: save: nil analysis", s.d.name)
@@ -209,7 +203,7 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 		} else if err := lockParts(ctx, tx, batch); err != nil { // placePart reads, then writes
 			return err
 		}
-		for i, p := range batch {
+		for _, p := range batch {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -227,8 +221,7 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			if p, err = s.placed(p, pl); err != nil {
 				return fmt.Errorf("%q: %w", p.a.SessionID, err)
 			}
-			batch[i] = p // released with the batch (placed may have encoded it again)
-			if fresh {   // plain INSERTs: SQLite compiles them in about half the time of the upserts
+			if fresh { // plain INSERTs: SQLite compiles them in about half the time of the upserts
 				if err := stmts.exec(insertSessionSQL, nil, p.session...); err != nil {
 					return fmt.Errorf("insert sessions %q: %w", p.a.SessionID, err)
 				}
@@ -342,18 +335,6 @@ type analysisRows struct {
 	session  []any  // the sessions row, in sessionCols order
 	doc      string // session_analyses.analysis
 	children []*rowSet
-	// enc holds the bytes of the documents in session, doc and children, which share
-	// its buffer (docEncoder.docs); release returns it to its pool.
-	enc *docEncoder
-}
-
-// release returns p's encoder to its pool, once nothing reads p's documents any more
-// (the save's transaction has ended, or p was encoded again). A second call does nothing.
-func (p *analysisRows) release() {
-	if p.enc != nil {
-		putDocEncoder(p.enc)
-		p.enc = nil
-	}
 }
 
 // nullDoc is sessions.analysis of a layoutSplit row (the column is NOT NULL JSON).
@@ -363,7 +344,7 @@ const nullDoc = "null"
 // transaction is short. Each turn result and agent's scores is encoded once, for its row;
 // the document has them only when a row cannot give them back as they were: turn results
 // not in strictly ascending turn_index order, or an agent id that cleanText changes.
-func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (r *analysisRows, err error) {
+func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, error) {
 	c := *a
 	c.StartedAt, c.EndedAt = a.StartedAt.UTC(), a.EndedAt.UTC()
 	id := cleanText(a.SessionID)
@@ -371,14 +352,9 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (r *analysisRows,
 	ended := s.d.timeArg(c.EndedAt)
 
 	// The JSON of the agents' scores, the turn results and the document is encoded into
-	// one pooled buffer, which the row arguments share (docEncoder.docs): it goes back
-	// to the pool when r is released, or here on error.
+	// one pooled buffer and copied out once (docEncoder).
 	enc := getDocEncoder()
-	defer func() {
-		if r == nil {
-			putDocEncoder(enc)
-		}
-	}()
+	defer putDocEncoder(enc)
 	agentIDs := a.Agents()
 	splitAgents := len(a.PerAgentScores) > 0
 	for _, agent := range agentIDs {
@@ -442,12 +418,12 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (r *analysisRows,
 		len(a.TurnResults), nullDoc, s.d.timeArg(now), a.AnalysisRevision, layoutSplit,
 	}
 	return &analysisRows{a: a, id: id, session: session, doc: doc,
-		children: []*rowSet{agents, turns, issues, recs, refs}, enc: enc}, nil
+		children: []*rowSet{agents, turns, issues, recs, refs}}, nil
 }
 
 // docEncoder encodes JSON documents one after another into one buffer; docs returns
-// them as strings that share the buffer, without a copy. Each document is what
-// json.Marshal gives (json.Encoder's output without its newline).
+// them as strings of one copy of the buffer. Each document is what json.Marshal gives
+// (json.Encoder's output without its newline).
 type docEncoder struct {
 	buf  bytes.Buffer
 	enc  *json.Encoder
@@ -485,17 +461,13 @@ func (e *docEncoder) encode(v any) error {
 	return nil
 }
 
-// docs returns the documents encoded so far, in order, as strings that share e's
-// buffer: they stay valid while e is not encoded into again nor put back in its pool
-// (putDocEncoder), since the database drivers copy or send an argument during the
-// statement and keep no reference to it (a copy of each analysis's documents was
-// 3.9% of the bytes the full pipeline allocated; docs/decisions/performance.md §8.38).
+// docs returns the documents encoded so far, in order, sharing one string.
 func (e *docEncoder) docs() []string {
-	all := e.buf.Bytes()
+	all := e.buf.String()
 	out := make([]string, len(e.ends))
 	start := 0
 	for i, end := range e.ends {
-		out[i] = unsafe.String(unsafe.SliceData(all[start:end]), end-start)
+		out[i] = all[start:end]
 		start = end
 	}
 	return out

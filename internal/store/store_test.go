@@ -685,55 +685,6 @@ func TestConcurrentSaves(t *testing.T) {
 	})
 }
 
-// TestConcurrentBatchesKeepTheirDocuments: each save's documents are bound from its own
-// pooled encoder buffers (docEncoder.docs shares them without a copy), so batches
-// encoded at the same time, and one after another, each store exactly their own.
-func TestConcurrentBatchesKeepTheirDocuments(t *testing.T) {
-	runAll(t, func(t *testing.T, b backend) {
-		s, _, _ := open(t, b)
-		ctx := context.Background()
-		const workers, batches, perBatch = 4, 5, 8
-		want := map[string]*evaluation.Analysis{}
-		var all [][]*evaluation.Analysis
-		for w := range workers {
-			for i := range batches {
-				var batch []*evaluation.Analysis
-				for k := range perBatch {
-					id := fmt.Sprintf("w%d-b%d-%d", w, i, k)
-					a := sampleAnalysis(id, t0.Add(time.Duration(k)*time.Second), f64(float64(k)/perBatch), "triage", id)
-					for j := range a.TurnResults {
-						a.TurnResults[j].Reason = strings.Repeat(id+" ", 50*(k+1)) // documents of differing lengths
-					}
-					want[id] = a
-					batch = append(batch, a)
-				}
-				all = append(all, batch)
-			}
-		}
-		var wg sync.WaitGroup
-		errs := make(chan error, len(all))
-		for w := range workers {
-			wg.Go(func() {
-				for i := range batches {
-					if err := s.SaveAnalyses(ctx, all[w*batches+i]); err != nil {
-						errs <- err
-					}
-				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Error(err)
-		}
-		for id, a := range want {
-			got, err := s.GetAnalysis(ctx, id)
-			require.NoError(t, err)
-			assert.Equal(t, a, got, id)
-		}
-	})
-}
-
 // largeAnalysis is an analysis of about size bytes of JSON: many turns with long
 // handoff payloads.
 func largeAnalysis(id string, size int) *evaluation.Analysis {
