@@ -142,6 +142,11 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 	defer sc.put()
 	c := &sc.ctx
 	if prev != nil {
+		if n := len(prev.Conversation) + 64; n > sc.convRoom {
+			// Made once for the carry and the turn's new tokens, not grown a doubling
+			// at a time (the set is kept with the scratch).
+			c.priorConversation, sc.convRoom = make(map[string]bool, n), n
+		}
 		for _, tok := range prev.Conversation {
 			c.priorConversation[tok] = true
 		}
