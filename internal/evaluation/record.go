@@ -143,9 +143,12 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 	c := &sc.ctx
 	if prev != nil {
 		if n := len(prev.Conversation) + 64; n > sc.convRoom {
-			// Made once for the carry and the turn's new tokens, not grown a doubling
-			// at a time (the set is kept with the scratch).
-			c.priorConversation, sc.convRoom = make(map[string]bool, n), n
+			// Made for the carry and the turn's new tokens before they are put, not
+			// grown under them (the set is kept with the scratch): at least twice the
+			// room it had, as growing would, so that a session's growing carry makes
+			// it again a few times only.
+			room := max(n, min(2*sc.convRoom, maxPooledConversation))
+			c.priorConversation, sc.convRoom = make(map[string]bool, room), room
 		}
 		for _, tok := range prev.Conversation {
 			c.priorConversation[tok] = true
