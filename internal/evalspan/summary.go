@@ -4,6 +4,10 @@
 package evalspan // import "github.com/agenteval/agenteval-collector/internal/evalspan"
 
 import (
+	"sync"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/text"
@@ -26,7 +30,46 @@ const SummaryUserMessageBytes = 284
 // (tr.Final) carries no interactions: they were sent with the turn's first
 // (provisional) span and do not change. tr is not modified.
 func TurnSummary(tr *evaluation.TurnResult) evaluation.TurnResult {
-	s := *tr
+	var b summaryBuffer
+	return *b.summary(tr)
+}
+
+// EncodeTurnSummary writes TurnSummary(tr) as Signer.EncodeTurn does and returns its
+// signature: the same attributes and the same signature, but the summary is built in
+// pooled working memory (summaryBuffer) instead of a copy of tr's interactions and
+// calls allocated for each turn span and dropped once it is encoded. tr is not
+// modified, and m holds nothing of that memory (the encode copies every value into m;
+// the strings it shares with tr are immutable).
+func (s *Signer) EncodeTurnSummary(m pcommon.Map, tr *evaluation.TurnResult) Signature {
+	b := summaryPool.Get().(*summaryBuffer)
+	sig := s.EncodeTurn(m, b.summary(tr))
+	b.release()
+	return sig
+}
+
+// summaryBuffer is the memory of one turn summary at a time: the summary itself and
+// one array each for its interactions, tool calls, handoffs and issues, each summary's
+// lists cut from them (docs/decisions/performance.md §8.37).
+type summaryBuffer struct {
+	tr       evaluation.TurnResult
+	irs      []evaluation.InteractionResult
+	calls    []evaluation.ToolCallResult
+	handoffs []session.Handoff
+	issues   []evaluation.ToolIssue
+}
+
+var summaryPool = sync.Pool{New: func() any { return new(summaryBuffer) }}
+
+// maxPooledSummary bounds the entries of a summaryBuffer array kept in the pool: a turn
+// of more calls is summarised in arrays of its own, dropped after it.
+const maxPooledSummary = 256
+
+// summary writes tr's summary (TurnSummary) into b and returns it; it is valid until
+// b's next summary or release. A list that tr holds empty but not nil is empty and not
+// nil in the summary too (the encoding tells the two apart).
+func (b *summaryBuffer) summary(tr *evaluation.TurnResult) *evaluation.TurnResult {
+	b.tr = *tr
+	s := &b.tr
 	s.FinalResponse = ""
 	s.Explanations = nil
 	s.UserMessage = text.Cut(s.UserMessage, SummaryUserMessageBytes)
@@ -37,40 +80,88 @@ func TurnSummary(tr *evaluation.TurnResult) evaluation.TurnResult {
 	if tr.Interactions == nil {
 		return s
 	}
-	s.Interactions = make([]evaluation.InteractionResult, len(tr.Interactions))
+	var calls, handoffs, issues int
 	for i := range tr.Interactions {
-		s.Interactions[i] = interactionSummary(&tr.Interactions[i])
+		ir := &tr.Interactions[i]
+		calls += len(ir.ToolCalls)
+		handoffs += len(ir.Handoffs)
+		for j := range ir.ToolCalls {
+			issues += len(ir.ToolCalls[j].Issues)
+		}
+	}
+	b.irs = grown(b.irs, len(tr.Interactions))
+	b.calls = grown(b.calls, calls)
+	b.handoffs = grown(b.handoffs, handoffs)
+	b.issues = grown(b.issues, issues)
+	s.Interactions = take(&b.irs, len(tr.Interactions))
+	for i := range tr.Interactions {
+		ir := &tr.Interactions[i]
+		out := &s.Interactions[i]
+		*out = evaluation.InteractionResult{
+			AgentID: ir.AgentID, Score: ir.Score, ToolUse: ir.ToolUse, Reasoning: ir.Reasoning,
+			Handoff: ir.Handoff, ResponseQuality: ir.ResponseQuality, LatencyMs: ir.LatencyMs,
+		}
+		if ir.Handoffs != nil {
+			out.Handoffs = take(&b.handoffs, len(ir.Handoffs))
+			for j, h := range ir.Handoffs {
+				out.Handoffs[j] = session.Handoff{FromAgent: h.FromAgent, ToAgent: h.ToAgent}
+			}
+		}
+		if ir.ToolCalls != nil {
+			out.ToolCalls = take(&b.calls, len(ir.ToolCalls))
+			for j := range ir.ToolCalls {
+				tc := &ir.ToolCalls[j]
+				c := &out.ToolCalls[j]
+				*c = evaluation.ToolCallResult{
+					ToolName: tc.ToolName, AgentID: tc.AgentID, Score: tc.Score, Verdict: tc.Verdict,
+					NotEvaluable: tc.NotEvaluable, LatencyMs: tc.LatencyMs,
+				}
+				if tc.Issues != nil {
+					c.Issues = take(&b.issues, len(tc.Issues))
+					for k, is := range tc.Issues {
+						c.Issues[k] = evaluation.ToolIssue{Issue: is.Issue, Severity: is.Severity}
+					}
+				}
+			}
+		}
 	}
 	return s
 }
 
-func interactionSummary(ir *evaluation.InteractionResult) evaluation.InteractionResult {
-	out := evaluation.InteractionResult{
-		AgentID: ir.AgentID, Score: ir.Score, ToolUse: ir.ToolUse, Reasoning: ir.Reasoning,
-		Handoff: ir.Handoff, ResponseQuality: ir.ResponseQuality, LatencyMs: ir.LatencyMs,
+// grown returns s emptied, with room for n entries (the arrays of the summaries before
+// are left to them).
+func grown[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
 	}
-	if ir.Handoffs != nil {
-		out.Handoffs = make([]session.Handoff, len(ir.Handoffs))
-		for j, h := range ir.Handoffs {
-			out.Handoffs[j] = session.Handoff{FromAgent: h.FromAgent, ToAgent: h.ToAgent}
-		}
+	return s[:0]
+}
+
+// take cuts the next n entries from *s (room made by grown) as a list of its own: full
+// capacity n, so an append to it cannot reach the next list; empty and not nil for n 0.
+func take[T any](s *[]T, n int) []T {
+	if n == 0 {
+		return []T{}
 	}
-	if ir.ToolCalls != nil {
-		out.ToolCalls = make([]evaluation.ToolCallResult, len(ir.ToolCalls))
-		for j := range ir.ToolCalls {
-			tc := &ir.ToolCalls[j]
-			c := evaluation.ToolCallResult{
-				ToolName: tc.ToolName, AgentID: tc.AgentID, Score: tc.Score, Verdict: tc.Verdict,
-				NotEvaluable: tc.NotEvaluable, LatencyMs: tc.LatencyMs,
-			}
-			if tc.Issues != nil {
-				c.Issues = make([]evaluation.ToolIssue, len(tc.Issues))
-				for k, is := range tc.Issues {
-					c.Issues[k] = evaluation.ToolIssue{Issue: is.Issue, Severity: is.Severity}
-				}
-			}
-			out.ToolCalls[j] = c
-		}
+	l := len(*s)
+	*s = (*s)[:l+n]
+	return (*s)[l : l+n : l+n]
+}
+
+// release clears what b's last summary used (so that the pool pins no turn's strings)
+// and returns b to the pool, or drops it when an array grew past maxPooledSummary.
+func (b *summaryBuffer) release() {
+	b.tr = evaluation.TurnResult{}
+	if cap(b.irs) > maxPooledSummary || cap(b.calls) > maxPooledSummary ||
+		cap(b.handoffs) > maxPooledSummary || cap(b.issues) > maxPooledSummary {
+		return
 	}
-	return out
+	// Each array is cleared up to what the last summary used: what earlier summaries
+	// wrote past it was cleared by their own release.
+	clear(b.irs)
+	clear(b.calls)
+	clear(b.handoffs)
+	clear(b.issues)
+	b.irs, b.calls, b.handoffs, b.issues = b.irs[:0], b.calls[:0], b.handoffs[:0], b.issues[:0]
+	summaryPool.Put(b)
 }

@@ -4,7 +4,9 @@
 package evalspan
 
 import (
+	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +18,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
@@ -93,4 +97,129 @@ func protoSize(m pcommon.Map) int {
 	td := ptrace.NewTraces()
 	m.CopyTo(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty().Attributes())
 	return (&ptrace.ProtoMarshaler{}).TracesSize(td)
+}
+
+// referenceSummary is TurnSummary as it was before the summaries had pooled memory
+// (each list allocated for itself): the oracle of TestEncodeTurnSummary.
+func referenceSummary(tr *evaluation.TurnResult) evaluation.TurnResult {
+	s := *tr
+	s.FinalResponse = ""
+	s.Explanations = nil
+	s.UserMessage = text.Cut(s.UserMessage, SummaryUserMessageBytes)
+	if s.Final {
+		s.Interactions = nil
+		return s
+	}
+	if tr.Interactions == nil {
+		return s
+	}
+	s.Interactions = make([]evaluation.InteractionResult, len(tr.Interactions))
+	for i := range tr.Interactions {
+		ir := &tr.Interactions[i]
+		out := evaluation.InteractionResult{
+			AgentID: ir.AgentID, Score: ir.Score, ToolUse: ir.ToolUse, Reasoning: ir.Reasoning,
+			Handoff: ir.Handoff, ResponseQuality: ir.ResponseQuality, LatencyMs: ir.LatencyMs,
+		}
+		if ir.Handoffs != nil {
+			out.Handoffs = make([]session.Handoff, len(ir.Handoffs))
+			for j, h := range ir.Handoffs {
+				out.Handoffs[j] = session.Handoff{FromAgent: h.FromAgent, ToAgent: h.ToAgent}
+			}
+		}
+		if ir.ToolCalls != nil {
+			out.ToolCalls = make([]evaluation.ToolCallResult, len(ir.ToolCalls))
+			for j := range ir.ToolCalls {
+				tc := &ir.ToolCalls[j]
+				c := evaluation.ToolCallResult{
+					ToolName: tc.ToolName, AgentID: tc.AgentID, Score: tc.Score, Verdict: tc.Verdict,
+					NotEvaluable: tc.NotEvaluable, LatencyMs: tc.LatencyMs,
+				}
+				if tc.Issues != nil {
+					c.Issues = make([]evaluation.ToolIssue, len(tc.Issues))
+					for k, is := range tc.Issues {
+						c.Issues[k] = evaluation.ToolIssue{Issue: is.Issue, Severity: is.Severity}
+					}
+				}
+				out.ToolCalls[j] = c
+			}
+		}
+		s.Interactions[i] = out
+	}
+	return s
+}
+
+// checkEncodeTurnSummary checks that EncodeTurnSummary writes, over a span that holds a
+// turn span's first attributes, the OTLP bytes and the signature that EncodeTurn of the
+// reference summary writes, and that it leaves tr as it was.
+func checkEncodeTurnSummary(t *testing.T, s *Signer, name string, tr *evaluation.TurnResult) {
+	t.Helper()
+	span := func(encode func(pcommon.Map) Signature) ([]byte, string) {
+		td := ptrace.NewTraces()
+		m := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty().Attributes()
+		m.PutStr(semconv.AgentEvalKind, semconv.EvalKindTurn)
+		m.PutStr(semconv.AgentEvalSessionID, "s")
+		encode(m).Put(m)
+		b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		require.NoError(t, err)
+		return b, sigOf(m)
+	}
+	// The whole result, encoded (doubles compared by their bits: NaN is not equal to itself).
+	whole := func(tr *evaluation.TurnResult) pcommon.Map {
+		m := pcommon.NewMap()
+		EncodeTurn(m, tr)
+		return m
+	}
+	before := whole(tr)
+	got, gotSig := span(func(m pcommon.Map) Signature { return s.EncodeTurnSummary(m, tr) })
+	require.True(t, sameAttributes(before, whole(tr)), "%s: the result is not modified", name)
+	ref := referenceSummary(tr)
+	want, wantSig := span(func(m pcommon.Map) Signature { return s.EncodeTurn(m, &ref) })
+	require.True(t, bytes.Equal(want, got), "%s: attributes differ", name)
+	require.Equal(t, wantSig, gotSig, name)
+	sum := TurnSummary(tr)
+	require.True(t, sameAttributes(whole(&ref), whole(&sum)), "%s: TurnSummary = the reference", name)
+}
+
+// TestEncodeTurnSummary: for every golden turn, provisional and final, with and without
+// wire defaults, one after another through the pooled memory (a large turn then a
+// small one: what an earlier summary left must not show), the pooled summary encodes
+// and signs as the summary allocated for itself did.
+func TestEncodeTurnSummary(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", "*.analyses.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	n := 0
+	for _, s := range []*Signer{NewSigner("0123456789abcdef-summary"), NewSigner("0123456789abcdef-summary", WithoutWireDefaults())} {
+		for _, f := range files {
+			name := strings.TrimSuffix(filepath.Base(f), ".analyses.json")
+			for _, a := range goldenAnalyses(t, name) {
+				for i := range a.TurnResults {
+					for _, final := range []bool{false, true} {
+						tr := a.TurnResults[i]
+						tr.Final = final
+						checkEncodeTurnSummary(t, s, name, &tr)
+						n++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d turn spans", n)
+}
+
+// FuzzEncodeTurnSummary: random turn results (every field kind, nil and empty lists,
+// defaulted fields), two after another through the pooled memory, encode and sign as
+// their reference summaries do.
+func FuzzEncodeTurnSummary(f *testing.F) {
+	for seed := range uint64(300) {
+		f.Add(seed)
+	}
+	s := NewSigner("0123456789abcdef-summary-fuzz")
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		r := rand.New(rand.NewPCG(seed, seed>>32^0x2545f4914f6cdd1d))
+		for range 2 {
+			tr, _ := randomResults(r)
+			checkEncodeTurnSummary(t, s, "random", &tr)
+		}
+	})
 }

@@ -142,6 +142,15 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 	defer sc.put()
 	c := &sc.ctx
 	if prev != nil {
+		if n := len(prev.Conversation) + 64; n > sc.convRoom {
+			// Made for the carry and the turn's new tokens before they are put, not
+			// grown under them (the set is kept with the scratch): at least twice the
+			// room it had, as growing would, so that a session's growing carry makes
+			// it again a few times only, and no more than a full carry needs (it is
+			// cleared at every turn, at a cost that follows its size).
+			room := max(n, min(2*sc.convRoom, maxConversation+64))
+			c.priorConversation, sc.convRoom = make(map[string]bool, room), room
+		}
 		for _, tok := range prev.Conversation {
 			c.priorConversation[tok] = true
 		}

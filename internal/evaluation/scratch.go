@@ -29,6 +29,9 @@ type closedScratch struct {
 	// fresh is the new facts or tokens of the turn before they are carried, texts the
 	// texts whose tokens were carried.
 	fresh, texts []string
+	// convRoom is how many entries ctx.priorConversation holds without growing (at
+	// least): the size it was made for, or the most it held.
+	convRoom int
 }
 
 var closedScratchPool = sync.Pool{New: func() any { return new(closedScratch) }}
@@ -41,6 +44,13 @@ var poolScratch = true
 // a larger one (a turn of very many tool calls or texts) is dropped, so that the pool
 // holds no more than the common turn needs.
 const maxPooledEntries = 1024
+
+// maxPooledConversation bounds the set of conversation tokens (evalCtx.priorConversation)
+// that goes back to the pool. It holds the previous turn's carry, up to maxConversation
+// tokens, and the turn's new ones: in a long session it is full at every turn, and a
+// set dropped at 1,024 entries was made again from 64 each turn, growing six times
+// (docs/decisions/performance.md §8.37).
+const maxPooledConversation = 2 * maxConversation
 
 // getClosedScratch returns a scratch whose context evaluates the view of the turns prior
 // (when not nil) and t, with its memos empty.
@@ -69,7 +79,7 @@ func (e *Evaluator) getClosedScratch(sessionID string, agents []session.AgentDef
 		c.memoSlab = make([]textMemo, 0, n)
 	}
 	if c.priorConversation == nil {
-		c.priorConversation = make(map[string]bool, 64)
+		c.priorConversation, sc.convRoom = make(map[string]bool, 64), 64
 	}
 	addSessionAgents(c.sessionAgents, &sc.view)
 	if sc.args.args == nil {
@@ -86,6 +96,7 @@ func (sc *closedScratch) put() {
 		return
 	}
 	c := &sc.ctx
+	sc.convRoom = max(sc.convRoom, len(c.priorConversation))
 	clear(sc.turns[:])
 	sc.view = session.AgentSession{}
 	*c = evalCtx{
@@ -93,13 +104,16 @@ func (sc *closedScratch) put() {
 		textMemo:          reuse.Map(c.textMemo, maxPooledEntries),
 		memoSlab:          reuse.Slice(c.memoSlab, maxPooledEntries),
 		callTextMemo:      reuse.Map(c.callTextMemo, maxPooledEntries),
-		priorConversation: reuse.Map(c.priorConversation, maxPooledEntries),
+		priorConversation: reuse.Map(c.priorConversation, maxPooledConversation),
 	}
 	ac := &sc.args
 	*ac = argCache{
 		args:    reuse.Map(ac.args, maxPooledEntries),
 		schemas: reuse.Map(ac.schemas, maxPooledEntries),
 		slab:    reuse.Slice(ac.slab, maxPooledEntries),
+	}
+	if c.priorConversation == nil {
+		sc.convRoom = 0
 	}
 	sc.seen = reuse.Map(sc.seen, maxPooledEntries)
 	sc.fresh = reuse.Slice(sc.fresh, maxPooledEntries)

@@ -210,11 +210,15 @@ type Violation struct {
 // several keywords fail), root `required`/`dependencies` as MissingRequired, root
 // `additionalProperties` as Unexpected, any other root violation as one InvalidValue
 // without parameter. Parameters in skip (already reported by the caller's key checks)
-// are left out, and those reported here are added to skip. si must have compiled.
+// are left out, and those reported here are added to skip; a nil skip is none (and a
+// set of Validate's own is made, only when args are invalid). si must have compiled.
 func (si *Schema) Validate(args map[string]any, skip map[string]bool) []Violation {
 	err := si.compiled.Validate(args)
 	if err == nil {
 		return nil
+	}
+	if skip == nil {
+		skip = map[string]bool{}
 	}
 	ve, ok := err.(*jsonschema.ValidationError)
 	if !ok {

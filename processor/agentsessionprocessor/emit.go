@@ -273,9 +273,9 @@ func (b *evalBatch) withdraw(i int) { b.withdrawn = append(b.withdrawn, i) }
 func (b *evalBatch) encodeTurnSpan(i int, tr *evaluation.TurnResult) {
 	sp := b.spans.At(i)
 	a := sp.Attributes()
-	sum := evalspan.TurnSummary(tr)
-	// Signed as it is encoded; what follows is not signed (docs/decisions/evaluation-authenticity.md).
-	sig := b.e.signer.EncodeTurn(a, &sum)
+	// Its summary (evalspan.TurnSummary), signed as it is encoded; what follows is not
+	// signed (docs/decisions/evaluation-authenticity.md).
+	sig := b.e.signer.EncodeTurnSummary(a, tr)
 	a.PutBool(semconv.AgentEvalPartial, tr.Partial)
 	putIssues(a, tr.Interactions...)
 	score := 1.0

@@ -619,7 +619,11 @@ type shardWork struct {
 // of the session) and its last analysis revision. A session continued after it went
 // idle starts from the continuation store's state.
 type sessionState struct {
-	records  []evaluation.TurnRecord
+	records []evaluation.TurnRecord
+	// traces holds the trace ids of records once the session holds manyRecords of them
+	// (put), so that a closed turn's put does not compare every record's; nil before,
+	// and after merge added records, until the next put makes it again.
+	traces   map[string]struct{}
 	revision int
 	// continuable is false for a session keyed by its trace id (one turn, never
 	// continued): it is not kept in the continuation store.
@@ -1098,16 +1102,35 @@ func (st *sessionState) before(i int) *evaluation.TurnRecord {
 	return nil
 }
 
+// manyRecords is the number of records from which a session's state keeps the set of
+// their trace ids (sessionState.traces): below it, comparing each record's costs less.
+const manyRecords = 32
+
 // put adds rec, replacing the record of the same trace; records stay in index order.
+// A long session's new turn is known to be new from the set of trace ids, not from a
+// comparison with every record (the cost of a closed turn must not grow with the session,
+// docs/decisions/sessions.md §4.1).
 func (st *sessionState) put(rec evaluation.TurnRecord) {
-	for i := range st.records {
-		if st.records[i].Result.TraceID == rec.Result.TraceID {
-			st.records[i] = rec
-			st.sort()
-			return
+	id := rec.Result.TraceID
+	if st.traces == nil && len(st.records) >= manyRecords {
+		st.traces = make(map[string]struct{}, 2*len(st.records))
+		for i := range st.records {
+			st.traces[st.records[i].Result.TraceID] = struct{}{}
+		}
+	}
+	if _, known := st.traces[id]; known || st.traces == nil {
+		for i := range st.records {
+			if st.records[i].Result.TraceID == id {
+				st.records[i] = rec
+				st.sort()
+				return
+			}
 		}
 	}
 	st.records = append(st.records, rec)
+	if st.traces != nil {
+		st.traces[id] = struct{}{}
+	}
 	if n := len(st.records); n > 1 && st.records[n-2].Result.TurnIndex > rec.Result.TurnIndex {
 		st.sort() // the common case, a new last turn, appends in order
 	}
@@ -1125,6 +1148,7 @@ func (st *sessionState) merge(stored []evaluation.TurnRecord) {
 		switch {
 		case i < 0:
 			st.records = append(st.records, r)
+			st.traces = nil // made again by the next put
 		case store.VerdictStage(&r) > store.VerdictStage(&st.records[i]):
 			st.records[i] = r
 		}
