@@ -127,6 +127,8 @@ type runResult struct {
 	// CloseLatency and OutLatency split Latency at the evaluation span's timestamp:
 	// from the root's send to the evaluation, and from there to the sink.
 	CloseLatency, OutLatency latencySummary
+	// RootLatency is the transit of the turns' root spans, from their send to the sink.
+	RootLatency latencySummary
 	// CPUSeconds is the collector's utime+stime from the first request until it was idle
 	// again with every output received.
 	CPUSeconds float64
@@ -282,6 +284,7 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 	res.Out = snk.Counts()
 	res.Latency = summarize(res.Out.TurnLatencies)
 	res.CloseLatency, res.OutLatency = summarize(res.Out.TurnCloseLatencies), summarize(res.Out.TurnOutLatencies)
+	res.RootLatency = summarize(res.Out.RootLatencies)
 	if col.Exited() {
 		return res, fmt.Errorf("the collector exited during the run (log: %s)", filepath.Join(dir, "collector.log"))
 	}
@@ -368,9 +371,9 @@ func fetchProfile(ctx context.Context, url, path string) error {
 }
 
 func (r runResult) summaryLine() string {
-	return fmt.Sprintf("sent %d spans in %s (%.0f/s), out %d (+%d evaluation spans), CPU %.2fs (%.2f µs/span; harness %.2fs), turn eval p50/p99 %s (root sent → evaluated %s, evaluated → sink %s), peak RSS %d MiB, OTLP bytes out/in %.2f, complete=%v",
+	return fmt.Sprintf("sent %d spans in %s (%.0f/s), out %d (+%d evaluation spans), CPU %.2fs (%.2f µs/span; harness %.2fs), root span sent → sink p50/p99 %s, turn eval p50/p99 %s (root sent → evaluated %s, evaluated → sink %s), peak RSS %d MiB, OTLP bytes out/in %.2f, complete=%v",
 		r.Load.Stats.Spans, r.Load.Elapsed.Round(time.Millisecond), r.Load.SpansPerSecond(), r.Out.Spans, r.Out.EvalTotal(),
-		r.CPUSeconds, r.CPUPerSpan()*1e6, r.HarnessCPUSeconds, r.Latency, r.CloseLatency, r.OutLatency, r.PeakRSS>>20, ratio(r.Out.Bytes, r.Load.Bytes), r.Complete)
+		r.CPUSeconds, r.CPUPerSpan()*1e6, r.HarnessCPUSeconds, r.RootLatency, r.Latency, r.CloseLatency, r.OutLatency, r.PeakRSS>>20, ratio(r.Out.Bytes, r.Load.Bytes), r.Complete)
 }
 
 // resultsTable is the Markdown report: one row per run, the CPU ratio against the mean
@@ -385,8 +388,8 @@ func resultsTable(o options, rs []runResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Load: %s; OTLP/gRPC requests of %d spans, %d in flight; rate mode %d spans/s; %s of new turns per run; agentsession turn_settle %s, session_timeout %s; groupbytrace wait_duration %s; output batched by the %s%s.\n\n",
 		workloadConfig{ActiveTurns: o.ActiveTurns, TurnsPerSession: o.TurnsPerSess}.withDefaults(), o.BatchSpans, o.Workers, o.Rate, o.Duration, o.TurnSettle, o.SessionTimeout, o.GroupWait, batchingText(o.Batching), batchTimeoutText(o.BatchTimeout))
-	b.WriteString("| pipeline | load | run | spans sent | sender spans/s | collector CPU s | CPU µs/span | × pass-through | spans out = in | OTLP bytes out / in | turns evaluated (turn spans) / interaction / tool_call / session spans | turn eval p50 / p99 | peak RSS MiB |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---|---:|---|---|---:|\n")
+	b.WriteString("| pipeline | load | run | spans sent | sender spans/s | collector CPU s | CPU µs/span | × pass-through | spans out = in | OTLP bytes out / in | turns evaluated (turn spans) / interaction / tool_call / session spans | root span sent → sink p50 / p99 | turn eval p50 / p99 | peak RSS MiB |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---|---:|---|---|---|---:|\n")
 	for _, r := range rs {
 		rel := "–"
 		if m := mean(ref[r.Mode]); m > 0 {
@@ -408,9 +411,9 @@ func resultsTable(o options, rs []runResult) string {
 		if r.Mode == modeMax {
 			load = "max"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.0f | %.2f | %.2f | %s | %s | %.2f | %s | %s | %d |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.0f | %.2f | %.2f | %s | %s | %.2f | %s | %s | %s | %d |\n",
 			r.Pipeline, load, r.Repeat, r.Load.Stats.Spans, r.Load.SpansPerSecond(), r.CPUSeconds, r.CPUPerSpan()*1e6,
-			rel, inOut, ratio(r.Out.Bytes, r.Load.Bytes), evals, r.Latency, r.PeakRSS>>20)
+			rel, inOut, ratio(r.Out.Bytes, r.Load.Bytes), evals, r.RootLatency, r.Latency, r.PeakRSS>>20)
 	}
 	return b.String()
 }

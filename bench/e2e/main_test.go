@@ -197,6 +197,7 @@ func TestResultsTable(t *testing.T) {
 			rs[i].Out.Eval, rs[i].Out.TurnsEvaluated = nil, 0
 		}
 	}
+	rs[0].RootLatency = summarize([]time.Duration{120 * time.Millisecond, 250 * time.Millisecond})
 	table := resultsTable(o, rs)
 	lines := strings.Split(strings.TrimSpace(table), "\n")
 	require.Len(t, lines, 4+len(rs))
@@ -207,7 +208,7 @@ func TestResultsTable(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, []string{"passthrough", "30k/s", "1", "100000", "10000", "1.00", "10.00", "0.91", "100000 ✓", "1.50", "–", "–", "100"}, cells(0))
+	assert.Equal(t, []string{"passthrough", "30k/s", "1", "100000", "10000", "1.00", "10.00", "0.91", "100000 ✓", "1.50", "–", "120ms / 250ms", "–", "100"}, cells(0))
 	assert.Equal(t, "1.09", cells(1)[7])
 	r := cells(2)
 	assert.Equal(t, "5.00", r[7], "against the mean pass-through of the same mode")

@@ -69,6 +69,11 @@ type sinkCounts struct {
 	// root's send to the evaluation (receiver, turn_settle, the worker's tick and queue)
 	// and from the evaluation to the sink (evaluation, the batch processor, the exporter).
 	TurnCloseLatencies, TurnOutLatencies []time.Duration `json:"-"`
+	// RootLatencies are, for each turn's root span that reached the sink, the time from
+	// its send to its arrival: the pipeline's own transit (receiver, processors, the batch
+	// processor's timer, the exporter), measured the same way in every pipeline, so that
+	// the pass-through's figure is the floor under TurnOutLatencies.
+	RootLatencies []time.Duration `json:"-"`
 	// UnmatchedTurns are "evaluate turn" spans whose trace's root was never sent.
 	UnmatchedTurns int64
 	// TurnsEvaluated is the number of distinct turns (traces) with an "evaluate turn"
@@ -105,6 +110,7 @@ type sink struct {
 	latencies []time.Duration
 	closeLat  []time.Duration
 	outLat    []time.Duration
+	rootLat   []time.Duration
 	turnsSeen map[pcommon.TraceID]struct{}
 	unmatched int64
 	repeats   int64
@@ -146,10 +152,14 @@ func (s *sink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceot
 	s.requests.Add(1)
 	s.bytes.Add(int64((&ptrace.ProtoMarshaler{}).TracesSize(req.Traces())))
 	var plain int64
+	var roots []pcommon.TraceID
 	for ref := range pdatautil.Spans(req.Traces()) {
 		sp := ref.Span
 		if !strings.HasPrefix(sp.Name(), semconv.EvalSpanPrefix) {
 			plain++
+			if sp.ParentSpanID().IsEmpty() {
+				roots = append(roots, sp.TraceID())
+			}
 			continue
 		}
 		kind := strings.TrimPrefix(sp.Name(), semconv.EvalSpanPrefix)
@@ -159,7 +169,23 @@ func (s *sink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceot
 		s.observeEval(kind, sp.TraceID(), sp.StartTimestamp().AsTime(), now)
 	}
 	s.spans.Add(plain)
+	s.observeRoots(roots, now)
 	return ptraceotlp.NewExportResponse(), nil
+}
+
+// observeRoots records the transit of the root spans of traces received at now; a root
+// the load generator did not send is not counted.
+func (s *sink) observeRoots(traces []pcommon.TraceID, now time.Time) {
+	if len(traces) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range traces {
+		if d, ok := s.clock.Since(id, now); ok {
+			s.rootLat = append(s.rootLat, d)
+		}
+	}
 }
 
 // observeEval counts an evaluation span of trace, stamped evaluated, received at now.
@@ -197,6 +223,7 @@ func (s *sink) Counts() sinkCounts {
 		TurnLatencies:      append([]time.Duration(nil), s.latencies...),
 		TurnCloseLatencies: append([]time.Duration(nil), s.closeLat...),
 		TurnOutLatencies:   append([]time.Duration(nil), s.outLat...),
+		RootLatencies:      append([]time.Duration(nil), s.rootLat...),
 		UnmatchedTurns:     s.unmatched,
 		TurnsEvaluated:     int64(len(s.turnsSeen)),
 		RepeatTurnSpans:    s.repeats,

@@ -59,10 +59,13 @@ func TestSinkCounts(t *testing.T) {
 	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
 	addSpan(spans, "invoke_workflow support", traceID(1), "")
 	addSpan(spans, "chat gpt-4o", traceID(1), "")
+	spans.At(spans.Len() - 1).SetParentSpanID(pcommon.SpanID{1}) // not a root: no transit measured
 	addSpan(spans, semconv.EvalSpanTurn, traceID(1), semconv.EvalKindTurn)
 	addSpan(spans, semconv.EvalSpanAgentInteract, traceID(1), semconv.EvalKindAgentInteract)
 	spans2 := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
 	addSpan(spans2, "execute_tool lookup_order", traceID(2), "")
+	spans2.At(spans2.Len() - 1).SetParentSpanID(pcommon.SpanID{2})
+	addSpan(spans2, "invoke_workflow support", traceID(8), "")              // a root never sent: not measured
 	addSpan(spans2, semconv.EvalSpanTurn, traceID(9), semconv.EvalKindTurn) // a root never sent
 	// No agent_eval.kind: the kind comes from the name.
 	addSpan(spans2, semconv.EvalSpanAgentSession, traceID(2), "")
@@ -77,13 +80,14 @@ func TestSinkCounts(t *testing.T) {
 	addSpan(spans, semconv.EvalSpanTurn, traceID(1), semconv.EvalKindTurn)
 	addSpan(spans, semconv.EvalSpanTurn, traceID(2), semconv.EvalKindTurn)
 	addSpan(spans, semconv.EvalSpanTurn, traceID(3), semconv.EvalKindTurn)
+	addSpan(spans, "invoke_workflow support", traceID(3), "")
 	_, err = client.Export(context.Background(), ptraceotlp.NewExportRequestFromTraces(td))
 	require.NoError(t, err)
 
 	c := s.Counts()
 	assert.EqualValues(t, 2, c.Requests)
 	assert.Positive(t, c.Bytes)
-	assert.EqualValues(t, 3, c.Spans, "spans that are not evaluation spans")
+	assert.EqualValues(t, 5, c.Spans, "spans that are not evaluation spans")
 	assert.Equal(t, map[string]int64{
 		semconv.EvalKindTurn:          5,
 		semconv.EvalKindAgentInteract: 1,
@@ -95,6 +99,8 @@ func TestSinkCounts(t *testing.T) {
 	assert.EqualValues(t, 1, c.UnmatchedTurns)
 	assert.ElementsMatch(t, []time.Duration{700 * time.Millisecond, 2500 * time.Millisecond, 1500 * time.Millisecond}, c.TurnLatencies,
 		"from the root's send to the turn's first evaluation")
+	assert.ElementsMatch(t, []time.Duration{700 * time.Millisecond, 1500 * time.Millisecond}, c.RootLatencies,
+		"from each root's send to its own arrival; children and roots never sent are not counted")
 }
 
 // failFirst answers Unavailable to its first n requests, as a collector pushing back does.
