@@ -4,6 +4,7 @@
 package evalspan // import "github.com/agenteval/agenteval-collector/internal/evalspan"
 
 import (
+	"slices"
 	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -89,10 +90,10 @@ func (b *summaryBuffer) summary(tr *evaluation.TurnResult) *evaluation.TurnResul
 			issues += len(ir.ToolCalls[j].Issues)
 		}
 	}
-	b.irs = grown(b.irs, len(tr.Interactions))
-	b.calls = grown(b.calls, calls)
-	b.handoffs = grown(b.handoffs, handoffs)
-	b.issues = grown(b.issues, issues)
+	b.irs = slices.Grow(b.irs[:0], len(tr.Interactions))
+	b.calls = slices.Grow(b.calls[:0], calls)
+	b.handoffs = slices.Grow(b.handoffs[:0], handoffs)
+	b.issues = slices.Grow(b.issues[:0], issues)
 	s.Interactions = take(&b.irs, len(tr.Interactions))
 	for i := range tr.Interactions {
 		ir := &tr.Interactions[i]
@@ -128,17 +129,9 @@ func (b *summaryBuffer) summary(tr *evaluation.TurnResult) *evaluation.TurnResul
 	return s
 }
 
-// grown returns s emptied, with room for n entries (the arrays of the summaries before
-// are left to them).
-func grown[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, 0, n)
-	}
-	return s[:0]
-}
-
-// take cuts the next n entries from *s (room made by grown) as a list of its own: full
-// capacity n, so an append to it cannot reach the next list; empty and not nil for n 0.
+// take cuts the next n entries from *s (room made by slices.Grow) as a list of its own:
+// full capacity n, so an append to it cannot reach the next list; empty and not nil for
+// n 0.
 func take[T any](s *[]T, n int) []T {
 	if n == 0 {
 		return []T{}

@@ -138,9 +138,12 @@ func (s *sqlStore) SaveAnalysis(ctx context.Context, a *evaluation.Analysis) err
 // On SQLite, whose write transaction holds the lock from BEGIN, the same effect is had
 // with cheaper statements: a session not stored yet is inserted without placement query
 // or deletes, a stored one updated with the revision the placement query read
-// (docs/decisions/store.md "Writes"). Times are stored in UTC. Errors: a nil analysis, an empty session_id, a value JSON
-// cannot encode (NaN score), a duplicate turn_index or agent id, or the database's;
-// on error nothing of the batch is stored.
+// (docs/decisions/store.md "Writes"). Times are stored in UTC. Errors: a nil analysis,
+// an empty session_id, a value JSON cannot encode (NaN score), a duplicate turn_index or
+// agent id, ctx's error once it has ended, or the database's; on error nothing of the
+// batch is stored. On SQLite ctx is checked between statements, and a statement already
+// running is not interrupted (none of them waits for a lock); on PostgreSQL it also ends
+// a running statement.
 func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) error {
 	now := time.Now()
 	batch := make([]*analysisRows, 0, len(as))

@@ -588,6 +588,9 @@ func (t *Tracker) forget(tr *traceState) {
 		tr.sess.spans -= tr.recs.n
 	}
 	tr.recs = traceRecords{}
+	// The memo knows a trace by its records' address, which the emptied records keep:
+	// none of its references may outlive them, even if this state took records again.
+	t.vocab.forgetMemo()
 }
 
 // killSession closes a session that exceeded max_spans_per_session and refuses its

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/session/sessiontest"
 )
 
 // randomValue fills v (settable) with a random value: every exported field of every
@@ -354,4 +356,71 @@ func TestTraceRecordsMemo(t *testing.T) {
 			require.Zero(t, m)
 		}
 	}
+}
+
+// TestTrackerClosedRecordsAreTheirTraces interleaves the records of many traces of a few
+// sessions in random batches, with strings that repeat within and across traces (the
+// memo's hits), sessions killed by max_spans_per_session and evicted by max_sessions in
+// the middle of a batch, and vocabulary bounds of 0, 2 and 4096: every record a closed
+// turn hands out equals the record of that trace and span id that went in.
+func TestTrackerClosedRecordsAreTheirTraces(t *testing.T) {
+	defer func(v int) { vocabMax = v }(vocabMax)
+	template := sessiontest.TurnRecords(20)
+	names := []string{"chat", "chat gpt-4o", "execute_tool lookup", "invoke_agent spec0"}
+	var evicted, dropped uint64
+	models := []string{"gpt-4o", "gpt-4o-mini", "claude"}
+	for _, bound := range []int{0, 2, 4096} {
+		for seed := range uint64(20) {
+			vocabMax = bound
+			rng := rand.New(rand.NewPCG(seed, uint64(bound)))
+			tk := New(Config{MaxSessions: 6, MaxSpansPerSession: 90, SessionTimeout: time.Minute,
+				TurnTimeout: time.Minute, TurnSettle: time.Second, MaxSessionDuration: time.Hour})
+			in := map[[2]string]session.SpanRecord{}
+			var pending []session.SpanRecord
+			for tr := range 60 {
+				sess := fmt.Sprintf("s%d", rng.IntN(8))
+				for _, r := range template {
+					r.TraceID, r.SessionID = fmt.Sprintf("t%d", tr), sess
+					r.Name = names[rng.IntN(len(names))]
+					if r.Model != "" {
+						r.Model = models[rng.IntN(len(models))]
+					}
+					in[[2]string{r.TraceID, r.SpanID}] = r
+					pending = append(pending, r)
+				}
+			}
+			rng.Shuffle(len(pending), func(i, j int) { pending[i], pending[j] = pending[j], pending[i] })
+			clock := testT0
+			var closed []Closed
+			for len(pending) > 0 {
+				n := min(len(pending), 1+rng.IntN(120))
+				clock = clock.Add(time.Duration(rng.IntN(1500)) * time.Millisecond)
+				closed = append(closed, tk.ObserveClosing(pending[:n], clock)...)
+				closed = append(closed, tk.AdvanceClosing(clock)...)
+				pending = pending[n:]
+			}
+			closed = append(closed, tk.AdvanceClosing(clock.Add(time.Hour))...)
+			st := tk.Stats()
+			evicted += st.SessionsEvicted
+			dropped += st.SpansDropped
+			var turns, recs int
+			for _, c := range closed {
+				if c.Records == nil {
+					continue
+				}
+				turns++
+				for _, r := range c.Records {
+					want, ok := in[[2]string{r.TraceID, r.SpanID}]
+					require.True(t, ok, "bound %d seed %d: a record of no trace sent: %s/%s", bound, seed, r.TraceID, r.SpanID)
+					require.Equal(t, want, r, "bound %d seed %d", bound, seed)
+					recs++
+				}
+			}
+			tk.Finish(closed)
+			require.Positive(t, turns, "bound %d seed %d: turns closed", bound, seed)
+			require.Positive(t, recs)
+		}
+	}
+	assert.Positive(t, evicted, "sessions evicted by max_sessions")
+	assert.Positive(t, dropped, "spans of killed sessions")
 }
