@@ -808,12 +808,23 @@ func (s *sqlStore) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return withCtxErr(ctx, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return withCtxErr(ctx, fmt.Errorf("commit: %w", err))
 	}
 	return nil
+}
+
+// withCtxErr adds ctx's error to err once ctx has ended: database/sql then closes the
+// transaction under a running save, whose next statement fails with "sql: statement is
+// closed" or ErrTxDone rather than the context's error, and callers tell a save ended
+// by its deadline from a database error with errors.Is(err, context.DeadlineExceeded).
+func withCtxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%w)", err, cerr)
+	}
+	return err
 }
 
 // execEach runs exec(st, i) for i in [0, n) in one transaction, st being query
