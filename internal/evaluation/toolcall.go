@@ -197,7 +197,7 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 			r.Explanation += fmt.Sprintf("; %d issue(s) recorded without a score", len(r.Issues))
 		}
 	default:
-		r.Score = callScore(clamp01(1 - penalty))
+		r.Score = ptr(clamp01(1 - penalty))
 		if len(r.Issues) == 0 {
 			r.Verdict = VerdictValid
 		} else {
@@ -244,19 +244,6 @@ func (e *Evaluator) validateCall(agentID string, agent *session.AgentDefinition,
 		r.Explanation = b.String()
 	}
 	return r
-}
-
-// scoreOne is the score of every call without an issue (most calls): their results
-// share it instead of holding a float each. A score pointer is never written through
-// (round4Ptr replaces a pointer whose value it rounds), so sharing it changes no result.
-var scoreOne = 1.0
-
-// callScore returns a pointer to score v: scoreOne for 1.
-func callScore(v float64) *float64 {
-	if v == 1 {
-		return &scoreOne
-	}
-	return ptr(v)
 }
 
 // checkParameters runs the key checks (when the schema declares its keys) and then
