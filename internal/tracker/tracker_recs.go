@@ -232,12 +232,12 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 	if r.ParentSpanID != "" {
 		// Siblings share their parent: the id table is searched once for a run of them.
 		var p int
-		if m := memoAt(memo, memoParent); m != nil && m.trace == c && m.s == r.ParentSpanID {
-			p = m.ref
+		if memo != nil && memo[memoParent].trace == c && memo[memoParent].s == r.ParentSpanID {
+			p = memo[memoParent].ref
 		} else {
 			p = c.id(r.ParentSpanID)
-			if m != nil {
-				*m = memoEntry{s: r.ParentSpanID, trace: c, ref: p}
+			if memo != nil {
+				memo[memoParent] = memoEntry{s: r.ParentSpanID, trace: c, ref: p}
 			}
 		}
 		if m := c.idMeta[p]; m&idArrived != 0 && p != self {
@@ -245,8 +245,11 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 		}
 		b = binary.AppendUvarint(b, uint64(p))
 	}
-	// strAt writes a trace string.
-	strAt := func(f memoField, s string) {
+	// strAt is str for a field the memo follows.
+	strAt := func(f memoField, on bool, s string) {
+		if !on {
+			return
+		}
 		if memo != nil {
 			if m := &memo[f]; m.trace == c && m.s == s {
 				b = binary.AppendUvarint(b, uint64(m.ref))
@@ -277,7 +280,10 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 		b = binary.AppendUvarint(b, uint64(c.str(s)))
 	}
 	// vocAt is voc for a field the memo follows.
-	vocAt := func(f memoField, s string) {
+	vocAt := func(f memoField, on bool, s string) {
+		if !on {
+			return
+		}
 		if memo == nil {
 			voc(true, s)
 			return
@@ -314,25 +320,13 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 			}
 		}
 	}
-	strAt(memoName, r.Name)
-	if r.ClassRule != "" {
-		vocAt(memoClassRule, r.ClassRule)
-	}
-	if r.Operation != "" {
-		vocAt(memoOperation, r.Operation)
-	}
-	if r.SessionID != "" {
-		strAt(memoSessionID, r.SessionID)
-	}
-	if r.SessionKey != "" {
-		vocAt(memoSessionKey, r.SessionKey)
-	}
-	if r.Service != "" {
-		vocAt(memoService, r.Service)
-	}
-	if r.Model != "" {
-		vocAt(memoModel, r.Model)
-	}
+	strAt(memoName, true, r.Name)
+	vocAt(memoClassRule, r.ClassRule != "", r.ClassRule)
+	vocAt(memoOperation, r.Operation != "", r.Operation)
+	strAt(memoSessionID, r.SessionID != "", r.SessionID)
+	vocAt(memoSessionKey, r.SessionKey != "", r.SessionKey)
+	vocAt(memoService, r.Service != "", r.Service)
+	vocAt(memoModel, r.Model != "", r.Model)
 	if r.Usage != (session.Usage{}) {
 		u := &r.Usage
 		b = binary.AppendVarint(b, u.InputTokens)
@@ -368,21 +362,13 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 			str(rc.Arguments != "", rc.Arguments)
 		}
 	}
-	if r.ToolName != "" {
-		vocAt(memoToolName, r.ToolName)
-	}
+	vocAt(memoToolName, r.ToolName != "", r.ToolName)
 	str(r.ToolCallID != "", r.ToolCallID)
 	str(r.ToolArguments != "", r.ToolArguments)
 	str(r.ToolResult != "", r.ToolResult)
-	if r.ToolArgsSource != "" {
-		vocAt(memoToolArgsSource, r.ToolArgsSource)
-	}
-	if r.AgentName != "" {
-		vocAt(memoAgentName, r.AgentName)
-	}
-	if r.AgentRule != "" {
-		vocAt(memoAgentRule, r.AgentRule)
-	}
+	vocAt(memoToolArgsSource, r.ToolArgsSource != "", r.ToolArgsSource)
+	vocAt(memoAgentName, r.AgentName != "", r.AgentName)
+	vocAt(memoAgentRule, r.AgentRule != "", r.AgentRule)
 	str(r.ErrorType != "", r.ErrorType)
 	str(r.ErrorMessage != "", r.ErrorMessage)
 	str(r.Input != "", r.Input)
@@ -408,9 +394,7 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 	voc(r.HandoffMode != "", r.HandoffMode)
 	voc(r.HandoffRule != "", r.HandoffRule)
 	list(r.Problems, false)
-	if r.Deferred.InputMessages != "" {
-		strAt(memoDeferredInput, r.Deferred.InputMessages)
-	}
+	strAt(memoDeferredInput, r.Deferred.InputMessages != "", r.Deferred.InputMessages)
 	if r.Deferred.ProblemsAt != 0 {
 		b = binary.AppendVarint(b, int64(r.Deferred.ProblemsAt))
 	}
@@ -541,14 +525,6 @@ const (
 	memoParent // an index in the trace's span ids
 	numMemoFields
 )
-
-// memoAt returns the entry of field f in memo, nil without a memo.
-func memoAt(memo *[numMemoFields]memoEntry, f memoField) *memoEntry {
-	if memo == nil {
-		return nil
-	}
-	return &memo[f]
-}
 
 // numMemoClasses bounds the span classes the memo follows (session.ClassEvaluation is
 // the last; its records are never retained).
