@@ -141,9 +141,11 @@ func (s *sqlStore) SaveAnalysis(ctx context.Context, a *evaluation.Analysis) err
 // (docs/decisions/store.md "Writes"). Times are stored in UTC. Errors: a nil analysis,
 // an empty session_id, a value JSON cannot encode (NaN score), a duplicate turn_index or
 // agent id, ctx's error once it has ended, or the database's; on error nothing of the
-// batch is stored. On SQLite ctx is checked between statements, and a statement already
-// running is not interrupted (none of them waits for a lock); on PostgreSQL it also ends
-// a running statement.
+// batch is stored, but for one case: on PostgreSQL a ctx that ends during the COMMIT
+// leaves its outcome to the server, and the batch may then be stored whole (never in
+// part; a retry writes each analysis and revision once). On SQLite ctx is checked
+// between statements, and a statement already running is not interrupted (none of them
+// waits for a lock); on PostgreSQL it also ends a running statement.
 func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) error {
 	now := time.Now()
 	batch := make([]*analysisRows, 0, len(as))
