@@ -1,0 +1,144 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package handoff passes evaluation results from the agentsession processor to the
+// agenteval exporter of the same collector, in process, keyed by the evaluation span
+// that carries each result (DESIGN.md §6 allows "an in-process handoff to the store
+// through a shared extension"; docs/decisions/performance.md §8.41).
+//
+// The evaluation spans stay complete and signed: the handoff only lets an exporter that
+// runs in the emitting process skip what it would otherwise redo on each span, the
+// signature check and the decode of the typed attributes back into the result the
+// processor had in memory. A span whose key is not found (another collector emitted
+// it, the entry was evicted, the collector restarted with spans in a persistent queue)
+// is checked and decoded from its attributes as before. So the handoff may lose any
+// entry at any time without losing a result: it is bounded by a number of entries and
+// drops the oldest first.
+//
+// A result put here is shared, not copied: the putter must not modify it afterwards,
+// and the taker only reads it.
+package handoff // import "github.com/agenteval/agenteval-collector/internal/handoff"
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+// Key is the trace and span id of the evaluation span that carries a result.
+type Key struct {
+	TraceID pcommon.TraceID
+	SpanID  pcommon.SpanID
+}
+
+// SpanKey returns the key of an evaluation span.
+func SpanKey(traceID pcommon.TraceID, spanID pcommon.SpanID) Key {
+	return Key{TraceID: traceID, SpanID: spanID}
+}
+
+// entry is one handed-off result: the turn result a turn evaluation span carries, or
+// the analysis of a session evaluation span.
+type entry struct {
+	turn     *evaluation.TurnResult
+	analysis *evaluation.Analysis
+}
+
+// Handoff holds at most a fixed number of results, keyed by their evaluation span; on
+// overflow the oldest entry is dropped. It is safe for concurrent use.
+type Handoff struct {
+	mu      sync.Mutex
+	entries map[Key]entry
+	// ring holds the keys in the order they were put; next is the slot the next put
+	// overwrites, evicting its key if that is still held. A taken key leaves its slot
+	// stale until it is overwritten.
+	ring    []Key
+	next    int
+	evicted atomic.Int64
+}
+
+// New returns a Handoff that holds at most maxEntries results (at least 1).
+func New(maxEntries int) *Handoff {
+	maxEntries = max(maxEntries, 1)
+	return &Handoff{
+		entries: make(map[Key]entry, maxEntries),
+		ring:    make([]Key, maxEntries),
+	}
+}
+
+// PutTurn hands off the turn result that the turn evaluation span k carries (what
+// evalspan.DecodeTurn returns for that span). tr must not be modified afterwards.
+func (h *Handoff) PutTurn(k Key, tr *evaluation.TurnResult) { h.put(k, entry{turn: tr}) }
+
+// PutAnalysis hands off the analysis that the session evaluation span k carries (what
+// evalspan.DecodeAnalysis returns for that span). a must not be modified afterwards.
+func (h *Handoff) PutAnalysis(k Key, a *evaluation.Analysis) { h.put(k, entry{analysis: a}) }
+
+func (h *Handoff) put(k Key, e entry) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.entries[k]; ok {
+		h.entries[k] = e // the same span again: keep its slot
+		return
+	}
+	old := h.ring[h.next]
+	if _, ok := h.entries[old]; ok {
+		delete(h.entries, old)
+		h.evicted.Add(1)
+	}
+	h.ring[h.next] = k
+	h.next = (h.next + 1) % len(h.ring)
+	h.entries[k] = e
+}
+
+// TakeTurn returns and removes the turn result handed off for span k, if it is held.
+func (h *Handoff) TakeTurn(k Key) (*evaluation.TurnResult, bool) {
+	e, ok := h.take(k, true)
+	return e.turn, ok && e.turn != nil
+}
+
+// Analysis reports whether an analysis is held for span k, without removing it: the
+// exporter's check before its sending queue, whose consumer later takes it.
+func (h *Handoff) Analysis(k Key) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.entries[k]
+	return ok && e.analysis != nil
+}
+
+// TakeAnalysis returns and removes the analysis handed off for span k, if it is held.
+func (h *Handoff) TakeAnalysis(k Key) (*evaluation.Analysis, bool) {
+	e, ok := h.take(k, false)
+	return e.analysis, ok && e.analysis != nil
+}
+
+// take removes and returns k's entry if it holds the kind asked for (a turn or an
+// analysis); an entry of the other kind is left.
+func (h *Handoff) take(k Key, turn bool) (entry, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.entries[k]
+	if !ok || (e.turn != nil) != turn {
+		return entry{}, false
+	}
+	delete(h.entries, k)
+	return e, true
+}
+
+// Len returns the number of results held.
+func (h *Handoff) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.entries)
+}
+
+// Evicted returns how many results were dropped, untaken, to make room for newer ones.
+func (h *Handoff) Evicted() int64 { return h.evicted.Load() }
+
+// Provider is what the agentsession processor and the agenteval exporter look for in
+// the extension their `handoff` setting names (extension agenteval_handoff).
+type Provider interface {
+	Handoff() *Handoff
+}

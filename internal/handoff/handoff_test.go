@@ -1,0 +1,105 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package handoff
+
+import (
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+)
+
+func key(i int) Key {
+	var s pcommon.SpanID
+	binary.BigEndian.PutUint64(s[:], uint64(i)+1)
+	return SpanKey(pcommon.TraceID{1}, s)
+}
+
+func TestTakeReturnsWhatWasPutOnce(t *testing.T) {
+	h := New(8)
+	tr := &evaluation.TurnResult{SessionID: "s", TurnIndex: 2}
+	a := &evaluation.Analysis{SessionID: "s"}
+	h.PutTurn(key(1), tr)
+	h.PutAnalysis(key(2), a)
+
+	// The kind asked for must match: a turn is not an analysis.
+	_, ok := h.TakeAnalysis(key(1))
+	assert.False(t, ok)
+	_, ok = h.TakeTurn(key(2))
+	assert.False(t, ok)
+	assert.False(t, h.Analysis(key(1)))
+
+	got, ok := h.TakeTurn(key(1))
+	require.True(t, ok)
+	assert.Same(t, tr, got)
+	_, ok = h.TakeTurn(key(1))
+	assert.False(t, ok, "taken once")
+
+	assert.True(t, h.Analysis(key(2)), "a look does not take")
+	ga, ok := h.TakeAnalysis(key(2))
+	require.True(t, ok)
+	assert.Same(t, a, ga)
+	assert.False(t, h.Analysis(key(2)))
+	assert.Zero(t, h.Len())
+	assert.Zero(t, h.Evicted())
+}
+
+func TestBoundDropsTheOldestUntaken(t *testing.T) {
+	h := New(3)
+	for i := range 3 {
+		h.PutTurn(key(i), &evaluation.TurnResult{TurnIndex: i})
+	}
+	_, ok := h.TakeTurn(key(1)) // its slot is stale now
+	require.True(t, ok)
+	h.PutTurn(key(3), &evaluation.TurnResult{TurnIndex: 3}) // overwrites key(0)'s slot
+	h.PutTurn(key(4), &evaluation.TurnResult{TurnIndex: 4}) // overwrites key(1)'s stale slot
+	assert.Equal(t, int64(1), h.Evicted())
+	assert.Equal(t, 3, h.Len())
+	_, ok = h.TakeTurn(key(0))
+	assert.False(t, ok, "the oldest was dropped")
+	for _, i := range []int{2, 3, 4} {
+		tr, ok := h.TakeTurn(key(i))
+		require.True(t, ok, "entry %d", i)
+		assert.Equal(t, i, tr.TurnIndex)
+	}
+
+	// Putting the same key again replaces its value and keeps the count.
+	h.PutTurn(key(9), &evaluation.TurnResult{TurnIndex: 1})
+	h.PutTurn(key(9), &evaluation.TurnResult{TurnIndex: 2})
+	assert.Equal(t, 1, h.Len())
+	tr, ok := h.TakeTurn(key(9))
+	require.True(t, ok)
+	assert.Equal(t, 2, tr.TurnIndex)
+}
+
+func TestNeverHoldsMoreThanItsBound(t *testing.T) {
+	const bound = 64
+	h := New(bound)
+	var wg sync.WaitGroup
+	var taken atomic.Int64
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 1000 {
+				k := key(w*1000 + i)
+				h.PutAnalysis(k, &evaluation.Analysis{})
+				if i%3 == 0 {
+					if _, ok := h.TakeAnalysis(k); ok {
+						taken.Add(1)
+					}
+				}
+				assert.LessOrEqual(t, h.Len(), bound)
+			}
+		})
+	}
+	wg.Wait()
+	assert.LessOrEqual(t, h.Len(), bound)
+	// Every put is either still held, taken or evicted.
+	assert.Equal(t, int64(4000), int64(h.Len())+taken.Load()+h.Evicted())
+}
