@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/agenteval/agenteval-collector/internal/handoff"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
@@ -64,11 +65,18 @@ func (e *agentEvalExporter) evaluationSpans(ctx context.Context, td ptrace.Trace
 				s := kind.Str()
 				verdicts := semconv.IsVerdictKind(s) // late judge verdicts, stored like analyses
 				if s == semconv.EvalKindTurn || s == semconv.EvalKindAgentSession || verdicts {
-					if err := e.signer.Verify(span.Attributes()); err != nil {
-						forged++
-						e.logger.Debug("agenteval: ignoring an evaluation span not signed with signing_key",
-							zap.String("kind", s), zap.Stringer("span_id", span.SpanID()), zap.Error(err))
+					switch e.handedOff(s, span) {
+					case handedTurn:
+						handled++
 						continue
+					case handedAnalysis: // authentic: taken from the handoff by pushTraces
+					default:
+						if err := e.signer.Verify(span.Attributes()); err != nil {
+							forged++
+							e.logger.Debug("agenteval: ignoring an evaluation span not signed with signing_key",
+								zap.String("kind", s), zap.Stringer("span_id", span.SpanID()), zap.Error(err))
+							continue
+						}
 					}
 				}
 				if s != semconv.EvalKindAgentSession && !verdicts {
@@ -105,4 +113,36 @@ func (e *agentEvalExporter) evaluationSpans(ctx context.Context, td ptrace.Trace
 		e.logger.Error("agenteval: dropping undecodable turn evaluation spans", zap.Error(errors.Join(decodeErrs...)))
 	}
 	return out
+}
+
+// What the handoff holds for an evaluation span (handedOff).
+const (
+	handedNone     = iota // nothing: the span is verified and decoded
+	handedTurn            // its turn result, recorded and taken
+	handedAnalysis        // its analysis, left for pushTraces to take
+)
+
+// handedOff looks span, of kind, up in the handoff (the handoff setting) and returns
+// what it found. A turn span found is recorded from the handed-off result, taken out:
+// no signature check and no decode (docs/decisions/evaluation-authenticity.md says why
+// an entry is authentic). A session span found is only looked at: it enters the queue
+// as today, and pushTraces takes its analysis. Verdict spans are never handed off.
+func (e *agentEvalExporter) handedOff(kind string, span ptrace.Span) int {
+	h := e.handoff
+	if h == nil {
+		return handedNone
+	}
+	k := handoff.SpanKey(span.TraceID(), span.SpanID())
+	switch kind {
+	case semconv.EvalKindTurn:
+		if tr, ok := h.TakeTurn(k); ok {
+			e.recordTurnResult(tr)
+			return handedTurn
+		}
+	case semconv.EvalKindAgentSession:
+		if h.Analysis(k) {
+			return handedAnalysis
+		}
+	}
+	return handedNone
 }

@@ -71,6 +71,13 @@ type Config struct {
 	// It must equal the agentsession processor's signing_key. Empty (default): the
 	// random key of this process, which the processor of the same collector also uses.
 	SigningKey configopaque.String `mapstructure:"signing_key"`
+	// Handoff names an agenteval_handoff extension (in service::extensions) through
+	// which the agentsession processor of this collector, naming the same extension,
+	// passes its turn and session results in process: a span whose result is found
+	// there is recorded from it, with no signature check and no decode. Any other span
+	// is checked and decoded as without it (docs/decisions/performance.md §8.41).
+	// Default: none (off).
+	Handoff *component.ID `mapstructure:"handoff"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

@@ -75,6 +75,15 @@ func TestLoadConfig(t *testing.T) {
 			},
 		},
 		{
+			id: component.NewIDWithName(metadata.Type, "handoff"),
+			expected: func() *Config {
+				cfg := createDefaultConfig().(*Config)
+				id := component.MustNewID("agenteval_handoff")
+				cfg.Handoff = &id
+				return cfg
+			},
+		},
+		{
 			id: component.NewIDWithName(metadata.Type, "no_ui"),
 			expected: func() *Config {
 				cfg := createDefaultConfig().(*Config)

@@ -24,6 +24,7 @@ import (
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadata"
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/handoff"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/internal/webui"
@@ -58,6 +59,9 @@ type agentEvalExporter struct {
 	telemetry *metadata.TelemetryBuilder
 	metrics   *promMetrics
 	signer    *evalspan.Signer // verifies agent_eval.signature
+	// handoff, when set by start (the handoff setting), holds the results of this
+	// collector's agentsession processor by evaluation span (authenticate.go handedOff).
+	handoff *handoff.Handoff
 
 	// openStore, connectBackoff, retentionInterval and now are replaced in tests.
 	openStore         func(ctx context.Context, driver, dsn string) (store.Store, error)
@@ -116,6 +120,9 @@ func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporte
 // served and the query API answers 503. A port already taken fails start, naming the
 // server.
 func (e *agentEvalExporter) start(ctx context.Context, host component.Host) (err error) {
+	if e.handoff, err = handoff.FromHost(host, e.cfg.Handoff); err != nil {
+		return fmt.Errorf("agenteval: %w", err)
+	}
 	e.host = host
 	e.ready = make(chan struct{})
 	bg, cancel := context.WithCancel(context.Background())
@@ -328,15 +335,12 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 						decodeErrs = append(decodeErrs, err)
 					}
 				case semconv.EvalKindAgentSession:
-					a, err := evalspan.DecodeAnalysis(span.Attributes())
-					if err == nil && a.SessionID == "" {
-						err = errors.New("session_id is empty")
-					}
+					a, err := e.analysis(span)
 					if err != nil {
 						decodeErrs = append(decodeErrs, spanError(span, err))
 						continue
 					}
-					analyses = append(analyses, &a)
+					analyses = append(analyses, a)
 					keep(rs, ss, span)
 				case semconv.EvalKindJudge, semconv.EvalKindReference:
 					vs, err := decodeVerdicts(span)
@@ -405,21 +409,48 @@ func (e *agentEvalExporter) saveIfReady(ctx context.Context, as []*evaluation.An
 	return e.save(ctx, as)
 }
 
-// recordTurn decodes a turn evaluation span and feeds its result to the per-turn
-// metrics and, once the store is open, to the live UI events.
+// analysis returns the analysis of a session evaluation span: the one handed off for
+// it by this collector's processor (taken out of the handoff), else the one decoded
+// from its attributes. Errors: the decode's, or an empty session_id.
+func (e *agentEvalExporter) analysis(span ptrace.Span) (*evaluation.Analysis, error) {
+	if h := e.handoff; h != nil {
+		if a, ok := h.TakeAnalysis(handoff.SpanKey(span.TraceID(), span.SpanID())); ok {
+			if a.SessionID == "" {
+				return nil, errors.New("session_id is empty")
+			}
+			return a, nil
+		}
+	}
+	a, err := evalspan.DecodeAnalysis(span.Attributes())
+	if err == nil && a.SessionID == "" {
+		err = errors.New("session_id is empty")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// recordTurn decodes a turn evaluation span and records its result (recordTurnResult).
 func (e *agentEvalExporter) recordTurn(span ptrace.Span) error {
 	tr, err := evalspan.DecodeTurn(span.Attributes())
 	if err != nil {
 		return spanError(span, err)
 	}
-	e.metrics.recordTurn(&tr)
+	e.recordTurnResult(&tr)
+	return nil
+}
+
+// recordTurnResult feeds a turn result to the per-turn metrics and, once the store is
+// open, to the live UI events. tr is only read.
+func (e *agentEvalExporter) recordTurnResult(tr *evaluation.TurnResult) {
+	e.metrics.recordTurn(tr)
 	if e.cfg.Console == ConsoleSummary {
-		e.logger.Info(turnConsoleLine(&tr))
+		e.logger.Info(turnConsoleLine(tr))
 	}
 	if e.isReady() {
-		e.events.PublishTurn(&tr)
+		e.events.PublishTurn(tr)
 	}
-	return nil
 }
 
 // save stores the analyses in one transaction when the store can (store.BatchSaver),

@@ -116,6 +116,12 @@ type Config struct {
 	// same collector also uses. In a two-tier deployment set the same key (at least 16
 	// bytes) on both tiers, e.g. ${env:AGENTEVAL_SIGNING_KEY}.
 	SigningKey configopaque.String `mapstructure:"signing_key"`
+	// Handoff names an agenteval_handoff extension (in service::extensions) through
+	// which the turn and session results are passed, in process, to an agenteval
+	// exporter of this collector that names the same extension: it then skips their
+	// signature check and decode. The evaluation spans are emitted complete and signed
+	// all the same (docs/decisions/performance.md §8.41). Default: none (off).
+	Handoff *component.ID `mapstructure:"handoff"`
 
 	_ struct{}
 }

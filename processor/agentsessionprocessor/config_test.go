@@ -77,6 +77,12 @@ func TestLoadConfig(t *testing.T) {
 			},
 		},
 		{id: component.NewIDWithName(metadata.Type, "references"), expected: referencesConfig()},
+		{id: component.NewIDWithName(metadata.Type, "handoff"), expected: func() *Config {
+			cfg := createDefaultConfig().(*Config)
+			id := component.MustNewID("agenteval_handoff")
+			cfg.Handoff = &id
+			return cfg
+		}()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id.String(), func(t *testing.T) {

@@ -74,6 +74,7 @@ func runFailedSave(t *testing.T, driver, dsn string, failures int) {
 	t.Cleanup(func() { assert.NoError(t, p.shutdown(ctx)) })
 	faulty := &failingContinuation{ContinuationStore: p.cont}
 	p.cont = faulty
+	h := withHandoff(p) // withdrawn verdicts must leave no entry
 	const id = "failed-save-1"
 	sendTurns(t, p, clk, id, 1, 0)
 	faulty.failSaves = failures
@@ -97,6 +98,7 @@ func runFailedSave(t *testing.T, driver, dsn string, failures int) {
 		assert.True(t, r.Result.Final, "turn %d", i)
 	}
 	assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType, "the stored verdict of turn 0 is RDM")
+	assertDecodedEqual(t, takeHandedOff(t, h, sink))
 }
 
 // TestFailedSavesWrittenAtShutdown: the saves of a session's last batches fail and the

@@ -113,6 +113,7 @@ func TestContinuationAcrossPauses(t *testing.T) {
 	cfg := testConfig()
 	cfg.SessionTimeout = 30 * time.Second
 	p, sink, clk := newTestProcessor(t, cfg, nil)
+	h := withHandoff(p) // revisions and continued turns: nothing handed off changes later
 	ctx := context.Background()
 	for i, c := range conversation {
 		_, err := p.processTraces(ctx, chatTurn("conv-1", i+1, clk.now(), c.user, c.answer, true))
@@ -151,6 +152,7 @@ func TestContinuationAcrossPauses(t *testing.T) {
 	assert.Equal(t, conversation[0].user, last.TurnResults[0].UserMessage, "the analysis holds the whole conversation")
 	assert.Equal(t, conversation[2].answer, last.TurnResults[2].FinalResponse)
 	assert.Len(t, final[2], 1)
+	assertDecodedEqual(t, takeHandedOff(t, h, sink))
 }
 
 // TestOutOfOrderTurnClose: a turn whose root never arrives (it closes at turn_timeout)
@@ -161,6 +163,7 @@ func TestOutOfOrderTurnClose(t *testing.T) {
 	cfg.TurnTimeout = 10 * time.Second
 	cfg.SessionTimeout = time.Minute
 	p, sink, clk := newTestProcessor(t, cfg, nil)
+	h := withHandoff(p)
 	ctx := context.Background()
 	t0 := clk.now()
 	_, _ = p.processTraces(ctx, chatTurn("ooo", 1, t0, "first question about Paris", "first answer", false))
@@ -184,6 +187,7 @@ func TestOutOfOrderTurnClose(t *testing.T) {
 	as := analyses(t, spans[semconv.EvalKindAgentSession])
 	require.Len(t, as, 1)
 	require.Len(t, as[0].TurnResults, 2)
+	assertDecodedEqual(t, takeHandedOff(t, h, sink))
 }
 
 func userOf(t *testing.T, tr evaluation.TurnResult) string {

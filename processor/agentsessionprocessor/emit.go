@@ -19,6 +19,7 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/handoff"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
@@ -53,6 +54,9 @@ type emitter struct {
 	interactions EmitPolicy
 	analysis     bool
 	signer       *evalspan.Signer // signs the turn and session spans' typed results
+	// handoff, when set (the handoff setting), receives the result of every turn and
+	// session span encoded, keyed by the span (handOff).
+	handoff *handoff.Handoff
 }
 
 // wireDefaultsGate turns the wire defaults of the turn and session evaluation spans off
@@ -275,7 +279,16 @@ func (b *evalBatch) encodeTurnSpan(i int, tr *evaluation.TurnResult) {
 	a := sp.Attributes()
 	// Its summary (evalspan.TurnSummary), signed as it is encoded; what follows is not
 	// signed (docs/decisions/evaluation-authenticity.md).
-	sig := b.e.signer.EncodeTurnSummary(a, tr)
+	var sig evalspan.Signature
+	if h := b.e.handoff; h != nil {
+		// The summary the exporter would decode from the span, built once, in memory
+		// of its own: the handoff keeps it (EncodeTurnSummary's is pooled).
+		sum := evalspan.TurnSummary(tr)
+		sig = b.e.signer.EncodeTurn(a, &sum)
+		h.PutTurn(spanKey(sp), &sum)
+	} else {
+		sig = b.e.signer.EncodeTurnSummary(a, tr)
+	}
 	a.PutBool(semconv.AgentEvalPartial, tr.Partial)
 	putIssues(a, tr.Interactions...)
 	score := 1.0
@@ -335,8 +348,14 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 		a.PutStr(semconv.AgentEvalAnalysis, string(js))
 	}
 	sig.Put(a)
+	if h := b.e.handoff; h != nil {
+		h.PutAnalysis(spanKey(sp), an)
+	}
 	return nil
 }
+
+// spanKey is the handoff key of evaluation span sp.
+func spanKey(sp ptrace.Span) handoff.Key { return handoff.SpanKey(sp.TraceID(), sp.SpanID()) }
 
 // wantInteraction reports whether ir gets its own agent_interaction span: with
 // emit.interactions issues, when one of its tool calls would get a tool_call span under

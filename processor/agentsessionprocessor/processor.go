@@ -24,6 +24,7 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/handoff"
 	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 	"github.com/agenteval/agenteval-collector/internal/reuse"
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -329,7 +330,12 @@ func (p *agentSessionProcessor) extract(td ptrace.Traces, recs []session.SpanRec
 	return recs
 }
 
-func (p *agentSessionProcessor) start(ctx context.Context, _ component.Host) error {
+func (p *agentSessionProcessor) start(ctx context.Context, host component.Host) error {
+	h, err := handoff.FromHost(host, p.cfg.Handoff)
+	if err != nil {
+		return fmt.Errorf("agentsession: %w", err)
+	}
+	p.emitter.handoff = h // before the shards start
 	if c := p.cfg.Continuation; c.Driver != "" {
 		cs, err := store.OpenContinuation(ctx, c.Driver, string(c.DSN))
 		if err != nil {

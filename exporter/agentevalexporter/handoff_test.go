@@ -1,0 +1,382 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentevalexporter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadatatest"
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/handoff"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
+)
+
+var handoffID = component.MustNewID("agenteval_handoff")
+
+// handoffExtension stands in for the agenteval_handoff extension: a component that
+// provides a Handoff.
+type handoffExtension struct {
+	component.StartFunc
+	component.ShutdownFunc
+	h *handoff.Handoff
+}
+
+func (x handoffExtension) Handoff() *handoff.Handoff { return x.h }
+
+func handoffExtensions(h *handoff.Handoff) map[component.ID]component.Component {
+	return map[component.ID]component.Component{handoffID: handoffExtension{h: h}}
+}
+
+// realTraceFiles are the recorded agent runs the processor's and e2e golden tests replay.
+func realTraceFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, pat := range []string{"../../testdata/fixtures/*.json", "../../testdata/samples/*.json"} {
+		m, err := filepath.Glob(pat)
+		require.NoError(t, err)
+		files = append(files, m...)
+	}
+	require.NotEmpty(t, files)
+	return files
+}
+
+// runProcessor replays the files through an agentsession processor whose handoff
+// setting names h's extension (none for a nil h) and returns what it emitted: the
+// batches holding evaluation spans, as the exporter receives them.
+func runProcessor(t *testing.T, files []string, h *handoff.Handoff) []ptrace.Traces {
+	t.Helper()
+	f := agentsessionprocessor.NewFactory()
+	cfg := f.CreateDefaultConfig().(*agentsessionprocessor.Config)
+	host := &statusHost{}
+	if h != nil {
+		cfg.Handoff = &handoffID
+		host.extensions = handoffExtensions(h)
+	}
+	sink := new(consumertest.TracesSink)
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), host))
+	for _, file := range files {
+		require.NoError(t, p.ConsumeTraces(context.Background(), readTraces(t, file)))
+	}
+	require.NoError(t, p.Shutdown(context.Background())) // evaluates every open session
+	var out []ptrace.Traces
+	for _, td := range sink.AllTraces() {
+		if countEvalSpans(td, "") > 0 {
+			out = append(out, td)
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+func readTraces(t *testing.T, path string) ptrace.Traces {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+	require.NoError(t, err, path)
+	return td
+}
+
+// eachEvalSpan calls fn with every evaluation span of td of kind ("" for any).
+func eachEvalSpan(td ptrace.Traces, kind string, fn func(ptrace.Span)) {
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		sss := td.ResourceSpans().At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sp := spans.At(k)
+				if v, ok := sp.Attributes().Get(semconv.AgentEvalKind); ok && (kind == "" || v.Str() == kind) {
+					fn(sp)
+				}
+			}
+		}
+	}
+}
+
+func countEvalSpans(td ptrace.Traces, kind string) int {
+	n := 0
+	eachEvalSpan(td, kind, func(ptrace.Span) { n++ })
+	return n
+}
+
+func spanKey(sp ptrace.Span) handoff.Key { return handoff.SpanKey(sp.TraceID(), sp.SpanID()) }
+
+// handedOff is one result the processor put in the handoff, with its span.
+type handedOff struct {
+	span ptrace.Span
+	turn *evaluation.TurnResult
+	an   *evaluation.Analysis
+}
+
+// peekHandoff returns, for every turn and session span of batches, what h holds for
+// it, left in place (taken and put back). It fails when a span has no entry.
+func peekHandoff(t *testing.T, h *handoff.Handoff, batches []ptrace.Traces) []handedOff {
+	t.Helper()
+	var out []handedOff
+	for _, td := range batches {
+		eachEvalSpan(td, semconv.EvalKindTurn, func(sp ptrace.Span) {
+			tr, ok := h.TakeTurn(spanKey(sp))
+			require.True(t, ok, "turn span %s is handed off", sp.SpanID())
+			h.PutTurn(spanKey(sp), tr)
+			out = append(out, handedOff{span: sp, turn: tr})
+		})
+		eachEvalSpan(td, semconv.EvalKindAgentSession, func(sp ptrace.Span) {
+			a, ok := h.TakeAnalysis(spanKey(sp))
+			require.True(t, ok, "session span %s is handed off", sp.SpanID())
+			h.PutAnalysis(spanKey(sp), a)
+			out = append(out, handedOff{span: sp, an: a})
+		})
+	}
+	return out
+}
+
+// assertHandedOffIsDecoded checks that each handed-off value equals what the exporter
+// decodes from its span: what makes skipping the decode safe. The only normalisation:
+// the analysis' times are compared as instants (the wire carries Unix nanoseconds, no
+// location and no monotonic reading).
+func assertHandedOffIsDecoded(t *testing.T, hs []handedOff) {
+	t.Helper()
+	for _, x := range hs {
+		if x.turn != nil {
+			got, err := evalspan.DecodeTurn(x.span.Attributes())
+			require.NoError(t, err)
+			assert.Equal(t, got, *x.turn, "turn span %s", x.span.SpanID())
+			continue
+		}
+		got, err := evalspan.DecodeAnalysis(x.span.Attributes())
+		require.NoError(t, err)
+		want := *x.an
+		assert.True(t, want.StartedAt.Equal(got.StartedAt) && want.EndedAt.Equal(got.EndedAt), "session span %s times", x.span.SpanID())
+		want.StartedAt, want.EndedAt = got.StartedAt, got.EndedAt
+		assert.Equal(t, got, want, "session span %s", x.span.SpanID())
+	}
+}
+
+// observed is what an exporter produced: the stored analyses read back through the
+// store, the Prometheus metrics, the live UI events and its own telemetry's counts.
+type observed struct {
+	analyses []string
+	metrics  string
+	events   []string
+}
+
+// exportAll passes the batches to x, one ConsumeTraces each, and returns what it
+// produced. A UI stream is open throughout, so that turn and session events are built.
+func exportAll(t *testing.T, x *testExporter, batches []ptrace.Traces) observed {
+	t.Helper()
+	sub, err := x.exp.events.Subscribe()
+	require.NoError(t, err)
+	var o observed
+	for _, td := range batches {
+		cp := ptrace.NewTraces()
+		td.CopyTo(cp) // each exporter gets its own copy, as a fan-out does
+		require.NoError(t, x.consume(cp))
+		for drained := false; !drained; {
+			select {
+			case ev, ok := <-sub.C:
+				require.True(t, ok, "the UI stream was dropped (a batch of over 64 events)")
+				o.events = append(o.events, ev.Type+" "+string(ev.Data))
+			default:
+				drained = true
+			}
+		}
+	}
+	ctx := context.Background()
+	list, err := x.exp.store.ListSessions(ctx, store.Filter{Limit: store.MaxLimit})
+	require.NoError(t, err)
+	require.NotEmpty(t, list)
+	for _, s := range list {
+		a, err := x.exp.store.GetAnalysis(ctx, s.SessionID)
+		require.NoError(t, err)
+		js, err := json.Marshal(a)
+		require.NoError(t, err)
+		o.analyses = append(o.analyses, string(js))
+	}
+	fams, err := x.scrape().Gather()
+	require.NoError(t, err)
+	var b strings.Builder
+	for _, f := range fams {
+		fmt.Fprintln(&b, f.String())
+	}
+	o.metrics = b.String()
+	return o
+}
+
+// TestHandoffChangesNoOutput replays every recorded agent run through the processor
+// with a handoff, then exports its evaluation spans with and without the handoff: the
+// stored analyses, the metrics and the UI events are the same, every handed-off result
+// is what the exporter would have decoded from its span, every entry is taken (none
+// decoded again), and nothing modified a handed-off result after it was put (checked
+// once the processor and the exporter are done with it).
+func TestHandoffChangesNoOutput(t *testing.T) {
+	h := handoff.New(1 << 16)
+	batches := runProcessor(t, realTraceFiles(t), h)
+	hs := peekHandoff(t, h, batches)
+	var turns, sessions int
+	for _, x := range hs {
+		if x.turn != nil {
+			turns++
+		} else {
+			sessions++
+		}
+	}
+	t.Logf("%d batches, %d turn and %d session spans handed off", len(batches), turns, sessions)
+	require.Positive(t, turns)
+	require.Positive(t, sessions)
+	require.Equal(t, turns+sessions, h.Len(), "only the emitted spans are handed off")
+	assertHandedOffIsDecoded(t, hs)
+
+	plain := newTestExporter(t, testConfig(), nil)
+	cfg := testConfig()
+	cfg.Handoff = &handoffID
+	handed := newTestExporterWithExtensions(t, cfg, nil, handoffExtensions(h))
+
+	want := exportAll(t, plain, batches)
+	got := exportAll(t, handed, batches)
+	assert.Equal(t, want.analyses, got.analyses, "stored analyses")
+	assert.Equal(t, want.metrics, got.metrics, "Prometheus metrics")
+	assert.Equal(t, want.events, got.events, "UI events")
+	assert.Len(t, got.analyses, sessions)
+	assert.Zero(t, h.Len(), "every entry taken by the exporter")
+	assert.Zero(t, h.Evicted())
+	for _, x := range []*testExporter{plain, handed} {
+		metadatatest.AssertEqualExporterAgentevalAnalysesStored(t, x.tel,
+			[]metricdata.DataPoint[int64]{{Value: int64(sessions)}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+		_, err := x.tel.GetMetric("otelcol_exporter_agenteval_unauthenticated_spans")
+		assert.Error(t, err, "no span rejected")
+	}
+	// After everything: the values the handoff passed still equal their spans.
+	assertHandedOffIsDecoded(t, hs)
+}
+
+// TestHandoffDoesNotAdmitForgeries: with the handoff on, a turn or session span with
+// the right kind and a wrong signature whose ids are not in the handoff is rejected as
+// without it; a forged session span that reuses the ids of a real one whose entry is
+// held gets the real analysis stored, not its own.
+func TestHandoffDoesNotAdmitForgeries(t *testing.T) {
+	h := handoff.New(64)
+	cfg := testConfig()
+	cfg.Handoff = &handoffID
+	x := newTestExporterWithExtensions(t, cfg, nil, handoffExtensions(h))
+
+	bad := turn0(true)
+	bad.IsBad, bad.DetectionType = true, evaluation.DetectionRDM
+	forged := analysisCheckout()
+	forged.OverallScore = ptr(0.01)
+	b := newSpanBuilder(t).turn(bad).session(forged)
+	unsign(b)
+	require.NoError(t, x.consume(b.traces()))
+	assert.Empty(t, x.sessionIDs(""), "nothing stored")
+	metadatatest.AssertEqualExporterAgentevalUnauthenticatedSpans(t, x.tel,
+		[]metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+
+	// The real analysis is handed off under the forged span's ids.
+	real := analysisCheckout()
+	b = newSpanBuilder(t).session(forged)
+	unsign(b)
+	h.PutAnalysis(spanKey(b.ss.Spans().At(0)), &real)
+	require.NoError(t, x.consume(b.traces()))
+	stored, err := x.exp.store.GetAnalysis(context.Background(), real.SessionID)
+	require.NoError(t, err)
+	assert.Equal(t, *real.OverallScore, *stored.OverallScore, "the handed-off analysis is stored, not the span's")
+}
+
+// TestHandoffEvictedEntryIsDecoded: a span whose entry was dropped from the handoff
+// (its bound) is verified and decoded as without the handoff, and stored once.
+func TestHandoffEvictedEntryIsDecoded(t *testing.T) {
+	h := handoff.New(1)
+	batches := runProcessor(t, realTraceFiles(t)[:3], h)
+	require.Positive(t, h.Evicted(), "the bound of 1 dropped entries")
+	cfg := testConfig()
+	cfg.Handoff = &handoffID
+	handed := newTestExporterWithExtensions(t, cfg, nil, handoffExtensions(h))
+	plain := newTestExporter(t, testConfig(), nil)
+	want := exportAll(t, plain, batches)
+	got := exportAll(t, handed, batches)
+	assert.Equal(t, want, got)
+	var sessions int
+	for _, td := range batches {
+		sessions += countEvalSpans(td, semconv.EvalKindAgentSession)
+	}
+	metadatatest.AssertEqualExporterAgentevalAnalysesStored(t, handed.tel,
+		[]metricdata.DataPoint[int64]{{Value: int64(sessions)}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}
+
+// TestHandoffStoreDownThenUp: with the handoff on and the store refusing writes, the
+// analyses wait in the sending queue (their entries taken by the first attempt, the
+// retries decode the spans) and are each stored once when the store comes back.
+func TestHandoffStoreDownThenUp(t *testing.T) {
+	h := handoff.New(1 << 16)
+	batches := runProcessor(t, realTraceFiles(t), h)
+	var sessions int
+	for _, td := range batches {
+		sessions += countEvalSpans(td, semconv.EvalKindAgentSession)
+	}
+	cfg := testConfig()
+	cfg.Handoff = &handoffID
+	cfg.QueueConfig = configoptional.Some(exporterhelper.NewDefaultQueueConfig())
+	cfg.RetryConfig.Enabled = true
+	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
+	cfg.RetryConfig.MaxInterval = 50 * time.Millisecond
+	cfg.RetryConfig.MaxElapsedTime = 0
+	fs := &flakyStore{}
+	fs.failures.Store(1 << 30) // the store refuses every write
+	x := newTestExporterWithExtensions(t, cfg, withFlakyStore(fs), handoffExtensions(h))
+	for _, td := range batches {
+		require.NoError(t, x.consume(td))
+	}
+	require.Eventually(t, func() bool { return h.Len() == 0 }, 10*time.Second, 10*time.Millisecond,
+		"every entry taken by a first attempt")
+	assert.Empty(t, x.sessionIDs(""))
+	fs.failures.Store(0) // the store is back
+	require.Eventually(t, func() bool { return len(x.sessionIDs("?limit=1000")) == sessions }, 20*time.Second, 20*time.Millisecond)
+	metadatatest.AssertEqualExporterAgentevalAnalysesStored(t, x.tel,
+		[]metricdata.DataPoint[int64]{{Value: int64(sessions)}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}
+
+// TestHandoffSettingNamesAMissingExtension: start fails, naming the setting and the id.
+func TestHandoffSettingNamesAMissingExtension(t *testing.T) {
+	notProvider := struct {
+		component.StartFunc
+		component.ShutdownFunc
+	}{}
+	for want, exts := range map[string]map[component.ID]component.Component{
+		`agenteval: handoff: extension "agenteval_handoff" is not configured in service::extensions`:        nil,
+		`agenteval: handoff: extension "agenteval_handoff" is not an agenteval handoff (agenteval_handoff)`: {handoffID: notProvider},
+		`agenteval: handoff: extension "agenteval_handoff" has no handoff (not started?)`:                   {handoffID: handoffExtension{}},
+	} {
+		cfg := testConfig()
+		cfg.Handoff = &handoffID
+		tel := componenttest.NewTelemetry()
+		exp, err := newAgentEvalExporter(metadatatest.NewSettings(tel), cfg)
+		require.NoError(t, err)
+		assert.EqualError(t, exp.start(context.Background(), &statusHost{extensions: exts}), want)
+		require.NoError(t, exp.shutdown(context.Background()))
+		require.NoError(t, tel.Shutdown(context.Background()))
+	}
+}
