@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -82,6 +83,15 @@ type collectorParams struct {
 	// BatchTimeout is the batch processor's `timeout`, or the sending queue batch's
 	// `flush_timeout` (0: the component's default, 200ms for both).
 	BatchTimeout time.Duration
+	// Handoff names the agenteval_handoff extension in the agentsession processor's and
+	// the agenteval exporter's handoff setting, in a pipeline that has both
+	// (docs/decisions/performance.md §8.41).
+	Handoff bool
+}
+
+// handoff reports whether p runs with the agenteval_handoff extension.
+func (cp collectorParams) handoff(p pipeline) bool {
+	return cp.Handoff && slices.Contains(p.Processors, "agentsession") && slices.Contains(p.Exporters, "agenteval")
 }
 
 // Where the pipelines batch their output (collectorParams.Batching).
@@ -136,6 +146,9 @@ func renderConfig(p pipeline, pt ports, cp collectorParams) string {
 			if cp.ContinuationRecords > 0 {
 				fmt.Fprintf(&b, "    continuation:\n      max_records: %d\n", cp.ContinuationRecords)
 			}
+			if cp.handoff(p) {
+				b.WriteString("    handoff: agenteval_handoff\n")
+			}
 		}
 	}
 	fmt.Fprintf(&b, `exporters:
@@ -162,16 +175,24 @@ func renderConfig(p pipeline, pt ports, cp collectorParams) string {
       driver: sqlite
       dsn: %s
 `, pt.Prometheus, pt.API, filepath.Join(cp.DataDir, "agenteval.db"))
+			if cp.handoff(p) {
+				b.WriteString("    handoff: agenteval_handoff\n")
+			}
 		}
 		exporters = append(exporters, exp)
 	}
-	fmt.Fprintf(&b, `extensions:
-  health_check:
+	extensions := "health_check, pprof"
+	b.WriteString("extensions:\n")
+	if cp.handoff(p) {
+		b.WriteString("  agenteval_handoff:\n")
+		extensions += ", agenteval_handoff"
+	}
+	fmt.Fprintf(&b, `  health_check:
     endpoint: 127.0.0.1:%d
   pprof:
     endpoint: 127.0.0.1:%d
 service:
-  extensions: [health_check, pprof]
+  extensions: [%s]
   telemetry:
     metrics:
       level: none
@@ -180,7 +201,7 @@ service:
       receivers: [otlp]
       processors: [%s]
       exporters: [%s]
-`, pt.Health, pt.Pprof, strings.Join(procs, ", "), strings.Join(exporters, ", "))
+`, pt.Health, pt.Pprof, extensions, strings.Join(procs, ", "), strings.Join(exporters, ", "))
 	return b.String()
 }
 

@@ -58,6 +58,7 @@ type options struct {
 	DrainTimeout   time.Duration
 	Batching       string
 	BatchTimeout   time.Duration
+	Handoff        bool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -83,6 +84,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.Out, "out", "", "directory for results.md, results.json, profiles and collector logs (default: a new temporary directory)")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 0, "how long to wait for the output after the load (default: session-timeout + 60s)")
 	fs.StringVar(&o.Batching, "batching", batchingProcessor, "where every pipeline batches its output: processor (the batch processor) or exporter (the OTLP exporter's sending_queue batch, no batch processor)")
+	fs.BoolVar(&o.Handoff, "handoff", true, "in the agentsession+agenteval pipeline, pass results from the processor to the exporter through the agenteval_handoff extension (false: the exporter verifies and decodes every evaluation span)")
 	fs.DurationVar(&o.BatchTimeout, "batch-timeout", 0, "the batch processor's timeout or the sending queue batch's flush_timeout, in every pipeline (0: the component's default, 200ms)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -217,7 +219,7 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 		return res, err
 	}
 	defer snk.Stop()
-	cfg := renderConfig(p, pt, collectorParams{TurnSettle: o.TurnSettle, GroupWait: o.GroupWait, SessionTimeout: o.SessionTimeout, MaxSessions: o.MaxSessions, ContinuationRecords: o.ContRecords, DataDir: dir, Batching: o.Batching, BatchTimeout: o.BatchTimeout})
+	cfg := renderConfig(p, pt, collectorParams{TurnSettle: o.TurnSettle, GroupWait: o.GroupWait, SessionTimeout: o.SessionTimeout, MaxSessions: o.MaxSessions, ContinuationRecords: o.ContRecords, DataDir: dir, Batching: o.Batching, BatchTimeout: o.BatchTimeout, Handoff: o.Handoff})
 	col, err := startCollector(ctx, o.Collector, dir, cfg, pt)
 	if err != nil {
 		return res, err
@@ -386,8 +388,8 @@ func resultsTable(o options, rs []runResult) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Load: %s; OTLP/gRPC requests of %d spans, %d in flight; rate mode %d spans/s; %s of new turns per run; agentsession turn_settle %s, session_timeout %s; groupbytrace wait_duration %s; output batched by the %s%s.\n\n",
-		workloadConfig{ActiveTurns: o.ActiveTurns, TurnsPerSession: o.TurnsPerSess}.withDefaults(), o.BatchSpans, o.Workers, o.Rate, o.Duration, o.TurnSettle, o.SessionTimeout, o.GroupWait, batchingText(o.Batching), batchTimeoutText(o.BatchTimeout))
+	fmt.Fprintf(&b, "Load: %s; OTLP/gRPC requests of %d spans, %d in flight; rate mode %d spans/s; %s of new turns per run; agentsession turn_settle %s, session_timeout %s; groupbytrace wait_duration %s; output batched by the %s%s; agenteval_handoff %s.\n\n",
+		workloadConfig{ActiveTurns: o.ActiveTurns, TurnsPerSession: o.TurnsPerSess}.withDefaults(), o.BatchSpans, o.Workers, o.Rate, o.Duration, o.TurnSettle, o.SessionTimeout, o.GroupWait, batchingText(o.Batching), batchTimeoutText(o.BatchTimeout), onOff(o.Handoff))
 	b.WriteString("| pipeline | load | run | spans sent | sender spans/s | collector CPU s | CPU µs/span | × pass-through | spans out = in | OTLP bytes out / in | turns evaluated (turn spans) / interaction / tool_call / session spans | root span sent → sink p50 / p99 | turn eval p50 / p99 | peak RSS MiB |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---|---:|---|---|---|---:|\n")
 	for _, r := range rs {
@@ -462,4 +464,11 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
+	"github.com/agenteval/agenteval-collector/extension/agentevalhandoffextension"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 )
@@ -64,7 +66,7 @@ func TestRenderConfigValidates(t *testing.T) {
 	require.NoError(t, err)
 	factories.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](otlpexporter.NewFactory(), agentevalexporter.NewFactory())
 	require.NoError(t, err)
-	factories.Extensions, err = otelcol.MakeFactoryMap(endpointExtension("health_check"), endpointExtension("pprof"))
+	factories.Extensions, err = otelcol.MakeFactoryMap(endpointExtension("health_check"), endpointExtension("pprof"), agentevalhandoffextension.NewFactory())
 	require.NoError(t, err)
 
 	for _, batching := range []struct {
@@ -76,21 +78,29 @@ func TestRenderConfigValidates(t *testing.T) {
 		{"batch-processor-50ms", batchingProcessor, 50 * time.Millisecond},
 		{"exporter-queue-50ms", batchingExporter, 50 * time.Millisecond},
 	} {
-		for i, p := range pipelines {
-			t.Run(batching.name+"/"+p.Name, func(t *testing.T) {
-				dir := t.TempDir()
-				cp := collectorParams{TurnSettle: 500 * time.Millisecond, GroupWait: 2 * time.Second, SessionTimeout: 5 * time.Second, ContinuationRecords: 1234, DataDir: dir,
-					Batching: batching.how, BatchTimeout: batching.timeout}
-				checkRenderedConfig(t, factories, p, portsFrom(21000+10*i), cp)
-				text := renderConfig(p, portsFrom(21000+10*i), cp)
-				switch {
-				case batching.how == batchingExporter:
-					assert.NotContains(t, cp.processors(p), "batch", "no pipeline batches in a processor")
-					assert.Contains(t, text, "flush_timeout: 50ms")
-				case batching.timeout > 0:
-					assert.Contains(t, text, "timeout: 50ms")
-				}
-			})
+		for _, handoff := range []bool{true, false} {
+			for i, p := range pipelines {
+				t.Run(fmt.Sprintf("%s/handoff=%t/%s", batching.name, handoff, p.Name), func(t *testing.T) {
+					dir := t.TempDir()
+					cp := collectorParams{TurnSettle: 500 * time.Millisecond, GroupWait: 2 * time.Second, SessionTimeout: 5 * time.Second, ContinuationRecords: 1234, DataDir: dir,
+						Batching: batching.how, BatchTimeout: batching.timeout, Handoff: handoff}
+					checkRenderedConfig(t, factories, p, portsFrom(21000+10*i), cp)
+					text := renderConfig(p, portsFrom(21000+10*i), cp)
+					switch {
+					case batching.how == batchingExporter:
+						assert.NotContains(t, cp.processors(p), "batch", "no pipeline batches in a processor")
+						assert.Contains(t, text, "flush_timeout: 50ms")
+					case batching.timeout > 0:
+						assert.Contains(t, text, "timeout: 50ms")
+					}
+					want := 0
+					if handoff && p.Name == "agentsession+agenteval" {
+						want = 2 // the processor's and the exporter's setting
+						assert.Contains(t, text, "extensions: [health_check, pprof, agenteval_handoff]")
+					}
+					assert.Equal(t, want, strings.Count(text, "handoff: agenteval_handoff"), text)
+				})
+			}
 		}
 	}
 }
