@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -19,6 +20,9 @@ import (
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadatatest"
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/handoff"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
 // appBatch is a batch of n ordinary GenAI spans with realistic attribute counts (the
@@ -127,4 +131,89 @@ func BenchmarkEvaluationSpans(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/evalspan")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/evalspan")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/evalspan")
+}
+
+// discardingStore is the real store that drops every save: the exporter's own work is
+// measured without SQLite's.
+type discardingStore struct{ store.Store }
+
+func (discardingStore) SaveAnalysis(context.Context, *evaluation.Analysis) error { return nil }
+
+// BenchmarkExporterPath measures what the exporter does with the evaluation spans of
+// its own collector's processor, front and queue consumer, without exporterhelper and
+// with the saves discarded: evaluationSpans, then pushTraces of the session spans it
+// passes on; on BenchmarkEvaluationSpans' batch (4 sessions of 2 turns: 16 turn spans,
+// 4 session spans). With the handoff (handoff=true) each op first puts the batch's 20
+// results in it, as the processor does when it emits them, and the exporter takes them
+// instead of verifying and decoding the spans.
+//
+//	go test -run '^$' -bench ExporterPath -count=6 ./exporter/agentevalexporter/
+func BenchmarkExporterPath(b *testing.B) {
+	summary := func(tr evaluation.TurnResult) *evaluation.TurnResult { s := evalspan.TurnSummary(&tr); return &s }
+	sb := newSpanBuilder(b)
+	type result struct {
+		turn *evaluation.TurnResult
+		an   *evaluation.Analysis
+	}
+	var results []result
+	for range 4 {
+		for _, tr := range []*evaluation.TurnResult{summary(turn0(false)), summary(turn1(false)), summary(turn0(true)), summary(turn1(true))} {
+			sb.turn(*tr)
+			results = append(results, result{turn: tr})
+		}
+		a := analysisCheckout()
+		sb.session(a).toolCall()
+		results = append(results, result{an: &a})
+		for range 2 * 26 {
+			sb.appSpan()
+		}
+	}
+	td := sb.traces()
+	var keys []handoff.Key
+	eachEvalSpan(td, "", func(sp ptrace.Span) {
+		if k, _ := sp.Attributes().Get(semconv.AgentEvalKind); k.Str() != semconv.EvalKindToolCall {
+			keys = append(keys, spanKey(sp))
+		}
+	})
+	require.Len(b, keys, len(results))
+	for _, withHandoff := range []bool{false, true} {
+		b.Run(fmt.Sprintf("handoff=%t", withHandoff), func(b *testing.B) {
+			cfg := testConfig()
+			cfg.Store.DSN = configopaque.String(filepath.Join(b.TempDir(), "x.db"))
+			cfg.Store.Retention = 0
+			h := handoff.New(4096)
+			exts := map[component.ID]component.Component{}
+			if withHandoff {
+				cfg.Handoff = &handoffID
+				exts = handoffExtensions(h)
+			}
+			exp, err := newAgentEvalExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
+			require.NoError(b, err)
+			exp.openStore = func(ctx context.Context, driver, dsn string) (store.Store, error) {
+				st, err := store.Open(ctx, driver, dsn)
+				return discardingStore{st}, err
+			}
+			require.NoError(b, exp.start(context.Background(), &statusHost{extensions: exts}))
+			b.Cleanup(func() { require.NoError(b, exp.shutdown(context.Background())) })
+			b.ReportAllocs()
+			for b.Loop() {
+				if withHandoff {
+					for i, r := range results {
+						if r.turn != nil {
+							h.PutTurn(keys[i], r.turn)
+						} else {
+							h.PutAnalysis(keys[i], r.an)
+						}
+					}
+				}
+				out := exp.evaluationSpans(context.Background(), td)
+				if err := exp.pushTraces(context.Background(), out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if h.Len() != 0 {
+				b.Fatalf("%d results left in the handoff", h.Len())
+			}
+		})
+	}
 }

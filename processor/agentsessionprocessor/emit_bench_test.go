@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/handoff"
 )
 
 // BenchmarkEmit measures the emitter alone: what the evaluation spans of a session cost
@@ -21,7 +22,15 @@ import (
 // spans/op says how many evaluation spans an op writes.
 //
 //	go test -run '^$' -bench Emit -count=6 ./processor/agentsessionprocessor/
-func BenchmarkEmit(b *testing.B) {
+func BenchmarkEmit(b *testing.B) { benchEmit(b, nil) }
+
+// BenchmarkEmitHandoff is BenchmarkEmit with a handoff (the handoff setting): each turn
+// and session span's result is also put in it (its summary built in memory of its own
+// rather than pooled). The handoff is never taken from, so past its bound every put
+// also drops the oldest entry, as the exporter's take would remove it.
+func BenchmarkEmitHandoff(b *testing.B) { benchEmit(b, handoff.New(4096)) }
+
+func benchEmit(b *testing.B, h *handoff.Handoff) {
 	var as []evaluation.Analysis
 	for _, name := range []string{"langgraph_multi_turn", "openai_agents_multi_turn", "vercel_ai_multi_turn"} {
 		raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", name+".analyses.json"))
@@ -35,6 +44,7 @@ func BenchmarkEmit(b *testing.B) {
 		as = append(as, a[0])
 	}
 	e := newEmitter(createDefaultConfig().(*Config).Emit, "0123456789abcdef-bench")
+	e.handoff = h
 	now := time.Unix(1_700_000_000, 0)
 	b.ReportAllocs()
 	spans, i := 0, 0
