@@ -64,12 +64,14 @@ func (e *agentEvalExporter) evaluationSpans(ctx context.Context, td ptrace.Trace
 				}
 				s := kind.Str()
 				verdicts := semconv.IsVerdictKind(s) // late judge verdicts, stored like analyses
+				unverified := false
 				if s == semconv.EvalKindTurn || s == semconv.EvalKindAgentSession || verdicts {
 					switch e.handedOff(s, span) {
 					case handedTurn:
 						handled++
 						continue
-					case handedAnalysis: // authentic: taken from the handoff by pushTraces
+					case handedAnalysis: // pushTraces takes its analysis, or verifies it
+						unverified = true
 					default:
 						if err := e.signer.Verify(span.Attributes()); err != nil {
 							forged++
@@ -98,7 +100,11 @@ func (e *agentEvalExporter) evaluationSpans(ctx context.Context, td ptrace.Trace
 					ss.Scope().CopyTo(oss.Scope())
 					oss.SetSchemaUrl(ss.SchemaUrl())
 				}
-				span.CopyTo(oss.Spans().AppendEmpty())
+				cp := oss.Spans().AppendEmpty()
+				span.CopyTo(cp)
+				if unverified {
+					cp.Attributes().PutBool(attrUnverified, true)
+				}
 			}
 		}
 	}
@@ -115,6 +121,14 @@ func (e *agentEvalExporter) evaluationSpans(ctx context.Context, td ptrace.Trace
 	return out
 }
 
+// attrUnverified marks the exporter's own queued copy of a session span that passed
+// the front unverified because the handoff held its analysis. pushTraces uses that
+// analysis; if it is no longer held (taken by another span with the same ids, dropped
+// by the bound, lost at a restart), the span is verified there before it is decoded, so
+// that no forged span reaches the store through a held key. The mark is never emitted:
+// only pushTraces reads the queue.
+const attrUnverified = "agent_eval.exporter.unverified"
+
 // What the handoff holds for an evaluation span (handedOff).
 const (
 	handedNone     = iota // nothing: the span is verified and decoded
@@ -126,7 +140,10 @@ const (
 // what it found. A turn span found is recorded from the handed-off result, taken out:
 // no signature check and no decode (docs/decisions/evaluation-authenticity.md says why
 // an entry is authentic). A session span found is only looked at: it enters the queue
-// as today, and pushTraces takes its analysis. Verdict spans are never handed off.
+// as today, marked attrUnverified, and pushTraces takes its analysis. Not with a random
+// signing key and a persistent queue: a span queued unverified could not be verified
+// after a restart (a new key), so there every session span is verified here. Verdict
+// spans are never handed off.
 func (e *agentEvalExporter) handedOff(kind string, span ptrace.Span) int {
 	h := e.handoff
 	if h == nil {
@@ -140,7 +157,7 @@ func (e *agentEvalExporter) handedOff(kind string, span ptrace.Span) int {
 			return handedTurn
 		}
 	case semconv.EvalKindAgentSession:
-		if h.Analysis(k) {
+		if !e.verifySessions && h.Analysis(k) {
 			return handedAnalysis
 		}
 	}

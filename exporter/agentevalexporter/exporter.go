@@ -62,6 +62,9 @@ type agentEvalExporter struct {
 	// handoff, when set by start (the handoff setting), holds the results of this
 	// collector's agentsession processor by evaluation span (authenticate.go handedOff).
 	handoff *handoff.Handoff
+	// verifySessions keeps the signature check of session spans whose analysis is
+	// handed off: with a random signing key and a persistent queue (handedOff).
+	verifySessions bool
 
 	// openStore, connectBackoff, retentionInterval and now are replaced in tests.
 	openStore         func(ctx context.Context, driver, dsn string) (store.Store, error)
@@ -122,6 +125,9 @@ func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporte
 func (e *agentEvalExporter) start(ctx context.Context, host component.Host) (err error) {
 	if e.handoff, err = handoff.FromHost(host, e.cfg.Handoff); err != nil {
 		return fmt.Errorf("agenteval: %w", err)
+	}
+	if q := e.cfg.QueueConfig.Get(); q != nil && q.StorageID != nil && e.cfg.SigningKey == "" {
+		e.verifySessions = true
 	}
 	e.host = host
 	e.ready = make(chan struct{})
@@ -305,6 +311,7 @@ func (e *agentEvalExporter) release(ctx context.Context) error {
 func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	var (
 		evalSpans  int64
+		forged     int64
 		decodeErrs []error
 		analyses   []*evaluation.Analysis
 		verdicts   []store.JudgeVerdict
@@ -336,6 +343,12 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 					}
 				case semconv.EvalKindAgentSession:
 					a, err := e.analysis(span)
+					if errors.Is(err, errUnverified) {
+						forged++
+						e.logger.Debug("agenteval: ignoring an evaluation span not signed with signing_key",
+							zap.String("kind", semconv.EvalKindAgentSession), zap.Stringer("span_id", span.SpanID()), zap.Error(err))
+						continue
+					}
 					if err != nil {
 						decodeErrs = append(decodeErrs, spanError(span, err))
 						continue
@@ -357,6 +370,9 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 
 	if evalSpans > 0 {
 		e.telemetry.ExporterAgentevalEvaluationSpans.Add(ctx, evalSpans)
+	}
+	if forged > 0 {
+		e.telemetry.ExporterAgentevalUnauthenticatedSpans.Add(ctx, forged)
 	}
 	if len(decodeErrs) > 0 {
 		e.telemetry.ExporterAgentevalDecodeErrors.Add(ctx, int64(len(decodeErrs)))
@@ -409,9 +425,14 @@ func (e *agentEvalExporter) saveIfReady(ctx context.Context, as []*evaluation.An
 	return e.save(ctx, as)
 }
 
+// errUnverified: a session span that passed the front unverified (attrUnverified) and
+// whose analysis is no longer handed off does not verify with signing_key.
+var errUnverified = errors.New("not signed with signing_key")
+
 // analysis returns the analysis of a session evaluation span: the one handed off for
 // it by this collector's processor (taken out of the handoff), else the one decoded
-// from its attributes. Errors: the decode's, or an empty session_id.
+// from its attributes, after its signature check when the front skipped it
+// (attrUnverified). Errors: errUnverified, the decode's, or an empty session_id.
 func (e *agentEvalExporter) analysis(span ptrace.Span) (*evaluation.Analysis, error) {
 	if h := e.handoff; h != nil {
 		if a, ok := h.TakeAnalysis(handoff.SpanKey(span.TraceID(), span.SpanID())); ok {
@@ -419,6 +440,11 @@ func (e *agentEvalExporter) analysis(span ptrace.Span) (*evaluation.Analysis, er
 				return nil, errors.New("session_id is empty")
 			}
 			return a, nil
+		}
+	}
+	if v, ok := span.Attributes().Get(attrUnverified); ok && v.Bool() {
+		if err := e.signer.Verify(span.Attributes()); err != nil {
+			return nil, fmt.Errorf("%w: %w", errUnverified, err)
 		}
 	}
 	a, err := evalspan.DecodeAnalysis(span.Attributes())

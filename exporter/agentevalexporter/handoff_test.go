@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
@@ -217,13 +218,22 @@ func exportAll(t *testing.T, x *testExporter, batches []ptrace.Traces) observed 
 		require.NoError(t, err)
 		o.analyses = append(o.analyses, string(js))
 	}
-	fams, err := x.scrape().Gather()
-	require.NoError(t, err)
-	var b strings.Builder
-	for _, f := range fams {
-		fmt.Fprintln(&b, f.String())
+	// The held-back observations of new series are applied just after the scrape that
+	// served them at zero: scraped until two scrapes agree.
+	gather := func() string {
+		fams, err := x.scrape().Gather()
+		require.NoError(t, err)
+		var b strings.Builder
+		for _, f := range fams {
+			fmt.Fprintln(&b, f.String())
+		}
+		return b.String()
 	}
-	o.metrics = b.String()
+	require.Eventually(t, func() bool {
+		prev := o.metrics
+		o.metrics = gather()
+		return o.metrics != "" && o.metrics == prev
+	}, 10*time.Second, 10*time.Millisecond)
 	return o
 }
 
@@ -378,5 +388,95 @@ func TestHandoffSettingNamesAMissingExtension(t *testing.T) {
 		assert.EqualError(t, exp.start(context.Background(), &statusHost{extensions: exts}), want)
 		require.NoError(t, exp.shutdown(context.Background()))
 		require.NoError(t, tel.Shutdown(context.Background()))
+	}
+}
+
+// TestHandoffUnverifiedSessionSpanVerifiedOnMiss: a session span let into the queue
+// unverified because its analysis was held is verified by pushTraces when the analysis
+// is no longer held there: stored if authentic, dropped and counted if not, also when a
+// forgery reuses the ids of a real span that took the analysis first.
+func TestHandoffUnverifiedSessionSpanVerifiedOnMiss(t *testing.T) {
+	ctx := context.Background()
+	real := analysisCheckout()
+	for _, tc := range []struct {
+		name   string
+		forged bool // a copy of the span with its score edited follows it
+		take   bool // the entry is gone between the front and pushTraces
+		stored float64
+	}{
+		{name: "entry evicted before pushTraces", take: true, stored: *real.OverallScore},
+		{name: "forgery with the same ids after the real span", forged: true, stored: *real.OverallScore},
+		{name: "forgery alone, entry evicted before pushTraces", forged: true, take: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := handoff.New(8)
+			cfg := testConfig()
+			cfg.Handoff = &handoffID
+			x := newTestExporterWithExtensions(t, cfg, nil, handoffExtensions(h))
+			b := newSpanBuilder(t).session(real)
+			sp := b.ss.Spans().At(0)
+			k := spanKey(sp)
+			h.PutAnalysis(k, &real)
+			switch {
+			case tc.forged && tc.take: // the forgery alone
+				sp.Attributes().PutDouble(semconv.AgentEvalSessionPrefix+"overall_score", 0.01)
+			case tc.forged: // a forged copy after the real span
+				f := b.ss.Spans().AppendEmpty()
+				sp.CopyTo(f)
+				f.Attributes().PutDouble(semconv.AgentEvalSessionPrefix+"overall_score", 0.01)
+			}
+			out := x.exp.evaluationSpans(ctx, b.traces())
+			require.Equal(t, b.ss.Spans().Len(), out.SpanCount(), "held: every copy passes the front")
+			if tc.take {
+				_, ok := h.TakeAnalysis(k)
+				require.True(t, ok)
+			}
+			require.NoError(t, x.exp.pushTraces(ctx, out))
+			var forged int64
+			if tc.forged {
+				forged = 1
+			}
+			if forged > 0 {
+				metadatatest.AssertEqualExporterAgentevalUnauthenticatedSpans(t, x.tel,
+					[]metricdata.DataPoint[int64]{{Value: forged}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+			}
+			if tc.stored == 0 {
+				assert.Empty(t, x.sessionIDs(""), "the forgery is not stored")
+				return
+			}
+			a, err := x.exp.store.GetAnalysis(ctx, real.SessionID)
+			require.NoError(t, err)
+			assert.Equal(t, tc.stored, *a.OverallScore)
+		})
+	}
+}
+
+// TestHandoffVerifiesSessionsWithRandomKeyAndPersistentQueue: with a random signing
+// key and a persistent queue, a session span is verified before the queue even when its
+// analysis is held (after a restart the new key could not verify it); turn spans still
+// use the handoff.
+func TestHandoffVerifiesSessionsWithRandomKeyAndPersistentQueue(t *testing.T) {
+	for _, key := range []string{"", "0123456789abcdef-shared"} {
+		t.Run(fmt.Sprintf("key=%q", key), func(t *testing.T) {
+			cfg := persistentConfig("")
+			cfg.SigningKey = configopaque.String(key)
+			cfg.Handoff = &handoffID
+			h := handoff.New(8)
+			exp, err := newAgentEvalExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
+			require.NoError(t, err)
+			require.NoError(t, exp.start(context.Background(), &statusHost{extensions: handoffExtensions(h)}))
+			t.Cleanup(func() { require.NoError(t, exp.shutdown(context.Background())) })
+			sp := newSpanBuilder(t).session(analysisCheckout()).ss.Spans().At(0)
+			a := analysisCheckout()
+			h.PutAnalysis(spanKey(sp), &a)
+			want := handedAnalysis
+			if key == "" {
+				want = handedNone
+			}
+			assert.Equal(t, want, exp.handedOff(semconv.EvalKindAgentSession, sp))
+			tr := turn0(false)
+			h.PutTurn(spanKey(sp), &tr)
+			assert.Equal(t, handedTurn, exp.handedOff(semconv.EvalKindTurn, sp))
+		})
 	}
 }
