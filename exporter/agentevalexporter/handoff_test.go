@@ -27,28 +27,18 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadatatest"
-	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/handoff"
+	"github.com/agenteval/agenteval-collector/internal/handoff/handofftest"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 )
 
-var handoffID = component.MustNewID("agenteval_handoff")
-
-// handoffExtension stands in for the agenteval_handoff extension: a component that
-// provides a Handoff.
-type handoffExtension struct {
-	component.StartFunc
-	component.ShutdownFunc
-	h *handoff.Handoff
-}
-
-func (x handoffExtension) Handoff() *handoff.Handoff { return x.h }
+var handoffID = handofftest.ID
 
 func handoffExtensions(h *handoff.Handoff) map[component.ID]component.Component {
-	return map[component.ID]component.Component{handoffID: handoffExtension{h: h}}
+	return handofftest.Extensions(h)
 }
 
 // realTraceFiles are the recorded agent runs the processor's and e2e golden tests replay.
@@ -127,55 +117,26 @@ func countEvalSpans(td ptrace.Traces, kind string) int {
 
 func spanKey(sp ptrace.Span) handoff.Key { return handoff.SpanKey(sp.TraceID(), sp.SpanID()) }
 
-// handedOff is one result the processor put in the handoff, with its span.
-type handedOff struct {
-	span ptrace.Span
-	turn *evaluation.TurnResult
-	an   *evaluation.Analysis
-}
-
 // peekHandoff returns, for every turn and session span of batches, what h holds for
 // it, left in place (taken and put back). It fails when a span has no entry.
-func peekHandoff(t *testing.T, h *handoff.Handoff, batches []ptrace.Traces) []handedOff {
+func peekHandoff(t *testing.T, h *handoff.Handoff, batches []ptrace.Traces) []handofftest.Result {
 	t.Helper()
-	var out []handedOff
+	var out []handofftest.Result
 	for _, td := range batches {
 		eachEvalSpan(td, semconv.EvalKindTurn, func(sp ptrace.Span) {
 			tr, ok := h.TakeTurn(spanKey(sp))
 			require.True(t, ok, "turn span %s is handed off", sp.SpanID())
 			h.PutTurn(spanKey(sp), tr)
-			out = append(out, handedOff{span: sp, turn: tr})
+			out = append(out, handofftest.Result{Span: sp, Turn: tr})
 		})
 		eachEvalSpan(td, semconv.EvalKindAgentSession, func(sp ptrace.Span) {
 			a, ok := h.TakeAnalysis(spanKey(sp))
 			require.True(t, ok, "session span %s is handed off", sp.SpanID())
 			h.PutAnalysis(spanKey(sp), a)
-			out = append(out, handedOff{span: sp, an: a})
+			out = append(out, handofftest.Result{Span: sp, Analysis: a})
 		})
 	}
 	return out
-}
-
-// assertHandedOffIsDecoded checks that each handed-off value equals what the exporter
-// decodes from its span: what makes skipping the decode safe. The only normalisation:
-// the analysis' times are compared as instants (the wire carries Unix nanoseconds, no
-// location and no monotonic reading).
-func assertHandedOffIsDecoded(t *testing.T, hs []handedOff) {
-	t.Helper()
-	for _, x := range hs {
-		if x.turn != nil {
-			got, err := evalspan.DecodeTurn(x.span.Attributes())
-			require.NoError(t, err)
-			assert.Equal(t, got, *x.turn, "turn span %s", x.span.SpanID())
-			continue
-		}
-		got, err := evalspan.DecodeAnalysis(x.span.Attributes())
-		require.NoError(t, err)
-		want := *x.an
-		assert.True(t, want.StartedAt.Equal(got.StartedAt) && want.EndedAt.Equal(got.EndedAt), "session span %s times", x.span.SpanID())
-		want.StartedAt, want.EndedAt = got.StartedAt, got.EndedAt
-		assert.Equal(t, got, want, "session span %s", x.span.SpanID())
-	}
 }
 
 // observed is what an exporter produced: the stored analyses read back through the
@@ -249,7 +210,7 @@ func TestHandoffChangesNoOutput(t *testing.T) {
 	hs := peekHandoff(t, h, batches)
 	var turns, sessions int
 	for _, x := range hs {
-		if x.turn != nil {
+		if x.Turn != nil {
 			turns++
 		} else {
 			sessions++
@@ -259,7 +220,7 @@ func TestHandoffChangesNoOutput(t *testing.T) {
 	require.Positive(t, turns)
 	require.Positive(t, sessions)
 	require.Equal(t, turns+sessions, h.Len(), "only the emitted spans are handed off")
-	assertHandedOffIsDecoded(t, hs)
+	handofftest.AssertDecoded(t, hs)
 
 	plain := newTestExporter(t, testConfig(), nil)
 	cfg := testConfig()
@@ -281,7 +242,7 @@ func TestHandoffChangesNoOutput(t *testing.T) {
 		assert.Error(t, err, "no span rejected")
 	}
 	// After everything: the values the handoff passed still equal their spans.
-	assertHandedOffIsDecoded(t, hs)
+	handofftest.AssertDecoded(t, hs)
 }
 
 // TestHandoffDoesNotAdmitForgeries: with the handoff on, a turn or session span with
@@ -378,7 +339,7 @@ func TestHandoffSettingNamesAMissingExtension(t *testing.T) {
 	for want, exts := range map[string]map[component.ID]component.Component{
 		`agenteval: handoff: extension "agenteval_handoff" is not configured in service::extensions`:        nil,
 		`agenteval: handoff: extension "agenteval_handoff" is not an agenteval handoff (agenteval_handoff)`: {handoffID: notProvider},
-		`agenteval: handoff: extension "agenteval_handoff" has no handoff (not started?)`:                   {handoffID: handoffExtension{}},
+		`agenteval: handoff: extension "agenteval_handoff" has no handoff (not started?)`:                   {handoffID: handofftest.Extension{}},
 	} {
 		cfg := testConfig()
 		cfg.Handoff = &handoffID

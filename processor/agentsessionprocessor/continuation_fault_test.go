@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/handoff/handofftest"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/store"
@@ -98,7 +99,7 @@ func runFailedSave(t *testing.T, driver, dsn string, failures int) {
 		assert.True(t, r.Result.Final, "turn %d", i)
 	}
 	assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType, "the stored verdict of turn 0 is RDM")
-	assertDecodedEqual(t, takeHandedOff(t, h, sink))
+	handofftest.AssertDecoded(t, takeHandedOff(t, h, sink))
 }
 
 // TestFailedSavesWrittenAtShutdown: the saves of a session's last batches fail and the

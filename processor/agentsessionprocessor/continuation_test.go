@@ -24,6 +24,7 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/handoff/handofftest"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/store"
@@ -152,7 +153,7 @@ func TestContinuationAcrossPauses(t *testing.T) {
 	assert.Equal(t, conversation[0].user, last.TurnResults[0].UserMessage, "the analysis holds the whole conversation")
 	assert.Equal(t, conversation[2].answer, last.TurnResults[2].FinalResponse)
 	assert.Len(t, final[2], 1)
-	assertDecodedEqual(t, takeHandedOff(t, h, sink))
+	handofftest.AssertDecoded(t, takeHandedOff(t, h, sink))
 }
 
 // TestOutOfOrderTurnClose: a turn whose root never arrives (it closes at turn_timeout)
@@ -187,7 +188,7 @@ func TestOutOfOrderTurnClose(t *testing.T) {
 	as := analyses(t, spans[semconv.EvalKindAgentSession])
 	require.Len(t, as, 1)
 	require.Len(t, as[0].TurnResults, 2)
-	assertDecodedEqual(t, takeHandedOff(t, h, sink))
+	handofftest.AssertDecoded(t, takeHandedOff(t, h, sink))
 }
 
 func userOf(t *testing.T, tr evaluation.TurnResult) string {
