@@ -5,7 +5,12 @@ package agentsessionprocessor
 
 import (
 	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,4 +86,48 @@ func TestHandoffSetting(t *testing.T) {
 	require.NoError(t, p.start(context.Background(), handoffHost{}))
 	assert.Nil(t, p.emitter.handoff)
 	require.NoError(t, p.shutdown(context.Background()))
+}
+
+// TestHandoffLeavesSpansUnchanged: with a handoff the processor emits the same
+// evaluation spans, attribute for attribute, signatures included (only the span ids,
+// drawn at random, differ), over every recorded run of testdata/fixtures.
+func TestHandoffLeavesSpansUnchanged(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(fixturesDir, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	run := func(withH bool) []string {
+		cfg := testConfig()
+		cfg.SigningKey = "0123456789abcdef-handoff-test"
+		p, sink, clk := newTestProcessor(t, cfg, nil)
+		if withH {
+			withHandoff(p)
+		}
+		ctx := context.Background()
+		for _, f := range files {
+			_, err := p.processTraces(ctx, loadTraces(t, f))
+			require.NoError(t, err)
+		}
+		clk.advance(3 * time.Second) // turns close
+		p.step(ctx)
+		clk.advance(10 * time.Minute) // sessions end
+		p.step(ctx)
+		var out []string
+		for kind, spans := range evalSpans(sink) {
+			for _, sp := range spans {
+				js, err := json.Marshal(sp.Attributes().AsRaw())
+				require.NoError(t, err)
+				out = append(out, kind+" "+string(js))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	without := run(false)
+	kinds := map[string]int{}
+	for _, s := range without {
+		kinds[s[:strings.IndexByte(s, ' ')]]++
+	}
+	require.Positive(t, kinds[semconv.EvalKindTurn], kinds)
+	require.Positive(t, kinds[semconv.EvalKindAgentSession], kinds)
+	assert.Equal(t, without, run(true))
 }
