@@ -25,7 +25,7 @@ import (
 )
 
 // TestKill9WithTheStoreDownLosesNothing runs a real collector process (e2e/internal/faultcol:
-// otlp -> agentsession -> agenteval with config.yaml's persistent queue and retries). The
+// otlp -> agentsession -> agenteval with config.yaml's persistent queue, retries and handoff). The
 // result store cannot be opened; sessions end; the process is killed with SIGKILL (no
 // shutdown at all). After a restart with the store reachable, every analysis is stored.
 // With the in-memory queue, a fault run lost 100/100 here.
@@ -48,11 +48,13 @@ receivers:
       http: {endpoint: %q}
 processors:
   agentsession:
+    handoff: agenteval_handoff
     turn_settle: 200ms
     turn_timeout: 5s
     session_timeout: 2s
 exporters:
   agenteval:
+    handoff: agenteval_handoff
     store: {driver: sqlite, dsn: %q}
     prometheus: {endpoint: %q}
     api: {endpoint: %q}
@@ -60,8 +62,9 @@ exporters:
     retry_on_failure: {initial_interval: 50ms, max_interval: 200ms, max_elapsed_time: 0}
 extensions:
   file_storage/agenteval: {directory: %q, create_directory: true}
+  agenteval_handoff:
 service:
-  extensions: [file_storage/agenteval]
+  extensions: [file_storage/agenteval, agenteval_handoff]
   telemetry:
     metrics: {level: none}
     logs: {level: warn}
@@ -177,20 +180,23 @@ receivers:
       http: {endpoint: %q}
 processors:
   agentsession:
+    handoff: agenteval_handoff
     turn_settle: 200ms
     turn_timeout: 5s
     session_timeout: 8s
     continuation: {driver: sqlite, dsn: %[2]q}
 exporters:
   agenteval:
+    handoff: agenteval_handoff
     store: {driver: sqlite, dsn: %[2]q}
     prometheus: {endpoint: %q}
     api: {endpoint: %q}
     sending_queue: {storage: file_storage/agenteval}
 extensions:
   file_storage/agenteval: {directory: %q, create_directory: true}
+  agenteval_handoff:
 service:
-  extensions: [file_storage/agenteval]
+  extensions: [file_storage/agenteval, agenteval_handoff]
   telemetry:
     metrics: {level: none}
     logs: {level: warn}

@@ -39,6 +39,7 @@ import (
 
 	"github.com/agenteval/agenteval-collector/e2e/internal/ports"
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
+	"github.com/agenteval/agenteval-collector/extension/agentevalhandoffextension"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
@@ -159,6 +160,8 @@ func testFactories(t *testing.T, sink *consumertest.TracesSink) otelcol.Factorie
 	f.Processors, err = otelcol.MakeFactoryMap(agentsessionprocessor.NewFactory())
 	require.NoError(t, err)
 	f.Exporters, err = otelcol.MakeFactoryMap(agentevalexporter.NewFactory(), captureFactory(sink))
+	require.NoError(t, err)
+	f.Extensions, err = otelcol.MakeFactoryMap(agentevalhandoffextension.NewFactory())
 	require.NoError(t, err)
 	f.Telemetry = otelconftelemetry.NewFactory()
 	return f

@@ -199,8 +199,17 @@ func runTwoTiers(t *testing.T, quick bool) {
 	dsn := storetest.PostgresDSN(t)
 	collectorBinary(t) // fail or skip before starting anything
 
-	tier2 := func(sink *consumertest.TracesSink) string {
+	// Tier 2 "a" hands its processor's results to its exporter in process (the
+	// agenteval_handoff extension, as deploy/scale-out/tier2.yaml does); "b" does not:
+	// both paths store into the one database.
+	tier2 := func(sink *consumertest.TracesSink, handoff bool) string {
 		grpc := freePort(t)
+		ext, use, svc := "", "", ""
+		if handoff {
+			ext = "extensions:\n  agenteval_handoff:\n"
+			use = "    handoff: agenteval_handoff\n"
+			svc = "  extensions: [agenteval_handoff]\n"
+		}
 		cfg := fmt.Sprintf(`
 receivers:
   otlp:
@@ -212,14 +221,14 @@ processors:
     turn_timeout: 5s
     session_timeout: 1s
     continuation: {driver: postgres, dsn: %q}
-exporters:
+%sexporters:
   capture:
   agenteval:
-    store: {driver: postgres, dsn: %q}
+%s    store: {driver: postgres, dsn: %q}
     prometheus: {endpoint: %q}
     api: {endpoint: %q}
-service:
-  telemetry:
+%sservice:
+%s  telemetry:
     metrics: {level: none}
     logs: {level: warn}
   pipelines:
@@ -227,12 +236,12 @@ service:
       receivers: [otlp]
       processors: [agentsession]
       exporters: [capture, agenteval]
-`, grpc, dsn, dsn, freePort(t), freePort(t))
+`, grpc, dsn, use, use, dsn, freePort(t), freePort(t), ext, svc)
 		t.Cleanup(runCollectorWith(t, cfg, testFactories(t, sink)))
 		return grpc
 	}
 	sinks := []*consumertest.TracesSink{{}, {}}
-	a, b := tier2(sinks[0]), tier2(sinks[1])
+	a, b := tier2(sinks[0], true), tier2(sinks[1], false)
 	tier1 := startTier1(t, a, b)
 
 	ctx := context.Background()

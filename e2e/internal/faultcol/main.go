@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
+	"github.com/agenteval/agenteval-collector/extension/agentevalhandoffextension"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 )
 
@@ -34,7 +35,7 @@ func components() (otelcol.Factories, error) {
 	if f.Exporters, err = otelcol.MakeFactoryMap(agentevalexporter.NewFactory()); err != nil {
 		return f, err
 	}
-	if f.Extensions, err = otelcol.MakeFactoryMap(filestorage.NewFactory()); err != nil {
+	if f.Extensions, err = otelcol.MakeFactoryMap(filestorage.NewFactory(), agentevalhandoffextension.NewFactory()); err != nil {
 		return f, err
 	}
 	f.Telemetry = otelconftelemetry.NewFactory()
