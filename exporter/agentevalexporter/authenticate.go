@@ -25,8 +25,10 @@ import (
 // agent_session spans, whose analyses go to the store, enter the queue (in memory or on
 // disk; docs/decisions/result-durability.md); a batch without one never does.
 //
-// Because the queue holds authenticated spans only, a persistent queue replayed after
-// a restart is stored even though a random per-process key has changed since.
+// Because a persistent queue holds authenticated spans only (the handoff's unverified
+// mark, handedOff, is used only with the in-memory queue), it is stored when replayed
+// after a restart even though the key has changed since (a random per-process key, or a
+// signing_key rotated across the restart).
 type authenticatingExporter struct {
 	exporter.Traces
 	e *agentEvalExporter
@@ -140,10 +142,10 @@ const (
 // what it found. A turn span found is recorded from the handed-off result, taken out:
 // no signature check and no decode (docs/decisions/evaluation-authenticity.md says why
 // an entry is authentic). A session span found is only looked at: it enters the queue
-// as today, marked attrUnverified, and pushTraces takes its analysis. Not with a random
-// signing key and a persistent queue: a span queued unverified could not be verified
-// after a restart (a new key), so there every session span is verified here. Verdict
-// spans are never handed off.
+// as today, marked attrUnverified, and pushTraces takes its analysis. Not with a
+// persistent queue, whatever the key: a span queued unverified could not be verified
+// after a restart with another key (a random one, or a rotated signing_key), so there
+// every session span is verified here. Verdict spans are never handed off.
 func (e *agentEvalExporter) handedOff(kind string, span ptrace.Span) int {
 	h := e.handoff
 	if h == nil {

@@ -63,7 +63,7 @@ type agentEvalExporter struct {
 	// collector's agentsession processor by evaluation span (authenticate.go handedOff).
 	handoff *handoff.Handoff
 	// verifySessions keeps the signature check of session spans whose analysis is
-	// handed off: with a random signing key and a persistent queue (handedOff).
+	// handed off: with a persistent queue, whatever the key (handedOff).
 	verifySessions bool
 
 	// openStore, connectBackoff, retentionInterval and now are replaced in tests.
@@ -126,7 +126,7 @@ func (e *agentEvalExporter) start(ctx context.Context, host component.Host) (err
 	if e.handoff, err = handoff.FromHost(host, e.cfg.Handoff); err != nil {
 		return fmt.Errorf("agenteval: %w", err)
 	}
-	if q := e.cfg.QueueConfig.Get(); q != nil && q.StorageID != nil && e.cfg.SigningKey == "" {
+	if q := e.cfg.QueueConfig.Get(); q != nil && q.StorageID != nil {
 		e.verifySessions = true
 	}
 	e.host = host

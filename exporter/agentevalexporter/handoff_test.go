@@ -412,29 +412,43 @@ func TestHandoffUnverifiedSessionSpanVerifiedOnMiss(t *testing.T) {
 	}
 }
 
-// TestHandoffVerifiesSessionsWithRandomKeyAndPersistentQueue: with a random signing
-// key and a persistent queue, a session span is verified before the queue even when its
-// analysis is held (after a restart the new key could not verify it); turn spans still
-// use the handoff.
-func TestHandoffVerifiesSessionsWithRandomKeyAndPersistentQueue(t *testing.T) {
-	for _, key := range []string{"", "0123456789abcdef-shared"} {
-		t.Run(fmt.Sprintf("key=%q", key), func(t *testing.T) {
-			cfg := persistentConfig("")
-			cfg.SigningKey = configopaque.String(key)
+// TestHandoffVerifiesSessionsWithPersistentQueue: with a persistent queue, whatever the
+// signing key (random, or fixed but possibly rotated across a restart), a session span
+// is verified before the queue even when its analysis is held (after a restart with
+// another key it could not be verified); turn spans still use the handoff. With the
+// in-memory queue a held session span passes unverified (handedAnalysis).
+func TestHandoffVerifiesSessionsWithPersistentQueue(t *testing.T) {
+	for _, tc := range []struct {
+		key        string
+		persistent bool
+		want       int
+	}{
+		{key: "", persistent: true, want: handedNone},
+		{key: "0123456789abcdef-shared", persistent: true, want: handedNone},
+		{key: "", want: handedAnalysis},
+		{key: "0123456789abcdef-shared", want: handedAnalysis},
+	} {
+		t.Run(fmt.Sprintf("key=%q,persistent=%v", tc.key, tc.persistent), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.QueueConfig = configoptional.Some(exporterhelper.NewDefaultQueueConfig()) // in memory
+			if tc.persistent {
+				cfg = persistentConfig("")
+			}
+			cfg.SigningKey = configopaque.String(tc.key)
 			cfg.Handoff = &handoffID
 			h := handoff.New(8)
-			exp, err := newAgentEvalExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
+			tel := componenttest.NewTelemetry()
+			exp, err := newAgentEvalExporter(metadatatest.NewSettings(tel), cfg)
 			require.NoError(t, err)
 			require.NoError(t, exp.start(context.Background(), &statusHost{extensions: handoffExtensions(h)}))
-			t.Cleanup(func() { require.NoError(t, exp.shutdown(context.Background())) })
+			t.Cleanup(func() {
+				require.NoError(t, exp.shutdown(context.Background()))
+				require.NoError(t, tel.Shutdown(context.Background()))
+			})
 			sp := newSpanBuilder(t).session(analysisCheckout()).ss.Spans().At(0)
 			a := analysisCheckout()
 			h.PutAnalysis(spanKey(sp), &a)
-			want := handedAnalysis
-			if key == "" {
-				want = handedNone
-			}
-			assert.Equal(t, want, exp.handedOff(semconv.EvalKindAgentSession, sp))
+			assert.Equal(t, tc.want, exp.handedOff(semconv.EvalKindAgentSession, sp))
 			tr := turn0(false)
 			h.PutTurn(spanKey(sp), &tr)
 			assert.Equal(t, handedTurn, exp.handedOff(semconv.EvalKindTurn, sp))
