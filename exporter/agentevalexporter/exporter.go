@@ -345,6 +345,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 					a, err := e.analysis(span)
 					if errors.Is(err, errUnverified) {
 						forged++
+						evalSpans-- // unauthenticated spans are not counted as evaluation spans
 						e.logger.Debug("agenteval: ignoring an evaluation span not signed with signing_key",
 							zap.String("kind", semconv.EvalKindAgentSession), zap.Stringer("span_id", span.SpanID()), zap.Error(err))
 						continue

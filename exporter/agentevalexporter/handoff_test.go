@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -355,19 +356,28 @@ func TestHandoffSettingNamesAMissingExtension(t *testing.T) {
 // TestHandoffUnverifiedSessionSpanVerifiedOnMiss: a session span let into the queue
 // unverified because its analysis was held is verified by pushTraces when the analysis
 // is no longer held there: stored if authentic, dropped and counted if not, also when a
-// forgery reuses the ids of a real span that took the analysis first.
+// forgery reuses the ids of a real span that took the analysis first, and when a
+// forgery already carries the exporter's mark (agent_eval.exporter.unverified) set to
+// false or as a string. A dropped span is counted as unauthenticated, not as an
+// evaluation span; an authentic one the other way round.
 func TestHandoffUnverifiedSessionSpanVerifiedOnMiss(t *testing.T) {
 	ctx := context.Background()
 	real := analysisCheckout()
+	markFalse := func(m pcommon.Map) { m.PutBool(attrUnverified, false) }
+	markStr := func(m pcommon.Map) { m.PutStr(attrUnverified, "false") }
 	for _, tc := range []struct {
 		name   string
-		forged bool // a copy of the span with its score edited follows it
-		take   bool // the entry is gone between the front and pushTraces
+		forged bool              // a copy of the span with its score edited follows it
+		mark   func(pcommon.Map) // sets the forgery's own mark before the front
+		take   bool              // the entry is gone between the front and pushTraces
 		stored float64
 	}{
 		{name: "entry evicted before pushTraces", take: true, stored: *real.OverallScore},
 		{name: "forgery with the same ids after the real span", forged: true, stored: *real.OverallScore},
 		{name: "forgery alone, entry evicted before pushTraces", forged: true, take: true},
+		{name: "forgery marked false with the same ids after the real span", forged: true, mark: markFalse, stored: *real.OverallScore},
+		{name: "forgery alone marked false, entry evicted", forged: true, mark: markFalse, take: true},
+		{name: "forgery alone marked with a string, entry evicted", forged: true, mark: markStr, take: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := handoff.New(8)
@@ -378,13 +388,16 @@ func TestHandoffUnverifiedSessionSpanVerifiedOnMiss(t *testing.T) {
 			sp := b.ss.Spans().At(0)
 			k := spanKey(sp)
 			h.PutAnalysis(k, &real)
-			switch {
-			case tc.forged && tc.take: // the forgery alone
-				sp.Attributes().PutDouble(semconv.AgentEvalSessionPrefix+"overall_score", 0.01)
-			case tc.forged: // a forged copy after the real span
-				f := b.ss.Spans().AppendEmpty()
+			f := sp // the forgery alone
+			if tc.forged && !tc.take {
+				f = b.ss.Spans().AppendEmpty() // a forged copy after the real span
 				sp.CopyTo(f)
+			}
+			if tc.forged {
 				f.Attributes().PutDouble(semconv.AgentEvalSessionPrefix+"overall_score", 0.01)
+				if tc.mark != nil {
+					tc.mark(f.Attributes())
+				}
 			}
 			out := x.exp.evaluationSpans(ctx, b.traces())
 			require.Equal(t, b.ss.Spans().Len(), out.SpanCount(), "held: every copy passes the front")
@@ -397,10 +410,8 @@ func TestHandoffUnverifiedSessionSpanVerifiedOnMiss(t *testing.T) {
 			if tc.forged {
 				forged = 1
 			}
-			if forged > 0 {
-				metadatatest.AssertEqualExporterAgentevalUnauthenticatedSpans(t, x.tel,
-					[]metricdata.DataPoint[int64]{{Value: forged}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
-			}
+			assertCounter(t, x.tel, "otelcol_exporter_agenteval_unauthenticated_spans", forged)
+			assertCounter(t, x.tel, "otelcol_exporter_agenteval_evaluation_spans", int64(out.SpanCount())-forged)
 			if tc.stored == 0 {
 				assert.Empty(t, x.sessionIDs(""), "the forgery is not stored")
 				return
@@ -410,6 +421,22 @@ func TestHandoffUnverifiedSessionSpanVerifiedOnMiss(t *testing.T) {
 			assert.Equal(t, tc.stored, *a.OverallScore)
 		})
 	}
+}
+
+// assertCounter checks the value of one of the exporter's own counters; for want 0,
+// that it was never added to.
+func assertCounter(t *testing.T, tel *componenttest.Telemetry, name string, want int64) {
+	t.Helper()
+	m, err := tel.GetMetric(name)
+	if want == 0 {
+		assert.Error(t, err, "%s not recorded", name)
+		return
+	}
+	require.NoError(t, err)
+	sum, ok := m.Data.(metricdata.Sum[int64])
+	require.True(t, ok, "%s is an int64 sum", name)
+	require.Len(t, sum.DataPoints, 1)
+	assert.Equal(t, want, sum.DataPoints[0].Value, name)
 }
 
 // TestHandoffVerifiesSessionsWithPersistentQueue: with a persistent queue, whatever the
