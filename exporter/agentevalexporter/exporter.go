@@ -62,6 +62,8 @@ type agentEvalExporter struct {
 	// handoff, when set by start (the handoff setting), holds the results of this
 	// collector's agentsession processor by evaluation span (authenticate.go handedOff).
 	handoff *handoff.Handoff
+	// attached: start attached this exporter to handoff as its taker; shutdown detaches.
+	attached bool
 	// verifySessions keeps the signature check of session spans whose analysis is
 	// handed off: with a persistent queue, whatever the key (handedOff).
 	verifySessions bool
@@ -125,6 +127,12 @@ func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporte
 func (e *agentEvalExporter) start(ctx context.Context, host component.Host) (err error) {
 	if e.handoff, err = handoff.FromHost(host, e.cfg.Handoff); err != nil {
 		return fmt.Errorf("agenteval: %w", err)
+	}
+	if e.handoff != nil && !e.attached {
+		// The processor's puts are stored from now on (exporters start before the
+		// processors); shutdown detaches.
+		e.handoff.Attach()
+		e.attached = true
 	}
 	if q := e.cfg.QueueConfig.Get(); q != nil && q.StorageID != nil {
 		e.verifySessions = true
@@ -258,10 +266,15 @@ func (e *agentEvalExporter) startServer(ctx context.Context, host component.Host
 	return srv, ln.Addr(), nil
 }
 
-// shutdown releases everything start opened and the internal telemetry. exporterhelper
-// calls it after draining the queue. Safe to call without (or after a failed) start.
+// shutdown releases everything start opened and the internal telemetry, and detaches
+// from the handoff (which then drops what it holds). exporterhelper calls it after
+// draining the queue. Safe to call without (or after a failed) start.
 func (e *agentEvalExporter) shutdown(ctx context.Context) error {
 	err := e.release(ctx)
+	if e.attached { // after the processors' shutdown: nothing is put any more
+		e.handoff.Detach()
+		e.attached = false
+	}
 	e.telemetry.Shutdown()
 	return err
 }

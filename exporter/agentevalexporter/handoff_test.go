@@ -57,13 +57,16 @@ func realTraceFiles(t *testing.T) []string {
 
 // runProcessor replays the files through an agentsession processor whose handoff
 // setting names h's extension (none for a nil h) and returns what it emitted: the
-// batches holding evaluation spans, as the exporter receives them.
+// batches holding evaluation spans, as the exporter receives them. h gets a taker
+// attached first, standing in for the exporter that takes the results later (in a
+// collector the exporter starts before the processor).
 func runProcessor(t *testing.T, files []string, h *handoff.Handoff) []ptrace.Traces {
 	t.Helper()
 	f := agentsessionprocessor.NewFactory()
 	cfg := f.CreateDefaultConfig().(*agentsessionprocessor.Config)
 	host := &statusHost{}
 	if h != nil {
+		h.Attach()
 		cfg.Handoff = &handoffID
 		host.extensions = handoffExtensions(h)
 	}
@@ -481,4 +484,31 @@ func TestHandoffVerifiesSessionsWithPersistentQueue(t *testing.T) {
 			assert.Equal(t, handedTurn, exp.handedOff(semconv.EvalKindTurn, sp))
 		})
 	}
+}
+
+// TestHandoffAttachedWhileRunning: the exporter is the handoff's taker from its start
+// to its shutdown; before and after, a put stores nothing, and its shutdown drops what
+// is held.
+func TestHandoffAttachedWhileRunning(t *testing.T) {
+	h := handoff.New(8)
+	sp := newSpanBuilder(t).session(analysisCheckout()).ss.Spans().At(0)
+	a := analysisCheckout()
+	h.PutAnalysis(spanKey(sp), &a)
+	assert.Zero(t, h.Len(), "no exporter started: nothing stored")
+
+	cfg := testConfig()
+	cfg.Handoff = &handoffID
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	exp, err := newAgentEvalExporter(metadatatest.NewSettings(tel), cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.start(context.Background(), &statusHost{extensions: handoffExtensions(h)}))
+	h.PutAnalysis(spanKey(sp), &a)
+	assert.Equal(t, 1, h.Len(), "started: stored for the exporter")
+
+	require.NoError(t, exp.shutdown(context.Background()))
+	assert.Zero(t, h.Len(), "shut down: dropped")
+	h.PutAnalysis(spanKey(sp), &a)
+	assert.Zero(t, h.Len(), "shut down: nothing stored")
+	require.NoError(t, exp.shutdown(context.Background()), "a second shutdown")
 }

@@ -19,7 +19,10 @@ type Config struct {
 	// MaxResults bounds the results held (turn results and session analyses), oldest
 	// dropped first. A dropped result costs only its span's signature check and decode
 	// in the exporter; a held one costs its memory, a session analysis a few KB to tens
-	// of KB.
+	// of KB (it holds all its turns' results, so it grows with the session). The bound
+	// is a count, not bytes: at worst, with session spans that never reach the exporter,
+	// MaxResults × the size of a session's analysis stays held until newer results push
+	// it out. Nothing is held while no exporter is attached as the taker.
 	MaxResults int `mapstructure:"max_results"`
 
 	_ struct{}

@@ -34,6 +34,7 @@ func TestProvidesOneBoundedHandoffAndReportsIt(t *testing.T) {
 	h := p.Handoff()
 	require.Same(t, h, p.Handoff(), "one handoff for the extension's lifetime")
 
+	h.Attach() // as the exporter does at its start
 	for i := range 3 {
 		h.PutAnalysis(handoff.SpanKey(pcommon.TraceID{1}, pcommon.SpanID{byte(i + 1)}), &evaluation.Analysis{SessionID: "s"})
 	}

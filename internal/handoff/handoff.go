@@ -15,6 +15,12 @@
 // entry at any time without losing a result: it is bounded by a number of entries and
 // drops the oldest first.
 //
+// It stores only while a taker is attached (Attach, Detach: the exporter, which the
+// collector starts before the processors and shuts down after them): a processor
+// whose handoff no exporter takes from would otherwise keep its last results pinned
+// until the process ends. Its memory is bounded by the number of entries times the
+// size of a result, and a session's analysis holds all its turns' results.
+//
 // A result put here is shared, not copied: the putter must not modify it afterwards,
 // and the taker only reads it.
 package handoff // import "github.com/agenteval/agenteval-collector/internal/handoff"
@@ -54,8 +60,11 @@ type Handoff struct {
 	// ring holds the keys in the order they were put; next is the slot the next put
 	// overwrites, evicting its key if that is still held. A taken key leaves its slot
 	// stale until it is overwritten.
-	ring    []Key
-	next    int
+	ring []Key
+	next int
+	// takers counts the attached takers (Attach, Detach); while it is 0 a put stores
+	// nothing.
+	takers  int
 	evicted atomic.Int64
 }
 
@@ -68,17 +77,45 @@ func New(maxEntries int) *Handoff {
 	}
 }
 
+// Attach registers a taker (the exporter, at its start): from now on puts are stored.
+// Each Attach is undone by one Detach.
+func (h *Handoff) Attach() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.takers++
+}
+
+// Detach unregisters a taker (the exporter, at its shutdown). When the last one goes,
+// the results held are dropped (their spans carry them) and puts store nothing until
+// the next Attach. A Detach without a matching Attach does nothing.
+func (h *Handoff) Detach() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.takers == 0 {
+		return
+	}
+	h.takers--
+	if h.takers == 0 {
+		clear(h.entries)
+	}
+}
+
 // PutTurn hands off the turn result that the turn evaluation span k carries (what
-// evalspan.DecodeTurn returns for that span). tr must not be modified afterwards.
+// evalspan.DecodeTurn returns for that span). tr must not be modified afterwards. It
+// stores nothing while no taker is attached.
 func (h *Handoff) PutTurn(k Key, tr *evaluation.TurnResult) { h.put(k, entry{turn: tr}) }
 
 // PutAnalysis hands off the analysis that the session evaluation span k carries (what
 // evalspan.DecodeAnalysis returns for that span). a must not be modified afterwards.
+// It stores nothing while no taker is attached.
 func (h *Handoff) PutAnalysis(k Key, a *evaluation.Analysis) { h.put(k, entry{analysis: a}) }
 
 func (h *Handoff) put(k Key, e entry) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.takers == 0 {
+		return // nothing would take it
+	}
 	if _, ok := h.entries[k]; ok {
 		h.entries[k] = e // the same span again: keep its slot
 		return

@@ -22,8 +22,15 @@ func key(i int) Key {
 	return SpanKey(pcommon.TraceID{1}, s)
 }
 
+// attached returns a handoff of maxEntries with a taker attached.
+func attached(maxEntries int) *Handoff {
+	h := New(maxEntries)
+	h.Attach()
+	return h
+}
+
 func TestTakeReturnsWhatWasPutOnce(t *testing.T) {
-	h := New(8)
+	h := attached(8)
 	tr := &evaluation.TurnResult{SessionID: "s", TurnIndex: 2}
 	a := &evaluation.Analysis{SessionID: "s"}
 	h.PutTurn(key(1), tr)
@@ -52,7 +59,7 @@ func TestTakeReturnsWhatWasPutOnce(t *testing.T) {
 }
 
 func TestBoundDropsTheOldestUntaken(t *testing.T) {
-	h := New(3)
+	h := attached(3)
 	for i := range 3 {
 		h.PutTurn(key(i), &evaluation.TurnResult{TurnIndex: i})
 	}
@@ -81,7 +88,7 @@ func TestBoundDropsTheOldestUntaken(t *testing.T) {
 
 func TestNeverHoldsMoreThanItsBound(t *testing.T) {
 	const bound = 64
-	h := New(bound)
+	h := attached(bound)
 	var wg sync.WaitGroup
 	var taken atomic.Int64
 	for w := range 4 {
@@ -102,4 +109,36 @@ func TestNeverHoldsMoreThanItsBound(t *testing.T) {
 	assert.LessOrEqual(t, h.Len(), bound)
 	// Every put is either still held, taken or evicted.
 	assert.Equal(t, int64(4000), int64(h.Len())+taken.Load()+h.Evicted())
+}
+
+// Without a taker attached nothing is stored; the last Detach drops what is held.
+func TestStoresOnlyWhileATakerIsAttached(t *testing.T) {
+	h := New(8)
+	h.PutTurn(key(1), &evaluation.TurnResult{})
+	h.PutAnalysis(key(2), &evaluation.Analysis{})
+	assert.Zero(t, h.Len(), "no taker: nothing stored")
+	_, ok := h.TakeTurn(key(1))
+	assert.False(t, ok)
+	h.Detach() // without an Attach: nothing
+	h.Attach()
+	h.PutTurn(key(1), &evaluation.TurnResult{})
+	assert.Equal(t, 1, h.Len(), "attached: stored")
+
+	h.Attach() // a second taker
+	h.PutAnalysis(key(2), &evaluation.Analysis{})
+	h.Detach()
+	assert.Equal(t, 2, h.Len(), "one taker is still attached")
+	h.PutAnalysis(key(3), &evaluation.Analysis{})
+	assert.Equal(t, 3, h.Len())
+
+	h.Detach() // the last taker: what is held is dropped
+	assert.Zero(t, h.Len())
+	h.PutAnalysis(key(4), &evaluation.Analysis{})
+	assert.Zero(t, h.Len(), "no taker again")
+	assert.False(t, h.Analysis(key(4)))
+	assert.Zero(t, h.Evicted(), "dropped at Detach, not evicted")
+
+	h.Attach()
+	h.PutAnalysis(key(4), &evaluation.Analysis{})
+	assert.True(t, h.Analysis(key(4)))
 }

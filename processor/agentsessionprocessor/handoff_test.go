@@ -22,9 +22,11 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
-// withHandoff gives p a handoff, as start does for the handoff setting.
+// withHandoff gives p a handoff, as start does for the handoff setting, with a taker
+// attached (as the exporter does at its start).
 func withHandoff(p *agentSessionProcessor) *handoff.Handoff {
 	h := handoff.New(1 << 16)
+	h.Attach()
 	p.emitter.handoff = h
 	return h
 }
@@ -102,15 +104,7 @@ func TestHandoffLeavesSpansUnchanged(t *testing.T) {
 		if withH {
 			withHandoff(p)
 		}
-		ctx := context.Background()
-		for _, f := range files {
-			_, err := p.processTraces(ctx, loadTraces(t, f))
-			require.NoError(t, err)
-		}
-		clk.advance(3 * time.Second) // turns close
-		p.step(ctx)
-		clk.advance(10 * time.Minute) // sessions end
-		p.step(ctx)
+		replayFixtures(t, p, clk, files)
 		var out []string
 		for kind, spans := range evalSpans(sink) {
 			for _, sp := range spans {
@@ -130,4 +124,37 @@ func TestHandoffLeavesSpansUnchanged(t *testing.T) {
 	require.Positive(t, kinds[semconv.EvalKindTurn], kinds)
 	require.Positive(t, kinds[semconv.EvalKindAgentSession], kinds)
 	assert.Equal(t, without, run(true))
+}
+
+// replayFixtures passes the files through p, then closes their turns and ends their
+// sessions.
+func replayFixtures(t *testing.T, p *agentSessionProcessor, clk *testClock, files []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, f := range files {
+		_, err := p.processTraces(ctx, loadTraces(t, f))
+		require.NoError(t, err)
+	}
+	clk.advance(3 * time.Second) // turns close
+	p.step(ctx)
+	clk.advance(10 * time.Minute) // sessions end
+	p.step(ctx)
+}
+
+// TestHandoffWithoutTakerStaysEmpty: a processor whose handoff no exporter takes from
+// (no taker attached: only the processor names the extension) emits its spans as
+// always and leaves nothing pinned in the handoff.
+func TestHandoffWithoutTakerStaysEmpty(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(fixturesDir, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	p, sink, clk := newTestProcessor(t, testConfig(), nil)
+	h := handoff.New(1 << 16)
+	p.emitter.handoff = h
+	replayFixtures(t, p, clk, files)
+	spans := evalSpans(sink)
+	require.NotEmpty(t, spans[semconv.EvalKindTurn])
+	require.NotEmpty(t, spans[semconv.EvalKindAgentSession])
+	assert.Zero(t, h.Len(), "no taker: nothing held")
+	assert.Zero(t, h.Evicted())
 }
