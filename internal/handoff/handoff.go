@@ -59,7 +59,10 @@ type Handoff struct {
 	entries map[Key]entry
 	// ring holds the keys in the order they were put; next is the slot the next put
 	// overwrites, evicting its key if that is still held. A taken key leaves its slot
-	// stale until it is overwritten.
+	// stale until it is overwritten. A key taken and then put again gets a second slot
+	// while its stale one remains: when the ring reaches the stale slot first, it evicts
+	// the new entry early and counts an eviction. Only spans with duplicate ids do this,
+	// and the entries held stay within the bound.
 	ring []Key
 	next int
 	// takers counts the attached takers (Attach, Detach); while it is 0 a put stores
