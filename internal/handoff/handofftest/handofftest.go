@@ -48,7 +48,8 @@ type Result struct {
 // AssertDecoded checks that every result equals what the exporter decodes from its span
 // (evalspan.DecodeTurn, DecodeAnalysis): what makes skipping the decode safe. The only
 // normalisation: an analysis' StartedAt and EndedAt are compared as instants (the wire
-// carries Unix nanoseconds, without location or monotonic reading). Run once the
+// carries them as RFC 3339 strings with nanoseconds and the zone offset, which lose the
+// location's name and the monotonic reading). Run once the
 // processor and the exporter are done, it also shows that nothing modified a result
 // after it was handed off.
 func AssertDecoded(t *testing.T, rs []Result) {
