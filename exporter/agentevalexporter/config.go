@@ -74,8 +74,10 @@ type Config struct {
 	// Handoff names an agenteval_handoff extension (in service::extensions) through
 	// which the agentsession processor of this collector, naming the same extension,
 	// passes its turn and session results in process: a span whose result is found
-	// there is recorded from it, with no signature check and no decode. Any other span
-	// is checked and decoded as without it (docs/decisions/performance.md §8.41).
+	// there is recorded from it, with no signature check and no decode; with a
+	// persistent queue (QueueConfig's storage set) session spans are still checked
+	// before the queue, only their decode is skipped. Any other span is checked and
+	// decoded as without it (docs/decisions/performance.md §8.41).
 	// Default: none (off).
 	Handoff *component.ID `mapstructure:"handoff"`
 
