@@ -77,8 +77,7 @@ func (e *agentEvalExporter) evaluationSpans(ctx context.Context, td ptrace.Trace
 					default:
 						if err := e.signer.Verify(span.Attributes()); err != nil {
 							forged++
-							e.logger.Debug("agenteval: ignoring an evaluation span not signed with signing_key",
-								zap.String("kind", s), zap.Stringer("span_id", span.SpanID()), zap.Error(err))
+							e.logUnauthenticated(s, span, err)
 							continue
 						}
 					}
@@ -131,11 +130,13 @@ func (e *agentEvalExporter) evaluationSpans(ctx context.Context, td ptrace.Trace
 // only pushTraces reads the queue.
 const attrUnverified = "agent_eval.exporter.unverified"
 
-// What the handoff holds for an evaluation span (handedOff).
+// handed is what the handoff holds for an evaluation span (handedOff).
+type handed int
+
 const (
-	handedNone     = iota // nothing: the span is verified and decoded
-	handedTurn            // its turn result, recorded and taken
-	handedAnalysis        // its analysis, left for pushTraces to take
+	handedNone     handed = iota // nothing: the span is verified and decoded
+	handedTurn                   // its turn result, recorded and taken
+	handedAnalysis               // its analysis, left for pushTraces to take
 )
 
 // handedOff looks span, of kind, up in the handoff (the handoff setting) and returns
@@ -146,12 +147,12 @@ const (
 // persistent queue, whatever the key: a span queued unverified could not be verified
 // after a restart with another key (a random one, or a rotated signing_key), so there
 // every session span is verified here. Verdict spans are never handed off.
-func (e *agentEvalExporter) handedOff(kind string, span ptrace.Span) int {
+func (e *agentEvalExporter) handedOff(kind string, span ptrace.Span) handed {
 	h := e.handoff
 	if h == nil {
 		return handedNone
 	}
-	k := handoff.SpanKey(span.TraceID(), span.SpanID())
+	k := handoff.KeyOf(span)
 	switch kind {
 	case semconv.EvalKindTurn:
 		if tr, ok := h.TakeTurn(k); ok {
@@ -164,4 +165,11 @@ func (e *agentEvalExporter) handedOff(kind string, span ptrace.Span) int {
 		}
 	}
 	return handedNone
+}
+
+// logUnauthenticated logs, at debug level, a turn or session span of kind dropped
+// because it does not verify with signing_key (err says why); the caller counts it.
+func (e *agentEvalExporter) logUnauthenticated(kind string, span ptrace.Span, err error) {
+	e.logger.Debug("agenteval: ignoring an evaluation span not signed with signing_key",
+		zap.String("kind", kind), zap.Stringer("span_id", span.SpanID()), zap.Error(err))
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -21,6 +20,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/handoff"
+	"github.com/agenteval/agenteval-collector/internal/handoff/handofftest"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 )
@@ -172,7 +172,7 @@ func BenchmarkExporterPath(b *testing.B) {
 	var keys []handoff.Key
 	eachEvalSpan(td, "", func(sp ptrace.Span) {
 		if k, _ := sp.Attributes().Get(semconv.AgentEvalKind); k.Str() != semconv.EvalKindToolCall {
-			keys = append(keys, spanKey(sp))
+			keys = append(keys, handoff.KeyOf(sp))
 		}
 	})
 	require.Len(b, keys, len(results))
@@ -182,10 +182,10 @@ func BenchmarkExporterPath(b *testing.B) {
 			cfg.Store.DSN = configopaque.String(filepath.Join(b.TempDir(), "x.db"))
 			cfg.Store.Retention = 0
 			h := handoff.New(4096)
-			exts := map[component.ID]component.Component{}
+			host := handofftest.Host{}
 			if withHandoff {
-				cfg.Handoff = &handoffID
-				exts = handoffExtensions(h)
+				cfg.Handoff = &handofftest.ID
+				host = handofftest.NewHost(h)
 			}
 			exp, err := newAgentEvalExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
 			require.NoError(b, err)
@@ -193,7 +193,7 @@ func BenchmarkExporterPath(b *testing.B) {
 				st, err := store.Open(ctx, driver, dsn)
 				return discardingStore{st}, err
 			}
-			require.NoError(b, exp.start(context.Background(), &statusHost{extensions: exts}))
+			require.NoError(b, exp.start(context.Background(), host))
 			b.Cleanup(func() { require.NoError(b, exp.shutdown(context.Background())) })
 			b.ReportAllocs()
 			for b.Loop() {

@@ -359,8 +359,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 					if errors.Is(err, errUnverified) {
 						forged++
 						evalSpans-- // unauthenticated spans are not counted as evaluation spans
-						e.logger.Debug("agenteval: ignoring an evaluation span not signed with signing_key",
-							zap.String("kind", semconv.EvalKindAgentSession), zap.Stringer("span_id", span.SpanID()), zap.Error(err))
+						e.logUnauthenticated(semconv.EvalKindAgentSession, span, err)
 						continue
 					}
 					if err != nil {
@@ -448,27 +447,27 @@ var errUnverified = errors.New("not signed with signing_key")
 // from its attributes, after its signature check when the front skipped it
 // (attrUnverified). Errors: errUnverified, the decode's, or an empty session_id.
 func (e *agentEvalExporter) analysis(span ptrace.Span) (*evaluation.Analysis, error) {
+	var a *evaluation.Analysis
+	held := false
 	if h := e.handoff; h != nil {
-		if a, ok := h.TakeAnalysis(handoff.SpanKey(span.TraceID(), span.SpanID())); ok {
-			if a.SessionID == "" {
-				return nil, errors.New("session_id is empty")
+		a, held = h.TakeAnalysis(handoff.KeyOf(span))
+	}
+	if !held {
+		if v, ok := span.Attributes().Get(attrUnverified); ok && v.Bool() {
+			if err := e.signer.Verify(span.Attributes()); err != nil {
+				return nil, fmt.Errorf("%w: %w", errUnverified, err)
 			}
-			return a, nil
 		}
-	}
-	if v, ok := span.Attributes().Get(attrUnverified); ok && v.Bool() {
-		if err := e.signer.Verify(span.Attributes()); err != nil {
-			return nil, fmt.Errorf("%w: %w", errUnverified, err)
+		d, err := evalspan.DecodeAnalysis(span.Attributes())
+		if err != nil {
+			return nil, err
 		}
+		a = &d
 	}
-	a, err := evalspan.DecodeAnalysis(span.Attributes())
-	if err == nil && a.SessionID == "" {
-		err = errors.New("session_id is empty")
+	if a.SessionID == "" {
+		return nil, errors.New("session_id is empty")
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &a, nil
+	return a, nil
 }
 
 // recordTurn decodes a turn evaluation span and records its result (recordTurnResult).

@@ -36,12 +36,6 @@ import (
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 )
 
-var handoffID = handofftest.ID
-
-func handoffExtensions(h *handoff.Handoff) map[component.ID]component.Component {
-	return handofftest.Extensions(h)
-}
-
 // realTraceFiles are the recorded agent runs the processor's and e2e golden tests replay.
 func realTraceFiles(t *testing.T) []string {
 	t.Helper()
@@ -64,11 +58,11 @@ func runProcessor(t *testing.T, files []string, h *handoff.Handoff) []ptrace.Tra
 	t.Helper()
 	f := agentsessionprocessor.NewFactory()
 	cfg := f.CreateDefaultConfig().(*agentsessionprocessor.Config)
-	host := &statusHost{}
+	host := handofftest.Host{}
 	if h != nil {
 		h.Attach()
-		cfg.Handoff = &handoffID
-		host.extensions = handoffExtensions(h)
+		cfg.Handoff = &handofftest.ID
+		host = handofftest.NewHost(h)
 	}
 	sink := new(consumertest.TracesSink)
 	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), cfg, sink)
@@ -119,8 +113,6 @@ func countEvalSpans(td ptrace.Traces, kind string) int {
 	return n
 }
 
-func spanKey(sp ptrace.Span) handoff.Key { return handoff.SpanKey(sp.TraceID(), sp.SpanID()) }
-
 // peekHandoff returns, for every turn and session span of batches, what h holds for
 // it, left in place (taken and put back). It fails when a span has no entry.
 func peekHandoff(t *testing.T, h *handoff.Handoff, batches []ptrace.Traces) []handofftest.Result {
@@ -128,15 +120,15 @@ func peekHandoff(t *testing.T, h *handoff.Handoff, batches []ptrace.Traces) []ha
 	var out []handofftest.Result
 	for _, td := range batches {
 		eachEvalSpan(td, semconv.EvalKindTurn, func(sp ptrace.Span) {
-			tr, ok := h.TakeTurn(spanKey(sp))
+			tr, ok := h.TakeTurn(handoff.KeyOf(sp))
 			require.True(t, ok, "turn span %s is handed off", sp.SpanID())
-			h.PutTurn(spanKey(sp), tr)
+			h.PutTurn(handoff.KeyOf(sp), tr)
 			out = append(out, handofftest.Result{Span: sp, Turn: tr})
 		})
 		eachEvalSpan(td, semconv.EvalKindAgentSession, func(sp ptrace.Span) {
-			a, ok := h.TakeAnalysis(spanKey(sp))
+			a, ok := h.TakeAnalysis(handoff.KeyOf(sp))
 			require.True(t, ok, "session span %s is handed off", sp.SpanID())
-			h.PutAnalysis(spanKey(sp), a)
+			h.PutAnalysis(handoff.KeyOf(sp), a)
 			out = append(out, handofftest.Result{Span: sp, Analysis: a})
 		})
 	}
@@ -228,8 +220,8 @@ func TestHandoffChangesNoOutput(t *testing.T) {
 
 	plain := newTestExporter(t, testConfig(), nil)
 	cfg := testConfig()
-	cfg.Handoff = &handoffID
-	handed := newTestExporterWithExtensions(t, cfg, nil, handoffExtensions(h))
+	cfg.Handoff = &handofftest.ID
+	handed := newTestExporterWithExtensions(t, cfg, nil, handofftest.NewHost(h))
 
 	want := exportAll(t, plain, batches)
 	got := exportAll(t, handed, batches)
@@ -256,8 +248,8 @@ func TestHandoffChangesNoOutput(t *testing.T) {
 func TestHandoffDoesNotAdmitForgeries(t *testing.T) {
 	h := handoff.New(64)
 	cfg := testConfig()
-	cfg.Handoff = &handoffID
-	x := newTestExporterWithExtensions(t, cfg, nil, handoffExtensions(h))
+	cfg.Handoff = &handofftest.ID
+	x := newTestExporterWithExtensions(t, cfg, nil, handofftest.NewHost(h))
 
 	bad := turn0(true)
 	bad.IsBad, bad.DetectionType = true, evaluation.DetectionRDM
@@ -274,7 +266,7 @@ func TestHandoffDoesNotAdmitForgeries(t *testing.T) {
 	real := analysisCheckout()
 	b = newSpanBuilder(t).session(forged)
 	unsign(b)
-	h.PutAnalysis(spanKey(b.ss.Spans().At(0)), &real)
+	h.PutAnalysis(handoff.KeyOf(b.ss.Spans().At(0)), &real)
 	require.NoError(t, x.consume(b.traces()))
 	stored, err := x.exp.store.GetAnalysis(context.Background(), real.SessionID)
 	require.NoError(t, err)
@@ -288,8 +280,8 @@ func TestHandoffEvictedEntryIsDecoded(t *testing.T) {
 	batches := runProcessor(t, realTraceFiles(t)[:3], h)
 	require.Positive(t, h.Evicted(), "the bound of 1 dropped entries")
 	cfg := testConfig()
-	cfg.Handoff = &handoffID
-	handed := newTestExporterWithExtensions(t, cfg, nil, handoffExtensions(h))
+	cfg.Handoff = &handofftest.ID
+	handed := newTestExporterWithExtensions(t, cfg, nil, handofftest.NewHost(h))
 	plain := newTestExporter(t, testConfig(), nil)
 	want := exportAll(t, plain, batches)
 	got := exportAll(t, handed, batches)
@@ -313,7 +305,7 @@ func TestHandoffStoreDownThenUp(t *testing.T) {
 		sessions += countEvalSpans(td, semconv.EvalKindAgentSession)
 	}
 	cfg := testConfig()
-	cfg.Handoff = &handoffID
+	cfg.Handoff = &handofftest.ID
 	cfg.QueueConfig = configoptional.Some(exporterhelper.NewDefaultQueueConfig())
 	cfg.RetryConfig.Enabled = true
 	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
@@ -321,7 +313,7 @@ func TestHandoffStoreDownThenUp(t *testing.T) {
 	cfg.RetryConfig.MaxElapsedTime = 0
 	fs := &flakyStore{}
 	fs.failures.Store(1 << 30) // the store refuses every write
-	x := newTestExporterWithExtensions(t, cfg, withFlakyStore(fs), handoffExtensions(h))
+	x := newTestExporterWithExtensions(t, cfg, withFlakyStore(fs), handofftest.NewHost(h))
 	for _, td := range batches {
 		require.NoError(t, x.consume(td))
 	}
@@ -340,17 +332,17 @@ func TestHandoffSettingNamesAMissingExtension(t *testing.T) {
 		component.StartFunc
 		component.ShutdownFunc
 	}{}
-	for want, exts := range map[string]map[component.ID]component.Component{
+	for want, host := range map[string]handofftest.Host{
 		`agenteval: handoff: extension "agenteval_handoff" is not configured in service::extensions`:        nil,
-		`agenteval: handoff: extension "agenteval_handoff" is not an agenteval handoff (agenteval_handoff)`: {handoffID: notProvider},
-		`agenteval: handoff: extension "agenteval_handoff" has no handoff (not started?)`:                   {handoffID: handofftest.Extension{}},
+		`agenteval: handoff: extension "agenteval_handoff" is not an agenteval handoff (agenteval_handoff)`: {handofftest.ID: notProvider},
+		`agenteval: handoff: extension "agenteval_handoff" has no handoff (not started?)`:                   {handofftest.ID: handofftest.Extension{}},
 	} {
 		cfg := testConfig()
-		cfg.Handoff = &handoffID
+		cfg.Handoff = &handofftest.ID
 		tel := componenttest.NewTelemetry()
 		exp, err := newAgentEvalExporter(metadatatest.NewSettings(tel), cfg)
 		require.NoError(t, err)
-		assert.EqualError(t, exp.start(context.Background(), &statusHost{extensions: exts}), want)
+		assert.EqualError(t, exp.start(context.Background(), host), want)
 		require.NoError(t, exp.shutdown(context.Background()))
 		require.NoError(t, tel.Shutdown(context.Background()))
 	}
@@ -385,11 +377,11 @@ func TestHandoffUnverifiedSessionSpanVerifiedOnMiss(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := handoff.New(8)
 			cfg := testConfig()
-			cfg.Handoff = &handoffID
-			x := newTestExporterWithExtensions(t, cfg, nil, handoffExtensions(h))
+			cfg.Handoff = &handofftest.ID
+			x := newTestExporterWithExtensions(t, cfg, nil, handofftest.NewHost(h))
 			b := newSpanBuilder(t).session(real)
 			sp := b.ss.Spans().At(0)
-			k := spanKey(sp)
+			k := handoff.KeyOf(sp)
 			h.PutAnalysis(k, &real)
 			f := sp // the forgery alone
 			if tc.forged && !tc.take {
@@ -451,7 +443,7 @@ func TestHandoffVerifiesSessionsWithPersistentQueue(t *testing.T) {
 	for _, tc := range []struct {
 		key        string
 		persistent bool
-		want       int
+		want       handed
 	}{
 		{key: "", persistent: true, want: handedNone},
 		{key: "0123456789abcdef-shared", persistent: true, want: handedNone},
@@ -465,22 +457,22 @@ func TestHandoffVerifiesSessionsWithPersistentQueue(t *testing.T) {
 				cfg = persistentConfig("")
 			}
 			cfg.SigningKey = configopaque.String(tc.key)
-			cfg.Handoff = &handoffID
+			cfg.Handoff = &handofftest.ID
 			h := handoff.New(8)
 			tel := componenttest.NewTelemetry()
 			exp, err := newAgentEvalExporter(metadatatest.NewSettings(tel), cfg)
 			require.NoError(t, err)
-			require.NoError(t, exp.start(context.Background(), &statusHost{extensions: handoffExtensions(h)}))
+			require.NoError(t, exp.start(context.Background(), handofftest.NewHost(h)))
 			t.Cleanup(func() {
 				require.NoError(t, exp.shutdown(context.Background()))
 				require.NoError(t, tel.Shutdown(context.Background()))
 			})
 			sp := newSpanBuilder(t).session(analysisCheckout()).ss.Spans().At(0)
 			a := analysisCheckout()
-			h.PutAnalysis(spanKey(sp), &a)
+			h.PutAnalysis(handoff.KeyOf(sp), &a)
 			assert.Equal(t, tc.want, exp.handedOff(semconv.EvalKindAgentSession, sp))
 			tr := turn0(false)
-			h.PutTurn(spanKey(sp), &tr)
+			h.PutTurn(handoff.KeyOf(sp), &tr)
 			assert.Equal(t, handedTurn, exp.handedOff(semconv.EvalKindTurn, sp))
 		})
 	}
@@ -493,22 +485,22 @@ func TestHandoffAttachedWhileRunning(t *testing.T) {
 	h := handoff.New(8)
 	sp := newSpanBuilder(t).session(analysisCheckout()).ss.Spans().At(0)
 	a := analysisCheckout()
-	h.PutAnalysis(spanKey(sp), &a)
+	h.PutAnalysis(handoff.KeyOf(sp), &a)
 	assert.Zero(t, h.Len(), "no exporter started: nothing stored")
 
 	cfg := testConfig()
-	cfg.Handoff = &handoffID
+	cfg.Handoff = &handofftest.ID
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 	exp, err := newAgentEvalExporter(metadatatest.NewSettings(tel), cfg)
 	require.NoError(t, err)
-	require.NoError(t, exp.start(context.Background(), &statusHost{extensions: handoffExtensions(h)}))
-	h.PutAnalysis(spanKey(sp), &a)
+	require.NoError(t, exp.start(context.Background(), handofftest.NewHost(h)))
+	h.PutAnalysis(handoff.KeyOf(sp), &a)
 	assert.Equal(t, 1, h.Len(), "started: stored for the exporter")
 
 	require.NoError(t, exp.shutdown(context.Background()))
 	assert.Zero(t, h.Len(), "shut down: dropped")
-	h.PutAnalysis(spanKey(sp), &a)
+	h.PutAnalysis(handoff.KeyOf(sp), &a)
 	assert.Zero(t, h.Len(), "shut down: nothing stored")
 	require.NoError(t, exp.shutdown(context.Background()), "a second shutdown")
 }

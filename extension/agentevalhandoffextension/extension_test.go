@@ -36,7 +36,7 @@ func TestProvidesOneBoundedHandoffAndReportsIt(t *testing.T) {
 
 	h.Attach() // as the exporter does at its start
 	for i := range 3 {
-		h.PutAnalysis(handoff.SpanKey(pcommon.TraceID{1}, pcommon.SpanID{byte(i + 1)}), &evaluation.Analysis{SessionID: "s"})
+		h.PutAnalysis(handoff.Key{TraceID: pcommon.TraceID{1}, SpanID: pcommon.SpanID{byte(i + 1)}}, &evaluation.Analysis{SessionID: "s"})
 	}
 	assert.Equal(t, 2, h.Len(), "max_results bounds what is held")
 

@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 )
@@ -40,9 +41,9 @@ type Key struct {
 	SpanID  pcommon.SpanID
 }
 
-// SpanKey returns the key of an evaluation span.
-func SpanKey(traceID pcommon.TraceID, spanID pcommon.SpanID) Key {
-	return Key{TraceID: traceID, SpanID: spanID}
+// KeyOf returns the key of evaluation span sp: its trace and span id.
+func KeyOf(sp ptrace.Span) Key {
+	return Key{TraceID: sp.TraceID(), SpanID: sp.SpanID()}
 }
 
 // entry is one handed-off result: the turn result a turn evaluation span carries, or

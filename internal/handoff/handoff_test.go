@@ -19,7 +19,7 @@ import (
 func key(i int) Key {
 	var s pcommon.SpanID
 	binary.BigEndian.PutUint64(s[:], uint64(i)+1)
-	return SpanKey(pcommon.TraceID{1}, s)
+	return Key{TraceID: pcommon.TraceID{1}, SpanID: s}
 }
 
 // attached returns a handoff of maxEntries with a taker attached.

@@ -285,7 +285,7 @@ func (b *evalBatch) encodeTurnSpan(i int, tr *evaluation.TurnResult) {
 		// of its own: the handoff keeps it (EncodeTurnSummary's is pooled).
 		sum := evalspan.TurnSummary(tr)
 		sig = b.e.signer.EncodeTurn(a, &sum)
-		h.PutTurn(spanKey(sp), &sum)
+		h.PutTurn(handoff.KeyOf(sp), &sum)
 	} else {
 		sig = b.e.signer.EncodeTurnSummary(a, tr)
 	}
@@ -349,13 +349,10 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 	}
 	sig.Put(a)
 	if h := b.e.handoff; h != nil {
-		h.PutAnalysis(spanKey(sp), an)
+		h.PutAnalysis(handoff.KeyOf(sp), an)
 	}
 	return nil
 }
-
-// spanKey is the handoff key of evaluation span sp.
-func spanKey(sp ptrace.Span) handoff.Key { return handoff.SpanKey(sp.TraceID(), sp.SpanID()) }
 
 // wantInteraction reports whether ir gets its own agent_interaction span: with
 // emit.interactions issues, when one of its tool calls would get a tool_call span under

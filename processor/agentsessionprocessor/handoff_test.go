@@ -39,12 +39,12 @@ func takeHandedOff(t *testing.T, h *handoff.Handoff, sink *consumertest.TracesSi
 	var out []handofftest.Result
 	spans := evalSpans(sink)
 	for _, sp := range spans[semconv.EvalKindTurn] {
-		tr, ok := h.TakeTurn(spanKey(sp))
+		tr, ok := h.TakeTurn(handoff.KeyOf(sp))
 		require.True(t, ok, "turn span %s handed off", sp.SpanID())
 		out = append(out, handofftest.Result{Span: sp, Turn: tr})
 	}
 	for _, sp := range spans[semconv.EvalKindAgentSession] {
-		a, ok := h.TakeAnalysis(spanKey(sp))
+		a, ok := h.TakeAnalysis(handoff.KeyOf(sp))
 		require.True(t, ok, "session span %s handed off", sp.SpanID())
 		out = append(out, handofftest.Result{Span: sp, Analysis: a})
 	}
@@ -52,11 +52,6 @@ func takeHandedOff(t *testing.T, h *handoff.Handoff, sink *consumertest.TracesSi
 	assert.Zero(t, h.Evicted())
 	return out
 }
-
-// handoffHost is a host with the given extensions.
-type handoffHost map[component.ID]component.Component
-
-func (h handoffHost) GetExtensions() map[component.ID]component.Component { return h }
 
 // TestHandoffSetting: start finds the handoff the setting names, or fails naming the
 // setting and the id; without the setting the processor hands nothing off.
@@ -66,7 +61,7 @@ func TestHandoffSetting(t *testing.T) {
 		component.StartFunc
 		component.ShutdownFunc
 	}{}
-	for want, host := range map[string]handoffHost{
+	for want, host := range map[string]handofftest.Host{
 		`agentsession: handoff: extension "agenteval_handoff" is not configured in service::extensions`:        {},
 		`agentsession: handoff: extension "agenteval_handoff" is not an agenteval handoff (agenteval_handoff)`: {id: notProvider},
 	} {
@@ -80,12 +75,12 @@ func TestHandoffSetting(t *testing.T) {
 	cfg := testConfig()
 	cfg.Handoff = &id
 	p, _, _ := newTestProcessor(t, cfg, nil)
-	require.NoError(t, p.start(context.Background(), handoffHost(handofftest.Extensions(h))))
+	require.NoError(t, p.start(context.Background(), handofftest.NewHost(h)))
 	assert.Same(t, h, p.emitter.handoff)
 	require.NoError(t, p.shutdown(context.Background()))
 
 	p, _, _ = newTestProcessor(t, testConfig(), nil)
-	require.NoError(t, p.start(context.Background(), handoffHost{}))
+	require.NoError(t, p.start(context.Background(), handofftest.Host{}))
 	assert.Nil(t, p.emitter.handoff)
 	require.NoError(t, p.shutdown(context.Background()))
 }

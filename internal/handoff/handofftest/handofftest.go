@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package handofftest helps the tests of the handoff's users: a stand-in for the
-// agenteval_handoff extension and the check that a handed-off result is what its
+// agenteval_handoff extension and for a host offering it, and the check that a handed-off result is what its
 // evaluation span carries.
 package handofftest // import "github.com/agenteval/agenteval-collector/internal/handoff/handofftest"
 
@@ -32,10 +32,14 @@ type Extension struct {
 // Handoff returns H (handoff.Provider).
 func (x Extension) Handoff() *handoff.Handoff { return x.H }
 
-// Extensions is a host's extensions holding one Extension of h under ID.
-func Extensions(h *handoff.Handoff) map[component.ID]component.Component {
-	return map[component.ID]component.Component{ID: Extension{H: h}}
-}
+// Host is a component.Host that offers the extensions it holds.
+type Host map[component.ID]component.Component
+
+// GetExtensions returns the host's extensions (component.Host).
+func (h Host) GetExtensions() map[component.ID]component.Component { return h }
+
+// NewHost returns a Host holding one Extension of h under ID.
+func NewHost(h *handoff.Handoff) Host { return Host{ID: Extension{H: h}} }
 
 // Result is one turn or session evaluation span with the result handed off for it
 // (Turn or Analysis set).
