@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package handofftest helps the tests of the handoff's users: a stand-in for the
-// agenteval_handoff extension and for a host offering it, and the check that a handed-off result is what its
-// evaluation span carries.
+// agenteval_handoff extension and for a host offering it, and the check that a
+// handed-off result is what its evaluation span carries.
 package handofftest // import "github.com/agenteval/agenteval-collector/internal/handoff/handofftest"
 
 import (
@@ -53,9 +53,8 @@ type Result struct {
 // (evalspan.DecodeTurn, DecodeAnalysis): what makes skipping the decode safe. The only
 // normalisation: an analysis' StartedAt and EndedAt are compared as instants (the wire
 // carries them as RFC 3339 strings with nanoseconds and the zone offset, which lose the
-// location's name and the monotonic reading). Run once the
-// processor and the exporter are done, it also shows that nothing modified a result
-// after it was handed off.
+// location's name and the monotonic reading). Run once the processor and the exporter
+// are done, it also shows that nothing modified a result after it was handed off.
 func AssertDecoded(t *testing.T, rs []Result) {
 	t.Helper()
 	require.NotEmpty(t, rs)
