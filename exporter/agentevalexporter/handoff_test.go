@@ -31,6 +31,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/handoff"
 	"github.com/agenteval/agenteval-collector/internal/handoff/handofftest"
+	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
@@ -93,16 +94,9 @@ func readTraces(t *testing.T, path string) ptrace.Traces {
 
 // eachEvalSpan calls fn with every evaluation span of td of kind ("" for any).
 func eachEvalSpan(td ptrace.Traces, kind string, fn func(ptrace.Span)) {
-	for i := 0; i < td.ResourceSpans().Len(); i++ {
-		sss := td.ResourceSpans().At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				sp := spans.At(k)
-				if v, ok := sp.Attributes().Get(semconv.AgentEvalKind); ok && (kind == "" || v.Str() == kind) {
-					fn(sp)
-				}
-			}
+	for ref := range pdatautil.Spans(td) {
+		if v, ok := ref.Span.Attributes().Get(semconv.AgentEvalKind); ok && (kind == "" || v.Str() == kind) {
+			fn(ref.Span)
 		}
 	}
 }
