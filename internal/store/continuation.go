@@ -262,12 +262,28 @@ type txStmts struct {
 	s    *sqlStore
 	text bool
 	sts  map[string]*sql.Stmt
-	// quiet is ctx without its cancellation, for the statements of a SQLite write
-	// transaction (dialect.lockedTx): it holds the write lock from BEGIN, so none of
-	// them waits for a lock, and each is short. Given a context that can end, the driver
-	// starts a goroutine a statement to interrupt it; exec checks ctx before each
-	// statement instead, and database/sql rolls the transaction back when ctx ends.
+	// quiet is ctx without its cancellation (run), made on first use.
 	quiet context.Context
+}
+
+// run returns the context the transaction's next statement runs under, or ctx's error
+// once ctx has ended. On SQLite (dialect.lockedTx) that is ctx without its
+// cancellation: the write transaction holds the lock from BEGIN, so no statement waits
+// for a lock, and each is short, while given a context that can end the driver starts a
+// goroutine a statement to interrupt it. ctx is checked here, before each statement,
+// instead, and database/sql rolls the transaction back when ctx ends. Elsewhere it is
+// ctx itself, which also ends a running statement.
+func (t *txStmts) run() (context.Context, error) {
+	if err := t.ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !t.s.d.lockedTx {
+		return t.ctx, nil
+	}
+	if t.quiet == nil {
+		t.quiet = context.WithoutCancel(t.ctx)
+	}
+	return t.quiet, nil
 }
 
 // exec runs query (with '?' placeholders) with args, storing the rows it wrote in n
@@ -290,15 +306,9 @@ func (t *txStmts) exec(query string, n *int64, args ...any) error {
 			}
 			t.sts[query] = st
 		}
-		ctx := t.ctx
-		if t.s.d.lockedTx {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if t.quiet == nil {
-				t.quiet = context.WithoutCancel(ctx)
-			}
-			ctx = t.quiet
+		var ctx context.Context
+		if ctx, err = t.run(); err != nil {
+			return err
 		}
 		res, err = st.ExecContext(ctx, args...)
 	}

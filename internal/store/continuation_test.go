@@ -161,7 +161,7 @@ func TestSaveAnalysesRevisions(t *testing.T) {
 }
 
 // cancelAfter is a context that ends at its n-th Err call: SaveAnalyses checks its
-// context before each statement of a SQLite transaction (txStmts.quiet).
+// context before each statement of a SQLite transaction (txStmts.run).
 type cancelAfter struct {
 	context.Context
 	cancel context.CancelFunc

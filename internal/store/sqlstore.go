@@ -191,12 +191,6 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 		// rows): on SQLite each distinct one is compiled once a transaction (txStmts).
 		stmts := &txStmts{ctx: ctx, tx: tx, s: s, text: !s.d.lockedTx}
 		defer stmts.close()
-		// sctx runs the statements of a stored session's save: on SQLite ctx without its
-		// cancellation, ctx checked before each analysis (as txStmts.quiet).
-		sctx := ctx
-		if s.d.lockedTx {
-			sctx = context.WithoutCancel(ctx)
-		}
 		// On SQLite the transaction holds the write lock from BEGIN, so a session found
 		// unstored here stays so until its first save below: that save needs no
 		// placement query and no deletes (it has no rows to replace).
@@ -209,8 +203,10 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			return err
 		}
 		for _, p := range batch {
-			if err := ctx.Err(); err != nil {
-				return err
+			// The context of this analysis' statements, checked before each (txStmts.run).
+			sctx, cerr := stmts.run()
+			if cerr != nil {
+				return cerr
 			}
 			var pl part
 			fresh := unstored[p.id]
