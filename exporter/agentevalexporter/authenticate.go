@@ -160,7 +160,7 @@ func (e *agentEvalExporter) handedOff(kind string, span ptrace.Span) handed {
 			return handedTurn
 		}
 	case semconv.EvalKindAgentSession:
-		if !e.verifySessions && h.Analysis(k) {
+		if !e.verifySessions && h.HoldsAnalysis(k) {
 			return handedAnalysis
 		}
 	}

@@ -117,8 +117,8 @@ func (h *Handoff) PutAnalysis(k Key, a *evaluation.Analysis) { h.put(k, entry{an
 func (h *Handoff) put(k Key, e entry) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.takers == 0 {
-		return // nothing would take it
+	if h.takers == 0 || (e.turn == nil && e.analysis == nil) {
+		return // nothing would take it, or nothing to take
 	}
 	if _, ok := h.entries[k]; ok {
 		h.entries[k] = e // the same span again: keep its slot
@@ -134,15 +134,23 @@ func (h *Handoff) put(k Key, e entry) {
 	h.entries[k] = e
 }
 
+// Attached reports whether a taker is attached, that is, whether a put would be stored:
+// the processor builds a result of its own to hand off only then.
+func (h *Handoff) Attached() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.takers > 0
+}
+
 // TakeTurn returns and removes the turn result handed off for span k, if it is held.
 func (h *Handoff) TakeTurn(k Key) (*evaluation.TurnResult, bool) {
 	e, ok := h.take(k, true)
-	return e.turn, ok && e.turn != nil
+	return e.turn, ok
 }
 
-// Analysis reports whether an analysis is held for span k, without removing it: the
-// exporter's check before its sending queue, whose consumer later takes it.
-func (h *Handoff) Analysis(k Key) bool {
+// HoldsAnalysis reports whether an analysis is held for span k, without removing it:
+// the exporter's check before its sending queue, whose consumer later takes it.
+func (h *Handoff) HoldsAnalysis(k Key) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e, ok := h.entries[k]
@@ -152,7 +160,7 @@ func (h *Handoff) Analysis(k Key) bool {
 // TakeAnalysis returns and removes the analysis handed off for span k, if it is held.
 func (h *Handoff) TakeAnalysis(k Key) (*evaluation.Analysis, bool) {
 	e, ok := h.take(k, false)
-	return e.analysis, ok && e.analysis != nil
+	return e.analysis, ok
 }
 
 // take removes and returns k's entry if it holds the kind asked for (a turn or an

@@ -41,7 +41,7 @@ func TestTakeReturnsWhatWasPutOnce(t *testing.T) {
 	assert.False(t, ok)
 	_, ok = h.TakeTurn(key(2))
 	assert.False(t, ok)
-	assert.False(t, h.Analysis(key(1)))
+	assert.False(t, h.HoldsAnalysis(key(1)))
 
 	got, ok := h.TakeTurn(key(1))
 	require.True(t, ok)
@@ -49,11 +49,11 @@ func TestTakeReturnsWhatWasPutOnce(t *testing.T) {
 	_, ok = h.TakeTurn(key(1))
 	assert.False(t, ok, "taken once")
 
-	assert.True(t, h.Analysis(key(2)), "a look does not take")
+	assert.True(t, h.HoldsAnalysis(key(2)), "a look does not take")
 	ga, ok := h.TakeAnalysis(key(2))
 	require.True(t, ok)
 	assert.Same(t, a, ga)
-	assert.False(t, h.Analysis(key(2)))
+	assert.False(t, h.HoldsAnalysis(key(2)))
 	assert.Zero(t, h.Len())
 	assert.Zero(t, h.Evicted())
 }
@@ -114,15 +114,21 @@ func TestNeverHoldsMoreThanItsBound(t *testing.T) {
 // Without a taker attached nothing is stored; the last Detach drops what is held.
 func TestStoresOnlyWhileATakerIsAttached(t *testing.T) {
 	h := New(8)
+	assert.False(t, h.Attached())
 	h.PutTurn(key(1), &evaluation.TurnResult{})
 	h.PutAnalysis(key(2), &evaluation.Analysis{})
 	assert.Zero(t, h.Len(), "no taker: nothing stored")
 	_, ok := h.TakeTurn(key(1))
 	assert.False(t, ok)
 	h.Detach() // without an Attach: nothing
+	assert.False(t, h.Attached())
 	h.Attach()
+	assert.True(t, h.Attached())
 	h.PutTurn(key(1), &evaluation.TurnResult{})
 	assert.Equal(t, 1, h.Len(), "attached: stored")
+	h.PutTurn(key(5), nil)
+	h.PutAnalysis(key(6), nil)
+	assert.Equal(t, 1, h.Len(), "a nil result is not stored")
 
 	h.Attach() // a second taker
 	h.PutAnalysis(key(2), &evaluation.Analysis{})
@@ -132,13 +138,14 @@ func TestStoresOnlyWhileATakerIsAttached(t *testing.T) {
 	assert.Equal(t, 3, h.Len())
 
 	h.Detach() // the last taker: what is held is dropped
+	assert.False(t, h.Attached())
 	assert.Zero(t, h.Len())
 	h.PutAnalysis(key(4), &evaluation.Analysis{})
 	assert.Zero(t, h.Len(), "no taker again")
-	assert.False(t, h.Analysis(key(4)))
+	assert.False(t, h.HoldsAnalysis(key(4)))
 	assert.Zero(t, h.Evicted(), "dropped at Detach, not evicted")
 
 	h.Attach()
 	h.PutAnalysis(key(4), &evaluation.Analysis{})
-	assert.True(t, h.Analysis(key(4)))
+	assert.True(t, h.HoldsAnalysis(key(4)))
 }

@@ -55,7 +55,8 @@ type emitter struct {
 	analysis     bool
 	signer       *evalspan.Signer // signs the turn and session spans' typed results
 	// handoff, when set (the handoff setting), receives the result of every turn and
-	// session span encoded, keyed by the span (handOff).
+	// session span encoded, keyed by the span (encodeTurnSpan, addSession), while the
+	// exporter is attached to it.
 	handoff *handoff.Handoff
 }
 
@@ -280,7 +281,7 @@ func (b *evalBatch) encodeTurnSpan(i int, tr *evaluation.TurnResult) {
 	// Its summary (evalspan.TurnSummary), signed as it is encoded; what follows is not
 	// signed (docs/decisions/evaluation-authenticity.md).
 	var sig evalspan.Signature
-	if h := b.e.handoff; h != nil {
+	if h := b.e.handoff; h != nil && h.Attached() {
 		// The summary the exporter would decode from the span, built once, in memory
 		// of its own: the handoff keeps it (EncodeTurnSummary's is pooled).
 		sum := evalspan.TurnSummary(tr)
