@@ -1,0 +1,334 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/store"
+)
+
+// The tests of this file were written by the "never lose a turn" audit
+// (docs/decisions/sessions.md, "Audited"): each drives the processor with real stores
+// and checks, through the store's API, that no turn is lost or overwritten.
+
+// resultStore opens the result store at driver/dsn (the exporter's), closed at the end
+// of the test.
+func resultStore(t *testing.T, driver, dsn string) store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), driver, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, st.Close()) })
+	return st
+}
+
+// exportAnalyses saves, in the order emitted, the session analyses the sink received
+// from index from on, as the agenteval exporter does (it stores nothing else of them),
+// and returns how many it saved.
+func exportAnalyses(t *testing.T, st store.Store, sink *consumertest.TracesSink, from int) int {
+	t.Helper()
+	as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+	for i := from; i < len(as); i++ {
+		require.NoError(t, st.SaveAnalysis(context.Background(), &as[i]))
+	}
+	return len(as)
+}
+
+// sendCounted sends turn i of the conversation (conversation[i], then plain questions)
+// as session id to p, checks that every span is passed on, and closes the turn.
+func sendCounted(t *testing.T, p *agentSessionProcessor, clk *testClock, id string, i int) {
+	t.Helper()
+	ctx := context.Background()
+	user, answer := "And on Monday?", "On Monday: windy."
+	if i < len(conversation) {
+		user, answer = conversation[i].user, conversation[i].answer
+	}
+	td := chatTurn(id, 100+i, clk.now(), user, answer, true)
+	in := td.SpanCount()
+	out, err := p.processTraces(ctx, td)
+	require.NoError(t, err)
+	require.Equal(t, in, out.SpanCount(), "every span is passed on")
+	clk.advance(3 * time.Second) // turn_settle
+	p.step(ctx)
+}
+
+// settleAndIdle lets p's open turns settle and close, then its sessions go idle.
+func settleAndIdle(p *agentSessionProcessor, clk *testClock) {
+	clk.advance(3 * time.Second)
+	p.step(context.Background())
+	clk.advance(2 * time.Minute)
+	p.step(context.Background())
+}
+
+// assertWhole checks that the result store holds session id with exactly turns turns,
+// one per trace, at indexes 0..turns-1, and returns it.
+func assertWhole(t *testing.T, st store.Store, id string, turns int) *evaluation.Analysis {
+	t.Helper()
+	a, err := st.GetAnalysis(context.Background(), id)
+	require.NoError(t, err)
+	traces := map[string]int{}
+	for i, tr := range a.TurnResults {
+		assert.Equal(t, i, tr.TurnIndex, "turn %d is at its index", i)
+		traces[tr.TraceID]++
+	}
+	assert.Len(t, a.TurnResults, turns, "every turn stored")
+	assert.Len(t, traces, turns, "each turn once: %v", traces)
+	return a
+}
+
+// assertEachTurnOnce checks that each of turns turns was evaluated once (one
+// provisional verdict) and has one final verdict that counts (agent_eval_turns_total),
+// over the turn spans every sink received.
+func assertEachTurnOnce(t *testing.T, turns int, sinks ...*consumertest.TracesSink) {
+	t.Helper()
+	var spans []ptrace.Span
+	for _, s := range sinks {
+		spans = append(spans, evalSpans(s)[semconv.EvalKindTurn]...)
+	}
+	final, provisional := turnVerdicts(t, spans)
+	counted := countedVerdicts(final)
+	assert.Len(t, counted, turns, "final verdicts counted: %v", counted)
+	for i := range turns {
+		assert.Len(t, provisional[i], 1, "turn %d evaluated once", i)
+		assert.Equal(t, 1, counted[i], "turn %d counted once", i)
+	}
+}
+
+// assertContinuationWhole checks that the continuation store at driver/dsn holds
+// session id's turns once each, at indexes 0..turns-1, all final.
+func assertContinuationWhole(t *testing.T, driver, dsn, id string, turns int) store.Continuation {
+	t.Helper()
+	c := storedContinuation(t, driver, dsn, id)
+	require.Len(t, c.Turns, turns, "every turn once in the continuation store")
+	for i, r := range c.Turns {
+		assert.Equal(t, i, r.Result.TurnIndex, "continuation record %d", i)
+		assert.True(t, r.Result.Final, "continuation record %d final", i)
+	}
+	return c
+}
+
+// TestShutdownWithOpenTurnsThenRestart: the processor shuts down while the session is
+// open, with turn 0 closed and turn 1's spans received but not settled. The shutdown
+// closes turn 1 and emits a partial analysis of both turns; a processor restarted on
+// the same database continues the session with turn 2: the result store then holds the
+// three turns once each at revision 2, turn 0 with the RDM that turn 1's correction
+// gave it, and every turn has one final verdict that counts across both processors.
+func TestShutdownWithOpenTurnsThenRestart(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		cfg := recoveryConfig(driver, dsn)
+		results := resultStore(t, driver, dsn)
+		const id = "shutdown-open-1"
+
+		p1, sink1, clk1 := newTestProcessor(t, cfg, nil)
+		startWithoutWorker(t, p1)
+		sendCounted(t, p1, clk1, id, 0)
+		td := chatTurn(id, 101, clk1.now(), conversation[1].user, conversation[1].answer, true)
+		out, err := p1.processTraces(ctx, td)
+		require.NoError(t, err)
+		require.Equal(t, td.SpanCount(), out.SpanCount())
+		require.NoError(t, p1.shutdown(ctx)) // turn 1 has not settled
+		as := analyses(t, evalSpans(sink1)[semconv.EvalKindAgentSession])
+		require.Len(t, as, 1, "the shutdown emits the open session")
+		assert.True(t, as[0].Partial)
+		assert.Equal(t, []int{0, 1}, turnIndexes(as[0]), "the unsettled turn is in it")
+		exportAnalyses(t, results, sink1, 0)
+		assertWhole(t, results, id, 2)
+
+		p2, sink2, clk2 := newTestProcessor(t, cfg, nil)
+		clk2.advance(time.Hour)
+		startWithoutWorker(t, p2)
+		t.Cleanup(func() { assert.NoError(t, p2.shutdown(ctx)) })
+		sendCounted(t, p2, clk2, id, 2)
+		clk2.advance(2 * time.Minute)
+		p2.step(ctx)
+		exportAnalyses(t, results, sink2, 0)
+
+		a := assertWhole(t, results, id, 3)
+		assert.Equal(t, 2, a.AnalysisRevision)
+		assert.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "the correction in turn 1 is RDM on turn 0")
+		assert.Equal(t, string(session.EndReasonSessionTimeout), a.EndReason, "the continued session ended on its own")
+		assert.True(t, a.TurnResults[1].Partial, "turn 1 was cut by the shutdown (so the analysis stays partial)")
+		assertEachTurnOnce(t, 3, sink1, sink2)
+		assertContinuationWhole(t, driver, dsn, id, 3)
+	})
+}
+
+// TestTwoCollectorsOneRestarted: one session's turns alternate between collectors A and
+// B sharing the database; A shuts down while the session is open on both (it emits what
+// it holds) and a new A' takes its place; the turns go on alternating between A' and B.
+// The highest revision stored covers the four turns once each at their indexes, and
+// each turn's final verdict counts once across the three processors.
+func TestTwoCollectorsOneRestarted(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		cfg := recoveryConfig(driver, dsn)
+		results := resultStore(t, driver, dsn)
+		const id = "two-restarted-1"
+		start := func() (*agentSessionProcessor, *consumertest.TracesSink, *testClock) {
+			p, sink, clk := newTestProcessor(t, cfg, nil)
+			startWithoutWorker(t, p)
+			return p, sink, clk
+		}
+		a, sinkA, clkA := start()
+		b, sinkB, clkB := start()
+		t.Cleanup(func() { assert.NoError(t, b.shutdown(ctx)) })
+		// send gives turn i to collector c and lets 5 s pass on both (the turn closes,
+		// the session stays open).
+		send := func(c *agentSessionProcessor, clk *testClock, i int, others ...*agentSessionProcessor) {
+			user, answer := "And on Monday?", "On Monday: windy."
+			if i < len(conversation) {
+				user, answer = conversation[i].user, conversation[i].answer
+			}
+			td := chatTurn(id, 100+i, clk.now(), user, answer, true)
+			out, err := c.processTraces(ctx, td)
+			require.NoError(t, err)
+			require.Equal(t, td.SpanCount(), out.SpanCount())
+			clkA.advance(5 * time.Second)
+			clkB.advance(5 * time.Second)
+			a.step(ctx)
+			b.step(ctx)
+		}
+		send(a, clkA, 0)
+		send(b, clkB, 1)
+		require.NoError(t, a.shutdown(ctx))
+		old := sinkA
+		a, sinkA, clkA = start()
+		clkA.advance(clkB.now().Sub(clkA.now())) // A' starts at B's time
+		t.Cleanup(func() { assert.NoError(t, a.shutdown(ctx)) })
+		send(a, clkA, 2)
+		send(b, clkB, 3)
+		for range 12 { // two minutes: the session goes idle on both
+			clkA.advance(10 * time.Second)
+			clkB.advance(10 * time.Second)
+			a.step(ctx)
+			b.step(ctx)
+		}
+		sinks := []*consumertest.TracesSink{old, sinkA, sinkB}
+		var all []evaluation.Analysis
+		for _, s := range sinks {
+			all = append(all, analyses(t, evalSpans(s)[semconv.EvalKindAgentSession])...)
+		}
+		slices.SortFunc(all, func(x, y evaluation.Analysis) int { return x.AnalysisRevision - y.AnalysisRevision })
+		for i := range all {
+			require.NoError(t, results.SaveAnalysis(ctx, &all[i]))
+		}
+		last := highestRevision(t, all)
+		require.Len(t, last.TurnResults, 4, "the highest revision covers every turn")
+		got := assertWhole(t, results, id, 4)
+		assert.Equal(t, last.AnalysisRevision, got.AnalysisRevision)
+		assert.Equal(t, evaluation.DetectionRDM, got.TurnResults[0].DetectionType)
+		assertEachTurnOnce(t, 4, sinks...)
+		assertContinuationWhole(t, driver, dsn, id, 4)
+	})
+}
+
+// TestSpanLimitTripsDuringContinuation: a session stored with two turns continues after
+// a pause, and its continuation trips max_spans_per_session (two turns open at once,
+// 4 spans, limit 3): the continued part closes as partial. The earlier turns stay in
+// the result store, the revision goes up, and the analysis stored covers all four turns
+// (a shorter analysis never replaces a longer one). The session's next turn, refused by
+// the limit, is passed on.
+func TestSpanLimitTripsDuringContinuation(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		cfg := recoveryConfig(driver, dsn)
+		cfg.MaxSpansPerSession = 3
+		p, sink, clk := newTestProcessor(t, cfg, nil)
+		startWithoutWorker(t, p)
+		t.Cleanup(func() { assert.NoError(t, p.shutdown(ctx)) })
+		results := resultStore(t, driver, dsn)
+		const id = "limit-continued-1"
+		sendCounted(t, p, clk, id, 0)
+		sendCounted(t, p, clk, id, 1)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		n := exportAnalyses(t, results, sink, 0)
+		assertWhole(t, results, id, 2)
+
+		for i := 2; i < 5; i++ { // turns 2 and 3 open together trip the limit; turn 4 is refused
+			td := chatTurn(id, 100+i, clk.now(), "And on Monday?", "On Monday: windy.", true)
+			out, err := p.processTraces(ctx, td)
+			require.NoError(t, err)
+			require.Equal(t, td.SpanCount(), out.SpanCount(), "every span is passed on")
+		}
+		settleAndIdle(p, clk)
+		exportAnalyses(t, results, sink, n)
+
+		a := assertWhole(t, results, id, 4)
+		assert.Equal(t, 2, a.AnalysisRevision)
+		assert.True(t, a.Partial)
+		assert.Equal(t, string(session.EndReasonMaxSpans), a.EndReason)
+		assert.Equal(t, conversation[0].user, a.TurnResults[0].UserMessage, "the stored turns are the earlier ones")
+		assertContinuationWhole(t, driver, dsn, id, 4)
+	})
+}
+
+// TestDuplicateAndReplayedSpans: turn 0's spans arrive twice in one batch and once more
+// in a second batch before it closes; after the session went idle and its analysis was
+// stored, turn 1's whole trace is delivered again (an at-least-once sender), once the
+// tracker has forgotten its trace id. Every span is passed on; each turn is evaluated
+// into one stored turn with one final verdict that counts; the replayed turn keeps its
+// index, its stored verdict stays final (never replaced by a provisional one), and the
+// next revision covers the same two turns.
+func TestDuplicateAndReplayedSpans(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk := newTestProcessor(t, recoveryConfig(driver, dsn), nil)
+		startWithoutWorker(t, p)
+		t.Cleanup(func() { assert.NoError(t, p.shutdown(ctx)) })
+		results := resultStore(t, driver, dsn)
+		const id = "duplicates-1"
+		pass := func(td ptrace.Traces) {
+			t.Helper()
+			out, err := p.processTraces(ctx, td)
+			require.NoError(t, err)
+			require.Equal(t, td.SpanCount(), out.SpanCount(), "every span is passed on")
+		}
+		turn0 := chatTurn(id, 100, clk.now(), conversation[0].user, conversation[0].answer, true)
+		twice := ptrace.NewTraces()
+		turn0.ResourceSpans().At(0).CopyTo(twice.ResourceSpans().AppendEmpty())
+		turn0.ResourceSpans().At(0).CopyTo(twice.ResourceSpans().AppendEmpty())
+		pass(twice)
+		clk.advance(time.Second)
+		pass(turn0)
+		clk.advance(3 * time.Second)
+		p.step(ctx)
+		turn1 := chatTurn(id, 101, clk.now(), conversation[1].user, conversation[1].answer, true)
+		pass(turn1)
+		settleAndIdle(p, clk)
+		n := exportAnalyses(t, results, sink, 0)
+		first := assertWhole(t, results, id, 2)
+		assert.Equal(t, evaluation.DetectionRDM, first.TurnResults[0].DetectionType)
+
+		clk.advance(2 * time.Minute) // turn_timeout (60 s) after the end: the trace ids are forgotten
+		p.step(ctx)
+		pass(turn1) // replayed
+		settleAndIdle(p, clk)
+		exportAnalyses(t, results, sink, n)
+
+		a := assertWhole(t, results, id, 2)
+		assert.Equal(t, 2, a.AnalysisRevision, "the replay is a new revision of the same turns")
+		assert.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "turn 0 keeps its verdict with follow-up")
+		for i, tr := range a.TurnResults {
+			assert.True(t, tr.Final, "turn %d final", i)
+		}
+		final, provisional := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
+		assert.Equal(t, map[int]int{0: 1, 1: 1}, countedVerdicts(final), "each turn counted once")
+		assert.Len(t, provisional[1], 2, "the replayed trace was evaluated again, under its own index")
+		c := assertContinuationWhole(t, driver, dsn, id, 2)
+		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType)
+	})
+}
