@@ -84,8 +84,11 @@ func lockParts(ctx context.Context, tx *sql.Tx, batch []*analysisRows) error {
 //     another trace's stored turn and no stored trace moves (the usual case: a
 //     continuation, a retried export);
 //   - else, when one of its traces is stored, the offset that puts it back on it: below
-//     the current part's, the save is stale; above it (a turn re-closed after a
-//     restart), a new part starts there;
+//     the current part's, the save is stale, unless at that offset it holds every stored
+//     trace where it is stored (the whole conversation, from a collector whose
+//     continuation store was down when the part was made): it is stored there, its
+//     revision after the stored one; above it (a turn re-closed after a restart), a new
+//     part starts there;
 //   - else a new part starts after the highest stored turn.
 //
 // A new part's revisions go after the stored revision (revision 1 of the part is the
@@ -152,6 +155,12 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision in
 			continue
 		}
 		switch off := k - turns[i].TurnIndex; {
+		case off < pl.turnOffset && fits(off) && holdsAll(turns, at):
+			// Every stored turn where it is stored: the whole conversation from a
+			// collector that knows more than the current part (its continuation store
+			// came back), not an earlier part. Its revision goes after the stored one.
+			return part{turnOffset: off, revisionOffset: max(0, highest+1-revision), moved: true,
+				found: true, storedRevision: highest}.place(turns, stored), nil
 		case off < pl.turnOffset:
 			return part{stale: true}, nil
 		case fits(off):
@@ -168,6 +177,19 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision in
 }
 
 func byIndex(a, b evaluation.TurnResult) int { return a.TurnIndex - b.TurnIndex }
+
+// holdsAll reports whether turns hold every stored trace of at (trace → stored index).
+func holdsAll(turns []evaluation.TurnResult, at map[string]int) bool {
+	held := make(map[string]struct{}, len(at))
+	for i := range turns {
+		if t := cleanText(turns[i].TraceID); t != "" {
+			if _, ok := at[t]; ok {
+				held[t] = struct{}{}
+			}
+		}
+	}
+	return len(held) == len(at)
+}
 
 // place sets from and kept for turns at pl's offset among the stored ones.
 func (pl part) place(turns []evaluation.TurnResult, stored map[int]string) part {

@@ -145,6 +145,45 @@ func TestRestartedPartStartsAtReclosedTurn(t *testing.T) {
 	})
 }
 
+// TestWholeSessionAfterPart: a collector whose continuation store was down when a
+// session came back numbered the continued turn from 0 (a part, placed after the stored
+// turns); once the store is back its next revision covers the whole conversation, every
+// stored trace at its stored index and a new turn after them. That save is the whole
+// session, not a stale export of an earlier part: it is stored (its revision after the
+// stored one), and so are its retried export and its next revision. An earlier part's
+// late export, which lacks the later part's turns, stays stale.
+func TestWholeSessionAfterPart(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "whole-after-part-1"
+		first := partAnalysis(id, 1, 0, 1, 2)
+		require.NoError(t, s.SaveAnalysis(ctx, first))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 3)), "the part made while the store was down")
+		got, rev := storedTurns(t, s, id)
+		require.Equal(t, map[int]int{0: 1, 1: 2, 2: 3}, got)
+		require.Equal(t, 2, rev)
+
+		whole := partAnalysis(id, 2, 0, 1, 2, 3, 4)
+		require.NoError(t, s.SaveAnalysis(ctx, whole))
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, got, "the whole conversation")
+		assert.Equal(t, 3, rev, "after the part's revision")
+
+		require.NoError(t, s.SaveAnalysis(ctx, whole), "a retried export")
+		require.NoError(t, s.SaveAnalysis(ctx, first), "a stale export of the first part")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, got)
+		assert.Equal(t, 3, rev)
+
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 3, 0, 1, 2, 3, 4, 5)), "the next revision")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got)
+		assert.Equal(t, 4, rev)
+		assert.Equal(t, 4, count(t, s, "session_analyses", id), "every revision's document kept once")
+	})
+}
+
 // TestTurnsWithoutTraceContinue: turns without a trace id identify nothing; saving their
 // session again is a continuation, not a new part.
 func TestTurnsWithoutTraceContinue(t *testing.T) {
