@@ -239,6 +239,11 @@ func carried(old, fresh []string, limit int) []string {
 	return append(out, fresh...)
 }
 
+// SetTurnIndex moves the record to turn index (its result and its tool issues): a turn
+// numbered by one collector while its continuation store was unreachable gets the index
+// the store allocates once it is back (docs/decisions/sessions.md §4.5).
+func (r *TurnRecord) SetTurnIndex(index int) { setTurnIndex(&r.Result, index) }
+
 // setTurnIndex gives the result and its tool issues the turn's stable session index.
 func setTurnIndex(tr *TurnResult, index int) {
 	tr.TurnIndex = index

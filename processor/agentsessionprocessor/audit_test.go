@@ -24,6 +24,16 @@ import (
 // (docs/decisions/sessions.md, "Audited"): each drives the processor with real stores
 // and checks, through the store's API, that no turn is lost or overwritten.
 
+// startedProcessor is a processor with cfg's continuation store, started without its
+// worker (the test steps it) and shut down at the end of the test.
+func startedProcessor(t *testing.T, cfg *Config) (*agentSessionProcessor, *consumertest.TracesSink, *testClock) {
+	t.Helper()
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	startWithoutWorker(t, p)
+	t.Cleanup(func() { assert.NoError(t, p.shutdown(context.Background())) })
+	return p, sink, clk
+}
+
 // resultStore opens the result store at driver/dsn (the exporter's), closed at the end
 // of the test.
 func resultStore(t *testing.T, driver, dsn string) store.Store {
@@ -246,9 +256,7 @@ func TestSpanLimitTripsDuringContinuation(t *testing.T) {
 		ctx := context.Background()
 		cfg := recoveryConfig(driver, dsn)
 		cfg.MaxSpansPerSession = 3
-		p, sink, clk := newTestProcessor(t, cfg, nil)
-		startWithoutWorker(t, p)
-		t.Cleanup(func() { assert.NoError(t, p.shutdown(ctx)) })
+		p, sink, clk := startedProcessor(t, cfg)
 		results := resultStore(t, driver, dsn)
 		const id = "limit-continued-1"
 		sendCounted(t, p, clk, id, 0)
@@ -286,9 +294,7 @@ func TestSpanLimitTripsDuringContinuation(t *testing.T) {
 func TestDuplicateAndReplayedSpans(t *testing.T) {
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		ctx := context.Background()
-		p, sink, clk := newTestProcessor(t, recoveryConfig(driver, dsn), nil)
-		startWithoutWorker(t, p)
-		t.Cleanup(func() { assert.NoError(t, p.shutdown(ctx)) })
+		p, sink, clk := startedProcessor(t, recoveryConfig(driver, dsn))
 		results := resultStore(t, driver, dsn)
 		const id = "duplicates-1"
 		pass := func(td ptrace.Traces) {

@@ -606,6 +606,13 @@ type shard struct {
 	// meanwhile), at shutdown, or when its record is dropped.
 	waiting    []bool
 	maxUnsaved int
+	// local are the turns numbered by this shard because the continuation store could
+	// not allocate their index (ReserveTurn failed), in the order they were numbered.
+	// Their index is allocated in the store before their records are saved
+	// (reserveLocal): a continued session whose stored turns could not be loaded
+	// numbers its turns from 0, and such a record saved as it is would put a second
+	// trace on a stored turn's index.
+	local []localTurn
 	// writes are the saves of the batch being handled (handle), kept empty between batches.
 	writes shardWrites
 	// retryAt is when dispatch hands the shard an empty batch of events so that it saves
@@ -613,6 +620,9 @@ type shard struct {
 	// the shard's goroutine, read by dispatch.
 	retryAt atomic.Int64
 }
+
+// localTurn is a turn whose index a shard gave itself (shard.local).
+type localTurn struct{ session, trace string }
 
 // shardWork is a batch of one shard's events; done is signalled when they are handled.
 type shardWork struct {
@@ -747,11 +757,15 @@ func (p *agentSessionProcessor) emit(ctx context.Context, b *evalBatch) {
 func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWrites, b *evalBatch) {
 	p.hold(ctx, w.holds)
 	if len(w.saves)+len(sh.unsaved) > 0 {
+		err := sh.reserveLocal(ctx, p, w)
 		retried, saves := len(sh.unsaved), w.saves
 		if retried > 0 {
 			saves = append(sh.unsaved[:retried:retried], w.saves...)
 		}
-		first, err := p.cont.SaveTurns(ctx, saves)
+		var first []bool
+		if err == nil {
+			first, err = p.cont.SaveTurns(ctx, saves)
+		}
 		if err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 			p.logger.Warn("saving turn records to the continuation store failed; they are saved again with the next batch",
@@ -777,6 +791,43 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 		}
 	}
 	w.holds, w.saves, w.spans = w.holds[:0], w.saves[:0], w.spans[:0]
+}
+
+// reserveLocal allocates in the continuation store, in the order they were numbered, the
+// index of each turn the shard numbered itself (sh.local), and moves the turn's records
+// to it: in the session's open state, in sh.unsaved and in w's saves (w may be nil). It
+// stops at the first error: the records of a turn not reserved must not be saved.
+func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *shardWrites) error {
+	for len(sh.local) > 0 {
+		lt := sh.local[0]
+		n, err := p.cont.ReserveTurn(ctx, lt.session, lt.trace)
+		if err != nil {
+			return err // counted and logged by the caller
+		}
+		move := func(ts []store.TurnState) {
+			for i := range ts {
+				if ts[i].SessionID == lt.session && ts[i].Record.Result.TraceID == lt.trace {
+					ts[i].Record.SetTurnIndex(n)
+				}
+			}
+		}
+		move(sh.unsaved)
+		if w != nil {
+			move(w.saves)
+		}
+		if st := sh.sessions[lt.session]; st != nil {
+			for i := range st.records {
+				if st.records[i].Result.TraceID == lt.trace {
+					st.records[i].SetTurnIndex(n)
+					st.sort()
+					break
+				}
+			}
+		}
+		sh.local = sh.local[1:]
+	}
+	sh.local = nil
+	return nil
 }
 
 // emitWaiting adds to b the final verdicts of recs that wait to be emitted (waiting,
@@ -828,6 +879,18 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 		emitWaiting(b, sh.unsaved[:n], sh.waiting[:n], nil)
 		sh.unsaved, sh.waiting = sh.unsaved[n:], sh.waiting[n:]
 	}
+	// A turn numbered here whose records were dropped needs no index any more (so sh.local
+	// holds at most maxUnsaved turns).
+	if len(sh.local) > 0 {
+		kept := make(map[localTurn]struct{}, len(sh.unsaved))
+		for i := range sh.unsaved {
+			kept[localTurn{sh.unsaved[i].SessionID, sh.unsaved[i].Record.Result.TraceID}] = struct{}{}
+		}
+		sh.local = slices.DeleteFunc(sh.local, func(lt localTurn) bool {
+			_, ok := kept[lt]
+			return !ok
+		})
+	}
 	sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
 }
 
@@ -840,7 +903,11 @@ func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) {
 		if len(sh.unsaved) == 0 {
 			continue
 		}
-		first, err := p.cont.SaveTurns(ctx, sh.unsaved)
+		var first []bool
+		err := sh.reserveLocal(ctx, p, nil)
+		if err == nil {
+			first, err = p.cont.SaveTurns(ctx, sh.unsaved)
+		}
 		if err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 			p.logger.Warn("saving turn records to the continuation store failed at shutdown; a later continuation of their sessions misses them",
@@ -962,7 +1029,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	switch ev.Kind {
 	case tracker.EventTurnClosed:
 		t := &ev.Session.Turns[ev.TurnIndex]
-		idx := sh.turnIndex(ctx, p, st, id, t.TraceID)
+		idx := sh.turnIndex(ctx, p, w, st, id, t.TraceID)
 		prev := st.at(idx - 1)
 		// The grounding facts and conversation carried forward are the previous turn's,
 		// or the nearest earlier turn's while the previous one is not stored yet (it
@@ -1147,7 +1214,9 @@ func (st *sessionState) sort() {
 }
 
 // merge takes the stored records of traces this state lacks, and a stored record whose
-// verdict is further on than the local one (store.VerdictStage).
+// verdict is further on than the local one (store.VerdictStage). The stored index of a
+// trace wins: it differs only for a turn this collector numbered while the store could
+// not allocate its index (shard.local).
 func (st *sessionState) merge(stored []evaluation.TurnRecord) {
 	for _, r := range stored {
 		i := slices.IndexFunc(st.records, func(l evaluation.TurnRecord) bool { return l.Result.TraceID == r.Result.TraceID })
@@ -1157,6 +1226,8 @@ func (st *sessionState) merge(stored []evaluation.TurnRecord) {
 			st.traces = nil // made again by the next put
 		case store.VerdictStage(&r) > store.VerdictStage(&st.records[i]):
 			st.records[i] = r
+		case r.Result.TurnIndex != st.records[i].Result.TurnIndex:
+			st.records[i].SetTurnIndex(r.Result.TurnIndex)
 		}
 	}
 	st.sort()
@@ -1207,17 +1278,24 @@ func (sh *shard) reload(ctx context.Context, p *agentSessionProcessor, st *sessi
 // continuation store (stable for a trace, distinct across collectors sharing the store),
 // and makes sure st holds the previous turn's record when the store does (it may have
 // been closed by another collector). A session that is not kept, or a store that fails,
-// gives the next index of st.
-func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, st *sessionState, id, traceID string) int {
+// gives the next index of st; the store allocates the turn's index before its records are
+// saved (sh.local, reserveLocal; w is the batch's writes, whose records it moves).
+func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *shardWrites, st *sessionState, id, traceID string) int {
 	idx := len(st.records)
 	if !st.continuable {
 		return idx
 	}
-	n, err := p.cont.ReserveTurn(ctx, id, traceID)
+	// The turns numbered here while the store was unreachable get theirs first.
+	err := sh.reserveLocal(ctx, p, w)
+	var n int
+	if err == nil {
+		n, err = p.cont.ReserveTurn(ctx, id, traceID)
+	}
 	if err != nil {
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
-		p.logger.Warn("allocating a turn index in the continuation store failed; the index is this collector's",
+		p.logger.Warn("allocating a turn index in the continuation store failed; the index is this collector's until the store allocates one",
 			zap.String("session_id", id), zap.Error(err))
+		sh.local = append(sh.local, localTurn{id, traceID})
 		return idx
 	}
 	if n > 0 && st.at(n-1) == nil {

@@ -1,0 +1,191 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+
+	"github.com/agenteval/agenteval-collector/internal/store"
+)
+
+// errStoreDown is the error of a continuation store that is down.
+var errStoreDown = errors.New("injected: the database is down")
+
+// downContinuation is a continuation store that, while down, fails every call (an
+// outage of the whole database, not only of the writes); failLoads and failReserves
+// make the next loads and turn allocations fail while it is up (a blip).
+type downContinuation struct {
+	store.ContinuationStore
+	down                    bool
+	failLoads, failReserves int
+}
+
+// fails reports whether a call counted by n fails now.
+func (d *downContinuation) fails(n *int) bool {
+	if *n > 0 {
+		*n--
+		return true
+	}
+	return d.down
+}
+
+func (d *downContinuation) LoadContinuation(ctx context.Context, id string) (store.Continuation, error) {
+	if d.fails(&d.failLoads) {
+		return store.Continuation{}, errStoreDown
+	}
+	return d.ContinuationStore.LoadContinuation(ctx, id)
+}
+
+func (d *downContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]bool, error) {
+	if d.down {
+		return nil, errStoreDown
+	}
+	return d.ContinuationStore.SaveTurns(ctx, turns)
+}
+
+func (d *downContinuation) SaveRevision(ctx context.Context, id string, revision int) error {
+	if d.down {
+		return errStoreDown
+	}
+	return d.ContinuationStore.SaveRevision(ctx, id, revision)
+}
+
+func (d *downContinuation) ReserveTurn(ctx context.Context, id, traceID string) (int, error) {
+	if d.fails(&d.failReserves) {
+		return 0, errStoreDown
+	}
+	return d.ContinuationStore.ReserveTurn(ctx, id, traceID)
+}
+
+func (d *downContinuation) NextRevision(ctx context.Context, id string) (int, error) {
+	if d.down {
+		return 0, errStoreDown
+	}
+	return d.ContinuationStore.NextRevision(ctx, id)
+}
+
+// downProcessor is startedProcessor on the store at driver/dsn, whose continuation
+// store the test brings down (db), with the result store at the same place.
+func downProcessor(t *testing.T, driver, dsn string) (p *agentSessionProcessor, sink *consumertest.TracesSink, clk *testClock, db *downContinuation, results store.Store) {
+	t.Helper()
+	p, sink, clk = startedProcessor(t, recoveryConfig(driver, dsn))
+	db = &downContinuation{ContinuationStore: p.cont}
+	p.cont = db
+	return p, sink, clk, db, resultStore(t, driver, dsn)
+}
+
+// TestContinuationWhileStoreDown: a session's turns 0 and 1 are analysed and stored;
+// then the database is down (every continuation call fails) when the session continues
+// with turn 2, so its stored turns cannot be loaded and turn 2 is numbered by the
+// collector. Either the session also goes idle while the database is down (its
+// analysis is then a part of the conversation) and the database comes back after, or
+// the database comes back before the session goes idle. The session then continues
+// with turn 3. The result store must keep every turn once, at its own index, the
+// highest revision covering all four, turn 1 with the verdict turn 2's message gave it;
+// the continuation store must hold each trace once, at the same index.
+//
+// Before the fix both variants put turn 2 on index 0 in the continuation store, beside
+// turn 0; in the first, every later revision (turn 3 on) was taken by the result store
+// for a stale export of the part before the one made while the store was down, and not
+// stored.
+func TestContinuationWhileStoreDown(t *testing.T) {
+	for _, downAtIdle := range []bool{true, false} {
+		t.Run(fmt.Sprintf("downAtIdle=%v", downAtIdle), func(t *testing.T) {
+			onStores(t, func(t *testing.T, driver, dsn string) {
+				runContinuationWhileStoreDown(t, driver, dsn, downAtIdle)
+			})
+		})
+	}
+}
+
+func runContinuationWhileStoreDown(t *testing.T, driver, dsn string, downAtIdle bool) {
+	ctx := context.Background()
+	p, sink, clk, db, results := downProcessor(t, driver, dsn)
+	const id = "down-continued-1"
+
+	sendCounted(t, p, clk, id, 0)
+	sendCounted(t, p, clk, id, 1)
+	clk.advance(2 * time.Minute) // idle: revision 1 over turns 0 and 1
+	p.step(ctx)
+	n := exportAnalyses(t, results, sink, 0)
+	require.Equal(t, 1, n)
+	assertWhole(t, results, id, 2)
+
+	db.down = true
+	sendCounted(t, p, clk, id, 2) // continues while the database is down
+	if !downAtIdle {
+		db.down = false
+	}
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+	db.down = false
+	clk.advance(unsavedRetry) // the records kept are saved again
+	p.step(ctx)
+	n = exportAnalyses(t, results, sink, n) // the exporter's queue stores it once the store is back
+	require.Equal(t, 2, n)
+	if !downAtIdle {
+		assertWhole(t, results, id, 3)
+	}
+
+	sendCounted(t, p, clk, id, 3) // continues with the database up
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+	exportAnalyses(t, results, sink, n)
+
+	a := assertWhole(t, results, id, 4)
+	assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage, "turn 2 after the stored turns")
+	for i, tr := range a.TurnResults {
+		assert.True(t, tr.Final, "turn %d final", i)
+	}
+	c := storedContinuation(t, driver, dsn, id)
+	require.Len(t, c.Turns, 4, "every turn once in the continuation store")
+	for i, r := range c.Turns {
+		assert.Equal(t, i, r.Result.TurnIndex, "continuation record %d", i)
+		assert.Equal(t, a.TurnResults[i].TraceID, r.Result.TraceID, "the same turn at index %d in both stores", i)
+	}
+	assert.False(t, c.Turns[1].NoFollowUp, "turn 1's verdict has turn 2's message")
+}
+
+// TestTurnsNumberedHereGetStoreIndexes: a session stored with turns 0 and 1 continues
+// with turns 2 and 3 closing in one batch; the load of its stored turns and turn 2's
+// index allocation fail (a blip), turn 3's goes through. Turn 2 was numbered 0 by the
+// collector; it gets its index from the store before turn 3's, so both are saved after
+// the stored turns, and turn 2's verdict takes turn 3's message.
+func TestTurnsNumberedHereGetStoreIndexes(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		const id = "blip-1"
+		sendTurns(t, p, clk, id, 100, 0)
+		sendTurns(t, p, clk, id, 100, 1)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+
+		db.failLoads, db.failReserves = 1, 1
+		_, err := p.processTraces(ctx, chatTurn(id, 102, clk.now(), conversation[2].user, conversation[2].answer, true))
+		require.NoError(t, err)
+		clk.advance(time.Second)
+		_, err = p.processTraces(ctx, chatTurn(id, 103, clk.now(), "And on Monday?", "On Monday: windy.", true))
+		require.NoError(t, err)
+		clk.advance(3 * time.Second) // both close in one step
+		p.step(ctx)
+		require.Zero(t, db.failLoads+db.failReserves, "the blip happened")
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		exportAnalyses(t, results, sink, 0)
+
+		a := assertWhole(t, results, id, 4)
+		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)
+		c := assertContinuationWhole(t, driver, dsn, id, 4)
+		assert.False(t, c.Turns[2].NoFollowUp, "turn 2's verdict has turn 3's message")
+	})
+}
