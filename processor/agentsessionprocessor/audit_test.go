@@ -5,12 +5,15 @@ package agentsessionprocessor
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -336,5 +339,58 @@ func TestDuplicateAndReplayedSpans(t *testing.T) {
 		assert.Len(t, provisional[1], 2, "the replayed trace was evaluated again, under its own index")
 		c := assertContinuationWhole(t, driver, dsn, id, 2)
 		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType)
+	})
+}
+
+// TestShutdownUnderLoadThenRestart: the processor runs with its worker and shards (real
+// clock, turns settling in 20 ms) while 4 senders open 2-turn sessions; it shuts down
+// while turns are open, closing or queued at the shards. A processor restarted on the
+// same database continues every session with one more turn, and shuts down too. Every
+// span is passed on, and the result store holds every session with its three turns
+// once each, at their indexes, at the second revision.
+func TestShutdownUnderLoadThenRestart(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		cfg := recoveryConfig(driver, dsn)
+		cfg.TurnSettle = 20 * time.Millisecond
+		cfg.Workers = 2
+		results := resultStore(t, driver, dsn)
+		const senders, sessions = 4, 5
+		run := func(turns ...int) *consumertest.TracesSink {
+			p, sink, _ := newTestProcessor(t, cfg, nil)
+			p.now, p.tick = time.Now, 5*time.Millisecond
+			require.NoError(t, p.start(ctx, componenttest.NewNopHost()))
+			var wg sync.WaitGroup
+			for g := range senders {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for s := range sessions {
+						for _, i := range turns {
+							td := chatTurn(fmt.Sprintf("load-%d-%d", g, s), 1000*g+10*s+i, time.Now(),
+								conversation[i].user, conversation[i].answer, true)
+							out, err := p.processTraces(ctx, td)
+							assert.NoError(t, err)
+							assert.Equal(t, td.SpanCount(), out.SpanCount(), "every span is passed on")
+							time.Sleep(5 * time.Millisecond)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			require.NoError(t, p.shutdown(ctx)) // turns still settling
+			exportAnalyses(t, results, sink, 0)
+			return sink
+		}
+		run(0, 1)
+		run(2)
+		for g := range senders {
+			for s := range sessions {
+				id := fmt.Sprintf("load-%d-%d", g, s)
+				a := assertWhole(t, results, id, 3)
+				assert.Equal(t, 2, a.AnalysisRevision, id)
+				assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage, id)
+			}
+		}
 	})
 }
