@@ -112,13 +112,7 @@ func runContinuationWhileStoreDown(t *testing.T, driver, dsn string, downAtIdle 
 	p, sink, clk, db, results := downProcessor(t, driver, dsn)
 	const id = "down-continued-1"
 
-	sendCounted(t, p, clk, id, 0)
-	sendCounted(t, p, clk, id, 1)
-	clk.advance(2 * time.Minute) // idle: revision 1 over turns 0 and 1
-	p.step(ctx)
-	n := exportAnalyses(t, results, sink, 0)
-	require.Equal(t, 1, n)
-	assertWhole(t, results, id, 2)
+	n := twoTurnsStored(t, p, clk, sink, results, id)
 
 	db.down = true
 	sendCounted(t, p, clk, id, 2) // continues while the database is down
@@ -165,10 +159,7 @@ func TestTurnsNumberedHereGetStoreIndexes(t *testing.T) {
 		ctx := context.Background()
 		p, sink, clk, db, results := downProcessor(t, driver, dsn)
 		const id = "blip-1"
-		sendTurns(t, p, clk, id, 100, 0)
-		sendTurns(t, p, clk, id, 100, 1)
-		clk.advance(2 * time.Minute)
-		p.step(ctx)
+		n := twoTurnsStored(t, p, clk, sink, results, id)
 
 		db.failLoads, db.failReserves = 1, 1
 		_, err := p.processTraces(ctx, chatTurn(id, 102, clk.now(), conversation[2].user, conversation[2].answer, true))
@@ -181,7 +172,7 @@ func TestTurnsNumberedHereGetStoreIndexes(t *testing.T) {
 		require.Zero(t, db.failLoads+db.failReserves, "the blip happened")
 		clk.advance(2 * time.Minute)
 		p.step(ctx)
-		exportAnalyses(t, results, sink, 0)
+		exportAnalyses(t, results, sink, n)
 
 		a := assertWhole(t, results, id, 4)
 		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)

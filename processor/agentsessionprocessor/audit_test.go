@@ -85,6 +85,21 @@ func settleAndIdle(p *agentSessionProcessor, clk *testClock) {
 	p.step(context.Background())
 }
 
+// twoTurnsStored sends turns 0 and 1 of session id to p, lets the session go idle and
+// saves its analysis (revision 1) to results, checking both turns are stored; it returns
+// how many analyses sink holds (1).
+func twoTurnsStored(t *testing.T, p *agentSessionProcessor, clk *testClock, sink *consumertest.TracesSink, results store.Store, id string) int {
+	t.Helper()
+	sendCounted(t, p, clk, id, 0)
+	sendCounted(t, p, clk, id, 1)
+	clk.advance(2 * time.Minute)
+	p.step(context.Background())
+	n := exportAnalyses(t, results, sink, 0)
+	require.Equal(t, 1, n)
+	assertWhole(t, results, id, 2)
+	return n
+}
+
 // assertWhole checks that the result store holds session id with exactly turns turns,
 // one per trace, at indexes 0..turns-1, and returns it.
 func assertWhole(t *testing.T, st store.Store, id string, turns int) *evaluation.Analysis {
@@ -262,12 +277,7 @@ func TestSpanLimitTripsDuringContinuation(t *testing.T) {
 		p, sink, clk := startedProcessor(t, cfg)
 		results := resultStore(t, driver, dsn)
 		const id = "limit-continued-1"
-		sendCounted(t, p, clk, id, 0)
-		sendCounted(t, p, clk, id, 1)
-		clk.advance(2 * time.Minute)
-		p.step(ctx)
-		n := exportAnalyses(t, results, sink, 0)
-		assertWhole(t, results, id, 2)
+		n := twoTurnsStored(t, p, clk, sink, results, id)
 
 		for i := 2; i < 5; i++ { // turns 2 and 3 open together trip the limit; turn 4 is refused
 			td := chatTurn(id, 100+i, clk.now(), "And on Monday?", "On Monday: windy.", true)
