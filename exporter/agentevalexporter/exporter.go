@@ -4,6 +4,7 @@
 package agentevalexporter // import "github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -327,6 +328,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 		forged     int64
 		decodeErrs []error
 		analyses   []*evaluation.Analysis
+		spanOf     []keptSpan // analyses[i] came from spanOf[i]
 		verdicts   []store.JudgeVerdict
 		kept       []keptSpan
 	)
@@ -367,6 +369,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 						continue
 					}
 					analyses = append(analyses, a)
+					spanOf = append(spanOf, keptSpan{rs, ss, span})
 					keep(rs, ss, span)
 				case semconv.EvalKindJudge, semconv.EvalKindReference:
 					vs, err := decodeVerdicts(span)
@@ -398,10 +401,36 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 			return consumererror.NewTraces(fmt.Errorf("agenteval: saving %d judge verdicts to the result store failed: %w", len(verdicts), err), failed(kept))
 		}
 	}
+	var rejected []error
 	if len(analyses) > 0 {
-		if err := e.saveIfReady(ctx, analyses); err != nil {
-			e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(analyses)))
-			err = fmt.Errorf("agenteval: saving %d analyses to the result store failed: %w", len(analyses), err)
+		errs := e.saveIfReady(ctx, analyses)
+		var (
+			retry    []keptSpan
+			retryErr error
+			stored   = analyses
+		)
+		if errs != nil {
+			stored = make([]*evaluation.Analysis, 0, len(analyses))
+			for i, err := range errs {
+				switch {
+				case err == nil:
+					stored = append(stored, analyses[i])
+				case errors.Is(err, store.ErrRejected):
+					rejected = append(rejected, err) // it names the session
+				default:
+					retry = append(retry, spanOf[i])
+					retryErr = cmp.Or(retryErr, err)
+				}
+			}
+		}
+		if len(rejected) > 0 {
+			e.telemetry.ExporterAgentevalRejectedAnalyses.Add(ctx, int64(len(rejected)))
+			e.logger.Error("agenteval: the result store refused analyses that no retry can store; they are dropped, the rest of their batch is stored",
+				zap.Error(errors.Join(rejected...)))
+		}
+		if len(retry) > 0 {
+			e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(retry)))
+			err := fmt.Errorf("agenteval: saving %d analyses to the result store failed: %w", len(retry), retryErr)
 			if e.storeFailing.CompareAndSwap(false, true) && !errors.Is(err, errStoreNotConnected) {
 				// Once per failure streak (a full disk, a lost connection); retries follow.
 				e.logger.Error("agenteval: the result store rejects writes; analyses are retried from the sending queue", zap.Error(err))
@@ -410,30 +439,42 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 			if len(decodeErrs) > 0 {
 				e.logger.Error("agenteval: dropping undecodable evaluation spans", zap.Error(errors.Join(decodeErrs...)))
 			}
-			return consumererror.NewTraces(err, failed(kept))
+			e.recordStored(ctx, stored)
+			return consumererror.NewTraces(err, failed(retry))
 		}
-		for _, a := range analyses {
-			e.metrics.recordAnalysis(a)
-			e.events.PublishSession(a) // ready: saveIfReady succeeded
-			if e.cfg.Console == ConsoleSummary {
-				e.logger.Info(sessionConsoleLine(a))
-			}
-		}
-		e.telemetry.ExporterAgentevalAnalysesStored.Add(ctx, int64(len(analyses)))
+		e.recordStored(ctx, stored)
 		if e.storeFailing.CompareAndSwap(true, false) {
 			e.logger.Info("agenteval: the result store accepts writes again")
 			componentstatus.ReportStatus(e.host, componentstatus.NewEvent(componentstatus.StatusOK))
 		}
 	}
-	if len(decodeErrs) > 0 {
-		return consumererror.NewPermanent(fmt.Errorf("agenteval: %d evaluation spans dropped: %w", len(decodeErrs), errors.Join(decodeErrs...)))
+	if n := len(decodeErrs) + len(rejected); n > 0 {
+		return consumererror.NewPermanent(fmt.Errorf("agenteval: %d evaluation spans dropped: %w", n, errors.Join(append(decodeErrs, rejected...)...)))
 	}
 	return nil
 }
 
-func (e *agentEvalExporter) saveIfReady(ctx context.Context, as []*evaluation.Analysis) error {
+// recordStored feeds the analyses just stored to the metrics, the live UI events and the
+// console, and counts them.
+func (e *agentEvalExporter) recordStored(ctx context.Context, as []*evaluation.Analysis) {
+	if len(as) == 0 {
+		return
+	}
+	for _, a := range as {
+		e.metrics.recordAnalysis(a)
+		e.events.PublishSession(a) // ready: the store took it
+		if e.cfg.Console == ConsoleSummary {
+			e.logger.Info(sessionConsoleLine(a))
+		}
+	}
+	e.telemetry.ExporterAgentevalAnalysesStored.Add(ctx, int64(len(as)))
+}
+
+// saveIfReady saves as (save) once the store is open; before, every analysis fails with
+// errStoreNotConnected.
+func (e *agentEvalExporter) saveIfReady(ctx context.Context, as []*evaluation.Analysis) []error {
 	if !e.isReady() {
-		return errStoreNotConnected
+		return sameError(len(as), errStoreNotConnected)
 	}
 	return e.save(ctx, as)
 }
@@ -493,18 +534,49 @@ func (e *agentEvalExporter) recordTurnResult(tr *evaluation.TurnResult) {
 }
 
 // save stores the analyses in one transaction when the store can (store.BatchSaver),
-// else one by one.
-func (e *agentEvalExporter) save(ctx context.Context, as []*evaluation.Analysis) error {
-	if bs, ok := e.store.(store.BatchSaver); ok {
-		return bs.SaveAnalyses(ctx, as)
-	}
-	var errs []error
-	for _, a := range as {
-		if err := e.store.SaveAnalysis(ctx, a); err != nil {
-			errs = append(errs, fmt.Errorf("session %q: %w", a.SessionID, err))
+// else one by one, and returns nil when all were stored, else each analysis' error (nil
+// for one stored). A batch that the store rejects (store.ErrRejected: it holds an
+// analysis the store never takes) is saved again one analysis at a time, so that such an
+// analysis does not hold the rest of its batch back for ever; a batch that fails for any
+// other reason (an outage) is not, and every analysis gets its error.
+func (e *agentEvalExporter) save(ctx context.Context, as []*evaluation.Analysis) []error {
+	bs, ok := e.store.(store.BatchSaver)
+	if ok {
+		err := bs.SaveAnalyses(ctx, as)
+		if err == nil {
+			return nil
+		}
+		if len(as) == 1 || !errors.Is(err, store.ErrRejected) {
+			return sameError(len(as), err) // an outage: the batch is retried whole
 		}
 	}
-	return errors.Join(errs...)
+	// One at a time: the batch holds an analysis the store refuses (or the store has no
+	// batch save), and the others are stored without it.
+	var errs []error
+	for i, a := range as {
+		var err error
+		if ok {
+			err = bs.SaveAnalyses(ctx, as[i:i+1])
+		} else {
+			err = e.store.SaveAnalysis(ctx, a)
+		}
+		if err != nil {
+			if errs == nil {
+				errs = make([]error, len(as))
+			}
+			errs[i] = fmt.Errorf("session %q: %w", a.SessionID, err)
+		}
+	}
+	return errs
+}
+
+// sameError is n copies of err, the outcome of a batch that failed as a whole.
+func sameError(n int, err error) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
 }
 
 func spanError(span ptrace.Span, err error) error {

@@ -13,8 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 	_ "modernc.org/sqlite" // the SQLite database/sql driver, to count rows
 
+	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadatatest"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/store"
 )
@@ -79,4 +82,42 @@ func TestRetriedExportWritesOnce(t *testing.T) {
 	got, err := fs.GetAnalysis(context.Background(), "sess-other")
 	require.NoError(t, err)
 	assert.Equal(t, 3, got.AnalysisRevision)
+}
+
+// TestRejectedAnalysisDoesNotHoldItsBatch: an analysis the store refuses for good (two
+// turn results at one turn_index break turn_results' key) makes the batch's transaction
+// fail; the other analyses of the batch are then stored one by one, the refused one is
+// dropped with a permanent error naming it and counted, and nothing is left to retry.
+func TestRejectedAnalysisDoesNotHoldItsBatch(t *testing.T) {
+	x := newTestExporter(t, testConfig(), nil)
+	first := analysisCheckout()
+	poison := analysisCheckout()
+	poison.SessionID = "sess-poison"
+	require.GreaterOrEqual(t, len(poison.TurnResults), 2)
+	poison.TurnResults[1].TurnIndex = poison.TurnResults[0].TurnIndex
+	last := analysisCheckout()
+	last.SessionID = "sess-last"
+	td := newSpanBuilder(t).session(first).session(poison).session(last).traces()
+
+	err := x.exp.pushTraces(context.Background(), td)
+	require.Error(t, err)
+	assert.True(t, consumererror.IsPermanent(err), "a refused analysis is not retried: %v", err)
+	var retry consumererror.Traces
+	assert.False(t, errors.As(err, &retry), "nothing is left to retry")
+	assert.ErrorIs(t, err, store.ErrRejected)
+	assert.ErrorContains(t, err, `session "sess-poison"`)
+
+	for _, id := range []string{first.SessionID, last.SessionID} {
+		got, err := x.exp.store.GetAnalysis(context.Background(), id)
+		require.NoError(t, err, id)
+		assert.Len(t, got.TurnResults, len(first.TurnResults), id)
+	}
+	_, err = x.exp.store.GetAnalysis(context.Background(), poison.SessionID)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+	metadatatest.AssertEqualExporterAgentevalRejectedAnalyses(t, x.tel, []metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+	metadatatest.AssertEqualExporterAgentevalAnalysesStored(t, x.tel, []metricdata.DataPoint[int64]{{Value: 2}},
+		metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+	_, err = x.tel.GetMetric("otelcol_exporter_agenteval_store_errors")
+	assert.Error(t, err, "a refusal is not a store error: no retry follows")
 }

@@ -140,7 +140,8 @@ func (s *sqlStore) SaveAnalysis(ctx context.Context, a *evaluation.Analysis) err
 // or deletes, a stored one updated with the revision the placement query read
 // (docs/decisions/store.md "Writes"). Times are stored in UTC. Errors: a nil analysis,
 // an empty session_id, a value JSON cannot encode (NaN score), a duplicate turn_index or
-// agent id, ctx's error once it has ended, or the database's; on error nothing of the
+// agent id (these, and the database's refusals of a value, are ErrRejected: the batch
+// cannot succeed as it is), ctx's error once it has ended, or the database's; on error nothing of the
 // batch is stored, but for one case: on PostgreSQL a ctx that ends during the COMMIT
 // leaves its outcome to the server, and the batch may then be stored whole (never in
 // part; a retry writes each analysis and revision once). On SQLite ctx is checked
@@ -151,16 +152,16 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 	batch := make([]*analysisRows, 0, len(as))
 	for i, a := range as {
 		if a == nil {
-			return fmt.Errorf("store: %s: save: nil analysis", s.d.name)
+			return rejectedError{fmt.Errorf("store: %s: save: nil analysis", s.d.name)}
 		}
 		if a.SessionID == "" {
-			return fmt.Errorf("store: %s: save: empty session_id", s.d.name)
+			return rejectedError{fmt.Errorf("store: %s: save: empty session_id", s.d.name)}
 		}
 		// stored_at orders the list: the analyses of one batch one microsecond apart
 		// (PostgreSQL's resolution), in the order saved.
 		r, err := s.rows(a, now.Add(time.Duration(i)*time.Microsecond))
-		if err != nil {
-			return fmt.Errorf("store: %s: save %q: %w", s.d.name, a.SessionID, err)
+		if err != nil { // a value JSON cannot encode
+			return rejectedError{fmt.Errorf("store: %s: save %q: %w", s.d.name, a.SessionID, err)}
 		}
 		batch = append(batch, r)
 	}
@@ -270,7 +271,7 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("store: %s: save %d analyses: %w", s.d.name, len(as), err)
+		return rejected(fmt.Errorf("store: %s: save %d analyses: %w", s.d.name, len(as), err))
 	}
 	return nil
 }

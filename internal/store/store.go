@@ -81,7 +81,8 @@ type AgentScorePoint struct {
 
 // BatchSaver is implemented by the stores of Open: SaveAnalyses saves a batch of
 // analyses like SaveAnalysis, all in one transaction (all or nothing). Saving the same
-// revision again changes nothing.
+// revision again changes nothing. A batch that fails with ErrRejected holds at least one
+// analysis the store never takes; the others can be saved without it.
 type BatchSaver interface {
 	SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) error
 }

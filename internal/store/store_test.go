@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -383,17 +384,42 @@ func TestSaveAnalysisRejectsInvalid(t *testing.T) {
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
 		ctx := context.Background()
-		require.ErrorContains(t, s.SaveAnalysis(ctx, nil), "nil analysis")
-		require.ErrorContains(t, s.SaveAnalysis(ctx, &evaluation.Analysis{}), "empty session_id")
+		err := s.SaveAnalysis(ctx, nil)
+		require.ErrorContains(t, err, "nil analysis")
+		assert.ErrorIs(t, err, ErrRejected)
+		err = s.SaveAnalysis(ctx, &evaluation.Analysis{})
+		require.ErrorContains(t, err, "empty session_id")
+		assert.ErrorIs(t, err, ErrRejected)
+		nan := sampleAnalysis("nan-score", t0, f64(math.NaN()))
+		assert.ErrorIs(t, s.SaveAnalysis(ctx, nan), ErrRejected, "a value JSON cannot encode")
 
 		dup := sampleAnalysis("dup-turn", t0, f64(0.5))
 		dup.TurnResults[1].TurnIndex = 0
-		err := s.SaveAnalysis(ctx, dup)
+		err = s.SaveAnalysis(ctx, dup)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), b.name)
 		assert.Contains(t, err.Error(), "turn_results")
+		assert.ErrorIs(t, err, ErrRejected, "the database's constraint: no retry stores it")
 		_, err = s.GetAnalysis(ctx, "dup-turn")
 		assert.ErrorIs(t, err, ErrNotFound, "a failed save leaves nothing behind (one transaction)")
+	})
+}
+
+// TestSaveOutageIsNotRejected: errors a retry may cure (a cancelled context, a closed
+// database) are not ErrRejected, so the exporter retries the batch whole.
+func TestSaveOutageIsNotRejected(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := s.SaveAnalysis(ctx, sampleAnalysis("cancelled", t0, f64(0.5)))
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, ErrRejected)
+
+		require.NoError(t, s.Close())
+		err = s.SaveAnalysis(context.Background(), sampleAnalysis("closed", t0, f64(0.5)))
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, ErrRejected)
 	})
 }
 

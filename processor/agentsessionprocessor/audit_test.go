@@ -24,7 +24,7 @@ import (
 )
 
 // The tests of this file were written by the "never lose a turn" audit
-// (docs/decisions/sessions.md, "Audited"): each drives the processor with real stores
+// (docs/decisions/result-durability.md, "Audited"): each drives the processor with real stores
 // and checks, through the store's API, that no turn is lost or overwritten.
 
 // startedProcessor is a processor with cfg's continuation store, started without its

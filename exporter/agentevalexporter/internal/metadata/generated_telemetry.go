@@ -29,6 +29,7 @@ type TelemetryBuilder struct {
 	ExporterAgentevalAnalysesStored       metric.Int64Counter
 	ExporterAgentevalDecodeErrors         metric.Int64Counter
 	ExporterAgentevalEvaluationSpans      metric.Int64Counter
+	ExporterAgentevalRejectedAnalyses     metric.Int64Counter
 	ExporterAgentevalRetentionDeleted     metric.Int64Counter
 	ExporterAgentevalStoreErrors          metric.Int64Counter
 	ExporterAgentevalUnauthenticatedSpans metric.Int64Counter
@@ -79,6 +80,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_agenteval_evaluation_spans",
 		metric.WithDescription("Number of evaluation spans (spans with agent_eval.kind) received; other spans and unauthenticated turn and session spans are not counted. [Development]"),
 		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentevalRejectedAnalyses, err = builder.meter.Int64Counter(
+		"otelcol_exporter_agenteval_rejected_analyses",
+		metric.WithDescription("Number of analyses the result store refused for good (a constraint they break, such as a repeated turn_index, or a value the database cannot hold); they are dropped and logged at error level, and the rest of their batch is stored. [Development]"),
+		metric.WithUnit("{analysis}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterAgentevalRetentionDeleted, err = builder.meter.Int64Counter(

@@ -69,6 +69,22 @@ func AssertEqualExporterAgentevalEvaluationSpans(t *testing.T, tt *componenttest
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualExporterAgentevalRejectedAnalyses(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agenteval_rejected_analyses",
+		Description: "Number of analyses the result store refused for good (a constraint they break, such as a repeated turn_index, or a value the database cannot hold); they are dropped and logged at error level, and the rest of their batch is stored. [Development]",
+		Unit:        "{analysis}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agenteval_rejected_analyses")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterAgentevalRetentionDeleted(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agenteval_retention_deleted",

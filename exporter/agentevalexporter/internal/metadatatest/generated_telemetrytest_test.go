@@ -22,6 +22,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterAgentevalAnalysesStored.Add(context.Background(), 1)
 	tb.ExporterAgentevalDecodeErrors.Add(context.Background(), 1)
 	tb.ExporterAgentevalEvaluationSpans.Add(context.Background(), 1)
+	tb.ExporterAgentevalRejectedAnalyses.Add(context.Background(), 1)
 	tb.ExporterAgentevalRetentionDeleted.Add(context.Background(), 1)
 	tb.ExporterAgentevalStoreErrors.Add(context.Background(), 1)
 	tb.ExporterAgentevalUnauthenticatedSpans.Add(context.Background(), 1)
@@ -32,6 +33,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAgentevalEvaluationSpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAgentevalRejectedAnalyses(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAgentevalRetentionDeleted(t, testTel,
