@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,10 +84,8 @@ func runProcessor(t *testing.T, files []string, h *handoff.Handoff) []ptrace.Tra
 
 func readTraces(t *testing.T, path string) ptrace.Traces {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	td, err := readTracesFile(path)
 	require.NoError(t, err)
-	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
-	require.NoError(t, err, path)
 	return td
 }
 
