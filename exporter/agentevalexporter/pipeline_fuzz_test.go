@@ -578,6 +578,8 @@ func checkPipeline(t *testing.T, in pipelineInput, pe pipelineExporter) (session
 	require.NoError(t, p.Shutdown(ctx))
 	_, err = tel.GetMetric("otelcol_processor_agentsession_evaluation_errors")
 	require.Error(t, err, "no evaluation failed or panicked")
+	_, err = tel.GetMetric("otelcol_processor_agentsession_evaluation_spans_skipped")
+	require.Error(t, err, "no evaluation span skipped")
 
 	// Every input batch comes out unchanged and in order; every other batch holds only
 	// evaluation spans.
@@ -620,11 +622,14 @@ func checkPipeline(t *testing.T, in pipelineInput, pe pipelineExporter) (session
 		})
 	}
 
-	for i, td := range evalBatches {
+	// The exporter gets all the processor passed on, in order, as in a pipeline.
+	for i, td := range sink.AllTraces() {
 		cp := ptrace.NewTraces()
 		td.CopyTo(cp)
-		require.NoError(t, x.consume(cp), "evaluation batch %d exported", i)
+		require.NoError(t, x.consume(cp), "batch %d exported", i)
 	}
+	_, err = x.tel.GetMetric("otelcol_exporter_agenteval_unauthenticated_spans")
+	require.Error(t, err, "no span rejected")
 	if h != nil {
 		assert.Zero(t, h.Len(), "every handed-off result taken by the exporter")
 	}
