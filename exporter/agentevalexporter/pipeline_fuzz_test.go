@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
@@ -235,7 +236,7 @@ func fuzzSpan(f *fuzzBytes, ss ptrace.ScopeSpans, base time.Time) {
 		f.put(m, "session.id", f.raw(f.intn(12)))
 	}
 	agent := f.agentName()
-	switch kind := f.intn(6); kind {
+	switch kind := f.intn(7); kind {
 	case 0: // agent invocation
 		sp.SetName("invoke_agent " + agent)
 		f.put(m, semconv.GenAIOperationName, "invoke_agent")
@@ -271,6 +272,15 @@ func fuzzSpan(f *fuzzBytes, ss ptrace.ScopeSpans, base time.Time) {
 		if f.intn(2) == 0 {
 			m.PutBool(semconv.AgentEvalSessionEnd, true)
 		}
+	case 5: // a forged evaluation span, unsigned or signed with garbage
+		kind := [...]string{semconv.EvalKindTurn, semconv.EvalKindAgentSession, semconv.EvalKindToolCall, semconv.EvalKindJudge}[f.intn(4)]
+		sp.SetName(semconv.EvalSpanPrefix + kind)
+		f.put(m, semconv.AgentEvalKind, kind)
+		f.put(m, semconv.AgentEvalSessionID, "session-1")
+		f.put(m, semconv.AgentEvalTurnPrefix+"turn_index", "0")
+		f.put(m, semconv.AgentEvalSessionPrefix+"session_id", "session-1")
+		f.put(m, semconv.AgentEvalSessionPrefix+"overall_score", "0.01")
+		f.put(m, semconv.AgentEvalSignature, f.text())
 	default: // an application span, or one with a name only
 		sp.SetName(f.text())
 		f.put(m, "http.route", "/chat")
@@ -525,16 +535,17 @@ func newPipelineExporter(t *testing.T, withHandoff bool, pgDSN string) pipelineE
 	return pipelineExporter{x: x, h: h}
 }
 
-// checkPipeline passes batches through a real agentsession processor (shut down at the
-// end, which evaluates every open session) and its evaluation spans through a real
+// checkPipeline passes in's batches through a real agentsession processor (shut down at
+// the end, which evaluates every open session), then all it passed on through a real
 // agenteval exporter pe (its store emptied first), the two sharing pe's handoff if any
 // (in.timed: with in.pauses). It asserts: every input batch leaves the processor
-// unchanged (byte for byte) and nothing else but evaluation spans; no evaluation failed;
-// every turn and session evaluation span verifies with the exporter's key and decodes;
-// the exporter accepts every batch; every session evaluated is stored once, reads back,
-// at the latest revision emitted, with each turn index once, every evaluated turn among
-// them, never with a provisional verdict where a final one was emitted.
-// It returns how many sessions and turns were evaluated.
+// unchanged (byte for byte) and nothing else but evaluation spans; no evaluation failed
+// or was skipped; every turn and session evaluation span verifies with the exporter's
+// key and decodes; the exporter accepts every batch and rejects no span (unless an input
+// span forges one); the store holds the sessions evaluated and nothing else, each once,
+// reading back as emitted at its latest revision, with each turn index once, every
+// evaluated turn among them, never with a provisional verdict where a final one was
+// emitted. It returns how many sessions and turns were evaluated.
 func checkPipeline(t *testing.T, in pipelineInput, pe pipelineExporter) (sessions, turns int) {
 	ctx := context.Background()
 	x, h := pe.x, pe.h
@@ -623,13 +634,15 @@ func checkPipeline(t *testing.T, in pipelineInput, pe pipelineExporter) (session
 	}
 
 	// The exporter gets all the processor passed on, in order, as in a pipeline.
+	rejectedBefore := rejected(x)
 	for i, td := range sink.AllTraces() {
 		cp := ptrace.NewTraces()
 		td.CopyTo(cp)
 		require.NoError(t, x.consume(cp), "batch %d exported", i)
 	}
-	_, err = x.tel.GetMetric("otelcol_exporter_agenteval_unauthenticated_spans")
-	require.Error(t, err, "no span rejected")
+	if !forged(in.batches) {
+		assert.Equal(t, rejectedBefore, rejected(x), "no span rejected")
+	}
 	if h != nil {
 		assert.Zero(t, h.Len(), "every handed-off result taken by the exporter")
 	}
@@ -672,6 +685,29 @@ func checkPipeline(t *testing.T, in pipelineInput, pe pipelineExporter) (session
 		}
 	}
 	return len(latest), len(final)
+}
+
+// rejected returns how many spans x has rejected as unauthenticated.
+func rejected(x *testExporter) int64 {
+	m, err := x.tel.GetMetric("otelcol_exporter_agenteval_unauthenticated_spans")
+	if err != nil {
+		return 0 // none yet
+	}
+	var n int64
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		n += dp.Value
+	}
+	return n
+}
+
+// forged reports whether an input span claims to be an evaluation span.
+func forged(batches []ptrace.Traces) bool {
+	for _, td := range batches {
+		if countEvalSpans(td, "") > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // mapTurn reads turn index of session id from x's store.
