@@ -79,7 +79,7 @@ func (f *fuzzBytes) text() string {
 		return "refund order 12345 for alice@example.com"
 	case 1:
 		return f.raw(f.intn(32))
-	case 2:
+	case 2: // a long one: a short unit repeated, at most maxFuzzLong bytes in all
 		chunk := f.raw(1 + f.intn(8))
 		return strings.Repeat(chunk+"x", 1+int(f.byte())*int(f.byte())*4%maxFuzzLong/(len(chunk)+1))
 	case 3:
