@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 
+	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
@@ -178,5 +179,89 @@ func TestTurnsNumberedHereGetStoreIndexes(t *testing.T) {
 		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)
 		c := assertContinuationWhole(t, driver, dsn, id, 4)
 		assert.False(t, c.Turns[2].NoFollowUp, "turn 2's verdict has turn 3's message")
+	})
+}
+
+// TestLocalTurnAfterReservedTurns: turns 2 and 3 of a stored session are numbered by
+// the collector while the database is down (0 and 1), get the store's indexes 2 and 3
+// once it is back, and the database goes down again as turn 4 closes and the session
+// goes idle. Turn 4 must be numbered above the turns held (4), not by their count (2,
+// which turn 2 holds): the analysis then has each index once and the result store
+// takes it; once the database is back and the session continues, both stores hold the
+// six turns once each, at the same indexes.
+func TestLocalTurnAfterReservedTurns(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		const id = "local-after-reserved-1"
+		n := twoTurnsStored(t, p, clk, sink, results, id)
+
+		db.down = true
+		sendCounted(t, p, clk, id, 2)
+		sendCounted(t, p, clk, id, 3)
+		db.down = false
+		clk.advance(unsavedRetry)
+		p.step(ctx) // turns 2 and 3 get the store's indexes
+		db.down = true
+		sendCounted(t, p, clk, id, 4)
+		clk.advance(2 * time.Minute)
+		p.step(ctx) // idle while the database is down
+		as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+		require.Len(t, as, n+1)
+		assert.Equal(t, []int{2, 3, 4}, turnIndexes(as[n]), "each turn at its own index")
+
+		db.down = false
+		clk.advance(unsavedRetry)
+		p.step(ctx)
+		n = exportAnalyses(t, results, sink, n)
+		sendCounted(t, p, clk, id, 5)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		exportAnalyses(t, results, sink, n)
+		a := assertWhole(t, results, id, 6)
+		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)
+		c := storedContinuation(t, driver, dsn, id)
+		require.Len(t, c.Turns, 6, "every turn once in the continuation store")
+		for i, r := range c.Turns {
+			assert.Equal(t, a.TurnResults[i].TraceID, r.Result.TraceID, "the same turn at index %d in both stores", i)
+		}
+	})
+}
+
+// TestLocalTurnKeptWhileItsRecordIsHeld: with room for one record waiting to be saved,
+// turn 3's record (numbered by the collector while the database is down) pushes turn
+// 2's out of the shard's unsaved list; turn 2's record is still held by its open
+// session. Its index must still come from the store once it is back, so that turn 3
+// does not take it: the result store holds turns 0-3 once each, and each record of the
+// continuation store is at its trace's index there. (Turn 2's record itself, dropped by
+// the bound on records waiting, never reaches the continuation store.)
+func TestLocalTurnKeptWhileItsRecordIsHeld(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		for _, sh := range p.shards {
+			sh.maxUnsaved = 1
+		}
+		const id = "local-held-1"
+		n := twoTurnsStored(t, p, clk, sink, results, id)
+
+		db.down = true
+		sendCounted(t, p, clk, id, 2)
+		sendCounted(t, p, clk, id, 3)
+		db.down = false
+		clk.advance(unsavedRetry)
+		p.step(ctx)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		exportAnalyses(t, results, sink, n)
+		a := assertWhole(t, results, id, 4)
+		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)
+		c := storedContinuation(t, driver, dsn, id)
+		require.Len(t, c.Turns, 3, "turns 0, 1 and 3 (turn 2's record was dropped by the bound)")
+		for _, r := range c.Turns {
+			assert.Equal(t, a.TurnResults[r.Result.TurnIndex].TraceID, r.Result.TraceID,
+				"the same turn at index %d in both stores", r.Result.TurnIndex)
+		}
+		assert.Equal(t, 3, c.Turns[2].Result.TurnIndex, "turn 3 did not take turn 2's index")
 	})
 }

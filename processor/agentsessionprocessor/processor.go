@@ -879,16 +879,20 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 		emitWaiting(b, sh.unsaved[:n], sh.waiting[:n], nil)
 		sh.unsaved, sh.waiting = sh.unsaved[n:], sh.waiting[n:]
 	}
-	// A turn numbered here whose records were dropped needs no index any more (so sh.local
-	// holds at most maxUnsaved turns).
+	// A turn numbered here whose record is held nowhere any more (neither waiting to be
+	// saved nor in its open session) needs no index (so sh.local holds at most the
+	// turns of the records kept).
 	if len(sh.local) > 0 {
 		kept := make(map[localTurn]struct{}, len(sh.unsaved))
 		for i := range sh.unsaved {
 			kept[localTurn{sh.unsaved[i].SessionID, sh.unsaved[i].Record.Result.TraceID}] = struct{}{}
 		}
 		sh.local = slices.DeleteFunc(sh.local, func(lt localTurn) bool {
-			_, ok := kept[lt]
-			return !ok
+			if _, ok := kept[lt]; ok {
+				return false
+			}
+			st := sh.sessions[lt.session]
+			return st == nil || !st.holds(lt.trace)
 		})
 	}
 	sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
@@ -1209,6 +1213,11 @@ func (st *sessionState) put(rec evaluation.TurnRecord) {
 	}
 }
 
+// holds reports whether st has the record of trace.
+func (st *sessionState) holds(trace string) bool {
+	return slices.ContainsFunc(st.records, func(r evaluation.TurnRecord) bool { return r.Result.TraceID == trace })
+}
+
 func (st *sessionState) sort() {
 	slices.SortStableFunc(st.records, func(a, b evaluation.TurnRecord) int { return a.Result.TurnIndex - b.Result.TurnIndex })
 }
@@ -1281,7 +1290,12 @@ func (sh *shard) reload(ctx context.Context, p *agentSessionProcessor, st *sessi
 // gives the next index of st; the store allocates the turn's index before its records are
 // saved (sh.local, reserveLocal; w is the batch's writes, whose records it moves).
 func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *shardWrites, st *sessionState, id, traceID string) int {
+	// Above every turn held, not their count: once turns numbered here have the store's
+	// indexes (reserveLocal), the records need not start at 0.
 	idx := len(st.records)
+	if n := len(st.records); n > 0 {
+		idx = max(idx, st.records[n-1].Result.TurnIndex+1)
+	}
 	if !st.continuable {
 		return idx
 	}
