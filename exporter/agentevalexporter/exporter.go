@@ -320,8 +320,9 @@ func (e *agentEvalExporter) release(ctx context.Context) error {
 // Errors: when the analyses could not be saved they are returned as
 // consumererror.Traces holding only their spans, so exporterhelper's retry and queue
 // resend just those (never the turns, whose metrics are already counted); saving them
-// again is idempotent (store revisions). Attributes of the wrong type are a permanent
-// error (logged and dropped: a retry cannot fix them).
+// again is idempotent (store revisions). Attributes of the wrong type, and analyses or
+// verdicts the store refuses (store.ErrRejected), are a permanent error (logged and
+// dropped: a retry cannot fix them); the rest of the batch is stored.
 func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	var (
 		evalSpans  int64
@@ -393,16 +394,22 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 	if len(decodeErrs) > 0 {
 		e.telemetry.ExporterAgentevalDecodeErrors.Add(ctx, int64(len(decodeErrs)))
 	}
+	var rejected []error
 	if len(verdicts) > 0 {
-		// Before the analyses: if they fail, the retry saves the verdicts again, which
-		// replaces their rows (store.VerdictStore).
-		if err := e.saveVerdicts(ctx, verdicts); err != nil {
+		// Before the analyses: if the verdicts fail, the retry resends them with the
+		// analyses (failed(kept)), and saving them again replaces their rows
+		// (store.VerdictStore).
+		switch err := e.saveVerdicts(ctx, verdicts); {
+		case errors.Is(err, store.ErrRejected):
+			rejected = append(rejected, fmt.Errorf("%d judge verdicts: %w", len(verdicts), err))
+			e.logger.Error("agenteval: the result store refused judge verdicts that no retry can store; they are dropped", zap.Error(err))
+		case err != nil:
 			e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(verdicts)))
 			return consumererror.NewTraces(fmt.Errorf("agenteval: saving %d judge verdicts to the result store failed: %w", len(verdicts), err), failed(kept))
 		}
 	}
-	var rejected []error
 	if len(analyses) > 0 {
+		rejectedVerdicts := len(rejected)
 		errs := e.saveIfReady(ctx, analyses)
 		var (
 			retry    []keptSpan
@@ -423,10 +430,10 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 				}
 			}
 		}
-		if len(rejected) > 0 {
-			e.telemetry.ExporterAgentevalRejectedAnalyses.Add(ctx, int64(len(rejected)))
+		if n := len(rejected) - rejectedVerdicts; n > 0 {
+			e.telemetry.ExporterAgentevalRejectedAnalyses.Add(ctx, int64(n))
 			e.logger.Error("agenteval: the result store refused analyses that no retry can store; they are dropped, the rest of their batch is stored",
-				zap.Error(errors.Join(rejected...)))
+				zap.Error(errors.Join(rejected[rejectedVerdicts:]...)))
 		}
 		if len(retry) > 0 {
 			e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(retry)))
@@ -543,29 +550,41 @@ func (e *agentEvalExporter) save(ctx context.Context, as []*evaluation.Analysis)
 	bs, ok := e.store.(store.BatchSaver)
 	if ok {
 		err := bs.SaveAnalyses(ctx, as)
-		if err == nil {
+		switch {
+		case err == nil:
 			return nil
-		}
-		if len(as) == 1 || !errors.Is(err, store.ErrRejected) {
+		case len(as) == 1:
+			return []error{fmt.Errorf("session %q: %w", as[0].SessionID, err)}
+		case !errors.Is(err, store.ErrRejected):
 			return sameError(len(as), err) // an outage: the batch is retried whole
 		}
 	}
 	// One at a time: the batch holds an analysis the store refuses (or the store has no
-	// batch save), and the others are stored without it.
-	var errs []error
+	// batch save), and the others are stored without it. An outage that begins meanwhile
+	// fails the rest without more attempts.
+	var (
+		errs   []error
+		outage error
+	)
 	for i, a := range as {
-		var err error
-		if ok {
+		err := outage
+		switch {
+		case err != nil:
+		case ok:
 			err = bs.SaveAnalyses(ctx, as[i:i+1])
-		} else {
+		default:
 			err = e.store.SaveAnalysis(ctx, a)
 		}
-		if err != nil {
-			if errs == nil {
-				errs = make([]error, len(as))
-			}
-			errs[i] = fmt.Errorf("session %q: %w", a.SessionID, err)
+		if err == nil {
+			continue
 		}
+		if outage == nil && ok && !errors.Is(err, store.ErrRejected) {
+			outage = err
+		}
+		if errs == nil {
+			errs = make([]error, len(as))
+		}
+		errs[i] = fmt.Errorf("session %q: %w", a.SessionID, err)
 	}
 	return errs
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -120,4 +121,59 @@ func TestRejectedAnalysisDoesNotHoldItsBatch(t *testing.T) {
 		metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 	_, err = x.tel.GetMetric("otelcol_exporter_agenteval_store_errors")
 	assert.Error(t, err, "a refusal is not a store error: no retry follows")
+
+	// Alone in its batch, it is refused the same way, and the error names it.
+	err = x.exp.pushTraces(context.Background(), newSpanBuilder(t).session(poison).traces())
+	assert.True(t, consumererror.IsPermanent(err), "%v", err)
+	assert.ErrorContains(t, err, `session "sess-poison"`)
+}
+
+// splitStore is the real store whose batch saves of more than one analysis fail as
+// refused (store.ErrRejected), and whose single saves fail as an outage from the
+// outageAt-th on (0: never), counting the single saves tried.
+type splitStore struct {
+	store.Store
+	outageAt int32
+	singles  atomic.Int32
+}
+
+func (s *splitStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) error {
+	if len(as) > 1 {
+		return fmt.Errorf("a constraint: %w", store.ErrRejected)
+	}
+	if n := s.singles.Add(1); s.outageAt > 0 && n >= s.outageAt {
+		return errors.New("connection reset")
+	}
+	return s.Store.(store.BatchSaver).SaveAnalyses(ctx, as)
+}
+
+// TestOutageWhileSavingOneByOne: a refused batch is saved one analysis at a time; when
+// the store goes down during that (its second single save fails as an outage), the
+// rest of the batch is not tried: the first analysis is stored, the other three are
+// returned for a retry, and no analysis is dropped as refused.
+func TestOutageWhileSavingOneByOne(t *testing.T) {
+	ss := &splitStore{outageAt: 2}
+	x := newTestExporter(t, testConfig(), func(e *agentEvalExporter) {
+		e.openStore = func(ctx context.Context, driver, dsn string) (store.Store, error) {
+			st, err := store.Open(ctx, driver, dsn)
+			ss.Store = st
+			return ss, err
+		}
+	})
+	b := newSpanBuilder(t)
+	for i := range 4 {
+		a := analysisCheckout()
+		a.SessionID = fmt.Sprintf("sess-%d", i)
+		b.session(a)
+	}
+	err := x.exp.pushTraces(context.Background(), b.traces())
+	require.Error(t, err)
+	assert.False(t, consumererror.IsPermanent(err))
+	var retry consumererror.Traces
+	require.ErrorAs(t, err, &retry)
+	assert.Equal(t, 3, retry.Data().SpanCount(), "the analyses not stored are retried")
+	assert.Equal(t, int32(2), ss.singles.Load(), "no single save after the outage began")
+	assert.Equal(t, []string{"sess-0"}, x.sessionIDs(""))
+	_, err = x.tel.GetMetric("otelcol_exporter_agenteval_rejected_analyses")
+	assert.Error(t, err, "nothing refused")
 }

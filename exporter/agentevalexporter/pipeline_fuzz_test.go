@@ -635,14 +635,14 @@ func checkPipeline(t *testing.T, in pipelineInput, pe pipelineExporter) (session
 	}
 
 	// The exporter gets all the processor passed on, in order, as in a pipeline.
-	rejectedBefore := rejected(x)
+	unauthBefore := unauthenticated(x)
 	for i, td := range sink.AllTraces() {
 		cp := ptrace.NewTraces()
 		td.CopyTo(cp)
 		require.NoError(t, x.consume(cp), "batch %d exported", i)
 	}
 	if !forged(in.batches) {
-		assert.Equal(t, rejectedBefore, rejected(x), "no span rejected")
+		assert.Equal(t, unauthBefore, unauthenticated(x), "no span dropped as unauthenticated")
 	}
 	if h != nil {
 		assert.Zero(t, h.Len(), "every handed-off result taken by the exporter")
@@ -701,8 +701,8 @@ func checkPipeline(t *testing.T, in pipelineInput, pe pipelineExporter) (session
 	return len(latest), len(final)
 }
 
-// rejected returns how many spans x has rejected as unauthenticated.
-func rejected(x *testExporter) int64 {
+// unauthenticated returns how many spans x has dropped as unauthenticated.
+func unauthenticated(x *testExporter) int64 {
 	m, err := x.tel.GetMetric("otelcol_exporter_agenteval_unauthenticated_spans")
 	if err != nil {
 		return 0 // none yet

@@ -4,14 +4,18 @@
 package agentevalexporter
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
 // judge adds an `evaluate judge` span with the processor's verdict arrays (one verdict
@@ -83,4 +87,33 @@ func TestLateJudgeVerdicts(t *testing.T) {
 	require.Equal(t, http.StatusOK, x.getJSON("/api/v1/agent_sessions/forged/judge_verdicts", &forged))
 	assert.Empty(t, forged.Verdicts)
 	assert.NotNil(t, forged.Verdicts)
+}
+
+// refusingVerdictStore is the real store whose verdict saves are refused
+// (store.ErrRejected: a value the database cannot hold).
+type refusingVerdictStore struct{ store.Store }
+
+func (refusingVerdictStore) SaveVerdicts(context.Context, []store.JudgeVerdict) error {
+	return fmt.Errorf("value out of range: %w", store.ErrRejected)
+}
+
+func (r refusingVerdictStore) JudgeVerdicts(ctx context.Context, id string) ([]store.JudgeVerdict, error) {
+	return r.Store.(store.VerdictStore).JudgeVerdicts(ctx, id)
+}
+
+// TestRefusedVerdictsDoNotHoldTheAnalyses: judge verdicts the store refuses are dropped
+// (a permanent error, nothing to retry), and the analysis of the same batch is stored.
+func TestRefusedVerdictsDoNotHoldTheAnalyses(t *testing.T) {
+	x := newTestExporter(t, testConfig(), func(e *agentEvalExporter) {
+		e.openStore = func(ctx context.Context, driver, dsn string) (store.Store, error) {
+			st, err := store.Open(ctx, driver, dsn)
+			return refusingVerdictStore{st}, err
+		}
+	})
+	td := newSpanBuilder(t).judge("sess-checkout", 1, false).session(analysisCheckout()).traces()
+	err := x.exp.pushTraces(context.Background(), td)
+	require.Error(t, err)
+	assert.True(t, consumererror.IsPermanent(err), "%v", err)
+	assert.ErrorIs(t, err, store.ErrRejected)
+	assert.Equal(t, []string{"sess-checkout"}, x.sessionIDs(""), "the analysis is stored")
 }

@@ -42,7 +42,8 @@ type JudgeVerdict struct {
 // VerdictStore stores and reads late judge verdicts; the stores of Open implement it.
 type VerdictStore interface {
 	// SaveVerdicts upserts the verdicts in one transaction: a verdict delivered again
-	// (an export retried) replaces its row, never adds one.
+	// (an export retried) replaces its row, never adds one. A value the database refuses
+	// fails it with ErrRejected.
 	SaveVerdicts(ctx context.Context, vs []JudgeVerdict) error
 	// JudgeVerdicts returns a session's verdicts ordered by revision, kind, name and
 	// agent; empty (not an error) for a session without any.
@@ -75,7 +76,7 @@ func (s *sqlStore) SaveVerdicts(ctx context.Context, vs []JudgeVerdict) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("store: %s: save %d judge verdicts: %w", s.d.name, len(vs), err)
+		return rejected(fmt.Errorf("store: %s: save %d judge verdicts: %w", s.d.name, len(vs), err))
 	}
 	return nil
 }
