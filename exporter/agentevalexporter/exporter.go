@@ -401,8 +401,17 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 		// (store.VerdictStore).
 		switch err := e.saveVerdicts(ctx, verdicts); {
 		case errors.Is(err, store.ErrRejected):
-			rejected = append(rejected, fmt.Errorf("%d judge verdicts: %w", len(verdicts), err))
-			e.logger.Error("agenteval: the result store refused judge verdicts that no retry can store; they are dropped", zap.Error(err))
+			// One at a time, so that the refused ones do not take the others with them.
+			for i := range verdicts {
+				switch err := e.saveVerdicts(ctx, verdicts[i:i+1]); {
+				case errors.Is(err, store.ErrRejected):
+					rejected = append(rejected, err)
+				case err != nil: // an outage began: the batch is retried
+					e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(verdicts)-i))
+					return consumererror.NewTraces(fmt.Errorf("agenteval: saving judge verdicts to the result store failed: %w", err), failed(kept))
+				}
+			}
+			e.logger.Error("agenteval: the result store refused judge verdicts that no retry can store; they are dropped", zap.Error(errors.Join(rejected...)))
 		case err != nil:
 			e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(verdicts)))
 			return consumererror.NewTraces(fmt.Errorf("agenteval: saving %d judge verdicts to the result store failed: %w", len(verdicts), err), failed(kept))
@@ -455,8 +464,9 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 			componentstatus.ReportStatus(e.host, componentstatus.NewEvent(componentstatus.StatusOK))
 		}
 	}
-	if n := len(decodeErrs) + len(rejected); n > 0 {
-		return consumererror.NewPermanent(fmt.Errorf("agenteval: %d evaluation spans dropped: %w", n, errors.Join(append(decodeErrs, rejected...)...)))
+	if len(decodeErrs)+len(rejected) > 0 {
+		return consumererror.NewPermanent(fmt.Errorf("agenteval: dropped %d undecodable evaluation spans and %d analyses or verdicts the result store refused: %w",
+			len(decodeErrs), len(rejected), errors.Join(append(decodeErrs, rejected...)...)))
 	}
 	return nil
 }
@@ -578,7 +588,7 @@ func (e *agentEvalExporter) save(ctx context.Context, as []*evaluation.Analysis)
 		if err == nil {
 			continue
 		}
-		if outage == nil && ok && !errors.Is(err, store.ErrRejected) {
+		if outage == nil && !errors.Is(err, store.ErrRejected) {
 			outage = err
 		}
 		if errs == nil {

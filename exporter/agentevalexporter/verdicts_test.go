@@ -89,21 +89,27 @@ func TestLateJudgeVerdicts(t *testing.T) {
 	assert.NotNil(t, forged.Verdicts)
 }
 
-// refusingVerdictStore is the real store whose verdict saves are refused
-// (store.ErrRejected: a value the database cannot hold).
+// refusingVerdictStore is the real store, except that it refuses (store.ErrRejected: a
+// value the database cannot hold) any save that holds a task_completion verdict.
 type refusingVerdictStore struct{ store.Store }
 
-func (refusingVerdictStore) SaveVerdicts(context.Context, []store.JudgeVerdict) error {
-	return fmt.Errorf("value out of range: %w", store.ErrRejected)
+func (r refusingVerdictStore) SaveVerdicts(ctx context.Context, vs []store.JudgeVerdict) error {
+	for _, v := range vs {
+		if v.Name == "task_completion" {
+			return fmt.Errorf("value out of range: %w", store.ErrRejected)
+		}
+	}
+	return r.Store.(store.VerdictStore).SaveVerdicts(ctx, vs)
 }
 
 func (r refusingVerdictStore) JudgeVerdicts(ctx context.Context, id string) ([]store.JudgeVerdict, error) {
 	return r.Store.(store.VerdictStore).JudgeVerdicts(ctx, id)
 }
 
-// TestRefusedVerdictsDoNotHoldTheAnalyses: judge verdicts the store refuses are dropped
-// (a permanent error, nothing to retry), and the analysis of the same batch is stored.
-func TestRefusedVerdictsDoNotHoldTheAnalyses(t *testing.T) {
+// TestRefusedVerdictsDoNotHoldTheRest: a judge verdict the store refuses is dropped (a
+// permanent error, nothing to retry); the other verdict of its span and the analysis of
+// the same batch are stored.
+func TestRefusedVerdictsDoNotHoldTheRest(t *testing.T) {
 	x := newTestExporter(t, testConfig(), func(e *agentEvalExporter) {
 		e.openStore = func(ctx context.Context, driver, dsn string) (store.Store, error) {
 			st, err := store.Open(ctx, driver, dsn)
@@ -115,5 +121,10 @@ func TestRefusedVerdictsDoNotHoldTheAnalyses(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, consumererror.IsPermanent(err), "%v", err)
 	assert.ErrorIs(t, err, store.ErrRejected)
+	assert.ErrorContains(t, err, "1 analyses or verdicts the result store refused")
 	assert.Equal(t, []string{"sess-checkout"}, x.sessionIDs(""), "the analysis is stored")
+	vs, err := x.exp.store.(store.VerdictStore).JudgeVerdicts(context.Background(), "sess-checkout")
+	require.NoError(t, err)
+	require.Len(t, vs, 1, "the verdict not refused is stored")
+	assert.Equal(t, "response_quality", vs[0].Name)
 }

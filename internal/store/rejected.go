@@ -5,16 +5,20 @@ package store // import "github.com/agenteval/agenteval-collector/internal/store
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
 )
 
 // ErrRejected marks a save error that no retry of the same analyses cures: an analysis
 // the store cannot take (nil, an empty session_id, a value JSON cannot encode such as a
-// NaN score) or one the database refuses (a constraint it breaks, such as a duplicate
+// NaN score, a revision or turn index beyond a 32-bit INTEGER column) or one the database refuses (a constraint it breaks, such as a duplicate
 // turn_index, or a value the database cannot hold: SQLite's CONSTRAINT, TOOBIG and
 // MISMATCH results, PostgreSQL's SQLSTATE classes 22 "data exception" and 23 "integrity
 // constraint violation"). A batch that fails with it (SaveAnalyses: all or nothing) may
@@ -49,4 +53,31 @@ func rejected(err error) error {
 		return rejectedError{err}
 	}
 	return err
+}
+
+// checkRevision returns an error when an analysis revision does not fit the INTEGER
+// columns that hold it (32 bits on PostgreSQL; the driver would refuse it before the
+// server could, with an error that names no SQLSTATE). Its callers mark it ErrRejected,
+// so that SQLite, whose integers are 64-bit, keeps the same rule.
+func checkRevision(revision int) error { return checkInt32("analysis_revision", revision) }
+
+// checkInt32 returns an error naming field when v does not fit in an INTEGER column.
+func checkInt32(field string, v int) error {
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		return fmt.Errorf("%s %d does not fit an INTEGER column", field, v)
+	}
+	return nil
+}
+
+// checkAnalysisInts checks that a's revision and turn indexes fit their INTEGER columns.
+func checkAnalysisInts(a *evaluation.Analysis) error {
+	if err := checkRevision(a.AnalysisRevision); err != nil {
+		return err
+	}
+	for i := range a.TurnResults {
+		if err := checkInt32("turn_index", a.TurnResults[i].TurnIndex); err != nil {
+			return err
+		}
+	}
+	return nil
 }

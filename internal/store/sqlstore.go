@@ -157,6 +157,9 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 		if a.SessionID == "" {
 			return rejectedError{fmt.Errorf("store: %s: save: empty session_id", s.d.name)}
 		}
+		if err := checkAnalysisInts(a); err != nil {
+			return rejectedError{fmt.Errorf("store: %s: save %q: %w", s.d.name, a.SessionID, err)}
+		}
 		// stored_at orders the list: the analyses of one batch one microsecond apart
 		// (PostgreSQL's resolution), in the order saved.
 		r, err := s.rows(a, now.Add(time.Duration(i)*time.Microsecond))

@@ -392,6 +392,12 @@ func TestSaveAnalysisRejectsInvalid(t *testing.T) {
 		assert.ErrorIs(t, err, ErrRejected)
 		nan := sampleAnalysis("nan-score", t0, f64(math.NaN()))
 		assert.ErrorIs(t, s.SaveAnalysis(ctx, nan), ErrRejected, "a value JSON cannot encode")
+		far := sampleAnalysis("far-revision", t0, f64(0.5))
+		far.AnalysisRevision = 1 << 40
+		assert.ErrorIs(t, s.SaveAnalysis(ctx, far), ErrRejected, "a revision beyond an INTEGER column")
+		farTurn := sampleAnalysis("far-turn", t0, f64(0.5))
+		farTurn.TurnResults[1].TurnIndex = 1 << 40
+		assert.ErrorIs(t, s.SaveAnalysis(ctx, farTurn), ErrRejected, "a turn index beyond an INTEGER column")
 
 		dup := sampleAnalysis("dup-turn", t0, f64(0.5))
 		dup.TurnResults[1].TurnIndex = 0

@@ -62,6 +62,11 @@ func (s *sqlStore) SaveVerdicts(ctx context.Context, vs []JudgeVerdict) error {
 	if len(vs) == 0 {
 		return nil
 	}
+	for i := range vs {
+		if err := checkRevision(vs[i].AnalysisRevision); err != nil {
+			return rejectedError{fmt.Errorf("store: %s: save judge verdict %q/%s/%s: %w", s.d.name, vs[i].SessionID, vs[i].Name, vs[i].Agent, err)}
+		}
+	}
 	now := s.d.timeArg(time.Now())
 	err := s.execEach(ctx, upsertVerdictSQL, len(vs), func(st *sql.Stmt, i int) error {
 		v := &vs[i]

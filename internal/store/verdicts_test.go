@@ -62,3 +62,23 @@ func TestJudgeVerdicts(t *testing.T) {
 		assert.Empty(t, got)
 	})
 }
+
+// TestSaveVerdictsOutOfRangeIsErrRejected: a verdict whose revision does not fit an
+// INTEGER column is refused as ErrRejected on both databases (PostgreSQL's driver would
+// refuse it with an error that names no SQLSTATE, which a retry cannot cure either),
+// and the verdicts saved with it are not stored.
+func TestSaveVerdictsOutOfRangeIsErrRejected(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		ok := JudgeVerdict{SessionID: "s", AnalysisRevision: 1, Kind: "judge", Name: "n", Agent: "a"}
+		far := ok
+		far.AnalysisRevision = 1 << 40
+		err := s.SaveVerdicts(ctx, []JudgeVerdict{ok, far})
+		assert.ErrorIs(t, err, ErrRejected)
+		assert.ErrorContains(t, err, "analysis_revision 1099511627776")
+		got, err := s.JudgeVerdicts(ctx, "s")
+		require.NoError(t, err)
+		assert.Empty(t, got)
+	})
+}

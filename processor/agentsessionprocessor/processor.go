@@ -1213,8 +1213,12 @@ func (st *sessionState) put(rec evaluation.TurnRecord) {
 	}
 }
 
-// holds reports whether st has the record of trace.
+// holds reports whether st has the record of trace (by st.traces once it is kept).
 func (st *sessionState) holds(trace string) bool {
+	if st.traces != nil {
+		_, ok := st.traces[trace]
+		return ok
+	}
 	return slices.ContainsFunc(st.records, func(r evaluation.TurnRecord) bool { return r.Result.TraceID == trace })
 }
 
