@@ -804,10 +804,12 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 		if err != nil {
 			return err // counted and logged by the caller
 		}
+		moved := false
 		move := func(ts []store.TurnState) {
 			for i := range ts {
 				if ts[i].SessionID == lt.session && ts[i].Record.Result.TraceID == lt.trace {
 					ts[i].Record.SetTurnIndex(n)
+					moved = true
 				}
 			}
 		}
@@ -817,11 +819,22 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 		}
 		if st := sh.sessions[lt.session]; st != nil {
 			for i := range st.records {
-				if st.records[i].Result.TraceID == lt.trace {
-					st.records[i].SetTurnIndex(n)
-					st.sort()
-					break
+				if st.records[i].Result.TraceID != lt.trace {
+					continue
 				}
+				st.records[i].SetTurnIndex(n)
+				if !moved {
+					// Held only by its session (the bound on records waiting dropped it):
+					// saved again with the others, now that it has its index.
+					ts := store.TurnState{SessionID: lt.session, Record: st.records[i]}
+					if w != nil {
+						w.saves, w.spans = append(w.saves, ts), append(w.spans, -1)
+					} else {
+						sh.unsaved, sh.waiting = append(sh.unsaved, ts), append(sh.waiting, false)
+					}
+				}
+				st.sort()
+				break
 			}
 		}
 		sh.local = sh.local[1:]
