@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 )
@@ -142,11 +143,7 @@ func runContinuationWhileStoreDown(t *testing.T, driver, dsn string, downAtIdle 
 		assert.True(t, tr.Final, "turn %d final", i)
 	}
 	c := storedContinuation(t, driver, dsn, id)
-	require.Len(t, c.Turns, 4, "every turn once in the continuation store")
-	for i, r := range c.Turns {
-		assert.Equal(t, i, r.Result.TurnIndex, "continuation record %d", i)
-		assert.Equal(t, a.TurnResults[i].TraceID, r.Result.TraceID, "the same turn at index %d in both stores", i)
-	}
+	assertSameTurns(t, a, c)
 	assert.False(t, c.Turns[1].NoFollowUp, "turn 1's verdict has turn 2's message")
 }
 
@@ -220,11 +217,7 @@ func TestLocalTurnAfterReservedTurns(t *testing.T) {
 		exportAnalyses(t, results, sink, n)
 		a := assertWhole(t, results, id, 6)
 		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)
-		c := storedContinuation(t, driver, dsn, id)
-		require.Len(t, c.Turns, 6, "every turn once in the continuation store")
-		for i, r := range c.Turns {
-			assert.Equal(t, a.TurnResults[i].TraceID, r.Result.TraceID, "the same turn at index %d in both stores", i)
-		}
+		assertSameTurns(t, a, storedContinuation(t, driver, dsn, id))
 	})
 }
 
@@ -255,9 +248,17 @@ func TestLocalTurnKeptWhileItsRecordIsHeld(t *testing.T) {
 		exportAnalyses(t, results, sink, n)
 		a := assertWhole(t, results, id, 4)
 		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)
-		c := assertContinuationWhole(t, driver, dsn, id, 4)
-		for i, r := range c.Turns {
-			assert.Equal(t, a.TurnResults[i].TraceID, r.Result.TraceID, "the same turn at index %d in both stores", i)
-		}
+		assertSameTurns(t, a, assertContinuationWhole(t, driver, dsn, id, 4))
 	})
+}
+
+// assertSameTurns checks that the continuation store's records c are the result store's
+// turns of a: as many, the same trace at each index.
+func assertSameTurns(t *testing.T, a *evaluation.Analysis, c store.Continuation) {
+	t.Helper()
+	require.Len(t, c.Turns, len(a.TurnResults), "every turn once in the continuation store")
+	for i, r := range c.Turns {
+		assert.Equal(t, i, r.Result.TurnIndex, "continuation record %d", i)
+		assert.Equal(t, a.TurnResults[i].TraceID, r.Result.TraceID, "the same turn at index %d in both stores", i)
+	}
 }
