@@ -818,10 +818,7 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 			move(w.saves)
 		}
 		if st := sh.sessions[lt.session]; st != nil {
-			for i := range st.records {
-				if st.records[i].Result.TraceID != lt.trace {
-					continue
-				}
+			if i := st.find(lt.trace); i >= 0 {
 				st.records[i].SetTurnIndex(n)
 				if !moved {
 					// Held only by its session (the bound on records waiting dropped it):
@@ -834,7 +831,6 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 					}
 				}
 				st.sort()
-				break
 			}
 		}
 		sh.local = sh.local[1:]
@@ -905,7 +901,7 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 				return false
 			}
 			st := sh.sessions[lt.session]
-			return st == nil || !st.holds(lt.trace)
+			return st == nil || st.find(lt.trace) < 0
 		})
 	}
 	sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
@@ -1208,14 +1204,10 @@ func (st *sessionState) put(rec evaluation.TurnRecord) {
 			st.traces[st.records[i].Result.TraceID] = struct{}{}
 		}
 	}
-	if _, known := st.traces[id]; known || st.traces == nil {
-		for i := range st.records {
-			if st.records[i].Result.TraceID == id {
-				st.records[i] = rec
-				st.sort()
-				return
-			}
-		}
+	if i := st.find(id); i >= 0 {
+		st.records[i] = rec
+		st.sort()
+		return
 	}
 	st.records = append(st.records, rec)
 	if st.traces != nil {
@@ -1226,13 +1218,15 @@ func (st *sessionState) put(rec evaluation.TurnRecord) {
 	}
 }
 
-// holds reports whether st has the record of trace (by st.traces once it is kept).
-func (st *sessionState) holds(trace string) bool {
+// find returns the index in st.records of trace's record, or -1. st.traces, once kept,
+// answers an absent trace without a scan.
+func (st *sessionState) find(trace string) int {
 	if st.traces != nil {
-		_, ok := st.traces[trace]
-		return ok
+		if _, ok := st.traces[trace]; !ok {
+			return -1
+		}
 	}
-	return slices.ContainsFunc(st.records, func(r evaluation.TurnRecord) bool { return r.Result.TraceID == trace })
+	return slices.IndexFunc(st.records, func(r evaluation.TurnRecord) bool { return r.Result.TraceID == trace })
 }
 
 func (st *sessionState) sort() {
@@ -1245,8 +1239,7 @@ func (st *sessionState) sort() {
 // not allocate its index (shard.local).
 func (st *sessionState) merge(stored []evaluation.TurnRecord) {
 	for _, r := range stored {
-		i := slices.IndexFunc(st.records, func(l evaluation.TurnRecord) bool { return l.Result.TraceID == r.Result.TraceID })
-		switch {
+		switch i := st.find(r.Result.TraceID); {
 		case i < 0:
 			st.records = append(st.records, r)
 			st.traces = nil // made again by the next put
