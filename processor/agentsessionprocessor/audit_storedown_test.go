@@ -193,12 +193,7 @@ func TestLocalTurnAfterReservedTurns(t *testing.T) {
 		const id = "local-after-reserved-1"
 		n := twoTurnsStored(t, p, clk, sink, results, id)
 
-		db.down = true
-		sendCounted(t, p, clk, id, 2)
-		sendCounted(t, p, clk, id, 3)
-		db.down = false
-		clk.advance(unsavedRetry)
-		p.step(ctx) // turns 2 and 3 get the store's indexes
+		sendWhileDown(t, p, clk, db, id, 2, 3) // then they get the store's indexes
 		db.down = true
 		sendCounted(t, p, clk, id, 4)
 		clk.advance(2 * time.Minute)
@@ -237,12 +232,7 @@ func TestLocalTurnKeptWhileItsRecordIsHeld(t *testing.T) {
 		const id = "local-held-1"
 		n := twoTurnsStored(t, p, clk, sink, results, id)
 
-		db.down = true
-		sendCounted(t, p, clk, id, 2)
-		sendCounted(t, p, clk, id, 3)
-		db.down = false
-		clk.advance(unsavedRetry)
-		p.step(ctx)
+		sendWhileDown(t, p, clk, db, id, 2, 3)
 		clk.advance(2 * time.Minute)
 		p.step(ctx)
 		exportAnalyses(t, results, sink, n)
@@ -261,4 +251,17 @@ func assertSameTurns(t *testing.T, a *evaluation.Analysis, c store.Continuation)
 		assert.Equal(t, i, r.Result.TurnIndex, "continuation record %d", i)
 		assert.Equal(t, a.TurnResults[i].TraceID, r.Result.TraceID, "the same turn at index %d in both stores", i)
 	}
+}
+
+// sendWhileDown sends turns of session id to p while the database is down, then brings
+// it back and lets the records kept be saved again (unsavedRetry).
+func sendWhileDown(t *testing.T, p *agentSessionProcessor, clk *testClock, db *downContinuation, id string, turns ...int) {
+	t.Helper()
+	db.down = true
+	for _, i := range turns {
+		sendCounted(t, p, clk, id, i)
+	}
+	db.down = false
+	clk.advance(unsavedRetry)
+	p.step(context.Background())
 }
