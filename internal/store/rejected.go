@@ -55,13 +55,10 @@ func rejected(err error) error {
 	return err
 }
 
-// checkRevision returns an error when an analysis revision does not fit the INTEGER
-// columns that hold it (32 bits on PostgreSQL; the driver would refuse it before the
-// server could, with an error that names no SQLSTATE). Its callers mark it ErrRejected,
-// so that SQLite, whose integers are 64-bit, keeps the same rule.
-func checkRevision(revision int) error { return checkInt32("analysis_revision", revision) }
-
-// checkInt32 returns an error naming field when v does not fit in an INTEGER column.
+// checkInt32 returns an error naming field when v does not fit the 32-bit INTEGER
+// column that holds it on PostgreSQL (whose driver would refuse it before the server
+// could, with an error that names no SQLSTATE). Its callers mark it ErrRejected, on
+// SQLite too, whose integers are 64-bit, so that both keep the same rule.
 func checkInt32(field string, v int) error {
 	if v < math.MinInt32 || v > math.MaxInt32 {
 		return fmt.Errorf("%s %d does not fit an INTEGER column", field, v)
@@ -71,7 +68,7 @@ func checkInt32(field string, v int) error {
 
 // checkAnalysisInts checks that a's revision and turn indexes fit their INTEGER columns.
 func checkAnalysisInts(a *evaluation.Analysis) error {
-	if err := checkRevision(a.AnalysisRevision); err != nil {
+	if err := checkInt32("analysis_revision", a.AnalysisRevision); err != nil {
 		return err
 	}
 	for i := range a.TurnResults {

@@ -140,8 +140,8 @@ func (s *sqlStore) SaveAnalysis(ctx context.Context, a *evaluation.Analysis) err
 // or deletes, a stored one updated with the revision the placement query read
 // (docs/decisions/store.md "Writes"). Times are stored in UTC. Errors: a nil analysis,
 // an empty session_id, a value JSON cannot encode (NaN score), a duplicate turn_index or
-// agent id (these, and the database's refusals of a value, are ErrRejected: the batch
-// cannot succeed as it is), ctx's error once it has ended, or the database's; on error nothing of the
+// agent id, a revision or turn index beyond 32 bits (these, and the database's refusals
+// of a value, are ErrRejected: the batch cannot succeed as it is), ctx's error once it has ended, or the database's; on error nothing of the
 // batch is stored, but for one case: on PostgreSQL a ctx that ends during the COMMIT
 // leaves its outcome to the server, and the batch may then be stored whole (never in
 // part; a retry writes each analysis and revision once). On SQLite ctx is checked

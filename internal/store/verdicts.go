@@ -63,7 +63,7 @@ func (s *sqlStore) SaveVerdicts(ctx context.Context, vs []JudgeVerdict) error {
 		return nil
 	}
 	for i := range vs {
-		if err := checkRevision(vs[i].AnalysisRevision); err != nil {
+		if err := checkInt32("analysis_revision", vs[i].AnalysisRevision); err != nil {
 			return rejectedError{fmt.Errorf("store: %s: save judge verdict %q/%s/%s: %w", s.d.name, vs[i].SessionID, vs[i].Name, vs[i].Agent, err)}
 		}
 	}
