@@ -401,13 +401,13 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 		// (store.VerdictStore).
 		switch err := e.saveVerdicts(ctx, verdicts); {
 		case errors.Is(err, store.ErrRejected):
-			// One at a time, so that the refused ones do not take the others with them.
-			for i := range verdicts {
-				switch err := e.saveVerdicts(ctx, verdicts[i:i+1]); {
+			errs := oneByOne(len(verdicts), func(i int) error { return e.saveVerdicts(ctx, verdicts[i:i+1]) })
+			for _, err := range errs {
+				switch {
 				case errors.Is(err, store.ErrRejected):
 					rejected = append(rejected, err)
 				case err != nil: // an outage began: the batch is retried
-					e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(verdicts)-i))
+					e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(verdicts)))
 					return consumererror.NewTraces(fmt.Errorf("agenteval: saving judge verdicts to the result store failed: %w", err), failed(kept))
 				}
 			}
@@ -570,20 +570,33 @@ func (e *agentEvalExporter) save(ctx context.Context, as []*evaluation.Analysis)
 		}
 	}
 	// One at a time: the batch holds an analysis the store refuses (or the store has no
-	// batch save), and the others are stored without it. An outage that begins meanwhile
-	// fails the rest without more attempts.
-	var (
-		errs   []error
-		outage error
-	)
-	for i, a := range as {
-		err := outage
-		switch {
-		case err != nil:
-		case ok:
+	// batch save), and the others are stored without it.
+	return oneByOne(len(as), func(i int) error {
+		var err error
+		if ok {
 			err = bs.SaveAnalyses(ctx, as[i:i+1])
-		default:
-			err = e.store.SaveAnalysis(ctx, a)
+		} else {
+			err = e.store.SaveAnalysis(ctx, as[i])
+		}
+		if err != nil {
+			return fmt.Errorf("session %q: %w", as[i].SessionID, err)
+		}
+		return nil
+	})
+}
+
+// oneByOne saves n items one at a time with save(i), after the store refused their batch
+// (store.ErrRejected), so that a refused item does not take the others with it. Once an
+// item fails for another reason (an outage has begun), the rest fail with that error
+// without an attempt. It returns each item's error (nil: saved), or nil when all were
+// saved.
+func oneByOne(n int, save func(i int) error) []error {
+	var errs []error
+	var outage error
+	for i := range n {
+		err := outage
+		if err == nil {
+			err = save(i)
 		}
 		if err == nil {
 			continue
@@ -592,9 +605,9 @@ func (e *agentEvalExporter) save(ctx context.Context, as []*evaluation.Analysis)
 			outage = err
 		}
 		if errs == nil {
-			errs = make([]error, len(as))
+			errs = make([]error, n)
 		}
-		errs[i] = fmt.Errorf("session %q: %w", a.SessionID, err)
+		errs[i] = err
 	}
 	return errs
 }
