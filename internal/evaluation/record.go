@@ -239,6 +239,55 @@ func carried(old, fresh []string, limit int) []string {
 	return append(out, fresh...)
 }
 
+// RecordFromResult rebuilds the record of a turn from its TurnResult alone, for a turn
+// the result store holds (turn_results.result) but the continuation store does not: its
+// record never reached it (every save failed until the collector shut down, or the bound
+// on records waiting to be saved dropped it) while the analysis holding the turn was
+// stored (docs/decisions/sessions.md §4.7). What the result holds is kept as is; of the
+// rest:
+//   - FinalResponder is the last interaction (-1 without one): the result does not say
+//     which one gave the final response;
+//   - Summary is what the result shows: HasContent (a user message, a final response or a
+//     tool call with captured arguments), AgentErrors (interactions with status error, without error type),
+//     Handoffs and Participants (the interactions' handoffs); no times, no root status, no
+//     explicit outcome, no shared or duplicate calls, no ping-pong loops;
+//   - Hallucination is the hallucination part of a provisional detection explanation;
+//   - no Grounding or Conversation: the next turn is evaluated without the earlier turns'
+//     facts and tokens (as a first turn is);
+//   - NoFollowUp is set on a final result: the next turn's user message, when it comes,
+//     gives its verdict again (FollowUp).
+func RecordFromResult(tr TurnResult) TurnRecord {
+	rec := TurnRecord{Result: tr, FinalResponder: len(tr.Interactions) - 1, NoFollowUp: tr.Final}
+	sum := &rec.Summary
+	sum.HasContent = strings.TrimSpace(tr.UserMessage) != "" || strings.TrimSpace(tr.FinalResponse) != ""
+	participants := map[string]bool{}
+	for ii := range tr.Interactions {
+		in := &tr.Interactions[ii]
+		if in.Status == session.StatusError {
+			sum.AgentErrors = append(sum.AgentErrors, AgentError{Interaction: ii})
+		}
+		for j := range in.ToolCalls {
+			sum.HasContent = sum.HasContent || !slices.Contains(in.ToolCalls[j].NotEvaluable, ReasonArgumentsNotCaptured)
+		}
+		for _, h := range in.Handoffs {
+			sum.Handoffs++
+			participants[cmp.Or(h.FromAgent, in.AgentID)] = true
+			if h.ToAgent != "" {
+				participants[h.ToAgent] = true
+			}
+		}
+	}
+	if len(participants) > 0 {
+		sum.Participants = slices.Sorted(maps.Keys(participants))
+	}
+	if d := tr.Explanations[keyDetection]; !tr.Final && strings.HasPrefix(d, pendingExplanation) {
+		if i := strings.LastIndex(d, "; → "); i >= len(pendingExplanation) {
+			rec.Hallucination = d[len(pendingExplanation):i]
+		}
+	}
+	return rec
+}
+
 // SetTurnIndex moves the record to turn index (its result and its tool issues): a turn
 // numbered by one collector while its continuation store was unreachable gets the index
 // the store allocates once it is back (docs/decisions/sessions.md §4.5).

@@ -131,3 +131,54 @@ func TestClosedTurnRecordsOwnTheirMemory(t *testing.T) {
 	}
 	assert.Greater(t, k, 20)
 }
+
+// TestRecordFromResult: on every golden session, a record rebuilt from a turn's stored
+// result (FinishLast's verdict, what an analysis made before the next turn holds) gives,
+// with the next turn's user message, the verdict the turn's own record gives (FollowUp);
+// its summary holds what the result shows of the turn's.
+func TestRecordFromResult(t *testing.T) {
+	e := newEval(t)
+	for name, build := range goldenSessions {
+		t.Run(name, func(t *testing.T) {
+			s := build()
+			var prev *TurnRecord
+			for ti := range s.Turns {
+				rec := e.EvaluateClosedTurn(s.ID, s.Agents, &s.Turns[ti], ti, prev)
+				prev = &rec
+				stored := e.FinishLast(rec).Result
+				rebuilt := RecordFromResult(stored)
+				assert.Equal(t, stored, rebuilt.Result)
+				assert.True(t, rebuilt.NoFollowUp)
+				assert.Equal(t, len(stored.Interactions)-1, rebuilt.FinalResponder)
+				assert.Empty(t, rebuilt.Grounding)
+				assert.Empty(t, rebuilt.Conversation)
+
+				sum, want := rebuilt.Summary, rec.Summary
+				assert.Equal(t, want.Handoffs, sum.Handoffs, "turn %d handoffs", ti)
+				var errs, wantErrs []int
+				for _, ae := range sum.AgentErrors {
+					errs = append(errs, ae.Interaction)
+				}
+				for _, ae := range want.AgentErrors {
+					wantErrs = append(wantErrs, ae.Interaction)
+				}
+				assert.Equal(t, wantErrs, errs, "turn %d agent errors", ti)
+				assert.Subset(t, want.Participants, sum.Participants, "turn %d participants", ti)
+				if sum.HasContent {
+					assert.True(t, want.HasContent, "turn %d content", ti)
+				}
+
+				if ti+1 < len(s.Turns) {
+					next := s.Turns[ti+1].UserMessage
+					got, want := e.FollowUp(rebuilt, next).Result, e.FollowUp(rec, next).Result
+					assert.Equal(t, want.IsBad, got.IsBad, "turn %d", ti)
+					assert.Equal(t, want.DetectionType, got.DetectionType, "turn %d", ti)
+					assert.Equal(t, want.Confidence, got.Confidence, "turn %d", ti)
+					assert.Equal(t, want.Reason, got.Reason, "turn %d", ti)
+					assert.True(t, got.Final)
+					assert.True(t, got.Revised, "turn %d: a verdict given again", ti)
+				}
+			}
+		})
+	}
+}
