@@ -49,7 +49,9 @@ func VerdictStage(r *evaluation.TurnRecord) int {
 // for concurrent use.
 type ContinuationStore interface {
 	// LoadContinuation returns the session's state; an unknown session gives the zero
-	// Continuation.
+	// Continuation. In the result store's database it also holds, rebuilt from their
+	// stored results, the turns of the session's stored analysis that have no record
+	// (docs/decisions/sessions.md §4.7).
 	LoadContinuation(ctx context.Context, sessionID string) (Continuation, error)
 	// SaveTurns upserts turn records by (session id, trace id) in one transaction. A
 	// record never replaces one whose verdict is further on (VerdictStage: a final
@@ -65,9 +67,11 @@ type ContinuationStore interface {
 	// wins).
 	SaveRevision(ctx context.Context, sessionID string, revision int) error
 	// ReserveTurn returns the turn index of the session's trace: the index given before
-	// to the same (session id, trace id), else one more than the session's highest index
-	// (0 for its first turn). Collectors sharing the store never get one index for two
-	// traces (docs/decisions/sessions.md §4.5).
+	// to the same (session id, trace id); in the result store's database, the index of
+	// the trace's stored turn result when no other trace holds it; else one more than
+	// the session's highest index (0 for its first turn): of its records, its
+	// reservations and its stored turn results (docs/decisions/sessions.md §4.7).
+	// Collectors sharing the store never get one index for two traces (§4.5).
 	ReserveTurn(ctx context.Context, sessionID, traceID string) (int, error)
 	// NextRevision allocates the session's next analysis revision (1 for the first) and
 	// records it as the last: collectors sharing the store never emit one revision twice.
@@ -112,9 +116,17 @@ const upsertRevisionSQL = "INSERT INTO session_revisions (session_id, revision, 
 	"ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, updated_at = excluded.updated_at " +
 	"WHERE excluded.revision > session_revisions.revision"
 
+// reserveTurnSQL gives a trace the index of its stored turn result, when it has one on
+// an index neither reserved nor another trace's record (the result store placed it
+// first: an analysis made while the continuation store was unreachable), else one more
+// than the session's highest index of its reservations, records and stored turn results.
 const reserveTurnSQL = "INSERT INTO turn_indexes (session_id, trace_id, turn_index, updated_at) " +
-	"SELECT ?, ?, COALESCE(MAX(turn_index) + 1, 0), ? FROM (SELECT turn_index FROM turn_indexes WHERE session_id = ? " +
-	"UNION ALL SELECT turn_index FROM turns WHERE session_id = ?) AS t WHERE true " +
+	"SELECT ?, ?, COALESCE((SELECT MIN(r.turn_index) FROM turn_results r WHERE r.session_id = ? AND r.trace_id = ? AND r.trace_id <> '' " +
+	"AND NOT EXISTS (SELECT 1 FROM turn_indexes i WHERE i.session_id = r.session_id AND i.turn_index = r.turn_index) " +
+	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND t.turn_index = r.turn_index AND t.trace_id <> r.trace_id)), " +
+	"(SELECT COALESCE(MAX(turn_index) + 1, 0) FROM (SELECT turn_index FROM turn_indexes WHERE session_id = ? " +
+	"UNION ALL SELECT turn_index FROM turns WHERE session_id = ? " +
+	"UNION ALL SELECT turn_index FROM turn_results WHERE session_id = ?) AS t)), ? WHERE true " +
 	"ON CONFLICT (session_id, trace_id) DO NOTHING"
 
 const nextRevisionSQL = "INSERT INTO session_revisions (session_id, revision, updated_at) VALUES (?, 1, ?) " +
@@ -135,7 +147,7 @@ func (s *sqlStore) ReserveTurn(ctx context.Context, sessionID, traceID string) (
 			}
 		}
 		now := s.d.timeArg(time.Now())
-		if _, err := tx.ExecContext(ctx, s.d.rebind(reserveTurnSQL), id, trace, now, id, id); err != nil {
+		if _, err := tx.ExecContext(ctx, s.d.rebind(reserveTurnSQL), id, trace, id, trace, id, id, id, now); err != nil {
 			return err
 		}
 		return tx.QueryRowContext(ctx, s.d.rebind("SELECT turn_index FROM turn_indexes WHERE session_id = ? AND trace_id = ?"), id, trace).Scan(&idx)
@@ -155,7 +167,22 @@ func (s *sqlStore) NextRevision(ctx context.Context, sessionID string) (int, err
 	return rev, nil
 }
 
-// LoadContinuation reads the session's turn records (by turn index) and revision.
+// loadTurnsSQL reads a session's turn records (kind 0) and, after them at equal index,
+// the stored turn results (kind 1) of the traces the records lack, on indexes no record
+// holds: the turns only the result store knows (LoadContinuation).
+const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, record FROM turns WHERE session_id = ? " +
+	"UNION ALL SELECT r.turn_index, 1, r.trace_id, r.result FROM turn_results r WHERE r.session_id = ? AND r.trace_id <> '' " +
+	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND (t.trace_id = r.trace_id OR t.turn_index = r.turn_index)) " +
+	"ORDER BY 1, 2, 3"
+
+// LoadContinuation reads the session's turn records (by turn index) and revision. A turn
+// the result store holds (a row of turn_results, from a stored analysis) and the turns
+// table does not (its record never got there: its saves failed until the collector shut
+// down, or the bound on records waiting to be saved dropped it) comes back as the record
+// evaluation.RecordFromResult rebuilds from its stored result, at its stored index: the
+// two stores agree on the session's turns, so the next turn neither takes its index
+// (ReserveTurn reads turn_results too) nor leaves it out of the next analysis
+// (docs/decisions/sessions.md §4.7).
 func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string) (Continuation, error) {
 	var c Continuation
 	id := cleanText(sessionID)
@@ -163,20 +190,34 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string) (Cont
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 	}
-	rows, err := s.db.QueryContext(ctx, s.d.rebind("SELECT record FROM turns WHERE session_id = ? ORDER BY turn_index, trace_id"), id)
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(loadTurnsSQL), id, id)
 	if err != nil {
 		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 	}
 	for rows.Next() {
-		var doc string
-		if err := rows.Scan(&doc); err != nil {
+		var (
+			idx, kind int
+			trace     string
+			doc       []byte
+		)
+		if err := rows.Scan(&idx, &kind, &trace, &doc); err != nil {
 			_ = rows.Close()
 			return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 		}
 		var rec evaluation.TurnRecord
-		if err := json.Unmarshal([]byte(doc), &rec); err != nil {
+		if kind == 0 {
+			err = json.Unmarshal(doc, &rec)
+		} else {
+			var tr evaluation.TurnResult
+			if err = json.Unmarshal(doc, &tr); err == nil {
+				rec = evaluation.RecordFromResult(tr)
+				rec.SetTurnIndex(idx)
+				rec.Result.SessionID, rec.Result.TraceID = sessionID, trace
+			}
+		}
+		if err != nil {
 			_ = rows.Close()
-			return c, fmt.Errorf("store: %s: load continuation %q: decode turn: %w", s.d.name, sessionID, err)
+			return c, fmt.Errorf("store: %s: load continuation %q: decode turn %d: %w", s.d.name, sessionID, idx, err)
 		}
 		c.Turns = append(c.Turns, rec)
 	}

@@ -425,3 +425,67 @@ func TestSharedSessionAllocation(t *testing.T) {
 
 // saved is SaveTurns' error (its per-record results ignored).
 func saved(_ []bool, err error) error { return err }
+
+// TestContinuationKnowsStoredTurns: a turn of a stored analysis without a turn record
+// (its record never reached the turns table) comes back from LoadContinuation, rebuilt
+// from its stored result at its stored index, and ReserveTurn neither gives its index to
+// another trace nor moves it; a record on the same index or of the same trace stands
+// over the stored result (docs/decisions/sessions.md §4.7).
+func TestContinuationKnowsStoredTurns(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "stored-only-1"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2, 3, 4)))
+		trace := func(seed int) string { return fmt.Sprintf("%032x", seed) }
+		record := func(idx, seed int) TurnState {
+			ts := turnState(id, idx, true, "rdm")
+			ts.Record.Result.TraceID = trace(seed)
+			return ts
+		}
+		// Turn 0's record; turn 2's index holds another trace's record (seed 9); turn 3's
+		// trace has its record on index 5: neither result of those two comes back.
+		require.NoError(t, saved(s.SaveTurns(ctx, []TurnState{record(0, 1), record(2, 9), record(5, 4)})))
+
+		c, err := s.LoadContinuation(ctx, id)
+		require.NoError(t, err)
+		var got []string
+		for _, r := range c.Turns {
+			got = append(got, fmt.Sprintf("%d:%s", r.Result.TurnIndex, r.Result.TraceID[30:]))
+		}
+		assert.Equal(t, []string{"0:01", "1:02", "2:09", "5:04"}, got)
+		rebuilt := c.Turns[1]
+		assert.Equal(t, "rdm", c.Turns[0].Result.DetectionType, "the record, not the stored result")
+		assert.Equal(t, evaluation.DetectionNone, rebuilt.Result.DetectionType, "the stored result")
+		assert.Equal(t, id, rebuilt.Result.SessionID)
+		assert.True(t, rebuilt.Result.Final)
+		assert.True(t, rebuilt.NoFollowUp, "its follow-up, when it comes, gives its verdict again")
+		assert.Equal(t, 0, rebuilt.FinalResponder, "the last interaction")
+		for _, tc := range rebuilt.Result.Interactions[0].ToolCalls {
+			for _, is := range tc.Issues {
+				assert.Equal(t, 1, is.TurnIndex)
+			}
+		}
+
+		n, err := s.ReserveTurn(ctx, id, trace(2))
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "a stored turn's trace keeps its stored index")
+		n, err = s.ReserveTurn(ctx, id, trace(3))
+		require.NoError(t, err)
+		assert.Equal(t, 6, n, "its stored index holds another trace's record: after the highest")
+		n, err = s.ReserveTurn(ctx, id, trace(7))
+		require.NoError(t, err)
+		assert.Equal(t, 7, n, "a new trace: after every reservation, record and stored turn")
+		n, err = s.ReserveTurn(ctx, id, trace(2))
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "a reservation is kept")
+
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis("stored-only-2", 1, 0, 1, 2)))
+		n, err = s.ReserveTurn(ctx, "stored-only-2", trace(5))
+		require.NoError(t, err)
+		assert.Equal(t, 2, n, "the next turn after the stored turns without records")
+		c, err = s.LoadContinuation(ctx, "stored-only-2")
+		require.NoError(t, err)
+		assert.Len(t, c.Turns, 2)
+	})
+}
