@@ -146,11 +146,19 @@ func (s *sqlStore) ReserveTurn(ctx context.Context, sessionID, traceID string) (
 				return err
 			}
 		}
-		now := s.d.timeArg(time.Now())
-		if _, err := tx.ExecContext(ctx, s.d.rebind(reserveTurnSQL), id, trace, id, trace, id, id, id, now); err != nil {
+		reserve, err := s.stmt(ctx, reserveTurnSQL)
+		if err != nil {
 			return err
 		}
-		return tx.QueryRowContext(ctx, s.d.rebind("SELECT turn_index FROM turn_indexes WHERE session_id = ? AND trace_id = ?"), id, trace).Scan(&idx)
+		reserved, err := s.stmt(ctx, "SELECT turn_index FROM turn_indexes WHERE session_id = ? AND trace_id = ?")
+		if err != nil {
+			return err
+		}
+		now := s.d.timeArg(time.Now())
+		if _, err := tx.StmtContext(ctx, reserve).ExecContext(ctx, id, trace, id, trace, id, id, id, now); err != nil {
+			return err
+		}
+		return tx.StmtContext(ctx, reserved).QueryRowContext(ctx, id, trace).Scan(&idx)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: %s: reserve turn %q/%s: %w", s.d.name, sessionID, traceID, err)
@@ -186,11 +194,18 @@ const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, record FROM turns 
 func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string) (Continuation, error) {
 	var c Continuation
 	id := cleanText(sessionID)
-	err := s.db.QueryRowContext(ctx, s.d.rebind("SELECT revision FROM session_revisions WHERE session_id = ?"), id).Scan(&c.Revision)
+	revision, err := s.stmt(ctx, "SELECT revision FROM session_revisions WHERE session_id = ?")
+	if err == nil {
+		err = revision.QueryRowContext(ctx, id).Scan(&c.Revision)
+	}
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 	}
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(loadTurnsSQL), id, id)
+	load, err := s.stmt(ctx, loadTurnsSQL)
+	if err != nil {
+		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
+	}
+	rows, err := load.QueryContext(ctx, id, id)
 	if err != nil {
 		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 	}

@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -487,5 +488,50 @@ func TestContinuationKnowsStoredTurns(t *testing.T) {
 		c, err = s.LoadContinuation(ctx, "stored-only-2")
 		require.NoError(t, err)
 		assert.Len(t, c.Turns, 2)
+	})
+}
+
+// BenchmarkContinuationTurn is what the continuation store costs a new turn on SQLite:
+// loading its session (stored with three turns, and a session never seen) and reserving
+// the turn's index, among 500 stored sessions.
+func BenchmarkContinuationTurn(b *testing.B) {
+	ctx := context.Background()
+	s, err := OpenContinuation(ctx, DriverSQLite, filepath.Join(b.TempDir(), "bench.db"))
+	require.NoError(b, err)
+	defer s.Close()
+	results := s.(Store)
+	const sessions = 500
+	for i := range sessions {
+		id := fmt.Sprintf("stored-%d", i)
+		require.NoError(b, results.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 3*i+1, 3*i+2, 3*i+3)))
+		var ts []TurnState
+		for k := range 3 {
+			r := turnState(id, k, true, "none")
+			r.Record.Result.TraceID = fmt.Sprintf("%032x", 3*i+k+1)
+			ts = append(ts, r)
+		}
+		require.NoError(b, saved(s.SaveTurns(ctx, ts)))
+	}
+	b.Run("load_stored", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			c, err := s.LoadContinuation(ctx, fmt.Sprintf("stored-%d", i%sessions))
+			if err != nil || len(c.Turns) != 3 {
+				b.Fatal(err, len(c.Turns))
+			}
+		}
+	})
+	b.Run("load_new", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := s.LoadContinuation(ctx, fmt.Sprintf("new-%d", i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("reserve", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := s.ReserveTurn(ctx, fmt.Sprintf("stored-%d", i%sessions), fmt.Sprintf("%032x", 1<<40+i)); err != nil {
+				b.Fatal(err)
+			}
+		}
 	})
 }

@@ -27,6 +27,27 @@ type sqlStore struct {
 	d  *dialect
 	// inserts caches insertSQL's statement texts (insertKey to string).
 	inserts sync.Map
+	// stmts caches the statements prepared on db (query text to *sql.Stmt; stmt).
+	stmts sync.Map
+}
+
+// stmt returns query (in ? form) prepared on s.db, once per store: database/sql prepares
+// it again on each connection that runs it. For the statements run once per turn or per
+// session outside a transaction (LoadContinuation), whose parse would cost about as much
+// as their run.
+func (s *sqlStore) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, s.d.rebind(query))
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.stmts.LoadOrStore(query, st); loaded {
+		_ = st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
 }
 
 var (
@@ -796,6 +817,10 @@ func (s *sqlStore) DeleteStoredBefore(ctx context.Context, t time.Time) (int64, 
 
 // Close closes the connection pool.
 func (s *sqlStore) Close() error {
+	s.stmts.Range(func(_, st any) bool {
+		_ = st.(*sql.Stmt).Close()
+		return true
+	})
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("store: %s: close: %w", s.d.name, err)
 	}
