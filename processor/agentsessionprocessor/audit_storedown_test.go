@@ -85,6 +85,13 @@ func downProcessor(t *testing.T, driver, dsn string) (p *agentSessionProcessor, 
 	return p, sink, clk, db, resultStore(t, driver, dsn)
 }
 
+// oneUnsaved leaves room for one record waiting to be saved in each of p's shards.
+func oneUnsaved(p *agentSessionProcessor) {
+	for _, sh := range p.shards {
+		sh.maxUnsaved = 1
+	}
+}
+
 // TestContinuationWhileStoreDown: a session's turns 0 and 1 are analysed and stored;
 // then the database is down (every continuation call fails) when the session continues
 // with turn 2, so its stored turns cannot be loaded and turn 2 is numbered by the
@@ -226,9 +233,7 @@ func TestLocalTurnKeptWhileItsRecordIsHeld(t *testing.T) {
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		ctx := context.Background()
 		p, sink, clk, db, results := downProcessor(t, driver, dsn)
-		for _, sh := range p.shards {
-			sh.maxUnsaved = 1
-		}
+		oneUnsaved(p)
 		const id = "local-held-1"
 		n := twoTurnsStored(t, p, clk, sink, results, id)
 
@@ -264,4 +269,102 @@ func sendWhileDown(t *testing.T, p *agentSessionProcessor, clk *testClock, db *d
 	db.down = false
 	clk.advance(unsavedRetry)
 	p.step(context.Background())
+}
+
+// TestStoreDownAcrossShutdownThenContinued: the database goes down as a session stored
+// with turns 0 and 1 continues with turn 2; the session goes idle (its analysis, a part,
+// waits in the exporter's queue) and the processor shuts down with the database still
+// down, so turn 2's record never reaches the continuation store. After a restart with
+// the database back, the part is stored and the session continues with turn 3: the
+// result store must keep the four turns, and the continuation store must agree with it,
+// turn 2 (rebuilt from its stored result) with the verdict turn 3's message gives it.
+//
+// Before the fix (store.LoadContinuation and ReserveTurn reading turn_results too), turn
+// 3 got turn 2's index, and the result store skipped that revision, and every later one,
+// as a stale part: turn 3 on was lost from it.
+func TestStoreDownAcrossShutdownThenContinued(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		const id = "down-shutdown-1"
+		n := twoTurnsStored(t, p, clk, sink, results, id)
+
+		db.down = true
+		sendCounted(t, p, clk, id, 2)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		require.NoError(t, p.shutdown(ctx))
+		db.down = false
+		exportAnalyses(t, results, sink, n) // the queued part, once the store is back
+		assertWhole(t, results, id, 3)
+		require.Len(t, storedContinuation(t, driver, dsn, id).Turns, 3, "turn 2 known from its stored result")
+
+		p2, sink2, clk2 := startedProcessor(t, recoveryConfig(driver, dsn))
+		clk2.advance(time.Hour)
+		sendCounted(t, p2, clk2, id, 3)
+		clk2.advance(2 * time.Minute)
+		p2.step(ctx)
+		exportAnalyses(t, results, sink2, 0)
+		a := assertWhole(t, results, id, 4)
+		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)
+		c := assertContinuationWhole(t, driver, dsn, id, 4)
+		assertSameTurns(t, a, c)
+		assert.False(t, c.Turns[2].NoFollowUp, "turn 2's verdict has turn 3's message")
+		assert.False(t, a.TurnResults[2].Partial)
+	})
+}
+
+// TestDroppedRecordThenContinued: with room for one record waiting to be saved, turns 2
+// and 3 close while the continuation store is unreachable and the session goes idle:
+// turn 3's record pushes turn 2's out of the shard's unsaved list, and no open session
+// holds it any more. Once the store is back, turn 3's record is saved and the analysis
+// of turns 0-3 (a part, numbered 0 and 1 here) is stored, in either order; turn 2 has
+// no record. Turns 2 and 3 must get indexes 2 and 3 in both stores, and when the
+// session continues with turn 4, both stores must hold the five turns.
+//
+// Before the fix, turn 2's numbering was forgotten with its record, so turn 3 got index
+// 2 in the continuation store where the result store put it at 3; turn 4's analysis
+// then did not fit the stored turns and was skipped as a stale part.
+func TestDroppedRecordThenContinued(t *testing.T) {
+	for _, partFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("part_stored_first=%v", partFirst), func(t *testing.T) {
+			droppedRecordThenContinued(t, partFirst)
+		})
+	}
+}
+
+func droppedRecordThenContinued(t *testing.T, partFirst bool) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		oneUnsaved(p)
+		const id = "dropped-record-1"
+		n := twoTurnsStored(t, p, clk, sink, results, id)
+
+		db.down = true
+		sendCounted(t, p, clk, id, 2)
+		sendCounted(t, p, clk, id, 3)
+		clk.advance(2 * time.Minute)
+		p.step(ctx) // idle while the database is down
+		if partFirst {
+			n = exportAnalyses(t, results, sink, n)
+		}
+		db.down = false
+		clk.advance(unsavedRetry)
+		p.step(ctx)
+		n = exportAnalyses(t, results, sink, n)
+		assertWhole(t, results, id, 4)
+		c := storedContinuation(t, driver, dsn, id)
+		require.Len(t, c.Turns, 4)
+		assert.Equal(t, 3, c.Turns[3].Result.TurnIndex, "turn 3's record at the result store's index")
+
+		clk.advance(time.Hour)
+		sendCounted(t, p, clk, id, 4)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		exportAnalyses(t, results, sink, n)
+		a := assertWhole(t, results, id, 5)
+		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)
+		assertSameTurns(t, a, assertContinuationWhole(t, driver, dsn, id, 5))
+	})
 }

@@ -146,7 +146,9 @@ type ContinuationConfig struct {
 	// about 11 KB on bench-e2e's turns), the least recently written sessions' records
 	// dropped first. A dropped session keeps its next turn index and last revision for 4
 	// × max_records more sessions (docs/decisions/sessions.md §4.2). With a driver it
-	// bounds the records kept while their save fails, to be saved again (§4.5).
+	// bounds the records kept while their save fails, to be saved again (§4.5), and
+	// four times as many ids of turns numbered while the store was unreachable, whose
+	// indexes are reserved once it is back (§4.7).
 	// Default 5000.
 	MaxRecords int `mapstructure:"max_records"`
 }

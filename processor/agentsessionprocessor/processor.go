@@ -611,7 +611,8 @@ type shard struct {
 	// Their index is allocated in the store before their records are saved
 	// (reserveLocal): a continued session whose stored turns could not be loaded
 	// numbers its turns from 0, and such a record saved as it is would put a second
-	// trace on a stored turn's index.
+	// trace on a stored turn's index. A turn whose record was dropped keeps its entry
+	// (keepUnsaved, at most maxLocal()): its index is reserved all the same.
 	local []localTurn
 	// writes are the saves of the batch being handled (handle), kept empty between batches.
 	writes shardWrites
@@ -623,6 +624,10 @@ type shard struct {
 
 // localTurn is a turn whose index a shard gave itself (shard.local).
 type localTurn struct{ session, trace string }
+
+// maxLocal bounds shard.local: four entries a record waiting to be saved (maxUnsaved),
+// as the memory store keeps four sessions' indexes a record (ContinuationConfig.MaxRecords).
+func (sh *shard) maxLocal() int { return 4 * sh.maxUnsaved }
 
 // shardWork is a batch of one shard's events; done is signalled when they are handled.
 type shardWork struct {
@@ -756,7 +761,7 @@ func (p *agentSessionProcessor) emit(ctx context.Context, b *evalBatch) {
 // by another collector meanwhile is counted there only.
 func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWrites, b *evalBatch) {
 	p.hold(ctx, w.holds)
-	if len(w.saves)+len(sh.unsaved) > 0 {
+	if len(w.saves)+len(sh.unsaved)+len(sh.local) > 0 {
 		err := sh.reserveLocal(ctx, p, w)
 		retried, saves := len(sh.unsaved), w.saves
 		if retried > 0 {
@@ -888,21 +893,15 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 		emitWaiting(b, sh.unsaved[:n], sh.waiting[:n], nil)
 		sh.unsaved, sh.waiting = sh.unsaved[n:], sh.waiting[n:]
 	}
-	// A turn numbered here whose record is held nowhere any more (neither waiting to be
-	// saved nor in its open session) needs no index (so sh.local holds at most the
-	// turns of the records kept).
-	if len(sh.local) > 0 {
-		kept := make(map[localTurn]struct{}, len(sh.unsaved))
-		for i := range sh.unsaved {
-			kept[localTurn{sh.unsaved[i].SessionID, sh.unsaved[i].Record.Result.TraceID}] = struct{}{}
-		}
-		sh.local = slices.DeleteFunc(sh.local, func(lt localTurn) bool {
-			if _, ok := kept[lt]; ok {
-				return false
-			}
-			st := sh.sessions[lt.session]
-			return st == nil || st.find(lt.trace) < 0
-		})
+	// A turn numbered here keeps its place in sh.local when its record is dropped: the
+	// analysis that holds it reaches the result store (after the stored turns, in the
+	// order numbered here), so its index is reserved all the same, or the next turn
+	// numbered here would take it (docs/decisions/sessions.md §4.7). An entry is two ids,
+	// a record kilobytes: at most maxLocal() of them, the oldest dropped.
+	if n := len(sh.local) - sh.maxLocal(); n > 0 {
+		p.logger.Warn("indexes of turns numbered while the continuation store was unreachable are dropped; a later continuation of their sessions may give their indexes to other turns",
+			zap.Int("dropped", n))
+		sh.local = slices.Delete(sh.local, 0, n)
 	}
 	sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
 }
@@ -913,7 +912,7 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) {
 	b := p.emitter.newBatch(p.now())
 	for _, sh := range p.shards {
-		if len(sh.unsaved) == 0 {
+		if len(sh.unsaved)+len(sh.local) == 0 {
 			continue
 		}
 		var first []bool
