@@ -72,6 +72,10 @@ type collectorParams struct {
 	// ContinuationRecords is the agentsession processor's continuation.max_records, the
 	// turn records its in-memory continuation state keeps (0: the processor's default).
 	ContinuationRecords int
+	// ContinuationDriver is the agentsession processor's continuation.driver: "" (in
+	// memory) or "sqlite", the SQLite file in DataDir that the agenteval exporter stores
+	// into (config.yaml's default: docs/decisions/sessions.md §4).
+	ContinuationDriver string
 	// DataDir holds the SQLite store of the agenteval exporter.
 	DataDir string
 	// Batching says where every pipeline batches its output, alike in each pipeline so
@@ -88,6 +92,10 @@ type collectorParams struct {
 	// (docs/decisions/performance.md §8.41).
 	Handoff bool
 }
+
+// storePath is the SQLite file of the agenteval exporter's store (and of the
+// continuation store with ContinuationDriver sqlite).
+func (cp collectorParams) storePath() string { return filepath.Join(cp.DataDir, "agenteval.db") }
 
 // handoff reports whether p runs with the agenteval_handoff extension.
 func (cp collectorParams) handoff(p pipeline) bool {
@@ -143,8 +151,14 @@ func renderConfig(p pipeline, pt ports, cp collectorParams) string {
 			fmt.Fprintf(&b, "  groupbytrace:\n    wait_duration: %s\n", cp.GroupWait)
 		case "agentsession":
 			fmt.Fprintf(&b, "  agentsession:\n    turn_settle: %s\n    session_timeout: %s\n    max_sessions: %d\n", cp.TurnSettle, cp.SessionTimeout, cmp.Or(cp.MaxSessions, 1000000))
+			if cp.ContinuationRecords > 0 || cp.ContinuationDriver != "" {
+				b.WriteString("    continuation:\n")
+			}
 			if cp.ContinuationRecords > 0 {
-				fmt.Fprintf(&b, "    continuation:\n      max_records: %d\n", cp.ContinuationRecords)
+				fmt.Fprintf(&b, "      max_records: %d\n", cp.ContinuationRecords)
+			}
+			if cp.ContinuationDriver != "" {
+				fmt.Fprintf(&b, "      driver: %s\n      dsn: %s\n", cp.ContinuationDriver, cp.storePath())
 			}
 			if cp.handoff(p) {
 				b.WriteString("    handoff: agenteval_handoff\n")
@@ -174,7 +188,7 @@ func renderConfig(p pipeline, pt ports, cp collectorParams) string {
     store:
       driver: sqlite
       dsn: %s
-`, pt.Prometheus, pt.API, filepath.Join(cp.DataDir, "agenteval.db"))
+`, pt.Prometheus, pt.API, cp.storePath())
 			if cp.handoff(p) {
 				b.WriteString("    handoff: agenteval_handoff\n")
 			}

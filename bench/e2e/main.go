@@ -14,6 +14,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -50,6 +51,7 @@ type options struct {
 	SessionTimeout time.Duration
 	MaxSessions    int
 	ContRecords    int
+	ContDriver     string
 	ActiveTurns    int
 	TurnsPerSess   int
 	PortBase       int
@@ -77,6 +79,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.SessionTimeout, "session-timeout", 5*time.Second, "agentsession session_timeout (sessions cut by the end of a run end after it)")
 	fs.IntVar(&o.MaxSessions, "max-sessions", 1000000, "agentsession max_sessions (open sessions)")
 	fs.IntVar(&o.ContRecords, "continuation-records", 0, "agentsession continuation.max_records: turn records kept in memory for continuation (0: the processor's default)")
+	fs.StringVar(&o.ContDriver, "continuation-driver", "", `agentsession continuation.driver: "" (in memory) or "sqlite" (the exporter's SQLite file, as config.yaml has it)`)
 	fs.IntVar(&o.ActiveTurns, "active-turns", 500, "turns in flight at once, interleaved in every batch")
 	fs.IntVar(&o.TurnsPerSess, "turns-per-session", 3, "turns per session; the last one ends the session (agent_eval.session.end)")
 	fs.IntVar(&o.PortBase, "port-base", 21000, "first of the 6 loopback ports a run uses (OTLP in, sink, health, pprof, Prometheus, API)")
@@ -105,6 +108,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.Rate <= 0 || o.Duration <= 0 || o.Repeat <= 0 || o.BatchSpans <= 0 || o.Workers <= 0 {
 		return o, fmt.Errorf("-rate, -duration, -repeat, -batch and -workers must be positive")
+	}
+	if o.ContDriver != "" && o.ContDriver != "sqlite" {
+		return o, fmt.Errorf(`-continuation-driver: %q is neither "" nor sqlite`, o.ContDriver)
 	}
 	if o.Batching != batchingProcessor && o.Batching != batchingExporter {
 		return o, fmt.Errorf("-batching: %q is neither %s nor %s", o.Batching, batchingProcessor, batchingExporter)
@@ -219,7 +225,7 @@ func runOne(ctx context.Context, o options, p pipeline, mode string, rep, idx in
 		return res, err
 	}
 	defer snk.Stop()
-	cfg := renderConfig(p, pt, collectorParams{TurnSettle: o.TurnSettle, GroupWait: o.GroupWait, SessionTimeout: o.SessionTimeout, MaxSessions: o.MaxSessions, ContinuationRecords: o.ContRecords, DataDir: dir, Batching: o.Batching, BatchTimeout: o.BatchTimeout, Handoff: o.Handoff})
+	cfg := renderConfig(p, pt, collectorParams{TurnSettle: o.TurnSettle, GroupWait: o.GroupWait, SessionTimeout: o.SessionTimeout, MaxSessions: o.MaxSessions, ContinuationRecords: o.ContRecords, ContinuationDriver: o.ContDriver, DataDir: dir, Batching: o.Batching, BatchTimeout: o.BatchTimeout, Handoff: o.Handoff})
 	col, err := startCollector(ctx, o.Collector, dir, cfg, pt)
 	if err != nil {
 		return res, err
@@ -388,8 +394,8 @@ func resultsTable(o options, rs []runResult) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Load: %s; OTLP/gRPC requests of %d spans, %d in flight; rate mode %d spans/s; %s of new turns per run; agentsession turn_settle %s, session_timeout %s; groupbytrace wait_duration %s; output batched by the %s%s; agenteval_handoff %s.\n\n",
-		workloadConfig{ActiveTurns: o.ActiveTurns, TurnsPerSession: o.TurnsPerSess}.withDefaults(), o.BatchSpans, o.Workers, o.Rate, o.Duration, o.TurnSettle, o.SessionTimeout, o.GroupWait, batchingText(o.Batching), batchTimeoutText(o.BatchTimeout), onOff(o.Handoff))
+	fmt.Fprintf(&b, "Load: %s; OTLP/gRPC requests of %d spans, %d in flight; rate mode %d spans/s; %s of new turns per run; agentsession turn_settle %s, session_timeout %s, continuation %s; groupbytrace wait_duration %s; output batched by the %s%s; agenteval_handoff %s.\n\n",
+		workloadConfig{ActiveTurns: o.ActiveTurns, TurnsPerSession: o.TurnsPerSess}.withDefaults(), o.BatchSpans, o.Workers, o.Rate, o.Duration, o.TurnSettle, o.SessionTimeout, cmp.Or(o.ContDriver, "in memory"), o.GroupWait, batchingText(o.Batching), batchTimeoutText(o.BatchTimeout), onOff(o.Handoff))
 	b.WriteString("| pipeline | load | run | spans sent | sender spans/s | collector CPU s | CPU µs/span | × pass-through | spans out = in | OTLP bytes out / in | turns evaluated (turn spans) / interaction / tool_call / session spans | root span sent → sink p50 / p99 | turn eval p50 / p99 | peak RSS MiB |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---|---:|---|---|---|---:|\n")
 	for _, r := range rs {

@@ -84,6 +84,9 @@ func TestRenderConfigValidates(t *testing.T) {
 					dir := t.TempDir()
 					cp := collectorParams{TurnSettle: 500 * time.Millisecond, GroupWait: 2 * time.Second, SessionTimeout: 5 * time.Second, ContinuationRecords: 1234, DataDir: dir,
 						Batching: batching.how, BatchTimeout: batching.timeout, Handoff: handoff}
+					if handoff {
+						cp.ContinuationDriver = "sqlite" // config.yaml's continuation store, in half the cases
+					}
 					checkRenderedConfig(t, factories, p, portsFrom(21000+10*i), cp)
 					text := renderConfig(p, portsFrom(21000+10*i), cp)
 					switch {
@@ -99,6 +102,9 @@ func TestRenderConfigValidates(t *testing.T) {
 						assert.Contains(t, text, "extensions: [health_check, pprof, agenteval_handoff]")
 					}
 					assert.Equal(t, want, strings.Count(text, "handoff: agenteval_handoff"), text)
+					if strings.Contains(text, "agentsession:") {
+						assert.Equal(t, handoff, strings.Contains(text, "    continuation:\n      max_records: 1234\n      driver: sqlite\n      dsn: "+filepath.Join(dir, "agenteval.db")), text)
+					}
 				})
 			}
 		}
