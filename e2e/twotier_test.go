@@ -357,7 +357,7 @@ processors:
 		require.Eventually(t, func() bool {
 			time.Sleep(500 * time.Millisecond)
 			an, err := st.GetAnalysis(ctx, id)
-			c, cerr := cs.LoadContinuation(ctx, id)
+			c, cerr := cs.LoadContinuation(ctx, id, nil)
 			wantRevision[id] = c.Revision
 			return err == nil && cerr == nil && c.Revision >= 2 && an.AnalysisRevision == c.Revision
 		}, 30*time.Second, 50*time.Millisecond, "session %s: the highest revision stored", id)
@@ -412,7 +412,7 @@ processors:
 		assert.Equal(t, 1, an.Conversation.RDMDetections)
 	}
 	for _, id := range sessions {
-		c, err := cs.LoadContinuation(ctx, id)
+		c, err := cs.LoadContinuation(ctx, id, nil)
 		require.NoError(t, err)
 		assert.Equal(t, wantRevision[id], c.Revision)
 		require.Len(t, c.Turns, 3, "every turn stored once")

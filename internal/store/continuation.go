@@ -45,14 +45,21 @@ func VerdictStage(r *evaluation.TurnRecord) int {
 	return 2
 }
 
+// Held reports whether the caller of LoadContinuation has the record of the session's
+// turn of traceID at turnIndex, at verdict stage stage (VerdictStage) or further on:
+// then the stored one has nothing for it.
+type Held func(traceID string, turnIndex, stage int) bool
+
 // ContinuationStore keeps the continuation state of sessions. Implementations are safe
 // for concurrent use.
 type ContinuationStore interface {
 	// LoadContinuation returns the session's state; an unknown session gives the zero
 	// Continuation. In the result store's database it also holds, rebuilt from their
 	// stored results, the turns of the session's stored analysis that have no record
-	// (docs/decisions/sessions.md §4.7).
-	LoadContinuation(ctx context.Context, sessionID string) (Continuation, error)
+	// (docs/decisions/sessions.md §4.7). held, when not nil, names the records the
+	// caller has: a stored record for which it reports true is left out of Turns (and
+	// not decoded).
+	LoadContinuation(ctx context.Context, sessionID string, held Held) (Continuation, error)
 	// SaveTurns upserts turn records by (session id, trace id) in one transaction. A
 	// record never replaces one whose verdict is further on (VerdictStage: a final
 	// record is never replaced by a provisional one, a verdict with follow-up never by
@@ -178,8 +185,8 @@ func (s *sqlStore) NextRevision(ctx context.Context, sessionID string) (int, err
 // loadTurnsSQL reads a session's turn records (kind 0) and, after them at equal index,
 // the stored turn results (kind 1) of the traces the records lack, on indexes no record
 // holds: the turns only the result store knows (LoadContinuation).
-const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, record FROM turns WHERE session_id = ? " +
-	"UNION ALL SELECT r.turn_index, 1, r.trace_id, r.result FROM turn_results r WHERE r.session_id = ? AND r.trace_id <> '' " +
+const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, verdict_stage, record FROM turns WHERE session_id = ? " +
+	"UNION ALL SELECT r.turn_index, 1, r.trace_id, 0, r.result FROM turn_results r WHERE r.session_id = ? AND r.trace_id <> '' " +
 	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND (t.trace_id = r.trace_id OR t.turn_index = r.turn_index)) " +
 	"ORDER BY 1, 2, 3"
 
@@ -191,7 +198,7 @@ const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, record FROM turns 
 // two stores agree on the session's turns, so the next turn neither takes its index
 // (ReserveTurn reads turn_results too) nor leaves it out of the next analysis
 // (docs/decisions/sessions.md §4.7).
-func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string) (Continuation, error) {
+func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held Held) (Continuation, error) {
 	var c Continuation
 	id := cleanText(sessionID)
 	revision, err := s.stmt(ctx, "SELECT revision FROM session_revisions WHERE session_id = ?")
@@ -211,16 +218,19 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string) (Cont
 	}
 	for rows.Next() {
 		var (
-			idx, kind int
-			trace     string
-			doc       []byte
+			idx, kind, stage int
+			trace            string
+			doc              sql.RawBytes // decoded only when needed, never kept
 		)
-		if err := rows.Scan(&idx, &kind, &trace, &doc); err != nil {
+		if err := rows.Scan(&idx, &kind, &trace, &stage, &doc); err != nil {
 			_ = rows.Close()
 			return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 		}
 		var rec evaluation.TurnRecord
 		if kind == 0 {
+			if held != nil && held(trace, idx, stage) {
+				continue
+			}
 			err = json.Unmarshal(doc, &rec)
 		} else {
 			var tr evaluation.TurnResult
@@ -228,6 +238,9 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string) (Cont
 				rec = evaluation.RecordFromResult(tr)
 				rec.SetTurnIndex(idx)
 				rec.Result.SessionID, rec.Result.TraceID = sessionID, trace
+				if held != nil && held(trace, idx, VerdictStage(&rec)) {
+					continue
+				}
 			}
 		}
 		if err != nil {
@@ -461,7 +474,7 @@ func (m *MemoryContinuation) evict() {
 }
 
 // LoadContinuation implements ContinuationStore.
-func (m *MemoryContinuation) LoadContinuation(_ context.Context, sessionID string) (Continuation, error) {
+func (m *MemoryContinuation) LoadContinuation(_ context.Context, sessionID string, held Held) (Continuation, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.byID[sessionID]
@@ -474,7 +487,9 @@ func (m *MemoryContinuation) LoadContinuation(_ context.Context, sessionID strin
 		c.Turns = make([]evaluation.TurnRecord, 0, len(s.turns))
 	}
 	for _, r := range s.turns {
-		c.Turns = append(c.Turns, r)
+		if held == nil || !held(r.Result.TraceID, r.Result.TurnIndex, VerdictStage(&r)) {
+			c.Turns = append(c.Turns, r)
+		}
 	}
 	slices.SortFunc(c.Turns, func(a, b evaluation.TurnRecord) int { return a.Result.TurnIndex - b.Result.TurnIndex })
 	return c, nil

@@ -34,7 +34,7 @@ func turnState(sessionID string, index int, final bool, detection string) TurnSt
 func TestContinuationStores(t *testing.T) {
 	ctx := context.Background()
 	check := func(t *testing.T, cs ContinuationStore) {
-		c, err := cs.LoadContinuation(ctx, "s")
+		c, err := cs.LoadContinuation(ctx, "s", nil)
 		require.NoError(t, err)
 		assert.Equal(t, Continuation{}, c, "unknown session")
 
@@ -53,7 +53,7 @@ func TestContinuationStores(t *testing.T) {
 		require.NoError(t, cs.SaveRevision(ctx, "s", 2))
 		require.NoError(t, cs.SaveRevision(ctx, "s", 1))
 
-		c, err = cs.LoadContinuation(ctx, "s")
+		c, err = cs.LoadContinuation(ctx, "s", nil)
 		require.NoError(t, err)
 		assert.Equal(t, 2, c.Revision)
 		require.Len(t, c.Turns, 2)
@@ -95,7 +95,7 @@ func TestSaveTurnsFirstFinal(t *testing.T) {
 		assert.Equal(t, []bool{false}, save(turnState("s", 1, false, "none")), "a late provisional copy")
 		assert.Equal(t, []bool{true, false}, save(turnState("s", 2, true, "none"), turnState("s", 2, true, "none")),
 			"two finals of one turn in a batch: the first")
-		c, err := cs.LoadContinuation(ctx, "s")
+		c, err := cs.LoadContinuation(ctx, "s", nil)
 		require.NoError(t, err)
 		require.Len(t, c.Turns, 3)
 		assert.Equal(t, "rdm", c.Turns[0].Result.DetectionType)
@@ -248,13 +248,13 @@ func TestMemoryContinuationBound(t *testing.T) {
 	require.NoError(t, saved(m.SaveTurns(ctx, []TurnState{turnState("b", 0, false, "none"), turnState("b", 1, false, "none")})))
 	require.NoError(t, saved(m.SaveTurns(ctx, []TurnState{turnState("a", 1, true, "rdm")})), "an update adds no record")
 	require.NoError(t, saved(m.SaveTurns(ctx, []TurnState{turnState("c", 0, false, "none")})))
-	b, err := m.LoadContinuation(ctx, "b")
+	b, err := m.LoadContinuation(ctx, "b", nil)
 	require.NoError(t, err)
 	assert.Empty(t, b.Turns, "b was the least recently used")
-	a, err := m.LoadContinuation(ctx, "a")
+	a, err := m.LoadContinuation(ctx, "a", nil)
 	require.NoError(t, err)
 	assert.Len(t, a.Turns, 2)
-	c, err := m.LoadContinuation(ctx, "c")
+	c, err := m.LoadContinuation(ctx, "c", nil)
 	require.NoError(t, err)
 	assert.Len(t, c.Turns, 1)
 }
@@ -277,7 +277,7 @@ func TestMemoryContinuationEvictedSessionGoesOn(t *testing.T) {
 	require.Equal(t, 1, rev)
 	require.NoError(t, saved(m.SaveTurns(ctx, []TurnState{turnState("b", 0, false, "none"), turnState("b", 1, false, "none")})))
 
-	a, err := m.LoadContinuation(ctx, "a")
+	a, err := m.LoadContinuation(ctx, "a", nil)
 	require.NoError(t, err)
 	assert.Empty(t, a.Turns, "a's records were dropped")
 	assert.Equal(t, 1, a.Revision, "its revision is kept")
@@ -293,7 +293,7 @@ func TestMemoryContinuationEvictedSessionGoesOn(t *testing.T) {
 		require.NoError(t, saved(m.SaveTurns(ctx, []TurnState{turnState(fmt.Sprintf("s%d", i), 0, false, "none")})))
 	}
 	assert.LessOrEqual(t, m.stubs.Len(), StubsPerRecord*2)
-	b, err := m.LoadContinuation(ctx, "b")
+	b, err := m.LoadContinuation(ctx, "b", nil)
 	require.NoError(t, err)
 	assert.Equal(t, Continuation{}, b, "the oldest dropped session is forgotten")
 	idx, err = m.ReserveTurn(ctx, "b", fmt.Sprintf("%032x", 9))
@@ -311,12 +311,12 @@ func TestRetentionDeletesContinuationState(t *testing.T) {
 		require.NoError(t, s.SaveRevision(ctx, "old", 1))
 		_, err := s.DeleteStoredBefore(ctx, time.Now().Add(-time.Hour))
 		require.NoError(t, err)
-		c, err := s.LoadContinuation(ctx, "old")
+		c, err := s.LoadContinuation(ctx, "old", nil)
 		require.NoError(t, err)
 		assert.Len(t, c.Turns, 1, "written after the cutoff: kept")
 		_, err = s.DeleteStoredBefore(ctx, time.Now().Add(time.Hour))
 		require.NoError(t, err)
-		c, err = s.LoadContinuation(ctx, "old")
+		c, err = s.LoadContinuation(ctx, "old", nil)
 		require.NoError(t, err)
 		assert.Equal(t, Continuation{}, c)
 	})
@@ -357,7 +357,7 @@ func TestSharedSessionAllocation(t *testing.T) {
 			assert.False(t, seen[n], "index %d given twice: %v", n, idx)
 			seen[n] = true
 		}
-		c, err := a.LoadContinuation(ctx, "shared")
+		c, err := a.LoadContinuation(ctx, "shared", nil)
 		require.NoError(t, err)
 		require.Len(t, c.Turns, turns, "every turn stored once")
 		for i, r := range c.Turns {
@@ -404,7 +404,7 @@ func TestSharedSessionAllocation(t *testing.T) {
 		slices.Sort(revs)
 		assert.Equal(t, []int{1, 2, 3, 4, 5, 6}, revs)
 		require.NoError(t, a.SaveRevision(ctx, "shared", 2), "a late lower revision")
-		c, err = b.LoadContinuation(ctx, "shared")
+		c, err = b.LoadContinuation(ctx, "shared", nil)
 		require.NoError(t, err)
 		assert.Equal(t, 6, c.Revision)
 		n, err := b.ReserveTurn(ctx, "legacy", "t")
@@ -448,7 +448,7 @@ func TestContinuationKnowsStoredTurns(t *testing.T) {
 		// trace has its record on index 5: neither result of those two comes back.
 		require.NoError(t, saved(s.SaveTurns(ctx, []TurnState{record(0, 1), record(2, 9), record(5, 4)})))
 
-		c, err := s.LoadContinuation(ctx, id)
+		c, err := s.LoadContinuation(ctx, id, nil)
 		require.NoError(t, err)
 		var got []string
 		for _, r := range c.Turns {
@@ -485,9 +485,45 @@ func TestContinuationKnowsStoredTurns(t *testing.T) {
 		n, err = s.ReserveTurn(ctx, "stored-only-2", trace(5))
 		require.NoError(t, err)
 		assert.Equal(t, 2, n, "the next turn after the stored turns without records")
-		c, err = s.LoadContinuation(ctx, "stored-only-2")
+		c, err = s.LoadContinuation(ctx, "stored-only-2", nil)
 		require.NoError(t, err)
 		assert.Len(t, c.Turns, 2)
+	})
+}
+
+// TestLoadContinuationLeavesHeld: a stored record the caller holds (same trace and
+// index, at the same or a further verdict stage) is left out; one further on than the
+// caller's, or at another index, comes back.
+func TestLoadContinuationLeavesHeld(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, cs ContinuationStore) {
+		noFollowUp := turnState("s", 1, true, "none")
+		noFollowUp.Record.NoFollowUp = true
+		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{turnState("s", 0, false, "none"), noFollowUp, turnState("s", 2, true, "rdm")})))
+		trace := func(i int) string { return fmt.Sprintf("%032x", i+1) }
+		held := map[string][2]int{ // trace → index, stage held
+			trace(0): {0, 2}, // further on than the stored provisional record
+			trace(1): {1, 0}, // behind the stored final record
+			trace(2): {5, 2}, // at another index
+		}
+		c, err := cs.LoadContinuation(ctx, "s", func(tr string, idx, stage int) bool {
+			h, ok := held[tr]
+			return ok && h[0] == idx && h[1] >= stage
+		})
+		require.NoError(t, err)
+		var got []int
+		for _, r := range c.Turns {
+			got = append(got, r.Result.TurnIndex)
+		}
+		assert.Equal(t, []int{1, 2}, got)
+		c, err = cs.LoadContinuation(ctx, "s", nil)
+		require.NoError(t, err)
+		assert.Len(t, c.Turns, 3)
+	}
+	t.Run("memory", func(t *testing.T) { check(t, NewMemoryContinuation(10)) })
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		check(t, s)
 	})
 }
 
@@ -514,15 +550,24 @@ func BenchmarkContinuationTurn(b *testing.B) {
 	}
 	b.Run("load_stored", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			c, err := s.LoadContinuation(ctx, fmt.Sprintf("stored-%d", i%sessions))
+			c, err := s.LoadContinuation(ctx, fmt.Sprintf("stored-%d", i%sessions), nil)
 			if err != nil || len(c.Turns) != 3 {
+				b.Fatal(err, len(c.Turns))
+			}
+		}
+	})
+	b.Run("load_stored_held", func(b *testing.B) {
+		held := func(string, int, int) bool { return true } // a session end's reload, one collector
+		for i := 0; b.Loop(); i++ {
+			c, err := s.LoadContinuation(ctx, fmt.Sprintf("stored-%d", i%sessions), held)
+			if err != nil || len(c.Turns) != 0 {
 				b.Fatal(err, len(c.Turns))
 			}
 		}
 	})
 	b.Run("load_new", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			if _, err := s.LoadContinuation(ctx, fmt.Sprintf("new-%d", i)); err != nil {
+			if _, err := s.LoadContinuation(ctx, fmt.Sprintf("new-%d", i), nil); err != nil {
 				b.Fatal(err)
 			}
 		}

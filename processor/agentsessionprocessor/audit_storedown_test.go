@@ -40,11 +40,11 @@ func (d *downContinuation) fails(n *int) bool {
 	return d.down
 }
 
-func (d *downContinuation) LoadContinuation(ctx context.Context, id string) (store.Continuation, error) {
+func (d *downContinuation) LoadContinuation(ctx context.Context, id string, held store.Held) (store.Continuation, error) {
 	if d.fails(&d.failLoads) {
 		return store.Continuation{}, errStoreDown
 	}
-	return d.ContinuationStore.LoadContinuation(ctx, id)
+	return d.ContinuationStore.LoadContinuation(ctx, id, held)
 }
 
 func (d *downContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]bool, error) {

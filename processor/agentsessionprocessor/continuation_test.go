@@ -345,7 +345,7 @@ func TestSingleTraceSessionsAreNotKept(t *testing.T) {
 	require.Len(t, as, 1)
 	traceID := as[0].SessionID
 	assert.Equal(t, as[0].TurnResults[0].TraceID, traceID, "keyed by its trace id")
-	c, err := p.cont.LoadContinuation(ctx, traceID)
+	c, err := p.cont.LoadContinuation(ctx, traceID, nil)
 	require.NoError(t, err)
 	assert.Equal(t, store.Continuation{}, c)
 }
@@ -357,7 +357,7 @@ func storedContinuation(t *testing.T, driver, dsn, id string) store.Continuation
 	cs, err := store.OpenContinuation(context.Background(), driver, dsn)
 	require.NoError(t, err)
 	defer cs.Close()
-	c, err := cs.LoadContinuation(context.Background(), id)
+	c, err := cs.LoadContinuation(context.Background(), id, nil)
 	require.NoError(t, err)
 	return c
 }
@@ -495,8 +495,8 @@ func (g *gatedContinuation) SaveTurns(ctx context.Context, turns []store.TurnSta
 	return g.ContinuationStore.SaveTurns(ctx, turns)
 }
 
-func (g *gatedContinuation) LoadContinuation(ctx context.Context, id string) (store.Continuation, error) {
-	c, err := g.ContinuationStore.LoadContinuation(ctx, id)
+func (g *gatedContinuation) LoadContinuation(ctx context.Context, id string, held store.Held) (store.Continuation, error) {
+	c, err := g.ContinuationStore.LoadContinuation(ctx, id, held)
 	if f := g.afterLoad; f != nil {
 		g.afterLoad = nil
 		f()
@@ -775,7 +775,7 @@ func TestCompactedRecordsGiveSameResults(t *testing.T) {
 				p.step(ctx)
 			}
 		}
-		stored, err := p.cont.LoadContinuation(ctx, "compact-1")
+		stored, err := p.cont.LoadContinuation(ctx, "compact-1", nil)
 		require.NoError(t, err)
 		require.NoError(t, p.shutdown(ctx))
 		spans := evalSpans(sink)

@@ -981,7 +981,7 @@ func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session
 			st.merge(u)
 		}
 	}()
-	c, err := p.cont.LoadContinuation(ctx, s.ID)
+	c, err := p.cont.LoadContinuation(ctx, s.ID, nil)
 	if err != nil {
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 		p.logger.Warn("loading a session from the continuation store failed; it is evaluated as a new session",
@@ -1236,6 +1236,14 @@ func (st *sessionState) sort() {
 // verdict is further on than the local one (store.VerdictStage). The stored index of a
 // trace wins: it differs only for a turn this collector numbered while the store could
 // not allocate its index (shard.local).
+// holds reports whether st has the record of the turn of traceID at turnIndex at
+// verdict stage stage or further on: merge would take nothing of a stored one
+// (store.Held, for reload, which then need not decode it).
+func (st *sessionState) holds(traceID string, turnIndex, stage int) bool {
+	i := st.find(traceID)
+	return i >= 0 && st.records[i].Result.TurnIndex == turnIndex && store.VerdictStage(&st.records[i]) >= stage
+}
+
 func (st *sessionState) merge(stored []evaluation.TurnRecord) {
 	for _, r := range stored {
 		switch i := st.find(r.Result.TraceID); {
@@ -1281,7 +1289,7 @@ func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, save 
 // reload merges the session's records in the continuation store into st: the turns
 // another collector closed while this one holds the session open too.
 func (sh *shard) reload(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string) {
-	c, err := p.cont.LoadContinuation(ctx, id)
+	c, err := p.cont.LoadContinuation(ctx, id, st.holds)
 	if err != nil {
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 		p.logger.Warn("reloading a session from the continuation store failed; its analysis covers the turns of this collector",
