@@ -50,6 +50,9 @@ func VerdictStage(r *evaluation.TurnRecord) int {
 // then the stored one has nothing for it.
 type Held func(traceID string, turnIndex, stage int) bool
 
+// TurnKey names a session's turn by its trace.
+type TurnKey struct{ SessionID, TraceID string }
+
 // ContinuationStore keeps the continuation state of sessions. Implementations are safe
 // for concurrent use.
 type ContinuationStore interface {
@@ -73,18 +76,29 @@ type ContinuationStore interface {
 	// SaveRevision records the session's last emitted analysis revision (the highest
 	// wins).
 	SaveRevision(ctx context.Context, sessionID string, revision int) error
-	// ReserveTurn returns the turn index of the session's trace: the index given before
-	// to the same (session id, trace id); in the result store's database, the index of
-	// the trace's stored turn result when no other trace holds it; else one more than
-	// the session's highest index (0 for its first turn): of its records, its
-	// reservations and its stored turn results (docs/decisions/sessions.md §4.7).
-	// Collectors sharing the store never get one index for two traces (§4.5).
-	ReserveTurn(ctx context.Context, sessionID, traceID string) (int, error)
+	// ReserveTurns returns the turn index of each turn of turns, allocated in order in
+	// one transaction: the index given before to the same (session id, trace id); in the
+	// result store's database, the index of the trace's stored turn result when no other
+	// trace holds it; else one more than the session's highest index (0 for its first
+	// turn): of its records, its reservations (those of turns before it in turns too)
+	// and its stored turn results (docs/decisions/sessions.md §4.7). Collectors sharing
+	// the store never get one index for two traces (§4.5). On error it returns nil:
+	// nothing is reserved.
+	ReserveTurns(ctx context.Context, turns []TurnKey) ([]int, error)
 	// NextRevision allocates the session's next analysis revision (1 for the first) and
 	// records it as the last: collectors sharing the store never emit one revision twice.
 	NextRevision(ctx context.Context, sessionID string) (int, error)
 	// Close releases the store.
 	Close() error
+}
+
+// ReserveTurn allocates the index of one turn of cs (ContinuationStore.ReserveTurns).
+func ReserveTurn(ctx context.Context, cs ContinuationStore, sessionID, traceID string) (int, error) {
+	idx, err := cs.ReserveTurns(ctx, []TurnKey{{SessionID: sessionID, TraceID: traceID}})
+	if err != nil {
+		return 0, err
+	}
+	return idx[0], nil
 }
 
 // OpenContinuation opens the continuation state in the result store at dsn (Open):
@@ -140,16 +154,23 @@ const nextRevisionSQL = "INSERT INTO session_revisions (session_id, revision, up
 	"ON CONFLICT (session_id) DO UPDATE SET revision = session_revisions.revision + 1, updated_at = excluded.updated_at " +
 	"RETURNING revision"
 
-// ReserveTurn inserts the (session, trace) index in one transaction; on PostgreSQL a
-// transaction-scoped advisory lock on the session id serialises the allocations of one
-// session (SQLite serialises writers; the unique (session_id, turn_index) index guards
-// both).
-func (s *sqlStore) ReserveTurn(ctx context.Context, sessionID, traceID string) (int, error) {
-	id, trace := cleanText(sessionID), cleanText(traceID)
-	var idx int
+// ReserveTurns inserts the (session, trace) indexes in one transaction, in order; on
+// PostgreSQL transaction-scoped advisory locks on the session ids (lockSessions)
+// serialise the allocations of one session (SQLite serialises writers; the unique
+// (session_id, turn_index) index guards both).
+func (s *sqlStore) ReserveTurns(ctx context.Context, turns []TurnKey) ([]int, error) {
+	if len(turns) == 0 {
+		return nil, nil
+	}
+	idx := make([]int, len(turns))
+	var at int // the turn being reserved, for the error
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if s.d.numbered {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", id); err != nil {
+			ids := make([]string, len(turns))
+			for i := range turns {
+				ids[i] = cleanText(turns[i].SessionID)
+			}
+			if err := lockSessions(ctx, tx, reserveLockClass, ids); err != nil {
 				return err
 			}
 		}
@@ -161,14 +182,21 @@ func (s *sqlStore) ReserveTurn(ctx context.Context, sessionID, traceID string) (
 		if err != nil {
 			return err
 		}
+		reserve, reserved = tx.StmtContext(ctx, reserve), tx.StmtContext(ctx, reserved)
 		now := s.d.timeArg(time.Now())
-		if _, err := tx.StmtContext(ctx, reserve).ExecContext(ctx, id, trace, id, trace, id, id, id, now); err != nil {
-			return err
+		for at = range turns {
+			id, trace := cleanText(turns[at].SessionID), cleanText(turns[at].TraceID)
+			if _, err := reserve.ExecContext(ctx, id, trace, id, trace, id, id, id, now); err != nil {
+				return err
+			}
+			if err := reserved.QueryRowContext(ctx, id, trace).Scan(&idx[at]); err != nil {
+				return err
+			}
 		}
-		return tx.StmtContext(ctx, reserved).QueryRowContext(ctx, id, trace).Scan(&idx)
+		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("store: %s: reserve turn %q/%s: %w", s.d.name, sessionID, traceID, err)
+		return nil, fmt.Errorf("store: %s: reserve %d turns (at %q/%s): %w", s.d.name, len(turns), turns[at].SessionID, turns[at].TraceID, err)
 	}
 	return idx, nil
 }
@@ -196,7 +224,7 @@ const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, verdict_stage, rec
 // down, or the bound on records waiting to be saved dropped it) comes back as the record
 // evaluation.RecordFromResult rebuilds from its stored result, at its stored index: the
 // two stores agree on the session's turns, so the next turn neither takes its index
-// (ReserveTurn reads turn_results too) nor leaves it out of the next analysis
+// (ReserveTurns reads turn_results too) nor leaves it out of the next analysis
 // (docs/decisions/sessions.md §4.7).
 func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held Held) (Continuation, error) {
 	var c Continuation
@@ -428,7 +456,7 @@ type memSession struct {
 	id       string
 	revision int
 	turns    map[string]evaluation.TurnRecord // by trace id; nil for a stub
-	indexes  map[string]int                   // by trace id (ReserveTurn)
+	indexes  map[string]int                   // by trace id (ReserveTurns)
 	next     int                              // one more than the highest index reserved or saved
 }
 
@@ -527,20 +555,25 @@ func (m *MemoryContinuation) SaveRevision(_ context.Context, sessionID string, r
 	return nil
 }
 
-// ReserveTurn implements ContinuationStore.
-func (m *MemoryContinuation) ReserveTurn(_ context.Context, sessionID, traceID string) (int, error) {
+// ReserveTurns implements ContinuationStore.
+func (m *MemoryContinuation) ReserveTurns(_ context.Context, turns []TurnKey) ([]int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := m.get(sessionID)
-	if i, ok := s.indexes[traceID]; ok {
-		return i, nil
+	idx := make([]int, len(turns))
+	for i, k := range turns {
+		s := m.get(k.SessionID)
+		n, ok := s.indexes[k.TraceID]
+		if !ok {
+			if s.indexes == nil {
+				s.indexes = map[string]int{}
+			}
+			n = s.next
+			s.indexes[k.TraceID] = n
+			s.next++
+		}
+		idx[i] = n
 	}
-	if s.indexes == nil {
-		s.indexes = map[string]int{}
-	}
-	s.indexes[traceID] = s.next
-	s.next++
-	return s.next - 1, nil
+	return idx, nil
 }
 
 // NextRevision implements ContinuationStore.

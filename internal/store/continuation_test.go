@@ -267,7 +267,7 @@ func TestMemoryContinuationEvictedSessionGoesOn(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemoryContinuation(2)
 	for i := range 2 {
-		idx, err := m.ReserveTurn(ctx, "a", fmt.Sprintf("%032x", i+1))
+		idx, err := ReserveTurn(ctx, m, "a", fmt.Sprintf("%032x", i+1))
 		require.NoError(t, err)
 		require.Equal(t, i, idx)
 	}
@@ -281,7 +281,7 @@ func TestMemoryContinuationEvictedSessionGoesOn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, a.Turns, "a's records were dropped")
 	assert.Equal(t, 1, a.Revision, "its revision is kept")
-	idx, err := m.ReserveTurn(ctx, "a", fmt.Sprintf("%032x", 3))
+	idx, err := ReserveTurn(ctx, m, "a", fmt.Sprintf("%032x", 3))
 	require.NoError(t, err)
 	assert.Equal(t, 2, idx, "its turn indexes go on")
 	rev, err = m.NextRevision(ctx, "a")
@@ -296,7 +296,7 @@ func TestMemoryContinuationEvictedSessionGoesOn(t *testing.T) {
 	b, err := m.LoadContinuation(ctx, "b", nil)
 	require.NoError(t, err)
 	assert.Equal(t, Continuation{}, b, "the oldest dropped session is forgotten")
-	idx, err = m.ReserveTurn(ctx, "b", fmt.Sprintf("%032x", 9))
+	idx, err = ReserveTurn(ctx, m, "b", fmt.Sprintf("%032x", 9))
 	require.NoError(t, err)
 	assert.Equal(t, 0, idx, "a forgotten session starts again at index 0 (docs/decisions/sessions.md §4.2)")
 }
@@ -339,9 +339,9 @@ func TestSharedSessionAllocation(t *testing.T) {
 				defer wg.Done()
 				for i := h; i < turns; i += 2 {
 					trace := fmt.Sprintf("%032x", i+1)
-					n, err := handles[h].ReserveTurn(ctx, "shared", trace)
+					n, err := ReserveTurn(ctx, handles[h], "shared", trace)
 					assert.NoError(t, err)
-					again, err := handles[1-h].ReserveTurn(ctx, "shared", trace)
+					again, err := ReserveTurn(ctx, handles[1-h], "shared", trace)
 					assert.NoError(t, err)
 					assert.Equal(t, n, again, "a trace keeps its index")
 					ts := turnState("shared", n, false, "none")
@@ -407,7 +407,7 @@ func TestSharedSessionAllocation(t *testing.T) {
 		c, err = b.LoadContinuation(ctx, "shared", nil)
 		require.NoError(t, err)
 		assert.Equal(t, 6, c.Revision)
-		n, err := b.ReserveTurn(ctx, "legacy", "t")
+		n, err := ReserveTurn(ctx, b, "legacy", "t")
 		require.NoError(t, err)
 		assert.Equal(t, 0, n)
 	}
@@ -468,21 +468,21 @@ func TestContinuationKnowsStoredTurns(t *testing.T) {
 			}
 		}
 
-		n, err := s.ReserveTurn(ctx, id, trace(2))
+		n, err := ReserveTurn(ctx, s, id, trace(2))
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, "a stored turn's trace keeps its stored index")
-		n, err = s.ReserveTurn(ctx, id, trace(3))
+		n, err = ReserveTurn(ctx, s, id, trace(3))
 		require.NoError(t, err)
 		assert.Equal(t, 6, n, "its stored index holds another trace's record: after the highest")
-		n, err = s.ReserveTurn(ctx, id, trace(7))
+		n, err = ReserveTurn(ctx, s, id, trace(7))
 		require.NoError(t, err)
 		assert.Equal(t, 7, n, "a new trace: after every reservation, record and stored turn")
-		n, err = s.ReserveTurn(ctx, id, trace(2))
+		n, err = ReserveTurn(ctx, s, id, trace(2))
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, "a reservation is kept")
 
 		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis("stored-only-2", 1, 0, 1, 2)))
-		n, err = s.ReserveTurn(ctx, "stored-only-2", trace(5))
+		n, err = ReserveTurn(ctx, s, "stored-only-2", trace(5))
 		require.NoError(t, err)
 		assert.Equal(t, 2, n, "the next turn after the stored turns without records")
 		c, err = s.LoadContinuation(ctx, "stored-only-2", nil)
@@ -574,9 +574,30 @@ func BenchmarkContinuationTurn(b *testing.B) {
 	})
 	b.Run("reserve", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			if _, err := s.ReserveTurn(ctx, fmt.Sprintf("stored-%d", i%sessions), fmt.Sprintf("%032x", 1<<40+i)); err != nil {
+			if _, err := ReserveTurn(ctx, s, fmt.Sprintf("stored-%d", i%sessions), fmt.Sprintf("%032x", 1<<40+i)); err != nil {
 				b.Fatal(err)
 			}
 		}
+	})
+}
+
+// TestReserveTurnsInOrder: one call allocates its turns in order, each session's from
+// its own highest index, a repeated trace keeping its index.
+func TestReserveTurnsInOrder(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, cs ContinuationStore) {
+		_, err := ReserveTurn(ctx, cs, "s", "z")
+		require.NoError(t, err)
+		idx, err := cs.ReserveTurns(ctx, []TurnKey{{"s", "a"}, {"s", "b"}, {"t", "x"}, {"s", "a"}, {"t", "y"}, {"s", "c"}})
+		require.NoError(t, err)
+		assert.Equal(t, []int{1, 2, 0, 1, 1, 3}, idx)
+		idx, err = cs.ReserveTurns(ctx, nil)
+		require.NoError(t, err)
+		assert.Empty(t, idx)
+	}
+	t.Run("memory", func(t *testing.T) { check(t, NewMemoryContinuation(10)) })
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		check(t, s)
 	})
 }

@@ -45,31 +45,46 @@ const (
 	movePartSQL = "UPDATE sessions SET turn_offset = ?, revision_offset = ? WHERE session_id = ?"
 )
 
-// partLockClass is the first key of the transaction-scoped advisory locks that serialise
-// the saves of one session on PostgreSQL (lockParts): PostgreSQL's two-int4 key space,
-// apart from the bigint keys of ReserveTurn and the migrations.
-const partLockClass int32 = 0x61657074
+// Classes of the transaction-scoped advisory locks (lockSessions): the first key of
+// PostgreSQL's two-int4 key space, apart from the bigint keys of the migrations.
+const (
+	// partLockClass serialises the saves of one session (SaveAnalyses, placePart).
+	partLockClass int32 = 0x61657074
+	// reserveLockClass serialises the turn index allocations of one session
+	// (ReserveTurns).
+	reserveLockClass int32 = 0x61657472
+)
 
 // lockParts takes, in the save's transaction, an advisory lock per session of batch
 // (PostgreSQL: its read committed transactions see what another save committed after
 // they began, but placePart's read and the writes it decides would otherwise interleave
 // with another save of the same session: docs/decisions/sessions.md §4.6). Until the
 // transaction ends, another save of any of these sessions waits before its placement
-// query, and then reads what this one committed. The locks are taken in one statement,
-// in ascending key order, so that two batches holding the same sessions never wait for
-// each other crosswise. SQLite needs none: its write transaction holds the database's
-// lock from BEGIN (dialect.lockedTx).
+// query, and then reads what this one committed. SQLite needs none: its write
+// transaction holds the database's lock from BEGIN (dialect.lockedTx).
 func lockParts(ctx context.Context, tx *sql.Tx, batch []*analysisRows) error {
-	keys := make([]int32, 0, len(batch))
+	ids := make([]string, 0, len(batch))
 	for _, p := range batch {
+		ids = append(ids, p.id)
+	}
+	return lockSessions(ctx, tx, partLockClass, ids)
+}
+
+// lockSessions takes, in tx, the advisory lock (class, FNV-32a of the id) of each
+// session id (PostgreSQL). The locks are taken in one statement, in ascending key order,
+// so that two transactions holding some of the same sessions never wait for each other
+// crosswise.
+func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) error {
+	keys := make([]int32, 0, len(ids))
+	for _, id := range ids {
 		h := fnv.New32a()
-		_, _ = h.Write([]byte(p.id))
+		_, _ = h.Write([]byte(id))
 		keys = append(keys, int32(h.Sum32())) //nolint:gosec // a hash: wrapping is intended
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1, k) FROM unnest($2::int4[]) WITH ORDINALITY AS t(k, n) ORDER BY n",
-		partLockClass, keys); err != nil {
+		class, keys); err != nil {
 		return fmt.Errorf("lock sessions: %w", err)
 	}
 	return nil

@@ -61,11 +61,11 @@ func (d *downContinuation) SaveRevision(ctx context.Context, id string, revision
 	return d.ContinuationStore.SaveRevision(ctx, id, revision)
 }
 
-func (d *downContinuation) ReserveTurn(ctx context.Context, id, traceID string) (int, error) {
+func (d *downContinuation) ReserveTurns(ctx context.Context, turns []store.TurnKey) ([]int, error) {
 	if d.fails(&d.failReserves) {
-		return 0, errStoreDown
+		return nil, errStoreDown
 	}
-	return d.ContinuationStore.ReserveTurn(ctx, id, traceID)
+	return d.ContinuationStore.ReserveTurns(ctx, turns)
 }
 
 func (d *downContinuation) NextRevision(ctx context.Context, id string) (int, error) {

@@ -868,3 +868,44 @@ func TestEvictedSessionContinues(t *testing.T) {
 	require.Len(t, got[1].TurnResults, 1, "the dropped turns are not known any more")
 	assert.Equal(t, 2, got[1].TurnResults[0].TurnIndex, "the turn index goes on")
 }
+
+// countingReserves counts the calls to ReserveTurns and the turns they reserve.
+type countingReserves struct {
+	store.ContinuationStore
+	calls, turns int
+}
+
+func (c *countingReserves) ReserveTurns(ctx context.Context, turns []store.TurnKey) ([]int, error) {
+	c.calls++
+	c.turns += len(turns)
+	return c.ContinuationStore.ReserveTurns(ctx, turns)
+}
+
+// TestTurnsReservedOnceABatch: the turns that close together, in several sessions, get
+// their indexes from one ReserveTurns call (one write transaction), each at its
+// session's own next index.
+func TestTurnsReservedOnceABatch(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		cfg := recoveryConfig(driver, dsn)
+		cfg.Workers = 1
+		p, sink, clk := startedProcessor(t, cfg)
+		require.Len(t, p.shards, 1)
+		counted := &countingReserves{ContinuationStore: p.cont}
+		p.cont = counted
+		for turn := range 2 {
+			for s := range 4 {
+				td := chatTurn(fmt.Sprintf("batch-%d", s), 10*s+turn, clk.now(), conversation[turn].user, conversation[turn].answer, true)
+				_, err := p.processTraces(ctx, td)
+				require.NoError(t, err)
+			}
+			clk.advance(3 * time.Second)
+			p.step(ctx)
+		}
+		assert.Equal(t, 8, counted.turns)
+		assert.Equal(t, 2, counted.calls, "one call a batch")
+		_, provisional := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
+		assert.Len(t, provisional[0], 4)
+		assert.Len(t, provisional[1], 4)
+	})
+}

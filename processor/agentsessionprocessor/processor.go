@@ -607,13 +607,16 @@ type shard struct {
 	waiting    []bool
 	maxUnsaved int
 	// local are the turns numbered by this shard because the continuation store could
-	// not allocate their index (ReserveTurn failed), in the order they were numbered.
+	// not allocate their index (ReserveTurns failed), in the order they were numbered.
 	// Their index is allocated in the store before their records are saved
 	// (reserveLocal): a continued session whose stored turns could not be loaded
 	// numbers its turns from 0, and such a record saved as it is would put a second
 	// trace on a stored turn's index. A turn whose record was dropped keeps its entry
 	// (keepUnsaved, at most maxLocal()): its index is reserved all the same.
 	local []localTurn
+	// reserved are the turn indexes allocated for the batch being handled (reserveBatch),
+	// emptied after it.
+	reserved map[store.TurnKey]int
 	// writes are the saves of the batch being handled (handle), kept empty between batches.
 	writes shardWrites
 	// retryAt is when dispatch hands the shard an empty batch of events so that it saves
@@ -687,6 +690,10 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 	defer w.release()
 	if len(events) == 0 { // no events: records wait to be saved again (dispatch)
 		sh.emitChunk(ctx, p, nil, w)
+	}
+	if p.cfg.Continuation.Driver != "" {
+		sh.reserveBatch(ctx, p, events)
+		defer clear(sh.reserved)
 	}
 	for len(events) > 0 {
 		events = sh.emitChunk(ctx, p, events, w)
@@ -800,15 +807,23 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 
 // reserveLocal allocates in the continuation store, in the order they were numbered, the
 // index of each turn the shard numbered itself (sh.local), and moves the turn's records
-// to it: in the session's open state, in sh.unsaved and in w's saves (w may be nil). It
-// stops at the first error: the records of a turn not reserved must not be saved.
+// to it: in the session's open state, in sh.unsaved and in w's saves (w may be nil).
+// The indexes are allocated in one transaction: on error none is, and the records of a
+// turn not reserved must not be saved.
 func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *shardWrites) error {
-	for len(sh.local) > 0 {
-		lt := sh.local[0]
-		n, err := p.cont.ReserveTurn(ctx, lt.session, lt.trace)
-		if err != nil {
-			return err // counted and logged by the caller
-		}
+	if len(sh.local) == 0 {
+		return nil
+	}
+	keys := make([]store.TurnKey, len(sh.local))
+	for i, lt := range sh.local {
+		keys[i] = store.TurnKey{SessionID: lt.session, TraceID: lt.trace}
+	}
+	idx, err := p.cont.ReserveTurns(ctx, keys)
+	if err != nil {
+		return err // counted and logged by the caller
+	}
+	for i, lt := range sh.local {
+		n := idx[i]
 		moved := false
 		move := func(ts []store.TurnState) {
 			for i := range ts {
@@ -838,7 +853,6 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 				st.sort()
 			}
 		}
-		sh.local = sh.local[1:]
 	}
 	sh.local = nil
 	return nil
@@ -1300,6 +1314,36 @@ func (sh *shard) reload(ctx context.Context, p *agentSessionProcessor, st *sessi
 	st.revision = max(st.revision, c.Revision)
 }
 
+// reserveBatch allocates, in one transaction, the indexes of the turns that events close
+// in kept sessions (after those of the turns numbered here while the store was
+// unreachable: reserveLocal), for turnIndex: one write a batch, not one a turn, where
+// the continuation store's writers wait for each other (SQLite: one at a time, the
+// agenteval exporter's saves among them). When it fails, nothing is reserved, and
+// turnIndex tries each turn again on its own (and numbers it itself if that fails too).
+func (sh *shard) reserveBatch(ctx context.Context, p *agentSessionProcessor, events []tracker.Event) {
+	clear(sh.reserved)
+	var keys []store.TurnKey
+	for i := range events {
+		ev := &events[i]
+		if ev.Kind == tracker.EventTurnClosed && ev.Session.KeySource != session.KeySourceTraceID {
+			keys = append(keys, store.TurnKey{SessionID: ev.Session.ID, TraceID: ev.Session.Turns[ev.TurnIndex].TraceID})
+		}
+	}
+	if len(keys) < 2 || sh.reserveLocal(ctx, p, &sh.writes) != nil {
+		return // one turn: turnIndex reserves it as cheaply
+	}
+	idx, err := p.cont.ReserveTurns(ctx, keys)
+	if err != nil {
+		return
+	}
+	if sh.reserved == nil {
+		sh.reserved = make(map[store.TurnKey]int, len(keys))
+	}
+	for i, k := range keys {
+		sh.reserved[k] = idx[i]
+	}
+}
+
 // turnIndex returns the index of the session's turn of traceID, allocated in the
 // continuation store (stable for a trace, distinct across collectors sharing the store),
 // and makes sure st holds the previous turn's record when the store does (it may have
@@ -1316,11 +1360,13 @@ func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *sha
 	if !st.continuable {
 		return idx
 	}
-	// The turns numbered here while the store was unreachable get theirs first.
-	err := sh.reserveLocal(ctx, p, w)
-	var n int
-	if err == nil {
-		n, err = p.cont.ReserveTurn(ctx, id, traceID)
+	n, ok := sh.reserved[store.TurnKey{SessionID: id, TraceID: traceID}]
+	var err error
+	if !ok {
+		// The turns numbered here while the store was unreachable get theirs first.
+		if err = sh.reserveLocal(ctx, p, w); err == nil {
+			n, err = store.ReserveTurn(ctx, p.cont, id, traceID)
+		}
 	}
 	if err != nil {
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
