@@ -204,7 +204,10 @@ func (s *sqlStore) ReserveTurns(ctx context.Context, turns []TurnKey) ([]int, er
 // NextRevision increments the session's revision row in one statement.
 func (s *sqlStore) NextRevision(ctx context.Context, sessionID string) (int, error) {
 	var rev int
-	if err := s.db.QueryRowContext(ctx, s.d.rebind(nextRevisionSQL), cleanText(sessionID), s.d.timeArg(time.Now())).Scan(&rev); err != nil {
+	err := s.write(ctx, func() error {
+		return s.db.QueryRowContext(ctx, s.d.rebind(nextRevisionSQL), cleanText(sessionID), s.d.timeArg(time.Now())).Scan(&rev)
+	})
+	if err != nil {
 		return 0, fmt.Errorf("store: %s: next revision %q: %w", s.d.name, sessionID, err)
 	}
 	return rev, nil
@@ -424,7 +427,11 @@ func (t *txStmts) close() {
 
 // SaveRevision keeps the highest revision.
 func (s *sqlStore) SaveRevision(ctx context.Context, sessionID string, revision int) error {
-	if _, err := s.db.ExecContext(ctx, s.d.rebind(upsertRevisionSQL), cleanText(sessionID), revision, s.d.timeArg(time.Now())); err != nil {
+	err := s.write(ctx, func() error {
+		_, err := s.db.ExecContext(ctx, s.d.rebind(upsertRevisionSQL), cleanText(sessionID), revision, s.d.timeArg(time.Now()))
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("store: %s: save revision %q: %w", s.d.name, sessionID, err)
 	}
 	return nil

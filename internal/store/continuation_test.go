@@ -601,3 +601,49 @@ func TestReserveTurnsInOrder(t *testing.T) {
 		check(t, s)
 	})
 }
+
+// TestSQLiteWritersShareALock: two stores opened on one SQLite file (the exporter's and
+// the processor's continuation store) take one in-process write lock; a writer waiting
+// for it gives up when its context ends, and goes in once the lock is free.
+func TestSQLiteWritersShareALock(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, err := Open(ctx, DriverSQLite, filepath.Join(dir, "shared.db"))
+	require.NoError(t, err)
+	defer a.Close()
+	t.Chdir(dir)
+	b, err := OpenContinuation(ctx, DriverSQLite, "shared.db") // the same file, relative
+	require.NoError(t, err)
+	defer b.Close()
+	writer := a.(*sqlStore).writer
+	require.NotNil(t, writer)
+	require.Equal(t, writer, b.(*sqlStore).writer)
+
+	require.NoError(t, writer.lock(ctx))
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err = b.NextRevision(short, "s")
+	require.ErrorIs(t, err, context.DeadlineExceeded, "waits for the lock, not past its context")
+	_, err = b.ReserveTurns(short, []TurnKey{{"s", "t"}})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	done := make(chan error)
+	go func() {
+		_, err := b.ReserveTurns(ctx, []TurnKey{{"s", "t"}})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("wrote while the lock was held: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	writer.unlock()
+	require.NoError(t, <-done)
+	rev, err := b.NextRevision(ctx, "s")
+	require.NoError(t, err)
+	assert.Equal(t, 1, rev, "the revision that timed out was not allocated")
+
+	p, err := Open(ctx, DriverSQLite, filepath.Join(t.TempDir(), "other.db"))
+	require.NoError(t, err)
+	defer p.Close()
+	assert.NotEqual(t, writer, p.(*sqlStore).writer, "another file, another lock")
+}

@@ -29,6 +29,21 @@ type sqlStore struct {
 	inserts sync.Map
 	// stmts caches the statements prepared on db (query text to *sql.Stmt; stmt).
 	stmts sync.Map
+	// writer is the in-process write lock of the SQLite file (sqliteWriter), taken by
+	// every write transaction (inTx, write); nil on PostgreSQL.
+	writer writeLock
+}
+
+// write runs fn, a write outside inTx (one statement, its own transaction), under the
+// SQLite file's write lock.
+func (s *sqlStore) write(ctx context.Context, fn func() error) error {
+	if s.writer != nil {
+		if err := s.writer.lock(ctx); err != nil {
+			return err
+		}
+		defer s.writer.unlock()
+	}
+	return fn()
 }
 
 // stmt returns query (in ? form) prepared on s.db, once per store: database/sql prepares
@@ -827,8 +842,15 @@ func (s *sqlStore) Close() error {
 	return nil
 }
 
-// inTx runs fn in a transaction, committed when fn returns nil.
+// inTx runs fn in a write transaction, committed when fn returns nil (on SQLite under
+// the file's in-process write lock: fn must not start another write of the file).
 func (s *sqlStore) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	if s.writer != nil {
+		if err := s.writer.lock(ctx); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		defer s.writer.unlock()
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
