@@ -221,6 +221,38 @@ const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, verdict_stage, rec
 	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND (t.trace_id = r.trace_id OR t.turn_index = r.turn_index)) " +
 	"ORDER BY 1, 2, 3"
 
+// heldTurnsSQL is loadTurnsSQL without the documents: what LoadContinuation with a held
+// filter reads first.
+const heldTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, verdict_stage FROM turns WHERE session_id = ? " +
+	"UNION ALL SELECT r.turn_index, 1, r.trace_id, 0 FROM turn_results r WHERE r.session_id = ? AND r.trace_id <> '' " +
+	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND (t.trace_id = r.trace_id OR t.turn_index = r.turn_index))"
+
+// holdsAllStored reports whether held holds every stored record of session id (and no
+// turn is known from a stored result only): then LoadContinuation reads no document.
+func (s *sqlStore) holdsAllStored(ctx context.Context, id string, held Held) (bool, error) {
+	q, err := s.stmt(ctx, heldTurnsSQL)
+	if err != nil {
+		return false, err
+	}
+	rows, err := q.QueryContext(ctx, id, id)
+	if err != nil {
+		return false, err
+	}
+	all := true
+	for all && rows.Next() {
+		var (
+			idx, kind, stage int
+			trace            string
+		)
+		if err := rows.Scan(&idx, &kind, &trace, &stage); err != nil {
+			_ = rows.Close()
+			return false, err
+		}
+		all = kind == 0 && held(trace, idx, stage)
+	}
+	return all, closeRows(rows)
+}
+
 // LoadContinuation reads the session's turn records (by turn index) and revision. A turn
 // the result store holds (a row of turn_results, from a stored analysis) and the turns
 // table does not (its record never got there: its saves failed until the collector shut
@@ -238,6 +270,16 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held 
 	}
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
+	}
+	if held != nil {
+		// A session end's reload on one collector: the session holds every record.
+		all, err := s.holdsAllStored(ctx, id, held)
+		if err != nil {
+			return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
+		}
+		if all {
+			return c, nil
+		}
 	}
 	load, err := s.stmt(ctx, loadTurnsSQL)
 	if err != nil {

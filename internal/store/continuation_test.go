@@ -519,6 +519,11 @@ func TestLoadContinuationLeavesHeld(t *testing.T) {
 		c, err = cs.LoadContinuation(ctx, "s", nil)
 		require.NoError(t, err)
 		assert.Len(t, c.Turns, 3)
+		require.NoError(t, cs.SaveRevision(ctx, "s", 4))
+		c, err = cs.LoadContinuation(ctx, "s", func(string, int, int) bool { return true })
+		require.NoError(t, err)
+		assert.Empty(t, c.Turns, "every record held")
+		assert.Equal(t, 4, c.Revision)
 	}
 	t.Run("memory", func(t *testing.T) { check(t, NewMemoryContinuation(10)) })
 	runAll(t, func(t *testing.T, b backend) {
