@@ -869,10 +869,16 @@ func TestEvictedSessionContinues(t *testing.T) {
 	assert.Equal(t, 2, got[1].TurnResults[0].TurnIndex, "the turn index goes on")
 }
 
-// countingReserves counts the calls to ReserveTurns and the turns they reserve.
+// countingReserves counts the calls to ReserveTurns and the turns they reserve, and the
+// calls to SaveRevision.
 type countingReserves struct {
 	store.ContinuationStore
-	calls, turns int
+	calls, turns, revisionSaves int
+}
+
+func (c *countingReserves) SaveRevision(ctx context.Context, id string, revision int) error {
+	c.revisionSaves++
+	return c.ContinuationStore.SaveRevision(ctx, id, revision)
 }
 
 func (c *countingReserves) ReserveTurns(ctx context.Context, turns []store.TurnKey) ([]int, error) {
@@ -883,7 +889,8 @@ func (c *countingReserves) ReserveTurns(ctx context.Context, turns []store.TurnK
 
 // TestTurnsReservedOnceABatch: the turns that close together, in several sessions, get
 // their indexes from one ReserveTurns call (one write transaction), each at its
-// session's own next index.
+// session's own next index; the sessions' revisions, allocated and recorded by
+// NextRevision, are not saved again.
 func TestTurnsReservedOnceABatch(t *testing.T) {
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		ctx := context.Background()
@@ -907,5 +914,16 @@ func TestTurnsReservedOnceABatch(t *testing.T) {
 		_, provisional := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
 		assert.Len(t, provisional[0], 4)
 		assert.Len(t, provisional[1], 4)
+
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		require.Len(t, evalSpans(sink)[semconv.EvalKindAgentSession], 4)
+		assert.Zero(t, counted.revisionSaves, "NextRevision recorded every revision")
+		for s := range 4 {
+			c, err := counted.LoadContinuation(ctx, fmt.Sprintf("batch-%d", s), nil)
+			require.NoError(t, err)
+			assert.Equal(t, 1, c.Revision)
+			assert.Len(t, c.Turns, 2)
+		}
 	})
 }

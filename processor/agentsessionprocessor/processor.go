@@ -671,9 +671,13 @@ type shardWrites struct {
 	ended []endedSession
 }
 
+// endedSession is a session whose analysis a chunk emitted (saveRevisions).
 type endedSession struct {
 	id       string
 	revision int
+	// recorded: the continuation store allocated revision (NextRevision), and so
+	// records it already as the session's last.
+	recorded bool
 }
 
 // handle evaluates a shard's events in order and emits their spans in chunks of about
@@ -1076,7 +1080,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		save(&rec, false)
 	case tracker.EventSessionEnded:
 		delete(sh.sessions, id) // a later turn continues from the continuation store
-		revision := 0
+		revision, recorded := 0, false
 		if st.continuable {
 			// Another collector may hold the session open too (docs/decisions/sessions.md
 			// §4.5): this batch's records of the session are written, the revision is
@@ -1086,7 +1090,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 				sh.write(ctx, p, w, b)
 			}
 			if len(st.records) > 0 {
-				revision = sh.nextRevision(ctx, p, st, id)
+				revision, recorded = sh.nextRevision(ctx, p, st, id)
 			}
 			sh.reload(ctx, p, st, id)
 		}
@@ -1114,7 +1118,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		}
 		a := p.evaluator.Aggregate(meta, st.records)
 		if revision == 0 {
-			revision = sh.nextRevision(ctx, p, st, id) // the records were all in the store
+			revision, recorded = sh.nextRevision(ctx, p, st, id) // the records were all in the store
 		}
 		a.AnalysisRevision = revision
 		if err := b.addSession(&a); err != nil {
@@ -1130,7 +1134,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			p.submitSessionJudge(ev.Session, &a)
 		}
 		if st.continuable {
-			w.ended = append(w.ended, endedSession{id: id, revision: a.AnalysisRevision})
+			w.ended = append(w.ended, endedSession{id: id, revision: a.AnalysisRevision, recorded: recorded})
 		}
 	}
 	return nil
@@ -1381,17 +1385,18 @@ func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *sha
 	return n
 }
 
-// nextRevision allocates the session's next analysis revision in the continuation store
-// (st's next one for a session that is not kept, or when the store fails).
-func (sh *shard) nextRevision(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string) int {
+// nextRevision allocates the session's next analysis revision in the continuation store,
+// which records it (recorded), or gives st's next one for a session that is not kept, or
+// when the store fails.
+func (sh *shard) nextRevision(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string) (revision int, recorded bool) {
 	if st.continuable {
 		r, err := p.cont.NextRevision(ctx, id)
 		if err == nil {
-			return r
+			return r, true
 		}
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 		p.logger.Warn("allocating an analysis revision in the continuation store failed; the revision is this collector's",
 			zap.String("session_id", id), zap.Error(err))
 	}
-	return st.revision + 1
+	return st.revision + 1, false
 }

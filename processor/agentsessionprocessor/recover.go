@@ -115,8 +115,9 @@ func (p *agentSessionProcessor) hold(ctx context.Context, holds []store.OpenSess
 	}
 }
 
-// saveRevisions records the revisions of the analyses emitted, then releases the
-// sessions (they are no longer open here; the holds of dead instances end too).
+// saveRevisions records the revisions of the analyses emitted that the continuation
+// store did not allocate (its NextRevision failed), then releases the sessions (they
+// are no longer open here; the holds of dead instances end too).
 func (p *agentSessionProcessor) saveRevisions(ctx context.Context, ended []endedSession) {
 	if len(ended) == 0 {
 		return
@@ -124,8 +125,8 @@ func (p *agentSessionProcessor) saveRevisions(ctx context.Context, ended []ended
 	ids := make([]string, 0, len(ended))
 	for _, e := range ended {
 		ids = append(ids, e.id)
-		if e.revision == 0 {
-			continue
+		if e.revision == 0 || e.recorded {
+			continue // NextRevision recorded it
 		}
 		if err := p.cont.SaveRevision(ctx, e.id, e.revision); err != nil {
 			p.continuationError(ctx, "saving the analysis revision to the continuation store failed", err, zap.String("session_id", e.id))
