@@ -8,7 +8,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -150,9 +149,21 @@ const reserveTurnSQL = "INSERT INTO turn_indexes (session_id, trace_id, turn_ind
 	"UNION ALL SELECT turn_index FROM turn_results WHERE session_id = ?) AS t)), ? WHERE true " +
 	"ON CONFLICT (session_id, trace_id) DO NOTHING"
 
-const nextRevisionSQL = "INSERT INTO session_revisions (session_id, revision, updated_at) VALUES (?, 1, ?) " +
-	"ON CONFLICT (session_id) DO UPDATE SET revision = session_revisions.revision + 1, updated_at = excluded.updated_at " +
+// nextRevisionSQL allocates one more than the session's last revision, and than the
+// revision of its stored analysis as its current part numbers it (analysis_revision −
+// revision_offset: an analysis stored by a collector without this continuation store,
+// whose next revision would else be taken for an older one and skipped;
+// docs/decisions/sessions.md §4.6, §4.7).
+const nextRevisionSQL = "INSERT INTO session_revisions (session_id, revision, updated_at) " +
+	"VALUES (?, COALESCE((SELECT analysis_revision - revision_offset FROM sessions WHERE session_id = ?), 0) + 1, ?) " +
+	"ON CONFLICT (session_id) DO UPDATE SET revision = CASE WHEN session_revisions.revision >= excluded.revision " +
+	"THEN session_revisions.revision + 1 ELSE excluded.revision END, updated_at = excluded.updated_at " +
 	"RETURNING revision"
+
+// lastRevisionSQL reads the session's last revision: allocated here, or of its stored
+// analysis (NULL: neither).
+const lastRevisionSQL = "SELECT MAX(r) FROM (SELECT revision AS r FROM session_revisions WHERE session_id = ? " +
+	"UNION ALL SELECT analysis_revision - revision_offset FROM sessions WHERE session_id = ?) AS t"
 
 // ReserveTurns inserts the (session, trace) indexes in one transaction, in order; on
 // PostgreSQL transaction-scoped advisory locks on the session ids (lockSessions)
@@ -205,7 +216,8 @@ func (s *sqlStore) ReserveTurns(ctx context.Context, turns []TurnKey) ([]int, er
 func (s *sqlStore) NextRevision(ctx context.Context, sessionID string) (int, error) {
 	var rev int
 	err := s.write(ctx, func() error {
-		return s.db.QueryRowContext(ctx, s.d.rebind(nextRevisionSQL), cleanText(sessionID), s.d.timeArg(time.Now())).Scan(&rev)
+		id := cleanText(sessionID)
+		return s.db.QueryRowContext(ctx, s.d.rebind(nextRevisionSQL), id, id, s.d.timeArg(time.Now())).Scan(&rev)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: %s: next revision %q: %w", s.d.name, sessionID, err)
@@ -213,19 +225,27 @@ func (s *sqlStore) NextRevision(ctx context.Context, sessionID string) (int, err
 	return rev, nil
 }
 
-// loadTurnsSQL reads a session's turn records (kind 0) and, after them at equal index,
-// the stored turn results (kind 1) of the traces the records lack, on indexes no record
-// holds: the turns only the result store knows (LoadContinuation).
-const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, verdict_stage, record FROM turns WHERE session_id = ? " +
-	"UNION ALL SELECT r.turn_index, 1, r.trace_id, 0, r.result FROM turn_results r WHERE r.session_id = ? AND r.trace_id <> '' " +
-	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND (t.trace_id = r.trace_id OR t.turn_index = r.turn_index)) " +
-	"ORDER BY 1, 2, 3"
+// storedOnlySQL selects the session's stored turn results (turn_results) that its
+// records (turns) do not stand over: of a trace without a record and on an index no
+// record holds (the turn is known from the result store only), or of a trace whose record
+// is provisional (verdict_stage 0) on the same index (the stored result, of an analysis
+// made at the session's end, is further on). upgrade tells the two apart.
+const storedOnlySQL = "FROM turn_results r WHERE r.session_id = ? AND r.trace_id <> '' " +
+	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND (" +
+	"(t.trace_id = r.trace_id AND (t.verdict_stage > 0 OR t.turn_index <> r.turn_index)) OR " +
+	"(t.trace_id <> r.trace_id AND t.turn_index = r.turn_index)))"
+
+// loadTurnsSQL reads a session's turn records (kind 0) and its stored turn results that
+// they do not stand over (kind 1, storedOnlySQL; before the record at equal index, with
+// upgrade 1 when a provisional record of the trace follows): LoadContinuation.
+const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, verdict_stage AS stage, record FROM turns WHERE session_id = ? " +
+	"UNION ALL SELECT r.turn_index, 1, r.trace_id, CASE WHEN EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id " +
+	"AND t.trace_id = r.trace_id) THEN 1 ELSE 0 END, r.result " + storedOnlySQL + " ORDER BY 1, 2 DESC, 3"
 
 // heldTurnsSQL is loadTurnsSQL without the documents: what LoadContinuation with a held
 // filter reads first.
 const heldTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, verdict_stage FROM turns WHERE session_id = ? " +
-	"UNION ALL SELECT r.turn_index, 1, r.trace_id, 0 FROM turn_results r WHERE r.session_id = ? AND r.trace_id <> '' " +
-	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND (t.trace_id = r.trace_id OR t.turn_index = r.turn_index))"
+	"UNION ALL SELECT r.turn_index, 1, r.trace_id, 0 " + storedOnlySQL
 
 // holdsAllStored reports whether held holds every stored record of session id (and no
 // turn is known from a stored result only): then LoadContinuation reads no document.
@@ -253,6 +273,15 @@ func (s *sqlStore) holdsAllStored(ctx context.Context, id string, held Held) (bo
 	return all, closeRows(rows)
 }
 
+// setStored makes tr, read from turn_results, the result of session sessionID's turn of
+// trace at index idx.
+func setStored(tr *evaluation.TurnResult, sessionID, trace string, idx int) {
+	rec := evaluation.TurnRecord{Result: *tr}
+	rec.SetTurnIndex(idx)
+	*tr = rec.Result
+	tr.SessionID, tr.TraceID = sessionID, trace
+}
+
 // LoadContinuation reads the session's turn records (by turn index) and revision. A turn
 // the result store holds (a row of turn_results, from a stored analysis) and the turns
 // table does not (its record never got there: its saves failed until the collector shut
@@ -260,15 +289,21 @@ func (s *sqlStore) holdsAllStored(ctx context.Context, id string, held Held) (bo
 // evaluation.RecordFromResult rebuilds from its stored result, at its stored index: the
 // two stores agree on the session's turns, so the next turn neither takes its index
 // (ReserveTurns reads turn_results too) nor leaves it out of the next analysis
-// (docs/decisions/sessions.md §4.7).
+// (docs/decisions/sessions.md §4.7). A provisional record under a stored final result of
+// its trace at its index comes back with that result (final, without follow-up) and the
+// record's other fields: the analysis made at the session's end is further on than the
+// record, whose final save failed. The revision is the highest allocated here or stored
+// (the stored analysis' as its part numbers it).
 func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held Held) (Continuation, error) {
 	var c Continuation
 	id := cleanText(sessionID)
-	revision, err := s.stmt(ctx, "SELECT revision FROM session_revisions WHERE session_id = ?")
+	revision, err := s.stmt(ctx, lastRevisionSQL)
 	if err == nil {
-		err = revision.QueryRowContext(ctx, id).Scan(&c.Revision)
+		var last sql.NullInt64
+		err = revision.QueryRowContext(ctx, id, id).Scan(&last)
+		c.Revision = int(last.Int64)
 	}
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err != nil {
 		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 	}
 	if held != nil {
@@ -286,6 +321,7 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held 
 		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 	}
 	rows, err := load.QueryContext(ctx, id, id)
+	var upgrades map[string]evaluation.TurnResult // by trace: stored final results over provisional records
 	if err != nil {
 		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 	}
@@ -300,20 +336,40 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held 
 			return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 		}
 		var rec evaluation.TurnRecord
-		if kind == 0 {
+		switch {
+		case kind == 0:
+			up, ok := upgrades[trace]
+			if ok && up.Final {
+				// The stored final result over the provisional record: the record's
+				// summary and carries, the stored verdict (its follow-up not known).
+				if held != nil && held(trace, idx, 1) {
+					continue
+				}
+				if err = json.Unmarshal(doc, &rec); err == nil {
+					rec.Result, rec.NoFollowUp = up, true
+				}
+				break
+			}
 			if held != nil && held(trace, idx, stage) {
 				continue
 			}
 			err = json.Unmarshal(doc, &rec)
-		} else {
+		default:
 			var tr evaluation.TurnResult
-			if err = json.Unmarshal(doc, &tr); err == nil {
-				rec = evaluation.RecordFromResult(tr)
-				rec.SetTurnIndex(idx)
-				rec.Result.SessionID, rec.Result.TraceID = sessionID, trace
-				if held != nil && held(trace, idx, VerdictStage(&rec)) {
-					continue
+			if err = json.Unmarshal(doc, &tr); err != nil {
+				break
+			}
+			setStored(&tr, sessionID, trace, idx)
+			if stage == 1 { // upgrade: the record follows
+				if upgrades == nil {
+					upgrades = map[string]evaluation.TurnResult{}
 				}
+				upgrades[trace] = tr
+				continue
+			}
+			rec = evaluation.RecordFromResult(tr)
+			if held != nil && held(trace, idx, VerdictStage(&rec)) {
+				continue
 			}
 		}
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
@@ -366,5 +367,88 @@ func droppedRecordThenContinued(t *testing.T, partFirst bool) {
 		a := assertWhole(t, results, id, 5)
 		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)
 		assertSameTurns(t, a, assertContinuationWhole(t, driver, dsn, id, 5))
+	})
+}
+
+// TestStoredWithoutContinuationStoreThenContinued: a collector whose continuation state
+// is in memory stores a session's turns 0 and 1 (two session ends: revisions 1 and 2) in
+// the result store; a collector with its continuation store in that database continues
+// the session with turn 2. The result store must hold the three turns, at a revision
+// above the stored one. Found by review: the continued session knew the stored turns
+// (sessions.md §4.7) but numbered its revision 1, which the result store skipped as
+// older than the stored 2, losing turn 2.
+func TestStoredWithoutContinuationStoreThenContinued(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		results := resultStore(t, driver, dsn)
+		const id = "mixed-1"
+		mcfg := testConfig()
+		mcfg.SessionTimeout = 30 * time.Second // continuation state in memory
+		pm, sinkm, clkm := newTestProcessor(t, mcfg, nil)
+		sendCounted(t, pm, clkm, id, 0)
+		clkm.advance(2 * time.Minute)
+		pm.step(ctx)
+		sendCounted(t, pm, clkm, id, 1)
+		clkm.advance(2 * time.Minute)
+		pm.step(ctx)
+		require.Equal(t, 2, exportAnalyses(t, results, sinkm, 0))
+		a := assertWhole(t, results, id, 2)
+		require.Equal(t, 2, a.AnalysisRevision)
+
+		pd, sinkd, clkd := startedProcessor(t, recoveryConfig(driver, dsn))
+		clkd.advance(time.Hour)
+		sendCounted(t, pd, clkd, id, 2)
+		clkd.advance(2 * time.Minute)
+		pd.step(ctx)
+		require.Equal(t, 1, exportAnalyses(t, results, sinkd, 0))
+		a = assertWhole(t, results, id, 3)
+		assert.Equal(t, 3, a.AnalysisRevision)
+		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)
+	})
+}
+
+// TestStoredFinalOverProvisionalRecord: turn 2's provisional record is saved; its final
+// verdict (with turn 3's message, the database down) is dropped by the bound on records
+// waiting to be saved, and emitted and counted then; the analysis holding it final is
+// stored. When the session continues, the stored final result stands over the
+// provisional record: turn 2's verdict is given again as a revision, not counted a
+// second time (agent_eval_turns_total). Found by review (it was so before §4.7 too).
+func TestStoredFinalOverProvisionalRecord(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		oneUnsaved(p)
+		const id = "final-over-provisional-1"
+		n := twoTurnsStored(t, p, clk, sink, results, id)
+		clk.advance(time.Hour)
+		sendCounted(t, p, clk, id, 2)
+		db.down = true
+		sendCounted(t, p, clk, id, 3)
+		clk.advance(2 * time.Minute)
+		p.step(ctx) // idle while the database is down
+		db.down = false
+		clk.advance(unsavedRetry)
+		p.step(ctx)
+		n = exportAnalyses(t, results, sink, n)
+		assertWhole(t, results, id, 4)
+
+		clk.advance(time.Hour)
+		sendCounted(t, p, clk, id, 4)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		exportAnalyses(t, results, sink, n)
+		assertWhole(t, results, id, 5)
+		counted := map[string]int{}
+		for _, sp := range evalSpans(sink)[semconv.EvalKindTurn] {
+			tr, err := evalspan.DecodeTurn(sp.Attributes())
+			require.NoError(t, err)
+			if tr.Final && !tr.Revised {
+				counted[tr.TraceID]++
+			}
+		}
+		require.Len(t, counted, 5)
+		for trace, c := range counted {
+			assert.Equal(t, 1, c, "trace %s counted once", trace)
+		}
 	})
 }

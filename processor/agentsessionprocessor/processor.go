@@ -1250,10 +1250,6 @@ func (st *sessionState) sort() {
 	slices.SortStableFunc(st.records, func(a, b evaluation.TurnRecord) int { return a.Result.TurnIndex - b.Result.TurnIndex })
 }
 
-// merge takes the stored records of traces this state lacks, and a stored record whose
-// verdict is further on than the local one (store.VerdictStage). The stored index of a
-// trace wins: it differs only for a turn this collector numbered while the store could
-// not allocate its index (shard.local).
 // holds reports whether st has the record of the turn of traceID at turnIndex at
 // verdict stage stage or further on: merge would take nothing of a stored one
 // (store.Held, for reload, which then need not decode it).
@@ -1262,6 +1258,10 @@ func (st *sessionState) holds(traceID string, turnIndex, stage int) bool {
 	return i >= 0 && st.records[i].Result.TurnIndex == turnIndex && store.VerdictStage(&st.records[i]) >= stage
 }
 
+// merge takes the stored records of traces this state lacks, and a stored record whose
+// verdict is further on than the local one (store.VerdictStage). The stored index of a
+// trace wins: it differs only for a turn this collector numbered while the store could
+// not allocate its index (shard.local).
 func (st *sessionState) merge(stored []evaluation.TurnRecord) {
 	for _, r := range stored {
 		switch i := st.find(r.Result.TraceID); {
