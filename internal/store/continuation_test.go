@@ -429,7 +429,7 @@ func saved(_ []bool, err error) error { return err }
 
 // TestContinuationKnowsStoredTurns: a turn of a stored analysis without a turn record
 // (its record never reached the turns table) comes back from LoadContinuation, rebuilt
-// from its stored result at its stored index, and ReserveTurn neither gives its index to
+// from its stored result at its stored index, and ReserveTurns neither gives its index to
 // another trace nor moves it; a record on the same index or of the same trace stands
 // over the stored result (docs/decisions/sessions.md §4.7).
 func TestContinuationKnowsStoredTurns(t *testing.T) {

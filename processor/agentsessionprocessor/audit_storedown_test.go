@@ -280,7 +280,7 @@ func sendWhileDown(t *testing.T, p *agentSessionProcessor, clk *testClock, db *d
 // result store must keep the four turns, and the continuation store must agree with it,
 // turn 2 (rebuilt from its stored result) with the verdict turn 3's message gives it.
 //
-// Before the fix (store.LoadContinuation and ReserveTurn reading turn_results too), turn
+// Before the fix (store.LoadContinuation and ReserveTurns reading turn_results too), turn
 // 3 got turn 2's index, and the result store skipped that revision, and every later one,
 // as a stale part: turn 3 on was lost from it.
 func TestStoreDownAcrossShutdownThenContinued(t *testing.T) {
