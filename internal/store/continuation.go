@@ -225,22 +225,18 @@ func (s *sqlStore) NextRevision(ctx context.Context, sessionID string) (int, err
 	return rev, nil
 }
 
-// storedOnlySQL selects the session's stored turn results (turn_results) that its
-// records (turns) do not stand over: of a trace without a record and on an index no
-// record holds (the turn is known from the result store only), or of a trace whose record
-// is provisional (verdict_stage 0) on the same index (the stored result, of an analysis
-// made at the session's end, is further on). upgrade tells the two apart.
+// storedOnlySQL selects the session's stored turn results (turn_results) of a trace
+// without a record (turns) and on an index no record holds: the turns known from the
+// result store only. A record stands over a stored result of its trace, also a
+// provisional one under a stored final result (docs/decisions/sessions.md §4.7).
 const storedOnlySQL = "FROM turn_results r WHERE r.session_id = ? AND r.trace_id <> '' " +
-	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND (" +
-	"(t.trace_id = r.trace_id AND (t.verdict_stage > 0 OR t.turn_index <> r.turn_index)) OR " +
-	"(t.trace_id <> r.trace_id AND t.turn_index = r.turn_index)))"
+	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND (t.trace_id = r.trace_id OR t.turn_index = r.turn_index))"
 
-// loadTurnsSQL reads a session's turn records (kind 0) and its stored turn results that
-// they do not stand over (kind 1, storedOnlySQL; before the record at equal index, with
-// upgrade 1 when a provisional record of the trace follows): LoadContinuation.
-const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, verdict_stage AS stage, record FROM turns WHERE session_id = ? " +
-	"UNION ALL SELECT r.turn_index, 1, r.trace_id, CASE WHEN EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id " +
-	"AND t.trace_id = r.trace_id) THEN 1 ELSE 0 END, r.result " + storedOnlySQL + " ORDER BY 1, 2 DESC, 3"
+// loadTurnsSQL reads a session's turn records (kind 0) and, after them at equal index,
+// its stored turn results known from the result store only (kind 1, storedOnlySQL):
+// LoadContinuation.
+const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, verdict_stage, record FROM turns WHERE session_id = ? " +
+	"UNION ALL SELECT r.turn_index, 1, r.trace_id, 0, r.result " + storedOnlySQL + " ORDER BY 1, 2, 3"
 
 // heldTurnsSQL is loadTurnsSQL without the documents: what LoadContinuation with a held
 // filter reads first.
@@ -273,15 +269,6 @@ func (s *sqlStore) holdsAllStored(ctx context.Context, id string, held Held) (bo
 	return all, closeRows(rows)
 }
 
-// setStored makes tr, read from turn_results, the result of session sessionID's turn of
-// trace at index idx.
-func setStored(tr *evaluation.TurnResult, sessionID, trace string, idx int) {
-	rec := evaluation.TurnRecord{Result: *tr}
-	rec.SetTurnIndex(idx)
-	*tr = rec.Result
-	tr.SessionID, tr.TraceID = sessionID, trace
-}
-
 // LoadContinuation reads the session's turn records (by turn index) and revision. A turn
 // the result store holds (a row of turn_results, from a stored analysis) and the turns
 // table does not (its record never got there: its saves failed until the collector shut
@@ -289,11 +276,8 @@ func setStored(tr *evaluation.TurnResult, sessionID, trace string, idx int) {
 // evaluation.RecordFromResult rebuilds from its stored result, at its stored index: the
 // two stores agree on the session's turns, so the next turn neither takes its index
 // (ReserveTurns reads turn_results too) nor leaves it out of the next analysis
-// (docs/decisions/sessions.md §4.7). A provisional record under a stored final result of
-// its trace at its index comes back with that result (final, without follow-up) and the
-// record's other fields: the analysis made at the session's end is further on than the
-// record, whose final save failed. The revision is the highest allocated here or stored
-// (the stored analysis' as its part numbers it).
+// (docs/decisions/sessions.md §4.7). The revision is the highest allocated here or
+// stored (the stored analysis' as its part numbers it).
 func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held Held) (Continuation, error) {
 	var c Continuation
 	id := cleanText(sessionID)
@@ -321,7 +305,6 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held 
 		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 	}
 	rows, err := load.QueryContext(ctx, id, id)
-	var upgrades map[string]evaluation.TurnResult // by trace: stored final results over provisional records
 	if err != nil {
 		return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 	}
@@ -336,40 +319,20 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held 
 			return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 		}
 		var rec evaluation.TurnRecord
-		switch {
-		case kind == 0:
-			up, ok := upgrades[trace]
-			if ok && up.Final {
-				// The stored final result over the provisional record: the record's
-				// summary and carries, the stored verdict (its follow-up not known).
-				if held != nil && held(trace, idx, 1) {
-					continue
-				}
-				if err = json.Unmarshal(doc, &rec); err == nil {
-					rec.Result, rec.NoFollowUp = up, true
-				}
-				break
-			}
+		if kind == 0 {
 			if held != nil && held(trace, idx, stage) {
 				continue
 			}
 			err = json.Unmarshal(doc, &rec)
-		default:
+		} else {
 			var tr evaluation.TurnResult
-			if err = json.Unmarshal(doc, &tr); err != nil {
-				break
-			}
-			setStored(&tr, sessionID, trace, idx)
-			if stage == 1 { // upgrade: the record follows
-				if upgrades == nil {
-					upgrades = map[string]evaluation.TurnResult{}
+			if err = json.Unmarshal(doc, &tr); err == nil {
+				rec = evaluation.RecordFromResult(tr)
+				rec.SetTurnIndex(idx)
+				rec.Result.SessionID, rec.Result.TraceID = sessionID, trace
+				if held != nil && held(trace, idx, VerdictStage(&rec)) {
+					continue
 				}
-				upgrades[trace] = tr
-				continue
-			}
-			rec = evaluation.RecordFromResult(tr)
-			if held != nil && held(trace, idx, VerdictStage(&rec)) {
-				continue
 			}
 		}
 		if err != nil {

@@ -485,26 +485,6 @@ func TestContinuationKnowsStoredTurns(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, "a reservation is kept")
 
-		// A provisional record under a stored final result of its trace: the stored
-		// verdict, the record's other fields.
-		const up = "stored-over-provisional"
-		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(up, 1, 0, 1, 2)))
-		prov := turnState(up, 1, false, "none")
-		prov.Record.Result.TraceID, prov.Record.Summary.Handoffs = trace(2), 7
-		require.NoError(t, saved(s.SaveTurns(ctx, []TurnState{prov})))
-		c, err = s.LoadContinuation(ctx, up, nil)
-		require.NoError(t, err)
-		require.Len(t, c.Turns, 2)
-		r := c.Turns[1]
-		assert.True(t, r.Result.Final, "the stored final verdict")
-		assert.True(t, r.NoFollowUp)
-		assert.Equal(t, 1, r.Result.TurnIndex)
-		assert.Equal(t, 7, r.Summary.Handoffs, "the record's summary")
-		assert.Equal(t, -1, r.FinalResponder, "the record's, not a rebuilt one")
-		c, err = s.LoadContinuation(ctx, up, func(tr string, idx, stage int) bool { return tr == trace(2) && stage <= 0 })
-		require.NoError(t, err)
-		assert.Len(t, c.Turns, 2, "held provisional: the stored final result is further on")
-
 		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis("stored-only-2", 1, 0, 1, 2)))
 		n, err = ReserveTurn(ctx, s, "stored-only-2", trace(5))
 		require.NoError(t, err)

@@ -407,46 +407,43 @@ func TestStoredWithoutContinuationStoreThenContinued(t *testing.T) {
 	})
 }
 
-// TestStoredFinalOverProvisionalRecord: turn 2's provisional record is saved; its final
-// verdict (with turn 3's message, the database down) is dropped by the bound on records
-// waiting to be saved, and emitted and counted then; the analysis holding it final is
-// stored. When the session continues, the stored final result stands over the
-// provisional record: turn 2's verdict is given again as a revision, not counted a
-// second time (agent_eval_turns_total). Found by review (it was so before §4.7 too).
-func TestStoredFinalOverProvisionalRecord(t *testing.T) {
+// TestFinalSaveWaitingWhileOtherCollectorContinues: collector A's save at the session's
+// end fails, so turn 0's first final verdict waits for the retry; the analysis holding
+// turn 0 final is stored. Collector B continues the session before A's retry. Each turn
+// must be counted once (agent_eval_turns_total: final, not Revised): turn 0 by whichever
+// save first makes it final in the continuation store. Found by review of a mend that
+// let the stored final result stand over turn 0's provisional record: B's verdict was
+// then Revised, A's retry found the row further on, and nobody counted turn 0.
+func TestFinalSaveWaitingWhileOtherCollectorContinues(t *testing.T) {
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		ctx := context.Background()
-		p, sink, clk, db, results := downProcessor(t, driver, dsn)
-		oneUnsaved(p)
-		const id = "final-over-provisional-1"
-		n := twoTurnsStored(t, p, clk, sink, results, id)
-		clk.advance(time.Hour)
-		sendCounted(t, p, clk, id, 2)
+		pa, sinka, clka, db, results := downProcessor(t, driver, dsn)
+		const id = "final-save-waits-1"
+		sendCounted(t, pa, clka, id, 0)
+		clka.advance(2 * time.Minute)
 		db.down = true
-		sendCounted(t, p, clk, id, 3)
-		clk.advance(2 * time.Minute)
-		p.step(ctx) // idle while the database is down
+		pa.step(ctx)
 		db.down = false
-		clk.advance(unsavedRetry)
-		p.step(ctx)
-		n = exportAnalyses(t, results, sink, n)
-		assertWhole(t, results, id, 4)
-
-		clk.advance(time.Hour)
-		sendCounted(t, p, clk, id, 4)
-		clk.advance(2 * time.Minute)
-		p.step(ctx)
-		exportAnalyses(t, results, sink, n)
-		assertWhole(t, results, id, 5)
+		exportAnalyses(t, results, sinka, 0)
+		pb, sinkb, clkb := startedProcessor(t, recoveryConfig(driver, dsn))
+		clkb.advance(time.Hour)
+		sendCounted(t, pb, clkb, id, 1)
+		clka.advance(unsavedRetry)
+		pa.step(ctx)
+		require.NoError(t, pa.shutdown(ctx))
+		clkb.advance(2 * time.Minute)
+		pb.step(ctx)
 		counted := map[string]int{}
-		for _, sp := range evalSpans(sink)[semconv.EvalKindTurn] {
-			tr, err := evalspan.DecodeTurn(sp.Attributes())
-			require.NoError(t, err)
-			if tr.Final && !tr.Revised {
-				counted[tr.TraceID]++
+		for _, s := range []*consumertest.TracesSink{sinka, sinkb} {
+			for _, sp := range evalSpans(s)[semconv.EvalKindTurn] {
+				tr, err := evalspan.DecodeTurn(sp.Attributes())
+				require.NoError(t, err)
+				if tr.Final && !tr.Revised {
+					counted[tr.TraceID]++
+				}
 			}
 		}
-		require.Len(t, counted, 5)
+		require.Len(t, counted, 2, "every turn counted")
 		for trace, c := range counted {
 			assert.Equal(t, 1, c, "trace %s counted once", trace)
 		}
