@@ -136,8 +136,8 @@ func scanRegistration(row interface{ Scan(...any) error }) (channel.Registration
 
 // Register implements channel.Store.
 func (c *ChannelStore) Register(ctx context.Context, r channel.Registration) (channel.Registration, error) {
-	res, err := c.s.db.ExecContext(ctx, c.q("INSERT INTO evaluation_registrations (id, evaluation_id, agent_id, status, registered_at) "+
-		"VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"), r.ID, r.EvaluationID, cleanText(r.AgentID), string(r.Status), c.t(r.RegisteredAt))
+	res, err := c.s.execWrite(ctx, "INSERT INTO evaluation_registrations (id, evaluation_id, agent_id, status, registered_at) "+
+		"VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", r.ID, r.EvaluationID, cleanText(r.AgentID), string(r.Status), c.t(r.RegisteredAt))
 	if err != nil {
 		return r, c.wrap("register", err)
 	}
@@ -155,8 +155,8 @@ func (c *ChannelStore) Register(ctx context.Context, r channel.Registration) (ch
 
 // StartRegistration implements channel.Store.
 func (c *ChannelStore) StartRegistration(ctx context.Context, evaluationID, agentID string, at time.Time) (channel.Registration, error) {
-	res, err := c.s.db.ExecContext(ctx, c.q("UPDATE evaluation_registrations SET status = 'in_progress', started_at = ? "+
-		"WHERE evaluation_id = ? AND agent_id = ? AND status = 'registered'"), c.t(at), evaluationID, cleanText(agentID))
+	res, err := c.s.execWrite(ctx, "UPDATE evaluation_registrations SET status = 'in_progress', started_at = ? "+
+		"WHERE evaluation_id = ? AND agent_id = ? AND status = 'registered'", c.t(at), evaluationID, cleanText(agentID))
 	if err != nil {
 		return channel.Registration{}, c.wrap("start", err)
 	}

@@ -488,11 +488,7 @@ func (t *txStmts) close() {
 
 // SaveRevision keeps the highest revision.
 func (s *sqlStore) SaveRevision(ctx context.Context, sessionID string, revision int) error {
-	err := s.write(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, s.d.rebind(upsertRevisionSQL), cleanText(sessionID), revision, s.d.timeArg(time.Now()))
-		return err
-	})
-	if err != nil {
+	if _, err := s.execWrite(ctx, upsertRevisionSQL, cleanText(sessionID), revision, s.d.timeArg(time.Now())); err != nil {
 		return fmt.Errorf("store: %s: save revision %q: %w", s.d.name, sessionID, err)
 	}
 	return nil

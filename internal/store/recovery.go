@@ -77,7 +77,7 @@ const (
 
 // Heartbeat implements Recovery.
 func (s *sqlStore) Heartbeat(ctx context.Context, owner string, until time.Time) error {
-	if _, err := s.db.ExecContext(ctx, s.d.rebind(upsertLeaseSQL), owner, s.d.timeArg(until)); err != nil {
+	if _, err := s.execWrite(ctx, upsertLeaseSQL, owner, s.d.timeArg(until)); err != nil {
 		return fmt.Errorf("store: %s: renew lease of %s: %w", s.d.name, owner, err)
 	}
 	return nil
@@ -85,7 +85,7 @@ func (s *sqlStore) Heartbeat(ctx context.Context, owner string, until time.Time)
 
 // Leave implements Recovery.
 func (s *sqlStore) Leave(ctx context.Context, owner string) error {
-	if _, err := s.db.ExecContext(ctx, s.d.rebind("DELETE FROM collector_leases WHERE owner = ?"), owner); err != nil {
+	if _, err := s.execWrite(ctx, "DELETE FROM collector_leases WHERE owner = ?", owner); err != nil {
 		return fmt.Errorf("store: %s: delete lease of %s: %w", s.d.name, owner, err)
 	}
 	return nil

@@ -30,7 +30,7 @@ type sqlStore struct {
 	// stmts caches the statements prepared on db (query text to *sql.Stmt; stmt).
 	stmts sync.Map
 	// writer is the in-process write lock of the SQLite file (sqliteWriter), taken by
-	// every write transaction (inTx, write); nil on PostgreSQL.
+	// every write of the store (inTx, write, execWrite); nil on PostgreSQL.
 	writer writeLock
 }
 
@@ -44,6 +44,18 @@ func (s *sqlStore) write(ctx context.Context, fn func() error) error {
 		defer s.writer.unlock()
 	}
 	return fn()
+}
+
+// execWrite runs query (in ? form), a write of one statement, under the SQLite file's
+// write lock (write).
+func (s *sqlStore) execWrite(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := s.write(ctx, func() error {
+		var err error
+		res, err = s.db.ExecContext(ctx, s.d.rebind(query), args...)
+		return err
+	})
+	return res, err
 }
 
 // stmt returns query (in ? form) prepared on s.db, once per store: database/sql prepares
@@ -177,8 +189,8 @@ func (s *sqlStore) SaveAnalysis(ctx context.Context, a *evaluation.Analysis) err
 // (docs/decisions/store.md "Writes"). Times are stored in UTC. Errors: a nil analysis,
 // an empty session_id, a value JSON cannot encode (NaN score), a duplicate turn_index or
 // agent id, a revision or turn index beyond 32 bits (these, and the database's refusals
-// of a value, are ErrRejected: the batch cannot succeed as it is), ctx's error once it has ended, or the database's; on error nothing of the
-// batch is stored, but for one case: on PostgreSQL a ctx that ends during the COMMIT
+// of a value, are ErrRejected: the batch cannot succeed as it is), ctx's error once it
+// has ended, or the database's; on error nothing of the batch is stored, but for one case: on PostgreSQL a ctx that ends during the COMMIT
 // leaves its outcome to the server, and the batch may then be stored whole (never in
 // part; a retry writes each analysis and revision once). On SQLite ctx is checked
 // between statements, and a statement already running is not interrupted (none of them

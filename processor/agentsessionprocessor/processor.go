@@ -1325,7 +1325,6 @@ func (sh *shard) reload(ctx context.Context, p *agentSessionProcessor, st *sessi
 // agenteval exporter's saves among them). When it fails, nothing is reserved, and
 // turnIndex tries each turn again on its own (and numbers it itself if that fails too).
 func (sh *shard) reserveBatch(ctx context.Context, p *agentSessionProcessor, events []tracker.Event) {
-	clear(sh.reserved)
 	var keys []store.TurnKey
 	for i := range events {
 		ev := &events[i]

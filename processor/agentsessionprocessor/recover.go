@@ -126,7 +126,7 @@ func (p *agentSessionProcessor) saveRevisions(ctx context.Context, ended []ended
 	for _, e := range ended {
 		ids = append(ids, e.id)
 		if e.revision == 0 || e.recorded {
-			continue // NextRevision recorded it
+			continue // no revision, or NextRevision recorded it
 		}
 		if err := p.cont.SaveRevision(ctx, e.id, e.revision); err != nil {
 			p.continuationError(ctx, "saving the analysis revision to the continuation store failed", err, zap.String("session_id", e.id))
