@@ -176,7 +176,11 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision in
 			// came back), not an earlier part. Its revision goes after the stored one.
 			return part{turnOffset: off, revisionOffset: max(0, highest+1-revision), moved: true,
 				found: true, storedRevision: highest}.place(turns, stored), nil
-		case off < pl.turnOffset:
+		case off < pl.turnOffset, fits(off) && cutsOff(turns, off, stored, at):
+			// An earlier part exported late; above the current part, one that holds only
+			// stored turns and lacks a stored turn after them (the whole conversation was
+			// stored first: the exporter's queue replays out of order with several
+			// consumers or a retried batch). Placed, it would replace them.
 			return part{stale: true}, nil
 		case fits(off):
 			moved.turnOffset = off
@@ -204,6 +208,28 @@ func holdsAll(turns []evaluation.TurnResult, at map[string]int) bool {
 		}
 	}
 	return len(held) == len(at)
+}
+
+// cutsOff reports whether turns, placed at offset off, hold only stored traces (at:
+// trace → stored index) and lack a stored turn at or after their first index: a save
+// that adds nothing and would delete stored turns.
+func cutsOff(turns []evaluation.TurnResult, off int, stored map[int]string, at map[string]int) bool {
+	held := make(map[string]struct{}, len(turns))
+	from := math.MaxInt
+	for i := range turns {
+		t := cleanText(turns[i].TraceID)
+		if _, ok := at[t]; !ok {
+			return false // it adds a turn
+		}
+		held[t] = struct{}{}
+		from = min(from, turns[i].TurnIndex+off)
+	}
+	for idx, t := range stored {
+		if _, ok := held[t]; idx >= from && !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // place sets from and kept for turns at pl's offset among the stored ones.

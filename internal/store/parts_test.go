@@ -151,7 +151,9 @@ func TestRestartedPartStartsAtReclosedTurn(t *testing.T) {
 // stored trace at its stored index and a new turn after them. That save is the whole
 // session, not a stale export of an earlier part: it is stored (its revision after the
 // stored one), and so are its retried export and its next revision. An earlier part's
-// late export, which lacks the later part's turns, stays stale.
+// late export, which lacks the later part's turns, stays stale; so does the part's own
+// export replayed after the whole session (several queue consumers, a retried batch),
+// which before cut off the turn after it.
 func TestWholeSessionAfterPart(t *testing.T) {
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
@@ -172,6 +174,7 @@ func TestWholeSessionAfterPart(t *testing.T) {
 
 		require.NoError(t, s.SaveAnalysis(ctx, whole), "a retried export")
 		require.NoError(t, s.SaveAnalysis(ctx, first), "a stale export of the first part")
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 3)), "the part's export, replayed late")
 		got, rev = storedTurns(t, s, id)
 		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, got)
 		assert.Equal(t, 3, rev)
