@@ -18,7 +18,9 @@ import (
 // TestConfigKeepsAnalysesThroughOutages: the repository's config.yaml gives the agenteval
 // exporter a persistent queue on a file_storage extension the service starts, and retries
 // that never give up (docs/decisions/result-durability.md): with the in-memory queue a
-// SIGTERM or kill -9 while the store was down lost 100/100 analyses.
+// SIGTERM or kill -9 while the store was down lost 100/100 analyses. The agentsession
+// processor keeps what it could not save at shutdown in the same extension
+// (docs/decisions/sessions.md §4.8).
 func TestConfigKeepsAnalysesThroughOutages(t *testing.T) {
 	cm, err := confmaptest.LoadConf(filepath.Join("..", "config.yaml"))
 	require.NoError(t, err)
@@ -35,6 +37,8 @@ func TestConfigKeepsAnalysesThroughOutages(t *testing.T) {
 	assert.True(t, cfg.RetryConfig.Enabled)
 	assert.Zero(t, cfg.RetryConfig.MaxElapsedTime, "retry_on_failure.max_elapsed_time: 0 (never give up)")
 
+	assert.Equal(t, q.StorageID.String(), cm.Get("processors::agentsession::continuation::storage"),
+		"the processor keeps the records it could not save at shutdown in the same extension")
 	assert.True(t, cm.IsSet("extensions::file_storage/agenteval::directory"))
 	assert.Contains(t, cm.Get("service::extensions"), "file_storage/agenteval")
 }

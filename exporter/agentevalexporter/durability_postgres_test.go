@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 
+	"github.com/agenteval/agenteval-collector/internal/storagetest"
 	"github.com/agenteval/agenteval-collector/internal/store/storetest"
 )
 
@@ -87,9 +88,9 @@ func TestPostgresOutageAcrossRestart(t *testing.T) {
 
 	cfg := persistentConfig(u.String())
 	cfg.Store.Driver = StoreDriverPostgres
-	ext, stopExt := startFileStorage(t, queueDir)
+	ext, stopExt := storagetest.StartFileStorage(t, queueDir)
 	x := startTestExporter(t, cfg, func(e *agentEvalExporter) { e.connectBackoff = 20 * time.Millisecond },
-		map[component.ID]component.Component{fileStorageID: ext})
+		map[component.ID]component.Component{storagetest.FileStorageID: ext})
 	assert.Contains(t, x.host.statuses(), componentstatus.StatusRecoverableError)
 	var slowest time.Duration
 	for i := range sessions {
@@ -104,12 +105,12 @@ func TestPostgresOutageAcrossRestart(t *testing.T) {
 	require.NoError(t, x.te.Shutdown(context.Background()))
 	stopExt()
 
-	ext2, _ := startFileStorage(t, queueDir)
+	ext2, _ := storagetest.StartFileStorage(t, queueDir)
 	cfg2 := persistentConfig(u.String())
 	cfg2.Store.Driver = StoreDriverPostgres
 	cfg2.SigningKey = "a-new-process-has-a-new-key"
 	x2 := newTestExporterWithExtensions(t, cfg2, func(e *agentEvalExporter) { e.connectBackoff = 20 * time.Millisecond },
-		map[component.ID]component.Component{fileStorageID: ext2})
+		map[component.ID]component.Component{storagetest.FileStorageID: ext2})
 	time.Sleep(100 * time.Millisecond) // a few failed connection attempts
 	proxy.up.Store(true)
 	require.Eventually(t, func() bool {

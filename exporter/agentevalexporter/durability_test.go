@@ -13,17 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 
+	"github.com/agenteval/agenteval-collector/internal/storagetest"
 	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
@@ -38,36 +36,13 @@ func TestDefaultsRetryWithoutGivingUp(t *testing.T) {
 	assert.Positive(t, q.QueueSize, "the queue is bounded")
 }
 
-var fileStorageID = component.MustNewIDWithName("file_storage", "agenteval")
-
-// startFileStorage starts contrib's file_storage extension on dir (the queue of
-// config.yaml); it is shut down at cleanup or by the returned func.
-func startFileStorage(t *testing.T, dir string) (component.Component, func()) {
-	t.Helper()
-	f := filestorage.NewFactory()
-	fcfg := f.CreateDefaultConfig().(*filestorage.Config)
-	fcfg.Directory = dir
-	fcfg.Compaction.Directory = dir
-	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), fcfg)
-	require.NoError(t, err)
-	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
-	var done bool
-	stop := func() {
-		if !done {
-			done = true
-			require.NoError(t, ext.Shutdown(context.Background()))
-		}
-	}
-	t.Cleanup(stop)
-	return ext, stop
-}
-
 // persistentConfig is the exporter of config.yaml: a sending queue on file_storage,
 // retries without give-up (fast here), the store at dsn.
 func persistentConfig(dsn string) *Config {
 	cfg := testConfig()
 	q := exporterhelper.NewDefaultQueueConfig()
-	q.StorageID = &fileStorageID
+	id := storagetest.FileStorageID
+	q.StorageID = &id
 	cfg.QueueConfig = configoptional.Some(q)
 	cfg.RetryConfig.Enabled = true
 	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
@@ -87,13 +62,13 @@ func TestShutdownWithTheStoreDownLosesNothing(t *testing.T) {
 	queueDir, dsn := t.TempDir(), filepath.Join(t.TempDir(), "agenteval.db")
 
 	// First run: the store is down the whole time.
-	ext, stopExt := startFileStorage(t, queueDir)
+	ext, stopExt := storagetest.StartFileStorage(t, queueDir)
 	cfg := persistentConfig(dsn)
 	down := errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
 	x := startTestExporter(t, cfg, func(e *agentEvalExporter) {
 		e.openStore = func(context.Context, string, string) (store.Store, error) { return nil, down }
 		e.connectBackoff = time.Hour
-	}, map[component.ID]component.Component{fileStorageID: ext})
+	}, map[component.ID]component.Component{storagetest.FileStorageID: ext})
 	for i := range sessions {
 		a := analysisCheckout()
 		a.SessionID = fmt.Sprintf("sess-%03d", i)
@@ -105,10 +80,10 @@ func TestShutdownWithTheStoreDownLosesNothing(t *testing.T) {
 	stopExt()
 
 	// Restart with the store up, another signing key, the same queue directory.
-	ext2, _ := startFileStorage(t, queueDir)
+	ext2, _ := storagetest.StartFileStorage(t, queueDir)
 	cfg2 := persistentConfig(dsn)
 	cfg2.SigningKey = "a-new-process-has-a-new-key"
-	x2 := newTestExporterWithExtensions(t, cfg2, nil, map[component.ID]component.Component{fileStorageID: ext2})
+	x2 := newTestExporterWithExtensions(t, cfg2, nil, map[component.ID]component.Component{storagetest.FileStorageID: ext2})
 	require.Eventually(t, func() bool {
 		return len(x2.sessionIDs("?limit=1000")) == sessions
 	}, 20*time.Second, 20*time.Millisecond, "every analysis queued before the shutdown is stored")

@@ -433,19 +433,27 @@ func TestFinalSaveWaitingWhileOtherCollectorContinues(t *testing.T) {
 		require.NoError(t, pa.shutdown(ctx))
 		clkb.advance(2 * time.Minute)
 		pb.step(ctx)
-		counted := map[string]int{}
-		for _, s := range []*consumertest.TracesSink{sinka, sinkb} {
-			for _, sp := range evalSpans(s)[semconv.EvalKindTurn] {
-				tr, err := evalspan.DecodeTurn(sp.Attributes())
-				require.NoError(t, err)
-				if tr.Final && !tr.Revised {
-					counted[tr.TraceID]++
-				}
+		assertEachTraceCountedOnce(t, 2, sinka, sinkb)
+	})
+}
+
+// assertEachTraceCountedOnce checks that each of turns turns (by trace: a turn numbered
+// by a collector while its store was down has another index in its spans) has one final
+// verdict that counts (agent_eval_turns_total: final, not Revised) over the sinks.
+func assertEachTraceCountedOnce(t *testing.T, turns int, sinks ...*consumertest.TracesSink) {
+	t.Helper()
+	counted := map[string]int{}
+	for _, s := range sinks {
+		for _, sp := range evalSpans(s)[semconv.EvalKindTurn] {
+			tr, err := evalspan.DecodeTurn(sp.Attributes())
+			require.NoError(t, err)
+			if tr.Final && !tr.Revised {
+				counted[tr.TraceID]++
 			}
 		}
-		require.Len(t, counted, 2, "every turn counted")
-		for trace, c := range counted {
-			assert.Equal(t, 1, c, "trace %s counted once", trace)
-		}
-	})
+	}
+	require.Len(t, counted, turns, "every turn counted: %v", counted)
+	for trace, c := range counted {
+		assert.Equal(t, 1, c, "trace %s counted once", trace)
+	}
 }

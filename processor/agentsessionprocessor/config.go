@@ -151,6 +151,14 @@ type ContinuationConfig struct {
 	// indexes are reserved once it is back (§4.7).
 	// Default 5000.
 	MaxRecords int `mapstructure:"max_records"`
+	// Storage names a storage extension (e.g. contrib's file_storage) in which, with a
+	// driver, the records and turn numbers that could not be saved because the
+	// database was down are kept at shutdown, and from which they are taken back at the
+	// next start and saved once the database is back (docs/decisions/sessions.md §4.8).
+	// Without it they are lost at shutdown, and a continued session's next turn may take
+	// the index of a turn whose analysis still waits in the exporter's queue.
+	// Optional.
+	Storage *component.ID `mapstructure:"storage"`
 }
 
 // EmitConfig selects the evaluation spans emitted (docs/architecture.md §6).
@@ -240,6 +248,9 @@ func (cfg *Config) Validate() error {
 	case "":
 		if cfg.Continuation.DSN != "" {
 			errs = append(errs, errors.New("continuation.dsn: set without continuation.driver (sqlite or postgres)"))
+		}
+		if cfg.Continuation.Storage != nil {
+			errs = append(errs, errors.New("continuation.storage: set without continuation.driver (sqlite or postgres): the memory store has nothing to keep"))
 		}
 	case "sqlite", "postgres":
 		if cfg.Continuation.DSN == "" {

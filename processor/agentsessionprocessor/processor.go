@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
@@ -114,6 +115,10 @@ type agentSessionProcessor struct {
 	recovery store.Recovery
 	instance string
 	schedule *tracker.Recovery
+	// id is the processor's component id; kept is the client of continuation.storage
+	// (nil without it), open from start to shutdown (kept.go).
+	id   component.ID
+	kept storage.Client
 
 	// statsMu guards lastStats, the tracker counters already exported.
 	statsMu   sync.Mutex
@@ -131,6 +136,7 @@ func newAgentSessionProcessor(set processor.Settings, next consumer.Traces, cfg 
 	if err != nil {
 		return nil, err
 	}
+	p.id = set.ID
 	return processorhelper.NewTraces(context.Background(), set, cfg, next, p.processTraces,
 		processorhelper.WithStart(p.start),
 		processorhelper.WithShutdown(p.shutdown),
@@ -341,7 +347,10 @@ func (p *agentSessionProcessor) start(ctx context.Context, host component.Host) 
 		if err != nil {
 			return fmt.Errorf("agentsession: opening the continuation store (continuation.dsn): %w", err)
 		}
-		p.cont = cs
+		p.cont = cs // closed by shutdown, which follows a failed start too
+		if err := p.startKept(ctx, host); err != nil {
+			return fmt.Errorf("agentsession: %w", err)
+		}
 		p.startRecovery(ctx)
 	}
 	p.stop = make(chan struct{})
@@ -403,7 +412,7 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 	p.queued = nil
 	p.mu.Unlock()
 	p.handle(ctx, p.finish(closed))
-	p.saveUnsaved(ctx)
+	p.keep(ctx, p.saveUnsaved(ctx))
 	p.leave(ctx)
 	err := p.judge.shutdown(ctx)
 	p.judge.recordJudge(ctx, p.telemetry)
@@ -925,9 +934,10 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 }
 
 // saveUnsaved saves the records of every shard whose save failed (at shutdown, after the
-// shards stopped) and emits their waiting verdicts; what still fails is lost to the
-// continuation store, not to the output (the verdicts are then emitted unmarked).
-func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) {
+// shards stopped) and emits their waiting verdicts; what still fails is not lost to the
+// output (the verdicts are then emitted unmarked) and is returned, for continuation.storage
+// (keep), with the turns numbered here left in the shards (sh.local).
+func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) (left []store.TurnState) {
 	b := p.emitter.newBatch(p.now())
 	for _, sh := range p.shards {
 		if len(sh.unsaved)+len(sh.local) == 0 {
@@ -940,13 +950,15 @@ func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) {
 		}
 		if err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
-			p.logger.Warn("saving turn records to the continuation store failed at shutdown; a later continuation of their sessions misses them",
+			p.logger.Warn("saving turn records to the continuation store failed at shutdown; without continuation.storage a later continuation of their sessions misses them",
 				zap.Int("records", len(sh.unsaved)), zap.Error(err))
+			left = append(left, sh.unsaved...)
 		}
 		emitWaiting(b, sh.unsaved, sh.waiting, first) // first is nil after an error
 		sh.clearUnsaved()
 	}
 	p.emit(ctx, b)
+	return left
 }
 
 // hasUnsaved reports whether records of session id wait to be saved again.

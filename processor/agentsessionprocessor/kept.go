@@ -1,0 +1,176 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor // import "github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.uber.org/zap"
+
+	"github.com/agenteval/agenteval-collector/internal/store"
+)
+
+// The records a shard could not save to the continuation store, and the turns it numbered
+// itself, are lost with the process at shutdown when the store is still down then
+// (saveUnsaved). A continued session's next turn could then take the index of a turn
+// whose analysis still waits in the exporter's queue (docs/decisions/sessions.md §4.8).
+// With continuation.storage they are written to a storage extension at shutdown and taken
+// back at start, as if the process had not stopped.
+
+// keptKey is the storage key of what a shutdown kept.
+const keptKey = "unsaved"
+
+// keptVersion is the version of keptState's encoding; another is not restored.
+const keptVersion = 1
+
+// keptState is what saveUnsaved could not save, as written to the storage extension: the
+// records (their verdicts were emitted at shutdown) and the turns numbered here whose
+// index the store has not allocated, in the order numbered.
+type keptState struct {
+	Version int             `json:"version"`
+	Records []keptRecord    `json:"records,omitempty"`
+	Local   []keptLocalTurn `json:"local,omitempty"`
+}
+
+// keptRecord is one store.TurnState.
+type keptRecord struct {
+	SessionID string          `json:"session_id"`
+	Record    json.RawMessage `json:"record"`
+}
+
+// keptLocalTurn is one localTurn.
+type keptLocalTurn struct {
+	SessionID string `json:"session_id"`
+	TraceID   string `json:"trace_id"`
+}
+
+// startKept opens the storage client of continuation.storage, when set, and gives the
+// shards back what the last shutdown kept there. It runs before the shards start. An
+// error opening the client fails the start (the configuration names an extension that
+// is missing or is not a storage); what cannot be read or decoded is logged and left.
+func (p *agentSessionProcessor) startKept(ctx context.Context, host component.Host) error {
+	id := p.cfg.Continuation.Storage
+	if id == nil {
+		return nil
+	}
+	ext, ok := host.GetExtensions()[*id]
+	if !ok {
+		return fmt.Errorf("continuation.storage: extension %q not found", id)
+	}
+	se, ok := ext.(storage.Extension)
+	if !ok {
+		return fmt.Errorf("continuation.storage: extension %q is not a storage extension", id)
+	}
+	c, err := se.GetClient(ctx, component.KindProcessor, p.id, "continuation")
+	if err != nil {
+		return fmt.Errorf("continuation.storage: %w", err)
+	}
+	p.kept = c
+	p.restoreKept(ctx)
+	return nil
+}
+
+// restoreKept gives each shard the records and numbered turns of its sessions that the
+// last shutdown kept. The key stays until this process's shutdown writes it again: were
+// the process to die before, they are taken back again at the next start, which saving
+// and allocating again make harmless (a stored record is never replaced by one behind
+// it, and a trace keeps its allocated index).
+func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
+	raw, err := p.kept.Get(ctx, keptKey)
+	if err != nil {
+		p.logger.Error("reading the turn records kept at the last shutdown failed; a continuation of their sessions may miss them",
+			zap.Error(err))
+		return
+	}
+	if raw == nil {
+		return
+	}
+	var ks keptState
+	if err := json.Unmarshal(raw, &ks); err != nil || ks.Version != keptVersion {
+		if err == nil {
+			err = fmt.Errorf("version %d, this collector reads %d", ks.Version, keptVersion)
+		}
+		p.logger.Error("the turn records kept at the last shutdown do not decode; they are not restored",
+			zap.Int("bytes", len(raw)), zap.Error(err))
+		return
+	}
+	n := len(p.shards)
+	restored := 0
+	for _, kr := range ks.Records {
+		ts := store.TurnState{SessionID: kr.SessionID}
+		if err := json.Unmarshal(kr.Record, &ts.Record); err != nil {
+			p.logger.Error("a turn record kept at the last shutdown does not decode; it is not restored",
+				zap.String("session_id", kr.SessionID), zap.Error(err))
+			continue
+		}
+		sh := p.shards[shardOf(kr.SessionID, n)]
+		// Its verdict was emitted at that shutdown: none waits.
+		sh.unsaved, sh.waiting = append(sh.unsaved, ts), append(sh.waiting, false)
+		restored++
+	}
+	for _, lt := range ks.Local {
+		sh := p.shards[shardOf(lt.SessionID, n)]
+		sh.local = append(sh.local, localTurn{session: lt.SessionID, trace: lt.TraceID})
+	}
+	now := p.now().UnixNano()
+	for _, sh := range p.shards {
+		if len(sh.unsaved)+len(sh.local) > 0 {
+			sh.retryAt.Store(now) // saved with the first dispatch
+		}
+	}
+	p.logger.Info("restored the turn records and turn numbers not saved to the continuation store before the last shutdown",
+		zap.Int("records", restored), zap.Int("numbered_turns", len(ks.Local)))
+}
+
+// keep writes to continuation.storage what saveUnsaved could not save (records and
+// numbered turns left in the shards), or deletes the key when nothing is left, then
+// closes the client. Errors are logged: at shutdown nothing else can be done with them.
+func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnState) {
+	if p.kept == nil {
+		return
+	}
+	defer func() {
+		if err := p.kept.Close(ctx); err != nil {
+			p.logger.Warn("closing the continuation storage client failed", zap.Error(err))
+		}
+		p.kept = nil
+	}()
+	ks := keptState{Version: keptVersion}
+	for _, sh := range p.shards {
+		for _, lt := range sh.local {
+			ks.Local = append(ks.Local, keptLocalTurn{SessionID: lt.session, TraceID: lt.trace})
+		}
+	}
+	for i := range records {
+		rec, err := json.Marshal(&records[i].Record)
+		if err != nil {
+			p.logger.Error("a turn record not saved to the continuation store does not encode; it is lost",
+				zap.String("session_id", records[i].SessionID), zap.Error(err))
+			continue
+		}
+		ks.Records = append(ks.Records, keptRecord{SessionID: records[i].SessionID, Record: rec})
+	}
+	if len(ks.Records)+len(ks.Local) == 0 {
+		if err := p.kept.Delete(ctx, keptKey); err != nil {
+			p.logger.Warn("deleting the turn records kept at the last shutdown failed; they are taken back at the next start, which is harmless",
+				zap.Error(err))
+		}
+		return
+	}
+	raw, err := json.Marshal(&ks)
+	if err == nil {
+		err = p.kept.Set(ctx, keptKey, raw)
+	}
+	if err != nil {
+		p.logger.Error("keeping the turn records not saved to the continuation store failed; a continuation of their sessions may miss them",
+			zap.Int("records", len(ks.Records)), zap.Error(err))
+		return
+	}
+	p.logger.Warn("turn records not saved to the continuation store are kept in continuation.storage until the next start",
+		zap.Int("records", len(ks.Records)), zap.Int("numbered_turns", len(ks.Local)))
+}

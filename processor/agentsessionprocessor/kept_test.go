@@ -1,0 +1,201 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/storagetest"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
+)
+
+var keptStorageID = storagetest.FileStorageID
+
+// storageHost is a host whose extensions are contrib's file_storage on dir, as
+// config.yaml's file_storage/agenteval; the extension is shut down at cleanup or by the
+// returned func (a process that stops).
+func storageHost(t *testing.T, dir string) (component.Host, func()) {
+	t.Helper()
+	ext, stop := storagetest.StartFileStorage(t, dir)
+	return extHost{ext: map[component.ID]component.Component{keptStorageID: ext}}, stop
+}
+
+// extHost is a component.Host with the given extensions.
+type extHost struct {
+	ext map[component.ID]component.Component
+}
+
+func (h extHost) GetExtensions() map[component.ID]component.Component { return h.ext }
+
+// keptProcessor is downProcessor with continuation.storage on host (nil: without it).
+func keptProcessor(t *testing.T, driver, dsn string, host component.Host) (p *agentSessionProcessor, sink *consumertest.TracesSink, clk *testClock, db *downContinuation) {
+	t.Helper()
+	cfg := recoveryConfig(driver, dsn)
+	if host != nil {
+		cfg.Continuation.Storage = &keptStorageID
+	}
+	p, sink, clk = startedProcessor(t, cfg)
+	p.id = component.NewID(metadata.Type)
+	require.NoError(t, p.startKept(context.Background(), host))
+	db = &downContinuation{ContinuationStore: p.cont}
+	p.cont = db
+	return p, sink, clk, db
+}
+
+// TestStoreDownAcrossRestartThenBack: the database goes down as a session stored with
+// turns 0 and 1 continues with turn 2, which the collector numbers itself; the session
+// goes idle (its analysis, a part, waits in the exporter's queue) and the collector
+// stops with the database still down. It restarts, the database comes back, and the
+// session continues with turn 3 before the queued part is stored; the part is stored
+// before or after turn 3's analysis. With continuation.storage the records and turn
+// numbers that could not be saved at shutdown are taken back at start: both stores
+// must hold the four turns once each, in conversation order, turn 2 with the verdict
+// turn 3's message gives it, and each turn counted once.
+//
+// Without it (the "before" runs, and a collector configured without it), turn 3 got
+// turn 2's index: stored first, its analysis put turn 3 at index 2 and the part then
+// turn 2 after it; stored after the part, its analysis did not fit the stored turns
+// and was skipped as a stale part, losing turn 3 (docs/decisions/sessions.md §4.8).
+func TestStoreDownAcrossRestartThenBack(t *testing.T) {
+	for _, partFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("part_stored_first=%v", partFirst), func(t *testing.T) {
+			onStores(t, func(t *testing.T, driver, dsn string) {
+				storeDownAcrossRestartThenBack(t, driver, dsn, partFirst)
+			})
+		})
+	}
+}
+
+func storeDownAcrossRestartThenBack(t *testing.T, driver, dsn string, partFirst bool) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	results := resultStore(t, driver, dsn)
+	host, stopHost := storageHost(t, dir)
+	p, sink, clk, db := keptProcessor(t, driver, dsn, host)
+	const id = "down-restart-1"
+	twoTurnsStored(t, p, clk, sink, results, id)
+
+	db.down = true
+	sendCounted(t, p, clk, id, 2)
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+	require.NoError(t, p.shutdown(ctx))
+	queued := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])[1:] // the part, in the exporter's queue
+	require.Len(t, queued, 1)
+	require.Len(t, queued[0].TurnResults, 1)
+	ks := readKept(t, host)
+	require.Len(t, ks.Records, 1, "turn 2's record, refused at shutdown, kept")
+	assert.Equal(t, []keptLocalTurn{{SessionID: id, TraceID: queued[0].TurnResults[0].TraceID}}, ks.Local, "and its turn number")
+	stopHost()
+
+	host2, _ := storageHost(t, dir)
+	p2, sink2, clk2, _ := keptProcessor(t, driver, dsn, host2)
+	clk2.advance(time.Hour)
+	if partFirst {
+		require.NoError(t, results.SaveAnalysis(ctx, &queued[0]))
+	}
+	sendCounted(t, p2, clk2, id, 3)
+	clk2.advance(2 * time.Minute)
+	p2.step(ctx)
+	exportAnalyses(t, results, sink2, 0)
+	if !partFirst {
+		require.NoError(t, results.SaveAnalysis(ctx, &queued[0]))
+	}
+
+	a := assertWhole(t, results, id, 4)
+	require.Len(t, a.TurnResults, 4)
+	for i, user := range []string{conversation[0].user, conversation[1].user, conversation[2].user, "And on Monday?"} {
+		assert.Equal(t, user, a.TurnResults[i].UserMessage, "turn %d in conversation order", i)
+	}
+	c := assertContinuationWhole(t, driver, dsn, id, 4)
+	assertSameTurns(t, a, c)
+	assert.False(t, c.Turns[2].NoFollowUp, "turn 2's verdict has turn 3's message")
+	assertEachTraceCountedOnce(t, 4, sink, sink2)
+
+	require.NoError(t, p2.shutdown(ctx))
+	assert.Equal(t, keptState{}, readKept(t, host2), "a shutdown that saved everything leaves nothing kept")
+}
+
+// readKept returns what the processor of keptProcessor kept on host (zero: nothing).
+func readKept(t *testing.T, host component.Host) keptState {
+	t.Helper()
+	cl := keptClient(t, host)
+	defer func() { require.NoError(t, cl.Close(context.Background())) }()
+	raw, err := cl.Get(context.Background(), keptKey)
+	require.NoError(t, err)
+	var ks keptState
+	if raw != nil {
+		require.NoError(t, json.Unmarshal(raw, &ks))
+	}
+	return ks
+}
+
+// TestKeptValueThatDoesNotDecode: a kept value that is not this collector's (damaged, or
+// another version) is logged and not restored; the processor starts, and its shutdown
+// writes the key again.
+func TestKeptValueThatDoesNotDecode(t *testing.T) {
+	ctx := context.Background()
+	host, _ := storageHost(t, t.TempDir())
+	for _, bad := range []string{"not json", `{"version":99,"local":[{"session_id":"s","trace_id":"t"}]}`, `{"version":1,"records":[{"session_id":"s","record":"x"}]}`} {
+		cl := keptClient(t, host)
+		require.NoError(t, cl.Set(ctx, keptKey, []byte(bad)))
+		require.NoError(t, cl.Close(ctx))
+
+		core, logs := observer.New(zap.InfoLevel)
+		cfg := recoveryConfig("sqlite", filepath.Join(t.TempDir(), "agenteval.db"))
+		cfg.Continuation.Storage = &keptStorageID
+		p, _, _ := newTestProcessor(t, cfg, nil)
+		p.logger = zap.New(core)
+		p.id = component.NewID(metadata.Type)
+		startWithoutWorker(t, p)
+		require.NoError(t, p.startKept(ctx, host), bad)
+		for _, sh := range p.shards {
+			assert.Empty(t, sh.unsaved, bad)
+			assert.Empty(t, sh.local, bad)
+		}
+		assert.Equal(t, 1, logs.FilterLevelExact(zap.ErrorLevel).FilterMessageSnippet("do not decode").Len()+
+			logs.FilterLevelExact(zap.ErrorLevel).FilterMessageSnippet("does not decode").Len(), "%s: %v", bad, logs.All())
+		require.NoError(t, p.shutdown(ctx))
+		assert.Equal(t, keptState{}, readKept(t, host), "nothing left: the key deleted")
+	}
+}
+
+// TestKeptStorageMustBeAStorage: continuation.storage naming a missing extension, or
+// one that is not a storage, fails the start with an error naming the setting.
+func TestKeptStorageMustBeAStorage(t *testing.T) {
+	p, _, _ := newTestProcessor(t, recoveryConfig("sqlite", filepath.Join(t.TempDir(), "agenteval.db")), nil)
+	p.cfg.Continuation.Storage = &keptStorageID
+	err := p.startKept(context.Background(), componenttest.NewNopHost())
+	assert.ErrorContains(t, err, `continuation.storage: extension "file_storage/agenteval" not found`)
+	notStorage := struct {
+		component.StartFunc
+		component.ShutdownFunc
+	}{}
+	err = p.startKept(context.Background(), extHost{ext: map[component.ID]component.Component{keptStorageID: notStorage}})
+	assert.ErrorContains(t, err, `continuation.storage: extension "file_storage/agenteval" is not a storage extension`)
+}
+
+// keptClient opens the storage client of the processor of keptProcessor on host.
+func keptClient(t *testing.T, host component.Host) storage.Client {
+	t.Helper()
+	ext := host.GetExtensions()[keptStorageID].(storage.Extension)
+	c, err := ext.GetClient(context.Background(), component.KindProcessor, component.NewID(metadata.Type), "continuation")
+	require.NoError(t, err)
+	return c
+}
