@@ -41,6 +41,7 @@ require (
 	go.opentelemetry.io/collector/extension v1.64.0
 	go.opentelemetry.io/collector/extension/extensionauth v1.64.0
 	go.opentelemetry.io/collector/extension/extensiontest v0.158.0
+	go.opentelemetry.io/collector/extension/xextension v0.158.0
 	go.opentelemetry.io/collector/featuregate v1.64.0
 	go.opentelemetry.io/collector/otelcol v0.158.0
 	go.opentelemetry.io/collector/otelcol/otelcoltest v0.158.0
@@ -160,7 +161,6 @@ require (
 	go.opentelemetry.io/collector/exporter/xexporter v0.158.0 // indirect
 	go.opentelemetry.io/collector/extension/extensioncapabilities v0.158.0 // indirect
 	go.opentelemetry.io/collector/extension/extensionmiddleware v0.158.0 // indirect
-	go.opentelemetry.io/collector/extension/xextension v0.158.0 // indirect
 	go.opentelemetry.io/collector/filter v0.158.0 // indirect
 	go.opentelemetry.io/collector/internal/componentalias v0.158.0 // indirect
 	go.opentelemetry.io/collector/internal/fanoutconsumer v0.158.0 // indirect
