@@ -161,6 +161,13 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision in
 		return true
 	}
 	if fits(pl.turnOffset) {
+		if revision+pl.revisionOffset == highest && cutsOff(turns, pl.turnOffset, stored, at) {
+			// The stored analysis has this revision and turns after this save's: two
+			// analyses were given one revision (collectors that could not allocate it,
+			// docs/decisions/sessions.md §4.8), and a retried export of the stored one
+			// lacks none of its turns. Written, this one would replace them.
+			return part{stale: true}, nil
+		}
 		return pl.place(turns, stored), nil
 	}
 	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true, found: true, storedRevision: highest}

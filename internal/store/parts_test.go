@@ -187,6 +187,31 @@ func TestWholeSessionAfterPart(t *testing.T) {
 	})
 }
 
+// TestSameRevisionThatCutsOffIsStale: a save at the stored revision and offset that holds
+// only stored turns and lacks a stored turn after them is not a retried export of the
+// stored analysis (which lacks none): another analysis was given the same revision. It
+// changes nothing; a retried export of the stored one, and a save that adds a turn at
+// that revision, are still written.
+func TestSameRevisionThatCutsOffIsStale(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "same-revision-1"
+		stored := partAnalysis(id, 2, 0, 1, 2, 3, 4)
+		require.NoError(t, s.SaveAnalysis(ctx, stored))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 2, 2, 3)), "turn 2 alone at revision 2")
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, got, "turn 3 kept")
+		assert.Equal(t, 2, rev)
+
+		require.NoError(t, s.SaveAnalysis(ctx, stored), "a retried export")
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 2, 2, 3, 4, 5)), "revision 2 again, with a new turn")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got)
+		assert.Equal(t, 2, rev)
+	})
+}
+
 // TestTurnsWithoutTraceContinue: turns without a trace id identify nothing; saving their
 // session again is a continuation, not a new part.
 func TestTurnsWithoutTraceContinue(t *testing.T) {
