@@ -457,3 +457,37 @@ func assertEachTraceCountedOnce(t *testing.T, turns int, sinks ...*consumertest.
 		assert.Equal(t, 1, c, "trace %s counted once", trace)
 	}
 }
+
+// TestContinuedWhileStoreDownKeepsRevision: turn 2 of a stored session gets its index
+// from the store; then the database goes down, the session goes idle (its analysis,
+// revision 2, waits in the exporter's queue) and continues with turn 3 while it is still
+// down. The result store must hold the four turns. Found by review: the session was
+// loaded from its records waiting to be saved, at their stored indexes, but its revision
+// started again at 1, so the result store skipped the analysis holding turn 3 as older
+// than revision 2.
+func TestContinuedWhileStoreDownKeepsRevision(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		const id = "down-revision-1"
+		n := twoTurnsStored(t, p, clk, sink, results, id)
+		sendCounted(t, p, clk, id, 2)
+		db.down = true
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		sendCounted(t, p, clk, id, 3)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		n = exportAnalyses(t, results, sink, n)
+		assertWhole(t, results, id, 4)
+		db.down = false
+		clk.advance(unsavedRetry)
+		p.step(ctx)
+		sendCounted(t, p, clk, id, 4)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		exportAnalyses(t, results, sink, n)
+		assertSameTurns(t, assertWhole(t, results, id, 5), assertContinuationWhole(t, driver, dsn, id, 5))
+		assertEachTraceCountedOnce(t, 5, sink)
+	})
+}

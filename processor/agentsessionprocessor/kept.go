@@ -29,12 +29,14 @@ const keptKey = "unsaved"
 const keptVersion = 1
 
 // keptState is what saveUnsaved could not save, as written to the storage extension: the
-// records (their verdicts were emitted at shutdown) and the turns numbered here whose
-// index the store has not allocated, in the order numbered.
+// records (their verdicts were emitted at shutdown), the turns numbered here whose index
+// the store has not allocated, in the order numbered, and the last analysis revision of
+// their sessions (shard.revisions).
 type keptState struct {
-	Version int             `json:"version"`
-	Records []keptRecord    `json:"records,omitempty"`
-	Local   []keptLocalTurn `json:"local,omitempty"`
+	Version   int             `json:"version"`
+	Records   []keptRecord    `json:"records,omitempty"`
+	Local     []keptLocalTurn `json:"local,omitempty"`
+	Revisions map[string]int  `json:"revisions,omitempty"`
 }
 
 // keptRecord is one store.TurnState.
@@ -52,7 +54,10 @@ type keptLocalTurn struct {
 // startKept opens the storage client of continuation.storage, when set, and gives the
 // shards back what the last shutdown kept there. It runs before the shards start. An
 // error opening the client fails the start (the configuration names an extension that
-// is missing or is not a storage); what cannot be read or decoded is logged and left.
+// is missing or is not a storage, or, with the processor in two pipelines, a second
+// instance cannot open the first one's file: file_storage's timeout); what cannot be
+// read is logged and left for the next start, what does not decode is logged and
+// dropped.
 func (p *agentSessionProcessor) startKept(ctx context.Context, host component.Host) error {
 	id := p.cfg.Continuation.Storage
 	if id == nil {
@@ -75,16 +80,22 @@ func (p *agentSessionProcessor) startKept(ctx context.Context, host component.Ho
 	return nil
 }
 
-// restoreKept gives each shard the records and numbered turns of its sessions that the
-// last shutdown kept. The key stays until this process's shutdown writes it again: were
+// restoreKept gives each shard the records, numbered turns and revisions of its sessions
+// that the last shutdown kept. The key stays until this process's shutdown writes it again: were
 // the process to die before, they are taken back again at the next start, which saving
 // and allocating again make harmless (a stored record is never replaced by one behind
 // it, and a trace keeps its allocated index).
 func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 	raw, err := p.kept.Get(ctx, keptKey)
 	if err != nil {
-		p.logger.Error("reading the turn records kept at the last shutdown failed; a continuation of their sessions may miss them",
+		// What could not be read is left for the next start: this process keeps nothing
+		// there, so that its shutdown does not write over it.
+		p.logger.Error("reading the turn records kept at the last shutdown failed; they are left for the next start, and this process keeps none at its shutdown",
 			zap.Error(err))
+		if err := p.kept.Close(ctx); err != nil {
+			p.logger.Warn("closing the continuation storage client failed", zap.Error(err))
+		}
+		p.kept = nil
 		return
 	}
 	if raw == nil {
@@ -117,9 +128,16 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 		sh := p.shards[shardOf(lt.SessionID, n)]
 		sh.local = append(sh.local, localTurn{session: lt.SessionID, trace: lt.TraceID})
 	}
+	for id, rev := range ks.Revisions {
+		sh := p.shards[shardOf(id, n)]
+		if sh.revisions == nil {
+			sh.revisions = map[string]int{}
+		}
+		sh.revisions[id] = max(sh.revisions[id], rev)
+	}
 	now := p.now().UnixNano()
 	for _, sh := range p.shards {
-		if len(sh.unsaved)+len(sh.local) > 0 {
+		if len(sh.unsaved)+len(sh.local)+len(sh.revisions) > 0 {
 			sh.retryAt.Store(now) // saved with the first dispatch
 		}
 	}
@@ -145,6 +163,12 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 		for _, lt := range sh.local {
 			ks.Local = append(ks.Local, keptLocalTurn{SessionID: lt.session, TraceID: lt.trace})
 		}
+		for id, rev := range sh.revisions {
+			if ks.Revisions == nil {
+				ks.Revisions = map[string]int{}
+			}
+			ks.Revisions[id] = rev
+		}
 	}
 	for i := range records {
 		rec, err := json.Marshal(&records[i].Record)
@@ -155,7 +179,7 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 		}
 		ks.Records = append(ks.Records, keptRecord{SessionID: records[i].SessionID, Record: rec})
 	}
-	if len(ks.Records)+len(ks.Local) == 0 {
+	if len(ks.Records)+len(ks.Local)+len(ks.Revisions) == 0 {
 		if err := p.kept.Delete(ctx, keptKey); err != nil {
 			p.logger.Warn("deleting the turn records kept at the last shutdown failed; they are taken back at the next start, which is harmless",
 				zap.Error(err))

@@ -6,6 +6,7 @@ package agentsessionprocessor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -198,4 +199,173 @@ func keptClient(t *testing.T, host component.Host) storage.Client {
 	c, err := ext.GetClient(context.Background(), component.KindProcessor, component.NewID(metadata.Type), "continuation")
 	require.NoError(t, err)
 	return c
+}
+
+// TestStoreDownAcrossRestartStillDown: as TestStoreDownAcrossRestartThenBack, but the
+// database is still down when the collector restarts and the session continues with
+// turn 3 and goes idle; then it comes back and the session continues with turn 4. Turn
+// 2 closed either while the database was down (numbered here, the session idle before
+// the shutdown) or before it went down (its index allocated, the session open at the
+// shutdown). The exporter's queue stores the first run's analysis before or after the
+// second run's. Both stores must end with the five turns once each in conversation
+// order, and each turn counted once.
+//
+// Found by review of the first version of continuation.storage: the restored records
+// kept their indexes but not their session's revision, so the second run's analysis
+// got revision 1 again. With turn 2 numbered by the store, the result store skipped it
+// as older than the first run's revision 2 (turn 3 lost); with turn 2 numbered here, the
+// first run's part replayed after it had the same revision and replaced it from turn 2
+// on (turn 3 lost).
+func TestStoreDownAcrossRestartStillDown(t *testing.T) {
+	for _, openAtShutdown := range []bool{false, true} {
+		for _, queueOrder := range []bool{true, false} {
+			t.Run(fmt.Sprintf("open_at_shutdown=%v/queue_order=%v", openAtShutdown, queueOrder), func(t *testing.T) {
+				onStores(t, func(t *testing.T, driver, dsn string) {
+					storeDownAcrossRestartStillDown(t, driver, dsn, openAtShutdown, queueOrder)
+				})
+			})
+		}
+	}
+}
+
+func storeDownAcrossRestartStillDown(t *testing.T, driver, dsn string, openAtShutdown, queueOrder bool) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	results := resultStore(t, driver, dsn)
+	host, stopHost := storageHost(t, dir)
+	p, sink, clk, db := keptProcessor(t, driver, dsn, host)
+	const id = "down-restart-2"
+	twoTurnsStored(t, p, clk, sink, results, id)
+	if openAtShutdown {
+		sendCounted(t, p, clk, id, 2)
+		db.down = true
+	} else {
+		db.down = true
+		sendCounted(t, p, clk, id, 2)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+	}
+	require.NoError(t, p.shutdown(ctx))
+	queued := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])[1:]
+	require.Len(t, queued, 1)
+	stopHost()
+
+	host2, _ := storageHost(t, dir)
+	p2, sink2, clk2, db2 := keptProcessor(t, driver, dsn, host2)
+	db2.down = true
+	clk2.advance(time.Hour)
+	sendCounted(t, p2, clk2, id, 3)
+	clk2.advance(2 * time.Minute)
+	p2.step(ctx)
+	if queueOrder {
+		require.NoError(t, results.SaveAnalysis(ctx, &queued[0]))
+	}
+	n := exportAnalyses(t, results, sink2, 0)
+	if !queueOrder {
+		require.NoError(t, results.SaveAnalysis(ctx, &queued[0]))
+	}
+	assertWhole(t, results, id, 4)
+
+	db2.down = false
+	clk2.advance(unsavedRetry)
+	p2.step(ctx)
+	clk2.advance(time.Hour)
+	sendCounted(t, p2, clk2, id, 4)
+	clk2.advance(2 * time.Minute)
+	p2.step(ctx)
+	exportAnalyses(t, results, sink2, n)
+	a := assertWhole(t, results, id, 5)
+	require.Len(t, a.TurnResults, 5)
+	for i, user := range []string{conversation[0].user, conversation[1].user, conversation[2].user, "And on Monday?", "And on Monday?"} {
+		assert.Equal(t, user, a.TurnResults[i].UserMessage, "turn %d in conversation order", i)
+	}
+	assert.Equal(t, queued[0].TurnResults[len(queued[0].TurnResults)-1].TraceID, a.TurnResults[2].TraceID, "turn 2 at index 2")
+	assertSameTurns(t, a, assertContinuationWhole(t, driver, dsn, id, 5))
+	assertEachTraceCountedOnce(t, 5, sink, sink2)
+}
+
+// TestKeptRestoredTwice: a collector that took back what the last shutdown kept dies
+// (kill -9: no shutdown writes the key again) after saving it; the next one takes the
+// same records and turn numbers back again. That changes nothing: the session continues
+// with every turn once, in order, each counted once.
+func TestKeptRestoredTwice(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		dir := t.TempDir()
+		results := resultStore(t, driver, dsn)
+		host, stopHost := storageHost(t, dir)
+		p, sink, clk, db := keptProcessor(t, driver, dsn, host)
+		const id = "kept-twice-1"
+		twoTurnsStored(t, p, clk, sink, results, id)
+		db.down = true
+		sendCounted(t, p, clk, id, 2)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		require.NoError(t, p.shutdown(ctx))
+		exportAnalyses(t, results, sink, 1)
+		require.NotEmpty(t, readKept(t, host).Records)
+		stopHost()
+
+		host2, stopHost2 := storageHost(t, dir)
+		p2, sink2, _, _ := keptProcessor(t, driver, dsn, host2)
+		p2.step(ctx) // the first dispatch saves what was taken back
+		require.NoError(t, p2.kept.Close(ctx))
+		p2.kept = nil // killed: its shutdown (at cleanup) keeps nothing
+		stopHost2()
+
+		host3, _ := storageHost(t, dir)
+		p3, sink3, clk3, _ := keptProcessor(t, driver, dsn, host3)
+		clk3.advance(time.Hour)
+		sendCounted(t, p3, clk3, id, 3)
+		clk3.advance(2 * time.Minute)
+		p3.step(ctx)
+		exportAnalyses(t, results, sink3, 0)
+		a := assertWhole(t, results, id, 4)
+		assertSameTurns(t, a, assertContinuationWhole(t, driver, dsn, id, 4))
+		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)
+		assertEachTraceCountedOnce(t, 4, sink, sink2, sink3)
+	})
+}
+
+// failingGetStorage is a storage extension whose clients fail Get (a damaged file), over
+// a real one.
+type failingGetStorage struct {
+	storage.Extension
+}
+
+func (f failingGetStorage) GetClient(ctx context.Context, kind component.Kind, id component.ID, name string) (storage.Client, error) {
+	c, err := f.Extension.GetClient(ctx, kind, id, name)
+	return failingGetClient{c}, err
+}
+
+type failingGetClient struct{ storage.Client }
+
+func (failingGetClient) Get(context.Context, string) ([]byte, error) {
+	return nil, errors.New("injected: the storage file cannot be read")
+}
+
+// TestKeptUnreadableLeftForNextStart: when what the last shutdown kept cannot be read,
+// the processor starts without it and its shutdown does not write over it: the next
+// start can still read it.
+func TestKeptUnreadableLeftForNextStart(t *testing.T) {
+	ctx := context.Background()
+	host, _ := storageHost(t, t.TempDir())
+	want := []byte(`{"version":1,"local":[{"session_id":"s","trace_id":"t"}]}`)
+	cl := keptClient(t, host)
+	require.NoError(t, cl.Set(ctx, keptKey, want))
+	require.NoError(t, cl.Close(ctx))
+
+	ext := host.GetExtensions()[keptStorageID].(storage.Extension)
+	failing := extHost{ext: map[component.ID]component.Component{keptStorageID: failingGetStorage{ext}}}
+	p, _, _, db := keptProcessor(t, "sqlite", filepath.Join(t.TempDir(), "agenteval.db"), failing)
+	assert.Nil(t, p.kept, "no client kept after a failed read")
+	db.down = true
+	p.shards[0].local = append(p.shards[0].local, localTurn{session: "other", trace: "u"}) // something to keep
+	require.NoError(t, p.shutdown(ctx))
+
+	cl = keptClient(t, host)
+	got, err := cl.Get(ctx, keptKey)
+	require.NoError(t, err)
+	require.NoError(t, cl.Close(ctx))
+	assert.JSONEq(t, string(want), string(got), "left as it was")
 }

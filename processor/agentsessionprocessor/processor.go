@@ -623,6 +623,13 @@ type shard struct {
 	// trace on a stored turn's index. A turn whose record was dropped keeps its entry
 	// (keepUnsaved, at most maxLocal()): its index is reserved all the same.
 	local []localTurn
+	// revisions are the last analysis revisions emitted for sessions of unsaved and local
+	// whose records could not be saved: the continuation store may not know them, and a
+	// session continued before it is back gives its next analysis the revision after
+	// this one (state), or the result store would take that analysis for an older one
+	// and skip it (docs/decisions/sessions.md §4.8). They are saved to the store with
+	// the records (saveKeptRevisions).
+	revisions map[string]int
 	// reserved are the turn indexes allocated for the batch being handled (reserveBatch),
 	// emptied after it.
 	reserved map[store.TurnKey]int
@@ -781,7 +788,7 @@ func (p *agentSessionProcessor) emit(ctx context.Context, b *evalBatch) {
 // by another collector meanwhile is counted there only.
 func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWrites, b *evalBatch) {
 	p.hold(ctx, w.holds)
-	if len(w.saves)+len(sh.unsaved)+len(sh.local) > 0 {
+	if len(w.saves)+len(sh.unsaved)+len(sh.local)+len(sh.revisions) > 0 {
 		err := sh.reserveLocal(ctx, p, w)
 		retried, saves := len(sh.unsaved), w.saves
 		if retried > 0 {
@@ -802,10 +809,19 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 					waiting[retried+i] = true
 				}
 			}
+			for _, e := range w.ended {
+				if e.revision > 0 {
+					if sh.revisions == nil {
+						sh.revisions = map[string]int{}
+					}
+					sh.revisions[e.id] = max(sh.revisions[e.id], e.revision)
+				}
+			}
 			sh.keepUnsaved(p, b, saves, waiting)
 		} else {
 			emitWaiting(b, sh.unsaved, sh.waiting, first[:retried])
 			sh.clearUnsaved()
+			sh.saveKeptRevisions(ctx, p)
 			for i, span := range w.spans {
 				if span >= 0 {
 					tr := w.saves[i].Record.Result // a copy: the stored record keeps Revised false
@@ -884,6 +900,19 @@ func emitWaiting(b *evalBatch, recs []store.TurnState, waiting, first []bool) {
 	}
 }
 
+// saveKeptRevisions records in the continuation store the revisions kept with records
+// that could not be saved (sh.revisions), once they are: the store then allocates the
+// session's next revision above them. A revision whose save fails stays kept.
+func (sh *shard) saveKeptRevisions(ctx context.Context, p *agentSessionProcessor) {
+	for id, rev := range sh.revisions {
+		if err := p.cont.SaveRevision(ctx, id, rev); err != nil {
+			p.continuationError(ctx, "saving the analysis revision to the continuation store failed", err, zap.String("session_id", id))
+			continue
+		}
+		delete(sh.revisions, id)
+	}
+}
+
 // clearUnsaved forgets the records waiting to be saved again (saved, or emitted for
 // good) and their retry.
 func (sh *shard) clearUnsaved() {
@@ -930,6 +959,11 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 			zap.Int("dropped", n))
 		sh.local = slices.Delete(sh.local, 0, n)
 	}
+	for id := range sh.revisions {
+		if !sh.hasUnsaved(id) && !slices.ContainsFunc(sh.local, func(lt localTurn) bool { return lt.session == id }) {
+			delete(sh.revisions, id) // its records are gone: nothing continues from them
+		}
+	}
 	sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
 }
 
@@ -940,13 +974,16 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) (left []store.TurnState) {
 	b := p.emitter.newBatch(p.now())
 	for _, sh := range p.shards {
-		if len(sh.unsaved)+len(sh.local) == 0 {
+		if len(sh.unsaved)+len(sh.local)+len(sh.revisions) == 0 {
 			continue
 		}
 		var first []bool
 		err := sh.reserveLocal(ctx, p, nil)
 		if err == nil {
 			first, err = p.cont.SaveTurns(ctx, sh.unsaved)
+		}
+		if err == nil {
+			sh.saveKeptRevisions(ctx, p)
 		}
 		if err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
@@ -1005,11 +1042,13 @@ func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session
 	if !st.continuable {
 		return st
 	}
-	// Records whose save failed are further on than the store's rows of them.
+	// Records whose save failed are further on than the store's rows of them, and so is
+	// the revision of their analysis.
 	defer func() {
 		if u := sh.unsavedOf(s.ID); len(u) > 0 {
 			st.merge(u)
 		}
+		st.revision = max(st.revision, sh.revisions[s.ID])
 	}()
 	c, err := p.cont.LoadContinuation(ctx, s.ID, nil)
 	if err != nil {
