@@ -21,8 +21,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/storagetest"
+	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 )
 
@@ -59,6 +61,31 @@ func keptProcessor(t *testing.T, driver, dsn string, host component.Host) (p *ag
 	return p, sink, clk, db
 }
 
+// stoppedWithTurnKept runs a first collector with continuation.storage on host: session
+// id's turns 0 and 1 are stored in results, then turn 2 closes, with the database up and
+// the session left open (open), or with the database down and the session idle after it;
+// the collector shuts down with the database down. It returns the collector's sink and
+// the analyses emitted after the stored one (waiting in the exporter's queue).
+func stoppedWithTurnKept(t *testing.T, driver, dsn string, results store.Store, host component.Host, id string, open bool) (*consumertest.TracesSink, []evaluation.Analysis) {
+	t.Helper()
+	ctx := context.Background()
+	p, sink, clk, db := keptProcessor(t, driver, dsn, host)
+	twoTurnsStored(t, p, clk, sink, results, id)
+	if open {
+		sendCounted(t, p, clk, id, 2)
+		db.down = true
+	} else {
+		db.down = true
+		sendCounted(t, p, clk, id, 2)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+	}
+	require.NoError(t, p.shutdown(ctx))
+	queued := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])[1:]
+	require.Len(t, queued, 1)
+	return sink, queued
+}
+
 // TestStoreDownAcrossRestartThenBack: the database goes down as a session stored with
 // turns 0 and 1 continues with turn 2, which the collector numbers itself; the session
 // goes idle (its analysis, a part, waits in the exporter's queue) and the collector
@@ -88,17 +115,8 @@ func storeDownAcrossRestartThenBack(t *testing.T, driver, dsn string, partFirst 
 	dir := t.TempDir()
 	results := resultStore(t, driver, dsn)
 	host, stopHost := storageHost(t, dir)
-	p, sink, clk, db := keptProcessor(t, driver, dsn, host)
 	const id = "down-restart-1"
-	twoTurnsStored(t, p, clk, sink, results, id)
-
-	db.down = true
-	sendCounted(t, p, clk, id, 2)
-	clk.advance(2 * time.Minute)
-	p.step(ctx)
-	require.NoError(t, p.shutdown(ctx))
-	queued := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])[1:] // the part, in the exporter's queue
-	require.Len(t, queued, 1)
+	sink, queued := stoppedWithTurnKept(t, driver, dsn, results, host, id, false) // queued: the part
 	require.Len(t, queued[0].TurnResults, 1)
 	ks := readKept(t, host)
 	require.Len(t, ks.Records, 1, "turn 2's record, refused at shutdown, kept")
@@ -233,21 +251,8 @@ func storeDownAcrossRestartStillDown(t *testing.T, driver, dsn string, openAtShu
 	dir := t.TempDir()
 	results := resultStore(t, driver, dsn)
 	host, stopHost := storageHost(t, dir)
-	p, sink, clk, db := keptProcessor(t, driver, dsn, host)
 	const id = "down-restart-2"
-	twoTurnsStored(t, p, clk, sink, results, id)
-	if openAtShutdown {
-		sendCounted(t, p, clk, id, 2)
-		db.down = true
-	} else {
-		db.down = true
-		sendCounted(t, p, clk, id, 2)
-		clk.advance(2 * time.Minute)
-		p.step(ctx)
-	}
-	require.NoError(t, p.shutdown(ctx))
-	queued := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])[1:]
-	require.Len(t, queued, 1)
+	sink, queued := stoppedWithTurnKept(t, driver, dsn, results, host, id, openAtShutdown)
 	stopHost()
 
 	host2, _ := storageHost(t, dir)
@@ -294,14 +299,8 @@ func TestKeptRestoredTwice(t *testing.T) {
 		dir := t.TempDir()
 		results := resultStore(t, driver, dsn)
 		host, stopHost := storageHost(t, dir)
-		p, sink, clk, db := keptProcessor(t, driver, dsn, host)
 		const id = "kept-twice-1"
-		twoTurnsStored(t, p, clk, sink, results, id)
-		db.down = true
-		sendCounted(t, p, clk, id, 2)
-		clk.advance(2 * time.Minute)
-		p.step(ctx)
-		require.NoError(t, p.shutdown(ctx))
+		sink, _ := stoppedWithTurnKept(t, driver, dsn, results, host, id, false)
 		exportAnalyses(t, results, sink, 1)
 		require.NotEmpty(t, readKept(t, host).Records)
 		stopHost()
