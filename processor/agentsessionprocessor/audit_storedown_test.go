@@ -30,6 +30,8 @@ type downContinuation struct {
 	store.ContinuationStore
 	down                    bool
 	failLoads, failReserves int
+	// failRevisions makes SaveRevision fail while the rest is up.
+	failRevisions bool
 }
 
 // fails reports whether a call counted by n fails now.
@@ -56,7 +58,7 @@ func (d *downContinuation) SaveTurns(ctx context.Context, turns []store.TurnStat
 }
 
 func (d *downContinuation) SaveRevision(ctx context.Context, id string, revision int) error {
-	if d.down {
+	if d.down || d.failRevisions {
 		return errStoreDown
 	}
 	return d.ContinuationStore.SaveRevision(ctx, id, revision)
@@ -489,5 +491,57 @@ func TestContinuedWhileStoreDownKeepsRevision(t *testing.T) {
 		exportAnalyses(t, results, sink, n)
 		assertSameTurns(t, assertWhole(t, results, id, 5), assertContinuationWhole(t, driver, dsn, id, 5))
 		assertEachTraceCountedOnce(t, 5, sink)
+	})
+}
+
+// TestKeptRevisionSavedAfterItsRecords: a session ends twice while the database is down
+// (revisions 2 and 3, numbered here); when it is back, the records are saved but the
+// revision's save fails. The revision stays kept and is saved again at the next retry,
+// with no event for its shard, and another session's failed write on the shard meanwhile
+// does not drop it. When the session continues before the exporter's queue is drained,
+// its next revision must be above 3, or the result store skips it and its new turn.
+// Found by review: the kept revision was dropped with its records' save, and never retried.
+func TestKeptRevisionSavedAfterItsRecords(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		const id = "kept-revision-1"
+		sh := p.shards[shardOf(id, len(p.shards))]
+		n := twoTurnsStored(t, p, clk, sink, results, id)
+		sendCounted(t, p, clk, id, 2)
+		db.down = true
+		clk.advance(2 * time.Minute)
+		p.step(ctx) // revision 2, numbered here
+		sendCounted(t, p, clk, id, 3)
+		clk.advance(2 * time.Minute)
+		p.step(ctx) // revision 3
+		require.Equal(t, 3, sh.revisions[id])
+
+		db.down, db.failRevisions = false, true
+		clk.advance(unsavedRetry)
+		p.step(ctx)
+		require.Empty(t, sh.unsaved, "the records are saved")
+		require.Equal(t, 3, sh.revisions[id], "the revision is not")
+
+		db.down = true // another session of the shard fails its write
+		other := ""
+		for i := 0; other == ""; i++ {
+			if o := fmt.Sprintf("other-%d", i); shardOf(o, len(p.shards)) == shardOf(id, len(p.shards)) {
+				other = o
+			}
+		}
+		sendCounted(t, p, clk, other, 0)
+		require.Equal(t, 3, sh.revisions[id], "kept across another session's failed write")
+
+		db.down, db.failRevisions = false, false
+		clk.advance(unsavedRetry)
+		p.step(ctx) // the retry, no event for the shard
+		assert.Empty(t, sh.revisions, "saved at the retry")
+
+		sendCounted(t, p, clk, id, 4)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		exportAnalyses(t, results, sink, n)
+		assertWhole(t, results, id, 5)
 	})
 }

@@ -308,8 +308,10 @@ func TestKeptRestoredTwice(t *testing.T) {
 		host2, stopHost2 := storageHost(t, dir)
 		p2, sink2, _, _ := keptProcessor(t, driver, dsn, host2)
 		p2.step(ctx) // the first dispatch saves what was taken back
+		require.Empty(t, p2.shards[shardOf(id, len(p2.shards))].unsaved, "saved")
 		require.NoError(t, p2.kept.Close(ctx))
 		p2.kept = nil // killed: its shutdown (at cleanup) keeps nothing
+		require.NotEmpty(t, readKept(t, host2).Records, "the key stays until a shutdown writes it")
 		stopHost2()
 
 		host3, _ := storageHost(t, dir)

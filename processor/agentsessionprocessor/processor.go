@@ -739,7 +739,7 @@ func (sh *shard) emitChunk(ctx context.Context, p *agentSessionProcessor, events
 	start := p.now()
 	b := p.emitter.newBatch(start)
 	defer func() { // after the emission below
-		p.saveRevisions(ctx, w.ended)
+		p.saveRevisions(ctx, sh, w.ended)
 		w.ended = w.ended[:0]
 	}()
 	i := 0
@@ -811,10 +811,7 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 			}
 			for _, e := range w.ended {
 				if e.revision > 0 {
-					if sh.revisions == nil {
-						sh.revisions = map[string]int{}
-					}
-					sh.revisions[e.id] = max(sh.revisions[e.id], e.revision)
+					sh.keepRevision(p, e.id, e.revision)
 				}
 			}
 			sh.keepUnsaved(p, b, saves, waiting)
@@ -900,16 +897,32 @@ func emitWaiting(b *evalBatch, recs []store.TurnState, waiting, first []bool) {
 	}
 }
 
+// keepRevision keeps revision as session id's last one until the continuation store
+// records it (sh.revisions), and schedules its retry.
+func (sh *shard) keepRevision(p *agentSessionProcessor, id string, revision int) {
+	if sh.revisions == nil {
+		sh.revisions = map[string]int{}
+	}
+	sh.revisions[id] = max(sh.revisions[id], revision)
+	if sh.retryAt.Load() == 0 {
+		sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
+	}
+}
+
 // saveKeptRevisions records in the continuation store the revisions kept with records
-// that could not be saved (sh.revisions), once they are: the store then allocates the
-// session's next revision above them. A revision whose save fails stays kept.
+// that could not be saved, or whose own save failed (sh.revisions), once the records
+// are saved: the store then allocates the session's next revision above them. A
+// revision whose save fails stays kept, and is tried again (retryAt).
 func (sh *shard) saveKeptRevisions(ctx context.Context, p *agentSessionProcessor) {
 	for id, rev := range sh.revisions {
 		if err := p.cont.SaveRevision(ctx, id, rev); err != nil {
-			p.continuationError(ctx, "saving the analysis revision to the continuation store failed", err, zap.String("session_id", id))
+			p.continuationError(ctx, "saving the analysis revision to the continuation store failed; it is saved again later", err, zap.String("session_id", id))
 			continue
 		}
 		delete(sh.revisions, id)
+	}
+	if len(sh.revisions) > 0 && sh.retryAt.Load() == 0 {
+		sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
 	}
 }
 
@@ -959,9 +972,16 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 			zap.Int("dropped", n))
 		sh.local = slices.Delete(sh.local, 0, n)
 	}
-	for id := range sh.revisions {
-		if !sh.hasUnsaved(id) && !slices.ContainsFunc(sh.local, func(lt localTurn) bool { return lt.session == id }) {
-			delete(sh.revisions, id) // its records are gone: nothing continues from them
+	// A revision is two words: kept until it is saved, within the bound of ids.
+	if n := len(sh.revisions) - sh.maxLocal(); n > 0 {
+		p.logger.Warn("analysis revisions not saved to the continuation store are dropped; a later continuation of their sessions may reuse them",
+			zap.Int("dropped", n))
+		for id := range sh.revisions {
+			if n == 0 {
+				break
+			}
+			delete(sh.revisions, id)
+			n--
 		}
 	}
 	sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())

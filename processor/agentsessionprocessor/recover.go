@@ -116,9 +116,10 @@ func (p *agentSessionProcessor) hold(ctx context.Context, holds []store.OpenSess
 }
 
 // saveRevisions records the revisions of the analyses emitted that the continuation
-// store did not allocate (its NextRevision failed), then releases the sessions (they
-// are no longer open here; the holds of dead instances end too).
-func (p *agentSessionProcessor) saveRevisions(ctx context.Context, ended []endedSession) {
+// store did not allocate (its NextRevision failed), keeping in sh those whose save fails
+// to be saved again (shard.keepRevision), then releases the sessions (they are no longer
+// open here; the holds of dead instances end too).
+func (p *agentSessionProcessor) saveRevisions(ctx context.Context, sh *shard, ended []endedSession) {
 	if len(ended) == 0 {
 		return
 	}
@@ -129,7 +130,8 @@ func (p *agentSessionProcessor) saveRevisions(ctx context.Context, ended []ended
 			continue // no revision, or NextRevision recorded it
 		}
 		if err := p.cont.SaveRevision(ctx, e.id, e.revision); err != nil {
-			p.continuationError(ctx, "saving the analysis revision to the continuation store failed", err, zap.String("session_id", e.id))
+			p.continuationError(ctx, "saving the analysis revision to the continuation store failed; it is saved again later", err, zap.String("session_id", e.id))
+			sh.keepRevision(p, e.id, e.revision)
 		}
 	}
 	if p.recovery == nil {
