@@ -72,6 +72,13 @@ type ContinuationStore interface {
 	// already counted (docs/decisions/sessions.md §4.5). Collectors sharing the store
 	// never both get true for one turn. On error it returns nil: nothing is saved.
 	SaveTurns(ctx context.Context, turns []TurnState) (firstFinal []bool, err error)
+	// ClaimFinal records that the first final verdicts of turns were given (emitted and
+	// counted) although their final records could not be saved (the collector dropped
+	// them while the store was down): a stored provisional record of such a turn is marked
+	// final, its document unchanged, so that a later SaveTurns of a final record of the
+	// turn returns false (docs/decisions/sessions.md §4.9). A turn without a stored
+	// record, or with a final one, is left as it is. On error nothing is marked.
+	ClaimFinal(ctx context.Context, turns []TurnKey) error
 	// SaveRevision records the session's last emitted analysis revision (the highest
 	// wins).
 	SaveRevision(ctx context.Context, sessionID string, revision int) error
@@ -131,6 +138,11 @@ const (
 	replaceTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ? " +
 		"WHERE session_id = ? AND trace_id = ? AND verdict_stage <= ?"
 )
+
+// claimFinalSQL marks a provisional row final without follow-up (verdict stage 1),
+// keeping its document (ClaimFinal).
+const claimFinalSQL = "UPDATE turns SET final = ?, verdict_stage = 1, updated_at = ? " +
+	"WHERE session_id = ? AND trace_id = ? AND verdict_stage = 0"
 
 const upsertRevisionSQL = "INSERT INTO session_revisions (session_id, revision, updated_at) VALUES (?, ?, ?) " +
 	"ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, updated_at = excluded.updated_at " +
@@ -388,6 +400,28 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) ([]bool, er
 	return first, nil
 }
 
+// ClaimFinal marks the turns' provisional rows final in one transaction.
+func (s *sqlStore) ClaimFinal(ctx context.Context, turns []TurnKey) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	now := s.d.timeArg(time.Now())
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		sts := txStmts{ctx: ctx, tx: tx, s: s}
+		defer sts.close()
+		for _, k := range turns {
+			if err := sts.exec(claimFinalSQL, nil, true, now, cleanText(k.SessionID), cleanText(k.TraceID)); err != nil {
+				return fmt.Errorf("claim turn %q/%s: %w", k.SessionID, k.TraceID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: %s: claim %d final verdicts: %w", s.d.name, len(turns), err)
+	}
+	return nil
+}
+
 // saveFinal runs finishTurnSQL, insertTurnSQL, finishTurnSQL and replaceTurnSQL for a
 // final record, in that order until one writes a row, and reports whether a finish or
 // the insert wrote it.
@@ -520,6 +554,7 @@ type memSession struct {
 	id       string
 	revision int
 	turns    map[string]evaluation.TurnRecord // by trace id; nil for a stub
+	claimed  map[string]bool                  // provisional records marked final (ClaimFinal), by trace id
 	indexes  map[string]int                   // by trace id (ReserveTurns)
 	next     int                              // one more than the highest index reserved or saved
 }
@@ -557,7 +592,7 @@ func (m *MemoryContinuation) evict() {
 	for m.turns > m.maxTurns && m.lru.Len() > 0 {
 		old := m.lru.Remove(m.lru.Back()).(*memSession)
 		m.turns -= len(old.turns)
-		old.turns, old.indexes = nil, nil
+		old.turns, old.indexes, old.claimed = nil, nil, nil
 		m.byID[old.id] = m.stubs.PushFront(old)
 	}
 	for m.stubs.Len() > StubsPerRecord*m.maxTurns {
@@ -594,11 +629,15 @@ func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) ([]
 	first := make([]bool, len(turns))
 	for i, t := range turns {
 		s := m.get(t.SessionID)
-		old, ok := s.turns[t.Record.Result.TraceID]
+		trace := t.Record.Result.TraceID
+		old, ok := s.turns[trace]
 		stage := VerdictStage(&t.Record)
-		first[i] = stage > 0 && (!ok || VerdictStage(&old) == 0)
+		first[i] = stage > 0 && (!ok || VerdictStage(&old) == 0 && !s.claimed[trace])
 		if ok && VerdictStage(&old) > stage {
 			continue
+		}
+		if stage > 0 {
+			delete(s.claimed, trace)
 		}
 		if !ok {
 			m.turns++
@@ -608,6 +647,26 @@ func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) ([]
 	}
 	m.evict()
 	return first, nil
+}
+
+// ClaimFinal implements ContinuationStore.
+func (m *MemoryContinuation) ClaimFinal(_ context.Context, turns []TurnKey) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range turns {
+		e, ok := m.byID[k.SessionID]
+		if !ok {
+			continue
+		}
+		s := e.Value.(*memSession)
+		if r, ok := s.turns[k.TraceID]; ok && VerdictStage(&r) == 0 {
+			if s.claimed == nil {
+				s.claimed = map[string]bool{}
+			}
+			s.claimed[k.TraceID] = true
+		}
+	}
+	return nil
 }
 
 // SaveRevision implements ContinuationStore.

@@ -427,6 +427,42 @@ func TestSharedSessionAllocation(t *testing.T) {
 // saved is SaveTurns' error (its per-record results ignored).
 func saved(_ []bool, err error) error { return err }
 
+// TestClaimFinal: a provisional record claimed final (its verdict counted while its final
+// record could not be saved) keeps its document, and a final record saved after it is not
+// the turn's first; a turn not claimed, or claimed without a stored record, still gets
+// its first final verdict once, and a claim leaves a final record as it is.
+func TestClaimFinal(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, cs ContinuationStore) {
+		prov := []TurnState{turnState("s", 0, false, "none"), turnState("s", 1, false, "none")}
+		require.NoError(t, saved(cs.SaveTurns(ctx, prov)))
+		final2 := turnState("s", 2, true, "none")
+		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{final2})))
+		trace := func(i int) string { return fmt.Sprintf("%032x", i+1) }
+		require.NoError(t, cs.ClaimFinal(ctx, []TurnKey{{"s", trace(0)}, {"s", trace(2)}, {"s", trace(7)}, {"unknown", trace(0)}}))
+		require.NoError(t, cs.ClaimFinal(ctx, nil))
+
+		c, err := cs.LoadContinuation(ctx, "s", nil)
+		require.NoError(t, err)
+		require.Len(t, c.Turns, 3)
+		assert.False(t, c.Turns[0].Result.Final, "the claimed record's document is unchanged")
+		assert.True(t, c.Turns[2].Result.Final)
+
+		first, err := cs.SaveTurns(ctx, []TurnState{turnState("s", 0, true, "rdm"), turnState("s", 1, true, "none"), turnState("s", 7, true, "none")})
+		require.NoError(t, err)
+		assert.Equal(t, []bool{false, true, true}, first, "claimed: not first; not claimed, or claimed without a record: first")
+		c, err = cs.LoadContinuation(ctx, "s", nil)
+		require.NoError(t, err)
+		require.Len(t, c.Turns, 4)
+		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType, "the final record stored over the claimed one")
+	}
+	t.Run("memory", func(t *testing.T) { check(t, NewMemoryContinuation(10)) })
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		check(t, s)
+	})
+}
+
 // TestContinuationKnowsStoredTurns: a turn of a stored analysis without a turn record
 // (its record never reached the turns table) comes back from LoadContinuation, rebuilt
 // from its stored result at its stored index, and ReserveTurns neither gives its index to
