@@ -57,6 +57,13 @@ func (d *downContinuation) SaveTurns(ctx context.Context, turns []store.TurnStat
 	return d.ContinuationStore.SaveTurns(ctx, turns)
 }
 
+func (d *downContinuation) ClaimFinal(ctx context.Context, turns []store.TurnKey) error {
+	if d.down {
+		return errStoreDown
+	}
+	return d.ContinuationStore.ClaimFinal(ctx, turns)
+}
+
 func (d *downContinuation) SaveRevision(ctx context.Context, id string, revision int) error {
 	if d.down || d.failRevisions {
 		return errStoreDown
@@ -524,13 +531,7 @@ func TestKeptRevisionSavedAfterItsRecords(t *testing.T) {
 		require.Equal(t, 3, sh.revisions[id], "the revision is not")
 
 		db.down = true // another session of the shard fails its write
-		other := ""
-		for i := 0; other == ""; i++ {
-			if o := fmt.Sprintf("other-%d", i); shardOf(o, len(p.shards)) == shardOf(id, len(p.shards)) {
-				other = o
-			}
-		}
-		sendCounted(t, p, clk, other, 0)
+		sendCounted(t, p, clk, sameShard(p, id), 0)
 		require.Equal(t, 3, sh.revisions[id], "kept across another session's failed write")
 
 		db.down, db.failRevisions = false, false
@@ -543,5 +544,51 @@ func TestKeptRevisionSavedAfterItsRecords(t *testing.T) {
 		p.step(ctx)
 		exportAnalyses(t, results, sink, n)
 		assertWhole(t, results, id, 5)
+	})
+}
+
+// sameShard returns a session id other than id that p handles on id's shard.
+func sameShard(p *agentSessionProcessor, id string) string {
+	for i := 0; ; i++ {
+		if o := fmt.Sprintf("%s-neighbour-%d", id, i); shardOf(o, len(p.shards)) == shardOf(id, len(p.shards)) {
+			return o
+		}
+	}
+}
+
+// TestDroppedFinalRecordCountedOnce: with room for one record waiting to be saved, a
+// session goes idle while the database is down: turn 0's final verdict waits for its
+// record's save. Another session of the shard then pushes that record out: the verdict
+// is emitted and counted, and the store keeps turn 0's provisional record. When the
+// session continues after the database is back, turn 0's verdict with turn 1's message
+// must not count it again. Before the claim (store.ClaimFinal), agent_eval_turns_total
+// counted turn 0 twice (sessions.md §4.7, left open then).
+func TestDroppedFinalRecordCountedOnce(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		oneUnsaved(p)
+		const id = "dropped-final-1"
+		sendCounted(t, p, clk, id, 0)
+		db.down = true
+		clk.advance(2 * time.Minute)
+		p.step(ctx) // idle: turn 0's final verdict waits for its save
+		other := sameShard(p, id)
+		sendCounted(t, p, clk, other, 7) // its record (another trace) pushes turn 0's out: counted now
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		db.down = false
+		clk.advance(unsavedRetry)
+		p.step(ctx)
+		n := exportAnalyses(t, results, sink, 0)
+
+		clk.advance(time.Hour)
+		sendCounted(t, p, clk, id, 1)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		exportAnalyses(t, results, sink, n)
+		a := assertWhole(t, results, id, 2)
+		assert.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "turn 0's verdict has turn 1's correction")
+		assertEachTraceCountedOnce(t, 3, sink) // two turns of id, one of the other session
 	})
 }

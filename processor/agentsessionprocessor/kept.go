@@ -30,13 +30,15 @@ const keptVersion = 1
 
 // keptState is what saveUnsaved could not save, as written to the storage extension: the
 // records (their verdicts were emitted at shutdown), the turns numbered here whose index
-// the store has not allocated, in the order numbered, and the last analysis revision of
-// their sessions (shard.revisions).
+// the store has not allocated, in the order numbered, the last analysis revision of
+// their sessions (shard.revisions), and the claims of final verdicts counted without
+// their records (shard.claims).
 type keptState struct {
 	Version   int             `json:"version"`
 	Records   []keptRecord    `json:"records,omitempty"`
 	Local     []keptLocalTurn `json:"local,omitempty"`
 	Revisions map[string]int  `json:"revisions,omitempty"`
+	Claims    []keptLocalTurn `json:"claims,omitempty"`
 }
 
 // keptRecord is one store.TurnState.
@@ -128,6 +130,10 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 		sh := p.shards[shardOf(lt.SessionID, n)]
 		sh.local = append(sh.local, localTurn{session: lt.SessionID, trace: lt.TraceID})
 	}
+	for _, c := range ks.Claims {
+		sh := p.shards[shardOf(c.SessionID, n)]
+		sh.claims = append(sh.claims, localTurn{session: c.SessionID, trace: c.TraceID})
+	}
 	for id, rev := range ks.Revisions {
 		sh := p.shards[shardOf(id, n)]
 		if sh.revisions == nil {
@@ -137,7 +143,7 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 	}
 	now := p.now().UnixNano()
 	for _, sh := range p.shards {
-		if len(sh.unsaved)+len(sh.local)+len(sh.revisions) > 0 {
+		if len(sh.unsaved)+len(sh.local)+len(sh.revisions)+len(sh.claims) > 0 {
 			sh.retryAt.Store(now) // saved with the first dispatch
 		}
 	}
@@ -163,6 +169,9 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 		for _, lt := range sh.local {
 			ks.Local = append(ks.Local, keptLocalTurn{SessionID: lt.session, TraceID: lt.trace})
 		}
+		for _, c := range sh.claims {
+			ks.Claims = append(ks.Claims, keptLocalTurn{SessionID: c.session, TraceID: c.trace})
+		}
 		for id, rev := range sh.revisions {
 			if ks.Revisions == nil {
 				ks.Revisions = map[string]int{}
@@ -179,7 +188,7 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 		}
 		ks.Records = append(ks.Records, keptRecord{SessionID: records[i].SessionID, Record: rec})
 	}
-	if len(ks.Records)+len(ks.Local)+len(ks.Revisions) == 0 {
+	if len(ks.Records)+len(ks.Local)+len(ks.Revisions)+len(ks.Claims) == 0 {
 		if err := p.kept.Delete(ctx, keptKey); err != nil {
 			p.logger.Warn("deleting the turn records kept at the last shutdown failed; they are taken back at the next start, which is harmless",
 				zap.Error(err))

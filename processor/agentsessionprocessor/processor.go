@@ -630,6 +630,12 @@ type shard struct {
 	// and skip it (docs/decisions/sessions.md §4.8). They are saved to the store with
 	// the records (saveKeptRevisions).
 	revisions map[string]int
+	// claims are the turns whose first final verdict was emitted (counted) when the bound
+	// dropped its record waiting to be saved (keepUnsaved): the continuation store marks
+	// their provisional rows final (ClaimFinal) before the shard's next save, so that a
+	// continued session does not give them a first final verdict again
+	// (docs/decisions/sessions.md §4.9). At most maxLocal(), the oldest dropped.
+	claims []localTurn
 	// reserved are the turn indexes allocated for the batch being handled (reserveBatch),
 	// emptied after it.
 	reserved map[store.TurnKey]int
@@ -788,8 +794,11 @@ func (p *agentSessionProcessor) emit(ctx context.Context, b *evalBatch) {
 // by another collector meanwhile is counted there only.
 func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWrites, b *evalBatch) {
 	p.hold(ctx, w.holds)
-	if len(w.saves)+len(sh.unsaved)+len(sh.local)+len(sh.revisions) > 0 {
+	if len(w.saves)+len(sh.unsaved)+len(sh.local)+len(sh.revisions)+len(sh.claims) > 0 {
 		err := sh.reserveLocal(ctx, p, w)
+		if err == nil {
+			err = sh.claim(ctx, p)
+		}
 		retried, saves := len(sh.unsaved), w.saves
 		if retried > 0 {
 			saves = append(sh.unsaved[:retried:retried], w.saves...)
@@ -897,6 +906,23 @@ func emitWaiting(b *evalBatch, recs []store.TurnState, waiting, first []bool) {
 	}
 }
 
+// claim marks in the continuation store the turns of sh.claims final (ClaimFinal), and
+// forgets them once it has.
+func (sh *shard) claim(ctx context.Context, p *agentSessionProcessor) error {
+	if len(sh.claims) == 0 {
+		return nil
+	}
+	keys := make([]store.TurnKey, len(sh.claims))
+	for i, c := range sh.claims {
+		keys[i] = store.TurnKey{SessionID: c.session, TraceID: c.trace}
+	}
+	if err := p.cont.ClaimFinal(ctx, keys); err != nil {
+		return err // counted and logged by the caller
+	}
+	sh.claims = nil
+	return nil
+}
+
 // keepRevision keeps revision as session id's last one until the continuation store
 // records it (sh.revisions), and schedules its retry.
 func (sh *shard) keepRevision(p *agentSessionProcessor, id string, revision int) {
@@ -960,6 +986,16 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 		p.logger.Warn("turn records not saved to the continuation store are dropped; a later continuation of their sessions misses them",
 			zap.Int("dropped", n))
 		emitWaiting(b, sh.unsaved[:n], sh.waiting[:n], nil)
+		for i := range n {
+			if sh.waiting[i] { // counted now: claimed in the store once it is back
+				sh.claims = append(sh.claims, localTurn{sh.unsaved[i].SessionID, sh.unsaved[i].Record.Result.TraceID})
+			}
+		}
+		if m := len(sh.claims) - sh.maxLocal(); m > 0 {
+			p.logger.Warn("claims of final verdicts counted while the continuation store was unreachable are dropped; a later continuation of their sessions may count them again",
+				zap.Int("dropped", m))
+			sh.claims = slices.Delete(sh.claims, 0, m)
+		}
 		sh.unsaved, sh.waiting = sh.unsaved[n:], sh.waiting[n:]
 	}
 	// A turn numbered here keeps its place in sh.local when its record is dropped: the
@@ -994,11 +1030,14 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) (left []store.TurnState) {
 	b := p.emitter.newBatch(p.now())
 	for _, sh := range p.shards {
-		if len(sh.unsaved)+len(sh.local)+len(sh.revisions) == 0 {
+		if len(sh.unsaved)+len(sh.local)+len(sh.revisions)+len(sh.claims) == 0 {
 			continue
 		}
 		var first []bool
 		err := sh.reserveLocal(ctx, p, nil)
+		if err == nil {
+			err = sh.claim(ctx, p)
+		}
 		if err == nil {
 			first, err = p.cont.SaveTurns(ctx, sh.unsaved)
 		}
