@@ -455,6 +455,17 @@ func TestClaimFinal(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, c.Turns, 4)
 		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType, "the final record stored over the claimed one")
+
+		// The claim left turn 2's final record (with follow-up) as it was: one without
+		// follow-up does not replace it.
+		noFollowUp := turnState("s", 2, true, evaluation.DetectionRDM)
+		noFollowUp.Record.NoFollowUp = true
+		first, err = cs.SaveTurns(ctx, []TurnState{noFollowUp})
+		require.NoError(t, err)
+		assert.Equal(t, []bool{false}, first)
+		c, err = cs.LoadContinuation(ctx, "s", nil)
+		require.NoError(t, err)
+		assert.Equal(t, evaluation.DetectionNone, c.Turns[2].Result.DetectionType, "turn 2's final record kept")
 	}
 	t.Run("memory", func(t *testing.T) { check(t, NewMemoryContinuation(10)) })
 	runAll(t, func(t *testing.T, b backend) {

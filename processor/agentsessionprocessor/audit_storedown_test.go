@@ -30,7 +30,7 @@ type downContinuation struct {
 	store.ContinuationStore
 	down                    bool
 	failLoads, failReserves int
-	// failRevisions makes SaveRevision fail while the rest is up.
+	// failRevisions makes NextRevision and SaveRevision fail while the rest is up.
 	failRevisions bool
 }
 
@@ -79,7 +79,7 @@ func (d *downContinuation) ReserveTurns(ctx context.Context, turns []store.TurnK
 }
 
 func (d *downContinuation) NextRevision(ctx context.Context, id string) (int, error) {
-	if d.down {
+	if d.down || d.failRevisions {
 		return 0, errStoreDown
 	}
 	return d.ContinuationStore.NextRevision(ctx, id)
@@ -504,46 +504,83 @@ func TestContinuedWhileStoreDownKeepsRevision(t *testing.T) {
 // TestKeptRevisionSavedAfterItsRecords: a session ends twice while the database is down
 // (revisions 2 and 3, numbered here); when it is back, the records are saved but the
 // revision's save fails. The revision stays kept and is saved again at the next retry,
-// with no event for its shard, and another session's failed write on the shard meanwhile
-// does not drop it. When the session continues before the exporter's queue is drained,
+// with no event for its shard, also when another session's failed write on the shard
+// came in between. When the session continues before the exporter's queue is drained,
 // its next revision must be above 3, or the result store skips it and its new turn.
-// Found by review: the kept revision was dropped with its records' save, and never retried.
+// Found by review: the kept revision was dropped with its records' save, or by another
+// session's failed write, and never retried.
 func TestKeptRevisionSavedAfterItsRecords(t *testing.T) {
+	for _, otherFails := range []bool{false, true} {
+		t.Run(fmt.Sprintf("other_write_fails=%v", otherFails), func(t *testing.T) {
+			onStores(t, func(t *testing.T, driver, dsn string) {
+				keptRevisionSavedAfterItsRecords(t, driver, dsn, otherFails)
+			})
+		})
+	}
+}
+
+func keptRevisionSavedAfterItsRecords(t *testing.T, driver, dsn string, otherFails bool) {
+	ctx := context.Background()
+	p, sink, clk, db, results := downProcessor(t, driver, dsn)
+	const id = "kept-revision-1"
+	sh := p.shards[shardOf(id, len(p.shards))]
+	n := twoTurnsStored(t, p, clk, sink, results, id)
+	sendCounted(t, p, clk, id, 2)
+	db.down = true
+	clk.advance(2 * time.Minute)
+	p.step(ctx) // revision 2, numbered here
+	sendCounted(t, p, clk, id, 3)
+	clk.advance(2 * time.Minute)
+	p.step(ctx) // revision 3
+	require.Equal(t, 3, sh.revisions[id])
+
+	db.down, db.failRevisions = false, true
+	clk.advance(unsavedRetry)
+	p.step(ctx)
+	require.Empty(t, sh.unsaved, "the records are saved")
+	require.Equal(t, 3, sh.revisions[id], "the revision is not")
+	if otherFails {
+		db.down = true
+		sendCounted(t, p, clk, sameShard(p, id), 0)
+		require.Equal(t, 3, sh.revisions[id], "kept across another session's failed write")
+		db.down = false
+	}
+	db.failRevisions = false
+	clk.advance(unsavedRetry)
+	p.step(ctx) // the retry, no event for the shard
+	assert.Empty(t, sh.revisions, "saved at the retry")
+
+	sendCounted(t, p, clk, id, 4)
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+	exportAnalyses(t, results, sink, n)
+	assertWhole(t, results, id, 5)
+}
+
+// TestRevisionKeptWhenItsSaveFails: a session ends with the database up but its revision
+// neither allocated nor saved (both fail): the revision emitted is kept, and a session
+// loaded meanwhile starts from it.
+func TestRevisionKeptWhenItsSaveFails(t *testing.T) {
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		ctx := context.Background()
 		p, sink, clk, db, results := downProcessor(t, driver, dsn)
-		const id = "kept-revision-1"
+		const id = "revision-save-fails-1"
 		sh := p.shards[shardOf(id, len(p.shards))]
 		n := twoTurnsStored(t, p, clk, sink, results, id)
+		db.failRevisions = true
 		sendCounted(t, p, clk, id, 2)
-		db.down = true
 		clk.advance(2 * time.Minute)
-		p.step(ctx) // revision 2, numbered here
-		sendCounted(t, p, clk, id, 3)
-		clk.advance(2 * time.Minute)
-		p.step(ctx) // revision 3
-		require.Equal(t, 3, sh.revisions[id])
-
-		db.down, db.failRevisions = false, true
+		p.step(ctx)
+		require.Equal(t, 2, sh.revisions[id], "revision 2, emitted, kept")
+		db.failRevisions = false
 		clk.advance(unsavedRetry)
 		p.step(ctx)
-		require.Empty(t, sh.unsaved, "the records are saved")
-		require.Equal(t, 3, sh.revisions[id], "the revision is not")
-
-		db.down = true // another session of the shard fails its write
-		sendCounted(t, p, clk, sameShard(p, id), 0)
-		require.Equal(t, 3, sh.revisions[id], "kept across another session's failed write")
-
-		db.down, db.failRevisions = false, false
-		clk.advance(unsavedRetry)
-		p.step(ctx) // the retry, no event for the shard
-		assert.Empty(t, sh.revisions, "saved at the retry")
-
-		sendCounted(t, p, clk, id, 4)
+		assert.Empty(t, sh.revisions)
+		sendCounted(t, p, clk, id, 3)
 		clk.advance(2 * time.Minute)
 		p.step(ctx)
 		exportAnalyses(t, results, sink, n)
-		assertWhole(t, results, id, 5)
+		assert.Equal(t, 3, assertWhole(t, results, id, 4).AnalysisRevision)
 	})
 }
 

@@ -25,7 +25,8 @@ import (
 // keptKey is the storage key of what a shutdown kept.
 const keptKey = "unsaved"
 
-// keptVersion is the version of keptState's encoding; another is not restored.
+// keptVersion is the version of keptState's encoding; another is not restored. Fields
+// added later are optional (a collector before them ignores them), so they keep it.
 const keptVersion = 1
 
 // keptState is what saveUnsaved could not save, as written to the storage extension: the
@@ -147,8 +148,8 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 			sh.retryAt.Store(now) // saved with the first dispatch
 		}
 	}
-	p.logger.Info("restored the turn records and turn numbers not saved to the continuation store before the last shutdown",
-		zap.Int("records", restored), zap.Int("numbered_turns", len(ks.Local)))
+	p.logger.Info("restored the turn records, turn numbers, revisions and claims not saved to the continuation store before the last shutdown",
+		zap.Int("records", restored), zap.Int("numbered_turns", len(ks.Local)), zap.Int("revisions", len(ks.Revisions)), zap.Int("claims", len(ks.Claims)))
 }
 
 // keep writes to continuation.storage what saveUnsaved could not save (records and
@@ -205,5 +206,5 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 		return
 	}
 	p.logger.Warn("turn records not saved to the continuation store are kept in continuation.storage until the next start",
-		zap.Int("records", len(ks.Records)), zap.Int("numbered_turns", len(ks.Local)))
+		zap.Int("records", len(ks.Records)), zap.Int("numbered_turns", len(ks.Local)), zap.Int("revisions", len(ks.Revisions)), zap.Int("claims", len(ks.Claims)))
 }

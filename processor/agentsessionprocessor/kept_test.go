@@ -370,3 +370,44 @@ func TestKeptUnreadableLeftForNextStart(t *testing.T) {
 	require.NoError(t, cl.Close(ctx))
 	assert.JSONEq(t, string(want), string(got), "left as it was")
 }
+
+// TestRestoredFinalDroppedCountedOnce: a session goes idle while the database is down,
+// so its turn 0's final verdict waits for its save; the collector stops, emitting the
+// verdict (counted) and keeping the record. After a restart with the database still down
+// and room for one record waiting, another session's record pushes the restored one out.
+// When the database is back and the session continues, turn 0 must not be counted again.
+// Found by review: a restored record waits for nothing, so its drop left no claim.
+func TestRestoredFinalDroppedCountedOnce(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		dir := t.TempDir()
+		results := resultStore(t, driver, dsn)
+		host, stopHost := storageHost(t, dir)
+		p, sink, clk, db := keptProcessor(t, driver, dsn, host)
+		const id = "restored-final-1"
+		sendCounted(t, p, clk, id, 0)
+		db.down = true
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		require.NoError(t, p.shutdown(ctx))
+		exportAnalyses(t, results, sink, 0)
+		stopHost()
+
+		host2, _ := storageHost(t, dir)
+		p2, sink2, clk2, db2 := keptProcessor(t, driver, dsn, host2)
+		oneUnsaved(p2)
+		db2.down = true
+		sendCounted(t, p2, clk2, sameShard(p2, id), 7) // pushes the restored record out
+		require.NotEmpty(t, p2.shards[shardOf(id, len(p2.shards))].claims)
+		db2.down = false
+		clk2.advance(unsavedRetry)
+		p2.step(ctx)
+		clk2.advance(time.Hour)
+		sendCounted(t, p2, clk2, id, 1)
+		clk2.advance(2 * time.Minute)
+		p2.step(ctx)
+		exportAnalyses(t, results, sink2, 0)
+		assertWhole(t, results, id, 2)
+		assertEachTraceCountedOnce(t, 3, sink, sink2)
+	})
+}

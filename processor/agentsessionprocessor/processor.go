@@ -924,12 +924,26 @@ func (sh *shard) claim(ctx context.Context, p *agentSessionProcessor) error {
 }
 
 // keepRevision keeps revision as session id's last one until the continuation store
-// records it (sh.revisions), and schedules its retry.
+// records it (sh.revisions: at most maxLocal(), others than id dropped past it, a
+// warning logged), and schedules its retry.
 func (sh *shard) keepRevision(p *agentSessionProcessor, id string, revision int) {
 	if sh.revisions == nil {
 		sh.revisions = map[string]int{}
 	}
 	sh.revisions[id] = max(sh.revisions[id], revision)
+	if n := len(sh.revisions) - sh.maxLocal(); n > 0 {
+		p.logger.Warn("analysis revisions not saved to the continuation store are dropped; a later continuation of their sessions may reuse them",
+			zap.Int("dropped", n))
+		for other := range sh.revisions {
+			if n == 0 {
+				break
+			}
+			if other != id {
+				delete(sh.revisions, other)
+				n--
+			}
+		}
+	}
 	if sh.retryAt.Load() == 0 {
 		sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
 	}
@@ -942,8 +956,9 @@ func (sh *shard) keepRevision(p *agentSessionProcessor, id string, revision int)
 func (sh *shard) saveKeptRevisions(ctx context.Context, p *agentSessionProcessor) {
 	for id, rev := range sh.revisions {
 		if err := p.cont.SaveRevision(ctx, id, rev); err != nil {
-			p.continuationError(ctx, "saving the analysis revision to the continuation store failed; it is saved again later", err, zap.String("session_id", id))
-			continue
+			p.continuationError(ctx, "saving analysis revisions to the continuation store failed; they are saved again later", err,
+				zap.Int("revisions", len(sh.revisions)))
+			break // the store is down: the others would fail alike
 		}
 		delete(sh.revisions, id)
 	}
@@ -987,7 +1002,10 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 			zap.Int("dropped", n))
 		emitWaiting(b, sh.unsaved[:n], sh.waiting[:n], nil)
 		for i := range n {
-			if sh.waiting[i] { // counted now: claimed in the store once it is back
+			// A final verdict is counted now (waiting) or was before (emitted at a
+			// shutdown, then restored by continuation.storage): claimed in the store once
+			// it is back. A claim on a row already final changes nothing.
+			if sh.waiting[i] || store.VerdictStage(&sh.unsaved[i].Record) > 0 {
 				sh.claims = append(sh.claims, localTurn{sh.unsaved[i].SessionID, sh.unsaved[i].Record.Result.TraceID})
 			}
 		}
@@ -1007,18 +1025,6 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 		p.logger.Warn("indexes of turns numbered while the continuation store was unreachable are dropped; a later continuation of their sessions may give their indexes to other turns",
 			zap.Int("dropped", n))
 		sh.local = slices.Delete(sh.local, 0, n)
-	}
-	// A revision is two words: kept until it is saved, within the bound of ids.
-	if n := len(sh.revisions) - sh.maxLocal(); n > 0 {
-		p.logger.Warn("analysis revisions not saved to the continuation store are dropped; a later continuation of their sessions may reuse them",
-			zap.Int("dropped", n))
-		for id := range sh.revisions {
-			if n == 0 {
-				break
-			}
-			delete(sh.revisions, id)
-			n--
-		}
 	}
 	sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
 }
