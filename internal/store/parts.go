@@ -103,8 +103,13 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //     trace where it is stored (the whole conversation, from a collector whose
 //     continuation store was down when the part was made): it is stored there, its
 //     revision after the stored one; above it (a turn re-closed after a restart), a new
-//     part starts there;
+//     part starts there, unless the save holds only stored turns and lacks a stored turn
+//     after them (cutsOff: an earlier part's export replayed after the whole
+//     conversation), which is stale;
 //   - else a new part starts after the highest stored turn.
+//
+// At the current part's offset, a save at the stored revision that cuts off stored turns
+// is stale too: a second analysis given that revision, not a retried export.
 //
 // A new part's revisions go after the stored revision (revision 1 of the part is the
 // stored one + 1).

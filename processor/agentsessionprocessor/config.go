@@ -152,9 +152,10 @@ type ContinuationConfig struct {
 	// Default 5000.
 	MaxRecords int `mapstructure:"max_records"`
 	// Storage names a storage extension (e.g. contrib's file_storage) in which, with a
-	// driver, the records and turn numbers that could not be saved because the
-	// database was down are kept at shutdown, and from which they are taken back at the
-	// next start and saved once the database is back (docs/decisions/sessions.md §4.8).
+	// driver, the records, turn numbers, revisions and claims that could not be saved
+	// because the database was down are kept at shutdown, and from which they are taken back at the
+	// next start and saved once the database is back (docs/decisions/sessions.md §4.8,
+	// §4.9). One pipeline per processor id: its client is named after the id.
 	// Without it they are lost at shutdown, and a continued session's next turn may take
 	// the index of a turn whose analysis still waits in the exporter's queue.
 	// Optional.

@@ -15,9 +15,9 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
-// The records a shard could not save to the continuation store, and the turns it numbered
-// itself, are lost with the process at shutdown when the store is still down then
-// (saveUnsaved). A continued session's next turn could then take the index of a turn
+// The records a shard could not save to the continuation store, the turns it numbered
+// itself, and the revisions and claims that go with them, are lost with the process at
+// shutdown when the store is still down then (saveUnsaved). A continued session's next turn could then take the index of a turn
 // whose analysis still waits in the exporter's queue (docs/decisions/sessions.md §4.8).
 // With continuation.storage they are written to a storage extension at shutdown and taken
 // back at start, as if the process had not stopped.

@@ -630,8 +630,9 @@ type shard struct {
 	// and skip it (docs/decisions/sessions.md §4.8). They are saved to the store with
 	// the records (saveKeptRevisions).
 	revisions map[string]int
-	// claims are the turns whose first final verdict was emitted (counted) when the bound
-	// dropped its record waiting to be saved (keepUnsaved): the continuation store marks
+	// claims are the turns whose final record the bound dropped while it waited to be
+	// saved (keepUnsaved), their first final verdict emitted (counted) then or at the
+	// shutdown before continuation.storage gave the record back: the continuation store marks
 	// their provisional rows final (ClaimFinal) before the shard's next save, so that a
 	// continued session does not give them a first final verdict again
 	// (docs/decisions/sessions.md §4.9). At most maxLocal(), the oldest dropped.
