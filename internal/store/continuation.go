@@ -49,8 +49,11 @@ func VerdictStage(r *evaluation.TurnRecord) int {
 // then the stored one has nothing for it.
 type Held func(traceID string, turnIndex, stage int) bool
 
-// TurnKey names a session's turn by its trace.
-type TurnKey struct{ SessionID, TraceID string }
+// TurnKey names a session's turn by its trace (JSON: session_id, trace_id).
+type TurnKey struct {
+	SessionID string `json:"session_id"`
+	TraceID   string `json:"trace_id"`
+}
 
 // ContinuationStore keeps the continuation state of sessions. Implementations are safe
 // for concurrent use.

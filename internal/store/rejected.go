@@ -19,11 +19,11 @@ import (
 // ErrRejected marks a save error that no retry of the same analyses cures: an analysis
 // the store cannot take (nil, an empty session_id, a value JSON cannot encode such as a
 // NaN score, a revision or turn index beyond a 32-bit INTEGER column) or one the
-// database refuses (a constraint it breaks, such as a duplicate
-// turn_index, or a value the database cannot hold: SQLite's CONSTRAINT, TOOBIG and
-// MISMATCH results, PostgreSQL's SQLSTATE classes 22 "data exception" and 23 "integrity
-// constraint violation"). A batch that fails with it (SaveAnalyses: all or nothing) may
-// hold analyses that are saved on their own. Test it with errors.Is; the error keeps the
+// database refuses (a constraint it breaks, such as a duplicate turn_index, or a value
+// the database cannot hold: SQLite's CONSTRAINT, TOOBIG and MISMATCH results,
+// PostgreSQL's SQLSTATE classes 22 "data exception" and 23 "integrity constraint
+// violation"). A batch that fails with it (SaveAnalyses: all or nothing) may hold
+// analyses that are saved on their own. Test it with errors.Is; the error keeps the
 // store's message and the driver's error.
 var ErrRejected = errors.New("rejected by the result store")
 

@@ -177,24 +177,25 @@ func (s *sqlStore) SaveAnalysis(ctx context.Context, a *evaluation.Analysis) err
 }
 
 // SaveAnalyses stores the analyses in one transaction with prepared statements. Per
-// analysis: the sessions row is upserted unless a newer revision is stored, and then the
-// revision's document is kept in session_analyses (once per revision) and the child rows
-// (agent_scores, turn_results, tool_issues, recommendations, reference_results) are
-// deleted and inserted again. So a retried batch writes nothing twice and an older
+// analysis: the sessions row is upserted unless a newer revision is stored, and then
+// the revision's document is kept in session_analyses (once per revision) and the child
+// rows (agent_scores, turn_results, tool_issues, recommendations, reference_results)
+// are deleted and inserted again. So a retried batch writes nothing twice and an older
 // revision never replaces a newer one. The document leaves out the turn results and
-// per-agent scores that are rows of their own (layoutSplit; GetAnalysis puts them back).
-// On SQLite, whose write transaction holds the lock from BEGIN, the same effect is had
-// with cheaper statements: a session not stored yet is inserted without placement query
-// or deletes, a stored one updated with the revision the placement query read
-// (docs/decisions/store.md "Writes"). Times are stored in UTC. Errors: a nil analysis,
-// an empty session_id, a value JSON cannot encode (NaN score), a duplicate turn_index or
-// agent id, a revision or turn index beyond 32 bits (these, and the database's refusals
-// of a value, are ErrRejected: the batch cannot succeed as it is), ctx's error once it
-// has ended, or the database's; on error nothing of the batch is stored, but for one case: on PostgreSQL a ctx that ends during the COMMIT
-// leaves its outcome to the server, and the batch may then be stored whole (never in
-// part; a retry writes each analysis and revision once). On SQLite ctx is checked
-// between statements, and a statement already running is not interrupted (none of them
-// waits for a lock); on PostgreSQL it also ends a running statement.
+// per-agent scores that are rows of their own (layoutSplit; GetAnalysis puts them
+// back). On SQLite, whose write transaction holds the lock from BEGIN, the same effect
+// is had with cheaper statements: a session not stored yet is inserted without
+// placement query or deletes, a stored one updated with the revision the placement
+// query read (docs/decisions/store.md "Writes"). Times are stored in UTC. Errors: a nil
+// analysis, an empty session_id, a value JSON cannot encode (NaN score), a duplicate
+// turn_index or agent id, a revision or turn index beyond 32 bits (these, and the
+// database's refusals of a value, are ErrRejected: the batch cannot succeed as it is),
+// ctx's error once it has ended, or the database's; on error nothing of the batch is
+// stored, but for one case: on PostgreSQL a ctx that ends during the COMMIT leaves its
+// outcome to the server, and the batch may then be stored whole (never in part; a retry
+// writes each analysis and revision once). On SQLite ctx is checked between statements,
+// and a statement already running is not interrupted (none of them waits for a lock);
+// on PostgreSQL it also ends a running statement.
 func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) error {
 	now := time.Now()
 	batch := make([]*analysisRows, 0, len(as))
@@ -857,24 +858,20 @@ func (s *sqlStore) Close() error {
 // inTx runs fn in a write transaction, committed when fn returns nil (on SQLite under
 // the file's in-process write lock: fn must not start another write of the file).
 func (s *sqlStore) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	if s.writer != nil {
-		if err := s.writer.lock(ctx); err != nil {
+	return s.write(ctx, func() error {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
-		defer s.writer.unlock()
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return withCtxErr(ctx, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return withCtxErr(ctx, fmt.Errorf("commit: %w", err))
-	}
-	return nil
+		if err := fn(tx); err != nil {
+			_ = tx.Rollback()
+			return withCtxErr(ctx, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return withCtxErr(ctx, fmt.Errorf("commit: %w", err))
+		}
+		return nil
+	})
 }
 
 // withCtxErr adds ctx's error to err once ctx has ended: database/sql then closes the

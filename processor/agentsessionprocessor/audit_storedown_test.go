@@ -619,13 +619,20 @@ func TestDroppedFinalRecordCountedOnce(t *testing.T) {
 		p.step(ctx)
 		n := exportAnalyses(t, results, sink, 0)
 
-		clk.advance(time.Hour)
-		sendCounted(t, p, clk, id, 1)
-		clk.advance(2 * time.Minute)
-		p.step(ctx)
+		continueSession(t, p, clk, id, 1)
 		exportAnalyses(t, results, sink, n)
 		a := assertWhole(t, results, id, 2)
 		assert.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "turn 0's verdict has turn 1's correction")
 		assertEachTraceCountedOnce(t, 3, sink) // two turns of id, one of the other session
 	})
+}
+
+// continueSession sends turn i of session id to p after a pause of an hour (the session
+// went idle: it continues) and lets the session go idle again.
+func continueSession(t *testing.T, p *agentSessionProcessor, clk *testClock, id string, i int) {
+	t.Helper()
+	clk.advance(time.Hour)
+	sendCounted(t, p, clk, id, i)
+	clk.advance(2 * time.Minute)
+	p.step(context.Background())
 }

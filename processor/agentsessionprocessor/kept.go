@@ -37,21 +37,15 @@ const keptVersion = 1
 type keptState struct {
 	Version   int             `json:"version"`
 	Records   []keptRecord    `json:"records,omitempty"`
-	Local     []keptLocalTurn `json:"local,omitempty"`
+	Local     []store.TurnKey `json:"local,omitempty"`
 	Revisions map[string]int  `json:"revisions,omitempty"`
-	Claims    []keptLocalTurn `json:"claims,omitempty"`
+	Claims    []store.TurnKey `json:"claims,omitempty"`
 }
 
 // keptRecord is one store.TurnState.
 type keptRecord struct {
 	SessionID string          `json:"session_id"`
 	Record    json.RawMessage `json:"record"`
-}
-
-// keptLocalTurn is one localTurn.
-type keptLocalTurn struct {
-	SessionID string `json:"session_id"`
-	TraceID   string `json:"trace_id"`
 }
 
 // startKept opens the storage client of continuation.storage, when set, and gives the
@@ -127,13 +121,13 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 		sh.unsaved, sh.waiting = append(sh.unsaved, ts), append(sh.waiting, false)
 		restored++
 	}
-	for _, lt := range ks.Local {
-		sh := p.shards[shardOf(lt.SessionID, n)]
-		sh.local = append(sh.local, localTurn{session: lt.SessionID, trace: lt.TraceID})
+	for _, k := range ks.Local {
+		sh := p.shards[shardOf(k.SessionID, n)]
+		sh.local = append(sh.local, k)
 	}
-	for _, c := range ks.Claims {
-		sh := p.shards[shardOf(c.SessionID, n)]
-		sh.claims = append(sh.claims, localTurn{session: c.SessionID, trace: c.TraceID})
+	for _, k := range ks.Claims {
+		sh := p.shards[shardOf(k.SessionID, n)]
+		sh.claims = append(sh.claims, k)
 	}
 	for id, rev := range ks.Revisions {
 		sh := p.shards[shardOf(id, n)]
@@ -144,7 +138,7 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 	}
 	now := p.now().UnixNano()
 	for _, sh := range p.shards {
-		if len(sh.unsaved)+len(sh.local)+len(sh.revisions)+len(sh.claims) > 0 {
+		if sh.pending() {
 			sh.retryAt.Store(now) // saved with the first dispatch
 		}
 	}
@@ -167,12 +161,8 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 	}()
 	ks := keptState{Version: keptVersion}
 	for _, sh := range p.shards {
-		for _, lt := range sh.local {
-			ks.Local = append(ks.Local, keptLocalTurn{SessionID: lt.session, TraceID: lt.trace})
-		}
-		for _, c := range sh.claims {
-			ks.Claims = append(ks.Claims, keptLocalTurn{SessionID: c.session, TraceID: c.trace})
-		}
+		ks.Local = append(ks.Local, sh.local...)
+		ks.Claims = append(ks.Claims, sh.claims...)
 		for id, rev := range sh.revisions {
 			if ks.Revisions == nil {
 				ks.Revisions = map[string]int{}

@@ -120,7 +120,7 @@ func storeDownAcrossRestartThenBack(t *testing.T, driver, dsn string, partFirst 
 	require.Len(t, queued[0].TurnResults, 1)
 	ks := readKept(t, host)
 	require.Len(t, ks.Records, 1, "turn 2's record, refused at shutdown, kept")
-	assert.Equal(t, []keptLocalTurn{{SessionID: id, TraceID: queued[0].TurnResults[0].TraceID}}, ks.Local, "and its turn number")
+	assert.Equal(t, []store.TurnKey{{SessionID: id, TraceID: queued[0].TurnResults[0].TraceID}}, ks.Local, "and its turn number")
 	stopHost()
 
 	host2, _ := storageHost(t, dir)
@@ -258,10 +258,7 @@ func storeDownAcrossRestartStillDown(t *testing.T, driver, dsn string, openAtShu
 	host2, _ := storageHost(t, dir)
 	p2, sink2, clk2, db2 := keptProcessor(t, driver, dsn, host2)
 	db2.down = true
-	clk2.advance(time.Hour)
-	sendCounted(t, p2, clk2, id, 3)
-	clk2.advance(2 * time.Minute)
-	p2.step(ctx)
+	continueSession(t, p2, clk2, id, 3)
 	if queueOrder {
 		require.NoError(t, results.SaveAnalysis(ctx, &queued[0]))
 	}
@@ -274,10 +271,7 @@ func storeDownAcrossRestartStillDown(t *testing.T, driver, dsn string, openAtShu
 	db2.down = false
 	clk2.advance(unsavedRetry)
 	p2.step(ctx)
-	clk2.advance(time.Hour)
-	sendCounted(t, p2, clk2, id, 4)
-	clk2.advance(2 * time.Minute)
-	p2.step(ctx)
+	continueSession(t, p2, clk2, id, 4)
 	exportAnalyses(t, results, sink2, n)
 	a := assertWhole(t, results, id, 5)
 	require.Len(t, a.TurnResults, 5)
@@ -316,10 +310,7 @@ func TestKeptRestoredTwice(t *testing.T) {
 
 		host3, _ := storageHost(t, dir)
 		p3, sink3, clk3, _ := keptProcessor(t, driver, dsn, host3)
-		clk3.advance(time.Hour)
-		sendCounted(t, p3, clk3, id, 3)
-		clk3.advance(2 * time.Minute)
-		p3.step(ctx)
+		continueSession(t, p3, clk3, id, 3)
 		exportAnalyses(t, results, sink3, 0)
 		a := assertWhole(t, results, id, 4)
 		assertSameTurns(t, a, assertContinuationWhole(t, driver, dsn, id, 4))
@@ -361,7 +352,7 @@ func TestKeptUnreadableLeftForNextStart(t *testing.T) {
 	p, _, _, db := keptProcessor(t, "sqlite", filepath.Join(t.TempDir(), "agenteval.db"), failing)
 	assert.Nil(t, p.kept, "no client kept after a failed read")
 	db.down = true
-	p.shards[0].local = append(p.shards[0].local, localTurn{session: "other", trace: "u"}) // something to keep
+	p.shards[0].local = append(p.shards[0].local, store.TurnKey{SessionID: "other", TraceID: "u"}) // something to keep
 	require.NoError(t, p.shutdown(ctx))
 
 	cl = keptClient(t, host)
@@ -402,10 +393,7 @@ func TestRestoredFinalDroppedCountedOnce(t *testing.T) {
 		db2.down = false
 		clk2.advance(unsavedRetry)
 		p2.step(ctx)
-		clk2.advance(time.Hour)
-		sendCounted(t, p2, clk2, id, 1)
-		clk2.advance(2 * time.Minute)
-		p2.step(ctx)
+		continueSession(t, p2, clk2, id, 1)
 		exportAnalyses(t, results, sink2, 0)
 		assertWhole(t, results, id, 2)
 		assertEachTraceCountedOnce(t, 3, sink, sink2)

@@ -622,7 +622,7 @@ type shard struct {
 	// numbers its turns from 0, and such a record saved as it is would put a second
 	// trace on a stored turn's index. A turn whose record was dropped keeps its entry
 	// (keepUnsaved, at most maxLocal()): its index is reserved all the same.
-	local []localTurn
+	local []store.TurnKey
 	// revisions are the last analysis revisions emitted for sessions of unsaved and local
 	// whose records could not be saved: the continuation store may not know them, and a
 	// session continued before it is back gives its next analysis the revision after
@@ -636,7 +636,7 @@ type shard struct {
 	// their provisional rows final (ClaimFinal) before the shard's next save, so that a
 	// continued session does not give them a first final verdict again
 	// (docs/decisions/sessions.md §4.9). At most maxLocal(), the oldest dropped.
-	claims []localTurn
+	claims []store.TurnKey
 	// reserved are the turn indexes allocated for the batch being handled (reserveBatch),
 	// emptied after it.
 	reserved map[store.TurnKey]int
@@ -648,8 +648,11 @@ type shard struct {
 	retryAt atomic.Int64
 }
 
-// localTurn is a turn whose index a shard gave itself (shard.local).
-type localTurn struct{ session, trace string }
+// pending reports whether the shard holds something the continuation store has not
+// taken yet: records to save again, turns numbered here, revisions or claims.
+func (sh *shard) pending() bool {
+	return len(sh.unsaved)+len(sh.local)+len(sh.revisions)+len(sh.claims) > 0
+}
 
 // maxLocal bounds shard.local: four entries a record waiting to be saved (maxUnsaved),
 // as the memory store keeps four sessions' indexes a record (ContinuationConfig.MaxRecords).
@@ -795,7 +798,7 @@ func (p *agentSessionProcessor) emit(ctx context.Context, b *evalBatch) {
 // by another collector meanwhile is counted there only.
 func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWrites, b *evalBatch) {
 	p.hold(ctx, w.holds)
-	if len(w.saves)+len(sh.unsaved)+len(sh.local)+len(sh.revisions)+len(sh.claims) > 0 {
+	if len(w.saves) > 0 || sh.pending() {
 		err := sh.reserveLocal(ctx, p, w)
 		if err == nil {
 			err = sh.claim(ctx, p)
@@ -850,11 +853,7 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 	if len(sh.local) == 0 {
 		return nil
 	}
-	keys := make([]store.TurnKey, len(sh.local))
-	for i, lt := range sh.local {
-		keys[i] = store.TurnKey{SessionID: lt.session, TraceID: lt.trace}
-	}
-	idx, err := p.cont.ReserveTurns(ctx, keys)
+	idx, err := p.cont.ReserveTurns(ctx, sh.local)
 	if err != nil {
 		return err // counted and logged by the caller
 	}
@@ -863,7 +862,7 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 		moved := false
 		move := func(ts []store.TurnState) {
 			for i := range ts {
-				if ts[i].SessionID == lt.session && ts[i].Record.Result.TraceID == lt.trace {
+				if ts[i].SessionID == lt.SessionID && ts[i].Record.Result.TraceID == lt.TraceID {
 					ts[i].Record.SetTurnIndex(n)
 					moved = true
 				}
@@ -873,13 +872,13 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 		if w != nil {
 			move(w.saves)
 		}
-		if st := sh.sessions[lt.session]; st != nil {
-			if i := st.find(lt.trace); i >= 0 {
+		if st := sh.sessions[lt.SessionID]; st != nil {
+			if i := st.find(lt.TraceID); i >= 0 {
 				st.records[i].SetTurnIndex(n)
 				if !moved {
 					// Held only by its session (the bound on records waiting dropped it):
 					// saved again with the others, now that it has its index.
-					ts := store.TurnState{SessionID: lt.session, Record: st.records[i]}
+					ts := store.TurnState{SessionID: lt.SessionID, Record: st.records[i]}
 					if w != nil {
 						w.saves, w.spans = append(w.saves, ts), append(w.spans, -1)
 					} else {
@@ -913,11 +912,7 @@ func (sh *shard) claim(ctx context.Context, p *agentSessionProcessor) error {
 	if len(sh.claims) == 0 {
 		return nil
 	}
-	keys := make([]store.TurnKey, len(sh.claims))
-	for i, c := range sh.claims {
-		keys[i] = store.TurnKey{SessionID: c.session, TraceID: c.trace}
-	}
-	if err := p.cont.ClaimFinal(ctx, keys); err != nil {
+	if err := p.cont.ClaimFinal(ctx, sh.claims); err != nil {
 		return err // counted and logged by the caller
 	}
 	sh.claims = nil
@@ -1007,7 +1002,7 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 			// shutdown, then restored by continuation.storage): claimed in the store once
 			// it is back. A claim on a row already final changes nothing.
 			if sh.waiting[i] || store.VerdictStage(&sh.unsaved[i].Record) > 0 {
-				sh.claims = append(sh.claims, localTurn{sh.unsaved[i].SessionID, sh.unsaved[i].Record.Result.TraceID})
+				sh.claims = append(sh.claims, store.TurnKey{SessionID: sh.unsaved[i].SessionID, TraceID: sh.unsaved[i].Record.Result.TraceID})
 			}
 		}
 		if m := len(sh.claims) - sh.maxLocal(); m > 0 {
@@ -1037,7 +1032,7 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) (left []store.TurnState) {
 	b := p.emitter.newBatch(p.now())
 	for _, sh := range p.shards {
-		if len(sh.unsaved)+len(sh.local)+len(sh.revisions)+len(sh.claims) == 0 {
+		if !sh.pending() {
 			continue
 		}
 		var first []bool
@@ -1492,7 +1487,7 @@ func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *sha
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 		p.logger.Warn("allocating a turn index in the continuation store failed; the index is this collector's until the store allocates one",
 			zap.String("session_id", id), zap.Error(err))
-		sh.local = append(sh.local, localTurn{id, traceID})
+		sh.local = append(sh.local, store.TurnKey{SessionID: id, TraceID: traceID})
 		return idx
 	}
 	if n > 0 && st.at(n-1) == nil {
