@@ -119,8 +119,8 @@ func (c Config) Penalty(s Severity) float64 {
 
 // Validate checks the configuration. Each error names the YAML key under the
 // processor's `scoring` block, e.g. "scoring.agent_weights.tool_use: must be >= 0".
-// Weights must be finite and >= 0 and not all zero within a group; thresholds and
-// penalties must lie in [0,1]; schema_cache_size must be > 0.
+// Weights must be finite and >= 0, not all zero within a group, and have a finite sum;
+// thresholds and penalties must lie in [0,1]; schema_cache_size must be > 0.
 func (c Config) Validate() error {
 	var errs []error
 	weights := func(group string, names []string, vals []float64) {
@@ -132,8 +132,12 @@ func (c Config) Validate() error {
 			}
 			sum += v
 		}
-		if sum == 0 {
+		switch {
+		case sum == 0:
 			errs = append(errs, fmt.Errorf("scoring.%s: at least one weight must be > 0", group))
+		case math.IsInf(sum, 0):
+			// Each weight is finite but the weighted mean would divide Inf by Inf (NaN).
+			errs = append(errs, fmt.Errorf("scoring.%s: the weights' sum must be finite (got %v); weights are relative, e.g. 0.3 and 0.7", group, sum))
 		}
 	}
 	aw := c.AgentWeights

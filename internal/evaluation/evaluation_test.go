@@ -407,6 +407,9 @@ func TestConfigValidate(t *testing.T) {
 		{"penalty above 1", func(c *Config) { c.SeverityPenalties.High = 2 }, "scoring.severity_penalties.high: must be in [0,1]"},
 		{"rate threshold", func(c *Config) { c.RDMRateThreshold = 7 }, "scoring.rdm_rate_threshold: must be in [0,1]"},
 		{"cache size", func(c *Config) { c.SchemaCacheSize = 0 }, "scoring.schema_cache_size: must be > 0"},
+		// Each weight finite, their sum not: the weighted mean would be Inf/Inf, NaN.
+		{"weights whose sum overflows", func(c *Config) { c.SessionWeights.Conversation, c.SessionWeights.IntentDrift = 1e308, 1e308 },
+			"scoring.session_weights: the weights' sum must be finite"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -189,10 +189,11 @@ func (c *Config) Validate() error {
 	if c.SampleRate != nil && !(*c.SampleRate >= 0 && *c.SampleRate <= 1) {
 		errs = append(errs, fmt.Errorf("judge.sample_rate: must be in [0,1] (got %v)", *c.SampleRate))
 	}
-	if c.NearThresholdMargin < 0 || c.NearThresholdMargin > 1 {
+	// Written so that NaN (YAML .nan) fails too.
+	if !(c.NearThresholdMargin >= 0 && c.NearThresholdMargin <= 1) {
 		errs = append(errs, fmt.Errorf("judge.near_threshold_margin: must be in [0,1] (got %v)", c.NearThresholdMargin))
 	}
-	if c.PassThreshold < 0 || c.PassThreshold > 1 {
+	if !(c.PassThreshold >= 0 && c.PassThreshold <= 1) {
 		errs = append(errs, fmt.Errorf("judge.pass_threshold: must be in [0,1] (got %v)", c.PassThreshold))
 	}
 	for i, m := range c.Metrics {

@@ -441,6 +441,9 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", Metrics: []Metric{"vibes"}}, "judge.metrics[0]"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Metrics: []Metric{MetricReasoning}}, ""},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubrics: map[string]string{"a": "r"}}, ""},
+		// NaN passes a "< 0 || > 1" check; YAML spells it .nan.
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", PassThreshold: math.NaN()}, "judge.pass_threshold"},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", NearThresholdMargin: math.NaN()}, "judge.near_threshold_margin"},
 	} {
 		err := tc.cfg.Validate()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
