@@ -927,3 +927,76 @@ func TestTurnsReservedOnceABatch(t *testing.T) {
 		}
 	})
 }
+
+// TestLateSpansOfAFinalTurnNotEvaluatedAgain: a span of a turn that already has its final
+// verdict, arriving after its session ended and its closed trace id was forgotten (more
+// than turn_timeout later: an export retried by the sender, a straggler), is counted as
+// late and not evaluated again. Before, its trace closed as a turn of its own under the
+// stored index: a third, partial turn span for turn 0 (whose calls and issues the
+// exporter counts again) and a record that replaced the whole turn's in the session's
+// state. In memory, SQLite and PostgreSQL, and across a restart for the two databases.
+func TestLateSpansOfAFinalTurnNotEvaluatedAgain(t *testing.T) {
+	run := func(t *testing.T, cont ContinuationConfig, session string, restart bool) {
+		ctx := context.Background()
+		tel := componenttest.NewTelemetry()
+		t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+		cfg := testConfig()
+		cfg.SessionTimeout = 30 * time.Second
+		cfg.Continuation = cont
+		p, sink, clk := newTestProcessor(t, cfg, tel)
+		require.NoError(t, p.start(ctx, componenttest.NewNopHost()))
+		td := chatTurn(session, 1, clk.now(), "Weather in Paris tomorrow?", "Sunny.", true)
+		late := ptrace.NewTraces()
+		td.CopyTo(late)
+		_, err := p.processTraces(ctx, td)
+		require.NoError(t, err)
+		clk.advance(3 * time.Second)
+		p.step(ctx) // the turn closes
+		clk.advance(time.Minute)
+		p.step(ctx) // the session ends: turn 0 final, analysis revision 1
+		clk.advance(cfg.TurnTimeout + time.Minute)
+		p.step(ctx) // its closed trace ids are forgotten
+		sinks := []*consumertest.TracesSink{sink}
+		if restart {
+			require.NoError(t, p.shutdown(ctx))
+			p, sink, clk = newTestProcessor(t, cfg, tel)
+			clk.advance(2*time.Minute + cfg.TurnTimeout)
+			require.NoError(t, p.start(ctx, componenttest.NewNopHost()))
+			sinks = append(sinks, sink)
+		}
+		out, err := p.processTraces(ctx, late) // both spans again
+		require.NoError(t, err)
+		assert.Equal(t, late.SpanCount(), out.SpanCount(), "passed on")
+		clk.advance(3 * time.Second)
+		p.step(ctx)
+		clk.advance(time.Minute)
+		p.step(ctx)
+		require.NoError(t, p.shutdown(ctx))
+
+		var turns, sessions []ptrace.Span
+		for _, s := range sinks {
+			turns = append(turns, evalSpans(s)[semconv.EvalKindTurn]...)
+			sessions = append(sessions, evalSpans(s)[semconv.EvalKindAgentSession]...)
+		}
+		require.Len(t, turns, 2, "turn 0's provisional and final spans, none for the late spans")
+		for _, sp := range turns {
+			tr, err := evalspan.DecodeTurn(sp.Attributes())
+			require.NoError(t, err)
+			assert.Equal(t, 0, tr.TurnIndex)
+			assert.False(t, tr.Partial)
+		}
+		for _, a := range analyses(t, sessions) {
+			require.Len(t, a.TurnResults, 1)
+			assert.False(t, a.TurnResults[0].Partial, "revision %d keeps the whole turn", a.AnalysisRevision)
+			assert.Equal(t, "Sunny.", a.TurnResults[0].FinalResponse)
+		}
+		metadatatest.AssertEqualProcessorAgentsessionLateSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 2}},
+			metricdatatest.IgnoreTimestamp())
+	}
+	t.Run("memory", func(t *testing.T) { run(t, ContinuationConfig{}, "late-final", false) })
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		cont := ContinuationConfig{Driver: driver, DSN: configopaque.String(dsn)}
+		t.Run("one run", func(t *testing.T) { run(t, cont, "late-final", false) })
+		t.Run("restart", func(t *testing.T) { run(t, cont, "late-final-restart", true) })
+	})
+}

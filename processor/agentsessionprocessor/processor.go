@@ -1171,6 +1171,15 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	switch ev.Kind {
 	case tracker.EventTurnClosed:
 		t := &ev.Session.Turns[ev.TurnIndex]
+		if i := st.find(t.TraceID); i >= 0 && st.records[i].Result.Final {
+			// Spans of a turn that has its final verdict, come after the tracker forgot
+			// its trace (turn_timeout after the session ended; or across a restart):
+			// late spans, as while the session is open (docs/decisions/sessions.md
+			// §2.4). Evaluating them would emit a partial result of the turn again,
+			// counted again by the exporter, and replace the whole turn's record here.
+			p.telemetry.ProcessorAgentsessionLateSpans.Add(ctx, int64(t.SpanCount))
+			return nil
+		}
 		idx := sh.turnIndex(ctx, p, w, st, id, t.TraceID)
 		prev := st.at(idx - 1)
 		// The grounding facts and conversation carried forward are the previous turn's,
