@@ -29,6 +29,11 @@ const DefaultMaxTextBytes = 32 << 10
 // definition list larger than max(16 × MaxTextBytes, minParseLimit) is not parsed.
 const minParseLimit = 64 << 10
 
+// parentIsRemote is the pair of OTLP span flags that says the span's parent context is
+// remote: SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK (0x100, the flag is known) and
+// SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK (0x200) of opentelemetry-proto's trace.proto.
+const parentIsRemote = 0x100 | 0x200
+
 // Config configures an Extractor.
 type Config struct {
 	// SessionKeys are attribute keys, in priority order, looked up on the span then on
@@ -246,6 +251,7 @@ func (e *Extractor) extract(r *session.SpanRecord, res pcommon.Resource, scope p
 		}
 	}()
 	r.TraceID, r.SpanID, r.ParentSpanID = ids.hexIDs(span.TraceID(), span.SpanID(), span.ParentSpanID())
+	r.ParentRemote = r.ParentSpanID != "" && span.Flags()&parentIsRemote == parentIsRemote
 	r.Name = e.text(r, span.Name())
 	r.StartUnixNano = int64(span.StartTimestamp()) //nolint:gosec // ns since epoch fit in int64 until 2262
 	r.EndUnixNano = int64(span.EndTimestamp())     //nolint:gosec

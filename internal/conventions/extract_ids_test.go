@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // TestHexIDs checks hexIDs against pcommon's String methods, empty ids included.
@@ -62,4 +64,31 @@ func TestIDBuffer(t *testing.T) {
 		require.Equal(t, pid.String(), gp)
 	}
 	require.Equal(t, want, got, "ids handed out earlier are never overwritten")
+}
+
+// TestParentRemote: the OTLP span flags' two is-remote bits (trace.proto SpanFlags) set
+// ParentRemote; either bit alone, or a span without a parent, does not. An OpenInference
+// CHAIN under a remote parent tops the local trace, so it is the turn, as without parent.
+func TestParentRemote(t *testing.T) {
+	for _, tc := range []struct {
+		flags  uint32
+		parent bool
+		want   bool
+	}{
+		{0x301, true, true},
+		{0x300, true, true},
+		{0x101, true, false}, // the flag is known: a local parent
+		{0x200, true, false}, // is-remote without has-is-remote: unknown
+		{0, true, false},
+		{0x301, false, false},
+	} {
+		s := newSpan(t, "workflow", map[string]any{"openinference.span.kind": "CHAIN"})
+		s.SetFlags(tc.flags)
+		if !tc.parent {
+			s.SetParentSpanID(pcommon.SpanID{})
+		}
+		r := extractOne(t, s)
+		require.Equal(t, tc.want, r.ParentRemote, "flags %#x, parent %v", tc.flags, tc.parent)
+		require.Equal(t, tc.want || !tc.parent, r.Class == session.ClassTurn, "flags %#x, parent %v: class %v", tc.flags, tc.parent, r.Class)
+	}
 }

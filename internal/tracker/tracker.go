@@ -445,9 +445,11 @@ func (t *Tracker) retain(tr *traceState, r *session.SpanRecord, now time.Time) {
 		switch {
 		case r.Class == session.ClassTurn:
 			tr.root = true
-		case r.ParentSpanID == "" || r.ParentSpanID == r.SpanID:
+		case r.TopsLocalTrace():
 			// The trace's own root (of any class, e.g. the HTTP server span around
-			// the agents) ends last: the trace is complete.
+			// the agents) ends last: the trace is complete. So does a span whose
+			// parent is remote (the caller's, in another process): nothing above it
+			// will arrive.
 			tr.root = true
 		case r.Class == session.ClassAgent || r.Class == session.ClassLLM || r.Class == session.ClassTool:
 			// A GenAI span under a span that already arrived and is not GenAI (an

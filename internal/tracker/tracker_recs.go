@@ -125,6 +125,7 @@ const (
 	fieldErrorMessage
 	fieldDeferredInput // Deferred.InputMessages
 	fieldDeferredAt    // Deferred.ProblemsAt, when not zero
+	fieldParentRemote  // flag
 )
 
 // RequestedToolCall flags.
@@ -189,6 +190,7 @@ func (c *traceRecords) add(r *session.SpanRecord, vocab *valueVocab) (parentArri
 	set(fieldToolArgsTruncated, r.ToolArgsTruncated)
 	set(fieldTruncated, r.Truncated)
 	set(fieldEndSignal, r.EndSignal)
+	set(fieldParentRemote, r.ParentRemote)
 	set(fieldOutcome, r.Outcome != nil)
 	set(fieldOutcomeTrue, r.Outcome != nil && *r.Outcome)
 	set(fieldAgentDescription, r.AgentDescription != "")
@@ -932,6 +934,7 @@ func (c *traceRecords) records(traceID string, vocab *valueVocab) []session.Span
 		r.ToolArgsTruncated = has(fieldToolArgsTruncated)
 		r.Truncated = has(fieldTruncated)
 		r.EndSignal = has(fieldEndSignal)
+		r.ParentRemote = has(fieldParentRemote)
 		if has(fieldOutcome) {
 			v := has(fieldOutcomeTrue)
 			r.Outcome = &v

@@ -117,6 +117,31 @@ func TestTrackerTurnTimeoutWithoutRoot(t *testing.T) {
 	checkAccounting(t, tk)
 }
 
+// TestTrackerRemoteParentIsARoot: an agent span whose parent is in the caller's process
+// (a W3C traceparent: the OTLP flags say the parent is remote) tops this trace, so its
+// turn closes turn_settle after it, whole. The same span whose parent is merely absent
+// (an agent still running, or a run that crashed) waits for turn_timeout and is partial.
+func TestTrackerRemoteParentIsARoot(t *testing.T) {
+	for _, remote := range []bool{true, false} {
+		t.Run(fmt.Sprintf("remote=%v", remote), func(t *testing.T) {
+			tk := New(Config{TurnTimeout: 10 * time.Second})
+			recs := turnRecs("t1", "s1", 0, "hello")
+			recs[2].ParentSpanID, recs[2].ParentRemote = "caller", remote
+			tk.Observe(recs, atSec(0))
+			ev := tk.Advance(atSec(2.1))
+			if !remote {
+				assert.Empty(t, ev, "no root: settle does not apply")
+				ev = tk.Advance(atSec(10))
+			}
+			require.Equal(t, []string{"turn_closed:s1"}, kinds(ev))
+			turn := ev[0].Session.Turns[0]
+			assert.Equal(t, !remote, turn.Partial)
+			assert.Equal(t, "hello", turn.UserMessage)
+			checkAccounting(t, tk)
+		})
+	}
+}
+
 func TestTrackerTraceWithoutSessionKey(t *testing.T) {
 	tk := New(Config{})
 	tk.Observe(turnRecs("tA", "", 0, "hi"), atSec(0))

@@ -26,6 +26,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
 
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
@@ -492,4 +493,50 @@ func TestEmitsInChunks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRemoteParentTurnIsWhole replays the OpenAI Agents sample with its top span given a
+// parent in the caller's process, as a W3C traceparent does (OTLP flags: the parent is
+// remote): the turn closes turn_settle after its spans, whole, and the analysis is the
+// one of the unchanged trace. Before, no span of the trace counted as its root: the
+// turn waited for turn_timeout or the session's end and was cut as partial, with task
+// completion unknown.
+func TestRemoteParentTurnIsWhole(t *testing.T) {
+	run := func(remote bool) (turnsAtSettle int, a evaluation.Analysis) {
+		cfg := testConfig()
+		p, sink, clk := newTestProcessor(t, cfg, nil)
+		ctx := context.Background()
+		td := loadTraces(t, "../../testdata/samples/openai_agents_handoff.json")
+		if remote {
+			forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+				if sp.ParentSpanID().IsEmpty() {
+					sp.SetParentSpanID(pcommon.SpanID{0xca, 0x11, 0xe4, 0, 0, 0, 0, 1})
+					sp.SetFlags(0x301) // sampled; parent context known to be remote
+				}
+			})
+		}
+		_, err := p.processTraces(ctx, td)
+		require.NoError(t, err)
+		clk.advance(cfg.TurnSettle + time.Second)
+		p.step(ctx)
+		turnsAtSettle = len(evalSpans(sink)[semconv.EvalKindTurn])
+		clk.advance(cfg.TurnTimeout + cfg.SessionTimeout + time.Minute)
+		p.step(ctx)
+		clk.advance(time.Minute)
+		p.step(ctx)
+		as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+		require.Len(t, as, 1)
+		return turnsAtSettle, as[0]
+	}
+	n, local := run(false)
+	require.Equal(t, 1, n, "the unchanged trace closes at turn_settle")
+	n, remote := run(true)
+	assert.Equal(t, 1, n, "a top span with a remote parent closes at turn_settle")
+	require.Len(t, remote.TurnResults, 1)
+	assert.False(t, remote.TurnResults[0].Partial)
+	assert.False(t, remote.Partial)
+	require.NotNil(t, remote.TaskCompletion)
+	assert.Equal(t, local.TaskCompletion, remote.TaskCompletion)
+	assert.Equal(t, local.TurnResults, remote.TurnResults)
+	assert.Equal(t, local.OverallScore, remote.OverallScore)
 }
