@@ -5,7 +5,10 @@ package sessionjson // import "github.com/agenteval/agenteval-collector/internal
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -62,7 +65,11 @@ type Options struct {
 	// Now is the clock (time.Now when nil): a session without a usable
 	// session_metadata.timestamp is laid out to end at Now().
 	Now func() time.Time
-	// IDs makes trace, span and session ids (crypto/rand when nil).
+	// IDs makes trace, span and session ids. When nil, a turn's trace id is derived
+	// from the session id, the turn's position in the body and the turn's JSON, its
+	// spans' ids from the trace id (the same body posted again gives the same ids:
+	// a client's retry is taken for late spans of the turns the processor has, not
+	// for new turns), and a missing session_id is drawn from crypto/rand.
 	IDs IDGenerator
 }
 
@@ -106,7 +113,9 @@ func Convert(s Session, opts Options) Converted {
 type converter struct {
 	s          *Session
 	opts       Options
-	ids        IDGenerator
+	ids        IDGenerator // nil: ids derived from the body (traceID, spanID)
+	trace      pcommon.TraceID
+	traceSpans uint64 // spans of trace so far (spanID)
 	sessionID  string
 	agents     map[string]*Agent
 	known      map[string]string // lower-cased agent id -> agent id (declared or used)
@@ -128,12 +137,8 @@ func newConverter(s *Session, opts Options) *converter {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	ids := opts.IDs
-	if ids == nil {
-		ids = randomIDs{}
-	}
 	c := &converter{
-		s: s, opts: opts, ids: ids,
+		s: s, opts: opts, ids: opts.IDs,
 		sessionID: s.SessionID,
 		agents:    map[string]*Agent{},
 		known:     map[string]string{},
@@ -141,7 +146,7 @@ func newConverter(s *Session, opts Options) *converter {
 		traces:    ptrace.NewTraces(),
 	}
 	if c.sessionID == "" {
-		c.sessionID = ids.NewSessionID()
+		c.sessionID = cmp.Or[IDGenerator](opts.IDs, randomIDs{}).NewSessionID()
 	}
 	for i := range s.Agents {
 		a := &s.Agents[i]
@@ -208,7 +213,7 @@ func (c *converter) shift() {
 func (c *converter) newSpan(trace pcommon.TraceID, parent pcommon.SpanID, name string, start, end time.Duration) ptrace.Span {
 	sp := c.spans.AppendEmpty()
 	sp.SetTraceID(trace)
-	sp.SetSpanID(c.ids.NewSpanID())
+	sp.SetSpanID(c.spanID())
 	sp.SetParentSpanID(parent)
 	sp.SetName(name)
 	sp.SetKind(ptrace.SpanKindInternal)
@@ -219,7 +224,7 @@ func (c *converter) newSpan(trace pcommon.TraceID, parent pcommon.SpanID, name s
 }
 
 func (c *converter) turn(idx int, t *Turn) string {
-	traceID := c.ids.NewTraceID()
+	traceID := c.traceID(idx, t)
 	rootStart := c.cur
 	root := c.newSpan(traceID, pcommon.SpanID{}, semconv.OpInvokeWorkflow+" "+c.opts.WorkflowName, rootStart, rootStart)
 	rootAt := c.spans.Len() - 1
@@ -587,6 +592,34 @@ func ms(v float64) time.Duration {
 		return maxLatency
 	}
 	return time.Duration(v * float64(time.Millisecond))
+}
+
+// traceID returns the trace id of the body's turn idx, t (Options.IDs).
+func (c *converter) traceID(idx int, t *Turn) pcommon.TraceID {
+	if c.ids != nil {
+		return c.ids.NewTraceID()
+	}
+	h := sha256.New()
+	h.Write([]byte(c.sessionID))
+	h.Write(binary.AppendUvarint([]byte{0}, uint64(idx))) //nolint:gosec // idx >= 0
+	body, err := json.Marshal(t)                          // struct fields in order, map keys sorted
+	if err != nil {
+		// Unreachable for a decoded body; the turn then gets ids of its own.
+		return randomIDs{}.NewTraceID()
+	}
+	h.Write(body)
+	c.trace, c.traceSpans = pcommon.TraceID(h.Sum(nil)[:16]), 0
+	return c.trace
+}
+
+// spanID returns the id of the next span of the current turn's trace (Options.IDs).
+func (c *converter) spanID() pcommon.SpanID {
+	if c.ids != nil {
+		return c.ids.NewSpanID()
+	}
+	c.traceSpans++
+	sum := sha256.Sum256(binary.AppendUvarint(c.trace[:], c.traceSpans))
+	return pcommon.SpanID(sum[:8])
 }
 
 // randomIDs draws ids from crypto/rand.
