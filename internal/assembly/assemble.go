@@ -747,6 +747,9 @@ func (a *assembler) result() TurnAssembly {
 		if r.Truncated || r.ToolArgsTruncated {
 			a.anomalies[session.AnomalyTruncatedText] = true
 		}
+		if len(r.Problems) > 0 {
+			a.anomalies[session.AnomalyUnreadableValue] = true
+		}
 		for _, rc := range r.RequestedCalls {
 			if rc.ArgumentsTruncated {
 				a.anomalies[session.AnomalyTruncatedText] = true

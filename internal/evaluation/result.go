@@ -143,6 +143,11 @@ type TurnResult struct {
 	// NotEvaluable lists why the turn's detection could not run (ReasonContentNotCaptured);
 	// empty when it ran.
 	NotEvaluable []string `json:"not_evaluable,omitempty"`
+	// Anomalies lists what was odd in the turn's spans and how assembly handled it
+	// (session.Turn.Anomalies, sorted: cycle, duplicate_span, missing_parent, self_parent,
+	// truncated_text, unreadable_value; docs/decisions/sessions.md §1.1); empty when
+	// nothing was. The spans themselves are passed on unchanged.
+	Anomalies []string `json:"anomalies,omitempty"`
 	// UserMessage and FinalResponse are the turn's texts (capped at the processor's
 	// max_text_bytes; "" when not captured): with every turn's, the analysis holds the
 	// whole conversation, the transcript the web UI shows next to the verdicts.

@@ -24,6 +24,7 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 		LatencyMs:    t.LatencyMs,
 		Usage:        t.Usage,
 		Partial:      t.Partial,
+		Anomalies:    t.Anomalies, // copy-on-write in the tracker: shared, never changed
 		Interactions: make([]InteractionResult, len(t.Interactions)),
 		Explanations: map[string]string{},
 	}

@@ -125,7 +125,8 @@ type Turn struct {
 	// SpanCount is the number of distinct spans of the trace that were observed.
 	SpanCount int `json:"span_count"`
 	// Anomalies lists what was odd in the input and how it was handled: "cycle",
-	// "missing_parent", "duplicate_span", "late_span", "self_parent", "truncated_text".
+	// "missing_parent", "duplicate_span", "late_span", "self_parent", "truncated_text",
+	// "unreadable_value" (the Anomaly constants).
 	Anomalies []string `json:"anomalies,omitempty"`
 	// Partial is true when the turn closed by turn_timeout without its root span, or was
 	// cut short by a partial session close.

@@ -28,6 +28,11 @@ const (
 	AnomalyLateSpan = "late_span"
 	// AnomalyTruncatedText: a text field or tool arguments were cut at max_text_bytes.
 	AnomalyTruncatedText = "truncated_text"
+	// AnomalyUnreadableValue: an attribute value of a span could not be read or was not
+	// parsed (malformed message JSON, a token count that is no number, an outcome that is
+	// no bool, a value over the parse limit...: SpanRecord.Problems); it was not used,
+	// the rest of the span was.
+	AnomalyUnreadableValue = "unreadable_value"
 )
 
 // Turn.RootRule values: which rule chose the turn root (docs/decisions/sessions.md §1.5 "Turn").

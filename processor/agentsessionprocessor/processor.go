@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
@@ -1180,6 +1181,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			p.telemetry.ProcessorAgentsessionLateSpans.Add(ctx, int64(t.SpanCount))
 			return nil
 		}
+		p.countAnomalies(ctx, id, t)
 		idx := sh.turnIndex(ctx, p, w, st, id, t.TraceID)
 		prev := st.at(idx - 1)
 		// The grounding facts and conversation carried forward are the previous turn's,
@@ -1259,6 +1261,20 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		}
 	}
 	return nil
+}
+
+// countAnomalies counts what was odd in closed turn t's spans (session.Turn.Anomalies,
+// which its result lists too) and logs it at debug level: a malformed attribute or a
+// broken parent link is otherwise seen only in the result.
+func (p *agentSessionProcessor) countAnomalies(ctx context.Context, sessionID string, t *session.Turn) {
+	if len(t.Anomalies) == 0 {
+		return
+	}
+	for _, a := range t.Anomalies {
+		p.telemetry.ProcessorAgentsessionTurnAnomalies.Add(ctx, 1, metric.WithAttributes(attribute.String("anomaly", a)))
+	}
+	p.logger.Debug("agentsession: a closed turn's spans had anomalies; the turn is evaluated from what could be read",
+		zap.String("session_id", sessionID), zap.String("trace_id", t.TraceID), zap.Strings("anomalies", t.Anomalies))
 }
 
 // recordTrackerStats exports the tracker's state and counters.

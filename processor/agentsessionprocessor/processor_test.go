@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadata"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
 )
@@ -539,4 +541,50 @@ func TestRemoteParentTurnIsWhole(t *testing.T) {
 	assert.Equal(t, local.TaskCompletion, remote.TaskCompletion)
 	assert.Equal(t, local.TurnResults, remote.TurnResults)
 	assert.Equal(t, local.OverallScore, remote.OverallScore)
+}
+
+// TestBadInputNamedInTheResult: a turn whose LLM span carries malformed message JSON and
+// a token count that is no number, and a duplicate of its root span, is passed on
+// unchanged and evaluated from what could be read; its turn span and the session's
+// analysis list the anomalies, and the processor counts them by kind. Before, the
+// extractor's problems and assembly's anomalies reached no output at all.
+func TestBadInputNamedInTheResult(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	cfg := testConfig()
+	p, sink, clk := newTestProcessor(t, cfg, tel)
+	ctx := context.Background()
+	td := chatTurn("bad-input", 1, clk.now(), "Weather in Paris?", "Sunny.", true)
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	llm := spans.At(0)
+	llm.Attributes().PutStr("gen_ai.input.messages", `[{"role":"user","parts":`)
+	llm.Attributes().PutStr("gen_ai.usage.input_tokens", "many")
+	spans.At(1).CopyTo(spans.AppendEmpty()) // the root twice
+	want := ptrace.NewTraces()
+	td.CopyTo(want)
+	out, err := p.processTraces(ctx, td)
+	require.NoError(t, err)
+	require.NoError(t, ptracetest.CompareTraces(want, out), "passed on unchanged")
+	clk.advance(cfg.TurnSettle + time.Second)
+	p.step(ctx)
+	clk.advance(cfg.SessionTimeout + time.Minute)
+	p.step(ctx)
+
+	anomalies := []string{session.AnomalyDuplicateSpan, session.AnomalyUnreadableValue}
+	turns := evalSpans(sink)[semconv.EvalKindTurn]
+	require.NotEmpty(t, turns)
+	for _, sp := range turns {
+		tr, err := evalspan.DecodeTurn(sp.Attributes())
+		require.NoError(t, err)
+		assert.Equal(t, anomalies, tr.Anomalies, "final=%v", tr.Final)
+	}
+	as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+	require.Len(t, as, 1)
+	require.Len(t, as[0].TurnResults, 1)
+	assert.Equal(t, anomalies, as[0].TurnResults[0].Anomalies)
+	assert.Equal(t, "Sunny.", as[0].TurnResults[0].FinalResponse, "the rest is read")
+	metadatatest.AssertEqualProcessorAgentsessionTurnAnomalies(t, tel, []metricdata.DataPoint[int64]{
+		{Value: 1, Attributes: attribute.NewSet(attribute.String("anomaly", session.AnomalyDuplicateSpan))},
+		{Value: 1, Attributes: attribute.NewSet(attribute.String("anomaly", session.AnomalyUnreadableValue))},
+	}, metricdatatest.IgnoreTimestamp())
 }

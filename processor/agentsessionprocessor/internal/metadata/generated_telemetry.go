@@ -47,6 +47,7 @@ type TelemetryBuilder struct {
 	ProcessorAgentsessionSpansDiscarded         metric.Int64Counter
 	ProcessorAgentsessionSpansDropped           metric.Int64Counter
 	ProcessorAgentsessionSpansObserved          metric.Int64Counter
+	ProcessorAgentsessionTurnAnomalies          metric.Int64Counter
 	ProcessorAgentsessionTurnsClosed            metric.Int64Counter
 }
 
@@ -203,6 +204,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_agentsession_spans_observed",
 		metric.WithDescription("Spans observed by the processor (every one is passed on unchanged) [Development]"),
 		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorAgentsessionTurnAnomalies, err = builder.meter.Int64Counter(
+		"otelcol_processor_agentsession_turn_anomalies",
+		metric.WithDescription("Closed turns with something odd in their spans, by anomaly (the spans are passed on unchanged; the turn is evaluated from what could be read, and its result lists the anomalies) [Development]"),
+		metric.WithUnit("{turn}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionTurnsClosed, err = builder.meter.Int64Counter(

@@ -40,6 +40,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorAgentsessionSpansDiscarded.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionSpansDropped.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionSpansObserved.Add(context.Background(), 1)
+	tb.ProcessorAgentsessionTurnAnomalies.Add(context.Background(), 1)
 	tb.ProcessorAgentsessionTurnsClosed.Add(context.Background(), 1)
 	AssertEqualProcessorAgentsessionContinuationErrors(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
@@ -102,6 +103,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionSpansObserved(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorAgentsessionTurnAnomalies(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorAgentsessionTurnsClosed(t, testTel,
