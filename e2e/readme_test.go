@@ -156,6 +156,20 @@ func TestREADMEBlocks(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return strings.Contains(logs.String(), "evaluate agent_session session=sess-refund-001 revision=1 ")
 	}, 10*time.Second, 100*time.Millisecond, "the console shows the stored session")
+	// The lines "What you see" shows are the ones printed, messages and all: the turn with
+	// the parameter hallucination names its tool and parameter.
+	documented := readmeConsoleMessages(t, "../README.md")
+	require.Contains(t, documented, "evaluate turn session=sess-refund-001 turn=2 verdict=hallucination confidence=1.00 final=false "+
+		"issues=PARAMETER_HALLUCINATION(refund_order.reason),TOOL_ERROR(refund_order)")
+	require.Eventually(t, func() bool {
+		console := logs.String()
+		for _, msg := range documented {
+			if !strings.Contains(console, "\t"+msg+"\t") {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 100*time.Millisecond, "the console shows the lines README.md documents: %q", documented)
 	console := logs.String()
 	evaluateLines := 0
 	for line := range strings.Lines(console) {
@@ -166,6 +180,29 @@ func TestREADMEBlocks(t *testing.T) {
 	}
 	assert.Greater(t, evaluateLines, 2)
 	assert.NotContains(t, console, "agent_eval.session.", "no analysis payload on the console")
+}
+
+// readmeConsoleMessages returns the messages of the agenteval exporter's console lines
+// that README.md's "What you see" shows (`…  info  evaluate …  {…}`).
+func readmeConsoleMessages(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(b), "\n## What you see\n")
+	require.True(t, ok, "README.md has a What you see section")
+	section, _, _ := strings.Cut(rest, "\n## ")
+	var out []string
+	for line := range strings.Lines(section) {
+		_, msg, ok := strings.Cut(line, "  info  evaluate ")
+		if !ok {
+			continue
+		}
+		msg, _, ok = strings.Cut(msg, "  {")
+		require.True(t, ok, "README.md console line without its fields: %s", line)
+		out = append(out, "evaluate "+msg)
+	}
+	require.NotEmpty(t, out, "README.md's What you see shows console lines")
+	return out
 }
 
 // lockedBuffer is a bytes.Buffer the collector process writes to while the test reads it.

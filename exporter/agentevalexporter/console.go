@@ -40,13 +40,15 @@ const (
 
 // turnConsoleLine is the summary line of one turn result, e.g.
 //
-//	evaluate turn session=sess-1 turn=2 verdict=rdm confidence=0.90 issues=PARAMETER_HALLUCINATION(refund_order.reason)
+//	evaluate turn session=sess-1 turn=2 verdict=hallucination confidence=1.00 final=false issues=PARAMETER_HALLUCINATION(refund_order.reason)
 //
 // turn counts from 1 (turn_index + 1). verdict is "ok" for a good turn, else its
 // detection type; final=false marks the provisional result sent when the turn closes,
 // revised=true a final verdict that replaces an earlier one. issues names the tool
-// issues of the turn's calls as TYPE(tool.parameter), at most consoleMaxIssues of them
-// then "+N"; not_evaluable counts the calls that could not be checked.
+// issues of the turn's calls as TYPE(tool.parameter) (consoleIssue), at most
+// consoleMaxIssues of them then "+N"; not_evaluable counts the calls that could not be
+// checked. A turn span carries the calls with its provisional result only
+// (evalspan.TurnSummary): a final verdict's line names none.
 func turnConsoleLine(tr *evaluation.TurnResult) string {
 	var b strings.Builder
 	b.WriteString("evaluate turn session=")
@@ -79,7 +81,7 @@ func turnConsoleLine(tr *evaluation.TurnResult) string {
 				notEvaluable++
 			}
 			for k := range tc.Issues {
-				issues = append(issues, consoleIssue(&tc.Issues[k]))
+				issues = append(issues, consoleIssue(tc, &tc.Issues[k]))
 			}
 		}
 	}
@@ -129,8 +131,11 @@ func sessionConsoleLine(a *evaluation.Analysis) string {
 	return capLine(b.String())
 }
 
-func consoleIssue(is *evaluation.ToolIssue) string {
-	target := consoleToken(is.ToolName, consoleMaxNameRunes)
+// consoleIssue names issue is of call tc as TYPE(tool.parameter), or TYPE(tool) for an
+// issue without a parameter. A turn span's summary (evalspan.TurnSummary) leaves out an
+// issue's tool name, which is its call's: the tool is tc's when is does not name one.
+func consoleIssue(tc *evaluation.ToolCallResult, is *evaluation.ToolIssue) string {
+	target := consoleToken(cmp.Or(is.ToolName, tc.ToolName), consoleMaxNameRunes)
 	if is.Parameter != "" {
 		target += "." + consoleToken(is.Parameter, consoleMaxNameRunes)
 	}

@@ -4,17 +4,24 @@
 package agentevalexporter
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/handoff"
+	"github.com/agenteval/agenteval-collector/internal/handoff/handofftest"
+	"github.com/agenteval/agenteval-collector/internal/sessionjson"
 )
 
 func TestTurnConsoleLine(t *testing.T) {
@@ -35,6 +42,12 @@ func TestTurnConsoleLine(t *testing.T) {
 	revised := turn0(true)
 	revised.Revised = true
 	revised.Partial = true
+	// A turn span's summary: its issues do not name their tool (the call does).
+	provisional := turn0(false)
+	summary := evalspan.TurnSummary(&provisional)
+	require.Empty(t, summary.Interactions[1].ToolCalls[1].Issues[0].ToolName)
+	noParameter := turn1(true)
+	noParameter.Interactions[0].ToolCalls[0].Issues = []evaluation.ToolIssue{{Issue: evaluation.IssueToolError}}
 
 	tests := []struct {
 		name string
@@ -50,6 +63,16 @@ func TestTurnConsoleLine(t *testing.T) {
 			name: "provisional result when the turn closes",
 			tr:   turn0(false),
 			want: "evaluate turn session=sess-checkout turn=1 verdict=ok confidence=0.00 final=false issues=PARAMETER_HALLUCINATION(refund_order.reason) not_evaluable=1",
+		},
+		{
+			name: "turn span summary: the tool from the call",
+			tr:   summary,
+			want: "evaluate turn session=sess-checkout turn=1 verdict=ok confidence=0.00 final=false issues=PARAMETER_HALLUCINATION(refund_order.reason) not_evaluable=1",
+		},
+		{
+			name: "issue without a parameter",
+			tr:   noParameter,
+			want: "evaluate turn session=sess-checkout turn=2 verdict=ok confidence=0.00 issues=TOOL_ERROR(" + noParameter.Interactions[0].ToolCalls[0].ToolName + ")",
 		},
 		{
 			name: "good turn",
@@ -171,4 +194,77 @@ func TestConsoleSummaryLogs(t *testing.T) {
 			}, msgs)
 		})
 	}
+}
+
+// readmeConsoleLines returns the console lines the README's §Console shows: the lines of
+// the first code block after its heading.
+func readmeConsoleLines(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(b), "\n### Console\n")
+	require.True(t, ok, "README.md has a Console section")
+	_, rest, ok = strings.Cut(rest, "```\n")
+	require.True(t, ok, "README.md §Console has a code block")
+	block, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	lines := strings.Split(strings.TrimSpace(block), "\n")
+	require.NotEmpty(t, lines)
+	return lines
+}
+
+// TestConsoleSummaryFromProcessorSpans: the console lines of the session the
+// agentsession receiver's README posts (multi_agent_session.json, converted as the
+// receiver does), evaluated by the agentsession processor and exported from its
+// evaluation spans (the turn spans carry evalspan.TurnSummary), are the lines the
+// README's §Console documents: an issue is named TYPE(tool.parameter), its tool that of
+// the call and its parameter the argument at fault, as the query API has them. So are
+// they with the in-process handoff (the results handed off, not decoded from the spans).
+func TestConsoleSummaryFromProcessorSpans(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("..", "..", "internal", "sessionjson", "testdata", "multi_agent_session.json"))
+	require.NoError(t, err)
+	sessions, _, err := sessionjson.Parse(body)
+	require.NoError(t, err)
+	require.Len(t, sessions, 1)
+	convert := func() ptrace.Traces {
+		// The receiver's defaults (end_session: true: the session is evaluated at once).
+		return sessionjson.Convert(sessions[0], sessionjson.Options{EndSession: true}).Traces
+	}
+
+	consoleLines := func(t *testing.T, h *handoff.Handoff) []string {
+		batches := runProcessorTraces(t, []ptrace.Traces{convert()}, h, 1)
+		core, logs := observer.New(zapcore.InfoLevel)
+		cfg := testConfig()
+		cfg.Console = ConsoleSummary
+		var x *testExporter
+		if h == nil {
+			x = newTestExporter(t, cfg, func(e *agentEvalExporter) { e.logger = zap.New(core) })
+		} else {
+			cfg.Handoff = &handofftest.ID
+			x = newTestExporterWithExtensions(t, cfg, func(e *agentEvalExporter) { e.logger = zap.New(core) }, handofftest.NewHost(h))
+		}
+		logs.TakeAll() // start-up lines
+		for _, td := range batches {
+			require.NoError(t, x.consume(td))
+		}
+		if h != nil {
+			assert.Zero(t, h.Len(), "every result taken from the handoff")
+		}
+		var lines []string
+		for _, e := range logs.FilterMessageSnippet("evaluate ").All() {
+			assertConsoleLine(t, e.Message)
+			lines = append(lines, e.Message)
+		}
+		return lines
+	}
+
+	documented := readmeConsoleLines(t)
+	require.Contains(t, documented, "evaluate turn session=sess-refund-001 turn=2 verdict=hallucination confidence=1.00 final=false "+
+		"issues=PARAMETER_HALLUCINATION(refund_order.reason),TOOL_ERROR(refund_order)")
+
+	plain := consoleLines(t, nil)
+	assert.Equal(t, documented, plain, "the console lines are the README's")
+
+	handed := consoleLines(t, handoff.New(64))
+	assert.Equal(t, plain, handed, "with the handoff, the same console lines")
 }

@@ -56,6 +56,18 @@ func realTraceFiles(t *testing.T) []string {
 // collector the exporter starts before the processor).
 func runProcessor(t *testing.T, files []string, h *handoff.Handoff) []ptrace.Traces {
 	t.Helper()
+	tds := make([]ptrace.Traces, len(files))
+	for i, file := range files {
+		tds[i] = readTraces(t, file)
+	}
+	return runProcessorTraces(t, tds, h, 0)
+}
+
+// runProcessorTraces is runProcessor on the batches tds. With sessions > 0 it waits
+// until the processor emitted that many session spans before it shuts down, so that the
+// sessions are evaluated as in a running collector, not by the shutdown.
+func runProcessorTraces(t *testing.T, tds []ptrace.Traces, h *handoff.Handoff, sessions int) []ptrace.Traces {
+	t.Helper()
 	f := agentsessionprocessor.NewFactory()
 	cfg := f.CreateDefaultConfig().(*agentsessionprocessor.Config)
 	host := handofftest.Host{}
@@ -68,8 +80,17 @@ func runProcessor(t *testing.T, files []string, h *handoff.Handoff) []ptrace.Tra
 	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), cfg, sink)
 	require.NoError(t, err)
 	require.NoError(t, p.Start(context.Background(), host))
-	for _, file := range files {
-		require.NoError(t, p.ConsumeTraces(context.Background(), readTraces(t, file)))
+	for _, td := range tds {
+		require.NoError(t, p.ConsumeTraces(context.Background(), td))
+	}
+	if sessions > 0 {
+		require.Eventually(t, func() bool {
+			n := 0
+			for _, td := range sink.AllTraces() {
+				n += countEvalSpans(td, semconv.EvalKindAgentSession)
+			}
+			return n >= sessions
+		}, 30*time.Second, 10*time.Millisecond, "the processor evaluates the sessions")
 	}
 	require.NoError(t, p.Shutdown(context.Background())) // evaluates every open session
 	var out []ptrace.Traces

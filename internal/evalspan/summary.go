@@ -22,14 +22,16 @@ const SummaryUserMessageBytes = 284
 // TurnSummary returns the part of tr that a turn span carries (docs/architecture.md §6):
 // the turn's ids, verdict, scores, latency and usage, and per interaction its agent,
 // scores, latency and handoffs (from, to), per tool call its tool, agent, score,
-// verdict, latency, issue kinds and severities and not-evaluable reasons: what the
-// exporter's per-turn metrics, console line and live events read. The texts and
-// explanations (the final response, the user message past SummaryUserMessageBytes,
-// the score explanations, the issue messages and parameters, the handoff payloads) and
-// the per-call ids and statuses are left out: the session span's analysis carries the
-// complete TurnResult once, and the store keeps it from there. A final verdict
-// (tr.Final) carries no interactions: they were sent with the turn's first
-// (provisional) span and do not change. tr is not modified.
+// verdict, latency, issues (kind, severity, parameter) and not-evaluable reasons: what
+// the exporter's per-turn metrics, console line and live events read (the console
+// names an issue TYPE(tool.parameter), its tool that of the enclosing call). The texts
+// and explanations (the final response, the user message past SummaryUserMessageBytes,
+// the score explanations, the issue messages, the handoff payloads) and the per-call
+// and per-issue ids and statuses (an issue's tool, agent, turn and span are its call's)
+// are left out: the session span's analysis carries the complete TurnResult once, and
+// the store keeps it from there. A final verdict (tr.Final) carries no interactions:
+// they were sent with the turn's first (provisional) span and do not change. tr is not
+// modified.
 func TurnSummary(tr *evaluation.TurnResult) evaluation.TurnResult {
 	var b summaryBuffer
 	return *b.summary(tr)
@@ -120,7 +122,7 @@ func (b *summaryBuffer) summary(tr *evaluation.TurnResult) *evaluation.TurnResul
 				if tc.Issues != nil {
 					c.Issues = take(&b.issues, len(tc.Issues))
 					for k, is := range tc.Issues {
-						c.Issues[k] = evaluation.ToolIssue{Issue: is.Issue, Severity: is.Severity}
+						c.Issues[k] = evaluation.ToolIssue{Issue: is.Issue, Severity: is.Severity, Parameter: is.Parameter}
 					}
 				}
 			}

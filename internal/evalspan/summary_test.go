@@ -57,7 +57,16 @@ func TestTurnSummary(t *testing.T) {
 			for j, tc := range ir.ToolCalls {
 				assert.Equal(t, tc.Verdict, got.ToolCalls[j].Verdict)
 				assert.Equal(t, tc.NotEvaluable, got.ToolCalls[j].NotEvaluable)
-				assert.Len(t, got.ToolCalls[j].Issues, len(tc.Issues))
+				require.Len(t, got.ToolCalls[j].Issues, len(tc.Issues))
+				for k, is := range tc.Issues {
+					// The console line names an issue TYPE(tool.parameter): its tool from
+					// the call, its kind, severity and parameter from the summary.
+					g := got.ToolCalls[j].Issues[k]
+					assert.Equal(t, is.Issue, g.Issue)
+					assert.Equal(t, is.Severity, g.Severity)
+					assert.Equal(t, is.Parameter, g.Parameter)
+					assert.Empty(t, g.Message)
+				}
 			}
 			for j, h := range ir.Handoffs {
 				assert.Equal(t, h.FromAgent+">"+h.ToAgent, got.Handoffs[j].FromAgent+">"+got.Handoffs[j].ToAgent)
@@ -137,7 +146,7 @@ func referenceSummary(tr *evaluation.TurnResult) evaluation.TurnResult {
 				if tc.Issues != nil {
 					c.Issues = make([]evaluation.ToolIssue, len(tc.Issues))
 					for k, is := range tc.Issues {
-						c.Issues[k] = evaluation.ToolIssue{Issue: is.Issue, Severity: is.Severity}
+						c.Issues[k] = evaluation.ToolIssue{Issue: is.Issue, Severity: is.Severity, Parameter: is.Parameter}
 					}
 				}
 				out.ToolCalls[j] = c
