@@ -708,6 +708,38 @@ func TestChannelLiveClassWork(t *testing.T) {
 	})
 }
 
+// TestChannelNULBytes: the store cannot keep NUL bytes, so what is answered must be what
+// is stored. An id with a NUL is 400 naming the field (it would act as another agent:
+// "proctor-\u00007" is proctor-7); content and feedback are answered without them, and
+// content made only of NULs is empty (400).
+func TestChannelNULBytes(t *testing.T) {
+	runBackends(t, func(t *testing.T, sc StoreConfig) {
+		e := startChannel(t, channelConfig(sc), nil, nil)
+		cand, proc := e.issue("candidate-1"), e.issue("proctor-7")
+		r := e.do(http.MethodPost, e.admin+AdminAgentsPath, "", `{"agent_id":"proctor-\u00007"}`)
+		assert.Equal(t, http.StatusBadRequest, r.status, "%s", r.raw)
+		assert.Contains(t, r.str("error"), "agent_id: must not contain NUL")
+
+		regID, sessID := e.proctored(cand, proc)
+		sessURL := e.eval(evalProctored) + "/sessions/" + sessID
+		r = e.do(http.MethodPost, sessURL+"/messages", proc, `{"content":"\u0000"}`)
+		assert.Equal(t, http.StatusBadRequest, r.status, "%s", r.raw)
+		assert.Contains(t, r.str("error"), "content: must be non-empty")
+		r = e.do(http.MethodPost, sessURL+"/messages", proc, `{"content":"he\u0000llo"}`)
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		assert.Equal(t, "hello", r.str("content"))
+		r = e.do(http.MethodGet, sessURL+"/messages", proc, nil)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+		msgs, _ := r.body["messages"].([]any)
+		require.Len(t, msgs, 1)
+		assert.Equal(t, "hello", msgs[0].(map[string]any)["content"])
+
+		r = e.do(http.MethodPost, e.eval(evalProctored)+"/proctor/submit", proc, `{"registration_id":"`+regID+`","passed":true,"proctor_feedback":"go\u0000od"}`)
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		assert.Equal(t, "good", r.str("proctor_feedback"))
+	})
+}
+
 // tokenAuth is a collector server authenticator accepting one bearer token (a stand-in
 // for basicauth or bearertokenauth, which this distribution does not bundle).
 type tokenAuth struct {
