@@ -480,8 +480,9 @@ type Ended struct {
 // proctored (ErrInvalid); the registration exists in it (ErrNotFound); the caller is not
 // its candidate (ErrForbidden); it was claimed (ErrConflict otherwise) and the caller is
 // the session's proctor (ErrForbidden); it has no result yet (ErrConflict, also when two
-// submits race). The feedback is stored and answered without NUL bytes; an id with one
-// is ErrInvalid.
+// submits race). Before the store is read: the registration id holds no NUL
+// (ErrInvalid); the feedback is UTF-8 (ErrInvalid) of at most MaxContentBytes
+// (ErrTooLarge, as for a message's content), stored and answered without NUL bytes.
 func (s *Service) Submit(ctx context.Context, caller Agent, evaluationID string, req SubmitRequest) (Submitted, error) {
 	if _, err := s.definitionOfKind(evaluationID, KindProctored); err != nil {
 		return Submitted{}, err
@@ -493,8 +494,11 @@ func (s *Service) Submit(ctx context.Context, caller Agent, evaluationID string,
 		return Submitted{}, err
 	}
 	req.ProctorFeedback = cleanText(req.ProctorFeedback)
-	if len(req.ProctorFeedback) > s.maxContent || !utf8.ValidString(req.ProctorFeedback) {
-		return Submitted{}, errorf(ErrInvalid, "proctor_feedback: must be UTF-8 of at most %d bytes", s.maxContent)
+	if !utf8.ValidString(req.ProctorFeedback) {
+		return Submitted{}, errorf(ErrInvalid, "proctor_feedback: must be UTF-8 text")
+	}
+	if len(req.ProctorFeedback) > s.maxContent {
+		return Submitted{}, errorf(ErrTooLarge, "proctor_feedback: %d bytes exceeds the limit of %d", len(req.ProctorFeedback), s.maxContent)
 	}
 	reg, err := s.registration(ctx, evaluationID, req.RegistrationID)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -164,4 +165,19 @@ func TestNULBytes(t *testing.T) {
 	_, err = svc.Transcript(ctx, proc, "sip-5", sub.Result.ID+"\x00")
 	assert.ErrorIs(t, err, channel.ErrInvalid)
 	assert.ErrorContains(t, err, "result_id")
+}
+
+// TestSubmitFeedbackSize: feedback over MaxContentBytes is ErrTooLarge (413), as for a
+// message's content; invalid UTF-8 is ErrInvalid.
+func TestSubmitFeedbackSize(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t)
+	proc := agent(t, svc, "proc")
+	_, err := svc.Submit(ctx, proc, "sip-5", channel.SubmitRequest{RegistrationID: "eval_reg_x",
+		ProctorFeedback: strings.Repeat("x", channel.DefaultMaxContentBytes+1)})
+	assert.ErrorIs(t, err, channel.ErrTooLarge)
+	assert.ErrorContains(t, err, "proctor_feedback")
+	_, err = svc.Submit(ctx, proc, "sip-5", channel.SubmitRequest{RegistrationID: "eval_reg_x", ProctorFeedback: "\xff"})
+	assert.ErrorIs(t, err, channel.ErrInvalid)
+	assert.ErrorContains(t, err, "proctor_feedback")
 }

@@ -472,6 +472,7 @@ func TestChannelRejections(t *testing.T) {
 
 			{"10 MB body", http.MethodPost, sessURL + "/messages", proc, bigJSON, 413, "exceeds max_request_body_size (10485760 bytes)"},
 			{"content over max_message_bytes", http.MethodPost, sessURL + "/messages", proc, `{"content":"` + strings.Repeat("y", 4097) + `"}`, 413, "exceeds the limit of 4096"},
+			{"feedback over max_message_bytes", http.MethodPost, e.eval(evalProctored) + "/proctor/submit", proc, `{"registration_id":"` + regID + `","passed":true,"proctor_feedback":"` + strings.Repeat("z", 4097) + `"}`, 413, "proctor_feedback: 4097 bytes exceeds the limit of 4096"},
 
 			{"wrong method", http.MethodGet, e.eval(evalProctored) + "/proctor/claim", proc, nil, 405, "use POST"},
 			{"wrong method on messages", http.MethodDelete, sessURL + "/messages", proc, nil, 405, "use GET, POST"},
