@@ -798,6 +798,20 @@ func TestChannelAdminEndpoint(t *testing.T) {
 	status, raw = adminPost("Bearer admin-secret", `{"name":"no id"}`)
 	assert.Equal(t, http.StatusBadRequest, status, "%s", raw)
 	assert.Contains(t, string(raw), "agent_id")
+	// Other paths of the admin endpoint: a JSON 404 (after the authenticator).
+	for _, path := range []string{AdminAgentsPath + "/a1", "/"} {
+		req, err := http.NewRequest(http.MethodPost, e.admin+path, strings.NewReader(`{"agent_id":"a1"}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer admin-secret")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		raw, err = io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, path)
+		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"), path)
+		assert.JSONEq(t, `{"error":"no such endpoint: `+path+`"}`, string(raw), path)
+	}
 
 	var keys []string
 	for range 2 {
