@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -20,7 +21,8 @@ import (
 
 // queryAPI serves the result store over HTTP (docs/architecture.md §7, §11). Every response body is
 // JSON; errors are {"error": "..."} with status 400 (bad parameter, named in the message),
-// 404 (unknown session) or 500 (store failure, details logged, not returned).
+// 404 (unknown session, or a path under /api/ no route serves), 405 (a method the path
+// has no route for, with Allow) or 500 (store failure, details logged, not returned).
 type queryAPI struct {
 	store  store.Store
 	logger *zap.Logger
@@ -47,6 +49,7 @@ type AgentScoreHistory struct {
 //	GET /api/v1/agent_sessions/{session_id}/judge_verdicts  late judge verdicts (verdicts.go)
 //	GET /api/v1/agents/{agent_id}/scores        ?limit
 //	GET /api/v1/reports/{run_id}                ?format=json|markdown (api_reports.go)
+//	    /api/                                   anything else: a JSON 404 or 405 (unmatched)
 func newQueryAPI(st store.Store, logger *zap.Logger) *http.ServeMux {
 	a := &queryAPI{store: st, logger: logger}
 	mux := http.NewServeMux()
@@ -55,7 +58,39 @@ func newQueryAPI(st store.Store, logger *zap.Logger) *http.ServeMux {
 	mux.HandleFunc("GET /api/v1/agent_sessions/{session_id}/judge_verdicts", a.getVerdicts)
 	mux.HandleFunc("GET /api/v1/agents/{agent_id}/scores", a.agentScores)
 	mux.HandleFunc("GET /api/v1/reports/{run_id}", a.getReport)
+	mux.Handle(apiPrefix, unmatched(mux, apiPrefix))
 	return mux
+}
+
+// apiPrefix is the subtree of the JSON API, where the web UI adds its event stream.
+const apiPrefix = "/api/"
+
+// probeMethods are the methods unmatched looks a path up with to list its Allow header.
+var probeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// unmatched is the handler of a catch-all pattern of mux: it answers the requests no
+// other route serves in JSON, where ServeMux would answer text/plain. 405 with Allow
+// when routes of mux serve the path with other methods (a route registered after this
+// handler counts too), else 404.
+func unmatched(mux *http.ServeMux, pattern string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range probeMethods {
+			probe := *r
+			probe.Method = m
+			if _, p := mux.Handler(&probe); p != "" && p != pattern {
+				allow = append(allow, m)
+			}
+		}
+		path := strconv.Quote(echoID(r.URL.Path))
+		if len(allow) == 0 {
+			writeError(w, http.StatusNotFound, "no such endpoint: "+path)
+			return
+		}
+		list := strings.Join(allow, ", ")
+		w.Header().Set("Allow", list)
+		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+path+": use "+list)
+	})
 }
 
 // paramError is a 400: a query parameter is unknown or its value is invalid.

@@ -62,9 +62,6 @@ func serve(t *testing.T, h http.Handler, method, target string) (int, map[string
 	t.Helper()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(method, target, http.NoBody))
-	if rec.Code == http.StatusMethodNotAllowed {
-		return rec.Code, nil
-	}
 	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 	var body map[string]any
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())
@@ -184,5 +181,40 @@ func TestStoreFailureIs500WithoutDetails(t *testing.T) {
 		assert.Equal(t, http.StatusInternalServerError, code, target)
 		assert.NotContains(t, body["error"], "password", target)
 		assert.Contains(t, body["error"], "result store failure", target)
+	}
+}
+
+// TestUnmatchedRequestsAreJSON: a path under /api/ that no route serves is a JSON 404,
+// and a wrong method on a route a JSON 405 with Allow, as every answer of the API.
+func TestUnmatchedRequestsAreJSON(t *testing.T) {
+	h := newQueryAPI(&fakeStore{}, zap.NewNop())
+	for _, tt := range []struct {
+		method, target string
+		status         int
+		err            string
+	}{
+		{http.MethodPost, "/api/v1/agent_sessions", http.StatusMethodNotAllowed, `method POST not allowed on "/api/v1/agent_sessions": use GET, HEAD`},
+		{http.MethodDelete, "/api/v1/agent_sessions/sess-checkout", http.StatusMethodNotAllowed, "method DELETE not allowed"},
+		{http.MethodOptions, "/api/v1/agents/executor/scores", http.StatusMethodNotAllowed, "method OPTIONS not allowed"},
+		{http.MethodPut, "/api/v1/reports/ci-7", http.StatusMethodNotAllowed, "method PUT not allowed"},
+		{http.MethodGet, "/api/v1/agent_sessions/nope/", http.StatusNotFound, `no such endpoint: "/api/v1/agent_sessions/nope/"`},
+		{http.MethodGet, "/api/v1/nothing", http.StatusNotFound, `no such endpoint: "/api/v1/nothing"`},
+		{http.MethodPost, "/api/v1/nothing", http.StatusNotFound, "no such endpoint"},
+		{http.MethodGet, "/api/", http.StatusNotFound, "no such endpoint"},
+	} {
+		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.target, http.NoBody))
+			assert.Equal(t, tt.status, rec.Code)
+			assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+			var body map[string]string
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())
+			assert.Contains(t, body["error"], tt.err)
+			if tt.status == http.StatusMethodNotAllowed {
+				assert.Equal(t, "GET, HEAD", rec.Header().Get("Allow"))
+			} else {
+				assert.Empty(t, rec.Header().Get("Allow"))
+			}
+		})
 	}
 }

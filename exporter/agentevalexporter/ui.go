@@ -58,6 +58,8 @@ func (c *UIConfig) validate() []error {
 func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, error) {
 	mux := newQueryAPI(st, e.logger)
 	if !e.cfg.UI.Enabled {
+		// Only the JSON API: any other path is a JSON 404 too.
+		mux.Handle("/", unmatched(mux, "/"))
 		return mux, nil
 	}
 	tmpl, err := webui.ParseTraceURLTemplate(e.cfg.UI.TraceURLTemplate)

@@ -78,6 +78,66 @@ func TestUIDisabled(t *testing.T) {
 	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(false)).session(analysisCheckout()).traces()))
 }
 
+// httpDo sends method to url and returns the status, the headers and the body.
+func httpDo(t *testing.T, method, url string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, http.NoBody)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, resp.Header, string(body)
+}
+
+// TestAPIErrorsAreJSONNextToTheUI: on the running server, with the UI or without, a
+// request under /api/ that no route serves gets a JSON error (404, or 405 with Allow),
+// the event stream's path included; the UI's pages keep their own answers. Without
+// the UI the server is the JSON API only, so every unknown path is a JSON 404.
+func TestAPIErrorsAreJSONNextToTheUI(t *testing.T) {
+	for _, enabled := range []bool{true, false} {
+		t.Run(map[bool]string{true: "ui", false: "no ui"}[enabled], func(t *testing.T) {
+			cfg := testConfig()
+			cfg.UI.Enabled = enabled
+			x := newTestExporter(t, cfg, nil)
+			type answer struct {
+				status int
+				allow  string
+			}
+			want := map[string]answer{
+				"POST /api/v1/agent_sessions":             {http.StatusMethodNotAllowed, "GET, HEAD"},
+				"OPTIONS /api/v1/agent_sessions":          {http.StatusMethodNotAllowed, "GET, HEAD"},
+				"GET /api/v1/agent_sessions/nope/":        {http.StatusNotFound, ""},
+				"GET /api/v1/nothing":                     {http.StatusNotFound, ""},
+				"POST /api/v1/agent_sessions/x/something": {http.StatusNotFound, ""},
+				"POST /api/v1/events":                     {http.StatusMethodNotAllowed, "GET, HEAD"},
+			}
+			if !enabled {
+				want["POST /api/v1/events"] = answer{http.StatusNotFound, ""}
+				want["GET /"] = answer{http.StatusNotFound, ""}
+				want["GET /sessions/x"] = answer{http.StatusNotFound, ""}
+			}
+			for req, w := range want {
+				method, path, _ := strings.Cut(req, " ")
+				status, h, body := httpDo(t, method, x.apiURL(path))
+				assert.Equal(t, w.status, status, req)
+				assert.Equal(t, w.allow, h.Get("Allow"), req)
+				assert.Equal(t, "application/json", h.Get("Content-Type"), req)
+				var e map[string]string
+				if assert.NoError(t, json.Unmarshal([]byte(body), &e), "%s: %s", req, body) {
+					assert.NotEmpty(t, e["error"], req)
+				}
+			}
+			if enabled {
+				status, h, _ := httpDo(t, http.MethodGet, x.apiURL("/sessions/nope"))
+				assert.Equal(t, http.StatusNotFound, status, "the UI's own error page")
+				assert.Equal(t, "text/html; charset=utf-8", h.Get("Content-Type"))
+			}
+		})
+	}
+}
+
 // TestUIBehindTheAuthenticator: the pages and the event stream take the API's
 // authenticator.
 func TestUIBehindTheAuthenticator(t *testing.T) {

@@ -83,13 +83,36 @@ func New(opts Options) (*Service, error) {
 
 func (s *Service) clock() time.Time { return s.now().UTC() }
 
+// The store removes NUL bytes (a PostgreSQL text column cannot hold them), so the
+// service decides what a NUL means before anything is stored or answered: an id with a
+// NUL is refused (checkID; stored without it, it would be another id: "proctor-\x007"
+// would be proctor-7), and text (content, feedback, an agent's name) is answered and sent
+// on as stored (cleanText).
+
+// checkID refuses an id (field names it) that is not UTF-8 or holds a NUL byte: the
+// store would look up or store another id.
+func checkID(field, id string) error {
+	if !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
+		return errorf(ErrInvalid, "%s: must not contain NUL bytes and must be UTF-8", field)
+	}
+	return nil
+}
+
+// cleanText is text as the store keeps it: without NUL bytes (valid UTF-8 is checked
+// by the callers).
+func cleanText(s string) string { return strings.ReplaceAll(s, "\x00", "") }
+
 // IssueKey creates the agent (or renames it when name is set) and returns a new API key
 // for it; the key is shown once and stored only as a hash. Earlier keys stay valid.
 func (s *Service) IssueKey(ctx context.Context, agentID, name string) (Agent, string, error) {
 	agentID = strings.TrimSpace(agentID)
-	if agentID == "" || len(agentID) > maxAgentIDBytes || !utf8.ValidString(agentID) {
+	if err := checkID("agent_id", agentID); err != nil {
+		return Agent{}, "", err
+	}
+	if agentID == "" || len(agentID) > maxAgentIDBytes {
 		return Agent{}, "", errorf(ErrInvalid, "agent_id: must be 1-%d bytes of UTF-8", maxAgentIDBytes)
 	}
+	name = cleanText(name)
 	if len(name) > maxAgentIDBytes || !utf8.ValidString(name) {
 		return Agent{}, "", errorf(ErrInvalid, "name: must be at most %d bytes of UTF-8", maxAgentIDBytes)
 	}
@@ -200,6 +223,9 @@ func (s *Service) Claim(ctx context.Context, caller Agent, evaluationID, registr
 	if registrationID == "" {
 		return Claimed{}, errorf(ErrInvalid, "registration_id: required")
 	}
+	if err := checkID("registration_id", registrationID); err != nil {
+		return Claimed{}, err
+	}
 	reg, err := s.registration(ctx, evaluationID, registrationID)
 	if err != nil {
 		return Claimed{}, err
@@ -295,6 +321,9 @@ func (s *Service) session(ctx context.Context, evaluationID, sessionID string) (
 	if _, err := s.Definition(evaluationID); err != nil {
 		return Session{}, err
 	}
+	if err := checkID("session_id", sessionID); err != nil {
+		return Session{}, err
+	}
 	sess, err := s.store.Session(ctx, sessionID)
 	if err == nil && sess.EvaluationID != evaluationID {
 		err = errorf(ErrNotFound, "session %q not found in evaluation %q", sessionID, evaluationID)
@@ -328,11 +357,14 @@ type Posted struct {
 	Turn    Turn
 }
 
-// Post appends a message from the caller. Checks: content is non-empty UTF-8
-// (ErrInvalid) of at most MaxContentBytes (ErrTooLarge); the session exists in the
-// evaluation (ErrNotFound); the caller is a participant (ErrForbidden); the session is
-// active (ErrConflict). The role is the caller's role in the session.
+// Post appends a message from the caller. Checks: content is UTF-8, non-empty once its
+// NUL bytes are removed (ErrInvalid; the message is stored and answered without them),
+// of at most MaxContentBytes (ErrTooLarge); the session id holds no NUL (ErrInvalid);
+// the session exists in the evaluation (ErrNotFound); the caller is a participant
+// (ErrForbidden); the session is active (ErrConflict). The role is the caller's role in
+// the session.
 func (s *Service) Post(ctx context.Context, caller Agent, evaluationID, sessionID, content string) (Posted, error) {
+	content = cleanText(content)
 	if strings.TrimSpace(content) == "" || !utf8.ValidString(content) {
 		return Posted{}, errorf(ErrInvalid, "content: must be non-empty UTF-8 text")
 	}
@@ -448,7 +480,9 @@ type Ended struct {
 // proctored (ErrInvalid); the registration exists in it (ErrNotFound); the caller is not
 // its candidate (ErrForbidden); it was claimed (ErrConflict otherwise) and the caller is
 // the session's proctor (ErrForbidden); it has no result yet (ErrConflict, also when two
-// submits race).
+// submits race). Before the store is read: the registration id holds no NUL
+// (ErrInvalid); the feedback is UTF-8 (ErrInvalid) of at most MaxContentBytes
+// (ErrTooLarge, as for a message's content), stored and answered without NUL bytes.
 func (s *Service) Submit(ctx context.Context, caller Agent, evaluationID string, req SubmitRequest) (Submitted, error) {
 	if _, err := s.definitionOfKind(evaluationID, KindProctored); err != nil {
 		return Submitted{}, err
@@ -456,8 +490,15 @@ func (s *Service) Submit(ctx context.Context, caller Agent, evaluationID string,
 	if req.RegistrationID == "" {
 		return Submitted{}, errorf(ErrInvalid, "registration_id: required")
 	}
-	if len(req.ProctorFeedback) > s.maxContent || !utf8.ValidString(req.ProctorFeedback) {
-		return Submitted{}, errorf(ErrInvalid, "proctor_feedback: must be UTF-8 of at most %d bytes", s.maxContent)
+	if err := checkID("registration_id", req.RegistrationID); err != nil {
+		return Submitted{}, err
+	}
+	req.ProctorFeedback = cleanText(req.ProctorFeedback)
+	if !utf8.ValidString(req.ProctorFeedback) {
+		return Submitted{}, errorf(ErrInvalid, "proctor_feedback: must be UTF-8 text")
+	}
+	if len(req.ProctorFeedback) > s.maxContent {
+		return Submitted{}, errorf(ErrTooLarge, "proctor_feedback: %d bytes exceeds the limit of %d", len(req.ProctorFeedback), s.maxContent)
 	}
 	reg, err := s.registration(ctx, evaluationID, req.RegistrationID)
 	if err != nil {
@@ -537,6 +578,9 @@ type Transcript struct {
 // results are). ErrNotFound for an unknown result or one without a session.
 func (s *Service) Transcript(ctx context.Context, _ Agent, evaluationID, resultID string) (Transcript, error) {
 	if _, err := s.Definition(evaluationID); err != nil {
+		return Transcript{}, err
+	}
+	if err := checkID("result_id", resultID); err != nil {
 		return Transcript{}, err
 	}
 	res, err := s.store.Result(ctx, resultID)

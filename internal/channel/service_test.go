@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -107,4 +108,76 @@ func TestNewRejectsBadDefinitions(t *testing.T) {
 	assert.ErrorContains(t, err, `duplicate evaluation id "a"`)
 	_, err = channel.New(channel.Options{})
 	assert.ErrorContains(t, err, "nil store")
+}
+
+// TestNULBytes: the store removes NUL bytes (PostgreSQL text cannot hold them), so the
+// service decides before storing. An id with a NUL is refused naming the field (it
+// would silently be another id: "proctor-\x007" is proctor-7); text (content, feedback,
+// name) is cleaned, checked, and answered as stored.
+func TestNULBytes(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t)
+	cand, proc := agent(t, svc, "cand"), agent(t, svc, "proc")
+
+	_, _, err := svc.IssueKey(ctx, "pro\x00c", "")
+	assert.ErrorIs(t, err, channel.ErrInvalid)
+	assert.ErrorContains(t, err, "agent_id")
+	named, key, err := svc.IssueKey(ctx, "named", "Na\x00med")
+	require.NoError(t, err)
+	assert.Equal(t, "Named", named.Name)
+	a, err := svc.Authenticate(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, "Named", a.Name)
+
+	reg, err := svc.Register(ctx, cand, "sip-5")
+	require.NoError(t, err)
+	_, err = svc.Start(ctx, cand, "sip-5")
+	require.NoError(t, err)
+	_, err = svc.Claim(ctx, proc, "sip-5", reg.ID+"\x00")
+	assert.ErrorIs(t, err, channel.ErrInvalid)
+	assert.ErrorContains(t, err, "registration_id")
+	claimed, err := svc.Claim(ctx, proc, "sip-5", reg.ID)
+	require.NoError(t, err)
+
+	_, err = svc.Post(ctx, proc, "sip-5", claimed.SessionID+"\x00", "hi")
+	assert.ErrorIs(t, err, channel.ErrInvalid)
+	assert.ErrorContains(t, err, "session_id")
+	for _, content := range []string{"\x00", " \x00\x00 "} {
+		_, err = svc.Post(ctx, proc, "sip-5", claimed.SessionID, content)
+		assert.ErrorIs(t, err, channel.ErrInvalid, "%q", content)
+		assert.ErrorContains(t, err, "content: must be non-empty")
+	}
+	p, err := svc.Post(ctx, proc, "sip-5", claimed.SessionID, "he\x00llo")
+	require.NoError(t, err)
+	assert.Equal(t, "hello", p.Message.Content, "answered as stored")
+	assert.Equal(t, "hello", p.Turn.UserMessages[0].Content)
+	msgs, err := svc.Messages(ctx, proc, "sip-5", claimed.SessionID, 0, 0)
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	assert.Equal(t, "hello", msgs[0].Content)
+
+	_, err = svc.Submit(ctx, proc, "sip-5", channel.SubmitRequest{RegistrationID: reg.ID + "\x00", Passed: true})
+	assert.ErrorIs(t, err, channel.ErrInvalid)
+	assert.ErrorContains(t, err, "registration_id")
+	sub, err := svc.Submit(ctx, proc, "sip-5", channel.SubmitRequest{RegistrationID: reg.ID, Passed: true, ProctorFeedback: "go\x00od"})
+	require.NoError(t, err)
+	assert.Equal(t, "good", sub.Result.ProctorFeedback)
+	_, err = svc.Transcript(ctx, proc, "sip-5", sub.Result.ID+"\x00")
+	assert.ErrorIs(t, err, channel.ErrInvalid)
+	assert.ErrorContains(t, err, "result_id")
+}
+
+// TestSubmitFeedbackSize: feedback over MaxContentBytes is ErrTooLarge (413), as for a
+// message's content; invalid UTF-8 is ErrInvalid.
+func TestSubmitFeedbackSize(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t)
+	proc := agent(t, svc, "proc")
+	_, err := svc.Submit(ctx, proc, "sip-5", channel.SubmitRequest{RegistrationID: "eval_reg_x",
+		ProctorFeedback: strings.Repeat("x", channel.DefaultMaxContentBytes+1)})
+	assert.ErrorIs(t, err, channel.ErrTooLarge)
+	assert.ErrorContains(t, err, "proctor_feedback")
+	_, err = svc.Submit(ctx, proc, "sip-5", channel.SubmitRequest{RegistrationID: "eval_reg_x", ProctorFeedback: "\xff"})
+	assert.ErrorIs(t, err, channel.ErrInvalid)
+	assert.ErrorContains(t, err, "proctor_feedback")
 }

@@ -205,7 +205,15 @@ func (b *Broadcaster) publishJSON(typ string, v any) {
 // "event: session" and one "data:" line of JSON per event, a ": keep-alive" comment every
 // 15s. 503 when MaxSubscribers streams are open or the broadcaster is closed. The stream
 // ends when the client goes away, when it is dropped for being slow, or at Close.
+// HEAD (which a GET route also serves) answers the stream's headers and returns at once,
+// without a subscription: a HEAD response has no body, so a stream would never end and
+// would hold its slot and the client's connection.
 func (b *Broadcaster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodHead {
+		setStreamHeaders(w.Header())
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	rc := http.NewResponseController(w)
 	sub, err := b.Subscribe()
 	if err != nil {
@@ -214,10 +222,7 @@ func (b *Broadcaster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer b.Unsubscribe(sub)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
+	setStreamHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	// Tell EventSource to reconnect after 3s when the stream ends.
 	if _, err := fmt.Fprint(w, "retry: 3000\n\n"); err != nil || rc.Flush() != nil {
@@ -246,4 +251,10 @@ func (b *Broadcaster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+func setStreamHeaders(h http.Header) {
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
 }

@@ -6,6 +6,8 @@ package webui
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -157,4 +159,40 @@ func TestServeHTTPStreamsAndEnds(t *testing.T) {
 	}, lines)
 	cancel()
 	require.Eventually(t, func() bool { return b.Subscribers() == 0 }, 5*time.Second, time.Millisecond, "handler unsubscribed")
+}
+
+// TestServeHTTPHead: HEAD of the stream answers its headers and returns at once,
+// without taking one of the MaxSubscribers slots, so the keep-alive connection serves
+// the next request: here a GET of the stream on the same connection, which gets the
+// only slot.
+func TestServeHTTPHead(t *testing.T) {
+	b := NewBroadcaster(1)
+	srv := newServer(t, Options{Store: failingStore{}, Events: b})
+	t.Cleanup(b.Close) // ends the GET stream before srv.Close waits for it
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
+	_, err = fmt.Fprintf(conn, "HEAD %[1]s HTTP/1.1\r\nHost: ui\r\n\r\nGET %[1]s HTTP/1.1\r\nHost: ui\r\n\r\n", PathEvents)
+	require.NoError(t, err)
+
+	br := bufio.NewReader(conn)
+	head, err := http.ReadResponse(br, &http.Request{Method: http.MethodHead})
+	require.NoError(t, err)
+	require.NoError(t, head.Body.Close())
+	assert.Equal(t, http.StatusOK, head.StatusCode)
+	assert.Equal(t, "text/event-stream", head.Header.Get("Content-Type"))
+	assert.Equal(t, "no-cache", head.Header.Get("Cache-Control"))
+
+	get, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	require.NoError(t, err, "the HEAD must not wedge the connection")
+	defer func() { // the connection first: closing the endless body would drain it
+		_ = conn.Close()
+		_ = get.Body.Close()
+	}()
+	assert.Equal(t, http.StatusOK, get.StatusCode)
+	line, err := bufio.NewReader(get.Body).ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "retry: 3000\n", line)
+	assert.Equal(t, 1, b.Subscribers(), "only the GET holds a slot")
 }

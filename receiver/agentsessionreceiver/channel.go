@@ -72,17 +72,21 @@ func (a *channelAPI) mount(mux *http.ServeMux) {
 	for _, rt := range a.routes() {
 		mux.Handle(rt.pattern, a.methodRouter(rt.methods))
 	}
-	mux.HandleFunc(EvaluationsPath+"/", func(w http.ResponseWriter, req *http.Request) {
-		a.rejected(req)
-		writeJSON(w, http.StatusNotFound, errorResponse{Error: "no such endpoint: " + req.URL.Path})
-	})
+	mux.HandleFunc(EvaluationsPath+"/", a.notFound)
 }
 
-// adminHandler serves AdminAgentsPath.
+// adminHandler serves AdminAgentsPath, and a JSON 404 on any other path.
 func (a *channelAPI) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(AdminAgentsPath, a.methodRouter(map[string]http.HandlerFunc{http.MethodPost: a.issueKey}))
+	mux.HandleFunc("/", a.notFound)
 	return mux
+}
+
+// notFound answers (and counts) a path of the channel's that no route serves.
+func (a *channelAPI) notFound(w http.ResponseWriter, req *http.Request) {
+	a.rejected(req)
+	notFound(w, req)
 }
 
 func (a *channelAPI) methodRouter(methods map[string]http.HandlerFunc) http.Handler {

@@ -472,6 +472,7 @@ func TestChannelRejections(t *testing.T) {
 
 			{"10 MB body", http.MethodPost, sessURL + "/messages", proc, bigJSON, 413, "exceeds max_request_body_size (10485760 bytes)"},
 			{"content over max_message_bytes", http.MethodPost, sessURL + "/messages", proc, `{"content":"` + strings.Repeat("y", 4097) + `"}`, 413, "exceeds the limit of 4096"},
+			{"feedback over max_message_bytes", http.MethodPost, e.eval(evalProctored) + "/proctor/submit", proc, `{"registration_id":"` + regID + `","passed":true,"proctor_feedback":"` + strings.Repeat("z", 4097) + `"}`, 413, "proctor_feedback: 4097 bytes exceeds the limit of 4096"},
 
 			{"wrong method", http.MethodGet, e.eval(evalProctored) + "/proctor/claim", proc, nil, 405, "use POST"},
 			{"wrong method on messages", http.MethodDelete, sessURL + "/messages", proc, nil, 405, "use GET, POST"},
@@ -708,6 +709,38 @@ func TestChannelLiveClassWork(t *testing.T) {
 	})
 }
 
+// TestChannelNULBytes: the store cannot keep NUL bytes, so what is answered must be what
+// is stored. An id with a NUL is 400 naming the field (it would act as another agent:
+// "proctor-\u00007" is proctor-7); content and feedback are answered without them, and
+// content made only of NULs is empty (400).
+func TestChannelNULBytes(t *testing.T) {
+	runBackends(t, func(t *testing.T, sc StoreConfig) {
+		e := startChannel(t, channelConfig(sc), nil, nil)
+		cand, proc := e.issue("candidate-1"), e.issue("proctor-7")
+		r := e.do(http.MethodPost, e.admin+AdminAgentsPath, "", `{"agent_id":"proctor-\u00007"}`)
+		assert.Equal(t, http.StatusBadRequest, r.status, "%s", r.raw)
+		assert.Contains(t, r.str("error"), "agent_id: must not contain NUL")
+
+		regID, sessID := e.proctored(cand, proc)
+		sessURL := e.eval(evalProctored) + "/sessions/" + sessID
+		r = e.do(http.MethodPost, sessURL+"/messages", proc, `{"content":"\u0000"}`)
+		assert.Equal(t, http.StatusBadRequest, r.status, "%s", r.raw)
+		assert.Contains(t, r.str("error"), "content: must be non-empty")
+		r = e.do(http.MethodPost, sessURL+"/messages", proc, `{"content":"he\u0000llo"}`)
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		assert.Equal(t, "hello", r.str("content"))
+		r = e.do(http.MethodGet, sessURL+"/messages", proc, nil)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+		msgs, _ := r.body["messages"].([]any)
+		require.Len(t, msgs, 1)
+		assert.Equal(t, "hello", msgs[0].(map[string]any)["content"])
+
+		r = e.do(http.MethodPost, e.eval(evalProctored)+"/proctor/submit", proc, `{"registration_id":"`+regID+`","passed":true,"proctor_feedback":"go\u0000od"}`)
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		assert.Equal(t, "good", r.str("proctor_feedback"))
+	})
+}
+
 // tokenAuth is a collector server authenticator accepting one bearer token (a stand-in
 // for basicauth or bearertokenauth, which this distribution does not bundle).
 type tokenAuth struct {
@@ -765,6 +798,20 @@ func TestChannelAdminEndpoint(t *testing.T) {
 	status, raw = adminPost("Bearer admin-secret", `{"name":"no id"}`)
 	assert.Equal(t, http.StatusBadRequest, status, "%s", raw)
 	assert.Contains(t, string(raw), "agent_id")
+	// Other paths of the admin endpoint: a JSON 404 (after the authenticator).
+	for _, path := range []string{AdminAgentsPath + "/a1", "/"} {
+		req, err := http.NewRequest(http.MethodPost, e.admin+path, strings.NewReader(`{"agent_id":"a1"}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer admin-secret")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		raw, err = io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, path)
+		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"), path)
+		assert.JSONEq(t, `{"error":"no such endpoint: `+path+`"}`, string(raw), path)
+	}
 
 	var keys []string
 	for range 2 {

@@ -90,6 +90,7 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*age
 func (r *agentSessionReceiver) Start(ctx context.Context, host component.Host) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc(SessionsPath, r.handleSessions)
+	mux.HandleFunc("/", notFound) // not a request of SessionsPath: not counted as rejected
 	var err error
 	if ch := r.cfg.Channel.Get(); ch != nil {
 		if err = r.startChannel(ctx, host, ch, mux); err != nil {
@@ -252,6 +253,12 @@ func (r *agentSessionReceiver) handleSessions(w http.ResponseWriter, req *http.R
 func (r *agentSessionReceiver) reject(ctx context.Context, w http.ResponseWriter, status int, body errorResponse) {
 	r.telemetry.ReceiverAgentsessionRequestsRejected.Add(ctx, 1)
 	writeJSON(w, status, body)
+}
+
+// notFound answers a path no route serves in JSON, like every other error (ServeMux
+// would answer text/plain).
+func notFound(w http.ResponseWriter, req *http.Request) {
+	writeJSON(w, http.StatusNotFound, errorResponse{Error: "no such endpoint: " + req.URL.Path})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

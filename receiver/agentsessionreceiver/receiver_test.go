@@ -209,6 +209,37 @@ func TestRejectedRequests(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: int64(len(tests))}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }
 
+// TestUnknownPathIsJSON: a path the receiver does not serve (a sub-path of
+// /v1/agent_sessions, the channel's paths without the channel) is a JSON 404 like every
+// other error; it is not a POST /v1/agent_sessions, so requests_rejected does not count it.
+func TestUnknownPathIsJSON(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	url := startReceiver(t, createDefaultConfig().(*Config), consumertest.NewNop(), tel)
+	for _, tt := range []struct{ method, path string }{
+		{http.MethodPost, SessionsPath + "/x"},
+		{http.MethodGet, "/"},
+		{http.MethodPost, EvaluationsPath + "/non-spamminess/register"},
+	} {
+		req, err := http.NewRequest(tt.method, strings.TrimSuffix(url, SessionsPath)+tt.path, strings.NewReader(`{}`))
+		require.NoError(t, err)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusNotFound, res.StatusCode, tt.path)
+		assert.Equal(t, "application/json", res.Header.Get("Content-Type"), tt.path)
+		var got errorResponse
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&got), tt.path)
+		require.NoError(t, res.Body.Close())
+		assert.Equal(t, "no such endpoint: "+tt.path, got.Error)
+	}
+	res, err := http.Get(url) // a rejected request of the endpoint: the only one counted
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusMethodNotAllowed, res.StatusCode)
+	metadatatest.AssertEqualReceiverAgentsessionRequestsRejected(t, tel,
+		[]metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}
+
 func TestNextConsumerErrors(t *testing.T) {
 	tests := []struct {
 		name       string
