@@ -266,7 +266,9 @@ func (cfg *Config) Validate() error {
 	if cfg.Workers < 0 {
 		errs = append(errs, fmt.Errorf("workers: must not be negative, got %d", cfg.Workers))
 	}
-	if _, err := registryFromConfig(cfg.Agents, "agents"); err != nil {
+	// The agents_file is read here too, so that `otelcol validate` and the start report
+	// a missing or invalid file, not only the pipeline's creation.
+	if _, err := buildRegistry(cfg); err != nil {
 		errs = append(errs, err)
 	}
 	if err := cfg.Scoring.Validate(); err != nil {

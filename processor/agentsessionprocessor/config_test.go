@@ -140,6 +140,7 @@ func TestConfigValidate(t *testing.T) {
 			c.Agents = []AgentConfig{{Name: "a", Tools: []ToolConfig{{Name: "t", Parameters: map[string]any{"type": 5}}}}}
 		}, "agents[0].tools[0].parameters:"},
 		{"empty dataset path", func(c *Config) { c.References.Datasets = []string{" "} }, "references.datasets[0]: must not be empty"},
+		{"missing dataset file", func(c *Config) { c.References.Datasets = []string{"testdata/no-such-dataset.json"} }, "references.datasets[0]: stat testdata/no-such-dataset.json: no such file or directory"},
 		{"unknown reference evaluator", func(c *Config) {
 			c.References.Datasets = []string{"d.json"}
 			c.References.Evaluators = []string{"tool_selection", "vibes"}
@@ -227,15 +228,19 @@ func TestAgentsFile(t *testing.T) {
 	assert.JSONEq(t, `{"type":"object","properties":{"amount":{"type":"number"},"order_id":{"type":"string"}},"required":["amount","order_id"],"additionalProperties":false}`,
 		string(reg[1].Tools[0].Parameters))
 
+	// Validate reads the file too, and each error names the entry where it is: in
+	// the file, not at an index of the merged list that the agents key does not have.
 	cfg.AgentsFile = filepath.Join(dir, "missing.yaml")
-	_, err = buildRegistry(cfg)
-	assert.ErrorContains(t, err, "agents_file:")
+	assert.ErrorContains(t, cfg.Validate(), "agents_file:")
 
 	js := filepath.Join(dir, "agents.json")
 	require.NoError(t, os.WriteFile(js, []byte(`[{"name":"planner"}]`), 0o600))
 	cfg.AgentsFile = js
-	_, err = buildRegistry(cfg)
-	assert.ErrorContains(t, err, `agent "planner" is declared twice`)
+	assert.EqualError(t, cfg.Validate(), `agents_file[0].name: agent "planner" is declared in agents too (in `+js+`)`)
+
+	require.NoError(t, os.WriteFile(js, []byte(`[{"name":"executor","tools":[{"name":""}]}]`), 0o600))
+	cfg.Agents = []AgentConfig{{Name: "x"}, {Name: "y"}}
+	assert.EqualError(t, cfg.Validate(), `agents_file[0].tools[0].name: must not be empty (in `+js+`)`)
 }
 
 func referencesConfig() *Config {

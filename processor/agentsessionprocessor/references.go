@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -116,6 +117,9 @@ func (c *ReferencesConfig) validate() error {
 	for i, d := range c.Datasets {
 		if strings.TrimSpace(d) == "" {
 			errs = append(errs, fmt.Errorf("references.datasets[%d]: must not be empty", i))
+		} else if _, err := os.Stat(d); err != nil {
+			// Read at the start; a missing file is reported here, at `otelcol validate`.
+			errs = append(errs, fmt.Errorf("references.datasets[%d]: %w", i, err))
 		}
 	}
 	if len(c.Datasets) == 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -108,15 +109,26 @@ func loadAgentsFile(path string) ([]AgentConfig, error) {
 	return out, nil
 }
 
-// buildRegistry merges the agents key and the agents_file into one registry.
+// buildRegistry merges the agents key and the agents_file into one registry. Errors
+// name the entry where it is: agents[i]... for the key, agents_file[i]... (with the
+// file's path) for the file; an agent in both is an error on the file's entry.
 func buildRegistry(cfg *Config) ([]session.AgentDefinition, error) {
-	agents := cfg.Agents
-	if cfg.AgentsFile != "" {
-		fromFile, err := loadAgentsFile(cfg.AgentsFile)
-		if err != nil {
-			return nil, err
-		}
-		agents = append(append([]AgentConfig(nil), agents...), fromFile...)
+	defs, err := registryFromConfig(cfg.Agents, "agents")
+	if err != nil || cfg.AgentsFile == "" {
+		return defs, err
 	}
-	return registryFromConfig(agents, "agents")
+	fromFile, err := loadAgentsFile(cfg.AgentsFile)
+	if err != nil {
+		return nil, err
+	}
+	fileDefs, err := registryFromConfig(fromFile, "agents_file")
+	if err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, cfg.AgentsFile)
+	}
+	for i, d := range fileDefs {
+		if slices.ContainsFunc(defs, func(a session.AgentDefinition) bool { return a.ID == d.ID }) {
+			return nil, fmt.Errorf("agents_file[%d].name: agent %q is declared in agents too (in %s)", i, d.ID, cfg.AgentsFile)
+		}
+	}
+	return append(defs, fileDefs...), nil
 }
