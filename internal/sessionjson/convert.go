@@ -605,7 +605,8 @@ func (c *converter) traceID(idx int, t *Turn) pcommon.TraceID {
 	body, err := json.Marshal(t)                          // struct fields in order, map keys sorted
 	if err != nil {
 		// Unreachable for a decoded body; the turn then gets ids of its own.
-		return randomIDs{}.NewTraceID()
+		c.trace, c.traceSpans = randomIDs{}.NewTraceID(), 0
+		return c.trace
 	}
 	h.Write(body)
 	c.trace, c.traceSpans = pcommon.TraceID(h.Sum(nil)[:16]), 0
