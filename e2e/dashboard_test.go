@@ -462,7 +462,7 @@ func comparePanels(t *testing.T, prom string, queries []dashboardQuery, want sto
 			continue
 		}
 		switch q.panel {
-		case "Sessions evaluated":
+		case "Session analyses":
 			single(q, got, float64(want.sessions))
 		case "Task completed":
 			single(q, got, float64(want.completed)/float64(want.decided))
@@ -470,7 +470,7 @@ func comparePanels(t *testing.T, prom string, queries []dashboardQuery, want sto
 			single(q, got, float64(want.partial)/float64(want.sessions))
 		case "Mean overall score":
 			single(q, got, mean(want.sessionScores["overall"]))
-		case "Sessions evaluated by task_completion / partial":
+		case "Session analyses by task_completion / partial":
 			byKey(q, normalise(got), shares(want.outcomeSessionPairs), "task_completion", "partial")
 		case "Session score p50 / p90 (overall, coordination, intent drift) over $window":
 			qq := 0.5

@@ -210,11 +210,11 @@ func TestExporterEndToEnd(t *testing.T) {
 
 	// Prometheus, scraped over HTTP.
 	expected := `
-# HELP agent_eval_sessions_total Evaluated sessions stored, by task completion (true, false, unknown) and partial (true, false).
+# HELP agent_eval_sessions_total Session analyses stored (each revision: a session continued after a pause counts again), by task completion (true, false, unknown) and partial (true, false).
 # TYPE agent_eval_sessions_total counter
 agent_eval_sessions_total{partial="false",task_completion="true"} 1
 agent_eval_sessions_total{partial="true",task_completion="false"} 1
-# HELP agent_eval_turns_total Turns with a final verdict, by detection type (none, rdm, ccm, hallucination, llm_judge).
+# HELP agent_eval_turns_total Turns with a final verdict, by detection type (none, rdm, ccm, no_answer, hallucination, llm_judge).
 # TYPE agent_eval_turns_total counter
 agent_eval_turns_total{detection_type="none"} 1
 agent_eval_turns_total{detection_type="rdm"} 1
@@ -476,7 +476,7 @@ func TestPushReturnsOnlyFailedAnalysesForRetry(t *testing.T) {
 agent_eval_tool_calls_total{agent="executor",tool="lookup_order",valid="not_evaluable"} 1
 agent_eval_tool_calls_total{agent="executor",tool="refund_order",valid="invalid"} 1
 agent_eval_tool_calls_total{agent="executor",tool="refund_order",valid="valid"} 1
-# HELP agent_eval_sessions_total Evaluated sessions stored, by task completion (true, false, unknown) and partial (true, false).
+# HELP agent_eval_sessions_total Session analyses stored (each revision: a session continued after a pause counts again), by task completion (true, false, unknown) and partial (true, false).
 # TYPE agent_eval_sessions_total counter
 agent_eval_sessions_total{partial="false",task_completion="true"} 1
 `), "agent_eval_tool_calls_total", "agent_eval_sessions_total"))

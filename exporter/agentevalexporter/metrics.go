@@ -121,11 +121,11 @@ func newPromMetrics(maxLabelValues int, onOverflow func(domain string)) *promMet
 		}, "agent"),
 		sessions: counter(prometheus.CounterOpts{
 			Name: "agent_eval_sessions_total",
-			Help: "Evaluated sessions stored, by task completion (true, false, unknown) and partial (true, false).",
+			Help: "Session analyses stored (each revision: a session continued after a pause counts again), by task completion (true, false, unknown) and partial (true, false).",
 		}, "task_completion", "partial"),
 		turns: counter(prometheus.CounterOpts{
 			Name: "agent_eval_turns_total",
-			Help: "Turns with a final verdict, by detection type (none, rdm, ccm, hallucination, llm_judge).",
+			Help: "Turns with a final verdict, by detection type (none, rdm, ccm, no_answer, hallucination, llm_judge).",
 		}, "detection_type"),
 		toolCalls: counter(prometheus.CounterOpts{
 			Name: "agent_eval_tool_calls_total",

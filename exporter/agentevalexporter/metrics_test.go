@@ -117,7 +117,7 @@ agent_eval_handoffs_total{from_agent="planner",to_agent="executor"} 1
 # HELP agent_eval_not_evaluable_total Checks that could not run, by check and reason.
 # TYPE agent_eval_not_evaluable_total counter
 agent_eval_not_evaluable_total{check="tool_validation",reason="schema_unknown"} 1
-# HELP agent_eval_turns_total Turns with a final verdict, by detection type (none, rdm, ccm, hallucination, llm_judge).
+# HELP agent_eval_turns_total Turns with a final verdict, by detection type (none, rdm, ccm, no_answer, hallucination, llm_judge).
 # TYPE agent_eval_turns_total counter
 agent_eval_turns_total{detection_type="none"} 1
 agent_eval_turns_total{detection_type="rdm"} 1
@@ -152,7 +152,7 @@ func TestRecordAnalysis(t *testing.T) {
 	m.recordAnalysis(ptr(evaluation.Analysis{SessionID: "undecided"})) // no scores at all
 
 	expected := `
-# HELP agent_eval_sessions_total Evaluated sessions stored, by task completion (true, false, unknown) and partial (true, false).
+# HELP agent_eval_sessions_total Session analyses stored (each revision: a session continued after a pause counts again), by task completion (true, false, unknown) and partial (true, false).
 # TYPE agent_eval_sessions_total counter
 agent_eval_sessions_total{partial="false",task_completion="true"} 1
 agent_eval_sessions_total{partial="false",task_completion="unknown"} 1
