@@ -284,3 +284,28 @@ func TestUIShowsChannelMessages(t *testing.T) {
 	assert.Contains(t, page, "Refunds within 30 days of delivery.")
 	assert.Contains(t, page, "research-bot")
 }
+
+// TestLiveStreamOutlivesAPIWriteTimeout: on the exporter's confighttp server (its
+// middlewares included), the live stream stays open past api.write_timeout (30 s by
+// default): a session stored after it still reaches the stream.
+func TestLiveStreamOutlivesAPIWriteTimeout(t *testing.T) {
+	cfg := testConfig()
+	cfg.API.WriteTimeout = 300 * time.Millisecond
+	x := newTestExporter(t, cfg, nil)
+	resp, err := http.Get(x.apiURL("/api/v1/events"))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	line, err := r.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "retry: 3000\n", line)
+	time.Sleep(3 * cfg.API.WriteTimeout)
+	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(false)).session(analysisCheckout()).traces()))
+	for {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err, "the stream must outlive api.write_timeout")
+		if line == "event: session\n" {
+			return
+		}
+	}
+}

@@ -31,6 +31,11 @@ const (
 	subscriberBuffer = 64
 	// keepAliveInterval sends an SSE comment so that idle proxies keep the stream open.
 	keepAliveInterval = 15 * time.Second
+	// streamWriteTimeout bounds each write of a stream (an event, a keep-alive): a
+	// client that stops reading loses its stream and its slot after it. The server's
+	// own write timeout (confighttp: 30 s) bounds a whole response and would cut every
+	// stream, so the handler replaces it write by write.
+	streamWriteTimeout = 10 * time.Second
 	// maxEventText caps the user message carried in a turn event, in bytes.
 	maxEventText = 280
 )
@@ -222,10 +227,19 @@ func (b *Broadcaster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer b.Unsubscribe(sub)
+	// write sends one message of the stream and flushes it, within streamWriteTimeout.
+	write := func(format string, args ...any) bool {
+		// A writer that cannot set deadlines (a middleware without Unwrap) keeps the
+		// server's: the stream then ends at its write timeout and EventSource reconnects.
+		if err := rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return false
+		}
+		_, err := fmt.Fprintf(w, format, args...)
+		return err == nil && rc.Flush() == nil
+	}
 	setStreamHeaders(w.Header())
-	w.WriteHeader(http.StatusOK)
 	// Tell EventSource to reconnect after 3s when the stream ends.
-	if _, err := fmt.Fprint(w, "retry: 3000\n\n"); err != nil || rc.Flush() != nil {
+	if !write("retry: 3000\n\n") {
 		return
 	}
 	keepAlive := time.NewTicker(keepAliveInterval)
@@ -235,20 +249,14 @@ func (b *Broadcaster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-keepAlive.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if !write(": keep-alive\n\n") {
 				return
 			}
 		case ev, ok := <-sub.C:
-			if !ok {
-				return
-			}
 			// The JSON has no newline (encoding/json escapes them in strings).
-			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, ev.Data); err != nil {
+			if !ok || !write("event: %s\ndata: %s\n\n", ev.Type, ev.Data) {
 				return
 			}
-		}
-		if rc.Flush() != nil {
-			return
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -195,4 +196,38 @@ func TestServeHTTPHead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "retry: 3000\n", line)
 	assert.Equal(t, 1, b.Subscribers(), "only the GET holds a slot")
+}
+
+// TestServeHTTPOutlivesServerWriteTimeout: the stream stays open past the server's
+// WriteTimeout (confighttp's default is 30 s), which applies to a whole response: an
+// event published after it still arrives. Before, the server cut the stream at the
+// timeout and the live view lost what was evaluated while it reconnected.
+func TestServeHTTPOutlivesServerWriteTimeout(t *testing.T) {
+	b := NewBroadcaster(1)
+	ui, err := New(Options{Store: failingStore{}, Events: b})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	ui.Register(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Config.WriteTimeout = 200 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	t.Cleanup(b.Close) // ends the stream before srv.Close waits for it
+
+	resp, err := srv.Client().Get(srv.URL + PathEvents)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	line, err := r.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "retry: 3000\n", line)
+	time.Sleep(3 * srv.Config.WriteTimeout)
+	b.PublishSession(&evaluation.Analysis{SessionID: "late"})
+	for {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err, "the stream must outlive the server's write timeout")
+		if line == "event: session\n" {
+			break
+		}
+	}
 }
