@@ -87,7 +87,7 @@ func (s *Service) clock() time.Time { return s.now().UTC() }
 // service decides what a NUL means before anything is stored or answered: an id with a
 // NUL is refused (checkID; stored without it, it would be another id: "proctor-\x007"
 // would be proctor-7), and text (content, feedback, an agent's name) is answered and sent
-// on as stored (cleanText).
+// on as stored (withoutNUL).
 
 // checkID refuses an id (field names it) that is not UTF-8 or holds a NUL byte: the
 // store would look up or store another id.
@@ -98,9 +98,9 @@ func checkID(field, id string) error {
 	return nil
 }
 
-// cleanText is text as the store keeps it: without NUL bytes (valid UTF-8 is checked
-// by the callers).
-func cleanText(s string) string { return strings.ReplaceAll(s, "\x00", "") }
+// withoutNUL is valid text as the store keeps it (internal/store's cleanText also
+// repairs invalid UTF-8, which the callers refuse instead).
+func withoutNUL(s string) string { return strings.ReplaceAll(s, "\x00", "") }
 
 // IssueKey creates the agent (or renames it when name is set) and returns a new API key
 // for it; the key is shown once and stored only as a hash. Earlier keys stay valid.
@@ -112,7 +112,7 @@ func (s *Service) IssueKey(ctx context.Context, agentID, name string) (Agent, st
 	if agentID == "" || len(agentID) > maxAgentIDBytes {
 		return Agent{}, "", errorf(ErrInvalid, "agent_id: must be 1-%d bytes of UTF-8", maxAgentIDBytes)
 	}
-	name = cleanText(name)
+	name = withoutNUL(name)
 	if len(name) > maxAgentIDBytes || !utf8.ValidString(name) {
 		return Agent{}, "", errorf(ErrInvalid, "name: must be at most %d bytes of UTF-8", maxAgentIDBytes)
 	}
@@ -364,7 +364,7 @@ type Posted struct {
 // (ErrForbidden); the session is active (ErrConflict). The role is the caller's role in
 // the session.
 func (s *Service) Post(ctx context.Context, caller Agent, evaluationID, sessionID, content string) (Posted, error) {
-	content = cleanText(content)
+	content = withoutNUL(content)
 	if strings.TrimSpace(content) == "" || !utf8.ValidString(content) {
 		return Posted{}, errorf(ErrInvalid, "content: must be non-empty UTF-8 text")
 	}
@@ -493,7 +493,7 @@ func (s *Service) Submit(ctx context.Context, caller Agent, evaluationID string,
 	if err := checkID("registration_id", req.RegistrationID); err != nil {
 		return Submitted{}, err
 	}
-	req.ProctorFeedback = cleanText(req.ProctorFeedback)
+	req.ProctorFeedback = withoutNUL(req.ProctorFeedback)
 	if !utf8.ValidString(req.ProctorFeedback) {
 		return Submitted{}, errorf(ErrInvalid, "proctor_feedback: must be UTF-8 text")
 	}
