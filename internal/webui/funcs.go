@@ -9,6 +9,8 @@ import (
 	"math"
 	"net/url"
 	"time"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // Score bands of the badges. Scores are in [0,1], higher is better; the bands follow
@@ -100,6 +102,28 @@ func yesNo(v *bool, yes, no string) string {
 	}
 }
 
+// anomalyLabels are the words the session page shows for a turn's anomalies
+// (TurnResult.Anomalies, the session.Anomaly* values); the code stays in the label's
+// title, as the API and the turn anomaly metric name it.
+var anomalyLabels = map[string]string{
+	session.AnomalyCycle:           "↻ span parent cycle, broken",
+	session.AnomalyDuplicateSpan:   "⧉ duplicate span, first kept",
+	session.AnomalyMissingParent:   "⚠ missing parent span",
+	session.AnomalySelfParent:      "⚠ span is its own parent",
+	session.AnomalyLateSpan:        "⏱ span arrived after the turn closed",
+	session.AnomalyTruncatedText:   "✂ text cut at max_text_bytes",
+	session.AnomalyUnreadableValue: "⚠ unreadable span value, not used",
+}
+
+// anomalyLabel returns the words for anomaly code a; an unknown code (a newer
+// collector's) is shown as it is.
+func anomalyLabel(a string) string {
+	if l, ok := anomalyLabels[a]; ok {
+		return l
+	}
+	return "⚠ " + a
+}
+
 func funcs() template.FuncMap {
 	return template.FuncMap{
 		"band":          band,
@@ -112,6 +136,7 @@ func funcs() template.FuncMap {
 		"agentURL":      agentURL,
 		"apiSessionURL": apiSessionURL,
 		"yesNo":         yesNo,
+		"anomalyLabel":  anomalyLabel,
 		// turnNo is the turn number shown to people: turn_index 0 is "Turn 1".
 		"turnNo": func(i int) int { return i + 1 },
 		"duration": func(a, b time.Time) string {

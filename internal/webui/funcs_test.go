@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 func fp(v float64) *float64 { return &v }
@@ -49,4 +51,15 @@ func TestFormats(t *testing.T) {
 	assert.Equal(t, "unknown", yesNo(nil, "Y", "N"))
 	assert.Equal(t, "/sessions/a%2Fb%20c", sessionURL("a/b c"))
 	assert.Equal(t, "/agents/x%3Fy", agentURL("x?y"))
+}
+
+// TestAnomalyLabel: every anomaly the collector records has words of its own; a code
+// this UI does not know (a newer collector's) is shown as it is.
+func TestAnomalyLabel(t *testing.T) {
+	for _, a := range []string{session.AnomalyCycle, session.AnomalyDuplicateSpan, session.AnomalyMissingParent,
+		session.AnomalySelfParent, session.AnomalyLateSpan, session.AnomalyTruncatedText, session.AnomalyUnreadableValue} {
+		assert.NotEqual(t, "⚠ "+a, anomalyLabel(a), "anomaly %s has words", a)
+	}
+	assert.Equal(t, "✂ text cut at max_text_bytes", anomalyLabel(session.AnomalyTruncatedText))
+	assert.Equal(t, "⚠ new_anomaly", anomalyLabel("new_anomaly"))
 }

@@ -40,10 +40,16 @@ func goldenAnalyses(t testing.TB) []*evaluation.Analysis {
 // goldenStore opens a SQLite store in a temp dir holding the golden analyses.
 func goldenStore(t testing.TB) (store.Store, []*evaluation.Analysis) {
 	t.Helper()
+	as := goldenAnalyses(t)
+	return storeOf(t, as), as
+}
+
+// storeOf opens a SQLite store in a temp dir holding as.
+func storeOf(t testing.TB, as []*evaluation.Analysis) store.Store {
+	t.Helper()
 	st, err := store.Open(context.Background(), store.DriverSQLite, filepath.Join(t.TempDir(), "ui.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
-	as := goldenAnalyses(t)
 	// Saved oldest end first, so that the list order (by the time stored) is also the
 	// order of the sessions' ends.
 	byEnd := slices.Clone(as)
@@ -51,5 +57,5 @@ func goldenStore(t testing.TB) (store.Store, []*evaluation.Analysis) {
 	for _, a := range byEnd {
 		require.NoError(t, st.SaveAnalysis(context.Background(), a))
 	}
-	return st, as
+	return st
 }

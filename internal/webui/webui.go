@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
@@ -37,6 +39,9 @@ var templateFS embed.FS
 
 //go:embed static
 var staticFS embed.FS
+
+//go:embed static/favicon.svg
+var favicon []byte
 
 // Paths of the UI (the other routes are in Register).
 const (
@@ -124,13 +129,21 @@ func New(opts Options) (*UI, error) {
 //	GET /agents/{agent_id}       an agent's score history
 //	GET /live                    live view (when Events is set)
 //	GET /api/v1/events           server-sent events (when Events is set)
-//	GET /static/...              embedded CSS and JavaScript
+//	GET /static/...              embedded CSS, JavaScript and icon
+//	GET /favicon.ico             the icon (SVG)
 func (u *UI) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+PathSessions+"{$}", u.sessions)
 	mux.HandleFunc("GET /sessions/{session_id}", u.session)
 	mux.HandleFunc("GET /agents/{agent_id}", u.agent)
 	static, _ := fs.Sub(staticFS, "static") // the embedded directory exists
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	// Pages link /static/favicon.svg; a browser still asks for /favicon.ico on what
+	// is not a page (the JSON API), which would be a 404 in every log.
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "max-age=86400")
+		_, _ = w.Write(favicon)
+	})
 	if u.opts.Events != nil {
 		mux.HandleFunc("GET "+PathLive, u.live)
 		mux.Handle("GET "+PathEvents, u.opts.Events)
@@ -380,6 +393,10 @@ type turnView struct {
 	evaluation.TurnResult
 	TraceURL string
 	Steps    []stepView
+	// Cut is true when some text of the turn was cut at the processor's max_text_bytes
+	// (anomaly truncated_text): the user message and final response are marked as
+	// possibly cut, since the anomaly does not say which text it was.
+	Cut bool
 }
 
 // stepView is what happened between the user message and the final response: a
@@ -423,7 +440,8 @@ func (u *UI) session(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for _, tr := range a.TurnResults {
-		tv := turnView{TurnResult: tr, TraceURL: u.opts.TraceURL.URL(tr.TraceID, tr.RootSpanID, a.SessionID)}
+		tv := turnView{TurnResult: tr, TraceURL: u.opts.TraceURL.URL(tr.TraceID, tr.RootSpanID, a.SessionID),
+			Cut: slices.Contains(tr.Anomalies, session.AnomalyTruncatedText)}
 		// Per interaction (in the turn's order), its tool calls, then the handoffs it
 		// made: an agent usually works, then passes on.
 		for _, in := range tr.Interactions {
