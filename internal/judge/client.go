@@ -237,7 +237,8 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 
 // ParseVerdict reads {score, pass, reason} from a model's answer: the JSON object alone,
 // or the first {...} in surrounding text or a code fence. score must be a number (or a
-// numeric string) in [0,1]; a missing pass is score ≥ passThreshold.
+// numeric string) in [0,1]; a missing or null score is ErrMalformed; a missing pass is
+// score ≥ passThreshold.
 func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict, error) {
 	s := strings.TrimSpace(content)
 	if i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}'); i >= 0 && j > i {
@@ -253,7 +254,9 @@ func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict
 	if err := json.Unmarshal([]byte(s), &raw); err != nil {
 		return reference.JudgeVerdict{}, fmt.Errorf("%w: %v in %q", ErrMalformed, err, text.Truncate(content, maxQuotedOutput))
 	}
-	if len(raw.Score) == 0 {
+	// A null score (the last of duplicate keys counts) is no score: json.Unmarshal would
+	// leave a float at 0, a silent fail.
+	if len(raw.Score) == 0 || string(raw.Score) == "null" {
 		return reference.JudgeVerdict{}, fmt.Errorf("%w: no score in %q", ErrMalformed, text.Truncate(content, maxQuotedOutput))
 	}
 	var score float64

@@ -227,6 +227,9 @@ func TestParseVerdict(t *testing.T) {
 		{`{"score":-0.1}`, 0, false, true},
 		{`{"pass":true,"reason":"no score"}`, 0, false, true},
 		{`{"score":"high"}`, 0, false, true},
+		// JSON null is no score, also as the last of duplicate keys.
+		{`{"score":null,"pass":false,"reason":"cannot judge"}`, 0, false, true},
+		{`{"score":0.9,"score":null,"pass":true}`, 0, false, true},
 		{`score: 0.9`, 0, false, true},
 		{`{"score":0.9,`, 0, false, true},
 		{``, 0, false, true},
