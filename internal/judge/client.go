@@ -237,8 +237,8 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 
 // ParseVerdict reads {score, pass, reason} from a model's answer: the JSON object alone,
 // or the first {...} in surrounding text or a code fence. score must be a number (or a
-// numeric string) in [0,1]; a missing or null score is ErrMalformed; a missing pass is
-// score ≥ passThreshold.
+// string holding only a number, spaces around it aside) in [0,1]; a missing or null
+// score is ErrMalformed; a missing pass is score ≥ passThreshold.
 func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict, error) {
 	s := strings.TrimSpace(content)
 	if i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}'); i >= 0 && j > i {
@@ -263,10 +263,11 @@ func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict
 	if err := json.Unmarshal(raw.Score, &score); err != nil {
 		var str string
 		if json.Unmarshal(raw.Score, &str) != nil {
-			return reference.JudgeVerdict{}, fmt.Errorf("%w: score %s is not a number", ErrMalformed, raw.Score)
+			return reference.JudgeVerdict{}, fmt.Errorf("%w: score %s is not a number", ErrMalformed, text.Truncate(string(raw.Score), maxQuotedOutput))
 		}
-		if _, err := fmt.Sscanf(strings.TrimSpace(str), "%g", &score); err != nil {
-			return reference.JudgeVerdict{}, fmt.Errorf("%w: score %s is not a number", ErrMalformed, raw.Score)
+		// The whole string is the number: "1/5" or "0.9 out of 10" is not 1 or 0.9.
+		if score, err = strconv.ParseFloat(strings.TrimSpace(str), 64); err != nil {
+			return reference.JudgeVerdict{}, fmt.Errorf("%w: score %s is not a number", ErrMalformed, text.Truncate(string(raw.Score), maxQuotedOutput))
 		}
 	}
 	if math.IsNaN(score) || score < 0 || score > 1 {

@@ -230,6 +230,12 @@ func TestParseVerdict(t *testing.T) {
 		// JSON null is no score, also as the last of duplicate keys.
 		{`{"score":null,"pass":false,"reason":"cannot judge"}`, 0, false, true},
 		{`{"score":0.9,"score":null,"pass":true}`, 0, false, true},
+		// A score string is a number and nothing else.
+		{`{"score":" 0.3 ","reason":"padded"}`, 0.3, false, false},
+		{`{"score":"1/5","reason":"one of five criteria"}`, 0, false, true},
+		{`{"score":"0.5abc"}`, 0, false, true},
+		{`{"score":"0.9 out of 10"}`, 0, false, true},
+		{`{"score":"NaN"}`, 0, false, true},
 		{`score: 0.9`, 0, false, true},
 		{`{"score":0.9,`, 0, false, true},
 		{``, 0, false, true},
