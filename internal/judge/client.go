@@ -148,7 +148,7 @@ func New(cfg Config, opts []Option, extra ...option.RequestOption) (*Client, err
 func clientOptions(endpoint, keyEnv string, cfg Config, extra []option.RequestOption) []option.RequestOption {
 	opts := []option.RequestOption{
 		option.WithBaseURL(endpoint),
-		option.WithMaxRetries(cfg.MaxRetries),
+		option.WithMaxRetries(*cfg.MaxRetries),
 		option.WithRequestTimeout(cfg.Timeout),
 		option.WithAPIKey(lookupKey(keyEnv)),
 	}
@@ -220,7 +220,7 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 		if len(resp.Choices) == 0 {
 			err = fmt.Errorf("%w: no choices", ErrMalformed)
 		} else {
-			v, err = ParseVerdict(resp.Choices[0].Message.Content, c.cfg.PassThreshold)
+			v, err = ParseVerdict(resp.Choices[0].Message.Content, *c.cfg.PassThreshold)
 		}
 	}
 	call.End, call.Err = time.Now(), err

@@ -75,7 +75,7 @@ func NewEmbedder(cfg Config, onCall func(context.Context, Call), extra ...option
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := append([]option.RequestOption{
 		option.WithBaseURL(ec.Endpoint),
-		option.WithMaxRetries(ec.MaxRetries),
+		option.WithMaxRetries(*ec.MaxRetries),
 		option.WithRequestTimeout(ec.Timeout),
 		option.WithAPIKey(lookupKey(ec.APIKeyEnv)),
 	}, extra...)

@@ -99,6 +99,7 @@ func TestEmbedderRetries(t *testing.T) {
 		{"500 500 then ok", []int{500, 500}, 2, false, 3},
 		{"500 past retries", []int{500, 500, 500}, 2, true, 3},
 		{"400 not retried", []int{400}, 2, true, 1},
+		{"max_retries 0 is no retry", []int{500}, 0, true, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			api := newFakeAPI(t)
@@ -108,7 +109,7 @@ func TestEmbedderRetries(t *testing.T) {
 				}
 				return http.StatusOK, nil
 			}
-			e := api.embedder(t, EmbeddingsConfig{MaxRetries: tt.retries}, nil)
+			e := api.embedder(t, EmbeddingsConfig{MaxRetries: &tt.retries}, nil)
 			_, err := e.Similarities("s", "a", []string{"b"})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err %v, want error %v", err, tt.wantErr)

@@ -308,10 +308,21 @@ func TestRetries(t *testing.T) {
 	api := newFakeAPI(t)
 	api.reply = func(int, map[string]any) (int, http.Header, string) { return http.StatusTooManyRequests, nil, "quota" }
 	cfg := api.config()
-	cfg.MaxRetries = 1
+	cfg.MaxRetries = new(1)
 	c := api.client(t, cfg)
 	if _, err := c.Judge(context.Background(), reference.JudgeRequest{Prompt: "p"}); err == nil || api.chatN.Load() != 2 {
 		t.Fatalf("err %v after %d requests, want an error after 2", err, api.chatN.Load())
+	}
+	// An explicit max_retries 0 is one attempt, not the default 2 retries.
+	api0 := newFakeAPI(t)
+	api0.reply = func(int, map[string]any) (int, http.Header, string) {
+		return http.StatusServiceUnavailable, nil, "down"
+	}
+	cfg0 := api0.config()
+	cfg0.MaxRetries = new(0)
+	c0 := api0.client(t, cfg0)
+	if _, err := c0.Judge(context.Background(), reference.JudgeRequest{Prompt: "p"}); err == nil || api0.chatN.Load() != 1 {
+		t.Fatalf("max_retries 0: err %v after %d requests, want an error after 1", err, api0.chatN.Load())
 	}
 	// A 400 is not retried.
 	api2 := newFakeAPI(t)
@@ -319,6 +330,23 @@ func TestRetries(t *testing.T) {
 	c2 := api2.client(t, api2.config())
 	if _, err := c2.Judge(context.Background(), reference.JudgeRequest{Prompt: "p"}); err == nil || api2.chatN.Load() != 1 {
 		t.Fatalf("400: err %v after %d requests", err, api2.chatN.Load())
+	}
+}
+
+// TestPassThreshold: a verdict without pass passes at score >= pass_threshold, 0.5 when
+// unset; an explicit 0 passes every score.
+func TestPassThreshold(t *testing.T) {
+	api := newFakeAPI(t)
+	api.reply = func(int, map[string]any) (int, http.Header, string) {
+		return http.StatusOK, nil, `{"score":0.1,"reason":"weak"}`
+	}
+	cfg := api.config()
+	if v, err := api.client(t, cfg).Judge(context.Background(), reference.JudgeRequest{Prompt: "p"}); err != nil || v.Pass {
+		t.Fatalf("default threshold: %+v %v, want a fail", v, err)
+	}
+	cfg.PassThreshold = new(0.0)
+	if v, err := api.client(t, cfg).Judge(context.Background(), reference.JudgeRequest{Prompt: "p"}); err != nil || !v.Pass {
+		t.Fatalf("pass_threshold 0: %+v %v, want a pass", v, err)
 	}
 }
 
@@ -451,7 +479,7 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Metrics: []Metric{MetricReasoning}}, ""},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubrics: map[string]string{"a": "r"}}, ""},
 		// NaN passes a "< 0 || > 1" check; YAML spells it .nan.
-		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", PassThreshold: math.NaN()}, "judge.pass_threshold"},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", PassThreshold: new(math.NaN())}, "judge.pass_threshold"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", NearThresholdMargin: math.NaN()}, "judge.near_threshold_margin"},
 	} {
 		err := tc.cfg.Validate()
