@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"slices"
 	"time"
 
@@ -150,6 +151,9 @@ func (c *EmbeddingsConfig) validate() error {
 	if c.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("judge.embeddings.timeout: must be >= 0 (got %s)", c.Timeout))
 	}
+	if err := checkEndpoint("judge.embeddings.endpoint", c.Endpoint); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Model == "" && (c.Endpoint != "" || c.MaxCallsPerSession != 0 || c.MaxTokensPerSession != 0 || c.CallsPerMinute != 0) {
 		errs = append(errs, errors.New("judge.embeddings.model: required when other judge.embeddings settings are set"))
 	}
@@ -159,8 +163,12 @@ func (c *EmbeddingsConfig) validate() error {
 // Validate reports the first invalid field, named as in the configuration.
 func (c *Config) Validate() error {
 	embErr := c.Embeddings.validate()
-	if c.Embeddings.Model != "" && c.Embeddings.Endpoint == "" && c.Endpoint == "" {
-		embErr = errors.Join(embErr, errors.New("judge.embeddings.endpoint: required when judge.embeddings.model is set (or set judge.endpoint)"))
+	if c.Embeddings.Model != "" && c.Embeddings.Endpoint == "" {
+		if c.Endpoint == "" {
+			embErr = errors.Join(embErr, errors.New("judge.embeddings.endpoint: required when judge.embeddings.model is set (or set judge.endpoint)"))
+		} else if !c.Enabled { // inherited; checked below when the judge is enabled
+			embErr = errors.Join(embErr, checkEndpoint("judge.endpoint", c.Endpoint))
+		}
 	}
 	if !c.Enabled {
 		return embErr
@@ -168,6 +176,8 @@ func (c *Config) Validate() error {
 	errs := []error{embErr}
 	if c.Endpoint == "" {
 		errs = append(errs, errors.New("judge.endpoint: required when judge.enabled is true"))
+	} else if err := checkEndpoint("judge.endpoint", c.Endpoint); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Model == "" {
 		errs = append(errs, errors.New("judge.model: required when judge.enabled is true"))
@@ -209,6 +219,27 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkEndpoint reports an endpoint (named field) that is not an http(s) URL with a
+// host, or that carries credentials (user:password@): openai-go quotes the full URL in
+// its errors, which become span statuses and stored judge_error rows, so the key
+// belongs in the variable named by api_key_env. The error never quotes a password.
+func checkEndpoint(field, endpoint string) error {
+	if endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil { // url.Error quotes the URL: not repeated here
+		return fmt.Errorf("%s: must be an http or https URL", field)
+	}
+	if u.User != nil {
+		return fmt.Errorf("%s: must not carry credentials (got %s); name the environment variable holding the key in api_key_env", field, u.Redacted())
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: must be an http or https URL (got %q)", field, endpoint)
+	}
+	return nil
 }
 
 // withDefaults returns c with every unset field set to its default: a zero value, or a

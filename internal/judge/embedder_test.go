@@ -200,10 +200,13 @@ func TestEmbeddingsConfigValidate(t *testing.T) {
 		{Config{Embeddings: EmbeddingsConfig{Model: "m", MaxTokensPerSession: -1}}, "judge.embeddings.max_tokens_per_session"},
 		{Config{Embeddings: EmbeddingsConfig{MaxCallsPerSession: 3}}, "judge.embeddings.model"},
 		{Config{Embeddings: EmbeddingsConfig{Model: "m"}}, "judge.embeddings.endpoint: required"},
+		{Config{Embeddings: EmbeddingsConfig{Model: "m", Endpoint: "https://u:s3cret@x/v1"}}, "judge.embeddings.endpoint: must not carry credentials"},
+		// The judge's endpoint, inherited by embeddings, is checked without the judge.
+		{Config{Endpoint: "https://u:s3cret@x/v1", Embeddings: EmbeddingsConfig{Model: "m"}}, "judge.endpoint: must not carry credentials"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", MaxTokensPerSession: -5}, "judge.max_tokens_per_session"},
 	} {
 		err := tt.cfg.Validate()
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%+v: %v, want %q", tt.cfg, err, tt.want)
 		}
 	}

@@ -481,10 +481,17 @@ func TestConfigValidate(t *testing.T) {
 		// NaN passes a "< 0 || > 1" check; YAML spells it .nan.
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", PassThreshold: new(math.NaN())}, "judge.pass_threshold"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", NearThresholdMargin: math.NaN()}, "judge.near_threshold_margin"},
+		// Credentials in the URL would reach error texts (spans, stored rows): api_key_env.
+		{Config{Enabled: true, Endpoint: "http://proxyuser:s3cret@x/v1", Model: "m", Rubric: "r"}, "judge.endpoint: must not carry credentials"},
+		{Config{Enabled: true, Endpoint: "http://proxyuser@x/v1", Model: "m", Rubric: "r"}, "judge.endpoint: must not carry credentials"},
+		{Config{Enabled: true, Endpoint: "localhost:8080/v1", Model: "m", Rubric: "r"}, "judge.endpoint: must be an http or https URL"},
 	} {
 		err := tc.cfg.Validate()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: err %v, want %q", tc.cfg, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("the error quotes the password: %v", err)
 		}
 	}
 	if _, err := New(Config{}, nil); !errors.Is(err, ErrDisabled) {
