@@ -30,6 +30,22 @@ var (
 	ErrDisabled        = errors.New("judge: disabled")
 	ErrBudgetExhausted = errors.New("judge: calls-per-minute budget exhausted")
 	ErrMalformed       = errors.New("judge: malformed verdict")
+	// ErrResponseTooLarge is the error of a response whose body passes MaxResponseBytes
+	// (MaxEmbeddingsResponseBytes for embeddings): it is not read further.
+	ErrResponseTooLarge = errors.New("judge: response body too large")
+)
+
+// Bounds on what a response may cost and carry (docs/judge.md). A verdict is a few
+// hundred bytes and an embeddings response about 20 bytes per dimension per text, so
+// the body limits leave ample room; a body past them is cut off with
+// ErrResponseTooLarge instead of being read whole into memory. What reaches spans and
+// stored verdict rows is capped again: a verdict's reason at MaxReasonBytes and an
+// error's text at MaxErrorBytes, cut on a rune boundary and ended with "…".
+const (
+	MaxResponseBytes           = 4 << 20
+	MaxEmbeddingsResponseBytes = 32 << 20
+	MaxReasonBytes             = 8 << 10
+	MaxErrorBytes              = 2 << 10
 )
 
 // verdictSchema is the structured output asked of the model.
@@ -151,6 +167,7 @@ func clientOptions(endpoint, keyEnv string, cfg Config, extra []option.RequestOp
 		option.WithMaxRetries(*cfg.MaxRetries),
 		option.WithRequestTimeout(cfg.Timeout),
 		option.WithAPIKey(lookupKey(keyEnv)),
+		option.WithMiddleware(limitResponses(MaxResponseBytes)),
 	}
 	return append(opts, extra...)
 }
@@ -223,6 +240,7 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 			v, err = ParseVerdict(resp.Choices[0].Message.Content, *c.cfg.PassThreshold)
 		}
 	}
+	err = capError(err)
 	call.End, call.Err = time.Now(), err
 	if c.onCall != nil {
 		c.onCall(callerCtx, call)
@@ -238,7 +256,8 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 // ParseVerdict reads {score, pass, reason} from a model's answer: the JSON object alone,
 // or the first {...} in surrounding text or a code fence. score must be a number (or a
 // string holding only a number, spaces around it aside) in [0,1]; a missing or null
-// score is ErrMalformed; a missing pass is score ≥ passThreshold.
+// score is ErrMalformed; a missing pass is score ≥ passThreshold. The reason is capped
+// at MaxReasonBytes.
 func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict, error) {
 	s := strings.TrimSpace(content)
 	if i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}'); i >= 0 && j > i {
@@ -273,7 +292,7 @@ func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict
 	if math.IsNaN(score) || score < 0 || score > 1 {
 		return reference.JudgeVerdict{}, fmt.Errorf("%w: score %v not in [0,1]", ErrMalformed, score)
 	}
-	v := reference.JudgeVerdict{Score: score, Reason: raw.Reason, Pass: score >= passThreshold}
+	v := reference.JudgeVerdict{Score: score, Reason: CapReason(raw.Reason), Pass: score >= passThreshold}
 	if raw.Pass != nil {
 		v.Pass = *raw.Pass
 	}

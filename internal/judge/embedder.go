@@ -78,6 +78,7 @@ func NewEmbedder(cfg Config, onCall func(context.Context, Call), extra ...option
 		option.WithMaxRetries(*ec.MaxRetries),
 		option.WithRequestTimeout(ec.Timeout),
 		option.WithAPIKey(lookupKey(ec.APIKeyEnv)),
+		option.WithMiddleware(limitResponses(MaxEmbeddingsResponseBytes)),
 	}, extra...)
 	return &Embedder{
 		cfg: ec, api: openai.NewClient(opts...), budget: newBudget(ec.CallsPerMinute, time.Now),
@@ -177,6 +178,7 @@ func (e *Embedder) embed(ctx context.Context, sessionID string, texts []string) 
 			out[missingIdx[d.Index]] = d.Embedding
 		}
 	}
+	err = capError(err)
 	call.End, call.Err = time.Now(), err
 	if e.onCall != nil {
 		e.onCall(callerCtx, call)
@@ -200,7 +202,7 @@ func (e *Embedder) embed(ctx context.Context, sessionID string, texts []string) 
 func serverDown(err error) bool {
 	var apiErr *openai.Error
 	switch {
-	case errors.Is(err, ErrMalformed), errors.Is(err, context.Canceled):
+	case errors.Is(err, ErrMalformed), errors.Is(err, ErrResponseTooLarge), errors.Is(err, context.Canceled):
 		return false
 	case errors.As(err, &apiErr):
 		return apiErr.StatusCode == 408 || apiErr.StatusCode == 429 || apiErr.StatusCode >= 500

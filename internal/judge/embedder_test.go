@@ -5,11 +5,15 @@ package judge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -218,5 +222,46 @@ func TestEmbeddingsConfigValidate(t *testing.T) {
 	}
 	if e, err := NewEmbedder(Config{}, nil); err != nil || e != nil {
 		t.Fatalf("no model: %v %v", e, err)
+	}
+}
+
+// embedderAnswering builds an Embedder (no retries) against a server whose
+// /v1/embeddings answers 200 with the body body(number of inputs) returns.
+func embedderAnswering(t *testing.T, body func(inputs int) string) (*Embedder, *atomic.Int64) {
+	t.Helper()
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		var req struct {
+			Input []string `json:"input"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body(len(req.Input)))
+	}))
+	t.Cleanup(srv.Close)
+	e, err := NewEmbedder(Config{Embeddings: EmbeddingsConfig{Endpoint: srv.URL + "/v1/", Model: "embed-model", MaxRetries: new(0)}}, nil,
+		option.WithHTTPClient(srv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Shutdown)
+	return e, &requests
+}
+
+// TestEmbedderResponseTooLarge: an embeddings response past MaxEmbeddingsResponseBytes
+// fails with ErrResponseTooLarge, a wrong answer rather than a server down (no cooldown).
+func TestEmbedderResponseTooLarge(t *testing.T) {
+	pad := strings.Repeat(" ", MaxEmbeddingsResponseBytes)
+	e, requests := embedderAnswering(t, func(int) string {
+		return `{"object":"list","model":"embed-model","data":[{"index":0,"embedding":[1,0]},{"index":1,"embedding":[0,1]}]` + pad + `}`
+	})
+	for range 2 {
+		if _, err := e.Similarities("s", "a", []string{"b"}); !errors.Is(err, ErrResponseTooLarge) || len(err.Error()) > MaxErrorBytes {
+			t.Fatalf("err %.300v, want ErrResponseTooLarge", err)
+		}
+	}
+	if requests.Load() != 2 {
+		t.Fatalf("%d requests: a response too large must not cool the endpoint down", requests.Load())
 	}
 }

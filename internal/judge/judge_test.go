@@ -17,7 +17,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"go.uber.org/goleak"
 
@@ -514,5 +516,49 @@ func TestProvenance(t *testing.T) {
 	}
 	if pa.Version == pc.Version {
 		t.Fatal("a rubric change must change the version")
+	}
+}
+
+// TestResponseBounds: a response body past MaxResponseBytes is not read whole (a clear
+// ErrResponseTooLarge, not retried), and what a response may still carry into spans and
+// stored rows is capped: the reason at MaxReasonBytes, the error text at MaxErrorBytes,
+// both cut on a rune boundary.
+func TestResponseBounds(t *testing.T) {
+	huge := strings.Repeat("x", MaxResponseBytes)
+	for _, status := range []int{http.StatusOK, http.StatusBadRequest} {
+		api := newFakeAPI(t)
+		api.reply = func(int, map[string]any) (int, http.Header, string) {
+			return status, nil, `{"score":0.9,"pass":true,"reason":"` + huge + `"}`
+		}
+		_, err := api.client(t, api.config()).Judge(context.Background(), reference.JudgeRequest{Prompt: "p"})
+		if !errors.Is(err, ErrResponseTooLarge) || len(err.Error()) > MaxErrorBytes || api.chatN.Load() != 1 {
+			t.Fatalf("status %d: err %.300v (%d bytes) after %d requests, want ErrResponseTooLarge", status, err, len(fmt.Sprint(err)), api.chatN.Load())
+		}
+	}
+
+	long := strings.Repeat("é", 64<<10) // 128 KiB, under the response limit
+	api := newFakeAPI(t)
+	api.reply = func(n int, _ map[string]any) (int, http.Header, string) {
+		if n == 0 {
+			return http.StatusOK, nil, `{"score":0.9,"pass":true,"reason":"` + long + `"}`
+		}
+		return http.StatusBadRequest, nil, long
+	}
+	c := api.client(t, api.config())
+	v, err := c.Judge(context.Background(), reference.JudgeRequest{Prompt: "p0"})
+	if err != nil || len(v.Reason) > MaxReasonBytes || len(v.Reason) < MaxReasonBytes-8 || !utf8.ValidString(v.Reason) || !strings.HasSuffix(v.Reason, "…") {
+		t.Fatalf("reason of %d bytes (valid UTF-8 %t), err %v", len(v.Reason), utf8.ValidString(v.Reason), err)
+	}
+	var seen Call
+	c.onCall = func(_ context.Context, cl Call) { seen = cl }
+	_, err = c.Judge(context.Background(), reference.JudgeRequest{Prompt: "p1"})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
+		t.Fatalf("err %.300v, want the API error kept", err)
+	}
+	for _, e := range []error{err, seen.Err} {
+		if e == nil || len(e.Error()) > MaxErrorBytes || !utf8.ValidString(e.Error()) {
+			t.Fatalf("error text of %d bytes", len(fmt.Sprint(e)))
+		}
 	}
 }

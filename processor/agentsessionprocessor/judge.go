@@ -145,19 +145,21 @@ func addJudgeCallSpan(b *evalBatch, parent ptrace.Span, c judge.Call) {
 	}
 	if c.Err != nil {
 		sp.Status().SetCode(ptrace.StatusCodeError)
-		sp.Status().SetMessage(c.Err.Error())
+		sp.Status().SetMessage(judge.CapErrorText(c.Err.Error()))
 		a.PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
 	}
 }
 
 // putVerdict adds a judge verdict (or its error) as a gen_ai.evaluation.result event.
+// The reason is capped at judge.MaxReasonBytes (a case's joins one per interaction),
+// the error text at judge.MaxErrorBytes: what reaches spans and stored rows is bounded.
 func putVerdict(sp ptrace.Span, name string, v reference.JudgeVerdict, err error, prov judge.Provenance) ptrace.SpanEvent {
 	var ev ptrace.SpanEvent
 	if err != nil {
-		ev = putScore(sp, name, nil, err.Error())
+		ev = putScore(sp, name, nil, judge.CapErrorText(err.Error()))
 		ev.Attributes().PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
 	} else {
-		ev = putScore(sp, name, &v.Score, v.Reason)
+		ev = putScore(sp, name, &v.Score, judge.CapReason(v.Reason))
 		label := semconv.EvalLabelFail
 		if v.Pass {
 			label = semconv.EvalLabelPass

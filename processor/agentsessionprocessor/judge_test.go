@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -147,4 +148,28 @@ func TestSessionJudgeMaxCalls(t *testing.T) {
 		}
 	})
 	assert.Equal(t, 1, capped)
+}
+
+// TestJudgeTextCapped: what a judge verdict carries into spans and stored rows is
+// bounded. A case's reason joins one reason per interaction, each under
+// judge.MaxReasonBytes, and is capped again, on a rune boundary, as explanation and in
+// the sealed verdict arrays.
+func TestJudgeTextCapped(t *testing.T) {
+	srv, _ := verdictServerWith(t, strings.Repeat("ü", judge.MaxReasonBytes/2-100)) // 2 bytes a rune
+	sink, _ := runReferenceJudge(t, judge.Config{}, srv.URL)
+	sp := evalSpans(sink)[semconv.EvalKindReference][0]
+	var explanations []string
+	forEachSpanEvent(sp, func(ev ptrace.SpanEvent) {
+		if e, ok := ev.Attributes().Get(semconv.GenAIEvaluationExplanation); ok {
+			explanations = append(explanations, e.Str())
+		}
+	})
+	reasons, ok := sp.Attributes().Get(semconv.AgentEvalVerdictReasons)
+	require.True(t, ok)
+	require.Equal(t, 1, reasons.Slice().Len())
+	for _, s := range append(explanations, reasons.Slice().At(0).Str()) {
+		assert.LessOrEqual(t, len(s), judge.MaxReasonBytes)
+		assert.Greater(t, len(s), judge.MaxReasonBytes/2, "two reasons joined, then cut")
+		assert.True(t, utf8.ValidString(s))
+	}
 }
