@@ -265,3 +265,52 @@ func TestEmbedderResponseTooLarge(t *testing.T) {
 		t.Fatalf("%d requests: a response too large must not cool the endpoint down", requests.Load())
 	}
 }
+
+// TestEmbedderMalformedVectors: an answer that does not give one usable vector per text
+// (an index twice or missing, an empty or zero vector, vectors of different lengths) is
+// ErrMalformed, never a similarity of 0, and nothing of it is cached: the next call asks
+// again.
+func TestEmbedderMalformedVectors(t *testing.T) {
+	for name, data := range map[string]string{
+		"index twice":      `[{"index":0,"embedding":[1,0]},{"index":0,"embedding":[0,1]}]`,
+		"empty vectors":    `[{"index":0,"embedding":[]},{"index":1,"embedding":[]}]`,
+		"zero vector":      `[{"index":0,"embedding":[0,0]},{"index":1,"embedding":[1,0]}]`,
+		"lengths differ":   `[{"index":0,"embedding":[1,0,0]},{"index":1,"embedding":[1,0]}]`,
+		"index past texts": `[{"index":0,"embedding":[1,0]},{"index":2,"embedding":[0,1]}]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			e, requests := embedderAnswering(t, func(int) string {
+				return `{"object":"list","model":"embed-model","data":` + data + `}`
+			})
+			for i := range 2 {
+				if sims, err := e.Similarities("s", "query", []string{"text"}); !errors.Is(err, ErrMalformed) {
+					t.Fatalf("call %d: %v %v, want ErrMalformed", i, sims, err)
+				}
+			}
+			if requests.Load() != 2 || e.Stats().CacheHits != 0 {
+				t.Fatalf("%d requests, stats %+v: a malformed answer must not be cached", requests.Load(), e.Stats())
+			}
+		})
+	}
+
+	// A new vector must have the length of the cached ones it is compared with.
+	var dims atomic.Int64
+	dims.Store(3)
+	e, _ := embedderAnswering(t, func(n int) string {
+		data := make([]map[string]any, n)
+		for i := range data {
+			v := make([]float64, dims.Load())
+			v[i%len(v)] = 1
+			data[i] = map[string]any{"index": i, "embedding": v}
+		}
+		b, _ := json.Marshal(map[string]any{"object": "list", "model": "embed-model", "data": data})
+		return string(b)
+	})
+	if _, err := e.Similarities("s", "a", []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	dims.Store(2)
+	if _, err := e.Similarities("s", "a", []string{"c"}); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("a 2-dimensional vector against a cached 3-dimensional one: %v", err)
+	}
+}

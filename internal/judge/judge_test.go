@@ -120,9 +120,15 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// vectorFor embeds a text as letter counts of a, b, c (enough for cosine checks).
+// vectorFor embeds a text as letter counts of a, b, c (enough for cosine checks), and a
+// fourth dimension set only for a text without any, so that no vector is zero (a zero
+// vector is a malformed embedding).
 func vectorFor(s string) []float64 {
-	return []float64{float64(strings.Count(s, "a")), float64(strings.Count(s, "b")), float64(strings.Count(s, "c"))}
+	a, b, c := float64(strings.Count(s, "a")), float64(strings.Count(s, "b")), float64(strings.Count(s, "c"))
+	if a+b+c == 0 {
+		return []float64{0, 0, 0, 1}
+	}
+	return []float64{a, b, c, 0}
 }
 
 func (f *fakeAPI) chatRequests() []map[string]any {
