@@ -73,10 +73,7 @@ func costLimitErrors(spans []ptrace.Span) int {
 			if typ, _ := ev.Attributes().Get(semconv.ErrorType); typ.Str() != semconv.EvalErrorTypeJudgeError {
 				return
 			}
-			e, ok := ev.Attributes().Get(semconv.AgentEvalJudgeError)
-			if !ok {
-				e, _ = ev.Attributes().Get(semconv.GenAIEvaluationExplanation)
-			}
+			e, _ := ev.Attributes().Get(semconv.GenAIEvaluationExplanation)
 			if strings.Contains(e.Str(), judge.ErrCostLimit.Error()) {
 				n++
 			}

@@ -449,11 +449,12 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 		if m.runID != "" {
 			a.PutStr(semconv.AgentEvalDatasetRunID, m.runID)
 		}
-		ev := putVerdict(sp, refInteractions, reference.JudgeVerdict{Score: res.Score, Pass: res.Pass, Reason: res.Reason}, err, r.judgeProv)
+		// The evaluator keeps its deterministic result when the judge fails (judge_error):
+		// that is no judge verdict, so the llm_judge one has no score, only the error.
 		if je, ok := res.Details["judge_error"].(string); err == nil && ok {
-			ev.Attributes().PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
-			ev.Attributes().PutStr(semconv.AgentEvalJudgeError, je)
+			err = errors.New(je)
 		}
+		putVerdict(sp, refInteractions, reference.JudgeVerdict{Score: res.Score, Pass: res.Pass, Reason: res.Reason}, err, r.judgeProv)
 		p.emitter.sealVerdicts(sp, revision)
 		for _, c := range sink.drain() {
 			addJudgeCallSpan(b, sp, c)
