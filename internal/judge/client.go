@@ -172,6 +172,17 @@ func clientOptions(endpoint, keyEnv string, cfg Config, extra []option.RequestOp
 	return append(opts, extra...)
 }
 
+// chargeKey carries a Judge call's charge function in its context (WithCharge).
+type chargeKey struct{}
+
+// WithCharge returns ctx carrying charge, which Client.Judge calls when, and only when,
+// the request is about to be sent: after the cache (a hit is not charged) and the
+// calls-per-minute budget (a denial is not charged). An error from charge (a per-session
+// cost limit) fails the call unsent, its budget given back.
+func WithCharge(ctx context.Context, charge func() error) context.Context {
+	return context.WithValue(ctx, chargeKey{}, charge)
+}
+
 // Config returns the configuration in force (defaults applied).
 // maxQuotedOutput bounds the model output quoted in an ErrMalformed error, in bytes.
 const maxQuotedOutput = 200
@@ -206,6 +217,12 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 	if !c.budget.allow() {
 		c.denied.Add(1)
 		return reference.JudgeVerdict{}, ErrBudgetExhausted
+	}
+	if charge, ok := ctx.Value(chargeKey{}).(func() error); ok {
+		if err := charge(); err != nil {
+			c.budget.refund()
+			return reference.JudgeVerdict{}, err
+		}
 	}
 	params := openai.ChatCompletionNewParams{
 		Model: c.cfg.Model,

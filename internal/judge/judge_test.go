@@ -568,3 +568,39 @@ func TestResponseBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestWithCharge: the charge runs only for a request about to be sent, never for a cache
+// hit or a budget denial; a charge that fails sends nothing and gives the budget back.
+func TestWithCharge(t *testing.T) {
+	api := newFakeAPI(t)
+	cfg := api.config()
+	cfg.CallsPerMinute = 1
+	now := time.Unix(0, 0)
+	c := api.client(t, cfg, WithClock(func() time.Time { return now }))
+	charged := 0
+	refuse := false
+	ctx := WithCharge(context.Background(), func() error {
+		if refuse {
+			return ErrCostLimit
+		}
+		charged++
+		return nil
+	})
+	refuse = true
+	if _, err := c.Judge(ctx, reference.JudgeRequest{Prompt: "p0"}); !errors.Is(err, ErrCostLimit) || api.chatN.Load() != 0 {
+		t.Fatalf("refused charge: %v, %d requests", err, api.chatN.Load())
+	}
+	refuse = false
+	if _, err := c.Judge(ctx, reference.JudgeRequest{Prompt: "p0"}); err != nil {
+		t.Fatalf("the refused charge gave its budget back: %v", err)
+	}
+	if _, err := c.Judge(ctx, reference.JudgeRequest{Prompt: "p0"}); err != nil {
+		t.Fatalf("cached: %v", err)
+	}
+	if _, err := c.Judge(ctx, reference.JudgeRequest{Prompt: "p1"}); !errors.Is(err, ErrBudgetExhausted) {
+		t.Fatalf("over budget: %v", err)
+	}
+	if charged != 1 || api.chatN.Load() != 1 {
+		t.Fatalf("charged %d times for %d requests, want 1 and 1", charged, api.chatN.Load())
+	}
+}

@@ -6,6 +6,7 @@ package agentsessionprocessor // import "github.com/agenteval/agenteval-collecto
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -227,16 +228,17 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 					}
 				}
 				prompt := judge.MetricPrompt(m, transcript, agent, rubric)
-				if err := j.ledger.Spend(sid, j.estimate(system, prompt)); err != nil {
-					verdict(reference.JudgeVerdict{}, err)
-					p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, 1)
-					continue
-				}
-				v, err := j.client.Judge(jctx, reference.JudgeRequest{
+				// The session is charged only for a call sent: not for a cached verdict nor
+				// one refused by calls_per_minute.
+				est := j.estimate(system, prompt)
+				v, err := j.client.Judge(judge.WithCharge(jctx, func() error { return j.ledger.Spend(sid, est) }), reference.JudgeRequest{
 					Evaluator: string(m), Node: agent, Rubric: rubric, System: system, Prompt: prompt,
 				})
 				if ctx.Err() != nil {
 					return // shutting down
+				}
+				if errors.Is(err, judge.ErrCostLimit) {
+					p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, 1)
 				}
 				verdict(v, err)
 			}
