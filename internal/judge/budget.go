@@ -22,6 +22,16 @@ func newBudget(perMinute int, now func() time.Time) *budget {
 	return &budget{perMinute: perMinute, tokens: float64(perMinute), now: now}
 }
 
+// refund gives back a call allowed and then not sent.
+func (b *budget) refund() {
+	if b.perMinute <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.tokens = min(float64(b.perMinute), b.tokens+1)
+}
+
 func (b *budget) allow() bool {
 	if b.perMinute <= 0 {
 		return true

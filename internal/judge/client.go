@@ -30,6 +30,22 @@ var (
 	ErrDisabled        = errors.New("judge: disabled")
 	ErrBudgetExhausted = errors.New("judge: calls-per-minute budget exhausted")
 	ErrMalformed       = errors.New("judge: malformed verdict")
+	// ErrResponseTooLarge is the error of a response whose body passes MaxResponseBytes
+	// (MaxEmbeddingsResponseBytes for embeddings): it is not read further.
+	ErrResponseTooLarge = errors.New("judge: response body too large")
+)
+
+// Bounds on what a response may cost and carry (docs/judge.md). A verdict is a few
+// hundred bytes and an embeddings response about 20 bytes per dimension per text, so
+// the body limits leave ample room; a body past them is cut off with
+// ErrResponseTooLarge instead of being read whole into memory. What reaches spans and
+// stored verdict rows is capped again: a verdict's reason at MaxReasonBytes and an
+// error's text at MaxErrorBytes, cut on a rune boundary and ended with "…".
+const (
+	MaxResponseBytes           = 4 << 20
+	MaxEmbeddingsResponseBytes = 32 << 20
+	MaxReasonBytes             = 8 << 10
+	MaxErrorBytes              = 2 << 10
 )
 
 // verdictSchema is the structured output asked of the model.
@@ -148,11 +164,23 @@ func New(cfg Config, opts []Option, extra ...option.RequestOption) (*Client, err
 func clientOptions(endpoint, keyEnv string, cfg Config, extra []option.RequestOption) []option.RequestOption {
 	opts := []option.RequestOption{
 		option.WithBaseURL(endpoint),
-		option.WithMaxRetries(cfg.MaxRetries),
+		option.WithMaxRetries(*cfg.MaxRetries),
 		option.WithRequestTimeout(cfg.Timeout),
 		option.WithAPIKey(lookupKey(keyEnv)),
+		option.WithMiddleware(limitResponses(MaxResponseBytes)),
 	}
 	return append(opts, extra...)
+}
+
+// chargeKey carries a Judge call's charge function in its context (WithCharge).
+type chargeKey struct{}
+
+// WithCharge returns ctx carrying charge, which Client.Judge calls when, and only when,
+// the request is about to be sent: after the cache (a hit is not charged) and the
+// calls-per-minute budget (a denial is not charged). An error from charge (a per-session
+// cost limit) fails the call unsent, its budget given back.
+func WithCharge(ctx context.Context, charge func() error) context.Context {
+	return context.WithValue(ctx, chargeKey{}, charge)
 }
 
 // Config returns the configuration in force (defaults applied).
@@ -190,6 +218,12 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 		c.denied.Add(1)
 		return reference.JudgeVerdict{}, ErrBudgetExhausted
 	}
+	if charge, ok := ctx.Value(chargeKey{}).(func() error); ok {
+		if err := charge(); err != nil {
+			c.budget.refund()
+			return reference.JudgeVerdict{}, err
+		}
+	}
 	params := openai.ChatCompletionNewParams{
 		Model: c.cfg.Model,
 		Messages: []openai.ChatCompletionMessageParamUnion{
@@ -220,9 +254,10 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 		if len(resp.Choices) == 0 {
 			err = fmt.Errorf("%w: no choices", ErrMalformed)
 		} else {
-			v, err = ParseVerdict(resp.Choices[0].Message.Content, c.cfg.PassThreshold)
+			v, err = ParseVerdict(resp.Choices[0].Message.Content, *c.cfg.PassThreshold)
 		}
 	}
+	err = capError(err)
 	call.End, call.Err = time.Now(), err
 	if c.onCall != nil {
 		c.onCall(callerCtx, call)
@@ -237,7 +272,9 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 
 // ParseVerdict reads {score, pass, reason} from a model's answer: the JSON object alone,
 // or the first {...} in surrounding text or a code fence. score must be a number (or a
-// numeric string) in [0,1]; a missing pass is score ≥ passThreshold.
+// string holding only a number, spaces around it aside) in [0,1]; a missing or null
+// score is ErrMalformed; a missing pass is score ≥ passThreshold. The reason is capped
+// at MaxReasonBytes.
 func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict, error) {
 	s := strings.TrimSpace(content)
 	if i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}'); i >= 0 && j > i {
@@ -253,23 +290,26 @@ func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict
 	if err := json.Unmarshal([]byte(s), &raw); err != nil {
 		return reference.JudgeVerdict{}, fmt.Errorf("%w: %v in %q", ErrMalformed, err, text.Truncate(content, maxQuotedOutput))
 	}
-	if len(raw.Score) == 0 {
+	// A null score (the last of duplicate keys counts) is no score: json.Unmarshal would
+	// leave a float at 0, a silent fail.
+	if len(raw.Score) == 0 || string(raw.Score) == "null" {
 		return reference.JudgeVerdict{}, fmt.Errorf("%w: no score in %q", ErrMalformed, text.Truncate(content, maxQuotedOutput))
 	}
 	var score float64
 	if err := json.Unmarshal(raw.Score, &score); err != nil {
 		var str string
 		if json.Unmarshal(raw.Score, &str) != nil {
-			return reference.JudgeVerdict{}, fmt.Errorf("%w: score %s is not a number", ErrMalformed, raw.Score)
+			return reference.JudgeVerdict{}, fmt.Errorf("%w: score %s is not a number", ErrMalformed, text.Truncate(string(raw.Score), maxQuotedOutput))
 		}
-		if _, err := fmt.Sscanf(strings.TrimSpace(str), "%g", &score); err != nil {
-			return reference.JudgeVerdict{}, fmt.Errorf("%w: score %s is not a number", ErrMalformed, raw.Score)
+		// The whole string is the number: "1/5" or "0.9 out of 10" is not 1 or 0.9.
+		if score, err = strconv.ParseFloat(strings.TrimSpace(str), 64); err != nil {
+			return reference.JudgeVerdict{}, fmt.Errorf("%w: score %s is not a number", ErrMalformed, text.Truncate(string(raw.Score), maxQuotedOutput))
 		}
 	}
 	if math.IsNaN(score) || score < 0 || score > 1 {
 		return reference.JudgeVerdict{}, fmt.Errorf("%w: score %v not in [0,1]", ErrMalformed, score)
 	}
-	v := reference.JudgeVerdict{Score: score, Reason: raw.Reason, Pass: score >= passThreshold}
+	v := reference.JudgeVerdict{Score: score, Reason: CapReason(raw.Reason), Pass: score >= passThreshold}
 	if raw.Pass != nil {
 		v.Pass = *raw.Pass
 	}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"slices"
 	"time"
 
@@ -61,8 +62,8 @@ type Config struct {
 	// Timeout bounds one call, retries included (default 30s).
 	Timeout time.Duration `mapstructure:"timeout"`
 	// MaxRetries on 408, 409, 429, 5xx and connection errors, with exponential backoff
-	// from 0.5s (Retry-After honoured); default 2.
-	MaxRetries int `mapstructure:"max_retries"`
+	// from 0.5s (Retry-After honoured); default 2 when unset, 0 = no retry.
+	MaxRetries *int `mapstructure:"max_retries"`
 	// Concurrency is the number of workers (default 2); QueueSize the jobs waiting for one
 	// (default 128). A job that finds the queue full is dropped and counted.
 	Concurrency int `mapstructure:"concurrency"`
@@ -95,8 +96,9 @@ type Config struct {
 	// scoring.recommendation_threshold (a judge's second opinion where it matters); a
 	// metric without a deterministic score is always judged. Default 0 (always).
 	NearThresholdMargin float64 `mapstructure:"near_threshold_margin"`
-	// PassThreshold decides pass when the judge omits it (default 0.5).
-	PassThreshold float64 `mapstructure:"pass_threshold"`
+	// PassThreshold decides pass when the judge omits it (default 0.5 when unset; 0
+	// passes every score).
+	PassThreshold *float64 `mapstructure:"pass_threshold"`
 	// Rubric applies to every agent without an entry in Rubrics (keyed by agent name).
 	Rubric  string            `mapstructure:"rubric"`
 	Rubrics map[string]string `mapstructure:"rubrics"`
@@ -119,8 +121,9 @@ type EmbeddingsConfig struct {
 	// Timeout bounds one request, retries included (default 5s): the evaluation worker
 	// waits for it, the trace pipeline never does.
 	Timeout time.Duration `mapstructure:"timeout"`
-	// MaxRetries on 408, 409, 429, 5xx and connection errors (default 2).
-	MaxRetries int `mapstructure:"max_retries"`
+	// MaxRetries on 408, 409, 429, 5xx and connection errors (default 2 when unset, 0 =
+	// no retry).
+	MaxRetries *int `mapstructure:"max_retries"`
 	// CallsPerMinute caps the requests sent (0 = unlimited); a request over budget
 	// fails at once and the lexical similarity is used.
 	CallsPerMinute int `mapstructure:"calls_per_minute"`
@@ -139,7 +142,7 @@ func (c *EmbeddingsConfig) validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"max_retries", c.MaxRetries}, {"calls_per_minute", c.CallsPerMinute}, {"cache_size", c.CacheSize},
+	}{{"max_retries", deref(c.MaxRetries)}, {"calls_per_minute", c.CallsPerMinute}, {"cache_size", c.CacheSize},
 		{"max_calls_per_session", c.MaxCallsPerSession}, {"max_tokens_per_session", c.MaxTokensPerSession}} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("judge.embeddings.%s: must be >= 0 (got %d)", f.name, f.v))
@@ -147,6 +150,9 @@ func (c *EmbeddingsConfig) validate() error {
 	}
 	if c.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("judge.embeddings.timeout: must be >= 0 (got %s)", c.Timeout))
+	}
+	if err := checkEndpoint("judge.embeddings.endpoint", c.Endpoint); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Model == "" && (c.Endpoint != "" || c.MaxCallsPerSession != 0 || c.MaxTokensPerSession != 0 || c.CallsPerMinute != 0) {
 		errs = append(errs, errors.New("judge.embeddings.model: required when other judge.embeddings settings are set"))
@@ -157,8 +163,12 @@ func (c *EmbeddingsConfig) validate() error {
 // Validate reports the first invalid field, named as in the configuration.
 func (c *Config) Validate() error {
 	embErr := c.Embeddings.validate()
-	if c.Embeddings.Model != "" && c.Embeddings.Endpoint == "" && c.Endpoint == "" {
-		embErr = errors.Join(embErr, errors.New("judge.embeddings.endpoint: required when judge.embeddings.model is set (or set judge.endpoint)"))
+	if c.Embeddings.Model != "" && c.Embeddings.Endpoint == "" {
+		if c.Endpoint == "" {
+			embErr = errors.Join(embErr, errors.New("judge.embeddings.endpoint: required when judge.embeddings.model is set (or set judge.endpoint)"))
+		} else if !c.Enabled { // inherited; checked below when the judge is enabled
+			embErr = errors.Join(embErr, checkEndpoint("judge.endpoint", c.Endpoint))
+		}
 	}
 	if !c.Enabled {
 		return embErr
@@ -166,6 +176,8 @@ func (c *Config) Validate() error {
 	errs := []error{embErr}
 	if c.Endpoint == "" {
 		errs = append(errs, errors.New("judge.endpoint: required when judge.enabled is true"))
+	} else if err := checkEndpoint("judge.endpoint", c.Endpoint); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Model == "" {
 		errs = append(errs, errors.New("judge.model: required when judge.enabled is true"))
@@ -173,7 +185,7 @@ func (c *Config) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"max_retries", c.MaxRetries}, {"concurrency", c.Concurrency}, {"queue_size", c.QueueSize},
+	}{{"max_retries", deref(c.MaxRetries)}, {"concurrency", c.Concurrency}, {"queue_size", c.QueueSize},
 		{"calls_per_minute", c.CallsPerMinute}, {"max_calls_per_session", c.MaxCallsPerSession},
 		{"max_tokens_per_session", c.MaxTokensPerSession}, {"max_tokens", c.MaxTokens}, {"cache_size", c.CacheSize}} {
 		if f.v < 0 {
@@ -193,8 +205,8 @@ func (c *Config) Validate() error {
 	if !(c.NearThresholdMargin >= 0 && c.NearThresholdMargin <= 1) {
 		errs = append(errs, fmt.Errorf("judge.near_threshold_margin: must be in [0,1] (got %v)", c.NearThresholdMargin))
 	}
-	if !(c.PassThreshold >= 0 && c.PassThreshold <= 1) {
-		errs = append(errs, fmt.Errorf("judge.pass_threshold: must be in [0,1] (got %v)", c.PassThreshold))
+	if c.PassThreshold != nil && !(*c.PassThreshold >= 0 && *c.PassThreshold <= 1) {
+		errs = append(errs, fmt.Errorf("judge.pass_threshold: must be in [0,1] (got %v)", *c.PassThreshold))
 	}
 	for i, m := range c.Metrics {
 		if !slices.Contains(knownMetrics, m) {
@@ -209,14 +221,36 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// withDefaults returns c with every zero field set to its default.
+// checkEndpoint reports an endpoint (named field) that is not an http(s) URL with a
+// host, or that carries credentials (user:password@): openai-go quotes the full URL in
+// its errors, which become span statuses and stored judge_error rows, so the key
+// belongs in the variable named by api_key_env. The error never quotes a password.
+func checkEndpoint(field, endpoint string) error {
+	if endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil { // url.Error quotes the URL: not repeated here
+		return fmt.Errorf("%s: must be an http or https URL", field)
+	}
+	if u.User != nil {
+		return fmt.Errorf("%s: must not carry credentials (got %s); name the environment variable holding the key in api_key_env", field, u.Redacted())
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: must be an http or https URL (got %q)", field, endpoint)
+	}
+	return nil
+}
+
+// withDefaults returns c with every unset field set to its default: a zero value, or a
+// nil pointer for the settings whose 0 means something (max_retries, pass_threshold).
 func (c Config) withDefaults() Config {
 	c.APIKeyEnv = cmp.Or(c.APIKeyEnv, DefaultAPIKeyEnv)
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
-	if c.MaxRetries == 0 {
-		c.MaxRetries = DefaultMaxRetries
+	if c.MaxRetries == nil {
+		c.MaxRetries = new(DefaultMaxRetries)
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
@@ -230,8 +264,8 @@ func (c Config) withDefaults() Config {
 	if c.CacheSize == 0 {
 		c.CacheSize = DefaultCacheSize
 	}
-	if c.PassThreshold == 0 {
-		c.PassThreshold = DefaultPassThreshold
+	if c.PassThreshold == nil {
+		c.PassThreshold = new(DefaultPassThreshold)
 	}
 	if len(c.Metrics) == 0 {
 		c.Metrics = []Metric{MetricInteractions}
@@ -241,8 +275,8 @@ func (c Config) withDefaults() Config {
 	if c.Embeddings.Timeout == 0 {
 		c.Embeddings.Timeout = DefaultEmbeddingsTimeout
 	}
-	if c.Embeddings.MaxRetries == 0 {
-		c.Embeddings.MaxRetries = DefaultMaxRetries
+	if c.Embeddings.MaxRetries == nil {
+		c.Embeddings.MaxRetries = new(DefaultMaxRetries)
 	}
 	c.Embeddings.CacheSize = cmp.Or(c.Embeddings.CacheSize, DefaultEmbeddingsCacheSize)
 	return c
@@ -297,5 +331,14 @@ func (c *Config) Provenance(id string) Provenance {
 		Rubrics                               map[string]string
 		Temperature, PassThreshold            float64
 		MaxTokens                             int
-	}{d.Endpoint, d.Model, d.Rubric, d.SystemPrompt, d.Rubrics, d.Temperature, d.PassThreshold, d.MaxTokens})}
+	}{d.Endpoint, d.Model, d.Rubric, d.SystemPrompt, d.Rubrics, d.Temperature, *d.PassThreshold, d.MaxTokens})}
+}
+
+// deref is *p, or 0 for nil (an unset setting, which validates like its default).
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

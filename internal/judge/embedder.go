@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -75,9 +76,10 @@ func NewEmbedder(cfg Config, onCall func(context.Context, Call), extra ...option
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := append([]option.RequestOption{
 		option.WithBaseURL(ec.Endpoint),
-		option.WithMaxRetries(ec.MaxRetries),
+		option.WithMaxRetries(*ec.MaxRetries),
 		option.WithRequestTimeout(ec.Timeout),
 		option.WithAPIKey(lookupKey(ec.APIKeyEnv)),
+		option.WithMiddleware(limitResponses(MaxEmbeddingsResponseBytes)),
 	}, extra...)
 	return &Embedder{
 		cfg: ec, api: openai.NewClient(opts...), budget: newBudget(ec.CallsPerMinute, time.Now),
@@ -174,9 +176,17 @@ func (e *Embedder) embed(ctx context.Context, sessionID string, texts []string) 
 				err = fmt.Errorf("%w: embedding index %d out of range", ErrMalformed, d.Index)
 				break
 			}
+			if out[missingIdx[d.Index]] != nil {
+				err = fmt.Errorf("%w: embedding index %d given twice", ErrMalformed, d.Index)
+				break
+			}
 			out[missingIdx[d.Index]] = d.Embedding
 		}
 	}
+	if err == nil {
+		err = checkVectors(out)
+	}
+	err = capError(err)
 	call.End, call.Err = time.Now(), err
 	if e.onCall != nil {
 		e.onCall(callerCtx, call)
@@ -194,13 +204,39 @@ func (e *Embedder) embed(ctx context.Context, sessionID string, texts []string) 
 	return out, nil
 }
 
+// checkVectors returns ErrMalformed unless every vector is there, not empty, of one
+// length (the cached ones included) and of a finite, non-zero norm: a similarity of 0
+// from a vector that cannot be compared would read as "unrelated", and the vector would
+// be cached.
+func checkVectors(vs [][]float64) error {
+	for i, v := range vs {
+		if v == nil {
+			return fmt.Errorf("%w: no embedding for input %d", ErrMalformed, i)
+		}
+		if len(v) == 0 {
+			return fmt.Errorf("%w: empty embedding for input %d", ErrMalformed, i)
+		}
+		if len(v) != len(vs[0]) {
+			return fmt.Errorf("%w: embeddings of %d and %d dimensions", ErrMalformed, len(vs[0]), len(v))
+		}
+		var norm float64
+		for _, x := range v {
+			norm += x * x
+		}
+		if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
+			return fmt.Errorf("%w: embedding for input %d has norm %v", ErrMalformed, i, math.Sqrt(norm))
+		}
+	}
+	return nil
+}
+
 // serverDown reports whether err says the server is unreachable or overloaded (a
 // timeout, a connection error, 408, 429 or 5xx after the retries) rather than that this
 // request was wrong (another 4xx, a malformed answer, the caller's cancellation).
 func serverDown(err error) bool {
 	var apiErr *openai.Error
 	switch {
-	case errors.Is(err, ErrMalformed), errors.Is(err, context.Canceled):
+	case errors.Is(err, ErrMalformed), errors.Is(err, ErrResponseTooLarge), errors.Is(err, context.Canceled):
 		return false
 	case errors.As(err, &apiErr):
 		return apiErr.StatusCode == 408 || apiErr.StatusCode == 429 || apiErr.StatusCode >= 500

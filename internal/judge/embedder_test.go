@@ -5,11 +5,15 @@ package judge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,6 +103,7 @@ func TestEmbedderRetries(t *testing.T) {
 		{"500 500 then ok", []int{500, 500}, 2, false, 3},
 		{"500 past retries", []int{500, 500, 500}, 2, true, 3},
 		{"400 not retried", []int{400}, 2, true, 1},
+		{"max_retries 0 is no retry", []int{500}, 0, true, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			api := newFakeAPI(t)
@@ -108,7 +113,7 @@ func TestEmbedderRetries(t *testing.T) {
 				}
 				return http.StatusOK, nil
 			}
-			e := api.embedder(t, EmbeddingsConfig{MaxRetries: tt.retries}, nil)
+			e := api.embedder(t, EmbeddingsConfig{MaxRetries: &tt.retries}, nil)
 			_, err := e.Similarities("s", "a", []string{"b"})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err %v, want error %v", err, tt.wantErr)
@@ -199,10 +204,13 @@ func TestEmbeddingsConfigValidate(t *testing.T) {
 		{Config{Embeddings: EmbeddingsConfig{Model: "m", MaxTokensPerSession: -1}}, "judge.embeddings.max_tokens_per_session"},
 		{Config{Embeddings: EmbeddingsConfig{MaxCallsPerSession: 3}}, "judge.embeddings.model"},
 		{Config{Embeddings: EmbeddingsConfig{Model: "m"}}, "judge.embeddings.endpoint: required"},
+		{Config{Embeddings: EmbeddingsConfig{Model: "m", Endpoint: "https://u:s3cret@x/v1"}}, "judge.embeddings.endpoint: must not carry credentials"},
+		// The judge's endpoint, inherited by embeddings, is checked without the judge.
+		{Config{Endpoint: "https://u:s3cret@x/v1", Embeddings: EmbeddingsConfig{Model: "m"}}, "judge.endpoint: must not carry credentials"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", MaxTokensPerSession: -5}, "judge.max_tokens_per_session"},
 	} {
 		err := tt.cfg.Validate()
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%+v: %v, want %q", tt.cfg, err, tt.want)
 		}
 	}
@@ -214,5 +222,95 @@ func TestEmbeddingsConfigValidate(t *testing.T) {
 	}
 	if e, err := NewEmbedder(Config{}, nil); err != nil || e != nil {
 		t.Fatalf("no model: %v %v", e, err)
+	}
+}
+
+// embedderAnswering builds an Embedder (no retries) against a server whose
+// /v1/embeddings answers 200 with the body body(number of inputs) returns.
+func embedderAnswering(t *testing.T, body func(inputs int) string) (*Embedder, *atomic.Int64) {
+	t.Helper()
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		var req struct {
+			Input []string `json:"input"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body(len(req.Input)))
+	}))
+	t.Cleanup(srv.Close)
+	e, err := NewEmbedder(Config{Embeddings: EmbeddingsConfig{Endpoint: srv.URL + "/v1/", Model: "embed-model", MaxRetries: new(0)}}, nil,
+		option.WithHTTPClient(srv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Shutdown)
+	return e, &requests
+}
+
+// TestEmbedderResponseTooLarge: an embeddings response past MaxEmbeddingsResponseBytes
+// fails with ErrResponseTooLarge, a wrong answer rather than a server down (no cooldown).
+func TestEmbedderResponseTooLarge(t *testing.T) {
+	pad := strings.Repeat(" ", MaxEmbeddingsResponseBytes)
+	e, requests := embedderAnswering(t, func(int) string {
+		return `{"object":"list","model":"embed-model","data":[{"index":0,"embedding":[1,0]},{"index":1,"embedding":[0,1]}]` + pad + `}`
+	})
+	for range 2 {
+		if _, err := e.Similarities("s", "a", []string{"b"}); !errors.Is(err, ErrResponseTooLarge) || len(err.Error()) > MaxErrorBytes {
+			t.Fatalf("err %.300v, want ErrResponseTooLarge", err)
+		}
+	}
+	if requests.Load() != 2 {
+		t.Fatalf("%d requests: a response too large must not cool the endpoint down", requests.Load())
+	}
+}
+
+// TestEmbedderMalformedVectors: an answer that does not give one usable vector per text
+// (an index twice or missing, an empty or zero vector, vectors of different lengths) is
+// ErrMalformed, never a similarity of 0, and nothing of it is cached: the next call asks
+// again.
+func TestEmbedderMalformedVectors(t *testing.T) {
+	for name, data := range map[string]string{
+		"index twice":      `[{"index":0,"embedding":[1,0]},{"index":0,"embedding":[0,1]}]`,
+		"empty vectors":    `[{"index":0,"embedding":[]},{"index":1,"embedding":[]}]`,
+		"zero vector":      `[{"index":0,"embedding":[0,0]},{"index":1,"embedding":[1,0]}]`,
+		"lengths differ":   `[{"index":0,"embedding":[1,0,0]},{"index":1,"embedding":[1,0]}]`,
+		"index past texts": `[{"index":0,"embedding":[1,0]},{"index":2,"embedding":[0,1]}]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			e, requests := embedderAnswering(t, func(int) string {
+				return `{"object":"list","model":"embed-model","data":` + data + `}`
+			})
+			for i := range 2 {
+				if sims, err := e.Similarities("s", "query", []string{"text"}); !errors.Is(err, ErrMalformed) {
+					t.Fatalf("call %d: %v %v, want ErrMalformed", i, sims, err)
+				}
+			}
+			if requests.Load() != 2 || e.Stats().CacheHits != 0 {
+				t.Fatalf("%d requests, stats %+v: a malformed answer must not be cached", requests.Load(), e.Stats())
+			}
+		})
+	}
+
+	// A new vector must have the length of the cached ones it is compared with.
+	var dims atomic.Int64
+	dims.Store(3)
+	e, _ := embedderAnswering(t, func(n int) string {
+		data := make([]map[string]any, n)
+		for i := range data {
+			v := make([]float64, dims.Load())
+			v[i%len(v)] = 1
+			data[i] = map[string]any{"index": i, "embedding": v}
+		}
+		b, _ := json.Marshal(map[string]any{"object": "list", "model": "embed-model", "data": data})
+		return string(b)
+	})
+	if _, err := e.Similarities("s", "a", []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	dims.Store(2)
+	if _, err := e.Similarities("s", "a", []string{"c"}); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("a 2-dimensional vector against a cached 3-dimensional one: %v", err)
 	}
 }

@@ -17,7 +17,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"go.uber.org/goleak"
 
@@ -118,9 +120,15 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// vectorFor embeds a text as letter counts of a, b, c (enough for cosine checks).
+// vectorFor embeds a text as letter counts of a, b, c (enough for cosine checks), and a
+// fourth dimension set only for a text without any, so that no vector is zero (a zero
+// vector is a malformed embedding).
 func vectorFor(s string) []float64 {
-	return []float64{float64(strings.Count(s, "a")), float64(strings.Count(s, "b")), float64(strings.Count(s, "c"))}
+	a, b, c := float64(strings.Count(s, "a")), float64(strings.Count(s, "b")), float64(strings.Count(s, "c"))
+	if a+b+c == 0 {
+		return []float64{0, 0, 0, 1}
+	}
+	return []float64{a, b, c, 0}
 }
 
 func (f *fakeAPI) chatRequests() []map[string]any {
@@ -227,6 +235,15 @@ func TestParseVerdict(t *testing.T) {
 		{`{"score":-0.1}`, 0, false, true},
 		{`{"pass":true,"reason":"no score"}`, 0, false, true},
 		{`{"score":"high"}`, 0, false, true},
+		// JSON null is no score, also as the last of duplicate keys.
+		{`{"score":null,"pass":false,"reason":"cannot judge"}`, 0, false, true},
+		{`{"score":0.9,"score":null,"pass":true}`, 0, false, true},
+		// A score string is a number and nothing else.
+		{`{"score":" 0.3 ","reason":"padded"}`, 0.3, false, false},
+		{`{"score":"1/5","reason":"one of five criteria"}`, 0, false, true},
+		{`{"score":"0.5abc"}`, 0, false, true},
+		{`{"score":"0.9 out of 10"}`, 0, false, true},
+		{`{"score":"NaN"}`, 0, false, true},
 		{`score: 0.9`, 0, false, true},
 		{`{"score":0.9,`, 0, false, true},
 		{``, 0, false, true},
@@ -299,10 +316,21 @@ func TestRetries(t *testing.T) {
 	api := newFakeAPI(t)
 	api.reply = func(int, map[string]any) (int, http.Header, string) { return http.StatusTooManyRequests, nil, "quota" }
 	cfg := api.config()
-	cfg.MaxRetries = 1
+	cfg.MaxRetries = new(1)
 	c := api.client(t, cfg)
 	if _, err := c.Judge(context.Background(), reference.JudgeRequest{Prompt: "p"}); err == nil || api.chatN.Load() != 2 {
 		t.Fatalf("err %v after %d requests, want an error after 2", err, api.chatN.Load())
+	}
+	// An explicit max_retries 0 is one attempt, not the default 2 retries.
+	api0 := newFakeAPI(t)
+	api0.reply = func(int, map[string]any) (int, http.Header, string) {
+		return http.StatusServiceUnavailable, nil, "down"
+	}
+	cfg0 := api0.config()
+	cfg0.MaxRetries = new(0)
+	c0 := api0.client(t, cfg0)
+	if _, err := c0.Judge(context.Background(), reference.JudgeRequest{Prompt: "p"}); err == nil || api0.chatN.Load() != 1 {
+		t.Fatalf("max_retries 0: err %v after %d requests, want an error after 1", err, api0.chatN.Load())
 	}
 	// A 400 is not retried.
 	api2 := newFakeAPI(t)
@@ -310,6 +338,23 @@ func TestRetries(t *testing.T) {
 	c2 := api2.client(t, api2.config())
 	if _, err := c2.Judge(context.Background(), reference.JudgeRequest{Prompt: "p"}); err == nil || api2.chatN.Load() != 1 {
 		t.Fatalf("400: err %v after %d requests", err, api2.chatN.Load())
+	}
+}
+
+// TestPassThreshold: a verdict without pass passes at score >= pass_threshold, 0.5 when
+// unset; an explicit 0 passes every score.
+func TestPassThreshold(t *testing.T) {
+	api := newFakeAPI(t)
+	api.reply = func(int, map[string]any) (int, http.Header, string) {
+		return http.StatusOK, nil, `{"score":0.1,"reason":"weak"}`
+	}
+	cfg := api.config()
+	if v, err := api.client(t, cfg).Judge(context.Background(), reference.JudgeRequest{Prompt: "p"}); err != nil || v.Pass {
+		t.Fatalf("default threshold: %+v %v, want a fail", v, err)
+	}
+	cfg.PassThreshold = new(0.0)
+	if v, err := api.client(t, cfg).Judge(context.Background(), reference.JudgeRequest{Prompt: "p"}); err != nil || !v.Pass {
+		t.Fatalf("pass_threshold 0: %+v %v, want a pass", v, err)
 	}
 }
 
@@ -442,12 +487,19 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Metrics: []Metric{MetricReasoning}}, ""},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubrics: map[string]string{"a": "r"}}, ""},
 		// NaN passes a "< 0 || > 1" check; YAML spells it .nan.
-		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", PassThreshold: math.NaN()}, "judge.pass_threshold"},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", PassThreshold: new(math.NaN())}, "judge.pass_threshold"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", NearThresholdMargin: math.NaN()}, "judge.near_threshold_margin"},
+		// Credentials in the URL would reach error texts (spans, stored rows): api_key_env.
+		{Config{Enabled: true, Endpoint: "http://proxyuser:s3cret@x/v1", Model: "m", Rubric: "r"}, "judge.endpoint: must not carry credentials"},
+		{Config{Enabled: true, Endpoint: "http://proxyuser@x/v1", Model: "m", Rubric: "r"}, "judge.endpoint: must not carry credentials"},
+		{Config{Enabled: true, Endpoint: "localhost:8080/v1", Model: "m", Rubric: "r"}, "judge.endpoint: must be an http or https URL"},
 	} {
 		err := tc.cfg.Validate()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: err %v, want %q", tc.cfg, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("the error quotes the password: %v", err)
 		}
 	}
 	if _, err := New(Config{}, nil); !errors.Is(err, ErrDisabled) {
@@ -470,5 +522,85 @@ func TestProvenance(t *testing.T) {
 	}
 	if pa.Version == pc.Version {
 		t.Fatal("a rubric change must change the version")
+	}
+}
+
+// TestResponseBounds: a response body past MaxResponseBytes is not read whole (a clear
+// ErrResponseTooLarge, not retried), and what a response may still carry into spans and
+// stored rows is capped: the reason at MaxReasonBytes, the error text at MaxErrorBytes,
+// both cut on a rune boundary.
+func TestResponseBounds(t *testing.T) {
+	huge := strings.Repeat("x", MaxResponseBytes)
+	for _, status := range []int{http.StatusOK, http.StatusBadRequest} {
+		api := newFakeAPI(t)
+		api.reply = func(int, map[string]any) (int, http.Header, string) {
+			return status, nil, `{"score":0.9,"pass":true,"reason":"` + huge + `"}`
+		}
+		_, err := api.client(t, api.config()).Judge(context.Background(), reference.JudgeRequest{Prompt: "p"})
+		if !errors.Is(err, ErrResponseTooLarge) || len(err.Error()) > MaxErrorBytes || api.chatN.Load() != 1 {
+			t.Fatalf("status %d: err %.300v (%d bytes) after %d requests, want ErrResponseTooLarge", status, err, len(fmt.Sprint(err)), api.chatN.Load())
+		}
+	}
+
+	long := strings.Repeat("é", 64<<10) // 128 KiB, under the response limit
+	api := newFakeAPI(t)
+	api.reply = func(n int, _ map[string]any) (int, http.Header, string) {
+		if n == 0 {
+			return http.StatusOK, nil, `{"score":0.9,"pass":true,"reason":"` + long + `"}`
+		}
+		return http.StatusBadRequest, nil, long
+	}
+	c := api.client(t, api.config())
+	v, err := c.Judge(context.Background(), reference.JudgeRequest{Prompt: "p0"})
+	if err != nil || len(v.Reason) > MaxReasonBytes || len(v.Reason) < MaxReasonBytes-8 || !utf8.ValidString(v.Reason) || !strings.HasSuffix(v.Reason, "…") {
+		t.Fatalf("reason of %d bytes (valid UTF-8 %t), err %v", len(v.Reason), utf8.ValidString(v.Reason), err)
+	}
+	var seen Call
+	c.onCall = func(_ context.Context, cl Call) { seen = cl }
+	_, err = c.Judge(context.Background(), reference.JudgeRequest{Prompt: "p1"})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
+		t.Fatalf("err %.300v, want the API error kept", err)
+	}
+	for _, e := range []error{err, seen.Err} {
+		if e == nil || len(e.Error()) > MaxErrorBytes || !utf8.ValidString(e.Error()) {
+			t.Fatalf("error text of %d bytes", len(fmt.Sprint(e)))
+		}
+	}
+}
+
+// TestWithCharge: the charge runs only for a request about to be sent, never for a cache
+// hit or a budget denial; a charge that fails sends nothing and gives the budget back.
+func TestWithCharge(t *testing.T) {
+	api := newFakeAPI(t)
+	cfg := api.config()
+	cfg.CallsPerMinute = 1
+	now := time.Unix(0, 0)
+	c := api.client(t, cfg, WithClock(func() time.Time { return now }))
+	charged := 0
+	refuse := false
+	ctx := WithCharge(context.Background(), func() error {
+		if refuse {
+			return ErrCostLimit
+		}
+		charged++
+		return nil
+	})
+	refuse = true
+	if _, err := c.Judge(ctx, reference.JudgeRequest{Prompt: "p0"}); !errors.Is(err, ErrCostLimit) || api.chatN.Load() != 0 {
+		t.Fatalf("refused charge: %v, %d requests", err, api.chatN.Load())
+	}
+	refuse = false
+	if _, err := c.Judge(ctx, reference.JudgeRequest{Prompt: "p0"}); err != nil {
+		t.Fatalf("the refused charge gave its budget back: %v", err)
+	}
+	if _, err := c.Judge(ctx, reference.JudgeRequest{Prompt: "p0"}); err != nil {
+		t.Fatalf("cached: %v", err)
+	}
+	if _, err := c.Judge(ctx, reference.JudgeRequest{Prompt: "p1"}); !errors.Is(err, ErrBudgetExhausted) {
+		t.Fatalf("over budget: %v", err)
+	}
+	if charged != 1 || api.chatN.Load() != 1 {
+		t.Fatalf("charged %d times for %d requests, want 1 and 1", charged, api.chatN.Load())
 	}
 }

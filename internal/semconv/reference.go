@@ -29,9 +29,6 @@ const (
 	// session's dataset case: "evaluate reference", a child of the last turn's root.
 	EvalKindReference = "reference"
 	EvalSpanReference = EvalSpanPrefix + EvalKindReference
-	// AgentEvalJudgeError holds, on a verdict event, why the judge could not refine the
-	// deterministic result it carries.
-	AgentEvalJudgeError = "agent_eval.judge_error"
 	// EvalErrorTypeReferenceError marks a reference evaluator that could not evaluate.
 	EvalErrorTypeReferenceError = "reference_error"
 )

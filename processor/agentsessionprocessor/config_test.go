@@ -259,12 +259,15 @@ func referencesConfig() *Config {
 	cfg.Judge = judge.Config{
 		Enabled: true, Endpoint: "http://localhost:11434/v1", Model: "llama3.1", APIKeyEnv: "JUDGE_KEY",
 		Timeout: 10 * time.Second, Concurrency: 1, CallsPerMinute: 30, SampleRate: &rate,
+		// An explicit 0 stays 0 (no retry; every score passes), not the default.
+		MaxRetries: new(0), PassThreshold: new(0.0),
 		SamplePerMetric: true, NearThresholdMargin: 0.1,
 		Rubric:              "Is the interaction correct and complete?",
 		Rubrics:             map[string]string{"planner": "Is the plan thorough and logical?"},
 		Metrics:             []judge.Metric{judge.MetricInteractions, judge.MetricTaskCompletion},
 		MaxTokensPerSession: 20000,
-		Embeddings:          judge.EmbeddingsConfig{Model: "nomic-embed-text", Timeout: 2 * time.Second, MaxCallsPerSession: 40},
+		Embeddings: judge.EmbeddingsConfig{Model: "nomic-embed-text", Timeout: 2 * time.Second, MaxRetries: new(0),
+			MaxCallsPerSession: 40},
 	}
 	return cfg
 }

@@ -73,10 +73,7 @@ func costLimitErrors(spans []ptrace.Span) int {
 			if typ, _ := ev.Attributes().Get(semconv.ErrorType); typ.Str() != semconv.EvalErrorTypeJudgeError {
 				return
 			}
-			e, ok := ev.Attributes().Get(semconv.AgentEvalJudgeError)
-			if !ok {
-				e, _ = ev.Attributes().Get(semconv.GenAIEvaluationExplanation)
-			}
+			e, _ := ev.Attributes().Get(semconv.GenAIEvaluationExplanation)
 			if strings.Contains(e.Str(), judge.ErrCostLimit.Error()) {
 				n++
 			}
@@ -132,4 +129,37 @@ func TestJudgeCostLimitPerSession(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestJudgeChargesOnlySentCalls: max_calls_per_session counts the calls sent to the
+// judge. A call refused by calls_per_minute or served from the verdict cache reaches no
+// server and is not charged to the session.
+func TestJudgeChargesOnlySentCalls(t *testing.T) {
+	var m meteredJudge
+	srv := m.serve(t)
+	cfg := testConfig()
+	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second,
+		Concurrency: 1, CallsPerMinute: 1, MaxCallsPerSession: 2,
+		Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricHallucination}}
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	// Two sessions with the same transcript, judged one after the other: the first sends
+	// task_completion and is refused hallucination by the budget; the second gets
+	// task_completion from the cache and is refused hallucination too.
+	runSession(t, p, clk, datasetRun(91, "conv-sent-a", "", "", "Find papers", "search_papers"))
+	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindJudge]) == 1 }, 5*time.Second, 10*time.Millisecond)
+	runSession(t, p, clk, datasetRun(92, "conv-sent-b", "", "", "Find papers", "search_papers"))
+	require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindJudge]) == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, p.shutdown(context.Background()))
+	st := p.judge.client.Stats()
+	calls, _ := m.spent()
+	require.Equal(t, 1, calls, "one call sent")
+	require.Equal(t, int64(1), st.CacheHits, "the second session's task_completion came from the cache")
+	require.Equal(t, int64(2), st.BudgetDenied)
+
+	// What is left of max_calls_per_session: one call for the first session, two for
+	// the second.
+	require.NoError(t, p.judge.ledger.Spend("conv-sent-a", 1))
+	assert.ErrorIs(t, p.judge.ledger.Spend("conv-sent-a", 1), judge.ErrCostLimit)
+	require.NoError(t, p.judge.ledger.Spend("conv-sent-b", 1))
+	require.NoError(t, p.judge.ledger.Spend("conv-sent-b", 1))
 }

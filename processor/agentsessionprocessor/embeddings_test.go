@@ -370,10 +370,6 @@ func referenceJudgeErrors(t *testing.T, jc judge.Config, reason string) ([]strin
 		if typ, _ := ev.Attributes().Get(semconv.ErrorType); typ.Str() != semconv.EvalErrorTypeJudgeError {
 			return
 		}
-		if e, ok := ev.Attributes().Get(semconv.AgentEvalJudgeError); ok {
-			errs = append(errs, e.Str()) // judged in part: the deterministic score stays
-			return
-		}
 		e, _ := ev.Attributes().Get(semconv.GenAIEvaluationExplanation)
 		errs = append(errs, e.Str())
 	})

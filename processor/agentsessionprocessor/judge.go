@@ -6,6 +6,7 @@ package agentsessionprocessor // import "github.com/agenteval/agenteval-collecto
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -145,19 +146,21 @@ func addJudgeCallSpan(b *evalBatch, parent ptrace.Span, c judge.Call) {
 	}
 	if c.Err != nil {
 		sp.Status().SetCode(ptrace.StatusCodeError)
-		sp.Status().SetMessage(c.Err.Error())
+		sp.Status().SetMessage(judge.CapErrorText(c.Err.Error()))
 		a.PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
 	}
 }
 
 // putVerdict adds a judge verdict (or its error) as a gen_ai.evaluation.result event.
+// The reason is capped at judge.MaxReasonBytes (a case's joins one per interaction),
+// the error text at judge.MaxErrorBytes: what reaches spans and stored rows is bounded.
 func putVerdict(sp ptrace.Span, name string, v reference.JudgeVerdict, err error, prov judge.Provenance) ptrace.SpanEvent {
 	var ev ptrace.SpanEvent
 	if err != nil {
-		ev = putScore(sp, name, nil, err.Error())
+		ev = putScore(sp, name, nil, judge.CapErrorText(err.Error()))
 		ev.Attributes().PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
 	} else {
-		ev = putScore(sp, name, &v.Score, v.Reason)
+		ev = putScore(sp, name, &v.Score, judge.CapReason(v.Reason))
 		label := semconv.EvalLabelFail
 		if v.Pass {
 			label = semconv.EvalLabelPass
@@ -225,16 +228,17 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 					}
 				}
 				prompt := judge.MetricPrompt(m, transcript, agent, rubric)
-				if err := j.ledger.Spend(sid, j.estimate(system, prompt)); err != nil {
-					verdict(reference.JudgeVerdict{}, err)
-					p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, 1)
-					continue
-				}
-				v, err := j.client.Judge(jctx, reference.JudgeRequest{
+				// The session is charged only for a call sent: not for a cached verdict nor
+				// one refused by calls_per_minute.
+				est := j.estimate(system, prompt)
+				v, err := j.client.Judge(judge.WithCharge(jctx, func() error { return j.ledger.Spend(sid, est) }), reference.JudgeRequest{
 					Evaluator: string(m), Node: agent, Rubric: rubric, System: system, Prompt: prompt,
 				})
 				if ctx.Err() != nil {
 					return // shutting down
+				}
+				if errors.Is(err, judge.ErrCostLimit) {
+					p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, 1)
 				}
 				verdict(v, err)
 			}

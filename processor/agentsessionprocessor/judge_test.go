@@ -7,12 +7,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -147,4 +149,68 @@ func TestSessionJudgeMaxCalls(t *testing.T) {
 		}
 	})
 	assert.Equal(t, 1, capped)
+}
+
+// TestJudgeTextCapped: what a judge verdict carries into spans and stored rows is
+// bounded. A case's reason joins one reason per interaction, each under
+// judge.MaxReasonBytes, and is capped again, on a rune boundary, as explanation and in
+// the sealed verdict arrays.
+func TestJudgeTextCapped(t *testing.T) {
+	srv, _ := verdictServerWith(t, strings.Repeat("ü", judge.MaxReasonBytes/2-100)) // 2 bytes a rune
+	sink, _ := runReferenceJudge(t, judge.Config{}, srv.URL)
+	sp := evalSpans(sink)[semconv.EvalKindReference][0]
+	var explanations []string
+	forEachSpanEvent(sp, func(ev ptrace.SpanEvent) {
+		if e, ok := ev.Attributes().Get(semconv.GenAIEvaluationExplanation); ok {
+			explanations = append(explanations, e.Str())
+		}
+	})
+	reasons, ok := sp.Attributes().Get(semconv.AgentEvalVerdictReasons)
+	require.True(t, ok)
+	require.Equal(t, 1, reasons.Slice().Len())
+	for _, s := range append(explanations, reasons.Slice().At(0).Str()) {
+		assert.LessOrEqual(t, len(s), judge.MaxReasonBytes)
+		assert.Greater(t, len(s), judge.MaxReasonBytes/2, "two reasons joined, then cut")
+		assert.True(t, utf8.ValidString(s))
+	}
+}
+
+// TestReferenceJudgeFailureHasNoScore: when the judge cannot judge a dataset case (here
+// it answers without JSON), the llm_judge verdict carries no score and the judge
+// error (docs/decisions/reference-and-judge.md: score null with judge_error), never the
+// deterministic result under the judge's provenance.
+func TestReferenceJudgeFailureHasNoScore(t *testing.T) {
+	content, _ := json.Marshal("I refuse to answer in JSON.")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop",
+			"message":{"role":"assistant","content":` + string(content) + `}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`))
+	}))
+	t.Cleanup(srv.Close)
+	sink, _ := runReferenceJudge(t, judge.Config{}, srv.URL)
+	sp := evalSpans(sink)[semconv.EvalKindReference][0]
+	require.Equal(t, 1, sp.Events().Len())
+	ev := sp.Events().At(0).Attributes()
+	_, scored := ev.Get(semconv.GenAIEvaluationScoreValue)
+	assert.False(t, scored, "no score")
+	label, _ := ev.Get(semconv.GenAIEvaluationScoreLabel)
+	assert.Equal(t, semconv.EvalLabelNotEvaluable, label.Str())
+	typ, _ := ev.Get(semconv.ErrorType)
+	assert.Equal(t, semconv.EvalErrorTypeJudgeError, typ.Str())
+	expl, _ := ev.Get(semconv.GenAIEvaluationExplanation)
+	assert.Contains(t, expl.Str(), "malformed verdict")
+	evType, _ := ev.Get(semconv.AgentEvalEvaluatorType)
+	assert.Equal(t, semconv.EvaluatorTypeLLMJudge, evType.Str())
+
+	// The sealed arrays the exporter stores: score NaN (null), not passed, the error.
+	a := sp.Attributes()
+	scores, _ := a.Get(semconv.AgentEvalVerdictScores)
+	passes, _ := a.Get(semconv.AgentEvalVerdictPasses)
+	errs, _ := a.Get(semconv.AgentEvalVerdictErrors)
+	reasons, _ := a.Get(semconv.AgentEvalVerdictReasons)
+	require.Equal(t, 1, scores.Slice().Len())
+	assert.True(t, math.IsNaN(scores.Slice().At(0).Double()), "score %v", scores.Slice().At(0).Double())
+	assert.False(t, passes.Slice().At(0).Bool())
+	assert.Contains(t, errs.Slice().At(0).Str(), "malformed verdict")
+	assert.Empty(t, reasons.Slice().At(0).Str())
 }

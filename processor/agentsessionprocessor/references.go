@@ -449,11 +449,12 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 		if m.runID != "" {
 			a.PutStr(semconv.AgentEvalDatasetRunID, m.runID)
 		}
-		ev := putVerdict(sp, refInteractions, reference.JudgeVerdict{Score: res.Score, Pass: res.Pass, Reason: res.Reason}, err, r.judgeProv)
+		// The evaluator keeps its deterministic result when the judge fails (judge_error):
+		// that is no judge verdict, so the llm_judge one has no score, only the error.
 		if je, ok := res.Details["judge_error"].(string); err == nil && ok {
-			ev.Attributes().PutStr(semconv.ErrorType, semconv.EvalErrorTypeJudgeError)
-			ev.Attributes().PutStr(semconv.AgentEvalJudgeError, je)
+			err = errors.New(je)
 		}
+		putVerdict(sp, refInteractions, reference.JudgeVerdict{Score: res.Score, Pass: res.Pass, Reason: res.Reason}, err, r.judgeProv)
 		p.emitter.sealVerdicts(sp, revision)
 		for _, c := range sink.drain() {
 			addJudgeCallSpan(b, sp, c)
@@ -496,12 +497,19 @@ func (g *costGuard) Judge(ctx context.Context, req reference.JudgeRequest) (refe
 		c.calls, c.tokens = c.calls+1, c.tokens+est
 		return reference.JudgeVerdict{Score: 1, Pass: true}, nil
 	}
-	if err := c.reserved.Spend(est); err != nil {
+	// Charged only when sent (not for a cached verdict nor one refused by
+	// calls_per_minute): what the case reserved and did not use is released at its end.
+	limited := false
+	v, err := g.j.client.Judge(judge.WithCharge(ctx, func() error {
+		err := c.reserved.Spend(est)
+		limited = err != nil
+		return err
+	}), req)
+	if limited {
 		// The evaluator stops at the first error: this call and the ones after it are skipped.
 		c.skipped = max(1, c.total-req.Index)
-		return reference.JudgeVerdict{}, err
 	}
-	return g.j.client.Judge(ctx, req)
+	return v, err
 }
 
 // planJudge reserves on the session's ledger what a case's judge job will spend, all or

@@ -43,11 +43,9 @@ func (e *emitter) sealVerdicts(sp ptrace.Span, revision int) {
 		}
 		reason, judgeErr := str(ev, semconv.GenAIEvaluationExplanation), ""
 		if str(ev, semconv.ErrorType) == semconv.EvalErrorTypeJudgeError {
-			// A verdict without a score carries its error as explanation; one with a
-			// score (a case judged in part) in agent_eval.judge_error.
-			if judgeErr = str(ev, semconv.AgentEvalJudgeError); judgeErr == "" {
-				judgeErr, reason = reason, ""
-			}
+			// A judge error is a verdict without a score, its error as explanation
+			// (putVerdict): stored as score null with judge_error.
+			judgeErr, reason = reason, ""
 		}
 		names.AppendEmpty().SetStr(str(ev, semconv.GenAIEvaluationName))
 		agents.AppendEmpty().SetStr(str(ev, semconv.GenAIAgentName))

@@ -89,13 +89,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 // Vector is the deterministic embedding of s: a bag of its content words
 // (text.Tokens, weight 1) and of their character trigrams (weight 0.5, so that
-// inflections and compounds come close), hashed into Dims dimensions and normalised.
+// inflections and compounds come close), hashed into Dims dimensions and normalised. A
+// text without content words is hashed whole into one dimension: like a real model's,
+// no vector is zero (the client refuses a zero vector as malformed).
 func Vector(s string) []float64 {
 	v := make([]float64, Dims)
 	add := func(f string, w float64) {
 		h := fnv.New32a()
 		_, _ = h.Write([]byte(f))
 		v[h.Sum32()%Dims] += w
+	}
+	if len(text.Tokens(s)) == 0 {
+		add("s:"+s, 1)
 	}
 	for _, tok := range text.Tokens(s) {
 		add("w:"+tok, 1)
