@@ -155,7 +155,7 @@ func (e *Extractor) classify(s *attrScan, r *session.SpanRecord, scopeName strin
 				// contrib's gen_ai_normalizer maps OpenInference CHAIN and OpenLLMetry
 				// workflow/task spans to invoke_agent and keeps the source kind: a chain
 				// is no agent (the trace root is the turn).
-				if r.TopsLocalTrace() {
+				if r.ParentSpanID == "" {
 					r.Class, r.ClassRule = session.ClassTurn, ruleNormalized
 				} else {
 					r.Class, r.ClassRule = session.ClassOther, ruleNormalized
@@ -200,7 +200,7 @@ func (e *Extractor) classify(s *attrScan, r *session.SpanRecord, scopeName strin
 			r.Class, r.ClassRule = session.ClassLLM, rule
 		case semconv.OIKindChain:
 			switch {
-			case r.TopsLocalTrace():
+			case r.ParentSpanID == "":
 				r.Class, r.ClassRule = session.ClassTurn, joinRule(ruleOI, oiKind, ";root")
 			case e.langGraphAgent(s, r, oiKind):
 				// A LangGraph agent node (the JS tracer never writes AGENT).

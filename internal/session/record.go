@@ -77,8 +77,9 @@ type SpanRecord struct {
 	ParentSpanID string `json:"parent_span_id,omitempty"`
 	// ParentRemote is true when the span's parent is in another process (the OTLP span
 	// flags say the parent context is remote, as a W3C traceparent from the caller
-	// gives): the parent will not arrive here, so the span tops the trace's local part.
-	// False when the flags do not say (older SDKs).
+	// gives): the span tops its process's part of the trace, and the parent arrives only
+	// if that other process exports here too. False when the flags do not say (older
+	// SDKs).
 	ParentRemote bool   `json:"parent_remote,omitempty"`
 	Name         string `json:"name"`
 	// StartUnixNano and EndUnixNano are the span's timestamps (ns since the Unix epoch).
@@ -188,12 +189,6 @@ type DeferredContent struct {
 	// ProblemsAt is the index in Problems at which the decoding's problems are inserted
 	// (where Extract would have appended them).
 	ProblemsAt int
-}
-
-// TopsLocalTrace reports whether no parent of r is to be waited for in this trace: it
-// has none, names itself, or its parent is remote (ParentRemote).
-func (r *SpanRecord) TopsLocalTrace() bool {
-	return r.ParentSpanID == "" || r.ParentSpanID == r.SpanID || r.ParentRemote
 }
 
 // ClientSide reports whether a tool span records a call handed back to the caller

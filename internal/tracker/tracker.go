@@ -216,7 +216,10 @@ type traceState struct {
 	// knows the class of every distinct span id received.
 	recs traceRecords
 	// root is true once the turn's root record arrived (see hasRoot).
-	root      bool
+	root bool
+	// remoteTop is true once a record whose parent is remote arrived
+	// (SpanRecord.ParentRemote): see partialClose.
+	remoteTop bool
 	genAI     bool
 	endSignal bool
 	// outcome is the last explicit task outcome (agent_eval.task.completed) received.
@@ -442,14 +445,15 @@ func (t *Tracker) retain(tr *traceState, r *session.SpanRecord, now time.Time) {
 		tr.genAI = true
 	}
 	if !dup {
+		if r.ParentRemote {
+			tr.remoteTop = true
+		}
 		switch {
 		case r.Class == session.ClassTurn:
 			tr.root = true
-		case r.TopsLocalTrace():
+		case r.ParentSpanID == "" || r.ParentSpanID == r.SpanID:
 			// The trace's own root (of any class, e.g. the HTTP server span around
-			// the agents) ends last: the trace is complete. So does a span whose
-			// parent is remote (the caller's, in another process): nothing above it
-			// will arrive.
+			// the agents) ends last: the trace is complete.
 			tr.root = true
 		case r.Class == session.ClassAgent || r.Class == session.ClassLLM || r.Class == session.ClassTool:
 			// A GenAI span under a span that already arrived and is not GenAI (an
@@ -623,6 +627,24 @@ func (t *Tracker) evict(now time.Time, ev []Closed) []Closed {
 	return ev
 }
 
+// partialClose reports whether tr's turn, closed for force ("" for settle or
+// turn_timeout), is cut short: closed by a limit, a shutdown or a restart, or closed
+// without its root record. A trace whose top span has a remote parent (called with a
+// W3C traceparent from a process that does not export here) never gets a root record,
+// but its spans are whole once they are quiet: closed by turn_timeout or with its idle or
+// ended session, it is not partial. It is no root on arrival: the caller's process may
+// export here too, its spans arriving later (a remote agent over A2A, a tool server), and
+// a turn closed turn_settle after the callee's spans would be judged from them alone.
+func (tr *traceState) partialClose(force session.EndReason, hasRoot bool) bool {
+	switch {
+	case force == "" && hasRoot:
+		return false
+	case tr.remoteTop && (force == "" || force == session.EndReasonSessionTimeout || force == session.EndReasonEndSignal):
+		return false
+	}
+	return true
+}
+
 // closeTrace closes an open trace's turn. force is "" for a natural close (settle or
 // timeout; Partial when the root never arrived), else the reason of an early close (the
 // turn is Partial, and a trace without session key ends its own session with that
@@ -653,7 +675,7 @@ func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.T
 	}
 	s.closedTraces = append(s.closedTraces, tr.id)
 	t.closed[tr.id] = &closedTurn{sess: s}
-	ev = append(ev, Closed{kind: EventTurnClosed, sess: s, Records: recs, partial: force != "" || !hasRoot, ex: t.cfg.Extractor})
+	ev = append(ev, Closed{kind: EventTurnClosed, sess: s, Records: recs, partial: tr.partialClose(force, hasRoot), ex: t.cfg.Extractor})
 	if s.byTrace {
 		if force != "" {
 			return t.endSession(s, force, true, now, ev)

@@ -117,29 +117,55 @@ func TestTrackerTurnTimeoutWithoutRoot(t *testing.T) {
 	checkAccounting(t, tk)
 }
 
-// TestTrackerRemoteParentIsARoot: an agent span whose parent is in the caller's process
-// (a W3C traceparent: the OTLP flags say the parent is remote) tops this trace, so its
-// turn closes turn_settle after it, whole. The same span whose parent is merely absent
-// (an agent still running, or a run that crashed) waits for turn_timeout and is partial.
-func TestTrackerRemoteParentIsARoot(t *testing.T) {
-	for _, remote := range []bool{true, false} {
-		t.Run(fmt.Sprintf("remote=%v", remote), func(t *testing.T) {
-			tk := New(Config{TurnTimeout: 10 * time.Second})
-			recs := turnRecs("t1", "s1", 0, "hello")
-			recs[2].ParentSpanID, recs[2].ParentRemote = "caller", remote
-			tk.Observe(recs, atSec(0))
-			ev := tk.Advance(atSec(2.1))
-			if !remote {
-				assert.Empty(t, ev, "no root: settle does not apply")
-				ev = tk.Advance(atSec(10))
+// TestTrackerRemoteParent: an agent span whose parent is in the caller's process (a W3C
+// traceparent: the OTLP flags say the parent is remote) is no root on arrival, since the
+// caller may export here too. When the caller's spans never come, the turn closes at
+// turn_timeout, or with its idle session, whole (not partial): the spans here are all
+// there is. When they come, the caller's root closes the turn with them all. The same
+// span with a parent that is merely absent (a run that crashed) closes partial.
+func TestTrackerRemoteParent(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		remote      bool
+		sessionIdle bool // session_timeout before turn_timeout
+	}{{"remote", true, false}, {"remote, session idle first", true, true}, {"absent", false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{TurnTimeout: 10 * time.Second}
+			if tc.sessionIdle {
+				cfg.SessionTimeout = 5 * time.Second
 			}
-			require.Equal(t, []string{"turn_closed:s1"}, kinds(ev))
+			tk := New(cfg)
+			recs := turnRecs("t1", "s1", 0, "hello")
+			recs[2].ParentSpanID, recs[2].ParentRemote = "caller", tc.remote
+			tk.Observe(recs, atSec(0))
+			assert.Empty(t, tk.Advance(atSec(2.1)), "no root: settle does not apply")
+			var ev []Event
+			for sec := 3.0; len(ev) == 0 && sec <= 11; sec++ {
+				ev = tk.Advance(atSec(sec))
+			}
+			require.NotEmpty(t, ev)
+			require.Equal(t, "turn_closed:s1", kinds(ev)[0])
 			turn := ev[0].Session.Turns[0]
-			assert.Equal(t, !remote, turn.Partial)
+			assert.Equal(t, !tc.remote, turn.Partial)
 			assert.Equal(t, "hello", turn.UserMessage)
 			checkAccounting(t, tk)
 		})
 	}
+	// The caller exports here too: its root arrives after the callee's span went
+	// quiet for longer than turn_settle, and the turn closes once, with both.
+	tk := New(Config{TurnTimeout: 10 * time.Second})
+	callee := turnRecs("t2", "s2", 0, "hello")
+	callee[2].ParentSpanID, callee[2].ParentRemote = "caller", true
+	tk.Observe(callee, atSec(0))
+	assert.Empty(t, tk.Advance(atSec(5)))
+	caller := sessiontest.Span("caller", "", session.ClassAgent, 0, 30, sessiontest.Agent("orchestrator"), sessiontest.UserMsg("hello"))
+	caller.TraceID, caller.SessionID, caller.SessionKey = "t2", "s2", "session.id"
+	tk.Observe([]session.SpanRecord{caller}, atSec(5))
+	ev := tk.Advance(atSec(7.1))
+	require.Equal(t, []string{"turn_closed:s2"}, kinds(ev))
+	assert.False(t, ev[0].Session.Turns[0].Partial)
+	assert.Equal(t, 4, ev[0].Session.Turns[0].SpanCount, "the callee's spans and the caller's root")
+	checkAccounting(t, tk)
 }
 
 func TestTrackerTraceWithoutSessionKey(t *testing.T) {

@@ -499,10 +499,10 @@ func TestEmitsInChunks(t *testing.T) {
 
 // TestRemoteParentTurnIsWhole replays the OpenAI Agents sample with its top span given a
 // parent in the caller's process, as a W3C traceparent does (OTLP flags: the parent is
-// remote): the turn closes turn_settle after its spans, whole, and the analysis is the
-// one of the unchanged trace. Before, no span of the trace counted as its root: the
-// turn waited for turn_timeout or the session's end and was cut as partial, with task
-// completion unknown.
+// remote), and the caller's spans never come: the turn does not close at turn_settle
+// (the caller may export here too) but with its idle session, whole, and the analysis is
+// the one of the unchanged trace. Before, it was cut as partial, with task completion
+// unknown.
 func TestRemoteParentTurnIsWhole(t *testing.T) {
 	run := func(remote bool) (turnsAtSettle int, a evaluation.Analysis) {
 		cfg := testConfig()
@@ -533,7 +533,7 @@ func TestRemoteParentTurnIsWhole(t *testing.T) {
 	n, local := run(false)
 	require.Equal(t, 1, n, "the unchanged trace closes at turn_settle")
 	n, remote := run(true)
-	assert.Equal(t, 1, n, "a top span with a remote parent closes at turn_settle")
+	assert.Equal(t, 0, n, "a top span with a remote parent is no root: no close at turn_settle")
 	require.Len(t, remote.TurnResults, 1)
 	assert.False(t, remote.TurnResults[0].Partial)
 	assert.False(t, remote.Partial)
