@@ -31,14 +31,16 @@ const (
 	subscriberBuffer = 64
 	// keepAliveInterval sends an SSE comment so that idle proxies keep the stream open.
 	keepAliveInterval = 15 * time.Second
-	// streamWriteTimeout bounds each write of a stream (an event, a keep-alive): a
-	// client that stops reading loses its stream and its slot after it. The server's
-	// own write timeout (confighttp: 30 s) bounds a whole response and would cut every
-	// stream, so the handler replaces it write by write.
-	streamWriteTimeout = 10 * time.Second
 	// maxEventText caps the user message carried in a turn event, in bytes.
 	maxEventText = 280
 )
+
+// streamWriteTimeout bounds each write of a stream (an event, a keep-alive): a client
+// that stops reading loses its stream and its slot after it. The server's own write
+// timeout (confighttp: 30 s) bounds a whole response and would cut every stream, so the
+// handler replaces it write by write, and clears it between writes: HTTP/2 resets a
+// stream whose deadline passes even with no write pending. A variable for the tests.
+var streamWriteTimeout = 10 * time.Second
 
 // ErrTooManySubscribers is returned by Subscribe when MaxSubscribers streams are open.
 var ErrTooManySubscribers = errors.New("too many live event streams")
@@ -234,8 +236,11 @@ func (b *Broadcaster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err := rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			return false
 		}
-		_, err := fmt.Fprintf(w, format, args...)
-		return err == nil && rc.Flush() == nil
+		if _, err := fmt.Fprintf(w, format, args...); err != nil || rc.Flush() != nil {
+			return false
+		}
+		err := rc.SetWriteDeadline(time.Time{})
+		return err == nil || errors.Is(err, http.ErrNotSupported)
 	}
 	setStreamHeaders(w.Header())
 	// Tell EventSource to reconnect after 3s when the stream ends.

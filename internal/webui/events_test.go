@@ -231,3 +231,41 @@ func TestServeHTTPOutlivesServerWriteTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestServeHTTPIdleOverHTTP2: over HTTP/2 (confighttp offers h2 with TLS), a stream
+// with no event for longer than streamWriteTimeout stays open: net/http's HTTP/2 server
+// resets a stream whose write deadline passes even when no write is pending, so the
+// deadline is cleared after each write.
+func TestServeHTTPIdleOverHTTP2(t *testing.T) {
+	old := streamWriteTimeout
+	streamWriteTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { streamWriteTimeout = old })
+	b := NewBroadcaster(1)
+	ui, err := New(Options{Store: failingStore{}, Events: b})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	ui.Register(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	t.Cleanup(b.Close)
+
+	resp, err := srv.Client().Get(srv.URL + PathEvents)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 2, resp.ProtoMajor, "served over HTTP/2")
+	r := bufio.NewReader(resp.Body)
+	line, err := r.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "retry: 3000\n", line)
+	time.Sleep(5 * streamWriteTimeout)
+	b.PublishSession(&evaluation.Analysis{SessionID: "idle"})
+	for {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err, "an idle HTTP/2 stream must stay open")
+		if line == "event: session\n" {
+			break
+		}
+	}
+}
