@@ -602,7 +602,7 @@ func (c *converter) traceID(idx int, t *Turn) pcommon.TraceID {
 	h := sha256.New()
 	h.Write([]byte(c.sessionID))
 	h.Write(binary.AppendUvarint([]byte{0}, uint64(idx))) //nolint:gosec // idx >= 0
-	body, err := json.Marshal(t)                          // struct fields in order, map keys sorted
+	body, err := json.Marshal(t)                          // struct fields in order; RawMessage as received
 	if err != nil {
 		// Unreachable for a decoded body; the turn then gets ids of its own.
 		c.trace, c.traceSpans = randomIDs{}.NewTraceID(), 0

@@ -1000,3 +1000,43 @@ func TestLateSpansOfAFinalTurnNotEvaluatedAgain(t *testing.T) {
 		t.Run("restart", func(t *testing.T) { run(t, cont, "late-final-restart", true) })
 	})
 }
+
+// TestLateSpansOfASingleTraceSessionNotAnalysedAgain: a turn without a session key is a
+// session of its own, keyed by its trace id and not kept in the continuation store. A
+// span of it that comes after the tracker forgot the trace (turn_timeout after its end)
+// is counted as late. Before, it formed a new session of the same id whose analysis, of
+// the fragment and partial, was revision 1 again and replaced the whole one in the
+// result store (which takes a revision equal to the stored one).
+func TestLateSpansOfASingleTraceSessionNotAnalysedAgain(t *testing.T) {
+	ctx := context.Background()
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	cfg := testConfig()
+	p, sink, clk := newTestProcessor(t, cfg, tel)
+	td := chatTurn("", 7, clk.now(), "Weather in Paris tomorrow?", "Sunny.", true)
+	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) { sp.Attributes().Remove("gen_ai.conversation.id") })
+	late := ptrace.NewTraces()
+	td.CopyTo(late)
+	late.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.Name() != "chat gpt" })
+	_, err := p.processTraces(ctx, td)
+	require.NoError(t, err)
+	clk.advance(3 * time.Second)
+	p.step(ctx) // the turn closes and its session ends
+	clk.advance(cfg.TurnTimeout + time.Minute)
+	p.step(ctx) // the trace is forgotten
+	_, err = p.processTraces(ctx, late)
+	require.NoError(t, err)
+	clk.advance(3 * time.Second)
+	p.step(ctx)
+	clk.advance(cfg.TurnTimeout + time.Minute)
+	p.step(ctx)
+
+	as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+	require.Len(t, as, 1, "one analysis, of the whole turn")
+	assert.False(t, as[0].Partial)
+	final, provisional := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
+	assert.Equal(t, map[int]int{0: 1}, countedVerdicts(final))
+	assert.Len(t, provisional[0], 1)
+	metadatatest.AssertEqualProcessorAgentsessionLateSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+}

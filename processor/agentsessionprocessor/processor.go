@@ -219,7 +219,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 	}
 	maxUnsaved := max(1, maxRecords/workers)
 	for range workers {
-		p.shards = append(p.shards, &shard{sessions: map[string]*sessionState{}, maxUnsaved: maxUnsaved})
+		p.shards = append(p.shards, &shard{sessions: map[string]*sessionState{}, maxUnsaved: maxUnsaved, analysedTraces: newFIFOSet()})
 	}
 	return p, nil
 }
@@ -638,6 +638,13 @@ type shard struct {
 	// continued session does not give them a first final verdict again
 	// (docs/decisions/sessions.md §4.9). At most maxLocal(), the oldest dropped.
 	claims []store.TurnKey
+	// analysedTraces are the trace ids of sessions keyed by their trace (one turn, not
+	// kept in the continuation store) whose analysis the shard emitted, oldest first,
+	// at most maxLocal(): a span of such a trace that comes after the tracker forgot it
+	// is late, as for a kept session's final turn (docs/decisions/sessions.md §2.4).
+	// Analysed again, the fragment would be revision 1 again and replace the whole
+	// analysis in the result store.
+	analysedTraces *fifoSet
 	// reserved are the turn indexes allocated for the batch being handled (reserveBatch),
 	// emptied after it.
 	reserved map[store.TurnKey]int
@@ -647,6 +654,33 @@ type shard struct {
 	// unsaved again (p.now() in Unix nanoseconds; 0 when no record waits). Written by
 	// the shard's goroutine, read by dispatch.
 	retryAt atomic.Int64
+}
+
+// fifoSet is a set of strings that forgets the oldest past a bound.
+type fifoSet struct {
+	in    map[string]struct{}
+	order []string
+}
+
+func newFIFOSet() *fifoSet { return &fifoSet{in: map[string]struct{}{}} }
+
+func (f *fifoSet) has(s string) bool {
+	_, ok := f.in[s]
+	return ok
+}
+
+// add puts s in the set, then drops the oldest entries past max.
+func (f *fifoSet) add(s string, max int) {
+	if f.has(s) {
+		return
+	}
+	f.in[s] = struct{}{}
+	f.order = append(f.order, s)
+	for len(f.order) > max {
+		delete(f.in, f.order[0])
+		f.order[0] = ""
+		f.order = f.order[1:]
+	}
 }
 
 // pending reports whether the shard holds something the continuation store has not
@@ -1172,6 +1206,10 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	switch ev.Kind {
 	case tracker.EventTurnClosed:
 		t := &ev.Session.Turns[ev.TurnIndex]
+		if !st.continuable && sh.analysedTraces.has(t.TraceID) {
+			p.telemetry.ProcessorAgentsessionLateSpans.Add(ctx, int64(t.SpanCount))
+			return nil // its session ends with no record: nothing is emitted
+		}
 		if i := st.find(t.TraceID); i >= 0 && st.records[i].Result.Final {
 			// Spans of a turn that has its final verdict, come after the tracker forgot
 			// its trace (turn_timeout after the session ended; or across a restart):
@@ -1258,6 +1296,10 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		}
 		if st.continuable {
 			w.ended = append(w.ended, endedSession{id: id, revision: a.AnalysisRevision, recorded: recorded})
+		} else {
+			for i := range st.records {
+				sh.analysedTraces.add(st.records[i].Result.TraceID, sh.maxLocal())
+			}
 		}
 	}
 	return nil

@@ -18,8 +18,8 @@ import (
 )
 
 // registryFromConfig converts the configured agents into session definitions with
-// ToolsSource "config". key names the config key for error messages ("agents" or the
-// agents_file path).
+// ToolsSource "config". key names the list in error messages: "agents" (the config key)
+// or "agents_file" (buildRegistry adds the file's path).
 func registryFromConfig(agents []AgentConfig, key string) ([]session.AgentDefinition, error) {
 	out := make([]session.AgentDefinition, 0, len(agents))
 	seen := make(map[string]bool, len(agents))

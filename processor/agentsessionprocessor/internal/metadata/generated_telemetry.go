@@ -214,7 +214,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionTurnsClosed, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_turns_closed",
-		metric.WithDescription("Turns closed and evaluated [Development]"),
+		metric.WithDescription("Turns closed by the tracker (late spans of a turn already evaluated that form a turn again are closed and counted in late_spans, not evaluated) [Development]"),
 		metric.WithUnit("{turn}"),
 	)
 	errs = errors.Join(errs, err)

@@ -370,7 +370,7 @@ func AssertEqualProcessorAgentsessionTurnAnomalies(t *testing.T, tt *componentte
 func AssertEqualProcessorAgentsessionTurnsClosed(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_turns_closed",
-		Description: "Turns closed and evaluated [Development]",
+		Description: "Turns closed by the tracker (late spans of a turn already evaluated that form a turn again are closed and counted in late_spans, not evaluated) [Development]",
 		Unit:        "{turn}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
