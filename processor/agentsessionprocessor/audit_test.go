@@ -303,7 +303,8 @@ func TestSpanLimitTripsDuringContinuation(t *testing.T) {
 // tracker has forgotten its trace id. Every span is passed on; each turn is evaluated
 // into one stored turn with one final verdict that counts; the replayed spans are late
 // spans of a turn with its final verdict, not evaluated again (no second provisional
-// span for the exporter to count), and the next revision covers the same two turns.
+// span for the exporter to count), and the session they continue ends with no new
+// revision.
 func TestDuplicateAndReplayedSpans(t *testing.T) {
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		ctx := context.Background()
@@ -339,7 +340,7 @@ func TestDuplicateAndReplayedSpans(t *testing.T) {
 		exportAnalyses(t, results, sink, n)
 
 		a := assertWhole(t, results, id, 2)
-		assert.Equal(t, 2, a.AnalysisRevision, "the replay is a new revision of the same turns")
+		assert.Equal(t, 1, a.AnalysisRevision, "the replay alone makes no new revision")
 		assert.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "turn 0 keeps its verdict with follow-up")
 		for i, tr := range a.TurnResults {
 			assert.True(t, tr.Final, "turn %d final", i)

@@ -931,7 +931,8 @@ func TestTurnsReservedOnceABatch(t *testing.T) {
 // TestLateSpansOfAFinalTurnNotEvaluatedAgain: a span of a turn that already has its final
 // verdict, arriving after its session ended and its closed trace id was forgotten (more
 // than turn_timeout later: an export retried by the sender, a straggler), is counted as
-// late and not evaluated again. Before, its trace closed as a turn of its own under the
+// late and not evaluated again, and the session, which got nothing else, ends without a
+// new analysis. Before, its trace closed as a turn of its own under the
 // stored index: a third, partial turn span for turn 0 (whose calls and issues the
 // exporter counts again) and a record that replaced the whole turn's in the session's
 // state. In memory, SQLite and PostgreSQL, and across a restart for the two databases.
@@ -985,7 +986,9 @@ func TestLateSpansOfAFinalTurnNotEvaluatedAgain(t *testing.T) {
 			assert.Equal(t, 0, tr.TurnIndex)
 			assert.False(t, tr.Partial)
 		}
-		for _, a := range analyses(t, sessions) {
+		as := analyses(t, sessions)
+		require.Len(t, as, 1, "late spans alone end the session without a new revision")
+		for _, a := range as {
 			require.Len(t, a.TurnResults, 1)
 			assert.False(t, a.TurnResults[0].Partial, "revision %d keeps the whole turn", a.AnalysisRevision)
 			assert.Equal(t, "Sunny.", a.TurnResults[0].FinalResponse)

@@ -715,6 +715,10 @@ type sessionState struct {
 	continuable bool
 	// held: this instance recorded that it holds the session open (store.Recovery.Hold).
 	held bool
+	// late and evaluated say whether, since the session was loaded here, a closed turn
+	// was only late spans of a turn already analysed, and whether one was evaluated: a
+	// session that got nothing but late spans ends without a new analysis.
+	late, evaluated bool
 }
 
 // shardWrites is what a shard's batch of events writes to the continuation store: the
@@ -1208,7 +1212,8 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		t := &ev.Session.Turns[ev.TurnIndex]
 		if !st.continuable && sh.analysedTraces.has(t.TraceID) {
 			p.telemetry.ProcessorAgentsessionLateSpans.Add(ctx, int64(t.SpanCount))
-			return nil // its session ends with no record: nothing is emitted
+			st.late = true
+			return nil
 		}
 		if i := st.find(t.TraceID); i >= 0 && st.records[i].Result.Final {
 			// Spans of a turn that has its final verdict, come after the tracker forgot
@@ -1217,8 +1222,10 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			// §2.4). Evaluating them would emit a partial result of the turn again,
 			// counted again by the exporter, and replace the whole turn's record here.
 			p.telemetry.ProcessorAgentsessionLateSpans.Add(ctx, int64(t.SpanCount))
+			st.late = true
 			return nil
 		}
+		st.evaluated = true
 		p.countAnomalies(ctx, id, t)
 		idx := sh.turnIndex(ctx, p, w, st, id, t.TraceID)
 		prev := st.at(idx - 1)
@@ -1241,6 +1248,15 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		save(&rec, false)
 	case tracker.EventSessionEnded:
 		delete(sh.sessions, id) // a later turn continues from the continuation store
+		if st.late && !st.evaluated && ev.Session.Outcome == nil {
+			// Only late spans of turns already analysed came (a sender's retry): the
+			// analysis emitted before stands; a new revision of the same turns would
+			// count again, and run the judge and a dataset case on the late spans alone.
+			if st.continuable {
+				w.ended = append(w.ended, endedSession{id: id})
+			}
+			return nil
+		}
 		revision, recorded := 0, false
 		if st.continuable {
 			// Another collector may hold the session open too (docs/decisions/sessions.md
