@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -125,8 +124,12 @@ func buildRegistry(cfg *Config) ([]session.AgentDefinition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (in %s)", err, cfg.AgentsFile)
 	}
+	inline := make(map[string]bool, len(defs))
+	for _, d := range defs {
+		inline[d.ID] = true
+	}
 	for i, d := range fileDefs {
-		if slices.ContainsFunc(defs, func(a session.AgentDefinition) bool { return a.ID == d.ID }) {
+		if inline[d.ID] {
 			return nil, fmt.Errorf("agents_file[%d].name: agent %q is declared in agents too (in %s)", i, d.ID, cfg.AgentsFile)
 		}
 	}
