@@ -198,38 +198,57 @@ func TestServeHTTPHead(t *testing.T) {
 	assert.Equal(t, 1, b.Subscribers(), "only the GET holds a slot")
 }
 
+// openStream serves b's stream on a test server that setup configures before it
+// starts (TLS and HTTP/2 when h2), opens the stream and reads its first line.
+func openStream(t *testing.T, b *Broadcaster, h2 bool, setup func(*httptest.Server)) (*bufio.Reader, *http.Response) {
+	t.Helper()
+	ui, err := New(Options{Store: failingStore{}, Events: b})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	ui.Register(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	setup(srv)
+	if h2 {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	t.Cleanup(srv.Close)
+	t.Cleanup(b.Close) // ends the stream before srv.Close waits for it
+	resp, err := srv.Client().Get(srv.URL + PathEvents)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	r := bufio.NewReader(resp.Body)
+	line, err := r.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "retry: 3000\n", line)
+	return r, resp
+}
+
+// readUntilEvent reads r until an event of type typ; msg says why the stream must last.
+func readUntilEvent(t *testing.T, r *bufio.Reader, typ, msg string) {
+	t.Helper()
+	for {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err, msg)
+		if line == "event: "+typ+"\n" {
+			return
+		}
+	}
+}
+
 // TestServeHTTPOutlivesServerWriteTimeout: the stream stays open past the server's
 // WriteTimeout (confighttp's default is 30 s), which applies to a whole response: an
 // event published after it still arrives. Before, the server cut the stream at the
 // timeout and the live view lost what was evaluated while it reconnected.
 func TestServeHTTPOutlivesServerWriteTimeout(t *testing.T) {
 	b := NewBroadcaster(1)
-	ui, err := New(Options{Store: failingStore{}, Events: b})
-	require.NoError(t, err)
-	mux := http.NewServeMux()
-	ui.Register(mux)
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Config.WriteTimeout = 200 * time.Millisecond
-	srv.Start()
-	t.Cleanup(srv.Close)
-	t.Cleanup(b.Close) // ends the stream before srv.Close waits for it
-
-	resp, err := srv.Client().Get(srv.URL + PathEvents)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	r := bufio.NewReader(resp.Body)
-	line, err := r.ReadString('\n')
-	require.NoError(t, err)
-	assert.Equal(t, "retry: 3000\n", line)
-	time.Sleep(3 * srv.Config.WriteTimeout)
+	const writeTimeout = 200 * time.Millisecond
+	r, _ := openStream(t, b, false, func(srv *httptest.Server) { srv.Config.WriteTimeout = writeTimeout })
+	time.Sleep(3 * writeTimeout)
 	b.PublishSession(&evaluation.Analysis{SessionID: "late"})
-	for {
-		line, err := r.ReadString('\n')
-		require.NoError(t, err, "the stream must outlive the server's write timeout")
-		if line == "event: session\n" {
-			break
-		}
-	}
+	readUntilEvent(t, r, "session", "the stream must outlive the server's write timeout")
 }
 
 // TestServeHTTPIdleOverHTTP2: over HTTP/2 (confighttp offers h2 with TLS), a stream
@@ -241,31 +260,9 @@ func TestServeHTTPIdleOverHTTP2(t *testing.T) {
 	streamWriteTimeout = 200 * time.Millisecond
 	t.Cleanup(func() { streamWriteTimeout = old })
 	b := NewBroadcaster(1)
-	ui, err := New(Options{Store: failingStore{}, Events: b})
-	require.NoError(t, err)
-	mux := http.NewServeMux()
-	ui.Register(mux)
-	srv := httptest.NewUnstartedServer(mux)
-	srv.EnableHTTP2 = true
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	t.Cleanup(b.Close)
-
-	resp, err := srv.Client().Get(srv.URL + PathEvents)
-	require.NoError(t, err)
-	defer resp.Body.Close()
+	r, resp := openStream(t, b, true, func(*httptest.Server) {})
 	require.Equal(t, 2, resp.ProtoMajor, "served over HTTP/2")
-	r := bufio.NewReader(resp.Body)
-	line, err := r.ReadString('\n')
-	require.NoError(t, err)
-	assert.Equal(t, "retry: 3000\n", line)
 	time.Sleep(5 * streamWriteTimeout)
 	b.PublishSession(&evaluation.Analysis{SessionID: "idle"})
-	for {
-		line, err := r.ReadString('\n')
-		require.NoError(t, err, "an idle HTTP/2 stream must stay open")
-		if line == "event: session\n" {
-			break
-		}
-	}
+	readUntilEvent(t, r, "session", "an idle HTTP/2 stream must stay open")
 }
