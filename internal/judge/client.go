@@ -183,11 +183,11 @@ func WithCharge(ctx context.Context, charge func() error) context.Context {
 	return context.WithValue(ctx, chargeKey{}, charge)
 }
 
-// Config returns the configuration in force (defaults applied).
 // maxQuotedOutput bounds the model output quoted in an ErrMalformed error, in bytes.
 const maxQuotedOutput = 200
 
-// Config returns the configuration the client was made with.
+// Config returns the configuration in force: the one the client was made with, defaults
+// applied.
 func (c *Client) Config() Config { return c.cfg }
 
 // Pool returns the client's worker pool.

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -219,7 +220,9 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 	}
 	maxUnsaved := max(1, maxRecords/workers)
 	for range workers {
-		p.shards = append(p.shards, &shard{sessions: map[string]*sessionState{}, maxUnsaved: maxUnsaved, analysedTraces: newFIFOSet()})
+		sh := &shard{sessions: map[string]*sessionState{}, maxUnsaved: maxUnsaved}
+		sh.analysedTraces, _ = simplelru.NewLRU[string, struct{}](sh.maxLocal(), nil) // size >= 4: no error
+		p.shards = append(p.shards, sh)
 	}
 	return p, nil
 }
@@ -639,12 +642,12 @@ type shard struct {
 	// (docs/decisions/sessions.md §4.9). At most maxLocal(), the oldest dropped.
 	claims []store.TurnKey
 	// analysedTraces are the trace ids of sessions keyed by their trace (one turn, not
-	// kept in the continuation store) whose analysis the shard emitted, oldest first,
-	// at most maxLocal(): a span of such a trace that comes after the tracker forgot it
+	// kept in the continuation store) whose analysis the shard emitted, the most recent
+	// maxLocal() of them: a span of such a trace that comes after the tracker forgot it
 	// is late, as for a kept session's final turn (docs/decisions/sessions.md §2.4).
 	// Analysed again, the fragment would be revision 1 again and replace the whole
 	// analysis in the result store.
-	analysedTraces *fifoSet
+	analysedTraces *simplelru.LRU[string, struct{}]
 	// reserved are the turn indexes allocated for the batch being handled (reserveBatch),
 	// emptied after it.
 	reserved map[store.TurnKey]int
@@ -654,33 +657,6 @@ type shard struct {
 	// unsaved again (p.now() in Unix nanoseconds; 0 when no record waits). Written by
 	// the shard's goroutine, read by dispatch.
 	retryAt atomic.Int64
-}
-
-// fifoSet is a set of strings that forgets the oldest past a bound.
-type fifoSet struct {
-	in    map[string]struct{}
-	order []string
-}
-
-func newFIFOSet() *fifoSet { return &fifoSet{in: map[string]struct{}{}} }
-
-func (f *fifoSet) has(s string) bool {
-	_, ok := f.in[s]
-	return ok
-}
-
-// add puts s in the set, then drops the oldest entries past max.
-func (f *fifoSet) add(s string, max int) {
-	if f.has(s) {
-		return
-	}
-	f.in[s] = struct{}{}
-	f.order = append(f.order, s)
-	for len(f.order) > max {
-		delete(f.in, f.order[0])
-		f.order[0] = ""
-		f.order = f.order[1:]
-	}
 }
 
 // pending reports whether the shard holds something the continuation store has not
@@ -1210,17 +1186,12 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	switch ev.Kind {
 	case tracker.EventTurnClosed:
 		t := &ev.Session.Turns[ev.TurnIndex]
-		if !st.continuable && sh.analysedTraces.has(t.TraceID) {
-			p.telemetry.ProcessorAgentsessionLateSpans.Add(ctx, int64(t.SpanCount))
-			st.late = true
-			return nil
-		}
-		if i := st.find(t.TraceID); i >= 0 && st.records[i].Result.Final {
-			// Spans of a turn that has its final verdict, come after the tracker forgot
-			// its trace (turn_timeout after the session ended; or across a restart):
-			// late spans, as while the session is open (docs/decisions/sessions.md
-			// §2.4). Evaluating them would emit a partial result of the turn again,
-			// counted again by the exporter, and replace the whole turn's record here.
+		if sh.analysed(st, t.TraceID) {
+			// Spans of a turn already analysed, come after the tracker forgot its trace
+			// (turn_timeout after the session ended; or across a restart): late spans,
+			// as while the session is open (docs/decisions/sessions.md §2.4).
+			// Evaluating them would emit a partial result of the turn again, counted
+			// again by the exporter, and replace the whole turn's record or analysis.
 			p.telemetry.ProcessorAgentsessionLateSpans.Add(ctx, int64(t.SpanCount))
 			st.late = true
 			return nil
@@ -1314,7 +1285,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			w.ended = append(w.ended, endedSession{id: id, revision: a.AnalysisRevision, recorded: recorded})
 		} else {
 			for i := range st.records {
-				sh.analysedTraces.add(st.records[i].Result.TraceID, sh.maxLocal())
+				sh.analysedTraces.Add(st.records[i].Result.TraceID, struct{}{})
 			}
 		}
 	}
@@ -1333,6 +1304,17 @@ func (p *agentSessionProcessor) countAnomalies(ctx context.Context, sessionID st
 	}
 	p.logger.Debug("agentsession: a closed turn's spans had anomalies; the turn is evaluated from what could be read",
 		zap.String("session_id", sessionID), zap.String("trace_id", t.TraceID), zap.Strings("anomalies", t.Anomalies))
+}
+
+// analysed reports whether the turn of traceID in session st has been analysed: its
+// record has its final verdict, or, for a session keyed by its trace (not kept in the
+// continuation store), the shard emitted its analysis (analysedTraces).
+func (sh *shard) analysed(st *sessionState, traceID string) bool {
+	if !st.continuable {
+		return sh.analysedTraces.Contains(traceID)
+	}
+	i := st.find(traceID)
+	return i >= 0 && st.records[i].Result.Final
 }
 
 // recordTrackerStats exports the tracker's state and counters.
