@@ -266,7 +266,10 @@ func TestNoContentCaptured(t *testing.T) {
 	score(t, "executor.score", 1, executor.Score)
 	assert.Nil(t, a.TaskCompletion)
 	assert.Nil(t, a.IntentDriftScore)
-	score(t, "conversation", 1, a.Conversation.Score)
+	// Nothing was judged: conversation_score is null, not a silent 1 (DESIGN §5); the turn
+	// stays in the counters.
+	score(t, "conversation", null, a.Conversation.Score)
+	assert.Equal(t, 1, a.Conversation.TotalResponses)
 	// Coordination: one handoff (planner → executor), no loop; context null.
 	score(t, "context_preserved", null, a.Coordination.ContextPreserved)
 	score(t, "role_adherence", 1, a.Coordination.RoleAdherence)

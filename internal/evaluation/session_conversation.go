@@ -5,23 +5,30 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
-// conversation counts the turn verdicts (docs/scoring.md §5). score = good / total over the
-// turns that carry a request: a good turn whose user message states no task (fewer than
-// minIntentWords content words, e.g. "Thanks!", "ok") and whose agents took no action
-// is a closing remark, not a response to score, and is left out of the score (it stays
-// in the counters). A bad closing turn still counts.
+// conversation counts the turn verdicts (docs/scoring.md §6.2). score = good / total over
+// the turns that carry a request and were judged: a good turn whose user message states no
+// task (fewer than minIntentWords content words, e.g. "Thanks!", "ok") and whose agents
+// took no action is a closing remark, not a response to score, and a good turn without
+// captured text (ReasonContentNotCaptured: content capture off) was never judged; both
+// are left out of the score (they stay in the counters). A bad turn always counts. The
+// score is null when no turn is left (DESIGN §5: never a silent 1.0).
 func conversation(trs []TurnResult) (ConversationSummary, string) {
 	var cs ConversationSummary
-	closing := 0
+	closing, unjudged := 0, 0
 	for i, tr := range trs {
 		cs.TotalResponses++
 		if !tr.IsBad {
 			cs.GoodResponses++
-			if closingTurn(&trs[i]) {
+			switch {
+			case slices.Contains(tr.NotEvaluable, ReasonContentNotCaptured):
+				unjudged++
+			case closingTurn(&trs[i]):
 				closing++
 			}
 			continue
@@ -43,14 +50,27 @@ func conversation(trs []TurnResult) (ConversationSummary, string) {
 	if cs.TotalResponses == 0 {
 		return cs, "null: no turns"
 	}
-	if closing == cs.TotalResponses {
+	if unjudged == cs.TotalResponses {
+		return cs, fmt.Sprintf("null: no text captured in any of the %d turn(s)", unjudged)
+	}
+	if closing+unjudged == cs.TotalResponses {
 		cs.Score = ptr(1.0)
+		if unjudged > 0 {
+			return cs, fmt.Sprintf("1: the %d judged turn(s) are good closing remarks (%d turn(s) without captured text left out)", closing, unjudged)
+		}
 		return cs, fmt.Sprintf("1: all %d turn(s) are good closing remarks", closing)
 	}
-	good, total := cs.GoodResponses-closing, cs.TotalResponses-closing
+	good, total := cs.GoodResponses-closing-unjudged, cs.TotalResponses-closing-unjudged
 	cs.Score = ptr(float64(good) / float64(total))
+	var left []string
 	if closing > 0 {
-		return cs, fmt.Sprintf("%d good / %d turns with a request = %s (%d good closing remark(s) left out)", good, total, num(*cs.Score), closing)
+		left = append(left, fmt.Sprintf("%d good closing remark(s)", closing))
+	}
+	if unjudged > 0 {
+		left = append(left, fmt.Sprintf("%d turn(s) without captured text", unjudged))
+	}
+	if len(left) > 0 {
+		return cs, fmt.Sprintf("%d good / %d turns with a request = %s (%s left out)", good, total, num(*cs.Score), strings.Join(left, " and "))
 	}
 	return cs, fmt.Sprintf("%d good / %d turns = %s", good, total, num(*cs.Score))
 }

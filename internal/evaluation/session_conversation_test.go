@@ -10,13 +10,15 @@ import (
 )
 
 // TestConversation: conversation_score = good / total over the turns with a request; a
-// good closing remark ("Thanks!", no action) is counted but left out of the score, a bad
-// one is not (docs/scoring.md §5).
+// good closing remark ("Thanks!", no action) and a turn without captured text (content
+// capture off: nothing was judged) are counted but left out of the score, a bad one is not
+// (docs/scoring.md §6.2); with nothing judged the score is null, not 1 (DESIGN §5).
 func TestConversation(t *testing.T) {
 	good := TurnResult{UserMessage: "Refund order 12345 please"}
 	closing := TurnResult{UserMessage: "Thanks!"}
 	badClosing := TurnResult{UserMessage: "Thanks!", IsBad: true, DetectionType: DetectionHallucination}
 	ccm := TurnResult{UserMessage: "Where is my parcel?", IsBad: true, DetectionType: DetectionCCM}
+	uncaptured := TurnResult{NotEvaluable: []string{ReasonContentNotCaptured}}
 	tests := []struct {
 		name        string
 		turns       []TurnResult
@@ -31,6 +33,11 @@ func TestConversation(t *testing.T) {
 			"1 good / 2 turns with a request = 0.5 (1 good closing remark(s) left out)"},
 		{"only closing remarks", []TurnResult{closing, closing}, 1, 2, 2, "1: all 2 turn(s) are good closing remarks"},
 		{"a bad closing remark counts", []TurnResult{good, badClosing}, 0.5, 2, 1, "1 good / 2 turns = 0.5"},
+		{"nothing captured", []TurnResult{uncaptured, uncaptured}, null, 2, 2, "null: no text captured in any of the 2 turn(s)"},
+		{"uncaptured turn left out", []TurnResult{good, ccm, uncaptured}, 0.5, 3, 2,
+			"1 good / 2 turns with a request = 0.5 (1 turn(s) without captured text left out)"},
+		{"closing remark and uncaptured turn", []TurnResult{closing, uncaptured}, 1, 2, 2,
+			"1: the 1 judged turn(s) are good closing remarks (1 turn(s) without captured text left out)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
