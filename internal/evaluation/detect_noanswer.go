@@ -11,7 +11,11 @@ import (
 
 // noAnswerDetector finds a turn without answer: its final response is empty while some
 // of its text was captured, after an error (the turn or an interaction ended with
-// error status) or because the turn was cut short (docs/scoring.md §5.2).
+// error status), because the turn was cut short, or because its agents produced nothing
+// at all for a request: no output text, no LLM output, no tool call and no handoff for a
+// user message of at least minIntentWords content words (docs/scoring.md §5.2). An empty
+// final response after an action (a tool call, a handoff) is not judged here: the action
+// may be the answer.
 type noAnswerDetector struct{}
 
 var _ turnDetector = noAnswerDetector{}
@@ -33,11 +37,34 @@ func (noAnswerDetector) detect(c *evalCtx, x *detectInput) detection {
 		if t.Partial {
 			why = append(why, "the turn was cut short")
 		}
-		if len(why) > 0 {
+		switch {
+		case len(why) > 0:
 			noAnswer = detection{bad: true, typ: DetectionNoAnswer, conf: 1,
 				reason: "no final response: " + strings.Join(why, ", ")}
 			x.expl = append(x.expl, "no_answer: empty final response after an error ("+strings.Join(why, ", ")+")")
+		case statesRequest(t.UserMessage) && producedNothing(t):
+			noAnswer = detection{bad: true, typ: DetectionNoAnswer, conf: 1,
+				reason: "no final response: the agents produced no output and took no action"}
+			x.expl = append(x.expl, "no_answer: empty final response to a request, with no output, tool call or handoff by any agent")
 		}
 	}
 	return noAnswer
+}
+
+// producedNothing: no interaction of t has output text, a message or reasoning step, an LLM
+// output, a tool call or a handoff.
+func producedNothing(t *session.Turn) bool {
+	for ii := range t.Interactions {
+		in := &t.Interactions[ii]
+		if strings.TrimSpace(in.Output) != "" {
+			return false
+		}
+		for si := range in.Steps {
+			st := &in.Steps[si]
+			if st.Text != "" || st.ToolCall != nil || st.Handoff != nil || st.LLMCall != nil && st.LLMCall.Output != "" {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
-// TestNoAnswerDetector: an empty final response is no_answer only after an error or a
-// cut, and only when some text of the turn was captured.
+// TestNoAnswerDetector: an empty final response is no_answer after an error or a cut, or
+// when the agents produced nothing for a request; never after an action alone (the tool
+// call may be the answer) or for a closing remark, and only when some text of the turn was
+// captured.
 func TestNoAnswerDetector(t *testing.T) {
 	detect := func(t *testing.T, mod func(*session.Turn)) (detection, []string) {
 		tu := turn(0, "Refund order #777", "", 10, interaction("executor", "Refund order #777", "", 10))
@@ -22,8 +24,17 @@ func TestNoAnswerDetector(t *testing.T) {
 		return noAnswerDetector{}.detect(c, &x), x.expl
 	}
 	noVerdict := map[string]func(*session.Turn){
-		"answered":            func(tu *session.Turn) { tu.FinalResponse = "Done."; tu.Status = session.StatusError },
-		"empty without error": func(*session.Turn) {},
+		"answered": func(tu *session.Turn) { tu.FinalResponse = "Done."; tu.Status = session.StatusError },
+		"empty after a tool call": func(tu *session.Turn) {
+			tu.Interactions[0].Steps = []session.AgentStep{{Kind: session.StepToolCall, ToolCall: &session.ToolCall{ToolName: "issue_refund"}}}
+		},
+		"empty after a handoff": func(tu *session.Turn) {
+			tu.Interactions[0].Steps = []session.AgentStep{{Kind: session.StepHandoff, Handoff: &session.Handoff{FromAgent: "executor", ToAgent: "billing"}}}
+		},
+		"empty after LLM text": func(tu *session.Turn) {
+			tu.Interactions[0].Steps = []session.AgentStep{{Kind: session.StepLLMCall, LLMCall: &session.LLMCall{Output: "Let me check."}}}
+		},
+		"closing remark": func(tu *session.Turn) { tu.UserMessage, tu.Interactions[0].Input = "Thanks!", "Thanks!" },
 		"nothing captured": func(tu *session.Turn) {
 			tu.UserMessage, tu.Interactions[0].Input, tu.Status = "", "", session.StatusError
 		},
@@ -37,9 +48,10 @@ func TestNoAnswerDetector(t *testing.T) {
 	}
 	// Keyed by the verdict's reason.
 	verdicts := map[string]func(*session.Turn){
-		"no final response: the turn ended with error status": func(tu *session.Turn) { tu.Status = session.StatusError },
-		"no final response: executor ended with error status": func(tu *session.Turn) { tu.Interactions[0].Status = session.StatusError },
-		"no final response: the turn was cut short":           func(tu *session.Turn) { tu.Partial = true },
+		"no final response: the turn ended with error status":                 func(tu *session.Turn) { tu.Status = session.StatusError },
+		"no final response: executor ended with error status":                 func(tu *session.Turn) { tu.Interactions[0].Status = session.StatusError },
+		"no final response: the turn was cut short":                           func(tu *session.Turn) { tu.Partial = true },
+		"no final response: the agents produced no output and took no action": func(*session.Turn) {},
 	}
 	for reason, mod := range verdicts {
 		t.Run(reason, func(t *testing.T) {

@@ -78,11 +78,7 @@ func conversation(trs []TurnResult) (ConversationSummary, string) {
 // closingTurn: the user message has fewer than minIntentWords distinct content words and
 // no interaction called a tool or handed off.
 func closingTurn(tr *TurnResult) bool {
-	toks := map[string]bool{}
-	for _, tok := range text.Tokens(tr.UserMessage) {
-		toks[tok] = true
-	}
-	if len(toks) >= minIntentWords {
+	if statesRequest(tr.UserMessage) {
 		return false
 	}
 	for ii := range tr.Interactions {
@@ -91,6 +87,19 @@ func closingTurn(tr *TurnResult) bool {
 		}
 	}
 	return true
+}
+
+// statesRequest: msg has at least minIntentWords distinct content words (text.Tokens), so
+// it asks for something; "Thanks!" and "ok" do not.
+func statesRequest(msg string) bool {
+	toks := make(map[string]struct{}, minIntentWords)
+	for _, tok := range text.Tokens(msg) {
+		toks[tok] = struct{}{}
+		if len(toks) >= minIntentWords {
+			return true
+		}
+	}
+	return false
 }
 
 // sessionConversation sets the conversation summary and conversation_score.
