@@ -22,7 +22,8 @@ import (
 // database refuses (a constraint it breaks, such as a duplicate turn_index, or a value
 // the database cannot hold: SQLite's CONSTRAINT, TOOBIG and MISMATCH results,
 // PostgreSQL's SQLSTATE classes 22 "data exception" and 23 "integrity constraint
-// violation"). A batch that fails with it (SaveAnalyses: all or nothing) may hold
+// violation", and 54000 "program limit exceeded", such as an index entry over 2704
+// bytes). A batch that fails with it (SaveAnalyses: all or nothing) may hold
 // analyses that are saved on their own. Test it with errors.Is; the error keeps the
 // store's message and the driver's error.
 var ErrRejected = errors.New("rejected by the result store")
@@ -50,7 +51,7 @@ func rejected(err error) error {
 		return err
 	}
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23")) {
+	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23") || pe.Code == "54000") {
 		return rejectedError{err}
 	}
 	return err

@@ -6,7 +6,9 @@ package store // import "github.com/agenteval/agenteval-collector/internal/store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -415,7 +417,7 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, e
 		if err := enc.encode(a.PerAgentScores[agent]); err != nil {
 			return nil, fmt.Errorf("encode per_agent_scores[%q]: %w", agent, err)
 		}
-		splitAgents = splitAgents && cleanText(agent) == agent
+		splitAgents = splitAgents && nameKey(agent) == agent
 	}
 	splitTurns := len(a.TurnResults) > 0
 	for i := range a.TurnResults {
@@ -439,7 +441,7 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, e
 	agents := newRowSet("agent_scores", agentScoreCols, len(agentIDs))
 	for i, agent := range agentIDs {
 		sc := a.PerAgentScores[agent]
-		agents.add(idArg, cleanText(agent), ended, sc.Overall, sc.ToolUse, sc.Reasoning, sc.Handoff,
+		agents.add(idArg, nameKey(agent), ended, sc.Overall, sc.ToolUse, sc.Reasoning, sc.Handoff,
 			sc.ResponseQuality, sc.InteractionsCount, sc.ToolCalls, sc.NotEvaluableCalls,
 			sc.MeanLatencyMs, docs[i])
 	}
@@ -453,13 +455,13 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, e
 	doc := docs[len(a.TurnResults)]
 	issues := newRowSet("tool_issues", toolIssueCols, len(a.ToolIssues))
 	for i, is := range a.ToolIssues {
-		issues.add(idArg, i, is.TurnIndex, cleanText(is.AgentID), cleanText(is.ToolName),
+		issues.add(idArg, i, is.TurnIndex, nameKey(is.AgentID), nameKey(is.ToolName),
 			cleanText(string(is.Issue)), cleanText(string(is.Severity)), cleanText(is.Parameter),
 			cleanText(is.SpanID), is.Executed, cleanText(is.Message))
 	}
 	recs := newRowSet("recommendations", recommendationCols, len(a.Recommendations))
 	for i, r := range a.Recommendations {
-		recs.add(idArg, i+1, cleanText(r.Kind), cleanText(r.AgentID), cleanText(r.ToolName),
+		recs.add(idArg, i+1, cleanText(r.Kind), nameKey(r.AgentID), nameKey(r.ToolName),
 			cleanText(r.Parameter), r.Count, cleanText(r.Message), r.Impact)
 	}
 	refs, err := referenceRows(a, id)
@@ -695,7 +697,7 @@ func (s *sqlStore) ListSessions(ctx context.Context, f Filter) ([]SessionSummary
 	}
 	if f.Agent != "" {
 		where = append(where, "EXISTS (SELECT 1 FROM agent_scores a WHERE a.session_id = s.session_id AND a.agent_id = ?)")
-		args = append(args, cleanText(f.Agent))
+		args = append(args, nameKey(f.Agent))
 	}
 	if f.MinScore != nil {
 		where = append(where, "s.overall_score >= ?") // NULL compares to unknown: left out
@@ -788,7 +790,7 @@ func (s *sqlStore) ListSessions(ctx context.Context, f Filter) ([]SessionSummary
 func (s *sqlStore) AgentScoreHistory(ctx context.Context, agentID string, limit int) ([]AgentScorePoint, error) {
 	rows, err := s.db.QueryContext(ctx, s.d.rebind(
 		"SELECT session_id, ended_at, scores FROM agent_scores WHERE agent_id = ? ORDER BY ended_at DESC, session_id DESC LIMIT ?"),
-		cleanText(agentID), clampLimit(limit))
+		nameKey(agentID), clampLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: agent score history: %w", s.d.name, err)
 	}
@@ -966,6 +968,36 @@ func closeRows(rows *sql.Rows) error {
 		return err
 	}
 	return rows.Close()
+}
+
+// maxNameBytes bounds an agent or tool name in the columns that key or index it
+// (agent_scores, tool_issues, recommendations, judge_verdicts). PostgreSQL refuses a
+// B-tree entry over 2704 bytes, and the session id (at most 1024 bytes,
+// conventions.MaxSessionIDBytes) shares the key; names are free text up to the
+// processor's max_text_bytes (4 KiB by default).
+const maxNameBytes = 512
+
+// nameKey is how an agent or tool name is stored in a column that keys or indexes it, the
+// same on both dialects, so that every name is storable and two names never become one
+// key: a name longer than maxNameBytes, or one that cleanText would change (NUL, invalid
+// UTF-8: "a\x00b" would become "ab"), is stored as its cleaned prefix, "~" and the first
+// 16 hex digits of the SHA-256 of its bytes, at most maxNameBytes in all. Any other name
+// is stored as it is. The analysis document keeps the name (docs/decisions/store.md).
+func nameKey(s string) string {
+	if len(s) <= maxNameBytes && utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	p := cleanText(s)
+	const suffix = 1 + 16
+	if len(p) > maxNameBytes-suffix {
+		i := maxNameBytes - suffix
+		for i > 0 && !utf8.RuneStart(p[i]) {
+			i--
+		}
+		p = p[:i]
+	}
+	return p + "~" + hex.EncodeToString(sum[:8])
 }
 
 // cleanText makes s storable in a PostgreSQL text column: NUL bytes removed and invalid

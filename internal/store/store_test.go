@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,7 +206,7 @@ func TestSaveGetRoundTrip(t *testing.T) {
 		require.NoError(t, s.db.QueryRow(s.d.rebind(
 			"SELECT tool_name, parameter, executed FROM tool_issues WHERE session_id = ? AND ordinal = ?"), "sess-1", 2).
 			Scan(&tool, &param, &executed))
-		assert.Equal(t, "send_email", tool, "NUL removed from text columns")
+		assert.Regexp(t, `^send_email~[0-9a-f]{16}$`, tool, "NUL removed from text columns; a name it changed keeps a hash of its bytes (nameKey)")
 		assert.Empty(t, param)
 		assert.True(t, executed)
 		var turnDoc string
@@ -848,6 +849,55 @@ func TestCleanText(t *testing.T) {
 	} {
 		assert.Equal(t, want, cleanText(in), "%q", in)
 	}
+}
+
+// TestNameKey: agent and tool names are stored in their keyed and indexed columns as they
+// are, unless too long for a PostgreSQL index entry or changed by cleanText; then as a
+// cleaned prefix and a hash of the bytes, so that two names never share a key.
+func TestNameKey(t *testing.T) {
+	for _, name := range []string{"executor", "für Zoë", "", strings.Repeat("a", maxNameBytes)} {
+		assert.Equal(t, name, nameKey(name))
+	}
+	long := strings.Repeat("é", 2000) // 4000 bytes
+	for _, name := range []string{long, long + "x", "a\x00b", "a\xffb", strings.Repeat("a", maxNameBytes+1)} {
+		k := nameKey(name)
+		assert.LessOrEqual(t, len(k), maxNameBytes, "%.20q", name)
+		assert.True(t, utf8.ValidString(k) && !strings.ContainsRune(k, 0), "%.20q", name)
+		assert.Regexp(t, `~[0-9a-f]{16}$`, k)
+	}
+	assert.NotEqual(t, nameKey(long), nameKey(long+"x"), "names sharing a long prefix stay apart")
+	assert.NotEqual(t, "ab", nameKey("a\x00b"), "a name with NUL is not the name without it")
+	assert.NotEqual(t, nameKey("a\x00b"), nameKey("a\xffb"))
+}
+
+// TestLongAndNULNamesStored: an agent or tool name of 4000 bytes (the processor allows
+// names up to max_text_bytes) failed PostgreSQL's index entry limit (SQLSTATE 54000), which
+// was not ErrRejected, so the exporter retried the whole batch forever; and two agents whose
+// names differ by a NUL byte broke agent_scores' key on both stores. Now every such
+// analysis is stored, in one batch with a plain one, and reads back with its names.
+func TestLongAndNULNamesStored(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		long := strings.Repeat("agent-", 700) // 4200 bytes
+		a := sampleAnalysis("long-names", t0, f64(0.5), long, "ab", "a\x00b")
+		a.ToolIssues[0].ToolName = strings.Repeat("tool-", 800)
+		plain := sampleAnalysis("plain", t0, f64(0.5))
+		require.NoError(t, s.SaveAnalyses(ctx, []*evaluation.Analysis{plain, a}))
+		got, err := s.GetAnalysis(ctx, "long-names")
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{long, "ab", "a\x00b"}, got.Agents(), "the document keeps the names")
+		assert.Equal(t, a.ToolIssues[0].ToolName, got.ToolIssues[0].ToolName)
+		_, err = s.GetAnalysis(ctx, "plain")
+		require.NoError(t, err)
+		hist, err := s.AgentScoreHistory(ctx, long, 10)
+		require.NoError(t, err)
+		assert.Len(t, hist, 1, "the per-agent history finds the long name")
+		list, err := s.ListSessions(ctx, Filter{Agent: "a\x00b"})
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		assert.Equal(t, "long-names", list[0].SessionID)
+	})
 }
 
 func TestMigrationSetsMatch(t *testing.T) {

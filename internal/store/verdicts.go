@@ -75,7 +75,7 @@ func (s *sqlStore) SaveVerdicts(ctx context.Context, vs []JudgeVerdict) error {
 			score = *v.Score
 		}
 		if _, err := st.ExecContext(ctx, cleanText(v.SessionID), v.AnalysisRevision, cleanText(v.Kind), cleanText(v.Name),
-			cleanText(v.Agent), score, v.Pass, cleanText(v.Reason), cleanText(v.JudgeError), cleanText(v.EvaluatorVersion), now); err != nil {
+			nameKey(v.Agent), score, v.Pass, cleanText(v.Reason), cleanText(v.JudgeError), cleanText(v.EvaluatorVersion), now); err != nil {
 			return fmt.Errorf("upsert verdict %q/%s/%s: %w", v.SessionID, v.Name, v.Agent, err)
 		}
 		return nil
