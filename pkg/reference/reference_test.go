@@ -53,7 +53,7 @@ func TestErrors(t *testing.T) {
 		"number as tools":                  {NewToolSelectionEvaluator(""), ref("a"), 42.0, ErrBadShape},
 		"non-string in sequence":           {NewToolCallSequenceEvaluator(""), ref([]any{"a", 1.0}), []string{"a"}, ErrBadShape},
 		"classification of a list":         {NewClassificationEvaluator("", nil), ref("q"), []any{"q"}, ErrBadShape},
-		"arguments not JSON":               {NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), ref("a"), []any{map[string]any{"name": "a", "arguments": "{"}}, ErrBadShape},
+		"arguments not JSON":               {NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), ref([]any{"a"}), []any{map[string]any{"name": "a", "arguments": "{"}}, ErrBadShape},
 		"interaction not an object":        {NewInteractionsEvaluator("", InteractionsOptions{}), Example{Reference: []any{}}, []any{"x"}, ErrBadShape},
 		"tool reference, no interactions":  {NewInteractionsEvaluator("", InteractionsOptions{}), ref("get_weather"), []any{}, ErrNoReference},
 		"bad expected_interactions":        {NewInteractionsEvaluator("", InteractionsOptions{}), Example{Metadata: map[string]any{"expected_interactions": "x"}}, []any{}, ErrBadShape},
@@ -68,6 +68,54 @@ func TestErrors(t *testing.T) {
 	err := TrajectoryOptions{ArgsOverrides: map[string]ArgsMatcher{"book": {Mode: "x"}}}.Validate()
 	if err == nil || !strings.Contains(err.Error(), "args_overrides[book]") {
 		t.Errorf("Validate must name the field: %v", err)
+	}
+}
+
+// TestStringReference: a bare-string reference is a tool name for tool selection only, and
+// only when no other evaluator's metadata key is present; for the sequence and trajectory
+// evaluators it is never theirs (a class label, evalaf's sequence evaluator rejects it). An
+// expected value in the evaluator's own metadata key is read as before, string or not.
+func TestStringReference(t *testing.T) {
+	sel, seq := NewToolSelectionEvaluator(""), NewToolCallSequenceEvaluator("")
+	traj := NewTrajectoryMatchEvaluator("", TrajectoryOptions{})
+	tests := []struct {
+		name   string
+		ev     Evaluator
+		ex     Example
+		output any
+		score  float64 // when err is nil
+		err    error
+	}{
+		{"sequence: string reference", seq, ref("search"), []string{"search"}, 0, ErrNoReference},
+		{"sequence: string reference as JSON", seq, ref(json.RawMessage(`"search"`)), []string{"search"}, 0, ErrNoReference},
+		{"sequence: empty string reference", seq, ref(""), []string{}, 0, ErrNoReference},
+		{"sequence: list reference", seq, ref([]string{"search"}), []string{"search"}, 1, nil},
+		{"sequence: string in metadata", seq, Example{Reference: "question", Metadata: map[string]any{"expected_sequence": "search"}}, []string{"search"}, 1, nil},
+		{"trajectory: string reference", traj, ref("search"), []string{"search"}, 0, ErrNoReference},
+		{"trajectory: tool-call reference", traj, ref(map[string]any{"name": "search"}), []string{"search"}, 1, nil},
+		{"trajectory: string in metadata", traj, Example{Metadata: map[string]any{"expected_trajectory": "search"}}, []string{"search"}, 1, nil},
+		{"selection: string reference alone", sel, Example{Reference: "get_weather", Metadata: map[string]any{"category": "single_tool"}}, "get_weather", 1, nil},
+		{"selection: string reference beside expected_sequence", sel, Example{Reference: "question", Metadata: map[string]any{"expected_sequence": []any{"get_weather"}}}, "get_weather", 0, ErrNoReference},
+		{"selection: string reference beside expected_classification", sel, Example{Reference: "question", Metadata: map[string]any{"expected_classification": "question"}}, "get_weather", 0, ErrNoReference},
+		{"selection: string reference beside expected_trajectory", sel, Example{Reference: "question", Metadata: map[string]any{"expected_trajectory": []any{"get_weather"}}}, "get_weather", 0, ErrNoReference},
+		{"selection: string reference beside expected_interactions", sel, Example{Reference: "question", Metadata: map[string]any{"expected_interactions": []any{}}}, "get_weather", 0, ErrNoReference},
+		{"selection: string reference beside expected_output", sel, Example{Reference: "question", Metadata: map[string]any{"expected_output": "sunny"}}, "get_weather", 0, ErrNoReference},
+		{"selection: list reference beside expected_sequence", sel, Example{Reference: []any{"search_papers", "summarize"}, Metadata: map[string]any{"expected_sequence": []any{"search_papers", "summarize", "format"}}}, []string{"summarize", "search_papers"}, 1, nil},
+		{"selection: own key beside a class label", sel, Example{Reference: "question", Metadata: map[string]any{"expected_tool": "get_weather", "expected_sequence": []any{"x"}}}, "get_weather", 1, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.ev.Evaluate(context.Background(), tt.ex, tt.output)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v (result %+v), want %v", err, res, tt.err)
+				}
+				return
+			}
+			if err != nil || res.Score != tt.score {
+				t.Fatalf("score %v err %v, want %v (reason %q)", res.Score, err, tt.score, res.Reason)
+			}
+		})
 	}
 }
 
@@ -238,7 +286,8 @@ func FuzzTrajectory(f *testing.F) {
 		}
 		res, err := ev.Evaluate(context.Background(), ref(v), v)
 		if err != nil {
-			if !errors.Is(err, ErrBadShape) && !(v == nil && errors.Is(err, ErrNoReference)) {
+			_, isString := v.(string) // a string reference is never a trajectory
+			if !errors.Is(err, ErrBadShape) && !((v == nil || isString) && errors.Is(err, ErrNoReference)) {
 				t.Fatalf("error not ErrBadShape: %v", err)
 			}
 			return

@@ -313,6 +313,53 @@ func confidence(v any) (float64, bool) {
 	return 0, false
 }
 
+// metaExpectedKeys are the metadata keys of every evaluator's expected value.
+var metaExpectedKeys = []string{
+	MetaExpectedTool, MetaExpectedTools, MetaExpectedSequence, MetaExpectedTrajectory,
+	MetaExpectedInteractions, MetaExpectedOutput, MetaExpectedClassification,
+}
+
+// toolReference returns the expected value of a tool evaluator (selection, sequence,
+// trajectory): the first present metadata key of its own, else the reference. A reference
+// that is a bare string is a tool name only when stringOK says so: otherwise it is another
+// evaluator's expectation (the seed's `"reference": "question"` is a class label) and this
+// evaluator has no reference (ErrNoReference), as the interactions evaluator rules for a
+// reference that is not a list of interactions. Expected values from metadata are never
+// refused.
+func toolReference(name string, ex Example, stringOK func(Example) bool, keys ...string) (any, string, error) {
+	want := "metadata." + strings.Join(keys, ", metadata.")
+	ref, src, ok := expected(ex, keys...)
+	if !ok {
+		return nil, "", fmt.Errorf("%s: %w (want %s or reference)", name, ErrNoReference, want)
+	}
+	if src == "reference" && !stringOK(ex) {
+		if s, isString := normalize(ref).(string); isString {
+			return nil, "", fmt.Errorf("%s: %w (want %s or a reference that is a list or a tool call; the string reference %q belongs to another evaluator)",
+				name, ErrNoReference, want, truncate(s, 60))
+		}
+	}
+	return ref, src, nil
+}
+
+// stringNever refuses a bare-string reference (tool sequence, trajectory: evalaf's sequence
+// evaluator rejects a string reference too).
+func stringNever(Example) bool { return false }
+
+// stringUnlessOtherKeys accepts a bare-string reference as the expected tool unless the
+// example carries the metadata key of another evaluator than tool selection: then the
+// string is that evaluator's case (a class label beside expected_sequence, say).
+func stringUnlessOtherKeys(ex Example) bool {
+	for _, k := range metaExpectedKeys {
+		if k == MetaExpectedTool || k == MetaExpectedTools {
+			continue
+		}
+		if v, ok := ex.Metadata[k]; ok && v != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // expected returns the first present metadata key, else the reference.
 func expected(ex Example, keys ...string) (any, string, bool) {
 	for _, k := range keys {

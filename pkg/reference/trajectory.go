@@ -108,7 +108,10 @@ type trajectoryEval struct {
 // (name "" = "trajectory_match"). Invalid options make every Evaluate return the
 // Validate error.
 //
-// Reference: Metadata["expected_trajectory"], else Reference. Both it and the output are
+// Reference: Metadata["expected_trajectory"], else Reference. A Reference that is a bare
+// string is another evaluator's (a class label, a single tool for tool selection): Evaluate
+// returns ErrNoReference; a string in Metadata["expected_trajectory"] is a one-call
+// trajectory. Both the reference and the output are
 // read as OpenAI / agentevals messages (`role`, `tool_calls[].function.{name, arguments}`),
 // `{"messages": [...]}`, or a flat list of tool calls (names, or objects with `name` /
 // `tool_name` and `args` / `arguments` / `parameters`). Calls are matched one-to-one by a
@@ -135,9 +138,9 @@ func (e trajectoryEval) Evaluate(_ context.Context, ex Example, output any) (Res
 	if e.err != nil {
 		return Result{}, fmt.Errorf("%s: %w", e.name, e.err)
 	}
-	ref, src, ok := expected(ex, MetaExpectedTrajectory)
-	if !ok {
-		return Result{}, fmt.Errorf("%s: %w (want metadata.expected_trajectory or reference)", e.name, ErrNoReference)
+	ref, src, err := toolReference(e.name, ex, stringNever, MetaExpectedTrajectory)
+	if err != nil {
+		return Result{}, err
 	}
 	want, err := trajectory(ref)
 	if err != nil {
