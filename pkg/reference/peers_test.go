@@ -211,6 +211,7 @@ func TestEvalafCompleteExample(t *testing.T) {
 		{name: "1/session output/interactions", ev: NewInteractionsEvaluator("", InteractionsOptions{}), ex: weatherCase, output: sessionOut, err: ErrNoReference},
 		{name: "2/classification", ev: NewClassificationEvaluator("classification", []string{"question", "search"}), ex: docsCase, output: docsOut, score: 1, pass: true},
 		{name: "2/tool_selection", ev: NewToolSelectionEvaluator("tool_selection"), ex: docsCase, output: docsOut, score: 1, pass: true},
+		{name: "2/sequence reads tool_sequence, not tools", ev: NewToolCallSequenceEvaluator("sequence"), ex: docsCase, output: docsOut, score: 1, pass: true},
 		{name: "2/trajectory: the class label is not a trajectory", ev: NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), ex: docsCase, output: docsOut, err: ErrNoReference},
 	}
 	for _, tt := range tests {

@@ -37,6 +37,37 @@ func TestOutputShapes(t *testing.T) {
 	}
 }
 
+// TestOwnListKeys: an output object carrying several tool lists gives each evaluator its
+// own: selection reads `tool`/`tools`, sequence `tool_sequence`/`sequence` (evalaf's
+// sequence evaluator reads only these), trajectory `trajectory`/`messages`/`tool_calls`.
+func TestOwnListKeys(t *testing.T) {
+	both := map[string]any{"tools": []string{"x"}, "tool_sequence": []string{"search", "filter", "rank"}}
+	msgs := messages("user", []ToolCall{weather("SF")}, "tool", "assistant")
+	tests := []struct {
+		name   string
+		ev     Evaluator
+		want   any
+		output any
+	}{
+		{"sequence reads tool_sequence before tools", NewToolCallSequenceEvaluator(""), []string{"search", "filter", "rank"}, both},
+		{"sequence reads sequence before tool", NewToolCallSequenceEvaluator(""), []string{"a", "b"}, map[string]any{"tool": "x", "sequence": []string{"a", "b"}}},
+		{"selection reads tools before tool_sequence", NewToolSelectionEvaluator(""), []string{"x"}, both},
+		{"selection reads tool before sequence", NewToolSelectionEvaluator(""), []string{"x"}, map[string]any{"tool": "x", "sequence": []string{"a", "b"}}},
+		{"trajectory reads messages before tools", NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), msgs,
+			map[string]any{"tools": []string{"get_weather", "search"}, "messages": msgs}},
+		{"trajectory reads tool_calls before tools", NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), []string{"a", "b"},
+			map[string]any{"tools": []string{"b"}, "tool_calls": []string{"a", "b"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.ev.Evaluate(context.Background(), ref(tt.want), tt.output)
+			if err != nil || !res.Pass || res.Score != 1 {
+				t.Fatalf("score %v pass %t err %v, want 1 and pass (reason %q)", res.Score, res.Pass, err, res.Reason)
+			}
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	ctx := context.Background()
 	for name, tc := range map[string]struct {

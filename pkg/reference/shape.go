@@ -11,10 +11,17 @@ import (
 	"unicode/utf8"
 )
 
-// Keys of structured outputs, in the order they are tried (evalaf agent package, Antfly's
-// answer agent, OpenAI / agentevals messages).
+// Keys of structured outputs (evalaf agent package, Antfly's answer agent, OpenAI /
+// agentevals messages). An object holding a tool list is read through the first of these
+// keys present, in an order of each evaluator's own: its own keys first (evalaf's selection
+// reads `tool` and `tools`, its sequence `tool_sequence` and `sequence`, agentevals'
+// trajectory `messages`), then the others. So one output object carrying both a selection
+// and a sequence (evalaf's complete example) gives each evaluator its own list. `tool` is a
+// single tool name (see trajectory).
 var (
-	toolListKeys       = []string{"tools", "selected_tools", "tool_sequence", "sequence", "tool_calls", "trajectory", "messages"}
+	selectionKeys      = []string{"tool", "tools", "selected_tools", "tool_sequence", "sequence", "tool_calls", "trajectory", "messages"}
+	sequenceKeys       = []string{"tool_sequence", "sequence", "tool", "tools", "selected_tools", "tool_calls", "trajectory", "messages"}
+	trajectoryKeys     = []string{"trajectory", "messages", "tool_calls", "tool_sequence", "sequence", "tool", "tools", "selected_tools"}
 	classificationKeys = []string{"classification", "route_type"}
 	callArgKeys        = []string{"args", "arguments", "parameters", "input"}
 	callNameKeys       = []string{"name", "tool_name", "tool"}
@@ -86,10 +93,11 @@ func truncate(s string, n int) string {
 // toolNames reads a list of tool names from a string (one tool), a list of names or of
 // tool-call objects, OpenAI/agentevals messages (the tool calls of every message, in
 // order), or an object with one of the keys `tool` (string), `tools`, `selected_tools`,
-// `tool_sequence`, `sequence`, `tool_calls`, `trajectory`, `messages`. Names are trimmed;
-// empty names are dropped. Any other shape is an ErrBadShape error.
-func toolNames(v any) ([]string, error) {
-	calls, err := toolCalls(v)
+// `tool_sequence`, `sequence`, `tool_calls`, `trajectory`, `messages`, tried in the order
+// keys gives (selectionKeys, sequenceKeys, trajectoryKeys). Names are trimmed; empty names
+// are dropped. Any other shape is an ErrBadShape error.
+func toolNames(v any, keys []string) ([]string, error) {
+	calls, err := toolCalls(v, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -117,8 +125,8 @@ type message struct {
 const roleAssistant = "assistant"
 
 // toolCalls flattens a trajectory into its tool calls, in order.
-func toolCalls(v any) ([]ToolCall, error) {
-	msgs, err := trajectory(v)
+func toolCalls(v any, keys []string) ([]ToolCall, error) {
+	msgs, err := trajectory(v, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +137,9 @@ func toolCalls(v any) ([]ToolCall, error) {
 	return out, nil
 }
 
-// trajectory reads a trajectory in every accepted shape (see toolNames).
-func trajectory(v any) ([]message, error) {
+// trajectory reads a trajectory in every accepted shape (see toolNames), an object's list
+// keys tried in the order keys gives.
+func trajectory(v any, keys []string) ([]message, error) {
 	switch t := normalize(v).(type) {
 	case nil:
 		return nil, nil
@@ -171,13 +180,18 @@ func trajectory(v any) ([]message, error) {
 			}
 			return []message{msg}, nil
 		}
-		if s, ok := t["tool"].(string); ok {
-			return trajectory(s)
-		}
-		for _, k := range toolListKeys {
-			if inner, ok := t[k]; ok {
-				return trajectory(inner)
+		for _, k := range keys {
+			inner, ok := t[k]
+			if !ok {
+				continue
 			}
+			if k == "tool" {
+				if s, ok := inner.(string); ok {
+					return trajectory(s, keys)
+				}
+				continue
+			}
+			return trajectory(inner, keys)
 		}
 		if c, ok, err := readCall(t); ok || err != nil {
 			if err != nil {

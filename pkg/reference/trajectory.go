@@ -114,7 +114,9 @@ type trajectoryEval struct {
 // trajectory. Both the reference and the output are
 // read as OpenAI / agentevals messages (`role`, `tool_calls[].function.{name, arguments}`),
 // `{"messages": [...]}`, or a flat list of tool calls (names, or objects with `name` /
-// `tool_name` and `args` / `arguments` / `parameters`). Calls are matched one-to-one by a
+// `tool_name` and `args` / `arguments` / `parameters`); an object carrying several lists is
+// read through `trajectory`, then `messages`, `tool_calls`, `tool_sequence`, `sequence`,
+// `tool`, `tools`, `selected_tools`. Calls are matched one-to-one by a
 // maximum bipartite matching, so repeated calls are never counted twice and the verdict
 // does not depend on list order.
 //
@@ -142,11 +144,11 @@ func (e trajectoryEval) Evaluate(_ context.Context, ex Example, output any) (Res
 	if err != nil {
 		return Result{}, err
 	}
-	want, err := trajectory(ref)
+	want, err := trajectory(ref, trajectoryKeys)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %s: %w", e.name, src, err)
 	}
-	got, err := trajectory(output)
+	got, err := trajectory(output, trajectoryKeys)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: output: %w", e.name, err)
 	}
