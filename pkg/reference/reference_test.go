@@ -68,6 +68,37 @@ func TestOwnListKeys(t *testing.T) {
 	}
 }
 
+// TestSingleToolCallObject: a top-level tool-call object keeps its arguments whichever
+// name key it uses, as the same call does inside a list; {"tool": name} alone is a name.
+func TestSingleToolCallObject(t *testing.T) {
+	call := func(nameKey, argsKey, q string) map[string]any {
+		return map[string]any{nameKey: "search", argsKey: map[string]any{"q": q}}
+	}
+	exact := NewTrajectoryMatchEvaluator("", TrajectoryOptions{Mode: TrajectoryStrict, ArgsMode: ArgsExact})
+	tests := []struct {
+		name      string
+		want, out any
+		pass      bool
+	}{
+		{"tool key, args differ", call("tool", "args", "a"), call("tool", "args", "b"), false},
+		{"tool key, arguments differ", call("tool", "arguments", "a"), call("tool", "arguments", "b"), false},
+		{"tool key, input differs", call("tool", "input", "a"), call("tool", "input", "b"), false},
+		{"tool key, args equal", call("tool", "args", "a"), call("tool", "args", "a"), true},
+		{"tool key vs name key, same call", call("tool", "args", "a"), call("name", "parameters", "a"), true},
+		{"name key, args differ", call("name", "args", "a"), call("name", "args", "b"), false},
+		{"in a list, args differ", []any{call("tool", "args", "a")}, []any{call("tool", "args", "b")}, false},
+		{"tool key alone is a name", map[string]any{"tool": "search"}, []string{"search"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := exact.Evaluate(context.Background(), ref(tt.want), tt.out)
+			if err != nil || res.Pass != tt.pass {
+				t.Fatalf("pass %t err %v, want %t (reason %q)", res.Pass, err, tt.pass, res.Reason)
+			}
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	ctx := context.Background()
 	for name, tc := range map[string]struct {

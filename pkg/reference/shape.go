@@ -92,7 +92,8 @@ func truncate(s string, n int) string {
 
 // toolNames reads a list of tool names from a string (one tool), a list of names or of
 // tool-call objects, OpenAI/agentevals messages (the tool calls of every message, in
-// order), or an object with one of the keys `tool` (string), `tools`, `selected_tools`,
+// order), one tool-call object (`{"tool": "search", "args": {...}}` keeps its arguments), or
+// an object with one of the keys `tool` (a string, without argument keys), `tools`, `selected_tools`,
 // `tool_sequence`, `sequence`, `tool_calls`, `trajectory`, `messages`, tried in the order
 // keys gives (selectionKeys, sequenceKeys, trajectoryKeys). Names are trimmed; empty names
 // are dropped. Any other shape is an ErrBadShape error.
@@ -186,7 +187,9 @@ func trajectory(v any, keys []string) ([]message, error) {
 				continue
 			}
 			if k == "tool" {
-				if s, ok := inner.(string); ok {
+				// {"tool": "search"} names one tool; with arguments it is one tool call
+				// ({"tool": "search", "args": {...}}), read by readCall below.
+				if s, ok := inner.(string); ok && !hasArgs(t) {
 					return trajectory(s, keys)
 				}
 				continue
@@ -203,6 +206,16 @@ func trajectory(v any, keys []string) ([]message, error) {
 	default:
 		return nil, shapeError("tools", v)
 	}
+}
+
+// hasArgs reports whether a tool-call object carries one of the argument keys.
+func hasArgs(m map[string]any) bool {
+	for _, k := range callArgKeys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func readMessage(m map[string]any) (message, error) {

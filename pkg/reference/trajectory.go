@@ -113,8 +113,9 @@ type trajectoryEval struct {
 // returns ErrNoReference; a string in Metadata["expected_trajectory"] is a one-call
 // trajectory. Both the reference and the output are
 // read as OpenAI / agentevals messages (`role`, `tool_calls[].function.{name, arguments}`),
-// `{"messages": [...]}`, or a flat list of tool calls (names, or objects with `name` /
-// `tool_name` and `args` / `arguments` / `parameters`); an object carrying several lists is
+// `{"messages": [...]}`, a flat list of tool calls (names, or objects with `name` /
+// `tool_name` / `tool` and `args` / `arguments` / `parameters` / `input`), or one such
+// tool-call object, arguments included; an object carrying several lists is
 // read through `trajectory`, then `messages`, `tool_calls`, `tool_sequence`, `sequence`,
 // `tool`, `tools`, `selected_tools`. Calls are matched one-to-one by a
 // maximum bipartite matching, so repeated calls are never counted twice and the verdict
