@@ -99,6 +99,51 @@ func TestSingleToolCallObject(t *testing.T) {
 	}
 }
 
+// TestModeNames: mode and argument-mode names are case-insensitive (ADK writes IN_ORDER,
+// ANY_ORDER, EXACT), ADK's EXACT is strict, and Validate (what the processor's config
+// check calls) agrees with the evaluator.
+func TestModeNames(t *testing.T) {
+	call := func(q float64) []any { return []any{map[string]any{"name": "a", "args": map[string]any{"q": q}}} }
+	tests := []struct {
+		name             string
+		opts             TrajectoryOptions
+		mode, argsMode   string
+		want, out        any
+		pass             bool
+		overrideArgsMode ArgsMode
+	}{
+		{name: "EXACT is strict", opts: TrajectoryOptions{Mode: "EXACT"}, mode: "strict", argsMode: "exact",
+			want: []string{"a", "b"}, out: []string{"a", "b", "c"}, pass: false},
+		{name: "exact is strict", opts: TrajectoryOptions{Mode: "exact"}, mode: "strict", argsMode: "exact",
+			want: []string{"a", "b"}, out: []string{"a", "b"}, pass: true},
+		{name: "IN_ORDER", opts: TrajectoryOptions{Mode: "IN_ORDER"}, mode: "in_order", argsMode: "exact",
+			want: []string{"a", "b"}, out: []string{"a", "x", "b"}, pass: true},
+		{name: "Any_Order, padded", opts: TrajectoryOptions{Mode: " Any_Order "}, mode: "any_order", argsMode: "exact",
+			want: []string{"a", "b"}, out: []string{"b", "a"}, pass: true},
+		{name: "args EXACT", opts: TrajectoryOptions{ArgsMode: "EXACT"}, mode: "strict", argsMode: "exact",
+			want: call(1), out: call(2), pass: false},
+		{name: "args IGNORE", opts: TrajectoryOptions{ArgsMode: "IGNORE"}, mode: "strict", argsMode: "ignore",
+			want: call(1), out: call(2), pass: true},
+		{name: "override Ignore", opts: TrajectoryOptions{ArgsOverrides: map[string]ArgsMatcher{"a": {Mode: "Ignore"}}}, mode: "strict", argsMode: "exact",
+			want: call(1), out: call(2), pass: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.opts.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			res, err := NewTrajectoryMatchEvaluator("", tt.opts).Evaluate(context.Background(), ref(tt.want), tt.out)
+			if err != nil {
+				t.Fatalf("Evaluate: %v", err)
+			}
+			if res.Details["mode"] != tt.mode || res.Details["args_mode"] != tt.argsMode || res.Pass != tt.pass {
+				t.Fatalf("mode %v args_mode %v pass %t, want %s %s %t (reason %q)",
+					res.Details["mode"], res.Details["args_mode"], res.Pass, tt.mode, tt.argsMode, tt.pass, res.Reason)
+			}
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	ctx := context.Background()
 	for name, tc := range map[string]struct {
