@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,6 +140,51 @@ func TestModeNames(t *testing.T) {
 			if res.Details["mode"] != tt.mode || res.Details["args_mode"] != tt.argsMode || res.Pass != tt.pass {
 				t.Fatalf("mode %v args_mode %v pass %t, want %s %s %t (reason %q)",
 					res.Details["mode"], res.Details["args_mode"], res.Pass, tt.mode, tt.argsMode, tt.pass, res.Reason)
+			}
+		})
+	}
+}
+
+// TestConfidenceShapes: a typed Go value holding NaN or ±Inf, which json.Marshal refuses,
+// gives what the same value gives as map[string]any: NaN or out of range scores 0 and
+// fails; a typed value without a confidence is still ErrNoConfidence.
+func TestConfidenceShapes(t *testing.T) {
+	type withTag struct {
+		C float64 `json:"confidence"`
+	}
+	type noTag struct{ Confidence float64 }
+	nan, inf := math.NaN(), math.Inf(1)
+	tests := []struct {
+		name   string
+		output any
+		score  float64
+		pass   bool
+		err    error
+	}{
+		{name: "map[string]any NaN", output: map[string]any{"confidence": nan}},
+		{name: "map[string]float64 NaN", output: map[string]float64{"confidence": nan}},
+		{name: "map[string]float64 +Inf", output: map[string]float64{"confidence": inf}},
+		{name: "pointer to map NaN", output: &map[string]float64{"confidence": nan}},
+		{name: "map[string]any typed NaN", output: map[string]any{"confidence": float32(nan), "x": inf}},
+		{name: "struct json tag NaN", output: withTag{C: nan}},
+		{name: "pointer to struct NaN", output: &withTag{C: nan}},
+		{name: "map[string]float64", output: map[string]float64{"confidence": 0.9}, score: 0.9, pass: true},
+		{name: "map[string]float64 without confidence", output: map[string]float64{"other": nan}, err: ErrNoConfidence},
+		{name: "struct field without tag", output: noTag{Confidence: nan}, err: ErrNoConfidence},
+		{name: "bare NaN", output: nan},
+	}
+	ev := NewConfidenceEvaluator("", 0)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := ev.Evaluate(context.Background(), Example{}, tt.output)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v, want %v", err, tt.err)
+				}
+				return
+			}
+			if err != nil || res.Score != tt.score || res.Pass != tt.pass {
+				t.Fatalf("score %v pass %t err %v, want %v %t", res.Score, res.Pass, err, tt.score, tt.pass)
 			}
 		})
 	}

@@ -4,8 +4,10 @@
 package reference // import "github.com/agenteval/agenteval-collector/pkg/reference"
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -324,6 +326,8 @@ func classification(v any) (string, error) {
 // confidence reads a confidence: a number, a numeric string, or an object's `confidence`.
 func confidence(v any) (float64, bool) {
 	switch t := normalize(v).(type) {
+	case nil, bool, []any:
+		return 0, false
 	case float64:
 		return t, true
 	case string:
@@ -336,8 +340,72 @@ func confidence(v any) (float64, bool) {
 			}
 			return confidence(c)
 		}
+	default:
+		// A Go value that json.Marshal refused: a typed map or struct holding NaN or ±Inf
+		// (map[string]float64{"confidence": NaN}). Read it as its JSON form would be read,
+		// so that it scores 0 and fails like map[string]any{"confidence": NaN}.
+		return reflectConfidence(reflect.ValueOf(t))
 	}
 	return 0, false
+}
+
+// reflectConfidence finds a confidence in a value json.Marshal cannot encode: a float, a
+// map with string keys holding `confidence`, or a struct whose field encodes as
+// `confidence` (its json tag name, else its Go name), through pointers and interfaces.
+func reflectConfidence(rv reflect.Value) (float64, bool) {
+	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+		if rv.IsNil() {
+			return 0, false
+		}
+		rv = rv.Elem()
+	}
+	switch rv.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return rv.Float(), true
+	case reflect.Map:
+		if rv.Type().Key().Kind() != reflect.String {
+			return 0, false
+		}
+		c := rv.MapIndex(reflect.ValueOf("confidence").Convert(rv.Type().Key()))
+		if !c.IsValid() {
+			return 0, false
+		}
+		return fieldConfidence(c)
+	case reflect.Struct:
+		for i := range rv.NumField() {
+			f := rv.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			if cmp.Or(name, f.Name) == "confidence" {
+				return fieldConfidence(rv.Field(i))
+			}
+		}
+	}
+	return 0, false
+}
+
+// fieldConfidence reads the value under a `confidence` key found by reflection: a float
+// directly (NaN and ±Inf included), anything else as confidence() reads it (an object is
+// no confidence).
+func fieldConfidence(c reflect.Value) (float64, bool) {
+	for c.Kind() == reflect.Interface || c.Kind() == reflect.Pointer {
+		if c.IsNil() {
+			return 0, false
+		}
+		c = c.Elem()
+	}
+	switch c.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return c.Float(), true
+	case reflect.Map, reflect.Struct:
+		return 0, false
+	}
+	return confidence(c.Interface())
 }
 
 // metaExpectedKeys are the metadata keys of every evaluator's expected value.
