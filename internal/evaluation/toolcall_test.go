@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/toolschema"
 )
 
 func newEval(t testing.TB) *Evaluator {
@@ -171,6 +172,40 @@ func TestValidateToolCall(t *testing.T) {
 					assert.Contains(t, is.Message, "'"+is.Parameter+"'")
 				}
 			}
+		})
+	}
+}
+
+// TestValidateToolCallFlatMapKeywordParams: a ReAsk flat map whose parameters are named
+// after schema keywords (`type`, `required`) is a flat map, so correct calls are valid and
+// unknown or missing keys are found (audit a, finding 4).
+func TestValidateToolCallFlatMapKeywordParams(t *testing.T) {
+	tests := []struct {
+		name, flat, args string
+		score            float64
+		issues           []string
+		notEvaluable     []string
+	}{
+		{"parameter named type: correct call", `{"title":"string","type":"string"}`, `{"title":"x","type":"bug"}`, 1, []string{}, nil},
+		{"parameter named type: unknown and missing keys", `{"title":"string","type":"string"}`, `{"title":"x","made_up":1}`, 0,
+			[]string{"PARAMETER_HALLUCINATION/made_up", "MISSING_REQUIRED_PARAM/type"}, nil},
+		{"parameter named type: wrong value", `{"title":"string","type":"string"}`, `{"title":"x","type":3}`, 0.75,
+			[]string{"INVALID_PARAM_VALUE/type"}, nil},
+		{"parameter named required: correct call", `{"user":"string","required":"boolean"}`, `{"user":"u","required":true}`, 1, []string{}, nil},
+		{"parameter named required: wrong value", `{"user":"string","required":"boolean"}`, `{"user":"u","required":"yes"}`, 0.75,
+			[]string{"INVALID_PARAM_VALUE/required"}, nil},
+	}
+	e := newEval(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			params, err := toolschema.Normalize(tt.flat)
+			require.NoError(t, err)
+			def := &session.AgentDefinition{ID: "a", ToolsSource: "config", Tools: []session.ToolDefinition{{Name: "create_ticket", Parameters: params}}}
+			r := e.ValidateToolCall(def, call("create_ticket", tt.args), 0)
+			require.NotNil(t, r.Score)
+			assert.InDelta(t, tt.score, *r.Score, 1e-9)
+			assert.Equal(t, tt.issues, issueKeys(r.Issues))
+			assert.Equal(t, tt.notEvaluable, r.NotEvaluable)
 		})
 	}
 }

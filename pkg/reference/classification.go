@@ -74,7 +74,8 @@ type confidenceEval struct {
 //
 // Output: a number, a numeric string, or an object with `confidence`. Score = the
 // confidence; pass = confidence ≥ threshold. A confidence outside [0,1] (or NaN) scores 0
-// and fails. No confidence at all is an error (ErrNoConfidence), not a failing verdict.
+// and fails, in a typed Go map or struct too (map[string]float64{"confidence": NaN}, which
+// json.Marshal refuses). No confidence at all is an error (ErrNoConfidence), not a failing verdict.
 // Details: confidence, min_confidence.
 func NewConfidenceEvaluator(name string, threshold float64) Evaluator {
 	if threshold == 0 {

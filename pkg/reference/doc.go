@@ -18,6 +18,12 @@
 // `{"confidence"}`, OpenAI / agentevals messages, strands' `{"output", "interactions"}`, and
 // any Go value that marshals to one of these.
 //
+// Expected values come from the evaluator's own metadata key first, then from `reference`.
+// A `reference` that is a bare string belongs to the classification evaluator (evalaf's
+// datasets put the class label there) or, alone, to tool selection: the sequence and
+// trajectory evaluators never read it as tools, and tool selection does not when the example
+// carries another evaluator's metadata key; they return ErrNoReference instead.
+//
 // Three rules apply to every evaluator and differ from at least one peer (docs/scoring.md,
 // "Reference-based evaluators", says where and why): repeated items are matched one-to-one
 // (multiset, never deduplicated); an empty expectation met by an empty output scores 1.0; a

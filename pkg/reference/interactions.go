@@ -445,7 +445,7 @@ func interactions(v any) ([]Interaction, error) {
 		x.NodeName, _ = m["node_name"].(string)
 		x.Messages = m["messages"]
 		if deps, ok := m["dependencies"]; ok && deps != nil {
-			names, err := toolNames(deps)
+			names, err := toolNames(deps, selectionKeys)
 			if err != nil {
 				return nil, fmt.Errorf("interaction %d dependencies: %w", i, err)
 			}

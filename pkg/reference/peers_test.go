@@ -172,6 +172,73 @@ func TestEvalafClassificationAndConfidence(t *testing.T) {
 	}
 }
 
+// TestEvalafCompleteExample runs the two cases of evalaf's "Complete Agent Evaluation
+// Example" (the seed, evalaf-agent-evaluators.md) through its four evaluators, and the
+// collector's default ones, on a run that did what each case expects. Case 1's reference is
+// a class label ("question") and its tool is in metadata: no tool evaluator may read the
+// label as a tool (evalaf's sequence evaluator rejects a string reference), so the case
+// passes.
+func TestEvalafCompleteExample(t *testing.T) {
+	weatherCase := Example{Input: "What is the weather in Paris?", Reference: "question",
+		Metadata: map[string]any{"expected_tool": "get_weather"}}
+	docsCase := Example{Input: "Find all documents about AI", Reference: "search", Metadata: map[string]any{
+		"expected_tools": []string{"search", "filter"}, "expected_sequence": []string{"search", "filter", "rank"}}}
+	weatherOut := map[string]any{"classification": "question", "confidence": 0.95, "tools": []string{"get_weather"}}
+	docsOut := map[string]any{"classification": "search", "confidence": 0.9,
+		"tools": []string{"search", "filter"}, "tool_sequence": []string{"search", "filter", "rank"}}
+	// What the collector reads from a session (processor sessionOutput).
+	sessionOut := map[string]any{
+		"tool_calls":   []any{map[string]any{"name": "get_weather", "args": map[string]any{"city": "Paris"}}},
+		"interactions": []any{map[string]any{"node_name": "assistant", "messages": "Sunny, 21C"}},
+		"output":       "Sunny, 21C", "classification": "Sunny, 21C",
+	}
+	tests := []struct {
+		name   string
+		ev     Evaluator
+		ex     Example
+		output any
+		score  float64
+		pass   bool
+		err    error
+	}{
+		{name: "1/classification", ev: NewClassificationEvaluator("classification", []string{"question", "search"}), ex: weatherCase, output: weatherOut, score: 1, pass: true},
+		{name: "1/confidence", ev: NewConfidenceEvaluator("confidence", 0.7), ex: weatherCase, output: weatherOut, score: 0.95, pass: true},
+		{name: "1/tool_selection", ev: NewToolSelectionEvaluator("tool_selection"), ex: weatherCase, output: weatherOut, score: 1, pass: true},
+		{name: "1/sequence: the class label is not a sequence", ev: NewToolCallSequenceEvaluator("sequence"), ex: weatherCase, output: weatherOut, err: ErrNoReference},
+		{name: "1/trajectory: the class label is not a trajectory", ev: NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), ex: weatherCase, output: weatherOut, err: ErrNoReference},
+		{name: "1/session output/tool_selection", ev: NewToolSelectionEvaluator(""), ex: weatherCase, output: sessionOut, score: 1, pass: true},
+		{name: "1/session output/tool_sequence", ev: NewToolCallSequenceEvaluator(""), ex: weatherCase, output: sessionOut, err: ErrNoReference},
+		{name: "1/session output/interactions", ev: NewInteractionsEvaluator("", InteractionsOptions{}), ex: weatherCase, output: sessionOut, err: ErrNoReference},
+		{name: "2/classification", ev: NewClassificationEvaluator("classification", []string{"question", "search"}), ex: docsCase, output: docsOut, score: 1, pass: true},
+		{name: "2/tool_selection", ev: NewToolSelectionEvaluator("tool_selection"), ex: docsCase, output: docsOut, score: 1, pass: true},
+		{name: "2/sequence reads tool_sequence, not tools", ev: NewToolCallSequenceEvaluator("sequence"), ex: docsCase, output: docsOut, score: 1, pass: true},
+		{name: "2/trajectory: the class label is not a trajectory", ev: NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), ex: docsCase, output: docsOut, err: ErrNoReference},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.ev.Evaluate(context.Background(), tt.ex, tt.output)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v (result %+v), want %v", err, res, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Evaluate: %v", err)
+			}
+			if math.Abs(res.Score-tt.score) > 1e-9 || res.Pass != tt.pass {
+				t.Fatalf("got score %v pass %t, want %v %t (reason %q)", res.Score, res.Pass, tt.score, tt.pass, res.Reason)
+			}
+		})
+	}
+	// With the collector's default evaluators the case is tool selection alone, and passes.
+	cr := Run(context.Background(), []Evaluator{NewToolSelectionEvaluator(""), NewToolCallSequenceEvaluator(""),
+		NewInteractionsEvaluator("", InteractionsOptions{})}, weatherCase, sessionOut)
+	if len(cr.Results) != 1 || !cr.Pass || cr.Score != 1 || len(cr.Errors) != 0 {
+		t.Fatalf("case result %+v, want tool_selection alone, passing with 1", cr)
+	}
+}
+
 // messages builds an OpenAI message list: "user", "tool", "assistant" are text messages;
 // a []ToolCall is one assistant message with those calls.
 func messages(steps ...any) []any {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,158 @@ func TestOutputShapes(t *testing.T) {
 	}
 }
 
+// TestOwnListKeys: an output object carrying several tool lists gives each evaluator its
+// own: selection reads `tool`/`tools`, sequence `tool_sequence`/`sequence` (evalaf's
+// sequence evaluator reads only these), trajectory `trajectory`/`messages`/`tool_calls`.
+func TestOwnListKeys(t *testing.T) {
+	both := map[string]any{"tools": []string{"x"}, "tool_sequence": []string{"search", "filter", "rank"}}
+	msgs := messages("user", []ToolCall{weather("SF")}, "tool", "assistant")
+	tests := []struct {
+		name   string
+		ev     Evaluator
+		want   any
+		output any
+	}{
+		{"sequence reads tool_sequence before tools", NewToolCallSequenceEvaluator(""), []string{"search", "filter", "rank"}, both},
+		{"sequence reads sequence before tool", NewToolCallSequenceEvaluator(""), []string{"a", "b"}, map[string]any{"tool": "x", "sequence": []string{"a", "b"}}},
+		{"selection reads tools before tool_sequence", NewToolSelectionEvaluator(""), []string{"x"}, both},
+		{"selection reads tool before sequence", NewToolSelectionEvaluator(""), []string{"x"}, map[string]any{"tool": "x", "sequence": []string{"a", "b"}}},
+		{"trajectory reads messages before tools", NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), msgs,
+			map[string]any{"tools": []string{"get_weather", "search"}, "messages": msgs}},
+		{"trajectory reads tool_calls before tools", NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), []string{"a", "b"},
+			map[string]any{"tools": []string{"b"}, "tool_calls": []string{"a", "b"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.ev.Evaluate(context.Background(), ref(tt.want), tt.output)
+			if err != nil || !res.Pass || res.Score != 1 {
+				t.Fatalf("score %v pass %t err %v, want 1 and pass (reason %q)", res.Score, res.Pass, err, res.Reason)
+			}
+		})
+	}
+}
+
+// TestSingleToolCallObject: a top-level tool-call object keeps its arguments whichever
+// name key it uses, as the same call does inside a list; {"tool": name} alone is a name.
+func TestSingleToolCallObject(t *testing.T) {
+	call := func(nameKey, argsKey, q string) map[string]any {
+		return map[string]any{nameKey: "search", argsKey: map[string]any{"q": q}}
+	}
+	exact := NewTrajectoryMatchEvaluator("", TrajectoryOptions{Mode: TrajectoryStrict, ArgsMode: ArgsExact})
+	tests := []struct {
+		name      string
+		want, out any
+		pass      bool
+	}{
+		{"tool key, args differ", call("tool", "args", "a"), call("tool", "args", "b"), false},
+		{"tool key, arguments differ", call("tool", "arguments", "a"), call("tool", "arguments", "b"), false},
+		{"tool key, input differs", call("tool", "input", "a"), call("tool", "input", "b"), false},
+		{"tool key, args equal", call("tool", "args", "a"), call("tool", "args", "a"), true},
+		{"tool key vs name key, same call", call("tool", "args", "a"), call("name", "parameters", "a"), true},
+		{"name key, args differ", call("name", "args", "a"), call("name", "args", "b"), false},
+		{"in a list, args differ", []any{call("tool", "args", "a")}, []any{call("tool", "args", "b")}, false},
+		{"tool key alone is a name", map[string]any{"tool": "search"}, []string{"search"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := exact.Evaluate(context.Background(), ref(tt.want), tt.out)
+			if err != nil || res.Pass != tt.pass {
+				t.Fatalf("pass %t err %v, want %t (reason %q)", res.Pass, err, tt.pass, res.Reason)
+			}
+		})
+	}
+}
+
+// TestModeNames: mode and argument-mode names are case-insensitive (ADK writes IN_ORDER,
+// ANY_ORDER, EXACT), ADK's EXACT is strict, and Validate (what the processor's config
+// check calls) agrees with the evaluator.
+func TestModeNames(t *testing.T) {
+	call := func(q float64) []any { return []any{map[string]any{"name": "a", "args": map[string]any{"q": q}}} }
+	tests := []struct {
+		name             string
+		opts             TrajectoryOptions
+		mode, argsMode   string
+		want, out        any
+		pass             bool
+		overrideArgsMode ArgsMode
+	}{
+		{name: "EXACT is strict", opts: TrajectoryOptions{Mode: "EXACT"}, mode: "strict", argsMode: "exact",
+			want: []string{"a", "b"}, out: []string{"a", "b", "c"}, pass: false},
+		{name: "exact is strict", opts: TrajectoryOptions{Mode: "exact"}, mode: "strict", argsMode: "exact",
+			want: []string{"a", "b"}, out: []string{"a", "b"}, pass: true},
+		{name: "IN_ORDER", opts: TrajectoryOptions{Mode: "IN_ORDER"}, mode: "in_order", argsMode: "exact",
+			want: []string{"a", "b"}, out: []string{"a", "x", "b"}, pass: true},
+		{name: "Any_Order, padded", opts: TrajectoryOptions{Mode: " Any_Order "}, mode: "any_order", argsMode: "exact",
+			want: []string{"a", "b"}, out: []string{"b", "a"}, pass: true},
+		{name: "args EXACT", opts: TrajectoryOptions{ArgsMode: "EXACT"}, mode: "strict", argsMode: "exact",
+			want: call(1), out: call(2), pass: false},
+		{name: "args IGNORE", opts: TrajectoryOptions{ArgsMode: "IGNORE"}, mode: "strict", argsMode: "ignore",
+			want: call(1), out: call(2), pass: true},
+		{name: "override Ignore", opts: TrajectoryOptions{ArgsOverrides: map[string]ArgsMatcher{"a": {Mode: "Ignore"}}}, mode: "strict", argsMode: "exact",
+			want: call(1), out: call(2), pass: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.opts.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			res, err := NewTrajectoryMatchEvaluator("", tt.opts).Evaluate(context.Background(), ref(tt.want), tt.out)
+			if err != nil {
+				t.Fatalf("Evaluate: %v", err)
+			}
+			if res.Details["mode"] != tt.mode || res.Details["args_mode"] != tt.argsMode || res.Pass != tt.pass {
+				t.Fatalf("mode %v args_mode %v pass %t, want %s %s %t (reason %q)",
+					res.Details["mode"], res.Details["args_mode"], res.Pass, tt.mode, tt.argsMode, tt.pass, res.Reason)
+			}
+		})
+	}
+}
+
+// TestConfidenceShapes: a typed Go value holding NaN or ±Inf, which json.Marshal refuses,
+// gives what the same value gives as map[string]any: NaN or out of range scores 0 and
+// fails; a typed value without a confidence is still ErrNoConfidence.
+func TestConfidenceShapes(t *testing.T) {
+	type withTag struct {
+		C float64 `json:"confidence"`
+	}
+	type noTag struct{ Confidence float64 }
+	nan, inf := math.NaN(), math.Inf(1)
+	tests := []struct {
+		name   string
+		output any
+		score  float64
+		pass   bool
+		err    error
+	}{
+		{name: "map[string]any NaN", output: map[string]any{"confidence": nan}},
+		{name: "map[string]float64 NaN", output: map[string]float64{"confidence": nan}},
+		{name: "map[string]float64 +Inf", output: map[string]float64{"confidence": inf}},
+		{name: "pointer to map NaN", output: &map[string]float64{"confidence": nan}},
+		{name: "map[string]any typed NaN", output: map[string]any{"confidence": float32(nan), "x": inf}},
+		{name: "struct json tag NaN", output: withTag{C: nan}},
+		{name: "pointer to struct NaN", output: &withTag{C: nan}},
+		{name: "map[string]float64", output: map[string]float64{"confidence": 0.9}, score: 0.9, pass: true},
+		{name: "map[string]float64 without confidence", output: map[string]float64{"other": nan}, err: ErrNoConfidence},
+		{name: "struct field without tag", output: noTag{Confidence: nan}, err: ErrNoConfidence},
+		{name: "bare NaN", output: nan},
+	}
+	ev := NewConfidenceEvaluator("", 0)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := ev.Evaluate(context.Background(), Example{}, tt.output)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v, want %v", err, tt.err)
+				}
+				return
+			}
+			if err != nil || res.Score != tt.score || res.Pass != tt.pass {
+				t.Fatalf("score %v pass %t err %v, want %v %t", res.Score, res.Pass, err, tt.score, tt.pass)
+			}
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	ctx := context.Background()
 	for name, tc := range map[string]struct {
@@ -53,7 +206,7 @@ func TestErrors(t *testing.T) {
 		"number as tools":                  {NewToolSelectionEvaluator(""), ref("a"), 42.0, ErrBadShape},
 		"non-string in sequence":           {NewToolCallSequenceEvaluator(""), ref([]any{"a", 1.0}), []string{"a"}, ErrBadShape},
 		"classification of a list":         {NewClassificationEvaluator("", nil), ref("q"), []any{"q"}, ErrBadShape},
-		"arguments not JSON":               {NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), ref("a"), []any{map[string]any{"name": "a", "arguments": "{"}}, ErrBadShape},
+		"arguments not JSON":               {NewTrajectoryMatchEvaluator("", TrajectoryOptions{}), ref([]any{"a"}), []any{map[string]any{"name": "a", "arguments": "{"}}, ErrBadShape},
 		"interaction not an object":        {NewInteractionsEvaluator("", InteractionsOptions{}), Example{Reference: []any{}}, []any{"x"}, ErrBadShape},
 		"tool reference, no interactions":  {NewInteractionsEvaluator("", InteractionsOptions{}), ref("get_weather"), []any{}, ErrNoReference},
 		"bad expected_interactions":        {NewInteractionsEvaluator("", InteractionsOptions{}), Example{Metadata: map[string]any{"expected_interactions": "x"}}, []any{}, ErrBadShape},
@@ -68,6 +221,54 @@ func TestErrors(t *testing.T) {
 	err := TrajectoryOptions{ArgsOverrides: map[string]ArgsMatcher{"book": {Mode: "x"}}}.Validate()
 	if err == nil || !strings.Contains(err.Error(), "args_overrides[book]") {
 		t.Errorf("Validate must name the field: %v", err)
+	}
+}
+
+// TestStringReference: a bare-string reference is a tool name for tool selection only, and
+// only when no other evaluator's metadata key is present; for the sequence and trajectory
+// evaluators it is never theirs (a class label, evalaf's sequence evaluator rejects it). An
+// expected value in the evaluator's own metadata key is read as before, string or not.
+func TestStringReference(t *testing.T) {
+	sel, seq := NewToolSelectionEvaluator(""), NewToolCallSequenceEvaluator("")
+	traj := NewTrajectoryMatchEvaluator("", TrajectoryOptions{})
+	tests := []struct {
+		name   string
+		ev     Evaluator
+		ex     Example
+		output any
+		score  float64 // when err is nil
+		err    error
+	}{
+		{"sequence: string reference", seq, ref("search"), []string{"search"}, 0, ErrNoReference},
+		{"sequence: string reference as JSON", seq, ref(json.RawMessage(`"search"`)), []string{"search"}, 0, ErrNoReference},
+		{"sequence: empty string reference", seq, ref(""), []string{}, 0, ErrNoReference},
+		{"sequence: list reference", seq, ref([]string{"search"}), []string{"search"}, 1, nil},
+		{"sequence: string in metadata", seq, Example{Reference: "question", Metadata: map[string]any{"expected_sequence": "search"}}, []string{"search"}, 1, nil},
+		{"trajectory: string reference", traj, ref("search"), []string{"search"}, 0, ErrNoReference},
+		{"trajectory: tool-call reference", traj, ref(map[string]any{"name": "search"}), []string{"search"}, 1, nil},
+		{"trajectory: string in metadata", traj, Example{Metadata: map[string]any{"expected_trajectory": "search"}}, []string{"search"}, 1, nil},
+		{"selection: string reference alone", sel, Example{Reference: "get_weather", Metadata: map[string]any{"category": "single_tool"}}, "get_weather", 1, nil},
+		{"selection: string reference beside expected_sequence", sel, Example{Reference: "question", Metadata: map[string]any{"expected_sequence": []any{"get_weather"}}}, "get_weather", 0, ErrNoReference},
+		{"selection: string reference beside expected_classification", sel, Example{Reference: "question", Metadata: map[string]any{"expected_classification": "question"}}, "get_weather", 0, ErrNoReference},
+		{"selection: string reference beside expected_trajectory", sel, Example{Reference: "question", Metadata: map[string]any{"expected_trajectory": []any{"get_weather"}}}, "get_weather", 0, ErrNoReference},
+		{"selection: string reference beside expected_interactions", sel, Example{Reference: "question", Metadata: map[string]any{"expected_interactions": []any{}}}, "get_weather", 0, ErrNoReference},
+		{"selection: string reference beside expected_output", sel, Example{Reference: "question", Metadata: map[string]any{"expected_output": "sunny"}}, "get_weather", 0, ErrNoReference},
+		{"selection: list reference beside expected_sequence", sel, Example{Reference: []any{"search_papers", "summarize"}, Metadata: map[string]any{"expected_sequence": []any{"search_papers", "summarize", "format"}}}, []string{"summarize", "search_papers"}, 1, nil},
+		{"selection: own key beside a class label", sel, Example{Reference: "question", Metadata: map[string]any{"expected_tool": "get_weather", "expected_sequence": []any{"x"}}}, "get_weather", 1, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.ev.Evaluate(context.Background(), tt.ex, tt.output)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v (result %+v), want %v", err, res, tt.err)
+				}
+				return
+			}
+			if err != nil || res.Score != tt.score {
+				t.Fatalf("score %v err %v, want %v (reason %q)", res.Score, err, tt.score, res.Reason)
+			}
+		})
 	}
 }
 
@@ -238,7 +439,8 @@ func FuzzTrajectory(f *testing.F) {
 		}
 		res, err := ev.Evaluate(context.Background(), ref(v), v)
 		if err != nil {
-			if !errors.Is(err, ErrBadShape) && !(v == nil && errors.Is(err, ErrNoReference)) {
+			_, isString := v.(string) // a string reference is never a trajectory
+			if !errors.Is(err, ErrBadShape) && !((v == nil || isString) && errors.Is(err, ErrNoReference)) {
 				t.Fatalf("error not ErrBadShape: %v", err)
 			}
 			return

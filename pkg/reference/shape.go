@@ -4,17 +4,26 @@
 package reference // import "github.com/agenteval/agenteval-collector/pkg/reference"
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
-// Keys of structured outputs, in the order they are tried (evalaf agent package, Antfly's
-// answer agent, OpenAI / agentevals messages).
+// Keys of structured outputs (evalaf agent package, Antfly's answer agent, OpenAI /
+// agentevals messages). An object holding a tool list is read through the first of these
+// keys present, in an order of each evaluator's own: its own keys first (evalaf's selection
+// reads `tool` and `tools`, its sequence `tool_sequence` and `sequence`, agentevals'
+// trajectory `messages`), then the others. So one output object carrying both a selection
+// and a sequence (evalaf's complete example) gives each evaluator its own list. `tool` is a
+// single tool name (see trajectory).
 var (
-	toolListKeys       = []string{"tools", "selected_tools", "tool_sequence", "sequence", "tool_calls", "trajectory", "messages"}
+	selectionKeys      = []string{"tool", "tools", "selected_tools", "tool_sequence", "sequence", "tool_calls", "trajectory", "messages"}
+	sequenceKeys       = []string{"tool_sequence", "sequence", "tool", "tools", "selected_tools", "tool_calls", "trajectory", "messages"}
+	trajectoryKeys     = []string{"trajectory", "messages", "tool_calls", "tool_sequence", "sequence", "tool", "tools", "selected_tools"}
 	classificationKeys = []string{"classification", "route_type"}
 	callArgKeys        = []string{"args", "arguments", "parameters", "input"}
 	callNameKeys       = []string{"name", "tool_name", "tool"}
@@ -85,11 +94,13 @@ func truncate(s string, n int) string {
 
 // toolNames reads a list of tool names from a string (one tool), a list of names or of
 // tool-call objects, OpenAI/agentevals messages (the tool calls of every message, in
-// order), or an object with one of the keys `tool` (string), `tools`, `selected_tools`,
-// `tool_sequence`, `sequence`, `tool_calls`, `trajectory`, `messages`. Names are trimmed;
-// empty names are dropped. Any other shape is an ErrBadShape error.
-func toolNames(v any) ([]string, error) {
-	calls, err := toolCalls(v)
+// order), one tool-call object (`{"tool": "search", "args": {...}}` keeps its arguments), or
+// an object with one of the keys `tool` (a string, without argument keys), `tools`, `selected_tools`,
+// `tool_sequence`, `sequence`, `tool_calls`, `trajectory`, `messages`, tried in the order
+// keys gives (selectionKeys, sequenceKeys, trajectoryKeys). Names are trimmed; empty names
+// are dropped. Any other shape is an ErrBadShape error.
+func toolNames(v any, keys []string) ([]string, error) {
+	calls, err := toolCalls(v, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -117,8 +128,8 @@ type message struct {
 const roleAssistant = "assistant"
 
 // toolCalls flattens a trajectory into its tool calls, in order.
-func toolCalls(v any) ([]ToolCall, error) {
-	msgs, err := trajectory(v)
+func toolCalls(v any, keys []string) ([]ToolCall, error) {
+	msgs, err := trajectory(v, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +140,9 @@ func toolCalls(v any) ([]ToolCall, error) {
 	return out, nil
 }
 
-// trajectory reads a trajectory in every accepted shape (see toolNames).
-func trajectory(v any) ([]message, error) {
+// trajectory reads a trajectory in every accepted shape (see toolNames), an object's list
+// keys tried in the order keys gives.
+func trajectory(v any, keys []string) ([]message, error) {
 	switch t := normalize(v).(type) {
 	case nil:
 		return nil, nil
@@ -171,13 +183,20 @@ func trajectory(v any) ([]message, error) {
 			}
 			return []message{msg}, nil
 		}
-		if s, ok := t["tool"].(string); ok {
-			return trajectory(s)
-		}
-		for _, k := range toolListKeys {
-			if inner, ok := t[k]; ok {
-				return trajectory(inner)
+		for _, k := range keys {
+			inner, ok := t[k]
+			if !ok {
+				continue
 			}
+			if k == "tool" {
+				// {"tool": "search"} names one tool; with arguments it is one tool call
+				// ({"tool": "search", "args": {...}}), read by readCall below.
+				if s, ok := inner.(string); ok && !hasArgs(t) {
+					return trajectory(s, keys)
+				}
+				continue
+			}
+			return trajectory(inner, keys)
 		}
 		if c, ok, err := readCall(t); ok || err != nil {
 			if err != nil {
@@ -189,6 +208,16 @@ func trajectory(v any) ([]message, error) {
 	default:
 		return nil, shapeError("tools", v)
 	}
+}
+
+// hasArgs reports whether a tool-call object carries one of the argument keys.
+func hasArgs(m map[string]any) bool {
+	for _, k := range callArgKeys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func readMessage(m map[string]any) (message, error) {
@@ -297,6 +326,8 @@ func classification(v any) (string, error) {
 // confidence reads a confidence: a number, a numeric string, or an object's `confidence`.
 func confidence(v any) (float64, bool) {
 	switch t := normalize(v).(type) {
+	case nil, bool, []any:
+		return 0, false
 	case float64:
 		return t, true
 	case string:
@@ -309,8 +340,119 @@ func confidence(v any) (float64, bool) {
 			}
 			return confidence(c)
 		}
+	default:
+		// A Go value that json.Marshal refused: a typed map or struct holding NaN or ±Inf
+		// (map[string]float64{"confidence": NaN}). Read it as its JSON form would be read,
+		// so that it scores 0 and fails like map[string]any{"confidence": NaN}.
+		return reflectConfidence(reflect.ValueOf(t))
 	}
 	return 0, false
+}
+
+// reflectConfidence finds a confidence in a value json.Marshal cannot encode: a float, a
+// map with string keys holding `confidence`, or a struct whose field encodes as
+// `confidence` (its json tag name, else its Go name), through pointers and interfaces.
+func reflectConfidence(rv reflect.Value) (float64, bool) {
+	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+		if rv.IsNil() {
+			return 0, false
+		}
+		rv = rv.Elem()
+	}
+	switch rv.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return rv.Float(), true
+	case reflect.Map:
+		if rv.Type().Key().Kind() != reflect.String {
+			return 0, false
+		}
+		c := rv.MapIndex(reflect.ValueOf("confidence").Convert(rv.Type().Key()))
+		if !c.IsValid() {
+			return 0, false
+		}
+		return fieldConfidence(c)
+	case reflect.Struct:
+		for i := range rv.NumField() {
+			f := rv.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			if cmp.Or(name, f.Name) == "confidence" {
+				return fieldConfidence(rv.Field(i))
+			}
+		}
+	}
+	return 0, false
+}
+
+// fieldConfidence reads the value under a `confidence` key found by reflection: a float
+// directly (NaN and ±Inf included), anything else as confidence() reads it (an object is
+// no confidence).
+func fieldConfidence(c reflect.Value) (float64, bool) {
+	for c.Kind() == reflect.Interface || c.Kind() == reflect.Pointer {
+		if c.IsNil() {
+			return 0, false
+		}
+		c = c.Elem()
+	}
+	switch c.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return c.Float(), true
+	case reflect.Map, reflect.Struct:
+		return 0, false
+	}
+	return confidence(c.Interface())
+}
+
+// metaExpectedKeys are the metadata keys of every evaluator's expected value.
+var metaExpectedKeys = []string{
+	MetaExpectedTool, MetaExpectedTools, MetaExpectedSequence, MetaExpectedTrajectory,
+	MetaExpectedInteractions, MetaExpectedOutput, MetaExpectedClassification,
+}
+
+// toolReference returns the expected value of a tool evaluator (selection, sequence,
+// trajectory): the first present metadata key of its own, else the reference. A reference
+// that is a bare string is a tool name only when stringOK says so: otherwise it is another
+// evaluator's expectation (the seed's `"reference": "question"` is a class label) and this
+// evaluator has no reference (ErrNoReference), as the interactions evaluator rules for a
+// reference that is not a list of interactions. Expected values from metadata are never
+// refused.
+func toolReference(name string, ex Example, stringOK func(Example) bool, keys ...string) (any, string, error) {
+	want := "metadata." + strings.Join(keys, ", metadata.")
+	ref, src, ok := expected(ex, keys...)
+	if !ok {
+		return nil, "", fmt.Errorf("%s: %w (want %s or reference)", name, ErrNoReference, want)
+	}
+	if src == "reference" && !stringOK(ex) {
+		if s, isString := normalize(ref).(string); isString {
+			return nil, "", fmt.Errorf("%s: %w (want %s or a reference that is a list or a tool call; the string reference %q belongs to another evaluator)",
+				name, ErrNoReference, want, truncate(s, 60))
+		}
+	}
+	return ref, src, nil
+}
+
+// stringNever refuses a bare-string reference (tool sequence, trajectory: evalaf's sequence
+// evaluator rejects a string reference too).
+func stringNever(Example) bool { return false }
+
+// stringUnlessOtherKeys accepts a bare-string reference as the expected tool unless the
+// example carries the metadata key of another evaluator than tool selection: then the
+// string is that evaluator's case (a class label beside expected_sequence, say).
+func stringUnlessOtherKeys(ex Example) bool {
+	for _, k := range metaExpectedKeys {
+		if k == MetaExpectedTool || k == MetaExpectedTools {
+			continue
+		}
+		if v, ok := ex.Metadata[k]; ok && v != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // expected returns the first present metadata key, else the reference.

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Default evaluator names (evalaf's).
@@ -27,10 +26,16 @@ type toolSelection struct{ name string }
 // one-to-one (name "" = "tool_selection").
 //
 // Expected tools: Metadata["expected_tools"], else Metadata["expected_tool"], else
-// Reference. Expected and actual tools are read in every shape toolNames accepts: a string,
+// Reference. A Reference that is a bare string is taken as the tool only when the example
+// carries no other evaluator's metadata key (expected_sequence, expected_trajectory,
+// expected_interactions, expected_output, expected_classification): beside one of them it is
+// that evaluator's case (a class label) and Evaluate returns ErrNoReference. Expected and
+// actual tools are read in every shape toolNames accepts: a string,
 // a list of names or tool-call objects, `{"tool": ...}`, `{"tools": [...]}`,
-// `{"selected_tools": [...]}`, `{"tool_sequence": [...]}`, OpenAI messages. Names are
-// trimmed and compared case-sensitively.
+// `{"selected_tools": [...]}`, `{"tool_sequence": [...]}`, OpenAI messages; an object
+// carrying several lists is read through `tool`, then `tools`, `selected_tools`,
+// `tool_sequence`, `sequence`, `tool_calls`, `trajectory`, `messages`. Names are trimmed
+// and compared case-sensitively.
 //
 // Score = |expected ∩ actual| / |expected| with ∩ the multiset intersection (each actual
 // call matches at most one expected call). Pass = expected and actual are equal as
@@ -43,7 +48,7 @@ func NewToolSelectionEvaluator(name string) Evaluator {
 func (e toolSelection) Name() string { return e.name }
 
 func (e toolSelection) Evaluate(_ context.Context, ex Example, output any) (Result, error) {
-	want, got, err := readToolLists(e.name, ex, output, MetaExpectedTools, MetaExpectedTool)
+	want, got, err := readToolLists(e.name, ex, output, selectionKeys, stringUnlessOtherKeys, MetaExpectedTools, MetaExpectedTool)
 	if err != nil {
 		return Result{}, err
 	}
@@ -79,7 +84,13 @@ type toolSequence struct{ name string }
 //
 // Expected sequence: Metadata["expected_sequence"], else Reference; both, and the output,
 // are read like NewToolSelectionEvaluator's (a list, `{"tool_sequence": [...]}`,
-// `{"sequence": [...]}`, tool calls, messages).
+// `{"sequence": [...]}`, tool calls, messages), except that an object carrying several
+// lists is read through its own keys first: `tool_sequence`, `sequence`, then `tool`,
+// `tools`, `selected_tools`, `tool_calls`, `trajectory`, `messages` (so an output with both
+// a selection and a sequence is scored on the sequence). A Reference that is a bare string is not a
+// sequence (it is a class label or a single expected tool, as in evalaf's datasets, whose
+// sequence evaluator rejects it too): Evaluate returns ErrNoReference. A string in
+// Metadata["expected_sequence"] is a one-tool sequence.
 //
 // Score = len(LCS(expected, actual)) / len(expected), LCS the longest common subsequence
 // (repeated names count once per occurrence). Pass = the sequences are equal element-wise.
@@ -92,7 +103,7 @@ func NewToolCallSequenceEvaluator(name string) Evaluator {
 func (e toolSequence) Name() string { return e.name }
 
 func (e toolSequence) Evaluate(_ context.Context, ex Example, output any) (Result, error) {
-	want, got, err := readToolLists(e.name, ex, output, MetaExpectedSequence)
+	want, got, err := readToolLists(e.name, ex, output, sequenceKeys, stringNever, MetaExpectedSequence)
 	if err != nil {
 		return Result{}, err
 	}
@@ -118,17 +129,17 @@ func (e toolSequence) Evaluate(_ context.Context, ex Example, output any) (Resul
 	}, nil
 }
 
-// readToolLists reads the expected tool names (the first present metadata key, else the
-// reference) and the output's.
-func readToolLists(name string, ex Example, output any, keys ...string) (want, got []string, err error) {
-	ref, src, ok := expected(ex, keys...)
-	if !ok {
-		return nil, nil, fmt.Errorf("%s: %w (want metadata.%s or reference)", name, ErrNoReference, strings.Join(keys, ", metadata."))
+// readToolLists reads the expected tool names (toolReference: the first present metadata
+// key, else the reference) and the output's.
+func readToolLists(name string, ex Example, output any, order []string, stringOK func(Example) bool, keys ...string) (want, got []string, err error) {
+	ref, src, err := toolReference(name, ex, stringOK, keys...)
+	if err != nil {
+		return nil, nil, err
 	}
-	if want, err = toolNames(ref); err != nil {
+	if want, err = toolNames(ref, order); err != nil {
 		return nil, nil, fmt.Errorf("%s: %s: %w", name, src, err)
 	}
-	if got, err = toolNames(output); err != nil {
+	if got, err = toolNames(output, order); err != nil {
 		return nil, nil, fmt.Errorf("%s: output: %w", name, err)
 	}
 	return want, got, nil

@@ -17,7 +17,9 @@ import (
 type TrajectoryMode string
 
 // Trajectory modes: agentevals' four (create_trajectory_match_evaluator) and ADK's two
-// partial-order modes (trajectory_evaluator.py).
+// partial-order modes (trajectory_evaluator.py). Mode and argument-mode names are
+// case-insensitive, so ADK's IN_ORDER and ANY_ORDER are accepted as written, and ADK's EXACT
+// is TrajectoryStrict.
 const (
 	// TrajectoryStrict: same messages in the same order with the same roles; within one
 	// message the same tool calls in any order. A flat list of tool calls is one message
@@ -72,12 +74,37 @@ type TrajectoryOptions struct {
 	PartialCredit bool
 }
 
-// Validate reports an unknown mode or argument mode, naming the field.
+// canonical returns o with its mode names as the constants spell them: trimmed and
+// lower-cased (ADK writes IN_ORDER, ANY_ORDER, EXACT), and ADK's EXACT as TrajectoryStrict.
+func (o TrajectoryOptions) canonical() TrajectoryOptions {
+	o.Mode = TrajectoryMode(strings.ToLower(strings.TrimSpace(string(o.Mode))))
+	if o.Mode == "exact" {
+		o.Mode = TrajectoryStrict
+	}
+	o.ArgsMode = canonicalArgsMode(o.ArgsMode)
+	if len(o.ArgsOverrides) > 0 {
+		ov := make(map[string]ArgsMatcher, len(o.ArgsOverrides))
+		for tool, m := range o.ArgsOverrides {
+			m.Mode = canonicalArgsMode(m.Mode)
+			ov[tool] = m
+		}
+		o.ArgsOverrides = ov
+	}
+	return o
+}
+
+func canonicalArgsMode(m ArgsMode) ArgsMode {
+	return ArgsMode(strings.ToLower(strings.TrimSpace(string(m))))
+}
+
+// Validate reports an unknown mode or argument mode, naming the field. Names are
+// case-insensitive, and ADK's EXACT is strict.
 func (o TrajectoryOptions) Validate() error {
+	o = o.canonical()
 	switch o.Mode {
 	case "", TrajectoryStrict, TrajectoryUnordered, TrajectorySubset, TrajectorySuperset, TrajectoryInOrder, TrajectoryAnyOrder:
 	default:
-		return fmt.Errorf("%w: mode %q: want strict, unordered, subset, superset, in_order or any_order", ErrInvalidOption, o.Mode)
+		return fmt.Errorf("%w: mode %q: want strict (or exact), unordered, subset, superset, in_order or any_order", ErrInvalidOption, o.Mode)
 	}
 	if err := validArgsMode(o.ArgsMode); err != nil {
 		return fmt.Errorf("args_mode: %w", err)
@@ -108,10 +135,16 @@ type trajectoryEval struct {
 // (name "" = "trajectory_match"). Invalid options make every Evaluate return the
 // Validate error.
 //
-// Reference: Metadata["expected_trajectory"], else Reference. Both it and the output are
+// Reference: Metadata["expected_trajectory"], else Reference. A Reference that is a bare
+// string is another evaluator's (a class label, a single tool for tool selection): Evaluate
+// returns ErrNoReference; a string in Metadata["expected_trajectory"] is a one-call
+// trajectory. Both the reference and the output are
 // read as OpenAI / agentevals messages (`role`, `tool_calls[].function.{name, arguments}`),
-// `{"messages": [...]}`, or a flat list of tool calls (names, or objects with `name` /
-// `tool_name` and `args` / `arguments` / `parameters`). Calls are matched one-to-one by a
+// `{"messages": [...]}`, a flat list of tool calls (names, or objects with `name` /
+// `tool_name` / `tool` and `args` / `arguments` / `parameters` / `input`), or one such
+// tool-call object, arguments included; an object carrying several lists is
+// read through `trajectory`, then `messages`, `tool_calls`, `tool_sequence`, `sequence`,
+// `tool`, `tools`, `selected_tools`. Calls are matched one-to-one by a
 // maximum bipartite matching, so repeated calls are never counted twice and the verdict
 // does not depend on list order.
 //
@@ -119,7 +152,7 @@ type trajectoryEval struct {
 // score 1, pass. Details: mode, args_mode, expected_calls, actual_calls, matched,
 // unmatched_expected, unmatched_actual.
 func NewTrajectoryMatchEvaluator(name string, opts TrajectoryOptions) Evaluator {
-	opts.Mode = TrajectoryMode(strings.ToLower(string(opts.Mode)))
+	opts = opts.canonical()
 	if opts.Mode == "" {
 		opts.Mode = TrajectoryStrict
 	}
@@ -135,15 +168,15 @@ func (e trajectoryEval) Evaluate(_ context.Context, ex Example, output any) (Res
 	if e.err != nil {
 		return Result{}, fmt.Errorf("%s: %w", e.name, e.err)
 	}
-	ref, src, ok := expected(ex, MetaExpectedTrajectory)
-	if !ok {
-		return Result{}, fmt.Errorf("%s: %w (want metadata.expected_trajectory or reference)", e.name, ErrNoReference)
+	ref, src, err := toolReference(e.name, ex, stringNever, MetaExpectedTrajectory)
+	if err != nil {
+		return Result{}, err
 	}
-	want, err := trajectory(ref)
+	want, err := trajectory(ref, trajectoryKeys)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %s: %w", e.name, src, err)
 	}
-	got, err := trajectory(output)
+	got, err := trajectory(output, trajectoryKeys)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: output: %w", e.name, err)
 	}

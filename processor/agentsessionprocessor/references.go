@@ -79,9 +79,10 @@ type ReferencesConfig struct {
 
 // TrajectoryConfig configures the trajectory evaluator (agentevals / ADK modes).
 type TrajectoryConfig struct {
-	// Mode: strict (default), unordered, subset, superset, in_order, any_order.
+	// Mode: strict (default), unordered, subset, superset, in_order, any_order; names are
+	// case-insensitive (ADK's IN_ORDER) and ADK's EXACT is strict.
 	Mode string `mapstructure:"mode"`
-	// ArgsMode: exact (default), ignore, subset, superset.
+	// ArgsMode: exact (default), ignore, subset, superset; case-insensitive.
 	ArgsMode string `mapstructure:"args_mode"`
 	// ArgsOverrides: per tool name, an argument mode.
 	ArgsOverrides map[string]string `mapstructure:"args_overrides"`
