@@ -330,6 +330,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 		decodeErrs []error
 		analyses   []*evaluation.Analysis
 		spanOf     []keptSpan // analyses[i] came from spanOf[i]
+		held       []bool     // analyses[i] was taken from the handoff
 		verdicts   []store.JudgeVerdict
 		kept       []keptSpan
 	)
@@ -337,6 +338,17 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 	// only then, by failed).
 	keep := func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) {
 		kept = append(kept, keptSpan{rs, ss, span})
+	}
+	// giveBack returns the analyses taken from the handoff whose save is retried (all when
+	// retry is nil) to it, so that the retry stores them whole rather than decoded from
+	// their span, which may carry only a session's newest turns (agent_eval.turns_omitted)
+	// and, since the retry is a copy, under the same key.
+	giveBack := func(retry func(i int) bool) {
+		for i := range analyses {
+			if held[i] && (retry == nil || retry(i)) {
+				e.handoff.PutAnalysis(handoff.KeyOf(spanOf[i].span), analyses[i])
+			}
+		}
 	}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -358,7 +370,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 						decodeErrs = append(decodeErrs, err)
 					}
 				case semconv.EvalKindAgentSession:
-					a, err := e.analysis(span)
+					a, fromHandoff, err := e.analysis(span)
 					if errors.Is(err, errUnverified) {
 						forged++
 						evalSpans-- // unauthenticated spans are not counted as evaluation spans
@@ -370,6 +382,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 						continue
 					}
 					analyses = append(analyses, a)
+					held = append(held, fromHandoff)
 					spanOf = append(spanOf, keptSpan{rs, ss, span})
 					keep(rs, ss, span)
 				case semconv.EvalKindJudge, semconv.EvalKindReference:
@@ -408,12 +421,14 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 					rejected = append(rejected, err)
 				case err != nil: // an outage began: the batch is retried
 					e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(verdicts)))
+					giveBack(nil)
 					return consumererror.NewTraces(fmt.Errorf("agenteval: saving judge verdicts to the result store failed: %w", err), failed(kept))
 				}
 			}
 			e.logger.Error("agenteval: the result store refused judge verdicts that no retry can store; they are dropped", zap.Error(errors.Join(rejected...)))
 		case err != nil:
 			e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(verdicts)))
+			giveBack(nil)
 			return consumererror.NewTraces(fmt.Errorf("agenteval: saving %d judge verdicts to the result store failed: %w", len(verdicts), err), failed(kept))
 		}
 	}
@@ -445,6 +460,7 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 				zap.Error(errors.Join(rejected[rejectedVerdicts:]...)))
 		}
 		if len(retry) > 0 {
+			giveBack(func(i int) bool { return errs[i] != nil && !errors.Is(errs[i], store.ErrRejected) })
 			e.telemetry.ExporterAgentevalStoreErrors.Add(ctx, int64(len(retry)))
 			err := fmt.Errorf("agenteval: saving %d analyses to the result store failed: %w", len(retry), retryErr)
 			if e.storeFailing.CompareAndSwap(false, true) && !errors.Is(err, errStoreNotConnected) {
@@ -504,28 +520,31 @@ var errUnverified = errors.New("not signed with signing_key")
 // it by this collector's processor (taken out of the handoff), else the one decoded
 // from its attributes, after its signature check when the front skipped it
 // (attrUnverified). Errors: errUnverified, the decode's, or an empty session_id.
-func (e *agentEvalExporter) analysis(span ptrace.Span) (*evaluation.Analysis, error) {
-	var a *evaluation.Analysis
-	held := false
+func (e *agentEvalExporter) analysis(span ptrace.Span) (a *evaluation.Analysis, held bool, err error) {
 	if h := e.handoff; h != nil {
 		a, held = h.TakeAnalysis(handoff.KeyOf(span))
 	}
 	if !held {
 		if v, ok := span.Attributes().Get(attrUnverified); ok && v.Bool() {
 			if err := e.signer.Verify(span.Attributes()); err != nil {
-				return nil, fmt.Errorf("%w: %w", errUnverified, err)
+				return nil, false, fmt.Errorf("%w: %w", errUnverified, err)
 			}
 		}
 		d, err := evalspan.DecodeAnalysis(span.Attributes())
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		a = &d
+		if v, ok := span.Attributes().Get(semconv.AgentEvalTurnsOmitted); ok && len(d.TurnResults) > 0 {
+			e.logger.Warn("agenteval: a session span over the processor's emit.max_session_span_bytes carries only its newest turns; "+
+				"the older ones are stored only where an earlier save or this collector's processor (handoff) stored them",
+				zap.String("session_id", d.SessionID), zap.Int64("turns_omitted", v.Int()), zap.Int("first_turn_carried", d.TurnResults[0].TurnIndex))
+		}
 	}
 	if a.SessionID == "" {
-		return nil, errors.New("session_id is empty")
+		return nil, false, errors.New("session_id is empty")
 	}
-	return a, nil
+	return a, held, nil
 }
 
 // recordTurn decodes a turn evaluation span and records its result (recordTurnResult).

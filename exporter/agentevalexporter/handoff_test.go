@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,8 +70,18 @@ func runProcessor(t *testing.T, files []string, h *handoff.Handoff) []ptrace.Tra
 // sessions are evaluated as in a running collector, not by the shutdown.
 func runProcessorTraces(t *testing.T, tds []ptrace.Traces, h *handoff.Handoff, sessions int) []ptrace.Traces {
 	t.Helper()
+	return runProcessorWith(t, tds, h, sessions, nil)
+}
+
+// runProcessorWith is runProcessorTraces with the processor's configuration changed by
+// set (when not nil).
+func runProcessorWith(t *testing.T, tds []ptrace.Traces, h *handoff.Handoff, sessions int, set func(*agentsessionprocessor.Config)) []ptrace.Traces {
+	t.Helper()
 	f := agentsessionprocessor.NewFactory()
 	cfg := f.CreateDefaultConfig().(*agentsessionprocessor.Config)
+	if set != nil {
+		set(cfg)
+	}
 	host := handofftest.Host{}
 	if h != nil {
 		h.Attach()
@@ -307,8 +319,9 @@ func TestHandoffEvictedEntryIsDecoded(t *testing.T) {
 }
 
 // TestHandoffStoreDownThenUp: with the handoff on and the store refusing writes, the
-// analyses wait in the sending queue (their entries taken by the first attempt, the
-// retries decode the spans) and are each stored once when the store comes back.
+// analyses wait in the sending queue (each failed attempt gives its entries back, so the
+// retries store the handed-off analyses, not decoded spans) and are each stored once when
+// the store comes back, which empties the handoff.
 func TestHandoffStoreDownThenUp(t *testing.T) {
 	h := handoff.New(1 << 16)
 	batches := runProcessor(t, realTraceFiles(t), h)
@@ -329,11 +342,13 @@ func TestHandoffStoreDownThenUp(t *testing.T) {
 	for _, td := range batches {
 		require.NoError(t, x.consume(td))
 	}
-	require.Eventually(t, func() bool { return h.Len() == 0 }, 10*time.Second, 10*time.Millisecond,
-		"every entry taken by a first attempt")
+	require.Eventually(t, func() bool { return fs.saves.Load() > int32(2*sessions) }, 10*time.Second, 10*time.Millisecond,
+		"the first attempts failed and retries follow")
 	assert.Empty(t, x.sessionIDs(""))
+	assert.Equal(t, sessions, h.Len(), "the failed attempts gave their entries back")
 	fs.failures.Store(0) // the store is back
 	require.Eventually(t, func() bool { return len(x.sessionIDs("?limit=1000")) == sessions }, 20*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return h.Len() == 0 }, 10*time.Second, 10*time.Millisecond, "the stored analyses were taken")
 	metadatatest.AssertEqualExporterAgentevalAnalysesStored(t, x.tel,
 		[]metricdata.DataPoint[int64]{{Value: int64(sessions)}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }
@@ -515,4 +530,103 @@ func TestHandoffAttachedWhileRunning(t *testing.T) {
 	h.PutAnalysis(handoff.KeyOf(sp), &a)
 	assert.Zero(t, h.Len(), "shut down: nothing stored")
 	require.NoError(t, exp.shutdown(context.Background()), "a second shutdown")
+}
+
+// longConversation is the recorded OpenAI Agents handoff run repeated as n turns of one
+// conversation: each copy under its own trace id, 10 s after the previous one.
+func longConversation(t *testing.T, n int) []ptrace.Traces {
+	t.Helper()
+	one := readTraces(t, "../../testdata/samples/openai_agents_handoff.json")
+	out := make([]ptrace.Traces, n)
+	for i := range n {
+		td := ptrace.NewTraces()
+		one.CopyTo(td)
+		tid := pcommon.TraceID{0xa1, byte(i >> 8), byte(i), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
+		shift := time.Duration(i) * 10 * time.Second
+		for ref := range pdatautil.Spans(td) {
+			sp := ref.Span
+			sp.SetTraceID(tid)
+			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(sp.StartTimestamp().AsTime().Add(shift)))
+			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(sp.EndTimestamp().AsTime().Add(shift)))
+		}
+		out[i] = td
+	}
+	return out
+}
+
+// TestLongSessionSpanBounded: the session span of a long conversation stays within
+// emit.max_session_span_bytes (it grew by a few KB a turn, and past the 4 MiB of a
+// default OTLP receiver the downstream refusal dropped the user's spans batched with it).
+// It carries the newest turns and agent_eval.turns_omitted; an exporter with the handoff
+// stores every turn, also when the store was down at the first attempt (the retry takes
+// the analysis back from the handoff instead of decoding the span); an exporter that
+// decodes the span stores the turns it carries.
+func TestLongSessionSpanBounded(t *testing.T) {
+	const turns, limit = 40, 64 << 10
+	tds := longConversation(t, turns)
+	bounded := func(cfg *agentsessionprocessor.Config) { cfg.Emit.MaxSessionSpanBytes = limit }
+	h := handoff.New(1 << 16)
+	batches := runProcessorWith(t, tds, h, 0, bounded)
+	var omitted int64
+	for _, td := range batches {
+		eachEvalSpan(td, semconv.EvalKindAgentSession, func(sp ptrace.Span) {
+			one := ptrace.NewTraces()
+			sp.CopyTo(one.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty())
+			assert.LessOrEqual(t, (&ptrace.ProtoMarshaler{}).TracesSize(one), limit)
+			v, ok := sp.Attributes().Get(semconv.AgentEvalTurnsOmitted)
+			require.True(t, ok, "the span says it leaves turns out")
+			omitted = v.Int()
+			assert.Equal(t, turns-int(omitted), sp.Links().Len(), "linked to the turns it carries")
+		})
+	}
+	require.Positive(t, omitted)
+	require.Less(t, omitted, int64(turns))
+	unbounded := runProcessorWith(t, longConversation(t, turns), nil, 0, nil)
+	for _, td := range unbounded {
+		eachEvalSpan(td, semconv.EvalKindAgentSession, func(sp ptrace.Span) {
+			_, ok := sp.Attributes().Get(semconv.AgentEvalTurnsOmitted)
+			assert.False(t, ok, "the default bound (1 MiB) is far above 40 turns")
+			assert.Equal(t, turns, sp.Links().Len())
+		})
+	}
+
+	storedTurns := func(x *testExporter) []int {
+		var a evaluation.Analysis
+		ids := x.sessionIDs("")
+		require.Len(t, ids, 1)
+		require.Equal(t, http.StatusOK, x.getJSON("/api/v1/agent_sessions/"+url.PathEscape(ids[0]), &a))
+		var idx []int
+		for _, tr := range a.TurnResults {
+			idx = append(idx, tr.TurnIndex)
+		}
+		return idx
+	}
+	all := make([]int, turns)
+	for i := range all {
+		all[i] = i
+	}
+
+	// The handoff, and the store down at the first attempt.
+	cfg := testConfig()
+	cfg.Handoff = &handofftest.ID
+	cfg.QueueConfig = configoptional.Some(exporterhelper.NewDefaultQueueConfig())
+	cfg.RetryConfig.Enabled = true
+	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
+	cfg.RetryConfig.MaxInterval = 50 * time.Millisecond
+	cfg.RetryConfig.MaxElapsedTime = 0
+	fs := &flakyStore{}
+	fs.failures.Store(3)
+	x := newTestExporterWithExtensions(t, cfg, withFlakyStore(fs), handofftest.NewHost(h))
+	for _, td := range batches {
+		require.NoError(t, x.consume(td))
+	}
+	require.Eventually(t, func() bool { return len(x.sessionIDs("")) == 1 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, all, storedTurns(x), "every turn, from the handoff")
+
+	// Decoded from the span: the newest turns.
+	plain := newTestExporter(t, testConfig(), nil)
+	for _, td := range batches {
+		require.NoError(t, plain.consume(td))
+	}
+	assert.Equal(t, all[omitted:], storedTurns(plain))
 }

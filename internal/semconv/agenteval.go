@@ -36,6 +36,10 @@ const (
 	// attributes are read with no defaults.
 	AgentEvalTurnWireDefaults    = AgentEvalTurnPrefix + "wire_defaults"
 	AgentEvalSessionWireDefaults = AgentEvalSessionPrefix + "wire_defaults"
+	// AgentEvalTurnsOmitted (int) on a session evaluation span: how many of the session's
+	// oldest turns its typed attributes leave out, to stay within the processor's
+	// emit.max_session_span_bytes. Outside AgentEvalSessionPrefix: not signed, informative.
+	AgentEvalTurnsOmitted = "agent_eval.turns_omitted"
 	// AgentEvalJudge is true on the GenAI chat spans of judge calls (never evaluated).
 	AgentEvalJudge = "agent_eval.judge"
 

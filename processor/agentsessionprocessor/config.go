@@ -130,6 +130,14 @@ type Config struct {
 // record on bench-e2e's turns (docs/decisions/performance.md §8.14), some 55 MB.
 const defaultContinuationMaxRecords = 5000
 
+// defaultMaxSessionSpanBytes and minSessionSpanBytes bound emit.max_session_span_bytes: a
+// quarter of the 4 MiB a default OTLP/gRPC receiver takes in one request, which the span
+// shares with the spans batched with it; and room for a session's own fields and a turn.
+const (
+	defaultMaxSessionSpanBytes = 1 << 20
+	minSessionSpanBytes        = 64 << 10
+)
+
 // ContinuationConfig selects the continuation store.
 type ContinuationConfig struct {
 	// Driver is "" (in memory: at most max_records turn records, the least recently
@@ -175,6 +183,14 @@ type EmitConfig struct {
 	// session's evaluation span. Off by default: the typed attributes carry what the
 	// agenteval exporter stores.
 	Analysis bool `mapstructure:"analysis"`
+	// MaxSessionSpanBytes bounds the OTLP size of a session's evaluation span, in bytes
+	// (default 1 MiB; 0: no bound). The span carries every turn's result, about 2–10 KB a
+	// turn, so a long conversation's span grew without bound, past the 4 MiB a default
+	// OTLP/gRPC receiver takes, and the downstream refusal dropped the user's spans batched
+	// with it. Past the bound the span carries the newest turns that fit and
+	// agent_eval.turns_omitted; an agenteval exporter in the same collector (handoff) still
+	// stores every turn (docs/decisions/processor.md).
+	MaxSessionSpanBytes int `mapstructure:"max_session_span_bytes"`
 }
 
 // AgentConfig declares one agent and its tools.
@@ -241,6 +257,9 @@ func (cfg *Config) Validate() error {
 	}
 	if err := cfg.Emit.Interactions.validate("emit.interactions"); err != nil {
 		errs = append(errs, err)
+	}
+	if b := cfg.Emit.MaxSessionSpanBytes; b != 0 && b < minSessionSpanBytes {
+		errs = append(errs, fmt.Errorf("emit.max_session_span_bytes: must be 0 (no bound) or at least %d, got %d", minSessionSpanBytes, b))
 	}
 	if cfg.Continuation.MaxRecords <= 0 {
 		errs = append(errs, fmt.Errorf("continuation.max_records: must be positive, got %d", cfg.Continuation.MaxRecords))

@@ -53,7 +53,9 @@ type emitter struct {
 	toolCalls    EmitPolicy
 	interactions EmitPolicy
 	analysis     bool
-	signer       *evalspan.Signer // signs the turn and session spans' typed results
+	// maxSessionSpanBytes is emit.max_session_span_bytes (0: no bound).
+	maxSessionSpanBytes int
+	signer              *evalspan.Signer // signs the turn and session spans' typed results
 	// handoff, when set (the handoff setting), receives the result of every turn and
 	// session span encoded, keyed by the span (encodeTurnSpan, addSession), while the
 	// exporter is attached to it.
@@ -78,7 +80,8 @@ func newEmitter(cfg EmitConfig, signingKey string) *emitter {
 	if !wireDefaultsGate.IsEnabled() {
 		opts = append(opts, evalspan.WithoutWireDefaults())
 	}
-	return &emitter{toolCalls: cfg.ToolCalls, interactions: cfg.Interactions, analysis: cfg.Analysis, signer: evalspan.NewSigner(signingKey, opts...)}
+	return &emitter{toolCalls: cfg.ToolCalls, interactions: cfg.Interactions, analysis: cfg.Analysis,
+		maxSessionSpanBytes: cfg.MaxSessionSpanBytes, signer: evalspan.NewSigner(signingKey, opts...)}
 }
 
 // evalBatch accumulates evaluation spans (of any sessions) into one ptrace.Traces.
@@ -303,7 +306,10 @@ func (b *evalBatch) encodeTurnSpan(i int, tr *evaluation.TurnResult) {
 }
 
 // addSession emits the session span: a child of the last turn's root, linked to every
-// turn root, carrying the analysis as typed attributes (and as JSON with emit.analysis).
+// turn root it carries, with the analysis as typed attributes (and as JSON with
+// emit.analysis). A span over emit.max_session_span_bytes is written again with the
+// newest turns that fit (fitSession) and agent_eval.turns_omitted; the handoff gets the
+// whole analysis either way.
 func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 	if len(an.TurnResults) == 0 {
 		return nil
@@ -313,6 +319,64 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", an.SessionID, err)
 	}
+	if err := b.fillSession(sp, an); err != nil {
+		return err
+	}
+	if limit := b.e.maxSessionSpanBytes; limit > 0 && mayExceed(an) {
+		if err := b.fitSession(sp, an, limit); err != nil {
+			return err
+		}
+	}
+	if h := b.e.handoff; h != nil {
+		h.PutAnalysis(handoff.KeyOf(sp), an)
+	}
+	return nil
+}
+
+// mayExceed: an's session span is measured against the bound only past unboundedTurns
+// turns, so that the common short session pays no copy for it (a few KB a turn, far below
+// the least bound of 64 KiB).
+func mayExceed(an *evaluation.Analysis) bool {
+	const unboundedTurns = 8
+	return len(an.TurnResults) > unboundedTurns
+}
+
+// fitSession measures sp and, when it is larger than limit bytes, writes it again with the
+// newest turns of an that fit, fewer each round in proportion to the excess, and
+// agent_eval.turns_omitted = the turns left out (at least the last turn is kept). The
+// turns are a suffix, so an exporter that decodes the span stores them as a later save
+// that keeps the stored turns below its first one (docs/decisions/sessions.md §4.6).
+func (b *evalBatch) fitSession(sp ptrace.Span, an *evaluation.Analysis, limit int) error {
+	n, keep := len(an.TurnResults), len(an.TurnResults)
+	for size := spanBytes(sp); size > limit && keep > 1; size = spanBytes(sp) {
+		keep = min(keep-1, max(1, int(float64(keep)*float64(limit)/float64(size)*0.95)))
+		part := *an
+		part.TurnResults = an.TurnResults[n-keep:]
+		sp.Attributes().RemoveIf(func(k string, _ pcommon.Value) bool {
+			return k != semconv.AgentEvalKind && k != semconv.AgentEvalSessionID // appendSpan's
+		})
+		sp.Events().RemoveIf(func(ptrace.SpanEvent) bool { return true })
+		sp.Links().RemoveIf(func(ptrace.SpanLink) bool { return true })
+		if err := b.fillSession(sp, &part); err != nil {
+			return err
+		}
+	}
+	if keep < n {
+		sp.Attributes().PutInt(semconv.AgentEvalTurnsOmitted, int64(n-keep))
+	}
+	return nil
+}
+
+// spanBytes is sp's size in an OTLP request, in bytes.
+func spanBytes(sp ptrace.Span) int {
+	td := ptrace.NewTraces()
+	sp.CopyTo(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty())
+	return (&ptrace.ProtoMarshaler{}).TracesSize(td)
+}
+
+// fillSession writes an onto the empty session span sp: links to its turns' roots, the
+// filtering attributes, the result events and the signed typed attributes.
+func (b *evalBatch) fillSession(sp ptrace.Span, an *evaluation.Analysis) error {
 	for _, t := range an.TurnResults {
 		tid, err1 := decodeTraceID(t.TraceID)
 		sid, err2 := decodeSpanID(t.RootSpanID)
@@ -349,9 +413,6 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 		a.PutStr(semconv.AgentEvalAnalysis, string(js))
 	}
 	sig.Put(a)
-	if h := b.e.handoff; h != nil {
-		h.PutAnalysis(handoff.KeyOf(sp), an)
-	}
 	return nil
 }
 

@@ -42,7 +42,7 @@ func createDefaultConfig() component.Config {
 		MaxTextBytes:       defaultMaxTextBytes,
 		EndAttribute:       semconv.AgentEvalSessionEnd,
 		Scoring:            evaluation.DefaultConfig(),
-		Emit:               EmitConfig{ToolCalls: EmitToolCallsIssues, Interactions: EmitToolCallsIssues},
+		Emit:               EmitConfig{ToolCalls: EmitToolCallsIssues, Interactions: EmitToolCallsIssues, MaxSessionSpanBytes: defaultMaxSessionSpanBytes},
 		Continuation:       ContinuationConfig{MaxRecords: defaultContinuationMaxRecords},
 		References:         defaultReferencesConfig(),
 	}
