@@ -25,9 +25,20 @@ const MaxSessionKeys = 254
 // DefaultMaxTextBytes is the text cap used when Config.MaxTextBytes is not positive.
 const DefaultMaxTextBytes = 32 << 10
 
-// minParseLimit is the smallest parse budget: a JSON-encoded message list or tool
-// definition list larger than max(16 × MaxTextBytes, minParseLimit) is not parsed.
+// minParseLimit is the smallest parse budget of tool definitions, name lists and
+// metadata: such a JSON value larger than max(16 × MaxTextBytes, minParseLimit) is not
+// parsed (definitions are compiled, and cost far more than their bytes).
 const minParseLimit = 64 << 10
+
+// minMessageParseLimit is the smallest parse budget of message lists and content values
+// (gen_ai.input/output.messages and their equivalents): one larger than
+// max(16 × MaxTextBytes, minMessageParseLimit) is not parsed. A model's input list holds
+// the whole conversation and its tool results (hundreds of KB with a large context
+// window), and an answer may be long: below this bound they are read, in place, their
+// texts then cut to MaxTextBytes, so that neither the user message nor the final response
+// is lost to their size. With the 64 KiB of minParseLimit, a 70 KB answer was scored as
+// an empty one (docs/decisions/conventions.md).
+const minMessageParseLimit = 4 << 20
 
 // parentIsRemote is the pair of OTLP span flags that says the span's parent context is
 // remote: SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK (0x100, the flag is known) and
@@ -77,6 +88,7 @@ type Extractor struct {
 	endAttr     string
 	maxText     int
 	parseLimit  int
+	msgLimit    int // message lists and content values: minMessageParseLimit
 	defs        *toolDefCache
 }
 
@@ -99,6 +111,7 @@ func NewExtractor(cfg Config) *Extractor {
 		e.maxText = DefaultMaxTextBytes
 	}
 	e.parseLimit = max(16*e.maxText, minParseLimit)
+	e.msgLimit = max(16*e.maxText, minMessageParseLimit)
 	for k, id := range staticKeys {
 		e.keys[k] = keyInfo{id: id}
 	}

@@ -107,7 +107,7 @@ func (rd msgReader) read(data []byte, o *msgOut) error {
 // parse reads one JSON-bearing value with reader, recording size and syntax problems.
 // It reports whether the value was read.
 func (e *Extractor) parse(r *session.SpanRecord, key string, v pcommon.Value, o *msgOut, reader msgReader) bool {
-	data, ok := jsonBytes(v, e.parseLimit)
+	data, ok := jsonBytes(v, e.msgLimit)
 	if !ok {
 		r.Truncated = true
 		addProblem(r, key, "value larger than the parse limit, not parsed")
@@ -133,7 +133,7 @@ func (e *Extractor) eventMessage(r *session.SpanRecord, key string, v pcommon.Va
 			return s
 		}
 	}
-	data, ok := jsonBytes(v, e.parseLimit)
+	data, ok := jsonBytes(v, e.msgLimit)
 	if !ok {
 		r.Truncated = true
 		addProblem(r, key, "value larger than the parse limit, not parsed")
@@ -255,7 +255,7 @@ func (e *Extractor) contentOutput(s *attrScan, ev *spanEvents, r *session.SpanRe
 	if missingCallID(out.calls) && s.has[attrOutputValue] {
 		// OpenInference JS leaves the ids out of llm.output_messages.*; the LangChain
 		// LLMResult in output.value has them.
-		if data, ok := jsonBytes(s.v[attrOutputValue], e.parseLimit); ok {
+		if data, ok := jsonBytes(s.v[attrOutputValue], e.msgLimit); ok {
 			fillCallIDs(out.calls, lcGenerationCalls(data))
 		}
 	}
@@ -388,7 +388,7 @@ func (e *Extractor) genericInput(s *attrScan, r *session.SpanRecord, in *msgOut)
 		if in.hasUser && (c == '[' || strings.Contains(t, `"messages"`)) {
 			return // a message list already read from a richer source
 		}
-		if !in.hasUser && len(t) <= e.parseLimit {
+		if !in.hasUser && len(t) <= e.msgLimit {
 			var probe msgOut
 			if readInput(unsafeBytes(t), &probe) == nil && probe.messages > 0 {
 				if probe.hasUser {
@@ -415,7 +415,7 @@ func (e *Extractor) genericOutput(s *attrScan, r *session.SpanRecord, out *msgOu
 		t = string(b)
 	}
 	c := firstByte(unsafeBytes(t))
-	if (c == '[' || c == '{') && len(t) <= e.parseLimit && !strings.HasPrefix(s.str(attrOutputMime), "text/") {
+	if (c == '[' || c == '{') && len(t) <= e.msgLimit && !strings.HasPrefix(s.str(attrOutputMime), "text/") {
 		var probe msgOut
 		if err := readOutput(unsafeBytes(t), &probe); err == nil && probe.messages > 0 {
 			*out = probe
@@ -611,7 +611,7 @@ func (e *Extractor) toolDefs(s *attrScan, events ptrace.SpanEventSlice, r *sessi
 		}
 	}
 	if s.has[attrADKLLMRequest] {
-		data, ok := jsonBytes(s.v[attrADKLLMRequest], e.parseLimit)
+		data, ok := jsonBytes(s.v[attrADKLLMRequest], e.msgLimit)
 		if !ok {
 			return
 		}

@@ -60,7 +60,7 @@ func (e *Extractor) deferInput(s *attrScan, ev *spanEvents, r *session.SpanRecor
 		}
 	}
 	v := s.v[attrInMsgs]
-	if v.Type() != pcommon.ValueTypeStr || len(v.Str()) > e.parseLimit {
+	if v.Type() != pcommon.ValueTypeStr || len(v.Str()) > e.msgLimit {
 		return false
 	}
 	var buf [16]jsonSpan

@@ -5,6 +5,7 @@ package conventions
 
 import (
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -112,6 +113,37 @@ func bytesAllocated(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestExtractLongMessageLists: a message list of 1 MiB (a long conversation's input, a
+// long answer) is read: the user message and the answer are found, cut to max_text_bytes.
+// With a parse limit of 64 KiB both were dropped whole, and a 70 KB answer was scored as
+// an empty one (task failed, response_quality 0).
+func TestExtractLongMessageLists(t *testing.T) {
+	const maxText = 4 << 10
+	ex := NewExtractor(Config{MaxTextBytes: maxText})
+	res, scope := pcommon.NewResource(), pcommon.NewInstrumentationScope()
+	var history strings.Builder
+	history.WriteString(`[`)
+	for i := range 400 { // 400 earlier turns of about 2.6 KB
+		fmt.Fprintf(&history, `{"role":"user","parts":[{"type":"text","content":"question %d %s"}]},`, i, strings.Repeat("x", 1300))
+		fmt.Fprintf(&history, `{"role":"assistant","parts":[{"type":"text","content":"answer %d %s"}]},`, i, strings.Repeat("y", 1300))
+	}
+	history.WriteString(`{"role":"user","parts":[{"type":"text","content":"What is the refund status of order 4411?"}]}]`)
+	answer := "Order 4411 was refunded. " + strings.Repeat("Details follow. ", 70<<10/16)
+	output := `[{"role":"assistant","parts":[{"type":"text","content":"` + answer + `"}]}]`
+	require.Greater(t, history.Len(), 1<<20)
+	chat := newSpan(t, "chat x", map[string]any{"gen_ai.operation.name": "chat",
+		"gen_ai.input.messages": history.String(), "gen_ai.output.messages": output})
+	var r session.SpanRecord
+	alloc := bytesAllocated(func() { r = runExtract(t, ex, res, scope, chat) })
+	t.Logf("%d bytes of messages read, %d bytes allocated", history.Len()+len(output), alloc)
+	assert.Less(t, alloc, uint64(history.Len()+len(output)), "transient allocation below the bytes read")
+	assert.Equal(t, "What is the refund status of order 4411?", r.UserMessage)
+	assert.True(t, strings.HasPrefix(r.Output, "Order 4411 was refunded."), "%.40q", r.Output)
+	assert.LessOrEqual(t, len(r.Output), maxText)
+	assert.True(t, r.Truncated, "the answer was cut to max_text_bytes")
+	assert.Empty(t, r.Problems)
 }
 
 // TestExtractHugeValues: 5 MB values are capped before any expensive work. The

@@ -110,7 +110,7 @@ func (e *Extractor) toolFields(s *attrScan, events ptrace.SpanEventSlice, r *ses
 	// A LangChain-serialised ToolMessage (OpenInference LangChain tracer): the result is
 	// its content, and it carries the call id.
 	if r.ToolResult != "" && s.has[attrOutputValue] {
-		if data, ok := jsonBytes(s.v[attrOutputValue], e.parseLimit); ok {
+		if data, ok := jsonBytes(s.v[attrOutputValue], e.msgLimit); ok {
 			if content, id, ok := lcToolMessage(data); ok {
 				r.ToolResult = e.text(r, content)
 				if r.ToolCallID == "" {

@@ -145,7 +145,7 @@ type voltSaved struct {
 // saved message is the only record of it. The calls are the span's RequestedCalls; the
 // assembler gives them to the agent's model span (assemble.go inheritSavedCalls).
 func (e *Extractor) voltSavedCalls(s *attrScan, r *session.SpanRecord) {
-	data, ok := jsonBytes(s.v[attrVoltInput], e.parseLimit)
+	data, ok := jsonBytes(s.v[attrVoltInput], e.msgLimit)
 	if !ok || !s.has[attrVoltInput] {
 		return
 	}
