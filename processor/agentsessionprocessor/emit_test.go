@@ -5,6 +5,7 @@ package agentsessionprocessor
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -173,4 +174,36 @@ func TestWireDefaultsGate(t *testing.T) {
 	session := decoded[true][1].(evaluation.Analysis)
 	require.Len(t, session.TurnResults, 1)
 	assert.Equal(t, tr.Interactions, session.TurnResults[0].Interactions, "the defaults left out are restored")
+}
+
+// TestLimitWarned: a limit that closes sessions early (here max_sessions evicting the
+// least recently active) is logged at warning level, naming a session, the reason and the
+// limit, at most once a minute with the count since the last warning; before, only the
+// sessions_evicted metric showed it.
+func TestLimitWarned(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxSessions = 2
+	p, _, clk := newTestProcessor(t, cfg, nil)
+	core, logs := observer.New(zapcore.WarnLevel)
+	p.logger = zap.New(core)
+	ctx := context.Background()
+	open := func(from, to int) {
+		for i := from; i < to; i++ {
+			_, err := p.processTraces(ctx, chatTurn(fmt.Sprintf("limit-%d", i), i, clk.now(), "What is the weather in Paris?", "Sunny.", false))
+			require.NoError(t, err)
+			p.step(ctx)
+		}
+	}
+	open(0, 5) // three sessions evicted
+	warned := logs.FilterMessageSnippet("a limit closed sessions early").All()
+	require.Len(t, warned, 1, "once a minute")
+	fields := warned[0].ContextMap()
+	assert.Equal(t, "max_sessions", fields["reason"])
+	assert.Equal(t, int64(2), fields["limit"])
+	assert.Equal(t, "limit-0", fields["session_id"])
+	clk.advance(2 * time.Minute)
+	open(5, 6)
+	warned = logs.FilterMessageSnippet("a limit closed sessions early").All()
+	require.Len(t, warned, 2)
+	assert.Equal(t, int64(3), warned[1].ContextMap()["sessions_closed_by_limits"], "the two suppressed and this one")
 }

@@ -97,6 +97,11 @@ type agentSessionProcessor struct {
 	// to close: each batch's arrival + turn_settle.
 	due []time.Time
 
+	// limitWarned is when a limit closing a session was last logged, and limitSince how
+	// many sessions limits closed since then (dispatch, under stepMu).
+	limitWarned time.Time
+	limitSince  int
+
 	// stepMu serializes steps: turns are closed, completed (Tracker.Finish) and handed
 	// to the shards in one order. shardsRunning (guarded by stepMu) says the shards'
 	// goroutines run (start to shutdown); otherwise handle evaluates inline.
@@ -562,6 +567,7 @@ func (p *agentSessionProcessor) dispatch(ctx context.Context, events []tracker.E
 	for _, ev := range events {
 		if ev.Kind == tracker.EventSessionEnded && ev.Session.Partial && isLimitReason(ev.Session.EndReason) {
 			p.telemetry.ProcessorAgentsessionSessionsEvicted.Add(ctx, 1)
+			p.warnLimit(ev.Session)
 		}
 		i := shardOf(ev.Session.ID, len(p.shards))
 		groups[i] = append(groups[i], ev)
@@ -1346,6 +1352,38 @@ func retainTurns(cfg *Config) int {
 		return 0
 	}
 	return 2
+}
+
+// limitWarnEvery is the least time between two warnings that limits closed sessions.
+const limitWarnEvery = time.Minute
+
+// warnLimit logs, at most once a limitWarnEvery, that a limit (max_sessions,
+// max_spans_per_session, max_session_duration) closed session s early, naming it, the
+// limit and how many sessions limits closed since the last warning: their open turns are
+// evaluated as partial from the spans seen, and a max_spans_per_session session's later
+// spans are passed on without evaluation. The metric sessions_evicted counts them all.
+func (p *agentSessionProcessor) warnLimit(s *session.AgentSession) {
+	p.limitSince++
+	now := p.now()
+	if !p.limitWarned.IsZero() && now.Sub(p.limitWarned) < limitWarnEvery {
+		return
+	}
+	var limit int
+	switch s.EndReason {
+	case session.EndReasonMaxSessions:
+		limit = p.cfg.MaxSessions
+	case session.EndReasonMaxSpans:
+		limit = p.cfg.MaxSpansPerSession
+	}
+	fields := []zap.Field{zap.String("session_id", s.ID), zap.String("reason", string(s.EndReason)),
+		zap.Int("sessions_closed_by_limits", p.limitSince)}
+	if limit > 0 {
+		fields = append(fields, zap.Int("limit", limit))
+	} else {
+		fields = append(fields, zap.Duration("limit", p.cfg.MaxSessionDuration))
+	}
+	p.logger.Warn("agentsession: a limit closed sessions early; their open turns are evaluated as partial from the spans seen (docs/decisions/sessions.md §2.6)", fields...)
+	p.limitWarned, p.limitSince = now, 0
 }
 
 func isLimitReason(reason session.EndReason) bool {
