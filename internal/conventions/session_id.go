@@ -14,7 +14,9 @@ const MaxSessionIDBytes = 1024
 
 // sessionIDProblem says why raw cannot be a session id, or "" when it can: longer than
 // max (the smaller of MaxSessionIDBytes and the extractor's MaxTextBytes), not valid UTF-8, or holding a control character (NUL included),
-// which the stores would have to strip or escape and so could merge two ids. A span
+// which the stores would have to strip or escape and so could merge two ids; or "." or
+// "..", which no client can put in the query API's path (/api/v1/agent_sessions/{id}:
+// URL path cleaning takes them for directories). A span
 // whose session key is rejected is keyed by its trace, like a span without one, and
 // the reason is recorded as a problem on the span.
 func sessionIDProblem(raw string, max int) string {
@@ -25,6 +27,8 @@ func sessionIDProblem(raw string, max int) string {
 		return "session id is not valid UTF-8; ignored"
 	case hasControl(raw):
 		return "session id holds a control character (NUL, newline...); ignored"
+	case raw == "." || raw == "..":
+		return fmt.Sprintf("session id %q names no session in a URL path; ignored", raw)
 	}
 	return ""
 }

@@ -42,6 +42,11 @@ func TestSessionIDs(t *testing.T) {
 		{"newline", map[string]any{"session.id": "a\nb"}, nil, "", "",
 			"session.id: session id holds a control character (NUL, newline...); ignored"},
 		{"unicode is fine", map[string]any{"session.id": "会话-é"}, nil, "会话-é", "session.id", ""},
+		{"dot", map[string]any{"session.id": "."}, nil, "", "",
+			`session.id: session id "." names no session in a URL path; ignored`},
+		{"dot dot", map[string]any{"session.id": ".."}, nil, "", "",
+			`session.id: session id ".." names no session in a URL path; ignored`},
+		{"dots in an id are fine", map[string]any{"session.id": "a..b"}, nil, "a..b", "session.id", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
