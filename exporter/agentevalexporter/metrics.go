@@ -179,8 +179,10 @@ func (m *promMetrics) createKnownSeries() {
 		evaluation.ReasonSchemaInvalid, evaluation.ReasonArgumentsNotCaptured, evaluation.ReasonArgumentsTruncated} {
 		m.notEvaluable.create(check, m.labels.reserve(domainReason, reason))
 	}
-	m.notEvaluable.create(m.labels.reserve(domainCheck, checkTurnDetection),
-		m.labels.reserve(domainReason, evaluation.ReasonContentNotCaptured))
+	turnCheck := m.labels.reserve(domainCheck, checkTurnDetection)
+	for _, reason := range []string{evaluation.ReasonContentNotCaptured, evaluation.ReasonCutByCollector} {
+		m.notEvaluable.create(turnCheck, m.labels.reserve(domainReason, reason))
+	}
 	kinds := []string{evaluation.RecToolUse, evaluation.RecHandoff, evaluation.RecReasoning,
 		evaluation.RecResponseQuality, evaluation.RecCoordination, evaluation.RecRDM, evaluation.RecCCM}
 	for _, issue := range []evaluation.IssueType{evaluation.IssueUnauthorizedTool, evaluation.IssueParameterHallucination,

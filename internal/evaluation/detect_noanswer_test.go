@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
@@ -60,4 +61,40 @@ func TestNoAnswerDetector(t *testing.T) {
 			assert.Len(t, expl, 1)
 		})
 	}
+}
+
+// TestTurnCutByCollector: a turn the collector closed early (max_sessions evicting its
+// session, max_spans_per_session, a shutdown) while its spans could still come is not
+// judged: an audit found evicted fragments judged no_answer and CCM, their final
+// responders scored 0, although the agents did answer after the cut. The turn is none,
+// not evaluable (cut_by_collector), its final responder's response_quality null, its
+// follow-up verdict none, and it is left out of conversation_score. A turn the run left
+// unfinished (no root by turn_timeout: Partial without CutBy) is still no_answer.
+func TestTurnCutByCollector(t *testing.T) {
+	e := newEval(t)
+	cut := turn(0, "Refund order #777 please", "", 10, interaction("executor", "Refund order #777 please", "", 10))
+	cut.Partial, cut.CutBy = true, session.EndReasonMaxSessions
+	next := turn(1, "Refund order #777 please", "Refunded.", 10, interaction("executor", "Refund order #777 please", "Refunded.", 10))
+
+	a := e.AnalyzeSession(newSession("cut", refundAgents(), cut, next))
+	tr := a.TurnResults[0]
+	assert.False(t, tr.IsBad, "a re-ask of an answer never seen is no CCM")
+	assert.Equal(t, DetectionNone, tr.DetectionType)
+	assert.Contains(t, tr.NotEvaluable, ReasonCutByCollector)
+	assert.Contains(t, tr.Explanations[keyDetection], "not judged: the collector closed the turn early (max_sessions)")
+	assert.Nil(t, tr.Interactions[0].ResponseQuality)
+	require.NotNil(t, a.Conversation.Score)
+	assert.Equal(t, 1.0, *a.Conversation.Score, "only the judged turn counts")
+
+	// The processor's path: the turn evaluated on close, its follow-up verdict later.
+	rec := e.EvaluateClosedTurn("cut", refundAgents(), &cut, 0, nil)
+	assert.False(t, rec.Result.IsBad)
+	rec = e.FollowUp(rec, "Refund order #777 please")
+	assert.True(t, rec.Result.Final)
+	assert.False(t, rec.Result.IsBad, "no follow-up verdict either")
+
+	crashed := cut
+	crashed.CutBy = ""
+	a = e.AnalyzeSession(newSession("crashed", refundAgents(), crashed))
+	assert.Equal(t, DetectionNoAnswer, a.TurnResults[0].DetectionType, "the run itself stopped: no answer")
 }

@@ -72,5 +72,8 @@ type responseQuality struct{}
 var _ interactionEvaluator = responseQuality{}
 
 func (responseQuality) evaluate(c *evalCtx, x interactionInput) (*float64, string) {
+	if x.t.CutBy != "" && x.in.Status != session.StatusError && strings.TrimSpace(x.in.Output) == "" {
+		return nil, "null: no output seen before the collector closed the turn early (" + string(x.t.CutBy) + ")"
+	}
 	return c.responseQuality(x.in, x.content, x.final)
 }

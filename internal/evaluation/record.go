@@ -322,6 +322,14 @@ func (e *Evaluator) FinishLast(rec TurnRecord) TurnRecord {
 
 func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	tr := rec.Result
+	if slices.Contains(tr.NotEvaluable, ReasonCutByCollector) {
+		// Its answer was not seen: no follow-up verdict either (the detection explains).
+		tr.Revised = tr.Final
+		tr.Final = true
+		rec.Result = tr
+		rec.NoFollowUp = next == nil
+		return rec
+	}
 	v, followUpConf, expl := e.followUpVerdict(tr.SessionID, tr.UserMessage, tr.FinalResponse, next, make([]string, 0, 8))
 	var followUp, hall *detection
 	if v.bad {

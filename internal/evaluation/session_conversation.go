@@ -5,7 +5,6 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/text"
@@ -15,8 +14,9 @@ import (
 // the turns that carry a request and were judged: a good turn whose user message states no
 // task (fewer than minIntentWords content words, e.g. "Thanks!", "ok") and whose agents
 // took no action is a closing remark, not a response to score, and a good turn without
-// captured text (ReasonContentNotCaptured: content capture off) was never judged; both
-// are left out of the score (they stay in the counters). A bad turn always counts. The
+// captured text (ReasonContentNotCaptured: content capture off) or cut by the collector
+// (ReasonCutByCollector) was never judged; both are left out of the score (they stay in
+// the counters). A bad turn always counts. The
 // score is null when no turn is left (DESIGN §5: never a silent 1.0).
 func conversation(trs []TurnResult) (ConversationSummary, string) {
 	var cs ConversationSummary
@@ -26,7 +26,7 @@ func conversation(trs []TurnResult) (ConversationSummary, string) {
 		if !tr.IsBad {
 			cs.GoodResponses++
 			switch {
-			case slices.Contains(tr.NotEvaluable, ReasonContentNotCaptured):
+			case len(tr.NotEvaluable) > 0: // no text captured, or cut by the collector
 				unjudged++
 			case closingTurn(&trs[i]):
 				closing++
@@ -51,12 +51,12 @@ func conversation(trs []TurnResult) (ConversationSummary, string) {
 		return cs, "null: no turns"
 	}
 	if unjudged == cs.TotalResponses {
-		return cs, fmt.Sprintf("null: no text captured in any of the %d turn(s)", unjudged)
+		return cs, fmt.Sprintf("null: none of the %d turn(s) was judged (%s)", unjudged, unjudgedWhy)
 	}
 	if closing+unjudged == cs.TotalResponses {
 		cs.Score = ptr(1.0)
 		if unjudged > 0 {
-			return cs, fmt.Sprintf("1: the %d judged turn(s) are good closing remarks (%d turn(s) without captured text left out)", closing, unjudged)
+			return cs, fmt.Sprintf("1: the %d judged turn(s) are good closing remarks (%d unjudged turn(s) left out: %s)", closing, unjudged, unjudgedWhy)
 		}
 		return cs, fmt.Sprintf("1: all %d turn(s) are good closing remarks", closing)
 	}
@@ -67,7 +67,7 @@ func conversation(trs []TurnResult) (ConversationSummary, string) {
 		left = append(left, fmt.Sprintf("%d good closing remark(s)", closing))
 	}
 	if unjudged > 0 {
-		left = append(left, fmt.Sprintf("%d turn(s) without captured text", unjudged))
+		left = append(left, fmt.Sprintf("%d unjudged turn(s) (%s)", unjudged, unjudgedWhy))
 	}
 	if len(left) > 0 {
 		return cs, fmt.Sprintf("%d good / %d turns with a request = %s (%s left out)", good, total, num(*cs.Score), strings.Join(left, " and "))
@@ -101,6 +101,9 @@ func statesRequest(msg string) bool {
 	}
 	return false
 }
+
+// unjudgedWhy says why a turn left out of conversation_score as unjudged was not judged.
+const unjudgedWhy = "text not captured, or cut by the collector"
 
 // sessionConversation sets the conversation summary and conversation_score.
 type sessionConversation struct{}

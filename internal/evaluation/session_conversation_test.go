@@ -33,11 +33,11 @@ func TestConversation(t *testing.T) {
 			"1 good / 2 turns with a request = 0.5 (1 good closing remark(s) left out)"},
 		{"only closing remarks", []TurnResult{closing, closing}, 1, 2, 2, "1: all 2 turn(s) are good closing remarks"},
 		{"a bad closing remark counts", []TurnResult{good, badClosing}, 0.5, 2, 1, "1 good / 2 turns = 0.5"},
-		{"nothing captured", []TurnResult{uncaptured, uncaptured}, null, 2, 2, "null: no text captured in any of the 2 turn(s)"},
+		{"nothing captured", []TurnResult{uncaptured, uncaptured}, null, 2, 2, "null: none of the 2 turn(s) was judged (text not captured, or cut by the collector)"},
 		{"uncaptured turn left out", []TurnResult{good, ccm, uncaptured}, 0.5, 3, 2,
-			"1 good / 2 turns with a request = 0.5 (1 turn(s) without captured text left out)"},
+			"1 good / 2 turns with a request = 0.5 (1 unjudged turn(s) (text not captured, or cut by the collector) left out)"},
 		{"closing remark and uncaptured turn", []TurnResult{closing, uncaptured}, 1, 2, 2,
-			"1: the 1 judged turn(s) are good closing remarks (1 turn(s) without captured text left out)"},
+			"1: the 1 judged turn(s) are good closing remarks (1 unjudged turn(s) left out: text not captured, or cut by the collector)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,6 +31,12 @@ const (
 // at it").
 const ReasonContentNotCaptured = "content_not_captured"
 
+// ReasonCutByCollector is the not-evaluable reason of a turn the collector closed early
+// for a limit or a shutdown (session.Turn.CutBy): its answer was not seen, so it is not
+// judged (no detection, no follow-up verdict, and its final responder's empty output is
+// no failure).
+const ReasonCutByCollector = "cut_by_collector"
+
 // maxErrorText caps a tool error quoted in an issue message.
 const maxErrorText = 160
 

@@ -39,6 +39,9 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 	if !turnHasContent(t) {
 		tr.NotEvaluable = []string{ReasonContentNotCaptured}
 	}
+	if t.CutBy != "" {
+		tr.NotEvaluable = append(tr.NotEvaluable, ReasonCutByCollector)
+	}
 	return *tr
 }
 

@@ -3,7 +3,13 @@
 
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
-import "strings" // detection is a turn's verdict.
+import (
+	"strings"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+)
+
+// detection is a turn's verdict.
 type detection struct {
 	bad    bool
 	typ    string
@@ -69,6 +75,9 @@ func (c *evalCtx) detect(ti int, final bool, irs []InteractionResult) detection 
 	x := &c.detecting
 	// The explanation has 3 to 6 lines: one allocation instead of one per growth.
 	*x = detectInput{ti: ti, final: final, irs: irs, followUpConf: -1, expl: make([]string, 0, 8)}
+	if cut := c.s.Turns[ti].CutBy; cut != "" {
+		return detection{typ: DetectionNone, reason: "not judged: closed early by the collector (" + string(cut) + ")", expl: notJudgedCut(cut)}
+	}
 	var found detection
 	for _, det := range turnDetectors {
 		if v := det.detect(c, x); v.bad && !found.bad {
@@ -104,4 +113,9 @@ func chooseDetection(followUpConf float64, found ...*detection) detection {
 		d.reason = "no follow-up to judge by, and nothing is ungrounded"
 	}
 	return d
+}
+
+// notJudgedCut is the detection explanation of a turn the collector cut (ReasonCutByCollector).
+func notJudgedCut(cut session.EndReason) string {
+	return "not judged: the collector closed the turn early (" + string(cut) + ") while its spans could still come; → none, confidence 0"
 }

@@ -131,6 +131,22 @@ type Turn struct {
 	// Partial is true when the turn closed by turn_timeout without its root span, or was
 	// cut short by a partial session close.
 	Partial bool `json:"partial,omitempty"`
+	// CutBy is the collector's own reason when it closed the turn early while its spans
+	// could still come (EndReasonMaxSessions, EndReasonMaxSpans, EndReasonMaxDuration,
+	// EndReasonShutdown): what the run did after the cut was not seen, so the turn's
+	// answer is not judged. Empty for a turn the run itself left unfinished (no root by
+	// turn_timeout, an idle session).
+	CutBy EndReason `json:"cut_by,omitempty"`
+}
+
+// CollectorCut reports whether reason closes a session's open turns for the collector's
+// own limits or shutdown rather than because the run stopped sending spans.
+func CollectorCut(reason EndReason) bool {
+	switch reason {
+	case EndReasonMaxSessions, EndReasonMaxSpans, EndReasonMaxDuration, EndReasonShutdown:
+		return true
+	}
+	return false
 }
 
 // AgentInteraction is what one agent did in a turn: one agent span and its steps.

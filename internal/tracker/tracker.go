@@ -675,7 +675,11 @@ func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.T
 	}
 	s.closedTraces = append(s.closedTraces, tr.id)
 	t.closed[tr.id] = &closedTurn{sess: s}
-	ev = append(ev, Closed{kind: EventTurnClosed, sess: s, Records: recs, partial: tr.partialClose(force, hasRoot), ex: t.cfg.Extractor})
+	c := Closed{kind: EventTurnClosed, sess: s, Records: recs, partial: tr.partialClose(force, hasRoot), ex: t.cfg.Extractor}
+	if session.CollectorCut(force) {
+		c.cut = force
+	}
+	ev = append(ev, c)
 	if s.byTrace {
 		if force != "" {
 			return t.endSession(s, force, true, now, ev)
@@ -722,6 +726,8 @@ type Closed struct {
 	// Records are the closed trace's records (a closed turn), in arrival order.
 	Records []session.SpanRecord
 	partial bool // the turn closed early or without its root
+	// cut is the limit or shutdown that closed the turn early (session.Turn.CutBy).
+	cut session.EndReason
 	// ex completes the records' deferred message lists (Config.Extractor).
 	ex  *conventions.Extractor
 	asm *assembly.TurnAssembly
@@ -791,6 +797,9 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 			c.Assemble()
 			turn := c.asm.Turn
 			turn.Partial = turn.Partial || c.partial
+			if c.partial {
+				turn.CutBy = c.cut
+			}
 			turn.Index = s.closedTurns
 			s.closedTurns++
 			tu := turnState{turn: turn, agents: c.asm.Agents, outcome: c.asm.Outcome, cost: c.asm.Cost}

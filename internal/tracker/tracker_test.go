@@ -113,6 +113,7 @@ func TestTrackerTurnTimeoutWithoutRoot(t *testing.T) {
 	require.Equal(t, []string{"turn_closed:s1"}, kinds(ev))
 	turn := ev[0].Session.Turns[0]
 	assert.True(t, turn.Partial, "closed by turn_timeout without root")
+	assert.Empty(t, turn.CutBy, "the run stopped, not the collector: its answer is judged")
 	assert.Equal(t, 2, turn.SpanCount)
 	checkAccounting(t, tk)
 }
@@ -326,6 +327,7 @@ func TestTrackerMaxSessionsEviction(t *testing.T) {
 	s := ev[1].Session
 	require.Len(t, s.Turns, 1)
 	assert.True(t, s.Turns[0].Partial)
+	assert.Equal(t, session.EndReasonMaxSessions, s.Turns[0].CutBy, "cut by the collector: its answer may still come")
 	assert.Equal(t, 3, s.Turns[0].SpanCount, "nothing lost")
 	// A pending trace (no key) counts as a session too.
 	ev = tk.Observe(turnRecs("t5", "", 0, "e"), atSec(1.7))
@@ -340,6 +342,7 @@ func TestTrackerMaxSessionsEviction(t *testing.T) {
 	ev = tk.CloseAll(session.EndReasonShutdown)
 	require.Equal(t, []string{"turn_closed:s3", "session_ended:s3:shutdown:partial",
 		"turn_closed:t5", "session_ended:t5:shutdown:partial"}, kinds(ev))
+	assert.Equal(t, session.EndReasonShutdown, ev[1].Session.Turns[0].CutBy)
 	assert.Equal(t, uint64(13), tk.Stats().SpansAssembled, "every record of the 5 traces")
 	checkAccounting(t, tk)
 }
