@@ -254,7 +254,8 @@ var correctionStarts = []struct {
 	negative bool
 	// alone: the word counts only when punctuation or the end follows it in the raw text
 	// ("Impossible, I had $3,000", not "Impossible to log in", "Impossible de me connecter";
-	// "No, Lisbon.", not "¿No puede ser más barato?").
+	// "No, Lisbon.", not "¿No puede ser más barato?"), or, for no/non/nein, when a
+	// statement of negationStatements follows ("no its 16").
 	alone bool
 }{
 	{"wrong", 0.85, false, false}, {"incorrect", 0.85, false, false}, {"faux", 0.85, false, false},
