@@ -61,11 +61,17 @@ func TestEmbeddingsCorpus(t *testing.T) {
 
 	baseF, baseD := corpusFigures(t, newEval(t))
 	embF, embD := corpusFigures(t, withEmb)
-	for _, split := range []string{"tune", "heldout", "heldout2"} {
+	for _, split := range []string{"tune", "heldout", "heldout2", "heldout3"} {
 		t.Logf("%-8s lexical:    %s", split, baseF[split].summary())
 		t.Logf("%-8s embeddings: %s", split, embF[split].summary())
-		if fa, _, _ := embF[split].falseAlarms(); fa > targetFalseAlarms {
-			t.Errorf("%s: embeddings raise false alarms to %.3f (> %.2f)", split, fa, targetFalseAlarms)
+		// heldout3 is over the target lexically already (docs/scoring.md §5.4): there the
+		// embeddings must only not add false alarms.
+		limit := targetFalseAlarms
+		if _, under := qualityFloors[split]; under {
+			limit, _, _ = baseF[split].falseAlarms()
+		}
+		if fa, _, _ := embF[split].falseAlarms(); fa > limit {
+			t.Errorf("%s: embeddings raise false alarms to %.3f (> %.3f)", split, fa, limit)
 		}
 	}
 	for _, k := range []string{"tune/on_task", "tune/drifting", "heldout/on_task", "heldout/drifting"} {
@@ -77,7 +83,7 @@ func TestEmbeddingsCorpus(t *testing.T) {
 		low, err := New(cfg)
 		require.NoError(t, err)
 		f, d := corpusFigures(t, low)
-		for _, split := range []string{"tune", "heldout", "heldout2"} {
+		for _, split := range []string{"tune", "heldout", "heldout2", "heldout3"} {
 			t.Logf("ccm_threshold %.2f on_task_threshold %.2f %-8s: %s", th[0], th[1], split, f[split].summary())
 		}
 		for _, k := range []string{"tune/on_task", "tune/drifting", "heldout/on_task", "heldout/drifting"} {

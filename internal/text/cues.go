@@ -21,6 +21,16 @@ func cueNorm(s string) string {
 		b = make([]byte, 0, len(s)+2)
 	}
 	b = append(b, ' ')
+	b = appendCueNorm(b, s)
+	if b[len(b)-1] != ' ' {
+		b = append(b, ' ')
+	}
+	return string(b)
+}
+
+// appendCueNorm appends the words of s, normalised as cueNorm does, to b, which ends with a
+// space; the result ends with a word or with that space (no trailing space is added).
+func appendCueNorm(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			// ASCII fast path: the cases below for a one-byte rune.
@@ -57,10 +67,7 @@ func cueNorm(s string) string {
 			}
 		}
 	}
-	if b[len(b)-1] != ' ' {
-		b = append(b, ' ')
-	}
-	return string(b)
+	return b
 }
 
 // cue is a phrase (written naturally, matched through cueNorm) and the confidence it carries.
@@ -145,6 +152,21 @@ var correctionCues = concat(
 		"this doesn't work", "didn't work", "did not work", "falsch", "nicht richtig", "está mal",
 		"réessaie", "réessayez", "recommence", "inténtalo de nuevo", "intenta de nuevo", "versuch es nochmal",
 		"versuche es erneut", "nochmal versuchen"),
+	// The fix did not work (audit c, 2026-11-27: "Still failing. Same error."). Bare "same
+	// error" is left out: "Will the same error happen on staging?" asks something new; a
+	// leading "Same error." counts through sameAtStart.
+	cues(0.85, "still failing", "still fails", "still failed", "still crashing", "still crashes", "still erroring",
+		"still isn't working", "still not fixed", "still getting the same", "still get the same", "still the same error",
+		"still the same problem", "still the same issue", "getting the same error", "got the same error",
+		"same error again", "same error as before", "same problem as before", "same issue as before",
+		"ne marche toujours pas", "ne fonctionne toujours pas", "marche toujours pas", "fonctionne toujours pas",
+		"toujours la même erreur", "toujours le même problème", "toujours le même bug", "encore la même erreur",
+		"même erreur qu'avant", "plante toujours", "échoue toujours", "toujours cassé",
+		"sigue fallando", "sigue sin funcionar", "sigue dando error", "sigue dando el mismo error",
+		"otra vez el mismo error", "mismo error de antes", "todavía no funciona", "aún no funciona", "sigue roto",
+		"funktioniert immer noch nicht", "geht immer noch nicht", "schlägt immer noch fehl", "stürzt immer noch ab",
+		"immer noch der gleiche fehler", "immer noch derselbe fehler", "immer noch das gleiche problem",
+		"immer noch dasselbe problem", "immer noch kaputt", "wieder derselbe fehler", "wieder der gleiche fehler"),
 	cues(0.75, "that didn't help", "that doesn't help", "not helpful", "unhelpful", "useless",
 		"makes no sense", "doesn't make sense", "that's not", "ça ne marche pas", "ça ne fonctionne pas",
 		"no funciona", "funktioniert nicht"),
@@ -232,14 +254,239 @@ var correctionStarts = []struct {
 	negative bool
 	// alone: the word counts only when punctuation or the end follows it in the raw text
 	// ("Impossible, I had $3,000", not "Impossible to log in", "Impossible de me connecter";
-	// "No, Lisbon.", not "¿No puede ser más barato?").
+	// "No, Lisbon.", not "¿No puede ser más barato?"), or, for no/non/nein, when a
+	// statement of negationStatements follows ("no its 16").
 	alone bool
 }{
 	{"wrong", 0.85, false, false}, {"incorrect", 0.85, false, false}, {"faux", 0.85, false, false},
 	{"incorrecto", 0.85, false, false}, {"seriously", 0.75, false, false},
 	{"impossible", 0.85, false, true}, {"imposible", 0.85, false, true}, {"unmoglich", 0.85, false, true},
-	{"nope", 0.7, true, true}, {"no", 0.6, true, true}, {"nah", 0.6, true, true}, {"non", 0.6, true, true},
+	{"nope", 0.7, true, false}, {"no", 0.6, true, true}, {"nah", 0.6, true, false}, {"non", 0.6, true, true},
 	{"nein", 0.6, true, true},
+}
+
+// negationStatements are the words that, right after a plain "no/non/nein" written without
+// punctuation, open a statement of the right value ("no its 16", "non c'est ottawa", "nein es
+// sind 16"), cueNorm'ed and padded. "nope" and "nah" need none: they never negate a verb
+// the way "no" does in Spanish ("No puede ser más barato?"). Spanish "no es" is left out for
+// that reason.
+var negationStatements = map[string][]string{
+	"no":   {" its ", " thats ", " it is ", " that is ", " it was ", " that was "},
+	"non":  {" cest ", " ce nest ", " cetait "},
+	"nein": {" es ist ", " es sind ", " das ist ", " das sind ", " es war ", " das war "},
+}
+
+// acceptancesAfterNo are what follows a leading negation that accepts the answer: "No,
+// that's perfect, thanks!", "Nope, all good", "Non, c'est bon", "No, está perfecto", "Nein,
+// passt so" (cueNorm'ed, matched at the start of the rest). A negation or a "but" within
+// the next two words cancels it ("Nein, das passt nicht", "No, that's fine but…"). "good",
+// "bueno", "bien", "gut" alone are left out ("No, good grief.").
+var acceptancesAfterNo = padAll([]string{
+	"thats perfect", "thats great", "thats fine", "thats good", "thats right", "thats correct", "thats ok",
+	"thats okay", "thats it", "thats all", "thats everything", "thats awesome", "thats exactly it",
+	"thats exactly right", "thats exactly what i needed", "thats exactly what i wanted",
+	"that is perfect", "that is great", "that is fine", "that is good", "that is right", "that is correct",
+	"that is all", "its fine", "its ok", "its okay", "its all good", "its perfect", "its good",
+	"its great", "it is fine", "it is perfect", "all good", "all set", "all fine", "all done", "im good",
+	"im all set", "were good", "that works", "that helps", "that will do", "thatll do", "everything is fine",
+	"everythings fine", "perfect", "great", "fine", "ok", "okay", "alright", "all right", "cool",
+	"parfait", "daccord", "nickel", "perfecto", "vale", "de acuerdo", "perfekt", "klasse", "prima",
+	"cest parfait", "cest bon", "cest bien", "cest super", "cest tout", "cest ca", "cest correct",
+	"cest exactement", "cest nickel", "cest pas grave", "ca ira", "ca va", "ca me va", "ca marche", "tout est bon",
+	"tout va bien", "tout bon", "pas de souci", "pas de soucis", "pas de probleme", "pas grave",
+	"esta perfecto", "esta bien", "todo bien", "todo perfecto", "todo correcto", "es perfecto", "es correcto",
+	"asi esta bien", "eso es todo", "esta genial", "genial", "no hace falta", "nada mas",
+	"passt", "passt so", "passt schon", "das passt", "alles gut", "alles klar", "alles bestens", "alles super",
+	"alles prima", "das ist perfekt", "das ist gut", "das ist richtig", "das ist super", "ist gut", "schon gut",
+	"das wars", "das reicht", "super",
+})
+
+// notAfterAcceptance cancel an acceptance after a negation when they are one of the next
+// two words.
+var notAfterAcceptance = map[string]bool{"not": true, "nicht": true, "pas": true, "no": true, "but": true,
+	"mais": true, "pero": true, "aber": true, "though": true, "however": true, "nie": true, "kein": true,
+	"didnt": true, "dont": true, "doesnt": true, "isnt": true, "wasnt": true}
+
+func padAll(ps []string) []string {
+	for i, p := range ps {
+		ps[i] = " " + p + " "
+	}
+	return ps
+}
+
+// acceptedAfterNegation reports whether rest (the cueNorm'ed follow-up after its leading
+// negation, padded) opens with an acceptance of the answer.
+func acceptedAfterNegation(rest string) bool {
+	match := ""
+	for _, a := range acceptancesAfterNo {
+		if strings.HasPrefix(rest, a) && len(a) > len(match) {
+			match = a
+		}
+	}
+	if match == "" {
+		return false
+	}
+	a := len(match) - 1
+	for range 2 {
+		var w string
+		if w, a = wordAfter(rest, a); notAfterAcceptance[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameAtStart are the nouns that make a leading "same"/"même"/"mismo"/"gleicher" a complaint
+// that the fix did not work ("Same error.", "Même erreur", "Mismo error", "Gleicher Fehler"),
+// confidence 0.85. "Same question for Lyon" is not one.
+var sameAtStart = map[string]map[string]bool{
+	"same":     {"error": true, "problem": true, "issue": true, "result": true, "message": true, "bug": true, "crash": true},
+	"meme":     {"erreur": true, "probleme": true, "bug": true, "resultat": true, "message": true},
+	"mismo":    {"error": true, "problema": true, "fallo": true, "resultado": true, "mensaje": true},
+	"gleicher": {"fehler": true},
+	"derselbe": {"fehler": true},
+	"gleiche":  {"problem": true, "fehlermeldung": true, "ergebnis": true},
+	"dasselbe": {"problem": true, "ergebnis": true},
+	"selber":   {"fehler": true},
+	"selbe":    {"problem": true, "fehler": true},
+	"dieselbe": {"fehlermeldung": true},
+}
+
+// successMarkers say that the answer worked ("Thanks, it worked", "Ça a marché", "Funcionó",
+// "Hat geklappt"), cueNorm'ed and padded. A marker preceded (within two words) or followed
+// (within two words) by a negation is not one ("I don't think it worked", "ça marche pas",
+// "es funktioniert nicht", "no funcionó").
+var successMarkers = newCueIndex(cues(1,
+	"it worked", "that worked", "this worked", "it works now", "works now", "working now", "it works",
+	"that did it", "that fixed it", "this fixed it", "fixed it", "did the trick", "problem solved", "all fixed",
+	"ça a marché", "ça marche", "ça a fonctionné", "ça fonctionne", "c'est réglé", "problème réglé",
+	"funcionó", "ya funciona", "ahora funciona", "ha funcionado", "ya está resuelto",
+	"hat geklappt", "es klappt", "klappt jetzt", "hat funktioniert", "funktioniert jetzt", "es funktioniert",
+	"geht jetzt"))
+
+// successNegations cancel a success marker next to them.
+var successNegations = map[string]bool{"no": true, "not": true, "dont": true, "didnt": true, "doesnt": true,
+	"never": true, "pas": true, "jamais": true, "nunca": true, "nicht": true, "nie": true, "kein": true}
+
+// reportingWords introduce what an app, a page or a message says ("the app says to try again
+// later", "l'appli affiche « réessayez »", "la app dice «inténtalo de nuevo»", "die App meldet
+// „Versuche es erneut“"), cueNorm'ed.
+var reportingWords = newCueIndex(cues(1,
+	"says", "said", "saying", "tells me", "told me", "telling me", "shows", "showing", "displays", "reads",
+	"pops up", "asks me", "prompts",
+	"dit", "affiche", "indique", "me demande de",
+	"dice", "pone", "muestra", "aparece", "me pide",
+	"sagt", "zeigt", "meldet", "steht", "fordert"))
+
+// successAt is the offset in the padded cueNorm'ed text n of the first success marker that
+// no negation touches, or -1.
+func successAt(n string) int {
+	at := -1
+	successMarkers.each(n, func(i, pos int) bool {
+		// the two words before the marker, then the two after it
+		b, a := pos, pos+len(successMarkers.cues[i].norm)-1
+		for range 2 {
+			var w string
+			if w, b = wordBefore(n, b); successNegations[w] {
+				return true
+			}
+			if w, a = wordAfter(n, a); successNegations[w] {
+				return true
+			}
+		}
+		at = pos
+		return false
+	})
+	return at
+}
+
+// wordBefore returns the word of the padded cueNorm'ed text n that ends at the space at
+// offset sp, and the offset of the space before it ("" and sp at the start).
+func wordBefore(n string, sp int) (string, int) {
+	if sp <= 0 {
+		return "", sp
+	}
+	i := strings.LastIndexByte(n[:sp], ' ')
+	if i < 0 {
+		return "", sp
+	}
+	return n[i+1 : sp], i
+}
+
+// wordAfter returns the word of n that starts after the space at offset sp, and the offset
+// of the space after it ("" and sp at the end).
+func wordAfter(n string, sp int) (string, int) {
+	if sp+1 >= len(n) {
+		return "", sp
+	}
+	j := strings.IndexByte(n[sp+1:], ' ')
+	if j < 0 {
+		return "", sp
+	}
+	return n[sp+1 : sp+1+j], sp + 1 + j
+}
+
+// withoutReportedSpeech is cueNorm(followUp) without what an app or a message is reported
+// to say after the user said that the answer worked: from a reporting word (reportingWords)
+// to the end of its sentence (. ! ? ; … or a line break), in the sentence of the success
+// marker (after the marker) and the sentences after it. "Thanks, it worked. The app says to
+// try again later though" keeps "thanks it worked the app"; "It crashed and the log says to
+// retry. Try again please." has no success marker and is left whole.
+func withoutReportedSpeech(followUp string) string {
+	s := capInput(followUp)
+	// The sentences, normalised one after another into one padded text; ends[k] is the
+	// offset of the space that closes sentence k.
+	b := make([]byte, 1, len(s)+2)
+	b[0] = ' '
+	var endsBuf [16]int
+	ends := endsBuf[:0]
+	for len(s) > 0 {
+		i := strings.IndexFunc(s, isSentenceBreak)
+		sent := s
+		if i >= 0 {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			sent, s = s[:i], s[i+size:]
+		} else {
+			s = ""
+		}
+		b = appendCueNorm(b, sent)
+		if b[len(b)-1] != ' ' {
+			b = append(b, ' ')
+		}
+		if len(ends) == 0 || ends[len(ends)-1] != len(b)-1 {
+			ends = append(ends, len(b)-1)
+		}
+	}
+	n := string(b)
+	out := b[:1]
+	seen, start := false, 0
+	for _, end := range ends {
+		sent := n[start : end+1] // padded: " words of the sentence "
+		from := 0
+		if !seen {
+			if m := successAt(sent); m >= 0 {
+				seen, from = true, m
+			}
+		}
+		if seen {
+			reportingWords.each(sent[from:], func(_, pos int) bool {
+				sent = sent[:from+pos+1]
+				return false
+			})
+		}
+		out = append(out, sent[1:]...) // out ends with a space; so does sent
+		start = end
+	}
+	return string(out)
+}
+
+// isSentenceBreak: the ends of a sentence for withoutReportedSpeech.
+func isSentenceBreak(r rune) bool {
+	switch r {
+	case '.', '!', '?', ';', '…', '\n', '¡', '¿':
+		return true
+	}
+	return false
 }
 
 // notCorrectionAfterNo are second words that make a leading "no" polite ("no thanks", "no problem").
@@ -279,66 +526,132 @@ func padRestatements(rs []struct{ leads, negs []string }) []struct{ leads, negs 
 // Rules (docs/decisions/text.md §3), on cueNorm'ed text: the result is the matching cue of highest
 // confidence (first listed on ties) among (1) correctionCues anywhere, (2) a restatement "I asked for X, not
 // Y": a lead ("i asked", "i wanted", "i said", "i meant"...) followed later by its language's negation,
-// confidence 0.95, cue "I asked for X, not Y", (3) correctionStarts as the first word; the plain negations
-// (no, nope, nah, non, nein) are skipped when prev asks a question (askedQuestion) or when followed by a polite
-// word ("no thanks", "no problem"). ok is false, confidence 0 and cue "" when nothing matches.
+// confidence 0.95, cue "I asked for X, not Y", (3) correctionStarts as the first word, and a leading
+// "same error/problem…" (sameAtStart, 0.85); the plain negations (no, nope, nah, non, nein) are skipped
+// when prev asks a question (askedQuestion), when followed by a polite word ("no thanks", "no problem") or
+// by an acceptance ("No, that's perfect", acceptancesAfterNo); no/non/nein count without punctuation only
+// before a statement ("no its 16", negationStatements). "I meant to ask" is the user's own question,
+// neither (1) nor (2). When the follow-up says the answer worked ("it worked", successMarkers), (1) and
+// (2) do not read what an app or message is reported to say after it ("the app says to try again later",
+// withoutReportedSpeech) (docs/decisions/text.md §3.4). ok is false, confidence 0 and cue "" when nothing
+// matches.
 func Correction(followUp, prev string) (ok bool, confidence float64, cue string) {
-	n := cueNorm(followUp)
-	if len(n) <= 2 {
+	whole := cueNorm(followUp)
+	if len(whole) <= 2 {
 		return false, 0, ""
 	}
-	best := -1
-	correctionIndex.each(n, func(i, _ int) bool {
-		// highest confidence; on ties the first listed
-		if c := correctionCues[i]; c.conf > confidence || c.conf == confidence && i < best {
-			confidence, cue, best = c.conf, c.phrase, i
-		}
-		return true
-	})
-	if confidence < 0.95 {
-		lastFirst, f := "", -1
-	restate:
-		for _, r := range restatements {
-			for _, l := range r.leads {
-				// A lead's first occurrence is at or after its first word's ("i", "je",
-				// "ich"...): the first word is searched once for the leads listed after
-				// one another that share it, and they are not searched when it is absent.
-				if first := l[:strings.IndexByte(l[1:], ' ')+2]; first != lastFirst {
-					lastFirst, f = first, strings.Index(n, first)
-				}
-				if f < 0 {
-					continue
-				}
-				i := strings.Index(n[f:], l)
-				if i < 0 {
-					continue
-				}
-				i += f
-				rest := n[i+len(l)-1:]
-				for _, neg := range r.negs {
-					if strings.Contains(rest, neg) {
-						confidence, cue = 0.95, "I asked for X, not Y"
-						break restate
-					}
-				}
-			}
+	confidence, cue = correctionAnywhere(whole)
+	// Only a text with a cue pays for the success marker and the sentence pass.
+	if confidence > 0 {
+		if m := successAt(whole); m >= 0 && hasReportingWord(whole[m:]) {
+			confidence, cue = correctionAnywhere(withoutReportedSpeech(followUp))
 		}
 	}
-	first, rest, _ := strings.Cut(n[1:], " ")
+	first, rest, _ := strings.Cut(whole[1:], " ")
 	second, _, _ := strings.Cut(rest, " ")
+	if nouns := sameAtStart[first]; nouns[second] && confidence < 0.85 {
+		confidence, cue = 0.85, first+" "+second
+	}
 	for _, s := range correctionStarts {
 		if s.conf <= confidence || first != s.word {
 			continue
 		}
-		if s.negative && (askedQuestion(prev) || notCorrectionAfterNo[second]) {
+		if s.negative && (askedQuestion(prev) || notCorrectionAfterNo[second] || acceptedAfterNegation(" "+rest)) {
 			continue
 		}
-		if s.alone && !firstWordAlone(followUp) {
+		if s.alone && !firstWordAlone(followUp) && !statesAfterNegation(s.word, " "+rest, followUp) {
 			continue
 		}
 		confidence, cue = s.conf, s.word
 	}
 	return confidence > 0, confidence, cue
+}
+
+// correctionAnywhere is the best of the phrases anywhere (correctionCues) and the
+// restatement "I asked for X, not Y" in the cueNorm'ed text n, as Correction describes.
+func correctionAnywhere(n string) (confidence float64, cue string) {
+	best := -1
+	correctionIndex.each(n, func(i, pos int) bool {
+		c := correctionCues[i]
+		if c.norm == meantCue && strings.HasPrefix(n[pos:], meantToAsk) {
+			return true // the user corrects their own question, not the answer
+		}
+		// highest confidence; on ties the first listed
+		if c.conf > confidence || c.conf == confidence && i < best {
+			confidence, cue, best = c.conf, c.phrase, i
+		}
+		return true
+	})
+	if confidence >= 0.95 {
+		return confidence, cue
+	}
+	lastFirst, f := "", -1
+	for _, r := range restatements {
+		for _, l := range r.leads {
+			// A lead's first occurrence is at or after its first word's ("i", "je",
+			// "ich"...): the first word is searched once for the leads listed after
+			// one another that share it, and they are not searched when it is absent.
+			if first := l[:strings.IndexByte(l[1:], ' ')+2]; first != lastFirst {
+				lastFirst, f = first, strings.Index(n, first)
+			}
+			if f < 0 {
+				continue
+			}
+			i := strings.Index(n[f:], l)
+			if i < 0 {
+				continue
+			}
+			i += f
+			if l == meantCue && strings.HasPrefix(n[i:], meantToAsk) {
+				continue // "I meant to ask about Austin, not Boston": the user's own question
+			}
+			rest := n[i+len(l)-1:]
+			for _, neg := range r.negs {
+				if strings.Contains(rest, neg) {
+					return 0.95, "I asked for X, not Y"
+				}
+			}
+		}
+	}
+	return confidence, cue
+}
+
+// hasReportingWord reports whether the padded cueNorm'ed text n holds one of reportingWords.
+func hasReportingWord(n string) bool {
+	found := false
+	reportingWords.each(n, func(int, int) bool {
+		found = true
+		return false
+	})
+	return found
+}
+
+// meantCue and meantToAsk: "I meant" is a correction, "I meant to ask about Austin" is the
+// user correcting their own question (the answer was right for what was asked).
+const (
+	meantCue   = " i meant "
+	meantToAsk = " i meant to ask "
+)
+
+// statesAfterNegation reports whether a leading negation written without punctuation opens
+// a statement of the right value ("nope its canberra", "no its 16", "non c'est ottawa", "nein
+// es sind 16"): the word is followed by one of negationStatements, and the first clause of
+// the raw follow-up is not a question.
+func statesAfterNegation(word, rest, followUp string) bool {
+	ok := false
+	for _, st := range negationStatements[word] {
+		if strings.HasPrefix(rest, st) {
+			ok = true
+			break
+		}
+	}
+	if !ok {
+		return false
+	}
+	if i := strings.IndexAny(followUp, ",.;!?"); i >= 0 && followUp[i] == '?' {
+		return false
+	}
+	return true
 }
 
 // firstWordAlone reports whether the first word of s (after leading blanks and opening

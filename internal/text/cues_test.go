@@ -140,3 +140,65 @@ func TestUncertainty(t *testing.T) {
 		assert.False(t, Uncertainty(s), "Uncertainty(%q)", s)
 	}
 }
+
+// TestCorrectionAcceptanceRetryAndStill holds the rules added after audit c (docs/decisions/text.md
+// §3.4): a leading negation before an acceptance, a retry cue an app is reported to say after
+// the answer worked, "I meant to ask", an unpunctuated negation before the right value, and
+// "still failing"/"same error".
+func TestCorrectionAcceptanceRetryAndStill(t *testing.T) {
+	tests := []struct {
+		followUp, prev string
+		ok             bool
+		conf           float64
+		cue            string
+	}{
+		// a leading negation, then an acceptance
+		{"No, that's perfect", "Done.", false, 0, ""},
+		{"Nope, all good", "Done.", false, 0, ""},
+		{"nah im good", "Done.", false, 0, ""},
+		{"no its fine", "Done.", false, 0, ""},
+		{"Non, ça ira, merci", "C'est fait.", false, 0, ""},
+		{"No, todo bien", "Hecho.", false, 0, ""},
+		{"Nein, alles klar", "Erledigt.", false, 0, ""},
+		{"No, that's fine but the date is wrong", "Done.", true, 0.6, "no"},
+		{"Nein, das passt nicht", "Erledigt.", true, 0.6, "nein"},
+		{"No, that's the wrong file", "Done.", true, 0.8, "that's the wrong"},
+		{"No, good grief.", "Done.", true, 0.6, "no"},
+		{"No, that's exactly what I didn't want", "Done.", true, 0.6, "no"},
+		// retry cues reported after a success
+		{"It worked! The screen says try again later", "", false, 0, ""},
+		{"Thanks, that fixed it. Now the login page displays 'incorrect password' for Ann, why?", "", false, 0, ""},
+		{"It didn't work, the screen says try again", "", true, 0.85, "try again"},
+		{"I don't think it worked, the screen says try again", "", true, 0.85, "try again"},
+		{"It worked for a minute, then the log says retry. Try again please.", "", true, 0.85, "try again"},
+		{"Ça marche pas, l'appli dit de réessayer. Réessaie.", "", true, 0.85, "réessaie"},
+		// "I meant to ask" is the user's own question
+		{"I meant to ask about Austin", "", false, 0, ""},
+		{"I meant to ask about Austin, not Boston", "", false, 0, ""},
+		{"I meant Austin, not Boston", "", true, 0.95, "I asked for X, not Y"},
+		{"I meant Austin", "", true, 0.9, "I meant"},
+		// a negation without punctuation before the right value
+		{"nope its canberra", "Sydney.", true, 0.7, "nope"},
+		{"nope not that one", "Here it is.", true, 0.7, "nope"},
+		{"no its 16", "12.", true, 0.6, "no"},
+		{"no its 16?", "12.", false, 0, ""},
+		{"non c'est ottawa", "Toronto.", true, 0.6, "non"},
+		{"nein es sind 16", "14.", true, 0.6, "nein"},
+		{"no puede ser más barato", "Cuesta 20 €.", false, 0, ""},
+		{"no its 16", "How many do you want?", false, 0, ""},
+		// the fix did not work
+		{"Still failing.", "", true, 0.85, "still failing"},
+		{"Same error.", "", true, 0.85, "same error"},
+		{"Same question for Lyon?", "", false, 0, ""},
+		{"Will the same error happen on staging?", "", false, 0, ""},
+		{"Sigue sin funcionar", "", true, 0.85, "sigue sin funcionar"},
+		{"Funktioniert immer noch nicht", "", true, 0.85, "funktioniert immer noch nicht"},
+		{"Ça ne marche toujours pas", "", true, 0.85, "ne marche toujours pas"},
+	}
+	for _, tt := range tests {
+		ok, conf, cue := Correction(tt.followUp, tt.prev)
+		assert.Equal(t, tt.ok, ok, "Correction(%q, %q) ok", tt.followUp, tt.prev)
+		assert.InDelta(t, tt.conf, conf, 1e-9, "Correction(%q, %q) confidence", tt.followUp, tt.prev)
+		assert.Equal(t, tt.cue, cue, "Correction(%q, %q) cue", tt.followUp, tt.prev)
+	}
+}

@@ -1,0 +1,161 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package evaluation
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agenteval/agenteval-collector/internal/session"
+)
+
+// The third held-out part (audit c of 2026-11-27): sessions and grounding cases written and
+// labelled by an independent auditor from the design and the label guidelines, before the
+// rules were read, and measured once, blind. They do not meet the targets of
+// docs/scoring.md §5.4; the tests below print the figures and assert regression floors
+// equal to the blind measurement, so that a change that makes them worse fails.
+const (
+	// drift3.jsonl: sessions within target (on_task ≤ targetOnTaskDrift, drifting ≥
+	// targetDriftingMin), blind: 4 of 6 on-task, 4 of 6 drifting.
+	floorDrift3OnTask   = 4
+	floorDrift3Drifting = 4
+	// halluc3.jsonl: blind, 5 of 5 hallucinations caught, 2 false alarms (correctly derived
+	// values: arithmetic and a unit conversion) among 7 `none` cases.
+	floorHalluc3Caught      = 5
+	ceilHalluc3FalseAlarms  = 2
+	drift3File, halluc3File = "drift3.jsonl", "halluc3.jsonl"
+)
+
+// labelCounts is a confusion over arbitrary labels: {truth, predicted} → count.
+type labelCounts map[[2]string]int
+
+func (c labelCounts) table(labels ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-14s", "truth\\pred")
+	for _, l := range labels {
+		fmt.Fprintf(&b, " %13s", l)
+	}
+	b.WriteString("\n")
+	for _, tl := range labels {
+		fmt.Fprintf(&b, "%-14s", tl)
+		for _, pl := range labels {
+			fmt.Fprintf(&b, " %13d", c[[2]string{tl, pl}])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// pr is the precision and recall of label (1 when undefined, as confusion.prf).
+func (c labelCounts) pr(label string) string {
+	p, r, tp, fp, fn := confusion(c).prf(label)
+	return fmt.Sprintf("%s: P %.2f (%d/%d) R %.2f (%d/%d)", label, p, tp, tp+fp, r, tp, tp+fn)
+}
+
+// TestIntentDriftQualityHeldout3 measures intent_drift_score on testdata/turns/drift3.jsonl
+// and fails under the blind floors (the targets are not met on this part).
+func TestIntentDriftQualityHeldout3(t *testing.T) {
+	e, err := New(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := labelCounts{}
+	for _, it := range readJSONL[driftItem](t, drift3File) {
+		a := e.AnalyzeSession(driftSession(t, it))
+		d := -1.0
+		if a.IntentDriftScore != nil {
+			d = *a.IntentDriftScore
+		}
+		pred := "unclear" // between the two targets, or null
+		switch {
+		case a.IntentDriftScore != nil && d <= targetOnTaskDrift:
+			pred = "on_task"
+		case a.IntentDriftScore != nil && d >= targetDriftingMin:
+			pred = "drifting"
+		}
+		if it.Label != "on_task" && it.Label != "drifting" {
+			t.Fatalf("%s: bad label %q", it.ID, it.Label)
+		}
+		c[[2]string{it.Label, pred}]++
+		mark := "ok  "
+		if pred != it.Label {
+			mark = "MISS"
+		}
+		t.Logf("%s %s label=%s intent_drift_score=%.3g pred=%s: %s | %s", mark, it.ID, it.Label, d, pred, it.Note,
+			a.Explanations[keyIntentDriftScore])
+	}
+	onTask, drifting := c[[2]string{"on_task", "on_task"}], c[[2]string{"drifting", "drifting"}]
+	t.Logf("drift3: on_task %d/%d, drifting %d/%d within target; %s; %s\n%s",
+		onTask, c[[2]string{"on_task", "drifting"}]+c[[2]string{"on_task", "unclear"}]+onTask,
+		drifting, c[[2]string{"drifting", "on_task"}]+c[[2]string{"drifting", "unclear"}]+drifting,
+		c.pr("drifting"), c.pr("on_task"), c.table("on_task", "drifting", "unclear"))
+	if onTask < floorDrift3OnTask || drifting < floorDrift3Drifting {
+		t.Errorf("drift3: under its regression floor (on_task >= %d, drifting >= %d within target): on_task %d, drifting %d",
+			floorDrift3OnTask, floorDrift3Drifting, onTask, drifting)
+	}
+}
+
+// halluc3Item is a single-turn grounding case: the user message, the final response and
+// at most one tool call with its result.
+type halluc3Item struct {
+	ID     string         `json:"id"`
+	Split  string         `json:"split"`
+	Lang   string         `json:"lang"`
+	Label  string         `json:"label"` // hallucination | none
+	Note   string         `json:"note"`
+	User   string         `json:"user"`
+	Final  string         `json:"final"`
+	Tool   string         `json:"tool"`
+	Args   map[string]any `json:"args"`
+	Result string         `json:"result"`
+}
+
+// TestHallucinationQualityHeldout3 measures the response-grounding verdict on
+// testdata/turns/halluc3.jsonl (the follow-up corpus does not cover it) and fails under
+// the blind floors.
+func TestHallucinationQualityHeldout3(t *testing.T) {
+	e, err := New(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := labelCounts{}
+	for _, it := range readJSONL[halluc3Item](t, halluc3File) {
+		if it.Label != DetectionHallucination && it.Label != DetectionNone {
+			t.Fatalf("%s: bad label %q", it.ID, it.Label)
+		}
+		in := session.AgentInteraction{AgentID: "assistant", Input: it.User, Output: it.Final, Status: "ok"}
+		if it.Tool != "" {
+			args, err := json.Marshal(it.Args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.Steps = []session.AgentStep{{Kind: session.StepToolCall, ToolCall: &session.ToolCall{
+				ToolName: it.Tool, Parameters: args, Result: it.Result, Requested: true, Executed: true, Status: "ok"}}}
+		}
+		s := &session.AgentSession{ID: it.ID, Turns: []session.Turn{{Index: 0, UserMessage: it.User, FinalResponse: it.Final,
+			Status: "ok", Interactions: []session.AgentInteraction{in}}}}
+		tr := e.EvaluateTurn(s, 0, true)
+		pred := tr.DetectionType
+		c[[2]string{it.Label, pred}]++
+		mark := "ok  "
+		if pred != it.Label {
+			mark = "MISS"
+		}
+		t.Logf("%s %s label=%s pred=%s confidence=%.2f: %s | reason: %s", mark, it.ID, it.Label, pred, tr.Confidence, it.Note, tr.Reason)
+	}
+	caught := c[[2]string{DetectionHallucination, DetectionHallucination}]
+	fa := 0
+	for k, n := range c {
+		if k[0] == DetectionNone && k[1] != DetectionNone {
+			fa += n
+		}
+	}
+	t.Logf("halluc3: %s; false alarms on none %d\n%s", c.pr(DetectionHallucination), fa, c.table(DetectionHallucination, DetectionNone))
+	if caught < floorHalluc3Caught || fa > ceilHalluc3FalseAlarms {
+		t.Errorf("halluc3: under its regression floor (caught >= %d, false alarms <= %d): caught %d, false alarms %d",
+			floorHalluc3Caught, ceilHalluc3FalseAlarms, caught, fa)
+	}
+}
