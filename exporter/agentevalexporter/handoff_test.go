@@ -318,6 +318,19 @@ func TestHandoffEvictedEntryIsDecoded(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: int64(sessions)}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }
 
+// retryingHandoffConfig is an exporter configuration with the handoff, an in-memory
+// sending queue and retries every 10-50 ms without end.
+func retryingHandoffConfig() *Config {
+	cfg := testConfig()
+	cfg.Handoff = &handofftest.ID
+	cfg.QueueConfig = configoptional.Some(exporterhelper.NewDefaultQueueConfig())
+	cfg.RetryConfig.Enabled = true
+	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
+	cfg.RetryConfig.MaxInterval = 50 * time.Millisecond
+	cfg.RetryConfig.MaxElapsedTime = 0
+	return cfg
+}
+
 // TestHandoffStoreDownThenUp: with the handoff on and the store refusing writes, the
 // analyses wait in the sending queue (each failed attempt gives its entries back, so the
 // retries store the handed-off analyses, not decoded spans) and are each stored once when
@@ -329,13 +342,7 @@ func TestHandoffStoreDownThenUp(t *testing.T) {
 	for _, td := range batches {
 		sessions += countEvalSpans(td, semconv.EvalKindAgentSession)
 	}
-	cfg := testConfig()
-	cfg.Handoff = &handofftest.ID
-	cfg.QueueConfig = configoptional.Some(exporterhelper.NewDefaultQueueConfig())
-	cfg.RetryConfig.Enabled = true
-	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
-	cfg.RetryConfig.MaxInterval = 50 * time.Millisecond
-	cfg.RetryConfig.MaxElapsedTime = 0
+	cfg := retryingHandoffConfig()
 	fs := &flakyStore{}
 	fs.failures.Store(1 << 30) // the store refuses every write
 	x := newTestExporterWithExtensions(t, cfg, withFlakyStore(fs), handofftest.NewHost(h))
@@ -607,13 +614,7 @@ func TestLongSessionSpanBounded(t *testing.T) {
 	}
 
 	// The handoff, and the store down at the first attempt.
-	cfg := testConfig()
-	cfg.Handoff = &handofftest.ID
-	cfg.QueueConfig = configoptional.Some(exporterhelper.NewDefaultQueueConfig())
-	cfg.RetryConfig.Enabled = true
-	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
-	cfg.RetryConfig.MaxInterval = 50 * time.Millisecond
-	cfg.RetryConfig.MaxElapsedTime = 0
+	cfg := retryingHandoffConfig()
 	fs := &flakyStore{}
 	fs.failures.Store(3)
 	x := newTestExporterWithExtensions(t, cfg, withFlakyStore(fs), handofftest.NewHost(h))
