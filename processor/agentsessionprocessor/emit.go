@@ -334,11 +334,18 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 }
 
 // mayExceed: an's session span is measured against the bound only past unboundedTurns
-// turns, so that the common short session pays no copy for it (a few KB a turn, far below
-// the least bound of 64 KiB).
+// turns or unboundedInteractions agent interactions, so that the common short session
+// pays no copy for it (a few KB a turn, far below the least bound of 64 KiB).
 func mayExceed(an *evaluation.Analysis) bool {
-	const unboundedTurns = 8
-	return len(an.TurnResults) > unboundedTurns
+	const unboundedTurns, unboundedInteractions = 8, 64
+	if len(an.TurnResults) > unboundedTurns {
+		return true
+	}
+	n := 0
+	for i := range an.TurnResults {
+		n += len(an.TurnResults[i].Interactions)
+	}
+	return n > unboundedInteractions
 }
 
 // fitSession measures sp and, when it is larger than limit bytes, writes it again with the
