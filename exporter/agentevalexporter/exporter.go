@@ -93,6 +93,9 @@ type agentEvalExporter struct {
 	// storeFailing is true after a failed save until the next successful one; it drives
 	// the component status (RecoverableError → OK).
 	storeFailing atomic.Bool
+	// omittedWarned is when a session span that leaves turns out was last logged (unix
+	// ns): at most once a minute.
+	omittedWarned atomic.Int64
 }
 
 func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporter, error) {
@@ -535,7 +538,7 @@ func (e *agentEvalExporter) analysis(span ptrace.Span) (a *evaluation.Analysis, 
 			return nil, false, err
 		}
 		a = &d
-		if v, ok := span.Attributes().Get(semconv.AgentEvalTurnsOmitted); ok && len(d.TurnResults) > 0 {
+		if v, ok := span.Attributes().Get(semconv.AgentEvalTurnsOmitted); ok && len(d.TurnResults) > 0 && e.warnOmitted() {
 			e.logger.Warn("agenteval: a session span over the processor's emit.max_session_span_bytes carries only its newest turns; "+
 				"the older ones are stored only where an earlier save or this collector's processor (handoff) stored them",
 				zap.String("session_id", d.SessionID), zap.Int64("turns_omitted", v.Int()), zap.Int("first_turn_carried", d.TurnResults[0].TurnIndex))
@@ -545,6 +548,15 @@ func (e *agentEvalExporter) analysis(span ptrace.Span) (a *evaluation.Analysis, 
 		return nil, false, errors.New("session_id is empty")
 	}
 	return a, held, nil
+}
+
+// warnOmitted reports whether a decoded session span that leaves turns out is logged now:
+// at most once a minute (every revision of every long session carries the attribute when
+// another collector's processor emitted it).
+func (e *agentEvalExporter) warnOmitted() bool {
+	now := time.Now().UnixNano()
+	last := e.omittedWarned.Load()
+	return now-last >= int64(time.Minute) && e.omittedWarned.CompareAndSwap(last, now)
 }
 
 // recordTurn decodes a turn evaluation span and records its result (recordTurnResult).

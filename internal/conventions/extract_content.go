@@ -621,6 +621,12 @@ func (e *Extractor) toolDefs(s *attrScan, events ptrace.SpanEventSlice, r *sessi
 			} `json:"config"`
 		}
 		if err := json.Unmarshal(data, &req); (err == nil || isTypeError(err)) && firstByte(req.Config.Tools) == '[' {
+			if len(req.Config.Tools) > e.parseLimit {
+				// The request is read up to the message limit; its definitions keep theirs.
+				r.Truncated = true
+				addProblem(r, semconv.ADKLLMRequest, "tool definitions larger than the parse limit, not parsed")
+				return
+			}
 			r.ToolDefs = e.defsFromBytes(r, semconv.ADKLLMRequest, req.Config.Tools)
 		}
 	}

@@ -15,8 +15,9 @@ const MaxSessionIDBytes = 1024
 // sessionIDProblem says why raw cannot be a session id, or "" when it can: longer than
 // max (the smaller of MaxSessionIDBytes and the extractor's MaxTextBytes), not valid UTF-8, or holding a control character (NUL included),
 // which the stores would have to strip or escape and so could merge two ids; or "." or
-// "..", which no client can put in the query API's path (/api/v1/agent_sessions/{id}:
-// URL path cleaning takes them for directories). A span
+// "..", which browsers, curl and the web UI's links resolve as path segments, so that
+// /api/v1/agent_sessions/.. reaches another path (only a client that percent-encodes
+// the dots reaches the session). A span
 // whose session key is rejected is keyed by its trace, like a span without one, and
 // the reason is recorded as a problem on the span.
 func sessionIDProblem(raw string, max int) string {

@@ -4,6 +4,7 @@
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -14,8 +15,9 @@ import (
 // error status), because the turn was cut short, or because its agents produced nothing
 // at all for a request: no output text, no LLM output, no tool call and no handoff for a
 // user message of at least minIntentWords content words (docs/scoring.md §5.2). An empty
-// final response after an action (a tool call, a handoff) is not judged here: the action
-// may be the answer.
+// final response after an action (a tool call, a handoff), or in a turn with a value that
+// could not be read (session.AnomalyUnreadableValue: it may be the answer), is not judged
+// here.
 type noAnswerDetector struct{}
 
 var _ turnDetector = noAnswerDetector{}
@@ -42,7 +44,8 @@ func (noAnswerDetector) detect(c *evalCtx, x *detectInput) detection {
 			noAnswer = detection{bad: true, typ: DetectionNoAnswer, conf: 1,
 				reason: "no final response: " + strings.Join(why, ", ")}
 			x.expl = append(x.expl, "no_answer: empty final response after an error ("+strings.Join(why, ", ")+")")
-		case statesRequest(t.UserMessage) && producedNothing(t):
+		case statesRequest(t.UserMessage) && producedNothing(t) && !slices.Contains(t.Anomalies, session.AnomalyUnreadableValue):
+			// (A value that could not be read may be the answer: then nothing is judged.)
 			noAnswer = detection{bad: true, typ: DetectionNoAnswer, conf: 1,
 				reason: "no final response: the agents produced no output and took no action"}
 			x.expl = append(x.expl, "no_answer: empty final response to a request, with no output, tool call or handoff by any agent")

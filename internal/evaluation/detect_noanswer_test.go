@@ -35,7 +35,8 @@ func TestNoAnswerDetector(t *testing.T) {
 		"empty after LLM text": func(tu *session.Turn) {
 			tu.Interactions[0].Steps = []session.AgentStep{{Kind: session.StepLLMCall, LLMCall: &session.LLMCall{Output: "Let me check."}}}
 		},
-		"closing remark": func(tu *session.Turn) { tu.UserMessage, tu.Interactions[0].Input = "Thanks!", "Thanks!" },
+		"closing remark":      func(tu *session.Turn) { tu.UserMessage, tu.Interactions[0].Input = "Thanks!", "Thanks!" },
+		"an unreadable value": func(tu *session.Turn) { tu.Anomalies = []string{session.AnomalyUnreadableValue} },
 		"nothing captured": func(tu *session.Turn) {
 			tu.UserMessage, tu.Interactions[0].Input, tu.Status = "", "", session.StatusError
 		},

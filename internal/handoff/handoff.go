@@ -12,8 +12,11 @@
 // processor had in memory. A span whose key is not found (another collector emitted
 // it, the entry was evicted, the collector restarted with spans in a persistent queue)
 // is checked and decoded from its attributes as before. So the handoff may lose any
-// entry at any time without losing a result: it is bounded by a number of entries and
-// drops the oldest first.
+// entry at any time without losing a result, with one exception: a session span over the
+// processor's emit.max_session_span_bytes carries only the session's newest turns, and
+// decoded it stores only those (docs/decisions/processor.md). It is bounded by a number
+// of entries and drops the oldest first; an entry taken and put back (the exporter, when
+// a save fails) counts as the newest.
 //
 // It stores only while a taker is attached (Attach, Detach: the exporter, which the
 // collector starts before the processors and shuts down after them): a processor
@@ -51,6 +54,7 @@ func KeyOf(sp ptrace.Span) Key {
 type entry struct {
 	turn     *evaluation.TurnResult
 	analysis *evaluation.Analysis
+	slot     int // its index in Handoff.ring
 }
 
 // Handoff holds at most a fixed number of results, keyed by their evaluation span; on
@@ -59,11 +63,9 @@ type Handoff struct {
 	mu      sync.Mutex
 	entries map[Key]entry
 	// ring holds the keys in the order they were put; next is the slot the next put
-	// overwrites, evicting its key if that is still held. A taken key leaves its slot
-	// stale until it is overwritten. A key taken and then put again gets a second slot
-	// while its stale one remains: when the ring reaches the stale slot first, it evicts
-	// the new entry early and counts an eviction. Only spans with duplicate ids do this,
-	// and the entries held stay within the bound.
+	// overwrites, evicting its key if that is still held. A take empties its key's
+	// slot, so that a key taken and put again (a failed save gives its analysis back)
+	// gets a new slot and is not evicted early through its old one.
 	ring []Key
 	next int
 	// takers counts the attached takers (Attach, Detach); while it is 0 a put stores
@@ -101,6 +103,7 @@ func (h *Handoff) Detach() {
 	h.takers--
 	if h.takers == 0 {
 		clear(h.entries)
+		clear(h.ring)
 	}
 }
 
@@ -117,19 +120,22 @@ func (h *Handoff) PutAnalysis(k Key, a *evaluation.Analysis) { h.put(k, entry{an
 func (h *Handoff) put(k Key, e entry) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.takers == 0 || (e.turn == nil && e.analysis == nil) {
-		return // nothing would take it, or nothing to take
+	if h.takers == 0 || (e.turn == nil && e.analysis == nil) || k == (Key{}) {
+		return // nothing would take it, nothing to take, or no span to key it by
 	}
-	if _, ok := h.entries[k]; ok {
-		h.entries[k] = e // the same span again: keep its slot
+	if held, ok := h.entries[k]; ok {
+		e.slot = held.slot // the same span again: keep its slot
+		h.entries[k] = e
 		return
 	}
-	old := h.ring[h.next]
-	if _, ok := h.entries[old]; ok {
-		delete(h.entries, old)
-		h.evicted.Add(1)
+	if old := h.ring[h.next]; old != (Key{}) {
+		if _, ok := h.entries[old]; ok {
+			delete(h.entries, old)
+			h.evicted.Add(1)
+		}
 	}
 	h.ring[h.next] = k
+	e.slot = h.next
 	h.next = (h.next + 1) % len(h.ring)
 	h.entries[k] = e
 }
@@ -173,6 +179,7 @@ func (h *Handoff) take(k Key, turn bool) (entry, bool) {
 		return entry{}, false
 	}
 	delete(h.entries, k)
+	h.ring[e.slot] = Key{}
 	return e, true
 }
 

@@ -63,10 +63,10 @@ func TestBoundDropsTheOldestUntaken(t *testing.T) {
 	for i := range 3 {
 		h.PutTurn(key(i), &evaluation.TurnResult{TurnIndex: i})
 	}
-	_, ok := h.TakeTurn(key(1)) // its slot is stale now
+	_, ok := h.TakeTurn(key(1)) // its slot is emptied
 	require.True(t, ok)
 	h.PutTurn(key(3), &evaluation.TurnResult{TurnIndex: 3}) // overwrites key(0)'s slot
-	h.PutTurn(key(4), &evaluation.TurnResult{TurnIndex: 4}) // overwrites key(1)'s stale slot
+	h.PutTurn(key(4), &evaluation.TurnResult{TurnIndex: 4}) // overwrites key(1)'s empty slot
 	assert.Equal(t, int64(1), h.Evicted())
 	assert.Equal(t, 3, h.Len())
 	_, ok = h.TakeTurn(key(0))
@@ -84,6 +84,30 @@ func TestBoundDropsTheOldestUntaken(t *testing.T) {
 	tr, ok := h.TakeTurn(key(9))
 	require.True(t, ok)
 	assert.Equal(t, 2, tr.TurnIndex)
+}
+
+// TestPutBackIsNewest: an entry taken and put back (the exporter gives an analysis back
+// when its save fails, for the retry) counts from the put back, not from its first put:
+// before, its first slot, left stale by the take, evicted it when the ring came round,
+// with bound-1 newer entries put since the put back.
+func TestPutBackIsNewest(t *testing.T) {
+	h := attached(4)
+	a := &evaluation.Analysis{SessionID: "s"}
+	h.PutAnalysis(key(0), a)
+	got, ok := h.TakeAnalysis(key(0))
+	require.True(t, ok)
+	h.PutAnalysis(key(0), got) // the save failed: given back
+	for i := 1; i <= 3; i++ {
+		h.PutTurn(key(i), &evaluation.TurnResult{TurnIndex: i})
+	}
+	assert.Zero(t, h.Evicted())
+	back, ok := h.TakeAnalysis(key(0))
+	require.True(t, ok, "still held for the retry")
+	assert.Same(t, a, back)
+	h.PutTurn(key(5), &evaluation.TurnResult{TurnIndex: 5})
+	h.PutTurn(key(6), &evaluation.TurnResult{TurnIndex: 6})
+	assert.Equal(t, int64(1), h.Evicted(), "key(1), the oldest held, only")
+	assert.Equal(t, 4, h.Len())
 }
 
 func TestNeverHoldsMoreThanItsBound(t *testing.T) {

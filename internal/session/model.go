@@ -131,11 +131,11 @@ type Turn struct {
 	// Partial is true when the turn closed by turn_timeout without its root span, or was
 	// cut short by a partial session close.
 	Partial bool `json:"partial,omitempty"`
-	// CutBy is the collector's own reason when it closed the turn early while its spans
-	// could still come (EndReasonMaxSessions, EndReasonMaxSpans, EndReasonMaxDuration,
+	// CutBy is the collector's own reason when it closed the turn early, before its root
+	// span arrived (EndReasonMaxSessions, EndReasonMaxSpans, EndReasonMaxDuration,
 	// EndReasonShutdown): what the run did after the cut was not seen, so the turn's
-	// answer is not judged. Empty for a turn the run itself left unfinished (no root by
-	// turn_timeout, an idle session).
+	// answer is not judged. Empty for a turn whose root arrived (its answer is there) and
+	// for a turn the run itself left unfinished (no root by turn_timeout, an idle session).
 	CutBy EndReason `json:"cut_by,omitempty"`
 }
 

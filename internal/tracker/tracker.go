@@ -676,8 +676,8 @@ func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.T
 	s.closedTraces = append(s.closedTraces, tr.id)
 	t.closed[tr.id] = &closedTurn{sess: s}
 	c := Closed{kind: EventTurnClosed, sess: s, Records: recs, partial: tr.partialClose(force, hasRoot), ex: t.cfg.Extractor}
-	if session.CollectorCut(force) {
-		c.cut = force
+	if session.CollectorCut(force) && !hasRoot {
+		c.cut = force // a turn whose root arrived has its answer: it is judged
 	}
 	ev = append(ev, c)
 	if s.byTrace {

@@ -327,23 +327,28 @@ func TestTrackerMaxSessionsEviction(t *testing.T) {
 	s := ev[1].Session
 	require.Len(t, s.Turns, 1)
 	assert.True(t, s.Turns[0].Partial)
-	assert.Equal(t, session.EndReasonMaxSessions, s.Turns[0].CutBy, "cut by the collector: its answer may still come")
+	assert.Empty(t, s.Turns[0].CutBy, "its root arrived: its answer is there to judge")
 	assert.Equal(t, 3, s.Turns[0].SpanCount, "nothing lost")
 	// A pending trace (no key) counts as a session too.
 	ev = tk.Observe(turnRecs("t5", "", 0, "e"), atSec(1.7))
 	require.Equal(t, []string{"turn_closed:s1", "turn_closed:s1", "session_ended:s1:max_sessions:partial"}, kinds(ev),
 		"both open turns of s1 (t1, t3) are closed")
-	assert.Len(t, ev[2].Session.Turns, 2)
+	require.Len(t, ev[2].Session.Turns, 2)
+	assert.Empty(t, ev[2].Session.Turns[0].CutBy, "t1 is whole")
+	assert.Equal(t, session.EndReasonMaxSessions, ev[2].Session.Turns[1].CutBy, "t3, without its root: its answer may still come")
 	st := tk.Stats()
 	assert.Equal(t, uint64(2), st.SessionsEvicted)
 	assert.Equal(t, 1, st.OpenSessions)
 	assert.Equal(t, 1, st.PendingTraces)
 	checkAccounting(t, tk)
+	tk.Observe(turnRecs("t6", "s3", 50, "f")[:1], atSec(1.8)) // s3's next turn, its root not yet here
 	ev = tk.CloseAll(session.EndReasonShutdown)
-	require.Equal(t, []string{"turn_closed:s3", "session_ended:s3:shutdown:partial",
+	require.Equal(t, []string{"turn_closed:s3", "turn_closed:s3", "session_ended:s3:shutdown:partial",
 		"turn_closed:t5", "session_ended:t5:shutdown:partial"}, kinds(ev))
-	assert.Equal(t, session.EndReasonShutdown, ev[1].Session.Turns[0].CutBy)
-	assert.Equal(t, uint64(13), tk.Stats().SpansAssembled, "every record of the 5 traces")
+	require.Len(t, ev[2].Session.Turns, 2)
+	assert.Empty(t, ev[2].Session.Turns[0].CutBy, "a turn whose root arrived is judged at shutdown too")
+	assert.Equal(t, session.EndReasonShutdown, ev[2].Session.Turns[1].CutBy)
+	assert.Equal(t, uint64(14), tk.Stats().SpansAssembled, "every record of the 6 traces")
 	checkAccounting(t, tk)
 }
 

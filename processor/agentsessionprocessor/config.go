@@ -188,8 +188,10 @@ type EmitConfig struct {
 	// turn, so a long conversation's span grew without bound, past the 4 MiB a default
 	// OTLP/gRPC receiver takes, and the downstream refusal dropped the user's spans batched
 	// with it. Past the bound the span carries the newest turns that fit and
-	// agent_eval.turns_omitted; an agenteval exporter in the same collector (handoff) still
-	// stores every turn (docs/decisions/processor.md).
+	// agent_eval.turns_omitted; an agenteval exporter in the same collector (handoff)
+	// still stores every turn while the handoff holds the analysis, and one that decodes
+	// the span stores the turns it carries (docs/decisions/processor.md). A single turn
+	// larger than the bound is kept whole.
 	MaxSessionSpanBytes int `mapstructure:"max_session_span_bytes"`
 }
 

@@ -322,7 +322,7 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 	if err := b.fillSession(sp, an); err != nil {
 		return err
 	}
-	if limit := b.e.maxSessionSpanBytes; limit > 0 && mayExceed(an) {
+	if limit := b.e.maxSessionSpanBytes; limit > 0 && mayExceed(an, limit) {
 		if err := b.fitSession(sp, an, limit); err != nil {
 			return err
 		}
@@ -333,19 +333,24 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 	return nil
 }
 
-// mayExceed: an's session span is measured against the bound only past unboundedTurns
-// turns or unboundedInteractions agent interactions, so that the common short session
-// pays no copy for it (a few KB a turn, far below the least bound of 64 KiB).
-func mayExceed(an *evaluation.Analysis) bool {
-	const unboundedTurns, unboundedInteractions = 8, 64
+// mayExceed: an's session span may be larger than limit bytes, so it is measured. A short
+// session (at most unboundedTurns turns, unboundedParts interactions and tool calls, and
+// texts under a quarter of the limit) is far below the least bound of 64 KiB and pays no
+// copy for it.
+func mayExceed(an *evaluation.Analysis, limit int) bool {
+	const unboundedTurns, unboundedParts = 8, 64
 	if len(an.TurnResults) > unboundedTurns {
 		return true
 	}
-	n := 0
+	parts, texts := 0, 0
 	for i := range an.TurnResults {
-		n += len(an.TurnResults[i].Interactions)
+		tr := &an.TurnResults[i]
+		texts += len(tr.UserMessage) + len(tr.FinalResponse)
+		for j := range tr.Interactions {
+			parts += 1 + len(tr.Interactions[j].ToolCalls)
+		}
 	}
-	return n > unboundedInteractions
+	return parts > unboundedParts || texts > limit/4
 }
 
 // fitSession measures sp and, when it is larger than limit bytes, writes it again with the
@@ -355,6 +360,7 @@ func mayExceed(an *evaluation.Analysis) bool {
 // that keeps the stored turns below its first one (docs/decisions/sessions.md §4.6).
 func (b *evalBatch) fitSession(sp ptrace.Span, an *evaluation.Analysis, limit int) error {
 	n, keep := len(an.TurnResults), len(an.TurnResults)
+	skipped, skipErr := b.skipped, b.skipErr // the first fill counted the undecodable links
 	for size := spanBytes(sp); size > limit && keep > 1; size = spanBytes(sp) {
 		keep = min(keep-1, max(1, int(float64(keep)*float64(limit)/float64(size)*0.95)))
 		part := *an
@@ -367,6 +373,7 @@ func (b *evalBatch) fitSession(sp ptrace.Span, an *evaluation.Analysis, limit in
 		if err := b.fillSession(sp, &part); err != nil {
 			return err
 		}
+		b.skipped, b.skipErr = skipped, skipErr // a refill counts none again
 	}
 	if keep < n {
 		sp.Attributes().PutInt(semconv.AgentEvalTurnsOmitted, int64(n-keep))

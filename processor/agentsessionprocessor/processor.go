@@ -1380,7 +1380,7 @@ func (p *agentSessionProcessor) warnLimit(s *session.AgentSession) {
 	if limit > 0 {
 		fields = append(fields, zap.Int("limit", limit))
 	} else {
-		fields = append(fields, zap.Duration("limit", p.cfg.MaxSessionDuration))
+		fields = append(fields, zap.Duration("max_session_duration", p.cfg.MaxSessionDuration))
 	}
 	p.logger.Warn("agentsession: a limit closed sessions early; their open turns are evaluated as partial from the spans seen (docs/decisions/sessions.md §2.6)", fields...)
 	p.limitWarned, p.limitSince = now, 0
