@@ -246,3 +246,27 @@ func TestExtractConcurrent(t *testing.T) {
 		assert.Equal(t, want, <-done)
 	}
 }
+
+// TestExtractADKRequestKeepsTheDefinitionsLimit: an ADK LLM request is read up to the
+// message limit (4 MiB), but the tool definitions inside it keep the definitions' limit
+// (64 KiB here): definitions are compiled, and cost far more than their bytes.
+func TestExtractADKRequestKeepsTheDefinitionsLimit(t *testing.T) {
+	ex := NewExtractor(Config{MaxTextBytes: 4 << 10})
+	res, scope := pcommon.NewResource(), pcommon.NewInstrumentationScope()
+	decl := `{"name":"t%d","description":"%s","parameters":{"type":"object"}}`
+	var defs []string
+	for i := range 400 { // about 80 KB
+		defs = append(defs, fmt.Sprintf(decl, i, strings.Repeat("d", 180)))
+	}
+	req := `{"model":"gemini","config":{"tools":[{"function_declarations":[` + strings.Join(defs, ",") +
+		`]}]},"contents":[{"role":"user","parts":[{"text":"Find order 4411"}]}]}`
+	chat := newSpan(t, "call_llm", map[string]any{"gen_ai.operation.name": "chat", "gcp.vertex.agent.llm_request": req})
+	r := runExtract(t, ex, res, scope, chat)
+	assert.Empty(t, r.ToolDefs)
+	assert.Contains(t, r.Problems, "gcp.vertex.agent.llm_request: tool definitions larger than the parse limit, not parsed")
+
+	small := `{"model":"gemini","config":{"tools":[{"function_declarations":[` + fmt.Sprintf(decl, 1, "d") +
+		`]}]},"contents":[{"role":"user","parts":[{"text":"Find order 4411"}]}]}`
+	r = runExtract(t, ex, res, scope, newSpan(t, "call_llm", map[string]any{"gen_ai.operation.name": "chat", "gcp.vertex.agent.llm_request": small}))
+	require.Len(t, r.ToolDefs, 1, "definitions under the limit are read")
+}
