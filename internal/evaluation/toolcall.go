@@ -6,6 +6,7 @@ package evaluation // import "github.com/agenteval/agenteval-collector/internal/
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -344,6 +345,17 @@ func decodeArguments(call *session.ToolCall) (args map[string]any, reason, malfo
 func decodeJSON(b []byte) (any, error) {
 	var v any
 	err := json.Unmarshal(b, &v)
+	if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+		// Valid JSON with a number no float64 holds ({"n": 1e400}): read its numbers as
+		// written (json.Number, which the schema validator reads), rather than report
+		// well-formed arguments as malformed.
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		v = nil
+		if err = d.Decode(&v); err == nil && d.More() {
+			err = errors.New("data after the JSON value")
+		}
+	}
 	return v, err
 }
 
