@@ -357,6 +357,8 @@ func TestHandoffStoreDownThenUp(t *testing.T) {
 	fs.failures.Store(0) // the store is back
 	require.Eventually(t, func() bool { return len(x.sessionIDs("?limit=1000")) == sessions }, 20*time.Second, 20*time.Millisecond)
 	require.Eventually(t, func() bool { return h.Len() == 0 }, 10*time.Second, 10*time.Millisecond, "the stored analyses were taken")
+	// A batch's rows are visible as each save commits; the counter follows its last one.
+	require.Eventually(t, func() bool { return storedCount(t, x) == int64(sessions) }, 10*time.Second, 10*time.Millisecond)
 	metadatatest.AssertEqualExporterAgentevalAnalysesStored(t, x.tel,
 		[]metricdata.DataPoint[int64]{{Value: int64(sessions)}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }
@@ -631,4 +633,18 @@ func TestLongSessionSpanBounded(t *testing.T) {
 		require.NoError(t, plain.consume(td))
 	}
 	assert.Equal(t, all[omitted:], storedTurns(plain))
+}
+
+// storedCount is the exporter's otelcol_exporter_agenteval_analyses_stored so far.
+func storedCount(t *testing.T, x *testExporter) int64 {
+	t.Helper()
+	m, err := x.tel.GetMetric("otelcol_exporter_agenteval_analyses_stored")
+	if err != nil {
+		return 0 // not recorded yet
+	}
+	var n int64
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		n += dp.Value
+	}
+	return n
 }
