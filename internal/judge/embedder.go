@@ -148,13 +148,16 @@ func (e *Embedder) embed(ctx context.Context, sessionID string, texts []string) 
 		e.errors.Add(1)
 		return nil, ErrEmbeddingsUnavailable
 	}
-	if err := e.ledger.Spend(sessionID, estimateTokens(missing...)); err != nil {
-		e.limited.Add(1)
-		return nil, err
-	}
+	// As Client.Judge: the calls-per-minute budget first, then the session's cost, so that
+	// a call the budget refuses is not charged to the session.
 	if !e.budget.allow() {
 		e.denied.Add(1)
 		return nil, ErrBudgetExhausted
+	}
+	if err := e.ledger.Spend(sessionID, estimateTokens(missing...)); err != nil {
+		e.budget.refund()
+		e.limited.Add(1)
+		return nil, err
 	}
 	callerCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)

@@ -193,6 +193,22 @@ func TestEmbedderLimits(t *testing.T) {
 	if _, err := b.Similarities("", "c", []string{"d"}); !errors.Is(err, ErrBudgetExhausted) {
 		t.Fatalf("over budget: %v", err)
 	}
+
+	// A call the calls-per-minute budget refuses is not charged to the session: with a
+	// budget of 1 and a session limit of 2 calls, the refused call leaves the session
+	// room for a second call once the budget allows it.
+	api3 := newFakeAPI(t)
+	c := api3.embedder(t, EmbeddingsConfig{CallsPerMinute: 1, MaxCallsPerSession: 2}, nil)
+	if _, err := c.Similarities("s", "a", []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Similarities("s", "c", []string{"d"}); !errors.Is(err, ErrBudgetExhausted) {
+		t.Fatalf("over budget: %v", err)
+	}
+	c.budget.refund() // the minute has passed
+	if _, err := c.Similarities("s", "e", []string{"f"}); err != nil {
+		t.Fatalf("the refused call was charged to the session: %v", err)
+	}
 }
 
 func TestEmbeddingsConfigValidate(t *testing.T) {
