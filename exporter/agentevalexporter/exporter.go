@@ -26,6 +26,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/handoff"
+	"github.com/agenteval/agenteval-collector/internal/lograte"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/internal/webui"
@@ -93,9 +94,9 @@ type agentEvalExporter struct {
 	// storeFailing is true after a failed save until the next successful one; it drives
 	// the component status (RecoverableError → OK).
 	storeFailing atomic.Bool
-	// omittedWarned is when a session span that leaves turns out was last logged (unix
-	// ns): at most once a minute.
-	omittedWarned atomic.Int64
+	// omittedWarn lets the warning about session spans that leave turns out through once
+	// a minute (every revision of a long session emitted by another collector has it).
+	omittedWarn *lograte.Every
 }
 
 func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporter, error) {
@@ -105,10 +106,11 @@ func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporte
 	}
 	logger := set.Logger
 	return &agentEvalExporter{
-		cfg:       cfg,
-		set:       set,
-		logger:    logger,
-		telemetry: tb,
+		cfg:         cfg,
+		set:         set,
+		logger:      logger,
+		omittedWarn: lograte.New(time.Minute),
+		telemetry:   tb,
 		metrics: newPromMetrics(cfg.Prometheus.MaxLabelValues, func(domain string) {
 			logger.Warn("agenteval: label value cap reached; further values are reported as \"other\"",
 				zap.String("label", domain), zap.Int("max_label_values", cfg.Prometheus.MaxLabelValues))
@@ -538,7 +540,7 @@ func (e *agentEvalExporter) analysis(span ptrace.Span) (a *evaluation.Analysis, 
 			return nil, false, err
 		}
 		a = &d
-		if v, ok := span.Attributes().Get(semconv.AgentEvalTurnsOmitted); ok && len(d.TurnResults) > 0 && e.warnOmitted() {
+		if v, ok := span.Attributes().Get(semconv.AgentEvalTurnsOmitted); ok && len(d.TurnResults) > 0 && e.allowOmittedWarning() {
 			e.logger.Warn("agenteval: a session span over the processor's emit.max_session_span_bytes carries only its newest turns; "+
 				"the older ones are stored only where an earlier save or this collector's processor (handoff) stored them",
 				zap.String("session_id", d.SessionID), zap.Int64("turns_omitted", v.Int()), zap.Int("first_turn_carried", d.TurnResults[0].TurnIndex))
@@ -550,13 +552,11 @@ func (e *agentEvalExporter) analysis(span ptrace.Span) (a *evaluation.Analysis, 
 	return a, held, nil
 }
 
-// warnOmitted reports whether a decoded session span that leaves turns out is logged now:
-// at most once a minute (every revision of every long session carries the attribute when
-// another collector's processor emitted it).
-func (e *agentEvalExporter) warnOmitted() bool {
-	now := time.Now().UnixNano()
-	last := e.omittedWarned.Load()
-	return now-last >= int64(time.Minute) && e.omittedWarned.CompareAndSwap(last, now)
+// allowOmittedWarning reports whether a decoded session span that leaves turns out is
+// logged now (omittedWarn).
+func (e *agentEvalExporter) allowOmittedWarning() bool {
+	ok, _ := e.omittedWarn.Allow(time.Now())
+	return ok
 }
 
 // recordTurn decodes a turn evaluation span and records its result (recordTurnResult).

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // sqlStore implements Store over database/sql for both dialects; only placeholders and
@@ -988,16 +989,8 @@ func nameKey(s string) string {
 		return s
 	}
 	sum := sha256.Sum256([]byte(s))
-	p := cleanText(s)
 	const suffix = 1 + 16
-	if len(p) > maxNameBytes-suffix {
-		i := maxNameBytes - suffix
-		for i > 0 && !utf8.RuneStart(p[i]) {
-			i--
-		}
-		p = p[:i]
-	}
-	return p + "~" + hex.EncodeToString(sum[:8])
+	return text.Cut(cleanText(s), maxNameBytes-suffix) + "~" + hex.EncodeToString(sum[:8])
 }
 
 // cleanText makes s storable in a PostgreSQL text column: NUL bytes removed and invalid

@@ -184,7 +184,7 @@ type EmitConfig struct {
 	// agenteval exporter stores.
 	Analysis bool `mapstructure:"analysis"`
 	// MaxSessionSpanBytes bounds the OTLP size of a session's evaluation span, in bytes
-	// (default 1 MiB; 0: no bound). The span carries every turn's result, about 2–10 KB a
+	// (default 1 MiB; 0: no bound; otherwise at least 64 KiB, a Validate error below). The span carries every turn's result, about 2–10 KB a
 	// turn, so a long conversation's span grew without bound, past the 4 MiB a default
 	// OTLP/gRPC receiver takes, and the downstream refusal dropped the user's spans batched
 	// with it. Past the bound the span carries the newest turns that fit and

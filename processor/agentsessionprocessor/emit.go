@@ -381,11 +381,15 @@ func (b *evalBatch) fitSession(sp ptrace.Span, an *evaluation.Analysis, limit in
 	return nil
 }
 
-// spanBytes is sp's size in an OTLP request, in bytes.
+// spanBytes is sp's size in an OTLP request, in bytes. sp is moved into a request of its
+// own to be measured and back, not copied.
 func spanBytes(sp ptrace.Span) int {
 	td := ptrace.NewTraces()
-	sp.CopyTo(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty())
-	return (&ptrace.ProtoMarshaler{}).TracesSize(td)
+	tmp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.MoveTo(tmp)
+	n := (&ptrace.ProtoMarshaler{}).TracesSize(td)
+	tmp.MoveTo(sp)
+	return n
 }
 
 // fillSession writes an onto the empty session span sp: links to its turns' roots, the

@@ -28,6 +28,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/handoff"
+	"github.com/agenteval/agenteval-collector/internal/lograte"
 	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 	"github.com/agenteval/agenteval-collector/internal/reuse"
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -97,10 +98,8 @@ type agentSessionProcessor struct {
 	// to close: each batch's arrival + turn_settle.
 	due []time.Time
 
-	// limitWarned is when a limit closing a session was last logged, and limitSince how
-	// many sessions limits closed since then (dispatch, under stepMu).
-	limitWarned time.Time
-	limitSince  int
+	// limitWarn lets the warning that limits closed sessions through once a minute.
+	limitWarn *lograte.Every
 
 	// stepMu serializes steps: turns are closed, completed (Tracker.Finish) and handed
 	// to the shards in one order. shardsRunning (guarded by stepMu) says the shards'
@@ -187,6 +186,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 	})
 	p := &agentSessionProcessor{
 		logger:    set.Logger,
+		limitWarn: lograte.New(time.Minute),
 		cfg:       cfg,
 		next:      next,
 		telemetry: tb,
@@ -1354,18 +1354,14 @@ func retainTurns(cfg *Config) int {
 	return 2
 }
 
-// limitWarnEvery is the least time between two warnings that limits closed sessions.
-const limitWarnEvery = time.Minute
-
-// warnLimit logs, at most once a limitWarnEvery, that a limit (max_sessions,
+// warnLimit logs, at most once a minute, that a limit (max_sessions,
 // max_spans_per_session, max_session_duration) closed session s early, naming it, the
 // limit and how many sessions limits closed since the last warning: their open turns are
 // evaluated as partial from the spans seen, and a max_spans_per_session session's later
 // spans are passed on without evaluation. The metric sessions_evicted counts them all.
 func (p *agentSessionProcessor) warnLimit(s *session.AgentSession) {
-	p.limitSince++
-	now := p.now()
-	if !p.limitWarned.IsZero() && now.Sub(p.limitWarned) < limitWarnEvery {
+	ok, held := p.limitWarn.Allow(p.now())
+	if !ok {
 		return
 	}
 	var limit int
@@ -1376,22 +1372,17 @@ func (p *agentSessionProcessor) warnLimit(s *session.AgentSession) {
 		limit = p.cfg.MaxSpansPerSession
 	}
 	fields := []zap.Field{zap.String("session_id", s.ID), zap.String("reason", string(s.EndReason)),
-		zap.Int("sessions_closed_by_limits", p.limitSince)}
+		zap.Int("sessions_closed_by_limits", held+1)}
 	if limit > 0 {
 		fields = append(fields, zap.Int("limit", limit))
 	} else {
 		fields = append(fields, zap.Duration("max_session_duration", p.cfg.MaxSessionDuration))
 	}
 	p.logger.Warn("agentsession: a limit closed sessions early; their open turns are evaluated as partial from the spans seen (docs/decisions/sessions.md §2.6)", fields...)
-	p.limitWarned, p.limitSince = now, 0
 }
 
 func isLimitReason(reason session.EndReason) bool {
-	switch reason {
-	case session.EndReasonMaxSessions, session.EndReasonMaxSpans, session.EndReasonMaxDuration:
-		return true
-	}
-	return false
+	return session.CollectorCut(reason) && reason != session.EndReasonShutdown
 }
 
 // at returns the record of turn index i, or nil.
