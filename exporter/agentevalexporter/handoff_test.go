@@ -6,6 +6,7 @@ package agentevalexporter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -34,6 +35,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/handoff/handofftest"
 	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/storagetest"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 )
@@ -600,21 +602,8 @@ func TestLongSessionSpanBounded(t *testing.T) {
 		})
 	}
 
-	storedTurns := func(x *testExporter) []int {
-		var a evaluation.Analysis
-		ids := x.sessionIDs("")
-		require.Len(t, ids, 1)
-		require.Equal(t, http.StatusOK, x.getJSON("/api/v1/agent_sessions/"+url.PathEscape(ids[0]), &a))
-		var idx []int
-		for _, tr := range a.TurnResults {
-			idx = append(idx, tr.TurnIndex)
-		}
-		return idx
-	}
-	all := make([]int, turns)
-	for i := range all {
-		all[i] = i
-	}
+	storedTurns := func(x *testExporter) []int { return storedTurnIndexes(t, x) }
+	all := firstIndexes(turns)
 
 	// The handoff, and the store down at the first attempt.
 	cfg := retryingHandoffConfig()
@@ -633,6 +622,107 @@ func TestLongSessionSpanBounded(t *testing.T) {
 		require.NoError(t, plain.consume(td))
 	}
 	assert.Equal(t, all[omitted:], storedTurns(plain))
+}
+
+// TestLongSessionStoredWholeWithoutTheEntry: the queue's copy of a session span that
+// carries only the newest turns is written with the whole analysis the handoff holds, so
+// every turn is stored when the consumer no longer finds the entry. Before, the consumer
+// decoded the span and stored its newest turns only: after a restart with the persistent
+// queue of config.yaml and deploy/scale-out (the handoff starts empty), and when newer
+// results evicted the entry between the queue's front and its consumer.
+func TestLongSessionStoredWholeWithoutTheEntry(t *testing.T) {
+	const turns, limit = 40, 64 << 10
+	bounded := func(cfg *agentsessionprocessor.Config) { cfg.Emit.MaxSessionSpanBytes = limit }
+	all := firstIndexes(turns)
+	sessionSpans := func(batches []ptrace.Traces) []ptrace.Span {
+		var out []ptrace.Span
+		for _, td := range batches {
+			eachEvalSpan(td, semconv.EvalKindAgentSession, func(sp ptrace.Span) {
+				_, ok := sp.Attributes().Get(semconv.AgentEvalTurnsOmitted)
+				require.True(t, ok, "the span leaves turns out")
+				out = append(out, sp)
+			})
+		}
+		require.Len(t, out, 1)
+		return out
+	}
+
+	t.Run("evicted before the consumer", func(t *testing.T) {
+		h := handoff.New(1 << 16)
+		batches := runProcessorWith(t, longConversation(t, turns), h, 0, bounded)
+		x := newTestExporterWithExtensions(t, retryingHandoffConfig(), nil, handofftest.NewHost(h))
+		ctx := context.Background()
+		var queued []ptrace.Traces
+		for _, td := range batches {
+			queued = append(queued, x.exp.evaluationSpans(ctx, td)) // the front, then the queue
+		}
+		for _, sp := range sessionSpans(batches) {
+			_, ok := h.TakeAnalysis(handoff.KeyOf(sp)) // newer results pushed it out
+			require.True(t, ok)
+		}
+		for _, td := range queued {
+			if td.SpanCount() > 0 {
+				require.NoError(t, x.exp.pushTraces(ctx, td))
+			}
+		}
+		assert.Equal(t, all, storedTurnIndexes(t, x), "every turn, from the queue's copy")
+	})
+
+	t.Run("persistent queue replayed after a restart", func(t *testing.T) {
+		h := handoff.New(1 << 16)
+		batches := runProcessorWith(t, longConversation(t, turns), h, 0, bounded)
+		sessionSpans(batches)
+		queueDir, dsn := t.TempDir(), filepath.Join(t.TempDir(), "agenteval.db")
+		ext, stopExt := storagetest.StartFileStorage(t, queueDir)
+		cfg := persistentConfig(dsn)
+		cfg.Handoff = &handofftest.ID
+		extensions := handofftest.NewHost(h)
+		extensions[storagetest.FileStorageID] = ext
+		down := errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+		x := startTestExporter(t, cfg, func(e *agentEvalExporter) {
+			e.openStore = func(context.Context, string, string) (store.Store, error) { return nil, down }
+			e.connectBackoff = time.Hour
+		}, extensions)
+		for _, td := range batches {
+			require.NoError(t, x.consume(td))
+		}
+		require.NoError(t, x.te.Shutdown(context.Background()))
+		stopExt()
+
+		// The restarted process: the same queue directory, an empty handoff, another key.
+		ext2, _ := storagetest.StartFileStorage(t, queueDir)
+		cfg2 := persistentConfig(dsn)
+		cfg2.Handoff = &handofftest.ID
+		cfg2.SigningKey = "a-new-process-has-a-new-key"
+		extensions2 := handofftest.NewHost(handoff.New(1 << 16))
+		extensions2[storagetest.FileStorageID] = ext2
+		x2 := newTestExporterWithExtensions(t, cfg2, nil, extensions2)
+		require.Eventually(t, func() bool { return len(x2.sessionIDs("")) == 1 }, 20*time.Second, 20*time.Millisecond)
+		assert.Equal(t, all, storedTurnIndexes(t, x2), "every turn, from the persistent queue")
+	})
+}
+
+// storedTurnIndexes returns the turn indexes of the one session x's API lists.
+func storedTurnIndexes(t *testing.T, x *testExporter) []int {
+	t.Helper()
+	var a evaluation.Analysis
+	ids := x.sessionIDs("")
+	require.Len(t, ids, 1)
+	require.Equal(t, http.StatusOK, x.getJSON("/api/v1/agent_sessions/"+url.PathEscape(ids[0]), &a))
+	var idx []int
+	for _, tr := range a.TurnResults {
+		idx = append(idx, tr.TurnIndex)
+	}
+	return idx
+}
+
+// firstIndexes returns 0, 1, ..., n-1.
+func firstIndexes(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
 }
 
 // storedCount is the exporter's otelcol_exporter_agenteval_analyses_stored so far.
