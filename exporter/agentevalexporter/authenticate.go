@@ -8,7 +8,6 @@ import (
 	"errors"
 
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
@@ -104,9 +103,6 @@ func (e *agentEvalExporter) evaluationSpans(ctx context.Context, td ptrace.Trace
 				}
 				cp := oss.Spans().AppendEmpty()
 				span.CopyTo(cp)
-				if s == semconv.EvalKindAgentSession {
-					e.completeSession(cp)
-				}
 				if unverified {
 					cp.Attributes().PutBool(attrUnverified, true)
 				}
@@ -124,33 +120,6 @@ func (e *agentEvalExporter) evaluationSpans(ctx context.Context, td ptrace.Trace
 		e.logger.Error("agenteval: dropping undecodable turn evaluation spans", zap.Error(errors.Join(decodeErrs...)))
 	}
 	return out
-}
-
-// completeSession writes into cp, the queue's copy of a session span that carries only
-// the session's newest turns (agent_eval.turns_omitted: the processor's
-// emit.max_session_span_bytes), the whole analysis the handoff holds for it, signed with
-// signing_key, in place of the turns carried. The queue then holds every turn: a
-// consumer that no longer finds the entry (evicted while the store was slow, or a
-// persistent queue replayed after a restart, when the handoff starts empty) decodes the
-// whole conversation, not its suffix (docs/decisions/sessions.md §4.10). The copy stays
-// in the collector (the queue and its retries), so it has no size bound. Without the
-// entry, or for a span that omits no turn, cp is left as it is.
-func (e *agentEvalExporter) completeSession(cp ptrace.Span) {
-	if e.handoff == nil {
-		return
-	}
-	if _, ok := cp.Attributes().Get(semconv.AgentEvalTurnsOmitted); !ok {
-		return
-	}
-	a, ok := e.handoff.HeldAnalysis(handoff.KeyOf(cp))
-	if !ok {
-		return
-	}
-	m := cp.Attributes()
-	m.RemoveIf(func(k string, _ pcommon.Value) bool {
-		return k != semconv.AgentEvalKind && k != semconv.AgentEvalSessionID // what the signed encode reads
-	})
-	e.signer.EncodeAnalysis(m, a).Put(m)
 }
 
 // attrUnverified marks the exporter's own queued copy of a session span that passed
@@ -191,7 +160,7 @@ func (e *agentEvalExporter) handedOff(kind string, span ptrace.Span) handed {
 			return handedTurn
 		}
 	case semconv.EvalKindAgentSession:
-		if _, ok := h.HeldAnalysis(k); ok && !e.verifySessions {
+		if !e.verifySessions && h.HoldsAnalysis(k) {
 			return handedAnalysis
 		}
 	}

@@ -26,7 +26,6 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/handoff"
-	"github.com/agenteval/agenteval-collector/internal/lograte"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/internal/webui"
@@ -94,9 +93,6 @@ type agentEvalExporter struct {
 	// storeFailing is true after a failed save until the next successful one; it drives
 	// the component status (RecoverableError → OK).
 	storeFailing atomic.Bool
-	// omittedWarn lets the warning about session spans that leave turns out through once
-	// a minute (every revision of a long session emitted by another collector has it).
-	omittedWarn *lograte.Every
 }
 
 func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporter, error) {
@@ -106,11 +102,10 @@ func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporte
 	}
 	logger := set.Logger
 	return &agentEvalExporter{
-		cfg:         cfg,
-		set:         set,
-		logger:      logger,
-		omittedWarn: lograte.New(time.Minute),
-		telemetry:   tb,
+		cfg:       cfg,
+		set:       set,
+		logger:    logger,
+		telemetry: tb,
 		metrics: newPromMetrics(cfg.Prometheus.MaxLabelValues, func(domain string) {
 			logger.Warn("agenteval: label value cap reached; further values are reported as \"other\"",
 				zap.String("label", domain), zap.Int("max_label_values", cfg.Prometheus.MaxLabelValues))
@@ -493,19 +488,24 @@ func (e *agentEvalExporter) pushTraces(ctx context.Context, td ptrace.Traces) er
 }
 
 // recordStored feeds the analyses just stored to the metrics, the live UI events and the
-// console, and counts them.
+// console, and counts them. Turns parts are left out: they hold some of the turns of an
+// analysis whose session span is recorded (docs/decisions/sessions.md §4.10).
 func (e *agentEvalExporter) recordStored(ctx context.Context, as []*evaluation.Analysis) {
-	if len(as) == 0 {
-		return
-	}
+	var n int64
 	for _, a := range as {
+		if a.TurnsPart {
+			continue
+		}
 		e.metrics.recordAnalysis(a)
 		e.events.PublishSession(a) // ready: the store took it
 		if e.cfg.Console == ConsoleSummary {
 			e.logger.Info(sessionConsoleLine(a))
 		}
+		n++
 	}
-	e.telemetry.ExporterAgentevalAnalysesStored.Add(ctx, int64(len(as)))
+	if n > 0 {
+		e.telemetry.ExporterAgentevalAnalysesStored.Add(ctx, n)
+	}
 }
 
 // saveIfReady saves as (save) once the store is open; before, every analysis fails with
@@ -540,23 +540,11 @@ func (e *agentEvalExporter) analysis(span ptrace.Span) (a *evaluation.Analysis, 
 			return nil, false, err
 		}
 		a = &d
-		if v, ok := span.Attributes().Get(semconv.AgentEvalTurnsOmitted); ok && len(d.TurnResults) > 0 && e.allowOmittedWarning() {
-			e.logger.Warn("agenteval: a session span over the processor's emit.max_session_span_bytes carries only its newest turns; "+
-				"the older ones are stored only where an earlier save or this collector's processor (handoff) stored them",
-				zap.String("session_id", d.SessionID), zap.Int64("turns_omitted", v.Int()), zap.Int("first_turn_carried", d.TurnResults[0].TurnIndex))
-		}
 	}
 	if a.SessionID == "" {
 		return nil, false, errors.New("session_id is empty")
 	}
 	return a, held, nil
-}
-
-// allowOmittedWarning reports whether a decoded session span that leaves turns out is
-// logged now (omittedWarn).
-func (e *agentEvalExporter) allowOmittedWarning() bool {
-	ok, _ := e.omittedWarn.Allow(time.Now())
-	return ok
 }
 
 // recordTurn decodes a turn evaluation span and records its result (recordTurnResult).

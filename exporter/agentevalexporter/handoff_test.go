@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter/internal/metadatatest"
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/handoff"
 	"github.com/agenteval/agenteval-collector/internal/handoff/handofftest"
@@ -569,27 +571,52 @@ func longConversation(t *testing.T, n int) []ptrace.Traces {
 // TestLongSessionSpanBounded: the session span of a long conversation stays within
 // emit.max_session_span_bytes (it grew by a few KB a turn, and past the 4 MiB of a
 // default OTLP receiver the downstream refusal dropped the user's spans batched with it).
-// It carries the newest turns and agent_eval.turns_omitted; an exporter with the handoff
-// stores every turn, also when the store was down at the first attempt (the retry takes
-// the analysis back from the handoff instead of decoding the span); an exporter that
-// decodes the span stores the turns it carries.
+// It carries the newest turns and agent_eval.turns_omitted, and turns parts carry the
+// others, each turn once, each part within the bound. An exporter with the handoff stores
+// every turn, also when the store was down at the first attempt (the retry takes the
+// analysis back from the handoff instead of decoding the span); so does an exporter that
+// decodes the spans (a second tier), in the order emitted or reversed, counting one
+// analysis (before the turns parts it stored the newest turns only).
 func TestLongSessionSpanBounded(t *testing.T) {
-	const turns, limit = 40, 64 << 10
+	const turns, limit = 120, 64 << 10
 	tds := longConversation(t, turns)
 	bounded := func(cfg *agentsessionprocessor.Config) { cfg.Emit.MaxSessionSpanBytes = limit }
 	h := handoff.New(1 << 16)
 	batches := runProcessorWith(t, tds, h, 0, bounded)
 	var omitted int64
+	carried := map[int]int{} // turn index → session spans that carry it
+	parts := 0
 	for _, td := range batches {
 		eachEvalSpan(td, semconv.EvalKindAgentSession, func(sp ptrace.Span) {
 			one := ptrace.NewTraces()
 			sp.CopyTo(one.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty())
 			assert.LessOrEqual(t, (&ptrace.ProtoMarshaler{}).TracesSize(one), limit)
+			a, err := evalspan.DecodeAnalysis(sp.Attributes())
+			require.NoError(t, err)
+			require.NoError(t, evalspan.NewSigner("").Verify(sp.Attributes()), "signed, the mark included")
+			for _, tr := range a.TurnResults {
+				carried[tr.TurnIndex]++
+			}
+			assert.Equal(t, len(a.TurnResults), sp.Links().Len(), "linked to the turns it carries")
+			_, hasOmitted := sp.Attributes().Get(semconv.AgentEvalTurnsOmitted)
+			if a.TurnsPart {
+				parts++
+				assert.False(t, hasOmitted)
+				assert.Zero(t, sp.Events().Len(), "a turns part repeats no gen_ai.evaluation.result")
+				return
+			}
 			v, ok := sp.Attributes().Get(semconv.AgentEvalTurnsOmitted)
-			require.True(t, ok, "the span says it leaves turns out")
+			require.True(t, ok, "the session span says it leaves turns out")
 			omitted = v.Int()
-			assert.Equal(t, turns-int(omitted), sp.Links().Len(), "linked to the turns it carries")
+			assert.Equal(t, int(omitted), a.TurnResults[0].TurnIndex, "the newest turns")
+			assert.Equal(t, turns-1, a.TurnResults[len(a.TurnResults)-1].TurnIndex)
+			assert.Positive(t, sp.Events().Len())
 		})
+	}
+	assert.Positive(t, parts)
+	t.Logf("%d turns: the session span carries %d, %d turns parts the rest", turns, turns-int(omitted), parts)
+	for i := range turns {
+		assert.Equal(t, 1, carried[i], "turn %d is carried by one span", i)
 	}
 	require.Positive(t, omitted)
 	require.Less(t, omitted, int64(turns))
@@ -597,7 +624,7 @@ func TestLongSessionSpanBounded(t *testing.T) {
 	for _, td := range unbounded {
 		eachEvalSpan(td, semconv.EvalKindAgentSession, func(sp ptrace.Span) {
 			_, ok := sp.Attributes().Get(semconv.AgentEvalTurnsOmitted)
-			assert.False(t, ok, "the default bound (1 MiB) is far above 40 turns")
+			assert.False(t, ok, "the default bound (1 MiB) is far above 120 turns")
 			assert.Equal(t, turns, sp.Links().Len())
 		})
 	}
@@ -616,20 +643,35 @@ func TestLongSessionSpanBounded(t *testing.T) {
 	require.Eventually(t, func() bool { return len(x.sessionIDs("")) == 1 }, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, all, storedTurns(x), "every turn, from the handoff")
 
-	// Decoded from the span: the newest turns.
-	plain := newTestExporter(t, testConfig(), nil)
+	// Decoded from the spans (a second tier), in any order: every turn, one analysis.
+	var spans []ptrace.Traces
 	for _, td := range batches {
-		require.NoError(t, plain.consume(td))
+		eachEvalSpan(td, semconv.EvalKindAgentSession, func(sp ptrace.Span) {
+			one := ptrace.NewTraces()
+			sp.CopyTo(one.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty())
+			spans = append(spans, one)
+		})
 	}
-	assert.Equal(t, all[omitted:], storedTurns(plain))
+	reversed := slices.Clone(spans)
+	slices.Reverse(reversed)
+	for name, spans := range map[string][]ptrace.Traces{"as emitted": spans, "reversed": reversed} {
+		t.Run(name, func(t *testing.T) {
+			plain := newTestExporter(t, testConfig(), nil)
+			for _, td := range spans {
+				require.NoError(t, plain.consume(td))
+			}
+			assert.Equal(t, all, storedTurns(plain))
+			assert.Equal(t, int64(1), storedCount(t, plain), "the turns parts are no analyses of their own")
+		})
+	}
 }
 
-// TestLongSessionStoredWholeWithoutTheEntry: the queue's copy of a session span that
-// carries only the newest turns is written with the whole analysis the handoff holds, so
-// every turn is stored when the consumer no longer finds the entry. Before, the consumer
-// decoded the span and stored its newest turns only: after a restart with the persistent
-// queue of config.yaml and deploy/scale-out (the handoff starts empty), and when newer
-// results evicted the entry between the queue's front and its consumer.
+// TestLongSessionStoredWholeWithoutTheEntry: an exporter in the processor's collector
+// stores every turn of a session span that carries only the newest turns also when the
+// handoff no longer holds its analysis: after a restart with the persistent queue of
+// config.yaml and deploy/scale-out (the handoff starts empty), and when newer results
+// evicted the entry between the queue's front and its consumer. The turns parts in the
+// queue carry the others; before them the consumer stored the newest turns only.
 func TestLongSessionStoredWholeWithoutTheEntry(t *testing.T) {
 	const turns, limit = 40, 64 << 10
 	bounded := func(cfg *agentsessionprocessor.Config) { cfg.Emit.MaxSessionSpanBytes = limit }
@@ -638,6 +680,9 @@ func TestLongSessionStoredWholeWithoutTheEntry(t *testing.T) {
 		var out []ptrace.Span
 		for _, td := range batches {
 			eachEvalSpan(td, semconv.EvalKindAgentSession, func(sp ptrace.Span) {
+				if _, ok := sp.Attributes().Get(semconv.AgentEvalSessionTurnsPart); ok {
+					return
+				}
 				_, ok := sp.Attributes().Get(semconv.AgentEvalTurnsOmitted)
 				require.True(t, ok, "the span leaves turns out")
 				out = append(out, sp)

@@ -50,14 +50,24 @@ func DecodeTurn(m pcommon.Map) (evaluation.TurnResult, error) {
 }
 
 // EncodeAnalysis writes a as agent_eval.session.* attributes into m, with the session
-// spans' wire defaults (defaults.go) and agent_eval.session.wire_defaults saying so.
+// spans' wire defaults (defaults.go) and agent_eval.session.wire_defaults saying so, and
+// agent_eval.session.turns_part = true for a turns part (a.TurnsPart).
 func EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) {
+	putTurnsPart(m, a)
 	encodeTop(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem(), nil, sessionDefaults)
 }
 
+// putTurnsPart writes the mark of a turns part (a.TurnsPart, which has no JSON name) into
+// m, before the typed attributes, so that a signing encode signs it.
+func putTurnsPart(m pcommon.Map, a *evaluation.Analysis) {
+	if a.TurnsPart {
+		m.PutBool(semconv.AgentEvalSessionTurnsPart, true)
+	}
+}
+
 // DecodeAnalysis reads the agent_eval.session.* attributes of m, with the wire defaults
-// that agent_eval.session.wire_defaults names (none when it is absent). It fails when
-// one has the wrong type, when agent_eval.session.session_id is missing or when the
+// that agent_eval.session.wire_defaults names (none when it is absent), and TurnsPart from
+// agent_eval.session.turns_part. It fails when one has the wrong type, when agent_eval.session.session_id is missing or when the
 // defaults are unknown.
 func DecodeAnalysis(m pcommon.Map) (evaluation.Analysis, error) {
 	var a evaluation.Analysis
@@ -67,6 +77,12 @@ func DecodeAnalysis(m pcommon.Map) (evaluation.Analysis, error) {
 	d, err := defaultsOf(m, semconv.AgentEvalSessionWireDefaults, sessionDefaults)
 	if err == nil {
 		err = decodeFields(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(&a).Elem(), d)
+	}
+	if v, ok := m.Get(semconv.AgentEvalSessionTurnsPart); ok && err == nil {
+		if v.Type() != pcommon.ValueTypeBool {
+			return a, fmt.Errorf("%s: %w", semconv.AgentEvalSessionTurnsPart, typeError(v, "bool"))
+		}
+		a.TurnsPart = v.Bool()
 	}
 	return a, err
 }
@@ -85,6 +101,7 @@ func (s *Signer) EncodeTurn(m pcommon.Map, tr *evaluation.TurnResult) Signature 
 // made WithoutWireDefaults) and returns the signature of m's signed attributes, computed
 // while encoding (see Signer.EncodeTurn).
 func (s *Signer) EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) Signature {
+	putTurnsPart(m, a)
 	return s.encodeSigned(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem(), s.session)
 }
 

@@ -259,6 +259,12 @@ type Analysis struct {
 	// ReasoningScore is the session reasoning term of overall_score: the mean
 	// reasoning_score of the interactions that have one; nil without one.
 	ReasoningScore *float64 `json:"reasoning_score"`
+	// TurnsPart: TurnResults hold only a contiguous range of the session's turns, the
+	// rest of the analysis is whole (a turns part, read from a span marked
+	// agent_eval.session.turns_part: docs/decisions/sessions.md §4.10). Saved, it
+	// replaces the stored turns of that range only. Not in the JSON or the span's typed
+	// attributes.
+	TurnsPart bool `json:"-"`
 }
 
 // CoordinationComponents are the parts of coordination_score (docs/scoring.md §6), each in

@@ -154,14 +154,13 @@ func (h *Handoff) TakeTurn(k Key) (*evaluation.TurnResult, bool) {
 	return e.turn, ok
 }
 
-// HeldAnalysis returns the analysis held for span k, if any, without removing it: the
-// exporter's look before its sending queue, whose consumer later takes it. The analysis
-// must not be modified.
-func (h *Handoff) HeldAnalysis(k Key) (*evaluation.Analysis, bool) {
+// HoldsAnalysis reports whether an analysis is held for span k, without removing it:
+// the exporter's check before its sending queue, whose consumer later takes it.
+func (h *Handoff) HoldsAnalysis(k Key) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e, ok := h.entries[k]
-	return e.analysis, ok && e.analysis != nil
+	return ok && e.analysis != nil
 }
 
 // TakeAnalysis returns and removes the analysis handed off for span k, if it is held.

@@ -41,7 +41,7 @@ func TestTakeReturnsWhatWasPutOnce(t *testing.T) {
 	assert.False(t, ok)
 	_, ok = h.TakeTurn(key(2))
 	assert.False(t, ok)
-	assert.False(t, held(h, key(1)))
+	assert.False(t, h.HoldsAnalysis(key(1)))
 
 	got, ok := h.TakeTurn(key(1))
 	require.True(t, ok)
@@ -49,14 +49,11 @@ func TestTakeReturnsWhatWasPutOnce(t *testing.T) {
 	_, ok = h.TakeTurn(key(1))
 	assert.False(t, ok, "taken once")
 
-	look, ok := h.HeldAnalysis(key(2))
-	require.True(t, ok)
-	assert.Same(t, a, look)
-	assert.True(t, held(h, key(2)), "a look does not take")
+	assert.True(t, h.HoldsAnalysis(key(2)), "a look does not take")
 	ga, ok := h.TakeAnalysis(key(2))
 	require.True(t, ok)
 	assert.Same(t, a, ga)
-	assert.False(t, held(h, key(2)))
+	assert.False(t, h.HoldsAnalysis(key(2)))
 	assert.Zero(t, h.Len())
 	assert.Zero(t, h.Evicted())
 }
@@ -169,16 +166,10 @@ func TestStoresOnlyWhileATakerIsAttached(t *testing.T) {
 	assert.Zero(t, h.Len())
 	h.PutAnalysis(key(4), &evaluation.Analysis{})
 	assert.Zero(t, h.Len(), "no taker again")
-	assert.False(t, held(h, key(4)))
+	assert.False(t, h.HoldsAnalysis(key(4)))
 	assert.Zero(t, h.Evicted(), "dropped at Detach, not evicted")
 
 	h.Attach()
 	h.PutAnalysis(key(4), &evaluation.Analysis{})
-	assert.True(t, held(h, key(4)))
-}
-
-// held reports whether h holds an analysis for k (HeldAnalysis, which does not take it).
-func held(h *Handoff, k Key) bool {
-	_, ok := h.HeldAnalysis(k)
-	return ok
+	assert.True(t, h.HoldsAnalysis(key(4)))
 }

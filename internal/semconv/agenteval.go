@@ -38,8 +38,15 @@ const (
 	AgentEvalSessionWireDefaults = AgentEvalSessionPrefix + "wire_defaults"
 	// AgentEvalTurnsOmitted (int) on a session evaluation span: how many of the session's
 	// oldest turns its typed attributes leave out, to stay within the processor's
-	// emit.max_session_span_bytes. Outside AgentEvalSessionPrefix: not signed, informative.
+	// emit.max_session_span_bytes; they are in turns parts (AgentEvalSessionTurnsPart).
+	// Outside AgentEvalSessionPrefix: not signed, informative.
 	AgentEvalTurnsOmitted = "agent_eval.turns_omitted"
+	// AgentEvalSessionTurnsPart (bool, true) marks a turns part: a session evaluation span
+	// beside a session span that omits turns (AgentEvalTurnsOmitted), carrying a range of
+	// those turns with the session's fields repeated, and no gen_ai.evaluation.result
+	// events. An exporter stores its turns and counts no analysis for it. Under
+	// AgentEvalSessionPrefix, so signed; no field of the analysis.
+	AgentEvalSessionTurnsPart = AgentEvalSessionPrefix + "turns_part"
 	// AgentEvalJudge is true on the GenAI chat spans of judge calls (never evaluated).
 	AgentEvalJudge = "agent_eval.judge"
 

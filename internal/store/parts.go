@@ -30,8 +30,9 @@ type part struct {
 	// is written, as for an older revision.
 	stale bool
 	// from is the first turn index the save holds (after turnOffset): it replaces the
-	// stored turns from there on and keeps those below, kept of them.
-	from, kept int
+	// stored turns from there on, up to to, and keeps the others, kept of them. to is the
+	// last index a turns part holds (evaluation.Analysis.TurnsPart), else math.MaxInt32.
+	from, to, kept int
 	// found: the session is stored, at storedRevision.
 	found          bool
 	storedRevision int
@@ -109,11 +110,13 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //   - else a new part starts after the highest stored turn.
 //
 // At the current part's offset, a save at the stored revision that cuts off stored turns
-// is stale too: a second analysis given that revision, not a retried export.
+// is stale too: a second analysis given that revision, not a retried export. A turns part
+// (a.TurnsPart) cuts off nothing: it replaces the stored turns of its range only.
 //
 // A new part's revisions go after the stored revision (revision 1 of the part is the
 // stored one + 1).
-func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision int, turns []evaluation.TurnResult) (part, error) {
+func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluation.Analysis) (part, error) {
+	revision, turns, rangeOnly := a.AnalysisRevision, a.TurnResults, a.TurnsPart
 	var (
 		stored  = map[int]string{}
 		pl      part
@@ -143,7 +146,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision in
 	}
 	pl.found, pl.storedRevision = found, highest
 	if !found || len(turns) == 0 {
-		return pl.place(turns, stored), nil
+		return pl.place(turns, stored, rangeOnly), nil
 	}
 	at := make(map[string]int, len(stored)) // trace → stored index; "" identifies no turn
 	for idx, t := range stored {
@@ -166,14 +169,14 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision in
 		return true
 	}
 	if fits(pl.turnOffset) {
-		if revision+pl.revisionOffset == highest && cutsOff(turns, pl.turnOffset, stored, at) {
+		if revision+pl.revisionOffset == highest && !rangeOnly && cutsOff(turns, pl.turnOffset, stored, at) {
 			// The stored analysis has this revision and turns after this save's: two
 			// analyses were given one revision (collectors that could not allocate it,
 			// docs/decisions/sessions.md §4.8), and a retried export of the stored one
 			// lacks none of its turns. Written, this one would replace them.
 			return part{stale: true}, nil
 		}
-		return pl.place(turns, stored), nil
+		return pl.place(turns, stored, rangeOnly), nil
 	}
 	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true, found: true, storedRevision: highest}
 	for i := range turns {
@@ -187,7 +190,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision in
 			// collector that knows more than the current part (its continuation store
 			// came back), not an earlier part. Its revision goes after the stored one.
 			return part{turnOffset: off, revisionOffset: max(0, highest+1-revision), moved: true,
-				found: true, storedRevision: highest}.place(turns, stored), nil
+				found: true, storedRevision: highest}.place(turns, stored, rangeOnly), nil
 		case off < pl.turnOffset, fits(off) && cutsOff(turns, off, stored, at):
 			// An earlier part exported late; above the current part, one that holds only
 			// stored turns and lacks a stored turn after them (the whole conversation was
@@ -196,7 +199,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision in
 			return part{stale: true}, nil
 		case fits(off):
 			moved.turnOffset = off
-			return moved.place(turns, stored), nil
+			return moved.place(turns, stored, rangeOnly), nil
 		}
 	}
 	last := -1
@@ -204,7 +207,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, revision in
 		last = max(last, idx)
 	}
 	moved.turnOffset = last + 1 - slices.MinFunc(turns, byIndex).TurnIndex
-	return moved.place(turns, stored), nil
+	return moved.place(turns, stored, rangeOnly), nil
 }
 
 func byIndex(a, b evaluation.TurnResult) int { return a.TurnIndex - b.TurnIndex }
@@ -244,14 +247,21 @@ func cutsOff(turns []evaluation.TurnResult, off int, stored map[int]string, at m
 	return false
 }
 
-// place sets from and kept for turns at pl's offset among the stored ones.
-func (pl part) place(turns []evaluation.TurnResult, stored map[int]string) part {
-	pl.from = math.MaxInt32 // without turns, it replaces none (an INTEGER column)
+// place sets from, to and kept for turns at pl's offset among the stored ones; with
+// rangeOnly (a turns part) to is the last of turns, else the save replaces every stored
+// turn from its first on.
+func (pl part) place(turns []evaluation.TurnResult, stored map[int]string, rangeOnly bool) part {
+	pl.from, pl.to = math.MaxInt32, math.MaxInt32 // without turns, it replaces none (an INTEGER column)
+	last := -1
 	for i := range turns {
-		pl.from = min(pl.from, turns[i].TurnIndex+pl.turnOffset)
+		idx := turns[i].TurnIndex + pl.turnOffset
+		pl.from, last = min(pl.from, idx), max(last, idx)
+	}
+	if rangeOnly && last >= 0 {
+		pl.to = last
 	}
 	for idx := range stored {
-		if idx < pl.from {
+		if idx < pl.from || idx > pl.to {
 			pl.kept++
 		}
 	}
@@ -295,11 +305,11 @@ func (pl part) shifted(a *evaluation.Analysis) *evaluation.Analysis {
 }
 
 // deleteChildSQL deletes a session's rows of a child table before a save writes its own:
-// all of them, except in turn_results, from the save's first turn index on (part.from;
-// the turns below it are kept).
+// all of them, except in turn_results, from the save's first turn index to its last
+// replaced one (part.from, part.to; the turns outside are kept).
 func deleteChildSQL(table string) string {
 	if table == "turn_results" {
-		return "DELETE FROM turn_results WHERE session_id = ? AND turn_index >= ?"
+		return "DELETE FROM turn_results WHERE session_id = ? AND turn_index >= ? AND turn_index <= ?"
 	}
 	return "DELETE FROM " + table + " WHERE session_id = ?"
 }

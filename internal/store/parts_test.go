@@ -212,6 +212,84 @@ func TestSameRevisionThatCutsOffIsStale(t *testing.T) {
 	})
 }
 
+// TestTurnsPartsInAnyOrder: a session span over the processor's bound carries its newest
+// turns, and turns parts (Analysis.TurnsPart) carry the older ones
+// (docs/decisions/sessions.md §4.10). Saved in any order, in one batch or one by one,
+// they store every turn once: a turns part replaces its range only. A retried part
+// changes nothing, a part of an older revision is not written, and the next revision's
+// part replaces its range.
+func TestTurnsPartsInAnyOrder(t *testing.T) {
+	turnsPart := func(a *evaluation.Analysis) *evaluation.Analysis {
+		a.TurnsPart = true
+		return a
+	}
+	saves := func(id string, rev int) []*evaluation.Analysis {
+		return []*evaluation.Analysis{
+			partAnalysis(id, rev, 4, 5, 6), // the session span: turns 4 and 5
+			turnsPart(partAnalysis(id, rev, 2, 3, 4)),
+			turnsPart(partAnalysis(id, rev, 0, 1, 2)),
+		}
+	}
+	all := map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5, 5: 6}
+	orders := [][]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		turnsListed := func(id string) int {
+			list, err := s.ListSessions(ctx, Filter{Limit: MaxLimit})
+			require.NoError(t, err)
+			for _, l := range list {
+				if l.SessionID == id {
+					return l.Turns
+				}
+			}
+			t.Fatalf("session %s not listed", id)
+			return 0
+		}
+		for i, order := range orders {
+			for _, batch := range []bool{false, true} {
+				id := fmt.Sprintf("parts-%d-%v", i, batch)
+				as := saves(id, 1)
+				ordered := make([]*evaluation.Analysis, 0, len(as))
+				for _, k := range order {
+					ordered = append(ordered, as[k])
+				}
+				if batch {
+					require.NoError(t, s.SaveAnalyses(ctx, ordered))
+				} else {
+					for _, a := range ordered {
+						require.NoError(t, s.SaveAnalysis(ctx, a))
+					}
+				}
+				got, rev := storedTurns(t, s, id)
+				assert.Equal(t, all, got, "order %v, batch %v", order, batch)
+				assert.Equal(t, 1, rev)
+				assert.Equal(t, 6, turnsListed(id))
+			}
+		}
+
+		const id = "parts-revisions"
+		for _, a := range saves(id, 1) {
+			require.NoError(t, s.SaveAnalysis(ctx, a))
+		}
+		require.NoError(t, s.SaveAnalysis(ctx, saves(id, 1)[2]), "a retried part")
+		next := saves(id, 2)
+		next[2].TurnResults[0].LatencyMs = 99 // the next revision changed turn 0
+		require.NoError(t, s.SaveAnalysis(ctx, next[0]))
+		require.NoError(t, s.SaveAnalysis(ctx, next[2]))
+		stale := saves(id, 1)[2]
+		stale.TurnResults[0].LatencyMs = 7
+		require.NoError(t, s.SaveAnalysis(ctx, stale), "a part of an older revision")
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, all, got)
+		assert.Equal(t, 2, rev)
+		assert.Equal(t, 6, turnsListed(id))
+		a, err := s.GetAnalysis(ctx, id)
+		require.NoError(t, err)
+		assert.InDelta(t, 99.0, a.TurnResults[0].LatencyMs, 0, "revision 2's part replaced turn 0")
+	})
+}
+
 // TestTurnsWithoutTraceContinue: turns without a trace id identify nothing; saving their
 // session again is a continuation, not a new part.
 func TestTurnsWithoutTraceContinue(t *testing.T) {

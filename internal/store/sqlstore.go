@@ -268,8 +268,8 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			fresh := unstored[p.id]
 			if fresh {
 				delete(unstored, p.id) // a later save of it in this batch finds this one
-				pl = part{}.place(p.a.TurnResults, nil)
-			} else if pl, err = placePart(sctx, parts, p.id, p.a.AnalysisRevision, p.a.TurnResults); err != nil {
+				pl = part{}.place(p.a.TurnResults, nil, p.a.TurnsPart)
+			} else if pl, err = placePart(sctx, parts, p.id, p.a); err != nil {
 				return err
 			}
 			if pl.stale {
@@ -337,7 +337,7 @@ func deleteChildren(ctx context.Context, deletes []*sql.Stmt, p *analysisRows, p
 	for i, st := range deletes {
 		args := []any{p.id}
 		if childTables[i] == "turn_results" {
-			args = append(args, pl.from) // the turns below it are kept
+			args = append(args, pl.from, pl.to) // the turns outside are kept
 		}
 		if _, err := st.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("delete %s %q: %w", childTables[i], p.a.SessionID, err)

@@ -319,7 +319,7 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", an.SessionID, err)
 	}
-	if err := b.fillSession(sp, an); err != nil {
+	if err := b.fillSession(sp, an, 0, len(an.TurnResults)); err != nil {
 		return err
 	}
 	if limit := b.e.maxSessionSpanBytes; limit > 0 && mayExceed(an, limit) {
@@ -354,31 +354,64 @@ func mayExceed(an *evaluation.Analysis, limit int) bool {
 }
 
 // fitSession measures sp and, when it is larger than limit bytes, writes it again with the
-// newest turns of an that fit, fewer each round in proportion to the excess, and
-// agent_eval.turns_omitted = the turns left out (at least the last turn is kept). The
-// turns are a suffix, so an exporter that decodes the span stores them as a later save
-// that keeps the stored turns below its first one (docs/decisions/sessions.md §4.6).
+// newest turns of an that fit (fitTurns) and agent_eval.turns_omitted = the turns left
+// out. Those go out in turns parts (addTurnsParts), so that an exporter that decodes the
+// spans (a second tier, or its own after a restart) stores every turn
+// (docs/decisions/sessions.md §4.10).
 func (b *evalBatch) fitSession(sp ptrace.Span, an *evaluation.Analysis, limit int) error {
-	n, keep := len(an.TurnResults), len(an.TurnResults)
-	skipped, skipErr := b.skipped, b.skipErr // the first fill counted the undecodable links
-	for size := spanBytes(sp); size > limit && keep > 1; size = spanBytes(sp) {
-		keep = min(keep-1, max(1, int(float64(keep)*float64(limit)/float64(size)*0.95)))
-		part := *an
-		part.TurnResults = an.TurnResults[n-keep:]
+	n := len(an.TurnResults)
+	skipped, skipErr := b.skipped, b.skipErr                   // the first fill counted the undecodable links
+	defer func() { b.skipped, b.skipErr = skipped, skipErr }() // a refill counts none again
+	first, err := b.fitTurns(sp, an, 0, n, limit, b.fillSession)
+	if err != nil || first == 0 {
+		return err
+	}
+	sp.Attributes().PutInt(semconv.AgentEvalTurnsOmitted, int64(first))
+	return b.addTurnsParts(sp, an, first, limit)
+}
+
+// addTurnsParts emits the turns [0, end) of an, which its session span sp leaves out, as
+// turns parts: session evaluation spans beside sp (the same parent), each with a
+// contiguous range of those turns that fits in limit bytes (at least one turn), links to
+// their roots, the session's fields and agent_eval.session.turns_part, and no
+// gen_ai.evaluation.result events (sp has them once). The newest range first.
+func (b *evalBatch) addTurnsParts(sp ptrace.Span, an *evaluation.Analysis, end, limit int) error {
+	perPart := len(an.TurnResults) - end // sp's turns fit: about as many again fit a part
+	for end > 0 {
+		part := b.appendSpan(an.SessionID, semconv.EvalKindAgentSession, sp.TraceID(), sp.ParentSpanID())
+		lo := max(0, end-perPart)
+		if err := b.fillTurnsPart(part, an, lo, end); err != nil {
+			return err
+		}
+		first, err := b.fitTurns(part, an, lo, end, limit, b.fillTurnsPart)
+		if err != nil {
+			return err
+		}
+		end = first
+	}
+	return nil
+}
+
+// fitTurns measures sp, written by fill with the turns [lo, hi) of an, and while it is
+// larger than limit bytes and carries more than one turn writes it again with fewer of
+// the newest of them, fewer each round in proportion to the excess. It returns the
+// first turn sp carries.
+func (b *evalBatch) fitTurns(sp ptrace.Span, an *evaluation.Analysis, lo, hi, limit int,
+	fill func(ptrace.Span, *evaluation.Analysis, int, int) error,
+) (int, error) {
+	for size := spanBytes(sp); size > limit && hi-lo > 1; size = spanBytes(sp) {
+		keep := hi - lo
+		lo = hi - min(keep-1, max(1, int(float64(keep)*float64(limit)/float64(size)*0.95)))
 		sp.Attributes().RemoveIf(func(k string, _ pcommon.Value) bool {
 			return k != semconv.AgentEvalKind && k != semconv.AgentEvalSessionID // appendSpan's
 		})
 		sp.Events().RemoveIf(func(ptrace.SpanEvent) bool { return true })
 		sp.Links().RemoveIf(func(ptrace.SpanLink) bool { return true })
-		if err := b.fillSession(sp, &part); err != nil {
-			return err
+		if err := fill(sp, an, lo, hi); err != nil {
+			return 0, err
 		}
-		b.skipped, b.skipErr = skipped, skipErr // a refill counts none again
 	}
-	if keep < n {
-		sp.Attributes().PutInt(semconv.AgentEvalTurnsOmitted, int64(n-keep))
-	}
-	return nil
+	return lo, nil
 }
 
 // spanBytes is sp's size in an OTLP request, in bytes. sp is moved into a request of its
@@ -392,20 +425,17 @@ func spanBytes(sp ptrace.Span) int {
 	return n
 }
 
-// fillSession writes an onto the empty session span sp: links to its turns' roots, the
-// filtering attributes, the result events and the signed typed attributes.
-func (b *evalBatch) fillSession(sp ptrace.Span, an *evaluation.Analysis) error {
-	for _, t := range an.TurnResults {
-		tid, err1 := decodeTraceID(t.TraceID)
-		sid, err2 := decodeSpanID(t.RootSpanID)
-		if err := cmp.Or(err1, err2); err != nil {
-			b.skip(an.SessionID, "agent_session link", err)
-			continue
-		}
-		l := sp.Links().AppendEmpty()
-		l.SetTraceID(tid)
-		l.SetSpanID(sid)
+// fillSession writes an, with its turns [lo, hi), onto the empty session span sp: links
+// to those turns' roots, the filtering attributes, the result events and the signed
+// typed attributes.
+func (b *evalBatch) fillSession(sp ptrace.Span, whole *evaluation.Analysis, lo, hi int) error {
+	an := whole
+	if lo > 0 || hi < len(whole.TurnResults) {
+		part := *whole
+		part.TurnResults = whole.TurnResults[lo:hi]
+		an = &part
 	}
+	b.linkTurns(sp, an)
 	a := sp.Attributes()
 	a.PutStr(semconv.GenAIConversationID, an.SessionID)
 	a.PutBool(semconv.AgentEvalPartial, an.Partial)
@@ -432,6 +462,36 @@ func (b *evalBatch) fillSession(sp ptrace.Span, an *evaluation.Analysis) error {
 	}
 	sig.Put(a)
 	return nil
+}
+
+// fillTurnsPart writes the turns [lo, hi) of an onto the empty session span sp as a turns
+// part (addTurnsParts): links to their roots, the conversation id and the signed typed
+// attributes of an with only those turns and TurnsPart (agent_eval.session.turns_part).
+func (b *evalBatch) fillTurnsPart(sp ptrace.Span, whole *evaluation.Analysis, lo, hi int) error {
+	part := *whole
+	part.TurnResults = whole.TurnResults[lo:hi]
+	part.TurnsPart = true // agent_eval.session.turns_part, signed with the rest
+	b.linkTurns(sp, &part)
+	a := sp.Attributes()
+	a.PutStr(semconv.GenAIConversationID, part.SessionID)
+	b.e.signer.EncodeAnalysis(a, &part).Put(a)
+	return nil
+}
+
+// linkTurns links sp to the root span of each turn of an; a turn whose ids do not decode
+// is left out and counted (skip).
+func (b *evalBatch) linkTurns(sp ptrace.Span, an *evaluation.Analysis) {
+	for _, t := range an.TurnResults {
+		tid, err1 := decodeTraceID(t.TraceID)
+		sid, err2 := decodeSpanID(t.RootSpanID)
+		if err := cmp.Or(err1, err2); err != nil {
+			b.skip(an.SessionID, "agent_session link", err)
+			continue
+		}
+		l := sp.Links().AppendEmpty()
+		l.SetTraceID(tid)
+		l.SetSpanID(sid)
+	}
 }
 
 // wantInteraction reports whether ir gets its own agent_interaction span: with
