@@ -4,21 +4,31 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/exporter/otlpexporter"
+	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 )
 
 // memoryCollector runs the test pipeline with the SQLite store at db and the
@@ -114,4 +124,105 @@ func TestForgottenSessionKeepsEveryTurn(t *testing.T) {
 	a := storedSession(t, ep.api, id, 2)
 	assert.Equal(t, 2, a.AnalysisRevision)
 	checkWhole(t, a, users...)
+}
+
+// TestSecondTierStoresEveryTurnOfALongSession: one collector evaluates (otlp →
+// agentsession → otlp) and a second one stores what it receives (otlp → agenteval), as
+// DESIGN §6 requires the evaluation spans to allow. A conversation whose session span is
+// over emit.max_session_span_bytes (64 KiB here; 40 turns of about 7 KB each) reaches the
+// second collector as the session span with its newest turns and turns parts with the
+// others; it stores all 40 turns, in order, and counts one analysis
+// (docs/decisions/sessions.md §4.10). Before the turns parts it stored the newest turns
+// only.
+func TestSecondTierStoresEveryTurnOfALongSession(t *testing.T) {
+	const (
+		id    = "long-second-tier-1"
+		turns = 40
+		key   = "e2e-second-tier-signing-key"
+	)
+	storer := endpoints{grpc: freePort(t), prom: freePort(t), api: freePort(t)}
+	var f otelcol.Factories
+	var err error
+	f.Receivers, err = otelcol.MakeFactoryMap(otlpreceiver.NewFactory())
+	require.NoError(t, err)
+	f.Processors, err = otelcol.MakeFactoryMap(agentsessionprocessor.NewFactory())
+	require.NoError(t, err)
+	f.Exporters, err = otelcol.MakeFactoryMap(agentevalexporter.NewFactory(), otlpexporter.NewFactory())
+	require.NoError(t, err)
+	f.Telemetry = otelconftelemetry.NewFactory()
+	stopStorer := runCollectorWith(t, fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      grpc: {endpoint: %q}
+exporters:
+  agenteval:
+    signing_key: %q
+    store: {driver: sqlite, dsn: %q}
+    prometheus: {endpoint: %q}
+    api: {endpoint: %q}
+service:
+  telemetry:
+    metrics: {level: none}
+    logs: {level: warn}
+  pipelines:
+    traces: {receivers: [otlp], exporters: [agenteval]}
+`, storer.grpc, key, filepath.Join(t.TempDir(), "agenteval.db"), storer.prom, storer.api), f)
+	defer stopStorer()
+	evaluatorHTTP := freePort(t)
+	stopEvaluator := runCollectorWith(t, fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      http: {endpoint: %q}
+processors:
+  agentsession:
+    turn_settle: 200ms
+    turn_timeout: 5s
+    session_timeout: 2s
+    signing_key: %q
+    emit: {max_session_span_bytes: 65536}
+exporters:
+  otlp_grpc:
+    endpoint: %q
+    tls: {insecure: true}
+service:
+  telemetry:
+    metrics: {level: none}
+    logs: {level: warn}
+  pipelines:
+    traces: {receivers: [otlp], processors: [agentsession], exporters: [otlp_grpc]}
+`, evaluatorHTTP, key, storer.grpc), f)
+	defer stopEvaluator()
+
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(evaluatorHTTP), otlptracehttp.WithInsecure())
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { assert.NoError(t, tp.Shutdown(context.Background())) }()
+	users := make([]string, turns)
+	for i := range users {
+		users[i] = fmt.Sprintf("turn %d: where is order %d? %s", i, 1000+i, strings.Repeat("The parcel was promised for Monday. ", 100))
+		chatTurn(tp, id, users[i])
+	}
+	a := storedSession(t, storer.api, id, 1)
+	require.Eventually(t, func() bool {
+		a = storedSession(t, storer.api, id, 1)
+		return len(a.TurnResults) == turns
+	}, 20*time.Second, 100*time.Millisecond, "every turn stored; %d so far", len(a.TurnResults))
+	checkWhole(t, a, users...)
+	sessions := func() float64 { // agent_eval_sessions_total, over its labels
+		_, body := get(t, "http://"+storer.prom+"/metrics")
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+		require.NoError(t, err)
+		var n float64
+		for _, m := range fams["agent_eval_sessions_total"].GetMetric() {
+			n += m.GetCounter().GetValue()
+		}
+		return n
+	}
+	// The counter follows the batch's save, which the API may show first.
+	require.Eventually(t, func() bool { return sessions() > 0 }, 10*time.Second, 50*time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // any other save of the session would be counted by now
+	assert.InDelta(t, 1.0, sessions(), 0, "one analysis counted, not one a turns part")
 }
