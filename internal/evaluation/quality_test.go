@@ -35,11 +35,17 @@ const (
 // that makes them worse fails. heldout3 (written by an independent auditor without reading
 // the rules, audit c of 2026-11-27) was measured once, blind: RDM P 7/10 R 7/21, CCM P 11/12
 // R 11/13, false alarms 3/24. Its misses were then read, and the third round of rules
-// (new tuning cases for its false alarms and two of its cue gaps) gives RDM P 9/9 R 9/21,
-// CCM unchanged, false alarms 0/24: the floor now, on a part that is no longer blind
+// (new tuning cases for its false alarms and two of its cue gaps) gave RDM P 9/9 R 9/21,
+// CCM unchanged, false alarms 0/24. heldout4 (a second independent writer, same terms,
+// 2026-11-27) was measured blind before the fourth round: RDM P 12/14 R 12/33, CCM P
+// 11/11 R 11/16, false alarms 2/31; and once, still blind, with the first version of
+// Restatement: RDM P 15/18 R 15/33, CCM unchanged, false alarms 2/31. Its misses were then
+// read, and the fourth round (restated values, own-slip "I meant", new cues; tuning cases
+// in our own words) gives the floors below on both parts, which are no longer blind
 // (docs/scoring.md §5.4).
 var qualityFloors = map[string]struct{ rdmP, rdmR, ccmP, ccmR, falseAlarms float64 }{
-	"heldout3": {rdmP: 9.0 / 9, rdmR: 9.0 / 21, ccmP: 11.0 / 12, ccmR: 11.0 / 13, falseAlarms: 0},
+	"heldout3": {rdmP: 14.0 / 14, rdmR: 14.0 / 21, ccmP: 11.0 / 12, ccmR: 11.0 / 13, falseAlarms: 0},
+	"heldout4": {rdmP: 21.0 / 21, rdmR: 21.0 / 33, ccmP: 11.0 / 11, ccmR: 11.0 / 16, falseAlarms: 0},
 }
 
 // floorEps absorbs float rounding when a figure equals its floor.
@@ -85,7 +91,7 @@ func readJSONL[T any](t testing.TB, name string) []T {
 
 func loadFollowUps(t testing.TB) []followUpItem {
 	var all []followUpItem
-	for _, f := range []string{"en.jsonl", "fr.jsonl", "es.jsonl", "de.jsonl", "heldout.jsonl", "heldout2.jsonl", "heldout3.jsonl"} {
+	for _, f := range []string{"en.jsonl", "fr.jsonl", "es.jsonl", "de.jsonl", "heldout.jsonl", "heldout2.jsonl", "heldout3.jsonl", "heldout4.jsonl"} {
 		all = append(all, readJSONL[followUpItem](t, f)...)
 	}
 	ids := map[string]bool{}
@@ -95,7 +101,7 @@ func loadFollowUps(t testing.TB) []followUpItem {
 		}
 		ids[it.ID] = true
 		if !slices.Contains([]string{DetectionRDM, DetectionCCM, DetectionNone}, it.Label) ||
-			!slices.Contains([]string{"tune", "heldout", "heldout2", "heldout3"}, it.Split) || it.Lang == "" || it.Next == "" {
+			!slices.Contains([]string{"tune", "heldout", "heldout2", "heldout3", "heldout4"}, it.Split) || it.Lang == "" || it.Next == "" {
 			t.Fatalf("corpus item %s: bad label, split, lang or next", it.ID)
 		}
 	}
@@ -216,7 +222,7 @@ func TestDetectionQuality(t *testing.T) {
 			t.Logf("miss %s (%s) %s→%s: %q → %q → %q; reason: %s", it.ID, it.Cat, it.Label, got, it.Prev, it.Answer, it.Next, reason)
 		}
 	}
-	for _, split := range []string{"tune", "heldout", "heldout2", "heldout3"} {
+	for _, split := range []string{"tune", "heldout", "heldout2", "heldout3", "heldout4"} {
 		c := bySplit[split]
 		t.Logf("%s: %s\n%s", split, c.summary(), c)
 		for _, lang := range []string{"en", "fr", "es", "de"} {

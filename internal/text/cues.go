@@ -167,6 +167,20 @@ var correctionCues = concat(
 		"funktioniert immer noch nicht", "geht immer noch nicht", "schlägt immer noch fehl", "stürzt immer noch ab",
 		"immer noch der gleiche fehler", "immer noch derselbe fehler", "immer noch das gleiche problem",
 		"immer noch dasselbe problem", "immer noch kaputt", "wieder derselbe fehler", "wieder der gleiche fehler"),
+	// Fourth round (held-out 4, 2026-11-27; own wording in the tuning files): the user said
+	// it already ("I just told you…"), the direction is reversed, nothing changed after a
+	// fix, plain disbelief.
+	cues(0.85, "I just told you", "I just said", "like I said", "as I said", "I literally said", "I literally just said",
+		"je viens de te dire", "je viens de vous dire", "comme je l'ai dit", "je te l'ai dit", "je vous l'ai dit",
+		"te acabo de decir", "le acabo de decir", "como te dije", "ya te lo dije", "ya te dije",
+		"hab ich doch gesagt", "habe ich doch gesagt", "habe ich gerade gesagt", "hab ich gerade gesagt", "wie gesagt"),
+	cues(0.85, "other way round", "other way around", "wrong way round", "wrong way around", "the wrong direction",
+		"have it backwards", "have that backwards", "got that backwards", "it's backwards", "dans l'autre sens", "à l'envers", "al revés", "andersrum", "andersherum", "falsche Richtung"),
+	cues(0.8, "nothing changed", "nothing has changed", "still the same", "made no difference",
+		"rien n'a changé", "toujours pareil", "toujours la même chose", "ça n'a rien changé",
+		"sigue igual", "no cambió nada", "no ha cambiado nada", "sigue lo mismo",
+		"immer noch gleich", "immer noch dasselbe", "hat sich nichts geändert", "hat nichts geändert", "keine Änderung",
+		"there's no way", "there is no way"),
 	cues(0.75, "that didn't help", "that doesn't help", "not helpful", "unhelpful", "useless",
 		"makes no sense", "doesn't make sense", "that's not", "ça ne marche pas", "ça ne fonctionne pas",
 		"no funciona", "funktioniert nicht"),
@@ -576,6 +590,9 @@ func correctionAnywhere(n string) (confidence float64, cue string) {
 		if c.norm == meantCue && strings.HasPrefix(n[pos:], meantToAsk) {
 			return true // the user corrects their own question, not the answer
 		}
+		if meantCues[c.norm] && hasLead(n, apologyLeads) {
+			return true // "Sorry, I meant Australia": the user's own slip, the answer was right
+		}
 		// highest confidence; on ties the first listed
 		if c.conf > confidence || c.conf == confidence && i < best {
 			confidence, cue, best = c.conf, c.phrase, i
@@ -625,6 +642,19 @@ func hasReportingWord(n string) bool {
 	})
 	return found
 }
+
+// meantCues are the "I meant" cues per language (cueNorm'ed, padded), and apologyLeads the
+// first words of a follow-up that apologises: after one, "I meant" corrects the user's own
+// request ("Oops, I meant 520 GBP"; "Désolé, je voulais dire l'Australie"), not the answer.
+var (
+	meantCues = map[string]bool{
+		meantCue: true, " je voulais dire ": true, " quise decir ": true, " me referia ": true, " ich meinte ": true,
+	}
+	apologyLeads = []string{
+		"sorry", "oops", "oups", "whoops", "my bad", "my mistake", "desole", "desolee", "pardon", "ma faute",
+		"perdon", "lo siento", "ups", "mi error", "entschuldigung", "entschuldige", "mein fehler",
+	}
+)
 
 // meantCue and meantToAsk: "I meant" is a correction, "I meant to ask about Austin" is the
 // user correcting their own question (the answer was right for what was asked).

@@ -194,6 +194,22 @@ func TestCorrectionAcceptanceRetryAndStill(t *testing.T) {
 		{"Sigue sin funcionar", "", true, 0.85, "sigue sin funcionar"},
 		{"Funktioniert immer noch nicht", "", true, 0.85, "funktioniert immer noch nicht"},
 		{"Ça ne marche toujours pas", "", true, 0.85, "ne marche toujours pas"},
+		// fourth round (held-out 4): an apology before "I meant" is the user's own slip
+		{"oops, I meant Poland", "Portugal has 10.4 million people.", false, 0, ""},
+		{"Sorry I meant 520 GBP", "250 GBP is 317 USD.", false, 0, ""},
+		{"Désolé, je voulais dire l'Australie.", "Vienne.", false, 0, ""},
+		{"Perdón, quise decir Suiza.", "Estocolmo.", false, 0, ""},
+		{"Entschuldigung, ich meinte Toronto.", "18 Uhr.", false, 0, ""},
+		{"No, I meant Poland", "Portugal has 10.4 million people.", true, 0.95, "no, I meant"},
+		// the user said it already; the other way round; nothing changed; disbelief
+		{"I just told you I'm vegetarian.", "Try the chicken.", true, 0.85, "I just told you"},
+		{"Te acabo de decir que viajo con mi perro.", "", true, 0.85, "te acabo de decir"},
+		{"wrong way round, euros to dollars", "", true, 0.85, "wrong way round"},
+		{"dans l'autre sens", "", true, 0.85, "dans l'autre sens"},
+		{"did both, nothing changed", "", true, 0.8, "nothing changed"},
+		{"Gemacht, hat sich nichts geändert.", "", true, 0.8, "hat sich nichts geändert"},
+		{"there's no way, it's a one-bedroom flat", "", true, 0.8, "there's no way"},
+		{"and how do I loop over a list backwards", "", false, 0, ""},
 	}
 	for _, tt := range tests {
 		ok, conf, cue := Correction(tt.followUp, tt.prev)

@@ -267,8 +267,9 @@ type Evidence struct {
 	Reask                 Reask
 }
 
-// FollowUpEvidence returns Contradiction(followUp, answer, request) and
-// CompareFollowUp(request, answer, followUp) together, tokenising each text once. When
+// FollowUpEvidence returns Contradiction(followUp, answer, request), or else
+// Restatement(followUp, answer, request), and CompareFollowUp(request, answer, followUp)
+// together, tokenising each text once for the first and the last. When
 // the follow-up is not verbatim and its similarity to the request, served ids included,
 // is below minSimilarity, the answer is not tokenised for the re-ask evidence and
 // Reask.Served, Answered and Swapped* stay empty: leaving served ids out can only lower
@@ -277,6 +278,9 @@ func FollowUpEvidence(request, answer, followUp string, minSimilarity float64) E
 	var ts tokenSets
 	var ev Evidence
 	ev.Contradicts, ev.ContradictionConf, ev.ContradictionEvidence = contradiction(followUp, answer, request, &ts)
+	if !ev.Contradicts {
+		ev.Contradicts, ev.ContradictionConf, ev.ContradictionEvidence = Restatement(followUp, answer, request)
+	}
 	ev.Reask = compareFollowUp(request, answer, followUp, &ts, minSimilarity)
 	return ev
 }

@@ -37,6 +37,72 @@ func TestContradiction(t *testing.T) {
 	}
 }
 
+// TestRestatement: the three forms of a correction that states the right value, each
+// with the cases that must stay none (docs/decisions/text.md §3.5).
+func TestRestatement(t *testing.T) {
+	tests := []struct {
+		followUp, answer, request string
+		want                      bool
+		evidence                  string
+	}{
+		// 1. A new value in place of one the answer produced.
+		{"12% of 450 is 54.", "12% of 450 is 48.", "What's 12% of 450?", true, `"54" in place of the answer's "48"`},
+		{"The lender's portal shows $6,180.", "Your remaining car loan balance is $8,420.", "How much is left on my car loan?", true, `"6180"`},
+		{"It's about 85 grams.", "3 ounces is about 58 grams.", "How many grams are in 3 ounces?", true, `"85" in place of the answer's "58"`},
+		{"Auf eurer Website steht 9,90 €.", "Der Versand nach Österreich kostet 4,90 €.", "Wie viel kostet der Versand?", true, `"9.90"`},
+		{"Actually it's $15, it's printed on the bill.", "The late fee on your bill is $35.", "What's the late fee?", true, `"15"`},
+		// The same question about another value: one of the two served values kept.
+		{"12% of 600", "12% of 450 is 54.", "What's 12% of 450?", false, ""},
+		// No source, no shared word, not only values: a new constraint.
+		{"My budget is $600.", "The Acer Swift 3 at $749 is a strong pick.", "Find me a laptop under $1,000.", false, ""},
+		// An instruction, a new request, "then", a question, an acceptance.
+		{"Transfer $500 of it to checking.", "Your savings balance is $3,200.", "What's my savings balance?", false, ""},
+		{"Now 80 USD.", "50 USD is about 46 EUR.", "Convert 50 USD to EUR.", false, ""},
+		{"Book it for 3 then.", "Booked: a table for 2 at 7 PM.", "A table at 7pm please.", false, ""},
+		{"Actually, let's look at March 5 instead.", "UA 512 leaves at 9:10 AM on March 3.", "A flight on March 3.", false, ""},
+		{"Is it 54?", "12% of 450 is 48.", "What's 12% of 450?", false, ""},
+		{"Great, 54 it is.", "12% of 450 is 48.", "What's 12% of 450?", false, ""},
+		// The answer asked a question: the value answers it.
+		{"3 nights.", "Sure! For how many nights?", "Book me a hotel in Austin.", false, ""},
+		// Another kind than the answer's values: an amount is no correction of a time.
+		{"The website says tickets are $25.", "The museum is open from 10 to 5 on Mondays.", "Is the museum open on Mondays?", false, ""},
+		// The user's own new value, of a value the answer only served.
+		{"4pm works better for me.", "Reminder set for 3 PM: call mom.", "Set a reminder for 3pm to call mom.", false, ""},
+
+		// 2. A value of the request that the answer lacks.
+		{"We're 6 people.", "Done! Table for 4 on Saturday at 8 PM.", "Reserve a table for 6 on Saturday at 8pm.", true, `"6": the request's value`},
+		{"Make it 6 as I asked.", "Done! Table for 4 on Saturday at 8 PM.", "Reserve a table for 6 on Saturday at 8pm.", true, `"6"`},
+		{"Also a taxi for 6.", "Done! Table for 4 on Saturday at 8 PM.", "Reserve a table for 6 on Saturday at 8pm.", false, ""},
+
+		// 3. The other half of the day.
+		{"5:15 in the morning", "Alarm set for 5:15 PM tomorrow.", "Wake me up at 5:15 tomorrow.", true, `"am": the answer said "pm"`},
+		{"PM!", "Meeting booked for 4 AM.", "Book the meeting at 4.", true, `"pm"`},
+		{"Set another one for 7 AM.", "Alarm set for 5:15 PM tomorrow.", "Wake me up at 5:15 tomorrow.", false, ""},
+		{"And one at 9 AM", "Alarm set for 5:15 PM tomorrow.", "Wake me up at 5:15 tomorrow.", false, ""},
+
+		// A hedged statement of the value stands in for a citation; a question typed
+		// without a question mark does not restate.
+		{"pretty sure it's closer to 155", "Two boiled eggs have about 310 calories.", "How many calories in 2 boiled eggs?", true, `"155"`},
+		{"yes but what is 72F in C", "Water freezes at 32°F, which is 0°C.", "convert 72 fahrenheit to celsius", false, ""},
+		{"what is 40C in F", "30°C is 86°F.", "Convert 30 Celsius to Fahrenheit", false, ""},
+
+		// 4. The request's language.
+		{"english please", "Le dimanche, nous sommes ouverts de 10 h à 16 h.", "What are your opening hours on Sunday?", true, `the request is in English, the answer in French`},
+		{"en français svp", "On Saturdays we are open from 9 to 6.", "Quels sont vos horaires le samedi ?", true, `the request is in French`},
+		{"French please", "On Sundays we're open from 10 AM to 4 PM.", "What are your opening hours on Sunday?", false, ""},
+		{"can you say it in English please", "Le dimanche, nous sommes ouverts.", "What are your opening hours on Sunday?", false, ""},
+
+		{"", "x", "y", false, ""},
+		{"54", "", "What's 12% of 450?", false, ""},
+	}
+	for _, tt := range tests {
+		ok, conf, ev := Restatement(tt.followUp, tt.answer, tt.request)
+		assert.Equal(t, tt.want, ok, "%q after %q: %s", tt.followUp, tt.answer, ev)
+		assert.Equal(t, ok, conf > 0)
+		assert.Contains(t, ev, tt.evidence)
+	}
+}
+
 func TestAcceptance(t *testing.T) {
 	for s, want := range map[string]string{
 		"OK, then cancel #123 please.":          "ok",

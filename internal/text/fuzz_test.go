@@ -48,6 +48,12 @@ func FuzzText(f *testing.F) {
 		if ok, c, ev := Contradiction(a, b, a); ok != (c > 0) || c > 1 || ok != (ev != "") {
 			t.Fatalf("Contradiction = %v %v %q", ok, c, ev)
 		}
+		if ok, c, ev := Restatement(a, b, a); ok != (c > 0) || c > 1 || ok != (ev != "") {
+			t.Fatalf("Restatement = %v %v %q", ok, c, ev)
+		}
+		if ok, c, ev := Restatement(b, a, b); ok != (c > 0) || c > 1 || ok != (ev != "") {
+			t.Fatalf("Restatement = %v %v %q", ok, c, ev)
+		}
 		if r := CompareFollowUp(a, b, b); r.Similarity < 0 || r.Similarity > 1 || r.Answered < 0 || r.Answered > 1 ||
 			math.IsNaN(r.Similarity) || math.IsNaN(r.Answered) {
 			t.Fatalf("CompareFollowUp = %+v", r)
@@ -81,6 +87,7 @@ func TestAdversarialInputs(t *testing.T) {
 		Similarity(s, s)
 		Correction(s, s)
 		Contradiction(s, s, s)
+		Restatement(s, s, s)
 		CompareFollowUp(s, s, s)
 		if d := time.Since(start); d > 3*time.Second {
 			t.Errorf("%s: %v", name, d)

@@ -1,0 +1,387 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package text // import "github.com/agenteval/agenteval-collector/internal/text"
+
+import (
+	"slices"
+	"strings"
+)
+
+// This file holds Restatement: a correction that states the right value without a cue
+// word or a contrast ("12% of 450 is 54." after "… is 48."; "The portal shows $6,180.";
+// "We're 6 people." after a request for 6 answered with 4; "AM!" after "6:30 PM")
+// (docs/decisions/text.md §3.5).
+
+// restateKinds are the fact kinds a restatement compares: a value of one kind stands in
+// for the answer's value of the same kind only (an amount for an amount: "$25 for adults"
+// is not a correction of "open from 10 to 5").
+var restateKinds = map[string]bool{KindNumber: true, KindAmount: true, KindDate: true, KindID: true}
+
+// citationWords report what a source the user looked at says ("the app shows…", "mon relevé
+// indique…", "en la web pone…", "auf der Website steht…"), cueNorm'ed, matched as words.
+var citationWords = []string{
+	"says", "said", "shows", "showed", "states", "lists", "listed", "reads", "displays", "according to", "indicates",
+	"indique", "affiche", "dit", "est ecrit", "cest ecrit", "marque", "selon",
+	"dice", "pone", "indica", "muestra", "aparece", "segun",
+	"steht", "zeigt", "sagt", "laut", "angezeigt",
+}
+
+// assertionWords state the user's own knowledge of the value ("pretty sure that's 36",
+// "it should be 42", "je suis sûr que c'est 42", "debería ser 42", "es sollte 42 sein"),
+// cueNorm'ed, matched as words: they stand in for a citation.
+var assertionWords = []string{
+	"pretty sure", "fairly sure", "im sure", "i am sure", "should be", "supposed to be", "must be", "its actually",
+	"je suis sur", "je suis sure", "ca devrait etre", "ce devrait etre", "ca doit etre", "normalement cest",
+	"estoy seguro", "estoy segura", "deberia ser", "tendria que ser", "tiene que ser", "seguro que es",
+	"ich bin sicher", "ich bin mir sicher", "sollte", "musste", "muss doch",
+}
+
+// questionLeads open a question typed without a question mark ("what is 72F in C",
+// "quand est-ce que…", "cuánto es…", "wie viel…"): it asks, it does not restate.
+var questionLeads = []string{
+	"what", "whats", "when", "whens", "where", "wheres", "who", "whos", "why", "how", "hows", "which", "is it",
+	"are", "does", "do", "did", "isnt",
+	"quel", "quelle", "quels", "quelles", "quand", "ou", "pourquoi", "comment", "combien", "est ce", "cest quoi",
+	"que", "cual", "cuales", "cuando", "donde", "por que", "como", "cuanto", "cuanta", "cuantos", "cuantas",
+	"was", "wann", "wo", "warum", "wie", "welche", "welcher", "welches", "wieviel",
+}
+
+// newRequestLeads open a follow-up that asks for something new or changes the user's own
+// request ("Now 80 USD.", "Also book…", "Can you…", "Sorry, it's 88214"): a value in it is
+// not a restatement of the right one. cueNorm'ed, matched as the first words.
+var newRequestLeads = []string{
+	"now", "also", "and", "what about", "how about", "then", "next", "another", "can you", "could you",
+	"would you", "will you", "please", "pls", "id like", "i would like", "i want", "i need", "lets", "let us",
+	"btw", "by the way", "sorry", "oops", "my bad", "what if", "if",
+	"maintenant", "et", "aussi", "ensuite", "puis", "peux tu", "pouvez vous", "pourrais tu", "pourriez vous",
+	"je voudrais", "je veux", "jaimerais", "desole", "pardon", "et si", "si",
+	"ahora", "y", "tambien", "luego", "puedes", "podrias", "puede", "quiero", "quisiera", "me gustaria",
+	"necesito", "perdon", "lo siento", "y si",
+	"jetzt", "und", "auch", "dann", "kannst du", "konnen sie", "konntest du", "ich mochte", "ich will",
+	"ich brauche", "bitte", "entschuldigung", "und wenn", "wenn",
+}
+
+// imperativeLeads open an instruction ("Make it 8 PM", "Transfer $500 to checking"): a
+// value in it is what the user now wants, not a correction of the answer's. A value of
+// the request that the answer lacks is still a correction after one (rule 2 below).
+var imperativeLeads = []string{
+	"book", "make", "change", "set", "add", "switch", "move", "cancel", "transfer", "send", "order", "buy",
+	"reserve", "schedule", "convert", "calculate", "compute", "do", "try", "use", "give", "show", "find", "get",
+	"put", "pay", "split", "round",
+	"reserve", "mets", "change", "ajoute", "passe", "annule", "envoie", "commande", "fais", "calcule",
+	"convertis", "donne", "montre", "trouve", "paie", "vire",
+	"reserva", "pon", "cambia", "anade", "pasa", "cancela", "envia", "pide", "haz", "calcula", "convierte",
+	"dame", "muestra", "busca", "paga", "transfiere",
+	"buche", "mach", "mache", "andere", "setze", "fuge", "verschiebe", "storniere", "sende", "schick",
+	"bestelle", "rechne", "berechne", "gib", "zeig", "finde", "uberweise", "zahle",
+}
+
+// changeWords anywhere in a follow-up mark the user's own new decision ("Book it for 3
+// then.", "Alors pour 3."), cueNorm'ed, matched as words.
+var changeWords = []string{"then", "alors", "entonces", "dann"}
+
+// Restatement reports whether followUp corrects answer by stating a value
+// (docs/decisions/text.md §3.5), in one of three forms:
+//
+//  1. A new value in place of one the answer produced: followUp holds a number, amount,
+//     date or id (SalientFacts) that is in neither the answer nor the request, of the
+//     kind of a value the answer holds and the request does not, and either keeps every
+//     value the answer served (in both the request and the answer) or none of them ("12%
+//     of 450 is 54." after "12% of 450 is 48." keeps both; "18% of 600" keeps one of two
+//     and is the same question about another value). It must cite a source ("the portal
+//     shows $6,180"), share a content word with the answer ("It's about 85 grams." after
+//     "about 58 grams"), or hold nothing but values.
+//  2. A value of the request that the answer lacks, while the answer holds another value
+//     of that kind ("We're 6 people." after a request for 6 answered with a table for 4).
+//  3. The other half of the day (English): "AM"/"in the morning" after an answer with a
+//     "PM" time, or "PM"/"in the evening" after an "AM" one, with no value other than
+//     the request's and the answer's.
+//
+// Never when the answer ends with a question, when followUp is a question, opens by
+// accepting the answer (Acceptance) or by asking for something new (newRequestLeads); forms 1
+// and 3 also not after an instruction (imperativeLeads) or with "then" (changeWords).
+// evidence names the values. Inputs are capped (MaxInputBytes); invalid UTF-8 is read as
+// U+FFFD. Confidence is 0.85 for form 2 and 0.8 for the others.
+func Restatement(followUp, answer, request string) (ok bool, confidence float64, evidence string) {
+	followUp, answer, request = capInput(followUp), capInput(answer), capInput(request)
+	if strings.TrimSpace(answer) == "" || askedQuestion(answer) || askedQuestion(lastSentence(followUp)) {
+		return false, 0, ""
+	}
+	norm := withoutFillers(cueNorm(followUp))
+	if _, accepted := Acceptance(followUp); accepted || hasLead(norm, newRequestLeads) || hasLead(norm, questionLeads) {
+		return false, 0, ""
+	}
+	up := valueSet(followUp)
+	m := meridiem(norm)
+	if len(up) == 0 && m == "" {
+		// 4. The request's language. Else, most follow-ups: nothing to compare.
+		return languageAskedAgain(norm, answer, request)
+	}
+	ans, req := valueSet(answer), valueSet(request)
+
+	// 2. A value of the request the answer lacks.
+	for _, f := range up {
+		if req.has(f) && !ans.has(f) && ans.hasKind(f.Kind) {
+			return true, 0.85, `"` + f.Value + `": the request's value, which the answer lacks (it has ` + ans.quoted(f.Kind) + ")"
+		}
+	}
+	if hasLead(norm, imperativeLeads) || hasWord(norm, changeWords) {
+		return false, 0, ""
+	}
+
+	// 1. A new value in place of one the answer produced.
+	kept, served := 0, 0
+	for _, f := range ans {
+		if req.has(f) {
+			served++
+			if up.has(f) {
+				kept++
+			}
+		}
+	}
+	if kept == 0 || kept == served {
+		for _, f := range up {
+			if ans.has(f) || req.has(f) || !ans.producedKind(f.Kind, req) {
+				continue
+			}
+			if hasWord(norm, citationWords) || hasWord(norm, assertionWords) || onlyValues(followUp) || sharesWord(followUp, answer) {
+				return true, 0.8, `"` + f.Value + `" in place of the answer's ` + ans.producedQuoted(f.Kind, req)
+			}
+		}
+	}
+
+	// 3. The other half of the day.
+	if m != "" {
+		if a := meridiem(cueNorm(answer)); a != "" && a != m {
+			for _, f := range up {
+				if !ans.has(f) && !req.has(f) {
+					return false, 0, ""
+				}
+			}
+			return true, 0.8, `"` + m + `": the answer said "` + a + `"`
+		}
+	}
+	return false, 0, ""
+}
+
+// values is a text's facts of restateKinds, in order.
+type values []Fact
+
+func valueSet(s string) values {
+	var out values
+	for _, f := range SalientFacts(s) {
+		if restateKinds[f.Kind] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (vs values) has(f Fact) bool { return slices.Contains(vs, f) }
+
+func (vs values) hasKind(kind string) bool {
+	return slices.ContainsFunc(vs, func(f Fact) bool { return f.Kind == kind })
+}
+
+// producedKind reports whether vs (the answer's values) holds a value of kind that req
+// (the request's) does not: one the answer produced.
+func (vs values) producedKind(kind string, req values) bool {
+	return slices.ContainsFunc(vs, func(f Fact) bool { return f.Kind == kind && !req.has(f) })
+}
+
+func (vs values) quoted(kind string) string { return vs.quotedIf(kind, nil) }
+
+func (vs values) producedQuoted(kind string, req values) string { return vs.quotedIf(kind, req) }
+
+// quotedIf quotes the values of kind in vs that are not in except.
+func (vs values) quotedIf(kind string, except values) string {
+	var q []string
+	for _, f := range vs {
+		if f.Kind == kind && !except.has(f) {
+			q = append(q, `"`+f.Value+`"`)
+		}
+	}
+	return strings.Join(q, ", ")
+}
+
+// fillers open a follow-up without saying what it does ("Actually, let's…", "Hmm, 4
+// nights", "En fait, mettons…", "Bueno, mejor…", "Eigentlich lieber…"): the leads are read
+// after them. cueNorm'ed.
+var fillers = []string{
+	"actually", "well", "hmm", "hm", "um", "uh", "oh", "ah", "so", "ok so", "okay so", "yes", "yeah", "yep",
+	"but", "oui", "mais", "pero", "aber", "ja",
+	"en fait", "bon", "euh", "ben", "bueno", "pues", "eh", "mmm", "eigentlich", "naja", "na ja",
+}
+
+// withoutFillers returns the cueNorm'ed text n without its leading fillers.
+func withoutFillers(n string) string {
+	for again := true; again; {
+		again = false
+		for _, f := range fillers {
+			if strings.HasPrefix(n, " "+f+" ") && len(n) > len(f)+2 {
+				n, again = n[len(f)+1:], true
+			}
+		}
+	}
+	return n
+}
+
+// hasLead reports whether the cueNorm'ed text n opens with one of leads.
+func hasLead(n string, leads []string) bool {
+	for _, l := range leads {
+		if strings.HasPrefix(n, " "+l+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWord reports whether the cueNorm'ed text n holds one of words as whole words.
+func hasWord(n string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(n, " "+w+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyValues reports whether s has no content token but numbers and ids ("12% of 450 is
+// 54.", "$6,180!").
+func onlyValues(s string) bool {
+	for _, t := range Tokens(s) {
+		if !isNumeric(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// sharesWord reports whether a and b share a content token that is not a number.
+func sharesWord(a, b string) bool {
+	bs := newHashSet(b)
+	for _, t := range Tokens(a) {
+		if !isNumeric(t) && bs.has(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastSentence returns the text after the last sentence end (. ! ?) that is followed by
+// more text: whether a follow-up asks a question is read from its end ("Which is it?").
+func lastSentence(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	if i := strings.LastIndexAny(strings.TrimRight(s, ".!?？ "), ".!?？"); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// meridiem returns "am" or "pm" when the cueNorm'ed text n names that half of the day
+// ("7:45 AM", "a.m.", "in the morning"; "PM", "in the evening", "at night", "in the
+// afternoon"), "" when it names neither or both.
+func meridiem(n string) string {
+	am := strings.Contains(n, " am ") || strings.Contains(n, " a m ") || strings.Contains(n, " in the morning ") || strings.Contains(n, " morning one ")
+	pm := strings.Contains(n, " pm ") || strings.Contains(n, " p m ") || strings.Contains(n, " in the evening ") ||
+		strings.Contains(n, " at night ") || strings.Contains(n, " in the afternoon ") || strings.Contains(n, " evening one ")
+	switch {
+	case am && !pm:
+		return "am"
+	case pm && !am:
+		return "pm"
+	}
+	return ""
+}
+
+// languageAskedAgain is Restatement's form 4 on the cueNorm'ed follow-up n: a short
+// follow-up (at most four words) that names the language of the request, which the
+// answer is not in ("english please" after an English request answered in Spanish; "en
+// français svp"; "auf Deutsch bitte"). Naming another language than the request's is a
+// new request (a translation), not a correction.
+func languageAskedAgain(n, answer, request string) (bool, float64, string) {
+	words := strings.Fields(n)
+	if len(words) == 0 || len(words) > 4 {
+		return false, 0, ""
+	}
+	named := ""
+	for _, w := range words {
+		if l, ok := languageCodes[w]; ok {
+			if named != "" && named != l {
+				return false, 0, ""
+			}
+			named = l
+		}
+	}
+	if named == "" || dominantLanguage(request) != named {
+		return false, 0, ""
+	}
+	if a := dominantLanguage(answer); a != "" && a != named {
+		return true, 0.8, `"` + strings.TrimSpace(n) + `": the request is in ` + languageLabel[named] + `, the answer in ` + languageLabel[a]
+	}
+	return false, 0, ""
+}
+
+// languageCodes maps the cueNorm'ed names of the four languages whose stop words the
+// package knows, in each of them, to their codes.
+var languageCodes = func() map[string]string {
+	m := map[string]string{}
+	codes := []string{"en", "fr", "es", "de"}
+	for _, names := range [][]string{languageNames.en, languageNames.fr, languageNames.es, languageNames.de} {
+		for i, code := range codes { // the first four names of each list are en, fr, es, de
+			m[strings.TrimSpace(cueNorm(names[i]))] = code
+		}
+	}
+	return m
+}()
+
+var languageLabel = map[string]string{"en": "English", "fr": "French", "es": "Spanish", "de": "German"}
+
+// exclusiveStops holds, per language, its stop words that are stop words of no other of
+// the four: what tells the languages apart.
+var exclusiveStops = func() map[string]map[string]bool {
+	lists := map[string]string{"en": stopEN, "fr": stopFR, "es": stopES, "de": stopDE}
+	count := map[string]int{}
+	for _, l := range lists {
+		for _, w := range strings.Fields(l) {
+			count[w]++
+		}
+	}
+	out := map[string]map[string]bool{}
+	for code, l := range lists {
+		out[code] = map[string]bool{}
+		for _, w := range strings.Fields(l) {
+			if count[w] == 1 {
+				out[code][w] = true
+			}
+		}
+	}
+	return out
+}()
+
+// dominantLanguage returns the code of the language (en, fr, es, de) of which s holds at
+// least two exclusive stop words and more than of any other, else "".
+func dominantLanguage(s string) string {
+	counts := map[string]int{}
+	for _, w := range strings.Fields(cueNorm(s)) {
+		for code, set := range exclusiveStops {
+			if set[w] {
+				counts[code]++
+			}
+		}
+	}
+	best, bestN, second := "", 0, 0
+	for code, n := range counts {
+		switch {
+		case n > bestN:
+			best, bestN, second = code, n, bestN
+		case n > second:
+			second = n
+		}
+	}
+	if bestN < 2 || bestN == second {
+		return ""
+	}
+	return best
+}
