@@ -66,9 +66,9 @@ func putTurnsPart(m pcommon.Map, a *evaluation.Analysis) {
 }
 
 // DecodeAnalysis reads the agent_eval.session.* attributes of m, with the wire defaults
-// that agent_eval.session.wire_defaults names (none when it is absent), and TurnsPart from
-// agent_eval.session.turns_part. It fails when one has the wrong type, when agent_eval.session.session_id is missing or when the
-// defaults are unknown.
+// that agent_eval.session.wire_defaults names (none when it is absent), and TurnsPart
+// from agent_eval.session.turns_part. It fails when one has the wrong type, when
+// agent_eval.session.session_id is missing or when the defaults are unknown.
 func DecodeAnalysis(m pcommon.Map) (evaluation.Analysis, error) {
 	var a evaluation.Analysis
 	if _, ok := m.Get(semconv.AgentEvalSessionPrefix + "session_id"); !ok {

@@ -10,7 +10,8 @@ import (
 
 // This file holds Restatement: a correction that states the right value without a cue
 // word or a contrast ("12% of 450 is 54." after "… is 48."; "The portal shows $6,180.";
-// "We're 6 people." after a request for 6 answered with 4; "AM!" after "6:30 PM")
+// "We're 6 people." after a request for 6 answered with 4; "AM!" after "6:30 PM";
+// "english please" after an English request answered in French)
 // (docs/decisions/text.md §3.5).
 
 // restateKinds are the fact kinds a restatement compares: a value of one kind stands in
@@ -81,8 +82,8 @@ var imperativeLeads = []string{
 // then.", "Alors pour 3."), cueNorm'ed, matched as words.
 var changeWords = []string{"then", "alors", "entonces", "dann"}
 
-// Restatement reports whether followUp corrects answer by stating a value
-// (docs/decisions/text.md §3.5), in one of three forms:
+// Restatement reports whether followUp corrects answer by stating the right value
+// (docs/decisions/text.md §3.5), in one of four forms:
 //
 //  1. A new value in place of one the answer produced: followUp holds a number, amount,
 //     date or id (SalientFacts) that is in neither the answer nor the request, of the
@@ -90,17 +91,22 @@ var changeWords = []string{"then", "alors", "entonces", "dann"}
 //     value the answer served (in both the request and the answer) or none of them ("12%
 //     of 450 is 54." after "12% of 450 is 48." keeps both; "18% of 600" keeps one of two
 //     and is the same question about another value). It must cite a source ("the portal
-//     shows $6,180"), share a content word with the answer ("It's about 85 grams." after
-//     "about 58 grams"), or hold nothing but values.
+//     shows $6,180"), state the user's own knowledge ("pretty sure it's 155", "should
+//     be"), share a content word with the answer ("It's about 85 grams." after "about 58
+//     grams"), or hold nothing but values.
 //  2. A value of the request that the answer lacks, while the answer holds another value
 //     of that kind ("We're 6 people." after a request for 6 answered with a table for 4).
 //  3. The other half of the day (English): "AM"/"in the morning" after an answer with a
 //     "PM" time, or "PM"/"in the evening" after an "AM" one, with no value other than
 //     the request's and the answer's.
+//  4. The request's language, named in a follow-up of at most four words, when the
+//     answer is in another (languageAskedAgain).
 //
-// Never when the answer ends with a question, when followUp is a question, opens by
-// accepting the answer (Acceptance) or by asking for something new (newRequestLeads); forms 1
-// and 3 also not after an instruction (imperativeLeads) or with "then" (changeWords).
+// Never when the answer ends with a question, when followUp is a question (a question
+// mark in its last sentence, or a question word first: questionLeads), opens by
+// accepting the answer (Acceptance) or by asking for something new (newRequestLeads),
+// read after leading fillers ("actually", "hmm"…); forms 1 and 3 also not after an
+// instruction (imperativeLeads) or with "then" (changeWords).
 // evidence names the values. Inputs are capped (MaxInputBytes); invalid UTF-8 is read as
 // U+FFFD. Confidence is 0.85 for form 2 and 0.8 for the others.
 func Restatement(followUp, answer, request string) (ok bool, confidence float64, evidence string) {
