@@ -41,11 +41,13 @@ const (
 // 11/11 R 11/16, false alarms 2/31; and once, still blind, with the first version of
 // Restatement: RDM P 15/18 R 15/33, CCM unchanged, false alarms 2/31. Its misses were then
 // read, and the fourth round (restated values, own-slip "I meant", new cues; tuning cases
-// in our own words) gives the floors below on both parts, which are no longer blind
-// (docs/scoring.md §5.4).
+// in our own words) gave RDM P 21/21 R 21/33 there; a review then narrowed rules that
+// raised false alarms on ordinary messages ("I am at work" read as AM, "My budget is
+// $600", "There's no way I can make Monday"), which cost two of those. The floors below
+// are the figures after that, on parts that are no longer blind (docs/scoring.md §5.4).
 var qualityFloors = map[string]struct{ rdmP, rdmR, ccmP, ccmR, falseAlarms float64 }{
 	"heldout3": {rdmP: 14.0 / 14, rdmR: 14.0 / 21, ccmP: 11.0 / 12, ccmR: 11.0 / 13, falseAlarms: 0},
-	"heldout4": {rdmP: 21.0 / 21, rdmR: 21.0 / 33, ccmP: 11.0 / 11, ccmR: 11.0 / 16, falseAlarms: 0},
+	"heldout4": {rdmP: 19.0 / 19, rdmR: 19.0 / 33, ccmP: 11.0 / 11, ccmR: 11.0 / 16, falseAlarms: 0},
 }
 
 // floorEps absorbs float rounding when a figure equals its floor.

@@ -111,7 +111,8 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //
 // At the current part's offset, a save at the stored revision that cuts off stored turns
 // is stale too: a second analysis given that revision, not a retried export. A turns part
-// (a.TurnsPart) cuts off nothing: it replaces the stored turns of its range only.
+// (a.TurnsPart) cuts off nothing: it replaces the stored turns of its range only; it is
+// stale when it does not fit at the current part's offset.
 //
 // A new part's revisions go after the stored revision (revision 1 of the part is the
 // stored one + 1).
@@ -177,6 +178,12 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			return part{stale: true}, nil
 		}
 		return pl.place(turns, stored, rangeOnly), nil
+	}
+	if rangeOnly {
+		// A turns part goes with its session span, at the current part's offsets; one
+		// that does not fit there never starts a part of its own (it would move the
+		// session's offsets under the span's later revisions).
+		return part{stale: true}, nil
 	}
 	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true, found: true, storedRevision: highest}
 	for i := range turns {
@@ -328,7 +335,7 @@ func (s *sqlStore) placed(p *analysisRows, pl part) (*analysisRows, error) {
 		p = q
 	}
 	if pl.kept > 0 {
-		p.session[slices.Index(sessionCols, "turns")] = pl.kept + len(p.a.TurnResults)
+		p.session[turnsCol] = pl.kept + len(p.a.TurnResults)
 	}
 	return p, nil
 }

@@ -290,6 +290,56 @@ func TestTurnsPartsInAnyOrder(t *testing.T) {
 	})
 }
 
+// TestTurnsPartWritesTurnsOnly: a turns part of a stored session writes its turn rows
+// and the turn count, never the session's scores or session-level rows: a part of another
+// analysis given the stored revision (docs/decisions/sessions.md §4.8) replaced them
+// before (review of 2026-11-27).
+func TestTurnsPartWritesTurnsOnly(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "part-turns-only"
+		stored := partAnalysis(id, 1, 2, 3, 4)
+		stored.OverallScore = f64(0.9)
+		require.NoError(t, s.SaveAnalysis(ctx, stored))
+		other := partAnalysis(id, 1, 0, 1, 2)
+		other.OverallScore, other.TurnsPart = f64(0.1), true
+		other.ToolIssues = other.ToolIssues[:1]
+		require.NoError(t, s.SaveAnalysis(ctx, other))
+		got, err := s.GetAnalysis(ctx, id)
+		require.NoError(t, err)
+		require.NotNil(t, got.OverallScore)
+		assert.InDelta(t, 0.9, *got.OverallScore, 0, "the session span's score")
+		assert.Len(t, got.ToolIssues, 2, "the session span's tool issues")
+		turns, _ := storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, turns)
+	})
+}
+
+// TestTurnsPartNeverStartsAPart: a collector that forgot a stored session emits a span and
+// a turns part numbered from 0 again (§4.6). The part does not fit at the session's
+// offsets; it is not placed as a new part, which moved the session's offsets so that the
+// span's next revision was taken for a stale export and its new turn was lost (review of
+// 2026-11-27). The span's turns, and its next revision's, are stored.
+func TestTurnsPartNeverStartsAPart(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "part-forgotten"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 100)))
+		part := partAnalysis(id, 1, 0, 10, 11)
+		part.TurnsPart = true
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 2, 12, 13)))
+		require.NoError(t, s.SaveAnalysis(ctx, part))
+		next := partAnalysis(id, 2, 3, 13, 14)
+		require.NoError(t, s.SaveAnalysis(ctx, next))
+		got, _ := storedTurns(t, s, id)
+		for idx, seed := range map[int]int{0: 100, 2: 12, 3: 13, 4: 14} {
+			assert.Equal(t, seed, got[idx], "turn %d", idx)
+		}
+	})
+}
+
 // TestTurnsWithoutTraceContinue: turns without a trace id identify nothing; saving their
 // session again is a continuation, not a new part.
 func TestTurnsWithoutTraceContinue(t *testing.T) {

@@ -148,6 +148,10 @@ var (
 	insertRevisionDocSQL = "INSERT INTO session_analyses (session_id, revision, analysis, stored_at) VALUES (?, ?, ?, ?)"
 	updateSessionSQL     = "UPDATE sessions SET " + strings.Join(sessionCols[1:], " = ?, ") + " = ? WHERE session_id = ?"
 	revisionCol          = slices.Index(sessionCols, "analysis_revision")
+	// updateTurnsSQL is a turns part's only write to its stored session's row
+	// (saveTurnsPart).
+	updateTurnsSQL = "UPDATE sessions SET turns = ? WHERE session_id = ?"
+	turnsCol       = slices.Index(sessionCols, "turns")
 )
 
 // saveRevisionDocSQL keeps each revision's document once. It runs only after the sessions
@@ -278,6 +282,12 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			if p, err = s.placed(p, pl); err != nil {
 				return fmt.Errorf("%q: %w", p.a.SessionID, err)
 			}
+			if p.a.TurnsPart && pl.found {
+				if err := s.saveTurnsPart(sctx, stmts, deletes, p, pl); err != nil {
+					return err
+				}
+				continue
+			}
 			if fresh { // plain INSERTs: SQLite compiles them in about half the time of the upserts
 				if err := stmts.exec(insertSessionSQL, nil, p.session...); err != nil {
 					return fmt.Errorf("insert sessions %q: %w", p.a.SessionID, err)
@@ -327,6 +337,34 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 	})
 	if err != nil {
 		return rejected(fmt.Errorf("store: %s: save %d analyses: %w", s.d.name, len(as), err))
+	}
+	return nil
+}
+
+// saveTurnsPart saves a turns part (Analysis.TurnsPart) of a stored session: its turn rows
+// over its range and the session's turn count, nothing else. The sessions row, the
+// revision's document and the session-level rows are its session span's, which carries the
+// same values: a part never writes them over a stored session's (a part of an analysis
+// given the stored revision by another collector, docs/decisions/sessions.md §4.8, would
+// otherwise replace its scores). A part of an older revision than the stored one writes
+// nothing. A part that finds no stored session is saved whole, like its session span.
+func (s *sqlStore) saveTurnsPart(ctx context.Context, stmts *txStmts, deletes []*sql.Stmt, p *analysisRows, pl part) error {
+	if p.session[revisionCol].(int) < pl.storedRevision {
+		return nil
+	}
+	i := slices.Index(childTables, "turn_results")
+	if _, err := deletes[i].ExecContext(ctx, p.id, pl.from, pl.to); err != nil {
+		return fmt.Errorf("delete turn_results %q: %w", p.a.SessionID, err)
+	}
+	for _, rs := range p.children {
+		if rs.table == "turn_results" {
+			if err := s.insert(stmts, rs); err != nil {
+				return err
+			}
+		}
+	}
+	if err := stmts.exec(updateTurnsSQL, nil, p.session[turnsCol], p.id); err != nil {
+		return fmt.Errorf("update sessions %q: %w", p.a.SessionID, err)
 	}
 	return nil
 }

@@ -173,14 +173,16 @@ var correctionCues = concat(
 	cues(0.85, "I just told you", "I just said", "like I said", "as I said", "I literally said", "I literally just said",
 		"je viens de te dire", "je viens de vous dire", "comme je l'ai dit", "je te l'ai dit", "je vous l'ai dit",
 		"te acabo de decir", "le acabo de decir", "como te dije", "ya te lo dije", "ya te dije",
-		"hab ich doch gesagt", "habe ich doch gesagt", "habe ich gerade gesagt", "hab ich gerade gesagt", "wie gesagt"),
+		"hab ich doch gesagt", "habe ich doch gesagt", "habe ich gerade gesagt", "hab ich gerade gesagt"),
 	cues(0.85, "other way round", "other way around", "wrong way round", "wrong way around", "the wrong direction",
 		"have it backwards", "have that backwards", "got that backwards", "it's backwards", "dans l'autre sens", "à l'envers", "al revés", "andersrum", "andersherum", "falsche Richtung"),
-	cues(0.8, "nothing changed", "nothing has changed", "still the same", "made no difference",
-		"rien n'a changé", "toujours pareil", "toujours la même chose", "ça n'a rien changé",
-		"sigue igual", "no cambió nada", "no ha cambiado nada", "sigue lo mismo",
-		"immer noch gleich", "immer noch dasselbe", "hat sich nichts geändert", "hat nichts geändert", "keine Änderung",
-		"there's no way", "there is no way"),
+	// Not bare "still the same" ("Is the price still the same?"), "keine Änderung" ("keine
+	// Änderung bei der Adresse") or "there's no way" ("There's no way I can make Monday").
+	cues(0.8, "nothing changed", "nothing has changed", "made no difference", "it's still the same",
+		"rien n'a changé", "toujours pareil", "ça n'a rien changé",
+		"sigue igual", "no cambió nada", "no ha cambiado nada",
+		"immer noch gleich", "hat sich nichts geändert", "hat nichts geändert",
+		"there's no way that's", "there's no way it's", "there's no way this is", "no way that's right"),
 	cues(0.75, "that didn't help", "that doesn't help", "not helpful", "unhelpful", "useless",
 		"makes no sense", "doesn't make sense", "that's not", "ça ne marche pas", "ça ne fonctionne pas",
 		"no funciona", "funktioniert nicht"),
@@ -621,6 +623,9 @@ func correctionAnywhere(n string) (confidence float64, cue string) {
 			i += f
 			if l == meantCue && strings.HasPrefix(n[i:], meantToAsk) {
 				continue // "I meant to ask about Austin, not Boston": the user's own question
+			}
+			if meantCues[l] && hasLead(n, apologyLeads) {
+				continue // "Sorry, I meant Poland, not Portugal": the user's own slip
 			}
 			rest := n[i+len(l)-1:]
 			for _, neg := range r.negs {

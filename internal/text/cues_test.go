@@ -208,7 +208,13 @@ func TestCorrectionAcceptanceRetryAndStill(t *testing.T) {
 		{"dans l'autre sens", "", true, 0.85, "dans l'autre sens"},
 		{"did both, nothing changed", "", true, 0.8, "nothing changed"},
 		{"Gemacht, hat sich nichts geändert.", "", true, 0.8, "hat sich nichts geändert"},
-		{"there's no way, it's a one-bedroom flat", "", true, 0.8, "there's no way"},
+		{"there's no way that's right, it's a one-bedroom flat", "", true, 0.8, "there's no way that's"},
+		{"Sorry, I meant Poland, not Portugal.", "Portugal has 10.4 million people.", false, 0, ""},
+		{"Oops, ich meinte Polen, nicht Portugal", "Portugal hat 10,4 Millionen.", false, 0, ""},
+		{"Is the price still the same?", "", false, 0, ""},
+		{"There's no way I can make Monday, can we do Tuesday", "", false, 0, ""},
+		{"Keine Änderung bei der Adresse, bitte nur den Namen.", "", false, 0, ""},
+		{"Wie gesagt, ich brauche es bis Freitag.", "", false, 0, ""},
 		{"and how do I loop over a list backwards", "", false, 0, ""},
 	}
 	for _, tt := range tests {

@@ -211,8 +211,10 @@ var butWords = map[string]bool{"but": true, "mais": true, "pero": true, "aber": 
 // Acceptance reports whether followUp opens by accepting the answer: its first words are
 // one of acceptanceLeads and none of the next three words is a "but" ("OK but…").
 // cue is the lead that matched.
-func Acceptance(followUp string) (cue string, ok bool) {
-	n := cueNorm(followUp)
+func Acceptance(followUp string) (cue string, ok bool) { return acceptance(cueNorm(followUp)) }
+
+// acceptance is Acceptance on the cueNorm'ed follow-up n.
+func acceptance(n string) (cue string, ok bool) {
 	for _, l := range acceptanceLeads {
 		if strings.HasPrefix(n, " "+l+" ") {
 			rest := strings.Fields(n[len(l)+2:])

@@ -92,6 +92,17 @@ func TestRestatement(t *testing.T) {
 		{"French please", "On Sundays we're open from 10 AM to 4 PM.", "What are your opening hours on Sunday?", false, ""},
 		{"can you say it in English please", "Le dimanche, nous sommes ouverts.", "What are your opening hours on Sunday?", false, ""},
 
+		// Review of the first version: "I am" names no time; a statement about the user
+		// is new information; a lone number picks a numbered option; an acceptance after
+		// a filler.
+		{"I am at work all day.", "The technician will come at 2 PM.", "When is the technician coming?", false, ""},
+		{"AM", "The technician will come at 2 PM.", "When is the technician coming?", true, `"am"`},
+		{"My budget for a laptop is $600.", "The Acer Swift 3 laptop at $749 is a strong pick.", "Find me a laptop under $1,000.", false, ""},
+		{"My budget is 150 euros a night.", "Hotel Roma: 180 euros a night.", "A hotel in Rome.", false, ""},
+		{"My bank statement says $600.", "Your balance is $749.", "What's my balance?", true, `"600"`},
+		{"2", "Here are three hotels:\n1. Roma, 4.5 stars\n2. Artemide, 4 stars\n3. Nord, 3.5 stars\nLet me know which one you'd like.", "Hotels in Rome", false, ""},
+		{"Hmm, great, 54 it is", "12% of 450 is 48.", "What's 12% of 450?", false, ""},
+
 		{"", "x", "y", false, ""},
 		{"54", "", "What's 12% of 450?", false, ""},
 	}

@@ -4,6 +4,7 @@
 package text
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -79,6 +80,19 @@ func TestAdversarialInputs(t *testing.T) {
 		"emails":               strings.Repeat("a@b.co ", 9000),
 		"negations":            strings.Repeat("madrid not madrid ", 3600),
 		"negated clauses":      strings.Repeat("x, not madrid. ", 4300),
+	}
+	// Restatement compares the follow-up's values with the answer's and the request's:
+	// thousands of distinct values on each side (the request's and the answer's the same,
+	// so every one is served) must stay linear.
+	var reqVals, upVals strings.Builder
+	for i := range 9000 {
+		fmt.Fprintf(&reqVals, "%d.5 ", i)
+		fmt.Fprintf(&upVals, "%d.25 ", i)
+	}
+	start := time.Now()
+	Restatement(upVals.String(), reqVals.String(), reqVals.String())
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("restatement with distinct values: %v", d)
 	}
 	for name, s := range inputs {
 		start := time.Now()

@@ -3,10 +3,7 @@
 
 package text // import "github.com/agenteval/agenteval-collector/internal/text"
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 // This file holds Restatement: a correction that states the right value without a cue
 // word or a contrast ("12% of 450 is 54." after "… is 48."; "The portal shows $6,180.";
@@ -115,21 +112,21 @@ func Restatement(followUp, answer, request string) (ok bool, confidence float64,
 		return false, 0, ""
 	}
 	norm := withoutFillers(cueNorm(followUp))
-	if _, accepted := Acceptance(followUp); accepted || hasLead(norm, newRequestLeads) || hasLead(norm, questionLeads) {
+	if _, accepted := acceptance(norm); accepted || hasLead(norm, newRequestLeads) || hasLead(norm, questionLeads) {
 		return false, 0, ""
 	}
 	up := valueSet(followUp)
 	m := meridiem(norm)
-	if len(up) == 0 && m == "" {
+	if len(up.list) == 0 && m == "" {
 		// 4. The request's language. Else, most follow-ups: nothing to compare.
 		return languageAskedAgain(norm, answer, request)
 	}
 	ans, req := valueSet(answer), valueSet(request)
 
 	// 2. A value of the request the answer lacks.
-	for _, f := range up {
+	for _, f := range up.list {
 		if req.has(f) && !ans.has(f) && ans.hasKind(f.Kind) {
-			return true, 0.85, `"` + f.Value + `": the request's value, which the answer lacks (it has ` + ans.quoted(f.Kind) + ")"
+			return true, 0.85, `"` + f.Value + `": the request's value, which the answer lacks (it has ` + ans.quotedIf(f.Kind, values{}) + ")"
 		}
 	}
 	if hasLead(norm, imperativeLeads) || hasWord(norm, changeWords) {
@@ -138,7 +135,7 @@ func Restatement(followUp, answer, request string) (ok bool, confidence float64,
 
 	// 1. A new value in place of one the answer produced.
 	kept, served := 0, 0
-	for _, f := range ans {
+	for _, f := range ans.list {
 		if req.has(f) {
 			served++
 			if up.has(f) {
@@ -147,20 +144,22 @@ func Restatement(followUp, answer, request string) (ok bool, confidence float64,
 		}
 	}
 	if kept == 0 || kept == served {
-		for _, f := range up {
-			if ans.has(f) || req.has(f) || !ans.producedKind(f.Kind, req) {
+		produced := ans.produced(req)
+		for _, f := range up.list {
+			if ans.has(f) || req.has(f) || !produced[f.Kind] {
 				continue
 			}
-			if hasWord(norm, citationWords) || hasWord(norm, assertionWords) || onlyValues(followUp) || sharesWord(followUp, answer) {
-				return true, 0.8, `"` + f.Value + `" in place of the answer's ` + ans.producedQuoted(f.Kind, req)
+			if framesValue(norm, followUp, answer, up) {
+				return true, 0.8, `"` + f.Value + `" in place of the answer's ` + ans.quotedIf(f.Kind, req)
 			}
+			break // the frame is the follow-up's, whichever value
 		}
 	}
 
 	// 3. The other half of the day.
 	if m != "" {
 		if a := meridiem(cueNorm(answer)); a != "" && a != m {
-			for _, f := range up {
+			for _, f := range up.list {
 				if !ans.has(f) && !req.has(f) {
 					return false, 0, ""
 				}
@@ -171,40 +170,49 @@ func Restatement(followUp, answer, request string) (ok bool, confidence float64,
 	return false, 0, ""
 }
 
-// values is a text's facts of restateKinds, in order.
-type values []Fact
+// values is a text's facts of restateKinds, as a set, with the kinds it holds.
+type values struct {
+	set   map[Fact]struct{}
+	list  []Fact // in order, each once
+	kinds map[string]int
+}
 
 func valueSet(s string) values {
-	var out values
+	vs := values{set: map[Fact]struct{}{}, kinds: map[string]int{}}
 	for _, f := range SalientFacts(s) {
-		if restateKinds[f.Kind] {
-			out = append(out, f)
+		if _, dup := vs.set[f]; restateKinds[f.Kind] && !dup {
+			vs.set[f] = struct{}{}
+			vs.list = append(vs.list, f)
+			vs.kinds[f.Kind]++
+		}
+	}
+	return vs
+}
+
+func (vs values) has(f Fact) bool {
+	_, ok := vs.set[f]
+	return ok
+}
+
+func (vs values) hasKind(kind string) bool { return vs.kinds[kind] > 0 }
+
+// produced returns the kinds of which vs (the answer's values) holds a value that req
+// (the request's) does not: the values the answer produced.
+func (vs values) produced(req values) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range vs.list {
+		if !req.has(f) {
+			out[f.Kind] = true
 		}
 	}
 	return out
 }
 
-func (vs values) has(f Fact) bool { return slices.Contains(vs, f) }
-
-func (vs values) hasKind(kind string) bool {
-	return slices.ContainsFunc(vs, func(f Fact) bool { return f.Kind == kind })
-}
-
-// producedKind reports whether vs (the answer's values) holds a value of kind that req
-// (the request's) does not: one the answer produced.
-func (vs values) producedKind(kind string, req values) bool {
-	return slices.ContainsFunc(vs, func(f Fact) bool { return f.Kind == kind && !req.has(f) })
-}
-
-func (vs values) quoted(kind string) string { return vs.quotedIf(kind, nil) }
-
-func (vs values) producedQuoted(kind string, req values) string { return vs.quotedIf(kind, req) }
-
-// quotedIf quotes the values of kind in vs that are not in except.
+// quotedIf quotes the values of kind in vs that are not in except (at most four).
 func (vs values) quotedIf(kind string, except values) string {
 	var q []string
-	for _, f := range vs {
-		if f.Kind == kind && !except.has(f) {
+	for _, f := range vs.list {
+		if f.Kind == kind && !except.has(f) && len(q) < 4 {
 			q = append(q, `"`+f.Value+`"`)
 		}
 	}
@@ -231,6 +239,46 @@ func withoutFillers(n string) string {
 		}
 	}
 	return n
+}
+
+// personalLeads open a statement about the user ("My budget is $600.", "We are 5.", "Ich
+// habe 3 Kinder."): new information, not a restatement of the answer's value, unless the
+// user cites a source for it or says they know it ("My statement says 19.9%.").
+var personalLeads = []string{
+	"my", "our", "i", "im", "ive", "ill", "we", "were", "weve", "well",
+	"mon", "ma", "mes", "notre", "nos", "je", "jai", "nous",
+	"mi", "mis", "nuestro", "nuestra", "yo", "tengo", "somos", "tenemos",
+	"mein", "meine", "meinen", "unser", "unsere", "ich", "wir",
+}
+
+// framesValue reports whether the follow-up (original s, cueNorm'ed and filler-free
+// norm) frames its new value as the right one for the answer's: it cites a source or
+// asserts it; or, unless it opens as a statement about the user (personalLeads), it
+// shares a content word with the answer or holds nothing but values, and a lone number
+// is not the pick of an option the answer numbered ("2" after "1. … 2. …").
+func framesValue(norm, s, answer string, up values) bool {
+	if hasWord(norm, citationWords) || hasWord(norm, assertionWords) {
+		return true
+	}
+	if hasLead(norm, personalLeads) {
+		return false
+	}
+	if onlyValues(s) {
+		return !(len(up.list) == 1 && up.list[0].Kind == KindNumber && numberedOption(answer, up.list[0].Value))
+	}
+	return sharesWord(s, answer)
+}
+
+// numberedOption reports whether a line of answer starts with the list marker "v." or
+// "v)" (an option the user may pick by its number).
+func numberedOption(answer, v string) bool {
+	for _, line := range strings.Split(answer, "\n") {
+		line = strings.TrimLeft(line, " \t*-")
+		if strings.HasPrefix(line, v+".") || strings.HasPrefix(line, v+")") {
+			return true
+		}
+	}
+	return false
 }
 
 // hasLead reports whether the cueNorm'ed text n opens with one of leads.
@@ -286,11 +334,12 @@ func lastSentence(s string) string {
 }
 
 // meridiem returns "am" or "pm" when the cueNorm'ed text n names that half of the day
-// ("7:45 AM", "a.m.", "in the morning"; "PM", "in the evening", "at night", "in the
-// afternoon"), "" when it names neither or both.
+// ("7:45 AM", "7 a.m.", "in the morning", "the morning one", or "AM" alone; "PM", "in the
+// evening", "at night", "in the afternoon"), "" when it names neither or both. "am" and
+// "pm" count after a number or as the whole text only: "I am at work" names no time.
 func meridiem(n string) string {
-	am := strings.Contains(n, " am ") || strings.Contains(n, " a m ") || strings.Contains(n, " in the morning ") || strings.Contains(n, " morning one ")
-	pm := strings.Contains(n, " pm ") || strings.Contains(n, " p m ") || strings.Contains(n, " in the evening ") ||
+	am := halfDay(n, "am", "a m") || strings.Contains(n, " in the morning ") || strings.Contains(n, " morning one ")
+	pm := halfDay(n, "pm", "p m") || strings.Contains(n, " in the evening ") ||
 		strings.Contains(n, " at night ") || strings.Contains(n, " in the afternoon ") || strings.Contains(n, " evening one ")
 	switch {
 	case am && !pm:
@@ -299,6 +348,28 @@ func meridiem(n string) string {
 		return "pm"
 	}
 	return ""
+}
+
+// halfDay reports whether the cueNorm'ed text n holds one of the forms ("am", "a m") right
+// after a number ("7 am", "7 45 am"), or is nothing but it.
+func halfDay(n string, forms ...string) bool {
+	for _, f := range forms {
+		if strings.TrimSpace(n) == f {
+			return true
+		}
+		for i := 0; ; {
+			j := strings.Index(n[i:], " "+f+" ")
+			if j < 0 {
+				break
+			}
+			j += i
+			if j > 0 && n[j-1] >= '0' && n[j-1] <= '9' {
+				return true
+			}
+			i = j + 1
+		}
+	}
+	return false
 }
 
 // languageAskedAgain is Restatement's form 4 on the cueNorm'ed follow-up n: a short

@@ -362,7 +362,7 @@ func (b *evalBatch) fitSession(sp ptrace.Span, an *evaluation.Analysis, limit in
 	n := len(an.TurnResults)
 	skipped, skipErr := b.skipped, b.skipErr                   // the first fill counted the undecodable links
 	defer func() { b.skipped, b.skipErr = skipped, skipErr }() // a refill counts none again
-	first, err := b.fitTurns(sp, an, 0, n, limit, b.fillSession)
+	first, _, err := b.fitTurns(sp, an, 0, n, limit, b.fillSession)
 	if err != nil || first == 0 {
 		return err
 	}
@@ -383,10 +383,13 @@ func (b *evalBatch) addTurnsParts(sp ptrace.Span, an *evaluation.Analysis, end, 
 		if err := b.fillTurnsPart(part, an, lo, end); err != nil {
 			return err
 		}
-		first, err := b.fitTurns(part, an, lo, end, limit, b.fillTurnsPart)
+		first, size, err := b.fitTurns(part, an, lo, end, limit, b.fillTurnsPart)
 		if err != nil {
 			return err
 		}
+		// The next part's first guess, from this one's size a turn: a run of small turns
+		// after a large one goes in a few parts, not one a turn.
+		perPart = max(1, int(float64(end-first)*float64(limit)/float64(max(size, 1))*0.9))
 		end = first
 	}
 	return nil
@@ -395,11 +398,11 @@ func (b *evalBatch) addTurnsParts(sp ptrace.Span, an *evaluation.Analysis, end, 
 // fitTurns measures sp, written by fill with the turns [lo, hi) of an, and while it is
 // larger than limit bytes and carries more than one turn writes it again with fewer of
 // the newest of them, fewer each round in proportion to the excess. It returns the
-// first turn sp carries.
+// first turn sp carries and sp's size in bytes.
 func (b *evalBatch) fitTurns(sp ptrace.Span, an *evaluation.Analysis, lo, hi, limit int,
 	fill func(ptrace.Span, *evaluation.Analysis, int, int) error,
-) (int, error) {
-	for size := spanBytes(sp); size > limit && hi-lo > 1; size = spanBytes(sp) {
+) (first, size int, err error) {
+	for size = spanBytes(sp); size > limit && hi-lo > 1; size = spanBytes(sp) {
 		keep := hi - lo
 		lo = hi - min(keep-1, max(1, int(float64(keep)*float64(limit)/float64(size)*0.95)))
 		sp.Attributes().RemoveIf(func(k string, _ pcommon.Value) bool {
@@ -408,10 +411,10 @@ func (b *evalBatch) fitTurns(sp ptrace.Span, an *evaluation.Analysis, lo, hi, li
 		sp.Events().RemoveIf(func(ptrace.SpanEvent) bool { return true })
 		sp.Links().RemoveIf(func(ptrace.SpanLink) bool { return true })
 		if err := fill(sp, an, lo, hi); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	return lo, nil
+	return lo, size, nil
 }
 
 // spanBytes is sp's size in an OTLP request, in bytes. sp is moved into a request of its
@@ -466,10 +469,19 @@ func (b *evalBatch) fillSession(sp ptrace.Span, whole *evaluation.Analysis, lo, 
 
 // fillTurnsPart writes the turns [lo, hi) of an onto the empty session span sp as a turns
 // part (addTurnsParts): links to their roots, the conversation id and the signed typed
-// attributes of an with only those turns and TurnsPart (agent_eval.session.turns_part).
+// attributes of an with only those turns, only their tool issues, and TurnsPart
+// (agent_eval.session.turns_part). The other session-level fields are repeated: a part
+// that reaches a store before its session span is saved whole (sessions.md §4.10).
 func (b *evalBatch) fillTurnsPart(sp ptrace.Span, whole *evaluation.Analysis, lo, hi int) error {
 	part := *whole
 	part.TurnResults = whole.TurnResults[lo:hi]
+	first, last := part.TurnResults[0].TurnIndex, part.TurnResults[len(part.TurnResults)-1].TurnIndex
+	part.ToolIssues = nil
+	for _, is := range whole.ToolIssues {
+		if is.TurnIndex >= first && is.TurnIndex <= last {
+			part.ToolIssues = append(part.ToolIssues, is)
+		}
+	}
 	part.TurnsPart = true // agent_eval.session.turns_part, signed with the rest
 	b.linkTurns(sp, &part)
 	a := sp.Attributes()

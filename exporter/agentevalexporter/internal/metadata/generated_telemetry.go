@@ -66,7 +66,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	var err, errs error
 	builder.ExporterAgentevalAnalysesStored, err = builder.meter.Int64Counter(
 		"otelcol_exporter_agenteval_analyses_stored",
-		metric.WithDescription("Number of session analyses saved to the result store (inserted or replaced). [Development]"),
+		metric.WithDescription("Number of session analyses saved to the result store (inserted or replaced); the turns parts of a session span over the processor's emit.max_session_span_bytes are not counted. [Development]"),
 		metric.WithUnit("{analysis}"),
 	)
 	errs = errors.Join(errs, err)
@@ -84,7 +84,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterAgentevalRejectedAnalyses, err = builder.meter.Int64Counter(
 		"otelcol_exporter_agenteval_rejected_analyses",
-		metric.WithDescription("Number of analyses the result store refused for good (a constraint they break, such as a repeated turn_index, or a value the database cannot hold); they are dropped and logged at error level, and the rest of their batch is stored. [Development]"),
+		metric.WithDescription("Number of analyses the result store refused for good (a constraint they break, such as a repeated turn_index, or a value the database cannot hold; a turns part counts as one); they are dropped and logged at error level, and the rest of their batch is stored. [Development]"),
 		metric.WithUnit("{analysis}"),
 	)
 	errs = errors.Join(errs, err)

@@ -24,7 +24,7 @@ func NewSettings(tt *componenttest.Telemetry) exporter.Settings {
 func AssertEqualExporterAgentevalAnalysesStored(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agenteval_analyses_stored",
-		Description: "Number of session analyses saved to the result store (inserted or replaced). [Development]",
+		Description: "Number of session analyses saved to the result store (inserted or replaced); the turns parts of a session span over the processor's emit.max_session_span_bytes are not counted. [Development]",
 		Unit:        "{analysis}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -72,7 +72,7 @@ func AssertEqualExporterAgentevalEvaluationSpans(t *testing.T, tt *componenttest
 func AssertEqualExporterAgentevalRejectedAnalyses(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agenteval_rejected_analyses",
-		Description: "Number of analyses the result store refused for good (a constraint they break, such as a repeated turn_index, or a value the database cannot hold); they are dropped and logged at error level, and the rest of their batch is stored. [Development]",
+		Description: "Number of analyses the result store refused for good (a constraint they break, such as a repeated turn_index, or a value the database cannot hold; a turns part counts as one); they are dropped and logged at error level, and the rest of their batch is stored. [Development]",
 		Unit:        "{analysis}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
