@@ -118,6 +118,10 @@ func (e *Evaluator) detectFollowUp(sessionID, request, answer, followUp string) 
 		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the follow-up accepts the answer (%q); similarity %s%s", cue, num(sim), served))
 		return d.none()
 	}
+	if !r.Verbatim && text.SettledYesNo(request, answer) {
+		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the answer settled the request's yes/no question; similarity %s%s", num(sim), served))
+		return d.none()
+	}
 	if len(r.SwappedOut) > 0 {
 		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the follow-up asks about %q instead of %q, which the answer served; similarity %s",
 			strings.Join(r.SwappedIn, " "), strings.Join(r.SwappedOut, " "), num(sim)))

@@ -229,6 +229,39 @@ func acceptance(n string) (cue string, ok bool) {
 	return "", false
 }
 
+// yesNoAuxiliaries open a closed question ("Is the museum open…?", "Does the hotel have…?",
+// "Est-ce que…", "Hat das Museum…?"), cueNorm'ed. "can/could/will/would you" are left out:
+// they ask for something ("Can you tell me the IBAN?"). Spanish asks yes/no without one.
+var yesNoAuxiliaries = map[string]bool{
+	"is": true, "are": true, "was": true, "were": true, "do": true, "does": true, "did": true, "has": true,
+	"have": true, "had": true, "should": true, "may": true, "isnt": true, "arent": true, "doesnt": true,
+	"est": true,
+	"ist": true, "sind": true, "hat": true, "haben": true, "gibt": true, "war": true, "darf": true,
+}
+
+// yesNoAnswers open an answer that settles a closed question ("Yes, from 10 to 5.").
+var yesNoAnswers = map[string]bool{
+	"yes": true, "no": true, "yeah": true, "nope": true, "oui": true, "non": true, "si": true, "ja": true,
+	"nein": true, "doch": true,
+}
+
+// SettledYesNo reports whether request is a closed question ("Is the museum open on
+// Mondays?") and answer opens by settling it ("Yes, …", "Non, …", "Ja, …"): a follow-up
+// that shares words with the request then asks something new ("ok but is the gift shop
+// open too?"), it does not re-ask (docs/decisions/text.md §3.5).
+func SettledYesNo(request, answer string) bool {
+	req := strings.Fields(cueNorm(request))
+	ans := strings.Fields(cueNorm(answer))
+	if len(req) < 2 || len(ans) == 0 || !strings.ContainsAny(request, "?？") {
+		return false
+	}
+	aux := yesNoAuxiliaries[req[0]] || req[0] == "est" && req[1] == "ce"
+	if req[0] == "can" || req[0] == "could" || req[0] == "will" || req[0] == "would" {
+		aux = false
+	}
+	return aux && yesNoAnswers[ans[0]]
+}
+
 // Reask is the CCM evidence CompareFollowUp gathers on a (request, answer, follow-up)
 // triple, over distinct Tokens.
 type Reask struct {

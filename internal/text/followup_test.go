@@ -114,6 +114,27 @@ func TestRestatement(t *testing.T) {
 	}
 }
 
+// TestSettledYesNo: a closed question settled by the answer's first word; requests phrased
+// as "can you…" are not closed questions.
+func TestSettledYesNo(t *testing.T) {
+	for _, tt := range []struct {
+		request, answer string
+		want            bool
+	}{
+		{"Is the museum open on Mondays?", "Yes, from 10 to 5.", true},
+		{"Does the hotel have parking?", "Yes, there is a garage under the hotel.", true},
+		{"Est-ce que le musée ouvre le lundi ?", "Non, il est fermé le lundi.", true},
+		{"Hat das Museum montags geöffnet?", "Ja, von 10 bis 17 Uhr.", true},
+		{"Can you tell me the IBAN?", "Yes, your account ends in 4471.", false},
+		{"Is the museum open on Mondays?", "The museum is open from 10 to 5.", false},
+		{"Where is my order?", "Yes, it ships soon.", false},
+		{"Is the museum open on Mondays", "Yes.", false}, // no question mark: not read as a question
+		{"", "Yes.", false},
+	} {
+		assert.Equal(t, tt.want, SettledYesNo(tt.request, tt.answer), "%q → %q", tt.request, tt.answer)
+	}
+}
+
 func TestAcceptance(t *testing.T) {
 	for s, want := range map[string]string{
 		"OK, then cancel #123 please.":          "ok",

@@ -60,6 +60,7 @@ func FuzzText(f *testing.F) {
 			t.Fatalf("CompareFollowUp = %+v", r)
 		}
 		Acceptance(a)
+		SettledYesNo(a, b)
 		Refusal(a)
 		Uncertainty(a)
 		Mentions(a, []string{b, "refund_order"})
