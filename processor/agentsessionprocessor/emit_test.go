@@ -6,6 +6,7 @@ package agentsessionprocessor
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,4 +207,79 @@ func TestLimitWarned(t *testing.T) {
 	warned = logs.FilterMessageSnippet("a limit closed sessions early").All()
 	require.Len(t, warned, 2)
 	assert.Equal(t, int64(3), warned[1].ContextMap()["sessions_closed_by_limits"], "the two suppressed and this one")
+}
+
+// TestTurnsPartsCoverEveryTurn: past emit.max_session_span_bytes the session span and
+// its turns parts carry every turn exactly once, each span within the bound (a span of
+// one turn excepted: a turn larger than the bound is kept whole), the session span the
+// newest turns with agent_eval.turns_omitted, the parts no result events, and an
+// undecodable turn id is counted once, however the turn sizes run (docs/decisions/
+// sessions.md §4.10).
+func TestTurnsPartsCoverEveryTurn(t *testing.T) {
+	const limit = 64 << 10
+	sizes := map[string]func(i int) int{
+		"even":                     func(int) int { return 3000 },
+		"one huge newest turn":     func(i int) int { return map[bool]int{true: 200 << 10, false: 500}[i == 199] },
+		"one huge turn in between": func(i int) int { return map[bool]int{true: 100 << 10, false: 1500}[i == 80] },
+		"growing":                  func(i int) int { return 50 * i },
+		"tiny":                     func(int) int { return 10 },
+	}
+	for name, size := range sizes {
+		t.Run(name, func(t *testing.T) {
+			const n = 200
+			an := &evaluation.Analysis{SessionID: "long-1", AnalysisRevision: 1}
+			for i := range n {
+				an.TurnResults = append(an.TurnResults, evaluation.TurnResult{
+					SessionID: "long-1", TurnIndex: i, Final: true,
+					TraceID: fmt.Sprintf("%032x", i+1), RootSpanID: fmt.Sprintf("%016x", i+1),
+					UserMessage: strings.Repeat("u", size(i)), FinalResponse: "ok",
+				})
+				an.ToolIssues = append(an.ToolIssues, evaluation.ToolIssue{TurnIndex: i, ToolName: "t", Issue: evaluation.IssueToolError})
+			}
+			an.TurnResults[5].TraceID = "not-hex" // linked by no span, counted once
+			b := newEmitter(EmitConfig{MaxSessionSpanBytes: limit}, "a-key-of-sixteen-bytes").newBatch(time.Unix(0, 0))
+			require.NoError(t, b.addSession(an))
+			assert.Equal(t, 1, b.skipped, "the undecodable link, counted once")
+
+			carried := map[int]int{}
+			sessions := 0
+			for i := range b.spans.Len() {
+				sp := b.spans.At(i)
+				got, err := evalspan.DecodeAnalysis(sp.Attributes())
+				require.NoError(t, err)
+				require.NotEmpty(t, got.TurnResults)
+				if len(got.TurnResults) > 1 {
+					assert.LessOrEqual(t, spanBytes(sp), limit, "span %d", i)
+				}
+				for _, tr := range got.TurnResults {
+					carried[tr.TurnIndex]++
+				}
+				for _, is := range got.ToolIssues {
+					if got.TurnsPart {
+						assert.True(t, is.TurnIndex >= got.TurnResults[0].TurnIndex && is.TurnIndex <= got.TurnResults[len(got.TurnResults)-1].TurnIndex,
+							"a part carries its own turns' tool issues only")
+					}
+				}
+				if got.TurnsPart {
+					assert.Zero(t, sp.Events().Len())
+					continue
+				}
+				sessions++
+				assert.Equal(t, n-1, got.TurnResults[len(got.TurnResults)-1].TurnIndex, "the session span carries the newest turns")
+				assert.Len(t, got.ToolIssues, n, "the session span carries every tool issue")
+				v, ok := sp.Attributes().Get(semconv.AgentEvalTurnsOmitted)
+				if first := got.TurnResults[0].TurnIndex; first > 0 {
+					require.True(t, ok)
+					assert.Equal(t, int64(first), v.Int())
+				} else {
+					assert.False(t, ok, "every turn fits: none omitted")
+				}
+			}
+			assert.Equal(t, 1, sessions)
+			for i := range n {
+				assert.Equal(t, 1, carried[i], "turn %d", i)
+			}
+			t.Logf("%d spans", b.spans.Len())
+		})
+	}
 }
