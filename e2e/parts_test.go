@@ -20,15 +20,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/exporter/otlpexporter"
-	"go.opentelemetry.io/collector/otelcol"
-	"go.opentelemetry.io/collector/receiver/otlpreceiver"
-	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/agenteval/agenteval-collector/exporter/agentevalexporter"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
-	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 )
 
 // memoryCollector runs the test pipeline with the SQLite store at db and the
@@ -141,15 +136,9 @@ func TestSecondTierStoresEveryTurnOfALongSession(t *testing.T) {
 		key   = "e2e-second-tier-signing-key"
 	)
 	storer := endpoints{grpc: freePort(t), prom: freePort(t), api: freePort(t)}
-	var f otelcol.Factories
-	var err error
-	f.Receivers, err = otelcol.MakeFactoryMap(otlpreceiver.NewFactory())
-	require.NoError(t, err)
-	f.Processors, err = otelcol.MakeFactoryMap(agentsessionprocessor.NewFactory())
-	require.NoError(t, err)
-	f.Exporters, err = otelcol.MakeFactoryMap(agentevalexporter.NewFactory(), otlpexporter.NewFactory())
-	require.NoError(t, err)
-	f.Telemetry = otelconftelemetry.NewFactory()
+	f := testFactories(t, new(consumertest.TracesSink)) // and the OTLP exporter of the first tier
+	otlp := otlpexporter.NewFactory()
+	f.Exporters[otlp.Type()] = otlp
 	stopStorer := runCollectorWith(t, fmt.Sprintf(`
 receivers:
   otlp:

@@ -118,7 +118,7 @@ func (e *Evaluator) detectFollowUp(sessionID, request, answer, followUp string) 
 		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the follow-up accepts the answer (%q); similarity %s%s", cue, num(sim), served))
 		return d.none()
 	}
-	if !r.Verbatim && text.SettledYesNo(request, answer) {
+	if text.SettledYesNo(request, answer) { // a verbatim re-ask returned above
 		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the answer settled the request's yes/no question; similarity %s%s", num(sim), served))
 		return d.none()
 	}

@@ -152,6 +152,8 @@ var (
 	// (saveTurnsPart).
 	updateTurnsSQL = "UPDATE sessions SET turns = ? WHERE session_id = ?"
 	turnsCol       = slices.Index(sessionCols, "turns")
+	// turnRowsTable is turn_results' position in childTables (and its prepared delete's).
+	turnRowsTable = slices.Index(childTables, "turn_results")
 )
 
 // saveRevisionDocSQL keeps each revision's document once. It runs only after the sessions
@@ -352,8 +354,7 @@ func (s *sqlStore) saveTurnsPart(ctx context.Context, stmts *txStmts, deletes []
 	if p.session[revisionCol].(int) < pl.storedRevision {
 		return nil
 	}
-	i := slices.Index(childTables, "turn_results")
-	if _, err := deletes[i].ExecContext(ctx, p.id, pl.from, pl.to); err != nil {
+	if _, err := deletes[turnRowsTable].ExecContext(ctx, p.id, pl.from, pl.to); err != nil {
 		return fmt.Errorf("delete turn_results %q: %w", p.a.SessionID, err)
 	}
 	for _, rs := range p.children {

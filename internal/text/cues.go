@@ -587,13 +587,11 @@ func Correction(followUp, prev string) (ok bool, confidence float64, cue string)
 // restatement "I asked for X, not Y" in the cueNorm'ed text n, as Correction describes.
 func correctionAnywhere(n string) (confidence float64, cue string) {
 	best := -1
+	apology := hasLead(n, apologyLeads)
 	correctionIndex.each(n, func(i, pos int) bool {
 		c := correctionCues[i]
-		if c.norm == meantCue && strings.HasPrefix(n[pos:], meantToAsk) {
-			return true // the user corrects their own question, not the answer
-		}
-		if meantCues[c.norm] && hasLead(n, apologyLeads) {
-			return true // "Sorry, I meant Australia": the user's own slip, the answer was right
+		if ownRequest(n, c.norm, pos, apology) {
+			return true
 		}
 		// highest confidence; on ties the first listed
 		if c.conf > confidence || c.conf == confidence && i < best {
@@ -621,11 +619,8 @@ func correctionAnywhere(n string) (confidence float64, cue string) {
 				continue
 			}
 			i += f
-			if l == meantCue && strings.HasPrefix(n[i:], meantToAsk) {
-				continue // "I meant to ask about Austin, not Boston": the user's own question
-			}
-			if meantCues[l] && hasLead(n, apologyLeads) {
-				continue // "Sorry, I meant Poland, not Portugal": the user's own slip
+			if ownRequest(n, l, i, apology) {
+				continue
 			}
 			rest := n[i+len(l)-1:]
 			for _, neg := range r.negs {
@@ -660,6 +655,14 @@ var (
 		"perdon", "lo siento", "ups", "mi error", "entschuldigung", "entschuldige", "mein fehler",
 	}
 )
+
+// ownRequest reports whether the "I meant" cue (padded, cueNorm'ed) found at pos of n
+// corrects the user's own request, not the answer: "I meant to ask about Austin" (their
+// question), or after an apology ("Sorry, I meant Australia": their slip; apology is
+// hasLead(n, apologyLeads)).
+func ownRequest(n, cue string, pos int, apology bool) bool {
+	return cue == meantCue && strings.HasPrefix(n[pos:], meantToAsk) || meantCues[cue] && apology
+}
 
 // meantCue and meantToAsk: "I meant" is a correction, "I meant to ask about Austin" is the
 // user correcting their own question (the answer was right for what was asked).

@@ -250,16 +250,16 @@ var yesNoAnswers = map[string]bool{
 // that shares words with the request then asks something new ("ok but is the gift shop
 // open too?"), it does not re-ask (docs/decisions/text.md §3.5).
 func SettledYesNo(request, answer string) bool {
-	req := strings.Fields(cueNorm(request))
-	ans := strings.Fields(cueNorm(answer))
-	if len(req) < 2 || len(ans) == 0 || !strings.ContainsAny(request, "?？") {
-		return false
+	return strings.ContainsAny(request, "?？") && yesNoAuxiliaries[firstWord(request)] && yesNoAnswers[firstWord(answer)]
+}
+
+// firstWord returns the first cueNorm'ed word of s, read from its first 64 bytes only.
+func firstWord(s string) string {
+	if len(s) > 64 {
+		s = s[:64]
 	}
-	aux := yesNoAuxiliaries[req[0]] || req[0] == "est" && req[1] == "ce"
-	if req[0] == "can" || req[0] == "could" || req[0] == "will" || req[0] == "would" {
-		aux = false
-	}
-	return aux && yesNoAnswers[ans[0]]
+	w, _, _ := strings.Cut(strings.TrimPrefix(cueNorm(s), " "), " ")
+	return w
 }
 
 // Reask is the CCM evidence CompareFollowUp gathers on a (request, answer, follow-up)

@@ -3,7 +3,10 @@
 
 package text // import "github.com/agenteval/agenteval-collector/internal/text"
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // This file holds Restatement: a correction that states the right value without a cue
 // word or a contrast ("12% of 450 is 54." after "… is 48."; "The portal shows $6,180.";
@@ -49,15 +52,15 @@ var questionLeads = []string{
 // request ("Now 80 USD.", "Also book…", "Can you…", "Sorry, it's 88214"): a value in it is
 // not a restatement of the right one. cueNorm'ed, matched as the first words.
 var newRequestLeads = []string{
-	"now", "also", "and", "what about", "how about", "then", "next", "another", "can you", "could you",
+	"now", "also", "and", "then", "next", "another", "can you", "could you",
 	"would you", "will you", "please", "pls", "id like", "i would like", "i want", "i need", "lets", "let us",
-	"btw", "by the way", "sorry", "oops", "my bad", "what if", "if",
+	"btw", "by the way", "sorry", "oops", "my bad", "if",
 	"maintenant", "et", "aussi", "ensuite", "puis", "peux tu", "pouvez vous", "pourrais tu", "pourriez vous",
-	"je voudrais", "je veux", "jaimerais", "desole", "pardon", "et si", "si",
+	"je voudrais", "je veux", "jaimerais", "desole", "pardon", "si",
 	"ahora", "y", "tambien", "luego", "puedes", "podrias", "puede", "quiero", "quisiera", "me gustaria",
-	"necesito", "perdon", "lo siento", "y si",
+	"necesito", "perdon", "lo siento",
 	"jetzt", "und", "auch", "dann", "kannst du", "konnen sie", "konntest du", "ich mochte", "ich will",
-	"ich brauche", "bitte", "entschuldigung", "und wenn", "wenn",
+	"ich brauche", "bitte", "entschuldigung", "wenn",
 }
 
 // imperativeLeads open an instruction ("Make it 8 PM", "Transfer $500 to checking"): a
@@ -65,9 +68,9 @@ var newRequestLeads = []string{
 // the request that the answer lacks is still a correction after one (rule 2 below).
 var imperativeLeads = []string{
 	"book", "make", "change", "set", "add", "switch", "move", "cancel", "transfer", "send", "order", "buy",
-	"reserve", "schedule", "convert", "calculate", "compute", "do", "try", "use", "give", "show", "find", "get",
+	"reserve", "schedule", "convert", "calculate", "compute", "try", "use", "give", "show", "find", "get",
 	"put", "pay", "split", "round",
-	"reserve", "mets", "change", "ajoute", "passe", "annule", "envoie", "commande", "fais", "calcule",
+	"mets", "ajoute", "passe", "annule", "envoie", "commande", "fais", "calcule",
 	"convertis", "donne", "montre", "trouve", "paie", "vire",
 	"reserva", "pon", "cambia", "anade", "pasa", "cancela", "envia", "pide", "haz", "calcula", "convierte",
 	"dame", "muestra", "busca", "paga", "transfiere",
@@ -174,16 +177,16 @@ func Restatement(followUp, answer, request string) (ok bool, confidence float64,
 type values struct {
 	set   map[Fact]struct{}
 	list  []Fact // in order, each once
-	kinds map[string]int
+	kinds map[string]bool
 }
 
 func valueSet(s string) values {
-	vs := values{set: map[Fact]struct{}{}, kinds: map[string]int{}}
+	vs := values{set: map[Fact]struct{}{}, kinds: map[string]bool{}}
 	for _, f := range SalientFacts(s) {
 		if _, dup := vs.set[f]; restateKinds[f.Kind] && !dup {
 			vs.set[f] = struct{}{}
 			vs.list = append(vs.list, f)
-			vs.kinds[f.Kind]++
+			vs.kinds[f.Kind] = true
 		}
 	}
 	return vs
@@ -194,7 +197,7 @@ func (vs values) has(f Fact) bool {
 	return ok
 }
 
-func (vs values) hasKind(kind string) bool { return vs.kinds[kind] > 0 }
+func (vs values) hasKind(kind string) bool { return vs.kinds[kind] }
 
 // produced returns the kinds of which vs (the answer's values) holds a value that req
 // (the request's) does not: the values the answer produced.
@@ -245,7 +248,7 @@ func withoutFillers(n string) string {
 // habe 3 Kinder."): new information, not a restatement of the answer's value, unless the
 // user cites a source for it or says they know it ("My statement says 19.9%.").
 var personalLeads = []string{
-	"my", "our", "i", "im", "ive", "ill", "we", "were", "weve", "well",
+	"my", "our", "i", "im", "ive", "ill", "we", "were", "weve",
 	"mon", "ma", "mes", "notre", "nos", "je", "jai", "nous",
 	"mi", "mis", "nuestro", "nuestra", "yo", "tengo", "somos", "tenemos",
 	"mein", "meine", "meinen", "unser", "unsere", "ich", "wir",
@@ -413,11 +416,14 @@ var languageCodes = func() map[string]string {
 	return m
 }()
 
-var languageLabel = map[string]string{"en": "English", "fr": "French", "es": "Spanish", "de": "German"}
+// languageLabel names the four languages in English, for the evidence.
+var languageLabel = map[string]string{
+	"en": languageNames.en[0], "fr": languageNames.en[1], "es": languageNames.en[2], "de": languageNames.en[3],
+}
 
-// exclusiveStops holds, per language, its stop words that are stop words of no other of
-// the four: what tells the languages apart.
-var exclusiveStops = func() map[string]map[string]bool {
+// exclusiveStops maps each stop word that is a stop word of one of the four languages
+// only to that language's code: what tells the languages apart.
+var exclusiveStops = func() map[string]string {
 	lists := map[string]string{"en": stopEN, "fr": stopFR, "es": stopES, "de": stopDE}
 	count := map[string]int{}
 	for _, l := range lists {
@@ -425,12 +431,11 @@ var exclusiveStops = func() map[string]map[string]bool {
 			count[w]++
 		}
 	}
-	out := map[string]map[string]bool{}
+	out := map[string]string{}
 	for code, l := range lists {
-		out[code] = map[string]bool{}
 		for _, w := range strings.Fields(l) {
 			if count[w] == 1 {
-				out[code][w] = true
+				out[w] = code
 			}
 		}
 	}
@@ -440,25 +445,24 @@ var exclusiveStops = func() map[string]map[string]bool {
 // dominantLanguage returns the code of the language (en, fr, es, de) of which s holds at
 // least two exclusive stop words and more than of any other, else "".
 func dominantLanguage(s string) string {
-	counts := map[string]int{}
+	var counts [4]int
+	codes := [4]string{"en", "fr", "es", "de"}
 	for _, w := range strings.Fields(cueNorm(s)) {
-		for code, set := range exclusiveStops {
-			if set[w] {
-				counts[code]++
-			}
+		if code, ok := exclusiveStops[w]; ok {
+			counts[slices.Index(codes[:], code)]++
 		}
 	}
-	best, bestN, second := "", 0, 0
-	for code, n := range counts {
+	best, second := 0, 0
+	for i := 1; i < len(counts); i++ {
 		switch {
-		case n > bestN:
-			best, bestN, second = code, n, bestN
-		case n > second:
-			second = n
+		case counts[i] > counts[best]:
+			best, second = i, best
+		case counts[i] > counts[second] || second == best:
+			second = i
 		}
 	}
-	if bestN < 2 || bestN == second {
+	if counts[best] < 2 || counts[best] == counts[second] {
 		return ""
 	}
-	return best
+	return codes[best]
 }

@@ -353,11 +353,9 @@ func confidence(v any) (float64, bool) {
 // map with string keys holding `confidence`, or a struct whose field encodes as
 // `confidence` (its json tag name, else its Go name), through pointers and interfaces.
 func reflectConfidence(rv reflect.Value) (float64, bool) {
-	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
-		if rv.IsNil() {
-			return 0, false
-		}
-		rv = rv.Elem()
+	rv, ok := indirect(rv)
+	if !ok {
+		return 0, false
 	}
 	switch rv.Kind() {
 	case reflect.Float32, reflect.Float64:
@@ -393,11 +391,9 @@ func reflectConfidence(rv reflect.Value) (float64, bool) {
 // directly (NaN and ±Inf included), anything else as confidence() reads it (an object is
 // no confidence).
 func fieldConfidence(c reflect.Value) (float64, bool) {
-	for c.Kind() == reflect.Interface || c.Kind() == reflect.Pointer {
-		if c.IsNil() {
-			return 0, false
-		}
-		c = c.Elem()
+	c, ok := indirect(c)
+	if !ok {
+		return 0, false
 	}
 	switch c.Kind() {
 	case reflect.Float32, reflect.Float64:
@@ -466,4 +462,16 @@ func expected(ex Example, keys ...string) (any, string, bool) {
 		return ex.Reference, "reference", true
 	}
 	return nil, "", false
+}
+
+// indirect follows rv through pointers and interfaces to the value they hold; false at a
+// nil one.
+func indirect(rv reflect.Value) (reflect.Value, bool) {
+	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+		if rv.IsNil() {
+			return rv, false
+		}
+		rv = rv.Elem()
+	}
+	return rv, true
 }

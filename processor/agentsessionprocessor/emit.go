@@ -335,8 +335,8 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 
 // mayExceed: an's session span may be larger than limit bytes, so it is measured. A short
 // session (at most unboundedTurns turns, unboundedParts interactions and tool calls, and
-// texts under a quarter of the limit) is far below the least bound of 64 KiB and pays no
-// copy for it.
+// texts under a quarter of the limit) is far below the least bound of 64 KiB and is not
+// measured (spanBytes marshals the span's size, a walk of all its attributes).
 func mayExceed(an *evaluation.Analysis, limit int) bool {
 	const unboundedTurns, unboundedParts = 8, 64
 	if len(an.TurnResults) > unboundedTurns {
