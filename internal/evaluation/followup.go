@@ -103,16 +103,22 @@ func (e *Evaluator) detectFollowUp(sessionID, request, answer, followUp string) 
 		served = " (without " + strings.Join(r.Served, ", ") + ", which the answer served)"
 	}
 	sim := d.Signal
+	frame := ""
 	if sim < th {
 		d.Checks = append(d.Checks, "ccm: similarity "+num(sim)+" < "+num(th)+served)
-		es, similar, check := e.semanticReask(sessionID, request, followUp)
-		if check != "" {
-			d.Checks = append(d.Checks, check)
+		if frame = r.Frame; frame != "" {
+			d.Checks = append(d.Checks, "ccm: re-ask frame: "+frame)
+			d.Signal = max(d.Signal, frameConfidence)
+		} else {
+			es, similar, check := e.semanticReask(sessionID, request, followUp)
+			if check != "" {
+				d.Checks = append(d.Checks, check)
+			}
+			if !similar {
+				return d.none()
+			}
+			sim, th, d.Signal = es, e.cfg.Embeddings.CCMThreshold, es
 		}
-		if !similar {
-			return d.none()
-		}
-		sim, th, d.Signal = es, e.cfg.Embeddings.CCMThreshold, es
 	}
 	if cue, ok := text.Acceptance(followUp); ok {
 		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the follow-up accepts the answer (%q); similarity %s%s", cue, num(sim), served))
@@ -127,16 +133,30 @@ func (e *Evaluator) detectFollowUp(sessionID, request, answer, followUp string) 
 			strings.Join(r.SwappedIn, " "), strings.Join(r.SwappedOut, " "), num(sim)))
 		return d.none()
 	}
-	if at := e.cfg.CCMAnsweredThreshold; r.Answered >= at {
-		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the answer contains %s of the request (>= %s), so it was answered; similarity %s%s",
-			num(r.Answered), num(at), num(sim), served))
-		return d.none()
+	if at := e.cfg.CCMAnsweredThreshold; r.Answered >= at && frame == "" {
+		// The answer echoes the request; a frame can still show that it did not deliver
+		// what was asked ("fine, but has the application been approved?").
+		if frame = r.Frame; frame == "" {
+			d.Checks = append(d.Checks, fmt.Sprintf("ccm: the answer contains %s of the request (>= %s), so it was answered; similarity %s%s",
+				num(r.Answered), num(at), num(sim), served))
+			return d.none()
+		}
+		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the answer contains %s of the request (>= %s); re-ask frame: %s", num(r.Answered), num(at), frame))
+	}
+	if frame != "" {
+		d.Type, d.Confidence = DetectionCCM, frameConfidence
+		d.Reason = "the next user message re-asks the same request (" + frame + ")"
+		return d
 	}
 	d.Checks = append(d.Checks, fmt.Sprintf("ccm: similarity %s >= %s%s; the answer contains %s of the request", num(sim), num(th), served, num(r.Answered)))
 	d.Type, d.Confidence = DetectionCCM, sim
 	d.Reason = fmt.Sprintf("the next user message re-asks the same request (similarity %s >= %s)", num(sim), num(th))
 	return d
 }
+
+// frameConfidence is the confidence of a re-ask told by its frame (text.Reask.Frame), not
+// by its similarity to the request.
+const frameConfidence = 0.7
 
 func (d FollowUpDetection) none() FollowUpDetection {
 	d.Type = DetectionNone

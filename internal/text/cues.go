@@ -368,6 +368,89 @@ var sameAtStart = map[string]map[string]bool{
 	"dieselbe": {"fehlermeldung": true},
 }
 
+// stillLeads open a sentence that says the fix did not work, the problem is still there
+// ("Still getting OOMKilled after 10 minutes.", "Still no email.", "Toujours « identifiants
+// invalides ».", "Sigo recibiendo el mismo error.", "Immer noch 404."), confidence 0.85:
+// the sentence's first word (cueNorm'ed) and the words that may follow it (nil: any).
+// Questions ("Still open on Sunday?", "¿Sigue abierto?"), "Still, …" and sentences that
+// thank ("Toujours aussi rapide, merci") are not read (fixFailed).
+var stillLeads = map[string]map[string]struct{}{
+	"still":     wordSet("getting get seeing see showing shows says saying no nothing down stuck happening happens returns returning throws throwing giving gives the same empty blank locked declined rejected pending charging timing times crashing crashes broken missing refused denied wrong there"),
+	"toujours":  nil,
+	"sigue":     wordSet("saliendo dando apareciendo sin igual bloqueado bloqueada fallando mostrando diciendo cobrando caido caida rechazando pidiendo"),
+	"siguen":    wordSet("saliendo apareciendo sin igual fallando cobrando"),
+	"sigo":      wordSet("recibiendo viendo sin teniendo con"),
+	"todavia":   wordSet("nada sale aparece da igual"),
+	"aun":       wordSet("nada sale aparece da igual"),
+	"immer":     wordSet("noch"),
+	"noch":      wordSet("immer"),
+	"weiterhin": wordSet("fehler kein keine nicht der die das"),
+}
+
+// thanksWords in a sentence make it a thank-you or praise, not a complaint.
+var thanksWords = wordSet(`thanks thank great perfect fantastic wonderful brilliant awesome excellent merci parfait
+super genial formidable gracias perfecto estupendo danke perfekt prima toll wunderbar`)
+
+// fixFailed returns the lead of the first sentence of followUp (cueNorm'ed: whole) that
+// opens with one of stillLeads, is not a question, does not put a comma after its first
+// word and does not thank; "" when none does.
+func fixFailed(whole, followUp string) string {
+	found := false
+	for w := range stillLeads {
+		if strings.Contains(whole, " "+w+" ") {
+			found = true
+			break
+		}
+	}
+	if !found { // most follow-ups: no sentence to read
+		return ""
+	}
+	s := capInput(followUp)
+	for len(s) > 0 {
+		end := strings.IndexFunc(s, isSentenceBreak)
+		sentence, term := s, rune(0)
+		if end >= 0 {
+			sentence = s[:end]
+			term, _ = utf8.DecodeRuneInString(s[end:])
+		}
+		if term != '?' && term != '¿' {
+			if lead := stillSentence(sentence); lead != "" {
+				return lead
+			}
+		}
+		if end < 0 {
+			break
+		}
+		_, size := utf8.DecodeRuneInString(s[end:])
+		s = s[end+size:]
+	}
+	return ""
+}
+
+// stillSentence is fixFailed on one sentence (without its end mark).
+func stillSentence(sentence string) string {
+	raw := strings.TrimLeft(sentence, " \t\r\n\"'«“(")
+	n := cueNorm(raw)
+	first, rest, _ := strings.Cut(n[1:], " ")
+	next, ok := stillLeads[first]
+	if !ok {
+		return ""
+	}
+	second, _, _ := strings.Cut(rest, " ")
+	if _, follows := next[second]; second == "" || next != nil && !follows {
+		return ""
+	}
+	if i := strings.IndexFunc(raw, func(r rune) bool { return !isAlnum(r) && !isMark(r) }); i >= 0 && raw[i] == ',' {
+		return ""
+	}
+	for _, w := range strings.Fields(rest) {
+		if _, thanks := thanksWords[w]; thanks {
+			return ""
+		}
+	}
+	return first + " " + second
+}
+
 // successMarkers say that the answer worked ("Thanks, it worked", "Ça a marché", "Funcionó",
 // "Hat geklappt"), cueNorm'ed and padded. A marker preceded (within two words) or followed
 // (within two words) by a negation is not one ("I don't think it worked", "ça marche pas",
@@ -568,6 +651,11 @@ func Correction(followUp, prev string) (ok bool, confidence float64, cue string)
 	if nouns := sameAtStart[first]; nouns[second] && confidence < 0.85 {
 		confidence, cue = 0.85, first+" "+second
 	}
+	if confidence < 0.85 {
+		if lead := fixFailed(whole, followUp); lead != "" && successAt(whole) < 0 {
+			confidence, cue = 0.85, lead
+		}
+	}
 	for _, s := range correctionStarts {
 		if s.conf <= confidence || first != s.word {
 			continue
@@ -587,7 +675,7 @@ func Correction(followUp, prev string) (ok bool, confidence float64, cue string)
 // restatement "I asked for X, not Y" in the cueNorm'ed text n, as Correction describes.
 func correctionAnywhere(n string) (confidence float64, cue string) {
 	best := -1
-	apology := hasLead(n, apologyLeads)
+	apology := hasLead(withoutFillers(n), apologyLeads)
 	correctionIndex.each(n, func(i, pos int) bool {
 		c := correctionCues[i]
 		if ownRequest(n, c.norm, pos, apology) {
@@ -647,13 +735,16 @@ func hasReportingWord(n string) bool {
 // first words of a follow-up that apologises: after one, "I meant" corrects the user's own
 // request ("Oops, I meant 520 GBP"; "Désolé, je voulais dire l'Australie"), not the answer.
 var (
-	meantCues = map[string]bool{
-		meantCue: true, " je voulais dire ": true, " quise decir ": true, " me referia ": true, " ich meinte ": true,
+	meantCues = []string{
+		meantCue, " je voulais dire ", " quise decir ", " queria decir ", " me referia ", " ich meinte ",
+		" ich wollte sagen ",
 	}
-	apologyLeads = []string{
+	apologies = []string{
 		"sorry", "oops", "oups", "whoops", "my bad", "my mistake", "desole", "desolee", "pardon", "ma faute",
-		"perdon", "lo siento", "ups", "mi error", "entschuldigung", "entschuldige", "mein fehler",
+		"perdon", "perdona", "perdone", "disculpa", "disculpe", "lo siento", "ups", "mi error", "me equivoque",
+		"entschuldigung", "entschuldige", "verzeihung", "mein fehler",
 	}
+	apologyLeads = newLeadSet(apologies)
 )
 
 // ownRequest reports whether the "I meant" cue (padded, cueNorm'ed) found at pos of n
@@ -661,7 +752,17 @@ var (
 // question), or after an apology ("Sorry, I meant Australia": their slip; apology is
 // hasLead(n, apologyLeads)).
 func ownRequest(n, cue string, pos int, apology bool) bool {
-	return cue == meantCue && strings.HasPrefix(n[pos:], meantToAsk) || meantCues[cue] && apology
+	if cue == meantCue && strings.HasPrefix(n[pos:], meantToAsk) {
+		return true
+	}
+	if apology {
+		for _, m := range meantCues {
+			if strings.HasPrefix(n[pos:], m) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // meantCue and meantToAsk: "I meant" is a correction, "I meant to ask about Austin" is the

@@ -216,6 +216,24 @@ func TestCorrectionAcceptanceRetryAndStill(t *testing.T) {
 		{"Keine Änderung bei der Adresse, bitte nur den Namen.", "", false, 0, ""},
 		{"Wie gesagt, ich brauche es bis Freitag.", "", false, 0, ""},
 		{"and how do I loop over a list backwards", "", false, 0, ""},
+		// fifth round (held-out 5): a sentence that opens with "still" and says the
+		// problem is there; an apology after a filler, and more apologies before "I meant"
+		{"Rebooted it twice. Still getting the blue screen.", "Reboot the PC.", true, 0.85, "still getting"},
+		{"still no refund in my account", "Your refund was issued.", true, 0.85, "still no"},
+		{"Toujours rien reçu.", "Le colis est parti.", true, 0.85, "toujours rien"},
+		{"Sigo recibiendo el aviso.", "Desactiva las alertas.", true, 0.85, "sigo recibiendo"},
+		{"Immer noch kein Empfang.", "Starten Sie den Router neu.", true, 0.85, "immer noch"},
+		{"Still, thanks for trying.", "", false, 0, ""},
+		{"Still need the invoice for March though.", "", false, 0, ""},
+		{"Still not sure which plan to pick.", "", false, 0, ""},
+		{"Is the branch still open at 6?", "", false, 0, ""},
+		{"¿Sigue abierta la oficina?", "", false, 0, ""},
+		{"Todavía no lo he probado.", "", false, 0, ""},
+		{"Toujours aussi rapide, merci !", "", false, 0, ""},
+		{"It worked. Still getting used to the new menu though.", "", false, 0, ""},
+		{"Oh sorry, I meant the Leeds office, not the York one.", "The York office opens at 9.", false, 0, ""},
+		{"Perdona, quería decir la oficina de Vigo, no la de León.", "La oficina de León abre a las 9.", false, 0, ""},
+		{"Perdona, pero eso no es lo que pedí.", "Hecho.", true, 0.95, "no es lo que pedí"},
 	}
 	for _, tt := range tests {
 		ok, conf, cue := Correction(tt.followUp, tt.prev)

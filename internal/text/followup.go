@@ -135,15 +135,21 @@ func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, co
 			if ans == nil {
 				ans, req = ts.get(answer, request)
 			}
+			xw := prevWords(followUp, clause, words[:i])
+			x := Tokens(strings.Join(xw, " "))
 			if ans.hasAll(y) {
+				if ownSlip(req, x, y) {
+					// The user rejects what they asked for and names something new: they
+					// correct their own request ("Sorry, I meant the downtown branch, not
+					// the airport one" after an answer about the airport branch they asked).
+					continue
+				}
 				return true, 0.9, `"` + w + " " + rest + `": the answer said ` + quoteJoin(y)
 			}
 			// X restates the request and the answer lacks it.
-			xw := prevWords(followUp, clause, words[:i])
-			for _, t := range Tokens(strings.Join(xw, " ")) {
+			for _, t := range x {
 				if req.has(t) && !ans.has(t) && !slices.Contains(y, t) {
-					x := strings.Join(xw[max(0, len(xw)-4):], " ")
-					return true, 0.9, `"` + x + ", " + w + " " + rest + `": the request's "` + t + `" is missing from the answer`
+					return true, 0.9, `"` + strings.Join(xw[max(0, len(xw)-4):], " ") + ", " + w + " " + rest + `": the request's "` + t + `" is missing from the answer`
 				}
 			}
 		}
@@ -154,6 +160,23 @@ func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, co
 		}
 	}
 	return false, 0, ""
+}
+
+// ownSlip reports whether the contrast "X, not Y" (tokens x and y, Y said by the answer)
+// rejects what the request asked for and names something the request did not: Y's
+// tokens are the request's, "one" aside ("the airport one"), and X has a token the
+// request lacks.
+func ownSlip(req hashSet, x, y []string) bool {
+	in := 0
+	for _, t := range y {
+		switch {
+		case req.has(t):
+			in++
+		case t != "one":
+			return false
+		}
+	}
+	return in > 0 && !req.hasAll(x)
 }
 
 // maxContrasts bounds the negations examined per follow-up, and maxContextWords the words
@@ -196,13 +219,13 @@ func quoteJoin(ts []string) string {
 // "Great, can you send…", "D'accord, alors…", "Vale, entonces…", "Gut, dann…"),
 // cueNorm'ed. Words that also open a re-ask ("so", "then", "alors", "entonces",
 // "dann", "yes", "oui", "sí", "ja") are deliberately absent.
-var acceptanceLeads = []string{
+var acceptanceLeads = newLeadSet([]string{
 	"ok", "okay", "great", "fine", "perfect", "good", "cool", "nice", "awesome", "excellent", "alright",
 	"all right", "got it", "sounds good", "thanks", "thank you",
 	"daccord", "parfait", "super", "genial", "tres bien", "bien", "bon", "merci", "entendu", "nickel",
 	"vale", "perfecto", "de acuerdo", "estupendo", "gracias", "bueno",
 	"gut", "prima", "perfekt", "klasse", "danke", "alles klar", "schon", "toll",
-}
+})
 
 // butWords cancel an acceptance when they follow it closely ("OK but…", "D'accord, mais…").
 var butWords = map[string]bool{"but": true, "mais": true, "pero": true, "aber": true, "though": true,
@@ -215,18 +238,22 @@ func Acceptance(followUp string) (cue string, ok bool) { return acceptance(cueNo
 
 // acceptance is Acceptance on the cueNorm'ed follow-up n.
 func acceptance(n string) (cue string, ok bool) {
-	for _, l := range acceptanceLeads {
-		if strings.HasPrefix(n, " "+l+" ") {
-			rest := strings.Fields(n[len(l)+2:])
-			for i := 0; i < len(rest) && i < 3; i++ {
-				if butWords[rest[i]] {
-					return "", false
-				}
-			}
-			return l, true
-		}
+	l := acceptanceLeads.lead(n)
+	if l == "" {
+		return "", false
 	}
-	return "", false
+	rest := n[len(l)+1:]
+	for range 3 { // the next three words
+		w, after, _ := strings.Cut(strings.TrimLeft(rest, " "), " ")
+		if w == "" {
+			break
+		}
+		if butWords[w] {
+			return "", false
+		}
+		rest = after
+	}
+	return l, true
 }
 
 // yesNoAuxiliaries open a closed question ("Is the museum open…?", "Does the hotel have…?",
@@ -284,6 +311,9 @@ type Reask struct {
 	SwappedOut, SwappedIn []string
 	// Empty is true when the request or the follow-up has no content token.
 	Empty bool
+	// Frame names the frame of a re-ask that similarity may miss (ReaskFrame), "" when
+	// there is none; FollowUpEvidence sets it, CompareFollowUp does not.
+	Frame string
 }
 
 // CompareFollowUp gathers the CCM evidence of docs/decisions/text.md §3.3 for the
@@ -303,8 +333,11 @@ type Evidence struct {
 }
 
 // FollowUpEvidence returns Contradiction(followUp, answer, request), or else
-// Restatement(followUp, answer, request), and CompareFollowUp(request, answer, followUp)
-// together, tokenising each text once for the first and the last. When
+// Restatement(followUp, answer, request), or else Objection(followUp, answer, request),
+// and CompareFollowUp(request, answer, followUp) with ReaskFrame(request, answer,
+// followUp) in Reask.Frame (when nothing contradicts and the follow-up is neither
+// verbatim nor empty), together, reading the follow-up once and tokenising each text once
+// for the first and CompareFollowUp. When
 // the follow-up is not verbatim and its similarity to the request, served ids included,
 // is below minSimilarity, the answer is not tokenised for the re-ask evidence and
 // Reask.Served, Answered and Swapped* stay empty: leaving served ids out can only lower
@@ -312,11 +345,18 @@ type Evidence struct {
 func FollowUpEvidence(request, answer, followUp string, minSimilarity float64) Evidence {
 	var ts tokenSets
 	var ev Evidence
-	ev.Contradicts, ev.ContradictionConf, ev.ContradictionEvidence = contradiction(followUp, answer, request, &ts)
+	f := newFollowUpText(followUp)
+	ev.Contradicts, ev.ContradictionConf, ev.ContradictionEvidence = contradiction(f.raw, answer, request, &ts)
 	if !ev.Contradicts {
-		ev.Contradicts, ev.ContradictionConf, ev.ContradictionEvidence = Restatement(followUp, answer, request)
+		ev.Contradicts, ev.ContradictionConf, ev.ContradictionEvidence = restatement(f, answer, request)
 	}
-	ev.Reask = compareFollowUp(request, answer, followUp, &ts, minSimilarity)
+	if !ev.Contradicts {
+		ev.Contradicts, ev.ContradictionConf, ev.ContradictionEvidence = objection(f, answer, request)
+	}
+	ev.Reask = compareFollowUp(request, answer, f.raw, &ts, minSimilarity)
+	if !ev.Contradicts && !ev.Reask.Verbatim && !ev.Reask.Empty {
+		ev.Reask.Frame = reaskFrame(request, answer, f)
+	}
 	return ev
 }
 
@@ -364,6 +404,16 @@ func compareFollowUp(request, answer, followUp string, ts *tokenSets, minSimilar
 		j++
 	}
 	out, in := p[i:len(p)-j], n[i:len(n)-j]
+	if i == 0 && len(in) > 0 {
+		// The acceptance before a "but" is not what the follow-up asks about: "fine, but
+		// has the application been approved?" swaps nothing for "visa".
+		if head, _, ok := butLead(cueNorm(followUp)); ok {
+			hs := newHashSet(head)
+			for len(in) > 0 && hs.has(in[0]) {
+				in = in[1:]
+			}
+		}
+	}
 	if i+j > 0 && len(out) > 0 && len(in) > 0 && a.hasAll(out) {
 		swap := true
 		for _, t := range in {

@@ -28,12 +28,85 @@ func TestContradiction(t *testing.T) {
 		{"I'm not sure the refund went through.", "Refund R-1 issued.", "Refund order 12.", false, ""},
 		{"Is PayPal accepted or not?", "We accept many payment methods.", "", false, ""},
 		{"", "x", "y", false, ""},
+		// The user rejects what they asked for and names something new: their own slip
+		// (fifth round). Rejecting what the answer brought stays a correction, and so does
+		// rejecting an echo of the request when X restates the request too (a swap).
+		{"Ah, the Leeds office, not the York one.", "The York office opens at 9.", "When does the York office open?", false, ""},
+		{"Alcalá 210, no 120.", "El piso de Alcalá 120 tiene 85 m².", "¿Cuántos metros tiene Alcalá 120?", false, ""},
+		{"Leeds, not York!", "The York office opens at 9.", "When does the Leeds office open?", true, `the answer said "york"`},
+		{"From Paris, not from Rome!", "Booked: Rome to Paris on May 3.", "Book a flight from Paris to Rome on May 3.", true, `the answer said "rom"`},
 	}
 	for _, tt := range tests {
 		ok, conf, ev := Contradiction(tt.followUp, tt.answer, tt.request)
 		assert.Equal(t, tt.want, ok, "%q: %s", tt.followUp, ev)
 		assert.Equal(t, ok, conf > 0)
 		assert.Contains(t, ev, tt.evidence)
+	}
+}
+
+// TestObjection: the disbelieving echo and the answer's language named, with the cases
+// that must stay none (docs/decisions/text.md §3.6).
+func TestObjection(t *testing.T) {
+	tests := []struct {
+		followUp, answer, request string
+		want                      bool
+		evidence                  string
+	}{
+		{"Decaf?? I ordered a double espresso.", "Your decaf latte is ready at the counter.", "Is my double espresso ready?", true, `"Decaf": an incredulous echo`},
+		{"¿¿Mañana?? Lo necesito hoy.", "Tu pedido llegará mañana por la tarde.", "¿Mi pedido llega hoy?", true, `"Mañana"`},
+		{"Gate B7?! The app says A2", "Your flight boards at gate B7.", "Which gate for LH 400?", true, `"Gate B7"`},
+		{"Pourquoi tu réponds en espagnol ?", "El museo abre a las 10.", "À quelle heure ouvre le musée ?", true, "names Spanish, the answer's language; the request is in French"},
+		{"why is this in german", "Das Museum öffnet um 10 Uhr.", "What time does the museum open?", true, "names German"},
+		// A single question mark asks; a thanked echo is delight; an echo of the request's
+		// own words is no objection to the answer; a long first sentence is a question.
+		{"Decaf?", "Your decaf latte is ready.", "Is my coffee ready?", false, ""},
+		{"Tomorrow?! Wonderful, thank you", "Your glasses are ready tomorrow.", "When are my glasses ready?", false, ""},
+		{"Espresso?? yes that one", "Your double espresso is ready.", "Is my double espresso ready?", false, ""},
+		{"Why would the latte be cold after ten minutes??", "Your decaf latte is ready.", "Is my coffee ready?", false, ""},
+		// The request asked for the language, or names another one, or accepts.
+		{"Tu peux continuer en anglais ?", "Tomorrow will be sunny in Lyon.", "Réponds en anglais : quel temps demain à Lyon ?", false, ""},
+		{"Et en allemand ?", "Good morning is said like this in English.", "Comment dit-on bonjour en anglais ?", false, ""},
+		{"Parfait, l'anglais me va.", "The museum opens at 10.", "À quelle heure ouvre le musée ?", false, ""},
+		{"", "x", "y", false, ""},
+	}
+	for _, tt := range tests {
+		ok, conf, ev := Objection(tt.followUp, tt.answer, tt.request)
+		assert.Equal(t, tt.want, ok, "%q: %s", tt.followUp, ev)
+		assert.Equal(t, ok, conf > 0)
+		assert.Contains(t, ev, tt.evidence)
+	}
+}
+
+// TestReaskFrame: the three frames of a re-ask that similarity misses, with the new
+// questions on the same subject that must stay none (docs/decisions/text.md §3.6).
+func TestReaskFrame(t *testing.T) {
+	tests := []struct {
+		request, answer, followUp string
+		want                      string // a part of the frame; "" for none
+	}{
+		{"Is the 8:05 bus to Malaga cancelled?", "Buses to Malaga leave from bay 4 of the central station.", "ok but is the 8:05 cancelled?", `"but" and a question`},
+		{"Quand ouvre la médiathèque ?", "La médiathèque est gérée par la ville.", "oui mais elle ouvre quand ?", `"but" and a question`},
+		{"Quand ouvre la médiathèque ?", "La médiathèque est gérée par la ville.", "c'est quand alors ?", "asks when again"},
+		{"Wann wird die Heizung repariert?", "Ein Techniker ist informiert.", "Ja, aber wann genau?", "asks when again"},
+		{"¿Cuánto cuesta la matrícula?", "La matrícula se paga en secretaría.", "Vale, pero ¿cuánto es?", "asks how much again"},
+		{"Can I pay the fine online?", "Fines are issued by the city council.", "so can I pay it online or not", "insists on a yes or a no"},
+		// New questions on the same subject, a timed or priced answer, a settled or
+		// different yes/no question.
+		{"Is the 8:05 bus to Malaga cancelled?", "Buses to Malaga leave from bay 4.", "ok but does it have wifi?", ""},
+		{"When does the library open?", "The library opens at 9:30.", "ok but when does it close?", ""},
+		{"When does the library open?", "The library opens on Mondays only.", "great, and when do I return books?", ""},
+		{"How much is the ticket?", "The ticket is 12 euros.", "ok but how much for a child?", ""},
+		{"Is it going to rain in Oslo?", "Oslo tomorrow: 9°C, cloudy.", "so should I cycle or not", ""},
+		{"Can I pay the fine online?", "Yes, on the council's website.", "so can I pay it by card or not", ""},
+		{"", "x", "but when?", ""},
+	}
+	for _, tt := range tests {
+		got := ReaskFrame(tt.request, tt.answer, tt.followUp)
+		if tt.want == "" {
+			assert.Empty(t, got, "%q", tt.followUp)
+			continue
+		}
+		assert.Contains(t, got, tt.want, "%q", tt.followUp)
 	}
 }
 

@@ -60,6 +60,8 @@ func FuzzText(f *testing.F) {
 			t.Fatalf("CompareFollowUp = %+v", r)
 		}
 		Acceptance(a)
+		Objection(a, b, a)
+		ReaskFrame(b, a, b)
 		SettledYesNo(a, b)
 		Refusal(a)
 		Uncertainty(a)
@@ -81,6 +83,9 @@ func TestAdversarialInputs(t *testing.T) {
 		"emails":               strings.Repeat("a@b.co ", 9000),
 		"negations":            strings.Repeat("madrid not madrid ", 3600),
 		"negated clauses":      strings.Repeat("x, not madrid. ", 4300),
+		"still sentences":      strings.Repeat("Still x. ", 7000),
+		"echoes":               strings.Repeat("a?? ", 16000),
+		"but questions":        strings.Repeat("ok but when how much or not ", 2300),
 	}
 	// Restatement compares the follow-up's values with the answer's and the request's:
 	// thousands of distinct values on each side (the request's and the answer's the same,
@@ -103,6 +108,9 @@ func TestAdversarialInputs(t *testing.T) {
 		Correction(s, s)
 		Contradiction(s, s, s)
 		Restatement(s, s, s)
+		Objection(s, s, s)
+		ReaskFrame(s, s, s)
+		FollowUpEvidence(s, s, s, 0.5)
 		CompareFollowUp(s, s, s)
 		if d := time.Since(start); d > 3*time.Second {
 			t.Errorf("%s: %v", name, d)

@@ -40,33 +40,34 @@ var assertionWords = []string{
 
 // questionLeads open a question typed without a question mark ("what is 72F in C",
 // "quand est-ce que…", "cuánto es…", "wie viel…"): it asks, it does not restate.
-var questionLeads = []string{
+var questionLeads = newLeadSet([]string{
 	"what", "whats", "when", "whens", "where", "wheres", "who", "whos", "why", "how", "hows", "which", "is it",
 	"are", "does", "do", "did", "isnt",
 	"quel", "quelle", "quels", "quelles", "quand", "ou", "pourquoi", "comment", "combien", "est ce", "cest quoi",
 	"que", "cual", "cuales", "cuando", "donde", "por que", "como", "cuanto", "cuanta", "cuantos", "cuantas",
 	"was", "wann", "wo", "warum", "wie", "welche", "welcher", "welches", "wieviel",
-}
+})
 
 // newRequestLeads open a follow-up that asks for something new or changes the user's own
-// request ("Now 80 USD.", "Also book…", "Can you…", "Sorry, it's 88214"): a value in it is
-// not a restatement of the right one. cueNorm'ed, matched as the first words.
-var newRequestLeads = []string{
+// request ("Now 80 USD.", "Also book…", "Can you…", "Sorry, it's 88214": an apology,
+// apologyLeads): a value in it is not a restatement of the right one. cueNorm'ed, matched
+// as the first words.
+var newRequestLeads = newLeadSet(apologies, []string{
 	"now", "also", "and", "then", "next", "another", "can you", "could you",
 	"would you", "will you", "please", "pls", "id like", "i would like", "i want", "i need", "lets", "let us",
-	"btw", "by the way", "sorry", "oops", "my bad", "if",
+	"btw", "by the way", "if",
 	"maintenant", "et", "aussi", "ensuite", "puis", "peux tu", "pouvez vous", "pourrais tu", "pourriez vous",
-	"je voudrais", "je veux", "jaimerais", "desole", "pardon", "si",
+	"je voudrais", "je veux", "jaimerais", "si",
 	"ahora", "y", "tambien", "luego", "puedes", "podrias", "puede", "quiero", "quisiera", "me gustaria",
-	"necesito", "perdon", "lo siento",
+	"necesito",
 	"jetzt", "und", "auch", "dann", "kannst du", "konnen sie", "konntest du", "ich mochte", "ich will",
-	"ich brauche", "bitte", "entschuldigung", "wenn",
-}
+	"ich brauche", "bitte", "wenn",
+})
 
 // imperativeLeads open an instruction ("Make it 8 PM", "Transfer $500 to checking"): a
 // value in it is what the user now wants, not a correction of the answer's. A value of
 // the request that the answer lacks is still a correction after one (rule 2 below).
-var imperativeLeads = []string{
+var imperativeLeads = newLeadSet([]string{
 	"book", "make", "change", "set", "add", "switch", "move", "cancel", "transfer", "send", "order", "buy",
 	"reserve", "schedule", "convert", "calculate", "compute", "try", "use", "give", "show", "find", "get",
 	"put", "pay", "split", "round",
@@ -76,7 +77,7 @@ var imperativeLeads = []string{
 	"dame", "muestra", "busca", "paga", "transfiere",
 	"buche", "mach", "mache", "andere", "setze", "fuge", "verschiebe", "storniere", "sende", "schick",
 	"bestelle", "rechne", "berechne", "gib", "zeig", "finde", "uberweise", "zahle",
-}
+})
 
 // changeWords anywhere in a follow-up mark the user's own new decision ("Book it for 3
 // then.", "Alors pour 3."), cueNorm'ed, matched as words.
@@ -110,11 +111,16 @@ var changeWords = []string{"then", "alors", "entonces", "dann"}
 // evidence names the values. Inputs are capped (MaxInputBytes); invalid UTF-8 is read as
 // U+FFFD. Confidence is 0.85 for form 2 and 0.8 for the others.
 func Restatement(followUp, answer, request string) (ok bool, confidence float64, evidence string) {
-	followUp, answer, request = capInput(followUp), capInput(answer), capInput(request)
+	return restatement(newFollowUpText(followUp), answer, request)
+}
+
+// restatement is Restatement on the follow-up read once (followUpText).
+func restatement(f followUpText, answer, request string) (ok bool, confidence float64, evidence string) {
+	followUp, norm := f.raw, f.bare
+	answer, request = capInput(answer), capInput(request)
 	if strings.TrimSpace(answer) == "" || askedQuestion(answer) || askedQuestion(lastSentence(followUp)) {
 		return false, 0, ""
 	}
-	norm := withoutFillers(cueNorm(followUp))
 	if _, accepted := acceptance(norm); accepted || hasLead(norm, newRequestLeads) || hasLead(norm, questionLeads) {
 		return false, 0, ""
 	}
@@ -222,6 +228,16 @@ func (vs values) quotedIf(kind string, except values) string {
 	return strings.Join(q, ", ")
 }
 
+// followUpText is a follow-up read once for the checks of FollowUpEvidence: raw (capped),
+// cueNorm'ed (norm) and without its leading fillers (bare).
+type followUpText struct{ raw, norm, bare string }
+
+func newFollowUpText(followUp string) followUpText {
+	raw := capInput(followUp)
+	norm := cueNorm(raw)
+	return followUpText{raw: raw, norm: norm, bare: withoutFillers(norm)}
+}
+
 // fillers open a follow-up without saying what it does ("Actually, let's…", "Hmm, 4
 // nights", "En fait, mettons…", "Bueno, mejor…", "Eigentlich lieber…"): the leads are read
 // after them. cueNorm'ed.
@@ -231,8 +247,22 @@ var fillers = []string{
 	"en fait", "bon", "euh", "ben", "bueno", "pues", "eh", "mmm", "eigentlich", "naja", "na ja",
 }
 
+// fillerFirsts are the first words of fillers: a text that opens with none of them has no
+// filler to strip (most follow-ups; withoutFillers runs on every one, several times).
+var fillerFirsts = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range fillers {
+		w, _, _ := strings.Cut(f, " ")
+		m[w] = true
+	}
+	return m
+}()
+
 // withoutFillers returns the cueNorm'ed text n without its leading fillers.
 func withoutFillers(n string) string {
+	if first, _, _ := strings.Cut(strings.TrimPrefix(n, " "), " "); !fillerFirsts[first] {
+		return n
+	}
 	for again := true; again; {
 		again = false
 		for _, f := range fillers {
@@ -247,12 +277,12 @@ func withoutFillers(n string) string {
 // personalLeads open a statement about the user ("My budget is $600.", "We are 5.", "Ich
 // habe 3 Kinder."): new information, not a restatement of the answer's value, unless the
 // user cites a source for it or says they know it ("My statement says 19.9%.").
-var personalLeads = []string{
+var personalLeads = newLeadSet([]string{
 	"my", "our", "i", "im", "ive", "ill", "we", "were", "weve",
 	"mon", "ma", "mes", "notre", "nos", "je", "jai", "nous",
 	"mi", "mis", "nuestro", "nuestra", "yo", "tengo", "somos", "tenemos",
 	"mein", "meine", "meinen", "unser", "unsere", "ich", "wir",
-}
+})
 
 // framesValue reports whether the follow-up (original s, cueNorm'ed and filler-free
 // norm) frames its new value as the right one for the answer's: it cites a source or
@@ -284,15 +314,36 @@ func numberedOption(answer, v string) bool {
 	return false
 }
 
-// hasLead reports whether the cueNorm'ed text n opens with one of leads.
-func hasLead(n string, leads []string) bool {
-	for _, l := range leads {
-		if strings.HasPrefix(n, " "+l+" ") {
-			return true
+// leadSet holds phrases (cueNorm'ed) matched at the start of a cueNorm'ed text, padded
+// and indexed by their first word: a text is compared with the few phrases that share
+// its first word, not with the whole list.
+type leadSet map[string][]string
+
+func newLeadSet(lists ...[]string) leadSet {
+	ls := leadSet{}
+	for _, l := range lists {
+		for _, p := range l {
+			w, _, _ := strings.Cut(p, " ")
+			ls[w] = append(ls[w], " "+p+" ")
 		}
 	}
-	return false
+	return ls
 }
+
+// lead returns the phrase of ls (unpadded) that opens the padded cueNorm'ed text n, the
+// first listed when several do; "" when none does.
+func (ls leadSet) lead(n string) string {
+	first, _, _ := strings.Cut(strings.TrimPrefix(n, " "), " ")
+	for _, p := range ls[first] {
+		if strings.HasPrefix(n, p) {
+			return p[1 : len(p)-1]
+		}
+	}
+	return ""
+}
+
+// hasLead reports whether the cueNorm'ed text n opens with one of leads.
+func hasLead(n string, leads leadSet) bool { return leads.lead(n) != "" }
 
 // hasWord reports whether the cueNorm'ed text n holds one of words as whole words.
 func hasWord(n string, words []string) bool {
@@ -444,7 +495,11 @@ var exclusiveStops = func() map[string]string {
 
 // dominantLanguage returns the code of the language (en, fr, es, de) of which s holds at
 // least two exclusive stop words and more than of any other, else "".
-func dominantLanguage(s string) string {
+func dominantLanguage(s string) string { return languageOf(s, 2) }
+
+// languageOf returns the code of the language (en, fr, es, de) of which s holds at least
+// the given number of exclusive stop words and more than of any other, else "".
+func languageOf(s string, least int) string {
 	var counts [4]int
 	codes := [4]string{"en", "fr", "es", "de"}
 	for _, w := range strings.Fields(cueNorm(s)) {
@@ -461,7 +516,7 @@ func dominantLanguage(s string) string {
 			second = i
 		}
 	}
-	if counts[best] < 2 || counts[best] == counts[second] {
+	if counts[best] < least || counts[best] == counts[second] {
 		return ""
 	}
 	return codes[best]
