@@ -319,11 +319,12 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", an.SessionID, err)
 	}
-	if err := b.fillSession(sp, an, 0, len(an.TurnResults)); err != nil {
+	w := b.sessionWriter(an)
+	if err := w.fillSession(sp, 0, len(an.TurnResults)); err != nil {
 		return err
 	}
 	if limit := b.e.maxSessionSpanBytes; limit > 0 && mayExceed(an, limit) {
-		if err := b.fitSession(sp, an, limit); err != nil {
+		if err := w.fitSession(sp, limit); err != nil {
 			return err
 		}
 	}
@@ -331,6 +332,36 @@ func (b *evalBatch) addSession(an *evaluation.Analysis) error {
 		h.PutAnalysis(handoff.KeyOf(sp), an)
 	}
 	return nil
+}
+
+// sessionWriter writes the session span of an and, over the bound, its turns parts. The
+// root span ids of an's turns are decoded once, into links; a turn whose ids do not
+// decode is counted once (evalBatch.skip) and linked by no span.
+type sessionWriter struct {
+	b     *evalBatch
+	an    *evaluation.Analysis
+	links []turnLink // one a turn of an
+}
+
+// turnLink is the decoded root span of a turn; ok is false when its ids do not decode.
+type turnLink struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
+	ok    bool
+}
+
+func (b *evalBatch) sessionWriter(an *evaluation.Analysis) *sessionWriter {
+	w := &sessionWriter{b: b, an: an, links: make([]turnLink, len(an.TurnResults))}
+	for i, t := range an.TurnResults {
+		tid, err1 := decodeTraceID(t.TraceID)
+		sid, err2 := decodeSpanID(t.RootSpanID)
+		if err := cmp.Or(err1, err2); err != nil {
+			b.skip(an.SessionID, "agent_session link", err)
+			continue
+		}
+		w.links[i] = turnLink{trace: tid, span: sid, ok: true}
+	}
+	return w
 }
 
 // mayExceed: an's session span may be larger than limit bytes, so it is measured. A short
@@ -354,36 +385,33 @@ func mayExceed(an *evaluation.Analysis, limit int) bool {
 }
 
 // fitSession measures sp and, when it is larger than limit bytes, writes it again with the
-// newest turns of an that fit (fitTurns) and agent_eval.turns_omitted = the turns left
-// out. Those go out in turns parts (addTurnsParts), so that an exporter that decodes the
-// spans (a second tier, or its own after a restart) stores every turn
+// newest turns of the analysis that fit (fitTurns) and agent_eval.turns_omitted = the
+// turns left out. Those go out in turns parts (addTurnsParts), so that an exporter that
+// decodes the spans (a second tier, or its own after a restart) stores every turn
 // (docs/decisions/sessions.md §4.10).
-func (b *evalBatch) fitSession(sp ptrace.Span, an *evaluation.Analysis, limit int) error {
-	n := len(an.TurnResults)
-	skipped, skipErr := b.skipped, b.skipErr                   // the first fill counted the undecodable links
-	defer func() { b.skipped, b.skipErr = skipped, skipErr }() // a refill counts none again
-	first, _, err := b.fitTurns(sp, an, 0, n, limit, b.fillSession)
+func (w *sessionWriter) fitSession(sp ptrace.Span, limit int) error {
+	first, _, err := w.fitTurns(sp, 0, len(w.an.TurnResults), limit, w.fillSession)
 	if err != nil || first == 0 {
 		return err
 	}
 	sp.Attributes().PutInt(semconv.AgentEvalTurnsOmitted, int64(first))
-	return b.addTurnsParts(sp, an, first, limit)
+	return w.addTurnsParts(sp, first, limit)
 }
 
-// addTurnsParts emits the turns [0, end) of an, which its session span sp leaves out, as
-// turns parts: session evaluation spans beside sp (the same parent), each with a
-// contiguous range of those turns that fits in limit bytes (at least one turn), links to
-// their roots, the session's fields and agent_eval.session.turns_part, and no
+// addTurnsParts emits the turns [0, end) of the analysis, which its session span sp
+// leaves out, as turns parts: session evaluation spans beside sp (the same parent), each
+// with a contiguous range of those turns that fits in limit bytes (at least one turn),
+// links to their roots, the session's fields and agent_eval.session.turns_part, and no
 // gen_ai.evaluation.result events (sp has them once). The newest range first.
-func (b *evalBatch) addTurnsParts(sp ptrace.Span, an *evaluation.Analysis, end, limit int) error {
-	perPart := len(an.TurnResults) - end // sp's turns fit: about as many again fit a part
+func (w *sessionWriter) addTurnsParts(sp ptrace.Span, end, limit int) error {
+	perPart := len(w.an.TurnResults) - end // sp's turns fit: about as many again fit a part
 	for end > 0 {
-		part := b.appendSpan(an.SessionID, semconv.EvalKindAgentSession, sp.TraceID(), sp.ParentSpanID())
+		part := w.b.appendSpan(w.an.SessionID, semconv.EvalKindAgentSession, sp.TraceID(), sp.ParentSpanID())
 		lo := max(0, end-perPart)
-		if err := b.fillTurnsPart(part, an, lo, end); err != nil {
+		if err := w.fillTurnsPart(part, lo, end); err != nil {
 			return err
 		}
-		first, size, err := b.fitTurns(part, an, lo, end, limit, b.fillTurnsPart)
+		first, size, err := w.fitTurns(part, lo, end, limit, w.fillTurnsPart)
 		if err != nil {
 			return err
 		}
@@ -395,13 +423,11 @@ func (b *evalBatch) addTurnsParts(sp ptrace.Span, an *evaluation.Analysis, end, 
 	return nil
 }
 
-// fitTurns measures sp, written by fill with the turns [lo, hi) of an, and while it is
-// larger than limit bytes and carries more than one turn writes it again with fewer of
-// the newest of them, fewer each round in proportion to the excess. It returns the
-// first turn sp carries and sp's size in bytes.
-func (b *evalBatch) fitTurns(sp ptrace.Span, an *evaluation.Analysis, lo, hi, limit int,
-	fill func(ptrace.Span, *evaluation.Analysis, int, int) error,
-) (first, size int, err error) {
+// fitTurns measures sp, written by fill with the turns [lo, hi) of the analysis, and
+// while it is larger than limit bytes and carries more than one turn writes it again with
+// fewer of the newest of them, fewer each round in proportion to the excess. It returns
+// the first turn sp carries and sp's size in bytes.
+func (w *sessionWriter) fitTurns(sp ptrace.Span, lo, hi, limit int, fill func(ptrace.Span, int, int) error) (first, size int, err error) {
 	for size = spanBytes(sp); size > limit && hi-lo > 1; size = spanBytes(sp) {
 		keep := hi - lo
 		lo = hi - min(keep-1, max(1, int(float64(keep)*float64(limit)/float64(size)*0.95)))
@@ -410,7 +436,7 @@ func (b *evalBatch) fitTurns(sp ptrace.Span, an *evaluation.Analysis, lo, hi, li
 		})
 		sp.Events().RemoveIf(func(ptrace.SpanEvent) bool { return true })
 		sp.Links().RemoveIf(func(ptrace.SpanLink) bool { return true })
-		if err := fill(sp, an, lo, hi); err != nil {
+		if err := fill(sp, lo, hi); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -428,17 +454,12 @@ func spanBytes(sp ptrace.Span) int {
 	return n
 }
 
-// fillSession writes an, with its turns [lo, hi), onto the empty session span sp: links
-// to those turns' roots, the filtering attributes, the result events and the signed
-// typed attributes.
-func (b *evalBatch) fillSession(sp ptrace.Span, whole *evaluation.Analysis, lo, hi int) error {
-	an := whole
-	if lo > 0 || hi < len(whole.TurnResults) {
-		part := *whole
-		part.TurnResults = whole.TurnResults[lo:hi]
-		an = &part
-	}
-	b.linkTurns(sp, an)
+// fillSession writes the analysis, with its turns [lo, hi), onto the empty session span
+// sp: links to those turns' roots, the filtering attributes, the result events and the
+// signed typed attributes.
+func (w *sessionWriter) fillSession(sp ptrace.Span, lo, hi int) error {
+	an := w.turns(lo, hi)
+	w.link(sp, lo, hi)
 	a := sp.Attributes()
 	a.PutStr(semconv.GenAIConversationID, an.SessionID)
 	a.PutBool(semconv.AgentEvalPartial, an.Partial)
@@ -455,8 +476,8 @@ func (b *evalBatch) fillSession(sp ptrace.Span, whole *evaluation.Analysis, lo, 
 		ev := putScore(sp, evalNameTaskCompletion, &v, an.Explanations["task_completion"])
 		ev.Attributes().PutStr(semconv.GenAIEvaluationScoreLabel, label)
 	}
-	sig := b.e.signer.EncodeAnalysis(a, an) // signed as it is encoded; agent_eval.analysis is not signed
-	if b.e.analysis {
+	sig := w.b.e.signer.EncodeAnalysis(a, an) // signed as it is encoded; agent_eval.analysis is not signed
+	if w.b.e.analysis {
 		js, err := json.Marshal(an)
 		if err != nil {
 			return fmt.Errorf("session %s: encoding the analysis: %w", an.SessionID, err)
@@ -467,42 +488,48 @@ func (b *evalBatch) fillSession(sp ptrace.Span, whole *evaluation.Analysis, lo, 
 	return nil
 }
 
-// fillTurnsPart writes the turns [lo, hi) of an onto the empty session span sp as a turns
-// part (addTurnsParts): links to their roots, the conversation id and the signed typed
-// attributes of an with only those turns, only their tool issues, and TurnsPart
-// (agent_eval.session.turns_part). The other session-level fields are repeated: a part
-// that reaches a store before its session span is saved whole (sessions.md §4.10).
-func (b *evalBatch) fillTurnsPart(sp ptrace.Span, whole *evaluation.Analysis, lo, hi int) error {
-	part := *whole
-	part.TurnResults = whole.TurnResults[lo:hi]
+// fillTurnsPart writes the turns [lo, hi) of the analysis onto the empty session span sp
+// as a turns part (addTurnsParts): links to their roots, the conversation id and the
+// signed typed attributes of the analysis with only those turns, only their tool issues,
+// and TurnsPart (agent_eval.session.turns_part). The other session-level fields are
+// repeated: a part that reaches a store before its session span is saved whole
+// (sessions.md §4.10).
+func (w *sessionWriter) fillTurnsPart(sp ptrace.Span, lo, hi int) error {
+	part := *w.turns(lo, hi)
 	first, last := part.TurnResults[0].TurnIndex, part.TurnResults[len(part.TurnResults)-1].TurnIndex
 	part.ToolIssues = nil
-	for _, is := range whole.ToolIssues {
+	for _, is := range w.an.ToolIssues {
 		if is.TurnIndex >= first && is.TurnIndex <= last {
 			part.ToolIssues = append(part.ToolIssues, is)
 		}
 	}
 	part.TurnsPart = true // agent_eval.session.turns_part, signed with the rest
-	b.linkTurns(sp, &part)
+	w.link(sp, lo, hi)
 	a := sp.Attributes()
 	a.PutStr(semconv.GenAIConversationID, part.SessionID)
-	b.e.signer.EncodeAnalysis(a, &part).Put(a)
+	w.b.e.signer.EncodeAnalysis(a, &part).Put(a)
 	return nil
 }
 
-// linkTurns links sp to the root span of each turn of an; a turn whose ids do not decode
-// is left out and counted (skip).
-func (b *evalBatch) linkTurns(sp ptrace.Span, an *evaluation.Analysis) {
-	for _, t := range an.TurnResults {
-		tid, err1 := decodeTraceID(t.TraceID)
-		sid, err2 := decodeSpanID(t.RootSpanID)
-		if err := cmp.Or(err1, err2); err != nil {
-			b.skip(an.SessionID, "agent_session link", err)
-			continue
+// turns returns the analysis with its turns [lo, hi) only: the analysis itself when that
+// is all of them, else a shallow copy.
+func (w *sessionWriter) turns(lo, hi int) *evaluation.Analysis {
+	if lo == 0 && hi == len(w.an.TurnResults) {
+		return w.an
+	}
+	part := *w.an
+	part.TurnResults = w.an.TurnResults[lo:hi]
+	return &part
+}
+
+// link links sp to the root spans of the turns [lo, hi) whose ids decoded.
+func (w *sessionWriter) link(sp ptrace.Span, lo, hi int) {
+	for _, l := range w.links[lo:hi] {
+		if l.ok {
+			sl := sp.Links().AppendEmpty()
+			sl.SetTraceID(l.trace)
+			sl.SetSpanID(l.span)
 		}
-		l := sp.Links().AppendEmpty()
-		l.SetTraceID(tid)
-		l.SetSpanID(sid)
 	}
 }
 
