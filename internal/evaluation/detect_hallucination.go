@@ -109,7 +109,9 @@ func factList(fs []text.Fact) string {
 // indexed once, memo.go; the turn's own sources with their facts, which its record
 // carries forward) and stops as soon as nothing is left ungrounded: the user message with the final responder's
 // input and tool results, then all of the turn's sources, then those of turns 0..ti.
-// The result is the same as the last stage's; the common case costs a few texts.
+// The result is the same as the last stage's, without the numbers the response derives
+// from grounded ones it states (text.WithoutDerived: "20% of $350 is $70", "20°C
+// (68°F)"); the common case costs a few texts.
 func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 	t := &c.s.Turns[ti]
 	stated := c.salient(final)
@@ -130,14 +132,14 @@ func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 	}
 	out := text.UngroundedIn(stated, c.sourceIndexes(c.turnSources(ti))...)
 	if len(out) == 0 || ti == 0 {
-		return out
+		return text.WithoutDerived(out, stated, final)
 	}
 	all := make([]*text.Index, 0, 8*(ti+1))
 	for k := 0; k < ti; k++ {
 		all = append(all, c.indexes(c.turnSources(k))...)
 	}
 	all = append(all, c.sourceIndexes(c.turnSources(ti))...)
-	return text.UngroundedIn(stated, all...)
+	return text.WithoutDerived(text.UngroundedIn(stated, all...), stated, final)
 }
 
 // turnSources returns the texts a final response may draw on from turn ti: the user

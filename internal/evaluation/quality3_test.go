@@ -22,12 +22,21 @@ const (
 	// targetDriftingMin), blind: 4 of 6 on-task, 4 of 6 drifting.
 	floorDrift3OnTask   = 4
 	floorDrift3Drifting = 4
-	// halluc3.jsonl: blind, 5 of 5 hallucinations caught, 2 false alarms (correctly derived
-	// values: arithmetic and a unit conversion) among 7 `none` cases.
-	floorHalluc3Caught      = 5
-	ceilHalluc3FalseAlarms  = 2
-	drift3File, halluc3File = "drift3.jsonl", "halluc3.jsonl"
+	drift3File          = "drift3.jsonl"
 )
+
+// groundingParts are the grounding cases and what each must reach: halluc3.jsonl (the
+// auditor's, blind: 5 of 5 hallucinations caught, 2 false alarms among 7 `none` cases,
+// both correctly derived values, "20% of $350 is $70" and "20°C (68°F)"; no false alarm
+// since derived values are read, docs/decisions/text.md §6.1) and grounding.jsonl (ours,
+// written for derived values with wrong ones beside them: every case right).
+var groundingParts = []struct {
+	file             string
+	caught, maxFalse int
+}{
+	{"halluc3.jsonl", 5, 0},
+	{"grounding.jsonl", 7, 0},
+}
 
 // labelCounts is a confusion over arbitrary labels: {truth, predicted} → count.
 type labelCounts map[[2]string]int
@@ -98,7 +107,7 @@ func TestIntentDriftQualityHeldout3(t *testing.T) {
 	}
 }
 
-// halluc3Item is a single-turn grounding case: the user message, the final response and
+// halluc3Item is a single-turn grounding case (halluc3.jsonl, grounding.jsonl): the user message, the final response and
 // at most one tool call with its result.
 type halluc3Item struct {
 	ID     string         `json:"id"`
@@ -113,49 +122,51 @@ type halluc3Item struct {
 	Result string         `json:"result"`
 }
 
-// TestHallucinationQualityHeldout3 measures the response-grounding verdict on
-// testdata/turns/halluc3.jsonl (the follow-up corpus does not cover it) and fails under
-// the blind floors.
-func TestHallucinationQualityHeldout3(t *testing.T) {
+// TestHallucinationQuality measures the response-grounding verdict on the grounding
+// cases of groundingParts (the follow-up corpus does not cover it) and fails under their
+// floors.
+func TestHallucinationQuality(t *testing.T) {
 	e, err := New(DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := labelCounts{}
-	for _, it := range readJSONL[halluc3Item](t, halluc3File) {
-		if it.Label != DetectionHallucination && it.Label != DetectionNone {
-			t.Fatalf("%s: bad label %q", it.ID, it.Label)
-		}
-		in := session.AgentInteraction{AgentID: "assistant", Input: it.User, Output: it.Final, Status: "ok"}
-		if it.Tool != "" {
-			args, err := json.Marshal(it.Args)
-			if err != nil {
-				t.Fatal(err)
+	for _, part := range groundingParts {
+		c := labelCounts{}
+		for _, it := range readJSONL[halluc3Item](t, part.file) {
+			if it.Label != DetectionHallucination && it.Label != DetectionNone {
+				t.Fatalf("%s: bad label %q", it.ID, it.Label)
 			}
-			in.Steps = []session.AgentStep{{Kind: session.StepToolCall, ToolCall: &session.ToolCall{
-				ToolName: it.Tool, Parameters: args, Result: it.Result, Requested: true, Executed: true, Status: "ok"}}}
+			in := session.AgentInteraction{AgentID: "assistant", Input: it.User, Output: it.Final, Status: "ok"}
+			if it.Tool != "" {
+				args, err := json.Marshal(it.Args)
+				if err != nil {
+					t.Fatal(err)
+				}
+				in.Steps = []session.AgentStep{{Kind: session.StepToolCall, ToolCall: &session.ToolCall{
+					ToolName: it.Tool, Parameters: args, Result: it.Result, Requested: true, Executed: true, Status: "ok"}}}
+			}
+			s := &session.AgentSession{ID: it.ID, Turns: []session.Turn{{Index: 0, UserMessage: it.User, FinalResponse: it.Final,
+				Status: "ok", Interactions: []session.AgentInteraction{in}}}}
+			tr := e.EvaluateTurn(s, 0, true)
+			pred := tr.DetectionType
+			c[[2]string{it.Label, pred}]++
+			mark := "ok  "
+			if pred != it.Label {
+				mark = "MISS"
+			}
+			t.Logf("%s %s label=%s pred=%s confidence=%.2f: %s | reason: %s", mark, it.ID, it.Label, pred, tr.Confidence, it.Note, tr.Reason)
 		}
-		s := &session.AgentSession{ID: it.ID, Turns: []session.Turn{{Index: 0, UserMessage: it.User, FinalResponse: it.Final,
-			Status: "ok", Interactions: []session.AgentInteraction{in}}}}
-		tr := e.EvaluateTurn(s, 0, true)
-		pred := tr.DetectionType
-		c[[2]string{it.Label, pred}]++
-		mark := "ok  "
-		if pred != it.Label {
-			mark = "MISS"
+		caught := c[[2]string{DetectionHallucination, DetectionHallucination}]
+		fa := 0
+		for k, n := range c {
+			if k[0] == DetectionNone && k[1] != DetectionNone {
+				fa += n
+			}
 		}
-		t.Logf("%s %s label=%s pred=%s confidence=%.2f: %s | reason: %s", mark, it.ID, it.Label, pred, tr.Confidence, it.Note, tr.Reason)
-	}
-	caught := c[[2]string{DetectionHallucination, DetectionHallucination}]
-	fa := 0
-	for k, n := range c {
-		if k[0] == DetectionNone && k[1] != DetectionNone {
-			fa += n
+		t.Logf("%s: %s; false alarms on none %d\n%s", part.file, c.pr(DetectionHallucination), fa, c.table(DetectionHallucination, DetectionNone))
+		if caught < part.caught || fa > part.maxFalse {
+			t.Errorf("%s: under its floor (caught >= %d, false alarms <= %d): caught %d, false alarms %d",
+				part.file, part.caught, part.maxFalse, caught, fa)
 		}
-	}
-	t.Logf("halluc3: %s; false alarms on none %d\n%s", c.pr(DetectionHallucination), fa, c.table(DetectionHallucination, DetectionNone))
-	if caught < floorHalluc3Caught || fa > ceilHalluc3FalseAlarms {
-		t.Errorf("halluc3: under its regression floor (caught >= %d, false alarms <= %d): caught %d, false alarms %d",
-			floorHalluc3Caught, ceilHalluc3FalseAlarms, caught, fa)
 	}
 }

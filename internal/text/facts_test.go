@@ -196,3 +196,44 @@ func TestLongInputs(t *testing.T) {
 	assert.False(t, Refusal(long))
 	assert.Equal(t, []string{"refund_order"}, Mentions(long, []string{"refund_order"}))
 }
+
+// TestWithoutDerived: numbers a response computes from grounded numbers it states are not
+// ungrounded; made-up ones, and ones computed from made-up operands, stay (decisions/text.md
+// §6.1).
+func TestWithoutDerived(t *testing.T) {
+	tests := []struct {
+		response string
+		sources  []string
+		want     []string // the values left ungrounded
+	}{
+		{"20% of $350 is $70.", []string{"What's 20% of $350?"}, nil},
+		{"20 % de 350 € font 70 €.", []string{"Combien font 20 % de 350 € ?"}, nil},
+		{"It's 20°C (68°F) in Lisbon.", []string{`{"temp_c": 20}`, "Lisbon"}, nil},
+		{"68°F is 20°C.", []string{"Convert 68°F"}, nil},
+		{"14 km is about 8.7 miles.", []string{"distance_km: 14"}, nil},
+		{"With the 10% discount it's $108 instead of $120.", []string{`{"price": 120}`, "10% discount?"}, nil},
+		{"4 tickets at $15 each: $60 in total.", []string{"price 15"}, nil},
+		{"$1,523.75 + $300 = $1,823.75", []string{"balance 1523.75", "deposited $300"}, nil},
+		{"20% of $349 is $70.", []string{"What's 20% of $349?"}, nil}, // rounded
+		// Wrong results, and results computed from a made-up operand, stay.
+		{"20% of $350 is $75.", []string{"What's 20% of $350?"}, []string{"75"}},
+		{"It's 20°C (72°F) in Lisbon.", []string{`{"temp_c": 20}`, "Lisbon"}, []string{"72"}},
+		{"About $42 a year on your $2,000.", []string{"rate 2.1%"}, []string{"42", "2000"}},
+		// No percent sign, no unit, no computation said: no derivation is tried.
+		{"Account 350 has 70 points.", []string{"account 350"}, []string{"70"}},
+		{"Order 120 ships in 108 hours.", []string{"order 120, 10% off"}, []string{"108"}},
+		// A sum of two stated values is tried only in a short computation.
+		{"Totals: 11, 12, 13, 14, 15, 16, 17 and 23 in total.", []string{"11 12 13 14 15 16 17"}, []string{"23"}},
+		{"11 and 12, 23 in total.", []string{"11 12"}, nil},
+	}
+	for _, tt := range tests {
+		stated := SalientFacts(tt.response)
+		got := WithoutDerived(UngroundedFacts(stated, tt.sources...), stated, tt.response)
+		var vals []string
+		for _, f := range got {
+			vals = append(vals, f.Value)
+		}
+		assert.Equal(t, tt.want, vals, "%q", tt.response)
+	}
+	assert.Nil(t, WithoutDerived(nil, SalientFacts("$70"), "$70"))
+}
