@@ -51,7 +51,8 @@ const (
 // the same). Its misses were then read, and the fifth round (a fix that still fails, an
 // incredulous echo, the answer's language named, the user's own slip rejecting what they
 // asked, re-asks told by their frame; tuning cases in our own words) gave RDM P 22/22 R
-// 22/24, CCM P 12/12 R 12/14, false alarms 0/26 there, and CCM R 12/16 on heldout4.
+// 22/24, CCM P 12/12 R 12/14, false alarms 0/26 there, and CCM R 12/16 on heldout4;
+// weekdays read as values then gave RDM R 20/33 there.
 // heldout6 (a fourth independent writer, other domains again) was written while that
 // round was being built and measured once, blind, after it: RDM P 23/23 R 23/30, CCM P
 // 15/15 R 15/20, false alarms 0/30 (the fourth round's rules: RDM P 23/25 R 23/30, CCM
@@ -59,7 +60,7 @@ const (
 // misses were not, and no rule was changed for it.
 var qualityFloors = map[string]struct{ rdmP, rdmR, ccmP, ccmR, falseAlarms float64 }{
 	"heldout3": {rdmP: 14.0 / 14, rdmR: 14.0 / 21, ccmP: 11.0 / 12, ccmR: 11.0 / 13, falseAlarms: 0},
-	"heldout4": {rdmP: 19.0 / 19, rdmR: 19.0 / 33, ccmP: 12.0 / 12, ccmR: 12.0 / 16, falseAlarms: 0},
+	"heldout4": {rdmP: 20.0 / 20, rdmR: 20.0 / 33, ccmP: 12.0 / 12, ccmR: 12.0 / 16, falseAlarms: 0},
 	"heldout5": {rdmP: 22.0 / 22, rdmR: 22.0 / 24, ccmP: 12.0 / 12, ccmR: 12.0 / 14, falseAlarms: 0},
 	"heldout6": {rdmP: 23.0 / 23, rdmR: 23.0 / 30, ccmP: 15.0 / 15, ccmR: 15.0 / 20, falseAlarms: 0},
 }
