@@ -19,7 +19,8 @@ type FollowUpDetection struct {
 	// Type is DetectionRDM, DetectionCCM or DetectionNone.
 	Type string
 	// Confidence of Type, in [0,1]: the cue's or the evidence's confidence for RDM, the
-	// similarity for CCM, 1 − Signal for none.
+	// similarity for CCM (1 verbatim, 0.7 for a re-ask told by its frame), 1 − Signal for
+	// none.
 	Confidence float64
 	// Signal is the strongest correction or re-ask signal seen, in [0,1] (0 for none
 	// without any).
@@ -36,14 +37,20 @@ type FollowUpDetection struct {
 //
 //   - no words (empty, blank, emoji or punctuation only) → none;
 //   - RDM: a correction or complaint cue (text.Correction, which ignores a plain "no"
-//     answering the answer's question), else a contradiction of the answer
-//     (text.Contradiction: "Lisbon, not Madrid!" after an answer that said Madrid);
+//     answering the answer's question and reads "Still getting the 502." as a fix that
+//     failed), else a contradiction of the answer (text.Contradiction: "Lisbon, not
+//     Madrid!" after an answer that said Madrid), a restated value (text.Restatement:
+//     "12% of 450 is 54." after "… is 48.") or an objection (text.Objection:
+//     "atorvastatin??", "why is this in Spanish?");
 //   - CCM: the follow-up repeats the request's words (verbatim), or it is similar
 //     (text.CompareFollowUp similarity ≥ ccm_similarity_threshold, ids the answer served
-//     left out) while it does not accept the answer ("OK, then…"), does not ask the
-//     same about another thing the answer served ("…in Lyon?" after Paris), and the
-//     answer did not already contain the request (answered share <
-//     ccm_answered_threshold);
+//     left out; else the embedding similarity when configured), or it has a re-ask frame
+//     (text.Reask.Frame: "great, but is the amoxicillin ready yet?", "ok but what day?"
+//     after an answer with no time, "so can I or not"; confidence 0.7, no embedding
+//     call), while it does not accept the answer ("OK, then…"), does not ask the same
+//     about another thing the answer served ("…in Lyon?" after Paris), and the answer did
+//     not already contain the request (answered share < ccm_answered_threshold; a frame
+//     overrides this: the answer echoed the request without answering it);
 //   - none otherwise.
 //
 // It never panics: inputs are capped by the text primitives and invalid UTF-8 reads as
@@ -89,7 +96,7 @@ func (e *Evaluator) detectFollowUp(sessionID, request, answer, followUp string) 
 	r := ev.Reask
 	d.Signal = clamp01(r.Similarity)
 	switch {
-	case r.Empty:
+	case r.Empty && r.Frame == "":
 		d.Checks = append(d.Checks, "ccm: no content words to compare")
 		return d.none()
 	case r.Verbatim:

@@ -368,32 +368,45 @@ var sameAtStart = map[string]map[string]bool{
 	"dieselbe": {"fehlermeldung": true},
 }
 
-// stillLeads open a sentence that says the fix did not work, the problem is still there
-// ("Still getting OOMKilled after 10 minutes.", "Still no email.", "Toujours « identifiants
-// invalides ».", "Sigo recibiendo el mismo error.", "Immer noch 404."), confidence 0.85:
-// the sentence's first word (cueNorm'ed) and the words that may follow it (nil: any).
-// Questions ("Still open on Sunday?", "¿Sigue abierto?"), "Still, …" and sentences that
-// thank ("Toujours aussi rapide, merci") are not read (fixFailed).
-var stillLeads = map[string]map[string]struct{}{
-	"still":     wordSet("getting get seeing see showing shows says saying no nothing down stuck happening happens returns returning throws throwing giving gives the same empty blank locked declined rejected pending charging timing times crashing crashes broken missing refused denied wrong there"),
-	"toujours":  nil,
-	"sigue":     wordSet("saliendo dando apareciendo sin igual bloqueado bloqueada fallando mostrando diciendo cobrando caido caida rechazando pidiendo"),
-	"siguen":    wordSet("saliendo apareciendo sin igual fallando cobrando"),
-	"sigo":      wordSet("recibiendo viendo sin teniendo con"),
-	"todavia":   wordSet("nada sale aparece da igual"),
-	"aun":       wordSet("nada sale aparece da igual"),
-	"immer":     wordSet("noch"),
-	"noch":      wordSet("immer"),
-	"weiterhin": wordSet("fehler kein keine nicht der die das"),
+// stillLeads open a sentence that may say the problem is still there ("Still getting
+// OOMKilled…", "Toujours « identifiants invalides ».", "Sigo viendo la pantalla negra.",
+// "Immer noch Fehler 500."), cueNorm'ed: the first word, and the word after it when the
+// lead has two ("immer noch"). Such a sentence is a complaint (confidence 0.85) only when it
+// names a problem (stillSentence): "Still getting used to the layout", "Toujours partant
+// pour samedi", "Sigo con el mismo plan" are not.
+var stillLeads = map[string]string{
+	"still": "", "toujours": "", "sigue": "", "siguen": "", "sigo": "", "todavia": "", "aun": "",
+	"immer": "noch", "noch": "immer", "weiterhin": "",
 }
 
-// thanksWords in a sentence make it a thank-you or praise, not a complaint.
-var thanksWords = wordSet(`thanks thank great perfect fantastic wonderful brilliant awesome excellent merci parfait
-super genial formidable gracias perfecto estupendo danke perfekt prima toll wunderbar`)
+// problemWords name what goes wrong (cueNorm'ed words): errors, failures, crashes, blank or
+// black screens, refusals, timeouts. A status code 4xx/5xx or a quoted message counts too
+// (stillSentence).
+var problemWords = wordSet(`error errors erreur erreurs errores fehler fehlermeldung fail fails failed failing failure
+echec echoue echoue falla fallo fallos fallando fehlgeschlagen crash crashes crashed crashing plante plantage
+stuck frozen freezes freezing bloque bloquee bloqueado bloqueada hangt haengt blank blanche blanco blanca leer
+black noir noire negra negro schwarz invalid invalide invalides invalido invalida ungultig ungultige denied refuse
+refusee denegado denegada verweigert declined rejected rechazado rechazada abgelehnt timeout timeouts broken
+casse cassee roto rota kaputt oom oomkilled killed exception panic warning warnings avertissement warnung waiting
+attends attente esperando warte warten problem problems probleme problemes problema problemas`)
+
+// absenceLeads open a "still no …" sentence: the thing asked for has not come ("Still no
+// email.", "Toujours pas de réponse.", "Immer noch kein Empfang."). Politeness is not one
+// ("still no rush", "still no need").
+var (
+	absenceLeads = []string{"still no", "toujours pas", "toujours aucun", "toujours aucune", "todavia no hay", "aun no hay",
+		"sigue sin", "siguen sin", "sigo sin", "immer noch kein", "immer noch keine", "noch immer kein", "noch immer keine",
+		"weiterhin kein", "weiterhin keine"}
+	politeAfterNo = wordSet("rush need worries worry problem hurry pressure")
+)
+
+// thanksWords in a sentence make it a thank-you or praise, not a complaint or disbelief.
+var thanksWords = wordSet(`thanks thank great perfect fantastic wonderful brilliant awesome excellent amazing incredible
+love wow cool nice sweet yay better merci parfait super genial formidable incroyable chouette top mieux gracias
+perfecto estupendo maravilla increible mejor danke perfekt prima toll wunderbar klasse unglaublich besser`)
 
 // fixFailed returns the lead of the first sentence of followUp (cueNorm'ed: whole) that
-// opens with one of stillLeads, is not a question, does not put a comma after its first
-// word and does not thank; "" when none does.
+// says the problem is still there (stillSentence) and is not a question; "" when none does.
 func fixFailed(whole, followUp string) string {
 	found := false
 	for w := range stillLeads {
@@ -427,28 +440,53 @@ func fixFailed(whole, followUp string) string {
 	return ""
 }
 
-// stillSentence is fixFailed on one sentence (without its end mark).
+// stillSentence returns the lead of a sentence (without its end mark) that opens with one
+// of stillLeads, not followed by a comma ("Still, …"), holds no thanks or praise, and
+// either opens as an absence ("Still no email", absenceLeads, not "still no rush"), is at
+// most three words long ("Still nothing.", "Toujours rien reçu."), or names a problem
+// (problemWords, a status code, a quoted message); else "".
 func stillSentence(sentence string) string {
 	raw := strings.TrimLeft(sentence, " \t\r\n\"'«“(")
 	n := cueNorm(raw)
 	first, rest, _ := strings.Cut(n[1:], " ")
-	next, ok := stillLeads[first]
-	if !ok {
+	second, ok := stillLeads[first]
+	if !ok || rest == "" {
 		return ""
 	}
-	second, _, _ := strings.Cut(rest, " ")
-	if _, follows := next[second]; second == "" || next != nil && !follows {
+	if second != "" && !strings.HasPrefix(rest, second+" ") {
 		return ""
 	}
 	if i := strings.IndexFunc(raw, func(r rune) bool { return !isAlnum(r) && !isMark(r) }); i >= 0 && raw[i] == ',' {
 		return ""
 	}
-	for _, w := range strings.Fields(rest) {
+	words := strings.Fields(n)
+	for _, w := range words {
 		if _, thanks := thanksWords[w]; thanks {
 			return ""
 		}
 	}
-	return first + " " + second
+	lead := strings.TrimSpace(first + " " + second)
+	for _, a := range absenceLeads {
+		if strings.HasPrefix(n, " "+a+" ") {
+			next, _, _ := strings.Cut(n[len(a)+2:], " ")
+			if _, polite := politeAfterNo[next]; polite || next == "" {
+				return "" // "Still no rush.", "Still no problem."
+			}
+			return a
+		}
+	}
+	if len(words) <= 3 {
+		return lead
+	}
+	if strings.ContainsAny(raw, "«»“”\"") {
+		return lead
+	}
+	for _, w := range words {
+		if _, bad := problemWords[w]; bad || len(w) == 3 && (w[0] == '4' || w[0] == '5') && allDigits(w) {
+			return lead
+		}
+	}
+	return ""
 }
 
 // successMarkers say that the answer worked ("Thanks, it worked", "Ça a marché", "Funcionó",
@@ -632,8 +670,11 @@ func padRestatements(rs []struct{ leads, negs []string }) []struct{ leads, negs 
 // before a statement ("no its 16", negationStatements). "I meant to ask" is the user's own question,
 // neither (1) nor (2). When the follow-up says the answer worked ("it worked", successMarkers), (1) and
 // (2) do not read what an app or message is reported to say after it ("the app says to try again later",
-// withoutReportedSpeech) (docs/decisions/text.md §3.4). ok is false, confidence 0 and cue "" when nothing
-// matches.
+// withoutReportedSpeech) (docs/decisions/text.md §3.4). (4) A sentence that opens with "still",
+// "toujours", "sigo", "immer noch"… and names a problem, an absence or is at most three words
+// ("Still getting the 502.", "Still no email.", "Toujours rien reçu."; stillSentence, 0.85), not
+// after "it worked" (docs/decisions/text.md §3.6). ok is false, confidence 0 and cue "" when
+// nothing matches.
 func Correction(followUp, prev string) (ok bool, confidence float64, cue string) {
 	whole := cueNorm(followUp)
 	if len(whole) <= 2 {
@@ -747,10 +788,11 @@ var (
 	apologyLeads = newLeadSet(apologies)
 )
 
-// ownRequest reports whether the "I meant" cue (padded, cueNorm'ed) found at pos of n
-// corrects the user's own request, not the answer: "I meant to ask about Austin" (their
-// question), or after an apology ("Sorry, I meant Australia": their slip; apology is
-// hasLead(n, apologyLeads)).
+// ownRequest reports whether the cue (padded, cueNorm'ed) found at pos of n corrects the
+// user's own request, not the answer: "I meant to ask about Austin" (their question), or
+// an "I meant" (meantCues, read as text at pos, so the restatement lead "quería" of
+// "quería decir" counts) after an apology ("Sorry, I meant Australia": their slip;
+// apology is hasLead(withoutFillers(n), apologyLeads), so "Oh sorry, …" counts).
 func ownRequest(n, cue string, pos int, apology bool) bool {
 	if cue == meantCue && strings.HasPrefix(n[pos:], meantToAsk) {
 		return true

@@ -138,10 +138,11 @@ func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, co
 			xw := prevWords(followUp, clause, words[:i])
 			x := Tokens(strings.Join(xw, " "))
 			if ans.hasAll(y) {
-				if ownSlip(req, x, y) {
+				if ownSlip(req, ans, x, y) {
 					// The user rejects what they asked for and names something new: they
 					// correct their own request ("Sorry, I meant the downtown branch, not
-					// the airport one" after an answer about the airport branch they asked).
+					// the airport one" after an answer about the airport branch they asked
+					// about).
 					continue
 				}
 				return true, 0.9, `"` + w + " " + rest + `": the answer said ` + quoteJoin(y)
@@ -164,9 +165,13 @@ func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, co
 
 // ownSlip reports whether the contrast "X, not Y" (tokens x and y, Y said by the answer)
 // rejects what the request asked for and names something the request did not: Y's
-// tokens are the request's, "one" aside ("the airport one"), and X has a token the
-// request lacks.
-func ownSlip(req hashSet, x, y []string) bool {
+// tokens are the request's, "one" aside ("the airport one"); X has a token the request
+// lacks; and no token of X is one of the request's that the answer lacks. With one, X
+// restates the request against the answer, a correction: "Luigi's on Main Street, not
+// Mario's!" after "Book Luigi's, not Mario's" answered with Mario's; "The Ibis was
+// cheaper, not the Novotel" after "compare the Ibis and the Novotel" answered with the
+// Novotel.
+func ownSlip(req, ans hashSet, x, y []string) bool {
 	in := 0
 	for _, t := range y {
 		switch {
@@ -176,7 +181,15 @@ func ownSlip(req hashSet, x, y []string) bool {
 			return false
 		}
 	}
-	return in > 0 && !req.hasAll(x)
+	if in == 0 || req.hasAll(x) {
+		return false
+	}
+	for _, t := range x {
+		if req.has(t) && !ans.has(t) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxContrasts bounds the negations examined per follow-up, and maxContextWords the words
@@ -307,7 +320,8 @@ type Reask struct {
 	// SwappedOut and SwappedIn are set when the follow-up is the request with one
 	// stretch of tokens replaced (they share a first or last token), every replaced token served by the answer and none of
 	// the new ones in the request or the answer: the same question about another thing ("…in Lyon?"
-	// after "…in Paris?" answered for Paris).
+	// after "…in Paris?" answered for Paris). The words of an acceptance before a "but" are not
+	// read as swapped in ("fine, but has the application been approved?").
 	SwappedOut, SwappedIn []string
 	// Empty is true when the request or the follow-up has no content token.
 	Empty bool
@@ -335,8 +349,8 @@ type Evidence struct {
 // FollowUpEvidence returns Contradiction(followUp, answer, request), or else
 // Restatement(followUp, answer, request), or else Objection(followUp, answer, request),
 // and CompareFollowUp(request, answer, followUp) with ReaskFrame(request, answer,
-// followUp) in Reask.Frame (when nothing contradicts and the follow-up is neither
-// verbatim nor empty), together, reading the follow-up once and tokenising each text once
+// followUp) in Reask.Frame (when nothing contradicts and the follow-up is not
+// verbatim), together, reading the follow-up once and tokenising each text once
 // for the first and CompareFollowUp. When
 // the follow-up is not verbatim and its similarity to the request, served ids included,
 // is below minSimilarity, the answer is not tokenised for the re-ask evidence and
@@ -354,8 +368,8 @@ func FollowUpEvidence(request, answer, followUp string, minSimilarity float64) E
 		ev.Contradicts, ev.ContradictionConf, ev.ContradictionEvidence = objection(f, answer, request)
 	}
 	ev.Reask = compareFollowUp(request, answer, f.raw, &ts, minSimilarity)
-	if !ev.Contradicts && !ev.Reask.Verbatim && !ev.Reask.Empty {
-		ev.Reask.Frame = reaskFrame(request, answer, f)
+	if !ev.Contradicts && !ev.Reask.Verbatim {
+		ev.Reask.Frame = reaskFrame(request, answer, f) // "When?", "Yes or no?" have no content word
 	}
 	return ev
 }

@@ -31,7 +31,9 @@ func TestContradiction(t *testing.T) {
 		// The user rejects what they asked for and names something new: their own slip
 		// (fifth round). Rejecting what the answer brought stays a correction, and so does
 		// rejecting an echo of the request when X restates the request too (a swap).
-		{"Ah, the Leeds office, not the York one.", "The York office opens at 9.", "When does the York office open?", false, ""},
+		{"Ah sorry, the Leeds office, not the York one.", "The York office opens at 9.", "When does the York office open?", false, ""},
+		{"The Ibis was cheaper at 80, not the Novotel.", "Booked the Novotel: 95 euros.", "Compare the Ibis and the Novotel and book the cheaper one.", true, `the answer said "novotel"`},
+		{"To Anna Schmidt, not Marc!", "Report sent to Marc.", "Send the report to Anna, not to Marc.", true, `the answer said "marc"`},
 		{"Alcalá 210, no 120.", "El piso de Alcalá 120 tiene 85 m².", "¿Cuántos metros tiene Alcalá 120?", false, ""},
 		{"Leeds, not York!", "The York office opens at 9.", "When does the Leeds office open?", true, `the answer said "york"`},
 		{"From Paris, not from Rome!", "Booked: Rome to Paris on May 3.", "Book a flight from Paris to Rome on May 3.", true, `the answer said "rom"`},
@@ -67,6 +69,14 @@ func TestObjection(t *testing.T) {
 		{"Tu peux continuer en anglais ?", "Tomorrow will be sunny in Lyon.", "Réponds en anglais : quel temps demain à Lyon ?", false, ""},
 		{"Et en allemand ?", "Good morning is said like this in English.", "Comment dit-on bonjour en anglais ?", false, ""},
 		{"Parfait, l'anglais me va.", "The museum opens at 10.", "À quelle heure ouvre le musée ?", false, ""},
+		// The review of the fifth round: excitement and praise, a foreign title, a statement.
+		{"Wait, atorvastatin?? I take lisinopril.", "Your atorvastatin refill is ready.", "Is my lisinopril refill ready?", true, `"atorvastatin"`},
+		{"22.50?! It was 12.50 last week.", "Entry is 22.50 euros for adults.", "How much is entry?", true, `"22.50"`},
+		{"Free?! Wow, my kids will love that.", "Entry is free for visitors under 18.", "How much is entry to the Rijksmuseum?", false, ""},
+		{"¡¡Gratis!! Qué maravilla, iremos con los niños.", "El domingo la entrada es gratis.", "¿Cuánto cuesta la entrada?", false, ""},
+		{"Business class!? No way, that's incredible.", "You're upgraded to business class, seat 2A.", "Upgrade my seat if possible.", false, ""},
+		{"Ah, c'est le titre anglais ? Et en italien ?", "The Godfather.", "Quel est le titre original du film « Le Parrain » ?", false, ""},
+		{"Sehr gut, dass du auf Französisch schreibst. Füge noch meine Telefonnummer hinzu.", "Bonjour Monsieur Martin, merci pour votre message et à bientôt.", "Schreib mir eine kurze Antwort an den Kunden aus Lyon.", false, ""},
 		{"", "x", "y", false, ""},
 	}
 	for _, tt := range tests {
@@ -99,6 +109,16 @@ func TestReaskFrame(t *testing.T) {
 		{"Is it going to rain in Oslo?", "Oslo tomorrow: 9°C, cloudy.", "so should I cycle or not", ""},
 		{"Can I pay the fine online?", "Yes, on the council's website.", "so can I pay it by card or not", ""},
 		{"", "x", "but when?", ""},
+		// The review of the fifth round.
+		{"Can I bring my dog to the hotel?", "The hotel has a garden and a terrace.", "Yes or no?", "insists on a yes or a no"},
+		{"Can I return the car at the airport?", "Our airport office is in Terminal 2.", "so can I or can't I?", "insists on a yes or a no"},
+		{"What's the baggage allowance on my Iberia flight to Madrid?", "Iberia allows one cabin bag of 10 kg.", "Great, but what about the flight back from Madrid?", ""},
+		{"Comment aller à la gare de Lyon depuis Orly ?", "Prenez l'Orlyval puis le RER B.", "D'accord, mais la gare de Lyon a-t-elle une consigne ?", ""},
+		{"When does the pool open?", "The pool opens at seven.", "And when does it close?", ""},
+		{"How much is a ticket to the Louvre?", "Adult tickets are twenty-two euros.", "How much for children?", ""},
+		{"How much does parking cost at the hotel?", "Parking is free for guests.", "How much is it for visitors?", ""},
+		{"Can I bring my dog to the hotel?", "Dogs under 10 kg are welcome.", "Can I bring my cat too or not", ""},
+		{"¿Puedo llevar líquidos en el equipaje de mano?", "Los líquidos deben ir en envases de 100 ml.", "¿Puedo llevar comida para el bebé o no?", ""},
 	}
 	for _, tt := range tests {
 		got := ReaskFrame(tt.request, tt.answer, tt.followUp)

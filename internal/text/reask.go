@@ -17,44 +17,67 @@ var (
 		"when", "what time", "what day", "what date", "which day", "how soon", "how long",
 		"quand", "quelle heure", "quel jour", "quelle date", "combien de temps", "combien de jours", "delai",
 		"cuando", "que hora", "que dia", "que fecha", "cuanto tiempo", "cuantos dias", "plazo",
-		"wann", "um wie viel uhr", "welchem tag", "welcher tag", "wie lange", "wie viele tage",
+		"wann", "um wie viel uhr", "welche uhrzeit", "welchem tag", "welcher tag", "wie lange", "wie viele tage",
 	})
 	amountAsks = padAll([]string{
-		"how much", "how many", "what price", "combien", "quel prix", "cuanto", "cuanta", "cuantos", "cuantas",
-		"que precio", "wie viel", "wieviel", "wie viele", "was kostet", "welchen preis",
+		"how much", "how many", "what price", "whats the price", "what is the price", "combien", "quel prix",
+		"quel est le prix", "cuanto", "cuanta", "cuantos", "cuantas", "que precio", "cual es el precio", "wie viel",
+		"wieviel", "wie viele", "was kostet", "welchen preis", "wie teuer",
 	})
 )
 
 // timeWords say when in an answer ("tomorrow", "in 3 days", "demain", "el lunes", "nächste
-// Woche"), next to weekdays, months and dates; and the tokens of the when-questions
-// themselves ("day", "heure", "dia", "tag").
-var timeWords = wordSet(`today tonight tomorrow yesterday morning afternoon evening noon midnight week weeks
-month months day days hour hours minute minutes year am pm
-aujourdhui demain hier soir matin midi minuit semaine semaines mois jour jours heure heures an ans annee
-hoy manana ayer tarde noche mediodia semana semanas mes meses dia dias hora horas minutos ano anos
+// Woche"), next to dates, weekdays, months, clock times and numberWords; and the tokens
+// of the when-questions themselves ("day", "heure", "dia", "tag"). As Tokens (stemmed).
+var timeWords = newHashSet(`today tonight tomorrow yesterday morning afternoon evening noon midnight week weeks
+month months day days hour hours minute minutes year
+aujourdhui demain hier soir matin midi minuit semaine semaines mois jour jours heure heures
+hoy manana ayer tarde noche mediodia semana semanas meses dia dias hora horas minutos
 heute morgen gestern abend mittag mitternacht woche wochen monat monate tag tage tagen stunde stunden minuten jahr uhr`)
 
-// orNot end a follow-up that insists on a yes or a no ("so can I drop it off elsewhere or
-// not", "ça marche ou pas", "¿sí o no?", "geht das oder nicht"), cueNorm'ed.
-var orNot = []string{"or not", "yes or no", "ou pas", "ou non", "oui ou non", "o no", "si o no", "oder nicht", "ja oder nein"}
+// numberWords are numbers written in words, and amountWords amounts without a number
+// ("free", "gratuit"): an answer with one says how many, how much or when ("The pool
+// opens at seven", "Parking is free"), cueNorm'ed.
+var (
+	numberWords = wordSet(`one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty
+fifty hundred half quarter dozen un une deux trois quatre cinq six sept huit neuf dix onze douze quinze vingt trente
+cent demi demie quart uno dos tres cuatro cinco seis siete ocho nueve diez once doce quince veinte treinta cien
+media cuarto eins zwei drei vier funf sechs sieben acht neun zehn elf zwolf zwanzig dreissig hundert halb viertel`)
+	amountWords = wordSet(`free gratuit gratuite gratis gratuito gratuita kostenlos umsonst`)
+)
+
+// whenVerbs ask about the coming or lasting of what the request named ("when will it
+// arrive", "combien de jours ça prend", "wann kommt es an"); a when-question's other
+// words must be the request's or the answer's (fewNewTokens), these aside. As Tokens.
+var whenVerbs = newHashSet(`arrive arrives come comes take takes ready happen arrivera arrive vient prend prendra
+faut llega llegara tarda viene kommt ankommen dauert`)
+
+// orNot end a follow-up that insists on a yes or a no ("so can I bring him on board or
+// not", "puis-je le rendre ailleurs ou pas", "¿puedo devolverlo en otra tienda o no?",
+// "kann ich es woanders abgeben oder nicht"), cueNorm'ed.
+var orNot = []string{"or not", "or cant i", "or can i not", "yes or no", "ou pas", "ou non", "oui ou non", "o no", "si o no", "oder nicht", "ja oder nein"}
 
 // ReaskFrame reports whether followUp asks the request again in a frame that
 // CompareFollowUp's similarity misses, and names it; "" when it does not. Three frames
 // (docs/decisions/text.md §3.6):
 //
 //  1. "but" and a question, right after an acceptance or a filler ("great, but is the
-//     amoxicillin ready yet?", "oui mais c'est quand ?"): of the question's content tokens
-//     that the answer lacks, at least one is the request's and more are the request's
-//     than not. A new question on the same subject brings its own words ("ok but what
-//     should I wear there?") and is not one.
+//     amoxicillin ready yet?"): of the question's content tokens that the answer lacks
+//     (emphasisTokens aside: "yet", "actually"…), at least one is the request's and none
+//     is new. A new question on the same subject brings its own words ("ok but what
+//     should I wear there?", "mais la gare a-t-elle une consigne ?") and is not one, nor is
+//     one about another thing ("but what about the flight back?": otherThingLeads).
 //  2. The same kind of question, unanswered: the request and the follow-up both ask when
-//     (whenAsks) and the answer says no time (no date, weekday, month, number with a time
-//     word, or timeWords), or both ask how much or how many (amountAsks) and the answer
-//     holds no number; the follow-up brings at most one content token that is in neither
-//     the request nor the answer.
+//     (whenAsks) and the answer says no time (saysWhen: no date, weekday, month, clock
+//     time, number in words or time word), or both ask how much or how many (amountAsks)
+//     and the answer holds no number, in digits or words, and no "free" (saysAmount); the
+//     follow-up brings no content word of its own (noNewTokens: "and when does it close?"
+//     after "when does it open?" asks something new).
 //  3. A yes or no insisted on: the request is a closed question ("Can I…?", "Is…?"), the
 //     answer does not open with yes or no (yesNoAnswers), and the follow-up ends with
-//     "or not" (orNot) and opens, after fillers, with the request's first two words.
+//     "or not" (orNot), opens, after fillers, with the request's first two words, adds
+//     no other thing ("too", "aussi": alsoWords) and at most one word that is in neither
+//     the request nor the answer; or it is only "yes or no?" (bareYesOrNo).
 //
 // The caller keeps its other guards (acceptance, a settled yes/no question, a swapped
 // entity). Inputs are capped (MaxInputBytes); invalid UTF-8 is read as U+FFFD.
@@ -70,21 +93,21 @@ func reaskFrame(request, answer string, f followUpText) string {
 	}
 	followUp, n := f.raw, f.norm
 	q, but := butQuestion(n, followUp)
-	if but {
+	if but && !hasLead(q, otherThingLeads) {
 		ans, req := newHashSet(answer), newHashSet(request)
 		inReq, other := 0, 0
 		raw := newHashSet(followUp)
 		for _, t := range Tokens(q) {
 			switch {
 			case !raw.has(t): // glued by cueNorm ("c'est" → "cest"), not a word of the follow-up
-			case ans.has(t):
+			case ans.has(t), emphasisTokens.has(t):
 			case req.has(t):
 				inReq++
 			default:
 				other++
 			}
 		}
-		if inReq > 0 && inReq > other {
+		if inReq > 0 && other == 0 {
 			return `"but" and a question on the request's words the answer lacks`
 		}
 	}
@@ -95,10 +118,10 @@ func reaskFrame(request, answer string, f followUpText) string {
 		(strings.ContainsAny(followUp, "?？¿") || hasLead(q, questionLeads)) {
 		rn := cueNorm(request)
 		switch {
-		case when && hasAny(rn, whenAsks) && !saysWhen(answer, cueNorm(answer)) && fewNewTokens(q, followUp, request, answer, whenAsks):
+		case when && hasAny(rn, whenAsks) && !saysWhen(answer, cueNorm(answer)) && noNewTokens(q, followUp, request, answer, whenAsks):
 			return "asks when again; the answer says no time"
-		case amount && hasAny(rn, amountAsks) && !strings.ContainsAny(answer, "0123456789") &&
-			fewNewTokens(q, followUp, request, answer, amountAsks):
+		case amount && hasAny(rn, amountAsks) && !saysAmount(answer, cueNorm(answer)) &&
+			noNewTokens(q, followUp, request, answer, amountAsks):
 			return "asks how much again; the answer holds no number"
 		}
 	}
@@ -146,6 +169,17 @@ func acceptsOrFills(head string) bool {
 	return withoutFillers(head+"x ") == " x "
 }
 
+// otherThingLeads open a question about another thing ("…but what about the flight
+// back?", "mais et pour…", "pero y…"), cueNorm'ed.
+var otherThingLeads = newLeadSet([]string{"what about", "how about", "and", "et", "et pour", "y", "und", "was ist mit",
+	"quid de", "que tal"})
+
+// emphasisTokens are words a re-ask adds without asking anything new ("is it ready yet?",
+// "how do I actually…", "when exactly?"), as Tokens.
+var emphasisTokens = newHashSet(`yet already actually exactly really now still please just deja vraiment exactement
+maintenant encore alors donc ya realmente exactamente ahora todavia entonces pues schon wirklich eigentlich genau
+jetzt noch dann`)
+
 // hasAny reports whether the cueNorm'ed text n holds one of the padded phrases.
 func hasAny(n string, phrases []string) bool {
 	for _, p := range phrases {
@@ -157,20 +191,30 @@ func hasAny(n string, phrases []string) bool {
 }
 
 // saysWhen reports whether the answer (raw s, cueNorm'ed n) says a time: a date, a
-// weekday or month name, a clock time, or one of timeWords.
+// weekday or month name, a clock time ("14:05", "7am", "7 pm"), a number in words, or one
+// of timeWords.
 func saysWhen(s, n string) bool {
-	for _, w := range strings.Fields(n) {
-		if _, ok := timeWords[w]; ok {
-			return true
-		}
-		if _, ok := weekdays[strings.TrimSuffix(w, "s")]; ok { // "Saturdays"
+	words := strings.Fields(n)
+	for i, w := range words {
+		if _, ok := weekdayNames[w]; ok {
 			return true
 		}
 		if _, ok := months[w]; ok && len(w) > 3 {
 			return true
 		}
-		if t := strings.TrimRight(w, "apm"); len(t) < len(w) && t != "" && isDigit(t[len(t)-1]) && len(w)-len(t) == 2 {
+		if _, ok := numberWords[w]; ok {
+			return true
+		}
+		if t := strings.TrimSuffix(strings.TrimSuffix(w, "am"), "pm"); len(t) < len(w) && t != "" && allDigits(t) {
 			return true // "7am", "10pm"
+		}
+		if (w == "am" || w == "pm") && i > 0 && allDigits(words[i-1]) {
+			return true // "7 am"
+		}
+	}
+	for _, t := range Tokens(s) {
+		if timeWords.has(t) {
+			return true
 		}
 	}
 	for i := 1; i+1 < len(s); i++ { // a clock time: "14:05", "9:30"
@@ -189,25 +233,40 @@ func saysWhen(s, n string) bool {
 	return false
 }
 
+// saysAmount reports whether the answer (raw s, cueNorm'ed n) says how many or how much: a
+// digit, a number in words or an amount word ("free").
+func saysAmount(s, n string) bool {
+	if strings.ContainsAny(s, "0123456789") {
+		return true
+	}
+	for _, w := range strings.Fields(n) {
+		if _, ok := numberWords[w]; ok {
+			return true
+		}
+		if _, ok := amountWords[w]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// fewNewTokens reports whether the question q of followUp (cueNorm'ed, after its "but" or
-// fillers) has at most one content token, the question words asks and time words aside,
-// that is in neither the request nor the answer. Tokens that cueNorm glued ("c'est" →
-// "cest") and followUp lacks are not words of it.
-func fewNewTokens(q, followUp, request, answer string, asks []string) bool {
+// noNewTokens reports whether the question q of followUp (cueNorm'ed, after its "but" or
+// fillers) has no content token, the question words asks, time words, when-verbs and
+// emphasis aside, that is in neither the request nor the answer: it asks the request's
+// question again, not a new one ("and when does it close?" after "when does it open?").
+// Tokens that cueNorm glued ("c'est" → "cest") and followUp lacks are not words of it.
+func noNewTokens(q, followUp, request, answer string, asks []string) bool {
 	for _, a := range asks {
 		q = strings.ReplaceAll(q, a, " ")
 	}
 	req, ans, raw := newHashSet(request), newHashSet(answer), newHashSet(followUp)
-	other := 0
 	for _, t := range Tokens(q) {
-		if _, ok := timeWords[t]; ok || req.has(t) || ans.has(t) || !raw.has(t) {
+		if timeWords.has(t) || whenVerbs.has(t) || emphasisTokens.has(t) || req.has(t) || ans.has(t) || !raw.has(t) {
 			continue
 		}
-		if other++; other > 1 {
-			return false
-		}
+		return false
 	}
 	return true
 }
@@ -226,12 +285,34 @@ func insistsOnYesNo(n, bare, request, answer string) bool {
 		return false
 	}
 	r := strings.Fields(cueNorm(request))
+	if len(r) > 0 && (yesNoAuxiliaries[r[0]] || yesNoModals[r[0]]) && bareYesOrNo[strings.TrimSpace(n)] {
+		return true // "Yes or no?" alone
+	}
 	f := strings.Fields(bare)
-	if len(r) < 2 || len(f) < 2 || r[0] != f[0] || r[1] != f[1] {
+	if len(r) < 2 || len(f) < 2 || r[0] != f[0] || r[1] != f[1] || !yesNoAuxiliaries[r[0]] && !yesNoModals[r[0]] {
 		return false
 	}
-	return yesNoAuxiliaries[r[0]] || yesNoModals[r[0]]
+	if hasWord(n, alsoWords) { // "Can I bring my cat too, or not?": another thing
+		return false
+	}
+	// At most one word that is in neither the request nor the answer: "so can I bring him
+	// on board or not" re-asks; "¿Puedo llevar comida para el bebé o no?" asks anew.
+	req, ans := newHashSet(request), newHashSet(answer)
+	other := 0
+	for _, t := range Tokens(bare) {
+		if !req.has(t) && !ans.has(t) && !emphasisTokens.has(t) {
+			other++
+		}
+	}
+	return other <= 1
 }
+
+// bareYesOrNo are follow-ups that only ask for the yes or no (cueNorm'ed, trimmed).
+var bareYesOrNo = map[string]bool{"yes or no": true, "oui ou non": true, "si o no": true, "ja oder nein": true}
+
+// alsoWords add another thing to a question ("…too", "aussi", "también", "auch"),
+// cueNorm'ed.
+var alsoWords = []string{"too", "also", "as well", "aussi", "egalement", "tambien", "auch", "ebenfalls"}
 
 // yesNoModals open a closed question that asks what the user may or can do ("Can I
 // return the car elsewhere?", "Puis-je…", "Kann ich…"); yesNoAuxiliaries leave them out

@@ -68,8 +68,8 @@ var assertionWords = []string{
 // questionLeads open a question typed without a question mark ("what is 72F in C",
 // "quand est-ce que…", "cuánto es…", "wie viel…"): it asks, it does not restate.
 var questionLeads = newLeadSet([]string{
-	"what", "whats", "when", "whens", "where", "wheres", "who", "whos", "why", "how", "hows", "which", "is it",
-	"are", "does", "do", "did", "isnt",
+	"what", "whats", "when", "whens", "where", "wheres", "who", "whos", "why", "how", "hows", "which", "is",
+	"are", "was", "does", "do", "did", "isnt", "has", "have", "can", "could", "should", "may",
 	"quel", "quelle", "quels", "quelles", "quand", "ou", "pourquoi", "comment", "combien", "est ce", "cest quoi",
 	"que", "cual", "cuales", "cuando", "donde", "por que", "como", "cuanto", "cuanta", "cuantos", "cuantas",
 	"was", "wann", "wo", "warum", "wie", "welche", "welcher", "welches", "wieviel",
@@ -127,7 +127,7 @@ var changeWords = []string{"then", "alors", "entonces", "dann"}
 //     "tuesday please" after a request for Tuesday answered for Monday), unless the
 //     answer picked one of two or more values the request offers as alternatives
 //     ("Monday or Tuesday?": choiceWords).
-//     Weekdays named in full count as values here (kindWeekday).
+//     Weekdays named in full count as values here (kindWeekday), and in this form only.
 //  3. The other half of the day (English): "AM"/"in the morning" after an answer with a
 //     "PM" time, or "PM"/"in the evening" after an "AM" one, with no value other than
 //     the request's and the answer's.
@@ -187,7 +187,9 @@ func restatement(f followUpText, answer, request string) (ok bool, confidence fl
 	if kept == 0 || kept == served {
 		produced := ans.produced(req)
 		for _, f := range up.list {
-			if ans.has(f) || req.has(f) || !produced[f.Kind] {
+			// A weekday of its own is a new request more often than a correction ("…and the
+			// train back on Sunday"): weekdays count in form 2 only.
+			if ans.has(f) || req.has(f) || !produced[f.Kind] || f.Kind == kindWeekday {
 				continue
 			}
 			if framesValue(norm, followUp, answer, up) {
@@ -513,10 +515,12 @@ func languageAskedAgain(n, answer, request string) (bool, float64, string) {
 			named = l
 		}
 	}
-	if named == "" || dominantLanguage(request) != named {
+	// One exclusive stop word tells a short text's language here: the follow-up names the
+	// request's language in at most four words, which is evidence enough.
+	if named == "" || languageOf(request, 1) != named {
 		return false, 0, ""
 	}
-	if a := dominantLanguage(answer); a != "" && a != named {
+	if a := languageOf(answer, 1); a != "" && a != named {
 		return true, 0.8, `"` + strings.TrimSpace(n) + `": the request is in ` + languageLabel[named] + `, the answer in ` + languageLabel[a]
 	}
 	return false, 0, ""
@@ -544,10 +548,14 @@ var languageLabel = map[string]string{
 // only to that language's code: what tells the languages apart.
 var exclusiveStops = func() map[string]string {
 	lists := map[string]string{"en": stopEN, "fr": stopFR, "es": stopES, "de": stopDE}
-	count := map[string]int{}
+	count := map[string]int{} // languages whose list holds the word (a list may repeat one)
 	for _, l := range lists {
+		seen := map[string]bool{}
 		for _, w := range strings.Fields(l) {
-			count[w]++
+			if !seen[w] {
+				seen[w] = true
+				count[w]++
+			}
 		}
 	}
 	out := map[string]string{}
