@@ -110,7 +110,7 @@ func factList(fs []text.Fact) string {
 // carries forward) and stops as soon as nothing is left ungrounded: the user message with the final responder's
 // input and tool results, then all of the turn's sources, then those of turns 0..ti.
 // The result is the same as the last stage's, without the numbers the response derives
-// from grounded ones it states (text.WithoutDerived: "20% of $350 is $70", "20°C
+// in writing from grounded ones (text.WithoutDerived: "20% of $350 is $70", "20°C
 // (68°F)"); the common case costs a few texts.
 func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 	t := &c.s.Turns[ti]
@@ -130,16 +130,25 @@ func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 			return nil
 		}
 	}
-	out := text.UngroundedIn(stated, c.sourceIndexes(c.turnSources(ti))...)
+	own := c.sourceIndexes(c.turnSources(ti))
+	out := text.UngroundedIn(stated, own...)
 	if len(out) == 0 || ti == 0 {
-		return text.WithoutDerived(out, stated, final)
+		return withoutDerived(out, final, own)
 	}
 	all := make([]*text.Index, 0, 8*(ti+1))
 	for k := 0; k < ti; k++ {
 		all = append(all, c.indexes(c.turnSources(k))...)
 	}
-	all = append(all, c.sourceIndexes(c.turnSources(ti))...)
-	return text.WithoutDerived(text.UngroundedIn(stated, all...), stated, final)
+	all = append(all, own...)
+	return withoutDerived(text.UngroundedIn(stated, all...), final, all)
+}
+
+// withoutDerived is text.WithoutDerived with the facts grounded in sources.
+func withoutDerived(ungrounded []text.Fact, final string, sources []*text.Index) []text.Fact {
+	if len(ungrounded) == 0 {
+		return nil
+	}
+	return text.WithoutDerived(ungrounded, final, func(f text.Fact) bool { return text.FoundIn([]text.Fact{f}, sources...)[0] })
 }
 
 // turnSources returns the texts a final response may draw on from turn ti: the user

@@ -50,7 +50,7 @@ const (
 // R 9/14, false alarms 2/26 (the third round's rules gave RDM P 12/14 R 12/24, the rest
 // the same). Its misses were then read, and the fifth round (a fix that still fails, an
 // incredulous echo, the answer's language named, the user's own slip rejecting what they
-// asked, re-asks told by their frame, weekdays as values; tuning cases in our own words)
+// asked, re-asks told by their frame; tuning cases in our own words)
 // gave RDM P 22/22 R 22/24, CCM P 12/12 R 12/14, false alarms 0/26 there. heldout6 (a
 // fourth independent writer, other domains again) was written while that round was being
 // built and measured blind, first with the fourth round's rules (RDM P 23/25 R 23/30, CCM
@@ -58,10 +58,11 @@ const (
 // 15/15 R 15/20, false alarms 0/30). A read-only review then found 36 false alarms of the
 // round on ordinary messages it wrote; narrowing the rules for them cost heldout5 one
 // re-ask ("…or not" now needs no new word) and heldout6 one CCM and one RDM precision
-// (its summary, never its misses, was looked at). The floors are the figures after that.
+// (its summary, never its misses, was looked at). Weekdays read as values (heldout4 RDM R
+// +1) were taken out after a second review. The floors are the figures after that.
 var qualityFloors = map[string]struct{ rdmP, rdmR, ccmP, ccmR, falseAlarms float64 }{
 	"heldout3": {rdmP: 14.0 / 14, rdmR: 14.0 / 21, ccmP: 11.0 / 12, ccmR: 11.0 / 13, falseAlarms: 0},
-	"heldout4": {rdmP: 21.0 / 21, rdmR: 21.0 / 33, ccmP: 12.0 / 12, ccmR: 12.0 / 16, falseAlarms: 0},
+	"heldout4": {rdmP: 20.0 / 20, rdmR: 20.0 / 33, ccmP: 12.0 / 12, ccmR: 12.0 / 16, falseAlarms: 0},
 	"heldout5": {rdmP: 22.0 / 22, rdmR: 22.0 / 24, ccmP: 11.0 / 11, ccmR: 11.0 / 14, falseAlarms: 0},
 	"heldout6": {rdmP: 23.0 / 24, rdmR: 23.0 / 30, ccmP: 14.0 / 14, ccmR: 14.0 / 20, falseAlarms: 0},
 }

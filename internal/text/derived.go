@@ -7,122 +7,76 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
-// This file holds WithoutDerived: a number the response computes from numbers it states and
-// that are grounded ("20% of $350 is $70", "20°C (68°F)", "4 tickets at $15 each: $60") is
-// no hallucination (docs/decisions/text.md §6.1).
+// This file holds WithoutDerived: a number the response computes, in writing, from numbers
+// of the sources ("20% of $350 is $70", "It's 20°C (68°F)") is no hallucination
+// (docs/decisions/text.md §6.1).
 
-// maxOperands bounds the grounded numbers tried as operands of a percentage or a
-// conversion, and maxPairOperands those tried in pairs (a sum, a product…): the more
-// numbers a response states, the likelier a made-up one equals some sum of two of them,
-// so pairs are tried only in short computations.
+// Bounds of the work on one response: the percentages and the values with a unit that
+// are read, and the grounded bases tried. Beyond them the rest is not read (so not
+// derived): the work is linear in the response.
 const (
-	maxOperands     = 24
-	maxPairOperands = 6
+	maxPercents  = 16
+	maxUnitTerms = 64
+	maxBases     = 32
 )
 
-// arithmeticWords say that the response adds or multiplies ("in total", "each",
-// "insgesamt"…), cueNorm'ed, matched as words; a sign of arithmeticMarks counts as well.
-var arithmeticWords = []string{
-	"total", "in total", "altogether", "sum", "combined", "each", "subtotal",
-	"au total", "chacun", "chacune", "somme",
-	"en total", "cada", "cada uno", "suma",
-	"insgesamt", "gesamt", "zusammen", "je", "summe",
-}
-
-// arithmeticMarks are the signs of a computation written out ("15 × 4 = 60").
-const arithmeticMarks = "+×*=÷"
-
-// conversions are the unit conversions a response commonly adds after a grounded value:
-// the factor and offset from one unit to the other (both ways are tried), and the words
-// that must name the target unit in the response (cueNorm'ed).
-var conversions = []struct {
-	factor, offset float64
-	units          []string
-}{
-	{9.0 / 5, 32, []string{"f", "fahrenheit", "c", "celsius"}}, // °C ↔ °F ("20°C" reads "20 c")
-	{0.621371, 0, []string{"mile", "miles", "km", "kilometers", "kilometres"}},
-	{2.20462, 0, []string{"lb", "lbs", "pound", "pounds", "kg", "kilograms", "kilos"}},
-	{1 / 2.54, 0, []string{"inch", "inches", "cm", "centimeters", "centimetres"}},
-}
-
-// WithoutDerived returns the facts of ungrounded that response does not derive from the
-// numbers it states (stated, its SalientFacts) and that are grounded (not in ungrounded;
-// plain integers up to 10 included). A number or amount v is derived when, within the
-// rounding of v (half a unit of its last decimal):
+// WithoutDerived returns the facts of ungrounded (numbers and amounts the response states
+// that no source holds) less those the response derives, in writing, from values of the
+// sources (grounded reports whether a fact the response states is in a source, a plain
+// integer up to 10 included: FoundIn over them). Two forms, within the rounding of the derived value v (half a unit of its
+// last decimal):
 //
-//   - v is p% of a grounded b, or b plus or minus p% of b, where the response writes p
-//     with "%" ("20% of $350 is $70", "$280 after the 20% discount");
-//   - v is a conversion of a grounded value between °C and °F, km and miles, kg and
-//     pounds, or cm and inches, and the response names one of the two units;
-//   - v is the sum, difference, product or quotient of two grounded values, the response
-//     says it computes (arithmeticWords, or a sign of arithmeticMarks: "4 tickets at $15
-//     each: $60", "$1,523.75 + $300 = $1,823.75"), and it states at most maxPairOperands
-//     grounded values.
+//   - a percentage of a grounded value: v is p % of b, where the response writes p as a
+//     percentage ("20%", "20 %", "5,5 %", "12.50%") and both p and b are grounded: "20% of
+//     $350 is $70". A share of an invented base or at an invented rate stays, and so does a
+//     total after the share (a discount or a tax), which needs the direction the response
+//     meant.
+//   - a unit conversion written out: the response writes a grounded value a with one unit
+//     and v with the other of a pair, °C/°F, km/miles or kg/lb ("20°C (68°F)", "-5 °C (23
+//     °F)", "10 km, about 6.2 miles"), and v is a converted in that direction, within the
+//     rounding of v or 1% of it ("roughly 1,600 km").
 //
-// At most maxOperands grounded values are tried. Facts of other kinds are kept. The result
-// shares no memory with ungrounded; nil when every fact is derived.
-func WithoutDerived(ungrounded, stated []Fact, response string) []Fact {
+// Nothing else is derived: not sums, products or averages, which a made-up number matches
+// too easily. Facts of other kinds are kept. The result shares no memory with ungrounded;
+// nil when nothing is left. The work is linear in the (capped) response.
+func WithoutDerived(ungrounded []Fact, response string, grounded func(Fact) bool) []Fact {
 	if len(ungrounded) == 0 {
 		return nil
 	}
-	var ops []float64
-	for _, f := range stated {
-		if len(ops) == maxOperands {
-			break
-		}
-		if f.Kind != KindNumber && f.Kind != KindAmount || contains(ungrounded, f) {
+	response = capInput(response)
+	terms := scanTerms(response)
+	if len(terms.percents) == 0 && len(terms.units) == 0 {
+		return append([]Fact(nil), ungrounded...)
+	}
+	// The grounded values the response states: bases of a percentage, operands of a conversion.
+	var bases []float64
+	ground := map[float64]bool{}
+	for _, f := range SalientFacts(response) {
+		if f.Kind != KindNumber && f.Kind != KindAmount {
 			continue
 		}
-		if v, err := strconv.ParseFloat(f.Value, 64); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
-			ops = append(ops, v)
+		v, err := strconv.ParseFloat(f.Value, 64)
+		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || ground[v] || !grounded(f) {
+			continue
+		}
+		ground[v] = true
+		if len(bases) < maxBases {
+			bases = append(bases, v)
 		}
 	}
 	var out []Fact
-	if len(ops) == 0 {
-		return append(out, ungrounded...)
-	}
-	n := cueNorm(response)
-	compact := strings.ReplaceAll(capInput(response), " ", "")
-	d := derivation{ops: ops}
-	for _, p := range ops {
-		if percentOf(compact, p) {
-			d.percents = append(d.percents, p)
-		}
-	}
-	for _, c := range conversions {
-		if hasWord(n, c.units) {
-			d.conversions = append(d.conversions, c.factor, c.offset)
-		}
-	}
-	d.pairs = len(ops) <= maxPairOperands &&
-		(hasWord(n, arithmeticWords) || strings.ContainsAny(response, arithmeticMarks) || strings.Contains(n, " x "))
 	for _, f := range ungrounded {
 		v, err := strconv.ParseFloat(f.Value, 64)
-		if (f.Kind == KindNumber || f.Kind == KindAmount) && err == nil && d.derives(v, decimals(f.Value)) {
+		if (f.Kind == KindNumber || f.Kind == KindAmount) && err == nil &&
+			(terms.percentOf(v, decimals(f.Value), bases, ground) || terms.converted(v, ground)) {
 			continue
 		}
 		out = append(out, f)
 	}
 	return out
-}
-
-// derivation is what a response computes with: its grounded values (ops), those it writes
-// as percentages, the conversions whose units it names (factor and offset pairs) and
-// whether it says it adds or multiplies (pairs).
-type derivation struct {
-	ops, percents, conversions []float64
-	pairs                      bool
-}
-
-func contains(fs []Fact, f Fact) bool {
-	for _, g := range fs {
-		if g == f {
-			return true
-		}
-	}
-	return false
 }
 
 // decimals returns the number of digits after the decimal point of the normalised value.
@@ -133,33 +87,193 @@ func decimals(v string) int {
 	return 0
 }
 
-// derives reports whether v (written with d decimals) is computed from the derivation's
-// values, as WithoutDerived describes.
-func (dv *derivation) derives(v float64, d int) bool {
-	tol := 0.5*math.Pow(10, -float64(d)) + 1e-9
-	near := func(r float64) bool { return math.Abs(r-v) <= tol }
-	for _, p := range dv.percents {
-		for _, b := range dv.ops {
-			share := p / 100 * b
-			if near(share) || near(b+share) || near(b-share) {
-				return true
+// halfUnit is half a unit of the last of d decimals, with a margin for floating point
+// relative to r.
+func halfUnit(d int, r float64) float64 {
+	return 0.5*math.Pow(10, -float64(d)) + 1e-9*math.Max(1, math.Abs(r))
+}
+
+// unitTerm is a value the response writes with a unit: its signed value, its unit (one
+// of conversionUnits' keys) and its decimals.
+type unitTerm struct {
+	value    float64
+	unit     string
+	decimals int
+}
+
+// responseTerms are the percentages and the values with a unit a response writes.
+type responseTerms struct {
+	percents []float64
+	units    []unitTerm
+}
+
+// conversionUnits name the units of the conversions read (cueNorm-like, lower-cased), with
+// the unit of their pair ("c" for °C, "f" for °F).
+var conversionUnits = map[string]string{
+	"c": "f", "f": "c", "celsius": "f", "fahrenheit": "c", "km": "mi", "kilometers": "mi", "kilometres": "mi", "mi": "km", "mile": "km", "miles": "km",
+	"kg": "lb", "kilos": "lb", "kilograms": "lb", "lb": "kg", "lbs": "kg",
+}
+
+// canonicalUnit maps each unit word to one name per unit.
+var canonicalUnit = map[string]string{
+	"c": "c", "f": "f", "celsius": "c", "fahrenheit": "f", "km": "km", "kilometers": "km", "kilometres": "km", "mi": "mi", "mile": "mi", "miles": "mi",
+	"kg": "kg", "kilos": "kg", "kilograms": "kg", "lb": "lb", "lbs": "lb",
+}
+
+// convert converts a from unit to its pair ("c" → "f"…).
+func convert(a float64, from string) float64 {
+	switch from {
+	case "c":
+		return a*9/5 + 32
+	case "f":
+		return (a - 32) * 5 / 9
+	case "km":
+		return a * 0.621371
+	case "mi":
+		return a / 0.621371
+	case "kg":
+		return a * 2.20462
+	case "lb":
+		return a / 2.20462
+	}
+	return math.NaN()
+}
+
+// scanTerms reads the numbers of s followed by "%" or by a unit of conversionUnits, with
+// their sign ("-5 °C", "−5°C"), decimal comma ("5,5 %") and thousands separators ("1,600
+// km"), and spaces, no-break spaces or none between number and sign.
+func scanTerms(s string) responseTerms {
+	var t responseTerms
+	for i := 0; i < len(s) && len(t.percents) < maxPercents && len(t.units) < maxUnitTerms; {
+		if !isDigit(s[i]) || i > 0 && (isDigit(s[i-1]) || isLetterByte(s[i-1])) {
+			i++
+			continue
+		}
+		start := i
+		neg := i > 0 && s[i-1] == '-' || strings.HasSuffix(s[:i], "−")
+		v, d, end := scanNumber(s, i)
+		i = end
+		if end == start {
+			i++
+			continue
+		}
+		if neg {
+			v = -v
+		}
+		rest := skipSpaces(s[end:])
+		switch {
+		case strings.HasPrefix(rest, "%") || hasPrefixFoldAny(rest, percentWords):
+			t.percents = append(t.percents, math.Abs(v))
+		case hasPrefixFoldAny(rest, degreeWords):
+			if u := unitWord(skipSpaces(rest[strings.IndexByte(rest, ' ')+1:])); u == "celsius" || u == "fahrenheit" {
+				t.units = append(t.units, unitTerm{value: v, unit: canonicalUnit[u], decimals: d})
+			}
+		case strings.HasPrefix(rest, "°") || strings.HasPrefix(rest, "º"):
+			_, size := utf8.DecodeRuneInString(rest)
+			if u := unitWord(skipSpaces(rest[size:])); u == "c" || u == "f" {
+				t.units = append(t.units, unitTerm{value: v, unit: u, decimals: d})
+			}
+		default:
+			if u := canonicalUnit[unitWord(rest)]; u != "" && u != "c" && u != "f" {
+				t.units = append(t.units, unitTerm{value: v, unit: u, decimals: d})
 			}
 		}
 	}
-	for i := 0; i+1 < len(dv.conversions); i += 2 {
-		factor, offset := dv.conversions[i], dv.conversions[i+1]
-		for _, a := range dv.ops {
-			if near(a*factor+offset) || near((a-offset)/factor) {
-				return true
-			}
+	return t
+}
+
+// percentWords and degreeWords follow a number as a percentage ("12 percent", "70 por
+// ciento") or before a temperature scale ("30 degrees Celsius", "86 Grad Fahrenheit"),
+// lower-case, each with its trailing space.
+var (
+	percentWords = []string{"percent", "per cent", "pour cent", "por ciento", "prozent"}
+	degreeWords  = []string{"degrees ", "degree ", "degres ", "degrés ", "grados ", "grad "}
+)
+
+// hasPrefixFoldAny reports whether s opens with one of the words, whatever its case.
+func hasPrefixFoldAny(s string, words []string) bool {
+	for _, w := range words {
+		if hasPrefixFold(s, w) {
+			return true
 		}
 	}
-	if !dv.pairs {
-		return false
+	return false
+}
+
+// scanNumber reads the number at s[i:]: digits, "," or "." followed by exactly three digits
+// as a thousands separator when more digits of a group could follow ("1,600"), else as the
+// decimal mark ("5,5", "12.50", "2.5"). It returns the value, its decimals and the end.
+func scanNumber(s string, i int) (value float64, decimals, end int) {
+	var b strings.Builder
+	j := i
+	for j < len(s) && isDigit(s[j]) {
+		b.WriteByte(s[j])
+		j++
 	}
-	for i, a := range dv.ops {
-		for _, b := range dv.ops[i+1:] {
-			if near(a+b) || near(a-b) || near(b-a) || near(a*b) || b != 0 && near(a/b) || a != 0 && near(b/a) {
+	for j+1 < len(s) && (s[j] == ',' || s[j] == '.') && isDigit(s[j+1]) {
+		k := j + 1
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		if s[j] == ',' && k-j-1 == 3 { // "1,600": a thousands group
+			b.WriteString(s[j+1 : k])
+			j = k
+			continue
+		}
+		b.WriteByte('.')
+		b.WriteString(s[j+1 : k])
+		decimals = k - j - 1
+		j = k
+		break
+	}
+	v, err := strconv.ParseFloat(b.String(), 64)
+	if err != nil || math.IsInf(v, 0) {
+		return 0, 0, i
+	}
+	return v, decimals, j
+}
+
+// skipSpaces returns s without its leading spaces, no-break spaces and narrow no-break
+// spaces.
+func skipSpaces(s string) string {
+	for {
+		switch {
+		case strings.HasPrefix(s, " "):
+			s = s[1:]
+		case strings.HasPrefix(s, "\u00a0"), strings.HasPrefix(s, "\u202f"):
+			_, size := utf8.DecodeRuneInString(s)
+			s = s[size:]
+		default:
+			return s
+		}
+	}
+}
+
+// unitWord returns the unit word (lower-cased) that opens s when a letter does not follow
+// it ("km", "miles", "F)"), else "".
+func unitWord(s string) string {
+	j := 0
+	for j < len(s) && isLetterByte(s[j]) {
+		j++
+	}
+	w := strings.ToLower(s[:j])
+	if _, ok := conversionUnits[w]; ok {
+		return w
+	}
+	return ""
+}
+
+func isLetterByte(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// percentOf reports whether v (with d decimals) is p % of b for a percentage p the
+// response writes and a base b, both grounded (ground; bases are the grounded values).
+func (t responseTerms) percentOf(v float64, d int, bases []float64, ground map[float64]bool) bool {
+	for _, p := range t.percents {
+		if !ground[p] {
+			continue
+		}
+		for _, b := range bases {
+			if r := p / 100 * b; math.Abs(r-v) <= halfUnit(d, r) {
 				return true
 			}
 		}
@@ -167,19 +281,22 @@ func (dv *derivation) derives(v float64, d int) bool {
 	return false
 }
 
-// percentOf reports whether the response (compact: without spaces) writes p as a
-// percentage ("20%", "20 %", "12.5%").
-func percentOf(compact string, p float64) bool {
-	s := strconv.FormatFloat(p, 'f', -1, 64) + "%"
-	for i := 0; ; {
-		j := strings.Index(compact[i:], s)
-		if j < 0 {
-			return false
+// converted reports whether v is written with a unit and is the conversion of a grounded
+// value (ground) the response writes with the paired unit.
+func (t responseTerms) converted(v float64, ground map[float64]bool) bool {
+	for _, target := range t.units {
+		if math.Abs(target.value) != v {
+			continue
 		}
-		j += i
-		if j == 0 || !isDigit(compact[j-1]) && compact[j-1] != '.' { // not the end of "120%"
-			return true
+		for _, src := range t.units {
+			if conversionUnits[src.unit] != target.unit || !ground[math.Abs(src.value)] {
+				continue
+			}
+			r := convert(src.value, src.unit)
+			if math.Abs(r-target.value) <= math.Max(halfUnit(target.decimals, r), 0.01*math.Abs(r)) {
+				return true
+			}
 		}
-		i = j + 1
 	}
+	return false
 }

@@ -190,6 +190,27 @@ func hasAny(n string, phrases []string) bool {
 	return false
 }
 
+// weekdayNames maps the full weekday names of the four languages (cueNorm'ed, singular
+// or plural) to the English name: an answer that names one says when (saysWhen).
+var weekdayNames = func() map[string]string {
+	m := map[string]string{}
+	en := strings.Fields("monday tuesday wednesday thursday friday saturday sunday")
+	for _, l := range []string{
+		"monday tuesday wednesday thursday friday saturday sunday",
+		"lundi mardi mercredi jeudi vendredi samedi dimanche",
+		"lunes martes miercoles jueves viernes sabado domingo",
+		"montag dienstag mittwoch donnerstag freitag samstag sonntag",
+	} {
+		for i, w := range strings.Fields(l) {
+			m[w] = en[i]
+			if !strings.HasSuffix(w, "s") {
+				m[w+"s"] = en[i] // "Tuesdays", "samedis"
+			}
+		}
+	}
+	return m
+}()
+
 // saysWhen reports whether the answer (raw s, cueNorm'ed n) says a time: a date, a
 // weekday or month name, a clock time ("14:05", "7am", "7 pm"), a number in words, or one
 // of timeWords.

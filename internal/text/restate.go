@@ -17,34 +17,7 @@ import (
 // restateKinds are the fact kinds a restatement compares: a value of one kind stands in
 // for the answer's value of the same kind only (an amount for an amount: "$25 for adults"
 // is not a correction of "open from 10 to 5").
-var restateKinds = map[string]bool{KindNumber: true, KindAmount: true, KindDate: true, KindID: true, kindWeekday: true}
-
-// kindWeekday is the kind of a weekday named in full ("Tuesday", "mardi", "martes",
-// "Dienstag"), its value the day's English name: a restatement reads them as values
-// ("tuesday please" after an answer for Monday to a request for Tuesday). SalientFacts
-// does not extract them.
-const kindWeekday = "weekday"
-
-// weekdayNames maps the full weekday names of the four languages (cueNorm'ed, singular
-// or plural) to the English name.
-var weekdayNames = func() map[string]string {
-	m := map[string]string{}
-	en := strings.Fields("monday tuesday wednesday thursday friday saturday sunday")
-	for _, l := range []string{
-		"monday tuesday wednesday thursday friday saturday sunday",
-		"lundi mardi mercredi jeudi vendredi samedi dimanche",
-		"lunes martes miercoles jueves viernes sabado domingo",
-		"montag dienstag mittwoch donnerstag freitag samstag sonntag",
-	} {
-		for i, w := range strings.Fields(l) {
-			m[w] = en[i]
-			if !strings.HasSuffix(w, "s") {
-				m[w+"s"] = en[i] // "Tuesdays", "samedis"
-			}
-		}
-	}
-	return m
-}()
+var restateKinds = map[string]bool{KindNumber: true, KindAmount: true, KindDate: true, KindID: true}
 
 // citationWords report what a source the user looked at says ("the app shows…", "mon relevé
 // indique…", "en la web pone…", "auf der Website steht…"), cueNorm'ed, matched as words.
@@ -123,11 +96,7 @@ var changeWords = []string{"then", "alors", "entonces", "dann"}
 //     be"), share a content word with the answer ("It's about 85 grams." after "about 58
 //     grams"), or hold nothing but values.
 //  2. A value of the request that the answer lacks, while the answer holds another value
-//     of that kind ("We're 6 people." after a request for 6 answered with a table for 4;
-//     "tuesday please" after a request for Tuesday answered for Monday), unless the
-//     answer picked one of two or more values the request offers as alternatives
-//     ("Monday or Tuesday?": choiceWords).
-//     Weekdays named in full count as values here (kindWeekday), and in this form only.
+//     of that kind ("We're 6 people." after a request for 6 answered with a table for 4).
 //  3. The other half of the day (English): "AM"/"in the morning" after an answer with a
 //     "PM" time, or "PM"/"in the evening" after an "AM" one, with no value other than
 //     the request's and the answer's.
@@ -163,10 +132,9 @@ func restatement(f followUpText, answer, request string) (ok bool, confidence fl
 	}
 	ans, req := valueSet(answer), valueSet(request)
 
-	// 2. A value of the request the answer lacks (unless the answer chose among the
-	// request's values of that kind: "Monday or Tuesday?" answered for Tuesday).
+	// 2. A value of the request the answer lacks.
 	for _, f := range up.list {
-		if req.has(f) && !ans.has(f) && ans.hasKind(f.Kind) && !(offersChoice(request) && ans.choseAmong(req, f.Kind)) {
+		if req.has(f) && !ans.has(f) && ans.hasKind(f.Kind) {
 			return true, 0.85, `"` + f.Value + `": the request's value, which the answer lacks (it has ` + ans.quotedIf(f.Kind, values{}) + ")"
 		}
 	}
@@ -187,9 +155,7 @@ func restatement(f followUpText, answer, request string) (ok bool, confidence fl
 	if kept == 0 || kept == served {
 		produced := ans.produced(req)
 		for _, f := range up.list {
-			// A weekday of its own is a new request more often than a correction ("…and the
-			// train back on Sunday"): weekdays count in form 2 only.
-			if ans.has(f) || req.has(f) || !produced[f.Kind] || f.Kind == kindWeekday {
+			if ans.has(f) || req.has(f) || !produced[f.Kind] {
 				continue
 			}
 			if framesValue(norm, followUp, answer, up) {
@@ -222,19 +188,11 @@ type values struct {
 
 func valueSet(s string) values {
 	vs := values{set: map[Fact]struct{}{}, kinds: map[string]bool{}}
-	add := func(f Fact) {
+	for _, f := range SalientFacts(s) {
 		if _, dup := vs.set[f]; restateKinds[f.Kind] && !dup {
 			vs.set[f] = struct{}{}
 			vs.list = append(vs.list, f)
 			vs.kinds[f.Kind] = true
-		}
-	}
-	for _, f := range SalientFacts(s) {
-		add(f)
-	}
-	for _, w := range strings.Fields(cueNorm(s)) {
-		if d, ok := weekdayNames[w]; ok {
-			add(Fact{Kind: kindWeekday, Value: d})
 		}
 	}
 	return vs
@@ -246,34 +204,6 @@ func (vs values) has(f Fact) bool {
 }
 
 func (vs values) hasKind(kind string) bool { return vs.kinds[kind] }
-
-// choiceWords offer alternatives in a request ("Monday or Tuesday?", "lundi ou mardi",
-// "lunes o martes", "Montag oder Dienstag"), cueNorm'ed.
-var choiceWords = []string{"or", "either", "ou", "soit", "o", "u", "oder", "entweder"}
-
-// offersChoice reports whether request offers alternatives (choiceWords).
-func offersChoice(request string) bool { return hasWord(cueNorm(request), choiceWords) }
-
-// choseAmong reports whether req (the request's values) holds two or more values of kind
-// and every value of that kind in vs (the answer's) is one of them: the answer picked one
-// of the user's options.
-func (vs values) choseAmong(req values, kind string) bool {
-	n := 0
-	for _, f := range req.list {
-		if f.Kind == kind {
-			n++
-		}
-	}
-	if n < 2 {
-		return false
-	}
-	for _, f := range vs.list {
-		if f.Kind == kind && !req.has(f) {
-			return false
-		}
-	}
-	return true
-}
 
 // produced returns the kinds of which vs (the answer's values) holds a value that req
 // (the request's) does not: the values the answer produced.
