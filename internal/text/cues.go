@@ -383,7 +383,7 @@ var stillLeads = map[string]string{
 // black screens, refusals, timeouts. A status code 4xx/5xx or a quoted message counts too
 // (stillSentence).
 var problemWords = wordSet(`error errors erreur erreurs errores fehler fehlermeldung fail fails failed failing failure
-echec echoue echoue falla fallo fallos fallando fehlgeschlagen crash crashes crashed crashing plante plantage
+echec echoue falla fallo fallos fallando fehlgeschlagen crash crashes crashed crashing plante plantage
 stuck frozen freezes freezing bloque bloquee bloqueado bloqueada hangt haengt blank blanche blanco blanca leer
 black noir noire negra negro schwarz invalid invalide invalides invalido invalida ungultig ungultige denied refuse
 refusee denegado denegada verweigert declined rejected rechazado rechazada abgelehnt timeout timeouts broken

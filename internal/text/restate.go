@@ -38,11 +38,12 @@ var assertionWords = []string{
 	"ich bin sicher", "ich bin mir sicher", "sollte", "musste", "muss doch",
 }
 
-// questionLeads open a question typed without a question mark ("what is 72F in C",
-// "quand est-ce que…", "cuánto es…", "wie viel…"): it asks, it does not restate.
+// questionLeads open a question typed without a question mark ("what is 72F in C", "is
+// the café open on Mondays or not", "quand est-ce que…", "cuánto es…", "wie viel…"): it
+// asks, it does not restate. ("was" is German "what" and English "was" alike.)
 var questionLeads = newLeadSet([]string{
 	"what", "whats", "when", "whens", "where", "wheres", "who", "whos", "why", "how", "hows", "which", "is",
-	"are", "was", "does", "do", "did", "isnt", "has", "have", "can", "could", "should", "may",
+	"are", "does", "do", "did", "isnt", "has", "have", "can", "could", "should", "may",
 	"quel", "quelle", "quels", "quelles", "quand", "ou", "pourquoi", "comment", "combien", "est ce", "cest quoi",
 	"que", "cual", "cuales", "cuando", "donde", "por que", "como", "cuanto", "cuanta", "cuantos", "cuantas",
 	"was", "wann", "wo", "warum", "wie", "welche", "welcher", "welches", "wieviel",
