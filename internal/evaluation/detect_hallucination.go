@@ -133,22 +133,14 @@ func (c *evalCtx) ungrounded(ti int, final string) []text.Fact {
 	own := c.sourceIndexes(c.turnSources(ti))
 	out := text.UngroundedIn(stated, own...)
 	if len(out) == 0 || ti == 0 {
-		return withoutDerived(out, final, own)
+		return text.WithoutDerived(out, stated, final, own...)
 	}
 	all := make([]*text.Index, 0, 8*(ti+1))
 	for k := 0; k < ti; k++ {
 		all = append(all, c.indexes(c.turnSources(k))...)
 	}
 	all = append(all, own...)
-	return withoutDerived(text.UngroundedIn(stated, all...), final, all)
-}
-
-// withoutDerived is text.WithoutDerived with the facts grounded in sources.
-func withoutDerived(ungrounded []text.Fact, final string, sources []*text.Index) []text.Fact {
-	if len(ungrounded) == 0 {
-		return nil
-	}
-	return text.WithoutDerived(ungrounded, final, func(f text.Fact) bool { return text.FoundIn([]text.Fact{f}, sources...)[0] })
+	return text.WithoutDerived(text.UngroundedIn(stated, all...), stated, final, all...)
 }
 
 // turnSources returns the texts a final response may draw on from turn ti: the user

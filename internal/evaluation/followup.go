@@ -143,11 +143,12 @@ func (e *Evaluator) detectFollowUp(sessionID, request, answer, followUp string) 
 	if at := e.cfg.CCMAnsweredThreshold; r.Answered >= at && frame == "" {
 		// The answer echoes the request; a frame can still show that it did not deliver
 		// what was asked ("fine, but has the application been approved?").
-		if frame = r.Frame; frame == "" {
+		if r.Frame == "" {
 			d.Checks = append(d.Checks, fmt.Sprintf("ccm: the answer contains %s of the request (>= %s), so it was answered; similarity %s%s",
 				num(r.Answered), num(at), num(sim), served))
 			return d.none()
 		}
+		frame = r.Frame
 		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the answer contains %s of the request (>= %s); re-ask frame: %s", num(r.Answered), num(at), frame))
 	}
 	if frame != "" {

@@ -405,6 +405,16 @@ var thanksWords = wordSet(`thanks thank great perfect fantastic wonderful brilli
 love wow cool nice sweet yay better merci parfait super genial formidable incroyable chouette top mieux gracias
 perfecto estupendo maravilla increible mejor danke perfekt prima toll wunderbar klasse unglaublich besser`)
 
+// praises reports whether the cueNorm'ed text n holds one of thanksWords.
+func praises(n string) bool {
+	for _, w := range strings.Fields(n) {
+		if _, ok := thanksWords[w]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // fixFailed returns the lead of the first sentence of followUp (cueNorm'ed: whole) that
 // says the problem is still there (stillSentence) and is not a question; "" when none does.
 func fixFailed(whole, followUp string) string {
@@ -459,12 +469,10 @@ func stillSentence(sentence string) string {
 	if i := strings.IndexFunc(raw, func(r rune) bool { return !isAlnum(r) && !isMark(r) }); i >= 0 && raw[i] == ',' {
 		return ""
 	}
-	words := strings.Fields(n)
-	for _, w := range words {
-		if _, thanks := thanksWords[w]; thanks {
-			return ""
-		}
+	if praises(n) {
+		return ""
 	}
+	words := strings.Fields(n)
 	lead := strings.TrimSpace(first + " " + second)
 	for _, a := range absenceLeads {
 		if strings.HasPrefix(n, " "+a+" ") {

@@ -23,10 +23,11 @@ const (
 	maxBases     = 32
 )
 
-// WithoutDerived returns the facts of ungrounded (numbers and amounts the response states
-// that no source holds) less those the response derives, in writing, from values of the
-// sources (grounded reports whether a fact the response states is in a source, a plain
-// integer up to 10 included: FoundIn over them). Two forms, within the rounding of the derived value v (half a unit of its
+// WithoutDerived returns the facts of ungrounded (numbers and amounts of the response that
+// none of the indexed sources holds) less those the response derives, in writing, from
+// values of the sources. stated are the response's SalientFacts; each operand among them
+// is looked up in the sources, a plain integer up to 10 included (which Ungrounded never
+// looks up). Two forms, within the rounding of the derived value v (half a unit of its
 // last decimal):
 //
 //   - a percentage of a grounded value: v is p % of b, where the response writes p as a
@@ -42,7 +43,7 @@ const (
 // Nothing else is derived: not sums, products or averages, which a made-up number matches
 // too easily. Facts of other kinds are kept. The result shares no memory with ungrounded;
 // nil when nothing is left. The work is linear in the (capped) response.
-func WithoutDerived(ungrounded []Fact, response string, grounded func(Fact) bool) []Fact {
+func WithoutDerived(ungrounded, stated []Fact, response string, sources ...*Index) []Fact {
 	if len(ungrounded) == 0 {
 		return nil
 	}
@@ -54,12 +55,12 @@ func WithoutDerived(ungrounded []Fact, response string, grounded func(Fact) bool
 	// The grounded values the response states: bases of a percentage, operands of a conversion.
 	var bases []float64
 	ground := map[float64]bool{}
-	for _, f := range SalientFacts(response) {
+	for _, f := range stated {
 		if f.Kind != KindNumber && f.Kind != KindAmount {
 			continue
 		}
 		v, err := strconv.ParseFloat(f.Value, 64)
-		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || ground[v] || !grounded(f) {
+		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || ground[v] || !indexes(sources).found(f) {
 			continue
 		}
 		ground[v] = true

@@ -232,12 +232,12 @@ func TestWithoutDerived(t *testing.T) {
 			idx[i] = NewIndex(s)
 		}
 		stated := SalientFacts(tt.response)
-		got := WithoutDerived(UngroundedIn(stated, idx...), tt.response, func(f Fact) bool { return FoundIn([]Fact{f}, idx...)[0] })
+		got := WithoutDerived(UngroundedIn(stated, idx...), stated, tt.response, idx...)
 		var vals []string
 		for _, f := range got {
 			vals = append(vals, f.Value)
 		}
 		assert.Equal(t, tt.want, vals, "%q", tt.response)
 	}
-	assert.Nil(t, WithoutDerived(nil, "$70", func(Fact) bool { return true }))
+	assert.Nil(t, WithoutDerived(nil, SalientFacts("$70"), "$70"))
 }

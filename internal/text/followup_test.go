@@ -9,12 +9,28 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
+// evidenceCase is a row of the tests of the answer-aware RDM checks (Contradiction,
+// Restatement, Objection): want is the verdict, evidence a part of its evidence.
+type evidenceCase struct {
+	followUp, answer, request string
+	want                      bool
+	evidence                  string
+}
+
+// checkEvidence runs check over the cases: the verdict, a positive confidence exactly
+// when it holds, and the evidence.
+func checkEvidence(t *testing.T, check func(followUp, answer, request string) (bool, float64, string), cases []evidenceCase) {
+	t.Helper()
+	for _, tt := range cases {
+		ok, conf, ev := check(tt.followUp, tt.answer, tt.request)
+		assert.Equal(t, tt.want, ok, "%q after %q: %s", tt.followUp, tt.answer, ev)
+		assert.Equal(t, ok, conf > 0, "%q", tt.followUp)
+		assert.Contains(t, ev, tt.evidence, "%q", tt.followUp)
+	}
+}
+
 func TestContradiction(t *testing.T) {
-	tests := []struct {
-		followUp, answer, request string
-		want                      bool
-		evidence                  string
-	}{
+	tests := []evidenceCase{
 		{"Lisbon, not Madrid!", "The capital of Portugal is Madrid.", "What is the capital of Portugal?", true, `the answer said "madrid"`},
 		{"Canberra, pas Sydney !", "La capitale de l'Australie est Sydney.", "", true, `"pas sydney"`},
 		{"¡Dije 200, no 2000!", "He transferido 2.000 euros.", "Transfiere 200 euros.", true, `"dije 200, no 2000": the request's "200" is missing`},
@@ -38,22 +54,13 @@ func TestContradiction(t *testing.T) {
 		{"Leeds, not York!", "The York office opens at 9.", "When does the Leeds office open?", true, `the answer said "york"`},
 		{"From Paris, not from Rome!", "Booked: Rome to Paris on May 3.", "Book a flight from Paris to Rome on May 3.", true, `the answer said "rom"`},
 	}
-	for _, tt := range tests {
-		ok, conf, ev := Contradiction(tt.followUp, tt.answer, tt.request)
-		assert.Equal(t, tt.want, ok, "%q: %s", tt.followUp, ev)
-		assert.Equal(t, ok, conf > 0)
-		assert.Contains(t, ev, tt.evidence)
-	}
+	checkEvidence(t, Contradiction, tests)
 }
 
 // TestObjection: the disbelieving echo and the answer's language named, with the cases
 // that must stay none (docs/decisions/text.md §3.6).
 func TestObjection(t *testing.T) {
-	tests := []struct {
-		followUp, answer, request string
-		want                      bool
-		evidence                  string
-	}{
+	tests := []evidenceCase{
 		{"Decaf?? I ordered a double espresso.", "Your decaf latte is ready at the counter.", "Is my double espresso ready?", true, `"Decaf": an incredulous echo`},
 		{"¿¿Mañana?? Lo necesito hoy.", "Tu pedido llegará mañana por la tarde.", "¿Mi pedido llega hoy?", true, `"Mañana"`},
 		{"Gate B7?! The app says A2", "Your flight boards at gate B7.", "Which gate for LH 400?", true, `"Gate B7"`},
@@ -79,12 +86,7 @@ func TestObjection(t *testing.T) {
 		{"Sehr gut, dass du auf Französisch schreibst. Füge noch meine Telefonnummer hinzu.", "Bonjour Monsieur Martin, merci pour votre message et à bientôt.", "Schreib mir eine kurze Antwort an den Kunden aus Lyon.", false, ""},
 		{"", "x", "y", false, ""},
 	}
-	for _, tt := range tests {
-		ok, conf, ev := Objection(tt.followUp, tt.answer, tt.request)
-		assert.Equal(t, tt.want, ok, "%q: %s", tt.followUp, ev)
-		assert.Equal(t, ok, conf > 0)
-		assert.Contains(t, ev, tt.evidence)
-	}
+	checkEvidence(t, Objection, tests)
 }
 
 // TestReaskFrame: the three frames of a re-ask that similarity misses, with the new
@@ -133,11 +135,7 @@ func TestReaskFrame(t *testing.T) {
 // TestRestatement: the three forms of a correction that states the right value, each
 // with the cases that must stay none (docs/decisions/text.md §3.5).
 func TestRestatement(t *testing.T) {
-	tests := []struct {
-		followUp, answer, request string
-		want                      bool
-		evidence                  string
-	}{
+	tests := []evidenceCase{
 		// 1. A new value in place of one the answer produced.
 		{"12% of 450 is 54.", "12% of 450 is 48.", "What's 12% of 450?", true, `"54" in place of the answer's "48"`},
 		{"The lender's portal shows $6,180.", "Your remaining car loan balance is $8,420.", "How much is left on my car loan?", true, `"6180"`},
@@ -200,12 +198,7 @@ func TestRestatement(t *testing.T) {
 		{"", "x", "y", false, ""},
 		{"54", "", "What's 12% of 450?", false, ""},
 	}
-	for _, tt := range tests {
-		ok, conf, ev := Restatement(tt.followUp, tt.answer, tt.request)
-		assert.Equal(t, tt.want, ok, "%q after %q: %s", tt.followUp, tt.answer, ev)
-		assert.Equal(t, ok, conf > 0)
-		assert.Contains(t, ev, tt.evidence)
-	}
+	checkEvidence(t, Restatement, tests)
 }
 
 // TestSettledYesNo: a closed question settled by the answer's first word; requests phrased

@@ -62,7 +62,7 @@ func FuzzText(f *testing.F) {
 		Acceptance(a)
 		Objection(a, b, a)
 		ReaskFrame(b, a, b)
-		WithoutDerived(Ungrounded(a, b), a, func(Fact) bool { return true })
+		WithoutDerived(Ungrounded(a, b), SalientFacts(a), a, NewIndex(b))
 		SettledYesNo(a, b)
 		Refusal(a)
 		Uncertainty(a)
@@ -105,7 +105,7 @@ func TestAdversarialInputs(t *testing.T) {
 	}
 	start := time.Now()
 	dv := derivedVals.String()
-	if got := WithoutDerived(Ungrounded(dv, grounded.String()), dv, func(Fact) bool { return true }); len(got) == 0 {
+	if got := WithoutDerived(Ungrounded(dv, grounded.String()), SalientFacts(dv), dv, NewIndex(grounded.String())); len(got) == 0 {
 		t.Error("derived values: every made-up value read as derived")
 	}
 	if d := time.Since(start); d > 3*time.Second {
@@ -126,7 +126,7 @@ func TestAdversarialInputs(t *testing.T) {
 		Restatement(s, s, s)
 		Objection(s, s, s)
 		ReaskFrame(s, s, s)
-		WithoutDerived(Ungrounded(s, "x"), s, func(Fact) bool { return true })
+		WithoutDerived(Ungrounded(s, "x"), SalientFacts(s), s, NewIndex(s))
 		FollowUpEvidence(s, s, s, 0.5)
 		CompareFollowUp(s, s, s)
 		if d := time.Since(start); d > 3*time.Second {

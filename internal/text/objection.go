@@ -96,13 +96,8 @@ func disbelief(followUp, answer, request string) (string, bool) {
 		return "", false
 	}
 	rest := withoutFillers(cueNorm(marks[n:]))
-	if _, accepted := acceptance(rest); accepted {
+	if _, accepted := acceptance(rest); accepted || praises(rest) { // delight: "Free?! Wow, my kids will love that."
 		return "", false
-	}
-	for _, w := range strings.Fields(rest) {
-		if _, thanks := thanksWords[w]; thanks { // delight: "Free?! Wow, my kids will love that."
-			return "", false
-		}
 	}
 	return echo, true
 }
@@ -148,10 +143,8 @@ func answerLanguageNamed(f followUpText, answer, request string) (bool, float64,
 	if !strings.ContainsAny(f.raw, "?？¿") && !hasLead(n, questionLeads) && !hasWord(n, languageNegations) {
 		return false, 0, ""
 	}
-	for _, w := range strings.Fields(n) {
-		if _, praise := thanksWords[w]; praise {
-			return false, 0, ""
-		}
+	if praises(n) {
+		return false, 0, ""
 	}
 	// The answer's language needs two exclusive stop words ("The Godfather." is a title, not
 	// an answer in English); the request's one: a short request ("À quelle heure ferme la

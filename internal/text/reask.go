@@ -48,8 +48,8 @@ media cuarto eins zwei drei vier funf sechs sieben acht neun zehn elf zwolf zwan
 
 // whenVerbs ask about the coming or lasting of what the request named ("when will it
 // arrive", "combien de jours ça prend", "wann kommt es an"); a when-question's other
-// words must be the request's or the answer's (fewNewTokens), these aside. As Tokens.
-var whenVerbs = newHashSet(`arrive arrives come comes take takes ready happen arrivera arrive vient prend prendra
+// words must be the request's or the answer's (noNewTokens), these aside. As Tokens.
+var whenVerbs = newHashSet(`arrive arrives come comes take takes ready happen arrivera vient prend prendra
 faut llega llegara tarda viene kommt ankommen dauert`)
 
 // orNot end a follow-up that insists on a yes or a no ("so can I bring him on board or
@@ -94,20 +94,7 @@ func reaskFrame(request, answer string, f followUpText) string {
 	followUp, n := f.raw, f.norm
 	q, but := butQuestion(n, followUp)
 	if but && !hasLead(q, otherThingLeads) {
-		ans, req := newHashSet(answer), newHashSet(request)
-		inReq, other := 0, 0
-		raw := newHashSet(followUp)
-		for _, t := range Tokens(q) {
-			switch {
-			case !raw.has(t): // glued by cueNorm ("c'est" → "cest"), not a word of the follow-up
-			case ans.has(t), emphasisTokens.has(t):
-			case req.has(t):
-				inReq++
-			default:
-				other++
-			}
-		}
-		if inReq > 0 && other == 0 {
+		if fromRequest, other := wordsBeyond(q, followUp, request, answer, emphasisTokens); fromRequest > 0 && other == 0 {
 			return `"but" and a question on the request's words the answer lacks`
 		}
 	}
@@ -282,14 +269,33 @@ func noNewTokens(q, followUp, request, answer string, asks []string) bool {
 	for _, a := range asks {
 		q = strings.ReplaceAll(q, a, " ")
 	}
+	_, other := wordsBeyond(q, followUp, request, answer, timeWords, whenVerbs, emphasisTokens)
+	return other == 0
+}
+
+// wordsBeyond counts the content tokens of the cueNorm'ed question q (of the raw followUp)
+// that the answer lacks: those of the request (fromRequest) and the others (other). Tokens
+// of the ignored sets are not counted, nor tokens that cueNorm glued ("c'est" → "cest")
+// and followUp lacks as a word.
+func wordsBeyond(q, followUp, request, answer string, ignore ...hashSet) (fromRequest, other int) {
 	req, ans, raw := newHashSet(request), newHashSet(answer), newHashSet(followUp)
+tokens:
 	for _, t := range Tokens(q) {
-		if timeWords.has(t) || whenVerbs.has(t) || emphasisTokens.has(t) || req.has(t) || ans.has(t) || !raw.has(t) {
+		if ans.has(t) || !raw.has(t) {
 			continue
 		}
-		return false
+		for _, set := range ignore {
+			if set.has(t) {
+				continue tokens
+			}
+		}
+		if req.has(t) {
+			fromRequest++
+		} else {
+			other++
+		}
 	}
-	return true
+	return fromRequest, other
 }
 
 // insistsOnYesNo is ReaskFrame's frame 3 on the cueNorm'ed follow-up n (bare: without
@@ -318,13 +324,7 @@ func insistsOnYesNo(n, bare, request, answer string) bool {
 	}
 	// At most one word that is in neither the request nor the answer: "so can I bring him
 	// on board or not" re-asks; "¿Puedo llevar comida para el bebé o no?" asks anew.
-	req, ans := newHashSet(request), newHashSet(answer)
-	other := 0
-	for _, t := range Tokens(bare) {
-		if !req.has(t) && !ans.has(t) && !emphasisTokens.has(t) {
-			other++
-		}
-	}
+	_, other := wordsBeyond(bare, n, request, answer, emphasisTokens) // every token of bare is one of n's
 	return other <= 1
 }
 
