@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -61,6 +62,9 @@ type options struct {
 	Batching       string
 	BatchTimeout   time.Duration
 	Handoff        bool
+	// HarnessProfile is a file for a CPU profile of this program (load generator and
+	// sink) over all runs.
+	HarnessProfile string
 }
 
 func parseFlags(args []string) (options, error) {
@@ -89,6 +93,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.Batching, "batching", batchingProcessor, "where every pipeline batches its output: processor (the batch processor) or exporter (the OTLP exporter's sending_queue batch, no batch processor)")
 	fs.BoolVar(&o.Handoff, "handoff", true, "in the agentsession+agenteval pipeline, pass results from the processor to the exporter through the agenteval_handoff extension (false: the exporter verifies and decodes every evaluation span)")
 	fs.DurationVar(&o.BatchTimeout, "batch-timeout", 0, "the batch processor's timeout or the sending queue batch's flush_timeout, in every pipeline (0: the component's default, 200ms)")
+	fs.StringVar(&o.HarnessProfile, "harness-profile", "", "file for a CPU profile of this program (the load generator and the sink) over all runs (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -186,6 +191,17 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	log.Printf("results in %s", o.Out)
+	if o.HarnessProfile != "" {
+		f, err := os.Create(o.HarnessProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var results []runResult
 	for _, mode := range o.Modes {
 		for rep := range o.Repeat {

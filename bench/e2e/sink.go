@@ -4,20 +4,15 @@
 package main
 
 import (
-	"context"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/encoding/gzip" // the collector's OTLP exporter compresses with gzip by default
 
-	"github.com/agenteval/agenteval-collector/internal/pdatautil"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
@@ -95,9 +90,9 @@ func (c sinkCounts) EvalTotal() int64 {
 
 // sink is a counting OTLP/gRPC trace server (the testbed's "mock backend"): it accepts
 // every request, counts the pipeline's spans and its evaluation spans apart and measures
-// turn-evaluation latency against the load generator's rootClock.
+// turn-evaluation latency against the load generator's rootClock. It reads requests with
+// summaryCodec (sinkwire.go), not into pdata.
 type sink struct {
-	ptraceotlp.UnimplementedGRPCServer
 	clock *rootClock
 	now   func() time.Time
 
@@ -123,15 +118,16 @@ func newSink(clock *rootClock) *sink {
 	return &sink{clock: clock, now: time.Now, eval: map[string]int64{}, turnsSeen: map[pcommon.TraceID]struct{}{}}
 }
 
-// Start serves OTLP/gRPC on addr (host:port; port 0 picks a free one).
-func (s *sink) Start(addr string) error {
+// Start serves OTLP/gRPC on addr (host:port; port 0 picks a free one), with opts added
+// to the server's.
+func (s *sink) Start(addr string, opts ...grpc.ServerOption) error {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	s.lis = lis
-	s.srv = grpc.NewServer(grpc.MaxRecvMsgSize(256 << 20))
-	ptraceotlp.RegisterGRPCServer(s.srv, s)
+	s.srv = grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(256 << 20), grpc.ForceServerCodecV2(summaryCodec{})}, opts...)...)
+	s.srv.RegisterService(&traceServiceDesc, s)
 	go func() { _ = s.srv.Serve(lis) }()
 	return nil
 }
@@ -146,31 +142,16 @@ func (s *sink) Stop() {
 	}
 }
 
-// Export implements the OTLP trace service.
-func (s *sink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+// observe counts one request's summary, received now.
+func (s *sink) observe(sum exportSummary) {
 	now := s.now()
 	s.requests.Add(1)
-	s.bytes.Add(int64((&ptrace.ProtoMarshaler{}).TracesSize(req.Traces())))
-	var plain int64
-	var roots []pcommon.TraceID
-	for ref := range pdatautil.Spans(req.Traces()) {
-		sp := ref.Span
-		if !strings.HasPrefix(sp.Name(), semconv.EvalSpanPrefix) {
-			plain++
-			if sp.ParentSpanID().IsEmpty() {
-				roots = append(roots, sp.TraceID())
-			}
-			continue
-		}
-		kind := strings.TrimPrefix(sp.Name(), semconv.EvalSpanPrefix)
-		if v, ok := sp.Attributes().Get(semconv.AgentEvalKind); ok {
-			kind = v.AsString()
-		}
-		s.observeEval(kind, sp.TraceID(), sp.StartTimestamp().AsTime(), now)
+	s.bytes.Add(sum.Bytes)
+	for _, e := range sum.Evals {
+		s.observeEval(e.Kind, e.Trace, e.Start, now)
 	}
-	s.spans.Add(plain)
-	s.observeRoots(roots, now)
-	return ptraceotlp.NewExportResponse(), nil
+	s.spans.Add(sum.Plain)
+	s.observeRoots(sum.Roots, now)
 }
 
 // observeRoots records the transit of the root spans of traces received at now; a root

@@ -103,17 +103,16 @@ func TestSinkCounts(t *testing.T) {
 		"from each root's send to its own arrival; children and roots never sent are not counted")
 }
 
-// failFirst answers Unavailable to its first n requests, as a collector pushing back does.
-type failFirst struct {
-	*sink
-	n atomic.Int32
-}
-
-func (f *failFirst) Export(ctx context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
-	if f.n.Add(-1) >= 0 {
-		return ptraceotlp.NewExportResponse(), status.Error(codes.Unavailable, "queue is full")
-	}
-	return f.sink.Export(ctx, req)
+// failFirst answers Unavailable to the first n requests, as a collector pushing back does.
+func failFirst(n int32) grpc.ServerOption {
+	var left atomic.Int32
+	left.Store(n)
+	return grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if left.Add(-1) >= 0 {
+			return nil, status.Error(codes.Unavailable, "queue is full")
+		}
+		return handler(ctx, req)
+	})
 }
 
 func serve(t *testing.T, srv ptraceotlp.GRPCServer) string {
@@ -132,9 +131,9 @@ func serve(t *testing.T, srv ptraceotlp.GRPCServer) string {
 func TestRunLoad(t *testing.T) {
 	clock := newRootClock()
 	s := newSink(clock)
-	f := &failFirst{sink: s}
-	f.n.Store(2)
-	addr := serve(t, f)
+	require.NoError(t, s.Start("127.0.0.1:0", failFirst(2)))
+	t.Cleanup(s.Stop)
+	addr := s.Addr()
 
 	w := newWorkload(workloadConfig{Seed: 5, ActiveTurns: 50})
 	cfg := loadConfig{Endpoint: addr, Rate: 20000, BatchSpans: 200, Workers: 2, Duration: 300 * time.Millisecond}
