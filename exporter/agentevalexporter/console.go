@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // ConsoleMode selects what the exporter writes to the collector's log about the
@@ -98,7 +98,7 @@ func turnConsoleLine(tr *evaluation.TurnResult) string {
 		b.WriteString(" not_evaluable=")
 		b.WriteString(strconv.Itoa(notEvaluable))
 	}
-	return capLine(b.String())
+	return text.Cap(b.String(), consoleMaxLineBytes)
 }
 
 // sessionConsoleLine is the summary line of one stored analysis, e.g.
@@ -128,7 +128,7 @@ func sessionConsoleLine(a *evaluation.Analysis) string {
 	b.WriteString(strconv.Itoa(a.Conversation.BadResponses))
 	b.WriteString(" tool_issues=")
 	b.WriteString(strconv.Itoa(len(a.ToolIssues)))
-	return capLine(b.String())
+	return text.Cap(b.String(), consoleMaxLineBytes)
 }
 
 // consoleIssue names issue is of call tc as TYPE(tool.parameter), or TYPE(tool) for an
@@ -173,16 +173,4 @@ func consoleToken(s string, maxRunes int) string {
 		n++
 	}
 	return b.String()
-}
-
-// capLine cuts line to consoleMaxLineBytes bytes on a rune boundary, ending in "…".
-func capLine(line string) string {
-	if len(line) <= consoleMaxLineBytes {
-		return line
-	}
-	cut := consoleMaxLineBytes - len("…")
-	for cut > 0 && !utf8.RuneStart(line[cut]) {
-		cut--
-	}
-	return line[:cut] + "…"
 }

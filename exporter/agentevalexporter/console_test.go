@@ -6,6 +6,7 @@ package agentevalexporter
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -39,6 +40,15 @@ func TestTurnConsoleLine(t *testing.T) {
 		ToolName: "tool(with),parens\x00" + strings.Repeat("é", 100), Issue: evaluation.IssueInvalidParamValue,
 		Parameter: strings.Repeat("p", 100),
 	}}
+	// Three issues of hostile length: the line reaches its cap.
+	overLine := hostile
+	overLine.Interactions = []evaluation.InteractionResult{hostile.Interactions[0]}
+	overLine.Interactions[0].ToolCalls = []evaluation.ToolCallResult{hostile.Interactions[0].ToolCalls[0]}
+	overLine.Interactions[0].ToolCalls[0].Issues = slices.Repeat(hostile.Interactions[0].ToolCalls[0].Issues, 3)
+	hostileIssue := "INVALID_PARAM_VALUE(tool_with__parens_" + strings.Repeat("é", 14) + "….pppppppppppppppppppppppppppppppp…)"
+	uncapped := "evaluate turn session=evil_session_id_1_" + strings.Repeat("x", 64-18) + "… turn=2 verdict=hallucination confidence=0.46 " +
+		"issues=" + strings.Join([]string{hostileIssue, hostileIssue, hostileIssue}, ",")
+	require.Greater(t, len(uncapped), consoleMaxLineBytes)
 	revised := turn0(true)
 	revised.Revised = true
 	revised.Partial = true
@@ -93,7 +103,12 @@ func TestTurnConsoleLine(t *testing.T) {
 			name: "hostile ids are cut and cannot break the line",
 			tr:   hostile,
 			want: "evaluate turn session=evil_session_id_1_" + strings.Repeat("x", 64-18) + "… turn=2 verdict=hallucination confidence=0.46 " +
-				"issues=INVALID_PARAM_VALUE(tool_with__parens_" + strings.Repeat("é", 14) + "….pppppppppppppppppppppppppppppppp…)",
+				"issues=" + hostileIssue,
+		},
+		{
+			name: "a line over its cap is cut to it, ending in …",
+			tr:   overLine,
+			want: uncapped[:consoleMaxLineBytes-len("…")] + "…", // 297 bytes end on a whole é
 		},
 	}
 	for _, tt := range tests {
@@ -141,13 +156,7 @@ func TestSessionConsoleLine(t *testing.T) {
 	}
 }
 
-func TestConsoleLineCap(t *testing.T) {
-	long := "evaluate " + strings.Repeat("é", 400)
-	got := capLine(long)
-	assert.LessOrEqual(t, len(got), consoleMaxLineBytes)
-	assert.True(t, utf8.ValidString(got))
-	assert.True(t, strings.HasSuffix(got, "…"))
-	assert.Equal(t, "short", capLine("short"))
+func TestConsoleToken(t *testing.T) {
 	assert.Equal(t, "-", consoleToken("", 8))
 	assert.Equal(t, "\uFFFD", consoleToken("\xff", 8))
 }

@@ -52,21 +52,11 @@ func (b *limitedBody) tooLarge() error {
 	return fmt.Errorf("%w: over %d bytes", ErrResponseTooLarge, b.limit)
 }
 
-// capText returns s when it fits in n bytes, else s cut on a rune boundary and ended
-// with "…", n bytes at most.
-func capText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const ellipsis = "…"
-	return text.Cut(s, n-len(ellipsis)) + ellipsis
-}
-
 // CapReason caps a verdict's reason at MaxReasonBytes, for what reaches spans and rows.
-func CapReason(s string) string { return capText(s, MaxReasonBytes) }
+func CapReason(s string) string { return text.Cap(s, MaxReasonBytes) }
 
 // CapErrorText caps an error's text at MaxErrorBytes, for what reaches spans and rows.
-func CapErrorText(s string) string { return capText(s, MaxErrorBytes) }
+func CapErrorText(s string) string { return text.Cap(s, MaxErrorBytes) }
 
 // cappedError is an error whose text is capped at MaxErrorBytes (an API error quoting a
 // long body); errors.Is and errors.As still see the error it wraps.

@@ -19,6 +19,17 @@ func Truncate(s string, n int) string {
 	return Cut(s, n) + "…"
 }
 
+// Cap returns s when it fits in n bytes, else s cut on a rune boundary and ended with
+// "…", n bytes at most in all (for n >= 3, the ellipsis's bytes): the bound of a field
+// whose size is its storage's or its line's, where Truncate may go 3 bytes over.
+func Cap(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const ellipsis = "…"
+	return Cut(s, n-len(ellipsis)) + ellipsis
+}
+
 // Cut returns s cut to at most n bytes on a rune boundary, with no ellipsis: a prefix of
 // s that stays valid UTF-8 when s is. s is returned as is when it fits; n <= 0 gives "".
 func Cut(s string, n int) string {
