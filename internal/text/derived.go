@@ -39,9 +39,17 @@ const (
 //     and v with the other of a pair, °C/°F, km/miles or kg/lb ("20°C (68°F)", "-5 °C (23
 //     °F)", "10 km, about 6.2 miles"), and v is a converted in that direction, within the
 //     rounding of v or 1% of it ("roughly 1,600 km").
+//   - an equation written out: "x₁ op x₂ … = v" with op one of + - − × * (a chain of
+//     additions and subtractions, or one product), every operand grounded, the currency
+//     symbols $ € £ allowed before or after each number ("$1,523.75 + $300 = $1,823.75").
+//   - a total after a share in the direction the response names: v is b × (1 + p/100)
+//     when the response names an addition (a tax, VAT, a tip, a fee, a surcharge) or
+//     b × (1 − p/100) when it names a reduction (a discount, "off", "Rabatt"), where p is
+//     written as a percentage in the response and in one of the sources, and b is grounded
+//     ("with 10 % off, 108 € instead of 120 €", "21 % IVA sobre 200 €: 242 €").
 //
-// Nothing else is derived: not sums, products or averages, which a made-up number matches
-// too easily. Facts of other kinds are kept. The result shares no memory with ungrounded;
+// Nothing else is derived: not sums, products or averages the response does not write as
+// an equation, which a made-up number matches too easily. Facts of other kinds are kept. The result shares no memory with ungrounded;
 // nil when nothing is left. The work is linear in the (capped) response.
 func WithoutDerived(ungrounded, stated []Fact, response string, sources ...*Index) []Fact {
 	if len(ungrounded) == 0 {
@@ -49,7 +57,8 @@ func WithoutDerived(ungrounded, stated []Fact, response string, sources ...*Inde
 	}
 	response = capInput(response)
 	terms := scanTerms(response)
-	if len(terms.percents) == 0 && len(terms.units) == 0 {
+	equations := scanEquations(response)
+	if len(terms.percents) == 0 && len(terms.units) == 0 && len(equations) == 0 {
 		return append([]Fact(nil), ungrounded...)
 	}
 	// The grounded values the response states: bases of a percentage, operands of a conversion.
@@ -68,12 +77,17 @@ func WithoutDerived(ungrounded, stated []Fact, response string, sources ...*Inde
 			bases = append(bases, v)
 		}
 	}
+	shares := terms.totalShares(response, sources)
+	results := equationResults(equations, ground)
 	var out []Fact
 	for _, f := range ungrounded {
 		v, err := strconv.ParseFloat(f.Value, 64)
-		if (f.Kind == KindNumber || f.Kind == KindAmount) && err == nil &&
-			(terms.percentOf(v, decimals(f.Value), bases, ground) || terms.converted(v, ground)) {
-			continue
+		if (f.Kind == KindNumber || f.Kind == KindAmount) && err == nil {
+			d := decimals(f.Value)
+			if terms.percentOf(v, d, bases, ground) || terms.converted(v, ground) ||
+				results[v] || shares.total(v, d, bases) {
+				continue
+			}
 		}
 		out = append(out, f)
 	}
@@ -297,6 +311,244 @@ func (t responseTerms) converted(v float64, ground map[float64]bool) bool {
 			if math.Abs(r-target.value) <= math.Max(halfUnit(target.decimals, r), 0.01*math.Abs(r)) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// maxEquations bounds the equations read in one response, maxOperands the operands of
+// one (a longer chain is not read).
+const (
+	maxEquations = 16
+	maxOperands  = 8
+)
+
+// equation is "operands[0] ops[0] operands[1] … = result" as the response writes it; ops
+// are '+', '-' or '*'.
+type equation struct {
+	operands []float64
+	ops      []byte
+	result   float64
+	decimals int // the result's
+}
+
+// value computes e's left side: a chain of additions and subtractions, or one product;
+// ok is false for any other shape.
+func (e equation) value() (float64, bool) {
+	if len(e.ops) == 1 && e.ops[0] == '*' {
+		return e.operands[0] * e.operands[1], true
+	}
+	v := e.operands[0]
+	for i, op := range e.ops {
+		switch op {
+		case '+':
+			v += e.operands[i+1]
+		case '-':
+			v -= e.operands[i+1]
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// equationResults returns the results of the written equations whose operands are all
+// grounded and whose arithmetic holds within the rounding of the result.
+func equationResults(equations []equation, ground map[float64]bool) map[float64]bool {
+	var out map[float64]bool
+	for _, e := range equations {
+		all := true
+		for _, x := range e.operands {
+			all = all && ground[x]
+		}
+		if r, ok := e.value(); all && ok && math.Abs(r-e.result) <= halfUnit(e.decimals, r) {
+			if out == nil {
+				out = map[float64]bool{}
+			}
+			out[e.result] = true
+		}
+	}
+	return out
+}
+
+// eqToken is a token of an equation: a number (op 0), an operator or '='.
+type eqToken struct {
+	op       byte
+	value    float64
+	decimals int
+}
+
+// scanEquations reads the equations s writes: numbers (scanNumber) joined by + - − × *
+// (or an "x" between spaces), then "=" and the result, with spaces and the currency
+// symbols $ € £ around each number. Anything else between two tokens ends a chain.
+func scanEquations(s string) []equation {
+	if !strings.Contains(s, "=") {
+		return nil
+	}
+	var tokens []eqToken
+	brk := eqToken{op: ' '} // anything else
+	for i := 0; i < len(s); {
+		i += skipCurrency(s[i:])
+		if i >= len(s) {
+			break
+		}
+		if isDigit(s[i]) && (i == 0 || !isDigit(s[i-1]) && !isLetterByte(s[i-1])) {
+			if v, d, end := scanNumber(s, i); end > i {
+				tokens = append(tokens, eqToken{value: v, decimals: d})
+				i = end
+				continue
+			}
+		}
+		if op, size := operatorAt(s[i:]); op != 0 && (s[i] != 'x' || i > 0 && s[i-1] == ' ') {
+			tokens = append(tokens, eqToken{op: op})
+			i += size
+			continue
+		}
+		if len(tokens) > 0 && tokens[len(tokens)-1] != brk {
+			tokens = append(tokens, brk)
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	var out []equation
+	for k := 1; k+1 < len(tokens) && len(out) < maxEquations; k++ {
+		if tokens[k].op != '=' || tokens[k+1].op != 0 || tokens[k-1].op != 0 {
+			continue
+		}
+		// Walk back over "number (op number)*" from the number before '='.
+		isOp := func(t eqToken) bool { return t.op != 0 && t.op != '=' && t != brk }
+		first := k - 1
+		for first >= 2 && isOp(tokens[first-1]) && tokens[first-2].op == 0 && (k-first+1)/2 < maxOperands {
+			first -= 2
+		}
+		if first == k-1 || first >= 2 && isOp(tokens[first-1]) && tokens[first-2].op == 0 {
+			continue // no operator ("x = 5"), or a chain too long to read
+		}
+		e := equation{result: tokens[k+1].value, decimals: tokens[k+1].decimals}
+		for j := first; j < k; j++ {
+			if t := tokens[j]; t.op == 0 {
+				e.operands = append(e.operands, t.value)
+			} else {
+				e.ops = append(e.ops, t.op)
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// skipCurrency returns the length of the spaces and currency symbols that open s.
+func skipCurrency(s string) int {
+	n := 0
+	for {
+		t := skipSpaces(s[n:])
+		n = len(s) - len(t)
+		switch {
+		case strings.HasPrefix(t, "$"):
+			n++
+		case strings.HasPrefix(t, "€"):
+			n += len("€")
+		case strings.HasPrefix(t, "£"):
+			n += len("£")
+		default:
+			return n
+		}
+	}
+}
+
+// operatorAt returns the operator that opens s ('+', '-', '*' for × * and an "x" followed
+// by a space, '=') and its length, or 0.
+func operatorAt(s string) (op byte, size int) {
+	switch {
+	case s == "":
+		return 0, 0
+	case s[0] == '+', s[0] == '=':
+		return s[0], 1
+	case s[0] == '-':
+		return '-', 1
+	case s[0] == '*':
+		return '*', 1
+	case strings.HasPrefix(s, "−"):
+		return '-', len("−")
+	case strings.HasPrefix(s, "×"):
+		return '*', len("×")
+	case strings.HasPrefix(s, "x "):
+		return '*', 1
+	}
+	return 0, 0
+}
+
+// shareCues name the direction of a total after a share, as cueNorm'ed words: an addition
+// (a tax, a tip, a fee) or a reduction (a discount).
+var shareCues = struct{ add, reduce []string }{
+	add: []string{"tax", "taxes", "vat", "tip", "fee", "fees", "surcharge", "service charge",
+		"tva", "taxe", "taxes comprises", "ttc", "pourboire", "iva", "impuesto", "propina", "recargo",
+		"mwst", "ust", "steuer", "mehrwertsteuer", "trinkgeld", "aufschlag", "gebuhr"},
+	reduce: []string{"discount", "off", "rebate", "reduction", "remise", "rabais", "reduction",
+		"descuento", "rebaja", "rabatt", "nachlass", "ermassigung", "skonto"},
+}
+
+// shareTotals are the rates a total after a share may apply, by direction.
+type shareTotals struct{ add, reduce []float64 }
+
+// totalShares returns the percentages of the response that one of the sources also writes
+// as a percentage, under the directions the response names (shareCues).
+func (t responseTerms) totalShares(response string, sources indexes) shareTotals {
+	if len(t.percents) == 0 {
+		return shareTotals{}
+	}
+	n := cueNorm(response)
+	add, reduce := containsAnyWord(n, shareCues.add), containsAnyWord(n, shareCues.reduce)
+	if !add && !reduce {
+		return shareTotals{}
+	}
+	var written map[float64]bool
+	for _, h := range sources {
+		for _, p := range scanTerms(h.text).percents {
+			if written == nil {
+				written = map[float64]bool{}
+			}
+			written[p] = true
+		}
+	}
+	var st shareTotals
+	for _, p := range t.percents {
+		if !written[p] || p <= 0 || p >= 100 {
+			continue
+		}
+		if add {
+			st.add = append(st.add, p)
+		}
+		if reduce {
+			st.reduce = append(st.reduce, p)
+		}
+	}
+	return st
+}
+
+// total reports whether v (with d decimals) is a grounded base b after one of st's shares.
+func (st shareTotals) total(v float64, d int, bases []float64) bool {
+	for _, b := range bases {
+		for _, p := range st.add {
+			if r := b * (1 + p/100); math.Abs(r-v) <= halfUnit(d, r) {
+				return true
+			}
+		}
+		for _, p := range st.reduce {
+			if r := b * (1 - p/100); math.Abs(r-v) <= halfUnit(d, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// containsAnyWord reports whether the cueNorm'ed text n holds one of the phrases on word
+// boundaries.
+func containsAnyWord(n string, phrases []string) bool {
+	for _, p := range phrases {
+		if strings.Contains(n, " "+p+" ") {
+			return true
 		}
 	}
 	return false

@@ -215,7 +215,25 @@ func TestWithoutDerived(t *testing.T) {
 		{"It's -5 °C (23 °F).", []string{`{"temp_c": -5}`}, nil},
 		{"14 km is about 8.7 miles.", []string{"distance_km: 14"}, nil},
 		{"1,000 miles is roughly 1,600 km.", []string{"1000 miles"}, nil},
-		// Wrong results, the wrong direction, invented operands, other arithmetic: kept.
+		{"Your balance is $1,523.75 + $300 = $1,823.75.", []string{"I deposited $300", `{"balance": 1523.75}`}, nil},
+		{"Total: 3 × $18.50 = $55.50.", []string{"3 adult tickets", `{"price_adult": 18.5}`}, nil},
+		{"1,200 - 350 - 125 = 725 left this month.", []string{"budget 1200", "rent 350, food 125"}, nil},
+		{"Mit 10 % Rabatt kostet das Fahrrad 108 € statt 120 €.", []string{"Was kostet das Fahrrad mit 10 % Rabatt?", `{"preis": 120}`}, nil},
+		{"El IVA del 21 % sobre 200 € son 42 €, en total 242 €.", []string{"¿Cuánto es el 21 % de IVA sobre 200 €?"}, nil},
+		{"With the 8% sales tax, your $50 order comes to $54.", []string{"sales tax 8%", "order total 50"}, nil},
+		{"1,000 + 100 + 100 + 100 + 100 + 100 + 100 + 100 = 1,700", []string{"1000 then 100 a day"}, nil}, // 8 operands
+		// Wrong results, the wrong direction, invented operands, other arithmetic, a chain
+		// longer than maxOperands: kept.
+		{"1,000 + 100 + 100 + 100 + 100 + 100 + 100 + 100 + 100 = 1,800", []string{"1000 then 100 a day"}, []string{"1800"}},
+		{"Your balance is $1,523.75 + $300 = $1,223.75.", []string{"I deposited $300", `{"balance": 1523.75}`}, []string{"1223.75"}},
+		{"Your balance is $1,523.75 + $250 = $1,773.75.", []string{"I deposited $300", `{"balance": 1523.75}`}, []string{"250", "1773.75"}},
+		{"Total: 3 × $18.50 = $58.50.", []string{"3 adult tickets", `{"price_adult": 18.5}`}, []string{"58.50"}},
+		{"3 tickets: $18.50 + $18.50 = $55.50.", []string{"3 adult tickets", `{"price_adult": 18.5}`}, []string{"55.50"}},
+		// Only "operands = result" is read: not "is", not the result first.
+		{"12 + 30 is 42, so 42 = 40 + 2 and 87 = 12 + 30.", []string{"12 and 30"}, []string{"42", "40", "87"}},
+		{"With the 10 % discount it comes to 132 €.", []string{"10 % Rabatt", `{"preis": 120}`}, []string{"132"}},
+		{"With the 8% sales tax, your $50 order comes to $46.", []string{"sales tax 8%", "order total 50"}, []string{"46"}},
+		{"With an 8% discount, your $50 order comes to $46.", []string{"order total 50", "8 items"}, []string{"46"}},
 		{"20% of $350 is $75.", []string{"What's 20% of $350?"}, []string{"75"}},
 		{"It's 20°C (72°F) in Lisbon.", []string{`{"temp_c": 20}`, "Lisbon"}, []string{"72"}},
 		{"-10 °C (50 °F)", []string{`{"temp_c": -10}`}, []string{"50"}},

@@ -103,6 +103,14 @@ func TestAdversarialInputs(t *testing.T) {
 		fmt.Fprintf(&derivedVals, "%d.5%% %d km %d.25 miles ", i, i, i)
 		fmt.Fprintf(&grounded, "%d.5 ", i)
 	}
+	// A 64 KiB chain of additions with many results: each chain is read once, and only
+	// up to maxOperands operands.
+	for i := range 1500 {
+		fmt.Fprintf(&derivedVals, "%d + ", i)
+		if i%7 == 0 {
+			fmt.Fprintf(&derivedVals, "%d = %d.75 + ", i, i)
+		}
+	}
 	start := time.Now()
 	dv := derivedVals.String()
 	if got := WithoutDerived(Ungrounded(dv, grounded.String()), SalientFacts(dv), dv, NewIndex(grounded.String())); len(got) == 0 {
