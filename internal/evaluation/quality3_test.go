@@ -30,13 +30,14 @@ const (
 // both correctly derived values, "20% of $350 is $70" and "20°C (68°F)"; no false alarm
 // since derived values are read, docs/decisions/text.md §6.1) and grounding.jsonl (ours,
 // derived values with wrong ones beside them: every wrong one caught; a product stated in
-// words, "3 tickets at $18.50 each come to $55.50", is the derivation the rule does not read).
+// words, "3 tickets at $18.50 each come to $55.50", and two totals after a discount or a tax
+// are derivations the rule does not read; a sum written as an equation it reads).
 var groundingParts = []struct {
 	file             string
 	caught, maxFalse int
 }{
 	{"halluc3.jsonl", 5, 0},
-	{"grounding.jsonl", 7, 1},
+	{"grounding.jsonl", 7, 3},
 }
 
 // labelCounts is a confusion over arbitrary labels: {truth, predicted} → count.

@@ -42,14 +42,11 @@ const (
 //   - an equation written out: "x₁ op x₂ … = v" with op one of + - − × * (a chain of
 //     additions and subtractions, or one product), every operand grounded, the currency
 //     symbols $ € £ allowed before or after each number ("$1,523.75 + $300 = $1,823.75").
-//   - a total after a share in the direction the response names: v is b × (1 + p/100)
-//     when the response names an addition (a tax, VAT, a tip, a fee, a surcharge) or
-//     b × (1 − p/100) when it names a reduction (a discount, "off", "Rabatt"), where p is
-//     written as a percentage in the response and in one of the sources, and b is grounded
-//     ("with 10 % off, 108 € instead of 120 €", "21 % IVA sobre 200 €: 242 €").
+//     An operand with a sign ("-$50 + $100 = $50") or a chain longer than that is not read.
 //
-// Nothing else is derived: not sums, products or averages the response does not write as
-// an equation, which a made-up number matches too easily. Facts of other kinds are kept. The result shares no memory with ungrounded;
+// Nothing else is derived: not sums, products, averages or totals after a tax or a
+// discount that the response does not write as an equation, which a made-up number
+// matches too easily. Facts of other kinds are kept. The result shares no memory with ungrounded;
 // nil when nothing is left. The work is linear in the (capped) response.
 func WithoutDerived(ungrounded, stated []Fact, response string, sources ...*Index) []Fact {
 	if len(ungrounded) == 0 {
@@ -77,15 +74,13 @@ func WithoutDerived(ungrounded, stated []Fact, response string, sources ...*Inde
 			bases = append(bases, v)
 		}
 	}
-	shares := terms.totalShares(response, sources)
 	results := equationResults(equations, ground)
 	var out []Fact
 	for _, f := range ungrounded {
 		v, err := strconv.ParseFloat(f.Value, 64)
 		if (f.Kind == KindNumber || f.Kind == KindAmount) && err == nil {
 			d := decimals(f.Value)
-			if terms.percentOf(v, d, bases, ground) || terms.converted(v, ground) ||
-				results[v] || shares.total(v, d, bases) {
+			if terms.percentOf(v, d, bases, ground) || terms.converted(v, ground) || results[v] {
 				continue
 			}
 		}
@@ -164,12 +159,10 @@ func scanTerms(s string) responseTerms {
 			i++
 			continue
 		}
-		start := i
 		neg := i > 0 && s[i-1] == '-' || strings.HasSuffix(s[:i], "−")
-		v, d, end := scanNumber(s, i)
+		v, d, end, ok := scanNumber(s, i)
 		i = end
-		if end == start {
-			i++
+		if !ok {
 			continue
 		}
 		if neg {
@@ -217,8 +210,10 @@ func hasPrefixFoldAny(s string, words []string) bool {
 
 // scanNumber reads the number at s[i:]: digits, "," or "." followed by exactly three digits
 // as a thousands separator when more digits of a group could follow ("1,600"), else as the
-// decimal mark ("5,5", "12.50", "2.5"). It returns the value, its decimals and the end.
-func scanNumber(s string, i int) (value float64, decimals, end int) {
+// decimal mark ("5,5", "12.50", "2.5"). It returns the value, its decimals and the end of
+// the run; ok is false when the run is no finite number (thousands of digit groups), and
+// the caller goes on after it, so a long run is read once, not again from each group.
+func scanNumber(s string, i int) (value float64, decimals, end int, ok bool) {
 	var b strings.Builder
 	j := i
 	for j < len(s) && isDigit(s[j]) {
@@ -243,9 +238,9 @@ func scanNumber(s string, i int) (value float64, decimals, end int) {
 	}
 	v, err := strconv.ParseFloat(b.String(), 64)
 	if err != nil || math.IsInf(v, 0) {
-		return 0, 0, i
+		return 0, 0, j, false
 	}
-	return v, decimals, j
+	return v, decimals, j, true
 }
 
 // skipSpaces returns s without its leading spaces, no-break spaces and narrow no-break
@@ -393,11 +388,14 @@ func scanEquations(s string) []equation {
 			break
 		}
 		if isDigit(s[i]) && (i == 0 || !isDigit(s[i-1]) && !isLetterByte(s[i-1])) {
-			if v, d, end := scanNumber(s, i); end > i {
+			v, d, end, ok := scanNumber(s, i)
+			if ok {
 				tokens = append(tokens, eqToken{value: v, decimals: d})
-				i = end
-				continue
+			} else if len(tokens) > 0 && tokens[len(tokens)-1] != brk {
+				tokens = append(tokens, brk)
 			}
+			i = end
+			continue
 		}
 		if op, size := operatorAt(s[i:]); op != 0 && (s[i] != 'x' || i > 0 && s[i-1] == ' ') {
 			tokens = append(tokens, eqToken{op: op})
@@ -421,8 +419,10 @@ func scanEquations(s string) []equation {
 		for first >= 2 && isOp(tokens[first-1]) && tokens[first-2].op == 0 && (k-first+1)/2 < maxOperands {
 			first -= 2
 		}
-		if first == k-1 || first >= 2 && isOp(tokens[first-1]) && tokens[first-2].op == 0 {
-			continue // no operator ("x = 5"), or a chain too long to read
+		if first == k-1 || first >= 1 && isOp(tokens[first-1]) {
+			// No operator ("x = 5"); a chain too long to read; or its first operand has a
+			// sign ("-$50 + $100"), which the facts do not keep.
+			continue
 		}
 		e := equation{result: tokens[k+1].value, decimals: tokens[k+1].decimals}
 		for j := first; j < k; j++ {
@@ -476,80 +476,4 @@ func operatorAt(s string) (op byte, size int) {
 		return '*', 1
 	}
 	return 0, 0
-}
-
-// shareCues name the direction of a total after a share, as cueNorm'ed words: an addition
-// (a tax, a tip, a fee) or a reduction (a discount).
-var shareCues = struct{ add, reduce []string }{
-	add: []string{"tax", "taxes", "vat", "tip", "fee", "fees", "surcharge", "service charge",
-		"tva", "taxe", "taxes comprises", "ttc", "pourboire", "iva", "impuesto", "propina", "recargo",
-		"mwst", "ust", "steuer", "mehrwertsteuer", "trinkgeld", "aufschlag", "gebuhr"},
-	reduce: []string{"discount", "off", "rebate", "reduction", "remise", "rabais", "reduction",
-		"descuento", "rebaja", "rabatt", "nachlass", "ermassigung", "skonto"},
-}
-
-// shareTotals are the rates a total after a share may apply, by direction.
-type shareTotals struct{ add, reduce []float64 }
-
-// totalShares returns the percentages of the response that one of the sources also writes
-// as a percentage, under the directions the response names (shareCues).
-func (t responseTerms) totalShares(response string, sources indexes) shareTotals {
-	if len(t.percents) == 0 {
-		return shareTotals{}
-	}
-	n := cueNorm(response)
-	add, reduce := containsAnyWord(n, shareCues.add), containsAnyWord(n, shareCues.reduce)
-	if !add && !reduce {
-		return shareTotals{}
-	}
-	var written map[float64]bool
-	for _, h := range sources {
-		for _, p := range scanTerms(h.text).percents {
-			if written == nil {
-				written = map[float64]bool{}
-			}
-			written[p] = true
-		}
-	}
-	var st shareTotals
-	for _, p := range t.percents {
-		if !written[p] || p <= 0 || p >= 100 {
-			continue
-		}
-		if add {
-			st.add = append(st.add, p)
-		}
-		if reduce {
-			st.reduce = append(st.reduce, p)
-		}
-	}
-	return st
-}
-
-// total reports whether v (with d decimals) is a grounded base b after one of st's shares.
-func (st shareTotals) total(v float64, d int, bases []float64) bool {
-	for _, b := range bases {
-		for _, p := range st.add {
-			if r := b * (1 + p/100); math.Abs(r-v) <= halfUnit(d, r) {
-				return true
-			}
-		}
-		for _, p := range st.reduce {
-			if r := b * (1 - p/100); math.Abs(r-v) <= halfUnit(d, r) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// containsAnyWord reports whether the cueNorm'ed text n holds one of the phrases on word
-// boundaries.
-func containsAnyWord(n string, phrases []string) bool {
-	for _, p := range phrases {
-		if strings.Contains(n, " "+p+" ") {
-			return true
-		}
-	}
-	return false
 }

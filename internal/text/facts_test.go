@@ -218,9 +218,6 @@ func TestWithoutDerived(t *testing.T) {
 		{"Your balance is $1,523.75 + $300 = $1,823.75.", []string{"I deposited $300", `{"balance": 1523.75}`}, nil},
 		{"Total: 3 × $18.50 = $55.50.", []string{"3 adult tickets", `{"price_adult": 18.5}`}, nil},
 		{"1,200 - 350 - 125 = 725 left this month.", []string{"budget 1200", "rent 350, food 125"}, nil},
-		{"Mit 10 % Rabatt kostet das Fahrrad 108 € statt 120 €.", []string{"Was kostet das Fahrrad mit 10 % Rabatt?", `{"preis": 120}`}, nil},
-		{"El IVA del 21 % sobre 200 € son 42 €, en total 242 €.", []string{"¿Cuánto es el 21 % de IVA sobre 200 €?"}, nil},
-		{"With the 8% sales tax, your $50 order comes to $54.", []string{"sales tax 8%", "order total 50"}, nil},
 		{"1,000 + 100 + 100 + 100 + 100 + 100 + 100 + 100 = 1,700", []string{"1000 then 100 a day"}, nil}, // 8 operands
 		// Wrong results, the wrong direction, invented operands, other arithmetic, a chain
 		// longer than maxOperands: kept.
@@ -231,9 +228,13 @@ func TestWithoutDerived(t *testing.T) {
 		{"3 tickets: $18.50 + $18.50 = $55.50.", []string{"3 adult tickets", `{"price_adult": 18.5}`}, []string{"55.50"}},
 		// Only "operands = result" is read: not "is", not the result first.
 		{"12 + 30 is 42, so 42 = 40 + 2 and 87 = 12 + 30.", []string{"12 and 30"}, []string{"42", "40", "87"}},
-		{"With the 10 % discount it comes to 132 €.", []string{"10 % Rabatt", `{"preis": 120}`}, []string{"132"}},
-		{"With the 8% sales tax, your $50 order comes to $46.", []string{"sales tax 8%", "order total 50"}, []string{"46"}},
-		{"With an 8% discount, your $50 order comes to $46.", []string{"order total 50", "8 items"}, []string{"46"}},
+		// An operand with a sign, which the facts drop: not read (a review's leaks).
+		{"-$50 + $100 = $150 on your account.", []string{`{"balance": -50}`, "I paid in $100"}, []string{"150"}},
+		{"Solde : −150 € + 400 € = 550 €.", []string{`{"solde": -150}`, "virement 400 €"}, []string{"550"}},
+		// Totals after a tax or a discount are not read, even when right (the review of a
+		// rule that read them by their cue words let 13 wrong totals pass).
+		{"Mit 10 % Rabatt kostet das Fahrrad 108 € statt 120 €.", []string{"Was kostet das Fahrrad mit 10 % Rabatt?", `{"preis": 120}`}, []string{"108"}},
+		{"With the 8% sales tax, your $50 order comes to $54.", []string{"sales tax 8%", "order total 50"}, []string{"54"}},
 		{"20% of $350 is $75.", []string{"What's 20% of $350?"}, []string{"75"}},
 		{"It's 20°C (72°F) in Lisbon.", []string{`{"temp_c": 20}`, "Lisbon"}, []string{"72"}},
 		{"-10 °C (50 °F)", []string{`{"temp_c": -10}`}, []string{"50"}},
