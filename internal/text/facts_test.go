@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func id(v string) Fact     { return Fact{KindID, v} }
@@ -151,9 +152,50 @@ func TestUngrounded(t *testing.T) {
 		{"second source", "Order 55555 shipped", []string{"nothing", "id=55555"}, nil},
 		{"no sources", "Order 55555 shipped", nil, []Fact{id("55555")}},
 		{"nothing specific", "Sure, done.", []string{"x"}, nil},
+		// An amount stands alone in its source: digits inside a timestamp, a date, an id,
+		// a phone number or a time do not ground money; a plain number keeps them.
+		{"amount in a timestamp", "A refund of $50 in 15 days.", []string{`{"issued_at":"2026-11-27T09:15:50Z"}`}, []Fact{amount("50")}},
+		{"amount in an order id", "Your order came to $150.", []string{`{"id":"ORD-2024-0150"}`}, []Fact{amount("150")}},
+		{"amount in a date", "It costs $27.", []string{"updated 2026-11-27"}, []Fact{amount("27")}},
+		{"amount in a phone number", "Express costs 100 €.", []string{"hotline 01 45 10-0100"}, []Fact{amount("100")}},
+		{"amount in a code", "It costs 245 €.", []string{"booking HX245-B"}, []Fact{amount("245")}},
+		{"number in an id", "Order 0150 ships today.", []string{"ORD-2024-0150"}, nil},
+		{"amount beside ids", "Refund $50.00 for ORD-2024-0150.", []string{`{"order":"ORD-2024-0150","amount":50,"at":"2026-11-27T09:15:50Z"}`}, nil},
+		{"amount after a currency code", "Your balance is $1,250.40.", []string{`{"balance":"USD1250.40"}`}, nil},
+		{"amount per month", "Premium is $29 a month.", []string{`{"price":"$29/month"}`}, nil},
+		{"negative amount", "Su saldo es de -35,20 €.", []string{`{"saldo":-35.20}`}, nil},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, Ungrounded(tt.response, tt.sources...), tt.name)
+	}
+}
+
+// TestStandsAlone: which number-like runs are values of their own (amount keys).
+func TestStandsAlone(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		run  string
+		want bool
+	}{
+		{`"amount":50,`, "50", true},
+		{"USD1250.40", "1250.40", true},
+		{"$29/month", "29", true},
+		{"saldo -35.20", "35.20", true},
+		{"1,200.50 EUR", "1,200.50", true},
+		{"2026-11-27T09:15:50Z", "27", false},
+		{"2026-11-27T09:15:50Z", "15", false},
+		{"2026-11-27T09:15:50Z", "2026", false},
+		{"ORD-2024-0150", "0150", false},
+		{"ORD-2024-0150", "2024", false},
+		{"HX245-B", "245", false},
+		{"gate B45", "45", false},
+		{"11/27/2026", "27", false},
+		{"10-20 USD", "10", false},
+		{"14:30", "30", false},
+	} {
+		i := strings.Index(tc.s, tc.run)
+		require.GreaterOrEqual(t, i, 0)
+		assert.Equal(t, tc.want, standsAlone(tc.s, i, i+len(tc.run)), "%q in %q", tc.run, tc.s)
 	}
 }
 

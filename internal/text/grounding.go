@@ -47,6 +47,7 @@ type keyKind uint8
 
 const (
 	keyNumber keyKind = 1 << iota
+	keyAmount         // a number-like run that stands alone (keyNumber too)
 	keyID
 	keyDate
 	keyDerived
@@ -94,7 +95,7 @@ func (h *Index) put(k string, kind keyKind) {
 // kind returns the kinds of key k is in the index (0 when it is none), among the kinds of
 // want; it lexes the text first when want asks for a kind that only the lexer makes.
 func (h *Index) kind(k string, want keyKind) keyKind {
-	if want&^keyNumber != 0 && !h.lexed {
+	if want&^(keyNumber|keyAmount) != 0 && !h.lexed {
 		h.lex()
 	}
 	if h.keys != nil {
@@ -159,7 +160,8 @@ func (h *Index) addLexed(e *extractor) {
 }
 
 // addNumbers adds the number keys of s: the numKey of every number-like run, and every
-// digit run as written and without leading zeros. They need no lexing.
+// digit run as written and without leading zeros. A run that stands alone (standsAlone)
+// is an amount key too. They need no lexing.
 func (h *Index) addNumbers(s string) {
 	// number-like runs: digits with . , separators
 	for i := 0; i < len(s); {
@@ -172,9 +174,17 @@ func (h *Index) addNumbers(s string) {
 			j++
 		}
 		run := s[i:j]
-		if !allDigits(run) {
+		alone := standsAlone(s, i, j)
+		switch {
+		case !allDigits(run):
 			var buf [64]byte
-			h.put(string(appendNumberKey(buf[:0], []byte(run), true)), keyNumber)
+			kind := keyNumber
+			if alone {
+				kind |= keyAmount
+			}
+			h.put(string(appendNumberKey(buf[:0], []byte(run), true)), kind)
+		case alone:
+			h.put(run[len(run)-1-len(strings.TrimLeft(run[:len(run)-1], "0")):], keyAmount)
 		}
 		// every digit run, as written and without leading zeros
 		for k := i; k < j; {
@@ -191,6 +201,32 @@ func (h *Index) addNumbers(s string) {
 		}
 		i = j
 	}
+}
+
+// standsAlone reports whether the number-like run s[i:j] is a value of its own, not a
+// part of a date, a time, a phone number, a range or an id: no digit is joined to it by
+// "-", ":", "/" or "T" ("2024-11-27T09:15:50Z", "010-0100", "10-20"), and no letter
+// opens it but a currency code ("B45", "ORD0150"; "USD50" stands alone).
+func standsAlone(s string, i, j int) bool {
+	joins := func(c byte) bool { return c == '-' || c == ':' || c == '/' || c == 'T' }
+	if j+1 < len(s) && joins(s[j]) && isDigitByte(s[j+1]) {
+		return false
+	}
+	if i == 0 {
+		return true
+	}
+	if c := s[i-1]; joins(c) && i >= 2 && isDigitByte(s[i-2]) {
+		return false
+	}
+	k := i
+	for k > 0 && isLetterByte(s[k-1]) {
+		k--
+	}
+	if k == i {
+		return true
+	}
+	_, currency := currencyWords[strings.ToLower(s[k:i])]
+	return currency
 }
 
 // addLexedKeys adds the keys that come from the lexer: the dates of URLs and month-name
@@ -337,11 +373,15 @@ func digitRuns(v string, yield func(string) bool) (all bool, n int) {
 func (hs indexes) found(f Fact) bool {
 	v := f.Value
 	switch f.Kind {
-	case KindNumber, KindAmount:
+	case KindNumber:
 		if isTime(v) {
 			return hs.containsLower(v)
 		}
 		return hs.has(numKey(v), keyNumber)
+	case KindAmount:
+		// Money stands alone in a source: a price is not grounded by the digits of an
+		// order id, a phone number or a timestamp.
+		return hs.has(numKey(v), keyAmount)
 	case KindID:
 		// The digit rules first: they need no lexing (NewIndex); the answer is their or.
 		k := idKey(v)
