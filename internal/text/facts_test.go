@@ -164,6 +164,13 @@ func TestUngrounded(t *testing.T) {
 		{"amount after a currency code", "Your balance is $1,250.40.", []string{`{"balance":"USD1250.40"}`}, nil},
 		{"amount per month", "Premium is $29 a month.", []string{`{"price":"$29/month"}`}, nil},
 		{"negative amount", "Su saldo es de -35,20 €.", []string{`{"saldo":-35.20}`}, nil},
+		{"amounts of a range", "Between $10 and $20.", []string{`{"price_range":"10-20"}`}, nil},
+		{"amounts of a JSON array", "Two fees: $10 and $20.", []string{`{"fees":[10,20]}`}, nil},
+		{"amount in a CSV row", "The widget costs $45.", []string{"item,qty,price\nWidget,2,45.00"}, nil},
+		{"amount after an escaped euro", "It is €45.", []string{`{"price":"\u20ac45.00"}`}, nil},
+		{"amount in an id with a dash", "Your invoice is 1042 €.", []string{`{"invoice":"INV-1042"}`}, []Fact{amount("1042")}},
+		{"amount in a percentage", "A discount of $15.", []string{`{"discount":"15%"}`}, []Fact{amount("15")}},
+		{"amount in a month-name date", "It costs $27.", []string{"updated Nov 27, 2026"}, []Fact{amount("27")}},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, Ungrounded(tt.response, tt.sources...), tt.name)
@@ -190,8 +197,31 @@ func TestStandsAlone(t *testing.T) {
 		{"HX245-B", "245", false},
 		{"gate B45", "45", false},
 		{"11/27/2026", "27", false},
-		{"10-20 USD", "10", false},
 		{"14:30", "30", false},
+		{"2026\\/11\\/27", "11", false},
+		// A range of two runs, ascending, no leading zero, nothing else joined.
+		{"10-20 USD", "10", true},
+		{"10-20 USD", "20", true},
+		{"1,200-1,500 EUR", "1,500", true},
+		{"20-10", "10", false},
+		{"010-0100", "0100", false},
+		// Ids, and what is no id.
+		{"INV-1042", "1042", false},
+		{"TKT_45", "45", false},
+		{"#150", "150", false},
+		{"EUR-45", "45", true},
+		{"Rs500", "500", true},
+		{`"Betrag:\n45,00 EUR"`, "45,00", true},
+		{`"\u20ac45.00"`, "45.00", true},
+		{"2x22.50", "22.50", true},
+		{"item2:45.00", "45.00", true},
+		// Percentages and days of a month.
+		{"15% off", "15", false},
+		{"15 % off", "15", false},
+		{"Nov 27, 2026", "27", false},
+		{"Nov. 27", "27", false},
+		{"27 March 2026", "27", false},
+		{"27 items", "27", true},
 	} {
 		i := strings.Index(tc.s, tc.run)
 		require.GreaterOrEqual(t, i, 0)

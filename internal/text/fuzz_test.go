@@ -87,6 +87,10 @@ func TestAdversarialInputs(t *testing.T) {
 		"still sentences":      strings.Repeat("Still x. ", 7000),
 		"echoes":               strings.Repeat("a?? ", 16000),
 		"but questions":        strings.Repeat("ok but when how much or not ", 2300),
+		// Amount keys (standsAlone): lists, ranges, joins, escapes.
+		"comma list":   strings.Repeat("1,", 32000),
+		"hyphen chain": strings.Repeat("1-", 32000),
+		"escapes":      strings.Repeat(`\u20ac1`, 8000),
 	}
 	// Restatement compares the follow-up's values with the answer's and the request's:
 	// thousands of distinct values on each side (the request's and the answer's the same,
