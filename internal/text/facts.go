@@ -525,6 +525,9 @@ var weekdays = wordSet(`monday tuesday wednesday thursday friday saturday sunday
 sat sun lundi mardi mercredi jeudi vendredi samedi dimanche lunes martes miercoles jueves viernes sabado domingo
 montag dienstag mittwoch donnerstag freitag samstag sonntag`)
 
+// titles come before a name and are no name themselves ("Dr. Linda Nguyen", "Herr Weber").
+var titles = wordSet(`dr mr mrs ms mx prof mme mlle herr frau sr sra srta dott`)
+
 // currencyWords are the ISO codes and words that make an adjacent number an amount.
 var currencyWords = wordSet(`usd eur gbp jpy chf cad aud nzd inr cny rmb rub brl mxn sek nok dkk pln czk huf try
 zar krw sgd hkd dollar dollars euro euros pound pounds yen bucks`)
@@ -856,6 +859,9 @@ func (e *extractor) classify() {
 			continue
 		}
 		if isTime(core) {
+			if i+1 < len(cs) && !e.used[i+1] && !cs[i+1].gapPunct && isTimeMarker(e.folded(i+1)) {
+				e.used[i+1] = true // "2:40 PM": the marker is no name
+			}
 			e.add(c.pos, KindNumber, core)
 			continue
 		}
@@ -883,6 +889,64 @@ func (e *extractor) classify() {
 		e.otherNumeric(c.pos, bare, hash)
 	}
 	flushName()
+	e.dropGermanNouns()
+}
+
+// dropGermanNouns removes the one-word names of a German text: German writes every noun
+// with a capital ("Rechnung", "Gebühr", "Uhr"), so there a capital alone does not make a
+// name; names of two words or more stay ("Jonas Weber", "Hotel Isarblick").
+func (e *extractor) dropGermanNouns() {
+	single := false
+	for _, pf := range e.facts {
+		if pf.f.Kind == KindName && !strings.Contains(pf.f.Value, " ") {
+			single = true
+			break
+		}
+	}
+	if !single || e.language() != "de" {
+		return
+	}
+	e.facts = slices.DeleteFunc(e.facts, func(pf posFact) bool {
+		return pf.f.Kind == KindName && !strings.Contains(pf.f.Value, " ")
+	})
+}
+
+// language returns the code of the language (en, fr, es, de) of which the text holds at
+// least two exclusive stop words and more than of any other, else "" (languageOf, read on
+// the folded chunks).
+func (e *extractor) language() string {
+	var counts [4]int
+	codes := [4]string{"en", "fr", "es", "de"}
+	for i := range e.chunks {
+		if code, ok := exclusiveStops[string(e.folded(i))]; ok {
+			counts[slices.Index(codes[:], code)]++
+		}
+	}
+	best := 0
+	for k := range counts {
+		if counts[k] > counts[best] {
+			best = k
+		}
+	}
+	for k := range counts {
+		if k != best && counts[k] == counts[best] {
+			return ""
+		}
+	}
+	if counts[best] < 2 {
+		return ""
+	}
+	return codes[best]
+}
+
+// isTimeMarker reports whether the folded chunk after a time is "am", "a.m" (the trailing
+// dot is not in a chunk), "pm" or "p.m". (meridiem reads the same in a cueNorm'ed text.)
+func isTimeMarker(f []byte) bool {
+	switch string(f) {
+	case "am", "a.m", "pm", "p.m":
+		return true
+	}
+	return false
 }
 
 // isListMarker reports whether c is a list marker: 1 or 2 digits starting a line, followed by '.' or ')'
@@ -907,6 +971,14 @@ func (e *extractor) otherNumeric(pos int, core string, hash bool) {
 				}
 				return
 			}
+		}
+	}
+	// a count joined to its unit word ("3-night", "30-day", "5-star"): the count.
+	if a, b, ok := strings.Cut(core, "-"); !hash && ok && len(a) <= 3 && allDigits(a) && len(b) >= 2 &&
+		strings.IndexFunc(b, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+		if v, ok := numberValue(a); ok {
+			e.add(pos, KindNumber, v)
+			return
 		}
 	}
 	// two short digit groups with '-' or '/': a range or fraction ("1-2", "24/7", "2020-2024").
@@ -982,7 +1054,7 @@ func (e *extractor) nameWord(i int) ([]byte, bool) {
 	}
 	f := e.folded(i)
 	f = bytes.TrimSuffix(bytes.TrimSuffix(f, []byte("'s")), []byte("’s"))
-	for _, set := range []map[string]struct{}{stopSet, framingSet, weekdays, currencyWords} {
+	for _, set := range []map[string]struct{}{stopSet, framingSet, weekdays, currencyWords, titles} {
 		if _, ok := set[string(f)]; ok {
 			return nil, false
 		}

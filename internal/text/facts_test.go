@@ -171,6 +171,17 @@ func TestUngrounded(t *testing.T) {
 		{"amount in an id with a dash", "Your invoice is 1042 €.", []string{`{"invoice":"INV-1042"}`}, []Fact{amount("1042")}},
 		{"amount in a percentage", "A discount of $15.", []string{`{"discount":"15%"}`}, []Fact{amount("15")}},
 		{"amount in a month-name date", "It costs $27.", []string{"updated Nov 27, 2026"}, []Fact{amount("27")}},
+		// Times on the 12-hour clock, their marker no name; German nouns, titles and
+		// counts joined to their unit are no specifics.
+		{"12-hour time", "See you at 2:40 PM.", []string{`{"time":"14:40"}`}, nil},
+		{"12-hour time, a.m.", "Doors open at 9:31 a.m.", []string{`{"at":"2026-06-05T09:31:00+01:00"}`}, nil},
+		{"midnight hour", "Cancel by 12:15 AM.", []string{`{"deadline":"00:15"}`}, nil},
+		{"wrong 12-hour time", "See you at 3:40 PM.", []string{`{"time":"14:40"}`}, []Fact{num("3:40")}},
+		{"German nouns", "Ihre Rechnung ist bezahlt, die Gutschrift folgt mit dem Kontoauszug.", []string{`{"status":"paid"}`}, nil},
+		{"German name of two words", "Ihr Berater ist Klaus Becker, die Rechnung folgt.", []string{`{"advisor":"Anna Schulz"}`}, []Fact{name("klaus becker")}},
+		{"title", "Your doctor is Dr. Amal Singh.", []string{"Amal Singh, MD"}, nil},
+		{"count and unit", "A 3-night stay with a 30-day window.", []string{`{"nights":3,"days":30}`}, nil},
+		{"invented count and unit", "A 45-day window.", []string{`{"days":30}`}, []Fact{num("45")}},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, Ungrounded(tt.response, tt.sources...), tt.name)

@@ -4,6 +4,7 @@
 package text // import "github.com/agenteval/agenteval-collector/internal/text"
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -587,7 +588,7 @@ func (hs indexes) found(f Fact) bool {
 	switch f.Kind {
 	case KindNumber:
 		if isTime(v) {
-			return hs.containsLower(v)
+			return hs.foundTime(v)
 		}
 		return hs.has(numKey(v), keyNumber)
 	case KindAmount:
@@ -633,6 +634,28 @@ func (hs indexes) found(f Fact) bool {
 	default:
 		return hs.containsWords(v)
 	}
+}
+
+// foundTime reports whether a source holds the time t as written, with or without a
+// leading zero ("09:31", "9:31"), or on the 24-hour clock when t may be a 12-hour time
+// ("2:40" as "14:40", "12:05" as "00:05"): a response writes "2:40 PM" for a source's
+// "14:40" (the marker, which SalientFacts does not keep, is not checked).
+func (hs indexes) foundTime(t string) bool {
+	h, rest, _ := strings.Cut(t, ":")
+	n, _ := strconv.Atoi(h)
+	forms := []string{t, strconv.Itoa(n) + ":" + rest, fmt.Sprintf("%02d:%s", n, rest)}
+	switch {
+	case n >= 1 && n <= 11:
+		forms = append(forms, strconv.Itoa(n+12)+":"+rest)
+	case n == 12:
+		forms = append(forms, "00:"+rest)
+	}
+	for _, f := range forms {
+		if hs.containsLower(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // Found reports, for each fact, whether it is found in haystack by the matching rules of
