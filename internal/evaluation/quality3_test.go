@@ -37,8 +37,8 @@ var groundingParts = []struct {
 	caught, maxFalse int
 }{
 	{"halluc3.jsonl", 5, 0},
-	{"grounding.jsonl", 15, 3},
-	{"grounding7.jsonl", 26, 1},
+	{"grounding.jsonl", 16, 3},
+	{"grounding7.jsonl", 27, 0},
 }
 
 // labelCounts is a confusion over arbitrary labels: {truth, predicted} → count.

@@ -871,6 +871,13 @@ func (e *extractor) classify() {
 				continue
 			}
 		}
+		if v, next, ok := e.spaceGrouped(i); ok { // "1 234,50 €"
+			for k := i + 1; k <= next; k++ {
+				e.used[k] = true
+			}
+			e.add(c.pos, KindAmount, v)
+			continue
+		}
 		hash := strings.HasPrefix(core, "#")
 		bare := strings.TrimLeft(core, "#")
 		if v, ok := numberValue(strings.TrimSuffix(bare, "%")); ok {
@@ -890,6 +897,55 @@ func (e *extractor) classify() {
 	}
 	flushName()
 	e.dropGermanNouns()
+}
+
+// spaceGrouped reads an amount whose thousands are grouped with spaces, as French and
+// others write it: chunk i of 1 to 3 digits, then groups of 3 digits (the last with a
+// decimal part) each after one space, no-break space or narrow no-break space, then a
+// currency chunk ("1 234,50 €", "12 500 EUR"). It returns the value and the index of the
+// currency chunk.
+func (e *extractor) spaceGrouped(i int) (value string, currency int, ok bool) {
+	cs := e.chunks
+	first := cs[i].core
+	if len(first) > 3 || !allDigits(first) || first[0] == '0' {
+		return "", 0, false
+	}
+	digits := first
+	k := i + 1
+	for ; k < len(cs) && !e.used[k]; k++ {
+		gap := e.s[cs[k-1].pos+len(cs[k-1].core) : cs[k].pos]
+		if !isGroupSpace(gap) {
+			break
+		}
+		g := cs[k].core
+		if len(g) < 3 || !allDigits(g[:3]) || len(g) > 3 && (len(g) < 5 || len(g) > 6 || g[3] != ',' && g[3] != '.' || !allDigits(g[4:])) {
+			break
+		}
+		digits += g
+		if len(g) > 3 {
+			k++
+			break
+		}
+	}
+	if k == i+1 || k >= len(cs) || e.used[k] || cs[k].sentStart || !e.isCurrencyChunk(k) {
+		return "", 0, false
+	}
+	v, ok := numberValue(strings.Replace(digits, ",", ".", 1))
+	return v, k, ok
+}
+
+// isGroupSpace reports whether s is one space, no-break space or narrow no-break space:
+// what separates the groups of "1 234,50".
+func isGroupSpace(s string) bool { return s == " " || s == "\u00a0" || s == "\u202f" }
+
+// groupSpaceBefore returns the length of the group space that ends s, 0 when none.
+func groupSpaceBefore(s string) int {
+	for _, sp := range []string{" ", "\u00a0", "\u202f"} {
+		if strings.HasSuffix(s, sp) {
+			return len(sp)
+		}
+	}
+	return 0
 }
 
 // dropGermanNouns removes the one-word names of a German text: German writes every noun

@@ -182,6 +182,12 @@ func TestUngrounded(t *testing.T) {
 		{"title", "Your doctor is Dr. Amal Singh.", []string{"Amal Singh, MD"}, nil},
 		{"count and unit", "A 3-night stay with a 30-day window.", []string{`{"nights":3,"days":30}`}, nil},
 		{"invented count and unit", "A 45-day window.", []string{`{"days":30}`}, []Fact{num("45")}},
+		// Thousands grouped with spaces, in the response and in a source.
+		{"space-grouped amount", "Le total est de 1 234,50 €.", []string{`{"total":1234.5}`}, nil},
+		{"space-grouped amount, no-break spaces", "Le total est de 12\u00a0500 EUR.", []string{`{"total":"12500.00"}`}, nil},
+		{"space-grouped source", "Der Betrag ist 1.234,50 €.", []string{`{"betrag":"1 234,50 EUR"}`}, nil},
+		{"a group of a grouped source", "It is $234.50.", []string{`{"total":"1 234,50 EUR"}`}, []Fact{amount("234.50")}},
+		{"a phone number's group", "Pagará 482,00 €.", []string{`{"phone":"+34 910 555 482"}`}, []Fact{amount("482.00")}},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, Ungrounded(tt.response, tt.sources...), tt.name)

@@ -187,6 +187,9 @@ func (h *Index) addNumbers(s string) {
 		case alone:
 			h.put(run[len(run)-1-len(strings.TrimLeft(run[:len(run)-1], "0")):], keyAmount)
 		}
+		if g, ok := spaceGroupedKey(s, i, j); ok { // "1 234,50"
+			h.put(g, keyAmount)
+		}
 		if listRun(s, i, j) {
 			// A list written without spaces ("[10,20]", "Widget,2,45.00"): each item.
 			for a := i; a < j; {
@@ -227,10 +230,15 @@ func (h *Index) addNumbers(s string) {
 //   - no id opens it: "#", or letters, alone or before "-" or "_" ("B45", "ORD-0150",
 //     "TKT_45"), but a currency code or sign ("USD1250.40", "EUR-45", "Rs500"), a JSON
 //     escape ("\n45.00", "\u20ac45.00") or the "x" of a count ("2x22.50");
-//   - it is no percentage ("15%", "15 %") and no day of a month ("Nov 27", "27 March").
+//   - it is no percentage ("15%", "15 %"), no day of a month ("Nov 27", "27 March") and no
+//     group of a number grouped with spaces ("234,50" in "1 234,50", "482" in "555 482":
+//     spaceGroupedKey keys the whole).
 func standsAlone(s string, i, j int) bool {
 	if strings.HasPrefix(skipSpaces(s[j:]), "%") || dayOfMonth(s, i, j) || idBefore(s, i) {
 		return false
+	}
+	if sp := groupSpaceBefore(s[:i]); sp > 0 && i-sp > 0 && isDigitByte(s[i-sp-1]) && group3(s, i) {
+		return false // a group of "1 234,50" or of "+34 910 555 482"
 	}
 	left, right := joinedLeft(s, i), joinedRight(s, j)
 	if !left && !right {
@@ -241,6 +249,51 @@ func standsAlone(s string, i, j int) bool {
 		return false
 	}
 	return true
+}
+
+// spaceGroupedKey returns the amount key of a number whose thousands are grouped with
+// spaces ("1 234,50", "12 500"), which starts with the run s[i:j] of 1 to 3 digits: each
+// group of 3 digits follows one space, no-break space or narrow no-break space, and the
+// last may have a decimal part after "," or ".".
+func spaceGroupedKey(s string, i, j int) (string, bool) {
+	if j-i > 3 || s[i] == '0' || !allDigits(s[i:j]) {
+		return "", false
+	}
+	if sp := groupSpaceBefore(s[:i]); sp > 0 && i-sp > 0 && isDigitByte(s[i-sp-1]) {
+		return "", false // a group, not the start
+	}
+	b := []byte(s[i:j])
+	k, groups := j, 0
+	for {
+		sp := 0
+		for _, g := range []string{" ", "\u00a0", "\u202f"} {
+			if strings.HasPrefix(s[k:], g) {
+				sp = len(g)
+			}
+		}
+		if sp == 0 || !group3(s, k+sp) {
+			break
+		}
+		b = append(b, s[k+sp:k+sp+3]...)
+		k += sp + 3
+		groups++
+		if k+1 < len(s) && (s[k] == ',' || s[k] == '.') && isDigitByte(s[k+1]) {
+			end := numberRunEnd(s, k+1)
+			b = append(b, '.')
+			b = append(b, s[k+1:end]...)
+			break
+		}
+	}
+	if groups == 0 {
+		return "", false
+	}
+	var buf [64]byte
+	return string(appendNumberKey(buf[:0], b, true)), true
+}
+
+// group3 reports whether s[k:] opens with exactly 3 digits (a thousands group).
+func group3(s string, k int) bool {
+	return k+3 <= len(s) && allDigits(s[k:k+3]) && (k+3 == len(s) || !isDigitByte(s[k+3]))
 }
 
 // listRun reports whether the number-like run s[i:j] holds a "," and is a list of numbers
