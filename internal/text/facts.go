@@ -129,13 +129,15 @@ func spanAt(sp []span, pos int) int {
 
 // extractor holds the intermediate results of one SalientFacts run.
 type extractor struct {
-	s      string
-	fbuf   []byte // folded cores of all chunks
-	facts  []posFact
-	urls   []span
-	code   []span
-	chunks []chunk
-	used   []bool
+	s string
+	// oneWordNames are the chunks of the names of one word, for dropGermanNouns.
+	oneWordNames []int
+	fbuf         []byte // folded cores of all chunks
+	facts        []posFact
+	urls         []span
+	code         []span
+	chunks       []chunk
+	used         []bool
 }
 
 type posFact struct {
@@ -210,7 +212,7 @@ func (e *extractor) release() {
 	clear(e.facts[:cap(e.facts)])
 	clear(e.chunks[:cap(e.chunks)])
 	*e = extractor{fbuf: e.fbuf[:0], facts: e.facts[:0], urls: e.urls[:0], code: e.code[:0],
-		chunks: e.chunks[:0], used: e.used[:0]}
+		chunks: e.chunks[:0], used: e.used[:0], oneWordNames: e.oneWordNames[:0]}
 	extractorPool.Put(e)
 }
 
@@ -525,8 +527,22 @@ var weekdays = wordSet(`monday tuesday wednesday thursday friday saturday sunday
 sat sun lundi mardi mercredi jeudi vendredi samedi dimanche lunes martes miercoles jueves viernes sabado domingo
 montag dienstag mittwoch donnerstag freitag samstag sonntag`)
 
+// afterTitle reports whether chunk i follows a title and its dot on the same line ("Dr.
+// Patel"): the dot ends no sentence there.
+func (e *extractor) afterTitle(i int) bool {
+	if i == 0 || e.chunks[i].lineStart {
+		return false
+	}
+	if _, ok := titles[string(e.folded(i-1))]; !ok {
+		return false
+	}
+	prev := e.chunks[i-1]
+	return strings.TrimSpace(e.s[prev.pos+len(prev.core):e.chunks[i].pos]) == "."
+}
+
 // titles come before a name and are no name themselves ("Dr. Linda Nguyen", "Herr Weber").
-var titles = wordSet(`dr mr mrs ms mx prof mme mlle herr frau sr sra srta dott`)
+var titles = wordSet(`dr dra mr mrs ms mx prof mme mlle madame monsieur herr herrn frau sr sra srta senor
+senora senorita don dona dott ing`)
 
 // currencyWords are the ISO codes and words that make an adjacent number an amount.
 var currencyWords = wordSet(`usd eur gbp jpy chf cad aud nzd inr cny rmb rub brl mxn sek nok dkk pln czk huf try
@@ -811,11 +827,15 @@ func (e *extractor) classify() {
 	cs := e.chunks
 	var name []byte
 	namePos, nameEnd := -1, -1
+	nameStart := -1 // chunk of the name's first word
 	flushName := func() {
 		if len(name) > 0 {
 			e.add(namePos, KindName, string(name))
+			if nameStart == nameEnd && nameStart > 0 {
+				e.oneWordNames = append(e.oneWordNames, nameStart)
+			}
 		}
-		name, namePos, nameEnd = name[:0], -1, -1
+		name, namePos, nameEnd, nameStart = name[:0], -1, -1, -1
 	}
 	for i := range cs {
 		if e.used[i] {
@@ -829,7 +849,7 @@ func (e *extractor) classify() {
 				flushName()
 			}
 			if namePos < 0 {
-				namePos = c.pos
+				namePos, nameStart = c.pos, i
 			} else {
 				name = append(name, ' ')
 			}
@@ -859,10 +879,14 @@ func (e *extractor) classify() {
 			continue
 		}
 		if isTime(core) {
-			if i+1 < len(cs) && !e.used[i+1] && !cs[i+1].gapPunct && isTimeMarker(e.folded(i+1)) {
-				e.used[i+1] = true // "2:40 PM": the marker is no name
+			v := core
+			if i+1 < len(cs) && !e.used[i+1] && (!cs[i+1].gapPunct || isGroupSpace(e.s[c.pos+len(core):cs[i+1].pos])) {
+				if m := timeMarker(e.folded(i + 1)); m != "" {
+					e.used[i+1] = true // "2:40 PM": the marker is no name, it is part of the time
+					v += " " + m
+				}
 			}
-			e.add(c.pos, KindNumber, core)
+			e.add(c.pos, KindNumber, v)
 			continue
 		}
 		if num, ok := splitCurrency(core); ok {
@@ -910,29 +934,34 @@ func (e *extractor) spaceGrouped(i int) (value string, currency int, ok bool) {
 	if len(first) > 3 || !allDigits(first) || first[0] == '0' {
 		return "", 0, false
 	}
-	digits := first
 	k := i + 1
-	for ; k < len(cs) && !e.used[k]; k++ {
-		gap := e.s[cs[k-1].pos+len(cs[k-1].core) : cs[k].pos]
-		if !isGroupSpace(gap) {
+	for ; k < len(cs) && k-i <= maxGroups && !e.used[k]; k++ {
+		if !isGroupSpace(e.s[cs[k-1].pos+len(cs[k-1].core) : cs[k].pos]) {
 			break
 		}
 		g := cs[k].core
 		if len(g) < 3 || !allDigits(g[:3]) || len(g) > 3 && (len(g) < 5 || len(g) > 6 || g[3] != ',' && g[3] != '.' || !allDigits(g[4:])) {
 			break
 		}
-		digits += g
 		if len(g) > 3 {
 			k++
 			break
 		}
 	}
-	if k == i+1 || k >= len(cs) || e.used[k] || cs[k].sentStart || !e.isCurrencyChunk(k) {
+	if k == i+1 || k-i > maxGroups || k >= len(cs) || e.used[k] || cs[k].sentStart || !e.isCurrencyChunk(k) {
 		return "", 0, false
 	}
-	v, ok := numberValue(strings.Replace(digits, ",", ".", 1))
+	var b strings.Builder
+	for j := i; j < k; j++ {
+		b.WriteString(cs[j].core)
+	}
+	v, ok := numberValue(strings.Replace(b.String(), ",", ".", 1))
 	return v, k, ok
 }
+
+// maxGroups bounds the groups of a number grouped with spaces (6: up to 10^18), so that a
+// long run of numbers ("101 102 103 …") is not scanned again from each of them.
+const maxGroups = 6
 
 // isGroupSpace reports whether s is one space, no-break space or narrow no-break space:
 // what separates the groups of "1 234,50".
@@ -948,24 +977,33 @@ func groupSpaceBefore(s string) int {
 	return 0
 }
 
-// dropGermanNouns removes the one-word names of a German text: German writes every noun
-// with a capital ("Rechnung", "Gebühr", "Uhr"), so there a capital alone does not make a
-// name; names of two words or more stay ("Jonas Weber", "Hotel Isarblick").
+// dropGermanNouns removes the one-word names of a German text that follow an article, a
+// possessive, a contraction of either or a number: German writes every noun with a capital
+// ("die Rechnung", "Ihre Gebühr", "um 8:20 Uhr"), so there a capital alone does not make a
+// name. Other one-word names stay ("von Hermes nach Hamburg", "Frau Keller"), and so do
+// names of two words or more ("Jonas Weber").
 func (e *extractor) dropGermanNouns() {
-	single := false
-	for _, pf := range e.facts {
-		if pf.f.Kind == KindName && !strings.Contains(pf.f.Value, " ") {
-			single = true
-			break
-		}
-	}
-	if !single || e.language() != "de" {
+	if len(e.oneWordNames) == 0 || e.language() != "de" {
 		return
 	}
+	nouns := map[int]bool{}
+	for _, i := range e.oneWordNames {
+		prev := e.folded(i - 1)
+		if _, det := germanDeterminers[string(prev)]; det || len(prev) > 0 && isDigitByte(prev[0]) {
+			nouns[e.chunks[i].pos] = true
+		}
+	}
 	e.facts = slices.DeleteFunc(e.facts, func(pf posFact) bool {
-		return pf.f.Kind == KindName && !strings.Contains(pf.f.Value, " ")
+		return pf.f.Kind == KindName && nouns[pf.pos] && !strings.Contains(pf.f.Value, " ")
 	})
 }
+
+// germanDeterminers are the articles, possessives and their contractions (folded) that
+// open a German noun phrase.
+var germanDeterminers = wordSet(`der die das den dem des ein eine einen einem einer eines kein keine keinen keinem
+keiner keines ihr ihre ihren ihrem ihrer ihres mein meine meinen meinem meiner meines unser unsere unseren
+unserem unserer unseres dein deine deinen deinem deiner sein seine seinen seinem seiner am im zum zur vom beim
+ins ans aufs ums jede jeder jedes jeden jedem diese dieser dieses diesen diesem`)
 
 // language returns the code of the language (en, fr, es, de) of which the text holds at
 // least two exclusive stop words and more than of any other, else "" (languageOf, read on
@@ -995,14 +1033,53 @@ func (e *extractor) language() string {
 	return codes[best]
 }
 
-// isTimeMarker reports whether the folded chunk after a time is "am", "a.m" (the trailing
-// dot is not in a chunk), "pm" or "p.m". (meridiem reads the same in a cueNorm'ed text.)
-func isTimeMarker(f []byte) bool {
+// timeMarker reads the folded chunk after a time: "am" for "am" or "a.m" (the trailing dot
+// is not in a chunk), "pm" for "pm" or "p.m", else "". (meridiem reads the same in a
+// cueNorm'ed text.)
+func timeMarker(f []byte) string {
 	switch string(f) {
-	case "am", "a.m", "pm", "p.m":
-		return true
+	case "am", "a.m":
+		return "am"
+	case "pm", "p.m":
+		return "pm"
 	}
-	return false
+	return ""
+}
+
+// countUnit splits an id (kept in lower case) that is a count joined to its unit word
+// ("3-night", "30-day", "5-nuits") into the count; ok is false for any other id. A code
+// such as "7-QXT" reads the same: its count must be in a source too.
+func countUnit(id string) (count string, ok bool) {
+	a, b, found := strings.Cut(id, "-")
+	if !found || len(a) == 0 || len(a) > 3 || !allDigits(a) || len(b) < 2 {
+		return "", false
+	}
+	for _, r := range b {
+		if !unicode.IsLower(r) {
+			return "", false
+		}
+	}
+	return a, true
+}
+
+// withoutMarker returns f without the marker of a time ("5:15 pm" → "5:15"): the
+// follow-up checks compare times as written and read the half of the day from the text
+// (meridiem).
+func withoutMarker(f Fact) Fact {
+	if t, _, ok := splitTime(f.Value); ok && f.Kind == KindNumber {
+		f.Value = t
+	}
+	return f
+}
+
+// splitTime splits a time fact into the time and its marker ("2:40 pm" → "2:40", "pm");
+// ok is false for a value that is no time.
+func splitTime(v string) (t, marker string, ok bool) {
+	t, marker, _ = strings.Cut(v, " ")
+	if marker != "" && marker != "am" && marker != "pm" || !isTime(t) {
+		return "", "", false
+	}
+	return t, marker, true
 }
 
 // isListMarker reports whether c is a list marker: 1 or 2 digits starting a line, followed by '.' or ')'
@@ -1027,14 +1104,6 @@ func (e *extractor) otherNumeric(pos int, core string, hash bool) {
 				}
 				return
 			}
-		}
-	}
-	// a count joined to its unit word ("3-night", "30-day", "5-star"): the count.
-	if a, b, ok := strings.Cut(core, "-"); !hash && ok && len(a) <= 3 && allDigits(a) && len(b) >= 2 &&
-		strings.IndexFunc(b, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
-		if v, ok := numberValue(a); ok {
-			e.add(pos, KindNumber, v)
-			return
 		}
 	}
 	// two short digit groups with '-' or '/': a range or fraction ("1-2", "24/7", "2020-2024").
@@ -1092,7 +1161,7 @@ func email(core string) (string, bool) {
 // weekday or currency word.
 func (e *extractor) nameWord(i int) ([]byte, bool) {
 	c := e.chunks[i]
-	if c.sentStart || c.heading || c.code {
+	if c.sentStart && !e.afterTitle(i) || c.heading || c.code {
 		return nil, false
 	}
 	first, _ := utf8.DecodeRuneInString(c.core)

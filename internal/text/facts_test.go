@@ -176,18 +176,21 @@ func TestUngrounded(t *testing.T) {
 		{"12-hour time", "See you at 2:40 PM.", []string{`{"time":"14:40"}`}, nil},
 		{"12-hour time, a.m.", "Doors open at 9:31 a.m.", []string{`{"at":"2026-06-05T09:31:00+01:00"}`}, nil},
 		{"midnight hour", "Cancel by 12:15 AM.", []string{`{"deadline":"00:15"}`}, nil},
-		{"wrong 12-hour time", "See you at 3:40 PM.", []string{`{"time":"14:40"}`}, []Fact{num("3:40")}},
+		{"wrong 12-hour time", "See you at 3:40 PM.", []string{`{"time":"14:40"}`}, []Fact{num("3:40 pm")}},
 		{"German nouns", "Ihre Rechnung ist bezahlt, die Gutschrift folgt mit dem Kontoauszug.", []string{`{"status":"paid"}`}, nil},
 		{"German name of two words", "Ihr Berater ist Klaus Becker, die Rechnung folgt.", []string{`{"advisor":"Anna Schulz"}`}, []Fact{name("klaus becker")}},
 		{"title", "Your doctor is Dr. Amal Singh.", []string{"Amal Singh, MD"}, nil},
 		{"count and unit", "A 3-night stay with a 30-day window.", []string{`{"nights":3,"days":30}`}, nil},
-		{"invented count and unit", "A 45-day window.", []string{`{"days":30}`}, []Fact{num("45")}},
+		{"invented count and unit", "A 45-day window.", []string{`{"days":30}`}, []Fact{id("45-day")}},
+		{"small invented count and unit", "A 7-day window.", []string{`{"days":14}`}, []Fact{id("7-day")}},
 		// Thousands grouped with spaces, in the response and in a source.
 		{"space-grouped amount", "Le total est de 1 234,50 €.", []string{`{"total":1234.5}`}, nil},
 		{"space-grouped amount, no-break spaces", "Le total est de 12\u00a0500 EUR.", []string{`{"total":"12500.00"}`}, nil},
 		{"space-grouped source", "Der Betrag ist 1.234,50 €.", []string{`{"betrag":"1 234,50 EUR"}`}, nil},
 		{"a group of a grouped source", "It is $234.50.", []string{`{"total":"1 234,50 EUR"}`}, []Fact{amount("234.50")}},
 		{"a phone number's group", "Pagará 482,00 €.", []string{`{"phone":"+34 910 555 482"}`}, []Fact{amount("482.00")}},
+		{"an amount after an id and a space", "You paid 450.00 EUR.", []string{"Order 58213 450.00 EUR paid"}, nil},
+		{"an amount after a time and a space", "You paid 120.00 EUR.", []string{"2026-05-02 14:30 120.00 EUR"}, nil},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, Ungrounded(tt.response, tt.sources...), tt.name)

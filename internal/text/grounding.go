@@ -237,7 +237,7 @@ func standsAlone(s string, i, j int) bool {
 	if strings.HasPrefix(skipSpaces(s[j:]), "%") || dayOfMonth(s, i, j) || idBefore(s, i) {
 		return false
 	}
-	if sp := groupSpaceBefore(s[:i]); sp > 0 && i-sp > 0 && isDigitByte(s[i-sp-1]) && group3(s, i) {
+	if group3(s, i) && inGroupedNumber(s, i) {
 		return false // a group of "1 234,50" or of "+34 910 555 482"
 	}
 	left, right := joinedLeft(s, i), joinedRight(s, j)
@@ -271,7 +271,7 @@ func spaceGroupedKey(s string, i, j int) (string, bool) {
 				sp = len(g)
 			}
 		}
-		if sp == 0 || !group3(s, k+sp) {
+		if sp == 0 || !group3(s, k+sp) || groups == maxGroups {
 			break
 		}
 		b = append(b, s[k+sp:k+sp+3]...)
@@ -289,6 +289,36 @@ func spaceGroupedKey(s string, i, j int) (string, bool) {
 	}
 	var buf [64]byte
 	return string(appendNumberKey(buf[:0], b, true)), true
+}
+
+// inGroupedNumber reports whether the 3 digits at s[i:] continue a number grouped with
+// spaces: before them, after one group space each, come at most maxGroups-1 groups of 3
+// digits and a head of 1 to 3 digits that follows no digit, ":", "-", "." or "," (so
+// "450.00" after "Order 58213 " or "14:30 " stands alone).
+func inGroupedNumber(s string, i int) bool {
+	k := i
+	for range maxGroups {
+		sp := groupSpaceBefore(s[:k])
+		if sp == 0 {
+			return false
+		}
+		end := k - sp
+		start := end
+		for start > 0 && end-start <= 3 && isDigitByte(s[start-1]) {
+			start--
+		}
+		if n := end - start; n == 0 || n > 3 {
+			return false
+		}
+		if end-start == 3 && groupSpaceBefore(s[:start]) > 0 {
+			if p := start - groupSpaceBefore(s[:start]); p > 0 && isDigitByte(s[p-1]) {
+				k = start // a group before this one: go on to the head
+				continue
+			}
+		}
+		return start == 0 || strings.IndexByte("0123456789:-.,", s[start-1]) < 0
+	}
+	return false
 }
 
 // group3 reports whether s[k:] opens with exactly 3 digits (a thousands group).
@@ -640,8 +670,8 @@ func (hs indexes) found(f Fact) bool {
 	v := f.Value
 	switch f.Kind {
 	case KindNumber:
-		if isTime(v) {
-			return hs.foundTime(v)
+		if t, marker, ok := splitTime(v); ok {
+			return hs.foundTime(t, marker)
 		}
 		return hs.has(numKey(v), keyNumber)
 	case KindAmount:
@@ -649,6 +679,10 @@ func (hs indexes) found(f Fact) bool {
 		// order id, a phone number or a timestamp.
 		return hs.has(numKey(v), keyAmount)
 	case KindID:
+		if n, ok := countUnit(v); ok {
+			// "3-night": the count is the specific, a source states it as a number.
+			return hs.has(numKey(n), keyNumber)
+		}
 		// The digit rules first: they need no lexing (NewIndex); the answer is their or.
 		k := idKey(v)
 		if allDigits(k) && hs.has(k, keyNumber) {
@@ -689,23 +723,54 @@ func (hs indexes) found(f Fact) bool {
 	}
 }
 
-// foundTime reports whether a source holds the time t as written, with or without a
-// leading zero ("09:31", "9:31"), or on the 24-hour clock when t may be a 12-hour time
-// ("2:40" as "14:40", "12:05" as "00:05"): a response writes "2:40 PM" for a source's
-// "14:40" (the marker, which SalientFacts does not keep, is not checked).
-func (hs indexes) foundTime(t string) bool {
+// foundTime reports whether a source holds the time t ("2:40", "09:31:05") with the marker
+// the response wrote after it ("am", "pm" or ""), with no digit around it: on the 24-hour
+// clock with or without a leading zero ("2:40" pm in "14:40", "12:15" am in "00:15", "9:31"
+// am in "09:31"), or as written with its marker ("2:40 pm", "2:40pm"). Without a marker the
+// time is looked for as written, with or without a leading zero.
+func (hs indexes) foundTime(t, marker string) bool {
 	h, rest, _ := strings.Cut(t, ":")
 	n, _ := strconv.Atoi(h)
-	forms := []string{t, strconv.Itoa(n) + ":" + rest, fmt.Sprintf("%02d:%s", n, rest)}
+	if n > 12 {
+		marker = "" // "14:40 pm": a 24-hour time
+	}
+	hour := n
 	switch {
-	case n >= 1 && n <= 11:
-		forms = append(forms, strconv.Itoa(n+12)+":"+rest)
-	case n == 12:
-		forms = append(forms, "00:"+rest)
+	case marker == "pm" && n < 12:
+		hour = n + 12
+	case marker == "am" && n == 12:
+		hour = 0
+	}
+	forms := []string{strconv.Itoa(hour) + ":" + rest, fmt.Sprintf("%02d:%s", hour, rest)}
+	if marker != "" {
+		forms = append(forms, strconv.Itoa(n)+":"+rest+" "+marker, strconv.Itoa(n)+":"+rest+marker)
 	}
 	for _, f := range forms {
-		if hs.containsLower(f) {
+		if hs.containsTime(f) {
 			return true
+		}
+	}
+	return false
+}
+
+// containsTime reports whether a source holds f (lower-case) with no digit right before or
+// after it: "4:30" is not in "14:30".
+func (hs indexes) containsTime(f string) bool {
+	for _, h := range hs {
+		if !h.lowerDone {
+			h.lower, h.lowerDone = strings.ToLower(h.text), true
+		}
+		for off := 0; ; {
+			k := strings.Index(h.lower[off:], f)
+			if k < 0 {
+				break
+			}
+			k += off
+			end := k + len(f)
+			if (k == 0 || !isDigitByte(h.lower[k-1])) && (end == len(h.lower) || !isDigitByte(h.lower[end])) {
+				return true
+			}
+			off = k + 1
 		}
 	}
 	return false

@@ -190,6 +190,7 @@ type values struct {
 func valueSet(s string) values {
 	vs := values{set: map[Fact]struct{}{}, kinds: map[string]bool{}}
 	for _, f := range SalientFacts(s) {
+		f = withoutMarker(f)
 		if _, dup := vs.set[f]; restateKinds[f.Kind] && !dup {
 			vs.set[f] = struct{}{}
 			vs.list = append(vs.list, f)
