@@ -46,8 +46,8 @@ const (
 //
 // Nothing else is derived: not sums, products, averages or totals after a tax or a
 // discount that the response does not write as an equation, which a made-up number
-// matches too easily. Facts of other kinds are kept. The result shares no memory with ungrounded;
-// nil when nothing is left. The work is linear in the (capped) response.
+// matches too easily. Facts of other kinds are kept. The result shares no memory with
+// ungrounded; nil when nothing is left. The work is linear in the (capped) response.
 func WithoutDerived(ungrounded, stated []Fact, response string, sources ...*Index) []Fact {
 	if len(ungrounded) == 0 {
 		return nil
@@ -408,13 +408,13 @@ func scanEquations(s string) []equation {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 	}
+	isOp := func(t eqToken) bool { return t.op != 0 && t.op != '=' && t != brk }
 	var out []equation
 	for k := 1; k+1 < len(tokens) && len(out) < maxEquations; k++ {
 		if tokens[k].op != '=' || tokens[k+1].op != 0 || tokens[k-1].op != 0 {
 			continue
 		}
 		// Walk back over "number (op number)*" from the number before '='.
-		isOp := func(t eqToken) bool { return t.op != 0 && t.op != '=' && t != brk }
 		first := k - 1
 		for first >= 2 && isOp(tokens[first-1]) && tokens[first-2].op == 0 && (k-first+1)/2 < maxOperands {
 			first -= 2

@@ -129,15 +129,15 @@ func spanAt(sp []span, pos int) int {
 
 // extractor holds the intermediate results of one SalientFacts run.
 type extractor struct {
-	s string
+	s      string
+	fbuf   []byte // folded cores of all chunks
+	facts  []posFact
+	urls   []span
+	code   []span
+	chunks []chunk
+	used   []bool
 	// oneWordNames are the chunks of the names of one word, for dropGermanNouns.
 	oneWordNames []int
-	fbuf         []byte // folded cores of all chunks
-	facts        []posFact
-	urls         []span
-	code         []span
-	chunks       []chunk
-	used         []bool
 }
 
 type posFact struct {
@@ -963,19 +963,31 @@ func (e *extractor) spaceGrouped(i int) (value string, currency int, ok bool) {
 // long run of numbers ("101 102 103 …") is not scanned again from each of them.
 const maxGroups = 6
 
-// isGroupSpace reports whether s is one space, no-break space or narrow no-break space:
-// what separates the groups of "1 234,50".
-func isGroupSpace(s string) bool { return s == " " || s == "\u00a0" || s == "\u202f" }
+// groupSpaceAt returns the length of the space, no-break space or narrow no-break space
+// that opens s, 0 when none: what separates the groups of "1 234,50".
+func groupSpaceAt(s string) int {
+	for _, sp := range groupSpaces {
+		if strings.HasPrefix(s, sp) {
+			return len(sp)
+		}
+	}
+	return 0
+}
 
 // groupSpaceBefore returns the length of the group space that ends s, 0 when none.
 func groupSpaceBefore(s string) int {
-	for _, sp := range []string{" ", "\u00a0", "\u202f"} {
+	for _, sp := range groupSpaces {
 		if strings.HasSuffix(s, sp) {
 			return len(sp)
 		}
 	}
 	return 0
 }
+
+var groupSpaces = [...]string{" ", "\u00a0", "\u202f"}
+
+// isGroupSpace reports whether s is one group space.
+func isGroupSpace(s string) bool { return s != "" && groupSpaceAt(s) == len(s) }
 
 // dropGermanNouns removes the one-word names of a German text that follow an article, a
 // possessive, a contraction of either or a number: German writes every noun with a capital
