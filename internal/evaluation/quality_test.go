@@ -59,11 +59,15 @@ const (
 // round on ordinary messages it wrote; narrowing the rules for them cost heldout5 one
 // re-ask ("…or not" now needs no new word) and heldout6 one CCM and one RDM precision
 // (its summary, never its misses, was looked at). Weekdays read as values (heldout4 RDM R
-// +1) were taken out after a second review. The floors are the figures after that.
+// +1) were taken out after a second review. The floors are the figures after that, but
+// for one heldout5 correction that was caught for a wrong reason: "pickup Friday 9am"
+// answered "Friday 9:00 AM", then "…we have 4 suitcases" read as "4" in place of the
+// answer's "9:00"; since "9am" is read as the time it is (decisions/text.md §6.4), the
+// answer kept the request's time and there is no contradiction (RDM R 22/24 -> 21/24).
 var qualityFloors = map[string]struct{ rdmP, rdmR, ccmP, ccmR, falseAlarms float64 }{
 	"heldout3": {rdmP: 14.0 / 14, rdmR: 14.0 / 21, ccmP: 11.0 / 12, ccmR: 11.0 / 13, falseAlarms: 0},
 	"heldout4": {rdmP: 20.0 / 20, rdmR: 20.0 / 33, ccmP: 12.0 / 12, ccmR: 12.0 / 16, falseAlarms: 0},
-	"heldout5": {rdmP: 22.0 / 22, rdmR: 22.0 / 24, ccmP: 11.0 / 11, ccmR: 11.0 / 14, falseAlarms: 0},
+	"heldout5": {rdmP: 21.0 / 21, rdmR: 21.0 / 24, ccmP: 11.0 / 11, ccmR: 11.0 / 14, falseAlarms: 0},
 	"heldout6": {rdmP: 23.0 / 24, rdmR: 23.0 / 30, ccmP: 14.0 / 14, ccmR: 14.0 / 20, falseAlarms: 0},
 }
 

@@ -878,14 +878,7 @@ func (e *extractor) classify() {
 			e.add(c.pos, KindDate, v)
 			continue
 		}
-		if isTime(core) {
-			v := core
-			if i+1 < len(cs) && !e.used[i+1] && (!cs[i+1].gapPunct || isGroupSpace(e.s[c.pos+len(core):cs[i+1].pos])) {
-				if m := timeMarker(e.folded(i + 1)); m != "" {
-					e.used[i+1] = true // "2:40 PM": the marker is no name, it is part of the time
-					v += " " + m
-				}
-			}
+		if v, ok := e.timeAt(i); ok {
 			e.add(c.pos, KindNumber, v)
 			continue
 		}
@@ -1043,6 +1036,67 @@ func (e *extractor) language() string {
 		return ""
 	}
 	return codes[best]
+}
+
+// timeAt reads chunk i as a time of day, with the marker that follows it or is glued to
+// it, as the fact's value ("14:40", "2:40 pm"): "14:40", "2:40 PM", "2:40pm", "2.40pm",
+// "11 PM", "11pm" (an hour alone only with its marker), "14h40" (French) and "14.40 Uhr"
+// (German). The marker or "Uhr" chunk is consumed.
+func (e *extractor) timeAt(i int) (string, bool) {
+	cs := e.chunks
+	core := cs[i].core
+	next := func() []byte { // the folded next chunk, when only spaces separate it
+		if i+1 < len(cs) && !e.used[i+1] && (!cs[i+1].gapPunct || isGroupSpace(e.s[cs[i].pos+len(core):cs[i+1].pos])) {
+			return e.folded(i + 1)
+		}
+		return nil
+	}
+	t, glued := core, ""
+	if n := len(t); n > 2 {
+		if m := strings.ToLower(t[n-2:]); (m == "am" || m == "pm") && isDigitByte(t[n-3]) {
+			t, glued = t[:n-2], m
+		}
+	}
+	h, rest, sep := t, "", byte(0)
+	if k := strings.IndexAny(t, ":.h"); k >= 0 {
+		h, rest, sep = t[:k], t[k+1:], t[k]
+	}
+	if len(h) == 0 || len(h) > 2 || !allDigits(h) || rest != "" && (len(rest) != 2 || !allDigits(rest)) {
+		if glued == "" && isTime(core) {
+			t, glued, sep = core, "", ':' // "10:30:15"
+			h = ""
+		} else {
+			return "", false
+		}
+	}
+	if h != "" {
+		if n, _ := strconv.Atoi(h); n > 23 || rest != "" && rest > "59" {
+			return "", false
+		}
+		if rest == "" {
+			rest = "00"
+		}
+		t = h + ":" + rest
+	}
+	marker := glued
+	if marker == "" {
+		if m := timeMarker(next()); m != "" {
+			marker = m
+			e.used[i+1] = true // "2:40 PM": the marker is part of the time, no name
+		}
+	}
+	switch {
+	case marker != "":
+		return t + " " + marker, true
+	case sep == ':':
+		return t, true
+	case sep == 'h' && rest != "" && strings.ToLower(core) == core: // "14h40"
+		return t, true
+	case sep == '.' && string(next()) == "uhr": // "14.40 Uhr"
+		e.used[i+1] = true
+		return t, true
+	}
+	return "", false
 }
 
 // timeMarker reads the folded chunk after a time: "am" for "am" or "a.m" (the trailing dot

@@ -440,6 +440,9 @@ func (hs indexes) foundTime(t, marker string) bool {
 	forms := []string{strconv.Itoa(hour) + ":" + rest, fmt.Sprintf("%02d:%s", hour, rest)}
 	if marker != "" {
 		forms = append(forms, strconv.Itoa(n)+":"+rest+" "+marker, strconv.Itoa(n)+":"+rest+marker)
+		if rest == "00" { // "9am", "9 am"
+			forms = append(forms, strconv.Itoa(n)+marker, strconv.Itoa(n)+" "+marker)
+		}
 	}
 	for _, f := range forms {
 		if hs.containsTime(f) {
