@@ -882,6 +882,11 @@ func (e *extractor) classify() {
 			e.add(c.pos, KindNumber, v)
 			continue
 		}
+		if from, to, ok := e.timeRange(i); ok { // "2:00-4:00 PM", "14:00-16:00"
+			e.add(c.pos, KindNumber, from)
+			e.add(c.pos+strings.IndexByte(core, '-')+1, KindNumber, to)
+			continue
+		}
 		if num, ok := splitCurrency(core); ok {
 			if v, ok := numberValue(num); ok {
 				e.add(c.pos, KindAmount, v)
@@ -1097,6 +1102,37 @@ func (e *extractor) timeAt(i int) (string, bool) {
 		return t, true
 	}
 	return "", false
+}
+
+// timeRange reads chunk i as a range of two times joined by "-" ("14:00-16:00", "2:00-4:00
+// PM", "2:00-4:00pm"): a marker after the second applies to both. It returns the two times
+// as fact values and consumes the marker.
+func (e *extractor) timeRange(i int) (from, to string, ok bool) {
+	cs := e.chunks
+	a, b, found := strings.Cut(cs[i].core, "-")
+	if !found || !isTime(a) {
+		return "", "", false
+	}
+	marker := ""
+	if n := len(b); n > 2 {
+		if m := strings.ToLower(b[n-2:]); m == "am" || m == "pm" {
+			b, marker = b[:n-2], m
+		}
+	}
+	if !isTime(b) {
+		return "", "", false
+	}
+	if marker == "" && i+1 < len(cs) && !e.used[i+1] &&
+		(!cs[i+1].gapPunct || isGroupSpace(e.s[cs[i].pos+len(cs[i].core):cs[i+1].pos])) {
+		if m := timeMarker(e.folded(i + 1)); m != "" {
+			marker = m
+			e.used[i+1] = true
+		}
+	}
+	if marker != "" {
+		return a + " " + marker, b + " " + marker, true
+	}
+	return a, b, true
 }
 
 // timeMarker reads the folded chunk after a time: "am" for "am" or "a.m" (the trailing dot
