@@ -1048,20 +1048,8 @@ func (e *extractor) language() string {
 // "11 PM", "11pm" (an hour alone only with its marker), "14h40" (French) and "14.40 Uhr"
 // (German). The marker or "Uhr" chunk is consumed.
 func (e *extractor) timeAt(i int) (string, bool) {
-	cs := e.chunks
-	core := cs[i].core
-	next := func() []byte { // the folded next chunk, when only spaces separate it
-		if i+1 < len(cs) && !e.used[i+1] && (!cs[i+1].gapPunct || isGroupSpace(e.s[cs[i].pos+len(core):cs[i+1].pos])) {
-			return e.folded(i + 1)
-		}
-		return nil
-	}
-	t, glued := core, ""
-	if n := len(t); n > 2 {
-		if m := strings.ToLower(t[n-2:]); (m == "am" || m == "pm") && isDigitByte(t[n-3]) {
-			t, glued = t[:n-2], m
-		}
-	}
+	core := e.chunks[i].core
+	t, glued := gluedMarker(core)
 	h, rest, sep := t, "", byte(0)
 	if k := strings.IndexAny(t, ":.h"); k >= 0 {
 		h, rest, sep = t[:k], t[k+1:], t[k]
@@ -1085,10 +1073,7 @@ func (e *extractor) timeAt(i int) (string, bool) {
 	}
 	marker := glued
 	if marker == "" {
-		if m := timeMarker(next()); m != "" {
-			marker = m
-			e.used[i+1] = true // "2:40 PM": the marker is part of the time, no name
-		}
+		marker = e.markerAfter(i)
 	}
 	switch {
 	case marker != "":
@@ -1097,7 +1082,7 @@ func (e *extractor) timeAt(i int) (string, bool) {
 		return t, true
 	case sep == 'h' && rest != "" && strings.ToLower(core) == core: // "14h40"
 		return t, true
-	case sep == '.' && string(next()) == "uhr": // "14.40 Uhr"
+	case sep == '.' && string(e.nextWord(i)) == "uhr": // "14.40 Uhr"
 		e.used[i+1] = true
 		return t, true
 	}
@@ -1108,31 +1093,52 @@ func (e *extractor) timeAt(i int) (string, bool) {
 // PM", "2:00-4:00pm"): a marker after the second applies to both. It returns the two times
 // as fact values and consumes the marker.
 func (e *extractor) timeRange(i int) (from, to string, ok bool) {
-	cs := e.chunks
-	a, b, found := strings.Cut(cs[i].core, "-")
+	a, b, found := strings.Cut(e.chunks[i].core, "-")
 	if !found || !isTime(a) {
 		return "", "", false
 	}
-	marker := ""
-	if n := len(b); n > 2 {
-		if m := strings.ToLower(b[n-2:]); m == "am" || m == "pm" {
-			b, marker = b[:n-2], m
-		}
-	}
+	b, marker := gluedMarker(b)
 	if !isTime(b) {
 		return "", "", false
 	}
-	if marker == "" && i+1 < len(cs) && !e.used[i+1] &&
-		(!cs[i+1].gapPunct || isGroupSpace(e.s[cs[i].pos+len(cs[i].core):cs[i+1].pos])) {
-		if m := timeMarker(e.folded(i + 1)); m != "" {
-			marker = m
-			e.used[i+1] = true
-		}
+	if marker == "" {
+		marker = e.markerAfter(i)
 	}
 	if marker != "" {
 		return a + " " + marker, b + " " + marker, true
 	}
 	return a, b, true
+}
+
+// gluedMarker splits a marker glued to a time ("2:40pm" → "2:40", "pm"); marker is "" when
+// there is none.
+func gluedMarker(t string) (bare, marker string) {
+	if n := len(t); n > 2 && isDigitByte(t[n-3]) {
+		if m := strings.ToLower(t[n-2:]); m == "am" || m == "pm" {
+			return t[:n-2], m
+		}
+	}
+	return t, ""
+}
+
+// nextWord returns the folded chunk after chunk i when only spaces (a space, a no-break or
+// a narrow no-break space) separate them and it is not used, else nil.
+func (e *extractor) nextWord(i int) []byte {
+	cs := e.chunks
+	if i+1 < len(cs) && !e.used[i+1] && (!cs[i+1].gapPunct || isGroupSpace(e.s[cs[i].pos+len(cs[i].core):cs[i+1].pos])) {
+		return e.folded(i + 1)
+	}
+	return nil
+}
+
+// markerAfter returns the AM/PM marker that follows chunk i ("am", "pm") and consumes it,
+// "" when none does: the marker is part of the time, no name.
+func (e *extractor) markerAfter(i int) string {
+	m := timeMarker(e.nextWord(i))
+	if m != "" {
+		e.used[i+1] = true
+	}
+	return m
 }
 
 // timeMarker reads the folded chunk after a time: "am" for "am" or "a.m" (the trailing dot
