@@ -1019,28 +1019,11 @@ ins ans aufs ums jede jeder jedes jeden jedem diese dieser dieses diesen diesem`
 // least two exclusive stop words and more than of any other, else "" (languageOf, read on
 // the folded chunks).
 func (e *extractor) language() string {
-	var counts [4]int
-	codes := [4]string{"en", "fr", "es", "de"}
+	var c languageCounts
 	for i := range e.chunks {
-		if code, ok := exclusiveStops[string(e.folded(i))]; ok {
-			counts[slices.Index(codes[:], code)]++
-		}
+		c.add(string(e.folded(i)))
 	}
-	best := 0
-	for k := range counts {
-		if counts[k] > counts[best] {
-			best = k
-		}
-	}
-	for k := range counts {
-		if k != best && counts[k] == counts[best] {
-			return ""
-		}
-	}
-	if counts[best] < 2 {
-		return ""
-	}
-	return codes[best]
+	return c.pick(2)
 }
 
 // timeAt reads chunk i as a time of day, with the marker that follows it or is glued to

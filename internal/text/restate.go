@@ -508,24 +508,40 @@ func dominantLanguage(s string) string { return languageOf(s, 2) }
 // languageOf returns the code of the language (en, fr, es, de) of which s holds at least
 // the given number of exclusive stop words and more than of any other, else "".
 func languageOf(s string, least int) string {
-	var counts [4]int
-	codes := [4]string{"en", "fr", "es", "de"}
+	var c languageCounts
 	for _, w := range strings.Fields(cueNorm(s)) {
-		if code, ok := exclusiveStops[w]; ok {
-			counts[slices.Index(codes[:], code)]++
-		}
+		c.add(w)
 	}
+	return c.pick(least)
+}
+
+// languageCounts counts the exclusive stop words (exclusiveStops) of each language, in the
+// order of countedLanguages.
+type languageCounts [4]int
+
+var countedLanguages = [4]string{"en", "fr", "es", "de"}
+
+// add counts the normalised word w when it is an exclusive stop word.
+func (c *languageCounts) add(w string) {
+	if code, ok := exclusiveStops[w]; ok {
+		c[slices.Index(countedLanguages[:], code)]++
+	}
+}
+
+// pick returns the code of the language with at least least words and more than any
+// other, else "".
+func (c *languageCounts) pick(least int) string {
 	best, second := 0, 0
-	for i := 1; i < len(counts); i++ {
+	for i := 1; i < len(c); i++ {
 		switch {
-		case counts[i] > counts[best]:
+		case c[i] > c[best]:
 			best, second = i, best
-		case counts[i] > counts[second] || second == best:
+		case c[i] > c[second] || second == best:
 			second = i
 		}
 	}
-	if counts[best] < least || counts[best] == counts[second] {
+	if c[best] < least || c[best] == c[second] {
 		return ""
 	}
-	return codes[best]
+	return countedLanguages[best]
 }
