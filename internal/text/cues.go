@@ -229,6 +229,28 @@ var correctionCues = concat(
 		"inakzeptabel", "unverschämt", "bringt nichts", "hilft mir nicht", "hilft mir überhaupt nicht",
 		"hilft überhaupt nicht", "lächerlich", "nutzlos", "unbrauchbar", "Unsinn", "Quatsch", "wie oft noch",
 		"Zumutung", "das stimmt nicht", "stimmt so nicht"),
+	// Sixth round (held-out 6's misses read, 2026-11-27; own wording in the tuning files,
+	// docs/decisions/text.md §3.7): the answer was made up; it is another person's record;
+	// the fields are swapped, said by where one was put; sarcastic thanks. Each is the
+	// agent's doing ("I made it up this morning", "pay with someone else's card" are not).
+	cues(0.85, "made that up", "made this up", "make that up", "make this up", "making that up", "making this up",
+		"making things up", "making stuff up", "you made it up", "just made it up", "you invented", "are you hallucinating",
+		"you're hallucinating", "tu l'as inventé", "vous l'avez inventé", "tu as inventé", "vous avez inventé",
+		"c'est inventé", "te lo has inventado", "te lo inventaste", "te lo estás inventando", "lo has inventado",
+		"te has inventado", "hast du dir das ausgedacht", "hast du dir ausgedacht", "hast du das erfunden",
+		"hast du erfunden", "frei erfunden"),
+	cues(0.85, "that's someone else's", "this is someone else's", "it's someone else's", "looking at someone else's",
+		"you have someone else's", "you've got someone else's", "you pulled up someone else's", "that's somebody else's",
+		"c'est celui de quelqu'un d'autre", "c'est celle de quelqu'un d'autre", "es de otra persona", "gehört jemand anderem"),
+	cues(0.85, "you put the month where", "you put the day where", "you put the year where", "you put the first name where",
+		"you put the last name where", "you put the surname where", "as mis le mois à la place", "as mis le jour à la place",
+		"avez mis le mois à la place", "avez mis le jour à la place", "as mis le prénom à la place", "as mis le nom à la place",
+		"has puesto el mes donde", "has puesto el día donde", "has puesto el año donde", "pusiste el mes donde",
+		"pusiste el día donde", "has cambiado el día por el mes", "has cambiado el mes por el día",
+		"cambiaste el día por el mes", "cambiaste el mes por el día", "hast den monat an die stelle",
+		"hast den tag an die stelle"),
+	cues(0.8, "thanks for nothing", "could have googled", "could've googled", "could have gotten that from",
+		"could've gotten that from", "could have got that from", "merci pour rien", "gracias por nada", "danke für nichts"),
 	languageCues(),
 )
 
@@ -380,7 +402,7 @@ var stillLeads = map[string]string{
 }
 
 // problemWords name what goes wrong (cueNorm'ed words): errors, failures, crashes, blank or
-// black screens, refusals, timeouts. A status code 4xx/5xx or a quoted message counts too
+// black screens, refusals, timeouts, slowness. A status code 4xx/5xx or a quoted message counts too
 // (stillSentence).
 var problemWords = wordSet(`error errors erreur erreurs errores fehler fehlermeldung fail fails failed failing failure
 echec echoue falla fallo fallos fallando fehlgeschlagen crash crashes crashed crashing plante plantage
@@ -388,7 +410,8 @@ stuck frozen freezes freezing bloque bloquee bloqueado bloqueada hangt haengt bl
 black noir noire negra negro schwarz invalid invalide invalides invalido invalida ungultig ungultige denied refuse
 refusee denegado denegada verweigert declined rejected rechazado rechazada abgelehnt timeout timeouts broken
 casse cassee roto rota kaputt oom oomkilled killed exception panic warning warnings avertissement warnung waiting
-attends attente esperando warte warten problem problems probleme problemes problema problemas`)
+attends attente esperando warte warten problem problems probleme problemes problema problemas
+slow slowly lent lente lents lentes lento lenta lentos lentas langsam`)
 
 // absenceLeads open a "still no …" sentence: the thing asked for has not come ("Still no
 // email.", "Toujours pas de réponse.", "Immer noch kein Empfang."). Politeness is not one

@@ -123,6 +123,9 @@ func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, co
 			if checked++; checked > maxContrasts {
 				return false, 0, ""
 			}
+			if substitutions[w] && inQuestion(followUp, clause) || slices.Contains(denialLeads, strings.Join(words[:i+1], " ")) {
+				continue // a question about a substitute; a denial (denial reads it)
+			}
 			before := strings.Join(words[max(0, i-maxContextWords):i], " ")
 			if !seenContent && len(Tokens(before)) == 0 {
 				continue
@@ -160,7 +163,91 @@ func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, co
 			seenContent = true
 		}
 	}
+	return denial(followUp, answer, request, ts)
+}
+
+// substitutions are the contrastNegations that name a substitute ("X instead of Y"): in a
+// question they ask about one ("Could I use a book instead of a beanbag?"), they do not
+// contradict the answer.
+var substitutions = map[string]bool{"instead": true, "rather": true, "plutot": true, "statt": true, "anstatt": true}
+
+// inQuestion reports whether the sentence of s that holds clause (the first occurrence)
+// ends with a question mark.
+func inQuestion(s, clause string) bool {
+	i := strings.Index(s, clause)
+	if i < 0 {
+		return false
+	}
+	end := strings.IndexAny(s[i+len(clause):], ".!?？;\n")
+	return end >= 0 && strings.ContainsRune("?？", rune(s[i+len(clause)+end]))
+}
+
+// denialLeads open a sentence that says a thing does not exist ("There's no Resolution
+// Boost in the export dialog", "Il n'y a pas d'onglet Espaces", "No hay ninguna estación
+// Prado Central", "Es gibt kein Menü Belege"), cueNorm'ed; longer leads first. "il ny a
+// pas d" also reads the elided "d'onglet" that cueNorm glues ("donglet").
+var denialLeads = []string{
+	"there is no", "theres no", "there are no", "there isnt any", "there isnt a", "there isnt an", "there arent any",
+	"il ny a pas de", "il ny a pas d", "il ny a aucun", "il ny a aucune", "y a pas de", "y a pas d",
+	"no hay ningun", "no hay ninguna", "no hay", "no existe ningun", "no existe ninguna", "no existe",
+	"es gibt keinen", "es gibt keine", "es gibt kein", "da ist kein", "da ist keine",
+}
+
+// denial is Contradiction's second form: a sentence of followUp, not a question and
+// without praise, opens (after fillers) by saying that a thing does not exist (denialLeads),
+// and the thing's first content tokens (at most maxContrastTokens) are all the answer's,
+// not all the request's: the user denies what the answer brought ("There's no Resolution
+// Boost in the export dialog." after "set it under 'Resolution Boost'"). Not when the
+// answer says so itself ("there is no parking on site": the user repeats it) or a thing
+// the answer never named ("There's no hurry"). Confidence 0.85.
+func denial(followUp, answer, request string, ts *tokenSets) (ok bool, confidence float64, evidence string) {
+	if !strings.Contains(followUp, "no") && !strings.Contains(followUp, "No") && !strings.Contains(followUp, "NO") &&
+		!strings.Contains(followUp, "pas") && !strings.Contains(followUp, "ein") && !strings.Contains(followUp, "EIN") {
+		return false, 0, "" // most follow-ups: no lead to read ("kein", "Keine" hold "ein")
+	}
+	for _, sentence := range strings.FieldsFunc(followUp, func(r rune) bool {
+		return r == '.' || r == '!' || r == ';' || r == '\n'
+	}) {
+		if strings.ContainsAny(sentence, "?？¿") {
+			continue
+		}
+		n := withoutFillers(cueNorm(sentence))
+		if praises(n) {
+			continue
+		}
+		for _, l := range denialLeads {
+			if !strings.HasPrefix(n, " "+l) {
+				continue
+			}
+			rest := n[len(l)+1:]
+			if !strings.HasSuffix(l, " d") && !strings.HasPrefix(rest, " ") {
+				continue // "there is none", "no hayas"
+			}
+			y := Tokens(rest)
+			if len(y) == 0 {
+				break
+			}
+			y = y[:min(len(y), maxContrastTokens)]
+			ans, req := ts.get(answer, request)
+			if !ans.hasAll(y) || req.hasAll(y) || answerDenies(answer) {
+				break
+			}
+			return true, 0.85, `"` + strings.TrimSpace(l) + " " + strings.Join(y, " ") + `": the answer named ` + quoteJoin(y)
+		}
+	}
 	return false, 0, ""
+}
+
+// answerDenies reports whether the answer itself says that something does not exist (one
+// of denialLeads): a follow-up that says so again repeats it.
+func answerDenies(answer string) bool {
+	n := cueNorm(capInput(answer))
+	for _, l := range denialLeads {
+		if strings.Contains(n, " "+l+" ") {
+			return true
+		}
+	}
+	return false
 }
 
 // ownSlip reports whether the contrast "X, not Y" (tokens x and y, Y said by the answer)

@@ -53,6 +53,22 @@ func TestContradiction(t *testing.T) {
 		{"Alcalá 210, no 120.", "El piso de Alcalá 120 tiene 85 m².", "¿Cuántos metros tiene Alcalá 120?", false, ""},
 		{"Leeds, not York!", "The York office opens at 9.", "When does the Leeds office open?", true, `the answer said "york"`},
 		{"From Paris, not from Rome!", "Booked: Rome to Paris on May 3.", "Book a flight from Paris to Rome on May 3.", true, `the answer said "rom"`},
+		// Sixth round: "instead of" in a question asks about a substitute; stated, it
+		// stays a contrast.
+		{"Could I use a book instead of a beanbag?", "Rest the camera on a beanbag or a wall.", "What can I use instead of a tripod?", false, ""},
+		{"It takes USB-B, instead of USB-C.", "You need a USB-C to USB-C cable.", "Which cable do I need for the printer?", true, `"instead of usb c": the answer said "usb"`},
+		// A denial of what the answer named (denial); not of what it denied itself, of
+		// what it never named, nor in a question or with praise.
+		{"There's no Resolution Boost in the export dialog.", "Go to File > Export and set the value under 'Resolution Boost'.", "Where do I change the export resolution?", true, `"theres no resolution boost export": the answer named`},
+		{"there is no Batch Resize in the File menu. GIMP 2.10.", "Go to File > Batch Resize and pick the folder.", "How do I batch-resize photos in GIMP?", true, `"there is no batch resiz fil"`},
+		{"Il n'y a pas d'onglet Espaces dans mon compte.", "Utilisez l'onglet « Espaces » de votre compte lecteur.", "Comment je réserve une salle ?", true, `"il ny a pas d onglet espac compt"`},
+		{"No hay ninguna estación Prado Central.", "Toma la línea 12 hasta la estación Prado Central.", "¿Qué metro va al Prado?", true, `"no hay ninguna est prad central"`},
+		{"Es gibt kein Menü Belege.", "Die Quittung findest du in der App im Menü 'Belege'.", "Wo finde ich die Quittung?", true, `"es gibt kein menu beleg"`},
+		{"There's no parking on site, got it. Tram it is.", "Take tram 4; there is no parking on site.", "How do I get to the Museum of Glass?", false, ""},
+		{"There's no hurry, I'll come by for the Ricoh tomorrow.", "The Ricoh in room 2 prints A3.", "Which printer does A3?", false, ""},
+		{"There's no Resolution Boost?", "Set the value under 'Resolution Boost'.", "Where do I change the export resolution?", false, ""},
+		{"There's no GIMP menu I like more, great answer.", "Open the GIMP menu.", "How do I resize in GIMP?", false, ""},
+		{"There's no export resolution setting I can find.", "Set it under Export.", "Where do I change the export resolution?", false, ""},
 	}
 	checkEvidence(t, Contradiction, tests)
 }
@@ -111,6 +127,15 @@ func TestReaskFrame(t *testing.T) {
 		{"Is it going to rain in Oslo?", "Oslo tomorrow: 9°C, cloudy.", "so should I cycle or not", ""},
 		{"Can I pay the fine online?", "Yes, on the council's website.", "so can I pay it by card or not", ""},
 		{"", "x", "but when?", ""},
+		// Sixth round: the when-question read in the last sentence, after one that grants
+		// the answer's point; "or not" in the last clause, after a condition.
+		{"How long does a library card replacement take?", "You can request a replacement card at any branch desk.", "Yes I know. How long does it take?", "asks when again"},
+		{"How long does a library card replacement take?", "You can request a replacement card at any branch desk.", "Yes I know. How long does shipping take?", ""},
+		{"How long does a library card replacement take?", "Replacement cards take 3 working days.", "Yes I know. How long does it take?", ""},
+		{"Can I return opened headphones?", "Our return window is 30 days from delivery.", "Right, but if the box is already opened, can I return them or not?", "insists on a yes or a no"},
+		{"Darf ich meinen Hund in den Bus mitnehmen?", "Im Stadtbus gelten die Beförderungsbedingungen.", "Verstehe. Wenn er angeleint ist, darf ich ihn mitnehmen oder nicht?", "insists on a yes or a no"},
+		{"Can I return opened headphones?", "Our return window is 30 days from delivery.", "If I lose the receipt, can I return my new wireless speakers or not?", ""},
+		{"Can I return opened headphones?", "Our return window is 30 days from delivery.", "Fine, and can I return them in another store too, or not?", ""},
 		// The review of the fifth round.
 		{"Can I bring my dog to the hotel?", "The hotel has a garden and a terrace.", "Yes or no?", "insists on a yes or a no"},
 		{"Can I return the car at the airport?", "Our airport office is in Terminal 2.", "so can I or can't I?", "insists on a yes or a no"},
@@ -194,6 +219,18 @@ func TestRestatement(t *testing.T) {
 		{"My bank statement says $600.", "Your balance is $749.", "What's my balance?", true, `"600"`},
 		{"2", "Here are three hotels:\n1. Roma, 4.5 stars\n2. Artemide, 4 stars\n3. Nord, 3.5 stars\nLet me know which one you'd like.", "Hotels in Rome", false, ""},
 		{"Hmm, great, 54 it is", "12% of 450 is 48.", "What's 12% of 450?", false, ""},
+
+		// Sixth round: a value near one the answer produced (its digits in another order,
+		// or all but one), referring back to it or short; not about another person.
+		{"It was $78.50, the card statement doesn't lie.", "Your tune-up on 12 May cost $87.50.", "What did I pay for the tune-up?", true, `"78.50" in place of the answer's "87.50"`},
+		{"9,142 on my watch.", "You logged 9,412 steps yesterday.", "How many steps did I log yesterday?", true, `"9142"`},
+		{"C'est 46 € sur le devis que j'ai reçu.", "La réparation est facturée 64 €.", "Combien coûte ma réparation ?", true, `"46"`},
+		{"It was $164.20 on the paper statement I have right here.", "Your May bill was $154.20.", "What was my bill for May?", true, `"164.20"`},
+		{"It was $99.00 on the paper statement I have right here.", "Your May bill was $154.20.", "What was my bill for May?", false, ""},
+		{"It was 46 for the two of us on the trip to the coast last summer.", "It's 64 km to the coast.", "How far is the coast?", true, `"46"`},
+		{"Sarah's card has 1,520 points, she's ahead of me haha.", "You have 1,250 loyalty points on your card.", "How many points do I have?", false, ""},
+		{"Her card has 1,520 points.", "You have 1,250 loyalty points on your card.", "How many points do I have?", false, ""},
+		{"My sister has 1,520 points, can we merge them?", "You have 1,250 loyalty points.", "How many points do I have?", false, ""},
 
 		{"", "x", "y", false, ""},
 		{"54", "", "What's 12% of 450?", false, ""},

@@ -57,6 +57,11 @@ faut llega llegara tarda viene kommt ankommen dauert`)
 // "kann ich es woanders abgeben oder nicht"), cueNorm'ed.
 var orNot = []string{"or not", "or cant i", "or can i not", "yes or no", "ou pas", "ou non", "oui ou non", "o no", "si o no", "oder nicht", "ja oder nein"}
 
+// FrameYesNo names ReaskFrame's third frame: a follow-up that insists on a yes or a no
+// asks again even after "OK." (the caller's acceptance guard does not hold for it: "Okay.
+// So if I don't fly at all this year, do my miles expire or not?").
+const FrameYesNo = `insists on a yes or a no ("or not") to the request's closed question`
+
 // ReaskFrame reports whether followUp asks the request again in a frame that
 // CompareFollowUp's similarity misses, and names it; "" when it does not. Three frames
 // (docs/decisions/text.md §3.6):
@@ -99,7 +104,7 @@ func reaskFrame(request, answer string, f followUpText) string {
 		}
 	}
 	if !but {
-		q = f.bare
+		q = lastQuestion(f)
 	}
 	if when, amount := hasAny(q, whenAsks), hasAny(q, amountAsks); (when || amount) &&
 		(strings.ContainsAny(followUp, "?？¿") || hasLead(q, questionLeads)) {
@@ -112,10 +117,23 @@ func reaskFrame(request, answer string, f followUpText) string {
 			return "asks how much again; the answer holds no number"
 		}
 	}
-	if insistsOnYesNo(n, f.bare, request, answer) {
-		return `insists on a yes or a no ("or not") to the request's closed question`
+	if insistsOnYesNo(n, f.bare, followUp, request, answer) {
+		return FrameYesNo
 	}
 	return ""
+}
+
+// lastQuestion returns the question of the follow-up f that the when and how-much frame
+// reads: its last sentence, cueNorm'ed and without fillers, when that sentence ends with a
+// question mark and comes after another ("Yes, already done. How long until I get the
+// replacement?": the first sentence grants the answer's point and asks nothing); else the
+// whole follow-up without its leading fillers (f.bare).
+func lastQuestion(f followUpText) string {
+	last := lastSentence(f.raw)
+	if len(last) == len(strings.TrimRight(f.raw, " \t\r\n")) || !strings.ContainsAny(last, "?？") {
+		return f.bare
+	}
+	return withoutFillers(cueNorm(strings.TrimLeft(last, " ¿")))
 }
 
 // butQuestion returns the part of the cueNorm'ed follow-up n after a "but" (butWords)
@@ -300,7 +318,7 @@ tokens:
 
 // insistsOnYesNo is ReaskFrame's frame 3 on the cueNorm'ed follow-up n (bare: without
 // its leading fillers).
-func insistsOnYesNo(n, bare, request, answer string) bool {
+func insistsOnYesNo(n, bare, raw, request, answer string) bool {
 	ends := false
 	for _, o := range orNot {
 		if strings.HasSuffix(n, " "+o+" ") {
@@ -315,17 +333,33 @@ func insistsOnYesNo(n, bare, request, answer string) bool {
 	if len(r) > 0 && (yesNoAuxiliaries[r[0]] || yesNoModals[r[0]]) && bareYesOrNo[strings.TrimSpace(n)] {
 		return true // "Yes or no?" alone
 	}
-	f := strings.Fields(bare)
-	if len(r) < 2 || len(f) < 2 || r[0] != f[0] || r[1] != f[1] || !yesNoAuxiliaries[r[0]] && !yesNoModals[r[0]] {
-		return false
+	if len(r) < 2 || !yesNoAuxiliaries[r[0]] && !yesNoModals[r[0]] || hasWord(n, alsoWords) {
+		return false // not a closed question; "Can I bring my cat too, or not?": another thing
 	}
-	if hasWord(n, alsoWords) { // "Can I bring my cat too, or not?": another thing
-		return false
+	// The question opens the follow-up, or its last clause after a condition or a grant
+	// ("Right, but if the box is already opened, can I return them or not?").
+	q := bare
+	if f := strings.Fields(q); len(f) < 2 || r[0] != f[0] || r[1] != f[1] {
+		q = withoutFillers(cueNorm(lastClause(raw)))
+		if f := strings.Fields(q); len(f) < 2 || r[0] != f[0] || r[1] != f[1] {
+			return false
+		}
 	}
-	// At most one word that is in neither the request nor the answer: "so can I bring him
-	// on board or not" re-asks; "¿Puedo llevar comida para el bebé o no?" asks anew.
-	_, other := wordsBeyond(bare, n, request, answer, emphasisTokens) // every token of bare is one of n's
+	// At most one word of the question that is in neither the request nor the answer: "so
+	// can I bring him on board or not" re-asks; "¿Puedo llevar comida para el bebé o no?"
+	// asks anew.
+	_, other := wordsBeyond(q, raw, request, answer, emphasisTokens)
 	return other <= 1
+}
+
+// lastClause returns the text of s after its last clause or sentence mark that is followed
+// by more text (lastSentence, and commas).
+func lastClause(s string) string {
+	s = lastSentence(s)
+	if i := strings.LastIndexAny(strings.TrimRight(s, ",.!?？ "), ",;"); i >= 0 {
+		return s[i+1:]
+	}
+	return s
 }
 
 // bareYesOrNo are follow-ups that only ask for the yes or no (cueNorm'ed, trimmed).

@@ -6,6 +6,8 @@ package text // import "github.com/agenteval/agenteval-collector/internal/text"
 import (
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // This file holds Restatement: a correction that states the right value without a cue
@@ -159,7 +161,7 @@ func restatement(f followUpText, answer, request string) (ok bool, confidence fl
 			if ans.has(f) || req.has(f) || !produced[f.Kind] {
 				continue
 			}
-			if framesValue(norm, followUp, answer, up) {
+			if framesValue(norm, followUp, answer, up, f, ans, req) {
 				return true, 0.8, `"` + f.Value + `" in place of the answer's ` + ans.quotedIf(f.Kind, req)
 			}
 			break // the frame is the follow-up's, whichever value
@@ -286,22 +288,124 @@ var personalLeads = newLeadSet([]string{
 	"mein", "meine", "meinen", "unser", "unsere", "ich", "wir",
 })
 
+// othersLeads open a statement about another person ("Her card has 1,520 points", "Son
+// compte…", "Su saldo…", "Ihr Konto…"), as a possessive name does ("Sarah's card…",
+// possessiveName): new information, like personalLeads.
+var othersLeads = newLeadSet([]string{
+	"his", "her", "their", "son", "sa", "ses", "leur", "leurs", "su", "sus", "sein", "seine", "seinen", "ihr", "ihre", "ihren",
+})
+
+// possessiveName reports whether s opens with a capitalised word in the possessive
+// ("Sarah's", "Tom’s").
+func possessiveName(s string) bool {
+	s = strings.TrimLeft(s, " \t\r\n\"'«“(")
+	r, _ := utf8.DecodeRuneInString(s)
+	if !unicode.IsUpper(r) {
+		return false
+	}
+	end := strings.IndexFunc(s, func(r rune) bool { return !isAlnum(r) })
+	return end > 0 && (strings.HasPrefix(s[end:], "'s ") || strings.HasPrefix(s[end:], "’s ")) &&
+		!notNames[strings.ToLower(s[:end])]
+}
+
+// notNames are the capitalised words that take "'s" without naming anyone ("It's",
+// "That's", "Here's").
+var notNames = map[string]bool{"it": true, "that": true, "this": true, "there": true, "here": true, "what": true,
+	"who": true, "where": true, "when": true, "how": true, "he": true, "she": true, "let": true, "everyone": true,
+	"everything": true, "nothing": true, "today": true, "tomorrow": true}
+
 // framesValue reports whether the follow-up (original s, cueNorm'ed and filler-free
-// norm) frames its new value as the right one for the answer's: it cites a source or
-// asserts it; or, unless it opens as a statement about the user (personalLeads), it
-// shares a content word with the answer or holds nothing but values, and a lone number
-// is not the pick of an option the answer numbered ("2" after "1. … 2. …").
-func framesValue(norm, s, answer string, up values) bool {
+// norm) frames its new value f as the right one for the answer's: it cites a source or
+// asserts it; or, unless it opens as a statement about the user or another person
+// (personalLeads, othersLeads, possessiveName), it shares a content word with the answer
+// or holds nothing but values (a lone number not the pick of an option the answer
+// numbered: "2" after "1. … 2. …"), or it states f near a value the answer produced and
+// refers back to it (nearValue, refersBack: "It was $78.50." after "$87.50").
+func framesValue(norm, s, answer string, up values, f Fact, ans, req values) bool {
 	if hasWord(norm, citationWords) || hasWord(norm, assertionWords) {
 		return true
 	}
-	if hasLead(norm, personalLeads) {
+	if hasLead(norm, personalLeads) || hasLead(norm, othersLeads) || possessiveName(s) {
 		return false
 	}
 	if onlyValues(s) {
 		return !(len(up.list) == 1 && up.list[0].Kind == KindNumber && numberedOption(answer, up.list[0].Value))
 	}
-	return sharesWord(s, answer)
+	return sharesWord(s, answer) || refersBack(norm) && nearValue(f, ans, req)
+}
+
+// backLeads open a statement about the thing the answer gave ("It was…", "That's…",
+// "C'est…", "Fueron…", "Es waren…"), cueNorm'ed.
+var backLeads = newLeadSet([]string{
+	"it", "its", "it was", "it is", "that", "thats", "that was", "this", "this is",
+	"cest", "cetait", "ce", "ca", "ca fait",
+	"es", "era", "eran", "fue", "fueron", "son", "eso",
+	"es war", "es waren", "es ist", "es sind", "das", "das war", "das waren", "das ist", "das sind",
+})
+
+// refersBack reports whether the cueNorm'ed follow-up n opens with backLeads or is at most
+// six words long ("9,142 on my watch.").
+func refersBack(n string) bool {
+	return hasLead(n, backLeads) || len(strings.Fields(n)) <= 6
+}
+
+// nearValue reports whether f, a value of the follow-up, is near a value of its kind that
+// the answer produced (ans, not in req): the same digits in another order ("$78.50" for
+// "$87.50", "9,142" for "9,412"), or, from three digits on, the same digits but one
+// ("€164.20" for "€154.20"). A user who reads the right figure from a statement writes
+// it so; a new request names another.
+func nearValue(f Fact, ans, req values) bool {
+	d := digitsOf(f.Value)
+	if len(d) < 2 {
+		return false
+	}
+	for _, a := range ans.list {
+		if a.Kind != f.Kind || req.has(a) {
+			continue
+		}
+		e := digitsOf(a.Value)
+		if len(e) != len(d) || e == d {
+			continue
+		}
+		if sameDigits(d, e) || len(d) >= 3 && oneDigitApart(d, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// digitsOf returns the ASCII digits of v, in order.
+func digitsOf(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if isDigit(v[i]) {
+			b.WriteByte(v[i])
+		}
+	}
+	return b.String()
+}
+
+// sameDigits reports whether the digit strings a and b (of one length) hold the same
+// digits, each as often.
+func sameDigits(a, b string) bool {
+	var n [10]int
+	for i := 0; i < len(a); i++ {
+		n[a[i]-'0']++
+		n[b[i]-'0']--
+	}
+	return n == [10]int{}
+}
+
+// oneDigitApart reports whether the digit strings a and b (of one length) differ at one
+// position only.
+func oneDigitApart(a, b string) bool {
+	diff := 0
+	for i := 0; i < len(a); i++ {
+		if a[i] != b[i] {
+			diff++
+		}
+	}
+	return diff == 1
 }
 
 // numberedOption reports whether a line of answer starts with the list marker "v." or
