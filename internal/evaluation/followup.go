@@ -127,7 +127,7 @@ func (e *Evaluator) detectFollowUp(sessionID, request, answer, followUp string) 
 			sim, th, d.Signal = es, e.cfg.Embeddings.CCMThreshold, es
 		}
 	}
-	if cue, ok := text.Acceptance(followUp); ok && frame != text.FrameYesNo {
+	if cue, ok := text.Acceptance(followUp); ok && r.Frame != text.FrameYesNo {
 		d.Checks = append(d.Checks, fmt.Sprintf("ccm: the follow-up accepts the answer (%q); similarity %s%s", cue, num(sim), served))
 		return d.none()
 	}

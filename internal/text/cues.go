@@ -229,28 +229,6 @@ var correctionCues = concat(
 		"inakzeptabel", "unverschämt", "bringt nichts", "hilft mir nicht", "hilft mir überhaupt nicht",
 		"hilft überhaupt nicht", "lächerlich", "nutzlos", "unbrauchbar", "Unsinn", "Quatsch", "wie oft noch",
 		"Zumutung", "das stimmt nicht", "stimmt so nicht"),
-	// Sixth round (held-out 6's misses read, 2026-11-27; own wording in the tuning files,
-	// docs/decisions/text.md §3.7): the answer was made up; it is another person's record;
-	// the fields are swapped, said by where one was put; sarcastic thanks. Each is the
-	// agent's doing ("I made it up this morning", "pay with someone else's card" are not).
-	cues(0.85, "made that up", "made this up", "make that up", "make this up", "making that up", "making this up",
-		"making things up", "making stuff up", "you made it up", "just made it up", "you invented", "are you hallucinating",
-		"you're hallucinating", "tu l'as inventé", "vous l'avez inventé", "tu as inventé", "vous avez inventé",
-		"c'est inventé", "te lo has inventado", "te lo inventaste", "te lo estás inventando", "lo has inventado",
-		"te has inventado", "hast du dir das ausgedacht", "hast du dir ausgedacht", "hast du das erfunden",
-		"hast du erfunden", "frei erfunden"),
-	cues(0.85, "that's someone else's", "this is someone else's", "it's someone else's", "looking at someone else's",
-		"you have someone else's", "you've got someone else's", "you pulled up someone else's", "that's somebody else's",
-		"c'est celui de quelqu'un d'autre", "c'est celle de quelqu'un d'autre", "es de otra persona", "gehört jemand anderem"),
-	cues(0.85, "you put the month where", "you put the day where", "you put the year where", "you put the first name where",
-		"you put the last name where", "you put the surname where", "as mis le mois à la place", "as mis le jour à la place",
-		"avez mis le mois à la place", "avez mis le jour à la place", "as mis le prénom à la place", "as mis le nom à la place",
-		"has puesto el mes donde", "has puesto el día donde", "has puesto el año donde", "pusiste el mes donde",
-		"pusiste el día donde", "has cambiado el día por el mes", "has cambiado el mes por el día",
-		"cambiaste el día por el mes", "cambiaste el mes por el día", "hast den monat an die stelle",
-		"hast den tag an die stelle"),
-	cues(0.8, "thanks for nothing", "could have googled", "could've googled", "could have gotten that from",
-		"could've gotten that from", "could have got that from", "merci pour rien", "gracias por nada", "danke für nichts"),
 	languageCues(),
 )
 
@@ -410,8 +388,16 @@ stuck frozen freezes freezing bloque bloquee bloqueado bloqueada hangt haengt bl
 black noir noire negra negro schwarz invalid invalide invalides invalido invalida ungultig ungultige denied refuse
 refusee denegado denegada verweigert declined rejected rechazado rechazada abgelehnt timeout timeouts broken
 casse cassee roto rota kaputt oom oomkilled killed exception panic warning warnings avertissement warnung waiting
-attends attente esperando warte warten problem problems probleme problemes problema problemas
-slow slowly lent lente lents lentes lento lenta lentos lentas langsam`)
+attends attente esperando warte warten problem problems probleme problemes problema problemas`)
+
+// slowWords say that a thing is still slow (stillSentence); they name the problem only at
+// the end of the sentence or before a comparison or a time ("still slow as ever",
+// "Toujours aussi lent.", "still really slow after the restart"), not before what the user
+// does or a noun ("Still slowly working through the course", "Still a slow week at work").
+var (
+	slowWords     = wordSet(`slow slowly lent lente lents lentes lento lenta lentos lentas langsam`)
+	afterSlowWord = wordSet(`as than ever after since again comme que depuis apres como desde despues wie als seit nach`)
+)
 
 // absenceLeads open a "still no …" sentence: the thing asked for has not come ("Still no
 // email.", "Toujours pas de réponse.", "Immer noch kein Empfang."). Politeness is not one
@@ -420,7 +406,7 @@ var (
 	absenceLeads = []string{"still no", "toujours pas", "toujours aucun", "toujours aucune", "todavia no hay", "aun no hay",
 		"sigue sin", "siguen sin", "sigo sin", "immer noch kein", "immer noch keine", "noch immer kein", "noch immer keine",
 		"weiterhin kein", "weiterhin keine"}
-	politeAfterNo = wordSet("rush need worries worry problem hurry pressure")
+	politeAfterNo = wordSet("rush need worries worry problem hurry pressure souci soucis probleme problemes problema prisa eile")
 )
 
 // thanksWords in a sentence make it a thank-you or praise, not a complaint or disbelief.
@@ -512,9 +498,17 @@ func stillSentence(sentence string) string {
 	if strings.ContainsAny(raw, "«»“”\"") {
 		return lead
 	}
-	for _, w := range words {
+	for i, w := range words {
 		if _, bad := problemWords[w]; bad || len(w) == 3 && (w[0] == '4' || w[0] == '5') && allDigits(w) {
 			return lead
+		}
+		if _, slow := slowWords[w]; slow && first != "sigo" { // "Sigo lento con…" is the user
+			if i == len(words)-1 {
+				return lead
+			}
+			if _, ok := afterSlowWord[words[i+1]]; ok {
+				return lead
+			}
 		}
 	}
 	return ""
@@ -726,6 +720,11 @@ func Correction(followUp, prev string) (ok bool, confidence float64, cue string)
 	if confidence < 0.85 {
 		if lead := fixFailed(whole, followUp); lead != "" && successAt(whole) < 0 {
 			confidence, cue = 0.85, lead
+		}
+	}
+	if confidence < 0.85 {
+		if c := madeUpOrMisplaced(whole, followUp); c != "" {
+			confidence, cue = 0.85, c
 		}
 	}
 	for _, s := range correctionStarts {
@@ -970,3 +969,56 @@ var (
 	uncertaintyIndex = newCueIndex(uncertaintyCues)
 	resolutionIndex  = newCueIndex(resolutionCues)
 )
+
+// madeUpCues say that the agent made the thing up ("you just made that up", "tu l'as
+// inventé", "te lo has inventado", "hast du dir das ausgedacht"), cueNorm'ed and padded;
+// they count only beside a denial that it exists (existenceDenials): "So you invented
+// Ember just now? My son loved her!" praises a story (docs/decisions/text.md §3.7).
+var (
+	madeUpCues = padAll([]string{
+		"you made that up", "you made this up", "you made it up", "you just made that up", "you just made it up",
+		"did you make that up", "did you make this up", "youre making this up", "youre making that up",
+		"youre making things up", "you are making this up", "stop making things up", "stop inventing", "you invented",
+		"tu las invente", "vous lavez invente", "tu as invente", "vous avez invente", "cest invente", "tu linventes",
+		"te lo has inventado", "te lo inventaste", "te lo estas inventando", "lo has inventado", "te has inventado",
+		"hast du dir das ausgedacht", "hast du dir ausgedacht", "hast du das erfunden", "hast du erfunden",
+		"frei erfunden", "das ist erfunden",
+	})
+	existenceDenials = padAll([]string{
+		"doesnt exist", "does not exist", "dont exist", "do not exist", "isnt real", "is not real", "no such",
+		"theres no", "there is no", "there are no", "nexiste pas", "nexistent pas", "nexiste", "il ny a pas", "il ny a aucun",
+		"no existe", "no existen", "no hay", "gibt es nicht", "gibts nicht", "existiert nicht", "es gibt kein",
+		"das gibt es nicht",
+	})
+	// misplacedCues say where the agent put a field ("You put the month where the day
+	// should be", "Has puesto el mes donde va el día"): a swap, unless asked ("And you put
+	// the month where?").
+	misplacedCues = padAll([]string{
+		"you put the month where", "you put the day where", "you put the year where", "youve put the month where",
+		"youve put the day where", "you put the first name where", "you put the last name where",
+		"as mis le mois a la place", "as mis le jour a la place", "avez mis le mois a la place", "avez mis le jour a la place",
+		"has puesto el mes donde", "has puesto el dia donde", "has puesto el ano donde", "pusiste el mes donde",
+		"pusiste el dia donde", "has cambiado el dia por el mes", "has cambiado el mes por el dia",
+		"hast den monat an die stelle", "hast den tag an die stelle",
+	})
+)
+
+// madeUpOrMisplaced returns the first of madeUpCues (beside one of existenceDenials) or
+// misplacedCues (not in a question) that the cueNorm'ed follow-up n holds (raw followUp),
+// trimmed; "" when none.
+func madeUpOrMisplaced(n, followUp string) string {
+	for _, c := range madeUpCues {
+		if strings.Contains(n, c) && hasAny(n, existenceDenials) {
+			return strings.TrimSpace(c)
+		}
+	}
+	if strings.ContainsAny(followUp, "?？¿") {
+		return ""
+	}
+	for _, c := range misplacedCues {
+		if strings.Contains(n, c) {
+			return strings.TrimSpace(c)
+		}
+	}
+	return ""
+}

@@ -194,23 +194,31 @@ func TestCorrectionAcceptanceRetryAndStill(t *testing.T) {
 		{"Sigue sin funcionar", "", true, 0.85, "sigue sin funcionar"},
 		{"Funktioniert immer noch nicht", "", true, 0.85, "funktioniert immer noch nicht"},
 		{"Ça ne marche toujours pas", "", true, 0.85, "ne marche toujours pas"},
-		// sixth round (held-out 6): made up, another person's record, a swap said by
-		// where a field was put, sarcastic thanks, still slow; each only as the agent's doing
-		{"LASTVALUE doesn't exist. did you make that up?", "", true, 0.85, "make that up"},
-		{"you just made that up didn't you", "", true, 0.85, "made that up"},
-		{"Ce raccourci n'existe pas, tu l'as inventé ?", "", true, 0.85, "tu l'as inventé"},
+		// sixth round (held-out 6), with review 10's guards: made up, only beside a denial
+		// that the thing exists; a field put in another's place, not asked; still slow, at
+		// the end or before a comparison. Another person's record and sarcasm are left to
+		// the judge (the review's ordinary messages used them innocently).
+		{"LASTVALUE doesn't exist. did you make that up?", "", true, 0.85, "did you make that up"},
+		{"there is no Batch Resize in the File menu. you just made that up didn't you", "", true, 0.85, "you just made that up"},
+		{"Ce raccourci n'existe pas, tu l'as inventé ?", "", true, 0.85, "tu las invente"},
 		{"Das gibt es nicht, hast du dir das ausgedacht?", "", true, 0.85, "hast du dir das ausgedacht"},
+		{"you just made that up didn't you", "", false, 0, ""},
+		{"Haha no, I made that up to test you. Good job!", "", false, 0, ""},
+		{"So you invented Ember just now? My son loved her!", "", false, 0, ""},
+		{"Hast du dir das ausgedacht? Richtig süß!", "", false, 0, ""},
 		{"Done, I made it up this morning. Can I also change my daily goal?", "", false, 0, ""},
 		{"Who invented the bicycle?", "", false, 0, ""},
-		{"that's someone else's appointment, I see Dr. Lindqvist", "", true, 0.85, "that's someone else's"},
-		{"Great. Can I also pay with someone else's card?", "", false, 0, ""},
+		{"that's someone else's appointment, I see Dr. Lindqvist", "", false, 0, ""},
 		{"You put the month where the day should be.", "", true, 0.85, "you put the month where"},
 		{"Has puesto el mes donde va el día.", "", true, 0.85, "has puesto el mes donde"},
-		{"Where do I put the month?", "", false, 0, ""},
-		{"thanks for nothing, I could have googled that", "", true, 0.8, "thanks for nothing"},
-		{"Wow, super helpful. I could have gotten that from a fortune cookie.", "", true, 0.8, "could have gotten that from"},
+		{"And you put the month where, second?", "", false, 0, ""},
+		{"thanks for nothing, I could have googled that", "", false, 0, ""},
 		{"restarted everything. still slow as ever", "", true, 0.85, "still"},
+		{"Fait. Toujours aussi lent.", "", true, 0.85, "toujours"},
 		{"Still a bit slow but way better, thanks!", "", false, 0, ""},
+		{"Still slowly working through the course, but I'll add the lessons next week.", "", false, 0, ""},
+		{"Still a slow week at work, so I'll try it tonight.", "", false, 0, ""},
+		{"Sigo lento con la lectura, pero leo un poco cada día.", "", false, 0, ""},
 		{"Is the shop still slow on Sundays?", "", false, 0, ""},
 		// fourth round (held-out 4): an apology before "I meant" is the user's own slip
 		{"oops, I meant Poland", "Portugal has 10.4 million people.", false, 0, ""},

@@ -121,10 +121,13 @@ func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, co
 				continue
 			}
 			if checked++; checked > maxContrasts {
-				return false, 0, ""
+				return denial(followUp, answer, request, ts)
 			}
-			if substitutions[w] && inQuestion(followUp, clause) || slices.Contains(denialLeads, strings.Join(words[:i+1], " ")) {
-				continue // a question about a substitute; a denial (denial reads it)
+			if lead := strings.Join(words[:i+1], " "); slices.Contains(denialLeads, lead) || lead == "il ny a pas" || lead == "y a pas" {
+				continue // a denial: denial reads it
+			}
+			if sentence := sentenceOf(followUp, clause); substitutions[w] && askedNotTagged(sentence) || ownChoice(sentence) {
+				continue // a question about a substitute; the user's own choice ("I'll make rice instead of…")
 			}
 			before := strings.Join(words[max(0, i-maxContextWords):i], " ")
 			if !seenContent && len(Tokens(before)) == 0 {
@@ -171,15 +174,56 @@ func contradiction(followUp, answer, request string, ts *tokenSets) (ok bool, co
 // contradict the answer.
 var substitutions = map[string]bool{"instead": true, "rather": true, "plutot": true, "statt": true, "anstatt": true}
 
-// inQuestion reports whether the sentence of s that holds clause (the first occurrence)
-// ends with a question mark.
-func inQuestion(s, clause string) bool {
+// sentenceOf returns the sentence of s that holds clause (its first occurrence), with its
+// end mark; s when clause is not found.
+func sentenceOf(s, clause string) string {
 	i := strings.Index(s, clause)
 	if i < 0 {
+		return s
+	}
+	start := strings.LastIndexAny(s[:i], ".!?？;\n") + 1
+	end := len(s)
+	if e := strings.IndexAny(s[i+len(clause):], ".!?？;\n"); e >= 0 {
+		end = i + len(clause) + e + 1
+	}
+	return s[start:end]
+}
+
+// tagQuestions end a statement that asks for agreement ("It takes USB-B instead of USB-C,
+// doesn't it?"), cueNorm'ed: the statement still contradicts.
+var tagQuestions = []string{"doesnt it", "isnt it", "dont they", "arent they", "right", "no", "non", "nest ce pas",
+	"verdad", "oder", "nicht wahr", "gell"}
+
+// askedNotTagged reports whether the sentence ends with a question mark and is not a
+// statement with a tag question.
+func askedNotTagged(sentence string) bool {
+	t := strings.TrimRight(sentence, " ")
+	if !strings.HasSuffix(t, "?") && !strings.HasSuffix(t, "？") {
 		return false
 	}
-	end := strings.IndexAny(s[i+len(clause):], ".!?？;\n")
-	return end >= 0 && strings.ContainsRune("?？", rune(s[i+len(clause)+end]))
+	n := cueNorm(t)
+	for _, q := range tagQuestions {
+		if strings.HasSuffix(n, " "+q+" ") {
+			return false
+		}
+	}
+	return true
+}
+
+// ownChoiceLeads open a sentence in which the user states their own choice among what the
+// answer offered ("I'll make rice instead of potato salad", "On fera la soupe froide plutôt
+// que le gratin", "Haré la sopa fría, no el gratinado", "Wir machen lieber…"), cueNorm'ed:
+// a contrast in it is a decision, not a correction.
+var ownChoiceLeads = newLeadSet([]string{
+	"ill", "i will", "im going to", "ill go with", "lets", "let us", "we will", "were going to",
+	"on fera", "on va", "je vais", "je prends", "je prendrai", "je ferai", "nous allons",
+	"voy a", "vamos a", "hare", "haremos", "me quedo con", "prefiero",
+	"wir machen", "wir nehmen", "ich nehme", "ich mache", "ich werde",
+})
+
+// ownChoice reports whether sentence opens, after fillers, with ownChoiceLeads.
+func ownChoice(sentence string) bool {
+	return hasLead(withoutFillers(cueNorm(sentence)), ownChoiceLeads)
 }
 
 // denialLeads open a sentence that says a thing does not exist ("There's no Resolution
@@ -193,26 +237,34 @@ var denialLeads = []string{
 	"es gibt keinen", "es gibt keine", "es gibt kein", "da ist kein", "da ist keine",
 }
 
-// denial is Contradiction's second form: a sentence of followUp, not a question and
-// without praise, opens (after fillers) by saying that a thing does not exist (denialLeads),
-// and the thing's first content tokens (at most maxContrastTokens) are all the answer's,
-// not all the request's: the user denies what the answer brought ("There's no Resolution
-// Boost in the export dialog." after "set it under 'Resolution Boost'"). Not when the
-// answer says so itself ("there is no parking on site": the user repeats it) or a thing
-// the answer never named ("There's no hurry"). Confidence 0.85.
+// denial is Contradiction's second form: a sentence of followUp, not a question, without
+// praise or an acknowledgement ("okay", "noted", "d'accord", "entendido"…), opens (after
+// fillers) by saying that a thing does not exist (denialLeads), and the thing's first
+// content tokens (at most maxContrastTokens) are all the answer's, not all the request's:
+// the user denies what the answer brought ("There's no Resolution Boost in the export
+// dialog." after "set it under 'Resolution Boost'"). Not when the answer says so itself
+// ("there is no parking on site", "but no wifi on the regional lines", "hat leider keinen
+// Aufzug": the user repeats it), of a thing the answer never named ("There's no hurry"), or
+// of politeness ("Y a pas de souci", "No hay prisa"). Confidence 0.85.
 func denial(followUp, answer, request string, ts *tokenSets) (ok bool, confidence float64, evidence string) {
-	if !strings.Contains(followUp, "no") && !strings.Contains(followUp, "No") && !strings.Contains(followUp, "NO") &&
-		!strings.Contains(followUp, "pas") && !strings.Contains(followUp, "ein") && !strings.Contains(followUp, "EIN") {
-		return false, 0, "" // most follow-ups: no lead to read ("kein", "Keine" hold "ein")
+	if !mayDeny(followUp) {
+		return false, 0, "" // most follow-ups: no lead to read
 	}
-	for _, sentence := range strings.FieldsFunc(followUp, func(r rune) bool {
-		return r == '.' || r == '!' || r == ';' || r == '\n'
-	}) {
-		if strings.ContainsAny(sentence, "?？¿") {
+	var negated hashSet // what the answer negates, read once
+	for s := followUp; s != ""; {
+		end := strings.IndexAny(s, ".!?？;\n")
+		sentence, asked := s, false
+		if end >= 0 {
+			sentence, asked = s[:end], s[end] == '?' || strings.HasPrefix(s[end:], "？")
+			s = s[end+1:]
+		} else {
+			s = ""
+		}
+		if asked || strings.Contains(sentence, "¿") {
 			continue
 		}
 		n := withoutFillers(cueNorm(sentence))
-		if praises(n) {
+		if praises(n) || hasWord(n, acknowledgements) {
 			continue
 		}
 		for _, l := range denialLeads {
@@ -223,13 +275,23 @@ func denial(followUp, answer, request string, ts *tokenSets) (ok bool, confidenc
 			if !strings.HasSuffix(l, " d") && !strings.HasPrefix(rest, " ") {
 				continue // "there is none", "no hayas"
 			}
+			first, _, _ := strings.Cut(strings.TrimLeft(rest, " "), " ")
+			if _, polite := politeAfterNo[first]; polite {
+				break
+			}
 			y := Tokens(rest)
 			if len(y) == 0 {
 				break
 			}
 			y = y[:min(len(y), maxContrastTokens)]
 			ans, req := ts.get(answer, request)
-			if !ans.hasAll(y) || req.hasAll(y) || answerDenies(answer) {
+			if !ans.hasAll(y) || req.hasAll(y) {
+				break
+			}
+			if negated == nil {
+				negated = answerNegated(answer)
+			}
+			if negated.has(y[0]) {
 				break
 			}
 			return true, 0.85, `"` + strings.TrimSpace(l) + " " + strings.Join(y, " ") + `": the answer named ` + quoteJoin(y)
@@ -238,16 +300,43 @@ func denial(followUp, answer, request string, ts *tokenSets) (ok bool, confidenc
 	return false, 0, ""
 }
 
-// answerDenies reports whether the answer itself says that something does not exist (one
-// of denialLeads): a follow-up that says so again repeats it.
-func answerDenies(answer string) bool {
-	n := cueNorm(capInput(answer))
-	for _, l := range denialLeads {
-		if strings.Contains(n, " "+l+" ") {
+// mayDeny reports whether followUp may hold one of denialLeads, by a part of each that
+// does not depend on case ("There", "no hay", "no existe", "il n'y a", "y a pas", "es gibt",
+// "da ist kein"): most follow-ups hold none, and are not read further.
+func mayDeny(followUp string) bool {
+	for _, w := range []string{"here", "HERE", "o hay", "O HAY", "o exist", "O EXIST", "y a ", "Y A ", "ibt", "IBT", "ist k", "IST K"} {
+		if strings.Contains(followUp, w) {
 			return true
 		}
 	}
 	return false
+}
+
+// acknowledgements in a denial's sentence take note of what the answer said ("There's no
+// wifi on the regional lines, okay."), cueNorm'ed.
+var acknowledgements = []string{"ok", "okay", "fine", "understood", "noted", "got it", "i see", "daccord", "entendu",
+	"compris", "vale", "entendido", "entiendo", "verstanden", "alles klar", "verstehe"}
+
+// answerNegations open what an answer says is not there: the negations of "X, not Y"
+// (contrastNegations) and these, cueNorm'ed.
+var answerNegations = map[string]bool{"doesnt": true, "dont": true, "without": true, "sans": true, "aucun": true,
+	"aucune": true, "ningun": true, "ninguna": true, "sin": true, "ohne": true, "keinen": true, "keine": true, "kein": true}
+
+// answerNegated returns the tokens of the three words after each negation of the answer
+// ("but no wifi on the regional lines", "hat leider keinen Aufzug", "no tiene
+// aparcamiento propio"), and of the things it says do not exist (denialLeads).
+func answerNegated(answer string) hashSet {
+	words := strings.Fields(cueNorm(capInput(answer)))
+	var b strings.Builder
+	for i, w := range words {
+		if contrastNegations[w] || answerNegations[w] {
+			for _, v := range words[i+1 : min(len(words), i+4)] {
+				b.WriteString(v)
+				b.WriteByte(' ')
+			}
+		}
+	}
+	return newHashSet(b.String())
 }
 
 // ownSlip reports whether the contrast "X, not Y" (tokens x and y, Y said by the answer)

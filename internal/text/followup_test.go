@@ -69,6 +69,18 @@ func TestContradiction(t *testing.T) {
 		{"There's no Resolution Boost?", "Set the value under 'Resolution Boost'.", "Where do I change the export resolution?", false, ""},
 		{"There's no GIMP menu I like more, great answer.", "Open the GIMP menu.", "How do I resize in GIMP?", false, ""},
 		{"There's no export resolution setting I can find.", "Set it under Export.", "Where do I change the export resolution?", false, ""},
+		// Review 10: a denial after a question; an acknowledgement, politeness, or what the
+		// answer itself negated; a tag question keeps a contrast; the user's own choice.
+		{"Is that in the export dialog? There's no Resolution Boost.", "Go to File > Export and set the value under 'Resolution Boost'.", "Where do I change the export resolution?", true, `"theres no resolution boost"`},
+		{"there isn't any Night Theme under Display", "Open Settings > Display and switch on 'Night Theme'.", "How do I turn on dark mode?", true, `"there isnt any night them display"`},
+		{"There's no wifi on the regional lines, okay. I'll download the films beforehand.", "The regional trains have a café car, but no wifi on the regional lines.", "Is there wifi on the train to Bath?", false, ""},
+		{"Il n'y a pas de vestiaire, d'accord, je prendrai juste un petit sac.", "Le vestiaire est fermé pendant les travaux.", "Quels sont les horaires du musée ?", false, ""},
+		{"Y a pas de souci, je serai là demain.", "Désolé pour le souci : votre colis sera livré demain.", "Ma commande est en retard ?", false, ""},
+		{"Es gibt keinen Aufzug im Hostel. Wir schaffen das schon.", "Das Hostel hat leider keinen Aufzug; die Zimmer liegen im dritten Stock.", "Wie komme ich mit Koffern ins Hostel?", false, ""},
+		{"No hay aparcamiento propio, iré a la Plaza de Armas.", "El hotel no tiene aparcamiento propio; usa el parking de la Plaza de Armas.", "¿Dónde aparco cerca del hotel?", false, ""},
+		{"Why USB-C? It takes USB-B instead of USB-C, doesn't it?", "You need a USB-C to USB-C cable.", "Which cable do I need for the printer?", true, `"instead of usb c"`},
+		{"I'll make rice instead of potato salad, the kids prefer it.", "Roasted asparagus or a simple potato salad both go well with salmon.", "What's a good side dish for salmon?", false, ""},
+		{"Haré la sopa fría, no el gratinado, que hace calor.", "Puedes hacer un gratinado de calabacín o una sopa fría.", "¿Qué cocino con calabacines?", false, ""},
 	}
 	checkEvidence(t, Contradiction, tests)
 }
@@ -136,6 +148,12 @@ func TestReaskFrame(t *testing.T) {
 		{"Darf ich meinen Hund in den Bus mitnehmen?", "Im Stadtbus gelten die Beförderungsbedingungen.", "Verstehe. Wenn er angeleint ist, darf ich ihn mitnehmen oder nicht?", "insists on a yes or a no"},
 		{"Can I return opened headphones?", "Our return window is 30 days from delivery.", "If I lose the receipt, can I return my new wireless speakers or not?", ""},
 		{"Can I return opened headphones?", "Our return window is 30 days from delivery.", "Fine, and can I return them in another store too, or not?", ""},
+		// Review 10: the last question asks about a thing the answer named; the last clause
+		// brings a new word or follows a new name; "…, or not?" stays with its clause.
+		{"When does the pharmacy on Main Street open?", "The pharmacy is on Main Street next to the bank.", "Found it on the map. When does the bank open?", ""},
+		{"Can I bring my dog to the Lakeside Hotel?", "The Lakeside Hotel has a large garden and a terrace.", "Good to know. Can I bring my cat or not?", ""},
+		{"Can I take the rental car to France?", "Our rental terms cover travel within the EU.", "Good to know. And if I go to Switzerland, can I take the car or not?", ""},
+		{"Can I return opened headphones?", "Our return window is 30 days from delivery.", "Right, but if the box is already opened, can I return them, or not?", "insists on a yes or a no"},
 		// The review of the fifth round.
 		{"Can I bring my dog to the hotel?", "The hotel has a garden and a terrace.", "Yes or no?", "insists on a yes or a no"},
 		{"Can I return the car at the airport?", "Our airport office is in Terminal 2.", "so can I or can't I?", "insists on a yes or a no"},
@@ -231,6 +249,13 @@ func TestRestatement(t *testing.T) {
 		{"Sarah's card has 1,520 points, she's ahead of me haha.", "You have 1,250 loyalty points on your card.", "How many points do I have?", false, ""},
 		{"Her card has 1,520 points.", "You have 1,250 loyalty points on your card.", "How many points do I have?", false, ""},
 		{"My sister has 1,520 points, can we merge them?", "You have 1,250 loyalty points.", "How many points do I have?", false, ""},
+		// Review 10: a near value that goes on about something else, or about someone else.
+		{"It's for 42 kids at the school fair.", "For one batch of 24 cookies you need 250 g of flour.", "How much flour do I need?", false, ""},
+		{"There will be 52 of us.", "A group ticket covers up to 25 people.", "How much is a group ticket?", false, ""},
+		{"That other shop had them for $78.50 last week.", "The headphones are $87.50 at Bestmart.", "How much are the headphones at Bestmart?", false, ""},
+		{"It was 81 in Miami today, lol.", "Tomorrow in Oslo: cloudy, high of 18°C.", "What's the weather in Oslo tomorrow?", false, ""},
+		{"She has 1,520 points, she's ahead of me haha.", "You have 1,250 loyalty points on your card.", "How many points do I have?", false, ""},
+		{"sarah's card has 1,520 points", "You have 1,250 loyalty points on your card.", "How many points do I have?", false, ""},
 
 		{"", "x", "y", false, ""},
 		{"54", "", "What's 12% of 450?", false, ""},

@@ -3,7 +3,12 @@
 
 package text // import "github.com/agenteval/agenteval-collector/internal/text"
 
-import "strings"
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // This file holds ReaskFrame: a re-ask that shares too few words with the request for
 // CompareFollowUp's similarity, told by its frame ("great, but is the amoxicillin ready
@@ -103,17 +108,25 @@ func reaskFrame(request, answer string, f followUpText) string {
 			return `"but" and a question on the request's words the answer lacks`
 		}
 	}
+	last := false // q is the last sentence only: its words must all be the request's
 	if !but {
 		q = lastQuestion(f)
+		last = q != f.bare
 	}
 	if when, amount := hasAny(q, whenAsks), hasAny(q, amountAsks); (when || amount) &&
 		(strings.ContainsAny(followUp, "?？¿") || hasLead(q, questionLeads)) {
 		rn := cueNorm(request)
+		// After a first sentence, a word the answer named is no word of the request's
+		// question ("Found it on the map. When does the bank open?" after "…next to the bank").
+		words := answer
+		if last {
+			words = ""
+		}
 		switch {
-		case when && hasAny(rn, whenAsks) && !saysWhen(answer, cueNorm(answer)) && noNewTokens(q, followUp, request, answer, whenAsks):
+		case when && hasAny(rn, whenAsks) && !saysWhen(answer, cueNorm(answer)) && noNewTokens(q, followUp, request, words, whenAsks):
 			return "asks when again; the answer says no time"
 		case amount && hasAny(rn, amountAsks) && !saysAmount(answer, cueNorm(answer)) &&
-			noNewTokens(q, followUp, request, answer, amountAsks):
+			noNewTokens(q, followUp, request, words, amountAsks):
 			return "asks how much again; the answer holds no number"
 		}
 	}
@@ -338,10 +351,18 @@ func insistsOnYesNo(n, bare, raw, request, answer string) bool {
 	}
 	// The question opens the follow-up, or its last clause after a condition or a grant
 	// ("Right, but if the box is already opened, can I return them or not?").
-	q := bare
+	q, allowed := bare, 1
 	if f := strings.Fields(q); len(f) < 2 || r[0] != f[0] || r[1] != f[1] {
-		q = withoutFillers(cueNorm(lastClause(raw)))
+		lc := lastClause(raw)
+		q = withoutFillers(cueNorm(lc))
 		if f := strings.Fields(q); len(f) < 2 || r[0] != f[0] || r[1] != f[1] {
+			return false
+		}
+		// Read in the last clause: no new word at all, and no new name before it ("Good to
+		// know. Can I bring my cat or not?", "…if I go to Switzerland, can I take the car or
+		// not?"). German capitalises every noun: there, the words are enough.
+		allowed = 0
+		if languageOf(raw, 1) != "de" && newName(raw[:strings.LastIndex(raw, lc)], request, answer) {
 			return false
 		}
 	}
@@ -349,17 +370,52 @@ func insistsOnYesNo(n, bare, raw, request, answer string) bool {
 	// can I bring him on board or not" re-asks; "¿Puedo llevar comida para el bebé o no?"
 	// asks anew.
 	_, other := wordsBeyond(q, raw, request, answer, emphasisTokens)
-	return other <= 1
+	return other <= allowed
 }
 
 // lastClause returns the text of s after its last clause or sentence mark that is followed
-// by more text (lastSentence, and commas).
+// by more text (lastSentence, and commas); a clause that is only "or not" (orNot: "…, can I
+// return them, or not?") stays with the one before it.
 func lastClause(s string) string {
 	s = lastSentence(s)
-	if i := strings.LastIndexAny(strings.TrimRight(s, ",.!?？ "), ",;"); i >= 0 {
+	t := strings.TrimRight(s, ",.!?？ ")
+	i := strings.LastIndexAny(t, ",;")
+	if i >= 0 {
+		if tail := cueNorm(t[i+1:]); slices.ContainsFunc(orNot, func(o string) bool { return tail == " "+o+" " }) {
+			i = strings.LastIndexAny(t[:i], ",;")
+		}
+	}
+	if i >= 0 {
 		return s[i+1:]
 	}
 	return s
+}
+
+// newName reports whether s holds a capitalised word, not the first of a sentence nor
+// "I", whose token is in neither the request nor the answer: another place or thing
+// named ("if I go to Switzerland").
+func newName(s, request, answer string) bool {
+	words := strings.Fields(s)
+	var req, ans hashSet
+	for i, w := range words {
+		if i == 0 || w == "I" || strings.ContainsAny(words[i-1][len(words[i-1])-1:], ".!?") {
+			continue
+		}
+		if r, _ := utf8.DecodeRuneInString(w); !unicode.IsUpper(r) {
+			continue
+		}
+		t := Tokens(w)
+		if len(t) != 1 {
+			continue
+		}
+		if req == nil {
+			req, ans = newHashSet(request), newHashSet(answer)
+		}
+		if !req.has(t[0]) && !ans.has(t[0]) {
+			return true
+		}
+	}
+	return false
 }
 
 // bareYesOrNo are follow-ups that only ask for the yes or no (cueNorm'ed, trimmed).

@@ -6,8 +6,6 @@ package text // import "github.com/agenteval/agenteval-collector/internal/text"
 import (
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // This file holds Restatement: a correction that states the right value without a cue
@@ -288,21 +286,21 @@ var personalLeads = newLeadSet([]string{
 	"mein", "meine", "meinen", "unser", "unsere", "ich", "wir",
 })
 
-// othersLeads open a statement about another person ("Her card has 1,520 points", "Son
-// compte…", "Su saldo…", "Ihr Konto…"), as a possessive name does ("Sarah's card…",
-// possessiveName): new information, like personalLeads.
+// othersLeads open a statement about another person ("Her card has 1,520 points", "She
+// has…", "Son compte…", "Su saldo…", "Ihr Konto…"), as a possessive name does ("Sarah's
+// card…", possessiveName): new information, like personalLeads. Pronouns that also stand
+// for a thing ("il", "elle", "er": "Il coûte 46 €") are not among them.
 var othersLeads = newLeadSet([]string{
-	"his", "her", "their", "son", "sa", "ses", "leur", "leurs", "su", "sus", "sein", "seine", "seinen", "ihr", "ihre", "ihren",
+	"his", "her", "their", "he", "she", "they", "hes", "shes", "theyre",
+	"son", "sa", "ses", "leur", "leurs",
+	"su", "sus", "ella", "ellos", "ellas",
+	"sein", "seine", "seinen", "ihr", "ihre", "ihren",
 })
 
-// possessiveName reports whether s opens with a capitalised word in the possessive
-// ("Sarah's", "Tom’s").
+// possessiveName reports whether s opens with a word in the possessive ("Sarah's",
+// "tom’s"), not a contraction (notNames: "It's", "that's").
 func possessiveName(s string) bool {
 	s = strings.TrimLeft(s, " \t\r\n\"'«“(")
-	r, _ := utf8.DecodeRuneInString(s)
-	if !unicode.IsUpper(r) {
-		return false
-	}
 	end := strings.IndexFunc(s, func(r rune) bool { return !isAlnum(r) })
 	return end > 0 && (strings.HasPrefix(s[end:], "'s ") || strings.HasPrefix(s[end:], "’s ")) &&
 		!notNames[strings.ToLower(s[:end])]
@@ -312,15 +310,16 @@ func possessiveName(s string) bool {
 // "That's", "Here's").
 var notNames = map[string]bool{"it": true, "that": true, "this": true, "there": true, "here": true, "what": true,
 	"who": true, "where": true, "when": true, "how": true, "he": true, "she": true, "let": true, "everyone": true,
-	"everything": true, "nothing": true, "today": true, "tomorrow": true}
+	"everything": true, "nothing": true, "today": true, "tomorrow": true, "one": true, "why": true, "which": true,
+	"somebody": true, "someone": true, "nobody": true, "everybody": true}
 
 // framesValue reports whether the follow-up (original s, cueNorm'ed and filler-free
 // norm) frames its new value f as the right one for the answer's: it cites a source or
 // asserts it; or, unless it opens as a statement about the user or another person
 // (personalLeads, othersLeads, possessiveName), it shares a content word with the answer
 // or holds nothing but values (a lone number not the pick of an option the answer
-// numbered: "2" after "1. … 2. …"), or it states f near a value the answer produced and
-// refers back to it (nearValue, refersBack: "It was $78.50." after "$87.50").
+// numbered: "2" after "1. … 2. …"), or it states f first, near a value the answer
+// produced (valueFirst, nearValue: "It was $78.50." after "$87.50").
 func framesValue(norm, s, answer string, up values, f Fact, ans, req values) bool {
 	if hasWord(norm, citationWords) || hasWord(norm, assertionWords) {
 		return true
@@ -331,7 +330,7 @@ func framesValue(norm, s, answer string, up values, f Fact, ans, req values) boo
 	if onlyValues(s) {
 		return !(len(up.list) == 1 && up.list[0].Kind == KindNumber && numberedOption(answer, up.list[0].Value))
 	}
-	return sharesWord(s, answer) || refersBack(norm) && nearValue(f, ans, req)
+	return sharesWord(s, answer) || valueFirst(norm, f) && nearValue(f, ans, req)
 }
 
 // backLeads open a statement about the thing the answer gave ("It was…", "That's…",
@@ -343,10 +342,46 @@ var backLeads = newLeadSet([]string{
 	"es war", "es waren", "es ist", "es sind", "das", "das war", "das waren", "das ist", "das sind",
 })
 
-// refersBack reports whether the cueNorm'ed follow-up n opens with backLeads or is at most
-// six words long ("9,142 on my watch.").
-func refersBack(n string) bool {
-	return hasLead(n, backLeads) || len(strings.Fields(n)) <= 6
+// sourceTokens name where the user read a value or how sure they are ("…, the card
+// statement doesn't lie", "on my watch", "sur le devis", "lo tengo aquí delante", "ganz
+// bestimmt"), as Tokens.
+var sourceTokens = newHashSet(`statement receipt watch app bill invoice screen portal website card quote
+devis releve facture ticket recu appli site recibo factura extracto aqui delante web
+beleg rechnung quittung kontoauszug bestimmt sicher here`)
+
+// valueFirst reports whether the cueNorm'ed follow-up n states the value f first, after
+// the longest of backLeads at most ("It was $78.50", "9,142 on my watch", "C'est 46 €…"),
+// and says nothing after it but a source, an assertion (sourceTokens) or other values: a
+// statement that goes on about something else ("It's for 42 kids at the school fair", "It
+// was 164 in the draft") brings new information (review 10).
+func valueFirst(n string, f Fact) bool {
+	rest := n
+	first, _, _ := strings.Cut(strings.TrimPrefix(n, " "), " ")
+	for _, p := range backLeads[first] {
+		if strings.HasPrefix(n, p) && len(n)-len(p)+1 < len(rest) {
+			rest = n[len(p)-1:]
+		}
+	}
+	d := digitsOf(f.Value)
+	words := strings.Fields(rest)
+	acc, i := "", 0
+	for i < len(words) && len(acc) < len(d) && allDigits(words[i]) {
+		acc += words[i]
+		i++
+	}
+	if d == "" || acc != d {
+		return false
+	}
+	source, other := false, false
+	for _, t := range Tokens(strings.Join(words[i:], " ")) {
+		switch {
+		case sourceTokens.has(t):
+			source = true
+		case !isNumeric(t):
+			other = true
+		}
+	}
+	return source || !other
 }
 
 // nearValue reports whether f, a value of the follow-up, is near a value of its kind that
