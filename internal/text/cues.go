@@ -380,8 +380,8 @@ var stillLeads = map[string]string{
 }
 
 // problemWords name what goes wrong (cueNorm'ed words): errors, failures, crashes, blank or
-// black screens, refusals, timeouts, slowness. A status code 4xx/5xx or a quoted message counts too
-// (stillSentence).
+// black screens, refusals, timeouts. A status code 4xx/5xx or a quoted message counts too,
+// and slowWords where they stand for the problem (stillSentence).
 var problemWords = wordSet(`error errors erreur erreurs errores fehler fehlermeldung fail fails failed failing failure
 echec echoue falla fallo fallos fallando fehlgeschlagen crash crashes crashed crashing plante plantage
 stuck frozen freezes freezing bloque bloquee bloqueado bloqueada hangt haengt blank blanche blanco blanca leer
@@ -698,8 +698,9 @@ func padRestatements(rs []struct{ leads, negs []string }) []struct{ leads, negs 
 // withoutReportedSpeech) (docs/decisions/text.md §3.4). (4) A sentence that opens with "still",
 // "toujours", "sigo", "immer noch"… and names a problem, an absence or is at most three words
 // ("Still getting the 502.", "Still no email.", "Toujours rien reçu."; stillSentence, 0.85), not
-// after "it worked" (docs/decisions/text.md §3.6). ok is false, confidence 0 and cue "" when
-// nothing matches.
+// after "it worked" (docs/decisions/text.md §3.6). (5) "You made that up" and its kin beside
+// a denial that the thing exists, and "you put the month where…" not in a question
+// (madeUpOrMisplaced, 0.85; §3.7). ok is false, confidence 0 and cue "" when nothing matches.
 func Correction(followUp, prev string) (ok bool, confidence float64, cue string) {
 	whole := cueNorm(followUp)
 	if len(whole) <= 2 {

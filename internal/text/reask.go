@@ -69,7 +69,7 @@ const FrameYesNo = `insists on a yes or a no ("or not") to the request's closed 
 
 // ReaskFrame reports whether followUp asks the request again in a frame that
 // CompareFollowUp's similarity misses, and names it; "" when it does not. Three frames
-// (docs/decisions/text.md §3.6):
+// (docs/decisions/text.md §3.6, §3.7):
 //
 //  1. "but" and a question, right after an acceptance or a filler ("great, but is the
 //     amoxicillin ready yet?"): of the question's content tokens that the answer lacks
@@ -82,12 +82,16 @@ const FrameYesNo = `insists on a yes or a no ("or not") to the request's closed 
 //     time, number in words or time word), or both ask how much or how many (amountAsks)
 //     and the answer holds no number, in digits or words, and no "free" (saysAmount); the
 //     follow-up brings no content word of its own (noNewTokens: "and when does it close?"
-//     after "when does it open?" asks something new).
+//     after "when does it open?" asks something new). The question may be the follow-up's
+//     last sentence (lastQuestion: "Yes, already done. How long until I get it?"); read
+//     there, a word that only the answer holds is new too.
 //  3. A yes or no insisted on: the request is a closed question ("Can I…?", "Is…?"), the
 //     answer does not open with yes or no (yesNoAnswers), and the follow-up ends with
 //     "or not" (orNot), opens, after fillers, with the request's first two words, adds
 //     no other thing ("too", "aussi": alsoWords) and at most one word that is in neither
-//     the request nor the answer; or it is only "yes or no?" (bareYesOrNo).
+//     the request nor the answer; or its last clause does so (lastClause: "Right, but if
+//     the box is opened, can I return them or not?") with no such word and no new name
+//     before it (newName); or it is only "yes or no?" (bareYesOrNo). FrameYesNo names it.
 //
 // The caller keeps its other guards (acceptance, a settled yes/no question, a swapped
 // entity). Inputs are capped (MaxInputBytes); invalid UTF-8 is read as U+FFFD.
