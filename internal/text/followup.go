@@ -181,10 +181,15 @@ func sentenceOf(s, clause string) string {
 	if i < 0 {
 		return s
 	}
-	start := strings.LastIndexAny(s[:i], ".!?？;\n") + 1
+	start := 0
+	if b := strings.LastIndexAny(s[:i], ".!?？;\n"); b >= 0 {
+		_, size := utf8.DecodeRuneInString(s[b:])
+		start = b + size
+	}
 	end := len(s)
 	if e := strings.IndexAny(s[i+len(clause):], ".!?？;\n"); e >= 0 {
-		end = i + len(clause) + e + 1
+		_, size := utf8.DecodeRuneInString(s[i+len(clause)+e:])
+		end = i + len(clause) + e + size
 	}
 	return s[start:end]
 }
@@ -255,8 +260,9 @@ func denial(followUp, answer, request string, ts *tokenSets) (ok bool, confidenc
 		end := strings.IndexAny(s, ".!?？;\n")
 		sentence, asked := s, false
 		if end >= 0 {
-			sentence, asked = s[:end], s[end] == '?' || strings.HasPrefix(s[end:], "？")
-			s = s[end+1:]
+			r, size := utf8.DecodeRuneInString(s[end:])
+			sentence, asked = s[:end], r == '?' || r == '？'
+			s = s[end+size:]
 		} else {
 			s = ""
 		}

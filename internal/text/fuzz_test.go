@@ -18,6 +18,10 @@ func FuzzText(f *testing.F) {
 	f.Add("1. a\n2) b\n## H\n`x` \"q\" 'r' «s» https://a.io/b jane@x.io 03/04/2024 10:30 5kg 1-2", "")
 	f.Add("\xff\xfe\"\"``'' www.", "de de 15 de")
 	f.Add("2024-01-15T", "Jan 15 2024 May")
+	// The sixth round's forms (decisions/text.md §3.7): denials, near values, the last
+	// question or clause, full-width marks.
+	f.Add("Is it there？ There's no Resolution Boost. Il n'y a pas d'onglet Espaces！ No hay ninguna", "Set 'Resolution Boost' in the Espaces tab; there is no fee.")
+	f.Add("It was $78.50, the statement says so. Sarah's card has 1,520. Okay. So if I go, can I return them, or not?", "Can I return them? It cost $87.50 and 1,250 points.")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		facts := SalientFacts(a)
 		for _, fa := range facts {
@@ -87,6 +91,8 @@ func TestAdversarialInputs(t *testing.T) {
 		"still sentences":      strings.Repeat("Still x. ", 7000),
 		"echoes":               strings.Repeat("a?? ", 16000),
 		"but questions":        strings.Repeat("ok but when how much or not ", 2300),
+		"denials":              strings.Repeat("there is no there is no ", 2700),
+		"last clauses or not":  strings.Repeat("if x, ", 10000) + "can I or not?",
 		// Amount keys (standsAlone): lists, ranges, joins, escapes.
 		"comma list":   strings.Repeat("1,", 32000),
 		"hyphen chain": strings.Repeat("1-", 32000),
@@ -134,6 +140,13 @@ func TestAdversarialInputs(t *testing.T) {
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("derived values: %v", d)
+	}
+	// A follow-up of thousands of denials of what an answer itself denies: the answer's
+	// negations are read once, not once a sentence (review 10 measured 0.8 s at 64 KiB).
+	start = time.Now()
+	Contradiction(strings.Repeat("There isn't any cash. ", 2900)+"Know.", strings.Repeat("There is no cash here. ", 2800), "x")
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("denials of what the answer denies: %v", d)
 	}
 	start = time.Now()
 	Restatement(upVals.String(), reqVals.String(), reqVals.String())
