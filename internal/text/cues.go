@@ -973,7 +973,7 @@ var (
 
 // madeUpCues say that the agent made the thing up ("you just made that up", "tu l'as
 // inventé", "te lo has inventado", "hast du dir das ausgedacht"), cueNorm'ed and padded;
-// they count only beside a denial that it exists (existenceDenials): "So you invented
+// they count only beside a denial that it exists (saysAbsent): "So you invented
 // Ember just now? My son loved her!" praises a story (docs/decisions/text.md §3.7).
 var (
 	madeUpCues = padAll([]string{
@@ -984,12 +984,6 @@ var (
 		"te lo has inventado", "te lo inventaste", "te lo estas inventando", "lo has inventado", "te has inventado",
 		"hast du dir das ausgedacht", "hast du dir ausgedacht", "hast du das erfunden", "hast du erfunden",
 		"frei erfunden", "das ist erfunden",
-	})
-	existenceDenials = padAll([]string{
-		"doesnt exist", "does not exist", "dont exist", "do not exist", "isnt real", "is not real", "no such",
-		"theres no", "there is no", "there are no", "nexiste pas", "nexistent pas", "nexiste", "il ny a pas", "il ny a aucun",
-		"no existe", "no existen", "no hay", "gibt es nicht", "gibts nicht", "existiert nicht", "es gibt kein",
-		"das gibt es nicht",
 	})
 	// misplacedCues say where the agent put a field ("You put the month where the day
 	// should be", "Has puesto el mes donde va el día"): a swap, unless asked ("And you put
@@ -1004,12 +998,12 @@ var (
 	})
 )
 
-// madeUpOrMisplaced returns the first of madeUpCues (beside one of existenceDenials) or
+// madeUpOrMisplaced returns the first of madeUpCues (beside a denial, saysAbsent) or
 // misplacedCues (not in a question) that the cueNorm'ed follow-up n holds (raw followUp),
 // trimmed; "" when none.
 func madeUpOrMisplaced(n, followUp string) string {
 	for _, c := range madeUpCues {
-		if strings.Contains(n, c) && hasAny(n, existenceDenials) {
+		if strings.Contains(n, c) && saysAbsent(n) {
 			return strings.TrimSpace(c)
 		}
 	}

@@ -240,6 +240,11 @@ var denialLeads = []string{
 	"il ny a pas de", "il ny a pas d", "il ny a aucun", "il ny a aucune", "y a pas de", "y a pas d",
 	"no hay ningun", "no hay ninguna", "no hay", "no existe ningun", "no existe ninguna", "no existe",
 	"es gibt keinen", "es gibt keine", "es gibt kein", "da ist kein", "da ist keine",
+	"no such", "i dont see any", "i dont see a", "i dont see an", "i cant find any", "i cant find a", "i cant find an",
+	"je ne vois aucun", "je ne vois aucune", "je ne trouve aucun", "je ne trouve aucune", "je ne vois pas de",
+	"je ne trouve pas de", "je ne vois pas d", "je ne trouve pas d",
+	"no veo ningun", "no veo ninguna", "no encuentro ningun", "no encuentro ninguna",
+	"ich sehe keinen", "ich sehe keine", "ich sehe kein", "ich finde keinen", "ich finde keine", "ich finde kein",
 }
 
 // denial is Contradiction's second form: a sentence of followUp, not a question, without
@@ -273,6 +278,21 @@ func denial(followUp, answer, request string, ts *tokenSets) (ok bool, confidenc
 		if praises(n) || hasWord(n, acknowledgements) {
 			continue
 		}
+		// denied reports whether y, the first content tokens of the thing said not to exist,
+		// are the answer's, not all the request's, and not negated by the answer itself.
+		denied := func(y []string) bool {
+			if len(y) == 0 {
+				return false
+			}
+			ans, req := ts.get(answer, request)
+			if !ans.hasAll(y) || req.hasAll(y) {
+				return false
+			}
+			if negated == nil {
+				negated = answerNegated(answer)
+			}
+			return !negated.has(y[0])
+		}
 		for _, l := range denialLeads {
 			if !strings.HasPrefix(n, " "+l) {
 				continue
@@ -286,31 +306,85 @@ func denial(followUp, answer, request string, ts *tokenSets) (ok bool, confidenc
 				break
 			}
 			y := Tokens(rest)
-			if len(y) == 0 {
-				break
-			}
 			y = y[:min(len(y), maxContrastTokens)]
-			ans, req := ts.get(answer, request)
-			if !ans.hasAll(y) || req.hasAll(y) {
-				break
-			}
-			if negated == nil {
-				negated = answerNegated(answer)
-			}
-			if negated.has(y[0]) {
+			if !denied(y) {
 				break
 			}
 			return true, 0.85, `"` + strings.TrimSpace(l) + " " + strings.Join(y, " ") + `": the answer named ` + quoteJoin(y)
+		}
+		if x, phrase := deniedBefore(sentence); phrase != "" && denied(x) {
+			return true, 0.85, `"` + strings.Join(x, " ") + " " + phrase + `": the answer named ` + quoteJoin(x)
 		}
 	}
 	return false, 0, ""
 }
 
-// mayDeny reports whether followUp may hold one of denialLeads, by a part of each that
-// does not depend on case ("There", "no hay", "no existe", "il n'y a", "y a pas", "es gibt",
-// "da ist kein"): most follow-ups hold none, and are not read further.
+// existenceDenials say, after the thing, that it does not exist ("That menu doesn't
+// exist", "L'onglet Espaces n'existe pas", "Esa estación no existe", "Das Menü existiert
+// nicht"), as cueNorm'ed words. German also puts it round the verb: "Ein Menü Belege gibt es
+// in der App nicht" (deniedBefore).
+var existenceDenials = [][]string{
+	{"doesnt", "exist"}, {"does", "not", "exist"}, {"dont", "exist"}, {"do", "not", "exist"}, {"isnt", "real"}, {"is", "not", "real"},
+	{"nexiste"}, {"nexistent"}, {"no", "existe"}, {"no", "existen"}, {"existiert", "nicht"}, {"existieren", "nicht"},
+	{"gibt", "es", "nicht"}, {"gibts", "nicht"},
+}
+
+// saysAbsent reports whether the cueNorm'ed text n says anywhere that a thing does not
+// exist (denialLeads, existenceDenials).
+func saysAbsent(n string) bool {
+	for _, l := range denialLeads {
+		if strings.Contains(n, " "+l+" ") || strings.HasSuffix(l, " d") && strings.Contains(n, " "+l) {
+			return true
+		}
+	}
+	for _, d := range existenceDenials {
+		if strings.Contains(n, " "+strings.Join(d, " ")+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// deniedBefore returns the last content tokens (at most maxContrastTokens) of sentence
+// before one of existenceDenials, and the denial as cueNorm'ed words; "" when it holds none.
+// The tokens are read from the raw words, so that an elided article stays apart ("L'onglet").
+func deniedBefore(sentence string) (x []string, phrase string) {
+	raw := strings.Fields(sentence)
+	norm := make([]string, len(raw))
+	for i, w := range raw {
+		norm[i] = strings.TrimSpace(cueNorm(w))
+	}
+	at, end := -1, 0
+	for i := range norm {
+		for _, d := range existenceDenials {
+			if i+len(d) <= len(norm) && slices.Equal(norm[i:i+len(d)], d) {
+				at, end = i, i+len(d)
+				break
+			}
+		}
+		if at >= 0 {
+			break
+		}
+		// "Ein Menü Belege gibt es in der App nicht": "gibt es" and "nicht" at the end.
+		if i+1 < len(norm) && norm[i] == "gibt" && norm[i+1] == "es" && norm[len(norm)-1] == "nicht" {
+			at, end = i, len(norm)
+			break
+		}
+	}
+	if at <= 0 {
+		return nil, ""
+	}
+	x = Tokens(strings.Join(raw[:at], " "))
+	return x[max(0, len(x)-maxContrastTokens):], strings.Join(norm[at:end], " ")
+}
+
+// mayDeny reports whether followUp may hold one of denialLeads or existenceDenials, by a
+// part of each that does not depend on case ("There", "no hay", "exist", "il n'y a", "es
+// gibt", "I don't see", "je ne trouve"…): most follow-ups hold none, and are not read
+// further.
 func mayDeny(followUp string) bool {
-	for _, w := range []string{"here", "HERE", "o hay", "O HAY", "o exist", "O EXIST", "y a ", "Y A ", "ibt", "IBT", "ist k", "IST K"} {
+	for _, w := range []string{"here", "HERE", "o hay", "O HAY", "xist", "XIST", "y a ", "Y A ", "ibt", "IBT", "ist k", "IST K",
+		"real", "see", "find", "vois", "trouve", "veo", "encuentro", "sehe", "finde"} {
 		if strings.Contains(followUp, w) {
 			return true
 		}

@@ -81,6 +81,17 @@ func TestContradiction(t *testing.T) {
 		{"Why USB-C? It takes USB-B instead of USB-C, doesn't it?", "You need a USB-C to USB-C cable.", "Which cable do I need for the printer?", true, `"instead of usb c"`},
 		{"I'll make rice instead of potato salad, the kids prefer it.", "Roasted asparagus or a simple potato salad both go well with salmon.", "What's a good side dish for salmon?", false, ""},
 		{"Haré la sopa fría, no el gratinado, que hace calor.", "Puedes hacer un gratinado de calabacín o una sopa fría.", "¿Qué cocino con calabacines?", false, ""},
+		// The denial after the thing, and "I don't see any…"; not asked, acknowledged,
+		// praised, of the user's own thing or of what the answer negated.
+		{"L'onglet Espaces n'existe pas.", "Utilisez l'onglet « Espaces » de votre compte lecteur.", "Comment je réserve une salle ?", true, `"onglet espac nexiste": the answer named`},
+		{"Esa estación no existe.", "Toma la línea 12 hasta la estación Prado Central.", "¿Qué metro va al Prado?", true, `"est no existe"`},
+		{"Ein Menü Belege gibt es in der App nicht.", "Die Quittung findest du in der App im Menü 'Belege'.", "Wo finde ich die Quittung?", true, `"menu beleg gibt es in der app nicht"`},
+		{"I don't see any Resolution Boost in the export dialog.", "Go to File > Export and set the value under 'Resolution Boost'.", "Where do I change the export resolution?", true, `"i dont see any resolution boost export"`},
+		{"Je ne trouve aucun onglet Espaces dans mon compte.", "Utilisez l'onglet « Espaces » de votre compte lecteur.", "Comment je réserve une salle ?", true, `"je ne trouve aucun onglet espac compt"`},
+		{"The student discount doesn't exist anymore? Oh well.", "Students get a 20% discount with a valid card.", "Any discounts?", false, ""},
+		{"The old menu doesn't exist in version 3, okay, I found the new one.", "Open the old menu and pick Export.", "How do I export?", false, ""},
+		{"I don't see any issues either, book it.", "Your booking has no issues; the room is free.", "Can you check my booking?", false, ""},
+		{"Mine doesn't exist yet, I'll create the account now.", "Log in to your account and open Settings.", "How do I change my email?", false, ""},
 	}
 	checkEvidence(t, Contradiction, tests)
 }
