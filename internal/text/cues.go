@@ -972,48 +972,49 @@ var (
 )
 
 // madeUpCues say that the agent made the thing up ("you just made that up", "tu l'as
-// inventé", "te lo has inventado", "hast du dir das ausgedacht"), cueNorm'ed and padded;
-// they count only beside a denial that it exists (saysAbsent): "So you invented
-// Ember just now? My son loved her!" praises a story (docs/decisions/text.md §3.7).
-var (
-	madeUpCues = padAll([]string{
-		"you made that up", "you made this up", "you made it up", "you just made that up", "you just made it up",
-		"did you make that up", "did you make this up", "youre making this up", "youre making that up",
-		"youre making things up", "you are making this up", "stop making things up", "stop inventing", "you invented",
-		"tu las invente", "vous lavez invente", "tu as invente", "vous avez invente", "cest invente", "tu linventes",
-		"te lo has inventado", "te lo inventaste", "te lo estas inventando", "lo has inventado", "te has inventado",
-		"hast du dir das ausgedacht", "hast du dir ausgedacht", "hast du das erfunden", "hast du erfunden",
-		"frei erfunden", "das ist erfunden",
-	})
-	// misplacedCues say where the agent put a field ("You put the month where the day
-	// should be", "Has puesto el mes donde va el día"): a swap, unless asked ("And you put
-	// the month where?").
-	misplacedCues = padAll([]string{
-		"you put the month where", "you put the day where", "you put the year where", "youve put the month where",
-		"youve put the day where", "you put the first name where", "you put the last name where",
-		"as mis le mois a la place", "as mis le jour a la place", "avez mis le mois a la place", "avez mis le jour a la place",
-		"has puesto el mes donde", "has puesto el dia donde", "has puesto el ano donde", "pusiste el mes donde",
-		"pusiste el dia donde", "has cambiado el dia por el mes", "has cambiado el mes por el dia",
-		"hast den monat an die stelle", "hast den tag an die stelle",
-	})
-)
+// inventé", "te lo has inventado", "hast du dir das ausgedacht"); they count only beside a
+// denial that it exists (saysAbsent): "So you invented Ember just now? My son loved her!"
+// praises a story (docs/decisions/text.md §3.7).
+var madeUpCues = newCueIndex(cues(0.85,
+	"you made that up", "you made this up", "you made it up", "you just made that up", "you just made it up",
+	"did you make that up", "did you make this up", "you're making this up", "you're making that up",
+	"you're making things up", "you are making this up", "stop making things up", "stop inventing", "you invented",
+	"tu l'as inventé", "vous l'avez inventé", "tu as inventé", "vous avez inventé", "c'est inventé", "tu l'inventes",
+	"te lo has inventado", "te lo inventaste", "te lo estás inventando", "lo has inventado", "te has inventado",
+	"hast du dir das ausgedacht", "hast du dir ausgedacht", "hast du das erfunden", "hast du erfunden",
+	"frei erfunden", "das ist erfunden"))
+
+// misplacedCues say where the agent put a field ("You put the month where the day should
+// be", "Has puesto el mes donde va el día"): a swap, unless asked ("And you put the month
+// where?").
+var misplacedCues = newCueIndex(cues(0.85,
+	"you put the month where", "you put the day where", "you put the year where", "you've put the month where",
+	"you've put the day where", "you put the first name where", "you put the last name where",
+	"as mis le mois à la place", "as mis le jour à la place", "avez mis le mois à la place", "avez mis le jour à la place",
+	"has puesto el mes donde", "has puesto el día donde", "has puesto el año donde", "pusiste el mes donde",
+	"pusiste el día donde", "has cambiado el día por el mes", "has cambiado el mes por el día",
+	"hast den Monat an die Stelle", "hast den Tag an die Stelle"))
 
 // madeUpOrMisplaced returns the first of madeUpCues (beside a denial, saysAbsent) or
 // misplacedCues (not in a question) that the cueNorm'ed follow-up n holds (raw followUp),
-// trimmed; "" when none.
+// as cueNorm'ed words; "" when none.
 func madeUpOrMisplaced(n, followUp string) string {
-	for _, c := range madeUpCues {
-		if strings.Contains(n, c) && saysAbsent(n) {
-			return strings.TrimSpace(c)
-		}
+	if c := firstCue(madeUpCues, n); c != "" && saysAbsent(n) {
+		return c
 	}
 	if strings.ContainsAny(followUp, "?？¿") {
 		return ""
 	}
-	for _, c := range misplacedCues {
-		if strings.Contains(n, c) {
-			return strings.TrimSpace(c)
-		}
-	}
-	return ""
+	return firstCue(misplacedCues, n)
+}
+
+// firstCue returns the first cue of x in the cueNorm'ed text n, as cueNorm'ed words; "" when
+// none.
+func firstCue(x *cueIndex, n string) string {
+	found := ""
+	x.each(n, func(i, _ int) bool {
+		found = strings.TrimSpace(x.cues[i].norm)
+		return false
+	})
+	return found
 }

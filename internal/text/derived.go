@@ -155,7 +155,7 @@ func convert(a float64, from string) float64 {
 func scanTerms(s string) responseTerms {
 	var t responseTerms
 	for i := 0; i < len(s) && len(t.percents) < maxPercents && len(t.units) < maxUnitTerms; {
-		if !isDigit(s[i]) || i > 0 && (isDigit(s[i-1]) || isLetterByte(s[i-1])) {
+		if !isDigitByte(s[i]) || i > 0 && (isDigitByte(s[i-1]) || isLetterByte(s[i-1])) {
 			i++
 			continue
 		}
@@ -216,13 +216,13 @@ func hasPrefixFoldAny(s string, words []string) bool {
 func scanNumber(s string, i int) (value float64, decimals, end int, ok bool) {
 	var b strings.Builder
 	j := i
-	for j < len(s) && isDigit(s[j]) {
+	for j < len(s) && isDigitByte(s[j]) {
 		b.WriteByte(s[j])
 		j++
 	}
-	for j+1 < len(s) && (s[j] == ',' || s[j] == '.') && isDigit(s[j+1]) {
+	for j+1 < len(s) && (s[j] == ',' || s[j] == '.') && isDigitByte(s[j+1]) {
 		k := j + 1
-		for k < len(s) && isDigit(s[k]) {
+		for k < len(s) && isDigitByte(s[k]) {
 			k++
 		}
 		if s[j] == ',' && k-j-1 == 3 { // "1,600": a thousands group
@@ -387,7 +387,7 @@ func scanEquations(s string) []equation {
 		if i >= len(s) {
 			break
 		}
-		if isDigit(s[i]) && (i == 0 || !isDigit(s[i-1]) && !isLetterByte(s[i-1])) {
+		if isDigitByte(s[i]) && (i == 0 || !isDigitByte(s[i-1]) && !isLetterByte(s[i-1])) {
 			v, d, end, ok := scanNumber(s, i)
 			if ok {
 				tokens = append(tokens, eqToken{value: v, decimals: d})

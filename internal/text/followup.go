@@ -261,6 +261,21 @@ func denial(followUp, answer, request string, ts *tokenSets) (ok bool, confidenc
 		return false, 0, "" // most follow-ups: no lead to read
 	}
 	var negated hashSet // what the answer negates, read once
+	// denied reports whether y, the first content tokens of the thing said not to exist,
+	// are the answer's, not all the request's, and not negated by the answer itself.
+	denied := func(y []string) bool {
+		if len(y) == 0 {
+			return false
+		}
+		ans, req := ts.get(answer, request)
+		if !ans.hasAll(y) || req.hasAll(y) {
+			return false
+		}
+		if negated == nil {
+			negated = answerNegated(answer)
+		}
+		return !negated.has(y[0])
+	}
 	for s := followUp; s != ""; {
 		end := strings.IndexAny(s, ".!?？;\n")
 		sentence, asked := s, false
@@ -277,21 +292,6 @@ func denial(followUp, answer, request string, ts *tokenSets) (ok bool, confidenc
 		n := withoutFillers(cueNorm(sentence))
 		if praises(n) || hasWord(n, acknowledgements) {
 			continue
-		}
-		// denied reports whether y, the first content tokens of the thing said not to exist,
-		// are the answer's, not all the request's, and not negated by the answer itself.
-		denied := func(y []string) bool {
-			if len(y) == 0 {
-				return false
-			}
-			ans, req := ts.get(answer, request)
-			if !ans.hasAll(y) || req.hasAll(y) {
-				return false
-			}
-			if negated == nil {
-				negated = answerNegated(answer)
-			}
-			return !negated.has(y[0])
 		}
 		for _, l := range denialLeads {
 			if !strings.HasPrefix(n, " "+l) {
@@ -329,6 +329,27 @@ var existenceDenials = [][]string{
 	{"gibt", "es", "nicht"}, {"gibts", "nicht"},
 }
 
+// existenceDenialPhrases are existenceDenials as padded phrases (saysAbsent).
+var existenceDenialPhrases = func() []string {
+	out := make([]string, len(existenceDenials))
+	for i, d := range existenceDenials {
+		out[i] = " " + strings.Join(d, " ") + " "
+	}
+	return out
+}()
+
+// mayDenyAfter reports whether sentence may hold one of existenceDenials, by a part of each
+// that does not depend on case ("exist", "real", "gibt"): deniedBefore reads the words of
+// the few that do.
+func mayDenyAfter(sentence string) bool {
+	for _, w := range []string{"xist", "XIST", "real", "REAL", "ibt", "IBT"} {
+		if strings.Contains(sentence, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // saysAbsent reports whether the cueNorm'ed text n says anywhere that a thing does not
 // exist (denialLeads, existenceDenials).
 func saysAbsent(n string) bool {
@@ -337,8 +358,8 @@ func saysAbsent(n string) bool {
 			return true
 		}
 	}
-	for _, d := range existenceDenials {
-		if strings.Contains(n, " "+strings.Join(d, " ")+" ") {
+	for _, p := range existenceDenialPhrases {
+		if strings.Contains(n, p) {
 			return true
 		}
 	}
@@ -349,6 +370,9 @@ func saysAbsent(n string) bool {
 // before one of existenceDenials, and the denial as cueNorm'ed words; "" when it holds none.
 // The tokens are read from the raw words, so that an elided article stays apart ("L'onglet").
 func deniedBefore(sentence string) (x []string, phrase string) {
+	if !mayDenyAfter(sentence) {
+		return nil, ""
+	}
 	raw := strings.Fields(sentence)
 	norm := make([]string, len(raw))
 	for i, w := range raw {

@@ -261,7 +261,7 @@ func saysWhen(s, n string) bool {
 		}
 	}
 	for i := 1; i+1 < len(s); i++ { // a clock time: "14:05", "9:30"
-		if s[i] == ':' && isDigit(s[i-1]) && isDigit(s[i+1]) {
+		if s[i] == ':' && isDigitByte(s[i-1]) && isDigitByte(s[i+1]) {
 			return true
 		}
 	}
@@ -292,8 +292,6 @@ func saysAmount(s, n string) bool {
 	}
 	return false
 }
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // noNewTokens reports whether the question q of followUp (cueNorm'ed, after its "but" or
 // fillers) has no content token, the question words asks, time words, when-verbs and

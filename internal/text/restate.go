@@ -413,7 +413,7 @@ func nearValue(f Fact, ans, req values) bool {
 func digitsOf(v string) string {
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
-		if isDigit(v[i]) {
+		if isDigitByte(v[i]) {
 			b.WriteByte(v[i])
 		}
 	}
