@@ -17,13 +17,18 @@ import (
 // rules were read, and measured once, blind. They do not meet the targets of
 // docs/scoring.md §5.4; the tests below print the figures and assert regression floors
 // equal to the blind measurement, so that a change that makes them worse fails.
-const (
-	// drift3.jsonl: sessions within target (on_task ≤ targetOnTaskDrift, drifting ≥
-	// targetDriftingMin), blind: 4 of 6 on-task, 4 of 6 drifting.
-	floorDrift3OnTask   = 4
-	floorDrift3Drifting = 4
-	drift3File          = "drift3.jsonl"
-)
+// driftParts are the independent intent-drift parts and their regression floors: sessions
+// within target (on_task ≤ targetOnTaskDrift, drifting ≥ targetDriftingMin).
+//   - drift3.jsonl (audit c, read since): blind, 4 of 6 on-task and 4 of 6 drifting.
+//   - drift9.jsonl: written by a helper from the label guidelines alone; its labels checked
+//     by a second helper; not read. Blind: 24 of 36 on-task, 20 of 36 drifting.
+var driftParts = []struct {
+	file             string
+	onTask, drifting int
+}{
+	{"drift3.jsonl", 4, 4},
+	{"drift9.jsonl", 24, 20},
+}
 
 // groundingParts are the grounding cases and what each must reach: halluc3.jsonl (the
 // auditor's, blind: 5 of 5 hallucinations caught, 2 false alarms among 7 `none` cases,
@@ -67,46 +72,49 @@ func (c labelCounts) pr(label string) string {
 	return fmt.Sprintf("%s: P %.2f (%d/%d) R %.2f (%d/%d)", label, p, tp, tp+fp, r, tp, tp+fn)
 }
 
-// TestIntentDriftQualityHeldout3 measures intent_drift_score on testdata/turns/drift3.jsonl
-// and fails under the blind floors (the targets are not met on this part).
+// TestIntentDriftQualityHeldout3 measures intent_drift_score on the independent parts
+// (driftParts) and fails under their floors (the targets are not met on them). A session
+// between the two targets, or with a null score, is "unclear": neither label.
 func TestIntentDriftQualityHeldout3(t *testing.T) {
 	e, err := New(DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := labelCounts{}
-	for _, it := range readJSONL[driftItem](t, drift3File) {
-		a := e.AnalyzeSession(driftSession(t, it))
-		d := -1.0
-		if a.IntentDriftScore != nil {
-			d = *a.IntentDriftScore
+	for _, part := range driftParts {
+		c := labelCounts{}
+		for _, it := range readJSONL[driftItem](t, part.file) {
+			a := e.AnalyzeSession(driftSession(t, it))
+			d := -1.0
+			if a.IntentDriftScore != nil {
+				d = *a.IntentDriftScore
+			}
+			pred := "unclear" // between the two targets, or null
+			switch {
+			case a.IntentDriftScore != nil && d <= targetOnTaskDrift:
+				pred = "on_task"
+			case a.IntentDriftScore != nil && d >= targetDriftingMin:
+				pred = "drifting"
+			}
+			if it.Label != "on_task" && it.Label != "drifting" {
+				t.Fatalf("%s: bad label %q", it.ID, it.Label)
+			}
+			c[[2]string{it.Label, pred}]++
+			mark := "ok  "
+			if pred != it.Label {
+				mark = "MISS"
+			}
+			t.Logf("%s %s label=%s intent_drift_score=%.3g pred=%s: %s | %s", mark, it.ID, it.Label, d, pred, it.Note,
+				a.Explanations[keyIntentDriftScore])
 		}
-		pred := "unclear" // between the two targets, or null
-		switch {
-		case a.IntentDriftScore != nil && d <= targetOnTaskDrift:
-			pred = "on_task"
-		case a.IntentDriftScore != nil && d >= targetDriftingMin:
-			pred = "drifting"
+		onTask, drifting := c[[2]string{"on_task", "on_task"}], c[[2]string{"drifting", "drifting"}]
+		t.Logf("%s: on_task %d/%d, drifting %d/%d within target; %s; %s\n%s", part.file,
+			onTask, c[[2]string{"on_task", "drifting"}]+c[[2]string{"on_task", "unclear"}]+onTask,
+			drifting, c[[2]string{"drifting", "on_task"}]+c[[2]string{"drifting", "unclear"}]+drifting,
+			c.pr("drifting"), c.pr("on_task"), c.table("on_task", "drifting", "unclear"))
+		if onTask < part.onTask || drifting < part.drifting {
+			t.Errorf("%s: under its regression floor (on_task >= %d, drifting >= %d within target): on_task %d, drifting %d",
+				part.file, part.onTask, part.drifting, onTask, drifting)
 		}
-		if it.Label != "on_task" && it.Label != "drifting" {
-			t.Fatalf("%s: bad label %q", it.ID, it.Label)
-		}
-		c[[2]string{it.Label, pred}]++
-		mark := "ok  "
-		if pred != it.Label {
-			mark = "MISS"
-		}
-		t.Logf("%s %s label=%s intent_drift_score=%.3g pred=%s: %s | %s", mark, it.ID, it.Label, d, pred, it.Note,
-			a.Explanations[keyIntentDriftScore])
-	}
-	onTask, drifting := c[[2]string{"on_task", "on_task"}], c[[2]string{"drifting", "drifting"}]
-	t.Logf("drift3: on_task %d/%d, drifting %d/%d within target; %s; %s\n%s",
-		onTask, c[[2]string{"on_task", "drifting"}]+c[[2]string{"on_task", "unclear"}]+onTask,
-		drifting, c[[2]string{"drifting", "on_task"}]+c[[2]string{"drifting", "unclear"}]+drifting,
-		c.pr("drifting"), c.pr("on_task"), c.table("on_task", "drifting", "unclear"))
-	if onTask < floorDrift3OnTask || drifting < floorDrift3Drifting {
-		t.Errorf("drift3: under its regression floor (on_task >= %d, drifting >= %d within target): on_task %d, drifting %d",
-			floorDrift3OnTask, floorDrift3Drifting, onTask, drifting)
 	}
 }
 
