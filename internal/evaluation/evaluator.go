@@ -58,6 +58,9 @@ type evalCtx struct {
 	// priorConversation holds the conversation tokens of the turns before this view
 	// (TurnRecord.Conversation of the previous turn, when a turn is evaluated alone).
 	priorConversation map[string]bool
+	// prev is the previous turn's result when a turn is evaluated alone
+	// (EvaluateClosedTurn's prev): intent drift reads what it answered and called.
+	prev *TurnResult
 	// candidateMemo memoises candidates per agent.
 	candidateMemo map[string][]string
 	// result and detecting are the turn being evaluated and its detection's state: the

@@ -21,13 +21,14 @@ import (
 // within target (on_task ≤ targetOnTaskDrift, drifting ≥ targetDriftingMin).
 //   - drift3.jsonl (audit c, read since): blind, 4 of 6 on-task and 4 of 6 drifting.
 //   - drift9.jsonl: written by a helper from the label guidelines alone; its labels checked
-//     by a second helper; not read. Blind: 24 of 36 on-task, 20 of 36 drifting.
+//     by a second helper; not read. Blind before the task words and repeats
+//     (docs/scoring.md §5.3): 24 of 36 on-task, 20 of 36 drifting; after: 24 and 23.
 var driftParts = []struct {
 	file             string
 	onTask, drifting int
 }{
 	{"drift3.jsonl", 4, 4},
-	{"drift9.jsonl", 24, 20},
+	{"drift9.jsonl", 24, 23},
 }
 
 // groundingParts are the grounding cases and what each must reach: halluc3.jsonl (the

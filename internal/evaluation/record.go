@@ -142,6 +142,7 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 	defer sc.put()
 	c := &sc.ctx
 	if prev != nil {
+		c.prev = &prev.Result
 		if n := len(prev.Conversation) + 64; n > sc.convRoom {
 			// Made for the carry and the turn's new tokens before they are put, not
 			// grown under them (the set is kept with the scratch): at least twice the

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/text"
 )
 
 // intentDrift measures how far turn ti's actions and answers wander from the user's
@@ -20,17 +21,26 @@ import (
 // items are the final response, each interaction's output, each tool call (name,
 // argument keys and values) and each handoff payload.
 //
+//   - When the request names a task (text.Tasks: cancel, refund, translate...) and the
+//     turn's tool calls do tasks by their names, none of which serves it, while neither
+//     a call's name nor an answer names a serving one, the turn does another task:
+//     drift 1 ("Translate my cover letter" → summarize_document), whatever the items
+//     share with the request (otherTask).
 //   - An item that shares at least anchorTokens distinct tokens with T is anchored in the
 //     task: drift 0 (the agents answer about the task even when they do not repeat the
-//     user's words, "Is it valid?" → "Yes, R-778 is approved").
+//     user's words, "Is it valid?" → "Yes, R-778 is approved"). When the request brings
+//     a new subject (newSubject) and the turn repeats the previous one, saying nothing
+//     new (repeatsPrevious), an item anchors only by the request's own tokens: the agents
+//     answered the last question again.
 //   - Otherwise drift = 1 − coverage, where coverage is the share of R found in the
 //     union of the items' tokens.
 //
 // Null when the message has fewer than minIntentWords content words ("Great, thanks"
 // states no task) or when no item has text.
 const (
-	minIntentWords = 2
-	anchorTokens   = 2
+	minIntentWords   = 2
+	anchorTokens     = 2
+	newSubjectTokens = 3
 )
 
 func (c *evalCtx) intentDrift(ti int) (*float64, string) {
@@ -46,6 +56,9 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	if len(req) < minIntentWords {
 		return nil, fmt.Sprintf("null: the user message has %d content word(s), fewer than %d to define an intent (or it was not captured)", len(req), minIntentWords)
 	}
+	// repeat: the turn answers the previous turn's question again, on a new subject;
+	// its items then anchor only by the request's own tokens.
+	repeat := c.newSubject(reqList, ti) && c.repeatsPrevious(t, ti)
 	// hits marks the request tokens found among the items' tokens (the coverage's
 	// numerator); the items seen are few, and searched.
 	hits := make([]bool, len(reqList))
@@ -70,7 +83,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 			if inReq {
 				hits[i] = true
 			}
-			if (inReq || c.inConversation(tok, ti)) && !slices.Contains(shared, tok) {
+			if (inReq || !repeat && c.inConversation(tok, ti)) && !slices.Contains(shared, tok) {
 				shared = append(shared, tok)
 			}
 		}
@@ -95,6 +108,12 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	if items == 0 {
 		return nil, "null: no captured action or answer"
 	}
+	if want := text.TasksOf(reqList); want != 0 {
+		if done, call, ok := c.otherTask(t, want); ok {
+			return ptr(1.0), fmt.Sprintf("1: another task: the request asks to %s; %s does %s, and no call or answer does %s",
+				want, call, done, want)
+		}
+	}
 	if anchoredBy != "" {
 		return ptr(0.0), "0: " + anchoredBy + " shares " + strings.Join(anchoredTokens, ", ") + " with the task (>= " +
 			strconv.Itoa(anchorTokens) + " words of the request or the conversation)"
@@ -113,8 +132,163 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	}
 	cov := float64(len(hit)) / float64(len(req))
 	drift := float64(len(req)-len(hit)) / float64(len(req))
+	if repeat {
+		semantic += "; the turn repeats the previous one's answer and calls on a new subject"
+	}
 	return ptr(drift), fmt.Sprintf("1 − coverage %s (%d/%d request words%s in the actions and answers; none shares %d words with the task%s) = %s",
 		num(cov), len(hit), len(req), listSuffix(hit), anchorTokens, semantic, num(drift))
+}
+
+// otherTask reports whether turn t does another task than want (the request's): its
+// tool calls do tasks by their names (text.TasksOfName), none
+// of which serves want, and no call name, final response or output names a serving one.
+// Only the names of the calls count as what the agents did: an answer mentions side
+// effects ("the fare is locked", "track the return") and a translation or a summary
+// repeats the words of its text. done is the calls' tasks and call the first of them.
+func (c *evalCtx) otherTask(t *session.Turn, want text.Tasks) (done text.Tasks, call string, ok bool) {
+	for ii := range t.Interactions {
+		in := &t.Interactions[ii]
+		for si := range in.Steps {
+			tc := in.Steps[si].ToolCall
+			if tc == nil {
+				continue
+			}
+			tasks := text.TasksOfName(tc.ToolName)
+			if tasks.Serves(want) {
+				return 0, "", false
+			}
+			if tasks != 0 && done == 0 {
+				call = in.AgentID + " call " + tc.ToolName
+			}
+			done |= tasks
+		}
+	}
+	if done == 0 || text.TasksOf(c.tokens(t.FinalResponse)).Serves(want) {
+		return 0, "", false
+	}
+	for ii := range t.Interactions {
+		if text.TasksOf(c.tokens(t.Interactions[ii].Output)).Serves(want) {
+			return 0, "", false
+		}
+	}
+	return done, call, true
+}
+
+// newSubject reports whether the request (its distinct tokens reqList) of turn ti brings
+// a new subject: at least newSubjectTokens of its tokens are not in the conversation
+// before it. False for a first turn.
+func (c *evalCtx) newSubject(reqList []string, ti int) bool {
+	if c.prev == nil && ti == 0 {
+		return false
+	}
+	fresh := 0
+	for _, tok := range reqList {
+		if !c.inConversation(tok, ti) {
+			fresh++
+		}
+	}
+	return fresh >= newSubjectTokens
+}
+
+// repeatsPrevious reports whether turn t (index ti of the view) repeats the previous
+// turn and says nothing new: its final response has at least repeatMinTokens distinct
+// tokens, a Jaccard similarity of at least repeatJaccard with the previous final
+// response's and no token the conversation does not have; and each of its tool calls is
+// of a tool the previous turn called, with no new token either (a second lookup with other
+// arguments, "AA1290" after "UA88", is new). The previous turn is the previous record's
+// result when a turn is evaluated alone (c.prev, the nearest earlier turn the processor
+// holds), else turn ti−1 of the view. Only that turn is read, so the cost does not grow
+// with the session.
+func (c *evalCtx) repeatsPrevious(t *session.Turn, ti int) bool {
+	var prevFinal string
+	var calledBefore func(tool string) bool
+	switch {
+	case c.prev != nil:
+		prevFinal = c.prev.FinalResponse
+		calledBefore = func(tool string) bool {
+			for _, ir := range c.prev.Interactions {
+				for _, tc := range ir.ToolCalls {
+					if tc.ToolName == tool {
+						return true
+					}
+				}
+			}
+			return false
+		}
+	case ti > 0:
+		prev := &c.s.Turns[ti-1]
+		prevFinal = prev.FinalResponse
+		calledBefore = func(tool string) bool {
+			for ii := range prev.Interactions {
+				for si := range prev.Interactions[ii].Steps {
+					if tc := prev.Interactions[ii].Steps[si].ToolCall; tc != nil && tc.ToolName == tool {
+						return true
+					}
+				}
+			}
+			return false
+		}
+	default:
+		return false
+	}
+	says := func(toks []string) bool { // something the conversation does not have
+		for _, tok := range toks {
+			if !c.inConversation(tok, ti) {
+				return true
+			}
+		}
+		return false
+	}
+	// The cheap checks first: most turns say something new.
+	final := c.tokens(t.FinalResponse)
+	if says(final) {
+		return false
+	}
+	for ii := range t.Interactions {
+		for si := range t.Interactions[ii].Steps {
+			tc := t.Interactions[ii].Steps[si].ToolCall
+			if tc != nil && (!calledBefore(tc.ToolName) || says(c.tokens(c.callText(tc)))) {
+				return false
+			}
+		}
+	}
+	d := distinctSorted(final)
+	return len(d) >= repeatMinTokens && jaccardSorted(d, distinctSorted(c.tokens(prevFinal))) >= repeatJaccard
+}
+
+const (
+	repeatMinTokens = 3
+	repeatJaccard   = 0.8
+)
+
+// distinctSorted returns the distinct strings of toks, sorted, in a new slice.
+func distinctSorted(toks []string) []string {
+	d := slices.Clone(toks)
+	slices.Sort(d)
+	return slices.Compact(d)
+}
+
+// jaccardSorted is |A ∩ B| / |A ∪ B| of two sorted sets of distinct strings (0 when both
+// are empty), by one merge: linear in their lengths.
+func jaccardSorted(a, b []string) float64 {
+	inter, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			inter++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	union := len(a) + len(b) - inter
+	if union == 0 {
+		return 0
+	}
+	return float64(inter) / float64(union)
 }
 
 func listSuffix(ts []string) string {

@@ -31,9 +31,10 @@ import (
 )
 
 // driftingRun is a session whose user message shares no two words with what the agents
-// do, so that intent drift asks the embeddings (docs/scoring.md §5.5).
+// do, and whose calls do not do the task it names (condense_notes for a summary is no
+// task word, text.Tasks), so that intent drift asks the embeddings (docs/scoring.md §5.5).
 func driftingRun(i int) ptrace.Traces {
-	return datasetRun(byte(100+i), "conv-e"+string(rune('a'+i)), "", "", "Please summarise quantum chemistry lectures", "search_papers", "summarize")
+	return datasetRun(byte(100+i), "conv-e"+string(rune('a'+i)), "", "", "Please summarise quantum chemistry lectures", "search_papers", "condense_notes")
 }
 
 // TestEmbeddingsServerHangs: with an embeddings endpoint that never answers, every span
