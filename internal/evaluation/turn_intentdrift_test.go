@@ -115,3 +115,35 @@ func TestIntentDriftRepeats(t *testing.T) {
 		})
 	}
 }
+
+// FuzzIntentDrift runs intent drift on two-turn sessions built from arbitrary texts and
+// tool names (invalid UTF-8, task words, repeated answers): no panic, a score in [0, 1]
+// or null, always an explanation, on both entry points (a turn alone with the previous
+// record, and a turn of a whole session).
+func FuzzIntentDrift(f *testing.F) {
+	f.Add("What's the balance on my savings account?", "Your savings balance is $4,210.55.", "get_balance",
+		"And when is my next loan payment due?", "Your savings balance is $4,210.55.", "get_balance")
+	f.Add("Translate my cover letter into German.", "Here is a summary.", "summarize_document",
+		"Cancel my plan", "30% off instead", "apply_discount")
+	f.Add("Kündige meinen Vertrag", "Vertrag endet", "vertrag_kuendigen", "\xff\xfe reset", "", "reset_password")
+	e := newEval(f)
+	f.Fuzz(func(t *testing.T, u1, f1, tool1, u2, f2, tool2 string) {
+		s := newSession("fz", nil,
+			turn(0, u1, f1, 10, interaction("a", "", f1, 10, toolStep(tool1, `{"q":"`+tool1+`"}`, f1, 1))),
+			turn(1, u2, f2, 10, interaction("a", "", f2, 10, toolStep(tool2, `{"q":"`+tool2+`"}`, f2, 1))))
+		check := func(where string, d *float64, why string) {
+			if d != nil && (*d < 0 || *d > 1) {
+				t.Fatalf("%s: intent_drift %v out of [0, 1]: %s", where, *d, why)
+			}
+			if why == "" {
+				t.Fatalf("%s: no explanation", where)
+			}
+		}
+		a := e.AnalyzeSession(s)
+		for _, tr := range a.TurnResults {
+			check("AnalyzeSession", tr.IntentDrift, tr.Explanations[keyIntentDrift])
+		}
+		tr := e.EvaluateTurn(s, 1, true)
+		check("EvaluateTurn", tr.IntentDrift, tr.Explanations[keyIntentDrift])
+	})
+}
