@@ -140,11 +140,11 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 }
 
 // otherTask reports whether turn t does another task than want (the request's): its
-// tool calls do tasks by their names (text.TasksOfName), none
-// of which serves want, and no call name, final response or output names a serving one.
-// Only the names of the calls count as what the agents did: an answer mentions side
-// effects ("the fare is locked", "track the return") and a translation or a summary
-// repeats the words of its text. done is the calls' tasks and call the first of them.
+// tool calls do tasks by their names (text.TasksOfName), none of which serves want, and
+// no call name, final response or output names a serving one. Only the names of the
+// calls count as what the agents did: an answer mentions side effects ("the fare is
+// locked", "track the return") and a translation or a summary repeats the words of its
+// text. done is the calls' tasks and call the first call that names one.
 func (c *evalCtx) otherTask(t *session.Turn, want text.Tasks) (done text.Tasks, call string, ok bool) {
 	for ii := range t.Interactions {
 		in := &t.Interactions[ii]
