@@ -23,12 +23,15 @@ import (
 //   - drift9.jsonl: written by a helper from the label guidelines alone; its labels checked
 //     by a second helper; not read. Blind before the task words and repeats
 //     (docs/scoring.md §5.3): 24 of 36 on-task, 20 of 36 drifting; after: 24 and 23.
+//   - drift10.jsonl: written the same way, two thirds lookups; not read. Blind at
+//     dc609fa: 16 of 32 on-task, 23 of 32 drifting.
 var driftParts = []struct {
 	file             string
 	onTask, drifting int
 }{
 	{"drift3.jsonl", 4, 4},
 	{"drift9.jsonl", 24, 23},
+	{"drift10.jsonl", 16, 23},
 }
 
 // groundingParts are the grounding cases and what each must reach: halluc3.jsonl (the
