@@ -26,6 +26,9 @@ import (
 //     a call's name nor an answer names a serving one, the turn does another task:
 //     drift 1 ("Translate my cover letter" → summarize_document), whatever the items
 //     share with the request (otherTask).
+//   - A tool call that does the task the request asks for on the request's object (a
+//     token of the request in its name or arguments) anchors the turn: drift 0 ("Will it
+//     rain in Lisbon?" → get_forecast {"city": "Lisbon"}; requestedTaskOnObject).
 //   - An item that shares at least anchorTokens distinct tokens with T is anchored in the
 //     task: drift 0 (the agents answer about the task even when they do not repeat the
 //     user's words, "Is it valid?" → "Yes, R-778 is approved"). When the request brings
@@ -108,10 +111,15 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	if items == 0 {
 		return nil, "null: no captured action or answer"
 	}
-	if want := text.TasksOf(reqList); want != 0 {
+	if want := requestTasks(reqList); want != 0 {
 		if done, call, ok := c.otherTask(t, want); ok {
 			return ptr(1.0), fmt.Sprintf("1: another task: the request asks to %s; %s does %s, and no call or answer does %s",
 				want, call, done, want)
+		}
+		if anchoredBy == "" {
+			if call, object := c.requestedTaskOnObject(t, req, want); call != "" {
+				return ptr(0.0), fmt.Sprintf("0: %s does the requested %s on the request's %s", call, want, object)
+			}
 		}
 	}
 	if anchoredBy != "" {
@@ -144,8 +152,15 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 // no call name, final response or output names a serving one. Only the names of the
 // calls count as what the agents did: an answer mentions side effects ("the fare is
 // locked", "track the return") and a translation or a summary repeats the words of its
-// text. done is the calls' tasks and call the first call that names one.
+// text. Only tasks of the request's kind count (requestTasks): an action is not vetoed
+// by a lookup made on the way ("Book the cheapest flight" → get_fares), a question by
+// an action its context calls for. done is the calls' tasks of that kind and call the
+// first call that names one.
 func (c *evalCtx) otherTask(t *session.Turn, want text.Tasks) (done text.Tasks, call string, ok bool) {
+	kind := ^text.Lookups // the actions
+	if want&text.Lookups != 0 {
+		kind = text.Lookups
+	}
 	for ii := range t.Interactions {
 		in := &t.Interactions[ii]
 		for si := range in.Steps {
@@ -157,6 +172,7 @@ func (c *evalCtx) otherTask(t *session.Turn, want text.Tasks) (done text.Tasks, 
 			if tasks.Serves(want) {
 				return 0, "", false
 			}
+			tasks &= kind
 			if tasks != 0 && done == 0 {
 				call = in.AgentID + " call " + tc.ToolName
 			}
@@ -172,6 +188,60 @@ func (c *evalCtx) otherTask(t *session.Turn, want text.Tasks) (done text.Tasks, 
 		}
 	}
 	return done, call, true
+}
+
+// requestTasks returns the tasks the request (its tokens) asks for: its actions when
+// it names one, else its lookups (text.Lookups). Beside an action, a lookup word names
+// the action's object or its reason ("Summarize the reviews of Hotel Astoria", "My
+// flight was delayed, rebook me", "The fee was charged twice, refund it").
+func requestTasks(reqList []string) text.Tasks {
+	want := text.TasksOf(reqList)
+	if want&^text.Lookups != 0 {
+		want &^= text.Lookups
+	}
+	return want
+}
+
+// requestedTaskOnObject returns the first tool call of turn t that does the task the
+// request asks for (want) on the request's object: its name does the tasks of want and
+// no other (text.TasksOfName, servesOnly), and its name or arguments hold a token of the
+// request (req) that names no task and no time (text.TimeToken). object is that token. The task
+// and the object are the two things the call shares with the request, as anchorTokens
+// words are: "Will it rain in Lisbon on Saturday?" → get_forecast {"city": "Lisbon"}.
+// The task alone is not enough ("Cancel my dentist appointment" →
+// cancel_subscription {"plan": "gym"}), nor a call that also does another task
+// ("Delete the Lisbon photos" → cancel_booking {"city": "Lisbon"}).
+func (c *evalCtx) requestedTaskOnObject(t *session.Turn, req map[string]int, want text.Tasks) (call, object string) {
+	for ii := range t.Interactions {
+		in := &t.Interactions[ii]
+		for si := range in.Steps {
+			tc := in.Steps[si].ToolCall
+			if tc == nil || !servesOnly(text.TasksOfName(tc.ToolName), want) {
+				continue
+			}
+			for _, tok := range c.tokens(c.callText(tc)) {
+				if _, ok := req[tok]; ok && text.TaskOf(tok) == 0 && !text.TimeToken(tok) {
+					return in.AgentID + " call " + tc.ToolName, tok
+				}
+			}
+		}
+	}
+	return "", ""
+}
+
+// servesOnly reports whether tasks is not empty, each of its tasks serves want and it
+// serves each task of want: "What does a hotel in Lisbon cost?" (price and lodging) is
+// not answered by get_flight_price {"to": "Lisbon"}.
+func servesOnly(tasks, want text.Tasks) bool {
+	if tasks == 0 {
+		return false
+	}
+	for b := text.Tasks(1); b != 0; b <<= 1 {
+		if tasks&b != 0 && !b.Serves(want) || want&b != 0 && !tasks.Serves(b) {
+			return false
+		}
+	}
+	return true
 }
 
 // newSubject reports whether the request (its distinct tokens reqList) of turn ti brings

@@ -57,7 +57,40 @@ func TestIntentDrift(t *testing.T) {
 			"I applied 30% off your Premium plan instead.",
 			[]session.AgentStep{handoffStep("a", "retention", "cancel the premium plan"),
 				toolStep("apply_discount", `{"plan":"premium","percent":30}`, "applied", 1)}, 1, "another task"},
-		{"no task word: shared words decide", "What's the weather in Paris tomorrow?", "Tomorrow in Paris: 18°C and sunny.", nil, 0, ""},
+		{"no call: shared words decide", "What's the weather in Paris tomorrow?", "Tomorrow in Paris: 18°C and sunny.", nil, 0, ""},
+		// The requested task on the request's object: the call's name does the task the
+		// request names and its arguments hold the request's object (docs/scoring.md §5.3).
+		{"a forecast for the asked city", "Will it rain in Lisbon on Saturday?",
+			"Yes, there's an 80% chance of showers, take an umbrella.",
+			[]session.AgentStep{toolStep("get_forecast", `{"city":"Lisbon","date":"2025-06-14"}`, "showers 80%", 1)}, 0,
+			"does the requested weather on the request's lisbon"},
+		{"a time is no object", "Will it rain in Oslo on Saturday?", "Bergen on Saturday: dry.",
+			[]session.AgentStep{toolStep("get_forecast", `{"city":"Bergen","date":"Saturday"}`, "dry", 1)}, 2.0 / 3, "1 − coverage"},
+		{"the requested task on another object", "Cancel my dentist appointment on Friday.",
+			"Your gym plan is cancelled.",
+			[]session.AgentStep{toolStep("cancel_subscription", `{"plan":"gym"}`, "cancelled", 1)}, 0.75, "1 − coverage"},
+		{"a call that also does another task", "Delete the Lisbon photos.", "Your Lisbon booking is cancelled.",
+			[]session.AgentStep{toolStep("cancel_booking", `{"city":"Lisbon"}`, "cancelled", 1)}, 2.0 / 3, "1 − coverage"},
+		{"a hotel search for a weather question is another task", "Will it rain in Porto tomorrow?",
+			"Here are three hotels in Porto with free cancellation.",
+			[]session.AgentStep{toolStep("search_hotels", `{"city":"Porto"}`, "3 results", 1)}, 1, "another task"},
+		// Beside an action a lookup word is its object or its reason, and a lookup on the
+		// way to an action is no other task (review 13).
+		{"a hotel named beside an action", "Summarize the reviews of Hotel Astoria.",
+			"Your room at the Astoria is booked for Friday.",
+			[]session.AgentStep{toolStep("book_room", `{"hotel":"Astoria"}`, "booked", 1)}, 1, "another task"},
+		{"a delay as the reason of an action", "My train was delayed two hours, refund my ticket.",
+			"Your ticket is refunded: 42 euros back on your card.",
+			[]session.AgentStep{toolStep("issue_refund", `{"ticket":"TK-881"}`, "refunded 42 EUR", 1)}, 0, ""},
+		{"a lookup on the way to an action", "Book the cheapest flight to Rome.",
+			"The cheapest is 89 euros on Friday; shall I book it?",
+			[]session.AgentStep{toolStep("get_fares", `{"to":"Rome"}`, "89 EUR Fri", 1)}, 0, ""},
+		{"lookup words as the context of an action", "Prices went up again, just end my gym membership.",
+			"Your gym membership ends on the 31st.",
+			[]session.AgentStep{toolStep("end_membership", `{"member":"G-19"}`, "ends 2026-01-31", 1)}, 0, ""},
+		{"a hotel booked for a booking", "Book me a room in Porto for Friday.",
+			"Confirmed: Casa do Rio, Friday, 92 euros.",
+			[]session.AgentStep{toolStep("hotel_checkout", `{"hotel":"Casa do Rio","city":"Porto"}`, "confirmed", 1)}, 0, ""},
 	}
 	e := newEval(t)
 	for _, tt := range tests {

@@ -523,9 +523,11 @@ var months = func() map[string]int {
 	return m
 }()
 
-var weekdays = wordSet(`monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri
+var weekdays = wordSet(weekdayList)
+
+const weekdayList = `monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri
 sat sun lundi mardi mercredi jeudi vendredi samedi dimanche lunes martes miercoles jueves viernes sabado domingo
-montag dienstag mittwoch donnerstag freitag samstag sonntag`)
+montag dienstag mittwoch donnerstag freitag samstag sonntag`
 
 // afterTitle reports whether chunk i follows a title and its dot on the same line ("Dr.
 // Patel"): the dot ends no sentence there.

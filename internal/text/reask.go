@@ -34,11 +34,13 @@ var (
 // timeWords say when in an answer ("tomorrow", "in 3 days", "demain", "el lunes", "nächste
 // Woche"), next to dates, weekdays, months, clock times and numberWords; and the tokens
 // of the when-questions themselves ("day", "heure", "dia", "tag"). As Tokens (stemmed).
-var timeWords = newHashSet(`today tonight tomorrow yesterday morning afternoon evening noon midnight week weeks
+var timeWords = newHashSet(timeWordList)
+
+const timeWordList = `today tonight tomorrow yesterday morning afternoon evening noon midnight week weeks
 month months day days hour hours minute minutes year
 aujourdhui demain hier soir matin midi minuit semaine semaines mois jour jours heure heures
 hoy manana ayer tarde noche mediodia semana semanas meses dia dias hora horas minutos
-heute morgen gestern abend mittag mitternacht woche wochen monat monate tag tage tagen stunde stunden minuten jahr uhr`)
+heute morgen gestern abend mittag mitternacht woche wochen monat monate tag tage tagen stunde stunden minuten jahr uhr`
 
 // numberWords are numbers written in words, and amountWords amounts without a number
 // ("free", "gratuit"): an answer with one says how many, how much or when ("The pool

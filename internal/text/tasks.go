@@ -30,9 +30,22 @@ const (
 	TaskTrack
 	TaskReset
 	TaskBlock
+	// The lookups: what an information request asks about and what a lookup tool
+	// returns. They are tasks as the others are: a request for the weather is not served
+	// by a hotel search.
+	TaskWeather
+	TaskPrice
+	TaskStatus
+	TaskLodging
+	TaskDining
 )
 
-var taskNames = [...]string{"cancel", "refund", "translate", "summarize", "book", "replace", "discount", "track", "reset", "block"}
+// Lookups are the tasks that ask for information (TaskWeather, TaskPrice, TaskStatus,
+// TaskLodging, TaskDining); the others act.
+const Lookups = TaskWeather | TaskPrice | TaskStatus | TaskLodging | TaskDining
+
+var taskNames = [...]string{"cancel", "refund", "translate", "summarize", "book", "replace", "discount", "track", "reset", "block",
+	"weather", "price", "status", "lodging", "dining"}
 
 // taskWords are the stems (Tokens' output) that name each task. An entry ending in "*"
 // is a prefix of the stem; the others are whole stems. Short or ambiguous stems are
@@ -51,7 +64,17 @@ var taskWords = map[Tasks]string{
 	TaskTrack:     "track* suivi suivr rastr* seguimient* verfolg* sendungsverfolg*",
 	TaskReset:     "reset* reinitiali* restablec* zurucksetz*",
 	TaskBlock:     "block* lock froz bloqu* congel* sper gesperrt",
+	TaskWeather:   "weath* rain raini snow wet regn regnet schn plui pleuv pleut llov lluvi pronostic* niev",
+	TaskPrice:     "pric* cost fee tarif* cuest cuestan cout prei kost kostet gebuhr*",
+	TaskStatus:    "status statut delay* verspat* eta",
+	TaskLodging:   "hotel* hostel* heberg* alojamient* unterkunft*",
+	TaskDining:    "restaurant*",
 }
+
+// nameTaskWords are stems that name a task only in a tool's name ("get_forecast",
+// "get_fare_estimate"); in a message they are other words ("the sales forecast", "how
+// far").
+var nameTaskWords = map[string]Tasks{"forecast": TaskWeather, "far": TaskPrice}
 
 // taskWhole maps a whole stem to its task; taskPrefixes maps the first taskKeyLen bytes of
 // each prefix entry (every one is at least that long) to the entries.
@@ -110,24 +133,40 @@ func TasksOf(toks []string) Tasks {
 }
 
 // Serves reports whether doing the tasks t serves a request for want: they share a
-// task, or t cancels where want asks for a refund or the other way round (a cancelled
-// paid order is refunded; a refund of an unshipped order cancels it).
+// task; or t cancels where want asks for a refund or the other way round (a cancelled
+// paid order is refunded; a refund of an unshipped order cancels it); or one tracks and
+// the other asks a status; or one books and the other is about a hotel or a restaurant
+// ("Book me a room in Porto" → hotel_checkout, "Find me a hotel" → book_room).
 func (t Tasks) Serves(want Tasks) bool {
+	served := t
 	if t&(TaskCancel|TaskRefund) != 0 {
-		t |= TaskCancel | TaskRefund
+		served |= TaskCancel | TaskRefund
 	}
-	return t&want != 0
+	if t&(TaskTrack|TaskStatus) != 0 {
+		served |= TaskTrack | TaskStatus
+	}
+	if t&(TaskLodging|TaskDining) != 0 {
+		served |= TaskBook
+	}
+	if t&TaskBook != 0 {
+		served |= TaskLodging | TaskDining
+	}
+	return served&want != 0
 }
 
 // TasksOfName returns the tasks a tool name names (TasksOf of its Tokens: "_", "-" and
-// "." separate words, "summarize_document" is summarize). A deployment calls few tools and
+// "." separate words, "summarize_document" is summarize), with the words that name a task
+// only there (nameTaskWords: "get_forecast" is weather). A deployment calls few tools and
 // every turn reads its calls' names, so the result is cached by name: at most
 // maxCachedNames names of at most maxCachedNameLen bytes, the others computed each time.
 func TasksOfName(name string) Tasks {
 	if v, ok := nameTasks.Load(name); ok {
 		return v.(Tasks)
 	}
-	t := TasksOf(Tokens(name))
+	var t Tasks
+	for _, tok := range Tokens(name) {
+		t |= TaskOf(tok) | nameTaskWords[tok]
+	}
 	if len(name) <= maxCachedNameLen && cachedNames.Load() < maxCachedNames {
 		if _, loaded := nameTasks.LoadOrStore(strings.Clone(name), t); !loaded {
 			cachedNames.Add(1)
@@ -156,3 +195,20 @@ func (t Tasks) String() string {
 	}
 	return strings.Join(names, "/")
 }
+
+// TimeToken reports whether tok (one of Tokens' output) names a time: a weekday, a
+// relative day ("tomorrow", "demain", "heute"), a part of the day or a unit of time. Such
+// a word of a request says when, not what: a call that shares only it acts on no object
+// of the request.
+func TimeToken(tok string) bool {
+	_, ok := timeTokens[tok]
+	return ok
+}
+
+var timeTokens = func() map[string]struct{} {
+	m := map[string]struct{}{}
+	for _, tok := range Tokens(timeWordList + " " + weekdayList) {
+		m[tok] = struct{}{}
+	}
+	return m
+}()
