@@ -151,10 +151,7 @@ func (e *agentEvalExporter) start(ctx context.Context, host component.Host) (err
 	if e.promServer, e.promAddr, err = e.startServer(ctx, host, "prometheus", &e.cfg.Prometheus.ServerConfig, e.metrics.handler()); err != nil {
 		return err
 	}
-	var apiOpts []confighttp.ToServerOption
-	if e.cfg.UI.Enabled {
-		apiOpts = append(apiOpts, confighttp.WithErrorHandler(challengeBrowsers))
-	}
+	apiOpts := []confighttp.ToServerOption{confighttp.WithErrorHandler(apiServerError(e.cfg.UI.Enabled))}
 	if e.apiServer, e.apiAddr, err = e.startServer(ctx, host, "api", &e.cfg.API, http.HandlerFunc(e.serveAPI), apiOpts...); err != nil {
 		return err
 	}

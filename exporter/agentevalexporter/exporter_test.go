@@ -636,8 +636,14 @@ func TestAPIAuthThroughAuthenticatorExtension(t *testing.T) {
 		}
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		require.NoError(t, resp.Body.Close())
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			// The authenticator's refusal is JSON like the API's own errors.
+			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+			var apiErr errorBody
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&apiErr))
+			assert.Contains(t, apiErr.Error, "unauthenticated")
+		}
 		return resp.StatusCode
 	}
 	assert.Equal(t, http.StatusUnauthorized, get(""))

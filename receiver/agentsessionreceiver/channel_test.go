@@ -788,11 +788,14 @@ func TestChannelAdminEndpoint(t *testing.T) {
 		raw, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, raw
 	}
-	status, _ := adminPost("", `{"agent_id":"a1"}`)
+	// The authenticator's refusals are JSON like every other error.
+	status, raw := adminPost("", `{"agent_id":"a1"}`)
 	assert.Equal(t, http.StatusUnauthorized, status, "no credentials")
-	status, _ = adminPost("Bearer wrong", `{"agent_id":"a1"}`)
+	assert.Contains(t, decodeError(t, raw), "bad admin credentials")
+	status, raw = adminPost("Bearer wrong", `{"agent_id":"a1"}`)
 	assert.Equal(t, http.StatusUnauthorized, status, "wrong credentials")
-	status, raw := adminPost("Bearer admin-secret", `{"agent_id":"a1","nick":"x"}`)
+	assert.Contains(t, decodeError(t, raw), "bad admin credentials")
+	status, raw = adminPost("Bearer admin-secret", `{"agent_id":"a1","nick":"x"}`)
 	assert.Equal(t, http.StatusBadRequest, status, "%s", raw)
 	assert.Contains(t, string(raw), `unknown field \"nick\"`)
 	status, raw = adminPost("Bearer admin-secret", `{"name":"no id"}`)
@@ -993,4 +996,12 @@ func BenchmarkChannelPost(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "messages/s")
 	client.CloseIdleConnections()
+}
+
+// decodeError returns the error of a JSON error body, failing the test on any other body.
+func decodeError(t *testing.T, raw []byte) string {
+	t.Helper()
+	var got errorResponse
+	require.NoError(t, json.Unmarshal(raw, &got), "body: %s", raw)
+	return got.Error
 }

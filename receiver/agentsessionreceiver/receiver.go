@@ -12,10 +12,12 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -97,7 +99,8 @@ func (r *agentSessionReceiver) Start(ctx context.Context, host component.Host) e
 			return err
 		}
 	}
-	if r.server, err = r.cfg.ServerConfig.ToServer(ctx, host.GetExtensions(), r.settings.TelemetrySettings, mux); err != nil {
+	if r.server, err = r.cfg.ServerConfig.ToServer(ctx, host.GetExtensions(), r.settings.TelemetrySettings, mux,
+		confighttp.WithErrorHandler(r.serverError)); err != nil {
 		return err
 	}
 	var ln net.Listener
@@ -131,7 +134,8 @@ func (r *agentSessionReceiver) startChannel(ctx context.Context, host component.
 	}
 	api := &channelAPI{r: r, svc: svc}
 	api.mount(mux)
-	if r.adminServer, err = ch.Admin.ToServer(ctx, host.GetExtensions(), r.settings.TelemetrySettings, api.adminHandler()); err != nil {
+	if r.adminServer, err = ch.Admin.ToServer(ctx, host.GetExtensions(), r.settings.TelemetrySettings, api.adminHandler(),
+		confighttp.WithErrorHandler(r.adminError)); err != nil {
 		return fmt.Errorf("channel.admin: %w", err)
 	}
 	ln, err := ch.Admin.ToListener(ctx)
@@ -253,6 +257,31 @@ func (r *agentSessionReceiver) handleSessions(w http.ResponseWriter, req *http.R
 func (r *agentSessionReceiver) reject(ctx context.Context, w http.ResponseWriter, status int, body errorResponse) {
 	r.telemetry.ReceiverAgentsessionRequestsRejected.Add(ctx, 1)
 	writeJSON(w, status, body)
+}
+
+// serverError answers, in JSON like every other error, what confighttp refuses before a
+// handler runs (a body it cannot decompress, an unknown Content-Encoding, the
+// authenticator's 401), and counts it as a rejected request of its path: the sessions
+// endpoint's or the channel's.
+func (r *agentSessionReceiver) serverError(w http.ResponseWriter, req *http.Request, msg string, status int) {
+	if status >= 400 && status < 500 {
+		switch {
+		case req.URL.Path == SessionsPath:
+			r.telemetry.ReceiverAgentsessionRequestsRejected.Add(req.Context(), 1)
+		case strings.HasPrefix(req.URL.Path, EvaluationsPath):
+			r.telemetry.ReceiverAgentsessionChannelRequestsRejected.Add(req.Context(), 1)
+		}
+	}
+	writeJSON(w, status, errorResponse{Error: msg})
+}
+
+// adminError is serverError for the channel's admin server, whose every request is the
+// channel's.
+func (r *agentSessionReceiver) adminError(w http.ResponseWriter, req *http.Request, msg string, status int) {
+	if status >= 400 && status < 500 {
+		r.telemetry.ReceiverAgentsessionChannelRequestsRejected.Add(req.Context(), 1)
+	}
+	writeJSON(w, status, errorResponse{Error: msg})
 }
 
 // notFound answers a path no route serves in JSON, like every other error (ServeMux

@@ -209,6 +209,24 @@ func TestRejectedRequests(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: int64(len(tests))}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }
 
+// TestUndecodableBodyIsJSON: what confighttp refuses before the handler runs (a body that
+// is not what its Content-Encoding says, an encoding it does not know) is answered in JSON
+// like every other error, and counted as a rejected request.
+func TestUndecodableBodyIsJSON(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	sink := new(consumertest.TracesSink)
+	url := startReceiver(t, createDefaultConfig().(*Config), sink, tel)
+	for _, encoding := range []string{"gzip", "zstd", "x-unknown"} {
+		status, _, resp := post(t, url, []byte(`{"turns": []}`), map[string]string{"Content-Encoding": encoding})
+		assert.Equal(t, http.StatusBadRequest, status, encoding)
+		assert.NotEmpty(t, resp["error"], encoding)
+	}
+	assert.Empty(t, sink.AllTraces())
+	metadatatest.AssertEqualReceiverAgentsessionRequestsRejected(t, tel,
+		[]metricdata.DataPoint[int64]{{Value: 3}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}
+
 // TestUnknownPathIsJSON: a path the receiver does not serve (a sub-path of
 // /v1/agent_sessions, the channel's paths without the channel) is a JSON 404 like every
 // other error; it is not a POST /v1/agent_sessions, so requests_rejected does not count it.
