@@ -113,7 +113,7 @@ func (c *evalCtx) intentDrift(ti int) (*float64, string) {
 	}
 	if want := requestTasks(reqList); want != 0 {
 		if done, call, ok := c.otherTask(t, want); ok {
-			return ptr(1.0), fmt.Sprintf("1: another task: the request asks to %s; %s does %s, and no call or answer does %s",
+			return ptr(1.0), fmt.Sprintf("1: another task: the request's task is %s; %s does %s, and no call or answer does %s",
 				want, call, done, want)
 		}
 		if anchoredBy == "" {
