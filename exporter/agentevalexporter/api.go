@@ -259,6 +259,23 @@ type errorBody struct {
 	Error string `json:"error"`
 }
 
+// basicChallenge is the WWW-Authenticate header of the API server's 401 responses.
+const basicChallenge = `Basic realm="agenteval", charset="UTF-8"`
+
+// apiServerError returns the API server's error handler: what confighttp refuses before
+// the handler runs (the authenticator's 401, a body it cannot decompress) is answered in
+// JSON like the API's own errors. With the UI on (challenge), a 401 also carries a Basic
+// challenge, so that a browser asks for the user and password of an authenticator such
+// as contrib's basicauth instead of showing a bare error.
+func apiServerError(challenge bool) func(w http.ResponseWriter, _ *http.Request, msg string, status int) {
+	return func(w http.ResponseWriter, _ *http.Request, msg string, status int) {
+		if challenge && status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", basicChallenge)
+		}
+		writeError(w, status, msg)
+	}
+}
+
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{Error: msg})
 }

@@ -53,8 +53,8 @@ func (c *UIConfig) validate() []error {
 
 // apiHandler is the query API server's handler over st: the JSON API and, when
 // ui.enabled, the web UI and its live event stream, which it creates (e.events) for
-// pushTraces to publish to. The server's error handler is apiServerError (set by
-// start).
+// pushTraces to publish to. The server's error handler is apiServerError (api.go, set
+// by start).
 func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, error) {
 	mux := newQueryAPI(st, e.logger)
 	if !e.cfg.UI.Enabled {
@@ -80,23 +80,6 @@ func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, error) {
 	ui.Register(mux)
 	e.events = events
 	return mux, nil
-}
-
-// basicChallenge is the WWW-Authenticate header of the API server's 401 responses.
-const basicChallenge = `Basic realm="agenteval", charset="UTF-8"`
-
-// apiServerError returns the API server's error handler: what confighttp refuses before
-// the handler runs (the authenticator's 401, a body it cannot decompress) is answered in
-// JSON like the API's own errors. With the UI on (challenge), a 401 also carries a Basic
-// challenge, so that a browser asks for the user and password of an authenticator such
-// as contrib's basicauth instead of showing a bare error.
-func apiServerError(challenge bool) func(w http.ResponseWriter, _ *http.Request, msg string, status int) {
-	return func(w http.ResponseWriter, _ *http.Request, msg string, status int) {
-		if challenge && status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", basicChallenge)
-		}
-		writeError(w, status, msg)
-	}
 }
 
 // maxTranscriptMessages bounds the channel messages one session page shows.

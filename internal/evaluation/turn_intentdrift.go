@@ -205,9 +205,9 @@ func requestTasks(reqList []string) text.Tasks {
 // requestedTaskOnObject returns the first tool call of turn t that does the task the
 // request asks for (want) on the request's object: its name does the tasks of want and
 // no other (text.TasksOfName, servesOnly), and its name or arguments hold a token of the
-// request (req) that names no task and no time (text.TimeToken). object is that token. The task
-// and the object are the two things the call shares with the request, as anchorTokens
-// words are: "Will it rain in Lisbon on Saturday?" → get_forecast {"city": "Lisbon"}.
+// request (req) that names no task and no time (text.TimeToken). object is that token.
+// The task and the object are the two things the call shares with the request, as
+// anchorTokens words are: "Will it rain in Lisbon on Saturday?" → get_forecast {"city": "Lisbon"}.
 // The task alone is not enough ("Cancel my dentist appointment" →
 // cancel_subscription {"plan": "gym"}), nor a call that also does another task
 // ("Delete the Lisbon photos" → cancel_booking {"city": "Lisbon"}).

@@ -100,7 +100,7 @@ func (r *agentSessionReceiver) Start(ctx context.Context, host component.Host) e
 		}
 	}
 	if r.server, err = r.cfg.ServerConfig.ToServer(ctx, host.GetExtensions(), r.settings.TelemetrySettings, mux,
-		confighttp.WithErrorHandler(r.serverError)); err != nil {
+		confighttp.WithErrorHandler(r.serverError(false))); err != nil {
 		return err
 	}
 	var ln net.Listener
@@ -135,7 +135,7 @@ func (r *agentSessionReceiver) startChannel(ctx context.Context, host component.
 	api := &channelAPI{r: r, svc: svc}
 	api.mount(mux)
 	if r.adminServer, err = ch.Admin.ToServer(ctx, host.GetExtensions(), r.settings.TelemetrySettings, api.adminHandler(),
-		confighttp.WithErrorHandler(r.adminError)); err != nil {
+		confighttp.WithErrorHandler(r.serverError(true))); err != nil {
 		return fmt.Errorf("channel.admin: %w", err)
 	}
 	ln, err := ch.Admin.ToListener(ctx)
@@ -259,29 +259,23 @@ func (r *agentSessionReceiver) reject(ctx context.Context, w http.ResponseWriter
 	writeJSON(w, status, body)
 }
 
-// serverError answers, in JSON like every other error, what confighttp refuses before a
-// handler runs (a body it cannot decompress, an unknown Content-Encoding, the
-// authenticator's 401), and counts it as a rejected request of its path: the sessions
-// endpoint's or the channel's.
-func (r *agentSessionReceiver) serverError(w http.ResponseWriter, req *http.Request, msg string, status int) {
-	if status >= 400 && status < 500 {
-		switch {
-		case req.URL.Path == SessionsPath:
-			r.telemetry.ReceiverAgentsessionRequestsRejected.Add(req.Context(), 1)
-		case strings.HasPrefix(req.URL.Path, EvaluationsPath):
-			r.telemetry.ReceiverAgentsessionChannelRequestsRejected.Add(req.Context(), 1)
+// serverError returns a server's confighttp error handler: what confighttp refuses
+// before a handler runs (a body it cannot decompress, an unknown Content-Encoding, the
+// authenticator's 401) is answered in JSON like every other error, and a 4xx is counted
+// as a rejected request of its path, the sessions endpoint's or the channel's. Every
+// request of the channel's admin server (admin) is the channel's.
+func (r *agentSessionReceiver) serverError(admin bool) func(http.ResponseWriter, *http.Request, string, int) {
+	return func(w http.ResponseWriter, req *http.Request, msg string, status int) {
+		if status >= 400 && status < 500 {
+			switch {
+			case admin || strings.HasPrefix(req.URL.Path, EvaluationsPath):
+				r.telemetry.ReceiverAgentsessionChannelRequestsRejected.Add(req.Context(), 1)
+			case req.URL.Path == SessionsPath:
+				r.telemetry.ReceiverAgentsessionRequestsRejected.Add(req.Context(), 1)
+			}
 		}
+		writeJSON(w, status, errorResponse{Error: msg})
 	}
-	writeJSON(w, status, errorResponse{Error: msg})
-}
-
-// adminError is serverError for the channel's admin server, whose every request is the
-// channel's.
-func (r *agentSessionReceiver) adminError(w http.ResponseWriter, req *http.Request, msg string, status int) {
-	if status >= 400 && status < 500 {
-		r.telemetry.ReceiverAgentsessionChannelRequestsRejected.Add(req.Context(), 1)
-	}
-	writeJSON(w, status, errorResponse{Error: msg})
 }
 
 // notFound answers a path no route serves in JSON, like every other error (ServeMux
