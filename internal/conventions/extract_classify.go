@@ -44,6 +44,7 @@ const (
 	ruleOIHandoff        = "openinference.handoff_span"
 	ruleGenAIHandoff     = "gen_ai.handoff"
 	ruleNotNested        = semconv.GenAIInvocationIsNested + "=false"
+	ruleADKMerged        = ";adk_merged_tools"
 )
 
 // maxRuleValue bounds the attribute value quoted in a rule name.
@@ -167,6 +168,12 @@ func (e *Extractor) classify(s *attrScan, r *session.SpanRecord, scopeName strin
 				e.setAgent(s, r, rule, info.nameHint, false)
 			}
 		case semconv.OpExecuteTool:
+			if strings.TrimSpace(s.str(attrToolName)) == semconv.ADKMergedTools {
+				// ADK's span of the merged responses of parallel calls: each call has its
+				// own execute_tool span.
+				r.Class, r.ClassRule = session.ClassOther, joinRule(ruleOp, lop, ruleADKMerged)
+				break
+			}
 			info.nameHint = afterPrefix(name, "execute_tool")
 			r.Class, r.ClassRule = session.ClassTool, rule
 		case semconv.MastraOpClientToolCall:

@@ -45,6 +45,7 @@ func TestExtractClassification(t *testing.T) {
 		{"op cycle", "execute_event_loop_cycle", map[string]any{"gen_ai.operation.name": "execute_event_loop_cycle"}, "", false, session.ClassOther, "gen_ai.operation.name=execute_event_loop_cycle", ""},
 		{"op agent_step", "step 1", map[string]any{"gen_ai.operation.name": "agent_step"}, "", false, session.ClassOther, "gen_ai.operation.name=agent_step", ""},
 		{"op new value", "x", map[string]any{"gen_ai.operation.name": "summon_daemon"}, "", false, session.ClassOther, "gen_ai.operation.name=summon_daemon", ""},
+		{"ADK merged parallel tool responses are no call", "execute_tool (merged)", map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "(merged tools)", "gcp.vertex.agent.tool_call_args": "N/A"}, "gcp.vertex.agent", false, session.ClassOther, "gen_ai.operation.name=execute_tool;adk_merged_tools", ""},
 		{"op beats openinference kind", "x", map[string]any{"gen_ai.operation.name": "execute_tool", "openinference.span.kind": "LLM"}, "", false, session.ClassTool, "gen_ai.operation.name=execute_tool", ""},
 		{"oi AGENT agent.name", "researcher", map[string]any{"openinference.span.kind": "AGENT", "agent.name": "researcher"}, "", false, session.ClassAgent, "openinference.span.kind=AGENT", "researcher"},
 		{"oi AGENT span name", "CodeAgent.run", map[string]any{"openinference.span.kind": "AGENT"}, "", false, session.ClassAgent, "openinference.span.kind=AGENT", "CodeAgent.run"},

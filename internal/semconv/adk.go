@@ -5,17 +5,21 @@ package semconv // import "github.com/agenteval/agenteval-collector/internal/sem
 
 // Google ADK native telemetry, scope "gcp.vertex.agent" (docs/decisions/conventions.md).
 const (
-	ADKScope         = "gcp.vertex.agent"
-	ADKSessionID     = "gcp.vertex.agent.session_id"
-	ADKInvocationID  = "gcp.vertex.agent.invocation_id"
-	ADKEventID       = "gcp.vertex.agent.event_id"
-	ADKLLMRequest    = "gcp.vertex.agent.llm_request"  // JSON {model, config{system_instruction, tools[{function_declarations}]}, contents[]}
-	ADKLLMResponse   = "gcp.vertex.agent.llm_response" // JSON {content{parts[{text|function_call}]}, finish_reason}
-	ADKToolCallArgs  = "gcp.vertex.agent.tool_call_args"
-	ADKToolResponse  = "gcp.vertex.agent.tool_response"
-	ADKSpanInvoc     = "invocation" // root span per Runner.run: a turn
-	ADKSpanCallLLM   = "call_llm"   // ADK's wrapper around one model call
-	ADKTransferTool  = "transfer_to_agent"
+	ADKScope        = "gcp.vertex.agent"
+	ADKSessionID    = "gcp.vertex.agent.session_id"
+	ADKInvocationID = "gcp.vertex.agent.invocation_id"
+	ADKEventID      = "gcp.vertex.agent.event_id"
+	ADKLLMRequest   = "gcp.vertex.agent.llm_request"  // JSON {model, config{system_instruction, tools[{function_declarations}]}, contents[]}
+	ADKLLMResponse  = "gcp.vertex.agent.llm_response" // JSON {content{parts[{text|function_call}]}, finish_reason}
+	ADKToolCallArgs = "gcp.vertex.agent.tool_call_args"
+	ADKToolResponse = "gcp.vertex.agent.tool_response"
+	ADKSpanInvoc    = "invocation" // root span per Runner.run: a turn
+	ADKSpanCallLLM  = "call_llm"   // ADK's wrapper around one model call
+	ADKTransferTool = "transfer_to_agent"
+	// ADKMergedTools is the gen_ai.tool.name of the "execute_tool (merged)" span that ADK
+	// Python adds beside the execute_tool spans of parallel calls (its
+	// trace_merged_tool_calls): bookkeeping of the merged response, no call of its own.
+	ADKMergedTools   = "(merged tools)"
 	ADKTransferParam = "agent_name"
 )
 
