@@ -163,3 +163,57 @@ func TestConformance(t *testing.T) {
 		})
 	}
 }
+
+// TestConformanceUsage checks that each conformance trace's token usage is counted once:
+// the session's input and output tokens equal the sum of gen_ai.usage.* over the spans
+// that record one model call (chat, generate_content, text_completion, the AI SDK's
+// doGenerate/doStream, ADK's call_llm), never over the agent spans that repeat their
+// children's totals (Strands, the AI SDK 7's invoke_agent).
+func TestConformanceUsage(t *testing.T) {
+	traces, err := filepath.Glob(filepath.Join(*conformanceDir, "*.json"))
+	require.NoError(t, err)
+	traces = slices.DeleteFunc(traces, func(f string) bool { return strings.HasSuffix(f, ".expect.json") })
+	require.NotEmpty(t, traces)
+	withUsage := 0
+	for _, file := range traces {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			td := readOTLPJSON(t, file)
+			var in, out int64
+			for _, rs := range td.ResourceSpans().All() {
+				for _, ss := range rs.ScopeSpans().All() {
+					for _, sp := range ss.Spans().All() {
+						attrs := sp.Attributes()
+						op, _ := attrs.Get("gen_ai.operation.name")
+						name := sp.Name()
+						modelCall := slices.Contains([]string{"chat", "generate_content", "text_completion"}, op.Str()) ||
+							strings.HasSuffix(name, ".doGenerate") || strings.HasSuffix(name, ".doStream") || name == "call_llm"
+						if !modelCall {
+							continue
+						}
+						if v, ok := attrs.Get("gen_ai.usage.input_tokens"); ok {
+							in += v.Int()
+						}
+						if v, ok := attrs.Get("gen_ai.usage.output_tokens"); ok {
+							out += v.Int()
+						}
+					}
+				}
+			}
+			if in == 0 && out == 0 {
+				return // the trace records no usage (VoltAgent, the normalized semconv trace)
+			}
+			withUsage++
+			ex := conventions.NewExtractor(conventions.Config{SessionKeys: conventions.DefaultSessionKeys(), MaxTextBytes: 4096})
+			sessions := tracker.Replay(td, ex, tracker.Config{})
+			require.Len(t, sessions, 1)
+			var gotIn, gotOut int64
+			for _, turn := range sessions[0].Turns {
+				gotIn += turn.Usage.InputTokens
+				gotOut += turn.Usage.OutputTokens
+			}
+			assert.Equal(t, in, gotIn, "input tokens")
+			assert.Equal(t, out, gotOut, "output tokens")
+		})
+	}
+	assert.Greater(t, withUsage, 25, "most conformance traces record usage")
+}

@@ -353,6 +353,9 @@ func (e *Extractor) extract(r *session.SpanRecord, res pcommon.Resource, scope p
 		e.handoffFields(&s, r, cls)
 	case session.ClassOther:
 		if cls.adkCallLLM {
+			// Its usage counts only when no inference span is under it (ADK for
+			// TypeScript, assembly's promoteLoneCallLLM).
+			e.usage(&s, r)
 			e.content(&s, events, r, false)
 			e.toolDefs(&s, events, r)
 		}
