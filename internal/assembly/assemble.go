@@ -122,6 +122,9 @@ type treeNode struct {
 	// reclassed: rec is a copy of another class than the extractor gave (see
 	// assemble_agents.go).
 	reclassed bool
+	// llmWrapper: an LLM span demoted to the wrapper of its one LLM child, the same model
+	// call recorded twice (demoteNestedLLM).
+	llmWrapper bool
 }
 
 func (n *treeNode) start() int64 { return n.rec.StartUnixNano }
@@ -311,6 +314,7 @@ func (a *assembler) buildTree() {
 		}
 	}
 	a.promoteLoneCallLLM()
+	a.demoteNestedLLM()
 	a.promoteLangGraphNodes()
 	a.annotate(roots, false)
 	a.demoteWrappers()
@@ -385,6 +389,48 @@ func (a *assembler) promoteLoneCallLLM() {
 	}
 }
 
+// demoteNestedLLM counts a model call recorded by two instrumentations once: an LLM span
+// whose only LLM child is directly under it (the OpenAI Agents instrumentation's response
+// span over the OpenAI client instrumentation's span of the same request, OpenInference
+// issue Arize-ai/openinference#2101; reference/conventions.md "two instrumentations") is a
+// wrapper of that call. It becomes ClassOther, so that its usage and requested calls are
+// not counted a second time, and the inner span, the one nearest the wire, takes each
+// field it lacks from it (inheritWrapperContent: content, requested calls, tool
+// definitions; here also the usage and cost when the inner span has none). An LLM span
+// with several LLM children is left as it is (docs/decisions/sessions.md §1.3). The
+// records themselves are not modified.
+func (a *assembler) demoteNestedLLM() {
+	for _, n := range a.nodes {
+		p := n.parent
+		if n.rec.Class != session.ClassLLM || p == nil || p.rec.Class != session.ClassLLM ||
+			p.reclassed || onlyLLMChild(p) != n {
+			continue
+		}
+		w := p.rec
+		p.reclass(session.ClassOther, "", "")
+		p.llmWrapper = true
+		if n.rec.Usage.InputTokens == 0 && n.rec.Usage.OutputTokens == 0 && n.rec.Cost == nil {
+			r := *n.rec
+			r.Usage, r.Cost = w.Usage, w.Cost
+			n.rec = &r
+		}
+	}
+}
+
+// onlyLLMChild returns n's one LLM child, nil when it has none or several.
+func onlyLLMChild(n *treeNode) *treeNode {
+	var only *treeNode
+	for _, c := range n.children {
+		if c.rec.Class == session.ClassLLM {
+			if only != nil {
+				return nil
+			}
+			only = c
+		}
+	}
+	return only
+}
+
 // inheritSavedCalls gives a VoltAgent model span (llm:*, which records no requested call)
 // the tool calls its agent saved to memory (memory.write spans beside it, SpanRecord.
 // RequestedCalls of ClassOther sibling spans): every call of the run, once, by call id,
@@ -421,23 +467,18 @@ func (a *assembler) inheritSavedCalls() {
 // span whose only LLM child it is (Google ADK records the request and response on
 // call_llm, the wrapper of the google-genai generate_content span): each content field
 // (user message, input, output, reasoning, finish reasons, requested calls, tool
-// definitions) that the LLM span lacks is taken from the wrapper. An agent span folded
+// definitions) that the LLM span lacks is taken from the wrapper, as from an LLM span
+// that records the same call (demoteNestedLLM). An agent span folded
 // into its ancestor (a LangGraph node, whose content is the graph state) is no wrapper.
 // The records themselves are not modified.
 func (a *assembler) inheritWrapperContent() {
 	for _, n := range a.nodes {
 		p := n.parent
-		if n.rec.Class != session.ClassLLM || p == nil || p.rec.Class != session.ClassOther || p.reclassed {
+		if n.rec.Class != session.ClassLLM || p == nil || p.rec.Class != session.ClassOther || (p.reclassed && !p.llmWrapper) {
 			continue
 		}
-		llmChildren := 0
-		for _, c := range p.children {
-			if c.rec.Class == session.ClassLLM {
-				llmChildren++
-			}
-		}
 		w := p.rec
-		if llmChildren != 1 || (w.UserMessage == "" && w.Input == "" && w.Output == "" && w.Reasoning == "" &&
+		if onlyLLMChild(p) != n || (w.UserMessage == "" && w.Input == "" && w.Output == "" && w.Reasoning == "" &&
 			len(w.RequestedCalls) == 0 && len(w.ToolDefs) == 0 && len(w.FinishReasons) == 0) {
 			continue
 		}

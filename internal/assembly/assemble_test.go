@@ -360,6 +360,41 @@ func TestAssembleTurnOrphanToolsAndWrappers(t *testing.T) {
 		assert.Equal(t, "calculator", got.Agents[0].Tools[0].Name)
 		assert.Equal(t, "", recs[3].UserMessage, "records are not modified")
 	})
+	t.Run("a model call recorded by two instrumentations counts once", func(t *testing.T) {
+		// OpenInference's openai-agents and openai instrumentors together
+		// (Arize-ai/openinference#2101): each response span has a nested LLM span of the
+		// same request, with the same usage and requested calls.
+		req := sessiontest.Requests(sessiontest.Req("c1", "add", `{"a":1,"b":2}`))
+		recs := []session.SpanRecord{
+			sessiontest.Span("a", "", session.ClassAgent, 0, 1000, sessiontest.Agent("math")),
+			sessiontest.Span("r1", "a", session.ClassLLM, 10, 100, sessiontest.UsageOf(100, 20), req, sessiontest.UserMsg("1+2?")),
+			sessiontest.Span("o1", "r1", session.ClassLLM, 11, 99, sessiontest.UsageOf(100, 20), req),
+			sessiontest.Span("x", "a", session.ClassTool, 110, 120, sessiontest.Tool("add", "c1", `{"a":1,"b":2}`)),
+			sessiontest.Span("r2", "a", session.ClassLLM, 130, 200, sessiontest.UsageOf(130, 5), sessiontest.Output("3")),
+			sessiontest.Span("o2", "r2", session.ClassLLM, 131, 199, sessiontest.Output("3")),
+		}
+		turn := assembly.Assemble(recs).Turn
+		assert.Equal(t, session.Usage{InputTokens: 230, OutputTokens: 25, LLMCalls: 2}, turn.Usage,
+			"each call once; the inner span without usage takes its wrapper's")
+		calls := sessiontest.ToolCalls(turn)
+		require.Len(t, calls, 1, "the requested call is not doubled")
+		assert.True(t, calls[0].Requested && calls[0].Executed)
+		llm, _ := sessiontest.Steps(turn, session.StepLLMCall)
+		assert.Equal(t, []string{"o1", "o2"}, []string{llm[0].SpanID, llm[1].SpanID}, "the span nearest the wire is the call")
+		assert.Equal(t, "1+2?", turn.UserMessage)
+		assert.Equal(t, session.ClassLLM, recs[1].Class, "records are not modified")
+	})
+	t.Run("an LLM span over several model calls is no duplicate", func(t *testing.T) {
+		recs := []session.SpanRecord{
+			sessiontest.Span("a", "", session.ClassAgent, 0, 1000, sessiontest.Agent("writer")),
+			sessiontest.Span("g", "a", session.ClassLLM, 10, 500, sessiontest.UsageOf(50, 50)),
+			sessiontest.Span("s1", "g", session.ClassLLM, 20, 200, sessiontest.UsageOf(20, 20)),
+			sessiontest.Span("s2", "g", session.ClassLLM, 210, 490, sessiontest.UsageOf(30, 30)),
+		}
+		turn := assembly.Assemble(recs).Turn
+		llm, _ := sessiontest.Steps(turn, session.StepLLMCall)
+		assert.Len(t, llm, 3, "only a span over one model call is taken for its duplicate")
+	})
 }
 
 func TestAssembleTurnToolCallJoin(t *testing.T) {
