@@ -156,7 +156,7 @@ type Stats struct {
 	// LateSpans counts records of traces whose turn had already closed.
 	LateSpans uint64
 	// TurnsClosed, SessionsEvicted (max_sessions) and EmptySessions (sessions that ended
-	// without any turn and were not reported) count events.
+	// without any turn nor explicit outcome, not reported) count events.
 	TurnsClosed     uint64
 	SessionsEvicted uint64
 	EmptySessions   uint64
@@ -820,7 +820,10 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 }
 
 // endSession closes the session's open turns (as partial) and ends it. A session that
-// has no turn is not reported.
+// has no turn is not reported, unless it got an explicit outcome: a trace without GenAI
+// spans that names an ended session with agent_eval.task.completed (the channel's submit
+// after session_timeout or a restart) ends it again, and the processor makes a new
+// revision of its stored turns with that outcome.
 func (t *Tracker) endSession(s *sessionState, reason session.EndReason, partial bool, now time.Time, ev []Closed) []Closed {
 	open := slices.SortedFunc(maps.Values(s.open), turnOrder)
 	for _, tr := range open {
@@ -839,7 +842,7 @@ func (t *Tracker) endSession(s *sessionState, reason session.EndReason, partial 
 			t.closedFIFO = append(t.closedFIFO, expiry{trace: id, at: now.Add(t.cfg.TurnTimeout)})
 		}
 	}
-	if len(s.closedTraces) == 0 {
+	if len(s.closedTraces) == 0 && s.outcome == nil {
 		t.stats.EmptySessions++
 		return ev
 	}

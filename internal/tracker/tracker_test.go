@@ -302,6 +302,34 @@ func TestTrackerOutcomeOnATraceWithoutGenAI(t *testing.T) {
 	}
 }
 
+// TestTrackerOutcomeAfterTheSessionEnded: the proctor's submit comes after the session
+// went idle (session_timeout) or after a restart: its trace, with no GenAI span and no
+// turn, still ends the session it names with its outcome, so that the processor makes a
+// new revision of the stored turns with the verdict (audit f, finding 1). A trace without
+// outcome and without turn (a plain end) ends nothing, as before.
+func TestTrackerOutcomeAfterTheSessionEnded(t *testing.T) {
+	tk := New(Config{SessionTimeout: 5 * time.Second})
+	tk.Observe(turnRecs("t1", "s", 0, "question"), atSec(0))
+	require.Equal(t, []string{"turn_closed:s", "session_ended:s:session_timeout"}, kinds(tk.Advance(atSec(10))))
+	failed := false
+	submit := sessiontest.Span("sub", "", session.ClassOther, 30, 31, sessiontest.Trace("t-submit"), sessiontest.Session("s"))
+	submit.EndSignal, submit.Outcome = true, &failed
+	tk.Observe([]session.SpanRecord{submit}, atSec(40))
+	ev := tk.Advance(atSec(43))
+	require.Equal(t, []string{"session_ended:s:end_signal"}, kinds(ev))
+	s := ev[0].Session
+	assert.Empty(t, s.Turns, "no turn of its own: the processor continues the stored ones")
+	require.NotNil(t, s.Outcome)
+	assert.False(t, *s.Outcome)
+	checkAccounting(t, tk)
+
+	end := sessiontest.Span("end", "", session.ClassOther, 50, 51, sessiontest.Trace("t-end"), sessiontest.Session("s"))
+	end.EndSignal = true
+	tk.Observe([]session.SpanRecord{end}, atSec(50))
+	assert.Empty(t, kinds(tk.Advance(atSec(53))), "nothing to report without a turn or an outcome")
+	checkAccounting(t, tk)
+}
+
 func TestTrackerMaxSessionDuration(t *testing.T) {
 	tk := New(Config{MaxSessionDuration: time.Minute})
 	tk.Observe(turnRecs("t1", "s", 0, "a"), atSec(0))

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
@@ -402,6 +403,63 @@ func TestShutdownUnderLoadThenRestart(t *testing.T) {
 				assert.Equal(t, 2, a.AnalysisRevision, id)
 				assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage, id)
 			}
+		}
+	})
+}
+
+// submitTrace is the evaluation channel's submit as the receiver sends it after the
+// candidate's last answer (internal/channeltrace): one span, no GenAI operation, in a
+// trace of its own, carrying the session id, the end signal and the proctor's verdict.
+func submitTrace(id string, at time.Time, passed bool) ptrace.Traces {
+	td := ptrace.NewTraces()
+	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetName("agent_eval.channel.submit test")
+	sp.SetTraceID(pcommon.TraceID{0xee, 0x01})
+	sp.SetSpanID(pcommon.SpanID{0xee, 0x02})
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(at))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(at))
+	sp.Attributes().PutStr(semconv.GenAIConversationID, id)
+	sp.Attributes().PutBool(semconv.AgentEvalSessionEnd, true)
+	sp.Attributes().PutBool(semconv.AgentEvalTaskCompleted, passed)
+	return td
+}
+
+// TestOutcomeAfterTheSessionEnded: the proctor submits (passed: false) after the session
+// went idle, and, in a second run, after a restart of the collector. The verdict is not
+// lost: the session ends again with a new revision of its stored turns, whole, whose
+// task_completion is the proctor's (audit f, finding 1: it stayed the heuristic's true).
+func TestOutcomeAfterTheSessionEnded(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		cfg := recoveryConfig(driver, dsn)
+		results := resultStore(t, driver, dsn)
+		for _, restart := range []bool{false, true} {
+			id := fmt.Sprintf("outcome-after-end-%t", restart)
+			p, sink, clk := startedProcessor(t, cfg)
+			n := twoTurnsStored(t, p, clk, sink, results, id)
+			first := assertWhole(t, results, id, 2)
+			require.NotNil(t, first.TaskCompletion)
+			require.True(t, *first.TaskCompletion, "the heuristic's verdict before the submit")
+			if restart {
+				require.NoError(t, p.shutdown(ctx))
+				p, sink, clk = startedProcessor(t, cfg)
+				clk.advance(time.Hour)
+				n = 0
+			}
+			clk.advance(time.Minute) // the proctor thinks longer than session_timeout
+			td := submitTrace(id, clk.now(), false)
+			out, err := p.processTraces(ctx, td)
+			require.NoError(t, err)
+			require.Equal(t, td.SpanCount(), out.SpanCount(), "every span is passed on")
+			settleAndIdle(p, clk)
+			exportAnalyses(t, results, sink, n)
+
+			a := assertWhole(t, results, id, 2)
+			assert.Equal(t, 2, a.AnalysisRevision, "restart %t: a new revision", restart)
+			require.NotNil(t, a.TaskCompletion)
+			assert.False(t, *a.TaskCompletion, "restart %t: the proctor's verdict", restart)
+			assert.Equal(t, string(session.EndReasonEndSignal), a.EndReason)
+			assertContinuationWhole(t, driver, dsn, id, 2)
 		}
 	})
 }
