@@ -211,6 +211,14 @@ func (e *Extractor) contentInput(s *attrScan, ev *spanEvents, r *session.SpanRec
 		e.genericInput(s, r, &in)
 	} else if s.has[attrTLEntityInput] && (r.Class == session.ClassAgent || r.Class == session.ClassTurn) {
 		t, _ := valueText(s.v[attrTLEntityInput])
+		// OpenLLMetry records a Python call's arguments as {"args": [...], "kwargs": {...}}:
+		// the input is the named arguments, none when the call had none.
+		if args, _, ok := unwrapArgsKwargs(t); ok {
+			t = args
+			if t == "{}" {
+				t = ""
+			}
+		}
 		r.Input = e.text(r, t)
 	}
 	if !in.hasUser && s.has[attrMastraRunInput] {

@@ -189,6 +189,23 @@ func TestExtractOpenLLMetryLegacy(t *testing.T) {
 	assert.Empty(t, r.Problems)
 }
 
+// TestExtractOpenLLMetryAgentInput: an OpenLLMetry agent span's traceloop.entity.input is
+// the Python call's {"args", "kwargs"} wrapper: the input is its named arguments, and an
+// agent called with none has no input (the wrapper itself was the input before).
+func TestExtractOpenLLMetryAgentInput(t *testing.T) {
+	for _, tc := range []struct{ entityInput, want string }{
+		{`{"args": [], "kwargs": {}}`, ""},
+		{`{"args": [], "kwargs": {"question": "Where is order 7?"}}`, `{"question": "Where is order 7?"}`},
+		{`Where is order 7?`, `Where is order 7?`},
+	} {
+		r := extractOne(t, newSpan(t, "support.agent", map[string]any{
+			"traceloop.span.kind": "agent", "traceloop.entity.input": tc.entityInput,
+		}))
+		assert.Equal(t, session.ClassAgent, r.Class)
+		assert.Equal(t, tc.want, r.Input, "entity input %s", tc.entityInput)
+	}
+}
+
 // TestExtractVercel covers the Vercel AI SDK legacy telemetry (docs/decisions/conventions.md).
 func TestExtractVercel(t *testing.T) {
 	ex := NewExtractor(Config{})
