@@ -769,13 +769,14 @@ func (a *assembler) result() TurnAssembly {
 	}
 	var outcomeNode *treeNode
 	var cost float64
-	var costSeen bool
+	var costSeen, llmSeen bool
 	for _, n := range a.nodes {
 		r := n.rec
 		if turn.UserMessage == "" && (r.Class == session.ClassAgent || r.Class == session.ClassLLM) {
 			turn.UserMessage = r.UserMessage
 		}
 		if r.Class == session.ClassLLM {
+			llmSeen = true
 			turn.Usage.Add(llmUsage(r))
 			if r.Cost != nil {
 				cost += *r.Cost
@@ -796,6 +797,9 @@ func (a *assembler) result() TurnAssembly {
 				a.anomalies[session.AnomalyTruncatedText] = true
 			}
 		}
+	}
+	if !llmSeen {
+		turn.Usage = a.agentUsage()
 	}
 	var last *interactionBuilder
 	for _, in := range a.inters {
@@ -824,6 +828,29 @@ func (a *assembler) result() TurnAssembly {
 	return out
 }
 
+// agentUsage is the usage of a turn without any LLM span: the totals its agent spans
+// carry (conventions.md §8), each counted once, from the outermost agent spans that
+// have one (an agent's total covers the agents under it).
+func (a *assembler) agentUsage() session.Usage {
+	var u session.Usage
+	for _, n := range a.nodes {
+		if n.rec.Class != session.ClassAgent || n.rec.Usage == (session.Usage{}) {
+			continue
+		}
+		outer := true
+		for anc := n.agentAnc; anc != nil; anc = anc.agentAnc {
+			if anc.rec.Usage != (session.Usage{}) {
+				outer = false
+				break
+			}
+		}
+		if outer {
+			u.Add(n.rec.Usage)
+		}
+	}
+	return u
+}
+
 func (a *assembler) interaction(in *interactionBuilder) session.AgentInteraction {
 	r := in.node.rec
 	ia := session.AgentInteraction{
@@ -843,6 +870,10 @@ func (a *assembler) interaction(in *interactionBuilder) session.AgentInteraction
 	}
 	if len(r.FinishReasons) > 0 && !in.synthetic {
 		ia.FinishReason = r.FinishReasons[len(r.FinishReasons)-1]
+	}
+	if len(in.llms) == 0 && !in.synthetic {
+		// No model call recorded under the agent: its own totals (agentUsage).
+		ia.Usage = r.Usage
 	}
 	lastText := ""
 	for _, l := range in.llms {

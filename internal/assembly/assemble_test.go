@@ -384,6 +384,20 @@ func TestAssembleTurnOrphanToolsAndWrappers(t *testing.T) {
 		assert.Equal(t, "1+2?", turn.UserMessage)
 		assert.Equal(t, session.ClassLLM, recs[1].Class, "records are not modified")
 	})
+	t.Run("a turn without LLM span counts its outermost agent totals", func(t *testing.T) {
+		// The Claude Agent SDK through OpenInference: only the query AGENT span carries
+		// usage; a sub-agent's totals, when it has some, are inside its parent's.
+		recs := []session.SpanRecord{
+			sessiontest.Span("q", "", session.ClassAgent, 0, 1000, sessiontest.Agent("claude"), sessiontest.UsageOf(132, 850), sessiontest.With(func(r *session.SpanRecord) { r.Usage.LLMCalls = 0 })),
+			sessiontest.Span("t", "q", session.ClassTool, 10, 900, sessiontest.Tool("Agent", "c1", `{"subagent_type":"researcher"}`)),
+			sessiontest.Span("sub", "t", session.ClassAgent, 11, 899, sessiontest.Agent("researcher"), sessiontest.UsageOf(40, 60), sessiontest.With(func(r *session.SpanRecord) { r.Usage.LLMCalls = 0 })),
+		}
+		turn := assembly.Assemble(recs).Turn
+		assert.Equal(t, session.Usage{InputTokens: 132, OutputTokens: 850}, turn.Usage, "the query's totals, once; the call count unknown")
+		require.Len(t, turn.Interactions, 2)
+		assert.Equal(t, int64(132), turn.Interactions[0].Usage.InputTokens)
+		assert.Equal(t, int64(40), turn.Interactions[1].Usage.InputTokens)
+	})
 	t.Run("an LLM span over several model calls is no duplicate", func(t *testing.T) {
 		recs := []session.SpanRecord{
 			sessiontest.Span("a", "", session.ClassAgent, 0, 1000, sessiontest.Agent("writer")),

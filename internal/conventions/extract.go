@@ -336,6 +336,7 @@ func (e *Extractor) extract(r *session.SpanRecord, res pcommon.Resource, scope p
 	switch r.Class {
 	case session.ClassAgent:
 		e.agentFields(&s, r)
+		e.agentUsage(&s, r)
 		e.content(&s, events, r, lazy)
 		e.toolDefs(&s, events, r)
 	case session.ClassTurn:
@@ -544,6 +545,17 @@ func (e *Extractor) usage(s *attrScan, r *session.SpanRecord) {
 			addProblem(r, keyNames[k], "not a number")
 		}
 	}
+}
+
+// agentUsage reads the token counts an agent span carries. They are the
+// instrumentation's totals over the agent's model calls, so they count only for a turn
+// that has no LLM span at all (the Claude Agent SDK through OpenInference: the query
+// span is the only one with usage; docs/decisions/conventions.md §8). LLMCalls stays 0:
+// how many calls made the totals is not recorded.
+func (e *Extractor) agentUsage(s *attrScan, r *session.SpanRecord) {
+	e.usage(s, r)
+	r.Usage.LLMCalls = 0
+	r.Cost = nil
 }
 
 func (e *Extractor) firstInt(s *attrScan, r *session.SpanRecord, keys ...attrKey) int64 {

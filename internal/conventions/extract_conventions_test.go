@@ -228,7 +228,7 @@ func TestExtractVercel(t *testing.T) {
 		assert.Equal(t, "ai.telemetry.metadata.sessionId", r.SessionKey)
 		assert.Equal(t, "Where is order 42?", r.UserMessage)
 		assert.Equal(t, "Order 42 ships today.", r.Output)
-		assert.Equal(t, session.Usage{}, r.Usage, "agent spans carry totals: never counted")
+		assert.Equal(t, session.Usage{InputTokens: 30}, r.Usage, "agent spans carry totals, counted only in a turn without LLM span (assembly)")
 	})
 
 	t.Run("doGenerate v4", func(t *testing.T) {
@@ -386,7 +386,7 @@ func TestExtractStrands(t *testing.T) {
 		jsonEq(t, `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`, string(r.ToolDefs[0].Parameters), "inputSchema.json unwrapped")
 		assert.Equal(t, "Plan my trip", r.UserMessage)
 		assert.Equal(t, "Trip planned.", r.Output)
-		assert.Equal(t, session.Usage{}, r.Usage)
+		assert.Equal(t, session.Usage{InputTokens: 999}, r.Usage, "the agent's totals, no call count")
 		assert.Equal(t, "strands-1", r.SessionID)
 	})
 
