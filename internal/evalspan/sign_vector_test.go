@@ -26,15 +26,15 @@ func TestSignatureIsStable(t *testing.T) {
 	s := NewSigner("0123456789abcdef-test-key")
 	want := map[string]string{
 		"fixture":                    "v1:c3c44fd8d691b94b1c69a422dcf516612d055667755f6edb500709bc7607ca27",
-		"langgraph_multi_turn":       "v1:14838b14b6f486ced0ebab31c39dce5e42976b52da004778ed2c1d827bf14b19",
+		"langgraph_multi_turn":       "v1:e3682e114830415cb3a91a4c961a4e6b7d36952d7a65996157386d20c9dae410",
 		"langgraph_multi_turn/turn":  "v1:28c1d90adcdcfed5856d415dba9e8e1a301249ad0fd2d51fdd43a01f8d0ff3f6",
-		"openai_agents_handoff":      "v1:cd3ba24b6da56a565a1dff4e8faa8b5c46a27bd18c3dc72ed1960a0f0c9b88f1",
+		"openai_agents_handoff":      "v1:72a22d3f325d7be63ee975b3df48ceca855c3a8fa91edff8c7bd845c325b8688",
 		"openai_agents_handoff/turn": "v1:51995f6d9521e4de98329f4605318b5b54e4fba8f8ac0d3273f2f480dbd42ff0",
 
 		"defaults/fixture":                    "v1:c860d1f03f5ea299c3bc7f251ebd5bf13add0226f5ed489cdd1b2cce0f8b0dd1",
-		"defaults/langgraph_multi_turn":       "v1:145391452e06bccca681db9cef0e112f1c252c9f4e4c88fa48db2711cacb76fa",
+		"defaults/langgraph_multi_turn":       "v1:eb85ff4073b233813f31cdca0282d084fe1a14177f66d26f4ab0240c7f18df2c",
 		"defaults/langgraph_multi_turn/turn":  "v1:455a6865a1d514f86a4973497a1cb05f7d55a25443cd8231a1cc4747003ae3a3",
-		"defaults/openai_agents_handoff":      "v1:07683d97f5073cdd59dbb1543a73de7872e5d548fa8ddae7e8057d1fc981ce3a",
+		"defaults/openai_agents_handoff":      "v1:2dba732584ad9a714294083e54dc61aa4252c7ae2f4b6076d26a44ea69126f9d",
 		"defaults/openai_agents_handoff/turn": "v1:d5dcdfaae906bb9a6fac35e4eb4ca87a4390c77aef60ab86d4adeeeb9d61d3b0",
 	}
 	got := map[string]string{}

@@ -20,6 +20,6 @@ func (sessionOverall) evaluate(e *Evaluator, _ sessionInput, a *Analysis) {
 		{"tool_use", a.ToolUseScore, w.ToolUse},
 		{"coordination", a.CoordinationScore, w.Coordination},
 		{"reasoning", a.ReasoningScore, w.Reasoning},
-		{"1−intent_drift", drift, w.IntentDrift},
+		{"(1−intent_drift)", drift, w.IntentDrift},
 	})
 }

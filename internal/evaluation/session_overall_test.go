@@ -19,7 +19,7 @@ func TestSessionOverall(t *testing.T) {
 	sessionOverall{}.evaluate(e, sessionInput{}, &a)
 	want := (w.Conversation*1 + w.ToolUse*0.5 + w.IntentDrift*0.75) / (w.Conversation + w.ToolUse + w.IntentDrift)
 	score(t, keyOverallScore, want, a.OverallScore)
-	assert.Contains(t, a.Explanations[keyOverallScore], "1−intent_drift")
+	assert.Contains(t, a.Explanations[keyOverallScore], "×(1−intent_drift)(", "the term is bracketed: 0.1×1−intent_drift(1) read as 0.1×1 − intent_drift")
 
 	a = Analysis{Explanations: map[string]string{}}
 	sessionOverall{}.evaluate(e, sessionInput{}, &a)
