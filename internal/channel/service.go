@@ -331,6 +331,23 @@ func (s *Service) session(ctx context.Context, evaluationID, sessionID string) (
 	return sess, err
 }
 
+// IsSession reports whether id is the id of a channel session, of any evaluation and in
+// any state. An id no session can have (without PrefixSession, not UTF-8, with a NUL byte)
+// is none and costs no store read; an error is a storage failure.
+func (s *Service) IsSession(ctx context.Context, id string) (bool, error) {
+	if !strings.HasPrefix(id, PrefixSession) || checkID("session_id", id) != nil {
+		return false, nil // every session id is PrefixSession and random hex
+	}
+	_, err := s.store.Session(ctx, id)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
 // Session returns a session's metadata and participants to any authenticated agent.
 func (s *Service) Session(ctx context.Context, _ Agent, evaluationID, sessionID string) (Session, error) {
 	return s.session(ctx, evaluationID, sessionID)

@@ -111,6 +111,7 @@ func Parse(body []byte) ([]Session, Form, error) {
 	}
 
 	var sessions []Session
+	prefix, inDataset := "", false // where the sessions sit in the body
 	switch form {
 	case FormSession:
 		var s Session
@@ -119,17 +120,24 @@ func Parse(body []byte) ([]Session, Form, error) {
 	case FormDataset:
 		var d Dataset
 		err = json.Unmarshal(body, &d)
-		sessions = d.Conversations
+		sessions, prefix, inDataset = d.Conversations, "conversations", true
 	case FormRequest:
 		var r request
 		err = json.Unmarshal(body, &r)
 		switch {
 		case r.Trace != nil:
-			sessions = []Session{*r.Trace}
+			sessions, prefix = []Session{*r.Trace}, "trace."
 		case r.Session != nil:
-			sessions = []Session{*r.Session}
+			sessions, prefix = []Session{*r.Session}, "session."
 		case r.Dataset != nil:
-			sessions = r.Dataset.Conversations
+			sessions, prefix, inDataset = r.Dataset.Conversations, "dataset.conversations", true
+		}
+	}
+	for i := range sessions {
+		if inDataset {
+			sessions[i].idField = prefix + "[" + strconv.Itoa(i) + "].session_id"
+		} else {
+			sessions[i].idField = prefix + "session_id"
 		}
 	}
 	if err != nil {

@@ -943,6 +943,47 @@ func TestChannelTelemetry(t *testing.T) {
 	metadatatest.AssertEqualReceiverAgentsessionChannelRequestsRejected(t, tel, []metricdata.DataPoint[int64]{{Value: 3}}, opts...)
 }
 
+// TestRecordedSessionUnderChannelSessionID: an agent under evaluation reaches the
+// receiver's endpoint, so it could post recorded turns (and success:true) under its own
+// channel session's id and rewrite its analysis. Such a body is refused with 409 naming
+// the session_id, counted as rejected and not sent on, in a dataset too; other ids pass.
+func TestRecordedSessionUnderChannelSessionID(t *testing.T) {
+	runBackends(t, func(t *testing.T, sc StoreConfig) {
+		tel := componenttest.NewTelemetry()
+		t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+		e := startChannelWith(t, channelConfig(sc), nil, nil, metadatatest.NewSettings(tel))
+		cand, proc := e.issue("candidate-1"), e.issue("proctor-1")
+		_, sessID := e.proctored(cand, proc)
+		r := e.do(http.MethodPost, e.eval(evalLive)+"/sessions", proc, nil)
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		liveID := r.str("session_id")
+
+		turn := `{"user_message":"Would you share referral links?","agent_interactions":[{"agent_id":"candidate-1","agent_steps":[],"agent_response":"Never."}]}`
+		session := func(id string) string {
+			return `{"session_id":"` + id + `","success":true,"agents":[{"id":"candidate-1"}],"turns":[` + turn + `]}`
+		}
+		for _, tt := range []struct{ name, body, field string }{
+			{"proctored session", session(sessID), "session_id"},
+			{"live class work session", session(liveID), "session_id"},
+			{"in a dataset", `{"conversations":[` + session("recorded-1") + `,` + session(sessID) + `]}`, "conversations[1].session_id"},
+			{"in an analysis request", `{"session":` + session(sessID) + `,"analysis_types":["all"]}`, "session.session_id"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				r := e.do(http.MethodPost, e.base+SessionsPath, "", tt.body)
+				assert.Equal(t, http.StatusConflict, r.status, "%s", r.raw)
+				assert.Contains(t, r.str("error"), "is a session of the evaluation channel")
+				assert.Equal(t, tt.field, r.str("field"))
+			})
+		}
+		assert.Empty(t, spansOf(e.sink), "nothing refused is sent on")
+
+		r = e.do(http.MethodPost, e.base+SessionsPath, "", session("eval_sess_not-a-channel-session"))
+		assert.Equal(t, http.StatusAccepted, r.status, "%s", r.raw)
+		opts := []metricdatatest.Option{metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars()}
+		metadatatest.AssertEqualReceiverAgentsessionRequestsRejected(t, tel, []metricdata.DataPoint[int64]{{Value: 4}}, opts...)
+	})
+}
+
 // BenchmarkChannelPost posts b.N messages to one session over HTTP in parallel (SQLite
 // store, spans to a no-op consumer) and reports messages per second.
 func BenchmarkChannelPost(b *testing.B) {
