@@ -18,6 +18,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 )
 
 // SchemaJSON is the JSON Schema (draft 2020-12) of the accepted bodies; its $defs are
@@ -148,7 +150,30 @@ func Parse(body []byte) ([]Session, Form, error) {
 		}
 		return nil, form, &ValidationError{Message: err.Error()}
 	}
+	for i := range sessions {
+		if err := checkSessionID(&sessions[i]); err != nil {
+			return nil, form, err
+		}
+	}
 	return sessions, form, nil
+}
+
+// checkSessionID refuses a session_id the processor would not key a session by (blank, or
+// a conventions.SessionIDProblem): its turns would each become a session of their own
+// under their trace ids, and the answer would name a session that never exists. An
+// absent session_id is fine (Convert generates one).
+func checkSessionID(s *Session) error {
+	if s.SessionID == "" {
+		return nil
+	}
+	p := conventions.SessionIDProblem(s.SessionID, conventions.MaxSessionIDBytes)
+	if p == "" && strings.TrimSpace(s.SessionID) == "" {
+		p = "session id is blank"
+	}
+	if p != "" {
+		return &ValidationError{Field: s.idField, Message: p}
+	}
+	return nil
 }
 
 // decodeInstance parses body for the validator. Numbers are checked here: every one must
