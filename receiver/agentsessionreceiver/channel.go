@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -157,9 +158,10 @@ func (a *channelAPI) rejected(req *http.Request) {
 	a.r.telemetry.ReceiverAgentsessionChannelRequestsRejected.Add(req.Context(), 1)
 }
 
-// decode reads a JSON object body into v strictly: unknown fields, wrong types, trailing
-// data and (unless optional) an empty body are ErrInvalid naming the field; a body over
-// max_request_body_size is ErrTooLarge.
+// decode reads a JSON object body into v strictly: a body that is not UTF-8 (encoding/json
+// would replace the bad bytes with U+FFFD, so two different ids could become one), unknown
+// fields, wrong types, trailing data and (unless optional) an empty body are ErrInvalid
+// naming the field; a body over max_request_body_size is ErrTooLarge.
 func decode(req *http.Request, v any, optional bool) error {
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
@@ -168,6 +170,9 @@ func decode(req *http.Request, v any, optional bool) error {
 			return channel.Errorf(channel.ErrTooLarge, "request body exceeds max_request_body_size (%d bytes)", tooLarge.Limit)
 		}
 		return channel.Errorf(channel.ErrInvalid, "reading request body: %v", err)
+	}
+	if !utf8.Valid(body) {
+		return channel.Errorf(channel.ErrInvalid, "body is not valid UTF-8")
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		if optional {

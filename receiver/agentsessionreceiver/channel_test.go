@@ -439,6 +439,9 @@ func TestChannelRejections(t *testing.T) {
 			{"unknown path", http.MethodGet, e.eval(evalProctored) + "/nothing/here", proc, nil, 404, "no such endpoint"},
 
 			{"malformed JSON", http.MethodPost, sessURL + "/messages", proc, `{"content": "hi"`, 400, "malformed JSON"},
+			{"content not UTF-8", http.MethodPost, sessURL + "/messages", proc, "{\"content\":\"bad \xff\"}", 400, "body is not valid UTF-8"},
+			{"id not UTF-8", http.MethodPost, e.eval(evalProctored) + "/proctor/claim", proc, "{\"registration_id\":\"" + regID + "\xfe\"}", 400, "body is not valid UTF-8"},
+			{"agent_id not UTF-8", http.MethodPost, e.admin + AdminAgentsPath, "", "{\"agent_id\":\"bad\xffid\"}", 400, "body is not valid UTF-8"},
 			{"not an object", http.MethodPost, sessURL + "/messages", proc, `["hi"]`, 400, "must be a JSON"},
 			{"wrong type", http.MethodPost, sessURL + "/messages", proc, `{"content": 42}`, 400, "content: must be a JSON string, got number"},
 			{"wrong type passed", http.MethodPost, e.eval(evalProctored) + "/proctor/submit", proc, `{"registration_id":"` + regID + `","passed":"yes"}`, 400, "passed: must be a JSON bool"},
