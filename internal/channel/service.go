@@ -30,7 +30,8 @@ const (
 	DefaultPageSize = 500
 	MaxPageSize     = 5000
 	// TurnWindow is how many earlier messages Post reads to find where the current
-	// turn started: a turn's user side holds at most this many messages.
+	// turn started: a turn's user side holds at most this many messages and the posted
+	// one (the end of a session reads the same window for its last message).
 	TurnWindow = 64
 	// maxAgentIDBytes bounds agent ids and names.
 	maxAgentIDBytes = 128
@@ -551,13 +552,15 @@ func (s *Service) Submit(ctx context.Context, caller Agent, evaluationID string,
 }
 
 // endedSession reads an ended session (no message can be added any more) and its open
-// turn.
+// turn: the turn of its last message, read from the same window turnOf read when that
+// message was posted (TurnWindow messages before it, and itself), so that the end lands in
+// the trace that holds the turn's messages.
 func (s *Service) endedSession(ctx context.Context, id string) (Session, Turn, error) {
 	sess, err := s.store.Session(ctx, id)
 	if err != nil {
 		return Session{}, Turn{}, err
 	}
-	last, err := s.store.Messages(ctx, sess.ID, max(0, sess.MessageCount-TurnWindow), TurnWindow)
+	last, err := s.store.Messages(ctx, sess.ID, max(0, sess.MessageCount-TurnWindow-1), TurnWindow+1)
 	if err != nil {
 		return Session{}, Turn{}, err
 	}

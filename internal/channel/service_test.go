@@ -181,3 +181,34 @@ func TestSubmitFeedbackSize(t *testing.T) {
 	assert.ErrorIs(t, err, channel.ErrInvalid)
 	assert.ErrorContains(t, err, "proctor_feedback")
 }
+
+// TestSubmitEndsTheLastMessagesTurn: the turn the submit ends (Submitted.Open) is the turn
+// the last unanswered message was sent in, however many proctor messages are unanswered.
+// With more than channel.TurnWindow of them the two used to differ by one message, so the
+// end went to a trace holding none of the messages and the session was not ended at once.
+func TestSubmitEndsTheLastMessagesTurn(t *testing.T) {
+	ctx := context.Background()
+	for _, unanswered := range []int{1, channel.TurnWindow, channel.TurnWindow + 1, channel.TurnWindow + 5} {
+		svc := newService(t)
+		cand, proc := agent(t, svc, "cand"), agent(t, svc, "proc")
+		reg, err := svc.Register(ctx, cand, "sip-5")
+		require.NoError(t, err)
+		_, err = svc.Start(ctx, cand, "sip-5")
+		require.NoError(t, err)
+		c, err := svc.Claim(ctx, proc, "sip-5", reg.ID)
+		require.NoError(t, err)
+		_, err = svc.Post(ctx, proc, "sip-5", c.SessionID, "Hello?")
+		require.NoError(t, err)
+		_, err = svc.Post(ctx, cand, "sip-5", c.SessionID, "Hi.")
+		require.NoError(t, err)
+		var last channel.Posted
+		for range unanswered {
+			last, err = svc.Post(ctx, proc, "sip-5", c.SessionID, "Are you there?")
+			require.NoError(t, err)
+		}
+		sub, err := svc.Submit(ctx, proc, "sip-5", channel.SubmitRequest{RegistrationID: reg.ID, Passed: false})
+		require.NoError(t, err)
+		assert.Equal(t, last.Turn.Start, sub.Open.Start, "%d unanswered messages", unanswered)
+		assert.Equal(t, len(last.Turn.UserMessages), len(sub.Open.UserMessages), "%d unanswered messages", unanswered)
+	}
+}
