@@ -585,18 +585,31 @@ func (s *Service) CandidateSubmit(_ context.Context, _ Agent, evaluationID strin
 	return errorf(ErrInvalid, "a live_class_work session ends when its host ends it; there is nothing to submit")
 }
 
-// Transcript is a result's session and its messages (GET .../results/{id}/transcript).
+// Transcript is a result's session and one page of its messages (GET
+// .../results/{id}/transcript).
 type Transcript struct {
 	ResultID     string        `json:"result_id"`
 	SessionID    string        `json:"session_id"`
 	Passed       bool          `json:"passed"`
 	Participants []Participant `json:"participants"`
-	Messages     []Message     `json:"messages"`
+	// MessageCount is the number of messages of the whole session.
+	MessageCount int64 `json:"message_count"`
+	// Messages are the page: sequences after since, in order.
+	Messages []Message `json:"messages"`
+	// More reports that messages follow the page: read them with since = the last
+	// message's sequence.
+	More bool `json:"-"`
 }
 
 // Transcript returns the transcript of a result (visible to any authenticated agent, as
-// results are). ErrNotFound for an unknown result or one without a session.
-func (s *Service) Transcript(ctx context.Context, _ Agent, evaluationID, resultID string) (Transcript, error) {
+// results are), one page at a time like Messages: the messages after sequence since (0 =
+// from the start), at most limit (DefaultPageSize when <= 0, at most MaxPageSize), so
+// that no request holds a whole long session in memory. ErrInvalid for since < 0;
+// ErrNotFound for an unknown result or one without a session.
+func (s *Service) Transcript(ctx context.Context, _ Agent, evaluationID, resultID string, since int64, limit int) (Transcript, error) {
+	if since < 0 {
+		return Transcript{}, errorf(ErrInvalid, "since: must be a sequence >= 0")
+	}
 	if _, err := s.Definition(evaluationID); err != nil {
 		return Transcript{}, err
 	}
@@ -617,22 +630,16 @@ func (s *Service) Transcript(ctx context.Context, _ Agent, evaluationID, resultI
 	if err != nil {
 		return Transcript{}, err
 	}
-	var msgs []Message
-	for since := int64(0); ; {
-		page, err := s.store.Messages(ctx, sess.ID, since, MaxPageSize)
-		if err != nil {
-			return Transcript{}, err
-		}
-		msgs = append(msgs, page...)
-		if len(page) < MaxPageSize {
-			break
-		}
-		since = page[len(page)-1].Sequence
+	msgs, err := s.store.Messages(ctx, sess.ID, since, pageSize(limit))
+	if err != nil {
+		return Transcript{}, err
 	}
-	if msgs == nil {
-		msgs = []Message{}
+	t := Transcript{ResultID: res.ID, SessionID: sess.ID, Passed: res.Passed, Participants: sess.Participants,
+		MessageCount: sess.MessageCount, Messages: msgs}
+	if n := len(msgs); n > 0 {
+		t.More = msgs[n-1].Sequence < sess.MessageCount // sequences are gapless
 	}
-	return Transcript{ResultID: res.ID, SessionID: sess.ID, Passed: res.Passed, Participants: sess.Participants, Messages: msgs}, nil
+	return t, nil
 }
 
 func pageSize(limit int) int {

@@ -162,7 +162,7 @@ func TestNULBytes(t *testing.T) {
 	sub, err := svc.Submit(ctx, proc, "sip-5", channel.SubmitRequest{RegistrationID: reg.ID, Passed: true, ProctorFeedback: "go\x00od"})
 	require.NoError(t, err)
 	assert.Equal(t, "good", sub.Result.ProctorFeedback)
-	_, err = svc.Transcript(ctx, proc, "sip-5", sub.Result.ID+"\x00")
+	_, err = svc.Transcript(ctx, proc, "sip-5", sub.Result.ID+"\x00", 0, 0)
 	assert.ErrorIs(t, err, channel.ErrInvalid)
 	assert.ErrorContains(t, err, "result_id")
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -474,13 +475,39 @@ func (a *channelAPI) submit(w http.ResponseWriter, req *http.Request, caller cha
 	writeJSON(w, http.StatusCreated, submitResponse{Result: sub.Result, Transcript: channeltrace.TranscriptPath(evalID, sub.Result.ID)})
 }
 
+// transcriptResponse is a page of a transcript; Next is the path of the next page, absent
+// on the last.
+type transcriptResponse struct {
+	channel.Transcript
+	Next string `json:"next,omitempty"`
+}
+
 func (a *channelAPI) transcript(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
-	t, err := a.svc.Transcript(req.Context(), caller, req.PathValue("id"), req.PathValue("result_id"))
+	since, err := queryInt(req, "since", 0)
 	if err != nil {
 		a.fail(w, req, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, t)
+	limit, err := queryInt(req, "limit", 0)
+	if err != nil {
+		a.fail(w, req, err)
+		return
+	}
+	evalID, resultID := req.PathValue("id"), req.PathValue("result_id")
+	t, err := a.svc.Transcript(req.Context(), caller, evalID, resultID, since, int(limit))
+	if err != nil {
+		a.fail(w, req, err)
+		return
+	}
+	resp := transcriptResponse{Transcript: t}
+	if t.More {
+		q := url.Values{"since": {strconv.FormatInt(t.Messages[len(t.Messages)-1].Sequence, 10)}}
+		if limit > 0 {
+			q.Set("limit", strconv.FormatInt(limit, 10))
+		}
+		resp.Next = channeltrace.TranscriptPath(evalID, resultID) + "?" + q.Encode()
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 // queryInt reads an optional non-negative integer query parameter.

@@ -352,6 +352,26 @@ func TestChannelProctoredFlow(t *testing.T) {
 		assert.Equal(t, sessID, r.str("session_id"))
 		require.Len(t, r.body["messages"], len(conversation))
 		assert.Len(t, r.body["participants"], 2)
+		assert.InDelta(t, len(conversation), r.body["message_count"], 0)
+		assert.NotContains(t, r.body, "next", "one page holds the whole conversation")
+
+		// The transcript is read in pages, like the messages: each page links the next.
+		transcript := EvaluationsPath + "/" + evalProctored + "/results/" + resID + "/transcript"
+		var seqs []float64
+		for next := transcript + "?limit=3"; next != ""; next = r.str("next") {
+			r = e.do(http.MethodGet, e.base+next, cand, nil)
+			require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+			require.LessOrEqual(t, len(r.body["messages"].([]any)), 3)
+			for _, m := range r.body["messages"].([]any) {
+				seqs = append(seqs, m.(map[string]any)["sequence"].(float64))
+			}
+			require.Less(t, len(seqs), 10, "the pages end")
+		}
+		assert.Equal(t, []float64{1, 2, 3, 4, 5, 6, 7}, seqs)
+		r = e.do(http.MethodGet, e.base+transcript+"?limit=3", cand, nil)
+		assert.Equal(t, transcript+"?limit=3&since=3", r.str("next"))
+		r = e.do(http.MethodGet, e.base+transcript+"?since=-1", cand, nil)
+		assert.Equal(t, http.StatusBadRequest, r.status, "%s", r.raw)
 
 		// Spans: one per message, one root per answer, one end span (the root of the
 		// unanswered last turn). 7 messages + 3 answers' roots + 1 = 11.
