@@ -26,6 +26,8 @@ const (
 const (
 	// DefaultMaxContentBytes bounds one message's content: 64 KiB.
 	DefaultMaxContentBytes = 64 << 10
+	// DefaultMaxSessionMessages bounds the messages of one session.
+	DefaultMaxSessionMessages = 10000
 	// DefaultPageSize and MaxPageSize bound GET messages and pending lists.
 	DefaultPageSize = 500
 	MaxPageSize     = 5000
@@ -43,6 +45,9 @@ type Options struct {
 	Definitions []Definition
 	// MaxContentBytes bounds a message's content (DefaultMaxContentBytes when 0).
 	MaxContentBytes int
+	// MaxSessionMessages bounds the messages of one session (DefaultMaxSessionMessages
+	// when 0).
+	MaxSessionMessages int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -54,6 +59,7 @@ type Service struct {
 	defs       map[string]Definition
 	order      []Definition
 	maxContent int
+	maxMsgs    int64
 	now        func() time.Time
 }
 
@@ -65,6 +71,9 @@ func New(opts Options) (*Service, error) {
 	s := &Service{store: opts.Store, defs: map[string]Definition{}, maxContent: opts.MaxContentBytes, now: opts.Now}
 	if s.maxContent <= 0 {
 		s.maxContent = DefaultMaxContentBytes
+	}
+	if s.maxMsgs = int64(opts.MaxSessionMessages); s.maxMsgs <= 0 {
+		s.maxMsgs = DefaultMaxSessionMessages
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -379,8 +388,9 @@ type Posted struct {
 // NUL bytes are removed (ErrInvalid; the message is stored and answered without them),
 // of at most MaxContentBytes (ErrTooLarge); the session id holds no NUL (ErrInvalid);
 // the session exists in the evaluation (ErrNotFound); the caller is a participant
-// (ErrForbidden); the session is active (ErrConflict). The role is the caller's role in
-// the session.
+// (ErrForbidden); the session is active and holds fewer than MaxSessionMessages messages
+// (ErrConflict; checked before the insert, so posts racing for the last place may pass it
+// by at most their number). The role is the caller's role in the session.
 func (s *Service) Post(ctx context.Context, caller Agent, evaluationID, sessionID, content string) (Posted, error) {
 	content = withoutNUL(content)
 	if strings.TrimSpace(content) == "" || !utf8.ValidString(content) {
@@ -399,6 +409,9 @@ func (s *Service) Post(ctx context.Context, caller Agent, evaluationID, sessionI
 	}
 	if sess.Status != SessionActive {
 		return Posted{}, errorf(ErrConflict, "session %q has ended", sess.ID)
+	}
+	if sess.MessageCount >= s.maxMsgs {
+		return Posted{}, errorf(ErrConflict, "session %q has reached the limit of %d messages", sess.ID, s.maxMsgs)
 	}
 	m, err := s.store.AddMessage(ctx, Message{ID: newID(PrefixMessage), SessionID: sess.ID,
 		SenderAgentID: caller.ID, Role: p.Role, Content: content, CreatedAt: s.clock()})

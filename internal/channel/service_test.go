@@ -212,3 +212,28 @@ func TestSubmitEndsTheLastMessagesTurn(t *testing.T) {
 		assert.Equal(t, len(last.Turn.UserMessages), len(sub.Open.UserMessages), "%d unanswered messages", unanswered)
 	}
 }
+
+// TestMaxSessionMessages: a session holds at most MaxSessionMessages messages; the next
+// post is ErrConflict naming the limit, and nothing more is stored.
+func TestMaxSessionMessages(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenChannel(ctx, store.DriverSQLite, filepath.Join(t.TempDir(), "channel.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, st.Close()) })
+	svc, err := channel.New(channel.Options{Store: st, MaxSessionMessages: 3,
+		Definitions: []channel.Definition{{ID: "class", Type: channel.KindLiveClassWork}}})
+	require.NoError(t, err)
+	host := agent(t, svc, "host")
+	sess, err := svc.CreateLiveSession(ctx, host, "class")
+	require.NoError(t, err)
+	for range 3 {
+		_, err = svc.Post(ctx, host, "class", sess.ID, "hello")
+		require.NoError(t, err)
+	}
+	_, err = svc.Post(ctx, host, "class", sess.ID, "one too many")
+	require.ErrorIs(t, err, channel.ErrConflict)
+	assert.ErrorContains(t, err, "limit of 3 messages")
+	msgs, err := svc.Messages(ctx, host, "class", sess.ID, 0, 0)
+	require.NoError(t, err)
+	assert.Len(t, msgs, 3)
+}

@@ -129,7 +129,8 @@ func (r *agentSessionReceiver) startChannel(ctx context.Context, host component.
 	if r.channelStore, err = store.OpenChannel(ctx, ch.Store.Driver, string(ch.Store.DSN)); err != nil {
 		return fmt.Errorf("channel: %w", err)
 	}
-	svc, err := channel.New(channel.Options{Store: r.channelStore, Definitions: defs, MaxContentBytes: ch.MaxMessageBytes})
+	svc, err := channel.New(channel.Options{Store: r.channelStore, Definitions: defs,
+		MaxContentBytes: ch.MaxMessageBytes, MaxSessionMessages: ch.MaxSessionMessages})
 	if err != nil {
 		return err
 	}
