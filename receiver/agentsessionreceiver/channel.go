@@ -115,8 +115,7 @@ type agentHandler func(w http.ResponseWriter, req *http.Request, caller channel.
 // authed authenticates the caller by its API key (Authorization: Bearer <key>).
 func (a *channelAPI) authed(h agentHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
-		key, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-		caller, err := a.svc.Authenticate(req.Context(), strings.TrimSpace(key))
+		caller, err := a.svc.Authenticate(req.Context(), bearerToken(req.Header.Get("Authorization")))
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentsession"`)
 			a.fail(w, req, err)
@@ -124,6 +123,16 @@ func (a *channelAPI) authed(h agentHandler) http.HandlerFunc {
 		}
 		h(w, req, caller)
 	}
+}
+
+// bearerToken returns the token of an Authorization header value of the Bearer scheme,
+// whose name is case-insensitive (RFC 7235 §2.1); any other value is returned whole,
+// trimmed, and so fails as a key.
+func bearerToken(header string) string {
+	if scheme, token, ok := strings.Cut(header, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(token)
+	}
+	return strings.TrimSpace(header)
 }
 
 // fail answers err with the status of its class (500 for a storage failure, logged).
@@ -187,6 +196,8 @@ func decode(req *http.Request, v any, optional bool) error {
 		var typeErr *json.UnmarshalTypeError
 		var syntaxErr *json.SyntaxError
 		switch {
+		case errors.As(err, &typeErr) && typeErr.Field == "": // the body itself
+			return channel.Errorf(channel.ErrInvalid, "body must be a JSON object, got %s", typeErr.Value)
 		case errors.As(err, &typeErr):
 			return channel.Errorf(channel.ErrInvalid, "%s: must be a JSON %s, got %s", typeErr.Field, typeErr.Type, typeErr.Value)
 		case errors.As(err, &syntaxErr):

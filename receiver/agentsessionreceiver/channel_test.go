@@ -462,7 +462,8 @@ func TestChannelRejections(t *testing.T) {
 			{"content not UTF-8", http.MethodPost, sessURL + "/messages", proc, "{\"content\":\"bad \xff\"}", 400, "body is not valid UTF-8"},
 			{"id not UTF-8", http.MethodPost, e.eval(evalProctored) + "/proctor/claim", proc, "{\"registration_id\":\"" + regID + "\xfe\"}", 400, "body is not valid UTF-8"},
 			{"agent_id not UTF-8", http.MethodPost, e.admin + AdminAgentsPath, "", "{\"agent_id\":\"bad\xffid\"}", 400, "body is not valid UTF-8"},
-			{"not an object", http.MethodPost, sessURL + "/messages", proc, `["hi"]`, 400, "must be a JSON"},
+			{"not an object", http.MethodPost, sessURL + "/messages", proc, `["hi"]`, 400, "body must be a JSON object, got array"},
+			{"a string body", http.MethodPost, e.eval(evalProctored) + "/proctor/claim", proc, `"eval_reg_x"`, 400, "body must be a JSON object, got string"},
 			{"wrong type", http.MethodPost, sessURL + "/messages", proc, `{"content": 42}`, 400, "content: must be a JSON string, got number"},
 			{"wrong type passed", http.MethodPost, e.eval(evalProctored) + "/proctor/submit", proc, `{"registration_id":"` + regID + `","passed":"yes"}`, 400, "passed: must be a JSON bool"},
 			{"unknown field", http.MethodPost, sessURL + "/messages", proc, `{"content":"hi","sender":"x"}`, 400, `unknown field "sender"`},
@@ -964,6 +965,23 @@ func TestChannelTelemetry(t *testing.T) {
 	metadatatest.AssertEqualReceiverAgentsessionChannelMessages(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, opts...)
 	metadatatest.AssertEqualReceiverAgentsessionChannelSessionsEnded(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, opts...)
 	metadatatest.AssertEqualReceiverAgentsessionChannelRequestsRejected(t, tel, []metricdata.DataPoint[int64]{{Value: 3}}, opts...)
+}
+
+// TestChannelBearerSchemeCaseInsensitive: the auth scheme's name is case-insensitive (RFC
+// 7235 §2.1): "bearer" and "BEARER" authenticate like "Bearer"; another scheme does not.
+func TestChannelBearerSchemeCaseInsensitive(t *testing.T) {
+	e := startChannel(t, channelConfig(storeBackends()[0].newDB(t)), nil, nil)
+	key := e.issue("agent-1")
+	for scheme, want := range map[string]int{"Bearer": http.StatusOK, "bearer": http.StatusOK, "BEARER": http.StatusOK, "Basic": http.StatusUnauthorized} {
+		req, err := http.NewRequest(http.MethodGet, e.eval(evalProctored)+"/pending-proctor", http.NoBody)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", scheme+" "+key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, want, resp.StatusCode, "scheme %q", scheme)
+	}
 }
 
 // TestRecordedSessionUnderChannelSessionID: an agent under evaluation reaches the
