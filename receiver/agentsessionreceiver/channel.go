@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,8 +170,8 @@ func (a *channelAPI) rejected(req *http.Request) {
 }
 
 // decode reads a JSON object body into v strictly: a body that is not UTF-8 (encoding/json
-// would replace the bad bytes with U+FFFD, so two different ids could become one), unknown
-// fields, wrong types, trailing data and (unless optional) an empty body are ErrInvalid
+// would replace the bad bytes with U+FFFD, so two different ids could become one), unknown,
+// duplicate or differently cased fields (checkKeys), wrong types, trailing data and (unless optional) an empty body are ErrInvalid
 // naming the field; a body over max_request_body_size is ErrTooLarge.
 func decode(req *http.Request, v any, optional bool) error {
 	body, err := io.ReadAll(req.Body)
@@ -189,6 +190,9 @@ func decode(req *http.Request, v any, optional bool) error {
 			return nil
 		}
 		return channel.Errorf(channel.ErrInvalid, "empty body: a JSON object is required")
+	}
+	if err := checkKeys(body, v); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -211,6 +215,55 @@ func decode(req *http.Request, v any, optional bool) error {
 		return channel.Errorf(channel.ErrInvalid, "malformed JSON: data after the object")
 	}
 	return nil
+}
+
+// checkKeys refuses a body object that holds a key twice, or a key that is not exactly a
+// field of v (a struct pointer): encoding/json keeps the last of duplicate keys and matches
+// keys case-insensitively, so {"PASSED":true,"Passed":false} would record a verdict
+// nobody clearly gave. Only the object's own keys are read (the bodies are flat); a body
+// that is not an object, or malformed, is left to the decoder to report.
+func checkKeys(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	fields := jsonFields(reflect.TypeOf(v).Elem())
+	seen := make(map[string]bool, len(fields))
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, _ := t.(string)
+		switch {
+		case seen[key]:
+			return channel.Errorf(channel.ErrInvalid, "duplicate field %q", key)
+		case !slices.Contains(fields, key):
+			for _, f := range fields {
+				if strings.EqualFold(f, key) {
+					return channel.Errorf(channel.ErrInvalid, "unknown field %q (field names are case-sensitive: %q)", key, f)
+				}
+			}
+			return channel.Errorf(channel.ErrInvalid, "unknown field %q", key)
+		}
+		seen[key] = true
+		var value json.RawMessage
+		if dec.Decode(&value) != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// jsonFields returns the JSON names of struct type t's fields.
+func jsonFields(t reflect.Type) []string {
+	var names []string
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // emptyRequest is the body of endpoints without parameters: absent or {}.
