@@ -44,17 +44,25 @@ func agent(t *testing.T, svc *channel.Service, id string) channel.Agent {
 	return a
 }
 
-// TestConcurrentSubmits: two submits of one registration at once, exactly one stored.
-func TestConcurrentSubmits(t *testing.T) {
+// claimed registers and starts candidate "cand" for sip-5 and claims it as proctor "proc".
+func claimed(t *testing.T, svc *channel.Service) (cand, proc channel.Agent, reg channel.Registration, c channel.Claimed) {
+	t.Helper()
 	ctx := context.Background()
-	svc := newService(t)
-	cand, proc := agent(t, svc, "cand"), agent(t, svc, "proc")
+	cand, proc = agent(t, svc, "cand"), agent(t, svc, "proc")
 	reg, err := svc.Register(ctx, cand, "sip-5")
 	require.NoError(t, err)
 	_, err = svc.Start(ctx, cand, "sip-5")
 	require.NoError(t, err)
-	_, err = svc.Claim(ctx, proc, "sip-5", reg.ID)
+	c, err = svc.Claim(ctx, proc, "sip-5", reg.ID)
 	require.NoError(t, err)
+	return cand, proc, reg, c
+}
+
+// TestConcurrentSubmits: two submits of one registration at once, exactly one stored.
+func TestConcurrentSubmits(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t)
+	_, proc, reg, _ := claimed(t, svc)
 
 	errs := make([]error, 8)
 	var wg sync.WaitGroup
@@ -190,14 +198,8 @@ func TestSubmitEndsTheLastMessagesTurn(t *testing.T) {
 	ctx := context.Background()
 	for _, unanswered := range []int{1, channel.TurnWindow, channel.TurnWindow + 1, channel.TurnWindow + 5} {
 		svc := newService(t)
-		cand, proc := agent(t, svc, "cand"), agent(t, svc, "proc")
-		reg, err := svc.Register(ctx, cand, "sip-5")
-		require.NoError(t, err)
-		_, err = svc.Start(ctx, cand, "sip-5")
-		require.NoError(t, err)
-		c, err := svc.Claim(ctx, proc, "sip-5", reg.ID)
-		require.NoError(t, err)
-		_, err = svc.Post(ctx, proc, "sip-5", c.SessionID, "Hello?")
+		cand, proc, reg, c := claimed(t, svc)
+		_, err := svc.Post(ctx, proc, "sip-5", c.SessionID, "Hello?")
 		require.NoError(t, err)
 		_, err = svc.Post(ctx, cand, "sip-5", c.SessionID, "Hi.")
 		require.NoError(t, err)
