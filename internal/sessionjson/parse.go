@@ -82,7 +82,8 @@ var schemas = sync.OnceValues(func() (*compiled, error) {
 // Parse validates body against the embedded schema and decodes the sessions it holds, in
 // body order (one for the session and trace forms, one per conversation for a dataset).
 // It returns a *ValidationError for invalid input (not JSON, a number outside float64, a
-// schema violation); any other error is internal.
+// schema violation, a session_id no session can have: see checkSessionID); any other
+// error is internal. Each session's IDField locates its session_id in body.
 func Parse(body []byte) ([]Session, Form, error) {
 	sch, err := schemas()
 	if err != nil {
