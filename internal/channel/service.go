@@ -26,11 +26,14 @@ const (
 const (
 	// DefaultMaxContentBytes bounds one message's content: 64 KiB.
 	DefaultMaxContentBytes = 64 << 10
+	// DefaultMaxSessionMessages bounds the messages of one session.
+	DefaultMaxSessionMessages = 10000
 	// DefaultPageSize and MaxPageSize bound GET messages and pending lists.
 	DefaultPageSize = 500
 	MaxPageSize     = 5000
 	// TurnWindow is how many earlier messages Post reads to find where the current
-	// turn started: a turn's user side holds at most this many messages.
+	// turn started: a turn's user side holds at most this many messages and the posted
+	// one (the end of a session reads the same window for its last message).
 	TurnWindow = 64
 	// maxAgentIDBytes bounds agent ids and names.
 	maxAgentIDBytes = 128
@@ -42,6 +45,9 @@ type Options struct {
 	Definitions []Definition
 	// MaxContentBytes bounds a message's content (DefaultMaxContentBytes when 0).
 	MaxContentBytes int
+	// MaxSessionMessages bounds the messages of one session (DefaultMaxSessionMessages
+	// when 0).
+	MaxSessionMessages int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -53,6 +59,7 @@ type Service struct {
 	defs       map[string]Definition
 	order      []Definition
 	maxContent int
+	maxMsgs    int64
 	now        func() time.Time
 }
 
@@ -64,6 +71,9 @@ func New(opts Options) (*Service, error) {
 	s := &Service{store: opts.Store, defs: map[string]Definition{}, maxContent: opts.MaxContentBytes, now: opts.Now}
 	if s.maxContent <= 0 {
 		s.maxContent = DefaultMaxContentBytes
+	}
+	if s.maxMsgs = int64(opts.MaxSessionMessages); s.maxMsgs <= 0 {
+		s.maxMsgs = DefaultMaxSessionMessages
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -331,6 +341,23 @@ func (s *Service) session(ctx context.Context, evaluationID, sessionID string) (
 	return sess, err
 }
 
+// IsSession reports whether id is the id of a channel session, of any evaluation and in
+// any state. An id no session can have (without PrefixSession, not UTF-8, with a NUL byte)
+// is none and costs no store read; an error is a storage failure.
+func (s *Service) IsSession(ctx context.Context, id string) (bool, error) {
+	if !strings.HasPrefix(id, PrefixSession) || checkID("session_id", id) != nil {
+		return false, nil // every session id is PrefixSession and random hex
+	}
+	_, err := s.store.Session(ctx, id)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
 // Session returns a session's metadata and participants to any authenticated agent.
 func (s *Service) Session(ctx context.Context, _ Agent, evaluationID, sessionID string) (Session, error) {
 	return s.session(ctx, evaluationID, sessionID)
@@ -361,8 +388,9 @@ type Posted struct {
 // NUL bytes are removed (ErrInvalid; the message is stored and answered without them),
 // of at most MaxContentBytes (ErrTooLarge); the session id holds no NUL (ErrInvalid);
 // the session exists in the evaluation (ErrNotFound); the caller is a participant
-// (ErrForbidden); the session is active (ErrConflict). The role is the caller's role in
-// the session.
+// (ErrForbidden); the session is active and holds fewer than MaxSessionMessages messages
+// (ErrConflict; checked before the insert, so posts racing for the last place may pass it
+// by at most their number). The role is the caller's role in the session.
 func (s *Service) Post(ctx context.Context, caller Agent, evaluationID, sessionID, content string) (Posted, error) {
 	content = withoutNUL(content)
 	if strings.TrimSpace(content) == "" || !utf8.ValidString(content) {
@@ -381,6 +409,9 @@ func (s *Service) Post(ctx context.Context, caller Agent, evaluationID, sessionI
 	}
 	if sess.Status != SessionActive {
 		return Posted{}, errorf(ErrConflict, "session %q has ended", sess.ID)
+	}
+	if sess.MessageCount >= s.maxMsgs {
+		return Posted{}, errorf(ErrConflict, "session %q has reached the limit of %d messages", sess.ID, s.maxMsgs)
 	}
 	m, err := s.store.AddMessage(ctx, Message{ID: newID(PrefixMessage), SessionID: sess.ID,
 		SenderAgentID: caller.ID, Role: p.Role, Content: content, CreatedAt: s.clock()})
@@ -534,13 +565,15 @@ func (s *Service) Submit(ctx context.Context, caller Agent, evaluationID string,
 }
 
 // endedSession reads an ended session (no message can be added any more) and its open
-// turn.
+// turn: the turn of its last message, read from the same window turnOf read when that
+// message was posted (TurnWindow messages before it, and itself), so that the end lands in
+// the trace that holds the turn's messages.
 func (s *Service) endedSession(ctx context.Context, id string) (Session, Turn, error) {
 	sess, err := s.store.Session(ctx, id)
 	if err != nil {
 		return Session{}, Turn{}, err
 	}
-	last, err := s.store.Messages(ctx, sess.ID, max(0, sess.MessageCount-TurnWindow), TurnWindow)
+	last, err := s.store.Messages(ctx, sess.ID, max(0, sess.MessageCount-TurnWindow-1), TurnWindow+1)
 	if err != nil {
 		return Session{}, Turn{}, err
 	}
@@ -565,18 +598,31 @@ func (s *Service) CandidateSubmit(_ context.Context, _ Agent, evaluationID strin
 	return errorf(ErrInvalid, "a live_class_work session ends when its host ends it; there is nothing to submit")
 }
 
-// Transcript is a result's session and its messages (GET .../results/{id}/transcript).
+// Transcript is a result's session and one page of its messages (GET
+// .../results/{id}/transcript).
 type Transcript struct {
 	ResultID     string        `json:"result_id"`
 	SessionID    string        `json:"session_id"`
 	Passed       bool          `json:"passed"`
 	Participants []Participant `json:"participants"`
-	Messages     []Message     `json:"messages"`
+	// MessageCount is the number of messages of the whole session.
+	MessageCount int64 `json:"message_count"`
+	// Messages are the page: sequences after since, in order.
+	Messages []Message `json:"messages"`
+	// More reports that messages follow the page: read them with since = the last
+	// message's sequence.
+	More bool `json:"-"`
 }
 
 // Transcript returns the transcript of a result (visible to any authenticated agent, as
-// results are). ErrNotFound for an unknown result or one without a session.
-func (s *Service) Transcript(ctx context.Context, _ Agent, evaluationID, resultID string) (Transcript, error) {
+// results are), one page at a time like Messages: the messages after sequence since (0 =
+// from the start), at most limit (DefaultPageSize when <= 0, at most MaxPageSize), so
+// that no request holds a whole long session in memory. ErrInvalid for since < 0;
+// ErrNotFound for an unknown result or one without a session.
+func (s *Service) Transcript(ctx context.Context, _ Agent, evaluationID, resultID string, since int64, limit int) (Transcript, error) {
+	if since < 0 {
+		return Transcript{}, errorf(ErrInvalid, "since: must be a sequence >= 0")
+	}
 	if _, err := s.Definition(evaluationID); err != nil {
 		return Transcript{}, err
 	}
@@ -597,22 +643,16 @@ func (s *Service) Transcript(ctx context.Context, _ Agent, evaluationID, resultI
 	if err != nil {
 		return Transcript{}, err
 	}
-	var msgs []Message
-	for since := int64(0); ; {
-		page, err := s.store.Messages(ctx, sess.ID, since, MaxPageSize)
-		if err != nil {
-			return Transcript{}, err
-		}
-		msgs = append(msgs, page...)
-		if len(page) < MaxPageSize {
-			break
-		}
-		since = page[len(page)-1].Sequence
+	msgs, err := s.store.Messages(ctx, sess.ID, since, pageSize(limit))
+	if err != nil {
+		return Transcript{}, err
 	}
-	if msgs == nil {
-		msgs = []Message{}
+	t := Transcript{ResultID: res.ID, SessionID: sess.ID, Passed: res.Passed, Participants: sess.Participants,
+		MessageCount: sess.MessageCount, Messages: msgs}
+	if n := len(msgs); n > 0 {
+		t.More = msgs[n-1].Sequence < sess.MessageCount // sequences are gapless
 	}
-	return Transcript{ResultID: res.ID, SessionID: sess.ID, Passed: res.Passed, Participants: sess.Participants, Messages: msgs}, nil
+	return t, nil
 }
 
 func pageSize(limit int) int {

@@ -44,17 +44,25 @@ func agent(t *testing.T, svc *channel.Service, id string) channel.Agent {
 	return a
 }
 
-// TestConcurrentSubmits: two submits of one registration at once, exactly one stored.
-func TestConcurrentSubmits(t *testing.T) {
+// claimed registers and starts candidate "cand" for sip-5 and claims it as proctor "proc".
+func claimed(t *testing.T, svc *channel.Service) (cand, proc channel.Agent, reg channel.Registration, c channel.Claimed) {
+	t.Helper()
 	ctx := context.Background()
-	svc := newService(t)
-	cand, proc := agent(t, svc, "cand"), agent(t, svc, "proc")
+	cand, proc = agent(t, svc, "cand"), agent(t, svc, "proc")
 	reg, err := svc.Register(ctx, cand, "sip-5")
 	require.NoError(t, err)
 	_, err = svc.Start(ctx, cand, "sip-5")
 	require.NoError(t, err)
-	_, err = svc.Claim(ctx, proc, "sip-5", reg.ID)
+	c, err = svc.Claim(ctx, proc, "sip-5", reg.ID)
 	require.NoError(t, err)
+	return cand, proc, reg, c
+}
+
+// TestConcurrentSubmits: two submits of one registration at once, exactly one stored.
+func TestConcurrentSubmits(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t)
+	_, proc, reg, _ := claimed(t, svc)
 
 	errs := make([]error, 8)
 	var wg sync.WaitGroup
@@ -162,7 +170,7 @@ func TestNULBytes(t *testing.T) {
 	sub, err := svc.Submit(ctx, proc, "sip-5", channel.SubmitRequest{RegistrationID: reg.ID, Passed: true, ProctorFeedback: "go\x00od"})
 	require.NoError(t, err)
 	assert.Equal(t, "good", sub.Result.ProctorFeedback)
-	_, err = svc.Transcript(ctx, proc, "sip-5", sub.Result.ID+"\x00")
+	_, err = svc.Transcript(ctx, proc, "sip-5", sub.Result.ID+"\x00", 0, 0)
 	assert.ErrorIs(t, err, channel.ErrInvalid)
 	assert.ErrorContains(t, err, "result_id")
 }
@@ -180,4 +188,54 @@ func TestSubmitFeedbackSize(t *testing.T) {
 	_, err = svc.Submit(ctx, proc, "sip-5", channel.SubmitRequest{RegistrationID: "eval_reg_x", ProctorFeedback: "\xff"})
 	assert.ErrorIs(t, err, channel.ErrInvalid)
 	assert.ErrorContains(t, err, "proctor_feedback")
+}
+
+// TestSubmitEndsTheLastMessagesTurn: the turn the submit ends (Submitted.Open) is the turn
+// the last unanswered message was sent in, however many proctor messages are unanswered.
+// With more than channel.TurnWindow of them the two used to differ by one message, so the
+// end went to a trace holding none of the messages and the session was not ended at once.
+func TestSubmitEndsTheLastMessagesTurn(t *testing.T) {
+	ctx := context.Background()
+	for _, unanswered := range []int{1, channel.TurnWindow, channel.TurnWindow + 1, channel.TurnWindow + 5} {
+		svc := newService(t)
+		cand, proc, reg, c := claimed(t, svc)
+		_, err := svc.Post(ctx, proc, "sip-5", c.SessionID, "Hello?")
+		require.NoError(t, err)
+		_, err = svc.Post(ctx, cand, "sip-5", c.SessionID, "Hi.")
+		require.NoError(t, err)
+		var last channel.Posted
+		for range unanswered {
+			last, err = svc.Post(ctx, proc, "sip-5", c.SessionID, "Are you there?")
+			require.NoError(t, err)
+		}
+		sub, err := svc.Submit(ctx, proc, "sip-5", channel.SubmitRequest{RegistrationID: reg.ID, Passed: false})
+		require.NoError(t, err)
+		assert.Equal(t, last.Turn.Start, sub.Open.Start, "%d unanswered messages", unanswered)
+		assert.Equal(t, len(last.Turn.UserMessages), len(sub.Open.UserMessages), "%d unanswered messages", unanswered)
+	}
+}
+
+// TestMaxSessionMessages: a session holds at most MaxSessionMessages messages; the next
+// post is ErrConflict naming the limit, and nothing more is stored.
+func TestMaxSessionMessages(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenChannel(ctx, store.DriverSQLite, filepath.Join(t.TempDir(), "channel.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, st.Close()) })
+	svc, err := channel.New(channel.Options{Store: st, MaxSessionMessages: 3,
+		Definitions: []channel.Definition{{ID: "class", Type: channel.KindLiveClassWork}}})
+	require.NoError(t, err)
+	host := agent(t, svc, "host")
+	sess, err := svc.CreateLiveSession(ctx, host, "class")
+	require.NoError(t, err)
+	for range 3 {
+		_, err = svc.Post(ctx, host, "class", sess.ID, "hello")
+		require.NoError(t, err)
+	}
+	_, err = svc.Post(ctx, host, "class", sess.ID, "one too many")
+	require.ErrorIs(t, err, channel.ErrConflict)
+	assert.ErrorContains(t, err, "limit of 3 messages")
+	msgs, err := svc.Messages(ctx, host, "class", sess.ID, 0, 0)
+	require.NoError(t, err)
+	assert.Len(t, msgs, 3)
 }

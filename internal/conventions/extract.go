@@ -274,8 +274,8 @@ func (e *Extractor) extract(r *session.SpanRecord, res pcommon.Resource, scope p
 
 	// Session, service, end signal, outcome.
 	if s.sessPrio != 0 {
-		if p := sessionIDProblem(s.sessVal, min(MaxSessionIDBytes, e.maxText)); p != "" {
-			addProblem(r, s.sessKey, p)
+		if p := SessionIDProblem(s.sessVal, min(MaxSessionIDBytes, e.maxText)); p != "" {
+			addProblem(r, s.sessKey, p+"; ignored")
 		} else {
 			r.SessionID, r.SessionKey = s.sessVal, s.sessKey
 		}
@@ -285,8 +285,8 @@ func (e *Extractor) extract(r *session.SpanRecord, res pcommon.Resource, scope p
 		for i, k := range e.sessKeys {
 			if v, ok := resAttrs.Get(k); ok {
 				if t, ok := valueText(v); ok && strings.TrimSpace(t) != "" {
-					if p := sessionIDProblem(t, min(MaxSessionIDBytes, e.maxText)); p != "" {
-						addProblem(r, e.resSessKeys[i], p)
+					if p := SessionIDProblem(t, min(MaxSessionIDBytes, e.maxText)); p != "" {
+						addProblem(r, e.resSessKeys[i], p+"; ignored")
 						continue
 					}
 					r.SessionID, r.SessionKey = t, e.resSessKeys[i]

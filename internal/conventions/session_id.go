@@ -12,24 +12,26 @@ import (
 // A longer value is rejected, not cut: two long ids sharing a prefix must not merge.
 const MaxSessionIDBytes = 1024
 
-// sessionIDProblem says why raw cannot be a session id, or "" when it can: longer than
-// max (the smaller of MaxSessionIDBytes and the extractor's MaxTextBytes), not valid UTF-8, or holding a control character (NUL included),
-// which the stores would have to strip or escape and so could merge two ids; or "." or
-// "..", which browsers, curl and the web UI's links resolve as path segments, so that
-// /api/v1/agent_sessions/.. reaches another path (only a client that percent-encodes
-// the dots reaches the session). A span
-// whose session key is rejected is keyed by its trace, like a span without one, and
-// the reason is recorded as a problem on the span.
-func sessionIDProblem(raw string, max int) string {
+// SessionIDProblem says why raw cannot be a session id, or "" when it can: longer than
+// max bytes (the extractor passes the smaller of MaxSessionIDBytes and its MaxTextBytes),
+// not valid UTF-8, or holding a control character (NUL included), which the stores would
+// have to strip or escape and so could merge two ids; or "." or "..", which browsers,
+// curl and the web UI's links resolve as path segments, so that
+// /api/v1/agent_sessions/.. reaches another path (only a client that percent-encodes the
+// dots reaches the session). The extractor keys a span whose session key is rejected by
+// its trace, like a span without one, and records the reason (with "; ignored") as a
+// problem on the span; the agentsession receiver refuses such a session_id with 400.
+// A blank id is no problem here: the extractor treats it as absent.
+func SessionIDProblem(raw string, max int) string {
 	switch {
 	case len(raw) > max:
-		return fmt.Sprintf("session id of %d bytes is longer than %d; ignored", len(raw), max)
+		return fmt.Sprintf("session id of %d bytes is longer than %d", len(raw), max)
 	case !utf8.ValidString(raw):
-		return "session id is not valid UTF-8; ignored"
+		return "session id is not valid UTF-8"
 	case hasControl(raw):
-		return "session id holds a control character (NUL, newline...); ignored"
+		return "session id holds a control character (NUL, newline...)"
 	case raw == "." || raw == "..":
-		return fmt.Sprintf("session id %q names no session in a URL path; ignored", raw)
+		return fmt.Sprintf("session id %q names no session in a URL path", raw)
 	}
 	return ""
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 )
 
 // SchemaJSON is the JSON Schema (draft 2020-12) of the accepted bodies; its $defs are
@@ -80,7 +82,8 @@ var schemas = sync.OnceValues(func() (*compiled, error) {
 // Parse validates body against the embedded schema and decodes the sessions it holds, in
 // body order (one for the session and trace forms, one per conversation for a dataset).
 // It returns a *ValidationError for invalid input (not JSON, a number outside float64, a
-// schema violation); any other error is internal.
+// schema violation, a session_id no session can have: see checkSessionID); any other
+// error is internal. Each session's IDField locates its session_id in body.
 func Parse(body []byte) ([]Session, Form, error) {
 	sch, err := schemas()
 	if err != nil {
@@ -111,6 +114,7 @@ func Parse(body []byte) ([]Session, Form, error) {
 	}
 
 	var sessions []Session
+	prefix, inDataset := "", false // where the sessions sit in the body
 	switch form {
 	case FormSession:
 		var s Session
@@ -119,17 +123,24 @@ func Parse(body []byte) ([]Session, Form, error) {
 	case FormDataset:
 		var d Dataset
 		err = json.Unmarshal(body, &d)
-		sessions = d.Conversations
+		sessions, prefix, inDataset = d.Conversations, "conversations", true
 	case FormRequest:
 		var r request
 		err = json.Unmarshal(body, &r)
 		switch {
 		case r.Trace != nil:
-			sessions = []Session{*r.Trace}
+			sessions, prefix = []Session{*r.Trace}, "trace."
 		case r.Session != nil:
-			sessions = []Session{*r.Session}
+			sessions, prefix = []Session{*r.Session}, "session."
 		case r.Dataset != nil:
-			sessions = r.Dataset.Conversations
+			sessions, prefix, inDataset = r.Dataset.Conversations, "dataset.conversations", true
+		}
+	}
+	for i := range sessions {
+		if inDataset {
+			sessions[i].idField = prefix + "[" + strconv.Itoa(i) + "].session_id"
+		} else {
+			sessions[i].idField = prefix + "session_id"
 		}
 	}
 	if err != nil {
@@ -140,7 +151,30 @@ func Parse(body []byte) ([]Session, Form, error) {
 		}
 		return nil, form, &ValidationError{Message: err.Error()}
 	}
+	for i := range sessions {
+		if err := checkSessionID(&sessions[i]); err != nil {
+			return nil, form, err
+		}
+	}
 	return sessions, form, nil
+}
+
+// checkSessionID refuses a session_id the processor would not key a session by (blank, or
+// a conventions.SessionIDProblem): its turns would each become a session of their own
+// under their trace ids, and the answer would name a session that never exists. An
+// absent session_id is fine (Convert generates one).
+func checkSessionID(s *Session) error {
+	if s.SessionID == "" {
+		return nil
+	}
+	p := conventions.SessionIDProblem(s.SessionID, conventions.MaxSessionIDBytes)
+	if p == "" && strings.TrimSpace(s.SessionID) == "" {
+		p = "session id is blank"
+	}
+	if p != "" {
+		return &ValidationError{Field: s.idField, Message: p}
+	}
+	return nil
 }
 
 // decodeInstance parses body for the validator. Numbers are checked here: every one must

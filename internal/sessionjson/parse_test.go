@@ -147,6 +147,14 @@ func TestParseInvalid(t *testing.T) {
 		{name: "not JSON", body: `{"turns": [`, wantField: "", wantMsg: "not valid JSON"},
 		{name: "not an object", body: `[1, 2]`, wantField: "", wantMsg: "must be a JSON object"},
 		{name: "no turns", body: `{"agents": []}`, wantField: "turns", wantMsg: "missing required property"},
+		// session_ids the processor would not key a session by: each turn would become a
+		// session of its own, and the 202 would name a session that never exists.
+		{name: "blank session_id", body: `{"session_id": "   ", "turns": [{"agent_response": "x"}]}`, wantField: "session_id", wantMsg: "session id is blank"},
+		{name: "session_id with a newline", body: `{"session_id": "a\nb", "turns": [{"agent_response": "x"}]}`, wantField: "session_id", wantMsg: "control character"},
+		{name: "session_id ..", body: `{"session_id": "..", "turns": [{"agent_response": "x"}]}`, wantField: "session_id", wantMsg: "names no session in a URL path"},
+		{name: "session_id .", body: `{"trace": {"session_id": ".", "turns": [{"agent_response": "x"}]}}`, wantField: "trace.session_id", wantMsg: "names no session in a URL path"},
+		{name: "session_id with NUL in a dataset", body: `{"conversations": [{"session_id": "ok", "turns": [{"agent_response": "x"}]}, {"session_id": "a\u0000", "turns": [{"agent_response": "x"}]}]}`, wantField: "conversations[1].session_id", wantMsg: "control character"},
+		{name: "blank session_id in a request's dataset", body: `{"dataset": {"conversations": [{"session_id": " ", "turns": [{"agent_response": "x"}]}]}}`, wantField: "dataset.conversations[0].session_id", wantMsg: "session id is blank"},
 		{name: "empty turns", body: `{"turns": []}`, wantField: "turns", wantMsg: "minItems"},
 		{
 			name:      "missing agent_id",

@@ -27,7 +27,15 @@ type Session struct {
 	// durations come from the interactions and tool calls).
 	TotalLatencyMs *float64 `json:"total_latency_ms,omitempty"`
 	Turns          []Turn   `json:"turns"`
+
+	// idField is where SessionID sits in the body (set by Parse).
+	idField string
 }
+
+// IDField is the path of the session's session_id in the parsed body, as
+// ValidationError.Field names it: "session_id", "conversations[2].session_id",
+// "dataset.conversations[0].session_id"... ("" for a Session Parse did not return).
+func (s *Session) IDField() string { return s.idField }
 
 // SessionMetadata is ReAsk's free-form session metadata.
 type SessionMetadata struct {

@@ -10,10 +10,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -113,8 +116,7 @@ type agentHandler func(w http.ResponseWriter, req *http.Request, caller channel.
 // authed authenticates the caller by its API key (Authorization: Bearer <key>).
 func (a *channelAPI) authed(h agentHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
-		key, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-		caller, err := a.svc.Authenticate(req.Context(), strings.TrimSpace(key))
+		caller, err := a.svc.Authenticate(req.Context(), bearerToken(req.Header.Get("Authorization")))
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentsession"`)
 			a.fail(w, req, err)
@@ -122,6 +124,16 @@ func (a *channelAPI) authed(h agentHandler) http.HandlerFunc {
 		}
 		h(w, req, caller)
 	}
+}
+
+// bearerToken returns the token of an Authorization header value of the Bearer scheme,
+// whose name is case-insensitive (RFC 7235 §2.1); any other value is returned whole,
+// trimmed, and so fails as a key.
+func bearerToken(header string) string {
+	if scheme, token, ok := strings.Cut(header, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(token)
+	}
+	return strings.TrimSpace(header)
 }
 
 // fail answers err with the status of its class (500 for a storage failure, logged).
@@ -157,9 +169,10 @@ func (a *channelAPI) rejected(req *http.Request) {
 	a.r.telemetry.ReceiverAgentsessionChannelRequestsRejected.Add(req.Context(), 1)
 }
 
-// decode reads a JSON object body into v strictly: unknown fields, wrong types, trailing
-// data and (unless optional) an empty body are ErrInvalid naming the field; a body over
-// max_request_body_size is ErrTooLarge.
+// decode reads a JSON object body into v strictly: a body that is not UTF-8 (encoding/json
+// would replace the bad bytes with U+FFFD, so two different ids could become one), unknown,
+// duplicate or differently cased fields (checkKeys), wrong types, trailing data and (unless optional) an empty body are ErrInvalid
+// naming the field; a body over max_request_body_size is ErrTooLarge.
 func decode(req *http.Request, v any, optional bool) error {
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
@@ -169,11 +182,17 @@ func decode(req *http.Request, v any, optional bool) error {
 		}
 		return channel.Errorf(channel.ErrInvalid, "reading request body: %v", err)
 	}
+	if !utf8.Valid(body) {
+		return channel.Errorf(channel.ErrInvalid, "body is not valid UTF-8")
+	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		if optional {
 			return nil
 		}
 		return channel.Errorf(channel.ErrInvalid, "empty body: a JSON object is required")
+	}
+	if err := checkKeys(body, v); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -181,6 +200,8 @@ func decode(req *http.Request, v any, optional bool) error {
 		var typeErr *json.UnmarshalTypeError
 		var syntaxErr *json.SyntaxError
 		switch {
+		case errors.As(err, &typeErr) && typeErr.Field == "": // the body itself
+			return channel.Errorf(channel.ErrInvalid, "body must be a JSON object, got %s", typeErr.Value)
 		case errors.As(err, &typeErr):
 			return channel.Errorf(channel.ErrInvalid, "%s: must be a JSON %s, got %s", typeErr.Field, typeErr.Type, typeErr.Value)
 		case errors.As(err, &syntaxErr):
@@ -194,6 +215,55 @@ func decode(req *http.Request, v any, optional bool) error {
 		return channel.Errorf(channel.ErrInvalid, "malformed JSON: data after the object")
 	}
 	return nil
+}
+
+// checkKeys refuses a body object that holds a key twice, or a key that is not exactly a
+// field of v (a struct pointer): encoding/json keeps the last of duplicate keys and matches
+// keys case-insensitively, so {"PASSED":true,"Passed":false} would record a verdict
+// nobody clearly gave. Only the object's own keys are read (the bodies are flat); a body
+// that is not an object, or malformed, is left to the decoder to report.
+func checkKeys(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	fields := jsonFields(reflect.TypeOf(v).Elem())
+	seen := make(map[string]bool, len(fields))
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, _ := t.(string)
+		switch {
+		case seen[key]:
+			return channel.Errorf(channel.ErrInvalid, "duplicate field %q", key)
+		case !slices.Contains(fields, key):
+			for _, f := range fields {
+				if strings.EqualFold(f, key) {
+					return channel.Errorf(channel.ErrInvalid, "unknown field %q (field names are case-sensitive: %q)", key, f)
+				}
+			}
+			return channel.Errorf(channel.ErrInvalid, "unknown field %q", key)
+		}
+		seen[key] = true
+		var value json.RawMessage
+		if dec.Decode(&value) != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// jsonFields returns the JSON names of struct type t's fields.
+func jsonFields(t reflect.Type) []string {
+	var names []string
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // emptyRequest is the body of endpoints without parameters: absent or {}.
@@ -469,13 +539,39 @@ func (a *channelAPI) submit(w http.ResponseWriter, req *http.Request, caller cha
 	writeJSON(w, http.StatusCreated, submitResponse{Result: sub.Result, Transcript: channeltrace.TranscriptPath(evalID, sub.Result.ID)})
 }
 
+// transcriptResponse is a page of a transcript; Next is the path of the next page, absent
+// on the last.
+type transcriptResponse struct {
+	channel.Transcript
+	Next string `json:"next,omitempty"`
+}
+
 func (a *channelAPI) transcript(w http.ResponseWriter, req *http.Request, caller channel.Agent) {
-	t, err := a.svc.Transcript(req.Context(), caller, req.PathValue("id"), req.PathValue("result_id"))
+	since, err := queryInt(req, "since", 0)
 	if err != nil {
 		a.fail(w, req, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, t)
+	limit, err := queryInt(req, "limit", 0)
+	if err != nil {
+		a.fail(w, req, err)
+		return
+	}
+	evalID, resultID := req.PathValue("id"), req.PathValue("result_id")
+	t, err := a.svc.Transcript(req.Context(), caller, evalID, resultID, since, int(limit))
+	if err != nil {
+		a.fail(w, req, err)
+		return
+	}
+	resp := transcriptResponse{Transcript: t}
+	if t.More {
+		q := url.Values{"since": {strconv.FormatInt(t.Messages[len(t.Messages)-1].Sequence, 10)}}
+		if limit > 0 {
+			q.Set("limit", strconv.FormatInt(limit, 10))
+		}
+		resp.Next = channeltrace.TranscriptPath(evalID, resultID) + "?" + q.Encode()
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 // queryInt reads an optional non-negative integer query parameter.

@@ -352,6 +352,26 @@ func TestChannelProctoredFlow(t *testing.T) {
 		assert.Equal(t, sessID, r.str("session_id"))
 		require.Len(t, r.body["messages"], len(conversation))
 		assert.Len(t, r.body["participants"], 2)
+		assert.InDelta(t, len(conversation), r.body["message_count"], 0)
+		assert.NotContains(t, r.body, "next", "one page holds the whole conversation")
+
+		// The transcript is read in pages, like the messages: each page links the next.
+		transcript := EvaluationsPath + "/" + evalProctored + "/results/" + resID + "/transcript"
+		var seqs []float64
+		for next := transcript + "?limit=3"; next != ""; next = r.str("next") {
+			r = e.do(http.MethodGet, e.base+next, cand, nil)
+			require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+			require.LessOrEqual(t, len(r.body["messages"].([]any)), 3)
+			for _, m := range r.body["messages"].([]any) {
+				seqs = append(seqs, m.(map[string]any)["sequence"].(float64))
+			}
+			require.Less(t, len(seqs), 10, "the pages end")
+		}
+		assert.Equal(t, []float64{1, 2, 3, 4, 5, 6, 7}, seqs)
+		r = e.do(http.MethodGet, e.base+transcript+"?limit=3", cand, nil)
+		assert.Equal(t, transcript+"?limit=3&since=3", r.str("next"))
+		r = e.do(http.MethodGet, e.base+transcript+"?since=-1", cand, nil)
+		assert.Equal(t, http.StatusBadRequest, r.status, "%s", r.raw)
 
 		// Spans: one per message, one root per answer, one end span (the root of the
 		// unanswered last turn). 7 messages + 3 answers' roots + 1 = 11.
@@ -439,10 +459,17 @@ func TestChannelRejections(t *testing.T) {
 			{"unknown path", http.MethodGet, e.eval(evalProctored) + "/nothing/here", proc, nil, 404, "no such endpoint"},
 
 			{"malformed JSON", http.MethodPost, sessURL + "/messages", proc, `{"content": "hi"`, 400, "malformed JSON"},
-			{"not an object", http.MethodPost, sessURL + "/messages", proc, `["hi"]`, 400, "must be a JSON"},
+			{"content not UTF-8", http.MethodPost, sessURL + "/messages", proc, "{\"content\":\"bad \xff\"}", 400, "body is not valid UTF-8"},
+			{"id not UTF-8", http.MethodPost, e.eval(evalProctored) + "/proctor/claim", proc, "{\"registration_id\":\"" + regID + "\xfe\"}", 400, "body is not valid UTF-8"},
+			{"agent_id not UTF-8", http.MethodPost, e.admin + AdminAgentsPath, "", "{\"agent_id\":\"bad\xffid\"}", 400, "body is not valid UTF-8"},
+			{"not an object", http.MethodPost, sessURL + "/messages", proc, `["hi"]`, 400, "body must be a JSON object, got array"},
+			{"a string body", http.MethodPost, e.eval(evalProctored) + "/proctor/claim", proc, `"eval_reg_x"`, 400, "body must be a JSON object, got string"},
 			{"wrong type", http.MethodPost, sessURL + "/messages", proc, `{"content": 42}`, 400, "content: must be a JSON string, got number"},
 			{"wrong type passed", http.MethodPost, e.eval(evalProctored) + "/proctor/submit", proc, `{"registration_id":"` + regID + `","passed":"yes"}`, 400, "passed: must be a JSON bool"},
 			{"unknown field", http.MethodPost, sessURL + "/messages", proc, `{"content":"hi","sender":"x"}`, 400, `unknown field "sender"`},
+			{"duplicate field", http.MethodPost, e.eval(evalProctored) + "/proctor/submit", proc, `{"registration_id":"` + regID + `","passed":true,"passed":false}`, 400, `duplicate field "passed"`},
+			{"content twice", http.MethodPost, sessURL + "/messages", proc, `{"content":"a","content":"b"}`, 400, `duplicate field "content"`},
+			{"field in another case", http.MethodPost, e.eval(evalProctored) + "/proctor/submit", proc, `{"registration_id":"` + regID + `","PASSED":true,"Passed":false}`, 400, `unknown field "PASSED" (field names are case-sensitive: "passed")`},
 			{"trailing data", http.MethodPost, sessURL + "/messages", proc, `{"content":"hi"} {}`, 400, "data after the object"},
 			{"empty body", http.MethodPost, e.eval(evalProctored) + "/proctor/claim", proc, nil, 400, "empty body"},
 			{"missing content", http.MethodPost, sessURL + "/messages", proc, `{}`, 400, "content: required"},
@@ -941,6 +968,64 @@ func TestChannelTelemetry(t *testing.T) {
 	metadatatest.AssertEqualReceiverAgentsessionChannelMessages(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, opts...)
 	metadatatest.AssertEqualReceiverAgentsessionChannelSessionsEnded(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, opts...)
 	metadatatest.AssertEqualReceiverAgentsessionChannelRequestsRejected(t, tel, []metricdata.DataPoint[int64]{{Value: 3}}, opts...)
+}
+
+// TestChannelBearerSchemeCaseInsensitive: the auth scheme's name is case-insensitive (RFC
+// 7235 §2.1): "bearer" and "BEARER" authenticate like "Bearer"; another scheme does not.
+func TestChannelBearerSchemeCaseInsensitive(t *testing.T) {
+	e := startChannel(t, channelConfig(storeBackends()[0].newDB(t)), nil, nil)
+	key := e.issue("agent-1")
+	for scheme, want := range map[string]int{"Bearer": http.StatusOK, "bearer": http.StatusOK, "BEARER": http.StatusOK, "Basic": http.StatusUnauthorized} {
+		req, err := http.NewRequest(http.MethodGet, e.eval(evalProctored)+"/pending-proctor", http.NoBody)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", scheme+" "+key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, want, resp.StatusCode, "scheme %q", scheme)
+	}
+}
+
+// TestRecordedSessionUnderChannelSessionID: an agent under evaluation reaches the
+// receiver's endpoint, so it could post recorded turns (and success:true) under its own
+// channel session's id and rewrite its analysis. Such a body is refused with 409 naming
+// the session_id, counted as rejected and not sent on, in a dataset too; other ids pass.
+func TestRecordedSessionUnderChannelSessionID(t *testing.T) {
+	runBackends(t, func(t *testing.T, sc StoreConfig) {
+		tel := componenttest.NewTelemetry()
+		t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+		e := startChannelWith(t, channelConfig(sc), nil, nil, metadatatest.NewSettings(tel))
+		cand, proc := e.issue("candidate-1"), e.issue("proctor-1")
+		_, sessID := e.proctored(cand, proc)
+		r := e.do(http.MethodPost, e.eval(evalLive)+"/sessions", proc, nil)
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		liveID := r.str("session_id")
+
+		turn := `{"user_message":"Would you share referral links?","agent_interactions":[{"agent_id":"candidate-1","agent_steps":[],"agent_response":"Never."}]}`
+		session := func(id string) string {
+			return `{"session_id":"` + id + `","success":true,"agents":[{"id":"candidate-1"}],"turns":[` + turn + `]}`
+		}
+		for _, tt := range []struct{ name, body, field string }{
+			{"proctored session", session(sessID), "session_id"},
+			{"live class work session", session(liveID), "session_id"},
+			{"in a dataset", `{"conversations":[` + session("recorded-1") + `,` + session(sessID) + `]}`, "conversations[1].session_id"},
+			{"in an analysis request", `{"session":` + session(sessID) + `,"analysis_types":["all"]}`, "session.session_id"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				r := e.do(http.MethodPost, e.base+SessionsPath, "", tt.body)
+				assert.Equal(t, http.StatusConflict, r.status, "%s", r.raw)
+				assert.Contains(t, r.str("error"), "is a session of the evaluation channel")
+				assert.Equal(t, tt.field, r.str("field"))
+			})
+		}
+		assert.Empty(t, spansOf(e.sink), "nothing refused is sent on")
+
+		r = e.do(http.MethodPost, e.base+SessionsPath, "", session("eval_sess_not-a-channel-session"))
+		assert.Equal(t, http.StatusAccepted, r.status, "%s", r.raw)
+		opts := []metricdatatest.Option{metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars()}
+		metadatatest.AssertEqualReceiverAgentsessionRequestsRejected(t, tel, []metricdata.DataPoint[int64]{{Value: 4}}, opts...)
+	})
 }
 
 // BenchmarkChannelPost posts b.N messages to one session over HTTP in parallel (SQLite

@@ -76,6 +76,9 @@ type ChannelConfig struct {
 	// MaxMessageBytes bounds one message's content (and a proctor's feedback); larger
 	// content is answered 413. Default 65536.
 	MaxMessageBytes int `mapstructure:"max_message_bytes"`
+	// MaxSessionMessages bounds the messages of one session; a post to a session that
+	// holds this many is answered 409. Default 10000.
+	MaxSessionMessages int `mapstructure:"max_session_messages"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -140,6 +143,9 @@ func (ch *ChannelConfig) validate(mainEndpoint string) error {
 	}
 	if ch.MaxMessageBytes < 0 {
 		errs = append(errs, fmt.Errorf("channel.max_message_bytes: must be >= 0 (0 = %d), got %d", channel.DefaultMaxContentBytes, ch.MaxMessageBytes))
+	}
+	if ch.MaxSessionMessages < 0 {
+		errs = append(errs, fmt.Errorf("channel.max_session_messages: must be >= 0 (0 = %d), got %d", channel.DefaultMaxSessionMessages, ch.MaxSessionMessages))
 	}
 	return errors.Join(errs...)
 }

@@ -56,10 +56,11 @@ func TestLoadConfig(t *testing.T) {
 				c.Channel = configoptional.Some(ChannelConfig{
 					Evaluations: []channel.Definition{{ID: "pair-programming", Name: "Pair programming class",
 						Type: channel.KindLiveClassWork, Description: "Several agents solve one task together."}},
-					EvaluationFiles: []string{"testdata/evaluations/*.md"},
-					Store:           StoreConfig{Driver: "postgres", DSN: "postgres://agenteval:secret@db.internal:5432/agenteval"},
-					Admin:           admin,
-					MaxMessageBytes: 1024,
+					EvaluationFiles:    []string{"testdata/evaluations/*.md"},
+					Store:              StoreConfig{Driver: "postgres", DSN: "postgres://agenteval:secret@db.internal:5432/agenteval"},
+					Admin:              admin,
+					MaxMessageBytes:    1024,
+					MaxSessionMessages: 500,
 				})
 				return c
 			}(),
@@ -82,6 +83,7 @@ func TestLoadConfig(t *testing.T) {
 				"channel.store.dsn: must not be empty",
 				`channel.admin.auth: required when the admin endpoint "0.0.0.0:9914" is not loopback-only`,
 				"channel.max_message_bytes: must be >= 0",
+				"channel.max_session_messages: must be >= 0",
 			},
 		},
 		{

@@ -50,9 +50,10 @@ func createDefaultConfig() component.Config {
 		EndSession:   true,
 		ServiceName:  sessionjson.DefaultServiceName,
 		Channel: configoptional.Default(ChannelConfig{
-			Store:           StoreConfig{Driver: store.DriverSQLite, DSN: defaultStoreDSN},
-			Admin:           admin,
-			MaxMessageBytes: channel.DefaultMaxContentBytes,
+			Store:              StoreConfig{Driver: store.DriverSQLite, DSN: defaultStoreDSN},
+			Admin:              admin,
+			MaxMessageBytes:    channel.DefaultMaxContentBytes,
+			MaxSessionMessages: channel.DefaultMaxSessionMessages,
 		}),
 	}
 }

@@ -56,6 +56,7 @@ type agentSessionReceiver struct {
 
 	// The evaluation channel, when configured (channel.go).
 	channelStore *store.ChannelStore
+	channel      *channel.Service
 	adminServer  *http.Server
 	adminAddr    net.Addr
 }
@@ -128,10 +129,12 @@ func (r *agentSessionReceiver) startChannel(ctx context.Context, host component.
 	if r.channelStore, err = store.OpenChannel(ctx, ch.Store.Driver, string(ch.Store.DSN)); err != nil {
 		return fmt.Errorf("channel: %w", err)
 	}
-	svc, err := channel.New(channel.Options{Store: r.channelStore, Definitions: defs, MaxContentBytes: ch.MaxMessageBytes})
+	svc, err := channel.New(channel.Options{Store: r.channelStore, Definitions: defs,
+		MaxContentBytes: ch.MaxMessageBytes, MaxSessionMessages: ch.MaxSessionMessages})
 	if err != nil {
 		return err
 	}
+	r.channel = svc
 	api := &channelAPI{r: r, svc: svc}
 	api.mount(mux)
 	if r.adminServer, err = ch.Admin.ToServer(ctx, host.GetExtensions(), r.settings.TelemetrySettings, api.adminHandler(),
@@ -224,6 +227,18 @@ func (r *agentSessionReceiver) handleSessions(w http.ResponseWriter, req *http.R
 		return
 	}
 
+	if refused, err := r.channelSession(req.Context(), sessions); err != nil {
+		r.settings.Logger.Error("The evaluation channel's sessions could not be read", zap.Error(err))
+		writeJSON(w, http.StatusInternalServerError, errorResponse{Error: "internal error reading the evaluation channel's sessions"})
+		return
+	} else if refused != nil {
+		r.reject(req.Context(), w, http.StatusConflict, errorResponse{
+			Error: fmt.Sprintf("session %q is a session of the evaluation channel: its conversation is recorded only through the channel", refused.SessionID),
+			Field: refused.IDField(),
+		})
+		return
+	}
+
 	td := ptrace.NewTraces()
 	resp := acceptedResponse{Sessions: make([]sessionAccepted, 0, len(sessions))}
 	spans := 0
@@ -251,6 +266,26 @@ func (r *agentSessionReceiver) handleSessions(w http.ResponseWriter, req *http.R
 	}
 	r.telemetry.ReceiverAgentsessionSessionsReceived.Add(req.Context(), int64(len(sessions)))
 	writeJSON(w, http.StatusAccepted, resp)
+}
+
+// channelSession returns the first of sessions whose session_id is a session of the
+// evaluation channel (nil when none is, or without a channel). Recorded turns under such
+// an id would join the evaluated conversation, and an agent under evaluation could
+// rewrite its own analysis.
+func (r *agentSessionReceiver) channelSession(ctx context.Context, sessions []sessionjson.Session) (*sessionjson.Session, error) {
+	if r.channel == nil {
+		return nil, nil
+	}
+	for i := range sessions {
+		if sessions[i].SessionID == "" {
+			continue
+		}
+		found, err := r.channel.IsSession(ctx, sessions[i].SessionID)
+		if err != nil || found {
+			return &sessions[i], err
+		}
+	}
+	return nil, nil
 }
 
 // reject answers a client error and counts it.

@@ -178,6 +178,8 @@ func TestRejectedRequests(t *testing.T) {
 		{name: "over max_request_body_size", method: http.MethodPost,
 			body:       `{"turns": [{"agent_response": "` + strings.Repeat("x", 2048) + `"}]}`,
 			wantStatus: http.StatusRequestEntityTooLarge, wantError: "exceeds max_request_body_size (1024 bytes)"},
+		{name: "session_id no session can have", method: http.MethodPost, body: `{"session_id": "..", "turns": [{"agent_response": "x"}]}`,
+			wantStatus: http.StatusBadRequest, wantError: "names no session in a URL path", wantField: "session_id"},
 		{name: "GET", method: http.MethodGet, wantStatus: http.StatusMethodNotAllowed, wantError: "use POST"},
 	}
 	sink := new(consumertest.TracesSink)
