@@ -6,7 +6,6 @@ package e2e
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -83,15 +82,8 @@ service:
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	}()
-	for _, addr := range []string{ingest, admin} {
-		require.Eventually(t, func() bool {
-			c, err := net.Dial("tcp", addr)
-			if err == nil {
-				_ = c.Close()
-			}
-			return err == nil
-		}, 30*time.Second, 50*time.Millisecond, "the collector listens on %s", addr)
-	}
+	waitListening(t, ingest)
+	waitListening(t, admin)
 
 	do := func(method, url, body string, auth func(*http.Request)) (int, string) {
 		req, err := http.NewRequest(method, url, strings.NewReader(body))

@@ -132,14 +132,20 @@ func startProcess(t *testing.T, bin, cfgPath, addr string) *exec.Cmd {
 	cmd := exec.Command(bin, "--config", cfgPath)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	require.NoError(t, cmd.Start())
+	waitListening(t, addr)
+	return cmd
+}
+
+// waitListening waits until something listens on addr.
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
 	require.Eventually(t, func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			_ = c.Close()
 		}
 		return err == nil
-	}, 30*time.Second, 50*time.Millisecond, "the collector listens")
-	return cmd
+	}, 30*time.Second, 50*time.Millisecond, "the collector listens on %s", addr)
 }
 
 // triageInteractions reads the triage agent's interaction count in a Prometheus text
