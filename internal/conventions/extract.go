@@ -171,6 +171,22 @@ func (s *attrScan) str(k attrKey) string {
 	return t
 }
 
+// SessionKeyRank is the priority of a session key name as SpanRecord.SessionKey holds it:
+// the position of the key in the configured list (0 is the first), the keys on a span's
+// attributes before the same keys on its resource ("resource:" + key); -1 for a name the
+// extractor does not use. DESIGN §4: the session key is the first present of the list on
+// any span of the trace, so a trace that meets a better key than the one it joined by
+// moves to that key's session (tracker).
+func (e *Extractor) SessionKeyRank(key string) int {
+	if k, ok := strings.CutPrefix(key, "resource:"); ok {
+		if i := slices.Index(e.sessKeys, k); i >= 0 {
+			return len(e.sessKeys) + i
+		}
+		return -1
+	}
+	return slices.Index(e.sessKeys, key)
+}
+
 func (s *attrScan) collect(e *Extractor, attrs pcommon.Map) {
 	attrs.Range(func(k string, v pcommon.Value) bool {
 		if info, ok := e.keys[k]; ok {

@@ -223,8 +223,12 @@ type traceState struct {
 	genAI     bool
 	endSignal bool
 	// outcome is the last explicit task outcome (agent_eval.task.completed) received.
-	outcome   *bool
-	service   string
+	outcome *bool
+	service string
+	// key is the session key the trace joined its session by (SpanRecord.SessionKey),
+	// keyRank its priority (Tracker.keyRank).
+	key       string
+	keyRank   int
 	firstSeen time.Time
 	// seen.at is when the trace's last record arrived (Tracker.rooted or unrooted,
 	// timers).
@@ -411,6 +415,8 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 	case tr.sess != nil && r.SessionID != "" && r.SessionID != tr.sess.id && ParentSessionID(tr.sess.id) == r.SessionID:
 		// The trace joined a sub-agent's id first; the parent's id folds it back.
 		t.rekey(tr, r.SessionID, r.SessionKey, r.Service, now)
+	case tr.sess != nil && r.SessionID != "" && r.SessionKey != tr.key:
+		t.betterKey(tr, r, now)
 	}
 	t.retain(tr, r, now)
 	if s := tr.sess; s != nil {
@@ -494,6 +500,7 @@ func (t *Tracker) attach(tr *traceState, id, keySource, service string, now time
 	tr.elem = nil
 	t.pending--
 	tr.sess = s
+	tr.key, tr.keyRank = keySource, t.keyRank(keySource)
 	s.open[tr.id] = tr
 	s.spans += tr.recs.n
 	if tr.endSignal {
@@ -530,8 +537,44 @@ func (t *Tracker) foldSubAgent(id string) string {
 	return id
 }
 
-// rekey moves the open trace tr from the session it joined under a sub-agent's id to its
-// parent's session id. The session it leaves is dropped when nothing else is in it.
+// keyRank is the priority of a session key name (conventions.Extractor.SessionKeyRank),
+// -1 without an extractor.
+func (t *Tracker) keyRank(key string) int {
+	if t.cfg.Extractor == nil {
+		return -1
+	}
+	return t.cfg.Extractor.SessionKeyRank(key)
+}
+
+// betterKey moves the open trace tr to the session that r's key names when that key comes
+// before the one tr joined by (DESIGN §4: the session key is the first present of the
+// configured list on any span of the trace). Spans arrive as they end, so a trace often
+// joins by a later key first: Bedrock AgentCore puts its runtime's session.id on every
+// span, while the agent span, which ends last, holds gen_ai.conversation.id. The same id
+// under a better key only records that key. A session that ended for good (a dead id)
+// takes no trace.
+func (t *Tracker) betterKey(tr *traceState, r *session.SpanRecord, now time.Time) {
+	rank := t.keyRank(r.SessionKey)
+	if rank < 0 || (tr.keyRank >= 0 && rank >= tr.keyRank) {
+		return
+	}
+	id := t.foldSubAgent(r.SessionID)
+	if id == tr.sess.id {
+		tr.key, tr.keyRank = r.SessionKey, rank
+		if cur := t.keyRank(tr.sess.keySource); cur < 0 || rank < cur {
+			tr.sess.keySource = r.SessionKey
+		}
+		return
+	}
+	if _, dead := t.deadSessions[id]; dead {
+		return
+	}
+	t.rekey(tr, id, r.SessionKey, r.Service, now)
+}
+
+// rekey moves the open trace tr from the session it joined to session id: the parent's
+// of a sub-agent's id, or the session of a better key (betterKey). The session it leaves
+// is dropped when nothing else is in it.
 func (t *Tracker) rekey(tr *traceState, id, keySource, service string, now time.Time) {
 	old := tr.sess
 	delete(old.open, tr.id)

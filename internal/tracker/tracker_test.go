@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenteval/agenteval-collector/internal/conventions"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/session/sessiontest"
 )
@@ -328,6 +330,47 @@ func TestTrackerOutcomeAfterTheSessionEnded(t *testing.T) {
 	tk.Observe([]session.SpanRecord{end}, atSec(50))
 	assert.Empty(t, kinds(tk.Advance(atSec(53))), "nothing to report without a turn or an outcome")
 	checkAccounting(t, tk)
+}
+
+// TestTrackerBestSessionKeyOfTheTrace: the session key is the first present of the
+// configured list on any span of the trace (DESIGN §4), whatever span arrives first.
+// Bedrock AgentCore (ADOT) puts the runtime's session.id on every span; the agent span,
+// which ends last, also holds gen_ai.conversation.id, which comes first in the list.
+func TestTrackerBestSessionKeyOfTheTrace(t *testing.T) {
+	ex := conventions.NewExtractor(conventions.Config{SessionKeys: conventions.DefaultSessionKeys()})
+	tk := New(Config{Extractor: ex})
+	for i, tid := range []string{"t1", "t2"} {
+		recs := turnRecs(tid, "runtime-7", int64(i)*1000, "question")
+		agent := &recs[2]
+		agent.SessionID, agent.SessionKey = "conv-A", semconv.GenAIConversationID
+		tk.Observe(recs, atSec(float64(i)*5))
+		tk.Advance(atSec(float64(i)*5 + 3))
+	}
+	ev := tk.Advance(atSec(1000))
+	require.Equal(t, []string{"session_ended:conv-A:session_timeout"}, kinds(ev), "no session runtime-7")
+	assert.Len(t, ev[0].Session.Turns, 2)
+	assert.Equal(t, semconv.GenAIConversationID, ev[0].Session.KeySource)
+	checkAccounting(t, tk)
+
+	// The same id under a better key (ADK: gcp.vertex.agent.session_id on the model
+	// spans, gen_ai.conversation.id on the agent span) records that key.
+	for _, agentKey := range []string{semconv.GenAIConversationID, "resource:" + semconv.GenAIConversationID} {
+		tk = New(Config{Extractor: ex})
+		recs := turnRecs("t3", "adk-1", 0, "question")
+		for i := range recs[:2] {
+			recs[i].SessionKey = semconv.ADKSessionID
+		}
+		recs[2].SessionKey = agentKey
+		tk.Observe(recs[:2], atSec(0))
+		tk.Observe(recs[2:], atSec(0.1))
+		ev = tk.Advance(atSec(1000))
+		require.Equal(t, []string{"turn_closed:adk-1", "session_ended:adk-1:session_timeout"}, kinds(ev))
+		want := semconv.GenAIConversationID
+		if agentKey != want {
+			want = semconv.ADKSessionID // a key on a span beats any key on the resource
+		}
+		assert.Equal(t, want, ev[1].Session.KeySource)
+	}
 }
 
 func TestTrackerMaxSessionDuration(t *testing.T) {
