@@ -193,7 +193,8 @@ func (c *Client) Config() Config { return c.cfg }
 // Pool returns the client's worker pool.
 func (c *Client) Pool() *Pool { return c.pool }
 
-// Shutdown stops the pool: queued jobs are dropped, running ones finish or see ctx end.
+// Shutdown stops the pool (Pool.Shutdown): jobs see their context cancelled with cause
+// ErrShutdown, queued ones included.
 func (c *Client) Shutdown(ctx context.Context) error { return c.pool.Shutdown(ctx) }
 
 // Stats returns the counters.

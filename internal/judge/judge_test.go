@@ -418,8 +418,10 @@ func TestPoolNeverBlocks(t *testing.T) {
 	start := time.Now()
 	accepted := 0
 	for range 100 {
-		if p.Submit(hang) {
+		if err := p.Submit(hang); err == nil {
 			accepted++
+		} else if !errors.Is(err, ErrQueueFull) {
+			t.Fatalf("submit: %v", err)
 		}
 	}
 	if d := time.Since(start); d > time.Second {
@@ -433,8 +435,46 @@ func TestPoolNeverBlocks(t *testing.T) {
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if p.Submit(hang) {
-		t.Fatal("submit after shutdown accepted")
+	if err := p.Submit(hang); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("submit after shutdown: %v", err)
+	}
+}
+
+// TestPoolShutdownRunsQueuedJobs: at Shutdown a running job sees its context cancelled
+// and a queued one still runs, with that context, so that each can record what it did
+// not do; both read ErrShutdown as the cause.
+func TestPoolShutdownRunsQueuedJobs(t *testing.T) {
+	p := NewPool(1, 1)
+	started := make(chan struct{}, 1)
+	causes := make(chan error, 2)
+	job := func(ctx context.Context) {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+	}
+	if err := p.Submit(job); err != nil {
+		t.Fatal(err)
+	}
+	<-started // the worker holds the first job
+	if err := p.Submit(job); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(causes)
+	var n int
+	for err := range causes {
+		if !errors.Is(err, ErrShutdown) {
+			t.Fatalf("cause %v", err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("%d of 2 jobs ran", n)
 	}
 }
 
