@@ -126,6 +126,7 @@ func TestConfigValidate(t *testing.T) {
 		{"session span bound", func(c *Config) { c.Emit.MaxSessionSpanBytes = 4096 }, `emit.max_session_span_bytes: must be 0 (no bound) or at least 65536, got 4096`},
 		{"continuation driver", func(c *Config) { c.Continuation.Driver = "mysql" }, `continuation.driver: invalid value "mysql"`},
 		{"continuation dsn", func(c *Config) { c.Continuation.Driver = "sqlite" }, `continuation.dsn: required with continuation.driver "sqlite"`},
+		{"continuation postgres dsn", func(c *Config) { c.Continuation.Driver, c.Continuation.DSN = "postgres", "postgres://u:pw@db:port/x" }, `continuation.dsn: not a PostgreSQL DSN`},
 		{"continuation max_records", func(c *Config) { c.Continuation.MaxRecords = 0 }, `continuation.max_records: must be positive, got 0`},
 		{"continuation dsn alone", func(c *Config) { c.Continuation.DSN = "x.db" }, `continuation.dsn: set without continuation.driver`},
 		{"continuation storage alone", func(c *Config) { c.Continuation.Storage = &keptStorageID }, `continuation.storage: set without continuation.driver`},

@@ -128,6 +128,8 @@ func (ch *ChannelConfig) validate(mainEndpoint string) error {
 	}
 	if ch.Store.DSN == "" {
 		errs = append(errs, errors.New("channel.store.dsn: must not be empty"))
+	} else if err := store.ValidateDSN(ch.Store.Driver, string(ch.Store.DSN)); err != nil {
+		errs = append(errs, fmt.Errorf("channel.store.dsn: %w", err))
 	}
 	admin := ch.Admin.NetAddr.Endpoint
 	switch {

@@ -89,6 +89,7 @@ func TestLoadConfig(t *testing.T) {
 			expectedErr: []string{
 				`channel.evaluation_files: testdata/evaluations/bad-type.md.txt: type: "simple_pass_fail" is not served by the channel`,
 				`channel.admin.endpoint: "localhost:8891" is the receiver's endpoint`,
+				"channel.store.dsn: not a PostgreSQL DSN",
 			},
 		},
 		{
