@@ -244,6 +244,12 @@ func TestParseVerdict(t *testing.T) {
 		{`{"score":"0.5abc"}`, 0, false, true},
 		{`{"score":"0.9 out of 10"}`, 0, false, true},
 		{`{"score":"NaN"}`, 0, false, true},
+		// The first object with a score, whatever braces the text around it holds.
+		{`{"score":0.8,"pass":true,"reason":"ok"} (format used: {score, pass, reason})`, 0.8, true, false},
+		{`Verdict: {"score":0.8,"pass":false,"reason":"ok"}. Rubric applied: {"clarity"}`, 0.8, false, false},
+		{`<think>The answer must be {"score": x}.</think>{"score":0.2,"pass":false,"reason":"ok"}`, 0.2, false, false},
+		{`Criteria {"clarity":1}, then {"score":0.9,"reason":"ok"}`, 0.9, true, false},
+		{`{"verdict":{"score":0.9}}`, 0, false, true}, // a field's object is not the verdict
 		{`score: 0.9`, 0, false, true},
 		{`{"score":0.9,`, 0, false, true},
 		{``, 0, false, true},
