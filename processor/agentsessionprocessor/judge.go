@@ -48,7 +48,7 @@ func newSessionJudge(cfg judge.Config) (*sessionJudge, error) {
 		return nil, err
 	}
 	sj := &sessionJudge{client: c, cfg: cfg, sampleRate: 1,
-		ledger: judge.NewLedger(cfg.MaxCallsPerSession, cfg.MaxTokensPerSession)}
+		ledger: judge.NewLedger(*c.Config().MaxCallsPerSession, cfg.MaxTokensPerSession)}
 	if cfg.SampleRate != nil {
 		sj.sampleRate = *cfg.SampleRate
 	}

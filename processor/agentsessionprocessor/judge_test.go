@@ -6,6 +6,7 @@ package agentsessionprocessor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -129,7 +130,7 @@ func TestSessionJudgeNearThreshold(t *testing.T) {
 // response quality, at most 2 calls per session.
 func twoCallJudge(url string) judge.Config {
 	return judge.Config{Enabled: true, Endpoint: url + "/v1", Model: "m", Timeout: 5 * time.Second,
-		MaxCallsPerSession: 2, Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
+		MaxCallsPerSession: new(2), Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
 }
 
 // TestSessionJudgeMaxCalls: past max_calls_per_session the remaining verdicts are judge
@@ -306,4 +307,52 @@ func TestSessionJudgeShutdownKeepsAnswered(t *testing.T) {
 	spans := evalSpans(sink)[semconv.EvalKindJudge]
 	require.Len(t, spans, 1)
 	assert.Equal(t, map[string]string{"task_completion/": "score", "handoff/": "error: judge shut down"}, judgeVerdictsOf(t, spans[0]))
+}
+
+// TestSessionJudgeDefaultCallLimit: with max_calls_per_session left out, a session whose
+// trace names 302 agents (the fixture's two and 300 more) costs judge.DefaultMaxCallsPerSession calls, not one per agent;
+// every agent not judged records the limit as its judge_error. An explicit 0 is no limit.
+func TestSessionJudgeDefaultCallLimit(t *testing.T) {
+	td := datasetRun(67, "conv-many", "", "", "hello")
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	root := spans.At(0)
+	const agents = 300
+	for i := range agents {
+		sp := spans.AppendEmpty()
+		root.CopyTo(sp)
+		sp.Attributes().Remove("agent_eval.session.end")
+		sp.SetParentSpanID(root.SpanID())
+		sp.SetSpanID([8]byte{67, 9, byte(i >> 8), byte(i), 0, 0, 0, 1})
+		sp.SetName(fmt.Sprintf("invoke_agent a%d", i))
+		sp.Attributes().PutStr(semconv.GenAIAgentName, fmt.Sprintf("a%d", i))
+	}
+	for _, tc := range []struct {
+		limit *int
+		calls int
+	}{{nil, judge.DefaultMaxCallsPerSession}, {new(0), agents + 2}} {
+		srv, prompts := verdictServer(t)
+		cfg := testConfig()
+		cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", MaxCallsPerSession: tc.limit,
+			Metrics: []judge.Metric{judge.MetricResponseQuality}}
+		p, sink, clk := newTestProcessor(t, cfg, nil)
+		runSession(t, p, clk, ptraceClone(td))
+		require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindJudge]) == 1 }, 30*time.Second, 10*time.Millisecond)
+		require.NoError(t, p.shutdown(context.Background()))
+		assert.Equal(t, tc.calls, len(prompts()))
+		var verdicts, limited int
+		forEachSpanEvent(evalSpans(sink)[semconv.EvalKindJudge][0], func(ev ptrace.SpanEvent) {
+			verdicts++
+			if e, ok := ev.Attributes().Get(semconv.GenAIEvaluationExplanation); ok && strings.Contains(e.Str(), "max_calls_per_session") {
+				limited++
+			}
+		})
+		assert.Equal(t, agents+2, verdicts, "one verdict per agent, judged or not")
+		assert.Equal(t, agents+2-tc.calls, limited)
+	}
+}
+
+func ptraceClone(td ptrace.Traces) ptrace.Traces {
+	c := ptrace.NewTraces()
+	td.CopyTo(c)
+	return c
 }

@@ -528,14 +528,15 @@ func (g *costGuard) Judge(ctx context.Context, req reference.JudgeRequest) (refe
 // reservation from the ledger.
 func (r *refRunner) planJudge(ctx context.Context, sid string, ex reference.Example, output any) (*caseCost, error) {
 	j := r.judge
-	if j.cfg.MaxCallsPerSession <= 0 && j.cfg.MaxTokensPerSession <= 0 {
+	maxCalls := *j.client.Config().MaxCallsPerSession // defaults applied
+	if maxCalls <= 0 && j.cfg.MaxTokensPerSession <= 0 {
 		res, _ := j.ledger.Reserve(sid, 0, 0) // no limit: reserves and refuses nothing
 		return &caseCost{reserved: res}, nil
 	}
 	plan := &caseCost{dry: true}
 	_, _ = r.judgeEval.Evaluate(context.WithValue(ctx, caseCostKey{}, plan), ex, output)
 	run := &caseCost{total: plan.calls}
-	if n := j.cfg.MaxCallsPerSession; n > 0 && plan.calls > n {
+	if n := maxCalls; n > 0 && plan.calls > n {
 		return run, fmt.Errorf("%w: max_calls_per_session %d (the case needs %d calls)", judge.ErrCostLimit, n, plan.calls)
 	}
 	if n := j.cfg.MaxTokensPerSession; n > 0 && plan.tokens > n {
