@@ -295,13 +295,10 @@ func (cfg *Config) Validate() error {
 	if _, err := buildRegistry(cfg); err != nil {
 		errs = append(errs, err)
 	}
-	if err := cfg.Scoring.Validate(); err != nil {
-		errs = append(errs, err)
-	}
+	// scoring and judge are not validated here: the collector calls their own Validate
+	// (confmap.Validate walks the nested configs), and a second call printed every error
+	// twice.
 	if err := cfg.References.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := cfg.Judge.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if cfg.Judge.Enabled && len(cfg.References.Datasets) == 0 &&

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,12 +200,13 @@ func TestConfigValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
 			tt.mutate(cfg)
-			err := cfg.Validate()
+			err := confmap.Validate(cfg) // as the collector validates: nested configs too
 			if tt.expectedErr == "" {
 				assert.NoError(t, err)
 				return
 			}
 			assert.ErrorContains(t, err, tt.expectedErr)
+			assert.Equal(t, 1, strings.Count(err.Error(), tt.expectedErr), "each error once: %v", err)
 		})
 	}
 }
