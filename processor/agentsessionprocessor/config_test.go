@@ -155,7 +155,7 @@ func TestConfigValidate(t *testing.T) {
 		{"trajectory mode", func(c *Config) {
 			c.References.Datasets = []string{"d.json"}
 			c.References.Trajectory.Mode = "loose"
-		}, `references.trajectory.invalid evaluator option: mode "loose"`},
+		}, `references.trajectory.mode: invalid evaluator option: "loose"`},
 		{"trajectory args override", func(c *Config) {
 			c.References.Datasets = []string{"d.json"}
 			c.References.Trajectory.ArgsOverrides = map[string]string{"search": "fuzzy"}
