@@ -93,6 +93,10 @@ func TestLoadConfig(t *testing.T) {
 			},
 		},
 		{
+			id:          component.NewIDWithName(metadata.Type, "channel_admin_noport"),
+			expectedErr: []string{`channel.admin.endpoint: "localhost" has no port: want host:port (e.g. localhost:8892)`},
+		},
+		{
 			id:          component.NewIDWithName(metadata.Type, "channel_empty"),
 			expectedErr: []string{"channel.evaluations: define at least one evaluation"},
 		},
