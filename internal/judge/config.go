@@ -52,6 +52,13 @@ const (
 	DefaultMaxCallsPerSession = 50
 )
 
+// Upper bounds of the pool's sizes, which are allocated when the client is made (a
+// goroutine per worker, the queue's buffer), before any call.
+const (
+	MaxConcurrency = 256
+	MaxQueueSize   = 100_000
+)
+
 // Config configures the judge and the embeddings client: the processor's `judge:` block.
 // The judge is off unless Enabled is true. Durations are Go durations ("30s").
 type Config struct {
@@ -197,6 +204,12 @@ func (c *Config) Validate() error {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("judge.%s: must be >= 0 (got %d)", f.name, f.v))
 		}
+	}
+	if c.Concurrency > MaxConcurrency {
+		errs = append(errs, fmt.Errorf("judge.concurrency: must be at most %d (got %d)", MaxConcurrency, c.Concurrency))
+	}
+	if c.QueueSize > MaxQueueSize {
+		errs = append(errs, fmt.Errorf("judge.queue_size: must be at most %d (got %d)", MaxQueueSize, c.QueueSize))
 	}
 	if c.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("judge.timeout: must be >= 0 (got %s)", c.Timeout))

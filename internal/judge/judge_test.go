@@ -528,6 +528,10 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Enabled: true, Endpoint: "http://x", Rubric: "r"}, "judge.model"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m"}, "judge.rubric"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", Concurrency: -1}, "judge.concurrency"},
+		// Allocated when the client is made: 4e9 queue slots ran validate out of memory.
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", Concurrency: 5_000_000}, "judge.concurrency: must be at most 256 (got 5000000)"},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", QueueSize: 4_000_000_000}, "judge.queue_size: must be at most 100000 (got 4000000000)"},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", Concurrency: 256, QueueSize: 100_000}, ""},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", SampleRate: &neg}, "judge.sample_rate"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", Metrics: []Metric{"vibes"}}, "judge.metrics[0]"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Metrics: []Metric{MetricReasoning}}, ""},
