@@ -161,6 +161,10 @@ func New(cfg Config, opts []Option, extra ...option.RequestOption) (*Client, err
 	return c, nil
 }
 
+// openAIHost is OpenAI's own API host, the only one that gets the OPENAI_ORG_ID and
+// OPENAI_PROJECT_ID openai-go reads from the environment.
+const openAIHost = "api.openai.com"
+
 func clientOptions(endpoint, keyEnv string, cfg Config, extra []option.RequestOption) []option.RequestOption {
 	opts := []option.RequestOption{
 		option.WithBaseURL(endpoint),
@@ -169,7 +173,18 @@ func clientOptions(endpoint, keyEnv string, cfg Config, extra []option.RequestOp
 		option.WithAPIKey(lookupKey(keyEnv)),
 		option.WithMiddleware(limitResponses(MaxResponseBytes)),
 	}
+	opts = append(opts, withoutOpenAIEnv(endpoint)...)
 	return append(opts, extra...)
+}
+
+// withoutOpenAIEnv drops the OpenAI-Organization and OpenAI-Project headers that
+// openai-go sets from OPENAI_ORG_ID and OPENAI_PROJECT_ID, unless endpoint is OpenAI's
+// own API: a LiteLLM, vLLM or other server must not receive the host's OpenAI account.
+func withoutOpenAIEnv(endpoint string) []option.RequestOption {
+	if serverOf(endpoint).Address == openAIHost {
+		return nil
+	}
+	return []option.RequestOption{option.WithHeaderDel("OpenAI-Organization"), option.WithHeaderDel("OpenAI-Project")}
 }
 
 // chargeKey carries a Judge call's charge function in its context (WithCharge).

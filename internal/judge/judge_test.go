@@ -654,3 +654,31 @@ func TestWithCharge(t *testing.T) {
 		t.Fatalf("charged %d times for %d requests, want 1 and 1", charged, api.chatN.Load())
 	}
 }
+
+// TestOpenAIEnvHeaders: the OpenAI organisation and project openai-go reads from the
+// environment reach OpenAI's API only, never another configured endpoint.
+func TestOpenAIEnvHeaders(t *testing.T) {
+	t.Setenv("OPENAI_ORG_ID", "org-acme")
+	t.Setenv("OPENAI_PROJECT_ID", "proj-acme")
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"{\"score\":1,\"pass\":true,\"reason\":\"r\"}"}}]}`))
+	}))
+	defer srv.Close()
+	c, err := New(Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Rubric: "r"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Shutdown(context.Background()) }()
+	if _, err := c.Judge(context.Background(), reference.JudgeRequest{System: "s", Prompt: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if o, p := got.Get("OpenAI-Organization"), got.Get("OpenAI-Project"); o != "" || p != "" {
+		t.Fatalf("a third-party endpoint got OpenAI-Organization %q, OpenAI-Project %q", o, p)
+	}
+	if opts := withoutOpenAIEnv("https://api.openai.com/v1"); opts != nil {
+		t.Fatalf("OpenAI's own API loses the headers: %d options", len(opts))
+	}
+}
