@@ -168,8 +168,16 @@ func (e *agentEvalExporter) handedOff(kind string, span ptrace.Span) handed {
 }
 
 // logUnauthenticated logs, at debug level, a turn or session span of kind dropped
-// because it does not verify with signing_key (err says why); the caller counts it.
+// because it does not verify with signing_key (err says why); the caller counts it. The
+// first one, and then one a minute (unauthWarn), is also a warning naming the likely
+// cause: a processor signing with another key stores nothing, and the collector starts
+// without complaint.
 func (e *agentEvalExporter) logUnauthenticated(kind string, span ptrace.Span, err error) {
 	e.logger.Debug("agenteval: ignoring an evaluation span not signed with signing_key",
 		zap.String("kind", kind), zap.Stringer("span_id", span.SpanID()), zap.Error(err))
+	if ok, held := e.unauthWarn.Allow(e.now()); ok {
+		e.logger.Warn("agenteval: ignoring evaluation spans not signed with this exporter's signing_key; nothing from them is stored. "+
+			"If the agentsession processor sends them, its signing_key differs from the exporter's: set the same key on both, or leave both empty in one collector",
+			zap.String("kind", kind), zap.Int("ignored_since_last_warning", held), zap.Error(err))
+	}
 }

@@ -126,6 +126,8 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, errors.New("store.dsn: must not be empty"))
 	} else if cfg.Store.Driver == StoreDriverPostgres && cfg.Store.DSN == defaultSQLiteDSN {
 		errs = append(errs, fmt.Errorf("store.dsn: %q is the SQLite default; set a PostgreSQL DSN (postgres://user:pass@host:5432/db) when store.driver is %q", defaultSQLiteDSN, StoreDriverPostgres))
+	} else if err := store.ValidateDSN(string(cfg.Store.Driver), string(cfg.Store.DSN)); err != nil {
+		errs = append(errs, fmt.Errorf("store.dsn: %w", err))
 	}
 	if cfg.Store.Retention < 0 {
 		errs = append(errs, fmt.Errorf("store.retention: must be >= 0 (0 keeps everything), got %s", cfg.Store.Retention))

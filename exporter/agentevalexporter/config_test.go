@@ -153,6 +153,14 @@ func TestConfigValidate(t *testing.T) {
 			expectedErr: `store.dsn: "./data/agenteval.db" is the SQLite default; set a PostgreSQL DSN (postgres://user:pass@host:5432/db) when store.driver is "postgres"`,
 		},
 		{
+			name: "postgres with an unparseable dsn",
+			mutate: func(c *Config) {
+				c.Store.Driver = StoreDriverPostgres
+				c.Store.DSN = "not a dsn"
+			},
+			expectedErr: "store.dsn: not a PostgreSQL DSN (a URL postgres://user:pass@host:5432/db, or key=value pairs): invalid keyword/value",
+		},
+		{
 			name: "postgres with a dsn",
 			mutate: func(c *Config) {
 				c.Store.Driver = StoreDriverPostgres

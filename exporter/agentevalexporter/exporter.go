@@ -26,6 +26,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/handoff"
+	"github.com/agenteval/agenteval-collector/internal/lograte"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/internal/webui"
@@ -60,6 +61,9 @@ type agentEvalExporter struct {
 	telemetry *metadata.TelemetryBuilder
 	metrics   *promMetrics
 	signer    *evalspan.Signer // verifies agent_eval.signature
+	// unauthWarn lets the warning about spans signed with another key through once a
+	// minute (logUnauthenticated).
+	unauthWarn *lograte.Every
 	// handoff, when set by start (the handoff setting), holds the results of this
 	// collector's agentsession processor by evaluation span (authenticate.go handedOff).
 	handoff *handoff.Handoff
@@ -111,6 +115,7 @@ func newAgentEvalExporter(set exporter.Settings, cfg *Config) (*agentEvalExporte
 				zap.String("label", domain), zap.Int("max_label_values", cfg.Prometheus.MaxLabelValues))
 		}),
 		signer:            evalspan.NewSigner(string(cfg.SigningKey)),
+		unauthWarn:        lograte.New(time.Minute),
 		openStore:         store.Open,
 		connectBackoff:    time.Second,
 		retentionInterval: defaultRetentionInterval,

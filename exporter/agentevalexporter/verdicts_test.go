@@ -13,6 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/store"
@@ -127,4 +130,20 @@ func TestRefusedVerdictsDoNotHoldTheRest(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, vs, 1, "the verdict not refused is stored")
 	assert.Equal(t, "response_quality", vs[0].Name)
+}
+
+// TestUnauthenticatedSpansWarn: spans signed with another key (a processor whose
+// signing_key differs) store nothing; the first one is a warning naming signing_key,
+// then at most one a minute, not one per span.
+func TestUnauthenticatedSpansWarn(t *testing.T) {
+	core, logs := observer.New(zapcore.WarnLevel)
+	x := newTestExporter(t, testConfig(), func(e *agentEvalExporter) { e.logger = zap.New(core) })
+	logs.TakeAll() // start-up lines
+	for range 3 {
+		require.NoError(t, x.consume(newSpanBuilder(t).judge("other-key", 1, true).traces()))
+	}
+	warns := logs.FilterMessageSnippet("signing_key").All()
+	require.Len(t, warns, 1)
+	assert.Equal(t, zapcore.WarnLevel, warns[0].Level)
+	assert.Contains(t, warns[0].Message, "processor")
 }

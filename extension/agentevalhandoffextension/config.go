@@ -14,6 +14,10 @@ import (
 // the `batch` processor's 200 ms between the processor and the exporter.
 const defaultMaxResults = 4096
 
+// maxMaxResults bounds max_results: the handoff allocates its ring and map for that many
+// entries at start (4,000,000,000 took 7.5 GB before the first span).
+const maxMaxResults = 1 << 20
+
 // Config is the agenteval_handoff extension's configuration.
 type Config struct {
 	// MaxResults bounds the results held (turn results and session analyses), oldest
@@ -30,10 +34,13 @@ type Config struct {
 
 var _ component.Config = (*Config)(nil)
 
-// Validate checks max_results.
+// Validate checks that max_results is in [1, 1048576].
 func (c *Config) Validate() error {
 	if c.MaxResults <= 0 {
 		return fmt.Errorf("max_results must be positive, got %d", c.MaxResults)
+	}
+	if c.MaxResults > maxMaxResults {
+		return fmt.Errorf("max_results must be at most %d (allocated at start), got %d", maxMaxResults, c.MaxResults)
 	}
 	return nil
 }

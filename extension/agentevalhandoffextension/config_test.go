@@ -26,6 +26,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewID(metadata.Type), want: createDefaultConfig()},
 		{id: component.NewIDWithName(metadata.Type, "small"), want: &Config{MaxResults: 128}},
 		{id: component.NewIDWithName(metadata.Type, "zero"), wantErr: "max_results must be positive, got 0"},
+		{id: component.NewIDWithName(metadata.Type, "huge"), wantErr: "max_results must be at most 1048576 (allocated at start), got 4000000000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id.String(), func(t *testing.T) {

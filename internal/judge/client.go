@@ -161,6 +161,10 @@ func New(cfg Config, opts []Option, extra ...option.RequestOption) (*Client, err
 	return c, nil
 }
 
+// openAIHost is OpenAI's own API host, the only one that gets the OPENAI_ORG_ID and
+// OPENAI_PROJECT_ID openai-go reads from the environment.
+const openAIHost = "api.openai.com"
+
 func clientOptions(endpoint, keyEnv string, cfg Config, extra []option.RequestOption) []option.RequestOption {
 	opts := []option.RequestOption{
 		option.WithBaseURL(endpoint),
@@ -169,7 +173,18 @@ func clientOptions(endpoint, keyEnv string, cfg Config, extra []option.RequestOp
 		option.WithAPIKey(lookupKey(keyEnv)),
 		option.WithMiddleware(limitResponses(MaxResponseBytes)),
 	}
+	opts = append(opts, withoutOpenAIEnv(endpoint)...)
 	return append(opts, extra...)
+}
+
+// withoutOpenAIEnv drops the OpenAI-Organization and OpenAI-Project headers that
+// openai-go sets from OPENAI_ORG_ID and OPENAI_PROJECT_ID, unless endpoint is OpenAI's
+// own API: a LiteLLM, vLLM or other server must not receive the host's OpenAI account.
+func withoutOpenAIEnv(endpoint string) []option.RequestOption {
+	if serverOf(endpoint).Address == openAIHost {
+		return nil
+	}
+	return []option.RequestOption{option.WithHeaderDel("OpenAI-Organization"), option.WithHeaderDel("OpenAI-Project")}
 }
 
 // chargeKey carries a Judge call's charge function in its context (WithCharge).
@@ -193,7 +208,8 @@ func (c *Client) Config() Config { return c.cfg }
 // Pool returns the client's worker pool.
 func (c *Client) Pool() *Pool { return c.pool }
 
-// Shutdown stops the pool: queued jobs are dropped, running ones finish or see ctx end.
+// Shutdown stops the pool (Pool.Shutdown): jobs see their context cancelled with cause
+// ErrShutdown, queued ones included.
 func (c *Client) Shutdown(ctx context.Context) error { return c.pool.Shutdown(ctx) }
 
 // Stats returns the counters.
@@ -270,30 +286,58 @@ func (c *Client) Judge(ctx context.Context, req reference.JudgeRequest) (referen
 	return v, nil
 }
 
+// rawVerdict is a verdict object as the model wrote it.
+type rawVerdict struct {
+	Score  json.RawMessage `json:"score"`
+	Pass   *bool           `json:"pass"`
+	Reason string          `json:"reason"`
+}
+
+// firstVerdict returns the first JSON object in s that decodes and has a score (not
+// null: the last of duplicate keys counts), trying each '{' outside the objects already
+// decoded; text before and after it is ignored. found tells whether any object decoded;
+// err is the first decoding error, for the message when none did.
+func firstVerdict(s string) (raw rawVerdict, ok, found bool, err error) {
+	for i := 0; i < len(s); i++ {
+		j := strings.IndexByte(s[i:], '{')
+		if j < 0 {
+			break
+		}
+		i += j
+		var r rawVerdict
+		d := json.NewDecoder(strings.NewReader(s[i:]))
+		if derr := d.Decode(&r); derr != nil {
+			if err == nil {
+				err = derr
+			}
+			continue
+		}
+		found = true
+		if len(r.Score) > 0 && string(r.Score) != "null" {
+			return r, true, true, nil
+		}
+		i += int(d.InputOffset()) - 1 // past this object: its inner objects are its fields
+	}
+	return rawVerdict{}, false, found, err
+}
+
 // ParseVerdict reads {score, pass, reason} from a model's answer: the JSON object alone,
-// or the first {...} in surrounding text or a code fence. score must be a number (or a
-// string holding only a number, spaces around it aside) in [0,1]; a missing or null
-// score is ErrMalformed; a missing pass is score ≥ passThreshold. The reason is capped
-// at MaxReasonBytes.
+// or the first object with a score in surrounding text or a code fence (text after it may
+// hold braces). score must be a number (or a string holding only a number, spaces around
+// it aside) in [0,1]; a missing or null score is ErrMalformed; a missing pass is
+// score ≥ passThreshold. The reason is capped at MaxReasonBytes.
 func ParseVerdict(content string, passThreshold float64) (reference.JudgeVerdict, error) {
 	s := strings.TrimSpace(content)
-	if i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}'); i >= 0 && j > i {
-		s = s[i : j+1]
-	} else {
+	if !strings.Contains(s, "{") {
 		return reference.JudgeVerdict{}, fmt.Errorf("%w: no JSON object in %q", ErrMalformed, text.Truncate(content, maxQuotedOutput))
 	}
-	var raw struct {
-		Score  json.RawMessage `json:"score"`
-		Pass   *bool           `json:"pass"`
-		Reason string          `json:"reason"`
-	}
-	if err := json.Unmarshal([]byte(s), &raw); err != nil {
-		return reference.JudgeVerdict{}, fmt.Errorf("%w: %v in %q", ErrMalformed, err, text.Truncate(content, maxQuotedOutput))
-	}
-	// A null score (the last of duplicate keys counts) is no score: json.Unmarshal would
-	// leave a float at 0, a silent fail.
-	if len(raw.Score) == 0 || string(raw.Score) == "null" {
+	raw, ok, found, err := firstVerdict(s)
+	switch {
+	case !ok && found:
+		// A null score is no score: json.Unmarshal would leave a float at 0, a silent fail.
 		return reference.JudgeVerdict{}, fmt.Errorf("%w: no score in %q", ErrMalformed, text.Truncate(content, maxQuotedOutput))
+	case !ok:
+		return reference.JudgeVerdict{}, fmt.Errorf("%w: %v in %q", ErrMalformed, err, text.Truncate(content, maxQuotedOutput))
 	}
 	var score float64
 	if err := json.Unmarshal(raw.Score, &score); err != nil {

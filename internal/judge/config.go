@@ -45,6 +45,18 @@ const (
 	DefaultMaxTokens     = 512
 	DefaultCacheSize     = 1024
 	DefaultPassThreshold = 0.5
+	// DefaultMaxCallsPerSession bounds a session's judge calls when max_calls_per_session
+	// is left out: every metric on a session of up to 20 agents (4 session-level calls and
+	// 2 per agent) and a few interactions of its dataset case, while a trace with hundreds
+	// of agent names costs at most this many calls.
+	DefaultMaxCallsPerSession = 50
+)
+
+// Upper bounds of the pool's sizes, which are allocated when the client is made (a
+// goroutine per worker, the queue's buffer), before any call.
+const (
+	MaxConcurrency = 256
+	MaxQueueSize   = 100_000
 )
 
 // Config configures the judge and the embeddings client: the processor's `judge:` block.
@@ -72,9 +84,10 @@ type Config struct {
 	// ErrBudgetExhausted, which keeps the deterministic score.
 	CallsPerMinute int `mapstructure:"calls_per_minute"`
 	// MaxCallsPerSession caps the judge calls spent on one session, all its judge jobs
-	// together (0 = unlimited): past it, session metrics are left unjudged and a dataset
-	// case's interactions are not judged when they would need more calls than are left.
-	MaxCallsPerSession int `mapstructure:"max_calls_per_session"`
+	// together (default DefaultMaxCallsPerSession when unset, 0 = unlimited): past it,
+	// session metrics are left unjudged (judge_error) and a dataset case's interactions
+	// are not judged when they would need more calls than are left.
+	MaxCallsPerSession *int `mapstructure:"max_calls_per_session"`
 	// MaxTokensPerSession caps the estimated tokens (prompt bytes / 4 + max_tokens per
 	// call) of the judge calls spent on one session, all its judge jobs together
 	// (0 = unlimited): a call that would pass it is skipped with judge_error "cost limit
@@ -186,11 +199,17 @@ func (c *Config) Validate() error {
 		name string
 		v    int
 	}{{"max_retries", deref(c.MaxRetries)}, {"concurrency", c.Concurrency}, {"queue_size", c.QueueSize},
-		{"calls_per_minute", c.CallsPerMinute}, {"max_calls_per_session", c.MaxCallsPerSession},
+		{"calls_per_minute", c.CallsPerMinute}, {"max_calls_per_session", deref(c.MaxCallsPerSession)},
 		{"max_tokens_per_session", c.MaxTokensPerSession}, {"max_tokens", c.MaxTokens}, {"cache_size", c.CacheSize}} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("judge.%s: must be >= 0 (got %d)", f.name, f.v))
 		}
+	}
+	if c.Concurrency > MaxConcurrency {
+		errs = append(errs, fmt.Errorf("judge.concurrency: must be at most %d (got %d)", MaxConcurrency, c.Concurrency))
+	}
+	if c.QueueSize > MaxQueueSize {
+		errs = append(errs, fmt.Errorf("judge.queue_size: must be at most %d (got %d)", MaxQueueSize, c.QueueSize))
 	}
 	if c.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("judge.timeout: must be >= 0 (got %s)", c.Timeout))
@@ -266,6 +285,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PassThreshold == nil {
 		c.PassThreshold = new(DefaultPassThreshold)
+	}
+	if c.MaxCallsPerSession == nil {
+		c.MaxCallsPerSession = new(DefaultMaxCallsPerSession)
 	}
 	if len(c.Metrics) == 0 {
 		c.Metrics = []Metric{MetricInteractions}

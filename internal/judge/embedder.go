@@ -74,13 +74,13 @@ func NewEmbedder(cfg Config, onCall func(context.Context, Call), extra ...option
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	opts := append([]option.RequestOption{
+	opts := append(append([]option.RequestOption{
 		option.WithBaseURL(ec.Endpoint),
 		option.WithMaxRetries(*ec.MaxRetries),
 		option.WithRequestTimeout(ec.Timeout),
 		option.WithAPIKey(lookupKey(ec.APIKeyEnv)),
 		option.WithMiddleware(limitResponses(MaxEmbeddingsResponseBytes)),
-	}, extra...)
+	}, withoutOpenAIEnv(ec.Endpoint)...), extra...)
 	return &Embedder{
 		cfg: ec, api: openai.NewClient(opts...), budget: newBudget(ec.CallsPerMinute, time.Now),
 		ledger: NewLedger(ec.MaxCallsPerSession, ec.MaxTokensPerSession), vectors: vectors,

@@ -244,6 +244,12 @@ func TestParseVerdict(t *testing.T) {
 		{`{"score":"0.5abc"}`, 0, false, true},
 		{`{"score":"0.9 out of 10"}`, 0, false, true},
 		{`{"score":"NaN"}`, 0, false, true},
+		// The first object with a score, whatever braces the text around it holds.
+		{`{"score":0.8,"pass":true,"reason":"ok"} (format used: {score, pass, reason})`, 0.8, true, false},
+		{`Verdict: {"score":0.8,"pass":false,"reason":"ok"}. Rubric applied: {"clarity"}`, 0.8, false, false},
+		{`<think>The answer must be {"score": x}.</think>{"score":0.2,"pass":false,"reason":"ok"}`, 0.2, false, false},
+		{`Criteria {"clarity":1}, then {"score":0.9,"reason":"ok"}`, 0.9, true, false},
+		{`{"verdict":{"score":0.9}}`, 0, false, true}, // a field's object is not the verdict
 		{`score: 0.9`, 0, false, true},
 		{`{"score":0.9,`, 0, false, true},
 		{``, 0, false, true},
@@ -418,8 +424,10 @@ func TestPoolNeverBlocks(t *testing.T) {
 	start := time.Now()
 	accepted := 0
 	for range 100 {
-		if p.Submit(hang) {
+		if err := p.Submit(hang); err == nil {
 			accepted++
+		} else if !errors.Is(err, ErrQueueFull) {
+			t.Fatalf("submit: %v", err)
 		}
 	}
 	if d := time.Since(start); d > time.Second {
@@ -433,8 +441,46 @@ func TestPoolNeverBlocks(t *testing.T) {
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if p.Submit(hang) {
-		t.Fatal("submit after shutdown accepted")
+	if err := p.Submit(hang); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("submit after shutdown: %v", err)
+	}
+}
+
+// TestPoolShutdownRunsQueuedJobs: at Shutdown a running job sees its context cancelled
+// and a queued one still runs, with that context, so that each can record what it did
+// not do; both read ErrShutdown as the cause.
+func TestPoolShutdownRunsQueuedJobs(t *testing.T) {
+	p := NewPool(1, 1)
+	started := make(chan struct{}, 1)
+	causes := make(chan error, 2)
+	job := func(ctx context.Context) {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+	}
+	if err := p.Submit(job); err != nil {
+		t.Fatal(err)
+	}
+	<-started // the worker holds the first job
+	if err := p.Submit(job); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(causes)
+	var n int
+	for err := range causes {
+		if !errors.Is(err, ErrShutdown) {
+			t.Fatalf("cause %v", err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("%d of 2 jobs ran", n)
 	}
 }
 
@@ -482,6 +528,10 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Enabled: true, Endpoint: "http://x", Rubric: "r"}, "judge.model"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m"}, "judge.rubric"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", Concurrency: -1}, "judge.concurrency"},
+		// Allocated when the client is made: 4e9 queue slots ran validate out of memory.
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", Concurrency: 5_000_000}, "judge.concurrency: must be at most 256 (got 5000000)"},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", QueueSize: 4_000_000_000}, "judge.queue_size: must be at most 100000 (got 4000000000)"},
+		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", Concurrency: 256, QueueSize: 100_000}, ""},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", SampleRate: &neg}, "judge.sample_rate"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Rubric: "r", Metrics: []Metric{"vibes"}}, "judge.metrics[0]"},
 		{Config{Enabled: true, Endpoint: "http://x", Model: "m", Metrics: []Metric{MetricReasoning}}, ""},
@@ -602,5 +652,33 @@ func TestWithCharge(t *testing.T) {
 	}
 	if charged != 1 || api.chatN.Load() != 1 {
 		t.Fatalf("charged %d times for %d requests, want 1 and 1", charged, api.chatN.Load())
+	}
+}
+
+// TestOpenAIEnvHeaders: the OpenAI organisation and project openai-go reads from the
+// environment reach OpenAI's API only, never another configured endpoint.
+func TestOpenAIEnvHeaders(t *testing.T) {
+	t.Setenv("OPENAI_ORG_ID", "org-acme")
+	t.Setenv("OPENAI_PROJECT_ID", "proj-acme")
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"{\"score\":1,\"pass\":true,\"reason\":\"r\"}"}}]}`))
+	}))
+	defer srv.Close()
+	c, err := New(Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Rubric: "r"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Shutdown(context.Background()) }()
+	if _, err := c.Judge(context.Background(), reference.JudgeRequest{System: "s", Prompt: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if o, p := got.Get("OpenAI-Organization"), got.Get("OpenAI-Project"); o != "" || p != "" {
+		t.Fatalf("a third-party endpoint got OpenAI-Organization %q, OpenAI-Project %q", o, p)
+	}
+	if opts := withoutOpenAIEnv("https://api.openai.com/v1"); opts != nil {
+		t.Fatalf("OpenAI's own API loses the headers: %d options", len(opts))
 	}
 }

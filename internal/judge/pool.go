@@ -5,9 +5,17 @@ package judge // import "github.com/agenteval/agenteval-collector/internal/judge
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 )
+
+// ErrQueueFull is Submit's error when the queue is full: the job is dropped.
+var ErrQueueFull = errors.New("judge queue full")
+
+// ErrShutdown is Submit's error after Shutdown, and the cause (context.Cause) of the
+// context of a job that Shutdown cut off or found still queued.
+var ErrShutdown = errors.New("judge shut down")
 
 // Pool runs jobs on a fixed number of workers from a bounded queue. Submit never blocks:
 // a job that finds the queue full is dropped and counted, so a slow or hanging judge never
@@ -15,7 +23,7 @@ import (
 type Pool struct {
 	jobs   chan func(context.Context)
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
 	drops  atomic.Int64
 	mu     sync.RWMutex
@@ -24,14 +32,11 @@ type Pool struct {
 
 // NewPool starts workers goroutines reading a queue of queueSize jobs.
 func NewPool(workers, queueSize int) *Pool {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	p := &Pool{jobs: make(chan func(context.Context), queueSize), ctx: ctx, cancel: cancel}
 	for range max(1, workers) {
 		p.wg.Go(func() {
 			for job := range p.jobs {
-				if ctx.Err() != nil {
-					continue
-				}
 				job(ctx)
 			}
 		})
@@ -39,21 +44,23 @@ func NewPool(workers, queueSize int) *Pool {
 	return p
 }
 
-// Submit queues job and returns true, or returns false (and counts a drop) when the queue
-// is full or the pool is shut down. job receives a context cancelled at Shutdown.
-func (p *Pool) Submit(job func(context.Context)) bool {
+// Submit queues job and returns nil, or returns ErrQueueFull or ErrShutdown (and counts a
+// drop) without running it. job receives a context cancelled at Shutdown with cause
+// ErrShutdown; a job still queued then is run with that context already cancelled, so
+// that it can record what it did not do, and must return promptly.
+func (p *Pool) Submit(job func(context.Context)) error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
 		p.drops.Add(1)
-		return false
+		return ErrShutdown
 	}
 	select {
 	case p.jobs <- job:
-		return true
+		return nil
 	default:
 		p.drops.Add(1)
-		return false
+		return ErrQueueFull
 	}
 }
 
@@ -63,13 +70,13 @@ func (p *Pool) Depth() int { return len(p.jobs) }
 // Drops is the number of jobs refused since NewPool.
 func (p *Pool) Drops() int64 { return p.drops.Load() }
 
-// Shutdown cancels running jobs' context, skips queued ones and waits for the workers or
-// ctx.
+// Shutdown cancels the jobs' context (cause ErrShutdown), runs the queued ones with it
+// and waits for the workers or ctx.
 func (p *Pool) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	if !p.closed {
 		p.closed = true
-		p.cancel()
+		p.cancel(ErrShutdown)
 		close(p.jobs)
 	}
 	p.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -39,6 +41,28 @@ func Drivers() []string { return []string{DriverSQLite, DriverPostgres} }
 
 // ValidDriver reports whether Open accepts driver.
 func ValidDriver(driver string) bool { return slices.Contains(Drivers(), driver) }
+
+// ValidateDSN parses a PostgreSQL dsn as Open's driver will (pgx.ParseConfig: no
+// connection is made) and returns why it cannot be parsed, without echoing it (it may hold
+// a password); nil for another driver, whose DSN is checked by Open.
+func ValidateDSN(driver, dsn string) error {
+	if driver != DriverPostgres {
+		return nil
+	}
+	_, err := pgx.ParseConfig(dsn)
+	if err == nil {
+		return nil
+	}
+	msg := "not a PostgreSQL DSN (a URL postgres://user:pass@host:5432/db, or key=value pairs)"
+	cause := errors.Unwrap(err)
+	if ue := (*url.Error)(nil); errors.As(cause, &ue) {
+		cause = ue.Err // url.Error quotes the URL
+	}
+	if cause != nil {
+		return fmt.Errorf("%s: %w", msg, cause)
+	}
+	return errors.New(msg)
+}
 
 // versionTable is goose's bookkeeping table. It is named after the project so that a
 // PostgreSQL database shared with other goose users keeps the histories apart.

@@ -1141,3 +1141,21 @@ func goldenBenchStore(b *testing.B) ([]evaluation.Analysis, Store) {
 	b.Cleanup(func() { _ = s.Close() })
 	return golden, s
 }
+
+// TestValidateDSN: a PostgreSQL DSN is parsed offline as Open's driver parses it; an
+// unparseable one is an error that does not echo it (it may hold a password), and
+// another driver's DSN is left to Open.
+func TestValidateDSN(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://agenteval:secret@db.internal:5432/agenteval?sslmode=disable",
+		"host=db user=agenteval password=secret dbname=agenteval",
+	} {
+		assert.NoError(t, ValidateDSN(DriverPostgres, dsn), dsn)
+	}
+	for _, dsn := range []string{"not a dsn", "postgres://u:s3cret@db:port/x", "host=db password=s3cret port=notaport"} {
+		err := ValidateDSN(DriverPostgres, dsn)
+		require.ErrorContains(t, err, "not a PostgreSQL DSN", dsn)
+		assert.NotContains(t, err.Error(), "s3cret")
+	}
+	assert.NoError(t, ValidateDSN(DriverSQLite, "not a dsn"))
+}

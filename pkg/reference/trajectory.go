@@ -104,7 +104,7 @@ func (o TrajectoryOptions) Validate() error {
 	switch o.Mode {
 	case "", TrajectoryStrict, TrajectoryUnordered, TrajectorySubset, TrajectorySuperset, TrajectoryInOrder, TrajectoryAnyOrder:
 	default:
-		return fmt.Errorf("%w: mode %q: want strict (or exact), unordered, subset, superset, in_order or any_order", ErrInvalidOption, o.Mode)
+		return fmt.Errorf("mode: %w: %q: want strict (or exact), unordered, subset, superset, in_order or any_order", ErrInvalidOption, o.Mode)
 	}
 	if err := validArgsMode(o.ArgsMode); err != nil {
 		return fmt.Errorf("args_mode: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/judge"
+	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
 // EmitPolicy selects which tool calls (emit.tool_calls) or agent interactions
@@ -277,6 +278,8 @@ func (cfg *Config) Validate() error {
 	case "sqlite", "postgres":
 		if cfg.Continuation.DSN == "" {
 			errs = append(errs, fmt.Errorf("continuation.dsn: required with continuation.driver %q", cfg.Continuation.Driver))
+		} else if err := store.ValidateDSN(cfg.Continuation.Driver, string(cfg.Continuation.DSN)); err != nil {
+			errs = append(errs, fmt.Errorf("continuation.dsn: %w", err))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("continuation.driver: invalid value %q, valid values are sqlite, postgres (or empty for memory)", cfg.Continuation.Driver))
@@ -292,13 +295,10 @@ func (cfg *Config) Validate() error {
 	if _, err := buildRegistry(cfg); err != nil {
 		errs = append(errs, err)
 	}
-	if err := cfg.Scoring.Validate(); err != nil {
-		errs = append(errs, err)
-	}
+	// scoring and judge are not validated here: the collector calls their own Validate
+	// (confmap.Validate walks the nested configs), and a second call printed every error
+	// twice.
 	if err := cfg.References.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := cfg.Judge.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if cfg.Judge.Enabled && len(cfg.References.Datasets) == 0 &&

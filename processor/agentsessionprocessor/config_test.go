@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,6 +127,7 @@ func TestConfigValidate(t *testing.T) {
 		{"session span bound", func(c *Config) { c.Emit.MaxSessionSpanBytes = 4096 }, `emit.max_session_span_bytes: must be 0 (no bound) or at least 65536, got 4096`},
 		{"continuation driver", func(c *Config) { c.Continuation.Driver = "mysql" }, `continuation.driver: invalid value "mysql"`},
 		{"continuation dsn", func(c *Config) { c.Continuation.Driver = "sqlite" }, `continuation.dsn: required with continuation.driver "sqlite"`},
+		{"continuation postgres dsn", func(c *Config) { c.Continuation.Driver, c.Continuation.DSN = "postgres", "postgres://u:pw@db:port/x" }, `continuation.dsn: not a PostgreSQL DSN`},
 		{"continuation max_records", func(c *Config) { c.Continuation.MaxRecords = 0 }, `continuation.max_records: must be positive, got 0`},
 		{"continuation dsn alone", func(c *Config) { c.Continuation.DSN = "x.db" }, `continuation.dsn: set without continuation.driver`},
 		{"continuation storage alone", func(c *Config) { c.Continuation.Storage = &keptStorageID }, `continuation.storage: set without continuation.driver`},
@@ -153,7 +155,7 @@ func TestConfigValidate(t *testing.T) {
 		{"trajectory mode", func(c *Config) {
 			c.References.Datasets = []string{"d.json"}
 			c.References.Trajectory.Mode = "loose"
-		}, `references.trajectory.invalid evaluator option: mode "loose"`},
+		}, `references.trajectory.mode: invalid evaluator option: "loose"`},
 		{"trajectory args override", func(c *Config) {
 			c.References.Datasets = []string{"d.json"}
 			c.References.Trajectory.ArgsOverrides = map[string]string{"search": "fuzzy"}
@@ -198,12 +200,13 @@ func TestConfigValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
 			tt.mutate(cfg)
-			err := cfg.Validate()
+			err := confmap.Validate(cfg) // as the collector validates: nested configs too
 			if tt.expectedErr == "" {
 				assert.NoError(t, err)
 				return
 			}
 			assert.ErrorContains(t, err, tt.expectedErr)
+			assert.Equal(t, 1, strings.Count(err.Error(), tt.expectedErr), "each error once: %v", err)
 		})
 	}
 }

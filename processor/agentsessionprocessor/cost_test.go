@@ -94,7 +94,7 @@ func TestJudgeCostLimitPerSession(t *testing.T) {
 		name string
 		jc   judge.Config
 	}{
-		{"calls", judge.Config{MaxCallsPerSession: 3}},
+		{"calls", judge.Config{MaxCallsPerSession: new(3)}},
 		// A case needs ~1.2k estimated tokens, a session metric call ~0.6k.
 		{"tokens", judge.Config{MaxTokensPerSession: 2000}},
 	} {
@@ -117,8 +117,8 @@ func TestJudgeCostLimitPerSession(t *testing.T) {
 
 				calls, tokens := m.spent()
 				assert.Positive(t, calls, "one job at least is judged")
-				if n := jc.MaxCallsPerSession; n > 0 {
-					assert.LessOrEqual(t, calls, n, "calls of the session at the judge")
+				if n := jc.MaxCallsPerSession; n != nil && *n > 0 {
+					assert.LessOrEqual(t, calls, *n, "calls of the session at the judge")
 				}
 				if n := jc.MaxTokensPerSession; n > 0 {
 					assert.LessOrEqual(t, tokens, n, "estimated tokens of the session at the judge")
@@ -139,7 +139,7 @@ func TestJudgeChargesOnlySentCalls(t *testing.T) {
 	srv := m.serve(t)
 	cfg := testConfig()
 	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second,
-		Concurrency: 1, CallsPerMinute: 1, MaxCallsPerSession: 2,
+		Concurrency: 1, CallsPerMinute: 1, MaxCallsPerSession: new(2),
 		Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricHallucination}}
 	p, sink, clk := newTestProcessor(t, cfg, nil)
 	// Two sessions with the same transcript, judged one after the other: the first sends

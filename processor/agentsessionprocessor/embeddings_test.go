@@ -216,7 +216,7 @@ func TestJudgeSpanCarriesSignedVerdicts(t *testing.T) {
 // calls than max_calls_per_session gets no call; its reference span records the cost
 // limit as a judge error, counted in processor_agentsession_judge_cost_limited.
 func TestReferenceJudgeCostLimit(t *testing.T) {
-	errs, prompts, tel := referenceJudgeErrors(t, judge.Config{MaxCallsPerSession: 1}, "ok")
+	errs, prompts, tel := referenceJudgeErrors(t, judge.Config{MaxCallsPerSession: new(1)}, "ok")
 	assert.Empty(t, prompts)
 	require.Len(t, errs, 1)
 	assert.Contains(t, errs[0], "max_calls_per_session 1 (the case needs 2 calls)")

@@ -48,7 +48,7 @@ func newSessionJudge(cfg judge.Config) (*sessionJudge, error) {
 		return nil, err
 	}
 	sj := &sessionJudge{client: c, cfg: cfg, sampleRate: 1,
-		ledger: judge.NewLedger(cfg.MaxCallsPerSession, cfg.MaxTokensPerSession)}
+		ledger: judge.NewLedger(*c.Config().MaxCallsPerSession, cfg.MaxTokensPerSession)}
 	if cfg.SampleRate != nil {
 		sj.sampleRate = *cfg.SampleRate
 	}
@@ -198,7 +198,7 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 	last := s.Turns[len(s.Turns)-1]
 	sid, traceID, parentID, revision := s.ID, last.TraceID, last.RootSpanID, a.AnalysisRevision
 	system := cmp.Or(j.cfg.SystemPrompt, judge.SessionMetricSystemPrompt)
-	ok := j.client.Pool().Submit(func(ctx context.Context) {
+	p.submitJob(sid, func(ctx context.Context) {
 		sink := &callSink{}
 		jctx := context.WithValue(ctx, callSinkKey{}, sink)
 		b := p.emitter.newBatch(time.Now())
@@ -208,6 +208,9 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 			return
 		}
 		sp.Attributes().PutStr(semconv.GenAIConversationID, sid)
+		// failed is why the rest is not judged: the job was refused (queue full) or shut
+		// down. Each planned verdict not obtained records it, so that none looks pending.
+		var failed error
 		for _, m := range metrics {
 			targets := []string{""}
 			if m.PerAgent() {
@@ -227,6 +230,13 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 						ev.Attributes().PutStr(semconv.GenAIAgentName, agent)
 					}
 				}
+				if failed == nil {
+					failed = context.Cause(ctx)
+				}
+				if failed != nil {
+					verdict(reference.JudgeVerdict{}, failed)
+					continue
+				}
 				prompt := judge.MetricPrompt(m, transcript, agent, rubric)
 				// The session is charged only for a call sent: not for a cached verdict nor
 				// one refused by calls_per_minute.
@@ -234,8 +244,9 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 				v, err := j.client.Judge(judge.WithCharge(jctx, func() error { return j.ledger.Spend(sid, est) }), reference.JudgeRequest{
 					Evaluator: string(m), Node: agent, Rubric: rubric, System: system, Prompt: prompt,
 				})
-				if ctx.Err() != nil {
-					return // shutting down
+				if err != nil && ctx.Err() != nil {
+					failed = context.Cause(ctx) // cut off by shutdown
+					err = failed
 				}
 				if errors.Is(err, judge.ErrCostLimit) {
 					p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, 1)
@@ -247,13 +258,27 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 		for _, c := range sink.drain() {
 			addJudgeCallSpan(b, sp, c)
 		}
-		if err := p.next.ConsumeTraces(ctx, b.traces()); err != nil {
+		// Not cancelled with the job: what a job cut off by shutdown obtained is delivered.
+		if err := p.next.ConsumeTraces(context.WithoutCancel(ctx), b.traces()); err != nil {
 			p.logger.Warn("the next consumer refused judge verdicts", zap.String("session_id", sid), zap.Error(err))
 		}
 	})
-	if !ok {
-		p.logger.Debug("judge queue full; the session keeps its deterministic scores", zap.String("session_id", sid))
+}
+
+// submitJob queues a judge job on the judge's pool. A job the pool refuses (queue full,
+// or shut down) runs at once on the caller's goroutine with a context already cancelled,
+// its cause judge.ErrQueueFull or judge.ErrShutdown: it makes no call and records that
+// error as judge_error on each verdict it planned (DESIGN §5.6), so that no session's
+// verdicts look pending for ever.
+func (p *agentSessionProcessor) submitJob(sid string, job func(context.Context)) {
+	err := p.judge.client.Pool().Submit(job)
+	if err == nil {
+		return
 	}
+	p.logger.Debug("judge job refused; its verdicts record the error", zap.String("session_id", sid), zap.Error(err))
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(err)
+	job(ctx)
 }
 
 // estimate is the estimated cost in tokens of a judge call with these messages: its

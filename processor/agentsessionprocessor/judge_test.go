@@ -6,12 +6,14 @@ package agentsessionprocessor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -128,7 +130,7 @@ func TestSessionJudgeNearThreshold(t *testing.T) {
 // response quality, at most 2 calls per session.
 func twoCallJudge(url string) judge.Config {
 	return judge.Config{Enabled: true, Endpoint: url + "/v1", Model: "m", Timeout: 5 * time.Second,
-		MaxCallsPerSession: 2, Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
+		MaxCallsPerSession: new(2), Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricResponseQuality}}
 }
 
 // TestSessionJudgeMaxCalls: past max_calls_per_session the remaining verdicts are judge
@@ -213,4 +215,144 @@ func TestReferenceJudgeFailureHasNoScore(t *testing.T) {
 	assert.False(t, passes.Slice().At(0).Bool())
 	assert.Contains(t, errs.Slice().At(0).Str(), "malformed verdict")
 	assert.Empty(t, reasons.Slice().At(0).Str())
+}
+
+// judgeVerdictsOf returns the sealed verdicts of a judge span (the arrays the exporter
+// stores) as "name/agent" → "score" or "error: <judge_error>".
+func judgeVerdictsOf(t *testing.T, sp ptrace.Span) map[string]string {
+	t.Helper()
+	a := sp.Attributes()
+	names, _ := a.Get(semconv.AgentEvalVerdictNames)
+	agents, _ := a.Get(semconv.AgentEvalVerdictAgents)
+	scores, _ := a.Get(semconv.AgentEvalVerdictScores)
+	errs, _ := a.Get(semconv.AgentEvalVerdictErrors)
+	got := map[string]string{}
+	for i := range names.Slice().Len() {
+		v := "score"
+		if e := errs.Slice().At(i).Str(); e != "" {
+			require.True(t, math.IsNaN(scores.Slice().At(i).Double()), "a judge error has no score")
+			v = "error: " + e
+		}
+		got[names.Slice().At(i).Str()+"/"+agents.Slice().At(i).Str()] = v
+	}
+	return got
+}
+
+// hangingJudge is a chat-completions endpoint that answers its first answered calls
+// with a verdict and leaves the others hanging until the request ends.
+func hangingJudge(t *testing.T, answered int64) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	release := make(chan struct{})
+	verdict, _ := json.Marshal(`{"score":0.9,"pass":true,"reason":"answered"}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) <= answered {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop",
+				"message":{"role":"assistant","content":` + string(verdict) + `}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`))
+			return
+		}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() { close(release); srv.Close() })
+	return srv, &n
+}
+
+// TestSessionJudgeRefusedRecordsError: a session whose judge job finds the queue full
+// gets its judge span at once, each planned verdict a judge_error "judge queue full";
+// at shutdown the job cut off and the job still queued record "judge shut down". No
+// session's verdicts are left pending (DESIGN §5.6).
+func TestSessionJudgeRefusedRecordsError(t *testing.T) {
+	srv, reqs := hangingJudge(t, 0)
+	cfg := testConfig()
+	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Timeout: time.Minute,
+		Concurrency: 1, QueueSize: 1, Metrics: []judge.Metric{judge.MetricTaskCompletion}}
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	runSession(t, p, clk, datasetRun(63, "conv-a", "", "", "Find papers", "search_papers"))
+	require.Eventually(t, func() bool { return reqs.Load() == 1 }, 5*time.Second, 10*time.Millisecond, "the worker holds the first job")
+	runSession(t, p, clk, datasetRun(64, "conv-b", "", "", "Find papers", "search_papers")) // queued
+	runSession(t, p, clk, datasetRun(65, "conv-c", "", "", "Find papers", "search_papers")) // dropped
+
+	spans := evalSpans(sink)[semconv.EvalKindJudge]
+	require.Len(t, spans, 1, "the dropped job's span is emitted at once")
+	sid, _ := spans[0].Attributes().Get(semconv.AgentEvalSessionID)
+	assert.Equal(t, "conv-c", sid.Str())
+	assert.Equal(t, map[string]string{"task_completion/": "error: judge queue full"}, judgeVerdictsOf(t, spans[0]))
+
+	require.NoError(t, p.shutdown(context.Background()))
+	got := map[string]map[string]string{}
+	for _, sp := range evalSpans(sink)[semconv.EvalKindJudge] {
+		sid, _ := sp.Attributes().Get(semconv.AgentEvalSessionID)
+		got[sid.Str()] = judgeVerdictsOf(t, sp)
+	}
+	shut := map[string]string{"task_completion/": "error: judge shut down"}
+	assert.Equal(t, map[string]map[string]string{"conv-a": shut, "conv-b": shut,
+		"conv-c": {"task_completion/": "error: judge queue full"}}, got)
+	assert.Equal(t, int64(1), reqs.Load(), "no call for the queued job at shutdown")
+}
+
+// TestSessionJudgeShutdownKeepsAnswered: a job cut off by shutdown emits the verdicts it
+// already obtained, and the judge error for the rest.
+func TestSessionJudgeShutdownKeepsAnswered(t *testing.T) {
+	srv, reqs := hangingJudge(t, 1)
+	cfg := testConfig()
+	cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", Timeout: time.Minute,
+		Metrics: []judge.Metric{judge.MetricTaskCompletion, judge.MetricHandoff}}
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	runSession(t, p, clk, datasetRun(66, "conv-sd", "", "", "Find papers", "search_papers"))
+	require.Eventually(t, func() bool { return reqs.Load() == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, p.shutdown(context.Background()))
+	spans := evalSpans(sink)[semconv.EvalKindJudge]
+	require.Len(t, spans, 1)
+	assert.Equal(t, map[string]string{"task_completion/": "score", "handoff/": "error: judge shut down"}, judgeVerdictsOf(t, spans[0]))
+}
+
+// TestSessionJudgeDefaultCallLimit: with max_calls_per_session left out, a session whose
+// trace names 302 agents (the fixture's two and 300 more) costs judge.DefaultMaxCallsPerSession calls, not one per agent;
+// every agent not judged records the limit as its judge_error. An explicit 0 is no limit.
+func TestSessionJudgeDefaultCallLimit(t *testing.T) {
+	td := datasetRun(67, "conv-many", "", "", "hello")
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	root := spans.At(0)
+	const agents = 300
+	for i := range agents {
+		sp := spans.AppendEmpty()
+		root.CopyTo(sp)
+		sp.Attributes().Remove("agent_eval.session.end")
+		sp.SetParentSpanID(root.SpanID())
+		sp.SetSpanID([8]byte{67, 9, byte(i >> 8), byte(i), 0, 0, 0, 1})
+		sp.SetName(fmt.Sprintf("invoke_agent a%d", i))
+		sp.Attributes().PutStr(semconv.GenAIAgentName, fmt.Sprintf("a%d", i))
+	}
+	for _, tc := range []struct {
+		limit *int
+		calls int
+	}{{nil, judge.DefaultMaxCallsPerSession}, {new(0), agents + 2}} {
+		srv, prompts := verdictServer(t)
+		cfg := testConfig()
+		cfg.Judge = judge.Config{Enabled: true, Endpoint: srv.URL + "/v1", Model: "m", MaxCallsPerSession: tc.limit,
+			Metrics: []judge.Metric{judge.MetricResponseQuality}}
+		p, sink, clk := newTestProcessor(t, cfg, nil)
+		runSession(t, p, clk, ptraceClone(td))
+		require.Eventually(t, func() bool { return len(evalSpans(sink)[semconv.EvalKindJudge]) == 1 }, 30*time.Second, 10*time.Millisecond)
+		require.NoError(t, p.shutdown(context.Background()))
+		assert.Equal(t, tc.calls, len(prompts()))
+		var verdicts, limited int
+		forEachSpanEvent(evalSpans(sink)[semconv.EvalKindJudge][0], func(ev ptrace.SpanEvent) {
+			verdicts++
+			if e, ok := ev.Attributes().Get(semconv.GenAIEvaluationExplanation); ok && strings.Contains(e.Str(), "max_calls_per_session") {
+				limited++
+			}
+		})
+		assert.Equal(t, agents+2, verdicts, "one verdict per agent, judged or not")
+		assert.Equal(t, agents+2-tc.calls, limited)
+	}
+}
+
+func ptraceClone(td ptrace.Traces) ptrace.Traces {
+	c := ptrace.NewTraces()
+	td.CopyTo(c)
+	return c
 }

@@ -413,29 +413,35 @@ func (r *refRunner) wantsJudge(s *session.AgentSession, m refMatch) bool {
 // pool and returns at once; the job emits an "evaluate reference" span (a child of the
 // last turn's root) with the verdict, and one GenAI chat span per judge call marked
 // agent_eval.judge so that it is never evaluated. A full queue drops the job: the
-// deterministic result already emitted stays.
+// deterministic result already emitted stays, and the span records judge_error "judge
+// queue full" (submitJob).
 func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch, caseID string, revision int) {
 	r := p.refs
 	ex := r.examples[m.index]
 	output := sessionOutput(s)
 	last := s.Turns[len(s.Turns)-1]
 	sid, traceID, parentID := s.ID, last.TraceID, last.RootSpanID
-	ok := r.judge.client.Pool().Submit(func(ctx context.Context) {
+	p.submitJob(sid, func(ctx context.Context) {
 		sink := &callSink{}
 		var res reference.Result
-		run, err := r.planJudge(ctx, sid, ex, output)
-		if err != nil {
-			p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, int64(run.total))
-		} else {
-			jctx := context.WithValue(context.WithValue(ctx, callSinkKey{}, sink), caseCostKey{}, run)
-			res, err = r.judgeEval.Evaluate(jctx, ex, output)
-			run.reserved.Release() // what the case reserved and did not use
-			if run.skipped > 0 {
-				p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, int64(run.skipped))
+		// A job refused (queue full) or shut down before it ran records why as the
+		// case's judge_error (submitJob).
+		err := context.Cause(ctx)
+		if err == nil {
+			var run *caseCost
+			if run, err = r.planJudge(ctx, sid, ex, output); err != nil {
+				p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, int64(run.total))
+			} else {
+				jctx := context.WithValue(context.WithValue(ctx, callSinkKey{}, sink), caseCostKey{}, run)
+				res, err = r.judgeEval.Evaluate(jctx, ex, output)
+				run.reserved.Release() // what the case reserved and did not use
+				if run.skipped > 0 {
+					p.telemetry.ProcessorAgentsessionJudgeCostLimited.Add(ctx, int64(run.skipped))
+				}
 			}
-		}
-		if ctx.Err() != nil {
-			return // shutting down
+			if _, failed := res.Details["judge_error"]; (err != nil || failed) && ctx.Err() != nil {
+				err = context.Cause(ctx) // cut off by shutdown
+			}
 		}
 		// The session may continue meanwhile: the job keeps only what it captured.
 		b := p.emitter.newBatch(time.Now())
@@ -460,13 +466,10 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 		for _, c := range sink.drain() {
 			addJudgeCallSpan(b, sp, c)
 		}
-		if err := p.next.ConsumeTraces(ctx, b.traces()); err != nil {
+		if err := p.next.ConsumeTraces(context.WithoutCancel(ctx), b.traces()); err != nil {
 			p.logger.Warn("the next consumer refused a judge verdict", zap.String("session_id", sid), zap.Error(err))
 		}
 	})
-	if !ok {
-		p.logger.Debug("judge queue full; the session keeps its deterministic reference results", zap.String("session_id", sid))
-	}
 }
 
 // caseCostKey carries a case judge job's caseCost in its context, for costGuard.
@@ -525,14 +528,15 @@ func (g *costGuard) Judge(ctx context.Context, req reference.JudgeRequest) (refe
 // reservation from the ledger.
 func (r *refRunner) planJudge(ctx context.Context, sid string, ex reference.Example, output any) (*caseCost, error) {
 	j := r.judge
-	if j.cfg.MaxCallsPerSession <= 0 && j.cfg.MaxTokensPerSession <= 0 {
+	maxCalls := *j.client.Config().MaxCallsPerSession // defaults applied
+	if maxCalls <= 0 && j.cfg.MaxTokensPerSession <= 0 {
 		res, _ := j.ledger.Reserve(sid, 0, 0) // no limit: reserves and refuses nothing
 		return &caseCost{reserved: res}, nil
 	}
 	plan := &caseCost{dry: true}
 	_, _ = r.judgeEval.Evaluate(context.WithValue(ctx, caseCostKey{}, plan), ex, output)
 	run := &caseCost{total: plan.calls}
-	if n := j.cfg.MaxCallsPerSession; n > 0 && plan.calls > n {
+	if n := maxCalls; n > 0 && plan.calls > n {
 		return run, fmt.Errorf("%w: max_calls_per_session %d (the case needs %d calls)", judge.ErrCostLimit, n, plan.calls)
 	}
 	if n := j.cfg.MaxTokensPerSession; n > 0 && plan.tokens > n {

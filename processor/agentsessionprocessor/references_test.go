@@ -182,7 +182,7 @@ func TestDatasetErrors(t *testing.T) {
 
 // TestHangingJudgeNeverHoldsSpans: with a judge whose API never answers, every span
 // still goes through at once, the deterministic results are emitted, and shutdown
-// returns (the judge's job is cancelled).
+// returns (the judge's job is cancelled), every case recording the judge error.
 func TestHangingJudgeNeverHoldsSpans(t *testing.T) {
 	release := make(chan struct{})
 	var requests atomic.Int64
@@ -232,7 +232,18 @@ func TestHangingJudgeNeverHoldsSpans(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	require.NoError(t, p.shutdown(ctx))
-	assert.Empty(t, evalSpans(sink)[semconv.EvalKindReference], "a cancelled judge emits no verdict")
+	// Every session's case records why the judge gave no verdict (dropped, or cut off or
+	// still queued at shutdown); none looks pending and none has a score.
+	refs := evalSpans(sink)[semconv.EvalKindReference]
+	require.Len(t, refs, sessions)
+	for _, sp := range refs {
+		require.Equal(t, 1, sp.Events().Len())
+		ev := sp.Events().At(0).Attributes()
+		_, scored := ev.Get(semconv.GenAIEvaluationScoreValue)
+		assert.False(t, scored)
+		expl, _ := ev.Get(semconv.GenAIEvaluationExplanation)
+		assert.Contains(t, []string{judge.ErrQueueFull.Error(), judge.ErrShutdown.Error()}, expl.Str())
+	}
 }
 
 func TestJudgeVerdictSpan(t *testing.T) {

@@ -131,11 +131,15 @@ func (ch *ChannelConfig) validate(mainEndpoint string) error {
 	}
 	if ch.Store.DSN == "" {
 		errs = append(errs, errors.New("channel.store.dsn: must not be empty"))
+	} else if err := store.ValidateDSN(ch.Store.Driver, string(ch.Store.DSN)); err != nil {
+		errs = append(errs, fmt.Errorf("channel.store.dsn: %w", err))
 	}
 	admin := ch.Admin.NetAddr.Endpoint
 	switch {
 	case admin == "":
 		errs = append(errs, errors.New("channel.admin.endpoint: must not be empty (e.g. localhost:8892)"))
+	case !hasPort(admin):
+		errs = append(errs, fmt.Errorf("channel.admin.endpoint: %q has no port: want host:port (e.g. localhost:8892)", admin))
 	case admin == mainEndpoint && !strings.HasSuffix(admin, ":0"):
 		errs = append(errs, fmt.Errorf("channel.admin.endpoint: %q is the receiver's endpoint; the admin endpoint needs its own", admin))
 	case !ch.Admin.Auth.HasValue() && !loopbackOnly(admin):
@@ -151,6 +155,12 @@ func (ch *ChannelConfig) validate(mainEndpoint string) error {
 }
 
 // loopbackOnly reports whether endpoint (host:port) listens on loopback only.
+// hasPort reports whether endpoint is host:port, as the listener needs.
+func hasPort(endpoint string) bool {
+	_, _, err := net.SplitHostPort(endpoint)
+	return err == nil
+}
+
 func loopbackOnly(endpoint string) bool {
 	host, _, err := net.SplitHostPort(endpoint)
 	if err != nil {

@@ -91,7 +91,12 @@ func TestLoadConfig(t *testing.T) {
 			expectedErr: []string{
 				`channel.evaluation_files: testdata/evaluations/bad-type.md.txt: type: "simple_pass_fail" is not served by the channel`,
 				`channel.admin.endpoint: "localhost:8891" is the receiver's endpoint`,
+				"channel.store.dsn: not a PostgreSQL DSN",
 			},
+		},
+		{
+			id:          component.NewIDWithName(metadata.Type, "channel_admin_noport"),
+			expectedErr: []string{`channel.admin.endpoint: "localhost" has no port: want host:port (e.g. localhost:8892)`},
 		},
 		{
 			id:          component.NewIDWithName(metadata.Type, "channel_empty"),
