@@ -6,7 +6,9 @@ package webui
 import (
 	"context"
 	"flag"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/webui/browsertest"
 )
 
@@ -51,7 +54,7 @@ func TestBrowserSessionsAndSessionPage(t *testing.T) {
 	st, as := goldenStore(t)
 	tmpl, err := ParseTraceURLTemplate("http://localhost:16686/trace/{trace_id}")
 	require.NoError(t, err)
-	srv := newServer(t, Options{Store: st, TraceURL: tmpl, Events: NewBroadcaster(2)})
+	srv := newServer(t, Options{Store: st, TraceURL: tmpl, Events: NewBroadcaster(2, 0)})
 	ctx := browsertest.New(t, browserTimeout)
 
 	// The list.
@@ -129,7 +132,7 @@ func TestBrowserSessionsAndSessionPage(t *testing.T) {
 // appear without a reload.
 func TestBrowserLiveView(t *testing.T) {
 	st, as := goldenStore(t)
-	events := NewBroadcaster(2)
+	events := NewBroadcaster(2, 0)
 	srv := newServer(t, Options{Store: st, Events: events})
 	t.Cleanup(events.Close) // ends the stream before srv.Close waits for it
 	ctx := browsertest.New(t, browserTimeout)
@@ -173,4 +176,65 @@ func checkLinks(t *testing.T, origin string, hrefs []string) {
 		require.NoError(t, resp.Body.Close())
 		assert.Equal(t, http.StatusOK, resp.StatusCode, h)
 	}
+}
+
+// TestBrowserLiveViewBurst: a long session's batch published at once (60 turns, a
+// provisional and a final event each, then the session event) shows every row, the
+// session's included, and the stream stays connected. Before, the stream was closed
+// after 64 events and the page silently lost the rest.
+func TestBrowserLiveViewBurst(t *testing.T) {
+	events := NewBroadcaster(2, 0)
+	srv := newServer(t, Options{Store: failingStore{}, Events: events})
+	t.Cleanup(events.Close) // ends the stream before srv.Close waits for it
+	ctx := browsertest.New(t, browserTimeout)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/live"), chromedp.WaitVisible("#live-table")))
+	require.Eventually(t, func() bool { return events.Subscribers() == 1 }, 10*time.Second, 20*time.Millisecond, "the page opened the stream")
+
+	const turns = 60
+	for i := range turns {
+		events.PublishTurn(&evaluation.TurnResult{SessionID: "long", TurnIndex: i})
+		events.PublishTurn(&evaluation.TurnResult{SessionID: "long", TurnIndex: i, Final: true})
+	}
+	events.PublishSession(&evaluation.Analysis{SessionID: "long"})
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#live-events tr[data-kind="session"]`)))
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#live-events tr").length`))
+	require.NoError(t, err)
+	assert.Equal(t, 2*turns+1, rows)
+	status, err := chromedp.Run(ctx, chromedp.Text("#live-status"))
+	require.NoError(t, err)
+	assert.Equal(t, "Connected; waiting for evaluations.", status)
+	assert.Equal(t, 1, events.Subscribers(), "the stream was not dropped")
+}
+
+// TestBrowserLiveViewGap: a "gap" event (events the server dropped for this page) makes
+// the status say how many were missed and link to the sessions list.
+func TestBrowserLiveViewGap(t *testing.T) {
+	ui, err := New(Options{Store: failingStore{}, Events: NewBroadcaster(1, 0)})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	ui.Register(mux)
+	release := make(chan struct{})
+	// A stream that sends a turn and two gaps, as a page whose queue filled twice sees.
+	streamMux := http.NewServeMux()
+	streamMux.Handle("/", mux)
+	streamMux.HandleFunc("GET "+PathEvents, func(w http.ResponseWriter, _ *http.Request) {
+		setStreamHeaders(w.Header())
+		_, _ = io.WriteString(w, "retry: 3000\n\n"+
+			`event: turn`+"\n"+`data: {"session_id":"s","turn_index":0,"final":true,"is_bad":false,"detection_type":"","confidence":0.9,"reason":"","latency_ms":1}`+"\n\n"+
+			"event: gap\ndata: {\"missed\":12}\n\nevent: gap\ndata: {\"missed\":1}\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+	})
+	srv := httptest.NewServer(streamMux)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first: srv.Close waits for the stream
+	ctx := browsertest.New(t, browserTimeout)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/live"), chromedp.WaitVisible(`#live-events tr[data-kind="turn"]`)))
+	require.Eventually(t, func() bool {
+		status, err := chromedp.Run(ctx, chromedp.Text("#live-status"))
+		return err == nil && status == "13 events missed (this page fell behind); reload the page or the sessions list."
+	}, 10*time.Second, 20*time.Millisecond)
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#live-status a").href`))
+	require.NoError(t, err)
+	assert.Equal(t, srv.URL+"/", href)
 }

@@ -322,7 +322,7 @@ func TestSessionPageWithoutTraceTemplateHasNoTraceLink(t *testing.T) {
 // and the agent pages: each answers 200.
 func TestAllLinksResolve(t *testing.T) {
 	st, as := goldenStore(t)
-	srv := newServer(t, Options{Store: st, Events: NewBroadcaster(1)})
+	srv := newServer(t, Options{Store: st, Events: NewBroadcaster(1, 0)})
 	seen := map[string]bool{}
 	queue := []string{"/"}
 	for len(queue) > 0 {

@@ -63,6 +63,18 @@
     cell(row, (t.user_message ? "“" + t.user_message + "” · " : "") + (t.reason || ""));
     add(row);
   });
+  // The server dropped events for this page (its queue was full): say how many, since
+  // the rows no longer show everything.
+  var missed = 0;
+  es.addEventListener("gap", function (e) {
+    missed += JSON.parse(e.data).missed;
+    status.textContent = missed + (missed === 1 ? " event" : " events") + " missed (this page fell behind); reload the page or the ";
+    var a = document.createElement("a");
+    a.href = "/";
+    a.textContent = "sessions list";
+    status.appendChild(a);
+    status.appendChild(document.createTextNode("."));
+  });
   es.addEventListener("session", function (e) {
     var s = JSON.parse(e.data);
     var row = document.createElement("tr");
