@@ -238,3 +238,31 @@ func TestBrowserLiveViewGap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, srv.URL+"/", href)
 }
+
+// TestBrowserLiveViewRetriesAfter503: a page that gets 503 for its stream (every slot of
+// ui.max_event_clients taken) says so and opens a new stream after the server's
+// Retry-After (10 s), once a slot is free. Before, EventSource gave up on the 503 and the
+// page said "reconnecting…" forever.
+func TestBrowserLiveViewRetriesAfter503(t *testing.T) {
+	events := NewBroadcaster(1, 0)
+	srv := newServer(t, Options{Store: failingStore{}, Events: events})
+	t.Cleanup(events.Close) // ends the stream before srv.Close waits for it
+	other, err := events.Subscribe()
+	require.NoError(t, err)
+	ctx := browsertest.New(t, browserTimeout)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/live"), chromedp.WaitVisible("#live-table")))
+	statusIs := func(want string) func() bool {
+		return func() bool {
+			status, err := chromedp.Run(ctx, chromedp.Text("#live-status"))
+			return err == nil && status == want
+		}
+	}
+	require.Eventually(t, statusIs("Disconnected: the server refused the event stream (it may have too many viewers); retrying in 10 s."),
+		10*time.Second, 20*time.Millisecond)
+
+	events.Unsubscribe(other) // the slot is free
+	require.Eventually(t, func() bool { return events.Subscribers() == 1 }, 15*time.Second, 50*time.Millisecond, "the page opened a new stream")
+	require.Eventually(t, statusIs("Connected; waiting for evaluations."), 5*time.Second, 20*time.Millisecond)
+	events.PublishSession(&evaluation.Analysis{SessionID: "after-503"})
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#live-events tr[data-session="after-503"]`)))
+}

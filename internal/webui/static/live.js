@@ -48,10 +48,7 @@
     return new Date().toISOString().slice(11, 19) + " UTC";
   }
 
-  var es = new EventSource("/api/v1/events");
-  es.onopen = function () { status.textContent = "Connected; waiting for evaluations."; };
-  es.onerror = function () { status.textContent = "Disconnected; reconnecting…"; };
-  es.addEventListener("turn", function (e) {
+  function onTurn(e) {
     var t = JSON.parse(e.data);
     var row = document.createElement("tr");
     row.dataset.kind = "turn";
@@ -62,11 +59,11 @@
     cell(row, (t.is_bad ? "✗ bad: " + t.detection_type : "✓ good") + ", confidence " + t.confidence.toFixed(2), "verdict");
     cell(row, (t.user_message ? "“" + t.user_message + "” · " : "") + (t.reason || ""));
     add(row);
-  });
+  }
   // The server dropped events for this page (its queue was full): say how many, since
   // the rows no longer show everything.
   var missed = 0;
-  es.addEventListener("gap", function (e) {
+  function onGap(e) {
     missed += JSON.parse(e.data).missed;
     status.textContent = missed + (missed === 1 ? " event" : " events") + " missed (this page fell behind); reload the page or the ";
     var a = document.createElement("a");
@@ -74,8 +71,8 @@
     a.textContent = "sessions list";
     status.appendChild(a);
     status.appendChild(document.createTextNode("."));
-  });
-  es.addEventListener("session", function (e) {
+  }
+  function onSession(e) {
     var s = JSON.parse(e.data);
     var row = document.createElement("tr");
     row.dataset.kind = "session";
@@ -87,5 +84,28 @@
     var task = s.task_completion === null ? "task unknown" : s.task_completion ? "✓ task completed" : "✗ task not completed";
     cell(row, s.turns + (s.turns === 1 ? " turn · " : " turns · ") + (s.agents || []).join(", ") + " · " + task + (s.partial ? " · ◐ partial" : ""));
     add(row);
-  });
+  }
+
+  // EventSource reconnects by itself after a dropped connection (readyState CONNECTING),
+  // but not after an answer other than 200, such as the 503 past ui.max_event_clients
+  // (readyState CLOSED): the page then opens a new stream after retryMs, the server's
+  // Retry-After (EventSource cannot read the header).
+  var retryMs = 10000;
+  function connect() {
+    var es = new EventSource("/api/v1/events");
+    es.onopen = function () { status.textContent = "Connected; waiting for evaluations."; };
+    es.onerror = function () {
+      if (es.readyState === EventSource.CLOSED) {
+        es.close();
+        status.textContent = "Disconnected: the server refused the event stream (it may have too many viewers); retrying in " + retryMs / 1000 + " s.";
+        setTimeout(connect, retryMs);
+        return;
+      }
+      status.textContent = "Disconnected; reconnecting…";
+    };
+    es.addEventListener("turn", onTurn);
+    es.addEventListener("gap", onGap);
+    es.addEventListener("session", onSession);
+  }
+  connect();
 })();
