@@ -6,6 +6,7 @@ package webui
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -265,4 +266,27 @@ func TestBrowserLiveViewRetriesAfter503(t *testing.T) {
 	require.Eventually(t, statusIs("Connected; waiting for evaluations."), 5*time.Second, 20*time.Millisecond)
 	events.PublishSession(&evaluation.Analysis{SessionID: "after-503"})
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#live-events tr[data-session="after-503"]`)))
+}
+
+// TestBrowserLiveBadgesMatchPages: the live view's badge prints the same number and band
+// as the pages' (funcs.go) at every band edge: the band of the printed number.
+func TestBrowserLiveBadgesMatchPages(t *testing.T) {
+	events := NewBroadcaster(1, 0)
+	srv := newServer(t, Options{Store: failingStore{}, Events: events})
+	t.Cleanup(events.Close) // ends the stream before srv.Close waits for it
+	ctx := browsertest.New(t, browserTimeout)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/live"), chromedp.WaitVisible("#live-table")))
+	require.Eventually(t, func() bool { return events.Subscribers() == 1 }, 10*time.Second, 20*time.Millisecond, "the page opened the stream")
+
+	edges := []float64{1, 0.9, 0.8999, 0.8996, 0.895, 0.8949, 0.7, 0.6999, 0.6995, 0.695, 0.6949, 0}
+	for i, v := range edges {
+		events.PublishSession(&evaluation.Analysis{SessionID: fmt.Sprintf("s%d", i), OverallScore: &v})
+	}
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(fmt.Sprintf(`#live-events tr[data-session="s%d"]`, len(edges)-1))))
+	for i, v := range edges {
+		badge, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](fmt.Sprintf(
+			`(b => [b.textContent, b.className])(document.querySelector('#live-events tr[data-session="s%d"] .badge'))`, i)))
+		require.NoError(t, err)
+		assert.Equal(t, []string{score(&v) + " " + band(&v), "badge " + band(&v)}, badge, "overall score %v", v)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"math"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
@@ -29,26 +30,30 @@ const (
 	bandNone = "n/a"
 )
 
-// band classifies a score (higher is better); nil is bandNone.
+// band classifies a score (higher is better) as score prints it, rounded to two
+// decimals, so that a badge's number and word agree: 0.8996 prints "0.90" and is good.
+// live.js applies the same rule. nil is bandNone.
 func band(v *float64) string {
-	switch {
-	case v == nil || math.IsNaN(*v):
+	if v == nil || math.IsNaN(*v) {
 		return bandNone
-	case *v >= bandGoodMin:
+	}
+	switch r := rounded(*v); {
+	case r >= bandGoodMin:
 		return bandGood
-	case *v >= bandFairMin:
+	case r >= bandFairMin:
 		return bandFair
 	default:
 		return bandPoor
 	}
 }
 
-// driftBand classifies intent_drift_score, where lower is better.
+// driftBand classifies intent_drift_score, where lower is better, as score prints it:
+// the band of 1 − the rounded value.
 func driftBand(v *float64) string {
 	if v == nil {
 		return bandNone
 	}
-	inv := 1 - *v
+	inv := 1 - rounded(*v)
 	return band(&inv)
 }
 
@@ -57,7 +62,13 @@ func score(v *float64) string {
 	if v == nil {
 		return bandNone
 	}
-	return fmt.Sprintf("%.2f", *v)
+	return strconv.FormatFloat(*v, 'f', 2, 64)
+}
+
+// rounded returns v rounded to two decimals as score prints it.
+func rounded(v float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 2, 64), 64) // always a number
+	return r
 }
 
 // ms formats a duration given in milliseconds: "850 ms", "2.4 s", "3m 05s".

@@ -24,9 +24,11 @@
     a.textContent = id;
     return a;
   }
+  // The band of the printed number (two decimals), as the Go templates (funcs.go band).
   function band(v) {
     if (v === null || v === undefined) return "n/a";
-    return v >= 0.9 ? "good" : v >= 0.7 ? "fair" : "poor";
+    var r = parseFloat(v.toFixed(2));
+    return r >= 0.9 ? "good" : r >= 0.7 ? "fair" : "poor";
   }
   function badge(v) {
     var b = band(v);
