@@ -290,3 +290,37 @@ func TestBrowserLiveBadgesMatchPages(t *testing.T) {
 		assert.Equal(t, []string{score(&v) + " " + band(&v), "badge " + band(&v)}, badge, "overall score %v", v)
 	}
 }
+
+// TestBrowserLiveViewProvisional: a turn closed without its final verdict (final false)
+// and found bad by nothing reads "provisional", not "✓ good, confidence 0.00"; a bad
+// non-final turn says it is provisional; a final rdm verdict carries the meaning of rdm
+// from the page's legend as its title.
+func TestBrowserLiveViewProvisional(t *testing.T) {
+	events := NewBroadcaster(1, 0)
+	srv := newServer(t, Options{Store: failingStore{}, Events: events})
+	t.Cleanup(events.Close) // ends the stream before srv.Close waits for it
+	ctx := browsertest.New(t, browserTimeout)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/live"), chromedp.WaitVisible("#live-table")))
+	require.Eventually(t, func() bool { return events.Subscribers() == 1 }, 10*time.Second, 20*time.Millisecond, "the page opened the stream")
+	legend, err := chromedp.Run(ctx, chromedp.Text("#detection-legend"))
+	require.NoError(t, err)
+	assert.Contains(t, legend, "rdm, response dissatisfaction")
+	assert.Contains(t, legend, "ccm, conversation continuity")
+
+	events.PublishTurn(&evaluation.TurnResult{SessionID: "s", TurnIndex: 0})
+	events.PublishTurn(&evaluation.TurnResult{SessionID: "s", TurnIndex: 1, IsBad: true,
+		DetectionType: evaluation.DetectionHallucination, Confidence: 0.8})
+	events.PublishTurn(&evaluation.TurnResult{SessionID: "s", TurnIndex: 0, Final: true, IsBad: true,
+		DetectionType: evaluation.DetectionRDM, Confidence: 0.9})
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#live-events tr:nth-child(3)`)))
+	verdicts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#live-events td.verdict"), td => td.textContent).reverse()`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"provisional: final verdict at the next user message",
+		"✗ bad: hallucination (provisional), confidence 0.80",
+		"✗ bad: rdm, confidence 0.90",
+	}, verdicts)
+	title, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#live-events tr td.verdict abbr").title`))
+	require.NoError(t, err)
+	assert.Equal(t, detectionMeaning(evaluation.DetectionRDM), title)
+}

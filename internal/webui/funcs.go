@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
@@ -113,6 +114,31 @@ func yesNo(v *bool, yes, no string) string {
 	}
 }
 
+// detectionType is a bad-turn verdict (TurnResult.DetectionType) and what it means, as
+// the pages' legend and titles say it.
+type detectionType struct{ Type, Meaning string }
+
+// detectionTypes are the bad-turn verdicts in the order of their priority
+// (docs/scoring.md §5.2), with RDM and CCM spelled out as the ReAsk plan names them.
+var detectionTypes = []detectionType{
+	{evaluation.DetectionRDM, "response dissatisfaction: the next user message corrects the answer or complains about it"},
+	{evaluation.DetectionCCM, "conversation continuity: the next user message asks the same thing again"},
+	{evaluation.DetectionNoAnswer, "the turn ended without a final response"},
+	{evaluation.DetectionHallucination, "the answer states specifics found in none of its inputs, or a tool call invented parameters"},
+	{evaluation.DetectionLLMJudge, "the LLM judge found the answer bad"},
+}
+
+// detectionMeaning returns what verdict (or recommendation kind) t means, "" when it is
+// not a bad-turn verdict.
+func detectionMeaning(t string) string {
+	for _, d := range detectionTypes {
+		if d.Type == t {
+			return d.Meaning
+		}
+	}
+	return ""
+}
+
 // anomalyLabels are the words the session page shows for a turn's anomalies
 // (TurnResult.Anomalies, the session.Anomaly* values); the code stays in the label's
 // title, as the API and the turn anomaly metric name it.
@@ -137,17 +163,19 @@ func anomalyLabel(a string) string {
 
 func funcs() template.FuncMap {
 	return template.FuncMap{
-		"band":          band,
-		"driftBand":     driftBand,
-		"score":         score,
-		"ms":            ms,
-		"when":          when,
-		"isoTime":       isoTime,
-		"sessionURL":    sessionURL,
-		"agentURL":      agentURL,
-		"apiSessionURL": apiSessionURL,
-		"yesNo":         yesNo,
-		"anomalyLabel":  anomalyLabel,
+		"band":             band,
+		"driftBand":        driftBand,
+		"score":            score,
+		"ms":               ms,
+		"when":             when,
+		"isoTime":          isoTime,
+		"sessionURL":       sessionURL,
+		"agentURL":         agentURL,
+		"apiSessionURL":    apiSessionURL,
+		"yesNo":            yesNo,
+		"anomalyLabel":     anomalyLabel,
+		"detectionMeaning": detectionMeaning,
+		"detectionTypes":   func() []detectionType { return detectionTypes },
 		// turnNo is the turn number shown to people: turn_index 0 is "Turn 1".
 		"turnNo": func(i int) int { return i + 1 },
 		"duration": func(a, b time.Time) string {

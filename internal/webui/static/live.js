@@ -50,6 +50,29 @@
     return new Date().toISOString().slice(11, 19) + " UTC";
   }
 
+  // The detection type, with its meaning from the page's legend as a title.
+  function detection(type) {
+    var legend = document.querySelector('#detection-legend abbr[data-type="' + type + '"]');
+    if (!legend) return document.createTextNode(type);
+    var abbr = document.createElement("abbr");
+    abbr.title = legend.title;
+    abbr.textContent = type;
+    return abbr;
+  }
+  // A turn's verdict. Before its final verdict (final false: the next user message is
+  // not known yet) a turn is only checked for no_answer and hallucination, so a turn
+  // without those is "provisional", not good.
+  function verdict(t) {
+    var span = document.createElement("span");
+    if (!t.is_bad) {
+      span.textContent = t.final ? "✓ good, confidence " + t.confidence.toFixed(2) : "provisional: final verdict at the next user message";
+      return span;
+    }
+    span.appendChild(document.createTextNode("✗ bad: "));
+    span.appendChild(detection(t.detection_type));
+    span.appendChild(document.createTextNode((t.final ? "" : " (provisional)") + ", confidence " + t.confidence.toFixed(2)));
+    return span;
+  }
   function onTurn(e) {
     var t = JSON.parse(e.data);
     var row = document.createElement("tr");
@@ -58,7 +81,7 @@
     cell(row, now(), "when");
     cell(row, "turn " + (t.turn_index + 1) + (t.final ? " (final verdict)" : " (closed)"));
     cell(row, sessionLink(t.session_id, "#turn-" + t.turn_index));
-    cell(row, (t.is_bad ? "✗ bad: " + t.detection_type : "✓ good") + ", confidence " + t.confidence.toFixed(2), "verdict");
+    cell(row, verdict(t), "verdict");
     cell(row, (t.user_message ? "“" + t.user_message + "” · " : "") + (t.reason || ""));
     add(row);
   }
