@@ -43,13 +43,7 @@ func TestDashboardMatchesStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs a Prometheus server for about 20s (CI runs it)")
 	}
-	promBin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("prometheus is not installed (Debian package prometheus; .ci/run installs it)")
-		}
-		t.Skip("prometheus not on PATH (apt-get install prometheus): the live dashboard check needs it; with CI set this fails instead (.ci/run installs it)")
-	}
+	promBin := prometheusBin(t)
 
 	sink := new(consumertest.TracesSink)
 	ep, stop := startCollector(t, filepath.Join(t.TempDir(), "agenteval.db"), sink)
@@ -108,13 +102,7 @@ func TestDashboardOverviewBeforeAnySession(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs a Prometheus server for a few seconds (CI runs it)")
 	}
-	promBin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("prometheus is not installed (Debian package prometheus; .ci/run installs it)")
-		}
-		t.Skip("prometheus not on PATH (apt-get install prometheus); with CI set this fails instead (.ci/run installs it)")
-	}
+	promBin := prometheusBin(t)
 	ep, stop := startCollector(t, filepath.Join(t.TempDir(), "agenteval.db"), new(consumertest.TracesSink))
 	defer stop()
 	prom := startPrometheus(t, promBin, ep.prom)
@@ -136,6 +124,20 @@ func TestDashboardOverviewBeforeAnySession(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 4, stats, "the overview's stat panels")
+}
+
+// prometheusBin returns the Prometheus server's path; without it the test skips, or
+// fails when CI is set.
+func prometheusBin(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("prometheus is not installed (Debian package prometheus; .ci/run installs it)")
+		}
+		t.Skip("prometheus not on PATH (apt-get install prometheus): the live dashboard checks need it; with CI set this fails instead (.ci/run installs it)")
+	}
+	return bin
 }
 
 // startPrometheus runs a Prometheus server on loopback that scrapes target every second,

@@ -179,17 +179,25 @@ func checkLinks(t *testing.T, origin string, hrefs []string) {
 	}
 }
 
+// openLiveView serves a UI without sessions fed by events, opens its live view in
+// Chromium and waits until the page holds a stream.
+func openLiveView(t *testing.T, events *Broadcaster) context.Context {
+	t.Helper()
+	srv := newServer(t, Options{Store: failingStore{}, Events: events})
+	t.Cleanup(events.Close) // ends the stream before srv.Close waits for it
+	ctx := browsertest.New(t, browserTimeout)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/live"), chromedp.WaitVisible("#live-table")))
+	require.Eventually(t, func() bool { return events.Subscribers() == 1 }, 10*time.Second, 20*time.Millisecond, "the page opened the stream")
+	return ctx
+}
+
 // TestBrowserLiveViewBurst: a long session's batch published at once (60 turns, a
 // provisional and a final event each, then the session event) shows every row, the
 // session's included, and the stream stays connected. Before, the stream was closed
 // after 64 events and the page silently lost the rest.
 func TestBrowserLiveViewBurst(t *testing.T) {
 	events := NewBroadcaster(2, 0)
-	srv := newServer(t, Options{Store: failingStore{}, Events: events})
-	t.Cleanup(events.Close) // ends the stream before srv.Close waits for it
-	ctx := browsertest.New(t, browserTimeout)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/live"), chromedp.WaitVisible("#live-table")))
-	require.Eventually(t, func() bool { return events.Subscribers() == 1 }, 10*time.Second, 20*time.Millisecond, "the page opened the stream")
+	ctx := openLiveView(t, events)
 
 	const turns = 60
 	for i := range turns {
@@ -272,11 +280,7 @@ func TestBrowserLiveViewRetriesAfter503(t *testing.T) {
 // as the pages' (funcs.go) at every band edge: the band of the printed number.
 func TestBrowserLiveBadgesMatchPages(t *testing.T) {
 	events := NewBroadcaster(1, 0)
-	srv := newServer(t, Options{Store: failingStore{}, Events: events})
-	t.Cleanup(events.Close) // ends the stream before srv.Close waits for it
-	ctx := browsertest.New(t, browserTimeout)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/live"), chromedp.WaitVisible("#live-table")))
-	require.Eventually(t, func() bool { return events.Subscribers() == 1 }, 10*time.Second, 20*time.Millisecond, "the page opened the stream")
+	ctx := openLiveView(t, events)
 
 	edges := []float64{1, 0.9, 0.8999, 0.8996, 0.895, 0.8949, 0.7, 0.6999, 0.6995, 0.695, 0.6949, 0}
 	for i, v := range edges {
@@ -297,11 +301,7 @@ func TestBrowserLiveBadgesMatchPages(t *testing.T) {
 // from the page's legend as its title.
 func TestBrowserLiveViewProvisional(t *testing.T) {
 	events := NewBroadcaster(1, 0)
-	srv := newServer(t, Options{Store: failingStore{}, Events: events})
-	t.Cleanup(events.Close) // ends the stream before srv.Close waits for it
-	ctx := browsertest.New(t, browserTimeout)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/live"), chromedp.WaitVisible("#live-table")))
-	require.Eventually(t, func() bool { return events.Subscribers() == 1 }, 10*time.Second, 20*time.Millisecond, "the page opened the stream")
+	ctx := openLiveView(t, events)
 	legend, err := chromedp.Run(ctx, chromedp.Text("#detection-legend"))
 	require.NoError(t, err)
 	assert.Contains(t, legend, "rdm, response dissatisfaction")
