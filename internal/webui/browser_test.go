@@ -312,15 +312,20 @@ func TestBrowserLiveViewProvisional(t *testing.T) {
 		DetectionType: evaluation.DetectionHallucination, Confidence: 0.8})
 	events.PublishTurn(&evaluation.TurnResult{SessionID: "s", TurnIndex: 0, Final: true, IsBad: true,
 		DetectionType: evaluation.DetectionRDM, Confidence: 0.9})
-	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#live-events tr:nth-child(3)`)))
+	// A type this page does not know (a newer collector's), even one that is no CSS
+	// selector, is shown as it is.
+	events.PublishTurn(&evaluation.TurnResult{SessionID: "s", TurnIndex: 1, Final: true, IsBad: true,
+		DetectionType: `new"]type`, Confidence: 0.5})
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#live-events tr:nth-child(4)`)))
 	verdicts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#live-events td.verdict"), td => td.textContent).reverse()`))
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"provisional: final verdict at the next user message",
 		"✗ bad: hallucination (provisional), confidence 0.80",
 		"✗ bad: rdm, confidence 0.90",
+		`✗ bad: new"]type, confidence 0.50`,
 	}, verdicts)
-	title, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#live-events tr td.verdict abbr").title`))
+	title, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#live-events tr:nth-child(2) td.verdict abbr").title`))
 	require.NoError(t, err)
 	assert.Equal(t, detectionMeaning(evaluation.DetectionRDM), title)
 }

@@ -52,12 +52,15 @@
 
   // The detection type, with its meaning from the page's legend as a title.
   function detection(type) {
-    var legend = document.querySelector('#detection-legend abbr[data-type="' + type + '"]');
-    if (!legend) return document.createTextNode(type);
-    var abbr = document.createElement("abbr");
-    abbr.title = legend.title;
-    abbr.textContent = type;
-    return abbr;
+    var known = document.querySelectorAll("#detection-legend abbr[data-type]");
+    for (var i = 0; i < known.length; i++) {
+      if (known[i].dataset.type !== type) continue;
+      var abbr = document.createElement("abbr");
+      abbr.title = known[i].title;
+      abbr.textContent = type;
+      return abbr;
+    }
+    return document.createTextNode(type);
   }
   // A turn's verdict. Before its final verdict (final false: the next user message is
   // not known yet) a turn is only checked for no_answer and hallucination, so a turn
