@@ -74,9 +74,9 @@ type TurnEvent struct {
 	UserMessage   string  `json:"user_message,omitempty"`
 }
 
-// GapEvent is the data of a "gap" event: Missed events (turn or session) were dropped
-// for this stream since the last gap because its queue was full; the events sent before
-// and after it are complete.
+// GapEvent is the data of a "gap" event: Missed events were dropped for this stream
+// since the last gap because its queue was full (turn events; session events only when
+// the queue held nothing else). It follows the events that were kept in the meantime.
 type GapEvent struct {
 	Missed int `json:"missed"`
 }
