@@ -18,7 +18,11 @@
 #     on _bucket), only label values the document enumerates (plus `unknown` and `other`,
 #     which the exporter's cleaning and cap produce), only known PromQL functions, and only
 #     the dashboard's own variables or Grafana's built-in ones;
-#   - every {{label}} of a legend is a label of the query's series;
+#   - every {{label}} of a legend is a label of the query's series; when its values are a
+#     closed list in docs/metrics.md, a panel with colour overrides by name has one for each
+#     value, and a description that names two or more of them names them all;
+#   - a query plotting a per-second rate() (no ratio, no quantile) has a rate unit (cps...)
+#     or "/s" in its panel title;
 #   - when promtool is on PATH (Debian package `prometheus`), every expression, with the
 #     Grafana variables replaced, must pass `promtool check rules` (the real PromQL parser).
 #     Without promtool the script says so and skips that step.
@@ -44,7 +48,7 @@ while [ $# -gt 0 ]; do
     --query) live="${2:?--query needs a Prometheus URL}"; shift 2 ;;
     --live) live_check=1; shift ;;
     --self-test) self_test=1; shift ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "check-dashboard: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -76,20 +80,23 @@ if [ "$self_test" = 1 ]; then
     fi
   }
   mutate unknown_metric   'targets[0].expr = targets[0].expr.replace("agent_eval_sessions_total", "agent_eval_session_total");'
-  mutate unknown_label    'targets[0].expr = "sum by (tenant) (rate(agent_eval_sessions_total[5m]))";'
-  mutate foreign_label    'targets[0].expr = "sum(rate(agent_eval_sessions_total{agent=\"x\"}[5m]))";'
-  mutate bad_value        'targets[0].expr = "sum(rate(agent_eval_session_score_count{metric=\"overal\"}[5m]))";'
-  mutate bad_regex_value  'targets[0].expr = "sum(rate(agent_eval_turns_total{detection_type=~\"rdm|cmm\"}[5m]))";'
-  mutate unknown_function 'targets[0].expr = "histogram_quantle(0.5, sum by (le) (rate(agent_eval_session_score_bucket[5m])))";'
-  mutate le_on_counter    'targets[0].expr = "sum by (le) (rate(agent_eval_sessions_total[5m]))";'
+  mutate unknown_label    'targets[0].expr = "sum by (tenant) (increase(agent_eval_sessions_total[5m]))";'
+  mutate foreign_label    'targets[0].expr = "sum(increase(agent_eval_sessions_total{agent=\"x\"}[5m]))";'
+  mutate bad_value        'targets[0].expr = "sum(increase(agent_eval_session_score_count{metric=\"overal\"}[5m]))";'
+  mutate bad_regex_value  'targets[0].expr = "sum(increase(agent_eval_turns_total{detection_type=~\"rdm|cmm\"}[5m]))";'
+  mutate unknown_function 'targets[0].expr = "histogram_quantle(0.5, sum by (le) (increase(agent_eval_session_score_bucket[5m])))";'
+  mutate le_on_counter    'targets[0].expr = "sum by (le) (increase(agent_eval_sessions_total[5m]))";'
   mutate legend_label     'const t = targets.find((x) => x.legendFormat); t.legendFormat = "{{tenant}}";'
-  mutate unknown_variable 'targets[0].expr = "sum(rate(agent_eval_sessions_total[$nope]))";'
+  mutate unknown_variable 'targets[0].expr = "sum(increase(agent_eval_sessions_total[$nope]))";'
   mutate agent_variable   'd.templating.list = d.templating.list.filter((v) => v.name !== "agent");'
   mutate old_schema       'd.schemaVersion = 36;'
   mutate fixed_datasource 'd.panels.find((p) => p.targets).datasource = {type: "prometheus", uid: "abc"};'
+  mutate missing_colour   'const p = d.panels.find((x) => x.id === 16); p.fieldConfig.overrides = p.fieldConfig.overrides.filter((o) => o.matcher.options !== "rdm");'
+  mutate partial_list     'const p = d.panels.find((x) => x.id === 24); p.description = p.description.replace("cut_by_collector", "cut");'
+  mutate rate_as_count    'const p = d.panels.find((x) => x.id === 19); p.fieldConfig.defaults.unit = "short";'
   mutate duplicate_id     'const ps = d.panels.filter((p) => p.type !== "row"); ps[1].id = ps[0].id;'
   if command -v promtool >/dev/null 2>&1; then
-    mutate syntax_error 'targets[0].expr = "sum(rate(agent_eval_sessions_total[5m])";'
+    mutate syntax_error 'targets[0].expr = "sum(increase(agent_eval_sessions_total[5m])";'
   fi
   if DASHBOARD="$dashboard" METRICS_MD="$metrics_md" "$0" >"$tmp/original.log" 2>&1; then
     echo "self-test: ok: the dashboard itself passes"
@@ -298,6 +305,45 @@ for (const v of vars) {
   exprs.push({ where, expr: substitute(where, m[1]) });
 }
 
+const RATE_UNITS = new Set(["cps", "ops", "reqps", "rps", "wps", "iops", "cpm", "opm", "reqpm", "rpm", "wpm"]);
+const unit = (p) => ((p.fieldConfig || {}).defaults || {}).unit || "";
+
+// The values a legend label of expr can take, from docs/metrics.md, less those the
+// query excludes (label!="v") or does not select (label="v", label=~"a|b").
+function legendValues(expr, res, label) {
+  let values = null;
+  for (const name of res.used) {
+    const v = series.get(name).values.get(label);
+    if (v) values = new Set([...(values || []), ...v]);
+  }
+  if (!values) return null;
+  for (const m of expr.matchAll(new RegExp(`\\b${label}\\s*(!=|=~|=)\\s*"([^"]*)"`, "g"))) {
+    const lits = literalValues(m[1] === "=~" ? "=~" : "=", m[2]);
+    if (!lits) continue;
+    if (m[1] === "!=") lits.forEach((v) => values.delete(v));
+    else values = new Set(lits.filter((v) => values.has(v)));
+  }
+  return values;
+}
+
+// A panel that colours its series by name colours every value its legend label can take
+// (else Grafana picks a palette colour that may look like another's), and a description
+// that lists values of that label lists them all.
+function checkLegendValues(where, p, expr, res, label) {
+  const values = legendValues(expr, res, label);
+  if (!values) return;
+  const named = ((p.fieldConfig || {}).overrides || [])
+    .filter((o) => o.matcher && o.matcher.id === "byName").map((o) => o.matcher.options);
+  if (named.length) {
+    for (const v of values) if (!named.includes(v)) err(where, `no colour override for ${label}="${v}"`);
+  }
+  const words = (p.description || "").split(/[^A-Za-z0-9_]+/);
+  const listed = [...values].filter((v) => words.includes(v));
+  if (listed.length >= 2) {
+    for (const v of values) if (!listed.includes(v)) err(where, `the description lists ${label} values but not "${v}"`);
+  }
+}
+
 const ids = new Set();
 const allPanels = (d.panels || []).flatMap((p) => [p, ...(p.panels || [])]);
 let nTargets = 0;
@@ -320,7 +366,13 @@ for (const p of allPanels) {
     if (res && t.legendFormat) {
       for (const m of t.legendFormat.matchAll(/\{\{\s*([a-zA-Z_]\w*)\s*\}\}/g)) {
         if (!res.labels.has(m[1])) err(tw, `legend label ${m[1]} is not a label of the query's series`);
+        else checkLegendValues(where, p, expr, res, m[1]);
       }
+    }
+    // A per-second rate (not a ratio, not a quantile) shown as a bare number reads as a count.
+    if (/\brate\(/.test(expr) && !/\/|histogram_quantile/.test(expr) &&
+        !RATE_UNITS.has(unit(p)) && !/\/s\b|per second/.test(p.title || "")) {
+      err(tw, `plots a per-second rate with unit ${JSON.stringify(unit(p))}: use a rate unit (${[...RATE_UNITS].join(", ")}) or say "/s" in the title`);
     }
     exprs.push({ where: tw, expr });
   }

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 
@@ -42,13 +43,7 @@ func TestDashboardMatchesStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs a Prometheus server for about 20s (CI runs it)")
 	}
-	promBin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("prometheus is not installed (Debian package prometheus; .ci/run installs it)")
-		}
-		t.Skip("prometheus not on PATH (apt-get install prometheus): the live dashboard check needs it; with CI set this fails instead (.ci/run installs it)")
-	}
+	promBin := prometheusBin(t)
 
 	sink := new(consumertest.TracesSink)
 	ep, stop := startCollector(t, filepath.Join(t.TempDir(), "agenteval.db"), sink)
@@ -97,6 +92,52 @@ func TestDashboardMatchesStore(t *testing.T) {
 		}
 	}
 	require.True(t, ok, "dashboard panels disagree with the result store:\n%s", strings.Join(mismatches, "\n"))
+}
+
+// TestDashboardOverviewBeforeAnySession: on a collector that has stored no session
+// (every collector after a start), no overview stat panel is NaN: each answers a number,
+// or no series, which the panel shows as its "no sessions yet" text. Before, the shares
+// and the mean divided 0 by 0.
+func TestDashboardOverviewBeforeAnySession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs a Prometheus server for a few seconds (CI runs it)")
+	}
+	promBin := prometheusBin(t)
+	ep, stop := startCollector(t, filepath.Join(t.TempDir(), "agenteval.db"), new(consumertest.TracesSink))
+	defer stop()
+	prom := startPrometheus(t, promBin, ep.prom)
+	require.Eventually(t, func() bool {
+		got, err := promQuery(t, prom, "sum(agent_eval_sessions_total)", "")
+		return err == nil && len(got) == 1
+	}, 30*time.Second, 200*time.Millisecond, "the exporter's series scraped")
+
+	stats := 0
+	for _, q := range loadDashboardQueries(t) {
+		if q.typ != "stat" {
+			continue
+		}
+		stats++
+		got, err := promQuery(t, prom, q.expr, "")
+		require.NoError(t, err, q.panel)
+		for _, s := range got {
+			assert.False(t, math.IsNaN(s.value), "%s: NaN (%s)", q.panel, q.expr)
+		}
+	}
+	assert.Equal(t, 4, stats, "the overview's stat panels")
+}
+
+// prometheusBin returns the Prometheus server's path; without it the test skips, or
+// fails when CI is set.
+func prometheusBin(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("prometheus is not installed (Debian package prometheus; .ci/run installs it)")
+		}
+		t.Skip("prometheus not on PATH (apt-get install prometheus): the live dashboard checks need it; with CI set this fails instead (.ci/run installs it)")
+	}
+	return bin
 }
 
 // startPrometheus runs a Prometheus server on loopback that scrapes target every second,
@@ -271,7 +312,7 @@ func dashboardFromStore(analyses []evaluation.Analysis) storeFigures {
 	return f
 }
 
-type dashboardQuery struct{ panel, expr string }
+type dashboardQuery struct{ panel, typ, expr string }
 
 // loadDashboardQueries returns every panel query with the Grafana variables replaced: the
 // time ranges by 1h (the whole test), $agent by .* (All).
@@ -282,6 +323,7 @@ func loadDashboardQueries(t *testing.T) []dashboardQuery {
 	var d struct {
 		Panels []struct {
 			Title   string `json:"title"`
+			Type    string `json:"type"`
 			Targets []struct {
 				Expr string `json:"expr"`
 			} `json:"targets"`
@@ -293,7 +335,7 @@ func loadDashboardQueries(t *testing.T) []dashboardQuery {
 	for _, p := range d.Panels {
 		for _, tg := range p.Targets {
 			if tg.Expr != "" {
-				out = append(out, dashboardQuery{panel: p.Title, expr: r.Replace(tg.Expr)})
+				out = append(out, dashboardQuery{panel: p.Title, typ: p.Type, expr: r.Replace(tg.Expr)})
 			}
 		}
 	}

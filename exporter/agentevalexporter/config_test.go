@@ -60,6 +60,7 @@ func TestLoadConfig(t *testing.T) {
 				})
 				cfg.UI.TraceURLTemplate = "http://jaeger.example:16686/trace/{trace_id}?uiFind={span_id}"
 				cfg.UI.MaxEventClients = 4
+				cfg.UI.EventQueueSize = 500
 				cfg.Console = ConsoleSummary
 				return cfg
 			},
@@ -119,6 +120,7 @@ func TestDefaultConfig(t *testing.T) {
 	assert.True(t, cfg.UI.Enabled, "the web UI is on by default")
 	assert.Empty(t, cfg.UI.TraceURLTemplate, "no trace links by default")
 	assert.Equal(t, 32, cfg.UI.MaxEventClients)
+	assert.Equal(t, 4096, cfg.UI.EventQueueSize)
 	assert.Equal(t, ConsoleNone, cfg.Console, "no per-evaluation log lines by default")
 }
 
@@ -245,6 +247,11 @@ func TestConfigValidate(t *testing.T) {
 			name:        "zero max_event_clients",
 			mutate:      func(c *Config) { c.UI.MaxEventClients = 0 },
 			expectedErr: "ui.max_event_clients: must be >= 1, got 0",
+		},
+		{
+			name:        "zero event_queue_size",
+			mutate:      func(c *Config) { c.UI.EventQueueSize = 0 },
+			expectedErr: "ui.event_queue_size: must be >= 1, got 0",
 		},
 		{
 			name: "ui disabled still validates its keys",

@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,6 +114,29 @@ func TestStartsWhileTheStoreIsDown(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	// A browser asking for a page gets the UI's error page; the API stays JSON.
+	for path, want := range map[string]string{"/": "text/html; charset=utf-8", "/live": "text/html; charset=utf-8", "/api/v1/agent_sessions": "application/json"} {
+		req, err := http.NewRequest(http.MethodGet, x.apiURL(path), http.NoBody)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, path)
+		assert.Equal(t, want, resp.Header.Get("Content-Type"), path)
+		assert.Equal(t, "5", resp.Header.Get("Retry-After"), path)
+		if strings.HasPrefix(want, "text/html") {
+			assert.Contains(t, string(body), "The result store is not reachable yet, so these pages cannot be shown.", path)
+			assert.Contains(t, string(body), `<link rel="stylesheet" href="/static/style.css">`, path)
+		}
+	}
+	css, err := http.Get(x.apiURL("/static/style.css"))
+	require.NoError(t, err)
+	require.NoError(t, css.Body.Close())
+	assert.Equal(t, http.StatusOK, css.StatusCode, "the error page's stylesheet")
 
 	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(false)).traces()))
 	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn1(true)).session(analysisCheckout()).traces()))

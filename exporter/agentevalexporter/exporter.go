@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -236,10 +237,20 @@ func (e *agentEvalExporter) isReady() bool {
 }
 
 // serveAPI is the API server's handler: the query API and web UI once the store is
-// open, 503 before.
+// open. Before, the UI's static assets, and 503: the UI's HTML error page for a browser
+// asking for a page (outside /api/, Accept with text/html), a JSON error otherwise.
 func (e *agentEvalExporter) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if !e.isReady() {
+		if e.cfg.UI.Enabled && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, webui.PathStatic) {
+			webui.StaticHandler().ServeHTTP(w, r) // the error page's stylesheet
+			return
+		}
 		w.Header().Set("Retry-After", "5")
+		if e.cfg.UI.Enabled && !strings.HasPrefix(r.URL.Path, apiPrefix) && strings.Contains(r.Header.Get("Accept"), "text/html") {
+			webui.ServeError(w, http.StatusServiceUnavailable, "The result store is not reachable yet, so these pages cannot be shown. "+
+				"Analyses are queued and stored once it is; reload this page then. The collector's log says why.")
+			return
+		}
 		writeError(w, http.StatusServiceUnavailable, "the result store is not reachable yet; analyses are queued")
 		return
 	}

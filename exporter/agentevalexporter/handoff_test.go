@@ -182,14 +182,11 @@ func exportAll(t *testing.T, x *testExporter, batches []ptrace.Traces) observed 
 		cp := ptrace.NewTraces()
 		td.CopyTo(cp) // each exporter gets its own copy, as a fan-out does
 		require.NoError(t, x.consume(cp))
-		for drained := false; !drained; {
-			select {
-			case ev, ok := <-sub.C:
-				require.True(t, ok, "the UI stream was dropped (a batch of over 64 events)")
-				o.events = append(o.events, ev.Type+" "+string(ev.Data))
-			default:
-				drained = true
-			}
+		evs, missed, ended := sub.Take()
+		require.Zero(t, missed, "the UI stream dropped events")
+		require.False(t, ended, "the UI stream ended")
+		for _, ev := range evs {
+			o.events = append(o.events, ev.Type+" "+string(ev.Data))
 		}
 	}
 	ctx := context.Background()

@@ -26,17 +26,21 @@ type UIConfig struct {
 	// {session_id}, e.g. "http://localhost:16686/trace/{trace_id}" (Jaeger). Empty: no
 	// links. Default empty.
 	TraceURLTemplate string `mapstructure:"trace_url_template"`
-	// MaxEventClients bounds the open live event streams; more get 503. Each stream
-	// queues at most 64 events; a client that falls behind is disconnected (it
-	// reconnects), so the export path never waits for a browser. Default 32.
+	// MaxEventClients bounds the open live event streams; more get 503. Default 32.
 	MaxEventClients int `mapstructure:"max_event_clients"`
+	// EventQueueSize is the events queued for each live event stream, so that a burst
+	// (a long session's batch: two turn events per turn and a session event) reaches
+	// every client. A client this far behind loses turn events, not its stream, and is
+	// told how many (a "gap" event); the export path never waits for a browser. Memory
+	// is taken only for queued events. Default 4096.
+	EventQueueSize int `mapstructure:"event_queue_size"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
 
 func defaultUIConfig() UIConfig {
-	return UIConfig{Enabled: true, MaxEventClients: defaultMaxEventClients}
+	return UIConfig{Enabled: true, MaxEventClients: defaultMaxEventClients, EventQueueSize: webui.DefaultQueueSize}
 }
 
 // validate returns the errors of the ui section, each naming its key.
@@ -47,6 +51,9 @@ func (c *UIConfig) validate() []error {
 	}
 	if c.MaxEventClients < 1 {
 		errs = append(errs, fmt.Errorf("ui.max_event_clients: must be >= 1, got %d", c.MaxEventClients))
+	}
+	if c.EventQueueSize < 1 {
+		errs = append(errs, fmt.Errorf("ui.event_queue_size: must be >= 1, got %d", c.EventQueueSize))
 	}
 	return errs
 }
@@ -66,7 +73,7 @@ func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, error) {
 	if err != nil { // Validate has already checked it
 		return nil, fmt.Errorf("agenteval: ui.trace_url_template: %w", err)
 	}
-	events := webui.NewBroadcaster(e.cfg.UI.MaxEventClients)
+	events := webui.NewBroadcaster(e.cfg.UI.MaxEventClients, e.cfg.UI.EventQueueSize)
 	opts := webui.Options{Store: st, TraceURL: tmpl, Events: events, Logger: e.logger}
 	// The proctored evaluation channel's messages (written by the agentsession receiver
 	// when its channel.store is this database) appear under a session's transcript.

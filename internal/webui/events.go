@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,15 +21,18 @@ import (
 const (
 	EventTurn    = "turn"
 	EventSession = "session"
+	// EventGap tells the client that events were dropped for it (GapEvent).
+	EventGap = "gap"
 )
 
 // Defaults of the live stream.
 const (
 	// DefaultMaxSubscribers bounds the open GET /api/v1/events streams.
 	DefaultMaxSubscribers = 32
-	// subscriberBuffer is the events queued per stream; a stream that falls this far
-	// behind is dropped (its client reconnects, as EventSource does).
-	subscriberBuffer = 64
+	// DefaultQueueSize is the events queued per stream. A stream this far behind loses
+	// turn events (a session event takes the place of the oldest queued turn event) and
+	// is told how many with a "gap" event.
+	DefaultQueueSize = 4096
 	// keepAliveInterval sends an SSE comment so that idle proxies keep the stream open.
 	keepAliveInterval = 15 * time.Second
 	// maxEventText caps the user message carried in a turn event, in bytes.
@@ -70,6 +74,13 @@ type TurnEvent struct {
 	UserMessage   string  `json:"user_message,omitempty"`
 }
 
+// GapEvent is the data of a "gap" event: Missed events were dropped for this stream
+// since the last gap because its queue was full (turn events; session events only when
+// the queue held nothing else). It follows the events that were kept in the meantime.
+type GapEvent struct {
+	Missed int `json:"missed"`
+}
+
 // SessionEvent is the data of a "session" event: a session analysis stored. Scores are
 // in [0,1] or null.
 type SessionEvent struct {
@@ -83,30 +94,91 @@ type SessionEvent struct {
 }
 
 // Broadcaster fans evaluation events out to the live streams. Publishing never blocks:
-// with no stream open it costs one atomic load; a stream whose buffer (64 events) is
-// full is dropped. Safe for concurrent use.
+// with no stream open it costs one atomic load; a stream whose queue is full drops the
+// new turn event (a session event replaces the oldest queued turn event instead) and
+// counts it, and its client gets a "gap" event with the count. A client that stops
+// reading altogether loses its stream when a write times out (streamWriteTimeout). Safe
+// for concurrent use.
 type Broadcaster struct {
-	max  int
-	n    atomic.Int32
-	mu   sync.Mutex
-	subs map[*Subscription]struct{}
-	done bool
+	max       int
+	queueSize int
+	n         atomic.Int32
+	mu        sync.Mutex
+	subs      map[*Subscription]struct{}
+	done      bool
 }
 
-// Subscription is one stream's queue. C is closed when the subscription ends (Close of
-// the broadcaster, a drop for slowness, or Unsubscribe).
+// Subscription is one stream's queue. Ready receives a value when events are queued
+// or the subscription has ended (Close of the broadcaster, or Unsubscribe); Take then
+// returns them.
 type Subscription struct {
-	C  <-chan Event
-	ch chan Event
+	Ready <-chan struct{}
+	ready chan struct{} // capacity 1: one pending wake-up is enough
+
+	mu     sync.Mutex
+	queue  []Event
+	limit  int
+	missed int
+	ended  bool
+}
+
+// Take returns the queued events, oldest first, the number of events dropped for this
+// stream (queue full) since the last Take, and whether the subscription has ended (no
+// event will follow). It does not wait: with nothing queued it returns nil, 0, ended.
+func (s *Subscription) Take() (events []Event, missed int, ended bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	events, missed = s.queue, s.missed
+	s.queue, s.missed = nil, 0
+	return events, missed, s.ended
+}
+
+// push queues ev; a full queue drops a turn event (ev itself, or for a session event the
+// oldest queued turn event, else the oldest event) and counts it.
+func (s *Subscription) push(ev Event) {
+	s.mu.Lock()
+	switch {
+	case len(s.queue) < s.limit:
+		s.queue = append(s.queue, ev)
+	case ev.Type != EventSession:
+		s.missed++
+	default:
+		i := slices.IndexFunc(s.queue, func(q Event) bool { return q.Type != EventSession })
+		if i < 0 {
+			i = 0
+		}
+		s.queue = append(slices.Delete(s.queue, i, i+1), ev)
+		s.missed++
+	}
+	s.mu.Unlock()
+	s.wake()
+}
+
+func (s *Subscription) end() {
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
+	s.wake()
+}
+
+func (s *Subscription) wake() {
+	select {
+	case s.ready <- struct{}{}:
+	default: // a wake-up is pending already
+	}
 }
 
 // NewBroadcaster returns a broadcaster allowing maxSubscribers streams at once
-// (DefaultMaxSubscribers when <= 0).
-func NewBroadcaster(maxSubscribers int) *Broadcaster {
+// (DefaultMaxSubscribers when <= 0), each queueing up to queueSize events
+// (DefaultQueueSize when <= 0). The queues take memory only for the events they hold.
+func NewBroadcaster(maxSubscribers, queueSize int) *Broadcaster {
 	if maxSubscribers <= 0 {
 		maxSubscribers = DefaultMaxSubscribers
 	}
-	return &Broadcaster{max: maxSubscribers, subs: map[*Subscription]struct{}{}}
+	if queueSize <= 0 {
+		queueSize = DefaultQueueSize
+	}
+	return &Broadcaster{max: maxSubscribers, queueSize: queueSize, subs: map[*Subscription]struct{}{}}
 }
 
 // Subscribe opens a stream. Errors: ErrTooManySubscribers, ErrBroadcasterClosed.
@@ -119,8 +191,8 @@ func (b *Broadcaster) Subscribe() (*Subscription, error) {
 	if len(b.subs) >= b.max {
 		return nil, ErrTooManySubscribers
 	}
-	ch := make(chan Event, subscriberBuffer)
-	s := &Subscription{C: ch, ch: ch}
+	ready := make(chan struct{}, 1)
+	s := &Subscription{Ready: ready, ready: ready, limit: b.queueSize}
 	b.subs[s] = struct{}{}
 	b.n.Store(int32(len(b.subs)))
 	return s, nil
@@ -138,7 +210,7 @@ func (b *Broadcaster) removeLocked(s *Subscription) {
 		return
 	}
 	delete(b.subs, s)
-	close(s.ch)
+	s.end()
 	b.n.Store(int32(len(b.subs)))
 }
 
@@ -159,7 +231,8 @@ func (b *Broadcaster) Close() {
 	b.done = true
 }
 
-// Publish queues ev on every stream; a stream whose queue is full is dropped.
+// Publish queues ev on every stream; a full queue drops a turn event and counts it
+// (Subscription.Take).
 func (b *Broadcaster) Publish(ev Event) {
 	if b == nil || b.n.Load() == 0 {
 		return
@@ -167,11 +240,7 @@ func (b *Broadcaster) Publish(ev Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {
-		select {
-		case s.ch <- ev:
-		default: // slow client: drop it rather than block the export path
-			b.removeLocked(s)
-		}
+		s.push(ev)
 	}
 }
 
@@ -209,9 +278,11 @@ func (b *Broadcaster) publishJSON(typ string, v any) {
 }
 
 // ServeHTTP streams events as server-sent events (text/event-stream): "event: turn" or
-// "event: session" and one "data:" line of JSON per event, a ": keep-alive" comment every
-// 15s. 503 when MaxSubscribers streams are open or the broadcaster is closed. The stream
-// ends when the client goes away, when it is dropped for being slow, or at Close.
+// "event: session" and one "data:" line of JSON per event, "event: gap" with a GapEvent
+// after events that were dropped for this stream, a ": keep-alive" comment every 15s.
+// 503 when MaxSubscribers streams are open or the broadcaster is closed. The stream ends
+// when the client goes away, when a write times out (a client that stopped reading), or
+// at Close.
 // HEAD (which a GET route also serves) answers the stream's headers and returns at once,
 // without a subscription: a HEAD response has no body, so a stream would never end and
 // would hold its slot and the client's connection.
@@ -257,13 +328,29 @@ func (b *Broadcaster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !write(": keep-alive\n\n") {
 				return
 			}
-		case ev, ok := <-sub.C:
-			// The JSON has no newline (encoding/json escapes them in strings).
-			if !ok || !write("event: %s\ndata: %s\n\n", ev.Type, ev.Data) {
+		case <-sub.Ready:
+			events, missed, ended := sub.Take()
+			for _, ev := range events {
+				// The JSON has no newline (encoding/json escapes them in strings).
+				if !write("event: %s\ndata: %s\n\n", ev.Type, ev.Data) {
+					return
+				}
+			}
+			// The dropped events came after those queued before the queue filled.
+			if missed > 0 && !writeGap(write, missed) {
+				return
+			}
+			if ended {
 				return
 			}
 		}
 	}
+}
+
+// writeGap sends a "gap" event for missed events with write.
+func writeGap(write func(string, ...any) bool, missed int) bool {
+	data, _ := json.Marshal(GapEvent{Missed: missed}) // an int cannot fail
+	return write("event: %s\ndata: %s\n\n", EventGap, data)
 }
 
 func setStreamHeaders(h http.Header) {

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +22,7 @@ import (
 )
 
 func TestBroadcasterFansOut(t *testing.T) {
-	b := NewBroadcaster(2)
+	b := NewBroadcaster(2, 0)
 	s1, err := b.Subscribe()
 	require.NoError(t, err)
 	s2, err := b.Subscribe()
@@ -32,67 +31,67 @@ func TestBroadcasterFansOut(t *testing.T) {
 	require.ErrorIs(t, err, ErrTooManySubscribers)
 
 	b.Publish(Event{Type: EventTurn, Data: []byte(`{}`)})
-	assert.Equal(t, EventTurn, (<-s1.C).Type)
-	assert.Equal(t, EventTurn, (<-s2.C).Type)
+	assert.Equal(t, []Event{{Type: EventTurn, Data: []byte(`{}`)}}, take(t, s1, false))
+	assert.Equal(t, []Event{{Type: EventTurn, Data: []byte(`{}`)}}, take(t, s2, false))
 
 	b.Unsubscribe(s1)
 	b.Unsubscribe(s1) // idempotent
-	_, ok := <-s1.C
-	assert.False(t, ok, "unsubscribed stream is closed")
+	assert.Empty(t, take(t, s1, true), "unsubscribed stream is ended")
 	assert.Equal(t, 1, b.Subscribers())
 
 	b.Close()
-	_, ok = <-s2.C
-	assert.False(t, ok, "Close ends every stream")
+	assert.Empty(t, take(t, s2, true), "Close ends every stream")
 	_, err = b.Subscribe()
 	require.ErrorIs(t, err, ErrBroadcasterClosed)
 	b.Publish(Event{Type: EventTurn}) // no-op after Close
 }
 
-// TestBroadcasterDropsSlowSubscriber: a stream that does not read is dropped once its
-// buffer is full; Publish never blocks and the other streams keep every event.
-func TestBroadcasterDropsSlowSubscriber(t *testing.T) {
-	b := NewBroadcaster(0)
+// take waits for s to be ready and returns what it queued, expecting no missed event and
+// ended as given.
+func take(t *testing.T, s *Subscription, ended bool) []Event {
+	t.Helper()
+	select {
+	case <-s.Ready:
+	case <-time.After(5 * time.Second):
+		t.Fatal("subscription not ready")
+	}
+	evs, missed, gotEnded := s.Take()
+	assert.Zero(t, missed)
+	assert.Equal(t, ended, gotEnded)
+	return evs
+}
+
+// TestBroadcasterQueueFull: a stream whose queue is full keeps its queued events and
+// its place, drops new turn events, makes room for a session event by dropping the
+// oldest queued turn event, and counts every drop; Publish never blocks and a stream
+// that keeps up loses nothing.
+func TestBroadcasterQueueFull(t *testing.T) {
+	b := NewBroadcaster(0, 4)
 	slow, err := b.Subscribe()
 	require.NoError(t, err)
 	fast, err := b.Subscribe()
 	require.NoError(t, err)
-
+	turn := func(i int) Event { return Event{Type: EventTurn, Data: []byte{byte('0' + i)}} }
+	session := func(id string) Event { return Event{Type: EventSession, Data: []byte(id)} }
+	published := []Event{turn(0), turn(1), turn(2), session("a"), turn(3), turn(4), session("b"), turn(5)}
 	var got []Event
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for ev := range fast.C {
-			got = append(got, ev)
-		}
-	}()
-	const n = 10 * subscriberBuffer
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range n {
-			b.Publish(Event{Type: EventTurn, Data: []byte{byte(i)}})
-			// Let the fast reader keep up, as a healthy client does.
-			for len(fast.ch) > 0 {
-				runtime.Gosched()
-			}
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Publish blocked")
+	for _, ev := range published {
+		b.Publish(ev)
+		got = append(got, take(t, fast, false)...)
 	}
-	assert.Equal(t, 1, b.Subscribers(), "the slow stream was dropped")
-	buffered := 0
-	for range slow.C {
-		buffered++
-	}
-	assert.Equal(t, subscriberBuffer, buffered, "the slow stream kept what it had queued, then ended")
-	b.Close()
-	wg.Wait()
-	assert.Len(t, got, n, "the fast stream lost nothing")
+	assert.Equal(t, published, got, "the stream that keeps up lost nothing")
+
+	evs, missed, ended := slow.Take()
+	assert.Equal(t, []Event{turn(1), turn(2), session("a"), session("b")}, evs,
+		"the full queue kept its events, a session event replaced the oldest turn event")
+	assert.Equal(t, 4, missed, "turns 3, 4 and 5 dropped, turn 0 replaced")
+	assert.False(t, ended, "the slow stream stays open")
+	assert.Equal(t, 2, b.Subscribers())
+
+	b.Publish(turn(6))
+	evs, missed, _ = slow.Take()
+	assert.Equal(t, []Event{turn(6)}, evs, "after Take the queue has room again")
+	assert.Zero(t, missed, "the count restarts after Take")
 }
 
 func TestNilBroadcasterIsANoOp(t *testing.T) {
@@ -104,7 +103,7 @@ func TestNilBroadcasterIsANoOp(t *testing.T) {
 }
 
 func TestPublishWithoutSubscribersBuildsNothing(t *testing.T) {
-	b := NewBroadcaster(1)
+	b := NewBroadcaster(1, 0)
 	tr := &evaluation.TurnResult{SessionID: "s", UserMessage: strings.Repeat("x", 1000)}
 	a := &evaluation.Analysis{SessionID: "s"}
 	allocs := testing.AllocsPerRun(100, func() {
@@ -115,12 +114,14 @@ func TestPublishWithoutSubscribersBuildsNothing(t *testing.T) {
 }
 
 func TestTurnEventTruncatesText(t *testing.T) {
-	b := NewBroadcaster(1)
+	b := NewBroadcaster(1, 0)
 	s, err := b.Subscribe()
 	require.NoError(t, err)
 	b.PublishTurn(&evaluation.TurnResult{SessionID: "s", TurnIndex: 3, Final: true, IsBad: true,
 		DetectionType: evaluation.DetectionRDM, Confidence: 0.9, Reason: "user corrected", UserMessage: strings.Repeat("é", 300)})
-	ev := <-s.C
+	evs := take(t, s, false)
+	require.Len(t, evs, 1)
+	ev := evs[0]
 	assert.Equal(t, EventTurn, ev.Type)
 	assert.Contains(t, string(ev.Data), `"turn_index":3,"final":true,"is_bad":true,"detection_type":"rdm","confidence":0.9,"reason":"user corrected"`)
 	assert.Contains(t, string(ev.Data), strings.Repeat("é", 140)+"…\"")
@@ -130,7 +131,7 @@ func TestTurnEventTruncatesText(t *testing.T) {
 // TestServeHTTPStreamsAndEnds: the SSE handler writes the retry hint and each event,
 // and returns when the client goes away.
 func TestServeHTTPStreamsAndEnds(t *testing.T) {
-	b := NewBroadcaster(1)
+	b := NewBroadcaster(1, 0)
 	srv := newServer(t, Options{Store: failingStore{}, Events: b})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+PathEvents, http.NoBody)
@@ -167,7 +168,7 @@ func TestServeHTTPStreamsAndEnds(t *testing.T) {
 // the next request: here a GET of the stream on the same connection, which gets the
 // only slot.
 func TestServeHTTPHead(t *testing.T) {
-	b := NewBroadcaster(1)
+	b := NewBroadcaster(1, 0)
 	srv := newServer(t, Options{Store: failingStore{}, Events: b})
 	t.Cleanup(b.Close) // ends the GET stream before srv.Close waits for it
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
@@ -243,7 +244,7 @@ func readUntilEvent(t *testing.T, r *bufio.Reader, typ, msg string) {
 // event published after it still arrives. Before, the server cut the stream at the
 // timeout and the live view lost what was evaluated while it reconnected.
 func TestServeHTTPOutlivesServerWriteTimeout(t *testing.T) {
-	b := NewBroadcaster(1)
+	b := NewBroadcaster(1, 0)
 	const writeTimeout = 200 * time.Millisecond
 	r, _ := openStream(t, b, false, func(srv *httptest.Server) { srv.Config.WriteTimeout = writeTimeout })
 	time.Sleep(3 * writeTimeout)
@@ -259,10 +260,107 @@ func TestServeHTTPIdleOverHTTP2(t *testing.T) {
 	old := streamWriteTimeout
 	streamWriteTimeout = 200 * time.Millisecond
 	t.Cleanup(func() { streamWriteTimeout = old })
-	b := NewBroadcaster(1)
+	b := NewBroadcaster(1, 0)
 	r, resp := openStream(t, b, true, func(*httptest.Server) {})
 	require.Equal(t, 2, resp.ProtoMajor, "served over HTTP/2")
 	time.Sleep(5 * streamWriteTimeout)
 	b.PublishSession(&evaluation.Analysis{SessionID: "idle"})
 	readUntilEvent(t, r, "session", "an idle HTTP/2 stream must stay open")
+}
+
+// readEvents reads r until it has n events and returns their "event: type" and "data:"
+// lines, joined by a space.
+func readEvents(t *testing.T, r *bufio.Reader, n int) []string {
+	t.Helper()
+	var out []string
+	var typ string
+	for len(out) < n {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err, "after %d events", len(out))
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			typ = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			out = append(out, typ+" "+strings.TrimPrefix(line, "data: "))
+		}
+	}
+	return out
+}
+
+// TestServeHTTPBurst: a long session's batch (500 turns: a provisional and a final
+// event each, then the session event) published at once reaches the stream whole, with
+// no gap, and the stream stays open. Before, a stream was closed past 64 queued events
+// and lost the rest, the session event included.
+func TestServeHTTPBurst(t *testing.T) {
+	b := NewBroadcaster(1, 0)
+	r, _ := openStream(t, b, false, func(*httptest.Server) {})
+	require.Eventually(t, func() bool { return b.Subscribers() == 1 }, 5*time.Second, time.Millisecond)
+	const turns = 500
+	for i := range turns {
+		b.PublishTurn(&evaluation.TurnResult{SessionID: "long", TurnIndex: i})
+		b.PublishTurn(&evaluation.TurnResult{SessionID: "long", TurnIndex: i, Final: true})
+	}
+	b.PublishSession(&evaluation.Analysis{SessionID: "long"})
+	got := readEvents(t, r, 2*turns+1)
+	for i, ev := range got[:2*turns] {
+		require.True(t, strings.HasPrefix(ev, fmt.Sprintf(`turn {"session_id":"long","turn_index":%d,"final":%t,`, i/2, i%2 == 1)), ev)
+	}
+	assert.True(t, strings.HasPrefix(got[2*turns], `session {"session_id":"long"`), got[2*turns])
+	b.PublishSession(&evaluation.Analysis{SessionID: "after"})
+	assert.True(t, strings.HasPrefix(readEvents(t, r, 1)[0], `session {"session_id":"after"`), "the stream stayed open")
+}
+
+// gatedWriter is a ResponseWriter whose writes wait until open is closed.
+type gatedWriter struct {
+	*httptest.ResponseRecorder
+	open chan struct{}
+	mu   sync.Mutex
+}
+
+func (w *gatedWriter) Write(p []byte) (int, error) {
+	<-w.open
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ResponseRecorder.Write(p)
+}
+
+func (w *gatedWriter) Flush() {}
+
+func (w *gatedWriter) body() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.Body.String()
+}
+
+// TestServeHTTPGap: events that a stream's full queue dropped are announced by a "gap"
+// event with their count, after the events it kept; the stream goes on.
+func TestServeHTTPGap(t *testing.T) {
+	b := NewBroadcaster(1, 8)
+	w := &gatedWriter{ResponseRecorder: httptest.NewRecorder(), open: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, PathEvents, http.NoBody)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.ServeHTTP(w, req)
+	}()
+	// The handler is subscribed and waits in its first write: nothing is read yet.
+	require.Eventually(t, func() bool { return b.Subscribers() == 1 }, 5*time.Second, time.Millisecond)
+	for i := range 20 {
+		b.PublishTurn(&evaluation.TurnResult{SessionID: "s", TurnIndex: i})
+	}
+	b.PublishSession(&evaluation.Analysis{SessionID: "s"})
+	close(w.open)
+	want := "event: gap\ndata: {\"missed\":13}\n\n"
+	require.Eventually(t, func() bool { return strings.Contains(w.body(), want) }, 5*time.Second, time.Millisecond)
+	body := w.body()
+	assert.NotContains(t, body, `"turn_index":0,`, "turn 0 made room for the session event")
+	assert.NotContains(t, body, `"turn_index":8,`, "turns past the queue were dropped")
+	assert.Less(t, strings.Index(body, `"turn_index":7,`), strings.Index(body, "event: session"))
+	assert.Less(t, strings.Index(body, "event: session"), strings.Index(body, want), "the gap follows the kept events")
+	b.PublishSession(&evaluation.Analysis{SessionID: "after"})
+	require.Eventually(t, func() bool { return strings.Contains(w.body(), `"session_id":"after"`) }, 5*time.Second, time.Millisecond, "the stream goes on")
+	cancel()
+	<-done
 }

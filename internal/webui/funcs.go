@@ -8,8 +8,10 @@ import (
 	"html/template"
 	"math"
 	"net/url"
+	"strconv"
 	"time"
 
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
@@ -29,26 +31,30 @@ const (
 	bandNone = "n/a"
 )
 
-// band classifies a score (higher is better); nil is bandNone.
+// band classifies a score (higher is better) as score prints it, rounded to two
+// decimals, so that a badge's number and word agree: 0.8996 prints "0.90" and is good.
+// live.js applies the same rule. nil is bandNone.
 func band(v *float64) string {
-	switch {
-	case v == nil || math.IsNaN(*v):
+	if v == nil || math.IsNaN(*v) {
 		return bandNone
-	case *v >= bandGoodMin:
+	}
+	switch r := rounded(*v); {
+	case r >= bandGoodMin:
 		return bandGood
-	case *v >= bandFairMin:
+	case r >= bandFairMin:
 		return bandFair
 	default:
 		return bandPoor
 	}
 }
 
-// driftBand classifies intent_drift_score, where lower is better.
+// driftBand classifies intent_drift_score, where lower is better, as score prints it:
+// the band of 1 − the rounded value.
 func driftBand(v *float64) string {
 	if v == nil {
 		return bandNone
 	}
-	inv := 1 - *v
+	inv := 1 - rounded(*v)
 	return band(&inv)
 }
 
@@ -57,7 +63,13 @@ func score(v *float64) string {
 	if v == nil {
 		return bandNone
 	}
-	return fmt.Sprintf("%.2f", *v)
+	return strconv.FormatFloat(*v, 'f', 2, 64)
+}
+
+// rounded returns v rounded to two decimals as score prints it.
+func rounded(v float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 2, 64), 64) // always a number
+	return r
 }
 
 // ms formats a duration given in milliseconds: "850 ms", "2.4 s", "3m 05s".
@@ -102,6 +114,31 @@ func yesNo(v *bool, yes, no string) string {
 	}
 }
 
+// detectionType is a bad-turn verdict (TurnResult.DetectionType) and what it means, as
+// the pages' legend and titles say it.
+type detectionType struct{ Type, Meaning string }
+
+// detectionTypes are the bad-turn verdicts in the order of their priority
+// (docs/scoring.md §5.2), with RDM and CCM spelled out as the ReAsk plan names them.
+var detectionTypes = []detectionType{
+	{evaluation.DetectionRDM, "response dissatisfaction: the next user message corrects the answer or complains about it"},
+	{evaluation.DetectionCCM, "conversation continuity: the next user message asks the same thing again"},
+	{evaluation.DetectionNoAnswer, "the turn ended without a final response"},
+	{evaluation.DetectionHallucination, "the answer states specifics found in none of its inputs, or a tool call invented parameters"},
+	{evaluation.DetectionLLMJudge, "the LLM judge found the answer bad"},
+}
+
+// detectionMeaning returns what verdict (or recommendation kind) t means, "" when it is
+// not a bad-turn verdict.
+func detectionMeaning(t string) string {
+	for _, d := range detectionTypes {
+		if d.Type == t {
+			return d.Meaning
+		}
+	}
+	return ""
+}
+
 // anomalyLabels are the words the session page shows for a turn's anomalies
 // (TurnResult.Anomalies, the session.Anomaly* values); the code stays in the label's
 // title, as the API and the turn anomaly metric name it.
@@ -126,17 +163,19 @@ func anomalyLabel(a string) string {
 
 func funcs() template.FuncMap {
 	return template.FuncMap{
-		"band":          band,
-		"driftBand":     driftBand,
-		"score":         score,
-		"ms":            ms,
-		"when":          when,
-		"isoTime":       isoTime,
-		"sessionURL":    sessionURL,
-		"agentURL":      agentURL,
-		"apiSessionURL": apiSessionURL,
-		"yesNo":         yesNo,
-		"anomalyLabel":  anomalyLabel,
+		"band":             band,
+		"driftBand":        driftBand,
+		"score":            score,
+		"ms":               ms,
+		"when":             when,
+		"isoTime":          isoTime,
+		"sessionURL":       sessionURL,
+		"agentURL":         agentURL,
+		"apiSessionURL":    apiSessionURL,
+		"yesNo":            yesNo,
+		"anomalyLabel":     anomalyLabel,
+		"detectionMeaning": detectionMeaning,
+		"detectionTypes":   func() []detectionType { return detectionTypes },
 		// turnNo is the turn number shown to people: turn_index 0 is "Turn 1".
 		"turnNo": func(i int) int { return i + 1 },
 		"duration": func(a, b time.Time) string {

@@ -25,11 +25,23 @@ func TestBands(t *testing.T) {
 		{fp(math.NaN()), "n/a", "NaN", "n/a"},
 		{fp(1), "good", "1.00", "poor"},
 		{fp(0.9), "good", "0.90", "poor"},
-		{fp(0.8999), "fair", "0.90", "poor"}, // the band uses the value, not its rounding
+		// The band is that of the printed number, at each band edge.
+		{fp(0.8999), "good", "0.90", "poor"},
+		{fp(0.8996), "good", "0.90", "poor"},
+		{fp(0.895), "good", "0.90", "poor"}, // 0.895 is 0.89500000000000001776
+		{fp(0.8949), "fair", "0.89", "poor"},
 		{fp(0.7), "fair", "0.70", "poor"},
-		{fp(0.6999), "poor", "0.70", "poor"},
+		{fp(0.6999), "fair", "0.70", "poor"},
+		{fp(0.6995), "fair", "0.70", "poor"},
+		{fp(0.695), "poor", "0.69", "poor"}, // 0.695 is 0.69499999999999995115
+		{fp(0.6949), "poor", "0.69", "poor"},
+		{fp(0.3049), "poor", "0.30", "fair"},
+		{fp(0.3051), "poor", "0.31", "poor"},
 		{fp(0.25), "poor", "0.25", "fair"},
+		{fp(0.1049), "poor", "0.10", "good"},
+		{fp(0.1051), "poor", "0.11", "fair"},
 		{fp(0.1), "poor", "0.10", "good"},
+		{fp(0.0999), "poor", "0.10", "good"},
 		{fp(0), "poor", "0.00", "good"},
 	}
 	for _, tt := range tests {

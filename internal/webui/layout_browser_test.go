@@ -123,7 +123,7 @@ const layoutProblems = `(() => {
 // keeps most of the width, and the turn's anomalies and the mark on cut text show.
 func TestBrowserLayout(t *testing.T) {
 	st := storeOf(t, layoutAnalyses(t))
-	srv := newServer(t, Options{Store: st, Events: NewBroadcaster(2)})
+	srv := newServer(t, Options{Store: st, Events: NewBroadcaster(2, 0)})
 	ctx := browsertest.New(t, 2*browserTimeout)
 	dir := *layoutShots
 	if dir == "" {

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -113,13 +114,47 @@ func New(opts Options) (*UI, error) {
 	}
 	u := &UI{opts: opts, pages: map[string]*template.Template{}}
 	for _, page := range []string{"sessions", "session", "agent", "live", "error"} {
-		t, err := template.New(page).Funcs(funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
+		t, err := parsePage(page)
 		if err != nil {
-			return nil, fmt.Errorf("webui: template %s: %w", page, err)
+			return nil, err
 		}
 		u.pages[page] = t
 	}
 	return u, nil
+}
+
+// parsePage parses the embedded template of page with the layout.
+func parsePage(page string) (*template.Template, error) {
+	t, err := template.New(page).Funcs(funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
+	if err != nil {
+		return nil, fmt.Errorf("webui: template %s: %w", page, err)
+	}
+	return t, nil
+}
+
+// errorTemplate is the error page for ServeError, which has no UI.
+var errorTemplate = sync.OnceValues(func() (*template.Template, error) { return parsePage("error") })
+
+// PathStatic is the prefix of the embedded assets (CSS, script, icon).
+const PathStatic = "/static/"
+
+// StaticHandler serves the embedded assets under PathStatic; they need no store.
+func StaticHandler() http.Handler {
+	static, _ := fs.Sub(staticFS, "static") // the embedded directory exists
+	return http.StripPrefix(PathStatic, http.FileServerFS(static))
+}
+
+// ServeError answers status with the UI's HTML error page saying msg, for a browser's
+// page request while there is no UI to serve it (the exporter before its result store
+// opens). Should the embedded template fail, it answers msg as plain text.
+func ServeError(w http.ResponseWriter, status int, msg string) {
+	t, err := errorTemplate()
+	if err == nil {
+		err = writePage(w, t, status, errorPage{layoutData: layoutData{Title: http.StatusText(status)}, Status: status, Message: msg})
+	}
+	if err != nil {
+		http.Error(w, msg, status)
+	}
 }
 
 // Register adds the UI's routes to mux:
@@ -135,8 +170,7 @@ func (u *UI) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+PathSessions+"{$}", u.sessions)
 	mux.HandleFunc("GET /sessions/{session_id}", u.session)
 	mux.HandleFunc("GET /agents/{agent_id}", u.agent)
-	static, _ := fs.Sub(staticFS, "static") // the embedded directory exists
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.Handle("GET "+PathStatic, StaticHandler())
 	// Pages link /static/favicon.svg; a browser still asks for /favicon.ico on what
 	// is not a page (the JSON API), which would be a 404 in every log.
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
@@ -159,11 +193,18 @@ type layoutData struct {
 
 // render executes page into a buffer, so that a template error is a clean 500.
 func (u *UI) render(w http.ResponseWriter, status int, page string, data any) {
-	var buf bytes.Buffer
-	if err := u.pages[page].ExecuteTemplate(&buf, "layout", data); err != nil {
+	if err := writePage(w, u.pages[page], status, data); err != nil {
 		u.opts.Logger.Error("webui: rendering a page failed", zap.String("page", page), zap.Error(err))
 		http.Error(w, "internal error while rendering the page", http.StatusInternalServerError)
-		return
+	}
+}
+
+// writePage executes t into a buffer and writes it with status and the pages' headers;
+// on a template error it writes nothing and returns the error.
+func writePage(w http.ResponseWriter, t *template.Template, status int, data any) error {
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", data); err != nil {
+		return err
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -172,6 +213,7 @@ func (u *UI) render(w http.ResponseWriter, status int, page string, data any) {
 	h.Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+	return nil
 }
 
 type errorPage struct {

@@ -293,6 +293,22 @@ func TestSessionPage(t *testing.T) {
 	assert.Contains(t, hrefs(t, page), "http://localhost:16686/trace/trace-0?uiFind=root-0")
 }
 
+// TestSessionPageExplainsVerdicts: the session page spells out RDM and CCM: a legend
+// of the bad-turn verdicts above the transcript, and a title on an rdm verdict and on an
+// rdm recommendation.
+func TestSessionPageExplainsVerdicts(t *testing.T) {
+	st, _ := goldenStore(t)
+	srv := newServer(t, Options{Store: st})
+	code, page, _ := get(t, srv, "/sessions/correction")
+	require.Equal(t, http.StatusOK, code, page)
+	const rdm = "response dissatisfaction: the next user message corrects the answer or complains about it"
+	text := textOf(t, page)
+	assert.Contains(t, text, "Bad-turn verdicts: rdm , "+rdm+"; ccm , conversation continuity: the next user message asks the same thing again; no_answer ,")
+	assert.Contains(t, page, `✗ bad: <abbr title="`+rdm+`">rdm</abbr>`)
+	assert.Contains(t, page, `<span class="kind" title="`+rdm+`">rdm</span>`)
+	assert.Contains(t, page, `<span class="kind">response_quality</span>`, "no title for a kind that is not a verdict")
+}
+
 // TestSessionPageShowsReferences: reference-based results (a dataset run) are shown as
 // JSON; without them the section is absent.
 func TestSessionPageShowsReferences(t *testing.T) {
@@ -322,7 +338,7 @@ func TestSessionPageWithoutTraceTemplateHasNoTraceLink(t *testing.T) {
 // and the agent pages: each answers 200.
 func TestAllLinksResolve(t *testing.T) {
 	st, as := goldenStore(t)
-	srv := newServer(t, Options{Store: st, Events: NewBroadcaster(1)})
+	srv := newServer(t, Options{Store: st, Events: NewBroadcaster(1, 0)})
 	seen := map[string]bool{}
 	queue := []string{"/"}
 	for len(queue) > 0 {

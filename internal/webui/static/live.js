@@ -24,9 +24,11 @@
     a.textContent = id;
     return a;
   }
+  // The band of the printed number (two decimals), as the Go templates (funcs.go band).
   function band(v) {
     if (v === null || v === undefined) return "n/a";
-    return v >= 0.9 ? "good" : v >= 0.7 ? "fair" : "poor";
+    var r = parseFloat(v.toFixed(2));
+    return r >= 0.9 ? "good" : r >= 0.7 ? "fair" : "poor";
   }
   function badge(v) {
     var b = band(v);
@@ -48,10 +50,33 @@
     return new Date().toISOString().slice(11, 19) + " UTC";
   }
 
-  var es = new EventSource("/api/v1/events");
-  es.onopen = function () { status.textContent = "Connected; waiting for evaluations."; };
-  es.onerror = function () { status.textContent = "Disconnected; reconnecting…"; };
-  es.addEventListener("turn", function (e) {
+  // The detection type, with its meaning from the page's legend as a title.
+  function detection(type) {
+    var known = document.querySelectorAll("#detection-legend abbr[data-type]");
+    for (var i = 0; i < known.length; i++) {
+      if (known[i].dataset.type !== type) continue;
+      var abbr = document.createElement("abbr");
+      abbr.title = known[i].title;
+      abbr.textContent = type;
+      return abbr;
+    }
+    return document.createTextNode(type);
+  }
+  // A turn's verdict. Before its final verdict (final false: the next user message is
+  // not known yet) a turn is only checked for no_answer and hallucination, so a turn
+  // without those is "provisional", not good.
+  function verdict(t) {
+    var span = document.createElement("span");
+    if (!t.is_bad) {
+      span.textContent = t.final ? "✓ good, confidence " + t.confidence.toFixed(2) : "provisional: final verdict at the next user message";
+      return span;
+    }
+    span.appendChild(document.createTextNode("✗ bad: "));
+    span.appendChild(detection(t.detection_type));
+    span.appendChild(document.createTextNode((t.final ? "" : " (provisional)") + ", confidence " + t.confidence.toFixed(2)));
+    return span;
+  }
+  function onTurn(e) {
     var t = JSON.parse(e.data);
     var row = document.createElement("tr");
     row.dataset.kind = "turn";
@@ -59,11 +84,23 @@
     cell(row, now(), "when");
     cell(row, "turn " + (t.turn_index + 1) + (t.final ? " (final verdict)" : " (closed)"));
     cell(row, sessionLink(t.session_id, "#turn-" + t.turn_index));
-    cell(row, (t.is_bad ? "✗ bad: " + t.detection_type : "✓ good") + ", confidence " + t.confidence.toFixed(2), "verdict");
+    cell(row, verdict(t), "verdict");
     cell(row, (t.user_message ? "“" + t.user_message + "” · " : "") + (t.reason || ""));
     add(row);
-  });
-  es.addEventListener("session", function (e) {
+  }
+  // The server dropped events for this page (its queue was full): say how many, since
+  // the rows no longer show everything.
+  var missed = 0;
+  function onGap(e) {
+    missed += JSON.parse(e.data).missed;
+    status.textContent = missed + (missed === 1 ? " event" : " events") + " missed (this page fell behind); reload the page or the ";
+    var a = document.createElement("a");
+    a.href = "/";
+    a.textContent = "sessions list";
+    status.appendChild(a);
+    status.appendChild(document.createTextNode("."));
+  }
+  function onSession(e) {
     var s = JSON.parse(e.data);
     var row = document.createElement("tr");
     row.dataset.kind = "session";
@@ -75,5 +112,28 @@
     var task = s.task_completion === null ? "task unknown" : s.task_completion ? "✓ task completed" : "✗ task not completed";
     cell(row, s.turns + (s.turns === 1 ? " turn · " : " turns · ") + (s.agents || []).join(", ") + " · " + task + (s.partial ? " · ◐ partial" : ""));
     add(row);
-  });
+  }
+
+  // EventSource reconnects by itself after a dropped connection (readyState CONNECTING),
+  // but not after an answer other than 200, such as the 503 past ui.max_event_clients
+  // (readyState CLOSED): the page then opens a new stream after retryMs, the server's
+  // Retry-After (EventSource cannot read the header).
+  var retryMs = 10000;
+  function connect() {
+    var es = new EventSource("/api/v1/events");
+    es.onopen = function () { status.textContent = "Connected; waiting for evaluations."; };
+    es.onerror = function () {
+      if (es.readyState === EventSource.CLOSED) {
+        es.close();
+        status.textContent = "Disconnected: the server refused the event stream (it may have too many viewers); retrying in " + retryMs / 1000 + " s.";
+        setTimeout(connect, retryMs);
+        return;
+      }
+      status.textContent = "Disconnected; reconnecting…";
+    };
+    es.addEventListener("turn", onTurn);
+    es.addEventListener("gap", onGap);
+    es.addEventListener("session", onSession);
+  }
+  connect();
 })();
