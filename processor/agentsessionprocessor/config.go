@@ -220,6 +220,11 @@ type ToolConfig struct {
 
 var _ component.Config = (*Config)(nil)
 
+// maxWorkers bounds workers: a goroutine and a queue each, started with the processor
+// (1,000,000 took 2.8 GB before the first span; audit h). Evaluation is CPU-bound, so more
+// workers than cores only adds queues.
+const maxWorkers = 1024
+
 // Validate checks the configuration; errors name the offending key.
 func (cfg *Config) Validate() error {
 	var errs []error
@@ -289,6 +294,8 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.Workers < 0 {
 		errs = append(errs, fmt.Errorf("workers: must not be negative, got %d", cfg.Workers))
+	} else if cfg.Workers > maxWorkers {
+		errs = append(errs, fmt.Errorf("workers: must be at most %d (each is a goroutine with its queue, started with the processor), got %d", maxWorkers, cfg.Workers))
 	}
 	// The agents_file is read here too, so that `otelcol validate` and the start report
 	// a missing or invalid file, not only the pipeline's creation.

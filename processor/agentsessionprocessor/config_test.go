@@ -132,6 +132,7 @@ func TestConfigValidate(t *testing.T) {
 		{"continuation dsn alone", func(c *Config) { c.Continuation.DSN = "x.db" }, `continuation.dsn: set without continuation.driver`},
 		{"continuation storage alone", func(c *Config) { c.Continuation.Storage = &keptStorageID }, `continuation.storage: set without continuation.driver`},
 		{"workers", func(c *Config) { c.Workers = -1 }, `workers: must not be negative, got -1`},
+		{"workers bound", func(c *Config) { c.Workers = 1_000_000 }, `workers: must be at most 1024`},
 		{"signing_key", func(c *Config) { c.SigningKey = "short" }, `signing_key: must be at least 16 bytes (or empty for a random key per process), got 5`},
 		{"agent without name", func(c *Config) { c.Agents = []AgentConfig{{}} }, "agents[0].name: must not be empty"},
 		{"agent twice", func(c *Config) { c.Agents = []AgentConfig{{Name: "a"}, {Name: "a"}} }, `agents[1].name: agent "a" is declared twice`},
