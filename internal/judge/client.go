@@ -294,9 +294,11 @@ type rawVerdict struct {
 }
 
 // firstVerdict returns the first JSON object in s that decodes and has a score (not
-// null: the last of duplicate keys counts), trying each '{' outside the objects already
-// decoded; text before and after it is ignored. found tells whether any object decoded;
-// err is the first decoding error, for the message when none did.
+// null: the last of duplicate keys counts), trying each '{' at the top level of the text:
+// never one inside an object already read, decoded or not (a malformed verdict's nested
+// {"score": ...} is not the verdict); text before and after it is ignored. found tells
+// whether any object decoded; err is the first decoding error, for the message when none
+// did.
 func firstVerdict(s string) (raw rawVerdict, ok, found bool, err error) {
 	for i := 0; i < len(s); i++ {
 		j := strings.IndexByte(s[i:], '{')
@@ -310,6 +312,11 @@ func firstVerdict(s string) (raw rawVerdict, ok, found bool, err error) {
 			if err == nil {
 				err = derr
 			}
+			end := braceSpanEnd(s[i:])
+			if end < 0 {
+				break // the rest of the text is inside this object
+			}
+			i += end
 			continue
 		}
 		found = true
@@ -319,6 +326,29 @@ func firstVerdict(s string) (raw rawVerdict, ok, found bool, err error) {
 		i += int(d.InputOffset()) - 1 // past this object: its inner objects are its fields
 	}
 	return rawVerdict{}, false, found, err
+}
+
+// braceSpanEnd returns the index of the '}' that closes the '{' at s[0], counting braces
+// outside JSON strings (with their escapes), or -1 when it is not closed.
+func braceSpanEnd(s string) int {
+	depth, inString := 0, false
+	for k := 0; k < len(s); k++ {
+		switch c := s[k]; {
+		case inString && c == '\\':
+			k++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+			if depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
 }
 
 // ParseVerdict reads {score, pass, reason} from a model's answer: the JSON object alone,

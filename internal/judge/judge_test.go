@@ -250,6 +250,10 @@ func TestParseVerdict(t *testing.T) {
 		{`<think>The answer must be {"score": x}.</think>{"score":0.2,"pass":false,"reason":"ok"}`, 0.2, false, false},
 		{`Criteria {"clarity":1}, then {"score":0.9,"reason":"ok"}`, 0.9, true, false},
 		{`{"verdict":{"score":0.9}}`, 0, false, true}, // a field's object is not the verdict
+		// Nor one inside a verdict that does not decode (review of the first version).
+		{`{"score": 0.9, "pass": tru, "details": {"score": 0.1, "pass": false}}`, 0, false, true},
+		{`{"score": 0.95, "reason": "the agent said "done"", "breakdown": {"score": 0.0}}`, 0, false, true},
+		{`{"score": 0.9, "note": "a } in a string", "x": {"score": 0.1}, bad} then {"score":0.3}`, 0.3, false, false},
 		{`score: 0.9`, 0, false, true},
 		{`{"score":0.9,`, 0, false, true},
 		{``, 0, false, true},
