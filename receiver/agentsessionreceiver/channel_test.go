@@ -1011,6 +1011,8 @@ func TestRecordedSessionUnderChannelSessionID(t *testing.T) {
 			{"live class work session", session(liveID), "session_id"},
 			{"in a dataset", `{"conversations":[` + session("recorded-1") + `,` + session(sessID) + `]}`, "conversations[1].session_id"},
 			{"in an analysis request", `{"session":` + session(sessID) + `,"analysis_types":["all"]}`, "session.session_id"},
+			// The processor folds <id>-<uuid> into an open session <id> (a sub-agent's run).
+			{"as a sub-agent's id", session(sessID + "-3f2b8c1e-0d4a-4b6e-9a7f-1c2d3e4f5a6b"), "session_id"},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				r := e.do(http.MethodPost, e.base+SessionsPath, "", tt.body)
@@ -1024,7 +1026,7 @@ func TestRecordedSessionUnderChannelSessionID(t *testing.T) {
 		r = e.do(http.MethodPost, e.base+SessionsPath, "", session("eval_sess_not-a-channel-session"))
 		assert.Equal(t, http.StatusAccepted, r.status, "%s", r.raw)
 		opts := []metricdatatest.Option{metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars()}
-		metadatatest.AssertEqualReceiverAgentsessionRequestsRejected(t, tel, []metricdata.DataPoint[int64]{{Value: 4}}, opts...)
+		metadatatest.AssertEqualReceiverAgentsessionRequestsRejected(t, tel, []metricdata.DataPoint[int64]{{Value: 5}}, opts...)
 	})
 }
 

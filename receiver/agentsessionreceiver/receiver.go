@@ -28,6 +28,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/channel"
 	"github.com/agenteval/agenteval-collector/internal/sessionjson"
 	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/internal/tracker"
 	"github.com/agenteval/agenteval-collector/receiver/agentsessionreceiver/internal/metadata"
 )
 
@@ -269,20 +270,23 @@ func (r *agentSessionReceiver) handleSessions(w http.ResponseWriter, req *http.R
 }
 
 // channelSession returns the first of sessions whose session_id is a session of the
-// evaluation channel (nil when none is, or without a channel). Recorded turns under such
-// an id would join the evaluated conversation, and an agent under evaluation could
-// rewrite its own analysis.
+// evaluation channel, or a sub-agent's id of one (<id>-<uuid>, which the processor folds
+// into the open session <id>: tracker.ParentSessionID); nil when none is, or without a
+// channel. Recorded turns under such an id would join the evaluated conversation, and an
+// agent under evaluation could rewrite its own analysis.
 func (r *agentSessionReceiver) channelSession(ctx context.Context, sessions []sessionjson.Session) (*sessionjson.Session, error) {
 	if r.channel == nil {
 		return nil, nil
 	}
 	for i := range sessions {
-		if sessions[i].SessionID == "" {
-			continue
-		}
-		found, err := r.channel.IsSession(ctx, sessions[i].SessionID)
-		if err != nil || found {
-			return &sessions[i], err
+		for _, id := range []string{sessions[i].SessionID, tracker.ParentSessionID(sessions[i].SessionID)} {
+			if id == "" {
+				continue
+			}
+			found, err := r.channel.IsSession(ctx, id)
+			if err != nil || found {
+				return &sessions[i], err
+			}
 		}
 	}
 	return nil, nil
