@@ -208,6 +208,9 @@ type assembler struct {
 	wrappers map[*treeNode]bool
 	// calls is the slab the interactions' joined calls are cut from (takeCalls).
 	calls []interCall
+	// agentTotals: the turn has no LLM span, so usage is the agent spans' own totals
+	// (agentUsage; set by result).
+	agentTotals bool
 }
 
 func newAssembler(records []session.SpanRecord, sc *scratch) *assembler {
@@ -396,7 +399,7 @@ func (a *assembler) promoteLoneCallLLM() {
 // wrapper of that call. It becomes ClassOther, so that its usage and requested calls are
 // not counted a second time, and the inner span, the one nearest the wire, takes each
 // field it lacks from it (inheritWrapperContent: content, requested calls, tool
-// definitions; here also the usage and cost when the inner span has none). An LLM span
+// definitions; here also the usage and the cost, each when the inner span has none). An LLM span
 // with several LLM children is left as it is (docs/decisions/sessions.md §1.3). The
 // records themselves are not modified.
 func (a *assembler) demoteNestedLLM() {
@@ -409,9 +412,15 @@ func (a *assembler) demoteNestedLLM() {
 		w := p.rec
 		p.reclass(session.ClassOther, "", "")
 		p.llmWrapper = true
-		if n.rec.Usage.InputTokens == 0 && n.rec.Usage.OutputTokens == 0 && n.rec.Cost == nil {
+		noTokens := n.rec.Usage.InputTokens == 0 && n.rec.Usage.OutputTokens == 0
+		if noTokens || (n.rec.Cost == nil && w.Cost != nil) {
 			r := *n.rec
-			r.Usage, r.Cost = w.Usage, w.Cost
+			if noTokens {
+				r.Usage = w.Usage
+			}
+			if r.Cost == nil {
+				r.Cost = w.Cost
+			}
 			n.rec = &r
 		}
 	}
@@ -800,6 +809,7 @@ func (a *assembler) result() TurnAssembly {
 	}
 	if !llmSeen {
 		turn.Usage = a.agentUsage()
+		a.agentTotals = true
 	}
 	var last *interactionBuilder
 	for _, in := range a.inters {
@@ -871,8 +881,9 @@ func (a *assembler) interaction(in *interactionBuilder) session.AgentInteraction
 	if len(r.FinishReasons) > 0 && !in.synthetic {
 		ia.FinishReason = r.FinishReasons[len(r.FinishReasons)-1]
 	}
-	if len(in.llms) == 0 && !in.synthetic {
-		// No model call recorded under the agent: its own totals (agentUsage).
+	if a.agentTotals && !in.synthetic {
+		// No model call recorded in the turn: the agent's own totals (agentUsage). With
+		// LLM spans in the turn, they would count a sub-agent's calls twice.
 		ia.Usage = r.Usage
 	}
 	lastText := ""

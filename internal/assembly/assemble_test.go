@@ -384,6 +384,18 @@ func TestAssembleTurnOrphanToolsAndWrappers(t *testing.T) {
 		assert.Equal(t, "1+2?", turn.UserMessage)
 		assert.Equal(t, session.ClassLLM, recs[1].Class, "records are not modified")
 	})
+	t.Run("the inner span takes the wrapper's cost when it has tokens but no cost", func(t *testing.T) {
+		cost := 0.25
+		recs := []session.SpanRecord{
+			sessiontest.Span("a", "", session.ClassAgent, 0, 1000, sessiontest.Agent("math")),
+			sessiontest.Span("r", "a", session.ClassLLM, 10, 100, sessiontest.UsageOf(100, 20), sessiontest.With(func(r *session.SpanRecord) { r.Cost = &cost })),
+			sessiontest.Span("o", "r", session.ClassLLM, 11, 99, sessiontest.UsageOf(100, 20)),
+		}
+		got := assembly.Assemble(recs)
+		require.NotNil(t, got.Cost)
+		assert.InDelta(t, 0.25, *got.Cost, 1e-12)
+		assert.Equal(t, session.Usage{InputTokens: 100, OutputTokens: 20, LLMCalls: 1}, got.Turn.Usage)
+	})
 	t.Run("a turn without LLM span counts its outermost agent totals", func(t *testing.T) {
 		// The Claude Agent SDK through OpenInference: only the query AGENT span carries
 		// usage; a sub-agent's totals, when it has some, are inside its parent's.
@@ -397,6 +409,20 @@ func TestAssembleTurnOrphanToolsAndWrappers(t *testing.T) {
 		require.Len(t, turn.Interactions, 2)
 		assert.Equal(t, int64(132), turn.Interactions[0].Usage.InputTokens)
 		assert.Equal(t, int64(40), turn.Interactions[1].Usage.InputTokens)
+
+		// With an LLM span in the turn, an agent's totals are never counted, not even for
+		// an interaction without LLM span of its own (review: boss's 100 repeated
+		// worker's call).
+		recs = []session.SpanRecord{
+			sessiontest.Span("boss", "", session.ClassAgent, 0, 1000, sessiontest.Agent("boss"), sessiontest.UsageOf(100, 10), sessiontest.With(func(r *session.SpanRecord) { r.Usage.LLMCalls = 0 })),
+			sessiontest.Span("worker", "boss", session.ClassAgent, 10, 900, sessiontest.Agent("worker")),
+			sessiontest.Span("l", "worker", session.ClassLLM, 20, 800, sessiontest.UsageOf(100, 10)),
+		}
+		turn = assembly.Assemble(recs).Turn
+		assert.Equal(t, session.Usage{InputTokens: 100, OutputTokens: 10, LLMCalls: 1}, turn.Usage)
+		require.Len(t, turn.Interactions, 2)
+		assert.Equal(t, session.Usage{}, turn.Interactions[0].Usage, "boss: its totals are worker's call")
+		assert.Equal(t, session.Usage{InputTokens: 100, OutputTokens: 10, LLMCalls: 1}, turn.Interactions[1].Usage)
 	})
 	t.Run("an LLM span over several model calls is no duplicate", func(t *testing.T) {
 		recs := []session.SpanRecord{
