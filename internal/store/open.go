@@ -43,8 +43,9 @@ func Drivers() []string { return []string{DriverSQLite, DriverPostgres} }
 func ValidDriver(driver string) bool { return slices.Contains(Drivers(), driver) }
 
 // ValidateDSN parses a PostgreSQL dsn as Open's driver will (pgx.ParseConfig: no
-// connection is made) and returns why it cannot be parsed, without echoing it (it may hold
-// a password); nil for another driver, whose DSN is checked by Open.
+// connection is made, but the PG* environment, a passfile and the TLS files the DSN names
+// are read, as at start) and returns why it cannot be parsed, without echoing it (it may
+// hold a password); nil for another driver, whose DSN is checked by Open.
 func ValidateDSN(driver, dsn string) error {
 	if driver != DriverPostgres {
 		return nil
