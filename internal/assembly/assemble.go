@@ -618,24 +618,7 @@ func (a *assembler) buildInteractions() {
 			}
 			in.input = l.rec.UserMessage
 		}
-		if t := launchingTool(in); in.input == "" && t != nil {
-			in.input = t.rec.ToolArguments
-		}
 	}
-}
-
-// launchingTool is the handoff tool whose execution span an agent-as-tool interaction runs
-// in (treeNode.toolAnc with a handoff target), nil for another interaction. Its arguments
-// are what the calling agent asked and its result what the sub-agent answered: the Claude
-// Agent SDK records a sub-agent's input and output only there.
-func launchingTool(in *interactionBuilder) *treeNode {
-	if in.synthetic {
-		return nil
-	}
-	if t := in.node.toolAnc; t != nil && t.rec.HandoffTo != "" {
-		return t
-	}
-	return nil
 }
 
 // adoptOrphanTools attributes tool execution spans that have no agent ancestor, in a
@@ -914,12 +897,8 @@ func (a *assembler) interaction(in *interactionBuilder) session.AgentInteraction
 		}
 	}
 	if ia.Output == "" {
-		// The agent span carries no output: its answer is its last LLM text, else the
-		// result of the tool that launched it.
+		// The agent span carries no output: its answer is its last LLM text.
 		ia.Output = lastText
-		if t := launchingTool(in); ia.Output == "" && t != nil {
-			ia.Output = t.rec.ToolResult
-		}
 	}
 	if ia.Steps == nil {
 		ia.Steps = []session.AgentStep{}

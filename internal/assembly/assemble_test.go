@@ -424,24 +424,6 @@ func TestAssembleTurnOrphanToolsAndWrappers(t *testing.T) {
 		assert.Equal(t, session.Usage{}, turn.Interactions[0].Usage, "boss: its totals are worker's call")
 		assert.Equal(t, session.Usage{InputTokens: 100, OutputTokens: 10, LLMCalls: 1}, turn.Interactions[1].Usage)
 	})
-	t.Run("a sub-agent launched by a tool without content of its own takes the tool's", func(t *testing.T) {
-		// The Claude Agent SDK: the Agent tool's arguments hold the prompt, its result the
-		// sub-agent's answer; the sub-agent's own span records neither.
-		recs := []session.SpanRecord{
-			sessiontest.Span("q", "", session.ClassAgent, 0, 1000, sessiontest.Agent("claude"), sessiontest.UserMsg("Research X")),
-			sessiontest.Span("t", "q", session.ClassTool, 10, 900, sessiontest.Tool("Agent", "c1", `{"subagent_type":"researcher","prompt":"Find X"}`),
-				sessiontest.Result("X is 42"), sessiontest.With(func(r *session.SpanRecord) { r.HandoffTo = "researcher" })),
-			sessiontest.Span("sub", "t", session.ClassAgent, 11, 899, sessiontest.Agent("researcher")),
-			sessiontest.Span("t2", "q", session.ClassTool, 910, 950, sessiontest.Tool("Bash", "c2", `{"cmd":"ls"}`), sessiontest.Result("a b")),
-		}
-		turn := assembly.Assemble(recs).Turn
-		require.Len(t, turn.Interactions, 2)
-		sub := turn.Interactions[1]
-		assert.Equal(t, "researcher", sub.AgentID)
-		assert.Equal(t, `{"subagent_type":"researcher","prompt":"Find X"}`, sub.Input)
-		assert.Equal(t, "X is 42", sub.Output)
-		assert.Equal(t, "Research X", turn.Interactions[0].Input, "the caller keeps its own")
-	})
 	t.Run("an LLM span over several model calls is no duplicate", func(t *testing.T) {
 		recs := []session.SpanRecord{
 			sessiontest.Span("a", "", session.ClassAgent, 0, 1000, sessiontest.Agent("writer")),
