@@ -225,10 +225,8 @@ type traceState struct {
 	// outcome is the last explicit task outcome (agent_eval.task.completed) received.
 	outcome *bool
 	service string
-	// key is the session key the trace joined its session by (SpanRecord.SessionKey),
-	// keyRank its priority (Tracker.keyRank).
+	// key is the session key the trace joined its session by (SpanRecord.SessionKey).
 	key       string
-	keyRank   int
 	firstSeen time.Time
 	// seen.at is when the trace's last record arrived (Tracker.rooted or unrooted,
 	// timers).
@@ -500,7 +498,7 @@ func (t *Tracker) attach(tr *traceState, id, keySource, service string, now time
 	tr.elem = nil
 	t.pending--
 	tr.sess = s
-	tr.key, tr.keyRank = keySource, t.keyRank(keySource)
+	tr.key = keySource
 	s.open[tr.id] = tr
 	s.spans += tr.recs.n
 	if tr.endSignal {
@@ -555,12 +553,12 @@ func (t *Tracker) keyRank(key string) int {
 // takes no trace.
 func (t *Tracker) betterKey(tr *traceState, r *session.SpanRecord, now time.Time) {
 	rank := t.keyRank(r.SessionKey)
-	if rank < 0 || (tr.keyRank >= 0 && rank >= tr.keyRank) {
+	if cur := t.keyRank(tr.key); rank < 0 || (cur >= 0 && rank >= cur) {
 		return
 	}
 	id := t.foldSubAgent(r.SessionID)
 	if id == tr.sess.id {
-		tr.key, tr.keyRank = r.SessionKey, rank
+		tr.key = r.SessionKey
 		if cur := t.keyRank(tr.sess.keySource); cur < 0 || rank < cur {
 			tr.sess.keySource = r.SessionKey
 		}
