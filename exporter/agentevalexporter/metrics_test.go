@@ -145,6 +145,22 @@ agent_eval_turns_total{detection_type="rdm"} 1
 	assert.InDelta(t, 3.3, executor.sum, 1e-9)
 }
 
+// TestScoreExtremesHaveTheirOwnBuckets: scores of exactly 0 and 1, what most sessions
+// get, are counted apart from their neighbours, so histogram_quantile reads them as 0 and
+// within 0.001 of 1 (docs/decisions/deploy.md, "Quantile precision").
+func TestScoreExtremesHaveTheirOwnBuckets(t *testing.T) {
+	m := newPromMetrics(100, nil)
+	one, zero, near := 1.0, 0.0, 0.95
+	m.recordAnalysis(&evaluation.Analysis{SessionID: "a", CoordinationScore: &one, IntentDriftScore: &zero})
+	m.recordAnalysis(&evaluation.Analysis{SessionID: "b", CoordinationScore: &near, IntentDriftScore: &near})
+	coord := findHistogram(t, scraped(m), "agent_eval_session_score", map[string]string{"metric": "coordination"})
+	assert.Equal(t, uint64(1), coord.buckets[0.999], "0.95 <= 0.999, 1 is not")
+	assert.Equal(t, uint64(2), coord.buckets[1])
+	drift := findHistogram(t, scraped(m), "agent_eval_session_score", map[string]string{"metric": "intent_drift"})
+	assert.Equal(t, uint64(1), drift.buckets[0], "0 has the bucket with upper bound 0")
+	assert.Equal(t, uint64(1), drift.buckets[0.1])
+}
+
 func TestRecordAnalysis(t *testing.T) {
 	m := newPromMetrics(100, nil)
 	m.recordAnalysis(ptr(analysisCheckout()))
@@ -191,7 +207,9 @@ agent_eval_recommendations_total{kind="tool_use"} 1
 	assert.Equal(t, uint64(0), overall.buckets[0.3], "0.4 is not <= 0.3")
 	assert.Equal(t, uint64(1), overall.buckets[0.4], "bucket bounds are inclusive: 0.4 <= 0.4")
 	assert.Equal(t, uint64(1), overall.buckets[0.8])
-	assert.Equal(t, 10, len(overall.buckets), "0.1 steps")
+	assert.Equal(t, 12, len(overall.buckets), "0.1 steps and the bounds 0 and 0.999")
+	assert.Equal(t, uint64(0), overall.buckets[0], "0.4 is not <= 0")
+	assert.Equal(t, overall.count, overall.buckets[0.999], "no overall score is 1")
 
 	// Per-agent scores: only present ones are observed (planner has no tool_use).
 	assert.Equal(t, 7, countSeries(t, scraped(m), "agent_eval_agent_score", nil))
