@@ -131,6 +131,7 @@ func TestStartsWhileTheStoreIsDown(t *testing.T) {
 		if strings.HasPrefix(want, "text/html") {
 			assert.Contains(t, string(body), "The result store is not reachable yet, so these pages cannot be shown.", path)
 			assert.Contains(t, string(body), `<link rel="stylesheet" href="/static/style.css">`, path)
+			assert.Contains(t, string(body), `<meta http-equiv="refresh" content="5">`, path+": reloads itself until the store is up")
 		}
 	}
 	css, err := http.Get(x.apiURL("/static/style.css"))

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -236,19 +237,26 @@ func (e *agentEvalExporter) isReady() bool {
 	}
 }
 
+// storeRetryAfter is the Retry-After of the 503 answered before the store opens, and how
+// often the HTML error page of that 503 reloads itself.
+const storeRetryAfter = 5 * time.Second
+
 // serveAPI is the API server's handler: the query API and web UI once the store is
-// open. Before, the UI's static assets, and 503: the UI's HTML error page for a browser
-// asking for a page (outside /api/, Accept with text/html), a JSON error otherwise.
+// open. Before, the UI's static assets, and 503 with Retry-After: the UI's HTML error
+// page for a browser asking for a page (outside /api/, Accept with text/html), which
+// reloads itself every storeRetryAfter so that the page asked for (a live view with its
+// event stream) comes up by itself once the store opens; a JSON error otherwise.
 func (e *agentEvalExporter) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if !e.isReady() {
 		if e.cfg.UI.Enabled && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, webui.PathStatic) {
 			webui.StaticHandler().ServeHTTP(w, r) // the error page's stylesheet
 			return
 		}
-		w.Header().Set("Retry-After", "5")
+		secs := strconv.Itoa(int(storeRetryAfter / time.Second))
+		w.Header().Set("Retry-After", secs)
 		if e.cfg.UI.Enabled && !strings.HasPrefix(r.URL.Path, apiPrefix) && strings.Contains(r.Header.Get("Accept"), "text/html") {
 			webui.ServeError(w, http.StatusServiceUnavailable, "The result store is not reachable yet, so these pages cannot be shown. "+
-				"Analyses are queued and stored once it is; reload this page then. The collector's log says why.")
+				"Analyses are queued and stored once it is; this page reloads itself every "+secs+" seconds until then. The collector's log says why.", storeRetryAfter)
 			return
 		}
 		writeError(w, http.StatusServiceUnavailable, "the result store is not reachable yet; analyses are queued")

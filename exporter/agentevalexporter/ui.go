@@ -97,7 +97,7 @@ const maxTranscriptMessages = 1000
 type channelTranscripts struct{ cs *store.ChannelStore }
 
 func (c channelTranscripts) ChannelMessages(ctx context.Context, sessionID string) ([]webui.ChannelMessage, error) {
-	msgs, err := c.cs.Messages(ctx, sessionID, 0, maxTranscriptMessages)
+	msgs, err := c.cs.Messages(ctx, sessionID, 0, maxTranscriptMessages, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,13 @@
 package agentevalexporter
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/internal/webui/browsertest"
 )
 
@@ -66,4 +72,51 @@ func TestBrowserLiveViewThroughTheExporter(t *testing.T) {
 		code, _ := httpGet(t, h, "")
 		assert.Equal(t, http.StatusOK, code, h)
 	}
+}
+
+// TestBrowserLiveViewStartsWhenTheStoreComesUp: a user opens the live view while the
+// result store cannot be opened (the collector started during a database outage) and
+// sees the 503 page; once the store opens, the same tab shows the live view without
+// anyone reloading it, its stream is open, and an evaluation exported then appears.
+func TestBrowserLiveViewStartsWhenTheStoreComesUp(t *testing.T) {
+	var up atomic.Bool
+	x := newTestExporter(t, testConfig(), func(e *agentEvalExporter) {
+		e.connectBackoff = 50 * time.Millisecond
+		e.openStore = func(ctx context.Context, driver, dsn string) (store.Store, error) {
+			if !up.Load() {
+				return nil, errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+			}
+			return store.Open(ctx, driver, dsn)
+		}
+	})
+	ctx := browsertest.New(t, 60*time.Second)
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(x.apiURL("/live")), chromedp.WaitVisible(".error")))
+	text, err := chromedp.Run(ctx, chromedp.Text(".error"))
+	require.NoError(t, err)
+	assert.Contains(t, text, "The result store is not reachable yet")
+	screenshot(ctx, t, "live-store-down.png")
+
+	up.Store(true)
+	require.Eventually(t, x.exp.isReady, 10*time.Second, 10*time.Millisecond, "the store opened")
+	waitCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(waitCtx, chromedp.WaitVisible("#live-table")), "the tab opened during the outage shows the live view once the store is up")
+	require.Eventually(t, func() bool { return x.exp.events.Subscribers() == 1 }, 10*time.Second, 20*time.Millisecond, "the page opened the stream")
+
+	require.NoError(t, x.consume(newSpanBuilder(t).appSpan().turn(turn0(true)).traces()))
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#live-events tr[data-kind="turn"]`)))
+	screenshot(ctx, t, "live-store-up.png")
+}
+
+// screenshot saves the page as name under $AGENTEVAL_SCREENSHOTS, when set.
+func screenshot(ctx context.Context, t *testing.T, name string) {
+	t.Helper()
+	dir := os.Getenv("AGENTEVAL_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), shot, 0o600))
 }

@@ -28,9 +28,13 @@ const (
 	DefaultMaxContentBytes = 64 << 10
 	// DefaultMaxSessionMessages bounds the messages of one session.
 	DefaultMaxSessionMessages = 10000
-	// DefaultPageSize and MaxPageSize bound GET messages and pending lists.
+	// DefaultPageSize and MaxPageSize bound the count of a page of GET messages, of a
+	// transcript and of the pending list.
 	DefaultPageSize = 500
 	MaxPageSize     = 5000
+	// DefaultMaxPageBytes bounds the content bytes of a page of GET messages and of a
+	// transcript: 4 MiB (64 messages of DefaultMaxContentBytes).
+	DefaultMaxPageBytes = 4 << 20
 	// TurnWindow is how many earlier messages Post reads to find where the current
 	// turn started: a turn's user side holds at most this many messages and the posted
 	// one (the end of a session reads the same window for its last message).
@@ -48,6 +52,9 @@ type Options struct {
 	// MaxSessionMessages bounds the messages of one session (DefaultMaxSessionMessages
 	// when 0).
 	MaxSessionMessages int
+	// MaxPageBytes bounds the content bytes of a page of messages or of a transcript
+	// (DefaultMaxPageBytes when 0); a message larger than it is a page alone.
+	MaxPageBytes int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -60,6 +67,7 @@ type Service struct {
 	order      []Definition
 	maxContent int
 	maxMsgs    int64
+	maxPage    int
 	now        func() time.Time
 }
 
@@ -74,6 +82,9 @@ func New(opts Options) (*Service, error) {
 	}
 	if s.maxMsgs = int64(opts.MaxSessionMessages); s.maxMsgs <= 0 {
 		s.maxMsgs = DefaultMaxSessionMessages
+	}
+	if s.maxPage = opts.MaxPageBytes; s.maxPage <= 0 {
+		s.maxPage = DefaultMaxPageBytes
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -427,7 +438,7 @@ func (s *Service) Post(ctx context.Context, caller Agent, evaluationID, sessionI
 
 // turnOf reads up to TurnWindow messages before m to find its turn.
 func (s *Service) turnOf(ctx context.Context, m Message) (Turn, error) {
-	before, err := s.store.Messages(ctx, m.SessionID, max(0, m.Sequence-1-TurnWindow), TurnWindow)
+	before, err := s.store.Messages(ctx, m.SessionID, max(0, m.Sequence-1-TurnWindow), TurnWindow, 0)
 	if err != nil {
 		return Turn{}, err
 	}
@@ -468,21 +479,47 @@ func TurnOf(before []Message, m Message) Turn {
 	return t
 }
 
-// Messages returns the session's messages after sequence since (0 = from the start) to a
-// participant (ErrForbidden otherwise), at most limit (DefaultPageSize when <= 0, at most
-// MaxPageSize).
-func (s *Service) Messages(ctx context.Context, caller Agent, evaluationID, sessionID string, since int64, limit int) ([]Message, error) {
+// Page is one page of a session's messages (GET .../messages, a transcript).
+type Page struct {
+	// Messages are the session's messages after the page's since, in sequence order: at
+	// most limit of them, and at most MaxPageBytes bytes of content together unless the
+	// page is a single larger message (so that a page holds a message whenever one
+	// follows since, and paging always progresses).
+	Messages []Message `json:"messages"`
+	// More reports that messages followed the page when it was read: read them with since
+	// = the last message's sequence.
+	More bool `json:"-"`
+}
+
+// page reads the page of sess's messages after since (>= 0).
+func (s *Service) page(ctx context.Context, sess Session, since int64, limit int) (Page, error) {
+	msgs, err := s.store.Messages(ctx, sess.ID, since, pageSize(limit), s.maxPage)
+	if err != nil {
+		return Page{}, err
+	}
+	p := Page{Messages: msgs}
+	if n := len(msgs); n > 0 {
+		p.More = msgs[n-1].Sequence < sess.MessageCount // sequences are gapless
+	}
+	return p, nil
+}
+
+// Messages returns a page of the session's messages after sequence since (0 = from the
+// start) to a participant (ErrForbidden otherwise): at most limit (DefaultPageSize when
+// <= 0, at most MaxPageSize) and at most MaxPageBytes of content (see Page). ErrInvalid
+// for since < 0.
+func (s *Service) Messages(ctx context.Context, caller Agent, evaluationID, sessionID string, since int64, limit int) (Page, error) {
 	if since < 0 {
-		return nil, errorf(ErrInvalid, "since: must be a sequence >= 0")
+		return Page{}, errorf(ErrInvalid, "since: must be a sequence >= 0")
 	}
 	sess, err := s.session(ctx, evaluationID, sessionID)
 	if err != nil {
-		return nil, err
+		return Page{}, err
 	}
 	if _, ok := sess.Participant(caller.ID); !ok {
-		return nil, errorf(ErrForbidden, "agent %q is not a participant of session %q", caller.ID, sess.ID)
+		return Page{}, errorf(ErrForbidden, "agent %q is not a participant of session %q", caller.ID, sess.ID)
 	}
-	return s.store.Messages(ctx, sess.ID, since, pageSize(limit))
+	return s.page(ctx, sess, since, limit)
 }
 
 // SubmitRequest is the proctor's verdict.
@@ -573,7 +610,7 @@ func (s *Service) endedSession(ctx context.Context, id string) (Session, Turn, e
 	if err != nil {
 		return Session{}, Turn{}, err
 	}
-	last, err := s.store.Messages(ctx, sess.ID, max(0, sess.MessageCount-TurnWindow-1), TurnWindow+1)
+	last, err := s.store.Messages(ctx, sess.ID, max(0, sess.MessageCount-TurnWindow-1), TurnWindow+1, 0)
 	if err != nil {
 		return Session{}, Turn{}, err
 	}
@@ -607,17 +644,15 @@ type Transcript struct {
 	Participants []Participant `json:"participants"`
 	// MessageCount is the number of messages of the whole session.
 	MessageCount int64 `json:"message_count"`
-	// Messages are the page: sequences after since, in order.
-	Messages []Message `json:"messages"`
-	// More reports that messages follow the page: read them with since = the last
-	// message's sequence.
-	More bool `json:"-"`
+	// Page is the page of messages after since.
+	Page
 }
 
 // Transcript returns the transcript of a result (visible to any authenticated agent, as
 // results are), one page at a time like Messages: the messages after sequence since (0 =
-// from the start), at most limit (DefaultPageSize when <= 0, at most MaxPageSize), so
-// that no request holds a whole long session in memory. ErrInvalid for since < 0;
+// from the start), at most limit (DefaultPageSize when <= 0, at most MaxPageSize) and at
+// most MaxPageBytes of content (see Page), so that no request holds a whole long session
+// in memory. ErrInvalid for since < 0;
 // ErrNotFound for an unknown result or one without a session.
 func (s *Service) Transcript(ctx context.Context, _ Agent, evaluationID, resultID string, since int64, limit int) (Transcript, error) {
 	if since < 0 {
@@ -643,16 +678,12 @@ func (s *Service) Transcript(ctx context.Context, _ Agent, evaluationID, resultI
 	if err != nil {
 		return Transcript{}, err
 	}
-	msgs, err := s.store.Messages(ctx, sess.ID, since, pageSize(limit))
+	p, err := s.page(ctx, sess, since, limit)
 	if err != nil {
 		return Transcript{}, err
 	}
-	t := Transcript{ResultID: res.ID, SessionID: sess.ID, Passed: res.Passed, Participants: sess.Participants,
-		MessageCount: sess.MessageCount, Messages: msgs}
-	if n := len(msgs); n > 0 {
-		t.More = msgs[n-1].Sequence < sess.MessageCount // sequences are gapless
-	}
-	return t, nil
+	return Transcript{ResultID: res.ID, SessionID: sess.ID, Passed: res.Passed, Participants: sess.Participants,
+		MessageCount: sess.MessageCount, Page: p}, nil
 }
 
 func pageSize(limit int) int {

@@ -48,8 +48,10 @@ type Store interface {
 	// session ended.
 	AddMessage(ctx context.Context, m Message) (Message, error)
 	// Messages returns the session's messages with sequence > since, in sequence order,
-	// at most limit.
-	Messages(ctx context.Context, sessionID string, since int64, limit int) ([]Message, error)
+	// at most limit; when maxBytes > 0, also only as many as hold at most maxBytes bytes
+	// of content together, but at least the first (a message larger than maxBytes comes
+	// alone), so that a call returns a message whenever one follows since.
+	Messages(ctx context.Context, sessionID string, since int64, limit, maxBytes int) ([]Message, error)
 	// EndSession sets an active session ended at t; ErrConflict if it already ended.
 	EndSession(ctx context.Context, sessionID string, t time.Time) error
 

@@ -345,8 +345,21 @@ func (c *ChannelStore) AddMessage(ctx context.Context, m channel.Message) (chann
 	return m, c.wrap("add message", err)
 }
 
-// Messages implements channel.Store.
-func (c *ChannelStore) Messages(ctx context.Context, sessionID string, since int64, limit int) ([]channel.Message, error) {
+// Messages implements channel.Store. With maxBytes > 0 it first reads the sizes of the
+// next limit messages (octet_length, which neither database computes by reading the
+// content), keeps the prefix within maxBytes (at least one message), and only then
+// reads those messages: the content read is bounded by the budget, not by limit.
+func (c *ChannelStore) Messages(ctx context.Context, sessionID string, since int64, limit, maxBytes int) ([]channel.Message, error) {
+	if maxBytes > 0 {
+		n, err := c.fitting(ctx, sessionID, since, limit, maxBytes)
+		if err != nil {
+			return nil, c.wrap("messages", err)
+		}
+		limit = n
+	}
+	if limit <= 0 {
+		return []channel.Message{}, nil
+	}
 	rows, err := c.s.db.QueryContext(ctx, c.q("SELECT id, session_id, sender_agent_id, role, content, created_at, sequence "+
 		"FROM evaluation_messages WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"), sessionID, since, limit)
 	if err != nil {
@@ -362,6 +375,30 @@ func (c *ChannelStore) Messages(ctx context.Context, sessionID string, since int
 		out = append(out, m)
 	}
 	return out, c.wrap("messages", closeRows(rows))
+}
+
+// fitting returns how many of the at most limit messages after since hold at most
+// maxBytes bytes of content together: at least 1 if any follows (a larger message is a
+// page alone), 0 if none does.
+func (c *ChannelStore) fitting(ctx context.Context, sessionID string, since int64, limit, maxBytes int) (int, error) {
+	rows, err := c.s.db.QueryContext(ctx, c.q("SELECT octet_length(content) FROM evaluation_messages "+
+		"WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"), sessionID, since, limit)
+	if err != nil {
+		return 0, err
+	}
+	n, total := 0, 0
+	for rows.Next() {
+		var size int
+		if err := rows.Scan(&size); err != nil {
+			_ = rows.Close()
+			return 0, err
+		}
+		if total += size; n > 0 && total > maxBytes {
+			break
+		}
+		n++
+	}
+	return n, closeRows(rows)
 }
 
 // EndSession implements channel.Store.

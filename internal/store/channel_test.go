@@ -39,7 +39,7 @@ func TestChannelStoreSequences(t *testing.T) {
 		}
 		wg.Wait()
 		for _, id := range []string{"s1", "s2"} {
-			msgs, err := c.Messages(ctx, id, 0, 100)
+			msgs, err := c.Messages(ctx, id, 0, 100, 0)
 			require.NoError(t, err)
 			require.Len(t, msgs, 20)
 			for i, m := range msgs {

@@ -146,11 +146,15 @@ func StaticHandler() http.Handler {
 
 // ServeError answers status with the UI's HTML error page saying msg, for a browser's
 // page request while there is no UI to serve it (the exporter before its result store
-// opens). Should the embedded template fail, it answers msg as plain text.
-func ServeError(w http.ResponseWriter, status int, msg string) {
+// opens). With refresh > 0 (whole seconds) the page reloads itself every refresh
+// (<meta http-equiv="refresh">), so that the page asked for, with its live stream,
+// replaces the error by itself once the condition passes; 0: no reload. Should the
+// embedded template fail, it answers msg as plain text.
+func ServeError(w http.ResponseWriter, status int, msg string, refresh time.Duration) {
 	t, err := errorTemplate()
 	if err == nil {
-		err = writePage(w, t, status, errorPage{layoutData: layoutData{Title: http.StatusText(status)}, Status: status, Message: msg})
+		ld := layoutData{Title: http.StatusText(status), Refresh: int(refresh.Round(time.Second) / time.Second)}
+		err = writePage(w, t, status, errorPage{layoutData: ld, Status: status, Message: msg})
 	}
 	if err != nil {
 		http.Error(w, msg, status)
@@ -189,6 +193,8 @@ type layoutData struct {
 	Title string
 	Nav   string
 	Live  bool
+	// Refresh, when > 0, reloads the page after that many seconds (ServeError).
+	Refresh int
 }
 
 // render executes page into a buffer, so that a template error is a clean 500.

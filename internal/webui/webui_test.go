@@ -396,6 +396,7 @@ func TestUnknownSessionIs404(t *testing.T) {
 	code, page, _ := get(t, srv, "/sessions/"+url.PathEscape("no/such session"))
 	assert.Equal(t, http.StatusNotFound, code)
 	assert.Contains(t, textOf(t, page), `No stored analysis for session "no/such session"`)
+	assert.NotContains(t, page, `http-equiv="refresh"`, "only the store-down 503 reloads itself")
 }
 
 // TestSessionIDsAreEscaped stores a session whose id needs escaping in a URL and in

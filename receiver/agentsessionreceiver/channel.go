@@ -495,12 +495,33 @@ func (a *channelAPI) getMessages(w http.ResponseWriter, req *http.Request, calle
 		a.fail(w, req, err)
 		return
 	}
-	msgs, err := a.svc.Messages(req.Context(), caller, req.PathValue("id"), req.PathValue("session_id"), since, int(limit))
+	p, err := a.svc.Messages(req.Context(), caller, req.PathValue("id"), req.PathValue("session_id"), since, int(limit))
 	if err != nil {
 		a.fail(w, req, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string][]channel.Message{"messages": msgs})
+	writeJSON(w, http.StatusOK, messagesResponse{Page: p, Next: nextPage(req.URL.EscapedPath(), p, limit)})
+}
+
+// messagesResponse is a page of GET .../messages; Next is the path of the next page,
+// absent when no message followed the page.
+type messagesResponse struct {
+	channel.Page
+	Next string `json:"next,omitempty"`
+}
+
+// nextPage is the path (path, then since and the request's limit) of the page after p, or
+// "" when no message followed p: since is p's last sequence, so following it reads every
+// message once, in order, however the page was cut (by count or by bytes).
+func nextPage(path string, p channel.Page, limit int64) string {
+	if !p.More {
+		return ""
+	}
+	q := url.Values{"since": {strconv.FormatInt(p.Messages[len(p.Messages)-1].Sequence, 10)}}
+	if limit > 0 {
+		q.Set("limit", strconv.FormatInt(limit, 10))
+	}
+	return path + "?" + q.Encode()
 }
 
 type submitRequest struct {
@@ -563,15 +584,7 @@ func (a *channelAPI) transcript(w http.ResponseWriter, req *http.Request, caller
 		a.fail(w, req, err)
 		return
 	}
-	resp := transcriptResponse{Transcript: t}
-	if t.More {
-		q := url.Values{"since": {strconv.FormatInt(t.Messages[len(t.Messages)-1].Sequence, 10)}}
-		if limit > 0 {
-			q.Set("limit", strconv.FormatInt(limit, 10))
-		}
-		resp.Next = channeltrace.TranscriptPath(evalID, resultID) + "?" + q.Encode()
-	}
-	writeJSON(w, http.StatusOK, resp)
+	writeJSON(w, http.StatusOK, transcriptResponse{Transcript: t, Next: nextPage(channeltrace.TranscriptPath(evalID, resultID), t.Page, limit)})
 }
 
 // queryInt reads an optional non-negative integer query parameter.

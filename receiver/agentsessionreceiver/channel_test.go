@@ -1092,3 +1092,105 @@ func decodeError(t *testing.T, raw []byte) string {
 	require.NoError(t, json.Unmarshal(raw, &got), "body: %s", raw)
 	return got.Error
 }
+
+// readPages follows next from first (a path under e.base) and returns each page's
+// messages; it fails if a page is not 200 or the pages do not end.
+func (e *chanEnv) readPages(first, key string) [][]map[string]any {
+	e.t.Helper()
+	var pages [][]map[string]any
+	for next := first; next != ""; {
+		r := e.do(http.MethodGet, e.base+next, key, nil)
+		require.Equal(e.t, http.StatusOK, r.status, "%s", r.raw)
+		var page []map[string]any
+		for _, m := range r.body["messages"].([]any) {
+			page = append(page, m.(map[string]any))
+		}
+		pages = append(pages, page)
+		require.Less(e.t, len(pages), 1000, "the pages end")
+		next = r.str("next")
+	}
+	return pages
+}
+
+// assertPagedByBytes checks pages read by following next: no page's contents exceed
+// budget bytes unless the page is one message alone, and the pages hold want once each,
+// in order.
+func assertPagedByBytes(t *testing.T, pages [][]map[string]any, budget int, want []string) {
+	t.Helper()
+	var got []string
+	for i, page := range pages {
+		size := 0
+		for _, m := range page {
+			size += len(m["content"].(string))
+			got = append(got, m["content"].(string))
+		}
+		if len(page) > 1 {
+			assert.LessOrEqual(t, size, budget, "page %d holds %d messages of %d bytes, over the page budget", i, len(page), size)
+		}
+	}
+	assert.Equal(t, len(want), len(got), "messages read")
+	assert.Equal(t, want, got, "every message once, in order")
+}
+
+// TestChannelPagesBoundedByBytes: GET .../messages and .../transcript answer at most
+// max_page_bytes of message content a page (a single larger message alone), and a
+// client following next from the start reads every message once, in order. A page used
+// to be bounded only by its count (up to 5000 messages of max_message_bytes each).
+func TestChannelPagesBoundedByBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		budget   int // max_page_bytes
+		maxBytes int // max_message_bytes
+		sizes    []int
+	}{
+		// The default budget with messages of the default maximum size.
+		{name: "default", budget: channel.DefaultMaxPageBytes, maxBytes: 64 << 10, sizes: repeatSizes(70, 60<<10, 64<<10)},
+		// A configured budget, and a message larger than it, which is a page alone.
+		{name: "configured", budget: 10000, maxBytes: 16 << 10, sizes: append(repeatSizes(12, 1000, 4000), 12000, 3000, 9999, 1, 10000, 2)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runBackends(t, func(t *testing.T, sc StoreConfig) {
+				cfg := channelConfig(sc)
+				ch := cfg.Channel.Get()
+				ch.MaxMessageBytes = tc.maxBytes
+				if tc.name != "default" {
+					ch.MaxPageBytes = tc.budget
+				}
+				e := startChannel(t, cfg, nil, nil)
+				cand, proc := e.issue("candidate-1"), e.issue("proctor-1")
+				regID, sessID := e.proctored(cand, proc)
+				sessURL := e.eval(evalProctored) + "/sessions/" + sessID
+				var want []string
+				for i, n := range tc.sizes {
+					content := fmt.Sprintf("%05d", i)
+					content += strings.Repeat("x", max(0, n-len(content)))
+					key := proc
+					if i%2 == 1 {
+						key = cand
+					}
+					r := e.post(sessURL, key, content)
+					require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+					want = append(want, content)
+				}
+				msgPath := strings.TrimPrefix(sessURL, e.base) + "/messages"
+				assertPagedByBytes(t, e.readPages(msgPath, cand), tc.budget, want)
+				assertPagedByBytes(t, e.readPages(msgPath+"?limit=5000", proc), tc.budget, want)
+
+				r := e.do(http.MethodPost, e.eval(evalProctored)+"/proctor/submit", proc, map[string]any{"registration_id": regID, "passed": true})
+				require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+				transcript := r.str("transcript")
+				assertPagedByBytes(t, e.readPages(transcript, cand), tc.budget, want)
+				assertPagedByBytes(t, e.readPages(transcript+"?limit=5000", e.issue("reader")), tc.budget, want)
+			})
+		})
+	}
+}
+
+// repeatSizes is n message sizes cycling from lo to hi.
+func repeatSizes(n, lo, hi int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = lo + (hi-lo)*i/max(1, n-1)
+	}
+	return out
+}

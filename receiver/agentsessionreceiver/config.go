@@ -79,6 +79,11 @@ type ChannelConfig struct {
 	// MaxSessionMessages bounds the messages of one session; a post to a session that
 	// holds this many is answered 409. Default 10000.
 	MaxSessionMessages int `mapstructure:"max_session_messages"`
+	// MaxPageBytes bounds the bytes of message content in one page of GET .../messages
+	// and of a transcript, on top of the page's limit (count): a page ends before the
+	// message that would pass it, except that a single larger message is a page alone.
+	// Default 4194304 (4 MiB).
+	MaxPageBytes int `mapstructure:"max_page_bytes"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -150,6 +155,9 @@ func (ch *ChannelConfig) validate(mainEndpoint string) error {
 	}
 	if ch.MaxSessionMessages < 0 {
 		errs = append(errs, fmt.Errorf("channel.max_session_messages: must be >= 0 (0 = %d), got %d", channel.DefaultMaxSessionMessages, ch.MaxSessionMessages))
+	}
+	if ch.MaxPageBytes < 0 {
+		errs = append(errs, fmt.Errorf("channel.max_page_bytes: must be >= 0 (0 = %d), got %d", channel.DefaultMaxPageBytes, ch.MaxPageBytes))
 	}
 	return errors.Join(errs...)
 }

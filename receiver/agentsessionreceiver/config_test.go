@@ -61,6 +61,7 @@ func TestLoadConfig(t *testing.T) {
 					Admin:              admin,
 					MaxMessageBytes:    1024,
 					MaxSessionMessages: 500,
+					MaxPageBytes:       1 << 20,
 				})
 				return c
 			}(),
@@ -84,6 +85,7 @@ func TestLoadConfig(t *testing.T) {
 				`channel.admin.auth: required when the admin endpoint "0.0.0.0:9914" is not loopback-only`,
 				"channel.max_message_bytes: must be >= 0",
 				"channel.max_session_messages: must be >= 0",
+				"channel.max_page_bytes: must be >= 0",
 			},
 		},
 		{

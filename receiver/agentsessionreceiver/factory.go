@@ -54,6 +54,7 @@ func createDefaultConfig() component.Config {
 			Admin:              admin,
 			MaxMessageBytes:    channel.DefaultMaxContentBytes,
 			MaxSessionMessages: channel.DefaultMaxSessionMessages,
+			MaxPageBytes:       channel.DefaultMaxPageBytes,
 		}),
 	}
 }

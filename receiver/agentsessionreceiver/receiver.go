@@ -131,7 +131,7 @@ func (r *agentSessionReceiver) startChannel(ctx context.Context, host component.
 		return fmt.Errorf("channel: %w", err)
 	}
 	svc, err := channel.New(channel.Options{Store: r.channelStore, Definitions: defs,
-		MaxContentBytes: ch.MaxMessageBytes, MaxSessionMessages: ch.MaxSessionMessages})
+		MaxContentBytes: ch.MaxMessageBytes, MaxSessionMessages: ch.MaxSessionMessages, MaxPageBytes: ch.MaxPageBytes})
 	if err != nil {
 		return err
 	}
