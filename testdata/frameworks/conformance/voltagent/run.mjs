@@ -10,6 +10,7 @@
 // is VoltAgent's conversationId. Models are MockLanguageModelV3 (ai 6, VoltAgent's peer).
 // Usage: node run.mjs <scenario> <out-dir> | --list
 
+import { randomUUID } from "node:crypto";
 import * as api from "@opentelemetry/api";
 import * as asyncHooks from "@opentelemetry/context-async-hooks";
 import * as resources from "@opentelemetry/resources";
@@ -78,7 +79,7 @@ const issueRefundTool = createTool({
 
 let processor;
 
-async function play(_, script, sessionId) {
+async function play(scenario, script, sessionId) {
   const observability = new VoltAgentObservability({
     serviceName: "acme-support-voltagent",
     spanProcessors: [processor],
@@ -100,7 +101,11 @@ async function play(_, script, sessionId) {
     observability,
   });
   for (const text of script.users) {
-    await triageAgent.generateText(text, { userId: "customer-042", conversationId: sessionId });
+    // memory_messages: the new message as a UI message list, the way a chat UI (useChat)
+    // sends it to an agent with memory: the history is memory's to load.
+    const input =
+      scenario === "memory_messages" ? [{ id: randomUUID(), role: "user", parts: [{ type: "text", text }] }] : text;
+    await triageAgent.generateText(input, { userId: "customer-042", conversationId: sessionId });
     await sleep(300);
   }
   await observability.forceFlush?.();
@@ -109,6 +114,7 @@ async function play(_, script, sessionId) {
 await main({
   framework: "voltagent",
   prefix: "sess-voltagent",
+  variants: { memory_messages: "multi_turn" },
   setup: (name) => {
     const cap = capture({ api, asyncHooks, resources, sdk, transformer }, name, "voltagent");
     processor = cap.processor;
