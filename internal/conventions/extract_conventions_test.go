@@ -870,6 +870,21 @@ func TestExtractFrameworkAdapters(t *testing.T) {
 			})
 		}
 	})
+	t.Run("mastra stored message: content {format, parts}", func(t *testing.T) {
+		// A sub-agent run with memory: mastra.agent_run.input is the MastraDBMessage the
+		// sub-agent's thread stores; its content is an object whose parts hold the text.
+		sub := extractOne(t, newSpan(t, "invoke_agent refund_agent", map[string]any{
+			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "refund_agent",
+			"mastra.agent_run.input": `[{"id":"m1","role":"user","threadId":"t-1","resourceId":"r",` +
+				`"content":{"format":2,"parts":[{"type":"step-start"},{"type":"text","text":"Order 123: refund it"}]}}]`,
+		}))
+		assert.Equal(t, "Order 123: refund it", sub.UserMessage)
+		both := extractOne(t, newSpan(t, "invoke_agent triage_agent", map[string]any{
+			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage_agent",
+			"mastra.agent_run.input": `[{"role":"user","content":{"format":2,"parts":[{"type":"text","text":"refund 123"}],"content":"refund 123"}}]`,
+		}))
+		assert.Equal(t, "refund 123", both.UserMessage, "the repeated content string is not read twice")
+	})
 	t.Run("mastra: bare tool names, error results, client tool calls", func(t *testing.T) {
 		a := extractOne(t, newSpan(t, "invoke_agent triage_agent", map[string]any{
 			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage_agent",

@@ -343,9 +343,12 @@ func rawText(raw []byte) string {
 	return unsafeString(raw)
 }
 
-// contentText returns the text of a "content" value: a string, one part, or a list of
-// parts (text parts only, joined by newlines). Calls and reasoning found in parts are
-// reported to o when o is not nil.
+// contentText returns the text of a "content" value: a string, one part, a list of
+// parts (text parts only, joined by newlines), or an object holding a "parts" list
+// (Mastra's stored message, MastraDBMessage format 2: {"format": 2, "parts": [...],
+// "content": "<text>"}, where the optional "content" repeats the parts' text; a
+// sub-agent's mastra.agent_run.input has no "content"). Calls and reasoning found in
+// parts are reported to o when o is not nil.
 func contentText(raw []byte, o *msgOut) string {
 	switch firstByte(raw) {
 	case '"':
@@ -354,22 +357,33 @@ func contentText(raw []byte, o *msgOut) string {
 	case '[':
 		var parts []*jPart
 		_ = unmarshal(raw, &parts) // best effort: a type error leaves the rest decoded
-		var texts []string
-		for _, p := range parts {
-			if p == nil {
-				continue // null: a part with nothing in it
-			}
-			if t := readPart(p, o); t != "" {
-				texts = append(texts, t)
-			}
-		}
-		return strings.Join(texts, "\n")
+		return partsText(parts, o)
 	case '{':
-		var p jPart
+		var p struct {
+			jPart
+			Parts []*jPart `json:"parts"`
+		}
 		_ = unmarshal(raw, &p)
-		return readPart(&p, o)
+		if len(p.Parts) > 0 {
+			return partsText(p.Parts, o)
+		}
+		return readPart(&p.jPart, o)
 	}
 	return ""
+}
+
+// partsText reads a list of parts (readPart): the text parts' text joined by newlines.
+func partsText(parts []*jPart, o *msgOut) string {
+	var texts []string
+	for _, p := range parts {
+		if p == nil {
+			continue // null: a part with nothing in it
+		}
+		if t := readPart(p, o); t != "" {
+			texts = append(texts, t)
+		}
+	}
+	return strings.Join(texts, "\n")
 }
 
 // readPart interprets one part: it returns the part's plain text, and reports reasoning,

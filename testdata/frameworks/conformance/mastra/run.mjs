@@ -82,7 +82,7 @@ async function play(scenario, script, sessionId) {
   // memory: both agents have Mastra memory; the conversation is the memory thread
   // (threadId = the session id) and Mastra runs the sub-agent in a thread of its own,
   // "<threadId>-<uuid>".
-  const withMemory = scenario === "memory";
+  const withMemory = scenario.startsWith("memory");
   const memory = withMemory ? new Memory({ storage: new InMemoryStore() }) : undefined;
   const refundAgent = new Agent({
     id: "refund_agent",
@@ -118,7 +118,10 @@ async function play(scenario, script, sessionId) {
   for (const text of script.users) {
     history.push({ role: "user", content: text });
     const r = withMemory
-      ? await agent.generate(text, { maxSteps: 6, memory: { thread: sessionId, resource: "customer-042" } })
+      ? await agent.generate(scenario === "memory_messages" ? [{ role: "user", content: text }] : text, {
+          maxSteps: 6,
+          memory: { thread: sessionId, resource: "customer-042" },
+        })
       : await agent.generate(history, {
           maxSteps: 6,
           tracingOptions: { metadata: { sessionId, userId: "customer-042" } },
@@ -133,7 +136,7 @@ async function play(scenario, script, sessionId) {
 await main({
   framework: "mastra",
   prefix: "sess-mastra",
-  variants: { memory: "multi_turn" },
+  variants: { memory: "multi_turn", memory_messages: "multi_turn" },
   setup: (name) => {
     const cap = capture({ api, asyncHooks, resources, sdk, transformer }, name, "mastra");
     exporter = cap.exporter;
