@@ -357,7 +357,7 @@ func contentText(raw []byte, o *msgOut) string {
 	case '[':
 		var parts []*jPart
 		_ = unmarshal(raw, &parts) // best effort: a type error leaves the rest decoded
-		return partsText(parts, o)
+		return strings.Join(appendPartTexts(nil, parts, o), "\n")
 	case '{':
 		var p struct {
 			jPart
@@ -365,16 +365,16 @@ func contentText(raw []byte, o *msgOut) string {
 		}
 		_ = unmarshal(raw, &p)
 		if len(p.Parts) > 0 {
-			return partsText(p.Parts, o)
+			return strings.Join(appendPartTexts(nil, p.Parts, o), "\n")
 		}
 		return readPart(&p.jPart, o)
 	}
 	return ""
 }
 
-// partsText reads a list of parts (readPart): the text parts' text joined by newlines.
-func partsText(parts []*jPart, o *msgOut) string {
-	var texts []string
+// appendPartTexts reads a list of parts (readPart) and appends the text parts' text to
+// texts.
+func appendPartTexts(texts []string, parts []*jPart, o *msgOut) []string {
 	for _, p := range parts {
 		if p == nil {
 			continue // null: a part with nothing in it
@@ -383,7 +383,7 @@ func partsText(parts []*jPart, o *msgOut) string {
 			texts = append(texts, t)
 		}
 	}
-	return strings.Join(texts, "\n")
+	return texts
 }
 
 // readPart interprets one part: it returns the part's plain text, and reports reasoning,
@@ -529,15 +529,7 @@ func msgText(m *jMsg, o *msgOut) string {
 	if m.Kwargs != nil && len(m.Parts) == 0 && len(m.Content) == 0 {
 		return msgText(m.Kwargs, o)
 	}
-	var texts []string
-	for _, p := range m.Parts {
-		if p == nil {
-			continue // null: a part with nothing in it
-		}
-		if t := readPart(p, o); t != "" {
-			texts = append(texts, t)
-		}
-	}
+	texts := appendPartTexts(nil, m.Parts, o)
 	if len(m.Content) > 0 {
 		if t := contentText(m.Content, o); t != "" {
 			texts = append(texts, t)
