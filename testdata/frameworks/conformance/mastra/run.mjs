@@ -5,8 +5,10 @@
 // agent with the refund agent as a sub-agent (`agents`), which Mastra offers to the model
 // as the tool agent-refund_agent {prompt}. Mastra's AI tracing is converted to OTel spans
 // by the OtelExporter, given our in-memory span exporter. The models are ai 6's
-// MockLanguageModelV3. The conversation history is passed by the application; the
-// session id is Mastra's threadId (memory thread), with resourceId the user.
+// MockLanguageModelV3. Without memory the application passes the conversation history
+// and the session id is tracingOptions.metadata.sessionId; with memory (variants memory:
+// the new message as text, memory_messages: as [{role, content}]) Mastra loads the
+// history and the session id is its threadId (memory thread), with resourceId the user.
 // Usage: node run.mjs <scenario> <out-dir> | --list
 
 import * as api from "@opentelemetry/api";

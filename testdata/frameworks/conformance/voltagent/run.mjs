@@ -7,7 +7,9 @@
 // Spans come from VoltAgent's own OpenTelemetry observability (VoltAgentObservability,
 // its own vocabulary: agent spans, llm:*, tool.execution:*, subagent:*, entity.*,
 // conversation.id, user.id), with our in-memory span processor added to it. The session
-// is VoltAgent's conversationId. Models are MockLanguageModelV3 (ai 6, VoltAgent's peer).
+// is VoltAgent's conversationId, and VoltAgent's default memory (in memory) keeps the
+// history: the application passes only the new message, as text, or (variant
+// memory_messages) as a UI message list. Models are MockLanguageModelV3 (ai 6, VoltAgent's peer).
 // Usage: node run.mjs <scenario> <out-dir> | --list
 
 import { randomUUID } from "node:crypto";
