@@ -39,6 +39,7 @@ var conformanceDir = flag.String("conformance.dir", "../testdata/conformance", "
 //	tool_calls     "<agent>/<tool>#<call id> <status>"
 //	issues         "<agent>/<tool>#<call id> <ISSUE>[:<parameter>]"  (TOOL_ERROR left out)
 //	not_evaluable  "<agent>/<tool>#<call id> <reason>"
+//	inputs         "<agent>: <the interaction's input>"  (checked when the expectation has them)
 type conformanceExpect struct {
 	// Notes say what the trace shows and why the expectation is what it is.
 	Notes     string             `json:"notes"`
@@ -55,6 +56,10 @@ type conformanceTurns struct {
 	ToolCalls     []string `json:"tool_calls"`
 	Issues        []string `json:"issues"`
 	NotEvaluable  []string `json:"not_evaluable"`
+	// Inputs are the interactions' inputs in order (what each agent was asked: the new
+	// user message, or the task a sub-agent was given), compared when the expectation
+	// lists them.
+	Inputs []string `json:"inputs,omitempty"`
 }
 
 // observeConformance reconstructs and evaluates one trace file as the processor does
@@ -76,6 +81,7 @@ func observeConformance(t *testing.T, ev *evaluation.Evaluator, file string) con
 			Agents: []string{}, Handoffs: []string{}, ToolCalls: []string{}, Issues: []string{}, NotEvaluable: []string{}}
 		for _, in := range turn.Interactions {
 			ct.Agents = append(ct.Agents, in.AgentID)
+			ct.Inputs = append(ct.Inputs, in.AgentID+": "+in.Input)
 			for _, st := range in.Steps {
 				switch {
 				case st.Handoff != nil:
@@ -159,6 +165,9 @@ func TestConformance(t *testing.T) {
 				assert.Equal(t, w.ToolCalls, g.ToolCalls, "turn %d tool calls", i)
 				assert.Equal(t, w.Issues, g.Issues, "turn %d issues", i)
 				assert.Equal(t, w.NotEvaluable, g.NotEvaluable, "turn %d not evaluable", i)
+				if w.Inputs != nil {
+					assert.Equal(t, w.Inputs, g.Inputs, "turn %d interaction inputs", i)
+				}
 			}
 		})
 	}

@@ -396,11 +396,10 @@ func (e *Extractor) genericInput(s *attrScan, r *session.SpanRecord, in *msgOut)
 		if in.hasUser && (c == '[' || strings.Contains(t, `"messages"`)) {
 			return // a message list already read from a richer source
 		}
-		if !in.hasUser && len(t) <= e.msgLimit {
-			var probe msgOut
-			if readInput(unsafeBytes(t), &probe) == nil && probe.messages > 0 {
-				if probe.hasUser {
-					in.user, in.hasUser = probe.user, true
+		if !in.hasUser {
+			if user, ok := e.listUser(t); ok {
+				if user != "" {
+					in.user, in.hasUser = user, true
 				}
 				return
 			}
@@ -410,6 +409,20 @@ func (e *Extractor) genericInput(s *attrScan, r *session.SpanRecord, in *msgOut)
 	if !in.hasUser && strings.TrimSpace(t) != "" {
 		in.user, in.hasUser = t, true
 	}
+}
+
+// listUser reads t as a message list (msgList's shapes): ok when it is one, with its
+// last user message's text (empty when it has none). Text over the parse limit, or that
+// is no message list, is not ok and records no problem: the caller keeps it as it is.
+func (e *Extractor) listUser(t string) (user string, ok bool) {
+	if len(t) > e.msgLimit {
+		return "", false
+	}
+	var probe msgOut
+	if readInput(unsafeBytes(t), &probe) != nil || probe.messages == 0 {
+		return "", false
+	}
+	return probe.user, true
 }
 
 // genericOutput reads OpenInference output.value: a message list or LangGraph state gives

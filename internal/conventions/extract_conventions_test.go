@@ -842,6 +842,49 @@ func TestExtractFrameworkAdapters(t *testing.T) {
 		}))
 		assert.Empty(t, u.RequestedCalls, "only the assistant's message holds its calls")
 	})
+	t.Run("voltagent agent input: a message list gives its last user message", func(t *testing.T) {
+		// A chat UI with memory sends the new message as a UI message list; a sub-agent's
+		// input is always one (the delegated task).
+		for _, tt := range []struct{ name, span, input, user, raw string }{
+			{"text", "triage_agent", `refund 123`, "refund 123", "refund 123"},
+			{"ui message", "triage_agent", `[{"id":"m1","role":"user","parts":[{"type":"text","text":"refund 123"}]}]`, "refund 123", ""},
+			{"history, new message last", "triage_agent", `[{"role":"user","parts":[{"type":"text","text":"refund 12345"}]},` +
+				`{"role":"assistant","parts":[{"type":"text","text":"done"}]},{"role":"user","parts":[{"type":"text","text":"no, 123"}]}]`, "no, 123", ""},
+			{"model message", "triage_agent", `[{"role":"user","content":"refund 123"}]`, "refund 123", ""},
+			{"sub-agent task", "subagent:refund_agent", `[{"id":"m2","role":"user","parts":[{"type":"text","text":"Task handed off: refund 123"}],` +
+				`"metadata":{"subAgentId":"refund_agent"}}]`, "Task handed off: refund 123", ""},
+			{"no user message: kept as it is", "triage_agent", `[{"role":"assistant","parts":[{"type":"text","text":"hi"}]}]`, "",
+				`[{"role":"assistant","parts":[{"type":"text","text":"hi"}]}]`},
+			{"not a message list: kept as it is", "triage_agent", `{"order":"123"}`, "", `{"order":"123"}`},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				attrs := map[string]any{"entity.type": "agent", "entity.name": "triage_agent", "input": tt.input, "output": "ok"}
+				if tt.span != "triage_agent" {
+					attrs["subagent.name"] = "refund_agent"
+				}
+				r := extractOne(t, newSpan(t, tt.span, attrs))
+				require.Equal(t, session.ClassAgent, r.Class)
+				assert.Equal(t, tt.user, r.UserMessage)
+				assert.Equal(t, tt.raw, r.Input)
+				assert.Empty(t, r.Problems)
+			})
+		}
+	})
+	t.Run("mastra stored message: content {format, parts}", func(t *testing.T) {
+		// A sub-agent run with memory: mastra.agent_run.input is the MastraDBMessage the
+		// sub-agent's thread stores; its content is an object whose parts hold the text.
+		sub := extractOne(t, newSpan(t, "invoke_agent refund_agent", map[string]any{
+			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "refund_agent",
+			"mastra.agent_run.input": `[{"id":"m1","role":"user","threadId":"t-1","resourceId":"r",` +
+				`"content":{"format":2,"parts":[{"type":"step-start"},{"type":"text","text":"Order 123: refund it"}]}}]`,
+		}))
+		assert.Equal(t, "Order 123: refund it", sub.UserMessage)
+		both := extractOne(t, newSpan(t, "invoke_agent triage_agent", map[string]any{
+			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage_agent",
+			"mastra.agent_run.input": `[{"role":"user","content":{"format":2,"parts":[{"type":"text","text":"refund 123"}],"content":"refund 123"}}]`,
+		}))
+		assert.Equal(t, "refund 123", both.UserMessage, "the repeated content string is not read twice")
+	})
 	t.Run("mastra: bare tool names, error results, client tool calls", func(t *testing.T) {
 		a := extractOne(t, newSpan(t, "invoke_agent triage_agent", map[string]any{
 			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage_agent",

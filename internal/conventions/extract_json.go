@@ -343,9 +343,12 @@ func rawText(raw []byte) string {
 	return unsafeString(raw)
 }
 
-// contentText returns the text of a "content" value: a string, one part, or a list of
-// parts (text parts only, joined by newlines). Calls and reasoning found in parts are
-// reported to o when o is not nil.
+// contentText returns the text of a "content" value: a string, one part, a list of
+// parts (text parts only, joined by newlines), or an object holding a "parts" list
+// (Mastra's stored message, MastraDBMessage format 2: {"format": 2, "parts": [...],
+// "content": "<text>"}, where the optional "content" repeats the parts' text; a
+// sub-agent's mastra.agent_run.input has no "content"). Calls and reasoning found in
+// parts are reported to o when o is not nil.
 func contentText(raw []byte, o *msgOut) string {
 	switch firstByte(raw) {
 	case '"':
@@ -354,22 +357,33 @@ func contentText(raw []byte, o *msgOut) string {
 	case '[':
 		var parts []*jPart
 		_ = unmarshal(raw, &parts) // best effort: a type error leaves the rest decoded
-		var texts []string
-		for _, p := range parts {
-			if p == nil {
-				continue // null: a part with nothing in it
-			}
-			if t := readPart(p, o); t != "" {
-				texts = append(texts, t)
-			}
-		}
-		return strings.Join(texts, "\n")
+		return strings.Join(appendPartTexts(nil, parts, o), "\n")
 	case '{':
-		var p jPart
+		var p struct {
+			jPart
+			Parts []*jPart `json:"parts"`
+		}
 		_ = unmarshal(raw, &p)
-		return readPart(&p, o)
+		if len(p.Parts) > 0 {
+			return strings.Join(appendPartTexts(nil, p.Parts, o), "\n")
+		}
+		return readPart(&p.jPart, o)
 	}
 	return ""
+}
+
+// appendPartTexts reads a list of parts (readPart) and appends the text parts' text to
+// texts.
+func appendPartTexts(texts []string, parts []*jPart, o *msgOut) []string {
+	for _, p := range parts {
+		if p == nil {
+			continue // null: a part with nothing in it
+		}
+		if t := readPart(p, o); t != "" {
+			texts = append(texts, t)
+		}
+	}
+	return texts
 }
 
 // readPart interprets one part: it returns the part's plain text, and reports reasoning,
@@ -515,15 +529,7 @@ func msgText(m *jMsg, o *msgOut) string {
 	if m.Kwargs != nil && len(m.Parts) == 0 && len(m.Content) == 0 {
 		return msgText(m.Kwargs, o)
 	}
-	var texts []string
-	for _, p := range m.Parts {
-		if p == nil {
-			continue // null: a part with nothing in it
-		}
-		if t := readPart(p, o); t != "" {
-			texts = append(texts, t)
-		}
-	}
+	texts := appendPartTexts(nil, m.Parts, o)
 	if len(m.Content) > 0 {
 		if t := contentText(m.Content, o); t != "" {
 			texts = append(texts, t)

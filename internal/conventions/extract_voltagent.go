@@ -94,10 +94,15 @@ func (e *Extractor) voltToolFields(s *attrScan, r *session.SpanRecord) {
 	}
 }
 
-// voltContent reads the agent and model spans' content: the agent's input (the user's
-// text, or a message list for a sub-agent) and output, the model request's messages and
-// the offered tool names (name-only definitions: authorisation decidable, schemas
-// unknown).
+// voltContent reads the agent and model spans' content: the agent's input and output,
+// the model request's messages and the offered tool names (name-only definitions:
+// authorisation decidable, schemas unknown).
+//
+// An agent's input is the user's text, or a message list: always for a sub-agent (the
+// delegated task as a UI message), and for any agent the application gives messages
+// (a chat UI sends the new message as [{id, role, parts}] when memory holds the
+// history). A list's input is its last user message, as for llm.messages; the history
+// memory loads is in llm.messages, never in input.
 func (e *Extractor) voltContent(s *attrScan, r *session.SpanRecord) {
 	var in msgOut
 	switch {
@@ -106,9 +111,13 @@ func (e *Extractor) voltContent(s *attrScan, r *session.SpanRecord) {
 	case r.Class == session.ClassAgent && s.has[attrVoltInput]:
 		if t, ok := valueText(s.v[attrVoltInput]); ok {
 			if c := firstByte(unsafeBytes(t)); c != '[' && c != '{' {
-				r.UserMessage = e.text(r, t)
+				t = e.text(r, t)
+				r.UserMessage, r.Input = t, t
+			} else if user, ok := e.listUser(t); ok && user != "" {
+				r.UserMessage = e.text(r, user)
+			} else {
+				r.Input = e.text(r, t)
 			}
-			r.Input = e.text(r, t)
 		}
 	}
 	if r.Class == session.ClassAgent && s.has[attrVoltOutput] {

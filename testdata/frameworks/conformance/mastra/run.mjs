@@ -5,8 +5,10 @@
 // agent with the refund agent as a sub-agent (`agents`), which Mastra offers to the model
 // as the tool agent-refund_agent {prompt}. Mastra's AI tracing is converted to OTel spans
 // by the OtelExporter, given our in-memory span exporter. The models are ai 6's
-// MockLanguageModelV3. The conversation history is passed by the application; the
-// session id is Mastra's threadId (memory thread), with resourceId the user.
+// MockLanguageModelV3. Without memory the application passes the conversation history
+// and the session id is tracingOptions.metadata.sessionId; with memory (variants memory:
+// the new message as text, memory_messages: as [{role, content}]) Mastra loads the
+// history and the session id is its threadId (memory thread), with resourceId the user.
 // Usage: node run.mjs <scenario> <out-dir> | --list
 
 import * as api from "@opentelemetry/api";
@@ -82,7 +84,7 @@ async function play(scenario, script, sessionId) {
   // memory: both agents have Mastra memory; the conversation is the memory thread
   // (threadId = the session id) and Mastra runs the sub-agent in a thread of its own,
   // "<threadId>-<uuid>".
-  const withMemory = scenario === "memory";
+  const withMemory = scenario.startsWith("memory");
   const memory = withMemory ? new Memory({ storage: new InMemoryStore() }) : undefined;
   const refundAgent = new Agent({
     id: "refund_agent",
@@ -118,7 +120,10 @@ async function play(scenario, script, sessionId) {
   for (const text of script.users) {
     history.push({ role: "user", content: text });
     const r = withMemory
-      ? await agent.generate(text, { maxSteps: 6, memory: { thread: sessionId, resource: "customer-042" } })
+      ? await agent.generate(scenario === "memory_messages" ? [{ role: "user", content: text }] : text, {
+          maxSteps: 6,
+          memory: { thread: sessionId, resource: "customer-042" },
+        })
       : await agent.generate(history, {
           maxSteps: 6,
           tracingOptions: { metadata: { sessionId, userId: "customer-042" } },
@@ -133,7 +138,7 @@ async function play(scenario, script, sessionId) {
 await main({
   framework: "mastra",
   prefix: "sess-mastra",
-  variants: { memory: "multi_turn" },
+  variants: { memory: "multi_turn", memory_messages: "multi_turn" },
   setup: (name) => {
     const cap = capture({ api, asyncHooks, resources, sdk, transformer }, name, "mastra");
     exporter = cap.exporter;

@@ -7,9 +7,13 @@
 // Spans come from VoltAgent's own OpenTelemetry observability (VoltAgentObservability,
 // its own vocabulary: agent spans, llm:*, tool.execution:*, subagent:*, entity.*,
 // conversation.id, user.id), with our in-memory span processor added to it. The session
-// is VoltAgent's conversationId. Models are MockLanguageModelV3 (ai 6, VoltAgent's peer).
+// is VoltAgent's conversationId, and VoltAgent's default memory (in memory) keeps the
+// history: the application passes only the new message, as text, or (variant
+// memory_messages) as a UI message list; variant memory_history passes every UI message
+// so far (a chat UI's default). Models are MockLanguageModelV3 (ai 6, VoltAgent's peer).
 // Usage: node run.mjs <scenario> <out-dir> | --list
 
+import { randomUUID } from "node:crypto";
 import * as api from "@opentelemetry/api";
 import * as asyncHooks from "@opentelemetry/context-async-hooks";
 import * as resources from "@opentelemetry/resources";
@@ -78,7 +82,7 @@ const issueRefundTool = createTool({
 
 let processor;
 
-async function play(_, script, sessionId) {
+async function play(scenario, script, sessionId) {
   const observability = new VoltAgentObservability({
     serviceName: "acme-support-voltagent",
     spanProcessors: [processor],
@@ -99,8 +103,16 @@ async function play(_, script, sessionId) {
     subAgents: [refundAgent],
     observability,
   });
+  // The UI messages of the conversation, as a chat UI (useChat) keeps them.
+  const ui = [];
   for (const text of script.users) {
-    await triageAgent.generateText(text, { userId: "customer-042", conversationId: sessionId });
+    ui.push({ id: randomUUID(), role: "user", parts: [{ type: "text", text }] });
+    // memory_messages: the new message as a UI message list, what a chat UI sends to an
+    // agent with memory (the history is memory's to load); memory_history: every UI
+    // message so far, useChat's default, although memory holds them too.
+    const input = { memory_messages: ui.slice(-1), memory_history: [...ui] }[scenario] ?? text;
+    const r = await triageAgent.generateText(input, { userId: "customer-042", conversationId: sessionId });
+    ui.push({ id: randomUUID(), role: "assistant", parts: [{ type: "text", text: r.text }] });
     await sleep(300);
   }
   await observability.forceFlush?.();
@@ -109,6 +121,7 @@ async function play(_, script, sessionId) {
 await main({
   framework: "voltagent",
   prefix: "sess-voltagent",
+  variants: { memory_messages: "multi_turn", memory_history: "multi_turn" },
   setup: (name) => {
     const cap = capture({ api, asyncHooks, resources, sdk, transformer }, name, "voltagent");
     processor = cap.processor;
