@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/agenteval/agenteval-collector/internal/channel"
 	"github.com/agenteval/agenteval-collector/internal/store"
 	"github.com/agenteval/agenteval-collector/internal/webui"
 )
@@ -89,17 +90,26 @@ func (e *agentEvalExporter) apiHandler(st store.Store) (http.Handler, error) {
 	return mux, nil
 }
 
-// maxTranscriptMessages bounds the channel messages one session page shows.
-const maxTranscriptMessages = 1000
+// maxTranscriptMessages and maxTranscriptBytes bound the channel messages one session
+// page shows: the first 1000, within the receiver's page budget of content bytes (a
+// message can be 64 KiB, so 1000 of them could be 64 MiB in one page).
+const (
+	maxTranscriptMessages = 1000
+	maxTranscriptBytes    = channel.DefaultMaxPageBytes
+)
 
 // channelTranscripts reads a session's channel messages from the result store. A session
 // that is not a channel session has none.
 type channelTranscripts struct{ cs *store.ChannelStore }
 
-func (c channelTranscripts) ChannelMessages(ctx context.Context, sessionID string) ([]webui.ChannelMessage, error) {
-	msgs, err := c.cs.Messages(ctx, sessionID, 0, maxTranscriptMessages, 0)
+func (c channelTranscripts) ChannelMessages(ctx context.Context, sessionID string) ([]webui.ChannelMessage, bool, error) {
+	msgs, err := c.cs.Messages(ctx, sessionID, 0, maxTranscriptMessages, maxTranscriptBytes)
+	if err != nil || len(msgs) == 0 {
+		return nil, false, err
+	}
+	after, err := c.cs.Messages(ctx, sessionID, msgs[len(msgs)-1].Sequence, 1, 0)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	out := make([]webui.ChannelMessage, len(msgs))
 	for i, m := range msgs {
@@ -108,5 +118,5 @@ func (c channelTranscripts) ChannelMessages(ctx context.Context, sessionID strin
 			Content: m.Content, CreatedAt: m.CreatedAt,
 		}
 	}
-	return out, nil
+	return out, len(after) > 0, nil
 }

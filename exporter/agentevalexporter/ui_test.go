@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -283,6 +284,38 @@ func TestUIShowsChannelMessages(t *testing.T) {
 	assert.Contains(t, page, "Summarise the refund policy.")
 	assert.Contains(t, page, "Refunds within 30 days of delivery.")
 	assert.Contains(t, page, "research-bot")
+}
+
+// TestUIChannelMessagesBoundedByBytes: a session page shows the channel's first messages
+// within the receiver's page budget of content bytes and says that more follow. Before,
+// it read up to 1000 messages whatever their size: 64 MiB in one page at the receiver's
+// 64 KiB a message.
+func TestUIChannelMessagesBoundedByBytes(t *testing.T) {
+	x := newTestExporter(t, testConfig(), nil)
+	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(true)).session(analysisCheckout()).traces()))
+	cs, ok := store.ChannelOf(x.exp.store)
+	require.True(t, ok)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	require.NoError(t, cs.CreateSession(ctx, channel.Session{ID: "sess-checkout", EvaluationID: "class-1",
+		Kind: channel.KindLiveClassWork, Status: channel.SessionActive, StartedAt: at,
+		Participants: []channel.Participant{{ID: "p1", AgentID: "teacher", Role: channel.RoleHost, JoinedAt: at}}}))
+	const size = 1 << 20 // 1 MiB a message: the 4 MiB budget holds four
+	for i := range 6 {
+		marker := fmt.Sprintf("message-%d-", i)
+		m := channel.Message{ID: fmt.Sprintf("m%d", i), SessionID: "sess-checkout", SenderAgentID: "teacher",
+			Role: channel.RoleHost, Content: marker + strings.Repeat("x", size-len(marker)), CreatedAt: at.Add(time.Duration(i) * time.Second)}
+		_, err := cs.AddMessage(ctx, m)
+		require.NoError(t, err)
+	}
+	code, page := httpGet(t, x.apiURL("/sessions/sess-checkout"), "")
+	require.Equal(t, http.StatusOK, code)
+	for i := range 4 {
+		assert.Contains(t, page, fmt.Sprintf("message-%d-", i))
+	}
+	assert.NotContains(t, page, "message-4-", "the fifth MiB is over the page budget")
+	assert.Less(t, len(page), 5<<20)
+	assert.Contains(t, page, "Only the first 4 messages are shown")
 }
 
 // TestLiveStreamOutlivesAPIWriteTimeout: on the exporter's confighttp server (its

@@ -79,9 +79,11 @@ type ChannelMessage struct {
 
 // ChannelTranscripts is the extension point for proctored sessions: when set, the
 // session page shows the channel messages of the analysed session under its
-// transcript. It returns nil (and no error) for a session that is not a channel session.
+// transcript. It returns the first messages, in sequence order, and more = true when the
+// session has messages after them (the page says so); nil, false and no error for a
+// session that is not a channel session.
 type ChannelTranscripts interface {
-	ChannelMessages(ctx context.Context, sessionID string) ([]ChannelMessage, error)
+	ChannelMessages(ctx context.Context, sessionID string) (msgs []ChannelMessage, more bool, err error)
 }
 
 // Options configure the UI.
@@ -395,6 +397,8 @@ type sessionPage struct {
 	Agents  []agentRow
 	Turns   []turnView
 	Channel []ChannelMessage
+	// ChannelMore is set when the channel has messages after those shown.
+	ChannelMore bool
 	// ChannelError is set when the channel transcript could not be read.
 	ChannelError string
 	TraceLinks   bool
@@ -504,12 +508,12 @@ func (u *UI) session(w http.ResponseWriter, r *http.Request) {
 		page.Turns = append(page.Turns, tv)
 	}
 	if u.opts.Channel != nil {
-		msgs, err := u.opts.Channel.ChannelMessages(r.Context(), a.SessionID)
+		msgs, more, err := u.opts.Channel.ChannelMessages(r.Context(), a.SessionID)
 		if err != nil {
 			u.opts.Logger.Warn("webui: reading the channel transcript failed", zap.String("session_id", a.SessionID), zap.Error(err))
 			page.ChannelError = "The channel transcript could not be read; the collector's log has the details."
 		}
-		page.Channel = msgs
+		page.Channel, page.ChannelMore = msgs, more
 	}
 	u.render(w, http.StatusOK, "session", page)
 }

@@ -419,11 +419,11 @@ func TestSessionIDsAreEscaped(t *testing.T) {
 
 type channelStub map[string][]ChannelMessage
 
-func (c channelStub) ChannelMessages(_ context.Context, id string) ([]ChannelMessage, error) {
+func (c channelStub) ChannelMessages(_ context.Context, id string) ([]ChannelMessage, bool, error) {
 	if id == "broken" {
-		return nil, errors.New("channel store down")
+		return nil, false, errors.New("channel store down")
 	}
-	return c[id], nil
+	return c[id], id == "reask", nil
 }
 
 // TestChannelTranscriptExtensionPoint shows a proctored session's channel messages
@@ -435,7 +435,8 @@ func TestChannelTranscriptExtensionPoint(t *testing.T) {
 		{Sequence: 2, SenderAgentID: "cand-1", Role: "candidate", Content: "4"},
 	}}})
 	_, page, _ := get(t, srv, "/sessions/reask")
-	assert.Contains(t, textOf(t, page), "Evaluation channel #1 proctor-1 (proctor) What is 2+2? #2 cand-1 (candidate) 4")
+	assert.Contains(t, textOf(t, page), "Evaluation channel #1 proctor-1 (proctor) What is 2+2? #2 cand-1 (candidate) 4 "+
+		"Only the first 2 messages are shown")
 	_, page, _ = get(t, srv, "/sessions/clean")
 	assert.NotContains(t, textOf(t, page), "Evaluation channel")
 }
