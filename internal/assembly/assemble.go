@@ -626,6 +626,14 @@ func (a *assembler) buildInteractions() {
 	}
 	a.adoptOrphanTools(orphans)
 	for _, in := range a.inters {
+		if in.parent < 0 && !in.synthetic {
+			// Agent-as-tool with the sub-agent span lifted out of the tool span that ran
+			// it (OpenLLMetry openai-agents): its parent is the agent of that tool, the
+			// link the handoff of that tool (assemble_handoff.go, (e)) is read from.
+			if t := a.enclosingNamedTool(in.node); t != nil {
+				in.parent = t.inter
+			}
+		}
 		in.input = cmp.Or(in.node.rec.Input, in.node.rec.UserMessage)
 		for _, l := range in.llms {
 			if in.input != "" {

@@ -453,6 +453,23 @@ func TestAssembleTurnOrphanToolsAndWrappers(t *testing.T) {
 		assert.Equal(t, "own answer", turn.Interactions[2].Output, "a sub-agent's own output wins")
 		assert.Equal(t, "Research X", turn.Interactions[0].Input, "the caller keeps its own")
 	})
+	t.Run("a sub-agent lifted out of the tool span that ran it has the tool's agent as parent", func(t *testing.T) {
+		// OpenLLMetry openai-agents, agents as tools: the sub-agent span is a child of the
+		// workflow, its time inside the caller's ask_<agent> tool span.
+		recs := []session.SpanRecord{
+			sessiontest.Span("wf", "", session.ClassTurn, 0, 1000, sessiontest.Named("Agent Workflow")),
+			sessiontest.Span("c", "wf", session.ClassAgent, 1, 999, sessiontest.Agent("coordinator")),
+			sessiontest.Span("x", "c", session.ClassTool, 100, 400, sessiontest.Tool("ask_research_specialist", "", `{"input":"NVDA price"}`)),
+			sessiontest.Span("r", "wf", session.ClassAgent, 101, 399, sessiontest.Agent("research_specialist")),
+			sessiontest.Span("o", "wf", session.ClassAgent, 500, 600, sessiontest.Agent("observer")),
+		}
+		turn := assembly.Assemble(recs).Turn
+		require.Len(t, turn.Interactions, 3)
+		assert.Equal(t, "", turn.Interactions[0].ParentAgentID)
+		assert.Equal(t, "research_specialist", turn.Interactions[1].AgentID)
+		assert.Equal(t, "coordinator", turn.Interactions[1].ParentAgentID, "the agent whose tool ran it")
+		assert.Equal(t, "", turn.Interactions[2].ParentAgentID, "a sibling run by no tool has no parent")
+	})
 	t.Run("an LLM span over several model calls is no duplicate", func(t *testing.T) {
 		recs := []session.SpanRecord{
 			sessiontest.Span("a", "", session.ClassAgent, 0, 1000, sessiontest.Agent("writer")),
