@@ -161,6 +161,9 @@ type interactionBuilder struct {
 	steps []session.AgentStep
 	keys  []stepKey
 	input string
+	// launchOutput is the answer recorded on the tool that launched the sub-agent
+	// (conventions.SubagentContent), "" for an interaction no such tool launched.
+	launchOutput string
 }
 
 // stepKey orders a step: by start time, rank, then insertion order.
@@ -332,14 +335,26 @@ func (a *assembler) buildTree() {
 // is the real name; an agent span with a name of its own keeps it.
 func (a *assembler) nameGenericSubagents() {
 	for _, n := range a.nodes {
-		t := n.toolAnc
-		if n.rec.Class != session.ClassAgent || t == nil || t.rec.HandoffTo == "" || t.rec.HandoffRule != conventions.RuleHandoffTool {
+		t := launchingTool(n)
+		if t == nil {
 			continue
 		}
 		if session.AgentKey(n.rec.AgentName) == session.AgentKey(execToolName(t.rec)) && session.AgentKey(t.rec.HandoffTo) != session.AgentKey(n.rec.AgentName) {
 			n.reclass(session.ClassAgent, t.rec.HandoffTo, conventions.RuleSubagentFromTool)
 		}
 	}
+}
+
+// launchingTool is the handoff tool call (a tool span whose arguments name its target,
+// conventions.RuleHandoffTool) whose execution span the agent span n runs in: the tool
+// that launched the sub-agent n (agent-as-tool). It is nil when n is no agent span or
+// runs in no such tool.
+func launchingTool(n *treeNode) *treeNode {
+	t := n.toolAnc
+	if n.rec.Class != session.ClassAgent || t == nil || t.rec.HandoffTo == "" || t.rec.HandoffRule != conventions.RuleHandoffTool {
+		return nil
+	}
+	return t
 }
 
 // annotate computes, top-down, the depth and the agent/tool ancestors of every node. With
@@ -611,12 +626,26 @@ func (a *assembler) buildInteractions() {
 	}
 	a.adoptOrphanTools(orphans)
 	for _, in := range a.inters {
+		if in.parent < 0 && !in.synthetic {
+			// Agent-as-tool with the sub-agent span lifted out of the tool span that ran
+			// it (OpenLLMetry openai-agents): its parent is the agent of that tool, the
+			// link the handoff of that tool (assemble_handoff.go, (e)) is read from.
+			if t := a.enclosingNamedTool(in.node); t != nil {
+				in.parent = t.inter
+			}
+		}
 		in.input = cmp.Or(in.node.rec.Input, in.node.rec.UserMessage)
 		for _, l := range in.llms {
 			if in.input != "" {
 				break
 			}
 			in.input = l.rec.UserMessage
+		}
+		if t := launchingTool(in.node); t != nil && !in.synthetic {
+			// Content recorded only on the launching tool (the Claude Agent SDK): the
+			// sub-agent's own, when it has some, comes first.
+			launchIn, launchOut := conventions.SubagentContent(execToolName(t.rec), t.rec.ToolArguments, t.rec.ToolResult)
+			in.input, in.launchOutput = cmp.Or(in.input, launchIn), launchOut
 		}
 	}
 }
@@ -897,8 +926,9 @@ func (a *assembler) interaction(in *interactionBuilder) session.AgentInteraction
 		}
 	}
 	if ia.Output == "" {
-		// The agent span carries no output: its answer is its last LLM text.
-		ia.Output = lastText
+		// The agent span carries no output: its answer is its last LLM text, else the
+		// answer recorded on the tool that launched it.
+		ia.Output = cmp.Or(lastText, in.launchOutput)
 	}
 	if ia.Steps == nil {
 		ia.Steps = []session.AgentStep{}

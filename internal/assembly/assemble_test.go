@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenteval/agenteval-collector/internal/assembly"
+	"github.com/agenteval/agenteval-collector/internal/conventions"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/session/sessiontest"
 )
@@ -423,6 +424,51 @@ func TestAssembleTurnOrphanToolsAndWrappers(t *testing.T) {
 		require.Len(t, turn.Interactions, 2)
 		assert.Equal(t, session.Usage{}, turn.Interactions[0].Usage, "boss: its totals are worker's call")
 		assert.Equal(t, session.Usage{InputTokens: 100, OutputTokens: 10, LLMCalls: 1}, turn.Interactions[1].Usage)
+	})
+	t.Run("a Claude sub-agent without content of its own takes its Agent tool's prompt and answer text", func(t *testing.T) {
+		// The Claude Agent SDK (OpenInference) records a sub-agent's task and answer only on
+		// the Agent tool that launched it: the prompt argument, and the text parts of the
+		// result's content. The result's other fields repeat the prompt: never the output.
+		launched := sessiontest.With(func(r *session.SpanRecord) {
+			r.HandoffTo, r.HandoffMode, r.HandoffRule = "researcher", "return_to_caller", conventions.RuleHandoffTool
+		})
+		wrapper := `{"status":"completed","prompt":"Find X","agentId":"a1","content":[{"type":"text","text":"X is 42"}],"resolvedModel":"m"}`
+		recs := []session.SpanRecord{
+			sessiontest.Span("q", "", session.ClassAgent, 0, 1000, sessiontest.Agent("claude"), sessiontest.UserMsg("Research X")),
+			sessiontest.Span("t", "q", session.ClassTool, 10, 500, sessiontest.Tool("Agent", "c1", `{"subagent_type":"researcher","prompt":"Find X"}`),
+				sessiontest.Result(wrapper), launched),
+			sessiontest.Span("sub", "t", session.ClassAgent, 11, 499, sessiontest.Agent("Agent")),
+			sessiontest.Span("t2", "q", session.ClassTool, 510, 900, sessiontest.Tool("Agent", "c2", `{"subagent_type":"researcher","prompt":"Find Y"}`),
+				sessiontest.Result(wrapper), launched),
+			sessiontest.Span("sub2", "t2", session.ClassAgent, 511, 899, sessiontest.Agent("Agent"), sessiontest.Input("own task")),
+			sessiontest.Span("l2", "sub2", session.ClassLLM, 520, 890, sessiontest.Output("own answer")),
+		}
+		turn := assembly.Assemble(recs).Turn
+		require.Len(t, turn.Interactions, 3)
+		sub := turn.Interactions[1]
+		assert.Equal(t, "researcher", sub.AgentID)
+		assert.Equal(t, "Find X", sub.Input, "the task handed over: the prompt argument")
+		assert.Equal(t, "X is 42", sub.Output, "the answer: the result's text parts, not its wrapper")
+		assert.Equal(t, "own task", turn.Interactions[2].Input, "a sub-agent's own input wins")
+		assert.Equal(t, "own answer", turn.Interactions[2].Output, "a sub-agent's own output wins")
+		assert.Equal(t, "Research X", turn.Interactions[0].Input, "the caller keeps its own")
+	})
+	t.Run("a sub-agent lifted out of the tool span that ran it has the tool's agent as parent", func(t *testing.T) {
+		// OpenLLMetry openai-agents, agents as tools: the sub-agent span is a child of the
+		// workflow, its time inside the caller's ask_<agent> tool span.
+		recs := []session.SpanRecord{
+			sessiontest.Span("wf", "", session.ClassTurn, 0, 1000, sessiontest.Named("Agent Workflow")),
+			sessiontest.Span("c", "wf", session.ClassAgent, 1, 999, sessiontest.Agent("coordinator")),
+			sessiontest.Span("x", "c", session.ClassTool, 100, 400, sessiontest.Tool("ask_research_specialist", "", `{"input":"NVDA price"}`)),
+			sessiontest.Span("r", "wf", session.ClassAgent, 101, 399, sessiontest.Agent("research_specialist")),
+			sessiontest.Span("o", "wf", session.ClassAgent, 500, 600, sessiontest.Agent("observer")),
+		}
+		turn := assembly.Assemble(recs).Turn
+		require.Len(t, turn.Interactions, 3)
+		assert.Equal(t, "", turn.Interactions[0].ParentAgentID)
+		assert.Equal(t, "research_specialist", turn.Interactions[1].AgentID)
+		assert.Equal(t, "coordinator", turn.Interactions[1].ParentAgentID, "the agent whose tool ran it")
+		assert.Equal(t, "", turn.Interactions[2].ParentAgentID, "a sibling run by no tool has no parent")
 	})
 	t.Run("an LLM span over several model calls is no duplicate", func(t *testing.T) {
 		recs := []session.SpanRecord{

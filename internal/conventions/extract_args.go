@@ -146,6 +146,49 @@ func HandoffToolTarget(toolName, arguments string) (target, mode string, ok bool
 	return "", "", false
 }
 
+// SubagentContent returns the input and the output of a sub-agent whose own spans record
+// neither, read from the tool call that launched it. Only the Claude Agent SDK's "Agent"
+// tool is read (semconv.HandoffToolClaudeAgent, case-sensitive as in HandoffToolTarget):
+//
+//   - input is the "prompt" argument, the task the calling agent handed over;
+//   - output is the text of the result's "content" parts, the sub-agent's answer: the
+//     result is a JSON wrapper {status, prompt, agentId, content: [{type: "text",
+//     text}, ...], resolvedModel, totalTokens, ...} whose other fields (the prompt
+//     again, ids, counters) are never the output. Text parts are joined by "\n", parts
+//     of another type (images, tool calls) are skipped.
+//
+// A result that is not JSON (plain text) or is a JSON string is the output as it is. Any
+// other result gives "": a JSON value that is not the wrapper, malformed or truncated
+// JSON, a wrapper with no text part (docs/decisions/conventions.md, "Claude sub-agent
+// content"). Both are "" for another tool, and input is "" when the arguments have no
+// string prompt. Nothing is an error: a missing answer leaves the output empty.
+func SubagentContent(toolName, arguments, result string) (input, output string) {
+	if toolName != semconv.HandoffToolClaudeAgent {
+		return "", ""
+	}
+	input = argString(arguments, semconv.HandoffArgPrompt)
+	raw := []byte(strings.TrimSpace(result))
+	switch firstByte(raw) {
+	case 0, '[':
+		return input, ""
+	case '"':
+		s, _ := rawString(raw)
+		return input, s
+	case '{':
+		var w struct {
+			Content rawJSON `json:"content"`
+		}
+		if unmarshal(raw, &w) != nil {
+			return input, ""
+		}
+		return input, strings.TrimSpace(contentText(w.Content, nil))
+	}
+	if string(raw) == "null" {
+		return input, ""
+	}
+	return input, string(raw)
+}
+
 // argString returns the string value of key in a JSON (or Python-literal) arguments
 // object, or "".
 func argString(arguments, key string) string {

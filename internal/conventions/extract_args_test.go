@@ -78,6 +78,41 @@ func TestHandoffToolTarget(t *testing.T) {
 	}
 }
 
+func TestSubagentContent(t *testing.T) {
+	const args = `{"description":"d","subagent_type":"research-specialist","prompt":"What is the temperature in Seattle?","run_in_background":false}`
+	tests := []struct {
+		name, tool, args, result string
+		input, output            string
+	}{
+		{"wrapper: the text of its content, never its other fields", "Agent", args,
+			`{"status":"completed","prompt":"What is the temperature in Seattle?","agentId":"a1","agentType":"research-specialist",` +
+				`"content":[{"type":"text","text":"72°F, partly cloudy"}],"resolvedModel":"m","totalTokens":4542}`,
+			"What is the temperature in Seattle?", "72°F, partly cloudy"},
+		{"wrapper with non-text parts: text parts only, joined", "Agent", args,
+			`{"prompt":"What is the temperature in Seattle?","content":[{"type":"image","source":{"data":"AAAA"}},{"type":"text","text":"72°F"},` +
+				`{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls"}},{"type":"text","text":"partly cloudy"}]}`,
+			"What is the temperature in Seattle?", "72°F\npartly cloudy"},
+		{"wrapper with no text part", "Agent", args, `{"status":"completed","prompt":"p","content":[{"type":"image","source":{}}]}`,
+			"What is the temperature in Seattle?", ""},
+		{"wrapper without content: not the answer", "Agent", args, `{"status":"error","prompt":"What is the temperature in Seattle?"}`,
+			"What is the temperature in Seattle?", ""},
+		{"plain string: as it is", "Agent", args, " 72°F, partly cloudy \n", "What is the temperature in Seattle?", "72°F, partly cloudy"},
+		{"JSON string: its content", "Agent", args, `"72°F"`, "What is the temperature in Seattle?", "72°F"},
+		{"malformed JSON", "Agent", args, `{"status":"completed","content":[{"type":"text","text":"72°F"`, "What is the temperature in Seattle?", ""},
+		{"another JSON value", "Agent", args, `[{"prompt":"p"}]`, "What is the temperature in Seattle?", ""},
+		{"no result", "Agent", args, "", "What is the temperature in Seattle?", ""},
+		{"no prompt argument", "Agent", `{"subagent_type":"x"}`, `"ok"`, "", "ok"},
+		{"another tool", "transfer_to_agent", `{"agent_name":"a","prompt":"p"}`, `"ok"`, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			input, output := SubagentContent(tt.tool, tt.args, tt.result)
+			assert.Equal(t, tt.input, input)
+			assert.Equal(t, tt.output, output)
+		})
+	}
+}
+
 func TestUnwrapArgsKwargs(t *testing.T) {
 	tests := []struct {
 		in, want  string

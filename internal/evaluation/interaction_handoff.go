@@ -167,12 +167,20 @@ func (c *evalCtx) coverage(facts []text.Fact, ctxText, payload string) (float64,
 // handoffContext is what the receiving agent may need at the handoff in step si of
 // interaction ii: the user message and the results of the tool calls made before it
 // in the turn (handoff tools' own results, framework plumbing, excepted), as separate
-// texts, and their distinct facts (facts). A turn's handoffs are scored in step order and
-// each one's context extends the one before, so both are extended from the previous
-// handoff of the turn, not made again; the slices returned are shared and only read.
+// texts, and their distinct facts (facts). The result of the tool call that launched the
+// handoff itself (launchingCall: an agent-as-tool call such as Claude's Agent, whose
+// result is the receiver's answer) is not context of that handoff, only of later ones.
+// A turn's handoffs are scored in step order and each one's context extends the one
+// before, so both are extended from the previous handoff of the turn, not made again;
+// the slices returned are shared and only read.
 func (c *evalCtx) handoffContext(t *session.Turn, ii, si int) ([]string, []text.Fact) {
 	h := &c.handoffCtx
-	if h.t != t || ii < h.ii || ii == h.ii && si < h.si {
+	own := launchingCall(t.Interactions[ii].Steps, si)
+	end := si
+	if own >= 0 {
+		end = own
+	}
+	if h.t != t || ii < h.ii || ii == h.ii && end < h.si {
 		// Another turn, or an earlier step: start again (never reusing the arrays of
 		// slices handed out).
 		*h = handoffCtx{t: t, pieces: []string{t.UserMessage}}
@@ -180,24 +188,64 @@ func (c *evalCtx) handoffContext(t *session.Turn, ii, si int) ([]string, []text.
 	}
 	for j := h.ii; j <= ii; j++ {
 		steps := t.Interactions[j].Steps
-		k, end := 0, len(steps)
+		k, stop := 0, len(steps)
 		if j == h.ii {
 			k = h.si
 		}
 		if j == ii {
-			end = si
+			stop = end
 		}
-		for ; k < end; k++ {
-			if tc := steps[k].ToolCall; tc != nil && tc.Result != "" {
-				if _, isHandoff := c.args.handoffTarget(tc); !isHandoff {
-					h.pieces = append(h.pieces, tc.Result)
-					h.facts.add(c.source(tc.Result).facts)
-				}
+		for ; k < stop; k++ {
+			if r := c.contextResult(steps[k].ToolCall); r != "" {
+				h.pieces = append(h.pieces, r)
+				h.facts.add(c.source(r).facts)
 			}
 		}
 	}
-	h.ii, h.si = ii, si
-	return h.pieces, h.facts.out
+	h.ii, h.si = ii, end
+	if own < 0 || own+1 >= si {
+		return h.pieces, h.facts.out
+	}
+	// Calls between the launching call and the handoff: context of this handoff, on
+	// copies, as the launching call's result comes before them for the next handoffs.
+	pieces := slices.Clone(h.pieces)
+	var facts distinctFacts
+	facts.add(h.facts.out)
+	for _, st := range t.Interactions[ii].Steps[own+1 : si] {
+		if r := c.contextResult(st.ToolCall); r != "" {
+			pieces = append(pieces, r)
+			facts.add(c.source(r).facts)
+		}
+	}
+	return pieces, facts.out
+}
+
+// contextResult is the result a tool call adds to the handoff context: "" for no call, no
+// result, or a handoff tool's call.
+func (c *evalCtx) contextResult(tc *session.ToolCall) string {
+	if tc == nil || tc.Result == "" {
+		return ""
+	}
+	if _, isHandoff := c.args.handoffTarget(tc); isHandoff {
+		return ""
+	}
+	return tc.Result
+}
+
+// launchingCall is the index of the tool-call step, before step si, of the tool call that
+// launched the handoff in step si (the same span: the assembler records an agent-as-tool
+// handoff on its tool's span), -1 when there is none.
+func launchingCall(steps []session.AgentStep, si int) int {
+	id := steps[si].SpanID
+	if id == "" {
+		return -1
+	}
+	for k := si - 1; k >= 0; k-- {
+		if steps[k].ToolCall != nil && steps[k].SpanID == id {
+			return k
+		}
+	}
+	return -1
 }
 
 // handoffCtx is the handoff context of a turn up to step si of interaction ii

@@ -64,6 +64,9 @@ func TestHandoffContextExtendedAsMadeAfresh(t *testing.T) {
 				end = si
 			}
 			for k := 0; k < end; k++ {
+				if j == ii && steps[k].SpanID != "" && steps[k].SpanID == steps[si].SpanID {
+					continue // the call that launched the handoff: its result is the answer
+				}
 				if tc := steps[k].ToolCall; tc != nil && tc.Result != "" {
 					if _, isHandoff := c.args.handoffTarget(tc); !isHandoff {
 						out = append(out, tc.Result)
@@ -101,4 +104,35 @@ func TestHandoffContextExtendedAsMadeAfresh(t *testing.T) {
 		}
 	}
 	require.Greater(t, handoffs, 10)
+}
+
+// TestHandoffContextWithoutItsOwnAnswer: the result of the tool call that launched an
+// agent-as-tool handoff (Claude's Agent tool) is the receiving agent's answer, known only
+// after the handoff: context of the later handoffs, never of its own. Before, each
+// sub-agent's answer was in its own handoff's context and counted as a fact it needed and
+// used (audit of the Claude golden, 2026-11-27).
+func TestHandoffContextWithoutItsOwnAnswer(t *testing.T) {
+	e := newEval(t)
+	launch := func(id, prompt, answer string) []session.AgentStep {
+		call := toolStep("Agent", `{"subagent_type":"weather","prompt":"`+prompt+`"}`, answer, 1)
+		call.SpanID, call.ToolCall.SpanID = id, id
+		h := handoffStep("coordinator", "weather", prompt)
+		h.SpanID = id
+		return []session.AgentStep{call, h}
+	}
+	steps := append(launch("t1", "Paris weather", "Paris is 21°C"), launch("t2", "Rome weather", "Rome is 25°C")...)
+	s := newSession("h", nil, turn(0, "Compare the weather in Paris and Rome", "ok", 10,
+		interaction("coordinator", "", "ok", 10, steps...),
+		interaction("weather", "Paris weather", "Paris is 21°C", 1), interaction("weather", "Rome weather", "Rome is 25°C", 1)))
+	for _, fresh := range []bool{true, false} {
+		c := e.newCtx(s)
+		tu := &s.Turns[0]
+		if !fresh {
+			c.handoffContext(tu, 0, 1) // extended from the first handoff
+		}
+		got, _ := c.handoffContext(tu, 0, 3)
+		assert.Equal(t, []string{tu.UserMessage, "Paris is 21°C"}, got, "fresh %v: the second handoff knows the first answer, not its own", fresh)
+		got, _ = c.handoffContext(tu, 0, 1)
+		assert.Equal(t, []string{tu.UserMessage}, got, "fresh %v: the first handoff knows no answer", fresh)
+	}
 }

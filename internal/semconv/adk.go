@@ -42,6 +42,7 @@ const (
 	HandoffArgAgentNameCamel        = "agentName" // ADK for TypeScript's transfer_to_agent
 	HandoffArgCoworker              = "coworker"
 	HandoffArgSubagentType          = "subagent_type"
+	HandoffArgPrompt                = "prompt" // Claude Agent tool: the task handed to the sub-agent
 	HandoffArgMessage               = "message"
 	HandoffArgContext               = "context"
 	OpenAIAgentsResponseFunctionRep = "ResponseFunctionToolCall(" // python repr in contrib text parts
