@@ -5,6 +5,7 @@ package agentsessionprocessor
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,7 +58,7 @@ func judgeSpanCall(t *testing.T, calls []ptrace.Traces) (judged map[string][]int
 
 // holdJudge makes p's judge busy: conv-held's job holds the only worker (the judge at
 // reqs never answers) and conv-queued's fills the queue.
-func holdJudge(t *testing.T, p *agentSessionProcessor, clk *testClock, reqs interface{ Load() int64 }) {
+func holdJudge(t *testing.T, p *agentSessionProcessor, clk *testClock, reqs *atomic.Int64) {
 	t.Helper()
 	runSession(t, p, clk, datasetRun(70, "conv-held", "", "", "Find papers", "search_papers"))
 	require.Eventually(t, func() bool { return reqs.Load() == 1 }, 5*time.Second, 10*time.Millisecond, "the worker holds the first job")
@@ -68,12 +69,42 @@ func holdJudge(t *testing.T, p *agentSessionProcessor, clk *testClock, reqs inte
 // session-metric judge job and its dataset case's judge job.
 var refusedSessions = []string{"conv-r1", "conv-r2", "conv-r3"}
 
+// feedRefused gives p one turn of each of refusedSessions, matching the dataset's papers
+// case; each session ends when its turn closes.
 func feedRefused(t *testing.T, p *agentSessionProcessor) {
 	t.Helper()
 	for i, id := range refusedSessions {
 		_, err := p.processTraces(context.Background(), datasetRun(byte(72+i), id, "papers", "run-r", "x", "search_papers", "summarize"))
 		require.NoError(t, err)
 	}
+}
+
+// callsWithoutJudge drives a processor of refusedJudgeConfig without a judge, shuts it
+// down and returns how many ConsumeTraces calls it made: the shards' emissions alone.
+func callsWithoutJudge(t *testing.T, drive func(*agentSessionProcessor, *testClock)) int {
+	t.Helper()
+	p, sink, clk := newTestProcessor(t, refusedJudgeConfig("", false), nil)
+	drive(p, clk)
+	require.NoError(t, p.shutdown(context.Background()))
+	require.Len(t, evalSpans(sink)[semconv.EvalKindAgentSession], len(refusedSessions))
+	return len(sink.AllTraces())
+}
+
+// assertJoinedTheirSessions asserts that calls carry one judge and one reference span of
+// each of refusedSessions, each in the call that carries its session's agent_session span,
+// and returns judgeSpanCall's judged.
+func assertJoinedTheirSessions(t *testing.T, calls []ptrace.Traces) map[string][]int {
+	t.Helper()
+	judged, sessions := judgeSpanCall(t, calls)
+	for _, id := range refusedSessions {
+		for _, kind := range []string{semconv.EvalKindJudge, semconv.EvalKindReference} {
+			at := judged[id+"/"+kind]
+			if assert.Len(t, at, 1, "%s: one %s span", id, kind) {
+				assert.Equal(t, sessions[id], at[0], "%s: its %s span goes with its agent_session span", id, kind)
+			}
+		}
+	}
+	return judged
 }
 
 // TestRefusedJudgeJobsJoinTheShardEmission: the judge jobs the pool refuses (queue full)
@@ -91,11 +122,7 @@ func TestRefusedJudgeJobsJoinTheShardEmission(t *testing.T) {
 			p.step(ctx)
 		}
 	}
-	base, baseSink, baseClk := newTestProcessor(t, refusedJudgeConfig("", false), nil)
-	run(base, baseClk)
-	require.NoError(t, base.shutdown(ctx))
-	require.Len(t, evalSpans(baseSink)[semconv.EvalKindAgentSession], len(refusedSessions))
-	wantCalls := len(baseSink.AllTraces())
+	wantCalls := callsWithoutJudge(t, run)
 
 	srv, reqs := hangingJudge(t, 0)
 	p, sink, clk := newTestProcessor(t, refusedJudgeConfig(srv.URL, true), nil)
@@ -105,15 +132,7 @@ func TestRefusedJudgeJobsJoinTheShardEmission(t *testing.T) {
 	calls := sink.AllTraces()[before:]
 	assert.Equal(t, wantCalls, len(calls), "ConsumeTraces calls: the refused jobs' spans add none")
 
-	judged, sessions := judgeSpanCall(t, calls)
-	for _, id := range refusedSessions {
-		for _, kind := range []string{semconv.EvalKindJudge, semconv.EvalKindReference} {
-			at := judged[id+"/"+kind]
-			if assert.Len(t, at, 1, "%s: one %s span", id, kind) {
-				assert.Equal(t, sessions[id], at[0], "%s: its %s span goes with its agent_session span", id, kind)
-			}
-		}
-	}
+	judged := assertJoinedTheirSessions(t, calls)
 	assert.Len(t, judged, 2*len(refusedSessions), "no other judge span yet")
 	for _, sp := range evalSpans(sink)[semconv.EvalKindJudge] {
 		assert.Equal(t, map[string]string{"task_completion/": "error: judge queue full"}, judgeVerdictsOf(t, sp))
@@ -143,11 +162,7 @@ func TestRefusedJudgeJobsJoinTheShardEmission(t *testing.T) {
 // at that point no shard emits any more.
 func TestRefusedJudgeJobsAtShutdown(t *testing.T) {
 	ctx := context.Background()
-	base, baseSink, _ := newTestProcessor(t, refusedJudgeConfig("", false), nil)
-	feedRefused(t, base)
-	require.NoError(t, base.shutdown(ctx))
-	require.Len(t, evalSpans(baseSink)[semconv.EvalKindAgentSession], len(refusedSessions))
-	shardCalls := len(baseSink.AllTraces())
+	shardCalls := callsWithoutJudge(t, func(p *agentSessionProcessor, _ *testClock) { feedRefused(t, p) })
 
 	srv, reqs := hangingJudge(t, 0)
 	p, sink, clk := newTestProcessor(t, refusedJudgeConfig(srv.URL, true), nil)
@@ -158,16 +173,8 @@ func TestRefusedJudgeJobsAtShutdown(t *testing.T) {
 	calls := sink.AllTraces()[before:]
 	assert.Equal(t, shardCalls+2, len(calls), "ConsumeTraces calls: the shutdown's emission, and one per job the pool held")
 
-	judged, sessions := judgeSpanCall(t, calls)
+	judged := assertJoinedTheirSessions(t, calls)
 	assert.Len(t, judged, 2*len(refusedSessions)+2)
-	for _, id := range refusedSessions {
-		for _, kind := range []string{semconv.EvalKindJudge, semconv.EvalKindReference} {
-			at := judged[id+"/"+kind]
-			if assert.Len(t, at, 1, "%s: one %s span", id, kind) {
-				assert.Equal(t, sessions[id], at[0], "%s: its %s span goes with its agent_session span", id, kind)
-			}
-		}
-	}
 	got := map[string]map[string]string{}
 	for _, sp := range evalSpans(sink)[semconv.EvalKindJudge] {
 		sid, _ := sp.Attributes().Get(semconv.AgentEvalSessionID)
