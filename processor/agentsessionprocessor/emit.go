@@ -99,6 +99,9 @@ type evalBatch struct {
 	// encoded: its save failed and it waits for the next one (shard.unsaved). They leave
 	// spans in traces, so that the other spans' indexes hold until then.
 	withdrawn []int
+	// refused are the judge jobs the judge's pool refused for the event being evaluated
+	// into the batch (submitJob): run into it, after the event's spans, by runRefused.
+	refused []refusedJob
 }
 
 // skip records an evaluation span or link left out because of err.

@@ -175,8 +175,10 @@ func putVerdict(sp ptrace.Span, name string, v reference.JudgeVerdict, err error
 // per metric, per agent for reasoning and response_quality, with that agent's rubric) and
 // returns at once. The job emits an "evaluate judge" span, a child of the last turn's
 // root, with one gen_ai.evaluation.result event per verdict and one chat span per call.
-// The session analysis already emitted keeps its deterministic scores.
-func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *evaluation.Analysis) {
+// The session analysis already emitted keeps its deterministic scores. chunk is the batch
+// of the shard's chunk that evaluated the session: a job the pool refuses goes out in it
+// (submitJob).
+func (p *agentSessionProcessor) submitSessionJudge(chunk *evalBatch, s *session.AgentSession, a *evaluation.Analysis) {
 	j := p.judge
 	metrics := j.sessionMetrics()
 	if len(s.Turns) == 0 {
@@ -198,14 +200,12 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 	last := s.Turns[len(s.Turns)-1]
 	sid, traceID, parentID, revision := s.ID, last.TraceID, last.RootSpanID, a.AnalysisRevision
 	system := cmp.Or(j.cfg.SystemPrompt, judge.SessionMetricSystemPrompt)
-	p.submitJob(sid, func(ctx context.Context) {
+	p.submitJob(chunk, sid, func(ctx context.Context, b *evalBatch) {
 		sink := &callSink{}
 		jctx := context.WithValue(ctx, callSinkKey{}, sink)
-		b := p.emitter.newBatch(time.Now())
 		sp, err := b.newSpan(sid, semconv.EvalKindJudge, traceID, parentID)
 		if err != nil {
-			p.reportSkipped(ctx, b)
-			return
+			return // counted in b.skipped, reported when b is emitted
 		}
 		sp.Attributes().PutStr(semconv.GenAIConversationID, sid)
 		// failed is why the rest is not judged: the job was refused (queue full) or shut
@@ -258,27 +258,55 @@ func (p *agentSessionProcessor) submitSessionJudge(s *session.AgentSession, a *e
 		for _, c := range sink.drain() {
 			addJudgeCallSpan(b, sp, c)
 		}
-		// Not cancelled with the job: what a job cut off by shutdown obtained is delivered.
-		if err := p.next.ConsumeTraces(context.WithoutCancel(ctx), b.traces()); err != nil {
-			p.logger.Warn("the next consumer refused judge verdicts", zap.String("session_id", sid), zap.Error(err))
-		}
 	})
 }
 
-// submitJob queues a judge job on the judge's pool. A job the pool refuses (queue full,
-// or shut down) runs at once on the caller's goroutine with a context already cancelled,
-// its cause judge.ErrQueueFull or judge.ErrShutdown: it makes no call and records that
-// error as judge_error on each verdict it planned (DESIGN §5.6), so that no session's
+// judgeJob is one judge job: it adds its spans to b, an "evaluate judge" or "evaluate
+// reference" span and one GenAI client span per judge call. ctx is cancelled with cause
+// judge.ErrShutdown when the pool shuts down, and is so already (cause judge.ErrQueueFull
+// or judge.ErrShutdown) for a job the pool refused: the job then makes no call and records
+// that error as judge_error on each verdict it planned (DESIGN §5.6), so that no session's
 // verdicts look pending for ever.
-func (p *agentSessionProcessor) submitJob(sid string, job func(context.Context)) {
-	err := p.judge.client.Pool().Submit(job)
+type judgeJob func(ctx context.Context, b *evalBatch)
+
+// refusedJob is a judge job the pool refused, and the pool's error (runRefused).
+type refusedJob struct {
+	job   judgeJob
+	cause error
+}
+
+// submitJob queues job on the judge's pool and returns at once. Run there, the job fills a
+// batch of its own, emitted when it ends, seconds or minutes after the session's spans.
+// A job the pool refuses (judge.ErrQueueFull, judge.ErrShutdown) is kept in chunk, the
+// batch of the shard's chunk that evaluates the session, and run into it once the
+// session's event is evaluated (runRefused): its spans go out with the chunk's, in the
+// same ConsumeTraces call and after the same continuation-store writes, not in a call of
+// their own, which under overload would be one more export and one more store
+// transaction per session (docs/decisions/reference-and-judge.md).
+func (p *agentSessionProcessor) submitJob(chunk *evalBatch, sid string, job judgeJob) {
+	err := p.judge.client.Pool().Submit(func(ctx context.Context) {
+		b := p.emitter.newBatch(time.Now())
+		job(ctx, b)
+		// Not cancelled with the job: what a job cut off by shutdown obtained is delivered.
+		p.emit(context.WithoutCancel(ctx), b)
+	})
 	if err == nil {
 		return
 	}
 	p.logger.Debug("judge job refused; its verdicts record the error", zap.String("session_id", sid), zap.Error(err))
-	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(err)
-	job(ctx)
+	chunk.refused = append(chunk.refused, refusedJob{job: job, cause: err})
+}
+
+// runRefused runs into b the judge jobs the pool refused while b was filled (submitJob),
+// in the order they were submitted, each with a context already cancelled with the
+// pool's error as its cause, and forgets them.
+func (b *evalBatch) runRefused() {
+	for _, r := range b.refused {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(r.cause)
+		r.job(ctx, b)
+	}
+	b.refused = nil
 }
 
 // estimate is the estimated cost in tokens of a judge call with these messages: its

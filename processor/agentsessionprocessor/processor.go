@@ -1155,6 +1155,10 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		}
 	}()
 	id := ev.Session.ID
+	// The judge jobs the pool refused for this event are run into b after the event's
+	// spans and their embeddings spans (deferred before addCallSpans, so run after it):
+	// those stay children of the event's own last evaluation span, not of a judge span.
+	defer b.runRefused()
 	// The embeddings requests of this event become children of its last evaluation span.
 	mark := b.spans.Len()
 	defer p.emb.addCallSpans(b, id, mark)
@@ -1281,11 +1285,11 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		if matched {
 			p.refs.putReferences(b.spans.At(b.spans.Len()-1), &cr)
 			if p.refs.wantsJudge(ev.Session, m) {
-				p.submitJudge(ev.Session, m, cr.CaseID, a.AnalysisRevision)
+				p.submitJudge(b, ev.Session, m, cr.CaseID, a.AnalysisRevision)
 			}
 		}
 		if p.judge != nil {
-			p.submitSessionJudge(ev.Session, &a)
+			p.submitSessionJudge(b, ev.Session, &a)
 		}
 		if st.continuable {
 			w.ended = append(w.ended, endedSession{id: id, revision: a.AnalysisRevision, recorded: recorded})

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -413,15 +412,16 @@ func (r *refRunner) wantsJudge(s *session.AgentSession, m refMatch) bool {
 // pool and returns at once; the job emits an "evaluate reference" span (a child of the
 // last turn's root) with the verdict, and one GenAI chat span per judge call marked
 // agent_eval.judge so that it is never evaluated. A full queue drops the job: the
-// deterministic result already emitted stays, and the span records judge_error "judge
+// deterministic result already emitted stays, and the span, emitted with chunk (the
+// batch of the shard's chunk that evaluated the session), records judge_error "judge
 // queue full" (submitJob).
-func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch, caseID string, revision int) {
+func (p *agentSessionProcessor) submitJudge(chunk *evalBatch, s *session.AgentSession, m refMatch, caseID string, revision int) {
 	r := p.refs
 	ex := r.examples[m.index]
 	output := sessionOutput(s)
 	last := s.Turns[len(s.Turns)-1]
 	sid, traceID, parentID := s.ID, last.TraceID, last.RootSpanID
-	p.submitJob(sid, func(ctx context.Context) {
+	p.submitJob(chunk, sid, func(ctx context.Context, b *evalBatch) {
 		sink := &callSink{}
 		var res reference.Result
 		// A job refused (queue full) or shut down before it ran records why as the
@@ -444,11 +444,9 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 			}
 		}
 		// The session may continue meanwhile: the job keeps only what it captured.
-		b := p.emitter.newBatch(time.Now())
 		sp, serr := b.newSpan(sid, semconv.EvalKindReference, traceID, parentID)
 		if serr != nil {
-			p.reportSkipped(ctx, b)
-			return
+			return // counted in b.skipped, reported when b is emitted
 		}
 		a := sp.Attributes()
 		a.PutStr(semconv.GenAIConversationID, sid)
@@ -465,9 +463,6 @@ func (p *agentSessionProcessor) submitJudge(s *session.AgentSession, m refMatch,
 		p.emitter.sealVerdicts(sp, revision)
 		for _, c := range sink.drain() {
 			addJudgeCallSpan(b, sp, c)
-		}
-		if err := p.next.ConsumeTraces(context.WithoutCancel(ctx), b.traces()); err != nil {
-			p.logger.Warn("the next consumer refused a judge verdict", zap.String("session_id", sid), zap.Error(err))
 		}
 	})
 }

@@ -88,7 +88,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionEmitFailures, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_emit_failures",
-		metric.WithDescription("Batches of evaluation spans the next consumer refused (the evaluated spans themselves were already passed on) [Development]"),
+		metric.WithDescription("Batches of evaluation spans the next consumer refused, a shard's or a judge job's (the evaluated spans themselves were already passed on) [Development]"),
 		metric.WithUnit("{batch}"),
 	)
 	errs = errors.Join(errs, err)
@@ -106,7 +106,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionEvaluationsEmitted, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_evaluations_emitted",
-		metric.WithDescription("Evaluation spans emitted (evaluate tool_call, agent_interaction, turn and agent_session) [Development]"),
+		metric.WithDescription("Evaluation spans emitted (evaluate tool_call, agent_interaction, turn, agent_session, judge and reference), with the GenAI spans of the judge's and the embeddings' calls [Development]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)

@@ -40,7 +40,7 @@ func AssertEqualProcessorAgentsessionContinuationErrors(t *testing.T, tt *compon
 func AssertEqualProcessorAgentsessionEmitFailures(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_emit_failures",
-		Description: "Batches of evaluation spans the next consumer refused (the evaluated spans themselves were already passed on) [Development]",
+		Description: "Batches of evaluation spans the next consumer refused, a shard's or a judge job's (the evaluated spans themselves were already passed on) [Development]",
 		Unit:        "{batch}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -88,7 +88,7 @@ func AssertEqualProcessorAgentsessionEvaluationSpansSkipped(t *testing.T, tt *co
 func AssertEqualProcessorAgentsessionEvaluationsEmitted(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_evaluations_emitted",
-		Description: "Evaluation spans emitted (evaluate tool_call, agent_interaction, turn and agent_session) [Development]",
+		Description: "Evaluation spans emitted (evaluate tool_call, agent_interaction, turn, agent_session, judge and reference), with the GenAI spans of the judge's and the embeddings' calls [Development]",
 		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
