@@ -299,14 +299,27 @@ func (p *agentSessionProcessor) submitJob(chunk *evalBatch, sid string, job judg
 
 // runRefused runs into b the judge jobs the pool refused while b was filled (submitJob),
 // in the order they were submitted, each with a context already cancelled with the
-// pool's error as its cause, and forgets them.
-func (b *evalBatch) runRefused() {
-	for _, r := range b.refused {
-		ctx, cancel := context.WithCancelCause(context.Background())
-		cancel(r.cause)
-		r.job(ctx, b)
-	}
+// pool's error as its cause. It forgets them before it runs them, so that each runs
+// once even when one panics (the next event of the chunk would run them again), and a
+// job that panics is logged without failing the event or the jobs after it: the
+// event's own spans are already in b.
+func (b *evalBatch) runRefused(logger *zap.Logger) {
+	refused := b.refused
 	b.refused = nil
+	for _, r := range refused {
+		runRefusedJob(logger, r, b)
+	}
+}
+
+func runRefusedJob(logger *zap.Logger, r refusedJob, b *evalBatch) {
+	defer func() {
+		if v := recover(); v != nil {
+			logger.Error("a refused judge job panicked; its verdicts are not recorded", zap.Any("panic", v))
+		}
+	}()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(r.cause)
+	r.job(ctx, b)
 }
 
 // estimate is the estimated cost in tokens of a judge call with these messages: its

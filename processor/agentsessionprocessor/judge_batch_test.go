@@ -225,3 +225,35 @@ func TestJudgeSpansCountedAsEmitted(t *testing.T) {
 	metadatatest.AssertEqualProcessorAgentsessionEvaluationsEmitted(t, tel,
 		[]metricdata.DataPoint[int64]{{Value: int64(sink.SpanCount())}}, metricdatatest.IgnoreTimestamp())
 }
+
+// TestRefusedJudgeJobsRunOnceWhenOnePanics: the refused jobs of a chunk's event run into
+// its batch once each, even when one panics, and the panic does not reach the event
+// (its own spans are in the batch). Before, runRefused forgot the jobs only after the
+// loop: a panic left them all in the batch, the next event of the chunk ran them again
+// (a judge span twice), and the event was logged as failed with its spans emitted.
+func TestRefusedJudgeJobsRunOnceWhenOnePanics(t *testing.T) {
+	p, _, _ := newTestProcessor(t, testConfig(), nil)
+	b := p.emitter.newBatch(time.Now())
+	runs := map[string]int{}
+	job := func(id string, panics bool) refusedJob {
+		return refusedJob{cause: judge.ErrQueueFull, job: func(ctx context.Context, _ *evalBatch) {
+			runs[id]++
+			assert.ErrorIs(t, context.Cause(ctx), judge.ErrQueueFull)
+			if panics {
+				panic("judge job " + id)
+			}
+		}}
+	}
+	// One chunk, two events, as shard.evaluate runs them: each recovers its own panics
+	// and runs the refused jobs in a deferred call.
+	event := func(refused ...refusedJob) (recovered any) {
+		defer func() { recovered = recover() }()
+		b.refused = append(b.refused, refused...)
+		defer b.runRefused(p.logger)
+		return nil
+	}
+	assert.Nil(t, event(job("session-a", false), job("session-b", true), job("session-c", false)), "a job's panic fails no event")
+	assert.Nil(t, event())
+	assert.Equal(t, map[string]int{"session-a": 1, "session-b": 1, "session-c": 1}, runs, "each refused job runs once")
+	assert.Empty(t, b.refused)
+}

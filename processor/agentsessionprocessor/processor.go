@@ -1158,7 +1158,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	// The judge jobs the pool refused for this event are run into b after the event's
 	// spans and their embeddings spans (deferred before addCallSpans, so run after it):
 	// those stay children of the event's own last evaluation span, not of a judge span.
-	defer b.runRefused()
+	defer b.runRefused(p.logger)
 	// The embeddings requests of this event become children of its last evaluation span.
 	mark := b.spans.Len()
 	defer p.emb.addCallSpans(b, id, mark)
