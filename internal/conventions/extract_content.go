@@ -157,6 +157,11 @@ func (e *Extractor) eventMessage(r *session.SpanRecord, key string, v pcommon.Va
 			if t := msgText(&m, o); t != "" || (o != nil && len(o.calls) > calls) {
 				return t
 			}
+			if len(m.Parts) > 0 {
+				// msgText read the parts (a message of reasoning only); contentText would
+				// read them again, as a {parts} object.
+				return ""
+			}
 		}
 	}
 	return contentText(data, o)

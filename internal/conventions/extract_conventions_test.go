@@ -390,6 +390,18 @@ func TestExtractStrands(t *testing.T) {
 		assert.Equal(t, "strands-1", r.SessionID)
 	})
 
+	t.Run("choice event with a reasoning part only", func(t *testing.T) {
+		// A Gemini-shaped {role, parts} message whose only part is a thought: msgText reads
+		// it (no text, no call); the fallback for bare content values must not read the
+		// same parts again (the {parts} object rule of contentText, 2026-11-27, did).
+		s := newSpan(t, "chat gemini", map[string]any{"gen_ai.operation.name": "chat"})
+		addEvent(t, s, "gen_ai.choice", map[string]any{
+			"message": `{"role":"model","parts":[{"text":"Let me think about the refund.","thought":true}]}`})
+		r := runExtract(t, ex, res, scope, s)
+		assert.Equal(t, "Let me think about the refund.", r.Reasoning, "read once")
+		assert.Empty(t, r.Output)
+	})
+
 	t.Run("swarm handoff tool", func(t *testing.T) {
 		r := runExtract(t, ex, res, scope, newSpan(t, "execute_tool handoff_to_agent", map[string]any{
 			"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "handoff_to_agent",
