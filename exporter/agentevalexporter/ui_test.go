@@ -316,6 +316,7 @@ func TestUIChannelMessagesBoundedByBytes(t *testing.T) {
 	assert.NotContains(t, page, "message-4-", "the fifth MiB is over the page budget")
 	assert.Less(t, len(page), 5<<20)
 	assert.Contains(t, page, "Only the first 4 messages are shown")
+	assert.Contains(t, page, "/sessions/sess-checkout/messages</code>", "a live class work session has no transcript: the page names its messages")
 }
 
 // TestLiveStreamOutlivesAPIWriteTimeout: on the exporter's confighttp server (its
