@@ -221,7 +221,7 @@ func handoffToolInfo(name string, params json.RawMessage) *handoffTool {
 // payloadKeys are the handoff-tool argument keys whose values are the context handed to
 // the receiving agent, in the order they are joined.
 var payloadKeys = []string{
-	semconv.HandoffArgMessage, "task", "question", "input", "query", "request", "prompt", semconv.HandoffArgContext,
+	semconv.HandoffArgMessage, "task", "question", "input", "query", "request", semconv.HandoffArgPrompt, semconv.HandoffArgContext,
 }
 
 // argsPayload extracts the handoff payload from tool arguments: the values of the
