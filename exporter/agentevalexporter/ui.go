@@ -103,11 +103,11 @@ const (
 type channelTranscripts struct{ cs *store.ChannelStore }
 
 func (c channelTranscripts) ChannelMessages(ctx context.Context, sessionID string) ([]webui.ChannelMessage, bool, error) {
-	msgs, err := c.cs.Messages(ctx, sessionID, 0, maxTranscriptMessages, maxTranscriptBytes)
+	msgs, _, err := c.cs.Messages(ctx, sessionID, 0, maxTranscriptMessages, maxTranscriptBytes)
 	if err != nil || len(msgs) == 0 {
 		return nil, false, err
 	}
-	after, err := c.cs.Messages(ctx, sessionID, msgs[len(msgs)-1].Sequence, 1, 0)
+	after, _, err := c.cs.Messages(ctx, sessionID, msgs[len(msgs)-1].Sequence, 1, 0)
 	if err != nil {
 		return nil, false, err
 	}
