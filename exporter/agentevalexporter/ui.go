@@ -103,12 +103,8 @@ const (
 type channelTranscripts struct{ cs *store.ChannelStore }
 
 func (c channelTranscripts) ChannelMessages(ctx context.Context, sessionID string) ([]webui.ChannelMessage, bool, error) {
-	msgs, err := c.cs.Messages(ctx, sessionID, 0, maxTranscriptMessages, maxTranscriptBytes)
+	msgs, more, err := c.cs.Messages(ctx, sessionID, 0, maxTranscriptMessages, maxTranscriptBytes)
 	if err != nil || len(msgs) == 0 {
-		return nil, false, err
-	}
-	after, err := c.cs.Messages(ctx, sessionID, msgs[len(msgs)-1].Sequence, 1, 0)
-	if err != nil {
 		return nil, false, err
 	}
 	out := make([]webui.ChannelMessage, len(msgs))
@@ -118,5 +114,5 @@ func (c channelTranscripts) ChannelMessages(ctx context.Context, sessionID strin
 			Content: m.Content, CreatedAt: m.CreatedAt,
 		}
 	}
-	return out, len(after) > 0, nil
+	return out, more, nil
 }

@@ -301,14 +301,25 @@ func TestUIChannelMessagesBoundedByBytes(t *testing.T) {
 		Kind: channel.KindLiveClassWork, Status: channel.SessionActive, StartedAt: at,
 		Participants: []channel.Participant{{ID: "p1", AgentID: "teacher", Role: channel.RoleHost, JoinedAt: at}}}))
 	const size = 1 << 20 // 1 MiB a message: the 4 MiB budget holds four
-	for i := range 6 {
+	post := func(i int) {
 		marker := fmt.Sprintf("message-%d-", i)
 		m := channel.Message{ID: fmt.Sprintf("m%d", i), SessionID: "sess-checkout", SenderAgentID: "teacher",
 			Role: channel.RoleHost, Content: marker + strings.Repeat("x", size-len(marker)), CreatedAt: at.Add(time.Duration(i) * time.Second)}
 		_, err := cs.AddMessage(ctx, m)
 		require.NoError(t, err)
 	}
+	for i := range 4 {
+		post(i)
+	}
 	code, page := httpGet(t, x.apiURL("/sessions/sess-checkout"), "")
+	require.Equal(t, http.StatusOK, code)
+	for i := range 4 {
+		assert.Contains(t, page, fmt.Sprintf("message-%d-", i))
+	}
+	assert.NotContains(t, page, "Only the first", "four messages fill the budget exactly and none follows")
+	post(4)
+	post(5)
+	code, page = httpGet(t, x.apiURL("/sessions/sess-checkout"), "")
 	require.Equal(t, http.StatusOK, code)
 	for i := range 4 {
 		assert.Contains(t, page, fmt.Sprintf("message-%d-", i))

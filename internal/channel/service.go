@@ -438,7 +438,7 @@ func (s *Service) Post(ctx context.Context, caller Agent, evaluationID, sessionI
 
 // turnOf reads up to TurnWindow messages before m to find its turn.
 func (s *Service) turnOf(ctx context.Context, m Message) (Turn, error) {
-	before, err := s.store.Messages(ctx, m.SessionID, max(0, m.Sequence-1-TurnWindow), TurnWindow, 0)
+	before, _, err := s.store.Messages(ctx, m.SessionID, max(0, m.Sequence-1-TurnWindow), TurnWindow, 0)
 	if err != nil {
 		return Turn{}, err
 	}
@@ -491,17 +491,15 @@ type Page struct {
 	More bool `json:"-"`
 }
 
-// page reads the page of sess's messages after since (>= 0).
-func (s *Service) page(ctx context.Context, sess Session, since int64, limit int) (Page, error) {
-	msgs, err := s.store.Messages(ctx, sess.ID, since, pageSize(limit), s.maxPage)
+// page reads the page of the session's messages after since (>= 0). More comes from the
+// store's read of the page itself: a message count read before it (Session.MessageCount)
+// misses the messages posted in between, which the page may hold.
+func (s *Service) page(ctx context.Context, sessionID string, since int64, limit int) (Page, error) {
+	msgs, more, err := s.store.Messages(ctx, sessionID, since, pageSize(limit), s.maxPage)
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{Messages: msgs}
-	if n := len(msgs); n > 0 {
-		p.More = msgs[n-1].Sequence < sess.MessageCount // sequences are gapless
-	}
-	return p, nil
+	return Page{Messages: msgs, More: more}, nil
 }
 
 // Messages returns a page of the session's messages after sequence since (0 = from the
@@ -519,7 +517,7 @@ func (s *Service) Messages(ctx context.Context, caller Agent, evaluationID, sess
 	if _, ok := sess.Participant(caller.ID); !ok {
 		return Page{}, errorf(ErrForbidden, "agent %q is not a participant of session %q", caller.ID, sess.ID)
 	}
-	return s.page(ctx, sess, since, limit)
+	return s.page(ctx, sess.ID, since, limit)
 }
 
 // SubmitRequest is the proctor's verdict.
@@ -610,7 +608,7 @@ func (s *Service) endedSession(ctx context.Context, id string) (Session, Turn, e
 	if err != nil {
 		return Session{}, Turn{}, err
 	}
-	last, err := s.store.Messages(ctx, sess.ID, max(0, sess.MessageCount-TurnWindow-1), TurnWindow+1, 0)
+	last, _, err := s.store.Messages(ctx, sess.ID, max(0, sess.MessageCount-TurnWindow-1), TurnWindow+1, 0)
 	if err != nil {
 		return Session{}, Turn{}, err
 	}
@@ -678,7 +676,7 @@ func (s *Service) Transcript(ctx context.Context, _ Agent, evaluationID, resultI
 	if err != nil {
 		return Transcript{}, err
 	}
-	p, err := s.page(ctx, sess, since, limit)
+	p, err := s.page(ctx, sess.ID, since, limit)
 	if err != nil {
 		return Transcript{}, err
 	}

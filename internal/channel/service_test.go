@@ -6,6 +6,7 @@ package channel_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/agenteval/agenteval-collector/internal/channel"
 	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/internal/store/storetest"
 )
 
 // newService runs the channel over a real SQLite store (the receiver's tests run the
@@ -239,4 +241,109 @@ func TestMaxSessionMessages(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, page.Messages, 3)
 	assert.False(t, page.More)
+}
+
+// runStores runs test on a fresh channel store on SQLite and on PostgreSQL
+// (storetest.PostgresDSN: skipped without AGENTEVAL_TEST_POSTGRES_DSN, failing under
+// CI=true), as the receiver's channel tests do.
+func runStores(t *testing.T, test func(t *testing.T, st *store.ChannelStore)) {
+	for _, b := range []struct {
+		driver string
+		dsn    func(t *testing.T) string
+	}{
+		{store.DriverSQLite, func(t *testing.T) string { return filepath.Join(t.TempDir(), "channel.db") }},
+		{store.DriverPostgres, func(t *testing.T) string { return storetest.PostgresDSN(t) }},
+	} {
+		t.Run(b.driver, func(t *testing.T) {
+			st, err := store.OpenChannel(context.Background(), b.driver, b.dsn(t))
+			require.NoError(t, err)
+			t.Cleanup(func() { assert.NoError(t, st.Close()) })
+			test(t, st)
+		})
+	}
+}
+
+// postingStore runs post once, right after the next read of a session: messages posted
+// by another participant between the service's read of the session and its read of a
+// page.
+type postingStore struct {
+	channel.Store
+	post func()
+}
+
+func (s *postingStore) Session(ctx context.Context, id string) (channel.Session, error) {
+	sess, err := s.Store.Session(ctx, id)
+	if post := s.post; post != nil {
+		s.post = nil
+		post()
+	}
+	return sess, err
+}
+
+// TestMessagesMoreWhilePosting: a page says messages follow it (Page.More, the API's
+// next) whenever messages followed it when it was read, also when they were posted while
+// it was read, and following it reads every message once, in order. More used to compare
+// the page's last sequence with the session's message count read before the page: with
+// messages posted in between in the page, it said the page was the last while messages
+// followed it, and a client following next stopped early (a page bounded by bytes may
+// hold fewer than limit messages and not be the last, so the count cannot tell either).
+func TestMessagesMoreWhilePosting(t *testing.T) {
+	const size = 100 // bytes of each message's content
+	for _, tc := range []struct {
+		name          string
+		limit, budget int
+	}{
+		// The review's case: 2 messages, 3 posted while a page of at most 4 is read.
+		{name: "limit", limit: 4},
+		// A page cut by its bytes (3 messages) with fewer than limit.
+		{name: "bytes", budget: 3 * size},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runStores(t, func(t *testing.T, st *store.ChannelStore) {
+				ctx := context.Background()
+				ps := &postingStore{Store: st}
+				svc, err := channel.New(channel.Options{Store: ps, MaxPageBytes: tc.budget,
+					Definitions: []channel.Definition{{ID: "class", Type: channel.KindLiveClassWork}}})
+				require.NoError(t, err)
+				host := agent(t, svc, "host")
+				sess, err := svc.CreateLiveSession(ctx, host, "class")
+				require.NoError(t, err)
+				var want []string
+				post := func() {
+					content := fmt.Sprintf("%03d", len(want)+1) + strings.Repeat("x", size-3)
+					_, err := svc.Post(ctx, host, "class", sess.ID, content)
+					require.NoError(t, err)
+					want = append(want, content)
+				}
+				post()
+				post()
+				ps.post = func() { post(); post(); post() }
+
+				page, err := svc.Messages(ctx, host, "class", sess.ID, 0, tc.limit)
+				require.NoError(t, err)
+				require.NotEmpty(t, page.Messages)
+				require.Nil(t, ps.post, "the messages were posted between the reads")
+				last := page.Messages[len(page.Messages)-1].Sequence
+				after, err := svc.Messages(ctx, host, "class", sess.ID, last, 0)
+				require.NoError(t, err)
+				require.Equal(t, len(after.Messages) > 0, page.More,
+					"page: %d messages (last sequence %d), More=%v; messages after it at that time: %d",
+					len(page.Messages), last, page.More, len(after.Messages))
+
+				var got []string
+				for since := int64(0); ; {
+					p, err := svc.Messages(ctx, host, "class", sess.ID, since, tc.limit)
+					require.NoError(t, err)
+					for _, m := range p.Messages {
+						got = append(got, m.Content)
+					}
+					if !p.More {
+						break
+					}
+					since = p.Messages[len(p.Messages)-1].Sequence
+				}
+				assert.Equal(t, want, got, "following More from the start reads every message once, in order")
+			})
+		})
+	}
 }

@@ -48,10 +48,13 @@ type Store interface {
 	// session ended.
 	AddMessage(ctx context.Context, m Message) (Message, error)
 	// Messages returns the session's messages with sequence > since, in sequence order,
-	// at most limit; when maxBytes > 0, also only as many as hold at most maxBytes bytes
-	// of content together, but at least the first (a message larger than maxBytes comes
-	// alone), so that a call returns a message whenever one follows since.
-	Messages(ctx context.Context, sessionID string, since int64, limit, maxBytes int) ([]Message, error)
+	// at most limit (>= 1; none, and more false, when limit <= 0); when maxBytes > 0, also
+	// only as many as hold at most maxBytes bytes of content together, but at least the
+	// first (a message larger than maxBytes comes alone), so that a call returns a message
+	// whenever one follows since. more reports that messages followed the returned ones
+	// when they were read, from the same read (messages posted while the caller read
+	// anything else are counted), so that a reader stops exactly at the end.
+	Messages(ctx context.Context, sessionID string, since int64, limit, maxBytes int) (msgs []Message, more bool, err error)
 	// EndSession sets an active session ended at t; ErrConflict if it already ended.
 	EndSession(ctx context.Context, sessionID string, t time.Time) error
 

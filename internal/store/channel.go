@@ -346,59 +346,75 @@ func (c *ChannelStore) AddMessage(ctx context.Context, m channel.Message) (chann
 }
 
 // Messages implements channel.Store. With maxBytes > 0 it first reads the sizes of the
-// next limit messages (octet_length, which neither database computes by reading the
-// content), keeps the prefix within maxBytes (at least one message), and only then
-// reads those messages: the content read is bounded by the budget, not by limit.
-func (c *ChannelStore) Messages(ctx context.Context, sessionID string, since int64, limit, maxBytes int) ([]channel.Message, error) {
-	if maxBytes > 0 {
-		n, err := c.fitting(ctx, sessionID, since, limit, maxBytes)
-		if err != nil {
-			return nil, c.wrap("messages", err)
-		}
-		limit = n
-	}
+// next limit+1 messages (octet_length, which neither database computes by reading the
+// content), keeps the prefix within maxBytes (at least one message, at most limit), and
+// only then reads those messages: the content read is bounded by the budget, not by
+// limit. Without maxBytes it reads limit+1 messages. Either way the row after the kept
+// ones, if any, is more: it comes from the same query, not from a count read earlier.
+// The second read holds the same messages as the first: messages are never deleted, and
+// a message is visible only after every earlier sequence (AddMessage).
+func (c *ChannelStore) Messages(ctx context.Context, sessionID string, since int64, limit, maxBytes int) ([]channel.Message, bool, error) {
 	if limit <= 0 {
-		return []channel.Message{}, nil
+		return []channel.Message{}, false, nil
+	}
+	read, more := limit+1, false
+	if maxBytes > 0 {
+		n, m, err := c.fitting(ctx, sessionID, since, limit, maxBytes)
+		if err != nil {
+			return nil, false, c.wrap("messages", err)
+		}
+		limit, read, more = n, n, m
+		if n == 0 {
+			return []channel.Message{}, false, nil
+		}
 	}
 	rows, err := c.s.db.QueryContext(ctx, c.q("SELECT id, session_id, sender_agent_id, role, content, created_at, sequence "+
-		"FROM evaluation_messages WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"), sessionID, since, limit)
+		"FROM evaluation_messages WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"), sessionID, since, read)
 	if err != nil {
-		return nil, c.wrap("messages", err)
+		return nil, false, c.wrap("messages", err)
 	}
 	out := []channel.Message{}
 	for rows.Next() {
 		var m channel.Message
 		if err := rows.Scan(&m.ID, &m.SessionID, &m.SenderAgentID, &m.Role, &m.Content, timeDest{&m.CreatedAt}, &m.Sequence); err != nil {
 			_ = rows.Close()
-			return nil, c.wrap("messages", err)
+			return nil, false, c.wrap("messages", err)
 		}
 		out = append(out, m)
 	}
-	return out, c.wrap("messages", closeRows(rows))
+	if err := closeRows(rows); err != nil {
+		return nil, false, c.wrap("messages", err)
+	}
+	if len(out) > limit {
+		out, more = out[:limit], true
+	}
+	return out, more, nil
 }
 
 // fitting returns how many of the at most limit messages after since hold at most
 // maxBytes bytes of content together: at least 1 if any follows (a larger message is a
-// page alone), 0 if none does.
-func (c *ChannelStore) fitting(ctx context.Context, sessionID string, since int64, limit, maxBytes int) (int, error) {
+// page alone), 0 if none does; and whether messages follow those (more), from the sizes
+// of limit+1 messages.
+func (c *ChannelStore) fitting(ctx context.Context, sessionID string, since int64, limit, maxBytes int) (n int, more bool, err error) {
 	rows, err := c.s.db.QueryContext(ctx, c.q("SELECT octet_length(content) FROM evaluation_messages "+
-		"WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"), sessionID, since, limit)
+		"WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"), sessionID, since, limit+1)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	n, total := 0, 0
+	total := 0
 	for rows.Next() {
 		var size int
 		if err := rows.Scan(&size); err != nil {
 			_ = rows.Close()
-			return 0, err
+			return 0, false, err
 		}
-		if total += size; n > 0 && total > maxBytes {
+		if total += size; n == limit || (n > 0 && total > maxBytes) {
+			more = true
 			break
 		}
 		n++
 	}
-	return n, closeRows(rows)
+	return n, more, closeRows(rows)
 }
 
 // EndSession implements channel.Store.
