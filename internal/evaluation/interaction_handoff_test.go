@@ -189,6 +189,9 @@ func TestHandoffContextByTime(t *testing.T) {
 		assert.NotContains(t, f.Value, "21", "needed fact %v: the Paris run is not the Rome receiver's work", f)
 	}
 	assert.Len(t, used, len(needed))
+	// Each handoff launched its own run: Paris's ends where the Rome handoff starts.
+	assert.Equal(t, []int{1}, receiverRuns(nil, tu, 0, 1))
+	assert.Equal(t, []int{2}, receiverRuns(nil, tu, 0, 3))
 
 	// Without times, step order: the Paris answer (an earlier step) is context of the
 	// Rome handoff, as before.
@@ -200,6 +203,7 @@ func TestHandoffContextByTime(t *testing.T) {
 	}
 	got, _ := e.newCtx(s).handoffContext(tu, 0, 3)
 	assert.Equal(t, []string{tu.UserMessage, "Paris is 21°C, sunny"}, got)
+	assert.Equal(t, []int{1, 2}, receiverRuns(nil, tu, 0, 1), "without times, every later run of the agent")
 }
 
 // TestHandoffClaudeGoldenParallel: in the Claude golden the New York Agent call runs from
