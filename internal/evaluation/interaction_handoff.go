@@ -145,14 +145,48 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii, si int, facts []text.Fact) (n
 	}
 	req := c.source(t.UserMessage).facts // distinct (SalientFacts)
 	found := text.FoundIn(facts, c.index(hay))
+	var split []bool // the request facts a sibling handoff carried and this one did not
 	used = make([]bool, 0, len(facts))
 	for i, f := range facts {
+		if !found[i] && slices.Contains(req, f) {
+			if split == nil {
+				split = c.splitRequestFacts(t, ii, si, facts)
+			}
+			if split[i] {
+				continue
+			}
+		}
 		if found[i] || slices.Contains(req, f) {
 			needed = append(needed, f)
 			used = append(used, found[i])
 		}
 	}
 	return needed, used
+}
+
+// splitRequestFacts reports, for each of facts, whether the delegating interaction ii
+// handed it to another agent and not to the receiver of the handoff in step si: it is in
+// the payload of another of ii's handoffs and not in this one's. A coordinator that splits
+// a request ("New York and Seattle") into one task per sub-agent hands each only its
+// part; the other parts are not this receiver's to need (docs/scoring.md §4.3).
+func (c *evalCtx) splitRequestFacts(t *session.Turn, ii, si int, facts []text.Fact) []bool {
+	split := make([]bool, len(facts))
+	steps := t.Interactions[ii].Steps
+	var siblings []string
+	for k := range steps {
+		if h := steps[k].Handoff; k != si && h != nil && h.PayloadCaptured && strings.TrimSpace(h.Payload) != "" {
+			siblings = append(siblings, h.Payload)
+		}
+	}
+	if len(siblings) == 0 {
+		return split
+	}
+	own := text.FoundIn(facts, c.source(steps[si].Handoff.Payload).index)
+	other := text.FoundIn(facts, c.index(strings.Join(siblings, "\n")))
+	for i := range facts {
+		split[i] = other[i] && !own[i]
+	}
+	return split
 }
 
 // receiverRuns appends to runs the indexes of the interactions the handoff in step si of

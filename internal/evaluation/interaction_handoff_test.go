@@ -211,6 +211,44 @@ func TestHandoffContextByTime(t *testing.T) {
 // York answer is not context of the Seattle handoff, and the New York run of
 // research-specialist is not the Seattle receiver's work. Before, the Seattle handoff
 // needed 5 facts, 3 of them from the New York answer.
+// TestHandoffSplitRequest: a coordinator that splits the request into one task per
+// receiver hands each only its part; a request fact another handoff of the same
+// interaction carried, and this one did not, is not this receiver's to need. Alone, the
+// same partial payload still misses a needed fact.
+func TestHandoffSplitRequest(t *testing.T) {
+	e := newEval(t)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	launch := func(id, prompt, answer string, start, latency int) []session.AgentStep {
+		call := toolStep("Agent", `{"subagent_type":"weather","prompt":"`+prompt+`"}`, answer, float64(latency))
+		call.SpanID, call.ToolCall.SpanID, call.StartedAt = id, id, at(start)
+		h := handoffStep("coordinator", "weather", prompt)
+		h.SpanID, h.StartedAt = id, at(start)
+		return []session.AgentStep{call, h}
+	}
+	run := func(input, output string, start int) session.AgentInteraction {
+		in := interaction("weather", input, output, 1000)
+		in.StartedAt = at(start)
+		return in
+	}
+	const request = "Compare the weather in Paris and Rome"
+	steps := append(launch("t1", "Paris weather", "Sunny", 0, 7000), launch("t2", "Rome weather", "Cloudy", 1000, 5000)...)
+	coord := interaction("coordinator", "", "ok", 10000, steps...)
+	coord.StartedAt = at(0)
+	s := newSession("h", nil, turn(0, request, "ok", 10000,
+		coord, run("Paris weather", "Sunny", 10), run("Rome weather", "Cloudy", 1010)))
+	score, expl := e.newCtx(s).handoffScore(&s.Turns[0], 0, true)
+	require.NotNil(t, score, expl)
+	assert.InDelta(t, 1, *score, 1e-9, "each receiver got its part of the request: %s", expl)
+
+	// One handoff with Paris only: Rome is still needed (nothing else carried it).
+	alone := interaction("coordinator", "", "ok", 10000, launch("t1", "Paris weather", "Sunny", 0, 7000)...)
+	alone.StartedAt = at(0)
+	s = newSession("h", nil, turn(0, request, "ok", 10000, alone, run("Paris weather", "Sunny", 10)))
+	score, expl = e.newCtx(s).handoffScore(&s.Turns[0], 0, true)
+	require.NotNil(t, score, expl)
+	assert.Less(t, *score, 1.0, "no sibling carried Rome: %s", expl)
+}
+
 func TestHandoffClaudeGoldenParallel(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "claude_live_spans.sessions.json"))
 	require.NoError(t, err)
