@@ -76,6 +76,8 @@ type evalCtx struct {
 	callTextMemo map[*session.ToolCall]string
 	// handoffCtx is the handoff context reached in the turn being scored (handoffContext).
 	handoffCtx handoffCtx
+	// runs is receiverRuns' buffer, reused handoff by handoff (neededFacts).
+	runs []int
 }
 
 func (e *Evaluator) newCtx(s *session.AgentSession) *evalCtx {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/text"
@@ -42,7 +43,7 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 			continue
 		}
 		pieces, facts := c.handoffContext(t, ii, si)
-		needed, used := c.neededFacts(t, ii, h, facts)
+		needed, used := c.neededFacts(t, ii, si, facts)
 		if len(facts) > 0 && used != nil {
 			if len(needed) == 0 {
 				nothing++
@@ -101,17 +102,18 @@ func (c *evalCtx) handoffScore(t *session.Turn, ii int, content bool) (*float64,
 	return m, expl
 }
 
-// neededFacts returns the facts the receiving agent of h needed (docs/scoring.md §4.3)
-// and, for each of them, whether it evidently had it because it used it afterwards in the turn
-// (in its tool arguments, handoff payloads or output; frameworks such as LangGraph
-// share the whole conversation, which the captured payload does not show). Needed are
-// the context facts it used plus the facts of the user request. When its work was not
-// captured, every context fact is needed and used is nil. facts are distinct (c.facts).
-func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts []text.Fact) (needed []text.Fact, used []bool) {
+// neededFacts returns the facts the receiving agent of the handoff in step si of
+// interaction ii needed (docs/scoring.md §4.3) and, for each of them, whether it evidently
+// had it because it used it afterwards in the turn (in its tool arguments, handoff
+// payloads or output; frameworks such as LangGraph share the whole conversation, which
+// the captured payload does not show). Needed are the context facts it used plus the facts
+// of the user request. When its work was not captured, every context fact is needed and
+// used is nil. facts are distinct (c.facts). The receiver's work is that of the
+// interactions the handoff launched (receiverRuns).
+func (c *evalCtx) neededFacts(t *session.Turn, ii, si int, facts []text.Fact) (needed []text.Fact, used []bool) {
 	if len(facts) == 0 {
 		return nil, nil
 	}
-	to := session.AgentKey(h.ToAgent)
 	// hay is the receiving agent's work, its texts joined by newlines.
 	var work strings.Builder
 	texts := 0
@@ -121,11 +123,9 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts
 		}
 		texts++
 	}
-	for j := ii + 1; j < len(t.Interactions); j++ {
+	c.runs = receiverRuns(c.runs[:0], t, ii, si)
+	for _, j := range c.runs {
 		in := &t.Interactions[j]
-		if session.AgentKey(in.AgentID) != to {
-			continue
-		}
 		sep()
 		work.WriteString(in.Output)
 		for si := range in.Steps {
@@ -145,14 +145,87 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii int, h *session.Handoff, facts
 	}
 	req := c.source(t.UserMessage).facts // distinct (SalientFacts)
 	found := text.FoundIn(facts, c.index(hay))
+	var split []bool // the request facts a sibling handoff carried and this one did not
 	used = make([]bool, 0, len(facts))
 	for i, f := range facts {
+		if !found[i] && slices.Contains(req, f) {
+			if split == nil {
+				split = c.splitRequestFacts(t, ii, si, facts)
+			}
+			if split[i] {
+				continue
+			}
+		}
 		if found[i] || slices.Contains(req, f) {
 			needed = append(needed, f)
 			used = append(used, found[i])
 		}
 	}
 	return needed, used
+}
+
+// splitRequestFacts reports, for each of facts, whether the delegating interaction ii
+// handed it to another agent and not to the receiver of the handoff in step si: it is in
+// the payload of another of ii's handoffs and not in this one's. A coordinator that splits
+// a request ("New York and Seattle") into one task per sub-agent hands each only its
+// part; the other parts are not this receiver's to need (docs/scoring.md §4.3).
+func (c *evalCtx) splitRequestFacts(t *session.Turn, ii, si int, facts []text.Fact) []bool {
+	split := make([]bool, len(facts))
+	steps := t.Interactions[ii].Steps
+	var siblings []string
+	for k := range steps {
+		if h := steps[k].Handoff; k != si && h != nil && h.PayloadCaptured && strings.TrimSpace(h.Payload) != "" {
+			siblings = append(siblings, h.Payload)
+		}
+	}
+	if len(siblings) == 0 {
+		return split
+	}
+	own := text.FoundIn(facts, c.source(steps[si].Handoff.Payload).index)
+	other := text.FoundIn(facts, c.index(strings.Join(siblings, "\n")))
+	for i := range facts {
+		split[i] = other[i] && !own[i]
+	}
+	return split
+}
+
+// receiverRuns appends to runs the indexes of the interactions the handoff in step si of
+// interaction ii launched: the receiving agent's interactions that started at or after the handoff
+// and before the turn's next handoff to that agent (parallel agent-as-tool calls to one
+// agent each launch their own run). When the handoff's or an interaction's start time
+// is not known, the receiving agent's interactions after ii (step order).
+func receiverRuns(runs []int, t *session.Turn, ii, si int) []int {
+	st := &t.Interactions[ii].Steps[si]
+	to := session.AgentKey(st.Handoff.ToAgent)
+	at := st.StartedAt
+	var next time.Time // the next handoff to the same agent, zero when none
+	if !at.IsZero() {
+		for j := range t.Interactions {
+			for k := range t.Interactions[j].Steps {
+				o := &t.Interactions[j].Steps[k]
+				if o.Handoff != nil && o.StartedAt.After(at) && (next.IsZero() || o.StartedAt.Before(next)) &&
+					session.AgentKey(o.Handoff.ToAgent) == to {
+					next = o.StartedAt
+				}
+			}
+		}
+	}
+	for j := range t.Interactions {
+		in := &t.Interactions[j]
+		if j == ii || session.AgentKey(in.AgentID) != to {
+			continue
+		}
+		if at.IsZero() || in.StartedAt.IsZero() {
+			if j > ii {
+				runs = append(runs, j)
+			}
+			continue
+		}
+		if !in.StartedAt.Before(at) && (next.IsZero() || in.StartedAt.Before(next)) {
+			runs = append(runs, j)
+		}
+	}
+	return runs
 }
 
 // coverage is text.Coverage with the payload's index memoised (a payload is also a
@@ -170,12 +243,16 @@ func (c *evalCtx) coverage(facts []text.Fact, ctxText, payload string) (float64,
 // texts, and their distinct facts (facts). The result of the tool call that launched the
 // handoff itself (launchingCall: an agent-as-tool call such as Claude's Agent, whose
 // result is the receiver's answer) is not context of that handoff, only of later ones.
-// A turn's handoffs are scored in step order and each one's context extends the one
-// before, so both are extended from the previous handoff of the turn, not made again;
-// the slices returned are shared and only read.
+// When the handoff's and a call's start times are known, the call's result is context
+// only if the call ended (start + latency_ms) at or before the handoff started: a
+// parallel agent-as-tool call still running has not answered yet (callEnd). A turn's
+// handoffs are scored in step order and the step-order context extends the one before,
+// so it is extended from the previous handoff of the turn, not made again; the calls
+// not yet ended are left out on copies. The slices returned are shared and only read.
 func (c *evalCtx) handoffContext(t *session.Turn, ii, si int) ([]string, []text.Fact) {
 	h := &c.handoffCtx
-	own := launchingCall(t.Interactions[ii].Steps, si)
+	steps := t.Interactions[ii].Steps
+	own := launchingCall(steps, si)
 	end := si
 	if own >= 0 {
 		end = own
@@ -183,7 +260,7 @@ func (c *evalCtx) handoffContext(t *session.Turn, ii, si int) ([]string, []text.
 	if h.t != t || ii < h.ii || ii == h.ii && end < h.si {
 		// Another turn, or an earlier step: start again (never reusing the arrays of
 		// slices handed out).
-		*h = handoffCtx{t: t, pieces: []string{t.UserMessage}}
+		*h = handoffCtx{t: t, pieces: []string{t.UserMessage}, ends: []time.Time{{}}}
 		h.facts.add(c.source(t.UserMessage).facts)
 	}
 	for j := h.ii; j <= ii; j++ {
@@ -198,26 +275,55 @@ func (c *evalCtx) handoffContext(t *session.Turn, ii, si int) ([]string, []text.
 		for ; k < stop; k++ {
 			if r := c.contextResult(steps[k].ToolCall); r != "" {
 				h.pieces = append(h.pieces, r)
+				h.ends = append(h.ends, callEnd(&steps[k]))
 				h.facts.add(c.source(r).facts)
 			}
 		}
 	}
 	h.ii, h.si = ii, end
-	if own < 0 || own+1 >= si {
+	at := steps[si].StartedAt
+	ended := func(e time.Time) bool { return at.IsZero() || e.IsZero() || !e.After(at) }
+	fresh := own >= 0 && own+1 < si
+	for _, e := range h.ends {
+		if !ended(e) {
+			fresh = true
+			break
+		}
+	}
+	if !fresh {
 		return h.pieces, h.facts.out
 	}
-	// Calls between the launching call and the handoff: context of this handoff, on
-	// copies, as the launching call's result comes before them for the next handoffs.
-	pieces := slices.Clone(h.pieces)
+	// On copies: the calls not yet ended at the handoff are left out, and the calls
+	// between the launching call and the handoff are added (the launching call's result
+	// comes before them for the next handoffs).
+	var pieces []string
 	var facts distinctFacts
-	facts.add(h.facts.out)
-	for _, st := range t.Interactions[ii].Steps[own+1 : si] {
-		if r := c.contextResult(st.ToolCall); r != "" {
-			pieces = append(pieces, r)
-			facts.add(c.source(r).facts)
+	keep := func(r string) {
+		pieces = append(pieces, r)
+		facts.add(c.source(r).facts)
+	}
+	for i, r := range h.pieces {
+		if ended(h.ends[i]) {
+			keep(r)
+		}
+	}
+	if own >= 0 {
+		for k := own + 1; k < si; k++ {
+			if r := c.contextResult(steps[k].ToolCall); r != "" && ended(callEnd(&steps[k])) {
+				keep(r)
+			}
 		}
 	}
 	return pieces, facts.out
+}
+
+// callEnd is when the tool call of step st ended: its start plus its latency_ms (none:
+// its start); zero when its start is not known.
+func callEnd(st *session.AgentStep) time.Time {
+	if st.StartedAt.IsZero() || st.ToolCall == nil || st.ToolCall.LatencyMs == nil {
+		return st.StartedAt
+	}
+	return st.StartedAt.Add(time.Duration(*st.ToolCall.LatencyMs * float64(time.Millisecond)))
 }
 
 // contextResult is the result a tool call adds to the handoff context: "" for no call, no
@@ -254,7 +360,9 @@ type handoffCtx struct {
 	t      *session.Turn
 	ii, si int
 	pieces []string
-	facts  distinctFacts
+	// ends are when the call of each piece ended (callEnd; zero for the user message).
+	ends  []time.Time
+	facts distinctFacts
 }
 
 // handoff is the interaction's handoff: the context its handoffs pass on.

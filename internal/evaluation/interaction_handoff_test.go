@@ -4,7 +4,12 @@
 package evaluation
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,12 +56,14 @@ func TestHandoffScore(t *testing.T) {
 
 // TestHandoffContextExtendedAsMadeAfresh: the handoff context extended from a turn's
 // previous handoff (handoffContext) holds the texts and distinct facts made afresh for
-// each handoff, in step order and when a step comes again or earlier.
+// each handoff, in step order and when a step comes again or earlier, the calls that had
+// not ended at the handoff left out.
 func TestHandoffContextExtendedAsMadeAfresh(t *testing.T) {
 	e := newEval(t)
 	fresh := func(s *session.AgentSession, tu *session.Turn, ii, si int) ([]string, []text.Fact) {
 		c := e.newCtx(s)
 		out := []string{tu.UserMessage}
+		at := tu.Interactions[ii].Steps[si].StartedAt
 		for j := 0; j <= ii; j++ {
 			steps := tu.Interactions[j].Steps
 			end := len(steps)
@@ -66,6 +73,9 @@ func TestHandoffContextExtendedAsMadeAfresh(t *testing.T) {
 			for k := 0; k < end; k++ {
 				if j == ii && steps[k].SpanID != "" && steps[k].SpanID == steps[si].SpanID {
 					continue // the call that launched the handoff: its result is the answer
+				}
+				if ended := callEnd(&steps[k]); !at.IsZero() && !ended.IsZero() && ended.After(at) {
+					continue // still running at the handoff
 				}
 				if tc := steps[k].ToolCall; tc != nil && tc.Result != "" {
 					if _, isHandoff := c.args.handoffTarget(tc); !isHandoff {
@@ -135,4 +145,141 @@ func TestHandoffContextWithoutItsOwnAnswer(t *testing.T) {
 		got, _ = c.handoffContext(tu, 0, 1)
 		assert.Equal(t, []string{tu.UserMessage}, got, "fresh %v: the first handoff knows no answer", fresh)
 	}
+}
+
+// TestHandoffContextByTime: parallel agent-as-tool calls (Claude's Agent). A tool result is
+// context of a handoff only when its call ended at or before the handoff started, and the
+// receiver's work is the run that handoff launched, not every run of the same agent.
+// Before, the answer of a call still running at the handoff was its context (step order)
+// and the other run of the agent counted as the receiver's work (review of 8d436dd).
+func TestHandoffContextByTime(t *testing.T) {
+	e := newEval(t)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	launch := func(id, prompt, answer string, start, latency int) []session.AgentStep {
+		call := toolStep("Agent", `{"subagent_type":"weather","prompt":"`+prompt+`"}`, answer, float64(latency))
+		call.SpanID, call.ToolCall.SpanID, call.StartedAt = id, id, at(start)
+		h := handoffStep("coordinator", "weather", prompt)
+		h.SpanID, h.StartedAt = id, at(start)
+		return []session.AgentStep{call, h}
+	}
+	run := func(input, output string, start int) session.AgentInteraction {
+		in := interaction("weather", input, output, 1000)
+		in.StartedAt = at(start)
+		return in
+	}
+	// Paris starts at 0 and answers at 7000; Rome is handed off at 1000, while Paris runs.
+	steps := append(launch("t1", "Paris weather", "Paris is 21°C, sunny", 0, 7000), launch("t2", "Rome weather", "Rome is 25°C", 1000, 5000)...)
+	coord := interaction("coordinator", "", "ok", 10000, steps...)
+	coord.StartedAt = at(0)
+	s := newSession("h", nil, turn(0, "Compare the weather in Paris and Rome", "ok", 10000,
+		coord, run("Paris weather", "Paris is 21°C, sunny", 10), run("Rome weather", "Rome is 25°C", 1010)))
+	tu := &s.Turns[0]
+	for _, fresh := range []bool{true, false} {
+		c := e.newCtx(s)
+		if !fresh {
+			c.handoffContext(tu, 0, 1)
+		}
+		got, _ := c.handoffContext(tu, 0, 3)
+		assert.Equal(t, []string{tu.UserMessage}, got, "fresh %v: Paris answered after the Rome handoff", fresh)
+	}
+	c := e.newCtx(s)
+	_, facts := c.handoffContext(tu, 0, 3)
+	needed, used := c.neededFacts(tu, 0, 3, facts)
+	for _, f := range needed {
+		assert.NotContains(t, f.Value, "21", "needed fact %v: the Paris run is not the Rome receiver's work", f)
+	}
+	assert.Len(t, used, len(needed))
+	// Each handoff launched its own run: Paris's ends where the Rome handoff starts.
+	assert.Equal(t, []int{1}, receiverRuns(nil, tu, 0, 1))
+	assert.Equal(t, []int{2}, receiverRuns(nil, tu, 0, 3))
+
+	// Without times, step order: the Paris answer (an earlier step) is context of the
+	// Rome handoff, as before.
+	for ii := range tu.Interactions {
+		tu.Interactions[ii].StartedAt = time.Time{}
+		for si := range tu.Interactions[ii].Steps {
+			tu.Interactions[ii].Steps[si].StartedAt = time.Time{}
+		}
+	}
+	got, _ := e.newCtx(s).handoffContext(tu, 0, 3)
+	assert.Equal(t, []string{tu.UserMessage, "Paris is 21°C, sunny"}, got)
+	assert.Equal(t, []int{1, 2}, receiverRuns(nil, tu, 0, 1), "without times, every later run of the agent")
+}
+
+// TestHandoffClaudeGoldenParallel: in the Claude golden the New York Agent call runs from
+// 21:20:24.627 to 21:20:31.501 and the Seattle handoff happens at 21:20:25.592: the New
+// York answer is not context of the Seattle handoff, and the New York run of
+// research-specialist is not the Seattle receiver's work. Before, the Seattle handoff
+// needed 5 facts, 3 of them from the New York answer.
+// TestHandoffSplitRequest: a coordinator that splits the request into one task per
+// receiver hands each only its part; a request fact another handoff of the same
+// interaction carried, and this one did not, is not this receiver's to need. Alone, the
+// same partial payload still misses a needed fact.
+func TestHandoffSplitRequest(t *testing.T) {
+	e := newEval(t)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	launch := func(id, prompt, answer string, start, latency int) []session.AgentStep {
+		call := toolStep("Agent", `{"subagent_type":"weather","prompt":"`+prompt+`"}`, answer, float64(latency))
+		call.SpanID, call.ToolCall.SpanID, call.StartedAt = id, id, at(start)
+		h := handoffStep("coordinator", "weather", prompt)
+		h.SpanID, h.StartedAt = id, at(start)
+		return []session.AgentStep{call, h}
+	}
+	run := func(input, output string, start int) session.AgentInteraction {
+		in := interaction("weather", input, output, 1000)
+		in.StartedAt = at(start)
+		return in
+	}
+	const request = "Compare the weather in Paris and Rome"
+	steps := append(launch("t1", "Paris weather", "Sunny", 0, 7000), launch("t2", "Rome weather", "Cloudy", 1000, 5000)...)
+	coord := interaction("coordinator", "", "ok", 10000, steps...)
+	coord.StartedAt = at(0)
+	s := newSession("h", nil, turn(0, request, "ok", 10000,
+		coord, run("Paris weather", "Sunny", 10), run("Rome weather", "Cloudy", 1010)))
+	score, expl := e.newCtx(s).handoffScore(&s.Turns[0], 0, true)
+	require.NotNil(t, score, expl)
+	assert.InDelta(t, 1, *score, 1e-9, "each receiver got its part of the request: %s", expl)
+
+	// One handoff with Paris only: Rome is still needed (nothing else carried it).
+	alone := interaction("coordinator", "", "ok", 10000, launch("t1", "Paris weather", "Sunny", 0, 7000)...)
+	alone.StartedAt = at(0)
+	s = newSession("h", nil, turn(0, request, "ok", 10000, alone, run("Paris weather", "Sunny", 10)))
+	score, expl = e.newCtx(s).handoffScore(&s.Turns[0], 0, true)
+	require.NotNil(t, score, expl)
+	assert.Less(t, *score, 1.0, "no sibling carried Rome: %s", expl)
+}
+
+func TestHandoffClaudeGoldenParallel(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "claude_live_spans.sessions.json"))
+	require.NoError(t, err)
+	var ss []*session.AgentSession
+	require.NoError(t, json.Unmarshal(data, &ss))
+	require.Len(t, ss, 1)
+	s := ss[0]
+	tu := &s.Turns[0]
+	steps := tu.Interactions[0].Steps
+	require.Equal(t, "Get current weather in Seattle", gjsonString(t, steps[2].ToolCall.Parameters, "description"))
+	require.NotNil(t, steps[3].Handoff)
+	e := newEval(t)
+	c := e.newCtx(s)
+	pieces, facts := c.handoffContext(tu, 0, 3)
+	assert.Equal(t, []string{tu.UserMessage}, pieces, "the New York answer arrived after the Seattle handoff")
+	needed, _ := c.neededFacts(tu, 0, 3, facts)
+	require.NotEmpty(t, needed)
+	for _, f := range needed { // "new york" itself is in the request
+		assert.NotEqual(t, "new york city", strings.ToLower(f.Value), "needed fact %v", f)
+		assert.NotContains(t, f.Value, "89", "needed fact %v", f)
+	}
+	// The math handoff, after both answers, knows both.
+	pieces, _ = c.handoffContext(tu, 0, 5)
+	require.Len(t, pieces, 3)
+	assert.Contains(t, pieces[1], "89")
+	assert.Contains(t, pieces[2], "72")
+}
+
+func gjsonString(t *testing.T, raw json.RawMessage, key string) string {
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	s, _ := m[key].(string)
+	return s
 }
