@@ -166,22 +166,35 @@ func (c *evalCtx) neededFacts(t *session.Turn, ii, si int, facts []text.Fact) (n
 
 // splitRequestFacts reports, for each of facts, whether the delegating interaction ii
 // handed it to another agent and not to the receiver of the handoff in step si: it is in
-// the payload of another of ii's handoffs and not in this one's. A coordinator that splits
-// a request ("New York and Seattle") into one task per sub-agent hands each only its
-// part; the other parts are not this receiver's to need (docs/scoring.md §4.3).
+// the payload of another of ii's handoffs, one whose launching call did not fail, and
+// not in this one's. A coordinator that splits a request ("New York and Seattle") into
+// one task per sub-agent (or per run of one sub-agent) hands each only its part; the
+// other parts are not this receiver's to need (docs/scoring.md §4.3). A handoff whose
+// payload carries none of facts is no part of a split (its receiver got nothing to work
+// from), and a failed delegation hands nothing over (its retry must carry the request):
+// for them, nothing is reported.
 func (c *evalCtx) splitRequestFacts(t *session.Turn, ii, si int, facts []text.Fact) []bool {
 	split := make([]bool, len(facts))
 	steps := t.Interactions[ii].Steps
+	h := steps[si].Handoff
 	var siblings []string
 	for k := range steps {
-		if h := steps[k].Handoff; k != si && h != nil && h.PayloadCaptured && strings.TrimSpace(h.Payload) != "" {
-			siblings = append(siblings, h.Payload)
+		o := steps[k].Handoff
+		if k == si || o == nil || !o.PayloadCaptured || strings.TrimSpace(o.Payload) == "" {
+			continue
 		}
+		if lc := launchingCall(steps, k); lc >= 0 && steps[lc].ToolCall.Status != session.StatusOK {
+			continue
+		}
+		siblings = append(siblings, o.Payload)
 	}
 	if len(siblings) == 0 {
 		return split
 	}
-	own := text.FoundIn(facts, c.source(steps[si].Handoff.Payload).index)
+	own := text.FoundIn(facts, c.source(h.Payload).index)
+	if !slices.Contains(own, true) {
+		return split
+	}
 	other := text.FoundIn(facts, c.index(strings.Join(siblings, "\n")))
 	for i := range facts {
 		split[i] = other[i] && !own[i]

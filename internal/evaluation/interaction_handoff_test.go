@@ -210,7 +210,6 @@ func TestHandoffContextByTime(t *testing.T) {
 // 21:20:24.627 to 21:20:31.501 and the Seattle handoff happens at 21:20:25.592: the New
 // York answer is not context of the Seattle handoff, and the New York run of
 // research-specialist is not the Seattle receiver's work. Before, the Seattle handoff
-// needed 5 facts, 3 of them from the New York answer.
 // TestHandoffSplitRequest: a coordinator that splits the request into one task per
 // receiver hands each only its part; a request fact another handoff of the same
 // interaction carried, and this one did not, is not this receiver's to need. Alone, the
@@ -247,8 +246,36 @@ func TestHandoffSplitRequest(t *testing.T) {
 	score, expl = e.newCtx(s).handoffScore(&s.Turns[0], 0, true)
 	require.NotNil(t, score, expl)
 	assert.Less(t, *score, 1.0, "no sibling carried Rome: %s", expl)
+
+	// A handoff that carries nothing of the request is no part of a split: its
+	// receiver still needed the request (review of the first version, which scored 1).
+	vacuous := append(launch("t1", "Paris and Rome weather", "Sunny, cloudy", 0, 1000), launch("t2", "Write the comparison", "Which cities do you mean?", 2000, 1000)...)
+	coord = interaction("coordinator", "", "ok", 10000, vacuous...)
+	coord.StartedAt = at(0)
+	s = newSession("h", nil, turn(0, request, "ok", 10000,
+		coord, run("Paris and Rome weather", "Sunny, cloudy", 10), run("Write the comparison", "Which cities do you mean?", 2010)))
+	c := e.newCtx(s)
+	_, facts := c.handoffContext(&s.Turns[0], 0, 3)
+	assert.NotContains(t, c.splitRequestFacts(&s.Turns[0], 0, 3, facts), true, "the second handoff carried no fact")
+
+	// A retry after a failed delegation: the failed call handed nothing over, so the
+	// retry still needs the request's facts.
+	failed := launch("t1", "Paris and Rome weather", "timeout", 0, 1000)
+	failed[0].ToolCall.Status = session.StatusError
+	retry := append(failed, launch("t2", "Paris weather please", "Paris: sunny", 2000, 1000)...)
+	coord = interaction("coordinator", "", "ok", 10000, retry...)
+	coord.StartedAt = at(0)
+	s = newSession("h", nil, turn(0, request, "ok", 10000, coord, run("Paris weather please", "Paris: sunny", 2010)))
+	c = e.newCtx(s)
+	_, facts = c.handoffContext(&s.Turns[0], 0, 3)
+	assert.NotContains(t, c.splitRequestFacts(&s.Turns[0], 0, 3, facts), true, "a failed sibling splits nothing")
 }
 
+// TestHandoffClaudeGoldenParallel: in the Claude golden the New York Agent call runs from
+// 21:20:24.627 to 21:20:31.501 and the Seattle handoff happens at 21:20:25.592: the New
+// York answer is not context of the Seattle handoff, and the New York run of
+// research-specialist is not the Seattle receiver's work. Before, the Seattle handoff
+// needed 5 facts, 3 of them from the New York answer.
 func TestHandoffClaudeGoldenParallel(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "claude_live_spans.sessions.json"))
 	require.NoError(t, err)
