@@ -311,10 +311,19 @@ func (b *evalBatch) runRefused(logger *zap.Logger) {
 	}
 }
 
+// runRefusedJob runs one refused job into b. A job that panics is logged, and the spans
+// it had added are taken out of b: a half-built "evaluate judge" span has no signed
+// verdicts, so a consumer could not tell it from a judge that is still working.
 func runRefusedJob(logger *zap.Logger, r refusedJob, b *evalBatch) {
+	mark := b.spans.Len()
 	defer func() {
 		if v := recover(); v != nil {
 			logger.Error("a refused judge job panicked; its verdicts are not recorded", zap.Any("panic", v))
+			i := 0
+			b.spans.RemoveIf(func(ptrace.Span) bool {
+				i++
+				return i > mark
+			})
 		}
 	}()
 	ctx, cancel := context.WithCancelCause(context.Background())

@@ -236,9 +236,10 @@ func TestRefusedJudgeJobsRunOnceWhenOnePanics(t *testing.T) {
 	b := p.emitter.newBatch(time.Now())
 	runs := map[string]int{}
 	job := func(id string, panics bool) refusedJob {
-		return refusedJob{cause: judge.ErrQueueFull, job: func(ctx context.Context, _ *evalBatch) {
+		return refusedJob{cause: judge.ErrQueueFull, job: func(ctx context.Context, b *evalBatch) {
 			runs[id]++
 			assert.ErrorIs(t, context.Cause(ctx), judge.ErrQueueFull)
+			b.appendSpan(id, semconv.EvalKindJudge, pcommon.TraceID{1}, pcommon.SpanID{1})
 			if panics {
 				panic("judge job " + id)
 			}
@@ -256,4 +257,10 @@ func TestRefusedJudgeJobsRunOnceWhenOnePanics(t *testing.T) {
 	assert.Nil(t, event())
 	assert.Equal(t, map[string]int{"session-a": 1, "session-b": 1, "session-c": 1}, runs, "each refused job runs once")
 	assert.Empty(t, b.refused)
+	var sessions []string
+	for i := range b.spans.Len() {
+		v, _ := b.spans.At(i).Attributes().Get(semconv.AgentEvalSessionID)
+		sessions = append(sessions, v.Str())
+	}
+	assert.Equal(t, []string{"session-a", "session-c"}, sessions, "the panicking job's half-built span is taken out")
 }
