@@ -255,22 +255,31 @@ func TestEventStreamClientLimit(t *testing.T) {
 	assert.Contains(t, body, "too many live event streams")
 }
 
+// liveClassSession stores the checkout analysis through x and opens a live class work
+// session of the same id in its result store's channel (hosted by teacher, with
+// participants), returning the channel store and the session's start.
+func liveClassSession(t *testing.T, x *testExporter, participants ...channel.Participant) (*store.ChannelStore, time.Time) {
+	t.Helper()
+	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(true)).session(analysisCheckout()).traces()))
+	cs, ok := store.ChannelOf(x.exp.store)
+	require.True(t, ok)
+	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	for i := range participants {
+		participants[i].JoinedAt = at
+	}
+	require.NoError(t, cs.CreateSession(context.Background(), channel.Session{ID: "sess-checkout", EvaluationID: "class-1",
+		Kind: channel.KindLiveClassWork, Status: channel.SessionActive, StartedAt: at,
+		Participants: append([]channel.Participant{{ID: "p1", AgentID: "teacher", Role: channel.RoleHost, JoinedAt: at}}, participants...)}))
+	return cs, at
+}
+
 // TestUIShowsChannelMessages: a channel session's messages (here live class work, which
 // needs no registration), written to the same result store by the agentsession receiver,
 // appear on its session page.
 func TestUIShowsChannelMessages(t *testing.T) {
 	x := newTestExporter(t, testConfig(), nil)
-	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(true)).session(analysisCheckout()).traces()))
-	cs, ok := store.ChannelOf(x.exp.store)
-	require.True(t, ok)
+	cs, at := liveClassSession(t, x, channel.Participant{ID: "p2", AgentID: "research-bot", Role: channel.RoleParticipant})
 	ctx := context.Background()
-	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
-	require.NoError(t, cs.CreateSession(ctx, channel.Session{ID: "sess-checkout", EvaluationID: "class-1",
-		Kind: channel.KindLiveClassWork, Status: channel.SessionActive, StartedAt: at,
-		Participants: []channel.Participant{
-			{ID: "p1", AgentID: "teacher", Role: channel.RoleHost, JoinedAt: at},
-			{ID: "p2", AgentID: "research-bot", Role: channel.RoleParticipant, JoinedAt: at},
-		}}))
 	for i, m := range []channel.Message{
 		{ID: "m1", SenderAgentID: "teacher", Role: channel.RoleHost, Content: "Summarise the refund policy."},
 		{ID: "m2", SenderAgentID: "research-bot", Role: channel.RoleParticipant, Content: "Refunds within 30 days of delivery."},
@@ -292,14 +301,8 @@ func TestUIShowsChannelMessages(t *testing.T) {
 // 64 KiB a message.
 func TestUIChannelMessagesBoundedByBytes(t *testing.T) {
 	x := newTestExporter(t, testConfig(), nil)
-	require.NoError(t, x.consume(newSpanBuilder(t).turn(turn0(true)).session(analysisCheckout()).traces()))
-	cs, ok := store.ChannelOf(x.exp.store)
-	require.True(t, ok)
+	cs, at := liveClassSession(t, x)
 	ctx := context.Background()
-	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
-	require.NoError(t, cs.CreateSession(ctx, channel.Session{ID: "sess-checkout", EvaluationID: "class-1",
-		Kind: channel.KindLiveClassWork, Status: channel.SessionActive, StartedAt: at,
-		Participants: []channel.Participant{{ID: "p1", AgentID: "teacher", Role: channel.RoleHost, JoinedAt: at}}}))
 	const size = 1 << 20 // 1 MiB a message: the 4 MiB budget holds four
 	post := func(i int) {
 		marker := fmt.Sprintf("message-%d-", i)

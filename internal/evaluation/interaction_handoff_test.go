@@ -123,14 +123,14 @@ func TestHandoffContextExtendedAsMadeAfresh(t *testing.T) {
 // used (audit of the Claude golden, 2026-11-27).
 func TestHandoffContextWithoutItsOwnAnswer(t *testing.T) {
 	e := newEval(t)
-	launch := func(id, prompt, answer string) []session.AgentStep {
+	untimed := func(id, prompt, answer string) []session.AgentStep {
 		call := toolStep("Agent", `{"subagent_type":"weather","prompt":"`+prompt+`"}`, answer, 1)
 		call.SpanID, call.ToolCall.SpanID = id, id
 		h := handoffStep("coordinator", "weather", prompt)
 		h.SpanID = id
 		return []session.AgentStep{call, h}
 	}
-	steps := append(launch("t1", "Paris weather", "Paris is 21°C"), launch("t2", "Rome weather", "Rome is 25°C")...)
+	steps := append(untimed("t1", "Paris weather", "Paris is 21°C"), untimed("t2", "Rome weather", "Rome is 25°C")...)
 	s := newSession("h", nil, turn(0, "Compare the weather in Paris and Rome", "ok", 10,
 		interaction("coordinator", "", "ok", 10, steps...),
 		interaction("weather", "Paris weather", "Paris is 21°C", 1), interaction("weather", "Rome weather", "Rome is 25°C", 1)))
@@ -147,6 +147,26 @@ func TestHandoffContextWithoutItsOwnAnswer(t *testing.T) {
 	}
 }
 
+// msAt is t0 plus ms milliseconds.
+func msAt(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+// agentLaunch is coordinator's agent-as-tool call of weather (Claude's Agent tool) with prompt,
+// started at start ms and answering answer after latency ms, and its handoff (same span).
+func agentLaunch(id, prompt, answer string, start, latency int) []session.AgentStep {
+	call := toolStep("Agent", `{"subagent_type":"weather","prompt":"`+prompt+`"}`, answer, float64(latency))
+	call.SpanID, call.ToolCall.SpanID, call.StartedAt = id, id, msAt(start)
+	h := handoffStep("coordinator", "weather", prompt)
+	h.SpanID, h.StartedAt = id, msAt(start)
+	return []session.AgentStep{call, h}
+}
+
+// weatherRun is a run of weather started at start ms.
+func weatherRun(input, output string, start int) session.AgentInteraction {
+	in := interaction("weather", input, output, 1000)
+	in.StartedAt = msAt(start)
+	return in
+}
+
 // TestHandoffContextByTime: parallel agent-as-tool calls (Claude's Agent). A tool result is
 // context of a handoff only when its call ended at or before the handoff started, and the
 // receiver's work is the run that handoff launched, not every run of the same agent.
@@ -154,25 +174,12 @@ func TestHandoffContextWithoutItsOwnAnswer(t *testing.T) {
 // and the other run of the agent counted as the receiver's work (review of 8d436dd).
 func TestHandoffContextByTime(t *testing.T) {
 	e := newEval(t)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	launch := func(id, prompt, answer string, start, latency int) []session.AgentStep {
-		call := toolStep("Agent", `{"subagent_type":"weather","prompt":"`+prompt+`"}`, answer, float64(latency))
-		call.SpanID, call.ToolCall.SpanID, call.StartedAt = id, id, at(start)
-		h := handoffStep("coordinator", "weather", prompt)
-		h.SpanID, h.StartedAt = id, at(start)
-		return []session.AgentStep{call, h}
-	}
-	run := func(input, output string, start int) session.AgentInteraction {
-		in := interaction("weather", input, output, 1000)
-		in.StartedAt = at(start)
-		return in
-	}
 	// Paris starts at 0 and answers at 7000; Rome is handed off at 1000, while Paris runs.
-	steps := append(launch("t1", "Paris weather", "Paris is 21°C, sunny", 0, 7000), launch("t2", "Rome weather", "Rome is 25°C", 1000, 5000)...)
+	steps := append(agentLaunch("t1", "Paris weather", "Paris is 21°C, sunny", 0, 7000), agentLaunch("t2", "Rome weather", "Rome is 25°C", 1000, 5000)...)
 	coord := interaction("coordinator", "", "ok", 10000, steps...)
-	coord.StartedAt = at(0)
+	coord.StartedAt = msAt(0)
 	s := newSession("h", nil, turn(0, "Compare the weather in Paris and Rome", "ok", 10000,
-		coord, run("Paris weather", "Paris is 21°C, sunny", 10), run("Rome weather", "Rome is 25°C", 1010)))
+		coord, weatherRun("Paris weather", "Paris is 21°C, sunny", 10), weatherRun("Rome weather", "Rome is 25°C", 1010)))
 	tu := &s.Turns[0]
 	for _, fresh := range []bool{true, false} {
 		c := e.newCtx(s)
@@ -216,56 +223,43 @@ func TestHandoffContextByTime(t *testing.T) {
 // same partial payload still misses a needed fact.
 func TestHandoffSplitRequest(t *testing.T) {
 	e := newEval(t)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	launch := func(id, prompt, answer string, start, latency int) []session.AgentStep {
-		call := toolStep("Agent", `{"subagent_type":"weather","prompt":"`+prompt+`"}`, answer, float64(latency))
-		call.SpanID, call.ToolCall.SpanID, call.StartedAt = id, id, at(start)
-		h := handoffStep("coordinator", "weather", prompt)
-		h.SpanID, h.StartedAt = id, at(start)
-		return []session.AgentStep{call, h}
-	}
-	run := func(input, output string, start int) session.AgentInteraction {
-		in := interaction("weather", input, output, 1000)
-		in.StartedAt = at(start)
-		return in
-	}
 	const request = "Compare the weather in Paris and Rome"
-	steps := append(launch("t1", "Paris weather", "Sunny", 0, 7000), launch("t2", "Rome weather", "Cloudy", 1000, 5000)...)
+	steps := append(agentLaunch("t1", "Paris weather", "Sunny", 0, 7000), agentLaunch("t2", "Rome weather", "Cloudy", 1000, 5000)...)
 	coord := interaction("coordinator", "", "ok", 10000, steps...)
-	coord.StartedAt = at(0)
+	coord.StartedAt = msAt(0)
 	s := newSession("h", nil, turn(0, request, "ok", 10000,
-		coord, run("Paris weather", "Sunny", 10), run("Rome weather", "Cloudy", 1010)))
+		coord, weatherRun("Paris weather", "Sunny", 10), weatherRun("Rome weather", "Cloudy", 1010)))
 	score, expl := e.newCtx(s).handoffScore(&s.Turns[0], 0, true)
 	require.NotNil(t, score, expl)
 	assert.InDelta(t, 1, *score, 1e-9, "each receiver got its part of the request: %s", expl)
 
 	// One handoff with Paris only: Rome is still needed (nothing else carried it).
-	alone := interaction("coordinator", "", "ok", 10000, launch("t1", "Paris weather", "Sunny", 0, 7000)...)
-	alone.StartedAt = at(0)
-	s = newSession("h", nil, turn(0, request, "ok", 10000, alone, run("Paris weather", "Sunny", 10)))
+	alone := interaction("coordinator", "", "ok", 10000, agentLaunch("t1", "Paris weather", "Sunny", 0, 7000)...)
+	alone.StartedAt = msAt(0)
+	s = newSession("h", nil, turn(0, request, "ok", 10000, alone, weatherRun("Paris weather", "Sunny", 10)))
 	score, expl = e.newCtx(s).handoffScore(&s.Turns[0], 0, true)
 	require.NotNil(t, score, expl)
 	assert.Less(t, *score, 1.0, "no sibling carried Rome: %s", expl)
 
 	// A handoff that carries nothing of the request is no part of a split: its
 	// receiver still needed the request (review of the first version, which scored 1).
-	vacuous := append(launch("t1", "Paris and Rome weather", "Sunny, cloudy", 0, 1000), launch("t2", "Write the comparison", "Which cities do you mean?", 2000, 1000)...)
+	vacuous := append(agentLaunch("t1", "Paris and Rome weather", "Sunny, cloudy", 0, 1000), agentLaunch("t2", "Write the comparison", "Which cities do you mean?", 2000, 1000)...)
 	coord = interaction("coordinator", "", "ok", 10000, vacuous...)
-	coord.StartedAt = at(0)
+	coord.StartedAt = msAt(0)
 	s = newSession("h", nil, turn(0, request, "ok", 10000,
-		coord, run("Paris and Rome weather", "Sunny, cloudy", 10), run("Write the comparison", "Which cities do you mean?", 2010)))
+		coord, weatherRun("Paris and Rome weather", "Sunny, cloudy", 10), weatherRun("Write the comparison", "Which cities do you mean?", 2010)))
 	c := e.newCtx(s)
 	_, facts := c.handoffContext(&s.Turns[0], 0, 3)
 	assert.NotContains(t, c.splitRequestFacts(&s.Turns[0], 0, 3, facts), true, "the second handoff carried no fact")
 
 	// A retry after a failed delegation: the failed call handed nothing over, so the
 	// retry still needs the request's facts.
-	failed := launch("t1", "Paris and Rome weather", "timeout", 0, 1000)
+	failed := agentLaunch("t1", "Paris and Rome weather", "timeout", 0, 1000)
 	failed[0].ToolCall.Status = session.StatusError
-	retry := append(failed, launch("t2", "Paris weather please", "Paris: sunny", 2000, 1000)...)
+	retry := append(failed, agentLaunch("t2", "Paris weather please", "Paris: sunny", 2000, 1000)...)
 	coord = interaction("coordinator", "", "ok", 10000, retry...)
-	coord.StartedAt = at(0)
-	s = newSession("h", nil, turn(0, request, "ok", 10000, coord, run("Paris weather please", "Paris: sunny", 2010)))
+	coord.StartedAt = msAt(0)
+	s = newSession("h", nil, turn(0, request, "ok", 10000, coord, weatherRun("Paris weather please", "Paris: sunny", 2010)))
 	c = e.newCtx(s)
 	_, facts = c.handoffContext(&s.Turns[0], 0, 3)
 	assert.NotContains(t, c.splitRequestFacts(&s.Turns[0], 0, 3, facts), true, "a failed sibling splits nothing")
