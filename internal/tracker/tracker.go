@@ -234,6 +234,13 @@ type traceState struct {
 	// start is the earliest span start of the trace (ns since the Unix epoch; 0 when
 	// none is known): turns that arrive together are numbered in start order.
 	start int64
+	// after is the end (ns since the Unix epoch) of the records of the trace's turns
+	// that closed before this one opened (closedTurn.end; 0 when none): a record that
+	// starts at or before it is a late record of those.
+	after int64
+	// next is true for the next turn of a trace whose earlier turns closed (reopen):
+	// Tracker.closed knows the trace too.
+	next bool
 	elem  *list.Element // in Tracker.lru while pending
 }
 
@@ -294,6 +301,10 @@ type sessionState struct {
 	// spans counts the records retained for the session's open turns.
 	spans     int
 	endSignal bool
+	// traceDone is true for a session keyed by a trace that held a conversation
+	// (traceSession) once the trace's root arrived: it ends, as single_trace, once its
+	// open turns close.
+	traceDone bool
 	elem      *list.Element
 }
 
@@ -306,6 +317,16 @@ type turnState struct {
 
 type closedTurn struct {
 	sess *sessionState // nil once the session ended
+	// end is the latest end (ns since the Unix epoch) of the records of the trace's
+	// closed turns.
+	end int64
+	// continues is true when the trace may hold a conversation (its root has not
+	// arrived, splitTrace): a record that starts after end opens its next turn.
+	continues bool
+	// roots are the root spans of the trace's closed turns (Finish): a record with one
+	// of their ids is late, whatever its times say (a duplicate), so that no later turn
+	// of the trace takes a closed one's identity.
+	roots []string
 }
 
 type expiry struct {
@@ -372,9 +393,10 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 		t.stats.SpansIgnored++
 		return ev
 	}
-	// An open trace is never dead nor closed (forget runs before a trace id enters
-	// deadTraces or closed, and observe looks at both before it opens a trace): the
-	// records of open traces, most of them, take one lookup.
+	// An open trace is never dead, and closed only when it is the next turn of a trace
+	// that holds a conversation (forget runs before a trace id enters deadTraces or
+	// closed, and observe looks at both before it opens a trace): the records of open
+	// traces, most of them, take one lookup.
 	tr := t.traces[r.TraceID]
 	if tr == nil {
 		if at := t.deadTraces[r.TraceID]; at != nil {
@@ -383,7 +405,31 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 			return ev
 		}
 		if c, ok := t.closed[r.TraceID]; ok {
-			t.late(c, r.TraceID, now)
+			if !c.opens(r) {
+				t.late(c, r, now)
+				return ev
+			}
+			// The trace's next turn (a conversation inside one trace): it joins the
+			// session of the trace's earlier turns while that is open.
+			var key string
+			if c.sess != nil {
+				key = c.sess.keySource
+			}
+			tr = t.reopen(strings.Clone(r.TraceID), c.end, c.sess, key, nil, now)
+		}
+	} else if tr.next {
+		// A record of the trace's closed turns, come while its next turn is open.
+		c := t.closed[r.TraceID]
+		switch {
+		case c != nil && slices.Contains(c.roots, r.SpanID):
+			t.late(c, r, now)
+			return ev
+		case r.StartUnixNano != 0 && r.StartUnixNano <= tr.after:
+			if c != nil {
+				t.late(c, r, now)
+			} else {
+				t.stats.LateSpans++
+			}
 			return ev
 		}
 	}
@@ -401,11 +447,7 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 	if tr == nil {
 		// The Tracker keeps its own copy of the id: a record's may share memory with the
 		// batch (conventions.IDBuffer).
-		tr = &traceState{id: strings.Clone(r.TraceID), firstSeen: now}
-		tr.seen.v = tr
-		t.traces[tr.id] = tr
-		tr.elem = t.lru.PushFront(tr)
-		t.pending++
+		tr = t.openTrace(strings.Clone(r.TraceID), now)
 	}
 	switch {
 	case tr.sess == nil && r.SessionID != "":
@@ -590,9 +632,18 @@ func (t *Tracker) rekey(tr *traceState, id, keySource, service string, now time.
 	t.attach(tr, id, keySource, service, now)
 }
 
-// late counts a record of an already closed turn and notes it on the turn.
-func (t *Tracker) late(c *closedTurn, traceID string, now time.Time) {
+// late counts a record of an already closed turn and notes it on the turn. The root of a
+// trace that held a conversation (closedTurn.continues) ends it: a session keyed by that
+// trace then ends once its open turns close.
+func (t *Tracker) late(c *closedTurn, r *session.SpanRecord, now time.Time) {
 	t.stats.LateSpans++
+	if c.continues && isTraceRoot(r) {
+		c.continues = false
+		if s := c.sess; s != nil && !s.ended && s.keySource == session.KeySourceTraceID && s.id == r.TraceID {
+			s.traceDone = true
+			t.signal(s)
+		}
+	}
 	s := c.sess
 	if s == nil {
 		return
@@ -601,16 +652,28 @@ func (t *Tracker) late(c *closedTurn, traceID string, now time.Time) {
 	if s.elem != nil {
 		t.lru.MoveToFront(s.elem)
 	}
+	// The record's turn: of the trace's turns (several when it holds a conversation),
+	// the last that started before it, else the first.
+	var tu *session.Turn
 	for i := range s.turns {
-		tu := &s.turns[i].turn
-		if tu.TraceID != traceID || slices.Contains(tu.Anomalies, session.AnomalyLateSpan) {
-			continue
+		c := &s.turns[i].turn
+		if c.TraceID == r.TraceID && (tu == nil || c.StartedAt.UnixNano() <= r.StartUnixNano) {
+			tu = c
 		}
-		// Copy on write: earlier snapshots share the old slice.
-		an := append(slices.Clone(tu.Anomalies), session.AnomalyLateSpan)
-		slices.Sort(an)
-		tu.Anomalies = an
 	}
+	if tu == nil || slices.Contains(tu.Anomalies, session.AnomalyLateSpan) {
+		return
+	}
+	// Copy on write: earlier snapshots share the old slice.
+	an := append(slices.Clone(tu.Anomalies), session.AnomalyLateSpan)
+	slices.Sort(an)
+	tu.Anomalies = an
+}
+
+// opens reports whether r, a record of a trace whose turn closed, is its next turn's: the
+// trace holds a conversation and r starts after its closed turns' records.
+func (c *closedTurn) opens(r *session.SpanRecord) bool {
+	return c.continues && r.StartUnixNano > c.end && !slices.Contains(c.roots, r.SpanID)
 }
 
 // dropTrace forgets an open trace whose records are not to be retained.
@@ -686,10 +749,12 @@ func (tr *traceState) partialClose(force session.EndReason, hasRoot bool) bool {
 	return true
 }
 
-// closeTrace closes an open trace's turn. force is "" for a natural close (settle or
-// timeout; Partial when the root never arrived), else the reason of an early close (the
-// turn is Partial, and a trace without session key ends its own session with that
-// reason).
+// closeTrace closes an open trace's turn, or its turns when the application runs a
+// conversation inside the trace (splitTrace; docs/decisions/sessions.md §2.4.1). force is
+// "" for a natural close (settle or timeout; Partial when the root never arrived), else
+// the reason of an early close (the turn is Partial, and a trace without session key
+// ends its own session with that reason). On a natural close, the records of a turn
+// whose marker has not arrived yet stay open as the trace's next turn.
 func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.Time, ev []Closed) []Closed {
 	n := tr.recs.n
 	hasRoot, genAI := tr.hasRoot(), tr.genAI
@@ -707,20 +772,70 @@ func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.T
 		}
 		return ev
 	}
-	t.stats.SpansAssembled += uint64(len(recs))
-	t.stats.TurnsClosed++
+	sp := splitTrace(recs)
+	if len(sp.turns) == 1 && len(sp.rest) > 0 && !hasRoot {
+		// No request of the trace is known to be whole: it closes as one turn.
+		sp.turns[0] = append(sp.turns[0], sp.rest...)
+		for i := range sp.rest {
+			sp.end = max(sp.end, sp.rest[i].EndUnixNano)
+		}
+		sp.rest = nil
+	}
+	end := sp.end
+	var restTurn bool
+	if len(sp.rest) > 0 && force != "" {
+		// Closed early: the unfinished turn closes with the others.
+		sp.turns = append(sp.turns, sp.rest)
+		restTurn = true
+		for i := range sp.rest {
+			end = max(end, sp.rest[i].EndUnixNano)
+		}
+		sp.rest = nil
+	}
+	// A trace whose root has not arrived may hold a conversation: its later records
+	// (after end) are its next turns. Not the part of a trace that a caller in another
+	// process started (its process's whole part: later records are late, as before).
+	continues := !sp.complete && !tr.remoteTop
+	split := len(sp.turns) > 1 || len(sp.rest) > 0
+	t.stats.SpansDiscarded += uint64(len(sp.around))
 	if s == nil {
-		// Ended with this turn: in none of the timer lists.
-		s = &sessionState{id: tr.id, keySource: session.KeySourceTraceID, service: tr.service, byTrace: true,
-			open: map[string]*traceState{}}
+		if continues && force == "" {
+			s = t.traceSession(tr, now)
+		} else {
+			// Ended with this turn: in none of the timer lists.
+			s = &sessionState{id: tr.id, keySource: session.KeySourceTraceID, service: tr.service, byTrace: true,
+				open: map[string]*traceState{}}
+		}
 	}
-	s.closedTraces = append(s.closedTraces, tr.id)
-	t.closed[tr.id] = &closedTurn{sess: s}
-	c := Closed{kind: EventTurnClosed, sess: s, Records: recs, partial: tr.partialClose(force, hasRoot), ex: t.cfg.Extractor}
-	if session.CollectorCut(force) && !hasRoot {
-		c.cut = force // a turn whose root arrived has its answer: it is judged
+	if k := len(s.closedTraces); k == 0 || s.closedTraces[k-1] != tr.id {
+		s.closedTraces = append(s.closedTraces, tr.id)
 	}
-	ev = append(ev, c)
+	c := t.closed[tr.id]
+	if c == nil {
+		c = &closedTurn{}
+		t.closed[tr.id] = c
+	}
+	c.sess, c.end, c.continues = s, max(c.end, end), continues
+	for i, turn := range sp.turns {
+		// A request that another one followed is whole; the last has its root when the
+		// trace's did arrive (not the rest of a request cut short).
+		root := hasRoot
+		if split && i < len(sp.turns)-1 {
+			root = true
+		} else if restTurn {
+			root = false
+		}
+		t.stats.SpansAssembled += uint64(len(turn))
+		t.stats.TurnsClosed++
+		cl := Closed{kind: EventTurnClosed, sess: s, Records: turn, partial: tr.partialClose(force, root), ex: t.cfg.Extractor}
+		if session.CollectorCut(force) && !root {
+			cl.cut = force // a turn whose root arrived has its answer: it is judged
+		}
+		ev = append(ev, cl)
+	}
+	if len(sp.rest) > 0 {
+		t.reopen(tr.id, sp.end, s, tr.key, sp.rest, now)
+	}
 	if s.byTrace {
 		if force != "" {
 			return t.endSession(s, force, true, now, ev)
@@ -728,6 +843,49 @@ func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.T
 		return t.endSession(s, session.EndReasonSingleTrace, false, now, ev)
 	}
 	return ev
+}
+
+// openTrace starts tracking trace id (a string of the Tracker's own): a pending trace
+// until a record names its session.
+func (t *Tracker) openTrace(id string, now time.Time) *traceState {
+	tr := &traceState{id: id, firstSeen: now}
+	tr.seen.v = tr
+	t.traces[id] = tr
+	tr.elem = t.lru.PushFront(tr)
+	t.pending++
+	return tr
+}
+
+// reopen opens the next turn of trace id, whose earlier turns closed with records up to
+// after (ns since the Unix epoch), in session s when it is still open (key is the
+// session key the trace joined by), and retains recs in it.
+func (t *Tracker) reopen(id string, after int64, s *sessionState, key string, recs []session.SpanRecord, now time.Time) *traceState {
+	tr := t.openTrace(id, now)
+	tr.after, tr.next = after, true
+	if s != nil && !s.ended && !s.byTrace {
+		t.attach(tr, s.id, key, s.service, now)
+	}
+	for i := range recs {
+		t.retain(tr, &recs[i], now)
+	}
+	return tr
+}
+
+// traceSession opens a session keyed by trace tr's id for a trace without session key
+// that holds a conversation (its turns are markers under a span of the application's):
+// its turns join it until session_timeout of silence, or until the trace's root arrives
+// (late).
+func (t *Tracker) traceSession(tr *traceState, now time.Time) *sessionState {
+	if s := t.sessions[tr.id]; s != nil {
+		return s
+	}
+	s := &sessionState{id: tr.id, keySource: session.KeySourceTraceID, service: tr.service, open: map[string]*traceState{}}
+	s.created.v, s.active.v = s, s
+	t.byCreated.set(&s.created, now)
+	t.activate(s, now)
+	t.sessions[s.id] = s
+	s.elem = t.lru.PushFront(s)
+	return s
 }
 
 // turnEvent is the EventTurnClosed of s's last closed turn: a window snapshot holding
@@ -843,6 +1001,9 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 			}
 			turn.Index = s.closedTurns
 			s.closedTurns++
+			if cl := t.closed[turn.TraceID]; cl != nil && (cl.continues || t.traces[turn.TraceID] != nil) {
+				cl.roots = append(cl.roots, turn.RootSpanID)
+			}
 			tu := turnState{turn: turn, agents: c.asm.Agents, outcome: c.asm.Outcome, cost: c.asm.Cost}
 			s.addTotals(&tu)
 			if k := t.cfg.RetainTurns; k > 0 && len(s.turns) >= max(k, 2) {
@@ -911,6 +1072,8 @@ func (t *Tracker) AdvanceClosing(now time.Time) []Closed {
 		switch {
 		case now.Sub(s.created.at) >= t.cfg.MaxSessionDuration:
 			ev = t.endSession(s, session.EndReasonMaxDuration, true, now, ev)
+		case s.traceDone && len(s.open) == 0:
+			ev = t.endSession(s, session.EndReasonSingleTrace, false, now, ev)
 		case s.endSignal && len(s.open) == 0:
 			ev = t.endSession(s, session.EndReasonEndSignal, false, now, ev)
 		default:

@@ -14,9 +14,9 @@ import (
 
 // FuzzTracker drives a Tracker with random batches (random traces, session keys, end
 // signals, classes, duplicates), clock steps (some back), limits and shutdowns. It checks
-// that nothing panics, that every record is retained or counted once, that a trace is
-// never two turns of one session, and that the timer lists find what a scan of every open
-// trace and session finds (checkAccounting).
+// that nothing panics, that every record is retained or counted once, that a turn (its
+// trace and root span) is never two turns of one session, and that the timer lists find
+// what a scan of every open trace and session finds (checkAccounting).
 func FuzzTracker(f *testing.F) {
 	f.Add([]byte{3, 1, 2, 9, 200, 17, 4, 4, 4, 80, 1, 0, 3})
 	f.Add([]byte("sessions, traces, timeouts and limits in a random order............"))
@@ -43,10 +43,13 @@ func FuzzTracker(f *testing.F) {
 					base = e.Session.Turns[0].Index
 				}
 				for i, tu := range e.Session.Turns {
-					if traces[tu.TraceID] {
-						t.Fatalf("trace %s is two turns of session %s", tu.TraceID, e.Session.ID)
+					// A turn is its trace's, or a request of a conversation its trace
+					// holds (splitTrace): its root span tells them apart.
+					if k := tu.TraceID + "/" + tu.RootSpanID; traces[k] {
+						t.Fatalf("trace %s root %s is two turns of session %s", tu.TraceID, tu.RootSpanID, e.Session.ID)
+					} else {
+						traces[k] = true
 					}
-					traces[tu.TraceID] = true
 					if tu.Index != base+i {
 						t.Fatalf("turn %d has index %d, want %d", i, tu.Index, base+i)
 					}
