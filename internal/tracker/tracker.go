@@ -241,7 +241,7 @@ type traceState struct {
 	// next is true for the next turn of a trace whose earlier turns closed (reopen):
 	// Tracker.closed knows the trace too.
 	next bool
-	elem  *list.Element // in Tracker.lru while pending
+	elem *list.Element // in Tracker.lru while pending
 }
 
 // turnOrder orders the traces that close together, so that a session's turn indexes
