@@ -60,6 +60,7 @@ run: build
 	@echo "    *_bad_tool_args.json    a refund call with a made-up argument, rejected, then retried right"
 	@echo "    *_unknown_tool.json     triage_agent calls refund_agent's tool: UNAUTHORIZED_TOOL"
 	@echo "    *_multi_turn.json       the user corrects the order number in turn 2: RDM on turn 1"
+	@echo "    *_one_trace.json        the multi_turn conversation, all three turns inside one trace"
 	@echo "    openai_agents_unknown_tool_raise.json  the run crashes with no answer"
 	@echo "  each is scored $${AGENTEVAL_SESSION_TIMEOUT:-30s} after its last span (AGENTEVAL_SESSION_TIMEOUT),"
 	@echo "  the crashed run too (its unfinished turn closes as partial): the web UI lists them then"

@@ -11,6 +11,9 @@
 //                       arguments; the error text went back to the model
 //   not_found           the agent has no such tool; error text back to the model
 //   not_found_raised    the agent has no such tool; the run failed (exception)
+// A file is one trace per turn, unless it gives `traces`: then its turns are
+// the subtrees of the children of the trace's root span `trace_root`, each
+// child named `invocation_root`, in start order.
 
 import { SAY, USER } from "./domain.mjs";
 
@@ -54,6 +57,18 @@ const SESSION_KEY = {
 
 const SESSION_PREFIX = { vercel_ai: "sess-vercel", langgraph: "sess-langgraph", openai_agents: "sess-openai-agents" };
 
+/**
+ * one_trace: the span that starts the conversation's one trace (the
+ * application's span, or the SDK's withTrace trace) and the root span of each
+ * framework invocation under it (AI SDK agent call, graph invocation,
+ * Runner.run task span).
+ */
+const ONE_TRACE_SPANS = {
+  vercel_ai: { trace_root: "conversation", invocation_root: "ai.generateText" },
+  langgraph: { trace_root: "conversation", invocation_root: "support_graph" },
+  openai_agents: { trace_root: "Acme support", invocation_root: "Acme support" },
+};
+
 const tc = (turn, agent, tool, call_id, args, outcome, extra = {}) => ({
   turn,
   agent,
@@ -64,6 +79,10 @@ const tc = (turn, agent, tool, call_id, args, outcome, extra = {}) => ({
   ...extra,
 });
 
+const lookup = (turn, id, order) => tc(turn, "triage_agent", "lookup_order", id, { order_id: order }, "ok");
+const refund = (turn, id, order, amount) =>
+  tc(turn, "refund_agent", "issue_refund", id, { order_id: order, amount }, "ok");
+
 function handoffCall(fw, turn, id, orderId, request) {
   // Vercel's hand-built handoff tool takes a payload; the SDK/library ones take none.
   const args = fw === "vercel_ai" ? { order_id: orderId, request } : {};
@@ -72,9 +91,7 @@ function handoffCall(fw, turn, id, orderId, request) {
 
 function scenarios(fw) {
   const E = ERRORS[fw];
-  const lookup = (turn, id, order) => tc(turn, "triage_agent", "lookup_order", id, { order_id: order }, "ok");
-  const refund = (turn, id, order, amount) =>
-    tc(turn, "refund_agent", "issue_refund", id, { order_id: order, amount }, "ok");
+  const multiTurn = multiTurnScenario(fw);
   return {
     handoff: {
       description: "triage_agent looks up order 12345 and hands off to refund_agent, which refunds $49.99. All calls valid.",
@@ -122,28 +139,44 @@ function scenarios(fw) {
         { kind: "unauthorized_tool", turn: 1, agent: "triage_agent", tool: "issue_refund", call_id: "call_t1_refund_x", owner: "refund_agent" },
       ],
     },
-    multi_turn: {
+    multi_turn: multiTurn,
+    one_trace: {
+      ...multiTurn,
       description:
-        "Three turns (three traces) in one session. Turn 1: the user asks for a refund of order #123 but triage_agent looks up #12345 and refund_agent refunds $49.99 on it. Turn 2: the user corrects it (\"No, I meant order #123\"); order 123 is refunded ($19.50). Turn 3: thanks, no tool call.",
-      session_id: `${SESSION_PREFIX[fw]}-multiturn-0001`,
-      turns: [
-        { user_message: USER.t1, final_response: SAY.refund12345 },
-        { user_message: USER.t2, final_response: SAY.refund123 },
-        { user_message: USER.t3, final_response: SAY.bye },
-      ],
-      tool_calls: [
-        lookup(1, "call_t1_lookup_1", "12345"),
-        handoffCall(fw, 1, "call_t1_transfer_1", "12345", SAY.handoffRequest12345Wrong),
-        refund(1, "call_t1_refund_1", "12345", 49.99),
-        lookup(2, "call_t2_lookup_1", "123"),
-        handoffCall(fw, 2, "call_t2_transfer_1", "123", SAY.handoffRequest123),
-        refund(2, "call_t2_refund_1", "123", 19.5),
-      ],
-      faults: [
-        { kind: "wrong_argument_value", turn: 1, agent: "triage_agent", tool: "lookup_order", call_id: "call_t1_lookup_1", parameter: "order_id", value: "12345", expected: "123" },
-        { kind: "user_correction", turn: 2, corrects_turn: 1, message: USER.t2 },
-      ],
+        "The conversation of multi_turn (same messages, answers and faults) in its own session, its three invocations inside ONE trace: " +
+        (fw === "openai_agents"
+          ? "the three Runner.run calls inside one withTrace(\"Acme support\"), each run a task span under the trace's root span."
+          : "the application's span \"conversation\" (OTel API, startActiveSpan) around them, each invocation's root span its child."),
+      session_id: `${SESSION_PREFIX[fw]}-onetrace-0001`,
+      traces: 1,
+      ...ONE_TRACE_SPANS[fw],
     },
+  };
+}
+
+/** d. The three-turn conversation, one trace per turn. */
+function multiTurnScenario(fw) {
+  return {
+    description:
+      "Three turns (three traces) in one session. Turn 1: the user asks for a refund of order #123 but triage_agent looks up #12345 and refund_agent refunds $49.99 on it. Turn 2: the user corrects it (\"No, I meant order #123\"); order 123 is refunded ($19.50). Turn 3: thanks, no tool call.",
+    session_id: `${SESSION_PREFIX[fw]}-multiturn-0001`,
+    turns: [
+      { user_message: USER.t1, final_response: SAY.refund12345 },
+      { user_message: USER.t2, final_response: SAY.refund123 },
+      { user_message: USER.t3, final_response: SAY.bye },
+    ],
+    tool_calls: [
+      lookup(1, "call_t1_lookup_1", "12345"),
+      handoffCall(fw, 1, "call_t1_transfer_1", "12345", SAY.handoffRequest12345Wrong),
+      refund(1, "call_t1_refund_1", "12345", 49.99),
+      lookup(2, "call_t2_lookup_1", "123"),
+      handoffCall(fw, 2, "call_t2_transfer_1", "123", SAY.handoffRequest123),
+      refund(2, "call_t2_refund_1", "123", 19.5),
+    ],
+    faults: [
+      { kind: "wrong_argument_value", turn: 1, agent: "triage_agent", tool: "lookup_order", call_id: "call_t1_lookup_1", parameter: "order_id", value: "12345", expected: "123" },
+      { kind: "user_correction", turn: 2, corrects_turn: 1, message: USER.t2 },
+    ],
   };
 }
 

@@ -10,7 +10,10 @@
 // params, as provider models do, so OpenInference records llm.tools.
 // Instrumented with @arizeai/openinference-instrumentation-langchain; the
 // conversation id is the LangGraph thread_id (checkpointer), which LangGraph
-// copies into run metadata and OpenInference maps to session.id.
+// copies into run metadata and OpenInference maps to session.id. A
+// conversation runs either one trace per graph invocation (LangGraph's own
+// root span) or all its invocations inside one application span
+// ("conversation", which also carries session.id = thread_id).
 
 import * as CallbackManagerModule from "@langchain/core/callbacks/manager";
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
@@ -37,6 +40,7 @@ import {
   sleep,
   tokens,
 } from "./domain.mjs";
+import { inAppSpan } from "./otel.mjs";
 
 /** Patches LangChain's CallbackManager so every run becomes an OpenInference span. */
 export function instrument(provider) {
@@ -144,21 +148,53 @@ function buildGraph(script) {
   }).compile({ checkpointer: new MemorySaver(), name: "support_graph" });
 }
 
-/** Runs the turns of one conversation on one thread (the checkpointer keeps the history). */
-async function runConversation(script, threadId, userMessages) {
+/**
+ * Runs the turns of one conversation on one thread (the checkpointer keeps the
+ * history). With oneTrace the turns run inside the application's
+ * "conversation" span, which carries session.id (the thread id), so that every
+ * graph invocation's root span is its child in one trace.
+ */
+async function runConversation(script, threadId, userMessages, { oneTrace = false } = {}) {
   const graph = buildGraph(script);
-  for (const text of userMessages) {
-    await graph.invoke(
-      { messages: [new HumanMessage(text)] },
-      { configurable: { thread_id: threadId }, metadata: { user_id: "customer-042" } },
-    );
-    await sleep(300); // think time between turns
-  }
+  const turns = async () => {
+    for (const text of userMessages) {
+      await graph.invoke(
+        { messages: [new HumanMessage(text)] },
+        { configurable: { thread_id: threadId }, metadata: { user_id: "customer-042" } },
+      );
+      await sleep(300); // think time between turns
+    }
+  };
+  await (oneTrace ? inAppSpan("conversation", { "session.id": threadId }, turns) : turns());
 }
 
 const call = (id, name, args) => ({ id, name, args });
 const lookup12345 = (id) => call(id, "lookup_order", { order_id: "12345" });
 const transfer = (id) => call(id, "transfer_to_refund_agent", {});
+
+/** The model scripts of the three-turn conversation (d and e). */
+const multiTurnScript = () => ({
+  triage: [
+    // turn 1
+    { toolCalls: [lookup12345("call_t1_lookup_1")] },
+    { toolCalls: [transfer("call_t1_transfer_1")] },
+    { text: SAY.refund12345 },
+    // turn 2
+    { toolCalls: [call("call_t2_lookup_1", "lookup_order", { order_id: "123" })] },
+    { toolCalls: [transfer("call_t2_transfer_1")] },
+    { text: SAY.refund123 },
+    // turn 3
+    { text: SAY.bye },
+  ],
+  refund: [
+    // turn 1
+    { toolCalls: [call("call_t1_refund_1", "issue_refund", { order_id: "12345", amount: 49.99 })] },
+    { text: "Refund RF-1001 of $49.99 for order 12345 approved." },
+    // turn 2
+    { toolCalls: [call("call_t2_refund_1", "issue_refund", { order_id: "123", amount: 19.5 })] },
+    { text: "Refund RF-1002 of $19.50 for order 123 approved." },
+  ],
+});
 
 export const SCENARIOS = {
   // a. triage -> refund agent -> back to triage, every tool call valid.
@@ -223,31 +259,10 @@ export const SCENARIOS = {
   // d. three turns on one thread. Turn 1: the user asks about order #123 but
   //    the triage agent looks up #12345 and the refund agent refunds it.
   //    Turn 2: "No, I meant order #123". Turn 3: thanks, no tools.
-  multi_turn: () =>
-    runConversation(
-      {
-        triage: [
-          // turn 1
-          { toolCalls: [lookup12345("call_t1_lookup_1")] },
-          { toolCalls: [transfer("call_t1_transfer_1")] },
-          { text: SAY.refund12345 },
-          // turn 2
-          { toolCalls: [call("call_t2_lookup_1", "lookup_order", { order_id: "123" })] },
-          { toolCalls: [transfer("call_t2_transfer_1")] },
-          { text: SAY.refund123 },
-          // turn 3
-          { text: SAY.bye },
-        ],
-        refund: [
-          // turn 1
-          { toolCalls: [call("call_t1_refund_1", "issue_refund", { order_id: "12345", amount: 49.99 })] },
-          { text: "Refund RF-1001 of $49.99 for order 12345 approved." },
-          // turn 2
-          { toolCalls: [call("call_t2_refund_1", "issue_refund", { order_id: "123", amount: 19.5 })] },
-          { text: "Refund RF-1002 of $19.50 for order 123 approved." },
-        ],
-      },
-      "sess-langgraph-multiturn-0001",
-      [USER.t1, USER.t2, USER.t3],
-    ),
+  multi_turn: () => runConversation(multiTurnScript(), "sess-langgraph-multiturn-0001", [USER.t1, USER.t2, USER.t3]),
+
+  // e. the conversation of d (its own thread), its three graph invocations
+  //    inside the application's "conversation" span: one trace.
+  one_trace: () =>
+    runConversation(multiTurnScript(), "sess-langgraph-onetrace-0001", [USER.t1, USER.t2, USER.t3], { oneTrace: true }),
 };

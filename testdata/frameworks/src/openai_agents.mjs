@@ -11,10 +11,12 @@
 // OpenTelemetry by @arizeai/openinference-instrumentation-openai-agents (a
 // TracingProcessor). The conversation id is set with OpenInference's
 // setSession context (-> session.id on every span) and as the SDK trace
-// groupId; multi-turn history is kept by the SDK's MemorySession.
+// groupId; multi-turn history is kept by the SDK's MemorySession. A
+// conversation runs either one trace per Runner.run (the SDK default) or all
+// its runs inside one withTrace(...) (the SDK's API for grouping runs).
 
 import * as agents from "@openai/agents";
-import { Agent, MemorySession, OpenAIResponsesModel, Runner, tool } from "@openai/agents";
+import { Agent, MemorySession, OpenAIResponsesModel, Runner, tool, withTrace } from "@openai/agents";
 import { OpenAIAgentsInstrumentation } from "@arizeai/openinference-instrumentation-openai-agents";
 import { setSession, setUser } from "@arizeai/openinference-core";
 import { context } from "@opentelemetry/api";
@@ -160,21 +162,28 @@ function buildAgents(scripts) {
   return { triageAgent, refundAgent };
 }
 
+const WORKFLOW = "Acme support";
+const TRACE_METADATA = { user_id: "customer-042" };
+
 /**
- * Runs the turns of one conversation. Every turn is one Runner.run (one trace)
- * starting at triage_agent; the MemorySession carries the history.
+ * Runs the turns of one conversation. Every turn is one Runner.run starting at
+ * triage_agent; the MemorySession carries the history. By default every run is
+ * its own trace (the runner creates it with workflowName, groupId and
+ * traceMetadata); with oneTrace all the runs happen inside one
+ * withTrace(WORKFLOW, ...) with the same groupId and metadata, and each run
+ * adds its task span to that trace.
  */
-async function runConversation(scripts, sessionId, userMessages, runOptions = {}) {
+async function runConversation(scripts, sessionId, userMessages, runOptions = {}, { oneTrace = false } = {}) {
   const { triageAgent } = buildAgents(scripts);
   const runner = new Runner({
-    workflowName: "Acme support",
+    workflowName: WORKFLOW,
     groupId: sessionId,
-    traceMetadata: { user_id: "customer-042" },
+    traceMetadata: TRACE_METADATA,
     traceIncludeSensitiveData: true,
   });
   const session = new MemorySession({ sessionId });
   const ctx = setUser(setSession(context.active(), { sessionId }), { userId: "customer-042" });
-  await context.with(ctx, async () => {
+  const turns = async () => {
     for (const text of userMessages) {
       try {
         await runner.run(triageAgent, text, { session, maxTurns: 8, ...runOptions });
@@ -184,12 +193,37 @@ async function runConversation(scripts, sessionId, userMessages, runOptions = {}
       }
       await sleep(300); // think time between turns
     }
-  });
+  };
+  await context.with(ctx, () =>
+    oneTrace ? withTrace(WORKFLOW, turns, { groupId: sessionId, metadata: TRACE_METADATA }) : turns(),
+  );
 }
 
 const call = (id, name, args) => ({ id, name, args });
 const lookup12345 = (id) => call(id, "lookup_order", { order_id: "12345" });
 const transfer = (id) => call(id, "transfer_to_refund_agent", {});
+
+/** The model scripts of the three-turn conversation (d and e). */
+const multiTurnScripts = () => ({
+  triage_agent: [
+    // turn 1
+    { toolCalls: [lookup12345("call_t1_lookup_1")] },
+    { toolCalls: [transfer("call_t1_transfer_1")] },
+    // turn 2
+    { toolCalls: [call("call_t2_lookup_1", "lookup_order", { order_id: "123" })] },
+    { toolCalls: [transfer("call_t2_transfer_1")] },
+    // turn 3
+    { text: SAY.bye },
+  ],
+  refund_agent: [
+    // turn 1
+    { toolCalls: [call("call_t1_refund_1", "issue_refund", { order_id: "12345", amount: 49.99 })] },
+    { text: SAY.refund12345 },
+    // turn 2
+    { toolCalls: [call("call_t2_refund_1", "issue_refund", { order_id: "123", amount: 19.5 })] },
+    { text: SAY.refund123 },
+  ],
+});
 
 export const SCENARIOS = {
   // a. triage -> refund agent (SDK handoff), every tool call valid.
@@ -266,28 +300,16 @@ export const SCENARIOS = {
   //    triage agent looks up #12345 and the refund agent refunds it. Turn 2:
   //    "No, I meant order #123". Turn 3: thanks, no tools.
   multi_turn: () =>
+    runConversation(multiTurnScripts(), "sess-openai-agents-multiturn-0001", [USER.t1, USER.t2, USER.t3]),
+
+  // e. the conversation of d (its own session), its three runs inside one
+  //    withTrace: one trace, one task span per run.
+  one_trace: () =>
     runConversation(
-      {
-        triage_agent: [
-          // turn 1
-          { toolCalls: [lookup12345("call_t1_lookup_1")] },
-          { toolCalls: [transfer("call_t1_transfer_1")] },
-          // turn 2
-          { toolCalls: [call("call_t2_lookup_1", "lookup_order", { order_id: "123" })] },
-          { toolCalls: [transfer("call_t2_transfer_1")] },
-          // turn 3
-          { text: SAY.bye },
-        ],
-        refund_agent: [
-          // turn 1
-          { toolCalls: [call("call_t1_refund_1", "issue_refund", { order_id: "12345", amount: 49.99 })] },
-          { text: SAY.refund12345 },
-          // turn 2
-          { toolCalls: [call("call_t2_refund_1", "issue_refund", { order_id: "123", amount: 19.5 })] },
-          { text: SAY.refund123 },
-        ],
-      },
-      "sess-openai-agents-multiturn-0001",
+      multiTurnScripts(),
+      "sess-openai-agents-onetrace-0001",
       [USER.t1, USER.t2, USER.t3],
+      {},
+      { oneTrace: true },
     ),
 };

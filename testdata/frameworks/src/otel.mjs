@@ -5,9 +5,10 @@
 // an AsyncLocalStorage context manager (so that context-carried attributes such
 // as OpenInference's session.id reach child spans), and the OTLP/JSON
 // serialisation of the finished spans into one ExportTraceServiceRequest.
+// Also the application's own span around a whole conversation.
 
 import { writeFileSync } from "node:fs";
-import { context, propagation, trace } from "@opentelemetry/api";
+import { SpanStatusCode, context, propagation, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
@@ -71,4 +72,33 @@ export async function writeOTLPJSON(provider, exporter, outPath) {
     traces: new Set(spans.map((s) => s.spanContext().traceId)).size,
     bytes: Buffer.byteLength(line),
   };
+}
+
+/**
+ * Runs fn inside a span of the application itself, started with the OTel API
+ * as a chat loop or a request handler starts one
+ * (tracer.startActiveSpan(name, ...), tracer "acme-support-app", kind
+ * INTERNAL): every framework span started in fn becomes part of its trace,
+ * each invocation's root span a child of it. The span carries only the given
+ * attributes (no GenAI ones) and ends when fn settles, with status ERROR and an
+ * exception event if fn throws.
+ *
+ * @param {string} name span name, e.g. "conversation"
+ * @param {Record<string, string>} attributes
+ * @param {() => Promise<T>} fn
+ * @returns {Promise<T>}
+ * @template T
+ */
+export function inAppSpan(name, attributes, fn) {
+  return trace.getTracer("acme-support-app", "1.0.0").startActiveSpan(name, { attributes }, async (span) => {
+    try {
+      return await fn();
+    } catch (err) {
+      span.recordException(err);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: String(err?.message ?? err) });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }

@@ -9,6 +9,10 @@
 // under the triage agent's ai.toolCall span, in the same trace.
 // Telemetry: experimental_telemetry {isEnabled, functionId = agent name,
 // metadata {sessionId, userId}}; inputs and outputs are recorded (default).
+// A conversation runs either one trace per agent call (the SDK's root span)
+// or all its calls inside one application span ("conversation", no
+// attributes: the session id is the SDK's telemetry metadata, which the
+// application does not write on its own spans).
 
 import { ToolLoopAgent, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
@@ -28,6 +32,7 @@ import {
   sleep,
   tokens,
 } from "./domain.mjs";
+import { inAppSpan } from "./otel.mjs";
 
 /**
  * A MockLanguageModelV3 that answers each doGenerate call with the next step of
@@ -130,22 +135,67 @@ function buildAgents(script, sessionId) {
   return { triageAgent, refundAgent };
 }
 
-/** Runs the turns of one conversation, carrying the message history between turns. */
-async function runConversation(script, sessionId, userMessages) {
+/**
+ * Runs the turns of one conversation, carrying the message history between
+ * turns. With oneTrace the turns run inside the application's "conversation"
+ * span, so that every agent call's root span is its child in one trace.
+ */
+async function runConversation(script, sessionId, userMessages, { oneTrace = false } = {}) {
   const { triageAgent } = buildAgents(script, sessionId);
   const history = [];
-  for (const text of userMessages) {
-    history.push({ role: "user", content: text });
-    const r = await triageAgent.generate({ messages: history });
-    history.push(...r.response.messages);
-    await sleep(300); // think time between turns
-  }
+  const turns = async () => {
+    for (const text of userMessages) {
+      history.push({ role: "user", content: text });
+      const r = await triageAgent.generate({ messages: history });
+      history.push(...r.response.messages);
+      await sleep(300); // think time between turns
+    }
+  };
+  await (oneTrace ? inAppSpan("conversation", {}, turns) : turns());
 }
 
 const call = (id, name, args) => ({ id, name, args });
 const lookup12345 = (id) => call(id, "lookup_order", { order_id: "12345" });
 const transfer12345 = (id) =>
   call(id, "transfer_to_refund_agent", { order_id: "12345", request: SAY.handoffRequest12345 });
+
+/** The model scripts of the three-turn conversation (d and e). */
+const multiTurnScript = () => ({
+  triage: [
+    // turn 1
+    { toolCalls: [lookup12345("call_t1_lookup_1")] },
+    {
+      toolCalls: [
+        call("call_t1_transfer_1", "transfer_to_refund_agent", {
+          order_id: "12345",
+          request: SAY.handoffRequest12345Wrong,
+        }),
+      ],
+    },
+    { text: SAY.refund12345 },
+    // turn 2
+    { toolCalls: [call("call_t2_lookup_1", "lookup_order", { order_id: "123" })] },
+    {
+      toolCalls: [
+        call("call_t2_transfer_1", "transfer_to_refund_agent", {
+          order_id: "123",
+          request: SAY.handoffRequest123,
+        }),
+      ],
+    },
+    { text: SAY.refund123 },
+    // turn 3
+    { text: SAY.bye },
+  ],
+  refund: [
+    // turn 1
+    { toolCalls: [call("call_t1_refund_1", "issue_refund", { order_id: "12345", amount: 49.99 })] },
+    { text: "Refund RF-1001 of $49.99 for order 12345 approved." },
+    // turn 2
+    { toolCalls: [call("call_t2_refund_1", "issue_refund", { order_id: "123", amount: 19.5 })] },
+    { text: "Refund RF-1002 of $19.50 for order 123 approved." },
+  ],
+});
 
 export const SCENARIOS = {
   // a. triage -> refund agent, every tool call valid.
@@ -210,45 +260,10 @@ export const SCENARIOS = {
   // d. three turns, one sessionId. Turn 1: the user asks about order #123 but
   //    the triage agent looks up and refunds #12345. Turn 2: the user corrects
   //    it ("No, I meant order #123"). Turn 3: thanks, no tools.
-  multi_turn: () =>
-    runConversation(
-      {
-        triage: [
-          // turn 1
-          { toolCalls: [lookup12345("call_t1_lookup_1")] },
-          {
-            toolCalls: [
-              call("call_t1_transfer_1", "transfer_to_refund_agent", {
-                order_id: "12345",
-                request: SAY.handoffRequest12345Wrong,
-              }),
-            ],
-          },
-          { text: SAY.refund12345 },
-          // turn 2
-          { toolCalls: [call("call_t2_lookup_1", "lookup_order", { order_id: "123" })] },
-          {
-            toolCalls: [
-              call("call_t2_transfer_1", "transfer_to_refund_agent", {
-                order_id: "123",
-                request: SAY.handoffRequest123,
-              }),
-            ],
-          },
-          { text: SAY.refund123 },
-          // turn 3
-          { text: SAY.bye },
-        ],
-        refund: [
-          // turn 1
-          { toolCalls: [call("call_t1_refund_1", "issue_refund", { order_id: "12345", amount: 49.99 })] },
-          { text: "Refund RF-1001 of $49.99 for order 12345 approved." },
-          // turn 2
-          { toolCalls: [call("call_t2_refund_1", "issue_refund", { order_id: "123", amount: 19.5 })] },
-          { text: "Refund RF-1002 of $19.50 for order 123 approved." },
-        ],
-      },
-      "sess-vercel-multiturn-0001",
-      [USER.t1, USER.t2, USER.t3],
-    ),
+  multi_turn: () => runConversation(multiTurnScript(), "sess-vercel-multiturn-0001", [USER.t1, USER.t2, USER.t3]),
+
+  // e. the conversation of d (its own sessionId), its three agent calls inside
+  //    the application's "conversation" span: one trace.
+  one_trace: () =>
+    runConversation(multiTurnScript(), "sess-vercel-onetrace-0001", [USER.t1, USER.t2, USER.t3], { oneTrace: true }),
 };

@@ -7,10 +7,12 @@
 //    trace/span ids of the right length, decimal-string nanosecond timestamps,
 //    end >= start, under 1 MiB (the otlpjsonfile receiver's default
 //    max_log_size);
-//  - content, against expected.mjs: one trace per turn, the session id on
-//    every trace, user messages and final responses, every requested tool call
-//    (call id + arguments), the error text of every faulty call, the tools
-//    offered to each agent.
+//  - content, against expected.mjs: one trace per turn (or, for a file whose
+//    turns share one trace, that trace's root span and one invocation root
+//    span per turn under it, disjoint in time), the session id in every turn,
+//    user messages and final responses, every requested tool call (call id +
+//    arguments), the error text of every faulty call, the tools offered to
+//    each agent.
 // Exits 1 on the first file with problems listed.
 
 import { readFileSync, readdirSync } from "node:fs";
@@ -74,18 +76,31 @@ function checkFile(file, exp) {
     if (!NANOS.test(s.startTimeUnixNano) || !NANOS.test(s.endTimeUnixNano)) errs.push(`bad timestamps on ${s.name}`);
     else if (BigInt(s.endTimeUnixNano) < BigInt(s.startTimeUnixNano)) errs.push(`end < start on ${s.name}`);
   }
-  // Traces in start order = turns.
   const byTrace = new Map();
   for (const s of spans) {
     if (!byTrace.has(s.traceId)) byTrace.set(s.traceId, []);
     byTrace.get(s.traceId).push(s);
   }
   const start = (l) => l.reduce((m, s) => (BigInt(s.startTimeUnixNano) < m ? BigInt(s.startTimeUnixNano) : m), 1n << 64n);
+  const end = (l) => l.reduce((m, s) => (BigInt(s.endTimeUnixNano) > m ? BigInt(s.endTimeUnixNano) : m), 0n);
   const traces = [...byTrace.values()].sort((a, b) => (start(a) < start(b) ? -1 : 1));
-  if (traces.length !== exp.turns.length) errs.push(`want ${exp.turns.length} traces (turns), have ${traces.length}`);
-  const hay = traces.map((l) => l.flatMap(spanStrings));
+  // The spans of each turn, in start order: one trace each, or the subtrees of
+  // the one trace's invocation roots.
+  let turns = traces;
+  if (exp.traces === undefined) {
+    if (traces.length !== exp.turns.length) errs.push(`want ${exp.turns.length} traces (turns), have ${traces.length}`);
+  } else {
+    if (traces.length !== exp.traces) errs.push(`want ${exp.traces} traces, have ${traces.length}`);
+    turns = invocations(traces[0] ?? [], exp, errs);
+    if (turns.length !== exp.turns.length)
+      errs.push(`want ${exp.turns.length} invocations (turns), have ${turns.length}`);
+    turns.forEach((l, i) => {
+      if (i > 0 && start(l) < end(turns[i - 1])) errs.push(`turn ${i + 1} starts before turn ${i} ends`);
+    });
+  }
+  const hay = turns.map((l) => l.flatMap(spanStrings));
   const all = hay.flat();
-  traces.forEach((l, i) => {
+  turns.forEach((l, i) => {
     const ok = l.some((s) =>
       (s.attributes ?? []).some((a) => a.key === exp.session_key && a.value.stringValue === exp.session_id),
     );
@@ -109,6 +124,36 @@ function checkFile(file, exp) {
     for (const t of tools) if (!has(all, `"name":"${t}"`)) errs.push(`tool definition ${t} (${agent}) not found`);
   }
   return { errs, spans: spans.length, traces: traces.length, bytes: Buffer.byteLength(text) };
+}
+
+/**
+ * The turns of a conversation run inside one trace: the trace must have one
+ * root span, named exp.trace_root, whose children are the invocations' root
+ * spans, each named exp.invocation_root. Returns each child's subtree (spans),
+ * in start order.
+ */
+function invocations(spans, exp, errs) {
+  const ids = new Set(spans.map((s) => s.spanId));
+  const roots = spans.filter((s) => !s.parentSpanId || !ids.has(s.parentSpanId));
+  if (roots.length !== 1) {
+    errs.push(`want 1 root span in the trace, have ${roots.length}`);
+    return [];
+  }
+  const root = roots[0];
+  if (root.name !== exp.trace_root) errs.push(`root span is ${root.name}, want ${exp.trace_root}`);
+  const children = new Map();
+  for (const s of spans) {
+    if (s === root) continue;
+    if (!children.has(s.parentSpanId)) children.set(s.parentSpanId, []);
+    children.get(s.parentSpanId).push(s);
+  }
+  const subtree = (s) => [s, ...(children.get(s.spanId) ?? []).flatMap(subtree)];
+  const tops = (children.get(root.spanId) ?? []).sort((a, b) =>
+    BigInt(a.startTimeUnixNano) < BigInt(b.startTimeUnixNano) ? -1 : 1,
+  );
+  for (const s of tops)
+    if (s.name !== exp.invocation_root) errs.push(`invocation root ${s.name}, want ${exp.invocation_root}`);
+  return tops.map(subtree);
 }
 
 let failed = 0;
