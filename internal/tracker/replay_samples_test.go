@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -123,6 +124,13 @@ func sampleExpectations() map[string]sampleWant {
 					tools: []string{lookup(2, "123"), transfer(fw, 2, "123", reqCorrectT2), refund(2, "1", "123", 19.5)}},
 				{user: userT3, final: sayBye, agents: []string{"triage_agent"}},
 			}}
+		// The same conversation inside one trace (withTrace, or the application's span
+		// around the chat loop): the same three turns. Each turn's root is its first
+		// agent span: the run span under the trace's root is no turn marker there.
+		oneTrace := out[fw+"_multi_turn.json"]
+		oneTrace.session = f.prefix + "-onetrace-0001"
+		oneTrace.rootRule = session.RootRuleGenAIRoot
+		out[fw+"_one_trace.json"] = oneTrace
 	}
 	// The run fails after the unknown tool and the trace's root span never ends.
 	out["openai_agents_unknown_tool_raise.json"] = sampleWant{session: "sess-openai-agents-unknowntoolraise-0001",
@@ -154,6 +162,19 @@ func TestReplaySamples(t *testing.T) {
 			sessions := Replay(td, ex, Config{})
 			require.Len(t, sessions, 1)
 			s := sessions[0]
+			if strings.HasSuffix(name, "_one_trace.json") {
+				// With a turn_timeout shorter than the user's think time (300 ms), each
+				// request closes (without the trace's root, which ends last) before the
+				// next one arrives, which opens the trace's next turn: the same turns.
+				quick := Replay(td, ex, Config{TurnSettle: 100 * time.Millisecond, TurnTimeout: 300 * time.Millisecond})
+				require.Len(t, quick, 1)
+				require.Len(t, quick[0].Turns, len(s.Turns))
+				for i := range s.Turns {
+					assert.Equal(t, s.Turns[i].RootSpanID, quick[0].Turns[i].RootSpanID, "turn %d", i)
+					assert.Equal(t, s.Turns[i].SpanCount, quick[0].Turns[i].SpanCount, "turn %d", i)
+					assert.Equal(t, s.Turns[i].UserMessage, quick[0].Turns[i].UserMessage, "turn %d", i)
+				}
+			}
 			assert.Equal(t, want.session, s.ID)
 			assert.False(t, s.Partial)
 
