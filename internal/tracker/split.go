@@ -49,13 +49,26 @@ type traceSplit struct {
 // the turns when they hold several, or are the rest when they start after them.
 func splitTrace(recs []session.SpanRecord) traceSplit {
 	sp := traceSplit{turns: [][]session.SpanRecord{recs}}
-	t := newTraceTree(recs)
+	turnMarkers, users := 0, 0
+	var user string
 	for i := range recs {
-		if isTraceRoot(&recs[i]) {
+		r := &recs[i]
+		if isTraceRoot(r) {
 			sp.complete = true
 		}
-		sp.end = max(sp.end, recs[i].EndUnixNano)
+		sp.end = max(sp.end, r.EndUnixNano)
+		if r.Class == session.ClassTurn {
+			turnMarkers++
+		}
+		if r.UserMessage != "" && (users == 0 || r.UserMessage != user) {
+			user = r.UserMessage
+			users++
+		}
 	}
+	if turnMarkers < 2 && users < 2 {
+		return sp // no second request: one turn (the common case, without a tree)
+	}
+	t := newTraceTree(recs)
 	branches := t.requests()
 	if branches == nil {
 		return sp
@@ -65,7 +78,7 @@ func splitTrace(recs []session.SpanRecord) traceSplit {
 	for k, b := range branches {
 		windows[k] = window{start: recs[b[0]].StartUnixNano}
 		for _, root := range b {
-			t.walk(root, func(i int) {
+			t.walk(root, func(i int32) {
 				turnOf[i] = k + 1
 				windows[k].end = max(windows[k].end, recs[i].EndUnixNano)
 				windows[k].start = min(windows[k].start, recs[i].StartUnixNano)
@@ -92,6 +105,9 @@ func splitTrace(recs []session.SpanRecord) traceSplit {
 			// The last turn that started at or before it, else the first.
 			place[i] = max(0, startedBy(windows, r.StartUnixNano)-1)
 		}
+	}
+	if !slices.ContainsFunc(place, func(k int) bool { return k != 0 }) {
+		return sp // one turn of every record, recs itself
 	}
 	sp = traceSplit{turns: make([][]session.SpanRecord, len(branches)), complete: sp.complete}
 	restGenAI := false
@@ -152,58 +168,62 @@ func isTraceRoot(r *session.SpanRecord) bool {
 	return r.ParentSpanID == "" || r.ParentSpanID == r.SpanID
 }
 
-// traceTree is the parent/child structure of one trace's records (indexes into recs).
+// traceTree is the parent/child structure of one trace's records (indexes into recs;
+// children as linked lists, in start order).
 type traceTree struct {
 	recs []session.SpanRecord
-	// kids are the children of each record, and tops the records whose parent is not
-	// among them (by parent id: "" for the trace root), in start order.
-	kids  [][]int
-	tops  map[string][]int
-	genAI []bool // the record's subtree holds a GenAI span
-	user  []string
+	// first and next link each record's children: first[i] is i's first child, next[c]
+	// the child after c (-1: none). tops are the records whose parent is not among them
+	// (the trace root, or the children of a parent that has not arrived), in start order.
+	first, next []int32
+	tops        []int32
+	genAI       []bool // the record's subtree holds a GenAI span
+	user        []string
 	// byID is the first record of each span id.
 	byID map[string]int
 }
 
 func newTraceTree(recs []session.SpanRecord) *traceTree {
-	t := &traceTree{recs: recs, kids: make([][]int, len(recs)), tops: map[string][]int{},
-		genAI: make([]bool, len(recs)), user: make([]string, len(recs))}
-	byID := make(map[string]int, len(recs))
-	t.byID = byID
+	n := len(recs)
+	t := &traceTree{recs: recs, first: make([]int32, 2*n), genAI: make([]bool, n), user: make([]string, n),
+		byID: make(map[string]int, n)}
+	t.first, t.next = t.first[:n:n], t.first[n:]
 	for i := range recs {
-		if _, dup := byID[recs[i].SpanID]; !dup {
-			byID[recs[i].SpanID] = i
+		t.first[i], t.next[i] = -1, -1
+		if _, dup := t.byID[recs[i].SpanID]; !dup {
+			t.byID[recs[i].SpanID] = i
 		}
 	}
-	order := make([]int, len(recs))
+	order := make([]int32, n)
 	for i := range order {
-		order[i] = i
+		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(recs[a].StartUnixNano, recs[b].StartUnixNano) })
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(recs[a].StartUnixNano, recs[b].StartUnixNano) })
+	last := make([]int32, n) // the last child linked so far
 	for _, i := range order {
 		r := &recs[i]
-		if byID[r.SpanID] != i {
+		if t.byID[r.SpanID] != int(i) {
 			continue // a duplicate span id: not a node of its own
 		}
-		if p, ok := byID[r.ParentSpanID]; ok && !isTraceRoot(r) && p != i {
-			t.kids[p] = append(t.kids[p], i)
-		} else {
-			parent := r.ParentSpanID
-			if isTraceRoot(r) {
-				parent = ""
-			}
-			t.tops[parent] = append(t.tops[parent], i)
+		p, ok := t.byID[r.ParentSpanID]
+		if !ok || isTraceRoot(r) || p == int(i) {
+			t.tops = append(t.tops, i)
+			continue
 		}
+		if t.first[p] < 0 {
+			t.first[p] = i
+		} else {
+			t.next[last[p]] = i
+		}
+		last[p] = i
 	}
 	// Subtree facts, children before parents (a cycle of parents is in no top and is
 	// left out, as assembly does with it).
-	var visit func(i int)
-	visit = func(i int) {
+	var visit func(i int32)
+	visit = func(i int32) {
 		t.genAI[i] = recs[i].Class.GenAI()
-		if recs[i].UserMessage != "" {
-			t.user[i] = recs[i].UserMessage
-		}
-		for _, k := range t.kids[i] {
+		t.user[i] = recs[i].UserMessage
+		for k := t.first[i]; k >= 0; k = t.next[k] {
 			visit(k)
 			t.genAI[i] = t.genAI[i] || t.genAI[k]
 			if t.user[i] == "" {
@@ -211,46 +231,65 @@ func newTraceTree(recs []session.SpanRecord) *traceTree {
 			}
 		}
 	}
-	for _, ts := range t.tops {
-		for _, i := range ts {
-			visit(i)
-		}
+	for _, i := range t.tops {
+		visit(i)
 	}
 	return t
 }
 
+// kids returns i's children, in start order.
+func (t *traceTree) kids(i int32) []int32 {
+	var out []int32
+	for k := t.first[i]; k >= 0; k = t.next[k] {
+		out = append(out, k)
+	}
+	return out
+}
+
 // walk calls f on i and every record below it.
-func (t *traceTree) walk(i int, f func(int)) {
+func (t *traceTree) walk(i int32, f func(int32)) {
 	f(i)
-	for _, k := range t.kids[i] {
+	for k := t.first[i]; k >= 0; k = t.next[k] {
 		t.walk(k, f)
 	}
+}
+
+// topParent is the parent id that groups a top record: "" for the trace root.
+func topParent(r *session.SpanRecord) string {
+	if isTraceRoot(r) {
+		return ""
+	}
+	return r.ParentSpanID
 }
 
 // requests returns the branches of each request (each a list of subtree roots; see
 // splitTrace): one request of the top group that holds the first GenAI span when the
 // trace holds no conversation; nil when it holds no GenAI span.
-func (t *traceTree) requests() [][]int {
+func (t *traceTree) requests() [][]int32 {
 	// The top group that holds the first GenAI span: below the trace root, or below a
 	// parent that has not arrived (the application's span, still running).
-	var nodes []int
-	first := int64(0)
-	for _, ts := range t.tops {
-		for _, i := range ts {
-			if t.genAI[i] && (nodes == nil || t.recs[i].StartUnixNano < first) {
-				nodes, first = ts, t.recs[i].StartUnixNano
-			}
+	group := -1
+	for k, i := range t.tops {
+		if t.genAI[i] {
+			group = k
+			break
 		}
 	}
-	// Whether the node whose children nodes are is a GenAI span: the parent of a top
-	// group (the trace root's none, or one that has not arrived) is the application's.
-	if nodes == nil {
+	if group < 0 {
 		return nil // its GenAI spans are in a cycle of parents, or duplicates
 	}
-	whole := [][]int{nodes}
+	var nodes []int32
+	for _, i := range t.tops {
+		if topParent(&t.recs[i]) == topParent(&t.recs[t.tops[group]]) {
+			nodes = append(nodes, i)
+		}
+	}
+	whole := [][]int32{nodes}
+	// Whether the node whose children nodes are is a GenAI span: the parent of a top
+	// group (the trace root's none, or one that has not arrived) is the application's.
 	nodeGenAI := false
 	for {
-		var withGenAI []int
+		var withGenAI []int32
 		for _, i := range nodes {
 			if t.genAI[i] {
 				withGenAI = append(withGenAI, i)
@@ -266,18 +305,18 @@ func (t *traceTree) requests() [][]int {
 			return whole
 		}
 		n := withGenAI[0]
-		nodes, nodeGenAI = t.kids[n], t.recs[n].Class.GenAI()
+		nodes, nodeGenAI = t.kids(n), t.recs[n].Class.GenAI()
 	}
 }
 
 // cut groups branches (the children of one node that hold GenAI spans, in start order)
 // into requests; genAINode is true when that node is a GenAI span.
-func (t *traceTree) cut(branches []int, genAINode bool) [][]int {
+func (t *traceTree) cut(branches []int32, genAINode bool) [][]int32 {
 	first := &t.recs[branches[0]]
 	if genAINode && first.Class.GenAI() {
 		return nil // an agent or workflow calling agents: one turn
 	}
-	reqs := [][]int{{branches[0]}}
+	reqs := [][]int32{{branches[0]}}
 	user, end := t.user[branches[0]], t.recs[branches[0]].EndUnixNano
 	for _, b := range branches[1:] {
 		r := &t.recs[b]
@@ -285,7 +324,7 @@ func (t *traceTree) cut(branches []int, genAINode bool) [][]int {
 		newRequest := sameKind && r.StartUnixNano >= end &&
 			(r.Class == session.ClassTurn || t.user[b] != "" && t.user[b] != user)
 		if newRequest {
-			reqs = append(reqs, []int{b})
+			reqs = append(reqs, []int32{b})
 			user = t.user[b]
 		} else {
 			n := len(reqs) - 1
