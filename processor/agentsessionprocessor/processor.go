@@ -1463,7 +1463,7 @@ func (st *sessionState) sort() {
 // holds reports whether st has the record of the turn of traceID at turnIndex at
 // verdict stage stage or further on: merge would take nothing of a stored one
 // (store.Held, for reload, which then need not decode it).
-func (st *sessionState) holds(traceID string, turnIndex, stage int) bool {
+func (st *sessionState) holds(traceID, _ string, turnIndex, stage int) bool {
 	i := st.find(traceID)
 	return i >= 0 && st.records[i].Result.TurnIndex == turnIndex && store.VerdictStage(&st.records[i]) >= stage
 }
@@ -1578,7 +1578,7 @@ func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *sha
 	if !ok {
 		// The turns numbered here while the store was unreachable get theirs first.
 		if err = sh.reserveLocal(ctx, p, w); err == nil {
-			n, err = store.ReserveTurn(ctx, p.cont, id, traceID)
+			n, err = store.ReserveTurn(ctx, p.cont, id, traceID, "")
 		}
 	}
 	if err != nil {
