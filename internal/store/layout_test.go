@@ -182,11 +182,13 @@ func TestOldLayoutAfterMigration(t *testing.T) {
 		// A newer revision replaces it; a stale one does not.
 		r2 := sampleAnalysis("old-1", t0.Add(time.Hour), f64(0.75))
 		r2.AnalysisRevision = 2
-		// The same conversation: revision 1's traces at their indexes (docs/decisions/sessions.md §4.6).
+		// The same conversation: revision 1's turns (trace and root span) at their indexes
+		// (docs/decisions/sessions.md §4.6).
 		require.Len(t, r1.TurnResults, 3)
 		r2.TurnResults = append(r2.TurnResults, r2.TurnResults[1])
 		for i := range r2.TurnResults {
 			r2.TurnResults[i].TurnIndex, r2.TurnResults[i].TraceID = i, r1.TurnResults[i].TraceID
+			r2.TurnResults[i].RootSpanID = r1.TurnResults[i].RootSpanID
 		}
 		require.NoError(t, s.SaveAnalysis(ctx, r2))
 		require.NoError(t, s.SaveAnalysis(ctx, r1), "stale")
