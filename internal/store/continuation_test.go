@@ -5,7 +5,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -785,17 +784,7 @@ func TestTurnIdentityMigration(t *testing.T) {
 	)
 	runAll(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
-		driver, dsn := b.newDB(t)
-		d, conn := postgresDialect, dsn
-		if driver == DriverSQLite {
-			var err error
-			d = sqliteDialect
-			conn, err = sqliteConnString(dsn)
-			require.NoError(t, err)
-		}
-		db, err := sql.Open(d.sqlDriver, conn)
-		require.NoError(t, err)
-		require.NoError(t, migrateTo(ctx, db, d, 12))
+		db, d, driver, dsn := atVersion(t, b, 12)
 		// As the code before 00013 saved them: reserveTurnSQL and upsertTurnSQL without
 		// the root span.
 		prov := turnState(id, 0, false, "none")
@@ -817,12 +806,7 @@ func TestTurnIdentityMigration(t *testing.T) {
 		}
 		require.NoError(t, db.Close())
 
-		s, _, _ := func() (*sqlStore, string, string) {
-			st, err := Open(ctx, driver, dsn)
-			require.NoError(t, err)
-			t.Cleanup(func() { assert.NoError(t, st.Close()) })
-			return st.(*sqlStore), driver, dsn
-		}()
+		s := reopen(t, driver, dsn)
 		assert.GreaterOrEqual(t, schemaVersion(t, s), int64(13), "migrated past 00013_turn_root_span")
 		var gotRoot string
 		require.NoError(t, s.db.QueryRow(s.d.rebind("SELECT root_span_id FROM turns WHERE session_id = ? AND trace_id = ?"), id, trace).Scan(&gotRoot))

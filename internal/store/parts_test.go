@@ -43,12 +43,18 @@ func partAnalysis(id string, rev, first int, seeds ...int) *evaluation.Analysis 
 // analysis revision as GetAnalysis returns it.
 func storedTurns(t *testing.T, s *sqlStore, id string) (map[int]int, int) {
 	t.Helper()
+	return storedSeeds(t, s, id, func(tr *evaluation.TurnResult) string { return tr.TraceID })
+}
+
+// storedSeeds is storedTurns with the seed read from the id that seedOf returns.
+func storedSeeds(t *testing.T, s *sqlStore, id string, seedOf func(*evaluation.TurnResult) string) (map[int]int, int) {
+	t.Helper()
 	a, err := s.GetAnalysis(context.Background(), id)
 	require.NoError(t, err)
 	got := map[int]int{}
 	for _, tr := range a.TurnResults {
 		var seed int
-		_, err := fmt.Sscanf(tr.TraceID, "%x", &seed)
+		_, err := fmt.Sscanf(seedOf(&tr), "%x", &seed)
 		require.NoError(t, err)
 		got[tr.TurnIndex] = seed
 		for _, ia := range tr.Interactions {
@@ -593,19 +599,11 @@ func oneTracePart(id string, rev, first int, seeds ...int) *evaluation.Analysis 
 	return a
 }
 
-// storedRoots returns the session's stored turns as index → root span seed.
-func storedRoots(t *testing.T, s *sqlStore, id string) map[int]int {
+// storedRoots returns the session's stored turns as index → root span seed, and its
+// analysis revision.
+func storedRoots(t *testing.T, s *sqlStore, id string) (map[int]int, int) {
 	t.Helper()
-	a, err := s.GetAnalysis(context.Background(), id)
-	require.NoError(t, err)
-	got := map[int]int{}
-	for _, tr := range a.TurnResults {
-		var seed int
-		_, err := fmt.Sscanf(tr.RootSpanID, "%x", &seed)
-		require.NoError(t, err)
-		got[tr.TurnIndex] = seed
-	}
-	return got
+	return storedSeeds(t, s, id, func(tr *evaluation.TurnResult) string { return tr.RootSpanID })
 }
 
 // TestOneTraceTurnsPlaced: the turns of a session run inside one trace are placed by
@@ -623,12 +621,12 @@ func TestOneTraceTurnsPlaced(t *testing.T) {
 		require.NoError(t, s.SaveAnalysis(ctx, first))
 		require.NoError(t, s.SaveAnalysis(ctx, oneTracePart(id, 2, 0, 1, 2, 3, 4)), "the next revision")
 		require.NoError(t, s.SaveAnalysis(ctx, first), "a late export of revision 1")
-		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, storedRoots(t, s, id))
-		a, err := s.GetAnalysis(ctx, id)
-		require.NoError(t, err)
-		assert.Equal(t, 2, a.AnalysisRevision)
+		got, rev := storedRoots(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, got)
+		assert.Equal(t, 2, rev)
 
 		require.NoError(t, s.SaveAnalysis(ctx, oneTracePart(id, 1, 0, 5)), "restarted: turn 0 again, another turn")
-		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, storedRoots(t, s, id))
+		got, _ = storedRoots(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got)
 	})
 }
