@@ -25,11 +25,15 @@ type Continuation struct {
 	Turns []evaluation.TurnRecord
 }
 
-// TurnState is one closed turn's record, keyed by session id and trace id.
+// TurnState is one closed turn's record, keyed by session id, trace id and root span id
+// (Key).
 type TurnState struct {
 	SessionID string
 	Record    evaluation.TurnRecord
 }
+
+// Key returns the key of the turn of t.
+func (t *TurnState) Key() TurnKey { return KeyOf(t.SessionID, &t.Record.Result) }
 
 // VerdictStage orders a turn record's verdicts: 0 provisional, 1 final without the next
 // turn's user message (evaluation.Evaluator.FinishLast: NoFollowUp), 2 final with it
@@ -45,14 +49,28 @@ func VerdictStage(r *evaluation.TurnRecord) int {
 }
 
 // Held reports whether the caller of LoadContinuation has the record of the session's
-// turn of traceID at turnIndex, at verdict stage stage (VerdictStage) or further on:
-// then the stored one has nothing for it.
-type Held func(traceID string, turnIndex, stage int) bool
+// turn of traceID and rootSpanID (TurnKey) at turnIndex, at verdict stage stage
+// (VerdictStage) or further on: then the stored one has nothing for it.
+type Held func(traceID, rootSpanID string, turnIndex, stage int) bool
 
-// TurnKey names a session's turn by its trace (JSON: session_id, trace_id).
+// TurnKey names a session's turn: its trace and its root span (the turn marker or the
+// highest GenAI span, hex; "" for a turn without one), as one trace may hold several
+// turns (a conversation run inside one trace, docs/decisions/sessions.md §4.2). JSON:
+// session_id, trace_id, root_span_id.
 type TurnKey struct {
-	SessionID string `json:"session_id"`
-	TraceID   string `json:"trace_id"`
+	SessionID  string `json:"session_id"`
+	TraceID    string `json:"trace_id"`
+	RootSpanID string `json:"root_span_id"`
+}
+
+// KeyOf returns the key of the turn of result r in session sessionID.
+func KeyOf(sessionID string, r *evaluation.TurnResult) TurnKey {
+	return TurnKey{SessionID: sessionID, TraceID: r.TraceID, RootSpanID: r.RootSpanID}
+}
+
+// clean returns k as stored: its ids through cleanText.
+func (k TurnKey) clean() TurnKey {
+	return TurnKey{SessionID: cleanText(k.SessionID), TraceID: cleanText(k.TraceID), RootSpanID: cleanText(k.RootSpanID)}
 }
 
 // ContinuationStore keeps the continuation state of sessions. Implementations are safe
@@ -65,7 +83,7 @@ type ContinuationStore interface {
 	// caller has: a stored record for which it reports true is left out of Turns (and
 	// not decoded).
 	LoadContinuation(ctx context.Context, sessionID string, held Held) (Continuation, error)
-	// SaveTurns upserts turn records by (session id, trace id) in one transaction. A
+	// SaveTurns upserts turn records by their TurnKey (TurnState.Key) in one transaction. A
 	// record never replaces one whose verdict is further on (VerdictStage: a final
 	// record is never replaced by a provisional one, a verdict with follow-up never by
 	// one without), so saving twice, or late, loses no verdict. It returns, per record of
@@ -86,13 +104,14 @@ type ContinuationStore interface {
 	// wins).
 	SaveRevision(ctx context.Context, sessionID string, revision int) error
 	// ReserveTurns returns the turn index of each turn of turns, allocated in order in
-	// one transaction: the index given before to the same (session id, trace id); in the
-	// result store's database, the index of the trace's stored turn result when no other
-	// trace holds it; else one more than the session's highest index (0 for its first
-	// turn): of its records, its reservations (those of turns before it in turns too)
-	// and its stored turn results (docs/decisions/sessions.md §4.7). Collectors sharing
-	// the store never get one index for two traces (§4.5). On error it returns nil:
-	// nothing is reserved.
+	// one transaction: the index given before to the same TurnKey (session id, trace id,
+	// root span id); in the result store's database, the index of the turn's stored turn
+	// result (same trace and root span) when no other turn holds it; else one more than
+	// the session's highest index (0 for its first turn): of its records, its
+	// reservations (those of turns before it in turns too) and its stored turn results
+	// (docs/decisions/sessions.md §4.7). Collectors sharing the store never get one
+	// index for two turns (§4.5), two turns of one trace included. On error it returns
+	// nil: nothing is reserved.
 	ReserveTurns(ctx context.Context, turns []TurnKey) ([]int, error)
 	// NextRevision allocates the session's next analysis revision (1 for the first) and
 	// records it as the last: collectors sharing the store never emit one revision twice.
@@ -102,8 +121,8 @@ type ContinuationStore interface {
 }
 
 // ReserveTurn allocates the index of one turn of cs (ContinuationStore.ReserveTurns).
-func ReserveTurn(ctx context.Context, cs ContinuationStore, sessionID, traceID string) (int, error) {
-	idx, err := cs.ReserveTurns(ctx, []TurnKey{{SessionID: sessionID, TraceID: traceID}})
+func ReserveTurn(ctx context.Context, cs ContinuationStore, sessionID, traceID, rootSpanID string) (int, error) {
+	idx, err := cs.ReserveTurns(ctx, []TurnKey{{SessionID: sessionID, TraceID: traceID, RootSpanID: rootSpanID}})
 	if err != nil {
 		return 0, err
 	}
@@ -122,8 +141,8 @@ func OpenContinuation(ctx context.Context, driver, dsn string) (ContinuationStor
 
 var _ ContinuationStore = (*sqlStore)(nil)
 
-const upsertTurnSQL = "INSERT INTO turns (session_id, trace_id, turn_index, final, verdict_stage, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) " +
-	"ON CONFLICT (session_id, trace_id) DO UPDATE SET turn_index = excluded.turn_index, final = excluded.final, " +
+const upsertTurnSQL = "INSERT INTO turns (session_id, trace_id, root_span_id, turn_index, final, verdict_stage, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) " +
+	"ON CONFLICT (session_id, trace_id, root_span_id) DO UPDATE SET turn_index = excluded.turn_index, final = excluded.final, " +
 	"verdict_stage = excluded.verdict_stage, record = excluded.record, updated_at = excluded.updated_at " +
 	"WHERE excluded.verdict_stage >= turns.verdict_stage"
 
@@ -135,34 +154,37 @@ const upsertTurnSQL = "INSERT INTO turns (session_id, trace_id, turn_index, fina
 // store already: one statement, as a plain upsert.
 const (
 	finishTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ? " +
-		"WHERE session_id = ? AND trace_id = ? AND verdict_stage = 0"
-	insertTurnSQL = "INSERT INTO turns (session_id, trace_id, turn_index, final, verdict_stage, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) " +
-		"ON CONFLICT (session_id, trace_id) DO NOTHING"
+		"WHERE session_id = ? AND trace_id = ? AND root_span_id = ? AND verdict_stage = 0"
+	insertTurnSQL = "INSERT INTO turns (session_id, trace_id, root_span_id, turn_index, final, verdict_stage, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) " +
+		"ON CONFLICT (session_id, trace_id, root_span_id) DO NOTHING"
 	replaceTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ? " +
-		"WHERE session_id = ? AND trace_id = ? AND verdict_stage <= ?"
+		"WHERE session_id = ? AND trace_id = ? AND root_span_id = ? AND verdict_stage <= ?"
 )
 
 // claimFinalSQL marks a provisional row final without follow-up (verdict stage 1),
 // keeping its document (ClaimFinal).
 const claimFinalSQL = "UPDATE turns SET final = ?, verdict_stage = 1, updated_at = ? " +
-	"WHERE session_id = ? AND trace_id = ? AND verdict_stage = 0"
+	"WHERE session_id = ? AND trace_id = ? AND root_span_id = ? AND verdict_stage = 0"
 
 const upsertRevisionSQL = "INSERT INTO session_revisions (session_id, revision, updated_at) VALUES (?, ?, ?) " +
 	"ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, updated_at = excluded.updated_at " +
 	"WHERE excluded.revision > session_revisions.revision"
 
-// reserveTurnSQL gives a trace the index of its stored turn result, when it has one on
-// an index neither reserved nor another trace's record (the result store placed it
-// first: an analysis made while the continuation store was unreachable), else one more
-// than the session's highest index of its reservations, records and stored turn results.
-const reserveTurnSQL = "INSERT INTO turn_indexes (session_id, trace_id, turn_index, updated_at) " +
-	"SELECT ?, ?, COALESCE((SELECT MIN(r.turn_index) FROM turn_results r WHERE r.session_id = ? AND r.trace_id = ? AND r.trace_id <> '' " +
+// reserveTurnSQL gives a turn (trace and root span) the index of its stored turn
+// result, when it has one on an index neither reserved nor another turn's record (the
+// result store placed it first: an analysis made while the continuation store was
+// unreachable), else one more than the session's highest index of its reservations,
+// records and stored turn results.
+const reserveTurnSQL = "INSERT INTO turn_indexes (session_id, trace_id, root_span_id, turn_index, updated_at) " +
+	"SELECT ?, ?, ?, COALESCE((SELECT MIN(r.turn_index) FROM turn_results r WHERE r.session_id = ? AND r.trace_id = ? AND r.root_span_id = ? " +
+	"AND r.trace_id <> '' " +
 	"AND NOT EXISTS (SELECT 1 FROM turn_indexes i WHERE i.session_id = r.session_id AND i.turn_index = r.turn_index) " +
-	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND t.turn_index = r.turn_index AND t.trace_id <> r.trace_id)), " +
+	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND t.turn_index = r.turn_index " +
+	"AND (t.trace_id <> r.trace_id OR t.root_span_id <> r.root_span_id))), " +
 	"(SELECT COALESCE(MAX(turn_index) + 1, 0) FROM (SELECT turn_index FROM turn_indexes WHERE session_id = ? " +
 	"UNION ALL SELECT turn_index FROM turns WHERE session_id = ? " +
 	"UNION ALL SELECT turn_index FROM turn_results WHERE session_id = ?) AS t)), ? WHERE true " +
-	"ON CONFLICT (session_id, trace_id) DO NOTHING"
+	"ON CONFLICT (session_id, trace_id, root_span_id) DO NOTHING"
 
 // nextRevisionSQL allocates one more than the session's last revision, and than the
 // revision of its stored analysis as its current part numbers it (analysis_revision −
@@ -180,7 +202,7 @@ const nextRevisionSQL = "INSERT INTO session_revisions (session_id, revision, up
 const lastRevisionSQL = "SELECT MAX(r) FROM (SELECT revision AS r FROM session_revisions WHERE session_id = ? " +
 	"UNION ALL SELECT analysis_revision - revision_offset FROM sessions WHERE session_id = ?) AS t"
 
-// ReserveTurns inserts the (session, trace) indexes in one transaction, in order; on
+// ReserveTurns inserts the (session, trace, root span) indexes in one transaction, in order; on
 // PostgreSQL transaction-scoped advisory locks on the session ids (lockSessions)
 // serialise the allocations of one session (SQLite serialises writers; the unique
 // (session_id, turn_index) index guards both).
@@ -204,25 +226,26 @@ func (s *sqlStore) ReserveTurns(ctx context.Context, turns []TurnKey) ([]int, er
 		if err != nil {
 			return err
 		}
-		reserved, err := s.stmt(ctx, "SELECT turn_index FROM turn_indexes WHERE session_id = ? AND trace_id = ?")
+		reserved, err := s.stmt(ctx, "SELECT turn_index FROM turn_indexes WHERE session_id = ? AND trace_id = ? AND root_span_id = ?")
 		if err != nil {
 			return err
 		}
 		reserve, reserved = tx.StmtContext(ctx, reserve), tx.StmtContext(ctx, reserved)
 		now := s.d.timeArg(time.Now())
 		for at = range turns {
-			id, trace := cleanText(turns[at].SessionID), cleanText(turns[at].TraceID)
-			if _, err := reserve.ExecContext(ctx, id, trace, id, trace, id, id, id, now); err != nil {
+			id, trace, root := cleanText(turns[at].SessionID), cleanText(turns[at].TraceID), cleanText(turns[at].RootSpanID)
+			if _, err := reserve.ExecContext(ctx, id, trace, root, id, trace, root, id, id, id, now); err != nil {
 				return err
 			}
-			if err := reserved.QueryRowContext(ctx, id, trace).Scan(&idx[at]); err != nil {
+			if err := reserved.QueryRowContext(ctx, id, trace, root).Scan(&idx[at]); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: %s: reserve %d turns (at %q/%s): %w", s.d.name, len(turns), turns[at].SessionID, turns[at].TraceID, err)
+		return nil, fmt.Errorf("store: %s: reserve %d turns (at %q/%s/%s): %w", s.d.name, len(turns), turns[at].SessionID, turns[at].TraceID,
+			turns[at].RootSpanID, err)
 	}
 	return idx, nil
 }
@@ -240,23 +263,25 @@ func (s *sqlStore) NextRevision(ctx context.Context, sessionID string) (int, err
 	return rev, nil
 }
 
-// storedOnlySQL selects the session's stored turn results (turn_results) of a trace
-// without a record (turns) and on an index no record holds: the turns known from the
-// result store only. A record stands over a stored result of its trace, also a
-// provisional one under a stored final result (docs/decisions/sessions.md §4.7).
+// storedOnlySQL selects the session's stored turn results (turn_results) of a turn
+// (trace and root span) without a record (turns) and on an index no record holds: the
+// turns known from the result store only. A record stands over a stored result of its
+// turn, also a provisional one under a stored final result (docs/decisions/sessions.md
+// §4.7).
 const storedOnlySQL = "FROM turn_results r WHERE r.session_id = ? AND r.trace_id <> '' " +
-	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id AND (t.trace_id = r.trace_id OR t.turn_index = r.turn_index))"
+	"AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = r.session_id " +
+	"AND (t.trace_id = r.trace_id AND t.root_span_id = r.root_span_id OR t.turn_index = r.turn_index))"
 
 // loadTurnsSQL reads a session's turn records (kind 0) and, after them at equal index,
 // its stored turn results known from the result store only (kind 1, storedOnlySQL):
 // LoadContinuation.
-const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, verdict_stage, record FROM turns WHERE session_id = ? " +
-	"UNION ALL SELECT r.turn_index, 1, r.trace_id, 0, r.result " + storedOnlySQL + " ORDER BY 1, 2, 3"
+const loadTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, root_span_id, verdict_stage, record FROM turns WHERE session_id = ? " +
+	"UNION ALL SELECT r.turn_index, 1, r.trace_id, r.root_span_id, 0, r.result " + storedOnlySQL + " ORDER BY 1, 2, 3, 4"
 
 // heldTurnsSQL is loadTurnsSQL without the documents: what LoadContinuation with a held
 // filter reads first.
-const heldTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, verdict_stage FROM turns WHERE session_id = ? " +
-	"UNION ALL SELECT r.turn_index, 1, r.trace_id, 0 " + storedOnlySQL
+const heldTurnsSQL = "SELECT turn_index, 0 AS kind, trace_id, root_span_id, verdict_stage FROM turns WHERE session_id = ? " +
+	"UNION ALL SELECT r.turn_index, 1, r.trace_id, r.root_span_id, 0 " + storedOnlySQL
 
 // holdsAllStored reports whether held holds every stored record of session id (and no
 // turn is known from a stored result only): then LoadContinuation reads no document.
@@ -273,13 +298,13 @@ func (s *sqlStore) holdsAllStored(ctx context.Context, id string, held Held) (bo
 	for all && rows.Next() {
 		var (
 			idx, kind, stage int
-			trace            string
+			trace, root      string
 		)
-		if err := rows.Scan(&idx, &kind, &trace, &stage); err != nil {
+		if err := rows.Scan(&idx, &kind, &trace, &root, &stage); err != nil {
 			_ = rows.Close()
 			return false, err
 		}
-		all = kind == 0 && held(trace, idx, stage)
+		all = kind == 0 && held(trace, root, idx, stage)
 	}
 	return all, closeRows(rows)
 }
@@ -326,16 +351,16 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held 
 	for rows.Next() {
 		var (
 			idx, kind, stage int
-			trace            string
+			trace, root      string
 			doc              sql.RawBytes // decoded only when needed, never kept
 		)
-		if err := rows.Scan(&idx, &kind, &trace, &stage, &doc); err != nil {
+		if err := rows.Scan(&idx, &kind, &trace, &root, &stage, &doc); err != nil {
 			_ = rows.Close()
 			return c, fmt.Errorf("store: %s: load continuation %q: %w", s.d.name, sessionID, err)
 		}
 		var rec evaluation.TurnRecord
 		if kind == 0 {
-			if held != nil && held(trace, idx, stage) {
+			if held != nil && held(trace, root, idx, stage) {
 				continue
 			}
 			err = json.Unmarshal(doc, &rec)
@@ -344,8 +369,8 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held 
 			if err = json.Unmarshal(doc, &tr); err == nil {
 				rec = evaluation.RecordFromResult(tr)
 				rec.SetTurnIndex(idx)
-				rec.Result.SessionID, rec.Result.TraceID = sessionID, trace
-				if held != nil && held(trace, idx, VerdictStage(&rec)) {
+				rec.Result.SessionID, rec.Result.TraceID, rec.Result.RootSpanID = sessionID, trace, root
+				if held != nil && held(trace, root, idx, VerdictStage(&rec)) {
 					continue
 				}
 			}
@@ -373,7 +398,8 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) ([]bool, er
 	for i := range turns {
 		js, err := json.Marshal(&turns[i].Record)
 		if err != nil {
-			return nil, fmt.Errorf("store: %s: save turn %q/%s: %w", s.d.name, turns[i].SessionID, turns[i].Record.Result.TraceID, err)
+			return nil, fmt.Errorf("store: %s: save turn %q/%s/%s: %w", s.d.name, turns[i].SessionID, turns[i].Record.Result.TraceID,
+				turns[i].Record.Result.RootSpanID, err)
 		}
 		docs[i] = string(js)
 	}
@@ -384,15 +410,16 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) ([]bool, er
 		defer sts.close()
 		for i := range turns {
 			r := &turns[i].Record.Result
-			id, trace, stage := cleanText(turns[i].SessionID), cleanText(r.TraceID), VerdictStage(&turns[i].Record)
+			k := turns[i].Key().clean()
+			stage := VerdictStage(&turns[i].Record)
 			var err error
 			if stage == 0 {
-				err = sts.exec(upsertTurnSQL, nil, id, trace, r.TurnIndex, r.Final, stage, docs[i], now)
+				err = sts.exec(upsertTurnSQL, nil, k.SessionID, k.TraceID, k.RootSpanID, r.TurnIndex, r.Final, stage, docs[i], now)
 			} else {
-				first[i], err = saveFinal(&sts, id, trace, r.TurnIndex, stage, docs[i], now)
+				first[i], err = saveFinal(&sts, k, r.TurnIndex, stage, docs[i], now)
 			}
 			if err != nil {
-				return fmt.Errorf("upsert turn %q/%s: %w", turns[i].SessionID, r.TraceID, err)
+				return fmt.Errorf("upsert turn %q/%s/%s: %w", turns[i].SessionID, r.TraceID, r.RootSpanID, err)
 			}
 		}
 		return nil
@@ -413,8 +440,9 @@ func (s *sqlStore) ClaimFinal(ctx context.Context, turns []TurnKey) error {
 		sts := txStmts{ctx: ctx, tx: tx, s: s}
 		defer sts.close()
 		for _, k := range turns {
-			if err := sts.exec(claimFinalSQL, nil, true, now, cleanText(k.SessionID), cleanText(k.TraceID)); err != nil {
-				return fmt.Errorf("claim turn %q/%s: %w", k.SessionID, k.TraceID, err)
+			c := k.clean()
+			if err := sts.exec(claimFinalSQL, nil, true, now, c.SessionID, c.TraceID, c.RootSpanID); err != nil {
+				return fmt.Errorf("claim turn %q/%s/%s: %w", k.SessionID, k.TraceID, k.RootSpanID, err)
 			}
 		}
 		return nil
@@ -428,14 +456,14 @@ func (s *sqlStore) ClaimFinal(ctx context.Context, turns []TurnKey) error {
 // saveFinal runs finishTurnSQL, insertTurnSQL, finishTurnSQL and replaceTurnSQL for a
 // final record, in that order until one writes a row, and reports whether a finish or
 // the insert wrote it.
-func saveFinal(sts *txStmts, id, trace string, idx, stage int, doc string, now any) (bool, error) {
-	finish := []any{idx, true, stage, doc, now, id, trace}
+func saveFinal(sts *txStmts, key TurnKey, idx, stage int, doc string, now any) (bool, error) {
+	finish := []any{idx, true, stage, doc, now, key.SessionID, key.TraceID, key.RootSpanID}
 	for k, step := range [...]struct {
 		query string
 		args  []any
 	}{
 		{finishTurnSQL, finish},
-		{insertTurnSQL, []any{id, trace, idx, true, stage, doc, now}},
+		{insertTurnSQL, []any{key.SessionID, key.TraceID, key.RootSpanID, idx, true, stage, doc, now}},
 		{finishTurnSQL, finish},
 		{replaceTurnSQL, append(finish, stage)},
 	} {
@@ -556,10 +584,10 @@ const StubsPerRecord = 4
 type memSession struct {
 	id       string
 	revision int
-	turns    map[string]evaluation.TurnRecord // by trace id; nil for a stub
-	claimed  map[string]bool                  // provisional records marked final (ClaimFinal), by trace id
-	indexes  map[string]int                   // by trace id (ReserveTurns)
-	next     int                              // one more than the highest index reserved or saved
+	turns    map[TurnKey]evaluation.TurnRecord // by turn; nil for a stub
+	claimed  map[TurnKey]bool                  // provisional records marked final (ClaimFinal), by turn
+	indexes  map[TurnKey]int                   // by turn (ReserveTurns)
+	next     int                               // one more than the highest index reserved or saved
 }
 
 // NewMemoryContinuation returns an empty MemoryContinuation bounded to maxTurns turn
@@ -579,11 +607,11 @@ func (m *MemoryContinuation) get(id string) *memSession {
 			return s
 		}
 		m.stubs.Remove(e)
-		s.turns = map[string]evaluation.TurnRecord{}
+		s.turns = map[TurnKey]evaluation.TurnRecord{}
 		m.byID[id] = m.lru.PushFront(s)
 		return s
 	}
-	s := &memSession{id: id, turns: map[string]evaluation.TurnRecord{}}
+	s := &memSession{id: id, turns: map[TurnKey]evaluation.TurnRecord{}}
 	m.byID[id] = m.lru.PushFront(s)
 	return s
 }
@@ -617,7 +645,7 @@ func (m *MemoryContinuation) LoadContinuation(_ context.Context, sessionID strin
 		c.Turns = make([]evaluation.TurnRecord, 0, len(s.turns))
 	}
 	for _, r := range s.turns {
-		if held == nil || !held(r.Result.TraceID, r.Result.TurnIndex, VerdictStage(&r)) {
+		if held == nil || !held(r.Result.TraceID, r.Result.RootSpanID, r.Result.TurnIndex, VerdictStage(&r)) {
 			c.Turns = append(c.Turns, r)
 		}
 	}
@@ -632,20 +660,20 @@ func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) ([]
 	first := make([]bool, len(turns))
 	for i, t := range turns {
 		s := m.get(t.SessionID)
-		trace := t.Record.Result.TraceID
-		old, ok := s.turns[trace]
+		k := t.Key()
+		old, ok := s.turns[k]
 		stage := VerdictStage(&t.Record)
-		first[i] = stage > 0 && (!ok || VerdictStage(&old) == 0 && !s.claimed[trace])
+		first[i] = stage > 0 && (!ok || VerdictStage(&old) == 0 && !s.claimed[k])
 		if ok && VerdictStage(&old) > stage {
 			continue
 		}
 		if stage > 0 {
-			delete(s.claimed, trace)
+			delete(s.claimed, k)
 		}
 		if !ok {
 			m.turns++
 		}
-		s.turns[t.Record.Result.TraceID] = t.Record
+		s.turns[k] = t.Record
 		s.next = max(s.next, t.Record.Result.TurnIndex+1)
 	}
 	m.evict()
@@ -662,11 +690,11 @@ func (m *MemoryContinuation) ClaimFinal(_ context.Context, turns []TurnKey) erro
 			continue
 		}
 		s := e.Value.(*memSession)
-		if r, ok := s.turns[k.TraceID]; ok && VerdictStage(&r) == 0 {
+		if r, ok := s.turns[k]; ok && VerdictStage(&r) == 0 {
 			if s.claimed == nil {
-				s.claimed = map[string]bool{}
+				s.claimed = map[TurnKey]bool{}
 			}
-			s.claimed[k.TraceID] = true
+			s.claimed[k] = true
 		}
 	}
 	return nil
@@ -688,13 +716,13 @@ func (m *MemoryContinuation) ReserveTurns(_ context.Context, turns []TurnKey) ([
 	idx := make([]int, len(turns))
 	for i, k := range turns {
 		s := m.get(k.SessionID)
-		n, ok := s.indexes[k.TraceID]
+		n, ok := s.indexes[k]
 		if !ok {
 			if s.indexes == nil {
-				s.indexes = map[string]int{}
+				s.indexes = map[TurnKey]int{}
 			}
 			n = s.next
-			s.indexes[k.TraceID] = n
+			s.indexes[k] = n
 			s.next++
 		}
 		idx[i] = n

@@ -5,6 +5,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -267,7 +268,7 @@ func TestMemoryContinuationEvictedSessionGoesOn(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemoryContinuation(2)
 	for i := range 2 {
-		idx, err := ReserveTurn(ctx, m, "a", fmt.Sprintf("%032x", i+1))
+		idx, err := ReserveTurn(ctx, m, "a", fmt.Sprintf("%032x", i+1), "")
 		require.NoError(t, err)
 		require.Equal(t, i, idx)
 	}
@@ -281,7 +282,7 @@ func TestMemoryContinuationEvictedSessionGoesOn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, a.Turns, "a's records were dropped")
 	assert.Equal(t, 1, a.Revision, "its revision is kept")
-	idx, err := ReserveTurn(ctx, m, "a", fmt.Sprintf("%032x", 3))
+	idx, err := ReserveTurn(ctx, m, "a", fmt.Sprintf("%032x", 3), "")
 	require.NoError(t, err)
 	assert.Equal(t, 2, idx, "its turn indexes go on")
 	rev, err = m.NextRevision(ctx, "a")
@@ -296,7 +297,7 @@ func TestMemoryContinuationEvictedSessionGoesOn(t *testing.T) {
 	b, err := m.LoadContinuation(ctx, "b", nil)
 	require.NoError(t, err)
 	assert.Equal(t, Continuation{}, b, "the oldest dropped session is forgotten")
-	idx, err = ReserveTurn(ctx, m, "b", fmt.Sprintf("%032x", 9))
+	idx, err = ReserveTurn(ctx, m, "b", fmt.Sprintf("%032x", 9), "")
 	require.NoError(t, err)
 	assert.Equal(t, 0, idx, "a forgotten session starts again at index 0 (docs/decisions/sessions.md §4.2)")
 }
@@ -339,9 +340,9 @@ func TestSharedSessionAllocation(t *testing.T) {
 				defer wg.Done()
 				for i := h; i < turns; i += 2 {
 					trace := fmt.Sprintf("%032x", i+1)
-					n, err := ReserveTurn(ctx, handles[h], "shared", trace)
+					n, err := ReserveTurn(ctx, handles[h], "shared", trace, "")
 					assert.NoError(t, err)
-					again, err := ReserveTurn(ctx, handles[1-h], "shared", trace)
+					again, err := ReserveTurn(ctx, handles[1-h], "shared", trace, "")
 					assert.NoError(t, err)
 					assert.Equal(t, n, again, "a trace keeps its index")
 					ts := turnState("shared", n, false, "none")
@@ -407,7 +408,7 @@ func TestSharedSessionAllocation(t *testing.T) {
 		c, err = b.LoadContinuation(ctx, "shared", nil)
 		require.NoError(t, err)
 		assert.Equal(t, 6, c.Revision)
-		n, err := ReserveTurn(ctx, b, "legacy", "t")
+		n, err := ReserveTurn(ctx, b, "legacy", "t", "")
 		require.NoError(t, err)
 		assert.Equal(t, 0, n)
 	}
@@ -439,7 +440,7 @@ func TestClaimFinal(t *testing.T) {
 		final2 := turnState("s", 2, true, "none")
 		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{final2})))
 		trace := func(i int) string { return fmt.Sprintf("%032x", i+1) }
-		require.NoError(t, cs.ClaimFinal(ctx, []TurnKey{{"s", trace(0)}, {"s", trace(2)}, {"s", trace(7)}, {"unknown", trace(0)}}))
+		require.NoError(t, cs.ClaimFinal(ctx, []TurnKey{{"s", trace(0), ""}, {"s", trace(2), ""}, {"s", trace(7), ""}, {"unknown", trace(0), ""}}))
 		require.NoError(t, cs.ClaimFinal(ctx, nil))
 
 		c, err := cs.LoadContinuation(ctx, "s", nil)
@@ -485,10 +486,13 @@ func TestContinuationKnowsStoredTurns(t *testing.T) {
 		ctx := context.Background()
 		const id = "stored-only-1"
 		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2, 3, 4)))
+		// A turn's record and its stored result name the same trace and root span
+		// (partAnalysis).
 		trace := func(seed int) string { return fmt.Sprintf("%032x", seed) }
+		root := func(seed int) string { return fmt.Sprintf("%016x", seed) }
 		record := func(idx, seed int) TurnState {
 			ts := turnState(id, idx, true, "rdm")
-			ts.Record.Result.TraceID = trace(seed)
+			ts.Record.Result.TraceID, ts.Record.Result.RootSpanID = trace(seed), root(seed)
 			return ts
 		}
 		// Turn 0's record; turn 2's index holds another trace's record (seed 9); turn 3's
@@ -510,6 +514,7 @@ func TestContinuationKnowsStoredTurns(t *testing.T) {
 		assert.Equal(t, "rdm", c.Turns[0].Result.DetectionType, "the record, not the stored result")
 		assert.Equal(t, evaluation.DetectionNone, rebuilt.Result.DetectionType, "the stored result")
 		assert.Equal(t, id, rebuilt.Result.SessionID)
+		assert.Equal(t, [2]string{trace(2), root(2)}, [2]string{rebuilt.Result.TraceID, rebuilt.Result.RootSpanID})
 		assert.True(t, rebuilt.Result.Final)
 		assert.True(t, rebuilt.NoFollowUp, "its follow-up, when it comes, gives its verdict again")
 		assert.Equal(t, 0, rebuilt.FinalResponder, "the last interaction")
@@ -519,21 +524,24 @@ func TestContinuationKnowsStoredTurns(t *testing.T) {
 			}
 		}
 
-		n, err := ReserveTurn(ctx, s, id, trace(2))
+		n, err := ReserveTurn(ctx, s, id, trace(2), root(2))
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, "a stored turn's trace keeps its stored index")
-		n, err = ReserveTurn(ctx, s, id, trace(3))
+		n, err = ReserveTurn(ctx, s, id, trace(3), root(3))
 		require.NoError(t, err)
 		assert.Equal(t, 6, n, "its stored index holds another trace's record: after the highest")
-		n, err = ReserveTurn(ctx, s, id, trace(7))
+		n, err = ReserveTurn(ctx, s, id, trace(7), root(7))
 		require.NoError(t, err)
 		assert.Equal(t, 7, n, "a new trace: after every reservation, record and stored turn")
-		n, err = ReserveTurn(ctx, s, id, trace(2))
+		n, err = ReserveTurn(ctx, s, id, trace(2), root(2))
 		require.NoError(t, err)
 		assert.Equal(t, 1, n, "a reservation is kept")
+		n, err = ReserveTurn(ctx, s, id, trace(2), root(8))
+		require.NoError(t, err)
+		assert.Equal(t, 8, n, "another turn of a stored turn's trace: not the stored turn's index")
 
 		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis("stored-only-2", 1, 0, 1, 2)))
-		n, err = ReserveTurn(ctx, s, "stored-only-2", trace(5))
+		n, err = ReserveTurn(ctx, s, "stored-only-2", trace(5), root(5))
 		require.NoError(t, err)
 		assert.Equal(t, 2, n, "the next turn after the stored turns without records")
 		c, err = s.LoadContinuation(ctx, "stored-only-2", nil)
@@ -557,7 +565,7 @@ func TestLoadContinuationLeavesHeld(t *testing.T) {
 			trace(1): {1, 0}, // behind the stored final record
 			trace(2): {5, 2}, // at another index
 		}
-		c, err := cs.LoadContinuation(ctx, "s", func(tr string, idx, stage int) bool {
+		c, err := cs.LoadContinuation(ctx, "s", func(tr, _ string, idx, stage int) bool {
 			h, ok := held[tr]
 			return ok && h[0] == idx && h[1] >= stage
 		})
@@ -571,7 +579,7 @@ func TestLoadContinuationLeavesHeld(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, c.Turns, 3)
 		require.NoError(t, cs.SaveRevision(ctx, "s", 4))
-		c, err = cs.LoadContinuation(ctx, "s", func(string, int, int) bool { return true })
+		c, err = cs.LoadContinuation(ctx, "s", func(string, string, int, int) bool { return true })
 		require.NoError(t, err)
 		assert.Empty(t, c.Turns, "every record held")
 		assert.Equal(t, 4, c.Revision)
@@ -613,7 +621,7 @@ func BenchmarkContinuationTurn(b *testing.B) {
 		}
 	})
 	b.Run("load_stored_held", func(b *testing.B) {
-		held := func(string, int, int) bool { return true } // a session end's reload, one collector
+		held := func(string, string, int, int) bool { return true } // a session end's reload, one collector
 		for i := 0; b.Loop(); i++ {
 			c, err := s.LoadContinuation(ctx, fmt.Sprintf("stored-%d", i%sessions), held)
 			if err != nil || len(c.Turns) != 0 {
@@ -630,7 +638,7 @@ func BenchmarkContinuationTurn(b *testing.B) {
 	})
 	b.Run("reserve", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			if _, err := ReserveTurn(ctx, s, fmt.Sprintf("stored-%d", i%sessions), fmt.Sprintf("%032x", 1<<40+i)); err != nil {
+			if _, err := ReserveTurn(ctx, s, fmt.Sprintf("stored-%d", i%sessions), fmt.Sprintf("%032x", 1<<40+i), ""); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -642,9 +650,9 @@ func BenchmarkContinuationTurn(b *testing.B) {
 func TestReserveTurnsInOrder(t *testing.T) {
 	ctx := context.Background()
 	check := func(t *testing.T, cs ContinuationStore) {
-		_, err := ReserveTurn(ctx, cs, "s", "z")
+		_, err := ReserveTurn(ctx, cs, "s", "z", "")
 		require.NoError(t, err)
-		idx, err := cs.ReserveTurns(ctx, []TurnKey{{"s", "a"}, {"s", "b"}, {"t", "x"}, {"s", "a"}, {"t", "y"}, {"s", "c"}})
+		idx, err := cs.ReserveTurns(ctx, []TurnKey{{"s", "a", ""}, {"s", "b", ""}, {"t", "x", ""}, {"s", "a", ""}, {"t", "y", ""}, {"s", "c", ""}})
 		require.NoError(t, err)
 		assert.Equal(t, []int{1, 2, 0, 1, 1, 3}, idx)
 		idx, err = cs.ReserveTurns(ctx, nil)
@@ -680,11 +688,11 @@ func TestSQLiteWritersShareALock(t *testing.T) {
 	defer cancel()
 	_, err = b.NextRevision(short, "s")
 	require.ErrorIs(t, err, context.DeadlineExceeded, "waits for the lock, not past its context")
-	_, err = b.ReserveTurns(short, []TurnKey{{"s", "t"}})
+	_, err = b.ReserveTurns(short, []TurnKey{{"s", "t", ""}})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	done := make(chan error)
 	go func() {
-		_, err := b.ReserveTurns(ctx, []TurnKey{{"s", "t"}})
+		_, err := b.ReserveTurns(ctx, []TurnKey{{"s", "t", ""}})
 		done <- err
 	}()
 	select {
@@ -702,4 +710,140 @@ func TestSQLiteWritersShareALock(t *testing.T) {
 	require.NoError(t, err)
 	defer p.Close()
 	assert.NotEqual(t, writer, p.(*sqlStore).writer, "another file, another lock")
+}
+
+// TestTurnsOfOneTrace: two turns of a session run inside one trace (the same trace id,
+// their own root spans: a conversation run inside one trace, docs/decisions/sessions.md
+// §4.2) get distinct indexes, kept on a retried reservation, are stored as two records,
+// each saved again in place (a retry, its final verdict), and claimed apart. Before,
+// both took the first turn's index and the second record replaced the first.
+func TestTurnsOfOneTrace(t *testing.T) {
+	ctx := context.Background()
+	const trace = "0af7651916cd43dd8448eb211c80319c"
+	check := func(t *testing.T, cs ContinuationStore) {
+		keys := []TurnKey{{"one-trace", trace, "b7ad6b7169203331"}, {"one-trace", trace, "00f067aa0ba902b7"}}
+		idx, err := cs.ReserveTurns(ctx, keys)
+		require.NoError(t, err)
+		assert.Equal(t, []int{0, 1}, idx, "one index a turn")
+		idx, err = cs.ReserveTurns(ctx, []TurnKey{keys[1], keys[0]})
+		require.NoError(t, err)
+		assert.Equal(t, []int{1, 0}, idx, "a retried reservation keeps each turn's index")
+		n, err := ReserveTurn(ctx, cs, "one-trace", trace, "")
+		require.NoError(t, err)
+		assert.Equal(t, 2, n, "a turn of the trace without a root span is a third turn")
+
+		record := func(i int, final bool) TurnState {
+			ts := turnState("one-trace", i, final, "none")
+			ts.Record.Result.TraceID, ts.Record.Result.RootSpanID = trace, keys[i].RootSpanID
+			ts.Record.Result.UserMessage = fmt.Sprintf("question %d", i)
+			return ts
+		}
+		first, err := cs.SaveTurns(ctx, []TurnState{record(0, false), record(1, false)})
+		require.NoError(t, err)
+		assert.Equal(t, []bool{false, false}, first)
+		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{record(0, false), record(1, false)})), "a retried save")
+		require.NoError(t, cs.ClaimFinal(ctx, keys[1:]), "turn 1's final verdict counted without its record")
+		first, err = cs.SaveTurns(ctx, []TurnState{record(0, true), record(1, true)})
+		require.NoError(t, err)
+		assert.Equal(t, []bool{true, false}, first, "turn 0's first final verdict; turn 1's was claimed")
+
+		c, err := cs.LoadContinuation(ctx, "one-trace", nil)
+		require.NoError(t, err)
+		require.Len(t, c.Turns, 2, "two records, not one")
+		for i, r := range c.Turns {
+			assert.Equal(t, i, r.Result.TurnIndex)
+			assert.Equal(t, keys[i].RootSpanID, r.Result.RootSpanID)
+			assert.Equal(t, fmt.Sprintf("question %d", i), r.Result.UserMessage)
+			assert.True(t, r.Result.Final)
+		}
+		c, err = cs.LoadContinuation(ctx, "one-trace", func(tr, root string, idx, stage int) bool {
+			return tr == trace && root == keys[0].RootSpanID && idx == 0 && stage == 2
+		})
+		require.NoError(t, err)
+		require.Len(t, c.Turns, 1, "the held turn of the trace left out, the other not")
+		assert.Equal(t, keys[1].RootSpanID, c.Turns[0].Result.RootSpanID)
+	}
+	t.Run("memory", func(t *testing.T) { check(t, NewMemoryContinuation(10)) })
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		check(t, s)
+	})
+}
+
+// TestTurnIdentityMigration: a turn record and turn indexes stored before migration
+// 00013 (keyed by session and trace) keep their index and record, the record's root
+// span becomes the row's, on both tables, and the session goes on across the upgrade:
+// the turn's reservation returns its index, its final verdict updates its row (one
+// record, the first final verdict), and the next turn of the trace gets the next index.
+func TestTurnIdentityMigration(t *testing.T) {
+	const (
+		id    = "upgraded"
+		trace = "0af7651916cd43dd8448eb211c80319c"
+		root  = "b7ad6b7169203331"
+		other = "4bf92f3577b34da6a3ce929d0e0e4736" // a trace reserved, its record not saved
+	)
+	runAll(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		db, d, driver, dsn := atVersion(t, b, 12)
+		// As the code before 00013 saved them: reserveTurnSQL and upsertTurnSQL without
+		// the root span.
+		prov := turnState(id, 0, false, "none")
+		prov.Record.Result.TraceID, prov.Record.Result.RootSpanID = trace, root
+		doc, err := json.Marshal(&prov.Record)
+		require.NoError(t, err)
+		now := d.timeArg(time.Now())
+		for _, q := range []struct {
+			sql  string
+			args []any
+		}{
+			{"INSERT INTO turn_indexes (session_id, trace_id, turn_index, updated_at) VALUES (?, ?, ?, ?)", []any{id, trace, 0, now}},
+			{"INSERT INTO turn_indexes (session_id, trace_id, turn_index, updated_at) VALUES (?, ?, ?, ?)", []any{id, other, 1, now}},
+			{"INSERT INTO turns (session_id, trace_id, turn_index, final, verdict_stage, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+				[]any{id, trace, 0, false, 0, string(doc), now}},
+		} {
+			_, err := db.ExecContext(ctx, d.rebind(q.sql), q.args...)
+			require.NoError(t, err)
+		}
+		require.NoError(t, db.Close())
+
+		s := reopen(t, driver, dsn)
+		assert.GreaterOrEqual(t, schemaVersion(t, s), int64(13), "migrated past 00013_turn_root_span")
+		var gotRoot string
+		require.NoError(t, s.db.QueryRow(s.d.rebind("SELECT root_span_id FROM turns WHERE session_id = ? AND trace_id = ?"), id, trace).Scan(&gotRoot))
+		assert.Equal(t, root, gotRoot, "turns: backfilled from the record")
+		got := map[string]string{}
+		rows, err := s.db.Query(s.d.rebind("SELECT trace_id, root_span_id FROM turn_indexes WHERE session_id = ?"), id)
+		require.NoError(t, err)
+		for rows.Next() {
+			var tr, r string
+			require.NoError(t, rows.Scan(&tr, &r))
+			got[tr] = r
+		}
+		require.NoError(t, closeRows(rows))
+		assert.Equal(t, map[string]string{trace: root, other: ""}, got, "turn_indexes: from the turn's record, '' without one")
+
+		c, err := s.LoadContinuation(ctx, id, nil)
+		require.NoError(t, err)
+		require.Len(t, c.Turns, 1)
+		assert.Equal(t, prov.Record, c.Turns[0], "the record unchanged")
+
+		n, err := ReserveTurn(ctx, s, id, trace, root)
+		require.NoError(t, err)
+		assert.Equal(t, 0, n, "the turn keeps its index")
+		n, err = ReserveTurn(ctx, s, id, other, "")
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "the reserved trace without a record keeps its index")
+		final := prov
+		final.Record.Result.Final, final.Record.NoFollowUp = true, true
+		first, err := s.SaveTurns(ctx, []TurnState{final})
+		require.NoError(t, err)
+		assert.Equal(t, []bool{true}, first, "the final verdict over the stored provisional row")
+		c, err = s.LoadContinuation(ctx, id, nil)
+		require.NoError(t, err)
+		require.Len(t, c.Turns, 1, "the old row updated, not a second one")
+		assert.True(t, c.Turns[0].Result.Final)
+		n, err = ReserveTurn(ctx, s, id, trace, "00f067aa0ba902b7")
+		require.NoError(t, err)
+		assert.Equal(t, 2, n, "another turn of the trace: the next index")
+	})
 }

@@ -127,23 +127,41 @@ func saveOldLayout(t *testing.T, s *sqlStore, a *evaluation.Analysis, stored tim
 	}))
 }
 
+// atVersion returns a fresh database of b migrated up to version only (a schema of an
+// older collector), its dialect, and the driver and DSN that Open takes to migrate it
+// the rest of the way.
+func atVersion(t *testing.T, b backend, version int64) (db *sql.DB, d *dialect, driver, dsn string) {
+	t.Helper()
+	driver, dsn = b.newDB(t)
+	d, conn := postgresDialect, dsn
+	if driver == DriverSQLite {
+		var err error
+		d = sqliteDialect
+		conn, err = sqliteConnString(dsn)
+		require.NoError(t, err)
+	}
+	db, err := sql.Open(d.sqlDriver, conn)
+	require.NoError(t, err)
+	require.NoError(t, migrateTo(context.Background(), db, d, version))
+	return db, d, driver, dsn
+}
+
+// reopen opens the store at driver and dsn (migrating it), closed with t.
+func reopen(t *testing.T, driver, dsn string) *sqlStore {
+	t.Helper()
+	st, err := Open(context.Background(), driver, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, st.Close()) })
+	return st.(*sqlStore)
+}
+
 // TestOldLayoutAfterMigration: sessions stored by the schema before 00009 (the whole
 // document twice) read back unchanged after the migration; a retried save of their
 // revision, a newer revision, a stale one and retention work on them as on new rows.
 func TestOldLayoutAfterMigration(t *testing.T) {
 	runAll(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
-		driver, dsn := b.newDB(t)
-		d, conn := postgresDialect, dsn
-		if driver == DriverSQLite {
-			var err error
-			d = sqliteDialect
-			conn, err = sqliteConnString(dsn)
-			require.NoError(t, err)
-		}
-		db, err := sql.Open(d.sqlDriver, conn)
-		require.NoError(t, err)
-		require.NoError(t, migrateTo(ctx, db, d, 8))
+		db, d, driver, dsn := atVersion(t, b, 8)
 		old := &sqlStore{db: db, d: d}
 
 		golden := goldenAnalyses(t)["langgraph_multi_turn.analyses.json#"]
@@ -154,12 +172,7 @@ func TestOldLayoutAfterMigration(t *testing.T) {
 		saveOldLayout(t, old, plain, time.Now())
 		require.NoError(t, db.Close())
 
-		s, _, _ := func() (*sqlStore, string, string) {
-			st, err := Open(ctx, driver, dsn)
-			require.NoError(t, err)
-			t.Cleanup(func() { assert.NoError(t, st.Close()) })
-			return st.(*sqlStore), driver, dsn
-		}()
+		s := reopen(t, driver, dsn)
 		assert.GreaterOrEqual(t, schemaVersion(t, s), int64(9), "migrated past 00009_analysis_once")
 		for _, a := range []*evaluation.Analysis{r1, plain} {
 			assert.Equal(t, layoutWhole, queryInt(t, s, "SELECT analysis_layout FROM sessions WHERE session_id = ?", a.SessionID))
@@ -182,11 +195,13 @@ func TestOldLayoutAfterMigration(t *testing.T) {
 		// A newer revision replaces it; a stale one does not.
 		r2 := sampleAnalysis("old-1", t0.Add(time.Hour), f64(0.75))
 		r2.AnalysisRevision = 2
-		// The same conversation: revision 1's traces at their indexes (docs/decisions/sessions.md §4.6).
+		// The same conversation: revision 1's turns (trace and root span) at their indexes
+		// (docs/decisions/sessions.md §4.6).
 		require.Len(t, r1.TurnResults, 3)
 		r2.TurnResults = append(r2.TurnResults, r2.TurnResults[1])
 		for i := range r2.TurnResults {
 			r2.TurnResults[i].TurnIndex, r2.TurnResults[i].TraceID = i, r1.TurnResults[i].TraceID
+			r2.TurnResults[i].RootSpanID = r1.TurnResults[i].RootSpanID
 		}
 		require.NoError(t, s.SaveAnalysis(ctx, r2))
 		require.NoError(t, s.SaveAnalysis(ctx, r1), "stale")

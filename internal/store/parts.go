@@ -39,9 +39,10 @@ type part struct {
 }
 
 // selectPartSQL reads, in one round trip, the session's revision and part offsets (a
-// row with a NULL turn when it has no turn rows) and its stored turns (index, trace).
+// row with a NULL turn when it has no turn rows) and its stored turns (index, trace, root
+// span).
 const (
-	selectPartSQL = "SELECT s.analysis_revision, s.turn_offset, s.revision_offset, t.turn_index, t.trace_id " +
+	selectPartSQL = "SELECT s.analysis_revision, s.turn_offset, s.revision_offset, t.turn_index, t.trace_id, t.root_span_id " +
 		"FROM sessions s LEFT JOIN turn_results t ON t.session_id = s.session_id WHERE s.session_id = ?"
 	movePartSQL = "UPDATE sessions SET turn_offset = ?, revision_offset = ? WHERE session_id = ?"
 )
@@ -93,15 +94,16 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 
 // placePart decides where the turns and the revision (as the collector numbered them) of
 // a save of session id go, reading the session with selectPart (selectPartSQL prepared
-// in the save's transaction):
+// in the save's transaction). A turn is known by its trace and root span (partKey): one
+// trace may hold several turns.
 //   - a session not stored yet, or a save without turns, goes where it says (with the
 //     current part's offsets);
 //   - the current part's offsets, when none of the turns then lands on the index of
-//     another trace's stored turn and no stored trace moves (the usual case: a
-//     continuation, a retried export);
-//   - else, when one of its traces is stored, the offset that puts it back on it: below
+//     another stored turn and no stored turn moves (the usual case: a continuation, a
+//     retried export);
+//   - else, when one of its turns is stored, the offset that puts it back on it: below
 //     the current part's, the save is stale, unless at that offset it holds every stored
-//     trace where it is stored (the whole conversation, from a collector whose
+//     turn where it is stored (the whole conversation, from a collector whose
 //     continuation store was down when the part was made): it is stored there, its
 //     revision after the stored one; above it (a turn re-closed after a restart), a new
 //     part starts there, unless the save holds only stored turns and lacks a stored turn
@@ -119,7 +121,7 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluation.Analysis) (part, error) {
 	revision, turns, rangeOnly := a.AnalysisRevision, a.TurnResults, a.TurnsPart
 	var (
-		stored  = map[int]string{}
+		stored  = map[int]TurnKey{} // turn index → turn (partKey)
 		pl      part
 		highest int // the stored revision
 		found   bool
@@ -130,16 +132,16 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 	}
 	for rows.Next() {
 		var (
-			idx   sql.NullInt64
-			trace sql.NullString
+			idx         sql.NullInt64
+			trace, root sql.NullString
 		)
-		if err := rows.Scan(&highest, &pl.turnOffset, &pl.revisionOffset, &idx, &trace); err != nil {
+		if err := rows.Scan(&highest, &pl.turnOffset, &pl.revisionOffset, &idx, &trace, &root); err != nil {
 			_ = rows.Close()
 			return pl, fmt.Errorf("read part %q: %w", id, err)
 		}
 		found = true
 		if idx.Valid {
-			stored[int(idx.Int64)] = trace.String
+			stored[int(idx.Int64)] = TurnKey{TraceID: trace.String, RootSpanID: root.String}
 		}
 	}
 	if err := closeRows(rows); err != nil {
@@ -149,21 +151,21 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 	if !found || len(turns) == 0 {
 		return pl.place(turns, stored, rangeOnly), nil
 	}
-	at := make(map[string]int, len(stored)) // trace → stored index; "" identifies no turn
+	at := make(map[TurnKey]int, len(stored)) // turn → stored index; no trace identifies no turn
 	for idx, t := range stored {
-		if t != "" {
+		if t.TraceID != "" {
 			at[t] = idx
 		}
 	}
-	// fits: at offset off, every turn lands on a free index or on its own trace's stored
-	// turn, and no stored trace moves.
+	// fits: at offset off, every turn lands on a free index or on its own stored turn
+	// (same trace and root span), and no stored turn moves.
 	fits := func(off int) bool {
 		for i := range turns {
-			trace, idx := cleanText(turns[i].TraceID), turns[i].TurnIndex+off
-			if t, ok := stored[idx]; ok && t != trace {
+			turn, idx := partKey(&turns[i]), turns[i].TurnIndex+off
+			if t, ok := stored[idx]; ok && t != turn {
 				return false
 			}
-			if k, ok := at[trace]; ok && k != idx {
+			if k, ok := at[turn]; ok && k != idx {
 				return false
 			}
 		}
@@ -187,7 +189,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 	}
 	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true, found: true, storedRevision: highest}
 	for i := range turns {
-		k, ok := at[cleanText(turns[i].TraceID)]
+		k, ok := at[partKey(&turns[i])]
 		if !ok {
 			continue
 		}
@@ -219,11 +221,16 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 
 func byIndex(a, b evaluation.TurnResult) int { return a.TurnIndex - b.TurnIndex }
 
-// holdsAll reports whether turns hold every stored trace of at (trace → stored index).
-func holdsAll(turns []evaluation.TurnResult, at map[string]int) bool {
-	held := make(map[string]struct{}, len(at))
+// partKey is the key by which placePart knows a turn of a save or a stored one: its trace
+// and root span (one trace may hold several turns, docs/decisions/sessions.md §4.2), as
+// stored (cleanText), without the session. One without a trace identifies no turn.
+func partKey(tr *evaluation.TurnResult) TurnKey { return KeyOf("", tr).clean() }
+
+// holdsAll reports whether turns hold every stored turn of at (turn → stored index).
+func holdsAll(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
+	held := make(map[TurnKey]struct{}, len(at))
 	for i := range turns {
-		if t := cleanText(turns[i].TraceID); t != "" {
+		if t := partKey(&turns[i]); t.TraceID != "" {
 			if _, ok := at[t]; ok {
 				held[t] = struct{}{}
 			}
@@ -232,14 +239,14 @@ func holdsAll(turns []evaluation.TurnResult, at map[string]int) bool {
 	return len(held) == len(at)
 }
 
-// cutsOff reports whether turns, placed at offset off, hold only stored traces (at:
-// trace → stored index) and lack a stored turn at or after their first index: a save
+// cutsOff reports whether turns, placed at offset off, hold only stored turns (at:
+// turn → stored index) and lack a stored turn at or after their first index: a save
 // that adds nothing and would delete stored turns.
-func cutsOff(turns []evaluation.TurnResult, off int, stored map[int]string, at map[string]int) bool {
-	held := make(map[string]struct{}, len(turns))
+func cutsOff(turns []evaluation.TurnResult, off int, stored map[int]TurnKey, at map[TurnKey]int) bool {
+	held := make(map[TurnKey]struct{}, len(turns))
 	from := math.MaxInt
 	for i := range turns {
-		t := cleanText(turns[i].TraceID)
+		t := partKey(&turns[i])
 		if _, ok := at[t]; !ok {
 			return false // it adds a turn
 		}
@@ -257,7 +264,7 @@ func cutsOff(turns []evaluation.TurnResult, off int, stored map[int]string, at m
 // place sets from, to and kept for turns at pl's offset among the stored ones; with
 // rangeOnly (a turns part) to is the last of turns, else the save replaces every stored
 // turn from its first on.
-func (pl part) place(turns []evaluation.TurnResult, stored map[int]string, rangeOnly bool) part {
+func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rangeOnly bool) part {
 	pl.from, pl.to = math.MaxInt32, math.MaxInt32 // without turns, it replaces none (an INTEGER column)
 	last := -1
 	for i := range turns {

@@ -43,12 +43,18 @@ func partAnalysis(id string, rev, first int, seeds ...int) *evaluation.Analysis 
 // analysis revision as GetAnalysis returns it.
 func storedTurns(t *testing.T, s *sqlStore, id string) (map[int]int, int) {
 	t.Helper()
+	return storedSeeds(t, s, id, func(tr *evaluation.TurnResult) string { return tr.TraceID })
+}
+
+// storedSeeds is storedTurns with the seed read from the id that seedOf returns.
+func storedSeeds(t *testing.T, s *sqlStore, id string, seedOf func(*evaluation.TurnResult) string) (map[int]int, int) {
+	t.Helper()
 	a, err := s.GetAnalysis(context.Background(), id)
 	require.NoError(t, err)
 	got := map[int]int{}
 	for _, tr := range a.TurnResults {
 		var seed int
-		_, err := fmt.Sscanf(tr.TraceID, "%x", &seed)
+		_, err := fmt.Sscanf(seedOf(&tr), "%x", &seed)
 		require.NoError(t, err)
 		got[tr.TurnIndex] = seed
 		for _, ia := range tr.Interactions {
@@ -580,5 +586,47 @@ func TestCrossedBatchesOnSharedStore(t *testing.T) {
 			assert.Equal(t, map[int]int{0: 10*i + 1, 1: 10*i + 2}, got, id)
 			assert.Equal(t, 2*rounds+1, rev, id)
 		}
+	})
+}
+
+// oneTracePart is partAnalysis with every turn in one trace: a conversation run inside
+// one trace, its turns told apart by their root spans (seed).
+func oneTracePart(id string, rev, first int, seeds ...int) *evaluation.Analysis {
+	a := partAnalysis(id, rev, first, seeds...)
+	for i := range a.TurnResults {
+		a.TurnResults[i].TraceID = "0af7651916cd43dd8448eb211c80319c"
+	}
+	return a
+}
+
+// storedRoots returns the session's stored turns as index → root span seed, and its
+// analysis revision.
+func storedRoots(t *testing.T, s *sqlStore, id string) (map[int]int, int) {
+	t.Helper()
+	return storedSeeds(t, s, id, func(tr *evaluation.TurnResult) string { return tr.RootSpanID })
+}
+
+// TestOneTraceTurnsPlaced: the turns of a session run inside one trace are placed by
+// their trace and root span: the next revision (one turn more) lands over the stored
+// turns, a retried export of an earlier revision is stale, and a restarted part (turn
+// 0 again, another turn of the trace) goes after them. Before, the stored turns of the
+// trace were known by their trace only, at one of their indexes: the next revision did
+// not fit where it was stored and went after it as a new part, twice the turns.
+func TestOneTraceTurnsPlaced(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "one-trace-parts"
+		first := oneTracePart(id, 1, 0, 1, 2, 3)
+		require.NoError(t, s.SaveAnalysis(ctx, first))
+		require.NoError(t, s.SaveAnalysis(ctx, oneTracePart(id, 2, 0, 1, 2, 3, 4)), "the next revision")
+		require.NoError(t, s.SaveAnalysis(ctx, first), "a late export of revision 1")
+		got, rev := storedRoots(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, got)
+		assert.Equal(t, 2, rev)
+
+		require.NoError(t, s.SaveAnalysis(ctx, oneTracePart(id, 1, 0, 5)), "restarted: turn 0 again, another turn")
+		got, _ = storedRoots(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got)
 	})
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
 	"github.com/agenteval/agenteval-collector/internal/store"
+	"github.com/agenteval/agenteval-collector/internal/tracker"
 	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
 )
 
@@ -935,9 +936,12 @@ func TestTurnsReservedOnceABatch(t *testing.T) {
 // new analysis. Before, its trace closed as a turn of its own under the
 // stored index: a third, partial turn span for turn 0 (whose calls and issues the
 // exporter counts again) and a record that replaced the whole turn's in the session's
-// state. In memory, SQLite and PostgreSQL, and across a restart for the two databases.
+// state. In memory, SQLite and PostgreSQL, and across a restart for the two databases;
+// and for a fragment of the turn (its LLM span only, without the turn's root span: the
+// tracker gives it a root span of its own, so no record has its turn id), which is
+// partial.
 func TestLateSpansOfAFinalTurnNotEvaluatedAgain(t *testing.T) {
-	run := func(t *testing.T, cont ContinuationConfig, session string, restart bool) {
+	run := func(t *testing.T, cont ContinuationConfig, session string, restart, fragment bool) {
 		ctx := context.Background()
 		tel := componenttest.NewTelemetry()
 		t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
@@ -949,6 +953,9 @@ func TestLateSpansOfAFinalTurnNotEvaluatedAgain(t *testing.T) {
 		td := chatTurn(session, 1, clk.now(), "Weather in Paris tomorrow?", "Sunny.", true)
 		late := ptrace.NewTraces()
 		td.CopyTo(late)
+		if fragment {
+			late.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.Name() != "chat gpt" })
+		}
 		_, err := p.processTraces(ctx, td)
 		require.NoError(t, err)
 		clk.advance(3 * time.Second)
@@ -993,14 +1000,16 @@ func TestLateSpansOfAFinalTurnNotEvaluatedAgain(t *testing.T) {
 			assert.False(t, a.TurnResults[0].Partial, "revision %d keeps the whole turn", a.AnalysisRevision)
 			assert.Equal(t, "Sunny.", a.TurnResults[0].FinalResponse)
 		}
-		metadatatest.AssertEqualProcessorAgentsessionLateSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 2}},
+		metadatatest.AssertEqualProcessorAgentsessionLateSpans(t, tel, []metricdata.DataPoint[int64]{{Value: int64(late.SpanCount())}},
 			metricdatatest.IgnoreTimestamp())
 	}
-	t.Run("memory", func(t *testing.T) { run(t, ContinuationConfig{}, "late-final", false) })
+	t.Run("memory", func(t *testing.T) { run(t, ContinuationConfig{}, "late-final", false, false) })
+	t.Run("memory fragment", func(t *testing.T) { run(t, ContinuationConfig{}, "late-fragment", false, true) })
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		cont := ContinuationConfig{Driver: driver, DSN: configopaque.String(dsn)}
-		t.Run("one run", func(t *testing.T) { run(t, cont, "late-final", false) })
-		t.Run("restart", func(t *testing.T) { run(t, cont, "late-final-restart", true) })
+		t.Run("one run", func(t *testing.T) { run(t, cont, "late-final", false, false) })
+		t.Run("restart", func(t *testing.T) { run(t, cont, "late-final-restart", true, false) })
+		t.Run("fragment after a restart", func(t *testing.T) { run(t, cont, "late-fragment-restart", true, true) })
 	})
 }
 
@@ -1042,4 +1051,84 @@ func TestLateSpansOfASingleTraceSessionNotAnalysedAgain(t *testing.T) {
 	assert.Len(t, provisional[0], 1)
 	metadatatest.AssertEqualProcessorAgentsessionLateSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+}
+
+// oneTraceTrace is the trace of oneTraceSession's conversation.
+const oneTraceTrace = "0af7651916cd43dd8448eb211c80319c"
+
+// oneTraceSession is conversation run inside one trace, as the tracker hands it over
+// once it splits such a trace (docs/decisions/sessions.md §2.4.1): its turns share
+// their trace id, each with a root span of its own (the invocation's).
+func oneTraceSession(id string, start time.Time) *session.AgentSession {
+	s := &session.AgentSession{ID: id, KeySource: "gen_ai.conversation.id", Service: "weather-bot",
+		Agents: []session.AgentDefinition{{ID: "weather"}}, StartedAt: start, EndReason: session.EndReasonSessionTimeout}
+	for i, c := range conversation {
+		at := start.Add(time.Duration(i) * time.Second)
+		root := fmt.Sprintf("%016x", 0xa1+i)
+		s.Turns = append(s.Turns, session.Turn{Index: i, TraceID: oneTraceTrace, RootSpanID: root,
+			UserMessage: c.user, FinalResponse: c.answer, StartedAt: at, EndedAt: at.Add(100 * time.Millisecond),
+			LatencyMs: 100, Status: session.StatusOK, SpanCount: 1,
+			Interactions: []session.AgentInteraction{{AgentID: "weather", SpanID: root, Input: c.user, Output: c.answer,
+				StartedAt: at, LatencyMs: 100, Status: session.StatusOK, Steps: []session.AgentStep{}}}})
+		s.EndedAt = at.Add(100 * time.Millisecond)
+	}
+	return s
+}
+
+// turnClosed is the tracker's event for the close of s's turn i: a window of that turn
+// and the one before it.
+func turnClosed(s *session.AgentSession, i int) tracker.Event {
+	snap := *s
+	lo := max(0, i-1)
+	snap.Turns = s.Turns[lo : i+1]
+	return tracker.Event{Kind: tracker.EventTurnClosed, Session: &snap, TurnIndex: i - lo}
+}
+
+// TestTurnsOfOneTraceEvaluatedApart: the turns of a conversation run inside one trace
+// (one trace id, a root span each) are evaluated, numbered 0, 1, 2 and saved as three
+// turns, reserved in one batch (turns 0 and 1) or alone (turn 2): each turn's final
+// verdict is given once, with its next turn's user message (the correction in turn 1
+// makes turn 0 RDM), and the analysis and the continuation store hold all three. Before,
+// the turns of one trace took one index and each record replaced the one before it. In
+// memory, SQLite and PostgreSQL.
+func TestTurnsOfOneTraceEvaluatedApart(t *testing.T) {
+	run := func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.Continuation.Driver, cfg.Continuation.DSN = driver, configopaque.String(dsn)
+		p, sink, clk := newTestProcessor(t, cfg, nil)
+		require.NoError(t, p.start(ctx, componenttest.NewNopHost()))
+		s := oneTraceSession("one-trace", clk.now())
+		p.handle(ctx, []tracker.Event{turnClosed(s, 0), turnClosed(s, 1)})
+		p.handle(ctx, []tracker.Event{turnClosed(s, 2)})
+		stored, err := p.cont.LoadContinuation(ctx, s.ID, nil)
+		require.NoError(t, err)
+		p.handle(ctx, []tracker.Event{{Kind: tracker.EventSessionEnded, Session: s}})
+		require.NoError(t, p.shutdown(ctx))
+
+		var got []string
+		for _, r := range stored.Turns {
+			got = append(got, fmt.Sprintf("%d:%s", r.Result.TurnIndex, r.Result.RootSpanID))
+		}
+		want := []string{"0:" + s.Turns[0].RootSpanID, "1:" + s.Turns[1].RootSpanID, "2:" + s.Turns[2].RootSpanID}
+		assert.Equal(t, want, got, "the continuation store holds each turn of the trace")
+		final, provisional := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
+		assert.Equal(t, map[int]int{0: 1, 1: 1, 2: 1}, countedVerdicts(final), "one counted final verdict a turn")
+		for i := range s.Turns {
+			require.Len(t, provisional[i], 1, "turn %d", i)
+			assert.Equal(t, s.Turns[i].RootSpanID, provisional[i][0].RootSpanID, "turn %d", i)
+			assert.Equal(t, s.Turns[i].UserMessage, provisional[i][0].UserMessage, "turn %d", i)
+		}
+		require.NotEmpty(t, final[0])
+		assert.Equal(t, evaluation.DetectionRDM, final[0][0].DetectionType, "turn 1's correction follows turn 0")
+		as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+		require.Len(t, as, 1)
+		got = got[:0]
+		for _, tr := range as[0].TurnResults {
+			got = append(got, fmt.Sprintf("%d:%s", tr.TurnIndex, tr.RootSpanID))
+		}
+		assert.Equal(t, want, got, "the analysis holds each turn of the trace")
+	}
+	t.Run("memory", func(t *testing.T) { run(t, "", "") })
+	onStores(t, run)
 }

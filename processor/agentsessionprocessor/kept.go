@@ -123,11 +123,11 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 	}
 	for _, k := range ks.Local {
 		sh := p.shards[shardOf(k.SessionID, n)]
-		sh.local = append(sh.local, k)
+		sh.local = append(sh.local, sh.withRootSpan(k))
 	}
 	for _, k := range ks.Claims {
 		sh := p.shards[shardOf(k.SessionID, n)]
-		sh.claims = append(sh.claims, k)
+		sh.claims = append(sh.claims, sh.withRootSpan(k))
 	}
 	for id, rev := range ks.Revisions {
 		sh := p.shards[shardOf(id, n)]
@@ -144,6 +144,24 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 	}
 	p.logger.Info("restored the turn records, turn numbers, revisions and claims not saved to the continuation store before the last shutdown",
 		zap.Int("records", restored), zap.Int("numbered_turns", len(ks.Local)), zap.Int("revisions", len(ks.Revisions)), zap.Int("claims", len(ks.Claims)))
+}
+
+// withRootSpan returns k with the root span of the shard's record waiting to be saved of
+// its session and trace when k has none: a turn kept by a collector before turns were
+// keyed by their root span too (store.TurnKey) names its trace only, and its record
+// names the turn (docs/decisions/sessions.md §4.2). A key with a root span, or without a
+// record of its trace, is returned as it is.
+func (sh *shard) withRootSpan(k store.TurnKey) store.TurnKey {
+	if k.RootSpanID != "" {
+		return k
+	}
+	for i := range sh.unsaved {
+		r := &sh.unsaved[i]
+		if r.SessionID == k.SessionID && r.Record.Result.TraceID == k.TraceID {
+			return r.Key()
+		}
+	}
+	return k
 }
 
 // keep writes to continuation.storage what saveUnsaved could not save (records and

@@ -120,7 +120,7 @@ func storeDownAcrossRestartThenBack(t *testing.T, driver, dsn string, partFirst 
 	require.Len(t, queued[0].TurnResults, 1)
 	ks := readKept(t, host)
 	require.Len(t, ks.Records, 1, "turn 2's record, refused at shutdown, kept")
-	assert.Equal(t, []store.TurnKey{{SessionID: id, TraceID: queued[0].TurnResults[0].TraceID}}, ks.Local, "and its turn number")
+	assert.Equal(t, []store.TurnKey{store.KeyOf(id, &queued[0].TurnResults[0])}, ks.Local, "and its turn number")
 	stopHost()
 
 	host2, _ := storageHost(t, dir)
@@ -398,4 +398,32 @@ func TestRestoredFinalDroppedCountedOnce(t *testing.T) {
 		assertWhole(t, results, id, 2)
 		assertEachTraceCountedOnce(t, 3, sink, sink2)
 	})
+}
+
+// TestKeptBeforeRootSpan: turns kept by a collector before turns were keyed by their
+// root span too name their trace only; restored, a numbered turn and a claim take the
+// root span of the kept record of their session and trace, so that the index the store
+// allocates moves that record and the claim marks its row. One without a record keeps
+// its empty root span.
+func TestKeptBeforeRootSpan(t *testing.T) {
+	ctx := context.Background()
+	host, _ := storageHost(t, t.TempDir())
+	const (
+		trace = "0af7651916cd43dd8448eb211c80319c"
+		root  = "b7ad6b7169203331"
+	)
+	old := `{"version":1,"records":[{"session_id":"s","record":{"result":{"session_id":"s","turn_index":0,` +
+		`"trace_id":"` + trace + `","root_span_id":"` + root + `","final":true},"final_responder":-1}}],` +
+		`"local":[{"session_id":"s","trace_id":"` + trace + `"},{"session_id":"s","trace_id":"other"}],` +
+		`"claims":[{"session_id":"s","trace_id":"` + trace + `"}]}`
+	cl := keptClient(t, host)
+	require.NoError(t, cl.Set(ctx, keptKey, []byte(old)))
+	require.NoError(t, cl.Close(ctx))
+
+	p, _, _, db := keptProcessor(t, "sqlite", filepath.Join(t.TempDir(), "agenteval.db"), host)
+	sh := p.shards[shardOf("s", len(p.shards))]
+	assert.Equal(t, []store.TurnKey{{SessionID: "s", TraceID: trace, RootSpanID: root}, {SessionID: "s", TraceID: "other"}}, sh.local)
+	assert.Equal(t, []store.TurnKey{{SessionID: "s", TraceID: trace, RootSpanID: root}}, sh.claims)
+	db.down = true // nothing saved: the shutdown keeps it all again
+	require.NoError(t, p.shutdown(ctx))
 }

@@ -615,7 +615,7 @@ type shard struct {
 	// shards do not run).
 	queue chan shardWork
 	// unsaved are turn records whose save to the continuation store failed (at most one
-	// per session and trace, the one whose verdict is furthest on; at most maxUnsaved):
+	// per turn, the one whose verdict is furthest on; at most maxUnsaved):
 	// they are saved again, first, with the shard's next save, and a session loaded
 	// meanwhile takes them over the store's (docs/decisions/sessions.md §4.5).
 	unsaved []store.TurnState
@@ -647,12 +647,13 @@ type shard struct {
 	// continued session does not give them a first final verdict again
 	// (docs/decisions/sessions.md §4.9). At most maxLocal(), the oldest dropped.
 	claims []store.TurnKey
-	// analysedTraces are the trace ids of sessions keyed by their trace (one turn, not
-	// kept in the continuation store) whose analysis the shard emitted, the most recent
-	// maxLocal() of them: a span of such a trace that comes after the tracker forgot it
-	// is late, as for a kept session's final turn (docs/decisions/sessions.md §2.4).
-	// Analysed again, the fragment would be revision 1 again and replace the whole
-	// analysis in the result store.
+	// analysedTraces are the trace ids of sessions keyed by their trace (not kept in the
+	// continuation store) whose analysis the shard emitted, the most recent maxLocal()
+	// of them: a span of such a trace that comes after the tracker forgot it is late,
+	// as for a kept session's final turn (docs/decisions/sessions.md §2.4). Analysed
+	// again, the fragment would be revision 1 again and replace the whole analysis in
+	// the result store. They name sessions, not turns: the trace is the session's id,
+	// whatever turn (root span) of it a late span would make.
 	analysedTraces *simplelru.LRU[string, struct{}]
 	// reserved are the turn indexes allocated for the batch being handled (reserveBatch),
 	// emptied after it.
@@ -687,10 +688,10 @@ type shardWork struct {
 // idle starts from the continuation store's state.
 type sessionState struct {
 	records []evaluation.TurnRecord
-	// traces holds the trace ids of records once the session holds manyRecords of them
+	// ids holds the turn ids of records once the session holds manyRecords of them
 	// (put), so that a closed turn's put does not compare every record's; nil before,
 	// and after merge added records, until the next put makes it again.
-	traces   map[string]struct{}
+	ids      map[turnID]struct{}
 	revision int
 	// continuable is false for a session keyed by its trace id (one turn, never
 	// continued): it is not kept in the continuation store.
@@ -883,7 +884,7 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 		moved := false
 		move := func(ts []store.TurnState) {
 			for i := range ts {
-				if ts[i].SessionID == lt.SessionID && ts[i].Record.Result.TraceID == lt.TraceID {
+				if ts[i].Key() == lt {
 					ts[i].Record.SetTurnIndex(n)
 					moved = true
 				}
@@ -894,7 +895,7 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 			move(w.saves)
 		}
 		if st := sh.sessions[lt.SessionID]; st != nil {
-			if i := st.find(lt.TraceID); i >= 0 {
+			if i := st.find(idOfKey(lt)); i >= 0 {
 				st.records[i].SetTurnIndex(n)
 				if !moved {
 					// Held only by its session (the bound on records waiting dropped it):
@@ -991,18 +992,17 @@ func (sh *shard) clearUnsaved() {
 	sh.retryAt.Store(0)
 }
 
-// keepUnsaved makes saves, in order, the records to save again: one per session and
-// trace, the one whose verdict is furthest on (the later of equals, as the store would
+// keepUnsaved makes saves, in order, the records to save again: one per turn
+// (store.TurnKey), the one whose verdict is furthest on (the later of equals, as the store would
 // keep it), waiting to emit its verdict when any of the merged ones was (waiting, per
 // save), at most sh.maxUnsaved (the oldest are dropped, logged, their waiting verdicts
 // emitted in b unmarked: a session loaded later may then give a dropped turn's final
 // verdict again).
 func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []store.TurnState, waiting []bool) {
-	type key struct{ session, trace string }
-	at := make(map[key]int, len(saves))
+	at := make(map[store.TurnKey]int, len(saves))
 	sh.unsaved, sh.waiting = make([]store.TurnState, 0, len(saves)), make([]bool, 0, len(saves))
 	for j, t := range saves {
-		k := key{t.SessionID, t.Record.Result.TraceID}
+		k := t.Key()
 		i, ok := at[k]
 		switch {
 		case !ok:
@@ -1023,7 +1023,7 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 			// shutdown, then restored by continuation.storage): claimed in the store once
 			// it is back. A claim on a row already final changes nothing.
 			if sh.waiting[i] || store.VerdictStage(&sh.unsaved[i].Record) > 0 {
-				sh.claims = append(sh.claims, store.TurnKey{SessionID: sh.unsaved[i].SessionID, TraceID: sh.unsaved[i].Record.Result.TraceID})
+				sh.claims = append(sh.claims, sh.unsaved[i].Key())
 			}
 		}
 		if m := len(sh.claims) - sh.maxLocal(); m > 0 {
@@ -1196,7 +1196,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	switch ev.Kind {
 	case tracker.EventTurnClosed:
 		t := &ev.Session.Turns[ev.TurnIndex]
-		if sh.analysed(st, t.TraceID) {
+		if sh.analysed(st, t) {
 			// Spans of a turn already analysed, come after the tracker forgot its trace
 			// (turn_timeout after the session ended; or across a restart): late spans,
 			// as while the session is open (docs/decisions/sessions.md §2.4).
@@ -1208,7 +1208,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		}
 		st.evaluated = true
 		p.countAnomalies(ctx, id, t)
-		idx := sh.turnIndex(ctx, p, w, st, id, t.TraceID)
+		idx := sh.turnIndex(ctx, p, w, st, id, idOfTurn(t))
 		prev := st.at(idx - 1)
 		// The grounding facts and conversation carried forward are the previous turn's,
 		// or the nearest earlier turn's while the previous one is not stored yet (it
@@ -1316,15 +1316,24 @@ func (p *agentSessionProcessor) countAnomalies(ctx context.Context, sessionID st
 		zap.String("session_id", sessionID), zap.String("trace_id", t.TraceID), zap.Strings("anomalies", t.Anomalies))
 }
 
-// analysed reports whether the turn of traceID in session st has been analysed: its
-// record has its final verdict, or, for a session keyed by its trace (not kept in the
-// continuation store), the shard emitted its analysis (analysedTraces).
-func (sh *shard) analysed(st *sessionState, traceID string) bool {
+// analysed reports whether closed turn t of session st has been analysed: its record
+// (same trace and root span) has its final verdict; or t is a fragment of such a turn:
+// closed without its root span (Partial), its root span one the tracker chose among the
+// late spans, in a trace of which a turn has its final verdict; or, for a session keyed
+// by its trace (not kept in the continuation store), the shard emitted the session's
+// analysis (analysedTraces): any turn of that trace then comes too late, as the
+// session's analysis would be made again from it alone (docs/decisions/sessions.md
+// §4.2).
+func (sh *shard) analysed(st *sessionState, t *session.Turn) bool {
 	if !st.continuable {
-		return sh.analysedTraces.Contains(traceID)
+		return sh.analysedTraces.Contains(t.TraceID)
 	}
-	i := st.find(traceID)
-	return i >= 0 && st.records[i].Result.Final
+	if i := st.find(idOfTurn(t)); i >= 0 {
+		return st.records[i].Result.Final
+	}
+	return t.Partial && slices.ContainsFunc(st.records, func(r evaluation.TurnRecord) bool {
+		return r.Result.Final && r.Result.TraceID == t.TraceID
+	})
 }
 
 // recordTrackerStats exports the tracker's state and counters.
@@ -1415,20 +1424,41 @@ func (st *sessionState) before(i int) *evaluation.TurnRecord {
 	return nil
 }
 
+// turnID names a closed turn within its session: its trace and its root span (the turn
+// marker or the highest GenAI span, hex; "" for a turn without one). One trace may hold
+// several turns (a conversation run inside one trace), each with its own root span: a
+// turn's record, index and saves go by both (store.TurnKey, which adds the session;
+// docs/decisions/sessions.md §4.2).
+type turnID struct{ trace, root string }
+
+// idOfTurn returns the id of closed turn t.
+func idOfTurn(t *session.Turn) turnID { return turnID{trace: t.TraceID, root: t.RootSpanID} }
+
+// idOf returns the id of the turn of result r.
+func idOf(r *evaluation.TurnResult) turnID { return turnID{trace: r.TraceID, root: r.RootSpanID} }
+
+// idOfKey returns the id of the turn k names.
+func idOfKey(k store.TurnKey) turnID { return turnID{trace: k.TraceID, root: k.RootSpanID} }
+
+// key returns the continuation store's key of the turn in session sessionID.
+func (t turnID) key(sessionID string) store.TurnKey {
+	return store.TurnKey{SessionID: sessionID, TraceID: t.trace, RootSpanID: t.root}
+}
+
 // manyRecords is the number of records from which a session's state keeps the set of
-// their trace ids (sessionState.traces): below it, comparing each record's costs less.
+// their turn ids (sessionState.ids): below it, comparing each record's costs less.
 const manyRecords = 32
 
-// put adds rec, replacing the record of the same trace; records stay in index order.
-// A long session's new turn is known to be new from the set of trace ids, not from a
-// comparison with every record (the cost of a closed turn must not grow with the session,
-// docs/decisions/sessions.md §4.1).
+// put adds rec, replacing the record of the same turn (turnID); records stay in index
+// order. A long session's new turn is known to be new from the set of turn ids, not from
+// a comparison with every record (the cost of a closed turn must not grow with the
+// session, docs/decisions/sessions.md §4.1).
 func (st *sessionState) put(rec evaluation.TurnRecord) {
-	id := rec.Result.TraceID
-	if st.traces == nil && len(st.records) >= manyRecords {
-		st.traces = make(map[string]struct{}, 2*len(st.records))
+	id := idOf(&rec.Result)
+	if st.ids == nil && len(st.records) >= manyRecords {
+		st.ids = make(map[turnID]struct{}, 2*len(st.records))
 		for i := range st.records {
-			st.traces[st.records[i].Result.TraceID] = struct{}{}
+			st.ids[idOf(&st.records[i].Result)] = struct{}{}
 		}
 	}
 	if i := st.find(id); i >= 0 {
@@ -1437,47 +1467,47 @@ func (st *sessionState) put(rec evaluation.TurnRecord) {
 		return
 	}
 	st.records = append(st.records, rec)
-	if st.traces != nil {
-		st.traces[id] = struct{}{}
+	if st.ids != nil {
+		st.ids[id] = struct{}{}
 	}
 	if n := len(st.records); n > 1 && st.records[n-2].Result.TurnIndex > rec.Result.TurnIndex {
 		st.sort() // the common case, a new last turn, appends in order
 	}
 }
 
-// find returns the index in st.records of trace's record, or -1. st.traces, once kept,
-// answers an absent trace without a scan.
-func (st *sessionState) find(trace string) int {
-	if st.traces != nil {
-		if _, ok := st.traces[trace]; !ok {
+// find returns the index in st.records of the record of turn id, or -1. st.ids, once
+// kept, answers an absent turn without a scan.
+func (st *sessionState) find(id turnID) int {
+	if st.ids != nil {
+		if _, ok := st.ids[id]; !ok {
 			return -1
 		}
 	}
-	return slices.IndexFunc(st.records, func(r evaluation.TurnRecord) bool { return r.Result.TraceID == trace })
+	return slices.IndexFunc(st.records, func(r evaluation.TurnRecord) bool { return idOf(&r.Result) == id })
 }
 
 func (st *sessionState) sort() {
 	slices.SortStableFunc(st.records, func(a, b evaluation.TurnRecord) int { return a.Result.TurnIndex - b.Result.TurnIndex })
 }
 
-// holds reports whether st has the record of the turn of traceID at turnIndex at
-// verdict stage stage or further on: merge would take nothing of a stored one
-// (store.Held, for reload, which then need not decode it).
-func (st *sessionState) holds(traceID string, turnIndex, stage int) bool {
-	i := st.find(traceID)
+// holds reports whether st has the record of the turn of traceID and rootSpanID at
+// turnIndex at verdict stage stage or further on: merge would take nothing of a stored
+// one (store.Held, for reload, which then need not decode it).
+func (st *sessionState) holds(traceID, rootSpanID string, turnIndex, stage int) bool {
+	i := st.find(turnID{trace: traceID, root: rootSpanID})
 	return i >= 0 && st.records[i].Result.TurnIndex == turnIndex && store.VerdictStage(&st.records[i]) >= stage
 }
 
-// merge takes the stored records of traces this state lacks, and a stored record whose
+// merge takes the stored records of turns this state lacks, and a stored record whose
 // verdict is further on than the local one (store.VerdictStage). The stored index of a
-// trace wins: it differs only for a turn this collector numbered while the store could
+// turn wins: it differs only for a turn this collector numbered while the store could
 // not allocate its index (shard.local).
 func (st *sessionState) merge(stored []evaluation.TurnRecord) {
 	for _, r := range stored {
-		switch i := st.find(r.Result.TraceID); {
+		switch i := st.find(idOf(&r.Result)); {
 		case i < 0:
 			st.records = append(st.records, r)
-			st.traces = nil // made again by the next put
+			st.ids = nil // made again by the next put
 		case store.VerdictStage(&r) > store.VerdictStage(&st.records[i]):
 			st.records[i] = r
 		case r.Result.TurnIndex != st.records[i].Result.TurnIndex:
@@ -1539,7 +1569,7 @@ func (sh *shard) reserveBatch(ctx context.Context, p *agentSessionProcessor, eve
 	for i := range events {
 		ev := &events[i]
 		if ev.Kind == tracker.EventTurnClosed && ev.Session.KeySource != session.KeySourceTraceID {
-			keys = append(keys, store.TurnKey{SessionID: ev.Session.ID, TraceID: ev.Session.Turns[ev.TurnIndex].TraceID})
+			keys = append(keys, idOfTurn(&ev.Session.Turns[ev.TurnIndex]).key(ev.Session.ID))
 		}
 	}
 	if len(keys) < 2 || sh.reserveLocal(ctx, p, &sh.writes) != nil {
@@ -1557,13 +1587,13 @@ func (sh *shard) reserveBatch(ctx context.Context, p *agentSessionProcessor, eve
 	}
 }
 
-// turnIndex returns the index of the session's turn of traceID, allocated in the
-// continuation store (stable for a trace, distinct across collectors sharing the store),
+// turnIndex returns the index of the session's turn turn, allocated in the
+// continuation store (stable for a turn, distinct across collectors sharing the store),
 // and makes sure st holds the previous turn's record when the store does (it may have
 // been closed by another collector). A session that is not kept, or a store that fails,
 // gives the next index of st; the store allocates the turn's index before its records are
 // saved (sh.local, reserveLocal; w is the batch's writes, whose records it moves).
-func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *shardWrites, st *sessionState, id, traceID string) int {
+func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *shardWrites, st *sessionState, id string, turn turnID) int {
 	// Above every turn held, not their count: once turns numbered here have the store's
 	// indexes (reserveLocal), the records need not start at 0.
 	idx := len(st.records)
@@ -1573,19 +1603,20 @@ func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *sha
 	if !st.continuable {
 		return idx
 	}
-	n, ok := sh.reserved[store.TurnKey{SessionID: id, TraceID: traceID}]
+	key := turn.key(id)
+	n, ok := sh.reserved[key]
 	var err error
 	if !ok {
 		// The turns numbered here while the store was unreachable get theirs first.
 		if err = sh.reserveLocal(ctx, p, w); err == nil {
-			n, err = store.ReserveTurn(ctx, p.cont, id, traceID)
+			n, err = store.ReserveTurn(ctx, p.cont, id, turn.trace, turn.root)
 		}
 	}
 	if err != nil {
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 		p.logger.Warn("allocating a turn index in the continuation store failed; the index is this collector's until the store allocates one",
 			zap.String("session_id", id), zap.Error(err))
-		sh.local = append(sh.local, store.TurnKey{SessionID: id, TraceID: traceID})
+		sh.local = append(sh.local, key)
 		return idx
 	}
 	if n > 0 && st.at(n-1) == nil {
