@@ -1319,7 +1319,9 @@ func (p *agentSessionProcessor) countAnomalies(ctx context.Context, sessionID st
 // analysed reports whether closed turn t of session st has been analysed: its record
 // (same trace and root span) has its final verdict; or t is a fragment of such a turn:
 // closed without its root span (Partial), its root span one the tracker chose among the
-// late spans, in a trace of which a turn has its final verdict; or, for a session keyed
+// late spans, and started before a turn of its trace that has its final verdict ended
+// (a later request of a conversation run inside the trace starts after the turns
+// before it, docs/decisions/sessions.md §2.4.1); or, for a session keyed
 // by its trace (not kept in the continuation store), the shard emitted the session's
 // analysis (analysedTraces): any turn of that trace then comes too late, as the
 // session's analysis would be made again from it alone (docs/decisions/sessions.md
@@ -1332,7 +1334,7 @@ func (sh *shard) analysed(st *sessionState, t *session.Turn) bool {
 		return st.records[i].Result.Final
 	}
 	return t.Partial && slices.ContainsFunc(st.records, func(r evaluation.TurnRecord) bool {
-		return r.Result.Final && r.Result.TraceID == t.TraceID
+		return r.Result.Final && r.Result.TraceID == t.TraceID && !t.StartedAt.After(r.Summary.EndedAt)
 	})
 }
 
