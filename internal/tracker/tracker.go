@@ -301,7 +301,7 @@ type sessionState struct {
 	// spans counts the records retained for the session's open turns.
 	spans     int
 	endSignal bool
-	// traceDone is true for a session keyed by a trace that held a conversation
+	// traceDone is true for a session keyed by a trace that may hold a conversation
 	// (traceSession) once the trace's root arrived: it ends, as single_trace, once its
 	// open turns close.
 	traceDone bool
@@ -394,7 +394,7 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 		return ev
 	}
 	// An open trace is never dead, and closed only when it is the next turn of a trace
-	// that holds a conversation (forget runs before a trace id enters deadTraces or
+	// that may hold a conversation (forget runs before a trace id enters deadTraces or
 	// closed, and observe looks at both before it opens a trace): the records of open
 	// traces, most of them, take one lookup.
 	tr := t.traces[r.TraceID]
@@ -633,8 +633,8 @@ func (t *Tracker) rekey(tr *traceState, id, keySource, service string, now time.
 }
 
 // late counts a record of an already closed turn and notes it on the turn. The root of a
-// trace that held a conversation (closedTurn.continues) ends it: a session keyed by that
-// trace then ends once its open turns close.
+// trace that may hold a conversation (closedTurn.continues) ends it: a session keyed by
+// that trace then ends once its open turns close.
 func (t *Tracker) late(c *closedTurn, r *session.SpanRecord, now time.Time) {
 	t.stats.LateSpans++
 	if c.continues && isTraceRoot(r) {
@@ -671,7 +671,7 @@ func (t *Tracker) late(c *closedTurn, r *session.SpanRecord, now time.Time) {
 }
 
 // opens reports whether r, a record of a trace whose turn closed, is its next turn's: the
-// trace holds a conversation and r starts after its closed turns' records.
+// trace may hold a conversation and r starts after its closed turns' records.
 func (c *closedTurn) opens(r *session.SpanRecord) bool {
 	return c.continues && r.StartUnixNano > c.end && !slices.Contains(c.roots, r.SpanID)
 }
@@ -753,8 +753,8 @@ func (tr *traceState) partialClose(force session.EndReason, hasRoot bool) bool {
 // conversation inside the trace (splitTrace; docs/decisions/sessions.md §2.4.1). force is
 // "" for a natural close (settle or timeout; Partial when the root never arrived), else
 // the reason of an early close (the turn is Partial, and a trace without session key
-// ends its own session with that reason). On a natural close, the records of a turn
-// whose marker has not arrived yet stay open as the trace's next turn.
+// ends its own session with that reason). On a natural close, the records of a request
+// still running (splitTrace's rest) stay open as the trace's next turn.
 func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.Time, ev []Closed) []Closed {
 	n := tr.recs.n
 	hasRoot, genAI := tr.hasRoot(), tr.genAI
@@ -872,9 +872,8 @@ func (t *Tracker) reopen(id string, after int64, s *sessionState, key string, re
 }
 
 // traceSession opens a session keyed by trace tr's id for a trace without session key
-// that holds a conversation (its turns are markers under a span of the application's):
-// its turns join it until session_timeout of silence, or until the trace's root arrives
-// (late).
+// that may hold a conversation (its root has not arrived): the trace's next turns join
+// it until session_timeout of silence, or until the trace's root arrives (late).
 func (t *Tracker) traceSession(tr *traceState, now time.Time) *sessionState {
 	if s := t.sessions[tr.id]; s != nil {
 		return s
