@@ -178,7 +178,9 @@ type traceTree struct {
 	first, next []int32
 	tops        []int32
 	genAI       []bool // the record's subtree holds a GenAI span
-	user        []string
+	// user is the first user message of the record's subtree, in start order, that is
+	// not below a tool span (an agent as a tool's task).
+	user []string
 	// byID is the first record of each span id.
 	byID map[string]int
 }
@@ -226,8 +228,10 @@ func newTraceTree(recs []session.SpanRecord) *traceTree {
 		for k := t.first[i]; k >= 0; k = t.next[k] {
 			visit(k)
 			t.genAI[i] = t.genAI[i] || t.genAI[k]
-			if t.user[i] == "" {
-				t.user[i] = t.user[k] // the first user message in start order
+			if t.user[i] == "" && recs[k].Class != session.ClassTool {
+				// The first user message in start order; not a task delegated
+				// through a tool call (an agent as a tool).
+				t.user[i] = t.user[k]
 			}
 		}
 	}
@@ -322,7 +326,7 @@ func (t *traceTree) cut(branches []int32, genAINode bool) [][]int32 {
 		r := &t.recs[b]
 		sameKind := r.Name == first.Name && r.Class == first.Class
 		newRequest := sameKind && r.StartUnixNano >= end &&
-			(r.Class == session.ClassTurn || t.user[b] != "" && t.user[b] != user)
+			(r.Class == session.ClassTurn || user != "" && t.user[b] != "" && t.user[b] != user)
 		if newRequest {
 			reqs = append(reqs, []int32{b})
 			user = t.user[b]
