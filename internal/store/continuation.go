@@ -162,9 +162,11 @@ const (
 )
 
 // claimFinalSQL marks a provisional row final without follow-up (verdict stage 1),
-// keeping its document (ClaimFinal).
+// keeping its document (ClaimFinal). A key without root span (a claim kept in continuation.storage before turns had root
+// spans, whose record is gone) claims its trace's provisional rows: before migration
+// 00013 a trace was one turn (docs/decisions/sessions.md §4.2.0).
 const claimFinalSQL = "UPDATE turns SET final = ?, verdict_stage = 1, updated_at = ? " +
-	"WHERE session_id = ? AND trace_id = ? AND root_span_id = ? AND verdict_stage = 0"
+	"WHERE session_id = ? AND trace_id = ? AND (root_span_id = ? OR CAST(? AS TEXT) = '') AND verdict_stage = 0"
 
 const upsertRevisionSQL = "INSERT INTO session_revisions (session_id, revision, updated_at) VALUES (?, ?, ?) " +
 	"ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, updated_at = excluded.updated_at " +
@@ -441,7 +443,7 @@ func (s *sqlStore) ClaimFinal(ctx context.Context, turns []TurnKey) error {
 		defer sts.close()
 		for _, k := range turns {
 			c := k.clean()
-			if err := sts.exec(claimFinalSQL, nil, true, now, c.SessionID, c.TraceID, c.RootSpanID); err != nil {
+			if err := sts.exec(claimFinalSQL, nil, true, now, c.SessionID, c.TraceID, c.RootSpanID, c.RootSpanID); err != nil {
 				return fmt.Errorf("claim turn %q/%s/%s: %w", k.SessionID, k.TraceID, k.RootSpanID, err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/agenteval/agenteval-collector/internal/semconv"
 	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
@@ -21,9 +22,10 @@ type traceSplit struct {
 	// around are the records whose time span holds several turns (the application's
 	// conversation span, the trace root around it): part of no turn.
 	around []session.SpanRecord
-	// rest are the records that started after the last turn ended, when one of them is
-	// a GenAI span: a request still running. Without a GenAI span they stay with the
-	// last turn.
+	// rest are the records that started after the last turn ended, in a trace whose
+	// root has not arrived: a request still running, when one of them is a GenAI span;
+	// else only those whose parent has not arrived (the others stay with the last
+	// turn).
 	rest []session.SpanRecord
 	// end is the latest end (ns since the Unix epoch) of the records in turns and
 	// around: a record of the trace that starts after it belongs to a later turn.
@@ -65,8 +67,10 @@ func splitTrace(recs []session.SpanRecord) traceSplit {
 			users++
 		}
 	}
-	if turnMarkers < 2 && users < 2 {
-		return sp // no second request: one turn (the common case, without a tree)
+	if turnMarkers < 2 && users < 2 && sp.complete {
+		// No second request, and nothing can follow the root: one turn (the common
+		// case, without a tree).
+		return sp
 	}
 	t := newTraceTree(recs)
 	branches := t.requests()
@@ -76,12 +80,13 @@ func splitTrace(recs []session.SpanRecord) traceSplit {
 	turnOf := make([]int, len(recs)) // turn index + 1, 0 for none
 	windows := make([]window, len(branches))
 	for k, b := range branches {
+		// A window starts with its first branch (branches are in start order, so the
+		// windows are too) and ends with the last end below its branches.
 		windows[k] = window{start: recs[b[0]].StartUnixNano}
 		for _, root := range b {
 			t.walk(root, func(i int32) {
 				turnOf[i] = k + 1
 				windows[k].end = max(windows[k].end, recs[i].EndUnixNano)
-				windows[k].start = min(windows[k].start, recs[i].StartUnixNano)
 			})
 		}
 	}
@@ -125,15 +130,23 @@ func splitTrace(recs []session.SpanRecord) traceSplit {
 		}
 		sp.end = max(sp.end, r.EndUnixNano)
 	}
-	if !restGenAI {
+	if sp.complete || !restGenAI {
 		// What follows the last request is not one (an HTTP call of the application's
-		// after it answered): it stays with the last turn.
+		// after it answered), or nothing can follow (the trace's root arrived): it stays
+		// with the last turn. Not a span whose parent has not arrived, in a trace that
+		// may go on: it belongs to something still running (a guardrail of the next
+		// request).
 		n := len(sp.turns) - 1
-		sp.turns[n] = append(sp.turns[n], sp.rest...)
-		for i := range sp.rest {
-			sp.end = max(sp.end, sp.rest[i].EndUnixNano)
+		var open []session.SpanRecord
+		for _, r := range sp.rest {
+			if _, parent := t.byID[r.ParentSpanID]; !sp.complete && !parent {
+				open = append(open, r)
+				continue
+			}
+			sp.turns[n] = append(sp.turns[n], r)
+			sp.end = max(sp.end, r.EndUnixNano)
 		}
-		sp.rest = nil
+		sp.rest = open
 	}
 	return sp
 }
@@ -258,6 +271,12 @@ func (t *traceTree) walk(i int32, f func(int32)) {
 	}
 }
 
+// conversationTurn reports whether r is an explicit conversation turn marker
+// (handle_conversation_turn).
+func conversationTurn(r *session.SpanRecord) bool {
+	return r.Class == session.ClassTurn && r.Operation == semconv.OpHandleConversationTurn
+}
+
 // topParent is the parent id that groups a top record: "" for the trace root.
 func topParent(r *session.SpanRecord) string {
 	if isTraceRoot(r) {
@@ -291,7 +310,7 @@ func (t *traceTree) requests() [][]int32 {
 	whole := [][]int32{nodes}
 	// Whether the node whose children nodes are is a GenAI span: the parent of a top
 	// group (the trace root's none, or one that has not arrived) is the application's.
-	nodeGenAI := false
+	nodeGenAI, nodeTurn := false, false
 	for {
 		var withGenAI []int32
 		for _, i := range nodes {
@@ -303,13 +322,18 @@ func (t *traceTree) requests() [][]int32 {
 		case len(withGenAI) == 0:
 			return whole
 		case len(withGenAI) > 1:
+			if nodeTurn && !conversationTurn(&t.recs[withGenAI[0]]) {
+				// Below a turn (a workflow, a graph's root): one request, whatever
+				// prompts its steps send, unless its children are conversation turns.
+				return whole
+			}
 			if reqs := t.cut(withGenAI, nodeGenAI); len(reqs) > 1 {
 				return reqs
 			}
 			return whole
 		}
 		n := withGenAI[0]
-		nodes, nodeGenAI = t.kids(n), t.recs[n].Class.GenAI()
+		nodes, nodeGenAI, nodeTurn = t.kids(n), t.recs[n].Class.GenAI(), t.recs[n].Class == session.ClassTurn
 	}
 }
 

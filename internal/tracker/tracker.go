@@ -327,6 +327,9 @@ type closedTurn struct {
 	// of their ids is late, whatever its times say (a duplicate), so that no later turn
 	// of the trace takes a closed one's identity.
 	roots []string
+	// spans are the span ids of the closed turns' records while the trace may go on
+	// (continues; nil after): a record under one of them is late, not a new request.
+	spans map[string]struct{}
 }
 
 type expiry struct {
@@ -421,7 +424,7 @@ func (t *Tracker) observe(r *session.SpanRecord, now time.Time, ev []Closed) []C
 		// A record of the trace's closed turns, come while its next turn is open.
 		c := t.closed[r.TraceID]
 		switch {
-		case c != nil && slices.Contains(c.roots, r.SpanID):
+		case c != nil && c.holds(r):
 			t.late(c, r, now)
 			return ev
 		case r.StartUnixNano != 0 && r.StartUnixNano <= tr.after:
@@ -638,8 +641,8 @@ func (t *Tracker) rekey(tr *traceState, id, keySource, service string, now time.
 func (t *Tracker) late(c *closedTurn, r *session.SpanRecord, now time.Time) {
 	t.stats.LateSpans++
 	if c.continues && isTraceRoot(r) {
-		c.continues = false
-		if s := c.sess; s != nil && !s.ended && s.keySource == session.KeySourceTraceID && s.id == r.TraceID {
+		c.continues, c.spans = false, nil
+		if s := c.sess; s != nil && !s.ended && s.traceOnly() && s.id == r.TraceID {
 			s.traceDone = true
 			t.signal(s)
 		}
@@ -673,7 +676,18 @@ func (t *Tracker) late(c *closedTurn, r *session.SpanRecord, now time.Time) {
 // opens reports whether r, a record of a trace whose turn closed, is its next turn's: the
 // trace may hold a conversation and r starts after its closed turns' records.
 func (c *closedTurn) opens(r *session.SpanRecord) bool {
-	return c.continues && r.StartUnixNano > c.end && !slices.Contains(c.roots, r.SpanID)
+	return c.continues && r.StartUnixNano > c.end && !c.holds(r)
+}
+
+// holds reports whether r is a record of the trace's closed turns, whatever its times
+// say: a span with one of their root ids (a duplicate), or a child of one of their spans
+// (a call an agent made after it answered).
+func (c *closedTurn) holds(r *session.SpanRecord) bool {
+	if slices.Contains(c.roots, r.SpanID) {
+		return true
+	}
+	_, child := c.spans[r.ParentSpanID]
+	return child
 }
 
 // dropTrace forgets an open trace whose records are not to be retained.
@@ -723,6 +737,12 @@ func (t *Tracker) evict(now time.Time, ev []Closed) []Closed {
 		t.stats.SessionsEvicted++
 		switch v := t.lru.Back().Value.(type) {
 		case *sessionState:
+			if v.traceOnly() && len(v.open) == 0 {
+				// A trace's session kept open for its next requests (traceSession),
+				// none open: it ends as it would have without them, not cut.
+				ev = t.endSession(v, session.EndReasonSingleTrace, false, now, ev)
+				continue
+			}
 			ev = t.endSession(v, session.EndReasonMaxSessions, true, now, ev)
 		case *traceState:
 			ev = t.closeTrace(v, session.EndReasonMaxSessions, now, ev)
@@ -801,6 +821,9 @@ func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.T
 	if s == nil {
 		if continues && force == "" {
 			s = t.traceSession(tr, now)
+			if tr.endSignal {
+				t.signal(s)
+			}
 		} else {
 			// Ended with this turn: in none of the timer lists.
 			s = &sessionState{id: tr.id, keySource: session.KeySourceTraceID, service: tr.service, byTrace: true,
@@ -812,10 +835,25 @@ func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.T
 	}
 	c := t.closed[tr.id]
 	if c == nil {
-		c = &closedTurn{}
+		c = &closedTurn{continues: true}
 		t.closed[tr.id] = c
 	}
-	c.sess, c.end, c.continues = s, max(c.end, end), continues
+	// Once its root arrived (late) or its top was found remote, a trace never goes on.
+	c.sess, c.end, c.continues = s, max(c.end, end), continues && c.continues
+	if c.continues {
+		// A later record whose parent is one of these is theirs (a call the agent made
+		// after it answered), not a new request.
+		if c.spans == nil {
+			c.spans = map[string]struct{}{}
+		}
+		for _, turn := range sp.turns {
+			for i := range turn {
+				c.spans[strings.Clone(turn[i].SpanID)] = struct{}{}
+			}
+		}
+	} else {
+		c.spans = nil
+	}
 	for i, turn := range sp.turns {
 		// A request that another one followed is whole; the last has its root when the
 		// trace's did arrive (not the rest of a request cut short).
@@ -869,6 +907,12 @@ func (t *Tracker) reopen(id string, after int64, s *sessionState, key string, re
 		t.retain(tr, &recs[i], now)
 	}
 	return tr
+}
+
+// traceOnly reports whether s is a session keyed by the id of a trace that may hold a
+// conversation (traceSession).
+func (s *sessionState) traceOnly() bool {
+	return !s.byTrace && s.keySource == session.KeySourceTraceID
 }
 
 // traceSession opens a session keyed by trace tr's id for a trace without session key
@@ -1079,7 +1123,8 @@ func (t *Tracker) AdvanceClosing(now time.Time) []Closed {
 			ev = t.endSession(s, session.EndReasonSessionTimeout, false, now, ev)
 		}
 	}
-	return ev
+	// A trace's next turn or session opened here (reopen, traceSession) counts too.
+	return t.evict(now, ev)
 }
 
 // dueTraces returns the open traces whose turn closes at now, in turnOrder: silent for

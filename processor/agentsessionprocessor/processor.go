@@ -693,8 +693,9 @@ type sessionState struct {
 	// and after merge added records, until the next put makes it again.
 	ids      map[turnID]struct{}
 	revision int
-	// continuable is false for a session keyed by its trace id (one turn, never
-	// continued): it is not kept in the continuation store.
+	// continuable is false for a session keyed by its trace id (its trace's turns, open
+	// only while the tracker holds it, never continued): it is not kept in the
+	// continuation store.
 	continuable bool
 	// held: this instance recorded that it holds the session open (store.Recovery.Hold).
 	held bool
@@ -1113,8 +1114,9 @@ func (p *agentSessionProcessor) reportSkipped(ctx context.Context, b *evalBatch)
 }
 
 // state returns the session's state, loading a continued session's from the
-// continuation store. A session keyed by its trace id has one turn and never continues:
-// it is neither loaded nor saved.
+// continuation store. A session keyed by its trace id (one turn, or the requests of a
+// conversation its trace holds, docs/decisions/sessions.md §2.4.1) never continues once
+// it ended: it is neither loaded nor saved.
 func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session.AgentSession) *sessionState {
 	if st := sh.sessions[s.ID]; st != nil {
 		return st
@@ -1317,9 +1319,9 @@ func (p *agentSessionProcessor) countAnomalies(ctx context.Context, sessionID st
 }
 
 // analysed reports whether closed turn t of session st has been analysed: its record
-// (same trace and root span) has its final verdict; or t is a fragment of such a turn:
-// closed without its root span (Partial), its root span one the tracker chose among the
-// late spans, and started before a turn of its trace that has its final verdict ended
+// (same trace and root span) has its final verdict; or t is a fragment of such a turn
+// (its root span one the tracker chose among the late spans, or the turn's own root come
+// late): it started before a turn of its trace that has its final verdict ended
 // (a later request of a conversation run inside the trace starts after the turns
 // before it, docs/decisions/sessions.md §2.4.1); or, for a session keyed
 // by its trace (not kept in the continuation store), the shard emitted the session's
@@ -1333,8 +1335,11 @@ func (sh *shard) analysed(st *sessionState, t *session.Turn) bool {
 	if i := st.find(idOfTurn(t)); i >= 0 {
 		return st.records[i].Result.Final
 	}
-	return t.Partial && slices.ContainsFunc(st.records, func(r evaluation.TurnRecord) bool {
-		return r.Result.Final && r.Result.TraceID == t.TraceID && !t.StartedAt.After(r.Summary.EndedAt)
+	return slices.ContainsFunc(st.records, func(r evaluation.TurnRecord) bool {
+		// A record rebuilt from a stored result has no times (§4.7): it covers its
+		// trace, as before turns had root spans.
+		end := r.Summary.EndedAt
+		return r.Result.Final && r.Result.TraceID == t.TraceID && (end.IsZero() || !t.StartedAt.After(end))
 	})
 }
 
