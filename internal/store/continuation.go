@@ -162,9 +162,10 @@ const (
 )
 
 // claimFinalSQL marks a provisional row final without follow-up (verdict stage 1),
-// keeping its document (ClaimFinal). A key without root span (a claim kept in continuation.storage before turns had root
-// spans, whose record is gone) claims its trace's provisional rows: before migration
-// 00013 a trace was one turn (docs/decisions/sessions.md §4.2.0).
+// keeping its document (ClaimFinal). A key without root span (a claim kept in
+// continuation.storage before turns had root spans, whose record is gone) claims its
+// trace's provisional rows: before migration 00013 a trace was one turn
+// (docs/decisions/sessions.md §4.2.0).
 const claimFinalSQL = "UPDATE turns SET final = ?, verdict_stage = 1, updated_at = ? " +
 	"WHERE session_id = ? AND trace_id = ? AND (root_span_id = ? OR CAST(? AS TEXT) = '') AND verdict_stage = 0"
 
