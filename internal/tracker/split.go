@@ -39,16 +39,18 @@ type traceSplit struct {
 // hold copies of recs' elements.
 //
 // The requests of a conversation are the branches of the trace's first branching span
-// (going down from the top while a single child holds GenAI spans): children of the same
-// name, one after the other, each a new request, that is, a turn marker
-// (handle_conversation_turn, invoke_workflow...), or a branch whose first user message
-// differs from the previous request's. The branching span must be the application's (not
-// a GenAI span: a workflow or agent that calls one agent twice is one turn) or its
-// branches framework run spans that are not GenAI spans (the OpenAI Agents task span of
-// each run under the withTrace span). A branch that does not start a request (no user
-// message, the same one, another name) continues the one before it. The other records
-// go with the turn whose time span holds their start (else the one before), are around
-// the turns when they hold several, or are the rest when they start after them.
+// (going down from the top while a single child holds GenAI spans): children of the first
+// one's name and class, one after the other, each starting a new request when it is a
+// turn marker, or when the current request has a user message and the branch's first one
+// (not below a tool span: an agent as a tool's task) differs. The branching span must be
+// the application's (not a GenAI span: a workflow or agent that calls one agent twice is
+// one turn) or its branches framework run spans that are not GenAI spans (the OpenAI
+// Agents task span of each run under the withTrace span); below a turn marker or
+// workflow, only conversation turn markers (handle_conversation_turn) are requests. A
+// branch that does not start a request (no user message, the same one, another name)
+// continues the one before it. The other records go with the turn whose time span holds
+// their start (else the one before), are around the turns when they hold several, or are
+// the rest when they start after them.
 func splitTrace(recs []session.SpanRecord) traceSplit {
 	sp := traceSplit{turns: [][]session.SpanRecord{recs}}
 	turnMarkers, users := 0, 0
