@@ -138,19 +138,37 @@ func splitTrace(recs []session.SpanRecord) traceSplit {
 		// with the last turn. Not a span whose parent has not arrived, in a trace that
 		// may go on: it belongs to something still running (a guardrail of the next
 		// request).
-		n := len(sp.turns) - 1
-		var open []session.SpanRecord
+		var closing, open []session.SpanRecord
 		for _, r := range sp.rest {
 			if _, parent := t.byID[r.ParentSpanID]; !sp.complete && !parent {
 				open = append(open, r)
-				continue
+			} else {
+				closing = append(closing, r)
 			}
-			sp.turns[n] = append(sp.turns[n], r)
-			sp.end = max(sp.end, r.EndUnixNano)
 		}
+		sp.rest = closing
+		sp.closeRest(false)
 		sp.rest = open
 	}
 	return sp
+}
+
+// closeRest closes the rest with the turns: as a turn of its own (asTurn: a request cut
+// short) or with the last turn.
+func (sp *traceSplit) closeRest(asTurn bool) {
+	if len(sp.rest) == 0 {
+		return
+	}
+	if asTurn {
+		sp.turns = append(sp.turns, sp.rest)
+	} else {
+		n := len(sp.turns) - 1
+		sp.turns[n] = append(sp.turns[n], sp.rest...)
+	}
+	for i := range sp.rest {
+		sp.end = max(sp.end, sp.rest[i].EndUnixNano)
+	}
+	sp.rest = nil
 }
 
 // startedBy returns the number of windows that start at or before start.

@@ -323,12 +323,10 @@ type closedTurn struct {
 	// continues is true when the trace may hold a conversation (its root has not
 	// arrived, splitTrace): a record that starts after end opens its next turn.
 	continues bool
-	// roots are the root spans of the trace's closed turns (Finish): a record with one
-	// of their ids is late, whatever its times say (a duplicate), so that no later turn
-	// of the trace takes a closed one's identity.
-	roots []string
 	// spans are the span ids of the closed turns' records while the trace may go on
-	// (continues; nil after): a record under one of them is late, not a new request.
+	// (nil once a turn closes with the trace known complete): a record with one of
+	// their ids (a duplicate: no later turn takes a closed one's identity) or under one
+	// of them (a call an agent made after it answered) is late, whatever its times say.
 	spans map[string]struct{}
 }
 
@@ -641,7 +639,8 @@ func (t *Tracker) rekey(tr *traceState, id, keySource, service string, now time.
 func (t *Tracker) late(c *closedTurn, r *session.SpanRecord, now time.Time) {
 	t.stats.LateSpans++
 	if c.continues && isTraceRoot(r) {
-		c.continues, c.spans = false, nil
+		// Its spans stay known while the turn open after them closes.
+		c.continues = false
 		if s := c.sess; s != nil && !s.ended && s.traceOnly() && s.id == r.TraceID {
 			s.traceDone = true
 			t.signal(s)
@@ -683,11 +682,9 @@ func (c *closedTurn) opens(r *session.SpanRecord) bool {
 // say: a span with one of their root ids (a duplicate), or a child of one of their spans
 // (a call an agent made after it answered).
 func (c *closedTurn) holds(r *session.SpanRecord) bool {
-	if slices.Contains(c.roots, r.SpanID) {
-		return true
-	}
+	_, dup := c.spans[r.SpanID]
 	_, child := c.spans[r.ParentSpanID]
-	return child
+	return dup || child
 }
 
 // dropTrace forgets an open trace whose records are not to be retained.
@@ -793,27 +790,18 @@ func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.T
 		return ev
 	}
 	sp := splitTrace(recs)
-	if len(sp.turns) == 1 && len(sp.rest) > 0 && !hasRoot {
-		// No request of the trace is known to be whole: it closes as one turn.
-		sp.turns[0] = append(sp.turns[0], sp.rest...)
-		for i := range sp.rest {
-			sp.end = max(sp.end, sp.rest[i].EndUnixNano)
-		}
-		sp.rest = nil
-	}
-	end := sp.end
 	var restTurn bool
-	if len(sp.rest) > 0 && force != "" {
+	switch {
+	case len(sp.rest) > 0 && force != "":
 		// Closed early: the unfinished turn closes with the others.
-		sp.turns = append(sp.turns, sp.rest)
+		sp.closeRest(true)
 		restTurn = true
-		for i := range sp.rest {
-			end = max(end, sp.rest[i].EndUnixNano)
-		}
-		sp.rest = nil
+	case len(sp.turns) == 1 && len(sp.rest) > 0 && !hasRoot:
+		// No request of the trace is known to be whole: it closes as one turn.
+		sp.closeRest(false)
 	}
 	// A trace whose root has not arrived may hold a conversation: its later records
-	// (after end) are its next turns. Not the part of a trace that a caller in another
+	// (after sp.end) are its next turns. Not the part of a trace that a caller in another
 	// process started (its process's whole part: later records are late, as before).
 	continues := !sp.complete && !tr.remoteTop
 	split := len(sp.turns) > 1 || len(sp.rest) > 0
@@ -839,7 +827,7 @@ func (t *Tracker) closeTrace(tr *traceState, force session.EndReason, now time.T
 		t.closed[tr.id] = c
 	}
 	// Once its root arrived (late) or its top was found remote, a trace never goes on.
-	c.sess, c.end, c.continues = s, max(c.end, end), continues && c.continues
+	c.sess, c.end, c.continues = s, max(c.end, sp.end), continues && c.continues
 	if c.continues {
 		// A later record whose parent is one of these is theirs (a call the agent made
 		// after it answered), not a new request.
@@ -1044,9 +1032,6 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 			}
 			turn.Index = s.closedTurns
 			s.closedTurns++
-			if cl := t.closed[turn.TraceID]; cl != nil && (cl.continues || t.traces[turn.TraceID] != nil) {
-				cl.roots = append(cl.roots, turn.RootSpanID)
-			}
 			tu := turnState{turn: turn, agents: c.asm.Agents, outcome: c.asm.Outcome, cost: c.asm.Cost}
 			s.addTotals(&tu)
 			if k := t.cfg.RetainTurns; k > 0 && len(s.turns) >= max(k, 2) {
