@@ -98,7 +98,7 @@ type outageRow struct {
 // loadFor runs the load for d, stops it and waits until the sink received every span
 // accepted (or 10s).
 func (h *harness) loadFor(name, prefix string, d time.Duration) outageRow {
-	before := h.sink.app.Load()
+	before := h.sink.load.Load()
 	l, err := h.startLoad(prefix)
 	if err != nil {
 		h.fail("%s: grpc client: %v", name, err)
@@ -107,7 +107,7 @@ func (h *harness) loadFor(name, prefix string, d time.Duration) outageRow {
 	time.Sleep(d)
 	l.stop()
 	_, in, ids := l.counts()
-	return outageRow{name: name, in: in, out: h.sink.waitApp(before, in, 10*time.Second) - before, ids: ids, slowest: l.slowest}
+	return outageRow{name: name, in: in, out: waitFor(&h.sink.load, before, in, 10*time.Second) - before, ids: ids, slowest: l.slowest}
 }
 
 // outageAcrossSIGTERM: the store is reachable for up under load, then cut for outage

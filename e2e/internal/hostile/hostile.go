@@ -253,12 +253,15 @@ func (b *builder) turnAt(id, user string, start, end pcommon.Timestamp) *builder
 	return b
 }
 
+// LoadResourceKey is the resource attribute that marks LoadTurn's spans (its value is n).
+const LoadResourceKey = "load.n"
+
 // LoadTurn is one turn of session id in a trace of its own (n makes the trace id): the
 // load of the SIGTERM-under-load scenario.
 func LoadTurn(n uint32, id string) ptrace.Traces {
 	b := newBuilder("load", 0xfe)
 	b.traceSeed = uint16(n)
-	b.td.ResourceSpans().At(0).Resource().Attributes().PutInt("load.n", int64(n))
+	b.td.ResourceSpans().At(0).Resource().Attributes().PutInt(LoadResourceKey, int64(n))
 	tid := b.traceID()
 	tid[12], tid[13], tid[14], tid[15] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
 	b.turn(id, fmt.Sprintf("load question %d about order %d", n, n%1000), time.Now())
