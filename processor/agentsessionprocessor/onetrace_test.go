@@ -42,6 +42,14 @@ func spansByEnd(td ptrace.Traces) (out []ptrace.Traces, ends []time.Time) {
 	return out, ends
 }
 
+// oneTraceUsers are the user messages of the three requests of the one-trace samples
+// (testdata/samples/*_one_trace.json).
+var oneTraceUsers = []string{
+	"Hi, I'd like a refund for the USB-C cable I bought, order #123. It stopped working after a week.",
+	"No, I meant order #123, not #12345. The cable, not the mugs.",
+	"Great, thanks. That's all.",
+}
+
 // TestConversationInOneTrace: the OpenAI Agents sample that runs a three-turn
 // conversation inside one withTrace (docs/decisions/sessions.md §2.4.1) is three turns,
 // indexed 0, 1 and 2, each with its user message, turn 0 RDM by turn 1's correction, in
@@ -53,11 +61,7 @@ func spansByEnd(td ptrace.Traces) (out []ptrace.Traces, ends []time.Time) {
 // root span, a later request that closed partial was taken for a late fragment of the
 // earlier final turn of its trace, and counted as late spans.
 func TestConversationInOneTrace(t *testing.T) {
-	users := []string{
-		"Hi, I'd like a refund for the USB-C cable I bought, order #123. It stopped working after a week.",
-		"No, I meant order #123, not #12345. The cable, not the mugs.",
-		"Great, thanks. That's all.",
-	}
+	users := oneTraceUsers
 	run := func(t *testing.T, driver, dsn string, oneByOne bool) {
 		ctx := context.Background()
 		cfg := testConfig()
@@ -117,6 +121,103 @@ func TestConversationInOneTrace(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Run("memory", func(t *testing.T) { run(t, "", "", oneByOne) })
 			onStores(t, func(t *testing.T, driver, dsn string) { run(t, driver, dsn, oneByOne) })
+		})
+	}
+}
+
+// TestConversationInOneTraceWithoutSessionKeyPauses: the OpenAI Agents one-trace sample
+// without its session.id (the session is keyed by the trace, docs/decisions/sessions.md
+// §2.4.1), its spans sent one by one as they end, with a pause longer than
+// session_timeout before the third request: the session keyed by the trace ends with
+// two turns (its root has not arrived: the trace may go on), and the third request,
+// which starts after them, continues it: turn index 2, turn 1's verdict given again
+// with turn 2's message (not counted again), revision 2 over the three turns. When the
+// shard could not keep the ended session's state (continuation.max_records below its
+// records), the third request is a new part of the session, revision 1 again, which the
+// result store places after the stored turns. Either way the result store, fed every
+// analysis emitted as the exporter does, holds the three turns once each, in
+// conversation order (SQLite and PostgreSQL). Before, the third request was late spans.
+func TestConversationInOneTraceWithoutSessionKeyPauses(t *testing.T) {
+	users := oneTraceUsers
+	run := func(t *testing.T, driver, dsn string, kept bool) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.TurnSettle, cfg.TurnTimeout = 100*time.Millisecond, 250*time.Millisecond
+		cfg.Continuation.Driver, cfg.Continuation.DSN = driver, configopaque.String(dsn)
+		cfg.Workers = 1
+		if !kept {
+			cfg.Continuation.MaxRecords = 1
+		}
+		p, sink, clk := startedProcessor(t, cfg)
+		results := resultStore(t, driver, dsn)
+		td := loadTraces(t, "../../testdata/samples/openai_agents_one_trace.json")
+		forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+			sp.Attributes().Remove("session.id")
+			sp.Attributes().Remove("user.id")
+		})
+		batches, ends := spansByEnd(td)
+		var traceID string
+		paused := false
+		for i, b := range batches {
+			sp := b.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+			traceID = sp.TraceID().String()
+			if i > 0 {
+				clk.advance(ends[i].Sub(ends[i-1]))
+			}
+			if !paused && i > len(batches)/2 && sp.StartTimestamp().AsTime().After(ends[i-1].Add(250*time.Millisecond)) {
+				// The user thinks longer than session_timeout before the third request.
+				clk.advance(cfg.SessionTimeout + time.Minute)
+				paused = true
+			}
+			p.step(ctx)
+			in := b.SpanCount()
+			out, err := p.processTraces(ctx, b)
+			require.NoError(t, err)
+			require.Equal(t, in, out.SpanCount(), "every span is passed on")
+		}
+		require.True(t, paused, "the sample's third request starts after a think time")
+		clk.advance(cfg.TurnTimeout + cfg.TurnSettle)
+		p.step(ctx)
+		clk.advance(cfg.SessionTimeout + time.Minute)
+		p.step(ctx)
+
+		final, provisional := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
+		as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+		require.Len(t, as, 2, "one analysis at each end of the session")
+		assert.Len(t, as[0].TurnResults, 2)
+		if kept {
+			assert.Equal(t, map[int]int{0: 1, 1: 1, 2: 1}, countedVerdicts(final), "one counted final verdict a turn")
+			assert.Len(t, final[1], 2, "turn 1's verdict given again with turn 2's message")
+			assert.Equal(t, 2, as[1].AnalysisRevision)
+			require.Len(t, as[1].TurnResults, 3, "the continued session's analysis covers every turn")
+		} else {
+			assert.Equal(t, 1, as[1].AnalysisRevision, "a new part")
+			require.Len(t, as[1].TurnResults, 1)
+			assert.Equal(t, users[2], as[1].TurnResults[0].UserMessage)
+		}
+		n := 0
+		for _, trs := range provisional {
+			n += len(trs)
+		}
+		assert.Equal(t, len(users), n, "each request evaluated once")
+
+		exportAnalyses(t, results, sink, 0)
+		a, err := results.GetAnalysis(ctx, traceID)
+		require.NoError(t, err)
+		require.Len(t, a.TurnResults, len(users), "every request of the trace is a stored turn")
+		for i, tr := range a.TurnResults {
+			assert.Equal(t, i, tr.TurnIndex)
+			assert.Equal(t, users[i], tr.UserMessage, "turn %d", i)
+		}
+		assert.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "turn 1's correction follows turn 0")
+	}
+	for _, kept := range []bool{true, false} {
+		name := "continued"
+		if !kept {
+			name = "state not kept: a new part"
+		}
+		t.Run(name, func(t *testing.T) {
+			onStores(t, func(t *testing.T, driver, dsn string) { run(t, driver, dsn, kept) })
 		})
 	}
 }

@@ -226,7 +226,8 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 	maxUnsaved := max(1, maxRecords/workers)
 	for range workers {
 		sh := &shard{sessions: map[string]*sessionState{}, maxUnsaved: maxUnsaved}
-		sh.analysedTraces, _ = simplelru.NewLRU[string, struct{}](sh.maxLocal(), nil) // size >= 4: no error
+		sh.analysedTraces, _ = simplelru.NewLRU[string, analysedTrace](sh.maxLocal(), nil) // size >= 4: no error
+		sh.endedTraces, _ = simplelru.NewLRU(maxUnsaved, func(_ string, st *sessionState) { sh.endedRecords -= len(st.records) })
 		p.shards = append(p.shards, sh)
 	}
 	return p, nil
@@ -650,11 +651,18 @@ type shard struct {
 	// analysedTraces are the trace ids of sessions keyed by their trace (not kept in the
 	// continuation store) whose analysis the shard emitted, the most recent maxLocal()
 	// of them: a span of such a trace that comes after the tracker forgot it is late,
-	// as for a kept session's final turn (docs/decisions/sessions.md §2.4). Analysed
-	// again, the fragment would be revision 1 again and replace the whole analysis in
-	// the result store. They name sessions, not turns: the trace is the session's id,
-	// whatever turn (root span) of it a late span would make.
-	analysedTraces *simplelru.LRU[string, struct{}]
+	// as for a kept session's final turn (docs/decisions/sessions.md §2.4), unless the
+	// trace may go on (its root never arrived) and the span's turn starts after the
+	// analysed turns ended: that is the trace's next request (§2.4.1).
+	analysedTraces *simplelru.LRU[string, analysedTrace]
+	// endedTraces are the states of the sessions of analysedTraces that may go on, so
+	// that the trace's next request continues them (turn indexes, the last turn's verdict
+	// with follow-up, the analysis over every turn) as the continuation store does for a
+	// session key. They hold at most maxUnsaved records (endedRecords), the least
+	// recently ended session dropped first: a request of a dropped one is a new part of
+	// the session, which the result store places after the stored turns (§4.6).
+	endedTraces  *simplelru.LRU[string, *sessionState]
+	endedRecords int
 	// reserved are the turn indexes allocated for the batch being handled (reserveBatch),
 	// emptied after it.
 	reserved map[store.TurnKey]int
@@ -675,6 +683,22 @@ func (sh *shard) pending() bool {
 // maxLocal bounds shard.local: four entries a record waiting to be saved (maxUnsaved),
 // as the memory store keeps four sessions' indexes a record (ContinuationConfig.MaxRecords).
 func (sh *shard) maxLocal() int { return 4 * sh.maxUnsaved }
+
+// analysedTrace is what a shard keeps of an analysed session keyed by its trace
+// (shard.analysedTraces).
+type analysedTrace struct {
+	// end is when the latest of its turns ended (zero: unknown).
+	end time.Time
+	// goesOn: the session ended while its trace may go on (its root never arrived:
+	// session_timeout, a limit), not with the trace (single_trace) or an end signal.
+	goesOn bool
+}
+
+// late reports whether closed turn t of the analysed trace is late: the trace cannot go
+// on, or t started before its analysed turns ended (a fragment of one of them).
+func (at analysedTrace) late(t *session.Turn) bool {
+	return !at.goesOn || at.end.IsZero() || !t.StartedAt.After(at.end)
+}
 
 // shardWork is a batch of one shard's events; done is signalled when they are handled.
 type shardWork struct {
@@ -1198,6 +1222,13 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	switch ev.Kind {
 	case tracker.EventTurnClosed:
 		t := &ev.Session.Turns[ev.TurnIndex]
+		if !st.continuable && len(st.records) == 0 {
+			if ended := sh.resumeTrace(id, t); ended != nil {
+				st = ended // the trace's next request: its session goes on
+				sh.sessions[id] = st
+				p.telemetry.ProcessorAgentsessionSessionsContinued.Add(ctx, 1)
+			}
+		}
 		if sh.analysed(st, t) {
 			// Spans of a turn already analysed, come after the tracker forgot its trace
 			// (turn_timeout after the session ended; or across a restart): late spans,
@@ -1296,9 +1327,8 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		if st.continuable {
 			w.ended = append(w.ended, endedSession{id: id, revision: a.AnalysisRevision, recorded: recorded})
 		} else {
-			for i := range st.records {
-				sh.analysedTraces.Add(st.records[i].Result.TraceID, struct{}{})
-			}
+			st.revision = a.AnalysisRevision
+			sh.traceEnded(id, st, ev.Session.EndReason)
 		}
 	}
 	return nil
@@ -1323,14 +1353,16 @@ func (p *agentSessionProcessor) countAnomalies(ctx context.Context, sessionID st
 // (its root span one the tracker chose among the late spans, or the turn's own root come
 // late): it started before a turn of its trace that has its final verdict ended
 // (a later request of a conversation run inside the trace starts after the turns
-// before it, docs/decisions/sessions.md §2.4.1); or, for a session keyed
-// by its trace (not kept in the continuation store), the shard emitted the session's
-// analysis (analysedTraces): any turn of that trace then comes too late, as the
-// session's analysis would be made again from it alone (docs/decisions/sessions.md
-// §4.2).
+// before it, docs/decisions/sessions.md §2.4.1); or, for a session keyed by its trace
+// (not kept in the continuation store) whose analysis the shard emitted
+// (analysedTraces), t comes after the trace's session ended with the trace
+// (single_trace, an end signal) or started before the analysed turns ended: evaluated,
+// it would be a fragment of the trace analysed again from it alone (§4.2).
 func (sh *shard) analysed(st *sessionState, t *session.Turn) bool {
 	if !st.continuable {
-		return sh.analysedTraces.Contains(t.TraceID)
+		if at, ok := sh.analysedTraces.Get(t.TraceID); ok && at.late(t) {
+			return true
+		}
 	}
 	if i := st.find(idOfTurn(t)); i >= 0 {
 		return st.records[i].Result.Final
@@ -1341,6 +1373,55 @@ func (sh *shard) analysed(st *sessionState, t *session.Turn) bool {
 		end := r.Summary.EndedAt
 		return r.Result.Final && r.Result.TraceID == t.TraceID && (end.IsZero() || !t.StartedAt.After(end))
 	})
+}
+
+// traceEnded records that the analysis of session id, keyed by its trace, was emitted
+// (analysedTraces), and keeps its state st when the trace may go on (reason is neither
+// single_trace nor an end signal): endedTraces.
+func (sh *shard) traceEnded(id string, st *sessionState, reason session.EndReason) {
+	at := analysedTrace{goesOn: reason != session.EndReasonSingleTrace && reason != session.EndReasonEndSignal}
+	for i := range st.records {
+		at.end = later(at.end, st.records[i].Summary.EndedAt)
+	}
+	for i := range st.records {
+		sh.analysedTraces.Add(st.records[i].Result.TraceID, at)
+	}
+	sh.endedTraces.Remove(id)
+	if !at.goesOn || at.end.IsZero() || len(st.records) > sh.maxUnsaved {
+		return
+	}
+	st.late, st.evaluated = false, false
+	for sh.endedRecords+len(st.records) > sh.maxUnsaved {
+		sh.endedTraces.RemoveOldest()
+	}
+	sh.endedTraces.Add(id, st)
+	sh.endedRecords += len(st.records)
+}
+
+// resumeTrace returns the state of session id, keyed by its trace, kept when it ended
+// while its trace could go on (endedTraces), when closed turn t is the trace's next
+// request: it started after the analysed turns ended. It is then no longer kept.
+// Otherwise it returns nil.
+func (sh *shard) resumeTrace(id string, t *session.Turn) *sessionState {
+	at, ok := sh.analysedTraces.Peek(t.TraceID)
+	if !ok || at.late(t) {
+		return nil
+	}
+	st, ok := sh.endedTraces.Peek(id)
+	if !ok {
+		return nil
+	}
+	sh.endedTraces.Remove(id) // its records leave endedRecords
+	sh.analysedTraces.Remove(t.TraceID)
+	return st
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // recordTrackerStats exports the tracker's state and counters.

@@ -172,7 +172,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorAgentsessionSessionsContinued, err = builder.meter.Int64Counter(
 		"otelcol_processor_agentsession_sessions_continued",
-		metric.WithDescription("Sessions that continued after they went idle, from the continuation store's state [Development]"),
+		metric.WithDescription("Sessions that continued after they went idle, from the continuation store's state (or, keyed by a trace, from the state the processor kept) [Development]"),
 		metric.WithUnit("{session}"),
 	)
 	errs = errors.Join(errs, err)

@@ -258,7 +258,7 @@ func AssertEqualProcessorAgentsessionRetainedSpans(t *testing.T, tt *componentte
 func AssertEqualProcessorAgentsessionSessionsContinued(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_agentsession_sessions_continued",
-		Description: "Sessions that continued after they went idle, from the continuation store's state [Development]",
+		Description: "Sessions that continued after they went idle, from the continuation store's state (or, keyed by a trace, from the state the processor kept) [Development]",
 		Unit:        "{session}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
