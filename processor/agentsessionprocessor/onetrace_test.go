@@ -5,6 +5,8 @@ package agentsessionprocessor
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -15,9 +17,13 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/processor/agentsessionprocessor/internal/metadatatest"
 )
 
 // spansByEnd splits td into one Traces per span, in the order the spans end (as an SDK
@@ -40,6 +46,15 @@ func spansByEnd(td ptrace.Traces) (out []ptrace.Traces, ends []time.Time) {
 		out, ends = append(out, o.td), append(ends, o.end)
 	}
 	return out, ends
+}
+
+// closeAndEnd lets p's open turns close (turn_timeout, partial when no root arrived),
+// then its sessions end (session_timeout).
+func closeAndEnd(p *agentSessionProcessor, clk *testClock, cfg *Config) {
+	clk.advance(cfg.TurnTimeout + cfg.TurnSettle)
+	p.step(context.Background())
+	clk.advance(cfg.SessionTimeout + time.Minute)
+	p.step(context.Background())
 }
 
 // oneTraceUsers are the user messages of the three requests of the one-trace samples
@@ -86,10 +101,7 @@ func TestConversationInOneTrace(t *testing.T) {
 			_, err := p.processTraces(ctx, td)
 			require.NoError(t, err)
 		}
-		clk.advance(cfg.TurnTimeout + cfg.TurnSettle)
-		p.step(ctx)
-		clk.advance(cfg.SessionTimeout + time.Minute)
-		p.step(ctx)
+		closeAndEnd(p, clk, cfg)
 
 		final, provisional := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
 		for i, u := range users {
@@ -134,12 +146,16 @@ func TestConversationInOneTrace(t *testing.T) {
 // with turn 2's message (not counted again), revision 2 over the three turns. When the
 // shard could not keep the ended session's state (continuation.max_records below its
 // records), the third request is a new part of the session, revision 1 again, which the
-// result store places after the stored turns. Either way the result store, fed every
-// analysis emitted as the exporter does, holds the three turns once each, in
-// conversation order (SQLite and PostgreSQL). Before, the third request was late spans.
+// result store places after the stored turns (there without the trace's root, so that
+// the session ends on session_timeout again, and another session's state takes this
+// one's place). Either way the result store, fed every analysis emitted as the exporter
+// does, holds the three turns once each, in conversation order, and a straggler of the
+// first request that comes at the end is late (SQLite and PostgreSQL; the pause longer
+// than session_timeout + turn_timeout, and shorter, while the tracker still knows the
+// trace). Before, the third request was late spans.
 func TestConversationInOneTraceWithoutSessionKeyPauses(t *testing.T) {
 	users := oneTraceUsers
-	run := func(t *testing.T, driver, dsn string, kept bool) {
+	run := func(t *testing.T, driver, dsn string, kept bool, pause time.Duration) {
 		ctx := context.Background()
 		cfg := testConfig()
 		cfg.TurnSettle, cfg.TurnTimeout = 100*time.Millisecond, 250*time.Millisecond
@@ -148,7 +164,11 @@ func TestConversationInOneTraceWithoutSessionKeyPauses(t *testing.T) {
 		if !kept {
 			cfg.Continuation.MaxRecords = 1
 		}
-		p, sink, clk := startedProcessor(t, cfg)
+		tel := componenttest.NewTelemetry()
+		t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+		p, sink, clk := newTestProcessor(t, cfg, tel)
+		startWithoutWorker(t, p)
+		t.Cleanup(func() { assert.NoError(t, p.shutdown(context.Background())) })
 		results := resultStore(t, driver, dsn)
 		td := loadTraces(t, "../../testdata/samples/openai_agents_one_trace.json")
 		forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
@@ -156,6 +176,12 @@ func TestConversationInOneTraceWithoutSessionKeyPauses(t *testing.T) {
 			sp.Attributes().Remove("user.id")
 		})
 		batches, ends := spansByEnd(td)
+		if !kept {
+			// Without the trace's root (the application's span, which ends last), its
+			// session ends on session_timeout again after the third request: a later
+			// span is judged by the trace's end (the time rule) once the state is gone.
+			batches, ends = batches[:len(batches)-1], ends[:len(ends)-1]
+		}
 		var traceID string
 		paused := false
 		for i, b := range batches {
@@ -166,7 +192,7 @@ func TestConversationInOneTraceWithoutSessionKeyPauses(t *testing.T) {
 			}
 			if !paused && i > len(batches)/2 && sp.StartTimestamp().AsTime().After(ends[i-1].Add(250*time.Millisecond)) {
 				// The user thinks longer than session_timeout before the third request.
-				clk.advance(cfg.SessionTimeout + time.Minute)
+				clk.advance(cfg.SessionTimeout + pause)
 				paused = true
 			}
 			p.step(ctx)
@@ -176,15 +202,43 @@ func TestConversationInOneTraceWithoutSessionKeyPauses(t *testing.T) {
 			require.Equal(t, in, out.SpanCount(), "every span is passed on")
 		}
 		require.True(t, paused, "the sample's third request starts after a think time")
-		clk.advance(cfg.TurnTimeout + cfg.TurnSettle)
+		closeAndEnd(p, clk, cfg)
+
+		if !kept {
+			// Another such session ends and takes the place of this one's state: what
+			// follows is judged by the trace's end alone.
+			other := ptrace.NewTraces()
+			batches[0].CopyTo(other)
+			sp := other.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+			sp.SetTraceID(pcommon.TraceID{0xee, 1})
+			_, err := p.processTraces(ctx, other)
+			require.NoError(t, err)
+			closeAndEnd(p, clk, cfg)
+			require.Len(t, analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession]), 3, "the other session ended")
+		}
+		// A span of the first request that comes after the session ended (a straggler:
+		// a new span id) is late: it started before the analysed turns ended.
+		straggler := ptrace.NewTraces()
+		batches[0].CopyTo(straggler)
+		straggler.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).SetSpanID(pcommon.SpanID{0xee, 2})
+		_, err := p.processTraces(ctx, straggler)
+		require.NoError(t, err)
+		clk.advance(cfg.TurnTimeout + cfg.SessionTimeout + time.Minute)
 		p.step(ctx)
-		clk.advance(cfg.SessionTimeout + time.Minute)
 		p.step(ctx)
 
 		final, provisional := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
 		as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
-		require.Len(t, as, 2, "one analysis at each end of the session")
+		late := int64(1) // the straggler
+		if kept {
+			late++ // the application's span, ending after the last request closed: in no turn
+		}
+		metadatatest.AssertEqualProcessorAgentsessionLateSpans(t, tel, []metricdata.DataPoint[int64]{{Value: late}},
+			metricdatatest.IgnoreTimestamp())
+		as = slices.DeleteFunc(as, func(a evaluation.Analysis) bool { return a.SessionID != traceID })
+		require.Len(t, as, 2, "one analysis at each end of the session, none for the late span")
 		assert.Len(t, as[0].TurnResults, 2)
+		assert.EqualValues(t, session.EndReasonSessionTimeout, as[0].EndReason, "the trace may go on")
 		if kept {
 			assert.Equal(t, map[int]int{0: 1, 1: 1, 2: 1}, countedVerdicts(final), "one counted final verdict a turn")
 			assert.Len(t, final[1], 2, "turn 1's verdict given again with turn 2's message")
@@ -197,7 +251,11 @@ func TestConversationInOneTraceWithoutSessionKeyPauses(t *testing.T) {
 		}
 		n := 0
 		for _, trs := range provisional {
-			n += len(trs)
+			for _, tr := range trs {
+				if tr.SessionID == traceID {
+					n++
+				}
+			}
 		}
 		assert.Equal(t, len(users), n, "each request evaluated once")
 
@@ -212,12 +270,16 @@ func TestConversationInOneTraceWithoutSessionKeyPauses(t *testing.T) {
 		assert.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "turn 1's correction follows turn 0")
 	}
 	for _, kept := range []bool{true, false} {
-		name := "continued"
-		if !kept {
-			name = "state not kept: a new part"
+		// A pause past session_timeout + turn_timeout, and one shorter, while the tracker
+		// still knows the trace's closed turns.
+		for _, pause := range []time.Duration{time.Minute, 100 * time.Millisecond} {
+			name := "continued"
+			if !kept {
+				name = "state not kept: a new part"
+			}
+			t.Run(fmt.Sprintf("%s, pause session_timeout+%s", name, pause), func(t *testing.T) {
+				onStores(t, func(t *testing.T, driver, dsn string) { run(t, driver, dsn, kept, pause) })
+			})
 		}
-		t.Run(name, func(t *testing.T) {
-			onStores(t, func(t *testing.T, driver, dsn string) { run(t, driver, dsn, kept) })
-		})
 	}
 }
