@@ -96,3 +96,34 @@ func TestRunVerdicts(t *testing.T) {
 		assert.Empty(t, none)
 	})
 }
+
+// TestReferenceResultKeptByLaterRevision: a later revision of a session that carries no
+// case result (a continuation after a pause: the processor matched the dataset case on
+// the session's first part, docs/decisions/sessions.md §2.4.1) keeps the stored case
+// result of the run; one that carries a case result replaces it.
+func TestReferenceResultKeptByLaterRevision(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		a := sampleAnalysis("s1", t0, f64(0.5))
+		a.References = reference.CaseResult{RunID: "run-7", CaseID: "papers", SessionID: "s1", Pass: true, Score: 1}
+		require.NoError(t, s.SaveAnalysis(ctx, a))
+
+		next := sampleAnalysis("s1", t0, f64(0.7))
+		next.AnalysisRevision = a.AnalysisRevision + 1
+		require.NoError(t, s.SaveAnalysis(ctx, next))
+		got, err := s.ReferenceRun(ctx, "run-7")
+		require.NoError(t, err)
+		require.Len(t, got, 1, "the run keeps its case's result")
+		assert.Equal(t, "papers", got[0].CaseID)
+
+		again := sampleAnalysis("s1", t0, f64(0.7))
+		again.AnalysisRevision = next.AnalysisRevision + 1
+		again.References = reference.CaseResult{RunID: "run-7", CaseID: "papers", SessionID: "s1", Pass: false, Score: 0.25}
+		require.NoError(t, s.SaveAnalysis(ctx, again))
+		got, err = s.ReferenceRun(ctx, "run-7")
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		assert.False(t, got[0].Pass, "a revision with a case result replaces it")
+	})
+}

@@ -371,18 +371,35 @@ func (s *sqlStore) saveTurnsPart(ctx context.Context, stmts *txStmts, deletes []
 }
 
 // deleteChildren deletes the child rows of p's session that its save replaces (deletes
-// are deleteChildSQL of childTables, prepared).
+// are deleteChildSQL of childTables, prepared). An analysis without a case result keeps
+// the stored one: the dataset case was matched on the session's first part, and its
+// continuation does not match it again (docs/decisions/store.md "Writes").
 func deleteChildren(ctx context.Context, deletes []*sql.Stmt, p *analysisRows, pl part) error {
 	for i, st := range deletes {
 		args := []any{p.id}
-		if childTables[i] == "turn_results" {
+		switch childTables[i] {
+		case "turn_results":
 			args = append(args, pl.from, pl.to) // the turns outside are kept
+		case "reference_results":
+			if !p.hasCaseResult() {
+				continue
+			}
 		}
 		if _, err := st.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("delete %s %q: %w", childTables[i], p.a.SessionID, err)
 		}
 	}
 	return nil
+}
+
+// hasCaseResult reports whether p holds a reference_results row (referenceRows).
+func (p *analysisRows) hasCaseResult() bool {
+	for _, rs := range p.children {
+		if rs.table == "reference_results" {
+			return len(rs.args) > 0
+		}
+	}
+	return false
 }
 
 // unstoredSessions returns the session ids of batch that have no sessions row, read
