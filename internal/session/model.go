@@ -327,12 +327,13 @@ const (
 	// EndReasonEndSignal: a record carried the end signal and the open turns closed.
 	EndReasonEndSignal EndReason = "end_signal"
 	// EndReasonSingleTrace: a session keyed by its trace id (no session key on any span
-	// of the trace) ends with its only turn: nothing else can join it.
+	// of the trace) ends with its trace (its root arrived): nothing else can join it.
 	EndReasonSingleTrace EndReason = "single_trace"
 	// EndReasonMaxDuration: max_session_duration elapsed since the first record (partial).
 	EndReasonMaxDuration EndReason = "max_session_duration"
 	// EndReasonMaxSessions: evicted as the least recently active of more than
-	// max_sessions open sessions (partial).
+	// max_sessions open sessions (partial, but for a session keyed by a trace whose
+	// root has not arrived and that has no open turn: none is cut).
 	EndReasonMaxSessions EndReason = "max_sessions"
 	// EndReasonMaxSpans: the session exceeded max_spans_per_session (partial).
 	EndReasonMaxSpans EndReason = "max_spans_per_session"

@@ -736,8 +736,14 @@ func (t *Tracker) evict(now time.Time, ev []Closed) []Closed {
 		case *sessionState:
 			if v.traceOnly() && len(v.open) == 0 {
 				// A trace's session kept open for its next requests (traceSession),
-				// none open: it ends as it would have without them, not cut.
-				ev = t.endSession(v, session.EndReasonSingleTrace, false, now, ev)
+				// none open: no turn is cut. It ends as single_trace when its root
+				// arrived; otherwise as max_sessions, so that its trace's next request
+				// continues it (docs/decisions/sessions.md §2.4.1).
+				reason := session.EndReasonMaxSessions
+				if v.traceDone {
+					reason = session.EndReasonSingleTrace
+				}
+				ev = t.endSession(v, reason, false, now, ev)
 				continue
 			}
 			ev = t.endSession(v, session.EndReasonMaxSessions, true, now, ev)

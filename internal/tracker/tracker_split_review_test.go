@@ -65,8 +65,10 @@ func TestTrackerGraphLoopIsOneRequest(t *testing.T) {
 
 // TestTrackerTraceSessionsEvictedWhole: sessions kept open for a trace's next requests
 // (a trace without session key whose marker's parent is never exported, the live OpenAI
-// Agents shape) that max_sessions evicts end as single_trace, not partial: their turn
-// was whole. Before, they ended partial with max_sessions (found by review).
+// Agents shape) that max_sessions evicts end not partial: their turn was whole. Before,
+// they ended partial (found by review). They end as max_sessions, not single_trace: their
+// root has not arrived, so the trace's next request continues the session
+// (docs/decisions/sessions.md §2.4.1; a second review found single_trace made it late).
 func TestTrackerTraceSessionsEvictedWhole(t *testing.T) {
 	tk := New(Config{MaxSessions: 2})
 	var ended []string
@@ -83,7 +85,7 @@ func TestTrackerTraceSessionsEvictedWhole(t *testing.T) {
 	require.NotEmpty(t, ended)
 	for _, k := range ended {
 		assert.NotContains(t, k, "partial")
-		assert.Contains(t, k, ":single_trace")
+		assert.Contains(t, k, ":max_sessions")
 	}
 	checkAccounting(t, tk)
 }

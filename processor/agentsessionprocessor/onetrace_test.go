@@ -6,6 +6,7 @@ package agentsessionprocessor
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -137,6 +139,55 @@ func TestConversationInOneTrace(t *testing.T) {
 	}
 }
 
+// oneTraceWithoutSessionKey returns the spans of the OpenAI Agents one-trace sample
+// without its session.id and user.id (its session is keyed by the trace), one Traces a
+// span in the order they end, with their end times (spansByEnd).
+func oneTraceWithoutSessionKey(t *testing.T) ([]ptrace.Traces, []time.Time) {
+	td := loadTraces(t, "../../testdata/samples/openai_agents_one_trace.json")
+	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+		sp.Attributes().Remove("session.id")
+		sp.Attributes().Remove("user.id")
+	})
+	return spansByEnd(td)
+}
+
+// sendPaused sends batches (spansByEnd of a one-trace sample) to p one by one, the clock
+// following their end times, and calls pause before the first span of the third request
+// (the user's think time: it must advance clk). Every span must be passed on. It returns
+// the trace id.
+func sendPaused(t *testing.T, p *agentSessionProcessor, clk *testClock, batches []ptrace.Traces, ends []time.Time, pause func()) string {
+	t.Helper()
+	ctx := context.Background()
+	var traceID string
+	paused := false
+	for i, b := range batches {
+		sp := b.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+		traceID = sp.TraceID().String()
+		if i > 0 {
+			clk.advance(ends[i].Sub(ends[i-1]))
+		}
+		if !paused && i > len(batches)/2 && sp.StartTimestamp().AsTime().After(ends[i-1].Add(250*time.Millisecond)) {
+			pause()
+			paused = true
+		}
+		p.step(ctx)
+		in := b.SpanCount()
+		out, err := p.processTraces(ctx, b)
+		require.NoError(t, err)
+		require.Equal(t, in, out.SpanCount(), "every span is passed on")
+	}
+	require.True(t, paused, "the sample's third request starts after a think time")
+	return traceID
+}
+
+// withTraceID returns a copy of td with every span in trace id.
+func withTraceID(td ptrace.Traces, id pcommon.TraceID) ptrace.Traces {
+	out := ptrace.NewTraces()
+	td.CopyTo(out)
+	forEachSpan(out, func(_ pcommon.Resource, sp ptrace.Span) { sp.SetTraceID(id) })
+	return out
+}
+
 // TestConversationInOneTraceWithoutSessionKeyPauses: the OpenAI Agents one-trace sample
 // without its session.id (the session is keyed by the trace, docs/decisions/sessions.md
 // §2.4.1), its spans sent one by one as they end, with a pause longer than
@@ -170,48 +221,22 @@ func TestConversationInOneTraceWithoutSessionKeyPauses(t *testing.T) {
 		startWithoutWorker(t, p)
 		t.Cleanup(func() { assert.NoError(t, p.shutdown(context.Background())) })
 		results := resultStore(t, driver, dsn)
-		td := loadTraces(t, "../../testdata/samples/openai_agents_one_trace.json")
-		forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
-			sp.Attributes().Remove("session.id")
-			sp.Attributes().Remove("user.id")
-		})
-		batches, ends := spansByEnd(td)
+		batches, ends := oneTraceWithoutSessionKey(t)
 		if !kept {
 			// Without the trace's root (the application's span, which ends last), its
 			// session ends on session_timeout again after the third request: a later
 			// span is judged by the trace's end (the time rule) once the state is gone.
 			batches, ends = batches[:len(batches)-1], ends[:len(ends)-1]
 		}
-		var traceID string
-		paused := false
-		for i, b := range batches {
-			sp := b.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
-			traceID = sp.TraceID().String()
-			if i > 0 {
-				clk.advance(ends[i].Sub(ends[i-1]))
-			}
-			if !paused && i > len(batches)/2 && sp.StartTimestamp().AsTime().After(ends[i-1].Add(250*time.Millisecond)) {
-				// The user thinks longer than session_timeout before the third request.
-				clk.advance(cfg.SessionTimeout + pause)
-				paused = true
-			}
-			p.step(ctx)
-			in := b.SpanCount()
-			out, err := p.processTraces(ctx, b)
-			require.NoError(t, err)
-			require.Equal(t, in, out.SpanCount(), "every span is passed on")
-		}
-		require.True(t, paused, "the sample's third request starts after a think time")
+		traceID := sendPaused(t, p, clk, batches, ends, func() {
+			clk.advance(cfg.SessionTimeout + pause) // longer than session_timeout
+		})
 		closeAndEnd(p, clk, cfg)
 
 		if !kept {
 			// Another such session ends and takes the place of this one's state: what
 			// follows is judged by the trace's end alone.
-			other := ptrace.NewTraces()
-			batches[0].CopyTo(other)
-			sp := other.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
-			sp.SetTraceID(pcommon.TraceID{0xee, 1})
-			_, err := p.processTraces(ctx, other)
+			_, err := p.processTraces(ctx, withTraceID(batches[0], pcommon.TraceID{0xee, 1}))
 			require.NoError(t, err)
 			closeAndEnd(p, clk, cfg)
 			require.Len(t, analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession]), 3, "the other session ended")
@@ -282,4 +307,88 @@ func TestConversationInOneTraceWithoutSessionKeyPauses(t *testing.T) {
 			})
 		}
 	}
+}
+
+// pausedProcessor is a started processor (one worker, the continuation store on a SQLite
+// file, turn_settle 100ms and turn_timeout 250ms so that each request of a one-trace
+// sample sent one by one closes on its own) with cfg changed by change.
+func pausedProcessor(t *testing.T, change func(*Config)) (*agentSessionProcessor, *consumertest.TracesSink, *testClock, *Config) {
+	t.Helper()
+	cfg := testConfig()
+	cfg.TurnSettle, cfg.TurnTimeout = 100*time.Millisecond, 250*time.Millisecond
+	cfg.Workers = 1
+	cfg.Continuation.Driver, cfg.Continuation.DSN = "sqlite", configopaque.String(filepath.Join(t.TempDir(), "agenteval.db"))
+	change(cfg)
+	p, sink, clk := startedProcessor(t, cfg)
+	return p, sink, clk, cfg
+}
+
+// assertContinued checks that the analyses of session id in sink are the two revisions
+// of a paused one-trace conversation continued in memory: 2 turns, then 3 turns at
+// revision 2, with turn 1's verdict given again with turn 2's message, not counted again.
+func assertContinued(t *testing.T, sink *consumertest.TracesSink, id string) {
+	t.Helper()
+	as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+	as = slices.DeleteFunc(as, func(a evaluation.Analysis) bool { return a.SessionID != id })
+	require.Len(t, as, 2, "one analysis at each end of the session")
+	assert.Len(t, as[0].TurnResults, 2)
+	assert.Equal(t, 2, as[1].AnalysisRevision, "the third request continues the session")
+	assert.Len(t, as[1].TurnResults, 3, "the continued session's analysis covers every turn")
+	final, _ := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
+	n := 0
+	for _, tr := range final[1] {
+		if tr.SessionID == id {
+			n++
+		}
+	}
+	assert.Equal(t, 2, n, "turn 1's verdict given again with turn 2's message")
+}
+
+// TestPausedTraceContinuedAfterOtherTracesEnded: while a paused one-trace conversation's
+// state is kept, more traces without session key end in its shard than the shard
+// remembers analysed traces (4 × continuation.max_records / workers): its next request
+// still continues it (found by review: the state was kept, but its trace was forgotten,
+// and the request became a new part at revision 1).
+func TestPausedTraceContinuedAfterOtherTracesEnded(t *testing.T) {
+	ctx := context.Background()
+	p, sink, clk, cfg := pausedProcessor(t, func(cfg *Config) { cfg.Continuation.MaxRecords = 2 }) // 8 traces remembered
+	batches, ends := oneTraceWithoutSessionKey(t)
+	id := sendPaused(t, p, clk, batches, ends, func() {
+		clk.advance(cfg.SessionTimeout + time.Minute) // the session ends on session_timeout
+		p.step(ctx)
+		for k := range 10 { // complete traces without session key end (single_trace)
+			for _, b := range batches {
+				_, err := p.processTraces(ctx, withTraceID(b, pcommon.TraceID{0xee, byte(k + 1)}))
+				require.NoError(t, err)
+			}
+		}
+		closeAndEnd(p, clk, cfg)
+	})
+	closeAndEnd(p, clk, cfg)
+	assertContinued(t, sink, id)
+}
+
+// TestPausedTraceEvictedByMaxSessions: a paused one-trace conversation whose session
+// max_sessions evicts (no open turn, its root not arrived) continues with its next
+// request (found by review: the eviction ended it as single_trace, and the request was
+// counted as late spans).
+func TestPausedTraceEvictedByMaxSessions(t *testing.T) {
+	ctx := context.Background()
+	p, sink, clk, cfg := pausedProcessor(t, func(cfg *Config) { cfg.MaxSessions = 1 })
+	batches, ends := oneTraceWithoutSessionKey(t)
+	id := sendPaused(t, p, clk, batches, ends, func() {
+		clk.advance(cfg.TurnTimeout + cfg.TurnSettle) // the two requests close
+		p.step(ctx)
+		// Another user's trace: max_sessions evicts the paused session.
+		_, err := p.processTraces(ctx, withTraceID(batches[0], pcommon.TraceID{0xee, 1}))
+		require.NoError(t, err)
+		clk.advance(cfg.SessionTimeout + time.Minute)
+		p.step(ctx)
+	})
+	closeAndEnd(p, clk, cfg)
+	as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+	as = slices.DeleteFunc(as, func(a evaluation.Analysis) bool { return a.SessionID != id })
+	require.NotEmpty(t, as)
+	assert.EqualValues(t, session.EndReasonMaxSessions, as[0].EndReason, "evicted, its trace may go on")
+	assertContinued(t, sink, id)
 }

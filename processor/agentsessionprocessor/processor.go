@@ -227,7 +227,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 	for range workers {
 		sh := &shard{sessions: map[string]*sessionState{}, maxUnsaved: maxUnsaved}
 		sh.analysedTraces, _ = simplelru.NewLRU[string, analysedTrace](sh.maxLocal(), nil) // size >= 4: no error
-		sh.endedTraces, _ = simplelru.NewLRU(maxUnsaved, func(_ string, st *sessionState) { sh.endedRecords -= len(st.records) })
+		sh.endedTraces, _ = simplelru.NewLRU(maxUnsaved, func(_ string, e endedTrace) { sh.endedRecords -= len(e.st.records) })
 		p.shards = append(p.shards, sh)
 	}
 	return p, nil
@@ -655,13 +655,15 @@ type shard struct {
 	// trace may go on (its root never arrived) and the span's turn starts after the
 	// analysed turns ended: that is the trace's next request (§2.4.1).
 	analysedTraces *simplelru.LRU[string, analysedTrace]
-	// endedTraces are the states of the sessions of analysedTraces that may go on, so
-	// that the trace's next request continues them (turn indexes, the last turn's verdict
-	// with follow-up, the analysis over every turn) as the continuation store does for a
-	// session key. They hold at most maxUnsaved records (endedRecords), the least
-	// recently ended session dropped first: a request of a dropped one is a new part of
-	// the session, which the result store places after the stored turns (§4.6).
-	endedTraces  *simplelru.LRU[string, *sessionState]
+	// endedTraces are, by trace id (their session's id), the states of the sessions of
+	// analysedTraces that may go on, with what analysedTraces holds of them (which may
+	// forget them first), so that the trace's next request continues them (turn indexes,
+	// the last turn's verdict with follow-up, the analysis over every turn) as the
+	// continuation store does for a session key. They hold at most maxUnsaved records
+	// (endedRecords), the least recently ended session dropped first: a request of a
+	// dropped one is a new part of the session, which the result store places after the
+	// stored turns (§4.6).
+	endedTraces  *simplelru.LRU[string, endedTrace]
 	endedRecords int
 	// reserved are the turn indexes allocated for the batch being handled (reserveBatch),
 	// emptied after it.
@@ -692,6 +694,12 @@ type analysedTrace struct {
 	// goesOn: the session ended while its trace may go on (its root never arrived:
 	// session_timeout, a limit), not with the trace (single_trace) or an end signal.
 	goesOn bool
+}
+
+// endedTrace is a session of shard.endedTraces: its state and its analysed trace.
+type endedTrace struct {
+	st *sessionState
+	at analysedTrace
 }
 
 // late reports whether closed turn t of the analysed trace is late: the trace cannot go
@@ -1360,7 +1368,7 @@ func (p *agentSessionProcessor) countAnomalies(ctx context.Context, sessionID st
 // it would be a fragment of the trace analysed again from it alone (§4.2).
 func (sh *shard) analysed(st *sessionState, t *session.Turn) bool {
 	if !st.continuable {
-		if at, ok := sh.analysedTraces.Get(t.TraceID); ok && at.late(t) {
+		if at, ok := sh.analysedTrace(t.TraceID); ok && at.late(t) {
 			return true
 		}
 	}
@@ -1394,8 +1402,17 @@ func (sh *shard) traceEnded(id string, st *sessionState, reason session.EndReaso
 	for sh.endedRecords+len(st.records) > sh.maxUnsaved {
 		sh.endedTraces.RemoveOldest()
 	}
-	sh.endedTraces.Add(id, st)
+	sh.endedTraces.Add(id, endedTrace{st: st, at: at})
 	sh.endedRecords += len(st.records)
+}
+
+// analysedTrace returns what the shard keeps of the analysed session keyed by trace
+// traceID: with its kept state (endedTraces), or in analysedTraces.
+func (sh *shard) analysedTrace(traceID string) (analysedTrace, bool) {
+	if e, ok := sh.endedTraces.Peek(traceID); ok {
+		return e.at, true
+	}
+	return sh.analysedTraces.Get(traceID)
 }
 
 // resumeTrace returns the state of session id, keyed by its trace, kept when it ended
@@ -1403,17 +1420,13 @@ func (sh *shard) traceEnded(id string, st *sessionState, reason session.EndReaso
 // request: it started after the analysed turns ended. It is then no longer kept.
 // Otherwise it returns nil.
 func (sh *shard) resumeTrace(id string, t *session.Turn) *sessionState {
-	at, ok := sh.analysedTraces.Peek(t.TraceID)
-	if !ok || at.late(t) {
-		return nil
-	}
-	st, ok := sh.endedTraces.Peek(id)
-	if !ok {
+	e, ok := sh.endedTraces.Peek(id)
+	if !ok || e.at.late(t) {
 		return nil
 	}
 	sh.endedTraces.Remove(id) // its records leave endedRecords
 	sh.analysedTraces.Remove(t.TraceID)
-	return st
+	return e.st
 }
 
 // later returns the later of a and b.
