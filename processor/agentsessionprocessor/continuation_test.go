@@ -1013,6 +1013,21 @@ func TestLateSpansOfAFinalTurnNotEvaluatedAgain(t *testing.T) {
 	})
 }
 
+// sendAfterForgotten lets p's tracker forget the traces it closed (turn_timeout after
+// their session ended), sends late, and lets its turn close and its session end.
+func sendAfterForgotten(t *testing.T, p *agentSessionProcessor, clk *testClock, cfg *Config, late ptrace.Traces) {
+	t.Helper()
+	ctx := context.Background()
+	clk.advance(cfg.TurnTimeout + time.Minute)
+	p.step(ctx) // the trace is forgotten
+	_, err := p.processTraces(ctx, late)
+	require.NoError(t, err)
+	clk.advance(3 * time.Second)
+	p.step(ctx)
+	clk.advance(cfg.TurnTimeout + time.Minute)
+	p.step(ctx)
+}
+
 // TestLateSpansOfASingleTraceSessionNotAnalysedAgain: a turn without a session key is a
 // session of its own, keyed by its trace id and not kept in the continuation store. A
 // span of it that comes after the tracker forgot the trace (turn_timeout after its end)
@@ -1034,14 +1049,7 @@ func TestLateSpansOfASingleTraceSessionNotAnalysedAgain(t *testing.T) {
 	require.NoError(t, err)
 	clk.advance(3 * time.Second)
 	p.step(ctx) // the turn closes and its session ends
-	clk.advance(cfg.TurnTimeout + time.Minute)
-	p.step(ctx) // the trace is forgotten
-	_, err = p.processTraces(ctx, late)
-	require.NoError(t, err)
-	clk.advance(3 * time.Second)
-	p.step(ctx)
-	clk.advance(cfg.TurnTimeout + time.Minute)
-	p.step(ctx)
+	sendAfterForgotten(t, p, clk, cfg, late)
 
 	as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
 	require.Len(t, as, 1, "one analysis, of the whole turn")

@@ -40,14 +40,7 @@ func TestLateRootOfAFinalTurnNotEvaluatedAgain(t *testing.T) {
 	require.NoError(t, err)
 	clk.advance(cfg.SessionTimeout + time.Second)
 	p.step(ctx) // the session ends: its open turn closes partial, final
-	clk.advance(cfg.TurnTimeout + time.Minute)
-	p.step(ctx) // the trace is forgotten
-	_, err = p.processTraces(ctx, late)
-	require.NoError(t, err)
-	clk.advance(3 * time.Second)
-	p.step(ctx)
-	clk.advance(time.Minute)
-	p.step(ctx)
+	sendAfterForgotten(t, p, clk, cfg, late)
 	require.NoError(t, p.shutdown(ctx))
 	var idx []int
 	for _, sp := range evalSpans(sink)[semconv.EvalKindTurn] {

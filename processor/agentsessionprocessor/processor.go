@@ -1383,17 +1383,18 @@ func (sh *shard) analysed(st *sessionState, t *session.Turn) bool {
 	})
 }
 
-// traceEnded records that the analysis of session id, keyed by its trace, was emitted
-// (analysedTraces), and keeps its state st when the trace may go on (reason is neither
-// single_trace nor an end signal): endedTraces.
+// traceEnded records that the analysis of session id, keyed by its trace (id is the
+// trace id, its records' trace), was emitted (analysedTraces), and keeps its state st
+// when the trace may go on (reason is neither single_trace nor an end signal):
+// endedTraces.
 func (sh *shard) traceEnded(id string, st *sessionState, reason session.EndReason) {
 	at := analysedTrace{goesOn: reason != session.EndReasonSingleTrace && reason != session.EndReasonEndSignal}
 	for i := range st.records {
-		at.end = later(at.end, st.records[i].Summary.EndedAt)
+		if end := st.records[i].Summary.EndedAt; end.After(at.end) {
+			at.end = end
+		}
 	}
-	for i := range st.records {
-		sh.analysedTraces.Add(st.records[i].Result.TraceID, at)
-	}
+	sh.analysedTraces.Add(id, at)
 	sh.endedTraces.Remove(id)
 	if !at.goesOn || at.end.IsZero() || len(st.records) > sh.maxUnsaved {
 		return
@@ -1425,16 +1426,8 @@ func (sh *shard) resumeTrace(id string, t *session.Turn) *sessionState {
 		return nil
 	}
 	sh.endedTraces.Remove(id) // its records leave endedRecords
-	sh.analysedTraces.Remove(t.TraceID)
+	sh.analysedTraces.Remove(id)
 	return e.st
-}
-
-// later returns the later of a and b.
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // recordTrackerStats exports the tracker's state and counters.
