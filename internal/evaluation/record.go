@@ -57,6 +57,40 @@ type TurnRecord struct {
 	// (FinishLast). When that message becomes known, FollowUp gives the verdict again
 	// (Result.Revised). False while provisional and after FollowUp.
 	NoFollowUp bool `json:"no_follow_up,omitempty"`
+	// FollowedBy names the turn whose user message gave the final verdict (FollowUpBy),
+	// nil without one. A turn's successor is the next in conversation order (by start):
+	// when a turn that closed later turns out to have come in between (it closed late,
+	// on this or another collector, docs/decisions/sessions.md §4.5), the verdict is
+	// given again with that turn's user message.
+	FollowedBy *FollowedBy `json:"followed_by,omitempty"`
+	// Replaced is the verdict the follow-up's RDM or CCM replaced, nil otherwise: a
+	// verdict given again with another turn's user message (FollowedBy) is judged from
+	// it, not from the RDM or CCM of the turn that turned out not to be next.
+	Replaced *ReplacedVerdict `json:"replaced,omitempty"`
+}
+
+// FollowedBy names a turn (its trace and root span, as TurnResult does) and its start:
+// the turn whose user message gave a record its final verdict (TurnRecord.FollowedBy).
+type FollowedBy struct {
+	TraceID    string    `json:"trace_id"`
+	RootSpanID string    `json:"root_span_id,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+}
+
+// Of reports whether f names the turn of record r.
+func (f *FollowedBy) Of(r *TurnRecord) bool {
+	return f != nil && f.TraceID == r.Result.TraceID && f.RootSpanID == r.Result.RootSpanID
+}
+
+// ReplacedVerdict is a turn's verdict before a follow-up (RDM or CCM) replaced it
+// (TurnRecord.Replaced): the result's detection fields, and the final responder's
+// interaction before it got response_quality 0 (nil when it did not).
+type ReplacedVerdict struct {
+	IsBad          bool               `json:"is_bad"`
+	DetectionType  string             `json:"detection_type"`
+	Confidence     float64            `json:"confidence"`
+	Reason         string             `json:"reason"`
+	FinalResponder *InteractionResult `json:"final_responder,omitempty"`
 }
 
 // DropCarries empties what the record holds only for the evaluation of the session's
@@ -315,6 +349,14 @@ func (e *Evaluator) FollowUp(rec TurnRecord, nextUserMessage string) TurnRecord 
 	return e.finalize(rec, &nextUserMessage)
 }
 
+// FollowUpBy is FollowUp with the user message of next, the turn that follows rec's in
+// the conversation, which the final record names (FollowedBy).
+func (e *Evaluator) FollowUpBy(rec TurnRecord, next *TurnRecord) TurnRecord {
+	rec = e.finalize(rec, &next.Result.UserMessage)
+	rec.FollowedBy = &FollowedBy{TraceID: next.Result.TraceID, RootSpanID: next.Result.RootSpanID, StartedAt: next.Summary.StartedAt}
+	return rec
+}
+
 // FinishLast makes the verdict of a session's last turn final without follow-up (the
 // session went idle): only the provisional hallucination verdict applies.
 func (e *Evaluator) FinishLast(rec TurnRecord) TurnRecord {
@@ -322,6 +364,16 @@ func (e *Evaluator) FinishLast(rec TurnRecord) TurnRecord {
 }
 
 func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
+	rec.FollowedBy = nil // FollowUpBy names the next turn
+	if r := rec.Replaced; r != nil {
+		// Judged again (another turn is next): from the verdict the follow-up replaced.
+		rec.Result.IsBad, rec.Result.DetectionType, rec.Result.Confidence, rec.Result.Reason = r.IsBad, r.DetectionType, r.Confidence, r.Reason
+		if fr := rec.FinalResponder; r.FinalResponder != nil && fr >= 0 && fr < len(rec.Result.Interactions) {
+			rec.Result.Interactions = slices.Clone(rec.Result.Interactions)
+			rec.Result.Interactions[fr] = *r.FinalResponder
+		}
+		rec.Replaced = nil
+	}
 	tr := rec.Result
 	if slices.Contains(tr.NotEvaluable, ReasonCutByCollector) {
 		// Its answer was not seen: no follow-up verdict either (the detection explains).
@@ -351,6 +403,9 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	}
 	d := chooseDetection(followUpConf, followUp, noAnswer, hall)
 	expl = append(expl, "→ "+d.typ+", confidence "+num(d.conf))
+	if followUp != nil && d.typ == followUp.typ {
+		rec.Replaced = &ReplacedVerdict{IsBad: tr.IsBad, DetectionType: tr.DetectionType, Confidence: tr.Confidence, Reason: tr.Reason}
+	}
 
 	tr.Revised = tr.Final
 	tr.Final = true
@@ -362,6 +417,10 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	if fr := rec.FinalResponder; d.bad && !d.fromParams && fr >= 0 && fr < len(tr.Interactions) {
 		tr.Interactions = slices.Clone(tr.Interactions)
 		ir := &tr.Interactions[fr]
+		if rec.Replaced != nil {
+			before := *ir
+			rec.Replaced.FinalResponder = &before
+		}
 		ir.Explanations = cloneMap(ir.Explanations)
 		ir.ResponseQuality = ptr(0)
 		ir.Explanations[keyResponseQuality] = "0: final responder of a bad turn (" + d.typ + ")"

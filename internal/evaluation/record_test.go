@@ -18,31 +18,79 @@ import (
 // again with its follow-up (EvaluateTurn with final=true), on every golden session.
 func TestFollowUpEqualsFinalEvaluation(t *testing.T) {
 	e := newEval(t)
+	eachClosedTurn(t, e, func(t *testing.T, s *session.AgentSession, ti int, rec TurnRecord) {
+		assert.False(t, rec.Result.Final)
+		var got TurnRecord
+		if ti+1 < len(s.Turns) {
+			got = e.FollowUp(rec, s.Turns[ti+1].UserMessage)
+		} else {
+			got = e.FinishLast(rec)
+		}
+		want := e.EvaluateTurn(s, ti, true)
+		wantJS, err := json.Marshal(want)
+		require.NoError(t, err)
+		gotJS, err := json.Marshal(got.Result)
+		require.NoError(t, err)
+		assert.JSONEq(t, string(wantJS), string(gotJS), "turn %d", ti)
+		// FollowUp does not modify the provisional record.
+		assert.False(t, rec.Result.Final)
+	})
+}
+
+// TestFollowUpGivenAgain pins that a verdict given with the user message of a turn that
+// turned out not to be the next one (a turn closed late on another collector took its
+// place, docs/decisions/sessions.md §4.5), given again with the right one, equals the
+// verdict given with the right one at once, also when the wrong follow-up was a
+// correction (RDM replaced the provisional verdict and zeroed the final responder's
+// response quality), and after the record went through its JSON.
+// eachClosedTurn calls fn, in a subtest per golden session, with each turn's record as
+// the processor evaluates it when the turn closes (EvaluateClosedTurn after the previous
+// turn's record).
+func eachClosedTurn(t *testing.T, e *Evaluator, fn func(t *testing.T, s *session.AgentSession, ti int, rec TurnRecord)) {
 	for name, build := range goldenSessions {
 		t.Run(name, func(t *testing.T) {
 			s := build()
 			var prev *TurnRecord
 			for ti := range s.Turns {
 				rec := e.EvaluateClosedTurn(s.ID, s.Agents, &s.Turns[ti], ti, prev)
-				assert.False(t, rec.Result.Final)
-				var got TurnRecord
-				if ti+1 < len(s.Turns) {
-					got = e.FollowUp(rec, s.Turns[ti+1].UserMessage)
-				} else {
-					got = e.FinishLast(rec)
-				}
-				want := e.EvaluateTurn(s, ti, true)
-				wantJS, err := json.Marshal(want)
-				require.NoError(t, err)
-				gotJS, err := json.Marshal(got.Result)
-				require.NoError(t, err)
-				assert.JSONEq(t, string(wantJS), string(gotJS), "turn %d", ti)
-				// FollowUp does not modify the provisional record.
-				assert.False(t, rec.Result.Final)
 				prev = &rec
+				fn(t, s, ti, rec)
 			}
 		})
 	}
+}
+
+func TestFollowUpGivenAgain(t *testing.T) {
+	e := newEval(t)
+	replaced := 0
+	eachClosedTurn(t, e, func(t *testing.T, s *session.AgentSession, ti int, rec TurnRecord) {
+		if ti+1 == len(s.Turns) {
+			return
+		}
+		right := &TurnRecord{Result: TurnResult{TraceID: "right", UserMessage: s.Turns[ti+1].UserMessage}}
+		want := e.FollowUpBy(rec, right)
+		wrong := e.FollowUpBy(rec, &TurnRecord{Result: TurnResult{TraceID: "wrong", UserMessage: "No, that's wrong, I meant the other one."}})
+		assert.Equal(t, "wrong", wrong.FollowedBy.TraceID)
+		if wrong.Replaced != nil {
+			replaced++
+		}
+		js, err := json.Marshal(wrong)
+		require.NoError(t, err)
+		var decoded TurnRecord
+		require.NoError(t, json.Unmarshal(js, &decoded))
+		for _, w := range []TurnRecord{wrong, decoded} {
+			got := e.FollowUpBy(w, right)
+			assert.True(t, got.Result.Revised, "turn %d: a verdict given again", ti)
+			assert.True(t, got.FollowedBy.Of(right), "turn %d: followed by the right turn", ti)
+			got.Result.Revised = false
+			wantJS, err := json.Marshal(want)
+			require.NoError(t, err)
+			gotJS, err := json.Marshal(got)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(wantJS), string(gotJS), "turn %d", ti)
+		}
+	})
+	assert.Positive(t, replaced, "some wrong follow-up replaced a verdict")
 }
 
 // TestRecordsSurviveJSON pins that a record decoded from its JSON (the continuation
@@ -138,47 +186,39 @@ func TestClosedTurnRecordsOwnTheirMemory(t *testing.T) {
 // its summary holds what the result shows of the turn's.
 func TestRecordFromResult(t *testing.T) {
 	e := newEval(t)
-	for name, build := range goldenSessions {
-		t.Run(name, func(t *testing.T) {
-			s := build()
-			var prev *TurnRecord
-			for ti := range s.Turns {
-				rec := e.EvaluateClosedTurn(s.ID, s.Agents, &s.Turns[ti], ti, prev)
-				prev = &rec
-				stored := e.FinishLast(rec).Result
-				rebuilt := RecordFromResult(stored)
-				assert.Equal(t, stored, rebuilt.Result)
-				assert.True(t, rebuilt.NoFollowUp)
-				assert.Equal(t, len(stored.Interactions)-1, rebuilt.FinalResponder)
-				assert.Empty(t, rebuilt.Grounding)
-				assert.Empty(t, rebuilt.Conversation)
+	eachClosedTurn(t, e, func(t *testing.T, s *session.AgentSession, ti int, rec TurnRecord) {
+		stored := e.FinishLast(rec).Result
+		rebuilt := RecordFromResult(stored)
+		assert.Equal(t, stored, rebuilt.Result)
+		assert.True(t, rebuilt.NoFollowUp)
+		assert.Equal(t, len(stored.Interactions)-1, rebuilt.FinalResponder)
+		assert.Empty(t, rebuilt.Grounding)
+		assert.Empty(t, rebuilt.Conversation)
 
-				sum, want := rebuilt.Summary, rec.Summary
-				assert.Equal(t, want.Handoffs, sum.Handoffs, "turn %d handoffs", ti)
-				var errs, wantErrs []int
-				for _, ae := range sum.AgentErrors {
-					errs = append(errs, ae.Interaction)
-				}
-				for _, ae := range want.AgentErrors {
-					wantErrs = append(wantErrs, ae.Interaction)
-				}
-				assert.Equal(t, wantErrs, errs, "turn %d agent errors", ti)
-				assert.Subset(t, want.Participants, sum.Participants, "turn %d participants", ti)
-				if sum.HasContent {
-					assert.True(t, want.HasContent, "turn %d content", ti)
-				}
+		sum, want := rebuilt.Summary, rec.Summary
+		assert.Equal(t, want.Handoffs, sum.Handoffs, "turn %d handoffs", ti)
+		var errs, wantErrs []int
+		for _, ae := range sum.AgentErrors {
+			errs = append(errs, ae.Interaction)
+		}
+		for _, ae := range want.AgentErrors {
+			wantErrs = append(wantErrs, ae.Interaction)
+		}
+		assert.Equal(t, wantErrs, errs, "turn %d agent errors", ti)
+		assert.Subset(t, want.Participants, sum.Participants, "turn %d participants", ti)
+		if sum.HasContent {
+			assert.True(t, want.HasContent, "turn %d content", ti)
+		}
 
-				if ti+1 < len(s.Turns) {
-					next := s.Turns[ti+1].UserMessage
-					got, want := e.FollowUp(rebuilt, next).Result, e.FollowUp(rec, next).Result
-					assert.Equal(t, want.IsBad, got.IsBad, "turn %d", ti)
-					assert.Equal(t, want.DetectionType, got.DetectionType, "turn %d", ti)
-					assert.Equal(t, want.Confidence, got.Confidence, "turn %d", ti)
-					assert.Equal(t, want.Reason, got.Reason, "turn %d", ti)
-					assert.True(t, got.Final)
-					assert.True(t, got.Revised, "turn %d: a verdict given again", ti)
-				}
-			}
-		})
-	}
+		if ti+1 < len(s.Turns) {
+			next := s.Turns[ti+1].UserMessage
+			got, want := e.FollowUp(rebuilt, next).Result, e.FollowUp(rec, next).Result
+			assert.Equal(t, want.IsBad, got.IsBad, "turn %d", ti)
+			assert.Equal(t, want.DetectionType, got.DetectionType, "turn %d", ti)
+			assert.Equal(t, want.Confidence, got.Confidence, "turn %d", ti)
+			assert.Equal(t, want.Reason, got.Reason, "turn %d", ti)
+			assert.True(t, got.Final)
+			assert.True(t, got.Revised, "turn %d: a verdict given again", ti)
+		}
+	})
 }
