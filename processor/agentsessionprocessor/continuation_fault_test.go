@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/handoff/handofftest"
@@ -158,11 +157,7 @@ func TestFailedSaveWhileOtherCollectorEndsSession(t *testing.T) {
 		runOn(ctx, ps[1:], clks[1:], time.Minute) // the session ends on B
 		idleBoth(ctx, ps, clks)                   // then on A, whose save goes through
 
-		var spans []ptrace.Span
-		for j := range sinks {
-			spans = append(spans, evalSpans(sinks[j])[semconv.EvalKindTurn]...)
-		}
-		final, provisional := turnVerdicts(t, spans)
+		final, provisional := turnVerdicts(t, turnSpansOf(sinks))
 		counted := countedVerdicts(final)
 		for i := range 2 {
 			assert.Len(t, provisional[i], 1, "turn %d is evaluated once", i)
@@ -240,11 +235,7 @@ func TestKilledWithRecordsWaiting(t *testing.T) {
 		}
 		runOn(ctx, ps[1:], clks[1:], 2*time.Minute)
 
-		var spans []ptrace.Span
-		for j := range sinks {
-			spans = append(spans, evalSpans(sinks[j])[semconv.EvalKindTurn]...)
-		}
-		final, provisional := turnVerdicts(t, spans)
+		final, provisional := turnVerdicts(t, turnSpansOf(sinks))
 		counted := countedVerdicts(final)
 		assert.Len(t, provisional[1], 1, "turn 1's provisional span went out")
 		assert.Equal(t, 1, counted[0], "turn 0 counted once, by the recovery")

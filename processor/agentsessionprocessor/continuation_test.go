@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -98,6 +99,25 @@ func turnVerdicts(t *testing.T, spans []ptrace.Span) (final, provisional map[int
 	return final, provisional
 }
 
+// assertCountedOnce checks that each of turns 0..n-1 has exactly one final verdict that
+// counts (not Revised) in final (turnVerdicts): agent_eval_turns_total counts each turn once.
+func assertCountedOnce(t *testing.T, final map[int][]evaluation.TurnResult, n int) {
+	t.Helper()
+	counted := countedVerdicts(final)
+	for i := range n {
+		assert.Equal(t, 1, counted[i], "turn %d has one final verdict that counts", i)
+	}
+}
+
+// turnSpansOf returns the turn evaluation spans both collectors emitted.
+func turnSpansOf(sinks [2]*consumertest.TracesSink) []ptrace.Span {
+	var spans []ptrace.Span
+	for j := range sinks {
+		spans = append(spans, evalSpans(sinks[j])[semconv.EvalKindTurn]...)
+	}
+	return spans
+}
+
 func analyses(t *testing.T, spans []ptrace.Span) []evaluation.Analysis {
 	var out []evaluation.Analysis
 	for _, sp := range spans {
@@ -158,8 +178,10 @@ func TestContinuationAcrossPauses(t *testing.T) {
 }
 
 // TestOutOfOrderTurnClose: a turn whose root never arrives (it closes at turn_timeout)
-// and a later turn that closes first (settle) each get one provisional and one final
-// verdict, with indexes that never change.
+// and the correction after it, which closes first (settle), each get one provisional and
+// one final verdict, with indexes that never change: the correction holds index 0. The
+// follow-up of a turn is the next turn in the conversation (by start), not the next
+// index: the correction is RDM on the earlier turn (docs/decisions/sessions.md §4.5).
 func TestOutOfOrderTurnClose(t *testing.T) {
 	cfg := testConfig()
 	cfg.TurnTimeout = 10 * time.Second
@@ -168,9 +190,9 @@ func TestOutOfOrderTurnClose(t *testing.T) {
 	h := withHandoff(p)
 	ctx := context.Background()
 	t0 := clk.now()
-	_, _ = p.processTraces(ctx, chatTurn("ooo", 1, t0, "first question about Paris", "first answer", false))
+	_, _ = p.processTraces(ctx, chatTurn("ooo", 1, t0, conversation[0].user, conversation[0].answer, false))
 	clk.advance(time.Second)
-	_, _ = p.processTraces(ctx, chatTurn("ooo", 2, t0.Add(time.Second), "second question about Lyon", "second answer", true))
+	_, _ = p.processTraces(ctx, chatTurn("ooo", 2, t0.Add(time.Second), conversation[1].user, conversation[1].answer, true))
 	for range 20 {
 		clk.advance(time.Second)
 		p.step(ctx)
@@ -182,26 +204,17 @@ func TestOutOfOrderTurnClose(t *testing.T) {
 	require.Len(t, final, 2)
 	for i := range 2 {
 		assert.Len(t, provisional[i], 1, "turn %d", i)
-		assert.Len(t, final[i], 1, "turn %d: exactly one final verdict", i)
+		require.Len(t, final[i], 1, "turn %d: exactly one final verdict", i)
 	}
-	assert.Equal(t, "second question about Lyon", userOf(t, final[0][0]), "index 0 is the turn that closed first")
+	require.Equal(t, conversation[1].user, final[0][0].UserMessage, "index 0 is the turn that closed first")
 	assert.True(t, final[1][0].Partial, "the crashed run is partial")
+	assert.Equal(t, evaluation.DetectionRDM, final[1][0].DetectionType, "the correction is RDM on the turn before it in the conversation")
+	assert.NotEqual(t, evaluation.DetectionRDM, final[0][0].DetectionType)
 	as := analyses(t, spans[semconv.EvalKindAgentSession])
 	require.Len(t, as, 1)
 	require.Len(t, as[0].TurnResults, 2)
+	assert.Equal(t, 1, as[0].Conversation.RDMDetections)
 	handofftest.AssertDecoded(t, takeHandedOff(t, h, sink))
-}
-
-func userOf(t *testing.T, tr evaluation.TurnResult) string {
-	t.Helper()
-	require.NotEmpty(t, tr.TraceID)
-	switch tr.TraceID[:4] {
-	case "0001":
-		return "first question about Paris"
-	case "0002":
-		return "second question about Lyon"
-	}
-	return ""
 }
 
 // runRestart runs turn 0 on one processor, shuts it down after the session went idle,
@@ -569,21 +582,11 @@ func TestQuickTurnsOnTwoCollectors(t *testing.T) {
 		assert.Equal(t, evaluation.DetectionRDM, last.TurnResults[0].DetectionType, "the correction lands on turn 0")
 		assert.Equal(t, 1, last.Conversation.RDMDetections)
 
-		var spans []ptrace.Span
-		for j := range sinks {
-			spans = append(spans, evalSpans(sinks[j])[semconv.EvalKindTurn]...)
-		}
-		final, provisional := turnVerdicts(t, spans)
+		final, provisional := turnVerdicts(t, turnSpansOf(sinks))
 		for i := range 3 {
 			assert.Len(t, provisional[i], 1, "turn %d is evaluated once", i)
-			counted := 0
-			for _, tr := range final[i] {
-				if !tr.Revised {
-					counted++
-				}
-			}
-			assert.Equal(t, 1, counted, "turn %d has one final verdict that counts", i)
 		}
+		assertCountedOnce(t, final, 3)
 		require.NotEmpty(t, final[0])
 		assert.Equal(t, evaluation.DetectionRDM, final[0][len(final[0])-1].DetectionType)
 
@@ -596,6 +599,104 @@ func TestQuickTurnsOnTwoCollectors(t *testing.T) {
 		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType, "the stored verdict of turn 0 is RDM")
 		assert.Equal(t, last.AnalysisRevision, c.Revision)
 	})
+}
+
+// TestTurnClosedLateOnOtherCollector: one collector closes a turn (its index reserved in
+// the store) after the other collector closed the turn that followed it in the
+// conversation, as when one collector's batch runs hundreds of milliseconds behind
+// (e2e TestTwoTiersQuickTurns under CPU load, docs/decisions/sessions.md §4.5). Indexes
+// stay as reserved (a provisional verdict went out with each), and a turn's follow-up is
+// the next turn in the conversation (by start): the highest revision has the correction
+// as RDM on the first turn and each turn's verdict with the right follow-up, whichever
+// collector goes idle last, also the one that gave the first turn its verdict with the
+// third turn's message before the second took its place; every turn is counted once.
+func TestTurnClosedLateOnOtherCollector(t *testing.T) {
+	type shape struct {
+		name string
+		// on is the collector each turn is sent to; late is the turn whose collector
+		// closes it only after the next turn closed on the other one; idleLast is the
+		// collector that goes idle last.
+		on             [3]int
+		late, idleLast int
+	}
+	var shapes []shape
+	for _, s := range []shape{
+		{name: "middle turn", on: [3]int{0, 1, 0}, late: 1},
+		{name: "first turn", on: [3]int{1, 0, 1}, late: 0},
+	} {
+		for last := range 2 {
+			s.idleLast = last
+			shapes = append(shapes, s)
+		}
+	}
+	for _, tc := range shapes {
+		t.Run(fmt.Sprintf("%s, idle last on %d", tc.name, tc.idleLast), func(t *testing.T) {
+			onStores(t, func(t *testing.T, driver, dsn string) {
+				ctx := context.Background()
+				ps, sinks, clks := twoCollectors(t, driver, dsn)
+				const id = "late-close-1"
+				for i, c := range tc.on {
+					_, err := ps[c].processTraces(ctx, chatTurn(id, i+1, clks[c].now(), conversation[i].user, conversation[i].answer, true))
+					require.NoError(t, err)
+					for j := range ps {
+						clks[j].advance(3 * time.Second) // past turn_settle
+					}
+					switch i {
+					case tc.late: // its collector closes it only after the next turn closed
+						ps[1-c].step(ctx)
+					case tc.late + 1:
+						ps[c].step(ctx)              // the next turn closes first ...
+						ps[tc.on[tc.late]].step(ctx) // ... then the late one
+					default:
+						ps[0].step(ctx)
+						ps[1].step(ctx)
+					}
+				}
+				first := 1 - tc.idleLast
+				runOn(ctx, []*agentSessionProcessor{ps[first], ps[tc.idleLast]}, []*testClock{clks[first], clks[tc.idleLast]}, 2*time.Minute)
+
+				// Index by user message: the late turn holds the index after its next turn's.
+				turnOf := func(t *testing.T, user string) int {
+					t.Helper()
+					i := slices.IndexFunc(conversation, func(c struct{ user, answer string }) bool { return c.user == user })
+					require.GreaterOrEqual(t, i, 0, "a turn of the conversation")
+					return i
+				}
+				all := allAnalyses(t, sinks)
+				last := highestRevision(t, all)
+				ownLast := analyses(t, evalSpans(sinks[tc.idleLast])[semconv.EvalKindAgentSession])
+				require.Len(t, ownLast, 1)
+				assert.Equal(t, last.AnalysisRevision, ownLast[0].AnalysisRevision, "the collector idle last has the highest revision")
+				require.Len(t, last.TurnResults, 3, "the highest revision covers every turn")
+				lateIndex := -1
+				for i, tr := range last.TurnResults {
+					assert.Equal(t, i, tr.TurnIndex, "distinct indexes")
+					assert.True(t, tr.Final, "turn %d", i)
+					if turnOf(t, tr.UserMessage) == tc.late {
+						lateIndex = i
+					}
+					if turnOf(t, tr.UserMessage) == 0 {
+						assert.Equal(t, evaluation.DetectionRDM, tr.DetectionType, "the correction lands on the first turn")
+					} else {
+						assert.NotEqual(t, evaluation.DetectionRDM, tr.DetectionType, "index %d", i)
+					}
+				}
+				assert.Equal(t, tc.late+1, lateIndex, "the late turn's index is the one reserved after its next turn's")
+				assert.Equal(t, 1, last.Conversation.RDMDetections)
+
+				final, _ := turnVerdicts(t, turnSpansOf(sinks))
+				assertCountedOnce(t, final, 3)
+
+				c := storedContinuation(t, driver, dsn, id)
+				require.Len(t, c.Turns, 3, "every turn stored once")
+				for i, r := range c.Turns {
+					assert.Equal(t, i, r.Result.TurnIndex)
+					wantRDM := turnOf(t, r.Result.UserMessage) == 0
+					assert.Equal(t, wantRDM, r.Result.DetectionType == evaluation.DetectionRDM, "stored turn %d: RDM only on the first turn", i)
+				}
+			})
+		})
+	}
 }
 
 // TestBothCollectorsFinishTurnAtIdle: turn 0 closes on collector A, turn 1 on B; the
@@ -629,15 +730,7 @@ func TestBothCollectorsFinishTurnAtIdle(t *testing.T) {
 		}
 		final, _ := turnVerdicts(t, spans)
 		require.Len(t, final[1], 2, "both collectors gave turn 1 a final verdict")
-		for i := range 2 {
-			counted := 0
-			for _, tr := range final[i] {
-				if !tr.Revised {
-					counted++
-				}
-			}
-			assert.Equal(t, 1, counted, "turn %d has one final verdict that counts", i)
-		}
+		assertCountedOnce(t, final, 2)
 		c := storedContinuation(t, driver, dsn, "both-idle-1")
 		require.Len(t, c.Turns, 2, "every turn stored once")
 		for i, r := range c.Turns {

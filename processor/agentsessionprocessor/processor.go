@@ -4,6 +4,7 @@
 package agentsessionprocessor // import "github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -723,8 +724,15 @@ type sessionState struct {
 	// ids holds the turn ids of records once the session holds manyRecords of them
 	// (put), so that a closed turn's put does not compare every record's; nil before,
 	// and after merge added records, until the next put makes it again.
-	ids      map[turnID]struct{}
-	revision int
+	ids map[turnID]struct{}
+	// unordered: some record's turn started before the turn of a record with a lower
+	// index (it closed later: on another collector, or after turn_timeout), so the
+	// conversation's order is not the index order (conversationOrder). lastStart is the
+	// start of the last record's turn in index order (startsOf). Both are kept by put
+	// and sort.
+	unordered bool
+	lastStart time.Time
+	revision  int
 	// continuable is false for a session keyed by its trace id (its trace's turns, open
 	// only while the tracker holds it, never continued): it is not kept in the
 	// continuation store.
@@ -1174,6 +1182,7 @@ func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session
 		return st
 	}
 	st.records, st.revision = c.Turns, c.Revision
+	st.sort()
 	if len(c.Turns) > 0 {
 		p.telemetry.ProcessorAgentsessionSessionsContinued.Add(ctx, 1)
 	}
@@ -1250,19 +1259,17 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		st.evaluated = true
 		p.countAnomalies(ctx, id, t)
 		idx := sh.turnIndex(ctx, p, w, st, id, idOfTurn(t))
-		prev := st.at(idx - 1)
-		// The grounding facts and conversation carried forward are the previous turn's,
-		// or the nearest earlier turn's while the previous one is not stored yet (it
-		// closed on another collector less than a batch ago, §4.5).
-		carried := prev
-		if carried == nil {
-			carried = st.before(idx)
-		}
-		rec := p.evaluator.EvaluateClosedTurn(id, ev.Session.Agents, t, idx, carried)
+		// The turn before this one in the conversation (by start, not index: a turn
+		// that closed late took a higher index than the turns after it, §4.5). Its
+		// grounding facts and conversation are carried forward, also while a turn
+		// between them is not stored yet (it closed on another collector less than a
+		// batch ago); then its follow-up is that turn's, given at idle.
+		prev := st.prevOf(t.StartedAt, idx)
+		rec := p.evaluator.EvaluateClosedTurn(id, ev.Session.Agents, t, idx, prev)
 		rec.Summary.Outcome = ev.TurnOutcome
-		if prev != nil {
-			// Turn N-1's follow-up is turn N's user message: its final verdict.
-			*prev = p.evaluator.FollowUp(*prev, t.UserMessage)
+		if prev != nil && st.holdsBetween(prev.Result.TurnIndex, idx) && needsFollowUp(prev, &rec) {
+			// The previous turn's follow-up is this turn's user message: its final verdict.
+			*prev = p.evaluator.FollowUpBy(*prev, &rec)
 			save(prev, true)
 		}
 		st.put(rec)
@@ -1508,14 +1515,121 @@ func (st *sessionState) at(i int) *evaluation.TurnRecord {
 	return nil
 }
 
-// before returns the record of the highest turn index below i, or nil.
-func (st *sessionState) before(i int) *evaluation.TurnRecord {
-	for j := len(st.records) - 1; j >= 0; j-- {
-		if st.records[j].Result.TurnIndex < i {
-			return &st.records[j]
+// prevOf returns the record of the turn that came before the turn that started at
+// start and holds index in the conversation (conversationOrder), or nil. A new last turn
+// (the common case) takes the last record without a scan.
+func (st *sessionState) prevOf(start time.Time, index int) *evaluation.TurnRecord {
+	n := len(st.records)
+	if n == 0 {
+		return nil
+	}
+	if last := &st.records[n-1]; !st.unordered && last.Result.TurnIndex < index && !start.Before(st.lastStart) {
+		return last
+	}
+	starts, start := st.startsWith(index, start)
+	prev := -1
+	for i := range st.records {
+		ti := st.records[i].Result.TurnIndex
+		if ti == index || compareTurns(starts[i], ti, start, index) > 0 {
+			continue
+		}
+		if prev < 0 || compareTurns(starts[prev], st.records[prev].Result.TurnIndex, starts[i], ti) < 0 {
+			prev = i
 		}
 	}
-	return nil
+	if prev < 0 {
+		return nil
+	}
+	return &st.records[prev]
+}
+
+// compareTurns orders the turn that started at a with index i and the one that started at
+// b with index j in the conversation: by start, then by index.
+func compareTurns(a time.Time, i int, b time.Time, j int) int {
+	if c := a.Compare(b); c != 0 {
+		return c
+	}
+	return cmp.Compare(i, j)
+}
+
+// startsOf returns the start of each record's turn (Summary.StartedAt), in st.records'
+// order (by index); a record without one (rebuilt from a stored result,
+// evaluation.RecordFromResult) takes the start of the record before it, so that it
+// keeps its index's place in the conversation.
+func (st *sessionState) startsOf() []time.Time {
+	starts, _ := st.startsWith(-1, time.Time{})
+	return starts
+}
+
+// startsWith is startsOf as if the turn of index that started at start were among the
+// records (a turn closing: a record after it without a start takes its start), with that
+// turn's own start, or, without one, the start of the record before it.
+func (st *sessionState) startsWith(index int, start time.Time) (starts []time.Time, own time.Time) {
+	starts = make([]time.Time, len(st.records))
+	var last time.Time
+	placed := index < 0
+	for i := range st.records {
+		if !placed && st.records[i].Result.TurnIndex > index {
+			placed = true
+			if !start.IsZero() {
+				last = start
+			}
+			own = last
+		}
+		if s := st.records[i].Summary.StartedAt; !s.IsZero() {
+			last = s
+		}
+		starts[i] = last
+	}
+	if !placed {
+		own = last
+		if !start.IsZero() {
+			own = start
+		}
+	}
+	return starts, own
+}
+
+// conversationOrder returns the positions in st.records in the conversation's order:
+// by their turns' start, then by index (docs/decisions/sessions.md §4.5); nil when that
+// is st.records' own (index) order. Indexes are given when turns close, so a turn that
+// closed late holds a higher index than turns that came after it; its follow-up is still
+// the next turn's user message.
+func (st *sessionState) conversationOrder() []int {
+	if !st.unordered {
+		return nil
+	}
+	order := make([]int, len(st.records))
+	for i := range order {
+		order[i] = i
+	}
+	starts := st.startsOf()
+	slices.SortStableFunc(order, func(a, b int) int { return starts[a].Compare(starts[b]) })
+	return order
+}
+
+// holdsBetween reports whether st holds a record of every turn index strictly between
+// indexes a and b: else a turn whose index was reserved, but whose record is not stored
+// yet, may come between them in the conversation.
+func (st *sessionState) holdsBetween(a, b int) bool {
+	lo, hi := min(a, b), max(a, b)
+	from, _ := slices.BinarySearchFunc(st.records, lo+1, byIndex)
+	to, _ := slices.BinarySearchFunc(st.records, hi, byIndex)
+	return to-from == hi-lo-1
+}
+
+func byIndex(r evaluation.TurnRecord, index int) int { return r.Result.TurnIndex - index }
+
+// needsFollowUp reports whether record r is to get its verdict (again) with next's user
+// message, next being the turn after it in the conversation: it has none with follow-up
+// (provisional, or final without follow-up), or it has the verdict of a turn that came
+// after next (next closed late and took its place).
+func needsFollowUp(r, next *evaluation.TurnRecord) bool {
+	if store.VerdictStage(r) < 2 {
+		return true
+	}
+	by := r.FollowedBy
+	return by != nil && !by.Of(next) && !next.Summary.StartedAt.IsZero() && by.StartedAt.After(next.Summary.StartedAt)
 }
 
 // turnID names a closed turn within its session: its trace and its root span (the turn
@@ -1565,7 +1679,13 @@ func (st *sessionState) put(rec evaluation.TurnRecord) {
 		st.ids[id] = struct{}{}
 	}
 	if n := len(st.records); n > 1 && st.records[n-2].Result.TurnIndex > rec.Result.TurnIndex {
-		st.sort() // the common case, a new last turn, appends in order
+		st.sort()
+		return
+	}
+	// The common case, a new last turn, appends in order.
+	if start := rec.Summary.StartedAt; !start.IsZero() {
+		st.unordered = st.unordered || start.Before(st.lastStart)
+		st.lastStart = start
 	}
 }
 
@@ -1580,8 +1700,16 @@ func (st *sessionState) find(id turnID) int {
 	return slices.IndexFunc(st.records, func(r evaluation.TurnRecord) bool { return idOf(&r.Result) == id })
 }
 
+// sort puts st.records in index order, and finds whether that is the conversation's.
 func (st *sessionState) sort() {
 	slices.SortStableFunc(st.records, func(a, b evaluation.TurnRecord) int { return a.Result.TurnIndex - b.Result.TurnIndex })
+	st.unordered, st.lastStart = false, time.Time{}
+	for i := range st.records {
+		if start := st.records[i].Summary.StartedAt; !start.IsZero() {
+			st.unordered = st.unordered || start.Before(st.lastStart)
+			st.lastStart = start
+		}
+	}
 }
 
 // holds reports whether st has the record of the turn of traceID and rootSpanID at
@@ -1612,23 +1740,33 @@ func (st *sessionState) merge(stored []evaluation.TurnRecord) {
 }
 
 // finishRecords gives the final verdicts of a session that went idle, over its records
-// in index order (st holds every stored record, §4.5): a record whose next turn is known
-// gets its verdict with that turn's user message, when it had none (provisional) or
-// had one without follow-up (FinishLast: the next turn closed on another collector
-// before this record was stored, or was stored after this record was finished; the
-// verdict is then Revised). A provisional record without a known next turn (the last,
-// or one whose next index was reserved but is not stored) is finished without
-// follow-up. Each verdict given is emitted and saved.
+// in conversation order (st holds every stored record, §4.5): a record whose next turn is
+// known gets its verdict with that turn's user message (needsFollowUp), when it had none
+// (provisional), had one without follow-up (FinishLast: the next turn closed on another
+// collector before this record was stored, or was stored after this record was
+// finished; the verdict is then Revised), or had one with the user message of a turn
+// that came after the next one (the next turn closed late). A provisional record without
+// a known next turn (the last, or one before a turn whose index was reserved but is not
+// stored) is finished without follow-up. Each verdict given is emitted and saved.
 func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, save func(*evaluation.TurnRecord, bool)) {
-	for i := range st.records {
-		r := &st.records[i]
+	order := st.conversationOrder()
+	at := func(k int) *evaluation.TurnRecord {
+		if order != nil {
+			k = order[k]
+		}
+		return &st.records[k]
+	}
+	for k := range st.records {
+		r := at(k)
 		var next *evaluation.TurnRecord
-		if i+1 < len(st.records) && st.records[i+1].Result.TurnIndex == r.Result.TurnIndex+1 {
-			next = &st.records[i+1]
+		if k+1 < len(st.records) {
+			if n := at(k + 1); st.holdsBetween(r.Result.TurnIndex, n.Result.TurnIndex) {
+				next = n
+			}
 		}
 		switch {
-		case next != nil && store.VerdictStage(r) < 2:
-			*r = p.evaluator.FollowUp(*r, next.Result.UserMessage)
+		case next != nil && needsFollowUp(r, next):
+			*r = p.evaluator.FollowUpBy(*r, next)
 		case !r.Result.Final:
 			*r = p.evaluator.FinishLast(*r)
 		default:
