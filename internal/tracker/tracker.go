@@ -127,6 +127,12 @@ type Event struct {
 	// TurnOutcome is the closed turn's explicit task outcome (agent_eval.task.completed),
 	// nil without one (EventTurnClosed).
 	TurnOutcome *bool
+	// EarlierOpen is true when a turn of the session that started before the closed one
+	// is still open (EventTurnClosed): its root has not arrived (it may close at
+	// turn_timeout) or it runs longer. The closed turn is then not the next one, in the
+	// conversation, after the session's previous closed turn: that one's follow-up is
+	// the open turn's user message (docs/decisions/sessions.md §4.5).
+	EarlierOpen bool
 }
 
 // Stats reports the Tracker's state and counters. Every record passed to Observe
@@ -950,7 +956,23 @@ func (t *Tracker) turnEvent(s *sessionState) Event {
 		v := *last.outcome
 		outcome = &v
 	}
-	return Event{Kind: EventTurnClosed, Session: as, TurnIndex: len(window) - 1, TurnOutcome: outcome}
+	return Event{Kind: EventTurnClosed, Session: as, TurnIndex: len(window) - 1, TurnOutcome: outcome,
+		EarlierOpen: s.openBefore(last.turn.StartedAt)}
+}
+
+// openBefore reports whether one of s's open turns started before at (a zero at: none).
+// Its cost is that of the session's open turns, not of its closed ones.
+func (s *sessionState) openBefore(at time.Time) bool {
+	if at.IsZero() {
+		return false
+	}
+	ns := at.UnixNano()
+	for _, tr := range s.open {
+		if tr.start != 0 && tr.start < ns {
+			return true
+		}
+	}
+	return false
 }
 
 // Closed is something the Tracker decided that Finish completes: a turn closed (its

@@ -217,6 +217,49 @@ func TestOutOfOrderTurnClose(t *testing.T) {
 	handofftest.AssertDecoded(t, takeHandedOff(t, h, sink))
 }
 
+// TestFollowUpWaitsForEarlierOpenTurn: the correction's run crashed (its root never
+// arrives, it closes at turn_timeout) and the user's next message closes first. While
+// the correction is open, the first turn does not get its final verdict from the later
+// message: it gets one, counted once, from the correction when that closes (RDM), not a
+// verdict from the wrong message first and the right one Revised after it
+// (tracker.Event.EarlierOpen, docs/decisions/sessions.md §4.5).
+func TestFollowUpWaitsForEarlierOpenTurn(t *testing.T) {
+	cfg := testConfig()
+	cfg.TurnTimeout = 10 * time.Second
+	cfg.SessionTimeout = time.Minute
+	p, sink, clk := newTestProcessor(t, cfg, nil)
+	ctx := context.Background()
+	t0 := clk.now()
+	send := func(i int, at time.Duration, withRoot bool) {
+		_, err := p.processTraces(ctx, chatTurn("open-before", i+1, t0.Add(at), conversation[i].user, conversation[i].answer, withRoot))
+		require.NoError(t, err)
+	}
+	send(0, 0, true)
+	clk.advance(3 * time.Second)
+	p.step(ctx) // turn 0 closes
+	send(1, 4*time.Second, false)
+	clk.advance(time.Second)
+	send(2, 5*time.Second, true)
+	for range 20 { // turn 2 settles, then the correction closes at turn_timeout
+		clk.advance(time.Second)
+		p.step(ctx)
+	}
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+
+	final, _ := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
+	require.Len(t, final, 3)
+	require.Len(t, final[0], 1, "the first turn's final verdict is given once")
+	assert.Equal(t, evaluation.DetectionRDM, final[0][0].DetectionType, "from the correction")
+	assert.False(t, final[0][0].Revised)
+	assertCountedOnce(t, final, 3)
+	require.Len(t, final[1], 1)
+	assert.Equal(t, conversation[2].user, final[1][0].UserMessage, "index 1 is the turn that closed second")
+	as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+	require.Len(t, as, 1)
+	assert.Equal(t, 1, as[0].Conversation.RDMDetections)
+}
+
 // runRestart runs turn 0 on one processor, shuts it down after the session went idle,
 // then turn 1 (a correction) on a new processor with the same continuation store.
 func runRestart(t *testing.T, driver, dsn string) {

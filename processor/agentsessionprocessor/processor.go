@@ -1262,12 +1262,13 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		// The turn before this one in the conversation (by start, not index: a turn
 		// that closed late took a higher index than the turns after it, §4.5). Its
 		// grounding facts and conversation are carried forward, also while a turn
-		// between them is not stored yet (it closed on another collector less than a
-		// batch ago); then its follow-up is that turn's, given at idle.
+		// between them is not closed here (still open here, or closed on another
+		// collector less than a batch ago, not stored yet); then its follow-up is that
+		// turn's, given when it closes or at idle.
 		prev := st.prevOf(t.StartedAt, idx)
 		rec := p.evaluator.EvaluateClosedTurn(id, ev.Session.Agents, t, idx, prev)
 		rec.Summary.Outcome = ev.TurnOutcome
-		if prev != nil && st.holdsBetween(prev.Result.TurnIndex, idx) && needsFollowUp(prev, &rec) {
+		if prev != nil && !ev.EarlierOpen && st.holdsBetween(prev.Result.TurnIndex, idx) && needsFollowUp(prev, &rec) {
 			// The previous turn's follow-up is this turn's user message: its final verdict.
 			*prev = p.evaluator.FollowUpBy(*prev, &rec)
 			save(prev, true)
