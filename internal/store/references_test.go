@@ -111,11 +111,19 @@ func TestReferenceResultKeptByLaterRevision(t *testing.T) {
 
 		next := sampleAnalysis("s1", t0, f64(0.7))
 		next.AnalysisRevision = a.AnalysisRevision + 1
+		next.References = nil // a continued session's later revision: the case was matched once
 		require.NoError(t, s.SaveAnalysis(ctx, next))
 		got, err := s.ReferenceRun(ctx, "run-7")
 		require.NoError(t, err)
 		require.Len(t, got, 1, "the run keeps its case's result")
 		assert.Equal(t, "papers", got[0].CaseID)
+		stored, err := s.GetAnalysis(ctx, "s1")
+		require.NoError(t, err)
+		require.Equal(t, next.AnalysisRevision, stored.AnalysisRevision)
+		refs, ok := stored.References.(map[string]any)
+		require.True(t, ok, "the later revision's analysis shows the session's case result: %#v", stored.References)
+		assert.Equal(t, "papers", refs["case_id"])
+		assert.Equal(t, "run-7", refs["run_id"])
 
 		again := sampleAnalysis("s1", t0, f64(0.7))
 		again.AnalysisRevision = next.AnalysisRevision + 1
@@ -125,5 +133,8 @@ func TestReferenceResultKeptByLaterRevision(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		assert.False(t, got[0].Pass, "a revision with a case result replaces it")
+		stored, err = s.GetAnalysis(ctx, "s1")
+		require.NoError(t, err)
+		assert.Equal(t, false, stored.References.(map[string]any)["pass"], "its own case result")
 	})
 }

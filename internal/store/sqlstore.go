@@ -678,7 +678,28 @@ func (s *sqlStore) GetAnalysis(ctx context.Context, sessionID string) (*evaluati
 			return nil, fmt.Errorf("store: %s: get %q: %w", s.d.name, sessionID, err)
 		}
 	}
+	if a.References == nil {
+		if err := readCaseResult(ctx, tx, s.d.rebind("SELECT result FROM reference_results WHERE session_id = ?"), id, &a); err != nil {
+			return nil, fmt.Errorf("store: %s: get %q: case result: %w", s.d.name, sessionID, err)
+		}
+	}
 	return &a, nil
+}
+
+// readCaseResult puts the session's stored case result (its reference_results row) into
+// a document without references: a continued session's later revision, analysed without
+// matching the dataset case again (the case is matched once, on the session's first
+// part), shows the result of the part it was matched on (docs/decisions/store.md, "A case
+// result outlives a revision without one"). No row leaves References nil.
+func readCaseResult(ctx context.Context, tx *sql.Tx, query, id string, a *evaluation.Analysis) error {
+	var doc string
+	switch err := tx.QueryRowContext(ctx, query, id).Scan(&doc); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	return json.Unmarshal([]byte(doc), &a.References)
 }
 
 // readSplit puts back into a the parts its layoutSplit document left to rows: turn
