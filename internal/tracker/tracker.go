@@ -960,15 +960,17 @@ func (t *Tracker) turnEvent(s *sessionState) Event {
 		EarlierOpen: s.openBefore(last.turn.StartedAt)}
 }
 
-// openBefore reports whether one of s's open turns started before at (a zero at: none).
-// Its cost is that of the session's open turns, not of its closed ones.
+// openBefore reports whether one of s's open turns started before at (a zero at: none):
+// an open trace with a GenAI span (a trace without one, such as a websocket or HTTP
+// span that names the session, is no turn). Its cost is that of the session's open
+// traces, not of its closed turns.
 func (s *sessionState) openBefore(at time.Time) bool {
 	if at.IsZero() {
 		return false
 	}
 	ns := at.UnixNano()
 	for _, tr := range s.open {
-		if tr.start != 0 && tr.start < ns {
+		if tr.genAI && tr.start != 0 && tr.start < ns {
 			return true
 		}
 	}
@@ -1047,6 +1049,28 @@ func putRecords(recs []session.SpanRecord) {
 // its session has.
 func (t *Tracker) Finish(cs []Closed) []Event {
 	var ev []Event
+	// A turn closed later in cs may have started before an earlier one of its session
+	// (closed by turn_timeout and by settle in one step): it is open for that one
+	// (Event.EarlierOpen). laterStart[i] is the earliest start of the turns after cs[i]
+	// in its session (ns since the Unix epoch, 0: none).
+	var laterStart []int64
+	if len(cs) > 1 {
+		laterStart = make([]int64, len(cs))
+		earliest := map[*sessionState]int64{}
+		for i := len(cs) - 1; i >= 0; i-- {
+			c := &cs[i]
+			if c.kind != EventTurnClosed {
+				continue
+			}
+			c.Assemble()
+			laterStart[i] = earliest[c.sess]
+			if st := c.asm.Turn.StartedAt; !st.IsZero() {
+				if e := earliest[c.sess]; e == 0 || st.UnixNano() < e {
+					earliest[c.sess] = st.UnixNano()
+				}
+			}
+		}
+	}
 	for i := range cs {
 		c := &cs[i]
 		s := c.sess
@@ -1069,7 +1093,11 @@ func (t *Tracker) Finish(cs []Closed) []Event {
 			}
 			s.turns = append(s.turns, tu)
 			t.mergeAgents(s, c.asm.Agents)
-			ev = append(ev, t.turnEvent(s))
+			e := t.turnEvent(s)
+			if laterStart != nil && laterStart[i] != 0 && !turn.StartedAt.IsZero() && laterStart[i] < turn.StartedAt.UnixNano() {
+				e.EarlierOpen = true
+			}
+			ev = append(ev, e)
 		case EventSessionEnded:
 			ev = append(ev, Event{Kind: EventSessionEnded, Session: t.snapshot(s, c.sessionPartial, c.reason)})
 		}

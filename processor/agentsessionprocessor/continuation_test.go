@@ -218,46 +218,58 @@ func TestOutOfOrderTurnClose(t *testing.T) {
 }
 
 // TestFollowUpWaitsForEarlierOpenTurn: the correction's run crashed (its root never
-// arrives, it closes at turn_timeout) and the user's next message closes first. While
-// the correction is open, the first turn does not get its final verdict from the later
-// message: it gets one, counted once, from the correction when that closes (RDM), not a
-// verdict from the wrong message first and the right one Revised after it
-// (tracker.Event.EarlierOpen, docs/decisions/sessions.md §4.5).
+// arrives, it closes at turn_timeout) and the user's next message closes first: while the
+// correction is open, or when both close in one step with the next message first (a
+// slow batch; Tracker.Finish then tells it), the first turn does not get its final
+// verdict from the later message: it gets one, counted once, from the correction when
+// that closes (RDM), not a verdict from the wrong message first and the right one
+// Revised after it (tracker.Event.EarlierOpen, docs/decisions/sessions.md §4.5; the
+// same step was found by review).
 func TestFollowUpWaitsForEarlierOpenTurn(t *testing.T) {
-	cfg := testConfig()
-	cfg.TurnTimeout = 10 * time.Second
-	cfg.SessionTimeout = time.Minute
-	p, sink, clk := newTestProcessor(t, cfg, nil)
-	ctx := context.Background()
-	t0 := clk.now()
-	send := func(i int, at time.Duration, withRoot bool) {
-		_, err := p.processTraces(ctx, chatTurn("open-before", i+1, t0.Add(at), conversation[i].user, conversation[i].answer, withRoot))
-		require.NoError(t, err)
-	}
-	send(0, 0, true)
-	clk.advance(3 * time.Second)
-	p.step(ctx) // turn 0 closes
-	send(1, 4*time.Second, false)
-	clk.advance(time.Second)
-	send(2, 5*time.Second, true)
-	for range 20 { // turn 2 settles, then the correction closes at turn_timeout
-		clk.advance(time.Second)
-		p.step(ctx)
-	}
-	clk.advance(2 * time.Minute)
-	p.step(ctx)
+	for _, sameStep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("same step %v", sameStep), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.TurnTimeout = 10 * time.Second
+			cfg.SessionTimeout = time.Minute
+			p, sink, clk := newTestProcessor(t, cfg, nil)
+			ctx := context.Background()
+			t0 := clk.now()
+			send := func(i int, at time.Duration, withRoot bool) {
+				_, err := p.processTraces(ctx, chatTurn("open-before", i+1, t0.Add(at), conversation[i].user, conversation[i].answer, withRoot))
+				require.NoError(t, err)
+			}
+			send(0, 0, true)
+			clk.advance(3 * time.Second)
+			p.step(ctx) // turn 0 closes
+			if sameStep {
+				send(2, 5*time.Second, true) // the next message's spans arrive first
+				clk.advance(time.Second)
+				send(1, 4*time.Second, false) // the crashed correction's after them
+				clk.advance(20 * time.Second) // both close in one step
+				p.step(ctx)
+			} else {
+				send(1, 4*time.Second, false)
+				clk.advance(time.Second)
+				send(2, 5*time.Second, true)
+				for range 20 { // turn 2 settles, then the correction closes at turn_timeout
+					clk.advance(time.Second)
+					p.step(ctx)
+				}
+			}
+			clk.advance(2 * time.Minute)
+			p.step(ctx)
 
-	final, _ := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
-	require.Len(t, final, 3)
-	require.Len(t, final[0], 1, "the first turn's final verdict is given once")
-	assert.Equal(t, evaluation.DetectionRDM, final[0][0].DetectionType, "from the correction")
-	assert.False(t, final[0][0].Revised)
-	assertCountedOnce(t, final, 3)
-	require.Len(t, final[1], 1)
-	assert.Equal(t, conversation[2].user, final[1][0].UserMessage, "index 1 is the turn that closed second")
-	as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
-	require.Len(t, as, 1)
-	assert.Equal(t, 1, as[0].Conversation.RDMDetections)
+			final, _ := turnVerdicts(t, evalSpans(sink)[semconv.EvalKindTurn])
+			require.Len(t, final, 3)
+			require.Len(t, final[0], 1, "the first turn's final verdict is given once")
+			assert.Equal(t, evaluation.DetectionRDM, final[0][0].DetectionType, "from the correction")
+			assert.False(t, final[0][0].Revised)
+			assertCountedOnce(t, final, 3)
+			as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+			require.Len(t, as, 1)
+			assert.Equal(t, 1, as[0].Conversation.RDMDetections)
+		})
+	}
 }
 
 // runRestart runs turn 0 on one processor, shuts it down after the session went idle,

@@ -728,11 +728,15 @@ type sessionState struct {
 	// unordered: some record's turn started before the turn of a record with a lower
 	// index (it closed later: on another collector, or after turn_timeout), so the
 	// conversation's order is not the index order (conversationOrder). lastStart is the
-	// start of the last record's turn in index order (startsOf). Both are kept by put
-	// and sort.
-	unordered bool
-	lastStart time.Time
-	revision  int
+	// start of the last record's turn in index order (startsOf). latest and latestIndex
+	// are the start and index of the record last in the conversation (compareTurns): a
+	// new last turn that started after it follows it, even after a late turn made the
+	// session unordered (prevOf). All are kept by put and sort.
+	unordered   bool
+	lastStart   time.Time
+	latest      time.Time
+	latestIndex int
+	revision    int
 	// continuable is false for a session keyed by its trace id (its trace's turns, open
 	// only while the tracker holds it, never continued): it is not kept in the
 	// continuation store.
@@ -1266,7 +1270,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		// collector less than a batch ago, not stored yet); then its follow-up is that
 		// turn's, given when it closes or at idle.
 		prev := st.prevOf(t.StartedAt, idx)
-		rec := p.evaluator.EvaluateClosedTurn(id, ev.Session.Agents, t, idx, prev)
+		rec := p.evaluator.EvaluateClosedTurn(id, ev.Session.Agents, t, idx, st.carrier(prev, idOfTurn(t)))
 		rec.Summary.Outcome = ev.TurnOutcome
 		if prev != nil && !ev.EarlierOpen && st.holdsBetween(prev.Result.TurnIndex, idx) && needsFollowUp(prev, &rec) {
 			// The previous turn's follow-up is this turn's user message: its final verdict.
@@ -1524,8 +1528,11 @@ func (st *sessionState) prevOf(start time.Time, index int) *evaluation.TurnRecor
 	if n == 0 {
 		return nil
 	}
-	if last := &st.records[n-1]; !st.unordered && last.Result.TurnIndex < index && !start.Before(st.lastStart) {
-		return last
+	if last := &st.records[n-1]; last.Result.TurnIndex < index && !start.IsZero() && compareTurns(st.latest, st.latestIndex, start, index) < 0 {
+		// A new last turn, after every record in the conversation too.
+		if i, ok := slices.BinarySearchFunc(st.records, st.latestIndex, byIndex); ok {
+			return &st.records[i]
+		}
 	}
 	starts, start := st.startsWith(index, start)
 	prev := -1
@@ -1542,6 +1549,24 @@ func (st *sessionState) prevOf(start time.Time, index int) *evaluation.TurnRecor
 		return nil
 	}
 	return &st.records[prev]
+}
+
+// carrier returns the record whose grounding facts and conversation a turn after prev
+// is evaluated with: prev, or, when prev dropped them (it has its verdict with
+// follow-up, DropCarries) because a turn that came after turn (the one closing) followed
+// it, that turn's record, which carried prev's on (with its own): turn closed late.
+func (st *sessionState) carrier(prev *evaluation.TurnRecord, turn turnID) *evaluation.TurnRecord {
+	if prev == nil || prev.Grounding != nil || prev.Conversation != nil || prev.FollowedBy == nil {
+		return prev
+	}
+	by := turnID{trace: prev.FollowedBy.TraceID, root: prev.FollowedBy.RootSpanID}
+	if by == turn {
+		return prev
+	}
+	if i := st.find(by); i >= 0 {
+		return &st.records[i]
+	}
+	return prev
 }
 
 // compareTurns orders the turn that started at a with index i and the one that started at
@@ -1684,9 +1709,21 @@ func (st *sessionState) put(rec evaluation.TurnRecord) {
 		return
 	}
 	// The common case, a new last turn, appends in order.
-	if start := rec.Summary.StartedAt; !start.IsZero() {
+	st.follow(&rec)
+}
+
+// follow updates the order fields (unordered, lastStart, latest) for rec, the new last
+// record in index order.
+func (st *sessionState) follow(rec *evaluation.TurnRecord) {
+	start := rec.Summary.StartedAt
+	if start.IsZero() {
+		start = st.lastStart // a record without a start keeps its index's place (startsOf)
+	} else {
 		st.unordered = st.unordered || start.Before(st.lastStart)
-		st.lastStart = start
+	}
+	st.lastStart = start
+	if compareTurns(start, rec.Result.TurnIndex, st.latest, st.latestIndex) > 0 {
+		st.latest, st.latestIndex = start, rec.Result.TurnIndex
 	}
 }
 
@@ -1704,12 +1741,9 @@ func (st *sessionState) find(id turnID) int {
 // sort puts st.records in index order, and finds whether that is the conversation's.
 func (st *sessionState) sort() {
 	slices.SortStableFunc(st.records, func(a, b evaluation.TurnRecord) int { return a.Result.TurnIndex - b.Result.TurnIndex })
-	st.unordered, st.lastStart = false, time.Time{}
+	st.unordered, st.lastStart, st.latest, st.latestIndex = false, time.Time{}, time.Time{}, 0
 	for i := range st.records {
-		if start := st.records[i].Summary.StartedAt; !start.IsZero() {
-			st.unordered = st.unordered || start.Before(st.lastStart)
-			st.lastStart = start
-		}
+		st.follow(&st.records[i])
 	}
 }
 
