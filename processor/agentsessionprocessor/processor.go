@@ -1522,7 +1522,8 @@ func (st *sessionState) at(i int) *evaluation.TurnRecord {
 
 // prevOf returns the record of the turn that came before the turn that started at
 // start and holds index in the conversation (conversationOrder), or nil. A new last turn
-// (the common case) takes the last record without a scan.
+// that started after every record (the common case) takes the record last in the
+// conversation (latest) without a scan or an allocation; only a late turn orders them.
 func (st *sessionState) prevOf(start time.Time, index int) *evaluation.TurnRecord {
 	n := len(st.records)
 	if n == 0 {
