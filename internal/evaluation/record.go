@@ -72,9 +72,13 @@ type TurnRecord struct {
 // FollowedBy names a turn (its trace and root span, as TurnResult does) and its start:
 // the turn whose user message gave a record its final verdict (TurnRecord.FollowedBy).
 type FollowedBy struct {
-	TraceID    string    `json:"trace_id"`
-	RootSpanID string    `json:"root_span_id,omitempty"`
-	StartedAt  time.Time `json:"started_at"`
+	// TraceID and RootSpanID are hex, as TurnResult.TraceID and RootSpanID ("" for a
+	// turn without a root span).
+	TraceID    string `json:"trace_id"`
+	RootSpanID string `json:"root_span_id,omitempty"`
+	// StartedAt is that turn's start (TurnSummary.StartedAt: its earliest span start);
+	// zero when unknown, which never makes a verdict be given again.
+	StartedAt time.Time `json:"started_at"`
 }
 
 // Of reports whether f names the turn of record r.
@@ -83,8 +87,9 @@ func (f *FollowedBy) Of(r *TurnRecord) bool {
 }
 
 // ReplacedVerdict is a turn's verdict before a follow-up (RDM or CCM) replaced it
-// (TurnRecord.Replaced): the result's detection fields, and the final responder's
-// interaction before it got response_quality 0 (nil when it did not).
+// (TurnRecord.Replaced): the result's detection fields as TurnResult has them
+// (DetectionType one of the Detection* values, Confidence in [0, 1]), and the final
+// responder's interaction before it got response_quality 0 (nil when it did not).
 type ReplacedVerdict struct {
 	IsBad          bool               `json:"is_bad"`
 	DetectionType  string             `json:"detection_type"`

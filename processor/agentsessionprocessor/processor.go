@@ -728,7 +728,7 @@ type sessionState struct {
 	// unordered: some record's turn started before the turn of a record with a lower
 	// index (it closed later: on another collector, or after turn_timeout), so the
 	// conversation's order is not the index order (conversationOrder). lastStart is the
-	// start of the last record's turn in index order (startsOf). latest and latestIndex
+	// start of the last record's turn in index order (startsWith). latest and latestIndex
 	// are the start and index of the record last in the conversation (compareTurns): a
 	// new last turn that started after it follows it, even after a late turn made the
 	// session unordered (prevOf). All are kept by put and sort.
@@ -1579,18 +1579,12 @@ func compareTurns(a time.Time, i int, b time.Time, j int) int {
 	return cmp.Compare(i, j)
 }
 
-// startsOf returns the start of each record's turn (Summary.StartedAt), in st.records'
-// order (by index); a record without one (rebuilt from a stored result,
-// evaluation.RecordFromResult) takes the start of the record before it, so that it
+// startsWith returns the start of each record's turn (Summary.StartedAt), in
+// st.records' order (by index), as if the turn of index that started at start were among
+// the records (a turn closing; index < 0: none), with that turn's own start. A record or
+// turn without a start (a record rebuilt from a stored result,
+// evaluation.RecordFromResult) takes the start of the one before it by index, so that it
 // keeps its index's place in the conversation.
-func (st *sessionState) startsOf() []time.Time {
-	starts, _ := st.startsWith(-1, time.Time{})
-	return starts
-}
-
-// startsWith is startsOf as if the turn of index that started at start were among the
-// records (a turn closing: a record after it without a start takes its start), with that
-// turn's own start, or, without one, the start of the record before it.
 func (st *sessionState) startsWith(index int, start time.Time) (starts []time.Time, own time.Time) {
 	starts = make([]time.Time, len(st.records))
 	var last time.Time
@@ -1630,8 +1624,10 @@ func (st *sessionState) conversationOrder() []int {
 	for i := range order {
 		order[i] = i
 	}
-	starts := st.startsOf()
-	slices.SortStableFunc(order, func(a, b int) int { return starts[a].Compare(starts[b]) })
+	starts, _ := st.startsWith(-1, time.Time{})
+	slices.SortFunc(order, func(a, b int) int {
+		return compareTurns(starts[a], st.records[a].Result.TurnIndex, starts[b], st.records[b].Result.TurnIndex)
+	})
 	return order
 }
 
