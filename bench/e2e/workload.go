@@ -96,6 +96,8 @@ type sessionState struct {
 	turns int // turns started
 	// readyAt is the stream position from which its next turn may start.
 	readyAt int64
+	// lastEnd is when its last turn's root ended (its spans' timestamps).
+	lastEnd time.Time
 }
 
 // turnStats counts what the stream holds, to check the collector's output against.
@@ -329,7 +331,7 @@ var userMessages = [][]string{
 // every agent makes two to four tool calls (chat → execute_tool) and answers (chat).
 func (w *workload) turnSpans(s *sessionState, last bool) []spanSpec {
 	r := w.rng
-	start := w.now()
+	now := w.now() // the timeline is built from now, then placed (placeTurn)
 	rootID := w.newSpanID()
 	first := 0
 	if s.turns > 1 {
@@ -342,7 +344,7 @@ func (w *workload) turnSpans(s *sessionState, last bool) []spanSpec {
 	convo := []attr{sattr(semconv.GenAIConversationID, s.id), sattr(semconv.GenAIProviderName, "openai")}
 
 	var out []spanSpec
-	t := start
+	t := now
 	step := func(d time.Duration) (time.Time, time.Time) {
 		a := t
 		t = t.Add(d)
@@ -437,7 +439,7 @@ func (w *workload) turnSpans(s *sessionState, last bool) []spanSpec {
 		w.stats.Interactions++
 	}
 	root := spanSpec{
-		name: "invoke_workflow support", spanID: rootID, start: start, end: t.Add(5 * time.Millisecond),
+		name: "invoke_workflow support", spanID: rootID, start: now, end: t.Add(5 * time.Millisecond),
 		attrs: append([]attr{
 			sattr(semconv.GenAIOperationName, semconv.OpInvokeWorkflow),
 			sattr(semconv.GenAIWorkflowName, "support"),
@@ -450,13 +452,35 @@ func (w *workload) turnSpans(s *sessionState, last bool) []spanSpec {
 		w.stats.EndedByFlag++
 	}
 	out = append(out, root)
-	// The turn has just ended: shift it so that its root ends now.
-	shift := start.Sub(root.end)
-	for i := range out {
-		out[i].start = out[i].start.Add(shift)
-		out[i].end = out[i].end.Add(shift)
-	}
+	// The turn has just ended: its root ends now. It began after the session's previous
+	// turn ended, as the user's next message follows the answer: a turn longer than the
+	// time since then (its durations are agent-sized, seconds; the stream sends a turn
+	// and the think time in well under a second) has its timeline compressed to fit.
+	s.lastEnd = placeTurn(out, now, root.end, s.lastEnd, now)
 	return out
+}
+
+// placeTurn moves the spans of a turn that runs from begin to end (out's timestamps) so
+// that it ends at now and begins after notBefore (when not zero), scaling every span's
+// offset from begin when the turn is longer than the time between them. It returns the
+// turn's new end (now).
+func placeTurn(out []spanSpec, begin, end, notBefore, now time.Time) time.Time {
+	from := now.Add(-end.Sub(begin))
+	scale := 1.0
+	if !notBefore.IsZero() && !from.After(notBefore) {
+		if least := notBefore.Add(2 * time.Microsecond); now.Before(least) {
+			now = least // a clock that barely moved (tests generate a stream at once)
+		}
+		from = notBefore.Add(min(time.Millisecond, now.Sub(notBefore)/2))
+		scale = float64(now.Sub(from)) / float64(end.Sub(begin))
+	}
+	at := func(t time.Time) time.Time {
+		return from.Add(time.Duration(float64(t.Sub(begin)) * scale))
+	}
+	for i := range out {
+		out[i].start, out[i].end = at(out[i].start), at(out[i].end)
+	}
+	return now
 }
 
 // String describes the stream for the report.

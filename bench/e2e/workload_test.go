@@ -7,6 +7,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -146,6 +147,13 @@ func TestWorkloadStream(t *testing.T) {
 			// previous one's root.
 			prev := byTrace[turns[i-1]]
 			assert.GreaterOrEqual(t, byTrace[id][0].pos, prev[len(prev)-1].pos+cfg.ThinkSpans)
+			// And in its spans' time: every span of the next turn starts after the
+			// previous turn's root ended (the processor orders a session's turns by
+			// their start, docs/decisions/sessions.md §4.5).
+			prevEnd := prev[len(prev)-1].span.EndTimestamp()
+			for _, s := range byTrace[id] {
+				require.Greater(t, s.span.StartTimestamp(), prevEnd, "%s: turn %d starts after turn %d ended", sid, i, i-1)
+			}
 		}
 	}
 	assert.Greater(t, multi, len(sessionTurns)/4, "sessions have several turns")
@@ -209,6 +217,7 @@ func TestWorkloadIsEvaluated(t *testing.T) {
 
 	var plain int
 	evalTurns := map[pcommon.TraceID]bool{}
+	turnSpans := map[pcommon.TraceID]int{}
 	kinds := map[string]int64{}
 	for _, td := range next.AllTraces() {
 		rss := td.ResourceSpans()
@@ -226,6 +235,7 @@ func TestWorkloadIsEvaluated(t *testing.T) {
 					kinds[kind]++
 					if kind == semconv.EvalKindTurn {
 						evalTurns[sp.TraceID()] = true
+						turnSpans[sp.TraceID()]++
 					}
 				}
 			}
@@ -233,7 +243,49 @@ func TestWorkloadIsEvaluated(t *testing.T) {
 	}
 	assert.Len(t, all, plain, "spans in == spans out")
 	assert.EqualValues(t, st.Turns, len(evalTurns), "every turn is evaluated")
+	for id, n := range turnSpans {
+		// A provisional verdict and the final one: the turns close in conversation
+		// order, none is judged again (the bench would time late-turn paths).
+		assert.LessOrEqual(t, n, 2, "verdicts of turn %s", id)
+	}
 	assert.Equal(t, st.Interactions, kinds[semconv.EvalKindAgentInteract], "every agent span is an interaction")
 	assert.Equal(t, st.Sessions, kinds[semconv.EvalKindAgentSession], "every session is evaluated once")
 	assert.Positive(t, kinds[semconv.EvalKindToolCall], "calls outside their tool's schema are flagged")
+}
+
+func TestPlaceTurn(t *testing.T) {
+	base := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
+	// A turn of 10 s built from base: a child from 2 s to 6 s, the root from 0 to 10 s.
+	turn := func() []spanSpec {
+		return []spanSpec{{start: at(2000), end: at(6000)}, {start: at(0), end: at(10000)}}
+	}
+	for _, tc := range []struct {
+		name           string
+		notBefore, now time.Time
+		wantRoot       [2]time.Time
+		wantChild      [2]time.Time
+	}{
+		{"no previous turn: ends now, durations kept", time.Time{}, at(60000),
+			[2]time.Time{at(50000), at(60000)}, [2]time.Time{at(52000), at(56000)}},
+		{"previous turn long ago: ends now, durations kept", at(40000), at(60000),
+			[2]time.Time{at(50000), at(60000)}, [2]time.Time{at(52000), at(56000)}},
+		{"previous turn ended 1.001 s ago: compressed into the last second", at(58999), at(60000),
+			[2]time.Time{at(59000), at(60000)}, [2]time.Time{at(59200), at(59600)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := turn()
+			end := placeTurn(out, at(0), at(10000), tc.notBefore, tc.now)
+			assert.Equal(t, tc.now, end)
+			assert.Equal(t, tc.wantRoot, [2]time.Time{out[1].start, out[1].end})
+			assert.Equal(t, tc.wantChild, [2]time.Time{out[0].start, out[0].end})
+		})
+	}
+	t.Run("a clock that did not move: after the previous turn all the same", func(t *testing.T) {
+		out := turn()
+		end := placeTurn(out, at(0), at(10000), at(60000), at(60000))
+		assert.True(t, out[1].start.After(at(60000)))
+		assert.Equal(t, end, out[1].end)
+		assert.True(t, out[0].start.After(out[1].start) && out[0].end.Before(out[1].end))
+	})
 }
