@@ -1,0 +1,330 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+
+	"github.com/agenteval/agenteval-collector/internal/evalspan"
+	"github.com/agenteval/agenteval-collector/internal/evaluation"
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// Follow-up messages of the fuzzed conversations: each user message is either a neutral
+// follow-up or a correction of the answer before it, so that the verdict with follow-up
+// of the turn before it tells which message it was given (RDM, CCM or neither).
+var (
+	fuzzNeutral = []string{
+		"Thanks, and on Sunday?", "Great, what about Monday?", "And the wind tomorrow?",
+		"OK, and in the evening?", "Thanks! And Saturday?", "Fine, and next week?",
+	}
+	fuzzCorrection = []string{
+		"No, that's wrong, I meant Paris in Texas.", "No, I meant Lyon, not Paris.",
+		"That's not what I asked, I wanted the weekend.", "Wrong city, I said Berlin.",
+		"No, I asked about Sunday, not tomorrow.", "That is incorrect, I meant Nice.",
+	}
+)
+
+// fuzzTurn is one turn of a fuzzed conversation: its place in the conversation (its
+// spans' start), its user message and answer, whether its run crashed (no root span: it
+// closes at turn_timeout), whether the user paused longer than session_timeout before
+// it, when its spans arrive, in ticks of the processors' clocks, and the collector they
+// arrive at.
+type fuzzTurn struct {
+	user, answer string
+	crashed      bool
+	paused       bool
+	arrive       int
+	on           int
+}
+
+// Ticks of 250 ms: a turn every 3 s; a pause of 75 s (session_timeout is a minute); a
+// turn up to 15 s late, or, when very late, 100 s: after the session went idle.
+const (
+	fuzzTurnTicks  = 12
+	fuzzPauseTicks = 300
+	fuzzVeryLate   = 400
+)
+
+// fuzzConversation reads a conversation of 2 to 6 turns from data, sent to collectors
+// collectors.
+func fuzzConversation(data []byte, collectors int) []fuzzTurn {
+	at := func(i int) byte {
+		if i < len(data) {
+			return data[i]
+		}
+		return 0
+	}
+	n := 2 + int(at(0))%5
+	turns := make([]fuzzTurn, n)
+	inOrder := at(1+n)&1 != 0 // the reference's order, other timing
+	nominal := 0
+	for i := range turns {
+		b, c := at(1+i), at(2+n+i)
+		msgs := fuzzNeutral
+		if b&1 != 0 {
+			msgs = fuzzCorrection
+		}
+		turns[i] = fuzzTurn{
+			user:    msgs[i%len(msgs)],
+			answer:  fmt.Sprintf("Forecast %d: sunny, %d degrees.", i, 18+i),
+			crashed: i > 0 && b&2 != 0,
+			paused:  i > 0 && c&2 != 0,
+			on:      int(c>>2) % collectors,
+		}
+		if turns[i].paused {
+			nominal += fuzzPauseTicks
+		}
+		turns[i].arrive = nominal
+		if !inOrder {
+			turns[i].arrive += int(b>>2) % 61
+			if c&1 != 0 {
+				turns[i].arrive += fuzzVeryLate
+			}
+		}
+		nominal += fuzzTurnTicks
+	}
+	return turns
+}
+
+// fuzzConfig is the processors' configuration: a turn settles 500 ms after its root
+// span, a crashed one closes after 10 s, a session ends after a minute of silence (the
+// turns of a conversation come at most 30 s apart). With dsn, the continuation store is
+// that SQLite file, shared by the collectors (docs/decisions/sessions.md §4.5).
+func fuzzConfig(dsn string) *Config {
+	cfg := testConfig()
+	if dsn != "" {
+		cfg = recoveryConfig("sqlite", dsn)
+	}
+	cfg.TurnSettle = 500 * time.Millisecond
+	cfg.TurnTimeout = 10 * time.Second
+	cfg.SessionTimeout = time.Minute
+	return cfg
+}
+
+// runFuzzConversation sends turns as one session to their collectors (a fake clock each,
+// 250 ms a step, all stepped together) at their arrival ticks and steps them until the
+// session ended, and returns their evaluation output and how many of the spans sent they
+// passed on. With dsn, the collectors share that SQLite continuation store.
+func runFuzzConversation(t *testing.T, turns []fuzzTurn, collectors int, dsn string) ([]*consumertest.TracesSink, int) {
+	ctx := context.Background()
+	cfg := fuzzConfig(dsn)
+	ps := make([]*agentSessionProcessor, collectors)
+	sinks := make([]*consumertest.TracesSink, collectors)
+	clks := make([]*testClock, collectors)
+	for c := range ps {
+		ps[c], sinks[c], clks[c] = newTestProcessor(t, cfg, nil)
+		if dsn != "" {
+			startWithoutWorker(t, ps[c])
+			p := ps[c]
+			t.Cleanup(func() { require.NoError(t, p.shutdown(ctx)) })
+		}
+	}
+	t0 := clks[0].now()
+	order := make([]int, len(turns))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return turns[a].arrive - turns[b].arrive })
+	next, passed := 0, 0
+	for tick := 0; next < len(order) || tick < turns[order[len(order)-1]].arrive+4*60*4; tick++ {
+		for next < len(order) && turns[order[next]].arrive == tick {
+			i := order[next]
+			// Conversation order is the spans' start: turn i starts 2 s after turn i-1.
+			td := chatTurn("fuzz-order", i+1, t0.Add(time.Duration(i)*2*time.Second), turns[i].user, turns[i].answer, !turns[i].crashed)
+			out, err := ps[turns[i].on].processTraces(ctx, td)
+			require.NoError(t, err)
+			passed += countSpans(out, false)
+			next++
+		}
+		for c := range ps {
+			clks[c].advance(250 * time.Millisecond)
+			ps[c].step(ctx)
+		}
+	}
+	return sinks, passed
+}
+
+// fuzzOutput is what the collectors emitted for the conversation, per turn (by its user
+// message): its index, the final verdicts given and how many of them count (not
+// Revised), the last one emitted (one collector: the one that stands); and the session
+// analysis of the highest revision.
+type fuzzOutput struct {
+	index           map[string]int
+	finals, counted map[string]int
+	last            map[string]evaluation.TurnResult
+	analysis        evaluation.Analysis
+}
+
+func readFuzzOutput(t *testing.T, sinks []*consumertest.TracesSink) fuzzOutput {
+	o := fuzzOutput{index: map[string]int{}, finals: map[string]int{}, counted: map[string]int{}, last: map[string]evaluation.TurnResult{}}
+	var as []evaluation.Analysis
+	for _, sink := range sinks {
+		spans := evalSpans(sink)
+		as = append(as, analyses(t, spans[semconv.EvalKindAgentSession])...)
+		for _, sp := range spans[semconv.EvalKindTurn] {
+			tr, err := evalspan.DecodeTurn(sp.Attributes())
+			require.NoError(t, err)
+			if i, ok := o.index[tr.UserMessage]; ok {
+				require.Equal(t, i, tr.TurnIndex, "%q: a turn's index never changes", tr.UserMessage)
+			}
+			o.index[tr.UserMessage] = tr.TurnIndex
+			if !tr.Final {
+				continue
+			}
+			o.last[tr.UserMessage] = tr
+			o.finals[tr.UserMessage]++
+			if !tr.Revised {
+				o.counted[tr.UserMessage]++
+			}
+		}
+	}
+	o.analysis = highestRevision(t, as)
+	return o
+}
+
+// FuzzTurnCloseOrder: the turns of one conversation arrive in any order, some runs crash
+// (no root span: closed at turn_timeout, after turns that started later), on one
+// collector or on two sharing a SQLite continuation store. Whatever the order: every
+// span passes through; each turn gets one index that never changes and exactly one final
+// verdict that counts; the session analysis of the highest revision holds every turn
+// once, and the verdict it holds on each turn is the one the turn gets when the turns
+// arrive and close in conversation order on one collector: its follow-up is the next
+// turn in the conversation (RDM from a correction there, none from a neutral message),
+// never a later one (docs/decisions/sessions.md §4.5). On one collector that verdict is
+// also the last one emitted, and a turn is judged again only when a turn after its next
+// one came first.
+func FuzzTurnCloseOrder(f *testing.F) {
+	f.Add([]byte{1, 0, 1, 0})                                  // two turns, in order
+	f.Add([]byte{3, 0, 3, 0, 0, 0})                            // the correction crashed: closes after the next turn
+	f.Add([]byte{4, 0, 1, 0x7c, 0, 1, 0})                      // a correction arrives 15 s late
+	f.Add([]byte{5, 1, 2, 1, 0x41, 0x22, 3, 0})                // corrections and neutral messages, mixed
+	f.Add([]byte{2, 0, 7, 0x30, 1})                            // a late crashed correction, then in order
+	f.Add([]byte{4, 0, 0x83, 0x0a, 2, 0x45, 0})                // two crashes, one late turn
+	f.Add([]byte{3, 0, 0x7d, 0, 0, 0, 0, 1, 0, 0, 0})          // two collectors: the late correction on the other
+	f.Add([]byte{4, 0, 3, 0x2d, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1}) // two collectors, alternating, a crash
+	f.Add([]byte{3, 1, 0, 1, 0, 0, 0, 0, 2, 0, 0})             // a pause before the third turn (continuation)
+	f.Add([]byte{3, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0x80})       // the correction arrives after the session went idle
+	f.Add([]byte{4, 1, 1, 2, 0, 0, 0, 0, 6, 4, 2, 1, 0, 0})    // two collectors, pauses, a crash
+	f.Add([]byte{3, 0, 1, 0, 0, 0, 0, 5, 0, 4, 0, 0})          // two collectors, a correction very late on the other
+	f.Fuzz(func(t *testing.T, data []byte) {
+		collectors, dsn := 1, ""
+		if len(data) > 0 && data[len(data)-1]&0x80 == 0 && len(data) > 8 {
+			// Not t.TempDir: a seed's directory name holds '#', which the store refuses.
+			dir, err := os.MkdirTemp("", "fuzz-order")
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = os.RemoveAll(dir) })
+			collectors, dsn = 2, filepath.Join(dir, "agenteval.db")
+		}
+		turns := fuzzConversation(data, collectors)
+		sinks, out := runFuzzConversation(t, turns, collectors, dsn)
+		inOrder := slices.Clone(turns)
+		nominal := 0
+		for i := range inOrder {
+			if inOrder[i].paused {
+				nominal += fuzzPauseTicks
+			}
+			// Each closes (turn_timeout 10 s) before the next comes.
+			inOrder[i].arrive, inOrder[i].on = nominal, 0
+			nominal += 60
+		}
+		wantSinks, _ := runFuzzConversation(t, inOrder, 1, "")
+
+		var in int
+		for i := range turns {
+			in += chatTurn("fuzz-order", i+1, time.Time{}, "", "", !turns[i].crashed).SpanCount()
+		}
+		require.Equal(t, in, out, "every span passes through, once")
+
+		got, want := readFuzzOutput(t, sinks), readFuzzOutput(t, wantSinks)
+		require.Len(t, got.index, len(turns), "every turn is evaluated: %v", got.index)
+		require.Len(t, got.analysis.TurnResults, len(turns), "the highest revision holds every turn")
+		inAnalysis := map[string]evaluation.TurnResult{}
+		for _, tr := range got.analysis.TurnResults {
+			inAnalysis[tr.UserMessage] = tr
+		}
+		wantIn := map[string]evaluation.TurnResult{}
+		for _, tr := range want.analysis.TurnResults {
+			wantIn[tr.UserMessage] = tr
+		}
+		seen := map[int]bool{}
+		for p, tu := range turns {
+			i, ok := got.index[tu.user]
+			require.True(t, ok, "%q evaluated", tu.user)
+			require.False(t, seen[i], "index %d given twice", i)
+			seen[i] = true
+			require.Equal(t, 1, got.counted[tu.user], "%q: one final verdict counts (of %d)", tu.user, got.finals[tu.user])
+			g, w := inAnalysis[tu.user], wantIn[tu.user]
+			require.Equal(t, i, g.TurnIndex, "%q: the analysis has the turn's index", tu.user)
+			require.True(t, g.Final, "%q: final in the analysis", tu.user)
+			require.Equal(t, followUpVerdict(w), followUpVerdict(g),
+				"%q: the verdict that stands is the one in conversation order (got %s %q, want %s %q)",
+				tu.user, g.DetectionType, g.Reason, w.DetectionType, w.Reason)
+			if collectors > 1 {
+				continue
+			}
+			require.Equal(t, followUpVerdict(g), followUpVerdict(got.last[tu.user]), "%q: the last verdict emitted is the analysis'", tu.user)
+			if got.finals[tu.user] > 1 {
+				// Judged again: only when a turn that started after its next one came
+				// first (closed before that next turn's spans arrived; a next turn
+				// open or closing with it holds the verdict, tracker.Event.EarlierOpen),
+				// or when the session went idle after it (finished without follow-up)
+				// and continued.
+				require.True(t, overtaken(turns, p) || idleAfter(turns, p), "%q judged again (%d final verdicts) though no turn after it came before the next one and the session did not go idle after it", tu.user, got.finals[tu.user])
+			}
+		}
+		require.Equal(t, want.analysis.Conversation.RDMDetections, got.analysis.Conversation.RDMDetections, "RDM detections")
+		require.Equal(t, want.analysis.Conversation.CCMDetections, got.analysis.Conversation.CCMDetections, "CCM detections")
+		if dsn != "" {
+			c := storedContinuation(t, "sqlite", dsn, "fuzz-order")
+			require.Len(t, c.Turns, len(turns), "every turn stored once")
+			for _, r := range c.Turns {
+				require.Equal(t, followUpVerdict(wantIn[r.Result.UserMessage]), followUpVerdict(r.Result), "stored %q", r.Result.UserMessage)
+			}
+		}
+	})
+}
+
+// overtaken reports whether a turn after turn p's next one arrived before a turn between
+// them.
+func overtaken(turns []fuzzTurn, p int) bool {
+	for j := p + 1; j < len(turns); j++ {
+		for k := j + 1; k < len(turns); k++ {
+			if turns[k].arrive < turns[j].arrive {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// idleAfter reports whether the session may have gone idle after turn p closed and
+// before the turn after it arrived: a pause before that turn, or that turn very late.
+func idleAfter(turns []fuzzTurn, p int) bool {
+	if p+1 >= len(turns) {
+		return false
+	}
+	n := turns[p+1]
+	return n.paused || n.arrive-turns[p].arrive > fuzzPauseTicks
+}
+
+// followUpVerdict is the part of a final verdict that its follow-up decides: RDM, CCM or
+// neither (the hallucination verdict may differ with the facts a late turn's successor
+// lacked, sessions.md §4.5).
+func followUpVerdict(tr evaluation.TurnResult) string {
+	switch tr.DetectionType {
+	case evaluation.DetectionRDM, evaluation.DetectionCCM:
+		return tr.DetectionType
+	}
+	return "none"
+}
