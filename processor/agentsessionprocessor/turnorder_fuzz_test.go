@@ -98,9 +98,10 @@ func fuzzConversation(data []byte, collectors int) []fuzzTurn {
 }
 
 // fuzzConfig is the processors' configuration: a turn settles 500 ms after its root
-// span, a crashed one closes after 10 s, a session ends after a minute of silence (the
-// turns of a conversation come at most 30 s apart). With dsn, the continuation store is
-// that SQLite file, shared by the collectors (docs/decisions/sessions.md §4.5).
+// span, a crashed one closes after 10 s, a session ends after a minute of silence (so
+// that a pause, 75 s, or a very late turn, 100 s, comes after the session went idle).
+// With dsn, the continuation store is that SQLite file, shared by the collectors
+// (docs/decisions/sessions.md §4.5).
 func fuzzConfig(dsn string) *Config {
 	cfg := testConfig()
 	if dsn != "" {
@@ -194,8 +195,9 @@ func readFuzzOutput(t *testing.T, sinks []*consumertest.TracesSink) fuzzOutput {
 }
 
 // FuzzTurnCloseOrder: the turns of one conversation arrive in any order, some runs crash
-// (no root span: closed at turn_timeout, after turns that started later), on one
-// collector or on two sharing a SQLite continuation store. Whatever the order: every
+// (no root span: closed at turn_timeout, after turns that started later), the user
+// pauses longer than session_timeout, on one collector or on two sharing a SQLite
+// continuation store. Whatever the order: every
 // span passes through; each turn gets one index that never changes and exactly one final
 // verdict that counts; the session analysis of the highest revision holds every turn
 // once, and the verdict it holds on each turn is the one the turn gets when the turns
@@ -203,23 +205,33 @@ func readFuzzOutput(t *testing.T, sinks []*consumertest.TracesSink) fuzzOutput {
 // turn in the conversation (RDM from a correction there, none from a neutral message),
 // never a later one (docs/decisions/sessions.md §4.5). On one collector that verdict is
 // also the last one emitted, and a turn is judged again only when a turn after its next
-// one came first.
+// one came first or the session went idle after it.
 func FuzzTurnCloseOrder(f *testing.F) {
-	f.Add([]byte{1, 0, 1, 0})                                  // two turns, in order
-	f.Add([]byte{3, 0, 3, 0, 0, 0})                            // the correction crashed: closes after the next turn
-	f.Add([]byte{4, 0, 1, 0x7c, 0, 1, 0})                      // a correction arrives 15 s late
-	f.Add([]byte{5, 1, 2, 1, 0x41, 0x22, 3, 0})                // corrections and neutral messages, mixed
-	f.Add([]byte{2, 0, 7, 0x30, 1})                            // a late crashed correction, then in order
-	f.Add([]byte{4, 0, 0x83, 0x0a, 2, 0x45, 0})                // two crashes, one late turn
-	f.Add([]byte{3, 0, 0x7d, 0, 0, 0, 0, 1, 0, 0, 0})          // two collectors: the late correction on the other
-	f.Add([]byte{4, 0, 3, 0x2d, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1}) // two collectors, alternating, a crash
-	f.Add([]byte{3, 1, 0, 1, 0, 0, 0, 0, 2, 0, 0})             // a pause before the third turn (continuation)
-	f.Add([]byte{3, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0x80})       // the correction arrives after the session went idle
-	f.Add([]byte{4, 1, 1, 2, 0, 0, 0, 0, 6, 4, 2, 1, 0, 0})    // two collectors, pauses, a crash
-	f.Add([]byte{3, 0, 1, 0, 0, 0, 0, 5, 0, 4, 0, 0})          // two collectors, a correction very late on the other
+	type c = fuzzSeedTurn
+	n, corr := c{}, c{correction: true}
+	with := func(t c, f func(*c)) c { f(&t); return t }
+	for _, seed := range []struct {
+		collectors int
+		turns      []c
+	}{
+		{1, []c{n, corr, n}}, // in order
+		{1, []c{n, with(corr, func(t *c) { t.crashed = true }), n}},                                                                                     // the correction crashed: it closes at turn_timeout, after the next turn
+		{1, []c{n, with(corr, func(t *c) { t.late = 60 }), n, n}},                                                                                       // the correction arrives 15 s late, after the next two
+		{1, []c{corr, with(n, func(t *c) { t.late = 40 }), corr, n}},                                                                                    // a turn arrives after the one after it
+		{1, []c{n, with(corr, func(t *c) { t.crashed, t.late = true, 30 }), with(n, func(t *c) { t.crashed = true }), corr, n}},                         // two crashes, one late
+		{1, []c{corr, n, with(n, func(t *c) { t.paused = true }), n}},                                                                                   // a pause: the session continues
+		{1, []c{n, with(corr, func(t *c) { t.veryLate = true }), n, n}},                                                                                 // the correction arrives after the session went idle
+		{1, []c{with(n, func(t *c) { t.veryLate = true }), corr, n}},                                                                                    // the first turn arrives after the session went idle
+		{2, []c{n, with(corr, func(t *c) { t.on = 1 }), n, with(corr, func(t *c) { t.on = 1 })}},                                                        // two collectors, turns alternating
+		{2, []c{n, with(corr, func(t *c) { t.on, t.late = 1, 40 }), n, n}},                                                                              // two collectors: the correction late on the other
+		{2, []c{with(corr, func(t *c) { t.on = 1 }), with(n, func(t *c) { t.crashed = true }), with(n, func(t *c) { t.on, t.paused = 1, true }), corr}}, // a crash and a pause
+		{2, []c{n, with(corr, func(t *c) { t.on, t.veryLate = 1, true }), n}},                                                                           // the correction very late on the other
+	} {
+		f.Add(fuzzSeed(seed.turns, seed.collectors))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		collectors, dsn := 1, ""
-		if len(data) > 0 && data[len(data)-1]&0x80 == 0 && len(data) > 8 {
+		if len(data) > 8 && data[len(data)-1]&0x80 == 0 {
 			// Not t.TempDir: a seed's directory name holds '#', which the store refuses.
 			dir, err := os.MkdirTemp("", "fuzz-order")
 			require.NoError(t, err)
@@ -293,6 +305,45 @@ func FuzzTurnCloseOrder(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzSeedTurn is a turn of a seed of FuzzTurnCloseOrder (fuzzSeed encodes it as
+// fuzzConversation reads it): late is in ticks of 250 ms, at most 60.
+type fuzzSeedTurn struct {
+	correction, crashed, paused, veryLate bool
+	late, on                              int
+}
+
+// fuzzSeed returns the input of FuzzTurnCloseOrder that reads as turns on collectors
+// collectors.
+func fuzzSeed(turns []fuzzSeedTurn, collectors int) []byte {
+	n := len(turns)
+	data := make([]byte, 2+2*n, 3+2*n+8)
+	data[0] = byte(n - 2)
+	for i, t := range turns {
+		b := byte(t.late) << 2
+		if t.correction {
+			b |= 1
+		}
+		if t.crashed {
+			b |= 2
+		}
+		c := byte(t.on) << 2
+		if t.veryLate {
+			c |= 1
+		}
+		if t.paused {
+			c |= 2
+		}
+		data[1+i], data[2+n+i] = b, c
+	}
+	if collectors == 1 {
+		return append(data, 0x80)
+	}
+	for len(data) < 9 {
+		data = append(data, 0)
+	}
+	return append(data, 0)
 }
 
 // overtaken reports whether a turn after turn p's next one arrived before a turn between
