@@ -18,6 +18,7 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/evalspan"
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/store/storetest"
 )
 
 // Follow-up messages of the fuzzed conversations: each user message is either a neutral
@@ -100,12 +101,12 @@ func fuzzConversation(data []byte, collectors int) []fuzzTurn {
 // fuzzConfig is the processors' configuration: a turn settles 500 ms after its root
 // span, a crashed one closes after 10 s, a session ends after a minute of silence (so
 // that a pause, 75 s, or a very late turn, 100 s, comes after the session went idle).
-// With dsn, the continuation store is that SQLite file, shared by the collectors
-// (docs/decisions/sessions.md §4.5).
-func fuzzConfig(dsn string) *Config {
+// With a store, the continuation store is that database (driver and DSN), shared by
+// the collectors (docs/decisions/sessions.md §4.5).
+func fuzzConfig(st fuzzStore) *Config {
 	cfg := testConfig()
-	if dsn != "" {
-		cfg = recoveryConfig("sqlite", dsn)
+	if st.dsn != "" {
+		cfg = recoveryConfig(st.driver, st.dsn)
 	}
 	cfg.TurnSettle = 500 * time.Millisecond
 	cfg.TurnTimeout = 10 * time.Second
@@ -116,16 +117,16 @@ func fuzzConfig(dsn string) *Config {
 // runFuzzConversation sends turns as one session to their collectors (a fake clock each,
 // 250 ms a step, all stepped together) at their arrival ticks and steps them until the
 // session ended, and returns their evaluation output and how many of the spans sent they
-// passed on. With dsn, the collectors share that SQLite continuation store.
-func runFuzzConversation(t *testing.T, turns []fuzzTurn, collectors int, dsn string) ([]*consumertest.TracesSink, int) {
+// passed on. With a store, the collectors share that continuation store.
+func runFuzzConversation(t *testing.T, turns []fuzzTurn, collectors int, st fuzzStore) ([]*consumertest.TracesSink, int) {
 	ctx := context.Background()
-	cfg := fuzzConfig(dsn)
+	cfg := fuzzConfig(st)
 	ps := make([]*agentSessionProcessor, collectors)
 	sinks := make([]*consumertest.TracesSink, collectors)
 	clks := make([]*testClock, collectors)
 	for c := range ps {
 		ps[c], sinks[c], clks[c] = newTestProcessor(t, cfg, nil)
-		if dsn != "" {
+		if st.dsn != "" {
 			startWithoutWorker(t, ps[c])
 			p := ps[c]
 			t.Cleanup(func() { require.NoError(t, p.shutdown(ctx)) })
@@ -207,6 +208,124 @@ func readFuzzOutput(t *testing.T, sinks []*consumertest.TracesSink) fuzzOutput {
 // also the last one emitted, and a turn is judged again only when a turn after its next
 // one came first or the session went idle after it.
 func FuzzTurnCloseOrder(f *testing.F) {
+	for _, data := range fuzzSeeds() {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var st fuzzStore
+		if forTwoCollectors(data) {
+			// Not t.TempDir: a seed's directory name holds '#', which the store refuses.
+			dir, err := os.MkdirTemp("", "fuzz-order")
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = os.RemoveAll(dir) })
+			st = fuzzStore{driver: "sqlite", dsn: filepath.Join(dir, "agenteval.db")}
+		}
+		checkTurnCloseOrder(t, data, st)
+	})
+}
+
+// TestTurnCloseOrderOnPostgres runs FuzzTurnCloseOrder's seeds for two collectors on
+// a PostgreSQL continuation store.
+func TestTurnCloseOrderOnPostgres(t *testing.T) {
+	seeds := 0
+	for i, data := range fuzzSeeds() {
+		if !forTwoCollectors(data) {
+			continue
+		}
+		seeds++
+		t.Run(fmt.Sprintf("seed#%d", i), func(t *testing.T) {
+			checkTurnCloseOrder(t, data, fuzzStore{driver: "postgres", dsn: storetest.PostgresDSN(t)})
+		})
+	}
+	require.Positive(t, seeds)
+}
+
+// fuzzStore is the continuation store two collectors share: a driver and a DSN; none
+// (in memory) for one collector.
+type fuzzStore struct{ driver, dsn string }
+
+// forTwoCollectors reports whether FuzzTurnCloseOrder's input data is for two collectors
+// (a shared continuation store): its last byte's high bit is clear and it is longer than
+// 8 bytes.
+func forTwoCollectors(data []byte) bool { return len(data) > 8 && data[len(data)-1]&0x80 == 0 }
+
+// checkTurnCloseOrder is FuzzTurnCloseOrder's check of one input, the collectors
+// sharing st when the input is for two.
+func checkTurnCloseOrder(t *testing.T, data []byte, st fuzzStore) {
+	collectors := 1
+	if forTwoCollectors(data) {
+		collectors = 2
+	}
+	turns := fuzzConversation(data, collectors)
+	sinks, out := runFuzzConversation(t, turns, collectors, st)
+	inOrder := slices.Clone(turns)
+	nominal := 0
+	for i := range inOrder {
+		if inOrder[i].paused {
+			nominal += fuzzPauseTicks
+		}
+		// Each closes (turn_timeout 10 s) before the next comes.
+		inOrder[i].arrive, inOrder[i].on = nominal, 0
+		nominal += 60
+	}
+	wantSinks, _ := runFuzzConversation(t, inOrder, 1, fuzzStore{})
+
+	var in int
+	for i := range turns {
+		in += chatTurn("fuzz-order", i+1, time.Time{}, "", "", !turns[i].crashed).SpanCount()
+	}
+	require.Equal(t, in, out, "every span passes through, once")
+
+	got, want := readFuzzOutput(t, sinks), readFuzzOutput(t, wantSinks)
+	require.Len(t, got.index, len(turns), "every turn is evaluated: %v", got.index)
+	require.Len(t, got.analysis.TurnResults, len(turns), "the highest revision holds every turn")
+	inAnalysis := map[string]evaluation.TurnResult{}
+	for _, tr := range got.analysis.TurnResults {
+		inAnalysis[tr.UserMessage] = tr
+	}
+	wantIn := map[string]evaluation.TurnResult{}
+	for _, tr := range want.analysis.TurnResults {
+		wantIn[tr.UserMessage] = tr
+	}
+	seen := map[int]bool{}
+	for p, tu := range turns {
+		i, ok := got.index[tu.user]
+		require.True(t, ok, "%q evaluated", tu.user)
+		require.False(t, seen[i], "index %d given twice", i)
+		seen[i] = true
+		require.Equal(t, 1, got.counted[tu.user], "%q: one final verdict counts (of %d)", tu.user, got.finals[tu.user])
+		g, w := inAnalysis[tu.user], wantIn[tu.user]
+		require.Equal(t, i, g.TurnIndex, "%q: the analysis has the turn's index", tu.user)
+		require.True(t, g.Final, "%q: final in the analysis", tu.user)
+		require.Equal(t, followUpVerdict(w), followUpVerdict(g),
+			"%q: the verdict that stands is the one in conversation order (got %s %q, want %s %q)",
+			tu.user, g.DetectionType, g.Reason, w.DetectionType, w.Reason)
+		if collectors > 1 {
+			continue
+		}
+		require.Equal(t, followUpVerdict(g), followUpVerdict(got.last[tu.user]), "%q: the last verdict emitted is the analysis'", tu.user)
+		if got.finals[tu.user] > 1 {
+			// Judged again: only when a turn that started after its next one came
+			// first (closed before that next turn's spans arrived; a next turn
+			// open or closing with it holds the verdict, tracker.Event.EarlierOpen),
+			// or when the session went idle after it (finished without follow-up)
+			// and continued.
+			require.True(t, overtaken(turns, p) || idleAfter(turns, p), "%q judged again (%d final verdicts) though no turn after it came before the next one and the session did not go idle after it", tu.user, got.finals[tu.user])
+		}
+	}
+	require.Equal(t, want.analysis.Conversation.RDMDetections, got.analysis.Conversation.RDMDetections, "RDM detections")
+	require.Equal(t, want.analysis.Conversation.CCMDetections, got.analysis.Conversation.CCMDetections, "CCM detections")
+	if st.dsn != "" {
+		c := storedContinuation(t, st.driver, st.dsn, "fuzz-order")
+		require.Len(t, c.Turns, len(turns), "every turn stored once")
+		for _, r := range c.Turns {
+			require.Equal(t, followUpVerdict(wantIn[r.Result.UserMessage]), followUpVerdict(r.Result), "stored %q", r.Result.UserMessage)
+		}
+	}
+}
+
+// fuzzSeeds are FuzzTurnCloseOrder's seeds, each a schedule (fuzzSeed).
+func fuzzSeeds() (out [][]byte) {
 	type c = fuzzSeedTurn
 	n, corr := c{}, c{correction: true}
 	with := func(t c, f func(*c)) c { f(&t); return t }
@@ -227,84 +346,9 @@ func FuzzTurnCloseOrder(f *testing.F) {
 		{2, []c{with(corr, func(t *c) { t.on = 1 }), with(n, func(t *c) { t.crashed = true }), with(n, func(t *c) { t.on, t.paused = 1, true }), corr}}, // a crash and a pause
 		{2, []c{n, with(corr, func(t *c) { t.on, t.veryLate = 1, true }), n}},                                                                           // the correction very late on the other
 	} {
-		f.Add(fuzzSeed(seed.turns, seed.collectors))
+		out = append(out, fuzzSeed(seed.turns, seed.collectors))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		collectors, dsn := 1, ""
-		if len(data) > 8 && data[len(data)-1]&0x80 == 0 {
-			// Not t.TempDir: a seed's directory name holds '#', which the store refuses.
-			dir, err := os.MkdirTemp("", "fuzz-order")
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = os.RemoveAll(dir) })
-			collectors, dsn = 2, filepath.Join(dir, "agenteval.db")
-		}
-		turns := fuzzConversation(data, collectors)
-		sinks, out := runFuzzConversation(t, turns, collectors, dsn)
-		inOrder := slices.Clone(turns)
-		nominal := 0
-		for i := range inOrder {
-			if inOrder[i].paused {
-				nominal += fuzzPauseTicks
-			}
-			// Each closes (turn_timeout 10 s) before the next comes.
-			inOrder[i].arrive, inOrder[i].on = nominal, 0
-			nominal += 60
-		}
-		wantSinks, _ := runFuzzConversation(t, inOrder, 1, "")
-
-		var in int
-		for i := range turns {
-			in += chatTurn("fuzz-order", i+1, time.Time{}, "", "", !turns[i].crashed).SpanCount()
-		}
-		require.Equal(t, in, out, "every span passes through, once")
-
-		got, want := readFuzzOutput(t, sinks), readFuzzOutput(t, wantSinks)
-		require.Len(t, got.index, len(turns), "every turn is evaluated: %v", got.index)
-		require.Len(t, got.analysis.TurnResults, len(turns), "the highest revision holds every turn")
-		inAnalysis := map[string]evaluation.TurnResult{}
-		for _, tr := range got.analysis.TurnResults {
-			inAnalysis[tr.UserMessage] = tr
-		}
-		wantIn := map[string]evaluation.TurnResult{}
-		for _, tr := range want.analysis.TurnResults {
-			wantIn[tr.UserMessage] = tr
-		}
-		seen := map[int]bool{}
-		for p, tu := range turns {
-			i, ok := got.index[tu.user]
-			require.True(t, ok, "%q evaluated", tu.user)
-			require.False(t, seen[i], "index %d given twice", i)
-			seen[i] = true
-			require.Equal(t, 1, got.counted[tu.user], "%q: one final verdict counts (of %d)", tu.user, got.finals[tu.user])
-			g, w := inAnalysis[tu.user], wantIn[tu.user]
-			require.Equal(t, i, g.TurnIndex, "%q: the analysis has the turn's index", tu.user)
-			require.True(t, g.Final, "%q: final in the analysis", tu.user)
-			require.Equal(t, followUpVerdict(w), followUpVerdict(g),
-				"%q: the verdict that stands is the one in conversation order (got %s %q, want %s %q)",
-				tu.user, g.DetectionType, g.Reason, w.DetectionType, w.Reason)
-			if collectors > 1 {
-				continue
-			}
-			require.Equal(t, followUpVerdict(g), followUpVerdict(got.last[tu.user]), "%q: the last verdict emitted is the analysis'", tu.user)
-			if got.finals[tu.user] > 1 {
-				// Judged again: only when a turn that started after its next one came
-				// first (closed before that next turn's spans arrived; a next turn
-				// open or closing with it holds the verdict, tracker.Event.EarlierOpen),
-				// or when the session went idle after it (finished without follow-up)
-				// and continued.
-				require.True(t, overtaken(turns, p) || idleAfter(turns, p), "%q judged again (%d final verdicts) though no turn after it came before the next one and the session did not go idle after it", tu.user, got.finals[tu.user])
-			}
-		}
-		require.Equal(t, want.analysis.Conversation.RDMDetections, got.analysis.Conversation.RDMDetections, "RDM detections")
-		require.Equal(t, want.analysis.Conversation.CCMDetections, got.analysis.Conversation.CCMDetections, "CCM detections")
-		if dsn != "" {
-			c := storedContinuation(t, "sqlite", dsn, "fuzz-order")
-			require.Len(t, c.Turns, len(turns), "every turn stored once")
-			for _, r := range c.Turns {
-				require.Equal(t, followUpVerdict(wantIn[r.Result.UserMessage]), followUpVerdict(r.Result), "stored %q", r.Result.UserMessage)
-			}
-		}
-	})
+	return out
 }
 
 // fuzzSeedTurn is a turn of a seed of FuzzTurnCloseOrder (fuzzSeed encodes it as
