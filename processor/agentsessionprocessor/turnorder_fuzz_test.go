@@ -198,15 +198,14 @@ func readFuzzOutput(t *testing.T, sinks []*consumertest.TracesSink) fuzzOutput {
 // FuzzTurnCloseOrder: the turns of one conversation arrive in any order, some runs crash
 // (no root span: closed at turn_timeout, after turns that started later), the user
 // pauses longer than session_timeout, on one collector or on two sharing a SQLite
-// continuation store. Whatever the order: every
-// span passes through; each turn gets one index that never changes and exactly one final
-// verdict that counts; the session analysis of the highest revision holds every turn
-// once, and the verdict it holds on each turn is the one the turn gets when the turns
-// arrive and close in conversation order on one collector: its follow-up is the next
-// turn in the conversation (RDM from a correction there, none from a neutral message),
-// never a later one (docs/decisions/sessions.md §4.5). On one collector that verdict is
-// also the last one emitted, and a turn is judged again only when a turn after its next
-// one came first or the session went idle after it.
+// continuation store. Whatever the order: every span passes through; each turn gets one
+// index that never changes and exactly one final verdict that counts; the session
+// analysis of the highest revision holds every turn once, with the verdict the turn gets
+// when the turns arrive and close in conversation order on one collector: its follow-up
+// is the next turn in the conversation (RDM from a correction there, none from a neutral
+// message), never a later one (docs/decisions/sessions.md §4.5). On one collector that
+// verdict is also the last one emitted, and a turn is judged again only when a turn
+// after its next one came first or the session went idle after it.
 func FuzzTurnCloseOrder(f *testing.F) {
 	for _, data := range fuzzSeeds() {
 		f.Add(data)
@@ -297,13 +296,13 @@ func checkTurnCloseOrder(t *testing.T, data []byte, st fuzzStore) {
 		g, w := inAnalysis[tu.user], wantIn[tu.user]
 		require.Equal(t, i, g.TurnIndex, "%q: the analysis has the turn's index", tu.user)
 		require.True(t, g.Final, "%q: final in the analysis", tu.user)
-		require.Equal(t, followUpVerdict(w), followUpVerdict(g),
+		require.Equal(t, verdictOf(w), verdictOf(g),
 			"%q: the verdict that stands is the one in conversation order (got %s %q, want %s %q)",
 			tu.user, g.DetectionType, g.Reason, w.DetectionType, w.Reason)
 		if collectors > 1 {
 			continue
 		}
-		require.Equal(t, followUpVerdict(g), followUpVerdict(got.last[tu.user]), "%q: the last verdict emitted is the analysis'", tu.user)
+		require.Equal(t, verdictOf(g), verdictOf(got.last[tu.user]), "%q: the last verdict emitted is the analysis'", tu.user)
 		if got.finals[tu.user] > 1 {
 			// Judged again: only when a turn that started after its next one came
 			// first (closed before that next turn's spans arrived; a next turn
@@ -319,7 +318,7 @@ func checkTurnCloseOrder(t *testing.T, data []byte, st fuzzStore) {
 		c := storedContinuation(t, st.driver, st.dsn, "fuzz-order")
 		require.Len(t, c.Turns, len(turns), "every turn stored once")
 		for _, r := range c.Turns {
-			require.Equal(t, followUpVerdict(wantIn[r.Result.UserMessage]), followUpVerdict(r.Result), "stored %q", r.Result.UserMessage)
+			require.Equal(t, verdictOf(wantIn[r.Result.UserMessage]), verdictOf(r.Result), "stored %q", r.Result.UserMessage)
 		}
 	}
 }
@@ -413,13 +412,10 @@ func idleAfter(turns []fuzzTurn, p int) bool {
 	return n.paused || n.arrive-turns[p].arrive > fuzzPauseTicks
 }
 
-// followUpVerdict is the part of a final verdict that its follow-up decides: RDM, CCM or
-// neither (the hallucination verdict may differ with the facts a late turn's successor
-// lacked, sessions.md §4.5).
-func followUpVerdict(tr evaluation.TurnResult) string {
-	switch tr.DetectionType {
-	case evaluation.DetectionRDM, evaluation.DetectionCCM:
-		return tr.DetectionType
-	}
-	return "none"
+// verdictOf is a final verdict's detection and whether it is bad. With the follow-up
+// of the right turn, it is the reference's, hallucination included: the conversation's
+// answers state no fact a tool gave (a late turn's successor lacks the late turn's
+// facts, sessions.md §4.5, which this shape cannot show).
+func verdictOf(tr evaluation.TurnResult) string {
+	return fmt.Sprintf("%s bad=%v", tr.DetectionType, tr.IsBad)
 }
