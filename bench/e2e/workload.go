@@ -472,7 +472,9 @@ func placeTurn(out []spanSpec, begin, end, notBefore, now time.Time) time.Time {
 			now = least // a clock that barely moved (tests generate a stream at once)
 		}
 		from = notBefore.Add(min(time.Millisecond, now.Sub(notBefore)/2))
-		scale = float64(now.Sub(from)) / float64(end.Sub(begin))
+		if d := end.Sub(begin); d > 0 {
+			scale = float64(now.Sub(from)) / float64(d)
+		}
 	}
 	at := func(t time.Time) time.Time {
 		return from.Add(time.Duration(float64(t.Sub(begin)) * scale))

@@ -217,7 +217,6 @@ func TestWorkloadIsEvaluated(t *testing.T) {
 
 	var plain int
 	evalTurns := map[pcommon.TraceID]bool{}
-	turnSpans := map[pcommon.TraceID]int{}
 	kinds := map[string]int64{}
 	for _, td := range next.AllTraces() {
 		rss := td.ResourceSpans()
@@ -235,7 +234,6 @@ func TestWorkloadIsEvaluated(t *testing.T) {
 					kinds[kind]++
 					if kind == semconv.EvalKindTurn {
 						evalTurns[sp.TraceID()] = true
-						turnSpans[sp.TraceID()]++
 					}
 				}
 			}
@@ -243,13 +241,6 @@ func TestWorkloadIsEvaluated(t *testing.T) {
 	}
 	assert.Len(t, all, plain, "spans in == spans out")
 	assert.EqualValues(t, st.Turns, len(evalTurns), "every turn is evaluated")
-	for id, n := range turnSpans {
-		// A provisional verdict and the final one: no turn of the stream is judged
-		// again (the bench would time the late-turn paths; here the turns close at
-		// the shutdown, so TestWorkloadStream's order in span time is the check
-		// that fails when the stream's turns overlap).
-		assert.LessOrEqual(t, n, 2, "verdicts of turn %s", id)
-	}
 	assert.Equal(t, st.Interactions, kinds[semconv.EvalKindAgentInteract], "every agent span is an interaction")
 	assert.Equal(t, st.Sessions, kinds[semconv.EvalKindAgentSession], "every session is evaluated once")
 	assert.Positive(t, kinds[semconv.EvalKindToolCall], "calls outside their tool's schema are flagged")
