@@ -1714,7 +1714,7 @@ func (st *sessionState) put(rec evaluation.TurnRecord) {
 func (st *sessionState) follow(rec *evaluation.TurnRecord) {
 	start := rec.Summary.StartedAt
 	if start.IsZero() {
-		start = st.lastStart // a record without a start keeps its index's place (startsOf)
+		start = st.lastStart // a record without a start keeps its index's place (startsWith)
 	} else {
 		st.unordered = st.unordered || start.Before(st.lastStart)
 	}
