@@ -370,6 +370,9 @@ func (e *Evaluator) FinishLast(rec TurnRecord) TurnRecord {
 
 func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	rec.FollowedBy = nil // FollowUpBy names the next turn
+	// The verdict given before, which a Revised one replaces (before Replaced restores
+	// the one the follow-up had replaced in turn).
+	before := rec.Result.DetectionType
 	if r := rec.Replaced; r != nil {
 		// Judged again (another turn is next): from the verdict the follow-up replaced.
 		rec.Result.IsBad, rec.Result.DetectionType, rec.Result.Confidence, rec.Result.Reason = r.IsBad, r.DetectionType, r.Confidence, r.Reason
@@ -382,7 +385,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	tr := rec.Result
 	if slices.Contains(tr.NotEvaluable, ReasonCutByCollector) {
 		// Its answer was not seen: no follow-up verdict either (the detection explains).
-		tr.Revised = tr.Final
+		tr.Revised, tr.ReplacedDetectionType = tr.Final, replacedType(tr.Final, before)
 		tr.Final = true
 		rec.Result = tr
 		rec.NoFollowUp = next == nil
@@ -412,7 +415,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 		rec.Replaced = &ReplacedVerdict{IsBad: tr.IsBad, DetectionType: tr.DetectionType, Confidence: tr.Confidence, Reason: tr.Reason}
 	}
 
-	tr.Revised = tr.Final
+	tr.Revised, tr.ReplacedDetectionType = tr.Final, replacedType(tr.Final, before)
 	tr.Final = true
 	tr.IsBad, tr.DetectionType, tr.Confidence, tr.Reason = d.bad, d.typ, d.conf, d.reason
 	tr.Explanations = cloneMap(tr.Explanations)
@@ -435,6 +438,15 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	rec.Result = tr
 	rec.NoFollowUp = next == nil
 	return rec
+}
+
+// replacedType is a verdict's ReplacedDetectionType: before (the detection type of the
+// verdict given before) when that one was final, "" otherwise.
+func replacedType(wasFinal bool, before string) string {
+	if !wasFinal {
+		return ""
+	}
+	return before
 }
 
 // unrecoveredParameterHallucination reports whether a tool call of the turn passed a

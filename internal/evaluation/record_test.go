@@ -82,7 +82,8 @@ func TestFollowUpGivenAgain(t *testing.T) {
 			got := e.FollowUpBy(w, right)
 			assert.True(t, got.Result.Revised, "turn %d: a verdict given again", ti)
 			assert.True(t, got.FollowedBy.Of(right), "turn %d: followed by the right turn", ti)
-			got.Result.Revised = false
+			assert.Equal(t, wrong.Result.DetectionType, got.Result.ReplacedDetectionType, "turn %d: it replaces the verdict given with the wrong turn", ti)
+			got.Result.Revised, got.Result.ReplacedDetectionType = false, ""
 			wantJS, err := json.Marshal(want)
 			require.NoError(t, err)
 			gotJS, err := json.Marshal(got)
@@ -219,6 +220,7 @@ func TestRecordFromResult(t *testing.T) {
 			assert.Equal(t, want.Reason, got.Reason, "turn %d", ti)
 			assert.True(t, got.Final)
 			assert.True(t, got.Revised, "turn %d: a verdict given again", ti)
+			assert.Equal(t, rebuilt.Result.DetectionType, got.ReplacedDetectionType, "turn %d: it replaces the verdict given before", ti)
 		}
 	})
 }

@@ -130,8 +130,18 @@ type TurnResult struct {
 	Final bool `json:"final"`
 	// Revised is true on a final verdict that replaces an earlier final one: the last
 	// turn of an idle session judged again when the session continued (its follow-up
-	// arrived). Counters of final verdicts skip it, so each turn is counted once.
-	Revised       bool          `json:"revised,omitempty"`
+	// arrived), a turn judged again with another follow-up (it closed late), or a
+	// verdict that another collector sharing the continuation store gave first
+	// (docs/decisions/sessions.md §4.5). agent_eval_turns_total skips it, so each turn
+	// is counted once; agent_eval_turns_revised_total counts its change.
+	Revised bool `json:"revised,omitempty"`
+	// ReplacedDetectionType is, on a Revised verdict, the DetectionType (one of the
+	// Detection* values) of the final verdict it replaces: the one counted, or its
+	// latest revision. Equal to DetectionType when the verdict did not change; ""
+	// when not Revised, and on the spans of an earlier collector, which did not set it
+	// (agent_eval_turns_revised_total counts those as "unknown", docs/metrics.md).
+	ReplacedDetectionType string `json:"replaced_detection_type,omitempty"`
+
 	IsBad         bool          `json:"is_bad"`
 	DetectionType string        `json:"detection_type"`
 	Confidence    float64       `json:"confidence"`

@@ -25,6 +25,22 @@ type Continuation struct {
 	Turns []evaluation.TurnRecord
 }
 
+// SavedTurn is what ContinuationStore.SaveTurns did with one record.
+type SavedTurn struct {
+	// FirstFinal: this save first stored a final verdict for the turn (its stored stage
+	// went from none or provisional to final). A final record saved after another one
+	// (this collector's or another's) gets false: its verdict re-judges a turn already
+	// counted (docs/decisions/sessions.md §4.5).
+	FirstFinal bool
+	// Replaced is, for a final record that is not FirstFinal and was written, the
+	// detection type (evaluation.TurnResult.DetectionType) of the final verdict it
+	// overwrote: the one counted or its latest revision; for a turn claimed final
+	// (ClaimFinal) that of its provisional record, which a verdict without follow-up
+	// keeps. "" otherwise: a provisional record, a FirstFinal one, or one not written
+	// because the stored verdict is further on.
+	Replaced string
+}
+
 // TurnState is one closed turn's record, keyed by session id, trace id and root span id
 // (Key).
 type TurnState struct {
@@ -86,13 +102,11 @@ type ContinuationStore interface {
 	// SaveTurns upserts turn records by their TurnKey (TurnState.Key) in one transaction. A
 	// record never replaces one whose verdict is further on (VerdictStage: a final
 	// record is never replaced by a provisional one, a verdict with follow-up never by
-	// one without), so saving twice, or late, loses no verdict. It returns, per record of
-	// turns, whether this save first stored a final verdict for the turn (its stored
-	// stage went from none or provisional to final); a final record saved after another
-	// one (this collector's or another's) gets false: its verdict re-judges a turn
-	// already counted (docs/decisions/sessions.md §4.5). Collectors sharing the store
-	// never both get true for one turn. On error it returns nil: nothing is saved.
-	SaveTurns(ctx context.Context, turns []TurnState) (firstFinal []bool, err error)
+	// one without), so saving twice, or late, loses no verdict. It returns what each
+	// save of turns did (SavedTurn): whether it first stored a final verdict for the
+	// turn, and otherwise which final verdict it replaced. Collectors sharing the store
+	// never both get FirstFinal for one turn. On error it returns nil: nothing is saved.
+	SaveTurns(ctx context.Context, turns []TurnState) ([]SavedTurn, error)
 	// ClaimFinal records that the first final verdicts of turns were given (emitted and
 	// counted) although their final records could not be saved (the collector dropped
 	// them while the store was down): a stored provisional record of such a turn is marked
@@ -159,6 +173,10 @@ const (
 		"ON CONFLICT (session_id, trace_id, root_span_id) DO NOTHING"
 	replaceTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ? " +
 		"WHERE session_id = ? AND trace_id = ? AND root_span_id = ? AND verdict_stage <= ?"
+	// storedTurnSQL reads a stored record's verdict stage and detection type (the JSON
+	// operators mean the same on PostgreSQL and on SQLite 3.38 and later).
+	storedTurnSQL = "SELECT verdict_stage, COALESCE(record -> 'result' ->> 'detection_type', '') FROM turns " +
+		"WHERE session_id = ? AND trace_id = ? AND root_span_id = ?"
 )
 
 // claimFinalSQL marks a provisional row final without follow-up (verdict stage 1),
@@ -391,9 +409,9 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held 
 }
 
 // SaveTurns upserts the records in one transaction: a provisional record with one
-// statement, a final one with one to four (finishTurnSQL) that tell whether it is the
-// turn's first final verdict.
-func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) ([]bool, error) {
+// statement, a final one with one to five (saveFinal) that tell whether it is the
+// turn's first final verdict, and which one it replaced.
+func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) ([]SavedTurn, error) {
 	if len(turns) == 0 {
 		return nil, nil
 	}
@@ -407,7 +425,7 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) ([]bool, er
 		docs[i] = string(js)
 	}
 	now := s.d.timeArg(time.Now())
-	first := make([]bool, len(turns))
+	saved := make([]SavedTurn, len(turns))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		sts := txStmts{ctx: ctx, tx: tx, s: s}
 		defer sts.close()
@@ -419,7 +437,7 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) ([]bool, er
 			if stage == 0 {
 				err = sts.exec(upsertTurnSQL, nil, k.SessionID, k.TraceID, k.RootSpanID, r.TurnIndex, r.Final, stage, docs[i], now)
 			} else {
-				first[i], err = saveFinal(&sts, k, r.TurnIndex, stage, docs[i], now)
+				saved[i], err = saveFinal(&sts, k, r.TurnIndex, stage, docs[i], now)
 			}
 			if err != nil {
 				return fmt.Errorf("upsert turn %q/%s/%s: %w", turns[i].SessionID, r.TraceID, r.RootSpanID, err)
@@ -430,7 +448,7 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) ([]bool, er
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: save %d turns: %w", s.d.name, len(turns), err)
 	}
-	return first, nil
+	return saved, nil
 }
 
 // ClaimFinal marks the turns' provisional rows final in one transaction.
@@ -456,29 +474,56 @@ func (s *sqlStore) ClaimFinal(ctx context.Context, turns []TurnKey) error {
 	return nil
 }
 
-// saveFinal runs finishTurnSQL, insertTurnSQL, finishTurnSQL and replaceTurnSQL for a
-// final record, in that order until one writes a row, and reports whether a finish or
-// the insert wrote it.
-func saveFinal(sts *txStmts, key TurnKey, idx, stage int, doc string, now any) (bool, error) {
+// saveFinal runs finishTurnSQL, insertTurnSQL and finishTurnSQL for a final record, in
+// that order until one writes a row: the turn's first final verdict. Otherwise a final
+// verdict is stored: storedTurnSQL reads it, and replaceTurnSQL overwrites it unless it
+// is further on.
+func saveFinal(sts *txStmts, key TurnKey, idx, stage int, doc string, now any) (SavedTurn, error) {
 	finish := []any{idx, true, stage, doc, now, key.SessionID, key.TraceID, key.RootSpanID}
-	for k, step := range [...]struct {
+	for _, step := range [...]struct {
 		query string
 		args  []any
 	}{
 		{finishTurnSQL, finish},
 		{insertTurnSQL, []any{key.SessionID, key.TraceID, key.RootSpanID, idx, true, stage, doc, now}},
 		{finishTurnSQL, finish},
-		{replaceTurnSQL, append(finish, stage)},
 	} {
 		var n int64
 		if err := sts.exec(step.query, &n, step.args...); err != nil {
-			return false, err
+			return SavedTurn{}, err
 		}
 		if n > 0 {
-			return k < 3, nil
+			return SavedTurn{FirstFinal: true}, nil
 		}
 	}
-	return false, nil // a record further on is stored
+	stored, replaced, err := sts.storedVerdict(key)
+	if err != nil || stored > stage {
+		return SavedTurn{}, err // a record further on is stored
+	}
+	var n int64
+	if err := sts.exec(replaceTurnSQL, &n, append(finish, stage)...); err != nil || n == 0 {
+		return SavedTurn{}, err
+	}
+	return SavedTurn{Replaced: replaced}, nil
+}
+
+// storedVerdict reads the verdict stage and detection type of key's stored turn record
+// (storedTurnSQL), locking its row on PostgreSQL until the transaction ends, so that
+// what replaceTurnSQL overwrites is what was read (on SQLite the transaction holds the
+// write lock already: dialect.lockedTx).
+func (t *txStmts) storedVerdict(key TurnKey) (stage int, detectionType string, err error) {
+	ctx, err := t.run()
+	if err != nil {
+		return 0, "", err
+	}
+	query := storedTurnSQL
+	if !t.s.d.lockedTx {
+		query += " FOR UPDATE"
+	}
+	if err := t.tx.QueryRowContext(ctx, t.s.d.rebind(query), key.SessionID, key.TraceID, key.RootSpanID).Scan(&stage, &detectionType); err != nil {
+		return 0, "", fmt.Errorf("read stored verdict: %w", err)
+	}
+	return stage, detectionType, nil
 }
 
 // txStmts prepares a transaction's statements on their first use (a round trip each on
@@ -657,20 +702,24 @@ func (m *MemoryContinuation) LoadContinuation(_ context.Context, sessionID strin
 }
 
 // SaveTurns implements ContinuationStore.
-func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) ([]bool, error) {
+func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) ([]SavedTurn, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	first := make([]bool, len(turns))
+	saved := make([]SavedTurn, len(turns))
 	for i, t := range turns {
 		s := m.get(t.SessionID)
 		k := t.Key()
 		old, ok := s.turns[k]
 		stage := VerdictStage(&t.Record)
-		first[i] = stage > 0 && (!ok || VerdictStage(&old) == 0 && !s.claimed[k])
 		if ok && VerdictStage(&old) > stage {
 			continue
 		}
 		if stage > 0 {
+			if !ok || VerdictStage(&old) == 0 && !s.claimed[k] {
+				saved[i].FirstFinal = true
+			} else {
+				saved[i].Replaced = old.Result.DetectionType
+			}
 			delete(s.claimed, k)
 		}
 		if !ok {
@@ -680,7 +729,7 @@ func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) ([]
 		s.next = max(s.next, t.Record.Result.TurnIndex+1)
 	}
 	m.evict()
-	return first, nil
+	return saved, nil
 }
 
 // ClaimFinal implements ContinuationStore.

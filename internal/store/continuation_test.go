@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -73,13 +74,14 @@ func TestContinuationStores(t *testing.T) {
 }
 
 // TestSaveTurnsFirstFinal: SaveTurns reports, per record, whether it first stored a
-// final verdict for its turn: a final record over none or a provisional one is first;
-// a final record over a final one (a copy, a later verdict with follow-up, a refused
-// one without) and a provisional record are not.
+// final verdict for its turn, and otherwise which final verdict it replaced: a final
+// record over none or a provisional one is first; a final record over a final one (a
+// copy, a later verdict with follow-up) replaced that one's detection type; a final
+// record refused (a lower stage) and a provisional record report nothing.
 func TestSaveTurnsFirstFinal(t *testing.T) {
 	ctx := context.Background()
 	check := func(t *testing.T, cs ContinuationStore) {
-		save := func(ts ...TurnState) []bool {
+		save := func(ts ...TurnState) []SavedTurn {
 			t.Helper()
 			got, err := cs.SaveTurns(ctx, ts)
 			require.NoError(t, err)
@@ -87,20 +89,23 @@ func TestSaveTurnsFirstFinal(t *testing.T) {
 			return got
 		}
 		noFollowUp := func(ts TurnState) TurnState { ts.Record.NoFollowUp = true; return ts }
-		assert.Equal(t, []bool{false, true}, save(turnState("s", 0, false, "none"), turnState("s", 1, true, "none")),
+		first, replaced := func(string) SavedTurn { return SavedTurn{FirstFinal: true} }, func(d string) SavedTurn { return SavedTurn{Replaced: d} }
+		hall, rdm, ccm := evaluation.DetectionHallucination, evaluation.DetectionRDM, evaluation.DetectionCCM
+		assert.Equal(t, []SavedTurn{{}, first("")}, save(turnState("s", 0, false, "none"), turnState("s", 1, true, "none")),
 			"provisional; final over none")
-		assert.Equal(t, []bool{true}, save(noFollowUp(turnState("s", 0, true, "none"))), "final over provisional")
-		assert.Equal(t, []bool{false}, save(noFollowUp(turnState("s", 0, true, "none"))), "the same stage again")
-		assert.Equal(t, []bool{false}, save(turnState("s", 0, true, "rdm")), "with follow-up over without")
-		assert.Equal(t, []bool{false}, save(noFollowUp(turnState("s", 0, true, "none"))), "refused: lower stage")
-		assert.Equal(t, []bool{false}, save(turnState("s", 1, false, "none")), "a late provisional copy")
-		assert.Equal(t, []bool{true, false}, save(turnState("s", 2, true, "none"), turnState("s", 2, true, "none")),
-			"two finals of one turn in a batch: the first")
+		assert.Equal(t, []SavedTurn{first("")}, save(noFollowUp(turnState("s", 0, true, hall))), "final over provisional")
+		assert.Equal(t, []SavedTurn{replaced(hall)}, save(noFollowUp(turnState("s", 0, true, "none"))), "the same stage again")
+		assert.Equal(t, []SavedTurn{replaced("none")}, save(turnState("s", 0, true, rdm)), "with follow-up over without")
+		assert.Equal(t, []SavedTurn{{}}, save(noFollowUp(turnState("s", 0, true, "none"))), "refused: lower stage")
+		assert.Equal(t, []SavedTurn{{}}, save(turnState("s", 1, false, "none")), "a late provisional copy")
+		assert.Equal(t, []SavedTurn{first(""), replaced("none")}, save(turnState("s", 2, true, "none"), turnState("s", 2, true, ccm)),
+			"two finals of one turn in a batch: the first, then one over it")
 		c, err := cs.LoadContinuation(ctx, "s", nil)
 		require.NoError(t, err)
 		require.Len(t, c.Turns, 3)
-		assert.Equal(t, "rdm", c.Turns[0].Result.DetectionType)
+		assert.Equal(t, rdm, c.Turns[0].Result.DetectionType)
 		assert.True(t, c.Turns[1].Result.Final)
+		assert.Equal(t, ccm, c.Turns[2].Result.DetectionType)
 	}
 	t.Run("memory", func(t *testing.T) { check(t, NewMemoryContinuation(10)) })
 	runAll(t, func(t *testing.T, b backend) {
@@ -365,20 +370,38 @@ func TestSharedSessionAllocation(t *testing.T) {
 			assert.Equal(t, i, r.Result.TurnIndex)
 		}
 		// Both handles make every turn final at once, over its provisional row (session
-		// "shared") and over none ("fresh"): one save per turn is the first final one.
+		// "shared") and over none ("fresh"), twice, each time with another verdict: one
+		// save per turn is the first final one, and each of the others reports the
+		// verdict it replaced, so that counting the first verdicts and then each
+		// replacement (+ the new one, - the one replaced: agent_eval_turns_revised_total)
+		// ends at the verdicts stored.
 		var firsts [2]int
+		verdicts := [2][2]string{{evaluation.DetectionNone, evaluation.DetectionCCM}, {evaluation.DetectionHallucination, evaluation.DetectionRDM}}
+		var counted [2]map[string]int
 		for h := range handles {
+			counted[h] = map[string]int{}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for i := range turns {
 					for _, id := range []string{"shared", "fresh"} {
-						ts := []TurnState{turnState(id, i, true, "none")}
-						ts[0].Record.NoFollowUp = true
-						first, err := handles[h].SaveTurns(ctx, ts)
-						assert.NoError(t, err)
-						if err == nil && first[0] {
-							firsts[h]++
+						for _, v := range verdicts[h] {
+							ts := []TurnState{turnState(id, i, true, v)}
+							ts[0].Record.NoFollowUp = true
+							saved, err := handles[h].SaveTurns(ctx, ts)
+							if !assert.NoError(t, err) {
+								continue
+							}
+							switch {
+							case saved[0].FirstFinal:
+								firsts[h]++
+								counted[h][v]++
+							case saved[0].Replaced != "":
+								counted[h][v]++
+								counted[h][saved[0].Replaced]--
+							default:
+								t.Errorf("turn %d of %s: a final record of the same stage was not written", i, id)
+							}
 						}
 					}
 				}
@@ -386,6 +409,20 @@ func TestSharedSessionAllocation(t *testing.T) {
 		}
 		wg.Wait()
 		assert.Equal(t, 2*turns, firsts[0]+firsts[1], "one first final save per turn: %v", firsts)
+		stored := map[string]int{}
+		for _, id := range []string{"shared", "fresh"} {
+			c, err := a.LoadContinuation(ctx, id, nil)
+			require.NoError(t, err)
+			require.Len(t, c.Turns, turns)
+			for _, r := range c.Turns {
+				stored[r.Result.DetectionType]++
+			}
+		}
+		for v := range counted[1] {
+			counted[0][v] += counted[1][v]
+		}
+		maps.DeleteFunc(counted[0], func(_ string, n int) bool { return n == 0 })
+		assert.Equal(t, stored, counted[0], "first verdicts corrected by their replacements equal the verdicts stored")
 		var revs []int
 		var mu sync.Mutex
 		for h := range handles {
@@ -426,7 +463,16 @@ func TestSharedSessionAllocation(t *testing.T) {
 }
 
 // saved is SaveTurns' error (its per-record results ignored).
-func saved(_ []bool, err error) error { return err }
+func saved(_ []SavedTurn, err error) error { return err }
+
+// firsts is SaveTurns' FirstFinal of each record.
+func firsts(saved []SavedTurn, err error) ([]bool, error) {
+	var first []bool
+	for _, s := range saved {
+		first = append(first, s.FirstFinal)
+	}
+	return first, err
+}
 
 // TestClaimFinal: a provisional record claimed final (its verdict counted while its final
 // record could not be saved) keeps its document, and a final record saved after it is not
@@ -435,7 +481,7 @@ func saved(_ []bool, err error) error { return err }
 func TestClaimFinal(t *testing.T) {
 	ctx := context.Background()
 	check := func(t *testing.T, cs ContinuationStore) {
-		prov := []TurnState{turnState("s", 0, false, "none"), turnState("s", 1, false, "none")}
+		prov := []TurnState{turnState("s", 0, false, evaluation.DetectionHallucination), turnState("s", 1, false, "none")}
 		require.NoError(t, saved(cs.SaveTurns(ctx, prov)))
 		final2 := turnState("s", 2, true, "none")
 		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{final2})))
@@ -451,7 +497,9 @@ func TestClaimFinal(t *testing.T) {
 
 		first, err := cs.SaveTurns(ctx, []TurnState{turnState("s", 0, true, "rdm"), turnState("s", 1, true, "none"), turnState("s", 7, true, "none")})
 		require.NoError(t, err)
-		assert.Equal(t, []bool{false, true, true}, first, "claimed: not first; not claimed, or claimed without a record: first")
+		assert.Equal(t, []SavedTurn{{Replaced: evaluation.DetectionHallucination}, {FirstFinal: true}, {FirstFinal: true}}, first,
+			"claimed: not first, and it replaced the claimed verdict (the provisional one, which a verdict without follow-up keeps); "+
+				"not claimed, or claimed without a record: first")
 		c, err = cs.LoadContinuation(ctx, "s", nil)
 		require.NoError(t, err)
 		require.Len(t, c.Turns, 4)
@@ -463,7 +511,7 @@ func TestClaimFinal(t *testing.T) {
 		noFollowUp.Record.NoFollowUp = true
 		first, err = cs.SaveTurns(ctx, []TurnState{noFollowUp})
 		require.NoError(t, err)
-		assert.Equal(t, []bool{false}, first)
+		assert.Equal(t, []SavedTurn{{}}, first, "not written: nothing replaced")
 		c, err = cs.LoadContinuation(ctx, "s", nil)
 		require.NoError(t, err)
 		assert.Equal(t, evaluation.DetectionNone, c.Turns[2].Result.DetectionType, "turn 2's final record kept")
@@ -738,12 +786,12 @@ func TestTurnsOfOneTrace(t *testing.T) {
 			ts.Record.Result.UserMessage = fmt.Sprintf("question %d", i)
 			return ts
 		}
-		first, err := cs.SaveTurns(ctx, []TurnState{record(0, false), record(1, false)})
+		first, err := firsts(cs.SaveTurns(ctx, []TurnState{record(0, false), record(1, false)}))
 		require.NoError(t, err)
 		assert.Equal(t, []bool{false, false}, first)
 		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{record(0, false), record(1, false)})), "a retried save")
 		require.NoError(t, cs.ClaimFinal(ctx, keys[1:]), "turn 1's final verdict counted without its record")
-		first, err = cs.SaveTurns(ctx, []TurnState{record(0, true), record(1, true)})
+		first, err = firsts(cs.SaveTurns(ctx, []TurnState{record(0, true), record(1, true)}))
 		require.NoError(t, err)
 		assert.Equal(t, []bool{true, false}, first, "turn 0's first final verdict; turn 1's was claimed")
 
@@ -835,7 +883,7 @@ func TestTurnIdentityMigration(t *testing.T) {
 		assert.Equal(t, 1, n, "the reserved trace without a record keeps its index")
 		final := prov
 		final.Record.Result.Final, final.Record.NoFollowUp = true, true
-		first, err := s.SaveTurns(ctx, []TurnState{final})
+		first, err := firsts(s.SaveTurns(ctx, []TurnState{final}))
 		require.NoError(t, err)
 		assert.Equal(t, []bool{true}, first, "the final verdict over the stored provisional row")
 		c, err = s.LoadContinuation(ctx, id, nil)

@@ -50,7 +50,7 @@ func (d *downContinuation) LoadContinuation(ctx context.Context, id string, held
 	return d.ContinuationStore.LoadContinuation(ctx, id, held)
 }
 
-func (d *downContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]bool, error) {
+func (d *downContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]store.SavedTurn, error) {
 	if d.down {
 		return nil, errStoreDown
 	}
@@ -448,22 +448,41 @@ func TestFinalSaveWaitingWhileOtherCollectorContinues(t *testing.T) {
 
 // assertEachTraceCountedOnce checks that each of turns turns (by trace: a turn numbered
 // by a collector while its store was down has another index in its spans) has one final
-// verdict that counts (agent_eval_turns_total: final, not Revised) over the sinks.
-func assertEachTraceCountedOnce(t *testing.T, turns int, sinks ...*consumertest.TracesSink) {
+// verdict that counts (agent_eval_turns_total: final, not Revised) over the sinks, and
+// that its revisions correct the count to one verdict (standingVerdict), which it
+// returns by trace.
+func assertEachTraceCountedOnce(t *testing.T, turns int, sinks ...*consumertest.TracesSink) map[string]string {
 	t.Helper()
 	counted := map[string]int{}
+	finals := map[string][]evaluation.TurnResult{}
 	for _, s := range sinks {
 		for _, sp := range evalSpans(s)[semconv.EvalKindTurn] {
 			tr, err := evalspan.DecodeTurn(sp.Attributes())
 			require.NoError(t, err)
-			if tr.Final && !tr.Revised {
+			if !tr.Final {
+				continue
+			}
+			finals[tr.TraceID] = append(finals[tr.TraceID], tr)
+			if !tr.Revised {
 				counted[tr.TraceID]++
 			}
 		}
 	}
 	require.Len(t, counted, turns, "every turn counted: %v", counted)
+	standing := map[string]string{}
 	for trace, c := range counted {
 		assert.Equal(t, 1, c, "trace %s counted once", trace)
+		standing[trace] = standingVerdict(t, finals[trace])
+	}
+	return standing
+}
+
+// assertStandingAsStored checks that the verdict the turn counters give each turn of a
+// (standing, by trace: assertEachTraceCountedOnce) is the one a holds.
+func assertStandingAsStored(t *testing.T, standing map[string]string, a *evaluation.Analysis) {
+	t.Helper()
+	for _, tr := range a.TurnResults {
+		assert.Equal(t, tr.DetectionType, standing[tr.TraceID], "turn %d: the counters, corrected by the revisions, give the stored verdict", tr.TurnIndex)
 	}
 }
 
@@ -496,8 +515,9 @@ func TestContinuedWhileStoreDownKeepsRevision(t *testing.T) {
 		clk.advance(2 * time.Minute)
 		p.step(ctx)
 		exportAnalyses(t, results, sink, n)
-		assertSameTurns(t, assertWhole(t, results, id, 5), assertContinuationWhole(t, driver, dsn, id, 5))
-		assertEachTraceCountedOnce(t, 5, sink)
+		a := assertWhole(t, results, id, 5)
+		assertSameTurns(t, a, assertContinuationWhole(t, driver, dsn, id, 5))
+		assertStandingAsStored(t, assertEachTraceCountedOnce(t, 5, sink), a)
 	})
 }
 
@@ -584,6 +604,38 @@ func TestRevisionKeptWhenItsSaveFails(t *testing.T) {
 	})
 }
 
+// TestCorrectionWhileStoreDownCountedOnce: a session goes idle while the database is
+// down, so turn 0's final verdict (without follow-up) waits for its save, never
+// emitted; the user's correction comes while the database is still down, and the RDM it
+// gives turn 0 replaces the waiting verdict. Turn 0 must be counted once, as RDM, and
+// no revision counted from a verdict that was never counted; on the other hand, after a
+// restart the verdict emitted at shutdown was counted, and the RDM revises it
+// (TestStoreDownAcrossRestartStillDown). Emitting the RDM at once as a revision
+// counted it twice in the revisions' sum (once counted when its save came, once as a
+// revision of the verdict that had waited).
+func TestCorrectionWhileStoreDownCountedOnce(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		const id = "down-correction-1"
+		sendCounted(t, p, clk, id, 0)
+		db.down = true
+		clk.advance(2 * time.Minute)
+		p.step(ctx) // idle: turn 0's final verdict waits for its save
+		clk.advance(time.Hour)
+		sendCounted(t, p, clk, id, 1) // "No, that's wrong...": RDM on turn 0
+		db.down = false
+		clk.advance(unsavedRetry)
+		p.step(ctx)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		exportAnalyses(t, results, sink, 0)
+		a := assertWhole(t, results, id, 2)
+		require.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "turn 0's verdict has turn 1's correction")
+		assertStandingAsStored(t, assertEachTraceCountedOnce(t, 2, sink), a)
+	})
+}
+
 // sameShard returns a session id other than id that p handles on id's shard.
 func sameShard(p *agentSessionProcessor, id string) string {
 	for i := 0; ; i++ {
@@ -599,32 +651,44 @@ func sameShard(p *agentSessionProcessor, id string) string {
 // is emitted and counted, and the store keeps turn 0's provisional record. When the
 // session continues after the database is back, turn 0's verdict with turn 1's message
 // must not count it again. Before the claim (store.ClaimFinal), agent_eval_turns_total
-// counted turn 0 twice (sessions.md §4.7, left open then).
+// counted turn 0 twice (sessions.md §4.7, left open then). With the database down
+// already when turn 0 closed, the store has no row of turn 0 to claim, and turn 0's
+// verdict with turn 1's message is its first final save there: the verdict, which the
+// evaluator gave as Revised, stays Revised (markRevised; counted twice without).
 func TestDroppedFinalRecordCountedOnce(t *testing.T) {
-	onStores(t, func(t *testing.T, driver, dsn string) {
-		ctx := context.Background()
-		p, sink, clk, db, results := downProcessor(t, driver, dsn)
-		oneUnsaved(p)
-		const id = "dropped-final-1"
-		sendCounted(t, p, clk, id, 0)
-		db.down = true
-		clk.advance(2 * time.Minute)
-		p.step(ctx) // idle: turn 0's final verdict waits for its save
-		other := sameShard(p, id)
-		sendCounted(t, p, clk, other, 7) // its record (another trace) pushes turn 0's out: counted now
-		clk.advance(2 * time.Minute)
-		p.step(ctx)
-		db.down = false
-		clk.advance(unsavedRetry)
-		p.step(ctx)
-		n := exportAnalyses(t, results, sink, 0)
+	for _, downFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("down_before_turn_0=%v", downFirst), func(t *testing.T) {
+			onStores(t, func(t *testing.T, driver, dsn string) {
+				droppedFinalRecordCountedOnce(t, driver, dsn, downFirst)
+			})
+		})
+	}
+}
 
-		continueSession(t, p, clk, id, 1)
-		exportAnalyses(t, results, sink, n)
-		a := assertWhole(t, results, id, 2)
-		assert.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "turn 0's verdict has turn 1's correction")
-		assertEachTraceCountedOnce(t, 3, sink) // two turns of id, one of the other session
-	})
+func droppedFinalRecordCountedOnce(t *testing.T, driver, dsn string, downFirst bool) {
+	ctx := context.Background()
+	p, sink, clk, db, results := downProcessor(t, driver, dsn)
+	oneUnsaved(p)
+	const id = "dropped-final-1"
+	db.down = downFirst
+	sendCounted(t, p, clk, id, 0)
+	db.down = true
+	clk.advance(2 * time.Minute)
+	p.step(ctx) // idle: turn 0's final verdict waits for its save
+	other := sameShard(p, id)
+	sendCounted(t, p, clk, other, 7) // its record (another trace) pushes turn 0's out: counted now
+	clk.advance(2 * time.Minute)
+	p.step(ctx)
+	db.down = false
+	clk.advance(unsavedRetry)
+	p.step(ctx)
+	n := exportAnalyses(t, results, sink, 0)
+
+	continueSession(t, p, clk, id, 1)
+	exportAnalyses(t, results, sink, n)
+	a := assertWhole(t, results, id, 2)
+	assert.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "turn 0's verdict has turn 1's correction")
+	assertStandingAsStored(t, assertEachTraceCountedOnce(t, 3, sink), a) // two turns of id, one of the other session
 }
 
 // continueSession sends turn i of session id to p after a pause of an hour (the session

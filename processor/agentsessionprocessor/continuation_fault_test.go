@@ -28,7 +28,7 @@ type failingContinuation struct {
 	failSaves int
 }
 
-func (f *failingContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]bool, error) {
+func (f *failingContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]store.SavedTurn, error) {
 	if f.failSaves > 0 {
 		f.failSaves--
 		return nil, errors.New("injected: continuation store unavailable")

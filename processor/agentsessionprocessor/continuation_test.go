@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -100,13 +101,45 @@ func turnVerdicts(t *testing.T, spans []ptrace.Span) (final, provisional map[int
 }
 
 // assertCountedOnce checks that each of turns 0..n-1 has exactly one final verdict that
-// counts (not Revised) in final (turnVerdicts): agent_eval_turns_total counts each turn once.
-func assertCountedOnce(t *testing.T, final map[int][]evaluation.TurnResult, n int) {
+// counts (not Revised) in final (turnVerdicts): agent_eval_turns_total counts each turn
+// once; and that the revisions correct that count to one verdict per turn
+// (standingVerdict), which it returns by turn index.
+func assertCountedOnce(t *testing.T, final map[int][]evaluation.TurnResult, n int) map[int]string {
 	t.Helper()
 	counted := countedVerdicts(final)
+	standing := map[int]string{}
 	for i := range n {
 		assert.Equal(t, 1, counted[i], "turn %d has one final verdict that counts", i)
+		standing[i] = standingVerdict(t, final[i])
 	}
+	return standing
+}
+
+// standingVerdict returns the detection type that the exporter's counters give a turn
+// from its final verdicts trs, in any order: agent_eval_turns_total counts the one not
+// Revised; agent_eval_turns_revised_total counts each Revised one as its type in place of
+// the one it replaces (ReplacedDetectionType). It fails t unless they add up to exactly
+// one verdict.
+func standingVerdict(t *testing.T, trs []evaluation.TurnResult) string {
+	t.Helper()
+	n := map[string]int{}
+	for _, tr := range trs {
+		n[tr.DetectionType]++
+		if tr.Revised {
+			if !assert.NotEmpty(t, tr.ReplacedDetectionType, "a revised verdict names the verdict it replaces: %+v", tr) {
+				return ""
+			}
+			n[tr.ReplacedDetectionType]--
+		}
+	}
+	maps.DeleteFunc(n, func(_ string, c int) bool { return c == 0 })
+	for d, c := range n {
+		if assert.Len(t, n, 1, "the counted verdicts and their revisions add up to one verdict: %v", n) &&
+			assert.Equal(t, 1, c, "the counted verdicts and their revisions add up to one verdict: %v", n) {
+			return d
+		}
+	}
+	return ""
 }
 
 // turnSpansOf returns the turn evaluation spans both collectors emitted.
@@ -171,6 +204,11 @@ func TestContinuationAcrossPauses(t *testing.T) {
 	assert.False(t, final[0][0].Revised)
 	assert.True(t, final[0][1].Revised, "the verdict with the follow-up revises the one given at idle")
 	assert.Equal(t, evaluation.DetectionRDM, final[0][1].DetectionType)
+	assert.Equal(t, final[0][0].DetectionType, final[0][1].ReplacedDetectionType, "it names the verdict given at idle")
+	standing := assertCountedOnce(t, final, len(conversation))
+	for i, tr := range last.TurnResults {
+		assert.Equal(t, tr.DetectionType, standing[i], "turn %d: the counters, corrected by the revisions, give the analysis' verdict", i)
+	}
 	assert.Equal(t, conversation[0].user, last.TurnResults[0].UserMessage, "the analysis holds the whole conversation")
 	assert.Equal(t, conversation[2].answer, last.TurnResults[2].FinalResponse)
 	assert.Len(t, final[2], 1)
@@ -556,10 +594,10 @@ type gatedContinuation struct {
 	afterLoad func()
 }
 
-func (g *gatedContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]bool, error) {
+func (g *gatedContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]store.SavedTurn, error) {
 	if g.holding {
 		g.pending = append(g.pending, turns...)
-		return make([]bool, len(turns)), nil
+		return make([]store.SavedTurn, len(turns)), nil
 	}
 	return g.ContinuationStore.SaveTurns(ctx, turns)
 }

@@ -46,9 +46,10 @@ func TestKeptClaimWithoutRootSpanClaimsItsTrace(t *testing.T) {
 	require.NoError(t, p.cont.ClaimFinal(ctx, sh.claims))
 	final := rec
 	final.Result.Final = true
-	first, err := p.cont.SaveTurns(ctx, []store.TurnState{{SessionID: "s", Record: final}})
+	saved, err := p.cont.SaveTurns(ctx, []store.TurnState{{SessionID: "s", Record: final}})
 	require.NoError(t, err)
-	assert.Equal(t, []bool{false}, first, "the turn's final verdict was counted: claimed (claims: %+v)", sh.claims)
+	require.Len(t, saved, 1)
+	assert.False(t, saved[0].FirstFinal, "the turn's final verdict was counted: claimed (claims: %+v)", sh.claims)
 	db.down = true
 	require.NoError(t, p.shutdown(ctx))
 }

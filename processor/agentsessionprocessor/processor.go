@@ -757,9 +757,9 @@ type shardWrites struct {
 	holds []store.OpenSession
 	saves []store.TurnState
 	// spans are, per save, the index in the batch of the turn span that emits its final
-	// verdict (one not Revised already), or -1: that span is encoded after the save, as
-	// Revised when the save reports that another save gave the turn's first final
-	// verdict (evalBatch.turnSpan).
+	// verdict, or -1: that span is encoded after the save, marked by what the save
+	// reports (markRevised: Revised when another save gave the turn's first final
+	// verdict, and which verdict it replaces; evalBatch.turnSpan).
 	spans []int
 	ended []endedSession
 }
@@ -858,7 +858,8 @@ func (p *agentSessionProcessor) emit(ctx context.Context, b *evalBatch) {
 // both lists (the ended sessions are saved after the emission). The store arbitrates
 // which collector gives a turn's first final verdict (§4.5): the final verdicts in b
 // waiting for their save (w.spans) are encoded now, as Revised when their save was not
-// the first, so the turn is counted once. When the save fails, those verdicts are
+// the first (markRevised), so the turn is counted once and each change of its verdict
+// once. When the save fails, those verdicts are
 // withdrawn from b and the records are kept to be saved again, first, with the next save
 // (sh.unsaved), which emits the verdicts, Revised or not: once stored final, a turn is
 // never given another first final verdict from a provisional row, and a turn made final
@@ -874,9 +875,9 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 		if retried > 0 {
 			saves = append(sh.unsaved[:retried:retried], w.saves...)
 		}
-		var first []bool
+		var saved []store.SavedTurn
 		if err == nil {
-			first, err = p.cont.SaveTurns(ctx, saves)
+			saved, err = p.cont.SaveTurns(ctx, saves)
 		}
 		if err != nil {
 			p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
@@ -884,10 +885,20 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 				zap.Int("records", len(saves)), zap.Error(err))
 			waiting := append(sh.waiting[:retried:retried], make([]bool, len(w.saves))...)
 			for i, span := range w.spans {
-				if span >= 0 {
-					b.withdraw(span)
-					waiting[retried+i] = true
+				if span < 0 {
+					continue
 				}
+				if tr := &w.saves[i].Record.Result; tr.Revised && !turnWaits(saves[:retried+i], waiting, w.saves[i].Key()) {
+					// It revises a verdict emitted, so counted, already: emitted now,
+					// with the evaluator's marks (as it would be after a save).
+					b.encodeTurnSpan(span, tr)
+					continue
+				}
+				// The turn's first counted verdict, or one that replaces a verdict
+				// that waits too (never emitted): it waits, and the save that stores it
+				// tells whether it is the first (emitWaiting).
+				b.withdraw(span)
+				waiting[retried+i] = true
 			}
 			for _, e := range w.ended {
 				if e.revision > 0 {
@@ -896,13 +907,13 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 			}
 			sh.keepUnsaved(p, b, saves, waiting)
 		} else {
-			emitWaiting(b, sh.unsaved, sh.waiting, first[:retried])
+			emitWaiting(b, sh.unsaved, sh.waiting, saved[:retried])
 			sh.clearUnsaved()
 			sh.saveKeptRevisions(ctx, p)
 			for i, span := range w.spans {
 				if span >= 0 {
-					tr := w.saves[i].Record.Result // a copy: the stored record keeps Revised false
-					tr.Revised = !first[retried+i]
+					tr := w.saves[i].Record.Result // a copy: the stored record keeps its marks
+					markRevised(&tr, saved[retried+i], true)
 					b.encodeTurnSpan(span, &tr)
 				}
 			}
@@ -960,16 +971,57 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 	return nil
 }
 
+// turnWaits reports whether a record of turn k in recs waits for its final verdict to be
+// emitted (waiting, per record of recs).
+func turnWaits(recs []store.TurnState, waiting []bool, k store.TurnKey) bool {
+	for j := range recs {
+		if waiting[j] && recs[j].Key() == k {
+			return true
+		}
+	}
+	return false
+}
+
 // emitWaiting adds to b the final verdicts of recs that wait to be emitted (waiting,
-// per record), Revised when first (SaveTurns' result for recs) says that their save was
-// not the turn's first final one; with first nil (no save told), unmarked: counted here.
-func emitWaiting(b *evalBatch, recs []store.TurnState, waiting, first []bool) {
+// per record), marked by saved (SaveTurns' result for recs, markRevised: the store's
+// answer stands); with saved nil (no save told), unmarked: counted here.
+func emitWaiting(b *evalBatch, recs []store.TurnState, waiting []bool, saved []store.SavedTurn) {
 	for i := range recs {
 		if waiting[i] {
 			tr := recs[i].Record.Result
-			tr.Revised = first != nil && !first[i]
+			if saved != nil {
+				markRevised(&tr, saved[i], false)
+			} else {
+				tr.Revised, tr.ReplacedDetectionType = false, ""
+			}
 			b.addTurnSpan(recs[i].SessionID, &tr)
 		}
+	}
+}
+
+// markRevised marks final verdict tr, which waited for its save, by what the save (sv)
+// tells. When it was not the turn's first final save, the verdict stored before was
+// counted, here or by another collector: tr is Revised, and replaces that verdict (its
+// ReplacedDetectionType), or, when the store kept a verdict further on, its own (tr
+// changes nothing counted). The store, not this collector's memory, tells what is
+// replaced, so that two collectors judging a turn again each replace what the other
+// stored. When it was the first, tr is the turn's first counted verdict, unmarked;
+// except with evaluated set (tr was just given, not retried after a failed save) when
+// the evaluator gave it as Revised: the turn's earlier final verdict was emitted, and a
+// store that has no final row of it (the record was dropped over the bound while the
+// database was down, with no row to claim: TestDroppedFinalRecordCountedOnce) must not
+// make the turn counted twice. A verdict retried after a failed save waited because no
+// final verdict of its turn was emitted (sh.write emits a revision of an emitted one at
+// once; TestCorrectionWhileStoreDownCountedOnce): the store's answer stands.
+func markRevised(tr *evaluation.TurnResult, sv store.SavedTurn, evaluated bool) {
+	switch {
+	case sv.FirstFinal && evaluated && tr.Revised:
+	case sv.FirstFinal:
+		tr.Revised, tr.ReplacedDetectionType = false, ""
+	case sv.Replaced != "":
+		tr.Revised, tr.ReplacedDetectionType = true, sv.Replaced
+	default:
+		tr.Revised, tr.ReplacedDetectionType = true, tr.DetectionType
 	}
 }
 
@@ -1101,13 +1153,13 @@ func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) (left []store.T
 		if !sh.pending() {
 			continue
 		}
-		var first []bool
+		var saved []store.SavedTurn
 		err := sh.reserveLocal(ctx, p, nil)
 		if err == nil {
 			err = sh.claim(ctx, p)
 		}
 		if err == nil {
-			first, err = p.cont.SaveTurns(ctx, sh.unsaved)
+			saved, err = p.cont.SaveTurns(ctx, sh.unsaved)
 		}
 		if err == nil {
 			sh.saveKeptRevisions(ctx, p)
@@ -1118,7 +1170,7 @@ func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) (left []store.T
 				zap.Int("records", len(sh.unsaved)), zap.Error(err))
 			left = append(left, sh.unsaved...)
 		}
-		emitWaiting(b, sh.unsaved, sh.waiting, first) // first is nil after an error
+		emitWaiting(b, sh.unsaved, sh.waiting, saved) // saved is nil after an error
 		sh.clearUnsaved()
 	}
 	p.emit(ctx, b)
@@ -1211,16 +1263,16 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	defer p.emb.addCallSpans(b, id, mark)
 	st := sh.state(ctx, p, ev.Session)
 	// save queues rec's record; with verdict, rec's verdict is emitted as a turn span:
-	// at once, or, for a first final verdict of a kept session, once its save tells
-	// whether it is the turn's first (sh.write).
+	// at once, or, for a final verdict of a kept session, once its save tells whether it
+	// is the turn's first, or which stored verdict it replaced (sh.write, markRevised).
 	save := func(rec *evaluation.TurnRecord, verdict bool) {
 		if store.VerdictStage(rec) == 2 && !p.keepCarries {
 			// Its next turn was evaluated (FollowUp had its user message): the
 			// carries are that turn's to hand on, here and in the store (§4.2).
 			rec.DropCarries()
 		}
-		if !st.continuable || !rec.Result.Final || rec.Result.Revised {
-			// Not a first final verdict of a kept turn: nothing to arbitrate.
+		if !st.continuable || !rec.Result.Final {
+			// Not a final verdict of a kept turn: nothing to arbitrate.
 			if verdict {
 				b.addTurnSpan(id, &rec.Result)
 			}

@@ -178,11 +178,14 @@ type fuzzOutput struct {
 	index           map[string]int
 	finals, counted map[string]int
 	last            map[string]evaluation.TurnResult
-	analysis        evaluation.Analysis
+	// finalVerdicts are each turn's final verdicts, as emitted (standingVerdict).
+	finalVerdicts map[string][]evaluation.TurnResult
+	analysis      evaluation.Analysis
 }
 
 func readFuzzOutput(t *testing.T, sinks []*consumertest.TracesSink) fuzzOutput {
-	o := fuzzOutput{index: map[string]int{}, finals: map[string]int{}, counted: map[string]int{}, last: map[string]evaluation.TurnResult{}}
+	o := fuzzOutput{index: map[string]int{}, finals: map[string]int{}, counted: map[string]int{}, last: map[string]evaluation.TurnResult{},
+		finalVerdicts: map[string][]evaluation.TurnResult{}}
 	var as []evaluation.Analysis
 	for _, sink := range sinks {
 		spans := evalSpans(sink)
@@ -198,6 +201,7 @@ func readFuzzOutput(t *testing.T, sinks []*consumertest.TracesSink) fuzzOutput {
 				continue
 			}
 			o.last[tr.UserMessage] = tr
+			o.finalVerdicts[tr.UserMessage] = append(o.finalVerdicts[tr.UserMessage], tr)
 			o.finals[tr.UserMessage]++
 			if !tr.Revised {
 				o.counted[tr.UserMessage]++
@@ -317,6 +321,8 @@ func checkTurnCloseOrder(t *testing.T, data []byte, st fuzzStore) {
 		require.Equal(t, verdictOf(w), verdictOf(g),
 			"%q: the verdict that stands is the one in conversation order (got %s %q, want %s %q)",
 			tu.user, g.DetectionType, g.Reason, w.DetectionType, w.Reason)
+		require.Equal(t, w.DetectionType, standingVerdict(t, got.finalVerdicts[tu.user]),
+			"%q: the counters, corrected by the revisions, give the verdict that stands", tu.user)
 		if collectors > 1 {
 			continue
 		}
