@@ -282,6 +282,7 @@ const BUILTIN_OTHER = new Set(["__all", "__auto", "__dashboard", "__from", "__to
 function substitute(where, s) {
   return s.replace(/\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)\]\]/g, (all, a, b, c) => {
     const name = a || b || c;
+    if (/^[0-9]+$/.test(name)) return all; // a regex group of label_replace ("$1"): Grafana leaves it
     if (BUILTIN_DURATIONS.has(name)) return name.endsWith("_s") || name.endsWith("_ms") ? "3600" : "1h";
     if (BUILTIN_OTHER.has(name)) return all;
     const v = varByName.get(name);

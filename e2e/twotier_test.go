@@ -4,10 +4,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +20,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -202,8 +208,10 @@ func runTwoTiers(t *testing.T, quick bool) {
 	// Tier 2 "a" hands its processor's results to its exporter in process (the
 	// agenteval_handoff extension, as deploy/scale-out/tier2.yaml does); "b" does not:
 	// both paths store into the one database.
+	var proms []string // the tier-2 collectors' Prometheus endpoints
 	tier2 := func(sink *consumertest.TracesSink, handoff bool) string {
-		grpc := freePort(t)
+		grpc, prom := freePort(t), freePort(t)
+		proms = append(proms, prom)
 		ext, use, svc := "", "", ""
 		if handoff {
 			ext = "extensions:\n  agenteval_handoff:\n"
@@ -236,7 +244,7 @@ processors:
       receivers: [otlp]
       processors: [agentsession]
       exporters: [capture, agenteval]
-`, grpc, dsn, use, use, dsn, freePort(t), freePort(t), ext, svc)
+`, grpc, dsn, use, use, dsn, prom, freePort(t), ext, svc)
 		t.Cleanup(runCollectorWith(t, cfg, testFactories(t, sink)))
 		return grpc
 	}
@@ -398,9 +406,13 @@ processors:
 	list, err := st.ListSessions(ctx, store.Filter{})
 	require.NoError(t, err)
 	require.Len(t, list, len(sessions), "every session stored once")
+	storedVerdicts := map[string]float64{}
 	for _, id := range sessions {
 		an, err := st.GetAnalysis(ctx, id)
 		require.NoError(t, err)
+		for _, r := range an.TurnResults {
+			storedVerdicts[r.DetectionType]++
+		}
 		assert.Equal(t, wantRevision[id], an.AnalysisRevision)
 		require.Len(t, an.TurnResults, 3, "session %s is whole", id)
 		first := 0
@@ -428,4 +440,48 @@ processors:
 			assert.Equal(t, j, r.Result.TurnIndex, "session %s: distinct indexes", id)
 		}
 	}
+
+	// The turn counters of both collectors, corrected by their revisions (docs/metrics.md:
+	// the first turn's RDM comes after a pause, or on the other collector, as a revised
+	// verdict), give the verdicts stored.
+	assert.Equal(t, 4.0, storedVerdicts[evaluation.DetectionRDM], "stored: %v", storedVerdicts)
+	var counted map[string]float64
+	assert.Eventually(t, func() bool {
+		counted = correctedTurnCounts(t, proms...)
+		return maps.Equal(storedVerdicts, counted)
+	}, 10*time.Second, 100*time.Millisecond)
+	assert.Equal(t, storedVerdicts, counted, "the corrected turn counters give the verdicts stored")
+}
+
+// correctedTurnCounts scrapes the Prometheus endpoints and returns, by detection type,
+// agent_eval_turns_total corrected by agent_eval_turns_revised_total (each revision
+// counted as its detection_type in place of its replaced_detection_type), summed over
+// the endpoints; types that add up to 0 are left out.
+func correctedTurnCounts(t *testing.T, endpoints ...string) map[string]float64 {
+	t.Helper()
+	n := map[string]float64{}
+	label := func(m *dto.Metric, name string) string {
+		for _, lp := range m.GetLabel() {
+			if lp.GetName() == name {
+				return lp.GetValue()
+			}
+		}
+		return ""
+	}
+	for _, ep := range endpoints {
+		_, body := get(t, "http://"+ep+"/metrics")
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+		require.NoError(t, err)
+		for _, m := range fams["agent_eval_turns_total"].GetMetric() {
+			n[label(m, "detection_type")] += m.GetCounter().GetValue()
+		}
+		for _, m := range fams["agent_eval_turns_revised_total"].GetMetric() {
+			v := m.GetCounter().GetValue()
+			n[label(m, "detection_type")] += v
+			n[label(m, "replaced_detection_type")] -= v
+		}
+	}
+	maps.DeleteFunc(n, func(_ string, v float64) bool { return v == 0 })
+	return n
 }

@@ -74,6 +74,7 @@ type promMetrics struct {
 
 	sessions        counterVec
 	turns           counterVec
+	turnsRevised    counterVec
 	toolCalls       counterVec
 	toolIssues      counterVec
 	handoffs        counterVec
@@ -132,6 +133,10 @@ func newPromMetrics(maxLabelValues int, onOverflow func(domain string)) *promMet
 			Name: "agent_eval_turns_total",
 			Help: "Turns with a final verdict, by detection type (none, rdm, ccm, no_answer, hallucination, llm_judge).",
 		}, "detection_type"),
+		turnsRevised: counter(prometheus.CounterOpts{
+			Name: "agent_eval_turns_revised_total",
+			Help: "Final verdicts changed after agent_eval_turns_total counted the turn (a session continued after a pause, a turn that closed late), by the new detection type and the one it replaces (replaced_detection_type; unknown from an earlier collector).",
+		}, "detection_type", "replaced_detection_type"),
 		toolCalls: counter(prometheus.CounterOpts{
 			Name: "agent_eval_tool_calls_total",
 			Help: "Tool calls validated, by verdict (valid, invalid, not_evaluable).",
@@ -172,9 +177,17 @@ func (m *promMetrics) createKnownSeries() {
 			m.sessions.create(tc, partial)
 		}
 	}
-	for _, d := range []string{evaluation.DetectionNone, evaluation.DetectionRDM, evaluation.DetectionCCM,
-		evaluation.DetectionHallucination, evaluation.DetectionLLMJudge} {
+	detections := []string{evaluation.DetectionNone, evaluation.DetectionRDM, evaluation.DetectionCCM,
+		evaluation.DetectionNoAnswer, evaluation.DetectionHallucination, evaluation.DetectionLLMJudge}
+	for _, d := range detections {
 		m.turns.create(m.labels.reserve(domainDetection, d))
+	}
+	for _, d := range detections {
+		for _, replaced := range detections {
+			if d != replaced {
+				m.turnsRevised.create(m.labels.value(domainDetection, d), m.labels.value(domainDetection, replaced))
+			}
+		}
 	}
 	for _, metric := range sessionScoreMetrics {
 		m.sessionScore.create(metric)
@@ -217,12 +230,19 @@ func (m *promMetrics) handler() http.Handler {
 // agent_eval.turn.* attributes). The processor emits two results per turn: a non-final one at
 // turn close and a final verdict later, both carrying the same interactions. So a
 // non-final result (Final=false) feeds the tool call, issue, not-evaluable, handoff and
-// interaction series, and a final one (Final=true) only agent_eval_turns_total: nothing
-// is counted twice.
+// interaction series, and a final one (Final=true) only agent_eval_turns_total, or, when
+// it is Revised (the turn was counted at its first final verdict), and its detection type
+// differs from the one it replaces, agent_eval_turns_revised_total: nothing is counted
+// twice, and the two give the verdicts as they stand (docs/metrics.md).
 func (m *promMetrics) recordTurn(tr *evaluation.TurnResult) {
 	if tr.Final {
-		if !tr.Revised { // a revised verdict's turn was counted at its first final one
+		if !tr.Revised {
 			m.turns.inc(m.labels.value(domainDetection, detectionType(tr)))
+		} else if d, replaced := detectionType(tr), tr.ReplacedDetectionType; d != replaced {
+			if replaced == "" {
+				replaced = labelUnknown
+			}
+			m.turnsRevised.inc(m.labels.value(domainDetection, d), m.labels.value(domainDetection, replaced))
 		}
 		return
 	}

@@ -96,9 +96,15 @@ func TestRecordTurnNonFinalAndFinal(t *testing.T) {
 	m.recordTurn(ptr(turn0(true)))
 	m.recordTurn(ptr(turn1(false)))
 	m.recordTurn(ptr(turn1(true)))
-	// The last turn judged again when its session continued: counted once.
+	// The last turn judged again when its session continued: counted once, and the
+	// change counted as a revision: from a collector that does not name the verdict it
+	// replaces (unknown), then twice from one that does, the second time unchanged.
 	revised := turn1(true)
 	revised.Revised, revised.DetectionType, revised.IsBad = true, "ccm", true
+	m.recordTurn(&revised)
+	revised.DetectionType, revised.ReplacedDetectionType = "rdm", "ccm"
+	m.recordTurn(&revised)
+	revised.ReplacedDetectionType = "rdm"
 	m.recordTurn(&revised)
 
 	// Tool calls come from the non-final results only: 4, not 8.
@@ -121,10 +127,14 @@ agent_eval_not_evaluable_total{check="tool_validation",reason="schema_unknown"} 
 # TYPE agent_eval_turns_total counter
 agent_eval_turns_total{detection_type="none"} 1
 agent_eval_turns_total{detection_type="rdm"} 1
+# HELP agent_eval_turns_revised_total Final verdicts changed after agent_eval_turns_total counted the turn (a session continued after a pause, a turn that closed late), by the new detection type and the one it replaces (replaced_detection_type; unknown from an earlier collector).
+# TYPE agent_eval_turns_revised_total counter
+agent_eval_turns_revised_total{detection_type="ccm",replaced_detection_type="unknown"} 1
+agent_eval_turns_revised_total{detection_type="rdm",replaced_detection_type="ccm"} 1
 `
 	require.NoError(t, testutil.GatherAndCompare(scraped(m), strings.NewReader(expected),
 		"agent_eval_tool_calls_total", "agent_eval_tool_issues_total", "agent_eval_handoffs_total",
-		"agent_eval_not_evaluable_total", "agent_eval_turns_total"))
+		"agent_eval_not_evaluable_total", "agent_eval_turns_total", "agent_eval_turns_revised_total"))
 
 	// Durations in seconds (JSON carries ms): refund_order 250 ms, 50 ms, 2000 ms;
 	// lookup_order never executed, so no duration.
