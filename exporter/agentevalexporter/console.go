@@ -44,7 +44,8 @@ const (
 //
 // turn counts from 1 (turn_index + 1). verdict is "ok" for a good turn, else its
 // detection type; final=false marks the provisional result sent when the turn closes,
-// revised=true a final verdict that replaces an earlier one. issues names the tool
+// revised=true a final verdict that replaces an earlier one (replaces= the detection type
+// it replaces, when that differs: agent_eval_turns_revised_total). issues names the tool
 // issues of the turn's calls as TYPE(tool.parameter) (consoleIssue), at most
 // consoleMaxIssues of them then "+N"; not_evaluable counts the calls that could not be
 // checked. A turn span carries the calls with its provisional result only
@@ -68,6 +69,10 @@ func turnConsoleLine(tr *evaluation.TurnResult) string {
 	}
 	if tr.Revised {
 		b.WriteString(" revised=true")
+		if r := tr.ReplacedDetectionType; r != "" && r != tr.DetectionType {
+			b.WriteString(" replaces=")
+			b.WriteString(consoleToken(r, consoleMaxNameRunes))
+		}
 	}
 	if tr.Partial {
 		b.WriteString(" partial=true")

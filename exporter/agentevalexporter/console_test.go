@@ -50,7 +50,7 @@ func TestTurnConsoleLine(t *testing.T) {
 		"issues=" + strings.Join([]string{hostileIssue, hostileIssue, hostileIssue}, ",")
 	require.Greater(t, len(uncapped), consoleMaxLineBytes)
 	revised := turn0(true)
-	revised.Revised = true
+	revised.Revised, revised.ReplacedDetectionType = true, "hallucination"
 	revised.Partial = true
 	// A turn span's summary: its issues do not name their tool (the call does).
 	provisional := turn0(false)
@@ -92,7 +92,7 @@ func TestTurnConsoleLine(t *testing.T) {
 		{
 			name: "revised verdict of a partial session",
 			tr:   revised,
-			want: "evaluate turn session=sess-checkout turn=1 verdict=rdm confidence=0.90 revised=true partial=true issues=PARAMETER_HALLUCINATION(refund_order.reason) not_evaluable=1",
+			want: "evaluate turn session=sess-checkout turn=1 verdict=rdm confidence=0.90 revised=true replaces=hallucination partial=true issues=PARAMETER_HALLUCINATION(refund_order.reason) not_evaluable=1",
 		},
 		{
 			name: "three issues named, the rest counted",
