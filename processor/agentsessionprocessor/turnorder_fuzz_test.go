@@ -21,12 +21,13 @@ import (
 	"github.com/agenteval/agenteval-collector/internal/store/storetest"
 )
 
-// Follow-up messages of the fuzzed conversations: each user message is either a neutral
-// follow-up or a correction of the answer before it, so that the verdict of the turn
-// before it tells whether it was given a correction: RDM, else hallucination (the
-// answers state figures no source grounds). A neutral follow-up and none give the same
-// verdict, so the test tells follow-ups apart only where a correction and another
-// message are the two candidates.
+// Follow-up messages of the fuzzed conversations: each user message is a neutral
+// follow-up, a correction of the answer before it, or a re-ask of the message before it
+// ("Again: " and that message, fuzzReask), so that the verdict of the turn before it
+// tells which it was given: RDM after a correction (or a re-ask of one: it repeats the
+// correction's cue), CCM after a re-ask, else hallucination (the answers state figures
+// no source grounds). A neutral follow-up and none give the same verdict, so the test
+// tells follow-ups apart where a correction or a re-ask is one of the candidates.
 var (
 	fuzzNeutral = []string{
 		"Thanks, and on Sunday?", "Great, what about Monday?", "And the wind tomorrow?",
@@ -50,10 +51,12 @@ type fuzzTurn struct {
 	// the user paused.
 	start      time.Duration
 	correction bool
-	crashed    bool
-	paused     bool
-	arrive     int
-	on         int
+	// reask: its user message asks the one before it again (fuzzReask).
+	reask   bool
+	crashed bool
+	paused  bool
+	arrive  int
+	on      int
 }
 
 // Ticks of 250 ms: a turn every 3 s; a pause of 75 s (session_timeout is a minute); a
@@ -78,7 +81,7 @@ func fuzzConversation(data []byte, collectors int) []fuzzTurn {
 	}
 	n := 2 + int(at(0))%5
 	turns := make([]fuzzTurn, n)
-	inOrder := at(1+n)&1 != 0 // the reference's order, other timing
+	inOrder := at(1+n)&1 != 0 // the reference's order, other timing; bit i: turn i re-asks
 	nominal, start := 0, time.Duration(0)
 	for i := range turns {
 		b, c := at(1+i), at(2+n+i)
@@ -89,10 +92,14 @@ func fuzzConversation(data []byte, collectors int) []fuzzTurn {
 		turns[i] = fuzzTurn{
 			user:       msgs[i%len(msgs)],
 			correction: b&1 != 0,
+			reask:      i > 0 && at(1+n)>>i&1 != 0,
 			answer:     fmt.Sprintf("Forecast %d: sunny, %d degrees.", i, 18+i),
 			crashed:    i > 0 && b&2 != 0,
 			paused:     i > 0 && c&2 != 0,
 			on:         int(c>>2) % collectors,
+		}
+		if turns[i].reask {
+			turns[i].user, turns[i].correction = fuzzReask(turns[i-1].user), false
 		}
 		if turns[i].paused {
 			nominal += fuzzPauseTicks
@@ -109,6 +116,28 @@ func fuzzConversation(data []byte, collectors int) []fuzzTurn {
 		nominal += fuzzTurnTicks
 	}
 	return turns
+}
+
+// fuzzReask is the user message that asks user again: CCM on the turn that answered
+// user, or RDM when user corrects (its cue repeated).
+func fuzzReask(user string) string { return "Again: " + user }
+
+// fuzzFollowUpVerdict is the detection type that turn i's user message gives the turn
+// before it: RDM after a correction or a re-ask of one (fuzzCorrects), CCM after
+// another re-ask, "" (neither) otherwise.
+func fuzzFollowUpVerdict(turns []fuzzTurn, i int) string {
+	switch {
+	case fuzzCorrects(turns, i):
+		return evaluation.DetectionRDM
+	case turns[i].reask:
+		return evaluation.DetectionCCM
+	}
+	return ""
+}
+
+// fuzzCorrects reports whether turn i's user message is a correction, or asks one again.
+func fuzzCorrects(turns []fuzzTurn, i int) bool {
+	return turns[i].correction || turns[i].reask && fuzzCorrects(turns, i-1)
 }
 
 // fuzzConfig is the processors' configuration: a turn settles 500 ms after its root
@@ -304,9 +333,16 @@ func checkTurnCloseOrder(t *testing.T, data []byte, st fuzzStore) {
 		wantIn[tr.UserMessage] = tr
 	}
 	for i, tu := range turns {
-		// The reference itself: RDM exactly where the next message is a correction.
-		next := i+1 < len(turns) && turns[i+1].correction
-		require.Equal(t, next, wantIn[tu.user].DetectionType == evaluation.DetectionRDM, "reference turn %d (%q): RDM when a correction follows", i, tu.user)
+		// The reference itself: RDM exactly where the next message corrects, CCM exactly
+		// where it re-asks.
+		want, got := "", wantIn[tu.user].DetectionType
+		if i+1 < len(turns) {
+			want = fuzzFollowUpVerdict(turns, i+1)
+		}
+		if got != evaluation.DetectionRDM && got != evaluation.DetectionCCM {
+			got = ""
+		}
+		require.Equal(t, want, got, "reference turn %d (%q): the next message's verdict", i, tu.user)
 	}
 	seen := map[int]bool{}
 	for p, tu := range turns {
@@ -349,7 +385,7 @@ func checkTurnCloseOrder(t *testing.T, data []byte, st fuzzStore) {
 // fuzzSeeds are FuzzTurnCloseOrder's seeds, each a schedule (fuzzSeed).
 func fuzzSeeds() (out [][]byte) {
 	type c = fuzzSeedTurn
-	n, corr := c{}, c{correction: true}
+	n, corr, again := c{}, c{correction: true}, c{reask: true}
 	with := func(t c, f func(*c)) c { f(&t); return t }
 	for _, seed := range []struct {
 		collectors int
@@ -367,6 +403,11 @@ func fuzzSeeds() (out [][]byte) {
 		{2, []c{n, with(corr, func(t *c) { t.on, t.late = 1, 40 }), n, n}},                                                                              // two collectors: the correction late on the other
 		{2, []c{with(corr, func(t *c) { t.on = 1 }), with(n, func(t *c) { t.crashed = true }), with(n, func(t *c) { t.on, t.paused = 1, true }), corr}}, // a crash and a pause
 		{2, []c{n, with(corr, func(t *c) { t.on, t.veryLate = 1, true }), n}},                                                                           // the correction very late on the other
+		{1, []c{n, again, corr, again, n}},                                                                                                              // re-asks in order: CCM, then RDM (a re-asked correction)
+		{1, []c{n, with(again, func(t *c) { t.late = 60 }), n, corr}},                                                                                   // the re-ask arrives 15 s late
+		{1, []c{corr, with(again, func(t *c) { t.paused = true }), n}},                                                                                  // a re-ask after a pause: CCM revises the verdict given at idle
+		{2, []c{n, with(again, func(t *c) { t.on, t.late = 1, 40 }), corr, n}},                                                                          // two collectors: the re-ask late on the other
+		{2, []c{with(n, func(t *c) { t.on = 1 }), with(again, func(t *c) { t.paused = true }), with(corr, func(t *c) { t.on, t.paused = 1, true })}},    // two collectors, pauses: CCM, then RDM, each a revision
 	} {
 		out = append(out, fuzzSeed(seed.turns, seed.collectors))
 	}
@@ -376,8 +417,8 @@ func fuzzSeeds() (out [][]byte) {
 // fuzzSeedTurn is a turn of a seed of FuzzTurnCloseOrder (fuzzSeed encodes it as
 // fuzzConversation reads it): late is in ticks of 250 ms, at most 60.
 type fuzzSeedTurn struct {
-	correction, crashed, paused, veryLate bool
-	late, on                              int
+	correction, reask, crashed, paused, veryLate bool
+	late, on                                     int
 }
 
 // fuzzSeed returns the input of FuzzTurnCloseOrder that reads as turns on collectors
@@ -402,6 +443,9 @@ func fuzzSeed(turns []fuzzSeedTurn, collectors int) []byte {
 			c |= 2
 		}
 		data[1+i], data[2+n+i] = b, c
+		if t.reask {
+			data[1+n] |= 1 << i
+		}
 	}
 	if collectors == 1 {
 		return append(data, 0x80)
