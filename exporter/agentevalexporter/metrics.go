@@ -84,10 +84,11 @@ type promMetrics struct {
 }
 
 // newPromMetrics registers the series on a new registry and creates, at zero, the series
-// whose label values are known in advance (sessions by outcome, turns by detection type,
-// session scores by metric, not-evaluable reasons of tool validation, recommendation
-// kinds). maxLabelValues (>= 1) caps the distinct values per label domain; onOverflow,
-// when not nil, is called once per domain the first time a value is mapped to "other".
+// whose label values are known in advance (sessions by outcome, turns by detection type
+// and their revisions by pair of detection types, session scores by metric,
+// not-evaluable reasons of tool validation, recommendation kinds). maxLabelValues (>= 1)
+// caps the distinct values per label domain; onOverflow, when not nil, is called once
+// per domain the first time a value is mapped to "other".
 func newPromMetrics(maxLabelValues int, onOverflow func(domain string)) *promMetrics {
 	first := newFirstScrape()
 	registry := prometheus.NewRegistry()
