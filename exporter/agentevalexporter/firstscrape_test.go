@@ -41,6 +41,9 @@ func TestSeriesServedAtZeroBeforeFirstEvent(t *testing.T) {
 	// Closed label sets exist from the start, at zero, even with an event recorded.
 	assert.Contains(t, first, `agent_eval_sessions_total{partial="false",task_completion="true"} 0`)
 	assert.Contains(t, first, `agent_eval_turns_total{detection_type="rdm"} 0`)
+	assert.Contains(t, first, `agent_eval_turns_total{detection_type="no_answer"} 0`)
+	assert.Equal(t, 30, strings.Count(first, "\nagent_eval_turns_revised_total{"), "every pair of two detection types")
+	assert.Contains(t, first, `agent_eval_turns_revised_total{detection_type="rdm",replaced_detection_type="none"} 0`)
 	assert.Contains(t, first, `agent_eval_not_evaluable_total{check="tool_validation",reason="schema_unknown"} 0`)
 	assert.Contains(t, first, `agent_eval_recommendations_total{kind="parameter_hallucination"} 0`)
 	assert.Contains(t, first, `agent_eval_session_score_count{metric="overall"} 0`)

@@ -4,6 +4,7 @@
 package store // import "github.com/agenteval/agenteval-collector/internal/store"
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"database/sql"
@@ -35,10 +36,20 @@ type SavedTurn struct {
 	// Replaced is, for a final record that is not FirstFinal and was written, the
 	// detection type (evaluation.TurnResult.DetectionType) of the final verdict it
 	// overwrote: the one counted or its latest revision; for a turn claimed final
-	// (ClaimFinal) that of its provisional record, which a verdict without follow-up
-	// keeps. "" otherwise: a provisional record, a FirstFinal one, or one not written
-	// because the stored verdict is further on.
+	// (ClaimFinal) since its last final save, the claimed one (Claim.DetectionType; that
+	// of its stored record when the claim did not name one). "" otherwise: a provisional
+	// record, a FirstFinal one, or one not written because the stored verdict is further
+	// on.
 	Replaced string
+}
+
+// Claim is a turn whose final verdict was emitted, and counted, without its record
+// saved (ContinuationStore.ClaimFinal).
+type Claim struct {
+	TurnKey
+	// DetectionType is the detection type of the verdict counted; "" for a claim kept
+	// by an earlier collector, which did not name it.
+	DetectionType string `json:"detection_type,omitempty"`
 }
 
 // TurnState is one closed turn's record, keyed by session id, trace id and root span id
@@ -107,13 +118,15 @@ type ContinuationStore interface {
 	// turn, and otherwise which final verdict it replaced. Collectors sharing the store
 	// never both get FirstFinal for one turn. On error it returns nil: nothing is saved.
 	SaveTurns(ctx context.Context, turns []TurnState) ([]SavedTurn, error)
-	// ClaimFinal records that the first final verdicts of turns were given (emitted and
-	// counted) although their final records could not be saved (the collector dropped
-	// them while the store was down): a stored provisional record of such a turn is marked
-	// final, its document unchanged, so that a later SaveTurns of a final record of the
-	// turn returns false (docs/decisions/sessions.md §4.9). A turn without a stored
-	// record, or with a final one, is left as it is. On error nothing is marked.
-	ClaimFinal(ctx context.Context, turns []TurnKey) error
+	// ClaimFinal records that final verdicts of turns were given (emitted and counted)
+	// although their final records could not be saved (the collector dropped them while
+	// the store was down): a stored provisional record of such a turn is marked final,
+	// its document unchanged, so that a later SaveTurns of a final record of the turn
+	// returns false (docs/decisions/sessions.md §4.9); and the claim's detection type is
+	// kept as the verdict counted, on a provisional or a final row, until the turn's next
+	// final save, which reports it as the verdict it replaced (SavedTurn.Replaced). A turn
+	// without a stored record is left as it is. On error nothing is marked.
+	ClaimFinal(ctx context.Context, turns []Claim) error
 	// SaveRevision records the session's last emitted analysis revision (the highest
 	// wins).
 	SaveRevision(ctx context.Context, sessionID string, revision int) error
@@ -167,15 +180,16 @@ const upsertTurnSQL = "INSERT INTO turns (session_id, trace_id, root_span_id, tu
 // never lowers the stage (not first). A turn made final is mostly provisional in the
 // store already: one statement, as a plain upsert.
 const (
-	finishTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ? " +
+	finishTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ?, counted_detection_type = NULL " +
 		"WHERE session_id = ? AND trace_id = ? AND root_span_id = ? AND verdict_stage = 0"
 	insertTurnSQL = "INSERT INTO turns (session_id, trace_id, root_span_id, turn_index, final, verdict_stage, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) " +
 		"ON CONFLICT (session_id, trace_id, root_span_id) DO NOTHING"
-	replaceTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ? " +
+	replaceTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ?, counted_detection_type = NULL " +
 		"WHERE session_id = ? AND trace_id = ? AND root_span_id = ? AND verdict_stage <= ?"
-	// storedTurnSQL reads a stored record's verdict stage and detection type (the JSON
-	// operators mean the same on PostgreSQL and on SQLite 3.38 and later).
-	storedTurnSQL = "SELECT verdict_stage, COALESCE(record -> 'result' ->> 'detection_type', '') FROM turns " +
+	// storedTurnSQL reads a stored record's verdict stage and the detection type counted
+	// for it: a claim's (ClaimFinal), else its record's (the JSON operators mean the same
+	// on PostgreSQL and on SQLite 3.38 and later).
+	storedTurnSQL = "SELECT verdict_stage, COALESCE(counted_detection_type, record -> 'result' ->> 'detection_type', '') FROM turns " +
 		"WHERE session_id = ? AND trace_id = ? AND root_span_id = ?"
 )
 
@@ -186,6 +200,11 @@ const (
 // (docs/decisions/sessions.md §4.2.0).
 const claimFinalSQL = "UPDATE turns SET final = ?, verdict_stage = 1, updated_at = ? " +
 	"WHERE session_id = ? AND trace_id = ? AND (root_span_id = ? OR CAST(? AS TEXT) = '') AND verdict_stage = 0"
+
+// claimCountedSQL keeps a claim's detection type as the verdict counted for the turn
+// (migration 00014), whatever the row's stage; a final save clears it.
+const claimCountedSQL = "UPDATE turns SET counted_detection_type = ? " +
+	"WHERE session_id = ? AND trace_id = ? AND (root_span_id = ? OR CAST(? AS TEXT) = '')"
 
 const upsertRevisionSQL = "INSERT INTO session_revisions (session_id, revision, updated_at) VALUES (?, ?, ?) " +
 	"ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, updated_at = excluded.updated_at " +
@@ -451,8 +470,9 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) ([]SavedTur
 	return saved, nil
 }
 
-// ClaimFinal marks the turns' provisional rows final in one transaction.
-func (s *sqlStore) ClaimFinal(ctx context.Context, turns []TurnKey) error {
+// ClaimFinal marks the turns' provisional rows final, and keeps the claims' detection
+// types, in one transaction.
+func (s *sqlStore) ClaimFinal(ctx context.Context, turns []Claim) error {
 	if len(turns) == 0 {
 		return nil
 	}
@@ -463,6 +483,12 @@ func (s *sqlStore) ClaimFinal(ctx context.Context, turns []TurnKey) error {
 		for _, k := range turns {
 			c := k.clean()
 			if err := sts.exec(claimFinalSQL, nil, true, now, c.SessionID, c.TraceID, c.RootSpanID, c.RootSpanID); err != nil {
+				return fmt.Errorf("claim turn %q/%s/%s: %w", k.SessionID, k.TraceID, k.RootSpanID, err)
+			}
+			if k.DetectionType == "" {
+				continue
+			}
+			if err := sts.exec(claimCountedSQL, nil, cleanText(k.DetectionType), c.SessionID, c.TraceID, c.RootSpanID, c.RootSpanID); err != nil {
 				return fmt.Errorf("claim turn %q/%s/%s: %w", k.SessionID, k.TraceID, k.RootSpanID, err)
 			}
 		}
@@ -634,6 +660,7 @@ type memSession struct {
 	revision int
 	turns    map[TurnKey]evaluation.TurnRecord // by turn; nil for a stub
 	claimed  map[TurnKey]bool                  // provisional records marked final (ClaimFinal), by turn
+	counted  map[TurnKey]string                // claims' detection types (ClaimFinal), by turn, until its next final save
 	indexes  map[TurnKey]int                   // by turn (ReserveTurns)
 	next     int                               // one more than the highest index reserved or saved
 }
@@ -671,7 +698,7 @@ func (m *MemoryContinuation) evict() {
 	for m.turns > m.maxTurns && m.lru.Len() > 0 {
 		old := m.lru.Remove(m.lru.Back()).(*memSession)
 		m.turns -= len(old.turns)
-		old.turns, old.indexes, old.claimed = nil, nil, nil
+		old.turns, old.indexes, old.claimed, old.counted = nil, nil, nil, nil
 		m.byID[old.id] = m.stubs.PushFront(old)
 	}
 	for m.stubs.Len() > StubsPerRecord*m.maxTurns {
@@ -718,9 +745,10 @@ func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) ([]
 			if !ok || VerdictStage(&old) == 0 && !s.claimed[k] {
 				saved[i].FirstFinal = true
 			} else {
-				saved[i].Replaced = old.Result.DetectionType
+				saved[i].Replaced = cmp.Or(s.counted[k], old.Result.DetectionType)
 			}
 			delete(s.claimed, k)
+			delete(s.counted, k)
 		}
 		if !ok {
 			m.turns++
@@ -733,20 +761,30 @@ func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) ([]
 }
 
 // ClaimFinal implements ContinuationStore.
-func (m *MemoryContinuation) ClaimFinal(_ context.Context, turns []TurnKey) error {
+func (m *MemoryContinuation) ClaimFinal(_ context.Context, turns []Claim) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, k := range turns {
-		e, ok := m.byID[k.SessionID]
+	for _, c := range turns {
+		e, ok := m.byID[c.SessionID]
 		if !ok {
 			continue
 		}
 		s := e.Value.(*memSession)
-		if r, ok := s.turns[k]; ok && VerdictStage(&r) == 0 {
+		r, ok := s.turns[c.TurnKey]
+		if !ok {
+			continue
+		}
+		if VerdictStage(&r) == 0 {
 			if s.claimed == nil {
 				s.claimed = map[TurnKey]bool{}
 			}
-			s.claimed[k] = true
+			s.claimed[c.TurnKey] = true
+		}
+		if c.DetectionType != "" {
+			if s.counted == nil {
+				s.counted = map[TurnKey]string{}
+			}
+			s.counted[c.TurnKey] = c.DetectionType
 		}
 	}
 	return nil

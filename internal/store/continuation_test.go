@@ -477,7 +477,8 @@ func firsts(saved []SavedTurn, err error) ([]bool, error) {
 // TestClaimFinal: a provisional record claimed final (its verdict counted while its final
 // record could not be saved) keeps its document, and a final record saved after it is not
 // the turn's first; a turn not claimed, or claimed without a stored record, still gets
-// its first final verdict once, and a claim leaves a final record as it is.
+// its first final verdict once, and a claim leaves a final record as it is. The next final
+// save reports the claim's detection type, when it names one, as the verdict it replaced.
 func TestClaimFinal(t *testing.T) {
 	ctx := context.Background()
 	check := func(t *testing.T, cs ContinuationStore) {
@@ -486,7 +487,10 @@ func TestClaimFinal(t *testing.T) {
 		final2 := turnState("s", 2, true, "none")
 		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{final2})))
 		trace := func(i int) string { return fmt.Sprintf("%032x", i+1) }
-		require.NoError(t, cs.ClaimFinal(ctx, []TurnKey{{"s", trace(0), ""}, {"s", trace(2), ""}, {"s", trace(7), ""}, {"unknown", trace(0), ""}}))
+		claim := func(session string, i int, counted string) Claim {
+			return Claim{TurnKey: TurnKey{session, trace(i), ""}, DetectionType: counted}
+		}
+		require.NoError(t, cs.ClaimFinal(ctx, []Claim{claim("s", 0, ""), claim("s", 2, evaluation.DetectionCCM), claim("s", 7, "none"), claim("unknown", 0, "")}))
 		require.NoError(t, cs.ClaimFinal(ctx, nil))
 
 		c, err := cs.LoadContinuation(ctx, "s", nil)
@@ -505,8 +509,13 @@ func TestClaimFinal(t *testing.T) {
 		require.Len(t, c.Turns, 4)
 		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType, "the final record stored over the claimed one")
 
-		// The claim left turn 2's final record (with follow-up) as it was: one without
-		// follow-up does not replace it.
+		// The claim left turn 2's final record (with follow-up) as it was, and keeps the
+		// verdict counted (CCM: a revision emitted while saves failed, then dropped) as the
+		// one the next final save replaces, once.
+		first, err = cs.SaveTurns(ctx, []TurnState{turnState("s", 2, true, "none"), turnState("s", 2, true, "none")})
+		require.NoError(t, err)
+		assert.Equal(t, []SavedTurn{{Replaced: evaluation.DetectionCCM}, {Replaced: "none"}}, first, "the counted verdict, then the record's")
+		// One without follow-up does not replace it.
 		noFollowUp := turnState("s", 2, true, evaluation.DetectionRDM)
 		noFollowUp.Record.NoFollowUp = true
 		first, err = cs.SaveTurns(ctx, []TurnState{noFollowUp})
@@ -790,7 +799,7 @@ func TestTurnsOfOneTrace(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []bool{false, false}, first)
 		require.NoError(t, saved(cs.SaveTurns(ctx, []TurnState{record(0, false), record(1, false)})), "a retried save")
-		require.NoError(t, cs.ClaimFinal(ctx, keys[1:]), "turn 1's final verdict counted without its record")
+		require.NoError(t, cs.ClaimFinal(ctx, []Claim{{TurnKey: keys[1]}}), "turn 1's final verdict counted without its record")
 		first, err = firsts(cs.SaveTurns(ctx, []TurnState{record(0, true), record(1, true)}))
 		require.NoError(t, err)
 		assert.Equal(t, []bool{true, false}, first, "turn 0's first final verdict; turn 1's was claimed")

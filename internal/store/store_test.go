@@ -593,7 +593,7 @@ func TestSchemaTables(t *testing.T) {
 		"evaluation_api_keys": {"agent_id", "created_at", "key_hash", "key_id"},
 		"session_analyses":    {"analysis", "revision", "session_id", "stored_at"},
 		"session_revisions":   {"revision", "session_id", "updated_at"},
-		"turns":               {"final", "record", "root_span_id", "session_id", "trace_id", "turn_index", "updated_at", "verdict_stage"},
+		"turns":               {"counted_detection_type", "final", "record", "root_span_id", "session_id", "trace_id", "turn_index", "updated_at", "verdict_stage"},
 		"turn_indexes":        {"root_span_id", "session_id", "trace_id", "turn_index", "updated_at"},
 		"judge_verdicts": {"agent", "analysis_revision", "evaluator_version", "judge_error", "kind", "name", "pass",
 			"reason", "score", "session_id", "updated_at"},

@@ -57,7 +57,7 @@ func (d *downContinuation) SaveTurns(ctx context.Context, turns []store.TurnStat
 	return d.ContinuationStore.SaveTurns(ctx, turns)
 }
 
-func (d *downContinuation) ClaimFinal(ctx context.Context, turns []store.TurnKey) error {
+func (d *downContinuation) ClaimFinal(ctx context.Context, turns []store.Claim) error {
 	if d.down {
 		return errStoreDown
 	}
@@ -633,6 +633,89 @@ func TestCorrectionWhileStoreDownCountedOnce(t *testing.T) {
 		a := assertWhole(t, results, id, 2)
 		require.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "turn 0's verdict has turn 1's correction")
 		assertStandingAsStored(t, assertEachTraceCountedOnce(t, 2, sink), a)
+	})
+}
+
+// saveDownContinuation fails SaveTurns and ClaimFinal while down; loads work.
+type saveDownContinuation struct {
+	store.ContinuationStore
+	down bool
+}
+
+func (s *saveDownContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]store.SavedTurn, error) {
+	if s.down {
+		return nil, errors.New("injected: saves fail")
+	}
+	return s.ContinuationStore.SaveTurns(ctx, turns)
+}
+
+func (s *saveDownContinuation) ClaimFinal(ctx context.Context, turns []store.Claim) error {
+	if s.down {
+		return errors.New("injected: saves fail")
+	}
+	return s.ContinuationStore.ClaimFinal(ctx, turns)
+}
+
+// TestDroppedRevisedVerdictCountedOnce: a final verdict that differs from the stored
+// row's is dropped over the bound (emitted, so counted, and claimed); the session is
+// later loaded from the store and the turn judged again. The claim keeps the verdict
+// counted, so the one given again replaces it, not the stale stored one. Found by review:
+// the claim kept only the stored document, and the change was counted twice (none→rdm
+// once at the drop, once again from the store). Shapes: turn 0's RDM with follow-up
+// waits while the database is down, over its provisional row; turn 1's RDM, a revision
+// after a pause emitted at once while saves fail, over its final row.
+func TestDroppedRevisedVerdictCountedOnce(t *testing.T) {
+	t.Run("waiting_follow_up", func(t *testing.T) {
+		onStores(t, func(t *testing.T, driver, dsn string) {
+			ctx := context.Background()
+			p, sink, clk, db, results := downProcessor(t, driver, dsn)
+			oneUnsaved(p)
+			const id = "dropped-follow-up-1"
+			sendCounted(t, p, clk, id, 0) // its provisional record saved
+			db.down = true
+			sendCounted(t, p, clk, id, 1) // turn 0's RDM waits; turn 1's record pushes it out
+			db.down = false
+			clk.advance(2 * time.Minute)
+			p.step(ctx) // the claim, the saves, idle
+			n := exportAnalyses(t, results, sink, 0)
+			continueSession(t, p, clk, id, 2)
+			exportAnalyses(t, results, sink, n)
+			a := assertWhole(t, results, id, 3)
+			require.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType)
+			assertStandingAsStored(t, assertEachTraceCountedOnce(t, 3, sink), a)
+		})
+	})
+	t.Run("revision_while_saves_fail", func(t *testing.T) {
+		onStores(t, func(t *testing.T, driver, dsn string) {
+			ctx := context.Background()
+			p, sink, clk := startedProcessor(t, recoveryConfig(driver, dsn))
+			db := &saveDownContinuation{ContinuationStore: p.cont}
+			p.cont = db
+			results := resultStore(t, driver, dsn)
+			oneUnsaved(p)
+			const id = "dropped-revision-1"
+			sendCounted(t, p, clk, id, 0)
+			sendCounted(t, p, clk, id, 1)
+			clk.advance(2 * time.Minute)
+			p.step(ctx) // idle: turn 1 counted without follow-up
+			n := exportAnalyses(t, results, sink, 0)
+			clk.advance(time.Hour)
+			db.down = true
+			td := chatTurn(id, 102, clk.now(), "No, that's wrong, I meant Lyon.", "In Lyon: cloudy.", true)
+			_, err := p.processTraces(ctx, td)
+			require.NoError(t, err)
+			clk.advance(3 * time.Second)
+			p.step(ctx) // turn 1's RDM emitted at once, its record then pushed out
+			db.down = false
+			clk.advance(2 * time.Minute)
+			p.step(ctx)
+			n = exportAnalyses(t, results, sink, n)
+			continueSession(t, p, clk, id, 3)
+			exportAnalyses(t, results, sink, n)
+			a := assertWhole(t, results, id, 4)
+			require.Equal(t, evaluation.DetectionRDM, a.TurnResults[1].DetectionType)
+			assertStandingAsStored(t, assertEachTraceCountedOnce(t, 4, sink), a)
+		})
 	})
 }
 

@@ -115,6 +115,15 @@ func assertCountedOnce(t *testing.T, final map[int][]evaluation.TurnResult, n in
 	return standing
 }
 
+// assertStandingAsIn checks that the verdicts the turn counters give (standing, by turn
+// index: assertCountedOnce) are analysis a's.
+func assertStandingAsIn(t *testing.T, standing map[int]string, a *evaluation.Analysis) {
+	t.Helper()
+	for _, tr := range a.TurnResults {
+		assert.Equal(t, tr.DetectionType, standing[tr.TurnIndex], "turn %d: the counters, corrected by the revisions, give the analysis' verdict", tr.TurnIndex)
+	}
+}
+
 // standingVerdict returns the detection type that the exporter's counters give a turn
 // from its final verdicts trs, in any order: agent_eval_turns_total counts the one not
 // Revised; agent_eval_turns_revised_total counts each Revised one as its type in place of
@@ -133,6 +142,7 @@ func standingVerdict(t *testing.T, trs []evaluation.TurnResult) string {
 		}
 	}
 	maps.DeleteFunc(n, func(_ string, c int) bool { return c == 0 })
+	assert.NotEmpty(t, n, "the counted verdicts and their revisions add up to one verdict, not none")
 	for d, c := range n {
 		if assert.Len(t, n, 1, "the counted verdicts and their revisions add up to one verdict: %v", n) &&
 			assert.Equal(t, 1, c, "the counted verdicts and their revisions add up to one verdict: %v", n) {
@@ -302,9 +312,10 @@ func TestFollowUpWaitsForEarlierOpenTurn(t *testing.T) {
 			require.Len(t, final[0], 1, "the first turn's final verdict is given once")
 			assert.Equal(t, evaluation.DetectionRDM, final[0][0].DetectionType, "from the correction")
 			assert.False(t, final[0][0].Revised)
-			assertCountedOnce(t, final, 3)
+			standing := assertCountedOnce(t, final, 3)
 			as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
 			require.Len(t, as, 1)
+			assertStandingAsIn(t, standing, &as[0])
 			assert.Equal(t, 1, as[0].Conversation.RDMDetections)
 		})
 	}
@@ -679,7 +690,7 @@ func TestQuickTurnsOnTwoCollectors(t *testing.T) {
 		for i := range 3 {
 			assert.Len(t, provisional[i], 1, "turn %d is evaluated once", i)
 		}
-		assertCountedOnce(t, final, 3)
+		assertStandingAsIn(t, assertCountedOnce(t, final, 3), &last)
 		require.NotEmpty(t, final[0])
 		assert.Equal(t, evaluation.DetectionRDM, final[0][len(final[0])-1].DetectionType)
 
@@ -778,7 +789,7 @@ func TestTurnClosedLateOnOtherCollector(t *testing.T) {
 				assert.Equal(t, 1, last.Conversation.RDMDetections)
 
 				final, _ := turnVerdicts(t, turnSpansOf(sinks))
-				assertCountedOnce(t, final, 3)
+				assertStandingAsIn(t, assertCountedOnce(t, final, 3), &last)
 
 				c := storedContinuation(t, driver, dsn, id)
 				require.Len(t, c.Turns, 3, "every turn stored once")

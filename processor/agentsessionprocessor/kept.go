@@ -39,7 +39,7 @@ type keptState struct {
 	Records   []keptRecord    `json:"records,omitempty"`
 	Local     []store.TurnKey `json:"local,omitempty"`
 	Revisions map[string]int  `json:"revisions,omitempty"`
-	Claims    []store.TurnKey `json:"claims,omitempty"`
+	Claims    []store.Claim   `json:"claims,omitempty"`
 }
 
 // keptRecord is one store.TurnState.
@@ -125,9 +125,10 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 		sh := p.shards[shardOf(k.SessionID, n)]
 		sh.local = append(sh.local, sh.withRootSpan(k))
 	}
-	for _, k := range ks.Claims {
-		sh := p.shards[shardOf(k.SessionID, n)]
-		sh.claims = append(sh.claims, sh.withRootSpan(k))
+	for _, c := range ks.Claims {
+		sh := p.shards[shardOf(c.SessionID, n)]
+		c.TurnKey = sh.withRootSpan(c.TurnKey)
+		sh.claims = append(sh.claims, c)
 	}
 	for id, rev := range ks.Revisions {
 		sh := p.shards[shardOf(id, n)]

@@ -423,7 +423,7 @@ func TestKeptBeforeRootSpan(t *testing.T) {
 	p, _, _, db := keptProcessor(t, "sqlite", filepath.Join(t.TempDir(), "agenteval.db"), host)
 	sh := p.shards[shardOf("s", len(p.shards))]
 	assert.Equal(t, []store.TurnKey{{SessionID: "s", TraceID: trace, RootSpanID: root}, {SessionID: "s", TraceID: "other"}}, sh.local)
-	assert.Equal(t, []store.TurnKey{{SessionID: "s", TraceID: trace, RootSpanID: root}}, sh.claims)
+	assert.Equal(t, []store.Claim{{TurnKey: store.TurnKey{SessionID: "s", TraceID: trace, RootSpanID: root}}}, sh.claims, "a claim kept by an earlier collector: no detection type")
 	db.down = true // nothing saved: the shutdown keeps it all again
 	require.NoError(t, p.shutdown(ctx))
 }

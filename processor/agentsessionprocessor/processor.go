@@ -647,8 +647,10 @@ type shard struct {
 	// shutdown before continuation.storage gave the record back: the continuation store marks
 	// their provisional rows final (ClaimFinal) before the shard's next save, so that a
 	// continued session does not give them a first final verdict again
-	// (docs/decisions/sessions.md §4.9). At most maxLocal(), the oldest dropped.
-	claims []store.TurnKey
+	// (docs/decisions/sessions.md §4.9), and keeps the detection type counted, so that a
+	// verdict given again later names it as the one it replaces. At most maxLocal(), the
+	// oldest dropped.
+	claims []store.Claim
 	// analysedTraces are the trace ids of sessions keyed by their trace (not kept in the
 	// continuation store) whose analysis the shard emitted, the most recent maxLocal()
 	// of them: a span of such a trace that comes after the tracker forgot it is late,
@@ -1117,10 +1119,11 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 		emitWaiting(b, sh.unsaved[:n], sh.waiting[:n], nil)
 		for i := range n {
 			// A final verdict is counted now (waiting) or was before (emitted at a
-			// shutdown, then restored by continuation.storage): claimed in the store once
-			// it is back. A claim on a row already final changes nothing.
-			if sh.waiting[i] || store.VerdictStage(&sh.unsaved[i].Record) > 0 {
-				sh.claims = append(sh.claims, sh.unsaved[i].Key())
+			// shutdown, then restored by continuation.storage; or a revision emitted
+			// while the save failed): claimed in the store once it is back, with the
+			// detection type counted, which the stored row may not hold.
+			if r := &sh.unsaved[i]; sh.waiting[i] || store.VerdictStage(&r.Record) > 0 {
+				sh.claims = append(sh.claims, store.Claim{TurnKey: r.Key(), DetectionType: r.Record.Result.DetectionType})
 			}
 		}
 		if m := len(sh.claims) - sh.maxLocal(); m > 0 {
