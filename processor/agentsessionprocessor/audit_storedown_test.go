@@ -32,6 +32,8 @@ type downContinuation struct {
 	failLoads, failReserves int
 	// failRevisions makes NextRevision and SaveRevision fail while the rest is up.
 	failRevisions bool
+	// failSaves makes SaveTurns and ClaimFinal fail while the rest is up.
+	failSaves bool
 }
 
 // fails reports whether a call counted by n fails now.
@@ -51,14 +53,14 @@ func (d *downContinuation) LoadContinuation(ctx context.Context, id string, held
 }
 
 func (d *downContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]store.SavedTurn, error) {
-	if d.down {
+	if d.down || d.failSaves {
 		return nil, errStoreDown
 	}
 	return d.ContinuationStore.SaveTurns(ctx, turns)
 }
 
 func (d *downContinuation) ClaimFinal(ctx context.Context, turns []store.Claim) error {
-	if d.down {
+	if d.down || d.failSaves {
 		return errStoreDown
 	}
 	return d.ContinuationStore.ClaimFinal(ctx, turns)
@@ -477,15 +479,6 @@ func assertEachTraceCountedOnce(t *testing.T, turns int, sinks ...*consumertest.
 	return standing
 }
 
-// assertStandingAsStored checks that the verdict the turn counters give each turn of a
-// (standing, by trace: assertEachTraceCountedOnce) is the one a holds.
-func assertStandingAsStored(t *testing.T, standing map[string]string, a *evaluation.Analysis) {
-	t.Helper()
-	for _, tr := range a.TurnResults {
-		assert.Equal(t, tr.DetectionType, standing[tr.TraceID], "turn %d: the counters, corrected by the revisions, give the stored verdict", tr.TurnIndex)
-	}
-}
-
 // TestContinuedWhileStoreDownKeepsRevision: turn 2 of a stored session gets its index
 // from the store; then the database goes down, the session goes idle (its analysis,
 // revision 2, waits in the exporter's queue) and continues with turn 3 while it is still
@@ -517,7 +510,7 @@ func TestContinuedWhileStoreDownKeepsRevision(t *testing.T) {
 		exportAnalyses(t, results, sink, n)
 		a := assertWhole(t, results, id, 5)
 		assertSameTurns(t, a, assertContinuationWhole(t, driver, dsn, id, 5))
-		assertStandingAsStored(t, assertEachTraceCountedOnce(t, 5, sink), a)
+		assertStanding(t, assertEachTraceCountedOnce(t, 5, sink), a, turnTraceKey)
 	})
 }
 
@@ -632,28 +625,8 @@ func TestCorrectionWhileStoreDownCountedOnce(t *testing.T) {
 		exportAnalyses(t, results, sink, 0)
 		a := assertWhole(t, results, id, 2)
 		require.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "turn 0's verdict has turn 1's correction")
-		assertStandingAsStored(t, assertEachTraceCountedOnce(t, 2, sink), a)
+		assertStanding(t, assertEachTraceCountedOnce(t, 2, sink), a, turnTraceKey)
 	})
-}
-
-// saveDownContinuation fails SaveTurns and ClaimFinal while down; loads work.
-type saveDownContinuation struct {
-	store.ContinuationStore
-	down bool
-}
-
-func (s *saveDownContinuation) SaveTurns(ctx context.Context, turns []store.TurnState) ([]store.SavedTurn, error) {
-	if s.down {
-		return nil, errors.New("injected: saves fail")
-	}
-	return s.ContinuationStore.SaveTurns(ctx, turns)
-}
-
-func (s *saveDownContinuation) ClaimFinal(ctx context.Context, turns []store.Claim) error {
-	if s.down {
-		return errors.New("injected: saves fail")
-	}
-	return s.ContinuationStore.ClaimFinal(ctx, turns)
 }
 
 // TestDroppedRevisedVerdictCountedOnce: a final verdict that differs from the stored
@@ -682,16 +655,13 @@ func TestDroppedRevisedVerdictCountedOnce(t *testing.T) {
 			exportAnalyses(t, results, sink, n)
 			a := assertWhole(t, results, id, 3)
 			require.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType)
-			assertStandingAsStored(t, assertEachTraceCountedOnce(t, 3, sink), a)
+			assertStanding(t, assertEachTraceCountedOnce(t, 3, sink), a, turnTraceKey)
 		})
 	})
 	t.Run("revision_while_saves_fail", func(t *testing.T) {
 		onStores(t, func(t *testing.T, driver, dsn string) {
 			ctx := context.Background()
-			p, sink, clk := startedProcessor(t, recoveryConfig(driver, dsn))
-			db := &saveDownContinuation{ContinuationStore: p.cont}
-			p.cont = db
-			results := resultStore(t, driver, dsn)
+			p, sink, clk, db, results := downProcessor(t, driver, dsn)
 			oneUnsaved(p)
 			const id = "dropped-revision-1"
 			sendCounted(t, p, clk, id, 0)
@@ -700,13 +670,13 @@ func TestDroppedRevisedVerdictCountedOnce(t *testing.T) {
 			p.step(ctx) // idle: turn 1 counted without follow-up
 			n := exportAnalyses(t, results, sink, 0)
 			clk.advance(time.Hour)
-			db.down = true
+			db.failSaves = true
 			td := chatTurn(id, 102, clk.now(), "No, that's wrong, I meant Lyon.", "In Lyon: cloudy.", true)
 			_, err := p.processTraces(ctx, td)
 			require.NoError(t, err)
 			clk.advance(3 * time.Second)
 			p.step(ctx) // turn 1's RDM emitted at once, its record then pushed out
-			db.down = false
+			db.failSaves = false
 			clk.advance(2 * time.Minute)
 			p.step(ctx)
 			n = exportAnalyses(t, results, sink, n)
@@ -714,7 +684,7 @@ func TestDroppedRevisedVerdictCountedOnce(t *testing.T) {
 			exportAnalyses(t, results, sink, n)
 			a := assertWhole(t, results, id, 4)
 			require.Equal(t, evaluation.DetectionRDM, a.TurnResults[1].DetectionType)
-			assertStandingAsStored(t, assertEachTraceCountedOnce(t, 4, sink), a)
+			assertStanding(t, assertEachTraceCountedOnce(t, 4, sink), a, turnTraceKey)
 		})
 	})
 }
@@ -771,7 +741,7 @@ func droppedFinalRecordCountedOnce(t *testing.T, driver, dsn string, downFirst b
 	exportAnalyses(t, results, sink, n)
 	a := assertWhole(t, results, id, 2)
 	assert.Equal(t, evaluation.DetectionRDM, a.TurnResults[0].DetectionType, "turn 0's verdict has turn 1's correction")
-	assertStandingAsStored(t, assertEachTraceCountedOnce(t, 3, sink), a) // two turns of id, one of the other session
+	assertStanding(t, assertEachTraceCountedOnce(t, 3, sink), a, turnTraceKey) // two turns of id, one of the other session
 }
 
 // continueSession sends turn i of session id to p after a pause of an hour (the session

@@ -115,14 +115,20 @@ func assertCountedOnce(t *testing.T, final map[int][]evaluation.TurnResult, n in
 	return standing
 }
 
-// assertStandingAsIn checks that the verdicts the turn counters give (standing, by turn
-// index: assertCountedOnce) are analysis a's.
-func assertStandingAsIn(t *testing.T, standing map[int]string, a *evaluation.Analysis) {
+// assertStanding checks that the verdicts the turn counters give (standing:
+// assertCountedOnce by turn index, assertEachTraceCountedOnce by trace) are analysis a's,
+// each turn found in standing by key (byIndex or turnTraceKey).
+func assertStanding[K comparable](t *testing.T, standing map[K]string, a *evaluation.Analysis, key func(*evaluation.TurnResult) K) {
 	t.Helper()
-	for _, tr := range a.TurnResults {
-		assert.Equal(t, tr.DetectionType, standing[tr.TurnIndex], "turn %d: the counters, corrected by the revisions, give the analysis' verdict", tr.TurnIndex)
+	for i := range a.TurnResults {
+		tr := &a.TurnResults[i]
+		assert.Equal(t, tr.DetectionType, standing[key(tr)], "turn %d: the counters, corrected by the revisions, give the analysis' verdict", tr.TurnIndex)
 	}
 }
+
+// turnIndexKey and turnTraceKey are the keys of assertStanding.
+func turnIndexKey(tr *evaluation.TurnResult) int    { return tr.TurnIndex }
+func turnTraceKey(tr *evaluation.TurnResult) string { return tr.TraceID }
 
 // standingVerdict returns the detection type that the exporter's counters give a turn
 // from its final verdicts trs, in any order: agent_eval_turns_total counts the one not
@@ -215,10 +221,7 @@ func TestContinuationAcrossPauses(t *testing.T) {
 	assert.True(t, final[0][1].Revised, "the verdict with the follow-up revises the one given at idle")
 	assert.Equal(t, evaluation.DetectionRDM, final[0][1].DetectionType)
 	assert.Equal(t, final[0][0].DetectionType, final[0][1].ReplacedDetectionType, "it names the verdict given at idle")
-	standing := assertCountedOnce(t, final, len(conversation))
-	for i, tr := range last.TurnResults {
-		assert.Equal(t, tr.DetectionType, standing[i], "turn %d: the counters, corrected by the revisions, give the analysis' verdict", i)
-	}
+	assertStanding(t, assertCountedOnce(t, final, len(conversation)), &last, turnIndexKey)
 	assert.Equal(t, conversation[0].user, last.TurnResults[0].UserMessage, "the analysis holds the whole conversation")
 	assert.Equal(t, conversation[2].answer, last.TurnResults[2].FinalResponse)
 	assert.Len(t, final[2], 1)
@@ -315,7 +318,7 @@ func TestFollowUpWaitsForEarlierOpenTurn(t *testing.T) {
 			standing := assertCountedOnce(t, final, 3)
 			as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
 			require.Len(t, as, 1)
-			assertStandingAsIn(t, standing, &as[0])
+			assertStanding(t, standing, &as[0], turnIndexKey)
 			assert.Equal(t, 1, as[0].Conversation.RDMDetections)
 		})
 	}
@@ -690,7 +693,7 @@ func TestQuickTurnsOnTwoCollectors(t *testing.T) {
 		for i := range 3 {
 			assert.Len(t, provisional[i], 1, "turn %d is evaluated once", i)
 		}
-		assertStandingAsIn(t, assertCountedOnce(t, final, 3), &last)
+		assertStanding(t, assertCountedOnce(t, final, 3), &last, turnIndexKey)
 		require.NotEmpty(t, final[0])
 		assert.Equal(t, evaluation.DetectionRDM, final[0][len(final[0])-1].DetectionType)
 
@@ -789,7 +792,7 @@ func TestTurnClosedLateOnOtherCollector(t *testing.T) {
 				assert.Equal(t, 1, last.Conversation.RDMDetections)
 
 				final, _ := turnVerdicts(t, turnSpansOf(sinks))
-				assertStandingAsIn(t, assertCountedOnce(t, final, 3), &last)
+				assertStanding(t, assertCountedOnce(t, final, 3), &last, turnIndexKey)
 
 				c := storedContinuation(t, driver, dsn, id)
 				require.Len(t, c.Turns, 3, "every turn stored once")

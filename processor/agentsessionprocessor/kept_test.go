@@ -145,7 +145,7 @@ func storeDownAcrossRestartThenBack(t *testing.T, driver, dsn string, partFirst 
 	c := assertContinuationWhole(t, driver, dsn, id, 4)
 	assertSameTurns(t, a, c)
 	assert.False(t, c.Turns[2].NoFollowUp, "turn 2's verdict has turn 3's message")
-	assertStandingAsStored(t, assertEachTraceCountedOnce(t, 4, sink, sink2), a)
+	assertStanding(t, assertEachTraceCountedOnce(t, 4, sink, sink2), a, turnTraceKey)
 
 	require.NoError(t, p2.shutdown(ctx))
 	assert.Equal(t, keptState{}, readKept(t, host2), "a shutdown that saved everything leaves nothing kept")
@@ -280,7 +280,7 @@ func storeDownAcrossRestartStillDown(t *testing.T, driver, dsn string, openAtShu
 	}
 	assert.Equal(t, queued[0].TurnResults[len(queued[0].TurnResults)-1].TraceID, a.TurnResults[2].TraceID, "turn 2 at index 2")
 	assertSameTurns(t, a, assertContinuationWhole(t, driver, dsn, id, 5))
-	assertStandingAsStored(t, assertEachTraceCountedOnce(t, 5, sink, sink2), a)
+	assertStanding(t, assertEachTraceCountedOnce(t, 5, sink, sink2), a, turnTraceKey)
 }
 
 // TestKeptRestoredTwice: a collector that took back what the last shutdown kept dies
@@ -315,7 +315,7 @@ func TestKeptRestoredTwice(t *testing.T) {
 		a := assertWhole(t, results, id, 4)
 		assertSameTurns(t, a, assertContinuationWhole(t, driver, dsn, id, 4))
 		assert.Equal(t, conversation[2].user, a.TurnResults[2].UserMessage)
-		assertStandingAsStored(t, assertEachTraceCountedOnce(t, 4, sink, sink2, sink3), a)
+		assertStanding(t, assertEachTraceCountedOnce(t, 4, sink, sink2, sink3), a, turnTraceKey)
 	})
 }
 
