@@ -94,12 +94,16 @@ const sqliteTimeLayout = "2006-01-02T15:04:05.000000000Z"
 // spills any to the WAL: with the default (spill once the 2 MB cache is full), an
 // exporter batch of some 100 analyses wrote pages to the WAL before its commit, wrote
 // them again at the commit and rewrote the checksums of every frame after the first
-// rewritten one (docs/decisions/performance.md §8.29). The cache shrinks back to
-// cache_size once the pages are committed; what a commit makes durable, and when, does
-// not change. The page size is set when the database is created (sqlitePageSize,
-// createSQLite).
+// rewritten one (docs/decisions/performance.md §8.29). cache_size(-16384) lets the page
+// cache keep those 16 MiB between transactions: with the default (2 MB), every commit of
+// a large batch freed the pages above it, and the pure-Go SQLite's allocator handed them
+// back to the kernel (madvise) only to fault them in again at the next batch, 4% of the
+// full pipeline's CPU and a tenth of it in all (performance.md §8.61). It is a bound per
+// connection: the writer's cache reaches it, readers' caches grow only as far as what
+// they read. What a commit makes durable, and when, does not change. The page size is set
+// when the database is created (sqlitePageSize, createSQLite).
 const sqlitePragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
-	"&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=cache_spill(-16384)&_txlock=immediate"
+	"&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=cache_spill(-16384)&_pragma=cache_size(-16384)&_txlock=immediate"
 
 // sqlitePageSize is the page size of a database the store creates: 16 KiB instead of
 // SQLite's 4 KiB default. A stored turn result (about 6.5 KB) or analysis document

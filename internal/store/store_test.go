@@ -796,6 +796,9 @@ func TestOpenCreatesSQLiteFileInWAL(t *testing.T) {
 	assert.Equal(t, sqlitePageSize, pageSize, "a new database gets the store's page size")
 	require.NoError(t, s.db.QueryRow("PRAGMA cache_spill").Scan(&spill))
 	assertSpillsAt16MiB(t, spill, pageSize)
+	var cacheSize int
+	require.NoError(t, s.db.QueryRow("PRAGMA cache_size").Scan(&cacheSize))
+	assert.Equal(t, -16384, cacheSize, "the page cache keeps, between transactions, the 16 MiB a transaction may dirty")
 }
 
 // assertSpillsAt16MiB checks that the cache_spill threshold, in pages of pageSize bytes
