@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -672,11 +673,15 @@ func checkPipeline(t *testing.T, in pipelineInput, pe pipelineExporter) (session
 			stored[k] = tr
 			storedTraces[tr.TraceID] = true
 		}
-		wantJS, err := json.Marshal(want)
+		// The API lists turns in conversation order; the session span in index order.
+		inOrder := *want
+		inOrder.TurnResults = slices.Clone(want.TurnResults)
+		evaluation.ConversationOrder(inOrder.TurnResults)
+		wantJS, err := json.Marshal(inOrder)
 		require.NoError(t, err)
 		gotJS, err := json.Marshal(got)
 		require.NoError(t, err)
-		assert.JSONEq(t, string(wantJS), string(gotJS), "session %q reads back as emitted", id)
+		assert.JSONEq(t, string(wantJS), string(gotJS), "session %q reads back as emitted, its turns in conversation order", id)
 	}
 	for k, isFinal := range final {
 		tr, ok := stored[k]

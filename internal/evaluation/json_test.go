@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,4 +80,34 @@ func TestJSONEscapingFollowsTheEncoder(t *testing.T) {
 	enc.SetEscapeHTML(false)
 	require.NoError(t, enc.Encode([]Recommendation{r}))
 	assert.Contains(t, buf.String(), `handoff 0 < 0.7`)
+}
+
+// TestConversationOrder: turns sort by start, then index (two turns may start in the same
+// millisecond); one turn without a start leaves the list as given.
+func TestConversationOrder(t *testing.T) {
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	turn := func(index int, start time.Time) TurnResult { return TurnResult{TurnIndex: index, StartedAt: start} }
+	indexes := func(trs []TurnResult) []int {
+		out := make([]int, len(trs))
+		for i := range trs {
+			out[i] = trs[i].TurnIndex
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name  string
+		turns []TurnResult
+		want  []int
+	}{
+		{"in order", []TurnResult{turn(0, at), turn(1, at.Add(time.Minute)), turn(2, at.Add(2*time.Minute))}, []int{0, 1, 2}},
+		{"turn 2 closed late", []TurnResult{turn(0, at), turn(1, at.Add(2*time.Minute)), turn(2, at.Add(time.Minute))}, []int{0, 2, 1}},
+		{"same start, by index", []TurnResult{turn(1, at), turn(0, at)}, []int{0, 1}},
+		{"a start unknown", []TurnResult{turn(1, at), turn(0, time.Time{})}, []int{1, 0}},
+		{"none", nil, []int{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ConversationOrder(c.turns)
+			assert.Equal(t, c.want, indexes(c.turns))
+		})
+	}
 }

@@ -4,6 +4,7 @@
 package evaluation // import "github.com/agenteval/agenteval-collector/internal/evaluation"
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -125,6 +126,12 @@ type TurnResult struct {
 	TurnIndex  int    `json:"turn_index"`
 	TraceID    string `json:"trace_id"`
 	RootSpanID string `json:"root_span_id"`
+	// StartedAt is when the turn began (session.Turn.StartedAt: the start of its earliest
+	// span, UTC). TurnIndex is the order turns closed in, which a turn that closed late
+	// does not follow; the conversation order is by StartedAt, then TurnIndex
+	// (ConversationOrder, docs/decisions/sessions.md §1.5). Zero (absent) on a turn
+	// evaluated by a collector that did not record it, or whose spans carry no time.
+	StartedAt time.Time `json:"started_at,omitzero"`
 	// Final is false while the turn's follow-up user message is not yet known: only
 	// hallucination can be detected then; CCM/RDM come with the final verdict.
 	Final bool `json:"final"`
@@ -165,6 +172,23 @@ type TurnResult struct {
 	FinalResponse string              `json:"final_response,omitempty"`
 	Interactions  []InteractionResult `json:"interactions"`
 	Explanations  map[string]string   `json:"explanations,omitempty"`
+}
+
+// ConversationOrder sorts turns, in place, into the order of the conversation: by
+// StartedAt, then TurnIndex. When a turn has no StartedAt (evaluated by a collector that
+// did not record it) the order of starts is not known, and turns are left in the order
+// given. The query API lists a session's turns in this order (docs/decisions/sessions.md
+// §1.5): a turn that closed late has a higher TurnIndex than the turn after it.
+func ConversationOrder(turns []TurnResult) {
+	if slices.ContainsFunc(turns, func(t TurnResult) bool { return t.StartedAt.IsZero() }) {
+		return
+	}
+	slices.SortStableFunc(turns, func(a, b TurnResult) int {
+		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.TurnIndex, b.TurnIndex)
+	})
 }
 
 // AgentScores is one agent's entry in per_agent_scores (the ReAsk evaluation plan, "Session Analysis

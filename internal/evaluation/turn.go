@@ -20,6 +20,7 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 		TurnIndex:    ti,
 		TraceID:      t.TraceID,
 		RootSpanID:   t.RootSpanID,
+		StartedAt:    t.StartedAt.UTC(),
 		Final:        final,
 		LatencyMs:    t.LatencyMs,
 		Usage:        t.Usage,

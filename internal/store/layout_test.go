@@ -235,3 +235,37 @@ func TestGetAnalysisMissingRevisionDocument(t *testing.T) {
 		require.ErrorContains(t, err, "document of revision 1 is missing")
 	})
 }
+
+// TestTurnsReadInConversationOrder: a turn that closed late has the higher index but
+// started first; read back, a session's turns are in the order they started (then by
+// index), whichever layout stored them. Without a start on every turn (an earlier
+// collector's), they stay in the order stored.
+func TestTurnsReadInConversationOrder(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		late := sampleAnalysis("late-turn", t0, f64(0.5))
+		late.TurnResults[0].StartedAt = t0.Add(-30 * time.Second)
+		late.TurnResults[1].StartedAt = t0.Add(-60 * time.Second) // closed late: index 1, started first
+		require.NoError(t, s.SaveAnalysis(ctx, late))
+		got, err := s.GetAnalysis(ctx, "late-turn")
+		require.NoError(t, err)
+		assert.Equal(t, []int{1, 0}, turnIndexes(got.TurnResults))
+		assert.True(t, got.TurnResults[0].StartedAt.Equal(t0.Add(-60*time.Second)))
+
+		unknown := sampleAnalysis("start-unknown", t0, f64(0.5))
+		unknown.TurnResults[1].StartedAt = t0.Add(-60 * time.Second) // turn 0 has none
+		require.NoError(t, s.SaveAnalysis(ctx, unknown))
+		got, err = s.GetAnalysis(ctx, "start-unknown")
+		require.NoError(t, err)
+		assert.Equal(t, []int{0, 1}, turnIndexes(got.TurnResults))
+	})
+}
+
+func turnIndexes(trs []evaluation.TurnResult) []int {
+	out := make([]int, len(trs))
+	for i := range trs {
+		out[i] = trs[i].TurnIndex
+	}
+	return out
+}

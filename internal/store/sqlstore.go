@@ -644,8 +644,10 @@ const getAnalysisSQL = "SELECT s.analysis_layout, s.analysis_revision, " +
 	"WHERE s.session_id = ?"
 
 // GetAnalysis returns the stored analysis JSON decoded, with the turn results and
-// per-agent scores of a layoutSplit document put back from their rows (turn_results in
-// turn_index order), all read in one snapshot (a read-only, repeatable-read transaction);
+// per-agent scores of a layoutSplit document put back from their rows, the turn results
+// in conversation order (evaluation.ConversationOrder: by start, then turn_index; a
+// turn that closed late has a higher index than the turn after it), all read in one
+// snapshot (a read-only, repeatable-read transaction);
 // times are in UTC (with the nanoseconds that were saved), References is the generic
 // JSON value (map[string]any...). An unknown id gives an error that wraps ErrNotFound.
 func (s *sqlStore) GetAnalysis(ctx context.Context, sessionID string) (*evaluation.Analysis, error) {
@@ -678,6 +680,7 @@ func (s *sqlStore) GetAnalysis(ctx context.Context, sessionID string) (*evaluati
 			return nil, fmt.Errorf("store: %s: get %q: %w", s.d.name, sessionID, err)
 		}
 	}
+	evaluation.ConversationOrder(a.TurnResults)
 	if a.References == nil {
 		if err := readCaseResult(ctx, tx, s.d.rebind("SELECT result FROM reference_results WHERE session_id = ?"), id, &a); err != nil {
 			return nil, fmt.Errorf("store: %s: get %q: case result: %w", s.d.name, sessionID, err)
