@@ -6,6 +6,7 @@ package evalspan // import "github.com/agenteval/agenteval-collector/internal/ev
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -26,9 +27,9 @@ const SummaryUserMessageBytes = 284
 // the exporter's per-turn metrics, console line and live events read (the console
 // names an issue TYPE(tool.parameter), its tool that of the enclosing call). The texts
 // and explanations (the final response, the user message past SummaryUserMessageBytes,
-// the score explanations, the issue messages, the handoff payloads) and the per-call
-// and per-issue ids and statuses (an issue's tool, agent, turn and span are its call's)
-// are left out: the session span's analysis carries the complete TurnResult once, and
+// the score explanations, the issue messages, the handoff payloads), the turn's start
+// (the API's conversation order) and the per-call and per-issue ids and statuses (an
+// issue's tool, agent, turn and span are its call's) are left out: the session span's analysis carries the complete TurnResult once, and
 // the store keeps it from there. A final verdict (tr.Final) carries no interactions:
 // they were sent with the turn's first (provisional) span and do not change. tr is not
 // modified.
@@ -75,6 +76,7 @@ func (b *summaryBuffer) summary(tr *evaluation.TurnResult) *evaluation.TurnResul
 	s := &b.tr
 	s.FinalResponse = ""
 	s.Explanations = nil
+	s.StartedAt = time.Time{}
 	s.UserMessage = text.Cut(s.UserMessage, SummaryUserMessageBytes)
 	if s.Final {
 		s.Interactions = nil

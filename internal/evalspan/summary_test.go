@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,6 +115,7 @@ func referenceSummary(tr *evaluation.TurnResult) evaluation.TurnResult {
 	s := *tr
 	s.FinalResponse = ""
 	s.Explanations = nil
+	s.StartedAt = time.Time{}
 	s.UserMessage = text.Cut(s.UserMessage, SummaryUserMessageBytes)
 	if s.Final {
 		s.Interactions = nil
