@@ -293,9 +293,9 @@ func (s *sqlStore) ReserveTurns(ctx context.Context, turns []TurnKey) ([]int, er
 // NextRevision increments the session's revision row in one statement.
 func (s *sqlStore) NextRevision(ctx context.Context, sessionID string) (int, error) {
 	var rev int
-	err := s.write(ctx, func() error {
+	err := s.write(ctx, func(w writeConn) error {
 		id := cleanText(sessionID)
-		return s.db.QueryRowContext(ctx, s.d.rebind(nextRevisionSQL), id, id, s.d.timeArg(time.Now())).Scan(&rev)
+		return w.QueryRowContext(ctx, s.d.rebind(nextRevisionSQL), id, id, s.d.timeArg(time.Now())).Scan(&rev)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: %s: next revision %q: %w", s.d.name, sessionID, err)

@@ -724,8 +724,9 @@ func TestReserveTurnsInOrder(t *testing.T) {
 }
 
 // TestSQLiteWritersShareALock: two stores opened on one SQLite file (the exporter's and
-// the processor's continuation store) take one in-process write lock; a writer waiting
-// for it gives up when its context ends, and goes in once the lock is free.
+// the processor's continuation store) share the file (sqliteFile) and take its one
+// in-process write lock; a writer waiting for it gives up when its context ends, and goes
+// in once the lock is free.
 func TestSQLiteWritersShareALock(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -736,9 +737,10 @@ func TestSQLiteWritersShareALock(t *testing.T) {
 	b, err := OpenContinuation(ctx, DriverSQLite, "shared.db") // the same file, relative
 	require.NoError(t, err)
 	defer b.Close()
-	writer := a.(*sqlStore).writer
-	require.NotNil(t, writer)
-	require.Equal(t, writer, b.(*sqlStore).writer)
+	file := a.(*sqlStore).file
+	require.NotNil(t, file)
+	require.Same(t, file, b.(*sqlStore).file)
+	writer := file.lock
 
 	require.NoError(t, writer.lock(ctx))
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
@@ -766,7 +768,53 @@ func TestSQLiteWritersShareALock(t *testing.T) {
 	p, err := Open(ctx, DriverSQLite, filepath.Join(t.TempDir(), "other.db"))
 	require.NoError(t, err)
 	defer p.Close()
-	assert.NotEqual(t, writer, p.(*sqlStore).writer, "another file, another lock")
+	assert.NotSame(t, file, p.(*sqlStore).file, "another file, another lock")
+}
+
+// TestSQLiteWritesOnOneConnection: the stores of one SQLite file write on one connection,
+// whose page cache no other writer of the process invalidates (sqliteFile); a broken one
+// is replaced and the write run again; the file is closed with its last store, and
+// opened anew after.
+func TestSQLiteWritesOnOneConnection(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	a, err := Open(ctx, DriverSQLite, path)
+	require.NoError(t, err)
+	b, err := OpenContinuation(ctx, DriverSQLite, path)
+	require.NoError(t, err)
+	file := a.(*sqlStore).file
+	require.NoError(t, a.SaveAnalysis(ctx, sampleAnalysis("one", t0, f64(0.5))))
+	conn := file.conn
+	require.NotNil(t, conn)
+	_, err = b.ReserveTurns(ctx, []TurnKey{{"one", "t", ""}})
+	require.NoError(t, err)
+	_, err = b.NextRevision(ctx, "one")
+	require.NoError(t, err)
+	assert.Same(t, conn, file.conn, "the continuation store's writes ran on the exporter's write connection")
+	var id int64
+	require.NoError(t, conn.QueryRowContext(ctx, "SELECT 1").Scan(&id))
+
+	require.NoError(t, conn.Close()) // as database/sql does after the driver's ErrBadConn
+	rev, err := b.NextRevision(ctx, "one")
+	require.NoError(t, err, "the write ran again on a new connection")
+	assert.Equal(t, 2, rev, "once")
+	assert.NotSame(t, conn, file.conn)
+
+	require.NoError(t, a.Close())
+	got, err := b.(Store).GetAnalysis(ctx, "one")
+	require.NoError(t, err, "the file stays open for its other store")
+	assert.Equal(t, "one", got.SessionID)
+	require.NoError(t, b.Close())
+	sqliteFiles.mu.Lock()
+	_, open := sqliteFiles.m[file.path]
+	sqliteFiles.mu.Unlock()
+	assert.False(t, open, "closed with its last store")
+	c, err := Open(ctx, DriverSQLite, path)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.NotSame(t, file, c.(*sqlStore).file)
+	_, err = c.GetAnalysis(ctx, "one")
+	require.NoError(t, err)
 }
 
 // TestTurnsOfOneTrace: two turns of a session run inside one trace (the same trace id,

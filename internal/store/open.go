@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -216,6 +215,19 @@ func Open(ctx context.Context, driver, dsn string) (Store, error) {
 		return nil, fmt.Errorf("store: unknown driver %q (want %q or %q)", driver, DriverSQLite, DriverPostgres)
 	}
 
+	if driver == DriverSQLite {
+		return openSQLiteFile(ctx, d, dsn, conn)
+	}
+	db, err := openDB(ctx, d, conn)
+	if err != nil {
+		return nil, err
+	}
+	return &sqlStore{db: db, d: d}, nil
+}
+
+// openDB opens a database/sql pool with conn, checks that it connects and migrates the
+// database.
+func openDB(ctx context.Context, d *dialect, conn string) (*sql.DB, error) {
 	db, err := sql.Open(d.sqlDriver, conn)
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: open: %w", d.name, err)
@@ -228,48 +240,8 @@ func Open(ctx context.Context, driver, dsn string) (Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: %s: migrate: %w", d.name, err)
 	}
-	st := &sqlStore{db: db, d: d}
-	if driver == DriverSQLite {
-		st.writer = sqliteWriter(dsn)
-	}
-	return st, nil
+	return db, nil
 }
-
-// sqliteWriters holds, per SQLite file (its absolute path), the lock its write
-// transactions take in this process (sqliteWriter).
-var sqliteWriters sync.Map
-
-// sqliteWriter returns the in-process write lock of the SQLite file at path, shared by
-// every store opened on it: a collector opens the file twice or more (the agenteval
-// exporter's store, the agentsession processor's continuation store, the receiver's
-// channel). SQLite lets one writer in at a time; a writer that finds the file locked
-// waits in SQLite's busy handler, which sleeps 1, 2, 5, 10 ... up to 100 ms between
-// tries and so wakes late, up to 100 ms after the lock was freed. Writers of this
-// process queue on this lock instead and go in as soon as the one before commits;
-// busy_timeout still covers other processes.
-func sqliteWriter(path string) writeLock {
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
-	}
-	l, _ := sqliteWriters.LoadOrStore(path, make(writeLock, 1))
-	return l.(writeLock)
-}
-
-// writeLock is a lock whose waiters give up when their context ends (a one-slot
-// semaphore).
-type writeLock chan struct{}
-
-// lock takes l, or returns ctx's error once ctx ends first.
-func (l writeLock) lock(ctx context.Context) error {
-	select {
-	case l <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (l writeLock) unlock() { <-l }
 
 // sqliteConnString validates the path, creates its directory and a missing database
 // (createSQLite), and appends the pragmas.

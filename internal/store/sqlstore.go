@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -32,30 +33,37 @@ type sqlStore struct {
 	inserts sync.Map
 	// stmts caches the statements prepared on db (query text to *sql.Stmt; stmt).
 	stmts sync.Map
-	// writer is the in-process write lock of the SQLite file (sqliteWriter), taken by
-	// every write of the store (inTx, write, execWrite); nil on PostgreSQL.
-	writer writeLock
+	// file is the SQLite file this store shares with the others of the process opened on
+	// it (sqliteFile): its writes run on the file's write connection under its lock. nil
+	// on PostgreSQL.
+	file *sqliteFile
+	// closed is set by Close of a SQLite store: its file may stay open for the others.
+	closed atomic.Bool
 }
 
-// write runs fn, a write outside inTx (one statement, its own transaction), under the
-// SQLite file's write lock.
-func (s *sqlStore) write(ctx context.Context, fn func() error) error {
-	if s.writer != nil {
-		if err := s.writer.lock(ctx); err != nil {
-			return err
-		}
-		defer s.writer.unlock()
+// write runs fn, a write (one statement in its own transaction, or inTx's), on the
+// SQLite file's write connection under its lock (sqliteFile.write), or on PostgreSQL's
+// pool.
+func (s *sqlStore) write(ctx context.Context, fn func(writeConn) error) error {
+	if s.file == nil {
+		return fn(s.db)
 	}
-	return fn()
+	if s.closed.Load() { // the file may be open for another store; this one is not
+		return errClosed
+	}
+	return s.file.write(ctx, fn)
 }
+
+// errClosed is the error of a write to a SQLite store after its Close.
+var errClosed = errors.New("the store is closed")
 
 // execWrite runs query (in ? form), a write of one statement, under the SQLite file's
 // write lock (write).
 func (s *sqlStore) execWrite(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	var res sql.Result
-	err := s.write(ctx, func() error {
+	err := s.write(ctx, func(w writeConn) error {
 		var err error
-		res, err = s.db.ExecContext(ctx, s.d.rebind(query), args...)
+		res, err = w.ExecContext(ctx, s.d.rebind(query), args...)
 		return err
 	})
 	return res, err
@@ -932,7 +940,14 @@ func (s *sqlStore) Close() error {
 		_ = st.(*sql.Stmt).Close()
 		return true
 	})
-	if err := s.db.Close(); err != nil {
+	close := s.db.Close
+	if s.file != nil {
+		if s.closed.Swap(true) {
+			return nil
+		}
+		close = s.file.release
+	}
+	if err := close(); err != nil {
 		return fmt.Errorf("store: %s: close: %w", s.d.name, err)
 	}
 	return nil
@@ -941,8 +956,8 @@ func (s *sqlStore) Close() error {
 // inTx runs fn in a write transaction, committed when fn returns nil (on SQLite under
 // the file's in-process write lock: fn must not start another write of the file).
 func (s *sqlStore) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	return s.write(ctx, func() error {
-		tx, err := s.db.BeginTx(ctx, nil)
+	return s.write(ctx, func(w writeConn) error {
+		tx, err := w.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
