@@ -415,8 +415,9 @@ processors:
 		assert.Equal(t, wantRevision[id], an.AnalysisRevision)
 		require.Len(t, an.TurnResults, 3, "session %s is whole", id)
 		first := 0
-		for j, r := range an.TurnResults {
-			assert.Equal(t, j, r.TurnIndex)
+		indexes := make([]int, 0, len(an.TurnResults))
+		for _, r := range an.TurnResults {
+			indexes = append(indexes, r.TurnIndex)
 			assert.True(t, r.Final)
 			// By the turn's user message, not its index: a turn that closed late on
 			// one collector holds an index after the next turn's, and its follow-up is
@@ -424,9 +425,12 @@ processors:
 			if r.UserMessage == convo[0].user {
 				first++
 				assert.Equal(t, evaluation.DetectionRDM, r.DetectionType,
-					"session %s: the correction (on the other collector) lands on the first turn (index %d)", id, j)
+					"session %s: the correction (on the other collector) lands on the first turn (index %d)", id, r.TurnIndex)
 			}
 		}
+		// Listed in conversation order (by start), a late turn before the one after it.
+		assert.ElementsMatch(t, []int{0, 1, 2}, indexes, "session %s: turns 0-2 once each", id)
+		assert.Equal(t, convo[0].user, an.TurnResults[0].UserMessage, "session %s: the first turn listed first, whatever its index", id)
 		assert.Equal(t, 1, first, "session %s: the first turn stored once", id)
 		assert.Equal(t, 1, an.Conversation.RDMDetections)
 	}

@@ -289,7 +289,8 @@ func carried(old, fresh []string, limit int) []string {
 //     which one gave the final response;
 //   - Summary is what the result shows: HasContent (a user message, a final response or a
 //     tool call with captured arguments), AgentErrors (interactions with status error, without error type),
-//     Handoffs and Participants (the interactions' handoffs); no times, no root status, no
+//     Handoffs and Participants (the interactions' handoffs), StartedAt (the result's;
+//     zero on a result stored before it was recorded); no end, no root status, no
 //     explicit outcome, no shared or duplicate calls, no ping-pong loops;
 //   - Hallucination is the hallucination part of a provisional detection explanation;
 //   - no Grounding or Conversation: the next turn is evaluated without the earlier turns'
@@ -299,6 +300,7 @@ func carried(old, fresh []string, limit int) []string {
 func RecordFromResult(tr TurnResult) TurnRecord {
 	rec := TurnRecord{Result: tr, FinalResponder: len(tr.Interactions) - 1, NoFollowUp: tr.Final}
 	sum := &rec.Summary
+	sum.StartedAt = tr.StartedAt
 	sum.HasContent = strings.TrimSpace(tr.UserMessage) != "" || strings.TrimSpace(tr.FinalResponse) != ""
 	participants := map[string]bool{}
 	for ii := range tr.Interactions {

@@ -197,6 +197,7 @@ func TestRecordFromResult(t *testing.T) {
 		assert.Empty(t, rebuilt.Conversation)
 
 		sum, want := rebuilt.Summary, rec.Summary
+		assert.True(t, want.StartedAt.Equal(sum.StartedAt), "turn %d start", ti)
 		assert.Equal(t, want.Handoffs, sum.Handoffs, "turn %d handoffs", ti)
 		var errs, wantErrs []int
 		for _, ae := range sum.AgentErrors {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -783,6 +784,13 @@ func TestSQLiteWritesOnOneConnection(t *testing.T) {
 	b, err := OpenContinuation(ctx, DriverSQLite, path)
 	require.NoError(t, err)
 	file := a.(*sqlStore).file
+	link := filepath.Join(t.TempDir(), "link.db")
+	require.NoError(t, os.Symlink(path, link))
+	l, err := Open(ctx, DriverSQLite, link)
+	require.NoError(t, err)
+	assert.Same(t, file, l.(*sqlStore).file, "a symbolic link to the file shares it")
+	require.NoError(t, l.Close())
+	require.NoError(t, l.Close(), "a second Close does nothing")
 	require.NoError(t, a.SaveAnalysis(ctx, sampleAnalysis("one", t0, f64(0.5))))
 	conn := file.conn
 	require.NotNil(t, conn)

@@ -172,6 +172,7 @@ func (s *sqlStore) Claim(ctx context.Context, o OpenSession, owner string) (bool
 	}
 	won := false
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		won = false // a write may run twice (sqliteFile.write)
 		res, err := tx.ExecContext(ctx, s.d.rebind(claimSQL), id, o.Owner)
 		if err != nil {
 			return err

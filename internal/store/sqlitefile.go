@@ -43,26 +43,50 @@ var sqliteFiles = struct {
 	m  map[string]*sqliteFile
 }{m: map[string]*sqliteFile{}}
 
-// openSQLiteFile returns a store on the SQLite file at path (conn: its connection
-// string): on the file's shared pool when a store of this process has it open, else on
-// a new pool, connected and migrated.
+// openSQLiteFile returns a store on the SQLite file at path, which exists
+// (sqliteConnString created it; conn is its connection string): on the file's shared
+// pool when a store of this process has it open, else on a new pool, connected and
+// migrated. The file is known by its absolute path with symbolic links resolved, so that
+// two spellings of one file share it. The pool is opened outside sqliteFiles.mu (a
+// migration may wait up to busy_timeout for another process); of two stores opening one
+// file at once, the second to finish closes its pool and takes the first's.
 func openSQLiteFile(ctx context.Context, d *dialect, path, conn string) (Store, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	if f := sharedSQLiteFile(path, nil); f != nil {
+		return &sqlStore{db: f.db, d: d, file: f}, nil
+	}
+	db, err := openDB(ctx, d, conn)
+	if err != nil {
+		return nil, err
+	}
+	f := sharedSQLiteFile(path, db)
+	if f.db != db {
+		_ = db.Close()
+	}
+	return &sqlStore{db: f.db, d: d, file: f}, nil
+}
+
+// sharedSQLiteFile counts a new store on the file at path and returns it: the one open in
+// this process, or, when none is and db is not nil, a new one on db; nil when none is
+// and db is nil.
+func sharedSQLiteFile(path string, db *sql.DB) *sqliteFile {
 	sqliteFiles.mu.Lock()
 	defer sqliteFiles.mu.Unlock()
 	f := sqliteFiles.m[path]
 	if f == nil {
-		db, err := openDB(ctx, d, conn)
-		if err != nil {
-			return nil, err
+		if db == nil {
+			return nil
 		}
 		f = &sqliteFile{path: path, db: db, lock: make(writeLock, 1)}
 		sqliteFiles.m[path] = f
 	}
 	f.refs++
-	return &sqlStore{db: f.db, d: d, file: f}, nil
+	return f
 }
 
 // release is a store's Close of f: the last one closes the write connection and the

@@ -37,7 +37,7 @@ type sqlStore struct {
 	// it (sqliteFile): its writes run on the file's write connection under its lock. nil
 	// on PostgreSQL.
 	file *sqliteFile
-	// closed is set by Close of a SQLite store: its file may stay open for the others.
+	// closed is set by Close: a SQLite store's file may stay open for the others.
 	closed atomic.Bool
 }
 
@@ -74,6 +74,9 @@ func (s *sqlStore) execWrite(ctx context.Context, query string, args ...any) (sq
 // session outside a transaction (LoadContinuation), whose parse would cost about as much
 // as their run.
 func (s *sqlStore) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if s.closed.Load() { // a SQLite file's pool may be open for another store
+		return nil, errClosed
+	}
 	if st, ok := s.stmts.Load(query); ok {
 		return st.(*sql.Stmt), nil
 	}
@@ -934,17 +937,20 @@ func (s *sqlStore) DeleteStoredBefore(ctx context.Context, t time.Time) (int64, 
 	return n, nil
 }
 
-// Close closes the connection pool.
+// Close closes the store's prepared statements and its connection pool; on SQLite, the
+// file's pool and write connection once the file's last store closes
+// (sqliteFile.release). A second Close does nothing.
 func (s *sqlStore) Close() error {
-	s.stmts.Range(func(_, st any) bool {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.stmts.Range(func(q, st any) bool {
 		_ = st.(*sql.Stmt).Close()
+		s.stmts.Delete(q)
 		return true
 	})
 	close := s.db.Close
 	if s.file != nil {
-		if s.closed.Swap(true) {
-			return nil
-		}
 		close = s.file.release
 	}
 	if err := close(); err != nil {
