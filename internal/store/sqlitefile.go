@@ -28,7 +28,7 @@ import (
 // nearly every write transaction began by freeing and reloading the pages the last one
 // had cached (docs/decisions/performance.md §8.61).
 type sqliteFile struct {
-	path string // absolute: the key in sqliteFiles
+	path string // absolute, symbolic links resolved: the key in sqliteFiles
 	db   *sql.DB
 	lock writeLock
 	// conn is the connection every write runs on, taken under lock: nil before the first
@@ -37,7 +37,7 @@ type sqliteFile struct {
 	refs int // stores open on the file; under sqliteFiles.mu
 }
 
-// sqliteFiles holds the SQLite files open in this process, by absolute path.
+// sqliteFiles holds the SQLite files open in this process, by path (sqliteFile.path).
 var sqliteFiles = struct {
 	mu sync.Mutex
 	m  map[string]*sqliteFile
@@ -102,7 +102,7 @@ func (f *sqliteFile) release() error {
 	if !last {
 		return nil
 	}
-	f.lock <- struct{}{} // no store is left to write: wait for a write in progress
+	_ = f.lock.lock(context.Background()) // no store is left to write: wait for a write in progress
 	defer f.lock.unlock()
 	var err error
 	if f.conn != nil {
