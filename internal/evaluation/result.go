@@ -174,8 +174,18 @@ type TurnResult struct {
 	Explanations  map[string]string   `json:"explanations,omitempty"`
 }
 
-// ConversationOrder sorts turns, in place, into the order of the conversation: by
-// StartedAt, then TurnIndex. When a turn has no StartedAt (evaluated by a collector that
+// CompareConversation orders, in the conversation, the turn that started at a with turn
+// index i and the one that started at b with index j: by start, then by index (the order
+// they closed in). It returns -1, 0 or +1, as cmp.Compare.
+func CompareConversation(a time.Time, i int, b time.Time, j int) int {
+	if c := a.Compare(b); c != 0 {
+		return c
+	}
+	return cmp.Compare(i, j)
+}
+
+// ConversationOrder sorts turns, in place, into the order of the conversation
+// (CompareConversation: by StartedAt, then TurnIndex). When a turn has no StartedAt (evaluated by a collector that
 // did not record it) the order of starts is not known, and turns are left in the order
 // given. The query API lists a session's turns in this order (docs/decisions/sessions.md
 // §1.5): a turn that closed late has a higher TurnIndex than the turn after it.
@@ -184,10 +194,7 @@ func ConversationOrder(turns []TurnResult) {
 		return
 	}
 	slices.SortStableFunc(turns, func(a, b TurnResult) int {
-		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.TurnIndex, b.TurnIndex)
+		return CompareConversation(a.StartedAt, a.TurnIndex, b.StartedAt, b.TurnIndex)
 	})
 }
 

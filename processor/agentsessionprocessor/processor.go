@@ -4,7 +4,6 @@
 package agentsessionprocessor // import "github.com/agenteval/agenteval-collector/processor/agentsessionprocessor"
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -731,9 +730,10 @@ type sessionState struct {
 	// index (it closed later: on another collector, or after turn_timeout), so the
 	// conversation's order is not the index order (conversationOrder). lastStart is the
 	// start of the last record's turn in index order (startsWith). latest and latestIndex
-	// are the start and index of the record last in the conversation (compareTurns): a
-	// new last turn that started after it follows it, even after a late turn made the
-	// session unordered (prevOf). All are kept by put and sort.
+	// are the start and index of the record last in the conversation
+	// (evaluation.CompareConversation): a new last turn that started after it follows it,
+	// even after a late turn made the session unordered (prevOf). All are kept by put and
+	// sort.
 	unordered   bool
 	lastStart   time.Time
 	latest      time.Time
@@ -1584,7 +1584,7 @@ func (st *sessionState) prevOf(start time.Time, index int) *evaluation.TurnRecor
 	if n == 0 {
 		return nil
 	}
-	if last := &st.records[n-1]; last.Result.TurnIndex < index && !start.IsZero() && compareTurns(st.latest, st.latestIndex, start, index) < 0 {
+	if last := &st.records[n-1]; last.Result.TurnIndex < index && !start.IsZero() && evaluation.CompareConversation(st.latest, st.latestIndex, start, index) < 0 {
 		// A new last turn, after every record in the conversation too.
 		if i, ok := slices.BinarySearchFunc(st.records, st.latestIndex, byIndex); ok {
 			return &st.records[i]
@@ -1594,10 +1594,10 @@ func (st *sessionState) prevOf(start time.Time, index int) *evaluation.TurnRecor
 	prev := -1
 	for i := range st.records {
 		ti := st.records[i].Result.TurnIndex
-		if ti == index || compareTurns(starts[i], ti, start, index) > 0 {
+		if ti == index || evaluation.CompareConversation(starts[i], ti, start, index) > 0 {
 			continue
 		}
-		if prev < 0 || compareTurns(starts[prev], st.records[prev].Result.TurnIndex, starts[i], ti) < 0 {
+		if prev < 0 || evaluation.CompareConversation(starts[prev], st.records[prev].Result.TurnIndex, starts[i], ti) < 0 {
 			prev = i
 		}
 	}
@@ -1623,15 +1623,6 @@ func (st *sessionState) carrier(prev *evaluation.TurnRecord, turn turnID) *evalu
 		return &st.records[i]
 	}
 	return prev
-}
-
-// compareTurns orders the turn that started at a with index i and the one that started at
-// b with index j in the conversation: by start, then by index.
-func compareTurns(a time.Time, i int, b time.Time, j int) int {
-	if c := a.Compare(b); c != 0 {
-		return c
-	}
-	return cmp.Compare(i, j)
 }
 
 // startsWith returns the start of each record's turn (Summary.StartedAt), in
@@ -1681,7 +1672,7 @@ func (st *sessionState) conversationOrder() []int {
 	}
 	starts, _ := st.startsWith(-1, time.Time{})
 	slices.SortFunc(order, func(a, b int) int {
-		return compareTurns(starts[a], st.records[a].Result.TurnIndex, starts[b], st.records[b].Result.TurnIndex)
+		return evaluation.CompareConversation(starts[a], st.records[a].Result.TurnIndex, starts[b], st.records[b].Result.TurnIndex)
 	})
 	return order
 }
@@ -1774,7 +1765,7 @@ func (st *sessionState) follow(rec *evaluation.TurnRecord) {
 		st.unordered = st.unordered || start.Before(st.lastStart)
 	}
 	st.lastStart = start
-	if compareTurns(start, rec.Result.TurnIndex, st.latest, st.latestIndex) > 0 {
+	if evaluation.CompareConversation(start, rec.Result.TurnIndex, st.latest, st.latestIndex) > 0 {
 		st.latest, st.latestIndex = start, rec.Result.TurnIndex
 	}
 }
