@@ -82,7 +82,7 @@ bench-build:
 	@cp $(BENCH_BUILD_DIR)/otelcol-agenteval-bench $(BENCH_BIN)
 	@echo "built $(BENCH_BIN)"
 
-## bench-e2e: each pipeline (pass-through, groupbytrace, agentsession, agentsession+agenteval) as a real collector under the same OTLP load; prints the results table
+## bench-e2e: each pipeline (pass-through, groupbytrace, agentsession, agentsession+agenteval, shipped) as a real collector under the same OTLP load; prints the results table
 bench-e2e: build bench-build
 	$(GO) run ./bench/e2e -collector $(BENCH_BIN) $(BENCH_E2E_FLAGS)
 

@@ -27,14 +27,20 @@ type pipeline struct {
 	Exporters  []string
 	// Evaluates marks the pipelines that emit evaluation spans.
 	Evaluates bool
+	// ContinuationDriver, when set, is the agentsession processor's continuation.driver in
+	// this pipeline whatever -continuation-driver says (collectorParams.ContinuationDriver).
+	ContinuationDriver string
 }
 
-// pipelines are the four configurations compared, the first being the reference.
+// pipelines are the configurations compared, the first being the reference. shipped is
+// agentsession+agenteval as config.yaml ships it: the processor's continuation state in
+// the exporter's SQLite file (docs/decisions/sessions.md §4, performance.md §8.44).
 var pipelines = []pipeline{
 	{Name: "passthrough", Processors: []string{"batch"}},
 	{Name: "groupbytrace", Processors: []string{"groupbytrace", "batch"}},
 	{Name: "agentsession", Processors: []string{"agentsession", "batch"}, Evaluates: true},
 	{Name: "agentsession+agenteval", Processors: []string{"agentsession", "batch"}, Exporters: []string{"agenteval"}, Evaluates: true},
+	{Name: "shipped", Processors: []string{"agentsession", "batch"}, Exporters: []string{"agenteval"}, Evaluates: true, ContinuationDriver: "sqlite"},
 }
 
 func pipelineByName(name string) (pipeline, bool) {
@@ -97,6 +103,11 @@ type collectorParams struct {
 // continuation store with ContinuationDriver sqlite).
 func (cp collectorParams) storePath() string { return filepath.Join(cp.DataDir, "agenteval.db") }
 
+// continuationDriver is the agentsession processor's continuation.driver in p.
+func (cp collectorParams) continuationDriver(p pipeline) string {
+	return cmp.Or(p.ContinuationDriver, cp.ContinuationDriver)
+}
+
 // handoff reports whether p runs with the agenteval_handoff extension.
 func (cp collectorParams) handoff(p pipeline) bool {
 	return cp.Handoff && slices.Contains(p.Processors, "agentsession") && slices.Contains(p.Exporters, "agenteval")
@@ -151,14 +162,15 @@ func renderConfig(p pipeline, pt ports, cp collectorParams) string {
 			fmt.Fprintf(&b, "  groupbytrace:\n    wait_duration: %s\n", cp.GroupWait)
 		case "agentsession":
 			fmt.Fprintf(&b, "  agentsession:\n    turn_settle: %s\n    session_timeout: %s\n    max_sessions: %d\n", cp.TurnSettle, cp.SessionTimeout, cmp.Or(cp.MaxSessions, 1000000))
-			if cp.ContinuationRecords > 0 || cp.ContinuationDriver != "" {
+			driver := cp.continuationDriver(p)
+			if cp.ContinuationRecords > 0 || driver != "" {
 				b.WriteString("    continuation:\n")
 			}
 			if cp.ContinuationRecords > 0 {
 				fmt.Fprintf(&b, "      max_records: %d\n", cp.ContinuationRecords)
 			}
-			if cp.ContinuationDriver != "" {
-				fmt.Fprintf(&b, "      driver: %s\n      dsn: %s\n", cp.ContinuationDriver, cp.storePath())
+			if driver != "" {
+				fmt.Fprintf(&b, "      driver: %s\n      dsn: %s\n", driver, cp.storePath())
 			}
 			if cp.handoff(p) {
 				b.WriteString("    handoff: agenteval_handoff\n")

@@ -71,7 +71,7 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("e2e", flag.ContinueOnError)
 	fs.StringVar(&o.Collector, "collector", "bin/otelcol-agenteval-bench", "collector binary (built from bench/e2e/builder-bench.yaml)")
-	names := fs.String("pipelines", "passthrough,groupbytrace,agentsession,agentsession+agenteval", "pipelines to run, in order; passthrough is the reference of the CPU ratio")
+	names := fs.String("pipelines", "passthrough,groupbytrace,agentsession,agentsession+agenteval,shipped", "pipelines to run, in order; passthrough is the reference of the CPU ratio")
 	modes := fs.String("modes", "rate,max", "load modes: rate (fixed -rate spans/s), max (as fast as the collector accepts)")
 	fs.IntVar(&o.Rate, "rate", 30000, "spans per second in rate mode")
 	fs.DurationVar(&o.Duration, "duration", 20*time.Second, "how long each run starts new turns (the turns in flight are then finished)")
@@ -83,7 +83,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.SessionTimeout, "session-timeout", 5*time.Second, "agentsession session_timeout (sessions cut by the end of a run end after it)")
 	fs.IntVar(&o.MaxSessions, "max-sessions", 1000000, "agentsession max_sessions (open sessions)")
 	fs.IntVar(&o.ContRecords, "continuation-records", 0, "agentsession continuation.max_records: turn records kept in memory for continuation (0: the processor's default)")
-	fs.StringVar(&o.ContDriver, "continuation-driver", "", `agentsession continuation.driver: "" (in memory) or "sqlite" (the exporter's SQLite file, as config.yaml has it)`)
+	fs.StringVar(&o.ContDriver, "continuation-driver", "", `agentsession continuation.driver in every pipeline but shipped (always sqlite): "" (in memory) or "sqlite" (the exporter's SQLite file, as config.yaml has it)`)
 	fs.IntVar(&o.ActiveTurns, "active-turns", 500, "turns in flight at once, interleaved in every batch")
 	fs.IntVar(&o.TurnsPerSess, "turns-per-session", 3, "turns per session; the last one ends the session (agent_eval.session.end)")
 	fs.IntVar(&o.PortBase, "port-base", 21000, "first of the 6 loopback ports a run uses (OTLP in, sink, health, pprof, Prometheus, API)")
@@ -91,7 +91,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.Out, "out", "", "directory for results.md, results.json, profiles and collector logs (default: a new temporary directory)")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 0, "how long to wait for the output after the load (default: session-timeout + 60s)")
 	fs.StringVar(&o.Batching, "batching", batchingProcessor, "where every pipeline batches its output: processor (the batch processor) or exporter (the OTLP exporter's sending_queue batch, no batch processor)")
-	fs.BoolVar(&o.Handoff, "handoff", true, "in the agentsession+agenteval pipeline, pass results from the processor to the exporter through the agenteval_handoff extension (false: the exporter verifies and decodes every evaluation span)")
+	fs.BoolVar(&o.Handoff, "handoff", true, "in the agentsession+agenteval and shipped pipelines, pass results from the processor to the exporter through the agenteval_handoff extension (false: the exporter verifies and decodes every evaluation span)")
 	fs.DurationVar(&o.BatchTimeout, "batch-timeout", 0, "the batch processor's timeout or the sending queue batch's flush_timeout, in every pipeline (0: the component's default, 200ms)")
 	fs.StringVar(&o.HarnessProfile, "harness-profile", "", "file for a CPU profile of this program (the load generator and the sink) over all runs (empty: none)")
 	if err := fs.Parse(args); err != nil {
@@ -410,7 +410,7 @@ func resultsTable(o options, rs []runResult) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Load: %s; OTLP/gRPC requests of %d spans, %d in flight; rate mode %d spans/s; %s of new turns per run; agentsession turn_settle %s, session_timeout %s, continuation %s; groupbytrace wait_duration %s; output batched by the %s%s; agenteval_handoff %s.\n\n",
+	fmt.Fprintf(&b, "Load: %s; OTLP/gRPC requests of %d spans, %d in flight; rate mode %d spans/s; %s of new turns per run; agentsession turn_settle %s, session_timeout %s, continuation %s (shipped: sqlite); groupbytrace wait_duration %s; output batched by the %s%s; agenteval_handoff %s.\n\n",
 		workloadConfig{ActiveTurns: o.ActiveTurns, TurnsPerSession: o.TurnsPerSess}.withDefaults(), o.BatchSpans, o.Workers, o.Rate, o.Duration, o.TurnSettle, o.SessionTimeout, cmp.Or(o.ContDriver, "in memory"), o.GroupWait, batchingText(o.Batching), batchTimeoutText(o.BatchTimeout), onOff(o.Handoff))
 	b.WriteString("| pipeline | load | run | spans sent | sender spans/s | collector CPU s | CPU µs/span | × pass-through | spans out = in | OTLP bytes out / in | turns evaluated (turn spans) / interaction / tool_call / session spans | root span sent → sink p50 / p99 | turn eval p50 / p99 | peak RSS MiB |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---|---:|---|---|---|---:|\n")
