@@ -129,6 +129,32 @@ func TestBrowserSessionsAndSessionPage(t *testing.T) {
 	assert.Equal(t, []string{"refund-12345", "errors"}, ids)
 }
 
+// TestBrowserTurnClosedLate: in Chromium, a turn that closed late is shown where it
+// came in the conversation, with its mark and the mark's explanation, and a tool
+// issue's link to it by turn_index scrolls to it.
+func TestBrowserTurnClosedLate(t *testing.T) {
+	srv := newServer(t, Options{Store: storeOf(t, []*evaluation.Analysis{lateTurnAnalysis(t)})})
+	ctx := browsertest.New(t, browserTimeout)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/sessions/late-turn"), chromedp.WaitVisible("#transcript")))
+	order, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("article.turn"), a => a.id)`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"turn-0", "turn-2", "turn-1"}, order)
+	marked, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("article.turn .mark.late"), m => m.closest("article").id + ": " + m.textContent + " | " + m.title)`))
+	require.NoError(t, err)
+	require.Len(t, marked, 1)
+	assert.Contains(t, marked[0], "turn-2: ◷ closed late | This turn closed after a turn that came later in the conversation")
+	visible, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const r = document.querySelector("#turn-2 .mark.late").getBoundingClientRect(); return r.width > 0 && r.height > 0; })()`))
+	require.NoError(t, err)
+	assert.True(t, visible, "the mark is rendered")
+	checkLinks(t, srv.URL, links(t, ctx))
+
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	shot := filepath.Join(t.TempDir(), "ui-late-turn.png")
+	require.NoError(t, os.WriteFile(shot, png, 0o600))
+	t.Logf("late-turn session page screenshot: %s", shot)
+}
+
 // TestBrowserLiveView opens the live view, then publishes a turn and a session: both
 // appear without a reload.
 func TestBrowserLiveView(t *testing.T) {

@@ -59,3 +59,26 @@ func storeOf(t testing.TB, as []*evaluation.Analysis) store.Store {
 	}
 	return st
 }
+
+// lateTurnAnalysis is the golden session "clean" stored as "late-turn", its third turn
+// (turn_index 2) having started between the first two: it closed late, after the turn
+// that followed it in the conversation, so the store lists it second.
+func lateTurnAnalysis(t testing.TB) *evaluation.Analysis {
+	t.Helper()
+	for _, a := range goldenAnalyses(t) {
+		if a.SessionID != "clean" {
+			continue
+		}
+		require.Len(t, a.TurnResults, 3)
+		a.SessionID = "late-turn"
+		for i := range a.TurnResults {
+			a.TurnResults[i].SessionID = a.SessionID
+		}
+		first, second := a.TurnResults[0].StartedAt, a.TurnResults[1].StartedAt
+		require.True(t, first.Before(second))
+		a.TurnResults[2].StartedAt = first.Add(second.Sub(first) / 2)
+		return a
+	}
+	t.Fatal("no golden analysis clean")
+	return nil
+}

@@ -77,7 +77,7 @@ func layoutAnalyses(t *testing.T) []*evaluation.Analysis {
 	tr.FinalResponse = "Refund R-778 " + strings.Repeat("issuedandconfirmed", 30)
 	tr.Anomalies = []string{session.AnomalyMissingParent, session.AnomalyTruncatedText}
 	tr.Interactions[0].AgentID = layoutAgent
-	return append(as, mid, long)
+	return append(as, mid, long, lateTurnAnalysis(t))
 }
 
 // layoutProblems is a script that lists what is wrong with the layout of the page:
@@ -135,6 +135,7 @@ func TestBrowserLayout(t *testing.T) {
 		{"list", "/", "table.sessions"},
 		{"session-long", sessionURL(layoutLongID), "#transcript"},
 		{"session-mid", sessionURL(layoutMidID), "#transcript"},
+		{"session-late-turn", sessionURL("late-turn"), "#transcript"},
 		{"agent-long", agentURL(layoutAgent), "table.history"},
 		{"live", PathLive, "#live-table"},
 	}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -449,6 +450,23 @@ type turnView struct {
 	// (anomaly truncated_text): the user message and final response are marked as
 	// possibly cut, since the anomaly does not say which text it was.
 	Cut bool
+	// ClosedLate is true when a turn listed after this one (the store lists a session's
+	// turns in conversation order, evaluation.ConversationOrder) has a lower turn_index:
+	// this turn closed, and was numbered, after a turn that came later in the
+	// conversation (its root span arrived late, or it closed at turn_timeout;
+	// docs/decisions/sessions.md §1.5). Its number stays its turn_index, which tool
+	// issues, the live view and the API name it by.
+	ClosedLate bool
+}
+
+// markClosedLate sets ClosedLate on each of turns (in the order listed) that has a
+// higher turn_index than a turn listed after it.
+func markClosedLate(turns []turnView) {
+	lowest := math.MaxInt // the lowest index listed after turns[i]
+	for i := len(turns) - 1; i >= 0; i-- {
+		turns[i].ClosedLate = turns[i].TurnIndex > lowest
+		lowest = min(lowest, turns[i].TurnIndex)
+	}
 }
 
 // stepView is what happened between the user message and the final response: a
@@ -507,6 +525,7 @@ func (u *UI) session(w http.ResponseWriter, r *http.Request) {
 		}
 		page.Turns = append(page.Turns, tv)
 	}
+	markClosedLate(page.Turns)
 	if u.opts.Channel != nil {
 		msgs, more, err := u.opts.Channel.ChannelMessages(r.Context(), a.SessionID)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -291,6 +292,57 @@ func TestSessionPage(t *testing.T) {
 	assert.True(t, first >= 0 && second > first && third > second, "recommendations ranked")
 	// Trace links through the template.
 	assert.Contains(t, hrefs(t, page), "http://localhost:16686/trace/trace-0?uiFind=root-0")
+}
+
+// TestSessionPageMarksTurnsClosedLate: the transcript lists a session's turns in
+// conversation order, as the store does, and marks a turn numbered after one that came
+// later; its number stays its turn_index.
+func TestSessionPageMarksTurnsClosedLate(t *testing.T) {
+	srv := newServer(t, Options{Store: storeOf(t, []*evaluation.Analysis{lateTurnAnalysis(t)})})
+	code, page, _ := get(t, srv, "/sessions/late-turn")
+	require.Equal(t, http.StatusOK, code, page)
+	text := textOf(t, page)
+	t1, t3, t2 := strings.Index(text, "Turn 1 "), strings.Index(text, "Turn 3 "), strings.Index(text, "Turn 2 ")
+	require.True(t, t1 >= 0 && t3 > t1 && t2 > t3, "turns in conversation order: %s", text)
+	assert.Equal(t, 1, strings.Count(text, "◷ closed late"), text)
+	late := strings.Index(text, "◷ closed late")
+	assert.True(t, late > t3 && late < t2, "the mark is on turn 3's header: %s", text)
+	assert.Contains(t, page, `id="turn-2"`, "anchored by turn_index, as tool issues and the live view link it")
+
+	// Turns stored without their start keep the index order, unmarked.
+	a := lateTurnAnalysis(t)
+	for i := range a.TurnResults {
+		a.TurnResults[i].StartedAt = time.Time{}
+	}
+	srv = newServer(t, Options{Store: storeOf(t, []*evaluation.Analysis{a})})
+	_, page, _ = get(t, srv, "/sessions/late-turn")
+	assert.NotContains(t, textOf(t, page), "closed late")
+}
+
+func TestMarkClosedLate(t *testing.T) {
+	for _, tc := range []struct {
+		indexes []int // in the order listed
+		late    []bool
+	}{
+		{nil, nil},
+		{[]int{0, 1, 2}, []bool{false, false, false}},
+		{[]int{0, 2, 1}, []bool{false, true, false}},
+		{[]int{1, 0}, []bool{true, false}},
+		{[]int{2, 0, 1}, []bool{true, false, false}},
+		{[]int{0, 3, 1, 2}, []bool{false, true, false, false}},
+		{[]int{2, 3, 0, 1}, []bool{true, true, false, false}},
+	} {
+		turns := make([]turnView, len(tc.indexes))
+		for i, idx := range tc.indexes {
+			turns[i].TurnIndex = idx
+		}
+		markClosedLate(turns)
+		var got []bool
+		for _, tv := range turns {
+			got = append(got, tv.ClosedLate)
+		}
+		assert.Equal(t, tc.late, got, "%v", tc.indexes)
+	}
 }
 
 // TestSessionPageExplainsVerdicts: the session page spells out RDM and CCM: a legend
