@@ -72,6 +72,12 @@ const (
 // figures both times; its floor is that figure. heldout11 (a seventh independent writer,
 // labels checked by a second helper) was measured blind once, with the follow-up rules of
 // dc609fa (unchanged since); its floor is that figure.
+//
+// In the seventh round (2026-11-28, decisions/text.md §3.8) the re-asks heldout8 and
+// heldout11 missed were read, so neither is blind any more; the rules written for them
+// were not kept (a blind twelfth part did not move, a review found false alarms), so their
+// floors stay. heldout12 (an eighth independent writer, labels checked by a second helper)
+// was measured blind once with the rules of this file's commit; its floor is that figure.
 var qualityFloors = map[string]struct{ rdmP, rdmR, ccmP, ccmR, falseAlarms float64 }{
 	"heldout3":  {rdmP: 14.0 / 14, rdmR: 14.0 / 21, ccmP: 11.0 / 12, ccmR: 11.0 / 13, falseAlarms: 0},
 	"heldout4":  {rdmP: 20.0 / 20, rdmR: 20.0 / 33, ccmP: 12.0 / 12, ccmR: 12.0 / 16, falseAlarms: 0},
@@ -79,6 +85,7 @@ var qualityFloors = map[string]struct{ rdmP, rdmR, ccmP, ccmR, falseAlarms float
 	"heldout6":  {rdmP: 27.0 / 27, rdmR: 27.0 / 30, ccmP: 16.0 / 16, ccmR: 16.0 / 20, falseAlarms: 0},
 	"heldout8":  {rdmP: 25.0 / 27, rdmR: 25.0 / 29, ccmP: 9.0 / 9, ccmR: 9.0 / 18, falseAlarms: 2.0 / 33},
 	"heldout11": {rdmP: 21.0 / 24, rdmR: 21.0 / 28, ccmP: 8.0 / 8, ccmR: 8.0 / 20, falseAlarms: 3.0 / 32},
+	"heldout12": {rdmP: 19.0 / 20, rdmR: 19.0 / 28, ccmP: 11.0 / 12, ccmR: 11.0 / 20, falseAlarms: 2.0 / 32},
 }
 
 // floorEps absorbs float rounding when a figure equals its floor.
@@ -124,7 +131,7 @@ func readJSONL[T any](t testing.TB, name string) []T {
 
 func loadFollowUps(t testing.TB) []followUpItem {
 	var all []followUpItem
-	for _, f := range []string{"en.jsonl", "fr.jsonl", "es.jsonl", "de.jsonl", "heldout.jsonl", "heldout2.jsonl", "heldout3.jsonl", "heldout4.jsonl", "heldout5.jsonl", "heldout6.jsonl", "heldout8.jsonl", "heldout11.jsonl"} {
+	for _, f := range []string{"en.jsonl", "fr.jsonl", "es.jsonl", "de.jsonl", "heldout.jsonl", "heldout2.jsonl", "heldout3.jsonl", "heldout4.jsonl", "heldout5.jsonl", "heldout6.jsonl", "heldout8.jsonl", "heldout11.jsonl", "heldout12.jsonl"} {
 		all = append(all, readJSONL[followUpItem](t, f)...)
 	}
 	ids := map[string]bool{}
@@ -134,7 +141,7 @@ func loadFollowUps(t testing.TB) []followUpItem {
 		}
 		ids[it.ID] = true
 		if !slices.Contains([]string{DetectionRDM, DetectionCCM, DetectionNone}, it.Label) ||
-			!slices.Contains([]string{"tune", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout8", "heldout11"}, it.Split) || it.Lang == "" || it.Next == "" {
+			!slices.Contains([]string{"tune", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout8", "heldout11", "heldout12"}, it.Split) || it.Lang == "" || it.Next == "" {
 			t.Fatalf("corpus item %s: bad label, split, lang or next", it.ID)
 		}
 	}
@@ -255,7 +262,7 @@ func TestDetectionQuality(t *testing.T) {
 			t.Logf("miss %s (%s) %s→%s: %q → %q → %q; reason: %s", it.ID, it.Cat, it.Label, got, it.Prev, it.Answer, it.Next, reason)
 		}
 	}
-	for _, split := range []string{"tune", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout8", "heldout11"} {
+	for _, split := range []string{"tune", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout8", "heldout11", "heldout12"} {
 		c := bySplit[split]
 		t.Logf("%s: %s\n%s", split, c.summary(), c)
 		for _, lang := range []string{"en", "fr", "es", "de"} {

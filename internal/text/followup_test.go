@@ -159,6 +159,11 @@ func TestReaskFrame(t *testing.T) {
 		{"Darf ich meinen Hund in den Bus mitnehmen?", "Im Stadtbus gelten die Beförderungsbedingungen.", "Verstehe. Wenn er angeleint ist, darf ich ihn mitnehmen oder nicht?", "insists on a yes or a no"},
 		{"Can I return opened headphones?", "Our return window is 30 days from delivery.", "If I lose the receipt, can I return my new wireless speakers or not?", ""},
 		{"Can I return opened headphones?", "Our return window is 30 days from delivery.", "Fine, and can I return them in another store too, or not?", ""},
+		// Seventh round (decisions/text.md §3.8, not kept): follow-ups near its re-asks that
+		// ask something new, which no frame may read as a re-ask.
+		{"Can you book a table at Nonna's for 8pm?", "Booked: Nonna's, table for two at 8:00 PM.", "Sure, but what should I wear there?", ""},
+		{"Is the hotel pool open in winter?", "The indoor pool is heated.", "Right. But is the sauna open?", ""},
+		{"When does the farmers market open on Saturday?", "It opens at 8 AM on Saturdays.", "I see, but which month does it stop for the winter?", ""},
 		// Review 10: the last question asks about a thing the answer named; the last clause
 		// brings a new word or follows a new name; "…, or not?" stays with its clause.
 		{"When does the pharmacy on Main Street open?", "The pharmacy is on Main Street next to the bank.", "Found it on the map. When does the bank open?", ""},
