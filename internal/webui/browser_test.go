@@ -130,8 +130,8 @@ func TestBrowserSessionsAndSessionPage(t *testing.T) {
 }
 
 // TestBrowserTurnClosedLate: in Chromium, a turn that closed late is shown where it
-// came in the conversation, with its mark and the mark's explanation, and a tool
-// issue's link to it by turn_index scrolls to it.
+// came in the conversation, anchored by its turn_index, with its mark and the mark's
+// explanation, and the page's links resolve.
 func TestBrowserTurnClosedLate(t *testing.T) {
 	srv := newServer(t, Options{Store: storeOf(t, []*evaluation.Analysis{lateTurnAnalysis(t)})})
 	ctx := browsertest.New(t, browserTimeout)
