@@ -30,9 +30,9 @@ const SummaryUserMessageBytes = 284
 // the score explanations, the issue messages, the handoff payloads), the turn's start
 // (the API's conversation order) and the per-call and per-issue ids and statuses (an
 // issue's tool, agent, turn and span are its call's) are left out: the session span's
-// analysis carries the complete TurnResult once, and the store keeps it from there. A final verdict (tr.Final) carries no interactions:
-// they were sent with the turn's first (provisional) span and do not change. tr is not
-// modified.
+// analysis carries the complete TurnResult once, and the store keeps it from there. A
+// final verdict (tr.Final) carries no interactions: they were sent with the turn's first
+// (provisional) span and do not change. tr is not modified.
 func TurnSummary(tr *evaluation.TurnResult) evaluation.TurnResult {
 	var b summaryBuffer
 	return *b.summary(tr)

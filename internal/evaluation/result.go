@@ -185,9 +185,9 @@ func CompareConversation(a time.Time, i int, b time.Time, j int) int {
 }
 
 // ConversationOrder sorts turns, in place, into the order of the conversation
-// (CompareConversation: by StartedAt, then TurnIndex). When a turn has no StartedAt (evaluated by a collector that
-// did not record it) the order of starts is not known, and turns are left in the order
-// given. The query API lists a session's turns in this order (docs/decisions/sessions.md
+// (CompareConversation: by StartedAt, then TurnIndex). When a turn has no StartedAt
+// (evaluated by a collector that did not record it) the order of starts is not known, and
+// turns are left in the order given. The query API lists a session's turns in this order (docs/decisions/sessions.md
 // §1.5): a turn that closed late has a higher TurnIndex than the turn after it.
 func ConversationOrder(turns []TurnResult) {
 	if slices.ContainsFunc(turns, func(t TurnResult) bool { return t.StartedAt.IsZero() }) {

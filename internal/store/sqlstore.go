@@ -949,11 +949,11 @@ func (s *sqlStore) Close() error {
 		s.stmts.Delete(q)
 		return true
 	})
-	close := s.db.Close
+	release := s.db.Close
 	if s.file != nil {
-		close = s.file.release
+		release = s.file.release
 	}
-	if err := close(); err != nil {
+	if err := release(); err != nil {
 		return fmt.Errorf("store: %s: close: %w", s.d.name, err)
 	}
 	return nil
