@@ -5,6 +5,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -776,6 +777,32 @@ func TestSQLiteWritersShareALock(t *testing.T) {
 // whose page cache no other writer of the process invalidates (sqliteFile); a broken one
 // is replaced and the write run again; the file is closed with its last store, and
 // opened anew after.
+// TestSQLiteWriteAfterAnEndedTransaction: a write transaction whose context ends before
+// its Commit is rolled back by database/sql in the background, after Commit returned the
+// context's error; the next write of the file, at once, must not find that transaction
+// still open on the write connection ("cannot start a transaction within a transaction",
+// seen in CI under TestSaveEndsWithItsContext).
+func TestSQLiteWriteAfterAnEndedTransaction(t *testing.T) {
+	st, err := Open(context.Background(), DriverSQLite, filepath.Join(t.TempDir(), "ended.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	s := st.(*sqlStore)
+	for i := range 300 {
+		ctx, cancel := context.WithCancel(context.Background())
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, "INSERT INTO session_revisions (session_id, revision, updated_at) VALUES (?, 1, '')", fmt.Sprintf("ended-%d", i))
+			cancel() // ends before the Commit: database/sql rolls back in the background
+			return err
+		})
+		require.ErrorIs(t, err, context.Canceled, i)
+		_, err = s.NextRevision(context.Background(), fmt.Sprintf("next-%d", i))
+		require.NoError(t, err, "%d: the write after an ended transaction", i)
+	}
+	var n int
+	require.NoError(t, s.db.QueryRowContext(context.Background(), "SELECT count(*) FROM session_revisions WHERE session_id LIKE 'ended-%'").Scan(&n))
+	assert.Zero(t, n, "every ended transaction rolled back")
+}
+
 func TestSQLiteWritesOnOneConnection(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shared.db")

@@ -115,7 +115,12 @@ func (f *sqliteFile) release() error {
 // write runs fn on the file's write connection under its lock. A connection that turns
 // out broken (the driver's ErrBadConn, after which database/sql closes it: ErrConnDone)
 // is replaced, and fn run once more on the new one: database/sql returns either only
-// when the statement did not run.
+// when the statement did not run. After any other error the connection is given back to
+// the pool before the lock is released, and the next write takes another: a transaction
+// whose context ended is rolled back by database/sql in the background, after Commit or
+// Begin has returned the context's error, and a BEGIN on the same connection before that
+// rollback fails ("cannot start a transaction within a transaction"). Giving the
+// connection back waits for the rollback (sql.Conn.Close waits for its transaction).
 func (f *sqliteFile) write(ctx context.Context, fn func(writeConn) error) error {
 	if err := f.lock.lock(ctx); err != nil {
 		return err
@@ -130,12 +135,12 @@ func (f *sqliteFile) write(ctx context.Context, fn func(writeConn) error) error 
 			f.conn = c
 		}
 		err := fn(f.conn)
-		if !errors.Is(err, sql.ErrConnDone) && !errors.Is(err, driver.ErrBadConn) {
-			return err
+		if err == nil {
+			return nil
 		}
 		_ = f.conn.Close()
 		f.conn = nil
-		if attempt > 0 {
+		if attempt > 0 || !errors.Is(err, sql.ErrConnDone) && !errors.Is(err, driver.ErrBadConn) {
 			return err
 		}
 	}
