@@ -62,22 +62,9 @@ type TurnState struct {
 // Key returns the key of the turn of t.
 func (t *TurnState) Key() TurnKey { return KeyOf(t.SessionID, &t.Record.Result) }
 
-// VerdictStage orders a turn record's verdicts: 0 provisional, 1 final without the next
-// turn's user message (evaluation.Evaluator.FinishLast: NoFollowUp), 2 final with it
-// (FollowUp). A stored record is replaced only by one of the same or a higher stage.
-func VerdictStage(r *evaluation.TurnRecord) int {
-	switch {
-	case !r.Result.Final:
-		return 0
-	case r.NoFollowUp:
-		return 1
-	}
-	return 2
-}
-
 // Held reports whether the caller of LoadContinuation has the record of the session's
 // turn of traceID and rootSpanID (TurnKey) at turnIndex, at verdict stage stage
-// (VerdictStage) or further on: then the stored one has nothing for it.
+// (evaluation.VerdictStage) or further on: then the stored one has nothing for it.
 type Held func(traceID, rootSpanID string, turnIndex, stage int) bool
 
 // TurnKey names a session's turn: its trace and its root span (the turn marker or the
@@ -91,8 +78,16 @@ type TurnKey struct {
 }
 
 // KeyOf returns the key of the turn of result r in session sessionID.
-func KeyOf(sessionID string, r *evaluation.TurnResult) TurnKey {
-	return TurnKey{SessionID: sessionID, TraceID: r.TraceID, RootSpanID: r.RootSpanID}
+func KeyOf(sessionID string, r *evaluation.TurnResult) TurnKey { return KeyOfTurn(sessionID, r.ID()) }
+
+// KeyOfTurn returns the key of turn id in session sessionID.
+func KeyOfTurn(sessionID string, id evaluation.TurnID) TurnKey {
+	return TurnKey{SessionID: sessionID, TraceID: id.TraceID, RootSpanID: id.RootSpanID}
+}
+
+// Turn returns the turn k names within its session.
+func (k TurnKey) Turn() evaluation.TurnID {
+	return evaluation.TurnID{TraceID: k.TraceID, RootSpanID: k.RootSpanID}
 }
 
 // clean returns k as stored: its ids through cleanText.
@@ -111,7 +106,7 @@ type ContinuationStore interface {
 	// not decoded).
 	LoadContinuation(ctx context.Context, sessionID string, held Held) (Continuation, error)
 	// SaveTurns upserts turn records by their TurnKey (TurnState.Key) in one transaction. A
-	// record never replaces one whose verdict is further on (VerdictStage: a final
+	// record never replaces one whose verdict is further on (evaluation.VerdictStage: a final
 	// record is never replaced by a provisional one, a verdict with follow-up never by
 	// one without), so saving twice, or late, loses no verdict. It returns what each
 	// save of turns did (SavedTurn): whether it first stored a final verdict for the
@@ -410,7 +405,7 @@ func (s *sqlStore) LoadContinuation(ctx context.Context, sessionID string, held 
 				rec = evaluation.RecordFromResult(tr)
 				rec.SetTurnIndex(idx)
 				rec.Result.SessionID, rec.Result.TraceID, rec.Result.RootSpanID = sessionID, trace, root
-				if held != nil && held(trace, root, idx, VerdictStage(&rec)) {
+				if held != nil && held(trace, root, idx, evaluation.VerdictStage(&rec)) {
 					continue
 				}
 			}
@@ -451,7 +446,7 @@ func (s *sqlStore) SaveTurns(ctx context.Context, turns []TurnState) ([]SavedTur
 		for i := range turns {
 			r := &turns[i].Record.Result
 			k := turns[i].Key().clean()
-			stage := VerdictStage(&turns[i].Record)
+			stage := evaluation.VerdictStage(&turns[i].Record)
 			var err error
 			if stage == 0 {
 				err = sts.exec(upsertTurnSQL, nil, k.SessionID, k.TraceID, k.RootSpanID, r.TurnIndex, r.Final, stage, docs[i], now)
@@ -720,7 +715,7 @@ func (m *MemoryContinuation) LoadContinuation(_ context.Context, sessionID strin
 		c.Turns = make([]evaluation.TurnRecord, 0, len(s.turns))
 	}
 	for _, r := range s.turns {
-		if held == nil || !held(r.Result.TraceID, r.Result.RootSpanID, r.Result.TurnIndex, VerdictStage(&r)) {
+		if held == nil || !held(r.Result.TraceID, r.Result.RootSpanID, r.Result.TurnIndex, evaluation.VerdictStage(&r)) {
 			c.Turns = append(c.Turns, r)
 		}
 	}
@@ -737,12 +732,12 @@ func (m *MemoryContinuation) SaveTurns(_ context.Context, turns []TurnState) ([]
 		s := m.get(t.SessionID)
 		k := t.Key()
 		old, ok := s.turns[k]
-		stage := VerdictStage(&t.Record)
-		if ok && VerdictStage(&old) > stage {
+		stage := evaluation.VerdictStage(&t.Record)
+		if ok && evaluation.VerdictStage(&old) > stage {
 			continue
 		}
 		if stage > 0 {
-			if !ok || VerdictStage(&old) == 0 && !s.claimed[k] {
+			if !ok || evaluation.VerdictStage(&old) == 0 && !s.claimed[k] {
 				saved[i].FirstFinal = true
 			} else {
 				saved[i].Replaced = cmp.Or(s.counted[k], old.Result.DetectionType)
@@ -774,7 +769,7 @@ func (m *MemoryContinuation) ClaimFinal(_ context.Context, turns []Claim) error 
 		if !ok {
 			continue
 		}
-		if VerdictStage(&r) == 0 {
+		if evaluation.VerdictStage(&r) == 0 {
 			if s.claimed == nil {
 				s.claimed = map[TurnKey]bool{}
 			}

@@ -118,19 +118,17 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 			move(w.saves)
 		}
 		if st := sh.sessions[lt.SessionID]; st != nil {
-			if i := st.find(idOfKey(lt)); i >= 0 {
-				st.records[i].SetTurnIndex(n)
+			if r := st.SetTurnIndex(lt.Turn(), n); r != nil {
 				if !moved {
 					// Held only by its session (the bound on records waiting dropped it):
 					// saved again with the others, now that it has its index.
-					ts := store.TurnState{SessionID: lt.SessionID, Record: st.records[i]}
+					ts := store.TurnState{SessionID: lt.SessionID, Record: *r}
 					if w != nil {
 						w.saves, w.spans = append(w.saves, ts), append(w.spans, -1)
 					} else {
 						sh.unsaved, sh.waiting = append(sh.unsaved, ts), append(sh.waiting, false)
 					}
 				}
-				st.sort()
 			}
 		}
 	}
@@ -273,7 +271,7 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 			at[k] = len(sh.unsaved)
 			sh.unsaved, sh.waiting = append(sh.unsaved, t), append(sh.waiting, waiting[j])
 			continue
-		case store.VerdictStage(&t.Record) >= store.VerdictStage(&sh.unsaved[i].Record):
+		case evaluation.VerdictStage(&t.Record) >= evaluation.VerdictStage(&sh.unsaved[i].Record):
 			sh.unsaved[i] = t
 		}
 		sh.waiting[i] = sh.waiting[i] || waiting[j]
@@ -287,7 +285,7 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 			// shutdown, then restored by continuation.storage; or a revision emitted
 			// while the save failed): claimed in the store once it is back, with the
 			// detection type counted, which the stored row may not hold.
-			if r := &sh.unsaved[i]; sh.waiting[i] || store.VerdictStage(&r.Record) > 0 {
+			if r := &sh.unsaved[i]; sh.waiting[i] || evaluation.VerdictStage(&r.Record) > 0 {
 				sh.claims = append(sh.claims, store.Claim{TurnKey: r.Key(), DetectionType: r.Record.Result.DetectionType})
 			}
 		}
@@ -367,32 +365,33 @@ func (w *shardWrites) savesFor(id string) bool {
 }
 
 // finishRecords gives the final verdicts of a session that went idle, over its records
-// in conversation order (st holds every stored record, §4.5): a record whose next turn is
-// known gets its verdict with that turn's user message (needsFollowUp), when it had none
-// (provisional), had one without follow-up (FinishLast: the next turn closed on another
-// collector before this record was stored, or was stored after this record was
-// finished; the verdict is then Revised), or had one with the user message of a turn
-// that came after the next one (the next turn closed late). A provisional record without
-// a known next turn (the last, or one before a turn whose index was reserved but is not
-// stored) is finished without follow-up. Each verdict given is emitted and saved.
+// in conversation order (st holds every stored record, §4.5): a record whose next turn
+// is known gets its verdict with that turn's user message (evaluation.NeedsFollowUp),
+// when it had none (provisional), had one without follow-up (FinishLast: the next turn
+// closed on another collector before this record was stored, or was stored after this
+// record was finished; the verdict is then Revised), or had one with the user message
+// of a turn that came after the next one (the next turn closed late). A provisional
+// record without a known next turn (the last, or one before a turn whose index was
+// reserved but is not stored) is finished without follow-up. Each verdict given is
+// emitted and saved.
 func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, save func(*evaluation.TurnRecord, bool)) {
-	order := st.conversationOrder()
+	order, records := st.Order(), st.Records()
 	at := func(k int) *evaluation.TurnRecord {
 		if order != nil {
 			k = order[k]
 		}
-		return &st.records[k]
+		return &records[k]
 	}
-	for k := range st.records {
+	for k := range records {
 		r := at(k)
 		var next *evaluation.TurnRecord
-		if k+1 < len(st.records) {
-			if n := at(k + 1); st.holdsBetween(r.Result.TurnIndex, n.Result.TurnIndex) {
+		if k+1 < len(records) {
+			if n := at(k + 1); st.HoldsBetween(r.Result.TurnIndex, n.Result.TurnIndex) {
 				next = n
 			}
 		}
 		switch {
-		case next != nil && needsFollowUp(r, next):
+		case next != nil && evaluation.NeedsFollowUp(r, next):
 			*r = p.evaluator.FollowUpBy(*r, next)
 		case !r.Result.Final:
 			*r = p.evaluator.FinishLast(*r)
@@ -406,14 +405,14 @@ func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, save 
 // reload merges the session's records in the continuation store into st: the turns
 // another collector closed while this one holds the session open too.
 func (sh *shard) reload(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string) {
-	c, err := p.cont.LoadContinuation(ctx, id, st.holds)
+	c, err := p.cont.LoadContinuation(ctx, id, st.Holds)
 	if err != nil {
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 		p.logger.Warn("reloading a session from the continuation store failed; its analysis covers the turns of this collector",
 			zap.String("session_id", id), zap.Error(err))
 		return
 	}
-	st.merge(c.Turns)
+	st.Merge(c.Turns)
 	st.revision = max(st.revision, c.Revision)
 }
 
@@ -428,7 +427,7 @@ func (sh *shard) reserveBatch(ctx context.Context, p *agentSessionProcessor, eve
 	for i := range events {
 		ev := &events[i]
 		if ev.Kind == tracker.EventTurnClosed && ev.Session.KeySource != session.KeySourceTraceID {
-			keys = append(keys, idOfTurn(&ev.Session.Turns[ev.TurnIndex]).key(ev.Session.ID))
+			keys = append(keys, store.KeyOfTurn(ev.Session.ID, idOfTurn(&ev.Session.Turns[ev.TurnIndex])))
 		}
 	}
 	if len(keys) < 2 || sh.reserveLocal(ctx, p, &sh.writes) != nil {
@@ -452,23 +451,20 @@ func (sh *shard) reserveBatch(ctx context.Context, p *agentSessionProcessor, eve
 // been closed by another collector). A session that is not kept, or a store that fails,
 // gives the next index of st; the store allocates the turn's index before its records are
 // saved (sh.local, reserveLocal; w is the batch's writes, whose records it moves).
-func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *shardWrites, st *sessionState, id string, turn turnID) int {
+func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *shardWrites, st *sessionState, id string, turn evaluation.TurnID) int {
 	// Above every turn held, not their count: once turns numbered here have the store's
 	// indexes (reserveLocal), the records need not start at 0.
-	idx := len(st.records)
-	if n := len(st.records); n > 0 {
-		idx = max(idx, st.records[n-1].Result.TurnIndex+1)
-	}
+	idx := st.NextIndex()
 	if !st.continuable {
 		return idx
 	}
-	key := turn.key(id)
+	key := store.KeyOfTurn(id, turn)
 	n, ok := sh.reserved[key]
 	var err error
 	if !ok {
 		// The turns numbered here while the store was unreachable get theirs first.
 		if err = sh.reserveLocal(ctx, p, w); err == nil {
-			n, err = store.ReserveTurn(ctx, p.cont, id, turn.trace, turn.root)
+			n, err = store.ReserveTurn(ctx, p.cont, id, turn.TraceID, turn.RootSpanID)
 		}
 	}
 	if err != nil {
@@ -478,7 +474,7 @@ func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *sha
 		sh.local = append(sh.local, key)
 		return idx
 	}
-	if n > 0 && st.at(n-1) == nil {
+	if n > 0 && st.At(n-1) == nil {
 		sh.reload(ctx, p, st, id)
 	}
 	return n

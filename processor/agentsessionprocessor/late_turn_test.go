@@ -6,7 +6,6 @@ package agentsessionprocessor
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"testing"
 	"time"
 
@@ -25,7 +24,7 @@ import (
 // that followed it in the conversation closed) is evaluated after the turn before it,
 // whose record already has its follow-up and so dropped its grounding facts and
 // conversation (DropCarries). The late turn is grounded by the record of the turn that
-// followed, which carried them on (sessionState.carrier): its verdict is the one it gets
+// followed, which carried them on (evaluation.SessionTurns.Carrier): its verdict is the one it gets
 // with every record kept whole (keepCarries). Found by review: it was judged a
 // hallucination.
 func TestLateTurnGroundedAsBefore(t *testing.T) {
@@ -73,34 +72,6 @@ func TestLateTurnGroundedAsBefore(t *testing.T) {
 	compact := run(t, false)
 	require.NotEmpty(t, whole)
 	assert.Equal(t, whole, compact, "the late turn's final verdict does not depend on keepCarries")
-}
-
-// TestPrevOfFlatAfterOneLateTurn: after one turn of a long session closed late
-// (unordered), finding the predecessor of each further new last turn (prevOf) must not
-// cost in proportion to the session (docs/decisions/sessions.md §4.1: the cost of a
-// closed turn must not grow with the session): no allocation, at 64 turns as at 16,384
-// (found by review: a slice of every record's start, and a scan, a call).
-func TestPrevOfFlatAfterOneLateTurn(t *testing.T) {
-	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
-	for _, n := range []int{64, 16384} {
-		st := &sessionState{}
-		rec := func(i int, start time.Time) evaluation.TurnRecord {
-			return evaluation.TurnRecord{Result: evaluation.TurnResult{TraceID: strconv.Itoa(i), TurnIndex: i},
-				Summary: evaluation.TurnSummary{StartedAt: start}}
-		}
-		// The turn that started second closed late: index 2, after the third's.
-		st.put(rec(0, t0))
-		st.put(rec(1, t0.Add(20*time.Second)))
-		st.put(rec(2, t0.Add(10*time.Second)))
-		for i := 3; i < n; i++ {
-			st.put(rec(i, t0.Add(time.Duration(i)*10*time.Second)))
-		}
-		require.True(t, st.unordered)
-		next := t0.Add(time.Duration(n) * 10 * time.Second)
-		require.Equal(t, n-1, st.prevOf(next, n).Result.TurnIndex)
-		allocs := testing.AllocsPerRun(100, func() { _ = st.prevOf(next, n) })
-		assert.Zero(t, allocs, "%d turns: prevOf of a new last turn allocates nothing", n)
-	}
 }
 
 // TestOpenTraceWithoutGenAIDelaysNoFollowUp: a session whose key is also on an open

@@ -199,7 +199,7 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 	for range workers {
 		sh := &shard{sessions: map[string]*sessionState{}, maxUnsaved: maxUnsaved}
 		sh.analysedTraces, _ = simplelru.NewLRU[string, analysedTrace](sh.maxLocal(), nil) // size >= 4: no error
-		sh.endedTraces, _ = simplelru.NewLRU(maxUnsaved, func(_ string, e endedTrace) { sh.endedRecords -= len(e.st.records) })
+		sh.endedTraces, _ = simplelru.NewLRU(maxUnsaved, func(_ string, e endedTrace) { sh.endedRecords -= e.st.Len() })
 		p.shards = append(p.shards, sh)
 	}
 	return p, nil

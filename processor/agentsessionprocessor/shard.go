@@ -254,7 +254,7 @@ func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session
 	// the revision of their analysis.
 	defer func() {
 		if u := sh.unsavedOf(s.ID); len(u) > 0 {
-			st.merge(u)
+			st.Merge(u)
 		}
 		st.revision = max(st.revision, sh.revisions[s.ID])
 	}()
@@ -265,8 +265,8 @@ func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session
 			zap.String("session_id", s.ID), zap.Error(err))
 		return st
 	}
-	st.records, st.revision = c.Turns, c.Revision
-	st.sort()
+	st.Reset(c.Turns)
+	st.revision = c.Revision
 	if len(c.Turns) > 0 {
 		p.telemetry.ProcessorAgentsessionSessionsContinued.Add(ctx, 1)
 	}
@@ -294,7 +294,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	// at once, or, for a final verdict of a kept session, once its save tells whether it
 	// is the turn's first, or which stored verdict it replaced (sh.write, markRevised).
 	save := func(rec *evaluation.TurnRecord, verdict bool) {
-		if store.VerdictStage(rec) == 2 && !p.keepCarries {
+		if evaluation.VerdictStage(rec) == 2 && !p.keepCarries {
 			// Its next turn was evaluated (FollowUp had its user message): the
 			// carries are that turn's to hand on, here and in the store (§4.2).
 			rec.DropCarries()
@@ -323,7 +323,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	switch ev.Kind {
 	case tracker.EventTurnClosed:
 		t := &ev.Session.Turns[ev.TurnIndex]
-		if !st.continuable && len(st.records) == 0 {
+		if !st.continuable && st.Len() == 0 {
 			if ended := sh.resumeTrace(id, t); ended != nil {
 				st = ended // the trace's next request: its session goes on
 				sh.sessions[id] = st
@@ -349,15 +349,15 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		// between them is not closed here (still open here, or closed on another
 		// collector less than a batch ago, not stored yet); then its follow-up is that
 		// turn's, given when it closes or at idle.
-		prev := st.prevOf(t.StartedAt, idx)
-		rec := p.evaluator.EvaluateClosedTurn(id, ev.Session.Agents, t, idx, st.carrier(prev, idOfTurn(t)))
+		prev := st.Previous(t.StartedAt, idx)
+		rec := p.evaluator.EvaluateClosedTurn(id, ev.Session.Agents, t, idx, st.Carrier(prev, idOfTurn(t)))
 		rec.Summary.Outcome = ev.TurnOutcome
-		if prev != nil && !ev.EarlierOpen && st.holdsBetween(prev.Result.TurnIndex, idx) && needsFollowUp(prev, &rec) {
+		if prev != nil && !ev.EarlierOpen && st.HoldsBetween(prev.Result.TurnIndex, idx) && evaluation.NeedsFollowUp(prev, &rec) {
 			// The previous turn's follow-up is this turn's user message: its final verdict.
 			*prev = p.evaluator.FollowUpBy(*prev, &rec)
 			save(prev, true)
 		}
-		st.put(rec)
+		st.Put(rec)
 		b.addTurn(id, &rec.Result)
 		save(&rec, false)
 	case tracker.EventSessionEnded:
@@ -380,12 +380,12 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			if w.savesFor(id) || sh.hasUnsaved(id) {
 				sh.write(ctx, p, w, b)
 			}
-			if len(st.records) > 0 {
+			if st.Len() > 0 {
 				revision, recorded = sh.nextRevision(ctx, p, st, id)
 			}
 			sh.reload(ctx, p, st, id)
 		}
-		if len(st.records) == 0 {
+		if st.Len() == 0 {
 			if st.continuable {
 				// Released (a hold taken over from a dead instance), nothing to analyse.
 				w.ended = append(w.ended, endedSession{id: id})
@@ -407,7 +407,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		if matched {
 			cr, meta.References = p.refs.evaluate(ctx, ev.Session, m)
 		}
-		a := p.evaluator.Aggregate(meta, st.records)
+		a := p.evaluator.Aggregate(meta, st.Records())
 		if revision == 0 {
 			revision, recorded = sh.nextRevision(ctx, p, st, id) // the records were all in the store
 		}
@@ -450,10 +450,10 @@ func (sh *shard) analysed(st *sessionState, t *session.Turn) bool {
 			return true
 		}
 	}
-	if i := st.find(idOfTurn(t)); i >= 0 {
-		return st.records[i].Result.Final
+	if r := st.Find(idOfTurn(t)); r != nil {
+		return r.Result.Final
 	}
-	return slices.ContainsFunc(st.records, func(r evaluation.TurnRecord) bool {
+	return slices.ContainsFunc(st.Records(), func(r evaluation.TurnRecord) bool {
 		// A record rebuilt from a stored result has no times (§4.7): it covers its
 		// trace, as before turns had root spans.
 		end := r.Summary.EndedAt
@@ -467,22 +467,22 @@ func (sh *shard) analysed(st *sessionState, t *session.Turn) bool {
 // endedTraces.
 func (sh *shard) traceEnded(id string, st *sessionState, reason session.EndReason) {
 	at := analysedTrace{goesOn: reason != session.EndReasonSingleTrace && reason != session.EndReasonEndSignal}
-	for i := range st.records {
-		if end := st.records[i].Summary.EndedAt; end.After(at.end) {
+	for _, r := range st.Records() {
+		if end := r.Summary.EndedAt; end.After(at.end) {
 			at.end = end
 		}
 	}
 	sh.analysedTraces.Add(id, at)
 	sh.endedTraces.Remove(id)
-	if !at.goesOn || at.end.IsZero() || len(st.records) > sh.maxUnsaved {
+	if !at.goesOn || at.end.IsZero() || st.Len() > sh.maxUnsaved {
 		return
 	}
 	st.late, st.evaluated = false, false
-	for sh.endedRecords+len(st.records) > sh.maxUnsaved {
+	for sh.endedRecords+st.Len() > sh.maxUnsaved {
 		sh.endedTraces.RemoveOldest()
 	}
 	sh.endedTraces.Add(id, endedTrace{st: st, at: at})
-	sh.endedRecords += len(st.records)
+	sh.endedRecords += st.Len()
 }
 
 // analysedTrace returns what the shard keeps of the analysed session keyed by trace
