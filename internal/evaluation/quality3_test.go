@@ -22,7 +22,7 @@ import (
 //   - drift3.jsonl (audit c, read since): blind, 4 of 6 on-task and 4 of 6 drifting;
 //     5 and 4 since the lookups (a forecast for the asked city).
 //   - drift9.jsonl: written by a helper from the label guidelines alone; its labels checked
-//     by a second helper; not read. Blind before the task words and repeats
+//     by a second helper; not read (but for 15 verdicts, blindParts). Blind before the task words and repeats
 //     (docs/scoring.md §5.3): 24 of 36 on-task, 20 of 36 drifting; after: 24 and 23.
 //   - drift10.jsonl: written the same way, two thirds lookups; not read. Blind at
 //     dc609fa: 16 of 32 on-task, 23 of 32 drifting; the same after the lookups and the
@@ -109,8 +109,10 @@ func TestIntentDriftQualityHeldout3(t *testing.T) {
 			if pred != it.Label {
 				mark = "MISS"
 			}
-			t.Logf("%s %s label=%s intent_drift_score=%.3g pred=%s: %s | %s", mark, it.ID, it.Label, d, pred, it.Note,
-				a.Explanations[keyIntentDriftScore])
+			if !blindParts[part.file] {
+				t.Logf("%s %s label=%s intent_drift_score=%.3g pred=%s: %s | %s", mark, it.ID, it.Label, d, pred, it.Note,
+					a.Explanations[keyIntentDriftScore])
+			}
 		}
 		onTask, drifting := c[[2]string{"on_task", "on_task"}], c[[2]string{"drifting", "drifting"}]
 		t.Logf("%s: on_task %d/%d, drifting %d/%d within target; %s; %s\n%s", part.file,

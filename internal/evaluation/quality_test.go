@@ -88,6 +88,14 @@ var qualityFloors = map[string]struct{ rdmP, rdmR, ccmP, ccmR, falseAlarms float
 	"heldout12": {rdmP: 19.0 / 20, rdmR: 19.0 / 28, ccmP: 11.0 / 12, ccmR: 11.0 / 20, falseAlarms: 2.0 / 32},
 }
 
+// blindParts are the labelled parts nobody tuning the rules has read: the follow-up
+// split heldout12 and the intent-drift files drift9.jsonl (but for the verdicts of its
+// first 15 sessions, shown once by a verbose log, testdata/turns/README.md) and
+// drift10.jsonl. The quality tests print only their figures, never an item, so that a
+// verbose run does not show them to whoever tunes next; reading one is a decision to
+// record in that README.
+var blindParts = map[string]bool{"heldout12": true, "drift9.jsonl": true, "drift10.jsonl": true}
+
 // floorEps absorbs float rounding when a figure equals its floor.
 const floorEps = 1e-9
 
@@ -238,7 +246,8 @@ func (c confusion) summary() string {
 // hand-labelled follow-ups of testdata/turns and fails under the targets of
 // docs/scoring.md §5.4 on the tuning part and the first two held-out parts; the third
 // held-out part does not meet them and is held to its regression floor (qualityFloors).
-// Run with -v for the confusion matrices, the per-language figures and every miss.
+// Run with -v for the confusion matrices, the per-language figures and every miss of the
+// parts that are not blindParts.
 func TestDetectionQuality(t *testing.T) {
 	e, err := New(DefaultConfig())
 	if err != nil {
@@ -258,7 +267,7 @@ func TestDetectionQuality(t *testing.T) {
 			byLang[key] = confusion{}
 		}
 		byLang[key][[2]string{it.Label, got}]++
-		if got != it.Label {
+		if got != it.Label && !blindParts[it.Split] {
 			t.Logf("miss %s (%s) %s→%s: %q → %q → %q; reason: %s", it.ID, it.Cat, it.Label, got, it.Prev, it.Answer, it.Next, reason)
 		}
 	}
