@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 
 	"go.opentelemetry.io/collector/config/confighttp"
@@ -128,6 +129,12 @@ func (ch *ChannelConfig) validate(mainEndpoint string) error {
 	switch {
 	case err != nil:
 		errs = append(errs, fmt.Errorf("channel.%w", err))
+	case len(defs) == 0 && len(ch.EvaluationFiles) > 0:
+		// Patterns that match nothing are most often relative paths read from another
+		// working directory than the one they were written for.
+		wd, _ := os.Getwd()
+		errs = append(errs, fmt.Errorf("channel.evaluation_files: no file matches %q (relative paths are read from the working directory %q); "+
+			"define at least one evaluation there or in channel.evaluations", ch.EvaluationFiles, wd))
 	case len(defs) == 0:
 		errs = append(errs, errors.New("channel.evaluations: define at least one evaluation (or channel.evaluation_files)"))
 	}
@@ -162,13 +169,13 @@ func (ch *ChannelConfig) validate(mainEndpoint string) error {
 	return errors.Join(errs...)
 }
 
-// loopbackOnly reports whether endpoint (host:port) listens on loopback only.
 // hasPort reports whether endpoint is host:port, as the listener needs.
 func hasPort(endpoint string) bool {
 	_, _, err := net.SplitHostPort(endpoint)
 	return err == nil
 }
 
+// loopbackOnly reports whether endpoint (host:port) listens on loopback only.
 func loopbackOnly(endpoint string) bool {
 	host, _, err := net.SplitHostPort(endpoint)
 	if err != nil {

@@ -101,6 +101,12 @@ func TestLoadConfig(t *testing.T) {
 			expectedErr: []string{`channel.admin.endpoint: "localhost" has no port: want host:port (e.g. localhost:8892)`},
 		},
 		{
+			// Typically relative paths read from another working directory.
+			id: component.NewIDWithName(metadata.Type, "channel_files_match_nothing"),
+			expectedErr: []string{`channel.evaluation_files: no file matches ["testdata/evaluations/no-such-*.md"] (relative paths are read from the working directory "`,
+				`define at least one evaluation there or in channel.evaluations`},
+		},
+		{
 			id:          component.NewIDWithName(metadata.Type, "channel_empty"),
 			expectedErr: []string{"channel.evaluations: define at least one evaluation"},
 		},
