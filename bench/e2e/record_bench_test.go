@@ -31,7 +31,9 @@ import (
 //     heap in use while the processor runs minus after it is dropped (a GC before each
 //     reading), per turn: retained-B/turn;
 //   - sqlite: the continuation rows in a SQLite file, the record JSON's bytes per turn:
-//     row-B/turn.
+//     row-B/turn, of which its turn result's interactions (each agent's scores, tool
+//     calls and handoffs, the bulk of a record: performance.md §8.63):
+//     interactions-B/turn.
 //
 // Run it with -benchtime=1x:
 //
@@ -69,12 +71,14 @@ func BenchmarkContinuationRecord(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			var rows, size int64
-			if err := db.QueryRow("SELECT COUNT(*), SUM(LENGTH(record)) FROM turns").Scan(&rows, &size); err != nil {
+			var rows, size, interactions int64
+			if err := db.QueryRow("SELECT COUNT(*), SUM(LENGTH(record)), SUM(LENGTH(json_extract(record, '$.result.interactions'))) FROM turns").
+				Scan(&rows, &size, &interactions); err != nil {
 				b.Fatal(err)
 			}
 			_ = db.Close()
 			b.ReportMetric(float64(size)/float64(rows), "row-B/turn")
+			b.ReportMetric(float64(interactions)/float64(rows), "interactions-B/turn")
 			b.ReportMetric(float64(rows), "rows")
 		}
 	})
