@@ -22,8 +22,9 @@ import (
 //   - drift3.jsonl (audit c, read since): blind, 4 of 6 on-task and 4 of 6 drifting;
 //     5 and 4 since the lookups (a forecast for the asked city).
 //   - drift9.jsonl: written by a helper from the label guidelines alone; its labels checked
-//     by a second helper; not read (but for 15 verdicts, blindParts). Blind before the task words and repeats
-//     (docs/scoring.md §5.3): 24 of 36 on-task, 20 of 36 drifting; after: 24 and 23.
+//     by a second helper; not read (but for 15 verdicts, blindParts). Blind before the
+//     task words and repeats (docs/scoring.md §5.3): 24 of 36 on-task, 20 of 36
+//     drifting; after: 24 and 23.
 //   - drift10.jsonl: written the same way, two thirds lookups; not read. Blind at
 //     dc609fa: 16 of 32 on-task, 23 of 32 drifting; the same after the lookups and the
 //     requested task on the request's object (docs/scoring.md §5.3).

@@ -59,10 +59,11 @@ func TestSessionTurnsPutMany(t *testing.T) {
 
 // TestSessionTurnsConversationOrder: over random puts and merges of records whose turns
 // closed out of the order they started (some without a start, as a record rebuilt from
-// a stored result), the conversation order (Order, as the processor finishes a session) and the previous turn of a
-// closing turn (Previous, with its fast path for a new last turn) are those of sorting
-// every record by its start, then index, where a record without a start takes the start
-// of the record before it by index (docs/decisions/sessions.md §4.5).
+// a stored result), the conversation order (Order, as the processor finishes a session)
+// and the previous turn of a closing turn (Previous, with its fast path for a new last
+// turn) are those of sorting every record by its start, then index, where a record
+// without a start takes the start of the record before it by index
+// (docs/decisions/sessions.md §4.5).
 func TestSessionTurnsConversationOrder(t *testing.T) {
 	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
 	// want sorts recs (in index order) as the conversation: the reference.

@@ -106,9 +106,9 @@ type ContinuationStore interface {
 	// not decoded).
 	LoadContinuation(ctx context.Context, sessionID string, held Held) (Continuation, error)
 	// SaveTurns upserts turn records by their TurnKey (TurnState.Key) in one transaction. A
-	// record never replaces one whose verdict is further on (evaluation.VerdictStage: a final
-	// record is never replaced by a provisional one, a verdict with follow-up never by
-	// one without), so saving twice, or late, loses no verdict. It returns what each
+	// record never replaces one whose verdict is further on (evaluation.VerdictStage: a
+	// final record is never replaced by a provisional one, a verdict with follow-up never
+	// by one without), so saving twice, or late, loses no verdict. It returns what each
 	// save of turns did (SavedTurn): whether it first stored a final verdict for the
 	// turn, and otherwise which final verdict it replaced. Collectors sharing the store
 	// never both get FirstFinal for one turn. On error it returns nil: nothing is saved.

@@ -24,9 +24,9 @@ import (
 // that followed it in the conversation closed) is evaluated after the turn before it,
 // whose record already has its follow-up and so dropped its grounding facts and
 // conversation (DropCarries). The late turn is grounded by the record of the turn that
-// followed, which carried them on (evaluation.SessionTurns.Carrier): its verdict is the one it gets
-// with every record kept whole (keepCarries). Found by review: it was judged a
-// hallucination.
+// followed, which carried them on (evaluation.SessionTurns.Carrier): its verdict is the
+// one it gets with every record kept whole (keepCarries). Found by review: it was judged
+// a hallucination.
 func TestLateTurnGroundedAsBefore(t *testing.T) {
 	turns := []struct{ user, answer string }{
 		{"My order 5521 was charged 120.50 EUR twice, ticket RX-4410.", "I see order 5521 and a double charge of 120.50 EUR."},
