@@ -467,8 +467,9 @@ func (sh *shard) analysed(st *sessionState, t *session.Turn) bool {
 // endedTraces.
 func (sh *shard) traceEnded(id string, st *sessionState, reason session.EndReason) {
 	at := analysedTrace{goesOn: reason != session.EndReasonSingleTrace && reason != session.EndReasonEndSignal}
-	for _, r := range st.Records() {
-		if end := r.Summary.EndedAt; end.After(at.end) {
+	recs := st.Records()
+	for i := range recs {
+		if end := recs[i].Summary.EndedAt; end.After(at.end) {
 			at.end = end
 		}
 	}
