@@ -269,6 +269,36 @@ func (s *SessionTurns) Put(rec TurnRecord) {
 	s.follow(&rec)
 }
 
+// Release drops the records of turns before the last keep (in index order) whose verdict
+// is final with follow-up (VerdictStage 2), and returns how many it dropped. Such a
+// record is read again only by the session's analysis, so a caller whose store holds it
+// may take it back from there (Merge) when the session ends; while the session is open,
+// a turn that closes this late is evaluated without it (docs/decisions/sessions.md
+// §4.2.2). keep < 1 is 1: the last record carries the next turn's facts.
+func (s *SessionTurns) Release(keep int) int {
+	n := len(s.records) - max(1, keep)
+	if n <= 0 {
+		return 0
+	}
+	out := s.records[:0]
+	for i := range s.records {
+		if i < n && VerdictStage(&s.records[i]) == 2 {
+			if s.ids != nil {
+				delete(s.ids, s.records[i].Result.ID())
+			}
+			continue
+		}
+		out = append(out, s.records[i])
+	}
+	dropped := len(s.records) - len(out)
+	clear(s.records[len(out):]) // the array must not keep the dropped results alive
+	s.records = out
+	if dropped > 0 {
+		s.sort()
+	}
+	return dropped
+}
+
 // SetTurnIndex gives the record of turn id the index n (TurnRecord.SetTurnIndex) and
 // returns it, or nil when s has no record of id.
 func (s *SessionTurns) SetTurnIndex(id TurnID, n int) *TurnRecord {

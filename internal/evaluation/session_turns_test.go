@@ -246,3 +246,68 @@ func TestVerdictStageAndNeedsFollowUp(t *testing.T) {
 	late := TurnRecord{Result: TurnResult{Final: true}, FollowedBy: &FollowedBy{TraceID: "l", StartedAt: t0.Add(time.Minute)}}
 	assert.False(t, NeedsFollowUp(&late, noStart), "a next turn without start never takes a verdict given")
 }
+
+// TestSessionTurnsRelease: Release drops, of the records before the last keep, those
+// whose verdict is final with follow-up, and nothing else; what is held afterwards
+// works as before (next index, the previous turn of a new one, Put of a turn again,
+// the set of turn ids past manyRecords) and takes the dropped records back (Merge).
+func TestSessionTurnsRelease(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	rec := func(i, stage int) TurnRecord {
+		r := TurnRecord{Result: TurnResult{TraceID: "t" + strconv.Itoa(i), TurnIndex: i},
+			Summary: TurnSummary{StartedAt: t0.Add(time.Duration(i) * time.Minute)}}
+		switch stage {
+		case 1:
+			r.Result.Final, r.NoFollowUp = true, true
+		case 2:
+			r.Result.Final = true
+		}
+		return r
+	}
+	indexes := func(s *SessionTurns) []int {
+		var out []int
+		for _, r := range s.Records() {
+			out = append(out, r.Result.TurnIndex)
+		}
+		return out
+	}
+	var s SessionTurns
+	const n = 40 // past manyRecords: the set of turn ids is kept
+	var all []TurnRecord
+	for i := range n {
+		stage := 2
+		switch i {
+		case 3:
+			stage = 0 // provisional: its verdict is still to come
+		case 5:
+			stage = 1 // final without follow-up: given again when the next turn is known
+		}
+		all = append(all, rec(i, stage))
+		s.Put(all[i])
+	}
+	require.NotNil(t, s.ids)
+
+	assert.Zero(t, s.Release(n), "nothing before the last n")
+	dropped := s.Release(4)
+	assert.Equal(t, n-4-2, dropped)
+	assert.Equal(t, []int{3, 5, 36, 37, 38, 39}, indexes(&s))
+	assert.Len(t, s.ids, 6, "the dropped turns left the set of ids")
+	assert.Equal(t, n, s.NextIndex())
+	assert.Nil(t, s.Find(all[0].Result.ID()))
+	assert.Nil(t, s.At(10))
+	assert.Equal(t, 39, s.Previous(t0.Add(time.Hour), n).Result.TurnIndex)
+	assert.True(t, s.HoldsBetween(36, 39))
+	assert.False(t, s.HoldsBetween(5, 36))
+
+	s.Put(all[37]) // a turn held, again: replaced, not added
+	assert.Equal(t, 6, s.Len())
+	s.Merge(slices.Clone(all))
+	assert.Equal(t, n, s.Len(), "the store's records come back")
+	assert.Equal(t, all[0], s.Records()[0])
+
+	var one SessionTurns
+	one.Put(rec(0, 2))
+	one.Put(rec(1, 2))
+	assert.Equal(t, 1, one.Release(0), "keep < 1 keeps the last record")
+	assert.Equal(t, []int{1}, indexes(&one))
+}
