@@ -84,9 +84,67 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 					b.encodeTurnSpan(span, &tr)
 				}
 			}
+			sh.release(p, saves)
 		}
 	}
 	w.holds, w.saves, w.spans = w.holds[:0], w.saves[:0], w.spans[:0]
+}
+
+// release lets the open sessions of saves, once saved, hold their last
+// p.heldRecords turn records and those still to get a verdict: a long conversation's
+// older records are read again only by its analysis, which takes them back from the
+// continuation store when the session ends (takeBack), so what a shard holds does not
+// grow with the conversation (docs/decisions/sessions.md §4.2.2). A session drops
+// records once it holds twice as many, so that the cost is constant a turn. Only a
+// continuation database keeps every record (the memory store drops sessions past
+// continuation.max_records), and a session of which a record was dropped unsaved
+// (keepUnsaved) keeps its records: the store lacks that one.
+func (sh *shard) release(p *agentSessionProcessor, saves []store.TurnState) {
+	if p.cfg.Continuation.Driver == "" {
+		return
+	}
+	for i := range saves {
+		st := sh.sessions[saves[i].SessionID]
+		if st != nil && st.continuable && !st.unstored && st.Len() >= 2*p.heldRecords && st.Release(p.heldRecords) > 0 {
+			st.released = true
+		}
+	}
+}
+
+// takeBack gives session st, which released records (shard.release), the continuation
+// store's records before its end ev is analysed, and reports whether it could. When the
+// store fails, the end waits (waitingEnds, retried with the shard's next batch) unless
+// maxUnsaved ends wait already: it is then analysed over the records held, and the
+// released turns are missing from that revision (a later revision of the session
+// covers them).
+func (sh *shard) takeBack(ctx context.Context, p *agentSessionProcessor, st *sessionState, ev *tracker.Event) bool {
+	id := ev.Session.ID
+	c, err := p.cont.LoadContinuation(ctx, id, st.Holds)
+	if err == nil {
+		st.Merge(c.Turns)
+		st.revision = max(st.revision, c.Revision)
+		st.released = false
+		return true
+	}
+	p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
+	if len(sh.waitingEnds) >= sh.maxUnsaved {
+		p.logger.Warn("loading a session's earlier turns from the continuation store failed, and too many ends wait for it; its analysis covers the turns held in memory",
+			zap.String("session_id", id), zap.Int("turns_held", st.Len()), zap.Error(err))
+		return true
+	}
+	p.logger.Warn("loading a session's earlier turns from the continuation store failed; its analysis waits for the store",
+		zap.String("session_id", id), zap.Error(err))
+	sh.dropWaitingEnd(id) // an end again (an outcome without a turn): the later one stands
+	sh.waitingEnds = append(sh.waitingEnds, *ev)
+	if sh.retryAt.Load() == 0 {
+		sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
+	}
+	return false
+}
+
+// dropWaitingEnd forgets the waiting end of session id, if any (takeBack).
+func (sh *shard) dropWaitingEnd(id string) {
+	sh.waitingEnds = slices.DeleteFunc(sh.waitingEnds, func(ev tracker.Event) bool { return ev.Session.ID == id })
 }
 
 // reserveLocal allocates in the continuation store, in the order they were numbered, the
@@ -281,6 +339,9 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 			zap.Int("dropped", n))
 		emitWaiting(b, sh.unsaved[:n], sh.waiting[:n], nil)
 		for i := range n {
+			if st := sh.sessions[sh.unsaved[i].SessionID]; st != nil {
+				st.unstored = true // its records are not all in the store: none is released
+			}
 			// A final verdict is counted now (waiting) or was before (emitted at a
 			// shutdown, then restored by continuation.storage; or a revision emitted
 			// while the save failed): claimed in the store once it is back, with the

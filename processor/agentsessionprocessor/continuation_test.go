@@ -946,6 +946,26 @@ func TestGroundingWhilePreviousTurnNotStored(t *testing.T) {
 	})
 }
 
+// outputJSON returns, in the order emitted, the turn verdicts and the session analyses
+// the sink received, each as JSON: what two runs compare.
+func outputJSON(t *testing.T, sink *consumertest.TracesSink) (verdicts, as []string) {
+	t.Helper()
+	spans := evalSpans(sink)
+	for _, sp := range spans[semconv.EvalKindTurn] {
+		tr, err := evalspan.DecodeTurn(sp.Attributes())
+		require.NoError(t, err)
+		js, err := json.Marshal(tr)
+		require.NoError(t, err)
+		verdicts = append(verdicts, string(js))
+	}
+	for _, a := range analyses(t, spans[semconv.EvalKindAgentSession]) {
+		js, err := json.Marshal(a)
+		require.NoError(t, err)
+		as = append(as, string(js))
+	}
+	return verdicts, as
+}
+
 // TestCompactedRecordsGiveSameResults: a record that has its follow-up drops its
 // grounding facts and conversation tokens (the next turn's record carries them on);
 // a session continued across pauses, through the continuation store (memory, SQLite),
@@ -979,19 +999,7 @@ func TestCompactedRecordsGiveSameResults(t *testing.T) {
 		stored, err := p.cont.LoadContinuation(ctx, "compact-1", nil)
 		require.NoError(t, err)
 		require.NoError(t, p.shutdown(ctx))
-		spans := evalSpans(sink)
-		for _, sp := range spans[semconv.EvalKindTurn] {
-			tr, err := evalspan.DecodeTurn(sp.Attributes())
-			require.NoError(t, err)
-			js, err := json.Marshal(tr)
-			require.NoError(t, err)
-			verdicts = append(verdicts, string(js))
-		}
-		for _, a := range analyses(t, spans[semconv.EvalKindAgentSession]) {
-			js, err := json.Marshal(a)
-			require.NoError(t, err)
-			as = append(as, string(js))
-		}
+		verdicts, as = outputJSON(t, sink)
 		return verdicts, as, stored
 	}
 	check := func(t *testing.T, cfg *Config) {

@@ -87,6 +87,10 @@ type agentSessionProcessor struct {
 	// keepCarries keeps every record's grounding facts and conversation tokens (tests
 	// compare with it; by default a record given its follow-up drops them, §4.2).
 	keepCarries bool
+	// heldRecords is how many turn records of an open session a shard holds past their
+	// save, besides those still to get a verdict (shard.release): defaultHeldRecords;
+	// tests make it small.
+	heldRecords int
 	// recovery is set when cont survives a restart (store.Recovery): instance is this
 	// processor's id in the store's leases, schedule when to renew and sweep
 	// (recover.go). Both are used on the worker goroutine only.
@@ -181,10 +185,11 @@ func newProcessorCore(set component.TelemetrySettings, next consumer.Traces, cfg
 			RetainTurns: retainTurns(cfg),
 			Extractor:   extractor,
 		}),
-		now:  time.Now,
-		tick: tick,
-		wake: make(chan struct{}, 1),
-		cont: store.NewMemoryContinuation(cfg.Continuation.MaxRecords),
+		now:         time.Now,
+		tick:        tick,
+		wake:        make(chan struct{}, 1),
+		cont:        store.NewMemoryContinuation(cfg.Continuation.MaxRecords),
+		heldRecords: defaultHeldRecords,
 	}
 	workers := cfg.Workers
 	if workers <= 0 {
@@ -394,6 +399,14 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 	p.queued = nil
 	p.mu.Unlock()
 	p.handle(ctx, p.finish(closed))
+	for _, sh := range p.shards {
+		for _, ev := range sh.waitingEnds {
+			// Its hold stays: the next collector to start analyses it from the store
+			// (docs/decisions/result-durability.md §6).
+			p.logger.Warn("a session's end waits for its earlier turns from the continuation store at shutdown; the next collector to start recovers it",
+				zap.String("session_id", ev.Session.ID))
+		}
+	}
 	p.keep(ctx, p.saveUnsaved(ctx))
 	p.leave(ctx)
 	err := p.judge.shutdown(ctx)

@@ -7,13 +7,16 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/processor/groupbytraceprocessor"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -284,4 +287,62 @@ func BenchmarkCloseTurnOfLongSession(b *testing.B) {
 			b.ReportMetric(float64(k), "turns_at_end")
 		})
 	}
+}
+
+// BenchmarkLongSessionMemory measures what an open session of n turns keeps on the heap
+// (heap-B/turn, after GC, with the SQLite continuation store), holding every turn record
+// (held=all, as before docs/decisions/sessions.md §4.2.2) or the last defaultHeldRecords
+// (held=16), and what its end then costs (end-ms: the session's analysis, which takes the
+// released records back from the store). Run with -benchtime=1x: each iteration is a
+// whole session.
+func BenchmarkLongSessionMemory(b *testing.B) {
+	longSession(b, 40, 1<<30) // the first session's heap includes what the process sets up once
+	for _, n := range []int{400, 1600} {
+		for _, held := range []int{defaultHeldRecords, 1 << 30} {
+			name := strconv.Itoa(held)
+			if held == 1<<30 {
+				name = "all"
+			}
+			b.Run(fmt.Sprintf("turns=%d/held=%s", n, name), func(b *testing.B) {
+				var perTurn, endMs float64
+				for b.Loop() {
+					perTurn, endMs = longSession(b, n, held)
+				}
+				b.ReportMetric(perTurn, "heap-B/turn")
+				b.ReportMetric(endMs, "end-ms")
+			})
+		}
+	}
+}
+
+// longSession runs one session of n turns on a new SQLite continuation store and
+// returns the heap it holds a turn while open and how long its end took, in ms.
+func longSession(b *testing.B, n, held int) (perTurn, endMs float64) {
+	cfg := testConfig()
+	cfg.SessionTimeout = time.Minute
+	cfg.MaxSessionDuration = 24 * time.Hour
+	cfg.Workers = 1
+	cfg.Continuation.Driver = "sqlite"
+	cfg.Continuation.DSN = configopaque.String(filepath.Join(b.TempDir(), "agenteval.db"))
+	p, err := newProcessorCore(processortest.NewNopSettings(processortest.NopType).TelemetrySettings, consumertest.NewNop(), cfg)
+	require.NoError(b, err)
+	p.heldRecords = held
+	clk := newTestClock()
+	p.now = clk.now
+	ctx := context.Background()
+	require.NoError(b, p.start(ctx, componenttest.NewNopHost()))
+	defer func() { require.NoError(b, p.shutdown(ctx)) }()
+	before := heapInUse()
+	for k := range n {
+		td := chatTurn("long", k+1, clk.now(), fmt.Sprintf("What is the weather in city %d on day %d?", k%50, k),
+			fmt.Sprintf("In city %d it is sunny, %d degrees.", k%50, k%30), true)
+		_, _ = p.processTraces(ctx, td)
+		clk.advance(3 * time.Second)
+		p.step(ctx)
+	}
+	perTurn = float64(heapInUse()-before) / float64(n)
+	clk.advance(2 * time.Minute)
+	start := time.Now()
+	p.step(ctx)
+	return perTurn, float64(time.Since(start).Microseconds()) / 1000
 }

@@ -26,9 +26,21 @@ type sessionState struct {
 	// was only late spans of a turn already analysed, and whether one was evaluated: a
 	// session that got nothing but late spans ends without a new analysis.
 	late, evaluated bool
+	// unstored: a record of the session was dropped before it could be saved
+	// (shard.keepUnsaved), so the shard releases none of its records (shard.release).
+	unstored bool
+	// released: the shard let some of its saved records go (shard.release); its end
+	// takes them back from the continuation store first (shard.takeBack).
+	released bool
 }
 
 // idOfTurn returns the id of closed turn t.
 func idOfTurn(t *session.Turn) evaluation.TurnID {
 	return evaluation.TurnID{TraceID: t.TraceID, RootSpanID: t.RootSpanID}
 }
+
+// defaultHeldRecords is how many saved turn records of an open session a shard holds
+// (shard.release): a turn that closes later than the 16 turns after it is rare (it needs
+// turn_timeout while the conversation goes on), and 16 to 32 records are some 180 to 350
+// KB on bench-e2e's turns (docs/decisions/sessions.md §4.2.2).
+const defaultHeldRecords = 16

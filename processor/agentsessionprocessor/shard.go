@@ -99,6 +99,13 @@ type shard struct {
 	// stored turns (§4.6).
 	endedTraces  *simplelru.LRU[string, endedTrace]
 	endedRecords int
+	// waitingEnds are the ends of sessions that released turn records (shard.release)
+	// and whose records the continuation store could not give back when they ended: an
+	// analysis without them would leave those turns out of the result store, so the end
+	// is handled again, first, with the shard's next batch (takeBack), at most
+	// maxUnsaved of them. The session's state stays in sessions meanwhile; a turn of the
+	// session that closes first drops its waiting end (the session goes on).
+	waitingEnds []tracker.Event
 	// reserved are the turn indexes allocated for the batch being handled (reserveBatch),
 	// emptied after it.
 	reserved map[store.TurnKey]int
@@ -184,6 +191,11 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 		w.saves, w.spans = make([]store.TurnState, 0, n), make([]int, 0, n)
 	}
 	defer w.release()
+	if len(sh.waitingEnds) > 0 {
+		// Before the batch's events: a turn of the session among them continues it.
+		events = append(sh.waitingEnds, events...)
+		sh.waitingEnds = nil
+	}
 	if len(events) == 0 { // no events: records wait to be saved again (dispatch)
 		sh.emitChunk(ctx, p, nil, w)
 	}
@@ -193,6 +205,9 @@ func (sh *shard) handle(ctx context.Context, p *agentSessionProcessor, events []
 	}
 	for len(events) > 0 {
 		events = sh.emitChunk(ctx, p, events, w)
+	}
+	if len(sh.waitingEnds) > 0 && sh.retryAt.Load() == 0 { // a save that went through cleared it
+		sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
 	}
 }
 
@@ -322,6 +337,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	}
 	switch ev.Kind {
 	case tracker.EventTurnClosed:
+		sh.dropWaitingEnd(id) // the session goes on: its next end is analysed
 		t := &ev.Session.Turns[ev.TurnIndex]
 		if !st.continuable && st.Len() == 0 {
 			if ended := sh.resumeTrace(id, t); ended != nil {
@@ -361,6 +377,9 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		b.addTurn(id, &rec.Result)
 		save(&rec, false)
 	case tracker.EventSessionEnded:
+		if st.released && !sh.takeBack(ctx, p, st, ev) {
+			return nil // it waits for the continuation store (waitingEnds)
+		}
 		delete(sh.sessions, id) // a later turn continues from the continuation store
 		if st.late && !st.evaluated && ev.Session.Outcome == nil {
 			// Only late spans of turns already analysed came (a sender's retry): the
