@@ -27,8 +27,8 @@ import (
 )
 
 // memoryCollector runs the test pipeline with the SQLite store at db and the
-// continuation state in memory (no continuation.driver); extra (indented by 4) is added
-// to the processor's keys. It returns the endpoints and a sender of one turn.
+// continuation state in memory (no continuation.driver) unless extra sets it; extra
+// (indented by 4) is added to the processor's keys. It returns the endpoints and a sender of one turn.
 func memoryCollector(t *testing.T, db, extra string) (endpoints, func(id, user string), func()) {
 	t.Helper()
 	ep := endpoints{grpc: freePort(t), http: freePort(t), prom: freePort(t), api: freePort(t)}
@@ -116,6 +116,39 @@ func TestForgottenSessionKeepsEveryTurn(t *testing.T) {
 		storedSession(t, ep.api, fmt.Sprintf("other-%d", i), 1)
 	}
 	send(id, users[2])
+	a := storedSession(t, ep.api, id, 2)
+	assert.Equal(t, 2, a.AnalysisRevision)
+	checkWhole(t, a, users...)
+}
+
+// TestLongSessionWithContinuationStoreKeepsEveryTurn: with the continuation state in the
+// result store's SQLite file, a conversation of 40 turns (more than the 32 records an open
+// session holds before it releases the older ones, docs/decisions/sessions.md §4.2.2) is
+// cut by a shutdown, then goes on with 3 turns on a new collector: the shutdown's analysis
+// holds the 40 turns, taken back from the store, and the next revision all 43, in order.
+func TestLongSessionWithContinuationStoreKeepsEveryTurn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 40 turns through a collector take some 15 s")
+	}
+	db := filepath.Join(t.TempDir(), "agenteval.db")
+	extra := fmt.Sprintf(`
+    continuation: {driver: sqlite, dsn: %q}`, db)
+	const id = "long-continued-1"
+	users := make([]string, 43)
+	for i := range users {
+		users[i] = fmt.Sprintf("where is order %d?", 500+i)
+	}
+	ep, send, stop := memoryCollector(t, db, extra)
+	for _, u := range users[:40] {
+		send(id, u)
+	}
+	stop() // the session is open: the shutdown analyses it, partial
+	ep, send, stop = memoryCollector(t, db, extra)
+	defer stop()
+	checkWhole(t, storedSession(t, ep.api, id, 1), users[:40]...)
+	for _, u := range users[40:] {
+		send(id, u)
+	}
 	a := storedSession(t, ep.api, id, 2)
 	assert.Equal(t, 2, a.AnalysisRevision)
 	checkWhole(t, a, users...)
