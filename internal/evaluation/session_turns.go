@@ -139,7 +139,7 @@ func (s *SessionTurns) Previous(start time.Time, index int) *TurnRecord {
 	if n == 0 {
 		return nil
 	}
-	if last := &s.records[n-1]; last.Result.TurnIndex < index && !start.IsZero() && CompareConversation(s.latest, s.latestIndex, start, index) < 0 {
+	if s.Follows(start, index) {
 		// A new last turn, after every record in the conversation too.
 		if i, ok := slices.BinarySearchFunc(s.records, s.latestIndex, byIndex); ok {
 			return &s.records[i]
@@ -270,16 +270,18 @@ func (s *SessionTurns) Put(rec TurnRecord) {
 }
 
 // Release drops the records of turns before the last keep (in index order) whose verdict
-// is final with follow-up (VerdictStage 2), and returns how many it dropped. Such a
-// record is read again only by the session's analysis, so a caller whose store holds it
-// may take it back from there (Merge) when the session ends; while the session is open,
-// a turn that closes this late is evaluated without it (docs/decisions/sessions.md
-// §4.2.2). keep < 1 is 1: the last record carries the next turn's facts.
-func (s *SessionTurns) Release(keep int) int {
+// is final with follow-up (VerdictStage 2), and returns how many it dropped and an index
+// that every dropped record's is below (the lowest of the last keep). Such a record is
+// read again only by the session's analysis and by a turn that closes late, before it in
+// the conversation (not Follows), so a caller whose store holds it takes it back from
+// there (Merge) for those (docs/decisions/sessions.md §4.2.2). keep < 1 is 1: the last
+// record carries the next turn's facts.
+func (s *SessionTurns) Release(keep int) (dropped, below int) {
 	n := len(s.records) - max(1, keep)
 	if n <= 0 {
-		return 0
+		return 0, 0
 	}
+	below = s.records[n].Result.TurnIndex
 	out := s.records[:0]
 	for i := range s.records {
 		if i < n && VerdictStage(&s.records[i]) == 2 {
@@ -290,13 +292,22 @@ func (s *SessionTurns) Release(keep int) int {
 		}
 		out = append(out, s.records[i])
 	}
-	dropped := len(s.records) - len(out)
+	dropped = len(s.records) - len(out)
 	clear(s.records[len(out):]) // the array must not keep the dropped results alive
 	s.records = out
 	if dropped > 0 {
 		s.sort()
 	}
-	return dropped
+	return dropped, below
+}
+
+// Follows reports whether the turn that started at start and holds index comes after every
+// record in the conversation (Previous then takes the last one): a new last turn, not
+// one that closed late. With no record it is true.
+func (s *SessionTurns) Follows(start time.Time, index int) bool {
+	n := len(s.records)
+	return n == 0 || s.records[n-1].Result.TurnIndex < index && !start.IsZero() &&
+		CompareConversation(s.latest, s.latestIndex, start, index) < 0
 }
 
 // SetTurnIndex gives the record of turn id the index n (TurnRecord.SetTurnIndex) and

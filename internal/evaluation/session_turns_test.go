@@ -287,15 +287,19 @@ func TestSessionTurnsRelease(t *testing.T) {
 	}
 	require.NotNil(t, s.ids)
 
-	assert.Zero(t, s.Release(n), "nothing before the last n")
-	dropped := s.Release(4)
+	dropped, _ := s.Release(n)
+	assert.Zero(t, dropped, "nothing before the last n")
+	dropped, below := s.Release(4)
 	assert.Equal(t, n-4-2, dropped)
+	assert.Equal(t, 36, below, "every dropped index is below the last 4's")
 	assert.Equal(t, []int{3, 5, 36, 37, 38, 39}, indexes(&s))
 	assert.Len(t, s.ids, 6, "the dropped turns left the set of ids")
 	assert.Equal(t, n, s.NextIndex())
 	assert.Nil(t, s.Find(all[0].Result.ID()))
 	assert.Nil(t, s.At(10))
 	assert.Equal(t, 39, s.Previous(t0.Add(time.Hour), n).Result.TurnIndex)
+	assert.True(t, s.Follows(t0.Add(time.Hour), n), "a new last turn")
+	assert.False(t, s.Follows(t0.Add(10*time.Minute), n), "a turn that started before held ones: closed late")
 	assert.True(t, s.HoldsBetween(36, 39))
 	assert.False(t, s.HoldsBetween(5, 36))
 
@@ -308,6 +312,7 @@ func TestSessionTurnsRelease(t *testing.T) {
 	var one SessionTurns
 	one.Put(rec(0, 2))
 	one.Put(rec(1, 2))
-	assert.Equal(t, 1, one.Release(0), "keep < 1 keeps the last record")
+	dropped, _ = one.Release(0)
+	assert.Equal(t, 1, dropped, "keep < 1 keeps the last record")
 	assert.Equal(t, []int{1}, indexes(&one))
 }

@@ -85,6 +85,7 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 				}
 			}
 			sh.release(p, saves)
+			p.storeUp.Store(p.now().UnixNano())
 		}
 	}
 	w.holds, w.saves, w.spans = w.holds[:0], w.saves[:0], w.spans[:0]
@@ -105,46 +106,77 @@ func (sh *shard) release(p *agentSessionProcessor, saves []store.TurnState) {
 	}
 	for i := range saves {
 		st := sh.sessions[saves[i].SessionID]
-		if st != nil && st.continuable && !st.unstored && st.Len() >= 2*p.heldRecords && st.Release(p.heldRecords) > 0 {
-			st.released = true
+		if st == nil || !st.continuable || st.unstored || st.Len() < 2*p.heldRecords {
+			continue
+		}
+		if dropped, below := st.Release(p.heldRecords); dropped > 0 {
+			st.released, st.releasedBelow = true, max(st.releasedBelow, below)
 		}
 	}
 }
 
+// takeBackReleased merges into st the continuation store's records of session id,
+// those st released (shard.release) among them.
+func (sh *shard) takeBackReleased(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string) error {
+	c, err := p.cont.LoadContinuation(ctx, id, st.Holds)
+	if err != nil {
+		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
+		return err
+	}
+	st.Merge(c.Turns)
+	st.revision = max(st.revision, c.Revision)
+	st.released, st.releasedBelow = false, 0
+	return nil
+}
+
 // takeBack gives session st, which released records (shard.release), the continuation
-// store's records before its end ev is analysed, and reports whether it could. When the
-// store fails, the end waits (waitingEnds, retried with the shard's next batch) unless
-// maxUnsaved ends wait already: it is then analysed over the records held, and the
-// released turns are missing from that revision (a later revision of the session
-// covers them).
+// store's records before its end ev is analysed, and reports whether the end goes on.
+// When the load fails, the end waits (waitingEnds, retried every unsavedRetry with the
+// shard's batches) unless maxUnsaved ends wait already, or the store took writes since
+// the end began to wait (p.storeUp: the load fails for another reason than an outage):
+// it is then analysed over the records held, and the released turns are missing from
+// that revision (a later revision of the session covers them).
 func (sh *shard) takeBack(ctx context.Context, p *agentSessionProcessor, st *sessionState, ev *tracker.Event) bool {
 	id := ev.Session.ID
-	c, err := p.cont.LoadContinuation(ctx, id, st.Holds)
-	if err == nil {
-		st.Merge(c.Turns)
-		st.revision = max(st.revision, c.Revision)
-		st.released = false
+	err := sh.takeBackReleased(ctx, p, st, id)
+	since, waited := sh.waitingSince[id]
+	sh.dropWaitingEnd(p, id) // an end again (a retry, or an outcome without a turn): the later one stands
+	switch {
+	case err == nil:
+		delete(sh.waitingSince, id)
 		return true
-	}
-	p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
-	if len(sh.waitingEnds) >= sh.maxUnsaved {
+	case len(sh.waitingEnds) >= sh.maxUnsaved:
 		p.logger.Warn("loading a session's earlier turns from the continuation store failed, and too many ends wait for it; its analysis covers the turns held in memory",
 			zap.String("session_id", id), zap.Int("turns_held", st.Len()), zap.Error(err))
+		delete(sh.waitingSince, id)
+		return true
+	case waited && p.storeUp.Load() > since:
+		// The store takes writes, so the load fails for another reason (a record it
+		// cannot read): waiting would hold the analysis back for good.
+		p.logger.Error("loading a session's earlier turns from the continuation store keeps failing while the store takes writes; its analysis covers the turns held in memory",
+			zap.String("session_id", id), zap.Int("turns_held", st.Len()), zap.Error(err))
+		delete(sh.waitingSince, id)
 		return true
 	}
-	p.logger.Warn("loading a session's earlier turns from the continuation store failed; its analysis waits for the store",
-		zap.String("session_id", id), zap.Error(err))
-	sh.dropWaitingEnd(id) // an end again (an outcome without a turn): the later one stands
-	sh.waitingEnds = append(sh.waitingEnds, *ev)
-	if sh.retryAt.Load() == 0 {
-		sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
+	if !waited {
+		p.logger.Warn("loading a session's earlier turns from the continuation store failed; its analysis waits for the store",
+			zap.String("session_id", id), zap.Error(err))
+		if sh.waitingSince == nil {
+			sh.waitingSince = map[string]int64{}
+		}
+		sh.waitingSince[id] = p.now().UnixNano()
 	}
+	sh.waitingEnds = append(sh.waitingEnds, *ev)
+	p.waitingEnds.Store(id, struct{}{})
+	sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
 	return false
 }
 
-// dropWaitingEnd forgets the waiting end of session id, if any (takeBack).
-func (sh *shard) dropWaitingEnd(id string) {
+// dropWaitingEnd forgets the waiting end of session id, if any (takeBack; handle takes
+// the waiting ends out of the shard's list to retry them).
+func (sh *shard) dropWaitingEnd(p *agentSessionProcessor, id string) {
 	sh.waitingEnds = slices.DeleteFunc(sh.waitingEnds, func(ev tracker.Event) bool { return ev.Session.ID == id })
+	p.waitingEnds.Delete(id)
 }
 
 // reserveLocal allocates in the continuation store, in the order they were numbered, the
@@ -464,9 +496,11 @@ func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, save 
 }
 
 // reload merges the session's records in the continuation store into st: the turns
-// another collector closed while this one holds the session open too.
+// another collector closed while this one holds the session open too, not those st
+// released (shard.release): they are taken back only where they are read
+// (takeBackReleased).
 func (sh *shard) reload(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string) {
-	c, err := p.cont.LoadContinuation(ctx, id, st.Holds)
+	c, err := p.cont.LoadContinuation(ctx, id, st.heldOrReleased)
 	if err != nil {
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 		p.logger.Warn("reloading a session from the continuation store failed; its analysis covers the turns of this collector",

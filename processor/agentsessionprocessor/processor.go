@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -91,6 +92,14 @@ type agentSessionProcessor struct {
 	// save, besides those still to get a verdict (shard.release): defaultHeldRecords;
 	// tests make it small.
 	heldRecords int
+	// waitingEnds holds the ids of the sessions whose end waits in a shard for the
+	// continuation store (shard.waitingEnds): the recovery sweep, on the worker
+	// goroutine, leaves them to that shard.
+	waitingEnds sync.Map
+	// storeUp is when a write to the continuation store last went through (a shard's
+	// save, the lease's renewal; Unix ns): an end that waited since before it for a load
+	// that still fails is not waiting for the store to come back (shard.takeBack).
+	storeUp atomic.Int64
 	// recovery is set when cont survives a restart (store.Recovery): instance is this
 	// processor's id in the store's leases, schedule when to renew and sweep
 	// (recover.go). Both are used on the worker goroutine only.
@@ -400,6 +409,9 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 	p.mu.Unlock()
 	p.handle(ctx, p.finish(closed))
 	for _, sh := range p.shards {
+		if len(sh.waitingEnds) > 0 {
+			sh.handle(ctx, p, nil) // once more: the store may be back
+		}
 		for _, ev := range sh.waitingEnds {
 			// Its hold stays: the next collector to start analyses it from the store
 			// (docs/decisions/result-durability.md §6).

@@ -42,7 +42,9 @@ func (p *agentSessionProcessor) heartbeat(ctx context.Context) {
 	}
 	if err := p.recovery.Heartbeat(ctx, p.instance, until); err != nil {
 		p.continuationError(ctx, "renewing this collector's lease in the continuation store failed; its open sessions may be recovered by another collector", err)
+		return
 	}
+	p.storeUp.Store(p.now().UnixNano())
 }
 
 // recover renews the lease, and when a sweep is due takes over the sessions that a dead
@@ -71,6 +73,9 @@ func (p *agentSessionProcessor) recover(ctx context.Context) {
 		p.mu.Lock()
 		open := p.tracker.IsOpen(o.ID)
 		p.mu.Unlock()
+		if _, waits := p.waitingEnds.Load(o.ID); waits {
+			open = true // its end waits in a shard, which analyses it
+		}
 		won, err := p.recovery.Claim(ctx, o, p.instance)
 		if err != nil {
 			p.continuationError(ctx, "claiming a session cut by a crash failed", err)

@@ -29,9 +29,20 @@ type sessionState struct {
 	// unstored: a record of the session was dropped before it could be saved
 	// (shard.keepUnsaved), so the shard releases none of its records (shard.release).
 	unstored bool
-	// released: the shard let some of its saved records go (shard.release); its end
-	// takes them back from the continuation store first (shard.takeBack).
-	released bool
+	// released: the shard let some of its saved records go (shard.release), each of an
+	// index below releasedBelow; its end, and a turn that closes late, take them back
+	// from the continuation store first (shard.takeBackReleased).
+	released      bool
+	releasedBelow int
+}
+
+// heldOrReleased is SessionTurns.Holds, and true for a turn st released
+// (shard.release): the store.Held filter of a load that is not to take them back.
+func (st *sessionState) heldOrReleased(traceID, rootSpanID string, turnIndex, stage int) bool {
+	if turnIndex < st.releasedBelow && st.Find(evaluation.TurnID{TraceID: traceID, RootSpanID: rootSpanID}) == nil {
+		return true
+	}
+	return st.Holds(traceID, rootSpanID, turnIndex, stage)
 }
 
 // idOfTurn returns the id of closed turn t.

@@ -106,6 +106,8 @@ type shard struct {
 	// maxUnsaved of them. The session's state stays in sessions meanwhile; a turn of the
 	// session that closes first drops its waiting end (the session goes on).
 	waitingEnds []tracker.Event
+	// waitingSince is, by session id, when the end of waitingEnds first waited (Unix ns).
+	waitingSince map[string]int64
 	// reserved are the turn indexes allocated for the batch being handled (reserveBatch),
 	// emptied after it.
 	reserved map[store.TurnKey]int
@@ -337,7 +339,10 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	}
 	switch ev.Kind {
 	case tracker.EventTurnClosed:
-		sh.dropWaitingEnd(id) // the session goes on: its next end is analysed
+		if _, waits := sh.waitingSince[id]; waits {
+			sh.dropWaitingEnd(p, id) // the session goes on: its next end is analysed
+			delete(sh.waitingSince, id)
+		}
 		t := &ev.Session.Turns[ev.TurnIndex]
 		if !st.continuable && st.Len() == 0 {
 			if ended := sh.resumeTrace(id, t); ended != nil {
@@ -359,6 +364,15 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		st.evaluated = true
 		p.countAnomalies(ctx, id, t)
 		idx := sh.turnIndex(ctx, p, w, st, id, idOfTurn(t))
+		if st.released && !st.Follows(t.StartedAt, idx) {
+			// A turn that closed late may come before records released: its place in
+			// the conversation is found among all of them (docs/decisions/sessions.md
+			// §4.2.2).
+			if err := sh.takeBackReleased(ctx, p, st, id); err != nil {
+				p.logger.Warn("loading a session's earlier turns from the continuation store failed; a turn that closed late is placed among the turns held in memory",
+					zap.String("session_id", id), zap.Error(err))
+			}
+		}
 		// The turn before this one in the conversation (by start, not index: a turn
 		// that closed late took a higher index than the turns after it, §4.5). Its
 		// grounding facts and conversation are carried forward, also while a turn
