@@ -110,7 +110,7 @@ func (sh *shard) release(p *agentSessionProcessor, saves []store.TurnState) {
 			continue
 		}
 		if dropped, below := st.Release(p.heldRecords); dropped > 0 {
-			st.released, st.releasedBelow = true, max(st.releasedBelow, below)
+			st.releasedBelow = max(st.releasedBelow, below)
 		}
 	}
 }
@@ -125,7 +125,7 @@ func (sh *shard) takeBackReleased(ctx context.Context, p *agentSessionProcessor,
 	}
 	st.Merge(c.Turns)
 	st.revision = max(st.revision, c.Revision)
-	st.released, st.releasedBelow = false, 0
+	st.releasedBelow = 0
 	return nil
 }
 

@@ -29,12 +29,15 @@ type sessionState struct {
 	// unstored: a record of the session was dropped before it could be saved
 	// (shard.keepUnsaved), so the shard releases none of its records (shard.release).
 	unstored bool
-	// released: the shard let some of its saved records go (shard.release), each of an
-	// index below releasedBelow; its end, and a turn that closes late, take them back
+	// releasedBelow is above the index of every saved record the shard let go
+	// (shard.release), 0 when none: its end, and a turn that closes late, take them back
 	// from the continuation store first (shard.takeBackReleased).
-	released      bool
 	releasedBelow int
 }
+
+// released reports whether the shard let some of st's saved records go (releasedBelow:
+// a released record's index is below a held one's, so it is at least 1).
+func (st *sessionState) released() bool { return st.releasedBelow > 0 }
 
 // heldOrReleased is SessionTurns.Holds, and true for a turn st released
 // (shard.release): the store.Held filter of a load that is not to take them back.

@@ -364,7 +364,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		st.evaluated = true
 		p.countAnomalies(ctx, id, t)
 		idx := sh.turnIndex(ctx, p, w, st, id, idOfTurn(t))
-		if st.released && !st.Follows(t.StartedAt, idx) {
+		if st.released() && !st.Follows(t.StartedAt, idx) {
 			// A turn that closed late may come before records released: its place in
 			// the conversation is found among all of them (docs/decisions/sessions.md
 			// §4.2.2).
@@ -391,7 +391,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		b.addTurn(id, &rec.Result)
 		save(&rec, false)
 	case tracker.EventSessionEnded:
-		if st.released && !sh.takeBack(ctx, p, st, ev) {
+		if st.released() && !sh.takeBack(ctx, p, st, ev) {
 			return nil // it waits for the continuation store (waitingEnds)
 		}
 		delete(sh.sessions, id) // a later turn continues from the continuation store
