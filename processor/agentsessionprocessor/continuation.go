@@ -32,7 +32,16 @@ const unsavedRetry = 5 * time.Second
 // never given another first final verdict from a provisional row, and a turn made final
 // by another collector meanwhile is counted there only.
 func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWrites, b *evalBatch) {
-	p.hold(ctx, w.holds)
+	if err := p.hold(ctx, w.holds); err != nil {
+		// Not held in the store: the sessions still open are held again with their
+		// next write (evaluate), or a waiting end's retry, so that a crash or a shutdown
+		// while their end waits leaves them to the next collector's recovery.
+		for i := range w.holds {
+			if st := sh.sessions[w.holds[i].ID]; st != nil {
+				st.held = false
+			}
+		}
+	}
 	if len(w.saves) > 0 || sh.pending() {
 		err := sh.reserveLocal(ctx, p, w)
 		if err == nil {
@@ -434,6 +443,23 @@ func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) (left []store.T
 	}
 	p.emit(ctx, b)
 	return left
+}
+
+// keepHeld adds the records of session id's state st to the records waiting to be saved
+// (sh.unsaved, one per turn, the furthest on), without the bound: at shutdown, for a
+// session whose end waits and of which the bound dropped records (st.unstored).
+func (sh *shard) keepHeld(id string, st *sessionState) {
+	recs := st.Records()
+	for i := range recs {
+		ts := store.TurnState{SessionID: id, Record: recs[i]}
+		j := slices.IndexFunc(sh.unsaved, func(u store.TurnState) bool { return u.Key() == ts.Key() })
+		switch {
+		case j < 0:
+			sh.unsaved, sh.waiting = append(sh.unsaved, ts), append(sh.waiting, false)
+		case evaluation.VerdictStage(&recs[i]) > evaluation.VerdictStage(&sh.unsaved[j].Record):
+			sh.unsaved[j] = ts
+		}
+	}
 }
 
 // hasUnsaved reports whether records of session id wait to be saved again.

@@ -414,7 +414,13 @@ func (p *agentSessionProcessor) shutdown(ctx context.Context) error {
 		}
 		for _, ev := range sh.waitingEnds {
 			// Its hold stays: the next collector to start analyses it from the store
-			// (docs/decisions/result-durability.md §6).
+			// (docs/decisions/result-durability.md §6). Records of it that the bound
+			// dropped unsaved (unstored) are held only here: they go with the records
+			// waiting to be saved (saveUnsaved, then continuation.storage), or the
+			// recovered analysis would miss their turns.
+			if st := sh.sessions[ev.Session.ID]; st != nil && st.unstored {
+				sh.keepHeld(ev.Session.ID, st)
+			}
 			p.logger.Warn("a session's end waits for its earlier turns from the continuation store at shutdown; the next collector to start recovers it",
 				zap.String("session_id", ev.Session.ID))
 		}

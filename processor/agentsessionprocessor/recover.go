@@ -110,14 +110,17 @@ func openSession(instance string, s *session.AgentSession) store.OpenSession {
 }
 
 // hold records the sessions this instance starts to hold open, before their turn records
-// are saved.
-func (p *agentSessionProcessor) hold(ctx context.Context, holds []store.OpenSession) {
+// are saved, and returns the error of a write that failed (the caller holds them again
+// with their next write).
+func (p *agentSessionProcessor) hold(ctx context.Context, holds []store.OpenSession) error {
 	if len(holds) == 0 || p.recovery == nil {
-		return
+		return nil
 	}
 	if err := p.recovery.Hold(ctx, holds); err != nil {
-		p.continuationError(ctx, "recording open sessions in the continuation store failed; a crash before they end leaves them unanalysed", err)
+		p.continuationError(ctx, "recording open sessions in the continuation store failed; they are recorded again with their next write", err)
+		return err
 	}
+	return nil
 }
 
 // saveRevisions records the revisions of the analyses emitted that the continuation

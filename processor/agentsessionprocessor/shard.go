@@ -307,6 +307,15 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	mark := b.spans.Len()
 	defer p.emb.addCallSpans(b, id, mark)
 	st := sh.state(ctx, p, ev.Session)
+	// hold queues the record that this collector holds the session open (recover.go), once
+	// (again after a failed write, sh.write): before its first turn record is saved, and
+	// for an end that waits, so that a shutdown leaves it to the next collector's sweep.
+	hold := func() {
+		if !st.held && p.recovery != nil {
+			st.held = true
+			w.holds = append(w.holds, openSession(p.instance, ev.Session))
+		}
+	}
 	// save queues rec's record; with verdict, rec's verdict is emitted as a turn span:
 	// at once, or, for a final verdict of a kept session, once its save tells whether it
 	// is the turn's first, or which stored verdict it replaced (sh.write, markRevised).
@@ -326,10 +335,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		if !st.continuable {
 			return
 		}
-		if !st.held && p.recovery != nil {
-			st.held = true
-			w.holds = append(w.holds, openSession(p.instance, ev.Session))
-		}
+		hold()
 		span := -1
 		if verdict {
 			span = b.turnSpan(id, &rec.Result)
@@ -392,7 +398,8 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		save(&rec, false)
 	case tracker.EventSessionEnded:
 		if st.released() && !sh.takeBack(ctx, p, st, ev) {
-			return nil // it waits for the continuation store (waitingEnds)
+			hold() // it waits for the continuation store (waitingEnds)
+			return nil
 		}
 		delete(sh.sessions, id) // a later turn continues from the continuation store
 		if st.late && !st.evaluated && ev.Session.Outcome == nil {
