@@ -32,7 +32,13 @@ const unsavedRetry = 5 * time.Second
 // never given another first final verdict from a provisional row, and a turn made final
 // by another collector meanwhile is counted there only.
 func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWrites, b *evalBatch) {
-	if err := p.hold(ctx, w.holds); err != nil {
+	holds := w.holds
+	if len(sh.keptHolds) > 0 {
+		holds = append(sh.keptHolds[:len(sh.keptHolds):len(sh.keptHolds)], w.holds...)
+	}
+	if err := p.hold(ctx, holds); err == nil {
+		sh.keptHolds = nil
+	} else {
 		// Not held in the store: the sessions still open are held again with their
 		// next write (evaluate), or a waiting end's retry, so that a crash or a shutdown
 		// while their end waits leaves them to the next collector's recovery.
@@ -96,6 +102,9 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 			sh.release(p, saves)
 			p.storeUp.Store(p.now().UnixNano())
 		}
+	}
+	if len(sh.keptHolds) > 0 && sh.retryAt.Load() == 0 {
+		sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
 	}
 	w.holds, w.saves, w.spans = w.holds[:0], w.saves[:0], w.spans[:0]
 }

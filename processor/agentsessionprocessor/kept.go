@@ -32,14 +32,18 @@ const keptVersion = 1
 // keptState is what saveUnsaved could not save, as written to the storage extension: the
 // records (their verdicts were emitted at shutdown), the turns numbered here whose index
 // the store has not allocated, in the order numbered, the last analysis revision of
-// their sessions (shard.revisions), and the claims of final verdicts counted without
-// their records (shard.claims).
+// their sessions (shard.revisions), the claims of final verdicts counted without
+// their records (shard.claims), and the holds of sessions whose end waited at shutdown
+// that could not be written (shard.keptHolds).
 type keptState struct {
 	Version   int             `json:"version"`
 	Records   []keptRecord    `json:"records,omitempty"`
 	Local     []store.TurnKey `json:"local,omitempty"`
 	Revisions map[string]int  `json:"revisions,omitempty"`
 	Claims    []store.Claim   `json:"claims,omitempty"`
+	// Holds are written by the next collector as they are, the stopped one's instance
+	// their owner: its sweep then recovers them (docs/decisions/sessions.md §4.2.2).
+	Holds []store.OpenSession `json:"holds,omitempty"`
 }
 
 // keptRecord is one store.TurnState.
@@ -130,6 +134,10 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 		c.TurnKey = sh.withRootSpan(c.TurnKey)
 		sh.claims = append(sh.claims, c)
 	}
+	for _, h := range ks.Holds {
+		sh := p.shards[shardOf(h.ID, n)]
+		sh.keptHolds = append(sh.keptHolds, h)
+	}
 	for id, rev := range ks.Revisions {
 		sh := p.shards[shardOf(id, n)]
 		if sh.revisions == nil {
@@ -144,7 +152,7 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 		}
 	}
 	p.logger.Info("restored the turn records, turn numbers, revisions and claims not saved to the continuation store before the last shutdown",
-		zap.Int("records", restored), zap.Int("numbered_turns", len(ks.Local)), zap.Int("revisions", len(ks.Revisions)), zap.Int("claims", len(ks.Claims)))
+		zap.Int("records", restored), zap.Int("numbered_turns", len(ks.Local)), zap.Int("revisions", len(ks.Revisions)), zap.Int("claims", len(ks.Claims)), zap.Int("holds", len(ks.Holds)))
 }
 
 // withRootSpan returns k with the root span of the shard's record waiting to be saved of
@@ -182,6 +190,14 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 	for _, sh := range p.shards {
 		ks.Local = append(ks.Local, sh.local...)
 		ks.Claims = append(ks.Claims, sh.claims...)
+		ks.Holds = append(ks.Holds, sh.keptHolds...)
+		for _, ev := range sh.waitingEnds {
+			// Its end waits and its hold could not be written: the next collector
+			// writes it, or its sweep would never find the session.
+			if st := sh.sessions[ev.Session.ID]; st != nil && st.continuable && !st.held {
+				ks.Holds = append(ks.Holds, openSession(p.instance, ev.Session))
+			}
+		}
 		for id, rev := range sh.revisions {
 			if ks.Revisions == nil {
 				ks.Revisions = map[string]int{}
@@ -198,7 +214,7 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 		}
 		ks.Records = append(ks.Records, keptRecord{SessionID: records[i].SessionID, Record: rec})
 	}
-	if len(ks.Records)+len(ks.Local)+len(ks.Revisions)+len(ks.Claims) == 0 {
+	if len(ks.Records)+len(ks.Local)+len(ks.Revisions)+len(ks.Claims)+len(ks.Holds) == 0 {
 		if err := p.kept.Delete(ctx, keptKey); err != nil {
 			p.logger.Warn("deleting the turn records kept at the last shutdown failed; they are taken back at the next start, which is harmless",
 				zap.Error(err))
@@ -215,5 +231,5 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 		return
 	}
 	p.logger.Warn("turn records not saved to the continuation store are kept in continuation.storage until the next start",
-		zap.Int("records", len(ks.Records)), zap.Int("numbered_turns", len(ks.Local)), zap.Int("revisions", len(ks.Revisions)), zap.Int("claims", len(ks.Claims)))
+		zap.Int("records", len(ks.Records)), zap.Int("numbered_turns", len(ks.Local)), zap.Int("revisions", len(ks.Revisions)), zap.Int("claims", len(ks.Claims)), zap.Int("holds", len(ks.Holds)))
 }

@@ -398,6 +398,16 @@ func (r *outageRun) finish() {
 			i, len(sh.unsaved), len(sh.local), len(sh.revisions), len(sh.claims))
 	}
 	r.export()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for i, l := range r.logs {
+			for _, e := range l.All() {
+				t.Logf("collector %d log: %s %v", i, e.Message, e.ContextMap())
+			}
+		}
+	})
 	for i, sink := range r.sinks {
 		for _, a := range analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession]) {
 			t.Logf("collector %d: %s revision %d partial %v end %s turns %v", i, a.SessionID, a.AnalysisRevision, a.Partial, a.EndReason, turnIndexes(a))

@@ -82,6 +82,11 @@ type shard struct {
 	// verdict given again later names it as the one it replaces. At most maxLocal(), the
 	// oldest dropped.
 	claims []store.Claim
+	// keptHolds are holds continuation.storage gave back: sessions whose end waited at
+	// the last shutdown, held by the stopped collector, whose hold could not be written
+	// then. They are written with the shard's next write (shard.write), so that the
+	// sweep recovers the sessions (docs/decisions/sessions.md §4.2.2).
+	keptHolds []store.OpenSession
 	// analysedTraces are the trace ids of sessions keyed by their trace (not kept in the
 	// continuation store) whose analysis the shard emitted, the most recent maxLocal()
 	// of them: a span of such a trace that comes after the tracker forgot it is late,
@@ -120,9 +125,10 @@ type shard struct {
 }
 
 // pending reports whether the shard holds something the continuation store has not
-// taken yet: records to save again, turns numbered here, revisions or claims.
+// taken yet: records to save again, turns numbered here, revisions, claims or holds
+// kept at the last shutdown.
 func (sh *shard) pending() bool {
-	return len(sh.unsaved)+len(sh.local)+len(sh.revisions)+len(sh.claims) > 0
+	return len(sh.unsaved)+len(sh.local)+len(sh.revisions)+len(sh.claims)+len(sh.keptHolds) > 0
 }
 
 // maxLocal bounds shard.local: four entries a record waiting to be saved (maxUnsaved),

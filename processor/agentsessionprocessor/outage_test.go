@@ -1,0 +1,61 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor
+
+// Faults FuzzStoreOutage found (outage_fuzz_test.go), each as a deterministic test.
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
+
+// TestWaitingEndUnheldAtShutdownKept: a session's turns close in one batch whose hold
+// write fails alone (its records are saved, and released: heldRecords 2); then the
+// database goes down and stays down through the shutdown, which ends the session: its
+// end waits for the released records, and its hold cannot be written again. The next
+// collector must still recover the session, whole: continuation.storage keeps the hold
+// that could not be written, as it keeps the records. Found by FuzzStoreOutage: the
+// session was in no analysis, and every turn was lost to the result store.
+func TestWaitingEndUnheldAtShutdownKept(t *testing.T) {
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "agenteval.db")
+	dir := t.TempDir()
+	results := resultStore(t, "sqlite", dsn)
+	host, stopHost := storageHost(t, dir)
+	p, sink, clk, db := keptProcessor(t, "sqlite", dsn, host)
+	p.heldRecords = 2
+	p.recovery = &failingHolds{Recovery: p.recovery, down: &db.down, failHolds: 1}
+	const id = "unheld-at-shutdown-1"
+	for i := range 10 {
+		c := conversation[min(i, len(conversation)-1)]
+		_, err := p.processTraces(ctx, chatTurn(id, 100+i, clk.now().Add(time.Duration(i)*time.Second), c.user, c.answer, true))
+		require.NoError(t, err)
+	}
+	clk.advance(3 * time.Second)
+	p.step(ctx) // one batch: the hold fails, the records are saved and released
+	require.LessOrEqual(t, mostRecordsHeld(p), 4, "the session released records")
+	db.down = true
+	require.NoError(t, p.shutdown(ctx)) // the session's end waits, unheld
+	require.Empty(t, evalSpans(sink)[semconv.EvalKindAgentSession], "the end waits for the store")
+	stopHost()
+
+	host2, _ := storageHost(t, dir)
+	p2, sink2, clk2, _ := keptProcessor(t, "sqlite", dsn, host2)
+	clk2.advance(time.Hour) // the first collector's lease ran out; the sweep is due
+	p2.step(ctx)
+	clk2.advance(time.Minute)
+	p2.step(ctx)
+	as := analyses(t, evalSpans(sink2)[semconv.EvalKindAgentSession])
+	require.Len(t, as, 1, "the session whose end waited at shutdown is recovered by the next collector")
+	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, turnIndexes(as[0]), "every turn")
+	exportAnalyses(t, results, sink2, 0)
+	assertWhole(t, results, id, 10)
+}
