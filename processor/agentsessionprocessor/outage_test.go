@@ -59,3 +59,41 @@ func TestWaitingEndUnheldAtShutdownKept(t *testing.T) {
 	exportAnalyses(t, results, sink2, 0)
 	assertWhole(t, results, id, 10)
 }
+
+// TestDroppedRecordContinuedBeforePartStored: with room for one record waiting to be
+// saved, turns 1 and 2 close while the database is down, and turn 1's record is dropped
+// (keepUnsaved); the session goes idle, its analysis (turns 0-2) waits in the exporter's
+// queue. The database comes back, the records left are saved, and the session continues
+// with turn 3 and goes idle again before the exporter's queue stores the first analysis
+// (its retry backoff is longer than the processor's unsavedRetry). Every turn must reach
+// the result store. TestDroppedRecordThenContinued stores the part before the session
+// continues; found by FuzzStoreOutage in this order.
+//
+// Known fault, not fixed: the continued session loads turn 0's and turn 2's rows, not
+// turn 1 (no record, no stored result yet), so the second analysis holds turns 0, 2 and
+// 3; the result store takes it as the whole session from turn 0 on and deletes turn 1.
+func TestDroppedRecordContinuedBeforePartStored(t *testing.T) {
+	t.Skip("known fault (FuzzStoreOutage): turn 1 is lost from the result store; see the comment")
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		oneUnsaved(p)
+		const id = "dropped-continued-early-1"
+		sendCounted(t, p, clk, id, 0)
+		db.down = true
+		sendCounted(t, p, clk, id, 1)
+		sendCounted(t, p, clk, id, 2) // turn 1's record is dropped
+		clk.advance(2 * time.Minute)
+		p.step(ctx) // idle: the analysis of turns 0-2 waits in the exporter's queue
+		db.down = false
+		clk.advance(unsavedRetry)
+		p.step(ctx) // the records left are saved
+		continueSession(t, p, clk, id, 3)
+		as := analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession])
+		for _, a := range as {
+			t.Logf("revision %d turns %v", a.AnalysisRevision, turnIndexes(a))
+		}
+		exportAnalyses(t, results, sink, 0) // the queue, in emission order
+		assertWhole(t, results, id, 4)
+	})
+}
