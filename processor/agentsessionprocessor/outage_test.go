@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
@@ -95,5 +97,47 @@ func TestDroppedRecordContinuedBeforePartStored(t *testing.T) {
 		}
 		exportAnalyses(t, results, sink, 0) // the queue, in emission order
 		assertWhole(t, results, id, 4)
+	})
+}
+
+// TestNewSessionDownDroppedRecordsIndexedOnce: a new session's five turns close while
+// the database is down, with room for one record waiting to be saved (the others are
+// dropped, their turns numbered here, sh.local, at most maxLocal() = 4 of them); the
+// database comes back and the session goes idle. Its analysis must hold each turn once,
+// each index once, or the result store refuses it (a duplicate turn_index) and every
+// turn is lost. Found by FuzzStoreOutage.
+//
+// Known fault, not fixed: the bound on sh.local drops turn 0's entry (logged: "indexes
+// of turns numbered while the continuation store was unreachable are dropped"), the
+// store gives turns 1-4 indexes 0-3 (reserveLocal), and the open session still holds
+// turn 0 at its local index 0: the analysis is [0 0 1 2 3], refused whole. sessions.md
+// §4.7 accepts that a later continuation may reuse a dropped index; here the session is
+// still open, and all five turns are lost, not one.
+func TestNewSessionDownDroppedRecordsIndexedOnce(t *testing.T) {
+	t.Skip("known fault (FuzzStoreOutage): the analysis holds index 0 twice and is refused; see the comment")
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		oneUnsaved(p)
+		core, logs := observer.New(zap.WarnLevel)
+		p.logger = zap.New(core)
+		defer func() {
+			assert.Positive(t, logs.FilterMessageSnippet("indexes of turns numbered while the continuation store was unreachable are dropped").Len(), "the bound on sh.local")
+		}()
+		const id = "down-new-dropped-1"
+		db.down = true
+		for i := range 5 {
+			sendCounted(t, p, clk, id, i)
+		}
+		db.down = false
+		clk.advance(unsavedRetry)
+		p.step(ctx)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		for _, a := range analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession]) {
+			t.Logf("revision %d turns %v", a.AnalysisRevision, turnIndexes(a))
+		}
+		exportAnalyses(t, results, sink, 0)
+		assertWhole(t, results, id, 5)
 	})
 }
