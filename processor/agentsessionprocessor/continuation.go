@@ -411,13 +411,32 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 	// analysis that holds it reaches the result store (after the stored turns, in the
 	// order numbered here), so its index is reserved all the same, or the next turn
 	// numbered here would take it (docs/decisions/sessions.md §4.7). An entry is two ids,
-	// a record kilobytes: at most maxLocal() of them, the oldest dropped.
+	// a record kilobytes: at most maxLocal() of them, the oldest dropped; but not one
+	// whose turn an open session of the shard holds (its record costs far more than the
+	// entry): that session's analysis gives the turn its index here, which the store
+	// would give another turn, and the result store refuses an analysis holding an
+	// index twice (TestNewSessionDownDroppedRecordsIndexedOnce).
 	if n := len(sh.local) - sh.maxLocal(); n > 0 {
-		p.logger.Warn("indexes of turns numbered while the continuation store was unreachable are dropped; a later continuation of their sessions may give their indexes to other turns",
-			zap.Int("dropped", n))
-		sh.local = slices.Delete(sh.local, 0, n)
+		dropped := 0
+		sh.local = slices.DeleteFunc(sh.local, func(k store.TurnKey) bool {
+			if dropped == n || sh.holdsTurn(k) {
+				return false
+			}
+			dropped++
+			return true
+		})
+		if dropped > 0 {
+			p.logger.Warn("indexes of turns numbered while the continuation store was unreachable are dropped; a later continuation of their sessions may give their indexes to other turns",
+				zap.Int("dropped", dropped))
+		}
 	}
 	sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
+}
+
+// holdsTurn reports whether an open session of the shard holds the record of turn k.
+func (sh *shard) holdsTurn(k store.TurnKey) bool {
+	st := sh.sessions[k.SessionID]
+	return st != nil && st.Find(k.Turn()) != nil
 }
 
 // saveUnsaved saves the records of every shard whose save failed (at shutdown, after the

@@ -5,7 +5,6 @@ package agentsessionprocessor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -109,8 +108,6 @@ type outageRun struct {
 	exported []int
 	logs     []*observer.ObservedLogs
 	log      []string
-	// knownRefused: the result store refused an analysis for a known fault (export).
-	knownRefused bool
 }
 
 // outageAccepted are the log messages of the losses sessions.md documents as accepted:
@@ -124,10 +121,6 @@ var outageAccepted = []string{
 	"too many ends wait for it",
 	"keeps failing while the store takes writes",
 }
-
-// outageLocalDropped is the warning of turns numbered here whose entry the bound on
-// sh.local dropped (keepUnsaved).
-const outageLocalDropped = "indexes of turns numbered while the continuation store was unreachable are dropped"
 
 // outageDropped is the warning of a turn record dropped over the bound on records
 // waiting to be saved (keepUnsaved).
@@ -253,20 +246,7 @@ func (r *outageRun) step(d time.Duration) {
 // exporter has not stored yet (its queue is drained once the database is up).
 func (r *outageRun) export() {
 	for i, sink := range r.sinks {
-		as := analyses(r.t, evalSpans(sink)[semconv.EvalKindAgentSession])
-		for j := r.exported[i]; j < len(as); j++ {
-			err := r.results.SaveAnalysis(context.Background(), &as[j])
-			if err != nil && errors.Is(err, store.ErrRejected) && r.logged(outageLocalDropped) {
-				// Known fault, not fixed (TestNewSessionDownDroppedRecordsIndexedOnce): a
-				// turn whose entry the bound on sh.local dropped keeps its local index in
-				// its open session, which the store gives another turn.
-				r.t.Logf("known fault: analysis %d of collector %d refused: %v", j, i, err)
-				r.knownRefused = true
-				continue
-			}
-			require.NoError(r.t, err)
-		}
-		r.exported[i] = len(as)
+		r.exported[i] = exportAnalyses(r.t, r.results, sink, r.exported[i])
 	}
 }
 
