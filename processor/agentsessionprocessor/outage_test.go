@@ -134,3 +134,42 @@ func TestNewSessionDownDroppedRecordsIndexedOnce(t *testing.T) {
 		assertWhole(t, results, id, 5)
 	})
 }
+
+// TestContinuedWhileDownThenEndLoadBlip: turn 0 is stored (revision 1 allocated by the
+// store, its analysis stored). The database goes down; the session continues with turn 1
+// (loaded as a new session: numbered 0 here, revision 1 again, a part), goes idle,
+// continues with turns 2 and 3 while still down. The database comes back (the turns get
+// the store's indexes 1-3), and the load of the session's end fails once (a blip): its
+// analysis covers the turns held, 1-3, revision 2. The exporter then stores the queued
+// analyses in order. Every turn must be in the result store. Found by FuzzStoreOutage.
+//
+// Known fault, not fixed: the result store ends with turns 0 and 1 only (turns 2 and 3
+// lost); see the report of the fuzz branch.
+func TestContinuedWhileDownThenEndLoadBlip(t *testing.T) {
+	t.Skip("known fault (FuzzStoreOutage): turns 2 and 3 are lost from the result store; see the comment")
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		ctx := context.Background()
+		p, sink, clk, db, results := downProcessor(t, driver, dsn)
+		const id = "down-continued-blip-1"
+		sendCounted(t, p, clk, id, 0)
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		n := exportAnalyses(t, results, sink, 0)
+		db.down = true
+		continueSession(t, p, clk, id, 1)
+		clk.advance(time.Hour)
+		sendCounted(t, p, clk, id, 2)
+		sendCounted(t, p, clk, id, 3)
+		db.down = false
+		clk.advance(unsavedRetry)
+		p.step(ctx)
+		db.failLoads = 1
+		clk.advance(2 * time.Minute)
+		p.step(ctx)
+		for _, a := range analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession]) {
+			t.Logf("revision %d turns %v", a.AnalysisRevision, turnIndexes(a))
+		}
+		exportAnalyses(t, results, sink, n)
+		assertWhole(t, results, id, 4)
+	})
+}
