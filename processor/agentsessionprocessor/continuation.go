@@ -155,18 +155,27 @@ func (sh *shard) takeBackReleased(ctx context.Context, p *agentSessionProcessor,
 // it is then analysed over the records held, and the released turns are missing from
 // that revision (a later revision of the session covers them).
 func (sh *shard) takeBack(ctx context.Context, p *agentSessionProcessor, st *sessionState, ev *tracker.Event) bool {
+	return sh.goesOn(ctx, p, st, ev, sh.takeBackReleased(ctx, p, st, ev.Session.ID))
+}
+
+// goesOn reports whether session st's end ev is analysed now, given err, the error of
+// the load of its records that the analysis needs (takeBack's, or the end's reload):
+// with none, it goes on; else it waits, as takeBack says.
+func (sh *shard) goesOn(ctx context.Context, p *agentSessionProcessor, st *sessionState, ev *tracker.Event, err error) bool {
 	id := ev.Session.ID
-	err := sh.takeBackReleased(ctx, p, st, id)
 	since, waited := sh.waitingSince[id]
 	sh.dropWaitingEnd(p, id) // an end again (a retry, or an outcome without a turn): the later one stands
 	switch {
 	case err == nil:
 		delete(sh.waitingSince, id)
 		return true
+	case st.loadGivenUp:
+		return true // this end gave up on the store's records already (takeBack, then reload)
 	case len(sh.waitingEnds) >= sh.maxUnsaved:
 		p.logger.Warn("loading a session's earlier turns from the continuation store failed, and too many ends wait for it; its analysis covers the turns held in memory",
 			zap.String("session_id", id), zap.Int("turns_held", st.Len()), zap.Error(err))
 		delete(sh.waitingSince, id)
+		st.loadGivenUp = true
 		return true
 	case waited && p.storeUp.Load() > since:
 		// The store takes writes, so the load fails for another reason (a record it
@@ -174,6 +183,7 @@ func (sh *shard) takeBack(ctx context.Context, p *agentSessionProcessor, st *ses
 		p.logger.Error("loading a session's earlier turns from the continuation store keeps failing while the store takes writes; its analysis covers the turns held in memory",
 			zap.String("session_id", id), zap.Int("turns_held", st.Len()), zap.Error(err))
 		delete(sh.waitingSince, id)
+		st.loadGivenUp = true
 		return true
 	}
 	if !waited {
@@ -553,16 +563,15 @@ func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, save 
 // another collector closed while this one holds the session open too, not those st
 // released (shard.release): they are taken back only where they are read
 // (takeBackReleased).
-func (sh *shard) reload(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string) {
+func (sh *shard) reload(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string) error {
 	c, err := p.cont.LoadContinuation(ctx, id, st.heldOrReleased)
 	if err != nil {
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
-		p.logger.Warn("reloading a session from the continuation store failed; its analysis covers the turns of this collector",
-			zap.String("session_id", id), zap.Error(err))
-		return
+		return err
 	}
 	st.Merge(c.Turns)
 	st.revision = max(st.revision, c.Revision)
+	return nil
 }
 
 // reserveBatch allocates, in one transaction, the indexes of the turns that events close
@@ -624,7 +633,10 @@ func (sh *shard) turnIndex(ctx context.Context, p *agentSessionProcessor, w *sha
 		return idx
 	}
 	if n > 0 && st.At(n-1) == nil {
-		sh.reload(ctx, p, st, id)
+		if err := sh.reload(ctx, p, st, id); err != nil {
+			p.logger.Warn("reloading a session from the continuation store failed; the turn follows the turns of this collector",
+				zap.String("session_id", id), zap.Error(err))
+		}
 	}
 	return n
 }

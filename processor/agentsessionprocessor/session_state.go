@@ -33,6 +33,9 @@ type sessionState struct {
 	// (shard.release), 0 when none: its end, and a turn that closes late, take them back
 	// from the continuation store first (shard.takeBackReleased).
 	releasedBelow int
+	// loadGivenUp: the end being analysed gave up waiting for the store's records
+	// (shard.goesOn); its later load in the same end does not wait again.
+	loadGivenUp bool
 }
 
 // released reports whether the shard let some of st's saved records go (releasedBelow:

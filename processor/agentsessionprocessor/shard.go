@@ -429,7 +429,26 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			if st.Len() > 0 {
 				revision, recorded = sh.nextRevision(ctx, p, st, id)
 			}
-			sh.reload(ctx, p, st, id)
+			err := sh.reload(ctx, p, st, id)
+			if err != nil && !recorded {
+				// The store is down: the analysis covers the turns of this collector, a
+				// part the result store places (§4.5, §4.6).
+				p.logger.Warn("reloading a session from the continuation store failed; its analysis covers the turns of this collector",
+					zap.String("session_id", id), zap.Error(err))
+				err = nil
+			}
+			// The store took the revision but the load failed: a revision of this
+			// collector's turns alone would replace the stored session's later turns in
+			// the result store, so the end waits, as for released records (takeBack;
+			// TestContinuedWhileDownThenEndLoadBlip).
+			if !sh.goesOn(ctx, p, st, ev, err) {
+				// Back in the shard until the end goes on, and held again: a hold that
+				// failed in the write above found the session out of the shard (sh.write).
+				sh.sessions[id] = st
+				st.held = false
+				hold()
+				return nil
+			}
 		}
 		if st.Len() == 0 {
 			if st.continuable {
