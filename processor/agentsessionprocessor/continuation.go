@@ -164,7 +164,9 @@ func (sh *shard) takeBack(ctx context.Context, p *agentSessionProcessor, st *ses
 func (sh *shard) goesOn(ctx context.Context, p *agentSessionProcessor, st *sessionState, ev *tracker.Event, err error) bool {
 	id := ev.Session.ID
 	since, waited := sh.waitingSince[id]
-	sh.dropWaitingEnd(p, id) // an end again (a retry, or an outcome without a turn): the later one stands
+	if waited {
+		sh.dropWaitingEnd(p, id) // an end again (a retry, or an outcome without a turn): the later one stands
+	}
 	switch {
 	case err == nil:
 		delete(sh.waitingSince, id)
