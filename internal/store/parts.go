@@ -187,6 +187,14 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 		// session's offsets under the span's later revisions).
 		return part{stale: true}, nil
 	}
+	if off, ok := supersedesPart(turns, pl.turnOffset, stored, at); ok {
+		// The whole conversation over a part the store placed without the turns between
+		// (a collector that numbered a session it could not load, its store down): every
+		// stored turn, earlier parts' where they are stored, the current part's moved on
+		// after the turns it lacked. Its revision goes after the stored one.
+		return part{turnOffset: off, revisionOffset: max(0, highest+1-revision), moved: true,
+			found: true, storedRevision: highest}.place(turns, stored, rangeOnly), nil
+	}
 	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true, found: true, storedRevision: highest}
 	for i := range turns {
 		k, ok := at[partKey(&turns[i])]
@@ -225,6 +233,66 @@ func byIndex(a, b evaluation.TurnResult) int { return a.TurnIndex - b.TurnIndex 
 // and root span (one trace may hold several turns, docs/decisions/sessions.md §4.2), as
 // stored (cleanText), without the session. One without a trace identifies no turn.
 func partKey(tr *evaluation.TurnResult) TurnKey { return KeyOf("", tr).clean() }
+
+// supersedesPart reports whether turns are the whole conversation over the current part
+// (stored from partOffset on), and at which offset: they hold every stored turn (each
+// identified by its trace) and at least one more; the turns of the earlier parts (below
+// partOffset) land on their stored indexes, which give the offset (partOffset when there
+// are none); the current part's turns may move, in their stored order, but none below
+// the save's first index, which is not negative. The current part was then placed after
+// the highest stored turn by a collector that numbered the session from 0 (it could not
+// load it: docs/decisions/sessions.md §4.5, §4.6) before the turns between reached the
+// result store; written whole, the save replaces every stored turn and loses none.
+// Without it, the save was stale when the stored part put a turn before where the whole
+// conversation has it, or placed at a negative offset when that part was all that was
+// stored (FuzzStoreOutage, TestWholeSessionOverGuessedPart).
+func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[int]TurnKey, at map[TurnKey]int) (int, bool) {
+	if len(at) != len(stored) || len(turns) <= len(stored) || !holdsAll(turns, at) {
+		return 0, false
+	}
+	off := partOffset
+	for i := range turns {
+		if k, ok := at[partKey(&turns[i])]; ok && k < partOffset {
+			off = k - turns[i].TurnIndex
+			break
+		}
+	}
+	from := math.MaxInt
+	for i := range turns {
+		from = min(from, turns[i].TurnIndex+off)
+	}
+	if from < 0 {
+		return 0, false
+	}
+	for k := range stored {
+		if k < from {
+			return 0, false // kept below the save and held by it: twice
+		}
+	}
+	type moved struct{ stored, saved int }
+	order := make([]moved, 0, len(at))
+	for i := range turns {
+		turn, idx := partKey(&turns[i]), turns[i].TurnIndex+off
+		if t, ok := stored[idx]; ok && t != turn && idx < partOffset {
+			return 0, false // an earlier part's turn replaced by another
+		}
+		k, ok := at[turn]
+		if !ok {
+			continue
+		}
+		if k != idx && k < partOffset {
+			return 0, false // an earlier part's turn moved
+		}
+		order = append(order, moved{k, idx})
+	}
+	slices.SortFunc(order, func(a, b moved) int { return a.stored - b.stored })
+	for i := 1; i < len(order); i++ {
+		if order[i].saved <= order[i-1].saved {
+			return 0, false // the stored turns in another order
+		}
+	}
+	return off, true
+}
 
 // holdsAll reports whether turns hold every stored turn of at (turn → stored index).
 func holdsAll(turns []evaluation.TurnResult, at map[TurnKey]int) bool {

@@ -193,6 +193,57 @@ func TestWholeSessionAfterPart(t *testing.T) {
 	})
 }
 
+// TestWholeSessionOverGuessedPart: a part numbered from 0 by a collector that could not
+// load the session (its store down) is placed after the turns stored then; the turns
+// between reached the result store only with the whole conversation, which puts the
+// part's turn after them. That save holds every stored turn and more: it is stored
+// whole, the part's turn moved (before, it was skipped as an earlier part's late export,
+// the turns between lost; or, when the part was all that was stored, placed at a
+// negative offset). The part's export replayed after it changes no turn; a save holding
+// the stored turns in another order is not written over them. Found by FuzzStoreOutage.
+func TestWholeSessionOverGuessedPart(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "whole-over-guessed-1"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2, 3)))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 9)), "the part, numbered from 0")
+		got, rev := storedTurns(t, s, id)
+		require.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 9}, got)
+		require.Equal(t, 2, rev)
+		whole := partAnalysis(id, 2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+		require.NoError(t, s.SaveAnalysis(ctx, whole))
+		want := map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7, 7: 8, 8: 9}
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, want, got, "the whole conversation, the part's turn moved")
+		assert.Equal(t, 3, rev, "after the part's revision")
+		require.NoError(t, s.SaveAnalysis(ctx, whole), "a retried export")
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 9)), "the part's export, replayed late")
+		got, _ = storedTurns(t, s, id)
+		assert.Equal(t, want, got)
+
+		const first = "whole-over-guessed-2"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(first, 1, 0, 5)), "the part, stored first")
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(first, 2, 0, 1, 2, 3, 4, 5)))
+		got, _ = storedTurns(t, s, first)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got, "no negative index")
+
+		const order = "whole-over-guessed-3"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(order, 1, 0, 1, 2, 3)))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(order, 2, 0, 1, 3, 2, 4)), "the stored turns in another order")
+		got, _ = storedTurns(t, s, order)
+		for _, seed := range []int{1, 2, 3} {
+			n := 0
+			for _, v := range got {
+				if v == seed {
+					n++
+				}
+			}
+			assert.Equal(t, 1, n, "turn %d stored once: %v", seed, got)
+		}
+	})
+}
+
 // TestSameRevisionThatCutsOffIsStale: a save at the stored revision and offset that holds
 // only stored turns and lacks a stored turn after them is not a retried export of the
 // stored analysis (which lacks none): another analysis was given the same revision. It

@@ -1,0 +1,43 @@
+// Copyright agenteval-collector contributors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentsessionprocessor
+
+import "testing"
+
+// TestWholeSessionOverGuessedPart: a collector whose store is down when a session comes
+// back cannot load it and numbers its turn from 0 (sessions.md §4.5); its analysis is a
+// part, which the result store places after the turns stored then (§4.6). The next
+// collector, the store back, knows the whole conversation (the continuation store's
+// records and continuation.storage) and numbers that turn after the ones between, which
+// had not reached the result store when the part was placed. Found by FuzzStoreOutage
+// (input ab8579740ae78d07): the whole conversation, exported after the part, put the
+// part's turn at another index than the stored one, below the part's offset, and the
+// store skipped it as an earlier part's late export; every turn between was lost
+// ("between"). When the part was all that was stored, the whole conversation was placed
+// at a negative offset: its turns stored at -4..0 ("part first").
+func TestWholeSessionOverGuessedPart(t *testing.T) {
+	cases := []struct {
+		name string
+		data []byte
+	}{
+		// Three turns stored; a restart; a turn, the database down, four more numbered
+		// here, the end waiting for the store through a restart; the next collector saves
+		// them (up) and, the database down again, numbers the session's next turn from 0.
+		{"between", outageSeed(0,
+			o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 2), o(opRestart, 0),
+			o(opSend, 0), o(opDown, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0),
+			o(opAdvance, 2), o(opRestart, 0),
+			o(opUp, 0), o(opStep, 0), o(opDown, 0), o(opSend, 0), o(opAdvance, 2), o(opRestart, 0))},
+		// Four turns, the database down through a restart; the next collector numbers the
+		// fifth from 0 and exports it at its shutdown, before the whole conversation.
+		{"part first", outageSeed(0,
+			o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opRestart, 0),
+			o(opSend, 0), o(opRestart, 0))},
+		// The fuzz input, two sessions on one shard.
+		{"ab8579740ae78d07", []byte("\x03\x00\x10\x00\x10\x00\x00\x10\x00#\v\x05\x10\x04\x10\x04\x10\x00\x10\x00\x10\x00#\v\x05\x00\x04\x10#\v")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
+	}
+}
