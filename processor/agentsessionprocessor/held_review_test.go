@@ -50,21 +50,13 @@ func (f *failingHolds) Hold(ctx context.Context, sessions []store.OpenSession) e
 // No later write of the session's records holds it again: the end's own retry at
 // shutdown must, or the next collector never recovers it.
 func TestWaitingEndWithFailedHoldOnlyWrite(t *testing.T) {
-	ctx := context.Background()
 	dsn := filepath.Join(t.TempDir(), "agenteval.db")
 	p, sink, clk, db, _ := downProcessor(t, "sqlite", dsn)
 	p.heldRecords = 2
 	fh := &failingHolds{Recovery: p.recovery, down: &db.down, failHolds: 1}
 	p.recovery = fh
 	const id = "held-failed-2"
-	for i := range 10 {
-		c := conversation[min(i, len(conversation)-1)]
-		_, err := p.processTraces(ctx, chatTurn(id, 100+i, clk.now().Add(time.Duration(i)*time.Second), c.user, c.answer, true))
-		require.NoError(t, err)
-	}
-	clk.advance(3 * time.Second)
-	p.step(ctx) // one batch: the hold fails, the records are saved and released
-	require.LessOrEqual(t, mostRecordsHeld(p), 4, "the session released records")
+	tenTurnsInOneBatch(t, p, clk, id)
 	db.failLoads = 1 << 30
 	endWaitsThroughShutdown(t, p, sink, clk)
 
@@ -72,6 +64,20 @@ func TestWaitingEndWithFailedHoldOnlyWrite(t *testing.T) {
 	t.Logf("Hold calls by the first collector: %d", fh.holds)
 	require.Len(t, rs, 1, "the session whose end waited at shutdown is recovered by the next collector")
 	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, turnIndexes(rs[0]), "every turn")
+}
+
+// tenTurnsInOneBatch closes ten turns of session id in one batch of p (heldRecords 2): its
+// hold fails (failingHolds), its records are saved and released.
+func tenTurnsInOneBatch(t *testing.T, p *agentSessionProcessor, clk *testClock, id string) {
+	ctx := context.Background()
+	for i := range 10 {
+		c := conversation[min(i, len(conversation)-1)]
+		_, err := p.processTraces(ctx, chatTurn(id, 100+i, clk.now().Add(time.Duration(i)*time.Second), c.user, c.answer, true))
+		require.NoError(t, err)
+	}
+	clk.advance(3 * time.Second)
+	p.step(ctx)
+	require.LessOrEqual(t, mostRecordsHeld(p), 4, "the session released records")
 }
 
 // endWaitsThroughShutdown lets p's session go idle while its records cannot be loaded,

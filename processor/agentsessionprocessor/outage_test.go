@@ -34,14 +34,7 @@ func TestWaitingEndUnheldAtShutdownKept(t *testing.T) {
 	p.heldRecords = 2
 	p.recovery = &failingHolds{Recovery: p.recovery, down: &db.down, failHolds: 1}
 	const id = "unheld-at-shutdown-1"
-	for i := range 10 {
-		c := conversation[min(i, len(conversation)-1)]
-		_, err := p.processTraces(ctx, chatTurn(id, 100+i, clk.now().Add(time.Duration(i)*time.Second), c.user, c.answer, true))
-		require.NoError(t, err)
-	}
-	clk.advance(3 * time.Second)
-	p.step(ctx) // one batch: the hold fails, the records are saved and released
-	require.LessOrEqual(t, mostRecordsHeld(p), 4, "the session released records")
+	tenTurnsInOneBatch(t, p, clk, id)
 	db.down = true
 	require.NoError(t, p.shutdown(ctx)) // the session's end waits, unheld
 	require.Empty(t, evalSpans(sink)[semconv.EvalKindAgentSession], "the end waits for the store")
@@ -141,10 +134,9 @@ func TestNewSessionDownDroppedRecordsIndexedOnce(t *testing.T) {
 // continues with turns 2 and 3 while still down. The database comes back (the turns get
 // the store's indexes 1-3), and the load of the session's end fails once (a blip): its
 // analysis covers the turns held, 1-3, revision 2. The exporter then stores the queued
-// analyses in order. Every turn must be in the result store. Found by FuzzStoreOutage.
-//
-// Known fault, not fixed: the result store ends with turns 0 and 1 only (turns 2 and 3
-// lost); see the report of the fuzz branch.
+// analyses in order. Every turn must be in the result store. Found by FuzzStoreOutage:
+// the result store ended with turns 0 and 1 only; the end now waits for the load
+// (docs/decisions/sessions.md §4.2.2).
 func TestContinuedWhileDownThenEndLoadBlip(t *testing.T) {
 	onStores(t, func(t *testing.T, driver, dsn string) {
 		ctx := context.Background()
