@@ -33,6 +33,9 @@ type part struct {
 	// stored turns from there on, up to to, and keeps the others, kept of them. to is the
 	// last index a turns part holds (evaluation.Analysis.TurnsPart), else math.MaxInt32.
 	from, to, kept int
+	// gaps are the indexes between from and to, in order, of stored turns the save lacks
+	// altogether (their trace is at no index of it): they are kept too (deleted).
+	gaps []int
 	// found: the session is stored, at storedRevision.
 	found          bool
 	storedRevision int
@@ -342,12 +345,42 @@ func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rang
 	if rangeOnly && last >= 0 {
 		pl.to = last
 	}
-	for idx := range stored {
-		if idx < pl.from || idx > pl.to {
+	var heldTurns map[TurnKey]bool
+	var heldAt map[int]bool
+	for idx, t := range stored {
+		switch {
+		case idx < pl.from || idx > pl.to:
 			pl.kept++
+		case idx < last && t.TraceID != "":
+			if heldTurns == nil {
+				heldTurns, heldAt = make(map[TurnKey]bool, len(turns)), make(map[int]bool, len(turns))
+				for i := range turns {
+					heldTurns[partKey(&turns[i])], heldAt[turns[i].TurnIndex+pl.turnOffset] = true, true
+				}
+			}
+			if !heldAt[idx] && !heldTurns[t] {
+				// A turn the save lacks inside its range: a collector that could not load
+				// it (its record dropped, its analysis not stored yet) numbered around it.
+				pl.gaps = append(pl.gaps, idx)
+				pl.kept++
+			}
 		}
 	}
+	slices.Sort(pl.gaps)
 	return pl
+}
+
+// deleted returns the ranges of turn indexes the save replaces: from to to, but its gaps.
+func (pl part) deleted() [][2]int {
+	out := make([][2]int, 0, 1+len(pl.gaps))
+	from := pl.from
+	for _, g := range pl.gaps {
+		if g > from {
+			out = append(out, [2]int{from, g - 1})
+		}
+		from = g + 1
+	}
+	return append(out, [2]int{from, pl.to})
 }
 
 // shifted returns a with pl's offsets applied: its revision, and the turn index of its

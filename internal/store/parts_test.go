@@ -130,6 +130,36 @@ func TestLaterRevisionKeepsEarlierTurns(t *testing.T) {
 	})
 }
 
+// TestSaveKeepsTurnItLacksInItsRange: a later revision that lacks a stored turn between
+// its first and last (its collector could not load it: docs/decisions/sessions.md §4.6)
+// keeps it; a stored turn the save holds at its own index is replaced as before.
+func TestSaveKeepsTurnItLacksInItsRange(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "gap-1"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2, 3)))
+		gap := partAnalysis(id, 2, 0, 1, 3, 4) // turns 0, 2 and 3: seed 2 (turn 1) missing
+		for i := 1; i < 3; i++ {
+			gap.TurnResults[i].TurnIndex = i + 1
+			gap.TurnResults[i].Interactions[0].ToolCalls[0].Issues[0].TurnIndex = i + 1
+			gap.ToolIssues[i].TurnIndex = i + 1
+		}
+		require.NoError(t, s.SaveAnalysis(ctx, gap))
+		require.NoError(t, s.SaveAnalysis(ctx, gap), "a retried export")
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, got, "turn 1 kept")
+		assert.Equal(t, 2, rev)
+		a, err := s.GetAnalysis(ctx, id)
+		require.NoError(t, err)
+		assert.Len(t, a.TurnResults, 4)
+
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 3, 0, 1, 2, 3, 4, 5)), "the whole conversation")
+		got, _ = storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got)
+	})
+}
+
 // TestRestartedPartStartsAtReclosedTurn: a turn whose spans came both before and after a
 // restart is closed again, first, by the restarted collector (docs/decisions/sessions.md
 // §3): the new part starts at that trace's stored turn. A late export of the first part

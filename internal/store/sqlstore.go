@@ -365,8 +365,8 @@ func (s *sqlStore) saveTurnsPart(ctx context.Context, stmts *txStmts, deletes []
 	if p.session[revisionCol].(int) < pl.storedRevision {
 		return nil
 	}
-	if _, err := deletes[turnRowsTable].ExecContext(ctx, p.id, pl.from, pl.to); err != nil {
-		return fmt.Errorf("delete turn_results %q: %w", p.a.SessionID, err)
+	if err := deleteTurnRows(ctx, deletes[turnRowsTable], p, pl); err != nil {
+		return err
 	}
 	for _, rs := range p.children {
 		if rs.table == "turn_results" {
@@ -390,7 +390,10 @@ func deleteChildren(ctx context.Context, deletes []*sql.Stmt, p *analysisRows, p
 		args := []any{p.id}
 		switch childTables[i] {
 		case "turn_results":
-			args = append(args, pl.from, pl.to) // the turns outside are kept
+			if err := deleteTurnRows(ctx, st, p, pl); err != nil {
+				return err
+			}
+			continue
 		case "reference_results":
 			if !p.hasCaseResult() {
 				continue
@@ -398,6 +401,18 @@ func deleteChildren(ctx context.Context, deletes []*sql.Stmt, p *analysisRows, p
 		}
 		if _, err := st.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("delete %s %q: %w", childTables[i], p.a.SessionID, err)
+		}
+	}
+	return nil
+}
+
+// deleteTurnRows deletes the turn rows of p's session that its save replaces (del is
+// deleteChildSQL's of turn_results): from its first turn index to its last replaced one,
+// but the stored turns it lacks in between (part.gaps); the turns outside are kept.
+func deleteTurnRows(ctx context.Context, del *sql.Stmt, p *analysisRows, pl part) error {
+	for _, r := range pl.deleted() {
+		if _, err := del.ExecContext(ctx, p.id, r[0], r[1]); err != nil {
+			return fmt.Errorf("delete turn_results %q: %w", p.a.SessionID, err)
 		}
 	}
 	return nil

@@ -122,43 +122,6 @@ var outageAccepted = []string{
 	"keeps failing while the store takes writes",
 }
 
-// outageDropped is the warning of a turn record dropped over the bound on records
-// waiting to be saved (keepUnsaved).
-const outageDropped = "turn records not saved to the continuation store are dropped"
-
-// logged reports whether a collector logged a message containing m.
-func (r *outageRun) logged(m string) bool {
-	for _, l := range r.logs {
-		if l.FilterMessageSnippet(m).Len() > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// assertEachStoredOnce checks that the result store holds at most turns turns of
-// session id, each trace once, at distinct indexes below turns.
-func assertEachStoredOnce(t *testing.T, st store.Store, id string, turns int) {
-	t.Helper()
-	a, err := st.GetAnalysis(context.Background(), id)
-	require.NoError(t, err)
-	traces, indexes := map[string]int{}, map[int]int{}
-	for _, tr := range a.TurnResults {
-		traces[tr.TraceID]++
-		indexes[tr.TurnIndex]++
-		require.Less(t, tr.TurnIndex, turns, "an index of a turn sent")
-	}
-	for tr, n := range traces {
-		require.Equal(t, 1, n, "trace %s stored once", tr)
-	}
-	for i, n := range indexes {
-		require.Equal(t, 1, n, "index %d stored once", i)
-	}
-	if len(a.TurnResults) < turns {
-		t.Logf("known fault: %d of %d turns stored after a record was dropped", len(a.TurnResults), turns)
-	}
-}
-
 // accepted returns the first documented loss the collectors logged, or "".
 func (r *outageRun) accepted() string {
 	for _, l := range r.logs {
@@ -455,16 +418,8 @@ func (r *outageRun) finish() {
 		r.checkSpans()
 		return
 	}
-	dropped := r.logged(outageDropped)
 	for s, id := range r.ids {
 		if r.turns[s] == 0 {
-			continue
-		}
-		if dropped {
-			// Known fault, not fixed (TestDroppedRecordContinuedBeforePartStored): a turn
-			// whose record the bound dropped may be missing from the result store, never
-			// duplicated nor moved.
-			assertEachStoredOnce(t, r.results, id, r.turns[s])
 			continue
 		}
 		assertWhole(t, r.results, id, r.turns[s])
