@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,8 @@ var errStoreDown = errors.New("injected: the database is down")
 // make the next loads and turn allocations fail while it is up (a blip).
 type downContinuation struct {
 	store.ContinuationStore
+	// mu guards the counters: the shards call the store at once.
+	mu                      sync.Mutex
 	down                    bool
 	failLoads, failReserves int
 	// failRevisions makes NextRevision and SaveRevision fail while the rest is up.
@@ -38,6 +41,8 @@ type downContinuation struct {
 
 // fails reports whether a call counted by n fails now.
 func (d *downContinuation) fails(n *int) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if *n > 0 {
 		*n--
 		return true

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,12 +28,15 @@ import (
 // *down is set (the database is down).
 type failingHolds struct {
 	store.Recovery
+	mu        sync.Mutex // the shards call Hold at once
 	failHolds int
 	down      *bool
 	holds     int
 }
 
 func (f *failingHolds) Hold(ctx context.Context, sessions []store.OpenSession) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.holds++
 	if f.failHolds > 0 {
 		f.failHolds--

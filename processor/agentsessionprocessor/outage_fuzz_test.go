@@ -47,11 +47,7 @@ func (o *outageStore) Leave(ctx context.Context, owner string) error {
 }
 
 func (o *outageStore) Hold(ctx context.Context, sessions []store.OpenSession) error {
-	if o.failHolds > 0 {
-		o.failHolds--
-		return errStoreDown
-	}
-	if o.down {
+	if o.fails(&o.failHolds) {
 		return errStoreDown
 	}
 	return o.rec.Hold(ctx, sessions)
