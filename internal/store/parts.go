@@ -34,7 +34,7 @@ type part struct {
 	// last index a turns part holds (evaluation.Analysis.TurnsPart), else math.MaxInt32.
 	from, to, kept int
 	// gaps are the indexes between from and to, in order, of stored turns the save lacks
-	// altogether (their trace is at no index of it): they are kept too (deleted).
+	// altogether (their trace is at no index of it): they are kept too (part.deleted).
 	gaps []int
 	// found: the session is stored, at storedRevision.
 	found          bool
