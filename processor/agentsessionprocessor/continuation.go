@@ -136,14 +136,23 @@ func (sh *shard) release(p *agentSessionProcessor, saves []store.TurnState) {
 // takeBackReleased merges into st the continuation store's records of session id,
 // those st released (shard.release) among them.
 func (sh *shard) takeBackReleased(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string) error {
-	c, err := p.cont.LoadContinuation(ctx, id, st.Holds)
+	if err := load(ctx, p, st, id, st.Holds); err != nil {
+		return err
+	}
+	st.releasedBelow = 0
+	return nil
+}
+
+// load merges into st the continuation store's records of session id that held leaves
+// out of st (store.Held), and its revision; it counts a failure.
+func load(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string, held store.Held) error {
+	c, err := p.cont.LoadContinuation(ctx, id, held)
 	if err != nil {
 		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
 		return err
 	}
 	st.Merge(c.Turns)
 	st.revision = max(st.revision, c.Revision)
-	st.releasedBelow = 0
 	return nil
 }
 
@@ -566,14 +575,7 @@ func (sh *shard) finishRecords(p *agentSessionProcessor, st *sessionState, save 
 // released (shard.release): they are taken back only where they are read
 // (takeBackReleased).
 func (sh *shard) reload(ctx context.Context, p *agentSessionProcessor, st *sessionState, id string) error {
-	c, err := p.cont.LoadContinuation(ctx, id, st.heldOrReleased)
-	if err != nil {
-		p.telemetry.ProcessorAgentsessionContinuationErrors.Add(ctx, 1)
-		return err
-	}
-	st.Merge(c.Turns)
-	st.revision = max(st.revision, c.Revision)
-	return nil
+	return load(ctx, p, st, id, st.heldOrReleased)
 }
 
 // reserveBatch allocates, in one transaction, the indexes of the turns that events close
