@@ -390,21 +390,7 @@ func (sh *shard) clearUnsaved() {
 // emitted in b unmarked: a session loaded later may then give a dropped turn's final
 // verdict again).
 func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []store.TurnState, waiting []bool) {
-	at := make(map[store.TurnKey]int, len(saves))
-	sh.unsaved, sh.waiting = make([]store.TurnState, 0, len(saves)), make([]bool, 0, len(saves))
-	for j, t := range saves {
-		k := t.Key()
-		i, ok := at[k]
-		switch {
-		case !ok:
-			at[k] = len(sh.unsaved)
-			sh.unsaved, sh.waiting = append(sh.unsaved, t), append(sh.waiting, waiting[j])
-			continue
-		case evaluation.VerdictStage(&t.Record) >= evaluation.VerdictStage(&sh.unsaved[i].Record):
-			sh.unsaved[i] = t
-		}
-		sh.waiting[i] = sh.waiting[i] || waiting[j]
-	}
+	sh.unsaved, sh.waiting = mergeUnsaved(saves, waiting)
 	if n := len(sh.unsaved) - sh.maxUnsaved; n > 0 {
 		p.logger.Warn("turn records not saved to the continuation store are dropped; a later continuation of their sessions misses them",
 			zap.Int("dropped", n))
@@ -498,17 +484,33 @@ func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) (left []store.T
 // (sh.unsaved, one per turn, the furthest on), without the bound: at shutdown, for a
 // session whose end waits and of which the bound dropped records (st.unstored).
 func (sh *shard) keepHeld(id string, st *sessionState) {
-	recs := st.Records()
-	for i := range recs {
-		ts := store.TurnState{SessionID: id, Record: recs[i]}
-		j := slices.IndexFunc(sh.unsaved, func(u store.TurnState) bool { return u.Key() == ts.Key() })
-		switch {
-		case j < 0:
-			sh.unsaved, sh.waiting = append(sh.unsaved, ts), append(sh.waiting, false)
-		case evaluation.VerdictStage(&recs[i]) > evaluation.VerdictStage(&sh.unsaved[j].Record):
-			sh.unsaved[j] = ts
-		}
+	saves, waiting := slices.Clone(sh.unsaved), slices.Clone(sh.waiting)
+	for _, r := range st.Records() {
+		saves, waiting = append(saves, store.TurnState{SessionID: id, Record: r}), append(waiting, false)
 	}
+	sh.unsaved, sh.waiting = mergeUnsaved(saves, waiting)
+}
+
+// mergeUnsaved returns saves with one record per turn (store.TurnKey), in first-seen
+// order: the furthest on (VerdictStage; the later of equals), waiting when any of the
+// turn's was (its final verdict waits for the save, shard.waiting).
+func mergeUnsaved(saves []store.TurnState, waiting []bool) ([]store.TurnState, []bool) {
+	at := make(map[store.TurnKey]int, len(saves))
+	out, outWaiting := make([]store.TurnState, 0, len(saves)), make([]bool, 0, len(saves))
+	for j, t := range saves {
+		k := t.Key()
+		i, ok := at[k]
+		switch {
+		case !ok:
+			at[k] = len(out)
+			out, outWaiting = append(out, t), append(outWaiting, waiting[j])
+			continue
+		case evaluation.VerdictStage(&t.Record) >= evaluation.VerdictStage(&out[i].Record):
+			out[i] = t
+		}
+		outWaiting[i] = outWaiting[i] || waiting[j]
+	}
+	return out, outWaiting
 }
 
 // hasUnsaved reports whether records of session id wait to be saved again.
