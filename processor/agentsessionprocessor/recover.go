@@ -126,8 +126,11 @@ func (p *agentSessionProcessor) hold(ctx context.Context, holds []store.OpenSess
 // saveRevisions records the revisions of the analyses emitted that the continuation
 // store did not allocate (its NextRevision failed), keeping in sh those whose save fails
 // to be saved again (shard.keepRevision), then releases the sessions (they are no longer
-// open here; the holds of dead instances end too).
-func (p *agentSessionProcessor) saveRevisions(ctx context.Context, sh *shard, ended []endedSession) {
+// open here; the holds of dead instances end too) and writes again the holds of those
+// that went on after their end in the same chunk (heldAgain, shardWrites.heldAgain): the
+// release deleted them, and a crash would leave their new turns to no sweep
+// (FuzzStoreOutage input 312a67df8edae0f7, TestContinuedInTheChunkOfItsEnd).
+func (p *agentSessionProcessor) saveRevisions(ctx context.Context, sh *shard, ended []endedSession, heldAgain []store.OpenSession) {
 	if len(ended) == 0 {
 		return
 	}
@@ -147,6 +150,14 @@ func (p *agentSessionProcessor) saveRevisions(ctx context.Context, sh *shard, en
 	}
 	if err := p.recovery.Release(ctx, p.instance, ids, p.now()); err != nil {
 		p.continuationError(ctx, "releasing ended sessions in the continuation store failed; they may be analysed again after a crash", err)
+		return // this collector's holds stay
+	}
+	if p.hold(ctx, heldAgain) != nil {
+		for i := range heldAgain {
+			if st := sh.sessions[heldAgain[i].ID]; st != nil {
+				st.held = false // held again with its next write, or its end's wait
+			}
+		}
 	}
 }
 

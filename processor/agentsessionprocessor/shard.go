@@ -176,6 +176,16 @@ type shardWrites struct {
 	// verdict, and which verdict it replaces; evalBatch.turnSpan).
 	spans []int
 	ended []endedSession
+	// heldAgain are the holds of sessions that ended in this chunk (ended) and went on
+	// in it: a turn of the session came after its end. The chunk's release of the ended
+	// sessions (saveRevisions) deletes this collector's hold, the continuation's too, so
+	// these are written again after it.
+	heldAgain []store.OpenSession
+}
+
+// endedHere reports whether session id ended in w's chunk (ended).
+func (w *shardWrites) endedHere(id string) bool {
+	return slices.ContainsFunc(w.ended, func(e endedSession) bool { return e.id == id })
 }
 
 // endedSession is a session whose analysis a chunk emitted (saveRevisions).
@@ -238,8 +248,8 @@ func (sh *shard) emitChunk(ctx context.Context, p *agentSessionProcessor, events
 	start := p.now()
 	b := p.emitter.newBatch(start)
 	defer func() { // after the emission below
-		p.saveRevisions(ctx, sh, w.ended)
-		w.ended = w.ended[:0]
+		p.saveRevisions(ctx, sh, w.ended, w.heldAgain)
+		w.ended, w.heldAgain = w.ended[:0], w.heldAgain[:0]
 	}()
 	i := 0
 	for i < len(events) {
@@ -319,7 +329,11 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	hold := func() {
 		if !st.held && p.recovery != nil {
 			st.held = true
-			w.holds = append(w.holds, openSession(p.instance, ev.Session))
+			o := openSession(p.instance, ev.Session)
+			w.holds = append(w.holds, o)
+			if w.endedHere(id) {
+				w.heldAgain = append(w.heldAgain, o)
+			}
 		}
 	}
 	// save queues rec's record; with verdict, rec's verdict is emitted as a turn span:

@@ -41,3 +41,26 @@ func TestWholeSessionOverGuessedPart(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
 	}
 }
+
+// TestContinuedInTheChunkOfItsEnd: a session's end waits for the store (its records
+// released, the database down); the store back, the session's next turn comes in the
+// batch that analyses the end, so the end and the continuation share a chunk. The turn's
+// hold was written before the chunk's release of the ended session, which deleted it
+// (one hold a session and collector): with the database down at the shutdown, the
+// continuation's end waited for a sweep that never found it, and its turn reached no
+// analysis. Found by FuzzStoreOutage (input 312a67df8edae0f7: 7 of 8 turns stored).
+func TestContinuedInTheChunkOfItsEnd(t *testing.T) {
+	cases := []struct {
+		name string
+		data []byte
+	}{
+		{"down at shutdown", outageSeed(0,
+			o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opSend, 0),
+			o(opAdvance, 2), o(opUp, 0), o(opSend, 0), o(opDown, 0), o(opRestart, 0))},
+		// The fuzz input, two sessions on one shard.
+		{"312a67df8edae0f7", []byte("\x03\x00\x10\x00\x10\x00\x10\x00\x10\x04\x10\x00\x10\x00\x10\x00##\x05\x00\x04\x10#\v")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
+	}
+}
