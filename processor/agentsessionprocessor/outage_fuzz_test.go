@@ -383,34 +383,7 @@ func checkStoreOutage(t *testing.T, data []byte) {
 	if len(data) == 0 {
 		return
 	}
-	// Not t.TempDir: a seed's directory name holds '#', which the store refuses.
-	dir, err := os.MkdirTemp("", "fuzz-outage")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	r := &outageRun{t: t, dsn: filepath.Join(dir, "agenteval.db"), held: 2, clk: newTestClock(), crashes: data[0]&4 != 0}
-	collectors := 1
-	if data[0]&8 != 0 {
-		collectors = 2
-	}
-	r.cols = make([]*outageCollector, collectors)
-	for i := range collectors {
-		// The first slot's directory keeps its name: a corpus input runs as before.
-		r.dirs = append(r.dirs, filepath.Join(dir, "storage"+strings.Repeat("-b", i)))
-		require.NoError(t, os.Mkdir(r.dirs[i], 0o700))
-	}
-	r.results = resultStore(t, "sqlite", r.dsn)
-	for i := range collectors {
-		r.startCollector(i)
-	}
-	r.ids = []string{"outage-a"}
-	if data[0]&1 != 0 {
-		other := "outage-b"
-		if data[0]&2 != 0 {
-			other = sameShard(r.cols[0].p, "outage-a")
-		}
-		r.ids = append(r.ids, other)
-	}
-	r.turns = make([]int, len(r.ids))
+	r := newOutageRun(t, data[0])
 	ops := data[1:]
 	if len(ops) > outageMaxOps {
 		ops = ops[:outageMaxOps]
@@ -494,6 +467,40 @@ func checkStoreOutage(t *testing.T, data []byte) {
 		}
 	}
 	r.finish()
+}
+
+// newOutageRun starts the collectors of a run with flags (FuzzStoreOutage's first byte)
+// on a new SQLite file and continuation.storage directories, and names its sessions.
+func newOutageRun(t *testing.T, flags byte) *outageRun {
+	// Not t.TempDir: a seed's directory name holds '#', which the store refuses.
+	dir, err := os.MkdirTemp("", "fuzz-outage")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	r := &outageRun{t: t, dsn: filepath.Join(dir, "agenteval.db"), held: 2, clk: newTestClock(), crashes: flags&4 != 0}
+	collectors := 1
+	if flags&8 != 0 {
+		collectors = 2
+	}
+	r.cols = make([]*outageCollector, collectors)
+	for i := range collectors {
+		// The first slot's directory keeps its name: a corpus input runs as before.
+		r.dirs = append(r.dirs, filepath.Join(dir, "storage"+strings.Repeat("-b", i)))
+		require.NoError(t, os.Mkdir(r.dirs[i], 0o700))
+	}
+	r.results = resultStore(t, "sqlite", r.dsn)
+	for i := range collectors {
+		r.startCollector(i)
+	}
+	r.ids = []string{"outage-a"}
+	if flags&1 != 0 {
+		other := "outage-b"
+		if flags&2 != 0 {
+			other = sameShard(r.cols[0].p, "outage-a")
+		}
+		r.ids = append(r.ids, other)
+	}
+	r.turns = make([]int, len(r.ids))
+	return r
 }
 
 // finish brings the database back, lets the last collectors run until every session
