@@ -3,7 +3,10 @@
 
 package agentsessionprocessor
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestWholeSessionOverGuessedPart: a collector whose store is down when a session comes
 // back cannot load it and numbers its turn from 0 (sessions.md §4.5); its analysis is a
@@ -59,6 +62,42 @@ func TestContinuedInTheChunkOfItsEnd(t *testing.T) {
 			o(opAdvance, 2), o(opUp, 0), o(opSend, 0), o(opDown, 0), o(opRestart, 0))},
 		// The fuzz input, two sessions on one shard.
 		{"312a67df8edae0f7", []byte("\x03\x00\x10\x00\x10\x00\x10\x00\x10\x04\x10\x00\x10\x00\x10\x00##\x05\x00\x04\x10#\v")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
+	}
+}
+
+// TestRecoveredSessionLoadFails: a session a dead collector held (a crash, or a shutdown
+// while its end waited for the store) is claimed by the next collector's sweep; the load
+// of its records fails, and so does the end's reload. With no turn in memory the end was
+// analysed over nothing and the session released: its stored turns reached no analysis,
+// and no later sweep found it. Two failed reads at the sweep lost a session ("blip");
+// loads failing while the store takes writes lost it without the loss sessions.md
+// accepts being logged. The end now waits for the store, as one whose released records
+// cannot be taken back (§4.2.2). Found by FuzzStoreOutage (input 467d86a1f536e910:
+// every turn of the session missing from the result store).
+func TestRecoveredSessionLoadFails(t *testing.T) {
+	t.Run("blip", func(t *testing.T) {
+		r := newOutageRun(t, 4)
+		r.send(0, 0)
+		r.step(3 * time.Second)
+		r.send(0, 0)
+		r.step(3 * time.Second)
+		r.crash(0)
+		r.setFailLoads(2) // the state's load and the end's reload
+		r.step(2 * time.Minute)
+		r.finish()
+	})
+	cases := []struct {
+		name string
+		data []byte
+	}{
+		// Released records (held 2); loads fail for good; the end waits at the shutdown.
+		{"loads fail", outageSeed(0,
+			o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opFailLoads, 0),
+			o(opAdvance, 2), o(opRestart, 0), o(opAdvance, 2))},
+		{"467d86a1f536e910", []byte("\x00\t\b\x02\x02\x02\x02\x02\x02\x02\x02\x02\x02\x03\x02\x02\x03\x06#\v\x06#\v")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
