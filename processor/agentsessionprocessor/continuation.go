@@ -36,15 +36,22 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 	if len(sh.keptHolds) > 0 {
 		holds = append(sh.keptHolds[:len(sh.keptHolds):len(sh.keptHolds)], w.holds...)
 	}
+	again := sh.holdsAgain(p)
+	if len(again) > 0 {
+		holds = append(holds[:len(holds):len(holds)], again...)
+	}
 	if err := p.hold(ctx, holds); err == nil {
 		sh.keptHolds = nil
 	} else {
 		// Not held in the store: the sessions still open are held again with their
-		// next write (evaluate), or a waiting end's retry, so that a crash or a shutdown
-		// while their end waits leaves them to the next collector's recovery.
-		for i := range w.holds {
-			if st := sh.sessions[w.holds[i].ID]; st != nil {
-				st.held = false
+		// next write (evaluate, or the save of their records waiting: holdsAgain), or a
+		// waiting end's retry, so that a crash or a shutdown while their end waits
+		// leaves them to the next collector's recovery.
+		for _, hs := range [][]store.OpenSession{w.holds, again} {
+			for i := range hs {
+				if st := sh.sessions[hs[i].ID]; st != nil {
+					st.held = false
+				}
 			}
 		}
 	}
@@ -438,6 +445,26 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 		}
 	}
 	sh.retryAt.Store(p.now().Add(unsavedRetry).UnixNano())
+}
+
+// holdsAgain returns the holds of the open sessions whose records wait to be saved
+// (sh.unsaved) and whose hold write failed, and marks them held: the write saves those
+// records again, and a record stored without its session's hold leaves the session to
+// no sweep after a crash (TestRetriedRecordsHoldTheirSession).
+func (sh *shard) holdsAgain(p *agentSessionProcessor) []store.OpenSession {
+	if p.recovery == nil {
+		return nil
+	}
+	var out []store.OpenSession
+	for i := range sh.unsaved {
+		st := sh.sessions[sh.unsaved[i].SessionID]
+		if st == nil || st.held || st.hold.ID == "" {
+			continue
+		}
+		st.held = true
+		out = append(out, st.hold)
+	}
+	return out
 }
 
 // holdsTurn reports whether an open session of the shard holds the record of turn k.

@@ -6,6 +6,8 @@ package agentsessionprocessor
 import (
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestWholeSessionOverGuessedPart: a collector whose store is down when a session comes
@@ -66,6 +68,26 @@ func TestContinuedInTheChunkOfItsEnd(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
 	}
+}
+
+// TestRetriedRecordsHoldTheirSession: the database down at a session's first turn, its
+// hold and its record fail together; the database back, the shard saves the record
+// again (unsavedRetry) but not the hold, which waited for the session's next turn. A
+// collector killed then (nothing waiting to be saved) left a stored record that no hold
+// points to: no sweep recovered the session, and its turn reached no analysis. Found
+// while extending FuzzStoreOutage to crashes (outageRun.crashable refused the kill).
+func TestRetriedRecordsHoldTheirSession(t *testing.T) {
+	r := newOutageRun(t, 4)
+	r.setDown(true)
+	r.send(0, 0)
+	r.step(3 * time.Second)
+	r.setDown(false)
+	r.step(unsavedRetry)
+	for _, sh := range r.cols[0].p.shards {
+		require.False(t, sh.pending(), "the record is saved: a kill loses nothing")
+	}
+	r.crash(0)
+	r.finish()
 }
 
 // TestRecoveredSessionLoadFails: a session a dead collector held (a crash, or a shutdown

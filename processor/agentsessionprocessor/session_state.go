@@ -6,6 +6,7 @@ package agentsessionprocessor // import "github.com/agenteval/agenteval-collecto
 import (
 	"github.com/agenteval/agenteval-collector/internal/evaluation"
 	"github.com/agenteval/agenteval-collector/internal/session"
+	"github.com/agenteval/agenteval-collector/internal/store"
 )
 
 // sessionState is what the processor keeps of an open session: its turn records
@@ -22,6 +23,9 @@ type sessionState struct {
 	continuable bool
 	// held: this instance recorded that it holds the session open (store.Recovery.Hold).
 	held bool
+	// hold is the hold last queued for the session (shard.evaluate): written again
+	// before its records waiting to be saved when its write failed (shard.holdsAgain).
+	hold store.OpenSession
 	// late and evaluated say whether, since the session was loaded here, a closed turn
 	// was only late spans of a turn already analysed, and whether one was evaluated: a
 	// session that got nothing but late spans ends without a new analysis.

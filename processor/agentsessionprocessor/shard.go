@@ -330,6 +330,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 		if !st.held && p.recovery != nil {
 			st.held = true
 			o := openSession(p.instance, ev.Session)
+			st.hold = o
 			w.holds = append(w.holds, o)
 			if w.endedHere(id) {
 				w.heldAgain = append(w.heldAgain, o)
