@@ -500,7 +500,28 @@ func newOutageRun(t *testing.T, flags byte) *outageRun {
 		r.ids = append(r.ids, other)
 	}
 	r.turns = make([]int, len(r.ids))
+	t.Cleanup(r.report)
 	return r
+}
+
+// report logs the run's operations and, when it failed, what each collector logged
+// and the analyses it emitted.
+func (r *outageRun) report() {
+	t := r.t
+	t.Logf("ops: %s", strings.Join(r.log, ", "))
+	if !t.Failed() {
+		return
+	}
+	for i, l := range r.logs {
+		for _, e := range l.All() {
+			t.Logf("collector %d log: %s %v", i, e.Message, e.ContextMap())
+		}
+	}
+	for i, sink := range r.sinks {
+		for _, a := range analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession]) {
+			t.Logf("collector %d: %s revision %d partial %v end %s turns %v", i, a.SessionID, a.AnalysisRevision, a.Partial, a.EndReason, turnTraces(a))
+		}
+	}
 }
 
 // finish brings the database back, lets the last collectors run until every session
@@ -518,7 +539,6 @@ func (r *outageRun) finish() {
 	}
 	r.step(10 * time.Minute) // a sweep
 	r.step(unsavedRetry)
-	t.Logf("ops: %s", strings.Join(r.log, ", "))
 	for slot, c := range r.cols {
 		for i, sh := range c.p.shards {
 			require.Empty(t, sh.waitingEnds, "collector %d shard %d: no end waits", slot, i)
@@ -527,21 +547,6 @@ func (r *outageRun) finish() {
 		}
 	}
 	r.export()
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		for i, l := range r.logs {
-			for _, e := range l.All() {
-				t.Logf("collector %d log: %s %v", i, e.Message, e.ContextMap())
-			}
-		}
-	})
-	for i, sink := range r.sinks {
-		for _, a := range analyses(t, evalSpans(sink)[semconv.EvalKindAgentSession]) {
-			t.Logf("collector %d: %s revision %d partial %v end %s turns %v", i, a.SessionID, a.AnalysisRevision, a.Partial, a.EndReason, turnTraces(a))
-		}
-	}
 	if m := r.accepted(); m != "" {
 		t.Logf("a documented loss was logged (%q): the turns are not checked", m)
 		r.checkSpans()
