@@ -253,7 +253,11 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 		if w != nil {
 			move(w.saves)
 		}
-		if st := sh.sessions[lt.SessionID]; st != nil {
+		st := sh.sessions[lt.SessionID]
+		if st == nil && w != nil && w.endingID == lt.SessionID {
+			st = w.ending // the session ends in this write (TestEndGivesDroppedRecordItsIndex)
+		}
+		if st != nil {
 			if r := st.SetTurnIndex(lt.Turn(), n); r != nil {
 				if !moved {
 					// Held only by its session (the bound on records waiting dropped it):
@@ -543,6 +547,11 @@ func mergeUnsaved(saves []store.TurnState, waiting []bool) ([]store.TurnState, [
 // hasUnsaved reports whether records of session id wait to be saved again.
 func (sh *shard) hasUnsaved(id string) bool {
 	return slices.ContainsFunc(sh.unsaved, func(t store.TurnState) bool { return t.SessionID == id })
+}
+
+// numberedHere reports whether a turn of session id waits in sh.local for its store index.
+func (sh *shard) numberedHere(id string) bool {
+	return slices.ContainsFunc(sh.local, func(k store.TurnKey) bool { return k.SessionID == id })
 }
 
 // unsavedOf returns the records of session id waiting to be saved again.

@@ -125,3 +125,30 @@ func TestRecoveredSessionLoadFails(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
 	}
 }
+
+// TestEndGivesDroppedRecordItsIndex: a session that came back while the database was down
+// numbers its turns here from 0 (its state could not be loaded); the bound on records
+// waiting (oneUnsaved) drops the first one's record, which only the session's state then
+// holds. The database back, the session ends in the batch that retries the save: the
+// end took the state out of the shard first, so the reservation of the store's indexes
+// (reserveLocal) found neither the record nor the state, and the analysis held that turn
+// at its index here, 0, beside the stored turn 0: the result store refused it (UNIQUE
+// turn_results.session_id, turn_index), and the exporter would retry it for ever. Found
+// by FuzzStoreOutage with two collectors (input d243c93eaacdd2f7).
+func TestEndGivesDroppedRecordItsIndex(t *testing.T) {
+	cases := []struct {
+		name string
+		data []byte
+	}{
+		{"one collector", outageSeed(0,
+			o(opSend, 0), o(opAdvance, 2), o(opUnsaved, 1), o(opDown, 0), o(opSend, 0), o(opSend, 0),
+			o(opUp, 0), o(opAdvance, 3))},
+		// Turn 0 on the second collector, the session new to the first.
+		{"two collectors", outageSeed(8,
+			o(opSend, 2), o(opUnsaved, 1), o(opDown, 0), o(opSend, 0), o(opSend, 0), o(opUp, 0), o(opAdvance, 3))},
+		{"d243c93eaacdd2f7", []byte("\x9cW/1\xcaz9\bB\xb4\x02\xe4\x02b\x06\x01\xf1\x03\x02z\x05\xff\xff\x05\v")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
+	}
+}

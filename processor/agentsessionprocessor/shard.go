@@ -181,6 +181,11 @@ type shardWrites struct {
 	// sessions (saveRevisions) deletes this collector's hold, the continuation's too, so
 	// these are written again after it.
 	heldAgain []store.OpenSession
+	// ending is the state of session endingID, whose end writes the chunk (evaluate),
+	// out of the shard's sessions already: reserveLocal gives its records numbered here
+	// their store indexes too.
+	ending   *sessionState
+	endingID string
 }
 
 // endedHere reports whether session id ended in w's chunk (ended).
@@ -438,8 +443,10 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			// §4.5): this batch's records of the session are written, the revision is
 			// allocated, then the analysis covers the turns as stored. A collector that
 			// allocates a higher revision therefore reads every turn this one evaluated.
-			if w.savesFor(id) || sh.hasUnsaved(id) {
+			if w.savesFor(id) || sh.hasUnsaved(id) || sh.numberedHere(id) {
+				w.ending, w.endingID = st, id
 				sh.write(ctx, p, w, b)
+				w.ending, w.endingID = nil, ""
 			}
 			if st.Len() > 0 {
 				revision, recorded = sh.nextRevision(ctx, p, st, id)
