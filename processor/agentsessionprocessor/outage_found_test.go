@@ -152,3 +152,33 @@ func TestEndGivesDroppedRecordItsIndex(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
 	}
 }
+
+// TestWholeConversationAfterLatePartOfDroppedTurn: three turns stored and the session
+// idle; the database down, it comes back with two turns, numbered here from 0, of which
+// the bound on records waiting (oneUnsaved) drops the first's record, and goes idle: its
+// analysis is a part (revision 1, this collector's). The database back, the session
+// continues and goes idle again before the exporter stored the part: the continuation
+// store has no record of the dropped turn and the result store no row of it yet, so the
+// whole conversation (revision 2) lacks it ([0 1 2 4 5]). The result store then places
+// the part after the stored turns (3, 4; revision 2, after the stored 1), and takes the
+// whole conversation, which lacks the part's turn 3, for an earlier part exported late
+// (internal/store/parts.go placePart: below the current part's offset without every
+// stored turn, holdsAll): stale, so turn 5 is in no stored analysis. Found by
+// FuzzStoreOutage with two collectors (input 3962bb8a6f03f9b9); one suffices. Open: the
+// store would have to tell the whole conversation that lacks a turn only at its gaps,
+// and adds one after every stored turn, from an earlier part; see sessions.md §4.5.
+func TestWholeConversationAfterLatePartOfDroppedTurn(t *testing.T) {
+	t.Skip("open: internal/store placePart refuses the whole conversation as stale (sessions.md §4.5, Crashes and two collectors, fuzzed)")
+	cases := []struct {
+		name string
+		data []byte
+	}{
+		{"one collector", outageSeed(0,
+			o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 2), o(opUnsaved, 1), o(opDown, 0),
+			o(opSend, 0), o(opSend, 0), o(opAdvance, 3), o(opUp, 0), o(opSend, 0), o(opAdvance, 3))},
+		{"3962bb8a6f03f9b9", []byte("z9\x03\x02z\x05\x00\xff\x80e\x8d[t\x03.\xa1ڐ?,B%\x02z\x05\x00\xff\x80\xff")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
+	}
+}
