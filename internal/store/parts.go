@@ -222,6 +222,14 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			return moved.place(turns, stored, rangeOnly), nil
 		}
 	}
+	if storedAll(turns, at) {
+		// Every turn of the save is stored, and no offset puts them back where they are:
+		// a part numbered by a collector that knew only some of the turns (two
+		// collectors numbering a session they could not load, docs/decisions/sessions.md
+		// §4.5), exported after the whole conversation. A new part would store each of
+		// its turns twice (FuzzStoreOutage, TestLatePartOfStoredTurnsStale).
+		return part{stale: true}, nil
+	}
 	last := -1
 	for idx := range stored {
 		last = max(last, idx)
@@ -295,6 +303,17 @@ func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[in
 		}
 	}
 	return off, true
+}
+
+// storedAll reports whether every turn of turns is stored (at: turn → stored index); a
+// turn without a trace identifies no stored turn.
+func storedAll(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
+	for i := range turns {
+		if _, ok := at[partKey(&turns[i])]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // holdsAll reports whether turns hold every stored turn of at (turn → stored index).
