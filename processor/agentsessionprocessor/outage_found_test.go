@@ -3,7 +3,16 @@
 
 package agentsessionprocessor
 
-import "testing"
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
+)
 
 // TestWholeSessionOverGuessedPart: a collector whose store is down when a session comes
 // back cannot load it and numbers its turn from 0 (sessions.md §4.5); its analysis is a
@@ -63,4 +72,23 @@ func TestContinuedInTheChunkOfItsEnd(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
 	}
+}
+
+// TestEndedTwiceInOneChunkNotHeldAgain: a session's end waits for the store (its records
+// released, the database down); the store back, its next turn is still open at the
+// shutdown, whose batch holds the waiting end, the turn and the turn's session end: the
+// session ends twice in one chunk, went on between. The continuation's hold, written
+// again after the chunk's release (shardWrites.heldAgain), must not outlive its end:
+// a hold left by a stopped collector is an orphan, which the next collector's sweep
+// analyses again, as a partial session cut by a restart.
+func TestEndedTwiceInOneChunkNotHeldAgain(t *testing.T) {
+	r := startOutageRun(t, 0)
+	r.run([]byte{o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opSend, 0),
+		o(opAdvance, 2), o(opUp, 0), o(opSendOpen, 0), o(opRestart, 0)})
+	orphans, err := r.db.rec.Orphans(context.Background(), r.clk.now(), 10)
+	require.NoError(t, err)
+	assert.Empty(t, orphans, "no hold outlives the stopped collector: its sessions ended")
+	r.step(10 * time.Minute) // a sweep
+	assert.Empty(t, evalSpans(r.sink)[semconv.EvalKindAgentSession], "the next collector analyses no session again")
+	r.finish()
 }

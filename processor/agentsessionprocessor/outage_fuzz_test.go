@@ -284,6 +284,14 @@ func checkStoreOutage(t *testing.T, data []byte) {
 	if len(data) == 0 {
 		return
 	}
+	r := startOutageRun(t, data[0])
+	r.run(data[1:])
+	r.finish()
+}
+
+// startOutageRun starts a run's first collector, with its sessions as flags says (bit 0
+// two sessions, bit 1 on one shard).
+func startOutageRun(t *testing.T, flags byte) *outageRun {
 	// Not t.TempDir: a seed's directory name holds '#', which the store refuses.
 	dir, err := os.MkdirTemp("", "fuzz-outage")
 	require.NoError(t, err)
@@ -293,15 +301,19 @@ func checkStoreOutage(t *testing.T, data []byte) {
 	r.results = resultStore(t, "sqlite", r.dsn)
 	r.startCollector(newTestClock().now())
 	r.ids = []string{"outage-a"}
-	if data[0]&1 != 0 {
+	if flags&1 != 0 {
 		other := "outage-b"
-		if data[0]&2 != 0 {
+		if flags&2 != 0 {
 			other = sameShard(r.p, "outage-a")
 		}
 		r.ids = append(r.ids, other)
 	}
 	r.turns = make([]int, len(r.ids))
-	ops := data[1:]
+	return r
+}
+
+// run applies the operations ops (at most outageMaxOps of them).
+func (r *outageRun) run(ops []byte) {
 	if len(ops) > outageMaxOps {
 		ops = ops[:outageMaxOps]
 	}
@@ -369,7 +381,6 @@ func checkStoreOutage(t *testing.T, data []byte) {
 			r.log = append(r.log, "step")
 		}
 	}
-	r.finish()
 }
 
 // finish brings the database back, lets the last collector run until every session
