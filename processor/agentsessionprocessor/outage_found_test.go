@@ -92,3 +92,25 @@ func TestEndedTwiceInOneChunkNotHeldAgain(t *testing.T) {
 	assert.Empty(t, evalSpans(r.sink)[semconv.EvalKindAgentSession], "the next collector analyses no session again")
 	r.finish()
 }
+
+// TestContinuedInTheChunkOfItsEndRevision: as TestContinuedInTheChunkOfItsEnd, with the
+// store's revisions failing (NextRevision, SaveRevision) while the rest is up: the end
+// takes the revision after the session's (not recorded), kept in the shard after the
+// chunk (keepRevision); the continuation, loaded in the chunk before that, must still
+// give its own analysis the revision after the end's, or the result store takes it for
+// a second analysis at the stored revision.
+func TestContinuedInTheChunkOfItsEndRevision(t *testing.T) {
+	r := startOutageRun(t, 0)
+	r.run([]byte{o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 2), o(opExport, 0),
+		o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opSend, 0), o(opAdvance, 2)})
+	r.setDown(false)
+	r.db.failRevisions = true
+	r.run([]byte{o(opSend, 0), o(opAdvance, 2)})
+	r.db.failRevisions = false
+	var revisions []int
+	for _, a := range analyses(t, evalSpans(r.sink)[semconv.EvalKindAgentSession]) {
+		revisions = append(revisions, a.AnalysisRevision)
+	}
+	assert.Equal(t, []int{1, 2, 3}, revisions, "each analysis its own revision")
+	r.finish()
+}

@@ -188,6 +188,18 @@ func (w *shardWrites) endedHere(id string) bool {
 	return slices.ContainsFunc(w.ended, func(e endedSession) bool { return e.id == id })
 }
 
+// endedRevision returns the revision of session id's analysis emitted in w's chunk, 0
+// when none.
+func (w *shardWrites) endedRevision(id string) int {
+	r := 0
+	for _, e := range w.ended {
+		if e.id == id {
+			r = max(r, e.revision)
+		}
+	}
+	return r
+}
+
 // endedSession is a session whose analysis a chunk emitted (saveRevisions).
 type endedSession struct {
 	id       string
@@ -273,8 +285,9 @@ func (sh *shard) emitChunk(ctx context.Context, p *agentSessionProcessor, events
 // state returns the session's state, loading a continued session's from the
 // continuation store. A session keyed by its trace id (one turn, or the requests of a
 // conversation its trace holds, docs/decisions/sessions.md §2.4.1) never continues once
-// it ended: it is neither loaded nor saved.
-func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session.AgentSession) *sessionState {
+// it ended: it is neither loaded nor saved. w is the chunk's writes: a session that
+// ended in it goes on after the revision of the analysis emitted then.
+func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session.AgentSession, w *shardWrites) *sessionState {
 	if st := sh.sessions[s.ID]; st != nil {
 		return st
 	}
@@ -284,12 +297,15 @@ func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session
 		return st
 	}
 	// Records whose save failed are further on than the store's rows of them, and so is
-	// the revision of their analysis.
+	// the revision of their analysis; and so is the revision of its analysis emitted in
+	// this chunk, which the store records, or the shard keeps (keepRevision), only
+	// after the chunk when the store did not allocate it (saveRevisions;
+	// TestContinuedInTheChunkOfItsEndRevision).
 	defer func() {
 		if u := sh.unsavedOf(s.ID); len(u) > 0 {
 			st.Merge(u)
 		}
-		st.revision = max(st.revision, sh.revisions[s.ID])
+		st.revision = max(st.revision, sh.revisions[s.ID], w.endedRevision(s.ID))
 	}()
 	c, err := p.cont.LoadContinuation(ctx, s.ID, nil)
 	if err != nil {
@@ -322,7 +338,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	// The embeddings requests of this event become children of its last evaluation span.
 	mark := b.spans.Len()
 	defer p.emb.addCallSpans(b, id, mark)
-	st := sh.state(ctx, p, ev.Session)
+	st := sh.state(ctx, p, ev.Session, w)
 	// hold queues the record that this collector holds the session open (recover.go), once
 	// (again after a failed write, sh.write): before its first turn record is saved, and
 	// for an end that waits, so that a shutdown leaves it to the next collector's sweep.
