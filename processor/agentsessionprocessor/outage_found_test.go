@@ -114,3 +114,29 @@ func TestContinuedInTheChunkOfItsEndRevision(t *testing.T) {
 	assert.Equal(t, []int{1, 2, 3}, revisions, "each analysis its own revision")
 	r.finish()
 }
+
+// TestKeptHoldOfEndedSessionDropped: a session's end waits at a shutdown, its hold not
+// written (the database down): the next collector writes it (kept in
+// continuation.storage, shard.keptHolds). There the session goes on and ends while the
+// hold writes fail; its analysis covers the stored turns and its release ends the holds
+// of dead instances. The kept hold, written after that release, would be an orphan of
+// an ended session, which the sweep analyses again as a partial session cut by a
+// restart.
+func TestKeptHoldOfEndedSessionDropped(t *testing.T) {
+	r := startOutageRun(t, 0)
+	ops := []byte{o(opHeld, 0), o(opFailHold, 0)}
+	for range 10 {
+		ops = append(ops, o(opSendOpen, 0))
+	}
+	r.run(append(ops, o(opAdvance, 0), o(opDown, 0), o(opAdvance, 2), o(opRestart, 0), o(opUp, 0)))
+	require.NotEmpty(t, r.p.shards[shardOf("outage-a", len(r.p.shards))].keptHolds, "the waiting end's hold is kept")
+	r.db.failHolds = 2
+	r.run([]byte{o(opSend, 0), o(opAdvance, 2), o(opAdvance, 1)})
+	orphans, err := r.db.rec.Orphans(context.Background(), r.clk.now(), 10)
+	require.NoError(t, err)
+	assert.Empty(t, orphans, "no hold of an ended session")
+	n := len(evalSpans(r.sink)[semconv.EvalKindAgentSession])
+	r.step(10 * time.Minute) // a sweep
+	assert.Len(t, evalSpans(r.sink)[semconv.EvalKindAgentSession], n, "the sweep analyses no session again")
+	r.finish()
+}

@@ -153,6 +153,10 @@ func (p *agentSessionProcessor) saveRevisions(ctx context.Context, sh *shard, en
 		p.continuationError(ctx, "releasing ended sessions in the continuation store failed; they may be analysed again after a crash", err)
 		return // this collector's holds stay
 	}
+	// The holds of dead instances that the shard still has to write (kept at the last
+	// shutdown) end too: written after this release, they would be orphans of ended
+	// sessions, analysed again by a sweep (TestKeptHoldOfEndedSessionDropped).
+	sh.keptHolds = slices.DeleteFunc(sh.keptHolds, func(o store.OpenSession) bool { return slices.Contains(ids, o.ID) })
 	// Only those still open: a continuation that ended in the chunk too (a shutdown's
 	// batch: the waiting end, the turn, the turn's session end) was released with it,
 	// and its hold written again would be an orphan, analysed again by a sweep
