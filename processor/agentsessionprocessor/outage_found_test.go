@@ -140,3 +140,24 @@ func TestKeptHoldOfEndedSessionDropped(t *testing.T) {
 	assert.Len(t, evalSpans(r.sink)[semconv.EvalKindAgentSession], n, "the sweep analyses no session again")
 	r.finish()
 }
+
+// TestRecoveredEndWaitsForLoad: a session's end waits for the store through a shutdown,
+// held; the next collector's sweep recovers it while loads fail (for good, or twice: a
+// blip), the lease, the claim and the writes going through. The recovered end loads the
+// session's records (state, then the end's reload): with both loads failed, it held no
+// turn, and the session was released with no analysis, every turn missing from the
+// result store. It waits for the store instead, as an end whose released records
+// cannot be loaded (sessions.md §4.2.2).
+func TestRecoveredEndWaitsForLoad(t *testing.T) {
+	down := []byte{o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opAdvance, 2), o(opRestart, 0), o(opUp, 0)}
+	t.Run("loads fail", func(t *testing.T) {
+		checkStoreOutage(t, outageSeed(0, append(down, o(opFailLoads, 0), o(opAdvance, 3))...))
+	})
+	t.Run("two loads fail", func(t *testing.T) {
+		r := startOutageRun(t, 0)
+		r.run(down)
+		r.setFailLoads(2)
+		r.step(10 * time.Minute) // the sweep
+		r.finish()
+	})
+}

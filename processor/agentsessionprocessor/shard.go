@@ -460,9 +460,12 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 				revision, recorded = sh.nextRevision(ctx, p, st, id)
 			}
 			err := sh.reload(ctx, p, st, id)
-			if err != nil && !recorded {
+			if err != nil && !recorded && st.Len() > 0 {
 				// The store is down: the analysis covers the turns of this collector, a
-				// part the result store places (§4.5, §4.6).
+				// part the result store places (§4.5, §4.6). With none (a session
+				// recovered by the sweep, neither load through), the end waits: released
+				// with no analysis, the stored turns would reach none
+				// (TestRecoveredEndWaitsForLoad).
 				p.logger.Warn("reloading a session from the continuation store failed; its analysis covers the turns of this collector",
 					zap.String("session_id", id), zap.Error(err))
 				err = nil
