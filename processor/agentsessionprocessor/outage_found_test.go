@@ -161,3 +161,20 @@ func TestRecoveredEndWaitsForLoad(t *testing.T) {
 		r.finish()
 	})
 }
+
+// TestLateSpansKeepDeadHold: a session's end waits for the store through a shutdown, held
+// by the stopped collector; the next one gets nothing of the session but a sender's retry
+// of an analysed turn's spans (late spans), and the session ends there without a new
+// analysis. Its release ended the holds of dead instances too, so the stopped
+// collector's, whose turns no analysis carried: no sweep recovered the session, and
+// every turn was missing from the result store. Such an end releases nothing.
+func TestLateSpansKeepDeadHold(t *testing.T) {
+	r := startOutageRun(t, 0)
+	r.run([]byte{o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opAdvance, 2), o(opRestart, 0), o(opUp, 0)})
+	r.turns[0] = 0
+	r.send(0) // a sender's retry of turn 0's spans
+	r.turns[0] = 4
+	r.step(3 * time.Second)
+	r.step(2 * time.Minute)
+	r.finish()
+}

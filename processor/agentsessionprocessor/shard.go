@@ -442,9 +442,10 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			// Only late spans of turns already analysed came (a sender's retry): the
 			// analysis emitted before stands; a new revision of the same turns would
 			// count again, and run the judge and a dataset case on the late spans alone.
-			if st.continuable {
-				w.ended = append(w.ended, endedSession{id: id})
-			}
+			// Nor is it released: this collector holds it only by a sweep's claim, and
+			// the release would end the holds of dead instances, whose turns that
+			// analysis may not carry (an end that waited at their shutdown): a sweep
+			// analyses them (TestLateSpansKeepDeadHold).
 			return nil
 		}
 		revision, recorded := 0, false
