@@ -58,6 +58,12 @@ type shard struct {
 	// meanwhile), at shutdown, or when its record is dropped.
 	waiting    []bool
 	maxUnsaved int
+	// restored is how many records at the head of unsaved continuation.storage gave
+	// back (restoreKept) as held (keptRecord.Held) and no save took yet: the last
+	// shutdown kept them past the bound, the only copy of turns of sessions whose end
+	// waited (keepHeld), so the bound does not drop them
+	// (TestRestoredRecordsKeptOverBound).
+	restored int
 	// local are the turns numbered by this shard because the continuation store could
 	// not allocate their index (ReserveTurns failed), in the order they were numbered.
 	// Their index is allocated in the store before their records are saved
