@@ -475,6 +475,10 @@ func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) (left []store.T
 			p.logger.Warn("saving turn records to the continuation store failed at shutdown; without continuation.storage a later continuation of their sessions misses them",
 				zap.Int("records", len(sh.unsaved)), zap.Error(err))
 			left = append(left, sh.unsaved...)
+			// Restored held and still unsaved: kept held again (keep).
+			for i := range min(sh.restored, len(sh.unsaved)) {
+				sh.heldLeft = append(sh.heldLeft, sh.unsaved[i].SessionID)
+			}
 		}
 		emitWaiting(b, sh.unsaved, sh.waiting, saved) // saved is nil after an error
 		sh.clearUnsaved()

@@ -221,6 +221,9 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 				held[ev.Session.ID] = true
 			}
 		}
+		for _, id := range sh.heldLeft {
+			held[id] = true
+		}
 		for id, rev := range sh.revisions {
 			if ks.Revisions == nil {
 				ks.Revisions = map[string]int{}

@@ -193,6 +193,9 @@ func TestRestoredRecordsKeptOverBound(t *testing.T) {
 	}{
 		{"down at restart", outageSeed(0, o(opUnsaved, 1), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0),
 			o(opDown, 0), o(opSend, 0), o(opRestart, 0), o(opStep, 0), o(opUp, 0), o(opAdvance, 3))},
+		// Down through two restarts: the collector between keeps them held again.
+		{"down at two restarts", outageSeed(0, o(opUnsaved, 1), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0),
+			o(opDown, 0), o(opSend, 0), o(opRestart, 0), o(opStep, 0), o(opRestart, 0), o(opStep, 0), o(opUp, 0), o(opAdvance, 3))},
 		{"cdc8a671f0b3230b", []byte("\x00))\x1a\x00\x00\x00\x00\x00\x1a%\tZ\x00\x00#\x00\x00\x00\x00\x04\x00\xbb\x87}e\x9a\x00\x00\x00\x00\x00\x00\v\x05\f")},
 	}
 	for _, c := range cases {

@@ -64,6 +64,9 @@ type shard struct {
 	// waited (keepHeld), so the bound does not drop them
 	// (TestRestoredRecordsKeptOverBound).
 	restored int
+	// heldLeft are the sessions of the restored held records that the shutdown's last
+	// save (saveUnsaved) did not take: kept held again (keep).
+	heldLeft []string
 	// local are the turns numbered by this shard because the continuation store could
 	// not allocate their index (ReserveTurns failed), in the order they were numbered.
 	// Their index is allocated in the store before their records are saved
