@@ -390,7 +390,7 @@ func (sh *shard) saveKeptRevisions(ctx context.Context, p *agentSessionProcessor
 // clearUnsaved forgets the records waiting to be saved again (saved, or emitted for
 // good) and their retry.
 func (sh *shard) clearUnsaved() {
-	sh.unsaved, sh.waiting = nil, nil
+	sh.unsaved, sh.waiting, sh.restored = nil, nil, 0
 	sh.retryAt.Store(0)
 }
 
@@ -402,11 +402,14 @@ func (sh *shard) clearUnsaved() {
 // verdict again).
 func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []store.TurnState, waiting []bool) {
 	sh.unsaved, sh.waiting = mergeUnsaved(saves, waiting)
-	if n := len(sh.unsaved) - sh.maxUnsaved; n > 0 {
+	// The records restored at start stay at the head (mergeUnsaved keeps the first-seen
+	// order), out of the bound: the oldest after them are dropped.
+	k := min(sh.restored, len(sh.unsaved))
+	if n := len(sh.unsaved) - k - sh.maxUnsaved; n > 0 {
 		p.logger.Warn("turn records not saved to the continuation store are dropped; a later continuation of their sessions misses them",
 			zap.Int("dropped", n))
-		emitWaiting(b, sh.unsaved[:n], sh.waiting[:n], nil)
-		for i := range n {
+		emitWaiting(b, sh.unsaved[k:k+n], sh.waiting[k:k+n], nil)
+		for i := k; i < k+n; i++ {
 			if st := sh.sessions[sh.unsaved[i].SessionID]; st != nil {
 				st.unstored = true // its records are not all in the store: none is released
 			}
@@ -423,7 +426,7 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 				zap.Int("dropped", m))
 			sh.claims = slices.Delete(sh.claims, 0, m)
 		}
-		sh.unsaved, sh.waiting = sh.unsaved[n:], sh.waiting[n:]
+		sh.unsaved, sh.waiting = slices.Delete(sh.unsaved, k, k+n), slices.Delete(sh.waiting, k, k+n)
 	}
 	// A turn numbered here keeps its place in sh.local when its record is dropped: the
 	// analysis that holds it reaches the result store (after the stored turns, in the
@@ -503,6 +506,10 @@ func (p *agentSessionProcessor) saveUnsaved(ctx context.Context) (left []store.T
 			p.logger.Warn("saving turn records to the continuation store failed at shutdown; without continuation.storage a later continuation of their sessions misses them",
 				zap.Int("records", len(sh.unsaved)), zap.Error(err))
 			left = append(left, sh.unsaved...)
+			// Restored held and still unsaved: kept held again (keep).
+			for i := range min(sh.restored, len(sh.unsaved)) {
+				sh.heldLeft = append(sh.heldLeft, sh.unsaved[i].SessionID)
+			}
 		}
 		emitWaiting(b, sh.unsaved, sh.waiting, saved) // saved is nil after an error
 		sh.clearUnsaved()

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -50,6 +51,10 @@ type keptState struct {
 type keptRecord struct {
 	SessionID string          `json:"session_id"`
 	Record    json.RawMessage `json:"record"`
+	// Held: a record of a session whose end waited at shutdown, of which the bound had
+	// dropped records (keepHeld): the only copy of some of its turns, which the next
+	// collector keeps past the bound (shard.restored).
+	Held bool `json:"held,omitempty"`
 }
 
 // startKept opens the storage client of continuation.storage, when set, and gives the
@@ -113,6 +118,16 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 	}
 	n := len(p.shards)
 	restored := 0
+	// The held records first: the head of each shard's unsaved that the bound keeps.
+	slices.SortStableFunc(ks.Records, func(a, b keptRecord) int {
+		switch {
+		case a.Held == b.Held:
+			return 0
+		case a.Held:
+			return -1
+		}
+		return 1
+	})
 	for _, kr := range ks.Records {
 		ts := store.TurnState{SessionID: kr.SessionID}
 		if err := json.Unmarshal(kr.Record, &ts.Record); err != nil {
@@ -123,6 +138,9 @@ func (p *agentSessionProcessor) restoreKept(ctx context.Context) {
 		sh := p.shards[shardOf(kr.SessionID, n)]
 		// Its verdict was emitted at that shutdown: none waits.
 		sh.unsaved, sh.waiting = append(sh.unsaved, ts), append(sh.waiting, false)
+		if kr.Held {
+			sh.restored++
+		}
 		restored++
 	}
 	for _, k := range ks.Local {
@@ -187,6 +205,7 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 		p.kept = nil
 	}()
 	ks := keptState{Version: keptVersion}
+	held := map[string]bool{} // the sessions of keepHeld
 	for _, sh := range p.shards {
 		ks.Local = append(ks.Local, sh.local...)
 		ks.Claims = append(ks.Claims, sh.claims...)
@@ -194,9 +213,16 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 		for _, ev := range sh.waitingEnds {
 			// Its end waits and its hold could not be written: the next collector
 			// writes it, or its sweep would never find the session.
-			if st := sh.sessions[ev.Session.ID]; st != nil && st.continuable && !st.held {
+			st := sh.sessions[ev.Session.ID]
+			if st != nil && st.continuable && !st.held {
 				ks.Holds = append(ks.Holds, openSession(p.instance, ev.Session))
 			}
+			if st != nil && st.unstored {
+				held[ev.Session.ID] = true
+			}
+		}
+		for _, id := range sh.heldLeft {
+			held[id] = true
 		}
 		for id, rev := range sh.revisions {
 			if ks.Revisions == nil {
@@ -212,7 +238,7 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 				zap.String("session_id", records[i].SessionID), zap.Error(err))
 			continue
 		}
-		ks.Records = append(ks.Records, keptRecord{SessionID: records[i].SessionID, Record: rec})
+		ks.Records = append(ks.Records, keptRecord{SessionID: records[i].SessionID, Record: rec, Held: held[records[i].SessionID]})
 	}
 	if len(ks.Records)+len(ks.Local)+len(ks.Revisions)+len(ks.Claims)+len(ks.Holds) == 0 {
 		if err := p.kept.Delete(ctx, keptKey); err != nil {

@@ -4,10 +4,14 @@
 package agentsessionprocessor
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenteval/agenteval-collector/internal/semconv"
 )
 
 // TestWholeSessionOverGuessedPart: a collector whose store is down when a session comes
@@ -210,4 +214,133 @@ func TestTwoPartsNumberedApartOpen(t *testing.T) {
 	t.Skip("open: a part whose new turns were numbered over stored ones is placed whole after them (sessions.md §4.5, Crashes and two collectors, fuzzed)")
 	checkStoreOutage(t, outageSeed(8, o(opSend, 2), o(opSend, 0), o(opSend, 2), o(opSend, 0), o(opSend, 0), o(opDown, 0),
 		o(opSend, 2), o(opSend, 2), o(opAdvance, 3)))
+}
+
+// TestEndedTwiceInOneChunkNotHeldAgain: a session's end waits for the store (its records
+// released, the database down); the store back, its next turn is still open at the
+// shutdown, whose batch holds the waiting end, the turn and the turn's session end: the
+// session ends twice in one chunk, went on between. The continuation's hold, written
+// again after the chunk's release (shardWrites.heldAgain), must not outlive its end:
+// a hold left by a stopped collector is an orphan, which the next collector's sweep
+// analyses again, as a partial session cut by a restart.
+func TestEndedTwiceInOneChunkNotHeldAgain(t *testing.T) {
+	r := newOutageRun(t, 0)
+	r.run([]byte{o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opSend, 0),
+		o(opAdvance, 2), o(opUp, 0), o(opSendOpen, 0), o(opRestart, 0)})
+	orphans, err := r.cols[0].db.rec.Orphans(context.Background(), r.clk.now(), 10)
+	require.NoError(t, err)
+	assert.Empty(t, orphans, "no hold outlives the stopped collector: its sessions ended")
+	r.step(10 * time.Minute) // a sweep
+	assert.Empty(t, evalSpans(r.sinks[r.cols[0].out])[semconv.EvalKindAgentSession], "the next collector analyses no session again")
+	r.finish()
+}
+
+// TestContinuedInTheChunkOfItsEndRevision: as TestContinuedInTheChunkOfItsEnd, with the
+// store's revisions failing (NextRevision, SaveRevision) while the rest is up: the end
+// takes the revision after the session's (not recorded), kept in the shard after the
+// chunk (keepRevision); the continuation, loaded in the chunk before that, must still
+// give its own analysis the revision after the end's, or the result store takes it for
+// a second analysis at the stored revision.
+func TestContinuedInTheChunkOfItsEndRevision(t *testing.T) {
+	r := newOutageRun(t, 0)
+	r.run([]byte{o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 2), o(opExport, 0),
+		o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opSend, 0), o(opAdvance, 2)})
+	r.setDown(false)
+	r.cols[0].db.failRevisions = true
+	r.run([]byte{o(opSend, 0), o(opAdvance, 2)})
+	r.cols[0].db.failRevisions = false
+	var revisions []int
+	for _, a := range analyses(t, evalSpans(r.sinks[r.cols[0].out])[semconv.EvalKindAgentSession]) {
+		revisions = append(revisions, a.AnalysisRevision)
+	}
+	assert.Equal(t, []int{1, 2, 3}, revisions, "each analysis its own revision")
+	r.finish()
+}
+
+// TestKeptHoldOfEndedSessionDropped: a session's end waits at a shutdown, its hold not
+// written (the database down): the next collector writes it (kept in
+// continuation.storage, shard.keptHolds). There the session goes on and ends while the
+// hold writes fail; its analysis covers the stored turns and its release ends the holds
+// of dead instances. The kept hold, written after that release, would be an orphan of
+// an ended session, which the sweep analyses again as a partial session cut by a
+// restart.
+func TestKeptHoldOfEndedSessionDropped(t *testing.T) {
+	r := newOutageRun(t, 0)
+	ops := []byte{o(opHeld, 0), o(opFailHold, 0)}
+	for range 10 {
+		ops = append(ops, o(opSendOpen, 0))
+	}
+	r.run(append(ops, o(opAdvance, 0), o(opDown, 0), o(opAdvance, 2), o(opRestart, 0), o(opUp, 0)))
+	require.NotEmpty(t, r.cols[0].p.shards[shardOf("outage-a", len(r.cols[0].p.shards))].keptHolds, "the waiting end's hold is kept")
+	r.cols[0].db.failHolds = 2
+	r.run([]byte{o(opSend, 0), o(opAdvance, 2), o(opAdvance, 1)})
+	orphans, err := r.cols[0].db.rec.Orphans(context.Background(), r.clk.now(), 10)
+	require.NoError(t, err)
+	assert.Empty(t, orphans, "no hold of an ended session")
+	n := len(evalSpans(r.sinks[r.cols[0].out])[semconv.EvalKindAgentSession])
+	r.step(10 * time.Minute) // a sweep
+	assert.Len(t, evalSpans(r.sinks[r.cols[0].out])[semconv.EvalKindAgentSession], n, "the sweep analyses no session again")
+	r.finish()
+}
+
+// TestRecoveredEndWaitsForLoad: a session's end waits for the store through a shutdown,
+// held; the next collector's sweep recovers it while loads fail (for good, or twice: a
+// blip), the lease, the claim and the writes going through. The recovered end loads the
+// session's records (state, then the end's reload): with both loads failed, it held no
+// turn, and the session was released with no analysis, every turn missing from the
+// result store. It waits for the store instead, as an end whose released records
+// cannot be loaded (sessions.md §4.2.2).
+func TestRecoveredEndWaitsForLoad(t *testing.T) {
+	down := []byte{o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opAdvance, 2), o(opRestart, 0), o(opUp, 0)}
+	t.Run("loads fail", func(t *testing.T) {
+		checkStoreOutage(t, outageSeed(0, append(down, o(opFailLoads, 0), o(opAdvance, 3))...))
+	})
+	t.Run("two loads fail", func(t *testing.T) {
+		r := newOutageRun(t, 0)
+		r.run(down)
+		r.setFailLoads(2)
+		r.step(10 * time.Minute) // the sweep
+		r.finish()
+	})
+}
+
+// TestLateSpansKeepDeadHold: a session's end waits for the store through a shutdown, held
+// by the stopped collector; the next one gets nothing of the session but a sender's retry
+// of an analysed turn's spans (late spans), and the session ends there without a new
+// analysis. Its release ended the holds of dead instances too, so the stopped
+// collector's, whose turns no analysis carried: no sweep recovered the session, and
+// every turn was missing from the result store. Such an end releases nothing.
+func TestLateSpansKeepDeadHold(t *testing.T) {
+	r := newOutageRun(t, 0)
+	r.run([]byte{o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opAdvance, 2), o(opRestart, 0), o(opUp, 0)})
+	r.turns[0] = 0
+	r.send(0, 0) // a sender's retry of turn 0's spans
+	r.turns[0] = 4
+	r.step(3 * time.Second)
+	r.step(2 * time.Minute)
+	r.finish()
+}
+
+// TestRestoredRecordsKeptOverBound: one record waiting a shard (the bound); a turn
+// numbered while the database is down, its record dropped over the bound but held by its
+// session, whose end waits at the shutdown: the session's records go to
+// continuation.storage past the bound (keepHeld), the only copy of that turn. The next
+// collector, the database still down, failed its first save of them and dropped them
+// over the bound: the turn's index was reserved, its record gone, and no analysis held
+// it. Found by FuzzStoreOutage (input cdc8a671f0b3230b: turn 11 of 18 missing).
+func TestRestoredRecordsKeptOverBound(t *testing.T) {
+	cases := []struct {
+		name string
+		data []byte
+	}{
+		{"down at restart", outageSeed(0, o(opUnsaved, 1), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0),
+			o(opDown, 0), o(opSend, 0), o(opRestart, 0), o(opStep, 0), o(opUp, 0), o(opAdvance, 3))},
+		// Down through two restarts: the collector between keeps them held again.
+		{"down at two restarts", outageSeed(0, o(opUnsaved, 1), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0),
+			o(opDown, 0), o(opSend, 0), o(opRestart, 0), o(opStep, 0), o(opRestart, 0), o(opStep, 0), o(opUp, 0), o(opAdvance, 3))},
+		{"cdc8a671f0b3230b", []byte("\x00))\x1a\x00\x00\x00\x00\x00\x1a%\tZ\x00\x00#\x00\x00\x00\x00\x04\x00\xbb\x87}e\x9a\x00\x00\x00\x00\x00\x00\v\x05\f")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
+	}
 }

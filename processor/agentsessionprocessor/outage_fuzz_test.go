@@ -384,7 +384,12 @@ func checkStoreOutage(t *testing.T, data []byte) {
 		return
 	}
 	r := newOutageRun(t, data[0])
-	ops := data[1:]
+	r.run(data[1:])
+	r.finish()
+}
+
+// run applies the operations ops (at most outageMaxOps of them).
+func (r *outageRun) run(ops []byte) {
 	if len(ops) > outageMaxOps {
 		ops = ops[:outageMaxOps]
 	}
@@ -466,7 +471,6 @@ func checkStoreOutage(t *testing.T, data []byte) {
 			r.log = append(r.log, "step")
 		}
 	}
-	r.finish()
 }
 
 // newOutageRun starts the collectors of a run with flags (FuzzStoreOutage's first byte)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -152,6 +153,19 @@ func (p *agentSessionProcessor) saveRevisions(ctx context.Context, sh *shard, en
 		p.continuationError(ctx, "releasing ended sessions in the continuation store failed; they may be analysed again after a crash", err)
 		return // this collector's holds stay
 	}
+	// The holds of dead instances that the shard still has to write (kept at the last
+	// shutdown) end too: written after this release, they would be orphans of ended
+	// sessions, analysed again by a sweep (TestKeptHoldOfEndedSessionDropped).
+	sh.keptHolds = slices.DeleteFunc(sh.keptHolds, func(o store.OpenSession) bool { return slices.Contains(ids, o.ID) })
+	// Only those still open: a continuation that ended in the chunk too (a shutdown's
+	// batch: the waiting end, the turn, the turn's session end) was released with it,
+	// and its hold written again would be an orphan, analysed again by a sweep
+	// (TestEndedTwiceInOneChunkNotHeldAgain). One whose hold write failed in the chunk
+	// (not held) is held with its next write.
+	heldAgain = slices.DeleteFunc(heldAgain, func(o store.OpenSession) bool {
+		st := sh.sessions[o.ID]
+		return st == nil || !st.held
+	})
 	if p.hold(ctx, heldAgain) != nil {
 		for i := range heldAgain {
 			if st := sh.sessions[heldAgain[i].ID]; st != nil {

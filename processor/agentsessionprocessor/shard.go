@@ -58,6 +58,15 @@ type shard struct {
 	// meanwhile), at shutdown, or when its record is dropped.
 	waiting    []bool
 	maxUnsaved int
+	// restored is how many records at the head of unsaved continuation.storage gave
+	// back (restoreKept) as held (keptRecord.Held) and no save took yet: the last
+	// shutdown kept them past the bound, the only copy of turns of sessions whose end
+	// waited (keepHeld), so the bound does not drop them
+	// (TestRestoredRecordsKeptOverBound).
+	restored int
+	// heldLeft are the sessions of the restored held records that the shutdown's last
+	// save (saveUnsaved) did not take: kept held again (keep).
+	heldLeft []string
 	// local are the turns numbered by this shard because the continuation store could
 	// not allocate their index (ReserveTurns failed), in the order they were numbered.
 	// Their index is allocated in the store before their records are saved
@@ -193,6 +202,18 @@ func (w *shardWrites) endedHere(id string) bool {
 	return slices.ContainsFunc(w.ended, func(e endedSession) bool { return e.id == id })
 }
 
+// endedRevision returns the revision of session id's analysis emitted in w's chunk, 0
+// when none.
+func (w *shardWrites) endedRevision(id string) int {
+	r := 0
+	for _, e := range w.ended {
+		if e.id == id {
+			r = max(r, e.revision)
+		}
+	}
+	return r
+}
+
 // endedSession is a session whose analysis a chunk emitted (saveRevisions).
 type endedSession struct {
 	id       string
@@ -278,8 +299,9 @@ func (sh *shard) emitChunk(ctx context.Context, p *agentSessionProcessor, events
 // state returns the session's state, loading a continued session's from the
 // continuation store. A session keyed by its trace id (one turn, or the requests of a
 // conversation its trace holds, docs/decisions/sessions.md §2.4.1) never continues once
-// it ended: it is neither loaded nor saved.
-func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session.AgentSession) *sessionState {
+// it ended: it is neither loaded nor saved. w is the chunk's writes: a session that
+// ended in it goes on after the revision of the analysis emitted then.
+func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session.AgentSession, w *shardWrites) *sessionState {
 	if st := sh.sessions[s.ID]; st != nil {
 		return st
 	}
@@ -289,12 +311,15 @@ func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session
 		return st
 	}
 	// Records whose save failed are further on than the store's rows of them, and so is
-	// the revision of their analysis.
+	// the revision of their analysis; and so is the revision of its analysis emitted in
+	// this chunk, which the store records, or the shard keeps (keepRevision), only
+	// after the chunk when the store did not allocate it (saveRevisions;
+	// TestContinuedInTheChunkOfItsEndRevision).
 	defer func() {
 		if u := sh.unsavedOf(s.ID); len(u) > 0 {
 			st.Merge(u)
 		}
-		st.revision = max(st.revision, sh.revisions[s.ID])
+		st.revision = max(st.revision, sh.revisions[s.ID], w.endedRevision(s.ID))
 	}()
 	c, err := p.cont.LoadContinuation(ctx, s.ID, nil)
 	if err != nil {
@@ -327,7 +352,7 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	// The embeddings requests of this event become children of its last evaluation span.
 	mark := b.spans.Len()
 	defer p.emb.addCallSpans(b, id, mark)
-	st := sh.state(ctx, p, ev.Session)
+	st := sh.state(ctx, p, ev.Session, w)
 	// hold queues the record that this collector holds the session open (recover.go), once
 	// (again after a failed write, sh.write): before its first turn record is saved, and
 	// for an end that waits, so that a shutdown leaves it to the next collector's sweep.
@@ -432,9 +457,10 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			// Only late spans of turns already analysed came (a sender's retry): the
 			// analysis emitted before stands; a new revision of the same turns would
 			// count again, and run the judge and a dataset case on the late spans alone.
-			if st.continuable {
-				w.ended = append(w.ended, endedSession{id: id})
-			}
+			// Nor is it released: this collector holds it only by a sweep's claim, and
+			// the release would end the holds of dead instances, whose turns that
+			// analysis may not carry (an end that waited at their shutdown): a sweep
+			// analyses them (TestLateSpansKeepDeadHold).
 			return nil
 		}
 		revision, recorded := 0, false
@@ -457,7 +483,8 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 				// part the result store places (§4.5, §4.6). Without a turn here (a
 				// session recovered from a dead collector, whose load failed too) there is
 				// nothing to analyse, and the release would leave the stored turns to no
-				// collector: the end waits for the store (TestRecoveredSessionLoadFails).
+				// collector: the end waits for the store (TestRecoveredSessionLoadFails,
+				// TestRecoveredEndWaitsForLoad).
 				p.logger.Warn("reloading a session from the continuation store failed; its analysis covers the turns of this collector",
 					zap.String("session_id", id), zap.Error(err))
 				err = nil
