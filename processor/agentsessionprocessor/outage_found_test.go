@@ -218,11 +218,12 @@ func TestTwoPartsNumberedApartOpen(t *testing.T) {
 
 // TestEndedTwiceInOneChunkNotHeldAgain: a session's end waits for the store (its records
 // released, the database down); the store back, its next turn is still open at the
-// shutdown, whose batch holds the waiting end, the turn and the turn's session end: the
-// session ends twice in one chunk, went on between. The continuation's hold, written
-// again after the chunk's release (shardWrites.heldAgain), must not outlive its end:
-// a hold left by a stopped collector is an orphan, which the next collector's sweep
-// analyses again, as a partial session cut by a restart.
+// shutdown, whose batch holds the waiting end, the turn and the turn's session end. The
+// continuation's hold must not outlive its end: a hold left by a stopped collector is an
+// orphan, which the next collector's sweep analyses again, as a partial session cut by a
+// restart. (A first fix of TestContinuedInTheChunkOfItsEnd wrote the continuation's
+// hold again after the chunk's release, also when the continuation ended in the same
+// chunk; now the chunk ends before the continuation, emitChunk.)
 func TestEndedTwiceInOneChunkNotHeldAgain(t *testing.T) {
 	r := newOutageRun(t, 0)
 	r.run([]byte{o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opSend, 0),

@@ -127,11 +127,9 @@ func (p *agentSessionProcessor) hold(ctx context.Context, holds []store.OpenSess
 // saveRevisions records the revisions of the analyses emitted that the continuation
 // store did not allocate (its NextRevision failed), keeping in sh those whose save fails
 // to be saved again (shard.keepRevision), then releases the sessions (they are no longer
-// open here; the holds of dead instances end too) and writes again the holds of those
-// that went on after their end in the same chunk (heldAgain, shardWrites.heldAgain): the
-// release deleted them, and a crash would leave their new turns to no sweep
-// (FuzzStoreOutage input 312a67df8edae0f7, TestContinuedInTheChunkOfItsEnd).
-func (p *agentSessionProcessor) saveRevisions(ctx context.Context, sh *shard, ended []endedSession, heldAgain []store.OpenSession) {
+// open here; the holds of dead instances end too). A session that goes on after its end
+// does so in the next chunk (emitChunk), so this release deletes no continuation's hold.
+func (p *agentSessionProcessor) saveRevisions(ctx context.Context, sh *shard, ended []endedSession) {
 	if len(ended) == 0 {
 		return
 	}
@@ -151,28 +149,12 @@ func (p *agentSessionProcessor) saveRevisions(ctx context.Context, sh *shard, en
 	}
 	if err := p.recovery.Release(ctx, p.instance, ids, p.now()); err != nil {
 		p.continuationError(ctx, "releasing ended sessions in the continuation store failed; they may be analysed again after a crash", err)
-		return // this collector's holds stay
+		return
 	}
 	// The holds of dead instances that the shard still has to write (kept at the last
 	// shutdown) end too: written after this release, they would be orphans of ended
 	// sessions, analysed again by a sweep (TestKeptHoldOfEndedSessionDropped).
 	sh.keptHolds = slices.DeleteFunc(sh.keptHolds, func(o store.OpenSession) bool { return slices.Contains(ids, o.ID) })
-	// Only those still open: a continuation that ended in the chunk too (a shutdown's
-	// batch: the waiting end, the turn, the turn's session end) was released with it,
-	// and its hold written again would be an orphan, analysed again by a sweep
-	// (TestEndedTwiceInOneChunkNotHeldAgain). One whose hold write failed in the chunk
-	// (not held) is held with its next write.
-	heldAgain = slices.DeleteFunc(heldAgain, func(o store.OpenSession) bool {
-		st := sh.sessions[o.ID]
-		return st == nil || !st.held
-	})
-	if p.hold(ctx, heldAgain) != nil {
-		for i := range heldAgain {
-			if st := sh.sessions[heldAgain[i].ID]; st != nil {
-				st.held = false // held again with its next write, or its end's wait
-			}
-		}
-	}
 }
 
 // leave deletes this instance's lease on shutdown (every session it held has ended).

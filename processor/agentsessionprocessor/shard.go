@@ -185,11 +185,6 @@ type shardWrites struct {
 	// verdict, and which verdict it replaces; evalBatch.turnSpan).
 	spans []int
 	ended []endedSession
-	// heldAgain are the holds of sessions that ended in this chunk (ended) and went on
-	// in it: a turn of the session came after its end. The chunk's release of the ended
-	// sessions (saveRevisions) deletes this collector's hold, the continuation's too, so
-	// these are written again after it.
-	heldAgain []store.OpenSession
 	// ending is the state of session endingID, whose end writes the chunk (evaluate),
 	// out of the shard's sessions already: reserveLocal gives its records numbered here
 	// their store indexes too.
@@ -200,18 +195,6 @@ type shardWrites struct {
 // endedHere reports whether session id ended in w's chunk (ended).
 func (w *shardWrites) endedHere(id string) bool {
 	return slices.ContainsFunc(w.ended, func(e endedSession) bool { return e.id == id })
-}
-
-// endedRevision returns the revision of session id's analysis emitted in w's chunk, 0
-// when none.
-func (w *shardWrites) endedRevision(id string) int {
-	r := 0
-	for _, e := range w.ended {
-		if e.id == id {
-			r = max(r, e.revision)
-		}
-	}
-	return r
 }
 
 // endedSession is a session whose analysis a chunk emitted (saveRevisions).
@@ -269,17 +252,26 @@ func (w *shardWrites) release() {
 // emitChunk evaluates events in order until emitEvery has passed since it began and
 // minChunkEvents are done, writes their records to the continuation store, emits their spans
 // as one batch, then records the revisions of the analyses emitted. It returns the
-// events not handled yet.
+// events not handled yet. A chunk ends before an event of a session that ended in it (a
+// turn that continues it, come in the batch that analysed a waiting end): the chunk's
+// release of the ended session (saveRevisions) would delete the continuation's hold,
+// and the end's revision, when the store did not allocate it, is known to the shard only
+// once the chunk kept it (keepRevision), so the continuation would take it again
+// (TestContinuedInTheChunkOfItsEnd, TestContinuedInTheChunkOfItsEndRevision,
+// TestEndedTwiceInOneChunkNotHeldAgain).
 func (sh *shard) emitChunk(ctx context.Context, p *agentSessionProcessor, events []tracker.Event, w *shardWrites) []tracker.Event {
 	start := p.now()
 	b := p.emitter.newBatch(start)
 	defer func() { // after the emission below
-		p.saveRevisions(ctx, sh, w.ended, w.heldAgain)
-		w.ended, w.heldAgain = w.ended[:0], w.heldAgain[:0]
+		p.saveRevisions(ctx, sh, w.ended)
+		w.ended = w.ended[:0]
 	}()
 	i := 0
 	for i < len(events) {
 		ev := &events[i]
+		if w.endedHere(ev.Session.ID) {
+			break
+		}
 		i++
 		if err := sh.evaluate(ctx, p, ev, b, w); err != nil {
 			p.telemetry.ProcessorAgentsessionEvaluationErrors.Add(ctx, 1)
@@ -299,9 +291,8 @@ func (sh *shard) emitChunk(ctx context.Context, p *agentSessionProcessor, events
 // state returns the session's state, loading a continued session's from the
 // continuation store. A session keyed by its trace id (one turn, or the requests of a
 // conversation its trace holds, docs/decisions/sessions.md §2.4.1) never continues once
-// it ended: it is neither loaded nor saved. w is the chunk's writes: a session that
-// ended in it goes on after the revision of the analysis emitted then.
-func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session.AgentSession, w *shardWrites) *sessionState {
+// it ended: it is neither loaded nor saved.
+func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session.AgentSession) *sessionState {
 	if st := sh.sessions[s.ID]; st != nil {
 		return st
 	}
@@ -311,15 +302,12 @@ func (sh *shard) state(ctx context.Context, p *agentSessionProcessor, s *session
 		return st
 	}
 	// Records whose save failed are further on than the store's rows of them, and so is
-	// the revision of their analysis; and so is the revision of its analysis emitted in
-	// this chunk, which the store records, or the shard keeps (keepRevision), only
-	// after the chunk when the store did not allocate it (saveRevisions;
-	// TestContinuedInTheChunkOfItsEndRevision).
+	// the revision of their analysis.
 	defer func() {
 		if u := sh.unsavedOf(s.ID); len(u) > 0 {
 			st.Merge(u)
 		}
-		st.revision = max(st.revision, sh.revisions[s.ID], w.endedRevision(s.ID))
+		st.revision = max(st.revision, sh.revisions[s.ID])
 	}()
 	c, err := p.cont.LoadContinuation(ctx, s.ID, nil)
 	if err != nil {
@@ -352,19 +340,15 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 	// The embeddings requests of this event become children of its last evaluation span.
 	mark := b.spans.Len()
 	defer p.emb.addCallSpans(b, id, mark)
-	st := sh.state(ctx, p, ev.Session, w)
+	st := sh.state(ctx, p, ev.Session)
 	// hold queues the record that this collector holds the session open (recover.go), once
 	// (again after a failed write, sh.write): before its first turn record is saved, and
 	// for an end that waits, so that a shutdown leaves it to the next collector's sweep.
 	hold := func() {
 		if !st.held && p.recovery != nil {
 			st.held = true
-			o := openSession(p.instance, ev.Session)
-			st.hold = o
-			w.holds = append(w.holds, o)
-			if w.endedHere(id) {
-				w.heldAgain = append(w.heldAgain, o)
-			}
+			st.hold = openSession(p.instance, ev.Session)
+			w.holds = append(w.holds, st.hold)
 		}
 	}
 	// save queues rec's record; with verdict, rec's verdict is emitted as a turn span:
