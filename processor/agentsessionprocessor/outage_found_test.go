@@ -157,36 +157,6 @@ func TestEndGivesDroppedRecordItsIndex(t *testing.T) {
 	}
 }
 
-// TestWholeConversationAfterLatePartOfDroppedTurn: three turns stored and the session
-// idle; the database down, it comes back with two turns, numbered here from 0, of which
-// the bound on records waiting (oneUnsaved) drops the first's record, and goes idle: its
-// analysis is a part (revision 1, this collector's). The database back, the session
-// continues and goes idle again before the exporter stored the part: the continuation
-// store has no record of the dropped turn and the result store no row of it yet, so the
-// whole conversation (revision 2) lacks it ([0 1 2 4 5]). The result store then places
-// the part after the stored turns (3, 4; revision 2, after the stored 1), and takes the
-// whole conversation, which lacks the part's turn 3, for an earlier part exported late
-// (internal/store/parts.go placePart: below the current part's offset without every
-// stored turn, holdsAll): stale, so turn 5 is in no stored analysis. Found by
-// FuzzStoreOutage with two collectors (input 3962bb8a6f03f9b9); one suffices. Open: the
-// store would have to tell the whole conversation that lacks a turn only at its gaps,
-// and adds one after every stored turn, from an earlier part; see sessions.md §4.5.
-func TestWholeConversationAfterLatePartOfDroppedTurn(t *testing.T) {
-	t.Skip("open: internal/store placePart refuses the whole conversation as stale (sessions.md §4.5, Crashes and two collectors, fuzzed)")
-	cases := []struct {
-		name string
-		data []byte
-	}{
-		{"one collector", outageSeed(0,
-			o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 2), o(opUnsaved, 1), o(opDown, 0),
-			o(opSend, 0), o(opSend, 0), o(opAdvance, 3), o(opUp, 0), o(opSend, 0), o(opAdvance, 3))},
-		{"3962bb8a6f03f9b9", []byte("z9\x03\x02z\x05\x00\xff\x80e\x8d[t\x03.\xa1ڐ?,B%\x02z\x05\x00\xff\x80\xff")},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
-	}
-}
-
 // TestLatePartOfStoredTurnsStale: two collectors, turn 0 stored by the second and turn 1
 // by the first; the database down, the second closes turn 2 and numbers it after the
 // only turn it holds (1), then both sessions go idle: two parts. The database back, turn
@@ -196,24 +166,10 @@ func TestWholeConversationAfterLatePartOfDroppedTurn(t *testing.T) {
 // result store started a new part after the stored turns, and held turns 0 and 2 twice.
 // A save whose every turn is stored and fits nowhere is now stale (internal/store
 // placePart, storedAll). Found by FuzzStoreOutage with two collectors (input
-// dd8e3c56eeab6514, which fails still on TestTwoPartsNumberedApartOpen's fault).
+// dd8e3c56eeab6514, which fails still on the open fault of two parts numbered apart,
+// sessions.md §4.5).
 func TestLatePartOfStoredTurnsStale(t *testing.T) {
 	checkStoreOutage(t, outageSeed(8, o(opSend, 2), o(opSend, 0), o(opDown, 0), o(opSend, 2), o(opAdvance, 3)))
-}
-
-// TestTwoPartsNumberedApartOpen: two collectors store turns 0-4 between them; the
-// database down, the second closes turns 5 and 6 and numbers them 3 and 4, after the
-// turns it holds (0-2), and both go idle while it is down: two parts, [0-4] and
-// [0 1 2 5 6] numbered 0-4. The database back, turns 5 and 6 get the store's indexes 5
-// and 6, but no collector analyses the session again (each ended it, and neither is
-// dead), so the result store only has the second part, which fits at no offset: placed
-// after the stored turns, it holds turns 0-2 twice. Open: the part would need its turns
-// placed one by one, or the session analysed again once its turns numbered here got the
-// store's indexes; see sessions.md §4.5.
-func TestTwoPartsNumberedApartOpen(t *testing.T) {
-	t.Skip("open: a part whose new turns were numbered over stored ones is placed whole after them (sessions.md §4.5, Crashes and two collectors, fuzzed)")
-	checkStoreOutage(t, outageSeed(8, o(opSend, 2), o(opSend, 0), o(opSend, 2), o(opSend, 0), o(opSend, 0), o(opDown, 0),
-		o(opSend, 2), o(opSend, 2), o(opAdvance, 3)))
 }
 
 // TestEndedTwiceInOneChunkNotHeldAgain: a session's end waits for the store (its records
