@@ -433,14 +433,21 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 	// order numbered here), so its index is reserved all the same, or the next turn
 	// numbered here would take it (docs/decisions/sessions.md §4.7). An entry is two ids,
 	// a record kilobytes: at most maxLocal() of them, the oldest dropped; but not one
-	// whose turn an open session of the shard holds (its record costs far more than the
-	// entry): that session's analysis gives the turn its index here, which the store
-	// would give another turn, and the result store refuses an analysis holding an
-	// index twice (TestNewSessionDownDroppedRecordsIndexedOnce).
+	// whose record the shard still holds, in an open session or in sh.unsaved (the
+	// record costs far more than the entry): without its entry, reserveLocal does not
+	// move the record, which is saved, and analysed, at the index numbered here, which
+	// the store gives another turn; the result store then refuses every analysis holding
+	// that index twice, all its turns with it (TestNewSessionDownDroppedRecordsIndexedOnce:
+	// an open session's record; TestRestoredRecordsKeepTheirNumberedIndex: records
+	// continuation.storage gave back, whose session is not open here).
 	if n := len(sh.local) - sh.maxLocal(); n > 0 {
+		waits := make(map[store.TurnKey]struct{}, len(sh.unsaved))
+		for i := range sh.unsaved {
+			waits[sh.unsaved[i].Key()] = struct{}{}
+		}
 		dropped := 0
 		sh.local = slices.DeleteFunc(sh.local, func(k store.TurnKey) bool {
-			if dropped == n || sh.holdsTurn(k) {
+			if _, ok := waits[k]; ok || dropped == n || sh.holdsTurn(k) {
 				return false
 			}
 			dropped++
