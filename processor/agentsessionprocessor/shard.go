@@ -73,7 +73,10 @@ type shard struct {
 	// (reserveLocal): a continued session whose stored turns could not be loaded
 	// numbers its turns from 0, and such a record saved as it is would put a second
 	// trace on a stored turn's index. A turn whose record was dropped keeps its entry
-	// (keepUnsaved, at most maxLocal()): its index is reserved all the same.
+	// (keepUnsaved, at most maxLocal()): its index is reserved all the same. The bound
+	// never drops the entry of a turn whose record the shard holds (an open session's,
+	// or one of unsaved): that record would keep the index numbered here, which the
+	// store gives another turn (TestRestoredRecordsKeepTheirNumberedIndex).
 	local []store.TurnKey
 	// revisions are the last analysis revisions emitted for sessions of unsaved and local
 	// whose records could not be saved: the continuation store may not know them, and a
@@ -142,6 +145,8 @@ func (sh *shard) pending() bool {
 
 // maxLocal bounds shard.local: four entries a record waiting to be saved (maxUnsaved),
 // as the memory store keeps four sessions' indexes a record (ContinuationConfig.MaxRecords).
+// The entry of a record the shard holds is never dropped (keepUnsaved): past the bound,
+// shard.local holds those alone, as many as the records.
 func (sh *shard) maxLocal() int { return 4 * sh.maxUnsaved }
 
 // analysedTrace is what a shard keeps of an analysed session keyed by its trace
