@@ -94,7 +94,7 @@ func (sh *shard) write(ctx context.Context, p *agentSessionProcessor, w *shardWr
 					sh.keepRevision(p, e.id, e.revision)
 				}
 			}
-			sh.keepUnsaved(p, b, saves, waiting)
+			sh.keepUnsaved(p, b, w, saves, waiting)
 		} else {
 			emitWaiting(b, sh.unsaved, sh.waiting, saved[:retried])
 			sh.clearUnsaved()
@@ -400,7 +400,7 @@ func (sh *shard) clearUnsaved() {
 // save), at most sh.maxUnsaved (the oldest are dropped, logged, their waiting verdicts
 // emitted in b unmarked: a session loaded later may then give a dropped turn's final
 // verdict again).
-func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []store.TurnState, waiting []bool) {
+func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, w *shardWrites, saves []store.TurnState, waiting []bool) {
 	sh.unsaved, sh.waiting = mergeUnsaved(saves, waiting)
 	// The records restored at start stay at the head (mergeUnsaved keeps the first-seen
 	// order), out of the bound: the oldest after them are dropped.
@@ -433,13 +433,15 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 	// order numbered here), so its index is reserved all the same, or the next turn
 	// numbered here would take it (docs/decisions/sessions.md §4.7). An entry is two ids,
 	// a record kilobytes: at most maxLocal() of them, the oldest dropped; but not one
-	// whose record the shard still holds, in an open session or in sh.unsaved (the
-	// record costs far more than the entry): without its entry, reserveLocal does not
-	// move the record, which is saved, and analysed, at the index numbered here, which
-	// the store gives another turn; the result store then refuses every analysis holding
-	// that index twice, all its turns with it (TestNewSessionDownDroppedRecordsIndexedOnce:
-	// an open session's record; TestRestoredRecordsKeepTheirNumberedIndex: records
-	// continuation.storage gave back, whose session is not open here).
+	// whose record the shard still holds, in an open session, the session whose end
+	// writes w, or sh.unsaved (the record costs far more than the entry): without its
+	// entry, reserveLocal does not move the record, which is saved, and analysed, at the
+	// index numbered here, which the store gives another turn; the result store then
+	// refuses or misplaces every analysis holding that index twice
+	// (TestNewSessionDownDroppedRecordsIndexedOnce: an open session's record;
+	// TestRestoredRecordsKeepTheirNumberedIndex: records continuation.storage gave back,
+	// whose session is not open here; TestEndingSessionKeepsItsNumberedIndex: the last
+	// record of a session that ends in this write, saved again after its analysis).
 	if n := len(sh.local) - sh.maxLocal(); n > 0 {
 		waits := make(map[store.TurnKey]struct{}, len(sh.unsaved))
 		for i := range sh.unsaved {
@@ -447,7 +449,7 @@ func (sh *shard) keepUnsaved(p *agentSessionProcessor, b *evalBatch, saves []sto
 		}
 		dropped := 0
 		sh.local = slices.DeleteFunc(sh.local, func(k store.TurnKey) bool {
-			if _, ok := waits[k]; ok || dropped == n || sh.holdsTurn(k) {
+			if _, ok := waits[k]; ok || dropped == n || sh.holdsTurn(k, w) {
 				return false
 			}
 			dropped++
@@ -481,9 +483,13 @@ func (sh *shard) holdsAgain(p *agentSessionProcessor) []store.OpenSession {
 	return out
 }
 
-// holdsTurn reports whether an open session of the shard holds the record of turn k.
-func (sh *shard) holdsTurn(k store.TurnKey) bool {
+// holdsTurn reports whether an open session of the shard, or the session whose end
+// writes w (w.ending, out of the shard's sessions already), holds the record of turn k.
+func (sh *shard) holdsTurn(k store.TurnKey, w *shardWrites) bool {
 	st := sh.sessions[k.SessionID]
+	if st == nil && w.endingID == k.SessionID {
+		st = w.ending
+	}
 	return st != nil && st.Find(k.Turn()) != nil
 }
 
