@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // TestWholeSessionOverGuessedPart: a collector whose store is down when a session comes
@@ -300,4 +301,32 @@ func TestRestoredRecordsKeptOverBound(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
 	}
+}
+
+// TestClaimedWhileOpenThenLateSpansOnly: a collector is killed holding a session whose
+// turns it closed and never analysed; the other collector gets only a sender's retry of
+// one of those turns (late spans), and its sweep claims the dead collector's hold while
+// the session is open there. The session's end there emitted nothing and released
+// nothing, as for a dead collector's hold it did not claim (TestLateSpansKeepDeadHold):
+// the hold was its own then, which no sweep of a live collector takes, so no collector
+// analysed the session until this one stopped.
+func TestClaimedWhileOpenThenLateSpansOnly(t *testing.T) {
+	r := newOutageRun(t, 8|4)
+	r.run([]byte{o(opSend, 2), o(opSend, 2), o(opSend, 2), o(opRestart, 3)})
+	require.Contains(t, r.log, "crash on 1")
+	r.step(20 * time.Second) // the dead collector's lease has not run out yet
+	r.turns[0] = 0
+	r.send(0, 0) // a sender's retry of turn 0's spans, to the live collector
+	r.turns[0] = 3
+	for range 4 {
+		r.step(5 * time.Second) // the lease runs out; the live collector's sweep claims it
+	}
+	require.True(t, r.cols[0].p.tracker.IsOpen("outage-a"), "claimed while open on collector 0")
+	r.step(time.Minute) // the session ends on collector 0
+	r.step(unsavedRetry)
+	r.export()
+	a := assertWhole(t, r.results, "outage-a", 3)
+	assert.True(t, a.Partial, "analysed as a session cut by a crash")
+	assert.Equal(t, string(session.EndReasonRestart), a.EndReason)
+	r.finish()
 }
