@@ -271,9 +271,7 @@ func TestRecoveredEndWaitsForLoad(t *testing.T) {
 func TestLateSpansKeepDeadHold(t *testing.T) {
 	r := newOutageRun(t, 0)
 	r.run([]byte{o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opAdvance, 2), o(opRestart, 0), o(opUp, 0)})
-	r.turns[0] = 0
-	r.send(0, 0) // a sender's retry of turn 0's spans
-	r.turns[0] = 4
+	r.resend(0, 0, 0) // a sender's retry of turn 0's spans
 	r.step(3 * time.Second)
 	r.step(2 * time.Minute)
 	r.finish()
@@ -315,9 +313,7 @@ func TestClaimedWhileOpenThenLateSpansOnly(t *testing.T) {
 	r.run([]byte{o(opSend, 2), o(opSend, 2), o(opSend, 2), o(opRestart, 3)})
 	require.Contains(t, r.log, "crash on 1")
 	r.step(20 * time.Second) // the dead collector's lease has not run out yet
-	r.turns[0] = 0
-	r.send(0, 0) // a sender's retry of turn 0's spans, to the live collector
-	r.turns[0] = 3
+	r.resend(0, 0, 0)        // a sender's retry of turn 0's spans, to the live collector
 	for range 4 {
 		r.step(5 * time.Second) // the lease runs out; the live collector's sweep claims it
 	}
