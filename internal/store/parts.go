@@ -105,13 +105,13 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //     another stored turn and no stored turn moves (the usual case: a continuation, a
 //     retried export);
 //   - else, when one of its turns is stored, the offset that puts it back on it: below
-//     the current part's, the save is stale, unless at that offset it holds every stored
-//     turn where it is stored (the whole conversation, from a collector whose
-//     continuation store was down when the part was made): it is stored there, its
-//     revision after the stored one; above it (a turn re-closed after a restart), a new
-//     part starts there, unless the save holds only stored turns and lacks a stored turn
-//     after them (cutsOff: an earlier part's export replayed after the whole
-//     conversation), which is stale;
+//     the current part's, the save is stale, unless at that offset it fits and loses no
+//     stored turn (losesNone: each stored turn it lacks is below its last, kept; the
+//     whole conversation, from a collector whose continuation store was down when the
+//     part was made): it is stored there, its revision after the stored one; above it (a
+//     turn re-closed after a restart), a new part starts there, unless the save holds
+//     only stored turns and lacks a stored turn after them (cutsOff: an earlier part's
+//     export replayed after the whole conversation), which is stale;
 //   - else a new part starts after the highest stored turn.
 //
 // At the current part's offset, a save at the stored revision that cuts off stored turns
@@ -205,10 +205,12 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			continue
 		}
 		switch off := k - turns[i].TurnIndex; {
-		case off < pl.turnOffset && fits(off) && holdsAll(turns, at):
-			// Every stored turn where it is stored: the whole conversation from a
-			// collector that knows more than the current part (its continuation store
-			// came back), not an earlier part. Its revision goes after the stored one.
+		case off < pl.turnOffset && fits(off) && losesNone(turns, off, at):
+			// Every stored turn where it is stored, or kept below the save's last turn (a
+			// turn it lacks at a gap, part.gaps): the whole conversation from a collector
+			// that knows more than the current part (its continuation store came back),
+			// not an earlier part, which lacks the current part's turns after its own.
+			// Its revision goes after the stored one.
 			return part{turnOffset: off, revisionOffset: max(0, highest+1-revision), moved: true,
 				found: true, storedRevision: highest}.place(turns, stored, rangeOnly), nil
 		case off < pl.turnOffset, fits(off) && cutsOff(turns, off, stored, at):
@@ -310,6 +312,25 @@ func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[in
 func storedAll(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
 	for i := range turns {
 		if _, ok := at[partKey(&turns[i])]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// losesNone reports whether turns, placed at offset off, delete no stored turn (at: turn
+// → stored index): each stored turn they lack is below their last index, where the save
+// keeps it (below its first index, or at a gap: part.place). An earlier part's late
+// export lacks the current part's turns, which come after its own.
+func losesNone(turns []evaluation.TurnResult, off int, at map[TurnKey]int) bool {
+	held := make(map[TurnKey]bool, len(turns))
+	last := math.MinInt
+	for i := range turns {
+		held[partKey(&turns[i])] = true
+		last = max(last, turns[i].TurnIndex+off)
+	}
+	for t, idx := range at {
+		if !held[t] && idx > last {
 			return false
 		}
 	}

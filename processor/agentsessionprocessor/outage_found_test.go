@@ -301,3 +301,18 @@ func TestRestoredRecordsKeptOverBound(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { checkStoreOutage(t, c.data) })
 	}
 }
+
+// TestWholeSessionAfterPartOfDroppedTurn: three turns stored, the session idle; it comes
+// back while the database is down, two turns numbered here from 0, the bound on records
+// waiting drops the first's record, and it goes idle: a part, which the result store
+// places after the stored turns (3 and 4). The database back, the session continues and
+// goes idle again before the exporter stored the part, so its whole conversation lacks
+// the dropped turn (index 3, a gap) and adds turn 5. Below the part's offset and lacking a
+// stored turn, it was refused as an earlier part's late export, and turn 5 was in no
+// stored analysis. A save there that loses no stored turn is now the whole conversation
+// (internal/store placePart, losesNone). Found by FuzzStoreOutage (input
+// 3962bb8a6f03f9b9, two collectors; one suffices).
+func TestWholeSessionAfterPartOfDroppedTurn(t *testing.T) {
+	checkStoreOutage(t, outageSeed(0, o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 2), o(opUnsaved, 1),
+		o(opDown, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 3), o(opUp, 0), o(opSend, 0), o(opAdvance, 3)))
+}
