@@ -23,6 +23,9 @@ import (
 type part struct {
 	// turnOffset is added to the save's turn indexes, revisionOffset to its revision.
 	turnOffset, revisionOffset int
+	// index, when set, places the save turn by turn instead of by turnOffset: the save's
+	// turn index → the index it is stored at (placedIndex; byTurn).
+	index map[int]int
 	// moved: the save starts a new part; its offsets are written to the sessions row
 	// (turn_offset, revision_offset, migration 00012) for the part's later saves.
 	moved bool
@@ -112,7 +115,10 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //     turn re-closed after a restart), a new part starts there, unless the save holds
 //     only stored turns and lacks a stored turn after them (cutsOff: an earlier part's
 //     export replayed after the whole conversation), which is stale;
-//   - else a new part starts after the highest stored turn.
+//   - else a save whose every turn is stored is stale (storedAll), one that holds some
+//     stored turns is placed turn by turn (byTurn: the stored ones where they are, the
+//     others after the highest stored turn), and one that holds none starts a new part
+//     after the highest stored turn.
 //
 // At the current part's offset, a save at the stored revision that cuts off stored turns
 // is stale too: a second analysis given that revision, not a retried export. A turns part
@@ -236,8 +242,35 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 	for idx := range stored {
 		last = max(last, idx)
 	}
+	if holdsAny(turns, at) {
+		// Some of its turns are stored, but at no one offset with the others: a part
+		// numbered apart from the store (a collector that numbered the turns it closed
+		// during an outage after the only ones it held, docs/decisions/sessions.md §4.5).
+		// An offset would store its stored turns twice (FuzzStoreOutage,
+		// TestTwoPartsNumberedApart): it is placed turn by turn.
+		return byTurn(turns, last, part{revisionOffset: max(0, highest+1-revision), found: true, storedRevision: highest}, at).
+			place(turns, stored, rangeOnly), nil
+	}
 	moved.turnOffset = last + 1 - slices.MinFunc(turns, byIndex).TurnIndex
 	return moved.place(turns, stored, rangeOnly), nil
+}
+
+// byTurn returns pl placing turns one by one (part.index): each stored turn (at: turn →
+// stored index) where it is stored, the others after last (the highest stored index) in
+// the order of their indexes. It stores no turn twice and moves none; the session's part
+// offsets stay (pl is not moved), so that the saves numbered as the store numbers still
+// fit at them.
+func byTurn(turns []evaluation.TurnResult, last int, pl part, at map[TurnKey]int) part {
+	pl.index = make(map[int]int, len(turns))
+	for _, tr := range slices.SortedFunc(slices.Values(turns), byIndex) {
+		if k, ok := at[partKey(&tr)]; ok {
+			pl.index[tr.TurnIndex] = k
+		} else {
+			last++
+			pl.index[tr.TurnIndex] = last
+		}
+	}
+	return pl
 }
 
 func byIndex(a, b evaluation.TurnResult) int { return a.TurnIndex - b.TurnIndex }
@@ -318,6 +351,16 @@ func storedAll(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
 	return true
 }
 
+// holdsAny reports whether one of turns is stored (at: turn → stored index).
+func holdsAny(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
+	for i := range turns {
+		if _, ok := at[partKey(&turns[i])]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // losesNone reports whether turns, placed at offset off, delete no stored turn (at: turn
 // → stored index): each stored turn they lack is below their last index, where the save
 // keeps it (below its first index, or at a gap: part.place). An earlier part's late
@@ -379,7 +422,7 @@ func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rang
 	pl.from, pl.to = math.MaxInt32, math.MaxInt32 // without turns, it replaces none (an INTEGER column)
 	last := -1
 	for i := range turns {
-		idx := turns[i].TurnIndex + pl.turnOffset
+		idx := pl.placedIndex(turns[i].TurnIndex)
 		pl.from, last = min(pl.from, idx), max(last, idx)
 	}
 	if rangeOnly && last >= 0 {
@@ -395,7 +438,7 @@ func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rang
 			if heldTurns == nil {
 				heldTurns, heldAt = make(map[TurnKey]bool, len(turns)), make(map[int]bool, len(turns))
 				for i := range turns {
-					heldTurns[partKey(&turns[i])], heldAt[turns[i].TurnIndex+pl.turnOffset] = true, true
+					heldTurns[partKey(&turns[i])], heldAt[pl.placedIndex(turns[i].TurnIndex)] = true, true
 				}
 			}
 			if !heldAt[idx] && !heldTurns[t] {
@@ -408,6 +451,16 @@ func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rang
 	}
 	slices.Sort(pl.gaps)
 	return pl
+}
+
+// placedIndex returns the index at which the save's turn index i is stored.
+func (pl part) placedIndex(i int) int {
+	if pl.index != nil {
+		if k, ok := pl.index[i]; ok {
+			return k
+		}
+	}
+	return i + pl.turnOffset
 }
 
 // deleted returns the ranges of turn indexes the save replaces: from to to, but its gaps.
@@ -423,22 +476,22 @@ func (pl part) deleted() [][2]int {
 	return append(out, [2]int{from, pl.to})
 }
 
-// shifted returns a with pl's offsets applied: its revision, and the turn index of its
-// turn results and tool issues (a itself is not modified). a when there is no offset.
+// shifted returns a with pl's placement applied: its revision offset, and the index
+// each turn result and tool issue is stored at (placedIndex; a itself is not modified).
+// a when nothing moves.
 func (pl part) shifted(a *evaluation.Analysis) *evaluation.Analysis {
-	if pl.turnOffset == 0 && pl.revisionOffset == 0 {
+	if pl.turnOffset == 0 && pl.revisionOffset == 0 && pl.index == nil {
 		return a
 	}
 	c := *a
 	c.AnalysisRevision += pl.revisionOffset
-	off := pl.turnOffset
-	if off == 0 {
+	if pl.turnOffset == 0 && pl.index == nil {
 		return &c
 	}
 	shiftIssues := func(is []evaluation.ToolIssue) []evaluation.ToolIssue {
 		is = slices.Clone(is)
 		for i := range is {
-			is[i].TurnIndex += off
+			is[i].TurnIndex = pl.placedIndex(is[i].TurnIndex)
 		}
 		return is
 	}
@@ -446,7 +499,7 @@ func (pl part) shifted(a *evaluation.Analysis) *evaluation.Analysis {
 	c.TurnResults = slices.Clone(a.TurnResults)
 	for i := range c.TurnResults {
 		tr := &c.TurnResults[i]
-		tr.TurnIndex += off
+		tr.TurnIndex = pl.placedIndex(tr.TurnIndex)
 		tr.Interactions = slices.Clone(tr.Interactions)
 		for j := range tr.Interactions {
 			ia := &tr.Interactions[j]

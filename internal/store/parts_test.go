@@ -280,6 +280,48 @@ func TestWholeSessionOverGuessedPart(t *testing.T) {
 	})
 }
 
+// TestPartNumberedApartPlacedTurnByTurn: two collectors stored turns 0–4 (seeds 1–5);
+// the database down, one of them numbered the two turns it closed (seeds 6 and 7) after
+// the only ones it held (0–2), so its save holds stored turns where they are stored and
+// new turns on the indexes of other stored turns: it fits at no offset. Placed at one
+// offset after the stored turns (a new part), it held turns 0–2 twice. It is placed turn
+// by turn: its stored turns where they are, its new ones after the highest stored turn;
+// the stored turns it lacks (3 and 4) are kept, and its revision goes after the stored
+// one. Its retried export and its next revision, numbered apart still, land in the same
+// places; the session's offsets do not move, so the whole conversation numbered as the
+// store numbers fits as before (docs/decisions/sessions.md §4.5, §4.6; FuzzStoreOutage).
+func TestPartNumberedApartPlacedTurnByTurn(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "numbered-apart-1"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2, 3, 4, 5)))
+		apart := partAnalysis(id, 1, 0, 1, 2, 3, 6, 7)
+		require.NoError(t, s.SaveAnalysis(ctx, apart))
+		want := map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7}
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, want, got, "each turn once, the new ones after the stored ones")
+		assert.Equal(t, 2, rev, "after the stored revision")
+		list, err := s.ListSessions(ctx, Filter{})
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		assert.Equal(t, 7, list[0].Turns)
+
+		require.NoError(t, s.SaveAnalysis(ctx, apart), "a retried export")
+		got, _ = storedTurns(t, s, id)
+		assert.Equal(t, want, got)
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 2, 0, 1, 2, 3, 6, 7, 8)), "its next revision, numbered apart")
+		want[7] = 8
+		got, _ = storedTurns(t, s, id)
+		assert.Equal(t, want, got)
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 5, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)), "the whole conversation")
+		want[8] = 9
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, want, got)
+		assert.Equal(t, 5, rev)
+	})
+}
+
 // TestWholeSessionLackingTurnAtGapAfterPart: three turns stored (seeds 1–3); a part
 // numbered from 0 while the continuation store was down (seeds 4 and 5) is placed after
 // them, at 3 and 4. The whole conversation, from a collector that could not load the

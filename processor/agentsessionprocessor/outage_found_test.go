@@ -302,6 +302,20 @@ func TestRestoredRecordsKeptOverBound(t *testing.T) {
 	}
 }
 
+// TestTwoPartsNumberedApart: two collectors store turns 0–4 between them; the database
+// down, the second closes turns 5 and 6 and numbers them 3 and 4, after the only turns
+// it holds (0–2), and both sessions go idle while it is down. Back up, turns 5 and 6 get
+// the store's indexes, but no collector analyses the session again, so the result store
+// has only that part for them. It holds stored turns where they are stored and new turns
+// on the indexes of other stored turns: placed at one offset after the stored turns (a
+// new part), it held turns 0–2 twice. The store now places such a save turn by turn
+// (internal/store placePart, byTurn). Found by FuzzStoreOutage with two collectors (the
+// rest of input dd8e3c56eeab6514).
+func TestTwoPartsNumberedApart(t *testing.T) {
+	checkStoreOutage(t, outageSeed(8, o(opSend, 2), o(opSend, 0), o(opSend, 2), o(opSend, 0), o(opSend, 0), o(opDown, 0),
+		o(opSend, 2), o(opSend, 2), o(opAdvance, 3)))
+}
+
 // TestWholeSessionAfterPartOfDroppedTurn: three turns stored, the session idle; it comes
 // back while the database is down, two turns numbered here from 0, the bound on records
 // waiting drops the first's record, and it goes idle: a part, which the result store
