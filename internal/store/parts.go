@@ -284,32 +284,38 @@ func partKey(tr *evaluation.TurnResult) TurnKey { return KeyOf("", tr).clean() }
 // (stored from partOffset on), and at which offset: they hold every stored turn (each
 // identified by its trace) and at least one more; the turns of the earlier parts (below
 // partOffset) land on their stored indexes, which give the offset (partOffset when there
-// are none); the current part's turns may move, in their stored order, but none below
-// the save's first index, which is not negative. The current part was then placed after
-// the highest stored turn by a collector that numbered the session from 0 (it could not
-// load it: docs/decisions/sessions.md §4.5, §4.6) before the turns between reached the
-// result store; written whole, the save replaces every stored turn and loses none.
-// Without it, the save was stale when the stored part put a turn before where the whole
-// conversation has it, or placed at a negative offset when that part was all that was
-// stored (FuzzStoreOutage, TestWholeSessionOverGuessedPart).
+// are none), unless that offset puts the save's first turn below 0 (the first part was
+// numbered from 0 without the turns before it too): then the save is at its own
+// numbering (offset 0) and every stored turn may move; the current part's turns may
+// move, in their stored order, but none below the save's first index. The current part
+// was then placed after the highest stored turn by a collector that numbered the session
+// from 0 (it could not load it: docs/decisions/sessions.md §4.5, §4.6) before the turns
+// between reached the result store; written whole, the save replaces every stored turn
+// and loses none. Without it, the save was stale when the stored part put a turn before
+// where the whole conversation has it, or placed at a negative offset when that part
+// (or the first part too) was all that was stored (FuzzStoreOutage,
+// TestWholeSessionOverGuessedPart).
 func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[int]TurnKey, at map[TurnKey]int) (int, bool) {
 	if len(at) != len(stored) || len(turns) <= len(stored) || !holdsAll(turns, at) {
 		return 0, false
 	}
-	off := partOffset
+	off, fixed := partOffset, partOffset // the stored turns below fixed stay where they are
 	for i := range turns {
 		if k, ok := at[partKey(&turns[i])]; ok && k < partOffset {
 			off = k - turns[i].TurnIndex
 			break
 		}
 	}
-	from := math.MaxInt
-	for i := range turns {
-		from = min(from, turns[i].TurnIndex+off)
+	first := slices.MinFunc(turns, byIndex).TurnIndex
+	if first+off < 0 {
+		// The earlier parts' turns, where they are stored, leave no room for the turns
+		// the save has before them: the first part was numbered from 0 without them too
+		// (a collector that could not load the session, FuzzStoreOutage input
+		// f8e3aaf722a27fe4). The save goes at its own numbering, every stored turn moved
+		// (it holds them all; in their order, below).
+		off, fixed = 0, 0
 	}
-	if from < 0 {
-		return 0, false
-	}
+	from := first + off
 	for k := range stored {
 		if k < from {
 			return 0, false // kept below the save and held by it: twice
@@ -319,14 +325,14 @@ func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[in
 	order := make([]moved, 0, len(at))
 	for i := range turns {
 		turn, idx := partKey(&turns[i]), turns[i].TurnIndex+off
-		if t, ok := stored[idx]; ok && t != turn && idx < partOffset {
+		if t, ok := stored[idx]; ok && t != turn && idx < fixed {
 			return 0, false // an earlier part's turn replaced by another
 		}
 		k, ok := at[turn]
 		if !ok {
 			continue
 		}
-		if k != idx && k < partOffset {
+		if k != idx && k < fixed {
 			return 0, false // an earlier part's turn moved
 		}
 		order = append(order, moved{k, idx})

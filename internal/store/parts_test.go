@@ -236,7 +236,9 @@ func TestWholeSessionAfterPart(t *testing.T) {
 // whole, the part's turn moved (before, it was skipped as an earlier part's late export,
 // the turns between lost; or, when the part was all that was stored, placed at a
 // negative offset). The part's export replayed after it changes no turn; a save holding
-// the stored turns in another order is not written over them. Found by FuzzStoreOutage.
+// the stored turns in another order is not written over them. When the first part was
+// numbered from 0 too, the whole conversation goes at its own numbering (before: at a
+// negative offset). Found by FuzzStoreOutage.
 func TestWholeSessionOverGuessedPart(t *testing.T) {
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
@@ -263,6 +265,14 @@ func TestWholeSessionOverGuessedPart(t *testing.T) {
 		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(first, 2, 0, 1, 2, 3, 4, 5)))
 		got, _ = storedTurns(t, s, first)
 		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got, "no negative index")
+
+		const guessed = "whole-over-guessed-4"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(guessed, 1, 0, 7, 8)), "the first part, numbered from 0 too")
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(guessed, 1, 0, 9)), "the part, numbered from 0")
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(guessed, 2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)))
+		got, rev = storedTurns(t, s, guessed)
+		assert.Equal(t, want, got, "at its own numbering, no negative index")
+		assert.Equal(t, 3, rev)
 
 		const order = "whole-over-guessed-3"
 		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(order, 1, 0, 1, 2, 3)))

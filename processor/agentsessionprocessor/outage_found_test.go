@@ -43,6 +43,16 @@ func TestWholeSessionOverGuessedPart(t *testing.T) {
 		{"part first", outageSeed(0,
 			o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opRestart, 0),
 			o(opSend, 0), o(opRestart, 0))},
+		// Four turns, the database down through a restart; the next collector numbers two
+		// turns from 0 (the first part stored) and, after a restart, the database up and
+		// down again, the next one numbers a seventh turn from 0 (a second part); the
+		// last collector exports the whole conversation, whose first turns the first
+		// part's leave no room for: it was stored at offset -4.
+		{"first part guessed", outageSeed(0,
+			o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opRestart, 0), o(opSend, 0), o(opSend, 0),
+			o(opAdvance, 2), o(opRestart, 0), o(opUp, 0), o(opAdvance, 0), o(opDown, 0), o(opSend, 0),
+			o(opAdvance, 2), o(opRestart, 0))},
+		{"f8e3aaf722a27fe4", []byte("\x00\x10\x00\x00\x10\x00\x10\x04\v.\x00\x10\x00\x10\x00#\v\x05\x03\x04\x10#\v")},
 		// The fuzz input, two sessions on one shard.
 		{"ab8579740ae78d07", []byte("\x03\x00\x10\x00\x10\x00\x00\x10\x00#\v\x05\x10\x04\x10\x04\x10\x00\x10\x00\x10\x00#\v\x05\x00\x04\x10#\v")},
 	}
