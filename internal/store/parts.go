@@ -23,6 +23,9 @@ import (
 type part struct {
 	// turnOffset is added to the save's turn indexes, revisionOffset to its revision.
 	turnOffset, revisionOffset int
+	// index, when set, places the save turn by turn instead of by turnOffset: the save's
+	// turn index → the index it is stored at (placedIndex; byTurn).
+	index map[int]int
 	// moved: the save starts a new part; its offsets are written to the sessions row
 	// (turn_offset, revision_offset, migration 00012) for the part's later saves.
 	moved bool
@@ -105,14 +108,17 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //     another stored turn and no stored turn moves (the usual case: a continuation, a
 //     retried export);
 //   - else, when one of its turns is stored, the offset that puts it back on it: below
-//     the current part's, the save is stale, unless at that offset it holds every stored
-//     turn where it is stored (the whole conversation, from a collector whose
-//     continuation store was down when the part was made): it is stored there, its
-//     revision after the stored one; above it (a turn re-closed after a restart), a new
-//     part starts there, unless the save holds only stored turns and lacks a stored turn
-//     after them (cutsOff: an earlier part's export replayed after the whole
-//     conversation), which is stale;
-//   - else a new part starts after the highest stored turn.
+//     the current part's, the save is stale, unless at that offset it fits and loses no
+//     stored turn (losesNone: each stored turn it lacks is below its last, kept; the
+//     whole conversation, from a collector whose continuation store was down when the
+//     part was made): it is stored there, its revision after the stored one; above it (a
+//     turn re-closed after a restart), a new part starts there, unless the save holds
+//     only stored turns and lacks a stored turn after them (cutsOff: an earlier part's
+//     export replayed after the whole conversation), which is stale;
+//   - else a save whose every turn is stored is stale (storedAll), one that holds some
+//     stored turns is placed turn by turn (byTurn: the stored ones where they are, the
+//     others after the highest stored turn), and one that holds none starts a new part
+//     after the highest stored turn.
 //
 // At the current part's offset, a save at the stored revision that cuts off stored turns
 // is stale too: a second analysis given that revision, not a retried export. A turns part
@@ -205,10 +211,12 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			continue
 		}
 		switch off := k - turns[i].TurnIndex; {
-		case off < pl.turnOffset && fits(off) && holdsAll(turns, at):
-			// Every stored turn where it is stored: the whole conversation from a
-			// collector that knows more than the current part (its continuation store
-			// came back), not an earlier part. Its revision goes after the stored one.
+		case off < pl.turnOffset && fits(off) && losesNone(turns, off, at):
+			// Every stored turn where it is stored, or kept below the save's last turn (a
+			// turn it lacks at a gap, part.gaps): the whole conversation from a collector
+			// that knows more than the current part (its continuation store came back),
+			// not an earlier part, which lacks the current part's turns after its own.
+			// Its revision goes after the stored one.
 			return part{turnOffset: off, revisionOffset: max(0, highest+1-revision), moved: true,
 				found: true, storedRevision: highest}.place(turns, stored, rangeOnly), nil
 		case off < pl.turnOffset, fits(off) && cutsOff(turns, off, stored, at):
@@ -234,8 +242,35 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 	for idx := range stored {
 		last = max(last, idx)
 	}
+	if holdsAny(turns, at) {
+		// Some of its turns are stored, but at no one offset with the others: a part
+		// numbered apart from the store (a collector that numbered the turns it closed
+		// during an outage after the only ones it held, docs/decisions/sessions.md §4.5).
+		// An offset would store its stored turns twice (FuzzStoreOutage,
+		// TestTwoPartsNumberedApart): it is placed turn by turn.
+		return byTurn(turns, last, part{revisionOffset: max(0, highest+1-revision), found: true, storedRevision: highest}, at).
+			place(turns, stored, rangeOnly), nil
+	}
 	moved.turnOffset = last + 1 - slices.MinFunc(turns, byIndex).TurnIndex
 	return moved.place(turns, stored, rangeOnly), nil
+}
+
+// byTurn returns pl placing turns one by one (part.index): each stored turn (at: turn →
+// stored index) where it is stored, the others after last (the highest stored index) in
+// the order of their indexes. It stores no turn twice and moves none; the session's part
+// offsets stay (pl is not moved), so that the saves numbered as the store numbers still
+// fit at them.
+func byTurn(turns []evaluation.TurnResult, last int, pl part, at map[TurnKey]int) part {
+	pl.index = make(map[int]int, len(turns))
+	for _, tr := range slices.SortedFunc(slices.Values(turns), byIndex) {
+		if k, ok := at[partKey(&tr)]; ok {
+			pl.index[tr.TurnIndex] = k
+		} else {
+			last++
+			pl.index[tr.TurnIndex] = last
+		}
+	}
+	return pl
 }
 
 func byIndex(a, b evaluation.TurnResult) int { return a.TurnIndex - b.TurnIndex }
@@ -249,32 +284,38 @@ func partKey(tr *evaluation.TurnResult) TurnKey { return KeyOf("", tr).clean() }
 // (stored from partOffset on), and at which offset: they hold every stored turn (each
 // identified by its trace) and at least one more; the turns of the earlier parts (below
 // partOffset) land on their stored indexes, which give the offset (partOffset when there
-// are none); the current part's turns may move, in their stored order, but none below
-// the save's first index, which is not negative. The current part was then placed after
-// the highest stored turn by a collector that numbered the session from 0 (it could not
-// load it: docs/decisions/sessions.md §4.5, §4.6) before the turns between reached the
-// result store; written whole, the save replaces every stored turn and loses none.
-// Without it, the save was stale when the stored part put a turn before where the whole
-// conversation has it, or placed at a negative offset when that part was all that was
-// stored (FuzzStoreOutage, TestWholeSessionOverGuessedPart).
+// are none), unless that offset puts the save's first turn below 0 (the first part was
+// numbered from 0 without the turns before it too): then the save is at its own
+// numbering (offset 0) and every stored turn may move; the current part's turns may
+// move, in their stored order, but none below the save's first index. The current part
+// was then placed after the highest stored turn by a collector that numbered the session
+// from 0 (it could not load it: docs/decisions/sessions.md §4.5, §4.6) before the turns
+// between reached the result store; written whole, the save replaces every stored turn
+// and loses none. Without it, the save was stale when the stored part put a turn before
+// where the whole conversation has it, or placed at a negative offset when that part
+// (or the first part too) was all that was stored (FuzzStoreOutage,
+// TestWholeSessionOverGuessedPart).
 func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[int]TurnKey, at map[TurnKey]int) (int, bool) {
 	if len(at) != len(stored) || len(turns) <= len(stored) || !holdsAll(turns, at) {
 		return 0, false
 	}
-	off := partOffset
+	off, fixed := partOffset, partOffset // the stored turns below fixed stay where they are
 	for i := range turns {
 		if k, ok := at[partKey(&turns[i])]; ok && k < partOffset {
 			off = k - turns[i].TurnIndex
 			break
 		}
 	}
-	from := math.MaxInt
-	for i := range turns {
-		from = min(from, turns[i].TurnIndex+off)
+	first := slices.MinFunc(turns, byIndex).TurnIndex
+	if first+off < 0 {
+		// The earlier parts' turns, where they are stored, leave no room for the turns
+		// the save has before them: the first part was numbered from 0 without them too
+		// (a collector that could not load the session, FuzzStoreOutage input
+		// f8e3aaf722a27fe4). The save goes at its own numbering, every stored turn moved
+		// (it holds them all; in their order, below).
+		off, fixed = 0, 0
 	}
-	if from < 0 {
-		return 0, false
-	}
+	from := first + off
 	for k := range stored {
 		if k < from {
 			return 0, false // kept below the save and held by it: twice
@@ -284,14 +325,14 @@ func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[in
 	order := make([]moved, 0, len(at))
 	for i := range turns {
 		turn, idx := partKey(&turns[i]), turns[i].TurnIndex+off
-		if t, ok := stored[idx]; ok && t != turn && idx < partOffset {
+		if t, ok := stored[idx]; ok && t != turn && idx < fixed {
 			return 0, false // an earlier part's turn replaced by another
 		}
 		k, ok := at[turn]
 		if !ok {
 			continue
 		}
-		if k != idx && k < partOffset {
+		if k != idx && k < fixed {
 			return 0, false // an earlier part's turn moved
 		}
 		order = append(order, moved{k, idx})
@@ -310,6 +351,35 @@ func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[in
 func storedAll(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
 	for i := range turns {
 		if _, ok := at[partKey(&turns[i])]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// holdsAny reports whether one of turns is stored (at: turn → stored index).
+func holdsAny(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
+	for i := range turns {
+		if _, ok := at[partKey(&turns[i])]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// losesNone reports whether turns, placed at offset off, delete no stored turn (at: turn
+// → stored index): each stored turn they lack is below their last index, where the save
+// keeps it (below its first index, or at a gap: part.place). An earlier part's late
+// export lacks the current part's turns, which come after its own.
+func losesNone(turns []evaluation.TurnResult, off int, at map[TurnKey]int) bool {
+	held := make(map[TurnKey]bool, len(turns))
+	last := math.MinInt
+	for i := range turns {
+		held[partKey(&turns[i])] = true
+		last = max(last, turns[i].TurnIndex+off)
+	}
+	for t, idx := range at {
+		if !held[t] && idx > last {
 			return false
 		}
 	}
@@ -358,7 +428,7 @@ func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rang
 	pl.from, pl.to = math.MaxInt32, math.MaxInt32 // without turns, it replaces none (an INTEGER column)
 	last := -1
 	for i := range turns {
-		idx := turns[i].TurnIndex + pl.turnOffset
+		idx := pl.placedIndex(turns[i].TurnIndex)
 		pl.from, last = min(pl.from, idx), max(last, idx)
 	}
 	if rangeOnly && last >= 0 {
@@ -374,7 +444,7 @@ func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rang
 			if heldTurns == nil {
 				heldTurns, heldAt = make(map[TurnKey]bool, len(turns)), make(map[int]bool, len(turns))
 				for i := range turns {
-					heldTurns[partKey(&turns[i])], heldAt[turns[i].TurnIndex+pl.turnOffset] = true, true
+					heldTurns[partKey(&turns[i])], heldAt[pl.placedIndex(turns[i].TurnIndex)] = true, true
 				}
 			}
 			if !heldAt[idx] && !heldTurns[t] {
@@ -387,6 +457,16 @@ func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rang
 	}
 	slices.Sort(pl.gaps)
 	return pl
+}
+
+// placedIndex returns the index at which the save's turn index i is stored.
+func (pl part) placedIndex(i int) int {
+	if pl.index != nil {
+		if k, ok := pl.index[i]; ok {
+			return k
+		}
+	}
+	return i + pl.turnOffset
 }
 
 // deleted returns the ranges of turn indexes the save replaces: from to to, but its gaps.
@@ -402,22 +482,22 @@ func (pl part) deleted() [][2]int {
 	return append(out, [2]int{from, pl.to})
 }
 
-// shifted returns a with pl's offsets applied: its revision, and the turn index of its
-// turn results and tool issues (a itself is not modified). a when there is no offset.
+// shifted returns a with pl's placement applied: its revision offset, and the index
+// each turn result and tool issue is stored at (placedIndex; a itself is not modified).
+// a when nothing moves.
 func (pl part) shifted(a *evaluation.Analysis) *evaluation.Analysis {
-	if pl.turnOffset == 0 && pl.revisionOffset == 0 {
+	if pl.turnOffset == 0 && pl.revisionOffset == 0 && pl.index == nil {
 		return a
 	}
 	c := *a
 	c.AnalysisRevision += pl.revisionOffset
-	off := pl.turnOffset
-	if off == 0 {
+	if pl.turnOffset == 0 && pl.index == nil {
 		return &c
 	}
 	shiftIssues := func(is []evaluation.ToolIssue) []evaluation.ToolIssue {
 		is = slices.Clone(is)
 		for i := range is {
-			is[i].TurnIndex += off
+			is[i].TurnIndex = pl.placedIndex(is[i].TurnIndex)
 		}
 		return is
 	}
@@ -425,7 +505,7 @@ func (pl part) shifted(a *evaluation.Analysis) *evaluation.Analysis {
 	c.TurnResults = slices.Clone(a.TurnResults)
 	for i := range c.TurnResults {
 		tr := &c.TurnResults[i]
-		tr.TurnIndex += off
+		tr.TurnIndex = pl.placedIndex(tr.TurnIndex)
 		tr.Interactions = slices.Clone(tr.Interactions)
 		for j := range tr.Interactions {
 			ia := &tr.Interactions[j]

@@ -39,6 +39,17 @@ func partAnalysis(id string, rev, first int, seeds ...int) *evaluation.Analysis 
 	return a
 }
 
+// atIndexes renumbers a partAnalysis: its turns, in order, and their tool issues at
+// indexes idx.
+func atIndexes(a *evaluation.Analysis, idx ...int) *evaluation.Analysis {
+	for i, k := range idx {
+		a.TurnResults[i].TurnIndex = k
+		a.TurnResults[i].Interactions[0].ToolCalls[0].Issues[0].TurnIndex = k
+		a.ToolIssues[i].TurnIndex = k
+	}
+	return a
+}
+
 // storedTurns returns the session's stored turns as index → trace seed, and its
 // analysis revision as GetAnalysis returns it.
 func storedTurns(t *testing.T, s *sqlStore, id string) (map[int]int, int) {
@@ -139,12 +150,7 @@ func TestSaveKeepsTurnItLacksInItsRange(t *testing.T) {
 		ctx := context.Background()
 		const id = "gap-1"
 		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2, 3)))
-		gap := partAnalysis(id, 2, 0, 1, 3, 4) // turns 0, 2 and 3: seed 2 (turn 1) missing
-		for i := 1; i < 3; i++ {
-			gap.TurnResults[i].TurnIndex = i + 1
-			gap.TurnResults[i].Interactions[0].ToolCalls[0].Issues[0].TurnIndex = i + 1
-			gap.ToolIssues[i].TurnIndex = i + 1
-		}
+		gap := atIndexes(partAnalysis(id, 2, 0, 1, 3, 4), 0, 2, 3) // seed 2 (turn 1) missing
 		require.NoError(t, s.SaveAnalysis(ctx, gap))
 		require.NoError(t, s.SaveAnalysis(ctx, gap), "a retried export")
 		got, rev := storedTurns(t, s, id)
@@ -230,7 +236,9 @@ func TestWholeSessionAfterPart(t *testing.T) {
 // whole, the part's turn moved (before, it was skipped as an earlier part's late export,
 // the turns between lost; or, when the part was all that was stored, placed at a
 // negative offset). The part's export replayed after it changes no turn; a save holding
-// the stored turns in another order is not written over them. Found by FuzzStoreOutage.
+// the stored turns in another order is not written over them. When the first part was
+// numbered from 0 too, the whole conversation goes at its own numbering (before: at a
+// negative offset). Found by FuzzStoreOutage.
 func TestWholeSessionOverGuessedPart(t *testing.T) {
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
@@ -258,6 +266,14 @@ func TestWholeSessionOverGuessedPart(t *testing.T) {
 		got, _ = storedTurns(t, s, first)
 		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got, "no negative index")
 
+		const guessed = "whole-over-guessed-4"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(guessed, 1, 0, 7, 8)), "the first part, numbered from 0 too")
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(guessed, 1, 0, 9)), "the part, numbered from 0")
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(guessed, 2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)))
+		got, rev = storedTurns(t, s, guessed)
+		assert.Equal(t, want, got, "at its own numbering, no negative index")
+		assert.Equal(t, 3, rev)
+
 		const order = "whole-over-guessed-3"
 		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(order, 1, 0, 1, 2, 3)))
 		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(order, 2, 0, 1, 3, 2, 4)), "the stored turns in another order")
@@ -271,6 +287,96 @@ func TestWholeSessionOverGuessedPart(t *testing.T) {
 			}
 			assert.Equal(t, 1, n, "turn %d stored once: %v", seed, got)
 		}
+	})
+}
+
+// TestPartNumberedApartPlacedTurnByTurn: two collectors stored turns 0–4 (seeds 1–5);
+// the database down, one of them numbered the two turns it closed (seeds 6 and 7) after
+// the only ones it held (0–2), so its save holds stored turns where they are stored and
+// new turns on the indexes of other stored turns: it fits at no offset. Placed at one
+// offset after the stored turns (a new part), it held turns 0–2 twice. It is placed turn
+// by turn: its stored turns where they are, its new ones after the highest stored turn;
+// the stored turns it lacks (3 and 4) are kept, and its revision goes after the stored
+// one. Its retried export and its next revision, numbered apart still, land in the same
+// places; the session's offsets do not move, so the whole conversation numbered as the
+// store numbers fits as before (docs/decisions/sessions.md §4.5, §4.6; FuzzStoreOutage).
+func TestPartNumberedApartPlacedTurnByTurn(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "numbered-apart-1"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2, 3, 4, 5)))
+		apart := partAnalysis(id, 1, 0, 1, 2, 3, 6, 7)
+		require.NoError(t, s.SaveAnalysis(ctx, apart))
+		want := map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7}
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, want, got, "each turn once, the new ones after the stored ones")
+		assert.Equal(t, 2, rev, "after the stored revision")
+		list, err := s.ListSessions(ctx, Filter{})
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		assert.Equal(t, 7, list[0].Turns)
+
+		require.NoError(t, s.SaveAnalysis(ctx, apart), "a retried export")
+		got, _ = storedTurns(t, s, id)
+		assert.Equal(t, want, got)
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 2, 0, 1, 2, 3, 6, 7, 8)), "its next revision, numbered apart")
+		want[7] = 8
+		got, _ = storedTurns(t, s, id)
+		assert.Equal(t, want, got)
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 5, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)), "the whole conversation")
+		want[8] = 9
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, want, got)
+		assert.Equal(t, 5, rev)
+	})
+}
+
+// TestWholeSessionLackingTurnAtGapAfterPart: three turns stored (seeds 1–3); a part
+// numbered from 0 while the continuation store was down (seeds 4 and 5) is placed after
+// them, at 3 and 4. The whole conversation, from a collector that could not load the
+// part's first turn (its record dropped over the bound, the part not stored yet when it
+// continued), holds every other stored turn where it is stored, lacks seed 4 at its gap
+// (index 3) and adds seed 6 after every stored turn. It is below the part's offset and
+// lacks a stored turn, so it was refused as an earlier part's late export, and seed 6
+// was in no stored analysis. A save there that loses no stored turn (each one it lacks
+// is below its last index, where it keeps it) is the whole conversation: stored, the
+// gap's turn kept, its revision after the part's. An earlier part's late export, which
+// lacks the part's turns after its own, stays stale (docs/decisions/sessions.md §4.5,
+// §4.6; FuzzStoreOutage, input 3962bb8a6f03f9b9).
+func TestWholeSessionLackingTurnAtGapAfterPart(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "whole-gap-after-part-1"
+		first := partAnalysis(id, 1, 0, 1, 2, 3)
+		require.NoError(t, s.SaveAnalysis(ctx, first))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 4, 5)), "the part, numbered from 0")
+		got, rev := storedTurns(t, s, id)
+		require.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got)
+		require.Equal(t, 2, rev)
+
+		whole := atIndexes(partAnalysis(id, 2, 0, 1, 2, 3, 5, 6), 0, 1, 2, 4, 5)
+		require.NoError(t, s.SaveAnalysis(ctx, whole))
+		want := map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5, 5: 6}
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, want, got, "the gap's turn kept, the new turn stored")
+		assert.Equal(t, 3, rev, "after the part's revision")
+
+		require.NoError(t, s.SaveAnalysis(ctx, whole), "a retried export")
+		require.NoError(t, s.SaveAnalysis(ctx, first), "a stale export of the first part")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, want, got)
+		assert.Equal(t, 3, rev)
+
+		const late = "whole-gap-after-part-2"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(late, 1, 0, 1, 2, 3)))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(late, 1, 0, 4, 5)), "the part, numbered from 0")
+		require.NoError(t, s.SaveAnalysis(ctx, atIndexes(partAnalysis(late, 2, 0, 1, 3), 0, 2)),
+			"an earlier part's late revision, lacking turn 1 at a gap and the part's turns after it")
+		got, rev = storedTurns(t, s, late)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got, "stale: nothing changed")
+		assert.Equal(t, 2, rev)
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenteval/agenteval-collector/internal/semconv"
+	"github.com/agenteval/agenteval-collector/internal/session"
 )
 
 // TestWholeSessionOverGuessedPart: a collector whose store is down when a session comes
@@ -43,6 +44,16 @@ func TestWholeSessionOverGuessedPart(t *testing.T) {
 		{"part first", outageSeed(0,
 			o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opRestart, 0),
 			o(opSend, 0), o(opRestart, 0))},
+		// Four turns, the database down through a restart; the next collector numbers two
+		// turns from 0 (the first part stored) and, after a restart, the database up and
+		// down again, the next one numbers a seventh turn from 0 (a second part); the
+		// last collector exports the whole conversation, whose first turns the first
+		// part's leave no room for: it was stored at offset -4.
+		{"first part guessed", outageSeed(0,
+			o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opRestart, 0), o(opSend, 0), o(opSend, 0),
+			o(opAdvance, 2), o(opRestart, 0), o(opUp, 0), o(opAdvance, 0), o(opDown, 0), o(opSend, 0),
+			o(opAdvance, 2), o(opRestart, 0))},
+		{"f8e3aaf722a27fe4", []byte("\x00\x10\x00\x00\x10\x00\x10\x04\v.\x00\x10\x00\x10\x00#\v\x05\x03\x04\x10#\v")},
 		// The fuzz input, two sessions on one shard.
 		{"ab8579740ae78d07", []byte("\x03\x00\x10\x00\x10\x00\x00\x10\x00#\v\x05\x10\x04\x10\x04\x10\x00\x10\x00\x10\x00#\v\x05\x00\x04\x10#\v")},
 	}
@@ -270,9 +281,7 @@ func TestRecoveredEndWaitsForLoad(t *testing.T) {
 func TestLateSpansKeepDeadHold(t *testing.T) {
 	r := newOutageRun(t, 0)
 	r.run([]byte{o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opAdvance, 2), o(opRestart, 0), o(opUp, 0)})
-	r.turns[0] = 0
-	r.send(0, 0) // a sender's retry of turn 0's spans
-	r.turns[0] = 4
+	r.resend(0, 0, 0) // a sender's retry of turn 0's spans
 	r.step(3 * time.Second)
 	r.step(2 * time.Minute)
 	r.finish()
@@ -381,4 +390,59 @@ func TestEndingSessionKeepsItsNumberedIndex(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClaimedWhileOpenThenLateSpansOnly: a collector is killed holding a session whose
+// turns it closed and never analysed; the other collector gets only a sender's retry of
+// one of those turns (late spans), and its sweep claims the dead collector's hold while
+// the session is open there. The session's end there emitted nothing and released
+// nothing, as for a dead collector's hold it did not claim (TestLateSpansKeepDeadHold):
+// the hold was its own then, which no sweep of a live collector takes, so no collector
+// analysed the session until this one stopped.
+func TestClaimedWhileOpenThenLateSpansOnly(t *testing.T) {
+	r := newOutageRun(t, 8|4)
+	r.run([]byte{o(opSend, 2), o(opSend, 2), o(opSend, 2), o(opRestart, 3)})
+	require.Contains(t, r.log, "crash on 1")
+	r.step(20 * time.Second) // the dead collector's lease has not run out yet
+	r.resend(0, 0, 0)        // a sender's retry of turn 0's spans, to the live collector
+	for range 4 {
+		r.step(5 * time.Second) // the lease runs out; the live collector's sweep claims it
+	}
+	require.True(t, r.cols[0].p.tracker.IsOpen("outage-a"), "claimed while open on collector 0")
+	r.step(time.Minute) // the session ends on collector 0
+	r.step(unsavedRetry)
+	r.export()
+	a := assertWhole(t, r.results, "outage-a", 3)
+	assert.True(t, a.Partial, "analysed as a session cut by a crash")
+	assert.Equal(t, string(session.EndReasonRestart), a.EndReason)
+	r.finish()
+}
+
+// TestTwoPartsNumberedApart: two collectors store turns 0–4 between them; the database
+// down, the second closes turns 5 and 6 and numbers them 3 and 4, after the only turns
+// it holds (0–2), and both sessions go idle while it is down. Back up, turns 5 and 6 get
+// the store's indexes, but no collector analyses the session again, so the result store
+// has only that part for them. It holds stored turns where they are stored and new turns
+// on the indexes of other stored turns: placed at one offset after the stored turns (a
+// new part), it held turns 0–2 twice. The store now places such a save turn by turn
+// (internal/store placePart, byTurn). Found by FuzzStoreOutage with two collectors (the
+// rest of input dd8e3c56eeab6514).
+func TestTwoPartsNumberedApart(t *testing.T) {
+	checkStoreOutage(t, outageSeed(8, o(opSend, 2), o(opSend, 0), o(opSend, 2), o(opSend, 0), o(opSend, 0), o(opDown, 0),
+		o(opSend, 2), o(opSend, 2), o(opAdvance, 3)))
+}
+
+// TestWholeSessionAfterPartOfDroppedTurn: three turns stored, the session idle; it comes
+// back while the database is down, two turns numbered here from 0, the bound on records
+// waiting drops the first's record, and it goes idle: a part, which the result store
+// places after the stored turns (3 and 4). The database back, the session continues and
+// goes idle again before the exporter stored the part, so its whole conversation lacks
+// the dropped turn (index 3, a gap) and adds turn 5. Below the part's offset and lacking a
+// stored turn, it was refused as an earlier part's late export, and turn 5 was in no
+// stored analysis. A save there that loses no stored turn is now the whole conversation
+// (internal/store placePart, losesNone). Found by FuzzStoreOutage (input
+// 3962bb8a6f03f9b9, two collectors; one suffices).
+func TestWholeSessionAfterPartOfDroppedTurn(t *testing.T) {
+	checkStoreOutage(t, outageSeed(0, o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 2), o(opUnsaved, 1),
+		o(opDown, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 3), o(opUp, 0), o(opSend, 0), o(opAdvance, 3)))
 }

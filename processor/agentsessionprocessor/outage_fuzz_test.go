@@ -95,6 +95,10 @@ type outageRun struct {
 	maxUnsaved int
 	// crashes: opRestart with an odd argument kills the collector (flag bit 2).
 	crashes bool
+	// retries: opSendToo is a sender's retry of the session's last turn sent (flag bit 4).
+	retries bool
+	// sentAt is, per session, when each of its turns sent started.
+	sentAt [][]time.Time
 	// clk is every collector's clock.
 	clk *testClock
 	// cols are the collectors running: one, or two (flag bit 3), each in its slot, with
@@ -246,14 +250,24 @@ func (r *outageRun) crash(slot int) {
 // send passes the next turn of session s to the collector of slot, as the pipeline does:
 // the batch it returns goes to the next consumer (the sink), with the evaluation spans.
 func (r *outageRun) send(slot, s int) {
-	ctx := context.Background()
 	i := r.turns[s]
 	r.turns[s]++
+	r.sentAt[s] = append(r.sentAt[s], r.clk.now())
+	r.sendTurn(slot, s, i)
+}
+
+// resend passes the spans of session s's turn i (sent before) again to the collector of
+// slot, as a sender's retry does: the same spans, times and all.
+func (r *outageRun) resend(slot, s, i int) { r.sendTurn(slot, s, i) }
+
+// sendTurn passes turn i of session s, started at sentAt, to the collector of slot.
+func (r *outageRun) sendTurn(slot, s, i int) {
+	ctx := context.Background()
 	user, answer := "And on Monday?", "On Monday: windy."
 	if i < len(conversation) {
 		user, answer = conversation[i].user, conversation[i].answer
 	}
-	td := chatTurn(r.ids[s], 100+500*s+i, r.clk.now(), user, answer, true)
+	td := chatTurn(r.ids[s], 100+500*s+i, r.sentAt[s][i], user, answer, true)
 	c := r.cols[slot]
 	r.sent[c.out] += td.SpanCount()
 	out, err := c.p.processTraces(ctx, td)
@@ -322,7 +336,7 @@ func (r *outageRun) setOneUnsaved(one bool) {
 // high four its argument.
 const (
 	opSend        = 0  // the next turn of session arg&1 (to collector arg>>1&1 of two), then it settles (3 s, a step)
-	opSendToo     = 1  // as opSend
+	opSendToo     = 1  // as opSend; with flag bit 4, a sender's retry of the spans of session arg&1's turn arg>>2 before its last one sent (collector arg>>1&1), then a settle (3 s, a step)
 	opSendOpen    = 2  // the next turn of session arg&1 (collector arg>>1&1), 1 s later, no step
 	opAdvance     = 3  // arg&3: 3 s (settle), unsavedRetry, 2 min (the sessions end), 10 min; a step
 	opDown        = 4  // the database goes down
@@ -370,6 +384,9 @@ const (
 // tier-1 load balancer of §4.5 routes a session's turns to either): a send's argument
 // bit 1 chooses the collector, as does a restart's or a crash's (the next one starts at
 // once, beside the other); time, the database and the settings are both collectors'.
+// Bit 4, retries: opSendToo passes a turn sent before again, its spans and times as they
+// were (a sender's retry of a batch whose answer it lost), to either collector: late
+// spans after the turn's verdict or the session's end, or the same turn twice before.
 func FuzzStoreOutage(f *testing.F) {
 	for _, s := range outageSeeds() {
 		f.Add(s)
@@ -403,7 +420,20 @@ func (r *outageRun) run(ops []byte) {
 			on = fmt.Sprintf(" on %d", slot)
 		}
 		switch op {
-		case opSend, opSendToo, opSendSettled:
+		case opSendToo:
+			if !r.retries {
+				op = opSend
+				break
+			}
+			if i := r.turns[s] - 1 - arg>>2; i >= 0 {
+				r.resend(slot, s, i)
+				r.step(3 * time.Second)
+				r.log = append(r.log, fmt.Sprintf("resend %s#%d%s", r.ids[s], i, on))
+			}
+			continue
+		}
+		switch op {
+		case opSend, opSendSettled:
 			if sent >= outageMaxTurns {
 				continue
 			}
@@ -480,7 +510,7 @@ func newOutageRun(t *testing.T, flags byte) *outageRun {
 	dir, err := os.MkdirTemp("", "fuzz-outage")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	r := &outageRun{t: t, dsn: filepath.Join(dir, "agenteval.db"), held: 2, clk: newTestClock(), crashes: flags&4 != 0}
+	r := &outageRun{t: t, dsn: filepath.Join(dir, "agenteval.db"), held: 2, clk: newTestClock(), crashes: flags&4 != 0, retries: flags&16 != 0}
 	collectors := 1
 	if flags&8 != 0 {
 		collectors = 2
@@ -503,7 +533,7 @@ func newOutageRun(t *testing.T, flags byte) *outageRun {
 		}
 		r.ids = append(r.ids, other)
 	}
-	r.turns = make([]int, len(r.ids))
+	r.turns, r.sentAt = make([]int, len(r.ids)), make([][]time.Time, len(r.ids))
 	t.Cleanup(r.report)
 	return r
 }
@@ -609,8 +639,8 @@ func (r *outageRun) checkSpans() {
 }
 
 // outageSeed encodes operations for FuzzStoreOutage: flags (bit 0 two sessions, bit 1
-// on one shard, bit 2 crashes, bit 3 two collectors), then each operation with its
-// argument.
+// on one shard, bit 2 crashes, bit 3 two collectors, bit 4 retries), then each operation
+// with its argument.
 func outageSeed(flags byte, ops ...byte) []byte { return append([]byte{flags}, ops...) }
 
 // o is an operation with its argument.
@@ -683,5 +713,13 @@ func outageSeeds() [][]byte {
 		// database down); a kill before them is a step.
 		outageSeed(15, cat(rep(2, o(opSend, 0), o(opSend, 3)), []byte{o(opDown, 0), o(opSend, 1), o(opSend, 2), o(opUp, 0), o(opAdvance, 1),
 			o(opRestart, 1), o(opSend, 1), o(opSend, 2), o(opRestart, 1), o(opSend, 0), o(opRestart, 3), o(opAdvance, 2), o(opExport, 0)})...),
+		// Retries: a turn's spans again, before and after its follow-up and the
+		// session's end, through an outage and a restart.
+		outageSeed(16, cat(rep(2, o(opSend, 0)), []byte{o(opSendToo, 0), o(opSend, 0), o(opDown, 0), o(opSendToo, 0), o(opAdvance, 2),
+			o(opRestart, 0), o(opUp, 0), o(opSendToo, 4), o(opAdvance, 2), o(opSend, 0), o(opSendToo, 0)})...),
+		// Two collectors: one is killed holding the session, the other gets a retry of
+		// its last turn while its sweep claims it (TestClaimedWhileOpenThenLateSpansOnly).
+		outageSeed(28, cat(rep(3, o(opSend, 2)), []byte{o(opRestart, 3)}, rep(4, o(opAdvance, 1)), []byte{o(opSendToo, 8)}, rep(4, o(opAdvance, 1)),
+			[]byte{o(opAdvance, 2), o(opExport, 0)})...),
 	}
 }

@@ -96,6 +96,11 @@ type agentSessionProcessor struct {
 	// continuation store (shard.waitingEnds): the recovery sweep, on the worker
 	// goroutine, leaves them to that shard.
 	waitingEnds sync.Map
+	// claimedOpen holds, by session id, the holds of dead instances that the recovery
+	// sweep claimed while the session was open here (store.OpenSession): the session's
+	// end analyses it over its stored turns even when it got only late spans here, as
+	// the sweep analyses a session it claims (TestClaimedWhileOpenThenLateSpansOnly).
+	claimedOpen sync.Map
 	// storeUp is when a write to the continuation store last went through (a shard's
 	// save, the lease's renewal; Unix ns): an end that waited since before it for a load
 	// that still fails is not waiting for the store to come back (shard.takeBack).

@@ -82,16 +82,16 @@ func (p *agentSessionProcessor) recover(ctx context.Context) {
 			p.continuationError(ctx, "claiming a session cut by a crash failed", err)
 			continue
 		}
-		if !won || open {
-			// Another instance recovered it, or it continues here: this instance holds
-			// it now, and its analysis when the session ends covers the stored turns.
+		if !won {
+			continue // another instance recovered it
+		}
+		if open {
+			// It continues here: this instance holds it now, and its analysis when the
+			// session ends covers the stored turns, late spans alone or not.
+			p.claimedOpen.Store(o.ID, o)
 			continue
 		}
-		s := &session.AgentSession{ID: o.ID, Service: o.Service, Partial: true, EndReason: session.EndReasonRestart}
-		for _, a := range o.Agents {
-			s.Agents = append(s.Agents, session.AgentDefinition{ID: a})
-		}
-		events = append(events, tracker.Event{Kind: tracker.EventSessionEnded, Session: s})
+		events = append(events, tracker.Event{Kind: tracker.EventSessionEnded, Session: recoveredSession(o)})
 	}
 	if len(events) == 0 {
 		return
@@ -99,6 +99,16 @@ func (p *agentSessionProcessor) recover(ctx context.Context) {
 	p.logger.Info("analysing sessions cut by a crash of the collector that held them", zap.Int("sessions", len(events)))
 	p.telemetry.ProcessorAgentsessionSessionsRecovered.Add(ctx, int64(len(events)))
 	p.handle(ctx, events)
+}
+
+// recoveredSession is the session of dead instance's hold o, cut by its crash: partial,
+// ended by the restart, analysed from its stored turn records.
+func recoveredSession(o store.OpenSession) *session.AgentSession {
+	s := &session.AgentSession{ID: o.ID, Service: o.Service, Partial: true, EndReason: session.EndReasonRestart}
+	for _, a := range o.Agents {
+		s.Agents = append(s.Agents, session.AgentDefinition{ID: a})
+	}
+	return s
 }
 
 // openSession is the store's record that instance holds s open.

@@ -30,6 +30,10 @@ type sessionState struct {
 	// was only late spans of a turn already analysed, and whether one was evaluated: a
 	// session that got nothing but late spans ends without a new analysis.
 	late, evaluated bool
+	// claimed is the hold of a dead instance that the recovery sweep claimed while the
+	// session was open here (agentSessionProcessor.claimedOpen), taken at its end; zero
+	// when none.
+	claimed store.OpenSession
 	// unstored: a record of the session was dropped before it could be saved
 	// (shard.keepUnsaved), so the shard releases none of its records (shard.release).
 	unstored bool

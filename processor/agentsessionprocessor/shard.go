@@ -442,15 +442,23 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			return nil
 		}
 		delete(sh.sessions, id) // a later turn continues from the continuation store
+		if o, ok := p.claimedOpen.LoadAndDelete(id); ok {
+			st.claimed = o.(store.OpenSession)
+		}
 		if st.late && !st.evaluated && ev.Session.Outcome == nil {
-			// Only late spans of turns already analysed came (a sender's retry): the
-			// analysis emitted before stands; a new revision of the same turns would
-			// count again, and run the judge and a dataset case on the late spans alone.
-			// Nor is it released: this collector holds it only by a sweep's claim, and
-			// the release would end the holds of dead instances, whose turns that
-			// analysis may not carry (an end that waited at their shutdown): a sweep
-			// analyses them (TestLateSpansKeepDeadHold).
-			return nil
+			if st.claimed.ID == "" {
+				// Only late spans of turns already analysed came (a sender's retry): the
+				// analysis emitted before stands; a new revision of the same turns would
+				// count again, and run the judge and a dataset case on the late spans
+				// alone. Nor is it released: the release would end the holds of dead
+				// instances, whose turns that analysis may not carry (an end that waited
+				// at their shutdown): a sweep analyses them (TestLateSpansKeepDeadHold).
+				return nil
+			}
+			// This collector's sweep claimed a dead instance's hold of it meanwhile: no
+			// other sweep takes it now, so it is analysed here as the sweep analyses a
+			// session it claims, from its stored turns (TestClaimedWhileOpenThenLateSpansOnly).
+			ev.Session = recoveredSession(st.claimed)
 		}
 		revision, recorded := 0, false
 		if st.continuable {
