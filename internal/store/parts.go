@@ -238,10 +238,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 		// its turns twice (FuzzStoreOutage, TestLatePartOfStoredTurnsStale).
 		return part{stale: true}, nil
 	}
-	last := -1
-	for idx := range stored {
-		last = max(last, idx)
-	}
+	last := lastStored(stored)
 	if holdsAny(turns, at) {
 		// Some of its turns are stored, but at no one offset with the others: a part
 		// numbered apart from the store (a collector that numbered the turns it closed
@@ -355,6 +352,15 @@ func storedAll(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
 		}
 	}
 	return true
+}
+
+// lastStored returns the highest index of stored (index → turn), -1 when none.
+func lastStored(stored map[int]TurnKey) int {
+	last := -1
+	for idx := range stored {
+		last = max(last, idx)
+	}
+	return last
 }
 
 // holdsAny reports whether one of turns is stored (at: turn → stored index).
@@ -530,9 +536,22 @@ func deleteChildSQL(table string) string {
 
 // placed returns p's rows for its part: encoded again from the analysis shifted by the
 // part's offsets, when it has any, with the stored turns it keeps counted in the
-// sessions row's turns.
+// sessions row's turns. A save that keeps stored turns (part.kept) has its turns in
+// index order: the stored turns it keeps are rows only, and a document that held the
+// save's turns (those of a save not in index order: s.rows) would hide them, as
+// GetAnalysis reads the rows only for a document without turns (a save placed turn by
+// turn, FuzzStoreOutage input db5f16361f2c5a97: 3 of 12 turns read back). GetAnalysis
+// gives the turns in conversation order all the same.
 func (s *sqlStore) placed(p *analysisRows, pl part) (*analysisRows, error) {
-	if a := pl.shifted(p.a); a != p.a {
+	a := pl.shifted(p.a)
+	if pl.kept > 0 && !slices.IsSortedFunc(a.TurnResults, byIndex) {
+		if a == p.a {
+			c := *a
+			a = &c
+		}
+		a.TurnResults = slices.SortedFunc(slices.Values(a.TurnResults), byIndex)
+	}
+	if a != p.a {
 		storedAt := p.session[slices.Index(sessionCols, "stored_at")]
 		q, err := s.rows(a, time.Time{})
 		if err != nil {
