@@ -111,7 +111,9 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //     the current part's, the save is stale, unless at that offset it fits and loses no
 //     stored turn (losesNone: each stored turn it lacks is below its last, kept; the
 //     whole conversation, from a collector whose continuation store was down when the
-//     part was made): it is stored there, its revision after the stored one; above it (a
+//     part was made): it is stored there, its revision after the stored one; or unless
+//     it adds a turn of a trace no stored turn has (addsTrace: not an earlier part of
+//     the stored ones): it is placed turn by turn (byTurn, below); above it (a
 //     turn re-closed after a restart), a new part starts there, unless the save holds
 //     only stored turns and lacks a stored turn after them (cutsOff: an earlier part's
 //     export replayed after the whole conversation), which is stale;
@@ -219,6 +221,15 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			// Its revision goes after the stored one.
 			return part{turnOffset: off, revisionOffset: max(0, highest+1-revision), moved: true,
 				found: true, storedRevision: highest}.place(turns, stored, rangeOnly), nil
+		case off < pl.turnOffset && addsTrace(turns, stored):
+			// Below the current part, but with a turn of a trace that no stored turn
+			// has: not an earlier part of the stored ones, which hold its turns, but a
+			// part of a collector that closed a turn the stored parts lack (a sender's
+			// retry of a stored turn to a collector that could not load the session, both
+			// numbering it, FuzzStoreOutage input db5f16361f2c5a97). Stale, that turn
+			// would be in no stored analysis: the save is placed turn by turn.
+			return byTurn(turns, lastStored(stored), part{revisionOffset: max(0, highest+1-revision), found: true,
+				storedRevision: highest}, at).place(turns, stored, rangeOnly), nil
 		case off < pl.turnOffset, fits(off) && cutsOff(turns, off, stored, at):
 			// An earlier part exported late; above the current part, one that holds only
 			// stored turns and lacks a stored turn after them (the whole conversation was
@@ -361,6 +372,22 @@ func lastStored(stored map[int]TurnKey) int {
 		last = max(last, idx)
 	}
 	return last
+}
+
+// addsTrace reports whether one of turns has a trace that no stored turn (index → turn)
+// has: a turn the stored analyses lack, not another root span of a stored turn's trace.
+func addsTrace(turns []evaluation.TurnResult, stored map[int]TurnKey) bool {
+	traces := make(map[string]struct{}, len(stored))
+	for _, t := range stored {
+		traces[t.TraceID] = struct{}{}
+	}
+	for i := range turns {
+		t := partKey(&turns[i])
+		if _, ok := traces[t.TraceID]; t.TraceID != "" && !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsAny reports whether one of turns is stored (at: turn → stored index).
