@@ -111,7 +111,9 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //     the current part's, the save is stale, unless at that offset it fits and loses no
 //     stored turn (losesNone: each stored turn it lacks is below its last, kept; the
 //     whole conversation, from a collector whose continuation store was down when the
-//     part was made): it is stored there, its revision after the stored one; above it (a
+//     part was made): it is stored there, its revision after the stored one; or unless
+//     it adds a turn of a trace no stored turn has (addsTrace: not an earlier part of
+//     the stored ones): it is placed turn by turn (byTurn, below); above it (a
 //     turn re-closed after a restart), a new part starts there, unless the save holds
 //     only stored turns and lacks a stored turn after them (cutsOff: an earlier part's
 //     export replayed after the whole conversation), which is stale;
@@ -219,6 +221,15 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			// Its revision goes after the stored one.
 			return part{turnOffset: off, revisionOffset: max(0, highest+1-revision), moved: true,
 				found: true, storedRevision: highest}.place(turns, stored, rangeOnly), nil
+		case off < pl.turnOffset && addsTrace(turns, stored):
+			// Below the current part, but with a turn of a trace that no stored turn
+			// has: not an earlier part of the stored ones, which hold its turns, but a
+			// part of a collector that closed a turn the stored parts lack (a sender's
+			// retry of a stored turn to a collector that could not load the session, both
+			// numbering it, FuzzStoreOutage input db5f16361f2c5a97). Stale, that turn
+			// would be in no stored analysis: the save is placed turn by turn.
+			return byTurn(turns, lastStored(stored), part{revisionOffset: max(0, highest+1-revision), found: true,
+				storedRevision: highest}, at).place(turns, stored, rangeOnly), nil
 		case off < pl.turnOffset, fits(off) && cutsOff(turns, off, stored, at):
 			// An earlier part exported late; above the current part, one that holds only
 			// stored turns and lacks a stored turn after them (the whole conversation was
@@ -238,10 +249,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 		// its turns twice (FuzzStoreOutage, TestLatePartOfStoredTurnsStale).
 		return part{stale: true}, nil
 	}
-	last := -1
-	for idx := range stored {
-		last = max(last, idx)
-	}
+	last := lastStored(stored)
 	if holdsAny(turns, at) {
 		// Some of its turns are stored, but at no one offset with the others: a part
 		// numbered apart from the store (a collector that numbered the turns it closed
@@ -355,6 +363,31 @@ func storedAll(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
 		}
 	}
 	return true
+}
+
+// lastStored returns the highest index of stored (index → turn), -1 when none.
+func lastStored(stored map[int]TurnKey) int {
+	last := -1
+	for idx := range stored {
+		last = max(last, idx)
+	}
+	return last
+}
+
+// addsTrace reports whether one of turns has a trace that no stored turn (index → turn)
+// has: a turn the stored analyses lack, not another root span of a stored turn's trace.
+func addsTrace(turns []evaluation.TurnResult, stored map[int]TurnKey) bool {
+	traces := make(map[string]struct{}, len(stored))
+	for _, t := range stored {
+		traces[t.TraceID] = struct{}{}
+	}
+	for i := range turns {
+		t := partKey(&turns[i])
+		if _, ok := traces[t.TraceID]; t.TraceID != "" && !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsAny reports whether one of turns is stored (at: turn → stored index).
@@ -530,9 +563,22 @@ func deleteChildSQL(table string) string {
 
 // placed returns p's rows for its part: encoded again from the analysis shifted by the
 // part's offsets, when it has any, with the stored turns it keeps counted in the
-// sessions row's turns.
+// sessions row's turns. A save that keeps stored turns (part.kept) has its turns in
+// index order: the stored turns it keeps are rows only, and a document that held the
+// save's turns (those of a save not in index order: s.rows) would hide them, as
+// GetAnalysis reads the rows only for a document without turns (a save placed turn by
+// turn, FuzzStoreOutage input db5f16361f2c5a97: 3 of 12 turns read back). GetAnalysis
+// gives the turns in conversation order all the same.
 func (s *sqlStore) placed(p *analysisRows, pl part) (*analysisRows, error) {
-	if a := pl.shifted(p.a); a != p.a {
+	a := pl.shifted(p.a)
+	if pl.kept > 0 && !slices.IsSortedFunc(a.TurnResults, byIndex) {
+		if a == p.a {
+			c := *a
+			a = &c
+		}
+		a.TurnResults = slices.SortedFunc(slices.Values(a.TurnResults), byIndex)
+	}
+	if a != p.a {
 		storedAt := p.session[slices.Index(sessionCols, "stored_at")]
 		q, err := s.rows(a, time.Time{})
 		if err != nil {

@@ -446,3 +446,16 @@ func TestWholeSessionAfterPartOfDroppedTurn(t *testing.T) {
 	checkStoreOutage(t, outageSeed(0, o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 2), o(opUnsaved, 1),
 		o(opDown, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 3), o(opUp, 0), o(opSend, 0), o(opAdvance, 3)))
 }
+
+// TestRetryToOtherCollectorWhileDown: two collectors, the database down; one closes turn
+// 0, the other turns 1 and 2, and a sender's retry of turn 1 reaches the first. Neither
+// can load the session, so each numbers its turns from 0: the parts [1 2] and [0 1],
+// both revision 1, and no collector analyses the session again. The second part stored
+// lay below the first (turn 1 at 0) and was taken for an earlier part's late export:
+// turn 0 was in no stored analysis. It adds a turn no stored analysis has, so the result
+// store places it turn by turn (internal/store placePart). Found by FuzzStoreOutage with
+// retries (input db5f16361f2c5a97, where the part placed turn by turn also read back 3 of
+// its 12 turns: TestPartPlacedTurnByTurnReadsBackKeptTurns).
+func TestRetryToOtherCollectorWhileDown(t *testing.T) {
+	checkStoreOutage(t, outageSeed(24, o(opSendOpen, 2), o(opDown, 0), o(opSend, 0), o(opSend, 0), o(opSendToo, 6), o(opAdvance, 2)))
+}
