@@ -228,8 +228,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			// retry of a stored turn to a collector that could not load the session, both
 			// numbering it, FuzzStoreOutage input db5f16361f2c5a97). Stale, that turn
 			// would be in no stored analysis: the save is placed turn by turn.
-			return byTurn(turns, lastStored(stored), part{revisionOffset: max(0, highest+1-revision), found: true,
-				storedRevision: highest}, at).place(turns, stored, rangeOnly), nil
+			return byTurn(turns, stored, at, highest, revision).place(turns, stored, rangeOnly), nil
 		case off < pl.turnOffset, fits(off) && cutsOff(turns, off, stored, at):
 			// An earlier part exported late; above the current part, one that holds only
 			// stored turns and lacks a stored turn after them (the whole conversation was
@@ -249,26 +248,26 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 		// its turns twice (FuzzStoreOutage, TestLatePartOfStoredTurnsStale).
 		return part{stale: true}, nil
 	}
-	last := lastStored(stored)
 	if holdsAny(turns, at) {
 		// Some of its turns are stored, but at no one offset with the others: a part
 		// numbered apart from the store (a collector that numbered the turns it closed
 		// during an outage after the only ones it held, docs/decisions/sessions.md §4.5).
 		// An offset would store its stored turns twice (FuzzStoreOutage,
 		// TestTwoPartsNumberedApart): it is placed turn by turn.
-		return byTurn(turns, last, part{revisionOffset: max(0, highest+1-revision), found: true, storedRevision: highest}, at).
-			place(turns, stored, rangeOnly), nil
+		return byTurn(turns, stored, at, highest, revision).place(turns, stored, rangeOnly), nil
 	}
-	moved.turnOffset = last + 1 - slices.MinFunc(turns, byIndex).TurnIndex
+	moved.turnOffset = lastStored(stored) + 1 - slices.MinFunc(turns, byIndex).TurnIndex
 	return moved.place(turns, stored, rangeOnly), nil
 }
 
-// byTurn returns pl placing turns one by one (part.index): each stored turn (at: turn →
-// stored index) where it is stored, the others after last (the highest stored index) in
-// the order of their indexes. It stores no turn twice and moves none; the session's part
-// offsets stay (pl is not moved), so that the saves numbered as the store numbers still
-// fit at them.
-func byTurn(turns []evaluation.TurnResult, last int, pl part, at map[TurnKey]int) part {
+// byTurn returns the part placing turns one by one (part.index): each stored turn (at:
+// turn → stored index) where it is stored, the others after the highest stored index in
+// the order of their indexes; its revision after the stored one (highest). It stores no
+// turn twice and moves none; the session's part offsets stay (the part is not moved), so
+// that the saves numbered as the store numbers still fit at them.
+func byTurn(turns []evaluation.TurnResult, stored map[int]TurnKey, at map[TurnKey]int, highest, revision int) part {
+	pl := part{revisionOffset: max(0, highest+1-revision), found: true, storedRevision: highest}
+	last := lastStored(stored)
 	pl.index = make(map[int]int, len(turns))
 	for _, tr := range slices.SortedFunc(slices.Values(turns), byIndex) {
 		if k, ok := at[partKey(&tr)]; ok {
