@@ -206,15 +206,24 @@ func (p *agentSessionProcessor) keep(ctx context.Context, records []store.TurnSt
 	}()
 	ks := keptState{Version: keptVersion}
 	held := map[string]bool{} // the sessions of keepHeld
+	kept := map[string]bool{} // the sessions of records
+	for i := range records {
+		kept[records[i].SessionID] = true
+	}
 	for _, sh := range p.shards {
 		ks.Local = append(ks.Local, sh.local...)
 		ks.Claims = append(ks.Claims, sh.claims...)
 		ks.Holds = append(ks.Holds, sh.keptHolds...)
 		for _, ev := range sh.waitingEnds {
 			// Its end waits and its hold could not be written: the next collector
-			// writes it, or its sweep would never find the session.
+			// writes it, or its sweep would never find the session. Nor when it was
+			// written but records of the session are kept here: another collector's
+			// end of the session may release that hold (a dead instance's) before the
+			// next collector saves them, with an analysis without their turns; written
+			// again with them, the hold has the sweep analyse the session once they are
+			// stored (TestWaitingEndHoldKeptWithItsRecords).
 			st := sh.sessions[ev.Session.ID]
-			if st != nil && st.continuable && !st.held {
+			if st != nil && st.continuable && (!st.held || kept[ev.Session.ID]) {
 				ks.Holds = append(ks.Holds, openSession(p.instance, ev.Session))
 			}
 			if st != nil && st.unstored {

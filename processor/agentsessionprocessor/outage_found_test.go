@@ -460,3 +460,18 @@ func TestWholeSessionAfterPartOfDroppedTurn(t *testing.T) {
 func TestRetryToOtherCollectorWhileDown(t *testing.T) {
 	checkStoreOutage(t, outageSeed(24, o(opSendOpen, 2), o(opDown, 0), o(opSend, 0), o(opSend, 0), o(opSendToo, 6), o(opAdvance, 2)))
 }
+
+// TestWaitingEndHoldKeptWithItsRecords: two collectors store turns 0–4 of a session
+// between them; the database down, the second closes turn 5 and stops, its end waiting
+// for the store, turn 5's record kept in continuation.storage; its hold of the session
+// was written before the outage, so the shutdown kept no hold. The first collector's end
+// of the session, the database back, analysed turns 0–4 and released the session, the
+// stopped collector's hold with it (a dead instance's); the next collector then saved
+// turn 5's record, and no analysis held it. The shutdown now keeps the hold of a waiting
+// end whose records it keeps, and the next collector writes it again with them: its
+// sweep analyses the session once turn 5 is stored. Found by FuzzStoreOutage (input
+// 884992725194ef82).
+func TestWaitingEndHoldKeptWithItsRecords(t *testing.T) {
+	checkStoreOutage(t, outageSeed(9, o(opSend, 2), o(opSend, 0), o(opSend, 2), o(opSend, 0), o(opSend, 2), o(opDown, 0),
+		o(opSend, 2), o(opRestart, 2), o(opAdvance, 2)))
+}
