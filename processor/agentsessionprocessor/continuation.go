@@ -253,11 +253,8 @@ func (sh *shard) reserveLocal(ctx context.Context, p *agentSessionProcessor, w *
 		if w != nil {
 			move(w.saves)
 		}
-		st := sh.sessions[lt.SessionID]
-		if st == nil && w != nil && w.endingID == lt.SessionID {
-			st = w.ending // the session ends in this write (TestEndGivesDroppedRecordItsIndex)
-		}
-		if st != nil {
+		// The session's state, also when it ends in this write (TestEndGivesDroppedRecordItsIndex).
+		if st := sh.stateIn(lt.SessionID, w); st != nil {
 			if r := st.SetTurnIndex(lt.Turn(), n); r != nil {
 				if !moved {
 					// Held only by its session (the bound on records waiting dropped it):
@@ -484,13 +481,22 @@ func (sh *shard) holdsAgain(p *agentSessionProcessor) []store.OpenSession {
 }
 
 // holdsTurn reports whether an open session of the shard, or the session whose end
-// writes w (w.ending, out of the shard's sessions already), holds the record of turn k.
+// writes w, holds the record of turn k.
 func (sh *shard) holdsTurn(k store.TurnKey, w *shardWrites) bool {
-	st := sh.sessions[k.SessionID]
-	if st == nil && w.endingID == k.SessionID {
-		st = w.ending
-	}
+	st := sh.stateIn(k.SessionID, w)
 	return st != nil && st.Find(k.Turn()) != nil
+}
+
+// stateIn returns the state of session id: open in the shard, or ending in write w
+// (w.ending, out of the shard's sessions already; w may be nil); nil when neither.
+func (sh *shard) stateIn(id string, w *shardWrites) *sessionState {
+	if st := sh.sessions[id]; st != nil {
+		return st
+	}
+	if w != nil && w.endingID == id {
+		return w.ending
+	}
+	return nil
 }
 
 // saveUnsaved saves the records of every shard whose save failed (at shutdown, after the
