@@ -6,8 +6,11 @@ package store // import "github.com/agenteval/agenteval-collector/internal/store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -39,10 +42,19 @@ type part struct {
 	// gaps are the indexes between from and to, in order, of stored turns the save lacks
 	// altogether (their trace is at no index of it): they are kept too (part.deleted).
 	gaps []int
+	// moves are the stored turns the save lacks that go to another index (a part's turn
+	// at the whole conversation's gap, supersedesPart): their rows are read before the
+	// save's deletes (movedTurns) and written again at their new index with the save's.
+	moves []move
+	// movedTurns are the turn results of moves, at their new index (sqlStore.movedTurns).
+	movedTurns []evaluation.TurnResult
 	// found: the session is stored, at storedRevision.
 	found          bool
 	storedRevision int
 }
+
+// move is a stored turn the save lacks that it moves: from its stored index to another.
+type move struct{ from, to int }
 
 // selectPartSQL reads, in one round trip, the session's revision and part offsets (a
 // row with a NULL turn when it has no turn rows) and its stored turns (index, trace, root
@@ -198,12 +210,13 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 		// session's offsets under the span's later revisions).
 		return part{stale: true}, nil
 	}
-	if off, ok := supersedesPart(turns, pl.turnOffset, stored, at); ok {
+	if off, moves, ok := supersedesPart(turns, pl.turnOffset, stored, at); ok {
 		// The whole conversation over a part the store placed without the turns between
 		// (a collector that numbered a session it could not load, its store down): every
 		// stored turn, earlier parts' where they are stored, the current part's moved on
-		// after the turns it lacked. Its revision goes after the stored one.
-		return part{turnOffset: off, revisionOffset: max(0, highest+1-revision), moved: true,
+		// after the turns it lacked, those of its turns the save lacks to the save's gaps
+		// (moves). Its revision goes after the stored one.
+		return part{turnOffset: off, revisionOffset: max(0, highest+1-revision), moved: true, moves: moves,
 			found: true, storedRevision: highest}.place(turns, stored, rangeOnly), nil
 	}
 	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true, found: true, storedRevision: highest}
@@ -288,28 +301,43 @@ func byIndex(a, b evaluation.TurnResult) int { return a.TurnIndex - b.TurnIndex 
 func partKey(tr *evaluation.TurnResult) TurnKey { return KeyOf("", tr).clean() }
 
 // supersedesPart reports whether turns are the whole conversation over the current part
-// (stored from partOffset on), and at which offset: they hold every stored turn (each
-// identified by its trace) and at least one more; the turns of the earlier parts (below
-// partOffset) land on their stored indexes, which give the offset (partOffset when there
-// are none), unless that offset puts the save's first turn below 0 (the first part was
-// numbered from 0 without the turns before it too): then the save is at its own
-// numbering (offset 0) and every stored turn may move; the current part's turns may
-// move, in their stored order, but none below the save's first index. The current part
-// was then placed after the highest stored turn by a collector that numbered the session
-// from 0 (it could not load it: docs/decisions/sessions.md §4.5, §4.6) before the turns
-// between reached the result store; written whole, the save replaces every stored turn
-// and loses none. Without it, the save was stale when the stored part put a turn before
-// where the whole conversation has it, or placed at a negative offset when that part
-// (or the first part too) was all that was stored (FuzzStoreOutage,
-// TestWholeSessionOverGuessedPart).
-func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[int]TurnKey, at map[TurnKey]int) (int, bool) {
-	if len(at) != len(stored) || len(turns) <= len(stored) || !holdsAll(turns, at) {
-		return 0, false
+// (stored from partOffset on), and at which offset: they hold every turn of the earlier
+// parts (below partOffset) and at least one stored turn (each identified by its trace),
+// and add at least one turn; the earlier parts' turns land on their stored indexes, which
+// give the offset (partOffset when there are none), unless that offset puts the save's
+// first turn below 0 (the first part was numbered from 0 without the turns before it
+// too): then the save is at its own numbering (offset 0) and every stored turn may move;
+// the current part's turns may move, in their stored order, but none below the save's
+// first index. The current part was then placed after the highest stored turn by a
+// collector that numbered the session from 0 (it could not load it:
+// docs/decisions/sessions.md §4.5, §4.6) before the turns between reached the result
+// store; written whole, the save replaces every stored turn and loses none. Without it,
+// the save was stale when the stored part put a turn before where the whole conversation
+// has it, or placed at a negative offset when that part (or the first part too) was all
+// that was stored (FuzzStoreOutage, TestWholeSessionOverGuessedPart).
+//
+// The current part's turns the save lacks (their record dropped on the collector that
+// made it, which could not load them) go to the save's gaps, keeping every stored turn's
+// order (lackedMoves, the moves returned); when the gaps do not say where each goes, the
+// save is not the whole conversation here (TestWholeSessionMovesPartTurnItLacks).
+func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[int]TurnKey, at map[TurnKey]int) (int, []move, bool) {
+	if len(at) != len(stored) {
+		return 0, nil, false
+	}
+	held := heldOf(turns, at)
+	if len(held) == 0 || len(turns) <= len(held) {
+		return 0, nil, false // it holds no stored turn, or adds none
+	}
+	for t, k := range at {
+		if _, ok := held[t]; !ok && k < partOffset {
+			return 0, nil, false // an earlier part's turn lacked
+		}
 	}
 	off, fixed := partOffset, partOffset // the stored turns below fixed stay where they are
+	anchored := false                    // an earlier part's turn gives off
 	for i := range turns {
 		if k, ok := at[partKey(&turns[i])]; ok && k < partOffset {
-			off = k - turns[i].TurnIndex
+			off, anchored = k-turns[i].TurnIndex, true
 			break
 		}
 	}
@@ -320,37 +348,123 @@ func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[in
 		// (a collector that could not load the session, FuzzStoreOutage input
 		// f8e3aaf722a27fe4). The save goes at its own numbering, every stored turn moved
 		// (it holds them all; in their order, below).
-		off, fixed = 0, 0
+		off, fixed, anchored = 0, 0, false
+	}
+	if len(held) != len(at) && !anchored {
+		// Its numbering is not shown to be the store's: its gaps say nothing of where the
+		// turns it lacks go (two collectors numbering a session neither could load,
+		// FuzzStoreOutage input 257b49578c28e7bb).
+		return 0, nil, false
 	}
 	from := first + off
 	for k := range stored {
 		if k < from {
-			return 0, false // kept below the save and held by it: twice
+			return 0, nil, false // kept below the save and held by it: twice
 		}
 	}
-	type moved struct{ stored, saved int }
-	order := make([]moved, 0, len(at))
+	order := make([]move, 0, len(at)) // stored index → saved index
 	for i := range turns {
 		turn, idx := partKey(&turns[i]), turns[i].TurnIndex+off
 		if t, ok := stored[idx]; ok && t != turn && idx < fixed {
-			return 0, false // an earlier part's turn replaced by another
+			return 0, nil, false // an earlier part's turn replaced by another
 		}
 		k, ok := at[turn]
 		if !ok {
 			continue
 		}
 		if k != idx && k < fixed {
-			return 0, false // an earlier part's turn moved
+			return 0, nil, false // an earlier part's turn moved
 		}
-		order = append(order, moved{k, idx})
+		order = append(order, move{k, idx})
 	}
-	slices.SortFunc(order, func(a, b moved) int { return a.stored - b.stored })
+	slices.SortFunc(order, func(a, b move) int { return a.from - b.from })
 	for i := 1; i < len(order); i++ {
-		if order[i].saved <= order[i-1].saved {
-			return 0, false // the stored turns in another order
+		if order[i].to <= order[i-1].to {
+			return 0, nil, false // the stored turns in another order
 		}
 	}
-	return off, true
+	if len(held) == len(at) {
+		return off, nil, true
+	}
+	moves, ok := lackedMoves(turns, off, from, stored, order)
+	return off, moves, ok
+}
+
+// lackedMoves places the stored turns (index → turn) that turns, at offset off, lack: each
+// run of them between two stored turns the save holds (order: stored index → saved
+// index, in stored order) goes to the indexes the save leaves free between those two
+// (from the save's first index, from, up to its last), in order, when there are as many
+// free indexes as turns in the run; else the save does not say where they go (false). A
+// turn whose free index is its own stays (a gap, part.place); the others are returned.
+func lackedMoves(turns []evaluation.TurnResult, off, from int, stored map[int]TurnKey, order []move) ([]move, bool) {
+	saved := make(map[int]bool, len(turns))
+	last := math.MinInt
+	for i := range turns {
+		idx := turns[i].TurnIndex + off
+		saved[idx], last = true, max(last, idx)
+	}
+	savedOf := make(map[int]int, len(order)) // stored index → saved index
+	for _, m := range order {
+		savedOf[m.from] = m.to
+	}
+	var (
+		moves []move
+		run   []int // stored indexes of the lacked turns since prev
+		prev  = from - 1
+	)
+	flush := func(next int) bool {
+		if len(run) == 0 {
+			return true
+		}
+		free := make([]int, 0, len(run))
+		for i := prev + 1; i < next; i++ {
+			if saved[i] {
+				continue
+			}
+			if len(free) == len(run) {
+				return false // more free indexes than turns: which is whose?
+			}
+			free = append(free, i)
+		}
+		if len(free) != len(run) {
+			return false
+		}
+		for j, k := range run {
+			if k != free[j] {
+				moves = append(moves, move{k, free[j]})
+			}
+		}
+		run = run[:0]
+		return true
+	}
+	for _, k := range slices.Sorted(maps.Keys(stored)) {
+		to, ok := savedOf[k]
+		if !ok {
+			run = append(run, k)
+			continue
+		}
+		if !flush(to) {
+			return nil, false
+		}
+		prev = to
+	}
+	if !flush(last) {
+		return nil, false
+	}
+	return moves, true
+}
+
+// heldOf returns the stored turns (at: turn → stored index) that turns hold.
+func heldOf(turns []evaluation.TurnResult, at map[TurnKey]int) map[TurnKey]struct{} {
+	held := make(map[TurnKey]struct{}, len(at))
+	for i := range turns {
+		if t := partKey(&turns[i]); t.TraceID != "" {
+			if _, ok := at[t]; ok {
+				held[t] = struct{}{}
+			}
+		}
+	}
+	return held
 }
 
 // storedAll reports whether every turn of turns is stored (at: turn → stored index); a
@@ -418,19 +532,6 @@ func losesNone(turns []evaluation.TurnResult, off int, at map[TurnKey]int) bool 
 	return true
 }
 
-// holdsAll reports whether turns hold every stored turn of at (turn → stored index).
-func holdsAll(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
-	held := make(map[TurnKey]struct{}, len(at))
-	for i := range turns {
-		if t := partKey(&turns[i]); t.TraceID != "" {
-			if _, ok := at[t]; ok {
-				held[t] = struct{}{}
-			}
-		}
-	}
-	return len(held) == len(at)
-}
-
 // cutsOff reports whether turns, placed at offset off, hold only stored turns (at:
 // turn → stored index) and lack a stored turn at or after their first index: a save
 // that adds nothing and would delete stored turns.
@@ -479,7 +580,7 @@ func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rang
 					heldTurns[partKey(&turns[i])], heldAt[pl.placedIndex(turns[i].TurnIndex)] = true, true
 				}
 			}
-			if !heldAt[idx] && !heldTurns[t] {
+			if !heldAt[idx] && !heldTurns[t] && !slices.ContainsFunc(pl.moves, func(m move) bool { return m.from == idx }) {
 				// A turn the save lacks inside its range: a collector that could not load
 				// it (its record dropped, its analysis not stored yet) numbered around it.
 				pl.gaps = append(pl.gaps, idx)
@@ -560,17 +661,59 @@ func deleteChildSQL(table string) string {
 	return "DELETE FROM " + table + " WHERE session_id = ?"
 }
 
+// movedTurns reads, in the save's transaction, the turn results of the stored turns pl
+// moves (part.moves) and returns them at their new index, with their tool issues (a
+// turn's index without its content, which the save lacks: the row holds it).
+func (s *sqlStore) movedTurns(ctx context.Context, tx *sql.Tx, id string, moves []move) ([]evaluation.TurnResult, error) {
+	out := make([]evaluation.TurnResult, 0, len(moves))
+	for _, m := range moves {
+		var doc []byte
+		err := tx.QueryRowContext(ctx, s.d.rebind("SELECT result FROM turn_results WHERE session_id = ? AND turn_index = ?"), id, m.from).Scan(&doc)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("move turn %d of %q: not stored", m.from, id)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("move turn %d of %q: %w", m.from, id, err)
+		}
+		var tr evaluation.TurnResult
+		if err := json.Unmarshal(doc, &tr); err != nil {
+			return nil, fmt.Errorf("move turn %d of %q: %w", m.from, id, err)
+		}
+		by := m.to - m.from
+		tr.TurnIndex += by
+		for i := range tr.Interactions {
+			for j := range tr.Interactions[i].ToolCalls {
+				is := slices.Clone(tr.Interactions[i].ToolCalls[j].Issues)
+				for k := range is {
+					is[k].TurnIndex += by
+				}
+				tr.Interactions[i].ToolCalls[j].Issues = is
+			}
+		}
+		out = append(out, tr)
+	}
+	return out, nil
+}
+
 // placed returns p's rows for its part: encoded again from the analysis shifted by the
-// part's offsets, when it has any, with the stored turns it keeps counted in the
-// sessions row's turns. A save that keeps stored turns (part.kept) has its turns in
-// index order: the stored turns it keeps are rows only, and a document that held the
-// save's turns (those of a save not in index order: s.rows) would hide them, as
-// GetAnalysis reads the rows only for a document without turns (a save placed turn by
-// turn, FuzzStoreOutage input db5f16361f2c5a97: 3 of 12 turns read back). GetAnalysis
-// gives the turns in conversation order all the same.
+// part's offsets, when it has any, with the stored turns it moves (part.movedTurns) among
+// its turns and the stored turns it keeps counted in the sessions row's turns. A save
+// that keeps or moves stored turns has its turns in index order: the stored turns it
+// keeps are rows only, and a document that held the save's turns (those of a save not in
+// index order: s.rows) would hide them, as GetAnalysis reads the rows only for a
+// document without turns (a save placed turn by turn, FuzzStoreOutage input
+// db5f16361f2c5a97: 3 of 12 turns read back). GetAnalysis gives the turns in
+// conversation order all the same.
 func (s *sqlStore) placed(p *analysisRows, pl part) (*analysisRows, error) {
 	a := pl.shifted(p.a)
-	if pl.kept > 0 && !slices.IsSortedFunc(a.TurnResults, byIndex) {
+	if len(pl.movedTurns) > 0 {
+		if a == p.a {
+			c := *a
+			a = &c
+		}
+		a.TurnResults = append(slices.Clip(a.TurnResults), pl.movedTurns...)
+	}
+	if (pl.kept > 0 || len(pl.movedTurns) > 0) && !slices.IsSortedFunc(a.TurnResults, byIndex) {
 		if a == p.a {
 			c := *a
 			a = &c

@@ -422,6 +422,95 @@ func TestWholeSessionLackingTurnAtGapAfterPart(t *testing.T) {
 	})
 }
 
+// TestWholeSessionMovesPartTurnItLacks: three turns stored (seeds 1–3); the turns closed
+// next (seeds 4 and 5) reached only the continuation store, and a collector that could
+// not load the session numbered the two after them (seeds 6 and 7) from 0: that part was
+// placed after the turns stored then, at 3 and 4, the indexes the store gave seeds 4 and
+// 5. The whole conversation, from a collector that could not load seed 6 (its record
+// dropped over the bound), holds seeds 1–5 at 0–4, seed 7 at 6 and adds seed 8 at 7,
+// lacking seed 6 at its gap (5). It puts seeds 4 and 5 on the part's rows: it fitted at
+// no offset and was placed turn by turn, seeds 4, 5 and 8 after the part's (5, 6, 7),
+// not where the store numbers them. It is stored whole, the part's turn it lacks moved
+// to the gap, with its tool issues; its retried export, the part's late export and its
+// next revision change no turn's place (docs/decisions/sessions.md §4.5, §4.6;
+// FuzzStoreOutage input f62cc4a9906be8dc). With two gaps for the one turn it lacks, the
+// save does not say where that turn goes, nor do the gaps of a save whose offset no
+// earlier part's turn gives (the session stored in one part, numbered otherwise by a
+// collector that could not load it): each is placed turn by turn as before, each turn
+// once.
+func TestWholeSessionMovesPartTurnItLacks(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "whole-moves-part-1"
+		first := partAnalysis(id, 1, 0, 1, 2, 3)
+		require.NoError(t, s.SaveAnalysis(ctx, first))
+		part := partAnalysis(id, 1, 0, 6, 7)
+		require.NoError(t, s.SaveAnalysis(ctx, part), "the part, numbered from 0")
+		got, rev := storedTurns(t, s, id)
+		require.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 6, 4: 7}, got)
+		require.Equal(t, 2, rev)
+
+		whole := atIndexes(partAnalysis(id, 2, 0, 1, 2, 3, 4, 5, 7, 8), 0, 1, 2, 3, 4, 6, 7)
+		require.NoError(t, s.SaveAnalysis(ctx, whole))
+		want := map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7, 7: 8}
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, want, got, "every turn at the store's index, the part's turn moved to the gap")
+		assert.Equal(t, 3, rev, "after the part's revision")
+		list, err := s.ListSessions(ctx, Filter{})
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		assert.Equal(t, 8, list[0].Turns)
+		a, err := s.GetAnalysis(ctx, id)
+		require.NoError(t, err)
+		moved := a.TurnResults[5]
+		assert.Equal(t, part.TurnResults[0].Interactions[0].ToolCalls[0].Issues[0].SpanID,
+			moved.Interactions[0].ToolCalls[0].Issues[0].SpanID, "the moved turn keeps its tool issue")
+
+		require.NoError(t, s.SaveAnalysis(ctx, whole), "a retried export")
+		require.NoError(t, s.SaveAnalysis(ctx, part), "the part's export, replayed late")
+		require.NoError(t, s.SaveAnalysis(ctx, first), "a stale export of the first part")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, want, got)
+		assert.Equal(t, 3, rev)
+
+		require.NoError(t, s.SaveAnalysis(ctx, atIndexes(partAnalysis(id, 3, 0, 1, 2, 3, 4, 5, 7, 8, 9), 0, 1, 2, 3, 4, 6, 7, 8)),
+			"the next revision, lacking seed 6 still")
+		want[8] = 9
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, want, got)
+		assert.Equal(t, 4, rev)
+
+		const two = "whole-moves-part-2"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(two, 1, 0, 1, 2, 3)))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(two, 1, 0, 6, 7, 8)), "the part, numbered from 0")
+		require.NoError(t, s.SaveAnalysis(ctx, atIndexes(partAnalysis(two, 2, 0, 1, 2, 3, 4, 5, 7, 9), 0, 1, 2, 3, 4, 6, 8)),
+			"lacking seeds 6 (at the gap 5) and 8 (at the gap 7)")
+		got, _ = storedTurns(t, s, two)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7, 7: 8, 8: 9}, got, "both moved")
+
+		const gaps = "whole-moves-part-3"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(gaps, 1, 0, 1, 2, 3)))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(gaps, 1, 0, 6, 7)), "the part, numbered from 0")
+		require.NoError(t, s.SaveAnalysis(ctx, atIndexes(partAnalysis(gaps, 2, 0, 1, 2, 3, 4, 7, 8), 0, 1, 2, 3, 6, 7)),
+			"two gaps (4 and 5) for seed 6")
+		got, _ = storedTurns(t, s, gaps)
+		seen := map[int]int{}
+		for _, seed := range got {
+			seen[seed]++
+		}
+		assert.Equal(t, map[int]int{1: 1, 2: 1, 3: 1, 4: 1, 6: 1, 7: 1, 8: 1}, seen, "each turn once: %v", got)
+
+		const apart = "whole-moves-part-4"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(apart, 4, 0, 1, 2, 5, 8, 9, 10)))
+		require.NoError(t, s.SaveAnalysis(ctx, atIndexes(partAnalysis(apart, 5, 0, 1, 2, 3, 10, 7), 0, 1, 2, 6, 9)),
+			"no earlier part gives its offset: its gaps are not the store's")
+		got, _ = storedTurns(t, s, apart)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 5, 3: 8, 4: 9, 5: 10, 6: 3, 7: 7}, got,
+			"placed turn by turn: the stored turns where they are (FuzzStoreOutage input 257b49578c28e7bb)")
+	})
+}
+
 // TestSameRevisionThatCutsOffIsStale: a save at the stored revision and offset that holds
 // only stored turns and lacks a stored turn after them is not a retried export of the
 // stored analysis (which lacks none): another analysis was given the same revision. It

@@ -292,6 +292,11 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 			if pl.stale {
 				continue // an earlier part of the session
 			}
+			if len(pl.moves) > 0 { // read before the deletes below
+				if pl.movedTurns, err = s.movedTurns(sctx, tx, p.id, pl.moves); err != nil {
+					return err
+				}
+			}
 			if p, err = s.placed(p, pl); err != nil {
 				return fmt.Errorf("%q: %w", p.a.SessionID, err)
 			}
