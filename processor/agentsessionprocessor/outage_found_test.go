@@ -475,3 +475,20 @@ func TestWaitingEndHoldKeptWithItsRecords(t *testing.T) {
 	checkStoreOutage(t, outageSeed(9, o(opSend, 2), o(opSend, 0), o(opSend, 2), o(opSend, 0), o(opSend, 2), o(opDown, 0),
 		o(opSend, 2), o(opRestart, 2), o(opAdvance, 2)))
 }
+
+// TestPartOverTurnsOnlyTheContinuationStoreHad: turns 0–2 analysed and stored; turns 3
+// and 4 close and are saved to the continuation store only (the session does not go
+// idle). The database down, a restart: the next collector cannot load the session and
+// numbers turns 5 and 6 from 0, the bound on records waiting drops turn 5's record, and
+// the session goes idle: a part, which the result store, holding turns 0–2 only, places
+// at 3 and 4 (the indexes the store gave turns 3 and 4). Turn 7 comes; the whole
+// conversation holds turns 0–4, 6 and 7 at the store's indexes and lacks turn 5 at its
+// gap (5). It fitted at no offset and was placed turn by turn: each turn once, but turns
+// 3, 4 and 7 after the part's (5, 6, 7). The result store now stores it whole and moves
+// the part's turn it lacks to its gap (internal/store supersedesPart, lackedMoves).
+// Found by FuzzStoreOutage (input f62cc4a9906be8dc, one collector).
+func TestPartOverTurnsOnlyTheContinuationStoreHad(t *testing.T) {
+	checkStoreOutage(t, outageSeed(0, o(opUnsaved, 1), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 3),
+		o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opRestart, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 2),
+		o(opUp, 0), o(opAdvance, 1), o(opExport, 0), o(opSend, 0), o(opAdvance, 2)))
+}
