@@ -316,10 +316,15 @@ func partKey(tr *evaluation.TurnResult) TurnKey { return KeyOf("", tr).clean() }
 // has it, or placed at a negative offset when that part (or the first part too) was all
 // that was stored (FuzzStoreOutage, TestWholeSessionOverGuessedPart).
 //
-// The current part's turns the save lacks (their record dropped on the collector that
-// made it, which could not load them) go to the save's gaps, keeping every stored turn's
-// order (lackedMoves, the moves returned); when the gaps do not say where each goes, the
-// save is not the whole conversation here (TestWholeSessionMovesPartTurnItLacks).
+// When an earlier part's turn gives the offset and the save holds every stored turn, its
+// numbering is the store's: every stored turn from its first index on may move, in any
+// order (parts placed one after the other before the turns between, a part whose
+// collector got a sender's retry of a turn after a later one:
+// TestWholeSessionReordersPartTurns). The current part's turns the save lacks (their
+// record dropped on the collector that made it, which could not load them) go to the
+// save's gaps, keeping every stored turn's order (lackedMoves, the moves returned); when
+// the gaps do not say where each goes, the save is not the whole conversation here
+// (TestWholeSessionMovesPartTurnItLacks).
 func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[int]TurnKey, at map[TurnKey]int) (int, []move, bool) {
 	if len(at) != len(stored) {
 		return 0, nil, false
@@ -362,25 +367,29 @@ func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[in
 			return 0, nil, false // kept below the save and held by it: twice
 		}
 	}
+	// whole: an earlier part's turn gives its offset and it replaces every stored turn:
+	// its numbering is the store's, and the stored turns may move and change order.
+	whole := anchored && len(held) == len(at)
 	order := make([]move, 0, len(at)) // stored index → saved index
 	for i := range turns {
 		turn, idx := partKey(&turns[i]), turns[i].TurnIndex+off
-		if t, ok := stored[idx]; ok && t != turn && idx < fixed {
+		if t, ok := stored[idx]; ok && t != turn && idx < fixed && !whole {
 			return 0, nil, false // an earlier part's turn replaced by another
 		}
 		k, ok := at[turn]
 		if !ok {
 			continue
 		}
-		if k != idx && k < fixed {
+		if k != idx && k < fixed && !whole {
 			return 0, nil, false // an earlier part's turn moved
 		}
 		order = append(order, move{k, idx})
 	}
 	slices.SortFunc(order, func(a, b move) int { return a.from - b.from })
 	for i := 1; i < len(order); i++ {
-		if order[i].to <= order[i-1].to {
-			return 0, nil, false // the stored turns in another order
+		// The stored turns in another order: not the whole conversation, unless whole.
+		if order[i].to <= order[i-1].to && !whole {
+			return 0, nil, false
 		}
 	}
 	if len(held) == len(at) {

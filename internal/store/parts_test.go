@@ -511,6 +511,67 @@ func TestWholeSessionMovesPartTurnItLacks(t *testing.T) {
 	})
 }
 
+// TestWholeSessionReordersPartTurns: two turns stored (seeds 1 and 2); a collector that
+// could not load the session numbered the turns it closed from 0, a sender's retry of
+// seed 4 among them after seed 5: the part (5, 4, 6) is placed at 2–4. The whole
+// conversation holds the earlier part's turns where they are stored and the part's in
+// another order, after seed 3, which only the continuation store had. The stored turns
+// in another order kept it from the rule for the whole conversation, and it was placed
+// turn by turn: seed 3 after the part's (at 5). Anchored by the earlier part's turns and
+// holding every stored turn, it now replaces them, in its order; a save that no earlier
+// part anchors is still not written over stored turns in another order
+// (TestWholeSessionOverGuessedPart). Its retried export and the part's late one change
+// nothing (docs/decisions/sessions.md §4.6; FuzzStoreOutage input bf84ab6ee84344ea).
+// The same with two parts placed before the turn between (seed 4), each after the turns
+// stored then: the earlier part's turn moves too (FuzzStoreOutage input
+// f02e364494d9ea34; before, the save was placed turn by turn, seed 4 after both).
+func TestWholeSessionReordersPartTurns(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "whole-reorders-part"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2)))
+		part := partAnalysis(id, 1, 0, 5, 4, 6)
+		require.NoError(t, s.SaveAnalysis(ctx, part), "the part, numbered from 0")
+		got, rev := storedTurns(t, s, id)
+		require.Equal(t, map[int]int{0: 1, 1: 2, 2: 5, 3: 4, 4: 6}, got)
+		require.Equal(t, 2, rev)
+
+		whole := partAnalysis(id, 2, 0, 1, 2, 3, 4, 5, 6)
+		require.NoError(t, s.SaveAnalysis(ctx, whole))
+		want := map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5, 5: 6}
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, want, got, "the whole conversation, in its order")
+		assert.Equal(t, 3, rev, "after the part's revision")
+
+		require.NoError(t, s.SaveAnalysis(ctx, whole), "a retried export")
+		require.NoError(t, s.SaveAnalysis(ctx, part), "the part's export, replayed late")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, want, got)
+		assert.Equal(t, 3, rev)
+
+		const two = "whole-reorders-parts"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(two, 1, 0, 1, 2, 3)))
+		first := partAnalysis(two, 1, 0, 5)
+		require.NoError(t, s.SaveAnalysis(ctx, first), "a part, numbered from 0")
+		second := partAnalysis(two, 1, 0, 6)
+		require.NoError(t, s.SaveAnalysis(ctx, second), "another, numbered from 0")
+		got, _ = storedTurns(t, s, two)
+		require.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 5, 4: 6}, got)
+		whole = partAnalysis(two, 2, 0, 1, 2, 3, 4, 5, 6)
+		require.NoError(t, s.SaveAnalysis(ctx, whole), "seed 4 before both parts' turns")
+		want = map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5, 5: 6}
+		got, rev = storedTurns(t, s, two)
+		assert.Equal(t, want, got, "the earlier part's turn moved too")
+		assert.Equal(t, 4, rev, "after the parts' revisions")
+		require.NoError(t, s.SaveAnalysis(ctx, whole), "a retried export")
+		require.NoError(t, s.SaveAnalysis(ctx, first), "the first part's export, replayed late")
+		require.NoError(t, s.SaveAnalysis(ctx, second), "the second's")
+		got, _ = storedTurns(t, s, two)
+		assert.Equal(t, want, got)
+	})
+}
+
 // TestSameRevisionThatCutsOffIsStale: a save at the stored revision and offset that holds
 // only stored turns and lacks a stored turn after them is not a retried export of the
 // stored analysis (which lacks none): another analysis was given the same revision. It

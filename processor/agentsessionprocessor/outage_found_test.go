@@ -492,3 +492,35 @@ func TestPartOverTurnsOnlyTheContinuationStoreHad(t *testing.T) {
 		o(opSend, 0), o(opSend, 0), o(opDown, 0), o(opRestart, 0), o(opSend, 0), o(opSend, 0), o(opAdvance, 2),
 		o(opUp, 0), o(opAdvance, 1), o(opExport, 0), o(opSend, 0), o(opAdvance, 2)))
 }
+
+// TestRetriedTurnInPartThenWholeSession: turns 0 and 1 stored; turns 2 and 3 close, the
+// database goes down, a restart: the next collector cannot load the session and numbers
+// from 0 turn 4, then a sender's retry of turn 3, then turns 5–8, so the part holds turn
+// 3 after turn 4, and the result store places it after turns 0 and 1 (turn 4 at 2, turn 3
+// at 3). The whole conversation holds every stored turn, turns 0 and 1 where they are
+// stored, the part's in another order, and turn 2, which only the continuation store
+// had: kept from the rule for the whole conversation by that order, it was placed turn
+// by turn, turn 2 after the part's (at 8). The result store now stores it whole when the
+// earlier parts' turns anchor it (internal/store supersedesPart). Found by
+// FuzzStoreOutage with retries (input bf84ab6ee84344ea, one collector; it failed before
+// the fix for f62cc4a9906be8dc too).
+func TestRetriedTurnInPartThenWholeSession(t *testing.T) {
+	checkStoreOutage(t, outageSeed(16, o(opSend, 3), o(opSend, 3), o(opAdvance, 6), o(opSend, 3), o(opSend, 3), o(opDown, 2),
+		o(opRestart, 2), o(opSend, 3), o(opSendToo, 4), o(opSend, 3), o(opSend, 3), o(opSend, 3), o(opSend, 3), o(opAdvance, 6)))
+}
+
+// TestPartsPlacedBeforeTurnBetweenThenWholeSession: turns 0–2 stored; turn 3 closes, the
+// database goes down, a restart: the next collector cannot load the session and numbers
+// turn 4 from 0, and stops (its analysis partial, at shutdown); the database comes back
+// and goes down again, and the collector after it numbers turn 5 from 0 too. The result
+// store places each part after the turns stored then (turn 4 at 3, turn 5 at 4). The
+// whole conversation holds every stored turn and turn 3, which only the continuation
+// store had, before both parts' turns: it moves the earlier part's turn (turn 4), which
+// kept it from the rule for the whole conversation, and it was placed turn by turn, turn
+// 3 after both (at 5). It is now stored whole (internal/store supersedesPart). Found by
+// FuzzStoreOutage (input f02e364494d9ea34, one collector; it failed before the fix for
+// f62cc4a9906be8dc too).
+func TestPartsPlacedBeforeTurnBetweenThenWholeSession(t *testing.T) {
+	checkStoreOutage(t, outageSeed(17, o(opSend, 3), o(opSend, 3), o(opSend, 3), o(opAdvance, 6), o(opSend, 3), o(opDown, 2),
+		o(opRestart, 2), o(opSend, 3), o(opRestart, 2), o(opUp, 2), o(opAdvance, 4), o(opDown, 2), o(opSend, 3), o(opAdvance, 6)))
+}
