@@ -524,3 +524,31 @@ func TestPartsPlacedBeforeTurnBetweenThenWholeSession(t *testing.T) {
 	checkStoreOutage(t, outageSeed(17, o(opSend, 3), o(opSend, 3), o(opSend, 3), o(opAdvance, 6), o(opSend, 3), o(opDown, 2),
 		o(opRestart, 2), o(opSend, 3), o(opRestart, 2), o(opUp, 2), o(opAdvance, 4), o(opDown, 2), o(opSend, 3), o(opAdvance, 6)))
 }
+
+// TestClaimedWhileOpenThenEndWhileDown: a session's turns alternate between two
+// collectors; loads fail (the store takes writes), so the second collector's end of it
+// waits through its shutdown with its hold written, and the first collector's sweep
+// claims that hold (a dead instance's now) while the session is open there. The
+// database down at the session's end there, neither the revision nor the stored turns
+// could be read, and the analysis covered this collector's turns alone, a part: the
+// dead collector's turns were in no analysis, and the hold claimed, this collector's
+// now, is one no live collector's sweep takes (its release failed; had it gone
+// through, no collector would ever analyse them). The end of a claimed session now
+// waits for the store, as that of a session recovered without a turn here does, and
+// covers the stored turns. Found by FuzzStoreOutage (input fff7422d9c4c1f63, two
+// sessions; one suffices). SQLite, and PostgreSQL when AGENTEVAL_TEST_POSTGRES_DSN is
+// set.
+func TestClaimedWhileOpenThenEndWhileDown(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		r := newOutageRunOn(t, 8, driver, dsn)
+		r.run([]byte{o(opSend, 2), o(opFailLoads, 0), o(opSend, 0), o(opAdvance, 1), o(opAdvance, 1), o(opAdvance, 1),
+			o(opAdvance, 1), o(opRestart, 2), o(opAdvance, 1)})
+		_, claimed := r.cols[0].p.claimedOpen.Load("outage-a")
+		require.True(t, claimed, "collector 0's sweep claimed the stopped collector's hold while the session is open there")
+		r.run([]byte{o(opDown, 0), o(opAdvance, 2)})
+		r.finish()
+	})
+	t.Run("fff7422d9c4c1f63", func(t *testing.T) {
+		checkStoreOutage(t, []byte("\t\t\x000 \x0f\xe60 \x10\x000 \x10\x000 \x10+ \x04\x10#\x05\x13"))
+	})
+}

@@ -78,10 +78,12 @@ func (o *outageStore) Claim(ctx context.Context, s store.OpenSession, owner stri
 }
 
 // outageRun is one run of FuzzStoreOutage: the collectors started on one SQLite file
-// (continuation and result store), one at a time or two at once (each with its
-// continuation.storage directory), on one fake clock, and what the run sent them.
+// (continuation and result store; or a PostgreSQL schema, checkStoreOutageOn), one at a
+// time or two at once (each with its continuation.storage directory), on one fake
+// clock, and what the run sent them.
 type outageRun struct {
 	t       *testing.T
+	driver  string
 	dsn     string
 	results store.Store
 	ids     []string // the sessions: one, or two interleaved
@@ -155,14 +157,14 @@ func (r *outageRun) accepted() string {
 func (r *outageRun) startCollector(slot int) {
 	t := r.t
 	ctx := context.Background()
-	cfg := recoveryConfig("sqlite", r.dsn)
+	cfg := recoveryConfig(r.driver, r.dsn)
 	cfg.Continuation.Storage = &keptStorageID
 	p, sink, _ := newTestProcessor(t, cfg, nil)
 	p.now = r.clk.now
 	core, logs := observer.New(zap.WarnLevel)
 	p.logger = zap.New(core)
 	r.logs = append(r.logs, logs)
-	cs, err := store.OpenContinuation(ctx, "sqlite", r.dsn)
+	cs, err := store.OpenContinuation(ctx, r.driver, r.dsn)
 	require.NoError(t, err)
 	rec, ok := cs.(store.Recovery)
 	require.True(t, ok)
@@ -397,10 +399,16 @@ func FuzzStoreOutage(f *testing.F) {
 }
 
 func checkStoreOutage(t *testing.T, data []byte) {
+	checkStoreOutageOn(t, "sqlite", "", data)
+}
+
+// checkStoreOutageOn is checkStoreOutage on the continuation and result store of driver
+// at dsn ("": a new SQLite file), which it is the run's alone.
+func checkStoreOutageOn(t *testing.T, driver, dsn string, data []byte) {
 	if len(data) == 0 {
 		return
 	}
-	r := newOutageRun(t, data[0])
+	r := newOutageRunOn(t, data[0], driver, dsn)
 	r.run(data[1:])
 	r.finish()
 }
@@ -506,11 +514,19 @@ func (r *outageRun) run(ops []byte) {
 // newOutageRun starts the collectors of a run with flags (FuzzStoreOutage's first byte)
 // on a new SQLite file and continuation.storage directories, and names its sessions.
 func newOutageRun(t *testing.T, flags byte) *outageRun {
+	return newOutageRunOn(t, flags, "sqlite", "")
+}
+
+// newOutageRunOn is newOutageRun on the store of driver at dsn ("": a new SQLite file).
+func newOutageRunOn(t *testing.T, flags byte, driver, dsn string) *outageRun {
 	// Not t.TempDir: a seed's directory name holds '#', which the store refuses.
 	dir, err := os.MkdirTemp("", "fuzz-outage")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	r := &outageRun{t: t, dsn: filepath.Join(dir, "agenteval.db"), held: 2, clk: newTestClock(), crashes: flags&4 != 0, retries: flags&16 != 0}
+	if dsn == "" {
+		dsn = filepath.Join(dir, "agenteval.db")
+	}
+	r := &outageRun{t: t, driver: driver, dsn: dsn, held: 2, clk: newTestClock(), crashes: flags&4 != 0, retries: flags&16 != 0}
 	collectors := 1
 	if flags&8 != 0 {
 		collectors = 2
@@ -521,7 +537,7 @@ func newOutageRun(t *testing.T, flags byte) *outageRun {
 		r.dirs = append(r.dirs, filepath.Join(dir, "storage"+strings.Repeat("-b", i)))
 		require.NoError(t, os.Mkdir(r.dirs[i], 0o700))
 	}
-	r.results = resultStore(t, "sqlite", r.dsn)
+	r.results = resultStore(t, r.driver, r.dsn)
 	for i := range collectors {
 		r.startCollector(i)
 	}

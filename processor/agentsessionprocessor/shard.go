@@ -475,13 +475,17 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 				revision, recorded = sh.nextRevision(ctx, p, st, id)
 			}
 			err := sh.reload(ctx, p, st, id)
-			if err != nil && !recorded && st.Len() > 0 {
+			if err != nil && !recorded && st.Len() > 0 && st.claimed.ID == "" {
 				// The store is down: the analysis covers the turns of this collector, a
 				// part the result store places (§4.5, §4.6). Without a turn here (a
 				// session recovered from a dead collector, whose load failed too) there is
 				// nothing to analyse, and the release would leave the stored turns to no
 				// collector: the end waits for the store (TestRecoveredSessionLoadFails,
-				// TestRecoveredEndWaitsForLoad).
+				// TestRecoveredEndWaitsForLoad). So does the end of a session whose dead
+				// instance's hold this collector's sweep claimed while it was open here
+				// (claimed): that hold is this collector's now, which no live collector's
+				// sweep takes, and the dead instance's turns are in no analysis but the
+				// one over the stored turns (TestClaimedWhileOpenThenEndWhileDown).
 				p.logger.Warn("reloading a session from the continuation store failed; its analysis covers the turns of this collector",
 					zap.String("session_id", id), zap.Error(err))
 				err = nil
