@@ -582,7 +582,7 @@ func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rang
 		switch {
 		case idx < pl.from || idx > pl.to:
 			pl.kept++
-		case idx < last && t.TraceID != "":
+		case idx != last && t.TraceID != "":
 			if heldTurns == nil {
 				heldTurns, heldAt = make(map[TurnKey]bool, len(turns)), make(map[int]bool, len(turns))
 				for i := range turns {
@@ -592,6 +592,11 @@ func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rang
 			if !heldAt[idx] && !heldTurns[t] && !slices.ContainsFunc(pl.moves, func(m move) bool { return m.from == idx }) {
 				// A turn the save lacks inside its range: a collector that could not load
 				// it (its record dropped, its analysis not stored yet) numbered around it.
+				// After its last: a collector that could not load the session analysed
+				// only the turns it closed (a sender's retry of a stored turn reached it,
+				// docs/decisions/sessions.md §4.5, FuzzStoreOutage input
+				// 0e38c9909932f1a0), at a higher revision than the analysis that holds
+				// them all. A save never deletes a stored turn it lacks.
 				pl.gaps = append(pl.gaps, idx)
 				pl.kept++
 			}

@@ -524,3 +524,15 @@ func TestPartsPlacedBeforeTurnBetweenThenWholeSession(t *testing.T) {
 	checkStoreOutage(t, outageSeed(17, o(opSend, 3), o(opSend, 3), o(opSend, 3), o(opAdvance, 6), o(opSend, 3), o(opDown, 2),
 		o(opRestart, 2), o(opSend, 3), o(opRestart, 2), o(opUp, 2), o(opAdvance, 4), o(opDown, 2), o(opSend, 3), o(opAdvance, 6)))
 }
+
+// TestHigherRevisionOfPartialLoadKeepsTurnAfter: the first collector analyses turns 0–5
+// at revision 1, stored; the second, its loads failing, gets a sender's retry of turns 3
+// and 4 and analyses them, numbered where the store has them, at its own revisions 1 and
+// 2 (the database down). Its revision 2 fits at offset 0 and is above the stored one:
+// written as the usual later revision it replaced the stored turns from its first index
+// on, and turn 5, after its last, was in no stored analysis (5 of 6 turns). Found by
+// FuzzStoreOutage with retries (input 0e38c9909932f1a0, two collectors).
+func TestHigherRevisionOfPartialLoadKeepsTurnAfter(t *testing.T) {
+	checkStoreOutage(t, outageSeed(56, o(opSendOpen, 4), o(opSendOpen, 4), o(opSendOpen, 4), o(opSendOpen, 3), o(opFailLoads, 2),
+		o(opSendToo, 0), o(opDown, 2), o(opSendOpen, 4), o(opAdvance, 6), o(opSendToo, 3), o(opSendOpen, 4), o(opAdvance, 6)))
+}
