@@ -202,6 +202,16 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			// lacks none of its turns. Written, this one would replace them.
 			return part{stale: true}, nil
 		}
+		if revision+pl.revisionOffset < highest && !rangeOnly && addsTurn(turns, at) {
+			// An older revision that holds turns the stored analysis lacks: two
+			// collectors, the one that could load the session less of it (it recovered
+			// the session, or a sender's retry reached it) gave the higher revision, which
+			// reached the result store first (docs/decisions/sessions.md §4.5, FuzzStoreOutage
+			// input 8ff64bbb02a4fc33). Skipped as older, its turns would be in no stored
+			// analysis: it goes after the stored revision, as a save placed turn by turn
+			// does, and keeps every stored turn it lacks (part.place).
+			pl.revisionOffset = highest + 1 - revision
+		}
 		return pl.place(turns, stored, rangeOnly), nil
 	}
 	if rangeOnly {
@@ -506,6 +516,18 @@ func addsTrace(turns []evaluation.TurnResult, stored map[int]TurnKey) bool {
 	for i := range turns {
 		t := partKey(&turns[i])
 		if _, ok := traces[t.TraceID]; t.TraceID != "" && !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// addsTurn reports whether one of turns (with a trace) is not stored (at: turn → stored
+// index): the save adds a turn to the stored analysis.
+func addsTurn(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
+	for i := range turns {
+		t := partKey(&turns[i])
+		if _, ok := at[t]; t.TraceID != "" && !ok {
 			return true
 		}
 	}

@@ -202,6 +202,42 @@ func TestLaterRevisionKeepsTurnAfterItsLast(t *testing.T) {
 	})
 }
 
+// TestLowerRevisionAddsTurnsStoredLacks: revision 2 of a collector that recovered the
+// session holds turns 0 and 3 only and reaches the result store first; revision 1 of the
+// other collector holds turns 0–3 (two collectors, docs/decisions/sessions.md §4.5,
+// FuzzStoreOutage input 8ff64bbb02a4fc33). Skipped as older, turns 1 and 2 were in no
+// stored analysis: it is stored as a revision after the stored one, keeping every stored
+// turn. A retried export of either revision changes nothing; a lower revision that adds
+// no turn is still skipped.
+func TestLowerRevisionAddsTurnsStoredLacks(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "lower-adds-1"
+		higher := atIndexes(partAnalysis(id, 2, 0, 1, 4), 0, 3)
+		lower := partAnalysis(id, 1, 0, 1, 2, 3, 4)
+		require.NoError(t, s.SaveAnalysis(ctx, higher))
+		require.NoError(t, s.SaveAnalysis(ctx, lower))
+		all := map[int]int{0: 1, 1: 2, 2: 3, 3: 4}
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, all, got, "turns 1 and 2 added")
+		assert.Equal(t, 3, rev, "after the stored revision")
+		require.NoError(t, s.SaveAnalysis(ctx, lower), "a retried export")
+		require.NoError(t, s.SaveAnalysis(ctx, higher), "a retried export of the higher")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, all, got)
+		assert.Equal(t, 3, rev)
+		assert.Equal(t, 2, count(t, s, "session_analyses", id))
+
+		const id2 = "lower-adds-2"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id2, 2, 0, 1, 2, 3)))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id2, 1, 0, 1, 2)), "older, adds nothing")
+		got, rev = storedTurns(t, s, id2)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3}, got)
+		assert.Equal(t, 2, rev)
+	})
+}
+
 // TestRestartedPartStartsAtReclosedTurn: a turn whose spans came both before and after a
 // restart is closed again, first, by the restarted collector (docs/decisions/sessions.md
 // §3): the new part starts at that trace's stored turn. A late export of the first part

@@ -536,3 +536,13 @@ func TestHigherRevisionOfPartialLoadKeepsTurnAfter(t *testing.T) {
 	checkStoreOutage(t, outageSeed(56, o(opSendOpen, 4), o(opSendOpen, 4), o(opSendOpen, 4), o(opSendOpen, 3), o(opFailLoads, 2),
 		o(opSendToo, 0), o(opDown, 2), o(opSendOpen, 4), o(opAdvance, 6), o(opSendToo, 3), o(opSendOpen, 4), o(opAdvance, 6)))
 }
+
+// TestLowerRevisionAddsTurnsHigherLacks: the second collector analyses turns 0–3 at
+// revision 1; the first, recovering the session (its end restarted), analyses turns 0
+// and 3 only at revision 2, and that analysis reaches the result store first. Revision 1,
+// exported after it, was skipped as older: turns 1 and 2 in no stored analysis (2 of 4
+// turns). Found by FuzzStoreOutage (input 8ff64bbb02a4fc33, two collectors).
+func TestLowerRevisionAddsTurnsHigherLacks(t *testing.T) {
+	checkStoreOutage(t, outageSeed(56, o(opSend, 3), o(opUnsaved, 5), o(opDown, 2), o(opSend, 3), o(opSend, 3), o(opSend, 3),
+		o(opAdvance, 6)))
+}
