@@ -39,8 +39,9 @@ type part struct {
 	// stored turns from there on, up to to, and keeps the others, kept of them. to is the
 	// last index a turns part holds (evaluation.Analysis.TurnsPart), else math.MaxInt32.
 	from, to, kept int
-	// gaps are the indexes between from and to, in order, of stored turns the save lacks
-	// altogether (their trace is at no index of it): they are kept too (part.deleted).
+	// gaps are the indexes from from to to, in order, of stored turns the save lacks
+	// altogether (their trace is at no index of it), before its last turn or after it:
+	// they are kept too (part.deleted).
 	gaps []int
 	// moves are the stored turns the save lacks that go to another index (a part's turn
 	// at the whole conversation's gap, supersedesPart): their rows are read before the
@@ -118,7 +119,8 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //     current part's offsets);
 //   - the current part's offsets, when none of the turns then lands on the index of
 //     another stored turn and no stored turn moves (the usual case: a continuation, a
-//     retried export);
+//     retried export); a save below the stored revision that adds a turn (addsTurn) then
+//     takes the revision after the stored one instead of being skipped as older;
 //   - else, when one of its turns is stored, the offset that puts it back on it: below
 //     the current part's, the save is stale, unless at that offset it fits and loses no
 //     stored turn (losesNone: each stored turn it lacks is below its last, kept; the
@@ -133,6 +135,9 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //     stored turns is placed turn by turn (byTurn: the stored ones where they are, the
 //     others after the highest stored turn), and one that holds none starts a new part
 //     after the highest stored turn.
+//
+// Whatever the placement, a save keeps every stored turn (with a trace) that it lacks
+// after its first index (part.place): it never deletes a turn it does not carry.
 //
 // At the current part's offset, a save at the stored revision that cuts off stored turns
 // is stale too: a second analysis given that revision, not a retried export. A turns part
