@@ -39,8 +39,9 @@ type part struct {
 	// stored turns from there on, up to to, and keeps the others, kept of them. to is the
 	// last index a turns part holds (evaluation.Analysis.TurnsPart), else math.MaxInt32.
 	from, to, kept int
-	// gaps are the indexes between from and to, in order, of stored turns the save lacks
-	// altogether (their trace is at no index of it): they are kept too (part.deleted).
+	// gaps are the indexes from from to to, in order, of stored turns the save lacks
+	// altogether (their trace is at no index of it), before its last turn or after it:
+	// they are kept too (part.deleted).
 	gaps []int
 	// moves are the stored turns the save lacks that go to another index (a part's turn
 	// at the whole conversation's gap, supersedesPart): their rows are read before the
@@ -118,7 +119,8 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //     current part's offsets);
 //   - the current part's offsets, when none of the turns then lands on the index of
 //     another stored turn and no stored turn moves (the usual case: a continuation, a
-//     retried export);
+//     retried export); a save below the stored revision that adds a turn (addsTurn) then
+//     takes the revision after the stored one instead of being skipped as older;
 //   - else, when one of its turns is stored, the offset that puts it back on it: below
 //     the current part's, the save is stale, unless at that offset it fits and loses no
 //     stored turn (losesNone: each stored turn it lacks is below its last, kept; the
@@ -133,6 +135,9 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //     stored turns is placed turn by turn (byTurn: the stored ones where they are, the
 //     others after the highest stored turn), and one that holds none starts a new part
 //     after the highest stored turn.
+//
+// Whatever the placement, a save keeps every stored turn (with a trace) that it lacks
+// after its first index (part.place): it never deletes a turn it does not carry.
 //
 // At the current part's offset, a save at the stored revision that cuts off stored turns
 // is stale too: a second analysis given that revision, not a retried export. A turns part
@@ -201,6 +206,16 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			// docs/decisions/sessions.md §4.8), and a retried export of the stored one
 			// lacks none of its turns. Written, this one would replace them.
 			return part{stale: true}, nil
+		}
+		if revision+pl.revisionOffset < highest && !rangeOnly && addsTurn(turns, at) {
+			// An older revision that holds turns the stored analysis lacks: two
+			// collectors, the one that could load the session less of it (it recovered
+			// the session, or a sender's retry reached it) gave the higher revision, which
+			// reached the result store first (docs/decisions/sessions.md §4.5, FuzzStoreOutage
+			// input 8ff64bbb02a4fc33). Skipped as older, its turns would be in no stored
+			// analysis: it goes after the stored revision, as a save placed turn by turn
+			// does, and keeps every stored turn it lacks (part.place).
+			pl.revisionOffset = highest + 1 - revision
 		}
 		return pl.place(turns, stored, rangeOnly), nil
 	}
@@ -512,6 +527,18 @@ func addsTrace(turns []evaluation.TurnResult, stored map[int]TurnKey) bool {
 	return false
 }
 
+// addsTurn reports whether one of turns (with a trace) is not stored (at: turn → stored
+// index): the save adds a turn to the stored analysis.
+func addsTurn(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
+	for i := range turns {
+		t := partKey(&turns[i])
+		if _, ok := at[t]; t.TraceID != "" && !ok {
+			return true
+		}
+	}
+	return false
+}
+
 // holdsAny reports whether one of turns is stored (at: turn → stored index).
 func holdsAny(turns []evaluation.TurnResult, at map[TurnKey]int) bool {
 	for i := range turns {
@@ -582,7 +609,7 @@ func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rang
 		switch {
 		case idx < pl.from || idx > pl.to:
 			pl.kept++
-		case idx < last && t.TraceID != "":
+		case idx != last && t.TraceID != "":
 			if heldTurns == nil {
 				heldTurns, heldAt = make(map[TurnKey]bool, len(turns)), make(map[int]bool, len(turns))
 				for i := range turns {
@@ -592,6 +619,11 @@ func (pl part) place(turns []evaluation.TurnResult, stored map[int]TurnKey, rang
 			if !heldAt[idx] && !heldTurns[t] && !slices.ContainsFunc(pl.moves, func(m move) bool { return m.from == idx }) {
 				// A turn the save lacks inside its range: a collector that could not load
 				// it (its record dropped, its analysis not stored yet) numbered around it.
+				// After its last: a collector that could not load the session analysed
+				// only the turns it closed (a sender's retry of a stored turn reached it,
+				// docs/decisions/sessions.md §4.5, FuzzStoreOutage input
+				// 0e38c9909932f1a0), at a higher revision than the analysis that holds
+				// them all. A save never deletes a stored turn it lacks.
 				pl.gaps = append(pl.gaps, idx)
 				pl.kept++
 			}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -163,6 +164,77 @@ func TestSaveKeepsTurnItLacksInItsRange(t *testing.T) {
 		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 3, 0, 1, 2, 3, 4, 5)), "the whole conversation")
 		got, _ = storedTurns(t, s, id)
 		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got)
+	})
+}
+
+// TestLaterRevisionKeepsTurnAfterItsLast: a later revision from a collector that could
+// not load the session (two collectors, docs/decisions/sessions.md §4.5, FuzzStoreOutage
+// input 0e38c9909932f1a0) holds turns 3 and 4 of six, at the indexes the store gave
+// them, and nothing after: it keeps the stored turn after its last (turn 5), as it keeps
+// one it lacks between its first and last. A retried export changes nothing, and a next
+// revision that holds turn 5 again replaces it.
+func TestLaterRevisionKeepsTurnAfterItsLast(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "after-last-1"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 0, 1, 2, 3, 4, 5, 6)))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 1, 3, 4)), "its revision 1: stale (it cuts off turns 4 and 5)")
+		later := partAnalysis(id, 2, 3, 4, 5)
+		require.NoError(t, s.SaveAnalysis(ctx, later))
+		require.NoError(t, s.SaveAnalysis(ctx, later), "a retried export")
+		all := map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5, 5: 6}
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, all, got, "turn 5 kept")
+		assert.Equal(t, 2, rev)
+		a, err := s.GetAnalysis(ctx, id)
+		require.NoError(t, err)
+		assert.Len(t, a.TurnResults, 6)
+		list, err := s.ListSessions(ctx, Filter{})
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		assert.Equal(t, 6, list[0].Turns)
+
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id, 3, 4, 5, 6, 7)), "the next revision, turn 5 and a new one")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7}, got)
+		assert.Equal(t, 3, rev)
+	})
+}
+
+// TestLowerRevisionAddsTurnsStoredLacks: revision 2 of a collector that recovered the
+// session holds turns 0 and 3 only and reaches the result store first; revision 1 of the
+// other collector holds turns 0–3 (two collectors, docs/decisions/sessions.md §4.5,
+// FuzzStoreOutage input 8ff64bbb02a4fc33). Skipped as older, turns 1 and 2 were in no
+// stored analysis: it is stored as a revision after the stored one, keeping every stored
+// turn. A retried export of either revision changes nothing; a lower revision that adds
+// no turn is still skipped.
+func TestLowerRevisionAddsTurnsStoredLacks(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		const id = "lower-adds-1"
+		higher := atIndexes(partAnalysis(id, 2, 0, 1, 4), 0, 3)
+		lower := partAnalysis(id, 1, 0, 1, 2, 3, 4)
+		require.NoError(t, s.SaveAnalysis(ctx, higher))
+		require.NoError(t, s.SaveAnalysis(ctx, lower))
+		all := map[int]int{0: 1, 1: 2, 2: 3, 3: 4}
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, all, got, "turns 1 and 2 added")
+		assert.Equal(t, 3, rev, "after the stored revision")
+		require.NoError(t, s.SaveAnalysis(ctx, lower), "a retried export")
+		require.NoError(t, s.SaveAnalysis(ctx, higher), "a retried export of the higher")
+		got, rev = storedTurns(t, s, id)
+		assert.Equal(t, all, got)
+		assert.Equal(t, 3, rev)
+		assert.Equal(t, 2, count(t, s, "session_analyses", id))
+
+		const id2 = "lower-adds-2"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id2, 2, 0, 1, 2, 3)))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(id2, 1, 0, 1, 2)), "older, adds nothing")
+		got, rev = storedTurns(t, s, id2)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3}, got)
+		assert.Equal(t, 2, rev)
 	})
 }
 
@@ -768,8 +840,8 @@ func TestBatchSavesNewSessionTwice(t *testing.T) {
 
 // TestContinuedSaveReplacesTurns: a stored session's next revision (SQLite: a plain
 // UPDATE of its sessions row) replaces its turn rows whichever of them changed, a retried
-// export changes nothing, a revision with fewer turns leaves fewer rows, an older
-// revision is skipped, and a repeated turn index fails the save.
+// export changes nothing, an older revision is skipped, a revision with fewer turns
+// keeps the stored turns it lacks, and a repeated turn index fails the save.
 func TestContinuedSaveReplacesTurns(t *testing.T) {
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
@@ -802,14 +874,20 @@ func TestContinuedSaveReplacesTurns(t *testing.T) {
 		require.NoError(t, s.SaveAnalysis(ctx, first), "an older revision")
 		check(next)
 
+		// A revision with fewer turns keeps the stored turns it lacks: a collector that
+		// could not load them analysed only the turns it holds (docs/decisions/sessions.md
+		// §4.5, FuzzStoreOutage input 0e38c9909932f1a0). Until 2026-11-29 it left fewer
+		// rows, and turns 1 and 2 were in no stored analysis.
 		fewer := partAnalysis(id, 3, 0, 1)
 		require.NoError(t, s.SaveAnalysis(ctx, fewer))
-		check(fewer)
+		kept := *fewer
+		kept.TurnResults = append(slices.Clone(fewer.TurnResults), next.TurnResults[1:]...)
+		check(&kept)
 
 		dup := partAnalysis(id, 4, 0, 1)
 		dup.TurnResults = append(dup.TurnResults, dup.TurnResults[0])
 		require.Error(t, s.SaveAnalysis(ctx, dup), "a repeated turn index")
-		check(fewer)
+		check(&kept)
 	})
 }
 

@@ -552,3 +552,25 @@ func TestClaimedWhileOpenThenEndWhileDown(t *testing.T) {
 		checkStoreOutage(t, []byte("\t\t\x000 \x0f\xe60 \x10\x000 \x10\x000 \x10+ \x04\x10#\x05\x13"))
 	})
 }
+
+// TestHigherRevisionOfPartialLoadKeepsTurnAfter: the first collector analyses turns 0–5
+// at revision 1, stored; the second, its loads failing, gets a sender's retry of turns 3
+// and 4 and analyses them, numbered where the store has them, at its own revisions 1 and
+// 2 (the database down). Its revision 2 fits at offset 0 and is above the stored one:
+// written as the usual later revision it replaced the stored turns from its first index
+// on, and turn 5, after its last, was in no stored analysis (5 of 6 turns). Found by
+// FuzzStoreOutage with retries (input 0e38c9909932f1a0, two collectors).
+func TestHigherRevisionOfPartialLoadKeepsTurnAfter(t *testing.T) {
+	checkStoreOutage(t, outageSeed(56, o(opSendOpen, 4), o(opSendOpen, 4), o(opSendOpen, 4), o(opSendOpen, 3), o(opFailLoads, 2),
+		o(opSendToo, 0), o(opDown, 2), o(opSendOpen, 4), o(opAdvance, 6), o(opSendToo, 3), o(opSendOpen, 4), o(opAdvance, 6)))
+}
+
+// TestLowerRevisionAddsTurnsHigherLacks: the second collector analyses turns 0–3 at
+// revision 1; the first, recovering the session (its end restarted), analyses turns 0
+// and 3 only at revision 2, and that analysis reaches the result store first. Revision 1,
+// exported after it, was skipped as older: turns 1 and 2 in no stored analysis (2 of 4
+// turns). Found by FuzzStoreOutage (input 8ff64bbb02a4fc33, two collectors).
+func TestLowerRevisionAddsTurnsHigherLacks(t *testing.T) {
+	checkStoreOutage(t, outageSeed(56, o(opSend, 3), o(opUnsaved, 5), o(opDown, 2), o(opSend, 3), o(opSend, 3), o(opSend, 3),
+		o(opAdvance, 6)))
+}
