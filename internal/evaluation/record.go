@@ -196,7 +196,7 @@ func (e *Evaluator) EvaluateClosedTurn(sessionID string, agents []session.AgentD
 		}
 	}
 	tr := c.turn(ti, false)
-	setTurnIndex(&tr, index)
+	tr.SetTurnIndex(index)
 	tr.roundScores()
 	rec := TurnRecord{
 		Result:         tr,
@@ -333,10 +333,13 @@ func RecordFromResult(tr TurnResult) TurnRecord {
 // SetTurnIndex moves the record to turn index (its result and its tool issues): a turn
 // numbered by one collector while its continuation store was unreachable gets the index
 // the store allocates once it is back (docs/decisions/sessions.md §4.5).
-func (r *TurnRecord) SetTurnIndex(index int) { setTurnIndex(&r.Result, index) }
+func (r *TurnRecord) SetTurnIndex(index int) { r.Result.SetTurnIndex(index) }
 
-// setTurnIndex gives the result and its tool issues the turn's stable session index.
-func setTurnIndex(tr *TurnResult, index int) {
+// SetTurnIndex gives the result and its tool issues (Interactions[].ToolCalls[].Issues)
+// the turn's session index, 0-based: the index a collector's continuation store allocated
+// (docs/decisions/sessions.md §4.5), or the one the result store moves a stored turn to
+// (§4.6). The issue slices are changed in place: a caller that shares them copies first.
+func (tr *TurnResult) SetTurnIndex(index int) {
 	tr.TurnIndex = index
 	for i := range tr.Interactions {
 		for j := range tr.Interactions[i].ToolCalls {

@@ -720,17 +720,7 @@ func (s *sqlStore) movedTurns(ctx context.Context, tx *sql.Tx, id string, moves 
 		if err := json.Unmarshal(doc, &tr); err != nil {
 			return nil, fmt.Errorf("move turn %d of %q: %w", m.from, id, err)
 		}
-		by := m.to - m.from
-		tr.TurnIndex += by
-		for i := range tr.Interactions {
-			for j := range tr.Interactions[i].ToolCalls {
-				is := slices.Clone(tr.Interactions[i].ToolCalls[j].Issues)
-				for k := range is {
-					is[k].TurnIndex += by
-				}
-				tr.Interactions[i].ToolCalls[j].Issues = is
-			}
-		}
+		tr.SetTurnIndex(m.to) // decoded here: nothing shares its issues
 		out = append(out, tr)
 	}
 	return out, nil
@@ -747,18 +737,18 @@ func (s *sqlStore) movedTurns(ctx context.Context, tx *sql.Tx, id string, moves 
 // conversation order all the same.
 func (s *sqlStore) placed(p *analysisRows, pl part) (*analysisRows, error) {
 	a := pl.shifted(p.a)
-	if len(pl.movedTurns) > 0 {
+	own := func() { // a copy of the analysis before its turns change; p.a is the caller's
 		if a == p.a {
 			c := *a
 			a = &c
 		}
+	}
+	if len(pl.movedTurns) > 0 {
+		own()
 		a.TurnResults = append(slices.Clip(a.TurnResults), pl.movedTurns...)
 	}
 	if (pl.kept > 0 || len(pl.movedTurns) > 0) && !slices.IsSortedFunc(a.TurnResults, byIndex) {
-		if a == p.a {
-			c := *a
-			a = &c
-		}
+		own()
 		a.TurnResults = slices.SortedFunc(slices.Values(a.TurnResults), byIndex)
 	}
 	if a != p.a {
