@@ -82,6 +82,9 @@ func (e *Evaluator) Aggregate(meta SessionMeta, recs []TurnRecord) Analysis {
 	for i := range recs {
 		a.TurnResults = append(a.TurnResults, recs[i].Result)
 		tr := &a.TurnResults[len(a.TurnResults)-1] // read in place: a TurnResult is large
+		// The record's stage is the turn's (a record saved before results carried
+		// WithFollowUp has it in NoFollowUp only): the result store compares it.
+		tr.WithFollowUp = VerdictStage(&recs[i]) == 2
 		// A session with a turn cut short is partial (docs/scoring.md §6).
 		a.Partial = a.Partial || tr.Partial
 		usage.Add(tr.Usage)

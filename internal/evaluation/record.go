@@ -296,8 +296,11 @@ func carried(old, fresh []string, limit int) []string {
 //   - no Grounding or Conversation: the next turn is evaluated without the earlier turns'
 //     facts and tokens (as a first turn is);
 //   - NoFollowUp is set on a final result: the next turn's user message, when it comes,
-//     gives its verdict again (FollowUp).
+//     gives its verdict again (FollowUp); the result's WithFollowUp is cleared with it, so
+//     that the record and its result give one stage (VerdictStage 1), and the result
+//     store keeps a stored verdict with follow-up over this one.
 func RecordFromResult(tr TurnResult) TurnRecord {
+	tr.WithFollowUp = false
 	rec := TurnRecord{Result: tr, FinalResponder: len(tr.Interactions) - 1, NoFollowUp: tr.Final}
 	sum := &rec.Summary
 	sum.StartedAt = tr.StartedAt
@@ -391,7 +394,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	if slices.Contains(tr.NotEvaluable, ReasonCutByCollector) {
 		// Its answer was not seen: no follow-up verdict either (the detection explains).
 		tr.Revised, tr.ReplacedDetectionType = tr.Final, replacedType(tr.Final, before)
-		tr.Final = true
+		tr.Final, tr.WithFollowUp = true, next != nil
 		rec.Result = tr
 		rec.NoFollowUp = next == nil
 		return rec
@@ -421,7 +424,7 @@ func (e *Evaluator) finalize(rec TurnRecord, next *string) TurnRecord {
 	}
 
 	tr.Revised, tr.ReplacedDetectionType = tr.Final, replacedType(tr.Final, before)
-	tr.Final = true
+	tr.Final, tr.WithFollowUp = true, next != nil
 	tr.IsBad, tr.DetectionType, tr.Confidence, tr.Reason = d.bad, d.typ, d.conf, d.reason
 	tr.Explanations = cloneMap(tr.Explanations)
 	tr.Explanations[keyDetection] = strings.Join(expl, "; ")

@@ -32,6 +32,8 @@ func TestFollowUpEqualsFinalEvaluation(t *testing.T) {
 		gotJS, err := json.Marshal(got.Result)
 		require.NoError(t, err)
 		assert.JSONEq(t, string(wantJS), string(gotJS), "turn %d", ti)
+		assert.Equal(t, VerdictStage(&got), got.Result.VerdictStage(), "turn %d: the result's stage is its record's", ti)
+		assert.Equal(t, VerdictStage(&rec), rec.Result.VerdictStage(), "turn %d: provisional", ti)
 		// FollowUp does not modify the provisional record.
 		assert.False(t, rec.Result.Final)
 	})
@@ -212,8 +214,13 @@ func TestRecordFromResult(t *testing.T) {
 			assert.True(t, want.HasContent, "turn %d content", ti)
 		}
 
+		assert.Equal(t, 1, rebuilt.Result.VerdictStage())
+
 		if ti+1 < len(s.Turns) {
 			next := s.Turns[ti+1].UserMessage
+			followed := RecordFromResult(e.FollowUp(rec, next).Result)
+			assert.Equal(t, 1, VerdictStage(&followed), "turn %d: a stored result is rebuilt without follow-up", ti)
+			assert.Equal(t, 1, followed.Result.VerdictStage(), "turn %d: and its result says so", ti)
 			got, want := e.FollowUp(rebuilt, next).Result, e.FollowUp(rec, next).Result
 			assert.Equal(t, want.IsBad, got.IsBad, "turn %d", ti)
 			assert.Equal(t, want.DetectionType, got.DetectionType, "turn %d", ti)

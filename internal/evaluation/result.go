@@ -135,6 +135,13 @@ type TurnResult struct {
 	// Final is false while the turn's follow-up user message is not yet known: only
 	// hallucination can be detected then; CCM/RDM come with the final verdict.
 	Final bool `json:"final"`
+	// WithFollowUp is true on a final verdict given with the next turn's user message
+	// (Evaluator.FollowUp, FollowUpBy), false while provisional and on a final verdict
+	// given without it (FinishLast: the session went idle after this turn). With Final it
+	// gives the verdict's stage (VerdictStage), which the result store compares so that
+	// a save never takes a turn's verdict back (docs/decisions/sessions.md §4.5). Absent
+	// on the results of a collector that did not set it: read as without follow-up.
+	WithFollowUp bool `json:"with_follow_up,omitempty"`
 	// Revised is true on a final verdict that replaces an earlier final one: the last
 	// turn of an idle session judged again when the session continued (its follow-up
 	// arrived), a turn judged again with another follow-up (it closed late), or a

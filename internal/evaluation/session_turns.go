@@ -21,12 +21,21 @@ func (r *TurnResult) ID() TurnID { return TurnID{TraceID: r.TraceID, RootSpanID:
 // VerdictStage orders a turn record's verdicts: 0 provisional, 1 final without the next
 // turn's user message (Evaluator.FinishLast: NoFollowUp), 2 final with it (FollowUp). A
 // record is replaced only by one of the same or a higher stage, in SessionTurns and in
-// the continuation store.
-func VerdictStage(r *TurnRecord) int {
+// the continuation store; a turn result only by one of the same or a higher stage in the
+// result store (TurnResult.VerdictStage).
+func VerdictStage(r *TurnRecord) int { return verdictStage(r.Result.Final, !r.NoFollowUp) }
+
+// VerdictStage is the stage of the verdict tr holds, as VerdictStage gives it for a
+// record: 0 provisional, 1 final without follow-up, 2 final with it (WithFollowUp).
+func (tr *TurnResult) VerdictStage() int { return verdictStage(tr.Final, tr.WithFollowUp) }
+
+// verdictStage is the stage of a verdict: final or provisional, given with the next
+// turn's user message or without it.
+func verdictStage(final, withFollowUp bool) int {
 	switch {
-	case !r.Result.Final:
+	case !final:
 		return 0
-	case r.NoFollowUp:
+	case !withFollowUp:
 		return 1
 	}
 	return 2

@@ -239,6 +239,9 @@ func TestVerdictStageAndNeedsFollowUp(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.stage, VerdictStage(&tc.r))
+			tr := tc.r.Result
+			tr.WithFollowUp = tc.stage == 2
+			assert.Equal(t, tc.stage, tr.VerdictStage(), "the result's stage")
 			assert.Equal(t, tc.needs, NeedsFollowUp(&tc.r, next))
 		})
 	}
@@ -315,4 +318,21 @@ func TestSessionTurnsRelease(t *testing.T) {
 	dropped, _ = one.Release(0)
 	assert.Equal(t, 1, dropped, "keep < 1 keeps the last record")
 	assert.Equal(t, []int{1}, indexes(&one))
+}
+
+// TestAggregateGivesRecordStage: the analysis' turn results carry their records' verdict
+// stage (TurnResult.VerdictStage), which the result store compares, also for a record
+// saved before results carried WithFollowUp (stage 2 in NoFollowUp only) and for one
+// whose result says more than the record (a record rebuilt from a stored result).
+func TestAggregateGivesRecordStage(t *testing.T) {
+	recs := []TurnRecord{
+		{Result: TurnResult{TurnIndex: 0, TraceID: "a", Final: true, DetectionType: DetectionNone}},
+		{Result: TurnResult{TurnIndex: 1, TraceID: "b", Final: true, WithFollowUp: true, DetectionType: DetectionNone}, NoFollowUp: true},
+		{Result: TurnResult{TurnIndex: 2, TraceID: "c", DetectionType: DetectionNone}},
+	}
+	a := newEval(t).Aggregate(SessionMeta{ID: "s"}, recs)
+	require.Len(t, a.TurnResults, len(recs))
+	for i := range recs {
+		assert.Equal(t, VerdictStage(&recs[i]), a.TurnResults[i].VerdictStage(), "turn %d", i)
+	}
 }

@@ -22,6 +22,7 @@ func (c *evalCtx) turn(ti int, final bool) TurnResult {
 		RootSpanID:   t.RootSpanID,
 		StartedAt:    t.StartedAt.UTC(),
 		Final:        final,
+		WithFollowUp: final && ti+1 < len(c.s.Turns), // as Evaluator.FollowUp gives it
 		LatencyMs:    t.LatencyMs,
 		Usage:        t.Usage,
 		Partial:      t.Partial,
