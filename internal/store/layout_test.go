@@ -119,12 +119,26 @@ func saveOldLayout(t *testing.T, s *sqlStore, a *evaluation.Analysis, stored tim
 			return err
 		}
 		for _, rs := range r.children {
-			if err := s.insert(&txStmts{ctx: ctx, tx: tx, s: s}, rs); err != nil {
+			if err := s.insert(&txStmts{ctx: ctx, tx: tx, s: s}, withoutTurnStage(rs)); err != nil {
 				return err
 			}
 		}
 		return nil
 	}))
+}
+
+// withoutTurnStage returns rs, or, for turn_results, its rows without verdict_stage (its
+// last column, migration 00015), as a collector before that migration wrote them.
+func withoutTurnStage(rs *rowSet) *rowSet {
+	if rs.table != "turn_results" {
+		return rs
+	}
+	w := len(rs.cols)
+	out := newRowSet(rs.table, rs.cols[:w-1], len(rs.args)/w)
+	for i := 0; i < len(rs.args); i += w {
+		out.add(rs.args[i : i+w-1]...)
+	}
+	return out
 }
 
 // atVersion returns a fresh database of b migrated up to version only (a schema of an
@@ -196,12 +210,14 @@ func TestOldLayoutAfterMigration(t *testing.T) {
 		r2 := sampleAnalysis("old-1", t0.Add(time.Hour), f64(0.75))
 		r2.AnalysisRevision = 2
 		// The same conversation: revision 1's turns (trace and root span) at their indexes
-		// (docs/decisions/sessions.md §4.6).
+		// (docs/decisions/sessions.md §4.6), their verdicts as far on (a verdict of a
+		// lower stage would keep the stored one, §4.5).
 		require.Len(t, r1.TurnResults, 3)
 		r2.TurnResults = append(r2.TurnResults, r2.TurnResults[1])
 		for i := range r2.TurnResults {
 			r2.TurnResults[i].TurnIndex, r2.TurnResults[i].TraceID = i, r1.TurnResults[i].TraceID
 			r2.TurnResults[i].RootSpanID = r1.TurnResults[i].RootSpanID
+			r2.TurnResults[i].Final, r2.TurnResults[i].WithFollowUp = r1.TurnResults[i].Final, r1.TurnResults[i].WithFollowUp
 		}
 		require.NoError(t, s.SaveAnalysis(ctx, r2))
 		require.NoError(t, s.SaveAnalysis(ctx, r1), "stale")
@@ -268,4 +284,57 @@ func turnIndexes(trs []evaluation.TurnResult) []int {
 		out[i] = trs[i].TurnIndex
 	}
 	return out
+}
+
+// TestTurnResultStageMigration: turn results stored before migration 00015 get a verdict
+// stage from their final flag, a final one the lower final stage (1: without follow-up,
+// which its result cannot tell from 2), a provisional one 0, on both dialects, a NUL in
+// the result (which PostgreSQL's JSON operators refuse) too. After it, a provisional save
+// of the final turn keeps the stored verdict, and a final save of either stage replaces
+// it, as before the column.
+func TestTurnResultStageMigration(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		db, d, driver, dsn := atVersion(t, b, 14)
+		old := &sqlStore{db: db, d: d}
+		const id = "stage-migrated"
+		a := partAnalysis(id, 1, 0, 1, 2)
+		withVerdict(a, 0, false, evaluation.DetectionRDM, "revision 1")
+		a.TurnResults[0].UserMessage = "a\x00b"
+		a.TurnResults[1].Final = false
+		saveOldLayout(t, old, a, time.Now())
+		require.NoError(t, db.Close())
+
+		s := reopen(t, driver, dsn)
+		assert.GreaterOrEqual(t, schemaVersion(t, s), int64(15), "migrated past 00015_turn_result_stage")
+		stageOf := func(idx int) (int, string) {
+			var (
+				stage int
+				typ   string
+			)
+			require.NoError(t, s.db.QueryRow(s.d.rebind("SELECT verdict_stage, detection_type FROM turn_results WHERE session_id = ? AND turn_index = ?"),
+				id, idx).Scan(&stage, &typ))
+			return stage, typ
+		}
+		stage, _ := stageOf(0)
+		assert.Equal(t, 1, stage, "a final row: without follow-up")
+		stage, _ = stageOf(1)
+		assert.Equal(t, 0, stage, "a provisional row")
+
+		prov := partAnalysis(id, 2, 0, 1, 2)
+		prov.TurnResults[0].Final, prov.TurnResults[1].Final = false, false
+		require.NoError(t, s.SaveAnalysis(ctx, prov))
+		stage, typ := stageOf(0)
+		assert.Equal(t, 1, stage, "a provisional save keeps the migrated final row")
+		assert.Equal(t, evaluation.DetectionRDM, typ)
+
+		final := partAnalysis(id, 3, 0, 1, 2)
+		withVerdict(final, 0, false, evaluation.DetectionCCM, "revision 3")
+		require.NoError(t, s.SaveAnalysis(ctx, final))
+		stage, typ = stageOf(0)
+		assert.Equal(t, 1, stage, "a final save replaces it")
+		assert.Equal(t, evaluation.DetectionCCM, typ)
+		stage, _ = stageOf(1)
+		assert.Equal(t, 1, stage)
+	})
 }

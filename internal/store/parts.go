@@ -47,21 +47,32 @@ type part struct {
 	// at the whole conversation's gap, supersedesPart): their rows are read before the
 	// save's deletes (movedTurns) and written again at their new index with the save's.
 	moves []move
-	// movedTurns are the turn results of moves, at their new index (sqlStore.movedTurns).
+	// movedTurns are the turn results of moves, at their new index (sqlStore.readTurns).
 	movedTurns []evaluation.TurnResult
+	// further are the stored turns the save holds with a verdict of a lower stage than
+	// the stored one (TurnResult.VerdictStage: an older revision of another collector,
+	// or a collector that rebuilt the turn's record from its stored result): from their
+	// stored index to where the save places them. The save writes the stored result
+	// there instead of its own (furtherTurns, read before its deletes): a save never
+	// takes a turn's verdict back (docs/decisions/sessions.md §4.5).
+	further []move
+	// furtherTurns are the stored turn results of further, at the save's index
+	// (sqlStore.readTurns).
+	furtherTurns []evaluation.TurnResult
 	// found: the session is stored, at storedRevision.
 	found          bool
 	storedRevision int
 }
 
-// move is a stored turn the save lacks that it moves: from its stored index to another.
+// move is a stored turn the save lacks that it moves (from its stored index to another),
+// or one whose stored result it keeps (part.further).
 type move struct{ from, to int }
 
 // selectPartSQL reads, in one round trip, the session's revision and part offsets (a
 // row with a NULL turn when it has no turn rows) and its stored turns (index, trace, root
-// span).
+// span, verdict stage).
 const (
-	selectPartSQL = "SELECT s.analysis_revision, s.turn_offset, s.revision_offset, t.turn_index, t.trace_id, t.root_span_id " +
+	selectPartSQL = "SELECT s.analysis_revision, s.turn_offset, s.revision_offset, t.turn_index, t.trace_id, t.root_span_id, t.verdict_stage " +
 		"FROM sessions s LEFT JOIN turn_results t ON t.session_id = s.session_id WHERE s.session_id = ?"
 	movePartSQL = "UPDATE sessions SET turn_offset = ?, revision_offset = ? WHERE session_id = ?"
 )
@@ -146,13 +157,14 @@ func lockSessions(ctx context.Context, tx *sql.Tx, class int32, ids []string) er
 //
 // A new part's revisions go after the stored revision (revision 1 of the part is the
 // stored one + 1).
+//
+// Wherever the save goes, a stored turn it holds with a verdict of a lower stage keeps
+// its stored result (part.further).
 func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluation.Analysis) (part, error) {
-	revision, turns, rangeOnly := a.AnalysisRevision, a.TurnResults, a.TurnsPart
 	var (
-		stored  = map[int]TurnKey{} // turn index → turn (partKey)
-		pl      part
-		highest int // the stored revision
-		found   bool
+		stored = map[int]TurnKey{} // turn index → turn (partKey)
+		stages = map[int]int{}     // turn index → verdict stage, of the final stored turns
+		pl     part
 	)
 	rows, err := selectPart.QueryContext(ctx, id)
 	if err != nil {
@@ -160,24 +172,39 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 	}
 	for rows.Next() {
 		var (
-			idx         sql.NullInt64
+			idx, stage  sql.NullInt64
 			trace, root sql.NullString
 		)
-		if err := rows.Scan(&highest, &pl.turnOffset, &pl.revisionOffset, &idx, &trace, &root); err != nil {
+		if err := rows.Scan(&pl.storedRevision, &pl.turnOffset, &pl.revisionOffset, &idx, &trace, &root, &stage); err != nil {
 			_ = rows.Close()
 			return pl, fmt.Errorf("read part %q: %w", id, err)
 		}
-		found = true
+		pl.found = true
 		if idx.Valid {
 			stored[int(idx.Int64)] = TurnKey{TraceID: trace.String, RootSpanID: root.String}
+			if stage.Int64 > 0 {
+				stages[int(idx.Int64)] = int(stage.Int64)
+			}
 		}
 	}
 	if err := closeRows(rows); err != nil {
 		return pl, fmt.Errorf("read part %q: %w", id, err)
 	}
-	pl.found, pl.storedRevision = found, highest
+	pl = pl.among(a, stored)
+	if !pl.stale && a.AnalysisRevision+pl.revisionOffset >= pl.storedRevision {
+		// Not for a save that is not written (an older revision: SaveAnalyses, saveTurnsPart).
+		pl.further = pl.furtherOn(a.TurnResults, stored, stages)
+	}
+	return pl, nil
+}
+
+// among is placePart's decision for the save a, given the session's stored turns (index
+// → turn) and pl: the stored session's revision and current part offsets, as read.
+func (pl part) among(a *evaluation.Analysis, stored map[int]TurnKey) part {
+	revision, turns, rangeOnly := a.AnalysisRevision, a.TurnResults, a.TurnsPart
+	found, highest := pl.found, pl.storedRevision
 	if !found || len(turns) == 0 {
-		return pl.place(turns, stored, rangeOnly), nil
+		return pl.place(turns, stored, rangeOnly)
 	}
 	at := make(map[TurnKey]int, len(stored)) // turn → stored index; no trace identifies no turn
 	for idx, t := range stored {
@@ -205,7 +232,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			// analyses were given one revision (collectors that could not allocate it,
 			// docs/decisions/sessions.md §4.8), and a retried export of the stored one
 			// lacks none of its turns. Written, this one would replace them.
-			return part{stale: true}, nil
+			return part{stale: true}
 		}
 		if revision+pl.revisionOffset < highest && !rangeOnly && addsTurn(turns, at) {
 			// An older revision that holds turns the stored analysis lacks: two
@@ -217,13 +244,13 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			// does, and keeps every stored turn it lacks (part.place).
 			pl.revisionOffset = highest + 1 - revision
 		}
-		return pl.place(turns, stored, rangeOnly), nil
+		return pl.place(turns, stored, rangeOnly)
 	}
 	if rangeOnly {
 		// A turns part goes with its session span, at the current part's offsets; one
 		// that does not fit there never starts a part of its own (it would move the
 		// session's offsets under the span's later revisions).
-		return part{stale: true}, nil
+		return part{stale: true}
 	}
 	if off, moves, ok := supersedesPart(turns, pl.turnOffset, stored, at); ok {
 		// The whole conversation over a part the store placed without the turns between
@@ -232,7 +259,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 		// after the turns it lacked, those of its turns the save lacks to the save's gaps
 		// (moves). Its revision goes after the stored one.
 		return part{turnOffset: off, revisionOffset: max(0, highest+1-revision), moved: true, moves: moves,
-			found: true, storedRevision: highest}.place(turns, stored, rangeOnly), nil
+			found: true, storedRevision: highest}.place(turns, stored, rangeOnly)
 	}
 	moved := part{revisionOffset: highest + 1 - min(revision, 1), moved: true, found: true, storedRevision: highest}
 	for i := range turns {
@@ -248,7 +275,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			// not an earlier part, which lacks the current part's turns after its own.
 			// Its revision goes after the stored one.
 			return part{turnOffset: off, revisionOffset: max(0, highest+1-revision), moved: true,
-				found: true, storedRevision: highest}.place(turns, stored, rangeOnly), nil
+				found: true, storedRevision: highest}.place(turns, stored, rangeOnly)
 		case off < pl.turnOffset && addsTrace(turns, stored):
 			// Below the current part, but with a turn of a trace that no stored turn
 			// has: not an earlier part of the stored ones, which hold its turns, but a
@@ -256,16 +283,16 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			// retry of a stored turn to a collector that could not load the session, both
 			// numbering it, FuzzStoreOutage input db5f16361f2c5a97). Stale, that turn
 			// would be in no stored analysis: the save is placed turn by turn.
-			return byTurn(turns, stored, at, highest, revision).place(turns, stored, rangeOnly), nil
+			return byTurn(turns, stored, at, highest, revision).place(turns, stored, rangeOnly)
 		case off < pl.turnOffset, fits(off) && cutsOff(turns, off, stored, at):
 			// An earlier part exported late; above the current part, one that holds only
 			// stored turns and lacks a stored turn after them (the whole conversation was
 			// stored first: the exporter's queue replays out of order with several
 			// consumers or a retried batch). Placed, it would replace them.
-			return part{stale: true}, nil
+			return part{stale: true}
 		case fits(off):
 			moved.turnOffset = off
-			return moved.place(turns, stored, rangeOnly), nil
+			return moved.place(turns, stored, rangeOnly)
 		}
 	}
 	if storedAll(turns, at) {
@@ -274,7 +301,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 		// collectors numbering a session they could not load, docs/decisions/sessions.md
 		// §4.5), exported after the whole conversation. A new part would store each of
 		// its turns twice (FuzzStoreOutage, TestLatePartOfStoredTurnsStale).
-		return part{stale: true}, nil
+		return part{stale: true}
 	}
 	if holdsAny(turns, at) {
 		// Some of its turns are stored, but at no one offset with the others: a part
@@ -282,10 +309,10 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 		// during an outage after the only ones it held, docs/decisions/sessions.md §4.5).
 		// An offset would store its stored turns twice (FuzzStoreOutage,
 		// TestTwoPartsNumberedApart): it is placed turn by turn.
-		return byTurn(turns, stored, at, highest, revision).place(turns, stored, rangeOnly), nil
+		return byTurn(turns, stored, at, highest, revision).place(turns, stored, rangeOnly)
 	}
 	moved.turnOffset = lastStored(stored) + 1 - slices.MinFunc(turns, byIndex).TurnIndex
-	return moved.place(turns, stored, rangeOnly), nil
+	return moved.place(turns, stored, rangeOnly)
 }
 
 // byTurn returns the part placing turns one by one (part.index): each stored turn (at:
@@ -309,6 +336,30 @@ func byTurn(turns []evaluation.TurnResult, stored map[int]TurnKey, at map[TurnKe
 }
 
 func byIndex(a, b evaluation.TurnResult) int { return a.TurnIndex - b.TurnIndex }
+
+// furtherOn returns the stored turns (index → turn; stages: index → verdict stage, of
+// the final ones) that turns, placed by pl, hold with a verdict of a lower stage
+// (TurnResult.VerdictStage): each from its stored index to the index pl places it at
+// (part.further). A save of the same or a higher stage replaces the stored verdict, as
+// in the continuation store (upsertTurnSQL).
+func (pl part) furtherOn(turns []evaluation.TurnResult, stored map[int]TurnKey, stages map[int]int) []move {
+	if len(stages) == 0 {
+		return nil
+	}
+	at := make(map[TurnKey]int, len(stages)) // turn → stored index, of the final ones
+	for idx := range stages {
+		if t := stored[idx]; t.TraceID != "" {
+			at[t] = idx
+		}
+	}
+	var out []move
+	for i := range turns {
+		if k, ok := at[partKey(&turns[i])]; ok && stages[k] > turns[i].VerdictStage() {
+			out = append(out, move{k, pl.placedIndex(turns[i].TurnIndex)})
+		}
+	}
+	return out
+}
 
 // partKey is the key by which placePart knows a turn of a save or a stored one: its trace
 // and root span (one trace may hold several turns, docs/decisions/sessions.md §4.2), as
@@ -702,23 +753,24 @@ func deleteChildSQL(table string) string {
 	return "DELETE FROM " + table + " WHERE session_id = ?"
 }
 
-// movedTurns reads, in the save's transaction, the turn results of the stored turns pl
-// moves (part.moves) and returns them at their new index, with their tool issues (a
-// turn's index without its content, which the save lacks: the row holds it).
-func (s *sqlStore) movedTurns(ctx context.Context, tx *sql.Tx, id string, moves []move) ([]evaluation.TurnResult, error) {
+// readTurns reads, in the save's transaction, the turn results of the stored turns of
+// moves (part.moves: turns the save lacks and moves; part.further: turns whose stored
+// verdict it keeps) and returns them at their new index (move.to), with their tool
+// issues: the row holds what the save lacks or would take back.
+func (s *sqlStore) readTurns(ctx context.Context, tx *sql.Tx, id string, moves []move) ([]evaluation.TurnResult, error) {
 	out := make([]evaluation.TurnResult, 0, len(moves))
 	for _, m := range moves {
 		var doc []byte
 		err := tx.QueryRowContext(ctx, s.d.rebind("SELECT result FROM turn_results WHERE session_id = ? AND turn_index = ?"), id, m.from).Scan(&doc)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("move turn %d of %q: not stored", m.from, id)
+			return nil, fmt.Errorf("read turn %d of %q: not stored", m.from, id)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("move turn %d of %q: %w", m.from, id, err)
+			return nil, fmt.Errorf("read turn %d of %q: %w", m.from, id, err)
 		}
 		var tr evaluation.TurnResult
 		if err := json.Unmarshal(doc, &tr); err != nil {
-			return nil, fmt.Errorf("move turn %d of %q: %w", m.from, id, err)
+			return nil, fmt.Errorf("read turn %d of %q: %w", m.from, id, err)
 		}
 		tr.SetTurnIndex(m.to) // decoded here: nothing shares its issues
 		out = append(out, tr)
@@ -726,9 +778,44 @@ func (s *sqlStore) movedTurns(ctx context.Context, tx *sql.Tx, id string, moves 
 	return out, nil
 }
 
+// keptFurther puts the stored turn results kept (part.furtherTurns, at the save's index)
+// into a (placed: its own copy of the analysis, whose slices it may share) in place of
+// its results of those turns, and their tool issues in place of its issues of those
+// turns, in turn index order: the document and the tool_issues rows agree with the turn
+// rows, and no issue is counted twice. The session's scores stay the save's (over its
+// own verdicts) until a later revision, as with the stored turns a save lacks.
+func keptFurther(a *evaluation.Analysis, kept []evaluation.TurnResult) {
+	at := make(map[int]int, len(kept)) // turn index → position in kept
+	for i := range kept {
+		at[kept[i].TurnIndex] = i
+	}
+	a.TurnResults = slices.Clone(a.TurnResults)
+	for i := range a.TurnResults {
+		if k, ok := at[a.TurnResults[i].TurnIndex]; ok {
+			a.TurnResults[i] = kept[k]
+		}
+	}
+	issues := make([]evaluation.ToolIssue, 0, len(a.ToolIssues))
+	for _, is := range a.ToolIssues {
+		if _, ok := at[is.TurnIndex]; !ok {
+			issues = append(issues, is)
+		}
+	}
+	for i := range kept {
+		for _, ia := range kept[i].Interactions {
+			for _, tc := range ia.ToolCalls {
+				issues = append(issues, tc.Issues...)
+			}
+		}
+	}
+	slices.SortStableFunc(issues, func(x, y evaluation.ToolIssue) int { return x.TurnIndex - y.TurnIndex })
+	a.ToolIssues = issues
+}
+
 // placed returns p's rows for its part: encoded again from the analysis shifted by the
 // part's offsets, when it has any, with the stored turns it moves (part.movedTurns) among
-// its turns and the stored turns it keeps counted in the sessions row's turns. A save
+// its turns, the stored results it keeps over its own (part.furtherTurns, keptFurther)
+// in their place, and the stored turns it keeps counted in the sessions row's turns. A save
 // that keeps or moves stored turns has its turns in index order: the stored turns it
 // keeps are rows only, and a document that held the save's turns (those of a save not in
 // index order: s.rows) would hide them, as GetAnalysis reads the rows only for a
@@ -742,6 +829,10 @@ func (s *sqlStore) placed(p *analysisRows, pl part) (*analysisRows, error) {
 			c := *a
 			a = &c
 		}
+	}
+	if len(pl.furtherTurns) > 0 {
+		own()
+		keptFurther(a, pl.furtherTurns)
 	}
 	if len(pl.movedTurns) > 0 {
 		own()

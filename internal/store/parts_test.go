@@ -238,6 +238,137 @@ func TestLowerRevisionAddsTurnsStoredLacks(t *testing.T) {
 	})
 }
 
+// TestLowerRevisionKeepsFurtherVerdict: revision 2 (the collector that recovered the
+// session) holds turns 0 and 3, turn 0 final with its follow-up (RDM); revision 1 (the
+// other collector, exported later) holds turns 0–3, turn 0 provisional or final without
+// follow-up. Stored after revision 2 because it adds turns 1 and 2, revision 1 took turn
+// 0 back to its older verdict (docs/decisions/sessions.md §4.5): the stored row, its tool
+// issue and the document now keep the further verdict, in the rows and in the document
+// alike (a save whose turns are not in index order has them in its document). A later
+// revision with a lower stage of that turn keeps it too (a collector that rebuilt the
+// turn's record from its stored result); one of the same stage replaces it.
+func TestLowerRevisionKeepsFurtherVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		final, shuffled bool
+	}{
+		{"provisional", false, false},
+		{"final without follow-up", true, false},
+		{"final without follow-up, turns not in index order", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runAll(t, func(t *testing.T, b backend) {
+				s, _, _ := open(t, b)
+				ctx := context.Background()
+				const id = "lower-keeps-further"
+				higher := atIndexes(partAnalysis(id, 2, 0, 1, 4), 0, 3)
+				withVerdict(higher, 0, true, evaluation.DetectionRDM, "revision 2")
+				lower := partAnalysis(id, 1, 0, 1, 2, 3, 4)
+				lower.TurnResults[0].Final, lower.TurnResults[0].WithFollowUp = tc.final, false
+				if tc.shuffled {
+					lower.TurnResults[0], lower.TurnResults[1] = lower.TurnResults[1], lower.TurnResults[0]
+				}
+				require.NoError(t, s.SaveAnalysis(ctx, higher))
+				require.NoError(t, s.SaveAnalysis(ctx, lower))
+
+				got, rev := storedTurns(t, s, id)
+				assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, got, "turns 1 and 2 added")
+				assert.Equal(t, 3, rev)
+				assertVerdict(t, s, id, 0, 2, evaluation.DetectionRDM, "revision 2")
+				assertVerdict(t, s, id, 1, 1, evaluation.DetectionNone, "timeout")
+				assert.Equal(t, 4, count(t, s, "tool_issues", id), "one issue a turn, none twice")
+				assert.Equal(t, 4, listedTurns(t, s, id))
+
+				require.NoError(t, s.SaveAnalysis(ctx, lower), "a retried export")
+				assertVerdict(t, s, id, 0, 2, evaluation.DetectionRDM, "revision 2")
+
+				rebuilt := partAnalysis(id, 4, 0, 1, 2, 3, 4)
+				withVerdict(rebuilt, 0, false, evaluation.DetectionNone, "revision 4")
+				require.NoError(t, s.SaveAnalysis(ctx, rebuilt), "a newer revision, turn 0 without follow-up")
+				assertVerdict(t, s, id, 0, 2, evaluation.DetectionRDM, "revision 2")
+				assert.Equal(t, 4, count(t, s, "tool_issues", id))
+
+				next := partAnalysis(id, 5, 0, 1, 2, 3, 4)
+				withVerdict(next, 0, true, evaluation.DetectionCCM, "revision 5")
+				require.NoError(t, s.SaveAnalysis(ctx, next), "a newer revision of the same stage")
+				assertVerdict(t, s, id, 0, 2, evaluation.DetectionCCM, "revision 5")
+				got, rev = storedTurns(t, s, id)
+				assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, got)
+				assert.Equal(t, 5, rev)
+			})
+		})
+	}
+}
+
+// withVerdict gives turn i of a partAnalysis a final verdict of detection type typ, with
+// follow-up or without, and its tool issue the message msg (in the turn and in the
+// analysis' tool_issues).
+func withVerdict(a *evaluation.Analysis, i int, followUp bool, typ, msg string) {
+	tr := &a.TurnResults[i]
+	tr.Final, tr.WithFollowUp = true, followUp
+	tr.IsBad, tr.DetectionType = typ != evaluation.DetectionNone, typ
+	tr.Interactions[0].ToolCalls[0].Issues[0].Message = msg
+	for j := range a.ToolIssues {
+		if a.ToolIssues[j].TurnIndex == tr.TurnIndex {
+			a.ToolIssues[j].Message = msg
+		}
+	}
+}
+
+// assertVerdict asserts that turn idx of session id is stored at verdict stage stage
+// (the turn_results row), of detection type typ (the row and the analysis GetAnalysis
+// returns), with its one tool issue's message msg (the turn, the analysis' tool_issues
+// and the tool_issues rows).
+func assertVerdict(t *testing.T, s *sqlStore, id string, idx, stage int, typ, msg string) {
+	t.Helper()
+	var (
+		gotStage int
+		gotType  string
+	)
+	require.NoError(t, s.db.QueryRow(s.d.rebind("SELECT verdict_stage, detection_type FROM turn_results WHERE session_id = ? AND turn_index = ?"),
+		id, idx).Scan(&gotStage, &gotType))
+	assert.Equal(t, stage, gotStage, "turn %d: the row's stage", idx)
+	assert.Equal(t, typ, gotType, "turn %d: the row's detection type", idx)
+	var rowMsg []string
+	tx, err := s.db.Begin()
+	require.NoError(t, err)
+	err = scanEach(context.Background(), tx, s.d.rebind("SELECT message FROM tool_issues WHERE session_id = ? AND turn_index = ?"),
+		[]any{id, idx}, func(m string) { rowMsg = append(rowMsg, m) })
+	_ = tx.Rollback()
+	require.NoError(t, err)
+	assert.Equal(t, []string{msg}, rowMsg, "turn %d: its tool_issues rows", idx)
+
+	a, err := s.GetAnalysis(context.Background(), id)
+	require.NoError(t, err)
+	i := slices.IndexFunc(a.TurnResults, func(tr evaluation.TurnResult) bool { return tr.TurnIndex == idx })
+	require.GreaterOrEqual(t, i, 0, "turn %d read back", idx)
+	tr := a.TurnResults[i]
+	assert.Equal(t, stage, tr.VerdictStage(), "turn %d: the analysis' stage", idx)
+	assert.Equal(t, typ, tr.DetectionType, "turn %d: the analysis' detection type", idx)
+	assert.Equal(t, msg, tr.Interactions[0].ToolCalls[0].Issues[0].Message, "turn %d: its tool issue", idx)
+	var docMsg []string
+	for _, is := range a.ToolIssues {
+		if is.TurnIndex == idx {
+			docMsg = append(docMsg, is.Message)
+		}
+	}
+	assert.Equal(t, []string{msg}, docMsg, "turn %d: the analysis' tool_issues", idx)
+}
+
+// listedTurns returns the turn count ListSessions gives session id.
+func listedTurns(t *testing.T, s *sqlStore, id string) int {
+	t.Helper()
+	sums, err := s.ListSessions(context.Background(), Filter{Limit: MaxLimit})
+	require.NoError(t, err)
+	for _, sum := range sums {
+		if sum.SessionID == id {
+			return sum.Turns
+		}
+	}
+	t.Fatalf("session %q not listed", id)
+	return 0
+}
+
 // TestRestartedPartStartsAtReclosedTurn: a turn whose spans came both before and after a
 // restart is closed again, first, by the restarted collector (docs/decisions/sessions.md
 // §3): the new part starts at that trace's stored turn. A late export of the first part
@@ -692,17 +823,7 @@ func TestTurnsPartsInAnyOrder(t *testing.T) {
 	runAll(t, func(t *testing.T, b backend) {
 		s, _, _ := open(t, b)
 		ctx := context.Background()
-		turnsListed := func(id string) int {
-			list, err := s.ListSessions(ctx, Filter{Limit: MaxLimit})
-			require.NoError(t, err)
-			for _, l := range list {
-				if l.SessionID == id {
-					return l.Turns
-				}
-			}
-			t.Fatalf("session %s not listed", id)
-			return 0
-		}
+		turnsListed := func(id string) int { return listedTurns(t, s, id) }
 		for i, order := range orders {
 			for _, batch := range []bool{false, true} {
 				id := fmt.Sprintf("parts-%d-%v", i, batch)

@@ -110,7 +110,7 @@ var (
 	}
 	turnResultCols = []string{
 		"session_id", "turn_index", "trace_id", "root_span_id", "is_bad", "detection_type",
-		"confidence", "intent_drift", "latency_ms", "result",
+		"confidence", "intent_drift", "latency_ms", "result", "verdict_stage",
 	}
 	toolIssueCols = []string{
 		"session_id", "ordinal", "turn_index", "agent_id", "tool_name", "issue", "severity",
@@ -293,7 +293,12 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 				continue // an earlier part of the session
 			}
 			if len(pl.moves) > 0 { // read before the deletes below
-				if pl.movedTurns, err = s.movedTurns(sctx, tx, p.id, pl.moves); err != nil {
+				if pl.movedTurns, err = s.readTurns(sctx, tx, p.id, pl.moves); err != nil {
+					return err
+				}
+			}
+			if len(pl.further) > 0 {
+				if pl.furtherTurns, err = s.readTurns(sctx, tx, p.id, pl.further); err != nil {
 					return err
 				}
 			}
@@ -538,7 +543,7 @@ func (s *sqlStore) rows(a *evaluation.Analysis, now time.Time) (*analysisRows, e
 	for i := range a.TurnResults {
 		tr := &a.TurnResults[i]
 		turns.add(idArg, tr.TurnIndex, cleanText(tr.TraceID), cleanText(tr.RootSpanID), tr.IsBad,
-			cleanText(tr.DetectionType), tr.Confidence, tr.IntentDrift, tr.LatencyMs, docs[i])
+			cleanText(tr.DetectionType), tr.Confidence, tr.IntentDrift, tr.LatencyMs, docs[i], tr.VerdictStage())
 	}
 	doc := docs[len(a.TurnResults)]
 	issues := newRowSet("tool_issues", toolIssueCols, len(a.ToolIssues))
