@@ -574,3 +574,18 @@ func TestLowerRevisionAddsTurnsHigherLacks(t *testing.T) {
 	checkStoreOutage(t, outageSeed(56, o(opSend, 3), o(opUnsaved, 5), o(opDown, 2), o(opSend, 3), o(opSend, 3), o(opSend, 3),
 		o(opAdvance, 6)))
 }
+
+// TestPartPlacedTurnByTurnKeepsFurtherVerdict: two collectors numbering the session
+// apart while the database is down, with senders' retries (FuzzStoreOutage input
+// db5f16361f2c5a97, kept in the corpus). A part the result store placed turn by turn
+// rewrote a stored turn with its own verdict without follow-up, over the stored one with
+// follow-up that the continuation store holds for it (turn 5: stage 1 stored, record at
+// 2): the result store's turn rows had no verdict stage to compare
+// (docs/decisions/sessions.md §4.5). Every outage run now checks that no stored verdict
+// is below its record's (outageRun.checkStages).
+func TestPartPlacedTurnByTurnKeepsFurtherVerdict(t *testing.T) {
+	checkStoreOutage(t, outageSeed(0x7a, o(opHeld, 3), o(opFailHold, 0), o(opSendOpen, 4), o(opSendOpen, 0), o(opSendOpen, 6),
+		o(opDown, 10), o(opSendSettled, 12), o(opSend, 4), o(opSend, 0), o(opSend, 0), o(opSend, 0), o(opSendToo, 7),
+		o(opFailLoads, 0), o(opSendToo, 0), o(opSendToo, 15), o(opSendOpen, 0), o(opSendOpen, 0), o(opSendOpen, 0),
+		o(opSendOpen, 0), o(opAdvance, 0), o(opFailLoads, 0), o(opAdvance, 2), o(opRestart, 0)))
+}

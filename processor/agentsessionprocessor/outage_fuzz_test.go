@@ -606,6 +606,7 @@ func (r *outageRun) finish() {
 		if r.turns[s] == 0 {
 			continue
 		}
+		r.checkStages(id)
 		if len(r.cols) == 1 {
 			assertWhole(t, r.results, id, r.turns[s])
 			continue
@@ -631,6 +632,27 @@ func (r *outageRun) finish() {
 		assert.Len(t, traces, r.turns[s], "%s: each turn once", id)
 	}
 	r.checkSpans()
+}
+
+// checkStages checks that no turn of session id has, in the result store, a verdict of
+// a lower stage than its record in the continuation store (evaluation.VerdictStage: a
+// record is never replaced by one of a lower stage there): an analysis exported late,
+// older or rebuilt from less, never takes a turn's verdict back (docs/decisions/sessions.md
+// §4.5).
+func (r *outageRun) checkStages(id string) {
+	t := r.t
+	a, err := r.results.GetAnalysis(context.Background(), id)
+	require.NoError(t, err)
+	stages := map[evaluation.TurnID]int{}
+	for _, rec := range storedContinuation(t, r.driver, r.dsn, id).Turns {
+		stages[rec.Result.ID()] = evaluation.VerdictStage(&rec)
+	}
+	for _, tr := range a.TurnResults {
+		if want, ok := stages[tr.ID()]; ok {
+			assert.GreaterOrEqual(t, tr.VerdictStage(), want, "%s: turn %d (%s): the stored verdict's stage, not below its record's",
+				id, tr.TurnIndex, tr.TraceID[:min(8, len(tr.TraceID))])
+		}
+	}
 }
 
 // turnTraces lists an analysis' turns as index:trace (the trace id's first eight digits).
