@@ -182,9 +182,10 @@ const (
 	replaceTurnSQL = "UPDATE turns SET turn_index = ?, final = ?, verdict_stage = ?, record = ?, updated_at = ?, counted_detection_type = NULL " +
 		"WHERE session_id = ? AND trace_id = ? AND root_span_id = ? AND verdict_stage <= ?"
 	// storedTurnSQL reads a stored record's verdict stage and the detection type counted
-	// for it: a claim's (ClaimFinal), else its record's (the JSON operators mean the same
-	// on PostgreSQL and on SQLite 3.38 and later).
-	storedTurnSQL = "SELECT verdict_stage, COALESCE(counted_detection_type, record -> 'result' ->> 'detection_type', '') FROM turns " +
+	// for it by a claim (ClaimFinal), else its record, whose detection type storedVerdict
+	// decodes: PostgreSQL's JSON operators refuse a whole document that holds a \u0000
+	// anywhere (a NUL in an application's text), so they are not used on records.
+	storedTurnSQL = "SELECT verdict_stage, counted_detection_type, CASE WHEN counted_detection_type IS NULL THEN record END FROM turns " +
 		"WHERE session_id = ? AND trace_id = ? AND root_span_id = ?"
 )
 
@@ -541,10 +542,25 @@ func (t *txStmts) storedVerdict(key TurnKey) (stage int, detectionType string, e
 	if !t.s.d.lockedTx {
 		query += " FOR UPDATE"
 	}
-	if err := t.tx.QueryRowContext(ctx, t.s.d.rebind(query), key.SessionID, key.TraceID, key.RootSpanID).Scan(&stage, &detectionType); err != nil {
+	var (
+		counted sql.NullString
+		record  []byte
+	)
+	if err := t.tx.QueryRowContext(ctx, t.s.d.rebind(query), key.SessionID, key.TraceID, key.RootSpanID).Scan(&stage, &counted, &record); err != nil {
 		return 0, "", fmt.Errorf("read stored verdict: %w", err)
 	}
-	return stage, detectionType, nil
+	if counted.Valid {
+		return stage, counted.String, nil
+	}
+	var rec struct {
+		Result struct {
+			DetectionType string `json:"detection_type"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(record, &rec); err != nil {
+		return 0, "", fmt.Errorf("read stored verdict: decode record: %w", err)
+	}
+	return stage, rec.Result.DetectionType, nil
 }
 
 // txStmts prepares a transaction's statements on their first use (a round trip each on

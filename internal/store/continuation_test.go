@@ -987,3 +987,37 @@ func TestTurnIdentityMigration(t *testing.T) {
 		assert.Equal(t, 2, n, "another turn of the trace: the next index")
 	})
 }
+
+// TestSaveTurnsNULInRecord: a record whose texts hold a NUL (an application's bad input,
+// kept in the record as JSON's \u0000) is saved, replaced by a later final verdict and
+// loaded back whole. PostgreSQL's JSON operators refuse to read any document holding
+// \u0000, so reading the stored verdict's detection type through them failed the second
+// final save of such a turn (and with it the whole batch of records).
+func TestSaveTurnsNULInRecord(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, cs ContinuationStore) {
+		withNUL := func(ts TurnState) TurnState {
+			ts.Record.Result.UserMessage = "refund order 4\x00711"
+			ts.Record.Result.FinalResponse = "done\x00"
+			return ts
+		}
+		noFollowUp := withNUL(turnState("s", 0, true, evaluation.DetectionHallucination))
+		noFollowUp.Record.NoFollowUp = true
+		got, err := cs.SaveTurns(ctx, []TurnState{withNUL(turnState("s", 0, false, "none")), noFollowUp})
+		require.NoError(t, err)
+		assert.Equal(t, []SavedTurn{{}, {FirstFinal: true}}, got)
+		got, err = cs.SaveTurns(ctx, []TurnState{withNUL(turnState("s", 0, true, evaluation.DetectionRDM))})
+		require.NoError(t, err, "a final verdict with follow-up over the stored one")
+		assert.Equal(t, []SavedTurn{{Replaced: evaluation.DetectionHallucination}}, got)
+		c, err := cs.LoadContinuation(ctx, "s", nil)
+		require.NoError(t, err)
+		require.Len(t, c.Turns, 1)
+		assert.Equal(t, evaluation.DetectionRDM, c.Turns[0].Result.DetectionType)
+		assert.Equal(t, "refund order 4\x00711", c.Turns[0].Result.UserMessage, "the text as the application sent it")
+	}
+	t.Run("memory", func(t *testing.T) { check(t, NewMemoryContinuation(10)) })
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		check(t, s)
+	})
+}

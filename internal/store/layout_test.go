@@ -338,3 +338,41 @@ func TestTurnResultStageMigration(t *testing.T) {
 		assert.Equal(t, 1, stage)
 	})
 }
+
+// TestTurnRootSpanMigrationNUL: 00013_turn_root_span gives each stored continuation record
+// its root span, also a record whose texts hold a NUL (\u0000 in its JSON), which
+// PostgreSQL's JSON operators refuse: the migration failed there, and with it the start
+// of a collector upgraded over such a row.
+func TestTurnRootSpanMigrationNUL(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		db, d, driver, dsn := atVersion(t, b, 12)
+		insert := func(trace, root, message string) {
+			t.Helper()
+			rec, err := json.Marshal(evaluation.TurnRecord{Result: evaluation.TurnResult{SessionID: "s", TraceID: trace, RootSpanID: root,
+				UserMessage: message, Interactions: []evaluation.InteractionResult{{AgentID: "x\x00y"}}}})
+			require.NoError(t, err)
+			_, err = db.Exec(d.rebind("INSERT INTO turns (session_id, trace_id, turn_index, final, record, updated_at) VALUES (?, ?, ?, ?, ?, ?)"),
+				"s", trace, 0, false, string(rec), time.Now())
+			require.NoError(t, err)
+		}
+		insert("t1", "aaaaaaaaaaaaaaaa", "plain")
+		insert("t2", "bbbbbbbbbbbbbbbb", "a\x00b \"root_span_id\":\"cccccccccccccccc\"")
+		insert("t3", "", "no root span\x00")
+		require.NoError(t, db.Close())
+
+		s := reopen(t, driver, dsn)
+		rows, err := s.db.Query("SELECT trace_id, root_span_id FROM turns ORDER BY trace_id")
+		require.NoError(t, err)
+		got := map[string]string{}
+		for rows.Next() {
+			var trace, root string
+			require.NoError(t, rows.Scan(&trace, &root))
+			got[trace] = root
+		}
+		require.NoError(t, rows.Err())
+		assert.Equal(t, map[string]string{"t1": "aaaaaaaaaaaaaaaa", "t2": "bbbbbbbbbbbbbbbb", "t3": ""}, got)
+		c, err := s.LoadContinuation(context.Background(), "s", nil)
+		require.NoError(t, err)
+		require.Len(t, c.Turns, 3)
+	})
+}

@@ -13,9 +13,16 @@
 -- evaluation.TurnRecord JSON, the root span at result.root_span_id), and a turn index
 -- the root span of the turns row of its session and trace ('' when none: a reservation
 -- whose record was not saved), so that a session continued across the upgrade saves its
--- turns' verdicts over their rows and reserves their indexes again.
+-- turns' verdicts over their rows and reserves their indexes again. PostgreSQL's JSON
+-- operators refuse a whole document holding a \u0000 anywhere (a NUL in an application's
+-- text), so such a record's root span is read from its text instead: the first
+-- "root_span_id" member after the session and trace ids, which are written first
+-- (evaluation.TurnResult) and never hold a quote unescaped.
 ALTER TABLE turns ADD COLUMN root_span_id TEXT NOT NULL DEFAULT '';
-UPDATE turns SET root_span_id = COALESCE(record -> 'result' ->> 'root_span_id', '');
+UPDATE turns SET root_span_id = COALESCE(CASE
+    WHEN strpos(record::text, '\u0000') = 0 THEN record -> 'result' ->> 'root_span_id'
+    ELSE substring(record::text from ',"root_span_id":"([^"\\]*)"')
+END, '');
 ALTER TABLE turns DROP CONSTRAINT turns_pkey, ADD PRIMARY KEY (session_id, trace_id, root_span_id);
 
 ALTER TABLE turn_indexes ADD COLUMN root_span_id TEXT NOT NULL DEFAULT '';
