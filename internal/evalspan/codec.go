@@ -50,25 +50,31 @@ func DecodeTurn(m pcommon.Map) (evaluation.TurnResult, error) {
 }
 
 // EncodeAnalysis writes a as agent_eval.session.* attributes into m, with the session
-// spans' wire defaults (defaults.go) and agent_eval.session.wire_defaults saying so, and
-// agent_eval.session.turns_part = true for a turns part (a.TurnsPart).
+// spans' wire defaults (defaults.go) and agent_eval.session.wire_defaults saying so,
+// agent_eval.session.turns_part = true for a turns part (a.TurnsPart) and
+// agent_eval.session.numbered_here = true for guessed turn indexes (a.NumberedHere).
 func EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) {
-	putTurnsPart(m, a)
+	putMarks(m, a)
 	encodeTop(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem(), nil, sessionDefaults)
 }
 
-// putTurnsPart writes the mark of a turns part (a.TurnsPart, which has no JSON name) into
-// m, before the typed attributes, so that a signing encode signs it.
-func putTurnsPart(m pcommon.Map, a *evaluation.Analysis) {
+// putMarks writes the marks of an analysis that have no JSON name (a.TurnsPart,
+// a.NumberedHere), each only when true, into m, before the typed attributes, so that a
+// signing encode signs them.
+func putMarks(m pcommon.Map, a *evaluation.Analysis) {
 	if a.TurnsPart {
 		m.PutBool(semconv.AgentEvalSessionTurnsPart, true)
+	}
+	if a.NumberedHere {
+		m.PutBool(semconv.AgentEvalSessionNumberedHere, true)
 	}
 }
 
 // DecodeAnalysis reads the agent_eval.session.* attributes of m, with the wire defaults
-// that agent_eval.session.wire_defaults names (none when it is absent), and TurnsPart
-// from agent_eval.session.turns_part. It fails when one has the wrong type, when
-// agent_eval.session.session_id is missing or when the defaults are unknown.
+// that agent_eval.session.wire_defaults names (none when it is absent), TurnsPart from
+// agent_eval.session.turns_part and NumberedHere from agent_eval.session.numbered_here.
+// It fails when one has the wrong type, when agent_eval.session.session_id is missing or
+// when the defaults are unknown.
 func DecodeAnalysis(m pcommon.Map) (evaluation.Analysis, error) {
 	var a evaluation.Analysis
 	if _, ok := m.Get(semconv.AgentEvalSessionPrefix + "session_id"); !ok {
@@ -78,11 +84,18 @@ func DecodeAnalysis(m pcommon.Map) (evaluation.Analysis, error) {
 	if err == nil {
 		err = decodeFields(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(&a).Elem(), d)
 	}
-	if v, ok := m.Get(semconv.AgentEvalSessionTurnsPart); ok && err == nil {
-		if v.Type() != pcommon.ValueTypeBool {
-			return a, fmt.Errorf("%s: %w", semconv.AgentEvalSessionTurnsPart, typeError(v, "bool"))
+	for _, mark := range []struct {
+		key string
+		to  *bool
+	}{{semconv.AgentEvalSessionTurnsPart, &a.TurnsPart}, {semconv.AgentEvalSessionNumberedHere, &a.NumberedHere}} {
+		v, ok := m.Get(mark.key)
+		if !ok || err != nil {
+			continue
 		}
-		a.TurnsPart = v.Bool()
+		if v.Type() != pcommon.ValueTypeBool {
+			return a, fmt.Errorf("%s: %w", mark.key, typeError(v, "bool"))
+		}
+		*mark.to = v.Bool()
 	}
 	return a, err
 }
@@ -101,7 +114,7 @@ func (s *Signer) EncodeTurn(m pcommon.Map, tr *evaluation.TurnResult) Signature 
 // made WithoutWireDefaults) and returns the signature of m's signed attributes, computed
 // while encoding (see Signer.EncodeTurn).
 func (s *Signer) EncodeAnalysis(m pcommon.Map, a *evaluation.Analysis) Signature {
-	putTurnsPart(m, a)
+	putMarks(m, a)
 	return s.encodeSigned(m, semconv.AgentEvalSessionPrefix, reflect.ValueOf(a).Elem(), s.session)
 }
 

@@ -83,6 +83,42 @@ func TestRoundTripTypedReferences(t *testing.T) {
 	assert.Equal(t, pcommon.ValueTypeMap, v.Type(), "a struct travels as a map, not as its Go text")
 }
 
+// TestMarksRoundTrip: the marks without a JSON name (TurnsPart, NumberedHere) travel as
+// their own bool attributes, each only when true, and are signed with the rest.
+func TestMarksRoundTrip(t *testing.T) {
+	for _, a := range []evaluation.Analysis{
+		{SessionID: "s"},
+		{SessionID: "s", TurnsPart: true},
+		{SessionID: "s", NumberedHere: true},
+		{SessionID: "s", TurnsPart: true, NumberedHere: true},
+	} {
+		m := pcommon.NewMap()
+		EncodeAnalysis(m, &a)
+		_, turnsPart := m.Get("agent_eval.session.turns_part")
+		_, numberedHere := m.Get("agent_eval.session.numbered_here")
+		assert.Equal(t, a.TurnsPart, turnsPart, "turns_part only when true")
+		assert.Equal(t, a.NumberedHere, numberedHere, "numbered_here only when true")
+		got, err := DecodeAnalysis(m)
+		require.NoError(t, err)
+		assert.Equal(t, a.TurnsPart, got.TurnsPart)
+		assert.Equal(t, a.NumberedHere, got.NumberedHere)
+
+		signer := NewSigner("0123456789abcdef-shared")
+		sm := pcommon.NewMap()
+		signer.EncodeAnalysis(sm, &a).Put(sm)
+		require.NoError(t, signer.Verify(sm))
+		if a.NumberedHere {
+			sm.PutBool("agent_eval.session.numbered_here", false)
+			require.Error(t, signer.Verify(sm), "the mark is signed")
+		}
+	}
+	m := pcommon.NewMap()
+	EncodeAnalysis(m, &evaluation.Analysis{SessionID: "s"})
+	m.PutStr("agent_eval.session.numbered_here", "true")
+	_, err := DecodeAnalysis(m)
+	require.ErrorContains(t, err, "agent_eval.session.numbered_here: is a Str, want bool")
+}
+
 func TestDecodeErrors(t *testing.T) {
 	m := pcommon.NewMap()
 	_, err := DecodeTurn(m)

@@ -313,6 +313,15 @@ type Analysis struct {
 	// replaces the stored turns of that range only. Not in the JSON or the span's typed
 	// attributes.
 	TurnsPart bool `json:"-"`
+	// NumberedHere: some of TurnResults' indexes were numbered by the collector that
+	// analysed the session, without its continuation store, which could not allocate
+	// them (unreachable; read from a span marked agent_eval.session.numbered_here). The
+	// indexes are guesses: a collector that could not load the session numbers its turns
+	// from 0. Without it, an analysis from a collector with a continuation store holds the
+	// indexes that store allocated, which the result store may use to put a stored
+	// session's guessed turns back in order (docs/decisions/sessions.md §4.6). False
+	// without a continuation store. Not in the JSON or the span's typed attributes.
+	NumberedHere bool `json:"-"`
 }
 
 // CoordinationComponents are the parts of coordination_score (docs/scoring.md §6), each in

@@ -47,6 +47,11 @@ const (
 	// events. An exporter stores its turns and counts no analysis for it. Under
 	// AgentEvalSessionPrefix, so signed; no field of the analysis.
 	AgentEvalSessionTurnsPart = AgentEvalSessionPrefix + "turns_part"
+	// AgentEvalSessionNumberedHere (bool, true) marks a session evaluation span (or turns
+	// part) whose turn indexes are, some of them, the emitting collector's guesses: its
+	// continuation store could not allocate them (evaluation.Analysis.NumberedHere). Absent
+	// otherwise. Under AgentEvalSessionPrefix, so signed; no field of the analysis.
+	AgentEvalSessionNumberedHere = AgentEvalSessionPrefix + "numbered_here"
 	// AgentEvalJudge is true on the GenAI chat spans of judge calls (never evaluated).
 	AgentEvalJudge = "agent_eval.judge"
 

@@ -62,19 +62,24 @@ type part struct {
 	// found: the session is stored, at storedRevision.
 	found          bool
 	storedRevision int
+	// numberedHere: the stored session's sessions.numbered_here (migration 00016): a save
+	// whose indexes its collector guessed was written (numberedAfter).
+	numberedHere bool
 }
 
 // move is a stored turn the save lacks that it moves (from its stored index to another),
 // or one whose stored result it keeps (part.further).
 type move struct{ from, to int }
 
-// selectPartSQL reads, in one round trip, the session's revision and part offsets (a
-// row with a NULL turn when it has no turn rows) and its stored turns (index, trace, root
-// span, verdict stage).
+// selectPartSQL reads, in one round trip, the session's revision, part offsets and
+// numbered_here mark (a row with a NULL turn when it has no turn rows) and its stored
+// turns (index, trace, root span, verdict stage).
 const (
-	selectPartSQL = "SELECT s.analysis_revision, s.turn_offset, s.revision_offset, t.turn_index, t.trace_id, t.root_span_id, t.verdict_stage " +
+	selectPartSQL = "SELECT s.analysis_revision, s.turn_offset, s.revision_offset, s.numbered_here, t.turn_index, t.trace_id, t.root_span_id, t.verdict_stage " +
 		"FROM sessions s LEFT JOIN turn_results t ON t.session_id = s.session_id WHERE s.session_id = ?"
 	movePartSQL = "UPDATE sessions SET turn_offset = ?, revision_offset = ? WHERE session_id = ?"
+	// markNumberedSQL sets the session's numbered_here mark (part.numberedAfter).
+	markNumberedSQL = "UPDATE sessions SET numbered_here = ? WHERE session_id = ?"
 )
 
 // Classes of the transaction-scoped advisory locks (lockSessions): the first key of
@@ -175,7 +180,7 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 			idx, stage  sql.NullInt64
 			trace, root sql.NullString
 		)
-		if err := rows.Scan(&pl.storedRevision, &pl.turnOffset, &pl.revisionOffset, &idx, &trace, &root, &stage); err != nil {
+		if err := rows.Scan(&pl.storedRevision, &pl.turnOffset, &pl.revisionOffset, &pl.numberedHere, &idx, &trace, &root, &stage); err != nil {
 			_ = rows.Close()
 			return pl, fmt.Errorf("read part %q: %w", id, err)
 		}
@@ -190,7 +195,9 @@ func placePart(ctx context.Context, selectPart *sql.Stmt, id string, a *evaluati
 	if err := closeRows(rows); err != nil {
 		return pl, fmt.Errorf("read part %q: %w", id, err)
 	}
+	numbered := pl.numberedHere
 	pl = pl.among(a, stored)
+	pl.numberedHere = numbered // whatever the placement (numberedAfter)
 	if !pl.stale && a.AnalysisRevision+pl.revisionOffset >= pl.storedRevision {
 		// Not for a save that is not written (an older revision: SaveAnalyses, saveTurnsPart).
 		pl.further = pl.furtherOn(a.TurnResults, stored, stages)
@@ -252,7 +259,7 @@ func (pl part) among(a *evaluation.Analysis, stored map[int]TurnKey) part {
 		// session's offsets under the span's later revisions).
 		return part{stale: true}
 	}
-	if off, moves, ok := supersedesPart(turns, pl.turnOffset, stored, at); ok {
+	if off, moves, ok := supersedesPart(turns, pl.turnOffset, stored, at, reorders(a, pl)); ok {
 		// The whole conversation over a part the store placed without the turns between
 		// (a collector that numbered a session it could not load, its store down): every
 		// stored turn, earlier parts' where they are stored, the current part's moved on
@@ -391,7 +398,14 @@ func partKey(tr *evaluation.TurnResult) TurnKey { return KeyOf("", tr).clean() }
 // save's gaps, keeping every stored turn's order (lackedMoves, the moves returned); when
 // the gaps do not say where each goes, the save is not the whole conversation here
 // (TestWholeSessionMovesPartTurnItLacks).
-func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[int]TurnKey, at map[TurnKey]int) (int, []move, bool) {
+//
+// The order of a save the continuation store numbered (storeOrder, reorders) holding
+// every stored turn stands too, with no earlier part to anchor it: the stored indexes,
+// some of them, are a collector's guesses, and the save's are the store's (a part that
+// numbered a sender's retry of a stored turn after a later one, stored first:
+// TestStoreNumberedSaveReordersGuessedPart). A save whose indexes its collector guessed
+// (Analysis.NumberedHere) never reorders stored turns.
+func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[int]TurnKey, at map[TurnKey]int, numbering storeOrder) (int, []move, bool) {
 	if len(at) != len(stored) {
 		return 0, nil, false
 	}
@@ -433,9 +447,10 @@ func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[in
 			return 0, nil, false // kept below the save and held by it: twice
 		}
 	}
-	// whole: an earlier part's turn gives its offset and it replaces every stored turn:
-	// its numbering is the store's, and the stored turns may move and change order.
-	whole := anchored && len(held) == len(at)
+	// whole: an earlier part's turn gives its offset, or the continuation store numbered
+	// it over guessed indexes, and it replaces every stored turn: its numbering is the
+	// store's, and the stored turns may move and change order.
+	whole := len(held) == len(at) && (anchored && numbering != guessedSave || numbering == storeOverGuessed)
 	order := make([]move, 0, len(at)) // stored index → saved index
 	for i := range turns {
 		turn, idx := partKey(&turns[i]), turns[i].TurnIndex+off
@@ -463,6 +478,44 @@ func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[in
 	}
 	moves, ok := lackedMoves(turns, off, from, stored, order)
 	return off, moves, ok
+}
+
+// storeOrder says whose turn indexes a save and the stored session hold: the
+// continuation store's, or a collector's guesses (Analysis.NumberedHere,
+// sessions.numbered_here).
+type storeOrder int
+
+const (
+	// unknownOrder: the save's indexes are the continuation store's, or there is none,
+	// and no stored index is known to be guessed.
+	unknownOrder storeOrder = iota
+	// guessedSave: the save's collector numbered turns without its continuation store.
+	guessedSave
+	// storeOverGuessed: the save's indexes are the continuation store's, and a save whose
+	// indexes were guessed was stored.
+	storeOverGuessed
+)
+
+// reorders returns the storeOrder of save a over the stored session (pl, as read by
+// placePart).
+func reorders(a *evaluation.Analysis, pl part) storeOrder {
+	switch {
+	case a.NumberedHere:
+		return guessedSave
+	case pl.numberedHere:
+		return storeOverGuessed
+	}
+	return unknownOrder
+}
+
+// numberedAfter returns the session's numbered_here mark once save a, placed by pl, is
+// written, and whether the save changes it: set by a save whose indexes its collector
+// guessed; cleared by one numbered by the continuation store that is stored at its own
+// indexes (no offset, not turn by turn) and keeps or moves no stored turn; else as stored.
+func (pl part) numberedAfter(a *evaluation.Analysis) (mark, changed bool) {
+	keepsStored := a.TurnsPart || pl.index != nil || pl.turnOffset != 0 || pl.kept > 0 || len(pl.moves) > 0
+	mark = a.NumberedHere || pl.numberedHere && keepsStored
+	return mark, mark != pl.numberedHere
 }
 
 // lackedMoves places the stored turns (index → turn) that turns, at offset off, lack: each

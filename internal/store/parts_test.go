@@ -775,6 +775,88 @@ func TestWholeSessionReordersPartTurns(t *testing.T) {
 	})
 }
 
+// numbered marks a as numbered by its collector without its continuation store
+// (Analysis.NumberedHere: its indexes are guesses).
+func numbered(a *evaluation.Analysis) *evaluation.Analysis {
+	a.NumberedHere = true
+	return a
+}
+
+// storedNumberedHere returns the session's sessions.numbered_here.
+func storedNumberedHere(t *testing.T, s *sqlStore, id string) bool {
+	t.Helper()
+	var mark bool
+	require.NoError(t, s.db.QueryRow(s.d.rebind("SELECT numbered_here FROM sessions WHERE session_id = ?"), id).Scan(&mark))
+	return mark
+}
+
+// TestStoreNumberedSaveReordersGuessedPart: a collector that could not load a session
+// (its continuation store down) numbers from 0 its new turn (seed 3), then a sender's
+// retry of a stored turn (seed 1) as a new one: a part whose indexes it guessed
+// (NumberedHere), stored first, on a session the result store does not have. The
+// analysis over the continuation store's turns (seeds 1–3 at 0–2) holds every stored
+// turn and more, in another order, with no earlier part to anchor it: the order rule
+// placed it turn by turn, seeds 1, 2 and 3 at 1, 2 and 0 (FuzzStoreOutage input
+// f272254620ec775f). Stored in the other order, the part is an earlier part's late
+// export. In both orders every turn is stored once, at the continuation store's index.
+// The reverse never happens: a save whose indexes were guessed does not reorder the
+// stored turns, with an earlier part to anchor it or without (docs/decisions/sessions.md
+// §4.6).
+func TestStoreNumberedSaveReordersGuessedPart(t *testing.T) {
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		ctx := context.Background()
+		want := map[int]int{0: 1, 1: 2, 2: 3}
+
+		const first = "guessed-part-first"
+		part := numbered(partAnalysis(first, 1, 0, 3, 1))
+		require.NoError(t, s.SaveAnalysis(ctx, part), "the part, its indexes guessed")
+		got, _ := storedTurns(t, s, first)
+		require.Equal(t, map[int]int{0: 3, 1: 1}, got, "stored at its numbering: nothing else is stored")
+		assert.True(t, storedNumberedHere(t, s, first))
+		whole := partAnalysis(first, 3, 0, 1, 2, 3)
+		require.NoError(t, s.SaveAnalysis(ctx, whole), "the continuation store's numbering")
+		got, rev := storedTurns(t, s, first)
+		assert.Equal(t, want, got, "every turn once, at the continuation store's index")
+		assert.Equal(t, 3, rev)
+		assert.False(t, storedNumberedHere(t, s, first), "every stored index is the continuation store's")
+		require.NoError(t, s.SaveAnalysis(ctx, whole), "a retried export")
+		require.NoError(t, s.SaveAnalysis(ctx, part), "the part's export, replayed late")
+		got, rev = storedTurns(t, s, first)
+		assert.Equal(t, want, got)
+		assert.Equal(t, 3, rev)
+
+		const second = "guessed-part-second"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(second, 3, 0, 1, 2, 3)))
+		require.NoError(t, s.SaveAnalysis(ctx, numbered(partAnalysis(second, 1, 0, 3, 1))), "the part after it")
+		got, rev = storedTurns(t, s, second)
+		assert.Equal(t, want, got, "the part changes nothing")
+		assert.Equal(t, 3, rev)
+		assert.False(t, storedNumberedHere(t, s, second), "the part was not written")
+
+		// Never the reverse: a save whose indexes were guessed holds the stored turns in
+		// another order, and more.
+		const guessed = "guessed-over-stored"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(guessed, 1, 0, 1, 2, 3)))
+		require.NoError(t, s.SaveAnalysis(ctx, numbered(partAnalysis(guessed, 2, 0, 3, 1, 2, 4))))
+		got, _ = storedTurns(t, s, guessed)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4}, got, "the stored turns where they are, the new one after them")
+		assert.True(t, storedNumberedHere(t, s, guessed), "its turn's index is a guess")
+
+		// With an earlier part's turn to anchor it (seed 1, where it is stored): a save
+		// the continuation store numbered reorders the current part's turns
+		// (TestWholeSessionReordersPartTurns), a guessed one does not.
+		const anchored = "guessed-anchored"
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(anchored, 1, 0, 1, 2)))
+		require.NoError(t, s.SaveAnalysis(ctx, partAnalysis(anchored, 1, 0, 5, 4)), "a part, numbered from 0")
+		got, _ = storedTurns(t, s, anchored)
+		require.Equal(t, map[int]int{0: 1, 1: 2, 2: 5, 3: 4}, got)
+		require.NoError(t, s.SaveAnalysis(ctx, numbered(partAnalysis(anchored, 2, 0, 1, 2, 4, 5, 6))))
+		got, _ = storedTurns(t, s, anchored)
+		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 5, 3: 4, 4: 6}, got, "placed turn by turn")
+	})
+}
+
 // TestSameRevisionThatCutsOffIsStale: a save at the stored revision and offset that holds
 // only stored turns and lacks a stored turn after them is not a retried export of the
 // stored analysis (which lacks none): another analysis was given the same revision. It

@@ -309,6 +309,11 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 				if err := s.saveTurnsPart(sctx, stmts, deletes, p, pl); err != nil {
 					return err
 				}
+				if p.session[revisionCol].(int) >= pl.storedRevision { // written
+					if err := s.markNumbered(sctx, tx, p, pl); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			if fresh { // plain INSERTs: SQLite compiles them in about half the time of the upserts
@@ -350,6 +355,9 @@ func (s *sqlStore) SaveAnalyses(ctx context.Context, as []*evaluation.Analysis) 
 					return fmt.Errorf("move part %q: %w", p.a.SessionID, err)
 				}
 			}
+			if err := s.markNumbered(sctx, tx, p, pl); err != nil {
+				return err
+			}
 			for _, rs := range p.children {
 				if err := s.insert(stmts, rs); err != nil {
 					return err
@@ -387,6 +395,21 @@ func (s *sqlStore) saveTurnsPart(ctx context.Context, stmts *txStmts, deletes []
 	}
 	if err := stmts.exec(updateTurnsSQL, nil, p.session[turnsCol], p.id); err != nil {
 		return fmt.Errorf("update sessions %q: %w", p.a.SessionID, err)
+	}
+	return nil
+}
+
+// markNumbered writes the numbered_here mark of p's session when its save, placed by pl,
+// changes it (part.numberedAfter): one statement for a save whose indexes its collector
+// guessed, or the first one with the continuation store's indexes after it; none for the
+// others.
+func (s *sqlStore) markNumbered(ctx context.Context, tx *sql.Tx, p *analysisRows, pl part) error {
+	mark, changed := pl.numberedAfter(p.a)
+	if !changed {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, s.d.rebind(markNumberedSQL), mark, p.id); err != nil {
+		return fmt.Errorf("mark numbered_here %q: %w", p.a.SessionID, err)
 	}
 	return nil
 }

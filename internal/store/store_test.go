@@ -577,7 +577,7 @@ func schemaVersion(t *testing.T, s *sqlStore) int64 {
 // included, with the same columns.
 func TestSchemaTables(t *testing.T) {
 	want := map[string][]string{
-		"sessions":                        sortedCopy(append([]string{"turn_offset", "revision_offset"}, sessionCols...)),
+		"sessions":                        sortedCopy(append([]string{"turn_offset", "revision_offset", "numbered_here"}, sessionCols...)),
 		"agent_scores":                    sortedCopy(agentScoreCols),
 		"turn_results":                    sortedCopy(turnResultCols),
 		"tool_issues":                     sortedCopy(toolIssueCols),

@@ -589,3 +589,37 @@ func TestPartPlacedTurnByTurnKeepsFurtherVerdict(t *testing.T) {
 		o(opFailLoads, 0), o(opSendToo, 0), o(opSendToo, 15), o(opSendOpen, 0), o(opSendOpen, 0), o(opSendOpen, 0),
 		o(opSendOpen, 0), o(opAdvance, 0), o(opFailLoads, 0), o(opAdvance, 2), o(opRestart, 0)))
 }
+
+// TestRetryNumberedInPartThenWholeSession: turns 0 and 1 are saved to the continuation
+// store only, and the session's end waits through the shutdown (loads fail), its hold
+// kept. The database down, the next collector cannot load the session: it numbers turn 2
+// from 0, then a sender's retry of turn 0 (which it cannot know is stored) as a new turn,
+// 1, and the session goes idle: a part, [turn 2 at 0, turn 0 at 1]. The database back,
+// the part reaches the result store first, on a session it does not have, and is stored
+// at its numbering; the sweep's analysis of the stopped collector's hold, over the
+// continuation store's turns (turns 0–2 at 0–2), holds every stored turn and more, in
+// another order, with no earlier part to anchor it: the order rule placed it turn by
+// turn, turns 0, 1 and 2 at 1, 2 and 0 ("turn N is at its index"). The part now carries
+// its mark (agent_eval.session.numbered_here), and the result store lets the analysis
+// with the continuation store's indexes put the guessed turns in its order
+// (internal/store supersedesPart). Found by FuzzStoreOutage with retries (input
+// f272254620ec775f, one collector). SQLite, and PostgreSQL when
+// AGENTEVAL_TEST_POSTGRES_DSN is set.
+func TestRetryNumberedInPartThenWholeSession(t *testing.T) {
+	onStores(t, func(t *testing.T, driver, dsn string) {
+		r := newOutageRunOn(t, 16, driver, dsn)
+		r.run([]byte{o(opSend, 0), o(opSend, 0), o(opFailLoads, 0), o(opRestart, 0), o(opDown, 0), o(opSend, 0),
+			o(opSendToo, 8), o(opAdvance, 2)})
+		r.finish()
+		require.Len(t, r.sinks, 2)
+		numbered := map[int]bool{}
+		for _, a := range analyses(t, evalSpans(r.sinks[1])[semconv.EvalKindAgentSession]) {
+			numbered[len(a.TurnResults)] = a.NumberedHere
+		}
+		assert.Equal(t, map[int]bool{2: true, 3: false}, numbered,
+			"the part (2 turns) is marked numbered here, the sweep's analysis over the stored turns (3) is not")
+	})
+	t.Run("f272254620ec775f", func(t *testing.T) {
+		checkStoreOutage(t, []byte("\xf3\b\b\x02l\xeb?\x9b\xbe\v\x02\xe8\x03\x06#\v\x06v\x16\xf7Ī\xe2FF\x81\x02\x02\x02\x06v\x81\x02\x02\x02\x02\x02\xe8\x03\x06#\x02"))
+	})
+}

@@ -526,6 +526,12 @@ func (sh *shard) evaluate(ctx context.Context, p *agentSessionProcessor, ev *tra
 			cr, meta.References = p.refs.evaluate(ctx, ev.Session, m)
 		}
 		a := p.evaluator.Aggregate(meta, st.Records())
+		// Turns numbered here wait for the store's index (sh.local; the write above gives
+		// them theirs when it can): the analysis carries guessed indexes, which the result
+		// store does not let reorder turns the continuation store numbered, and which a
+		// later analysis with the store's indexes may reorder (docs/decisions/sessions.md
+		// §4.6).
+		a.NumberedHere = sh.numberedHere(id)
 		if revision == 0 {
 			revision, recorded = sh.nextRevision(ctx, p, st, id) // the records were all in the store
 		}
