@@ -220,10 +220,15 @@ func (pl part) among(a *evaluation.Analysis, stored map[int]TurnKey) part {
 		}
 	}
 	// fits: at offset off, every turn lands on a free index or on its own stored turn
-	// (same trace and root span), and no stored turn moves.
+	// (same trace and root span), and no stored turn moves. No index is below 0: a save
+	// whose later turn is stored at a lower index than its own (a part that guessed it)
+	// does not fit below its first turn (FuzzStoreOutage input 9faadff7dc3f8fff).
 	fits := func(off int) bool {
 		for i := range turns {
 			turn, idx := partKey(&turns[i]), turns[i].TurnIndex+off
+			if idx < 0 {
+				return false
+			}
 			if t, ok := stored[idx]; ok && t != turn {
 				return false
 			}

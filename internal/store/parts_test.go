@@ -1292,3 +1292,27 @@ func TestOneTraceTurnsPlaced(t *testing.T) {
 		assert.Equal(t, map[int]int{0: 1, 1: 2, 2: 3, 3: 4, 4: 5}, got)
 	})
 }
+
+// TestSaveNeverBelowIndexZero: a save with the continuation store's indexes ([0 4 7])
+// holds one stored turn of a guessed part at a higher index than the part gave it (4
+// against 3). The offset of that turn (−1) fitted, and the save's first turn was stored
+// at index −1 (FuzzStoreOutage input 9faadff7dc3f8fff, two collectors). No offset puts a
+// turn below 0: the save is placed turn by turn, each turn once.
+func TestSaveNeverBelowIndexZero(t *testing.T) {
+	ctx := context.Background()
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		const id = "below-zero"
+		require.NoError(t, s.SaveAnalysis(ctx, numbered(partAnalysis(id, 1, 0, 2, 4, 6, 7))), "a part, its indexes guessed")
+		require.NoError(t, s.SaveAnalysis(ctx, atIndexes(partAnalysis(id, 2, 0, 8, 7, 5), 0, 4, 7)),
+			"the continuation store's numbering: turn 7 at 4, stored at 3")
+		got, _ := storedTurns(t, s, id)
+		seeds := map[int]int{}
+		for idx, seed := range got {
+			assert.GreaterOrEqual(t, idx, 0, "turn %d stored at a negative index", seed)
+			seeds[seed]++
+		}
+		assert.Equal(t, map[int]int{2: 1, 4: 1, 6: 1, 7: 1, 8: 1, 5: 1}, seeds, "every turn once: %v", got)
+		assert.Equal(t, 7, got[3], "the stored turn where it is stored")
+	})
+}
