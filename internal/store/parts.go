@@ -415,8 +415,14 @@ func supersedesPart(turns []evaluation.TurnResult, partOffset int, stored map[in
 		return 0, nil, false
 	}
 	held := heldOf(turns, at)
-	if len(held) == 0 || len(turns) <= len(held) {
-		return 0, nil, false // it holds no stored turn, or adds none
+	// It holds no stored turn, or adds none: an earlier part, or a retry. Unless the
+	// stored indexes are guesses and it holds them all with the continuation store's
+	// indexes: the whole conversation, which puts them in its order even when it adds no
+	// turn (FuzzStoreOutage input e5ac2bd9e6b5faa4: two guessed parts, then the whole
+	// conversation over them, judged stale, its later verdicts lost).
+	addsNone := len(turns) <= len(held) && !(numbering == storeOverGuessed && len(held) == len(at))
+	if len(held) == 0 || addsNone {
+		return 0, nil, false
 	}
 	for t, k := range at {
 		if _, ok := held[t]; !ok && k < partOffset {

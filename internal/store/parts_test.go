@@ -1316,3 +1316,29 @@ func TestSaveNeverBelowIndexZero(t *testing.T) {
 		assert.Equal(t, 7, got[3], "the stored turn where it is stored")
 	})
 }
+
+// TestStoreNumberedSaveReordersGuessedPartsAddingNone: the whole conversation with the
+// continuation store's indexes over guessed parts holds every stored turn and adds none.
+// It was judged an earlier part exported late and skipped, so the stored order stayed
+// the guessed one and the verdicts it carried further on were lost (FuzzStoreOutage
+// input e5ac2bd9e6b5faa4: a turn's final verdict with follow-up in no stored analysis).
+// While the stored indexes are guesses (sessions.numbered_here) it is the whole
+// conversation: its order and its verdicts are stored.
+func TestStoreNumberedSaveReordersGuessedPartsAddingNone(t *testing.T) {
+	ctx := context.Background()
+	runAll(t, func(t *testing.T, b backend) {
+		s, _, _ := open(t, b)
+		const id = "guessed-parts-whole"
+		require.NoError(t, s.SaveAnalysis(ctx, numbered(partAnalysis(id, 1, 0, 2, 4))), "a part, its indexes guessed")
+		whole := partAnalysis(id, 2, 0, 4, 2)
+		whole.TurnResults[1].DetectionType = evaluation.DetectionRDM
+		require.NoError(t, s.SaveAnalysis(ctx, whole), "the continuation store's numbering, adding no turn")
+		got, rev := storedTurns(t, s, id)
+		assert.Equal(t, map[int]int{0: 4, 1: 2}, got, "in the continuation store's order")
+		assert.Equal(t, 2, rev)
+		a, err := s.GetAnalysis(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, evaluation.DetectionRDM, a.TurnResults[1].DetectionType, "its verdict stored")
+		assert.False(t, storedNumberedHere(t, s, id))
+	})
+}
